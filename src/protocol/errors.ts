@@ -1,0 +1,48 @@
+// Two families of failure: a Rejection is the protocol answering no (a value, emitted as
+// control.rejected or a relay error frame); a SteeringError is something local that broke.
+
+/** Why a command was refused by an adapter (AEP-0004 §3 nack reasons this project uses). */
+export type RejectReason = 'invalid' | 'unsupported' | 'refused' | 'unauthorized';
+
+/** Stable ids of the rules a command can fail; tests assert on these. */
+export type RuleId =
+  | 'text-empty'
+  | 'text-too-long'
+  | 'text-not-string'
+  | 'queue-full'
+  | 'unknown-session'
+  | 'session-ended'
+  | 'gate-off'
+  | 'unknown-request'
+  | 'answer-invalid';
+
+export interface Rejection {
+  reason: RejectReason;
+  rule: RuleId;
+  /** Names the rule that failed; never echoes instruction text (D2). */
+  detail: string;
+}
+
+/** Relay refusals on a target's behalf (AEP-0004 §4, D17). */
+export type RelayRefusalCode = 'unauthorized' | 'unsupported' | 'ambiguous' | 'no-route';
+
+export type SteeringErrorCode =
+  | 'HOOK_BODY_INVALID'
+  | 'HOOK_TIMEOUT'
+  | 'LOG_TORN_RECORD'
+  | 'LOG_WRITE_FAILED'
+  | 'RELAY_UNREACHABLE'
+  | 'RELAY_PROTOCOL'
+  | 'EVENT_INVALID'
+  | 'EXTENSION_INVALID'
+  | 'CONFIG_INVALID'
+  | 'PORT_IN_USE';
+
+export class SteeringError extends Error {
+  readonly code: SteeringErrorCode;
+  constructor(code: SteeringErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SteeringError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,48 @@
+// Type grammar (AEP-0001 §6) and scoping (AEP-0001 §5.2, AEP-0004 §2.2).
+
+export const CATEGORIES = [
+  'agent', 'session', 'run', 'progress', 'tool', 'delegation', 'attention',
+  'resource', 'error', 'state', 'assessment', 'message', 'control',
+] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+/** The schema's type pattern, verbatim in meaning: 13 core categories or `x.{vendor}.{category}.{rest}`. */
+export const TYPE_PATTERN = new RegExp(
+  `^((${CATEGORIES.join('|')})(\\.[a-z0-9_]+)+|x\\.[a-z0-9_-]+\\.[a-z0-9_]+(\\.[a-z0-9_]+)+)$`,
+);
+
+/** Foreign-emitter session events: carry `session`, omit `seq`. */
+export const COMMAND_SCOPED_PATTERN =
+  /^(control\.attention\.respond|control\.cancel|control\.pause|control\.resume|x\.[a-z0-9_-]+\.control\..+|attention\.routed)$/;
+
+export type Scope = 'agent' | 'command' | 'session';
+
+export const scopeOf = (type: string): Scope =>
+  type.startsWith('agent.') ? 'agent' : COMMAND_SCOPED_PATTERN.test(type) ? 'command' : 'session';
+
+/** A command is a `control.*` imperative or a vendor `x.{vendor}.control.*` verb (D17). */
+export const isCommandType = (type: string): boolean =>
+  /^control\.(attention\.respond|cancel|pause|resume)$/.test(type) || /^x\.[a-z0-9_-]+\.control\./.test(type);
+
+/** Vendor tokens as used in `x.{vendor}.…` and as the envelope `agent`. */
+export const VENDOR_TOKEN_PATTERN = /^[a-z0-9_-]+$/;
+
+/** Builds a vendor type `x.{vendor}.{category}.{rest}`; throws on a malformed result. */
+export function vendorType<V extends string, R extends string>(vendor: V, rest: R): `x.${V}.${R}` {
+  const t = `x.${vendor}.${rest}` as const;
+  if (!TYPE_PATTERN.test(t)) throw new TypeError(`not a valid vendor type: ${t}`);
+  return t;
+}
+
+/** The project's vendor verbs and audit types (D1, D9, D10; Cline/OpenHands send_input). */
+export const instructType = (vendor: string) => vendorType(vendor, 'control.instruct');
+export const sendInputType = (vendor: string) => vendorType(vendor, 'control.send_input');
+export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction.delivered');
+export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
+export const inputSentType = (vendor: string) => vendorType(vendor, 'input.sent');
+
+/** `x.{vendor}.{category}.{rest}` → its parts, or undefined for a core type. */
+export function parseVendorType(type: string): { vendor: string; category: string; rest: string } | undefined {
+  const m = /^x\.([a-z0-9_-]+)\.([a-z0-9_]+)\.(.+)$/.exec(type);
+  return m ? { vendor: m[1]!, category: m[2]!, rest: m[3]! } : undefined;
+}

@@ -1,0 +1,77 @@
+// What the session runtime needs from a vendor, declared here and supplied by src/adapters
+// (each vendor is a data table; adapters/table.ts turns a table into a VendorSurface).
+// No machine and no stream ever sees a vendor name: they see these shapes only.
+import type { EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
+
+/** An attention request as the vendor raised it (AEP-0002 §7; D14). */
+export interface AttentionRequestSpec {
+  kind: 'permission' | 'form';
+  prompt: string;
+  subject?: string;
+  options?: { id: string; label: string }[];
+  fields?: EventData[];
+  /** Vendor input kept for building the decision reply (tool name, questions…). */
+  context?: EventData;
+}
+
+/** How one hook arrival steps the session (D7, D10, D13). */
+export type HookClass =
+  /** Not held and not the end. `eligible` is D7: accepts context, consumed by the main agent. */
+  | { kind: 'moment'; eligible: boolean; reason?: string }
+  /** A held loop: the reply waits for a decision (D13, D14). */
+  | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec }
+  /** The session's end moment (D10). */
+  | { kind: 'end' };
+
+/** An observation event derived from the hook input (AEP-0002 Annex A mappings). */
+export interface ObservationSpec {
+  type: string;
+  data?: EventData;
+  subject?: string;
+  run?: string;
+  severity?: Severity;
+  capture?: CaptureLevel;
+}
+
+export interface ClassifiedHook {
+  /** The vendor's session id, as carried in the hook input. */
+  session: string;
+  /** The vendor's hook event name, e.g. `PreToolUse`. */
+  event: string;
+  class: HookClass;
+  observations: ObservationSpec[];
+}
+
+/** A held loop's answer, in vendor-neutral terms (D14). */
+export interface HeldDecision {
+  /** `allow` / `deny` for permissions; `submit` for forms. */
+  option: string;
+  /** A deny's message (free text that is not an option word). */
+  message?: string;
+  /** Form answers keyed by field id. */
+  values?: Record<string, unknown>;
+}
+
+/** The reply the hook caller gets. `body` is written as JSON; `undefined` means an empty 200. */
+export interface HookReply {
+  body: unknown;
+}
+
+export interface VendorSurface {
+  /** The AEP agent token (`claude-code`, `codex`, …): envelope `agent`, `x.{token}.…`. */
+  token: string;
+  /** The steering verb this vendor takes: `x.{token}.control.instruct` or `…send_input`. */
+  steeringType: string;
+  /** Default D15 hook port. */
+  port: number;
+  /** D14 attention timeout default for this vendor. */
+  attentionTimeoutMs: number;
+  /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
+  classify(input: Record<string, unknown>): ClassifiedHook;
+  /** Reply carrying steering text at an eligible moment (D8). */
+  contextReply(hook: ClassifiedHook, text: string): HookReply;
+  /** The neutral reply: what the vendor gets when there is nothing to say, and on any failure (D15). */
+  neutralReply(hook: ClassifiedHook | undefined): HookReply;
+  /** A held loop's decision reply (D13: never carries steering). `undefined` = no decision (timeout, D14). */
+  decisionReply(hook: ClassifiedHook, decision: HeldDecision | undefined): HookReply;
+}
