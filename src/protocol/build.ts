@@ -8,6 +8,7 @@ import {
 } from './envelope.js';
 import { SteeringError } from './errors.js';
 import { TYPE_PATTERN, scopeOf } from './types.js';
+import { relayCheck } from './validate.js';
 
 const ulid = monotonicFactory();
 
@@ -17,9 +18,20 @@ export const newId = (at?: number): string => ulid(at);
 /** RFC 3339 UTC with milliseconds, as the reference SDK writes it. */
 export const timestamp = (ms: number = Date.now()): string => new Date(ms).toISOString();
 
-/** Correlation ids are sanitised into a URI path segment by percent-encoding (AEP-0001 §5.3). */
-const segment = (s: string): string =>
-  /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s) ? s : encodeURIComponent(s).replace(/^\./, '%2E');
+/**
+ * Correlation ids are sanitised into a URI path segment (AEP-0001 §5.3): a safe name passes
+ * unchanged; otherwise every UTF-8 byte outside [A-Za-z0-9._-] is percent-encoded, and so is a
+ * leading `.`.
+ */
+function segment(s: string): string {
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s)) return s;
+  let out = '';
+  for (const byte of Buffer.from(s, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9._-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out.replace(/^\./, '%2E');
+}
 
 export function sourceUri(agent: string, session?: string, host: string = hostname()): string {
   const base = `aep://${segment(host)}/agent/${segment(agent)}`;
@@ -76,7 +88,11 @@ function assemble(base: Pick<AepEvent, 'source' | 'agent'> & Partial<AepEvent>, 
   if (f.severity !== undefined) e.severity = f.severity;
   if (f.capture !== undefined) e.capture = f.capture;
   if (f.data !== undefined) e.data = f.data;
-  return Object.assign(e, ext);
+  Object.assign(e, ext);
+  // The envelope tier catches empty ids, a non-URI source, bad traceparent or enums before emission.
+  const issue = relayCheck(e);
+  if (issue) throw new SteeringError('EVENT_INVALID', `${issue.rule}: ${issue.message}`);
+  return e;
 }
 
 /**

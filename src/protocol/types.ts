@@ -46,3 +46,36 @@ export function parseVendorType(type: string): { vendor: string; category: strin
   const m = /^x\.([a-z0-9_-]+)\.([a-z0-9_]+)\.(.+)$/.exec(type);
   return m ? { vendor: m[1]!, category: m[2]!, rest: m[3]! } : undefined;
 }
+
+/** Registration status of a core type (registry/types.json, AEP-0002 §4). */
+export type TypeStatus = 'mandatory' | 'optional' | 'reserved';
+
+const MANDATORY = [
+  'session.started', 'session.ended', 'run.started', 'run.finished', 'run.failed', 'run.cancelled',
+  'tool.requested', 'tool.completed', 'tool.failed', 'tool.denied',
+  'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout',
+] as const;
+const OPTIONAL = [
+  'session.compacted', 'run.step.started', 'run.step.finished', 'progress.status', 'progress.task.planned',
+  'progress.task.completed', 'progress.artifact.produced', 'delegation.subagent.started',
+  'delegation.subagent.stopped', 'attention.routed', 'agent.presence', 'agent.idle', 'agent.health',
+  'agent.heartbeat', 'error.raised', 'state.snapshot', 'state.delta', 'resource.retrieval.requested',
+  'resource.retrieval.returned', 'resource.retrieval.reranked', 'resource.citation.recorded',
+  'assessment.evaluation.recorded', 'assessment.feedback.received', 'assessment.guardrail.recorded',
+  'control.attention.respond', 'control.cancel', 'control.pause', 'control.resume', 'control.accepted',
+  'control.rejected',
+] as const;
+const RESERVED = ['message.user.submitted', 'message.agent.replied'] as const;
+
+export type RegisteredType = (typeof MANDATORY)[number] | (typeof OPTIONAL)[number] | (typeof RESERVED)[number];
+
+/** The 0.1 registry: every core type and its status. Vendor types are not registered. */
+export const REGISTRY: ReadonlyMap<string, TypeStatus> = new Map<string, TypeStatus>([
+  ...MANDATORY.map((t) => [t, 'mandatory'] as const),
+  ...OPTIONAL.map((t) => [t, 'optional'] as const),
+  ...RESERVED.map((t) => [t, 'reserved'] as const),
+]);
+
+/** Status of a core type, `undefined` for an unregistered core type, `'vendor'` for `x.*`. */
+export const typeStatus = (type: string): TypeStatus | 'vendor' | undefined =>
+  type.startsWith('x.') ? 'vendor' : REGISTRY.get(type);
