@@ -1,6 +1,8 @@
 // `aep-steer`: parses the command line and hands over to one module per command.
 import { Command } from 'commander';
+import { SteeringError } from '../protocol/errors.js';
 import { registerAdapter } from './adapter-command.js';
+import { registerHook } from './hook-shim-command.js';
 import { registerAudit } from './audit-command.js';
 import { registerDemo } from './demo-command.js';
 import { registerInspect } from './inspect-command.js';
@@ -16,8 +18,17 @@ const program = new Command('aep-steer')
   .version('0.1.0');
 
 for (const register of [
-  registerDemo, registerRelay, registerAdapter, registerInstall, registerInstruct, registerRespond,
+  registerDemo, registerRelay, registerAdapter, registerInstall, registerHook, registerInstruct, registerRespond,
   registerSessions, registerWatch, registerAudit, registerInspect,
 ]) register(program);
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  // A local failure (bad flag value, unreadable settings file, port taken) is a one-line message, not a stack.
+  if (err instanceof SteeringError) {
+    process.stderr.write(`aep-steer: ${err.message} [${err.code}]\n`);
+    process.exit(1);
+  }
+  throw err;
+}

@@ -1,0 +1,74 @@
+// Memory per idle session: 100,000 session actors (each spawned by a real hook through the
+// actor host, with its SessionEmitter) held in one process, against 100,000 plain objects
+// holding the same context. Measured in a child process run with --expose-gc so both figures
+// come from a clean heap; the child is this same file with a flag.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { figure, type BenchFigure } from './types.js';
+
+const SESSIONS = 100_000;
+const CHILD_FLAG = '--idle-sessions-child';
+
+async function measureInChild(which: 'actors' | 'plain'): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  const settle = () => {
+    for (let i = 0; i < 4; i += 1) gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const keep: unknown[] = [];
+  let before: number;
+  if (which === 'actors') {
+    const { ActorHost } = await import('../src/streams/actor-host.js');
+    const host = new ActorHost({
+      instruct: true, host: 'bench',
+      surface: {
+        token: 'bench-agent', steeringType: 'x.bench-agent.control.instruct', port: 0, attentionTimeoutMs: 55_000,
+        classify: (i) => ({ session: String(i.session_id), event: 'SessionStart', observations: [], class: { kind: 'moment', eligible: true } }),
+        contextReply: () => ({ body: {} }), neutralReply: () => ({ body: {} }), decisionReply: () => ({ body: {} }),
+      },
+    });
+    // Warm the machine and module state so only per-session cost is counted.
+    host.step({ kind: 'hook', session: 'warm', hookId: 'w', at: 0, hook: host.surface.classify({ session_id: 'warm' }) });
+    before = settle();
+    for (let i = 0; i < SESSIONS; i += 1) {
+      const session = `session-${i}`;
+      host.step({ kind: 'hook', session, hookId: `h${i}`, at: i, hook: host.surface.classify({ session_id: session }) });
+    }
+    keep.push(host);
+    if (host.sessionKeys().length !== SESSIONS + 1) throw new Error('not every session was spawned');
+  } else {
+    before = settle();
+    const map = new Map<string, unknown>();
+    for (let i = 0; i < SESSIONS; i += 1) {
+      const session = `session-${i}`;
+      map.set(session, { session, vendor: 'bench-agent', queue: [], inFlight: [], holds: [], decisions: {} });
+    }
+    keep.push(map);
+  }
+  const after = settle();
+  process.stdout.write(JSON.stringify({ bytesPerSession: (after - before) / SESSIONS, kept: keep.length }) + '\n');
+}
+
+function runChild(which: 'actors' | 'plain'): number {
+  const file = fileURLToPath(import.meta.url);
+  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, CHILD_FLAG, which], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const line = out.trim().split('\n').at(-1) ?? '';
+  return (JSON.parse(line) as { bytesPerSession: number }).bytesPerSession;
+}
+
+const flagAt = process.argv.indexOf(CHILD_FLAG);
+if (flagAt !== -1) await measureInChild(process.argv[flagAt + 1] === 'plain' ? 'plain' : 'actors');
+
+export default async (): Promise<BenchFigure[]> => {
+  const value = runChild('actors');
+  const baseline = runChild('plain');
+  return [figure({
+    name: 'idle-session-memory',
+    what: `heap bytes per idle session with ${SESSIONS.toLocaleString('en')} session actors (actor + emitter) in one process`,
+    unit: 'B/session',
+    value,
+    baseline,
+    baselineWhat: `${SESSIONS.toLocaleString('en')} plain objects holding the same context, same run`,
+  })];
+};

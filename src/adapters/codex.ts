@@ -1,0 +1,120 @@
+// Codex 0.171.0 as a table: command hooks through the shim, context on five moments of which four
+// reach the main agent (D7), PermissionRequest held (D13, D14), SessionEnd the drop moment (D10),
+// and the AEP-0002 Annex A mapping (vendor-surfaces §2.2; turn_id is the AEP run).
+import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
+import { compact, digest } from './hook-maps.js';
+import { codexInstaller } from './installers/codex.js';
+import { byFields, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+
+const TOKEN = 'codex';
+const E2E = `e2e/${TOKEN}`;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** Canned deny message when the operator picks `deny` without words (vendor-surfaces §2.4). */
+const DENY_MESSAGE = 'The operator denied this through AEP control.attention.respond.';
+
+/** Codex turn scope is the AEP run (fixture identity `run_from: turn_id`). */
+const withRun = (input: HookInput, spec: { type: string; data: Record<string, unknown>; subject?: string }) => {
+  const out: { type: string; data: Record<string, unknown>; subject?: string; run?: string } = { type: spec.type, data: compact(spec.data) };
+  if (spec.subject !== undefined) out.subject = spec.subject;
+  const run = str(input.turn_id);
+  if (run !== undefined) out.run = run;
+  return out;
+};
+
+const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
+
+const maps: Record<string, MapRule> = {
+  SessionStart: (input) => [{
+    type: 'session.started',
+    data: compact({ client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model) }),
+  }],
+  UserPromptSubmit: (input) => [withRun(input, { type: 'run.started', data: { trigger: 'user' } })],
+  Stop: (input) => [withRun(input, { type: 'run.finished', data: {} })],
+  PreToolUse: (input) => [withRun(input, {
+    type: 'tool.requested',
+    data: { tool: toolOf(input), args_digest: input.tool_input === undefined ? undefined : digest(input.tool_input) },
+    subject: str(input.tool_name),
+  })],
+  // No failure hook exists: non-zero exits land here too (vendor-surfaces §2.2).
+  PostToolUse: (input) => [withRun(input, {
+    type: 'tool.completed',
+    data: { tool: toolOf(input), result_digest: input.tool_response === undefined ? undefined : digest(input.tool_response) },
+    subject: str(input.tool_name),
+  })],
+  // Held: the runtime raises attention.requested from the classification (D14).
+  PermissionRequest: () => [],
+  SubagentStart: (input) => [withRun(input, { type: 'delegation.subagent.started', data: { agent_type: str(input.agent_type) }, subject: str(input.agent_id) })],
+  SubagentStop: (input) => [withRun(input, { type: 'delegation.subagent.stopped', data: { agent_type: str(input.agent_type) }, subject: str(input.agent_id) })],
+  // Paired concept: emitted once, at PostCompact (fixture).
+  PreCompact: () => [],
+  PostCompact: (input) => [{ type: 'session.compacted', data: compact({ trigger: str(input.trigger) }) }],
+  // The end moment (D10): the runtime emits session.ended itself, after the drops.
+  SessionEnd: () => [],
+};
+
+/** `Permission requested: <tool> — <command> (<description>)`, the fixture's prompt. */
+function permissionHold(input: HookInput): HeldSpec {
+  const tool = str(input.tool_name) ?? 'a tool';
+  const toolInput = obj(input.tool_input);
+  const command = str(toolInput.command);
+  const description = str(toolInput.description);
+  const detail = command === undefined ? '' : ` \u2014 ${command}${description === undefined ? '' : ` (${description})`}`;
+  return {
+    hold: 'permission',
+    request: {
+      kind: 'permission',
+      prompt: `Permission requested: ${tool}${detail}`,
+      subject: tool,
+      options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
+      context: { tool_name: tool },
+    },
+  };
+}
+
+/**
+ * Codex's PermissionRequest output schema: `decision { behavior, message? }` only; it fails closed
+ * on `interrupt`, `updatedInput` or `updatedPermissions`, so none is ever sent (vendor-surfaces §2.4).
+ */
+function decidePermission(_hook: ClassifiedHook, d: HeldDecision): unknown {
+  const decision = d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? DENY_MESSAGE };
+  return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } };
+}
+
+export const codex: VendorTable = {
+  token: TOKEN,
+  version: '0.171.0',
+  steering: 'instruct',
+  port: 8378, // D15
+  attentionTimeoutMs: 55_000, // D14
+  identify: byFields('session_id', 'hook_event_name'),
+  // D7: subagent hooks carry the parent's session_id plus agent_id; their context goes to the subagent.
+  subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
+  unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',
+  moments: {
+    SessionStart: { role: 'context', evidence: 'vendor-clis-observed §2.8' },
+    UserPromptSubmit: { role: 'context', evidence: 'vendor-clis-observed §2.8' },
+    PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result` },
+    PostToolUse: { role: 'context', evidence: `${E2E}#PostToolUse takes what PreToolUse could not fit, and neither instruction is split` },
+    SubagentStart: { role: 'observe', reason: 'context goes to the subagent (D7)', evidence: `${E2E}#a subagent's hooks never take the main session's queue` },
+    SubagentStop: { role: 'observe', reason: 'the reply cannot carry additionalContext', evidence: 'vendor-clis-observed §2.7' },
+    Stop: { role: 'observe', reason: 'only decision:block continues the turn; context is not accepted', evidence: 'vendor-clis-observed §2.7' },
+    PreCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
+    PostCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
+    PermissionRequest: { role: 'held', hold: permissionHold, decide: decidePermission, evidence: 'vendor-surfaces §2.4' },
+    SessionEnd: { role: 'end', since: '0.171.0', evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended` },
+  },
+  replies: {
+    // Empty stdout: Codex treats non-JSON stdout on SessionStart/UserPromptSubmit as context, and
+    // ignores the whole output when anything in it is off (vendor-clis-observed §2.7).
+    neutral: undefined,
+    context: hookSpecificOutputContext,
+  },
+  maps,
+  // AEP-0001 §6 mechanical fallback for hooks a later version adds.
+  fallback: (input) => [{ type: fallbackType(TOKEN, str(input.hook_event_name) ?? 'unknown'), data: {} }],
+  installer: codexInstaller,
+};

@@ -1,0 +1,92 @@
+// Building blocks for AEP-0002 Annex A mappings of Claude-style hook inputs (Claude Code, and the
+// Codex, Qwen Code and VS Code hooks that copy its field names). Observations stay at capture
+// `metadata` (AEP-0003 §9 default posture): names, ids, counts, durations and digests, never free text.
+import { createHash } from 'node:crypto';
+import type { EventData } from '../protocol/envelope.js';
+import type { ObservationSpec } from '../streams/surface.js';
+import type { HookInput, MapRule } from './table.js';
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+
+/** Canonical JSON: sorted keys, no whitespace (AEP-0003 §9.3). */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** `*_digest`: SHA-256 of the canonical JSON, first 16 bytes as hex (AEP-0003 §9.3). */
+export const digest = (value: unknown): string => createHash('sha256').update(canonicalJson(value)).digest('hex').slice(0, 32);
+
+/** Drops undefined members so payloads stay minimal. */
+export function compact(data: Record<string, unknown>): EventData {
+  const out: EventData = {};
+  for (const [k, v] of Object.entries(data)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/** The run a hook belongs to: the vendor's per-prompt id (a Claude Code turn is an AEP run). */
+export const runOf = (input: HookInput, field = 'prompt_id'): string | undefined => str(input[field]);
+
+const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
+
+const obs = (type: string, input: HookInput, data: Record<string, unknown>, extra: Partial<ObservationSpec> = {}): ObservationSpec => {
+  const spec: ObservationSpec = { type, data: compact(data) };
+  const run = runOf(input);
+  if (run !== undefined) spec.run = run;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) (spec as unknown as Record<string, unknown>)[k] = v;
+  return spec;
+};
+
+/** Deliberately no observation (Annex A "not captured", or raised by the runtime itself). */
+export const none: MapRule = () => [];
+
+export const sessionStarted = (clientName: string): MapRule => (input) => [
+  { type: 'session.started', data: compact({ client: { name: clientName }, 'gen_ai.request.model': str(input.model) }) },
+];
+
+export const runStarted: MapRule = (input) => [obs('run.started', input, { trigger: 'user' })];
+export const runFinished: MapRule = (input) => [obs('run.finished', input, {})];
+export const runFailed: MapRule = (input) => [obs('run.failed', input, { reason: 'error', error: compact({ type: str(input.error) }) }, { severity: 'error' })];
+
+export const toolRequested: MapRule = (input) => [
+  obs('tool.requested', input, { tool: toolOf(input), args_digest: input.tool_input === undefined ? undefined : digest(input.tool_input) }),
+];
+export const toolCompleted: MapRule = (input) => [
+  obs('tool.completed', input, {
+    tool: toolOf(input),
+    status: 'success',
+    duration_ms: int(input.duration_ms),
+    result_digest: input.tool_response === undefined ? undefined : digest(input.tool_response),
+  }),
+];
+export const toolFailed: MapRule = (input) => [
+  obs('tool.failed', input, { tool: toolOf(input), error: { type: input.is_interrupt === true ? 'interrupt' : 'error' }, duration_ms: int(input.duration_ms) }, { severity: 'warning' }),
+];
+export const toolDenied: MapRule = (input) => [obs('tool.denied', input, { tool: toolOf(input), by: 'policy' })];
+
+export const subagentStarted: MapRule = (input) => [
+  obs('delegation.subagent.started', input, { agent_type: str(input.agent_type) }, { subject: str(input.agent_id) }),
+];
+export const subagentStopped: MapRule = (input) => [
+  obs('delegation.subagent.stopped', input, { agent_type: str(input.agent_type), status: 'completed' }, { subject: str(input.agent_id) }),
+];
+
+export const sessionCompacted: MapRule = (input) => [{ type: 'session.compacted', data: compact({ trigger: str(input.trigger) }) }];
+
+export const taskPlanned: MapRule = (input) => [obs('progress.task.planned', input, { task: compact({ id: str(input.task_id) }) })];
+export const taskCompleted: MapRule = (input) => [obs('progress.task.completed', input, { task: compact({ id: str(input.task_id) }), status: 'completed' })];
+export const progressStatus: MapRule = (input) => [obs('progress.status', input, { phase: str(input.notification_type) })];
+
+/** A vendor-scoped observation carrying only the hook name and a few structural fields. */
+export const vendorSession = (type: string, fields: string[] = []): MapRule => (input) => {
+  const data: Record<string, unknown> = { hook: str(input.hook_event_name) };
+  for (const f of fields) data[f] = typeof input[f] === 'string' || typeof input[f] === 'boolean' || typeof input[f] === 'number' ? input[f] : undefined;
+  return [{ type, data: compact(data) }];
+};

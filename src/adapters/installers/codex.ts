@@ -1,0 +1,225 @@
+// Writes the adapter's command hooks (the shim, D15) into Codex's hooks.json and takes them out
+// again, keeping every other hook. Codex runs no hook it does not trust and says nothing about it
+// (vendor-clis-observed §2.4): when a codex binary is at hand, the installer asks it (app-server
+// `hooks/list`) for the key and hash of each hook it wrote and persists that trust in config.toml
+// the way Codex itself does; otherwise the report says plainly what the user must do.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { SteeringError } from '../../protocol/errors.js';
+import { hookUrl, readJsonObject, shimCommand, writeJsonObject, type InstallReport } from '../install.js';
+import type { InstallOptions, Installer } from '../table.js';
+
+/** Codex 0.171.0 hook events (vendor-clis-observed §2.1). */
+export const CODEX_EVENTS = [
+  'SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'PreCompact',
+  'PostCompact', 'SubagentStart', 'SubagentStop', 'Stop', 'SessionEnd',
+] as const;
+
+const MATCHED = new Set(['PreToolUse', 'PostToolUse', 'PermissionRequest']);
+const HOOK_TIMEOUT_S = 10;
+const SHIM_TIMEOUT_S = 5;
+/** Codex clamps the SessionEnd hook to 3 s (vendor-clis-observed §2.3). */
+const SESSION_END_TIMEOUT_S = 3;
+
+export const CODEX_TRUST_NOTE =
+  'Codex skips hooks it does not trust, silently: start `codex`, open /hooks and trust the aep-steer hooks once '
+  + '(or run `codex exec --dangerously-bypass-hook-trust` for one invocation); AEP_CODEX_BIN=/path/to/codex lets the installer do it';
+
+/** Marks the config.toml trust tables this installer wrote. */
+const TRUST_MARKER = '# aep-steer';
+
+type Hook = Record<string, unknown>;
+type Group = { matcher?: string; hooks?: Hook[]; [k: string]: unknown };
+
+/** `--project DIR` → DIR/.codex/hooks.json; otherwise $CODEX_HOME/hooks.json (default ~/.codex). */
+export function codexHooksPath(opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string {
+  if (opts.project !== undefined && opts.user === true) throw new SteeringError('CONFIG_INVALID', 'choose --project DIR or --user, not both');
+  if (opts.project !== undefined) return join(resolve(opts.project), '.codex', 'hooks.json');
+  return join(env.CODEX_HOME || join(env.HOME || homedir(), '.codex'), 'hooks.json');
+}
+
+/** Ours: a command hook running the project's shim. */
+export const isShimHook = (hook: unknown): boolean =>
+  hook !== null && typeof hook === 'object' && (hook as Hook).type === 'command'
+  && typeof (hook as Hook).command === 'string' && ((hook as Hook).command as string).includes('aep-steer-hook.sh');
+
+/** Removes our hooks from one event's groups; drops groups that only held ours. */
+export function withoutShimHooks(groups: unknown): { kept: unknown[]; removed: number } {
+  if (!Array.isArray(groups)) return { kept: [], removed: 0 };
+  let removed = 0;
+  const kept: unknown[] = [];
+  for (const g of groups) {
+    if (g === null || typeof g !== 'object' || !Array.isArray((g as Group).hooks)) {
+      kept.push(g);
+      continue;
+    }
+    const group = g as Group;
+    const hooks = group.hooks!.filter((h) => !isShimHook(h));
+    removed += group.hooks!.length - hooks.length;
+    if (hooks.length > 0 || group.hooks!.length === 0) kept.push({ ...group, hooks });
+  }
+  return { kept, removed };
+}
+
+function hooksOf(file: Record<string, unknown>, path: string): Record<string, unknown> {
+  const hooks = file.hooks ?? {};
+  if (hooks === null || typeof hooks !== 'object' || Array.isArray(hooks)) {
+    throw new SteeringError('CONFIG_INVALID', `${path}: "hooks" is not an object; nothing was changed`);
+  }
+  return { ...(hooks as Record<string, unknown>) };
+}
+
+function ourHook(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): Hook {
+  if (event === 'SessionEnd') {
+    return { type: 'command', command: shimCommand(url, neutral, SESSION_END_TIMEOUT_S - 1), timeout: SESSION_END_TIMEOUT_S };
+  }
+  if (event === 'PermissionRequest') {
+    // A held loop waits up to the attention timeout (D14); the vendor must wait longer than the shim.
+    const shim = Math.ceil(attentionTimeoutMs / 1000) + 5;
+    return { type: 'command', command: shimCommand(url, neutral, shim), timeout: shim + 5 };
+  }
+  return { type: 'command', command: shimCommand(url, neutral, SHIM_TIMEOUT_S), timeout: HOOK_TIMEOUT_S };
+}
+
+const codexHomeOf = (env: NodeJS.ProcessEnv): string => env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
+
+/** `AEP_CODEX_BIN`, else `codex` on PATH. */
+export function codexBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.AEP_CODEX_BIN) return existsSync(env.AEP_CODEX_BIN) ? env.AEP_CODEX_BIN : undefined;
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir !== '' && existsSync(join(dir, 'codex'))) return join(dir, 'codex');
+  }
+  return undefined;
+}
+
+// Runs `codex app-server` over stdio for one `hooks/list` answer. The server exits on stdin EOF
+// before answering, so a child Node process keeps the pipe open until the answer line arrives.
+const HOOKS_LIST = `
+const { spawn } = require('node:child_process');
+const [bin, cwd] = process.argv.slice(1);
+const child = spawn(bin, ['app-server'], { cwd, stdio: ['pipe', 'pipe', 'ignore'] });
+let out = '';
+const timer = setTimeout(() => { child.kill(); process.exit(2); }, 20000);
+child.on('error', () => process.exit(3));
+child.stdout.on('data', (d) => {
+  out += d;
+  const line = out.split('\\n').find((l) => l.includes('"id":2'));
+  if (line) { clearTimeout(timer); process.stdout.write(line); child.kill(); }
+});
+child.stdin.write([
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"aep-steer","version":"1"}}}',
+  '{"jsonrpc":"2.0","method":"initialized","params":{}}',
+  JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'hooks/list', params: { cwds: [cwd] } }),
+].join('\\n') + '\\n');
+`;
+
+interface ListedHook { key: string; currentHash: string; command?: string; sourcePath?: string }
+
+function listCodexHooks(bin: string, env: NodeJS.ProcessEnv, cwd: string): ListedHook[] | string {
+  const r = spawnSync(process.execPath, ['-e', HOOKS_LIST, bin, cwd], { env, encoding: 'utf8', timeout: 30_000 });
+  if (r.status !== 0 || r.stdout === '') return `codex app-server did not list the hooks (exit ${String(r.status)})`;
+  try {
+    const answer = JSON.parse(r.stdout) as { result?: { data?: { hooks?: ListedHook[] }[] } };
+    return (answer.result?.data ?? []).flatMap((d) => d.hooks ?? []);
+  } catch {
+    return 'codex app-server answered something unreadable';
+  }
+}
+
+/** Removes the trust tables this installer wrote (header line marked, then its trusted_hash line). */
+function withoutOurTrust(toml: string): string {
+  const out: string[] = [];
+  const lines = toml.split('\n');
+  for (let i = 0; i < lines.length; i += 1) {
+    const line = lines[i]!;
+    if (/^\[hooks\.state\."[^"]*"\]/.test(line) && line.trimEnd().endsWith(TRUST_MARKER)) {
+      if (/^trusted_hash\s*=/.test(lines[i + 1] ?? '')) i += 1;
+      // The blank line written before each table goes with it.
+      if (out.length > 0 && out[out.length - 1] === '') out.pop();
+      continue;
+    }
+    out.push(line);
+  }
+  return out.join('\n');
+}
+
+function writeText(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/**
+ * Persists Codex's trust in the hooks just written: `[hooks.state."<key>"] trusted_hash` in
+ * $CODEX_HOME/config.toml, with key and hash as Codex itself reports them (vendor-clis-observed §2.4).
+ */
+function trustOurHooks(file: string, opts: InstallOptions, env: NodeJS.ProcessEnv): string {
+  const bin = codexBinary(env);
+  if (bin === undefined) return CODEX_TRUST_NOTE;
+  const listed = listCodexHooks(bin, { ...process.env, ...env, CODEX_HOME: codexHomeOf(env) }, opts.project === undefined ? dirname(file) : resolve(opts.project));
+  if (typeof listed === 'string') return `${listed}; ${CODEX_TRUST_NOTE}`;
+  const ours = listed.filter((h) => h.sourcePath === file && typeof h.command === 'string' && isShimHook({ type: 'command', command: h.command }));
+  if (ours.length === 0) return `codex did not report the hooks in ${file}; ${CODEX_TRUST_NOTE}`;
+  const config = join(codexHomeOf(env), 'config.toml');
+  const current = existsSync(config) ? readFileSync(config, 'utf8') : '';
+  const tables = ours.map((h) => `[hooks.state.${JSON.stringify(h.key)}]  ${TRUST_MARKER}\ntrusted_hash = ${JSON.stringify(h.currentHash)}`);
+  const kept = withoutOurTrust(current).replace(/\n+$/, '');
+  writeText(config, `${kept === '' ? '' : `${kept}\n\n`}${tables.join('\n\n')}\n`);
+  return `trusted ${ours.length} hooks in ${config} (as reported by ${bin})`;
+}
+
+export function installCodex(opts: InstallOptions): InstallReport {
+  const file = codexHooksPath(opts, opts.env);
+  const current = readJsonObject(file);
+  const before = JSON.stringify(current);
+  const hooks = hooksOf(current, file);
+  const url = hookUrl(opts.port, opts.secret);
+  const added: string[] = [];
+  for (const event of CODEX_EVENTS) {
+    const { kept, removed } = withoutShimHooks(hooks[event]);
+    const group: Group = MATCHED.has(event) ? { matcher: '*', hooks: [] } : event === 'SessionStart' ? { matcher: 'startup|resume|clear', hooks: [] } : { hooks: [] };
+    group.hooks!.push(ourHook(event, url, opts.neutral, opts.attentionTimeoutMs));
+    hooks[event] = [...kept, group];
+    if (removed === 0) added.push(event);
+  }
+  const next = { ...current, hooks };
+  const changed = JSON.stringify(next) !== before;
+  if (changed) writeJsonObject(file, next);
+  const trust = trustOurHooks(file, opts, opts.env ?? process.env);
+  return { file, changed, added: changed ? added : [], removed: [], notes: [trust] };
+}
+
+export function uninstallCodex(opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport {
+  const file = codexHooksPath(opts, opts.env);
+  const current = readJsonObject(file);
+  if (current.hooks === undefined) return { file, changed: false, added: [], removed: [], notes: [] };
+  const hooks = hooksOf(current, file);
+  const removed: string[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    const { kept, removed: n } = withoutShimHooks(groups);
+    if (n === 0) continue;
+    removed.push(event);
+    if (kept.length === 0) delete hooks[event];
+    else hooks[event] = kept;
+  }
+  if (removed.length === 0) return { file, changed: false, added: [], removed: [], notes: [] };
+  const next: Record<string, unknown> = { ...current, hooks };
+  if (Object.keys(hooks).length === 0) delete next.hooks;
+  writeJsonObject(file, next);
+  const config = join(codexHomeOf(opts.env ?? process.env), 'config.toml');
+  if (existsSync(config)) {
+    const toml = readFileSync(config, 'utf8');
+    const kept = withoutOurTrust(toml);
+    if (kept !== toml) writeText(config, kept);
+  }
+  return { file, changed: true, added: [], removed, notes: [] };
+}
+
+export const codexInstaller: Installer = {
+  install: installCodex,
+  uninstall: uninstallCodex,
+  describeTarget: '--project DIR writes DIR/.codex/hooks.json; --user (default) writes $CODEX_HOME/hooks.json or ~/.codex/hooks.json',
+};

@@ -1,0 +1,116 @@
+// Qwen Code 0.24.4 as a table: native HTTP hooks straight to the adapter, context consumed on five
+// moments (D7: PreToolUse, SubagentStart and Stop context is parsed and dropped on this version),
+// PermissionRequest held (D13, D14), SessionEnd the drop moment (D10), and the AEP-0002 Annex A
+// mapping (vendor-surfaces §3.2). Qwen escapes `<` and `>` in the context it forwards (§3.6).
+import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/surface.js';
+import { compact, digest } from './hook-maps.js';
+import { qwenCodeInstaller } from './installers/qwen-code.js';
+import { byFields, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+
+const TOKEN = 'qwen-code';
+const E2E = `e2e/${TOKEN}`;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+const DENY_MESSAGE = 'The operator denied this through AEP control.attention.respond.';
+
+const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
+const spec = (type: string, data: Record<string, unknown>, subject?: string): ObservationSpec =>
+  subject === undefined ? { type, data: compact(data) } : { type, data: compact(data), subject };
+
+/** Qwen fires TodoCreated and TodoCompleted twice per write; only the persisted (postWrite) firing is the fact (fixture). */
+const persisted = (input: HookInput): boolean => input.phase !== 'validation';
+
+const maps: Record<string, MapRule> = {
+  SessionStart: (input) => [spec('session.started', {
+    client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model), permission_mode: str(input.permission_mode),
+  })],
+  // The end moment (D10): the runtime emits session.ended itself, after the drops.
+  SessionEnd: () => [],
+  // The empty-prompt refire after each tool batch continues the run; it starts none (vendor-clis-observed §3.4).
+  UserPromptSubmit: (input) => (input.prompt === '' ? [] : [spec('run.started', { trigger: 'user' })]),
+  Stop: (input) => [spec('run.finished', { 'gen_ai.usage.input_tokens': int(input.input_tokens) })],
+  StopFailure: (input) => [{ ...spec('run.failed', { reason: str(input.error) ?? 'error' }), severity: 'error' }],
+  PreToolUse: (input) => [spec('tool.requested', {
+    tool: toolOf(input), args_digest: input.tool_input === undefined ? undefined : digest(input.tool_input),
+  }, str(input.tool_name))],
+  PostToolUse: (input) => [spec('tool.completed', {
+    tool: toolOf(input), result_digest: input.tool_response === undefined ? undefined : digest(input.tool_response),
+  }, str(input.tool_name))],
+  PostToolUseFailure: (input) => [{
+    ...spec('tool.failed', { tool: toolOf(input), error: { type: input.is_interrupt === true ? 'interrupt' : 'tool_error' } }, str(input.tool_name)),
+    severity: 'warning',
+  }],
+  // Annex A: the batch summary repeats the per-tool events.
+  PostToolBatch: () => [],
+  // Held: the runtime raises attention.requested from the classification (D14).
+  PermissionRequest: () => [],
+  SubagentStart: (input) => [spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id))],
+  SubagentStop: (input) => [spec('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id))],
+  PreCompact: () => [],
+  PostCompact: (input) => [spec('session.compacted', { trigger: str(input.trigger) })],
+  // permission_prompt duplicates PermissionRequest (fixture); other notifications are status.
+  Notification: (input) => (input.notification_type === 'permission_prompt' ? [] : [spec('progress.status', {}, str(input.notification_type))]),
+  TodoCreated: (input) => (persisted(input) ? [spec('progress.task.planned', {}, str(input.todo_id))] : []),
+  TodoCompleted: (input) => (persisted(input) ? [spec('progress.task.completed', {}, str(input.todo_id))] : []),
+};
+
+function permissionHold(input: HookInput): HeldSpec {
+  const tool = str(input.tool_name) ?? 'a tool';
+  const command = str(obj(input.tool_input).command);
+  return {
+    hold: 'permission',
+    request: {
+      kind: 'permission',
+      prompt: `Permission requested: ${tool}${command === undefined ? '' : ` \u2014 ${command}`}`,
+      subject: tool,
+      options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
+      context: { tool_name: tool },
+    },
+  };
+}
+
+/** Qwen reads `hookSpecificOutput.decision { behavior, message }` (PermissionRequestHookOutput in 0.24.4). */
+function decidePermission(_hook: ClassifiedHook, d: HeldDecision): unknown {
+  const decision = d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? DENY_MESSAGE };
+  return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } };
+}
+
+export const qwenCode: VendorTable = {
+  token: TOKEN,
+  version: '0.24.4',
+  steering: 'instruct',
+  port: 8380, // D15
+  attentionTimeoutMs: 55_000, // D14
+  identify: byFields('session_id', 'hook_event_name'),
+  // D7: hooks fired inside a subagent carry agent_id.
+  subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
+  unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
+  moments: {
+    SessionStart: { role: 'context', evidence: `${E2E}#SessionStart of a continued session delivers into the system message` },
+    // Also fires with prompt "" after each tool batch: still a main-agent moment (§3.4).
+    UserPromptSubmit: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers, also on the empty-prompt refire after a tool batch` },
+    PostToolUse: { role: 'context', evidence: `${E2E}#PreToolUse is ineligible and leaves the queue for PostToolUse` },
+    PostToolUseFailure: { role: 'context', evidence: 'vendor-clis-observed §3.7' },
+    PostToolBatch: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers, also on the empty-prompt refire after a tool batch` },
+    PreToolUse: { role: 'observe', reason: 'context parsed, then dropped on 0.24.4 (D7)', evidence: `${E2E}#PreToolUse is ineligible and leaves the queue for PostToolUse` },
+    SubagentStart: { role: 'observe', reason: 'context dropped for built-in agents on 0.24.4 (D7)', evidence: 'vendor-clis-observed §3.7' },
+    Stop: { role: 'observe', reason: 'context starts no new model request headless (D7)', evidence: 'vendor-clis-observed §3.7' },
+    PreCompact: { role: 'observe', reason: 'context reaches only the compaction request', evidence: 'vendor-clis-observed §3.7' },
+    PermissionRequest: { role: 'held', hold: permissionHold, decide: decidePermission, evidence: 'vendor-surfaces §3.4' },
+    // Does not fire headless (-p); fires in the interactive UI, ACP mode and on /clear (§3.4).
+    SessionEnd: { role: 'end', evidence: 'vendor-surfaces §3.5' },
+  },
+  replies: {
+    // Qwen reads JSON only with content-type application/json; `{}` is "continue" (0.24.4 HttpHookRunner).
+    neutral: {},
+    context: hookSpecificOutputContext,
+  },
+  maps,
+  // AEP-0001 §6 mechanical fallback for hooks a later version adds.
+  fallback: (input) => [{ type: fallbackType(TOKEN, str(input.hook_event_name) ?? 'unknown'), data: {} }],
+  installer: qwenCodeInstaller,
+};

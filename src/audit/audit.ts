@@ -1,0 +1,240 @@
+// The audit: reads AEP JSONL files (adapter logs, relay exports), folds them through the
+// steering fold and the stream checks, and returns each instruction's lifecycle and every
+// violation with the file, line and event id where it happened.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import type { AepEvent } from '../protocol/envelope.js';
+import { surfaceFor } from '../adapters/registry.js';
+import { ActorHost } from '../streams/actor-host.js';
+import type { LogRecord } from '../streams/log.js';
+import { replayInto } from '../streams/replay.js';
+import { SteeringFold, type Finding, type InstructionRecord, type SessionView } from './lifecycle.js';
+import { IdLedger, PositionTrack } from './order.js';
+
+export type ViolationRule =
+  | Finding['rule'] | 'line-invalid' | 'envelope-invalid' | 'seq-regression' | 'epoch-regression' | 'seq-conflict' | 'id-conflict'
+  | 'machine-mismatch';
+
+export interface Violation {
+  rule: ViolationRule;
+  message: string;
+  file?: string;
+  line?: number;
+  eventId?: string;
+}
+
+export interface AuditNote {
+  kind: 'torn-tail' | 'not-an-event' | 'machine-skipped';
+  file: string;
+  line: number;
+  message: string;
+}
+
+export interface AuditResult {
+  files: string[];
+  events: number;
+  /** Identical copies of an event already read (legal: delivery is at-least-once). */
+  redeliveries: number;
+  instructions: InstructionRecord[];
+  sessions: SessionView[];
+  violations: Violation[];
+  notes: AuditNote[];
+}
+
+export interface AuditOptions {
+  /** Called with bytes read so far and the total, for a progress bar. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Minimal envelope check for lines of a log (AEP-0001 §5: the required attributes). */
+function envelopeProblem(v: Record<string, unknown>): string | undefined {
+  if (v['aep'] !== '0.1') return `aep is ${JSON.stringify(v['aep'])}, expected "0.1"`;
+  for (const k of ['id', 'type', 'time', 'source', 'agent'] as const) {
+    if (typeof v[k] !== 'string' || v[k] === '') return `${k} must be a non-empty string`;
+  }
+  if (v['data'] !== undefined && (v['data'] === null || typeof v['data'] !== 'object' || Array.isArray(v['data']))) return 'data must be an object';
+  return undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The event inside an adapter log record: `{k:"ev", e}` or a command carried by `{k:"in", i:{command}}`. */
+function adapterLogEvent(r: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (r['k'] === 'ev' && isObject(r['e'])) return r['e'];
+  if (r['k'] === 'in' && isObject(r['i']) && isObject(r['i']['command'])) return r['i']['command'];
+  return undefined;
+}
+
+export class Audit {
+  readonly fold = new SteeringFold();
+  private readonly ids = new IdLedger();
+  private readonly violations: Violation[] = [];
+  private readonly notes: AuditNote[] = [];
+  private readonly files: string[] = [];
+  private events = 0;
+  private redeliveries = 0;
+  /** Adapter log records per file, replayed through the session machines at the end. */
+  private readonly adapterLogs = new Map<string, LogRecord[]>();
+
+  /** Reads one JSONL file line by line; a torn final line (a crash mid-write) is a note, not a violation. */
+  async addFile(file: string, opts: AuditOptions & { base?: number; total?: number } = {}): Promise<void> {
+    this.files.push(file);
+    const track = new PositionTrack();
+    const input = createReadStream(file);
+    const decoder = new StringDecoder('utf8'); // a chunk may end inside a multi-byte character
+    let carry = '';
+    let lineNo = 0;
+    let done = opts.base ?? 0;
+    const total = opts.total ?? (await stat(file)).size;
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      done += chunk.length;
+      const text = carry + decoder.write(chunk);
+      const parts = text.split('\n');
+      carry = parts.pop() ?? '';
+      for (const line of parts) {
+        lineNo += 1;
+        this.addLine(line, file, lineNo, track, false);
+      }
+      opts.onProgress?.(done, total);
+    }
+    carry += decoder.end();
+    if (carry !== '') {
+      lineNo += 1;
+      this.addLine(carry, file, lineNo, track, true);
+    }
+  }
+
+  /** Adds one already-parsed event (used for streams that do not come from a file). */
+  addEvent(e: AepEvent, place: { file?: string; line?: number } = {}, track?: PositionTrack): void {
+    const seen = this.ids.see(e);
+    if (seen === 'repeat') {
+      this.redeliveries += 1;
+      return;
+    }
+    this.events += 1;
+    if (seen !== 'new') {
+      this.violations.push({ ...seen, ...place, eventId: e.id });
+      return;
+    }
+    const issue = track?.see(e);
+    if (issue) this.violations.push({ ...issue, ...place, eventId: e.id });
+    this.fold.apply(e, place);
+  }
+
+  private addLine(raw: string, file: string, line: number, track: PositionTrack, last: boolean): void {
+    const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (text.trim() === '') {
+      this.violations.push({ rule: 'line-invalid', message: 'blank line (JSONL has one event per line, no blank lines: AEP-0003 §3.1)', file, line });
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      if (last) {
+        this.notes.push({ kind: 'torn-tail', file, line, message: 'last line is incomplete (a write cut short); ignored' });
+      } else {
+        this.violations.push({ rule: 'line-invalid', message: `not JSON: ${(err as Error).message}`, file, line });
+      }
+      return;
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      this.violations.push({ rule: 'line-invalid', message: 'line is not a JSON object', file, line });
+      return;
+    }
+    let obj = value as Record<string, unknown>;
+    if (!('aep' in obj)) {
+      // An adapter's own log (streams/log.ts) wraps what it emitted (`ev`) and what reached a
+      // session actor (`in`, commands verbatim inside); in-flight journal records carry no event.
+      if (obj['k'] === 'ev' || obj['k'] === 'in' || obj['k'] === 'flight') {
+        const list = this.adapterLogs.get(file) ?? [];
+        list.push(obj as unknown as LogRecord);
+        this.adapterLogs.set(file, list);
+      }
+      const inner = adapterLogEvent(obj);
+      if (inner === undefined) {
+        if (obj['k'] !== 'flight' && obj['k'] !== 'in') this.notes.push({ kind: 'not-an-event', file, line, message: 'record is neither an event nor an adapter log record; skipped' });
+        return;
+      }
+      obj = inner;
+    }
+    const problem = envelopeProblem(obj);
+    if (problem) {
+      this.violations.push({ rule: 'envelope-invalid', message: problem, file, line, ...(typeof obj['id'] === 'string' ? { eventId: obj['id'] } : {}) });
+      return;
+    }
+    this.addEvent(obj as AepEvent, { file, line }, track);
+  }
+
+  /**
+   * An adapter log holds both what reached each session actor and what it emitted. Replaying the
+   * inputs through the real session machine (streams/replay.ts, D11) must leave exactly the
+   * instructions the events call pending, in the same order, and end the sessions they end.
+   */
+  private machineCheck(file: string, records: LogRecord[]): Violation[] {
+    const agent = records.find((r): r is Extract<LogRecord, { k: 'ev' }> => r.k === 'ev')?.e.agent;
+    const surface = agent === undefined ? undefined : surfaceFor(agent);
+    if (!surface) {
+      this.notes.push({ kind: 'machine-skipped', file, line: 0, message: `no session machine for agent ${agent ?? '(none)'}; machine replay skipped` });
+      return [];
+    }
+    const host = new ActorHost({ surface, instruct: true, host: 'audit' });
+    const out: Violation[] = [];
+    try {
+      replayInto(host, records);
+      for (const session of host.sessionKeys()) {
+        const ctx = host.context(session)!;
+        const machine = [...ctx.inFlight.flatMap((b) => b.items.map((i) => i.id)), ...ctx.queue.map((q) => q.id)];
+        const view = this.fold.sessionView(session);
+        const stream = view?.queue.map((q) => q.id) ?? [];
+        if (machine.join(' ') !== stream.join(' ')) {
+          out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine holds [${machine.join(', ')}] pending, the events say [${stream.join(', ')}]` });
+        }
+        const machineEnded = host.stateValue(session) === 'ended';
+        if (machineEnded !== (view?.state === 'ended')) {
+          out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine is ${machineEnded ? '' : 'not '}ended, the events say ${view?.state ?? 'nothing'}` });
+        }
+      }
+    } catch (err) {
+      out.push({ rule: 'machine-mismatch', file, message: `the log's inputs do not replay through the session machine: ${(err as Error).message}` });
+    } finally {
+      host.stop();
+    }
+    return out;
+  }
+
+  result(): AuditResult {
+    const violations = [...this.violations];
+    for (const [file, records] of this.adapterLogs) violations.push(...this.machineCheck(file, records));
+    for (const f of this.fold.findings()) {
+      const v: Violation = { rule: f.rule, message: f.message, eventId: f.eventId };
+      if (f.place.file !== undefined) v.file = f.place.file;
+      if (f.place.line !== undefined) v.line = f.place.line;
+      violations.push(v);
+    }
+    violations.sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0));
+    return {
+      files: [...this.files],
+      events: this.events,
+      redeliveries: this.redeliveries,
+      instructions: this.fold.instructions(),
+      sessions: this.fold.sessions(),
+      violations,
+      notes: [...this.notes],
+    };
+  }
+}
+
+/** Audits files in the order given. */
+export async function auditFiles(files: string[], opts: AuditOptions = {}): Promise<AuditResult> {
+  const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const audit = new Audit();
+  let base = 0;
+  for (const [i, file] of files.entries()) {
+    await audit.addFile(file, { ...opts, base, total });
+    base += sizes[i]!;
+  }
+  return audit.result();
+}

@@ -1,0 +1,75 @@
+// `aep-steer relay`: parses flags and environment, starts the relay, stops it on a signal.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { SteeringError } from '../protocol/errors.js';
+import { loadTokensFile } from '../relay/acl.js';
+import { DEFAULT_HOST, DEFAULT_PORT, startRelay, type RelayOptions } from '../relay/server.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
+
+export const DEFAULT_STORE = join(homedir(), '.aep-steering', 'relay.db');
+
+interface RelayFlags {
+  host: string;
+  port: string;
+  token?: string;
+  tokens?: string;
+  store: string;
+  memory?: boolean;
+  buffer: string;
+  maxSessions: string;
+  maxBody?: string;
+  maxBatch?: string;
+}
+
+function count(name: string, v: string, min: number): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new SteeringError('CONFIG_INVALID', `${name} must be an integer >= ${min}, got "${v}"`);
+  return n;
+}
+
+/** Turns flags (which already fell back to the environment) into relay options. */
+export function relayOptions(f: RelayFlags): RelayOptions {
+  const o: RelayOptions = {
+    host: f.host,
+    port: count('--port', f.port, 0),
+    storePath: f.memory ? ':memory:' : f.store,
+    bufferCap: count('--buffer', f.buffer, 1),
+    sessionCap: count('--max-sessions', f.maxSessions, 1),
+    limits: {},
+  };
+  if (f.token !== undefined && f.token !== '') o.token = f.token;
+  if (f.tokens !== undefined && f.tokens !== '') o.tokens = loadTokensFile(f.tokens);
+  if (f.maxBody !== undefined) o.limits!.maxBody = count('--max-body', f.maxBody, 1);
+  if (f.maxBatch !== undefined) o.limits!.maxBatch = count('--max-batch', f.maxBatch, 1);
+  return o;
+}
+
+export function registerRelay(program: Command): void {
+  const env = process.env;
+  program
+    .command('relay')
+    .description('Run the AEP relay: HTTP ingest, SSE and WebSocket fan-out, command routing to one claimant (D17)')
+    .option('--host <host>', 'bind address (AEP_HOST)', env.AEP_HOST ?? DEFAULT_HOST)
+    .option('--port <port>', 'port, 0 for any free one (AEP_PORT)', env.AEP_PORT ?? String(DEFAULT_PORT))
+    .option('--token <token>', 'shared bearer token with full control rights (AEP_TOKEN)', env.AEP_TOKEN)
+    .option('--tokens <file>', 'tokens file mapping tokens to identities and command rights (AEP_TOKENS_FILE, D18)', env.AEP_TOKENS_FILE)
+    .option('--store <file>', 'SQLite history file (AEP_STORE)', env.AEP_STORE ?? DEFAULT_STORE)
+    .option('--memory', 'keep history in memory only (nothing survives a restart)')
+    .option('--buffer <n>', 'events kept per session (AEP_BUFFER)', env.AEP_BUFFER ?? String(DEFAULT_BUFFER))
+    .option('--max-sessions <n>', 'sessions kept; least recently written evicted (AEP_MAX_SESSIONS)', env.AEP_MAX_SESSIONS ?? String(DEFAULT_MAX_SESSIONS))
+    .option('--max-body <bytes>', 'ingest body cap (AEP_MAX_BODY, default 16 MiB)', env.AEP_MAX_BODY)
+    .option('--max-batch <n>', 'events per NDJSON POST (AEP_MAX_BATCH, default 10000)', env.AEP_MAX_BATCH)
+    .action(async (flags: RelayFlags) => {
+      const log = (line: string) => process.stderr.write(`${line}\n`);
+      const relay = await startRelay({ ...relayOptions(flags), log });
+      log(`relay: socket ${relay.socketUrl}`);
+      const stop = () => {
+        // Graceful: SSE `: shutting-down`, WS close 1001, exit 0; forced exit 1 after 5 s.
+        setTimeout(() => process.exit(1), 5000).unref();
+        relay.close().then(() => process.exit(0), () => process.exit(1));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,170 @@
+// `aep-steer respond`: answers a held permission or form request with control.attention.respond
+// (AEP-0004 §4.2, D14) and settles on the stream: the ack, then attention.answered caused by it.
+import type { Command } from 'commander';
+import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
+import { command as buildCommand } from '../protocol/build.js';
+import type { RelayConsumer } from '../relay/consumer.js';
+import { paintFor, type Paint } from '../audit/paint.js';
+import { acceptsOf, addRelayOptions, claimantOf, connectConsumer, parseMs, type RelayFlags } from './instruct-command.js';
+
+export const RESPOND_TYPE = 'control.attention.respond';
+
+/** Exit codes of `respond`. */
+export const RESPOND_EXIT = { answered: 0, usage: 2, rejected: 3, refused: 4, timeout: 6, unreachable: 7 } as const;
+
+export interface Answer {
+  option?: string;
+  text?: string;
+  values?: Record<string, unknown>;
+}
+
+/** `allow` / `deny` are option ids; any other word is free text (the adapter applies D14's rule). */
+export function answerFrom(word: string | undefined, valuesJson: string | undefined): Answer | { error: string } {
+  if (valuesJson !== undefined) {
+    if (word !== undefined) return { error: 'give either an answer word or --values, not both' };
+    let values: unknown;
+    try {
+      values = JSON.parse(valuesJson);
+    } catch (err) {
+      return { error: `--values is not JSON: ${(err as Error).message}` };
+    }
+    if (values === null || typeof values !== 'object' || Array.isArray(values)) return { error: '--values must be a JSON object of field id to value' };
+    return { values: values as Record<string, unknown> };
+  }
+  if (word === undefined || word.trim() === '') return { error: 'give an answer: allow, deny, free text, or --values JSON' };
+  const w = word.trim().toLowerCase();
+  return w === 'allow' || w === 'deny' ? { option: w } : { text: word };
+}
+
+/** Free text and form values may carry words: they travel at redacted; a bare option id is metadata (aep-wire §2.2). */
+export const captureFor = (a: Answer): CaptureLevel => (a.text !== undefined || a.values !== undefined ? 'redacted' : 'metadata');
+
+export type RespondOutcome =
+  | { outcome: 'answered'; command: string; session: string; request: string; ack: string; answered: string; answer?: unknown }
+  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; detail?: string }
+  | { outcome: 'refused'; command?: string; session: string; request: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | { outcome: 'timeout'; command: string; session: string; request: string; stage: 'ack' | 'answer'; ack?: string }
+  | { outcome: 'unreachable'; session: string; request: string; detail: string };
+
+export async function sendResponse(
+  consumer: RelayConsumer,
+  f: Pick<RelayFlags, 'sender'>,
+  req: { session: string; request: string; answer: Answer; timeoutMs: number; ackWindowMs?: number },
+): Promise<RespondOutcome> {
+  const { session, request } = req;
+  const found = claimantOf(await consumer.roster(), session);
+  if ('code' in found) return { outcome: 'refused', session, request, code: found.code, detail: found.detail, by: 'roster' };
+  if (!acceptsOf(found.entry)?.includes(RESPOND_TYPE)) {
+    return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };
+  }
+  // subject and cause both name the request (AEP-0004 §2, golden respond command).
+  const cmd = buildCommand({ agent: f.sender }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
+  let answered: AepEvent | undefined;
+  let wake: (() => void) | undefined;
+  const watch = await consumer.subscribe({ filter: { session, cause: cmd.id, type: 'attention.answered' } }, {
+    onEvent: (e) => {
+      if (e.cause === cmd.id && e.type === 'attention.answered' && !answered) {
+        answered = e;
+        wake?.();
+      }
+    },
+  });
+  const started = Date.now();
+  try {
+    const windowMs = Math.max(1, Math.min(req.ackWindowMs ?? 10_000, req.timeoutMs));
+    const retries = Math.max(0, Math.min(2, Math.floor(req.timeoutMs / windowMs) - 1));
+    const settled = await consumer.send(cmd, { timeoutMs: windowMs, retries });
+    const base = { command: cmd.id, session, request };
+    if (settled.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
+    if (settled.outcome === 'refused') return { ...base, outcome: 'refused', code: settled.code, by: 'relay', ...(settled.detail ? { detail: settled.detail } : {}) };
+    if (settled.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settled.ack.id, reason: settled.reason, ...(settled.detail ? { detail: settled.detail } : {}) };
+    const left = req.timeoutMs - (Date.now() - started);
+    if (!answered && left > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, left);
+      });
+      clearTimeout(timer);
+    }
+    const a = answered as AepEvent | undefined;
+    if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settled.ack.id };
+    return { ...base, outcome: 'answered', ack: settled.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
+  } finally {
+    watch.close();
+  }
+}
+
+export function describeResponse(o: RespondOutcome, p: Paint): string {
+  switch (o.outcome) {
+    case 'answered':
+      return `${p.green('✓')} answered: ${JSON.stringify(o.answer ?? {})} (event ${o.answered})`;
+    case 'rejected':
+      return `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}`;
+    case 'refused':
+      return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
+    case 'timeout':
+      return o.stage === 'ack' ? `${p.yellow('…')} timeout: no ack for ${o.command}` : `${p.yellow('…')} timeout: accepted, but no attention.answered yet`;
+    case 'unreachable':
+      return `${p.red('✗')} ${o.detail}`;
+  }
+}
+
+interface RespondFlags extends RelayFlags {
+  session: string;
+  request: string;
+  values?: string;
+  timeout: string;
+  json?: boolean;
+}
+
+export async function runRespond(word: string | undefined, f: RespondFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream }): Promise<number> {
+  const answer = answerFrom(word, f.values);
+  if ('error' in answer) {
+    io.err.write(`respond: ${answer.error}\n`);
+    return RESPOND_EXIT.usage;
+  }
+  let timeoutMs: number;
+  try {
+    timeoutMs = parseMs('--timeout', f.timeout);
+  } catch (err) {
+    io.err.write(`respond: ${(err as Error).message}\n`);
+    return RESPOND_EXIT.usage;
+  }
+  const p = f.json ? paintFor({}) : paintFor(io.out);
+  const print = (o: RespondOutcome) => io.out.write(f.json ? `${JSON.stringify(o)}\n` : `${describeResponse(o, p)}\n`);
+  let consumer: RelayConsumer;
+  try {
+    consumer = await connectConsumer(f);
+  } catch (err) {
+    print({ outcome: 'unreachable', session: f.session, request: f.request, detail: (err as Error).message });
+    return RESPOND_EXIT.unreachable;
+  }
+  try {
+    const o = await sendResponse(consumer, f, { session: f.session, request: f.request, answer, timeoutMs });
+    print(o);
+    return RESPOND_EXIT[o.outcome];
+  } catch (err) {
+    print({ outcome: 'unreachable', session: f.session, request: f.request, detail: (err as Error).message });
+    return RESPOND_EXIT.unreachable;
+  } finally {
+    await consumer.close();
+  }
+}
+
+export function registerRespond(program: Command): void {
+  const cmd = program
+    .command('respond')
+    .description('answer a held permission or form request (control.attention.respond)')
+    .argument('[answer]', 'allow, deny, or free text (free text on a permission is a deny with that message, D14)')
+    .requiredOption('--session <id>', 'session holding the request')
+    .requiredOption('--request <id>', 'the attention.requested event id')
+    .option('--values <json>', 'form answers: a JSON object of field id to value')
+    .option('--timeout <ms>', 'give up waiting after this long', '30000')
+    .option('--json', 'print the outcome as one JSON object');
+  addRelayOptions(cmd)
+    .addHelpText('after', '\nExit codes: 0 answered, 2 usage, 3 rejected by the adapter, 4 refused, 6 timeout, 7 relay unreachable.')
+    .action(async (word: string | undefined, f: RespondFlags) => {
+      process.exitCode = await runRespond(word, f, { out: process.stdout, err: process.stderr });
+    });
+}

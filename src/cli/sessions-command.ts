@@ -1,0 +1,80 @@
+// `aep-steer sessions`: the relay's roster (AEP-0003 §4.1): who is live, what each claimant
+// declares, and whether it can be steered (`x.{vendor}.control.instruct` in its accepts).
+import type { Command } from 'commander';
+import type { RosterEntry } from '../relay/consumer.js';
+import { paintFor, type Paint } from '../audit/paint.js';
+import { acceptsOf, addRelayOptions, connectConsumer, type RelayFlags } from './instruct-command.js';
+
+export const SESSIONS_EXIT = { ok: 0, unreachable: 7 } as const;
+
+export interface SessionRow {
+  session: string;
+  agent?: string;
+  instance?: string;
+  /** Claimants of this session; more than one means a command to it is refused `ambiguous`. */
+  claimants: number;
+  accepts: string[];
+  /** The steering verb this claimant takes, when declared. */
+  instruct?: string;
+  respond: boolean;
+}
+
+export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
+  const counts = new Map<string, number>();
+  for (const r of roster) counts.set(r.session, (counts.get(r.session) ?? 0) + 1);
+  return roster.map((r) => {
+    const accepts = acceptsOf(r) ?? [];
+    const row: SessionRow = { session: r.session, claimants: counts.get(r.session)!, accepts, respond: accepts.includes('control.attention.respond') };
+    if (r.agent !== undefined) row.agent = r.agent;
+    if (r.instance !== undefined) row.instance = r.instance;
+    const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
+    if (instruct) row.instruct = instruct;
+    return row;
+  });
+}
+
+export function renderRows(rows: SessionRow[], p: Paint): string {
+  if (rows.length === 0) return p.dim('no live sessions on the relay');
+  const head = ['SESSION', 'AGENT', 'STEERING', 'ACCEPTS'];
+  const body = rows.map((r) => [
+    r.session + (r.claimants > 1 ? ` (${r.claimants} claimants)` : ''),
+    `${r.agent ?? '?'}${r.instance ? `@${r.instance}` : ''}`,
+    r.instruct ? 'instruct' : 'off',
+    r.accepts.join(', ') || '-',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  return [p.bold(line(head)), ...body.map((b, i) => {
+    const text = line(b);
+    return rows[i]!.instruct ? text.replace(' instruct ', ` ${p.green('instruct')} `) : text;
+  })].join('\n');
+}
+
+export async function runSessions(f: RelayFlags & { json?: boolean }, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
+  let rows: SessionRow[];
+  try {
+    const consumer = await connectConsumer(f);
+    try {
+      rows = rowsFrom(await consumer.roster());
+    } finally {
+      await consumer.close();
+    }
+  } catch (err) {
+    io.out.write(f.json ? `${JSON.stringify({ error: (err as Error).message })}\n` : `✗ ${(err as Error).message}\n`);
+    return SESSIONS_EXIT.unreachable;
+  }
+  io.out.write(f.json ? `${JSON.stringify(rows, null, 2)}\n` : `${renderRows(rows, paintFor(io.out))}\n`);
+  return SESSIONS_EXIT.ok;
+}
+
+export function registerSessions(program: Command): void {
+  const cmd = program
+    .command('sessions')
+    .description('list live sessions on the relay and what each claimant declares')
+    .option('--json', 'print the roster rows as JSON');
+  addRelayOptions(cmd)
+    .addHelpText('after', '\nExit codes: 0 listed, 7 relay unreachable.')
+    .action(async (f: RelayFlags & { json?: boolean }) => {
+      process.exitCode = await runSessions(f, { out: process.stdout });
+    });
+}

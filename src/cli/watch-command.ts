@@ -1,0 +1,196 @@
+// `aep-steer watch`: follows the relay stream as readable lines (or JSON lines), with an
+// attr-match filter (AEP-0003 §6), a session shortcut and a capture ceiling per subscription.
+import type { Command } from 'commander';
+import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
+import { compileFilter } from '../protocol/filter.js';
+import { FrameError, type RelayConsumer } from '../relay/consumer.js';
+import { paintFor, type Paint } from '../audit/paint.js';
+import { addRelayOptions, connectConsumer, type RelayFlags } from './instruct-command.js';
+
+export const WATCH_EXIT = { ok: 0, usage: 2, unreachable: 7 } as const;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A short summary of what an event says, from metadata and whatever text the capture level let through. */
+export function summarize(e: AepEvent): string {
+  const d = (e.data ?? {}) as Record<string, unknown>;
+  if (/\.control\.instruct$/.test(e.type)) return str(d['text']) !== undefined ? JSON.stringify(d['text']) : `(text withheld at capture ${e.capture ?? 'metadata'})`;
+  if (/\.instruction\.delivered$/.test(e.type)) return typeof d['queued_ms'] === 'number' ? `after ${d['queued_ms']} ms` : '';
+  if (/\.instruction\.dropped$/.test(e.type)) return str(d['reason']) ?? '';
+  switch (e.type) {
+    case 'control.rejected':
+      return `${str(d['reason']) ?? ''}${str(d['detail']) ? `: ${str(d['detail'])}` : ''}`;
+    case 'attention.requested':
+      return `${str(d['kind']) ?? ''}${str(d['prompt']) ? `: ${str(d['prompt'])}` : ''}`;
+    case 'attention.answered':
+    case 'control.attention.respond':
+      return JSON.stringify(d['answer'] ?? {});
+    case 'session.ended':
+      return str(d['reason']) ?? '';
+    default: {
+      const tool = d['tool'] as { name?: unknown } | undefined;
+      return typeof tool?.name === 'string' ? tool.name : '';
+    }
+  }
+}
+
+function colourOf(type: string, p: Paint): (s: string) => string {
+  if (/\.instruction\.delivered$/.test(type) || type === 'control.accepted') return p.green;
+  if (/\.instruction\.dropped$/.test(type) || type === 'control.rejected' || type.startsWith('error.') || type.endsWith('.failed')) return p.red;
+  if (/\.control\./.test(type) || type.startsWith('control.')) return p.yellow;
+  if (type.startsWith('attention.')) return p.blue;
+  return (s) => s;
+}
+
+export function formatLine(e: AepEvent, p: Paint): string {
+  const time = e.time.length >= 23 ? e.time.slice(11, 23) : e.time;
+  const summary = summarize(e);
+  const cause = e.cause ? p.dim(` ← ${e.cause}`) : '';
+  return `${p.dim(time)}  ${e.session ?? '-'}  ${p.dim(e.agent)}  ${colourOf(e.type, p)(e.type)}${summary ? `  ${summary}` : ''}${cause}`;
+}
+
+export interface WatchRequest {
+  filter: Record<string, unknown>;
+  capture?: CaptureLevel;
+  replay?: boolean;
+  limit?: number;
+  json?: boolean;
+}
+
+/** Parses --filter, --session and --capture into one subscription; a usage error names what is wrong. */
+export function watchRequest(f: { filter?: string; session?: string; capture?: string; replay?: boolean; limit?: string; json?: boolean }): WatchRequest | { error: string } {
+  let filter: Record<string, unknown> = {};
+  if (f.filter !== undefined) {
+    try {
+      filter = JSON.parse(f.filter) as Record<string, unknown>;
+    } catch (err) {
+      return { error: `--filter is not JSON: ${(err as Error).message}` };
+    }
+  }
+  if (f.session !== undefined) {
+    if (filter && typeof filter === 'object' && !Array.isArray(filter) && filter['session'] !== undefined && filter['session'] !== f.session) {
+      return { error: '--session conflicts with the session in --filter' };
+    }
+    filter = { ...filter, session: f.session };
+  }
+  try {
+    compileFilter(filter); // fail closed before connecting (AEP-0003 §6)
+  } catch (err) {
+    return { error: `invalid filter: ${(err as Error).message}` };
+  }
+  const req: WatchRequest = { filter };
+  if (f.capture !== undefined) {
+    if (!(CAPTURE_LEVELS as readonly string[]).includes(f.capture)) return { error: `--capture must be one of ${CAPTURE_LEVELS.join(', ')}` };
+    req.capture = f.capture as CaptureLevel;
+  }
+  if (f.limit !== undefined) {
+    const n = Number(f.limit);
+    if (!Number.isInteger(n) || n < 1) return { error: '--limit must be a whole number >= 1' };
+    req.limit = n;
+  }
+  if (f.replay) req.replay = true;
+  if (f.json) req.json = true;
+  return req;
+}
+
+/** Streams events to `out` until the limit, the signal, or the relay closing. Resolves with the exit code. */
+export interface WatchIo {
+  out: NodeJS.WritableStream & { isTTY?: boolean };
+  err: NodeJS.WritableStream;
+  /** Called once the relay confirmed the subscription: from here on nothing matching is missed. */
+  onReady?: () => void;
+}
+
+export async function watchStream(consumer: RelayConsumer, req: WatchRequest, io: WatchIo, signal?: AbortSignal): Promise<number> {
+  const p = req.json ? paintFor({}) : paintFor(io.out);
+  let seen = 0;
+  let finished = false;
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (resolveDone = resolve));
+  const finish = (code: number): void => {
+    if (finished) return;
+    finished = true;
+    resolveDone(code);
+  };
+  const sub = await consumer
+    .subscribe(
+      { filter: req.filter, ...(req.capture ? { capture: req.capture } : {}), ...(req.replay ? { from: 'all' as const } : {}) },
+      {
+        onEvent: (e, raw) => {
+          if (req.limit !== undefined && seen >= req.limit) return;
+          seen += 1;
+          io.out.write(req.json ? `${raw}\n` : `${formatLine(e, p)}\n`);
+          if (req.limit !== undefined && seen >= req.limit) finish(WATCH_EXIT.ok);
+        },
+        onExhausted: (session, earliest) => {
+          io.err.write(`watch: history of ${session} starts at ${earliest.epoch}:${earliest.seq}; older events are gone from the relay\n`);
+        },
+      },
+    )
+    .catch((err: unknown) => {
+      io.err.write(`watch: ${err instanceof FrameError ? `relay refused the subscription: ${err.message}` : (err as Error).message}\n`);
+      finish(err instanceof FrameError ? WATCH_EXIT.usage : WATCH_EXIT.unreachable);
+      return undefined;
+    });
+  if (!sub) return done;
+  consumer.onClose(() => {
+    if (finished) return;
+    io.err.write('watch: relay connection closed\n');
+    finish(WATCH_EXIT.unreachable);
+  });
+  if (signal?.aborted) finish(WATCH_EXIT.ok);
+  signal?.addEventListener('abort', () => finish(WATCH_EXIT.ok), { once: true });
+  io.onReady?.();
+  const code = await done;
+  sub.close();
+  return code;
+}
+
+interface WatchFlags extends RelayFlags {
+  filter?: string;
+  session?: string;
+  capture?: string;
+  replay?: boolean;
+  limit?: string;
+  json?: boolean;
+}
+
+export async function runWatch(f: WatchFlags, io: WatchIo, signal?: AbortSignal): Promise<number> {
+  const req = watchRequest(f);
+  if ('error' in req) {
+    io.err.write(`watch: ${req.error}\n`);
+    return WATCH_EXIT.usage;
+  }
+  let consumer: RelayConsumer;
+  try {
+    consumer = await connectConsumer(f);
+  } catch (err) {
+    io.err.write(`watch: ${(err as Error).message}\n`);
+    return WATCH_EXIT.unreachable;
+  }
+  try {
+    return await watchStream(consumer, req, io, signal);
+  } finally {
+    await consumer.close();
+  }
+}
+
+export function registerWatch(program: Command): void {
+  const cmd = program
+    .command('watch')
+    .description('follow the relay stream live')
+    .option('--filter <json>', 'attr-match filter, e.g. \'{"type":"x.claude-code.*"}\'')
+    .option('--session <id>', 'only this session (added to the filter)')
+    .option('--capture <level>', 'capture ceiling for this subscription: none, metadata, redacted, full')
+    .option('--replay', 'start with the history the relay still holds (from: all)')
+    .option('--limit <n>', 'exit after this many events')
+    .option('--json', 'print each event as it arrived, one JSON object per line');
+  addRelayOptions(cmd)
+    .addHelpText('after', '\nColour only on a terminal and never with NO_COLOR set.\nExit codes: 0 done (limit reached or interrupted), 2 usage or refused filter, 7 relay unreachable or closed.')
+    .action(async (f: WatchFlags) => {
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      process.exitCode = await runWatch(f, { out: process.stdout, err: process.stderr }, stop.signal);
+    });
+}

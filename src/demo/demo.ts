@@ -1,0 +1,222 @@
+// The demo: the embedded stack (relay on SQLite, Claude Code adapter, loopback), one Claude Code
+// session, one instruction sent through the relay as a consumer sends it, followed to where it
+// landed, then the audit of the logs. The real CLI runs when it is installed (against a mock model
+// API on loopback); otherwise a scripted session posts the hook inputs the CLI would send.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { installClaudeCode } from '../adapters/installers/claude-code.js';
+import type { AepEvent } from '../protocol/envelope.js';
+import { RelayConsumer } from '../relay/consumer.js';
+import { auditFiles, type AuditResult } from '../audit/audit.js';
+import { renderText } from '../audit/report.js';
+import { plain, type Paint } from '../audit/paint.js';
+import { sendInstruction, describeOutcome, type InstructOutcome } from '../cli/instruct-command.js';
+import { startMockModel, type MockModel } from './mock-model.js';
+import { scriptedSession } from './scripted-session.js';
+import { startStack, type Stack } from './stack.js';
+
+export const DEFAULT_DEMO_TEXT = 'Before you finish, say which tests you ran.';
+export const DEMO_SENDER = 'aep-steer-demo';
+/** The demo's whole budget: it must never hang a terminal or a CI job. */
+const CLI_KILL_MS = 60_000;
+
+export interface DemoOptions {
+  relayPort: number;
+  hookPort: number;
+  text: string;
+  /** Force the scripted session even when the real CLI is installed. */
+  scripted?: boolean;
+  /** Path of the `claude` binary; found under .vendor-clis otherwise. */
+  claude?: string;
+  /** Keep the working directory (logs, relay store) instead of removing it. */
+  keep?: boolean;
+  say: (line: string) => void;
+  paint?: Paint;
+}
+
+export interface DemoResult {
+  mode: 'claude-cli' | 'scripted';
+  outcome: InstructOutcome;
+  /** Where the instruction text showed up: the model request, or the hook reply. */
+  landed?: string;
+  audit: AuditResult;
+  dir: string;
+}
+
+/** The project root: the nearest folder above this module with a package.json. */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return process.cwd();
+    dir = up;
+  }
+}
+
+/** The pinned CLI that `scripts/install-vendor-cli.sh claude-code` installs, if it is there. */
+export function installedClaude(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const dir = env['AEP_VENDOR_CLIS_DIR'] ?? join(projectRoot(), '.vendor-clis');
+  const bin = join(dir, 'claude-code', 'node_modules', '.bin', 'claude');
+  return existsSync(bin) ? bin : undefined;
+}
+
+/** Every string inside a parsed value: context placement in a model request varies (vendor-clis-observed §1.8). */
+function strings(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) strings(x, out);
+  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
+  return out;
+}
+
+const clip = (s: string, n = 240): string => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+function exportOf(events: AepEvent[], path: string): void {
+  writeFileSync(path, events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
+}
+
+export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
+  const p = opts.paint ?? plain;
+  const say = opts.say;
+  const dir = mkdtempSync(join(tmpdir(), 'aep-steer-demo-'));
+  const cleanup: (() => Promise<void> | void)[] = [];
+  try {
+    const stack: Stack = await startStack({ dir, relayPort: opts.relayPort, hookPort: opts.hookPort, instruct: true });
+    cleanup.push(() => stack.close());
+    say(`${p.bold('relay')}    ${stack.relayUrl} (SQLite ${join(dir, 'relay.db')})`);
+    say(`${p.bold('adapter')}  Claude Code, hooks on http://127.0.0.1:${stack.adapter.port}/hook/<secret>, AEP_INSTRUCT=1, log ${stack.logPath}`);
+
+    const observer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: 'aep-steer-demo-watch' });
+    cleanup.push(() => observer.close());
+    const seen: AepEvent[] = [];
+    const waiters: { test: (e: AepEvent) => boolean; resolve: (e: AepEvent) => void }[] = [];
+    await observer.subscribe({ filter: {} }, {
+      onEvent: (e) => {
+        seen.push(e);
+        for (const w of [...waiters]) {
+          if (!w.test(e)) continue;
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(e);
+        }
+      },
+    });
+    const waitFor = (test: (e: AepEvent) => boolean) =>
+      new Promise<AepEvent>((resolve) => {
+        const hit = seen.find(test);
+        if (hit) resolve(hit);
+        else waiters.push({ test, resolve });
+      });
+
+    const consumer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: DEMO_SENDER });
+    cleanup.push(() => consumer.close());
+    const claude = opts.scripted ? undefined : (opts.claude ?? installedClaude());
+    const announce = (session: string) => say(`${p.bold('session')}  ${session} is live on the relay; its claimant declares x.claude-code.control.instruct`);
+    const instruct = async (session: string, text: string, onAccepted: () => void, noWait = false) =>
+      sendInstruction(consumer, { sender: DEMO_SENDER }, {
+        session, text, timeoutMs: 30_000, noWait,
+        onSending: ({ command, type }) => say(`${p.dim('→')} ${type} ${command}: ${JSON.stringify(text)}`),
+        onAccepted: ({ ack }) => {
+          say(`${p.green('✓')} accepted (ack ${ack.id}, cause = the command id)`);
+          onAccepted();
+        },
+      });
+
+    let outcome: InstructOutcome;
+    let landed: string | undefined;
+    let mode: DemoResult['mode'];
+
+    if (claude !== undefined) {
+      mode = 'claude-cli';
+      const model: MockModel = await startMockModel();
+      cleanup.push(() => model.close());
+      const home = join(dir, 'home');
+      const project = join(home, 'project');
+      mkdirSync(project, { recursive: true });
+      installClaudeCode({ project, port: stack.adapter.port, secret: stack.secret, neutral: {}, attentionTimeoutMs: 55_000 });
+      say(`${p.bold('agent')}    Claude Code CLI ${claude} against a mock model API at ${model.url}`);
+      const tmp = join(dir, 'tmp');
+      mkdirSync(tmp, { recursive: true, mode: 0o700 });
+      const child: ChildProcess = spawn(claude, ['-p', 'Say hi from the shell.', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--dangerously-skip-permissions'], {
+        cwd: project,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: {
+          PATH: process.env['PATH'], HOME: home, ANTHROPIC_API_KEY: 'sk-ant-demo', ANTHROPIC_BASE_URL: model.url,
+          DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', DISABLE_BUG_COMMAND: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', CLAUDE_CODE_TMPDIR: tmp, IS_SANDBOX: '1',
+        },
+      });
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => (stderr = clip(stderr + d.toString(), 2000)));
+      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+      const killer = setTimeout(() => child.kill('SIGKILL'), CLI_KILL_MS);
+      cleanup.push(async () => {
+        clearTimeout(killer);
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGKILL');
+          await exited;
+        }
+      });
+      // The model's first turn waits until the instruction is queued, so the next hook must carry it.
+      await Promise.race([model.firstRequest, exited.then((code) => { throw new Error(`claude exited (${code}) before its first model request: ${stderr}`); })]);
+      const session = (await waitFor((e) => e.type === 'run.started' && e.session !== undefined)).session!;
+      announce(session);
+      outcome = await instruct(session, opts.text, () => model.release());
+      say(describeOutcome(outcome, p));
+      const code = await exited;
+      clearTimeout(killer);
+      say(`${p.dim(`claude exited with ${code}; ${model.requests.length} model requests`)}`);
+      const hit = model.requests.find((r) => r.raw.includes(opts.text));
+      if (hit) {
+        const where = strings(hit.body).find((s) => s.includes(opts.text)) ?? '';
+        landed = `model request #${hit.index + 1}: ${JSON.stringify(clip(where.trim()))}`;
+        say(`${p.bold('landed')}   in ${landed}`);
+      } else {
+        say(`${p.red('✗')} the instruction text is in none of the ${model.requests.length} model requests`);
+      }
+      await waitFor((e) => e.session === session && e.type === 'session.ended');
+    } else {
+      mode = 'scripted';
+      say(`${p.bold('agent')}    scripted Claude Code 2.1.332 session (hook inputs as the CLI sends them; run scripts/install-vendor-cli.sh claude-code for the real CLI)`);
+      const s = scriptedSession({ cwd: join(dir, 'project'), home: dir });
+      for (const h of s.opening) await stack.postHook(h);
+      await waitFor((e) => e.session === s.session && e.type === 'run.started');
+      announce(s.session);
+      let reply: Promise<{ status: number; body: unknown }> | undefined;
+      outcome = await instruct(s.session, opts.text, () => {
+        reply = stack.postHook(s.toolCall[0]!); // the next eligible moment: PreToolUse
+      });
+      say(describeOutcome(outcome, p));
+      if (reply) landed = `the PreToolUse hook reply: ${JSON.stringify((await reply).body)}`;
+      if (landed) say(`${p.bold('landed')}   in ${landed}`);
+      for (const h of s.toolCall.slice(1)) await stack.postHook(h);
+      await stack.postHook(s.closing[0]!); // Stop, with nothing left to say
+      // A second instruction that no moment takes before the session ends: dropped, on the record (D10).
+      say(`${p.dim('a second instruction, sent just before the session ends:')}`);
+      const late = await instruct(s.session, 'And update the changelog.', () => {
+        void stack.postHook(s.closing[1]!); // SessionEnd
+      });
+      say(describeOutcome(late, p));
+      await waitFor((e) => e.session === s.session && e.type === 'session.ended');
+    }
+    const exportPath = join(dir, 'relay-export.jsonl');
+    exportOf(seen, exportPath);
+    const audit = await auditFiles([stack.logPath, exportPath]);
+    say('');
+    say(p.bold(`audit of ${stack.logPath} and the relay stream:`));
+    say(renderText(audit, p));
+    return { mode, outcome, ...(landed ? { landed } : {}), audit, dir };
+  } finally {
+    for (const c of cleanup.reverse()) {
+      try {
+        await c();
+      } catch {
+        // Shutting down: keep closing the rest.
+      }
+    }
+    if (opts.keep) say(`working directory kept: ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,86 @@
+// What the inspect page shows: the relay stream folded through the same steering fold the audit
+// uses (audit/lifecycle.ts), plus the relay's roster (who claims each session and what it declares).
+import type { AepEvent } from '../protocol/envelope.js';
+import { SteeringFold, type InstructionRecord, type SessionView } from '../audit/lifecycle.js';
+
+export interface RosterEntry {
+  session: string;
+  agent?: string;
+  instance?: string;
+  control?: { accepts?: string[]; ack_window_ms?: number };
+  emits?: unknown;
+}
+
+export interface BoardSession extends SessionView {
+  /** Live claimants on the relay (0 = not live; more than 1 = ambiguous). */
+  claimants: number;
+  /** Control verbs the claimant declares (hello `control.accepts`), when exactly one claims it. */
+  accepts?: string[];
+}
+
+export interface BoardEvent {
+  id: string;
+  time: string;
+  type: string;
+  session?: string;
+  agent: string;
+  cause?: string;
+  seq?: number;
+}
+
+export interface BoardSnapshot {
+  relay: { url: string; connected: boolean; error?: string };
+  sessions: BoardSession[];
+  instructions: InstructionRecord[];
+  recent: BoardEvent[];
+  events: number;
+}
+
+const RECENT = 50;
+
+export class Board {
+  private readonly fold = new SteeringFold();
+  private roster: RosterEntry[] = [];
+  private readonly recent: BoardEvent[] = [];
+  private events = 0;
+  connected = false;
+  error: string | undefined;
+
+  constructor(readonly relayUrl: string) {}
+
+  /** Folds one event; false for a redelivery (nothing changed). */
+  apply(e: AepEvent): boolean {
+    if (!this.fold.apply(e)) return false;
+    this.events += 1;
+    const b: BoardEvent = { id: e.id, time: e.time, type: e.type, agent: e.agent };
+    if (e.session !== undefined) b.session = e.session;
+    if (e.cause !== undefined) b.cause = e.cause;
+    if (typeof e.seq === 'number') b.seq = e.seq;
+    this.recent.unshift(b);
+    if (this.recent.length > RECENT) this.recent.length = RECENT;
+    return true;
+  }
+
+  setRoster(entries: RosterEntry[]): boolean {
+    const before = JSON.stringify(this.roster);
+    this.roster = entries;
+    return before !== JSON.stringify(entries);
+  }
+
+  snapshot(): BoardSnapshot {
+    const claims = new Map<string, RosterEntry[]>();
+    for (const r of this.roster) claims.set(r.session, [...(claims.get(r.session) ?? []), r]);
+    const sessions: BoardSession[] = this.fold.sessions().map((s) => {
+      const live = claims.get(s.session) ?? [];
+      const b: BoardSession = { ...s, claimants: live.length };
+      const accepts = live.length === 1 ? live[0]!.control?.accepts : undefined;
+      if (accepts) b.accepts = accepts;
+      return b;
+    });
+    // Live sessions first, then by most recent activity.
+    sessions.sort((a, b) => Number(b.claimants > 0) - Number(a.claimants > 0) || b.updatedAt.localeCompare(a.updatedAt));
+    const relay: BoardSnapshot['relay'] = { url: this.relayUrl, connected: this.connected };
+    if (this.error !== undefined) relay.error = this.error;
+    return { relay, sessions, instructions: this.fold.instructions(), recent: [...this.recent], events: this.events };
+  }
+}

@@ -1,0 +1,108 @@
+// The command gate: one decision per command, taken at once (AEP-0004 §3). Dedupe comes first so
+// a redelivered command never reaches validation or the queue twice (D4); then AEP_INSTRUCT (D5),
+// the session's life (D6), the payload (D2) and the queue cap (D3).
+import { dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
+import { QUEUE_CAP, TEXT_CAP } from './queue.js';
+import { decisionOf } from './decisions.js';
+import type { AttentionRequest, Decision, Decisions, OpenHold } from './session-types.js';
+
+export type GateDecision =
+  | { kind: 'duplicate'; key: string }
+  | { kind: 'reject'; key: string; rejection: Rejection }
+  | { kind: 'accept'; key: string };
+
+export const commandKey = (c: Pick<AepCommand, 'source' | 'id'>): string => dedupeKey(c);
+
+export const REJECT = {
+  gateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'command type not enabled on this adapter (AEP_INSTRUCT)' },
+  notString: { reason: 'invalid', rule: 'text-not-string', detail: 'text must be a string' },
+  empty: { reason: 'invalid', rule: 'text-empty', detail: 'text is empty' },
+  tooLong: { reason: 'invalid', rule: 'text-too-long', detail: `text exceeds ${TEXT_CAP} characters` },
+  queueFull: { reason: 'invalid', rule: 'queue-full', detail: `queue full (${QUEUE_CAP})` },
+  unknownSession: { reason: 'refused', rule: 'unknown-session', detail: 'unknown session' },
+  ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
+  unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown or settled attention request' },
+  answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
+} as const satisfies Record<string, Rejection>;
+
+/** D2: the instruction text, or the rule it breaks. Never echoes the text. */
+export function checkText(data: unknown): { text: string } | Rejection {
+  const text = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).text : undefined;
+  if (typeof text !== 'string') return REJECT.notString;
+  if (text.trim() === '') return REJECT.empty;
+  if (text.length > TEXT_CAP) return REJECT.tooLong;
+  return { text };
+}
+
+export interface InstructGateView {
+  decisions: Decisions;
+  ended: boolean;
+  pending: number;
+}
+
+export function decideInstruct(view: InstructGateView, command: AepCommand, gateOpen: boolean): GateDecision & { text?: string } {
+  const key = commandKey(command);
+  if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
+  if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.gateOff };
+  if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
+  const checked = checkText(command.data);
+  if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
+  if (view.pending >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
+  return { kind: 'accept', key, text: checked.text };
+}
+
+/** D6 for a session the adapter never saw (no actor exists). */
+export function decideUnknownSession(decisions: Decisions, command: AepCommand): GateDecision {
+  const key = commandKey(command);
+  if (decisionOf(decisions, key) !== undefined) return { kind: 'duplicate', key };
+  return { kind: 'reject', key, rejection: REJECT.unknownSession };
+}
+
+const DENY = 'deny';
+
+/**
+ * Turns a respond's answer into the decision the held reply carries (D14, AEP-0008 text answers):
+ * text equal to an option id or label counts as that option; other text on a permission is a
+ * deny with the text as its message, never the permissive choice.
+ */
+export function readAnswer(request: AttentionRequest, answer: unknown): Decision | undefined {
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return undefined;
+  const a = answer as Record<string, unknown>;
+  const options = request.options ?? (request.kind === 'permission' ? [{ id: 'allow', label: 'Allow' }, { id: DENY, label: 'Deny' }] : []);
+  if (request.kind === 'form') {
+    if (typeof a.option === 'string' && a.values === undefined) return { option: a.option };
+    if (typeof a.values !== 'object' || a.values === null || Array.isArray(a.values)) return undefined;
+    const values = a.values as Record<string, unknown>;
+    for (const f of request.fields ?? []) {
+      if (f.required === true && typeof f.id === 'string' && values[f.id] === undefined) return undefined;
+    }
+    return { option: 'submit', values };
+  }
+  if (typeof a.option === 'string') {
+    if (!options.some((o) => o.id === a.option)) return undefined;
+    return typeof a.text === 'string' && a.text.trim() !== '' ? { option: a.option, message: a.text } : { option: a.option };
+  }
+  if (typeof a.text === 'string' && a.text.trim() !== '') {
+    const t = a.text.trim().toLowerCase();
+    const byId = options.find((o) => o.id.toLowerCase() === t);
+    const byLabel = options.filter((o) => o.label.toLowerCase() === t);
+    const hit = byId ?? (byLabel.length === 1 ? byLabel[0] : undefined);
+    if (hit) return { option: hit.id };
+    return { option: DENY, message: a.text };
+  }
+  return undefined;
+}
+
+export function decideRespond(
+  view: { decisions: Decisions; holds: readonly OpenHold[] },
+  command: AepCommand,
+): (GateDecision & { hold?: OpenHold; decision?: Decision }) {
+  const key = commandKey(command);
+  if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
+  const hold = view.holds.find((h) => h.requestId === command.subject);
+  if (!hold) return { kind: 'reject', key, rejection: REJECT.unknownRequest };
+  const data = command.data as Record<string, unknown> | undefined;
+  const decision = readAnswer(hold.request, data?.answer);
+  if (!decision) return { kind: 'reject', key, rejection: REJECT.answerInvalid };
+  return { kind: 'accept', key, hold, decision };
+}

@@ -1,0 +1,42 @@
+// The per-session instruction queue: FIFO, capped, delivered as a prefix of whole instructions.
+import type { InFlightBatch, QueuedInstruction } from './session-types.js';
+
+export const QUEUE_CAP = 20; // D3: pending instructions per session, in-flight ones included
+export const TEXT_CAP = 4000; // D2: JavaScript string length of one instruction
+export const JOIN_CAP = 10_000; // D8: characters in one reply
+export const JOIN_SEPARATOR = '\n\n'; // D8: a blank line, no added framing
+
+/** Instructions that hold a slot (D3): queued, or handed to a reply not yet confirmed. */
+export const pendingCount = (queue: readonly QueuedInstruction[], inFlight: readonly InFlightBatch[]): number =>
+  inFlight.reduce((n, b) => n + b.items.length, queue.length);
+
+export interface Prefix {
+  taken: QueuedInstruction[];
+  rest: QueuedInstruction[];
+  text: string;
+}
+
+/**
+ * The longest FIFO prefix of whole instructions whose joined text fits the cap (D8).
+ * An instruction is never split; what does not fit stays queued in order.
+ */
+export function takePrefix(queue: readonly QueuedInstruction[], cap: number = JOIN_CAP): Prefix {
+  let length = 0;
+  let n = 0;
+  for (const item of queue) {
+    const next = length + (n === 0 ? 0 : JOIN_SEPARATOR.length) + item.text.length;
+    if (next > cap) break;
+    length = next;
+    n += 1;
+  }
+  const taken = queue.slice(0, n);
+  return { taken, rest: queue.slice(n), text: taken.map((i) => i.text).join(JOIN_SEPARATOR) };
+}
+
+/** Splits off instructions older than the TTL (D10 `expired`); the rest keep their order. */
+export function partitionExpired(queue: readonly QueuedInstruction[], at: number, ttlMs: number): { expired: QueuedInstruction[]; kept: QueuedInstruction[] } {
+  const expired: QueuedInstruction[] = [];
+  const kept: QueuedInstruction[] = [];
+  for (const item of queue) (at - item.acceptedAt >= ttlMs ? expired : kept).push(item);
+  return { expired, kept };
+}

@@ -1,0 +1,179 @@
+// The session actor's parts, written once: guards are questions about the context, steps are
+// pure functions from (context, input) to a context patch and the outputs to announce.
+// session.ts names them; nothing here reads a clock, mints an id or knows a vendor by name.
+import { deliveredType, droppedType } from '../protocol/index.js';
+import { decisionsFrom, withDecision } from './decisions.js';
+import { decideInstruct, decideRespond } from './gate.js';
+import { partitionExpired, pendingCount, takePrefix } from './queue.js';
+import type {
+  DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
+  RecoveredInput, RespondInput, SessionContext, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WrittenInput,
+} from './session-types.js';
+
+export interface Step {
+  context?: Partial<SessionContext>;
+  outputs: SessionOutput[];
+}
+
+export const seedContext = (seed: SessionSeed): SessionContext => ({
+  session: seed.session,
+  vendor: seed.vendor,
+  queue: [],
+  inFlight: [],
+  holds: [],
+  decisions: decisionsFrom(seed.decisions ?? {}),
+});
+
+// ---- guards ------------------------------------------------------------------------------
+
+export const guards = {
+  hasHolds: ({ context }: { context: SessionContext }) => context.holds.length > 0,
+  hasPending: ({ context }: { context: SessionContext }) => context.queue.length > 0,
+  isQueueEmpty: ({ context }: { context: SessionContext }) => context.queue.length === 0,
+  isFirstHoldElicitation: ({ context }: { context: SessionContext }) => context.holds[0]?.hold === 'elicitation',
+  isFirstHoldPermission: ({ context }: { context: SessionContext }) => context.holds[0]?.hold === 'permission',
+  isReleased: ({ context }: { context: SessionContext }) => context.holds.length === 0,
+  isReleasedWithPending: ({ context }: { context: SessionContext }) => context.holds.length === 0 && context.queue.length > 0,
+};
+
+// ---- steps -------------------------------------------------------------------------------
+
+const dropped = (ctx: SessionContext, items: readonly QueuedInstruction[], reason: DropReason): SessionOutput[] =>
+  items.map((i) => ({ type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause: i.id, reason }));
+
+/** D2–D6: one decision per command; D4 ack as soon as the instruction is queued. */
+export function instruct(ctx: SessionContext, input: InstructInput, ended: boolean): Step {
+  const d = decideInstruct({ decisions: ctx.decisions, ended, pending: pendingCount(ctx.queue, ctx.inFlight) }, input.command, input.gateOpen);
+  const cause = input.command.id;
+  if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
+  if (d.kind === 'reject') {
+    return {
+      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
+      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection: d.rejection }],
+    };
+  }
+  const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
+  return {
+    context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: [...ctx.queue, item] },
+    outputs: [{ type: 'control.accepted', cause, key: d.key }],
+  };
+}
+
+/** D14: a respond answers the open request named by its `subject`. */
+export function respond(ctx: SessionContext, input: RespondInput): Step {
+  const d = decideRespond(ctx, input.command);
+  const cause = input.command.id;
+  if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
+  if (d.kind === 'reject' || !d.hold || !d.decision) {
+    const rejection = d.kind === 'reject' ? d.rejection : { reason: 'invalid' as const, rule: 'answer-invalid' as const, detail: 'answer does not fit the request' };
+    return {
+      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
+      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection }],
+    };
+  }
+  const hold = d.hold;
+  const answer: Record<string, unknown> = { option: d.decision.option };
+  if (d.decision.message !== undefined) answer.text = d.decision.message;
+  if (d.decision.values !== undefined) answer.values = d.decision.values;
+  return {
+    context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), holds: ctx.holds.filter((h) => h !== hold) },
+    outputs: [
+      { type: 'control.accepted', cause, key: d.key },
+      { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },
+      { type: 'attention.resolved', subject: hold.requestId, cause: input.answeredId, resolution: 'answered', latencyMs: Math.max(0, input.at - hold.openedAt) },
+      { type: 'reply.decision', hookId: hold.hookId, decision: d.decision },
+    ],
+  };
+}
+
+/** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
+export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
+  if (ended || !input.eligible || ctx.queue.length === 0) return { outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
+  const { taken, rest, text } = takePrefix(ctx.queue);
+  const ids = taken.map((i) => i.id);
+  return {
+    context: { queue: rest, inFlight: [...ctx.inFlight, { hookId: input.hookId, items: taken }] },
+    outputs: [
+      { type: 'journal.inflight', hookId: input.hookId, ids },
+      { type: 'reply.context', hookId: input.hookId, text, ids },
+    ],
+  };
+}
+
+/** D13–D14: a held hook opens an attention request; its reply waits for a decision. */
+export function held(ctx: SessionContext, input: HeldInput, ended: boolean): Step {
+  if (ended) return { outputs: [{ type: 'reply.decision', hookId: input.hookId }] };
+  const hold: OpenHold = {
+    requestId: input.requestId, hookId: input.hookId, hold: input.hold, request: input.request,
+    openedAt: input.at, timeoutMs: input.timeoutMs,
+  };
+  const requested: SessionOutput = { type: 'attention.requested', id: input.requestId, request: input.request };
+  if (input.causeId !== undefined) requested.cause = input.causeId;
+  return {
+    context: { holds: [...ctx.holds, hold] },
+    outputs: [requested, { type: 'reply.hold', hookId: input.hookId, requestId: input.requestId, timeoutMs: input.timeoutMs }],
+  };
+}
+
+/** D14: no answer in time; the held reply goes out with no decision (the vendor asks locally). */
+export function timeout(ctx: SessionContext, input: TimeoutInput): Step {
+  const hold = ctx.holds.find((h) => h.requestId === input.requestId);
+  if (!hold) return { outputs: [] };
+  return {
+    context: { holds: ctx.holds.filter((h) => h !== hold) },
+    outputs: [
+      { type: 'attention.timeout', subject: hold.requestId, cause: hold.requestId, afterMs: hold.timeoutMs },
+      { type: 'reply.decision', hookId: hold.hookId },
+    ],
+  };
+}
+
+/** D9: the reply was written; each instruction it carried is delivered, once. */
+export function written(ctx: SessionContext, input: WrittenInput): Step {
+  const batch = ctx.inFlight.find((b) => b.hookId === input.hookId);
+  if (!batch) return { outputs: [] };
+  return {
+    context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
+    outputs: batch.items.map((i) => ({
+      type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
+    })),
+  };
+}
+
+/** D9: the write failed; the instructions go back to the head of the queue in order (D10 once ended). */
+export function failed(ctx: SessionContext, input: FailedInput, ended: boolean): Step {
+  const batch = ctx.inFlight.find((b) => b.hookId === input.hookId);
+  if (!batch) return { outputs: [] };
+  const inFlight = ctx.inFlight.filter((b) => b !== batch);
+  if (ended) return { context: { inFlight }, outputs: dropped(ctx, batch.items, 'session-ended') };
+  return { context: { inFlight, queue: [...batch.items, ...ctx.queue] }, outputs: [] };
+}
+
+/** D10: the end moment drops what is still queued, closes open requests, then ends the session. */
+export function end(ctx: SessionContext, input: EndInput): Step {
+  const outputs: SessionOutput[] = dropped(ctx, ctx.queue, 'session-ended');
+  // AEP-0002 §7: every request gets its terminal before session.ended.
+  for (const h of ctx.holds) {
+    outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
+    outputs.push({ type: 'reply.decision', hookId: h.hookId });
+  }
+  outputs.push(input.causeId === undefined ? { type: 'session.ended' } : { type: 'session.ended', cause: input.causeId });
+  outputs.push({ type: 'reply.neutral', hookId: input.hookId });
+  return { context: { queue: [], holds: [] }, outputs };
+}
+
+/** D10 optional TTL: queued instructions older than the TTL are dropped `expired`. */
+export function tick(ctx: SessionContext, input: TtlInput): Step {
+  const { expired, kept } = partitionExpired(ctx.queue, input.at, input.ttlMs);
+  if (expired.length === 0) return { outputs: [] };
+  return { context: { queue: kept }, outputs: dropped(ctx, expired, 'expired') };
+}
+
+/** D12: after a restart, in-flight instructions are reported, never re-delivered; held hooks are gone. */
+export function recover(ctx: SessionContext, input: RecoveredInput): Step {
+  const outputs: SessionOutput[] = dropped(ctx, ctx.inFlight.flatMap((b) => b.items), 'delivery-unknown');
+  for (const h of ctx.holds) {
+    outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
+  }
+  return { context: { inFlight: [], holds: [] }, outputs };
+}

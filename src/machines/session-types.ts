@@ -1,0 +1,166 @@
+// The session actor's vocabulary: what it is seeded with, what arrives, what it holds and what
+// it announces. Inputs are `<origin>.<fact>`; outputs are named for the AEP type they become.
+// Time and ids always arrive on inputs: nothing here reads a clock or mints an id.
+import type { AepCommand, Rejection } from '../protocol/index.js';
+
+/** One accepted instruction (D3). `acceptedAt` is the ack time, kept across restarts (D11). */
+export interface QueuedInstruction {
+  /** The command id: `cause` of every later event about this instruction. */
+  id: string;
+  /** `(source, id)` dedupe key of the command. */
+  key: string;
+  text: string;
+  acceptedAt: number;
+}
+
+/** Instructions handed to one hook reply whose write has not been confirmed yet (D9, D12). */
+export interface InFlightBatch {
+  hookId: string;
+  items: QueuedInstruction[];
+}
+
+/** An attention request as the vendor raised it (AEP-0002 §7; D14). Same shape as the surface's. */
+export interface AttentionRequest {
+  kind: 'permission' | 'form';
+  prompt: string;
+  subject?: string;
+  options?: { id: string; label: string }[];
+  fields?: Record<string, unknown>[];
+  context?: Record<string, unknown>;
+}
+
+/** A held loop's answer in vendor-neutral terms (D14). Same shape as the surface's. */
+export interface Decision {
+  option: string;
+  message?: string;
+  values?: Record<string, unknown>;
+}
+
+export type HoldKind = 'permission' | 'elicitation';
+
+/** A held reply waiting for a decision (D13). */
+export interface OpenHold {
+  /** Id of the `attention.requested` event: the request's identity on the stream. */
+  requestId: string;
+  hookId: string;
+  hold: HoldKind;
+  request: AttentionRequest;
+  openedAt: number;
+  timeoutMs: number;
+}
+
+/** The one decision recorded per command (AEP-0004 §3), keyed by `(source, id)`. */
+export type AckDecision = 'accepted' | 'rejected';
+
+/**
+ * Every decision taken for this session (D4), kept immutable without copying the whole set on
+ * each command: new keys go to `recent`; a full `recent` is sealed as one chunk (decisions.ts).
+ */
+export interface Decisions {
+  recent: Readonly<Record<string, AckDecision>>;
+  sealed: readonly Readonly<Record<string, AckDecision>>[];
+}
+
+export interface SessionContext {
+  session: string;
+  /** The AEP agent token, used only as data to build `x.{vendor}.…` types. */
+  vendor: string;
+  queue: QueuedInstruction[];
+  inFlight: InFlightBatch[];
+  holds: OpenHold[];
+  decisions: Decisions;
+}
+
+export interface SessionSeed {
+  session: string;
+  vendor: string;
+  /** Decisions taken before the actor existed (a command for a then-unknown session, D6). */
+  decisions?: Record<string, AckDecision>;
+}
+
+export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown';
+
+// ---- inputs ----------------------------------------------------------------------------
+
+export interface InstructInput {
+  type: 'command.instruct';
+  at: number;
+  command: AepCommand;
+  /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+}
+export interface RespondInput {
+  type: 'command.respond';
+  at: number;
+  command: AepCommand;
+  /** Id for the `attention.answered` event, so `attention.resolved` can point at it. */
+  answeredId: string;
+}
+export interface MomentInput {
+  type: 'hook.moment';
+  at: number;
+  hookId: string;
+  /** D7, decided by the vendor table before the hook reaches the actor. */
+  eligible: boolean;
+  /** Id of the first observation event of this hook, when there is one. */
+  causeId?: string;
+}
+export interface HeldInput {
+  type: 'hook.held';
+  at: number;
+  hookId: string;
+  /** Id for the `attention.requested` event. */
+  requestId: string;
+  hold: HoldKind;
+  request: AttentionRequest;
+  timeoutMs: number;
+  causeId?: string;
+}
+export interface EndInput {
+  type: 'hook.end';
+  at: number;
+  hookId: string;
+  causeId?: string;
+}
+export interface WrittenInput { type: 'reply.written'; at: number; hookId: string }
+export interface FailedInput { type: 'reply.failed'; at: number; hookId: string }
+export interface TimeoutInput { type: 'attention.timeout'; at: number; requestId: string }
+export interface TtlInput { type: 'ttl.tick'; at: number; ttlMs: number }
+/** Sent once after a restart replay: in-flight instructions and open holds lost their hook (D12). */
+export interface RecoveredInput { type: 'restart.recovered'; at: number }
+
+export type SessionInput =
+  | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
+  | WrittenInput | FailedInput | TimeoutInput | TtlInput | RecoveredInput;
+
+// ---- outputs ---------------------------------------------------------------------------
+
+export type SessionOutput =
+  | { type: 'control.accepted'; cause: string; key: string }
+  | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection }
+  /** A redelivered command: the recorded ack goes out again unchanged (AEP-0004 §3, D4). */
+  | { type: 'control.reack'; cause: string; key: string }
+  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number }
+  | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason }
+  | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
+  | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown> }
+  | { type: 'attention.resolved'; subject: string; cause: string; resolution: 'answered' | 'dismissed'; latencyMs: number }
+  | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number }
+  | { type: 'session.ended'; cause?: string }
+  /** D12: written to the journal before the reply that carries these instructions. */
+  | { type: 'journal.inflight'; hookId: string; ids: string[] }
+  /** The hook's reply carries steering text (D8). */
+  | { type: 'reply.context'; hookId: string; text: string; ids: string[] }
+  | { type: 'reply.neutral'; hookId: string }
+  /** The hook's reply waits for a decision (D13). */
+  | { type: 'reply.hold'; hookId: string; requestId: string; timeoutMs: number }
+  /** The held reply: a decision, or none on timeout (D14). Never carries steering (D13). */
+  | { type: 'reply.decision'; hookId: string; decision?: Decision };
+
+export type OutputType = SessionOutput['type'];
+
+/** The outputs that become AEP events on the stream (the rest steer the hook reply or the journal). */
+export const STREAM_OUTPUTS = [
+  'control.accepted', 'control.rejected', 'instruction.delivered', 'instruction.dropped',
+  'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout', 'session.ended',
+] as const satisfies readonly OutputType[];

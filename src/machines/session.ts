@@ -1,0 +1,85 @@
+// One actor per (vendor, session): the machine is data that names its parts (session-parts.ts).
+import { enqueueActions, setup } from 'xstate';
+import * as parts from './session-parts.js';
+import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
+
+type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
+
+/** An action that applies one pure step: assign its patch, then announce its outputs in order. */
+function step<T extends SessionInput['type']>(type: T, fn: (ctx: SessionContext, input: InputOf<T>) => parts.Step) {
+  return enqueueActions<SessionContext, SessionInput, undefined, SessionInput, never, never, never, never, SessionOutput>(
+    ({ context, event, enqueue }) => {
+      if (event.type !== type) return;
+      const s = fn(context, event as InputOf<T>);
+      if (s.context) enqueue.assign(s.context);
+      for (const o of s.outputs) enqueue.emit(o);
+    },
+  );
+}
+
+export const sessionMachine = setup({
+  types: {} as { context: SessionContext; events: SessionInput; emitted: SessionOutput; input: SessionSeed },
+  guards: parts.guards,
+  actions: {
+    enqueue: step('command.instruct', (c, e) => parts.instruct(c, e, false)),
+    refuseEnded: step('command.instruct', (c, e) => parts.instruct(c, e, true)),
+    answerHold: step('command.respond', parts.respond),
+    deliverPrefix: step('hook.moment', (c, e) => parts.moment(c, e, false)),
+    replyNeutral: step('hook.moment', (c, e) => parts.moment(c, e, true)),
+    openHold: step('hook.held', (c, e) => parts.held(c, e, false)),
+    declineHold: step('hook.held', (c, e) => parts.held(c, e, true)),
+    endSession: step('hook.end', parts.end),
+    replyEndedAgain: step('hook.end', (_c, e) => ({ outputs: [{ type: 'reply.neutral', hookId: e.hookId }] })),
+    markDelivered: step('reply.written', parts.written),
+    requeue: step('reply.failed', (c, e) => parts.failed(c, e, false)),
+    dropUnwritten: step('reply.failed', (c, e) => parts.failed(c, e, true)),
+    expireHold: step('attention.timeout', parts.timeout),
+    expireQueued: step('ttl.tick', parts.tick),
+    reportUnknownDelivery: step('restart.recovered', parts.recover),
+  },
+}).createMachine({
+  id: 'session',
+  initial: 'idle',
+  context: ({ input }) => parts.seedContext(input),
+  on: {
+    'command.instruct': { actions: 'enqueue' },
+    'command.respond': { actions: 'answerHold' },
+    'hook.moment': { actions: 'deliverPrefix' },
+    'hook.held': { actions: 'openHold' },
+    'hook.end': { target: '.ended', actions: 'endSession' },
+    'reply.written': { actions: 'markDelivered' },
+    'reply.failed': { actions: 'requeue' },
+    'attention.timeout': { actions: 'expireHold' },
+    'ttl.tick': { actions: 'expireQueued' },
+    'restart.recovered': { actions: 'reportUnknownDelivery' },
+  },
+  states: {
+    idle: {
+      always: [{ guard: 'hasHolds', target: 'holding' }, { guard: 'hasPending', target: 'queued' }],
+    },
+    queued: {
+      always: [{ guard: 'hasHolds', target: 'holding' }, { guard: 'isQueueEmpty', target: 'idle' }],
+    },
+    // D13: a held reply is open; eligible moments of the same session may still deliver.
+    holding: {
+      initial: 'permission',
+      always: [{ guard: 'isReleasedWithPending', target: 'queued' }, { guard: 'isReleased', target: 'idle' }],
+      states: {
+        permission: { always: { guard: 'isFirstHoldElicitation', target: 'elicitation' } },
+        elicitation: { always: { guard: 'isFirstHoldPermission', target: 'permission' } },
+      },
+    },
+    // D6, D10: nothing is queued after the end; late replies still settle what was in flight.
+    ended: {
+      on: {
+        'command.instruct': { actions: 'refuseEnded' },
+        'hook.moment': { actions: 'replyNeutral' },
+        'hook.held': { actions: 'declineHold' },
+        'hook.end': { actions: 'replyEndedAgain' },
+        'reply.failed': { actions: 'dropUnwritten' },
+      },
+    },
+  },
+});
+
+export type SessionMachine = typeof sessionMachine;

@@ -1,0 +1,185 @@
+// The relay's state shared by its bindings: store, fan-out, live connections, and the
+// one ingest path every binding feeds (AEP-0003 §3.2, §5; aep-wire §6 items 1–4, 9).
+import type { AepEvent } from '../protocol/envelope.js';
+import { CAPTURE_LEVELS } from '../protocol/envelope.js';
+import type { RelayRefusalCode } from '../protocol/errors.js';
+import type { AccessPolicy, Principal } from './acl.js';
+import type { Hub, Sink } from './hub.js';
+import { classify, claimsSession, routeCommand, type Claimant } from './routing.js';
+import type { Admission, RelayStore } from './store.js';
+import type { SubscriptionSpec } from './subscription.js';
+
+export const SUPPORTED_VERSIONS = ['0.1'] as const;
+
+export interface RelayLimits {
+  /** Ingest body cap in bytes (`AEP_MAX_BODY`); over it, 413. */
+  maxBody: number;
+  /** Events per NDJSON POST (`AEP_MAX_BATCH`); over it, 413 and nothing ingested. */
+  maxBatch: number;
+  /** Resume positions per subscription (`AEP_MAX_FROM`). */
+  maxFrom: number;
+  /** Concurrent subscriptions per WS connection. */
+  maxSubscriptions: number;
+}
+
+/** A live duplex connection as routing and the roster see it. */
+export interface Peer extends Claimant {
+  claims: Set<string>;
+  identity: { agent?: string; instance?: string };
+  /** `hello.capabilities.control`, verbatim for the roster (AEP-0003 §4.1). */
+  control: unknown;
+  emits: unknown;
+  /** Sends text as one frame, unchanged (byte-identical forwarding, AEP-0004 §4). */
+  sendText(text: string): void;
+}
+
+export interface RosterEntry {
+  session: string;
+  agent?: string;
+  instance?: string;
+  control?: unknown;
+  emits?: unknown;
+}
+
+export interface Incoming {
+  event: AepEvent;
+  /** The event as served: the received text with line breaks removed. */
+  line: string;
+}
+
+export class RelayCore {
+  readonly peers = new Set<Peer>();
+  readonly counters = { ingested: 0, duplicates: 0, forwarded: 0, refused: 0 };
+  private pending: Admission[] = [];
+  private scheduled = false;
+
+  constructor(
+    readonly store: RelayStore,
+    readonly hub: Hub,
+    readonly policy: AccessPolicy,
+    readonly limits: RelayLimits,
+    /** A failed deferred write is reported, never thrown into the event loop. */
+    private readonly report: (err: Error) => void = () => {},
+  ) {}
+
+  /**
+   * Admits and fans out a batch already validated whole; `origin` is the WS peer that sent it.
+   * Admissions are written in one transaction per turn of the event loop (events arriving on
+   * sockets in the same turn share it); every read of the store flushes first, so a replay
+   * never misses an event that was already fanned out.
+   */
+  accept(batch: readonly Incoming[], origin?: Peer): void {
+    for (const { event: e, line } of batch) {
+      const cls = classify(e);
+      if (cls === 'agent') continue;
+      const a: Admission = { session: e.session!, source: e.source, id: e.id, raw: line };
+      if (cls === 'positioned') {
+        a.epoch = e.epoch ?? 0;
+        a.seq = e.seq!;
+      }
+      this.pending.push(a);
+    }
+    if (this.pending.length > 0 && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        try {
+          this.flush();
+        } catch (err) {
+          this.report(err as Error);
+        }
+      });
+    }
+    for (const { event: e, line } of batch) {
+      const claim = origin === undefined ? undefined : claimsSession(e);
+      if (claim !== undefined) origin!.claims.add(claim);
+      this.hub.fanOut(e, line);
+    }
+  }
+
+  /** Writes pending admissions; returns how many were new (not redeliveries). */
+  flush(): number {
+    this.scheduled = false;
+    if (this.pending.length === 0) return 0;
+    const list = this.pending;
+    this.pending = [];
+    let fresh = 0;
+    for (const f of this.store.admitAll(list)) {
+      if (f) fresh += 1;
+      this.counters[f ? 'ingested' : 'duplicates'] += 1;
+    }
+    return fresh;
+  }
+
+  /**
+   * A command from a WS sender (D17): routed to its one claimant and forwarded as the raw frame,
+   * then kept in the session history and fanned out; a refusal goes only to the sender.
+   */
+  command(cmd: Incoming, frame: string, sender: Principal | undefined): { refused?: { code: RelayRefusalCode; detail: string } } {
+    const route = routeCommand(sender, cmd.event, this.peers);
+    if (route.kind === 'refuse') {
+      this.counters.refused += 1;
+      return { refused: { code: route.code, detail: route.detail } };
+    }
+    route.target.sendText(frame);
+    this.counters.forwarded += 1;
+    this.accept([cmd]);
+    return {};
+  }
+
+  /** Replays what `spec.from` asks for, then registers the sink for live delivery (AEP-0003 §5). */
+  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string }): void {
+    this.flush();
+    const from = spec.from;
+    if (from === 'all') {
+      for (const s of this.store.sessionIds()) this.hub.replay(sink, s, this.store.replay(s), false);
+    } else if (from !== undefined) {
+      for (const entry of from) this.hub.replay(sink, entry.session, this.store.replay(entry.session, entry.after), true);
+    }
+    // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
+    if (opts.alsoSession !== undefined && (from === undefined || (from !== 'all' && !from.some((p) => p.session === opts.alsoSession)))) {
+      this.hub.replay(sink, opts.alsoSession, this.store.replay(opts.alsoSession), false);
+    }
+    if (opts.live) this.hub.add(sink);
+  }
+
+  /** One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). */
+  roster(): RosterEntry[] {
+    const entries: RosterEntry[] = [];
+    for (const p of this.peers) {
+      if (p.role === 'consumer') continue;
+      for (const session of p.claims) {
+        const e: RosterEntry = { session };
+        if (p.identity.agent !== undefined) e.agent = p.identity.agent;
+        if (p.identity.instance !== undefined) e.instance = p.identity.instance;
+        if (p.control !== undefined) e.control = p.control;
+        if (p.emits !== undefined) e.emits = p.emits;
+        entries.push(e);
+      }
+    }
+    return entries;
+  }
+
+  /** The capabilities block of discovery and of the relay's `hello` (AEP-0003 §3.4, §4). */
+  capabilities(): Record<string, unknown> {
+    return {
+      filters: ['attr-match'],
+      replay: { buffer: this.store.bufferCap, all: true },
+      capture: [...CAPTURE_LEVELS],
+      // The relay itself executes no command; the block says it routes them (AEP-0004 §4).
+      control: { accepts: [] },
+      roster: {},
+    };
+  }
+
+  discovery(): Record<string, unknown> {
+    return {
+      aep: [...SUPPORTED_VERSIONS],
+      role: 'relay',
+      endpoints: { events: '/events', stream: '/stream', socket: '/socket' },
+      capabilities: this.capabilities(),
+    };
+  }
+}
+
+/** Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:` line. */
+export const oneLine = (text: string): string => (/[\r\n]/.test(text) ? text.replace(/[\r\n]+/g, '') : text);

@@ -1,0 +1,54 @@
+// What the relay does with one ingested event, and where a command goes (AEP-0004 §4, D17).
+// Pure: the server supplies the claimants and performs the outcome.
+import type { AepEvent } from '../protocol/envelope.js';
+import type { RelayRefusalCode } from '../protocol/errors.js';
+import { isCommandType } from '../protocol/types.js';
+import { mayCommand, type Principal } from './acl.js';
+
+/**
+ * - `command`: routed to one target, then kept in the session's unpositioned history;
+ * - `agent`: agent-scoped, live fan-out only (it has no session);
+ * - `unpositioned`: a seq-less session event such as `attention.routed`, kept by arrival;
+ * - `positioned`: buffered by `(epoch, seq)` and fanned out.
+ */
+export type EventClass = 'command' | 'agent' | 'unpositioned' | 'positioned';
+
+export function classify(e: AepEvent): EventClass {
+  if (isCommandType(e.type)) return 'command';
+  if (e.session === undefined) return 'agent';
+  if (e.seq === undefined) return 'unpositioned';
+  return 'positioned';
+}
+
+/**
+ * A connection claims a session by sending a sequenced, non-command event for it (aep-wire §4.4);
+ * seq-less foreign events such as `attention.routed` do not claim, so a routing sink never
+ * becomes a false claimant.
+ */
+export const claimsSession = (e: AepEvent): string | undefined => (classify(e) === 'positioned' ? e.session : undefined);
+
+export interface Claimant {
+  role: 'emitter' | 'consumer' | 'both';
+  /** `hello.capabilities.control.accepts`, authoritative when declared (AEP-0004 §4.2). */
+  accepts: readonly string[] | undefined;
+  claims: ReadonlySet<string>;
+}
+
+export type Route<T> = { kind: 'forward'; target: T } | { kind: 'refuse'; code: RelayRefusalCode; detail: string };
+
+/** D17/D18 in order: authorization, then exactly one live claimant, then its declared `accepts`. */
+export function routeCommand<T extends Claimant>(sender: Principal | undefined, cmd: Pick<AepEvent, 'type' | 'session'>, connections: Iterable<T>): Route<T> {
+  const session = cmd.session ?? '';
+  if (sender === undefined) return { kind: 'refuse', code: 'unauthorized', detail: 'control needs an authenticated binding' };
+  const verdict = mayCommand(sender, cmd.type, session);
+  if (!verdict.ok) return { kind: 'refuse', code: 'unauthorized', detail: verdict.detail };
+  const targets: T[] = [];
+  for (const c of connections) if (c.role !== 'consumer' && c.claims.has(session)) targets.push(c);
+  if (targets.length === 0) return { kind: 'refuse', code: 'no-route', detail: `no live connection claims session ${session}` };
+  if (targets.length > 1) return { kind: 'refuse', code: 'ambiguous', detail: `${targets.length} live connections claim session ${session}` };
+  const target = targets[0]!;
+  if (target.accepts !== undefined && !target.accepts.includes(cmd.type)) {
+    return { kind: 'refuse', code: 'unsupported', detail: `the target does not accept ${cmd.type}` };
+  }
+  return { kind: 'forward', target };
+}

@@ -1,0 +1,319 @@
+// The relay process: HTTP ingest and discovery, SSE consume, the WebSocket duplex (via `ws`)
+// and /healthz on one port (AEP-0003 §3; aep-wire §6). Default bind 127.0.0.1:8787.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { AepEvent } from '../protocol/envelope.js';
+import { SteeringError } from '../protocol/errors.js';
+import { relayCheck } from '../protocol/validate.js';
+import { accessPolicy, bearerToken, type Principal, type TokenEntry } from './acl.js';
+import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type RelayLimits } from './core.js';
+import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type Sink } from './hub.js';
+import { SocketConnection } from './socket.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, RelayStore, type Position } from './store.js';
+import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_HOST = '127.0.0.1';
+
+export interface RelayOptions {
+  host?: string;
+  /** 0 picks an ephemeral port. */
+  port?: number;
+  /** A SQLite file path, or `:memory:`. */
+  storePath?: string;
+  bufferCap?: number;
+  sessionCap?: number;
+  /** Single shared token with full control rights (`AEP_TOKEN`). */
+  token?: string;
+  /** Tokens-file entries (D18). */
+  tokens?: TokenEntry[];
+  limits?: Partial<RelayLimits>;
+  backpressure?: BackpressureLimits;
+  /** Keep-alive interval for WS `ping` frames and SSE `: ping` comments (reference: 25 s). */
+  pingIntervalMs?: number;
+  /** Operator log lines (never tokens or query strings). */
+  log?: (line: string) => void;
+}
+
+export interface RelayStats {
+  connections: number;
+  subscriptions: number;
+  ingested: number;
+  duplicates: number;
+  forwarded: number;
+  refused: number;
+  dropped: number;
+  disconnected: number;
+  sessions: number;
+  events: number;
+}
+
+export interface RelayHandle {
+  host: string;
+  port: number;
+  /** `http://host:port` */
+  url: string;
+  /** `ws://host:port/socket` */
+  socketUrl: string;
+  stats(): RelayStats;
+  close(): Promise<void>;
+}
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-headers': 'authorization, content-type, aep-version, last-event-id',
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
+};
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...CORS });
+  res.end(text);
+}
+
+class HttpError extends Error {
+  constructor(readonly status: number, readonly body: Record<string, unknown>) {
+    super(String(body.error));
+  }
+}
+
+/** Reads a request body up to `max` bytes; beyond it the rest is drained and a 413 follows. */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > max) over = true;
+      if (!over) chunks.push(c);
+    });
+    req.on('end', () => (over ? reject(new HttpError(413, { error: 'payload-too-large', max_bytes: max })) : resolve(Buffer.concat(chunks))));
+    req.on('error', reject);
+  });
+}
+
+/** Parses and checks a whole POST body before anything is ingested (reject-whole, aep-wire §8.6). */
+function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[] {
+  const lines = ndjson ? body.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)).filter((l) => l.trim() !== '') : [body];
+  if (lines.length > maxBatch) throw new HttpError(413, { error: 'too-many-events', max: maxBatch, count: lines.length });
+  if (lines.length === 0) throw new HttpError(400, { error: 'invalid-event', detail: 'the body holds no event' });
+  return lines.map((text, line) => {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (err) {
+      throw new HttpError(400, { error: 'invalid-json', detail: (err as Error).message, line });
+    }
+    const issue = relayCheck(v);
+    if (issue !== undefined) throw new HttpError(400, { error: 'invalid-event', detail: `${issue.rule}: ${issue.message}`, line });
+    return { event: v as AepEvent, line: oneLine(text) };
+  });
+}
+
+export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> {
+  const log = opts.log ?? (() => {});
+  const store = RelayStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
+  const policy = accessPolicy({ token: opts.token, entries: opts.tokens });
+  const limits: RelayLimits = {
+    maxBody: 16 << 20,
+    maxBatch: 10_000,
+    maxFrom: opts.sessionCap ?? DEFAULT_MAX_SESSIONS,
+    maxSubscriptions: 64,
+    ...opts.limits,
+  };
+  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, (err) => log(`relay: store write failed: ${err.message}`));
+  const sockets = new Set<SocketConnection>();
+  const streams = new Set<ServerResponse>();
+
+  const who = (req: IncomingMessage, url: URL): Principal | undefined => policy.authenticate(bearerToken(req.headers.authorization, url.searchParams));
+
+  async function ingest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json' && type !== 'application/x-ndjson') {
+      throw new HttpError(415, { error: 'unsupported-media-type', detail: 'use application/json or application/x-ndjson' });
+    }
+    // The version gate comes before the body is read (AEP-0003 §3.2).
+    const version = req.headers['aep-version'];
+    if (typeof version !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(version.trim())) {
+      throw new HttpError(426, { error: 'version-unsupported', versions: [...SUPPORTED_VERSIONS] });
+    }
+    const body = (await readBody(req, limits.maxBody)).toString('utf8');
+    const batch = parseIngest(body, type === 'application/x-ndjson', limits.maxBatch);
+    // POSTed commands are kept for audit only: control needs a duplex binding (AEP-0004 §4.1).
+    core.flush();
+    core.accept(batch);
+    json(res, 202, { accepted: batch.length, stored: core.flush() });
+  }
+
+  function stream(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const q = url.searchParams;
+    let spec;
+    let filter: unknown;
+    try {
+      let from: unknown;
+      try {
+        filter = q.has('filter') ? JSON.parse(q.get('filter')!) : undefined;
+        from = q.get('from') === 'all' ? 'all' : q.has('from') ? JSON.parse(q.get('from')!) : undefined;
+      } catch (err) {
+        throw new SubscribeError('invalid-filter', `filter and from are URL-encoded JSON: ${(err as Error).message}`);
+      }
+      spec = parseSubscription({ filter, capture: q.get('capture') ?? undefined, from }, limits.maxFrom);
+    } catch (err) {
+      if (err instanceof SubscribeError) return json(res, 400, { error: err.code, detail: err.message });
+      throw err;
+    }
+    if (spec.from === undefined) {
+      const last = parseLastEventId(req.headers['last-event-id'] as string | undefined);
+      if (last) spec.from = [last];
+    }
+    const live = q.get('live') !== '0';
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...CORS });
+    res.write(': connected\n\n');
+    const channel: Channel = {
+      pressure: () => res.writableLength,
+      overflow: () => {
+        // SSE has no closing frame: end the stream and let the consumer resume (AEP-0003 §8.4).
+        res.end(': closing backpressure\n\n');
+        streams.delete(res);
+      },
+    };
+    const sink: Sink = {
+      sub: 'sse',
+      channel,
+      spec,
+      delivered: new Map<string, Position>(),
+      write: (text, e) => {
+        const id = positionId(e);
+        res.write(`event: ${e.type}\ndata: ${text}\n${id === undefined ? '' : `id: ${id}\n`}\n`);
+      },
+      exhausted: (session, p) => res.write(`: replay-exhausted ${session} ${p.epoch}:${p.seq}\n\n`),
+    };
+    const session = (filter as { session?: unknown } | undefined)?.session;
+    const alsoSession = !live && typeof session === 'string' ? session : undefined;
+    core.subscribe(sink, spec, { live, alsoSession });
+    if (!live) {
+      res.end(': replay-complete\n\n');
+      return;
+    }
+    streams.add(res);
+    res.on('close', () => {
+      core.hub.remove(sink);
+      streams.delete(res);
+    });
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://relay');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, CORS);
+      res.end();
+      return;
+    }
+    const principal = who(req, url);
+    if (req.method === 'GET' && url.pathname === '/healthz') {
+      // Counts only for an authorized caller (aep-wire §3.8).
+      return json(res, 200, principal ? { ok: true, ...stats() } : { ok: true });
+    }
+    if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
+    if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep')) return json(res, 200, core.discovery());
+    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res);
+    if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url);
+    return json(res, 404, { error: 'not-found' });
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (err instanceof HttpError) return json(res, err.status, err.body);
+      log(`relay: ${req.method} ${new URL(req.url ?? '/', 'http://relay').pathname} failed: ${(err as Error).message}`);
+      if (!res.headersSent) json(res, 500, { error: 'internal' });
+      else res.end();
+    });
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBody });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://relay');
+    const principal = who(req, url);
+    if (url.pathname !== '/socket') {
+      socket.destroy();
+      return;
+    }
+    if (principal === undefined) {
+      socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn = new SocketConnection(ws, core, policy.required ? principal : undefined);
+      sockets.add(conn);
+      ws.on('close', () => sockets.delete(conn));
+    });
+  });
+
+  const timer = setInterval(() => {
+    for (const s of sockets) s.ping();
+    for (const r of streams) r.write(': ping\n\n');
+  }, opts.pingIntervalMs ?? 25_000);
+  timer.unref();
+
+  function stats(): RelayStats {
+    core.flush();
+    const c = store.counts();
+    return {
+      connections: sockets.size,
+      subscriptions: core.hub.size,
+      ...core.counters,
+      dropped: core.hub.counters.dropped,
+      disconnected: core.hub.counters.disconnected,
+      sessions: c.sessions,
+      events: c.events,
+    };
+  }
+
+  const host = opts.host ?? DEFAULT_HOST;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      store.close();
+      reject(err.code === 'EADDRINUSE' ? new SteeringError('PORT_IN_USE', `relay port ${opts.port ?? DEFAULT_PORT} on ${host} is in use`, { cause: err }) : err);
+    };
+    server.once('error', onError);
+    server.listen(opts.port ?? DEFAULT_PORT, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? DEFAULT_PORT);
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  log(`relay: listening on http://${shownHost}:${port} (store ${store.path}, ${policy.required ? 'token required' : 'no token: watch-only'})`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    host,
+    port,
+    url: `http://${shownHost}:${port}`,
+    socketUrl: `ws://${shownHost}:${port}/socket`,
+    stats,
+    close() {
+      closing ??= (async () => {
+        clearInterval(timer);
+        for (const r of streams) r.end(': shutting-down\n\n');
+        // WS peers get close 1001; one that does not answer within a second is cut.
+        const gone = [...wss.clients].map((c) => new Promise<void>((resolve) => c.once('close', () => resolve())));
+        for (const s of sockets) s.shutdown();
+        let cut: NodeJS.Timeout | undefined;
+        await Promise.race([Promise.all(gone), new Promise<void>((resolve) => (cut = setTimeout(resolve, 1000)))]);
+        clearTimeout(cut);
+        for (const c of wss.clients) c.terminate();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        core.flush();
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}

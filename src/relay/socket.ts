@@ -1,0 +1,223 @@
+// One WebSocket connection to the relay (AEP-0003 §3.5, §4, §6.5): hello first, one negotiated
+// version, subscriptions with in-band errors, roster, ping/pong, commands routed per D17.
+import type { WebSocket, RawData } from 'ws';
+import type { AepEvent } from '../protocol/envelope.js';
+import { relayCheck } from '../protocol/validate.js';
+import { isCommandType } from '../protocol/types.js';
+import type { Principal } from './acl.js';
+import { oneLine, SUPPORTED_VERSIONS, type Peer, type RelayCore } from './core.js';
+import type { Channel, Sink } from './hub.js';
+import type { Position } from './store.js';
+import { parseSubscription, SubscribeError } from './subscription.js';
+
+type Role = 'emitter' | 'consumer' | 'both';
+const ROLES: readonly string[] = ['emitter', 'consumer', 'both'];
+
+/** Close codes: 1002 protocol error, 1003 unsupported data, 1013 try again later (backpressure). */
+const CLOSE_PROTOCOL = 1002;
+const CLOSE_UNSUPPORTED = 1003;
+const CLOSE_OVERLOAD = 1013;
+
+export class SocketConnection implements Peer, Channel {
+  role: Role = 'both';
+  accepts: readonly string[] | undefined;
+  readonly claims = new Set<string>();
+  identity: { agent?: string; instance?: string } = {};
+  control: unknown;
+  emits: unknown;
+  private greeted = false;
+  private readonly subs = new Map<string, Sink>();
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly core: RelayCore,
+    /** Undefined when no token was given and one is required; such a socket never gets here. */
+    private readonly principal: Principal | undefined,
+  ) {
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.on('close', () => this.onClose());
+    ws.on('error', () => this.onClose());
+  }
+
+  // --- Channel (backpressure) ---
+  pressure(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  overflow(delivered: { sub: string; session: string; epoch: number; seq: number }[]): void {
+    this.sendFrame({ type: 'closing', reason: 'backpressure', delivered });
+    this.ws.close(CLOSE_OVERLOAD, 'backpressure');
+    this.onClose();
+  }
+
+  // --- Peer (routing) ---
+  sendText(text: string): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+  }
+
+  sendFrame(frame: Record<string, unknown>): void {
+    this.sendText(JSON.stringify(frame));
+  }
+
+  /** The relay's keep-alive (AEP-0003 §4: ping every 30 s or less). */
+  ping(): void {
+    if (this.greeted) this.sendFrame({ type: 'ping', t: Date.now() });
+  }
+
+  shutdown(): void {
+    this.ws.close(1001, 'shutting down');
+  }
+
+  private onClose(): void {
+    this.core.hub.removeChannel(this);
+    this.core.peers.delete(this);
+    this.subs.clear();
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    if (isBinary) {
+      // Binary frames are reserved (AEP-0003 §3.5).
+      this.sendFrame({ type: 'error', code: 'binary-unsupported' });
+      this.ws.close(CLOSE_UNSUPPORTED, 'binary frames are reserved');
+      return;
+    }
+    const text = data.toString();
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      this.sendFrame({ type: 'error', code: 'bad-json' });
+      return;
+    }
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
+      this.sendFrame({ type: 'error', code: 'bad-json', detail: 'a frame is one JSON object' });
+      return;
+    }
+    const m = msg as Record<string, unknown>;
+    if (!this.greeted) {
+      this.hello(m);
+      return;
+    }
+    const type = m.type;
+    // A dotted `type` is an event; a dotless one is a connection frame (AEP-0003 §3.5).
+    if (typeof type === 'string' && type.includes('.')) {
+      this.onEvent(m, text);
+      return;
+    }
+    switch (type) {
+      case 'subscribe':
+        this.subscribe(m);
+        return;
+      case 'unsubscribe':
+        this.unsubscribe(m);
+        return;
+      case 'roster':
+        this.roster(m);
+        return;
+      case 'ping':
+        this.sendFrame({ type: 'pong', t: m.t });
+        return;
+      default:
+        // Unknown frames (and `pong`, a second `hello`) are ignored (AEP-0003 §3.5).
+        return;
+    }
+  }
+
+  private hello(m: Record<string, unknown>): void {
+    if (m.type !== 'hello') {
+      this.sendFrame({ type: 'error', code: 'hello-required' });
+      this.ws.close(CLOSE_PROTOCOL, 'hello required');
+      return;
+    }
+    const offered = Array.isArray(m.versions) ? m.versions.filter((v): v is string => typeof v === 'string') : [];
+    const version = offered.find((v) => (SUPPORTED_VERSIONS as readonly string[]).includes(v));
+    if (version === undefined) {
+      this.sendFrame({ type: 'error', code: 'version-unsupported', versions: [...SUPPORTED_VERSIONS] });
+      this.ws.close(CLOSE_PROTOCOL, 'version unsupported');
+      return;
+    }
+    if (typeof m.role === 'string' && ROLES.includes(m.role)) this.role = m.role as Role;
+    const id = m.identity as Record<string, unknown> | undefined;
+    if (typeof id === 'object' && id !== null) {
+      if (typeof id.agent === 'string') this.identity.agent = id.agent;
+      if (typeof id.instance === 'string') this.identity.instance = id.instance;
+    }
+    const caps = m.capabilities as Record<string, unknown> | undefined;
+    if (typeof caps === 'object' && caps !== null) {
+      this.control = caps.control;
+      this.emits = caps.emits;
+      const accepts = (caps.control as { accepts?: unknown } | undefined)?.accepts;
+      if (Array.isArray(accepts)) this.accepts = accepts.filter((t): t is string => typeof t === 'string');
+    }
+    this.greeted = true;
+    this.core.peers.add(this);
+    this.sendFrame({ type: 'hello', versions: [version], role: 'both', identity: { agent: 'aep-relay' }, capabilities: this.core.capabilities() });
+  }
+
+  private onEvent(m: Record<string, unknown>, text: string): void {
+    const issue = relayCheck(m);
+    if (issue !== undefined) {
+      const frame: Record<string, unknown> = { type: 'error', code: 'invalid-event', detail: issue.message };
+      if (typeof m.id === 'string') frame.cause = m.id;
+      this.sendFrame(frame);
+      return;
+    }
+    const event = m as AepEvent;
+    const incoming = { event, line: oneLine(text) };
+    if (isCommandType(event.type)) {
+      const { refused } = this.core.command(incoming, text, this.principal);
+      // A refusal on the target's behalf is a frame to the sender, never an event (AEP-0004 §4).
+      if (refused) this.sendFrame({ type: 'error', cause: event.id, code: refused.code, detail: refused.detail });
+      return;
+    }
+    this.core.accept([incoming], this);
+  }
+
+  private subscribe(m: Record<string, unknown>): void {
+    const id = m.id;
+    if (typeof id !== 'string' || id === '') {
+      this.sendFrame({ type: 'error', code: 'invalid-filter', detail: 'subscribe needs a string id' });
+      return;
+    }
+    try {
+      if (!this.subs.has(id) && this.subs.size >= this.core.limits.maxSubscriptions) {
+        throw new SubscribeError('limit-exceeded', `at most ${this.core.limits.maxSubscriptions} subscriptions per connection`);
+      }
+      const spec = parseSubscription({ filter: m.filter, capture: m.capture, from: m.from }, this.core.limits.maxFrom);
+      const old = this.subs.get(id);
+      if (old) this.core.hub.remove(old);
+      const sink: Sink = {
+        sub: id,
+        channel: this,
+        spec,
+        delivered: new Map<string, Position>(),
+        write: (t) => this.sendText(t),
+        exhausted: (session, earliest) => this.sendFrame({ type: 'replay-exhausted', sub: id, session, earliest }),
+      };
+      this.subs.set(id, sink);
+      this.sendFrame({ type: 'subscribed', id });
+      this.core.subscribe(sink, spec, { live: true });
+    } catch (err) {
+      if (!(err instanceof SubscribeError)) throw err;
+      // In-band and per request: the connection and its other subscriptions carry on (AEP-0003 §6.5).
+      this.sendFrame({ type: 'error', id, code: err.code, detail: err.message });
+    }
+  }
+
+  private unsubscribe(m: Record<string, unknown>): void {
+    const sink = typeof m.id === 'string' ? this.subs.get(m.id) : undefined;
+    if (sink) {
+      this.core.hub.remove(sink);
+      this.subs.delete(sink.sub);
+    }
+    this.sendFrame({ type: 'unsubscribed', id: m.id });
+  }
+
+  private roster(m: Record<string, unknown>): void {
+    if (this.role === 'emitter') {
+      this.sendFrame({ type: 'error', id: m.id, code: 'unauthorized', detail: 'roster is answered on consumer connections' });
+      return;
+    }
+    this.sendFrame({ type: 'roster', id: m.id, entries: this.core.roster() });
+  }
+}

@@ -1,0 +1,229 @@
+// The relay's session history: embedded SQLite (better-sqlite3), a file or `:memory:`.
+// Buffers are per bare `session` (resume tokens are bare, AEP-0003 §7), admission dedupes on
+// `(source, id)` (AEP-0001 §5.3), positioned events sort by `(epoch, seq)`, and seq-less
+// session events (commands, `attention.routed`) are kept by arrival beside them.
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SteeringError } from '../protocol/errors.js';
+
+export interface Position {
+  epoch: number;
+  seq: number;
+}
+
+/** What the store needs of an event; `epoch`/`seq` absent for seq-less session events. */
+export interface Admission {
+  session: string;
+  source: string;
+  id: string;
+  epoch?: number;
+  seq?: number;
+  /** The event text exactly as it will be served (one line). */
+  raw: string;
+}
+
+export interface Replay {
+  /** Set when the requested position predates what is still held (AEP-0003 §7). */
+  exhausted?: Position;
+  /** Raw event texts in session order. */
+  items: string[];
+}
+
+export interface StoreOptions {
+  /** A file path, or `:memory:`. */
+  path: string;
+  /** Positioned events kept per session (`AEP_BUFFER`, advertised as `replay.buffer`). */
+  bufferCap?: number;
+  /** Sessions kept; the least recently written is evicted beyond it (`AEP_MAX_SESSIONS`). */
+  sessionCap?: number;
+}
+
+export const DEFAULT_BUFFER = 10_000;
+export const DEFAULT_MAX_SESSIONS = 500;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session TEXT PRIMARY KEY,
+  last_write INTEGER NOT NULL,
+  positioned INTEGER NOT NULL DEFAULT 0,
+  unpositioned INTEGER NOT NULL DEFAULT 0,
+  evicted_epoch INTEGER,
+  evicted_seq INTEGER
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+  arrival INTEGER PRIMARY KEY,
+  session TEXT NOT NULL,
+  epoch INTEGER,
+  seq INTEGER,
+  source TEXT NOT NULL,
+  id TEXT NOT NULL,
+  raw TEXT NOT NULL,
+  UNIQUE (source, id)
+);
+CREATE INDEX IF NOT EXISTS events_by_position ON events (session, epoch, seq);
+`;
+
+type Row = { arrival: number; epoch: number | null; seq: number | null; raw: string };
+
+const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
+
+export class RelayStore {
+  readonly bufferCap: number;
+  readonly sessionCap: number;
+  readonly path: string;
+  private readonly db: Database.Database;
+  private sessionCount: number;
+  private readonly q;
+  private readonly tx: (list: readonly Admission[]) => boolean[];
+
+  private constructor(db: Database.Database, opts: StoreOptions) {
+    this.db = db;
+    this.path = opts.path;
+    this.bufferCap = opts.bufferCap ?? DEFAULT_BUFFER;
+    this.sessionCap = opts.sessionCap ?? DEFAULT_MAX_SESSIONS;
+    this.q = {
+      insert: db.prepare('INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw) VALUES (?, ?, ?, ?, ?, ?)'),
+      session: db.prepare<[string], { positioned: number; unpositioned: number }>('SELECT positioned, unpositioned FROM sessions WHERE session = ?'),
+      newSession: db.prepare('INSERT INTO sessions (session, last_write, positioned, unpositioned) VALUES (?, ?, ?, ?)'),
+      touch: db.prepare('UPDATE sessions SET last_write = ?, positioned = positioned + ?, unpositioned = unpositioned + ? WHERE session = ?'),
+      oldestPositioned: db.prepare<[string], { arrival: number; epoch: number; seq: number }>(
+        'SELECT arrival, epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1'),
+      oldestUnpositioned: db.prepare<[string], { arrival: number }>(
+        'SELECT arrival FROM events WHERE session = ? AND epoch IS NULL ORDER BY arrival LIMIT 1'),
+      deleteArrival: db.prepare('DELETE FROM events WHERE arrival = ?'),
+      pruneUnpositioned: db.prepare('DELETE FROM events WHERE session = ? AND epoch IS NULL AND arrival < ?'),
+      evicted: db.prepare('UPDATE sessions SET positioned = positioned - 1, evicted_epoch = ?, evicted_seq = ? WHERE session = ?'),
+      recount: db.prepare('UPDATE sessions SET unpositioned = (SELECT count(*) FROM events WHERE session = ? AND epoch IS NULL) WHERE session = ?'),
+      dropUnpositioned: db.prepare('UPDATE sessions SET unpositioned = unpositioned - 1 WHERE session = ?'),
+      lru: db.prepare<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write LIMIT 1'),
+      deleteSessionEvents: db.prepare('DELETE FROM events WHERE session = ?'),
+      deleteSession: db.prepare('DELETE FROM sessions WHERE session = ?'),
+      evictedAt: db.prepare<[string], { evicted_epoch: number | null; evicted_seq: number | null }>(
+        'SELECT evicted_epoch, evicted_seq FROM sessions WHERE session = ?'),
+      after: db.prepare<[string, number, number, number], Row>(
+        'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch > ? OR (epoch = ? AND seq > ?)) ORDER BY epoch, seq'),
+      arrivalUpTo: db.prepare<[string, number, number, number], { a: number | null }>(
+        'SELECT max(arrival) AS a FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))'),
+      unpositionedAfter: db.prepare<[string, number], Row>(
+        'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NULL AND arrival > ? ORDER BY arrival'),
+      sessionIds: db.prepare<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write'),
+      counts: db.prepare<[], { sessions: number; events: number }>(
+        'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events'),
+    };
+    this.sessionCount = this.q.counts.get()!.sessions;
+    this.tx = db.transaction((items: readonly Admission[]) => items.map((a) => this.admitOne(a)));
+  }
+
+  static open(opts: StoreOptions): RelayStore {
+    try {
+      if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
+      const db = new Database(opts.path);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec(SCHEMA);
+      return new RelayStore(db, opts);
+    } catch (err) {
+      throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** Admits one event; false when `(source, id)` is already held (a redelivery). */
+  admit(a: Admission): boolean {
+    return this.admitAll([a])[0]!;
+  }
+
+  /** Admits a batch in one transaction (one NDJSON POST). */
+  admitAll(list: readonly Admission[]): boolean[] {
+    return this.tx(list);
+  }
+
+
+  private admitOne(a: Admission): boolean {
+    const positioned = a.epoch !== undefined || a.seq !== undefined;
+    const epoch = positioned ? (a.epoch ?? 0) : null;
+    const seq = positioned ? (a.seq ?? 0) : null;
+    const res = this.q.insert.run(a.session, epoch, seq, a.source, a.id, a.raw);
+    if (res.changes === 0) return false;
+    const arrival = Number(res.lastInsertRowid);
+    const row = this.q.session.get(a.session);
+    if (row === undefined) {
+      this.q.newSession.run(a.session, arrival, positioned ? 1 : 0, positioned ? 0 : 1);
+      this.sessionCount += 1;
+      while (this.sessionCount > this.sessionCap) this.evictSession();
+    } else {
+      this.q.touch.run(arrival, positioned ? 1 : 0, positioned ? 0 : 1, a.session);
+    }
+    const counts = row === undefined ? { positioned: positioned ? 1 : 0, unpositioned: positioned ? 0 : 1 } : {
+      positioned: row.positioned + (positioned ? 1 : 0), unpositioned: row.unpositioned + (positioned ? 0 : 1),
+    };
+    if (counts.positioned > this.bufferCap) this.evictOldest(a.session);
+    if (counts.unpositioned > this.bufferCap) {
+      const old = this.q.oldestUnpositioned.get(a.session);
+      if (old) {
+        this.q.deleteArrival.run(old.arrival);
+        this.q.dropUnpositioned.run(a.session);
+      }
+    }
+    return true;
+  }
+
+  /** Drops the lowest position, remembers it for `replay-exhausted`, and prunes seq-less events older than what is left. */
+  private evictOldest(session: string): void {
+    const old = this.q.oldestPositioned.get(session);
+    if (!old) return;
+    this.q.deleteArrival.run(old.arrival);
+    this.q.evicted.run(old.epoch, old.seq, session);
+    const next = this.q.oldestPositioned.get(session);
+    if (next) {
+      this.q.pruneUnpositioned.run(session, next.arrival);
+      this.q.recount.run(session, session);
+    }
+  }
+
+  private evictSession(): void {
+    const lru = this.q.lru.get();
+    if (!lru) return;
+    this.q.deleteSessionEvents.run(lru.session);
+    this.q.deleteSession.run(lru.session);
+    this.sessionCount -= 1;
+  }
+
+  /**
+   * Everything held for `session` strictly after `after` (all of it when absent): positioned
+   * events in `(epoch, seq)` order, seq-less ones placed by arrival among them.
+   */
+  replay(session: string, after?: Position): Replay {
+    const from = after ?? { epoch: -1, seq: -1 };
+    const positioned = this.q.after.all(session, from.epoch, from.epoch, from.seq);
+    const since = after === undefined ? 0 : (this.q.arrivalUpTo.get(session, from.epoch, from.epoch, from.seq)?.a ?? 0);
+    const loose = this.q.unpositionedAfter.all(session, since);
+    const items: string[] = [];
+    let i = 0;
+    for (const p of positioned) {
+      while (i < loose.length && loose[i]!.arrival < p.arrival) items.push(loose[i++]!.raw);
+      items.push(p.raw);
+    }
+    while (i < loose.length) items.push(loose[i++]!.raw);
+    const out: Replay = { items };
+    const ev = this.q.evictedAt.get(session);
+    if (ev && ev.evicted_epoch !== null && ev.evicted_seq !== null && before(from, { epoch: ev.evicted_epoch, seq: ev.evicted_seq })) {
+      const first = positioned[0];
+      if (first && first.epoch !== null && first.seq !== null) out.exhausted = { epoch: first.epoch, seq: first.seq };
+    }
+    return out;
+  }
+
+  /** Sessions held, least recently written first (replay-all order). */
+  sessionIds(): string[] {
+    return this.q.sessionIds.all().map((r) => r.session);
+  }
+
+  counts(): { sessions: number; events: number } {
+    return this.q.counts.get()!;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

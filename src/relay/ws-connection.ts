@@ -1,0 +1,220 @@
+// The adapter's duplex link to a relay (AEP-0003 §3.5, AEP-0004 §4.4): hello with role,
+// identity and `control.accepts`; commands in as an Observable; events out without ever
+// waiting on the network. While the relay is down, a bounded outbox holds events (debug/info
+// dropped first, every drop counted, AEP-0003 §8.4); after a reconnect each live session is
+// re-claimed by redelivering its last event byte-identically (aep-wire §4.4).
+import WebSocket from 'ws';
+import { Subject, type Observable } from 'rxjs';
+import { AEP_VERSION, severityRank, type AepCommand, type AepEvent } from '../protocol/envelope.js';
+import { SteeringError } from '../protocol/errors.js';
+import { isCommandType } from '../protocol/types.js';
+import type { RelayLink } from '../streams/relay-link.js';
+
+export interface RelayConnectionOptions {
+  /** `ws://host:port/socket` */
+  url: string;
+  token?: string;
+  /** `hello.identity.agent`: the adapter's agent token. */
+  agent: string;
+  instance?: string;
+  role?: 'emitter' | 'both';
+  /** `hello.capabilities.control.accepts`; omitted from hello when undefined. */
+  accepts?: readonly string[];
+  ackWindowMs?: number;
+  emits?: readonly string[];
+  /** Events held while the relay is unreachable. */
+  outboxCap?: number;
+  /** Sessions remembered for re-claiming after a reconnect. */
+  claimCap?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  /** A report, not a verdict: the link keeps trying. */
+  onError?: (err: SteeringError) => void;
+}
+
+export const DEFAULT_OUTBOX = 1000;
+const NOTICE = severityRank('notice');
+
+export class RelayConnection implements RelayLink {
+  readonly commands$: Observable<AepCommand>;
+  /** Events dropped from a full outbox, by severity class (AEP-0003 §8.4: drops are counted). */
+  readonly drops = { low: 0, high: 0 };
+  private readonly commands = new Subject<AepCommand>();
+  private readonly outbox: { text: string; session?: string; positioned: boolean; urgent: boolean }[] = [];
+  /** Last text sent per claimed session, oldest first (insertion order). */
+  private readonly claimed = new Map<string, string>();
+  private ws: WebSocket | undefined;
+  private greeted = false;
+  private closed = false;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(private readonly opts: RelayConnectionOptions) {
+    this.commands$ = this.commands.asObservable();
+    this.connect();
+  }
+
+  /** True once the relay's hello arrived on the current socket. */
+  get connected(): boolean {
+    return this.greeted;
+  }
+
+  /** Resolves when the link is greeted (now, or at the next successful hello). */
+  ready(): Promise<void> {
+    return this.greeted ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  send(e: AepEvent): void {
+    this.enqueue(JSON.stringify(e), e);
+  }
+
+  /**
+   * Redelivers a recorded event unchanged (a re-ack, AEP-0004 §3): the same text goes out,
+   * so the relay and every consumer see a byte-identical copy.
+   */
+  sendText(text: string): void {
+    this.enqueue(text, JSON.parse(text) as AepEvent);
+  }
+
+  private enqueue(text: string, e: AepEvent): void {
+    if (this.closed) return;
+    const positioned = e.session !== undefined && e.seq !== undefined && !isCommandType(e.type);
+    const item = { text, positioned, urgent: severityRank(e.severity) >= NOTICE, ...(e.session !== undefined ? { session: e.session } : {}) };
+    if (this.greeted && this.outbox.length === 0) this.write(item);
+    else this.hold(item);
+  }
+
+  /**
+   * Re-announces sessions by redelivering the last event this link sent for each (a claim needs
+   * a sequenced event, aep-wire §4.4); a session it never spoke for has nothing to redeliver.
+   */
+  claimSessions(sessions: readonly string[]): void {
+    if (!this.greeted) return; // the next hello re-claims them all
+    for (const s of sessions) {
+      const text = this.claimed.get(s);
+      if (text !== undefined) this.ws!.send(text);
+    }
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.commands.complete();
+    const ws = this.ws;
+    if (!ws || ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      ws.once('close', () => resolve());
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(1000, 'adapter stopping');
+    });
+  }
+
+  private report(code: 'RELAY_UNREACHABLE' | 'RELAY_PROTOCOL', message: string, cause?: unknown): void {
+    this.opts.onError?.(new SteeringError(code, message, cause === undefined ? undefined : { cause }));
+  }
+
+  private hold(item: (typeof this.outbox)[number]): void {
+    const cap = this.opts.outboxCap ?? DEFAULT_OUTBOX;
+    if (this.outbox.length >= cap) {
+      // Drop debug/info first; only a queue full of notice-and-above loses one of those.
+      const i = this.outbox.findIndex((o) => !o.urgent);
+      const [dropped] = this.outbox.splice(i >= 0 ? i : 0, 1);
+      if (dropped!.urgent) {
+        this.drops.high += 1;
+        this.report('RELAY_UNREACHABLE', `relay outbox full (${cap}): dropped a notice-or-above event (${this.drops.high} so far)`);
+      } else this.drops.low += 1;
+    }
+    this.outbox.push(item);
+  }
+
+  private write(item: { text: string; session?: string; positioned: boolean }): void {
+    this.ws!.send(item.text);
+    if (item.positioned && item.session !== undefined) {
+      this.claimed.delete(item.session);
+      this.claimed.set(item.session, item.text);
+      if (this.claimed.size > (this.opts.claimCap ?? 10_000)) this.claimed.delete(this.claimed.keys().next().value!);
+    }
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const headers: Record<string, string> = {};
+    if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
+    const ws = new WebSocket(this.opts.url, { headers });
+    this.ws = ws;
+    this.greeted = false;
+    ws.on('open', () => {
+      const capabilities: Record<string, unknown> = {};
+      if (this.opts.emits) capabilities.emits = [...this.opts.emits];
+      if (this.opts.accepts) capabilities.control = { accepts: [...this.opts.accepts], ack_window_ms: this.opts.ackWindowMs ?? 10_000 };
+      const identity: Record<string, string> = { agent: this.opts.agent };
+      if (this.opts.instance) identity.instance = this.opts.instance;
+      ws.send(JSON.stringify({ type: 'hello', versions: [AEP_VERSION], role: this.opts.role ?? 'emitter', identity, capabilities }));
+    });
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) this.onFrame(data.toString());
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      this.report('RELAY_UNREACHABLE', `relay refused the connection: HTTP ${res.statusCode}`);
+      ws.terminate();
+    });
+    ws.on('error', (err) => this.report('RELAY_UNREACHABLE', `relay link: ${err.message}`, err));
+    ws.on('close', () => {
+      if (this.ws !== ws) return;
+      this.greeted = false;
+      this.retry();
+    });
+  }
+
+  private retry(): void {
+    if (this.closed) return;
+    const initial = this.opts.backoffInitialMs ?? 250;
+    const delay = Math.min(this.opts.backoffMaxMs ?? 10_000, initial * 2 ** this.attempt);
+    this.attempt += 1;
+    this.timer = setTimeout(() => this.connect(), delay);
+    this.timer.unref();
+  }
+
+  private onFrame(text: string): void {
+    let m: Record<string, unknown>;
+    try {
+      m = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      this.report('RELAY_PROTOCOL', 'relay sent a frame that is not JSON');
+      return;
+    }
+    const type = m.type;
+    if (typeof type === 'string' && type.includes('.')) {
+      if (isCommandType(type) && typeof m.session === 'string') this.commands.next(m as AepCommand);
+      return;
+    }
+    switch (type) {
+      case 'hello':
+        this.onHello();
+        return;
+      case 'ping':
+        this.ws?.send(JSON.stringify({ type: 'pong', t: m.t }));
+        return;
+      case 'error':
+        this.report('RELAY_PROTOCOL', `relay error ${String(m.code)}${m.detail ? `: ${String(m.detail)}` : ''}`);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onHello(): void {
+    this.greeted = true;
+    this.attempt = 0;
+    // Re-claim every session this link spoke for (a new connection owns nothing, aep-wire §4.4).
+    const claims = [...this.claimed.values()];
+    for (const text of claims) this.ws!.send(text);
+    while (this.outbox.length > 0 && this.greeted) this.write(this.outbox.shift()!);
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+export function connectRelay(opts: RelayConnectionOptions): RelayConnection {
+  return new RelayConnection(opts);
+}

@@ -1,0 +1,401 @@
+// Holds one session actor per session, feeds it inputs, and alone turns its outputs into AEP
+// envelopes: each session has one SessionEmitter that owns its (epoch, seq) (AEP-0001 §7).
+// Every command's ack is recorded as its exact serialisation so a retry gets it back byte for
+// byte (AEP-0004 §3, D4). Muted stepping (replay) advances actors and touches nothing else.
+import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
+import {
+  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields,
+} from '../protocol/index.js';
+import { sessionMachine } from '../machines/session.js';
+import { decideUnknownSession } from '../machines/gate.js';
+import { decisionsFrom } from '../machines/decisions.js';
+import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
+import type { ClassifiedHook, HookReply, VendorSurface } from './surface.js';
+import type { LogRecord } from './log.js';
+
+export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
+
+/** Something for one session, in arrival order. */
+export type SessionItem =
+  | { kind: 'hook'; session: string; hookId: string; at: number; hook: ClassifiedHook }
+  | { kind: 'command'; session: string; at: number; command: AepCommand }
+  | { kind: 'input'; session: string; input: SessionInput };
+
+/** What the outside must do after a step. */
+export type Effect =
+  /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
+  | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
+  /** The hook's reply waits for a decision; arm the D14 timer. */
+  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number };
+
+export interface StepResult {
+  /** Events for the sinks, in order (re-acks included). */
+  events: AepEvent[];
+  /** Records for the event log, written before any effect is performed (D12). */
+  records: LogRecord[];
+  effects: Effect[];
+}
+
+export interface HostOptions {
+  surface: VendorSurface;
+  /** AEP_INSTRUCT (D5). */
+  instruct: boolean;
+  attentionTimeoutMs?: number;
+  /** Host segment of event sources; the machine's hostname otherwise. */
+  host?: string;
+  inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
+  onError?: (e: SteeringError) => void;
+}
+
+export interface SessionView {
+  session: string;
+  state: string;
+  queue: { id: string; acceptedAt: number; chars: number }[];
+  inFlight: number;
+  holds: { requestId: string; hold: string }[];
+}
+
+type SessionActor = Actor<typeof sessionMachine>;
+
+const stateName = (value: unknown): string =>
+  typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
+
+const EMPTY: StepResult = { events: [], records: [], effects: [] };
+
+/** At capture metadata a field's labels become ids (AEP-0006 structural placeholders). */
+function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...f, label: typeof f.id === 'string' ? f.id : '' };
+  if (Array.isArray(f.choices)) {
+    out.choices = f.choices.map((c: unknown) => {
+      const choice = (typeof c === 'object' && c !== null ? c : {}) as Record<string, unknown>;
+      return { ...choice, label: typeof choice.id === 'string' ? choice.id : '' };
+    });
+  }
+  return out;
+}
+
+export class ActorHost {
+  readonly surface: VendorSurface;
+  private readonly opts: HostOptions;
+  private readonly actors = new Map<string, SessionActor>();
+  private readonly emitters = new Map<string, SessionEmitter>();
+  /** Epoch each session's emitter starts at (set by replay: previous max + 1, D11). */
+  private readonly epochs = new Map<string, number>();
+  /** Command dedupe key → its ack, exactly as first serialised. */
+  private readonly recorded = new Map<string, string>();
+  /** Decisions for commands to sessions that had no actor yet (D6), per session. */
+  private readonly orphanDecisions = new Map<string, Record<string, AckDecision>>();
+  /** Hooks whose reply is still owed, with what the vendor sent. */
+  private readonly openHooks = new Map<string, ClassifiedHook>();
+  private collecting: SessionOutput[] | undefined;
+
+  constructor(opts: HostOptions) {
+    this.opts = opts;
+    this.surface = opts.surface;
+  }
+
+  get vendor(): string {
+    return this.surface.token;
+  }
+
+  get attentionTimeoutMs(): number {
+    return this.opts.attentionTimeoutMs ?? this.surface.attentionTimeoutMs ?? DEFAULT_ATTENTION_TIMEOUT_MS;
+  }
+
+  sessionKeys(): string[] {
+    return [...this.actors.keys()];
+  }
+
+  context(session: string): SessionContext | undefined {
+    return this.actors.get(session)?.getSnapshot().context;
+  }
+
+  stateValue(session: string): unknown {
+    return this.actors.get(session)?.getSnapshot().value;
+  }
+
+  views(): SessionView[] {
+    return [...this.actors.entries()].map(([session, actor]) => {
+      const snap = actor.getSnapshot();
+      return {
+        session,
+        state: stateName(snap.value),
+        queue: snap.context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
+        inFlight: snap.context.inFlight.reduce((n, b) => n + b.items.length, 0),
+        holds: snap.context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
+      };
+    });
+  }
+
+  /** The recorded ack for a command key (byte-identical re-ack, D4). */
+  recordedAck(key: string): string | undefined {
+    return this.recorded.get(key);
+  }
+
+  // ---- replay support ---------------------------------------------------------------------
+
+  /** Restores a recorded ack and the epoch memory from a logged event (D11). */
+  restoreEvent(e: AepEvent, ack: string | undefined): void {
+    if (ack !== undefined) this.recorded.set(ack, JSON.stringify(e));
+    if (e.session !== undefined && e.seq !== undefined) {
+      const next = (e.epoch ?? 0) + 1;
+      if ((this.epochs.get(e.session) ?? 0) < next) this.epochs.set(e.session, next);
+    }
+  }
+
+  /** Feeds one logged input through the live path with every sink muted. */
+  replayInput(session: string, input: SessionInput): void {
+    this.apply(session, input);
+  }
+
+  /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
+  recover(at: number): StepResult[] {
+    const out: StepResult[] = [];
+    for (const session of this.actors.keys()) {
+      const ctx = this.context(session);
+      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0)) continue;
+      out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
+    }
+    return out;
+  }
+
+  // ---- live stepping ----------------------------------------------------------------------
+
+  /** Turns an item into the session input, steps the actor, and stamps what it announced. */
+  step(item: SessionItem): StepResult {
+    try {
+      return this.stepUnsafe(item);
+    } catch (cause) {
+      const err = cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `session step failed: ${String(cause)}`, { cause });
+      this.opts.onError?.(err);
+      if (item.kind !== 'hook') return EMPTY;
+      // Fail open (D15): the waiting hook gets the neutral reply, and anything the step had
+      // already handed to that reply goes back to the head of the queue (D9).
+      this.openHooks.delete(item.hookId);
+      const neutral: Effect = { kind: 'reply', session: item.session, hookId: item.hookId, reply: this.surface.neutralReply(item.hook), confirm: false };
+      try {
+        const undo = this.stepUnsafe({ kind: 'input', session: item.session, input: { type: 'reply.failed', at: item.at, hookId: item.hookId } });
+        return { events: undo.events, records: undo.records, effects: [...undo.effects, neutral] };
+      } catch (again) {
+        this.opts.onError?.(new SteeringError('EVENT_INVALID', `could not return a failed reply's instructions: ${String(again)}`, { cause: again }));
+        return { ...EMPTY, effects: [neutral] };
+      }
+    }
+  }
+
+  private stepUnsafe(item: SessionItem): StepResult {
+    const events: AepEvent[] = [];
+    const records: LogRecord[] = [];
+    let input: SessionInput;
+    if (item.kind === 'hook') {
+      const emitter = this.emitterFor(item.session);
+      let firstId: string | undefined;
+      for (const o of item.hook.observations) {
+        // A malformed observation is reported and skipped; steering for this hook goes on.
+        try {
+          const f: EventFields = { type: o.type, at: item.at, id: newId(item.at) };
+          if (o.data !== undefined) f.data = o.data;
+          if (o.subject !== undefined) f.subject = o.subject;
+          if (o.severity !== undefined) f.severity = o.severity;
+          if (o.capture !== undefined) f.capture = o.capture;
+          const scope = scopeOf(o.type);
+          // Agent-scoped observations carry no session, run or seq (AEP-0001 §5.2).
+          if (scope === 'agent') {
+            const e = agentEvent(this.vendor, f, this.opts.host);
+            events.push(e);
+            records.push({ k: 'ev', e });
+            continue;
+          }
+          if (scope !== 'session') {
+            this.opts.onError?.(new SteeringError('EVENT_INVALID', `observation type ${o.type} is a command type; not emitted`));
+            continue;
+          }
+          if (o.run !== undefined) f.run = o.run;
+          const e = emitter.emit(f);
+          firstId ??= e.id;
+          events.push(e);
+          records.push({ k: 'ev', e });
+        } catch (cause) {
+          this.opts.onError?.(cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }));
+        }
+      }
+      input = this.hookInput(item, firstId);
+      this.openHooks.set(item.hookId, item.hook);
+    } else if (item.kind === 'command') {
+      input = this.commandInput(item);
+    } else {
+      input = item.input;
+    }
+    const before = this.actors.get(item.session)?.getSnapshot().context;
+    const outputs = this.apply(item.session, input);
+    // Hooks and commands are always kept (audit); a timer or write result only when it changed
+    // something, so idle ticks do not grow the log.
+    const changed = outputs.length > 0 || this.actors.get(item.session)?.getSnapshot().context !== before;
+    if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
+    const stamped = this.stamp(item.session, input, outputs);
+    return { events: [...events, ...stamped.events], records: [...records, ...stamped.records], effects: stamped.effects };
+  }
+
+  private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
+    const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
+    const c = item.hook.class;
+    if (c.kind === 'end') return { type: 'hook.end', ...base };
+    if (c.kind === 'held') {
+      return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
+    }
+    return { type: 'hook.moment', ...base, eligible: c.eligible };
+  }
+
+  private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
+    const c = item.command;
+    if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    // Any other command reaching a session is the steering verb or one this adapter does not
+    // take; the gate answers both (D5: only the surface's verb can pass).
+    return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
+  }
+
+  /** Steps the actor (spawning it for a hook) and returns what it announced. */
+  private apply(session: string, input: SessionInput): SessionOutput[] {
+    let actor = this.actors.get(session);
+    if (!actor) {
+      if (input.type === 'command.instruct' || input.type === 'command.respond') return this.orphanCommand(session, input);
+      if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
+      actor = this.spawn(session);
+    }
+    const outputs: SessionOutput[] = [];
+    this.collecting = outputs;
+    try {
+      actor.send(input);
+    } finally {
+      this.collecting = undefined;
+    }
+    return outputs;
+  }
+
+  private spawn(session: string): SessionActor {
+    const decisions = this.orphanDecisions.get(session);
+    this.orphanDecisions.delete(session);
+    const actor = createActor(sessionMachine, {
+      input: { session, vendor: this.vendor, ...(decisions ? { decisions } : {}) },
+      ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}),
+    });
+    actor.on('*', (o) => this.collecting?.push(o));
+    actor.start();
+    this.actors.set(session, actor);
+    return actor;
+  }
+
+  /** D6: a command for a session with no actor is refused, once, and remembered. */
+  private orphanCommand(session: string, input: SessionInput & { command: AepCommand }): SessionOutput[] {
+    const decisions = this.orphanDecisions.get(session) ?? {};
+    const d = decideUnknownSession(decisionsFrom(decisions), input.command);
+    if (d.kind === 'duplicate') return [{ type: 'control.reack', cause: input.command.id, key: d.key }];
+    if (d.kind !== 'reject') return [];
+    this.orphanDecisions.set(session, { ...decisions, [d.key]: 'rejected' });
+    return [{ type: 'control.rejected', cause: input.command.id, key: d.key, rejection: d.rejection }];
+  }
+
+  private emitterFor(session: string): SessionEmitter {
+    let e = this.emitters.get(session);
+    if (!e) {
+      e = new SessionEmitter({ agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, ...(this.opts.host ? { host: this.opts.host } : {}) });
+      this.emitters.set(session, e);
+    }
+    return e;
+  }
+
+  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[]): StepResult {
+    const events: AepEvent[] = [];
+    const records: LogRecord[] = [];
+    const effects: Effect[] = [];
+    const at = input.at;
+    const emit = (f: EventFields, ack?: string): void => {
+      const e = this.emitterFor(session).emit({ ...f, at });
+      events.push(e);
+      records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
+      if (ack !== undefined) this.recorded.set(ack, JSON.stringify(e));
+    };
+    for (const o of outputs) {
+      switch (o.type) {
+        case 'control.accepted':
+          emit({ type: 'control.accepted', cause: o.cause }, o.key);
+          break;
+        case 'control.rejected':
+          // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
+          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, detail: o.rejection.detail } }, o.key);
+          break;
+        case 'control.reack': {
+          const bytes = this.recorded.get(o.key);
+          if (bytes !== undefined) events.push(JSON.parse(bytes) as AepEvent);
+          break;
+        }
+        case 'instruction.delivered':
+          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+          break;
+        case 'instruction.dropped':
+          emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'attention.requested': {
+          // Held at capture metadata: the prompt is synthesised from structure (AEP-0003 §9.2),
+          // option and field labels become their ids.
+          const r = o.request;
+          const prompt = `${this.vendor} requests ${r.kind}${r.subject ? `: ${r.subject}` : ''}`;
+          const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: ['control'] };
+          if (r.kind === 'permission') data.options = (r.options ?? [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }]).map((x) => ({ id: x.id, label: x.id }));
+          if (r.fields) data.fields = r.fields.map(placeholderField);
+          const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'metadata', data };
+          if (r.subject !== undefined) f.subject = r.subject;
+          if (o.cause !== undefined) f.cause = o.cause;
+          emit(f);
+          break;
+        }
+        case 'attention.answered': {
+          const textual = o.answer.text !== undefined || o.answer.values !== undefined;
+          emit({ type: 'attention.answered', id: o.id, subject: o.subject, cause: o.cause, capture: textual ? 'redacted' : 'metadata', data: { answer: o.answer, via: 'control' } });
+          break;
+        }
+        case 'attention.resolved':
+          emit({ type: 'attention.resolved', subject: o.subject, cause: o.cause, data: { resolution: o.resolution, latency_ms: o.latencyMs } });
+          break;
+        case 'attention.timeout':
+          emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
+          break;
+        case 'session.ended':
+          emit(o.cause === undefined ? { type: 'session.ended' } : { type: 'session.ended', cause: o.cause });
+          break;
+        case 'journal.inflight':
+          records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });
+          break;
+        case 'reply.context': {
+          const hook = this.takeHook(o.hookId);
+          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text), confirm: true });
+          break;
+        }
+        case 'reply.neutral':
+          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.neutralReply(this.takeHook(o.hookId)), confirm: false });
+          break;
+        case 'reply.hold':
+          effects.push({ kind: 'hold', session, hookId: o.hookId, requestId: o.requestId, timeoutMs: o.timeoutMs });
+          break;
+        case 'reply.decision': {
+          const hook = this.openHooks.get(o.hookId);
+          this.openHooks.delete(o.hookId);
+          if (hook) effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.decisionReply(hook, o.decision), confirm: false });
+          break;
+        }
+      }
+    }
+    return { events, records, effects };
+  }
+
+  private takeHook(hookId: string): ClassifiedHook {
+    const hook = this.openHooks.get(hookId);
+    this.openHooks.delete(hookId);
+    if (!hook) throw new SteeringError('EVENT_INVALID', `no open hook ${hookId}`);
+    return hook;
+  }
+
+  stop(): void {
+    for (const a of this.actors.values()) a.stop();
+  }
+}

@@ -1,0 +1,212 @@
+// The loopback HTTP endpoint vendor hooks post to (D15). The path carries a per-install secret,
+// so another local program cannot drain a queue with fake hooks. Every failure on this path
+// ends in the vendor's neutral reply: steering never blocks or breaks the agent.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import { Observable, share } from 'rxjs';
+import { SteeringError, newId } from '../protocol/index.js';
+import type { HookReply } from './surface.js';
+
+export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024; // tool outputs ride in hook bodies
+export const DEFAULT_HOOK_BUDGET_MS = 2000; // a step slower than this gets the neutral reply
+
+/** One hook call waiting for its reply. */
+export interface HookArrival {
+  /** Minted at arrival; names this hook in the session's inputs. */
+  id: string;
+  at: number;
+  body: Record<string, unknown>;
+  /**
+   * Writes the reply. Resolves true once the response finished, false when it could not be
+   * written (client gone, budget already spent, body not serialisable: D9).
+   */
+  respond(reply: HookReply): Promise<boolean>;
+  /** The reply waits for a decision (D13): the budget becomes `ms` plus a margin. */
+  hold(ms: number): void;
+  /** Settles when the connection closes, replied or not. */
+  closed: Promise<void>;
+}
+
+export interface HookEndpointOptions {
+  port: number;
+  secret: string;
+  host?: string;
+  bodyLimit?: number;
+  budgetMs?: number;
+  /** The vendor's neutral reply, used on every failure. */
+  neutral: () => HookReply;
+  onError?: (e: SteeringError) => void;
+}
+
+export interface HookEndpoint {
+  port: number;
+  /** `http://127.0.0.1:{port}/hook/{secret}` */
+  url: string;
+  arrivals$: Observable<HookArrival>;
+  close(): Promise<void>;
+}
+
+const HOLD_MARGIN_MS = 5000;
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function writeJson(res: ServerResponse, status: number, body: unknown): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (res.destroyed || res.writableEnded) return resolve(false);
+    let text: string | undefined;
+    try {
+      text = body === undefined ? undefined : JSON.stringify(body);
+    } catch {
+      return resolve(false);
+    }
+    const done = (ok: boolean) => {
+      res.off('finish', onFinish);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onFinish = () => done(true);
+    const onClose = () => done(res.writableFinished);
+    res.on('finish', onFinish);
+    res.on('close', onClose);
+    if (text === undefined) res.writeHead(status, { 'content-length': 0 }).end();
+    else res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  });
+}
+
+/** Starts listening on the loopback interface; `port: 0` picks a free port. */
+export async function startHookEndpoint(opts: HookEndpointOptions): Promise<HookEndpoint> {
+  const host = opts.host ?? '127.0.0.1';
+  const limit = opts.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const budget = opts.budgetMs ?? DEFAULT_HOOK_BUDGET_MS;
+  const report = (e: SteeringError) => opts.onError?.(e);
+  let emit: ((a: HookArrival) => void) | undefined;
+  const pending = new Set<ServerResponse>();
+
+  function failOpen(res: ServerResponse, err: SteeringError): void {
+    report(err);
+    void writeJson(res, 200, opts.neutral().body);
+  }
+
+  function requestOnEnd(req: IncomingMessage, res: ServerResponse, chunks: Buffer[]): void {
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch (cause) {
+      return failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not JSON', { cause }));
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object'));
+    }
+    if (!emit) return failOpen(res, new SteeringError('HOOK_TIMEOUT', 'hook endpoint has no consumer'));
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (ms: number) => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(budgetOnExpiry, ms);
+    };
+    function budgetOnExpiry(): void {
+      if (settled) return;
+      settled = true;
+      failOpen(res, new SteeringError('HOOK_TIMEOUT', `hook reply not ready within its budget`));
+    }
+    pending.add(res);
+    const closed = new Promise<void>((resolve) => {
+      res.on('close', () => {
+        pending.delete(res);
+        if (timer) clearTimeout(timer);
+        resolve();
+      });
+    });
+    arm(budget);
+    const at = Date.now();
+    emit({
+      id: newId(at),
+      at,
+      body: body as Record<string, unknown>,
+      respond(reply) {
+        if (settled) return Promise.resolve(false);
+        settled = true;
+        if (timer) clearTimeout(timer);
+        return writeJson(res, 200, reply.body).then((ok) => {
+          // An unserialisable reply still owes the vendor an answer.
+          if (!ok && !res.destroyed && !res.headersSent) void writeJson(res, 200, opts.neutral().body);
+          return ok;
+        });
+      },
+      hold(ms) {
+        if (!settled) arm(ms + HOLD_MARGIN_MS);
+      },
+      closed,
+    });
+  }
+
+  function serverOnRequest(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method === 'GET' && url.pathname === '/healthz') {
+      void writeJson(res, 200, { ok: true });
+      return;
+    }
+    const parts = url.pathname.split('/');
+    // Wrong secret or path: 404, and nothing reaches any session (D15).
+    if (req.method !== 'POST' || parts.length !== 3 || parts[1] !== 'hook' || !sameSecret(parts[2] ?? '', opts.secret)) {
+      req.resume();
+      void writeJson(res, 404, { error: 'not-found' });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > limit) {
+        over = true;
+        failOpen(res, new SteeringError('HOOK_BODY_INVALID', `hook body exceeds ${limit} bytes`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('error', (cause) => failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause })));
+    req.on('end', () => {
+      if (!over) requestOnEnd(req, res, chunks);
+    });
+  }
+
+  const server: Server = createServer(serverOnRequest);
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE' ? new SteeringError('PORT_IN_USE', `port ${opts.port} on ${host} is in use`, { cause: err }) : err);
+    };
+    server.once('error', onError);
+    server.listen(opts.port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+
+  const arrivals$ = new Observable<HookArrival>((subscriber) => {
+    emit = (a) => subscriber.next(a);
+    return () => {
+      emit = undefined;
+    };
+  }).pipe(share());
+
+  return {
+    port,
+    url: `http://${host}:${port}/hook/${opts.secret}`,
+    arrivals$,
+    close: () =>
+      new Promise<void>((resolve) => {
+        emit = undefined;
+        server.close(() => resolve());
+        // Held replies still owe the vendor an answer: the neutral one.
+        void Promise.all([...pending].map((res) => writeJson(res, 200, opts.neutral().body))).then(() => server.closeAllConnections());
+      }),
+  };
+}

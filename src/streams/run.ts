@@ -1,0 +1,198 @@
+// The adapter core: sources merged, routed per session, stepped, logged, performed. This file
+// owns the bus (the only Subjects) and the only subscribe.
+import { EMPTY, Subject, from, interval, map, merge, mergeMap, of, share, timer, type Observable, type Subscription } from 'rxjs';
+import { SteeringError, type AepCommand, type AepEvent } from '../protocol/index.js';
+import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
+import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
+import type { InspectionOption } from './inspect.js';
+import { openEventLog } from './log.js';
+import type { RelayLink } from './relay-link.js';
+import { replayInto } from './replay.js';
+import { steer } from './route.js';
+import { toEventLog, toRelay } from './sinks.js';
+import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
+import type { VendorSurface } from './surface.js';
+
+export interface AdapterOptions {
+  surface: VendorSurface;
+  /** Hook port on 127.0.0.1 (D15); 0 picks a free one. */
+  port: number;
+  /** Per-install secret path segment (D15). */
+  secret: string;
+  /** The adapter's own event log (D11). */
+  logPath: string;
+  /** AEP_INSTRUCT (D5). */
+  instruct: boolean;
+  /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
+  attentionTimeoutMs?: number;
+  /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
+  ttlMs?: number;
+  /** Host segment of event sources. */
+  host?: string;
+  relay?: RelayLink;
+  inspect?: InspectionOption;
+  /** Per-hook budget before the neutral reply goes out (D15). */
+  hookBudgetMs?: number;
+  /** fsync each log batch (default true). */
+  fsync?: boolean;
+  onError?: (e: SteeringError) => void;
+}
+
+export interface AdapterHandle {
+  port: number;
+  hookUrl: string;
+  /** Everything the adapter emits (re-acks included), live. */
+  events$: Observable<AepEvent>;
+  sessions(): SessionView[];
+  /** Injects a command as if the relay had routed it. */
+  command(c: AepCommand): void;
+  close(): Promise<void>;
+}
+
+/** `hello.capabilities.control.accepts` (D5): the steering verb only with the gate open. */
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType'>, instruct: boolean): string[] =>
+  ['control.attention.respond', ...(instruct ? [surface.steeringType] : [])];
+
+const reportToStderr = (e: SteeringError): void => {
+  process.stderr.write(`aep-steer: ${e.code}: ${e.message}\n`);
+};
+
+type Out = { kind: 'event'; e: AepEvent } | { kind: 'feedback'; item: SessionItem };
+
+export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
+  const onError = opts.onError ?? reportToStderr;
+  const { log, existing } = openEventLog(opts.logPath, opts.fsync === undefined ? {} : { fsync: opts.fsync });
+  for (const p of existing.problems) onError(p);
+  const host = new ActorHost({
+    surface: opts.surface, instruct: opts.instruct, onError,
+    ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
+    ...(opts.host === undefined ? {} : { host: opts.host }),
+    ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
+  });
+  replayInto(host, existing.records);
+
+  let endpoint: HookEndpoint;
+  try {
+    endpoint = await startHookEndpoint({
+      port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
+      ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
+    });
+  } catch (err) {
+    // PORT_IN_USE and the like: leave nothing open behind.
+    host.stop();
+    log.close();
+    throw err;
+  }
+
+  const events$ = new Subject<AepEvent>();
+  const feedback$ = new Subject<SessionItem>();
+  const injected$ = new Subject<AepCommand>();
+  const arrivals = new Map<string, HookArrival>();
+  const relaySink = opts.relay ? toRelay(opts.relay, onError) : undefined;
+  const append = toEventLog(log);
+
+  const hookItems$ = endpoint.arrivals$.pipe(
+    map((a) => {
+      arrivals.set(a.id, a);
+      return a;
+    }),
+    fromHookArrivals(opts.surface),
+    share(),
+  );
+  const unreadable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? of(h) : EMPTY)));
+  const readable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? EMPTY : of(h))));
+  const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
+  const ttlMs = opts.ttlMs;
+  const ticks$: Observable<SessionItem> = ttlMs && ttlMs > 0
+    ? interval(Math.max(50, Math.min(ttlMs, 1000))).pipe(
+      // Only sessions with something queued can expire anything.
+      mergeMap(() => from(host.sessionKeys().filter((s) => (host.context(s)?.queue.length ?? 0) > 0)
+        .map((session): SessionItem => ({ kind: 'input', session, input: { type: 'ttl.tick', at: Date.now(), ttlMs } })))),
+    )
+    : EMPTY;
+
+  /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
+  function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
+    const arrival = arrivals.get(effect.hookId);
+    if (effect.kind === 'hold') {
+      arrival?.hold(effect.timeoutMs);
+      return timer(effect.timeoutMs).pipe(
+        map((): SessionItem => ({ kind: 'input', session: effect.session, input: { type: 'attention.timeout', at: Date.now(), requestId: effect.requestId } })),
+      );
+    }
+    arrivals.delete(effect.hookId);
+    // D12: a reply with instructions goes out only once its journal record is durable.
+    const reply = logged || !effect.confirm ? effect.reply : opts.surface.neutralReply(undefined);
+    const written = arrival ? arrival.respond(reply) : Promise.resolve(false);
+    if (!effect.confirm || effect.session === undefined) return EMPTY;
+    const session = effect.session;
+    return from(written).pipe(
+      map((ok): SessionItem => ({
+        kind: 'input', session,
+        input: { type: ok && logged ? 'reply.written' : 'reply.failed', at: Date.now(), hookId: effect.hookId },
+      })),
+    );
+  }
+
+  const claimed = new Set(host.sessionKeys());
+  function settle(r: StepResult & { item?: SessionItem }): Observable<Out> {
+    // A session first seen here is announced, so the relay routes its commands to us (D17).
+    if (r.item?.kind === 'hook' && !claimed.has(r.item.session)) {
+      claimed.add(r.item.session);
+      opts.relay?.claimSessions?.([...claimed]);
+    }
+    let logged = true;
+    try {
+      append(r.records);
+    } catch (cause) {
+      logged = false;
+      onError(cause instanceof SteeringError ? cause : new SteeringError('LOG_WRITE_FAILED', String(cause), { cause }));
+    }
+    return merge(
+      from(r.events).pipe(map((e): Out => ({ kind: 'event', e }))),
+      from(r.effects).pipe(mergeMap((f) => perform(f, logged)), map((item): Out => ({ kind: 'feedback', item }))),
+    );
+  }
+
+  const recovered$ = from(host.recover(Date.now()));
+  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$), host);
+  const neutral$: Observable<Out> = unreadable$.pipe(
+    mergeMap((u) => {
+      onError(u.error);
+      arrivals.delete(u.arrival.id);
+      return from(u.arrival.respond(opts.surface.neutralReply(undefined))).pipe(mergeMap(() => EMPTY));
+    }),
+  );
+
+  const subscription: Subscription = merge(merge(recovered$, stepped$).pipe(mergeMap(settle)), neutral$).subscribe({
+    next: (o) => {
+      if (o.kind === 'feedback') {
+        feedback$.next(o.item);
+        return;
+      }
+      relaySink?.(o.e);
+      events$.next(o.e);
+    },
+    error: (err: unknown) => onError(new SteeringError('EVENT_INVALID', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
+  });
+  opts.relay?.claimSessions?.(host.sessionKeys());
+
+  let closed = false;
+  return {
+    port: endpoint.port,
+    hookUrl: endpoint.url,
+    events$: events$.asObservable(),
+    sessions: () => host.views(),
+    command: (c) => injected$.next(c),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await endpoint.close();
+      subscription.unsubscribe();
+      host.stop();
+      log.close();
+      events$.complete();
+      await opts.relay?.close();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+// Sources: the edges where the outside world becomes session items.
+import { map, type Observable } from 'rxjs';
+import type { AepCommand } from '../protocol/index.js';
+import type { HookArrival } from './hook-endpoint.js';
+import type { ClassifiedHook, VendorSurface } from './surface.js';
+import type { SessionItem } from './actor-host.js';
+import { SteeringError } from '../protocol/index.js';
+
+/** A hook the vendor table could not read: it gets the neutral reply and reaches no session. */
+export interface UnreadableHook {
+  kind: 'unreadable';
+  arrival: HookArrival;
+  error: SteeringError;
+}
+
+export type HookItem = (SessionItem & { kind: 'hook' }) | UnreadableHook;
+
+export function classifyArrival(surface: VendorSurface, arrival: HookArrival): HookItem {
+  let hook: ClassifiedHook;
+  try {
+    hook = surface.classify(arrival.body);
+  } catch (cause) {
+    const error = cause instanceof SteeringError ? cause : new SteeringError('HOOK_BODY_INVALID', `hook body not understood: ${String(cause)}`, { cause });
+    return { kind: 'unreadable', arrival, error };
+  }
+  return { kind: 'hook', session: hook.session, hookId: arrival.id, at: arrival.at, hook };
+}
+
+/** Hook arrivals → classified items (vendor tables decide; no vendor name past this point). */
+export const fromHookArrivals = (surface: VendorSurface) => (arrivals$: Observable<HookArrival>): Observable<HookItem> =>
+  arrivals$.pipe(map((a) => classifyArrival(surface, a)));
+
+/** Commands (from the relay or injected) → items, stamped with their arrival time. */
+export const fromCommands = (now: () => number) => (commands$: Observable<AepCommand>): Observable<SessionItem> =>
+  commands$.pipe(map((command) => ({ kind: 'command' as const, session: command.session, at: now(), command })));

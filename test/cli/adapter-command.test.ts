@@ -1,0 +1,139 @@
+// `aep-steer adapter`: flags over environment over vendor defaults (D16), the hello's
+// control.accepts gate (D5), and a relay that is down never holding up a hook (D15).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adapterConfig, DEFAULT_RELAY_URL, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
+import { command } from '../../src/protocol/index.js';
+import { RelayConsumer } from '../../src/relay/consumer.js';
+import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+
+let dir = '';
+test.before.each(() => {
+  dir = mkdtempSync(join(tmpdir(), 'aep-adapter-cmd-'));
+});
+test.after.each(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ AEP_STATE_DIR: join(dir, 'state'), ...extra });
+
+function postHook(url: string, body: Record<string, unknown>): Promise<{ status: number; body: string }> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
+      let out = '';
+      res.on('data', (c: Buffer) => (out += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: out }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, limitMs = 15_000): Promise<T> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`never saw ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('defaults come from the vendor table and the state dir', () => {
+  const cfg = adapterConfig('claude-code', {}, env());
+  assert.is(cfg.port, 8377);
+  assert.is(cfg.attentionTimeoutMs, 55_000);
+  assert.is(cfg.instruct, false);
+  assert.is(cfg.relayUrl, DEFAULT_RELAY_URL);
+  assert.is(cfg.logPath, join(dir, 'state', 'logs', 'claude-code.jsonl'));
+  assert.is(cfg.ttlMs, undefined);
+  assert.is(cfg.inspectPort, undefined);
+  assert.is(readFileSync(join(dir, 'state', 'secret'), 'utf8').trim(), cfg.secret, 'the secret is the one the installer shares');
+});
+
+test('environment variables set what flags do not; flags win', () => {
+  const e = env({ AEP_PORT: '9001', AEP_INSTRUCT: '1', AEP_ATTENTION_TIMEOUT_MS: '1500', AEP_INSTRUCT_TTL_MS: '60000', AEP_RELAY: 'ws://127.0.0.1:1/socket', AEP_TOKEN: 'tok', AEP_LOG: join(dir, 'x.jsonl') });
+  const fromEnv = adapterConfig('claude-code', { relay: true }, e);
+  assert.equal(
+    [fromEnv.port, fromEnv.instruct, fromEnv.attentionTimeoutMs, fromEnv.ttlMs, fromEnv.relayUrl, fromEnv.token, fromEnv.logPath],
+    [9001, true, 1500, 60_000, 'ws://127.0.0.1:1/socket', 'tok', join(dir, 'x.jsonl')],
+  );
+  const fromFlags = adapterConfig('claude-code', { port: '9002', attentionTimeoutMs: '2500', relay: 'ws://127.0.0.1:2/socket', token: 'flag', inspect: '0' }, e);
+  assert.equal([fromFlags.port, fromFlags.attentionTimeoutMs, fromFlags.relayUrl, fromFlags.token, fromFlags.inspectPort], [9002, 2500, 'ws://127.0.0.1:2/socket', 'flag', 0]);
+  assert.is(adapterConfig('claude-code', { relay: false }, e).relayUrl, undefined, '--no-relay');
+});
+
+test('bad flags and unknown vendors are CONFIG_INVALID errors', () => {
+  for (const [token, flags] of [['nobody', {}], ['claude-code', { port: '70000' }], ['claude-code', { port: 'x' }], ['claude-code', { attentionTimeoutMs: '0' }], ['claude-code', { secret: 'short' }]] as const) {
+    try {
+      adapterConfig(token, flags, env());
+      assert.unreachable(`${token} ${JSON.stringify(flags)}`);
+    } catch (e) {
+      assert.is((e as { code?: string }).code, 'CONFIG_INVALID', JSON.stringify(flags));
+    }
+  }
+});
+
+async function withStack(instruct: boolean, fn: (s: { relay: RelayHandle; running: RunningAdapter; consumer: RelayConsumer }) => Promise<void>): Promise<void> {
+  const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
+  const cfg = adapterConfig('claude-code', { port: '0', relay: relay.socketUrl, token: 'tok', instruct, log: join(dir, 'a.jsonl') }, env());
+  const running = await runAdapter(cfg, () => undefined);
+  const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'tester' });
+  try {
+    await fn({ relay, running, consumer });
+  } finally {
+    await consumer.close();
+    await running.close();
+    await relay.close();
+  }
+}
+
+const sessionStart = (session: string) => ({ session_id: session, hook_event_name: 'SessionStart', source: 'startup', cwd: '/p', transcript_path: '/t' });
+
+test('D5: the hello lists the instruct verb only with the gate open, and the relay refuses it otherwise', async () => {
+  for (const instruct of [true, false]) {
+    await withStack(instruct, async ({ running, consumer }) => {
+      const session = `gate-${String(instruct)}`;
+      await postHook(running.adapter.hookUrl, sessionStart(session));
+      const entry = await until('roster entry', async () => (await consumer.roster()).find((e) => e.session === session));
+      const accepts = (entry.control as { accepts?: string[] }).accepts ?? [];
+      assert.ok(accepts.includes('control.attention.respond'));
+      assert.is(accepts.includes('x.claude-code.control.instruct'), instruct);
+      const s = await consumer.send(command({ agent: 'tester' }, session, { type: 'x.claude-code.control.instruct', data: { text: 'hello' }, capture: 'redacted' }));
+      assert.is(s.outcome, instruct ? 'accepted' : 'refused', JSON.stringify(s));
+    });
+  }
+});
+
+test('D15: with the relay down hooks are still answered, and the link catches up once it is up', async () => {
+  const probe = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
+  const port = probe.port;
+  await probe.close(); // now nothing listens there
+  const cfg = adapterConfig('claude-code', { port: '0', relay: `ws://127.0.0.1:${port}/socket`, token: 'tok', instruct: true, log: join(dir, 'a.jsonl') }, env());
+  const running = await runAdapter(cfg, () => undefined);
+  let relay: RelayHandle | undefined;
+  try {
+    const r = await postHook(running.adapter.hookUrl, sessionStart('offline-1'));
+    assert.is(r.status, 200);
+    assert.equal(JSON.parse(r.body), {});
+    const pre = await postHook(running.adapter.hookUrl, { session_id: 'offline-1', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: {} });
+    assert.is(pre.status, 200);
+    relay = await startRelay({ port, storePath: ':memory:', token: 'tok' });
+    const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'tester' });
+    try {
+      await until('the adapter to reconnect and claim its session', async () => (await consumer.roster()).find((e) => e.session === 'offline-1'));
+    } finally {
+      await consumer.close();
+    }
+  } finally {
+    await running.close();
+    await relay?.close();
+  }
+});
+
+test.run();

@@ -1,0 +1,79 @@
+// Shared pieces of the consumer-command tests: a real relay and Claude Code adapter in-process
+// (port 0), a scripted session made live on the relay, and a text sink standing in for stdout.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { AepEvent } from '../../src/protocol/index.js';
+import { RelayConsumer } from '../../src/relay/consumer.js';
+import { scriptedSession, type ScriptedSession } from '../../src/demo/scripted-session.js';
+import { startStack, type Stack, type StackOptions } from '../../src/demo/stack.js';
+
+export interface TestStack extends Stack {
+  dir: string;
+  /** A consumer connection for the test's own observations. */
+  observer: RelayConsumer;
+  /** Everything the observer saw, in arrival order. */
+  seen: AepEvent[];
+  /** Resolves with the first observed event matching `test` (past or future). */
+  waitFor(test: (e: AepEvent) => boolean): Promise<AepEvent>;
+  /** Posts a scripted session's opening hooks and waits until the relay routes to it. */
+  openSession(opts?: Parameters<typeof scriptedSession>[0]): Promise<ScriptedSession>;
+  stop(): Promise<void>;
+}
+
+export async function startTestStack(opts: Partial<StackOptions> = {}): Promise<TestStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'aep-cli-'));
+  const stack = await startStack({ dir, ...opts });
+  const observer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: 'test-observer' });
+  const seen: AepEvent[] = [];
+  const waiters: { test: (e: AepEvent) => boolean; resolve: (e: AepEvent) => void }[] = [];
+  await observer.subscribe({ filter: {} }, {
+    onEvent: (e) => {
+      seen.push(e);
+      for (const w of [...waiters]) {
+        if (w.test(e)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(e);
+        }
+      }
+    },
+  });
+  const waitFor = (test: (e: AepEvent) => boolean) =>
+    new Promise<AepEvent>((resolve) => {
+      const hit = seen.find(test);
+      if (hit) resolve(hit);
+      else waiters.push({ test, resolve });
+    });
+  return {
+    ...stack,
+    dir,
+    observer,
+    seen,
+    waitFor,
+    async openSession(o) {
+      const s = scriptedSession(o);
+      for (const h of s.opening) await stack.postHook(h);
+      // An event of the session on the relay means the adapter's claim is in place (aep-wire §4.4).
+      await waitFor((e) => e.session === s.session && e.type === 'run.started');
+      return s;
+    },
+    async stop() {
+      await observer.close();
+      await stack.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function sink(): { stream: NodeJS.WriteStream; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(c: Buffer, _e, cb) {
+      text += c.toString();
+      cb();
+    },
+  }) as Writable & { isTTY?: boolean };
+  stream.isTTY = false;
+  return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
+}

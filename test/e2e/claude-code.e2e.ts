@@ -1,0 +1,344 @@
+// Claude Code 2.1.332 end to end: the real CLI runs headless against a mock Anthropic API on
+// loopback; this project's relay and adapter run in-process; hooks are written by the real
+// installer into a temp project; instructions go THROUGH THE RELAY as a consumer would send them.
+// The mock holds model requests so that each instruction is queued before the moment that must
+// take it, which makes every sequence deterministic without sleeping.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
+import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
+import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import { RelayConsumer } from '../../src/relay/consumer.js';
+import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeRun, type ClaudeWorkspace } from '../support/claude-cli.js';
+import {
+  bashThenText, firstUserText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest,
+} from '../support/mock-anthropic.js';
+
+const TOKEN = 'e2e-relay-token';
+const SENDER = { agent: 'e2e-operator' };
+const SESSION_HEADER = 'x-claude-code-session-id';
+
+let mock: MockAnthropic;
+let relay: RelayHandle;
+let running: RunningAdapter;
+let consumer: RelayConsumer;
+let secret = '';
+let stateDir = '';
+const events: AepEvent[] = [];
+const adapterErrors: string[] = [];
+const workspaces: ClaudeWorkspace[] = [];
+
+/** Polls the recorded stream; a miss fails with what was seen, never with a timing assertion. */
+async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 20_000): Promise<T> {
+  const until = Date.now() + limitMs;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
+    if (Date.now() > until) {
+      throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const ofSession = (session: string) => events.filter((e) => e.session === session);
+const find = (session: string, type: string, cause?: string) =>
+  ofSession(session).find((e) => e.type === type && (cause === undefined || e.cause === cause));
+const requestsOf = (session: string): RecordedRequest[] => mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
+
+/** Every string inside a parsed body: hook context placement differs by model and version (§1.8). */
+function strings(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) strings(x, out);
+  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
+  return out;
+}
+const bodyHas = (r: RecordedRequest | undefined, s: string): boolean => r !== undefined && strings(r.body).some((x) => x.includes(s));
+
+function workspace(): ClaudeWorkspace {
+  const ws = claudeWorkspace();
+  workspaces.push(ws);
+  installClaudeCode({ project: ws.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 55_000 });
+  return ws;
+}
+
+async function instruct(session: string, text: string): Promise<AepCommand> {
+  const cmd = command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text }, capture: 'redacted' });
+  const s = await consumer.send(cmd);
+  assert.is(s.outcome, 'accepted', `instruct settled ${JSON.stringify(s)}`);
+  return cmd;
+}
+
+/** Starts a run whose first model request is held; resolves once the session is live on the relay. */
+async function startHeld(ws: ClaudeWorkspace, prompt: string, bypassPermissions = true): Promise<{ session: string; release: () => void; run: Promise<ClaudeRun> }> {
+  const first = mock.hold((r) => r.raw.includes(ws.project));
+  const run = runClaude({ ws, mockUrl: mock.url, prompt, bypassPermissions });
+  const held = await Promise.race([first.arrived, run.then((r) => { throw new Error(`claude exited before its first request: ${r.stderr}`); })]);
+  const session = held.headers[SESSION_HEADER];
+  assert.type(session, 'string');
+  await waitFor('session.started', () => find(session!, 'session.started'));
+  return { session: session!, release: first.release, run };
+}
+
+const delivered = (session: string, cmd: AepCommand) => find(session, 'x.claude-code.instruction.delivered', cmd.id);
+
+function assertAckThenDelivered(session: string, cmd: AepCommand): void {
+  const ack = find(session, 'control.accepted', cmd.id)!;
+  const d = delivered(session, cmd)!;
+  assert.ok(ack && d, 'ack and delivered are both on the stream');
+  assert.ok(ack.seq! < d.seq!, 'control.accepted comes before delivered');
+  const q = (d.data as { queued_ms?: unknown }).queued_ms;
+  assert.type(q, 'number');
+  assert.ok(Number.isInteger(q) && (q as number) >= 0, 'queued_ms is a whole number of ms');
+  // D9: queued_ms runs from the ack to the reply's write; the delivered event is stamped after it.
+  assert.ok((q as number) <= Date.parse(d.time) - Date.parse(ack.time) + 1, 'queued_ms fits inside the ack → delivered timeline');
+  assert.is(ofSession(session).filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id).length, 1, 'delivered exactly once');
+}
+
+const binary = claudeBinary();
+const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
+
+if (binary === undefined) {
+  // Under CI a missing CLI is always a failure; elsewhere too, unless explicitly waived.
+  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
+    console.log(`claude-code e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
+  } else {
+    test('the pinned Claude Code CLI is installed', () => {
+      assert.unreachable(missing);
+    });
+  }
+} else {
+  test.before(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), 'aep-cc-state-'));
+    mock = await startMockAnthropic();
+    relay = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
+    const cfg = adapterConfig('claude-code', {
+      port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000',
+    }, { AEP_STATE_DIR: stateDir });
+    secret = cfg.secret;
+    running = await runAdapter(cfg, (e) => adapterErrors.push(`${e.code}: ${e.message}`));
+    consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
+    await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
+  });
+
+  test.after(async () => {
+    await consumer?.close();
+    await running?.close();
+    await relay?.close();
+    await mock?.close();
+    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  test('PreToolUse delivers a queued instruction to the next model request', async () => {
+    const ws = workspace();
+    mock.setScript(bashThenText(['echo hi']));
+    const { session, release, run } = await startHeld(ws, 'Say hi with bash.');
+    const text = `Also mention the marker STEER-PRE-${session.slice(0, 8)}.`;
+    const cmd = await instruct(session, text);
+    release();
+    const r = await run;
+    assert.is(r.code, 0, r.stderr);
+    const reqs = requestsOf(session);
+    assert.is(reqs.length, 2, 'one tool call, then the final answer');
+    assert.not.ok(reqs[0]!.raw.includes(text), 'the held request predates the instruction');
+    assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`), 'the next request carries it as PreToolUse context');
+    await waitFor('delivered', () => delivered(session, cmd));
+    assertAckThenDelivered(session, cmd);
+  });
+
+  test('Stop delivers while stop_hook_active is false and the model takes another turn', async () => {
+    const ws = workspace();
+    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const { session, release, run } = await startHeld(ws, 'Just answer.');
+    const text = `Before you stop, report STEER-STOP-${session.slice(0, 8)}.`;
+    const cmd = await instruct(session, text);
+    release();
+    const r = await run;
+    assert.is(r.code, 0, r.stderr);
+    const reqs = requestsOf(session);
+    // The first Stop carries the instruction and forces a second model request; the second Stop
+    // (stop_hook_active true) stays neutral, so there is no third.
+    assert.is(reqs.length, 2);
+    assert.ok(bodyHas(reqs[1], `Stop hook additional context: ${text}`));
+    await waitFor('delivered', () => delivered(session, cmd));
+    assertAckThenDelivered(session, cmd);
+  });
+
+  test('an instruction still queued at SessionEnd is dropped before session.ended', async () => {
+    const ws = workspace();
+    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const { session, release, run } = await startHeld(ws, 'Just answer.');
+    const first = await instruct(session, `First STEER-A-${session.slice(0, 8)}.`);
+    const second = mock.hold((r) => r.headers[SESSION_HEADER] === session);
+    release();
+    await second.arrived; // the continuation Stop forced: no eligible moment follows it
+    const late = await instruct(session, `Too late STEER-B-${session.slice(0, 8)}.`);
+    second.release();
+    const r = await run;
+    assert.is(r.code, 0, r.stderr);
+    const ended = await waitFor('session.ended', () => find(session, 'session.ended'));
+    const dropped = find(session, 'x.claude-code.instruction.dropped', late.id);
+    assert.ok(dropped, 'the late instruction is dropped');
+    assert.equal(dropped!.data, { reason: 'session-ended' });
+    assert.ok(dropped!.seq! < ended.seq!, 'dropped comes before session.ended (D10)');
+    assert.ok(delivered(session, first), 'the first one was delivered at Stop');
+    assert.not.ok(delivered(session, late));
+    assert.not.ok(requestsOf(session).some((q) => q.raw.includes('Too late STEER-B')), 'the dropped text never reached the model');
+  });
+
+  test('UserPromptSubmit delivers an instruction queued between turns', async () => {
+    const ws = workspace();
+    mock.setScript(bashThenText([], 'Turn answered.'));
+    const cli = startClaude({ ws, mockUrl: mock.url });
+    let cmd: AepCommand | undefined;
+    let text = '';
+    try {
+      cli.sendUser('First question.');
+      const first = await cli.waitForLine((l) => l.type === 'result');
+      const session = String(first.session_id);
+      await waitFor('run.finished', () => find(session, 'run.finished'));
+      // Turn one is over (its Stop passed with nothing queued); the next moment is turn two's prompt.
+      text = `For this turn, mention STEER-UPS-${session.slice(0, 8)}.`;
+      cmd = await instruct(session, text);
+      cli.sendUser('Second question.');
+      await cli.waitForLine((l) => l.type === 'result' && l !== first);
+    } finally {
+      cli.end();
+    }
+    const r = await cli.done;
+    assert.is(r.code, 0, r.stderr);
+    const session = cmd!.session;
+    const reqs = requestsOf(session);
+    assert.is(reqs.length, 2, 'one model request per turn');
+    assert.not.ok(reqs[0]!.raw.includes(text));
+    assert.ok(bodyHas(reqs[1], `UserPromptSubmit hook additional context: ${text}`));
+    await waitFor('delivered', () => delivered(session, cmd!));
+    assertAckThenDelivered(session, cmd!);
+  });
+
+  test('PostToolUseFailure delivers an instruction queued while the failing tool ran', async () => {
+    const ws = workspace();
+    const go = join(ws.root, 'go');
+    // The command waits for the test's signal, so the instruction is queued after PreToolUse
+    // and before the tool fails.
+    mock.setScript(bashThenText([`while [ ! -f ${go} ]; do sleep 0.05; done; echo failing >&2; exit 3`]));
+    const { session, release, run } = await startHeld(ws, 'Run the failing step.');
+    release();
+    let cmd: AepCommand | undefined;
+    const text = `The step failed; note STEER-FAIL-${session.slice(0, 8)}.`;
+    try {
+      await waitFor('tool.requested', () => find(session, 'tool.requested'));
+      cmd = await instruct(session, text);
+    } finally {
+      writeFileSync(go, '');
+    }
+    const r = await run;
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(find(session, 'tool.failed'), 'the tool failed');
+    const reqs = requestsOf(session);
+    assert.is(reqs.length, 2);
+    assert.ok(bodyHas(reqs[1], `PostToolUseFailure:Bash hook additional context: ${text}`));
+    await waitFor('delivered', () => delivered(session, cmd!));
+    assertAckThenDelivered(session, cmd);
+  });
+
+  test('joined instructions over 10,000 characters arrive over two moments, none split', async () => {
+    const ws = workspace();
+    mock.setScript(bashThenText(['echo hi']));
+    const { session, release, run } = await startHeld(ws, 'Say hi with bash.');
+    const make = (tag: string) => {
+      const head = `${tag}-START `;
+      const tail = ` ${tag}-END`;
+      return head + 'steer '.repeat(1000).slice(0, 4000 - head.length - tail.length) + tail;
+    };
+    const texts = ['ALPHA', 'BRAVO', 'CHARLIE'].map(make);
+    assert.ok(texts.every((t) => t.length === 4000));
+    const cmds: AepCommand[] = [];
+    for (const t of texts) cmds.push(await instruct(session, t));
+    release();
+    const r = await run;
+    assert.is(r.code, 0, r.stderr);
+    const reqs = requestsOf(session);
+    assert.is(reqs.length, 2);
+    // 4000 + 2 + 4000 fits the 10,000 cap; adding the third would not (D8): PreToolUse takes the
+    // first two joined by a blank line, PostToolUse the third, each whole.
+    assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${texts[0]}\n\n${texts[1]}`), 'first two at PreToolUse');
+    assert.ok(bodyHas(reqs[1], `PostToolUse:Bash hook additional context: ${texts[2]}`), 'third at PostToolUse');
+    assert.not.ok(reqs[1]!.raw.includes('persisted-output'), 'nothing moved to a file by the 10,000 cap');
+    for (const c of cmds) await waitFor('delivered', () => delivered(session, c));
+    for (const c of cmds) assertAckThenDelivered(session, c);
+  });
+
+  test('PermissionRequest answered allow runs the tool, answered deny does not', async () => {
+    const outcomes: Record<string, { file: boolean; reqs: RecordedRequest[]; session: string; requestId: string }> = {};
+    for (const [verdict, answer] of [['allow', { option: 'allow' }], ['deny', { text: 'Do not create files here; use /tmp instead.' }]] as const) {
+      const ws = workspace();
+      const target = join(ws.project, `${verdict}.txt`);
+      mock.setScript(bashThenText([`touch ${target}`]));
+      // Default permission mode: a file-writing Bash call raises PermissionRequest (§1.2).
+      const { session, release, run } = await startHeld(ws, `Create ${verdict}.txt with bash.`, false);
+      release();
+      const requested = await waitFor('attention.requested', () => find(session, 'attention.requested'));
+      assert.is((requested.data as { kind?: string }).kind, 'permission');
+      const respond = command(SENDER, session, { type: 'control.attention.respond', subject: requested.id, data: { answer }, capture: 'redacted' });
+      const s = await consumer.send(respond);
+      assert.is(s.outcome, 'accepted', JSON.stringify(s));
+      const r = await run;
+      assert.is(r.code, 0, r.stderr);
+      await waitFor('attention.resolved', () => find(session, 'attention.resolved'));
+      outcomes[verdict] = { file: existsSync(target), reqs: requestsOf(session), session, requestId: requested.id };
+    }
+    assert.ok(outcomes.allow!.file, 'allow: the command ran');
+    assert.ok(find(outcomes.allow!.session, 'tool.completed'), 'allow: PostToolUse fired');
+    assert.not.ok(outcomes.deny!.file, 'deny: the command did not run');
+    assert.ok(outcomes.deny!.reqs.some((q) => q.raw.includes('Do not create files here; use /tmp instead.')), 'deny: the model reads the operator\'s reason');
+    const answered = find(outcomes.deny!.session, 'attention.answered')!;
+    assert.is(answered.subject, outcomes.deny!.requestId);
+  });
+
+  test('a subagent\'s hooks do not take the main session\'s instructions', async () => {
+    const ws = workspace();
+    const isSub = (b: MessagesBody) => firstUserText(b).includes('SUBTASK');
+    mock.setScript((body) => {
+      if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
+      const step = toolResultCount(body);
+      if (isSub(body)) {
+        return step === 0
+          ? { content: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo sub', description: 'sub step' } }] }
+          : { content: [{ type: 'text', text: 'Sub done.' }] };
+      }
+      return step === 0
+        ? { content: [{ type: 'tool_use', name: 'Agent', input: { description: 'example subagent', prompt: 'SUBTASK run echo sub', subagent_type: 'general-purpose' } }] }
+        : { content: [{ type: 'text', text: 'Main done.' }] };
+    });
+    const sub = mock.hold((r) => r.raw.includes(ws.project) && r.body !== undefined && isSub(r.body));
+    const run = runClaude({ ws, mockUrl: mock.url, prompt: 'Delegate the work to a subagent.' });
+    const held = await Promise.race([sub.arrived, run.then((r) => { throw new Error(`claude exited before the subagent asked: ${r.stderr}`); })]);
+    const session = held.headers[SESSION_HEADER]!;
+    const text = `Main agent only: STEER-MAIN-${session.slice(0, 8)}.`;
+    const cmd = await instruct(session, text);
+    sub.release(); // the subagent's PreToolUse (agent_id set) now fires with the instruction queued
+    const r = await run;
+    assert.is(r.code, 0, r.stderr);
+    await waitFor('delivered', () => delivered(session, cmd));
+    const reqs = requestsOf(session);
+    const subReqs = reqs.filter((q) => q.body !== undefined && isSub(q.body));
+    const mainReqs = reqs.filter((q) => q.body !== undefined && !isSub(q.body));
+    assert.ok(subReqs.length >= 2, 'the subagent ran a tool and answered');
+    assert.ok(find(session, 'delegation.subagent.started'), 'SubagentStart was observed');
+    assert.not.ok(subReqs.some((q) => q.raw.includes(text)), 'no subagent request carries the instruction');
+    assert.ok(mainReqs.some((q) => q.raw.includes(text)), 'a main-agent request carries it');
+    assertAckThenDelivered(session, cmd);
+  });
+
+  test('the adapter reported no errors on the hook path', () => {
+    assert.equal(adapterErrors.filter((e) => !e.startsWith('RELAY')), []);
+  });
+}
+
+test.run();

@@ -1,0 +1,180 @@
+// Codex 0.171.0 end to end: the real CLI runs headless against the loopback mock Responses API;
+// this project's relay and adapter run in-process; hooks.json is written by the real installer and
+// every hook runs the real shim; instructions go through the relay as a consumer sends them. The
+// mock holds a chosen model request so each instruction is queued before the moment that must take
+// it: every sequence is deterministic without sleeping.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { codex } from '../../src/adapters/codex.js';
+import { installCodex } from '../../src/adapters/installers/codex.js';
+import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
+import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
+import {
+  bodyHas, codexHome, runCodex, startVendorStack, vendorBinary, workspace, writeCodexConfig, type CliRun, type VendorStack, type Workspace,
+} from '../support/vendor-e2e.js';
+
+let mock: MockOpenAi;
+let stack: VendorStack;
+const workspaces: Workspace[] = [];
+
+function codexWorkspace(): Workspace {
+  const ws = workspace('aep-codex-');
+  workspaces.push(ws);
+  writeCodexConfig(ws, mock.baseUrl);
+  // The installer asks the real CLI for each hook's trust key and hash and persists them, so the
+  // runs below need no --dangerously-bypass-hook-trust (vendor-clis-observed §2.4).
+  const report = installCodex({
+    user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
+    env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary! },
+  });
+  assert.match(report.notes[0] ?? '', /^trusted 11 hooks in /);
+  return ws;
+}
+
+/** The prompt of the conversation a Responses request belongs to: its last marked user message. */
+function promptOf(r: RecordedRequest): string {
+  const input = (r.body as { input?: { type?: string; role?: string; content?: { text?: string }[] }[] } | undefined)?.input ?? [];
+  const users = input.filter((i) => i.type === 'message' && i.role === 'user').map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
+  return [...users].reverse().find((t) => t.includes('[[TURN]]')) ?? '';
+}
+
+async function startHeld(prompt: string, match: (r: RecordedRequest) => boolean): Promise<{ ws: Workspace; session: string; release: () => void; run: Promise<CliRun> }> {
+  const ws = codexWorkspace();
+  const from = stack.events.length;
+  const hold = mock.hold(match);
+  const run = runCodex(ws, prompt);
+  await Promise.race([hold.arrived, run.then((r) => { throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`); })]);
+  const session = await stack.newSession(from);
+  return { ws, session, release: hold.release, run };
+}
+
+async function instruct(session: string, text: string): Promise<AepCommand> {
+  const { cmd, settled } = await stack.instruct(session, text);
+  assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
+  return cmd;
+}
+
+const ofSession = (session: string) => stack.events.filter((e) => e.session === session);
+const requestsWith = (s: string) => mock.modelRequests().filter((r) => bodyHas(r.body, s));
+const seqOf = (e: AepEvent | undefined): number => {
+  assert.ok(e, 'event present');
+  return e!.seq!;
+};
+const delivered = (session: string, cmd: AepCommand) => stack.waitFor(`delivered for ${cmd.id}`, () => stack.find(session, 'x.codex.instruction.delivered', cmd.id));
+const pad = (marker: string, n: number) => `${marker} ${'x'.repeat(n - marker.length - 1)}`;
+
+const binary = vendorBinary('codex');
+const missing = 'Codex 0.171.0 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh codex';
+
+if (binary === undefined) {
+  // Under CI a missing CLI is a failure, never a skip.
+  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
+    console.log(`codex e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
+  } else {
+    test('the pinned Codex CLI is installed', () => assert.unreachable(missing));
+  }
+} else {
+  test.before(async () => {
+    mock = await startMockOpenAi();
+    stack = await startVendorStack('codex');
+  });
+
+  test.after(async () => {
+    await stack?.close();
+    await mock?.close();
+    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
+  });
+
+  test('PreToolUse delivers a queued instruction to the request carrying the tool result', async () => {
+    const { session, release, run } = await startHeld('[[TURN]] pre-tool run one command', (r) => promptOf(r).includes('pre-tool'));
+    const text = `STEER-CODEX-PRE-${session.slice(-8)} <keep> "as is"`;
+    const cmd = await instruct(session, text);
+    release();
+    const result = await run;
+    assert.is(result.code, 0, result.stderr.slice(-2000));
+    const d = await delivered(session, cmd);
+    const ack = stack.find(session, 'control.accepted', cmd.id);
+    assert.ok(seqOf(ack) < seqOf(d), 'control.accepted comes before delivered');
+    assert.type((d.data as { queued_ms?: unknown }).queued_ms, 'number');
+    // Taken at PreToolUse: after the tool was requested, before it completed.
+    assert.ok(seqOf(stack.find(session, 'tool.requested')) < seqOf(d));
+    assert.ok(seqOf(d) < seqOf(stack.find(session, 'tool.completed')));
+    const reqs = mock.modelRequests().filter((r) => promptOf(r).includes('pre-tool'));
+    assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the held request');
+    assert.ok(bodyHas(reqs[1]!.body, text), 'verbatim in the next request: Codex keeps <tags> and quotes (§2.8)');
+    const items = (reqs[1]!.body as { input: { type: string; role?: string; content?: { text?: string }[] }[] }).input;
+    const at = items.findIndex((i) => i.role === 'developer' && (i.content ?? []).some((c) => c.text === text));
+    assert.ok(at > items.findIndex((i) => i.type === 'function_call'), 'a developer item after the function call');
+    assert.is(ofSession(session).filter((e) => e.type === 'x.codex.instruction.delivered').length, 1);
+  });
+
+  test('PostToolUse takes what PreToolUse could not fit, and neither instruction is split', async () => {
+    const { session, release, run } = await startHeld('[[TURN]] post-tool run one command', (r) => promptOf(r).includes('post-tool'));
+    // Three of 4,000 (D2's cap) join past 10,000 (D8): two fit the first moment, the third waits, whole.
+    const [a, b, c] = ['A', 'B', 'C'].map((k) => pad(`STEER-CODEX-${k}-${session.slice(-8)}`, 4000)) as [string, string, string];
+    const ca = await instruct(session, a);
+    const cb = await instruct(session, b);
+    const cc = await instruct(session, c);
+    release();
+    assert.is((await run).code, 0);
+    const [da, db, dc] = [await delivered(session, ca), await delivered(session, cb), await delivered(session, cc)];
+    const completed = seqOf(stack.find(session, 'tool.completed'));
+    assert.ok(seqOf(da) < completed && seqOf(db) < completed, 'the first two at PreToolUse');
+    assert.ok(seqOf(dc) > completed, 'the third at PostToolUse');
+    const next = mock.modelRequests().filter((r) => promptOf(r).includes('post-tool'))[1]!;
+    assert.ok([a, b, c].every((t) => bodyHas(next.body, t)), 'all three arrive whole in the request carrying the tool result');
+    assert.ok(bodyHas(next.body, `${a}\n\n${b}`), 'the first two joined by a blank line, in FIFO order');
+  });
+
+  test('an instruction still queued at SessionEnd is dropped before session.ended', async () => {
+    const { session, release, run } = await startHeld('[[TURN]] [[TOOLS:0]] answer-only', (r) => promptOf(r).includes('answer-only'));
+    const text = `STEER-CODEX-LATE-${session.slice(-8)}`;
+    const cmd = await instruct(session, text);
+    release();
+    assert.is((await run).code, 0);
+    const ended = await stack.waitFor('session.ended', () => stack.find(session, 'session.ended'));
+    const dropped = stack.find(session, 'x.codex.instruction.dropped', cmd.id);
+    assert.ok(dropped, 'dropped at SessionEnd');
+    assert.equal(dropped!.data, { reason: 'session-ended' });
+    assert.ok(seqOf(dropped) < seqOf(ended), `dropped comes before session.ended (D10): ${ofSession(session).map((e) => `${e.seq}:${e.type}`).join(', ')}`);
+    assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'Stop does not take it');
+    assert.is(requestsWith(text).length, 0, 'the dropped text never reached the model');
+  });
+
+  test('a subagent\'s hooks never take the main session\'s queue', async () => {
+    // The main agent spawns a subagent, then runs a shell call that waits for a file; the
+    // subagent's first request is held. An instruction queued now must pass the subagent's hooks
+    // (agent_id set) untouched and reach the main agent at its PostToolUse.
+    const gateDir = mkdtempSync(join(tmpdir(), 'aep-codex-gate-'));
+    workspaces.push({ root: gateDir, home: gateDir, project: gateDir });
+    const gate = join(gateDir, 'go');
+    const { session, release, run } = await startHeld(`[[TURN]] [[SPAWN]] [[WAITFILE:${gate}]] delegate`, (r) => promptOf(r).includes('subagent task'));
+    const mainWaiting = await stack.waitFor('the main agent\'s waiting shell call', () =>
+      ofSession(session).find((e) => e.type === 'tool.requested' && (e.data as { tool?: { name?: string } }).tool?.name === 'Bash'));
+    const text = `STEER-CODEX-SUB-${session.slice(-8)}`;
+    const cmd = await instruct(session, text);
+    release();
+    // The subagent runs its own tool and asks the model again before the main agent goes on.
+    await stack.waitFor('the subagent\'s second request', () =>
+      mock.modelRequests().find((r) => promptOf(r).includes('subagent task') && bodyHas(r.body, 'TOOL_RAN')));
+    const subagentTools = ofSession(session).filter((e) => e.type === 'tool.completed' && e.seq! > mainWaiting.seq!);
+    assert.ok(subagentTools.length > 0, 'the subagent\'s PostToolUse fired after the instruction was queued');
+    assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'no subagent hook took it');
+    writeFileSync(gate, '');
+    assert.is((await run).code, 0);
+    const d = await delivered(session, cmd);
+    assert.ok(d.seq! > subagentTools[subagentTools.length - 1]!.seq!, 'delivered at the main agent\'s PostToolUse');
+    const withText = requestsWith(text);
+    assert.ok(withText.length > 0, 'the main agent\'s next request carries it');
+    assert.ok(withText.every((r) => !promptOf(r).includes('subagent task')), 'no subagent request carries it');
+  });
+
+  test('the adapter reported no errors on the hook path', () => {
+    assert.equal(stack.errors, []);
+  });
+}
+
+test.run();

@@ -1,0 +1,158 @@
+// Walks the session machine's state graph over a small fixed alphabet and checks, on every
+// path, the properties the design promises (D3, D9, D10, D13, AEP-0004 §3 causes).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { getShortestPaths, getSimplePaths } from 'xstate/graph';
+import { sessionMachine } from '../../src/machines/session.js';
+import { decisionKeys } from '../../src/machines/decisions.js';
+import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import { initialTransition, transition, enqueueActions, type AnyStateMachine } from 'xstate';
+import { end, heldPermission, instruct, outputsOf, respond, type Snap } from '../support/session-steps.js';
+
+const TEXTS: Record<string, string> = { c1: 'alpha instruction', c2: 'beta instruction' };
+
+/** A fresh id not used by anything currently open, so ids stay finite and never collide. */
+const fresh = (prefix: string, used: string[]): string => {
+  for (let i = 0; ; i += 1) if (!used.includes(`${prefix}${i}`)) return `${prefix}${i}`;
+};
+
+/** The small alphabet: one instruct (its second use is the retry), moments, one hold at a time. */
+const alphabet = (wide: boolean) => (s: Snap): SessionInput[] => {
+  const ctx = s.context;
+  const out: SessionInput[] = [
+    instruct('c1', TEXTS.c1),
+    ...(wide ? [instruct('c2', TEXTS.c2)] : []),
+    { type: 'hook.moment', at: 2000, hookId: fresh('h', ctx.inFlight.map((b) => b.hookId)), eligible: true },
+    { type: 'hook.moment', at: 2000, hookId: 'ineligible', eligible: false },
+    end('end'),
+  ];
+  if (ctx.holds.length < (wide ? 2 : 1)) {
+    const requestId = fresh('r', ctx.holds.map((h) => h.requestId));
+    out.push(heldPermission(`hp-${requestId}`, requestId));
+  }
+  const hold = ctx.holds[0];
+  if (hold) {
+    out.push(respond(`a-${hold.requestId}`, hold.requestId, { option: 'allow' }));
+    out.push({ type: 'attention.timeout', at: 60_000, requestId: hold.requestId });
+  }
+  const batch = ctx.inFlight[0];
+  if (batch) {
+    out.push({ type: 'reply.written', at: 3000, hookId: batch.hookId });
+    out.push({ type: 'reply.failed', at: 3000, hookId: batch.hookId });
+  }
+  return out;
+};
+
+// Coarse on purpose (value, queue length, in-flight count, holds, which instructs were decided):
+// each path is replayed from the start in checkPath, so the checks see the real execution.
+const serializeState = (s: Snap): string => JSON.stringify([
+  s.value, s.context.queue.length, s.context.inFlight.length, s.context.holds.length,
+  decisionKeys(s.context.decisions).filter((k) => /\u0000c\d$/.test(k)).length,
+]);
+
+const narrow = { events: alphabet(false), serializeState, limit: 50_000 };
+const wide = { events: alphabet(true), serializeState, limit: 50_000 };
+
+/** Replays a path's inputs from the start and checks every promise on it. */
+function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = sessionMachine): void {
+  let snap = initialTransition(machine, { session: 's-1', vendor: 'claude-code' })[0] as Snap;
+  const accepted = new Set<string>();
+  const settled = new Map<string, number>();
+  const openRequests = new Set<string>();
+  let ended = false;
+  const where = () => inputs.map((i) => i.type).join(' > ');
+  for (const input of inputs) {
+    const [nextSnap, actions] = transition(machine, snap, input);
+    const next = nextSnap as Snap;
+    const outputs = outputsOf(actions);
+    for (const o of outputs) checkOutput(o, input);
+    snap = next;
+    if (ended) {
+      assert.equal(snap.context.queue, [], `nothing is queued after ended: ${where()}`);
+      assert.not.ok(outputs.some((o) => o.type === 'control.accepted'), `no accept after ended: ${where()}`);
+    }
+    if (snap.value === 'ended') ended = true;
+  }
+  for (const [id, n] of settled) assert.is(n, 1, `${id} settled exactly once: ${where()}`);
+  const pending = new Set([...snap.context.queue, ...snap.context.inFlight.flatMap((b) => b.items)].map((i) => i.id));
+  for (const id of accepted) {
+    assert.is(settled.has(id) !== pending.has(id), true, `${id} is either pending or settled: ${where()}`);
+  }
+  if (ended) {
+    for (const id of accepted) assert.ok(settled.has(id) || snap.context.inFlight.some((b) => b.items.some((i) => i.id === id)), `${id} settled by the end: ${where()}`);
+  }
+
+  function checkOutput(o: SessionOutput, input: SessionInput): void {
+    const commandId = 'command' in input ? input.command.id : undefined;
+    switch (o.type) {
+      case 'control.accepted':
+      case 'control.rejected':
+      case 'control.reack':
+        assert.is(o.cause, commandId, `ack cause is the command id: ${where()}`);
+        if (o.type === 'control.accepted' && input.type === 'command.instruct') accepted.add(o.cause);
+        break;
+      case 'instruction.delivered':
+      case 'instruction.dropped':
+        assert.ok(accepted.has(o.cause), `${o.type} cause is an accepted command: ${where()}`);
+        settled.set(o.cause, (settled.get(o.cause) ?? 0) + 1);
+        break;
+      case 'attention.requested':
+        assert.is(o.id, input.type === 'hook.held' ? input.requestId : undefined);
+        openRequests.add(o.id);
+        break;
+      case 'attention.answered':
+        assert.ok(openRequests.has(o.subject), `answered names an open request: ${where()}`);
+        assert.is(o.cause, commandId);
+        break;
+      case 'attention.resolved':
+      case 'attention.timeout':
+        assert.ok(openRequests.delete(o.subject), `one terminal per request: ${where()}`);
+        break;
+      case 'reply.decision':
+        assert.ok(o.hookId.startsWith('hp-'), 'decisions answer held hooks only');
+        for (const t of Object.values(TEXTS)) assert.not.ok(JSON.stringify(o).includes(t), `held reply carries no steering: ${where()}`);
+        break;
+      case 'reply.context':
+        assert.not.ok(o.hookId.startsWith('hp-'), `steering never rides a held reply: ${where()}`);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+test('every simple path keeps the delivery, hold, end and cause promises', () => {
+  const paths = getSimplePaths(sessionMachine, { ...narrow, input: { session: 's-1', vendor: 'claude-code' } });
+  assert.ok(paths.length > 100, `the walk covers many paths (${paths.length})`);
+  for (const p of paths) checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
+});
+
+test('shortest paths reach every state, ended and both holding substates included', () => {
+  const paths = getShortestPaths(sessionMachine, { ...wide, input: { session: 's-1', vendor: 'claude-code' } });
+  const values = new Set(paths.map((p) => JSON.stringify(p.state.value)));
+  for (const v of ['"idle"', '"queued"', '{"holding":"permission"}', '"ended"']) assert.ok(values.has(v), `reaches ${v}`);
+  for (const p of paths) checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
+});
+
+test('the walk catches a machine that settles an instruction twice', () => {
+  const inputs: SessionInput[] = [instruct('c1', TEXTS.c1), { type: 'hook.moment', at: 2000, hookId: 'h0', eligible: true }, { type: 'reply.written', at: 3000, hookId: 'h0' }];
+  assert.not.throws(() => checkPath(inputs));
+  // A machine that announces delivery but keeps the batch delivers again on a second confirmation.
+  const deliverTwice = sessionMachine.provide({
+    actions: { markDelivered: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'reply.written') return;
+      for (const b of context.inFlight) for (const i of b.items) enqueue.emit({ type: 'instruction.delivered', eventType: 'x.claude-code.instruction.delivered', cause: i.id, queuedMs: 0 });
+    }) },
+  });
+  let caught = '';
+  try {
+    checkPath([...inputs, { type: 'reply.written', at: 3100, hookId: 'h0' }], deliverTwice);
+  } catch (e) {
+    caught = (e as Error).message;
+  }
+  assert.match(caught, /settled exactly once/);
+});
+
+test.run();
+
+export { alphabet, serializeState };

@@ -1,0 +1,98 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { accessPolicy, bearerToken, globMatch, loadTokensFile, mayCommand, parseTokensFile } from '../../src/relay/acl.js';
+import { SteeringError } from '../../src/protocol/errors.js';
+
+test('no token configured: everyone is anonymous and watch-only (AEP-0004 §4.1)', () => {
+  const p = accessPolicy({});
+  assert.is(p.required, false);
+  const who = p.authenticate(undefined)!;
+  assert.ok(who);
+  assert.is(mayCommand(who, 'control.pause', 's1').ok, false);
+});
+
+test('shared token: the right token gets full control rights, a wrong or missing one nothing', () => {
+  const p = accessPolicy({ token: 'sekrit' });
+  assert.is(p.required, true);
+  assert.is(p.authenticate(undefined), undefined);
+  assert.is(p.authenticate('sekri'), undefined);
+  assert.is(p.authenticate('sekrit-and-more'), undefined);
+  const who = p.authenticate('sekrit')!;
+  assert.ok(mayCommand(who, 'x.codex.control.instruct', 'any-session').ok);
+});
+
+test('D18 tokens file: identities, command globs and session globs', () => {
+  const digest = createHash('sha256').update('viewer-token').digest('hex');
+  const entries = parseTokensFile(JSON.stringify({
+    tokens: [
+      { token: 'alice-token', identity: 'alice', commands: ['x.*.control.instruct'], sessions: ['proj-*'] },
+      { sha256: digest, identity: 'viewer' },
+    ],
+  }));
+  const p = accessPolicy({ entries });
+  const alice = p.authenticate('alice-token')!;
+  assert.is(alice.identity, 'alice');
+  assert.ok(mayCommand(alice, 'x.claude-code.control.instruct', 'proj-1').ok);
+  const wrongType = mayCommand(alice, 'control.cancel', 'proj-1');
+  assert.is(wrongType.ok, false);
+  assert.match((wrongType as { detail: string }).detail, /alice may not send control\.cancel/);
+  const wrongSession = mayCommand(alice, 'x.codex.control.instruct', 'other');
+  assert.is(wrongSession.ok, false);
+  assert.match((wrongSession as { detail: string }).detail, /session other/);
+  const viewer = p.authenticate('viewer-token')!;
+  assert.is(viewer.identity, 'viewer');
+  const v = mayCommand(viewer, 'control.pause', 'proj-1');
+  assert.is(v.ok, false);
+  assert.match((v as { detail: string }).detail, /watch-only/);
+});
+
+test('tokens file errors name the entry and never open the relay', () => {
+  const bad = [
+    'not json',
+    '{"tokens": {}}',
+    '{"tokens": [{"identity": "x"}]}',
+    '{"tokens": [{"token": "a", "sha256": "' + 'a'.repeat(64) + '", "identity": "x"}]}',
+    '{"tokens": [{"token": "a"}]}',
+    '{"tokens": [{"token": "a", "identity": "x", "commands": "control.*"}]}',
+    '{"tokens": [{"sha256": "XYZ", "identity": "x"}]}',
+  ];
+  for (const text of bad) {
+    try {
+      parseTokensFile(text, 'f.json');
+      assert.unreachable(`accepted: ${text}`);
+    } catch (err) {
+      assert.instance(err, SteeringError);
+      assert.is((err as SteeringError).code, 'CONFIG_INVALID');
+      assert.match((err as Error).message, /^f\.json/);
+    }
+  }
+});
+
+test('loadTokensFile reads a real file; a missing file is CONFIG_INVALID', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'acl-'));
+  const f = join(dir, 'tokens.json');
+  writeFileSync(f, JSON.stringify({ tokens: [{ token: 't', identity: 'ops', commands: ['control.*'] }] }));
+  const entries = loadTokensFile(f);
+  assert.equal(entries, [{ token: 't', identity: 'ops', commands: ['control.*'] }]);
+  assert.throws(() => loadTokensFile(join(dir, 'missing.json')), (e: unknown) => (e as SteeringError).code === 'CONFIG_INVALID');
+});
+
+test('globMatch: * spans any characters, everything else literal', () => {
+  assert.ok(globMatch('x.*.control.instruct', 'x.claude-code.control.instruct'));
+  assert.not.ok(globMatch('x.*.control.instruct', 'x.codex.control.send_input'));
+  assert.ok(globMatch('*', 'anything.at.all'));
+  assert.not.ok(globMatch('control.pause', 'controlXpause'));
+  assert.ok(globMatch('s(1)', 's(1)'));
+});
+
+test('bearerToken: header first, access_token query as the fallback', () => {
+  assert.is(bearerToken('Bearer abc', new URLSearchParams('access_token=zzz')), 'abc');
+  assert.is(bearerToken(undefined, new URLSearchParams('access_token=zzz')), 'zzz');
+  assert.is(bearerToken('Basic abc', new URLSearchParams()), undefined);
+});
+
+test.run();

@@ -1,0 +1,67 @@
+// The AEP conformance corpora through the relay's real ingest path, read in place
+// (AEP_CONFORMANCE_DIR, default ../shared/aep): golden events are all accepted and served back
+// byte for byte in order; every envelope-level invalid event is refused with 400.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { AepEvent } from '../../src/protocol/envelope.js';
+import { aepFile, readJson } from '../support/shared-dir.js';
+import { post, SseClient } from '../support/relay-harness.js';
+
+let relay: RelayHandle;
+test.before(async () => {
+  relay = await startRelay({ port: 0, storePath: ':memory:' });
+});
+
+const goldenLines = (): string[] => readFileSync(aepFile('fixtures', 'golden', 'golden.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+
+test('golden: all 64 accepted in one batch; a live subscriber gets every line byte for byte, in order', async () => {
+  const lines = goldenLines();
+  assert.is(lines.length, 64);
+  const live = await SseClient.open(relay.url, {});
+  assert.is((await post(relay.url, lines.join('\n') + '\n')).status, 202);
+  await live.until((c) => c.events.length >= 64);
+  assert.equal(live.messages.filter((m) => m.data).map((m) => m.data), lines);
+  live.close();
+});
+
+test('golden: replay-all serves each session\'s history as posted (agent-scoped events are live only)', async () => {
+  const lines = goldenLines();
+  const c = await SseClient.open(relay.url, { from: 'all', live: '0' });
+  await c.done();
+  const served = c.messages.filter((m) => m.data).map((m) => m.data!);
+  const bySession = new Map<string, string[]>();
+  for (const l of lines) {
+    const e = JSON.parse(l) as AepEvent;
+    if (e.session === undefined) continue;
+    bySession.set(e.session, [...(bySession.get(e.session) ?? []), l]);
+  }
+  for (const [session, expected] of bySession) {
+    const got = served.filter((l) => (JSON.parse(l) as AepEvent).session === session);
+    assert.equal(got, expected, session);
+  }
+  assert.is(served.length, [...bySession.values()].flat().length);
+  // Re-posting the corpus stores nothing new: admission dedupes on (source, id).
+  const again = await post(relay.url, lines.join('\n') + '\n');
+  assert.is(again.body.stored, 0);
+});
+
+test('invalid: each envelope-level case is refused 400 invalid-event and nothing is stored', async () => {
+  const { cases } = readJson<{ cases: { name: string; rule: string; event?: unknown }[] }>(aepFile('fixtures', 'invalid', 'cases.json'));
+  const envelope = cases.filter((c) => c.event !== undefined && /^AEP-0001|^AEP-0004 §2|^AEP-0002 §3/.test(c.rule));
+  assert.is(envelope.length, 17);
+  const before = relay.stats().events;
+  for (const c of envelope) {
+    const res = await post(relay.url, JSON.stringify(c.event), { 'content-type': 'application/json' });
+    assert.is(res.status, 400, c.name);
+    assert.is(res.body.error, 'invalid-event', c.name);
+  }
+  assert.is(relay.stats().events, before);
+});
+
+test.after(async () => {
+  await relay.close();
+});
+
+test.run();

@@ -1,0 +1,158 @@
+// Runs the pinned Claude Code CLI headless and offline against a loopback mock model API, with
+// HOME, config and temp dirs isolated per run (vendor-clis-observed §1.2).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectRoot } from './shared-dir.js';
+
+export const CLAUDE_CODE_VERSION = '2.1.332';
+
+/** The CLI installed by `scripts/install-vendor-cli.sh claude-code`, if present. */
+export function claudeBinary(): string | undefined {
+  const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
+  const bin = join(dir, 'claude-code', 'node_modules', '.bin', 'claude');
+  return existsSync(bin) ? bin : undefined;
+}
+
+export interface ClaudeWorkspace {
+  root: string;
+  home: string;
+  project: string;
+}
+
+/** A fresh HOME with a project folder inside it. */
+export function claudeWorkspace(prefix = 'aep-cc-'): ClaudeWorkspace {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const home = join(root, 'home');
+  const project = join(home, 'project');
+  mkdirSync(project, { recursive: true });
+  return { root, home, project };
+}
+
+export interface ClaudeRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stream-json lines that parsed. */
+  lines: Record<string, unknown>[];
+}
+
+export interface ClaudeRunOptions {
+  ws: ClaudeWorkspace;
+  mockUrl: string;
+  prompt: string;
+  /** Skip permission prompts (needs IS_SANDBOX=1 as root). Default true. */
+  bypassPermissions?: boolean;
+  extraArgs?: string[];
+  /** Kill the CLI after this long (a stuck run fails the test instead of hanging the suite). */
+  killAfterMs?: number;
+}
+
+export interface ClaudeProcess {
+  /** stream-json lines parsed so far. */
+  lines: Record<string, unknown>[];
+  /** Writes one user turn (with `--input-format stream-json`). */
+  sendUser(text: string): void;
+  /** Closes stdin: the CLI finishes its work and exits. */
+  end(): void;
+  /** Resolves with the first (past or future) stdout line that matches. */
+  waitForLine(match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  done: Promise<ClaudeRun>;
+}
+
+/**
+ * Starts the CLI. With `prompt` it runs one turn (`-p "<prompt>"`); without, it reads user turns
+ * as stream-json lines from stdin (§1.2 multi-turn).
+ */
+export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: string }): ClaudeProcess {
+  const bin = claudeBinary();
+  if (bin === undefined) throw new Error('Claude Code CLI not installed: run scripts/install-vendor-cli.sh claude-code');
+  const tmp = join(opts.ws.root, 'tmp');
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  const args = opts.prompt === undefined ? ['-p', '--input-format', 'stream-json'] : ['-p', opts.prompt];
+  args.push('--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5');
+  if (opts.bypassPermissions !== false) args.push('--dangerously-skip-permissions');
+  args.push(...(opts.extraArgs ?? []));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: opts.ws.home,
+    ANTHROPIC_API_KEY: 'sk-ant-test',
+    ANTHROPIC_BASE_URL: opts.mockUrl,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    DISABLE_BUG_COMMAND: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    CLAUDE_CODE_TMPDIR: tmp,
+    IS_SANDBOX: '1',
+  };
+  const child = spawn(bin, args, { cwd: opts.ws.project, env, stdio: [opts.prompt === undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  const lines: Record<string, unknown>[] = [];
+  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  let stdout = '';
+  let stderr = '';
+  let partial = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    const chunk = d.toString();
+    stdout += chunk;
+    partial += chunk;
+    const parts = partial.split('\n');
+    partial = parts.pop() ?? '';
+    for (const l of parts) {
+      let parsed: Record<string, unknown>;
+      try {
+        if (l.trim() === '') continue;
+        parsed = JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        continue; // non-JSON lines (warnings) stay in stdout only
+      }
+      lines.push(parsed);
+      for (const w of [...waiters]) {
+        if (w.match(parsed)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(parsed);
+        }
+      }
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs ?? 90_000);
+  const done = new Promise<ClaudeRun>((resolve, reject) => {
+    child.on('error', (err) => {
+      clearTimeout(killer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(killer);
+      resolve({ code, signal, stdout, stderr, lines });
+    });
+  });
+  return {
+    lines,
+    sendUser(text) {
+      child.stdin?.write(`${JSON.stringify({ type: 'user', message: { role: 'user', content: text } })}\n`);
+    },
+    end() {
+      child.stdin?.end();
+    },
+    waitForLine(match) {
+      const seen = lines.find(match);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        waiters.push({ match, resolve });
+        done.then((r) => reject(new Error(`claude exited (${String(r.code)}) before the awaited line: ${r.stderr}`)), reject);
+      });
+    },
+    done,
+  };
+}
+
+export function runClaude(opts: ClaudeRunOptions): Promise<ClaudeRun> {
+  try {
+    return startClaude(opts).done;
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}

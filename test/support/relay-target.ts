@@ -1,0 +1,56 @@
+// A control-capable target on a real relay link (src/relay/ws-connection.ts) that answers
+// commands the way an adapter does (AEP-0004 §3): one decision per (source, id), the recorded
+// ack re-sent byte-identically on a retry, `unsupported` for types it does not accept, and for
+// control.cancel a cause-linked run.cancelled.
+import { SessionEmitter } from '../../src/protocol/build.js';
+import { dedupeKey, type AepCommand } from '../../src/protocol/envelope.js';
+import { connectRelay, type RelayConnection } from '../../src/relay/ws-connection.js';
+
+export interface TestTarget {
+  link: RelayConnection;
+  /** Commands as received, in order (raw JSON text re-serialised is not used: see `raw`). */
+  received: AepCommand[];
+  emitter(session: string): SessionEmitter;
+  /** Emits `session.started` for a session, which claims it on the relay. */
+  claim(session: string): void;
+  close(): Promise<void>;
+}
+
+export async function startTestTarget(opts: { url: string; token?: string; agent?: string; accepts: string[]; sessions?: string[]; instance?: string }): Promise<TestTarget> {
+  const agent = opts.agent ?? 'test-target';
+  const emitters = new Map<string, SessionEmitter>();
+  const acks = new Map<string, string>();
+  const received: AepCommand[] = [];
+  const link = connectRelay({ url: opts.url, agent, accepts: opts.accepts, ...(opts.token ? { token: opts.token } : {}), ...(opts.instance ? { instance: opts.instance } : {}) });
+  const emitter = (session: string): SessionEmitter => {
+    let em = emitters.get(session);
+    if (!em) {
+      em = new SessionEmitter({ agent, session, host: 'test-host' });
+      emitters.set(session, em);
+    }
+    return em;
+  };
+  link.commands$.subscribe((cmd) => {
+    received.push(cmd);
+    const key = dedupeKey(cmd);
+    const recorded = acks.get(key);
+    if (recorded !== undefined) {
+      link.sendText(recorded);
+      return;
+    }
+    const em = emitter(cmd.session);
+    const ack = opts.accepts.includes(cmd.type)
+      ? em.emit({ type: 'control.accepted', cause: cmd.id })
+      : em.emit({ type: 'control.rejected', cause: cmd.id, data: { reason: 'unsupported' } });
+    const text = JSON.stringify(ack);
+    acks.set(key, text);
+    link.sendText(text);
+    if (ack.type === 'control.accepted' && cmd.type === 'control.cancel' && cmd.run !== undefined) {
+      link.send(em.emit({ type: 'run.cancelled', run: cmd.run, cause: cmd.id, severity: 'notice', data: { by: 'control' } }));
+    }
+  });
+  const claim = (session: string) => link.send(emitter(session).emit({ type: 'session.started' }));
+  await link.ready();
+  for (const s of opts.sessions ?? []) claim(s);
+  return { link, received, emitter, claim, close: () => link.close() };
+}

@@ -1,0 +1,174 @@
+// Wiring for the Codex and Qwen Code end-to-end suites: this project's relay and adapter
+// in-process on ephemeral ports, a consumer that sends instructions THROUGH THE RELAY and records
+// the stream, and runners for the pinned CLIs (installed by scripts/install-vendor-cli.sh into
+// .vendor-clis) headless against the loopback mock model API (vendor-clis-observed §2, §3).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
+import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import { RelayConsumer, type Settlement } from '../../src/relay/consumer.js';
+import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { projectRoot } from './shared-dir.js';
+
+const TOKEN = 'e2e-relay-token';
+const SENDER = { agent: 'e2e-operator' };
+
+export interface VendorStack {
+  token: string;
+  running: RunningAdapter;
+  secret: string;
+  events: AepEvent[];
+  errors: string[];
+  /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
+  instruct(session: string, text: string): Promise<{ cmd: AepCommand; settled: Settlement }>;
+  waitFor<T>(what: string, probe: () => T | undefined, limitMs?: number): Promise<T>;
+  find(session: string, type: string, cause?: string): AepEvent | undefined;
+  /** The first session.started seen after `from` events: each test runs one CLI at a time. */
+  newSession(from: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startVendorStack(token: string): Promise<VendorStack> {
+  const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
+  const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
+  const errors: string[] = [];
+  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { AEP_STATE_DIR: stateDir });
+  const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`));
+  const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
+  const events: AepEvent[] = [];
+  await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
+
+  const find = (session: string, type: string, cause?: string) =>
+    events.find((e) => e.session === session && e.type === type && (cause === undefined || e.cause === cause));
+
+  async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 60_000): Promise<T> {
+    const until = Date.now() + limitMs;
+    for (;;) {
+      const v = probe();
+      if (v !== undefined) return v;
+      if (Date.now() > until) {
+        throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}; adapter errors: ${errors.join('; ')}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  return {
+    token, running, secret: cfg.secret, events, errors, waitFor, find,
+    async instruct(session, text) {
+      const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
+      const settled = await consumer.send(cmd);
+      return { cmd, settled };
+    },
+    newSession: (from) => waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
+    async close() {
+      await consumer.close();
+      await running.close();
+      await relay.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The pinned CLI binary, if installed. */
+export function vendorBinary(name: 'codex' | 'qwen-code'): string | undefined {
+  const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
+  const bin = join(dir, name, 'node_modules', '.bin', name === 'codex' ? 'codex' : 'qwen');
+  return existsSync(bin) ? bin : undefined;
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Workspace {
+  root: string;
+  home: string;
+  project: string;
+}
+
+export function workspace(prefix: string): Workspace {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const home = join(root, 'home');
+  const project = join(home, 'project');
+  mkdirSync(project, { recursive: true });
+  return { root, home, project };
+}
+
+function run(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, killAfterMs = 120_000): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    child.on('error', (e) => { clearTimeout(killer); reject(e); });
+    child.on('close', (code) => { clearTimeout(killer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+// ---- Codex 0.171.0 (vendor-clis-observed §2.2, §2.4) ----------------------------------------
+
+export const codexHome = (ws: Workspace): string => join(ws.home, '.codex');
+
+/** config.toml pointing Codex at the mock; hooks come from hooks.json, written by the installer. */
+export function writeCodexConfig(ws: Workspace, mockBaseUrl: string): void {
+  mkdirSync(codexHome(ws), { recursive: true });
+  writeFileSync(join(codexHome(ws), 'config.toml'), [
+    'model = "mock-model"', 'model_provider = "mock"', 'approval_policy = "never"', 'sandbox_mode = "danger-full-access"',
+    'check_for_update_on_startup = false', '', '[analytics]', 'enabled = false', '',
+    '[model_providers.mock]', 'name = "mock"', `base_url = "${mockBaseUrl}"`, 'env_key = "MOCK_API_KEY"', 'wire_api = "responses"',
+    'request_max_retries = 0', 'stream_max_retries = 0', '',
+    '[features]', 'hooks = true', 'plugins = false', 'apps = false', 'remote_plugin = false', '',
+    `[projects."${ws.project}"]`, 'trust_level = "trusted"', '',
+  ].join('\n'));
+}
+
+/** Runs `codex exec`; hooks run only when trusted, which the installer persists (§2.4). */
+export function runCodex(ws: Workspace, prompt: string): Promise<CliRun> {
+  const bin = vendorBinary('codex');
+  if (bin === undefined) return Promise.reject(new Error('Codex CLI not installed: run scripts/install-vendor-cli.sh codex'));
+  const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', prompt];
+  return run(bin, args, ws.project, {
+    PATH: process.env.PATH, HOME: ws.home, CODEX_HOME: codexHome(ws), MOCK_API_KEY: 'dummy', OPENAI_API_KEY: 'dummy',
+    NO_UPDATE_NOTIFIER: '1', CODEX_DISABLE_TELEMETRY: '1', DO_NOT_TRACK: '1', RUST_LOG: 'warn',
+  });
+}
+
+// ---- Qwen Code 0.24.4 (vendor-clis-observed §3.2, §3.3) -------------------------------------
+
+export function writeQwenSettings(ws: Workspace): string {
+  const dir = join(ws.home, '.qwen');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'settings.json');
+  writeFileSync(file, JSON.stringify({
+    security: { auth: { selectedType: 'openai' }, folderTrust: { enabled: false } },
+    model: { name: 'mock-model' }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true }, ide: { enabled: false },
+  }, null, 2));
+  return file;
+}
+
+export function runQwen(ws: Workspace, mockBaseUrl: string, prompt: string, extra: string[] = []): Promise<CliRun> {
+  const bin = vendorBinary('qwen-code');
+  if (bin === undefined) return Promise.reject(new Error('Qwen Code CLI not installed: run scripts/install-vendor-cli.sh qwen-code'));
+  return run(bin, ['--approval-mode', 'yolo', '-o', 'stream-json', ...extra, prompt], ws.project, {
+    PATH: process.env.PATH, HOME: ws.home, OPENAI_API_KEY: 'dummy', OPENAI_BASE_URL: mockBaseUrl, OPENAI_MODEL: 'mock-model',
+    NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1', QWEN_CODE_DISABLE_TELEMETRY: '1', NO_COLOR: '1', QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
+  });
+}
+
+/** Every string inside a parsed body: context placement differs by vendor and version (§6). */
+export function strings(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) strings(x, out);
+  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
+  return out;
+}
+
+export const bodyHas = (body: unknown, s: string): boolean => strings(body).some((x) => x.includes(s));
