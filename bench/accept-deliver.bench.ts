@@ -1,6 +1,8 @@
 // accept→deliver throughput through one adapter process: the real hook endpoint on loopback,
-// the real session actor, a real (fsynced) event log. Each round injects instructions as the
-// relay would, posts one eligible hook, and waits for every delivered event (written reply, D9).
+// real session actors, a real (fsynced) event log. Each session repeatedly gets instructions
+// injected as the relay would, posts one eligible hook, and waits for every delivered event
+// (written reply, D9). With many sessions at once, steps of different sessions share log
+// commits (D11 group commit); one session alone shows the per-step cost.
 // Baseline in the same run: a plain-object FIFO doing the same queue work (push, whole prefix
 // within 10,000 chars, join) with no actor, log, HTTP or events.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,8 +14,8 @@ import { startAdapter } from '../src/streams/run.js';
 import type { VendorSurface } from '../src/streams/surface.js';
 import { figure, type BenchFigure } from './types.js';
 
-const ROUNDS = 400;
 const PER_HOOK = 4;
+const CONCURRENT = 32;
 const TEXT = 'keep the change small and run the unit tests before committing';
 
 const surface: VendorSurface = {
@@ -30,26 +32,35 @@ const surface: VendorSurface = {
   decisionReply: () => ({ body: {} }),
 };
 
-async function adapterRate(fsync: boolean): Promise<number> {
+/** `sessions` sessions at once, each doing `rounds` inject-and-deliver rounds. */
+async function adapterRate(fsync: boolean, sessions: number, rounds: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-'));
   const a = await startAdapter({ surface, port: 0, secret: 'bench', logPath: join(dir, 'log.jsonl'), instruct: true, host: 'bench', fsync, onError: () => undefined });
-  const url = `${a.hookUrl}`;
-  const post = (event: string) => fetch(url, { method: 'POST', body: JSON.stringify({ session_id: 'bench-session', hook_event_name: event }) }).then((r) => r.text());
-  await post('SessionStart');
-  let n = 0;
+  const post = (session: string, event: string) =>
+    fetch(a.hookUrl, { method: 'POST', body: JSON.stringify({ session_id: session, hook_event_name: event }) }).then((r) => r.text());
+  const names = Array.from({ length: sessions }, (_, i) => `bench-session-${i}`);
+  await Promise.all(names.map((s) => post(s, 'SessionStart')));
   const sender = { agent: 'bench-sender', host: 'bench' };
-  const started = performance.now();
-  for (let r = 0; r < ROUNDS; r += 1) {
-    const delivered = firstValueFrom(a.events$.pipe(filter((e) => e.type === 'x.bench-agent.instruction.delivered'), take(PER_HOOK), toArray()));
-    for (let i = 0; i < PER_HOOK; i += 1) {
-      a.command(command(sender, 'bench-session', { type: surface.steeringType, data: { text: TEXT }, capture: 'redacted' }));
+  const deliveredType = 'x.bench-agent.instruction.delivered';
+  async function drive(session: string): Promise<number> {
+    let n = 0;
+    for (let r = 0; r < rounds; r += 1) {
+      const delivered = firstValueFrom(a.events$.pipe(filter((e) => e.type === deliveredType && e.session === session), take(PER_HOOK), toArray()));
+      for (let i = 0; i < PER_HOOK; i += 1) {
+        a.command(command(sender, session, { type: surface.steeringType, data: { text: TEXT }, capture: 'redacted' }));
+      }
+      await post(session, 'UserPromptSubmit');
+      n += (await delivered).length;
     }
-    await post('UserPromptSubmit');
-    n += (await delivered).length;
+    return n;
   }
+  const started = performance.now();
+  const counts = await Promise.all(names.map(drive));
   const seconds = (performance.now() - started) / 1000;
   await a.close();
   rmSync(dir, { recursive: true, force: true });
+  const n = counts.reduce((x, y) => x + y, 0);
+  if (n !== sessions * rounds * PER_HOOK) throw new Error(`expected ${sessions * rounds * PER_HOOK} deliveries, saw ${n}`);
   return n / seconds;
 }
 
@@ -57,7 +68,7 @@ function baselineRate(): number {
   const queue: { id: number; text: string; at: number }[] = [];
   let delivered = 0;
   let sink = 0;
-  const total = ROUNDS * PER_HOOK * 50;
+  const total = 400 * PER_HOOK * 50;
   const started = performance.now();
   for (let r = 0; r < total / PER_HOOK; r += 1) {
     for (let i = 0; i < PER_HOOK; i += 1) queue.push({ id: r * PER_HOOK + i, text: TEXT, at: r });
@@ -74,19 +85,25 @@ function baselineRate(): number {
 }
 
 export default async (): Promise<BenchFigure[]> => {
-  const durable = await adapterRate(true);
-  const unsynced = await adapterRate(false);
+  const concurrent = await adapterRate(true, CONCURRENT, 40);
+  const single = await adapterRate(true, 1, 200);
+  const unsynced = await adapterRate(false, CONCURRENT, 40);
   const baseline = baselineRate();
   const baselineWhat = 'plain-object FIFO doing push, whole-prefix take and join, in the same run';
   return [
     figure({
       name: 'accept-deliver-throughput',
-      what: `instructions accepted and delivered per second through one adapter: real hook endpoint on loopback, log fsynced per step (the default), ${PER_HOOK} per hook`,
-      unit: 'instr/s', value: durable, baseline, baselineWhat,
+      what: `instructions accepted and delivered per second through one adapter: ${CONCURRENT} sessions at once over the real hook endpoint on loopback, log fsynced (the default), ${PER_HOOK} per hook`,
+      unit: 'instr/s', value: concurrent, baseline, baselineWhat,
+    }),
+    figure({
+      name: 'accept-deliver-throughput-1-session',
+      what: `the same with one session alone (each step waits for its own commit)`,
+      unit: 'instr/s', value: single, baseline, baselineWhat,
     }),
     figure({
       name: 'accept-deliver-throughput-nofsync',
-      what: `the same with the log written but not fsynced (shows what durability costs)`,
+      what: `${CONCURRENT} sessions with the log written but not fsynced (shows what durability costs)`,
       unit: 'instr/s', value: unsynced, baseline, baselineWhat,
     }),
   ];
