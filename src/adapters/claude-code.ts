@@ -4,7 +4,7 @@ import type { EventData } from '../protocol/envelope.js';
 import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
 import * as m from './hook-maps.js';
 import { claudeCodeInstaller } from './installers/claude-code.js';
-import { byFields, hookSpecificOutputContext, type HeldSpec, type HookInput, type VendorTable } from './table.js';
+import { byFields, collapseEndReason, hookSpecificOutputContext, type HeldSpec, type HookInput, type VendorTable } from './table.js';
 
 const TOKEN = 'claude-code';
 
@@ -156,7 +156,8 @@ export const claudeCode: VendorTable = {
   subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
   unlistedReason: 'the reply accepts no context (vendor-clis-observed §1.7)',
   moments: {
-    SessionStart: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
+    // `--resume` and `--continue` keep the session id: the start moment reopens an ended session.
+    SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §1.8' },
     UserPromptSubmit: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
     UserPromptExpansion: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
     PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the next model request` },
@@ -181,7 +182,8 @@ export const claudeCode: VendorTable = {
       evidence: `${E2E}#PermissionRequest answered allow runs the tool, answered deny does not`,
     },
     Elicitation: { role: 'held', hold: elicitationHold, decide: decideElicitation, evidence: 'vendor-surfaces §1.5' },
-    SessionEnd: { role: 'end', evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended` },
+    // `reason` (clear, logout, prompt_input_exit, other, …) names no failure: normal (vendor-surfaces §1.2).
+    SessionEnd: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended` },
   },
   replies: {
     // "print nothing or {}" is neutral for every event (vendor-clis-observed §1.7).

@@ -4,7 +4,7 @@
 import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
 import { compact, digest } from './hook-maps.js';
 import { codexInstaller } from './installers/codex.js';
-import { byFields, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import { byFields, collapseEndReason, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'codex';
 const E2E = `e2e/${TOKEN}`;
@@ -95,7 +95,8 @@ export const codex: VendorTable = {
   subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
   unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',
   moments: {
-    SessionStart: { role: 'context', evidence: 'vendor-clis-observed §2.8' },
+    // `codex exec resume <id>` keeps the session id: the start moment reopens an ended session.
+    SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §2.8' },
     UserPromptSubmit: { role: 'context', evidence: 'vendor-clis-observed §2.8' },
     PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result` },
     PostToolUse: { role: 'context', evidence: `${E2E}#PostToolUse takes what PreToolUse could not fit, and neither instruction is split` },
@@ -105,7 +106,11 @@ export const codex: VendorTable = {
     PreCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
     PostCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
     PermissionRequest: { role: 'held', hold: permissionHold, decide: decidePermission, evidence: 'vendor-surfaces §2.4' },
-    SessionEnd: { role: 'end', since: '0.171.0', evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended` },
+    // Fires at the end of every `codex exec`, each resume included, with `reason: "other"` (normal).
+    SessionEnd: {
+      role: 'end', since: '0.171.0', reason: (input) => collapseEndReason(input.reason),
+      evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended`,
+    },
   },
   replies: {
     // Empty stdout: Codex treats non-JSON stdout on SessionStart/UserPromptSubmit as context, and

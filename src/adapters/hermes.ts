@@ -3,11 +3,10 @@
 // pre_llm_call reply `{"context": …}` (joined into the user message at turn start), the real
 // session end is on_session_finalize (on_session_end fires per turn), and an opt-in gated
 // pre_tool_call carries the deny decision only (D13).
-import { SteeringError } from '../protocol/errors.js';
 import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/surface.js';
 import { compact, digest } from './hook-maps.js';
 import { hermesInstaller } from './installers/hermes.js';
-import type { HeldSpec, HookInput, MapRule, VendorTable } from './table.js';
+import { collapseEndReason, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'hermes';
 const DR = 'vendor-surfaces §5.3';
@@ -21,23 +20,10 @@ const extraOf = (input: HookInput) => obj(input.extra);
 /** The deny message must be non-empty (vendor-surfaces §5.4). */
 const DENY_MESSAGE = 'The operator blocked this tool call through AEP control.attention.respond.';
 
-/** The gate is opt-in: `AEP_HERMES_CONTROL=1`, scoped by the `AEP_HERMES_GATE_TOOLS` regex (default: every tool). */
-export function hermesGateMatches(tool: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.AEP_HERMES_CONTROL !== '1') return false;
-  const pattern = env.AEP_HERMES_GATE_TOOLS;
-  if (pattern === undefined || pattern === '') return true;
-  let re: RegExp;
-  try {
-    re = new RegExp(`^(?:${pattern})$`);
-  } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `AEP_HERMES_GATE_TOOLS is not a valid regular expression: ${pattern}`, { cause });
-  }
-  return re.test(tool);
-}
+const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown';
 
-function preToolGate(input: HookInput): HeldSpec | undefined {
-  const tool = str(input.tool_name) ?? 'unknown';
-  if (!hermesGateMatches(tool)) return undefined;
+function preToolHold(input: HookInput): HeldSpec {
+  const tool = toolName(input);
   return {
     hold: 'permission',
     request: {
@@ -223,16 +209,21 @@ export const hermes: VendorTable = {
   // under the child's session id, so no main-session queue is ever drained there.
   subagent: () => false,
   unlistedReason: 'Hermes reads context only from the pre_llm_call reply (vendor-surfaces §5.3)',
+  // The pre_tool_call gate is opt-in, scoped by a tool regex (default: every tool; vendor-surfaces §5.4).
+  control: { env: 'AEP_HERMES_CONTROL', toolsEnv: 'AEP_HERMES_GATE_TOOLS' },
   moments: {
+    // Observed only, but the start moment: a resumed session keeps its id and reopens.
+    on_session_start: { role: 'observe', starts: true, reason: 'Hermes reads context only from the pre_llm_call reply', evidence: DR },
     pre_llm_call: { role: 'context', evidence: DR },
     pre_tool_call: {
-      role: 'gated', gate: preToolGate, decide: decidePreTool,
+      role: 'gated', tool: toolName, hold: preToolHold, decide: decidePreTool,
       open: { role: 'observe', reason: 'context returned here is read by nothing', evidence: DR },
       evidence: 'vendor-surfaces §5.4',
     },
     on_session_end: { role: 'observe', reason: 'fires per turn; the queue survives turn boundaries', evidence: 'vendor-surfaces §5.5' },
     on_session_reset: { role: 'observe', reason: 'carries the successor session id', evidence: 'vendor-surfaces §5.5' },
-    on_session_finalize: { role: 'end', evidence: 'vendor-surfaces §5.5' },
+    // `reason` (shutdown, new_session, …) collapses to the AEP enum (fixture: shutdown → normal).
+    on_session_finalize: { role: 'end', reason: (input) => collapseEndReason(extraOf(input).reason), evidence: 'vendor-surfaces §5.5' },
   },
   replies: {
     // The shim's default posture answers {} to every hook: no block, no context (vendor-surfaces §5.1).

@@ -5,7 +5,7 @@
 import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/surface.js';
 import { compact, digest } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
-import { byFields, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import { byFields, collapseEndReason, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'qwen-code';
 const E2E = `e2e/${TOKEN}`;
@@ -90,7 +90,8 @@ export const qwenCode: VendorTable = {
   subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
   moments: {
-    SessionStart: { role: 'context', evidence: `${E2E}#SessionStart of a continued session delivers into the system message` },
+    // `--continue` keeps the session id: the start moment reopens an ended session.
+    SessionStart: { role: 'context', starts: true, evidence: `${E2E}#SessionStart of a continued session delivers into the system message` },
     // Also fires with prompt "" after each tool batch: still a main-agent moment (§3.4).
     UserPromptSubmit: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers, also on the empty-prompt refire after a tool batch` },
     PostToolUse: { role: 'context', evidence: `${E2E}#PreToolUse is ineligible and leaves the queue for PostToolUse` },
@@ -102,7 +103,7 @@ export const qwenCode: VendorTable = {
     PreCompact: { role: 'observe', reason: 'context reaches only the compaction request', evidence: 'vendor-clis-observed §3.7' },
     PermissionRequest: { role: 'held', hold: permissionHold, decide: decidePermission, evidence: 'vendor-surfaces §3.4' },
     // Does not fire headless (-p); fires in the interactive UI, ACP mode and on /clear (§3.4).
-    SessionEnd: { role: 'end', evidence: 'vendor-surfaces §3.5' },
+    SessionEnd: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: 'vendor-surfaces §3.5' },
   },
   replies: {
     // Qwen reads JSON only with content-type application/json; `{}` is "continue" (0.24.4 HttpHookRunner).

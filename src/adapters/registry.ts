@@ -4,7 +4,7 @@ import { codex } from './codex.js';
 import { qwenCode } from './qwen-code.js';
 import { vscode } from './vscode.js';
 import { hermes } from './hermes.js';
-import { surfaceFrom, type VendorTable } from './table.js';
+import { surfaceFrom, type SurfaceOptions, type VendorTable } from './table.js';
 import type { VendorSurface } from '../streams/surface.js';
 
 const TABLES: readonly VendorTable[] = [
@@ -23,7 +23,8 @@ export function tableFor(token: string): VendorTable | undefined {
   return vendorTables.get(token);
 }
 
-export function surfaceFor(token: string): VendorSurface | undefined {
+/** The vendor's surface; `opts` turns on its opt-in held gate (CONFIG_INVALID on a vendor without one). */
+export function surfaceFor(token: string, opts: SurfaceOptions = {}): VendorSurface | undefined {
   const table = vendorTables.get(token);
-  return table === undefined ? undefined : surfaceFrom(table);
+  return table === undefined ? undefined : surfaceFrom(table, opts);
 }

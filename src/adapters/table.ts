@@ -5,7 +5,7 @@ import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /** A parsed hook body as the vendor sent it. */
@@ -22,6 +22,12 @@ interface RowBase {
   evidence: string;
   /** First vendor version the row holds for; the table's pinned version when absent. */
   since?: string;
+  /**
+   * The vendor's session-start moment: it reopens an ended session, since a resumed session
+   * (`codex exec resume`, `claude --resume`, `qwen --continue`) keeps its id. A subagent's
+   * arrival never counts.
+   */
+  starts?: true;
 }
 
 /** A moment whose reply accepts context that the main agent consumes (D7). */
@@ -48,17 +54,38 @@ export interface HeldRow extends RowBase {
 /** The session's end moment: still-queued instructions drop here (D10). */
 export interface EndRow extends RowBase {
   role: 'end';
+  /** The `session.ended` reason for this arrival (AEP enum; see collapseEndReason). */
+  reason: (input: HookInput) => EndReason;
 }
 
 /**
- * A moment an opt-in gate may hold (VS Code `PreToolUse`, Hermes `pre_tool_call`): held when `gate`
- * returns a spec, otherwise it is the `open` row. A held reply carries only the decision (D13).
+ * A moment an opt-in gate may hold (VS Code `PreToolUse`, Hermes `pre_tool_call`): held when the
+ * table's `control` gate is on and `tool` matches its tool pattern, otherwise it is the `open` row.
+ * A held reply carries only the decision (D13).
  */
 export interface GatedRow extends RowBase {
   role: 'gated';
-  gate: (input: HookInput) => HeldSpec | undefined;
+  /** The tool name the gate's pattern is matched against. */
+  tool: (input: HookInput) => string;
+  hold: (input: HookInput) => HeldSpec;
   decide: (hook: ClassifiedHook, decision: HeldDecision) => unknown;
   open: ContextRow | ObserveRow;
+}
+
+/** The opt-in held gate of a table with `gated` rows: its environment names (D16). */
+export interface ControlGate {
+  /** `=1` turns the gate on (flag `--control`). */
+  env: string;
+  /** A regular expression a tool name must match in full to be held (flag `--gate-tools`); every tool when unset. */
+  toolsEnv: string;
+}
+
+/** How a surface is built from its table: the opt-in held gate and its tool pattern. */
+export interface SurfaceOptions {
+  /** Turns on the table's opt-in held gate (`ControlGate.env`). */
+  control?: boolean;
+  /** Tool pattern for the gate; every tool when absent or empty. */
+  gateTools?: string;
 }
 
 export type MomentRow = ContextRow | ObserveRow | HeldRow | EndRow | GatedRow;
@@ -103,6 +130,8 @@ export interface VendorTable {
   /** D7: true when the hook fired inside a subagent, whose context never reaches the main agent. */
   subagent: (input: HookInput) => boolean;
   moments: Record<string, MomentRow>;
+  /** The opt-in gate that enables the `gated` rows; present exactly when the table has one. */
+  control?: ControlGate;
   /** Why a hook with no row is not eligible (kept on the classification for the log). */
   unlistedReason: string;
   replies: {
@@ -138,30 +167,71 @@ export const byFields = (sessionField: string, eventField: string) => (input: Ho
   return { session, event };
 };
 
-function classOf(table: VendorTable, input: HookInput, event: string): HookClass {
-  const row = table.moments[event];
-  if (row === undefined) return { kind: 'moment', eligible: false, reason: table.unlistedReason };
-  return rowClass(table, input, row);
+/**
+ * Vendor end reasons are free text; they collapse to `normal` unless they plainly name a timeout,
+ * a kill, an error or a compaction (the AEP mapping fixtures: `prompt_input_exit`, `shutdown`,
+ * `window closed` → `normal`).
+ */
+export function collapseEndReason(raw: unknown): EndReason {
+  if (typeof raw !== 'string') return 'normal';
+  const r = raw.toLowerCase();
+  if (/timed?[_ -]?out|idle|expir/.test(r)) return 'timeout';
+  if (/kill|signal|terminat/.test(r)) return 'killed';
+  if (/error|crash|fail/.test(r)) return 'error';
+  if (/compact/.test(r)) return 'compaction';
+  return 'normal';
 }
 
-function rowClass(table: VendorTable, input: HookInput, row: MomentRow): HookClass {
+/** The gate as the interpreter applies it: off, or on with a compiled tool pattern. */
+type Gate = { on: false } | { on: true; tools: RegExp | undefined };
+
+function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
+  if (opts.control !== true) return { on: false };
+  if (table.control === undefined) {
+    throw new SteeringError('CONFIG_INVALID', `${table.token} has no opt-in held gate; its held loops, if any, are always on`);
+  }
+  const pattern = opts.gateTools;
+  if (pattern === undefined || pattern === '') return { on: true, tools: undefined };
+  try {
+    return { on: true, tools: new RegExp(`^(?:${pattern})$`) };
+  } catch (cause) {
+    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv} is not a valid regular expression: ${pattern}`, { cause });
+  }
+}
+
+/** Whether any held loop is enabled: an always-held row, or a gated row with its gate on. */
+export function holdsAny(table: VendorTable, opts: SurfaceOptions = {}): boolean {
+  return Object.values(table.moments).some((row) => row.role === 'held' || (row.role === 'gated' && opts.control === true));
+}
+
+function classOf(table: VendorTable, gate: Gate, input: HookInput, event: string): HookClass {
+  const row = table.moments[event];
+  if (row === undefined) return { kind: 'moment', eligible: false, reason: table.unlistedReason };
+  return rowClass(table, gate, input, row);
+}
+
+function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentRow): HookClass {
   switch (row.role) {
     case 'gated': {
-      const spec = row.gate(input);
-      return spec === undefined ? rowClass(table, input, row.open) : { kind: 'held', hold: spec.hold, request: spec.request };
+      if (!gate.on || (gate.tools !== undefined && !gate.tools.test(row.tool(input)))) return rowClass(table, gate, input, row.open);
+      const spec = row.hold(input);
+      return { kind: 'held', hold: spec.hold, request: spec.request };
     }
     case 'end':
-      return { kind: 'end' };
+      return { kind: 'end', reason: row.reason(input) };
     case 'held': {
       const spec = row.hold(input);
       return { kind: 'held', hold: spec.hold, request: spec.request };
     }
-    case 'observe':
-      return { kind: 'moment', eligible: false, reason: row.reason };
+    case 'observe': {
+      const starts = row.starts === true && !table.subagent(input);
+      return starts ? { kind: 'moment', eligible: false, reason: row.reason, starts } : { kind: 'moment', eligible: false, reason: row.reason };
+    }
     case 'context': {
       if (table.subagent(input)) return { kind: 'moment', eligible: false, reason: 'fired inside a subagent (D7)' };
       const why = row.unless?.(input);
-      return why === undefined ? { kind: 'moment', eligible: true } : { kind: 'moment', eligible: false, reason: why };
+      const cls: HookClass = why === undefined ? { kind: 'moment', eligible: true } : { kind: 'moment', eligible: false, reason: why };
+      return row.starts === true ? { ...cls, starts: true } : cls;
     }
   }
 }
@@ -173,14 +243,19 @@ function observationsOf(table: VendorTable, input: HookInput, event: string): Ob
   return [{ type: fallbackType(table.token, event), data: { hook: event } }];
 }
 
-/** Interprets a vendor table as the runtime's VendorSurface. */
-export function surfaceFrom(table: VendorTable): VendorSurface {
+/**
+ * Interprets a vendor table as the runtime's VendorSurface. The opt-in held gate comes in as
+ * options (from flags or the environment, D16); a bad tool pattern is CONFIG_INVALID here, once.
+ */
+export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): VendorSurface {
   const neutral: HookReply = { body: table.replies.neutral };
+  const gate = gateOf(table, opts);
   return {
     token: table.token,
     steeringType: table.steering === 'instruct' ? instructType(table.token) : sendInputType(table.token),
     port: table.port,
     attentionTimeoutMs: table.attentionTimeoutMs,
+    holds: holdsAny(table, opts),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');
@@ -190,7 +265,7 @@ export function surfaceFrom(table: VendorTable): VendorSurface {
       let cls: HookClass;
       let observations: ObservationSpec[];
       try {
-        cls = classOf(table, input, id.event);
+        cls = classOf(table, gate, input, id.event);
         observations = observationsOf(table, input, id.event);
       } catch (cause) {
         if (cause instanceof SteeringError) throw cause;

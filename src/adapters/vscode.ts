@@ -2,7 +2,6 @@
 // here, so every row rests on the design record and vendor-surfaces §4: command hooks through the
 // shim, context on SessionStart, UserPromptSubmit, SubagentStart, PreToolUse and PostToolUse, an
 // opt-in held PreToolUse gate whose reply carries the decision only (D13), and no session end.
-import { SteeringError } from '../protocol/errors.js';
 import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/surface.js';
 import { compact, digest } from './hook-maps.js';
 import { vscodeInstaller } from './installers/vscode.js';
@@ -16,23 +15,10 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 /** Shown to the model when the operator denies without words (VS Code renders deny reasons in chat). */
 const DENY_REASON = 'The operator denied this tool call through AEP control.attention.respond.';
 
-/** The PreToolUse gate is opt-in: `AEP_VSCODE_CONTROL=1`, scoped by the `AEP_VSCODE_GATE_TOOLS` regex (vendor-surfaces §4.4). */
-export function vscodeGateMatches(tool: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.AEP_VSCODE_CONTROL !== '1') return false;
-  const pattern = env.AEP_VSCODE_GATE_TOOLS;
-  if (pattern === undefined || pattern === '') return true;
-  let re: RegExp;
-  try {
-    re = new RegExp(`^(?:${pattern})$`);
-  } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `AEP_VSCODE_GATE_TOOLS is not a valid regular expression: ${pattern}`, { cause });
-  }
-  return re.test(tool);
-}
+const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown';
 
-function preToolGate(input: HookInput): HeldSpec | undefined {
-  const tool = str(input.tool_name) ?? 'unknown';
-  if (!vscodeGateMatches(tool)) return undefined;
+function preToolHold(input: HookInput): HeldSpec {
+  const tool = toolName(input);
   return {
     hold: 'permission',
     request: {
@@ -94,12 +80,14 @@ export const vscode: VendorTable = {
   // it starts and is consumed at that start (design record adoption map).
   subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '' && input.hook_event_name !== 'SubagentStart',
   unlistedReason: 'no context surface on this event (vendor-surfaces §4.3)',
+  // The PreToolUse gate is opt-in, scoped by a tool regex (vendor-surfaces §4.4).
+  control: { env: 'AEP_VSCODE_CONTROL', toolsEnv: 'AEP_VSCODE_GATE_TOOLS' },
   moments: {
-    SessionStart: { role: 'context', evidence: DR },
+    SessionStart: { role: 'context', starts: true, evidence: DR },
     UserPromptSubmit: { role: 'context', evidence: DR },
     SubagentStart: { role: 'context', evidence: DR },
     PreToolUse: {
-      role: 'gated', gate: preToolGate, decide: decidePreTool,
+      role: 'gated', tool: toolName, hold: preToolHold, decide: decidePreTool,
       open: { role: 'context', evidence: DR },
       evidence: 'vendor-surfaces §4.4',
     },

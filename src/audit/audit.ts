@@ -10,11 +10,11 @@ import { ActorHost } from '../streams/actor-host.js';
 import type { LogRecord } from '../streams/log.js';
 import { replayInto } from '../streams/replay.js';
 import { SteeringFold, type Finding, type InstructionRecord, type SessionView } from './lifecycle.js';
-import { IdLedger, PositionTrack } from './order.js';
+import { StreamChecker, type ViolationRule as StreamRule } from '../protocol/stream-checks.js';
+import { IdLedger } from './order.js';
 
 export type ViolationRule =
-  | Finding['rule'] | 'line-invalid' | 'envelope-invalid' | 'seq-regression' | 'epoch-regression' | 'seq-conflict' | 'id-conflict'
-  | 'machine-mismatch';
+  | Finding['rule'] | Exclude<StreamRule, 'id-collision'> | 'line-invalid' | 'envelope-invalid' | 'id-conflict' | 'machine-mismatch';
 
 export interface Violation {
   rule: ViolationRule;
@@ -80,7 +80,8 @@ export class Audit {
   /** Reads one JSONL file line by line; a torn final line (a crash mid-write) is a note, not a violation. */
   async addFile(file: string, opts: AuditOptions & { base?: number; total?: number } = {}): Promise<void> {
     this.files.push(file);
-    const track = new PositionTrack();
+    // The protocol's stream rules run per file: each file is one stream in its own order.
+    const track = new StreamChecker();
     const input = createReadStream(file);
     const decoder = new StringDecoder('utf8'); // a chunk may end inside a multi-byte character
     let carry = '';
@@ -106,7 +107,11 @@ export class Audit {
   }
 
   /** Adds one already-parsed event (used for streams that do not come from a file). */
-  addEvent(e: AepEvent, place: { file?: string; line?: number } = {}, track?: PositionTrack): void {
+  addEvent(e: AepEvent, place: { file?: string; line?: number } = {}, track?: StreamChecker): void {
+    // id-collision is left to the ledger, which also sees reuse across files.
+    for (const v of track?.push(e) ?? []) {
+      if (v.rule !== 'id-collision') this.violations.push({ rule: v.rule, message: v.message, ...place, eventId: e.id });
+    }
     const seen = this.ids.see(e);
     if (seen === 'repeat') {
       this.redeliveries += 1;
@@ -117,12 +122,10 @@ export class Audit {
       this.violations.push({ ...seen, ...place, eventId: e.id });
       return;
     }
-    const issue = track?.see(e);
-    if (issue) this.violations.push({ ...issue, ...place, eventId: e.id });
     this.fold.apply(e, place);
   }
 
-  private addLine(raw: string, file: string, line: number, track: PositionTrack, last: boolean): void {
+  private addLine(raw: string, file: string, line: number, track: StreamChecker, last: boolean): void {
     const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (text.trim() === '') {
       this.violations.push({ rule: 'line-invalid', message: 'blank line (JSONL has one event per line, no blank lines: AEP-0003 §3.1)', file, line });

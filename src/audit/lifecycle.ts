@@ -75,7 +75,6 @@ export interface Finding {
 }
 
 export type FindingRule =
-  | 'ack-duplicate'
   | 'ack-uncaused'
   | 'terminal-uncaused'
   | 'terminal-cause'
@@ -355,16 +354,8 @@ export class SteeringFold {
     for (const [cause, acks] of s.acks) {
       const cmd = s.commands.get(cause);
       const isInstruct = cmd ? INSTRUCT.test(cmd.event.type) : terminalsByCommand.has(cause) || records.has(cause);
-      if (acks.length > 1) {
-        for (const extra of acks.slice(1)) {
-          findings.push({
-            rule: 'ack-duplicate',
-            message: `second ack decision for command ${cause} (first was ${acks[0]!.sighting.id}); one per command (AEP-0004 §3, D4)`,
-            place: extra.sighting.place,
-            eventId: extra.sighting.id,
-          });
-        }
-      }
+      // A second decision for one command is the stream checker's ack-decision rule (AEP-0004 §3);
+      // the lifecycle follows the first.
       if (!isInstruct) continue;
       const r = record(cause);
       const first = acks[0]!;

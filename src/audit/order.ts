@@ -1,10 +1,10 @@
-// Stream-level checks the audit applies to every file: `(epoch, seq)` never goes back within one
-// emitter's session (AEP-0001 §7), one position never names two events, and one (source, id)
-// never carries two different contents (AEP-0001 §5.3). Redelivery of the same event is legal.
+// Identity across every file of one audit: one (source, id) never carries two different contents
+// (AEP-0001 §5.3), while an identical copy is a legal redelivery (the same event in an adapter log
+// and in a relay export, or a re-sent ack). Position rules per file live in protocol/stream-checks.
 import { createHash } from 'node:crypto';
 import { dedupeKey, type AepEvent } from '../protocol/envelope.js';
 
-export type OrderRule = 'seq-regression' | 'epoch-regression' | 'seq-conflict' | 'id-conflict';
+export type OrderRule = 'id-conflict';
 
 export interface OrderIssue {
   rule: OrderRule;
@@ -38,35 +38,5 @@ export class IdLedger {
     }
     if (prior === d) return 'repeat';
     return { rule: 'id-conflict', message: `id ${e.id} from ${e.source} was already used for a different event (AEP-0001 §5.3)` };
-  }
-}
-
-/** Positions per emitter session within one file. */
-export class PositionTrack {
-  private readonly high = new Map<string, { epoch: number; seq: number }>();
-  private readonly byPosition = new Map<string, string>();
-
-  /** Checks a newly seen (not redelivered) sequenced event. */
-  see(e: AepEvent): OrderIssue | undefined {
-    if (typeof e.session !== 'string' || typeof e.seq !== 'number') return undefined;
-    const epoch = typeof e.epoch === 'number' ? e.epoch : 0;
-    const stream = `${e.source}\u0000${e.session}`;
-    const pos = `${stream}\u0000${epoch}\u0000${e.seq}`;
-    const holder = this.byPosition.get(pos);
-    if (holder !== undefined && holder !== e.id) {
-      return { rule: 'seq-conflict', message: `(epoch ${epoch}, seq ${e.seq}) of session ${e.session} already names event ${holder} (AEP-0001 §7)` };
-    }
-    this.byPosition.set(pos, e.id);
-    const last = this.high.get(stream);
-    if (last) {
-      if (epoch < last.epoch) {
-        return { rule: 'epoch-regression', message: `epoch ${epoch} after epoch ${last.epoch} in session ${e.session} (AEP-0001 §7)` };
-      }
-      if (epoch === last.epoch && e.seq <= last.seq) {
-        return { rule: 'seq-regression', message: `seq ${e.seq} after seq ${last.seq} in epoch ${epoch} of session ${e.session} (AEP-0001 §7)` };
-      }
-    }
-    this.high.set(stream, { epoch, seq: e.seq });
-    return undefined;
   }
 }

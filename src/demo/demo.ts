@@ -217,6 +217,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       }
     }
     if (opts.keep) say(`working directory kept: ${dir}`);
-    else rmSync(dir, { recursive: true, force: true });
+    else {
+      rmSync(dir, { recursive: true, force: true });
+      say(p.dim('working directory removed (--keep keeps the relay store and the logs)'));
+    }
   }
 }

@@ -1,13 +1,13 @@
 // The session actor's parts, written once: guards are questions about the context, steps are
 // pure functions from (context, input) to a context patch and the outputs to announce.
 // session.ts names them; nothing here reads a clock, mints an id or knows a vendor by name.
-import { deliveredType, droppedType } from '../protocol/index.js';
+import { closedType, deliveredType, droppedType, reopenedType } from '../protocol/index.js';
 import { decisionsFrom, withDecision } from './decisions.js';
 import { decideInstruct, decideRespond } from './gate.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
-  RecoveredInput, RespondInput, SessionContext, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WrittenInput,
+  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WrittenInput,
 } from './session-types.js';
 
 export interface Step {
@@ -22,6 +22,7 @@ export const seedContext = (seed: SessionSeed): SessionContext => ({
   inFlight: [],
   holds: [],
   decisions: decisionsFrom(seed.decisions ?? {}),
+  endedOnce: false,
 });
 
 // ---- guards ------------------------------------------------------------------------------
@@ -34,6 +35,8 @@ export const guards = {
   isFirstHoldPermission: ({ context }: { context: SessionContext }) => context.holds[0]?.hold === 'permission',
   isReleased: ({ context }: { context: SessionContext }) => context.holds.length === 0,
   isReleasedWithPending: ({ context }: { context: SessionContext }) => context.holds.length === 0 && context.queue.length > 0,
+  /** The vendor's session-start moment (a resumed session keeps its id). */
+  isStart: ({ event }: { event: SessionInput }) => event.type === 'hook.moment' && event.starts === true,
 };
 
 // ---- steps -------------------------------------------------------------------------------
@@ -149,7 +152,11 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
   return { context: { inFlight, queue: [...batch.items, ...ctx.queue] }, outputs: [] };
 }
 
-/** D10: the end moment drops what is still queued, closes open requests, then ends the session. */
+/**
+ * D10: the end moment drops what is still queued, closes open requests, then ends the session.
+ * `session.ended` goes out once per session (AEP terminal exclusivity): a session reopened by a
+ * start moment drops at its later end moments without a second `session.ended`.
+ */
 export function end(ctx: SessionContext, input: EndInput): Step {
   const outputs: SessionOutput[] = dropped(ctx, ctx.queue, 'session-ended');
   // AEP-0002 §7: every request gets its terminal before session.ended.
@@ -157,9 +164,22 @@ export function end(ctx: SessionContext, input: EndInput): Step {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
     outputs.push({ type: 'reply.decision', hookId: h.hookId });
   }
-  outputs.push(input.causeId === undefined ? { type: 'session.ended' } : { type: 'session.ended', cause: input.causeId });
+  const reason = input.reason ?? 'normal';
+  const ended: SessionOutput = ctx.endedOnce
+    ? { type: 'session.closed', eventType: closedType(ctx.vendor), reason }
+    : { type: 'session.ended', reason };
+  if (input.causeId !== undefined) ended.cause = input.causeId;
+  outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  return { context: { queue: [], holds: [] }, outputs };
+  return { context: { queue: [], holds: [], endedOnce: true }, outputs };
+}
+
+/** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
+export function reopen(ctx: SessionContext, input: MomentInput): Step {
+  const reopened: SessionOutput = { type: 'session.reopened', eventType: reopenedType(ctx.vendor) };
+  if (input.causeId !== undefined) reopened.cause = input.causeId;
+  const delivery = moment(ctx, input, false);
+  return { ...(delivery.context ? { context: delivery.context } : {}), outputs: [reopened, ...delivery.outputs] };
 }
 
 /** D10 optional TTL: queued instructions older than the TTL are dropped `expired`. */

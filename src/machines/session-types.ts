@@ -69,6 +69,11 @@ export interface SessionContext {
   inFlight: InFlightBatch[];
   holds: OpenHold[];
   decisions: Decisions;
+  /**
+   * `session.ended` is already on the stream. AEP allows one per session, so a session reopened by
+   * a start moment drops at its next end but does not end twice.
+   */
+  endedOnce: boolean;
 }
 
 export interface SessionSeed {
@@ -79,6 +84,9 @@ export interface SessionSeed {
 }
 
 export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown';
+
+/** `session.ended.reason`, the enum of the AEP session.ended schema; vendor reasons collapse into it. */
+export type EndReason = 'normal' | 'error' | 'timeout' | 'killed' | 'compaction';
 
 // ---- inputs ----------------------------------------------------------------------------
 
@@ -102,6 +110,8 @@ export interface MomentInput {
   hookId: string;
   /** D7, decided by the vendor table before the hook reaches the actor. */
   eligible: boolean;
+  /** The vendor's session-start moment: reopens an ended session (a resumed session keeps its id). */
+  starts?: boolean;
   /** Id of the first observation event of this hook, when there is one. */
   causeId?: string;
 }
@@ -120,6 +130,8 @@ export interface EndInput {
   type: 'hook.end';
   at: number;
   hookId: string;
+  /** Carried by `session.ended` (vendor reason mapped by the table). */
+  reason: EndReason;
   causeId?: string;
 }
 export interface WrittenInput { type: 'reply.written'; at: number; hookId: string }
@@ -146,7 +158,11 @@ export type SessionOutput =
   | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown> }
   | { type: 'attention.resolved'; subject: string; cause: string; resolution: 'answered' | 'dismissed'; latencyMs: number }
   | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number }
-  | { type: 'session.ended'; cause?: string }
+  | { type: 'session.ended'; reason: EndReason; cause?: string }
+  /** `x.{vendor}.session.reopened`: a start moment reopened the ended session. */
+  | { type: 'session.reopened'; eventType: string; cause?: string }
+  /** `x.{vendor}.session.closed`: a reopened session's later end (session.ended went out already). */
+  | { type: 'session.closed'; eventType: string; reason: EndReason; cause?: string }
   /** D12: written to the journal before the reply that carries these instructions. */
   | { type: 'journal.inflight'; hookId: string; ids: string[] }
   /** The hook's reply carries steering text (D8). */
@@ -163,4 +179,5 @@ export type OutputType = SessionOutput['type'];
 export const STREAM_OUTPUTS = [
   'control.accepted', 'control.rejected', 'instruction.delivered', 'instruction.dropped',
   'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout', 'session.ended',
+  'session.reopened', 'session.closed',
 ] as const satisfies readonly OutputType[];

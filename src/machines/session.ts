@@ -26,6 +26,7 @@ export const sessionMachine = setup({
     answerHold: step('command.respond', parts.respond),
     deliverPrefix: step('hook.moment', (c, e) => parts.moment(c, e, false)),
     replyNeutral: step('hook.moment', (c, e) => parts.moment(c, e, true)),
+    reopen: step('hook.moment', parts.reopen),
     openHold: step('hook.held', (c, e) => parts.held(c, e, false)),
     declineHold: step('hook.held', (c, e) => parts.held(c, e, true)),
     endSession: step('hook.end', parts.end),
@@ -70,10 +71,12 @@ export const sessionMachine = setup({
       },
     },
     // D6, D10: nothing is queued after the end; late replies still settle what was in flight.
+    // A start moment reopens the session (same id, same dedupe records, same epoch): resumed
+    // sessions (`codex exec resume`, `claude --resume`, `qwen --continue`) can be steered again.
     ended: {
       on: {
         'command.instruct': { actions: 'refuseEnded' },
-        'hook.moment': { actions: 'replyNeutral' },
+        'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },
         'reply.failed': { actions: 'dropUnwritten' },

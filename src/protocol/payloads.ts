@@ -165,6 +165,10 @@ const vendor = {
   'instruction.dropped': obj({ reason: oneOf(['session-ended', 'expired', 'delivery-unknown']) }),
   /** Outcome of send_input; the text is never echoed. */
   'input.sent': obj({}, { delivery: oneOf(['queue', 'steer']) }),
+  /** D6: a start moment reopened a session that had ended (a resumed session keeps its id). */
+  'session.reopened': obj({}),
+  /** D10: a reopened session's later end moment; AEP allows one session.ended per session. */
+  'session.closed': obj({}, { reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']) }),
 } satisfies Record<string, Shape>;
 
 type Core = typeof core;

@@ -39,6 +39,8 @@ export const instructType = (vendor: string) => vendorType(vendor, 'control.inst
 export const sendInputType = (vendor: string) => vendorType(vendor, 'control.send_input');
 export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction.delivered');
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
+export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');
+export const closedType = (vendor: string) => vendorType(vendor, 'session.closed');
 export const inputSentType = (vendor: string) => vendorType(vendor, 'input.sent');
 
 /** `x.{vendor}.{category}.{rest}` → its parts, or undefined for a core type. */

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { AEP_VERSION, type AepCommand, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
 import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
+import { compileFilter } from '../protocol/filter.js';
 import type { RosterEntry } from './core.js';
 
 export type { RosterEntry };
@@ -53,7 +54,8 @@ type Frame = Record<string, unknown>;
 
 export class RelayConsumer {
   private readonly pending = new Map<string, (f: Frame) => void>();
-  private readonly subs = new Map<string, SubscribeHandlers>();
+  /** Handlers with their filter: events arrive bare, so each subscription re-applies its own (AEP-0003 §3.5). */
+  private readonly subs = new Map<string, { match: (e: AepEvent) => boolean; handlers: SubscribeHandlers }>();
   private readonly causeWaiters = new Map<string, (f: Frame) => void>();
   private readonly closeWaiters = new Set<(err: Error) => void>();
 
@@ -108,8 +110,7 @@ export class RelayConsumer {
     }
     const type = m.type;
     if (typeof type === 'string' && type.includes('.')) {
-      // Bare events carry no subscription id: every handler whose filter the relay applied sees it.
-      for (const h of this.subs.values()) h.onEvent(m as AepEvent, text);
+      for (const s of this.subs.values()) if (s.match(m as AepEvent)) s.handlers.onEvent(m as AepEvent, text);
       return;
     }
     if (type === 'ping') {
@@ -117,7 +118,7 @@ export class RelayConsumer {
       return;
     }
     if (type === 'replay-exhausted' && typeof m.sub === 'string') {
-      this.subs.get(m.sub)?.onExhausted?.(String(m.session), m.earliest as { epoch: number; seq: number });
+      this.subs.get(m.sub)?.handlers.onExhausted?.(String(m.session), m.earliest as { epoch: number; seq: number });
       return;
     }
     if (type === 'error' && typeof m.cause === 'string') {
@@ -146,7 +147,14 @@ export class RelayConsumer {
   /** Subscribes; resolves once the relay answered `subscribed` (replayed events may already have arrived). */
   async subscribe(req: SubscribeRequest, handlers: SubscribeHandlers): Promise<Subscription> {
     const id = `sub-${newId()}`;
-    this.subs.set(id, handlers);
+    // A filter the relay would refuse is refused here too, before anything is sent.
+    let match: (e: AepEvent) => boolean;
+    try {
+      match = compileFilter(req.filter ?? {});
+    } catch (err) {
+      throw new FrameError('invalid-filter', (err as Error).message);
+    }
+    this.subs.set(id, { match, handlers });
     const reply = await this.request({ type: 'subscribe', id, ...req });
     if (reply.type !== 'subscribed') {
       this.subs.delete(id);

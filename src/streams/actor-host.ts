@@ -239,11 +239,11 @@ export class ActorHost {
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
-    if (c.kind === 'end') return { type: 'hook.end', ...base };
+    if (c.kind === 'end') return { type: 'hook.end', ...base, reason: c.reason };
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }
-    return { type: 'hook.moment', ...base, eligible: c.eligible };
+    return { type: 'hook.moment', ...base, eligible: c.eligible, ...(c.starts === true ? { starts: true } : {}) };
   }
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
@@ -361,7 +361,13 @@ export class ActorHost {
           emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
           break;
         case 'session.ended':
-          emit(o.cause === undefined ? { type: 'session.ended' } : { type: 'session.ended', cause: o.cause });
+          emit(o.cause === undefined ? { type: 'session.ended', data: { reason: o.reason } } : { type: 'session.ended', cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'session.reopened':
+          emit(o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
+          break;
+        case 'session.closed':
+          emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
           break;
         case 'journal.inflight':
           records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });

@@ -5,7 +5,7 @@ import { SteeringError, type AepCommand, type AepEvent } from '../protocol/index
 import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
 import type { InspectionOption } from './inspect.js';
-import { openEventLog } from './log.js';
+import { openEventLog, type SyncFn } from './log.js';
 import type { RelayLink } from './relay-link.js';
 import { replayInto } from './replay.js';
 import { steer } from './route.js';
@@ -35,6 +35,8 @@ export interface AdapterOptions {
   hookBudgetMs?: number;
   /** fsync each log batch (default true). */
   fsync?: boolean;
+  /** How a log batch is made durable (default `fs.fsync`); tests slow it down to check D4/D12 ordering. */
+  logSync?: SyncFn;
   onError?: (e: SteeringError) => void;
 }
 
@@ -49,9 +51,13 @@ export interface AdapterHandle {
   close(): Promise<void>;
 }
 
-/** `hello.capabilities.control.accepts` (D5): the steering verb only with the gate open. */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType'>, instruct: boolean): string[] =>
-  ['control.attention.respond', ...(instruct ? [surface.steeringType] : [])];
+/**
+ * `hello.capabilities.control.accepts`: `control.attention.respond` only while a held loop is
+ * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
+ * with AEP_INSTRUCT (D5).
+ */
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds'>, instruct: boolean): string[] =>
+  [...(surface.holds === true ? ['control.attention.respond'] : []), ...(instruct ? [surface.steeringType] : [])];
 
 const reportToStderr = (e: SteeringError): void => {
   process.stderr.write(`aep-steer: ${e.code}: ${e.message}\n`);
@@ -61,7 +67,10 @@ type Out = { kind: 'event'; e: AepEvent } | { kind: 'feedback'; item: SessionIte
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
-  const { log, existing } = openEventLog(opts.logPath, opts.fsync === undefined ? {} : { fsync: opts.fsync });
+  const { log, existing } = openEventLog(opts.logPath, {
+    ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
+    ...(opts.logSync === undefined ? {} : { sync: opts.logSync }),
+  });
   for (const p of existing.problems) onError(p);
   const host = new ActorHost({
     surface: opts.surface, instruct: opts.instruct, onError,
@@ -80,7 +89,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
     host.stop();
-    log.close();
+    void log.close();
     throw err;
   }
 
@@ -89,7 +98,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const injected$ = new Subject<AepCommand>();
   const arrivals = new Map<string, HookArrival>();
   const relaySink = opts.relay ? toRelay(opts.relay, onError) : undefined;
-  const append = toEventLog(log);
+  const commit = toEventLog(log);
+  const synced = opts.fsync ?? true;
 
   const hookItems$ = endpoint.arrivals$.pipe(
     map((a) => {
@@ -141,17 +151,27 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       claimed.add(r.item.session);
       opts.relay?.claimSessions?.([...claimed]);
     }
-    let logged = true;
-    try {
-      append(r.records);
-    } catch (cause) {
-      logged = false;
-      onError(cause instanceof SteeringError ? cause : new SteeringError('LOG_WRITE_FAILED', String(cause), { cause }));
-    }
-    return merge(
+    const release = (logged: boolean): Observable<Out> => merge(
       from(r.events).pipe(map((e): Out => ({ kind: 'event', e }))),
       from(r.effects).pipe(mergeMap((f) => perform(f, logged)), map((item): Out => ({ kind: 'feedback', item }))),
     );
+    const failed = (cause: unknown): false => {
+      onError(cause instanceof SteeringError ? cause : new SteeringError('LOG_WRITE_FAILED', String(cause), { cause }));
+      return false;
+    };
+    // Without fsync a written batch is as durable as this log makes it, so the step settles at once.
+    if (!synced) {
+      let logged = true;
+      try {
+        log.append(r.records);
+      } catch (cause) {
+        logged = failed(cause);
+      }
+      return release(logged);
+    }
+    // Nothing leaves before the step's records are durable (D4 acks, D9/D12 replies). Commits
+    // settle in call order, so events keep the order their steps ran in.
+    return from(commit(r.records).then(() => true, failed)).pipe(mergeMap(release));
   }
 
   const recovered$ = from(host.recover(Date.now()));
@@ -190,7 +210,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       await endpoint.close();
       subscription.unsubscribe();
       host.stop();
-      log.close();
+      await log.close();
       events$.complete();
       await opts.relay?.close();
     },

@@ -6,8 +6,8 @@ import type { RelayLink } from './relay-link.js';
 
 export type Sink = (e: AepEvent) => void;
 
-/** Appends a step's records as one durable batch. Throws LOG_WRITE_FAILED. */
-export const toEventLog = (log: EventLog) => (records: readonly LogRecord[]): void => log.append(records);
+/** Commits a step's records as one batch; resolves once durable, rejects LOG_WRITE_FAILED. */
+export const toEventLog = (log: EventLog) => (records: readonly LogRecord[]): Promise<void> => log.commit(records);
 
 /** Hands events to the relay link; its `send` queues and never waits for the network. */
 export const toRelay = (link: RelayLink, onError: (e: SteeringError) => void): Sink => (e) => {

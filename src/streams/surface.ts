@@ -2,6 +2,7 @@
 // (each vendor is a data table; adapters/table.ts turns a table into a VendorSurface).
 // No machine and no stream ever sees a vendor name: they see these shapes only.
 import type { EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
+import type { EndReason } from '../machines/session-types.js';
 
 /** An attention request as the vendor raised it (AEP-0002 §7; D14). */
 export interface AttentionRequestSpec {
@@ -14,14 +15,20 @@ export interface AttentionRequestSpec {
   context?: EventData;
 }
 
+export type { EndReason };
+
 /** How one hook arrival steps the session (D7, D10, D13). */
 export type HookClass =
-  /** Not held and not the end. `eligible` is D7: accepts context, consumed by the main agent. */
-  | { kind: 'moment'; eligible: boolean; reason?: string }
+  /**
+   * Not held and not the end. `eligible` is D7: accepts context, consumed by the main agent.
+   * `starts` marks the vendor's session-start moment, which reopens an ended session (a resumed
+   * `codex exec resume`, `claude --resume`, `qwen --continue` keeps the session id).
+   */
+  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean }
   /** A held loop: the reply waits for a decision (D13, D14). */
   | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec }
-  /** The session's end moment (D10). */
-  | { kind: 'end' };
+  /** The session's end moment (D10), with the reason `session.ended` carries. */
+  | { kind: 'end'; reason: EndReason };
 
 /** An observation event derived from the hook input (AEP-0002 Annex A mappings). */
 export interface ObservationSpec {
@@ -66,6 +73,12 @@ export interface VendorSurface {
   port: number;
   /** D14 attention timeout default for this vendor. */
   attentionTimeoutMs: number;
+  /**
+   * Whether any held loop is enabled on this surface (always-held rows, or an opt-in gate turned
+   * on): `hello.capabilities.control.accepts` lists `control.attention.respond` only then.
+   * Absent means none.
+   */
+  holds?: boolean;
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
   classify(input: Record<string, unknown>): ClassifiedHook;
   /** Reply carrying steering text at an eligible moment (D8). */

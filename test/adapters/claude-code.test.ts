@@ -52,6 +52,14 @@ test('every recorded 2.1.332 hook input classifies as expected', () => {
   }
 });
 
+test('D10: SessionEnd ends the session normal whatever its reason names; SessionStart is the start moment', () => {
+  for (const reason of ['other', 'clear', 'logout', 'prompt_input_exit', 'resume']) {
+    assert.equal(surface.classify({ ...samples.SessionEnd, reason }).class, { kind: 'end', reason: 'normal' }, reason);
+  }
+  assert.equal(surface.classify(samples.SessionEnd!).observations, [], 'the runtime alone emits session.ended');
+  assert.equal(surface.classify(samples.SessionStart!).class, { kind: 'moment', eligible: true, starts: true });
+});
+
 test('D7: Stop is eligible only while stop_hook_active is false', () => {
   const second = surface.classify({ ...samples.Stop, stop_hook_active: true });
   assert.is(summary(second.class), 'ineligible');

@@ -57,8 +57,14 @@ test('D7: a subagent\'s hooks carry the parent session and agent_id, and are nev
   }
 });
 
-test('D10: SessionEnd (new in 0.171) is the end moment', () => {
-  assert.equal(surface.classify(samples.SessionEnd!).class, { kind: 'end' });
+test('D10: SessionEnd (new in 0.171) is the end moment; its reason "other" ends the session normal', () => {
+  assert.equal(surface.classify(samples.SessionEnd!).class, { kind: 'end', reason: 'normal' });
+  assert.equal(surface.classify(samples.SessionEnd!).observations, [], 'the runtime alone emits session.ended');
+});
+
+test('SessionStart is the start moment that reopens an ended session (codex exec resume keeps the id)', () => {
+  const c = surface.classify(samples.SessionStart!).class;
+  assert.equal(c, { kind: 'moment', eligible: true, starts: true });
 });
 
 test('D8: the context reply validates against the 0.171.0 output schema of each eligible moment', () => {

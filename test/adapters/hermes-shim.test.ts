@@ -38,8 +38,10 @@ function installedCommands(yaml: string): Record<string, string> {
 }
 
 function runHook(event: string, input: Input): Promise<{ code: number | null; stdout: string }> {
+  // The installed command, pointed at whichever adapter is `a` (the gate test runs its own).
+  const cmd = commands[event]!.replace(`127.0.0.1:${installedPort}/`, `127.0.0.1:${a.handle.port}/`);
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', commands[event]!], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.on('error', reject);
@@ -70,17 +72,17 @@ async function instruct(session: string, text: string) {
 
 const of = (type: string, cause: string) => a.events.find((e) => e.type === type && e.cause === cause);
 
+let installedPort = 0;
+
 test.before(async () => {
-  delete process.env.AEP_HERMES_CONTROL;
-  delete process.env.AEP_HERMES_GATE_TOOLS;
   a = await adapter({ surface: surfaceFrom(hermes), attentionTimeoutMs: 20_000 });
+  installedPort = a.handle.port;
   home = mkdtempSync(join(tmpdir(), 'aep-hermes-'));
   const report = installHermes({ user: true, port: a.handle.port, secret: SECRET, neutral: hermes.replies.neutral, attentionTimeoutMs: hermes.attentionTimeoutMs, env: { HERMES_HOME: home } });
   Object.assign(commands, installedCommands(readFileSync(report.file, 'utf8')));
 });
 
 test.after(async () => {
-  delete process.env.AEP_HERMES_CONTROL;
   await a.handle.close();
   rmSync(home, { recursive: true, force: true });
 });
@@ -120,8 +122,10 @@ test('D10: on_session_finalize drops what is still queued, then the session ends
 });
 
 test('the opt-in gate holds pre_tool_call; a deny answer is a block with the operator\'s words, never steering', async () => {
-  process.env.AEP_HERMES_CONTROL = '1';
-  process.env.AEP_HERMES_GATE_TOOLS = 'terminal';
+  // The gate is fixed when the surface is built (--control --gate-tools terminal): a second adapter.
+  const main = a;
+  a = await adapter({ surface: surfaceFrom(hermes, { control: true, gateTools: 'terminal' }), attentionTimeoutMs: 20_000 });
+  const gated = a;
   try {
     const s = 'hermes-gate';
     await runHook('on_session_start', hookFor('on_session_start', s));
@@ -134,9 +138,10 @@ test('the opt-in gate holds pre_tool_call; a deny answer is a block with the ope
     assert.equal(JSON.parse(out.stdout), { action: 'block', message: 'Not on the main branch.' });
     assert.is(of('x.hermes.instruction.delivered', cmd.id), undefined);
     assert.equal(JSON.parse((await runHook('pre_llm_call', hookFor('pre_llm_call', s))).stdout), { context: 'STEER-HERMES-AFTER-GATE' });
+    assert.equal(gated.errors.map((e) => e.message), []);
   } finally {
-    delete process.env.AEP_HERMES_CONTROL;
-    delete process.env.AEP_HERMES_GATE_TOOLS;
+    a = main;
+    await gated.handle.close();
   }
 });
 

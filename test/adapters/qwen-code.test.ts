@@ -69,8 +69,14 @@ test('D8/D15: the context reply is hookSpecificOutput for the firing event; the 
   assert.equal(surface.neutralReply(undefined).body, {});
 });
 
-test('D10: SessionEnd is the end moment', () => {
-  assert.equal(surface.classify({ session_id: 's', hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' }).class, { kind: 'end' });
+test('D10: SessionEnd is the end moment; prompt_input_exit ends the session normal (fixture)', () => {
+  const c = surface.classify({ session_id: 's', hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' });
+  assert.equal(c.class, { kind: 'end', reason: 'normal' });
+  assert.equal(c.observations, [], 'the runtime alone emits session.ended');
+});
+
+test('SessionStart is the start moment that reopens an ended session (--continue keeps the id)', () => {
+  assert.equal(surface.classify(samples.SessionStart!).class, { kind: 'moment', eligible: true, starts: true });
 });
 
 test('D13/D14: PermissionRequest is held and answered with Qwen\'s decision object', () => {

@@ -2,7 +2,8 @@
 // real vendor's data, so the interpreter cannot be leaning on one.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { byFields, fallbackType, snakeCase, surfaceFrom, type VendorTable } from '../../src/adapters/table.js';
+import { byFields, collapseEndReason, fallbackType, holdsAny, snakeCase, surfaceFrom, type VendorTable } from '../../src/adapters/table.js';
+import { vendorTables } from '../../src/adapters/registry.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 
 const toy: VendorTable = {
@@ -16,6 +17,7 @@ const toy: VendorTable = {
   unlistedReason: 'not listed',
   moments: {
     turn_start: { role: 'context', evidence: 'toy §1' },
+    hello: { role: 'observe', starts: true, reason: 'greeting only', evidence: 'toy §0' },
     turn_end: { role: 'context', unless: (i) => (i.again === true ? 'second end' : undefined), evidence: 'toy §2' },
     chatter: { role: 'observe', reason: 'nobody reads it', evidence: 'toy §3' },
     ask: {
@@ -24,8 +26,16 @@ const toy: VendorTable = {
       decide: (_h, d) => ({ verdict: d.option, why: d.message }),
       evidence: 'toy §4',
     },
-    bye: { role: 'end', evidence: 'toy §5' },
+    bye: { role: 'end', reason: (i) => collapseEndReason(i.why), evidence: 'toy §5' },
+    tool: {
+      role: 'gated', tool: (i) => String(i.name),
+      hold: (i) => ({ hold: 'permission', request: { kind: 'permission', prompt: `run ${String(i.name)}?` } }),
+      decide: (_h, d) => ({ gate: d.option }),
+      open: { role: 'context', evidence: 'toy §7' },
+      evidence: 'toy §6',
+    },
   },
+  control: { env: 'TOY_CONTROL', toolsEnv: 'TOY_GATE_TOOLS' },
   replies: { neutral: undefined, context: (event, text) => ({ ctx: text, at: event }) },
   maps: { turn_start: () => [{ type: 'run.started', data: { trigger: 'user' } }], chatter: () => [] },
 };
@@ -43,7 +53,8 @@ test('each row kind classifies as its role says', () => {
   assert.equal(s.classify({ sid: 'a', event: 'turn_end', again: true }).class, { kind: 'moment', eligible: false, reason: 'second end' });
   assert.equal(s.classify({ sid: 'a', event: 'turn_end' }).class, { kind: 'moment', eligible: true });
   assert.equal(s.classify({ sid: 'a', event: 'chatter' }).class, { kind: 'moment', eligible: false, reason: 'nobody reads it' });
-  assert.equal(s.classify({ sid: 'a', event: 'bye' }).class, { kind: 'end' });
+  assert.equal(s.classify({ sid: 'a', event: 'bye' }).class, { kind: 'end', reason: 'normal' });
+  assert.equal(s.classify({ sid: 'a', event: 'bye', why: 'killed by signal' }).class, { kind: 'end', reason: 'killed' });
   assert.equal(s.classify({ sid: 'a', event: 'mystery' }).class, { kind: 'moment', eligible: false, reason: 'not listed' });
   const held = s.classify({ sid: 'a', event: 'ask', what: 'jump' });
   assert.equal(held.class, { kind: 'held', hold: 'permission', request: { kind: 'permission', prompt: 'may I jump', options: [{ id: 'allow', label: 'Allow' }] } });
@@ -84,6 +95,68 @@ test('unreadable bodies are SteeringError HOOK_BODY_INVALID, including a row tha
     } catch (e) {
       assert.instance(e, SteeringError);
       assert.is((e as SteeringError).code, 'HOOK_BODY_INVALID');
+    }
+  }
+});
+
+test('a start row marks its moment starts, except inside a subagent', () => {
+  assert.equal(s.classify({ sid: 'a', event: 'hello' }).class, { kind: 'moment', eligible: false, reason: 'greeting only', starts: true });
+  assert.equal(s.classify({ sid: 'a', event: 'hello', child: true }).class, { kind: 'moment', eligible: false, reason: 'greeting only' });
+  const eligibleStart = surfaceFrom({ ...toy, moments: { ...toy.moments, turn_start: { role: 'context', starts: true, evidence: 'toy §1' } } });
+  assert.equal(eligibleStart.classify({ sid: 'a', event: 'turn_start' }).class, { kind: 'moment', eligible: true, starts: true });
+  assert.equal(eligibleStart.classify({ sid: 'a', event: 'turn_start', child: true }).class, { kind: 'moment', eligible: false, reason: 'fired inside a subagent (D7)' });
+});
+
+test('vendor end reasons collapse into the session.ended enum: normal unless they plainly say otherwise', () => {
+  for (const r of ['other', 'prompt_input_exit', 'clear', 'logout', 'shutdown', 'window closed', 'new_session', undefined, 42]) assert.is(collapseEndReason(r), 'normal', String(r));
+  assert.is(collapseEndReason('idle_timeout'), 'timeout');
+  assert.is(collapseEndReason('Timed out'), 'timeout');
+  assert.is(collapseEndReason('killed'), 'killed');
+  assert.is(collapseEndReason('crash'), 'error');
+  assert.is(collapseEndReason('compaction'), 'compaction');
+});
+
+test('the opt-in gate: off by default, on with control, scoped by the tool pattern matched in full', () => {
+  assert.equal(s.classify({ sid: 'a', event: 'tool', name: 'rm' }).class, { kind: 'moment', eligible: true });
+  const all = surfaceFrom(toy, { control: true });
+  assert.equal(all.classify({ sid: 'a', event: 'tool', name: 'rm' }).class, { kind: 'held', hold: 'permission', request: { kind: 'permission', prompt: 'run rm?' } });
+  const scoped = surfaceFrom(toy, { control: true, gateTools: 'rm|mv' });
+  assert.is(scoped.classify({ sid: 'a', event: 'tool', name: 'mv' }).class.kind, 'held');
+  assert.equal(scoped.classify({ sid: 'a', event: 'tool', name: 'rmdir' }).class, { kind: 'moment', eligible: true }, 'matched in full, not as a prefix');
+  assert.equal(scoped.decisionReply(scoped.classify({ sid: 'a', event: 'tool', name: 'rm' }), { option: 'deny' }).body, { gate: 'deny' });
+});
+
+test('a bad gate pattern, or control on a table without a gate, is CONFIG_INVALID when the surface is built', () => {
+  const { control: _control, ...rest } = toy;
+  const noGate: VendorTable = { ...rest, moments: Object.fromEntries(Object.entries(toy.moments).filter(([k]) => k !== 'tool')) };
+  for (const build of [() => surfaceFrom(toy, { control: true, gateTools: '(' }), () => surfaceFrom(noGate, { control: true })]) {
+    try {
+      build();
+      assert.unreachable('should throw');
+    } catch (e) {
+      assert.instance(e, SteeringError);
+      assert.is((e as SteeringError).code, 'CONFIG_INVALID');
+    }
+  }
+  assert.match(String((() => { try { surfaceFrom(toy, { control: true, gateTools: '(' }); } catch (e) { return (e as Error).message; } return ''; })()), /TOY_GATE_TOOLS/);
+});
+
+test('holds: an always-held row holds; a gated row only with its gate on', () => {
+  assert.is(s.holds, true, 'the toy has an always-held row');
+  const gatedOnly: VendorTable = { ...toy, moments: Object.fromEntries(Object.entries(toy.moments).filter(([k]) => k !== 'ask')) };
+  assert.is(holdsAny(gatedOnly), false);
+  assert.is(surfaceFrom(gatedOnly).holds, false);
+  assert.is(surfaceFrom(gatedOnly, { control: true }).holds, true);
+});
+
+test('every registered table: a control gate exactly when it has gated rows; one start row, no end row mapped to session.ended', () => {
+  for (const [token, t] of vendorTables) {
+    const rows = Object.entries(t.moments);
+    assert.is(t.control !== undefined, rows.some(([, r]) => r.role === 'gated'), token);
+    assert.ok(rows.some(([, r]) => r.starts === true), `${token} names its start moment`);
+    for (const [event, r] of rows.filter(([, row]) => row.role === 'end')) {
+      const mapped = t.maps[event]?.({ hook_event_name: event, session_id: 's', extra: {} }) ?? [];
+      assert.not.ok(mapped.some((o) => o.type === 'session.ended'), `${token} ${event}: the runtime alone emits session.ended`);
     }
   }
 });

@@ -26,7 +26,8 @@ let hooks: Record<string, { command: string; timeout: number }[]>;
 
 /** Runs the installed hook command for `event` the way VS Code does: JSON on stdin, reply on stdout. */
 function runHook(event: string, input: Input): Promise<{ code: number | null; stdout: string }> {
-  const cmd = hooks[event]![0]!.command;
+  // The installed command, pointed at whichever adapter is `a` (the gate test runs its own).
+  const cmd = hooks[event]![0]!.command.replace(`127.0.0.1:${installedPort}/`, `127.0.0.1:${a.handle.port}/`);
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -60,17 +61,17 @@ async function instruct(session: string, text: string) {
 
 const deliveredFor = (id: string): AepEvent | undefined => a.events.find((e) => e.type === 'x.vscode.instruction.delivered' && e.cause === id);
 
+let installedPort = 0;
+
 test.before(async () => {
-  delete process.env.AEP_VSCODE_CONTROL;
-  delete process.env.AEP_VSCODE_GATE_TOOLS;
   a = await adapter({ surface: surfaceFrom(vscode), attentionTimeoutMs: 20_000 });
+  installedPort = a.handle.port;
   root = mkdtempSync(join(tmpdir(), 'aep-vscode-'));
   const report = installVscode({ project: root, port: a.handle.port, secret: SECRET, neutral: vscode.replies.neutral, attentionTimeoutMs: vscode.attentionTimeoutMs });
   hooks = (JSON.parse(readFileSync(report.file, 'utf8')) as { hooks: typeof hooks }).hooks;
 });
 
 test.after(async () => {
-  delete process.env.AEP_VSCODE_CONTROL;
   await a.handle.close();
   rmSync(root, { recursive: true, force: true });
 });
@@ -112,8 +113,10 @@ test('a tool hook fired inside a subagent does not take the main session\'s queu
 });
 
 test('the opt-in gate holds PreToolUse; the answer is the decision only, and steering waits for the next moment', async () => {
-  process.env.AEP_VSCODE_CONTROL = '1';
-  process.env.AEP_VSCODE_GATE_TOOLS = 'editFile';
+  // The gate is fixed when the surface is built (--control --gate-tools editFile): a second adapter.
+  const main = a;
+  a = await adapter({ surface: surfaceFrom(vscode, { control: true, gateTools: 'editFile' }), attentionTimeoutMs: 20_000 });
+  const gated = a;
   try {
     const s = 'vsc-gate';
     await runHook('SessionStart', hookFor('SessionStart', s));
@@ -131,9 +134,10 @@ test('the opt-in gate holds PreToolUse; the answer is the decision only, and ste
     // An ungated tool's PreToolUse is an ordinary eligible moment.
     const open = await runHook('PreToolUse', hookFor('PreToolUse', s, { tool_name: 'readFile' }));
     assert.equal(JSON.parse(open.stdout), { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'STEER-VSC-AFTER-GATE' } });
+    assert.equal(gated.errors.map((e) => e.message), []);
   } finally {
-    delete process.env.AEP_VSCODE_CONTROL;
-    delete process.env.AEP_VSCODE_GATE_TOOLS;
+    a = main;
+    await gated.handle.close();
   }
 });
 

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
-import { vscode, vscodeGateMatches } from '../../src/adapters/vscode.js';
+import { vscode } from '../../src/adapters/vscode.js';
 import type { HookClass } from '../../src/streams/surface.js';
 import { evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
 import { aepFile, readJson } from '../support/shared-dir.js';
@@ -18,17 +18,6 @@ const surface = surfaceFrom(vscode);
 const summary = (c: HookClass): string =>
   c.kind === 'moment' ? (c.eligible ? 'eligible' : 'ineligible') : c.kind === 'held' ? `held:${c.hold}` : 'end';
 
-function withEnv<T>(env: Record<string, string | undefined>, fn: () => T): T {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  try {
-    return fn();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  }
-}
-
-const gateOff = { AEP_VSCODE_CONTROL: undefined, AEP_VSCODE_GATE_TOOLS: undefined };
 
 test('the registry hands out the VS Code surface: port 8381, 25 s hold (D14, D15)', () => {
   const s = surfaceFor('vscode');
@@ -43,10 +32,8 @@ test('the design record\'s five moments are eligible; the rest never carry steer
     SessionStart: 'eligible', UserPromptSubmit: 'eligible', SubagentStart: 'eligible', PreToolUse: 'eligible', PostToolUse: 'eligible',
     PreCompact: 'ineligible', SubagentStop: 'ineligible', Stop: 'ineligible',
   };
-  withEnv(gateOff, () => {
-    assert.equal(Object.keys(inputs).sort(), Object.keys(want).sort());
-    for (const [event, input] of Object.entries(inputs)) assert.is(summary(surface.classify(input).class), want[event], event);
-  });
+  assert.equal(Object.keys(inputs).sort(), Object.keys(want).sort());
+  for (const [event, input] of Object.entries(inputs)) assert.is(summary(surface.classify(input).class), want[event], event);
   assert.ok(Object.values(vscode.moments).every((r) => r.role !== 'end'), 'no session end on this hook target (D10)');
 });
 
@@ -56,60 +43,51 @@ test('a missing session_id is the "unknown" session', () => {
 });
 
 test('D7: a tool hook fired inside a subagent is not eligible', () => {
-  withEnv(gateOff, () => {
-    const c = surface.classify({ ...inputs.PostToolUse, agent_id: 'agent_7' });
-    assert.is(summary(c.class), 'ineligible');
-  });
+  const c = surface.classify({ ...inputs.PostToolUse, agent_id: 'agent_7' });
+  assert.is(summary(c.class), 'ineligible');
 });
 
-test('the PreToolUse gate is off by default and opt-in by AEP_VSCODE_CONTROL=1, scoped by AEP_VSCODE_GATE_TOOLS', () => {
-  withEnv(gateOff, () => assert.is(vscodeGateMatches('editFile'), false));
-  withEnv({ AEP_VSCODE_CONTROL: '1', AEP_VSCODE_GATE_TOOLS: undefined }, () => assert.is(vscodeGateMatches('editFile'), true));
-  withEnv({ AEP_VSCODE_CONTROL: '1', AEP_VSCODE_GATE_TOOLS: 'runInTerminal|editFile' }, () => {
-    assert.is(vscodeGateMatches('editFile'), true);
-    assert.is(vscodeGateMatches('readFile'), false);
-    assert.is(summary(surface.classify(inputs.PreToolUse!).class), 'held:permission');
-    assert.is(summary(surface.classify({ ...inputs.PreToolUse, tool_name: 'readFile' }).class), 'eligible', 'an ungated PreToolUse stays eligible');
-  });
-  withEnv({ AEP_VSCODE_CONTROL: '1', AEP_VSCODE_GATE_TOOLS: '(' }, () => {
-    try {
-      surface.classify(inputs.PreToolUse!);
-      assert.unreachable('a malformed regex must be refused');
-    } catch (e) {
-      assert.is((e as { code?: string }).code, 'CONFIG_INVALID');
-    }
-  });
+test('the PreToolUse gate is off by default and opt-in by --control (AEP_VSCODE_CONTROL=1), scoped by --gate-tools', () => {
+  assert.equal(vscode.control, { env: 'AEP_VSCODE_CONTROL', toolsEnv: 'AEP_VSCODE_GATE_TOOLS' });
+  assert.is(summary(surface.classify(inputs.PreToolUse!).class), 'eligible', 'gate off by default');
+  assert.is(surface.holds, false, 'with the gate off VS Code holds nothing');
+  assert.is(summary(surfaceFrom(vscode, { control: true }).classify(inputs.PreToolUse!).class), 'held:permission', 'every tool without a pattern');
+  const scoped = surfaceFrom(vscode, { control: true, gateTools: 'runInTerminal|editFile' });
+  assert.is(scoped.holds, true);
+  assert.is(summary(scoped.classify({ ...inputs.PreToolUse, tool_name: 'editFile' }).class), 'held:permission');
+  assert.is(summary(scoped.classify({ ...inputs.PreToolUse, tool_name: 'readFile' }).class), 'eligible', 'an ungated PreToolUse stays eligible');
+  try {
+    surfaceFrom(vscode, { control: true, gateTools: '(' });
+    assert.unreachable('a malformed regex must be refused');
+  } catch (e) {
+    assert.is((e as { code?: string }).code, 'CONFIG_INVALID');
+  }
 });
 
 test('D13/D14: a held PreToolUse offers allow/deny/ask and its reply carries the decision only', () => {
-  withEnv({ AEP_VSCODE_CONTROL: '1', AEP_VSCODE_GATE_TOOLS: undefined }, () => {
-    const c = surface.classify(inputs.PreToolUse!);
-    assert.ok(c.class.kind === 'held');
-    if (c.class.kind !== 'held') return;
-    assert.equal(c.class.request.options?.map((o) => o.id), ['allow', 'deny', 'ask']);
-    assert.equal(surface.contextReply(c, 'steer').body, {});
-    assert.equal(surface.decisionReply(c, { option: 'allow' }).body, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } });
-    assert.equal(surface.decisionReply(c, { option: 'ask' }).body, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
-    assert.equal(surface.decisionReply(c, { option: 'deny', message: 'edit the test first' }).body, {
-      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'edit the test first' },
-    });
-    assert.equal(surface.decisionReply(c, undefined).body, {}, 'timeout: no decision, VS Code decides');
+  const gated = surfaceFrom(vscode, { control: true });
+  const c = gated.classify(inputs.PreToolUse!);
+  assert.ok(c.class.kind === 'held');
+  if (c.class.kind !== 'held') return;
+  assert.equal(c.class.request.options?.map((o) => o.id), ['allow', 'deny', 'ask']);
+  assert.equal(gated.contextReply(c, 'steer').body, {});
+  assert.equal(gated.decisionReply(c, { option: 'allow' }).body, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } });
+  assert.equal(gated.decisionReply(c, { option: 'ask' }).body, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
+  assert.equal(gated.decisionReply(c, { option: 'deny', message: 'edit the test first' }).body, {
+    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'edit the test first' },
   });
+  assert.equal(gated.decisionReply(c, undefined).body, {}, 'timeout: no decision, VS Code decides');
 });
 
 test('D8: the context reply is hookSpecificOutput.additionalContext with the firing event', () => {
-  withEnv(gateOff, () => {
-    for (const event of ['SessionStart', 'UserPromptSubmit', 'SubagentStart', 'PreToolUse', 'PostToolUse']) {
-      assert.equal(surface.contextReply(surface.classify(inputs[event]!), 'x').body, { hookSpecificOutput: { hookEventName: event, additionalContext: 'x' } });
-    }
-  });
+  for (const event of ['SessionStart', 'UserPromptSubmit', 'SubagentStart', 'PreToolUse', 'PostToolUse']) {
+    assert.equal(surface.contextReply(surface.classify(inputs[event]!), 'x').body, { hookSpecificOutput: { hookEventName: event, additionalContext: 'x' } });
+  }
 });
 
 test('observations reproduce the AEP mapping fixture for VS Code and validate against the payload schemas', () => {
-  withEnv(gateOff, () => {
-    for (const { name, expected: want, actual } of fixtureCases(surface, 'vscode')) assert.equal(actual, want, name);
-    for (const input of Object.values(inputs)) for (const o of surface.classify(input).observations) assert.is(schemaProblem(o), undefined);
-  });
+  for (const { name, expected: want, actual } of fixtureCases(surface, 'vscode')) assert.equal(actual, want, name);
+  for (const input of Object.values(inputs)) for (const o of surface.classify(input).observations) assert.is(schemaProblem(o), undefined);
 });
 
 test('every evidence string resolves', () => {

@@ -75,12 +75,12 @@ test('an identical redelivery is not a violation; a rejected and a pending instr
   assert.equal(r.sessions[0]!.queue.map((q) => q.id), [c2.id]);
 });
 
-test('two distinct acks for one command are flagged ack-duplicate, with file:line and event id', async () => {
+test('two distinct acks for one command are flagged ack-decision, with file:line and event id', async () => {
   const g = goodSession('s3');
   const second = g.em.emit({ type: 'control.rejected', cause: g.c1.id, data: { reason: 'refused' } });
   const file = writeLog([...g.events, second]);
   const r = await auditFiles([file]);
-  assert.equal(rules(r), ['ack-duplicate']);
+  assert.equal(rules(r), ['ack-decision']);
   assert.is(r.violations[0]!.file, file);
   assert.is(r.violations[0]!.line, 9);
   assert.is(r.violations[0]!.eventId, second.id);
@@ -154,7 +154,7 @@ test('(epoch, seq) regressions and conflicts are flagged; a new epoch may restar
   const restarted = new SessionEmitter({ agent: 'claude-code', session: 's11', host: 'h', epoch: 1 }).emit({ type: 'run.started' });
   const oldEpoch = { ...late, id: '01OLDEPOCHOLDEPOCHOLDEPOC', seq: 99, epoch: 0 };
   const r = await auditFiles([writeLog([...g.events, late, regressed, conflicting, restarted, oldEpoch])]);
-  assert.equal(rules(r), ['epoch-regression', 'seq-conflict', 'seq-regression']);
+  assert.equal(rules(r), ['epoch-regression', 'position-conflict', 'seq-regression']);
 });
 
 test('one (source, id) with two contents is flagged id-conflict across files', async () => {
@@ -170,7 +170,7 @@ test('one (source, id) with two contents is flagged id-conflict across files', a
 
 test('the same events in two files (adapter log + relay export) count once', async () => {
   const g = goodSession('s13');
-  const r = await auditFiles([writeLog(g.events), writeLog([...g.events].reverse())]);
+  const r = await auditFiles([writeLog(g.events), writeLog(g.events)]);
   assert.equal(r.violations, []);
   assert.is(r.events, g.events.length);
   assert.is(r.redeliveries, g.events.length);
@@ -184,6 +184,16 @@ test('bad lines: not JSON, blank, not an object and bad envelope are violations;
   assert.equal(rules(r), ['envelope-invalid', 'line-invalid', 'line-invalid', 'line-invalid']);
   assert.equal(r.violations.map((v) => v.line), [9, 10, 11, 12]);
   assert.equal(r.notes.map((x) => [x.kind, x.line]), [['torn-tail', 13]]);
+});
+
+test('the protocol stream rules apply too: a second session.ended, an attention request left open at the end', async () => {
+  const em = new SessionEmitter({ agent: 'claude-code', session: 's18', host: 'h' });
+  const asked = em.emit({ type: 'attention.requested', data: { kind: 'permission', prompt: 'p' }, severity: 'notice' });
+  const end1 = em.emit({ type: 'session.ended' });
+  const end2 = em.emit({ type: 'session.ended' });
+  const r = await auditFiles([writeLog([em.emit({ type: 'session.started' }), asked, end1, end2].sort((a, b) => a.seq - b.seq))]);
+  // Both ends leave the request open; the second is also a second terminal.
+  assert.equal(r.violations.map((v) => [v.rule, v.eventId]), [['attention-open-at-end', end1.id], ['attention-open-at-end', end2.id], ['terminal-exclusive', end2.id]]);
 });
 
 test('an accept after session.ended is flagged accepted-after-end', async () => {

@@ -113,6 +113,8 @@ test('timeout before the ack: retries reuse the command id; exit 6', async () =>
   assert.is(o.outcome, 'timeout');
   assert.is(o.stage, 'ack');
   assert.is(o.sent, 3);
+  // The last copy left just before the local deadline; wait for it to reach the target.
+  while (received.length < 3) await new Promise((r) => setTimeout(r, 20));
   assert.is(received.length, 3);
   assert.equal(new Set(received.map((c) => dedupeKey(c))).size, 1);
   assert.equal(new Set(received.map((c) => JSON.stringify(c))).size, 1);
@@ -122,7 +124,7 @@ test('timeout before the ack: retries reuse the command id; exit 6', async () =>
 test('timeout after the ack: accepted but no eligible moment yet; exit 6, stage delivery', async () => {
   const s = await stack.openSession();
   const out = sink();
-  const code = await runInstruct('wait for it', flags(stack, s.session, { timeout: '400', json: true }), { out: out.stream, err: sink().stream });
+  const code = await runInstruct('wait for it', flags(stack, s.session, { timeout: '2500', ackWindow: '2500', json: true }), { out: out.stream, err: sink().stream });
   assert.is(code, INSTRUCT_EXIT.timeout);
   const o = JSON.parse(out.text());
   assert.is(o.stage, 'delivery');

@@ -1,5 +1,6 @@
 // Walks the session machine's state graph over a small fixed alphabet and checks, on every
-// path, the properties the design promises (D3, D9, D10, D13, AEP-0004 §3 causes).
+// path, the properties the design promises (D3, D6, D9, D10, D13, AEP-0004 §3 causes), a start
+// moment that reopens an ended session included.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
@@ -25,6 +26,8 @@ const alphabet = (wide: boolean) => (s: Snap): SessionInput[] => {
     { type: 'hook.moment', at: 2000, hookId: fresh('h', ctx.inFlight.map((b) => b.hookId)), eligible: true },
     { type: 'hook.moment', at: 2000, hookId: 'ineligible', eligible: false },
     end('end'),
+    // The vendor's start moment (a resumed session keeps its id).
+    { type: 'hook.moment', at: 2000, hookId: 'start', eligible: true, starts: true },
   ];
   if (ctx.holds.length < (wide ? 2 : 1)) {
     const requestId = fresh('r', ctx.holds.map((h) => h.requestId));
@@ -43,11 +46,12 @@ const alphabet = (wide: boolean) => (s: Snap): SessionInput[] => {
   return out;
 };
 
-// Coarse on purpose (value, queue length, in-flight count, holds, which instructs were decided):
+// Coarse on purpose (value, queue length, in-flight count, holds, which instructs were decided,
+// whether session.ended went out):
 // each path is replayed from the start in checkPath, so the checks see the real execution.
 const serializeState = (s: Snap): string => JSON.stringify([
   s.value, s.context.queue.length, s.context.inFlight.length, s.context.holds.length,
-  decisionKeys(s.context.decisions).filter((k) => /\u0000c\d$/.test(k)).length,
+  decisionKeys(s.context.decisions).filter((k) => /\u0000c\d$/.test(k)).length, s.context.endedOnce,
 ]);
 
 const narrow = { events: alphabet(false), serializeState, limit: 50_000 };
@@ -60,6 +64,7 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
   const settled = new Map<string, number>();
   const openRequests = new Set<string>();
   let ended = false;
+  let sessionEnds = 0;
   const where = () => inputs.map((i) => i.type).join(' > ');
   for (const input of inputs) {
     const [nextSnap, actions] = transition(machine, snap, input);
@@ -67,13 +72,17 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
     const outputs = outputsOf(actions);
     for (const o of outputs) checkOutput(o, input);
     snap = next;
-    if (ended) {
-      assert.equal(snap.context.queue, [], `nothing is queued after ended: ${where()}`);
-      assert.not.ok(outputs.some((o) => o.type === 'control.accepted'), `no accept after ended: ${where()}`);
+    const reopens = input.type === 'hook.moment' && input.starts === true;
+    if (ended && !reopens) {
+      assert.equal(snap.context.queue, [], `nothing is queued after ended until a start moment: ${where()}`);
+      assert.not.ok(outputs.some((o) => o.type === 'control.accepted'), `no accept after ended until a start moment: ${where()}`);
     }
-    if (snap.value === 'ended') ended = true;
+    if (ended && reopens) assert.is(snap.value, 'idle', `a start moment reopens an ended session: ${where()}`);
+    if (!ended && input.type === 'hook.end') assert.is(snap.value, 'ended', `the end moment ends the session: ${where()}`);
+    ended = snap.value === 'ended';
   }
   for (const [id, n] of settled) assert.is(n, 1, `${id} settled exactly once: ${where()}`);
+  assert.ok(sessionEnds <= 1, `session.ended at most once per session: ${where()}`);
   const pending = new Set([...snap.context.queue, ...snap.context.inFlight.flatMap((b) => b.items)].map((i) => i.id));
   for (const id of accepted) {
     assert.is(settled.has(id) !== pending.has(id), true, `${id} is either pending or settled: ${where()}`);
@@ -115,6 +124,10 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
       case 'reply.context':
         assert.not.ok(o.hookId.startsWith('hp-'), `steering never rides a held reply: ${where()}`);
         break;
+      case 'session.ended':
+        sessionEnds += 1;
+        assert.is(input.type, 'hook.end', `only the end moment ends the session: ${where()}`);
+        break;
       default:
         break;
     }
@@ -131,6 +144,15 @@ test('shortest paths reach every state, ended and both holding substates include
   const paths = getShortestPaths(sessionMachine, { ...wide, input: { session: 's-1', vendor: 'claude-code' } });
   const values = new Set(paths.map((p) => JSON.stringify(p.state.value)));
   for (const v of ['"idle"', '"queued"', '{"holding":"permission"}', '"ended"']) assert.ok(values.has(v), `reaches ${v}`);
+  // A path through end, start and an accepted instruct exists: the reopened session takes steering.
+  const simple = getSimplePaths(sessionMachine, { ...narrow, input: { session: 's-1', vendor: 'claude-code' } });
+  const reopenedAccept = simple.some((p) => {
+    const types = p.steps.map((st) => st.event as SessionInput);
+    const endAt = types.findIndex((e) => e.type === 'hook.end');
+    const startAt = types.findIndex((e, i) => i > endAt && e.type === 'hook.moment' && e.starts === true);
+    return endAt >= 0 && startAt > endAt && types.slice(startAt).some((e) => e.type === 'command.instruct') && p.state.context.queue.length > 0;
+  });
+  assert.ok(reopenedAccept, 'the walk reaches a reopened session holding an accepted instruction');
   for (const p of paths) checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
 });
 
@@ -151,6 +173,19 @@ test('the walk catches a machine that settles an instruction twice', () => {
     caught = (e as Error).message;
   }
   assert.match(caught, /settled exactly once/);
+});
+
+test('the walk catches a machine whose start moment does not reopen an ended session', () => {
+  const inputs: SessionInput[] = [end('end'), { type: 'hook.moment', at: 2000, hookId: 'start', eligible: true, starts: true }];
+  assert.not.throws(() => checkPath(inputs));
+  const stuck = sessionMachine.provide({ guards: { isStart: () => false } });
+  let caught = '';
+  try {
+    checkPath(inputs, stuck);
+  } catch (e) {
+    caught = (e as Error).message;
+  }
+  assert.match(caught, /reopens an ended session/);
 });
 
 test.run();

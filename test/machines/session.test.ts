@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  end, failed, heldForm, heldPermission, instruct, moment, respond, run, start, step, timeout, types, written,
+  end, failed, heldForm, heldPermission, instruct, moment, respond, run, start, startMoment, step, timeout, types, written,
 } from '../support/session-steps.js';
 import type { SessionOutput } from '../../src/machines/session-types.js';
 
@@ -120,6 +120,46 @@ test('D10: the end moment drops each queued instruction in FIFO order, then sess
     ['i2', 'session-ended', 'x.claude-code.instruction.dropped'],
   ]);
   assert.is(snap.context.queue.length, 0);
+});
+
+test('D10: session.ended carries the end moment\'s reason', () => {
+  const killed = run([{ type: 'hook.end', at: 9000, hookId: 'h-end', reason: 'killed', causeId: 'obs-1' }]);
+  assert.equal(ofType(killed.outputs, 'session.ended'), [{ type: 'session.ended', reason: 'killed', cause: 'obs-1' }]);
+  assert.equal(ofType(run([end('h-end')]).outputs, 'session.ended'), [{ type: 'session.ended', reason: 'normal' }]);
+});
+
+test('D6: a start moment reopens an ended session: idle again, instructions accepted, old decisions kept', () => {
+  const ended = run([instruct('old', 'before the end'), end('h-end')]);
+  assert.is(ended.snap.value, 'ended');
+  // Before the reopening D6 holds; an ordinary moment does not reopen.
+  const still = run([moment('h-plain', 9500), instruct('early', 'too early', 9600)], ended.snap);
+  assert.is(still.snap.value, 'ended');
+  assert.equal(rejected(still.outputs).map((o) => o.rejection.rule), ['session-ended']);
+  const reopened = run([startMoment('h-start')], still.snap);
+  assert.is(reopened.snap.value, 'idle');
+  assert.equal(reopened.outputs, [{ type: 'reply.neutral', hookId: 'h-start' }], 'the start moment itself has nothing to deliver');
+  const after = run([instruct('new', 'after the resume', 10_100), instruct('old', 'before the end', 10_200), instruct('early', 'too early', 10_300)], reopened.snap);
+  assert.equal(types(after.outputs), ['control.accepted', 'control.reack', 'control.reack'], 'retries of old commands keep their first decision');
+  assert.is(after.snap.value, 'queued');
+  assert.equal(after.snap.context.queue.map((q) => q.id), ['new']);
+  const delivered = run([moment('h-next', 10_400), written('h-next', 10_500)], after.snap);
+  assert.equal(ofType(delivered.outputs, 'instruction.delivered').map((o) => o.cause), ['new']);
+});
+
+test('D10: a reopened session drops at its next end, but session.ended goes out once per session (AEP terminal exclusivity)', () => {
+  const first = run([end('h-end-1'), startMoment('h-start'), instruct('r1', 'resumed', 10_100)]);
+  assert.equal(ofType(first.outputs, 'session.ended').length, 1);
+  const second = run([end('h-end-2', 11_000)], first.snap);
+  assert.equal(types(second.outputs), ['instruction.dropped', 'reply.neutral']);
+  assert.equal(ofType(second.outputs, 'instruction.dropped').map((o) => [o.cause, o.reason]), [['r1', 'session-ended']]);
+  assert.is(second.snap.value, 'ended');
+  assert.equal(rejected(run([instruct('r2', 'late again', 11_100)], second.snap).outputs).map((o) => o.rejection.rule), ['session-ended']);
+});
+
+test('a start moment of a live session changes nothing but delivering what waits', () => {
+  const { snap, outputs } = run([instruct('i1', 'one'), startMoment('h-start', 2000)]);
+  assert.equal(types(outputs), ['control.accepted', 'journal.inflight', 'reply.context']);
+  assert.is(snap.value, 'idle');
 });
 
 test('D10: with a TTL, instructions older than it are dropped expired', () => {

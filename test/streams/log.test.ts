@@ -1,8 +1,62 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { openEventLog, parseLog, readEventLog } from '../../src/streams/log.js';
-import { tempLog } from '../support/adapter.js';
+import { spawn } from 'node:child_process';
+import { appendFileSync, fstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { openEventLog, parseLog, readEventLog, type LogRecord, type SyncFn } from '../../src/streams/log.js';
+import { ActorHost } from '../../src/streams/actor-host.js';
+import { replayInto } from '../../src/streams/replay.js';
+import type { SteeringError } from '../../src/protocol/index.js';
+import { adapter, tempLog } from '../support/adapter.js';
+import { fakeSurface, hookBody } from '../support/fake-surface.js';
+import { instructCmd } from '../support/session-steps.js';
+
+/** An fsync that waits to be released; `durable` is how many bytes the released syncs cover. */
+function gatedSync(auto?: (release: () => void) => void) {
+  const waiting: { size: number; release: () => void }[] = [];
+  let durable = 0;
+  let calls = 0;
+  let notify: (() => void) | undefined;
+  const sync: SyncFn = (fd, done) => {
+    calls += 1;
+    const size = fstatSync(fd).size;
+    const release = () => {
+      durable = Math.max(durable, size);
+      done(null);
+    };
+    if (auto) auto(release);
+    else waiting.push({ size, release });
+    notify?.();
+  };
+  return {
+    sync,
+    get calls() {
+      return calls;
+    },
+    durable: () => durable,
+    /** Resolves once a sync is waiting. */
+    next(): Promise<{ size: number; release: () => void }> {
+      const take = () => waiting.shift()!;
+      if (waiting.length > 0) return Promise.resolve(take());
+      return new Promise((resolve) => {
+        notify = () => {
+          notify = undefined;
+          resolve(take());
+        };
+      });
+    },
+  };
+}
+
+const flight = (hook: string): LogRecord => ({ k: 'flight', s: 's', hook, ids: [] });
+const hooksIn = (path: string) => readEventLog(path).records.map((r) => (r.k === 'flight' ? r.hook : r.k));
+const settled = <T>(p: Promise<T>) => {
+  const state = { done: false, failed: undefined as unknown };
+  p.then(() => (state.done = true), (e: unknown) => (state.failed = e));
+  return state;
+};
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 test('records round-trip as one JSON line each', () => {
   const path = tempLog();
@@ -41,6 +95,167 @@ test('appending after close fails with LOG_WRITE_FAILED', () => {
   } catch (e) {
     assert.is((e as { code?: string }).code, 'LOG_WRITE_FAILED');
   }
+});
+
+test('group commit: batches queued during an fsync share the next one, land in call order, and resolve only once synced', async () => {
+  const path = tempLog();
+  const gate = gatedSync();
+  const { log } = openEventLog(path, { sync: gate.sync });
+  const a = settled(log.commit([flight('a')]));
+  const first = await gate.next();
+  const rest = ['b', 'c', 'd'].map((h) => settled(log.commit([flight(h)])));
+  await turn();
+  assert.is(a.done, false, 'not before its fsync finished');
+  assert.is(gate.calls, 1, 'one fsync at a time');
+  first.release();
+  const second = await gate.next();
+  assert.is(a.done, true);
+  assert.equal(rest.map((r) => r.done), [false, false, false]);
+  assert.is(second.size, readFileSync(path).length, 'the second fsync covers all three');
+  second.release();
+  await turn();
+  assert.equal(rest.map((r) => r.done), [true, true, true]);
+  assert.is(gate.calls, 2);
+  await log.close();
+  assert.equal(hooksIn(path), ['a', 'b', 'c', 'd']);
+});
+
+test('group commit: an empty batch resolves after the batches before it; a synchronous append keeps call order', async () => {
+  const path = tempLog();
+  const gate = gatedSync();
+  const { log } = openEventLog(path, { sync: gate.sync });
+  const a = settled(log.commit([flight('a')]));
+  const first = await gate.next();
+  const empty = settled(log.commit([]));
+  const b = settled(log.commit([flight('b')]));
+  log.append([flight('c')]);
+  assert.equal(hooksIn(path), ['a', 'b', 'c'], 'b was queued first, so it is written first');
+  await turn();
+  assert.equal([a.done, empty.done, b.done], [false, false, false], 'callers hear back in call order, behind a');
+  first.release();
+  await turn();
+  assert.equal([a.done, empty.done, b.done], [true, true, true]);
+  assert.is(gate.calls, 1, 'b needed no second fsync: the synchronous append covered it');
+  await log.close();
+});
+
+test('group commit: a failed fsync rejects every batch it covered with LOG_WRITE_FAILED; later batches still commit', async () => {
+  const path = tempLog();
+  let fail = true;
+  const { log } = openEventLog(path, {
+    sync: (_fd, done) => setImmediate(() => {
+      const err = fail ? Object.assign(new Error('EIO'), { code: 'EIO' }) : null;
+      fail = false;
+      done(err);
+    }),
+  });
+  const results = await Promise.allSettled([log.commit([flight('a')]), log.commit([flight('b')])]);
+  assert.equal(results.map((r) => r.status), ['rejected', 'rejected']);
+  assert.is(((results[0] as PromiseRejectedResult).reason as SteeringError).code, 'LOG_WRITE_FAILED');
+  await log.commit([flight('c')]);
+  await log.close();
+});
+
+test('close waits for queued batches; a commit after close is refused', async () => {
+  const path = tempLog();
+  const gate = gatedSync();
+  const { log } = openEventLog(path, { sync: gate.sync });
+  const a = log.commit([flight('a')]);
+  const first = await gate.next();
+  const b = log.commit([flight('b')]);
+  const closed = settled(log.close());
+  try {
+    await log.commit([flight('late')]);
+    assert.unreachable('commit after close must reject');
+  } catch (e) {
+    assert.is((e as SteeringError).code, 'LOG_WRITE_FAILED');
+  }
+  first.release();
+  (await gate.next()).release();
+  await Promise.all([a, b]);
+  await turn();
+  assert.is(closed.done, true);
+  assert.equal(hooksIn(path), ['a', 'b']);
+});
+
+test('D4, D12: with a slow fsync no ack leaves before its record is synced', async () => {
+  const gate = gatedSync();
+  const a = await adapter({ fsync: true, logSync: gate.sync });
+  try {
+    const started = a.post(hookBody('SessionStart', 's-1', { agent_id: 'sub' }));
+    (await gate.next()).release();
+    await started;
+    a.handle.command(instructCmd('c1', 'one', 's-1'));
+    const held = await gate.next();
+    await turn();
+    assert.not.ok(a.events.some((e) => e.type === 'control.accepted'), 'the ack waits for its fsync');
+    const ack = a.next((e) => e.type === 'control.accepted');
+    held.release();
+    assert.is((await ack).cause, 'c1');
+    assert.ok(readFileSync(a.logPath, 'utf8').slice(0, gate.durable()).includes('"ack":'), 'its record was in the synced bytes');
+  } finally {
+    await a.handle.close();
+  }
+});
+
+test('D4, D9, D12: under concurrent sessions every event and every reply follows the fsync that covers its records', async () => {
+  // A slow fsync: each one finishes on a later turn of the event loop.
+  const gate = gatedSync((release) => setTimeout(release, 2));
+  const a = await adapter({ fsync: true, logSync: gate.sync });
+  const syncedText = () => readFileSync(a.logPath, 'utf8').slice(0, gate.durable());
+  const early: string[] = [];
+  a.handle.events$.subscribe((e) => {
+    if (!syncedText().includes(e.id)) early.push(`${e.type} ${e.id}`);
+  });
+  try {
+    const sessions = Array.from({ length: 8 }, (_, i) => `s-${i}`);
+    const delivered = await Promise.all(sessions.map(async (s) => {
+      await a.post(hookBody('SessionStart', s, { agent_id: 'sub' }));
+      const got: string[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        const ids = [0, 1].map((i) => `${s}-${round}-${i}`);
+        for (const id of ids) a.handle.command(instructCmd(id, `text of ${id}`, s));
+        const reply = await a.post(hookBody('UserPromptSubmit', s));
+        const text = (reply.json as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? '';
+        // The reply carries instructions only once their flight record is synced (D12).
+        const journaled = parseLog(syncedText()).records.flatMap((r) => (r.k === 'flight' && r.s === s ? r.ids : []));
+        for (const id of ids) if (text.includes(`text of ${id}`)) got.push(id), assert.ok(journaled.includes(id), `${id} journaled before its reply`);
+      }
+      return got;
+    }));
+    assert.is(delivered.flat().length, 8 * 3 * 2, 'every instruction rode a reply');
+    assert.equal(early, []);
+    assert.ok(gate.calls < a.events.length, 'steps shared fsyncs');
+  } finally {
+    await a.handle.close();
+  }
+});
+
+test('crash consistency: after SIGKILL mid-stream every printed ack is in the log and replay rebuilds its queue', async () => {
+  const path = tempLog();
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/log-writer.ts', import.meta.url)), path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const acked: { session: string; cause: string; ack: string }[] = [];
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  for await (const line of createInterface({ input: child.stdout! })) {
+    acked.push(JSON.parse(line) as { session: string; cause: string; ack: string });
+    if (acked.length === 150) child.kill('SIGKILL');
+  }
+  await exited;
+  assert.ok(acked.length >= 150);
+  // What a crash inside a write can leave: a line with no end.
+  appendFileSync(path, '{"k":"ev","e":{"aep":"0.1","id":"01TORN');
+  const { log, existing } = openEventLog(path);
+  await log.close();
+  assert.equal(existing.problems.map((p) => p.code), ['LOG_TORN_RECORD']);
+  assert.equal(readEventLog(path).problems, [], 'the torn tail was cut on open');
+  const host = new ActorHost({ surface: fakeSurface(), instruct: true, host: 'crash-host' });
+  replayInto(host, existing.records);
+  for (const x of acked) {
+    const queue = host.views().find((v) => v.session === x.session)?.queue.map((q) => q.id) ?? [];
+    assert.ok(queue.includes(x.cause), `${x.cause} queued after replay`);
+  }
+  assert.ok(acked.every((x) => existing.records.some((r) => r.k === 'ev' && r.ack !== undefined && JSON.stringify(r.e) === x.ack)), 'acks logged byte for byte');
+  host.stop();
 });
 
 test.run();

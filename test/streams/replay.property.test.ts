@@ -1,5 +1,6 @@
 // Property: for arbitrary input sequences, rebuilding from the log gives the live actors' state,
-// and a retried command gets its ack back byte for byte (D4, D11).
+// and a retried command gets its ack back byte for byte (D4, D11); sessions that end and are
+// reopened by a start moment included.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
@@ -16,7 +17,7 @@ const surface = fakeSurface();
 const SESSIONS = ['s-a', 's-b'];
 const TEXTS = ['tighten the tests', '', '   ', 'x'.repeat(4001), 'y'.repeat(3000), 'short'];
 const HOOKS: [string, Record<string, unknown>][] = [
-  ['SessionStart', { agent_id: 'sub' }], ['UserPromptSubmit', {}], ['PreToolUse', { agent_id: 'sub' }],
+  ['SessionStart', { agent_id: 'sub' }], ['SessionStart', {}], ['UserPromptSubmit', {}], ['PreToolUse', { agent_id: 'sub' }],
   ['Stop', {}], ['PermissionRequest', {}], ['Elicitation', {}], ['SessionEnd', {}],
 ];
 
@@ -40,6 +41,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 const ANSWERS = [{ option: 'allow' }, { text: 'no, wait' }, { values: { name: 'n' } }];
 
 interface Live {
+  /** A session went from ended back to idle on a start moment. */
+  reopened: boolean;
   host: ActorHost;
   records: LogRecord[];
   commands: AepCommand[];
@@ -48,7 +51,7 @@ interface Live {
 
 function drive(ops: readonly Op[]): Live {
   const host = new ActorHost({ surface, instruct: true, host: 'prop-host', attentionTimeoutMs: 1000 });
-  const live: Live = { host, records: [], commands: [], replies: [] };
+  const live: Live = { reopened: false, host, records: [], commands: [], replies: [] };
   let at = 1_000;
   let hookN = 0;
   const apply = (item: SessionItem) => {
@@ -61,7 +64,9 @@ function drive(ops: readonly Op[]): Live {
     const session = SESSIONS[('s' in o ? o.s : 0)]!;
     if (o.op === 'hook') {
       const [name, extra] = HOOKS[o.h]!;
+      const wasEnded = host.stateValue(session) === 'ended';
       apply({ kind: 'hook', session, hookId: `hook-${hookN++}`, at, hook: surface.classify(hookBody(name, session, extra)) });
+      if (wasEnded && host.stateValue(session) !== 'ended') live.reopened = true;
     } else if (o.op === 'instruct') {
       const c = instructCmd(`c${o.id}`, TEXTS[o.t], session);
       live.commands.push(c);
@@ -89,13 +94,15 @@ function drive(ops: readonly Op[]): Live {
 const stateOf = (host: ActorHost) =>
   host.sessionKeys().sort().map((s) => ({
     s, value: host.stateValue(s), queue: host.context(s)!.queue, inFlight: host.context(s)!.inFlight,
-    holds: host.context(s)!.holds, decisions: host.context(s)!.decisions,
+    holds: host.context(s)!.holds, decisions: host.context(s)!.decisions, endedOnce: host.context(s)!.endedOnce,
   }));
 
 test('D11: rebuilding from the log gives the live actors, and every retry gets the byte-identical ack', () => {
+  let reopenedRuns = 0;
   fc.assert(
     fc.property(fc.array(opArb, { minLength: 1, maxLength: 60 }), (ops) => {
       const live = drive(ops);
+      if (live.reopened) reopenedRuns += 1;
       // Through the real serialisation: the log is JSON lines.
       const text = live.records.map((r) => JSON.stringify(r)).join('\n') + '\n';
       const rebuilt = new ActorHost({ surface, instruct: true, host: 'prop-host', attentionTimeoutMs: 1000 });
@@ -109,8 +116,33 @@ test('D11: rebuilding from the log gives the live actors, and every retry gets t
         assert.equal(again.effects, []);
       }
     }),
-    { numRuns: 150 },
+    {
+      numRuns: 150,
+      // A session that ends, reopens on SessionStart, and takes an instruction again.
+      examples: [[[
+        { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 1, t: 0 }, { op: 'hook', s: 0, h: 7 },
+        { op: 'instruct', s: 0, id: 2, t: 5 }, { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 3, t: 5 },
+        { op: 'retry', n: 0 }, { op: 'hook', s: 0, h: 2 }, { op: 'write', ok: true }, { op: 'hook', s: 0, h: 7 },
+      ]]],
+    },
   );
+  assert.ok(reopenedRuns > 0, 'some runs reopen an ended session');
+});
+
+test('a reopened session continues its positions in the same epoch and ends once on the stream', () => {
+  const live = drive([
+    { op: 'hook', s: 0, h: 1 }, { op: 'hook', s: 0, h: 7 }, { op: 'instruct', s: 0, id: 1, t: 0 },
+    { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 2, t: 0 }, { op: 'hook', s: 0, h: 7 },
+  ]);
+  assert.ok(live.reopened);
+  const events = live.records.flatMap((r) => (r.k === 'ev' ? [r.e] : [])).filter((e) => e.session === 's-a' && e.seq !== undefined);
+  assert.equal(events.map((e) => e.seq), events.map((_e, i) => i), 'one run of positions, no gap, no restart');
+  assert.ok(events.every((e) => e.epoch === events[0]!.epoch));
+  const kinds = events.map((e) => (e.type === 'control.rejected' ? `rejected:${(e.data as { detail?: string }).detail}` : e.type));
+  assert.equal(kinds.filter((k) => k === 'session.ended').length, 1);
+  assert.ok(kinds.includes('rejected:session ended'), 'refused before the reopening (D6)');
+  assert.equal(kinds.filter((k) => k === 'control.accepted').length, 1, 'accepted after it');
+  assert.ok(kinds.includes('x.claude-code.instruction.dropped'), 'dropped at the second end');
 });
 
 test.run();

@@ -12,6 +12,7 @@ export function fakeSurface(overrides: Partial<VendorSurface> = {}): VendorSurfa
     steeringType: 'x.claude-code.control.instruct',
     port: 8377,
     attentionTimeoutMs: 55_000,
+    holds: true,
     classify(input): ClassifiedHook {
       const event = input.hook_event_name;
       const session = input.session_id;
@@ -20,7 +21,7 @@ export function fakeSurface(overrides: Partial<VendorSurface> = {}): VendorSurfa
         : event === 'PreToolUse' ? [{ type: 'tool.requested', data: { tool: { name: String(input.tool_name ?? 'tool') } } }]
         : event === 'TeammateIdle' ? [{ type: 'agent.idle', data: {} }, { type: 'progress.status', data: { phase: 'idle' } }]
         : [];
-      if (event === 'SessionEnd') return { session, event, class: { kind: 'end' }, observations: [{ type: 'x.claude-code.session.session_end' }] };
+      if (event === 'SessionEnd') return { session, event, class: { kind: 'end', reason: input.reason === 'killed' ? 'killed' : 'normal' }, observations: [{ type: 'x.claude-code.session.session_end' }] };
       if (event === 'PermissionRequest') {
         return { session, event, observations, class: { kind: 'held', hold: 'permission', request: { kind: 'permission', prompt: 'Run a command?', subject: String(input.tool_name ?? 'tool') } } };
       }
@@ -30,7 +31,8 @@ export function fakeSurface(overrides: Partial<VendorSurface> = {}): VendorSurfa
       const subagent = input.agent_id !== undefined;
       const stopActive = event === 'Stop' && input.stop_hook_active === true;
       const eligible = CONTEXT_MOMENTS.has(event) && !subagent && !stopActive;
-      return { session, event, observations, class: { kind: 'moment', eligible } };
+      // SessionStart is the start moment that reopens an ended session.
+      return { session, event, observations, class: event === 'SessionStart' && !subagent ? { kind: 'moment', eligible, starts: true } : { kind: 'moment', eligible } };
     },
     contextReply(hook, text): HookReply {
       return { body: { hookSpecificOutput: { hookEventName: hook.event, additionalContext: text } } };

@@ -45,9 +45,9 @@ export function fixtureCases(surface: VendorSurface, token: string): FixtureCase
       actual.push(r.subject === undefined ? { type: 'attention.requested', data } : { type: 'attention.requested', data, subject: r.subject });
     }
     if (c.class.kind === 'end') {
-      // The runtime emits session.ended itself at the end moment, after any drops (D10); its
-      // payload is the runtime's, so only the type is the table's to answer for.
-      actual.push({ type: 'session.ended', data: expected.find((e) => e.type === 'session.ended')?.data ?? {} });
+      // The runtime emits session.ended itself at the end moment, after any drops (D10), with the
+      // reason the table read from this hook (actor-host stamps `data.reason`).
+      actual.push({ type: 'session.ended', data: { reason: c.class.reason } });
     }
     return { name, expected, actual };
   });

@@ -61,7 +61,9 @@ export const heldForm = (hookId: string, requestId: string, at = 2000): SessionI
 });
 export const respond = (id: string, subject: string, answer: Record<string, unknown>, at = 2500): SessionInput =>
   ({ type: 'command.respond', at, command: respondCmd(id, subject, answer), answeredId: `ans-${id}` });
-export const end = (hookId: string, at = 9000): SessionInput => ({ type: 'hook.end', at, hookId });
+export const end = (hookId: string, at = 9000): SessionInput => ({ type: 'hook.end', at, hookId, reason: 'normal' });
+/** The vendor's session-start moment (reopens an ended session). */
+export const startMoment = (hookId: string, at = 10_000, eligible = true): SessionInput => ({ type: 'hook.moment', at, hookId, eligible, starts: true });
 export const timeout = (requestId: string, at = 60_000): SessionInput => ({ type: 'attention.timeout', at, requestId });
 
 export const types = (outputs: readonly SessionOutput[]): string[] => outputs.map((o) => o.type);
