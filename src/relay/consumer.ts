@@ -54,7 +54,10 @@ type Frame = Record<string, unknown>;
 
 export class RelayConsumer {
   private readonly pending = new Map<string, (f: Frame) => void>();
-  /** Handlers with their filter: events arrive bare, so each subscription re-applies its own (AEP-0003 §3.5). */
+  /**
+   * Handlers with their filter: events arrive bare, so each subscription re-applies its own
+   * (AEP-0003 §3.5). Overlapping subscriptions may see one copy more than once; dedupe on (source, id).
+   */
   private readonly subs = new Map<string, { match: (e: AepEvent) => boolean; handlers: SubscribeHandlers }>();
   private readonly causeWaiters = new Map<string, (f: Frame) => void>();
   private readonly closeWaiters = new Set<(err: Error) => void>();

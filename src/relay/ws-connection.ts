@@ -52,7 +52,12 @@ export class RelayConnection implements RelayLink {
 
   constructor(private readonly opts: RelayConnectionOptions) {
     this.commands$ = this.commands.asObservable();
+  }
+
+  /** Opens the first socket; `connectRelay` calls it, so constructing never touches the network. */
+  start(): this {
     this.connect();
+    return this;
   }
 
   /** True once the relay's hello arrived on the current socket. */
@@ -216,5 +221,5 @@ export class RelayConnection implements RelayLink {
 }
 
 export function connectRelay(opts: RelayConnectionOptions): RelayConnection {
-  return new RelayConnection(opts);
+  return new RelayConnection(opts).start();
 }
