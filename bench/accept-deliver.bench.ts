@@ -2,10 +2,11 @@
 // real session actors, a real (fsynced) event log. Each session repeatedly gets instructions
 // injected as the relay would, posts one eligible hook, and waits for every delivered event
 // (written reply, D9). With many sessions at once, steps of different sessions share log
-// commits (D11 group commit); one session alone shows the per-step cost.
+// commits (D11 group commit); one session alone shows the per-step cost. The fsync figures count
+// the log's syncs against its logged steps (each step synced alone before group commit).
 // Baseline in the same run: a plain-object FIFO doing the same queue work (push, whole prefix
 // within 10,000 chars, join) with no actor, log, HTTP or events.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fsync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
@@ -32,10 +33,26 @@ const surface: VendorSurface = {
   decisionReply: () => ({ body: {} }),
 };
 
+interface Run {
+  rate: number;
+  /** fsyncs per delivered instruction. */
+  syncs: number;
+  /** Logged steps per delivered instruction (one fsync each without group commit). */
+  steps: number;
+}
+
 /** `sessions` sessions at once, each doing `rounds` inject-and-deliver rounds. */
-async function adapterRate(fsync: boolean, sessions: number, rounds: number): Promise<number> {
+async function adapterRate(durable: boolean, sessions: number, rounds: number): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-'));
-  const a = await startAdapter({ surface, port: 0, secret: 'bench', logPath: join(dir, 'log.jsonl'), instruct: true, host: 'bench', fsync, onError: () => undefined });
+  const logPath = join(dir, 'log.jsonl');
+  let syncs = 0;
+  const a = await startAdapter({
+    surface, port: 0, secret: 'bench', logPath, instruct: true, host: 'bench', fsync: durable, onError: () => undefined,
+    logSync: (fd, done) => {
+      syncs += 1;
+      fsync(fd, done);
+    },
+  });
   const post = (session: string, event: string) =>
     fetch(a.hookUrl, { method: 'POST', body: JSON.stringify({ session_id: session, hook_event_name: event }) }).then((r) => r.text());
   const names = Array.from({ length: sessions }, (_, i) => `bench-session-${i}`);
@@ -58,10 +75,11 @@ async function adapterRate(fsync: boolean, sessions: number, rounds: number): Pr
   const counts = await Promise.all(names.map(drive));
   const seconds = (performance.now() - started) / 1000;
   await a.close();
+  const steps = readFileSync(logPath, 'utf8').split('\n').filter((l) => l.startsWith('{"k":"in"')).length;
   rmSync(dir, { recursive: true, force: true });
   const n = counts.reduce((x, y) => x + y, 0);
   if (n !== sessions * rounds * PER_HOOK) throw new Error(`expected ${sessions * rounds * PER_HOOK} deliveries, saw ${n}`);
-  return n / seconds;
+  return { rate: n / seconds, syncs: syncs / n, steps: steps / n };
 }
 
 function baselineRate(): number {
@@ -94,17 +112,29 @@ export default async (): Promise<BenchFigure[]> => {
     figure({
       name: 'accept-deliver-throughput',
       what: `instructions accepted and delivered per second through one adapter: ${CONCURRENT} sessions at once over the real hook endpoint on loopback, log fsynced (the default), ${PER_HOOK} per hook`,
-      unit: 'instr/s', value: concurrent, baseline, baselineWhat,
+      unit: 'instr/s', value: concurrent.rate, baseline, baselineWhat,
     }),
     figure({
       name: 'accept-deliver-throughput-1-session',
       what: `the same with one session alone (each step waits for its own commit)`,
-      unit: 'instr/s', value: single, baseline, baselineWhat,
+      unit: 'instr/s', value: single.rate, baseline, baselineWhat,
     }),
     figure({
       name: 'accept-deliver-throughput-nofsync',
       what: `${CONCURRENT} sessions with the log written but not fsynced (shows what durability costs)`,
-      unit: 'instr/s', value: unsynced, baseline, baselineWhat,
+      unit: 'instr/s', value: unsynced.rate, baseline, baselineWhat,
+    }),
+    figure({
+      name: 'accept-deliver-fsyncs-per-instruction',
+      what: `log fsyncs per delivered instruction with ${CONCURRENT} sessions at once (group commit: concurrent steps share one)`,
+      unit: 'fsync/instr', value: concurrent.syncs, baseline: concurrent.steps,
+      baselineWhat: 'logged steps per delivered instruction in the same run (one fsync each when every step syncs alone)',
+    }),
+    figure({
+      name: 'accept-deliver-fsyncs-per-instruction-1-session',
+      what: 'the same with one session alone',
+      unit: 'fsync/instr', value: single.syncs, baseline: single.steps,
+      baselineWhat: 'logged steps per delivered instruction, same run',
     }),
   ];
 };

@@ -1,6 +1,6 @@
-// Memory per idle session: 100,000 session actors (each spawned by a real hook through the
-// actor host, with its SessionEmitter) held in one process, against 100,000 plain objects
-// holding the same context. Measured in a child process run with --expose-gc so both figures
+// Memory per idle session: 100,000 sessions (each spawned by a real hook through the actor
+// host, announced with session.started so it holds a sequence position) held in one process,
+// against 100,000 plain objects holding the same context. Measured in a child process run with --expose-gc so both figures
 // come from a clean heap; the child is this same file with a flag.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,8 @@ async function measureInChild(which: 'actors' | 'plain'): Promise<void> {
       instruct: true, host: 'bench',
       surface: {
         token: 'bench-agent', steeringType: 'x.bench-agent.control.instruct', port: 0, attentionTimeoutMs: 55_000,
-        classify: (i) => ({ session: String(i.session_id), event: 'SessionStart', observations: [], class: { kind: 'moment', eligible: true } }),
+        // Each session announced itself (session.started), so it holds a sequence position.
+        classify: (i) => ({ session: String(i.session_id), event: 'SessionStart', observations: [{ type: 'session.started', data: {} }], class: { kind: 'moment', eligible: true } }),
         contextReply: () => ({ body: {} }), neutralReply: () => ({ body: {} }), decisionReply: () => ({ body: {} }),
       },
     });
@@ -65,7 +66,7 @@ export default async (): Promise<BenchFigure[]> => {
   const baseline = runChild('plain');
   return [figure({
     name: 'idle-session-memory',
-    what: `heap bytes per idle session with ${SESSIONS.toLocaleString('en')} session actors (actor + emitter) in one process`,
+    what: `heap bytes per idle session with ${SESSIONS.toLocaleString('en')} sessions held by the actor host (state, context, sequence position) in one process`,
     unit: 'B/session',
     value,
     baseline,

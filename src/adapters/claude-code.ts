@@ -156,7 +156,8 @@ export const claudeCode: VendorTable = {
   subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
   unlistedReason: 'the reply accepts no context (vendor-clis-observed §1.7)',
   moments: {
-    // `--resume` and `--continue` keep the session id: the start moment reopens an ended session.
+    // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
+    // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop").
     SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §1.8' },
     UserPromptSubmit: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
     UserPromptExpansion: { role: 'context', evidence: 'vendor-clis-observed §1.8' },

@@ -8,6 +8,7 @@ import { byFields, collapseEndReason, fallbackType, hookSpecificOutputContext, t
 
 const TOKEN = 'codex';
 const E2E = `e2e/${TOKEN}`;
+const RESUMED = `${E2E}#a resumed session reopens: refused after SessionEnd, accepted once codex exec resume starts, delivered at UserPromptSubmit`;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> =>
@@ -96,8 +97,8 @@ export const codex: VendorTable = {
   unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',
   moments: {
     // `codex exec resume <id>` keeps the session id: the start moment reopens an ended session.
-    SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §2.8' },
-    UserPromptSubmit: { role: 'context', evidence: 'vendor-clis-observed §2.8' },
+    SessionStart: { role: 'context', starts: true, evidence: RESUMED },
+    UserPromptSubmit: { role: 'context', evidence: RESUMED },
     PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result` },
     PostToolUse: { role: 'context', evidence: `${E2E}#PostToolUse takes what PreToolUse could not fit, and neither instruction is split` },
     SubagentStart: { role: 'observe', reason: 'context goes to the subagent (D7)', evidence: `${E2E}#a subagent's hooks never take the main session's queue` },

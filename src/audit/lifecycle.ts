@@ -88,6 +88,9 @@ export type FindingRule =
 const INSTRUCT = /^x\.([a-z0-9_-]+)\.control\.instruct$/;
 const DELIVERED = /^x\.([a-z0-9_-]+)\.instruction\.delivered$/;
 const DROPPED = /^x\.([a-z0-9_-]+)\.instruction\.dropped$/;
+/** A start moment reopened an ended session; a reopened session's later end (D6, D10). */
+const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
+const CLOSED = /^x\.[a-z0-9_-]+\.session\.closed$/;
 const ACKS = new Set(['control.accepted', 'control.rejected']);
 const REDACTED = captureRank('redacted');
 
@@ -116,6 +119,8 @@ interface SessionRecord {
   events: number;
   startedAt?: string;
   ended?: Sighting;
+  /** Every end (session.ended, x.*.session.closed) and reopening, as seen. */
+  marks: { kind: 'end' | 'reopen'; sighting: Sighting }[];
   updatedAt: string;
   holds: Map<string, HoldView>;
   /** Every command seen for this session, by id. */
@@ -201,12 +206,17 @@ export class SteeringFold {
       s.terminals.push(t);
       return true;
     }
+    if (REOPENED.test(e.type) || CLOSED.test(e.type)) {
+      s.marks.push({ kind: REOPENED.test(e.type) ? 'reopen' : 'end', sighting: sight });
+      return true;
+    }
     switch (e.type) {
       case 'session.started':
         s.startedAt ??= e.time;
         break;
       case 'session.ended':
         s.ended ??= sight;
+        s.marks.push({ kind: 'end', sighting: sight });
         break;
       case 'attention.requested': {
         const data = e.data ?? {};
@@ -242,7 +252,7 @@ export class SteeringFold {
   private session(id: string, time: string): SessionRecord {
     let s = this.sessionsByKey.get(id);
     if (!s) {
-      s = { session: id, events: 0, updatedAt: time, holds: new Map(), commands: new Map(), acks: new Map(), ackIds: new Map(), terminals: [] };
+      s = { session: id, events: 0, updatedAt: time, holds: new Map(), commands: new Map(), acks: new Map(), ackIds: new Map(), terminals: [], marks: [] };
       this.sessionsByKey.set(id, s);
     }
     return s;
@@ -283,7 +293,7 @@ export class SteeringFold {
       });
     const holds = [...s.holds.values()];
     const hold = holds.at(-1);
-    const state: SessionState = s.ended
+    const state: SessionState = lastMark(s)?.kind === 'end'
       ? 'ended'
       : hold
         ? hold.kind === 'form' ? 'holding.elicitation' : 'holding.permission'
@@ -400,26 +410,38 @@ export class SteeringFold {
 
     for (const r of records.values()) {
       r.status = r.delivered ? 'delivered' : r.dropped ? 'dropped' : r.rejected ? 'rejected' : r.accepted ? 'pending' : 'unacknowledged';
-      if (s.ended && r.accepted) {
-        if (after(r.accepted, s.ended) === true) {
+      const last = lastMark(s);
+      if (last && r.accepted) {
+        // D6 holds from an end until a start moment reopens the session.
+        if (lastMark(s, r.accepted)?.kind === 'end') {
           findings.push({
             rule: 'accepted-after-end',
             message: `instruction ${r.id} was accepted after session.ended; it must be refused "session ended" (D6)`,
             place: r.accepted.place,
             eventId: r.accepted.id,
           });
-        } else if (r.status === 'pending') {
+        } else if (r.status === 'pending' && last.kind === 'end') {
           findings.push({
             rule: 'terminal-missing',
             message: `session ended with instruction ${r.id} neither delivered nor dropped (D10)`,
-            place: s.ended.place,
-            eventId: s.ended.id,
+            place: last.sighting.place,
+            eventId: last.sighting.id,
           });
         }
       }
     }
     return { records: [...records.values()], findings };
   }
+}
+
+/** The latest end or reopening (before `before`, when given), in stream order. */
+function lastMark(s: SessionRecord, before?: Sighting): SessionRecord['marks'][number] | undefined {
+  let last: SessionRecord['marks'][number] | undefined;
+  for (const m of s.marks) {
+    if (before !== undefined && after(m.sighting, before) !== false) continue;
+    if (last === undefined || order(m.sighting, last.sighting) > 0) last = m;
+  }
+  return last;
 }
 
 function order(a: Sighting, b: Sighting): number {

@@ -3,7 +3,8 @@
 // session runtime with the vendor's surface from the registry.
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { surfaceFor, tableFor, vendorTokens } from '../adapters/registry.js';
+import { tableFor, vendorTokens } from '../adapters/registry.js';
+import { surfaceFrom, type SurfaceOptions } from '../adapters/table.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { connectRelay } from '../relay/ws-connection.js';
@@ -24,6 +25,10 @@ export interface AdapterFlags {
   relay?: string | boolean;
   token?: string;
   inspect?: string | boolean;
+  /** Turns on the vendor's opt-in held gate (AEP_VSCODE_CONTROL, AEP_HERMES_CONTROL). */
+  control?: boolean;
+  /** The gate's tool pattern (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS). */
+  gateTools?: string;
 }
 
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true' || v === 'yes';
@@ -45,12 +50,25 @@ export interface AdapterConfig {
   relayUrl?: string;
   token?: string;
   inspectPort?: number;
+  /** The vendor's opt-in held gate is on (its held loops, and `control.attention.respond` in the hello). */
+  control: boolean;
+  gateTools?: string;
 }
 
 /** Flags first, then the environment (D16), then the vendor's defaults. */
 export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.ProcessEnv = process.env): AdapterConfig {
-  const surface = surfaceFor(token);
-  if (surface === undefined) throw new SteeringError('CONFIG_INVALID', `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`);
+  const table = tableFor(token);
+  if (table === undefined) throw new SteeringError('CONFIG_INVALID', `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`);
+  // The opt-in held gate is the table's (D16: each variable has its flag); a vendor without one refuses both flags.
+  const gate = table.control;
+  if (gate === undefined && (f.control === true || f.gateTools !== undefined)) {
+    throw new SteeringError('CONFIG_INVALID', `${token} has no opt-in held gate: --control and --gate-tools apply to ${vendorTokens().filter((t) => tableFor(t)?.control !== undefined).join(', ')}`);
+  }
+  const control = f.control === true || (gate !== undefined && truthy(env[gate.env]));
+  const gateTools = f.gateTools ?? (gate === undefined ? undefined : env[gate.toolsEnv]);
+  const surfaceOpts: SurfaceOptions = { control };
+  if (gateTools !== undefined && gateTools !== '') surfaceOpts.gateTools = gateTools;
+  const surface = surfaceFrom(table, surfaceOpts);
   const port = integer('--port', f.port ?? env.AEP_PORT ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
   const attention = f.attentionTimeoutMs ?? env.AEP_ATTENTION_TIMEOUT_MS;
@@ -63,7 +81,9 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     logPath: f.log ?? env.AEP_LOG ?? join(stateDir(env), 'logs', `${token}.jsonl`),
     instruct: f.instruct === true || truthy(env.AEP_INSTRUCT),
     attentionTimeoutMs: attention === undefined ? surface.attentionTimeoutMs : integer('--attention-timeout-ms', attention, 1),
+    control,
   };
+  if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
   const tok = f.token ?? env.AEP_TOKEN;
@@ -139,13 +159,15 @@ export function registerAdapter(program: Command): void {
     .option('--no-relay', 'run without a relay (events go to the log only)')
     .option('--token <t>', 'relay bearer token (AEP_TOKEN)')
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
+    .option('--control', 'turn on the vendor\'s opt-in held gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13)')
+    .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
       const running = await runAdapter(cfg);
       const table = tableFor(token);
       const out = (line: string) => process.stderr.write(`${line}\n`);
       out(`aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);
-      out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}`);
+      out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
       if (running.inspector) out(`  inspect ${running.inspector.url}`);
       const stop = () => {
         setTimeout(() => process.exit(1), 5000).unref();

@@ -71,7 +71,7 @@ export interface SessionContext {
   decisions: Decisions;
   /**
    * `session.ended` is already on the stream. AEP allows one per session, so a session reopened by
-   * a start moment drops at its next end but does not end twice.
+   * a start moment marks its later ends `x.{vendor}.session.closed` instead.
    */
   endedOnce: boolean;
 }

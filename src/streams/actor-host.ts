@@ -1,8 +1,11 @@
 // Holds one session actor per session, feeds it inputs, and alone turns its outputs into AEP
-// envelopes: each session has one SessionEmitter that owns its (epoch, seq) (AEP-0001 §7).
+// envelopes: each session's (epoch, seq) lives here and a SessionEmitter built from it stamps
+// each step (AEP-0001 §7).
 // Every command's ack is recorded as its exact serialisation so a retry gets it back byte for
 // byte (AEP-0004 §3, D4). Muted stepping (replay) advances actors and touches nothing else.
-import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
+// The session machine is pure, so an unobserved session is kept as its state value and context
+// and stepped through the machine's own transition(); it becomes a live actor only under inspection.
+import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
   SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields,
 } from '../protocol/index.js';
@@ -56,6 +59,20 @@ export interface SessionView {
 }
 
 type SessionActor = Actor<typeof sessionMachine>;
+type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
+type SessionScope = Parameters<typeof sessionMachine.transition>[2];
+
+/**
+ * One session: its state value and context, or, under inspection, a live actor so the inspector
+ * sees every event and transition. An actor and its system cost ~4 KB each; a session kept as
+ * data costs about what its context does, which matters with many idle sessions.
+ */
+type SessionCell =
+  | { actor?: undefined; value: SessionSnapshot['value']; context: SessionContext }
+  | { actor: SessionActor };
+
+const valueOf = (cell: SessionCell): SessionSnapshot['value'] => (cell.actor ? cell.actor.getSnapshot().value : cell.value);
+const contextOf = (cell: SessionCell): SessionContext => (cell.actor ? cell.actor.getSnapshot().context : cell.context);
 
 const stateName = (value: unknown): string =>
   typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
@@ -77,7 +94,10 @@ function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
 export class ActorHost {
   readonly surface: VendorSurface;
   private readonly opts: HostOptions;
-  private readonly actors = new Map<string, SessionActor>();
+  private readonly sessions = new Map<string, SessionCell>();
+  /** Next seq per session (AEP-0001 §7): two numbers kept, an emitter built per step. */
+  private readonly seqs = new Map<string, number>();
+  /** Emitters of the step in progress. */
   private readonly emitters = new Map<string, SessionEmitter>();
   /** Epoch each session's emitter starts at (set by replay: previous max + 1, D11). */
   private readonly epochs = new Map<string, number>();
@@ -88,6 +108,7 @@ export class ActorHost {
   /** Hooks whose reply is still owed, with what the vendor sent. */
   private readonly openHooks = new Map<string, ClassifiedHook>();
   private collecting: SessionOutput[] | undefined;
+  private pureScope: SessionScope | undefined;
 
   constructor(opts: HostOptions) {
     this.opts = opts;
@@ -103,26 +124,28 @@ export class ActorHost {
   }
 
   sessionKeys(): string[] {
-    return [...this.actors.keys()];
+    return [...this.sessions.keys()];
   }
 
   context(session: string): SessionContext | undefined {
-    return this.actors.get(session)?.getSnapshot().context;
+    const cell = this.sessions.get(session);
+    return cell && contextOf(cell);
   }
 
   stateValue(session: string): unknown {
-    return this.actors.get(session)?.getSnapshot().value;
+    const cell = this.sessions.get(session);
+    return cell && valueOf(cell);
   }
 
   views(): SessionView[] {
-    return [...this.actors.entries()].map(([session, actor]) => {
-      const snap = actor.getSnapshot();
+    return [...this.sessions.entries()].map(([session, cell]) => {
+      const context = contextOf(cell);
       return {
         session,
-        state: stateName(snap.value),
-        queue: snap.context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
-        inFlight: snap.context.inFlight.reduce((n, b) => n + b.items.length, 0),
-        holds: snap.context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
+        state: stateName(valueOf(cell)),
+        queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
+        inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
+        holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
       };
     });
   }
@@ -151,7 +174,7 @@ export class ActorHost {
   /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
   recover(at: number): StepResult[] {
     const out: StepResult[] = [];
-    for (const session of this.actors.keys()) {
+    for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
       if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0)) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
@@ -163,6 +186,15 @@ export class ActorHost {
 
   /** Turns an item into the session input, steps the actor, and stamps what it announced. */
   step(item: SessionItem): StepResult {
+    try {
+      return this.stepFailOpen(item);
+    } finally {
+      for (const [session, e] of this.emitters) if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+      this.emitters.clear();
+    }
+  }
+
+  private stepFailOpen(item: SessionItem): StepResult {
     try {
       return this.stepUnsafe(item);
     } catch (cause) {
@@ -226,11 +258,11 @@ export class ActorHost {
     } else {
       input = item.input;
     }
-    const before = this.actors.get(item.session)?.getSnapshot().context;
+    const before = this.context(item.session);
     const outputs = this.apply(item.session, input);
     // Hooks and commands are always kept (audit); a timer or write result only when it changed
     // something, so idle ticks do not grow the log.
-    const changed = outputs.length > 0 || this.actors.get(item.session)?.getSnapshot().context !== before;
+    const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
     const stamped = this.stamp(item.session, input, outputs);
     return { events: [...events, ...stamped.events], records: [...records, ...stamped.records], effects: stamped.effects };
@@ -254,35 +286,67 @@ export class ActorHost {
     return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
   }
 
-  /** Steps the actor (spawning it for a hook) and returns what it announced. */
+  /** Steps the session (spawning it for a hook) and returns what it announced. */
   private apply(session: string, input: SessionInput): SessionOutput[] {
-    let actor = this.actors.get(session);
-    if (!actor) {
+    let cell = this.sessions.get(session);
+    if (!cell) {
       if (input.type === 'command.instruct' || input.type === 'command.respond') return this.orphanCommand(session, input);
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
-      actor = this.spawn(session);
+      cell = this.spawn(session);
     }
     const outputs: SessionOutput[] = [];
     this.collecting = outputs;
     try {
-      actor.send(input);
+      if (cell.actor) {
+        cell.actor.send(input);
+      } else {
+        // The same microsteps an actor runs; the cell changes only once the whole step succeeded.
+        const next = sessionMachine.transition(sessionMachine.resolveState({ value: cell.value, context: cell.context }), input, this.scope());
+        cell.value = next.value;
+        cell.context = next.context;
+      }
     } finally {
       this.collecting = undefined;
     }
     return outputs;
   }
 
-  private spawn(session: string): SessionActor {
+  private spawn(session: string): SessionCell {
     const decisions = this.orphanDecisions.get(session);
     this.orphanDecisions.delete(session);
-    const actor = createActor(sessionMachine, {
-      input: { session, vendor: this.vendor, ...(decisions ? { decisions } : {}) },
-      ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}),
-    });
-    actor.on('*', (o) => this.collecting?.push(o));
-    actor.start();
-    this.actors.set(session, actor);
-    return actor;
+    const input = { session, vendor: this.vendor, ...(decisions ? { decisions } : {}) };
+    let cell: SessionCell;
+    if (this.opts.inspect) {
+      const actor = createActor(sessionMachine, { input, inspect: this.opts.inspect });
+      actor.on('*', (o) => this.collecting?.push(o));
+      actor.start();
+      cell = { actor };
+    } else {
+      const initial = sessionMachine.getInitialSnapshot(this.scope(), input);
+      cell = { value: initial.value, context: initial.context };
+    }
+    this.sessions.set(session, cell);
+    return cell;
+  }
+
+  /**
+   * One actor scope for every unobserved session. XState's standalone transition() builds a new
+   * actor and system per call (most of a step's cost); the session machine spawns nothing and
+   * its only effects are emits, which this scope collects, so one scope serves every session.
+   */
+  private scope(): SessionScope {
+    if (!this.pureScope) {
+      const self = createActor(sessionMachine, { input: { session: '', vendor: this.vendor } });
+      const none = (): void => undefined;
+      this.pureScope = {
+        self, id: '', sessionId: '', system: self.system, logger: none, defer: none, stopChild: none, emit: none,
+        actionExecutor: (a) => {
+          if (a.type !== 'xstate.emit') throw new SteeringError('EVENT_INVALID', `session machine action ${a.type} has an effect; only emits are expected`);
+          this.collecting?.push((a.params as { event: SessionOutput }).event);
+        },
+      };
+    }
+    return this.pureScope;
   }
 
   /** D6: a command for a session with no actor is refused, once, and remembered. */
@@ -298,7 +362,10 @@ export class ActorHost {
   private emitterFor(session: string): SessionEmitter {
     let e = this.emitters.get(session);
     if (!e) {
-      e = new SessionEmitter({ agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, ...(this.opts.host ? { host: this.opts.host } : {}) });
+      e = new SessionEmitter({
+        agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, startSeq: this.seqs.get(session) ?? 0,
+        ...(this.opts.host ? { host: this.opts.host } : {}),
+      });
       this.emitters.set(session, e);
     }
     return e;
@@ -402,6 +469,6 @@ export class ActorHost {
   }
 
   stop(): void {
-    for (const a of this.actors.values()) a.stop();
+    for (const cell of this.sessions.values()) cell.actor?.stop();
   }
 }

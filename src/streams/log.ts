@@ -3,7 +3,7 @@
 // the fsync that covers its own batch. A process killed mid-write leaves at most a torn last
 // line; reading reports it (LOG_TORN_RECORD) and opening for append cuts it off so later
 // records stay whole.
-import { closeSync, existsSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SteeringError, type AepEvent } from '../protocol/index.js';
 import type { SessionInput } from '../machines/session-types.js';
@@ -107,7 +107,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   const existing = readEventLog(path);
   const fd = openSync(path, existsSync(path) ? 'r+' : 'w+');
   // Cut after the last whole line only when the tail is torn; a bad middle line stays for audit.
-  const size = existsSync(path) ? readFileSync(path).length : 0;
+  const size = fstatSync(fd).size;
   const tailTorn = existing.problems.some((p) => p.message.includes('torn'));
   if (tailTorn && existing.goodBytes < size) ftruncateSync(fd, existing.goodBytes);
   let position = tailTorn ? existing.goodBytes : size;
@@ -125,10 +125,19 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
 
   const writeFailed = (cause: unknown) => new SteeringError('LOG_WRITE_FAILED', `cannot append to event log ${path}`, { cause });
 
-  /** Writes at the current end; a failed write leaves `position` so the next one overwrites it. */
+  /** Writes at the current end; a failed write is cut off again, so a refused batch never reappears on replay. */
   function writeAll(buf: Buffer): void {
     let done = 0;
-    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done);
+    try {
+      while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done);
+    } catch (cause) {
+      try {
+        ftruncateSync(fd, position);
+      } catch {
+        // The torn tail stays; reading reports it and the next open cuts it (LOG_TORN_RECORD).
+      }
+      throw cause;
+    }
     position += buf.length;
   }
 

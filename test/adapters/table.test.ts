@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { byFields, collapseEndReason, fallbackType, holdsAny, snakeCase, surfaceFrom, type VendorTable } from '../../src/adapters/table.js';
 import { vendorTables } from '../../src/adapters/registry.js';
+import { ActorHost } from '../../src/streams/actor-host.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 
 const toy: VendorTable = {
@@ -159,6 +160,28 @@ test('every registered table: a control gate exactly when it has gated rows; one
       assert.not.ok(mapped.some((o) => o.type === 'session.ended'), `${token} ${event}: the runtime alone emits session.ended`);
     }
   }
+});
+
+test('through the runtime, each vendor\'s end moment yields exactly one session.ended, with its reason', () => {
+  let vendorsWithEnd = 0;
+  for (const [token, t] of vendorTables) {
+    const endEvent = Object.entries(t.moments).find(([, r]) => r.role === 'end')?.[0];
+    const startEvent = Object.entries(t.moments).find(([, r]) => r.starts === true)?.[0];
+    if (endEvent === undefined || startEvent === undefined) continue;
+    vendorsWithEnd += 1;
+    const surface = surfaceFrom(t);
+    const host = new ActorHost({ surface, instruct: true, host: 'table-test' });
+    const body = (event: string, extra: Record<string, unknown> = {}) => ({ session_id: 's-end', hook_event_name: event, extra: { reason: 'shutdown' }, ...extra });
+    const events = [
+      ...host.step({ kind: 'hook', session: 's-end', hookId: 'h1', at: 1000, hook: surface.classify(body(startEvent)) }).events,
+      ...host.step({ kind: 'hook', session: 's-end', hookId: 'h2', at: 2000, hook: surface.classify(body(endEvent, { reason: 'other' })) }).events,
+    ];
+    const ended = events.filter((e) => e.type === 'session.ended');
+    assert.is(ended.length, 1, token);
+    assert.equal(ended[0]!.data, { reason: 'normal' }, token);
+    assert.is(host.stateValue('s-end'), 'ended', token);
+  }
+  assert.is(vendorsWithEnd, 4, 'Claude Code, Codex, Qwen Code and Hermes have an end moment');
 });
 
 test('snakeCase and fallbackType name hooks the way AEP vendor types need', () => {

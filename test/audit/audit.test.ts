@@ -203,6 +203,21 @@ test('an accept after session.ended is flagged accepted-after-end', async () => 
   assert.equal(rules(r), ['accepted-after-end']);
 });
 
+test('D6: a session reopened by a start moment takes instructions again; its later end is session.closed', async () => {
+  const g = goodSession('s19');
+  const c = command(g.sender, 's19', { type: instructType('claude-code'), data: { text: 'resumed' }, capture: 'redacted' });
+  const reopened = g.em.emit({ type: 'x.claude-code.session.reopened' });
+  const accepted = g.em.emit({ type: 'control.accepted', cause: c.id });
+  const open = await auditFiles([writeLog([...g.events, reopened, c, accepted])]);
+  assert.equal(open.violations, []);
+  assert.is(open.sessions.find((v) => v.session === 's19')!.state, 'queued');
+  // Ended again with the instruction neither delivered nor dropped: terminal-missing at session.closed.
+  const closed = g.em.emit({ type: 'x.claude-code.session.closed', data: { reason: 'normal' } });
+  const r = await auditFiles([writeLog([...g.events, reopened, c, accepted, closed])]);
+  assert.equal(r.violations.map((v) => [v.rule, v.eventId]), [['terminal-missing', closed.id]]);
+  assert.is(r.sessions.find((v) => v.session === 's19')!.state, 'ended');
+});
+
 test('the audit command exits 0 on a clean log, 1 on violations, 2 on an unreadable file; --json parses', async () => {
   const out = sink();
   const err = sink();

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adapterConfig, DEFAULT_RELAY_URL, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
+import { adapterConfig, DEFAULT_RELAY_URL, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/relay/consumer.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
@@ -79,9 +79,15 @@ test('bad flags and unknown vendors are CONFIG_INVALID errors', () => {
   }
 });
 
-async function withStack(instruct: boolean, fn: (s: { relay: RelayHandle; running: RunningAdapter; consumer: RelayConsumer }) => Promise<void>): Promise<void> {
+async function withStack(
+  instruct: boolean,
+  fn: (s: { relay: RelayHandle; running: RunningAdapter; consumer: RelayConsumer }) => Promise<void>,
+  vendor = 'claude-code',
+  flags: AdapterFlags = {},
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<void> {
   const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
-  const cfg = adapterConfig('claude-code', { port: '0', relay: relay.socketUrl, token: 'tok', instruct, log: join(dir, 'a.jsonl') }, env());
+  const cfg = adapterConfig(vendor, { port: '0', relay: relay.socketUrl, token: 'tok', instruct, log: join(dir, 'a.jsonl'), ...flags }, env(extraEnv));
   const running = await runAdapter(cfg, () => undefined);
   const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'tester' });
   try {
@@ -107,6 +113,55 @@ test('D5: the hello lists the instruct verb only with the gate open, and the rel
       const s = await consumer.send(command({ agent: 'tester' }, session, { type: 'x.claude-code.control.instruct', data: { text: 'hello' }, capture: 'redacted' }));
       assert.is(s.outcome, instruct ? 'accepted' : 'refused', JSON.stringify(s));
     });
+  }
+});
+
+test('the hello declares control.attention.respond only while a held loop is enabled: VS Code and Hermes by their gate', async () => {
+  const cases: [string, AdapterFlags, NodeJS.ProcessEnv, boolean][] = [
+    ['claude-code', {}, {}, true],
+    ['vscode', {}, {}, false],
+    ['vscode', { control: true, gateTools: 'editFile' }, {}, true],
+    ['vscode', {}, { AEP_VSCODE_CONTROL: '1' }, true],
+    ['hermes', {}, {}, false],
+    ['hermes', { control: true }, {}, true],
+    ['hermes', {}, { AEP_HERMES_CONTROL: '1', AEP_HERMES_GATE_TOOLS: 'terminal' }, true],
+  ];
+  for (const [vendor, flags, extraEnv, respond] of cases) {
+    await withStack(true, async ({ running, consumer }) => {
+      const session = `hello-${vendor}-${String(respond)}-${Object.keys(flags).length}`;
+      const start = vendor === 'hermes' ? { session_id: session, hook_event_name: 'on_session_start', extra: {} } : sessionStart(session);
+      await postHook(running.adapter.hookUrl, start);
+      const entry = await until('roster entry', async () => (await consumer.roster()).find((e) => e.session === session));
+      const accepts = (entry.control as { accepts?: string[] }).accepts ?? [];
+      const what = `${vendor} ${JSON.stringify(flags)} ${JSON.stringify(extraEnv)}`;
+      assert.is(accepts.includes('control.attention.respond'), respond, what);
+      assert.ok(accepts.includes(`x.${vendor}.control.instruct`), what);
+      // The relay refuses a respond the adapter did not declare (D17), before it reaches the adapter.
+      if (!respond) {
+        const s = await consumer.send(command({ agent: 'tester' }, session, { type: 'control.attention.respond', subject: 'r-1', data: { answer: { option: 'allow' } } }));
+        assert.equal([s.outcome, s.outcome === 'refused' ? s.code : undefined], ['refused', 'unsupported'], JSON.stringify(s));
+      }
+    }, vendor, flags, extraEnv);
+  }
+});
+
+test('--control and --gate-tools (or their variables) build the gated surface; other vendors refuse them', () => {
+  const on = adapterConfig('vscode', { control: true, gateTools: 'editFile' }, env());
+  assert.equal([on.control, on.gateTools, on.surface.holds], [true, 'editFile', true]);
+  const held = on.surface.classify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'editFile', tool_input: {} });
+  assert.is(held.class.kind, 'held');
+  assert.is(on.surface.classify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'readFile', tool_input: {} }).class.kind, 'moment');
+  const fromEnv = adapterConfig('hermes', {}, env({ AEP_HERMES_CONTROL: '1', AEP_HERMES_GATE_TOOLS: 'terminal' }));
+  assert.equal([fromEnv.control, fromEnv.gateTools, fromEnv.surface.holds], [true, 'terminal', true]);
+  const off = adapterConfig('vscode', {}, env({ AEP_HERMES_CONTROL: '1' }));
+  assert.equal([off.control, off.surface.holds], [false, false], 'another vendor\'s variable does not count');
+  for (const [token, flags] of [['claude-code', { control: true }], ['codex', { gateTools: 'Bash' }], ['vscode', { control: true, gateTools: '(' }]] as const) {
+    try {
+      adapterConfig(token, flags, env());
+      assert.unreachable(`${token} ${JSON.stringify(flags)}`);
+    } catch (e) {
+      assert.is((e as { code?: string }).code, 'CONFIG_INVALID', JSON.stringify(flags));
+    }
   }
 });
 

@@ -191,6 +191,37 @@ if (binary === undefined) {
     assert.not.ok(requestsOf(session).some((q) => q.raw.includes('Too late STEER-B')), 'the dropped text never reached the model');
   });
 
+  test('a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop', async () => {
+    const ws = workspace();
+    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const { session, release, run } = await startHeld(ws, 'Just answer.');
+    release();
+    const first = await run;
+    assert.is(first.code, 0, first.stderr);
+    const ended = await waitFor('session.ended', () => find(session, 'session.ended'));
+    assert.equal(ended.data, { reason: 'normal' });
+    // D6 until a start moment: the ended session refuses.
+    const early = `Too early STEER-EARLY-${session.slice(0, 8)}.`;
+    const refused = await consumer.send(command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text: early }, capture: 'redacted' }));
+    assert.equal([refused.outcome, refused.outcome === 'rejected' ? refused.detail : undefined], ['rejected', 'session ended'], JSON.stringify(refused));
+    // --resume keeps the id; its SessionStart reopens the session before the first model request.
+    const held = mock.hold((r) => r.headers[SESSION_HEADER] === session);
+    const resumed = runClaude({ ws, mockUrl: mock.url, prompt: 'Answer once more.', extraArgs: ['--resume', session] });
+    await Promise.race([held.arrived, resumed.then((r) => { throw new Error(`claude --resume exited before its first request: ${r.stderr}`); })]);
+    await waitFor('session reopened', () => find(session, 'x.claude-code.session.reopened'));
+    const text = `After the resume, report STEER-RESUMED-${session.slice(0, 8)}.`;
+    const cmd = await instruct(session, text);
+    held.release();
+    const r = await resumed;
+    assert.is(r.code, 0, r.stderr);
+    await waitFor('delivered', () => delivered(session, cmd));
+    assertAckThenDelivered(session, cmd);
+    assert.ok(requestsOf(session).some((q) => bodyHas(q, `Stop hook additional context: ${text}`)), 'the resumed run\'s model request carries it');
+    assert.not.ok(requestsOf(session).some((q) => q.raw.includes('STEER-EARLY')), 'the refused instruction never reached the model');
+    await waitFor('session closed', () => find(session, 'x.claude-code.session.closed'));
+    assert.is(ofSession(session).filter((e) => e.type === 'session.ended').length, 1, 'one session.ended per session (AEP)');
+  });
+
   test('UserPromptSubmit delivers an instruction queued between turns', async () => {
     const ws = workspace();
     mock.setScript(bashThenText([], 'Turn answered.'));

@@ -6,11 +6,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../src/adapters/codex.js';
 import { installCodex } from '../../src/adapters/installers/codex.js';
-import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
+import { checkStream, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {
   bodyHas, codexHome, runCodex, startVendorStack, vendorBinary, workspace, writeCodexConfig, type CliRun, type VendorStack, type Workspace,
@@ -20,14 +22,14 @@ let mock: MockOpenAi;
 let stack: VendorStack;
 const workspaces: Workspace[] = [];
 
-function codexWorkspace(): Workspace {
+function codexWorkspace(hookPort = stack.running.adapter.port): Workspace {
   const ws = workspace('aep-codex-');
   workspaces.push(ws);
   writeCodexConfig(ws, mock.baseUrl);
   // The installer asks the real CLI for each hook's trust key and hash and persists them, so the
   // runs below need no --dangerously-bypass-hook-trust (vendor-clis-observed §2.4).
   const report = installCodex({
-    user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
+    user: true, port: hookPort, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
     env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary! },
   });
   assert.match(report.notes[0] ?? '', /^trusted 11 hooks in /);
@@ -65,6 +67,58 @@ const seqOf = (e: AepEvent | undefined): number => {
 };
 const delivered = (session: string, cmd: AepCommand) => stack.waitFor(`delivered for ${cmd.id}`, () => stack.find(session, 'x.codex.instruction.delivered', cmd.id));
 const pad = (marker: string, n: number) => `${marker} ${'x'.repeat(n - marker.length - 1)}`;
+
+/**
+ * A loopback hop between the shim and the adapter. It forwards every hook at once; for the one
+ * hook `hold` picks it answers the shim only on `release()`, after the adapter has taken it. That
+ * pins what the test does between two hooks of the real CLI without sleeping.
+ */
+interface HookHop {
+  port: number;
+  hold(pick: (body: Record<string, unknown>) => boolean): { arrived: Promise<void>; release: () => void };
+  close(): Promise<void>;
+}
+
+async function startHookHop(target: number): Promise<HookHop> {
+  let pending: { pick: (body: Record<string, unknown>) => boolean; arrived: () => void; released: Promise<void> } | undefined;
+  async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const upstream = await fetch(`http://127.0.0.1:${target}${req.url ?? '/'}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    const reply = await upstream.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // Not JSON: forwarded as is, never held.
+    }
+    const p = pending;
+    if (p && p.pick(body)) {
+      pending = undefined;
+      p.arrived();
+      await p.released;
+    }
+    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+    res.end(reply);
+  }
+  const server = createServer((req, res) => {
+    forward(req, res).catch(() => { res.writeHead(502); res.end(); });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    hold(pick) {
+      let arrived!: () => void;
+      let release!: () => void;
+      const arrivedP = new Promise<void>((r) => { arrived = r; });
+      const released = new Promise<void>((r) => { release = r; });
+      pending = { pick, arrived, released };
+      return { arrived: arrivedP, release };
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
 
 const binary = vendorBinary('codex');
 const missing = 'Codex 0.171.0 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh codex';
@@ -142,6 +196,59 @@ if (binary === undefined) {
     assert.ok(seqOf(dropped) < seqOf(ended), `dropped comes before session.ended (D10): ${ofSession(session).map((e) => `${e.seq}:${e.type}`).join(', ')}`);
     assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'Stop does not take it');
     assert.is(requestsWith(text).length, 0, 'the dropped text never reached the model');
+  });
+
+  test('a resumed session reopens: refused after SessionEnd, accepted once codex exec resume starts, delivered at UserPromptSubmit', async () => {
+    const hop = await startHookHop(stack.running.adapter.port);
+    try {
+      const ws = codexWorkspace(hop.port);
+      const from = stack.events.length;
+      const first = await runCodex(ws, '[[TURN]] [[TOOLS:0]] resume-first');
+      assert.is(first.code, 0, first.stderr.slice(-2000));
+      const session = await stack.newSession(from);
+      const ended = await stack.waitFor('session.ended', () => stack.find(session, 'session.ended'));
+      assert.equal(ended.data, { reason: 'normal' }, 'SessionEnd reason "other" ends the session normal');
+      // D6 until a start moment: the ended session refuses.
+      const early = `STEER-CODEX-EARLY-${session.slice(-8)}`;
+      const refused = await stack.instruct(session, early);
+      assert.equal([refused.settled.outcome, refused.settled.outcome === 'rejected' ? refused.settled.detail : undefined], ['rejected', 'session ended'], JSON.stringify(refused.settled));
+
+      // The resumed run keeps the id; its SessionStart reaches the adapter and its reply waits here.
+      const hold = hop.hold((b) => b.hook_event_name === 'SessionStart' && b.session_id === session);
+      const second = runCodex(ws, '[[TURN]] [[TOOLS:0]] resume-second', session);
+      await Promise.race([hold.arrived, second.then((r) => { throw new Error(`codex exec resume exited before SessionStart: ${r.stderr.slice(-2000)}`); })]);
+      const reopened = await stack.waitFor('session reopened', () => stack.find(session, 'x.codex.session.reopened'));
+      const started = ofSession(session).filter((e) => e.type === 'session.started');
+      assert.is(started.length, 2, 'the resumed run started the same session again');
+      assert.is((started[1]!.data as { trigger?: string }).trigger, 'resume');
+      assert.is(reopened.cause, started[1]!.id, 'caused by the SessionStart observation');
+      const text = `STEER-CODEX-RESUMED-${session.slice(-8)}`;
+      const cmd = await instruct(session, text);
+      hold.release();
+      const run = await second;
+      assert.is(run.code, 0, run.stderr.slice(-2000));
+      const d = await delivered(session, cmd);
+      const promptRun = ofSession(session).filter((e) => e.type === 'run.started').at(-1);
+      assert.ok(seqOf(promptRun) < seqOf(d), 'taken at the resumed run\'s UserPromptSubmit');
+      const resumed = mock.modelRequests().filter((r) => promptOf(r).includes('resume-second'));
+      assert.ok(resumed.length > 0 && bodyHas(resumed[0]!.body, text), 'in the first model request of the resumed run');
+      assert.is(requestsWith(early).length, 0, 'the refused instruction never reached the model');
+
+      // The resumed run's own SessionEnd closes it again; AEP allows one session.ended per session.
+      const closed = await stack.waitFor('session closed', () => stack.find(session, 'x.codex.session.closed'));
+      assert.equal(closed.data, { reason: 'normal' });
+      const mine = ofSession(session);
+      assert.is(mine.filter((e) => e.type === 'session.ended').length, 1);
+      // Acks reach this consumer twice (as the sender's answer and on the subscription): once per id.
+      const positioned = mine.filter((e, i) => e.seq !== undefined && e.source === ended.source && mine.findIndex((x) => x.id === e.id) === i);
+      assert.ok(positioned.every((e) => e.epoch === ended.epoch), 'one epoch: positions continue');
+      assert.ok(positioned.every((e, i) => i === 0 || e.seq! > positioned[i - 1]!.seq!), `seq keeps rising across the reopening: ${positioned.map((e) => `${e.seq}:${e.type}`).join(', ')}`);
+      assert.equal(checkStream(mine), [], 'the stream rules hold across the reopening');
+      const refusedAgain = await stack.instruct(session, `${early}-2`);
+      assert.is(refusedAgain.settled.outcome, 'rejected', 'ended again after the resumed run');
+    } finally {
+      await hop.close();
+    }
   });
 
   test('a subagent\'s hooks never take the main session\'s queue', async () => {

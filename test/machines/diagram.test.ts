@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
 import { createMachine } from 'xstate';
 import { sessionMermaid } from '../../src/machines/diagram.js';
 
@@ -19,6 +20,13 @@ test('a different machine gives a different diagram', () => {
   const m = sessionMermaid(other);
   assert.ok(m.includes('a --> b : go'));
   assert.not.ok(m.includes('holding'));
+});
+
+test('the README shows the diagram the session machine gives', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const block = /```mermaid\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(block, 'README has a mermaid block');
+  assert.is(block!.trimEnd(), sessionMermaid().trimEnd());
 });
 
 test.run();

@@ -128,6 +128,12 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
         sessionEnds += 1;
         assert.is(input.type, 'hook.end', `only the end moment ends the session: ${where()}`);
         break;
+      case 'session.closed':
+        assert.ok(sessionEnds === 1 && input.type === 'hook.end', `closed only at an end after session.ended: ${where()}`);
+        break;
+      case 'session.reopened':
+        assert.ok(input.type === 'hook.moment' && input.starts === true && ended, `reopened only by a start moment of an ended session: ${where()}`);
+        break;
       default:
         break;
     }

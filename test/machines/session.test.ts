@@ -137,7 +137,10 @@ test('D6: a start moment reopens an ended session: idle again, instructions acce
   assert.equal(rejected(still.outputs).map((o) => o.rejection.rule), ['session-ended']);
   const reopened = run([startMoment('h-start')], still.snap);
   assert.is(reopened.snap.value, 'idle');
-  assert.equal(reopened.outputs, [{ type: 'reply.neutral', hookId: 'h-start' }], 'the start moment itself has nothing to deliver');
+  assert.equal(reopened.outputs, [
+    { type: 'session.reopened', eventType: 'x.claude-code.session.reopened' },
+    { type: 'reply.neutral', hookId: 'h-start' },
+  ], 'marked on the stream; the start moment itself has nothing to deliver');
   const after = run([instruct('new', 'after the resume', 10_100), instruct('old', 'before the end', 10_200), instruct('early', 'too early', 10_300)], reopened.snap);
   assert.equal(types(after.outputs), ['control.accepted', 'control.reack', 'control.reack'], 'retries of old commands keep their first decision');
   assert.is(after.snap.value, 'queued');
@@ -146,11 +149,12 @@ test('D6: a start moment reopens an ended session: idle again, instructions acce
   assert.equal(ofType(delivered.outputs, 'instruction.delivered').map((o) => o.cause), ['new']);
 });
 
-test('D10: a reopened session drops at its next end, but session.ended goes out once per session (AEP terminal exclusivity)', () => {
+test('D10: a reopened session drops at its next end, marked session.closed: session.ended goes out once per session (AEP)', () => {
   const first = run([end('h-end-1'), startMoment('h-start'), instruct('r1', 'resumed', 10_100)]);
   assert.equal(ofType(first.outputs, 'session.ended').length, 1);
-  const second = run([end('h-end-2', 11_000)], first.snap);
-  assert.equal(types(second.outputs), ['instruction.dropped', 'reply.neutral']);
+  const second = run([{ type: 'hook.end', at: 11_000, hookId: 'h-end-2', reason: 'timeout', causeId: 'obs-2' }], first.snap);
+  assert.equal(types(second.outputs), ['instruction.dropped', 'session.closed', 'reply.neutral']);
+  assert.equal(ofType(second.outputs, 'session.closed'), [{ type: 'session.closed', eventType: 'x.claude-code.session.closed', reason: 'timeout', cause: 'obs-2' }]);
   assert.equal(ofType(second.outputs, 'instruction.dropped').map((o) => [o.cause, o.reason]), [['r1', 'session-ended']]);
   assert.is(second.snap.value, 'ended');
   assert.equal(rejected(run([instruct('r2', 'late again', 11_100)], second.snap).outputs).map((o) => o.rejection.rule), ['session-ended']);

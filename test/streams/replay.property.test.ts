@@ -143,6 +143,8 @@ test('a reopened session continues its positions in the same epoch and ends once
   assert.ok(kinds.includes('rejected:session ended'), 'refused before the reopening (D6)');
   assert.equal(kinds.filter((k) => k === 'control.accepted').length, 1, 'accepted after it');
   assert.ok(kinds.includes('x.claude-code.instruction.dropped'), 'dropped at the second end');
+  assert.ok(kinds.indexOf('x.claude-code.session.reopened') < kinds.indexOf('control.accepted'));
+  assert.equal(kinds.at(-1), 'x.claude-code.session.closed', 'the second end is marked closed');
 });
 
 test.run();

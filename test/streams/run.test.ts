@@ -239,11 +239,53 @@ test('D10: SessionEnd drops what is queued, then session.ended; later instructs 
     assert.is(tail[0]![0], 'x.claude-code.session.session_end');
     assert.equal(tail.slice(1, 3), [['x.claude-code.instruction.dropped', 'c1'], ['x.claude-code.instruction.dropped', 'c2']]);
     assert.equal(tail[3], ['session.ended', a.events.at(-4)!.id]);
+    assert.equal(a.events.at(-1)!.data, { reason: 'normal' }, 'the reason the table read from the end hook');
     const rej = a.next((e) => e.type === 'control.rejected');
     a.handle.command(instructCmd('c3', 'three', S));
     assert.is(((await rej).data as { detail: string }).detail, 'session ended');
   } finally {
     await a.handle.close();
+  }
+});
+
+test('D6: a resumed session\'s SessionStart reopens it over HTTP, and a restart rebuilds it reopened', async () => {
+  const a = await adapter();
+  const R = 'resumed-1';
+  try {
+    await a.post(hookBody('SessionStart', R));
+    await a.post(hookBody('SessionEnd', R, { reason: 'killed' }));
+    assert.equal(a.events.find((e) => e.type === 'session.ended' && e.session === R)!.data, { reason: 'killed' });
+    const refused = a.next((e) => e.type === 'control.rejected' && e.cause === 'r0');
+    a.handle.command(instructCmd('r0', 'before the resume', R));
+    assert.is(((await refused).data as { detail: string }).detail, 'session ended');
+    const reopened = await a.post(hookBody('SessionStart', R));
+    assert.equal(reopened.json, {});
+    const accepted = a.next((e) => e.cause === 'r1');
+    a.handle.command(instructCmd('r1', 'after the resume', R));
+    assert.is((await accepted).type, 'control.accepted');
+    const r = await a.post(hookBody('UserPromptSubmit', R));
+    assert.equal(r.json, { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'after the resume' } });
+    // The delivered event may already be out by the time the reply is read: poll the record.
+    for (let i = 0; i < 500 && !a.events.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === 'r1'); i += 1) await new Promise((res) => setTimeout(res, 10));
+    assert.ok(a.events.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === 'r1'));
+  } finally {
+    await a.handle.close();
+  }
+  const mine = a.events.filter((e) => e.session === R);
+  assert.ok(mine.every((e, i) => e.epoch === 0 && e.seq === i), 'positions continue in the same epoch');
+  assert.is(mine.filter((e) => e.type === 'session.ended').length, 1);
+  // The log rebuilds the reopened session: a retry of r0 gets its refusal back, a new instruct queues.
+  const b = await adapter({ logPath: a.logPath });
+  try {
+    assert.equal(b.handle.sessions().find((v) => v.session === R)!.state, 'idle');
+    const again = b.next((e) => e.cause === 'r0');
+    b.handle.command(instructCmd('r0', 'before the resume', R));
+    assert.equal(JSON.stringify(await again), JSON.stringify(a.events.find((e) => e.cause === 'r0' && e.type === 'control.rejected')));
+    const more = b.next((e) => e.cause === 'r2');
+    b.handle.command(instructCmd('r2', 'after the restart', R));
+    assert.is((await more).type, 'control.accepted');
+  } finally {
+    await b.handle.close();
   }
 });
 

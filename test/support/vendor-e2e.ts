@@ -129,11 +129,14 @@ export function writeCodexConfig(ws: Workspace, mockBaseUrl: string): void {
   ].join('\n'));
 }
 
-/** Runs `codex exec`; hooks run only when trusted, which the installer persists (§2.4). */
-export function runCodex(ws: Workspace, prompt: string): Promise<CliRun> {
+/**
+ * Runs `codex exec`, or `codex exec resume <id>` to continue a recorded session under the same id;
+ * hooks run only when trusted, which the installer persists (§2.4).
+ */
+export function runCodex(ws: Workspace, prompt: string, resume?: string): Promise<CliRun> {
   const bin = vendorBinary('codex');
   if (bin === undefined) return Promise.reject(new Error('Codex CLI not installed: run scripts/install-vendor-cli.sh codex'));
-  const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', prompt];
+  const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', ...(resume === undefined ? [] : ['resume', resume]), prompt];
   return run(bin, args, ws.project, {
     PATH: process.env.PATH, HOME: ws.home, CODEX_HOME: codexHome(ws), MOCK_API_KEY: 'dummy', OPENAI_API_KEY: 'dummy',
     NO_UPDATE_NOTIFIER: '1', CODEX_DISABLE_TELEMETRY: '1', DO_NOT_TRACK: '1', RUST_LOG: 'warn',

@@ -143,7 +143,7 @@ export function installHermes(opts: InstallOptions): InstallReport {
     file, changed, added: changed ? added : [], removed: [],
     notes: [
       HERMES_CONSENT_NOTE,
-      'steering rides pre_llm_call only; the held pre_tool_call gate is opt-in (AEP_HERMES_CONTROL=1, AEP_HERMES_GATE_TOOLS)',
+      'steering rides pre_llm_call only; the held pre_tool_call gate is opt-in: aep-steer adapter hermes --control [--gate-tools REGEX] (AEP_HERMES_CONTROL=1, AEP_HERMES_GATE_TOOLS)',
     ],
   };
 }

@@ -39,7 +39,7 @@ export function installVscode(opts: InstallOptions): InstallReport {
   if (changed) writeJsonObject(file, next);
   const notes = [
     `hook URL http://127.0.0.1:${opts.port}/hook/<secret>; every event runs the shim`,
-    'the held PreToolUse gate is opt-in: start the adapter with AEP_VSCODE_CONTROL=1 (AEP_VSCODE_GATE_TOOLS narrows it)',
+    'the held PreToolUse gate is opt-in: aep-steer adapter vscode --control (AEP_VSCODE_CONTROL=1); --gate-tools REGEX (AEP_VSCODE_GATE_TOOLS) narrows it',
   ];
   return { file, changed, added: changed ? [...VSCODE_EVENTS] : [], removed: [], notes };
 }

@@ -1,0 +1,127 @@
+// Sessions kept as data (state value + context, stepped through the machine's transition) and
+// sessions run as live actors (under inspection) must be indistinguishable from outside: same
+// records, events, effects and state for any input sequence.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import fc from 'fast-check';
+import type { InspectionEvent } from 'xstate';
+import { ActorHost, type SessionItem } from '../../src/streams/actor-host.js';
+import { command, type AepCommand } from '../../src/protocol/index.js';
+import { fakeSurface, hookBody } from '../support/fake-surface.js';
+import { instructCmd } from '../support/session-steps.js';
+
+const surface = fakeSurface();
+const SESSIONS = ['s-a', 's-b'];
+const TEXTS = ['run the linter', '', 'z'.repeat(4001), 'w'.repeat(6000), 'ok'];
+const HOOKS: [string, Record<string, unknown>][] = [
+  ['SessionStart', {}], ['SessionStart', { agent_id: 'sub' }], ['UserPromptSubmit', {}], ['PostToolUse', {}],
+  ['PermissionRequest', {}], ['Elicitation', {}], ['SessionEnd', {}], ['TeammateIdle', {}],
+];
+
+type Op =
+  | { op: 'hook'; s: number; h: number }
+  | { op: 'instruct'; s: number; id: number; t: number }
+  | { op: 'retry'; n: number }
+  | { op: 'respond'; s: number; allow: boolean }
+  | { op: 'write'; ok: boolean }
+  | { op: 'timeout'; s: number }
+  | { op: 'recover' };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ op: fc.constant('hook' as const), s: fc.nat(1), h: fc.nat(HOOKS.length - 1) }),
+  fc.record({ op: fc.constant('instruct' as const), s: fc.nat(1), id: fc.nat(25), t: fc.nat(TEXTS.length - 1) }),
+  fc.record({ op: fc.constant('retry' as const), n: fc.nat(40) }),
+  fc.record({ op: fc.constant('respond' as const), s: fc.nat(1), allow: fc.boolean() }),
+  fc.record({ op: fc.constant('write' as const), ok: fc.boolean() }),
+  fc.record({ op: fc.constant('timeout' as const), s: fc.nat(1) }),
+  fc.constant({ op: 'recover' as const }),
+);
+
+const SENDER = { agent: 'tester', host: 'test-host' };
+// Commands are stamped at the step's time, not the wall clock, so two runs send equal ones.
+const instructAt = (id: string, text: string | undefined, session: string, at: number): AepCommand =>
+  command(SENDER, session, { type: surface.steeringType, id, at, data: { text }, capture: 'redacted' });
+const respondAt = (id: string, subject: string, answer: Record<string, unknown>, session: string, at: number): AepCommand =>
+  command(SENDER, session, { type: 'control.attention.respond', id, at, subject, cause: subject, data: { answer } });
+
+/** Runs the ops; returns everything the host put out, as text. */
+function drive(host: ActorHost, ops: readonly Op[]): string[] {
+  const out: string[] = [];
+  const commands: AepCommand[] = [];
+  const replies: { session: string; hookId: string }[] = [];
+  let at = 5_000;
+  let hookN = 0;
+  const apply = (item: SessionItem) => {
+    const r = host.step(item);
+    out.push(JSON.stringify(r));
+    for (const e of r.effects) if (e.kind === 'reply' && e.confirm && e.session) replies.push({ session: e.session, hookId: e.hookId });
+  };
+  for (const o of ops) {
+    at += 11;
+    const session = SESSIONS['s' in o ? o.s : 0]!;
+    if (o.op === 'hook') {
+      const [name, extra] = HOOKS[o.h]!;
+      apply({ kind: 'hook', session, hookId: `hook-${hookN++}`, at, hook: surface.classify(hookBody(name, session, extra)) });
+    } else if (o.op === 'instruct') {
+      const c = instructAt(`c${o.id}`, TEXTS[o.t], session, at);
+      commands.push(c);
+      apply({ kind: 'command', session, at, command: c });
+    } else if (o.op === 'retry') {
+      const c = commands[o.n % Math.max(1, commands.length)];
+      if (c) apply({ kind: 'command', session: c.session, at, command: c });
+    } else if (o.op === 'respond') {
+      const hold = host.context(session)?.holds[0];
+      if (!hold) continue;
+      const c = respondAt(`r${at}`, hold.requestId, o.allow ? { option: 'allow' } : { text: 'not now' }, session, at);
+      commands.push(c);
+      apply({ kind: 'command', session, at, command: c });
+    } else if (o.op === 'write') {
+      const reply = replies.shift();
+      if (reply) apply({ kind: 'input', session: reply.session, input: { type: o.ok ? 'reply.written' : 'reply.failed', at, hookId: reply.hookId } });
+    } else if (o.op === 'timeout') {
+      const hold = host.context(session)?.holds[0];
+      if (hold) apply({ kind: 'input', session, input: { type: 'attention.timeout', at, requestId: hold.requestId } });
+    } else {
+      for (const r of host.recover(at)) out.push(JSON.stringify(r));
+    }
+  }
+  out.push(JSON.stringify(host.views()), JSON.stringify(host.sessionKeys().map((s) => [host.stateValue(s), host.context(s)])));
+  return out;
+}
+
+/** Ids are minted fresh (ULIDs); name them by order of first appearance so two runs compare. */
+function canonical(lines: readonly string[]): string[] {
+  const names = new Map<string, string>();
+  return lines.map((l) => l.replace(/[0-9A-HJKMNP-TV-Z]{26}/g, (id) => {
+    if (!names.has(id)) names.set(id, `#${names.size}`);
+    return names.get(id)!;
+  }));
+}
+
+test('a session kept as data steps exactly like a live actor', () => {
+  fc.assert(
+    fc.property(fc.array(opArb, { minLength: 1, maxLength: 50 }), (ops) => {
+      const inspected: InspectionEvent[] = [];
+      const data = drive(new ActorHost({ surface, instruct: true, host: 'h', attentionTimeoutMs: 500 }), ops);
+      const actors = new ActorHost({ surface, instruct: true, host: 'h', attentionTimeoutMs: 500, inspect: (e) => inspected.push(e) });
+      const live = drive(actors, ops);
+      actors.stop();
+      assert.equal(canonical(data), canonical(live));
+      if (ops.some((o) => o.op === 'hook')) assert.ok(inspected.length > 0, 'the inspector saw the actors');
+    }),
+    { numRuns: 120 },
+  );
+});
+
+test('positions continue across steps: one run of seqs per session, epoch from replay', () => {
+  const host = new ActorHost({ surface, instruct: true, host: 'h' });
+  host.restoreEvent({ aep: '0.1', id: 'x', type: 'session.started', time: '2026-01-01T00:00:00Z', source: 'aep://h/agent/claude-code/session/s-a', agent: 'claude-code', session: 's-a', seq: 4, epoch: 2 }, undefined);
+  const seen: [number | undefined, number | undefined][] = [];
+  const take = (item: SessionItem) => seen.push(...host.step(item).events.map((e): [number | undefined, number | undefined] => [e.epoch, e.seq]));
+  take({ kind: 'hook', session: 's-a', hookId: 'h1', at: 1, hook: surface.classify(hookBody('SessionStart', 's-a')) });
+  take({ kind: 'command', session: 's-a', at: 2, command: instructCmd('c1', 'one', 's-a') });
+  take({ kind: 'command', session: 's-a', at: 3, command: instructCmd('c2', 'two', 's-a') });
+  assert.equal(seen, [[3, 0], [3, 1], [3, 2]]);
+});
+
+test.run();
