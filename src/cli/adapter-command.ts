@@ -69,7 +69,7 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   const surfaceOpts: SurfaceOptions = { control };
   if (gateTools !== undefined && gateTools !== '') surfaceOpts.gateTools = gateTools;
   const surface = surfaceFrom(table, surfaceOpts);
-  const port = integer('--port', f.port ?? env.AEP_PORT ?? String(surface.port), 0, 65535);
+  const port = integer('--port', f.port ?? env.AEP_HOOK_PORT ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
   const attention = f.attentionTimeoutMs ?? env.AEP_ATTENTION_TIMEOUT_MS;
   const ttl = f.instructTtlMs ?? env.AEP_INSTRUCT_TTL_MS;
@@ -149,7 +149,7 @@ export function registerAdapter(program: Command): void {
     .command('adapter')
     .description('run a vendor adapter: hook endpoint on 127.0.0.1, session runtime, relay link')
     .argument('<vendor>', `vendor token (${vendorTokens().join(', ')})`)
-    .option('--port <n>', 'hook port on 127.0.0.1, 0 for any free one (AEP_PORT; default: the vendor\'s, D15)')
+    .option('--port <n>', 'hook port on 127.0.0.1, 0 for any free one (AEP_HOOK_PORT; default: the vendor\'s, D15)')
     .option('--secret <s>', 'hook URL secret (default: the stored one, generated once; AEP_STATE_DIR)')
     .option('--log <file>', 'the adapter\'s event log (AEP_LOG; default AEP_STATE_DIR/logs/<vendor>.jsonl)')
     .option('--instruct', 'accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')

@@ -70,7 +70,7 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
     let url = flags.url;
     if (url === undefined && table !== undefined) {
       const secret = readSecret(env);
-      const port = Number(flags.port ?? env.AEP_PORT ?? table.port);
+      const port = Number(flags.port ?? env.AEP_HOOK_PORT ?? table.port);
       if (secret !== undefined && Number.isInteger(port)) url = hookUrl(port, secret);
     }
     if (url !== undefined) reply = await postOnce(url, body, timeoutMs);
@@ -87,7 +87,7 @@ export function registerHook(program: Command): void {
     .description('command-hook fallback without curl: post the hook JSON on stdin to the adapter, print its reply (fails open)')
     .argument('<vendor>', `vendor token (${vendorTokens().join(', ')})`)
     .option('--url <url>', 'the adapter hook URL (default: 127.0.0.1, the port and the stored secret)')
-    .option('--port <n>', 'adapter hook port (AEP_PORT; default: the vendor\'s)')
+    .option('--port <n>', 'adapter hook port (AEP_HOOK_PORT; default: the vendor\'s)')
     .option('--timeout <seconds>', `give up after this long and print the neutral reply (default ${DEFAULT_TIMEOUT_S})`)
     .action(async (token: string, flags: HookShimFlags) => {
       await runHookShim(token, flags, { stdin: process.stdin, stdout: process.stdout });

@@ -47,11 +47,11 @@ export function registerInstall(program: Command): void {
     .argument('<vendor>', `vendor token (${vendorTokens().join(', ')})`)
     .option('--project <dir>', 'install into this project\'s settings')
     .option('--user', 'install into the user\'s settings (default)')
-    .option('--port <n>', 'adapter hook port (default: AEP_PORT or the vendor default)')
+    .option('--port <n>', 'adapter hook port (default: AEP_HOOK_PORT or the vendor default)')
     .option('--secret <s>', 'hook URL secret to use and store (default: the stored one, generated once)')
     .action((token: string, flags: InstallFlags) => {
       const { table, installer } = installable(token);
-      const port = parsePort(flags.port ?? process.env.AEP_PORT ?? String(table.port));
+      const port = parsePort(flags.port ?? process.env.AEP_HOOK_PORT ?? String(table.port));
       const { secret, created } = ensureSecret(flags.secret);
       if (created) console.log(`stored the hook secret in ${secretPath()}`);
       const report = installer.install({

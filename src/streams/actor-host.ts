@@ -132,6 +132,11 @@ export class ActorHost {
     return cell && contextOf(cell);
   }
 
+  /** True once the session passed its end moment (and no start moment reopened it). */
+  isEnded(session: string): boolean {
+    return this.stateValue(session) === 'ended';
+  }
+
   stateValue(session: string): unknown {
     const cell = this.sessions.get(session);
     return cell && valueOf(cell);

@@ -78,7 +78,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
   });
-  replayInto(host, existing.records);
+  const replayed = replayInto(host, existing.records);
 
   let endpoint: HookEndpoint;
   try {
@@ -196,6 +196,12 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     error: (err: unknown) => onError(new SteeringError('EVENT_INVALID', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
   });
   opts.relay?.claimSessions?.(host.sessionKeys());
+  // A restarted adapter has sent nothing yet, so the relay sees no claim for the sessions it
+  // continues: redeliver each live one's last logged event unchanged (consumers and the relay
+  // dedupe it on (source, id)) so their commands route here again (D11, D17).
+  for (const [session, e] of replayed.lastEvents) {
+    if (!host.isEnded(session)) opts.relay?.send(e);
+  }
 
   let closed = false;
   return {

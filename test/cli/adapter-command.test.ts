@@ -57,7 +57,7 @@ test('defaults come from the vendor table and the state dir', () => {
 });
 
 test('environment variables set what flags do not; flags win', () => {
-  const e = env({ AEP_PORT: '9001', AEP_INSTRUCT: '1', AEP_ATTENTION_TIMEOUT_MS: '1500', AEP_INSTRUCT_TTL_MS: '60000', AEP_RELAY: 'ws://127.0.0.1:1/socket', AEP_TOKEN: 'tok', AEP_LOG: join(dir, 'x.jsonl') });
+  const e = env({ AEP_HOOK_PORT: '9001', AEP_INSTRUCT: '1', AEP_ATTENTION_TIMEOUT_MS: '1500', AEP_INSTRUCT_TTL_MS: '60000', AEP_RELAY: 'ws://127.0.0.1:1/socket', AEP_TOKEN: 'tok', AEP_LOG: join(dir, 'x.jsonl') });
   const fromEnv = adapterConfig('claude-code', { relay: true }, e);
   assert.equal(
     [fromEnv.port, fromEnv.instruct, fromEnv.attentionTimeoutMs, fromEnv.ttlMs, fromEnv.relayUrl, fromEnv.token, fromEnv.logPath],
@@ -66,6 +66,11 @@ test('environment variables set what flags do not; flags win', () => {
   const fromFlags = adapterConfig('claude-code', { port: '9002', attentionTimeoutMs: '2500', relay: 'ws://127.0.0.1:2/socket', token: 'flag', inspect: '0' }, e);
   assert.equal([fromFlags.port, fromFlags.attentionTimeoutMs, fromFlags.relayUrl, fromFlags.token, fromFlags.inspectPort], [9002, 2500, 'ws://127.0.0.1:2/socket', 'flag', 0]);
   assert.is(adapterConfig('claude-code', { relay: false }, e).relayUrl, undefined, '--no-relay');
+});
+
+test('AEP_PORT is the relay\'s port and never moves an adapter\'s hook port', () => {
+  assert.is(adapterConfig('claude-code', { relay: true }, env({ AEP_PORT: '9100' })).port, 8377);
+  assert.is(adapterConfig('codex', { relay: true }, env({ AEP_PORT: '9100', AEP_HOOK_PORT: '9101' })).port, 9101);
 });
 
 test('bad flags and unknown vendors are CONFIG_INVALID errors', () => {

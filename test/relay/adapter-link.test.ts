@@ -46,4 +46,40 @@ test('instruct through the relay: accepted, delivered in the hook reply, deliver
   await relay.close();
 });
 
+test('a restarted adapter re-claims the live sessions of its log, so their commands route to it again', async () => {
+  const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
+  const surface = fakeSurface();
+  const link = () => connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true) });
+  const first = await adapter({ surface, relay: link() });
+  const c = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'test-cli' });
+  const live = freshSession();
+  const ended = freshSession();
+  await first.post(hookBody('SessionStart', live));
+  await first.post(hookBody('SessionStart', ended));
+  await first.post(hookBody('SessionEnd', ended));
+  let entries = await c.roster();
+  for (let i = 0; i < 200 && !entries.some((e) => e.session === ended); i++) entries = await c.roster();
+  await first.handle.close();
+  // With the first adapter gone nobody claims the sessions.
+  const before = await c.send(command({ agent: 'test-cli', host: 'h' }, live, { type: surface.steeringType, capture: 'redacted', data: { text: 'one' } }), { timeoutMs: 5000 });
+  assert.is(before.outcome, 'refused');
+
+  const second = await adapter({ surface, relay: link(), logPath: first.logPath });
+  const cmd = command({ agent: 'test-cli', host: 'h' }, live, { type: surface.steeringType, capture: 'redacted', data: { text: 'run the linter' } });
+  let r = await c.send(cmd, { timeoutMs: 5000 });
+  for (let i = 0; i < 100 && r.outcome === 'refused'; i++) {
+    await new Promise((res) => setTimeout(res, 20));
+    r = await c.send(cmd, { timeoutMs: 5000 });
+  }
+  assert.is(r.outcome, 'accepted', 'routed to the restarted adapter without any new hook');
+  const reply = await second.post(hookBody('UserPromptSubmit', live));
+  assert.match(reply.text, /run the linter/);
+  // The ended session is not re-claimed: the relay has no route for it.
+  const gone = await c.send(command({ agent: 'test-cli', host: 'h' }, ended, { type: surface.steeringType, capture: 'redacted', data: { text: 'x' } }), { timeoutMs: 5000 });
+  assert.is(gone.outcome, 'refused');
+  await c.close();
+  await second.handle.close();
+  await relay.close();
+});
+
 test.run();

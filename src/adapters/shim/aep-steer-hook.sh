@@ -28,8 +28,14 @@ neutral_exit() {
   exit 0
 }
 
-[ -n "$url" ] || neutral_exit
-command -v curl >/dev/null 2>&1 || neutral_exit
+# Without a URL or curl nothing reads the hook JSON: drain it so the vendor's write never fails.
+skip() {
+  cat >/dev/null 2>&1
+  neutral_exit
+}
+
+[ -n "$url" ] || skip
+command -v curl >/dev/null 2>&1 || skip
 
 # The reply is held in a variable so that nothing partial reaches the vendor on a failure.
 reply=$(curl --silent --fail --noproxy '*' \
