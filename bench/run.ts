@@ -20,7 +20,7 @@ for (const file of files) {
 }
 
 const fmt = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 1 ? n.toFixed(2) : n.toPrecision(3));
-const rows = results.map((r) => [r.name, `${fmt(r.value)} ${r.unit}`, `${fmt(r.baseline)} ${r.unit}`, `${r.ratio.toFixed(2)}x`, r.baselineWhat]);
+const rows = results.map((r) => [r.name, `${fmt(r.value)} ${r.unit}`, `${fmt(r.baseline)} ${r.unit}`, `${fmt(r.ratio)}x`, r.baselineWhat]);
 const head = ['figure', 'value', 'baseline', 'ratio', 'baseline is'];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
