@@ -2,7 +2,8 @@
 # Runs the AEP standard's live endpoint checker (conformance/live.js, agent-event-protocol at
 # 1d959a0) against freshly started relays: once without a token (development posture, covers
 # control-auth-gate) and once with a token, a small replay buffer (--evict) and a
-# control-capable target (--control-session, --control-cancel).
+# control-capable stub target (--control-session, --control-cancel), and once more with this
+# project's Claude Code adapter runtime as the control target.
 # live.js is not part of this project; point AEP_LIVE_JS at a copy, or clone the standard into
 # .cache/aep-standard (git-ignored):
 #   git clone https://github.com/agenteventprotocol/agent-event-protocol .cache/aep-standard
@@ -53,4 +54,7 @@ token="live-$RANDOM$RANDOM"
 start_stack --token "$token" --buffer 8 --session s_ctl --run r_ctl
 node "$work/live.cjs" "$base" --timeout 4000 --token "$token" --control-session s_ctl --control-cancel r_ctl --ack-window 1500 --evict --json - 2>"$work/live2.err" \
   | summary "token, buffer 8, control target" || { status=1; cat "$work/live2.err" >&2; }
+start_stack --token "$token" --adapter claude-code --session s_cc
+node "$work/live.cjs" "$base" --timeout 4000 --token "$token" --control-session s_cc --ack-window 1500 --json - 2>"$work/live3.err" \
+  | summary "token, Claude Code adapter as the control target" || { status=1; cat "$work/live3.err" >&2; }
 exit $status

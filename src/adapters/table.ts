@@ -3,6 +3,7 @@
 // every difference between vendors is a field of the table.
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
+import { str } from './hook-input.js';
 import type { InstallReport } from './install.js';
 import type {
   AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
@@ -159,6 +160,12 @@ export const snakeCase = (name: string): string =>
 /** The fallback observation for a hook with no Annex A mapping: `x.{token}.session.<snake_case>`. */
 export const fallbackType = (token: string, event: string): string => vendorType(token, `session.${snakeCase(event) || 'unknown'}`);
 
+/** AEP-0001 §6 mechanical fallback for hooks a later vendor version adds: the hook name, no data. */
+export const mechanicalFallback = (token: string): MapRule => (input) => [{ type: fallbackType(token, str(input.hook_event_name) ?? 'unknown'), data: {} }];
+
+/** D7: a hook fired inside a subagent carries its `agent_id`. */
+export const carriesAgentId = (input: HookInput): boolean => str(input.agent_id) !== undefined;
+
 /** Reads `session` and `event` from two top-level string fields. */
 export const byFields = (sessionField: string, eventField: string) => (input: HookInput) => {
   const session = input[sessionField];
@@ -296,4 +303,25 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
  */
 export const hookSpecificOutputContext = (event: string, text: string): unknown => ({
   hookSpecificOutput: { hookEventName: event, additionalContext: text },
+});
+
+/** Canned deny message when the operator picks `deny` without words (vendor-surfaces §1.5, §2.4). */
+export const OPERATOR_DENIED = 'The operator denied this through AEP control.attention.respond.';
+
+/** The reply to a held PermissionRequest in the shape Claude Code, Codex and Qwen Code read. */
+export const permissionRequestReply = (decision: Record<string, unknown>): unknown => ({
+  hookSpecificOutput: { hookEventName: 'PermissionRequest', decision },
+});
+
+/** Allow, or deny with the operator's words (else the canned message): `decision { behavior, message? }` only. */
+export const allowOrDeny = (_hook: ClassifiedHook, d: HeldDecision): unknown =>
+  permissionRequestReply(d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? OPERATOR_DENIED });
+
+/** A tool call held for permission: `<token> requests permission to use <tool>`, allow or deny unless other options are given. */
+export const toolPermissionHold = (
+  token: string, tool: string, context: Record<string, unknown>,
+  options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
+): HeldSpec => ({
+  hold: 'permission',
+  request: { kind: 'permission', prompt: `${token} requests permission to use ${tool}`, subject: tool, options, context },
 });

@@ -4,11 +4,12 @@
 // `hooks/list`) for the key and hash of each hook it wrote and persists that trust in config.toml
 // the way Codex itself does; otherwise the report says plainly what the user must do.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
-import { SteeringError } from '../../protocol/errors.js';
-import { hookUrl, readJsonObject, shimCommand, writeJsonObject, type InstallReport } from '../install.js';
+import {
+  hookUrl, installJsonHooks, isShimHook, settingsFile, shimCommand, uninstallJsonHooks, writeTextFile, type HookGroup, type InstallReport,
+} from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /** Codex 0.171.0 hook events (vendor-clis-observed §2.1). */
@@ -30,48 +31,13 @@ export const CODEX_TRUST_NOTE =
 /** Marks the config.toml trust tables this installer wrote. */
 const TRUST_MARKER = '# aep-steer';
 
-type Hook = Record<string, unknown>;
-type Group = { matcher?: string; hooks?: Hook[]; [k: string]: unknown };
+const codexHomeOf = (env: NodeJS.ProcessEnv): string => env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
 
 /** `--project DIR` → DIR/.codex/hooks.json; otherwise $CODEX_HOME/hooks.json (default ~/.codex). */
-export function codexHooksPath(opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string {
-  if (opts.project !== undefined && opts.user === true) throw new SteeringError('CONFIG_INVALID', 'choose --project DIR or --user, not both');
-  if (opts.project !== undefined) return join(resolve(opts.project), '.codex', 'hooks.json');
-  return join(env.CODEX_HOME || join(env.HOME || homedir(), '.codex'), 'hooks.json');
-}
+export const codexHooksPath = (opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string =>
+  settingsFile(opts, '.codex', 'hooks.json', codexHomeOf(env));
 
-/** Ours: a command hook running the project's shim. */
-export const isShimHook = (hook: unknown): boolean =>
-  hook !== null && typeof hook === 'object' && (hook as Hook).type === 'command'
-  && typeof (hook as Hook).command === 'string' && ((hook as Hook).command as string).includes('aep-steer-hook.sh');
-
-/** Removes our hooks from one event's groups; drops groups that only held ours. */
-export function withoutShimHooks(groups: unknown): { kept: unknown[]; removed: number } {
-  if (!Array.isArray(groups)) return { kept: [], removed: 0 };
-  let removed = 0;
-  const kept: unknown[] = [];
-  for (const g of groups) {
-    if (g === null || typeof g !== 'object' || !Array.isArray((g as Group).hooks)) {
-      kept.push(g);
-      continue;
-    }
-    const group = g as Group;
-    const hooks = group.hooks!.filter((h) => !isShimHook(h));
-    removed += group.hooks!.length - hooks.length;
-    if (hooks.length > 0 || group.hooks!.length === 0) kept.push({ ...group, hooks });
-  }
-  return { kept, removed };
-}
-
-function hooksOf(file: Record<string, unknown>, path: string): Record<string, unknown> {
-  const hooks = file.hooks ?? {};
-  if (hooks === null || typeof hooks !== 'object' || Array.isArray(hooks)) {
-    throw new SteeringError('CONFIG_INVALID', `${path}: "hooks" is not an object; nothing was changed`);
-  }
-  return { ...(hooks as Record<string, unknown>) };
-}
-
-function ourHook(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): Hook {
+function ourHook(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): Record<string, unknown> {
   if (event === 'SessionEnd') {
     return { type: 'command', command: shimCommand(url, neutral, SESSION_END_TIMEOUT_S - 1), timeout: SESSION_END_TIMEOUT_S };
   }
@@ -83,7 +49,11 @@ function ourHook(event: string, url: string, neutral: unknown, attentionTimeoutM
   return { type: 'command', command: shimCommand(url, neutral, SHIM_TIMEOUT_S), timeout: HOOK_TIMEOUT_S };
 }
 
-const codexHomeOf = (env: NodeJS.ProcessEnv): string => env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
+function ourGroup(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): HookGroup {
+  const hooks = [ourHook(event, url, neutral, attentionTimeoutMs)];
+  if (MATCHED.has(event)) return { matcher: '*', hooks };
+  return event === 'SessionStart' ? { matcher: 'startup|resume|clear', hooks } : { hooks };
+}
 
 /** `AEP_CODEX_BIN`, else `codex` on PATH. */
 export function codexBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -145,13 +115,6 @@ function withoutOurTrust(toml: string): string {
   return out.join('\n');
 }
 
-function writeText(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
 /**
  * Persists Codex's trust in the hooks just written: `[hooks.state."<key>"] trusted_hash` in
  * $CODEX_HOME/config.toml, with key and hash as Codex itself reports them (vendor-clis-observed §2.4).
@@ -167,55 +130,28 @@ function trustOurHooks(file: string, opts: InstallOptions, env: NodeJS.ProcessEn
   const current = existsSync(config) ? readFileSync(config, 'utf8') : '';
   const tables = ours.map((h) => `[hooks.state.${JSON.stringify(h.key)}]  ${TRUST_MARKER}\ntrusted_hash = ${JSON.stringify(h.currentHash)}`);
   const kept = withoutOurTrust(current).replace(/\n+$/, '');
-  writeText(config, `${kept === '' ? '' : `${kept}\n\n`}${tables.join('\n\n')}\n`);
+  writeTextFile(config, `${kept === '' ? '' : `${kept}\n\n`}${tables.join('\n\n')}\n`);
   return `trusted ${ours.length} hooks in ${config} (as reported by ${bin})`;
 }
 
 export function installCodex(opts: InstallOptions): InstallReport {
   const file = codexHooksPath(opts, opts.env);
-  const current = readJsonObject(file);
-  const before = JSON.stringify(current);
-  const hooks = hooksOf(current, file);
   const url = hookUrl(opts.port, opts.secret);
-  const added: string[] = [];
-  for (const event of CODEX_EVENTS) {
-    const { kept, removed } = withoutShimHooks(hooks[event]);
-    const group: Group = MATCHED.has(event) ? { matcher: '*', hooks: [] } : event === 'SessionStart' ? { matcher: 'startup|resume|clear', hooks: [] } : { hooks: [] };
-    group.hooks!.push(ourHook(event, url, opts.neutral, opts.attentionTimeoutMs));
-    hooks[event] = [...kept, group];
-    if (removed === 0) added.push(event);
-  }
-  const next = { ...current, hooks };
-  const changed = JSON.stringify(next) !== before;
-  if (changed) writeJsonObject(file, next);
+  const { changed, added } = installJsonHooks(file, CODEX_EVENTS.map((e) => [e, ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs)] as const), isShimHook);
   const trust = trustOurHooks(file, opts, opts.env ?? process.env);
-  return { file, changed, added: changed ? added : [], removed: [], notes: [trust] };
+  return { file, changed, added, removed: [], notes: [trust] };
 }
 
 export function uninstallCodex(opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport {
-  const file = codexHooksPath(opts, opts.env);
-  const current = readJsonObject(file);
-  if (current.hooks === undefined) return { file, changed: false, added: [], removed: [], notes: [] };
-  const hooks = hooksOf(current, file);
-  const removed: string[] = [];
-  for (const [event, groups] of Object.entries(hooks)) {
-    const { kept, removed: n } = withoutShimHooks(groups);
-    if (n === 0) continue;
-    removed.push(event);
-    if (kept.length === 0) delete hooks[event];
-    else hooks[event] = kept;
-  }
-  if (removed.length === 0) return { file, changed: false, added: [], removed: [], notes: [] };
-  const next: Record<string, unknown> = { ...current, hooks };
-  if (Object.keys(hooks).length === 0) delete next.hooks;
-  writeJsonObject(file, next);
+  const report = uninstallJsonHooks(codexHooksPath(opts, opts.env), isShimHook);
+  if (!report.changed) return report;
   const config = join(codexHomeOf(opts.env ?? process.env), 'config.toml');
   if (existsSync(config)) {
     const toml = readFileSync(config, 'utf8');
     const kept = withoutOurTrust(toml);
-    if (kept !== toml) writeText(config, kept);
+    if (kept !== toml) writeTextFile(config, kept);
   }
-  return { file, changed: true, added: [], removed, notes: [] };
+  return report;
 }
 
 export const codexInstaller: Installer = {

@@ -2,11 +2,11 @@
 // and takes them out again. The file is YAML the user edits by hand, so it is edited as text, line
 // by line: every line this installer adds ends with a marker comment, every other line (comments
 // included) stays as it was, and a shape it cannot edit safely is refused with nothing written.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SteeringError } from '../../protocol/errors.js';
-import { hookUrl, shimCommand, type InstallReport } from '../install.js';
+import { hookUrl, shimCommand, writeTextFile, type InstallReport } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /** The twelve events the adapter registers out of Hermes's 23 (vendor-surfaces §5.2). */
@@ -124,20 +124,13 @@ function insertOurs(text: string, url: string, opts: InstallOptions, file: strin
   return lines.join('\n');
 }
 
-function writeText(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
 export function installHermes(opts: InstallOptions): InstallReport {
   const file = hermesConfigPath(opts, opts.env);
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const { text: clean, removed } = withoutOurLines(before);
   const next = insertOurs(clean, hookUrl(opts.port, opts.secret), opts, file);
   const changed = next !== before;
-  if (changed) writeText(file, next);
+  if (changed) writeTextFile(file, next);
   const added = HERMES_EVENTS.filter((e) => !removed.includes(e));
   return {
     file, changed, added: changed ? added : [], removed: [],
@@ -154,7 +147,7 @@ export function uninstallHermes(opts: Pick<InstallOptions, 'project' | 'user' | 
   const before = readFileSync(file, 'utf8');
   const { text, removed } = withoutOurLines(before);
   if (text === before) return { file, changed: false, added: [], removed: [], notes: [] };
-  writeText(file, text);
+  writeTextFile(file, text);
   return { file, changed: true, added: [], removed, notes: [] };
 }
 
