@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import { auditFiles } from '../../src/audit/audit.js';
 import { RelayConsumer } from '../../src/relay/consumer.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeRun, type ClaudeWorkspace } from '../support/claude-cli.js';
@@ -365,6 +366,15 @@ if (binary === undefined) {
     assert.not.ok(subReqs.some((q) => q.raw.includes(text)), 'no subagent request carries the instruction');
     assert.ok(mainReqs.some((q) => q.raw.includes(text)), 'a main-agent request carries it');
     assertAckThenDelivered(session, cmd);
+  });
+
+  test('aep-steer audit passes the log this run produced', async () => {
+    const result = await auditFiles([join(stateDir, 'adapter.jsonl')]);
+    assert.equal(result.violations, []);
+    const delivered = result.instructions.filter((i) => i.status === 'delivered').length;
+    const dropped = result.instructions.filter((i) => i.status === 'dropped').length;
+    assert.ok(delivered >= 8, `delivered instructions in the log: ${delivered}`);
+    assert.ok(dropped >= 1, `dropped instructions in the log: ${dropped}`);
   });
 
   test('the adapter reported no errors on the hook path', () => {
