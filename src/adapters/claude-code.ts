@@ -4,17 +4,13 @@ import type { EventData } from '../protocol/envelope.js';
 import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
 import * as m from './hook-maps.js';
 import { claudeCodeInstaller } from './installers/claude-code.js';
-import { byFields, collapseEndReason, hookSpecificOutputContext, type HeldSpec, type HookInput, type VendorTable } from './table.js';
+import { arr, obj, str as text } from './hook-input.js';
+import {
+  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, OPERATOR_DENIED, permissionRequestReply, toolPermissionHold,
+  type HeldSpec, type HookInput, type VendorTable,
+} from './table.js';
 
 const TOKEN = 'claude-code';
-
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-
-/** Canned deny message when the operator picks the `deny` option without words (vendor-surfaces §1.5). */
-const DENY_MESSAGE = 'The operator denied this through AEP control.attention.respond.';
 
 // --- held loop: PermissionRequest (kind permission, or a form for AskUserQuestion) -------------
 
@@ -52,21 +48,8 @@ function permissionHold(input: HookInput): HeldSpec {
   const tool = text(input.tool_name) ?? 'a tool';
   const toolInput = obj(input.tool_input);
   if (tool === 'AskUserQuestion') return askUserQuestionForm(toolInput);
-  return {
-    hold: 'permission',
-    request: {
-      kind: 'permission',
-      prompt: `${TOKEN} requests permission to use ${tool}`,
-      subject: tool,
-      options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
-      context: { tool_name: tool, tool_input: toolInput },
-    },
-  };
+  return toolPermissionHold(TOKEN, tool, { tool_name: tool, tool_input: toolInput });
 }
-
-const permissionReply = (decision: Record<string, unknown>) => ({
-  hookSpecificOutput: { hookEventName: 'PermissionRequest', decision },
-});
 
 /** Maps answer values (choice ids, or free text where `other` allows it) back to Claude Code's answers. */
 function askUserQuestionAnswers(toolInput: Record<string, unknown>, values: Record<string, unknown>): Record<string, string> {
@@ -90,13 +73,12 @@ function decidePermission(hook: ClassifiedHook, d: HeldDecision): unknown {
   const ctx = obj(hook.class.request.context);
   if (hook.class.request.kind === 'form') {
     if (d.values === undefined || d.option === 'deny' || d.option === 'cancel') {
-      return permissionReply({ behavior: 'deny', message: d.message ?? DENY_MESSAGE });
+      return permissionRequestReply({ behavior: 'deny', message: d.message ?? OPERATOR_DENIED });
     }
     const toolInput = obj(ctx.tool_input);
-    return permissionReply({ behavior: 'allow', updatedInput: { ...toolInput, answers: askUserQuestionAnswers(toolInput, d.values) } });
+    return permissionRequestReply({ behavior: 'allow', updatedInput: { ...toolInput, answers: askUserQuestionAnswers(toolInput, d.values) } });
   }
-  if (d.option === 'allow') return permissionReply({ behavior: 'allow' });
-  return permissionReply({ behavior: 'deny', message: d.message ?? DENY_MESSAGE });
+  return allowOrDeny(hook, d);
 }
 
 // --- held loop: Elicitation (an MCP server's form) ----------------------------------------------
@@ -153,7 +135,7 @@ export const claudeCode: VendorTable = {
   attentionTimeoutMs: 55_000, // D14
   identify: byFields('session_id', 'hook_event_name'),
   // D7: hooks fired inside a subagent carry agent_id; their context goes to the subagent.
-  subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
+  subagent: carriesAgentId,
   unlistedReason: 'the reply accepts no context (vendor-clis-observed §1.7)',
   moments: {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session

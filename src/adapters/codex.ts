@@ -1,32 +1,26 @@
 // Codex 0.171.0 as a table: command hooks through the shim, context on five moments of which four
 // reach the main agent (D7), PermissionRequest held (D13, D14), SessionEnd the drop moment (D10),
 // and the AEP-0002 Annex A mapping (vendor-surfaces §2.2; turn_id is the AEP run).
-import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
-import { compact, digest } from './hook-maps.js';
+import { obj, str } from './hook-input.js';
+import { compact, namedToolCompleted, namedToolRequested } from './hook-maps.js';
 import { codexInstaller } from './installers/codex.js';
-import { byFields, collapseEndReason, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import {
+  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  type HeldSpec, type HookInput, type MapRule, type VendorTable,
+} from './table.js';
 
 const TOKEN = 'codex';
 const E2E = `e2e/${TOKEN}`;
 const RESUMED = `${E2E}#a resumed session reopens: refused after SessionEnd, accepted once codex exec resume starts, delivered at UserPromptSubmit`;
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-/** Canned deny message when the operator picks `deny` without words (vendor-surfaces §2.4). */
-const DENY_MESSAGE = 'The operator denied this through AEP control.attention.respond.';
-
 /** Codex turn scope is the AEP run (fixture identity `run_from: turn_id`). */
-const withRun = (input: HookInput, spec: { type: string; data: Record<string, unknown>; subject?: string }) => {
-  const out: { type: string; data: Record<string, unknown>; subject?: string; run?: string } = { type: spec.type, data: compact(spec.data) };
+const withRun = (input: HookInput, spec: { type: string; data?: Record<string, unknown>; subject?: string }) => {
+  const out: { type: string; data: Record<string, unknown>; subject?: string; run?: string } = { type: spec.type, data: compact(spec.data ?? {}) };
   if (spec.subject !== undefined) out.subject = spec.subject;
   const run = str(input.turn_id);
   if (run !== undefined) out.run = run;
   return out;
 };
-
-const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
 
 const maps: Record<string, MapRule> = {
   SessionStart: (input) => [{
@@ -35,17 +29,9 @@ const maps: Record<string, MapRule> = {
   }],
   UserPromptSubmit: (input) => [withRun(input, { type: 'run.started', data: { trigger: 'user' } })],
   Stop: (input) => [withRun(input, { type: 'run.finished', data: {} })],
-  PreToolUse: (input) => [withRun(input, {
-    type: 'tool.requested',
-    data: { tool: toolOf(input), args_digest: input.tool_input === undefined ? undefined : digest(input.tool_input) },
-    subject: str(input.tool_name),
-  })],
+  PreToolUse: (input) => namedToolRequested(input).map((o) => withRun(input, o)),
   // No failure hook exists: non-zero exits land here too (vendor-surfaces §2.2).
-  PostToolUse: (input) => [withRun(input, {
-    type: 'tool.completed',
-    data: { tool: toolOf(input), result_digest: input.tool_response === undefined ? undefined : digest(input.tool_response) },
-    subject: str(input.tool_name),
-  })],
+  PostToolUse: (input) => namedToolCompleted(input).map((o) => withRun(input, o)),
   // Held: the runtime raises attention.requested from the classification (D14).
   PermissionRequest: () => [],
   SubagentStart: (input) => [withRun(input, { type: 'delegation.subagent.started', data: { agent_type: str(input.agent_type) }, subject: str(input.agent_id) })],
@@ -58,31 +44,13 @@ const maps: Record<string, MapRule> = {
 };
 
 /** `Permission requested: <tool> — <command> (<description>)`, the fixture's prompt. */
-function permissionHold(input: HookInput): HeldSpec {
+function heldPermission(input: HookInput): HeldSpec {
   const tool = str(input.tool_name) ?? 'a tool';
   const toolInput = obj(input.tool_input);
   const command = str(toolInput.command);
   const description = str(toolInput.description);
   const detail = command === undefined ? '' : ` \u2014 ${command}${description === undefined ? '' : ` (${description})`}`;
-  return {
-    hold: 'permission',
-    request: {
-      kind: 'permission',
-      prompt: `Permission requested: ${tool}${detail}`,
-      subject: tool,
-      options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
-      context: { tool_name: tool },
-    },
-  };
-}
-
-/**
- * Codex's PermissionRequest output schema: `decision { behavior, message? }` only; it fails closed
- * on `interrupt`, `updatedInput` or `updatedPermissions`, so none is ever sent (vendor-surfaces §2.4).
- */
-function decidePermission(_hook: ClassifiedHook, d: HeldDecision): unknown {
-  const decision = d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? DENY_MESSAGE };
-  return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } };
+  return permissionHold(`Permission requested: ${tool}${detail}`, tool, { tool_name: tool });
 }
 
 export const codex: VendorTable = {
@@ -93,7 +61,7 @@ export const codex: VendorTable = {
   attentionTimeoutMs: 55_000, // D14
   identify: byFields('session_id', 'hook_event_name'),
   // D7: subagent hooks carry the parent's session_id plus agent_id; their context goes to the subagent.
-  subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
+  subagent: carriesAgentId,
   unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',
   moments: {
     // `codex exec resume <id>` keeps the session id: the start moment reopens an ended session.
@@ -106,7 +74,9 @@ export const codex: VendorTable = {
     Stop: { role: 'observe', reason: 'only decision:block continues the turn; context is not accepted', evidence: 'vendor-clis-observed §2.7' },
     PreCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
     PostCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
-    PermissionRequest: { role: 'held', hold: permissionHold, decide: decidePermission, evidence: 'vendor-surfaces §2.4' },
+    // Codex's output schema is `decision { behavior, message? }` only; it fails closed on `interrupt`,
+    // `updatedInput` or `updatedPermissions`, so none is ever sent (vendor-surfaces §2.4).
+    PermissionRequest: { role: 'held', hold: heldPermission, decide: allowOrDeny, evidence: 'vendor-surfaces §2.4' },
     // Fires at the end of every `codex exec`, each resume included, with `reason: "other"` (normal).
     SessionEnd: {
       role: 'end', since: '0.171.0', reason: (input) => collapseEndReason(input.reason),
@@ -121,6 +91,6 @@ export const codex: VendorTable = {
   },
   maps,
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
-  fallback: (input) => [{ type: fallbackType(TOKEN, str(input.hook_event_name) ?? 'unknown'), data: {} }],
+  fallback: mechanicalFallback(TOKEN),
   installer: codexInstaller,
 };

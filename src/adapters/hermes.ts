@@ -4,17 +4,14 @@
 // session end is on_session_finalize (on_session_end fires per turn), and an opt-in gated
 // pre_tool_call carries the deny decision only (D13).
 import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/surface.js';
+import { int, obj, str } from './hook-input.js';
 import { compact, digest } from './hook-maps.js';
 import { hermesInstaller } from './installers/hermes.js';
-import { collapseEndReason, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import { collapseEndReason, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'hermes';
 const DR = 'vendor-surfaces §5.3';
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const extraOf = (input: HookInput) => obj(input.extra);
 
 /** The deny message must be non-empty (vendor-surfaces §5.4). */
@@ -24,16 +21,7 @@ const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown'
 
 function preToolHold(input: HookInput): HeldSpec {
   const tool = toolName(input);
-  return {
-    hold: 'permission',
-    request: {
-      kind: 'permission',
-      prompt: `${TOKEN} requests permission to use ${tool}`,
-      subject: tool,
-      options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
-      context: { tool_name: tool, tool_call_id: str(extraOf(input).tool_call_id) },
-    },
-  };
+  return toolPermissionHold(TOKEN, tool, { tool_name: tool, tool_call_id: str(extraOf(input).tool_call_id) });
 }
 
 /** allow → `{}` (the call goes on to Hermes's own approval gate); deny → block with a message. */

@@ -4,10 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { EventData } from '../protocol/envelope.js';
 import type { ObservationSpec } from '../streams/surface.js';
+import { int, str } from './hook-input.js';
 import type { HookInput, MapRule } from './table.js';
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
 
 /** Canonical JSON: sorted keys, no whitespace (AEP-0003 §9.3). */
 export function canonicalJson(value: unknown): string {
@@ -34,7 +32,12 @@ export function compact(data: Record<string, unknown>): EventData {
 /** The run a hook belongs to: the vendor's per-prompt id (a Claude Code turn is an AEP run). */
 export const runOf = (input: HookInput, field = 'prompt_id'): string | undefined => str(input[field]);
 
-const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
+/** AEP `tool` of a Claude-style tool hook: its name and the vendor's call id. */
+export const toolOf = (input: HookInput): EventData => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
+
+/** One observation with no run, and a subject when there is one. */
+export const observation = (type: string, data: Record<string, unknown>, subject?: string): ObservationSpec =>
+  subject === undefined ? { type, data: compact(data) } : { type, data: compact(data), subject };
 
 const obs = (type: string, input: HookInput, data: Record<string, unknown>, extra: Partial<ObservationSpec> = {}): ObservationSpec => {
   const spec: ObservationSpec = { type, data: compact(data) };
@@ -55,17 +58,17 @@ export const runStarted: MapRule = (input) => [obs('run.started', input, { trigg
 export const runFinished: MapRule = (input) => [obs('run.finished', input, {})];
 export const runFailed: MapRule = (input) => [obs('run.failed', input, { reason: 'error', error: compact({ type: str(input.error) }) }, { severity: 'error' })];
 
-export const toolRequested: MapRule = (input) => [
-  obs('tool.requested', input, { tool: toolOf(input), args_digest: input.tool_input === undefined ? undefined : digest(input.tool_input) }),
-];
+const argsDigest = (input: HookInput): string | undefined => (input.tool_input === undefined ? undefined : digest(input.tool_input));
+const resultDigest = (input: HookInput): string | undefined => (input.tool_response === undefined ? undefined : digest(input.tool_response));
+
+export const toolRequested: MapRule = (input) => [obs('tool.requested', input, { tool: toolOf(input), args_digest: argsDigest(input) })];
 export const toolCompleted: MapRule = (input) => [
-  obs('tool.completed', input, {
-    tool: toolOf(input),
-    status: 'success',
-    duration_ms: int(input.duration_ms),
-    result_digest: input.tool_response === undefined ? undefined : digest(input.tool_response),
-  }),
+  obs('tool.completed', input, { tool: toolOf(input), status: 'success', duration_ms: int(input.duration_ms), result_digest: resultDigest(input) }),
 ];
+
+/** tool.requested and tool.completed with the tool name as subject and no run (Codex, Qwen Code, VS Code). */
+export const namedToolRequested: MapRule = (input) => [observation('tool.requested', { tool: toolOf(input), args_digest: argsDigest(input) }, str(input.tool_name))];
+export const namedToolCompleted: MapRule = (input) => [observation('tool.completed', { tool: toolOf(input), result_digest: resultDigest(input) }, str(input.tool_name))];
 export const toolFailed: MapRule = (input) => [
   obs('tool.failed', input, { tool: toolOf(input), error: { type: input.is_interrupt === true ? 'interrupt' : 'error' }, duration_ms: int(input.duration_ms) }, { severity: 'warning' }),
 ];

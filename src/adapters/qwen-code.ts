@@ -2,24 +2,16 @@
 // moments (D7: PreToolUse, SubagentStart and Stop context is parsed and dropped on this version),
 // PermissionRequest held (D13, D14), SessionEnd the drop moment (D10), and the AEP-0002 Annex A
 // mapping (vendor-surfaces §3.2). Qwen escapes `<` and `>` in the context it forwards (§3.6).
-import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/surface.js';
-import { compact, digest } from './hook-maps.js';
+import { int, obj, str } from './hook-input.js';
+import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
-import { byFields, collapseEndReason, fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import {
+  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  type HeldSpec, type HookInput, type MapRule, type VendorTable,
+} from './table.js';
 
 const TOKEN = 'qwen-code';
 const E2E = `e2e/${TOKEN}`;
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
-const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-const DENY_MESSAGE = 'The operator denied this through AEP control.attention.respond.';
-
-const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
-const spec = (type: string, data: Record<string, unknown>, subject?: string): ObservationSpec =>
-  subject === undefined ? { type, data: compact(data) } : { type, data: compact(data), subject };
 
 /** Qwen fires TodoCreated and TodoCompleted twice per write; only the persisted (postWrite) firing is the fact (fixture). */
 const persisted = (input: HookInput): boolean => input.phase !== 'validation';
@@ -34,12 +26,8 @@ const maps: Record<string, MapRule> = {
   UserPromptSubmit: (input) => (input.prompt === '' ? [] : [spec('run.started', { trigger: 'user' })]),
   Stop: (input) => [spec('run.finished', { 'gen_ai.usage.input_tokens': int(input.input_tokens) })],
   StopFailure: (input) => [{ ...spec('run.failed', { reason: str(input.error) ?? 'error' }), severity: 'error' }],
-  PreToolUse: (input) => [spec('tool.requested', {
-    tool: toolOf(input), args_digest: input.tool_input === undefined ? undefined : digest(input.tool_input),
-  }, str(input.tool_name))],
-  PostToolUse: (input) => [spec('tool.completed', {
-    tool: toolOf(input), result_digest: input.tool_response === undefined ? undefined : digest(input.tool_response),
-  }, str(input.tool_name))],
+  PreToolUse: namedToolRequested,
+  PostToolUse: namedToolCompleted,
   PostToolUseFailure: (input) => [{
     ...spec('tool.failed', { tool: toolOf(input), error: { type: input.is_interrupt === true ? 'interrupt' : 'tool_error' } }, str(input.tool_name)),
     severity: 'warning',
@@ -58,25 +46,10 @@ const maps: Record<string, MapRule> = {
   TodoCompleted: (input) => (persisted(input) ? [spec('progress.task.completed', {}, str(input.todo_id))] : []),
 };
 
-function permissionHold(input: HookInput): HeldSpec {
+function heldPermission(input: HookInput): HeldSpec {
   const tool = str(input.tool_name) ?? 'a tool';
   const command = str(obj(input.tool_input).command);
-  return {
-    hold: 'permission',
-    request: {
-      kind: 'permission',
-      prompt: `Permission requested: ${tool}${command === undefined ? '' : ` \u2014 ${command}`}`,
-      subject: tool,
-      options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
-      context: { tool_name: tool },
-    },
-  };
-}
-
-/** Qwen reads `hookSpecificOutput.decision { behavior, message }` (PermissionRequestHookOutput in 0.24.4). */
-function decidePermission(_hook: ClassifiedHook, d: HeldDecision): unknown {
-  const decision = d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? DENY_MESSAGE };
-  return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } };
+  return permissionHold(`Permission requested: ${tool}${command === undefined ? '' : ` \u2014 ${command}`}`, tool, { tool_name: tool });
 }
 
 export const qwenCode: VendorTable = {
@@ -87,7 +60,7 @@ export const qwenCode: VendorTable = {
   attentionTimeoutMs: 55_000, // D14
   identify: byFields('session_id', 'hook_event_name'),
   // D7: hooks fired inside a subagent carry agent_id.
-  subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '',
+  subagent: carriesAgentId,
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
   moments: {
     // `--continue` keeps the session id: the start moment reopens an ended session.
@@ -101,7 +74,8 @@ export const qwenCode: VendorTable = {
     SubagentStart: { role: 'observe', reason: 'context dropped for built-in agents on 0.24.4 (D7)', evidence: 'vendor-clis-observed §3.7' },
     Stop: { role: 'observe', reason: 'context starts no new model request headless (D7)', evidence: 'vendor-clis-observed §3.7' },
     PreCompact: { role: 'observe', reason: 'context reaches only the compaction request', evidence: 'vendor-clis-observed §3.7' },
-    PermissionRequest: { role: 'held', hold: permissionHold, decide: decidePermission, evidence: 'vendor-surfaces §3.4' },
+    // Qwen reads `hookSpecificOutput.decision { behavior, message }` (PermissionRequestHookOutput in 0.24.4).
+    PermissionRequest: { role: 'held', hold: heldPermission, decide: allowOrDeny, evidence: 'vendor-surfaces §3.4' },
     // Does not fire headless (-p); fires in the interactive UI, ACP mode and on /clear (§3.4).
     SessionEnd: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: 'vendor-surfaces §3.5' },
   },
@@ -112,6 +86,6 @@ export const qwenCode: VendorTable = {
   },
   maps,
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
-  fallback: (input) => [{ type: fallbackType(TOKEN, str(input.hook_event_name) ?? 'unknown'), data: {} }],
+  fallback: mechanicalFallback(TOKEN),
   installer: qwenCodeInstaller,
 };

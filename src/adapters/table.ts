@@ -317,11 +317,12 @@ export const permissionRequestReply = (decision: Record<string, unknown>): unkno
 export const allowOrDeny = (_hook: ClassifiedHook, d: HeldDecision): unknown =>
   permissionRequestReply(d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? OPERATOR_DENIED });
 
-/** A tool call held for permission: `<token> requests permission to use <tool>`, allow or deny unless other options are given. */
-export const toolPermissionHold = (
-  token: string, tool: string, context: Record<string, unknown>,
+/** A tool call held for permission, allow or deny unless other options are given (D13). */
+export const permissionHold = (
+  prompt: string, tool: string, context: Record<string, unknown>,
   options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
-): HeldSpec => ({
-  hold: 'permission',
-  request: { kind: 'permission', prompt: `${token} requests permission to use ${tool}`, subject: tool, options, context },
-});
+): HeldSpec => ({ hold: 'permission', request: { kind: 'permission', prompt, subject: tool, options, context } });
+
+/** The same, asked as `<token> requests permission to use <tool>`. */
+export const toolPermissionHold = (token: string, tool: string, context: Record<string, unknown>, options?: { id: string; label: string }[]): HeldSpec =>
+  permissionHold(`${token} requests permission to use ${tool}`, tool, context, options);

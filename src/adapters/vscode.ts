@@ -2,15 +2,14 @@
 // here, so every row rests on the design record and vendor-surfaces §4: command hooks through the
 // shim, context on SessionStart, UserPromptSubmit, SubagentStart, PreToolUse and PostToolUse, an
 // opt-in held PreToolUse gate whose reply carries the decision only (D13), and no session end.
-import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/surface.js';
-import { compact, digest } from './hook-maps.js';
+import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
+import { str } from './hook-input.js';
+import { namedToolCompleted, namedToolRequested, observation as spec } from './hook-maps.js';
 import { vscodeInstaller } from './installers/vscode.js';
-import { fallbackType, hookSpecificOutputContext, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import { hookSpecificOutputContext, mechanicalFallback, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'vscode';
 const DR = 'vendor-surfaces §4.3';
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** Shown to the model when the operator denies without words (VS Code renders deny reasons in chat). */
 const DENY_REASON = 'The operator denied this tool call through AEP control.attention.respond.';
@@ -19,17 +18,8 @@ const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown'
 
 function preToolHold(input: HookInput): HeldSpec {
   const tool = toolName(input);
-  return {
-    hold: 'permission',
-    request: {
-      kind: 'permission',
-      prompt: `${TOKEN} requests permission to use ${tool}`,
-      subject: tool,
-      // `ask` hands the call to VS Code's own approval flow (vendor-surfaces §4.4).
-      options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }, { id: 'ask', label: 'Ask in VS Code' }],
-      context: { tool_name: tool },
-    },
-  };
+  // `ask` hands the call to VS Code's own approval flow (vendor-surfaces §4.4).
+  return toolPermissionHold(TOKEN, tool, { tool_name: tool }, [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }, { id: 'ask', label: 'Ask in VS Code' }]);
 }
 
 /** The decision only, never steering (D13): `permissionDecision` and, for a deny, its reason. */
@@ -40,22 +30,14 @@ function decidePreTool(_hook: ClassifiedHook, d: HeldDecision): unknown {
   return { hookSpecificOutput: out };
 }
 
-const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
-const spec = (type: string, data: Record<string, unknown>, subject?: string): ObservationSpec =>
-  subject === undefined ? { type, data: compact(data) } : { type, data: compact(data), subject };
-
 // AEP-0002 Annex A, VS Code table (vendor-surfaces §4.2). transcript_path never rides.
 const maps: Record<string, MapRule> = {
   SessionStart: (input) => [spec('session.started', {
     client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model), agent_type: str(input.agent_type),
   })],
   UserPromptSubmit: () => [spec('run.started', { trigger: 'user' })],
-  PreToolUse: (input) => [spec('tool.requested', {
-    tool: toolOf(input), args_digest: input.tool_input === undefined ? undefined : digest(input.tool_input),
-  }, str(input.tool_name))],
-  PostToolUse: (input) => [spec('tool.completed', {
-    tool: toolOf(input), result_digest: input.tool_response === undefined ? undefined : digest(input.tool_response),
-  }, str(input.tool_name))],
+  PreToolUse: namedToolRequested,
+  PostToolUse: namedToolCompleted,
   // Only the pre moment exists on this target, so compaction is recorded there, once.
   PreCompact: (input) => [spec('session.compacted', { trigger: str(input.trigger) })],
   SubagentStart: (input) => [spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id))],
@@ -102,6 +84,6 @@ export const vscode: VendorTable = {
   },
   maps,
   // AEP-0001 §6 mechanical fallback; the Preview surface may grow events.
-  fallback: (input) => [{ type: fallbackType(TOKEN, str(input.hook_event_name) ?? 'unknown'), data: {} }],
+  fallback: mechanicalFallback(TOKEN),
   installer: vscodeInstaller,
 };

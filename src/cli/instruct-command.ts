@@ -4,14 +4,11 @@
 import type { Command } from 'commander';
 import type { AepEvent } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
-import { SteeringError } from '../protocol/errors.js';
 import { instructType } from '../protocol/types.js';
-import { RelayConsumer, type RosterEntry } from '../relay/consumer.js';
-import { paintFor, type Paint } from '../audit/paint.js';
-
-export const DEFAULT_RELAY = 'ws://127.0.0.1:8787/socket';
-/** The sender identity on commands (`agent` of the command, AEP-0004 §2) unless --sender names another. */
-export const DEFAULT_SENDER = 'aep-steer';
+import type { RelayConsumer } from '../relay/consumer.js';
+import type { Paint } from '../audit/paint.js';
+import { acceptsOf, claimantOf, sendAndFollow } from './command-follow.js';
+import { addRelayOptions, outcomePrinter, parseMs, withConsumer, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome. */
 export const INSTRUCT_EXIT = {
@@ -24,37 +21,6 @@ export const INSTRUCT_EXIT = {
   unreachable: 7,
   accepted: 10,
 } as const;
-
-export interface RelayFlags {
-  relay: string;
-  token?: string;
-  sender: string;
-}
-
-/** Flags every consumer command shares; environment values are read when the command is registered. */
-export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.env): Command {
-  return cmd
-    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] ?? DEFAULT_RELAY)
-    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'])
-    .option('--sender <name>', 'sender identity carried as the command\'s agent', DEFAULT_SENDER);
-}
-
-export async function connectConsumer(f: RelayFlags): Promise<RelayConsumer> {
-  return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(f.token ? { token: f.token } : {}) });
-}
-
-/** The one claimant of a session, or a refusal that says why a command could not be routed (AEP-0004 §4.4). */
-export function claimantOf(roster: RosterEntry[], session: string): { entry: RosterEntry } | { code: 'no-route' | 'ambiguous'; detail: string } {
-  const entries = roster.filter((r) => r.session === session);
-  if (entries.length === 0) return { code: 'no-route', detail: `session ${session} has no live claimant on the relay` };
-  if (entries.length > 1) return { code: 'ambiguous', detail: `session ${session} is claimed by ${entries.length} connections` };
-  return { entry: entries[0]! };
-}
-
-export const acceptsOf = (entry: RosterEntry): string[] | undefined => {
-  const accepts = (entry.control as { accepts?: unknown } | undefined)?.accepts;
-  return Array.isArray(accepts) ? accepts.filter((t): t is string => typeof t === 'string') : undefined;
-};
 
 export type InstructOutcome =
   | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number }
@@ -100,56 +66,37 @@ export async function sendInstruction(consumer: RelayConsumer, f: Pick<RelayFlag
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
   const cmd = buildCommand({ agent: f.sender }, session, { type, data: { text: req.text }, capture: 'redacted' });
-  let terminal: AepEvent | undefined;
-  let wake: (() => void) | undefined;
-  const watch = await consumer.subscribe({ filter: { session, cause: cmd.id } }, {
-    onEvent: (e) => {
-      if (e.cause !== cmd.id || terminal) return;
-      if (/\.instruction\.(delivered|dropped)$/.test(e.type)) {
-        terminal = e;
-        wake?.();
-      }
+  const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
+    filter: { session, cause: cmd.id },
+    settles: (e) => /\.instruction\.(delivered|dropped)$/.test(e.type),
+    timeoutMs: req.timeoutMs,
+    ackWindowMs: req.ackWindowMs,
+    retries: req.retries,
+    beforeSend: () => req.onSending?.({ command: cmd.id, type, vendor }),
+    afterAck: (ack) => {
+      req.onAccepted?.({ command: cmd.id, ack });
+      return !req.noWait;
     },
   });
-  const started = Date.now();
-  try {
-    const windowMs = Math.max(1, Math.min(req.ackWindowMs ?? 10_000, req.timeoutMs));
-    const retries = Math.max(0, Math.min(req.retries ?? 2, Math.floor(req.timeoutMs / windowMs) - 1));
-    req.onSending?.({ command: cmd.id, type, vendor });
-    const settled = await consumer.send(cmd, { timeoutMs: windowMs, retries });
-    const base = { command: cmd.id, session, vendor };
-    switch (settled.outcome) {
-      case 'timeout':
-        return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
-      case 'refused':
-        return { ...base, outcome: 'refused', code: settled.code, by: 'relay', ...(settled.detail ? { detail: settled.detail } : {}) };
-      case 'rejected':
-        return { ...base, outcome: 'rejected', ack: settled.ack.id, reason: settled.reason, ...(settled.detail ? { detail: settled.detail } : {}) };
-      case 'accepted':
-        break;
-    }
-    const ack = settled.ack.id;
-    req.onAccepted?.({ command: cmd.id, ack: settled.ack });
-    if (req.noWait) return { ...base, outcome: 'accepted', ack };
-    const left = req.timeoutMs - (Date.now() - started);
-    if (!terminal && left > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, left);
-      });
-      clearTimeout(timer);
-    }
-    const t = terminal as AepEvent | undefined;
-    if (!t) return { ...base, outcome: 'timeout', stage: 'delivery', ack, sent: 1 };
-    const data = t.data ?? {};
-    if (t.type.endsWith('.delivered')) {
-      return { ...base, outcome: 'delivered', ack, delivered: t.id, ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}) };
-    }
-    return { ...base, outcome: 'dropped', ack, dropped: t.id, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
-  } finally {
-    watch.close();
+  const base = { command: cmd.id, session, vendor };
+  switch (settlement.outcome) {
+    case 'timeout':
+      return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
+    case 'refused':
+      return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
+    case 'rejected':
+      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+    case 'accepted':
+      break;
   }
+  const ack = settlement.ack.id;
+  if (req.noWait) return { ...base, outcome: 'accepted', ack };
+  if (!t) return { ...base, outcome: 'timeout', stage: 'delivery', ack, sent: 1 };
+  const data = t.data ?? {};
+  if (t.type.endsWith('.delivered')) {
+    return { ...base, outcome: 'delivered', ack, delivered: t.id, ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}) };
+  }
+  return { ...base, outcome: 'dropped', ack, dropped: t.id, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
 }
 
 export function describeOutcome(o: InstructOutcome, p: Paint): string {
@@ -177,12 +124,6 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-export function parseMs(name: string, v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new SteeringError('CONFIG_INVALID', `${name} must be a whole number of milliseconds >= 1, got "${v}"`);
-  return n;
 }
 
 interface InstructFlags extends RelayFlags {
@@ -216,16 +157,12 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
       return INSTRUCT_EXIT.usage;
     }
   }
-  const p = f.json ? paintFor({}) : paintFor(io.out);
-  let consumer: RelayConsumer;
-  try {
-    consumer = await connectConsumer(f);
-  } catch (err) {
-    const o: InstructOutcome = { outcome: 'unreachable', session: f.session, detail: (err as Error).message };
-    io.out.write(f.json ? `${JSON.stringify(o)}\n` : `${describeOutcome(o, p)}\n`);
+  const { paint: p, print } = outcomePrinter(f.json, io.out, describeOutcome);
+  const unreachable = (detail: string): number => {
+    print({ outcome: 'unreachable', session: f.session, detail });
     return INSTRUCT_EXIT.unreachable;
-  }
-  try {
+  };
+  return withConsumer(f, async (consumer) => {
     const o = await sendInstruction(consumer, f, {
       session: f.session,
       text,
@@ -240,15 +177,9 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
         if (!f.json && f.wait) io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
       },
     });
-    io.out.write(f.json ? `${JSON.stringify(o)}\n` : `${describeOutcome(o, p)}\n`);
+    print(o);
     return INSTRUCT_EXIT[o.outcome];
-  } catch (err) {
-    const o: InstructOutcome = { outcome: 'unreachable', session: f.session, detail: (err as Error).message };
-    io.out.write(f.json ? `${JSON.stringify(o)}\n` : `${describeOutcome(o, p)}\n`);
-    return INSTRUCT_EXIT.unreachable;
-  } finally {
-    await consumer.close();
-  }
+  }, unreachable);
 }
 
 export function registerInstruct(program: Command): void {

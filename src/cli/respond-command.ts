@@ -1,11 +1,12 @@
 // `aep-steer respond`: answers a held permission or form request with control.attention.respond
 // (AEP-0004 §4.2, D14) and settles on the stream: the ack, then attention.answered caused by it.
 import type { Command } from 'commander';
-import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
+import type { CaptureLevel } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
 import type { RelayConsumer } from '../relay/consumer.js';
-import { paintFor, type Paint } from '../audit/paint.js';
-import { acceptsOf, addRelayOptions, claimantOf, connectConsumer, parseMs, type RelayFlags } from './instruct-command.js';
+import type { Paint } from '../audit/paint.js';
+import { acceptsOf, claimantOf, sendAndFollow } from './command-follow.js';
+import { addRelayOptions, outcomePrinter, parseMs, withConsumer, type RelayFlags } from './relay-options.js';
 
 export const RESPOND_TYPE = 'control.attention.respond';
 
@@ -59,40 +60,18 @@ export async function sendResponse(
   }
   // subject and cause both name the request (AEP-0004 §2, golden respond command).
   const cmd = buildCommand({ agent: f.sender }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
-  let answered: AepEvent | undefined;
-  let wake: (() => void) | undefined;
-  const watch = await consumer.subscribe({ filter: { session, cause: cmd.id, type: 'attention.answered' } }, {
-    onEvent: (e) => {
-      if (e.cause === cmd.id && e.type === 'attention.answered' && !answered) {
-        answered = e;
-        wake?.();
-      }
-    },
+  const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
+    filter: { session, cause: cmd.id, type: 'attention.answered' },
+    settles: (e) => e.type === 'attention.answered',
+    timeoutMs: req.timeoutMs,
+    ackWindowMs: req.ackWindowMs,
   });
-  const started = Date.now();
-  try {
-    const windowMs = Math.max(1, Math.min(req.ackWindowMs ?? 10_000, req.timeoutMs));
-    const retries = Math.max(0, Math.min(2, Math.floor(req.timeoutMs / windowMs) - 1));
-    const settled = await consumer.send(cmd, { timeoutMs: windowMs, retries });
-    const base = { command: cmd.id, session, request };
-    if (settled.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
-    if (settled.outcome === 'refused') return { ...base, outcome: 'refused', code: settled.code, by: 'relay', ...(settled.detail ? { detail: settled.detail } : {}) };
-    if (settled.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settled.ack.id, reason: settled.reason, ...(settled.detail ? { detail: settled.detail } : {}) };
-    const left = req.timeoutMs - (Date.now() - started);
-    if (!answered && left > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, left);
-      });
-      clearTimeout(timer);
-    }
-    const a = answered as AepEvent | undefined;
-    if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settled.ack.id };
-    return { ...base, outcome: 'answered', ack: settled.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
-  } finally {
-    watch.close();
-  }
+  const base = { command: cmd.id, session, request };
+  if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
+  if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
+  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+  if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
+  return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
 }
 
 export function describeResponse(o: RespondOutcome, p: Paint): string {
@@ -131,25 +110,16 @@ export async function runRespond(word: string | undefined, f: RespondFlags, io: 
     io.err.write(`respond: ${(err as Error).message}\n`);
     return RESPOND_EXIT.usage;
   }
-  const p = f.json ? paintFor({}) : paintFor(io.out);
-  const print = (o: RespondOutcome) => io.out.write(f.json ? `${JSON.stringify(o)}\n` : `${describeResponse(o, p)}\n`);
-  let consumer: RelayConsumer;
-  try {
-    consumer = await connectConsumer(f);
-  } catch (err) {
-    print({ outcome: 'unreachable', session: f.session, request: f.request, detail: (err as Error).message });
+  const { print } = outcomePrinter(f.json, io.out, describeResponse);
+  const unreachable = (detail: string): number => {
+    print({ outcome: 'unreachable', session: f.session, request: f.request, detail });
     return RESPOND_EXIT.unreachable;
-  }
-  try {
+  };
+  return withConsumer(f, async (consumer) => {
     const o = await sendResponse(consumer, f, { session: f.session, request: f.request, answer, timeoutMs });
     print(o);
     return RESPOND_EXIT[o.outcome];
-  } catch (err) {
-    print({ outcome: 'unreachable', session: f.session, request: f.request, detail: (err as Error).message });
-    return RESPOND_EXIT.unreachable;
-  } finally {
-    await consumer.close();
-  }
+  }, unreachable);
 }
 
 export function registerRespond(program: Command): void {

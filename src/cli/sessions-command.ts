@@ -3,7 +3,8 @@
 import type { Command } from 'commander';
 import type { RosterEntry } from '../relay/consumer.js';
 import { paintFor, type Paint } from '../audit/paint.js';
-import { acceptsOf, addRelayOptions, connectConsumer, type RelayFlags } from './instruct-command.js';
+import { acceptsOf } from './command-follow.js';
+import { addRelayOptions, withConsumer, type RelayFlags } from './relay-options.js';
 
 export const SESSIONS_EXIT = { ok: 0, unreachable: 7 } as const;
 
@@ -51,16 +52,9 @@ export function renderRows(rows: SessionRow[], p: Paint): string {
 }
 
 export async function runSessions(f: RelayFlags & { json?: boolean }, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
-  let rows: SessionRow[];
-  try {
-    const consumer = await connectConsumer(f);
-    try {
-      rows = rowsFrom(await consumer.roster());
-    } finally {
-      await consumer.close();
-    }
-  } catch (err) {
-    io.out.write(f.json ? `${JSON.stringify({ error: (err as Error).message })}\n` : `✗ ${(err as Error).message}\n`);
+  const rows = await withConsumer<SessionRow[] | { error: string }>(f, async (consumer) => rowsFrom(await consumer.roster()), (error) => ({ error }));
+  if (!Array.isArray(rows)) {
+    io.out.write(f.json ? `${JSON.stringify(rows)}\n` : `✗ ${rows.error}\n`);
     return SESSIONS_EXIT.unreachable;
   }
   io.out.write(f.json ? `${JSON.stringify(rows, null, 2)}\n` : `${renderRows(rows, paintFor(io.out))}\n`);

@@ -5,7 +5,7 @@ import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/en
 import { compileFilter } from '../protocol/filter.js';
 import { FrameError, type RelayConsumer } from '../relay/consumer.js';
 import { paintFor, type Paint } from '../audit/paint.js';
-import { addRelayOptions, connectConsumer, type RelayFlags } from './instruct-command.js';
+import { addRelayOptions, connectConsumer, type RelayFlags } from './relay-options.js';
 
 export const WATCH_EXIT = { ok: 0, usage: 2, unreachable: 7 } as const;
 

@@ -16,7 +16,7 @@ import { plain, type Paint } from '../audit/paint.js';
 import { sendInstruction, describeOutcome, type InstructOutcome } from '../cli/instruct-command.js';
 import { startMockModel, type MockModel } from './mock-model.js';
 import { scriptedSession } from './scripted-session.js';
-import { startStack, type Stack } from './stack.js';
+import { recordEvents, startStack, type Stack } from './stack.js';
 
 export const DEFAULT_DEMO_TEXT = 'Before you finish, say which tests you ran.';
 export const DEMO_SENDER = 'aep-steer-demo';
@@ -91,24 +91,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
 
     const observer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: 'aep-steer-demo-watch' });
     cleanup.push(() => observer.close());
-    const seen: AepEvent[] = [];
-    const waiters: { test: (e: AepEvent) => boolean; resolve: (e: AepEvent) => void }[] = [];
-    await observer.subscribe({ filter: {} }, {
-      onEvent: (e) => {
-        seen.push(e);
-        for (const w of [...waiters]) {
-          if (!w.test(e)) continue;
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(e);
-        }
-      },
-    });
-    const waitFor = (test: (e: AepEvent) => boolean) =>
-      new Promise<AepEvent>((resolve) => {
-        const hit = seen.find(test);
-        if (hit) resolve(hit);
-        else waiters.push({ test, resolve });
-      });
+    const { seen, waitFor } = await recordEvents(observer);
 
     const consumer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: DEMO_SENDER });
     cleanup.push(() => consumer.close());

@@ -20,7 +20,8 @@ export interface MockModel {
   close(): Promise<void>;
 }
 
-function countToolResults(body: ModelRequest['body']): number {
+/** Number of tool_result blocks in the conversation: how far a tool script has got. */
+export function toolResultCount(body: { messages?: { content: unknown }[] } | undefined): number {
   let n = 0;
   for (const m of body?.messages ?? []) {
     if (Array.isArray(m.content)) for (const b of m.content) if (b && typeof b === 'object' && (b as { type?: unknown }).type === 'tool_result') n += 1;
@@ -28,11 +29,11 @@ function countToolResults(body: ModelRequest['body']): number {
   return n;
 }
 
-type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+export type MessageBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
-function turnFor(body: ModelRequest['body'], n: number): Block[] {
+function turnFor(body: ModelRequest['body'], n: number): MessageBlock[] {
   const hasBash = (body?.tools ?? []).some((t) => t.name === 'Bash');
-  if (hasBash && countToolResults(body) === 0) {
+  if (hasBash && toolResultCount(body) === 0) {
     return [{ type: 'tool_use', id: `toolu_demo${String(n).padStart(6, '0')}`, name: 'Bash', input: { command: 'echo hi', description: 'Print hi' } }];
   }
   return [{ type: 'text', text: 'Printed hi.' }];
@@ -42,19 +43,18 @@ function writeEvent(res: ServerResponse, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-function reply(res: ServerResponse, body: ModelRequest['body'], n: number): void {
-  const blocks = turnFor(body, n);
-  const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
+/** One assistant message as the Messages API sends it: one JSON body, or the SSE event sequence when `stream` is set. */
+export function writeMessage(res: ServerResponse, m: { id: string; model: string; blocks: MessageBlock[]; stop: string; stream: boolean }): void {
+  const { id, model, blocks, stop } = m;
   const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  const id = `msg_demo${String(n).padStart(6, '0')}`;
-  const model = body?.model ?? 'claude-demo';
-  if (body?.stream !== true) {
+  if (!m.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: blocks, stop_reason: stop, stop_sequence: null, usage }));
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   writeEvent(res, 'message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } });
+  writeEvent(res, 'ping', { type: 'ping' });
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
       writeEvent(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
@@ -68,6 +68,12 @@ function reply(res: ServerResponse, body: ModelRequest['body'], n: number): void
   writeEvent(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
   writeEvent(res, 'message_stop', { type: 'message_stop' });
   res.end();
+}
+
+function reply(res: ServerResponse, body: ModelRequest['body'], n: number): void {
+  const blocks = turnFor(body, n);
+  const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
+  writeMessage(res, { id: `msg_demo${String(n).padStart(6, '0')}`, model: body?.model ?? 'claude-demo', blocks, stop, stream: body?.stream === true });
 }
 
 export async function startMockModel(opts: { port?: number } = {}): Promise<MockModel> {

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { surfaceFor } from '../adapters/registry.js';
 import { SteeringError } from '../protocol/errors.js';
+import type { AepEvent } from '../protocol/envelope.js';
+import type { RelayConsumer } from '../relay/consumer.js';
 import { connectRelay } from '../relay/ws-connection.js';
 import { startRelay, type RelayHandle } from '../relay/server.js';
 import { acceptsFor, startAdapter, type AdapterHandle } from '../streams/run.js';
@@ -99,4 +101,33 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       await relay.close();
     },
   };
+}
+
+/** Every event a consumer sees on the whole stream, kept in arrival order. */
+export interface EventRecord {
+  seen: AepEvent[];
+  /** Resolves with the first event matching `test`, already seen or still to come. */
+  waitFor(test: (e: AepEvent) => boolean): Promise<AepEvent>;
+}
+
+export async function recordEvents(consumer: RelayConsumer): Promise<EventRecord> {
+  const seen: AepEvent[] = [];
+  const waiters: { test: (e: AepEvent) => boolean; resolve: (e: AepEvent) => void }[] = [];
+  await consumer.subscribe({ filter: {} }, {
+    onEvent: (e) => {
+      seen.push(e);
+      for (const w of [...waiters]) {
+        if (!w.test(e)) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(e);
+      }
+    },
+  });
+  const waitFor = (test: (e: AepEvent) => boolean) =>
+    new Promise<AepEvent>((resolve) => {
+      const hit = seen.find(test);
+      if (hit) resolve(hit);
+      else waiters.push({ test, resolve });
+    });
+  return { seen, waitFor };
 }

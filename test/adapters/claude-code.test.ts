@@ -14,6 +14,7 @@ import { captureViolations } from '../../src/protocol/capture.js';
 import { TYPE_PATTERN } from '../../src/protocol/types.js';
 import type { ClassifiedHook, HookClass } from '../../src/streams/surface.js';
 import { aepFile, projectRoot, readJson, referenceDir, referenceFile } from '../support/shared-dir.js';
+import { assertSamplesClassify, classSummary as summary } from '../support/mapping-fixture.js';
 
 type Input = Record<string, unknown>;
 const samples = readJson<Record<string, Input>>(referenceFile('samples', 'claude-code-2.1.332.json'));
@@ -30,9 +31,6 @@ const expected: Record<string, 'eligible' | 'ineligible' | 'end' | 'held:permiss
   SessionEnd: 'end', PermissionRequest: 'held:permission',
 };
 
-const summary = (c: HookClass): string =>
-  c.kind === 'moment' ? (c.eligible ? 'eligible' : 'ineligible') : c.kind === 'held' ? `held:${c.hold}` : 'end';
-
 test('the registry hands out the Claude Code surface under its token', () => {
   const s = surfaceFor('claude-code');
   assert.ok(s);
@@ -43,13 +41,7 @@ test('the registry hands out the Claude Code surface under its token', () => {
 });
 
 test('every recorded 2.1.332 hook input classifies as expected', () => {
-  assert.equal(Object.keys(samples).sort(), Object.keys(expected).sort(), 'the sample file and this table cover the same events');
-  for (const [event, input] of Object.entries(samples)) {
-    const c = surface.classify(input);
-    assert.is(c.event, event);
-    assert.is(c.session, input.session_id);
-    assert.is(summary(c.class), expected[event], event);
-  }
+  assertSamplesClassify(surface, samples, expected, 'the sample file and this table cover the same events');
 });
 
 test('D10: SessionEnd ends the session normal whatever its reason names; SessionStart is the start moment', () => {

@@ -8,16 +8,12 @@ import Ajv from 'ajv';
 import { codex } from '../../src/adapters/codex.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
-import type { HookClass } from '../../src/streams/surface.js';
-import { evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
+import { assertSamplesClassify, classSummary as summary, evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 
 type Input = Record<string, unknown>;
 const samples = readJson<Record<string, Input>>(referenceFile('samples', 'codex-0.171.0.json'));
 const surface = surfaceFrom(codex);
-
-const summary = (c: HookClass): string =>
-  c.kind === 'moment' ? (c.eligible ? 'eligible' : 'ineligible') : c.kind === 'held' ? `held:${c.hold}` : 'end';
 
 const expected: Record<string, string> = {
   SessionStart: 'eligible', UserPromptSubmit: 'eligible', PreToolUse: 'eligible', PostToolUse: 'eligible',
@@ -37,13 +33,7 @@ test('the registry hands out the Codex surface under its token', () => {
 });
 
 test('every recorded 0.171.0 hook input classifies as expected', () => {
-  assert.equal(Object.keys(samples).sort(), Object.keys(expected).sort());
-  for (const [event, input] of Object.entries(samples)) {
-    const c = surface.classify(input);
-    assert.is(c.event, event);
-    assert.is(c.session, input.session_id);
-    assert.is(summary(c.class), expected[event], event);
-  }
+  assertSamplesClassify(surface, samples, expected);
 });
 
 test('D7: a subagent\'s hooks carry the parent session and agent_id, and are never eligible', () => {

@@ -4,7 +4,6 @@
 // the real shim script, which posts over real HTTP to the real hook endpoint of a running adapter.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,12 +12,10 @@ import { installHermes } from '../../src/adapters/installers/hermes.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { adapter, SECRET, type TestAdapter } from '../support/adapter.js';
-import { aepFile, readJson } from '../support/shared-dir.js';
+import { fixtureInputs } from '../support/mapping-fixture.js';
+import { instructOn, runHookCommand, seenOn, SENDER, type Input } from '../support/shim-hooks.js';
 
-type Input = Record<string, unknown>;
-const fixture = readJson<{ hooks: Record<string, { input: Input }> }>(aepFile('fixtures', 'mappings', 'hermes.json'));
-const base = Object.fromEntries(Object.entries(fixture.hooks).map(([k, v]) => [k, v.input]));
-const SENDER = { agent: 'test-operator' };
+const base = fixtureInputs('hermes');
 
 let a: TestAdapter;
 let home: string;
@@ -40,35 +37,13 @@ function installedCommands(yaml: string): Record<string, string> {
 function runHook(event: string, input: Input): Promise<{ code: number | null; stdout: string }> {
   // The installed command, pointed at whichever adapter is `a` (the gate test runs its own).
   const cmd = commands[event]!.replace(`127.0.0.1:${installedPort}/`, `127.0.0.1:${a.handle.port}/`);
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout }));
-    child.stdin.end(JSON.stringify(input));
-  });
+  return runHookCommand(cmd, input);
 }
 
 const hookFor = (name: string, session: string): Input => ({ ...base[name], session_id: session });
 
-async function seen(what: string, pred: (e: AepEvent) => boolean, limitMs = 20_000): Promise<AepEvent> {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    const e = a.events.find(pred);
-    if (e !== undefined) return e;
-    if (Date.now() > until) throw new Error(`never saw ${what}: ${a.events.map((x) => x.type).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-async function instruct(session: string, text: string) {
-  const cmd = command(SENDER, session, { type: 'x.hermes.control.instruct', data: { text } });
-  a.handle.command(cmd);
-  const ack = await seen('the ack', (e) => e.cause === cmd.id && e.type.startsWith('control.'));
-  assert.is(ack.type, 'control.accepted', JSON.stringify(ack.data));
-  return cmd;
-}
+const seen = (what: string, pred: (e: AepEvent) => boolean): Promise<AepEvent> => seenOn(a, what, pred);
+const instruct = (session: string, text: string) => instructOn(a, 'hermes', session, text);
 
 const of = (type: string, cause: string) => a.events.find((e) => e.type === type && e.cause === cause);
 
@@ -147,13 +122,7 @@ test('the opt-in gate holds pre_tool_call; a deny answer is a block with the ope
 
 test('D15: with the adapter unreachable the shim prints {} and exits 0', async () => {
   const cmd = commands.pre_llm_call!.replace(`127.0.0.1:${a.handle.port}/`, '127.0.0.1:9/');
-  const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-    const child = spawn('/bin/sh', ['-c', cmd], { stdio: ['pipe', 'pipe', 'ignore'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout }));
-    child.stdin.end(JSON.stringify(hookFor('pre_llm_call', 'hermes-down')));
-  });
+  const out = await runHookCommand(cmd, hookFor('pre_llm_call', 'hermes-down'), 'ignore');
   assert.is(out.code, 0);
   assert.equal(JSON.parse(out.stdout), {});
 });

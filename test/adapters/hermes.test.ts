@@ -7,18 +7,10 @@ import * as assert from 'uvu/assert';
 import { hermes } from '../../src/adapters/hermes.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
-import type { HookClass } from '../../src/streams/surface.js';
-import { evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
-import { aepFile, readJson } from '../support/shared-dir.js';
+import { classSummary as summary, evidenceProblem, fixtureCases, fixtureInputs, schemaProblem } from '../support/mapping-fixture.js';
 
-type Input = Record<string, unknown>;
-const fixture = readJson<{ hooks: Record<string, { input: Input }> }>(aepFile('fixtures', 'mappings', 'hermes.json'));
-const inputs = Object.fromEntries(Object.entries(fixture.hooks).map(([k, v]) => [k, v.input]));
+const inputs = fixtureInputs('hermes');
 const surface = surfaceFrom(hermes);
-
-const summary = (c: HookClass): string =>
-  c.kind === 'moment' ? (c.eligible ? 'eligible' : 'ineligible') : c.kind === 'held' ? `held:${c.hold}` : 'end';
-
 
 test('the registry hands out the Hermes surface under its token on port 8393', () => {
   const s = surfaceFor('hermes');

@@ -6,16 +6,12 @@ import * as assert from 'uvu/assert';
 import { qwenCode } from '../../src/adapters/qwen-code.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
-import type { HookClass } from '../../src/streams/surface.js';
-import { evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
+import { assertSamplesClassify, classSummary as summary, evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 
 type Input = Record<string, unknown>;
 const samples = readJson<Record<string, Input>>(referenceFile('samples', 'qwen-code-0.24.4.json'));
 const surface = surfaceFrom(qwenCode);
-
-const summary = (c: HookClass): string =>
-  c.kind === 'moment' ? (c.eligible ? 'eligible' : 'ineligible') : c.kind === 'held' ? `held:${c.hold}` : 'end';
 
 const expected: Record<string, string> = {
   SessionStart: 'eligible', Notification: 'ineligible', UserPromptSubmit: 'eligible', PreToolUse: 'ineligible',
@@ -31,13 +27,7 @@ test('the registry hands out the Qwen Code surface under its token', () => {
 });
 
 test('every recorded 0.24.4 hook input classifies as expected (D7 on 0.24.4)', () => {
-  assert.equal(Object.keys(samples).sort(), Object.keys(expected).sort());
-  for (const [event, input] of Object.entries(samples)) {
-    const c = surface.classify(input);
-    assert.is(c.event, event);
-    assert.is(c.session, input.session_id);
-    assert.is(summary(c.class), expected[event], event);
-  }
+  assertSamplesClassify(surface, samples, expected);
 });
 
 test('D7: PreToolUse, SubagentStart and Stop never carry steering on 0.24.4', () => {

@@ -6,18 +6,10 @@ import * as assert from 'uvu/assert';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { vscode } from '../../src/adapters/vscode.js';
-import type { HookClass } from '../../src/streams/surface.js';
-import { evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
-import { aepFile, readJson } from '../support/shared-dir.js';
+import { classSummary as summary, evidenceProblem, fixtureCases, fixtureInputs, schemaProblem } from '../support/mapping-fixture.js';
 
-type Input = Record<string, unknown>;
-const fixture = readJson<{ hooks: Record<string, { input: Input }> }>(aepFile('fixtures', 'mappings', 'vscode.json'));
-const inputs = Object.fromEntries(Object.entries(fixture.hooks).map(([k, v]) => [k, v.input]));
+const inputs = fixtureInputs('vscode');
 const surface = surfaceFrom(vscode);
-
-const summary = (c: HookClass): string =>
-  c.kind === 'moment' ? (c.eligible ? 'eligible' : 'ineligible') : c.kind === 'held' ? `held:${c.hold}` : 'end';
-
 
 test('the registry hands out the VS Code surface: port 8381, 25 s hold (D14, D15)', () => {
   const s = surfaceFor('vscode');

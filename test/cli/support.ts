@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/relay/consumer.js';
 import { scriptedSession, type ScriptedSession } from '../../src/demo/scripted-session.js';
-import { startStack, type Stack, type StackOptions } from '../../src/demo/stack.js';
+import { recordEvents, startStack, type Stack, type StackOptions } from '../../src/demo/stack.js';
 
 export interface TestStack extends Stack {
   dir: string;
@@ -26,25 +26,7 @@ export async function startTestStack(opts: Partial<StackOptions> = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), 'aep-cli-'));
   const stack = await startStack({ dir, ...opts });
   const observer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: 'test-observer' });
-  const seen: AepEvent[] = [];
-  const waiters: { test: (e: AepEvent) => boolean; resolve: (e: AepEvent) => void }[] = [];
-  await observer.subscribe({ filter: {} }, {
-    onEvent: (e) => {
-      seen.push(e);
-      for (const w of [...waiters]) {
-        if (w.test(e)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(e);
-        }
-      }
-    },
-  });
-  const waitFor = (test: (e: AepEvent) => boolean) =>
-    new Promise<AepEvent>((resolve) => {
-      const hit = seen.find(test);
-      if (hit) resolve(hit);
-      else waiters.push({ test, resolve });
-    });
+  const { seen, waitFor } = await recordEvents(observer);
   return {
     ...stack,
     dir,

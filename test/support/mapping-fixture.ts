@@ -3,11 +3,12 @@
 // the fixture expects. A held hook's attention.requested is assembled by the runtime from the
 // classification as {kind, prompt, options, respond_via: ["control"]} (D14), so it is compared
 // from there.
+import * as assert from 'uvu/assert';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { ObservationSpec, VendorSurface } from '../../src/streams/surface.js';
+import type { HookClass, ObservationSpec, VendorSurface } from '../../src/streams/surface.js';
 import { aepFile, projectRoot, readJson, referenceDir } from './shared-dir.js';
 
 type Expected = { type: string; data?: unknown; subject?: string };
@@ -85,4 +86,25 @@ export function evidenceProblem(evidence: string): string | undefined {
   if (!existsSync(doc)) return `${doc} missing`;
   const heading = new RegExp(`^#{2,4} ${d[2]!.replace(/\./g, '\\.')}[ .]`, 'm');
   return heading.test(readFileSync(doc, 'utf8')) ? undefined : `no section ${d[2]} in ${doc}`;
+}
+
+/** A classification in one word: eligible, ineligible, held:<hold> or end. */
+export const classSummary = (c: HookClass): string =>
+  c.kind === 'moment' ? (c.eligible ? 'eligible' : 'ineligible') : c.kind === 'held' ? `held:${c.hold}` : 'end';
+
+/** The hook inputs of a vendor's mapping fixture, by fixture entry name. */
+export function fixtureInputs(token: string): Record<string, Record<string, unknown>> {
+  const fixture = readJson<{ hooks: Record<string, { input: Record<string, unknown> }> }>(aepFile('fixtures', 'mappings', `${token}.json`));
+  return Object.fromEntries(Object.entries(fixture.hooks).map(([k, v]) => [k, v.input]));
+}
+
+/** Recorded hook inputs (event → input) against the classification each should get (event → summary). */
+export function assertSamplesClassify(surface: VendorSurface, samples: Record<string, Record<string, unknown>>, expected: Record<string, string>, coverage?: string): void {
+  assert.equal(Object.keys(samples).sort(), Object.keys(expected).sort(), coverage);
+  for (const [event, input] of Object.entries(samples)) {
+    const c = surface.classify(input);
+    assert.is(c.event, event);
+    assert.is(c.session, input.session_id);
+    assert.is(classSummary(c.class), expected[event], event);
+  }
 }

@@ -11,6 +11,7 @@
 // `[[WAITFILE:/path]]` makes each Codex shell call wait until the test creates that file.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { requestHolds, type Hold as RequestHold } from './request-holds.js';
 
 export interface RecordedRequest {
   method: string;
@@ -21,11 +22,7 @@ export interface RecordedRequest {
   text: string;
 }
 
-/** A held request: `arrived` resolves when it comes in; the reply waits for `release()`. */
-export interface Hold {
-  arrived: Promise<RecordedRequest>;
-  release(): void;
-}
+export type Hold = RequestHold<RecordedRequest>;
 
 export interface MockOpenAi {
   /** `http://127.0.0.1:<port>/v1`: what a CLI takes as its base URL. */
@@ -192,8 +189,7 @@ export async function startMockOpenAi(): Promise<MockOpenAi> {
   const requests: RecordedRequest[] = [];
   let n = 0;
   const counter = () => { n += 1; return n; };
-  const holds: { match: (r: RecordedRequest) => boolean; arrive: (r: RecordedRequest) => void; gate: Promise<void> }[] = [];
-  const releases: (() => void)[] = [];
+  const holds = requestHolds<RecordedRequest>();
   const isModel = (path: string) => path.endsWith('/responses') || path.endsWith('/chat/completions');
   const server: Server = createServer((req, res) => {
     readBody(req).then(async (text) => {
@@ -204,14 +200,7 @@ export async function startMockOpenAi(): Promise<MockOpenAi> {
       const path = (req.url ?? '/').split('?')[0]!;
       const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers, body, text };
       requests.push(recorded);
-      if (isModel(path)) {
-        const i = holds.findIndex((h) => h.match(recorded));
-        if (i >= 0) {
-          const [h] = holds.splice(i, 1);
-          h!.arrive(recorded);
-          await h!.gate;
-        }
-      }
+      if (isModel(path)) await holds.pass(recorded);
       const obj = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
       if (req.method === 'POST' && path.endsWith('/responses')) return answerResponses(obj, res, counter);
       if (req.method === 'POST' && path.endsWith('/chat/completions')) return answerChat(obj, res, counter);
@@ -231,17 +220,9 @@ export async function startMockOpenAi(): Promise<MockOpenAi> {
     port,
     requests,
     modelRequests: () => requests.filter((r) => isModel(r.path)),
-    hold(match = () => true) {
-      let arrive!: (r: RecordedRequest) => void;
-      let release!: () => void;
-      const arrived = new Promise<RecordedRequest>((r) => (arrive = r));
-      const gate = new Promise<void>((r) => (release = r));
-      holds.push({ match, arrive, gate });
-      releases.push(release);
-      return { arrived, release };
-    },
+    hold: holds.hold,
     close: () => new Promise<void>((resolve) => {
-      for (const r of releases) r();
+      holds.releaseAll();
       server.closeAllConnections();
       server.close(() => resolve());
     }),
