@@ -16,7 +16,7 @@ export interface RelayLimits {
   maxBody: number;
   /** Events per NDJSON POST (`AEP_MAX_BATCH`); over it, 413 and nothing ingested. */
   maxBatch: number;
-  /** Resume positions per subscription (`AEP_MAX_FROM`). */
+  /** Resume positions per subscription (the reference relay's `AEP_MAX_FROM`; here the session cap). */
   maxFrom: number;
   /** Concurrent subscriptions per WS connection. */
   maxSubscriptions: number;
