@@ -7,6 +7,7 @@ import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { surfaceFrom, type SurfaceOptions } from '../adapters/table.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
+import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
@@ -86,8 +87,10 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
-  const tok = f.token ?? env.AEP_TOKEN;
+  const tok = f.token || env.AEP_TOKEN;
   if (tok !== undefined && tok !== '') cfg.token = tok;
+  // Zero-config: a loopback relay shares the local token (whichever of the two starts first creates it).
+  else if (cfg.relayUrl !== undefined && isLoopbackUrl(cfg.relayUrl)) cfg.token = ensureLocalToken(env).token;
   if (f.inspect !== undefined && f.inspect !== false) {
     cfg.inspectPort = f.inspect === true ? DEFAULT_INSPECT_PORT : integer('--inspect', f.inspect, 0, 65535);
   }
@@ -157,7 +160,7 @@ export function registerAdapter(program: Command): void {
     .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this (AEP_INSTRUCT_TTL_MS, D10; off by default)')
     .option('--relay <url>', `relay WebSocket URL (AEP_RELAY; default ${DEFAULT_RELAY_URL})`)
     .option('--no-relay', 'run without a relay (events go to the log only)')
-    .option('--token <t>', 'relay bearer token (AEP_TOKEN)')
+    .option('--token <t>', 'relay bearer token (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)')
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
     .option('--control', 'turn on the vendor\'s opt-in held gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13)')
     .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')

@@ -1,18 +1,21 @@
 // `aep-steer relay`: parses flags and environment, starts the relay, stops it on a signal.
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { loadTokensFile } from '../relay/acl.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startRelay, type RelayOptions } from '../relay/server.js';
+import { ensureLocalToken } from '../relay/local-token.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
 
-export const DEFAULT_STORE = join(homedir(), '.aep-steering', 'relay.db');
+/** `AEP_STATE_DIR/relay.db`, beside the local token and the adapters' logs. */
+export const defaultStore = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'relay.db');
 
 interface RelayFlags {
   host: string;
   port: string;
-  token?: string;
+  /** A token, or false for `--no-token` (watch-only). */
+  token?: string | false;
   tokens?: string;
   store: string;
   memory?: boolean;
@@ -38,11 +41,21 @@ export function relayOptions(f: RelayFlags): RelayOptions {
     sessionCap: count('--max-sessions', f.maxSessions, 1),
     limits: {},
   };
-  if (f.token !== undefined && f.token !== '') o.token = f.token;
+  if (typeof f.token === 'string' && f.token !== '') o.token = f.token;
   if (f.tokens !== undefined && f.tokens !== '') o.tokens = loadTokensFile(f.tokens);
   if (f.maxBody !== undefined) o.limits!.maxBody = count('--max-body', f.maxBody, 1);
   if (f.maxBatch !== undefined) o.limits!.maxBatch = count('--max-batch', f.maxBatch, 1);
   return o;
+}
+
+/**
+ * Zero-config local use: without `--token`, a tokens file or `--no-token`, the relay uses the local
+ * token, created on first start (mode 600) where local adapters and consumer commands find it.
+ */
+export function withLocalToken(o: RelayOptions, f: Pick<RelayFlags, 'token'>, env: NodeJS.ProcessEnv = process.env): { options: RelayOptions; note?: string } {
+  if (o.token !== undefined || o.tokens !== undefined || f.token === false) return { options: o };
+  const local = ensureLocalToken(env);
+  return { options: { ...o, token: local.token }, note: `relay: local token ${local.created ? 'created in' : 'read from'} ${local.path} (adapters and commands on this machine use it)` };
 }
 
 export function registerRelay(program: Command): void {
@@ -52,9 +65,10 @@ export function registerRelay(program: Command): void {
     .description('Run the AEP relay: HTTP ingest, SSE and WebSocket fan-out, command routing to one claimant (D17)')
     .option('--host <host>', 'bind address (AEP_HOST)', env.AEP_HOST ?? DEFAULT_HOST)
     .option('--port <port>', 'port, 0 for any free one (AEP_PORT)', env.AEP_PORT ?? String(DEFAULT_PORT))
-    .option('--token <token>', 'shared bearer token with full control rights (AEP_TOKEN)', env.AEP_TOKEN)
+    .option('--token <token>', 'shared bearer token with full control rights (AEP_TOKEN; default: the local token in AEP_STATE_DIR/token, created on first start)', env.AEP_TOKEN)
+    .option('--no-token', 'no token at all: the relay is watch-only and refuses every command')
     .option('--tokens <file>', 'tokens file mapping tokens to identities and command rights (AEP_TOKENS_FILE, D18)', env.AEP_TOKENS_FILE)
-    .option('--store <file>', 'SQLite history file (AEP_STORE)', env.AEP_STORE ?? DEFAULT_STORE)
+    .option('--store <file>', 'SQLite history file (AEP_STORE; default AEP_STATE_DIR/relay.db)', env.AEP_STORE ?? defaultStore(env))
     .option('--memory', 'keep history in memory only (nothing survives a restart)')
     .option('--buffer <n>', 'events kept per session (AEP_BUFFER)', env.AEP_BUFFER ?? String(DEFAULT_BUFFER))
     .option('--max-sessions <n>', 'sessions kept; least recently written evicted (AEP_MAX_SESSIONS)', env.AEP_MAX_SESSIONS ?? String(DEFAULT_MAX_SESSIONS))
@@ -62,7 +76,9 @@ export function registerRelay(program: Command): void {
     .option('--max-batch <n>', 'events per NDJSON POST (AEP_MAX_BATCH, default 10000)', env.AEP_MAX_BATCH)
     .action(async (flags: RelayFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const relay = await startRelay({ ...relayOptions(flags), log });
+      const { options, note } = withLocalToken(relayOptions(flags), flags);
+      if (note !== undefined) log(note);
+      const relay = await startRelay({ ...options, log });
       log(`relay: socket ${relay.socketUrl}`);
       const stop = () => {
         // Graceful: SSE `: shutting-down`, WS close 1001, exit 0; forced exit 1 after 5 s.

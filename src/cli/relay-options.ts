@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
 import { RelayConsumer } from '../relay/consumer.js';
+import { tokenFor } from '../relay/local-token.js';
 import { paintFor, type Paint } from '../audit/paint.js';
 
 export const DEFAULT_RELAY = 'ws://127.0.0.1:8787/socket';
@@ -20,12 +21,13 @@ export interface RelayFlags {
 export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.env): Command {
   return cmd
     .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] ?? DEFAULT_RELAY)
-    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'])
+    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)', env['AEP_TOKEN'])
     .option('--sender <name>', 'sender identity carried as the command\'s agent', DEFAULT_SENDER);
 }
 
 export async function connectConsumer(f: RelayFlags): Promise<RelayConsumer> {
-  return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(f.token ? { token: f.token } : {}) });
+  const token = tokenFor(f.relay, f.token);
+  return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(token ? { token } : {}) });
 }
 
 /**
