@@ -57,6 +57,11 @@ export interface EndRow extends RowBase {
   role: 'end';
   /** The `session.ended` reason for this arrival (AEP enum; see collapseEndReason). */
   reason: (input: HookInput) => EndReason;
+  /**
+   * D25: how long after this end moment the session keeps its queue and accepts instructions, for
+   * a resumed run (same session id) to pick them up. 0 or absent: none (D6/D10 as written).
+   */
+  resumeWindowMs?: number;
 }
 
 /**
@@ -146,7 +151,19 @@ export interface VendorTable {
   fallback?: MapRule;
   /** How `aep-steer install <token>` wires the vendor's hooks to the adapter. */
   installer?: Installer;
+  /**
+   * D26: where the end moment may never fire, instructions expire after this long (D10 `expired`)
+   * unless `AEP_INSTRUCT_TTL_MS` says otherwise. Absent: no default TTL.
+   */
+  instructTtlMs?: number;
 }
+
+/** D26 default TTL: one hour. */
+export const DEFAULT_INSTRUCT_TTL_MS = 3_600_000;
+
+/** The table's D25 resume window: that of its end moment, 0 without one. */
+export const resumeWindowOf = (table: VendorTable): number =>
+  Object.values(table.moments).reduce((w, row) => (row.role === 'end' ? Math.max(w, row.resumeWindowMs ?? 0) : w), 0);
 
 /** `PostToolUseFailure` → `post_tool_use_failure`, `pre_llm_call` unchanged. */
 export const snakeCase = (name: string): string =>
@@ -263,6 +280,8 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     port: table.port,
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
+    resumeWindowMs: resumeWindowOf(table),
+    ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');

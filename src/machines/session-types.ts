@@ -74,6 +74,12 @@ export interface SessionContext {
    * a start moment marks its later ends `x.{vendor}.session.closed` instead.
    */
   endedOnce: boolean;
+  /**
+   * D25: the end moment's resume window is open until this time. Meanwhile the ended session
+   * keeps its queue and accepts instructions; a start moment reopens it and delivers. Absent when
+   * the session is not ended or its window (0 by default) has passed.
+   */
+  resumeUntil?: number;
 }
 
 export interface SessionSeed {
@@ -132,18 +138,22 @@ export interface EndInput {
   hookId: string;
   /** Carried by `session.ended` (vendor reason mapped by the table). */
   reason: EndReason;
+  /** D25 resume window of this end moment (vendor table or `AEP_RESUME_WINDOW_MS`); 0 or absent: none. */
+  windowMs?: number;
   causeId?: string;
 }
 export interface WrittenInput { type: 'reply.written'; at: number; hookId: string }
 export interface FailedInput { type: 'reply.failed'; at: number; hookId: string }
 export interface TimeoutInput { type: 'attention.timeout'; at: number; requestId: string }
 export interface TtlInput { type: 'ttl.tick'; at: number; ttlMs: number }
+/** D25: time passed for an ended session; once its resume window is over, what is still queued drops. */
+export interface WindowInput { type: 'window.tick'; at: number }
 /** Sent once after a restart replay: in-flight instructions and open holds lost their hook (D12). */
 export interface RecoveredInput { type: 'restart.recovered'; at: number }
 
 export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
-  | WrittenInput | FailedInput | TimeoutInput | TtlInput | RecoveredInput;
+  | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 

@@ -44,6 +44,8 @@ export interface HostOptions {
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
   attentionTimeoutMs?: number;
+  /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
+  resumeWindowMs?: number;
   /** Host segment of event sources; the machine's hostname otherwise. */
   host?: string;
   inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
@@ -276,7 +278,10 @@ export class ActorHost {
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
-    if (c.kind === 'end') return { type: 'hook.end', ...base, reason: c.reason };
+    if (c.kind === 'end') {
+      const windowMs = this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0;
+      return { type: 'hook.end', ...base, reason: c.reason, ...(windowMs > 0 ? { windowMs } : {}) };
+    }
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }

@@ -79,6 +79,10 @@ export interface VendorSurface {
    * Absent means none.
    */
   holds?: boolean;
+  /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
+  resumeWindowMs?: number;
+  /** D26 default instruction TTL where an end moment may never fire; absent: none. */
+  instructTtlMs?: number;
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
   classify(input: Record<string, unknown>): ClassifiedHook;
   /** Reply carrying steering text at an eligible moment (D8). */
