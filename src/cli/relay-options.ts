@@ -2,7 +2,7 @@
 // their environment defaults, the connection, duration flags, and printing one outcome as a line
 // or as JSON.
 import type { Command } from 'commander';
-import { SteeringError } from '../protocol/errors.js';
+import { SteeringError, type SteeringErrorCode } from '../protocol/errors.js';
 import { RelayConsumer } from '../relay/consumer.js';
 import { tokenFor } from '../relay/local-token.js';
 import { paintFor, type Paint } from '../audit/paint.js';
@@ -34,17 +34,18 @@ export async function connectConsumer(f: RelayFlags): Promise<RelayConsumer> {
  * Runs `run` on a fresh connection and closes it after. A relay that cannot be reached, or that
  * fails the exchange, becomes the command's `unreachable` value with the error's message.
  */
-export async function withConsumer<T>(f: RelayFlags, run: (consumer: RelayConsumer) => Promise<T>, unreachable: (detail: string) => T): Promise<T> {
+export async function withConsumer<T>(f: RelayFlags, run: (consumer: RelayConsumer) => Promise<T>, unreachable: (detail: string, code?: SteeringErrorCode) => T): Promise<T> {
   let consumer: RelayConsumer;
+  const codeOf = (err: unknown) => (err instanceof SteeringError ? err.code : undefined);
   try {
     consumer = await connectConsumer(f);
   } catch (err) {
-    return unreachable((err as Error).message);
+    return unreachable((err as Error).message, codeOf(err));
   }
   try {
     return await run(consumer);
   } catch (err) {
-    return unreachable((err as Error).message);
+    return unreachable((err as Error).message, codeOf(err));
   } finally {
     await consumer.close();
   }

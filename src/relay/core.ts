@@ -7,6 +7,7 @@ import type { AccessPolicy, Principal } from './acl.js';
 import type { Hub, Sink } from './hub.js';
 import { classify, claimsSession, routeCommand, type Claimant } from './routing.js';
 import type { Admission, RelayStore } from './store.js';
+import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
@@ -39,6 +40,12 @@ export interface RosterEntry {
   instance?: string;
   control?: unknown;
   emits?: unknown;
+  /** D26: `ended` once the session's end moment passed (and no start moment reopened it). */
+  state?: 'live' | 'ended';
+  /** `time` of the session's latest event from its agent. */
+  last_event_at?: string;
+  /** Accepted instructions not yet delivered or dropped. */
+  queued?: number;
 }
 
 export interface Incoming {
@@ -52,6 +59,7 @@ export class RelayCore {
   readonly counters = { ingested: 0, duplicates: 0, forwarded: 0, refused: 0 };
   private pending: Admission[] = [];
   private scheduled = false;
+  private readonly summaries: SessionSummaries;
 
   constructor(
     readonly store: RelayStore,
@@ -60,7 +68,9 @@ export class RelayCore {
     readonly limits: RelayLimits,
     /** A failed deferred write is reported, never thrown into the event loop. */
     private readonly report: (err: Error) => void = () => {},
-  ) {}
+  ) {
+    this.summaries = new SessionSummaries((session) => this.store.replay(session).items);
+  }
 
   /**
    * Admits and fans out a batch already validated whole; `origin` is the WS peer that sent it.
@@ -90,6 +100,7 @@ export class RelayCore {
       });
     }
     for (const { event: e, line } of batch) {
+      this.summaries.observe(e);
       const claim = origin === undefined ? undefined : claimsSession(e);
       if (claim !== undefined) origin!.claims.add(claim);
       this.hub.fanOut(e, line);
@@ -144,6 +155,7 @@ export class RelayCore {
 
   /** One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). */
   roster(): RosterEntry[] {
+    this.flush();
     const entries: RosterEntry[] = [];
     for (const p of this.peers) {
       if (p.role === 'consumer') continue;
@@ -153,6 +165,10 @@ export class RelayCore {
         if (p.identity.instance !== undefined) e.instance = p.identity.instance;
         if (p.control !== undefined) e.control = p.control;
         if (p.emits !== undefined) e.emits = p.emits;
+        const summary = this.summaries.get(session);
+        e.state = summary.state;
+        if (summary.lastEventAt !== undefined) e.last_event_at = summary.lastEventAt;
+        e.queued = summary.queued;
         entries.push(e);
       }
     }

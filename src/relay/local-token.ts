@@ -57,3 +57,7 @@ export function tokenFor(url: string, given: string | undefined, env: NodeJS.Pro
   if (given !== undefined && given !== '') return given;
   return isLoopbackUrl(url) ? readLocalToken(env) : undefined;
 }
+
+/** What to do about a token the relay refused. */
+export const tokenHint = (env: NodeJS.ProcessEnv = process.env): string =>
+  `pass the relay's token with --token or AEP_TOKEN; a relay started on this machine without --token keeps it in ${localTokenPath(env)}, which local commands read by themselves`;
