@@ -6,7 +6,7 @@ import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /** A parsed hook body as the vendor sent it. */
@@ -145,6 +145,11 @@ export interface VendorTable {
     neutral: unknown;
     /** Body of a reply carrying steering text at an eligible moment (D8). */
     context: (event: string, text: string) => unknown;
+    /**
+     * D27: the reply's top-level field that the vendor shows the user and does not send to the
+     * model, with the evidence; absent where the vendor has none.
+     */
+    userNotice?: { field: string; evidence: string };
   };
   maps: Record<string, MapRule>;
   /** Observations for a hook with no `maps` rule; `x.{token}.session.<snake_case>` when absent. */
@@ -299,10 +304,13 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       }
       return { session: id.session, event: id.event, class: cls, observations };
     },
-    contextReply(hook, text) {
+    contextReply(hook, text, notice) {
       // Only an eligible moment may carry text (D7, D13); anything else gets the neutral reply.
       if (hook.class.kind !== 'moment' || !hook.class.eligible) return neutral;
-      return { body: table.replies.context(hook.event, text) };
+      const body = table.replies.context(hook.event, text);
+      const field = table.replies.userNotice?.field;
+      if (notice === undefined || field === undefined || body === null || typeof body !== 'object') return { body };
+      return { body: { ...(body as Record<string, unknown>), [field]: noticeText(notice, hook.event) } };
     },
     neutralReply() {
       return neutral;
@@ -314,6 +322,13 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       return { body: row.decide(hook, decision) };
     },
   };
+}
+
+/** D27: what the user at the agent reads, e.g. `aep-steer: 2 instructions from ops, ci reached the agent (PreToolUse)`. */
+export function noticeText(n: DeliveryNotice, moment: string): string {
+  const what = n.count === 1 ? '1 instruction' : `${n.count} instructions`;
+  const who = n.from.length === 0 ? '' : ` from ${n.from.join(', ')}`;
+  return `aep-steer: ${what}${who} reached the agent (${moment})`;
 }
 
 /**

@@ -59,6 +59,7 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     };
   }
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
+  if (typeof input.command.agent === 'string') item.from = input.command.agent;
   return {
     context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: [...ctx.queue, item] },
     outputs: [{ type: 'control.accepted', cause, key: d.key }],
@@ -97,11 +98,13 @@ export function moment(ctx: SessionContext, input: MomentInput, ended: boolean):
   if (ended || !input.eligible || ctx.queue.length === 0) return { outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
+  const from = [...new Set(taken.flatMap((i) => (i.from === undefined ? [] : [i.from])))];
+  const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
-    context: { queue: rest, inFlight: [...ctx.inFlight, { hookId: input.hookId, items: taken }] },
+    context: { queue: rest, inFlight: [...ctx.inFlight, batch] },
     outputs: [
       { type: 'journal.inflight', hookId: input.hookId, ids },
-      { type: 'reply.context', hookId: input.hookId, text, ids },
+      { type: 'reply.context', hookId: input.hookId, text, ids, from },
     ],
   };
 }
@@ -140,8 +143,9 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   if (!batch) return { outputs: [] };
   return {
     context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
-    outputs: batch.items.map((i) => ({
+    outputs: batch.items.map((i): SessionOutput => ({
       type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
+      ...(batch.moment === undefined ? {} : { moment: batch.moment }),
     })),
   };
 }

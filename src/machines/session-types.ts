@@ -11,12 +11,16 @@ export interface QueuedInstruction {
   key: string;
   text: string;
   acceptedAt: number;
+  /** The command's sender (its `agent`), for the user-visible notice (D27). */
+  from?: string;
 }
 
 /** Instructions handed to one hook reply whose write has not been confirmed yet (D9, D12). */
 export interface InFlightBatch {
   hookId: string;
   items: QueuedInstruction[];
+  /** The vendor's hook event whose reply carries them (D27). */
+  moment?: string;
 }
 
 /** An attention request as the vendor raised it (AEP-0002 §7; D14). Same shape as the surface's. */
@@ -118,6 +122,8 @@ export interface MomentInput {
   eligible: boolean;
   /** The vendor's session-start moment: reopens an ended session (a resumed session keeps its id). */
   starts?: boolean;
+  /** The vendor's hook event name, named by `instruction.delivered` (D27). */
+  moment?: string;
   /** Id of the first observation event of this hook, when there is one. */
   causeId?: string;
 }
@@ -162,7 +168,7 @@ export type SessionOutput =
   | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection }
   /** A redelivered command: the recorded ack goes out again unchanged (AEP-0004 §3, D4). */
   | { type: 'control.reack'; cause: string; key: string }
-  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number }
+  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string }
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason }
   | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
   | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown> }
@@ -176,7 +182,7 @@ export type SessionOutput =
   /** D12: written to the journal before the reply that carries these instructions. */
   | { type: 'journal.inflight'; hookId: string; ids: string[] }
   /** The hook's reply carries steering text (D8). */
-  | { type: 'reply.context'; hookId: string; text: string; ids: string[] }
+  | { type: 'reply.context'; hookId: string; text: string; ids: string[]; from: string[] }
   | { type: 'reply.neutral'; hookId: string }
   /** The hook's reply waits for a decision (D13). */
   | { type: 'reply.hold'; hookId: string; requestId: string; timeoutMs: number }

@@ -27,7 +27,10 @@ test('delivered: accepted, then delivered at the next eligible hook; exit 0', as
   const reply = await stack.postHook(s.toolCall[0]!);
   const code = await run;
   assert.is(code, INSTRUCT_EXIT.delivered, out.text() + err.text());
-  assert.equal(reply.body, { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'run the tests before committing' } });
+  assert.equal(reply.body, {
+    hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'run the tests before committing' },
+    systemMessage: 'aep-steer: 1 instruction from alice reached the agent (PreToolUse)',
+  }, 'D27: the user at the agent is told, the model reads only the context');
   assert.match(out.text(), /✓ accepted \(ack \w+\)/);
   assert.match(out.text(), /✓ delivered after \d+ ms/);
   // The command on the stream carries its text at redacted capture and names the sender.
