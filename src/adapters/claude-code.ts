@@ -213,4 +213,5 @@ export const claudeCode: VendorTable = {
     WorktreeRemove: m.vendorSession(`x.${TOKEN}.session.worktree_remove`),
   },
   installer: claudeCodeInstaller,
+  cli: { bin: 'claude', install: 'npm install -g @anthropic-ai/claude-code@2.1.332' },
 };

@@ -96,4 +96,5 @@ export const codex: VendorTable = {
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
   fallback: mechanicalFallback(TOKEN),
   installer: codexInstaller,
+  cli: { bin: 'codex', install: 'npm install -g @openai/codex@0.171.0' },
 };

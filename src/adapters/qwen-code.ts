@@ -88,6 +88,7 @@ export const qwenCode: VendorTable = {
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
   fallback: mechanicalFallback(TOKEN),
   installer: qwenCodeInstaller,
+  cli: { bin: 'qwen', install: 'npm install -g @qwen-code/qwen-code@0.24.4' },
   // D26: SessionEnd never fires headless, so a finished `qwen -p` session would keep its queue
   // forever (e2e: "a finished headless session never ends: an instruction to it is dropped expired under a short TTL").
   instructTtlMs: DEFAULT_INSTRUCT_TTL_MS,

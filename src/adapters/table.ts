@@ -118,6 +118,8 @@ export interface Installer {
   uninstall(opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport;
   /** One line on where the configuration goes, for `--help`. */
   describeTarget: string;
+  /** The file `install` writes for these options (`aep-steer doctor` reads it). */
+  file(opts: Pick<InstallOptions, 'project' | 'user'>, env?: NodeJS.ProcessEnv): string;
 }
 
 export interface VendorTable {
@@ -156,6 +158,8 @@ export interface VendorTable {
   fallback?: MapRule;
   /** How `aep-steer install <token>` wires the vendor's hooks to the adapter. */
   installer?: Installer;
+  /** The vendor's CLI, for `aep-steer doctor` to compare its version with `version`. */
+  cli?: { bin: string; install: string };
   /**
    * D26: where the end moment may never fire, instructions expire after this long (D10 `expired`)
    * unless `AEP_INSTRUCT_TTL_MS` says otherwise. Absent: no default TTL.

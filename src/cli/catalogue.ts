@@ -20,6 +20,7 @@ export const CATALOGUE: readonly Entry[] = [
   { name: 'adapter', summary: 'run a vendor adapter: hook endpoint, session runtime, relay link', load: async () => (await import('./adapter-command.js')).registerAdapter },
   { name: 'install', summary: 'add the adapter hooks to a vendor\'s settings (keeps every other hook)', load: async () => (await import('./install-command.js')).registerInstall },
   { name: 'uninstall', summary: 'remove the adapter hooks from a vendor\'s settings (and nothing else)', load: async () => (await import('./install-command.js')).registerInstall },
+  { name: 'doctor', summary: 'check relay, token, adapter, hooks and vendor CLI; print each problem with its fix', load: async () => (await import('./doctor-command.js')).registerDoctor },
   { name: 'hook', summary: 'command-hook fallback without curl (fails open)', load: async () => (await import('./hook-shim-command.js')).registerHook },
   { name: 'instruct', summary: 'send an instruction to a live session and follow it to delivery', load: async () => (await import('./instruct-command.js')).registerInstruct },
   { name: 'respond', summary: 'answer a held permission or form request', load: async () => (await import('./respond-command.js')).registerRespond },

@@ -114,7 +114,7 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
     if (url === undefined && table === undefined) problem = `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`;
     else if (url === undefined) {
       const secret = readSecret(env);
-      const port = Number(flags.port ?? env.AEP_HOOK_PORT ?? table!.port);
+      const port = Number(flags.port || env.AEP_HOOK_PORT || table!.port);
       if (secret === undefined) problem = `no hook secret in ${secretPath(env)}: run \`aep-steer install ${token}\``;
       else if (!Number.isInteger(port) || port < 1 || port > 65535) problem = `bad adapter port "${flags.port ?? env.AEP_HOOK_PORT}"`;
       else url = hookUrl(port, secret);

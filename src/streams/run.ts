@@ -90,6 +90,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   try {
     endpoint = await startHookEndpoint({
       port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
+      status: () => ({ vendor: opts.surface.token, instruct: opts.instruct, sessions: host.sessionKeys().length }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
     });
   } catch (err) {

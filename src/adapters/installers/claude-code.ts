@@ -57,5 +57,6 @@ export const uninstallClaudeCode = (opts: Pick<InstallOptions, 'project' | 'user
 export const claudeCodeInstaller: Installer = {
   install: installClaudeCode,
   uninstall: uninstallClaudeCode,
+  file: settingsPath,
   describeTarget: '--project DIR writes DIR/.claude/settings.json; --user (default) writes $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json',
 };
