@@ -35,7 +35,7 @@ export async function relayChecks(url: string, given: string | undefined, env: N
     const fix = isLoopbackUrl(url)
       ? `start it: aep-steer relay --port ${new URL(url).port || '8787'} &`
       : 'check the relay URL (--relay or AEP_RELAY) and that the relay runs';
-    return [fail('relay', `cannot reach ${url}: ${(err as Error).message}`, fix), fail('token', 'not checked: no relay', 'fix the relay first')];
+    return [fail('relay', (err as Error).message, fix), fail('token', 'not checked: no relay', 'fix the relay first')];
   }
   await consumer.close();
   if (token === undefined) {

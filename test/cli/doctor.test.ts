@@ -119,7 +119,7 @@ test('text output prints each problem with its fix and how many there are', asyn
   const out = sink();
   const err = sink();
   await runDoctor(undefined, { relay: 'ws://127.0.0.1:1/socket' }, { out: out.stream, err: err.stream, env });
-  assert.match(out.text(), '✗ relay: cannot reach ws://127.0.0.1:1/socket');
+  assert.match(out.text(), '✗ relay: cannot reach relay at ws://127.0.0.1:1/socket');
   assert.match(out.text(), '    fix: start it: aep-steer relay --port 1 &');
   assert.match(out.text(), '2 problems: fix the first one first, then run aep-steer doctor again');
 });
