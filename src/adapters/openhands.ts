@@ -7,7 +7,9 @@
 // steers on the user plane, `x.openhands.control.send_input` over REST (D29), never `instruct`.
 import { str } from './hook-input.js';
 import { TOKEN, mapFrame, statusOf, type OpenHandsFrame } from './openhands-map.js';
-import type { HookInput, MapRule, MomentRow, VendorTable } from './table.js';
+import { AgentServer } from './openhands/agent-server.js';
+import { startReceiver } from './openhands/receiver.js';
+import type { HookInput, MapRule, MomentRow, SourceSpec, VendorTable } from './table.js';
 
 const OBSERVE = 'openhands-agent-server §2.3';
 
@@ -34,6 +36,22 @@ const KINDS = [
 ];
 
 const frameRule: MapRule = (input) => mapFrame(frameOf(input));
+
+/** The agent server (uvicorn, default port 8000), polled for conversations, one socket each. */
+const source: SourceSpec = {
+  env: { url: 'AEP_OPENHANDS_URL', key: 'AEP_OPENHANDS_KEY', poll: 'AEP_OPENHANDS_POLL', deltas: 'AEP_OPENHANDS_DELTAS' },
+  defaultUrl: 'http://127.0.0.1:8000',
+  defaultPollSeconds: 15,
+  start(opts) {
+    const server = new AgentServer({ url: opts.url, ...(opts.key === undefined ? {} : { key: opts.key }) });
+    const receiver = startReceiver({ server, pollMs: opts.pollMs, deltas: opts.deltas, onError: opts.onError });
+    return {
+      arrivals$: receiver.arrivals$,
+      health: () => ({ source: receiver.health() }),
+      close: () => receiver.close(),
+    };
+  },
+};
 
 export const openhands: VendorTable = {
   token: TOKEN,
@@ -62,4 +80,5 @@ export const openhands: VendorTable = {
   },
   maps: {},
   fallback: frameRule,
+  source,
 };
