@@ -37,6 +37,8 @@ export interface HookEndpointOptions {
   neutral: () => HookReply;
   /** What `GET /hook/<secret>` answers (`aep-steer doctor`): only a caller holding the secret learns it. */
   status?: () => Record<string, unknown>;
+  /** Extra fields for `GET /healthz` (a bridge reports its relay and its source). */
+  health?: () => Record<string, unknown>;
   onError?: (e: SteeringError) => void;
 }
 
@@ -149,7 +151,7 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   function serverOnRequest(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'GET' && url.pathname === '/healthz') {
-      void writeJson(res, 200, { ok: true });
+      void writeJson(res, 200, { ok: true, ...opts.health?.() });
       return;
     }
     const parts = url.pathname.split('/');

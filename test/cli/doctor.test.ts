@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claudeCode } from '../../src/adapters/claude-code.js';
 import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
+import { vendorTokens } from '../../src/adapters/registry.js';
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { DOCTOR_EXIT, runDoctor, type DoctorFlags } from '../../src/cli/doctor-command.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
@@ -111,7 +112,7 @@ test('no hooks installed, an unknown vendor, a bad port', async () => {
   const hooks = byName(JSON.parse(out.text()).checks, 'hooks');
   assert.equal([hooks.ok, hooks.fix], [false, 'aep-steer install claude-code']);
   const unknown = await doctor('nobody');
-  assert.equal([unknown.code, unknown.err], [DOCTOR_EXIT.usage, 'doctor: unknown vendor "nobody"; known: claude-code, codex, qwen-code, vscode, hermes\n']);
+  assert.equal([unknown.code, unknown.err], [DOCTOR_EXIT.usage, `doctor: unknown vendor "nobody"; known: ${vendorTokens().join(', ')}\n`]);
   assert.is((await doctor('codex', { port: 'x' })).code, DOCTOR_EXIT.usage);
 });
 
