@@ -5,7 +5,7 @@ import { SteeringError } from '../protocol/errors.js';
 import { Board } from '../inspect/board.js';
 import { followRelay, type Follower } from '../inspect/follow.js';
 import { DEFAULT_INSPECT_PORT, startInspectServer, type InspectServer } from '../inspect/server.js';
-import { DEFAULT_RELAY } from './relay-options.js';
+import { DEFAULT_RELAY } from '../consumer/connect.js';
 
 export interface InspectHandle {
   url: string;

@@ -1,38 +1,12 @@
 // `aep-steer sessions`: the relay's roster (AEP-0003 §4.1): who is live, what each claimant
 // declares, and whether it can be steered (`x.{vendor}.control.instruct` in its accepts).
 import type { Command } from 'commander';
-import type { RosterEntry } from '../relay/consumer.js';
 import { paintFor, type Paint } from '../audit/paint.js';
-import { acceptsOf } from './command-follow.js';
-import { addRelayOptions, withConsumer, type RelayFlags } from './relay-options.js';
+import { rowsFrom, type SessionRow } from '../consumer/roster.js';
+import { withConsumer } from '../consumer/connect.js';
+import { addRelayOptions, type RelayFlags } from './relay-options.js';
 
 export const SESSIONS_EXIT = { ok: 0, unreachable: 7 } as const;
-
-export interface SessionRow {
-  session: string;
-  agent?: string;
-  instance?: string;
-  /** Claimants of this session; more than one means a command to it is refused `ambiguous`. */
-  claimants: number;
-  accepts: string[];
-  /** The steering verb this claimant takes, when declared. */
-  instruct?: string;
-  respond: boolean;
-}
-
-export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
-  const counts = new Map<string, number>();
-  for (const r of roster) counts.set(r.session, (counts.get(r.session) ?? 0) + 1);
-  return roster.map((r) => {
-    const accepts = acceptsOf(r) ?? [];
-    const row: SessionRow = { session: r.session, claimants: counts.get(r.session)!, accepts, respond: accepts.includes('control.attention.respond') };
-    if (r.agent !== undefined) row.agent = r.agent;
-    if (r.instance !== undefined) row.instance = r.instance;
-    const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
-    if (instruct) row.instruct = instruct;
-    return row;
-  });
-}
 
 export function renderRows(rows: SessionRow[], p: Paint): string {
   if (rows.length === 0) return p.dim('no live sessions on the relay');

@@ -2,14 +2,8 @@
 // uses (audit/lifecycle.ts), plus the relay's roster (who claims each session and what it declares).
 import type { AepEvent } from '../protocol/envelope.js';
 import { SteeringFold, type InstructionRecord, type SessionView } from '../audit/lifecycle.js';
-
-export interface RosterEntry {
-  session: string;
-  agent?: string;
-  instance?: string;
-  control?: { accepts?: string[]; ack_window_ms?: number };
-  emits?: unknown;
-}
+import type { RosterEntry } from '../consumer/connection.js';
+import { acceptsOf } from '../consumer/roster.js';
 
 export interface BoardSession extends SessionView {
   /** Live claimants on the relay (0 = not live; more than 1 = ambiguous). */
@@ -73,7 +67,7 @@ export class Board {
     const sessions: BoardSession[] = this.fold.sessions().map((s) => {
       const live = claims.get(s.session) ?? [];
       const b: BoardSession = { ...s, claimants: live.length };
-      const accepts = live.length === 1 ? live[0]!.control?.accepts : undefined;
+      const accepts = live.length === 1 ? acceptsOf(live[0]!) : undefined;
       if (accepts) b.accepts = accepts;
       return b;
     });

@@ -1,8 +1,8 @@
 // Feeds the inspect board from the relay: one consumer connection, a replay-all subscription
 // (history the relay still holds, then live), and the roster, re-read when sessions come and
 // go. A lost relay is retried with backoff; the page shows the link state meanwhile.
-import { RelayConsumer } from '../relay/consumer.js';
-import type { Board, RosterEntry } from './board.js';
+import { RelayConsumer } from '../consumer/connection.js';
+import type { Board } from './board.js';
 
 export interface FollowOptions {
   url: string;
@@ -39,7 +39,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
   const refreshRoster = async (): Promise<void> => {
     if (!consumer) return;
     try {
-      if (board.setRoster((await consumer.roster()) as RosterEntry[])) opts.onChange();
+      if (board.setRoster(await consumer.roster())) opts.onChange();
     } catch {
       // The roster is re-read on the next tick; a closed link is handled by onClose.
     }

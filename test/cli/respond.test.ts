@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RESPOND_EXIT, answerFrom, captureFor, runRespond } from '../../src/cli/respond-command.js';
+import { RESPOND_EXIT, answerFrom, runRespond } from '../../src/cli/respond-command.js';
+import { captureFor } from '../../src/consumer/send.js';
 import type { ScriptedSession } from '../../src/demo/scripted-session.js';
 import { SessionEmitter } from '../../src/protocol/index.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SESSIONS_EXIT, rowsFrom, renderRows, runSessions } from '../../src/cli/sessions-command.js';
+import { SESSIONS_EXIT, renderRows, runSessions } from '../../src/cli/sessions-command.js';
+import { rowsFrom } from '../../src/consumer/roster.js';
 import { plain } from '../../src/audit/paint.js';
 import { sink, startTestStack } from './support.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { AepEvent } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { scriptedSession, type ScriptedSession } from '../../src/demo/scripted-session.js';
 import { recordEvents, startStack, type Stack, type StackOptions } from '../../src/demo/stack.js';
 

@@ -1,0 +1,38 @@
+// Opening a consumer connection to the relay: where (URL), with which bearer token, under which
+// sender name, and running one piece of work on a fresh connection that is closed after.
+import { RelayConsumer } from './connection.js';
+
+export const DEFAULT_RELAY = 'ws://127.0.0.1:8787/socket';
+/** The sender identity on commands (`agent` of the command, AEP-0004 §2) unless --sender names another. */
+export const DEFAULT_SENDER = 'aep-steer';
+
+/** Where a consumer connects and the name its commands carry. */
+export interface ConsumerTarget {
+  relay: string;
+  token?: string;
+  sender: string;
+}
+
+export async function connectConsumer(f: ConsumerTarget): Promise<RelayConsumer> {
+  return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(f.token ? { token: f.token } : {}) });
+}
+
+/**
+ * Runs `run` on a fresh connection and closes it after. A relay that cannot be reached, or that
+ * fails the exchange, becomes the command's `unreachable` value with the error's message.
+ */
+export async function withConsumer<T>(f: ConsumerTarget, run: (consumer: RelayConsumer) => Promise<T>, unreachable: (detail: string) => T): Promise<T> {
+  let consumer: RelayConsumer;
+  try {
+    consumer = await connectConsumer(f);
+  } catch (err) {
+    return unreachable((err as Error).message);
+  }
+  try {
+    return await run(consumer);
+  } catch (err) {
+    return unreachable((err as Error).message);
+  } finally {
+    await consumer.close();
+  }
+}
