@@ -8,6 +8,7 @@ import { registerDemo } from './demo-command.js';
 import { registerInspect } from './inspect-command.js';
 import { registerInstall } from './install-command.js';
 import { registerInstruct } from './instruct-command.js';
+import { registerMcp } from './mcp-command.js';
 import { registerRelay } from './relay-command.js';
 import { registerRespond } from './respond-command.js';
 import { registerSessions } from './sessions-command.js';
@@ -19,7 +20,7 @@ const program = new Command('aep-steer')
 
 for (const register of [
   registerDemo, registerRelay, registerAdapter, registerInstall, registerHook, registerInstruct, registerRespond,
-  registerSessions, registerWatch, registerAudit, registerInspect,
+  registerSessions, registerWatch, registerAudit, registerInspect, registerMcp,
 ]) register(program);
 
 try {

@@ -3,9 +3,10 @@
 // dropped, and an answer to a held request (`control.attention.respond`) followed to
 // `attention.answered`. Routing is checked on the roster first; nothing is inferred from local
 // state. The CLI, the demo, the MCP server and the console all send through here.
+import { createHash } from 'node:crypto';
 import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
-import { instructType } from '../protocol/types.js';
+import { instructType, sendInputType } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
 import { acceptsOf, claimantOf } from './roster.js';
 import { sendAndFollow } from './settle.js';
@@ -16,8 +17,8 @@ export interface Sender {
 }
 
 export type InstructOutcome =
-  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number }
-  | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string }
+  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string }
+  | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string; at?: string }
   | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
   | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string }
   | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
@@ -29,6 +30,11 @@ export interface InstructRequest {
   text: string;
   vendor?: string;
   noWait?: boolean;
+  /**
+   * A caller-chosen command id (see `commandIdFor`): a second send with it is a retry of the
+   * same command, deduped by the adapter (D4), and settles from the session's history.
+   */
+  id?: string;
   /** Whole local wait, ack and delivery together. */
   timeoutMs: number;
   /** Ack window per attempt (AEP-0004 §3 default 10 s); a retry resends the same command. */
@@ -40,28 +46,45 @@ export interface InstructRequest {
   onSending?: (info: { command: string; type: string; vendor: string }) => void;
 }
 
-/** Sends one instruction on an open consumer connection and settles it on the stream. */
-export async function sendInstruction(consumer: RelayConsumer, f: Sender, req: InstructRequest): Promise<InstructOutcome> {
+/**
+ * A stable command id for an idempotency key: the same sender, session and key always give the
+ * same id, so a repeated call is a retry of one command rather than a second instruction.
+ */
+export function commandIdFor(sender: string, session: string, key: string): string {
+  return `idem-${createHash('sha256').update(`${sender}\n${session}\n${key}`).digest('hex').slice(0, 32)}`;
+}
+
+/** One steering verb as the core sends it: its command type, hint, payload and settling events. */
+interface Verb {
+  type: (vendor: string) => string;
+  /** What to do when the claimant does not declare the verb. */
+  hint: string;
+  data: Record<string, unknown>;
+  /** The events caused by the command that settle it, and which of them mean it arrived. */
+  settles: RegExp;
+  success: RegExp;
+}
+
+async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
   const session = req.session;
   const found = claimantOf(await consumer.roster(), session);
   if ('code' in found) return { outcome: 'refused', session, code: found.code, detail: found.detail, by: 'roster', ...(req.vendor ? { vendor: req.vendor } : {}) };
   const vendor = req.vendor ?? found.entry.agent;
   if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
-  const type = instructType(vendor);
+  const type = verb.type(vendor);
   const accepts = acceptsOf(found.entry);
   if (!accepts?.includes(type)) {
     const who = `${found.entry.agent ?? 'the claimant'}${found.entry.instance ? ` (${found.entry.instance})` : ''}`;
-    return {
-      outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster',
-      detail: `${who} does not declare ${type}; steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)`,
-    };
+    return { outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster', detail: `${who} does not declare ${type}; ${verb.hint}` };
   }
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: f.sender }, session, { type, data: { text: req.text }, capture: 'redacted' });
+  const cmd = buildCommand({ agent: f.sender }, session, { type, data: verb.data, capture: 'redacted', ...(req.id ? { id: req.id } : {}) });
   const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
-    settles: (e) => /\.instruction\.(delivered|dropped)$/.test(e.type),
+    // A caller-chosen id may have settled before: read the session's history for it too.
+    ...(req.id ? { from: [{ session }] } : {}),
+    settles: (e) => verb.settles.test(e.type),
     timeoutMs: req.timeoutMs,
     ackWindowMs: req.ackWindowMs,
     retries: req.retries,
@@ -86,10 +109,42 @@ export async function sendInstruction(consumer: RelayConsumer, f: Sender, req: I
   if (req.noWait) return { ...base, outcome: 'accepted', ack };
   if (!t) return { ...base, outcome: 'timeout', stage: 'delivery', ack, sent: 1 };
   const data = t.data ?? {};
-  if (t.type.endsWith('.delivered')) {
-    return { ...base, outcome: 'delivered', ack, delivered: t.id, ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}) };
+  if (verb.success.test(t.type)) {
+    return {
+      ...base, outcome: 'delivered', ack, delivered: t.id, at: t.time,
+      ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}),
+      ...(typeof data['moment'] === 'string' ? { moment: data['moment'] } : {}),
+    };
   }
-  return { ...base, outcome: 'dropped', ack, dropped: t.id, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
+  return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
+}
+
+/** Sends one instruction on an open consumer connection and settles it on the stream. */
+export function sendInstruction(consumer: RelayConsumer, f: Sender, req: InstructRequest): Promise<InstructOutcome> {
+  return steer(consumer, f, req, {
+    type: instructType,
+    hint: 'steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)',
+    data: { text: req.text },
+    settles: /\.instruction\.(delivered|dropped)$/,
+    success: /\.instruction\.delivered$/,
+  });
+}
+
+export type InputDelivery = 'queue' | 'steer';
+
+/**
+ * Sends user-plane input (`x.{vendor}.control.send_input`, D28–D29) to a session whose adapter
+ * drives the vendor's own input API (Cline, OpenHands), settled by `x.{vendor}.input.sent`
+ * (reported as `delivered`) or `x.{vendor}.input.dropped`.
+ */
+export function sendInput(consumer: RelayConsumer, f: Sender, req: InstructRequest & { delivery?: InputDelivery }): Promise<InstructOutcome> {
+  return steer(consumer, f, req, {
+    type: sendInputType,
+    hint: 'send_input is for sessions whose adapter drives the vendor\'s input API (Cline, OpenHands) with its control switched on',
+    data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
+    settles: /\.input\.(sent|dropped)$/,
+    success: /\.input\.sent$/,
+  });
 }
 
 export const RESPOND_TYPE = 'control.attention.respond';

@@ -2,11 +2,13 @@
 // of the same id inside the ack window (AEP-0004 §3), then the first event the command caused
 // that settles it (delivered, dropped, answered).
 import type { AepCommand, AepEvent } from '../protocol/envelope.js';
-import type { RelayConsumer, Settlement } from './connection.js';
+import type { RelayConsumer, Settlement, SubscribeRequest } from './connection.js';
 
 export interface FollowRequest {
   /** The subscription filter; it names the session and the command as `cause`. */
   filter: Record<string, unknown>;
+  /** Replay from the relay's history too (a retried command may have settled already). */
+  from?: SubscribeRequest['from'];
   /** Whether an event caused by the command settles it (delivered, dropped, answered). */
   settles: (e: AepEvent) => boolean;
   /** Whole local wait, ack and settling event together. */
@@ -32,7 +34,7 @@ export interface Followed {
 export async function sendAndFollow(consumer: RelayConsumer, cmd: AepCommand, req: FollowRequest): Promise<Followed> {
   let terminal: AepEvent | undefined;
   let wake: (() => void) | undefined;
-  const watch = await consumer.subscribe({ filter: req.filter }, {
+  const watch = await consumer.subscribe({ filter: req.filter, ...(req.from ? { from: req.from } : {}) }, {
     onEvent: (e) => {
       if (e.cause !== cmd.id || terminal || !req.settles(e)) return;
       terminal = e;

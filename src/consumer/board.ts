@@ -1,9 +1,10 @@
-// What the inspect page shows: the relay stream folded through the same steering fold the audit
-// uses (audit/lifecycle.ts), plus the relay's roster (who claims each session and what it declares).
+// A consumer's live view of the relay (the inspect page, the console, the MCP server): the stream
+// folded through the same steering fold the audit uses (audit/lifecycle.ts), plus the relay's
+// roster (who claims each session and what it declares).
 import type { AepEvent } from '../protocol/envelope.js';
 import { SteeringFold, type InstructionRecord, type SessionView } from '../audit/lifecycle.js';
-import type { RosterEntry } from '../consumer/connection.js';
-import { acceptsOf } from '../consumer/roster.js';
+import type { RosterEntry } from './connection.js';
+import { acceptsOf } from './roster.js';
 
 export interface BoardSession extends SessionView {
   /** Live claimants on the relay (0 = not live; more than 1 = ambiguous). */
