@@ -10,8 +10,12 @@ export interface ToolResult {
   isError?: boolean;
 }
 
+/**
+ * The sentence also leads the structured content: some hosts (Claude Code 2.1.332) hand the
+ * model only `structuredContent` when it is present, and the sentence is what says what to do.
+ */
 export function result(text: string, facts: Record<string, unknown>, isError = false): ToolResult {
-  return { content: [{ type: 'text', text }], structuredContent: facts, ...(isError ? { isError: true } : {}) };
+  return { content: [{ type: 'text', text }], structuredContent: { message: text, ...facts }, ...(isError ? { isError: true } : {}) };
 }
 
 /** A refusal before anything was sent: a code and a sentence. */
