@@ -4,6 +4,8 @@
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
+import type { Observable } from 'rxjs';
+import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { InstallReport } from './install.js';
 import type {
   AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
@@ -115,6 +117,34 @@ export interface Installer {
   describeTarget: string;
 }
 
+/** What a bridge source is started with: the agent server's address and key (flags or environment). */
+export interface SourceOptions {
+  url: string;
+  key?: string;
+  pollMs: number;
+  deltas: boolean;
+  onError: (e: SteeringError) => void;
+}
+
+/** A running bridge source: arrivals for the pipeline, its health for `/healthz`. */
+export interface BridgeSource {
+  arrivals$: Observable<HookArrival>;
+  health(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * A vendor observed over its own server instead of hooks (OpenHands): the environment names of
+ * its settings (each with a flag, D16) and how to start it.
+ */
+export interface SourceSpec {
+  env: { url: string; key: string; poll: string; deltas: string };
+  defaultUrl: string;
+  /** Discovery interval default, seconds (the environment variable is in seconds too). */
+  defaultPollSeconds: number;
+  start(opts: SourceOptions): BridgeSource;
+}
+
 export interface VendorTable {
   /** AEP agent token: envelope `agent` and `x.{token}.…` (vendor-surfaces §0.2). */
   token: string;
@@ -146,6 +176,8 @@ export interface VendorTable {
   fallback?: MapRule;
   /** How `aep-steer install <token>` wires the vendor's hooks to the adapter. */
   installer?: Installer;
+  /** A bridge vendor's server connection; hook vendors have none. */
+  source?: SourceSpec;
 }
 
 /** `PostToolUseFailure` → `post_tool_use_failure`, `pre_llm_call` unchanged. */

@@ -11,9 +11,10 @@ export type RelayFlags = ConsumerTarget;
 /** Flags every consumer command shares; environment values are read when the command is registered. */
 export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.env): Command {
   return cmd
-    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] ?? DEFAULT_RELAY)
-    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'])
-    .option('--sender <name>', 'sender identity carried as the command\'s agent', DEFAULT_SENDER);
+    // An empty variable counts as unset (D21).
+    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] || DEFAULT_RELAY)
+    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'] || undefined)
+    .option('--sender <name>', 'sender identity carried as the command\'s agent (a tokens-file token always sends as its own identity)', DEFAULT_SENDER);
 }
 
 export function parseMs(name: string, v: string): number {

@@ -15,6 +15,13 @@ export interface ConsumerTarget {
   sender: string;
 }
 
+/**
+ * The command's `agent`: the identity the relay bound the token to (tokens file, D19), so the
+ * audit names the real sender; else the configured sender name.
+ */
+export const senderOf = (consumer: RelayConsumer, f: { sender: string }): string =>
+  consumer.principal?.bound ? consumer.principal.identity : f.sender;
+
 export async function connectConsumer(f: ConsumerTarget): Promise<RelayConsumer> {
   return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(f.token ? { token: f.token } : {}) });
 }

@@ -8,6 +8,7 @@ import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
 import { instructType, sendInputType } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
+import { senderOf } from './connect.js';
 import { acceptsOf, claimantOf } from './roster.js';
 import { sendAndFollow } from './settle.js';
 
@@ -79,7 +80,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   }
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: f.sender }, session, { type, data: verb.data, capture: 'redacted', ...(req.id ? { id: req.id } : {}) });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: verb.data, capture: 'redacted', ...(req.id ? { id: req.id } : {}) });
   const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
     // A caller-chosen id may have settled before: read the session's history for it too.
@@ -177,7 +178,7 @@ export async function sendResponse(
     return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };
   }
   // subject and cause both name the request (AEP-0004 §2, golden respond command).
-  const cmd = buildCommand({ agent: f.sender }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
   const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id, type: 'attention.answered' },
     settles: (e) => e.type === 'attention.answered',

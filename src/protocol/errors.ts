@@ -36,7 +36,11 @@ export type SteeringErrorCode =
   | 'EVENT_INVALID'
   | 'EXTENSION_INVALID'
   | 'CONFIG_INVALID'
-  | 'PORT_IN_USE';
+  | 'PORT_IN_USE'
+  /** An observed agent server (OpenHands) cannot be reached; the bridge keeps retrying. */
+  | 'SOURCE_UNREACHABLE'
+  /** An observed agent server refused the bridge's key (HTTP 401, socket close 4001). */
+  | 'SOURCE_UNAUTHORIZED';
 
 export class SteeringError extends Error {
   readonly code: SteeringErrorCode;

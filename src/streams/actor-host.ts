@@ -230,7 +230,7 @@ export class ActorHost {
       for (const o of item.hook.observations) {
         // A malformed observation is reported and skipped; steering for this hook goes on.
         try {
-          const f: EventFields = { type: o.type, at: item.at, id: newId(item.at) };
+          const f: EventFields = { type: o.type, at: item.at, id: o.id ?? newId(item.at) };
           if (o.data !== undefined) f.data = o.data;
           if (o.subject !== undefined) f.subject = o.subject;
           if (o.severity !== undefined) f.severity = o.severity;
@@ -248,6 +248,7 @@ export class ActorHost {
             continue;
           }
           if (o.run !== undefined) f.run = o.run;
+          if (o.step !== undefined) f.step = o.step;
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);

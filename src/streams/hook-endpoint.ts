@@ -35,6 +35,8 @@ export interface HookEndpointOptions {
   budgetMs?: number;
   /** The vendor's neutral reply, used on every failure. */
   neutral: () => HookReply;
+  /** Extra fields for `GET /healthz` (a bridge reports its relay and its source). */
+  health?: () => Record<string, unknown>;
   onError?: (e: SteeringError) => void;
 }
 
@@ -147,7 +149,7 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   function serverOnRequest(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'GET' && url.pathname === '/healthz') {
-      void writeJson(res, 200, { ok: true });
+      void writeJson(res, 200, { ok: true, ...opts.health?.() });
       return;
     }
     const parts = url.pathname.split('/');

@@ -33,6 +33,13 @@ export interface AdapterOptions {
   inspect?: InspectionOption;
   /** Per-hook budget before the neutral reply goes out (D15). */
   hookBudgetMs?: number;
+  /**
+   * Arrivals that come from elsewhere than the hook endpoint (a bridge's event socket), classified
+   * by the same vendor table and stepped through the same sessions.
+   */
+  arrivals$?: Observable<HookArrival>;
+  /** Extra `GET /healthz` fields. */
+  health?: () => Record<string, unknown>;
   /** fsync each log batch (default true). */
   fsync?: boolean;
   /** How a log batch is made durable (default `fs.fsync`); tests slow it down to check D4/D12 ordering. */
@@ -85,6 +92,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     endpoint = await startHookEndpoint({
       port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
+      ...(opts.health === undefined ? {} : { health: opts.health }),
     });
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
@@ -101,7 +109,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const commit = toEventLog(log);
   const synced = opts.fsync ?? true;
 
-  const hookItems$ = endpoint.arrivals$.pipe(
+  const hookItems$ = (opts.arrivals$ ? merge(endpoint.arrivals$, opts.arrivals$) : endpoint.arrivals$).pipe(
     map((a) => {
       arrivals.set(a.id, a);
       return a;

@@ -36,6 +36,10 @@ export interface ObservationSpec {
   data?: EventData;
   subject?: string;
   run?: string;
+  /** The envelope `step` (a grouping fact the vendor states, e.g. one model response's calls). */
+  step?: string;
+  /** A preset event id, when a later event must name this one (an attention request's subject). */
+  id?: string;
   severity?: Severity;
   capture?: CaptureLevel;
 }

@@ -220,26 +220,35 @@ test('session_events: recent events at the capture ceiling; metadata carries no 
   assert.equal((last.facts['events'] as { id: string }[]).map((e) => e.id), events.slice(-2).map((e) => e.id));
 });
 
-test('a watch-only token: the relay refuses the command, and the tool error carries its code', async () => {
+test('tokens file: a watch-only token is refused by the relay with its code; a granted one sends as its own identity', async () => {
   const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', tokens: [
-    { token: 'adapter-token', identity: 'adapter', commands: [] },
+    { token: 'adapter-token', identity: 'adapter', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
     { token: 'watch-token', identity: 'watcher', commands: [] },
+    { token: 'lead-token', identity: 'lead-orchestrator', commands: ['x.*.control.instruct'] },
   ] });
   const target = await startTestTarget({ url: relay.socketUrl, token: 'adapter-token', agent: 'claude-code', accepts: ['x.claude-code.control.instruct'], sessions: ['w-1'] });
   const watcher = await startMcp(['--relay', relay.socketUrl, '--token', 'watch-token', '--sender', 'watcher']);
+  const lead = await startMcp(['--relay', relay.socketUrl, '--token', 'lead-token']);
   try {
     let listed = await watcher.call('list_sessions', {});
     for (let i = 0; i < 40 && !(listed.facts['sessions'] as unknown[] | undefined)?.length; i++) {
       await new Promise((r) => setTimeout(r, 50));
       listed = await watcher.call('list_sessions', {});
     }
-    assert.is((listed.facts['sessions'] as Record<string, unknown>[])[0]!['session'], 'w-1');
+    assert.is((listed.facts['sessions'] as Record<string, unknown>[])[0]?.['session'], 'w-1', listed.text);
     const r = await watcher.call('instruct', { session: 'w-1', text: 'hello', wait_ms: 3000 });
     assert.ok(r.isError, r.text);
     assert.is(r.facts['code'], 'unauthorized');
     assert.match(r.text, /^Refused \(unauthorized\): .+ token this server uses may not send/);
     assert.is(target.received.length, 0);
+    // The granted token: the relay forwards it, and the command names the token's identity (D19).
+    const ok = await lead.call('instruct', { session: 'w-1', text: 'hello', wait_ms: 300 });
+    assert.is(ok.facts['outcome'], 'timeout', ok.text);
+    assert.is(ok.facts['stage'], 'delivery');
+    assert.is(target.received.length, 1);
+    assert.is(target.received[0]!.agent, 'lead-orchestrator');
   } finally {
+    await lead.close();
     await watcher.close();
     await target.close();
     await relay.close();
