@@ -27,6 +27,7 @@ export const CATALOGUE: readonly Entry[] = [
   { name: 'sessions', summary: 'list live sessions: vendor, state, last activity, queue (--all: ended too)', load: async () => (await import('./sessions-command.js')).registerSessions },
   { name: 'watch', summary: 'follow the relay stream live (reconnects; --history N shows recent events)', load: async () => (await import('./watch-command.js')).registerWatch },
   { name: 'audit', summary: 'replay AEP JSONL logs and check every instruction\'s lifecycle', load: async () => (await import('./audit-command.js')).registerAudit },
+  { name: 'mcp', summary: 'serve the steering tools over stdio MCP (for orchestrating agents)', load: async () => (await import('./mcp-command.js')).registerMcp },
   { name: 'inspect', summary: 'serve a live page with each session\'s machine state and queue', load: async () => (await import('./inspect-command.js')).registerInspect },
 ];
 
@@ -72,7 +73,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     // A local failure (bad flag value, unreadable settings file, port taken) is a one-line message, not a stack.
     if (err instanceof SteeringError) {
       process.stderr.write(`aep-steer: ${err.message} [${err.code}]\n`);
-      return err.code === 'CONFIG_INVALID' ? USAGE_EXIT : 1;
+      return 1;
     }
     throw err;
   }

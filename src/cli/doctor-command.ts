@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { paintFor } from '../audit/paint.js';
 import { adapterChecks, cliCheck, hookChecks, relayChecks, stateChecks, type Check } from '../doctor/checks.js';
-import { DEFAULT_RELAY } from './relay-options.js';
+import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { USAGE_EXIT } from './usage.js';
 
 export const DOCTOR_EXIT = { ok: 0, problems: 1, usage: USAGE_EXIT } as const;

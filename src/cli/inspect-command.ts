@@ -2,10 +2,10 @@
 // the relay stream the way the audit folds a log.
 import type { Command } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
-import { Board } from '../inspect/board.js';
-import { followRelay, type Follower } from '../inspect/follow.js';
+import { Board } from '../consumer/board.js';
+import { followRelay, type Follower } from '../consumer/follow.js';
 import { DEFAULT_INSPECT_PORT, startInspectServer, type InspectServer } from '../inspect/server.js';
-import { DEFAULT_RELAY } from './relay-options.js';
+import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { tokenFor } from '../relay/local-token.js';
 
 export interface InspectHandle {

@@ -2,13 +2,10 @@
 // (design record, "Consumer behavior"): the ack, then delivered or dropped, all cause-linked to
 // the command id. Nothing is inferred from local state.
 import type { Command } from 'commander';
-import type { AepEvent } from '../protocol/envelope.js';
-import { command as buildCommand } from '../protocol/build.js';
-import { instructType } from '../protocol/types.js';
-import type { RelayConsumer } from '../relay/consumer.js';
 import type { Paint } from '../audit/paint.js';
-import { acceptsOf, claimantOf, sendAndFollow } from './command-follow.js';
-import { addRelayOptions, outcomePrinter, parseMs, senderOf, withConsumer, type RelayFlags } from './relay-options.js';
+import { sendInstruction, type InstructOutcome } from '../consumer/send.js';
+import { withConsumer } from '../consumer/connect.js';
+import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome. */
 export const INSTRUCT_EXIT = {
@@ -21,83 +18,6 @@ export const INSTRUCT_EXIT = {
   unreachable: 7,
   accepted: 10,
 } as const;
-
-export type InstructOutcome =
-  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number }
-  | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string }
-  | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string }
-  | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
-  | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
-  | { outcome: 'unreachable'; session: string; detail: string };
-
-export interface InstructRequest {
-  session: string;
-  text: string;
-  vendor?: string;
-  noWait?: boolean;
-  /** Whole local wait, ack and delivery together. */
-  timeoutMs: number;
-  /** Ack window per attempt (AEP-0004 §3 default 10 s); a retry resends the same command. */
-  ackWindowMs?: number;
-  retries?: number;
-  /** Called once the ack arrived, before waiting for the delivery. */
-  onAccepted?: (info: { command: string; ack: AepEvent }) => void;
-  /** Called with the command id just before it is sent. */
-  onSending?: (info: { command: string; type: string; vendor: string }) => void;
-}
-
-/** Sends one instruction on an open consumer connection and settles it on the stream. */
-export async function sendInstruction(consumer: RelayConsumer, f: Pick<RelayFlags, 'sender'>, req: InstructRequest): Promise<InstructOutcome> {
-  const session = req.session;
-  const found = claimantOf(await consumer.roster(), session);
-  if ('code' in found) return { outcome: 'refused', session, code: found.code, detail: found.detail, by: 'roster', ...(req.vendor ? { vendor: req.vendor } : {}) };
-  const vendor = req.vendor ?? found.entry.agent;
-  if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
-  const type = instructType(vendor);
-  const accepts = acceptsOf(found.entry);
-  if (!accepts?.includes(type)) {
-    const who = `${found.entry.agent ?? 'the claimant'}${found.entry.instance ? ` (${found.entry.instance})` : ''}`;
-    return {
-      outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster',
-      detail: `${who} does not declare ${type}; steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)`,
-    };
-  }
-
-  // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: { text: req.text }, capture: 'redacted' });
-  const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
-    filter: { session, cause: cmd.id },
-    settles: (e) => /\.instruction\.(delivered|dropped)$/.test(e.type),
-    timeoutMs: req.timeoutMs,
-    ackWindowMs: req.ackWindowMs,
-    retries: req.retries,
-    beforeSend: () => req.onSending?.({ command: cmd.id, type, vendor }),
-    afterAck: (ack) => {
-      req.onAccepted?.({ command: cmd.id, ack });
-      return !req.noWait;
-    },
-  });
-  const base = { command: cmd.id, session, vendor };
-  switch (settlement.outcome) {
-    case 'timeout':
-      return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
-    case 'refused':
-      return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-    case 'rejected':
-      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
-    case 'accepted':
-      break;
-  }
-  const ack = settlement.ack.id;
-  if (req.noWait) return { ...base, outcome: 'accepted', ack };
-  if (!t) return { ...base, outcome: 'timeout', stage: 'delivery', ack, sent: 1 };
-  const data = t.data ?? {};
-  if (t.type.endsWith('.delivered')) {
-    return { ...base, outcome: 'delivered', ack, delivered: t.id, ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}) };
-  }
-  return { ...base, outcome: 'dropped', ack, dropped: t.id, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
-}
 
 export function describeOutcome(o: InstructOutcome, p: Paint): string {
   switch (o.outcome) {

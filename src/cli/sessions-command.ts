@@ -2,48 +2,12 @@
 // state, last activity and queue (D26; `--all` adds ended ones), and whether each can be steered
 // (`x.{vendor}.control.instruct` in its claimant's accepts).
 import type { Command } from 'commander';
-import type { RosterEntry } from '../relay/consumer.js';
 import { paintFor, type Paint } from '../audit/paint.js';
-import { acceptsOf } from './command-follow.js';
-import { addRelayOptions, withConsumer, type RelayFlags } from './relay-options.js';
+import { rowsFrom, type SessionRow } from '../consumer/roster.js';
+import { withConsumer } from '../consumer/connect.js';
+import { addRelayOptions, type RelayFlags } from './relay-options.js';
 
 export const SESSIONS_EXIT = { ok: 0, unreachable: 7, unauthorized: 8 } as const;
-
-export interface SessionRow {
-  session: string;
-  agent?: string;
-  instance?: string;
-  /** `ended` once the end moment passed (the relay's roster, D26). */
-  state: 'live' | 'ended';
-  /** When the session last did something (ISO time). */
-  lastEventAt?: string;
-  /** Accepted instructions still waiting for a moment. */
-  queued: number;
-  /** Claimants of this session; more than one means a command to it is refused `ambiguous`. */
-  claimants: number;
-  accepts: string[];
-  /** The steering verb this claimant takes, when declared. */
-  instruct?: string;
-  respond: boolean;
-}
-
-export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
-  const counts = new Map<string, number>();
-  for (const r of roster) counts.set(r.session, (counts.get(r.session) ?? 0) + 1);
-  return roster.map((r) => {
-    const accepts = acceptsOf(r) ?? [];
-    const row: SessionRow = {
-      session: r.session, state: r.state === 'ended' ? 'ended' : 'live', queued: typeof r.queued === 'number' ? r.queued : 0,
-      claimants: counts.get(r.session)!, accepts, respond: accepts.includes('control.attention.respond'),
-    };
-    if (r.agent !== undefined) row.agent = r.agent;
-    if (r.instance !== undefined) row.instance = r.instance;
-    if (typeof r.last_event_at === 'string') row.lastEventAt = r.last_event_at;
-    const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
-    if (instruct) row.instruct = instruct;
-    return row;
-  });
-}
 
 /** `12 s ago`, `4 min ago`, `2 h ago`: how long since the session last did something. */
 export function ago(iso: string | undefined, now: number): string {

@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
 import type { VendorTable } from '../adapters/table.js';
 import { SteeringError } from '../protocol/errors.js';
-import { RelayConsumer } from '../relay/consumer.js';
+import { RelayConsumer } from '../consumer/connection.js';
 import { isLoopbackUrl, localTokenPath, tokenFor, tokenHint } from '../relay/local-token.js';
 
 export interface Check {

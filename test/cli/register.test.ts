@@ -7,7 +7,7 @@ import { registerAudit } from '../../src/cli/audit-command.js';
 import { registerDemo } from '../../src/cli/demo-command.js';
 import { registerInspect } from '../../src/cli/inspect-command.js';
 import { registerInstruct } from '../../src/cli/instruct-command.js';
-import { DEFAULT_RELAY } from '../../src/cli/relay-options.js';
+import { DEFAULT_RELAY } from '../../src/consumer/connect.js';
 import { registerRespond } from '../../src/cli/respond-command.js';
 import { registerSessions } from '../../src/cli/sessions-command.js';
 import { registerWatch } from '../../src/cli/watch-command.js';

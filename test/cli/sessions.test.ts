@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SESSIONS_EXIT, ago, rowsFrom, renderRows, runSessions } from '../../src/cli/sessions-command.js';
+import { SESSIONS_EXIT, ago, renderRows, runSessions } from '../../src/cli/sessions-command.js';
+import { rowsFrom } from '../../src/consumer/roster.js';
 import { plain } from '../../src/audit/paint.js';
 import { command } from '../../src/protocol/index.js';
 import { sink, startTestStack } from './support.js';

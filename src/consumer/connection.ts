@@ -6,8 +6,8 @@ import { AEP_VERSION, type AepCommand, type AepEvent, type CaptureLevel } from '
 import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
-import type { RosterEntry } from './core.js';
-import { tokenHint } from './local-token.js';
+import type { RosterEntry } from '../relay/core.js';
+import { tokenHint } from '../relay/local-token.js';
 
 export type { RosterEntry };
 
