@@ -8,7 +8,7 @@ import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /** A parsed hook body as the vendor sent it. */
@@ -31,6 +31,8 @@ interface RowBase {
    * arrival never counts.
    */
   starts?: true;
+  /** The moment opens or closes a turn of the main agent (send_input's idle refusal, D28). */
+  turn?: 'opens' | 'closes';
 }
 
 /** A moment whose reply accepts context that the main agent consumes (D7). */
@@ -152,6 +154,11 @@ export interface VendorTable {
   version: string;
   /** `instruct` for context-injecting vendors, `send_input` for user-plane ones (D1). */
   steering: 'instruct' | 'send_input';
+  /**
+   * The user-plane verb `x.{token}.control.send_input` and how the vendor treats that input
+   * (D28, D29). A table may offer it beside instruct; its transport is the adapter's to supply.
+   */
+  sendInput?: InputPolicy;
   /** Default hook port (D15). */
   port: number;
   /** Attention timeout default (D14). */
@@ -263,17 +270,22 @@ function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentR
       return { kind: 'held', hold: spec.hold, request: spec.request };
     }
     case 'observe': {
-      const starts = row.starts === true && !table.subagent(input);
-      return starts ? { kind: 'moment', eligible: false, reason: row.reason, starts } : { kind: 'moment', eligible: false, reason: row.reason };
+      const main = !table.subagent(input);
+      const cls: HookClass = { kind: 'moment', eligible: false, reason: row.reason };
+      return withTurn(row, main, row.starts === true && main ? { ...cls, starts: true } : cls);
     }
     case 'context': {
       if (table.subagent(input)) return { kind: 'moment', eligible: false, reason: 'fired inside a subagent (D7)' };
       const why = row.unless?.(input);
       const cls: HookClass = why === undefined ? { kind: 'moment', eligible: true } : { kind: 'moment', eligible: false, reason: why };
-      return row.starts === true ? { ...cls, starts: true } : cls;
+      return withTurn(row, true, row.starts === true ? { ...cls, starts: true } : cls);
     }
   }
 }
+
+/** A subagent's turns are not the main agent's: only the main agent's moments open or close one. */
+const withTurn = (row: RowBase, main: boolean, cls: HookClass): HookClass =>
+  row.turn !== undefined && main && cls.kind === 'moment' ? { ...cls, turn: row.turn } : cls;
 
 function observationsOf(table: VendorTable, input: HookInput, event: string): ObservationSpec[] {
   const rule = table.maps[event];
@@ -295,6 +307,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     port: table.port,
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
+    ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');

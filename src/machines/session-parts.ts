@@ -3,6 +3,7 @@
 // session.ts names them; nothing here reads a clock, mints an id or knows a vendor by name.
 import { closedType, deliveredType, droppedType, reopenedType } from '../protocol/index.js';
 import { decisionsFrom, withDecision } from './decisions.js';
+import { droppedInputs } from './user-input.js';
 import { decideInstruct, decideRespond } from './gate.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
@@ -22,6 +23,8 @@ export const seedContext = (seed: SessionSeed): SessionContext => ({
   inFlight: [],
   holds: [],
   decisions: decisionsFrom(seed.decisions ?? {}),
+  inputs: [],
+  turnOpen: false,
   endedOnce: false,
 });
 
@@ -91,11 +94,13 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 
 /** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
-  if (ended || !input.eligible || ctx.queue.length === 0) return { outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
+  // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
+  const turn: Partial<SessionContext> = input.turn === undefined ? {} : { turnOpen: input.turn === 'opens' };
+  if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
   return {
-    context: { queue: rest, inFlight: [...ctx.inFlight, { hookId: input.hookId, items: taken }] },
+    context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, { hookId: input.hookId, items: taken }] },
     outputs: [
       { type: 'journal.inflight', hookId: input.hookId, ids },
       { type: 'reply.context', hookId: input.hookId, text, ids },
@@ -158,7 +163,8 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
  * start moment drops at its later end moments without a second `session.ended`.
  */
 export function end(ctx: SessionContext, input: EndInput): Step {
-  const outputs: SessionOutput[] = dropped(ctx, ctx.queue, 'session-ended');
+  // Inputs the vendor still held unread end with the session too (D28).
+  const outputs: SessionOutput[] = [...dropped(ctx, ctx.queue, 'session-ended'), ...droppedInputs(ctx, ctx.inputs, 'session-ended')];
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -171,7 +177,7 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  return { context: { queue: [], holds: [], endedOnce: true }, outputs };
+  return { context: { queue: [], holds: [], inputs: [], turnOpen: false, endedOnce: true }, outputs };
 }
 
 /** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
@@ -192,8 +198,12 @@ export function tick(ctx: SessionContext, input: TtlInput): Step {
 /** D12: after a restart, in-flight instructions are reported, never re-delivered; held hooks are gone. */
 export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   const outputs: SessionOutput[] = dropped(ctx, ctx.inFlight.flatMap((b) => b.items), 'delivery-unknown');
+  // A send_input handed to the transport without an answer may or may not have reached the
+  // vendor: reported, never re-sent (D12). Sent ones still await their consumption report.
+  const sending = ctx.inputs.filter((i) => i.phase === 'sending');
+  outputs.push(...droppedInputs(ctx, sending, 'delivery-unknown'));
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
   }
-  return { context: { inFlight: [], holds: [] }, outputs };
+  return { context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending') }, outputs };
 }

@@ -1,6 +1,7 @@
 // One actor per (vendor, session): the machine is data that names its parts (session-parts.ts).
 import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
+import * as inputs from './user-input.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
@@ -37,6 +38,11 @@ export const sessionMachine = setup({
     expireHold: step('attention.timeout', parts.timeout),
     expireQueued: step('ttl.tick', parts.tick),
     reportUnknownDelivery: step('restart.recovered', parts.recover),
+    sendInput: step('command.send_input', (c, e) => inputs.sendInput(c, e, false)),
+    refuseInputEnded: step('command.send_input', (c, e) => inputs.sendInput(c, e, true)),
+    markInputSent: step('input.sent', inputs.inputSent),
+    dropInputUnsent: step('input.failed', inputs.inputFailed),
+    markInputConsumed: step('input.consumed', inputs.inputConsumed),
   },
 }).createMachine({
   id: 'session',
@@ -53,6 +59,10 @@ export const sessionMachine = setup({
     'attention.timeout': { actions: 'expireHold' },
     'ttl.tick': { actions: 'expireQueued' },
     'restart.recovered': { actions: 'reportUnknownDelivery' },
+    'command.send_input': { actions: 'sendInput' },
+    'input.sent': { actions: 'markInputSent' },
+    'input.failed': { actions: 'dropInputUnsent' },
+    'input.consumed': { actions: 'markInputConsumed' },
   },
   states: {
     idle: {
@@ -76,6 +86,7 @@ export const sessionMachine = setup({
     ended: {
       on: {
         'command.instruct': { actions: 'refuseEnded' },
+        'command.send_input': { actions: 'refuseInputEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },

@@ -29,7 +29,9 @@ export type Effect =
   /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
   | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
   /** The hook's reply waits for a decision; arm the D14 timer. */
-  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number };
+  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
+  /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
+  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
@@ -43,6 +45,10 @@ export interface HostOptions {
   surface: VendorSurface;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL); off when absent. */
+  sendInput?: boolean;
+  /** Whether the send_input transport is connected right now. */
+  inputReady?: () => boolean;
   attentionTimeoutMs?: number;
   /** Host segment of event sources; the machine's hostname otherwise. */
   host?: string;
@@ -56,6 +62,8 @@ export interface SessionView {
   queue: { id: string; acceptedAt: number; chars: number }[];
   inFlight: number;
   holds: { requestId: string; hold: string }[];
+  /** Accepted send_inputs the vendor has not settled (D28). */
+  inputs: { id: string; phase: string; chars: number }[];
 }
 
 type SessionActor = Actor<typeof sessionMachine>;
@@ -151,6 +159,7 @@ export class ActorHost {
         queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
         inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
         holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
+        inputs: context.inputs.map((i) => ({ id: i.id, phase: i.phase, chars: i.text.length })),
       };
     });
   }
@@ -181,7 +190,7 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0)) continue;
+      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending'))) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
     return out;
@@ -281,12 +290,21 @@ export class ActorHost {
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }
-    return { type: 'hook.moment', ...base, eligible: c.eligible, ...(c.starts === true ? { starts: true } : {}) };
+    return {
+      type: 'hook.moment', ...base, eligible: c.eligible, ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
+    };
   }
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    const input = this.surface.sendInput;
+    if (input !== undefined && c.type === input.type) {
+      return {
+        type: 'command.send_input', at: item.at, command: c, gateOpen: this.opts.sendInput === true,
+        ready: this.opts.inputReady?.() ?? false, policy: input.policy,
+      };
+    }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
     return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
@@ -296,7 +314,7 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond') return this.orphanCommand(session, input);
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input') return this.orphanCommand(session, input);
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
       cell = this.spawn(session);
     }
@@ -441,6 +459,15 @@ export class ActorHost {
           break;
         case 'session.closed':
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'input.send':
+          effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });
+          break;
+        case 'input.sent':
+          emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
+          break;
+        case 'input.consumed':
+          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
           break;
         case 'journal.inflight':
           records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });

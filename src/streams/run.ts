@@ -11,7 +11,8 @@ import { replayInto } from './replay.js';
 import { steer } from './route.js';
 import { toEventLog, toRelay } from './sinks.js';
 import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
-import type { VendorSurface } from './surface.js';
+import type { InputTransport, VendorSurface } from './surface.js';
+import { fromTransportFacts, sendThrough } from './input-transport.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -23,6 +24,10 @@ export interface AdapterOptions {
   logPath: string;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL, D28); needs `transport`. */
+  sendInput?: boolean;
+  /** The vendor's user-plane channel that send_input goes through (D28, D29). */
+  transport?: InputTransport;
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
@@ -63,8 +68,11 @@ export interface AdapterHandle {
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
  * with AEP_INSTRUCT (D5).
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds'>, instruct: boolean): string[] =>
-  [...(surface.holds === true ? ['control.attention.respond'] : []), ...(instruct ? [surface.steeringType] : [])];
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput'>, instruct: boolean, sendInput = false): string[] => [
+  ...(surface.holds === true ? ['control.attention.respond'] : []),
+  ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
+  ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
+];
 
 const reportToStderr = (e: SteeringError): void => {
   process.stderr.write(`aep-steer: ${e.code}: ${e.message}\n`);
@@ -81,6 +89,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   for (const p of existing.problems) onError(p);
   const host = new ActorHost({
     surface: opts.surface, instruct: opts.instruct, onError,
+    ...(opts.sendInput === true && opts.transport ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false } : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
@@ -131,6 +140,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
+    if (effect.kind === 'send') return sendThrough(opts.transport, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);
@@ -183,7 +193,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   const recovered$ = from(host.recover(Date.now()));
-  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$), host);
+  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport)), host);
   const neutral$: Observable<Out> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);

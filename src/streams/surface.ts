@@ -2,7 +2,8 @@
 // (each vendor is a data table; adapters/table.ts turns a table into a VendorSurface).
 // No machine and no stream ever sees a vendor name: they see these shapes only.
 import type { EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
-import type { EndReason } from '../machines/session-types.js';
+import type { Observable } from 'rxjs';
+import type { EndReason, InputPolicy } from '../machines/session-types.js';
 
 /** An attention request as the vendor raised it (AEP-0002 §7; D14). */
 export interface AttentionRequestSpec {
@@ -15,7 +16,7 @@ export interface AttentionRequestSpec {
   context?: EventData;
 }
 
-export type { EndReason };
+export type { EndReason, InputPolicy };
 
 /** How one hook arrival steps the session (D7, D10, D13). */
 export type HookClass =
@@ -24,7 +25,7 @@ export type HookClass =
    * `starts` marks the vendor's session-start moment, which reopens an ended session (a resumed
    * `codex exec resume`, `claude --resume`, `qwen --continue` keeps the session id).
    */
-  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean }
+  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes' }
   /** A held loop: the reply waits for a decision (D13, D14). */
   | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec }
   /** The session's end moment (D10), with the reason `session.ended` carries. */
@@ -83,6 +84,11 @@ export interface VendorSurface {
    * Absent means none.
    */
   holds?: boolean;
+  /**
+   * The user-plane verb `x.{token}.control.send_input` and how the vendor treats such input
+   * (D28, D29); absent when the vendor takes none. Its transport comes with the adapter options.
+   */
+  sendInput?: { type: string; policy: InputPolicy };
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
   classify(input: Record<string, unknown>): ClassifiedHook;
   /** Reply carrying steering text at an eligible moment (D8). */
@@ -91,4 +97,31 @@ export interface VendorSurface {
   neutralReply(hook: ClassifiedHook | undefined): HookReply;
   /** A held loop's decision reply (D13: never carries steering). `undefined` = no decision (timeout, D14). */
   decisionReply(hook: ClassifiedHook, decision: HeldDecision | undefined): HookReply;
+}
+
+/** One send_input handed to the vendor's transport. */
+export interface InputRequest {
+  session: string;
+  /** The command id, for the transport's own correlation and logs. */
+  commandId: string;
+  text: string;
+  delivery?: string;
+}
+
+/** What the vendor's transport said: it took the input, or it did not (refused or unreachable). */
+export type InputOutcome = { ok: true } | { ok: false; detail: string };
+
+/** A fact the transport observed about a session, fed to its actor. */
+export type TransportFact = { kind: 'consumed'; session: string; at: number; text: string };
+
+/**
+ * The vendor's user-plane channel (Cline hub WebSocket, OpenHands REST), supplied by the adapter
+ * that owns it. The session runtime only sends through it and listens to it.
+ */
+export interface InputTransport {
+  /** Connected now; a send_input while it is not is refused `busy`. */
+  ready(): boolean;
+  send(req: InputRequest): Promise<InputOutcome>;
+  /** Facts about sessions (inputs consumed), live. */
+  facts$?: Observable<TransportFact>;
 }
