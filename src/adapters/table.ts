@@ -8,7 +8,7 @@ import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, Controller, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport, ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /** A parsed hook body as the vendor sent it. */
@@ -82,7 +82,7 @@ export interface ControlGate {
   /** `=1` turns the gate on (flag `--control`). */
   env: string;
   /** A regular expression a tool name must match in full to be held (flag `--gate-tools`); every tool when unset. */
-  toolsEnv: string;
+  toolsEnv?: string;
 }
 
 /** How a surface is built from its table: the opt-in held gate and its tool pattern. */
@@ -125,12 +125,17 @@ export interface SourceOptions {
   key?: string;
   pollMs: number;
   deltas: boolean;
+  /** The table's control gate is on: the source also supplies the transport and controller. */
+  control: boolean;
   onError: (e: SteeringError) => void;
 }
 
 /** A running bridge source: arrivals for the pipeline, its health for `/healthz`. */
 export interface BridgeSource {
   arrivals$: Observable<HookArrival>;
+  /** send_input's channel and the forwarded controls, when the control gate is on. */
+  transport?: InputTransport;
+  controller?: Controller;
   health(): Record<string, unknown>;
   close(): Promise<void>;
 }
@@ -159,6 +164,8 @@ export interface VendorTable {
    * (D28, D29). A table may offer it beside instruct; its transport is the adapter's to supply.
    */
   sendInput?: InputPolicy;
+  /** Commands carried out on the vendor's own API under the control gate (VendorSurface.controls). */
+  controls?: readonly string[];
   /** Default hook port (D15). */
   port: number;
   /** Attention timeout default (D14). */
@@ -241,7 +248,7 @@ function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
   try {
     return { on: true, tools: new RegExp(`^(?:${pattern})$`) };
   } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv} is not a valid regular expression: ${pattern}`, { cause });
+    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv ?? "--gate-tools"} is not a valid regular expression: ${pattern}`, { cause });
   }
 }
 
@@ -308,6 +315,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
     ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
+    ...(table.controls === undefined ? {} : { controls: table.controls }),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');

@@ -5,6 +5,7 @@ import { closedType, deliveredType, droppedType, reopenedType } from '../protoco
 import { decisionsFrom, withDecision } from './decisions.js';
 import { droppedInputs } from './user-input.js';
 import { decideInstruct, decideRespond } from './gate.js';
+import { recoverForwards } from './forward.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
@@ -24,6 +25,7 @@ export const seedContext = (seed: SessionSeed): SessionContext => ({
   holds: [],
   decisions: decisionsFrom(seed.decisions ?? {}),
   inputs: [],
+  forwards: [],
   turnOpen: false,
   endedOnce: false,
 });
@@ -205,5 +207,7 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
   }
-  return { context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending') }, outputs };
+  const forwards = recoverForwards(ctx);
+  outputs.push(...forwards.outputs);
+  return { context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context }, outputs };
 }

@@ -2,6 +2,7 @@
 import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
 import * as inputs from './user-input.js';
+import * as forwards from './forward.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
@@ -43,6 +44,9 @@ export const sessionMachine = setup({
     markInputSent: step('input.sent', inputs.inputSent),
     dropInputUnsent: step('input.failed', inputs.inputFailed),
     markInputConsumed: step('input.consumed', inputs.inputConsumed),
+    forward: step('command.forward', (c, e) => forwards.forward(c, e, false)),
+    refuseForwardEnded: step('command.forward', (c, e) => forwards.forward(c, e, true)),
+    settleForward: step('forward.settled', forwards.settle),
   },
 }).createMachine({
   id: 'session',
@@ -63,6 +67,8 @@ export const sessionMachine = setup({
     'input.sent': { actions: 'markInputSent' },
     'input.failed': { actions: 'dropInputUnsent' },
     'input.consumed': { actions: 'markInputConsumed' },
+    'command.forward': { actions: 'forward' },
+    'forward.settled': { actions: 'settleForward' },
   },
   states: {
     idle: {
@@ -87,6 +93,7 @@ export const sessionMachine = setup({
       on: {
         'command.instruct': { actions: 'refuseEnded' },
         'command.send_input': { actions: 'refuseInputEnded' },
+        'command.forward': { actions: 'refuseForwardEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },

@@ -18,7 +18,11 @@ export type RuleId =
   | 'delivery-invalid'
   | 'session-idle'
   | 'transport-down'
-  | 'input-pending-identical';
+  | 'input-pending-identical'
+  /** The vendor's API said no (an HTTP 4xx/5xx answer to a forwarded command). */
+  | 'vendor-refused'
+  /** The vendor would ignore or misread the command in the status the stream last showed. */
+  | 'status-guard';
 
 export interface Rejection {
   reason: RejectReason;

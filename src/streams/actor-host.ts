@@ -7,7 +7,7 @@
 // and stepped through the machine's own transition(); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields,
+  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -31,7 +31,9 @@ export type Effect =
   /** The hook's reply waits for a decision; arm the D14 timer. */
   | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
   /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
-  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string };
+  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
+  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
+  | { kind: 'forward'; session: string; command: AepCommand };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
@@ -49,6 +51,10 @@ export interface HostOptions {
   sendInput?: boolean;
   /** Whether the send_input transport is connected right now. */
   inputReady?: () => boolean;
+  /** The vendor's control gate for the surface's `controls` (e.g. AEP_OPENHANDS_CONTROL). */
+  control?: boolean;
+  /** The vendor's guard for a forwarded command, from what the stream last showed. */
+  controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   attentionTimeoutMs?: number;
   /** Host segment of event sources; the machine's hostname otherwise. */
   host?: string;
@@ -190,7 +196,7 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending'))) continue;
+      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending') && ctx.forwards.length === 0)) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
     return out;
@@ -258,6 +264,7 @@ export class ActorHost {
           }
           if (o.run !== undefined) f.run = o.run;
           if (o.step !== undefined) f.step = o.step;
+          if (o.cause !== undefined) f.cause = o.cause;
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);
@@ -297,6 +304,11 @@ export class ActorHost {
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
+    if (this.surface.controls?.includes(c.type) === true) {
+      const gateOpen = this.opts.control === true;
+      const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
+      return { type: 'command.forward', at: item.at, command: c, gateOpen, ...(refusal === undefined ? {} : { refusal }) };
+    }
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
     const input = this.surface.sendInput;
     if (input !== undefined && c.type === input.type) {
@@ -314,7 +326,7 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input') return this.orphanCommand(session, input);
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward') return this.orphanCommand(session, input);
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
       cell = this.spawn(session);
     }
@@ -459,6 +471,9 @@ export class ActorHost {
           break;
         case 'session.closed':
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'control.forward':
+          effects.push({ kind: 'forward', session, command: o.command });
           break;
         case 'input.send':
           effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });

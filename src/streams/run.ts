@@ -11,8 +11,8 @@ import { replayInto } from './replay.js';
 import { steer } from './route.js';
 import { toEventLog, toRelay } from './sinks.js';
 import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
-import type { InputTransport, VendorSurface } from './surface.js';
-import { fromTransportFacts, sendThrough } from './input-transport.js';
+import type { Controller, InputTransport, VendorSurface } from './surface.js';
+import { forwardThrough, fromTransportFacts, sendThrough } from './input-transport.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -28,6 +28,10 @@ export interface AdapterOptions {
   sendInput?: boolean;
   /** The vendor's user-plane channel that send_input goes through (D28, D29). */
   transport?: InputTransport;
+  /** The vendor's control gate for the surface's `controls` (AEP_OPENHANDS_CONTROL); needs `controller`. */
+  control?: boolean;
+  /** Carries the surface's `controls` out on the vendor's API. */
+  controller?: Controller;
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
@@ -66,10 +70,11 @@ export interface AdapterHandle {
 /**
  * `hello.capabilities.control.accepts`: `control.attention.respond` only while a held loop is
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
- * with AEP_INSTRUCT (D5).
+ * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput'>, instruct: boolean, sendInput = false): string[] => [
-  ...(surface.holds === true ? ['control.attention.respond'] : []),
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls'>, instruct: boolean, sendInput = false, control = false): string[] => [
+  ...(surface.holds === true && surface.controls?.includes('control.attention.respond') !== true ? ['control.attention.respond'] : []),
+  ...(control ? surface.controls ?? [] : []),
   ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
 ];
@@ -90,6 +95,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const host = new ActorHost({
     surface: opts.surface, instruct: opts.instruct, onError,
     ...(opts.sendInput === true && opts.transport ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false } : {}),
+    ...(opts.control === true && opts.controller ? { control: true, controlCheck: opts.controller.check.bind(opts.controller) } : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
@@ -141,6 +147,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
     if (effect.kind === 'send') return sendThrough(opts.transport, effect, logged, Date.now);
+    if (effect.kind === 'forward') return forwardThrough(opts.controller, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);

@@ -18,6 +18,8 @@ export interface ReceiverOptions {
   pollMs: number;
   /** AEP_OPENHANDS_DELTAS: map StreamingDeltaEvent instead of suppressing it. */
   deltas?: boolean;
+  /** AEP_OPENHANDS_CONTROL: confirmation requests are answerable. */
+  answerable?: boolean;
   /** First reconnect delay; doubles up to `backoffMaxMs`. */
   backoffMs?: number;
   backoffMaxMs?: number;
@@ -33,6 +35,10 @@ export interface Receiver {
   status(conversation: string): Status | null | undefined;
   /** The open attention request of a conversation waiting for confirmation. */
   attention(conversation: string): string | undefined;
+  /** A respond is on its way (undefined clears): the flip out of waiting will be its outcome. */
+  settle(conversation: string, cause: string | undefined, answer?: Record<string, unknown>): void;
+  /** A pause, resume or interrupt is on its way (undefined clears): the next flip is its outcome. */
+  expect(conversation: string, cause: string | undefined): void;
   health(): SourceHealth;
   /** Runs one discovery pass now (tests; the timer runs them otherwise). */
   discover(): Promise<void>;
@@ -75,7 +81,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     }
     if (event === null || typeof event !== 'object' || Array.isArray(event)) return;
     const at = Date.now();
-    const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true);
+    const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true, opts.answerable === true);
     if (frame === undefined) return;
     arrivals.next({
       id: newId(at), at, body: frame as unknown as Record<string, unknown>,
@@ -158,6 +164,8 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     arrivals$: arrivals.asObservable(),
     status: (id) => attached.get(id)?.tracker.lastStatus,
     attention: (id) => attached.get(id)?.tracker.openAttention,
+    settle: (id, cause, answer) => attached.get(id)?.tracker.settle(cause, answer),
+    expect: (id, cause) => attached.get(id)?.tracker.expect(cause),
     health: () => health,
     discover,
     async close() {

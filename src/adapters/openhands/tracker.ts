@@ -16,6 +16,10 @@ export class ConversationTracker {
   private readonly seen = new Set<string>();
   private lastTs: string | undefined;
   private first = true;
+  /** A respond the server took: the flip out of waiting is its outcome (design record, one outcome source). */
+  private settling: { cause: string; answer: Record<string, unknown> } | undefined;
+  /** A pause, resume or interrupt the server took: the next status change is its outcome. */
+  private pendingCause: string | undefined;
 
   constructor(id: string) {
     this.id = id;
@@ -36,8 +40,18 @@ export class ConversationTracker {
     return this.lastTs;
   }
 
+  /** A control.attention.respond on its way: marks the open request settling (undefined clears it). */
+  settle(cause: string | undefined, answer: Record<string, unknown> = {}): void {
+    this.settling = cause !== undefined && this.attention !== undefined ? { cause, answer } : undefined;
+  }
+
+  /** A pause, resume or interrupt on its way: the next status change is cause-linked to it (undefined clears). */
+  expect(cause: string | undefined): void {
+    this.pendingCause = cause;
+  }
+
   /** Frames one event, or undefined when it was seen already (a replay overlap). */
-  frame(event: Record<string, unknown>, at: number, deltas: boolean): OpenHandsFrame | undefined {
+  frame(event: Record<string, unknown>, at: number, deltas: boolean, answerable = false): OpenHandsFrame | undefined {
     const id = typeof event.id === 'string' ? event.id : undefined;
     if (id !== undefined) {
       if (this.seen.has(id)) return undefined;
@@ -48,6 +62,7 @@ export class ConversationTracker {
     if (this.first) f.first = true;
     this.first = false;
     if (deltas) f.deltas = true;
+    if (answerable) f.answerable = true;
     if (this.run !== undefined) f.run_before = this.run;
     const next = statusOf(event);
     if (next !== undefined && next !== this.status) {
@@ -59,7 +74,14 @@ export class ConversationTracker {
       }
       if (moments.some((m) => m.type === 'attention.requested')) this.attention = newId(at);
       if (this.attention !== undefined && (next === 'waiting_for_confirmation' || this.status === 'waiting_for_confirmation')) f.attention = this.attention;
-      if (this.status === 'waiting_for_confirmation') this.attention = undefined;
+      if (this.status === 'waiting_for_confirmation') {
+        if (this.settling !== undefined) f.answered = { id: newId(at), ...this.settling };
+        this.settling = undefined;
+        this.attention = undefined;
+      }
+      // Any status change clears the note, so no stale link persists.
+      if (this.pendingCause !== undefined) f.caused_by = this.pendingCause;
+      this.pendingCause = undefined;
       this.status = next;
     }
     if (this.run !== undefined) f.run_after = this.run;
