@@ -45,7 +45,7 @@ const source: SourceSpec = {
   defaultPollSeconds: 15,
   start(opts) {
     const server = new AgentServer({ url: opts.url, ...(opts.key === undefined ? {} : { key: opts.key }) });
-    const receiver = startReceiver({ server, pollMs: opts.pollMs, deltas: opts.deltas, answerable: opts.control, onError: opts.onError });
+    const receiver = startReceiver({ server, pollMs: opts.pollMs, deltas: opts.deltas, answerable: opts.control, history: opts.history, onError: opts.onError });
     return {
       arrivals$: receiver.arrivals$,
       ...(opts.control ? openHandsControl(server, receiver) : {}),

@@ -6,6 +6,7 @@ import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
 import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
+import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type {
   AttentionRequestSpec, ClassifiedHook, Controller, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport, ObservationSpec, VendorSurface,
@@ -127,6 +128,8 @@ export interface SourceOptions {
   deltas: boolean;
   /** The table's control gate is on: the source also supplies the transport and controller. */
   control: boolean;
+  /** What the adapter's log holds from earlier runs (a restart resumes from it). */
+  history: readonly AepEvent[];
   onError: (e: SteeringError) => void;
 }
 

@@ -8,6 +8,7 @@ import { surfaceFrom, type SourceSpec, type SurfaceOptions, type VendorTable } f
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { connectRelay } from '../relay/ws-connection.js';
+import { readEventLog } from '../streams/log.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
@@ -73,6 +74,9 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   const gate = table.control;
   if (gate === undefined && (f.control === true || f.gateTools !== undefined)) {
     throw new SteeringError('CONFIG_INVALID', `${token} has no opt-in held gate: --control and --gate-tools apply to ${vendorTokens().filter((t) => tableFor(t)?.control !== undefined).join(', ')}`);
+  }
+  if (gate !== undefined && gate.toolsEnv === undefined && f.gateTools !== undefined) {
+    throw new SteeringError('CONFIG_INVALID', `${token}'s control gate holds no tools: --gate-tools does not apply`);
   }
   const control = f.control === true || (gate !== undefined && truthy(env[gate.env]));
   const gateTools = f.gateTools ?? (gate?.toolsEnv === undefined ? undefined : env[gate.toolsEnv]);
@@ -141,7 +145,8 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   const report = onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
   const inspector = cfg.inspectPort === undefined ? undefined : await createInspector({ port: cfg.inspectPort });
   const s = cfg.source;
-  const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, control: cfg.control, onError: report });
+  const history = s === undefined ? [] : readEventLog(cfg.logPath).records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
+  const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, control: cfg.control, history, onError: report });
   // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
   const sendInput = source?.transport !== undefined;
   const control = source?.controller !== undefined;

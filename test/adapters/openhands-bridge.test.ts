@@ -128,6 +128,33 @@ test('a dropped socket reconnects with resend_mode=since and adds no duplicates'
   }
 });
 
+test('a restarted bridge resumes from its log: no event twice, no second session.started, the run count goes on', async () => {
+  const { stack, id } = await wholeRun(false);
+  try {
+    const before = stack.session(id);
+    await stack.restartBridge();
+    const upgrades = () => stack.server.requests.filter((r) => r.transport === 'ws-upgrade' && r.path === `/sockets/events/${id}`);
+    const attachedBefore = upgrades().length;
+    // The new bridge attaches (since the last vendor time) and shows the current state.
+    const snapshots = before.filter((e) => e.type === 'state.snapshot').length;
+    await stack.waitFor(() => stack.session(id).filter((e) => e.type === 'state.snapshot').length > snapshots);
+    assert.ok(upgrades().length > attachedBefore);
+    assert.is(upgrades().at(-1)!.query.resend_mode, 'since');
+    // Redeliveries of logged events (same id, to re-claim the session) are not new events.
+    const known = new Set(before.map((e) => e.id));
+    const after = stack.session(id).slice(before.length).filter((e) => !known.has(e.id));
+    assert.equal(after.map((e) => e.type), ['state.snapshot'], 'only the fresh full_state');
+    stack.server.send(id, '[[TURN]] [[TOOLS:1]] once more', true);
+    const started = await stack.waitFor((e) => e.session === id && e.type === 'run.started' && e.run !== `run:${id}:1`);
+    assert.is(started.run, `run:${id}:2`);
+    await stack.waitFor((e) => e.session === id && e.type === 'run.finished' && e.run === `run:${id}:2`);
+    assert.is(stack.session(id).filter((e) => e.type === 'session.started').length, 1);
+    assert.equal((await auditFiles([stack.logPath])).violations, []);
+  } finally {
+    await stack.stop();
+  }
+});
+
 test('statuses close runs as the table says: error fails the run, deleting cancels it and ends the session', async () => {
   const stack = await startOpenHandsStack();
   try {

@@ -34,8 +34,12 @@ function confirmationOf(command: AepCommand): { accept: boolean; reason?: string
   return { accept: false, reason: decision.message ?? DEFAULT_REJECT_REASON };
 }
 
+/**
+ * The server's answer as the command's decision. No answer in time is accepted as "will try" (the
+ * write may still land; the status flips stay the truth and no outcome is made up without one).
+ */
 function outcomeOf(r: WriteResult): Rejection | undefined {
-  if (r.kind === 'ok') return undefined;
+  if (r.kind === 'ok' || r.kind === 'timeout') return undefined;
   if (r.kind === 'unreachable') return { reason: 'busy', rule: 'transport-down', detail: `${r.detail}; retry once it answers` };
   return { reason: 'refused', rule: 'vendor-refused', detail: `the agent server answered ${r.status}${r.detail ? `: ${r.detail}` : ''}` };
 }

@@ -6,7 +6,7 @@
 // that socket, 1013 (subscriber cap) and anything else reconnect with backoff.
 import WebSocket from 'ws';
 import { Observable, Subject } from 'rxjs';
-import { SteeringError, newId } from '../../protocol/index.js';
+import { SteeringError, newId, type AepEvent } from '../../protocol/index.js';
 import type { HookArrival } from '../../streams/hook-endpoint.js';
 import type { Status } from '../openhands-map.js';
 import { AgentServer } from './agent-server.js';
@@ -20,6 +20,8 @@ export interface ReceiverOptions {
   deltas?: boolean;
   /** AEP_OPENHANDS_CONTROL: confirmation requests are answerable. */
   answerable?: boolean;
+  /** The bridge's own logged events, so a restart resumes each conversation where it stood. */
+  history?: readonly AepEvent[];
   /** First reconnect delay; doubles up to `backoffMaxMs`. */
   backoffMs?: number;
   backoffMaxMs?: number;
@@ -63,6 +65,13 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
   let health: SourceHealth = 'unknown';
   let lastReported: string | undefined;
   let closed = false;
+  const history = new Map<string, AepEvent[]>();
+  for (const e of opts.history ?? []) {
+    if (typeof e.session !== 'string') continue;
+    const list = history.get(e.session) ?? [];
+    list.push(e);
+    history.set(e.session, list);
+  }
 
   /** One report per distinct problem, so a long outage does not flood stderr. */
   function report(e: SteeringError): void {
@@ -135,6 +144,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       return;
     }
     const a: Attached = { tracker: new ConversationTracker(id), attempt: 0, gone: false };
+    a.tracker.restore(history.get(id) ?? []);
     attached.set(id, a);
     connect(a);
   }

@@ -2,7 +2,7 @@
 // framed for the pure table (openhands-map.ts). The vendor event id is the dedupe key across
 // replay and reconnect; the last vendor timestamp is where a reconnect resumes (`since`); the
 // status plane's last value drives run synthesis, with run ids `run:<conversation>:<n>`.
-import { newId } from '../../protocol/index.js';
+import { newId, type AepEvent } from '../../protocol/index.js';
 import { statusMoments, statusOf, type OpenHandsFrame, type Status } from '../openhands-map.js';
 
 const RUN_CLOSERS = new Set(['run.finished', 'run.failed', 'run.cancelled']);
@@ -23,6 +23,30 @@ export class ConversationTracker {
 
   constructor(id: string) {
     this.id = id;
+  }
+
+  /**
+   * Picks up where a previous run of the bridge left off, from the events its log holds for this
+   * conversation: the vendor ids seen, the last vendor time, the run count and the open run and
+   * request. The status is estimated from them (the log keeps no status values): a reconnect's
+   * full_state then moves it on, so a restart adds no duplicate and no second run.started.
+   */
+  restore(events: readonly AepEvent[]): void {
+    if (events.length === 0) return;
+    this.first = false;
+    for (const e of events) {
+      const vid = e.data?.vendor_event_id;
+      if (typeof vid === 'string') this.seen.add(vid);
+      const ts = e.data?.vendor_ts;
+      if (typeof ts === 'string' && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
+      if (e.type === 'run.started') {
+        this.runs += 1;
+        this.run = e.run;
+      } else if (RUN_CLOSERS.has(e.type) && e.run === this.run) this.run = undefined;
+      if (e.type === 'attention.requested') this.attention = e.id;
+      else if ((e.type === 'attention.resolved' || e.type === 'attention.timeout') && e.subject === this.attention) this.attention = undefined;
+    }
+    this.status = this.attention !== undefined ? 'waiting_for_confirmation' : this.run !== undefined ? 'running' : 'idle';
   }
 
   /** The last execution_status the socket showed (the gate's guards read it). */
