@@ -10,6 +10,7 @@ import { acceptsOf } from '../../src/cli/command-follow.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/relay/consumer.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
+import { aepFile, readJson } from '../support/shared-dir.js';
 
 const TASK = '[[TURN]] [[TOOLS:2]] list the files, then summarise';
 
@@ -68,6 +69,40 @@ test('a whole run maps to the fixture\'s events: tools requested and completed i
     await stack.stop();
   }
 });
+
+interface FixtureEntry { input: Record<string, unknown>; expected: { type: string; data?: Record<string, unknown>; subject?: string; step?: string } | null }
+const fixture = readJson<{ events: Record<string, FixtureEntry>; fallback: FixtureEntry }>(aepFile('fixtures', 'mappings', 'openhands.json'));
+
+const noDigest = (e: Record<string, unknown>) => {
+  const data = { ...(e.data as Record<string, unknown>) };
+  delete data.args_digest;
+  return { ...e, data };
+};
+
+for (const parentIds of [false, true]) {
+  test(`every fixture event sent over the socket${parentIds ? ' with parent_id (v1.37)' : ''} reaches the relay as the fixture's AEP event`, async () => {
+    const stack = await startOpenHandsStack({ server: { parentIds } });
+    try {
+      const id = await attached(stack);
+      const entries = [...Object.entries(fixture.events), ['fallback', fixture.fallback] as const];
+      for (const [, entry] of entries) stack.server.emit(id, entry.input as { kind: string; source: string });
+      const lastMapped = entries.filter(([, e]) => e.expected !== null).at(-1)![1];
+      await stack.waitFor((e) => e.session === id && e.data?.vendor_event_id === lastMapped.input.id);
+      const events = stack.session(id);
+      for (const [name, entry] of entries) {
+        const mine = events.filter((e) => e.data?.vendor_event_id === entry.input.id);
+        if (entry.expected === null) {
+          assert.equal(mine, [], name);
+          continue;
+        }
+        assert.is(mine.length, 1, name);
+        assert.equal(noDigest(shape(mine[0]!)), noDigest(shape(entry.expected)), name);
+      }
+    } finally {
+      await stack.stop();
+    }
+  });
+}
 
 test('v1.37 events carrying parent_id give the same stream as v1.36\'s stripped ones', async () => {
   const a = await wholeRun(false);
