@@ -6,9 +6,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mapEvent } from '../../src/adapters/openhands-map.js';
 import { auditFiles } from '../../src/audit/audit.js';
-import { acceptsOf } from '../../src/cli/command-follow.js';
+import { acceptsOf } from '../../src/consumer/roster.js';
 import type { AepEvent } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
 import { aepFile, readJson } from '../support/shared-dir.js';
 

@@ -7,11 +7,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditFiles } from '../../src/audit/audit.js';
-import { acceptsOf } from '../../src/cli/command-follow.js';
+import { acceptsOf } from '../../src/consumer/roster.js';
 import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
 import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { sink } from '../cli/support.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { adapterConfig, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { recordEvents } from '../../src/demo/stack.js';
 import type { AepEvent, SteeringError } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { startMockOpenAi, type MockOpenAi } from './mock-openai.js';
 import { startOpenHandsServer, type StandIn, type StandInOptions } from './openhands-server.js';
