@@ -12,6 +12,7 @@ import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
 import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
+import { sendInput as consumerSendInput } from '../../src/consumer/send.js';
 import { sink } from '../cli/support.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
 
@@ -83,12 +84,13 @@ test('send_input during a running conversation reaches the next model request; x
   });
 });
 
-test('send_input on an idle conversation is appended and nothing runs', async () => {
+test('send_input on an idle conversation is appended and nothing runs (sent through the consumer core)', async () => {
   await withStack(async (stack, consumer) => {
     const id = await attached(stack);
-    const c = sendInput(id, STEER);
-    assert.is((await consumer.send(c)).outcome, 'accepted');
-    await stack.waitFor((e) => e.cause === c.id && e.type === 'x.openhands.input.sent');
+    const o = await consumerSendInput(consumer, { sender: 'alice' }, { session: id, text: STEER, timeoutMs: 10_000 });
+    assert.is(o.outcome, 'delivered', JSON.stringify(o));
+    const sent = stack.session(id).find((e) => e.type === 'x.openhands.input.sent')!;
+    assert.is(sent.cause, o.outcome === 'delivered' ? o.command : '');
     await stack.waitFor((e) => e.session === id && e.type === 'x.openhands.message.event' && e.data?.role === 'user' && e.data?.vendor_event_id === stack.server.conversation(id)!.events.at(-1)!.id);
     await new Promise((r) => setTimeout(r, 150));
     assert.is(stack.server.conversation(id)!.status, 'idle');
