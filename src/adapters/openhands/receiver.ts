@@ -63,7 +63,8 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
   const backoff = opts.backoffMs ?? 250;
   const backoffMax = opts.backoffMaxMs ?? 15_000;
   let health: SourceHealth = 'unknown';
-  let lastReported: string | undefined;
+  /** Problems reported since the server last answered well: each once, however long it lasts. */
+  const reported = new Set<string>();
   let closed = false;
   const history = new Map<string, AepEvent[]>();
   for (const e of opts.history ?? []) {
@@ -75,8 +76,8 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
 
   /** One report per distinct problem, so a long outage does not flood stderr. */
   function report(e: SteeringError): void {
-    if (e.message === lastReported) return;
-    lastReported = e.message;
+    if (reported.has(e.message)) return;
+    reported.add(e.message);
     opts.onError(e);
   }
 
@@ -153,7 +154,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     try {
       const list = await opts.server.conversations();
       health = 'ok';
-      lastReported = undefined;
+      reported.clear();
       for (const c of list) attach(c.id);
     } catch (err) {
       const e = err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err), { cause: err });
