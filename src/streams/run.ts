@@ -112,7 +112,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   try {
     endpoint = await startHookEndpoint({
       port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
-      status: () => ({ vendor: opts.surface.token, instruct: opts.instruct, sessions: host.sessionKeys().length }),
+      status: () => ({
+        vendor: opts.surface.token, instruct: opts.instruct, sendInput: opts.sendInput === true && opts.transport !== undefined,
+        sessions: host.sessionKeys().length,
+      }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
       ...(opts.health === undefined ? {} : { health: opts.health }),
     });

@@ -13,6 +13,8 @@ import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { sendInput as consumerSendInput } from '../../src/consumer/send.js';
+import { join } from 'node:path';
+import { DOCTOR_EXIT, runDoctor } from '../../src/cli/doctor-command.js';
 import { sink } from '../cli/support.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
 
@@ -228,6 +230,27 @@ test('gate off: every control verb is refused gate-off, nothing is written', asy
   } finally {
     await consumer.close();
     await stack.stop();
+  }
+});
+
+test('aep-steer doctor openhands: no hooks to check; the steering gate is AEP_OPENHANDS_CONTROL, named with its fix', async () => {
+  for (const control of [true, false]) {
+    const stack = await startOpenHandsStack({ control });
+    try {
+      const out = sink();
+      const code = await runDoctor('openhands', { relay: stack.relay.socketUrl, token: stack.token, port: String(stack.bridge.adapter.port), json: true }, {
+        out: out.stream, err: sink().stream, env: { ...process.env, AEP_STATE_DIR: join(stack.dir, 'state'), AEP_HOOK_PORT: '' },
+      });
+      const checks = (JSON.parse(out.text()) as { checks: { name: string; ok: boolean; detail: string; fix?: string }[] }).checks;
+      const gate = checks.find((c) => c.name === 'steering gate')!;
+      assert.is(gate.ok, control, gate.detail);
+      if (!control) assert.is(gate.fix, 'restart it: AEP_OPENHANDS_CONTROL=1 aep-steer adapter openhands &');
+      assert.match(checks.find((c) => c.name === 'hooks')!.detail, /observed over its own server \(AEP_OPENHANDS_URL\)/);
+      assert.is(checks.find((c) => c.name === 'adapter')!.ok, true);
+      assert.is(code === DOCTOR_EXIT.ok, control);
+    } finally {
+      await stack.stop();
+    }
   }
 });
 
