@@ -309,6 +309,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     enterDegraded();
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
+      // A send or a forward whose step was refused is not carried out: the command is undecided.
+      if (f.kind === 'send' || f.kind === 'forward') continue;
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
