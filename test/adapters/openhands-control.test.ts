@@ -142,6 +142,17 @@ test('a confirmation answered through aep-steer respond: allow runs the pending 
   });
 });
 
+test('an append the server refuses (404) drops the input send-failed: one outcome, settled for the consumer', async () => {
+  await withStack(async (stack, consumer) => {
+    const id = await attached(stack);
+    stack.server.forget(id);
+    const o = await consumerSendInput(consumer, { sender: 'alice' }, { session: id, text: STEER, timeoutMs: 10_000 });
+    assert.equal([o.outcome, o.outcome === 'dropped' ? o.reason : undefined], ['dropped', 'send-failed'], JSON.stringify(o));
+    assert.not.ok(stack.session(id).some((e) => e.type === 'x.openhands.input.sent'));
+    assert.is(restWrites(stack).filter((r) => r.status === 404).length, 1);
+  });
+});
+
 test('guards from the last status: pause and interrupt only while running, resume only from paused, respond only to the live request', async () => {
   await withStack(async (stack, consumer) => {
     const id = await attached(stack, { confirmation: true, message: '[[TURN]] [[TOOLS:1]] run it' });
