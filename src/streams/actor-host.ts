@@ -7,7 +7,7 @@
 // and stepped through the machine's own transition(); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields,
+  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -29,7 +29,11 @@ export type Effect =
   /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
   | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
   /** The hook's reply waits for a decision; arm the D14 timer. */
-  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number };
+  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
+  /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
+  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
+  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
+  | { kind: 'forward'; session: string; command: AepCommand };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
@@ -45,7 +49,19 @@ export interface HostOptions {
   surface: VendorSurface;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL); off when absent. */
+  sendInput?: boolean;
+  /** Whether the send_input transport is connected right now. */
+  inputReady?: () => boolean;
+  /** The vendor's control gate for the surface's `controls` (e.g. AEP_OPENHANDS_CONTROL). */
+  control?: boolean;
+  /** The vendor's guard for a forwarded command, from what the stream last showed. */
+  controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   attentionTimeoutMs?: number;
+  /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
+  resumeWindowMs?: number;
+  /** D27: a delivering reply also tells the user, where the vendor has a field for it (default true; `--quiet` off). */
+  notice?: boolean;
   /** Host segment of event sources; the machine's hostname otherwise. */
   host?: string;
   inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
@@ -58,6 +74,8 @@ export interface SessionView {
   queue: { id: string; acceptedAt: number; chars: number }[];
   inFlight: number;
   holds: { requestId: string; hold: string }[];
+  /** Accepted send_inputs the vendor has not settled (D28). */
+  inputs: { id: string; phase: string; chars: number }[];
 }
 
 type SessionActor = Actor<typeof sessionMachine>;
@@ -186,6 +204,7 @@ export class ActorHost {
         queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
         inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
         holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
+        inputs: context.inputs.map((i) => ({ id: i.id, phase: i.phase, chars: i.text.length })),
       };
     });
   }
@@ -295,7 +314,7 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0)) continue;
+      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending') && ctx.forwards.length === 0)) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
     return out;
@@ -357,7 +376,7 @@ export class ActorHost {
       for (const o of item.hook.observations) {
         // A malformed observation is reported and skipped; steering for this hook goes on.
         try {
-          const f: EventFields = { type: o.type, at: item.at, id: newId(item.at) };
+          const f: EventFields = { type: o.type, at: item.at, id: o.id ?? newId(item.at) };
           if (o.data !== undefined) f.data = o.data;
           if (o.subject !== undefined) f.subject = o.subject;
           if (o.severity !== undefined) f.severity = o.severity;
@@ -375,6 +394,8 @@ export class ActorHost {
             continue;
           }
           if (o.run !== undefined) f.run = o.run;
+          if (o.step !== undefined) f.step = o.step;
+          if (o.cause !== undefined) f.cause = o.cause;
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);
@@ -403,16 +424,34 @@ export class ActorHost {
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
-    if (c.kind === 'end') return { type: 'hook.end', ...base, reason: c.reason };
+    if (c.kind === 'end') {
+      const windowMs = this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0;
+      return { type: 'hook.end', ...base, reason: c.reason, ...(windowMs > 0 ? { windowMs } : {}) };
+    }
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }
-    return { type: 'hook.moment', ...base, eligible: c.eligible, ...(c.starts === true ? { starts: true } : {}) };
+    return {
+      type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
+      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
+    };
   }
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
+    if (this.surface.controls?.includes(c.type) === true) {
+      const gateOpen = this.opts.control === true;
+      const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
+      return { type: 'command.forward', at: item.at, command: c, gateOpen, ...(refusal === undefined ? {} : { refusal }) };
+    }
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    const input = this.surface.sendInput;
+    if (input !== undefined && c.type === input.type) {
+      return {
+        type: 'command.send_input', at: item.at, command: c, gateOpen: this.opts.sendInput === true,
+        ready: this.opts.inputReady?.() ?? false, policy: input.policy,
+      };
+    }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
     return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
@@ -422,7 +461,7 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond') return this.orphanCommand(session, input);
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward') return this.orphanCommand(session, input);
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
       cell = this.spawn(session);
     }
@@ -532,7 +571,7 @@ export class ActorHost {
           break;
         }
         case 'instruction.delivered':
-          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+          emit({ type: o.eventType, cause: o.cause, data: o.moment === undefined ? { queued_ms: o.queuedMs } : { queued_ms: o.queuedMs, moment: o.moment } });
           break;
         case 'instruction.dropped':
           emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason } });
@@ -571,12 +610,25 @@ export class ActorHost {
         case 'session.closed':
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
           break;
+        case 'control.forward':
+          effects.push({ kind: 'forward', session, command: o.command });
+          break;
+        case 'input.send':
+          effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });
+          break;
+        case 'input.sent':
+          emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
+          break;
+        case 'input.consumed':
+          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+          break;
         case 'journal.inflight':
           records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });
           break;
         case 'reply.context': {
           const hook = this.takeHook(o.hookId);
-          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text), confirm: true });
+          const notice = this.opts.notice === false ? undefined : { count: o.ids.length, from: o.from };
+          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text, notice), confirm: true });
           break;
         }
         case 'reply.neutral':

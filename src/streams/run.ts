@@ -13,7 +13,8 @@ import { replayInto } from './replay.js';
 import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
-import type { VendorSurface } from './surface.js';
+import type { Controller, InputTransport, VendorSurface } from './surface.js';
+import { forwardThrough, fromTransportFacts, sendThrough } from './input-transport.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -25,16 +26,35 @@ export interface AdapterOptions {
   logPath: string;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL, D28); needs `transport`. */
+  sendInput?: boolean;
+  /** The vendor's user-plane channel that send_input goes through (D28, D29). */
+  transport?: InputTransport;
+  /** The vendor's control gate for the surface's `controls` (AEP_OPENHANDS_CONTROL); needs `controller`. */
+  control?: boolean;
+  /** Carries the surface's `controls` out on the vendor's API. */
+  controller?: Controller;
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
   ttlMs?: number;
+  /** AEP_RESUME_WINDOW_MS (D25); the surface's otherwise. */
+  resumeWindowMs?: number;
+  /** D27: a delivering reply also tells the user, where the vendor has a field for it (default true). */
+  notice?: boolean;
   /** Host segment of event sources. */
   host?: string;
   relay?: RelayLink;
   inspect?: InspectionOption;
   /** Per-hook budget before the neutral reply goes out (D15). */
   hookBudgetMs?: number;
+  /**
+   * Arrivals that come from elsewhere than the hook endpoint (a bridge's event socket), classified
+   * by the same vendor table and stepped through the same sessions.
+   */
+  arrivals$?: Observable<HookArrival>;
+  /** Extra `GET /healthz` fields. */
+  health?: () => Record<string, unknown>;
   /** fsync each log batch (default true). */
   fsync?: boolean;
   /** How a log batch is made durable (default `fs.fsync`); tests slow it down to check D4/D12 ordering. */
@@ -68,10 +88,14 @@ export interface AdapterHandle {
 /**
  * `hello.capabilities.control.accepts`: `control.attention.respond` only while a held loop is
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
- * with AEP_INSTRUCT (D5).
+ * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds'>, instruct: boolean): string[] =>
-  [...(surface.holds === true ? ['control.attention.respond'] : []), ...(instruct ? [surface.steeringType] : [])];
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls'>, instruct: boolean, sendInput = false, control = false): string[] => [
+  ...(surface.holds === true && surface.controls?.includes('control.attention.respond') !== true ? ['control.attention.respond'] : []),
+  ...(control ? surface.controls ?? [] : []),
+  ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
+  ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
+];
 
 const reportToStderr = (e: SteeringError): void => {
   process.stderr.write(`aep-steer: ${e.code}: ${e.message}\n`);
@@ -96,7 +120,11 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
   const host = new ActorHost({
     surface: opts.surface, instruct: opts.instruct, onError,
+    ...(opts.sendInput === true && opts.transport ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false } : {}),
+    ...(opts.control === true && opts.controller ? { control: true, controlCheck: opts.controller.check.bind(opts.controller) } : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
+    ...(opts.resumeWindowMs === undefined ? {} : { resumeWindowMs: opts.resumeWindowMs }),
+    ...(opts.notice === undefined ? {} : { notice: opts.notice }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
   });
@@ -135,7 +163,12 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   try {
     endpoint = await startHookEndpoint({
       port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
+      status: () => ({
+        vendor: opts.surface.token, instruct: opts.instruct, sendInput: opts.sendInput === true && opts.transport !== undefined,
+        sessions: host.sessionKeys().length,
+      }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
+      ...(opts.health === undefined ? {} : { health: opts.health }),
     });
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
@@ -216,7 +249,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     }
   }
 
-  const hookItems$ = endpoint.arrivals$.pipe(
+  const hookItems$ = (opts.arrivals$ ? merge(endpoint.arrivals$, opts.arrivals$) : endpoint.arrivals$).pipe(
     map((a) => {
       arrivals.set(a.id, a);
       return a;
@@ -227,17 +260,29 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const unreadable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? of(h) : EMPTY)));
   const readable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? EMPTY : of(h))));
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
-  const ttlMs = opts.ttlMs;
-  const ticks$: Observable<SessionItem> = ttlMs && ttlMs > 0
-    ? interval(Math.max(50, Math.min(ttlMs, 1000))).pipe(
-      // Only sessions with something queued can expire anything.
-      mergeMap(() => from(host.sessionKeys().filter((s) => (host.context(s)?.queue.length ?? 0) > 0)
-        .map((session): SessionItem => ({ kind: 'input', session, input: { type: 'ttl.tick', at: Date.now(), ttlMs } })))),
+  const ttlMs = opts.ttlMs ?? 0;
+  const windowMs = opts.resumeWindowMs ?? opts.surface.resumeWindowMs ?? 0;
+  const tickEvery = Math.min(...[ttlMs, windowMs].filter((ms) => ms > 0), 1000);
+  const ticks$: Observable<SessionItem> = ttlMs > 0 || windowMs > 0
+    ? interval(Math.max(50, tickEvery)).pipe(
+      mergeMap(() => {
+        const at = Date.now();
+        const items: SessionItem[] = [];
+        for (const session of host.sessionKeys()) {
+          const ctx = host.context(session);
+          // Only sessions with something queued can expire anything (D10); only an ended one's window can pass (D25).
+          if (ttlMs > 0 && (ctx?.queue.length ?? 0) > 0) items.push({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs } });
+          if (ctx?.resumeUntil !== undefined && at >= ctx.resumeUntil) items.push({ kind: 'input', session, input: { type: 'window.tick', at } });
+        }
+        return from(items);
+      }),
     )
     : EMPTY;
 
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
+    if (effect.kind === 'send') return sendThrough(opts.transport, effect, logged, Date.now);
+    if (effect.kind === 'forward') return forwardThrough(opts.controller, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);
@@ -300,7 +345,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   const recovered$ = from(host.recover(Date.now()));
-  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$), host);
+  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport)), host);
   const neutral$: Observable<Out> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);
