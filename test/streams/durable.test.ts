@@ -10,7 +10,7 @@ import type { AepEvent } from '../../src/protocol/index.js';
 import { command } from '../../src/protocol/build.js';
 import { startRelay } from '../../src/relay/server.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { acceptsFor } from '../../src/streams/run.js';
 import { parseLog, readEventLog, type WriteFn } from '../../src/streams/log.js';
 import { adapter, tempLog } from '../support/adapter.js';
