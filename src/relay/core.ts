@@ -6,7 +6,7 @@ import type { RelayRefusalCode } from '../protocol/errors.js';
 import type { AccessPolicy, Principal } from './acl.js';
 import type { Hub, Sink } from './hub.js';
 import { classify, claimsSession, routeCommand, type Claimant } from './routing.js';
-import type { Admission, RelayStore } from './store.js';
+import type { Admission, Maybe, Replay, SessionStore } from './store.js';
 import type { SubscriptionSpec } from './subscription.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
@@ -47,6 +47,15 @@ export interface Incoming {
   line: string;
 }
 
+/** Runs `f` on a value now, or when its promise settles: one code path for both kinds of store. */
+export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
+type ReplayJob = { session: string; r: Replay; marker: boolean };
+
+const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${e.id}`;
+
 export class RelayCore {
   readonly peers = new Set<Peer>();
   readonly counters = { ingested: 0, duplicates: 0, forwarded: 0, refused: 0 };
@@ -54,13 +63,30 @@ export class RelayCore {
   private scheduled = false;
 
   constructor(
-    readonly store: RelayStore,
+    readonly store: SessionStore,
     readonly hub: Hub,
     readonly policy: AccessPolicy,
     readonly limits: RelayLimits,
     /** A failed deferred write is reported, never thrown into the event loop. */
     private readonly report: (err: Error) => void = () => {},
-  ) {}
+  ) {
+    store.fabric?.attach({
+      fanOut: (line) => this.hub.fanOut(JSON.parse(line) as AepEvent, line),
+      peers: () => this.peers,
+    });
+  }
+
+  /** Every claimant a command may reach: this node's peers, then other nodes' (a fabric store). */
+  claimants(): Iterable<Peer> {
+    const remote = this.store.fabric?.remotePeers();
+    return remote === undefined ? this.peers : [...this.peers, ...remote];
+  }
+
+  /** A connection went away: it leaves routing and its claims lapse. */
+  leave(peer: Peer): void {
+    this.peers.delete(peer);
+    this.store.fabric?.release(peer);
+  }
 
   /**
    * Admits and fans out a batch already validated whole; `origin` is the WS peer that sent it.
@@ -71,7 +97,10 @@ export class RelayCore {
   accept(batch: readonly Incoming[], origin?: Peer): void {
     for (const { event: e, line } of batch) {
       const cls = classify(e);
-      if (cls === 'agent') continue;
+      if (cls === 'agent') {
+        this.store.fabric?.share(line, e);
+        continue;
+      }
       const a: Admission = { session: e.session!, source: e.source, id: e.id, raw: line };
       if (cls === 'positioned') {
         a.epoch = e.epoch ?? 0;
@@ -83,7 +112,8 @@ export class RelayCore {
       this.scheduled = true;
       setImmediate(() => {
         try {
-          this.flush();
+          const done = this.flush();
+          if (done instanceof Promise) done.catch((err: Error) => this.report(err));
         } catch (err) {
           this.report(err as Error);
         }
@@ -91,23 +121,28 @@ export class RelayCore {
     }
     for (const { event: e, line } of batch) {
       const claim = origin === undefined ? undefined : claimsSession(e);
-      if (claim !== undefined) origin!.claims.add(claim);
+      if (claim !== undefined && !origin!.claims.has(claim)) {
+        origin!.claims.add(claim);
+        this.store.fabric?.claim(origin!, claim);
+      }
       this.hub.fanOut(e, line);
     }
   }
 
   /** Writes pending admissions; returns how many were new (not redeliveries). */
-  flush(): number {
+  flush(): Maybe<number> {
     this.scheduled = false;
     if (this.pending.length === 0) return 0;
     const list = this.pending;
     this.pending = [];
-    let fresh = 0;
-    for (const f of this.store.admitAll(list)) {
-      if (f) fresh += 1;
-      this.counters[f ? 'ingested' : 'duplicates'] += 1;
-    }
-    return fresh;
+    return then(this.store.admitAll(list), (results) => {
+      let fresh = 0;
+      for (const f of results) {
+        if (f) fresh += 1;
+        this.counters[f ? 'ingested' : 'duplicates'] += 1;
+      }
+      return fresh;
+    });
   }
 
   /**
@@ -115,7 +150,7 @@ export class RelayCore {
    * then kept in the session history and fanned out; a refusal goes only to the sender.
    */
   command(cmd: Incoming, frame: string, sender: Principal | undefined): { refused?: { code: RelayRefusalCode; detail: string } } {
-    const route = routeCommand(sender, cmd.event, this.peers);
+    const route = routeCommand(sender, cmd.event, this.claimants());
     if (route.kind === 'refuse') {
       this.counters.refused += 1;
       return { refused: { code: route.code, detail: route.detail } };
@@ -126,26 +161,48 @@ export class RelayCore {
     return {};
   }
 
-  /** Replays what `spec.from` asks for, then registers the sink for live delivery (AEP-0003 §5). */
-  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string }): void {
-    this.flush();
+  /**
+   * Replays what `spec.from` asks for, then delivers live (AEP-0003 §5). A live sink is
+   * registered before the history is read and holds what arrives meanwhile; after the replay it
+   * gets what the replay did not already carry, so a store that answers later loses nothing.
+   */
+  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string }): Maybe<void> {
+    const held: [string, AepEvent][] = [];
+    const write = sink.write;
+    if (opts.live) {
+      sink.write = (text, e) => void held.push([text, e]);
+      this.hub.add(sink);
+    }
+    const finish = (jobs: ReplayJob[]): void => {
+      sink.write = write;
+      const seen = new Set<string>();
+      for (const j of jobs) {
+        this.hub.replay(sink, j.session, j.r, j.marker);
+        if (held.length > 0) for (const raw of j.r.items) seen.add(key(JSON.parse(raw) as AepEvent));
+      }
+      for (const [text, e] of held) if (!seen.has(key(e))) sink.write(text, e);
+    };
+    return then(this.flush(), () => then(this.replays(spec, opts), (jobs) => then(all(jobs), finish)));
+  }
+
+  private replays(spec: SubscriptionSpec, opts: { alsoSession?: string }): Maybe<Maybe<ReplayJob>[]> {
+    const one = (session: string, marker: boolean, after?: { epoch: number; seq: number }): Maybe<ReplayJob> =>
+      then(this.store.replay(session, after), (r) => ({ session, r, marker }));
     const from = spec.from;
-    if (from === 'all') {
-      for (const s of this.store.sessionIds()) this.hub.replay(sink, s, this.store.replay(s), false);
-    } else if (from !== undefined) {
-      for (const entry of from) this.hub.replay(sink, entry.session, this.store.replay(entry.session, entry.after), true);
-    }
-    // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
-    if (opts.alsoSession !== undefined && (from === undefined || (from !== 'all' && !from.some((p) => p.session === opts.alsoSession)))) {
-      this.hub.replay(sink, opts.alsoSession, this.store.replay(opts.alsoSession), false);
-    }
-    if (opts.live) this.hub.add(sink);
+    const extra = () => {
+      // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
+      const s = opts.alsoSession;
+      return s !== undefined && (from === undefined || (from !== 'all' && !from.some((p) => p.session === s))) ? [one(s, false)] : [];
+    };
+    if (from === 'all') return then(this.store.sessionIds(), (ids) => [...ids.map((s) => one(s, false)), ...extra()]);
+    const jobs = from === undefined ? [] : from.map((entry) => one(entry.session, true, entry.after));
+    return [...jobs, ...extra()];
   }
 
   /** One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). */
   roster(): RosterEntry[] {
     const entries: RosterEntry[] = [];
-    for (const p of this.peers) {
+    for (const p of this.claimants()) {
       if (p.role === 'consumer') continue;
       for (const session of p.claims) {
         const e: RosterEntry = { session };
@@ -179,6 +236,11 @@ export class RelayCore {
       capabilities: this.capabilities(),
     };
   }
+}
+
+/** All values, now when every one is ready, else as one promise (order kept). */
+function all<T>(list: Maybe<T>[]): Maybe<T[]> {
+  return list.some((v) => v instanceof Promise) ? Promise.all(list) : (list as T[]);
 }
 
 /** Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:` line. */

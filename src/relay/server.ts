@@ -10,7 +10,7 @@ import { accessPolicy, bearerToken, type Principal, type TokenEntry } from './ac
 import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type RelayLimits } from './core.js';
 import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type Sink } from './hub.js';
 import { SocketConnection } from './socket.js';
-import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, RelayStore, type Position } from './store.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, RelayStore, type Position, type SessionStore } from './store.js';
 import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
 
 export const DEFAULT_PORT = 8787;
@@ -22,6 +22,8 @@ export interface RelayOptions {
   port?: number;
   /** A SQLite file path, or `:memory:`. */
   storePath?: string;
+  /** Another store behind the same core (for example JetStream, `--nats`); the relay closes it. */
+  store?: SessionStore;
   bufferCap?: number;
   sessionCap?: number;
   /** Single shared token with full control rights (`AEP_TOKEN`). */
@@ -114,7 +116,7 @@ function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[
 
 export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> {
   const log = opts.log ?? (() => {});
-  const store = RelayStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
+  const store: SessionStore = opts.store ?? RelayStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
   const policy = accessPolicy({ token: opts.token, entries: opts.tokens });
   const limits: RelayLimits = {
     maxBody: 16 << 20,
@@ -142,12 +144,12 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     const body = (await readBody(req, limits.maxBody)).toString('utf8');
     const batch = parseIngest(body, type === 'application/x-ndjson', limits.maxBatch);
     // POSTed commands are kept for audit only: control needs a duplex binding (AEP-0004 §4.1).
-    core.flush();
+    await core.flush();
     core.accept(batch);
-    json(res, 202, { accepted: batch.length, stored: core.flush() });
+    json(res, 202, { accepted: batch.length, stored: await core.flush() });
   }
 
-  function stream(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  async function stream(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const q = url.searchParams;
     let spec;
     let filter: unknown;
@@ -192,16 +194,16 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     };
     const session = (filter as { session?: unknown } | undefined)?.session;
     const alsoSession = !live && typeof session === 'string' ? session : undefined;
-    core.subscribe(sink, spec, { live, alsoSession });
-    if (!live) {
-      res.end(': replay-complete\n\n');
-      return;
-    }
-    streams.add(res);
     res.on('close', () => {
       core.hub.remove(sink);
       streams.delete(res);
     });
+    await core.subscribe(sink, spec, { live, alsoSession });
+    if (!live) {
+      res.end(': replay-complete\n\n');
+      return;
+    }
+    if (!res.writableEnded && !res.destroyed) streams.add(res);
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -214,7 +216,9 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     const principal = who(req, url);
     if (req.method === 'GET' && url.pathname === '/healthz') {
       // Counts only for an authorized caller (aep-wire §3.8).
-      return json(res, 200, principal ? { ok: true, ...stats() } : { ok: true });
+      // 503 while the store's engine is down; its state and the counts only for an authorized caller.
+      const engine = store.health();
+      return json(res, engine.ok ? 200 : 503, principal ? { ok: engine.ok, store: engine, ...stats() } : { ok: engine.ok });
     }
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
     if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep')) return json(res, 200, core.discovery());
@@ -258,7 +262,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   timer.unref();
 
   function stats(): RelayStats {
-    core.flush();
+    const flushed = core.flush();
+    if (flushed instanceof Promise) flushed.catch((err: Error) => log(`relay: store write failed: ${err.message}`));
     const c = store.counts();
     return {
       connections: sockets.size,
@@ -274,7 +279,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   const host = opts.host ?? DEFAULT_HOST;
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
-      store.close();
+      void store.close();
       reject(err.code === 'EADDRINUSE' ? new SteeringError('PORT_IN_USE', `relay port ${opts.port ?? DEFAULT_PORT} on ${host} is in use`, { cause: err }) : err);
     };
     server.once('error', onError);
@@ -310,8 +315,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        core.flush();
-        store.close();
+        await core.flush();
+        await store.close();
       })();
       return closing;
     },

@@ -70,7 +70,7 @@ export class SocketConnection implements Peer, Channel {
 
   private onClose(): void {
     this.core.hub.removeChannel(this);
-    this.core.peers.delete(this);
+    this.core.leave(this);
     this.subs.clear();
   }
 
@@ -196,7 +196,9 @@ export class SocketConnection implements Peer, Channel {
       };
       this.subs.set(id, sink);
       this.sendFrame({ type: 'subscribed', id });
-      this.core.subscribe(sink, spec, { live: true });
+      const replayed = this.core.subscribe(sink, spec, { live: true });
+      // A store that answers later and then fails: the request's error, in band.
+      if (replayed instanceof Promise) replayed.catch((err: Error) => this.sendFrame({ type: 'error', id, code: 'internal', detail: `history unavailable: ${err.message}` }));
     } catch (err) {
       if (!(err instanceof SubscribeError)) throw err;
       // In-band and per request: the connection and its other subscriptions carry on (AEP-0003 §6.5).
