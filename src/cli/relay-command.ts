@@ -6,6 +6,8 @@ import { SteeringError } from '../protocol/errors.js';
 import { loadTokensFile } from '../relay/acl.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startRelay, type RelayOptions } from '../relay/server.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
+import { DEFAULT_LEASE_MS, type NatsStoreOptions } from '../relay/nats/engine.js';
+import { NatsStore } from '../relay/nats/store.js';
 
 export const DEFAULT_STORE = join(homedir(), '.aep-steering', 'relay.db');
 
@@ -20,6 +22,10 @@ interface RelayFlags {
   maxSessions: string;
   maxBody?: string;
   maxBatch?: string;
+  nats?: string;
+  natsReplicas?: string;
+  natsLeaseMs?: string;
+  natsNamespace?: string;
 }
 
 function count(name: string, v: string, min: number): number {
@@ -45,6 +51,20 @@ export function relayOptions(f: RelayFlags): RelayOptions {
   return o;
 }
 
+/** `--nats` given: the JetStream store's options (history, claims and routing in the engine), else undefined (SQLite). */
+export function natsOptions(f: RelayFlags, o: RelayOptions): NatsStoreOptions | undefined {
+  if (f.nats === undefined || f.nats.trim() === '') return undefined;
+  const n: NatsStoreOptions = {
+    servers: f.nats,
+    namespace: f.natsNamespace ?? 'aep',
+    replicas: count('--nats-replicas', f.natsReplicas ?? '1', 1),
+    leaseMs: count('--nats-lease-ms', f.natsLeaseMs ?? String(DEFAULT_LEASE_MS), 300),
+  };
+  if (o.bufferCap !== undefined) n.bufferCap = o.bufferCap;
+  if (o.sessionCap !== undefined) n.sessionCap = o.sessionCap;
+  return n;
+}
+
 export function registerRelay(program: Command): void {
   const env = process.env;
   program
@@ -60,9 +80,16 @@ export function registerRelay(program: Command): void {
     .option('--max-sessions <n>', 'sessions kept; least recently written evicted (AEP_MAX_SESSIONS)', env.AEP_MAX_SESSIONS ?? String(DEFAULT_MAX_SESSIONS))
     .option('--max-body <bytes>', 'ingest body cap (AEP_MAX_BODY, default 16 MiB)', env.AEP_MAX_BODY)
     .option('--max-batch <n>', 'events per NDJSON POST (AEP_MAX_BATCH, default 10000)', env.AEP_MAX_BATCH)
+    .option('--nats <urls>', 'keep history, claims and routing in NATS JetStream instead of SQLite: nats://host:4222[,...] (AEP_NATS); run several relays on one', env.AEP_NATS)
+    .option('--nats-replicas <n>', 'replicas of the streams and the claims bucket (AEP_NATS_REPLICAS)', env.AEP_NATS_REPLICAS ?? '1')
+    .option('--nats-lease-ms <ms>', 'claim lease: a dead node\'s claims lapse after it (AEP_NATS_LEASE_MS)', env.AEP_NATS_LEASE_MS ?? String(DEFAULT_LEASE_MS))
+    .option('--nats-namespace <name>', 'prefix of the streams, bucket and subjects (AEP_NATS_NAMESPACE)', env.AEP_NATS_NAMESPACE ?? 'aep')
     .action(async (flags: RelayFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
-      const relay = await startRelay({ ...relayOptions(flags), log });
+      const options = relayOptions(flags);
+      const nats = natsOptions(flags, options);
+      if (nats) options.store = await NatsStore.open({ ...nats, log });
+      const relay = await startRelay({ ...options, log });
       log(`relay: socket ${relay.socketUrl}`);
       const stop = () => {
         // Graceful: SSE `: shutting-down`, WS close 1001, exit 0; forced exit 1 after 5 s.
