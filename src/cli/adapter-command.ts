@@ -69,16 +69,16 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   const surfaceOpts: SurfaceOptions = { control };
   if (gateTools !== undefined && gateTools !== '') surfaceOpts.gateTools = gateTools;
   const surface = surfaceFrom(table, surfaceOpts);
-  const port = integer('--port', f.port ?? env.AEP_HOOK_PORT ?? String(surface.port), 0, 65535);
+  const port = integer('--port', f.port ?? (env.AEP_HOOK_PORT || undefined) ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
-  const attention = f.attentionTimeoutMs ?? env.AEP_ATTENTION_TIMEOUT_MS;
-  const ttl = f.instructTtlMs ?? env.AEP_INSTRUCT_TTL_MS;
+  const attention = f.attentionTimeoutMs ?? (env.AEP_ATTENTION_TIMEOUT_MS || undefined);
+  const ttl = f.instructTtlMs ?? (env.AEP_INSTRUCT_TTL_MS || undefined);
   const relay = f.relay === false ? undefined : typeof f.relay === 'string' ? f.relay : (env.AEP_RELAY || DEFAULT_RELAY_URL);
   const cfg: AdapterConfig = {
     surface,
     port,
     secret,
-    logPath: f.log ?? env.AEP_LOG ?? join(stateDir(env), 'logs', `${token}.jsonl`),
+    logPath: f.log ?? (env.AEP_LOG || undefined) ?? join(stateDir(env), 'logs', `${token}.jsonl`),
     instruct: f.instruct === true || truthy(env.AEP_INSTRUCT),
     attentionTimeoutMs: attention === undefined ? surface.attentionTimeoutMs : integer('--attention-timeout-ms', attention, 1),
     control,
@@ -86,7 +86,7 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
-  const tok = f.token ?? env.AEP_TOKEN;
+  const tok = f.token ?? (env.AEP_TOKEN || undefined);
   if (tok !== undefined && tok !== '') cfg.token = tok;
   if (f.inspect !== undefined && f.inspect !== false) {
     cfg.inspectPort = f.inspect === true ? DEFAULT_INSPECT_PORT : integer('--inspect', f.inspect, 0, 65535);

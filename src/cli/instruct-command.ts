@@ -8,7 +8,7 @@ import { instructType } from '../protocol/types.js';
 import type { RelayConsumer } from '../relay/consumer.js';
 import type { Paint } from '../audit/paint.js';
 import { acceptsOf, claimantOf, sendAndFollow } from './command-follow.js';
-import { addRelayOptions, outcomePrinter, parseMs, withConsumer, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, parseMs, senderOf, withConsumer, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome. */
 export const INSTRUCT_EXIT = {
@@ -65,7 +65,7 @@ export async function sendInstruction(consumer: RelayConsumer, f: Pick<RelayFlag
   }
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: f.sender }, session, { type, data: { text: req.text }, capture: 'redacted' });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: { text: req.text }, capture: 'redacted' });
   const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
     settles: (e) => /\.instruction\.(delivered|dropped)$/.test(e.type),

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
 import { loadTokensFile } from '../relay/acl.js';
+import { DEFAULT_CLAIM_LEASE_MS } from '../relay/claims.js';
+import { parseAllowedOrigins } from '../relay/origin.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startRelay, type RelayOptions } from '../relay/server.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
 import { DEFAULT_LEASE_MS, type NatsStoreOptions } from '../relay/nats/engine.js';
@@ -22,11 +24,19 @@ interface RelayFlags {
   maxSessions: string;
   maxBody?: string;
   maxBatch?: string;
+  allowOrigin?: string[];
+  allowHost?: string[];
+  claimLease?: string;
   nats?: string;
   natsReplicas?: string;
   natsLeaseMs?: string;
   natsNamespace?: string;
 }
+
+/** D21: an empty environment variable counts as unset (`AEP_HOST=` never binds all interfaces). */
+const envOf = (env: NodeJS.ProcessEnv, name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+const listOf = (v: string | undefined): string[] => (v ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+const collect = (v: string, prev: string[] = []): string[] => [...prev, ...listOf(v)];
 
 function count(name: string, v: string, min: number): number {
   const n = Number(v);
@@ -37,7 +47,7 @@ function count(name: string, v: string, min: number): number {
 /** Turns flags (which already fell back to the environment) into relay options. */
 export function relayOptions(f: RelayFlags): RelayOptions {
   const o: RelayOptions = {
-    host: f.host,
+    host: f.host === '' ? DEFAULT_HOST : f.host,
     port: count('--port', f.port, 0),
     storePath: f.memory ? ':memory:' : f.store,
     bufferCap: count('--buffer', f.buffer, 1),
@@ -48,6 +58,9 @@ export function relayOptions(f: RelayFlags): RelayOptions {
   if (f.tokens !== undefined && f.tokens !== '') o.tokens = loadTokensFile(f.tokens);
   if (f.maxBody !== undefined) o.limits!.maxBody = count('--max-body', f.maxBody, 1);
   if (f.maxBatch !== undefined) o.limits!.maxBatch = count('--max-batch', f.maxBatch, 1);
+  if (f.allowOrigin !== undefined && f.allowOrigin.length > 0) o.allowOrigins = parseAllowedOrigins(f.allowOrigin);
+  if (f.allowHost !== undefined && f.allowHost.length > 0) o.allowHosts = f.allowHost;
+  if (f.claimLease !== undefined) o.claimLeaseMs = count('--claim-lease-ms', f.claimLease, 0);
   return o;
 }
 
@@ -70,20 +83,23 @@ export function registerRelay(program: Command): void {
   program
     .command('relay')
     .description('Run the AEP relay: HTTP ingest, SSE and WebSocket fan-out, command routing to one claimant (D17)')
-    .option('--host <host>', 'bind address (AEP_HOST)', env.AEP_HOST ?? DEFAULT_HOST)
-    .option('--port <port>', 'port, 0 for any free one (AEP_PORT)', env.AEP_PORT ?? String(DEFAULT_PORT))
-    .option('--token <token>', 'shared bearer token with full control rights (AEP_TOKEN)', env.AEP_TOKEN)
-    .option('--tokens <file>', 'tokens file mapping tokens to identities and command rights (AEP_TOKENS_FILE, D18)', env.AEP_TOKENS_FILE)
-    .option('--store <file>', 'SQLite history file (AEP_STORE)', env.AEP_STORE ?? DEFAULT_STORE)
+    .option('--host <host>', 'bind address (AEP_HOST)', envOf(env, 'AEP_HOST') ?? DEFAULT_HOST)
+    .option('--port <port>', 'port, 0 for any free one (AEP_PORT)', envOf(env, 'AEP_PORT') ?? String(DEFAULT_PORT))
+    .option('--token <token>', 'shared bearer token with full control rights (AEP_TOKEN)', envOf(env, 'AEP_TOKEN'))
+    .option('--tokens <file>', 'tokens file (mode 600) mapping tokens to identities, command, emit and capture rights (AEP_TOKENS_FILE, D18–D20)', envOf(env, 'AEP_TOKENS_FILE'))
+    .option('--store <file>', 'SQLite history file (AEP_STORE)', envOf(env, 'AEP_STORE') ?? DEFAULT_STORE)
     .option('--memory', 'keep history in memory only (nothing survives a restart)')
-    .option('--buffer <n>', 'events kept per session (AEP_BUFFER)', env.AEP_BUFFER ?? String(DEFAULT_BUFFER))
-    .option('--max-sessions <n>', 'sessions kept; least recently written evicted (AEP_MAX_SESSIONS)', env.AEP_MAX_SESSIONS ?? String(DEFAULT_MAX_SESSIONS))
-    .option('--max-body <bytes>', 'ingest body cap (AEP_MAX_BODY, default 16 MiB)', env.AEP_MAX_BODY)
-    .option('--max-batch <n>', 'events per NDJSON POST (AEP_MAX_BATCH, default 10000)', env.AEP_MAX_BATCH)
-    .option('--nats <urls>', 'keep history, claims and routing in NATS JetStream instead of SQLite: nats://host:4222[,...] (AEP_NATS); run several relays on one', env.AEP_NATS)
-    .option('--nats-replicas <n>', 'replicas of the streams and the claims bucket (AEP_NATS_REPLICAS)', env.AEP_NATS_REPLICAS ?? '1')
-    .option('--nats-lease-ms <ms>', 'claim lease: a dead node\'s claims lapse after it (AEP_NATS_LEASE_MS)', env.AEP_NATS_LEASE_MS ?? String(DEFAULT_LEASE_MS))
-    .option('--nats-namespace <name>', 'prefix of the streams, bucket and subjects (AEP_NATS_NAMESPACE)', env.AEP_NATS_NAMESPACE ?? 'aep')
+    .option('--buffer <n>', 'events kept per session (AEP_BUFFER)', envOf(env, 'AEP_BUFFER') ?? String(DEFAULT_BUFFER))
+    .option('--max-sessions <n>', 'sessions kept; least recently written evicted (AEP_MAX_SESSIONS)', envOf(env, 'AEP_MAX_SESSIONS') ?? String(DEFAULT_MAX_SESSIONS))
+    .option('--max-body <bytes>', 'ingest body cap (AEP_MAX_BODY, default 16 MiB)', envOf(env, 'AEP_MAX_BODY'))
+    .option('--max-batch <n>', 'events per NDJSON POST (AEP_MAX_BATCH, default 10000)', envOf(env, 'AEP_MAX_BATCH'))
+    .option('--allow-origin <origin>', 'a browser origin allowed to connect, repeatable or comma-separated (AEP_ALLOW_ORIGIN; default none, D21)', collect, listOf(envOf(env, 'AEP_ALLOW_ORIGIN')))
+    .option('--allow-host <name>', 'a Host name served besides IP literals, localhost and --host, repeatable (AEP_ALLOW_HOST, D21)', collect, listOf(envOf(env, 'AEP_ALLOW_HOST')))
+    .option('--claim-lease-ms <ms>', `how long a closed claimant's sessions stay closed to other identities (AEP_CLAIM_LEASE_MS, default ${DEFAULT_CLAIM_LEASE_MS}, D19)`, envOf(env, 'AEP_CLAIM_LEASE_MS'))
+    .option('--nats <urls>', 'keep history, claims and routing in NATS JetStream instead of SQLite: nats://host:4222[,...] (AEP_NATS); run several relays on one', envOf(env, 'AEP_NATS'))
+    .option('--nats-replicas <n>', 'replicas of the streams and the claims bucket (AEP_NATS_REPLICAS)', envOf(env, 'AEP_NATS_REPLICAS') ?? '1')
+    .option('--nats-lease-ms <ms>', 'node lease: a dead relay node\'s claims lapse after it (AEP_NATS_LEASE_MS)', envOf(env, 'AEP_NATS_LEASE_MS') ?? String(DEFAULT_LEASE_MS))
+    .option('--nats-namespace <name>', 'prefix of the streams, bucket and subjects (AEP_NATS_NAMESPACE)', envOf(env, 'AEP_NATS_NAMESPACE') ?? 'aep')
     .action(async (flags: RelayFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const options = relayOptions(flags);

@@ -19,10 +19,18 @@ export interface RelayFlags {
 /** Flags every consumer command shares; environment values are read when the command is registered. */
 export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.env): Command {
   return cmd
-    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] ?? DEFAULT_RELAY)
-    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'])
-    .option('--sender <name>', 'sender identity carried as the command\'s agent', DEFAULT_SENDER);
+    // An empty variable counts as unset (D21).
+    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] || DEFAULT_RELAY)
+    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'] || undefined)
+    .option('--sender <name>', 'sender identity carried as the command\'s agent (a tokens-file token always sends as its own identity)', DEFAULT_SENDER);
 }
+
+/**
+ * The command's `agent`: the identity the relay bound the token to (tokens file, D19), so the
+ * audit names the real sender; else `--sender`.
+ */
+export const senderOf = (consumer: RelayConsumer, f: Pick<RelayFlags, 'sender'>): string =>
+  consumer.principal?.bound ? consumer.principal.identity : f.sender;
 
 export async function connectConsumer(f: RelayFlags): Promise<RelayConsumer> {
   return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(f.token ? { token: f.token } : {}) });

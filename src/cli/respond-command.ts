@@ -6,7 +6,7 @@ import { command as buildCommand } from '../protocol/build.js';
 import type { RelayConsumer } from '../relay/consumer.js';
 import type { Paint } from '../audit/paint.js';
 import { acceptsOf, claimantOf, sendAndFollow } from './command-follow.js';
-import { addRelayOptions, outcomePrinter, parseMs, withConsumer, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, parseMs, senderOf, withConsumer, type RelayFlags } from './relay-options.js';
 
 export const RESPOND_TYPE = 'control.attention.respond';
 
@@ -59,7 +59,7 @@ export async function sendResponse(
     return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };
   }
   // subject and cause both name the request (AEP-0004 §2, golden respond command).
-  const cmd = buildCommand({ agent: f.sender }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
   const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id, type: 'attention.answered' },
     settles: (e) => e.type === 'attention.answered',

@@ -61,6 +61,11 @@ export class RelayConsumer {
   private readonly subs = new Map<string, { match: (e: AepEvent) => boolean; handlers: SubscribeHandlers }>();
   private readonly causeWaiters = new Map<string, (f: Frame) => void>();
   private readonly closeWaiters = new Set<(err: Error) => void>();
+  /**
+   * Who the relay authenticated this connection as (its hello's `capabilities.principal`). When
+   * `bound`, commands must name `identity` as their sender (D19).
+   */
+  principal: { identity: string; bound: boolean } | undefined;
 
   private constructor(private readonly ws: WebSocket, private readonly timeoutMs: number) {
     ws.on('message', (data, isBinary) => {
@@ -99,7 +104,10 @@ export class RelayConsumer {
         clearTimeout(timer);
         ws.off('error', fail);
         ws.on('error', () => {});
-        resolve(new RelayConsumer(ws, timeoutMs));
+        const c = new RelayConsumer(ws, timeoutMs);
+        const p = (m.capabilities as { principal?: { identity?: unknown; bound?: unknown } } | undefined)?.principal;
+        if (typeof p?.identity === 'string') c.principal = { identity: p.identity, bound: p.bound === true };
+        resolve(c);
       });
     });
   }

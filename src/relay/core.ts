@@ -2,10 +2,12 @@
 // one ingest path every binding feeds (AEP-0003 §3.2, §5; aep-wire §6 items 1–4, 9).
 import type { AepEvent } from '../protocol/envelope.js';
 import { CAPTURE_LEVELS } from '../protocol/envelope.js';
+import { isCommandType } from '../protocol/types.js';
 import type { RelayRefusalCode } from '../protocol/errors.js';
-import type { AccessPolicy, Principal } from './acl.js';
+import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js';
+import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.js';
 import type { Hub, Sink } from './hub.js';
-import { classify, claimsSession, routeCommand, type Claimant } from './routing.js';
+import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
 import type { Admission, Maybe, Replay, SessionStore } from './store.js';
 import type { SubscriptionSpec } from './subscription.js';
 
@@ -23,8 +25,10 @@ export interface RelayLimits {
 }
 
 /** A live duplex connection as routing and the roster see it. */
-export interface Peer extends Claimant {
+export interface Peer extends Claimant, ClaimHolder {
   claims: Set<string>;
+  /** Who authenticated on this connection (D19). */
+  principal: Principal;
   identity: { agent?: string; instance?: string };
   /** `hello.capabilities.control`, verbatim for the roster (AEP-0003 §4.1). */
   control: unknown;
@@ -56,9 +60,21 @@ type ReplayJob = { session: string; r: Replay; marker: boolean };
 
 const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${e.id}`;
 
+/** A refusal on the relay's side: an `error` frame on WebSocket, an HTTP error on ingest. */
+export interface Refusal {
+  code: RelayRefusalCode;
+  detail: string;
+}
+
+/** The outcome of one POSTed body: everything admitted, or the first refusal and nothing admitted. */
+export type IngestResult =
+  | { ok: true; accepted: number; stored: number; routed: string[] }
+  | { ok: false; line: number; cause: string; refusal: Refusal; command: boolean };
+
 export class RelayCore {
   readonly peers = new Set<Peer>();
   readonly counters = { ingested: 0, duplicates: 0, forwarded: 0, refused: 0 };
+  readonly claims: ClaimTable<Peer>;
   private pending: Admission[] = [];
   private scheduled = false;
 
@@ -69,10 +85,13 @@ export class RelayCore {
     readonly limits: RelayLimits,
     /** A failed deferred write is reported, never thrown into the event loop. */
     private readonly report: (err: Error) => void = () => {},
+    claimLeaseMs: number = DEFAULT_CLAIM_LEASE_MS,
   ) {
+    this.claims = new ClaimTable<Peer>(claimLeaseMs);
     store.fabric?.attach({
       fanOut: (line) => this.hub.fanOut(JSON.parse(line) as AepEvent, line),
       peers: () => this.peers,
+      claimLeaseMs,
     });
   }
 
@@ -82,19 +101,109 @@ export class RelayCore {
     return remote === undefined ? this.peers : [...this.peers, ...remote];
   }
 
-  /** A connection went away: it leaves routing and its claims lapse. */
+  /**
+   * D19, the one place that decides whether a party may publish a non-command event: it needs
+   * emit rights for the event's agent and session; over WebSocket a sequenced event claims the
+   * session for its connection (refused while another owns it); over HTTP, which never claims,
+   * it may not speak for a session another identity owns; outcome events of the control loop
+   * come only from the session's claimant. A refusal leaves no trace: no claim, no admission.
+   */
+  authorize(e: AepEvent, who: Principal, origin?: Peer): Refusal | undefined {
+    const emit = mayEmit(who, e.agent, e.session);
+    if (!emit.ok) return { code: 'unauthorized', detail: emit.detail };
+    const session = e.session;
+    if (session === undefined) return undefined;
+    if (origin !== undefined) {
+      if (claimsSession(e) !== undefined) {
+        // Another node's claim counts as this node's own would (a fabric store).
+        const rival = origin.claims.has(session) ? undefined : this.store.fabric?.rival(session, who);
+        if (rival !== undefined) return { code: 'unauthorized', detail: rival };
+        const v = this.claims.claim(session, origin);
+        if (!v.ok) return { code: 'unauthorized', detail: v.detail };
+        if (v.fresh) this.store.fabric?.claim(origin, session);
+      }
+      if (isOutcomeType(e.type) && !this.claims.holds(session, origin)) {
+        return { code: 'unauthorized', detail: `${e.type} for session ${session} is accepted only from the session's claimant` };
+      }
+      return undefined;
+    }
+    const owner = this.claims.ownerOf(session) ?? this.store.fabric?.ownerOf(session);
+    if (owner !== undefined && owner !== who.identity) {
+      return { code: 'unauthorized', detail: `session ${session} is owned by another identity's claim` };
+    }
+    // A one-user relay (shared token, no token) may import history for a session nobody claims.
+    if (isOutcomeType(e.type) && owner === undefined && who.bound) {
+      return { code: 'unauthorized', detail: `${e.type} for session ${session} is accepted only from the session's claimant, and it has none` };
+    }
+    return undefined;
+  }
+
+  /** One event from a WS connection: authorized (D19), then admitted and fanned out. */
+  publish(incoming: Incoming, origin: Peer): Refusal | undefined {
+    const refused = this.authorize(incoming.event, origin.principal, origin);
+    if (refused) {
+      this.counters.refused += 1;
+      return refused;
+    }
+    this.accept([incoming]);
+    return undefined;
+  }
+
+  /**
+   * A POSTed body, decided whole before anything happens (reject-whole, aep-wire §8.6): every
+   * event is authorized as over WebSocket, every command routed exactly as over WebSocket
+   * (D17); the first refusal is the answer and nothing of the body is stored, fanned out or
+   * forwarded. Otherwise events are admitted and each command goes to its one claimant.
+   */
+  ingest(batch: readonly Incoming[], who: Principal): Maybe<IngestResult> {
+    const targets: (Peer | undefined)[] = [];
+    for (const [line, item] of batch.entries()) {
+      const e = item.event;
+      if (isCommandType(e.type)) {
+        const route = routeCommand(who, e, this.claimants());
+        if (route.kind === 'refuse') {
+          this.counters.refused += 1;
+          return { ok: false, line, cause: e.id, command: true, refusal: { code: route.code, detail: route.detail } };
+        }
+        targets.push(route.target);
+        continue;
+      }
+      const refused = this.authorize(e, who);
+      if (refused) {
+        this.counters.refused += 1;
+        return { ok: false, line, cause: e.id, command: false, refusal: refused };
+      }
+      targets.push(undefined);
+    }
+    this.flushSoon();
+    this.accept(batch);
+    return then(this.flush(), (stored): IngestResult => {
+      const routed: string[] = [];
+      for (const [i, item] of batch.entries()) {
+        const target = targets[i];
+        if (target === undefined) continue;
+        target.sendText(item.line);
+        this.counters.forwarded += 1;
+        routed.push(item.event.id);
+      }
+      return { ok: true, accepted: batch.length, stored, routed };
+    });
+  }
+
+  /** The connection closed: its claims lapse (at once for its identity, after the lease for others). */
   leave(peer: Peer): void {
     this.peers.delete(peer);
+    this.claims.release(peer);
     this.store.fabric?.release(peer);
   }
 
   /**
-   * Admits and fans out a batch already validated whole; `origin` is the WS peer that sent it.
+   * Admits and fans out a batch already validated and authorized whole.
    * Admissions are written in one transaction per turn of the event loop (events arriving on
    * sockets in the same turn share it); every read of the store flushes first, so a replay
    * never misses an event that was already fanned out.
    */
-  accept(batch: readonly Incoming[], origin?: Peer): void {
+  accept(batch: readonly Incoming[]): void {
     for (const { event: e, line } of batch) {
       const cls = classify(e);
       if (cls === 'agent') {
@@ -110,23 +219,9 @@ export class RelayCore {
     }
     if (this.pending.length > 0 && !this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
-        try {
-          const done = this.flush();
-          if (done instanceof Promise) done.catch((err: Error) => this.report(err));
-        } catch (err) {
-          this.report(err as Error);
-        }
-      });
+      setImmediate(() => this.flushSoon());
     }
-    for (const { event: e, line } of batch) {
-      const claim = origin === undefined ? undefined : claimsSession(e);
-      if (claim !== undefined && !origin!.claims.has(claim)) {
-        origin!.claims.add(claim);
-        this.store.fabric?.claim(origin!, claim);
-      }
-      this.hub.fanOut(e, line);
-    }
+    for (const { event: e, line } of batch) this.hub.fanOut(e, line);
   }
 
   /** Writes pending admissions; returns how many were new (not redeliveries). */
@@ -145,28 +240,47 @@ export class RelayCore {
     });
   }
 
+  /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
+  private afterFlush(f: () => void): void {
+    try {
+      const done = then(this.flush(), f);
+      if (done instanceof Promise) done.catch((err: Error) => this.report(err));
+    } catch (err) {
+      this.report(err as Error);
+    }
+  }
+
+  /** Flushes without a caller to tell: a failed write is reported. */
+  flushSoon(): void {
+    this.afterFlush(() => {});
+  }
+
   /**
    * A command from a WS sender (D17): routed to its one claimant and forwarded as the raw frame,
    * then kept in the session history and fanned out; a refusal goes only to the sender.
    */
-  command(cmd: Incoming, frame: string, sender: Principal | undefined): { refused?: { code: RelayRefusalCode; detail: string } } {
+  command(cmd: Incoming, frame: string, sender: Principal): { refused?: Refusal } {
     const route = routeCommand(sender, cmd.event, this.claimants());
     if (route.kind === 'refuse') {
       this.counters.refused += 1;
       return { refused: { code: route.code, detail: route.detail } };
     }
-    route.target.sendText(frame);
     this.counters.forwarded += 1;
     this.accept([cmd]);
+    // In history before its target can answer it: a target on another node answers fast.
+    this.afterFlush(() => route.target.sendText(frame));
     return {};
   }
 
   /**
-   * Replays what `spec.from` asks for, then delivers live (AEP-0003 §5). A live sink is
-   * registered before the history is read and holds what arrives meanwhile; after the replay it
-   * gets what the replay did not already carry, so a store that answers later loses nothing.
+   * Replays what `spec.from` asks for, then delivers live (AEP-0003 §5). The sink's ceiling is
+   * first lowered to what its party may see (D20), on both paths. A live sink is registered
+   * before the history is read and holds what arrives meanwhile; after the replay it gets what
+   * the replay did not already carry, so a store that answers later loses nothing.
    */
-  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string }): Maybe<void> {
+  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string; viewer: Principal }): Maybe<void> {
+    const ceiling = ceilingFor(opts.viewer, spec.ceiling);
+    if (ceiling !== undefined) spec.ceiling = ceiling;
     const held: [string, AepEvent][] = [];
     const write = sink.write;
     if (opts.live) {
@@ -225,6 +339,8 @@ export class RelayCore {
       // The relay itself executes no command; the block says it routes them (AEP-0004 §4).
       control: { accepts: [] },
       roster: {},
+      // D19: how long a closed claimant's claim keeps other identities out of its sessions.
+      claims: { lease_ms: this.claims.leaseMs },
     };
   }
 

@@ -3,9 +3,10 @@
 // `(source, id)` (AEP-0001 §5.3), positioned events sort by `(epoch, seq)`, and seq-less
 // session events (commands, `attention.routed`) are kept by arrival beside them.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SteeringError } from '../protocol/errors.js';
+import type { Principal } from './acl.js';
 import type { Peer } from './core.js';
 
 export interface Position {
@@ -77,10 +78,14 @@ export interface Fabric {
   attach(local: FabricLocal): void;
   /** A copy that is fanned out but not stored here (agent-scoped), for the other nodes. */
   share(line: string, e: { session?: string }): void;
-  /** A local peer claimed a session. */
-  claim(peer: object, session: string): void;
-  /** A local peer went away: its claims lapse now. */
-  release(peer: object): void;
+  /** A local peer claimed a session (the core's claim table said yes). */
+  claim(peer: Peer, session: string): void;
+  /** A local peer went away: its claims lapse as the core's do (at once for its identity, after the lease for others). */
+  release(peer: Peer): void;
+  /** D19 across nodes: why `who` may not claim `session` because of another node's claim, or undefined. */
+  rival(session: string, who: Principal): string | undefined;
+  /** The identity owning `session` on another node, live or within its lease. */
+  ownerOf(session: string): string | undefined;
   /** Claimants held by other nodes, as peers whose `sendText` forwards to their node. */
   remotePeers(): Iterable<Peer>;
 }
@@ -90,6 +95,8 @@ export interface FabricLocal {
   fanOut(line: string): void;
   /** The local peers (a forwarded command finds its target among them). */
   peers(): Iterable<Peer>;
+  /** How long a closed claimant's claim keeps other identities out (D19, discovery's `claims.lease_ms`). */
+  claimLeaseMs: number;
 }
 
 export const DEFAULT_BUFFER = 10_000;
@@ -169,15 +176,22 @@ export class RelayStore implements SessionStore {
   }
 
   static open(opts: StoreOptions): RelayStore {
+    const onDisk = opts.path !== ':memory:';
+    // D21: the history holds instruction text: owner-only files (with the WAL and shared-memory
+    // sidecars SQLite creates beside it) in an owner-only directory when this creates it.
+    const umask = onDisk ? process.umask(0o077) : undefined;
     try {
-      if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
+      if (onDisk) mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
       const db = new Database(opts.path);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.exec(SCHEMA);
+      if (onDisk) for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
       return new RelayStore(db, opts);
     } catch (err) {
       throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      if (umask !== undefined) process.umask(umask);
     }
   }
 

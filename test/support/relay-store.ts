@@ -15,6 +15,9 @@ let own: Promise<NatsServer> | undefined;
 export async function natsUrl(): Promise<string> {
   if (process.env.AEP_TEST_NATS_URL) return process.env.AEP_TEST_NATS_URL;
   own ??= startNatsServer().then((s) => {
+    // The server must not keep this process alive; it dies with it.
+    s.proc.unref();
+    for (const p of [s.proc.stdout, s.proc.stderr]) (p as unknown as { unref?: () => void } | null)?.unref?.();
     process.once('exit', () => {
       s.proc.kill('SIGKILL');
       rmSync(s.dir, { recursive: true, force: true });

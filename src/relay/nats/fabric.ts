@@ -5,6 +5,7 @@
 import { headers } from '@nats-io/transport-node';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { KvWatchEntry } from '@nats-io/kv';
+import type { Principal } from '../acl.js';
 import type { Peer } from '../core.js';
 import type { Fabric, FabricLocal } from '../store.js';
 import type { Engine } from './engine.js';
@@ -23,6 +24,11 @@ interface ClaimRecord {
   identity: Peer['identity'];
   control?: unknown;
   emits?: unknown;
+  /** The claimant's authenticated identity and whether it is a tokens-file one (D19). */
+  owner: string;
+  bound: boolean;
+  /** Set when the connection closed: the claim keeps other identities out until `closedAt` + the claim lease. */
+  closedAt?: number;
 }
 
 /** A claimant on another node; `sendText` forwards the frame, unchanged, to that node. */
@@ -33,6 +39,7 @@ class RemotePeer implements Peer {
   readonly identity: Peer['identity'];
   readonly control: unknown;
   readonly emits: unknown;
+  readonly principal: Principal;
   constructor(readonly record: ClaimRecord, private readonly forward: (r: ClaimRecord, text: string) => void) {
     this.role = record.role;
     this.accepts = record.accepts;
@@ -40,6 +47,8 @@ class RemotePeer implements Peer {
     this.identity = record.identity;
     this.control = record.control;
     this.emits = record.emits;
+    // Routing and the roster read this; what the remote party may do was decided on its node.
+    this.principal = { identity: record.owner, commands: [], sessions: [], emit: [], bound: record.bound, authenticated: true };
   }
 
   sendText(text: string): void {
@@ -55,7 +64,7 @@ export class NatsFabric implements Fabric {
   private readonly own = new Map<string, ClaimRecord>();
   private readonly byPeer = new Map<object, Set<string>>();
   /** Other nodes' claims and when each was last heard of (local clock). */
-  private readonly remote = new Map<string, { peer: RemotePeer; heard: number }>();
+  private readonly remote = new Map<string, { peer: RemotePeer; heard: number; text: string }>();
   private readonly nodesHeard = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly stops: (() => void)[] = [];
@@ -126,9 +135,10 @@ export class NatsFabric implements Fabric {
       this.remote.delete(e.key);
       return;
     }
+    const text = e.string();
     const known = this.remote.get(e.key);
-    if (known) known.heard = at;
-    else this.remote.set(e.key, { peer: new RemotePeer(JSON.parse(e.string()) as ClaimRecord, (r, text) => this.forward(r, text)), heard: at });
+    if (known && known.text === text) known.heard = at;
+    else this.remote.set(e.key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.forward(r, t)), heard: at, text });
   }
 
   private connId(peer: object): string {
@@ -140,11 +150,11 @@ export class NatsFabric implements Fabric {
     return id;
   }
 
-  claim(peer: object, session: string): void {
-    const p = peer as Peer;
+  claim(p: Peer, session: string): void {
+    const peer: object = p;
     const conn = this.connId(peer);
     const key = `c.${sessionToken(session)}.${this.node}.${conn}`;
-    const r: ClaimRecord = { session, node: this.node, conn, role: p.role, identity: { ...p.identity } };
+    const r: ClaimRecord = { session, node: this.node, conn, role: p.role, identity: { ...p.identity }, owner: p.principal.identity, bound: p.principal.bound };
     if (p.accepts !== undefined) r.accepts = [...p.accepts];
     if (p.control !== undefined) r.control = p.control;
     if (p.emits !== undefined) r.emits = p.emits;
@@ -155,14 +165,59 @@ export class NatsFabric implements Fabric {
     this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
   }
 
-  release(peer: object): void {
+  release(peer: Peer): void {
     const keys = this.byPeer.get(peer);
     if (!keys) return;
     this.byPeer.delete(peer);
+    const lease = this.local?.claimLeaseMs ?? 0;
     for (const key of keys) {
-      this.own.delete(key);
-      this.engine.kv.delete(key).catch((err: Error) => this.report(err));
+      const r = this.own.get(key);
+      if (r === undefined) continue;
+      // Closed, still renewed through the claim lease, then gone (D19 on every node).
+      r.closedAt = Date.now();
+      this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
+      const drop = () => {
+        if (this.own.get(key) !== r) return;
+        this.own.delete(key);
+        this.engine.kv.delete(key).catch((err: Error) => this.report(err));
+      };
+      if (lease <= 0) drop();
+      else setTimeout(drop, lease).unref();
     }
+  }
+
+  /** Other nodes' claims of `session` that still count: live ones, and closed ones within their lease. */
+  private *claimsOf(session: string): Iterable<{ r: ClaimRecord; live: boolean }> {
+    const now = Date.now();
+    const lease = this.local?.claimLeaseMs ?? 0;
+    for (const c of this.remote.values()) {
+      const r = c.peer.record;
+      if (r.session !== session || !this.fresh(c.heard, r.node, now)) continue;
+      if (r.closedAt === undefined) yield { r, live: true };
+      else if (r.closedAt + lease > now) yield { r, live: false };
+    }
+  }
+
+  rival(session: string, who: Principal): string | undefined {
+    for (const { r, live } of this.claimsOf(session)) {
+      if (live && (who.bound || r.owner !== who.identity)) return `session ${session} is claimed by another live connection`;
+      if (!live && r.owner !== who.identity) {
+        const left = r.closedAt! + (this.local?.claimLeaseMs ?? 0) - Date.now();
+        return `session ${session} was claimed by another identity; its claim lapses in ${Math.ceil(left / 1000)} s`;
+      }
+    }
+    return undefined;
+  }
+
+  ownerOf(session: string): string | undefined {
+    for (const { r } of this.claimsOf(session)) return r.owner;
+    return undefined;
+  }
+
+  /** A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its lease). */
+  private fresh(heard: number, node: string, now: number): boolean {
+    const n = this.nodesHeard.get(node);
+    return now - heard <= this.leaseMs && n !== undefined && now - n <= this.leaseMs;
   }
 
   share(line: string, e: { session?: string }): void {
@@ -175,12 +230,11 @@ export class NatsFabric implements Fabric {
   *remotePeers(): Iterable<Peer> {
     const now = Date.now();
     for (const [key, c] of this.remote) {
-      const node = this.nodesHeard.get(c.peer.record.node);
-      if (now - c.heard > this.leaseMs || node === undefined || now - node > this.leaseMs) {
+      if (!this.fresh(c.heard, c.peer.record.node, now)) {
         if (now - c.heard > this.leaseMs) this.remote.delete(key);
         continue;
       }
-      yield c.peer;
+      if (c.peer.record.closedAt === undefined) yield c.peer;
     }
   }
 
@@ -207,7 +261,10 @@ export class NatsFabric implements Fabric {
 
   /** Claims held and other nodes seen, for `/healthz`. */
   state(): { claims: number; remoteClaims: number; nodes: number } {
-    return { claims: this.own.size, remoteClaims: this.remote.size, nodes: this.nodesHeard.size + 1 };
+    const now = Date.now();
+    let nodes = 1;
+    for (const at of this.nodesHeard.values()) if (now - at <= this.leaseMs) nodes += 1;
+    return { claims: this.own.size, remoteClaims: this.remote.size, nodes };
   }
 
   async stop(): Promise<void> {
