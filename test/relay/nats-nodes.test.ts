@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { NatsStore } from '../../src/relay/nats/store.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { emitterFor, freshSession, SseClient, WsPeer } from '../support/relay-harness.js';
