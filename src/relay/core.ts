@@ -100,7 +100,9 @@ export class RelayCore {
     // what it sees from its start on.
     this.summaries = new SessionSummaries((session) => {
       const r = this.store.replay(session);
-      return r instanceof Promise ? [] : r.items;
+      if (!(r instanceof Promise)) return r.items;
+      r.catch(() => {});
+      return [];
     });
     store.fabric?.attach({
       fanOut: (line) => {
