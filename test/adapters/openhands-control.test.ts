@@ -188,6 +188,8 @@ test('pause, resume and interrupt while running: the status flip on the stream n
     let held = stack.model.hold();
     stack.server.run(id);
     await held.arrived;
+    // The guard reads what the bridge last saw: wait until the stream shows the run.
+    await stack.waitFor((e) => e.session === id && e.type === 'run.started');
     const pause = cmd(id, 'control.pause');
     const pausing = consumer.send(pause);
     await new Promise((r) => setTimeout(r, 50));
