@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLAUDE_CODE_EVENTS, installClaudeCode, isOurHook, settingsPath, uninstallClaudeCode } from '../../src/adapters/installers/claude-code.js';
-import { ensureSecret, hookUrl, readSecret, shimPath } from '../../src/adapters/install.js';
+import { ensureSecret, hookUrl, readSecret, secretPath, shimPath } from '../../src/adapters/install.js';
 
 type Settings = { hooks?: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]>; [k: string]: unknown };
 
@@ -23,7 +23,8 @@ test.after.each(() => {
 });
 
 test('settings path: project, user, and CLAUDE_CONFIG_DIR', () => {
-  assert.is(settingsPath({ project: '/p' }, env()), '/p/.claude/settings.json');
+  // D21: a project install goes to the file Claude Code keeps out of git.
+  assert.is(settingsPath({ project: '/p' }, env()), '/p/.claude/settings.local.json');
   assert.is(settingsPath({ user: true }, env()), join(dir, 'home', '.claude', 'settings.json'));
   assert.is(settingsPath({}, { ...env(), CLAUDE_CONFIG_DIR: '/cfg' }), '/cfg/settings.json');
   assert.throws(() => settingsPath({ project: '/p', user: true }, env()), /not both/);
@@ -41,7 +42,9 @@ test('install writes an HTTP hook for every event and the shim for SessionStart 
     if (event === 'SessionStart' || event === 'Setup') {
       assert.is(hook!.type, 'command', event);
       assert.ok(String(hook!.command).startsWith(shimPath()), event);
-      assert.ok(String(hook!.command).includes(url), event);
+      // The shim reads the secret from the state directory; its command line never holds it.
+      assert.ok(String(hook!.command).includes(`-k ${secretPath(env())} http://127.0.0.1:8377/hook/`), event);
+      assert.not.ok(String(hook!.command).includes('s3cret'), event);
       assert.ok(String(hook!.command).endsWith(`'{}'`), 'the neutral reply is passed to the shim');
     } else {
       assert.equal({ type: hook!.type, url: hook!.url }, { type: 'http', url }, event);
@@ -57,7 +60,7 @@ test('install is idempotent and keeps the user\'s other hooks and settings', () 
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
   const mine = { type: 'command', command: 'echo mine' };
-  writeFileSync(join(proj, '.claude', 'settings.json'), JSON.stringify({ model: 'x', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }], Custom: [{ hooks: [mine] }] } }));
+  writeFileSync(join(proj, '.claude', 'settings.local.json'), JSON.stringify({ model: 'x', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }], Custom: [{ hooks: [mine] }] } }));
   const first = installClaudeCode({ ...base(), project: proj });
   const afterFirst = readFileSync(first.file, 'utf8');
   const second = installClaudeCode({ ...base(), project: proj });
@@ -85,7 +88,7 @@ test('uninstall removes only the adapter\'s hooks and leaves the rest byte-for-b
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
   const original = { permissions: { allow: ['Bash(ls)'] }, hooks: { PostToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: 'http://example.test/h' }] }] } };
-  writeFileSync(join(proj, '.claude', 'settings.json'), JSON.stringify(original));
+  writeFileSync(join(proj, '.claude', 'settings.local.json'), JSON.stringify(original));
   installClaudeCode({ ...base(), project: proj });
   const r = uninstallClaudeCode({ project: proj, env: env() });
   assert.ok(r.changed);
@@ -104,7 +107,7 @@ test('uninstall from a file with only the adapter\'s hooks drops the hooks key',
 test('malformed settings are refused and left untouched', () => {
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
-  const file = join(proj, '.claude', 'settings.json');
+  const file = join(proj, '.claude', 'settings.local.json');
   for (const text of ['{ not json', '[1,2]', '{"hooks": 3}']) {
     writeFileSync(file, text);
     assert.throws(() => installClaudeCode({ ...base(), project: proj }), /nothing was changed/);

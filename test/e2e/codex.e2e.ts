@@ -30,7 +30,7 @@ function codexWorkspace(hookPort = stack.running.adapter.port): Workspace {
   // runs below need no --dangerously-bypass-hook-trust (vendor-clis-observed §2.4).
   const report = installCodex({
     user: true, port: hookPort, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
-    env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary! },
+    env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary!, AEP_STATE_DIR: stack.stateDir },
   });
   assert.match(report.notes[0] ?? '', /^trusted 11 hooks in /);
   return ws;
