@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startTestTarget, type TestTarget } from '../support/relay-target.js';
 import { emitterFor, freshSession, SseClient, WsPeer } from '../support/relay-harness.js';
 

@@ -4,7 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SessionEmitter } from '../../src/protocol/build.js';
-import { runInstruct, sendInstruction } from '../../src/cli/instruct-command.js';
+import { INSTRUCT_EXIT, runInstruct } from '../../src/cli/instruct-command.js';
+import { sendInstruction } from '../../src/consumer/send.js';
 import type { RelayHandle } from '../../src/relay/server.js';
 import { freshSession, ndjson, post, SseClient } from '../support/relay-harness.js';
 import { sink } from '../cli/support.js';
@@ -175,7 +176,7 @@ test('spoofed sender: a command naming another sender is refused; aep-steer inst
   const code = await runInstruct('run the tests', {
     relay: relay.socketUrl, token: TOKENS.alice, sender: 'admin', session: s, wait: false, timeout: '5000', ackWindow: '5000',
   }, { out: out.stream, err: sink().stream });
-  assert.is(code, 10, out.text());
+  assert.is(code, INSTRUCT_EXIT.accepted, out.text());
   assert.equal(cc.received.map((c) => c.agent), ['alice']);
   await cc.close();
 });

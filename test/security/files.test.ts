@@ -73,7 +73,7 @@ test('a tokens file other users can read is refused with the fix; mode 600 is se
   assert.instance(err, SteeringError);
   assert.is((err as SteeringError).code, 'CONFIG_INVALID');
   assert.match((err as Error).message, `readable or writable by other users (mode 644); run: chmod 600 ${open}`);
-  const run = await runRelay(['--tokens', open], {});
+  const run = await runRelay(['--tokens', open], { AEP_STATE_DIR: fresh('aep-tokens-state-') });
   assert.is(run.listening, undefined, 'the relay must not start');
   assert.is(run.code, 1);
   assert.match(run.stderr, 'chmod 600');
@@ -81,11 +81,13 @@ test('a tokens file other users can read is refused with the fix; mode 600 is se
 });
 
 test('an empty AEP_HOST counts as unset: the relay binds 127.0.0.1, never every interface', async () => {
-  const run = await runRelay([], { AEP_HOST: '', AEP_TOKEN: '', AEP_TOKENS_FILE: '', AEP_STORE: '' });
+  const state = fresh('aep-empty-env-');
+  const run = await runRelay([], { AEP_HOST: '', AEP_TOKEN: '', AEP_TOKENS_FILE: '', AEP_STORE: '', AEP_STATE_DIR: state });
   assert.ok(run.listening, run.stderr);
   assert.match(run.listening!, /^http:\/\/127\.0\.0\.1:\d+$/);
-  // An empty AEP_TOKEN is no token: the relay says it is watch-only rather than open to "".
-  assert.match(run.stderr, 'no token: watch-only');
+  // An empty AEP_TOKEN is no token: the relay makes its local token rather than accept "".
+  assert.match(run.stderr, `local token created in ${join(state, 'token')}`);
+  assert.is(mode(join(state, 'token')), 0o600);
 });
 
 /** Every file under `root`, relative, with its text. */
@@ -114,14 +116,14 @@ test('project installs keep the hook secret out of every file a project commits'
   const written = filesUnder(project);
   assert.equal(written.map((f) => f.path).sort(), ['.claude/settings.local.json', '.codex/hooks.json', '.github/hooks/aep-steer.json', '.qwen/settings.json']);
   for (const f of written) {
-    // Claude Code keeps settings.local.json out of git itself; nothing else may hold the secret.
-    if (f.path === '.claude/settings.local.json') assert.match(f.text, SECRET);
-    else assert.not.match(f.text, SECRET, f.path);
+    // Every hook runs the shim, which reads the secret from the state directory.
+    assert.not.match(f.text, SECRET, f.path);
+    assert.match(f.text, `-k ${secretPath(env)}`, f.path);
     assert.is(mode(join(project, f.path)), 0o600, f.path);
   }
   assert.is(mode(join(project, '.claude')), 0o700);
   // Each report says where the secret is and who reads it.
-  for (const r of reports) assert.ok(r.notes.some((n) => n.includes(secretPath(env))) || r.file.endsWith('settings.local.json'), r.file);
+  for (const r of reports) assert.ok(r.notes.some((n) => n.includes(secretPath(env))), r.file);
 });
 
 test('an earlier install\'s hooks (with the secret) are taken out of the committed .claude/settings.json', () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { command } from '../../src/protocol/build.js';
 import type { AepCommand, CaptureLevel } from '../../src/protocol/envelope.js';
 import { loadTokensFile } from '../../src/relay/acl.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle, type RelayOptions } from '../../src/relay/server.js';
 import { startTestTarget, type TestTarget } from '../support/relay-target.js';
 import { WsPeer } from '../support/relay-harness.js';

@@ -1,10 +1,11 @@
-// Writes the adapter's hooks into Claude Code's settings.json and takes them out again, leaving
-// every other hook and setting as it was. HTTP hooks where Claude Code allows them; the shim for
-// SessionStart and Setup, where it skips HTTP hooks (vendor-clis-observed §1.4).
+// Writes the adapter's hooks into Claude Code's settings (settings.local.json for a project) and takes them out again, leaving
+// every other hook and setting as it was. Every event runs the command-hook shim: with the adapter
+// stopped an HTTP hook is reported as a hook error under every hook, while the shim prints the
+// neutral reply and exits 0, silently (its cost against an HTTP hook is in `npm run bench`).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
-  hookUrl, installJsonHooks, isAdapterHttpHook, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks,
+  installJsonHooks, isAdapterHttpHook, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks,
   type HookGroup, type InstallReport, type ShimTarget,
 } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
@@ -22,14 +23,11 @@ export const CLAUDE_CODE_EVENTS = [
   'InstructionsLoaded', 'CwdChanged', 'FileChanged', 'DirectoryAdded', 'MessageDisplay', 'PreSkillShellCommand',
 ] as const;
 
-/** Events where Claude Code runs no HTTP hook (debug log: "HTTP hooks are not supported for SessionStart"). */
-const COMMAND_ONLY = new Set(['SessionStart', 'Setup']);
 /** Tool events take a matcher (§1.4). */
 const MATCHED = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'PermissionDenied']);
 /** Held loops wait up to the attention timeout (D14), so their hook timeout must be longer. */
 const HELD = new Set(['PermissionRequest', 'Elicitation']);
 
-const HOOK_TIMEOUT_S = 10;
 const SHIM_TIMEOUT_S = 5;
 
 /**
@@ -48,21 +46,19 @@ const committedPath = (project: string): string => settingsFile({ project }, '.c
 /** Ours: an HTTP hook to a loopback `/hook/<secret>` URL, or a command running the shim. */
 export const isOurHook = (hook: unknown): boolean => isAdapterHttpHook(hook) || isShimHook(hook);
 
-function ourGroup(event: string, url: string, shim: ShimTarget, neutral: unknown, attentionTimeoutMs: number): HookGroup {
-  const hook = COMMAND_ONLY.has(event)
-    ? { type: 'command', command: shimCommand(shim, neutral, SHIM_TIMEOUT_S), timeout: SHIM_TIMEOUT_S + 1 }
-    : { type: 'http', url, timeout: HELD.has(event) ? Math.ceil(attentionTimeoutMs / 1000) + 10 : HOOK_TIMEOUT_S };
+function ourGroup(event: string, shim: ShimTarget, neutral: unknown, attentionTimeoutMs: number): HookGroup {
+  const seconds = HELD.has(event) ? Math.ceil(attentionTimeoutMs / 1000) + 10 : SHIM_TIMEOUT_S;
+  const hook = { type: 'command', command: shimCommand(shim, neutral, seconds), timeout: seconds + 1 };
   return MATCHED.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] };
 }
 
 export function installClaudeCode(opts: InstallOptions): InstallReport {
   const file = settingsPath(opts, opts.env);
-  const url = hookUrl(opts.port, opts.secret);
   const shim = shimTarget(opts);
-  const { changed, added } = installJsonHooks(file, CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, url, shim, opts.neutral, opts.attentionTimeoutMs)] as const), isOurHook);
+  const { changed, added } = installJsonHooks(file, CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, shim, opts.neutral, opts.attentionTimeoutMs)] as const), isOurHook);
   const notes = [
-    `HTTP hooks to http://127.0.0.1:${opts.port}/hook/<secret> in ${file} (mode 600)${opts.project !== undefined ? ', which Claude Code keeps out of git' : ''}`,
-    `SessionStart and Setup run the shim; ${secretNote(shim)}`,
+    `every event runs the shim (silent while the adapter is stopped), posting to http://127.0.0.1:${opts.port}/hook/<secret>${opts.project !== undefined ? `; ${file} is the project file Claude Code keeps out of git` : ''}`,
+    secretNote(shim),
   ];
   if (opts.project !== undefined) {
     // Hooks an earlier release put in the committed settings.json would leak the secret with it.
@@ -82,5 +78,6 @@ export function uninstallClaudeCode(opts: Pick<InstallOptions, 'project' | 'user
 export const claudeCodeInstaller: Installer = {
   install: installClaudeCode,
   uninstall: uninstallClaudeCode,
+  file: settingsPath,
   describeTarget: '--project DIR writes DIR/.claude/settings.local.json (kept out of git); --user (default) writes $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json',
 };
