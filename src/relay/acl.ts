@@ -215,7 +215,7 @@ function parseEmit(v: unknown, at: string): EmitRight[] {
     if (isStringArray(v)) return v.length === 0 ? [] : [{ agents: v, sessions: ['*'] }];
     return v.map(one);
   }
-  return [one(v)];
+  return typeof v === 'string' ? bad() : [one(v)];
 }
 
 /**
