@@ -6,6 +6,8 @@ import * as assert from 'uvu/assert';
 import { SessionEmitter } from '../../src/protocol/build.js';
 import { INSTRUCT_EXIT, runInstruct } from '../../src/cli/instruct-command.js';
 import { sendInstruction } from '../../src/consumer/send.js';
+import { runRespond } from '../../src/cli/respond-command.js';
+import { startTestTarget } from '../support/relay-target.js';
 import type { RelayHandle } from '../../src/relay/server.js';
 import { freshSession, ndjson, post, SseClient } from '../support/relay-harness.js';
 import { sink } from '../cli/support.js';
@@ -179,6 +181,17 @@ test('spoofed sender: a command naming another sender is refused; aep-steer inst
   assert.is(code, INSTRUCT_EXIT.accepted, out.text());
   assert.equal(cc.received.map((c) => c.agent), ['alice']);
   await cc.close();
+  // `aep-steer respond` the same way, to an adapter whose held loop takes answers.
+  const s2 = freshSession('spoof-respond');
+  const held = await startTestTarget({ url: relay.socketUrl, token: TOKENS.adapter, agent: AGENT, accepts: ['control.attention.respond'], sessions: [s2] });
+  const looking = await consumer(relay, TOKENS.alice, 'alice');
+  await claimed(looking, s2);
+  await looking.close();
+  await runRespond('allow', {
+    relay: relay.socketUrl, token: TOKENS.alice, sender: 'admin', session: s2, request: 'req-1', timeout: '300',
+  }, { out: sink().stream, err: sink().stream });
+  assert.equal(held.received.map((c) => [c.type, c.agent]), [['control.attention.respond', 'alice']]);
+  await held.close();
 });
 
 test.run();
