@@ -31,7 +31,7 @@ const fresh = (prefix: string): string => mkdtempSync(join(tmpdir(), prefix));
 /** Runs `aep-steer relay` as a real process until it says where it listens (or exits). */
 function runRelay(args: string[], env: NodeJS.ProcessEnv): Promise<{ listening?: string; code?: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js'), 'relay', '--port', '0', '--memory', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'cli', 'main.ts'), 'relay', '--port', '0', '--memory', ...args], {
       cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -124,6 +124,34 @@ test('project installs keep the hook secret out of every file a project commits'
   assert.is(mode(join(project, '.claude')), 0o700);
   // Each report says where the secret is and who reads it.
   for (const r of reports) assert.ok(r.notes.some((n) => n.includes(secretPath(env))), r.file);
+});
+
+test('aep-steer install says where it wrote the hooks and where the secret stays', async () => {
+  const root = fresh('aep-install-cli-');
+  const project = join(root, 'project');
+  mkdirSync(project);
+  const env = { AEP_STATE_DIR: join(root, 'state'), HOME: join(root, 'home') };
+  const run = (): Promise<string> => new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'cli', 'main.ts'), 'install', 'claude-code', '--project', project], {
+      cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`install exited ${code}: ${out}`))));
+  });
+  const first = await run();
+  const settings = join(project, '.claude', 'settings.local.json');
+  assert.match(first, `stored the hook secret in ${secretPath(env)}`);
+  assert.match(first, `wrote ${settings}`);
+  assert.match(first, `the hook secret stays in ${secretPath(env)} (mode 600)`);
+  assert.match(first, 'keeps out of git');
+  const secret = readFileSync(secretPath(env), 'utf8').trim();
+  assert.not.match(readFileSync(settings, 'utf8'), secret);
+  // Run again: nothing changes, and it still says where the secret is.
+  const second = await run();
+  assert.match(second, 'nothing changed');
+  assert.match(second, `the hook secret stays in ${secretPath(env)}`);
 });
 
 test('an earlier install\'s hooks (with the secret) are taken out of the committed .claude/settings.json', () => {
