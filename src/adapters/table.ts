@@ -6,9 +6,11 @@ import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
 import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
+import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, Controller, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport,
+  ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /** A parsed hook body as the vendor sent it. */
@@ -31,6 +33,8 @@ interface RowBase {
    * arrival never counts.
    */
   starts?: true;
+  /** The moment opens or closes a turn of the main agent (send_input's idle refusal, D28). */
+  turn?: 'opens' | 'closes';
 }
 
 /** A moment whose reply accepts context that the main agent consumes (D7). */
@@ -59,6 +63,11 @@ export interface EndRow extends RowBase {
   role: 'end';
   /** The `session.ended` reason for this arrival (AEP enum; see collapseEndReason). */
   reason: (input: HookInput) => EndReason;
+  /**
+   * D25: how long after this end moment the session keeps its queue and accepts instructions, for
+   * a resumed run (same session id) to pick them up. 0 or absent: none (D6/D10 as written).
+   */
+  resumeWindowMs?: number;
 }
 
 /**
@@ -80,7 +89,7 @@ export interface ControlGate {
   /** `=1` turns the gate on (flag `--control`). */
   env: string;
   /** A regular expression a tool name must match in full to be held (flag `--gate-tools`); every tool when unset. */
-  toolsEnv: string;
+  toolsEnv?: string;
 }
 
 /** How a surface is built from its table: the opt-in held gate and its tool pattern. */
@@ -115,6 +124,8 @@ export interface Installer {
   uninstall(opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport;
   /** One line on where the configuration goes, for `--help`. */
   describeTarget: string;
+  /** The file `install` writes for these options (`aep-steer doctor` reads it). */
+  file(opts: Pick<InstallOptions, 'project' | 'user'>, env?: NodeJS.ProcessEnv): string;
 }
 
 /** What a bridge source is started with: the agent server's address and key (flags or environment). */
@@ -123,12 +134,19 @@ export interface SourceOptions {
   key?: string;
   pollMs: number;
   deltas: boolean;
+  /** The table's control gate is on: the source also supplies the transport and controller. */
+  control: boolean;
+  /** What the adapter's log holds from earlier runs (a restart resumes from it). */
+  history: readonly AepEvent[];
   onError: (e: SteeringError) => void;
 }
 
 /** A running bridge source: arrivals for the pipeline, its health for `/healthz`. */
 export interface BridgeSource {
   arrivals$: Observable<HookArrival>;
+  /** send_input's channel and the forwarded controls, when the control gate is on. */
+  transport?: InputTransport;
+  controller?: Controller;
   health(): Record<string, unknown>;
   close(): Promise<void>;
 }
@@ -152,6 +170,13 @@ export interface VendorTable {
   version: string;
   /** `instruct` for context-injecting vendors, `send_input` for user-plane ones (D1). */
   steering: 'instruct' | 'send_input';
+  /**
+   * The user-plane verb `x.{token}.control.send_input` and how the vendor treats that input
+   * (D28, D29). A table may offer it beside instruct; its transport is the adapter's to supply.
+   */
+  sendInput?: InputPolicy;
+  /** Commands carried out on the vendor's own API under the control gate (VendorSurface.controls). */
+  controls?: readonly string[];
   /** Default hook port (D15). */
   port: number;
   /** Attention timeout default (D14). */
@@ -170,15 +195,34 @@ export interface VendorTable {
     neutral: unknown;
     /** Body of a reply carrying steering text at an eligible moment (D8). */
     context: (event: string, text: string) => unknown;
+    /**
+     * D27: the reply's top-level field that the vendor shows the user and does not send to the
+     * model, with the evidence; absent where the vendor has none.
+     */
+    userNotice?: { field: string; evidence: string };
   };
   maps: Record<string, MapRule>;
   /** Observations for a hook with no `maps` rule; `x.{token}.session.<snake_case>` when absent. */
   fallback?: MapRule;
   /** How `aep-steer install <token>` wires the vendor's hooks to the adapter. */
   installer?: Installer;
+  /** The vendor's CLI, for `aep-steer doctor` to compare its version with `version`. */
+  cli?: { bin: string; install: string };
+  /**
+   * D26: where the end moment may never fire, instructions expire after this long (D10 `expired`)
+   * unless `AEP_INSTRUCT_TTL_MS` says otherwise. Absent: no default TTL.
+   */
+  instructTtlMs?: number;
   /** A bridge vendor's server connection; hook vendors have none. */
   source?: SourceSpec;
 }
+
+/** D26 default TTL: one hour. */
+export const DEFAULT_INSTRUCT_TTL_MS = 3_600_000;
+
+/** The table's D25 resume window: that of its end moment, 0 without one. */
+export const resumeWindowOf = (table: VendorTable): number =>
+  Object.values(table.moments).reduce((w, row) => (row.role === 'end' ? Math.max(w, row.resumeWindowMs ?? 0) : w), 0);
 
 /** `PostToolUseFailure` → `post_tool_use_failure`, `pre_llm_call` unchanged. */
 export const snakeCase = (name: string): string =>
@@ -234,7 +278,7 @@ function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
   try {
     return { on: true, tools: new RegExp(`^(?:${pattern})$`) };
   } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv} is not a valid regular expression: ${pattern}`, { cause });
+    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv ?? "--gate-tools"} is not a valid regular expression: ${pattern}`, { cause });
   }
 }
 
@@ -263,17 +307,22 @@ function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentR
       return { kind: 'held', hold: spec.hold, request: spec.request };
     }
     case 'observe': {
-      const starts = row.starts === true && !table.subagent(input);
-      return starts ? { kind: 'moment', eligible: false, reason: row.reason, starts } : { kind: 'moment', eligible: false, reason: row.reason };
+      const main = !table.subagent(input);
+      const cls: HookClass = { kind: 'moment', eligible: false, reason: row.reason };
+      return withTurn(row, main, row.starts === true && main ? { ...cls, starts: true } : cls);
     }
     case 'context': {
       if (table.subagent(input)) return { kind: 'moment', eligible: false, reason: 'fired inside a subagent (D7)' };
       const why = row.unless?.(input);
       const cls: HookClass = why === undefined ? { kind: 'moment', eligible: true } : { kind: 'moment', eligible: false, reason: why };
-      return row.starts === true ? { ...cls, starts: true } : cls;
+      return withTurn(row, true, row.starts === true ? { ...cls, starts: true } : cls);
     }
   }
 }
+
+/** A subagent's turns are not the main agent's: only the main agent's moments open or close one. */
+const withTurn = (row: RowBase, main: boolean, cls: HookClass): HookClass =>
+  row.turn !== undefined && main && cls.kind === 'moment' ? { ...cls, turn: row.turn } : cls;
 
 function observationsOf(table: VendorTable, input: HookInput, event: string): ObservationSpec[] {
   const rule = table.maps[event];
@@ -295,6 +344,10 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     port: table.port,
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
+    ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
+    ...(table.controls === undefined ? {} : { controls: table.controls }),
+    resumeWindowMs: resumeWindowOf(table),
+    ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');
@@ -312,10 +365,13 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       }
       return { session: id.session, event: id.event, class: cls, observations };
     },
-    contextReply(hook, text) {
+    contextReply(hook, text, notice) {
       // Only an eligible moment may carry text (D7, D13); anything else gets the neutral reply.
       if (hook.class.kind !== 'moment' || !hook.class.eligible) return neutral;
-      return { body: table.replies.context(hook.event, text) };
+      const body = table.replies.context(hook.event, text);
+      const field = table.replies.userNotice?.field;
+      if (notice === undefined || field === undefined || body === null || typeof body !== 'object') return { body };
+      return { body: { ...(body as Record<string, unknown>), [field]: noticeText(notice, hook.event) } };
     },
     neutralReply() {
       return neutral;
@@ -327,6 +383,13 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       return { body: row.decide(hook, decision) };
     },
   };
+}
+
+/** D27: what the user at the agent reads, e.g. `aep-steer: 2 instructions from ops, ci reached the agent (PreToolUse)`. */
+export function noticeText(n: DeliveryNotice, moment: string): string {
+  const what = n.count === 1 ? '1 instruction' : `${n.count} instructions`;
+  const who = n.from.length === 0 ? '' : ` from ${n.from.join(', ')}`;
+  return `aep-steer: ${what}${who} reached the agent (${moment})`;
 }
 
 /**

@@ -3,11 +3,13 @@
 // session.ts names them; nothing here reads a clock, mints an id or knows a vendor by name.
 import { closedType, deliveredType, droppedType, reopenedType } from '../protocol/index.js';
 import { decisionsFrom, withDecision } from './decisions.js';
+import { droppedInputs } from './user-input.js';
 import { decideInstruct, decideRespond } from './gate.js';
+import { recoverForwards } from './forward.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
-  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WrittenInput,
+  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
 } from './session-types.js';
 
 export interface Step {
@@ -22,6 +24,9 @@ export const seedContext = (seed: SessionSeed): SessionContext => ({
   inFlight: [],
   holds: [],
   decisions: decisionsFrom(seed.decisions ?? {}),
+  inputs: [],
+  forwards: [],
+  turnOpen: false,
   endedOnce: false,
 });
 
@@ -37,6 +42,9 @@ export const guards = {
   isReleasedWithPending: ({ context }: { context: SessionContext }) => context.holds.length === 0 && context.queue.length > 0,
   /** The vendor's session-start moment (a resumed session keeps its id). */
   isStart: ({ event }: { event: SessionInput }) => event.type === 'hook.moment' && event.starts === true,
+  /** D25: an ended session still inside its end moment's resume window. */
+  inResumeWindow: ({ context, event }: { context: SessionContext; event: SessionInput }) =>
+    context.resumeUntil !== undefined && 'at' in event && event.at < context.resumeUntil,
 };
 
 // ---- steps -------------------------------------------------------------------------------
@@ -56,6 +64,7 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     };
   }
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
+  if (typeof input.command.agent === 'string') item.from = input.command.agent;
   return {
     context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: [...ctx.queue, item] },
     outputs: [{ type: 'control.accepted', cause, key: d.key }],
@@ -91,14 +100,18 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 
 /** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
-  if (ended || !input.eligible || ctx.queue.length === 0) return { outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
+  // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
+  const turn: Partial<SessionContext> = input.turn === undefined ? {} : { turnOpen: input.turn === 'opens' };
+  if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
+  const from = [...new Set(taken.flatMap((i) => (i.from === undefined ? [] : [i.from])))];
+  const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
-    context: { queue: rest, inFlight: [...ctx.inFlight, { hookId: input.hookId, items: taken }] },
+    context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, batch] },
     outputs: [
       { type: 'journal.inflight', hookId: input.hookId, ids },
-      { type: 'reply.context', hookId: input.hookId, text, ids },
+      { type: 'reply.context', hookId: input.hookId, text, ids, from },
     ],
   };
 }
@@ -137,8 +150,9 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   if (!batch) return { outputs: [] };
   return {
     context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
-    outputs: batch.items.map((i) => ({
+    outputs: batch.items.map((i): SessionOutput => ({
       type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
+      ...(batch.moment === undefined ? {} : { moment: batch.moment }),
     })),
   };
 }
@@ -158,7 +172,10 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
  * start moment drops at its later end moments without a second `session.ended`.
  */
 export function end(ctx: SessionContext, input: EndInput): Step {
-  const outputs: SessionOutput[] = dropped(ctx, ctx.queue, 'session-ended');
+  // D25: inside a resume window the queue waits for the resumed run; window 0 is D10 as written.
+  // Inputs the vendor still held unread end with the session either way (D28).
+  const windowMs = input.windowMs ?? 0;
+  const outputs: SessionOutput[] = [...(windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended')), ...droppedInputs(ctx, ctx.inputs, 'session-ended')];
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -171,7 +188,17 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  return { context: { queue: [], holds: [], endedOnce: true }, outputs };
+  if (windowMs > 0) return { context: { holds: [], inputs: [], turnOpen: false, endedOnce: true, resumeUntil: input.at + windowMs }, outputs };
+  return { context: { queue: [], holds: [], inputs: [], turnOpen: false, endedOnce: true, resumeUntil: undefined }, outputs };
+}
+
+/**
+ * D25: the resume window has passed; each still-queued instruction drops `session-ended` (D10)
+ * and later instructions are refused "session ended" (D6).
+ */
+export function closeWindow(ctx: SessionContext, input: WindowInput | InstructInput): Step {
+  if (ctx.resumeUntil === undefined || input.at < ctx.resumeUntil) return { outputs: [] };
+  return { context: { queue: [], resumeUntil: undefined }, outputs: dropped(ctx, ctx.queue, 'session-ended') };
 }
 
 /** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
@@ -179,7 +206,7 @@ export function reopen(ctx: SessionContext, input: MomentInput): Step {
   const reopened: SessionOutput = { type: 'session.reopened', eventType: reopenedType(ctx.vendor) };
   if (input.causeId !== undefined) reopened.cause = input.causeId;
   const delivery = moment(ctx, input, false);
-  return { ...(delivery.context ? { context: delivery.context } : {}), outputs: [reopened, ...delivery.outputs] };
+  return { context: { ...delivery.context, resumeUntil: undefined }, outputs: [reopened, ...delivery.outputs] };
 }
 
 /** D10 optional TTL: queued instructions older than the TTL are dropped `expired`. */
@@ -192,8 +219,14 @@ export function tick(ctx: SessionContext, input: TtlInput): Step {
 /** D12: after a restart, in-flight instructions are reported, never re-delivered; held hooks are gone. */
 export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   const outputs: SessionOutput[] = dropped(ctx, ctx.inFlight.flatMap((b) => b.items), 'delivery-unknown');
+  // A send_input handed to the transport without an answer may or may not have reached the
+  // vendor: reported, never re-sent (D12). Sent ones still await their consumption report.
+  const sending = ctx.inputs.filter((i) => i.phase === 'sending');
+  outputs.push(...droppedInputs(ctx, sending, 'delivery-unknown'));
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
   }
-  return { context: { inFlight: [], holds: [] }, outputs };
+  const forwards = recoverForwards(ctx);
+  outputs.push(...forwards.outputs);
+  return { context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context }, outputs };
 }

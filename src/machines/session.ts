@@ -1,6 +1,8 @@
 // One actor per (vendor, session): the machine is data that names its parts (session-parts.ts).
 import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
+import * as inputs from './user-input.js';
+import * as forwards from './forward.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
@@ -33,10 +35,21 @@ export const sessionMachine = setup({
     replyEndedAgain: step('hook.end', (_c, e) => ({ outputs: [{ type: 'reply.neutral', hookId: e.hookId }] })),
     markDelivered: step('reply.written', parts.written),
     requeue: step('reply.failed', (c, e) => parts.failed(c, e, false)),
-    dropUnwritten: step('reply.failed', (c, e) => parts.failed(c, e, true)),
+    // Inside a resume window a failed reply's instructions wait for the resumed run (D25).
+    dropUnwritten: step('reply.failed', (c, e) => parts.failed(c, e, c.resumeUntil === undefined)),
     expireHold: step('attention.timeout', parts.timeout),
     expireQueued: step('ttl.tick', parts.tick),
+    closeWindow: step('window.tick', parts.closeWindow),
+    closeWindowFirst: step('command.instruct', parts.closeWindow),
     reportUnknownDelivery: step('restart.recovered', parts.recover),
+    sendInput: step('command.send_input', (c, e) => inputs.sendInput(c, e, false)),
+    refuseInputEnded: step('command.send_input', (c, e) => inputs.sendInput(c, e, true)),
+    markInputSent: step('input.sent', inputs.inputSent),
+    dropInputUnsent: step('input.failed', inputs.inputFailed),
+    markInputConsumed: step('input.consumed', inputs.inputConsumed),
+    forward: step('command.forward', (c, e) => forwards.forward(c, e, false)),
+    refuseForwardEnded: step('command.forward', (c, e) => forwards.forward(c, e, true)),
+    settleForward: step('forward.settled', forwards.settle),
   },
 }).createMachine({
   id: 'session',
@@ -53,6 +66,12 @@ export const sessionMachine = setup({
     'attention.timeout': { actions: 'expireHold' },
     'ttl.tick': { actions: 'expireQueued' },
     'restart.recovered': { actions: 'reportUnknownDelivery' },
+    'command.send_input': { actions: 'sendInput' },
+    'input.sent': { actions: 'markInputSent' },
+    'input.failed': { actions: 'dropInputUnsent' },
+    'input.consumed': { actions: 'markInputConsumed' },
+    'command.forward': { actions: 'forward' },
+    'forward.settled': { actions: 'settleForward' },
   },
   states: {
     idle: {
@@ -73,9 +92,13 @@ export const sessionMachine = setup({
     // D6, D10: nothing is queued after the end; late replies still settle what was in flight.
     // A start moment reopens the session (same id, same dedupe records, same epoch): resumed
     // sessions (`codex exec resume`, `claude --resume`, `qwen --continue`) can be steered again.
+    // D25: inside the end moment's resume window the session keeps its queue and takes instructions.
     ended: {
       on: {
-        'command.instruct': { actions: 'refuseEnded' },
+        'command.instruct': [{ guard: 'inResumeWindow', actions: 'enqueue' }, { actions: ['closeWindowFirst', 'refuseEnded'] }],
+        'window.tick': { actions: 'closeWindow' },
+        'command.send_input': { actions: 'refuseInputEnded' },
+        'command.forward': { actions: 'refuseForwardEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },

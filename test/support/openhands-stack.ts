@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { adapterConfig, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { recordEvents } from '../../src/demo/stack.js';
 import type { AepEvent, SteeringError } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { startMockOpenAi, type MockOpenAi } from './mock-openai.js';
 import { startOpenHandsServer, type StandIn, type StandInOptions } from './openhands-server.js';
@@ -19,6 +19,8 @@ export interface OpenHandsStack {
   relay: RelayHandle;
   token: string;
   bridge: RunningAdapter;
+  /** Stops the bridge and starts a new one on the same log (a restart). */
+  restartBridge(): Promise<void>;
   logPath: string;
   errors: SteeringError[];
   seen: AepEvent[];
@@ -52,19 +54,24 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
     server: server.url, poll: '0.05', ...(key === undefined ? {} : { serverKey: key }), ...o.flags,
   }, env);
   const errors: SteeringError[] = [];
-  const bridge = await runAdapter(cfg, (e) => errors.push(e));
+  const onError = (e: SteeringError) => errors.push(e);
   const observer = await RelayConsumer.connect({ url: relay.socketUrl, token, agent: 'test-observer' });
   const { seen, waitFor } = await recordEvents(observer);
-  return {
-    dir, model, server, relay, token, bridge, logPath, errors, seen, waitFor,
+  const stack: OpenHandsStack = {
+    dir, model, server, relay, token, bridge: await runAdapter(cfg, onError), logPath, errors, seen, waitFor,
+    async restartBridge() {
+      await stack.bridge.close();
+      stack.bridge = await runAdapter(cfg, onError);
+    },
     session: (id) => seen.filter((e) => e.session === id),
     async stop() {
       await observer.close();
-      await bridge.close();
+      await stack.bridge.close();
       await relay.close();
       await server.close();
       await model.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return stack;
 }
