@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
 import { command, SessionEmitter } from '../src/protocol/build.js';
 import { RelayConsumer } from '../src/consumer/connection.js';
-import { startRelay } from '../src/relay/server.js';
+import { startRelay, type RelayHandle } from '../src/relay/server.js';
 import { connectRelay } from '../src/relay/ws-connection.js';
 import { startTestTarget } from '../test/support/relay-target.js';
 import { figure, type BenchFigure } from './types.js';
@@ -46,13 +46,24 @@ function events(session: string): string[] {
   return Array.from({ length: EVENTS }, (_, i) => JSON.stringify(em.emit({ type: 'progress.status', data: { phase: `step-${i}`, percent: i % 100 } })));
 }
 
+/** Drop thresholds lifted so every event is counted (the drop policy is tested in test/relay/backpressure.test.ts). */
+export const UNBOUNDED = { soft: 1 << 30, hard: 1 << 30 };
+
 /** Events/s through the relay: one emitter socket in, SUBSCRIBERS sockets out. */
 async function relayThroughput(storePath: string): Promise<number> {
-  // The sender outruns same-process readers on purpose; drop thresholds are lifted so every
-  // event is counted (the drop policy itself is tested in test/relay/backpressure.test.ts).
-  const relay = await startRelay({ port: 0, storePath, bufferCap: EVENTS, backpressure: { soft: 1 << 30, hard: 1 << 30 } });
-  const session = `bench-${storePath === ':memory:' ? 'mem' : 'file'}`;
-  const subs = await Promise.all(Array.from({ length: SUBSCRIBERS }, () => open(relay.socketUrl)));
+  // The sender outruns same-process readers on purpose.
+  const relay = await startRelay({ port: 0, storePath, bufferCap: EVENTS, backpressure: UNBOUNDED });
+  try {
+    return await fanOutRate(relay, relay, `bench-${storePath === ':memory:' ? 'mem' : 'file'}`);
+  } finally {
+    await relay.close();
+  }
+}
+
+/** Events/s from one emitter on `ingest` to SUBSCRIBERS sockets on `serve` (the same relay, or another node). */
+export async function fanOutRate(ingest: RelayHandle, serve: RelayHandle, session: string, token?: string): Promise<number> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const subs = await Promise.all(Array.from({ length: SUBSCRIBERS }, () => open(serve.socketUrl, headers)));
   const ready = subs.map((ws) => new Promise<void>((resolve) => ws.once('message', () => resolve())));
   for (const ws of subs) ws.send(JSON.stringify({ type: 'hello', versions: ['0.1'], role: 'consumer' }));
   await Promise.all(ready);
@@ -60,7 +71,7 @@ async function relayThroughput(storePath: string): Promise<number> {
   for (const ws of subs) ws.send(JSON.stringify({ type: 'subscribe', id: 's', filter: { session } }));
   await Promise.all(subscribed);
   const done = Promise.all(subs.map((ws) => countFrames(ws, EVENTS)));
-  const link = connectRelay({ url: relay.socketUrl, agent: 'bench', outboxCap: EVENTS * 2 });
+  const link = connectRelay({ url: ingest.socketUrl, agent: 'bench', outboxCap: EVENTS * 2, ...(token ? { token } : {}) });
   await link.ready();
   const lines = events(session);
   const t0 = performance.now();
@@ -69,7 +80,6 @@ async function relayThroughput(storePath: string): Promise<number> {
   const rate = EVENTS / ((performance.now() - t0) / 1000);
   await link.close();
   for (const ws of subs) ws.close();
-  await relay.close();
   return rate;
 }
 
@@ -98,7 +108,7 @@ async function bareBroadcast(): Promise<number> {
   return rate;
 }
 
-const median = (xs: number[]): number => {
+export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 };
@@ -106,9 +116,17 @@ const median = (xs: number[]): number => {
 /** Median ms from send to settled ack, through the relay to a target that acks. */
 async function instructRoundTrip(): Promise<number> {
   const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'bench' });
-  const session = 'bench-session';
-  const target = await startTestTarget({ url: relay.socketUrl, token: 'bench', agent: 'bench-target', accepts: ['x.bench-target.control.instruct'], sessions: [session] });
-  const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: 'bench', agent: 'bench-cli' });
+  try {
+    return await instructAckP50(relay, relay, 'bench-session');
+  } finally {
+    await relay.close();
+  }
+}
+
+/** Median ms from a consumer on `from` to a target claiming on `to` (another node or the same relay) and its ack back; token `bench`. */
+export async function instructAckP50(from: RelayHandle, to: RelayHandle, session: string): Promise<number> {
+  const target = await startTestTarget({ url: to.socketUrl, token: 'bench', agent: 'bench-target', accepts: ['x.bench-target.control.instruct'], sessions: [session] });
+  const consumer = await RelayConsumer.connect({ url: from.socketUrl, token: 'bench', agent: 'bench-cli' });
   let entries = await consumer.roster();
   while (!entries.some((e) => e.session === session)) entries = await consumer.roster();
   const times: number[] = [];
@@ -121,7 +139,6 @@ async function instructRoundTrip(): Promise<number> {
   }
   await consumer.close();
   await target.close();
-  await relay.close();
   return median(times);
 }
 
@@ -144,6 +161,8 @@ async function echoRoundTrip(): Promise<number> {
   await new Promise<void>((resolve) => wss.close(() => resolve()));
   return median(times);
 }
+
+export { EVENTS, SUBSCRIBERS, ROUND_TRIPS };
 
 export default async function relayBench(): Promise<BenchFigure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
