@@ -35,6 +35,7 @@ export interface RelayConnectionOptions {
 }
 
 export const DEFAULT_OUTBOX = 1000;
+export const DEFAULT_BACKOFF_MAX_MS = 1000;
 const NOTICE = severityRank('notice');
 
 export class RelayConnection implements RelayLink {
@@ -184,7 +185,9 @@ export class RelayConnection implements RelayLink {
   private retry(): void {
     if (this.closed) return;
     const initial = this.opts.backoffInitialMs ?? 250;
-    const delay = Math.min(this.opts.backoffMaxMs ?? 10_000, initial * 2 ** this.attempt);
+    // At most a second between attempts: a relay that comes back has every session re-claimed
+    // (at the hello) within a second, instead of after a long backoff (loopback attempts are cheap).
+    const delay = Math.min(this.opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS, initial * 2 ** this.attempt);
     this.attempt += 1;
     this.timer = setTimeout(() => this.connect(), delay);
     this.timer.unref();
