@@ -9,7 +9,24 @@ import type { Board, BoardSession } from '../consumer/board.js';
 import { FrameError, type RelayConsumer } from '../consumer/connection.js';
 import { sessionHistory } from '../consumer/history.js';
 import { commandIdFor, sendInput, sendInstruction, sendResponse, type Answer } from '../consumer/send.js';
-import { refusal, respondResult, result, steerResult, type ToolResult } from './outcomes.js';
+import { explainRespond, explainSteer, refusal as refused, result as explained, type Explained } from '../consumer/explain.js';
+
+export interface ToolResult {
+  [k: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/**
+ * The sentence also leads the structured content: some hosts (Claude Code 2.1.332) hand the
+ * model only `structuredContent` when it is present, and the sentence is what says what to do.
+ */
+const tool = (x: Explained): ToolResult => ({ content: [{ type: 'text', text: x.text }], structuredContent: { message: x.text, ...x.facts }, ...(x.isError ? { isError: true } : {}) });
+const result = (text: string, facts: Record<string, unknown>, isError = false): ToolResult => tool(explained(text, facts, isError));
+const refusal = (code: string, sentence: string, facts: Record<string, unknown> = {}): ToolResult => tool(refused(code, sentence, facts));
+const steerResult = (...a: Parameters<typeof explainSteer>): ToolResult => tool(explainSteer(...a));
+const respondResult = (o: Parameters<typeof explainRespond>[0]): ToolResult => tool(explainRespond(o));
 
 export interface ToolContext {
   board: Board;
