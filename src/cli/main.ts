@@ -4,6 +4,7 @@ import { SteeringError } from '../protocol/errors.js';
 import { registerAdapter } from './adapter-command.js';
 import { registerHook } from './hook-shim-command.js';
 import { registerAudit } from './audit-command.js';
+import { registerConsole } from './console-command.js';
 import { registerDemo } from './demo-command.js';
 import { registerInspect } from './inspect-command.js';
 import { registerInstall } from './install-command.js';
@@ -20,7 +21,7 @@ const program = new Command('aep-steer')
 
 for (const register of [
   registerDemo, registerRelay, registerAdapter, registerInstall, registerHook, registerInstruct, registerRespond,
-  registerSessions, registerWatch, registerAudit, registerInspect, registerMcp,
+  registerSessions, registerWatch, registerAudit, registerInspect, registerMcp, registerConsole,
 ]) register(program);
 
 try {

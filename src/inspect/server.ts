@@ -90,6 +90,10 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
       res.writeHead(421, { 'content-type': 'text/plain' }).end('wrong host\n');
       return;
     }
+    if (base !== '/' && full === base.slice(0, -1)) {
+      res.writeHead(301, { location: base }).end();
+      return;
+    }
     if (!full.startsWith(base)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
