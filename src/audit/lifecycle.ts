@@ -38,7 +38,8 @@ export interface InstructionRecord {
   text?: string;
   accepted?: Sighting;
   rejected?: Sighting & { reason?: string; detail?: string };
-  delivered?: Sighting & { queuedMs?: number };
+  /** `moment`: the vendor moment whose reply carried it (D27), when the adapter names it. */
+  delivered?: Sighting & { queuedMs?: number; moment?: string };
   dropped?: Sighting & { reason?: string };
   status: InstructionStatus;
 }
@@ -110,6 +111,7 @@ interface TerminalRecord {
   vendor: string;
   cause?: string;
   queuedMs?: number;
+  moment?: string;
   reason?: string;
 }
 
@@ -204,6 +206,7 @@ export class SteeringFold {
       const t: TerminalRecord = { sighting: sight, kind: delivered ? 'delivered' : 'dropped', vendor: (delivered ?? dropped)![1]! };
       if (typeof e.cause === 'string') t.cause = e.cause;
       if (typeof data['queued_ms'] === 'number') t.queuedMs = data['queued_ms'];
+      if (typeof data['moment'] === 'string') t.moment = data['moment'];
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       s.terminals.push(t);
@@ -408,6 +411,7 @@ export class SteeringFold {
       if (first.kind === 'delivered') {
         r.delivered = { ...first.sighting };
         if (first.queuedMs !== undefined) r.delivered.queuedMs = first.queuedMs;
+        if (first.moment !== undefined) r.delivered.moment = first.moment;
       } else {
         r.dropped = { ...first.sighting };
         if (first.reason !== undefined) r.dropped.reason = first.reason;

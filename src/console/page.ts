@@ -93,7 +93,7 @@ export const CONSOLE_HTML = `<!doctype html>
       .catch(function (e) { return { error: true, message: 'The console process did not answer: ' + e.message }; });
   }
   function lifecycle(i) {
-    if (i.status === 'delivered') return 'delivered' + (i.delivered && typeof i.delivered.queuedMs === 'number' ? ' after ' + i.delivered.queuedMs + ' ms' : '') + (i.delivered ? ' at ' + clock(i.delivered.time) : '');
+    if (i.status === 'delivered') return 'delivered' + (i.delivered && typeof i.delivered.queuedMs === 'number' ? ' after ' + i.delivered.queuedMs + ' ms' : '') + (i.delivered && i.delivered.moment ? ' at ' + i.delivered.moment : '') + (i.delivered ? ' at ' + clock(i.delivered.time) : '');
     if (i.status === 'dropped') return 'dropped: ' + ((i.dropped && i.dropped.reason) || 'no reason') + (i.dropped ? ' at ' + clock(i.dropped.time) : '');
     if (i.status === 'rejected') return 'rejected: ' + ((i.rejected && i.rejected.reason) || '') + (i.rejected && i.rejected.detail ? ' (' + i.rejected.detail + ')' : '');
     if (i.status === 'pending') return 'accepted' + (i.accepted ? ' at ' + clock(i.accepted.time) : '') + ', queued';
@@ -188,8 +188,8 @@ export const CONSOLE_HTML = `<!doctype html>
     var box = document.getElementById('detail');
     if (!s) { box.replaceChildren(el('p', { class: 'muted' }, [sessionsOf().length ? 'Pick a session.' : 'No sessions on the relay yet.'])); return; }
     var focused = document.activeElement && document.activeElement.id;
-    var answerFocus = document.activeElement && document.activeElement.closest && document.activeElement.closest('[data-request]');
-    if (answerFocus) return; // never redraw under someone typing an answer
+    var typing = document.activeElement && document.activeElement.tagName === 'INPUT' && document.activeElement.closest('[data-request]');
+    if (typing && typing.isConnected && s.holds.some(function (h) { return h.request === typing.getAttribute('data-request'); })) return; // never redraw under someone typing an answer
     var audit = (snap.instructions || []).filter(function (i) { return i.session === s.session; });
     box.replaceChildren(
       el('h2', { 'data-field': 'title' }, [el('span', { class: 'sid' }, [s.session])]),
