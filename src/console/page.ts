@@ -3,6 +3,8 @@
 // Everything from the stream is inserted as text, never as markup: event fields are untrusted.
 // Keys: j / k move between sessions, i focuses the instruction box, Ctrl+Enter (or Cmd+Enter)
 // sends, Escape leaves a field.
+import { PAGE_SCRIPT_COMMON } from '../inspect/page-script.js';
+
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -80,13 +82,7 @@ export const CONSOLE_HTML = `<!doctype html>
   var lastNote = {};      // session -> the sentence the console answered with
   var drafts = {};        // session -> unsent text, kept across redraws
 
-  function el(tag, attrs, children) {
-    var n = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { if (attrs[k] !== undefined && attrs[k] !== null) n.setAttribute(k, attrs[k]); });
-    (children || []).forEach(function (c) { if (c !== null && c !== undefined) n.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
-    return n;
-  }
-  function clock(t) { return t ? t.slice(11, 23) : ''; }
+${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
   function post(action, body) {
     return fetch('api/' + action, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       .then(function (r) { return r.json(); })
@@ -216,9 +212,7 @@ export const CONSOLE_HTML = `<!doctype html>
 
   function render() {
     if (!snap) return;
-    var relay = document.getElementById('relay');
-    relay.setAttribute('data-connected', String(snap.relay.connected));
-    relay.textContent = (snap.relay.connected ? 'relay ' : 'relay unreachable ') + snap.relay.url + (snap.relay.error ? ' (' + snap.relay.error + ')' : '');
+    showRelay(snap);
     var list = document.getElementById('sessions');
     var hadFocus = document.activeElement && document.activeElement.getAttribute && document.activeElement.getAttribute('data-session');
     list.replaceChildren.apply(list, snap.sessions.length ? snap.sessions.map(sessionButton) : [el('li', { class: 'muted' }, ['no sessions yet'])]);
@@ -248,13 +242,7 @@ export const CONSOLE_HTML = `<!doctype html>
     }
   });
 
-  var source = new EventSource('events');
-  source.addEventListener('snapshot', function (m) { snap = JSON.parse(m.data); render(); });
-  source.onerror = function () {
-    var relay = document.getElementById('relay');
-    relay.setAttribute('data-connected', 'false');
-    relay.textContent = 'console process unreachable, retrying…';
-  };
+  followSnapshots(function (s) { snap = s; render(); }, 'console process');
 })();
 </script>
 </body>

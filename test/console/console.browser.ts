@@ -4,42 +4,30 @@
 // phone-sized and a desktop screenshot go to .tmp/screenshots/ (git-ignored).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { SHOTS, launchChromium, type Browser } from '../support/browser.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
 import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const SHOTS = join(process.cwd(), '.tmp', 'screenshots');
-
 let stack: TestStack;
 let konsole: ConsoleHandle;
-let profile: string;
-let browser: BrowserContext;
+let browser: Browser;
 let page: Page;
 
 test.before(async () => {
   stack = await startTestStack();
   konsole = await startConsole({ relay: stack.relayUrl, token: stack.token, port: 0 });
   await konsole.follower.ready;
-  profile = mkdtempSync(join(tmpdir(), 'aep-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 860 },
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
-  mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium({ width: 1280, height: 860 });
+  page = browser.page;
 });
 
 test.after(async () => {
   await browser?.close();
   await konsole?.close();
   await stack?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 const session = (id: string) => `nav [data-session="${id}"]`;

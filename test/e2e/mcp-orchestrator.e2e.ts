@@ -18,6 +18,7 @@ import { RelayConsumer } from '../../src/consumer/connection.js';
 import { sessionHistory } from '../../src/consumer/history.js';
 import { installMcp } from '../../src/mcp/install.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { bodyHas, pollFor, strings, vendorMissing } from '../support/e2e-helpers.js';
 import { claudeBinary, claudeWorkspace, runClaude, type ClaudeWorkspace } from '../support/claude-cli.js';
 import { bashThenText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest, type Turn } from '../support/mock-anthropic.js';
 
@@ -34,23 +35,7 @@ let root = '';
 const events: AepEvent[] = [];
 const workspaces: ClaudeWorkspace[] = [];
 
-async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 30_000): Promise<T> {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function strings(v: unknown, out: string[] = []): string[] {
-  if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) strings(x, out);
-  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
-  return out;
-}
-const bodyHas = (r: RecordedRequest | undefined, s: string): boolean => r !== undefined && strings(r.body).some((x) => x.includes(s));
+const waitFor = pollFor(events, 30_000);
 
 /** The tool results the orchestrator's CLI put into its model request, in order. */
 function toolResults(body: MessagesBody | undefined): { tool_use_id: string; text: string; is_error?: boolean }[] {
@@ -73,15 +58,7 @@ const resultJson = (text: string): string => text.split(/\n\s*<system-reminder>/
 const binary = claudeBinary();
 const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
 
-if (binary === undefined) {
-  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
-    console.log(`mcp-orchestrator e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
-  } else {
-    test('the pinned Claude Code CLI is installed', () => {
-      assert.unreachable(missing);
-    });
-  }
-} else {
+if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
   test.before(async () => {
     root = mkdtempSync(join(tmpdir(), 'aep-mcp-e2e-'));
     mock = await startMockAnthropic();
@@ -119,7 +96,7 @@ if (binary === undefined) {
     assert.ok(installed.changed);
 
     // Claude Code itself reads the entry the installer wrote.
-    const got = spawnSync(binary, ['mcp', 'get', 'aep-steer'], { cwd: lead.project, env: { PATH: process.env.PATH, HOME: lead.home, IS_SANDBOX: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }, encoding: 'utf8', timeout: 60_000 });
+    const got = spawnSync(binary!, ['mcp', 'get', 'aep-steer'], { cwd: lead.project, env: { PATH: process.env.PATH, HOME: lead.home, IS_SANDBOX: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }, encoding: 'utf8', timeout: 60_000 });
     assert.match(`${got.stdout}${got.stderr}`, 'aep-steer');
     assert.match(`${got.stdout}${got.stderr}`, 'mcp');
 
