@@ -19,6 +19,7 @@ import { sessionHistory } from '../../src/consumer/history.js';
 import { installMcp } from '../../src/mcp/install.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { bodyHas, pollFor, strings, vendorMissing } from '../support/e2e-helpers.js';
+import { vendorBinary, workspace } from '../support/vendor-e2e.js';
 import { claudeBinary, claudeWorkspace, runClaude, type ClaudeWorkspace } from '../support/claude-cli.js';
 import { bashThenText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest, type Turn } from '../support/mock-anthropic.js';
 
@@ -172,6 +173,28 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     // A consumer may see an event twice (redelivery); it is one event per (source, id) (AEP-0001 §5.3).
     assert.is(new Set(events.filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id).map(dedupeKey)).size, 1, 'delivered once');
     assert.is(workerReqs.filter((r, i) => i > 0 && bodyHas(r, `hook additional context: ${text}`) && !bodyHas(workerReqs[i - 1], `hook additional context: ${text}`)).length, 1, 'the text arrived in one hook reply');
+  });
+}
+
+const codex = vendorBinary('codex');
+if (!vendorMissing(codex, 'mcp-orchestrator (codex config)', 'Codex 0.171.0 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh codex')) {
+  test('Codex 0.171.0 reads the server entry `install mcp codex` wrote, with the tool timeout', () => {
+    const ws = workspace('aep-codex-mcp-');
+    try {
+      const home = join(ws.home, '.codex');
+      const r = installMcp('codex', { relay: 'ws://127.0.0.1:8787/socket', tokenFile: join(ws.root, 'token'), env: { HOME: ws.home, CODEX_HOME: home } });
+      assert.is(r.file, join(home, 'config.toml'));
+      const got = spawnSync(codex!, ['mcp', 'get', 'aep-steer', '--json'], { cwd: ws.project, env: { PATH: process.env.PATH, HOME: ws.home, CODEX_HOME: home, RUST_LOG: 'warn' }, encoding: 'utf8', timeout: 60_000 });
+      assert.is(got.status, 0, got.stderr);
+      const entry = JSON.parse(got.stdout) as { enabled: boolean; tool_timeout_sec: number; transport: { type: string; command: string; args: string[] } };
+      assert.is(entry.enabled, true);
+      assert.is(entry.tool_timeout_sec, 660);
+      assert.is(entry.transport.type, 'stdio');
+      assert.is(entry.transport.command, process.execPath);
+      assert.equal(entry.transport.args.slice(1), ['mcp', '--relay', 'ws://127.0.0.1:8787/socket', '--token-file', join(ws.root, 'token')]);
+    } finally {
+      rmSync(ws.root, { recursive: true, force: true });
+    }
   });
 }
 
