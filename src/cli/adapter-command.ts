@@ -7,6 +7,7 @@ import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { surfaceFrom, type SourceSpec, type SurfaceOptions, type VendorTable } from '../adapters/table.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
+import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
@@ -21,6 +22,9 @@ export interface AdapterFlags {
   instruct?: boolean;
   attentionTimeoutMs?: string;
   instructTtlMs?: string;
+  resumeWindowMs?: string;
+  /** `--quiet`: no user-visible notice in delivering replies (D27). */
+  quiet?: boolean;
   /** A URL, or false for `--no-relay` (commander sets true when only the negation is defined). */
   relay?: string | boolean;
   token?: string;
@@ -55,6 +59,10 @@ export interface AdapterConfig {
   instruct: boolean;
   attentionTimeoutMs: number;
   ttlMs?: number;
+  /** D25 resume window after the end moment (0: none). */
+  resumeWindowMs: number;
+  /** D27: delivering replies also tell the user, where the vendor has a field for it. */
+  notice: boolean;
   relayUrl?: string;
   token?: string;
   inspectPort?: number;
@@ -82,7 +90,8 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   const port = integer('--port', f.port ?? (env.AEP_HOOK_PORT || undefined) ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
   const attention = f.attentionTimeoutMs ?? (env.AEP_ATTENTION_TIMEOUT_MS || undefined);
-  const ttl = f.instructTtlMs ?? (env.AEP_INSTRUCT_TTL_MS || undefined);
+  const ttl = f.instructTtlMs ?? (env.AEP_INSTRUCT_TTL_MS || undefined) ?? (surface.instructTtlMs === undefined ? undefined : String(surface.instructTtlMs));
+  const window = f.resumeWindowMs ?? (env.AEP_RESUME_WINDOW_MS || undefined);
   const relay = f.relay === false ? undefined : typeof f.relay === 'string' ? f.relay : (env.AEP_RELAY || DEFAULT_RELAY_URL);
   const cfg: AdapterConfig = {
     surface,
@@ -91,13 +100,17 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     logPath: f.log ?? (env.AEP_LOG || undefined) ?? join(stateDir(env), 'logs', `${token}.jsonl`),
     instruct: f.instruct === true || truthy(env.AEP_INSTRUCT),
     attentionTimeoutMs: attention === undefined ? surface.attentionTimeoutMs : integer('--attention-timeout-ms', attention, 1),
+    resumeWindowMs: window === undefined || window === '' ? surface.resumeWindowMs ?? 0 : integer('--resume-window-ms', window, 0),
+    notice: !(f.quiet === true || truthy(env.AEP_QUIET)),
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
-  const tok = f.token ?? (env.AEP_TOKEN || undefined);
-  if (tok !== undefined && tok !== '') cfg.token = tok;
+  const tok = f.token || env.AEP_TOKEN || undefined;
+  if (tok !== undefined) cfg.token = tok;
+  // Zero-config: a loopback relay shares the local token (whichever of the two starts first creates it).
+  else if (cfg.relayUrl !== undefined && isLoopbackUrl(cfg.relayUrl)) cfg.token = ensureLocalToken(env).token;
   const source = sourceConfig(table, token, f, env);
   if (source !== undefined) cfg.source = source;
   if (f.inspect !== undefined && f.inspect !== false) {
@@ -156,6 +169,8 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     logPath: cfg.logPath,
     instruct: cfg.instruct,
     attentionTimeoutMs: cfg.attentionTimeoutMs,
+    resumeWindowMs: cfg.resumeWindowMs,
+    notice: cfg.notice,
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
@@ -198,10 +213,12 @@ export function registerAdapter(program: Command): void {
     .option('--log <file>', 'the adapter\'s event log (AEP_LOG; default AEP_STATE_DIR/logs/<vendor>.jsonl)')
     .option('--instruct', 'accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option('--attention-timeout-ms <ms>', 'held-loop timeout (AEP_ATTENTION_TIMEOUT_MS, D14)')
-    .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this (AEP_INSTRUCT_TTL_MS, D10; off by default)')
+    .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this, 0 for never (AEP_INSTRUCT_TTL_MS, D10; default: the vendor\'s, D26)')
+    .option('--resume-window-ms <ms>', 'after the end moment, keep the queue this long for a resumed run (AEP_RESUME_WINDOW_MS, D25; default: the vendor\'s)')
+    .option('--quiet', 'do not tell the user at the agent that an instruction arrived (AEP_QUIET=1, D27)')
     .option('--relay <url>', `relay WebSocket URL (AEP_RELAY; default ${DEFAULT_RELAY_URL})`)
     .option('--no-relay', 'run without a relay (events go to the log only)')
-    .option('--token <t>', 'relay bearer token (AEP_TOKEN)')
+    .option('--token <t>', 'relay bearer token (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)')
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
     .option('--control', 'turn on the vendor\'s opt-in held gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13)')
     .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')
@@ -217,7 +234,7 @@ export function registerAdapter(program: Command): void {
       out(cfg.source
         ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
         : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);
-      out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
+      out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
       if (running.inspector) out(`  inspect ${running.inspector.url}`);
       const stop = () => {
         setTimeout(() => process.exit(1), 5000).unref();

@@ -6,6 +6,7 @@ import { Board } from '../consumer/board.js';
 import { followRelay, type Follower } from '../consumer/follow.js';
 import { DEFAULT_INSPECT_PORT, startInspectServer, type InspectServer } from '../inspect/server.js';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
+import { tokenFor } from '../relay/local-token.js';
 
 export interface InspectHandle {
   url: string;
@@ -47,7 +48,8 @@ export function registerInspect(program: Command): void {
       }
       let handle: InspectHandle;
       try {
-        handle = await startInspect({ relay: f.relay, port, ...(f.token ? { token: f.token } : {}) });
+        const token = tokenFor(f.relay, f.token);
+        handle = await startInspect({ relay: f.relay, port, ...(token ? { token } : {}) });
       } catch (err) {
         process.stderr.write(`inspect: ${err instanceof SteeringError ? err.message : String(err)}\n`);
         process.exitCode = err instanceof SteeringError && err.code === 'PORT_IN_USE' ? 4 : 1;

@@ -7,24 +7,34 @@ import { sendInstruction, type InstructOutcome } from '../consumer/send.js';
 import { withConsumer } from '../consumer/connect.js';
 import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
-/** Exit codes of `instruct`, one per outcome. */
+/** Exit codes of `instruct`, one per outcome; success is 0 whether it waited for delivery or not. */
 export const INSTRUCT_EXIT = {
   delivered: 0,
+  accepted: 0,
   usage: 2,
   rejected: 3,
   refused: 4,
   dropped: 5,
   timeout: 6,
   unreachable: 7,
-  accepted: 10,
+  unauthorized: 8,
 } as const;
+
+/** The line printed while waiting: where the instruction stands and when it will arrive (D27). */
+export function waitingLine(info: { ahead?: number; ended?: boolean }, p: Paint): string {
+  const ahead = info.ahead === undefined ? 'queued' : `queued (${info.ahead} ahead)`;
+  const when = info.ended
+    ? 'the session has ended; delivered when a resumed run of it starts (its resume window)'
+    : 'delivered at the agent\'s next prompt or tool call';
+  return `${p.dim('…')} ${ahead}; ${when}`;
+}
 
 export function describeOutcome(o: InstructOutcome, p: Paint): string {
   switch (o.outcome) {
     case 'delivered':
-      return `${p.green('✓')} delivered${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
+      return `${p.green('✓')} delivered${o.moment !== undefined ? ` at ${o.moment}` : ''}${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
     case 'accepted':
-      return `${p.green('✓')} accepted and queued; not waiting for delivery (--no-wait)`;
+      return `${p.green('✓')} accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${o.session} follows it)`;
     case 'dropped':
       return `${p.red('✗')} dropped: ${o.reason ?? 'no reason given'} (event ${o.dropped})`;
     case 'rejected':
@@ -78,9 +88,10 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
     }
   }
   const { paint: p, print } = outcomePrinter(f.json, io.out, describeOutcome);
-  const unreachable = (detail: string): number => {
+  const unreachable = (detail: string, code?: string): number => {
     print({ outcome: 'unreachable', session: f.session, detail });
-    return INSTRUCT_EXIT.unreachable;
+    // A relay that refused the token was reached: another fix, another exit code.
+    return code === 'RELAY_UNAUTHORIZED' ? INSTRUCT_EXIT.unauthorized : INSTRUCT_EXIT.unreachable;
   };
   return withConsumer(f, async (consumer) => {
     const o = await sendInstruction(consumer, f, {
@@ -93,8 +104,10 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
       onSending: ({ command, type }) => {
         if (!f.json) io.out.write(`${p.dim('→')} ${type} ${command} to session ${f.session}\n`);
       },
-      onAccepted: ({ ack }) => {
-        if (!f.json && f.wait) io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
+      onAccepted: ({ ack, ahead, ended }) => {
+        if (f.json || !f.wait) return;
+        io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
+        io.out.write(`${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}) }, p)}\n`);
       },
     });
     print(o);
@@ -109,12 +122,12 @@ export function registerInstruct(program: Command): void {
     .argument('[text]', 'the instruction; "-" or nothing reads it from stdin')
     .requiredOption('--session <id>', 'target session (as listed by `aep-steer sessions`)')
     .option('--vendor <token>', 'vendor token of the verb x.<vendor>.control.instruct (default: the claimant\'s agent)')
-    .option('--no-wait', 'return once the adapter acknowledged (exit 10), without waiting for delivery')
+    .option('--no-wait', 'return once the adapter acknowledged (exit 0), without waiting for delivery')
     .option('--timeout <ms>', 'give up waiting after this long (ack and delivery together)', '120000')
     .option('--ack-window <ms>', 'wait this long for the ack before resending the same command (AEP-0004 §3)', '10000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 delivered, 10 accepted (--no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable.')
+    .addHelpText('after', '\nExit codes: 0 delivered (or accepted, with --no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable,\n8 the relay refused the token.')
     .action(async (text: string | undefined, f: InstructFlags) => {
       process.exitCode = await runInstruct(text, f, { out: process.stdout, err: process.stderr });
     });

@@ -13,7 +13,7 @@ export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.e
   return cmd
     // An empty variable counts as unset (D21).
     .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] || DEFAULT_RELAY)
-    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'] || undefined)
+    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)', env['AEP_TOKEN'] || undefined)
     .option('--sender <name>', 'sender identity carried as the command\'s agent (a tokens-file token always sends as its own identity)', DEFAULT_SENDER);
 }
 

@@ -1,7 +1,8 @@
 // Opening a consumer connection to the relay: where (URL), with which bearer token, under which
 // sender name, and running one piece of work on a fresh connection that is closed after.
 import { readFileSync, statSync } from 'node:fs';
-import { SteeringError } from '../protocol/errors.js';
+import { SteeringError, type SteeringErrorCode } from '../protocol/errors.js';
+import { tokenFor } from '../relay/local-token.js';
 import { RelayConsumer } from './connection.js';
 
 export const DEFAULT_RELAY = 'ws://127.0.0.1:8787/socket';
@@ -23,24 +24,28 @@ export const senderOf = (consumer: RelayConsumer, f: { sender: string }): string
   consumer.principal?.bound ? consumer.principal.identity : f.sender;
 
 export async function connectConsumer(f: ConsumerTarget): Promise<RelayConsumer> {
-  return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(f.token ? { token: f.token } : {}) });
+  // Zero-config: a loopback relay gets the local token when none is given.
+  const token = tokenFor(f.relay, f.token);
+  return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(token ? { token } : {}) });
 }
 
 /**
  * Runs `run` on a fresh connection and closes it after. A relay that cannot be reached, or that
  * fails the exchange, becomes the command's `unreachable` value with the error's message.
  */
-export async function withConsumer<T>(f: ConsumerTarget, run: (consumer: RelayConsumer) => Promise<T>, unreachable: (detail: string) => T): Promise<T> {
+export async function withConsumer<T>(f: ConsumerTarget, run: (consumer: RelayConsumer) => Promise<T>, unreachable: (detail: string, code?: SteeringErrorCode) => T): Promise<T> {
   let consumer: RelayConsumer;
+  // The code tells a refused token (RELAY_UNAUTHORIZED) from a relay that is not there.
+  const codeOf = (err: unknown) => (err instanceof SteeringError ? err.code : undefined);
   try {
     consumer = await connectConsumer(f);
   } catch (err) {
-    return unreachable((err as Error).message);
+    return unreachable((err as Error).message, codeOf(err));
   }
   try {
     return await run(consumer);
   } catch (err) {
-    return unreachable((err as Error).message);
+    return unreachable((err as Error).message, codeOf(err));
   } finally {
     await consumer.close();
   }

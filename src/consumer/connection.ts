@@ -7,6 +7,7 @@ import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
 import type { RosterEntry } from '../relay/core.js';
+import { tokenHint } from '../relay/local-token.js';
 
 export type { RosterEntry };
 
@@ -91,8 +92,15 @@ export class RelayConsumer {
       };
       const timer = setTimeout(() => fail(new SteeringError('RELAY_UNREACHABLE', `no hello from relay at ${opts.url} within ${timeoutMs} ms`)), timeoutMs);
       ws.once('error', fail);
-      ws.once('unexpected-response', (_req, res) =>
-        fail(new SteeringError('RELAY_UNREACHABLE', `relay refused the connection: HTTP ${res.statusCode}${res.statusCode === 401 ? ' (token missing or wrong)' : ''}`)));
+      ws.once('unexpected-response', (_req, res) => {
+        const status = res.statusCode ?? 0;
+        // Reached, but the token was refused: a different fix from a relay that is not there.
+        if (status === 401 || status === 403) {
+          fail(new SteeringError('RELAY_UNAUTHORIZED', `relay at ${opts.url} refused the ${opts.token ? 'token' : 'connection without a token'} (HTTP ${status}): ${tokenHint()}`));
+        } else {
+          fail(new SteeringError('RELAY_UNREACHABLE', `relay refused the connection: HTTP ${status}`));
+        }
+      });
       ws.once('open', () => {
         const identity: Record<string, string> = { agent: opts.agent };
         if (opts.instance) identity.instance = opts.instance;

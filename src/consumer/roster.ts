@@ -19,6 +19,12 @@ export interface SessionRow {
   session: string;
   agent?: string;
   instance?: string;
+  /** `ended` once the end moment passed (the relay's roster, D26). */
+  state: 'live' | 'ended';
+  /** When the session last did something (ISO time). */
+  lastEventAt?: string;
+  /** Accepted instructions still waiting for a moment. */
+  queued: number;
   /** Claimants of this session; more than one means a command to it is refused `ambiguous`. */
   claimants: number;
   accepts: string[];
@@ -32,9 +38,13 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
   for (const r of roster) counts.set(r.session, (counts.get(r.session) ?? 0) + 1);
   return roster.map((r) => {
     const accepts = acceptsOf(r) ?? [];
-    const row: SessionRow = { session: r.session, claimants: counts.get(r.session)!, accepts, respond: accepts.includes('control.attention.respond') };
+    const row: SessionRow = {
+      session: r.session, state: r.state === 'ended' ? 'ended' : 'live', queued: typeof r.queued === 'number' ? r.queued : 0,
+      claimants: counts.get(r.session)!, accepts, respond: accepts.includes('control.attention.respond'),
+    };
     if (r.agent !== undefined) row.agent = r.agent;
     if (r.instance !== undefined) row.instance = r.instance;
+    if (typeof r.last_event_at === 'string') row.lastEventAt = r.last_event_at;
     const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
     if (instruct) row.instruct = instruct;
     return row;

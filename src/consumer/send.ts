@@ -41,8 +41,12 @@ export interface InstructRequest {
   /** Ack window per attempt (AEP-0004 §3 default 10 s); a retry resends the same command. */
   ackWindowMs?: number;
   retries?: number;
-  /** Called once the ack arrived, before waiting for the delivery. */
-  onAccepted?: (info: { command: string; ack: AepEvent }) => void;
+  /**
+   * Called once the ack arrived, before waiting for the delivery, with what the roster said just
+   * before sending: the instructions already queued ahead of this one, and whether the session
+   * had ended (a resume window keeps its queue, D25).
+   */
+  onAccepted?: (info: { command: string; ack: AepEvent; ahead?: number; ended?: boolean }) => void;
   /** Called with the command id just before it is sent. */
   onSending?: (info: { command: string; type: string; vendor: string }) => void;
 }
@@ -91,7 +95,8 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     retries: req.retries,
     beforeSend: () => req.onSending?.({ command: cmd.id, type, vendor }),
     afterAck: (ack) => {
-      req.onAccepted?.({ command: cmd.id, ack });
+      const { queued, state } = found.entry;
+      req.onAccepted?.({ command: cmd.id, ack, ...(typeof queued === 'number' ? { ahead: queued } : {}), ...(state === 'ended' ? { ended: true } : {}) });
       return !req.noWait;
     },
   });

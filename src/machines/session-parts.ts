@@ -7,7 +7,7 @@ import { decideInstruct, decideRespond } from './gate.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
-  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WrittenInput,
+  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
 } from './session-types.js';
 
 export interface Step {
@@ -37,6 +37,9 @@ export const guards = {
   isReleasedWithPending: ({ context }: { context: SessionContext }) => context.holds.length === 0 && context.queue.length > 0,
   /** The vendor's session-start moment (a resumed session keeps its id). */
   isStart: ({ event }: { event: SessionInput }) => event.type === 'hook.moment' && event.starts === true,
+  /** D25: an ended session still inside its end moment's resume window. */
+  inResumeWindow: ({ context, event }: { context: SessionContext; event: SessionInput }) =>
+    context.resumeUntil !== undefined && 'at' in event && event.at < context.resumeUntil,
 };
 
 // ---- steps -------------------------------------------------------------------------------
@@ -56,6 +59,7 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     };
   }
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
+  if (typeof input.command.agent === 'string') item.from = input.command.agent;
   return {
     context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: [...ctx.queue, item] },
     outputs: [{ type: 'control.accepted', cause, key: d.key }],
@@ -94,11 +98,13 @@ export function moment(ctx: SessionContext, input: MomentInput, ended: boolean):
   if (ended || !input.eligible || ctx.queue.length === 0) return { outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
+  const from = [...new Set(taken.flatMap((i) => (i.from === undefined ? [] : [i.from])))];
+  const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
-    context: { queue: rest, inFlight: [...ctx.inFlight, { hookId: input.hookId, items: taken }] },
+    context: { queue: rest, inFlight: [...ctx.inFlight, batch] },
     outputs: [
       { type: 'journal.inflight', hookId: input.hookId, ids },
-      { type: 'reply.context', hookId: input.hookId, text, ids },
+      { type: 'reply.context', hookId: input.hookId, text, ids, from },
     ],
   };
 }
@@ -137,8 +143,9 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   if (!batch) return { outputs: [] };
   return {
     context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
-    outputs: batch.items.map((i) => ({
+    outputs: batch.items.map((i): SessionOutput => ({
       type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
+      ...(batch.moment === undefined ? {} : { moment: batch.moment }),
     })),
   };
 }
@@ -158,7 +165,9 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
  * start moment drops at its later end moments without a second `session.ended`.
  */
 export function end(ctx: SessionContext, input: EndInput): Step {
-  const outputs: SessionOutput[] = dropped(ctx, ctx.queue, 'session-ended');
+  // D25: inside a resume window the queue waits for the resumed run; window 0 is D10 as written.
+  const windowMs = input.windowMs ?? 0;
+  const outputs: SessionOutput[] = windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended');
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -171,7 +180,17 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  return { context: { queue: [], holds: [], endedOnce: true }, outputs };
+  if (windowMs > 0) return { context: { holds: [], endedOnce: true, resumeUntil: input.at + windowMs }, outputs };
+  return { context: { queue: [], holds: [], endedOnce: true, resumeUntil: undefined }, outputs };
+}
+
+/**
+ * D25: the resume window has passed; each still-queued instruction drops `session-ended` (D10)
+ * and later instructions are refused "session ended" (D6).
+ */
+export function closeWindow(ctx: SessionContext, input: WindowInput | InstructInput): Step {
+  if (ctx.resumeUntil === undefined || input.at < ctx.resumeUntil) return { outputs: [] };
+  return { context: { queue: [], resumeUntil: undefined }, outputs: dropped(ctx, ctx.queue, 'session-ended') };
 }
 
 /** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
@@ -179,7 +198,7 @@ export function reopen(ctx: SessionContext, input: MomentInput): Step {
   const reopened: SessionOutput = { type: 'session.reopened', eventType: reopenedType(ctx.vendor) };
   if (input.causeId !== undefined) reopened.cause = input.causeId;
   const delivery = moment(ctx, input, false);
-  return { ...(delivery.context ? { context: delivery.context } : {}), outputs: [reopened, ...delivery.outputs] };
+  return { context: { ...delivery.context, resumeUntil: undefined }, outputs: [reopened, ...delivery.outputs] };
 }
 
 /** D10 optional TTL: queued instructions older than the TTL are dropped `expired`. */

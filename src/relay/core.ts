@@ -9,6 +9,7 @@ import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.j
 import type { Hub, Sink } from './hub.js';
 import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
 import type { Admission, RelayStore } from './store.js';
+import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
@@ -43,6 +44,12 @@ export interface RosterEntry {
   instance?: string;
   control?: unknown;
   emits?: unknown;
+  /** D26: `ended` once the session's end moment passed (and no start moment reopened it). */
+  state?: 'live' | 'ended';
+  /** `time` of the session's latest event from its agent. */
+  last_event_at?: string;
+  /** Accepted instructions not yet delivered or dropped. */
+  queued?: number;
 }
 
 export interface Incoming {
@@ -68,6 +75,7 @@ export class RelayCore {
   readonly claims: ClaimTable<Peer>;
   private pending: Admission[] = [];
   private scheduled = false;
+  private readonly summaries: SessionSummaries;
 
   constructor(
     readonly store: RelayStore,
@@ -79,6 +87,7 @@ export class RelayCore {
     claimLeaseMs: number = DEFAULT_CLAIM_LEASE_MS,
   ) {
     this.claims = new ClaimTable<Peer>(claimLeaseMs);
+    this.summaries = new SessionSummaries((session) => this.store.replay(session).items);
   }
 
   /**
@@ -197,7 +206,10 @@ export class RelayCore {
         }
       });
     }
-    for (const { event: e, line } of batch) this.hub.fanOut(e, line);
+    for (const { event: e, line } of batch) {
+      this.summaries.observe(e);
+      this.hub.fanOut(e, line);
+    }
   }
 
   /** Writes pending admissions; returns how many were new (not redeliveries). */
@@ -253,6 +265,7 @@ export class RelayCore {
 
   /** One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). */
   roster(): RosterEntry[] {
+    this.flush();
     const entries: RosterEntry[] = [];
     for (const p of this.peers) {
       if (p.role === 'consumer') continue;
@@ -262,6 +275,10 @@ export class RelayCore {
         if (p.identity.instance !== undefined) e.instance = p.identity.instance;
         if (p.control !== undefined) e.control = p.control;
         if (p.emits !== undefined) e.emits = p.emits;
+        const summary = this.summaries.get(session);
+        e.state = summary.state;
+        if (summary.lastEventAt !== undefined) e.last_event_at = summary.lastEventAt;
+        e.queued = summary.queued;
         entries.push(e);
       }
     }

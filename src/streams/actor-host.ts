@@ -44,6 +44,10 @@ export interface HostOptions {
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
   attentionTimeoutMs?: number;
+  /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
+  resumeWindowMs?: number;
+  /** D27: a delivering reply also tells the user, where the vendor has a field for it (default true; `--quiet` off). */
+  notice?: boolean;
   /** Host segment of event sources; the machine's hostname otherwise. */
   host?: string;
   inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
@@ -277,11 +281,14 @@ export class ActorHost {
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
-    if (c.kind === 'end') return { type: 'hook.end', ...base, reason: c.reason };
+    if (c.kind === 'end') {
+      const windowMs = this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0;
+      return { type: 'hook.end', ...base, reason: c.reason, ...(windowMs > 0 ? { windowMs } : {}) };
+    }
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }
-    return { type: 'hook.moment', ...base, eligible: c.eligible, ...(c.starts === true ? { starts: true } : {}) };
+    return { type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event, ...(c.starts === true ? { starts: true } : {}) };
   }
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
@@ -403,7 +410,7 @@ export class ActorHost {
           break;
         }
         case 'instruction.delivered':
-          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+          emit({ type: o.eventType, cause: o.cause, data: o.moment === undefined ? { queued_ms: o.queuedMs } : { queued_ms: o.queuedMs, moment: o.moment } });
           break;
         case 'instruction.dropped':
           emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason } });
@@ -447,7 +454,8 @@ export class ActorHost {
           break;
         case 'reply.context': {
           const hook = this.takeHook(o.hookId);
-          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text), confirm: true });
+          const notice = this.opts.notice === false ? undefined : { count: o.ids.length, from: o.from };
+          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text, notice), confirm: true });
           break;
         }
         case 'reply.neutral':

@@ -35,6 +35,8 @@ export interface HookEndpointOptions {
   budgetMs?: number;
   /** The vendor's neutral reply, used on every failure. */
   neutral: () => HookReply;
+  /** What `GET /hook/<secret>` answers (`aep-steer doctor`): only a caller holding the secret learns it. */
+  status?: () => Record<string, unknown>;
   /** Extra fields for `GET /healthz` (a bridge reports its relay and its source). */
   health?: () => Record<string, unknown>;
   onError?: (e: SteeringError) => void;
@@ -153,6 +155,10 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       return;
     }
     const parts = url.pathname.split('/');
+    if (req.method === 'GET' && opts.status !== undefined && parts.length === 3 && parts[1] === 'hook' && sameSecret(parts[2] ?? '', opts.secret)) {
+      void writeJson(res, 200, opts.status());
+      return;
+    }
     // Wrong secret or path: 404, and nothing reaches any session (D15).
     if (req.method !== 'POST' || parts.length !== 3 || parts[1] !== 'hook' || !sameSecret(parts[2] ?? '', opts.secret)) {
       req.resume();

@@ -63,6 +63,13 @@ export interface HeldDecision {
   values?: Record<string, unknown>;
 }
 
+/** What the user at the agent is told about a delivery (D27). */
+export interface DeliveryNotice {
+  count: number;
+  /** Senders (command `agent`), first-come order, once each. */
+  from: string[];
+}
+
 /** The reply the hook caller gets. `body` is written as JSON; `undefined` means an empty 200. */
 export interface HookReply {
   body: unknown;
@@ -83,10 +90,18 @@ export interface VendorSurface {
    * Absent means none.
    */
   holds?: boolean;
+  /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
+  resumeWindowMs?: number;
+  /** D26 default instruction TTL where an end moment may never fire; absent: none. */
+  instructTtlMs?: number;
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
   classify(input: Record<string, unknown>): ClassifiedHook;
-  /** Reply carrying steering text at an eligible moment (D8). */
-  contextReply(hook: ClassifiedHook, text: string): HookReply;
+  /**
+   * Reply carrying steering text at an eligible moment (D8). With `notice`, the reply also tells
+   * the user how many instructions arrived and from whom, where the vendor has a field the user
+   * sees and the model does not read (D27).
+   */
+  contextReply(hook: ClassifiedHook, text: string, notice?: DeliveryNotice): HookReply;
   /** The neutral reply: what the vendor gets when there is nothing to say, and on any failure (D15). */
   neutralReply(hook: ClassifiedHook | undefined): HookReply;
   /** A held loop's decision reply (D13: never carries steering). `undefined` = no decision (timeout, D14). */

@@ -26,7 +26,7 @@ test('every command is there with its flags', () => {
   assert.equal(flagsOf(p, 'instruct'), ['--session', '--vendor', '--no-wait', '--timeout', '--ack-window', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'respond'), ['--session', '--request', '--values', '--timeout', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'watch'), ['--filter', '--session', '--capture', '--replay', '--limit', '--json', '--relay', '--token', '--sender']);
-  assert.equal(flagsOf(p, 'sessions'), ['--json', '--relay', '--token', '--sender']);
+  assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'audit'), ['--json']);
   assert.equal(flagsOf(p, 'inspect'), ['--port', '--relay', '--token']);
   assert.equal(flagsOf(p, 'demo'), ['--port', '--relay-port', '--text', '--scripted', '--claude', '--keep']);

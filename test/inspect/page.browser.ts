@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { SHOTS, launchChromium, type Browser } from '../support/browser.js';
 import { startInspect, type InspectHandle } from '../../src/cli/inspect-command.js';
-import { runInstruct } from '../../src/cli/instruct-command.js';
+import { INSTRUCT_EXIT, runInstruct } from '../../src/cli/instruct-command.js';
 import { sink, startTestStack, type TestStack } from '../cli/support.js';
 
 let stack: TestStack;
@@ -43,7 +43,7 @@ test('the page shows a live session, its queued instruction, and then the delive
   const code = await runInstruct('rename the helper before merging', {
     relay: stack.relayUrl, token: stack.token, sender: 'erin', session: s.session, wait: false, timeout: '20000', ackWindow: '10000', json: true,
   }, { out: out.stream, err: sink().stream });
-  assert.is(code, 10);
+  assert.is(code, INSTRUCT_EXIT.accepted);
   const id = JSON.parse(out.text()).command as string;
 
   await page.waitForSelector(`${card} [data-field="state"][data-state="queued"]`);
@@ -67,7 +67,7 @@ test('event text is shown as text, never as markup', async () => {
   const code = await runInstruct('<img src=x onerror="document.body.dataset.pwned=1">', {
     relay: stack.relayUrl, token: stack.token, sender: '<b>mallory</b>', session: s.session, wait: false, timeout: '20000', ackWindow: '10000',
   }, { out: sink().stream, err: sink().stream });
-  assert.is(code, 10);
+  assert.is(code, INSTRUCT_EXIT.accepted);
   const card = `[data-session="${s.session}"]`;
   await page.waitForSelector(`${card} [data-field="state"][data-state="queued"]`);
   assert.is(await page.locator(`${card} img`).count(), 0);
