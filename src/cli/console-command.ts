@@ -18,8 +18,8 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
     .description('serve a local steering page (127.0.0.1, secret URL): sessions, instruct, allow/deny/answer, audit')
     .option('--port <n>', 'page port on 127.0.0.1 (0 = any free one)', String(DEFAULT_CONSOLE_PORT))
     .option('--token-file <path>', 'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)', env['AEP_TOKEN_FILE'] || undefined);
-  addRelayOptions(cmd, env);
-  cmd.setOptionValueWithSource('sender', DEFAULT_CONSOLE_SENDER, 'default');
+  // Its own sender name by default, so the audit tells these commands from a person's CLI.
+  addRelayOptions(cmd, env, DEFAULT_CONSOLE_SENDER);
   cmd.addHelpText('after', '\nThe URL it prints carries a secret made anew at each start; anyone with it can steer through this console.\nExit codes: 2 bad flag, 4 port taken, 1 other failure.');
   cmd.action(async (f: ConsoleFlags) => {
     const port = Number(f.port);

@@ -3,6 +3,7 @@
 // agent: every tool, its settled outcomes and its refusals.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createServer } from 'node:net';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { startTestTarget, type TestTarget } from '../support/relay-target.js';
 import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
@@ -18,6 +19,14 @@ test.before(async () => {
 test.after(async () => {
   await mcp?.close();
   await stack?.stop();
+});
+
+/** A port that was free a moment ago (the relay is started on it later). */
+const freePort = (): Promise<number> => new Promise((resolve) => {
+  const srv = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = srv.address() as { port: number };
+    srv.close(() => resolve(port));
+  });
 });
 
 const acceptedOn = (session: string) => stack.waitFor((e) => e.session === session && e.type === 'control.accepted');
@@ -255,18 +264,31 @@ test('tokens file: a watch-only token is refused by the relay with its code; a g
   }
 });
 
-test('relay unreachable: tools answer with an error that says what to do, and the server stays up', async () => {
-  const lonely = await startMcp(['--relay', 'ws://127.0.0.1:9/socket', '--token', 'x']);
+test('relay unreachable: tools answer with an error that says what to do; once the relay is up, they work', async () => {
+  const port = await freePort();
+  const url = `ws://127.0.0.1:${port}/socket`;
+  const lonely = await startMcp(['--relay', url, '--token', 'late-token']);
+  let late: RelayHandle | undefined;
   try {
     const r = await lonely.call('list_sessions', {});
     assert.ok(r.isError);
-    assert.match(r.text, 'Relay unreachable at ws://127.0.0.1:9/socket');
+    assert.match(r.text, `Relay unreachable at ${url}`);
     assert.match(r.text, 'aep-steer relay');
     const i = await lonely.call('instruct', { session: 's', text: 't' });
     assert.ok(i.isError);
     assert.is(i.facts['outcome'], 'unreachable');
+    // The server keeps retrying in the background: the relay starting later is picked up.
+    late = await startRelay({ port, storePath: ':memory:', token: 'late-token' });
+    let listed = await lonely.call('list_sessions', {});
+    for (let n = 0; n < 200 && listed.isError; n++) {
+      await new Promise((res) => setTimeout(res, 50));
+      listed = await lonely.call('list_sessions', {});
+    }
+    assert.not.ok(listed.isError, listed.text);
+    assert.equal(listed.facts['sessions'], []);
   } finally {
     await lonely.close();
+    await late?.close();
   }
 });
 
