@@ -7,7 +7,7 @@
 // and stepped through the machine's own transition(); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields,
+  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -29,11 +29,17 @@ export type Effect =
   /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
   | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
   /** The hook's reply waits for a decision; arm the D14 timer. */
-  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number };
+  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
+  /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
+  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
+  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
+  | { kind: 'forward'; session: string; command: AepCommand };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
   events: AepEvent[];
+  /** Step number: `durable(n)` keeps it, `rollback()` undoes it until then (D22). */
+  stepNo?: number;
   /** Records for the event log, written before any effect is performed (D12). */
   records: LogRecord[];
   effects: Effect[];
@@ -43,6 +49,14 @@ export interface HostOptions {
   surface: VendorSurface;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL); off when absent. */
+  sendInput?: boolean;
+  /** Whether the send_input transport is connected right now. */
+  inputReady?: () => boolean;
+  /** The vendor's control gate for the surface's `controls` (e.g. AEP_OPENHANDS_CONTROL). */
+  control?: boolean;
+  /** The vendor's guard for a forwarded command, from what the stream last showed. */
+  controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   attentionTimeoutMs?: number;
   /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
   resumeWindowMs?: number;
@@ -60,9 +74,40 @@ export interface SessionView {
   queue: { id: string; acceptedAt: number; chars: number }[];
   inFlight: number;
   holds: { requestId: string; hold: string }[];
+  /** Accepted send_inputs the vendor has not settled (D28). */
+  inputs: { id: string; phase: string; chars: number }[];
 }
 
 type SessionActor = Actor<typeof sessionMachine>;
+
+/** What one step changed, so a step whose records never became durable can be undone (D22). */
+interface Undo {
+  stepNo: number;
+  session: string;
+  /** The cell before the step; undefined when the step spawned it. */
+  cell: { value: SessionSnapshot['value']; context: SessionContext } | undefined;
+  seq: number | undefined;
+  orphan: Record<string, AckDecision> | undefined;
+  /** Ack keys the step recorded, with what they held before. */
+  acks: [string, string | undefined][];
+  hookId: string | undefined;
+}
+
+/** A session cell as a snapshot holds it: the machine's persisted snapshot (D24). */
+export interface PersistedCell {
+  session: string;
+  snapshot: { value: unknown; context: SessionContext; status?: string };
+}
+
+/** Everything a host holds beyond its log, for a snapshot (D24). */
+export interface HostState {
+  cells: PersistedCell[];
+  /** The epoch each session's next process starts at (D11). */
+  epochs: [string, number][];
+  /** Recorded acks, byte for byte (D4). */
+  acks: [string, string][];
+  orphans: [string, Record<string, AckDecision>][];
+}
 type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
 type SessionScope = Parameters<typeof sessionMachine.transition>[2];
 
@@ -113,6 +158,10 @@ export class ActorHost {
   private readonly openHooks = new Map<string, ClassifiedHook>();
   private collecting: SessionOutput[] | undefined;
   private pureScope: SessionScope | undefined;
+  /** Undo entries of steps whose records are not durable yet, oldest first (D22). */
+  private undos: Undo[] = [];
+  private stepCount = 0;
+  private current: Undo | undefined;
 
   constructor(opts: HostOptions) {
     this.opts = opts;
@@ -155,6 +204,7 @@ export class ActorHost {
         queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
         inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
         holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
+        inputs: context.inputs.map((i) => ({ id: i.id, phase: i.phase, chars: i.text.length })),
       };
     });
   }
@@ -162,6 +212,85 @@ export class ActorHost {
   /** The recorded ack for a command key (byte-identical re-ack, D4). */
   recordedAck(key: string): string | undefined {
     return this.recorded.get(key);
+  }
+
+  // ---- durability (D22) -------------------------------------------------------------------
+
+  /** Steps up to `stepNo` are durable: they can no longer be undone. */
+  durable(stepNo: number): void {
+    let i = 0;
+    while (i < this.undos.length && this.undos[i]!.stepNo <= stepNo) i += 1;
+    if (i > 0) this.undos.splice(0, i);
+  }
+
+  /** Undoes every step that is not durable, newest first: the sessions are as if they had not run. */
+  rollback(): number {
+    const undone = this.undos.length;
+    for (let i = this.undos.length - 1; i >= 0; i -= 1) this.undoOne(this.undos[i]!);
+    this.undos = [];
+    return undone;
+  }
+
+  private undoOne(u: Undo): void {
+    const now = this.sessions.get(u.session);
+    now?.actor?.stop();
+    if (u.cell === undefined) this.sessions.delete(u.session);
+    else if (now?.actor) this.sessions.set(u.session, this.revive(u.session, u.cell));
+    else this.sessions.set(u.session, { value: u.cell.value, context: u.cell.context });
+    if (u.seq === undefined) this.seqs.delete(u.session);
+    else this.seqs.set(u.session, u.seq);
+    if (u.orphan === undefined) this.orphanDecisions.delete(u.session);
+    else this.orphanDecisions.set(u.session, u.orphan);
+    for (let i = u.acks.length - 1; i >= 0; i -= 1) {
+      const [key, before] = u.acks[i]!;
+      if (before === undefined) this.recorded.delete(key);
+      else this.recorded.set(key, before);
+    }
+    if (u.hookId !== undefined) this.openHooks.delete(u.hookId);
+  }
+
+  /** A live actor (inspection) from a value and context. */
+  private revive(session: string, s: { value: unknown; context: SessionContext }): SessionCell {
+    const persisted = sessionMachine.getPersistedSnapshot(sessionMachine.resolveState({ value: s.value as SessionSnapshot['value'], context: s.context }));
+    const actor = createActor(sessionMachine, { input: { session, vendor: this.vendor }, snapshot: persisted, ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}) });
+    actor.on('*', (o) => this.collecting?.push(o));
+    actor.start();
+    return { actor };
+  }
+
+  // ---- snapshots (D24) -----------------------------------------------------------------------
+
+  /** The whole host as data: each cell's persisted snapshot, next epochs, recorded acks, orphan decisions. */
+  exportState(): HostState {
+    const cells: PersistedCell[] = [];
+    const epochs: [string, number][] = [];
+    for (const [session, cell] of this.sessions) {
+      const persisted = cell.actor
+        ? cell.actor.getPersistedSnapshot()
+        : sessionMachine.getPersistedSnapshot(sessionMachine.resolveState({ value: cell.value, context: cell.context }));
+      const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
+      cells.push({ session, snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) } });
+    }
+    const known = new Set([...this.sessions.keys(), ...this.epochs.keys()]);
+    for (const session of known) {
+      const epoch = this.epochs.get(session) ?? 0;
+      // A session that emitted in this process used `epoch`; the next process takes the one after it.
+      epochs.push([session, (this.seqs.get(session) ?? 0) > 0 ? epoch + 1 : epoch]);
+    }
+    return { cells, epochs, acks: [...this.recorded.entries()], orphans: [...this.orphanDecisions.entries()] };
+  }
+
+  /** Restores a host exported by `exportState` (before any replay of the log's tail). */
+  importState(s: HostState): void {
+    for (const c of s.cells) {
+      const cell: SessionCell = this.opts.inspect
+        ? this.revive(c.session, c.snapshot)
+        : { value: c.snapshot.value as SessionSnapshot['value'], context: c.snapshot.context };
+      this.sessions.set(c.session, cell);
+    }
+    for (const [session, epoch] of s.epochs) this.epochs.set(session, epoch);
+    for (const [key, bytes] of s.acks) this.recorded.set(key, bytes);
+    for (const [session, d] of s.orphans) this.orphanDecisions.set(session, d);
   }
 
   // ---- replay support ---------------------------------------------------------------------
@@ -185,7 +314,7 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0)) continue;
+      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending') && ctx.forwards.length === 0)) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
     return out;
@@ -195,9 +324,22 @@ export class ActorHost {
 
   /** Turns an item into the session input, steps the actor, and stamps what it announced. */
   step(item: SessionItem): StepResult {
+    const cell = this.sessions.get(item.session);
+    const undo: Undo = {
+      stepNo: ++this.stepCount,
+      session: item.session,
+      cell: cell && { value: valueOf(cell), context: contextOf(cell) },
+      seq: this.seqs.get(item.session),
+      orphan: this.orphanDecisions.get(item.session),
+      acks: [],
+      hookId: item.kind === 'hook' ? item.hookId : undefined,
+    };
+    this.current = undo;
     try {
-      return this.stepFailOpen(item);
+      return { ...this.stepFailOpen(item), stepNo: undo.stepNo };
     } finally {
+      this.current = undefined;
+      this.undos.push(undo);
       for (const [session, e] of this.emitters) if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
       this.emitters.clear();
     }
@@ -253,6 +395,7 @@ export class ActorHost {
           }
           if (o.run !== undefined) f.run = o.run;
           if (o.step !== undefined) f.step = o.step;
+          if (o.cause !== undefined) f.cause = o.cause;
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);
@@ -288,12 +431,27 @@ export class ActorHost {
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }
-    return { type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event, ...(c.starts === true ? { starts: true } : {}) };
+    return {
+      type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
+      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
+    };
   }
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
+    if (this.surface.controls?.includes(c.type) === true) {
+      const gateOpen = this.opts.control === true;
+      const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
+      return { type: 'command.forward', at: item.at, command: c, gateOpen, ...(refusal === undefined ? {} : { refusal }) };
+    }
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    const input = this.surface.sendInput;
+    if (input !== undefined && c.type === input.type) {
+      return {
+        type: 'command.send_input', at: item.at, command: c, gateOpen: this.opts.sendInput === true,
+        ready: this.opts.inputReady?.() ?? false, policy: input.policy,
+      };
+    }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
     return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
@@ -303,7 +461,7 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond') return this.orphanCommand(session, input);
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward') return this.orphanCommand(session, input);
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
       cell = this.spawn(session);
     }
@@ -393,7 +551,10 @@ export class ActorHost {
       const e = this.emitterFor(session).emit({ ...f, at });
       events.push(e);
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
-      if (ack !== undefined) this.recorded.set(ack, JSON.stringify(e));
+      if (ack !== undefined) {
+        this.current?.acks.push([ack, this.recorded.get(ack)]);
+        this.recorded.set(ack, JSON.stringify(e));
+      }
     };
     for (const o of outputs) {
       switch (o.type) {
@@ -448,6 +609,18 @@ export class ActorHost {
           break;
         case 'session.closed':
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'control.forward':
+          effects.push({ kind: 'forward', session, command: o.command });
+          break;
+        case 'input.send':
+          effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });
+          break;
+        case 'input.sent':
+          emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
+          break;
+        case 'input.consumed':
+          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
           break;
         case 'journal.inflight':
           records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });

@@ -30,11 +30,12 @@ export interface VendorStack {
   close(): Promise<void>;
 }
 
-export async function startVendorStack(token: string): Promise<VendorStack> {
+/** `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, …) as a user would set them. */
+export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const errors: string[] = [];
-  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { AEP_STATE_DIR: stateDir });
+  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { ...env, AEP_STATE_DIR: stateDir });
   const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`));
   const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
   const events: AepEvent[] = [];
