@@ -104,15 +104,16 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       include_ended: z.boolean().optional().describe('Also list sessions that are not live (ended, or their adapter is gone). Default false.'),
     }),
     annotations: { readOnlyHint: true },
-  }, async ({ include_ended }) => {
-    if (ctx.consumer() === undefined) return unreachable(ctx);
+  }, async ({ include_ended }) => withConsumer(async (c) => {
+    // Claims change without an event (an adapter connects or drops): read the roster now.
+    ctx.board.setRoster(await c.roster());
     const all = ctx.board.snapshot().sessions;
     const rows = all.filter((s) => include_ended === true || (s.claimants > 0 && s.state !== 'ended')).map(sessionRow);
     const text = rows.length === 0
       ? `No ${include_ended ? '' : 'live '}sessions on the relay${all.length > 0 && !include_ended ? ` (${all.length} known; include_ended lists them)` : ''}.`
       : rows.map((r) => `${String(r['session'])} ${String(r['vendor'])} ${String(r['state'])}${r['live'] ? '' : ' (not live)'} queue ${String(r['queue_length'])} pending ${String(r['pending_requests'])} steering [${(r['steering'] as string[]).join(', ')}] last ${String(r['last_activity'])}`).join('\n');
     return result(text, { sessions: rows });
-  });
+  }));
 
   const steerInput = {
     session: z.string().min(1).describe('Target session id, as list_sessions gives it.'),
