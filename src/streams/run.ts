@@ -309,6 +309,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     enterDegraded();
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
+      // Only hook effects have a waiting hook to answer; a refused send/forward is simply not performed.
+      if (!('hookId' in f)) continue;
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
