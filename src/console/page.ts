@@ -89,7 +89,10 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       .catch(function (e) { return { error: true, message: 'The console process did not answer: ' + e.message }; });
   }
   function lifecycle(i) {
-    if (i.status === 'delivered') return 'delivered' + (i.delivered && typeof i.delivered.queuedMs === 'number' ? ' after ' + i.delivered.queuedMs + ' ms' : '') + (i.delivered && i.delivered.moment ? ' at ' + i.delivered.moment : '') + (i.delivered ? ' at ' + clock(i.delivered.time) : '');
+    if (i.status === 'delivered') {
+      var d = i.delivered || {};
+      return 'delivered' + (typeof d.queuedMs === 'number' ? ' after ' + d.queuedMs + ' ms' : '') + (d.moment ? ' at ' + d.moment + ' (' + clock(d.time) + ')' : ' at ' + clock(d.time));
+    }
     if (i.status === 'dropped') return 'dropped: ' + ((i.dropped && i.dropped.reason) || 'no reason') + (i.dropped ? ' at ' + clock(i.dropped.time) : '');
     if (i.status === 'rejected') return 'rejected: ' + ((i.rejected && i.rejected.reason) || '') + (i.rejected && i.rejected.detail ? ' (' + i.rejected.detail + ')' : '');
     if (i.status === 'pending') return 'accepted' + (i.accepted ? ' at ' + clock(i.accepted.time) : '') + ', queued';

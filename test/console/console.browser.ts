@@ -51,7 +51,8 @@ test('a click sends an instruction; the page shows accepted, then delivered with
   const reply = await stack.postHook(s.toolCall[0]!);
   assert.equal((reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'Run the integration tests before you push.');
   await page.waitForSelector('#instruct-status[data-status="delivered"]');
-  assert.match((await page.textContent('#instruct-status'))!, /^delivered after \d+ ms at \d\d:\d\d:\d\d\.\d{3}$/);
+  // The moment that carried it (D27) and when.
+  assert.match((await page.textContent('#instruct-status'))!, /^delivered after \d+ ms at PreToolUse \(\d\d:\d\d:\d\d\.\d{3}\)$/);
   // The audit row says the same, and the box is empty for the next one.
   assert.match((await page.textContent(`tr[data-instruction="${id}"] td[data-status="delivered"]`))!, /delivered after \d+ ms/);
   assert.is(await page.inputValue('#instruct-text'), '');

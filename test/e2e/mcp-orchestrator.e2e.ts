@@ -158,6 +158,7 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     assert.is(facts['delivered_id'], delivered.id);
     assert.is(facts['delivered_at'], delivered.time);
     assert.is(facts['queued_ms'], (delivered.data as { queued_ms: number }).queued_ms);
+    assert.is(facts['moment'], 'PreToolUse', 'the moment whose hook reply carried it (D27)');
     assert.is(facts['session'], workerSession);
 
     // Idempotency: the retry with the same key is the same command; one delivery, the same result.

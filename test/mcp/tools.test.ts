@@ -73,7 +73,8 @@ test('instruct: the result is held until delivered, with queued_ms, the moment t
   assert.not.ok(r.isError, r.text);
   assert.is(r.facts['outcome'], 'delivered');
   assert.type(r.facts['queued_ms'], 'number');
-  assert.match(r.text, /^Delivered after \d+ ms in the queue/);
+  assert.match(r.text, /^Delivered after \d+ ms in the queue at its PreToolUse moment \(/);
+  assert.is(r.facts['moment'], 'PreToolUse');
   const delivered = stack.seen.find((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === r.facts['command_id'])!;
   assert.is(r.facts['delivered_id'], delivered.id);
   assert.is(r.facts['delivered_at'], delivered.time);
