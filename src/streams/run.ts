@@ -107,7 +107,7 @@ export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_KEEP_SEGMENTS = 2;
 
 /** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
-const RETRIED_INPUTS = new Set(['reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered']);
+const RETRIED_INPUTS = new Set(['reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered', 'input.sent', 'input.failed', 'input.consumed', 'forward.settled']);
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
@@ -309,8 +309,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     enterDegraded();
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
-      // Only hook effects have a waiting hook to answer; a refused send/forward is simply not performed.
-      if (!('hookId' in f)) continue;
+      // A send or forward of a refused step never starts: its command was rolled back and is decided on retry.
+      if (f.kind === 'send' || f.kind === 'forward') continue;
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
