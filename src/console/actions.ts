@@ -42,7 +42,8 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       const request = str(body['request']);
       if (session === undefined || request === undefined) return reply(refusal('invalid-request', 'give the session and the request id.'), 400);
       let answer: Answer;
-      if (body['option'] === 'allow' || body['option'] === 'deny') answer = { option: body['option'] };
+      // The adapter checks the option against the request (D14): allow/deny, or a form's decline/cancel.
+      if (typeof body['option'] === 'string' && /^[a-z_-]{1,32}$/.test(body['option'])) answer = { option: body['option'] };
       else if (typeof body['text'] === 'string' && body['text'].trim() !== '') answer = { text: body['text'] };
       else if (body['values'] !== null && typeof body['values'] === 'object' && !Array.isArray(body['values'])) answer = { values: body['values'] as Record<string, unknown> };
       else return reply(refusal('invalid-answer', 'give allow, deny, a text answer or form values.'), 400);

@@ -39,6 +39,9 @@ export const CONSOLE_HTML = `<!doctype html>
   .badge { background: #c2352b; color: #fff; border-radius: 10px; padding: 0 7px; font-weight: 600; }
   section.panel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px; min-width: 0; }
   textarea { width: 100%; min-height: 84px; font: inherit; padding: 8px; border: 1px solid var(--line); border-radius: 6px; resize: vertical; }
+  select, input[type="number"] { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; min-width: 0; max-width: 100%; }
+  input[type="checkbox"] { width: 20px; height: 20px; }
+  [data-field="form"] label { justify-content: space-between; font-size: 14px; }
   input[type="text"] { font: inherit; padding: 8px; border: 1px solid var(--line); border-radius: 6px; flex: 1 1 160px; min-width: 0; }
   button.act { font: inherit; padding: 8px 14px; min-height: 40px; border-radius: 6px; border: 1px solid #2f6fdb; background: #2f6fdb; color: #fff; cursor: pointer; }
   button.act.secondary { background: #fff; color: #2f6fdb; }
@@ -81,6 +84,7 @@ export const CONSOLE_HTML = `<!doctype html>
   var lastCommand = {};   // session -> the command id this page sent last
   var lastNote = {};      // session -> the sentence the console answered with
   var drafts = {};        // session -> unsent text, kept across redraws
+  var formDrafts = {};    // request -> form values entered so far
 
 ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
   function post(action, body) {
@@ -121,7 +125,44 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     ])]);
   }
 
+  function fieldInput(h, f) {
+    var id = String(f.id);
+    var kept = (formDrafts[h.request] || {})[id];
+    var attrs = { 'data-field-id': id, 'aria-label': f.label || id };
+    var input;
+    if (f.type === 'select' && Array.isArray(f.choices)) {
+      if (f.multi) attrs.multiple = '';
+      input = el('select', attrs, (f.multi || f.required ? [] : [el('option', { value: '' }, ['–'])]).concat(f.choices.map(function (c) {
+        return el('option', { value: String(c.id) }, [c.label && c.label !== c.id ? c.label : String(c.id)]);
+      })));
+      if (kept !== undefined) Array.prototype.forEach.call(input.options, function (o) { o.selected = [].concat(kept).indexOf(o.value) >= 0; });
+    } else if (f.type === 'boolean') {
+      input = el('input', Object.assign(attrs, { type: 'checkbox' }));
+      input.checked = kept === true;
+    } else {
+      input = el('input', Object.assign(attrs, { type: f.type === 'number' ? 'number' : 'text' }));
+      if (kept !== undefined) input.value = String(kept);
+    }
+    return el('label', { class: 'row' }, [(f.label || id) + (f.required ? ' *' : ''), input]);
+  }
+  function formValues(box, h) {
+    var values = {};
+    (h.fields || []).forEach(function (f) {
+      var input = box.querySelector('[data-field-id="' + CSS.escape(String(f.id)) + '"]');
+      if (!input) return;
+      var v;
+      if (input.tagName === 'SELECT') v = f.multi ? Array.prototype.filter.call(input.options, function (o) { return o.selected; }).map(function (o) { return o.value; }) : input.value;
+      else if (input.type === 'checkbox') v = input.checked;
+      else if (input.type === 'number') v = input.value === '' ? '' : Number(input.value);
+      else v = input.value;
+      if (v === '' || (Array.isArray(v) && v.length === 0)) return;
+      values[f.id] = v;
+    });
+    return values;
+  }
+
   function requestBox(s, h) {
+    var form = h.kind === 'form' && h.fields && h.fields.length;
     var answer = el('input', { type: 'text', 'aria-label': 'answer', placeholder: h.kind === 'permission' ? 'or deny with a message' : 'answer' });
     var note = el('div', { class: 'status', 'data-field': 'answer-status' }, []);
     function send(body) {
@@ -134,18 +175,23 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     options.forEach(function (o) {
       buttons.push(el('button', { type: 'button', class: 'act' + (o === 'deny' ? ' deny' : ''), 'data-answer': o }, [o === 'allow' ? 'Allow' : o === 'deny' ? 'Deny' : o]));
     });
-    buttons.push(answer, el('button', { type: 'button', class: 'act secondary', 'data-answer': 'text' }, ['Answer']));
+    if (form) buttons.push(el('button', { type: 'button', class: 'act', 'data-answer': 'submit' }, ['Submit']), el('button', { type: 'button', class: 'act deny', 'data-answer': 'decline' }, ['Decline']));
+    else buttons.push(answer, el('button', { type: 'button', class: 'act secondary', 'data-answer': 'text' }, ['Answer']));
     var box = el('div', { class: 'request', 'data-request': h.request }, [
       el('p', {}, [el('strong', {}, [h.kind]), ' · since ' + clock(h.since)]),
       el('p', {}, [h.prompt || '(no prompt at this capture level)']),
-      (h.fields && h.fields.length) ? el('p', { class: 'muted' }, ['fields: ' + h.fields.map(function (f) { return (f && f.id) || '?'; }).join(', ')]) : null,
+      form ? el('div', { 'data-field': 'form' }, h.fields.map(function (f) { return fieldInput(h, f); })) : null,
       el('div', { class: 'row' }, buttons),
       note,
     ]);
+    // Form input survives redraws: every change is kept until the request goes away.
+    box.addEventListener('change', function () { if (form) formDrafts[h.request] = formValues(box, h); });
+    box.addEventListener('input', function () { if (form) formDrafts[h.request] = formValues(box, h); });
     box.addEventListener('click', function (ev) {
       var a = ev.target && ev.target.getAttribute && ev.target.getAttribute('data-answer');
       if (!a) return;
       if (a === 'text') { if (answer.value.trim()) send({ text: answer.value }); }
+      else if (a === 'submit') send({ values: formValues(box, h) });
       else send({ option: a });
     });
     answer.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' && answer.value.trim()) send({ text: answer.value }); });
@@ -187,7 +233,7 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     var box = document.getElementById('detail');
     if (!s) { box.replaceChildren(el('p', { class: 'muted' }, [sessionsOf().length ? 'Pick a session.' : 'No sessions on the relay yet.'])); return; }
     var focused = document.activeElement && document.activeElement.id;
-    var typing = document.activeElement && document.activeElement.tagName === 'INPUT' && document.activeElement.closest('[data-request]');
+    var typing = document.activeElement && /^(INPUT|SELECT)$/.test(document.activeElement.tagName) && document.activeElement.closest('[data-request]');
     if (typing && typing.isConnected && s.holds.some(function (h) { return h.request === typing.getAttribute('data-request'); })) return; // never redraw under someone typing an answer
     var audit = (snap.instructions || []).filter(function (i) { return i.session === s.session; });
     box.replaceChildren(

@@ -195,11 +195,11 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
     description:
       'Answers one pending request (from pending_requests) and waits until the agent\'s adapter records the answer (attention.answered). ' +
       'For a permission give decision "allow" or "deny"; free text on a permission is a deny with that message. For a form give values ' +
-      '(field id → value) or text. Give exactly one of decision, text, values.',
+      '(field id → value, required fields included) or decision "decline". Give exactly one of decision, text, values.',
     inputSchema: z.object({
       session: z.string().min(1).describe('The session holding the request.'),
       request: z.string().min(1).describe('The request id (the attention.requested event id) from pending_requests.'),
-      decision: z.enum(['allow', 'deny']).optional().describe('A permission answer.'),
+      decision: z.string().regex(/^[a-z_-]{1,32}$/).optional().describe('An option id: "allow" or "deny" for a permission, "decline" or "cancel" for a form.'),
       text: z.string().optional().describe('A free-text answer.'),
       values: z.record(z.string(), z.unknown()).optional().describe('Form answers: field id to value.'),
       wait_ms: z.number().int().min(1).optional().describe(`How long to wait for the answer to be recorded. Default ${Math.min(ctx.waitMs, 30_000)}.`),

@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core';
 import { SHOTS, launchChromium, type Browser } from '../support/browser.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
 import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
+import { aepFile, readJson } from '../support/shared-dir.js';
 
 let stack: TestStack;
 let konsole: ConsoleHandle;
@@ -100,6 +101,26 @@ test('a permission request is allowed from the page and the held hook returns al
   await page.waitForSelector(box, { state: 'detached' });
   await page.waitForSelector('#detail [data-field="state"][data-state="idle"]');
   assert.ok(statSync(join(SHOTS, 'console-phone.png')).size > 10_000);
+});
+
+test('a form request (an MCP elicitation) is filled in and submitted from the page; the held hook returns the values', async () => {
+  await page.setViewportSize({ width: 1280, height: 860 });
+  const s = await stack.openSession();
+  await page.click(session(s.session));
+  const fixture = readJson<{ elicitation: { input: Record<string, unknown> } }>(aepFile('fixtures', 'mappings', 'claude-code.json'));
+  const pre = s.toolCall[0]!;
+  const reply = stack.postHook({ session_id: s.session, transcript_path: pre['transcript_path'], cwd: s.cwd, hook_event_name: 'Elicitation', mcp_server_name: 'deployer', ...fixture.elicitation.input });
+  const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
+  const box = `[data-request="${requested.id}"]`;
+  await page.waitForSelector(`${box} [data-field="form"]`);
+  await page.selectOption(`${box} [data-field-id="environment"]`, 'staging');
+  await page.fill(`${box} [data-field-id="replicas"]`, '2');
+  await page.check(`${box} [data-field-id="confirm"]`);
+  await page.screenshot({ path: join(SHOTS, 'console-form.png'), fullPage: true });
+  await page.click(`${box} button[data-answer="submit"]`);
+  const hook = await reply;
+  assert.equal(hook.body, { hookSpecificOutput: { hookEventName: 'Elicitation', action: 'accept', content: { environment: 'staging', replicas: 2, confirm: true } } });
+  await page.waitForSelector(box, { state: 'detached' });
 });
 
 test('stream text is shown as text, never as markup', async () => {
