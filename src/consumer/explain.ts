@@ -29,13 +29,19 @@ const why = (code: string): string => {
   }
 };
 
+/** The ids every outcome may carry: the command's, and its ack's. */
+function idFacts(o: { command?: string; ack?: string }, f: Record<string, unknown>): Record<string, unknown> {
+  if (o.command !== undefined) f['command_id'] = o.command;
+  if (o.ack !== undefined) f['ack_id'] = o.ack;
+  return f;
+}
+
 /** Snake-case facts of an instruct or send_input outcome, as the stream gave them. */
 function steerFacts(o: InstructOutcome, key: string | undefined): Record<string, unknown> {
   const f: Record<string, unknown> = { outcome: o.outcome, session: o.session };
   if (key !== undefined) f['idempotency_key'] = key;
-  if ('command' in o && o.command !== undefined) f['command_id'] = o.command;
+  idFacts(o as { command?: string; ack?: string }, f);
   if ('vendor' in o && o.vendor !== undefined) f['vendor'] = o.vendor;
-  if ('ack' in o && o.ack !== undefined) f['ack_id'] = o.ack;
   switch (o.outcome) {
     case 'delivered':
       f['delivered_id'] = o.delivered;
@@ -98,9 +104,7 @@ export function explainSteer(o: InstructOutcome, opts: { key?: string; waitMs: n
 }
 
 export function explainRespond(o: RespondOutcome): Explained {
-  const facts: Record<string, unknown> = { outcome: o.outcome, session: o.session, request: o.request };
-  if ('command' in o && o.command !== undefined) facts['command_id'] = o.command;
-  if ('ack' in o && o.ack !== undefined) facts['ack_id'] = o.ack;
+  const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session, request: o.request });
   switch (o.outcome) {
     case 'answered':
       facts['answered_id'] = o.answered;
