@@ -17,6 +17,7 @@ import { auditFiles } from '../../src/audit/audit.js';
 import { loadTokensFile } from '../../src/relay/acl.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { bodyHas, pollFor, vendorMissing } from '../support/e2e-helpers.js';
 import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeRun, type ClaudeWorkspace } from '../support/claude-cli.js';
 import {
   bashThenText, firstUserText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest,
@@ -49,32 +50,12 @@ const watched: { e: AepEvent; raw: string }[] = [];
 const adapterErrors: string[] = [];
 const workspaces: ClaudeWorkspace[] = [];
 
-/** Polls the recorded stream; a miss fails with what was seen, never with a timing assertion. */
-async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 20_000): Promise<T> {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) {
-      throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const waitFor = pollFor(events);
 
 const ofSession = (session: string) => events.filter((e) => e.session === session);
 const find = (session: string, type: string, cause?: string) =>
   ofSession(session).find((e) => e.type === type && (cause === undefined || e.cause === cause));
 const requestsOf = (session: string): RecordedRequest[] => mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
-
-/** Every string inside a parsed body: hook context placement differs by model and version (§1.8). */
-function strings(v: unknown, out: string[] = []): string[] {
-  if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) strings(x, out);
-  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
-  return out;
-}
-const bodyHas = (r: RecordedRequest | undefined, s: string): boolean => r !== undefined && strings(r.body).some((x) => x.includes(s));
 
 function workspace(): ClaudeWorkspace {
   const ws = claudeWorkspace();
@@ -120,16 +101,7 @@ function assertAckThenDelivered(session: string, cmd: AepCommand): void {
 const binary = claudeBinary();
 const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
 
-if (binary === undefined) {
-  // Under CI a missing CLI is always a failure; elsewhere too, unless explicitly waived.
-  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
-    console.log(`claude-code e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
-  } else {
-    test('the pinned Claude Code CLI is installed', () => {
-      assert.unreachable(missing);
-    });
-  }
-} else {
+if (!vendorMissing(binary, 'claude-code', missing)) {
   test.before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'aep-cc-state-'));
     mock = await startMockAnthropic();
