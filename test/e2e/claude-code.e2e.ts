@@ -263,7 +263,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const deadPort = (probe.address() as { port: number }).port;
     await new Promise<void>((r) => probe.close(() => r()));
-    installClaudeCode({ project: ws.project, port: deadPort, secret, neutral: {}, attentionTimeoutMs: 55_000 });
+    installClaudeCode({ project: ws.project, port: deadPort, secret, neutral: {}, attentionTimeoutMs: 55_000, env: { AEP_STATE_DIR: stateDir } });
     mock.setScript(bashThenText(['echo hi']));
     const r = await runClaude({ ws, mockUrl: mock.url, prompt: 'Say hi with bash.', extraArgs: ['--include-hook-events'] });
     assert.is(r.code, 0, r.stderr);
