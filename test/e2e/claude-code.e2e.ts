@@ -254,6 +254,27 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is((delivered(session, cmd)!.data as { moment?: string }).moment, 'PreToolUse', 'the delivered event names the moment');
   });
 
+  test('with the adapter stopped every hook stays silent: no hook error, the run goes on', async () => {
+    // Hooks installed for an adapter that is not running (nothing listens on the port).
+    const ws = claudeWorkspace();
+    workspaces.push(ws);
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const deadPort = (probe.address() as { port: number }).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    installClaudeCode({ project: ws.project, port: deadPort, secret, neutral: {}, attentionTimeoutMs: 55_000 });
+    mock.setScript(bashThenText(['echo hi']));
+    const r = await runClaude({ ws, mockUrl: mock.url, prompt: 'Say hi with bash.', extraArgs: ['--include-hook-events'] });
+    assert.is(r.code, 0, r.stderr);
+    const responses = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'hook_response');
+    assert.ok(responses.length >= 4, `the hooks ran: ${responses.map((l) => l['hook_event']).join(', ')}`);
+    const bad = responses.filter((l) => l['outcome'] !== 'success' || l['exit_code'] !== 0 || String(l['stderr'] ?? '') !== '');
+    assert.equal(bad, [], 'every hook succeeded silently');
+    assert.not.match(r.stdout + r.stderr, /hook error|ECONNREFUSED/i);
+    assert.ok(r.lines.some((l) => l['type'] === 'result'), 'the run finished normally');
+  });
+
   test('UserPromptSubmit delivers an instruction queued between turns', async () => {
     const ws = workspace();
     mock.setScript(bashThenText([], 'Turn answered.'));
