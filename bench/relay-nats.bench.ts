@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { NatsStore } from '../src/relay/nats/store.js';
 import { startRelay, type RelayHandle } from '../src/relay/server.js';
 import { startNatsServer } from '../test/support/nats-server.js';
-import { EVENTS, fanOutRate, instructAckP50, ROUND_TRIPS, SUBSCRIBERS, UNBOUNDED } from './relay.bench.js';
+import { EVENTS, fanOutRate, instructAckP50, ROUND_TRIPS, SUBSCRIBERS, UNBOUNDED } from './lib/relay-in-process.js';
 import { figure, type BenchFigure } from './types.js';
 
 const TOKEN = 'bench';

@@ -6,9 +6,11 @@ import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
 import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
+import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, Controller, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport,
+  ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /** A parsed hook body as the vendor sent it. */
@@ -31,6 +33,8 @@ interface RowBase {
    * arrival never counts.
    */
   starts?: true;
+  /** The moment opens or closes a turn of the main agent (send_input's idle refusal, D28). */
+  turn?: 'opens' | 'closes';
 }
 
 /** A moment whose reply accepts context that the main agent consumes (D7). */
@@ -85,7 +89,7 @@ export interface ControlGate {
   /** `=1` turns the gate on (flag `--control`). */
   env: string;
   /** A regular expression a tool name must match in full to be held (flag `--gate-tools`); every tool when unset. */
-  toolsEnv: string;
+  toolsEnv?: string;
 }
 
 /** How a surface is built from its table: the opt-in held gate and its tool pattern. */
@@ -130,12 +134,19 @@ export interface SourceOptions {
   key?: string;
   pollMs: number;
   deltas: boolean;
+  /** The table's control gate is on: the source also supplies the transport and controller. */
+  control: boolean;
+  /** What the adapter's log holds from earlier runs (a restart resumes from it). */
+  history: readonly AepEvent[];
   onError: (e: SteeringError) => void;
 }
 
 /** A running bridge source: arrivals for the pipeline, its health for `/healthz`. */
 export interface BridgeSource {
   arrivals$: Observable<HookArrival>;
+  /** send_input's channel and the forwarded controls, when the control gate is on. */
+  transport?: InputTransport;
+  controller?: Controller;
   health(): Record<string, unknown>;
   close(): Promise<void>;
 }
@@ -159,6 +170,13 @@ export interface VendorTable {
   version: string;
   /** `instruct` for context-injecting vendors, `send_input` for user-plane ones (D1). */
   steering: 'instruct' | 'send_input';
+  /**
+   * The user-plane verb `x.{token}.control.send_input` and how the vendor treats that input
+   * (D28, D29). A table may offer it beside instruct; its transport is the adapter's to supply.
+   */
+  sendInput?: InputPolicy;
+  /** Commands carried out on the vendor's own API under the control gate (VendorSurface.controls). */
+  controls?: readonly string[];
   /** Default hook port (D15). */
   port: number;
   /** Attention timeout default (D14). */
@@ -260,7 +278,7 @@ function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
   try {
     return { on: true, tools: new RegExp(`^(?:${pattern})$`) };
   } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv} is not a valid regular expression: ${pattern}`, { cause });
+    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv ?? "--gate-tools"} is not a valid regular expression: ${pattern}`, { cause });
   }
 }
 
@@ -289,17 +307,22 @@ function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentR
       return { kind: 'held', hold: spec.hold, request: spec.request };
     }
     case 'observe': {
-      const starts = row.starts === true && !table.subagent(input);
-      return starts ? { kind: 'moment', eligible: false, reason: row.reason, starts } : { kind: 'moment', eligible: false, reason: row.reason };
+      const main = !table.subagent(input);
+      const cls: HookClass = { kind: 'moment', eligible: false, reason: row.reason };
+      return withTurn(row, main, row.starts === true && main ? { ...cls, starts: true } : cls);
     }
     case 'context': {
       if (table.subagent(input)) return { kind: 'moment', eligible: false, reason: 'fired inside a subagent (D7)' };
       const why = row.unless?.(input);
       const cls: HookClass = why === undefined ? { kind: 'moment', eligible: true } : { kind: 'moment', eligible: false, reason: why };
-      return row.starts === true ? { ...cls, starts: true } : cls;
+      return withTurn(row, true, row.starts === true ? { ...cls, starts: true } : cls);
     }
   }
 }
+
+/** A subagent's turns are not the main agent's: only the main agent's moments open or close one. */
+const withTurn = (row: RowBase, main: boolean, cls: HookClass): HookClass =>
+  row.turn !== undefined && main && cls.kind === 'moment' ? { ...cls, turn: row.turn } : cls;
 
 function observationsOf(table: VendorTable, input: HookInput, event: string): ObservationSpec[] {
   const rule = table.maps[event];
@@ -321,6 +344,8 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     port: table.port,
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
+    ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
+    ...(table.controls === undefined ? {} : { controls: table.controls }),
     resumeWindowMs: resumeWindowOf(table),
     ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
     classify(input) {

@@ -189,8 +189,17 @@ export class Audit {
       for (const session of host.sessionKeys()) {
         const ctx = host.context(session)!;
         const machine = [...ctx.inFlight.flatMap((b) => b.items.map((i) => i.id)), ...ctx.queue.map((q) => q.id)];
+        // A send_input still with its transport is pending on both sides; once sent, the stream
+        // counts it delivered while the machine waits for the consumption report.
+        const sending = new Set(ctx.inputs.filter((i) => i.phase === 'sending').map((i) => i.id));
+        const sent = new Set(ctx.inputs.filter((i) => i.phase === 'sent').map((i) => i.id));
         const view = this.fold.sessionView(session);
-        const stream = view?.queue.map((q) => q.id) ?? [];
+        const pending = view?.queue.map((q) => q.id).filter((id) => !sent.has(id)) ?? [];
+        const stream = pending.filter((id) => !sending.has(id));
+        const streamSending = pending.filter((id) => sending.has(id));
+        if (streamSending.length !== sending.size) {
+          out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine has ${sending.size} input(s) with the transport, the events say ${streamSending.length}` });
+        }
         if (machine.join(' ') !== stream.join(' ')) {
           out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine holds [${machine.join(', ')}] pending, the events say [${stream.join(', ')}]` });
         }

@@ -39,6 +39,8 @@ export interface InstructionRecord {
   accepted?: Sighting;
   rejected?: Sighting & { reason?: string; detail?: string };
   delivered?: Sighting & { queuedMs?: number };
+  /** A send_input's `input.sent`: the vendor took it (D28, D29). */
+  sent?: Sighting;
   dropped?: Sighting & { reason?: string };
   status: InstructionStatus;
 }
@@ -88,8 +90,11 @@ export type FindingRule =
   | 'accepted-after-end'
   | 'capture-text';
 
-const INSTRUCT = /^x\.([a-z0-9_-]+)\.control\.instruct$/;
-const DELIVERED = /^x\.([a-z0-9_-]+)\.instruction\.delivered$/;
+// A send_input (D28, D29) is followed like an instruct: `input.sent` is its delivery, or only a
+// step towards it where the vendor also reports `input.consumed` (or the session drops it unread).
+const INSTRUCT = /^x\.([a-z0-9_-]+)\.control\.(?:instruct|send_input)$/;
+const DELIVERED = /^x\.([a-z0-9_-]+)\.(?:instruction\.delivered|input\.consumed)$/;
+const SENT = /^x\.([a-z0-9_-]+)\.input\.sent$/;
 const DROPPED = /^x\.([a-z0-9_-]+)\.instruction\.dropped$/;
 /** A start moment reopened an ended session; a reopened session's later end (D6, D10). */
 const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
@@ -106,7 +111,7 @@ interface AckRecord {
 
 interface TerminalRecord {
   sighting: Sighting;
-  kind: 'delivered' | 'dropped';
+  kind: 'delivered' | 'dropped' | 'sent';
   vendor: string;
   cause?: string;
   queuedMs?: number;
@@ -199,9 +204,10 @@ export class SteeringFold {
     }
     const delivered = DELIVERED.exec(e.type);
     const dropped = DROPPED.exec(e.type);
-    if (delivered || dropped) {
+    const sent = SENT.exec(e.type);
+    if (delivered || dropped || sent) {
       const data = e.data ?? {};
-      const t: TerminalRecord = { sighting: sight, kind: delivered ? 'delivered' : 'dropped', vendor: (delivered ?? dropped)![1]! };
+      const t: TerminalRecord = { sighting: sight, kind: delivered ? 'delivered' : dropped ? 'dropped' : 'sent', vendor: (delivered ?? dropped ?? sent)![1]! };
       if (typeof e.cause === 'string') t.cause = e.cause;
       if (typeof data['queued_ms'] === 'number') t.queuedMs = data['queued_ms'];
       const reason = str(data['reason']);
@@ -244,7 +250,7 @@ export class SteeringFold {
 
   /** Instruction text belongs to the redacted class: never on the stream below it (design record; aep-wire §2.2). */
   private checkCapture(e: AepEvent, place: EventPlace): void {
-    const steering = INSTRUCT.test(e.type) || DELIVERED.test(e.type) || DROPPED.test(e.type);
+    const steering = INSTRUCT.test(e.type) || DELIVERED.test(e.type) || DROPPED.test(e.type) || SENT.test(e.type);
     if (!steering || e.data === undefined || !('text' in e.data)) return;
     if (captureRank(e.capture) >= REDACTED) return;
     this.immediate.push({
@@ -384,10 +390,16 @@ export class SteeringFold {
       }
     }
 
-    for (const [id, terms] of terminalsByCommand) {
+    for (const [id, all] of terminalsByCommand) {
       const r = record(id);
+      // `input.sent` and the final outcome are counted apart: one of each at most.
+      const sents = all.filter((t) => t.kind === 'sent');
+      const finals = all.filter((t) => t.kind !== 'sent');
+      const terms = finals.length > 0 ? finals : sents;
       const first = terms[0]!;
-      for (const extra of terms.slice(1)) {
+      if (sents.length > 0) r.sent = { ...sents[0]!.sighting };
+      const extras = [...terms.slice(1), ...(finals.length > 0 ? sents.slice(1) : [])];
+      for (const extra of extras) {
         findings.push({
           rule: 'terminal-duplicate',
           message: `instruction ${id} already ended ${first.kind} (${first.sighting.id}); exactly one terminal per instruction (D9, D10)`,
@@ -405,7 +417,7 @@ export class SteeringFold {
           eventId: first.sighting.id,
         });
       }
-      if (first.kind === 'delivered') {
+      if (first.kind !== 'dropped') {
         r.delivered = { ...first.sighting };
         if (first.queuedMs !== undefined) r.delivered.queuedMs = first.queuedMs;
       } else {

@@ -4,7 +4,7 @@
 import { dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
 import { QUEUE_CAP, TEXT_CAP } from './queue.js';
 import { decisionOf } from './decisions.js';
-import type { AttentionRequest, Decision, Decisions, OpenHold } from './session-types.js';
+import type { AttentionRequest, Decision, Decisions, InputPolicy, OpenHold, PendingInput } from './session-types.js';
 
 export type GateDecision =
   | { kind: 'duplicate'; key: string }
@@ -23,6 +23,11 @@ export const REJECT = {
   ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
   unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown or settled attention request' },
   answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
+  controlGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control is not enabled on this adapter (its control gate is off)' },
+  inputGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'send_input is not enabled on this adapter (its control gate is off)' },
+  idle: { reason: 'refused', rule: 'session-idle', detail: 'session idle: send_input would start a turn; send it while the agent is working' },
+  transportDown: { reason: 'busy', rule: 'transport-down', detail: 'the agent connection is down; retry once the adapter has reconnected' },
+  identicalPending: { reason: 'refused', rule: 'input-pending-identical', detail: 'an identical input is still pending; the agent would read it once' },
 } as const satisfies Record<string, Rejection>;
 
 /** D2: the instruction text, or the rule it breaks. Never echoes the text. */
@@ -49,6 +54,40 @@ export function decideInstruct(view: InstructGateView, command: AepCommand, gate
   if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
   if (view.pending >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
   return { kind: 'accept', key, text: checked.text };
+}
+
+export interface SendInputGateView {
+  decisions: Decisions;
+  ended: boolean;
+  turnOpen: boolean;
+  inputs: readonly PendingInput[];
+}
+
+/**
+ * send_input (D28, D29), in the instruct gate's order: dedupe, gate, session life, payload (D2
+ * text, then `delivery`), then the vendor policy (idle refusal, identical pending text), the
+ * transport, the cap (D3). Refusals never echo the text.
+ */
+export function decideSendInput(
+  view: SendInputGateView, command: AepCommand, gateOpen: boolean, ready: boolean, policy: InputPolicy,
+): GateDecision & { text?: string; delivery?: string } {
+  const key = commandKey(command);
+  if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
+  if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.inputGateOff };
+  if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
+  const checked = checkText(command.data);
+  if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
+  const raw = (command.data as Record<string, unknown>).delivery;
+  const delivery = raw === undefined ? policy.defaultDelivery : raw;
+  if (raw !== undefined && (typeof raw !== 'string' || !policy.deliveries.includes(raw))) {
+    const detail = policy.deliveries.length === 0 ? 'this verb takes no delivery' : `delivery must be ${policy.deliveries.join(' or ')}`;
+    return { kind: 'reject', key, rejection: { reason: 'invalid', rule: 'delivery-invalid', detail } };
+  }
+  if (policy.refuseIdle && !view.turnOpen) return { kind: 'reject', key, rejection: REJECT.idle };
+  if (policy.mergesIdentical && view.inputs.some((i) => i.text === checked.text)) return { kind: 'reject', key, rejection: REJECT.identicalPending };
+  if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
+  if (view.inputs.length >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
+  return { kind: 'accept', key, text: checked.text, ...(typeof delivery === 'string' ? { delivery } : {}) };
 }
 
 /** D6 for a session the adapter never saw (no actor exists). */

@@ -3,7 +3,9 @@
 // session.ts names them; nothing here reads a clock, mints an id or knows a vendor by name.
 import { closedType, deliveredType, droppedType, reopenedType } from '../protocol/index.js';
 import { decisionsFrom, withDecision } from './decisions.js';
+import { droppedInputs } from './user-input.js';
 import { decideInstruct, decideRespond } from './gate.js';
+import { recoverForwards } from './forward.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
@@ -22,6 +24,9 @@ export const seedContext = (seed: SessionSeed): SessionContext => ({
   inFlight: [],
   holds: [],
   decisions: decisionsFrom(seed.decisions ?? {}),
+  inputs: [],
+  forwards: [],
+  turnOpen: false,
   endedOnce: false,
 });
 
@@ -95,13 +100,15 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 
 /** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
-  if (ended || !input.eligible || ctx.queue.length === 0) return { outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
+  // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
+  const turn: Partial<SessionContext> = input.turn === undefined ? {} : { turnOpen: input.turn === 'opens' };
+  if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
   const from = [...new Set(taken.flatMap((i) => (i.from === undefined ? [] : [i.from])))];
   const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
-    context: { queue: rest, inFlight: [...ctx.inFlight, batch] },
+    context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, batch] },
     outputs: [
       { type: 'journal.inflight', hookId: input.hookId, ids },
       { type: 'reply.context', hookId: input.hookId, text, ids, from },
@@ -166,8 +173,9 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
  */
 export function end(ctx: SessionContext, input: EndInput): Step {
   // D25: inside a resume window the queue waits for the resumed run; window 0 is D10 as written.
+  // Inputs the vendor still held unread end with the session either way (D28).
   const windowMs = input.windowMs ?? 0;
-  const outputs: SessionOutput[] = windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended');
+  const outputs: SessionOutput[] = [...(windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended')), ...droppedInputs(ctx, ctx.inputs, 'session-ended')];
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -180,8 +188,8 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  if (windowMs > 0) return { context: { holds: [], endedOnce: true, resumeUntil: input.at + windowMs }, outputs };
-  return { context: { queue: [], holds: [], endedOnce: true, resumeUntil: undefined }, outputs };
+  if (windowMs > 0) return { context: { holds: [], inputs: [], turnOpen: false, endedOnce: true, resumeUntil: input.at + windowMs }, outputs };
+  return { context: { queue: [], holds: [], inputs: [], turnOpen: false, endedOnce: true, resumeUntil: undefined }, outputs };
 }
 
 /**
@@ -211,8 +219,14 @@ export function tick(ctx: SessionContext, input: TtlInput): Step {
 /** D12: after a restart, in-flight instructions are reported, never re-delivered; held hooks are gone. */
 export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   const outputs: SessionOutput[] = dropped(ctx, ctx.inFlight.flatMap((b) => b.items), 'delivery-unknown');
+  // A send_input handed to the transport without an answer may or may not have reached the
+  // vendor: reported, never re-sent (D12). Sent ones still await their consumption report.
+  const sending = ctx.inputs.filter((i) => i.phase === 'sending');
+  outputs.push(...droppedInputs(ctx, sending, 'delivery-unknown'));
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
   }
-  return { context: { inFlight: [], holds: [] }, outputs };
+  const forwards = recoverForwards(ctx);
+  outputs.push(...forwards.outputs);
+  return { context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context }, outputs };
 }

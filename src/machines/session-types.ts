@@ -42,6 +42,45 @@ export interface Decision {
 
 export type HoldKind = 'permission' | 'elicitation';
 
+/**
+ * How a vendor's user-plane input (`x.{vendor}.control.send_input`) behaves, from its table
+ * (D28, D29). The machine knows no vendor: these facts arrive on the command input.
+ */
+export interface InputPolicy {
+  /** Allowed `delivery` values; empty means the verb takes none (OpenHands). */
+  deliveries: readonly string[];
+  /** The delivery an input without one gets (Cline: `queue`). */
+  defaultDelivery?: string;
+  /** Refuse while no turn runs: input to an idle session would start the agent (D28). */
+  refuseIdle: boolean;
+  /** The transport reports when the agent consumed an input (Cline `pending_prompt_submitted`). */
+  reportsConsumption: boolean;
+  /** Identical pending texts merge into one on the vendor side, so a second one is refused (D28). */
+  mergesIdentical: boolean;
+}
+
+/** A command carried out on the vendor's API, undecided until the vendor answers. */
+export interface PendingForward {
+  /** The command id: `cause` of its ack. */
+  id: string;
+  key: string;
+}
+
+/** An accepted send_input the vendor has not settled yet. */
+export interface PendingInput {
+  /** The command id: `cause` of every later event about this input. */
+  id: string;
+  key: string;
+  text: string;
+  /** The effective delivery (the policy's default applied); absent when the verb takes none. */
+  delivery?: string;
+  acceptedAt: number;
+  /** `sending`: handed to the transport, no answer yet; `sent`: the vendor took it, consumption awaited. */
+  phase: 'sending' | 'sent';
+  /** The vendor reports consumption, so `sent` does not settle it (InputPolicy.reportsConsumption). */
+  awaitsConsumption: boolean;
+}
+
 /** A held reply waiting for a decision (D13). */
 export interface OpenHold {
   /** Id of the `attention.requested` event: the request's identity on the stream. */
@@ -73,6 +112,12 @@ export interface SessionContext {
   inFlight: InFlightBatch[];
   holds: OpenHold[];
   decisions: Decisions;
+  /** Accepted send_inputs not settled yet, in acceptance order (D28, D29). */
+  inputs: PendingInput[];
+  /** Commands handed to the vendor's API, waiting for its answer (the decision). */
+  forwards: PendingForward[];
+  /** A turn is running (the table marks the moments that open and close one). */
+  turnOpen: boolean;
   /**
    * `session.ended` is already on the stream. AEP allows one per session, so a session reopened by
    * a start moment marks its later ends `x.{vendor}.session.closed` instead.
@@ -93,7 +138,7 @@ export interface SessionSeed {
   decisions?: Record<string, AckDecision>;
 }
 
-export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown';
+export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown' | 'send-failed';
 
 /** `session.ended.reason`, the enum of the AEP session.ended schema; vendor reasons collapse into it. */
 export type EndReason = 'normal' | 'error' | 'timeout' | 'killed' | 'compaction';
@@ -107,6 +152,39 @@ export interface InstructInput {
   /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
   gateOpen: boolean;
 }
+/** `x.{vendor}.control.send_input` (D28, D29): a session-actor input like instruct. */
+export interface SendInputInput {
+  type: 'command.send_input';
+  at: number;
+  command: AepCommand;
+  /** The vendor's control gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** The transport that carries the input is connected; otherwise the command is refused `busy`. */
+  ready: boolean;
+  policy: InputPolicy;
+}
+/**
+ * A command the adapter carries out on the vendor's own API (OpenHands pause, resume, interrupt,
+ * respond_to_confirmation). The vendor's answer decides it; its guard was evaluated by the
+ * adapter from what the stream last showed, so refusals match what consumers see.
+ */
+export interface ForwardInput {
+  type: 'command.forward';
+  at: number;
+  command: AepCommand;
+  /** The vendor's control gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** The vendor guard's refusal, when there is one. */
+  refusal?: Rejection;
+}
+/** The vendor answered a forwarded command: no rejection is a 2xx. */
+export interface ForwardSettledInput { type: 'forward.settled'; at: number; commandId: string; rejection?: Rejection }
+/** The transport took the input (Cline hub reply ok, OpenHands REST 2xx). */
+export interface InputSentInput { type: 'input.sent'; at: number; commandId: string }
+/** The transport refused the input or could not be reached. */
+export interface InputFailedInput { type: 'input.failed'; at: number; commandId: string }
+/** The vendor reports an input consumed (matched by its text: the vendor names no command). */
+export interface InputConsumedInput { type: 'input.consumed'; at: number; text: string }
 export interface RespondInput {
   type: 'command.respond';
   at: number;
@@ -126,6 +204,8 @@ export interface MomentInput {
   moment?: string;
   /** Id of the first observation event of this hook, when there is one. */
   causeId?: string;
+  /** The moment opens or closes a turn (the table says which), for the D28 idle refusal. */
+  turn?: 'opens' | 'closes';
 }
 export interface HeldInput {
   type: 'hook.held';
@@ -159,7 +239,9 @@ export interface RecoveredInput { type: 'restart.recovered'; at: number }
 
 export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
-  | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput;
+  | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
+  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput
+  | ForwardInput | ForwardSettledInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -187,7 +269,15 @@ export type SessionOutput =
   /** The hook's reply waits for a decision (D13). */
   | { type: 'reply.hold'; hookId: string; requestId: string; timeoutMs: number }
   /** The held reply: a decision, or none on timeout (D14). Never carries steering (D13). */
-  | { type: 'reply.decision'; hookId: string; decision?: Decision };
+  | { type: 'reply.decision'; hookId: string; decision?: Decision }
+  /** Carry a command out on the vendor's API; its answer comes back as forward.settled. */
+  | { type: 'control.forward'; cause: string; command: AepCommand }
+  /** Hand an accepted send_input to the vendor's transport; its answer comes back as input.sent / input.failed. */
+  | { type: 'input.send'; cause: string; text: string; delivery?: string }
+  /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */
+  | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
+  /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */
+  | { type: 'input.consumed'; eventType: string; cause: string; queuedMs: number };
 
 export type OutputType = SessionOutput['type'];
 
@@ -195,5 +285,5 @@ export type OutputType = SessionOutput['type'];
 export const STREAM_OUTPUTS = [
   'control.accepted', 'control.rejected', 'instruction.delivered', 'instruction.dropped',
   'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout', 'session.ended',
-  'session.reopened', 'session.closed',
+  'session.reopened', 'session.closed', 'input.sent', 'input.consumed',
 ] as const satisfies readonly OutputType[];

@@ -1,6 +1,8 @@
 // One actor per (vendor, session): the machine is data that names its parts (session-parts.ts).
 import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
+import * as inputs from './user-input.js';
+import * as forwards from './forward.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
@@ -40,6 +42,14 @@ export const sessionMachine = setup({
     closeWindow: step('window.tick', parts.closeWindow),
     closeWindowFirst: step('command.instruct', parts.closeWindow),
     reportUnknownDelivery: step('restart.recovered', parts.recover),
+    sendInput: step('command.send_input', (c, e) => inputs.sendInput(c, e, false)),
+    refuseInputEnded: step('command.send_input', (c, e) => inputs.sendInput(c, e, true)),
+    markInputSent: step('input.sent', inputs.inputSent),
+    dropInputUnsent: step('input.failed', inputs.inputFailed),
+    markInputConsumed: step('input.consumed', inputs.inputConsumed),
+    forward: step('command.forward', (c, e) => forwards.forward(c, e, false)),
+    refuseForwardEnded: step('command.forward', (c, e) => forwards.forward(c, e, true)),
+    settleForward: step('forward.settled', forwards.settle),
   },
 }).createMachine({
   id: 'session',
@@ -56,6 +66,12 @@ export const sessionMachine = setup({
     'attention.timeout': { actions: 'expireHold' },
     'ttl.tick': { actions: 'expireQueued' },
     'restart.recovered': { actions: 'reportUnknownDelivery' },
+    'command.send_input': { actions: 'sendInput' },
+    'input.sent': { actions: 'markInputSent' },
+    'input.failed': { actions: 'dropInputUnsent' },
+    'input.consumed': { actions: 'markInputConsumed' },
+    'command.forward': { actions: 'forward' },
+    'forward.settled': { actions: 'settleForward' },
   },
   states: {
     idle: {
@@ -81,6 +97,8 @@ export const sessionMachine = setup({
       on: {
         'command.instruct': [{ guard: 'inResumeWindow', actions: 'enqueue' }, { actions: ['closeWindowFirst', 'refuseEnded'] }],
         'window.tick': { actions: 'closeWindow' },
+        'command.send_input': { actions: 'refuseInputEnded' },
+        'command.forward': { actions: 'refuseForwardEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },

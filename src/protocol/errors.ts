@@ -2,7 +2,7 @@
 // control.rejected or a relay error frame); a SteeringError is something local that broke.
 
 /** Why a command was refused by an adapter (AEP-0004 §3 nack reasons this project uses). */
-export type RejectReason = 'invalid' | 'unsupported' | 'refused' | 'unauthorized';
+export type RejectReason = 'invalid' | 'unsupported' | 'refused' | 'unauthorized' | 'busy';
 
 /** Stable ids of the rules a command can fail; tests assert on these. */
 export type RuleId =
@@ -14,7 +14,15 @@ export type RuleId =
   | 'session-ended'
   | 'gate-off'
   | 'unknown-request'
-  | 'answer-invalid';
+  | 'answer-invalid'
+  | 'delivery-invalid'
+  | 'session-idle'
+  | 'transport-down'
+  | 'input-pending-identical'
+  /** The vendor's API said no (an HTTP 4xx/5xx answer to a forwarded command). */
+  | 'vendor-refused'
+  /** The vendor would ignore or misread the command in the status the stream last showed. */
+  | 'status-guard';
 
 export interface Rejection {
   reason: RejectReason;

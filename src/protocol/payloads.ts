@@ -162,9 +162,11 @@ const vendor = {
   /** D9; D27 names the moment (the vendor's hook event) whose reply carried it. */
   'instruction.delivered': obj({ queued_ms: int({ min: 0 }) }, { moment: str() }),
   /** D10, D12. */
-  'instruction.dropped': obj({ reason: oneOf(['session-ended', 'expired', 'delivery-unknown']) }),
+  'instruction.dropped': obj({ reason: oneOf(['session-ended', 'expired', 'delivery-unknown', 'send-failed']) }),
   /** Outcome of send_input; the text is never echoed. */
   'input.sent': obj({}, { delivery: oneOf(['queue', 'steer']) }),
+  /** The vendor reports the agent consumed a sent input (D28); the text is never echoed. */
+  'input.consumed': obj({ queued_ms: int({ min: 0 }) }),
   /** D6: a start moment reopened a session that had ended (a resumed session keeps its id). */
   'session.reopened': obj({}),
   /** D10: a reopened session's later end moment; AEP allows one session.ended per session. */
@@ -185,6 +187,8 @@ export type PayloadMap = { [K in keyof Core]: Infer<Core[K]> } & {
   [K in `x.${string}.instruction.dropped`]: Infer<Vendor['instruction.dropped']>;
 } & {
   [K in `x.${string}.input.sent`]: Infer<Vendor['input.sent']>;
+} & {
+  [K in `x.${string}.input.consumed`]: Infer<Vendor['input.consumed']>;
 };
 
 export type PayloadOf<T extends keyof PayloadMap> = PayloadMap[T];

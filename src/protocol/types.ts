@@ -42,6 +42,7 @@ export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.d
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');
 export const closedType = (vendor: string) => vendorType(vendor, 'session.closed');
 export const inputSentType = (vendor: string) => vendorType(vendor, 'input.sent');
+export const inputConsumedType = (vendor: string) => vendorType(vendor, 'input.consumed');
 
 /** `x.{vendor}.{category}.{rest}` → its parts, or undefined for a core type. */
 export function parseVendorType(type: string): { vendor: string; category: string; rest: string } | undefined {

@@ -7,7 +7,7 @@
 // and stepped through the machine's own transition(); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields,
+  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -29,7 +29,11 @@ export type Effect =
   /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
   | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
   /** The hook's reply waits for a decision; arm the D14 timer. */
-  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number };
+  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
+  /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
+  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
+  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
+  | { kind: 'forward'; session: string; command: AepCommand };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
@@ -45,6 +49,14 @@ export interface HostOptions {
   surface: VendorSurface;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL); off when absent. */
+  sendInput?: boolean;
+  /** Whether the send_input transport is connected right now. */
+  inputReady?: () => boolean;
+  /** The vendor's control gate for the surface's `controls` (e.g. AEP_OPENHANDS_CONTROL). */
+  control?: boolean;
+  /** The vendor's guard for a forwarded command, from what the stream last showed. */
+  controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   attentionTimeoutMs?: number;
   /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
   resumeWindowMs?: number;
@@ -62,6 +74,8 @@ export interface SessionView {
   queue: { id: string; acceptedAt: number; chars: number }[];
   inFlight: number;
   holds: { requestId: string; hold: string }[];
+  /** Accepted send_inputs the vendor has not settled (D28). */
+  inputs: { id: string; phase: string; chars: number }[];
 }
 
 type SessionActor = Actor<typeof sessionMachine>;
@@ -190,6 +204,7 @@ export class ActorHost {
         queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
         inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
         holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
+        inputs: context.inputs.map((i) => ({ id: i.id, phase: i.phase, chars: i.text.length })),
       };
     });
   }
@@ -299,7 +314,7 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0)) continue;
+      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending') && ctx.forwards.length === 0)) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
     return out;
@@ -380,6 +395,7 @@ export class ActorHost {
           }
           if (o.run !== undefined) f.run = o.run;
           if (o.step !== undefined) f.step = o.step;
+          if (o.cause !== undefined) f.cause = o.cause;
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);
@@ -415,12 +431,27 @@ export class ActorHost {
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }
-    return { type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event, ...(c.starts === true ? { starts: true } : {}) };
+    return {
+      type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
+      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
+    };
   }
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
+    if (this.surface.controls?.includes(c.type) === true) {
+      const gateOpen = this.opts.control === true;
+      const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
+      return { type: 'command.forward', at: item.at, command: c, gateOpen, ...(refusal === undefined ? {} : { refusal }) };
+    }
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    const input = this.surface.sendInput;
+    if (input !== undefined && c.type === input.type) {
+      return {
+        type: 'command.send_input', at: item.at, command: c, gateOpen: this.opts.sendInput === true,
+        ready: this.opts.inputReady?.() ?? false, policy: input.policy,
+      };
+    }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
     return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
@@ -430,7 +461,7 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond') return this.orphanCommand(session, input);
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward') return this.orphanCommand(session, input);
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
       cell = this.spawn(session);
     }
@@ -578,6 +609,18 @@ export class ActorHost {
           break;
         case 'session.closed':
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'control.forward':
+          effects.push({ kind: 'forward', session, command: o.command });
+          break;
+        case 'input.send':
+          effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });
+          break;
+        case 'input.sent':
+          emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
+          break;
+        case 'input.consumed':
+          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
           break;
         case 'journal.inflight':
           records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });

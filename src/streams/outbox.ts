@@ -143,7 +143,8 @@ export class Outbox {
 
   /** The oldest generation the relay may still need (compaction keeps it and every later one). */
   neededGeneration(): number {
-    return this.confirmed.gen;
+    // Without a relay nothing is owed to one.
+    return this.opts.link ? this.confirmed.gen : Number.MAX_SAFE_INTEGER;
   }
 
   /** A batch became durable at `range` in the log: remember it, and send it now if caught up. */

@@ -13,7 +13,8 @@ import { replayInto } from './replay.js';
 import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
-import type { VendorSurface } from './surface.js';
+import type { Controller, InputTransport, VendorSurface } from './surface.js';
+import { forwardThrough, fromTransportFacts, sendThrough } from './input-transport.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -25,6 +26,14 @@ export interface AdapterOptions {
   logPath: string;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL, D28); needs `transport`. */
+  sendInput?: boolean;
+  /** The vendor's user-plane channel that send_input goes through (D28, D29). */
+  transport?: InputTransport;
+  /** The vendor's control gate for the surface's `controls` (AEP_OPENHANDS_CONTROL); needs `controller`. */
+  control?: boolean;
+  /** Carries the surface's `controls` out on the vendor's API. */
+  controller?: Controller;
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
@@ -79,10 +88,14 @@ export interface AdapterHandle {
 /**
  * `hello.capabilities.control.accepts`: `control.attention.respond` only while a held loop is
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
- * with AEP_INSTRUCT (D5).
+ * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds'>, instruct: boolean): string[] =>
-  [...(surface.holds === true ? ['control.attention.respond'] : []), ...(instruct ? [surface.steeringType] : [])];
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls'>, instruct: boolean, sendInput = false, control = false): string[] => [
+  ...(surface.holds === true && surface.controls?.includes('control.attention.respond') !== true ? ['control.attention.respond'] : []),
+  ...(control ? surface.controls ?? [] : []),
+  ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
+  ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
+];
 
 const reportToStderr = (e: SteeringError): void => {
   process.stderr.write(`aep-steer: ${e.code}: ${e.message}\n`);
@@ -94,7 +107,7 @@ export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_KEEP_SEGMENTS = 2;
 
 /** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
-const RETRIED_INPUTS = new Set(['reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered']);
+const RETRIED_INPUTS = new Set(['reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered', 'input.sent', 'input.failed', 'input.consumed', 'forward.settled']);
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
@@ -107,6 +120,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
   const host = new ActorHost({
     surface: opts.surface, instruct: opts.instruct, onError,
+    ...(opts.sendInput === true && opts.transport ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false } : {}),
+    ...(opts.control === true && opts.controller ? { control: true, controlCheck: opts.controller.check.bind(opts.controller) } : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
     ...(opts.resumeWindowMs === undefined ? {} : { resumeWindowMs: opts.resumeWindowMs }),
     ...(opts.notice === undefined ? {} : { notice: opts.notice }),
@@ -148,7 +163,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   try {
     endpoint = await startHookEndpoint({
       port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
-      status: () => ({ vendor: opts.surface.token, instruct: opts.instruct, sessions: host.sessionKeys().length }),
+      status: () => ({
+        vendor: opts.surface.token, instruct: opts.instruct, sendInput: opts.sendInput === true && opts.transport !== undefined,
+        sessions: host.sessionKeys().length,
+      }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
       ...(opts.health === undefined ? {} : { health: opts.health }),
     });
@@ -263,6 +281,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
+    if (effect.kind === 'send') return sendThrough(opts.transport, effect, logged, Date.now);
+    if (effect.kind === 'forward') return forwardThrough(opts.controller, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);
@@ -289,6 +309,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     enterDegraded();
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
+      // A send or forward of a refused step never starts: its command was rolled back and is decided on retry.
+      if (f.kind === 'send' || f.kind === 'forward') continue;
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
@@ -325,7 +347,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   const recovered$ = from(host.recover(Date.now()));
-  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$), host);
+  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport)), host);
   const neutral$: Observable<Out> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);

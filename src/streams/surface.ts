@@ -1,8 +1,10 @@
 // What the session runtime needs from a vendor, declared here and supplied by src/adapters
 // (each vendor is a data table; adapters/table.ts turns a table into a VendorSurface).
 // No machine and no stream ever sees a vendor name: they see these shapes only.
-import type { EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
-import type { EndReason } from '../machines/session-types.js';
+import type { AepCommand, EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
+import type { Rejection } from '../protocol/errors.js';
+import type { Observable } from 'rxjs';
+import type { EndReason, InputPolicy } from '../machines/session-types.js';
 
 /** An attention request as the vendor raised it (AEP-0002 §7; D14). */
 export interface AttentionRequestSpec {
@@ -15,7 +17,7 @@ export interface AttentionRequestSpec {
   context?: EventData;
 }
 
-export type { EndReason };
+export type { EndReason, InputPolicy };
 
 /** How one hook arrival steps the session (D7, D10, D13). */
 export type HookClass =
@@ -24,7 +26,7 @@ export type HookClass =
    * `starts` marks the vendor's session-start moment, which reopens an ended session (a resumed
    * `codex exec resume`, `claude --resume`, `qwen --continue` keeps the session id).
    */
-  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean }
+  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes' }
   /** A held loop: the reply waits for a decision (D13, D14). */
   | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec }
   /** The session's end moment (D10), with the reason `session.ended` carries. */
@@ -40,6 +42,8 @@ export interface ObservationSpec {
   step?: string;
   /** A preset event id, when a later event must name this one (an attention request's subject). */
   id?: string;
+  /** The event this one is the outcome of (a command the vendor carried out, an answer). */
+  cause?: string;
   severity?: Severity;
   capture?: CaptureLevel;
 }
@@ -90,6 +94,17 @@ export interface VendorSurface {
    * Absent means none.
    */
   holds?: boolean;
+  /**
+   * The user-plane verb `x.{token}.control.send_input` and how the vendor treats such input
+   * (D28, D29); absent when the vendor takes none. Its transport comes with the adapter options.
+   */
+  sendInput?: { type: string; policy: InputPolicy };
+  /**
+   * Commands the adapter carries out on the vendor's own API (OpenHands: control.attention.respond,
+   * control.pause, control.resume, x.openhands.control.interrupt), decided by the vendor's answer.
+   * Listed in hello only while the control gate is on; carried out by the adapter's Controller.
+   */
+  controls?: readonly string[];
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
   resumeWindowMs?: number;
   /** D26 default instruction TTL where an end moment may never fire; absent: none. */
@@ -106,4 +121,41 @@ export interface VendorSurface {
   neutralReply(hook: ClassifiedHook | undefined): HookReply;
   /** A held loop's decision reply (D13: never carries steering). `undefined` = no decision (timeout, D14). */
   decisionReply(hook: ClassifiedHook, decision: HeldDecision | undefined): HookReply;
+}
+
+/** One send_input handed to the vendor's transport. */
+export interface InputRequest {
+  session: string;
+  /** The command id, for the transport's own correlation and logs. */
+  commandId: string;
+  text: string;
+  delivery?: string;
+}
+
+/** What the vendor's transport said: it took the input, or it did not (refused or unreachable). */
+export type InputOutcome = { ok: true } | { ok: false; detail: string };
+
+/** A fact the transport observed about a session, fed to its actor. */
+export type TransportFact = { kind: 'consumed'; session: string; at: number; text: string };
+
+/**
+ * Carries out the surface's `controls` on the vendor's API, supplied by the adapter that owns the
+ * connection. `check` is the vendor's guard, taken from what the stream last showed, before any
+ * write; `perform` resolves with the refusal when the vendor says no, or undefined at 2xx.
+ */
+export interface Controller {
+  check(session: string, command: AepCommand): Rejection | undefined;
+  perform(session: string, command: AepCommand): Promise<Rejection | undefined>;
+}
+
+/**
+ * The vendor's user-plane channel (Cline hub WebSocket, OpenHands REST), supplied by the adapter
+ * that owns it. The session runtime only sends through it and listens to it.
+ */
+export interface InputTransport {
+  /** Connected now; a send_input while it is not is refused `busy`. */
+  ready(): boolean;
+  send(req: InputRequest): Promise<InputOutcome>;
+  /** Facts about sessions (inputs consumed), live. */
+  facts$?: Observable<TransportFact>;
 }

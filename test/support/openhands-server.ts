@@ -70,6 +70,8 @@ export interface StandIn {
   create(opts?: { message?: string; run?: boolean; confirmation?: boolean }): string;
   /** The operator's own send (in-process): appends a user message and optionally runs. */
   send(id: string, text: string, run?: boolean): void;
+  /** Forgets a conversation (its REST routes answer 404 from now on); its sockets stay open. */
+  forget(id: string): void;
   /** The operator's `run` (in-process): starts the agent loop. */
   run(id: string): void;
   /** Emits an arbitrary event on a conversation (for kinds the loop does not produce). */
@@ -78,6 +80,8 @@ export interface StandIn {
   setStatus(id: string, status: Status): void;
   /** Resolves once the conversation reaches one of these statuses. */
   until(id: string, ...statuses: Status[]): Promise<void>;
+  /** Replaces the configured keys (an operator fixing OH_SESSION_API_KEYS_0 and restarting). */
+  setKeys(keys: string[]): void;
   /** Closes every subscriber socket with a normal close (a server restart, for reconnects). */
   dropSockets(): void;
   close(): Promise<void>;
@@ -125,7 +129,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 export async function startOpenHandsServer(opts: StandInOptions): Promise<StandIn> {
-  const keys = opts.keys ?? [];
+  let keys = opts.keys ?? [];
   const authWindowMs = opts.authWindowMs ?? 10_000;
   const maxSubscribers = opts.maxSubscribers ?? 50;
   const conversations = new Map<string, Conversation>();
@@ -477,6 +481,9 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
       userMessage(c, text);
       if (runIt) run(c);
     },
+    forget(id) {
+      conversations.delete(id);
+    },
     run(id) {
       const c = conversations.get(id);
       if (!c) throw new Error(`no conversation ${id}`);
@@ -503,6 +510,9 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
         waiters.add(check);
         check();
       });
+    },
+    setKeys(next) {
+      keys = [...next];
     },
     dropSockets() {
       for (const c of conversations.values()) for (const ws of c.subscribers) ws.close(1012, 'service restart');

@@ -19,11 +19,13 @@ export interface OpenHandsStack {
   relay: RelayHandle;
   token: string;
   bridge: RunningAdapter;
+  /** Stops the bridge and starts a new one on the same log (a restart). */
+  restartBridge(): Promise<void>;
   logPath: string;
   errors: SteeringError[];
   seen: AepEvent[];
   waitFor(test: (e: AepEvent) => boolean): Promise<AepEvent>;
-  /** The session's events as the relay fanned them out, in order. */
+  /** The session's events as the relay fanned them out, in order, each once. */
   session(id: string): AepEvent[];
   stop(): Promise<void>;
 }
@@ -52,19 +54,28 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
     server: server.url, poll: '0.05', ...(key === undefined ? {} : { serverKey: key }), ...o.flags,
   }, env);
   const errors: SteeringError[] = [];
-  const bridge = await runAdapter(cfg, (e) => errors.push(e));
+  const onError = (e: SteeringError) => errors.push(e);
   const observer = await RelayConsumer.connect({ url: relay.socketUrl, token, agent: 'test-observer' });
   const { seen, waitFor } = await recordEvents(observer);
-  return {
-    dir, model, server, relay, token, bridge, logPath, errors, seen, waitFor,
-    session: (id) => seen.filter((e) => e.session === id),
+  const stack: OpenHandsStack = {
+    dir, model, server, relay, token, bridge: await runAdapter(cfg, onError), logPath, errors, seen, waitFor,
+    async restartBridge() {
+      await stack.bridge.close();
+      stack.bridge = await runAdapter(cfg, onError);
+    },
+    // Delivery is at least once: a redelivery (same source and id) is the same event.
+    session: (id) => {
+      const once = new Set<string>();
+      return seen.filter((e) => e.session === id && !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true));
+    },
     async stop() {
       await observer.close();
-      await bridge.close();
+      await stack.bridge.close();
       await relay.close();
       await server.close();
       await model.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return stack;
 }

@@ -19,6 +19,8 @@ export interface VendorStack {
   token: string;
   running: RunningAdapter;
   secret: string;
+  /** The adapter's state directory: the hook secret the shim reads lives here (D21). */
+  stateDir: string;
   events: AepEvent[];
   errors: string[];
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
@@ -30,11 +32,12 @@ export interface VendorStack {
   close(): Promise<void>;
 }
 
-export async function startVendorStack(token: string): Promise<VendorStack> {
+/** `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, …) as a user would set them. */
+export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const errors: string[] = [];
-  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { AEP_STATE_DIR: stateDir });
+  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { ...env, AEP_STATE_DIR: stateDir });
   const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`));
   const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
   const events: AepEvent[] = [];
@@ -56,7 +59,7 @@ export async function startVendorStack(token: string): Promise<VendorStack> {
   }
 
   return {
-    token, running, secret: cfg.secret, events, errors, waitFor, find,
+    token, running, secret: cfg.secret, stateDir, events, errors, waitFor, find,
     async instruct(session, text) {
       const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
       const settled = await consumer.send(cmd);
