@@ -168,6 +168,23 @@ test('D19 across nodes: a live claim on B refuses a rival identity on A; a close
   rogue.close();
 });
 
+test('session ids NATS subjects reserve (dots, wildcards, spaces) or that are too long for a subject work across nodes', async () => {
+  for (const s of [`team-a.b *>c d ü ${process.pid}`, `team-${'x'.repeat(400)}.${process.pid}`]) {
+    const t = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
+    await claimsSeen(a, s, 1);
+    const c = await consumerOn(a);
+    const r = await c.send(instruct(s), { timeoutMs: 3000 });
+    assert.is(r.outcome, 'accepted');
+    const h = await SseClient.open(a.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+    await h.done();
+    // (Which of the claim and the command was stored first is up to the two nodes' timing.)
+    assert.equal(h.events.map((e) => e.type).sort(), ['control.accepted', 'session.started', TYPE].sort());
+    assert.ok(h.events.every((e) => e.session === s));
+    await c.close();
+    await t.close();
+  }
+});
+
 test('/healthz names the engine and its state; both nodes see two nodes', async () => {
   for (const r of [a, b]) {
     const h = (await (await fetch(`${r.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
