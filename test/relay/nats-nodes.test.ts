@@ -56,11 +56,13 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
   const s = freshSession('team');
   const em = emitterFor(s, 'raw-target');
   const target = await WsPeer.greet(b.socketUrl, { role: 'emitter', identity: { agent: 'raw-target' }, capabilities: { control: { accepts: [TYPE] } } }, TOKEN);
-  target.send(em.emit({ type: 'session.started' }));
-  await claimsSeen(a, s, 1);
   const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
   peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
   await peer.next((f) => f.type === 'subscribed');
+  target.send(em.emit({ type: 'session.started' }));
+  // A sees B's events once they are stored; the claim crosses through the bucket.
+  await peer.next((f) => f.type === 'session.started');
+  await claimsSeen(a, s, 1);
   const cmd = instruct(s);
   const text = `{ "type":"${cmd.type}",  "aep":"0.1", "id":"${cmd.id}", "time":"${cmd.time}", "source":"${cmd.source}", "agent":"${cmd.agent}", "session":"${s}", "capture":"redacted", "data":{"text":"please"} }`;
   peer.send(text);
