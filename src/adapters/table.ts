@@ -6,8 +6,21 @@ import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport, ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
+import type { SteeringError } from '../protocol/errors.js';
+
+/**
+ * A vendor's user-plane channel beside its hooks (the Cline hub): two trust grants, each its own
+ * variable (D16). The tap observes; control also declares and accepts the user-plane verbs.
+ */
+export interface UserPlane {
+  /** `=1` connects (observe-only while it cannot). */
+  tapEnv: string;
+  /** `=1` implies the tap and turns on send_input (D28). */
+  controlEnv: string;
+  open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void): InputTransport & { close(): Promise<void> };
+}
 
 /** A parsed hook body as the vendor sent it. */
 export type HookInput = Record<string, unknown>;

@@ -53,6 +53,8 @@ export interface AdapterConfig {
   /** The vendor's opt-in held gate is on (its held loops, and `control.attention.respond` in the hello). */
   control: boolean;
   gateTools?: string;
+  /** The vendor's user-plane channel (Cline hub): connect it, and whether its verbs are on. */
+  userPlane?: { control: boolean; env: NodeJS.ProcessEnv };
 }
 
 /** Flags first, then the environment (D16), then the vendor's defaults. */
@@ -84,6 +86,10 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
+  const plane = table.userPlane;
+  if (plane !== undefined && (truthy(env[plane.tapEnv]) || truthy(env[plane.controlEnv]))) {
+    cfg.userPlane = { control: truthy(env[plane.controlEnv]), env };
+  }
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
   const tok = f.token ?? env.AEP_TOKEN;
@@ -109,7 +115,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     : connectRelay({
       url: cfg.relayUrl,
       agent: cfg.surface.token,
-      accepts: acceptsFor(cfg.surface, cfg.instruct), // D5
+      accepts: acceptsFor(cfg.surface, cfg.instruct, cfg.userPlane?.control === true), // D5, D28
       onError: report,
       ...(cfg.token === undefined ? {} : { token: cfg.token }),
     });
@@ -123,6 +129,11 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
+  const plane = cfg.userPlane === undefined ? undefined : tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report);
+  if (plane !== undefined) {
+    opts.transport = plane;
+    opts.sendInput = cfg.userPlane?.control === true;
+  }
   if (relay !== undefined) opts.relay = relay;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
   let adapter: AdapterHandle;
@@ -130,6 +141,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     adapter = await startAdapter(opts);
   } catch (err) {
     await relay?.close();
+    await plane?.close();
     await inspector?.stop();
     throw err;
   }
@@ -137,6 +149,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     adapter,
     async close() {
       await adapter.close();
+      await plane?.close();
       await inspector?.stop();
     },
   };
@@ -168,6 +181,7 @@ export function registerAdapter(program: Command): void {
       const out = (line: string) => process.stderr.write(`${line}\n`);
       out(`aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);
       out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
+      if (cfg.userPlane) out(`  ${table?.userPlane?.tapEnv ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`);
       if (running.inspector) out(`  inspect ${running.inspector.url}`);
       const stop = () => {
         setTimeout(() => process.exit(1), 5000).unref();

@@ -257,6 +257,7 @@ export class ActorHost {
             continue;
           }
           if (o.run !== undefined) f.run = o.run;
+          if (o.step !== undefined) f.step = o.step;
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);

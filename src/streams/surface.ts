@@ -37,6 +37,8 @@ export interface ObservationSpec {
   data?: EventData;
   subject?: string;
   run?: string;
+  /** The envelope `step` (a vendor's iteration counter, as a plain string). */
+  step?: string;
   severity?: Severity;
   capture?: CaptureLevel;
 }
