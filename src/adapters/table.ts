@@ -8,7 +8,6 @@ import type { InstallReport } from './install.js';
 import type {
   AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport, ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
-import type { SteeringError } from '../protocol/errors.js';
 
 /**
  * A vendor's user-plane channel beside its hooks (the Cline hub): two trust grants, each its own
@@ -142,6 +141,8 @@ export interface VendorTable {
    * (D28, D29). A table may offer it beside instruct; its transport is the adapter's to supply.
    */
   sendInput?: InputPolicy;
+  /** The channel send_input and the other user-plane verbs go through. */
+  userPlane?: UserPlane;
   /** Default hook port (D15). */
   port: number;
   /** Attention timeout default (D14). */
