@@ -100,6 +100,7 @@ export const cline: VendorTable = {
   userPlane: {
     tapEnv: 'AEP_CLINE_HUB',
     controlEnv: 'AEP_CLINE_HUB_CONTROL',
+    cancels: true, // hub run.abort; the abort lands back as the TaskCancel hook (agent_abort)
     open: (env, onError) => {
       const hub = new HubConnection({ endpoint: () => resolveHubEndpoint(env), onError });
       return { ...hubTransport(hub), close: () => hub.close() };
@@ -113,7 +114,9 @@ export const cline: VendorTable = {
   subagent: parented,
   unlistedReason: 'only PreToolUse and PostToolUse replies are read by Cline 3.0.65',
   moments: {
-    agent_start: { role: 'observe', turn: 'opens', reason: notRead, evidence: OBS },
+    // A new turn reopens a session its shutdown moment ended: on 3.0.65 a hub run.abort fires
+    // SessionShutdown, yet the hub session stays and takes further turns.
+    agent_start: { role: 'observe', turn: 'opens', starts: true, reason: notRead, evidence: OBS },
     agent_resume: { role: 'observe', turn: 'opens', reason: notRead, evidence: OBS },
     tool_call: { role: 'context', evidence: 'e2e/cline#instruct reaches the next model request after a tool call' },
     tool_result: { role: 'context', evidence: 'e2e/cline#instruct reaches the next model request after a tool call' },
@@ -121,7 +124,7 @@ export const cline: VendorTable = {
     agent_abort: { role: 'observe', turn: 'closes', reason: notRead, evidence: 'e2e/cline#control.cancel aborts the run and run.cancelled names the command' },
     agent_error: { role: 'observe', turn: 'closes', reason: notRead, evidence: OBS },
     prompt_submit: { role: 'observe', reason: 'detached in Cline 3.0.65; it fires for a mid-turn steer', evidence: 'cline-hub-observed §1.5' },
-    session_shutdown: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: OBS },
+    session_shutdown: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: 'e2e/cline#control.cancel aborts the run and run.cancelled names the command' },
   },
   replies: {
     // An empty object: no cancel, no context, nothing the agent acts on.

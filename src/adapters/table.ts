@@ -18,6 +18,8 @@ export interface UserPlane {
   tapEnv: string;
   /** `=1` implies the tap and turns on send_input (D28). */
   controlEnv: string;
+  /** The channel aborts the active run: `control.cancel` (scope `run`) is offered with control. */
+  cancels: boolean;
   open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void): InputTransport & { close(): Promise<void> };
 }
 
@@ -290,6 +292,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
     ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
+    ...(table.userPlane?.cancels === true ? { cancels: true } : {}),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');

@@ -26,6 +26,11 @@ export const REJECT = {
   inputGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'send_input is not enabled on this adapter (its control gate is off)' },
   idle: { reason: 'refused', rule: 'session-idle', detail: 'session idle: send_input would start a turn; send it while the agent is working' },
   transportDown: { reason: 'busy', rule: 'transport-down', detail: 'the agent connection is down; retry once the adapter has reconnected' },
+  cancelGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control.cancel is not enabled on this adapter (its control gate is off)' },
+  cancelScope: { reason: 'refused', rule: 'cancel-scope', detail: 'the agent has no session stop: send control.cancel with scope "run"' },
+  scopeInvalid: { reason: 'invalid', rule: 'cancel-scope', detail: 'scope must be "run" or "session"' },
+  noRun: { reason: 'refused', rule: 'no-active-run', detail: 'no active run to cancel' },
+  cancelPending: { reason: 'refused', rule: 'cancel-pending', detail: 'a cancel of this run is already under way' },
   identicalPending: { reason: 'refused', rule: 'input-pending-identical', detail: 'an identical input is still pending; the agent would read it once' },
 } as const satisfies Record<string, Rejection>;
 
@@ -87,6 +92,26 @@ export function decideSendInput(
   if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
   if (view.inputs.length >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
   return { kind: 'accept', key, text: checked.text, ...(typeof delivery === 'string' ? { delivery } : {}) };
+}
+
+/**
+ * control.cancel (AEP-0004 §5) against a vendor whose transport aborts the active run: scope
+ * `run` only (the vendor has no session stop), and only while a run is active.
+ */
+export function decideCancel(
+  view: { decisions: Decisions; ended: boolean; turnOpen: boolean; cancel?: { key: string } }, command: AepCommand, gateOpen: boolean, ready: boolean,
+): GateDecision {
+  const key = commandKey(command);
+  if (decisionOf(view.decisions, key) !== undefined || view.cancel?.key === key) return { kind: 'duplicate', key };
+  if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.cancelGateOff };
+  if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
+  const scope = (command.data as Record<string, unknown> | undefined)?.scope;
+  if (scope === 'session') return { kind: 'reject', key, rejection: REJECT.cancelScope };
+  if (scope !== 'run') return { kind: 'reject', key, rejection: REJECT.scopeInvalid };
+  if (!view.turnOpen) return { kind: 'reject', key, rejection: REJECT.noRun };
+  if (view.cancel !== undefined) return { kind: 'reject', key, rejection: REJECT.cancelPending };
+  if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
+  return { kind: 'accept', key };
 }
 
 /** D6 for a session the adapter never saw (no actor exists). */

@@ -95,7 +95,8 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 /** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
   // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
-  const turn: Partial<SessionContext> = input.turn === undefined ? {} : { turnOpen: input.turn === 'opens' };
+  // A closing turn settles a cancel that was under way (its run.cancelled named the command).
+  const turn: Partial<SessionContext> = input.turn === undefined ? {} : input.turn === 'opens' ? { turnOpen: true } : { turnOpen: false, cancel: undefined };
   if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
@@ -164,7 +165,10 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
  */
 export function end(ctx: SessionContext, input: EndInput): Step {
   // Inputs the vendor still held unread end with the session too (D28).
-  const outputs: SessionOutput[] = [...dropped(ctx, ctx.queue, 'session-ended'), ...droppedInputs(ctx, ctx.inputs, 'session-ended')];
+  // Cline 3.0.65 answers a hub run.abort with its shutdown moment, not an abort moment: the run
+  // the cancel aimed at ends here, and its run.cancelled names the command.
+  const outputs: SessionOutput[] = ctx.cancel?.acked === true ? [{ type: 'run.cancelled', cause: ctx.cancel.id }] : [];
+  outputs.push(...dropped(ctx, ctx.queue, 'session-ended'), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -177,7 +181,7 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  return { context: { queue: [], holds: [], inputs: [], turnOpen: false, endedOnce: true }, outputs };
+  return { context: { queue: [], holds: [], inputs: [], turnOpen: false, cancel: undefined, endedOnce: true }, outputs };
 }
 
 /** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
@@ -205,5 +209,13 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
   }
-  return { context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending') }, outputs };
+  // A cancel the transport never answered: its ack is owed, and the restart cannot know the answer.
+  const c = ctx.cancel;
+  if (c !== undefined && !c.acked) {
+    outputs.push({ type: 'control.rejected', cause: c.id, key: c.key, rejection: { reason: 'refused', rule: 'cancel-refused', detail: 'the adapter restarted before the agent answered the cancel; send it again if the run goes on' } });
+  }
+  return {
+    context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...(c !== undefined && !c.acked ? { cancel: undefined } : {}) },
+    outputs,
+  };
 }

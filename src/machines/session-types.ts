@@ -106,6 +106,11 @@ export interface SessionContext {
   /** A turn is running (the table marks the moments that open and close one). */
   turnOpen: boolean;
   /**
+   * A `control.cancel` handed to the vendor's transport (`acked` once it answered yes): the run's
+   * `run.cancelled` names it as cause; the turn's close settles it.
+   */
+  cancel?: { id: string; key: string; acked: boolean };
+  /**
    * `session.ended` is already on the stream. AEP allows one per session, so a session reopened by
    * a start moment marks its later ends `x.{vendor}.session.closed` instead.
    */
@@ -144,6 +149,16 @@ export interface SendInputInput {
   ready: boolean;
   policy: InputPolicy;
 }
+/** `control.cancel {scope}` (AEP-0004 §5): forwarded to the vendor's transport, acked on its answer. */
+export interface CancelInput {
+  type: 'command.cancel';
+  at: number;
+  command: AepCommand;
+  gateOpen: boolean;
+  ready: boolean;
+}
+/** The transport's answer to a forwarded cancel. */
+export interface CancelAnsweredInput { type: 'cancel.answered'; at: number; commandId: string; ok: boolean }
 /** The transport took the input (Cline hub reply ok, OpenHands REST 2xx). */
 export interface InputSentInput { type: 'input.sent'; at: number; commandId: string }
 /** The transport refused the input or could not be reached. */
@@ -199,7 +214,7 @@ export interface RecoveredInput { type: 'restart.recovered'; at: number }
 export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
   | WrittenInput | FailedInput | TimeoutInput | TtlInput | RecoveredInput
-  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput;
+  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -230,6 +245,10 @@ export type SessionOutput =
   | { type: 'reply.decision'; hookId: string; decision?: Decision }
   /** Hand an accepted send_input to the vendor's transport; its answer comes back as input.sent / input.failed. */
   | { type: 'input.send'; cause: string; text: string; delivery?: string }
+  /** `run.cancelled {by:"control"}`: the session ended while a cancel of its run was under way. */
+  | { type: 'run.cancelled'; cause: string }
+  /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
+  | { type: 'run.cancel'; cause: string }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */
   | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
   /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */
@@ -241,5 +260,5 @@ export type OutputType = SessionOutput['type'];
 export const STREAM_OUTPUTS = [
   'control.accepted', 'control.rejected', 'instruction.delivered', 'instruction.dropped',
   'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout', 'session.ended',
-  'session.reopened', 'session.closed', 'input.sent', 'input.consumed',
+  'session.reopened', 'session.closed', 'input.sent', 'input.consumed', 'run.cancelled',
 ] as const satisfies readonly OutputType[];

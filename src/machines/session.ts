@@ -2,6 +2,7 @@
 import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
 import * as inputs from './user-input.js';
+import * as cancels from './run-cancel.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
@@ -43,6 +44,9 @@ export const sessionMachine = setup({
     markInputSent: step('input.sent', inputs.inputSent),
     dropInputUnsent: step('input.failed', inputs.inputFailed),
     markInputConsumed: step('input.consumed', inputs.inputConsumed),
+    forwardCancel: step('command.cancel', (c, e) => cancels.cancel(c, e, false)),
+    refuseCancelEnded: step('command.cancel', (c, e) => cancels.cancel(c, e, true)),
+    settleCancel: step('cancel.answered', cancels.cancelAnswered),
   },
 }).createMachine({
   id: 'session',
@@ -63,6 +67,8 @@ export const sessionMachine = setup({
     'input.sent': { actions: 'markInputSent' },
     'input.failed': { actions: 'dropInputUnsent' },
     'input.consumed': { actions: 'markInputConsumed' },
+    'command.cancel': { actions: 'forwardCancel' },
+    'cancel.answered': { actions: 'settleCancel' },
   },
   states: {
     idle: {
@@ -87,6 +93,7 @@ export const sessionMachine = setup({
       on: {
         'command.instruct': { actions: 'refuseEnded' },
         'command.send_input': { actions: 'refuseInputEnded' },
+        'command.cancel': { actions: 'refuseCancelEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },

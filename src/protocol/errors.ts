@@ -18,7 +18,11 @@ export type RuleId =
   | 'delivery-invalid'
   | 'session-idle'
   | 'transport-down'
-  | 'input-pending-identical';
+  | 'input-pending-identical'
+  | 'cancel-scope'
+  | 'no-active-run'
+  | 'cancel-pending'
+  | 'cancel-refused';
 
 export interface Rejection {
   reason: RejectReason;

@@ -31,7 +31,9 @@ export type Effect =
   /** The hook's reply waits for a decision; arm the D14 timer. */
   | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
   /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
-  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string };
+  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
+  /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
+  | { kind: 'cancel'; session: string; commandId: string };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
@@ -190,7 +192,8 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending'))) continue;
+      const owed = ctx !== undefined && (ctx.inFlight.length > 0 || ctx.holds.length > 0 || ctx.inputs.some((i) => i.phase === 'sending') || ctx.cancel?.acked === false);
+      if (!owed) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
     return out;
@@ -258,6 +261,12 @@ export class ActorHost {
           }
           if (o.run !== undefined) f.run = o.run;
           if (o.step !== undefined) f.step = o.step;
+          // The vendor's abort moment answers a cancel under way: its run.cancelled names the command.
+          const cancel = o.type === 'run.cancelled' ? this.context(item.session)?.cancel : undefined;
+          if (cancel?.acked === true) {
+            f.cause = cancel.id;
+            f.data = { ...(f.data ?? {}), by: 'control' };
+          }
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);
@@ -298,6 +307,9 @@ export class ActorHost {
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    if (c.type === 'control.cancel' && this.surface.cancels === true) {
+      return { type: 'command.cancel', at: item.at, command: c, gateOpen: this.opts.sendInput === true, ready: this.opts.inputReady?.() ?? false };
+    }
     const input = this.surface.sendInput;
     if (input !== undefined && c.type === input.type) {
       return {
@@ -314,7 +326,9 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input') return this.orphanCommand(session, input);
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.cancel') {
+        return this.orphanCommand(session, input);
+      }
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
       cell = this.spawn(session);
     }
@@ -459,6 +473,12 @@ export class ActorHost {
           break;
         case 'session.closed':
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'run.cancelled':
+          emit({ type: 'run.cancelled', cause: o.cause, data: { by: 'control' } });
+          break;
+        case 'run.cancel':
+          effects.push({ kind: 'cancel', session, commandId: o.cause });
           break;
         case 'input.send':
           effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });

@@ -12,7 +12,7 @@ import { steer } from './route.js';
 import { toEventLog, toRelay } from './sinks.js';
 import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
 import type { InputTransport, VendorSurface } from './surface.js';
-import { fromTransportFacts, sendThrough } from './input-transport.js';
+import { fromTransportFacts, throughTransport } from './input-transport.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -61,9 +61,10 @@ export interface AdapterHandle {
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
  * with AEP_INSTRUCT (D5).
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput'>, instruct: boolean, sendInput = false): string[] => [
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'cancels'>, instruct: boolean, sendInput = false): string[] => [
   ...(surface.holds === true ? ['control.attention.respond'] : []),
   ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
+  ...(sendInput && surface.cancels === true ? ['control.cancel'] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
 ];
 
@@ -132,7 +133,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
-    if (effect.kind === 'send') return sendThrough(opts.transport, effect, logged, Date.now);
+    if (effect.kind === 'send' || effect.kind === 'cancel') return throughTransport(opts.transport, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);

@@ -87,6 +87,8 @@ export interface VendorSurface {
    * (D28, D29); absent when the vendor takes none. Its transport comes with the adapter options.
    */
   sendInput?: { type: string; policy: InputPolicy };
+  /** `control.cancel` aborts the active run through the user-plane transport (scope `run` only). */
+  cancels?: boolean;
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
   classify(input: Record<string, unknown>): ClassifiedHook;
   /** Reply carrying steering text at an eligible moment (D8). */
@@ -120,6 +122,8 @@ export interface InputTransport {
   /** Connected now; a send_input while it is not is refused `busy`. */
   ready(): boolean;
   send(req: InputRequest): Promise<InputOutcome>;
+  /** Aborts the session's active run (control.cancel), where the vendor has such a verb. */
+  cancel?(session: string): Promise<InputOutcome>;
   /** Facts about sessions (inputs consumed), live. */
   facts$?: Observable<TransportFact>;
 }

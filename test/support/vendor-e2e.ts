@@ -19,10 +19,14 @@ export interface VendorStack {
   token: string;
   running: RunningAdapter;
   secret: string;
+  /** The adapter's event log. */
+  logPath: string;
   events: AepEvent[];
   errors: string[];
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
   instruct(session: string, text: string): Promise<{ cmd: AepCommand; settled: Settlement }>;
+  /** Sends any command through the relay and waits for its ack. */
+  send(cmd: AepCommand): Promise<Settlement>;
   waitFor<T>(what: string, probe: () => T | undefined, limitMs?: number): Promise<T>;
   find(session: string, type: string, cause?: string): AepEvent | undefined;
   /** The first session.started seen after `from` events: each test runs one CLI at a time. */
@@ -30,11 +34,12 @@ export interface VendorStack {
   close(): Promise<void>;
 }
 
-export async function startVendorStack(token: string): Promise<VendorStack> {
+/** `env` adds adapter environment (a vendor's user-plane gates, its data directories). */
+export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const errors: string[] = [];
-  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { AEP_STATE_DIR: stateDir });
+  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { AEP_STATE_DIR: stateDir, ...env });
   const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`));
   const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
   const events: AepEvent[] = [];
@@ -56,12 +61,13 @@ export async function startVendorStack(token: string): Promise<VendorStack> {
   }
 
   return {
-    token, running, secret: cfg.secret, events, errors, waitFor, find,
+    token, running, secret: cfg.secret, logPath: cfg.logPath, events, errors, waitFor, find,
     async instruct(session, text) {
       const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
       const settled = await consumer.send(cmd);
       return { cmd, settled };
     },
+    send: (cmd) => consumer.send(cmd),
     newSession: (from) => waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
     async close() {
       await consumer.close();
@@ -73,9 +79,9 @@ export async function startVendorStack(token: string): Promise<VendorStack> {
 }
 
 /** The pinned CLI binary, if installed. */
-export function vendorBinary(name: 'codex' | 'qwen-code'): string | undefined {
+export function vendorBinary(name: 'codex' | 'qwen-code' | 'cline'): string | undefined {
   const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
-  const bin = join(dir, name, 'node_modules', '.bin', name === 'codex' ? 'codex' : 'qwen');
+  const bin = join(dir, name, 'node_modules', '.bin', ({ codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name]);
   return existsSync(bin) ? bin : undefined;
 }
 

@@ -1,7 +1,7 @@
 // The Cline hub as the adapter's user-plane transport (D28): send_input is hub
 // `session.send_input {prompt, delivery}` on the hook session's id (`rootSessionId`), and the
 // hub's `session.pending_prompt_submitted` reports each consumption.
-import { filter, map, mergeMap, EMPTY, of, type Observable } from 'rxjs';
+import { filter, mergeMap, EMPTY, of, type Observable } from 'rxjs';
 import type { InputOutcome, InputRequest, InputTransport, TransportFact } from '../../streams/surface.js';
 import type { HubConnection, HubEvent } from './connection.js';
 
@@ -28,6 +28,10 @@ export function hubTransport(hub: HubConnection, now: () => number = Date.now): 
       const reply = await hub.command('session.send_input', req.session, payload);
       return reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
     },
-    facts$: facts$.pipe(map((f) => f)),
+    async cancel(session: string): Promise<InputOutcome> {
+      const reply = await hub.command('run.abort', session, {});
+      return reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
+    },
+    facts$,
   };
 }
