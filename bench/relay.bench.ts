@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
 import { command, SessionEmitter } from '../src/protocol/build.js';
-import { RelayConsumer } from '../src/relay/consumer.js';
+import { RelayConsumer } from '../src/consumer/connection.js';
 import { startRelay } from '../src/relay/server.js';
 import { connectRelay } from '../src/relay/ws-connection.js';
 import { startTestTarget } from '../test/support/relay-target.js';

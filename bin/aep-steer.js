@@ -1,9 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx, so a fresh clone works right after `npm ci`.
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Runs the compiled CLI (dist/, built by `npm run build`, which `prepare` runs on install and pack).
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { register } from 'tsx/esm/api';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-register();
-await import(pathToFileURL(join(root, 'src', 'cli', 'main.ts')).href);
+const main = join(root, 'dist', 'cli', 'main.js');
+if (!existsSync(main)) {
+  process.stderr.write(`aep-steer: ${main} is missing; run \`npm run build\` in ${root} (npm ci and npm pack run it)\n`);
+  process.exit(1);
+}
+await import(pathToFileURL(main).href);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Test runner: each uvu test file runs in its own Node process (through tsx), two at a time,
 // with a per-file time limit, so one file's open socket or timer cannot hang or skew the others.
-// Usage: node scripts/test.mjs <dir> <file-suffix> [--jobs N] [--timeout-ms N] [--verbose] [filter...]
-import { spawn } from 'node:child_process';
+// Usage: node scripts/test.mjs <dir> <file-suffix> [--jobs N] [--timeout-ms N] [--verbose] [--no-build] [filter...]
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -18,6 +18,8 @@ const jobs = Number(opt('--jobs', process.env.TEST_JOBS ?? '2'));
 const timeoutMs = Number(opt('--timeout-ms', process.env.TEST_TIMEOUT_MS ?? '300000'));
 const verbose = args.includes('--verbose');
 if (verbose) args.splice(args.indexOf('--verbose'), 1);
+const noBuild = args.includes('--no-build') || process.env.TEST_NO_BUILD === '1';
+if (args.includes('--no-build')) args.splice(args.indexOf('--no-build'), 1);
 const [dir = 'test', suffix = '.test.ts', ...filters] = args;
 
 const walk = (d) => readdirSync(d).flatMap((name) => {
@@ -28,6 +30,16 @@ const files = walk(dir).sort().filter((f) => filters.length === 0 || filters.som
 if (files.length === 0) {
   console.error(`no ${suffix} files under ${dir}${filters.length ? ` matching ${filters.join(', ')}` : ''}`);
   process.exit(1);
+}
+
+// Tests that run `bin/aep-steer.js` as a process run the compiled dist/: build it from the
+// sources first, so no test runs yesterday's build.
+if (!noBuild) {
+  const built = spawnSync(process.execPath, [join('scripts', 'build.mjs')], { stdio: 'inherit' });
+  if (built.status !== 0) {
+    console.error('build failed: fix the type errors above (or pass --no-build)');
+    process.exit(1);
+  }
 }
 
 const results = [];

@@ -172,6 +172,8 @@ export const claudeCode: VendorTable = {
     // "print nothing or {}" is neutral for every event (vendor-clis-observed §1.7).
     neutral: {},
     context: hookSpecificOutputContext,
+    // D27: `systemMessage` is shown to the user, not sent to the model (vendor-clis-observed §1.7).
+    userNotice: { field: 'systemMessage', evidence: `${E2E}#systemMessage is shown to the user and absent from the model request, while the instruction reaches the model` },
   },
   // AEP-0002 Annex A, Claude Code table (vendor-surfaces §1.2).
   maps: {
@@ -211,4 +213,5 @@ export const claudeCode: VendorTable = {
     WorktreeRemove: m.vendorSession(`x.${TOKEN}.session.worktree_remove`),
   },
   installer: claudeCodeInstaller,
+  cli: { bin: 'claude', install: 'npm install -g @anthropic-ai/claude-code@2.1.332' },
 };

@@ -134,4 +134,5 @@ export const cline: VendorTable = {
   maps,
   fallback: clineFallback,
   installer: clineInstaller,
+  cli: { bin: 'cline', install: 'npm install -g cline@3.0.65' },
 };

@@ -11,7 +11,7 @@ import {
 
 const TOKEN = 'codex';
 const E2E = `e2e/${TOKEN}`;
-const RESUMED = `${E2E}#a resumed session reopens: refused after SessionEnd, accepted once codex exec resume starts, delivered at UserPromptSubmit`;
+const RESUMED = `${E2E}#steered between runs: an instruction sent after codex exec ends reaches the first model request of codex exec resume`;
 
 /** Codex turn scope is the AEP run (fixture identity `run_from: turn_id`). */
 const withRun = (input: HookInput, spec: { type: string; data?: Record<string, unknown>; subject?: string }) => {
@@ -78,9 +78,10 @@ export const codex: VendorTable = {
     // `updatedInput` or `updatedPermissions`, so none is ever sent (vendor-surfaces §2.4).
     PermissionRequest: { role: 'held', hold: heldPermission, decide: allowOrDeny, evidence: 'vendor-surfaces §2.4' },
     // Fires at the end of every `codex exec`, each resume included, with `reason: "other"` (normal).
+    // D25: the queue outlives one `exec` for 30 minutes, the way orchestration scripts drive Codex.
     SessionEnd: {
-      role: 'end', since: '0.171.0', reason: (input) => collapseEndReason(input.reason),
-      evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended`,
+      role: 'end', since: '0.171.0', reason: (input) => collapseEndReason(input.reason), resumeWindowMs: 30 * 60_000,
+      evidence: `${E2E}#an instruction still queued at SessionEnd waits out the resume window, then drops before any later start`,
     },
   },
   replies: {
@@ -88,9 +89,12 @@ export const codex: VendorTable = {
     // ignores the whole output when anything in it is off (vendor-clis-observed §2.7).
     neutral: undefined,
     context: hookSpecificOutputContext,
+    // D27: a common output field of every Codex hook schema (vendor-clis-observed §2.7).
+    userNotice: { field: 'systemMessage', evidence: `${E2E}#systemMessage is shown to the user and absent from the model request, while the instruction reaches the model` },
   },
   maps,
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
   fallback: mechanicalFallback(TOKEN),
   installer: codexInstaller,
+  cli: { bin: 'codex', install: 'npm install -g @openai/codex@0.171.0' },
 };

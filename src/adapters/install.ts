@@ -40,10 +40,14 @@ export function readSecret(env: NodeJS.ProcessEnv = process.env): string | undef
 /** Writes the secret with owner-only permissions (atomically, so a reader never sees half). */
 export function writeSecret(secret: string, env: NodeJS.ProcessEnv = process.env): string {
   checkSecret(secret);
-  const path = secretPath(env);
+  return writePrivateFile(secretPath(env), `${secret}\n`);
+}
+
+/** Writes a file only its owner may read (mode 600, in a directory created 700), atomically. */
+export function writePrivateFile(path: string, text: string): string {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${secret}\n`, { mode: 0o600 });
+  writeFileSync(tmp, text, { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
   return path;

@@ -6,7 +6,7 @@ import { int, obj, str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
 import {
-  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  DEFAULT_INSTRUCT_TTL_MS, allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
   type HeldSpec, type HookInput, type MapRule, type VendorTable,
 } from './table.js';
 
@@ -88,4 +88,8 @@ export const qwenCode: VendorTable = {
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
   fallback: mechanicalFallback(TOKEN),
   installer: qwenCodeInstaller,
+  cli: { bin: 'qwen', install: 'npm install -g @qwen-code/qwen-code@0.24.4' },
+  // D26: SessionEnd never fires headless, so a finished `qwen -p` session would keep its queue
+  // forever (e2e: "a finished headless session never ends: an instruction to it is dropped expired under a short TTL").
+  instructTtlMs: DEFAULT_INSTRUCT_TTL_MS,
 };

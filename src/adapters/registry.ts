@@ -5,6 +5,7 @@ import { qwenCode } from './qwen-code.js';
 import { vscode } from './vscode.js';
 import { hermes } from './hermes.js';
 import { cline } from './cline.js';
+import { openhands } from './openhands.js';
 import { surfaceFrom, type SurfaceOptions, type VendorTable } from './table.js';
 import type { VendorSurface } from '../streams/surface.js';
 
@@ -14,6 +15,7 @@ const TABLES: readonly VendorTable[] = [
   qwenCode,
   vscode,
   hermes,
+  openhands,
   cline,
 ];
 

@@ -4,9 +4,11 @@
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
+import type { Observable } from 'rxjs';
+import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport, ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /**
@@ -73,6 +75,11 @@ export interface EndRow extends RowBase {
   role: 'end';
   /** The `session.ended` reason for this arrival (AEP enum; see collapseEndReason). */
   reason: (input: HookInput) => EndReason;
+  /**
+   * D25: how long after this end moment the session keeps its queue and accepts instructions, for
+   * a resumed run (same session id) to pick them up. 0 or absent: none (D6/D10 as written).
+   */
+  resumeWindowMs?: number;
 }
 
 /**
@@ -129,6 +136,36 @@ export interface Installer {
   uninstall(opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport;
   /** One line on where the configuration goes, for `--help`. */
   describeTarget: string;
+  /** The file `install` writes for these options (`aep-steer doctor` reads it). */
+  file(opts: Pick<InstallOptions, 'project' | 'user'>, env?: NodeJS.ProcessEnv): string;
+}
+
+/** What a bridge source is started with: the agent server's address and key (flags or environment). */
+export interface SourceOptions {
+  url: string;
+  key?: string;
+  pollMs: number;
+  deltas: boolean;
+  onError: (e: SteeringError) => void;
+}
+
+/** A running bridge source: arrivals for the pipeline, its health for `/healthz`. */
+export interface BridgeSource {
+  arrivals$: Observable<HookArrival>;
+  health(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * A vendor observed over its own server instead of hooks (OpenHands): the environment names of
+ * its settings (each with a flag, D16) and how to start it.
+ */
+export interface SourceSpec {
+  env: { url: string; key: string; poll: string; deltas: string };
+  defaultUrl: string;
+  /** Discovery interval default, seconds (the environment variable is in seconds too). */
+  defaultPollSeconds: number;
+  start(opts: SourceOptions): BridgeSource;
 }
 
 export interface VendorTable {
@@ -163,13 +200,34 @@ export interface VendorTable {
     neutral: unknown;
     /** Body of a reply carrying steering text at an eligible moment (D8). */
     context: (event: string, text: string) => unknown;
+    /**
+     * D27: the reply's top-level field that the vendor shows the user and does not send to the
+     * model, with the evidence; absent where the vendor has none.
+     */
+    userNotice?: { field: string; evidence: string };
   };
   maps: Record<string, MapRule>;
   /** Observations for a hook with no `maps` rule; `x.{token}.session.<snake_case>` when absent. */
   fallback?: MapRule;
   /** How `aep-steer install <token>` wires the vendor's hooks to the adapter. */
   installer?: Installer;
+  /** The vendor's CLI, for `aep-steer doctor` to compare its version with `version`. */
+  cli?: { bin: string; install: string };
+  /**
+   * D26: where the end moment may never fire, instructions expire after this long (D10 `expired`)
+   * unless `AEP_INSTRUCT_TTL_MS` says otherwise. Absent: no default TTL.
+   */
+  instructTtlMs?: number;
+  /** A bridge vendor's server connection; hook vendors have none. */
+  source?: SourceSpec;
 }
+
+/** D26 default TTL: one hour. */
+export const DEFAULT_INSTRUCT_TTL_MS = 3_600_000;
+
+/** The table's D25 resume window: that of its end moment, 0 without one. */
+export const resumeWindowOf = (table: VendorTable): number =>
+  Object.values(table.moments).reduce((w, row) => (row.role === 'end' ? Math.max(w, row.resumeWindowMs ?? 0) : w), 0);
 
 /** `PostToolUseFailure` → `post_tool_use_failure`, `pre_llm_call` unchanged. */
 export const snakeCase = (name: string): string =>
@@ -293,6 +351,8 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     holds: holdsAny(table, opts),
     ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
     ...(table.userPlane?.cancels === true ? { cancels: true } : {}),
+    resumeWindowMs: resumeWindowOf(table),
+    ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');
@@ -310,10 +370,13 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       }
       return { session: id.session, event: id.event, class: cls, observations };
     },
-    contextReply(hook, text) {
+    contextReply(hook, text, notice) {
       // Only an eligible moment may carry text (D7, D13); anything else gets the neutral reply.
       if (hook.class.kind !== 'moment' || !hook.class.eligible) return neutral;
-      return { body: table.replies.context(hook.event, text) };
+      const body = table.replies.context(hook.event, text);
+      const field = table.replies.userNotice?.field;
+      if (notice === undefined || field === undefined || body === null || typeof body !== 'object') return { body };
+      return { body: { ...(body as Record<string, unknown>), [field]: noticeText(notice, hook.event) } };
     },
     neutralReply() {
       return neutral;
@@ -325,6 +388,13 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       return { body: row.decide(hook, decision) };
     },
   };
+}
+
+/** D27: what the user at the agent reads, e.g. `aep-steer: 2 instructions from ops, ci reached the agent (PreToolUse)`. */
+export function noticeText(n: DeliveryNotice, moment: string): string {
+  const what = n.count === 1 ? '1 instruction' : `${n.count} instructions`;
+  const who = n.from.length === 0 ? '' : ` from ${n.from.join(', ')}`;
+  return `aep-steer: ${what}${who} reached the agent (${moment})`;
 }
 
 /**

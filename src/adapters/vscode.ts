@@ -6,7 +6,7 @@ import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
 import { str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec } from './hook-maps.js';
 import { vscodeInstaller } from './installers/vscode.js';
-import { hookSpecificOutputContext, mechanicalFallback, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import { DEFAULT_INSTRUCT_TTL_MS, hookSpecificOutputContext, mechanicalFallback, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'vscode';
 const DR = 'vendor-surfaces §4.3';
@@ -86,4 +86,6 @@ export const vscode: VendorTable = {
   // AEP-0001 §6 mechanical fallback; the Preview surface may grow events.
   fallback: mechanicalFallback(TOKEN),
   installer: vscodeInstaller,
+  // D26: no end moment on this surface; the queue would live as long as the adapter.
+  instructTtlMs: DEFAULT_INSTRUCT_TTL_MS,
 };

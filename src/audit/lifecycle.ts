@@ -49,6 +49,9 @@ export interface HoldView {
   request: string;
   kind: string;
   prompt?: string;
+  /** Option ids a permission offers (`allow`, `deny`), and a form's fields, as requested. */
+  options?: string[];
+  fields?: unknown[];
   since: string;
 }
 
@@ -229,6 +232,9 @@ export class SteeringFold {
         const hold: HoldView = { request: e.id, kind: str(data['kind']) ?? 'other', since: e.time };
         const prompt = str(data['prompt']);
         if (prompt !== undefined) hold.prompt = prompt;
+        const options = Array.isArray(data['options']) ? data['options'].map((o) => str((o as { id?: unknown } | null)?.id)).filter((o): o is string => o !== undefined) : [];
+        if (options.length > 0) hold.options = options;
+        if (Array.isArray(data['fields'])) hold.fields = data['fields'];
         s.holds.set(e.id, hold);
         break;
       }

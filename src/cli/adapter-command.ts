@@ -4,9 +4,10 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
-import { surfaceFrom, type SurfaceOptions } from '../adapters/table.js';
+import { surfaceFrom, type SourceSpec, type SurfaceOptions, type VendorTable } from '../adapters/table.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
+import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
@@ -21,6 +22,9 @@ export interface AdapterFlags {
   instruct?: boolean;
   attentionTimeoutMs?: string;
   instructTtlMs?: string;
+  resumeWindowMs?: string;
+  /** `--quiet`: no user-visible notice in delivering replies (D27). */
+  quiet?: boolean;
   /** A URL, or false for `--no-relay` (commander sets true when only the negation is defined). */
   relay?: string | boolean;
   token?: string;
@@ -29,6 +33,14 @@ export interface AdapterFlags {
   control?: boolean;
   /** The gate's tool pattern (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS). */
   gateTools?: string;
+  /** A bridge vendor's server URL (AEP_OPENHANDS_URL). */
+  server?: string;
+  /** Its key (AEP_OPENHANDS_KEY). */
+  serverKey?: string;
+  /** Discovery interval in seconds (AEP_OPENHANDS_POLL). */
+  poll?: string;
+  /** Map streaming deltas (AEP_OPENHANDS_DELTAS). */
+  deltas?: boolean;
 }
 
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true' || v === 'yes';
@@ -47,6 +59,10 @@ export interface AdapterConfig {
   instruct: boolean;
   attentionTimeoutMs: number;
   ttlMs?: number;
+  /** D25 resume window after the end moment (0: none). */
+  resumeWindowMs: number;
+  /** D27: delivering replies also tell the user, where the vendor has a field for it. */
+  notice: boolean;
   relayUrl?: string;
   token?: string;
   inspectPort?: number;
@@ -55,6 +71,8 @@ export interface AdapterConfig {
   gateTools?: string;
   /** The vendor's user-plane channel (Cline hub): connect it, and whether its verbs are on. */
   userPlane?: { control: boolean; env: NodeJS.ProcessEnv };
+  /** A bridge vendor's server connection (OpenHands); absent for hook vendors. */
+  source?: { spec: SourceSpec; url: string; key?: string; pollMs: number; deltas: boolean };
 }
 
 /** Flags first, then the environment (D16), then the vendor's defaults. */
@@ -71,18 +89,21 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   const surfaceOpts: SurfaceOptions = { control };
   if (gateTools !== undefined && gateTools !== '') surfaceOpts.gateTools = gateTools;
   const surface = surfaceFrom(table, surfaceOpts);
-  const port = integer('--port', f.port ?? env.AEP_HOOK_PORT ?? String(surface.port), 0, 65535);
+  const port = integer('--port', f.port ?? (env.AEP_HOOK_PORT || undefined) ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
-  const attention = f.attentionTimeoutMs ?? env.AEP_ATTENTION_TIMEOUT_MS;
-  const ttl = f.instructTtlMs ?? env.AEP_INSTRUCT_TTL_MS;
+  const attention = f.attentionTimeoutMs ?? (env.AEP_ATTENTION_TIMEOUT_MS || undefined);
+  const ttl = f.instructTtlMs ?? (env.AEP_INSTRUCT_TTL_MS || undefined) ?? (surface.instructTtlMs === undefined ? undefined : String(surface.instructTtlMs));
+  const window = f.resumeWindowMs ?? (env.AEP_RESUME_WINDOW_MS || undefined);
   const relay = f.relay === false ? undefined : typeof f.relay === 'string' ? f.relay : (env.AEP_RELAY || DEFAULT_RELAY_URL);
   const cfg: AdapterConfig = {
     surface,
     port,
     secret,
-    logPath: f.log ?? env.AEP_LOG ?? join(stateDir(env), 'logs', `${token}.jsonl`),
+    logPath: f.log ?? (env.AEP_LOG || undefined) ?? join(stateDir(env), 'logs', `${token}.jsonl`),
     instruct: f.instruct === true || truthy(env.AEP_INSTRUCT),
     attentionTimeoutMs: attention === undefined ? surface.attentionTimeoutMs : integer('--attention-timeout-ms', attention, 1),
+    resumeWindowMs: window === undefined || window === '' ? surface.resumeWindowMs ?? 0 : integer('--resume-window-ms', window, 0),
+    notice: !(f.quiet === true || truthy(env.AEP_QUIET)),
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
@@ -92,12 +113,40 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   }
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
-  const tok = f.token ?? env.AEP_TOKEN;
-  if (tok !== undefined && tok !== '') cfg.token = tok;
+  const tok = f.token || env.AEP_TOKEN || undefined;
+  if (tok !== undefined) cfg.token = tok;
+  // Zero-config: a loopback relay shares the local token (whichever of the two starts first creates it).
+  else if (cfg.relayUrl !== undefined && isLoopbackUrl(cfg.relayUrl)) cfg.token = ensureLocalToken(env).token;
+  const source = sourceConfig(table, token, f, env);
+  if (source !== undefined) cfg.source = source;
   if (f.inspect !== undefined && f.inspect !== false) {
     cfg.inspectPort = f.inspect === true ? DEFAULT_INSPECT_PORT : integer('--inspect', f.inspect, 0, 65535);
   }
   return cfg;
+}
+
+/** A bridge vendor's server settings; a hook vendor refuses the flags. */
+function sourceConfig(table: VendorTable, token: string, f: AdapterFlags, env: NodeJS.ProcessEnv): AdapterConfig['source'] {
+  const spec = table.source;
+  if (spec === undefined) {
+    if (f.server !== undefined || f.serverKey !== undefined || f.poll !== undefined || f.deltas === true) {
+      const bridges = vendorTokens().filter((t) => tableFor(t)?.source !== undefined);
+      throw new SteeringError('CONFIG_INVALID', `${token} is observed through hooks: --server, --server-key, --poll and --deltas apply to ${bridges.join(', ')}`);
+    }
+    return undefined;
+  }
+  const url = f.server ?? (env[spec.env.url] || spec.defaultUrl);
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw new SteeringError('CONFIG_INVALID', `--server (${spec.env.url}) must be the agent server's http(s) URL, got "${url}"`);
+  }
+  const key = f.serverKey ?? (env[spec.env.key] || undefined);
+  const poll = f.poll ?? (env[spec.env.poll] || String(spec.defaultPollSeconds));
+  const seconds = Number(poll);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw new SteeringError('CONFIG_INVALID', `--poll (${spec.env.poll}) must be seconds between 0 and 3600, got "${poll}"`);
+  return { spec, url, ...(key === undefined ? {} : { key }), pollMs: Math.round(seconds * 1000), deltas: f.deltas === true || truthy(env[spec.env.deltas]) };
 }
 
 export interface RunningAdapter {
@@ -126,6 +175,8 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     logPath: cfg.logPath,
     instruct: cfg.instruct,
     attentionTimeoutMs: cfg.attentionTimeoutMs,
+    resumeWindowMs: cfg.resumeWindowMs,
+    notice: cfg.notice,
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
@@ -136,10 +187,17 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   }
   if (relay !== undefined) opts.relay = relay;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
+  const s = cfg.source;
+  const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, onError: report });
+  if (source !== undefined) {
+    opts.arrivals$ = source.arrivals$;
+    opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source.health() });
+  }
   let adapter: AdapterHandle;
   try {
     adapter = await startAdapter(opts);
   } catch (err) {
+    await source?.close();
     await relay?.close();
     await plane?.close();
     await inspector?.stop();
@@ -148,6 +206,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   const running: RunningAdapter = {
     adapter,
     async close() {
+      await source?.close();
       await adapter.close();
       await plane?.close();
       await inspector?.stop();
@@ -167,20 +226,28 @@ export function registerAdapter(program: Command): void {
     .option('--log <file>', 'the adapter\'s event log (AEP_LOG; default AEP_STATE_DIR/logs/<vendor>.jsonl)')
     .option('--instruct', 'accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option('--attention-timeout-ms <ms>', 'held-loop timeout (AEP_ATTENTION_TIMEOUT_MS, D14)')
-    .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this (AEP_INSTRUCT_TTL_MS, D10; off by default)')
+    .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this, 0 for never (AEP_INSTRUCT_TTL_MS, D10; default: the vendor\'s, D26)')
+    .option('--resume-window-ms <ms>', 'after the end moment, keep the queue this long for a resumed run (AEP_RESUME_WINDOW_MS, D25; default: the vendor\'s)')
+    .option('--quiet', 'do not tell the user at the agent that an instruction arrived (AEP_QUIET=1, D27)')
     .option('--relay <url>', `relay WebSocket URL (AEP_RELAY; default ${DEFAULT_RELAY_URL})`)
     .option('--no-relay', 'run without a relay (events go to the log only)')
-    .option('--token <t>', 'relay bearer token (AEP_TOKEN)')
+    .option('--token <t>', 'relay bearer token (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)')
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
     .option('--control', 'turn on the vendor\'s opt-in held gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13)')
     .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')
+    .option('--server <url>', 'bridge vendors: the agent server to observe (AEP_OPENHANDS_URL; default http://127.0.0.1:8000)')
+    .option('--server-key <key>', 'bridge vendors: the server\'s session API key, one of its OH_SESSION_API_KEYS_* (AEP_OPENHANDS_KEY)')
+    .option('--poll <seconds>', 'bridge vendors: conversation discovery interval (AEP_OPENHANDS_POLL; default 15)')
+    .option('--deltas', 'bridge vendors: map streaming deltas too (AEP_OPENHANDS_DELTAS=1)')
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
       const running = await runAdapter(cfg);
       const table = tableFor(token);
       const out = (line: string) => process.stderr.write(`${line}\n`);
-      out(`aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);
-      out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
+      out(cfg.source
+        ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
+        : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);
+      out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
       if (cfg.userPlane) out(`  ${table?.userPlane?.tapEnv ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`);
       if (running.inspector) out(`  inspect ${running.inspector.url}`);
       const stop = () => {

@@ -1,10 +1,13 @@
 // `aep-steer hook <vendor>`: the Node fallback of the command-hook shim, for hosts without curl.
 // Same contract as src/adapters/shim/aep-steer-hook.sh (D15): hook JSON on stdin is posted to
 // the adapter, the reply goes to stdout, and any failure prints the vendor's neutral reply and
-// exits 0. The shell shim stays the fast path (a Node start costs far more than sh + curl).
+// exits 0, saying once on stderr why the adapter could not be reached. The shell shim stays the
+// fast path (a Node start costs far more than sh + curl; `npm run bench` measures both).
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import { hookUrl, readSecret } from '../adapters/install.js';
+import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 
 export interface HookShimFlags {
@@ -16,6 +19,8 @@ export interface HookShimFlags {
 export interface HookShimIo {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
+  /** Where the one-line reason goes when the adapter cannot be reached (default stderr). */
+  stderr?: NodeJS.WritableStream;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -30,10 +35,14 @@ function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   });
 }
 
-function postOnce(url: string, body: Buffer, timeoutMs: number): Promise<string | undefined> {
+/** The adapter's reply, or why there is none (said once to the user, on stderr). */
+type Posted = { reply: string } | { problem: string };
+
+function postOnce(url: string, body: Buffer, timeoutMs: number): Promise<Posted> {
+  const where = new URL(url).host;
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (v: string | undefined) => {
+    const finish = (v: Posted) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -41,43 +50,87 @@ function postOnce(url: string, body: Buffer, timeoutMs: number): Promise<string 
     };
     const timer = setTimeout(() => {
       req.destroy();
-      finish(undefined);
+      finish({ problem: `the adapter on ${where} did not answer within ${timeoutMs / 1000} s` });
     }, timeoutMs);
     const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => finish(res.statusCode === 200 ? Buffer.concat(chunks).toString('utf8') : undefined));
-      res.on('error', () => finish(undefined));
+      res.on('end', () => {
+        if (res.statusCode === 200) finish({ reply: Buffer.concat(chunks).toString('utf8') });
+        else if (res.statusCode === 404) finish({ problem: `the adapter on ${where} does not know this hook secret (HTTP 404): run \`aep-steer install <vendor>\` again, then restart the adapter` });
+        else finish({ problem: `the adapter on ${where} answered HTTP ${res.statusCode}` });
+      });
+      res.on('error', () => finish({ problem: `the adapter on ${where} broke off its reply` }));
     });
-    req.on('error', () => finish(undefined));
+    req.on('error', (err: NodeJS.ErrnoException) => finish({
+      problem: err.code === 'ECONNREFUSED'
+        ? `no adapter is listening on ${where}: start it with \`aep-steer adapter <vendor>\` (the agent goes on unsteered meanwhile)`
+        : `cannot reach the adapter on ${where}: ${err.message}`,
+    }));
     req.end(body);
   });
+}
+
+/**
+ * Says a problem on stderr once per outage: the same reason stays quiet on the next hooks until a
+ * hook gets through again, so the agent's output is not flooded (a marker in the state directory).
+ */
+function sayOnce(token: string, problem: string, env: NodeJS.ProcessEnv, err: NodeJS.WritableStream): void {
+  const marker = join(stateDir(env), `hook-unreachable.${token}`);
+  try {
+    if (existsSync(marker) && readFileSync(marker, 'utf8') === problem) return;
+    mkdirSync(dirname(marker), { recursive: true, mode: 0o700 });
+    writeFileSync(marker, problem, { mode: 0o600 });
+  } catch {
+    // No state directory to remember it in: say it every time rather than never.
+  }
+  err.write(`aep-steer hook ${token}: ${problem}\n`);
+}
+
+function clearOutage(token: string, env: NodeJS.ProcessEnv): void {
+  try {
+    rmSync(join(stateDir(env), `hook-unreachable.${token}`), { force: true });
+  } catch {
+    // Nothing to clear.
+  }
 }
 
 /** Runs one hook call; always resolves (exit code 0): failures print the neutral reply. */
 export async function runHookShim(token: string, flags: HookShimFlags, io: HookShimIo): Promise<void> {
   const env = io.env ?? process.env;
+  const err = io.stderr ?? process.stderr;
   const table = tableFor(token);
   const neutral = table?.replies.neutral;
   const printNeutral = () => {
     if (neutral !== undefined) io.stdout.write(`${JSON.stringify(neutral)}\n`);
   };
-  let reply: string | undefined;
+  let posted: Posted;
   try {
     const body = await readAll(io.stdin);
     const seconds = Number(flags.timeout ?? DEFAULT_TIMEOUT_S);
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_TIMEOUT_S * 1000;
     let url = flags.url;
-    if (url === undefined && table !== undefined) {
+    let problem: string | undefined;
+    if (url === undefined && table === undefined) problem = `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`;
+    else if (url === undefined) {
       const secret = readSecret(env);
-      const port = Number(flags.port ?? env.AEP_HOOK_PORT ?? table.port);
-      if (secret !== undefined && Number.isInteger(port)) url = hookUrl(port, secret);
+      const port = Number(flags.port || env.AEP_HOOK_PORT || table!.port);
+      if (secret === undefined) problem = `no hook secret in ${secretPath(env)}: run \`aep-steer install ${token}\``;
+      else if (!Number.isInteger(port) || port < 1 || port > 65535) problem = `bad adapter port "${flags.port ?? env.AEP_HOOK_PORT}"`;
+      else url = hookUrl(port, secret);
     }
-    if (url !== undefined) reply = await postOnce(url, body, timeoutMs);
-  } catch {
-    reply = undefined;
+    posted = url === undefined ? { problem: problem! } : await postOnce(url, body, timeoutMs);
+  } catch (e) {
+    posted = { problem: `could not post the hook: ${(e as Error).message}` };
   }
-  if (reply === undefined || reply.trim() === '') printNeutral();
+  if ('problem' in posted) {
+    sayOnce(token, posted.problem, env, err);
+    printNeutral();
+    return;
+  }
+  clearOutage(token, env);
+  const reply = posted.reply;
+  if (reply.trim() === '') printNeutral();
   else io.stdout.write(reply.endsWith('\n') ? reply : `${reply}\n`);
 }
 

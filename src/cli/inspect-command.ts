@@ -2,10 +2,11 @@
 // the relay stream the way the audit folds a log.
 import type { Command } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
-import { Board } from '../inspect/board.js';
-import { followRelay, type Follower } from '../inspect/follow.js';
+import { Board } from '../consumer/board.js';
+import { followRelay, type Follower } from '../consumer/follow.js';
 import { DEFAULT_INSPECT_PORT, startInspectServer, type InspectServer } from '../inspect/server.js';
-import { DEFAULT_RELAY } from './relay-options.js';
+import { DEFAULT_RELAY } from '../consumer/connect.js';
+import { tokenFor } from '../relay/local-token.js';
 
 export interface InspectHandle {
   url: string;
@@ -47,7 +48,8 @@ export function registerInspect(program: Command): void {
       }
       let handle: InspectHandle;
       try {
-        handle = await startInspect({ relay: f.relay, port, ...(f.token ? { token: f.token } : {}) });
+        const token = tokenFor(f.relay, f.token);
+        handle = await startInspect({ relay: f.relay, port, ...(token ? { token } : {}) });
       } catch (err) {
         process.stderr.write(`inspect: ${err instanceof SteeringError ? err.message : String(err)}\n`);
         process.exitCode = err instanceof SteeringError && err.code === 'PORT_IN_USE' ? 4 : 1;

@@ -2,109 +2,39 @@
 // (design record, "Consumer behavior"): the ack, then delivered or dropped, all cause-linked to
 // the command id. Nothing is inferred from local state.
 import type { Command } from 'commander';
-import type { AepEvent } from '../protocol/envelope.js';
-import { command as buildCommand } from '../protocol/build.js';
-import { instructType } from '../protocol/types.js';
-import type { RelayConsumer } from '../relay/consumer.js';
 import type { Paint } from '../audit/paint.js';
-import { acceptsOf, claimantOf, sendAndFollow } from './command-follow.js';
-import { addRelayOptions, outcomePrinter, parseMs, withConsumer, type RelayFlags } from './relay-options.js';
+import { sendInstruction, type InstructOutcome } from '../consumer/send.js';
+import { withConsumer } from '../consumer/connect.js';
+import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
-/** Exit codes of `instruct`, one per outcome. */
+/** Exit codes of `instruct`, one per outcome; success is 0 whether it waited for delivery or not. */
 export const INSTRUCT_EXIT = {
   delivered: 0,
+  accepted: 0,
   usage: 2,
   rejected: 3,
   refused: 4,
   dropped: 5,
   timeout: 6,
   unreachable: 7,
-  accepted: 10,
+  unauthorized: 8,
 } as const;
 
-export type InstructOutcome =
-  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number }
-  | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string }
-  | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string }
-  | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
-  | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
-  | { outcome: 'unreachable'; session: string; detail: string };
-
-export interface InstructRequest {
-  session: string;
-  text: string;
-  vendor?: string;
-  noWait?: boolean;
-  /** Whole local wait, ack and delivery together. */
-  timeoutMs: number;
-  /** Ack window per attempt (AEP-0004 §3 default 10 s); a retry resends the same command. */
-  ackWindowMs?: number;
-  retries?: number;
-  /** Called once the ack arrived, before waiting for the delivery. */
-  onAccepted?: (info: { command: string; ack: AepEvent }) => void;
-  /** Called with the command id just before it is sent. */
-  onSending?: (info: { command: string; type: string; vendor: string }) => void;
-}
-
-/** Sends one instruction on an open consumer connection and settles it on the stream. */
-export async function sendInstruction(consumer: RelayConsumer, f: Pick<RelayFlags, 'sender'>, req: InstructRequest): Promise<InstructOutcome> {
-  const session = req.session;
-  const found = claimantOf(await consumer.roster(), session);
-  if ('code' in found) return { outcome: 'refused', session, code: found.code, detail: found.detail, by: 'roster', ...(req.vendor ? { vendor: req.vendor } : {}) };
-  const vendor = req.vendor ?? found.entry.agent;
-  if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
-  const type = instructType(vendor);
-  const accepts = acceptsOf(found.entry);
-  if (!accepts?.includes(type)) {
-    const who = `${found.entry.agent ?? 'the claimant'}${found.entry.instance ? ` (${found.entry.instance})` : ''}`;
-    return {
-      outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster',
-      detail: `${who} does not declare ${type}; steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)`,
-    };
-  }
-
-  // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: f.sender }, session, { type, data: { text: req.text }, capture: 'redacted' });
-  const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
-    filter: { session, cause: cmd.id },
-    settles: (e) => /\.instruction\.(delivered|dropped)$/.test(e.type),
-    timeoutMs: req.timeoutMs,
-    ackWindowMs: req.ackWindowMs,
-    retries: req.retries,
-    beforeSend: () => req.onSending?.({ command: cmd.id, type, vendor }),
-    afterAck: (ack) => {
-      req.onAccepted?.({ command: cmd.id, ack });
-      return !req.noWait;
-    },
-  });
-  const base = { command: cmd.id, session, vendor };
-  switch (settlement.outcome) {
-    case 'timeout':
-      return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
-    case 'refused':
-      return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-    case 'rejected':
-      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
-    case 'accepted':
-      break;
-  }
-  const ack = settlement.ack.id;
-  if (req.noWait) return { ...base, outcome: 'accepted', ack };
-  if (!t) return { ...base, outcome: 'timeout', stage: 'delivery', ack, sent: 1 };
-  const data = t.data ?? {};
-  if (t.type.endsWith('.delivered')) {
-    return { ...base, outcome: 'delivered', ack, delivered: t.id, ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}) };
-  }
-  return { ...base, outcome: 'dropped', ack, dropped: t.id, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
+/** The line printed while waiting: where the instruction stands and when it will arrive (D27). */
+export function waitingLine(info: { ahead?: number; ended?: boolean }, p: Paint): string {
+  const ahead = info.ahead === undefined ? 'queued' : `queued (${info.ahead} ahead)`;
+  const when = info.ended
+    ? 'the session has ended; delivered when a resumed run of it starts (its resume window)'
+    : 'delivered at the agent\'s next prompt or tool call';
+  return `${p.dim('…')} ${ahead}; ${when}`;
 }
 
 export function describeOutcome(o: InstructOutcome, p: Paint): string {
   switch (o.outcome) {
     case 'delivered':
-      return `${p.green('✓')} delivered${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
+      return `${p.green('✓')} delivered${o.moment !== undefined ? ` at ${o.moment}` : ''}${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
     case 'accepted':
-      return `${p.green('✓')} accepted and queued; not waiting for delivery (--no-wait)`;
+      return `${p.green('✓')} accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${o.session} follows it)`;
     case 'dropped':
       return `${p.red('✗')} dropped: ${o.reason ?? 'no reason given'} (event ${o.dropped})`;
     case 'rejected':
@@ -158,9 +88,10 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
     }
   }
   const { paint: p, print } = outcomePrinter(f.json, io.out, describeOutcome);
-  const unreachable = (detail: string): number => {
+  const unreachable = (detail: string, code?: string): number => {
     print({ outcome: 'unreachable', session: f.session, detail });
-    return INSTRUCT_EXIT.unreachable;
+    // A relay that refused the token was reached: another fix, another exit code.
+    return code === 'RELAY_UNAUTHORIZED' ? INSTRUCT_EXIT.unauthorized : INSTRUCT_EXIT.unreachable;
   };
   return withConsumer(f, async (consumer) => {
     const o = await sendInstruction(consumer, f, {
@@ -173,8 +104,10 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
       onSending: ({ command, type }) => {
         if (!f.json) io.out.write(`${p.dim('→')} ${type} ${command} to session ${f.session}\n`);
       },
-      onAccepted: ({ ack }) => {
-        if (!f.json && f.wait) io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
+      onAccepted: ({ ack, ahead, ended }) => {
+        if (f.json || !f.wait) return;
+        io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
+        io.out.write(`${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}) }, p)}\n`);
       },
     });
     print(o);
@@ -189,12 +122,12 @@ export function registerInstruct(program: Command): void {
     .argument('[text]', 'the instruction; "-" or nothing reads it from stdin')
     .requiredOption('--session <id>', 'target session (as listed by `aep-steer sessions`)')
     .option('--vendor <token>', 'vendor token of the verb x.<vendor>.control.instruct (default: the claimant\'s agent)')
-    .option('--no-wait', 'return once the adapter acknowledged (exit 10), without waiting for delivery')
+    .option('--no-wait', 'return once the adapter acknowledged (exit 0), without waiting for delivery')
     .option('--timeout <ms>', 'give up waiting after this long (ack and delivery together)', '120000')
     .option('--ack-window <ms>', 'wait this long for the ack before resending the same command (AEP-0004 §3)', '10000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 delivered, 10 accepted (--no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable.')
+    .addHelpText('after', '\nExit codes: 0 delivered (or accepted, with --no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable,\n8 the relay refused the token.')
     .action(async (text: string | undefined, f: InstructFlags) => {
       process.exitCode = await runInstruct(text, f, { out: process.stdout, err: process.stderr });
     });

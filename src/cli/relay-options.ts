@@ -1,51 +1,20 @@
 // What the relay consumer commands (instruct, respond, sessions, watch) share: the relay flags and
-// their environment defaults, the connection, duration flags, and printing one outcome as a line
-// or as JSON.
+// their environment defaults, duration flags, and printing one outcome as a line or as JSON.
 import type { Command } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
-import { RelayConsumer } from '../relay/consumer.js';
+import { DEFAULT_RELAY, DEFAULT_SENDER, type ConsumerTarget } from '../consumer/connect.js';
 import { paintFor, type Paint } from '../audit/paint.js';
 
-export const DEFAULT_RELAY = 'ws://127.0.0.1:8787/socket';
-/** The sender identity on commands (`agent` of the command, AEP-0004 §2) unless --sender names another. */
-export const DEFAULT_SENDER = 'aep-steer';
-
-export interface RelayFlags {
-  relay: string;
-  token?: string;
-  sender: string;
-}
+/** The relay flags are the consumer's target: relay URL, token and sender name. */
+export type RelayFlags = ConsumerTarget;
 
 /** Flags every consumer command shares; environment values are read when the command is registered. */
 export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.env): Command {
   return cmd
-    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] ?? DEFAULT_RELAY)
-    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN); commands need one', env['AEP_TOKEN'])
-    .option('--sender <name>', 'sender identity carried as the command\'s agent', DEFAULT_SENDER);
-}
-
-export async function connectConsumer(f: RelayFlags): Promise<RelayConsumer> {
-  return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(f.token ? { token: f.token } : {}) });
-}
-
-/**
- * Runs `run` on a fresh connection and closes it after. A relay that cannot be reached, or that
- * fails the exchange, becomes the command's `unreachable` value with the error's message.
- */
-export async function withConsumer<T>(f: RelayFlags, run: (consumer: RelayConsumer) => Promise<T>, unreachable: (detail: string) => T): Promise<T> {
-  let consumer: RelayConsumer;
-  try {
-    consumer = await connectConsumer(f);
-  } catch (err) {
-    return unreachable((err as Error).message);
-  }
-  try {
-    return await run(consumer);
-  } catch (err) {
-    return unreachable((err as Error).message);
-  } finally {
-    await consumer.close();
-  }
+    // An empty variable counts as unset (D21).
+    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] || DEFAULT_RELAY)
+    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)', env['AEP_TOKEN'] || undefined)
+    .option('--sender <name>', 'sender identity carried as the command\'s agent (a tokens-file token always sends as its own identity)', DEFAULT_SENDER);
 }
 
 export function parseMs(name: string, v: string): number {

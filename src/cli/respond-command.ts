@@ -1,23 +1,13 @@
 // `aep-steer respond`: answers a held permission or form request with control.attention.respond
 // (AEP-0004 §4.2, D14) and settles on the stream: the ack, then attention.answered caused by it.
 import type { Command } from 'commander';
-import type { CaptureLevel } from '../protocol/envelope.js';
-import { command as buildCommand } from '../protocol/build.js';
-import type { RelayConsumer } from '../relay/consumer.js';
 import type { Paint } from '../audit/paint.js';
-import { acceptsOf, claimantOf, sendAndFollow } from './command-follow.js';
-import { addRelayOptions, outcomePrinter, parseMs, withConsumer, type RelayFlags } from './relay-options.js';
-
-export const RESPOND_TYPE = 'control.attention.respond';
+import { sendResponse, type Answer, type RespondOutcome } from '../consumer/send.js';
+import { withConsumer } from '../consumer/connect.js';
+import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `respond`. */
 export const RESPOND_EXIT = { answered: 0, usage: 2, rejected: 3, refused: 4, timeout: 6, unreachable: 7 } as const;
-
-export interface Answer {
-  option?: string;
-  text?: string;
-  values?: Record<string, unknown>;
-}
 
 /** `allow` / `deny` are option ids; any other word is free text (the adapter applies D14's rule). */
 export function answerFrom(word: string | undefined, valuesJson: string | undefined): Answer | { error: string } {
@@ -35,43 +25,6 @@ export function answerFrom(word: string | undefined, valuesJson: string | undefi
   if (word === undefined || word.trim() === '') return { error: 'give an answer: allow, deny, free text, or --values JSON' };
   const w = word.trim().toLowerCase();
   return w === 'allow' || w === 'deny' ? { option: w } : { text: word };
-}
-
-/** Free text and form values may carry words: they travel at redacted; a bare option id is metadata (aep-wire §2.2). */
-export const captureFor = (a: Answer): CaptureLevel => (a.text !== undefined || a.values !== undefined ? 'redacted' : 'metadata');
-
-export type RespondOutcome =
-  | { outcome: 'answered'; command: string; session: string; request: string; ack: string; answered: string; answer?: unknown }
-  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; detail?: string }
-  | { outcome: 'refused'; command?: string; session: string; request: string; code: string; detail?: string; by: 'relay' | 'roster' }
-  | { outcome: 'timeout'; command: string; session: string; request: string; stage: 'ack' | 'answer'; ack?: string }
-  | { outcome: 'unreachable'; session: string; request: string; detail: string };
-
-export async function sendResponse(
-  consumer: RelayConsumer,
-  f: Pick<RelayFlags, 'sender'>,
-  req: { session: string; request: string; answer: Answer; timeoutMs: number; ackWindowMs?: number },
-): Promise<RespondOutcome> {
-  const { session, request } = req;
-  const found = claimantOf(await consumer.roster(), session);
-  if ('code' in found) return { outcome: 'refused', session, request, code: found.code, detail: found.detail, by: 'roster' };
-  if (!acceptsOf(found.entry)?.includes(RESPOND_TYPE)) {
-    return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };
-  }
-  // subject and cause both name the request (AEP-0004 §2, golden respond command).
-  const cmd = buildCommand({ agent: f.sender }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
-  const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
-    filter: { session, cause: cmd.id, type: 'attention.answered' },
-    settles: (e) => e.type === 'attention.answered',
-    timeoutMs: req.timeoutMs,
-    ackWindowMs: req.ackWindowMs,
-  });
-  const base = { command: cmd.id, session, request };
-  if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
-  if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
-  if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
-  return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
 }
 
 export function describeResponse(o: RespondOutcome, p: Paint): string {

@@ -3,9 +3,10 @@
 import type { Command } from 'commander';
 import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
 import { compileFilter } from '../protocol/filter.js';
-import { FrameError, type RelayConsumer } from '../relay/consumer.js';
+import { FrameError, type RelayConsumer } from '../consumer/connection.js';
 import { paintFor, type Paint } from '../audit/paint.js';
-import { addRelayOptions, connectConsumer, type RelayFlags } from './relay-options.js';
+import { connectConsumer } from '../consumer/connect.js';
+import { addRelayOptions, type RelayFlags } from './relay-options.js';
 
 export const WATCH_EXIT = { ok: 0, usage: 2, unreachable: 7 } as const;
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { surfaceFor } from '../adapters/registry.js';
 import { SteeringError } from '../protocol/errors.js';
 import type { AepEvent } from '../protocol/envelope.js';
-import type { RelayConsumer } from '../relay/consumer.js';
+import type { RelayConsumer } from '../consumer/connection.js';
 import { connectRelay } from '../relay/ws-connection.js';
 import { startRelay, type RelayHandle } from '../relay/server.js';
 import { acceptsFor, startAdapter, type AdapterHandle } from '../streams/run.js';

@@ -3,7 +3,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SteeringError } from '../protocol/errors.js';
-import type { Board } from './board.js';
+import type { Board } from '../consumer/board.js';
 import { PAGE_HTML } from './page.js';
 
 export const DEFAULT_INSPECT_PORT = 8790;

@@ -8,7 +8,7 @@ import { decideInstruct, decideRespond } from './gate.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
-  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WrittenInput,
+  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
 } from './session-types.js';
 
 export interface Step {
@@ -40,6 +40,9 @@ export const guards = {
   isReleasedWithPending: ({ context }: { context: SessionContext }) => context.holds.length === 0 && context.queue.length > 0,
   /** The vendor's session-start moment (a resumed session keeps its id). */
   isStart: ({ event }: { event: SessionInput }) => event.type === 'hook.moment' && event.starts === true,
+  /** D25: an ended session still inside its end moment's resume window. */
+  inResumeWindow: ({ context, event }: { context: SessionContext; event: SessionInput }) =>
+    context.resumeUntil !== undefined && 'at' in event && event.at < context.resumeUntil,
 };
 
 // ---- steps -------------------------------------------------------------------------------
@@ -59,6 +62,7 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     };
   }
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
+  if (typeof input.command.agent === 'string') item.from = input.command.agent;
   return {
     context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: [...ctx.queue, item] },
     outputs: [{ type: 'control.accepted', cause, key: d.key }],
@@ -100,11 +104,13 @@ export function moment(ctx: SessionContext, input: MomentInput, ended: boolean):
   if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
+  const from = [...new Set(taken.flatMap((i) => (i.from === undefined ? [] : [i.from])))];
+  const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
-    context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, { hookId: input.hookId, items: taken }] },
+    context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, batch] },
     outputs: [
       { type: 'journal.inflight', hookId: input.hookId, ids },
-      { type: 'reply.context', hookId: input.hookId, text, ids },
+      { type: 'reply.context', hookId: input.hookId, text, ids, from },
     ],
   };
 }
@@ -143,8 +149,9 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   if (!batch) return { outputs: [] };
   return {
     context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
-    outputs: batch.items.map((i) => ({
+    outputs: batch.items.map((i): SessionOutput => ({
       type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
+      ...(batch.moment === undefined ? {} : { moment: batch.moment }),
     })),
   };
 }
@@ -164,11 +171,14 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
  * start moment drops at its later end moments without a second `session.ended`.
  */
 export function end(ctx: SessionContext, input: EndInput): Step {
-  // Inputs the vendor still held unread end with the session too (D28).
+  // D25: inside a resume window the queue waits for the resumed run; window 0 is D10 as written.
+  const windowMs = input.windowMs ?? 0;
   // Cline 3.0.65 answers a hub run.abort with its shutdown moment, not an abort moment: the run
   // the cancel aimed at ends here, and its run.cancelled names the command.
   const outputs: SessionOutput[] = ctx.cancel?.acked === true ? [{ type: 'run.cancelled', cause: ctx.cancel.id }] : [];
-  outputs.push(...dropped(ctx, ctx.queue, 'session-ended'), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
+  if (windowMs === 0) outputs.push(...dropped(ctx, ctx.queue, 'session-ended'));
+  // Inputs the vendor still held unread end with the session (D28): its pending prompts go with it.
+  outputs.push(...droppedInputs(ctx, ctx.inputs, 'session-ended'));
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -181,7 +191,18 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  return { context: { queue: [], holds: [], inputs: [], turnOpen: false, cancel: undefined, endedOnce: true }, outputs };
+  const common = { holds: [], inputs: [], turnOpen: false, cancel: undefined, endedOnce: true };
+  if (windowMs > 0) return { context: { ...common, resumeUntil: input.at + windowMs }, outputs };
+  return { context: { ...common, queue: [], resumeUntil: undefined }, outputs };
+}
+
+/**
+ * D25: the resume window has passed; each still-queued instruction drops `session-ended` (D10)
+ * and later instructions are refused "session ended" (D6).
+ */
+export function closeWindow(ctx: SessionContext, input: WindowInput | InstructInput): Step {
+  if (ctx.resumeUntil === undefined || input.at < ctx.resumeUntil) return { outputs: [] };
+  return { context: { queue: [], resumeUntil: undefined }, outputs: dropped(ctx, ctx.queue, 'session-ended') };
 }
 
 /** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
@@ -189,7 +210,7 @@ export function reopen(ctx: SessionContext, input: MomentInput): Step {
   const reopened: SessionOutput = { type: 'session.reopened', eventType: reopenedType(ctx.vendor) };
   if (input.causeId !== undefined) reopened.cause = input.causeId;
   const delivery = moment(ctx, input, false);
-  return { ...(delivery.context ? { context: delivery.context } : {}), outputs: [reopened, ...delivery.outputs] };
+  return { context: { ...delivery.context, resumeUntil: undefined }, outputs: [reopened, ...delivery.outputs] };
 }
 
 /** D10 optional TTL: queued instructions older than the TTL are dropped `expired`. */

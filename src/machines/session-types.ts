@@ -11,12 +11,16 @@ export interface QueuedInstruction {
   key: string;
   text: string;
   acceptedAt: number;
+  /** The command's sender (its `agent`), for the user-visible notice (D27). */
+  from?: string;
 }
 
 /** Instructions handed to one hook reply whose write has not been confirmed yet (D9, D12). */
 export interface InFlightBatch {
   hookId: string;
   items: QueuedInstruction[];
+  /** The vendor's hook event whose reply carries them (D27). */
+  moment?: string;
 }
 
 /** An attention request as the vendor raised it (AEP-0002 §7; D14). Same shape as the surface's. */
@@ -115,6 +119,12 @@ export interface SessionContext {
    * a start moment marks its later ends `x.{vendor}.session.closed` instead.
    */
   endedOnce: boolean;
+  /**
+   * D25: the end moment's resume window is open until this time. Meanwhile the ended session
+   * keeps its queue and accepts instructions; a start moment reopens it and delivers. Absent when
+   * the session is not ended or its window (0 by default) has passed.
+   */
+  resumeUntil?: number;
 }
 
 export interface SessionSeed {
@@ -180,6 +190,8 @@ export interface MomentInput {
   eligible: boolean;
   /** The vendor's session-start moment: reopens an ended session (a resumed session keeps its id). */
   starts?: boolean;
+  /** The vendor's hook event name, named by `instruction.delivered` (D27). */
+  moment?: string;
   /** Id of the first observation event of this hook, when there is one. */
   causeId?: string;
   /** The moment opens or closes a turn (the table says which), for the D28 idle refusal. */
@@ -202,18 +214,22 @@ export interface EndInput {
   hookId: string;
   /** Carried by `session.ended` (vendor reason mapped by the table). */
   reason: EndReason;
+  /** D25 resume window of this end moment (vendor table or `AEP_RESUME_WINDOW_MS`); 0 or absent: none. */
+  windowMs?: number;
   causeId?: string;
 }
 export interface WrittenInput { type: 'reply.written'; at: number; hookId: string }
 export interface FailedInput { type: 'reply.failed'; at: number; hookId: string }
 export interface TimeoutInput { type: 'attention.timeout'; at: number; requestId: string }
 export interface TtlInput { type: 'ttl.tick'; at: number; ttlMs: number }
+/** D25: time passed for an ended session; once its resume window is over, what is still queued drops. */
+export interface WindowInput { type: 'window.tick'; at: number }
 /** Sent once after a restart replay: in-flight instructions and open holds lost their hook (D12). */
 export interface RecoveredInput { type: 'restart.recovered'; at: number }
 
 export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
-  | WrittenInput | FailedInput | TimeoutInput | TtlInput | RecoveredInput
+  | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
   | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput;
 
 // ---- outputs ---------------------------------------------------------------------------
@@ -223,7 +239,7 @@ export type SessionOutput =
   | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection }
   /** A redelivered command: the recorded ack goes out again unchanged (AEP-0004 §3, D4). */
   | { type: 'control.reack'; cause: string; key: string }
-  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number }
+  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string }
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason }
   | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
   | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown> }
@@ -237,7 +253,7 @@ export type SessionOutput =
   /** D12: written to the journal before the reply that carries these instructions. */
   | { type: 'journal.inflight'; hookId: string; ids: string[] }
   /** The hook's reply carries steering text (D8). */
-  | { type: 'reply.context'; hookId: string; text: string; ids: string[] }
+  | { type: 'reply.context'; hookId: string; text: string; ids: string[]; from: string[] }
   | { type: 'reply.neutral'; hookId: string }
   /** The hook's reply waits for a decision (D13). */
   | { type: 'reply.hold'; hookId: string; requestId: string; timeoutMs: number }

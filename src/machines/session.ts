@@ -35,9 +35,12 @@ export const sessionMachine = setup({
     replyEndedAgain: step('hook.end', (_c, e) => ({ outputs: [{ type: 'reply.neutral', hookId: e.hookId }] })),
     markDelivered: step('reply.written', parts.written),
     requeue: step('reply.failed', (c, e) => parts.failed(c, e, false)),
-    dropUnwritten: step('reply.failed', (c, e) => parts.failed(c, e, true)),
+    // Inside a resume window a failed reply's instructions wait for the resumed run (D25).
+    dropUnwritten: step('reply.failed', (c, e) => parts.failed(c, e, c.resumeUntil === undefined)),
     expireHold: step('attention.timeout', parts.timeout),
     expireQueued: step('ttl.tick', parts.tick),
+    closeWindow: step('window.tick', parts.closeWindow),
+    closeWindowFirst: step('command.instruct', parts.closeWindow),
     reportUnknownDelivery: step('restart.recovered', parts.recover),
     sendInput: step('command.send_input', (c, e) => inputs.sendInput(c, e, false)),
     refuseInputEnded: step('command.send_input', (c, e) => inputs.sendInput(c, e, true)),
@@ -89,9 +92,11 @@ export const sessionMachine = setup({
     // D6, D10: nothing is queued after the end; late replies still settle what was in flight.
     // A start moment reopens the session (same id, same dedupe records, same epoch): resumed
     // sessions (`codex exec resume`, `claude --resume`, `qwen --continue`) can be steered again.
+    // D25: inside the end moment's resume window the session keeps its queue and takes instructions.
     ended: {
       on: {
-        'command.instruct': { actions: 'refuseEnded' },
+        'command.instruct': [{ guard: 'inResumeWindow', actions: 'enqueue' }, { actions: ['closeWindowFirst', 'refuseEnded'] }],
+        'window.tick': { actions: 'closeWindow' },
         'command.send_input': { actions: 'refuseInputEnded' },
         'command.cancel': { actions: 'refuseCancelEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],

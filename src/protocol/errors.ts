@@ -40,11 +40,16 @@ export type SteeringErrorCode =
   | 'LOG_TORN_RECORD'
   | 'LOG_WRITE_FAILED'
   | 'RELAY_UNREACHABLE'
+  | 'RELAY_UNAUTHORIZED'
   | 'RELAY_PROTOCOL'
   | 'EVENT_INVALID'
   | 'EXTENSION_INVALID'
   | 'CONFIG_INVALID'
-  | 'PORT_IN_USE';
+  | 'PORT_IN_USE'
+  /** An observed agent server (OpenHands) cannot be reached; the bridge keeps retrying. */
+  | 'SOURCE_UNREACHABLE'
+  /** An observed agent server refused the bridge's key (HTTP 401, socket close 4001). */
+  | 'SOURCE_UNAUTHORIZED';
 
 export class SteeringError extends Error {
   readonly code: SteeringErrorCode;

@@ -159,8 +159,8 @@ const vendor = {
   'control.instruct': obj({ text: str().at(R) }),
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),
-  /** D9. */
-  'instruction.delivered': obj({ queued_ms: int({ min: 0 }) }),
+  /** D9; D27 names the moment (the vendor's hook event) whose reply carried it. */
+  'instruction.delivered': obj({ queued_ms: int({ min: 0 }) }, { moment: str() }),
   /** D10, D12. */
   'instruction.dropped': obj({ reason: oneOf(['session-ended', 'expired', 'delivery-unknown', 'send-failed']) }),
   /** Outcome of send_input; the text is never echoed. */

@@ -1,8 +1,16 @@
-// Who may speak and who may command whom (AEP-0003 §8, AEP-0004 §4.1, D17, D18).
-// Pure apart from `loadTokensFile`: the server asks `authenticate` and `mayCommand`.
+// Who may speak and who may command whom (AEP-0003 §8, AEP-0004 §4.1, D17–D20).
+// Pure apart from `loadTokensFile`: the relay core asks `authenticate`, `mayCommand`, `mayEmit`
+// and `ceilingFor`; every authorization rule of the relay is one of these functions.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
+
+/** D19: the agents (and optionally sessions) a party may claim and publish session events for. */
+export interface EmitRight {
+  agents: string[];
+  sessions: string[];
+}
 
 /** What an authenticated (or anonymous) party may do. */
 export interface Principal {
@@ -12,6 +20,18 @@ export interface Principal {
   commands: string[];
   /** Session ids this party may command (glob patterns). */
   sessions: string[];
+  /** D19: what this party may publish; empty = it may publish nothing. */
+  emit: EmitRight[];
+  /** D20: the most this party is served at, whatever its subscriptions ask; absent = as emitted. */
+  capture?: CaptureLevel;
+  /**
+   * True for a tokens-file identity: its commands must carry `agent` = `identity`, and its claims
+   * are its own (D19). The shared token and a tokenless relay serve one user, so several of their
+   * connections may claim one session (AEP's `ambiguous`), and their `agent` is the sender's word.
+   */
+  bound: boolean;
+  /** False only for the tokenless relay's anonymous party: control needs an authenticated binding. */
+  authenticated: boolean;
 }
 
 /** One entry of the tokens file (D18). Either `token` or its `sha256` hex digest. */
@@ -21,6 +41,9 @@ export interface TokenEntry {
   identity: string;
   commands?: string[];
   sessions?: string[];
+  /** Agent globs, or `{agents, sessions?}` (D19). */
+  emit?: EmitRight[];
+  capture?: CaptureLevel;
 }
 
 export interface AccessPolicy {
@@ -29,8 +52,27 @@ export interface AccessPolicy {
   authenticate(token: string | undefined): Principal | undefined;
 }
 
+const EVERYTHING: EmitRight[] = [{ agents: ['*'], sessions: ['*'] }];
+
 /** The party a tokenless relay serves: it may watch and emit, never command (AEP-0004 §4.1). */
-export const ANONYMOUS: Principal = Object.freeze({ identity: 'anonymous', commands: [], sessions: [] }) as Principal;
+export const ANONYMOUS: Principal = Object.freeze({
+  identity: 'anonymous', commands: [], sessions: [], emit: EVERYTHING, bound: false, authenticated: false,
+}) as Principal;
+
+/** The single shared token (`--token`): full rights, one-user local mode (D19). */
+const SHARED: Principal = Object.freeze({
+  identity: 'shared-token', commands: ['*'], sessions: ['*'], emit: EVERYTHING, bound: false, authenticated: true,
+}) as Principal;
+
+/** D20: a watch-only entry (no commands, no emit) without its own ceiling is served at `metadata`. */
+export function principalOf(entry: TokenEntry): Principal {
+  const commands = entry.commands ?? [];
+  const emit = entry.emit ?? [];
+  const p: Principal = { identity: entry.identity, commands, sessions: entry.sessions ?? ['*'], emit, bound: true, authenticated: true };
+  const capture = entry.capture ?? (commands.length === 0 && emit.length === 0 ? 'metadata' : undefined);
+  if (capture !== undefined) p.capture = capture;
+  return p;
+}
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
@@ -42,11 +84,11 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 export function accessPolicy(opts: { token?: string; entries?: TokenEntry[] }): AccessPolicy {
   const table: { digest: Buffer; principal: Principal }[] = [];
   if (opts.token !== undefined && opts.token !== '') {
-    table.push({ digest: digest(opts.token), principal: { identity: 'shared-token', commands: ['*'], sessions: ['*'] } });
+    table.push({ digest: digest(opts.token), principal: SHARED });
   }
   for (const entry of opts.entries ?? []) {
     const d = entry.token !== undefined ? digest(entry.token) : Buffer.from(entry.sha256 ?? '', 'hex');
-    table.push({ digest: d, principal: { identity: entry.identity, commands: entry.commands ?? [], sessions: entry.sessions ?? ['*'] } });
+    table.push({ digest: d, principal: principalOf(entry) });
   }
   return {
     required: table.length > 0,
@@ -72,12 +114,34 @@ export function globMatch(pattern: string, value: string): boolean {
 
 export type CommandVerdict = { ok: true } | { ok: false; detail: string };
 
-/** D18: a command passes when both its type and its target session match the party's patterns. */
-export function mayCommand(p: Principal, type: string, session: string): CommandVerdict {
+/**
+ * D18: a command passes when both its type and its target session match the party's patterns;
+ * D19: a bound party's command names it as the sender (`agent`), so the audit names who sent it.
+ */
+export function mayCommand(p: Principal, type: string, session: string, agent?: string): CommandVerdict {
+  if (!p.authenticated) return { ok: false, detail: 'control needs an authenticated binding' };
   if (p.commands.length === 0) return { ok: false, detail: `${p.identity} is watch-only` };
   if (!p.commands.some((g) => globMatch(g, type))) return { ok: false, detail: `${p.identity} may not send ${type}` };
   if (!p.sessions.some((g) => globMatch(g, session))) return { ok: false, detail: `${p.identity} may not command session ${session}` };
+  if (p.bound && agent !== undefined && agent !== p.identity) {
+    return { ok: false, detail: `the command names "${agent}" as its sender; this token's identity is "${p.identity}"` };
+  }
   return { ok: true };
+}
+
+/** D19: publishing an event of `agent` (for `session`, when it has one) needs a matching emit right. */
+export function mayEmit(p: Principal, agent: string, session: string | undefined): CommandVerdict {
+  if (p.emit.length === 0) return { ok: false, detail: `${p.identity} may not publish events (no emit rights)` };
+  const fits = p.emit.some((r) => r.agents.some((g) => globMatch(g, agent)) && (session === undefined || r.sessions.some((g) => globMatch(g, session))));
+  if (!fits) return { ok: false, detail: `${p.identity} may not publish events of ${agent}${session === undefined ? '' : ` for session ${session}`}` };
+  return { ok: true };
+}
+
+/** D20: a subscription's ceiling is the lower of what it asks and what its party may see. */
+export function ceilingFor(p: Principal, asked: CaptureLevel | undefined): CaptureLevel | undefined {
+  if (p.capture === undefined) return asked;
+  if (asked === undefined) return p.capture;
+  return captureRank(asked) <= captureRank(p.capture) ? asked : p.capture;
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -85,7 +149,7 @@ const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every
 
 /**
  * Parses the tokens file (D18):
- * `{"tokens":[{"token"|"sha256", "identity", "commands"?: [glob], "sessions"?: [glob]}]}`.
+ * `{"tokens":[{"token"|"sha256", "identity", "commands"?: [glob], "sessions"?: [glob], "emit"?, "capture"?}]}`.
  * A bad file is a CONFIG_INVALID error naming the entry, never a silently open relay.
  */
 export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry[] {
@@ -108,13 +172,54 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
     for (const key of ['commands', 'sessions'] as const) {
       if (e[key] !== undefined && !isStringArray(e[key])) throw new SteeringError('CONFIG_INVALID', `${at}.${key} must be an array of non-empty strings`);
     }
+    if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) {
+      throw new SteeringError('CONFIG_INVALID', `${at}.capture must be one of ${CAPTURE_LEVELS.join(', ')}`);
+    }
     const out: TokenEntry = { identity: e.identity };
     if (hasToken) out.token = e.token as string;
     else out.sha256 = e.sha256 as string;
     if (e.commands !== undefined) out.commands = e.commands as string[];
     if (e.sessions !== undefined) out.sessions = e.sessions as string[];
+    if (e.emit !== undefined) out.emit = parseEmit(e.emit, `${at}.emit`);
+    if (e.capture !== undefined) out.capture = e.capture as CaptureLevel;
     return out;
   });
+}
+
+/**
+ * `emit`: an array of agent globs (`["claude-code"]`), or of `{agents, sessions?}` objects, or one
+ * such object. Sessions default to every session.
+ */
+function parseEmit(v: unknown, at: string): EmitRight[] {
+  const bad = (): never => {
+    throw new SteeringError('CONFIG_INVALID', `${at} must be agent globs (["claude-code"]) or {"agents": [glob], "sessions"?: [glob]}`);
+  };
+  const one = (r: unknown): EmitRight => {
+    if (typeof r === 'string' && r !== '') return { agents: [r], sessions: ['*'] };
+    if (typeof r !== 'object' || r === null || Array.isArray(r)) return bad();
+    const o = r as Record<string, unknown>;
+    if (!isStringArray(o.agents) || o.agents.length === 0) return bad();
+    if (o.sessions !== undefined && !isStringArray(o.sessions)) return bad();
+    return { agents: o.agents, sessions: (o.sessions as string[] | undefined) ?? ['*'] };
+  };
+  if (Array.isArray(v)) {
+    // A list of plain globs is one right over those agents.
+    if (isStringArray(v)) return v.length === 0 ? [] : [{ agents: v, sessions: ['*'] }];
+    return v.map(one);
+  }
+  return [one(v)];
+}
+
+/**
+ * D21: a tokens file anyone else on the machine can read (or write) hands out every token in it,
+ * so it is refused rather than served. Windows has no POSIX modes to check.
+ */
+export function checkPrivateFile(path: string, what: string): void {
+  if (process.platform === 'win32') return;
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new SteeringError('CONFIG_INVALID', `${what} ${path} is readable or writable by other users (mode ${mode.toString(8).padStart(3, '0')}); run: chmod 600 ${path}`);
+  }
 }
 
 export function loadTokensFile(path: string): TokenEntry[] {
@@ -124,6 +229,7 @@ export function loadTokensFile(path: string): TokenEntry[] {
   } catch (err) {
     throw new SteeringError('CONFIG_INVALID', `cannot read tokens file ${path}: ${(err as Error).message}`, { cause: err });
   }
+  checkPrivateFile(path, 'tokens file');
   return parseTokensFile(text, path);
 }
 

@@ -2,11 +2,14 @@
 // one ingest path every binding feeds (AEP-0003 §3.2, §5; aep-wire §6 items 1–4, 9).
 import type { AepEvent } from '../protocol/envelope.js';
 import { CAPTURE_LEVELS } from '../protocol/envelope.js';
+import { isCommandType } from '../protocol/types.js';
 import type { RelayRefusalCode } from '../protocol/errors.js';
-import type { AccessPolicy, Principal } from './acl.js';
+import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js';
+import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.js';
 import type { Hub, Sink } from './hub.js';
-import { classify, claimsSession, routeCommand, type Claimant } from './routing.js';
+import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
 import type { Admission, RelayStore } from './store.js';
+import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
@@ -23,8 +26,10 @@ export interface RelayLimits {
 }
 
 /** A live duplex connection as routing and the roster see it. */
-export interface Peer extends Claimant {
+export interface Peer extends Claimant, ClaimHolder {
   claims: Set<string>;
+  /** Who authenticated on this connection (D19). */
+  principal: Principal;
   identity: { agent?: string; instance?: string };
   /** `hello.capabilities.control`, verbatim for the roster (AEP-0003 §4.1). */
   control: unknown;
@@ -39,6 +44,12 @@ export interface RosterEntry {
   instance?: string;
   control?: unknown;
   emits?: unknown;
+  /** D26: `ended` once the session's end moment passed (and no start moment reopened it). */
+  state?: 'live' | 'ended';
+  /** `time` of the session's latest event from its agent. */
+  last_event_at?: string;
+  /** Accepted instructions not yet delivered or dropped. */
+  queued?: number;
 }
 
 export interface Incoming {
@@ -47,11 +58,24 @@ export interface Incoming {
   line: string;
 }
 
+/** A refusal on the relay's side: an `error` frame on WebSocket, an HTTP error on ingest. */
+export interface Refusal {
+  code: RelayRefusalCode;
+  detail: string;
+}
+
+/** The outcome of one POSTed body: everything admitted, or the first refusal and nothing admitted. */
+export type IngestResult =
+  | { ok: true; accepted: number; stored: number; routed: string[] }
+  | { ok: false; line: number; cause: string; refusal: Refusal; command: boolean };
+
 export class RelayCore {
   readonly peers = new Set<Peer>();
   readonly counters = { ingested: 0, duplicates: 0, forwarded: 0, refused: 0 };
+  readonly claims: ClaimTable<Peer>;
   private pending: Admission[] = [];
   private scheduled = false;
+  private readonly summaries: SessionSummaries;
 
   constructor(
     readonly store: RelayStore,
@@ -60,15 +84,108 @@ export class RelayCore {
     readonly limits: RelayLimits,
     /** A failed deferred write is reported, never thrown into the event loop. */
     private readonly report: (err: Error) => void = () => {},
-  ) {}
+    claimLeaseMs: number = DEFAULT_CLAIM_LEASE_MS,
+  ) {
+    this.claims = new ClaimTable<Peer>(claimLeaseMs);
+    this.summaries = new SessionSummaries((session) => this.store.replay(session).items);
+  }
 
   /**
-   * Admits and fans out a batch already validated whole; `origin` is the WS peer that sent it.
+   * D19, the one place that decides whether a party may publish a non-command event: it needs
+   * emit rights for the event's agent and session; over WebSocket a sequenced event claims the
+   * session for its connection (refused while another owns it); over HTTP, which never claims,
+   * it may not speak for a session another identity owns; outcome events of the control loop
+   * come only from the session's claimant. A refusal leaves no trace: no claim, no admission.
+   */
+  authorize(e: AepEvent, who: Principal, origin?: Peer): Refusal | undefined {
+    const emit = mayEmit(who, e.agent, e.session);
+    if (!emit.ok) return { code: 'unauthorized', detail: emit.detail };
+    const session = e.session;
+    if (session === undefined) return undefined;
+    if (origin !== undefined) {
+      if (claimsSession(e) !== undefined) {
+        const v = this.claims.claim(session, origin);
+        if (!v.ok) return { code: 'unauthorized', detail: v.detail };
+      }
+      if (isOutcomeType(e.type) && !this.claims.holds(session, origin)) {
+        return { code: 'unauthorized', detail: `${e.type} for session ${session} is accepted only from the session's claimant` };
+      }
+      return undefined;
+    }
+    const owner = this.claims.ownerOf(session);
+    if (owner !== undefined && owner !== who.identity) {
+      return { code: 'unauthorized', detail: `session ${session} is owned by another identity's claim` };
+    }
+    // A one-user relay (shared token, no token) may import history for a session nobody claims.
+    if (isOutcomeType(e.type) && owner === undefined && who.bound) {
+      return { code: 'unauthorized', detail: `${e.type} for session ${session} is accepted only from the session's claimant, and it has none` };
+    }
+    return undefined;
+  }
+
+  /** One event from a WS connection: authorized (D19), then admitted and fanned out. */
+  publish(incoming: Incoming, origin: Peer): Refusal | undefined {
+    const refused = this.authorize(incoming.event, origin.principal, origin);
+    if (refused) {
+      this.counters.refused += 1;
+      return refused;
+    }
+    this.accept([incoming]);
+    return undefined;
+  }
+
+  /**
+   * A POSTed body, decided whole before anything happens (reject-whole, aep-wire §8.6): every
+   * event is authorized as over WebSocket, every command routed exactly as over WebSocket
+   * (D17); the first refusal is the answer and nothing of the body is stored, fanned out or
+   * forwarded. Otherwise events are admitted and each command goes to its one claimant.
+   */
+  ingest(batch: readonly Incoming[], who: Principal): IngestResult {
+    const targets: (Peer | undefined)[] = [];
+    for (const [line, item] of batch.entries()) {
+      const e = item.event;
+      if (isCommandType(e.type)) {
+        const route = routeCommand(who, e, this.peers);
+        if (route.kind === 'refuse') {
+          this.counters.refused += 1;
+          return { ok: false, line, cause: e.id, command: true, refusal: { code: route.code, detail: route.detail } };
+        }
+        targets.push(route.target);
+        continue;
+      }
+      const refused = this.authorize(e, who);
+      if (refused) {
+        this.counters.refused += 1;
+        return { ok: false, line, cause: e.id, command: false, refusal: refused };
+      }
+      targets.push(undefined);
+    }
+    this.flush();
+    const routed: string[] = [];
+    for (const [i, item] of batch.entries()) {
+      const target = targets[i];
+      if (target === undefined) continue;
+      target.sendText(item.line);
+      this.counters.forwarded += 1;
+      routed.push(item.event.id);
+    }
+    this.accept(batch);
+    return { ok: true, accepted: batch.length, stored: this.flush(), routed };
+  }
+
+  /** The connection closed: its claims lapse (at once for its identity, after the lease for others). */
+  leave(peer: Peer): void {
+    this.peers.delete(peer);
+    this.claims.release(peer);
+  }
+
+  /**
+   * Admits and fans out a batch already validated and authorized whole.
    * Admissions are written in one transaction per turn of the event loop (events arriving on
    * sockets in the same turn share it); every read of the store flushes first, so a replay
    * never misses an event that was already fanned out.
    */
-  accept(batch: readonly Incoming[], origin?: Peer): void {
+  accept(batch: readonly Incoming[]): void {
     for (const { event: e, line } of batch) {
       const cls = classify(e);
       if (cls === 'agent') continue;
@@ -90,8 +207,7 @@ export class RelayCore {
       });
     }
     for (const { event: e, line } of batch) {
-      const claim = origin === undefined ? undefined : claimsSession(e);
-      if (claim !== undefined) origin!.claims.add(claim);
+      this.summaries.observe(e);
       this.hub.fanOut(e, line);
     }
   }
@@ -114,7 +230,7 @@ export class RelayCore {
    * A command from a WS sender (D17): routed to its one claimant and forwarded as the raw frame,
    * then kept in the session history and fanned out; a refusal goes only to the sender.
    */
-  command(cmd: Incoming, frame: string, sender: Principal | undefined): { refused?: { code: RelayRefusalCode; detail: string } } {
+  command(cmd: Incoming, frame: string, sender: Principal): { refused?: Refusal } {
     const route = routeCommand(sender, cmd.event, this.peers);
     if (route.kind === 'refuse') {
       this.counters.refused += 1;
@@ -126,8 +242,13 @@ export class RelayCore {
     return {};
   }
 
-  /** Replays what `spec.from` asks for, then registers the sink for live delivery (AEP-0003 §5). */
-  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string }): void {
+  /**
+   * Replays what `spec.from` asks for, then registers the sink for live delivery (AEP-0003 §5).
+   * The sink's ceiling is first lowered to what its party may see (D20), on both paths.
+   */
+  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string; viewer: Principal }): void {
+    const ceiling = ceilingFor(opts.viewer, spec.ceiling);
+    if (ceiling !== undefined) spec.ceiling = ceiling;
     this.flush();
     const from = spec.from;
     if (from === 'all') {
@@ -144,6 +265,7 @@ export class RelayCore {
 
   /** One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). */
   roster(): RosterEntry[] {
+    this.flush();
     const entries: RosterEntry[] = [];
     for (const p of this.peers) {
       if (p.role === 'consumer') continue;
@@ -153,6 +275,10 @@ export class RelayCore {
         if (p.identity.instance !== undefined) e.instance = p.identity.instance;
         if (p.control !== undefined) e.control = p.control;
         if (p.emits !== undefined) e.emits = p.emits;
+        const summary = this.summaries.get(session);
+        e.state = summary.state;
+        if (summary.lastEventAt !== undefined) e.last_event_at = summary.lastEventAt;
+        e.queued = summary.queued;
         entries.push(e);
       }
     }
@@ -168,6 +294,8 @@ export class RelayCore {
       // The relay itself executes no command; the block says it routes them (AEP-0004 §4).
       control: { accepts: [] },
       roster: {},
+      // D19: how long a closed claimant's claim keeps other identities out of its sessions.
+      claims: { lease_ms: this.claims.leaseMs },
     };
   }
 

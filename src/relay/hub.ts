@@ -38,10 +38,27 @@ export const DEFAULT_BACKPRESSURE: BackpressureLimits = { soft: 1 << 20, hard: 8
 
 const NOTICE = severityRank('notice');
 
+/** D20: the verbs whose `data.text` is instruction text, redacted-class whatever the sender declared. */
+const INSTRUCTION_VERB = /^x\.[a-z0-9_-]+\.control\.(instruct|send_input)$/;
+
+/**
+ * The level the relay treats an event at: its declared `capture`, raised to the floor of the
+ * fields it carries (D20), so a command declared `metadata`, or with no capture at all, cannot
+ * carry instruction text past a `metadata` subscriber.
+ */
+export function levelOf(e: AepEvent): CaptureLevel {
+  const declared = e.capture ?? 'metadata';
+  const carriesText = INSTRUCTION_VERB.test(e.type) && e.data !== undefined && 'text' in e.data;
+  return carriesText && captureRank(declared) < captureRank('redacted') ? 'redacted' : declared;
+}
+
 /** The text a subscriber at `ceiling` gets: the raw bytes when nothing must change (AEP-0001 §8.2). */
 export function textFor(e: AepEvent, raw: string, ceiling: CaptureLevel | undefined): string {
-  if (ceiling === undefined || captureRank(ceiling) >= captureRank(e.capture)) return raw;
-  const lowered = downLevel(e, ceiling);
+  if (ceiling === undefined) return raw;
+  const level = levelOf(e);
+  if (captureRank(ceiling) >= captureRank(level)) return raw;
+  // Down-levelling the floored copy prunes the text by its annotation (redacted-class).
+  const lowered = downLevel(level === e.capture ? e : { ...e, capture: level }, ceiling);
   return lowered === e ? raw : JSON.stringify(lowered);
 }
 

@@ -27,6 +27,13 @@ export function classify(e: AepEvent): EventClass {
  */
 export const claimsSession = (e: AepEvent): string | undefined => (classify(e) === 'positioned' ? e.session : undefined);
 
+/**
+ * D19: the events that say what became of a command: acks, instruction and input outcomes, and
+ * the attention loop. `attention.routed` is left out: AEP has a foreign routing hop emit it.
+ */
+export const isOutcomeType = (type: string): boolean =>
+  /^(control\.(accepted|rejected)|attention\.(?!routed$)[a-z0-9_.]+|x\.[a-z0-9_-]+\.(instruction|input)\.[a-z0-9_.]+)$/.test(type);
+
 export interface Claimant {
   role: 'emitter' | 'consumer' | 'both';
   /** `hello.capabilities.control.accepts`, authoritative when declared (AEP-0004 §4.2). */
@@ -37,10 +44,10 @@ export interface Claimant {
 export type Route<T> = { kind: 'forward'; target: T } | { kind: 'refuse'; code: RelayRefusalCode; detail: string };
 
 /** D17/D18 in order: authorization, then exactly one live claimant, then its declared `accepts`. */
-export function routeCommand<T extends Claimant>(sender: Principal | undefined, cmd: Pick<AepEvent, 'type' | 'session'>, connections: Iterable<T>): Route<T> {
+export function routeCommand<T extends Claimant>(sender: Principal | undefined, cmd: Pick<AepEvent, 'type' | 'session'> & { agent?: string }, connections: Iterable<T>): Route<T> {
   const session = cmd.session ?? '';
   if (sender === undefined) return { kind: 'refuse', code: 'unauthorized', detail: 'control needs an authenticated binding' };
-  const verdict = mayCommand(sender, cmd.type, session);
+  const verdict = mayCommand(sender, cmd.type, session, cmd.agent);
   if (!verdict.ok) return { kind: 'refuse', code: 'unauthorized', detail: verdict.detail };
   const targets: T[] = [];
   for (const c of connections) if (c.role !== 'consumer' && c.claims.has(session)) targets.push(c);

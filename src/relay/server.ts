@@ -7,7 +7,9 @@ import type { AepEvent } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
 import { relayCheck } from '../protocol/validate.js';
 import { accessPolicy, bearerToken, type Principal, type TokenEntry } from './acl.js';
-import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type RelayLimits } from './core.js';
+import { DEFAULT_CLAIM_LEASE_MS } from './claims.js';
+import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type Refusal, type RelayLimits } from './core.js';
+import { checkBrowserOrigin, checkHost, corsHeaders } from './origin.js';
 import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type Sink } from './hub.js';
 import { SocketConnection } from './socket.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, RelayStore, type Position } from './store.js';
@@ -34,6 +36,12 @@ export interface RelayOptions {
   pingIntervalMs?: number;
   /** Operator log lines (never tokens or query strings). */
   log?: (line: string) => void;
+  /** D19: how long a closed claimant's sessions stay closed to other identities. */
+  claimLeaseMs?: number;
+  /** D21: browser origins allowed to use the relay (`--allow-origin`); default none. */
+  allowOrigins?: string[];
+  /** D21: extra `Host` names served besides IP literals, `localhost` and the bind name (`--allow-host`). */
+  allowHosts?: string[];
 }
 
 export interface RelayStats {
@@ -60,17 +68,18 @@ export interface RelayHandle {
   close(): Promise<void>;
 }
 
-const CORS = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-headers': 'authorization, content-type, aep-version, last-event-id',
-  'access-control-allow-methods': 'GET, POST, OPTIONS',
-};
+/** The CORS headers of a response, set per request once its origin was checked (D21). */
+const CORS = Symbol('cors');
+type Res = ServerResponse & { [CORS]?: Record<string, string> };
 
-function json(res: ServerResponse, status: number, body: unknown): void {
+function json(res: Res, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...CORS });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...res[CORS] });
   res.end(text);
 }
+
+/** HTTP status of a relay refusal of a POSTed command or event (D17, D19). */
+const REFUSAL_STATUS: Record<Refusal['code'], number> = { unauthorized: 403, unsupported: 422, ambiguous: 409, 'no-route': 409 };
 
 class HttpError extends Error {
   constructor(readonly status: number, readonly body: Record<string, unknown>) {
@@ -123,13 +132,16 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     maxSubscriptions: 64,
     ...opts.limits,
   };
-  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, (err) => log(`relay: store write failed: ${err.message}`));
+  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, (err) => log(`relay: store write failed: ${err.message}`), opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+  const allowOrigins = opts.allowOrigins ?? [];
+  const host = opts.host || DEFAULT_HOST;
+  const servedHosts = [host, ...(opts.allowHosts ?? [])];
   const sockets = new Set<SocketConnection>();
   const streams = new Set<ServerResponse>();
 
   const who = (req: IncomingMessage, url: URL): Principal | undefined => policy.authenticate(bearerToken(req.headers.authorization, url.searchParams));
 
-  async function ingest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function ingest(req: IncomingMessage, res: Res, who: Principal): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json' && type !== 'application/x-ndjson') {
       throw new HttpError(415, { error: 'unsupported-media-type', detail: 'use application/json or application/x-ndjson' });
@@ -141,13 +153,16 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     }
     const body = (await readBody(req, limits.maxBody)).toString('utf8');
     const batch = parseIngest(body, type === 'application/x-ndjson', limits.maxBatch);
-    // POSTed commands are kept for audit only: control needs a duplex binding (AEP-0004 §4.1).
-    core.flush();
-    core.accept(batch);
-    json(res, 202, { accepted: batch.length, stored: core.flush() });
+    // Events and commands are authorized and routed exactly as over WebSocket; the refusal is
+    // the response, with the rule, and nothing of the body is kept (D17, D19).
+    const r = core.ingest(batch, who);
+    if (!r.ok) {
+      return json(res, REFUSAL_STATUS[r.refusal.code], { type: 'error', error: r.refusal.code, code: r.refusal.code, cause: r.cause, detail: r.refusal.detail, line: r.line });
+    }
+    json(res, 202, { accepted: r.accepted, stored: r.stored, ...(r.routed.length > 0 ? { routed: r.routed } : {}) });
   }
 
-  function stream(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  function stream(req: IncomingMessage, res: Res, url: URL, viewer: Principal): void {
     const q = url.searchParams;
     let spec;
     let filter: unknown;
@@ -169,7 +184,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       if (last) spec.from = [last];
     }
     const live = q.get('live') !== '0';
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...CORS });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...res[CORS] });
     res.write(': connected\n\n');
     const channel: Channel = {
       pressure: () => res.writableLength,
@@ -192,7 +207,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     };
     const session = (filter as { session?: unknown } | undefined)?.session;
     const alsoSession = !live && typeof session === 'string' ? session : undefined;
-    core.subscribe(sink, spec, { live, alsoSession });
+    core.subscribe(sink, spec, { live, alsoSession, viewer });
     if (!live) {
       res.end(': replay-complete\n\n');
       return;
@@ -204,10 +219,16 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     });
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function route(req: IncomingMessage, res: Res): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://relay');
+    // D21: DNS rebinding (a name that resolves to this machine) and foreign browser pages stop here.
+    const host = checkHost(req.headers.host, servedHosts);
+    if (host !== undefined) return json(res, 421, { error: 'host-not-allowed', detail: host });
+    const origin = checkBrowserOrigin(req.headers.origin, allowOrigins);
+    if (origin !== undefined) return json(res, 403, { error: 'origin-not-allowed', detail: origin });
+    res[CORS] = corsHeaders(req.headers.origin);
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, CORS);
+      res.writeHead(204, res[CORS]);
       res.end();
       return;
     }
@@ -218,8 +239,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     }
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
     if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep')) return json(res, 200, core.discovery());
-    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res);
-    if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url);
+    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, principal);
+    if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url, principal);
     return json(res, 404, { error: 'not-found' });
   }
 
@@ -240,12 +261,18 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       socket.destroy();
       return;
     }
+    // D21: a browser page may open a socket only from an allowed origin; a rebinding name never.
+    const refusal = checkHost(req.headers.host, servedHosts) ?? checkBrowserOrigin(req.headers.origin, allowOrigins);
+    if (refusal !== undefined) {
+      socket.end(`HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(refusal)}\r\n\r\n${refusal}`);
+      return;
+    }
     if (principal === undefined) {
       socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new SocketConnection(ws, core, policy.required ? principal : undefined);
+      const conn = new SocketConnection(ws, core, principal);
       sockets.add(conn);
       ws.on('close', () => sockets.delete(conn));
     });
@@ -271,7 +298,6 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     };
   }
 
-  const host = opts.host ?? DEFAULT_HOST;
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       store.close();

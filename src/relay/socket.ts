@@ -31,8 +31,8 @@ export class SocketConnection implements Peer, Channel {
   constructor(
     private readonly ws: WebSocket,
     private readonly core: RelayCore,
-    /** Undefined when no token was given and one is required; such a socket never gets here. */
-    private readonly principal: Principal | undefined,
+    /** Who authenticated (the anonymous party on a tokenless relay); a refused token never gets here. */
+    readonly principal: Principal,
   ) {
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     ws.on('close', () => this.onClose());
@@ -70,7 +70,7 @@ export class SocketConnection implements Peer, Channel {
 
   private onClose(): void {
     this.core.hub.removeChannel(this);
-    this.core.peers.delete(this);
+    this.core.leave(this);
     this.subs.clear();
   }
 
@@ -151,7 +151,10 @@ export class SocketConnection implements Peer, Channel {
     }
     this.greeted = true;
     this.core.peers.add(this);
-    this.sendFrame({ type: 'hello', versions: [version], role: 'both', identity: { agent: 'aep-relay' }, capabilities: this.core.capabilities() });
+    // `principal` tells the client who the relay authenticated; a bound identity (tokens file)
+    // must send its commands under that name (D19). Unknown capability keys are ignored.
+    const principal = { identity: this.principal.identity, bound: this.principal.bound };
+    this.sendFrame({ type: 'hello', versions: [version], role: 'both', identity: { agent: 'aep-relay' }, capabilities: { ...this.core.capabilities(), principal } });
   }
 
   private onEvent(m: Record<string, unknown>, text: string): void {
@@ -170,7 +173,9 @@ export class SocketConnection implements Peer, Channel {
       if (refused) this.sendFrame({ type: 'error', cause: event.id, code: refused.code, detail: refused.detail });
       return;
     }
-    this.core.accept([incoming], this);
+    const refused = this.core.publish(incoming, this);
+    // D19: refused events are never stored or fanned out; only the sender hears why.
+    if (refused) this.sendFrame({ type: 'error', cause: event.id, code: refused.code, detail: refused.detail });
   }
 
   private subscribe(m: Record<string, unknown>): void {
@@ -196,7 +201,7 @@ export class SocketConnection implements Peer, Channel {
       };
       this.subs.set(id, sink);
       this.sendFrame({ type: 'subscribed', id });
-      this.core.subscribe(sink, spec, { live: true });
+      this.core.subscribe(sink, spec, { live: true, viewer: this.principal });
     } catch (err) {
       if (!(err instanceof SubscribeError)) throw err;
       // In-band and per request: the connection and its other subscriptions carry on (AEP-0003 §6.5).

@@ -3,7 +3,7 @@
 // `(source, id)` (AEP-0001 §5.3), positioned events sort by `(epoch, seq)`, and seq-less
 // session events (commands, `attention.routed`) are kept by arrival beside them.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SteeringError } from '../protocol/errors.js';
 
@@ -116,15 +116,22 @@ export class RelayStore {
   }
 
   static open(opts: StoreOptions): RelayStore {
+    const onDisk = opts.path !== ':memory:';
+    // D21: the history holds instruction text: owner-only files (with the WAL and shared-memory
+    // sidecars SQLite creates beside it) in an owner-only directory when this creates it.
+    const umask = onDisk ? process.umask(0o077) : undefined;
     try {
-      if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
+      if (onDisk) mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
       const db = new Database(opts.path);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.exec(SCHEMA);
+      if (onDisk) for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
       return new RelayStore(db, opts);
     } catch (err) {
       throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      if (umask !== undefined) process.umask(umask);
     }
   }
 

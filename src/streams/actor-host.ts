@@ -52,6 +52,10 @@ export interface HostOptions {
   /** Whether the send_input transport is connected right now. */
   inputReady?: () => boolean;
   attentionTimeoutMs?: number;
+  /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
+  resumeWindowMs?: number;
+  /** D27: a delivering reply also tells the user, where the vendor has a field for it (default true; `--quiet` off). */
+  notice?: boolean;
   /** Host segment of event sources; the machine's hostname otherwise. */
   host?: string;
   inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
@@ -242,7 +246,7 @@ export class ActorHost {
       for (const o of item.hook.observations) {
         // A malformed observation is reported and skipped; steering for this hook goes on.
         try {
-          const f: EventFields = { type: o.type, at: item.at, id: newId(item.at) };
+          const f: EventFields = { type: o.type, at: item.at, id: o.id ?? newId(item.at) };
           if (o.data !== undefined) f.data = o.data;
           if (o.subject !== undefined) f.subject = o.subject;
           if (o.severity !== undefined) f.severity = o.severity;
@@ -295,12 +299,16 @@ export class ActorHost {
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
-    if (c.kind === 'end') return { type: 'hook.end', ...base, reason: c.reason };
+    if (c.kind === 'end') {
+      const windowMs = this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0;
+      return { type: 'hook.end', ...base, reason: c.reason, ...(windowMs > 0 ? { windowMs } : {}) };
+    }
     if (c.kind === 'held') {
       return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
     }
     return {
-      type: 'hook.moment', ...base, eligible: c.eligible, ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
+      type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
+      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
     };
   }
 
@@ -435,7 +443,7 @@ export class ActorHost {
           break;
         }
         case 'instruction.delivered':
-          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+          emit({ type: o.eventType, cause: o.cause, data: o.moment === undefined ? { queued_ms: o.queuedMs } : { queued_ms: o.queuedMs, moment: o.moment } });
           break;
         case 'instruction.dropped':
           emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason } });
@@ -494,7 +502,8 @@ export class ActorHost {
           break;
         case 'reply.context': {
           const hook = this.takeHook(o.hookId);
-          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text), confirm: true });
+          const notice = this.opts.notice === false ? undefined : { count: o.ids.length, from: o.from };
+          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text, notice), confirm: true });
           break;
         }
         case 'reply.neutral':

@@ -35,6 +35,10 @@ export interface HookEndpointOptions {
   budgetMs?: number;
   /** The vendor's neutral reply, used on every failure. */
   neutral: () => HookReply;
+  /** What `GET /hook/<secret>` answers (`aep-steer doctor`): only a caller holding the secret learns it. */
+  status?: () => Record<string, unknown>;
+  /** Extra fields for `GET /healthz` (a bridge reports its relay and its source). */
+  health?: () => Record<string, unknown>;
   onError?: (e: SteeringError) => void;
 }
 
@@ -147,10 +151,14 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   function serverOnRequest(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'GET' && url.pathname === '/healthz') {
-      void writeJson(res, 200, { ok: true });
+      void writeJson(res, 200, { ok: true, ...opts.health?.() });
       return;
     }
     const parts = url.pathname.split('/');
+    if (req.method === 'GET' && opts.status !== undefined && parts.length === 3 && parts[1] === 'hook' && sameSecret(parts[2] ?? '', opts.secret)) {
+      void writeJson(res, 200, opts.status());
+      return;
+    }
     // Wrong secret or path: 404, and nothing reaches any session (D15).
     if (req.method !== 'POST' || parts.length !== 3 || parts[1] !== 'hook' || !sameSecret(parts[2] ?? '', opts.secret)) {
       req.resume();

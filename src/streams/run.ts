@@ -32,12 +32,23 @@ export interface AdapterOptions {
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
   ttlMs?: number;
+  /** AEP_RESUME_WINDOW_MS (D25); the surface's otherwise. */
+  resumeWindowMs?: number;
+  /** D27: a delivering reply also tells the user, where the vendor has a field for it (default true). */
+  notice?: boolean;
   /** Host segment of event sources. */
   host?: string;
   relay?: RelayLink;
   inspect?: InspectionOption;
   /** Per-hook budget before the neutral reply goes out (D15). */
   hookBudgetMs?: number;
+  /**
+   * Arrivals that come from elsewhere than the hook endpoint (a bridge's event socket), classified
+   * by the same vendor table and stepped through the same sessions.
+   */
+  arrivals$?: Observable<HookArrival>;
+  /** Extra `GET /healthz` fields. */
+  health?: () => Record<string, unknown>;
   /** fsync each log batch (default true). */
   fsync?: boolean;
   /** How a log batch is made durable (default `fs.fsync`); tests slow it down to check D4/D12 ordering. */
@@ -85,6 +96,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     surface: opts.surface, instruct: opts.instruct, onError,
     ...(opts.sendInput === true && opts.transport ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false } : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
+    ...(opts.resumeWindowMs === undefined ? {} : { resumeWindowMs: opts.resumeWindowMs }),
+    ...(opts.notice === undefined ? {} : { notice: opts.notice }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
   });
@@ -94,7 +107,9 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   try {
     endpoint = await startHookEndpoint({
       port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
+      status: () => ({ vendor: opts.surface.token, instruct: opts.instruct, sessions: host.sessionKeys().length }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
+      ...(opts.health === undefined ? {} : { health: opts.health }),
     });
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
@@ -111,7 +126,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const commit = toEventLog(log);
   const synced = opts.fsync ?? true;
 
-  const hookItems$ = endpoint.arrivals$.pipe(
+  const hookItems$ = (opts.arrivals$ ? merge(endpoint.arrivals$, opts.arrivals$) : endpoint.arrivals$).pipe(
     map((a) => {
       arrivals.set(a.id, a);
       return a;
@@ -122,12 +137,22 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const unreadable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? of(h) : EMPTY)));
   const readable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? EMPTY : of(h))));
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
-  const ttlMs = opts.ttlMs;
-  const ticks$: Observable<SessionItem> = ttlMs && ttlMs > 0
-    ? interval(Math.max(50, Math.min(ttlMs, 1000))).pipe(
-      // Only sessions with something queued can expire anything.
-      mergeMap(() => from(host.sessionKeys().filter((s) => (host.context(s)?.queue.length ?? 0) > 0)
-        .map((session): SessionItem => ({ kind: 'input', session, input: { type: 'ttl.tick', at: Date.now(), ttlMs } })))),
+  const ttlMs = opts.ttlMs ?? 0;
+  const windowMs = opts.resumeWindowMs ?? opts.surface.resumeWindowMs ?? 0;
+  const tickEvery = Math.min(...[ttlMs, windowMs].filter((ms) => ms > 0), 1000);
+  const ticks$: Observable<SessionItem> = ttlMs > 0 || windowMs > 0
+    ? interval(Math.max(50, tickEvery)).pipe(
+      mergeMap(() => {
+        const at = Date.now();
+        const items: SessionItem[] = [];
+        for (const session of host.sessionKeys()) {
+          const ctx = host.context(session);
+          // Only sessions with something queued can expire anything (D10); only an ended one's window can pass (D25).
+          if (ttlMs > 0 && (ctx?.queue.length ?? 0) > 0) items.push({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs } });
+          if (ctx?.resumeUntil !== undefined && at >= ctx.resumeUntil) items.push({ kind: 'input', session, input: { type: 'window.tick', at } });
+        }
+        return from(items);
+      }),
     )
     : EMPTY;
 

@@ -37,8 +37,10 @@ export interface ObservationSpec {
   data?: EventData;
   subject?: string;
   run?: string;
-  /** The envelope `step` (a vendor's iteration counter, as a plain string). */
+  /** The envelope `step` (a grouping fact the vendor states, e.g. one model response's calls). */
   step?: string;
+  /** A preset event id, when a later event must name this one (an attention request's subject). */
+  id?: string;
   severity?: Severity;
   capture?: CaptureLevel;
 }
@@ -60,6 +62,13 @@ export interface HeldDecision {
   message?: string;
   /** Form answers keyed by field id. */
   values?: Record<string, unknown>;
+}
+
+/** What the user at the agent is told about a delivery (D27). */
+export interface DeliveryNotice {
+  count: number;
+  /** Senders (command `agent`), first-come order, once each. */
+  from: string[];
 }
 
 /** The reply the hook caller gets. `body` is written as JSON; `undefined` means an empty 200. */
@@ -89,10 +98,18 @@ export interface VendorSurface {
   sendInput?: { type: string; policy: InputPolicy };
   /** `control.cancel` aborts the active run through the user-plane transport (scope `run` only). */
   cancels?: boolean;
+  /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
+  resumeWindowMs?: number;
+  /** D26 default instruction TTL where an end moment may never fire; absent: none. */
+  instructTtlMs?: number;
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
   classify(input: Record<string, unknown>): ClassifiedHook;
-  /** Reply carrying steering text at an eligible moment (D8). */
-  contextReply(hook: ClassifiedHook, text: string): HookReply;
+  /**
+   * Reply carrying steering text at an eligible moment (D8). With `notice`, the reply also tells
+   * the user how many instructions arrived and from whom, where the vendor has a field the user
+   * sees and the model does not read (D27).
+   */
+  contextReply(hook: ClassifiedHook, text: string, notice?: DeliveryNotice): HookReply;
   /** The neutral reply: what the vendor gets when there is nothing to say, and on any failure (D15). */
   neutralReply(hook: ClassifiedHook | undefined): HookReply;
   /** A held loop's decision reply (D13: never carries steering). `undefined` = no decision (timeout, D14). */

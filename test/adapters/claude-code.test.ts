@@ -235,7 +235,8 @@ test('a turn\'s run id is the prompt id, and the second Stop is no second run te
 test('every evidence string resolves to an end-to-end test name or a reference section', () => {
   const e2e = join(projectRoot, 'test', 'e2e', 'claude-code.e2e.ts');
   const e2eText = existsSync(e2e) ? readFileSync(e2e, 'utf8') : '';
-  for (const [event, row] of Object.entries(claudeCode.moments)) {
+  const rows: [string, { evidence: string }][] = [...Object.entries(claudeCode.moments), ['userNotice', claudeCode.replies.userNotice!]];
+  for (const [event, row] of rows) {
     const ev = row.evidence;
     const t = /^e2e\/claude-code#(.+)$/.exec(ev);
     if (t) {

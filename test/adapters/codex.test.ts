@@ -109,6 +109,7 @@ test('observations of every recorded hook validate against the AEP payload schem
 
 test('every evidence string resolves', () => {
   for (const [event, row] of Object.entries(codex.moments)) assert.is(evidenceProblem(row.evidence), undefined, event);
+  assert.is(evidenceProblem(codex.replies.userNotice!.evidence), undefined, 'userNotice');
   assert.ok(existsSync(schemaFile('SessionStart')));
 });
 

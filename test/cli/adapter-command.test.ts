@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterConfig, DEFAULT_RELAY_URL, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 
 let dir = '';

@@ -11,13 +11,19 @@ import { PassThrough } from 'node:stream';
 import { writeSecret } from '../../src/adapters/install.js';
 import { runHookShim, type HookShimFlags } from '../../src/cli/hook-shim-command.js';
 
-async function run(token: string, flags: HookShimFlags, input: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+const scratch = mkdtempSync(join(tmpdir(), 'aep-hook-state-'));
+let said = '';
+
+async function run(token: string, flags: HookShimFlags, input: string, env: NodeJS.ProcessEnv = { AEP_STATE_DIR: scratch }): Promise<string> {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
+  const stderr = new PassThrough();
   let out = '';
+  said = '';
   stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (said += c.toString()));
   stdin.end(input);
-  await runHookShim(token, flags, { stdin, stdout, env });
+  await runHookShim(token, flags, { stdin, stdout, stderr, env });
   return out;
 }
 
@@ -69,5 +75,38 @@ test('error status, empty reply, no answer, nothing listening, no secret: the ne
     await Promise.all([stop(bad.server), stop(empty.server), stop(silent.server)]);
   }
 });
+
+test('stderr says once why the adapter could not be reached, with what to do; a hook that gets through resets it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aep-hook-once-'));
+  const env = { AEP_STATE_DIR: dir };
+  const closed = await serve(200, '{}');
+  await stop(closed.server);
+  const wrongSecret = await serve(404, '{"error":"not-found"}');
+  const ok = await serve(200, '{}');
+  try {
+    assert.is(await run('claude-code', {}, body, env), '{}\n');
+    assert.match(said, `aep-steer hook claude-code: no hook secret in ${join(dir, 'secret')}: run \`aep-steer install claude-code\``);
+    writeSecret('stored-secret-0123456789', env);
+    await run('claude-code', { port: String(closed.port) }, body, env);
+    assert.match(said, `no adapter is listening on 127.0.0.1:${closed.port}: start it with \`aep-steer adapter <vendor>\``);
+    await run('claude-code', { port: String(closed.port) }, body, env);
+    assert.is(said, '', 'the same reason is not repeated under the next hook');
+    await run('claude-code', { port: String(wrongSecret.port) }, body, env);
+    assert.match(said, 'does not know this hook secret (HTTP 404): run `aep-steer install <vendor>` again');
+    await run('claude-code', { port: String(ok.port) }, body, env);
+    assert.is(said, '', 'a hook that gets through says nothing');
+    await run('claude-code', { port: String(closed.port) }, body, env);
+    assert.match(said, 'no adapter is listening', 'a new outage is said again');
+    await run('claude-code', { port: String(closed.port), timeout: '0.2' }, body, env);
+    assert.is(said, '');
+    await run('no-such-vendor', {}, body, env);
+    assert.match(said, 'unknown vendor "no-such-vendor"; known: claude-code');
+  } finally {
+    await Promise.all([stop(wrongSecret.server), stop(ok.server)]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.after(() => rmSync(scratch, { recursive: true, force: true }));
 
 test.run();

@@ -27,16 +27,23 @@ test('delivered: accepted, then delivered at the next eligible hook; exit 0', as
   const reply = await stack.postHook(s.toolCall[0]!);
   const code = await run;
   assert.is(code, INSTRUCT_EXIT.delivered, out.text() + err.text());
-  assert.equal(reply.body, { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'run the tests before committing' } });
-  assert.match(out.text(), /✓ accepted \(ack \w+\)/);
-  assert.match(out.text(), /✓ delivered after \d+ ms/);
+  assert.equal(reply.body, {
+    hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'run the tests before committing' },
+    systemMessage: 'aep-steer: 1 instruction from alice reached the agent (PreToolUse)',
+  }, 'D27: the user at the agent is told, the model reads only the context');
+  assert.match(out.text(), /✓ accepted \(ack \w+\)\n… queued \(0 ahead\); delivered at the agent's next prompt or tool call\n/);
+  assert.match(out.text(), /✓ delivered at PreToolUse after \d+ ms/, 'D27: which moment carried it');
   // The command on the stream carries its text at redacted capture and names the sender.
   const cmd = stack.seen.find((e) => e.type === 'x.claude-code.control.instruct' && e.session === s.session)!;
   assert.is(cmd.capture, 'redacted');
   assert.is(cmd.agent, 'alice');
 });
 
-test('--no-wait returns after the ack with exit 10; --json prints the outcome', async () => {
+test('--no-wait returns after the ack with exit 0, saying how to follow it; --json prints the outcome', async () => {
+  const plain = await stack.openSession();
+  const text = sink();
+  assert.is(await runInstruct('look around', flags(stack, plain.session, { wait: false }), { out: text.stream, err: sink().stream }), 0);
+  assert.match(text.text(), `✓ accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${plain.session} follows it)`);
   const s = await stack.openSession();
   const out = sink();
   const code = await runInstruct('check the logs', flags(stack, s.session, { wait: false, json: true }), { out: out.stream, err: sink().stream });
@@ -49,6 +56,24 @@ test('--no-wait returns after the ack with exit 10; --json prints the outcome', 
   const reply = await stack.postHook(s.toolCall[0]!);
   assert.equal((reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'check the logs');
   await stack.waitFor((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === o.command);
+});
+
+test('the waiting line counts the instructions ahead from the roster', async () => {
+  const s = await stack.openSession();
+  for (const t of ['first', 'second']) assert.is(await runInstruct(t, flags(stack, s.session, { wait: false }), { out: sink().stream, err: sink().stream }), 0);
+  const out = sink();
+  const run = runInstruct('third', flags(stack, s.session, { timeout: '1500' }), { out: out.stream, err: sink().stream });
+  assert.is(await run, INSTRUCT_EXIT.timeout);
+  assert.match(out.text(), '… queued (2 ahead); delivered at the agent\'s next prompt or tool call');
+});
+
+test('a refused token exits 8 with the token hint, not 7 unreachable', async () => {
+  const s = await stack.openSession();
+  const out = sink();
+  assert.is(await runInstruct('x', flags(stack, s.session, { token: 'not-the-token' }), { out: out.stream, err: sink().stream }), INSTRUCT_EXIT.unauthorized);
+  assert.is(INSTRUCT_EXIT.unauthorized, 8);
+  assert.match(out.text(), 'refused the token (HTTP 401)');
+  assert.match(out.text(), 'pass the relay\'s token with --token or AEP_TOKEN');
 });
 
 test('text from stdin when the argument is "-" or absent', async () => {

@@ -7,7 +7,7 @@ import { registerAudit } from '../../src/cli/audit-command.js';
 import { registerDemo } from '../../src/cli/demo-command.js';
 import { registerInspect } from '../../src/cli/inspect-command.js';
 import { registerInstruct } from '../../src/cli/instruct-command.js';
-import { DEFAULT_RELAY } from '../../src/cli/relay-options.js';
+import { DEFAULT_RELAY } from '../../src/consumer/connect.js';
 import { registerRespond } from '../../src/cli/respond-command.js';
 import { registerSessions } from '../../src/cli/sessions-command.js';
 import { registerWatch } from '../../src/cli/watch-command.js';
@@ -26,7 +26,7 @@ test('every command is there with its flags', () => {
   assert.equal(flagsOf(p, 'instruct'), ['--session', '--vendor', '--no-wait', '--timeout', '--ack-window', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'respond'), ['--session', '--request', '--values', '--timeout', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'watch'), ['--filter', '--session', '--capture', '--replay', '--limit', '--json', '--relay', '--token', '--sender']);
-  assert.equal(flagsOf(p, 'sessions'), ['--json', '--relay', '--token', '--sender']);
+  assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'audit'), ['--json']);
   assert.equal(flagsOf(p, 'inspect'), ['--port', '--relay', '--token']);
   assert.equal(flagsOf(p, 'demo'), ['--port', '--relay-port', '--text', '--scripted', '--claude', '--keep']);

@@ -28,7 +28,7 @@ test('bad numbers and a bad tokens file are CONFIG_INVALID errors', () => {
   assert.is(code(() => relayOptions({ ...flags, buffer: '0' })), 'CONFIG_INVALID');
   const dir = mkdtempSync(join(tmpdir(), 'relay-cli-'));
   const f = join(dir, 'tokens.json');
-  writeFileSync(f, '{"tokens":[{"token":"a"}]}');
+  writeFileSync(f, '{"tokens":[{"token":"a"}]}', { mode: 0o600 });
   assert.is(code(() => relayOptions({ ...flags, tokens: f })), 'CONFIG_INVALID');
   writeFileSync(f, '{"tokens":[{"token":"a","identity":"ops","commands":["control.*"]}]}');
   assert.equal(relayOptions({ ...flags, tokens: f }).tokens, [{ token: 'a', identity: 'ops', commands: ['control.*'] }]);

@@ -1,10 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RESPOND_EXIT, answerFrom, captureFor, runRespond } from '../../src/cli/respond-command.js';
-import type { ScriptedSession } from '../../src/demo/scripted-session.js';
+import { RESPOND_EXIT, answerFrom, runRespond } from '../../src/cli/respond-command.js';
+import { captureFor } from '../../src/consumer/send.js';
 import { SessionEmitter } from '../../src/protocol/index.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
-import { sink, startTestStack, type TestStack } from './support.js';
+import { heldPermission, sink, startTestStack, type TestStack } from './support.js';
 
 let stack: TestStack;
 test.before(async () => {
@@ -17,22 +17,6 @@ test.after(async () => {
 const flags = (session: string, request: string, extra: Record<string, unknown> = {}) => ({
   relay: stack.relayUrl, token: stack.token, sender: 'bob', session, request, timeout: '20000', ...extra,
 });
-
-function permissionRequest(s: ScriptedSession): Record<string, unknown> {
-  const pre = s.toolCall[0]!;
-  return {
-    session_id: s.session, transcript_path: pre['transcript_path'], cwd: s.cwd, prompt_id: pre['prompt_id'], permission_mode: 'default',
-    effort: { level: 'medium' }, hook_event_name: 'PermissionRequest', tool_name: 'Bash',
-    tool_input: { command: 'touch new-file.txt', description: 'Create a file' }, permission_suggestions: [],
-  };
-}
-
-/** Opens a held PermissionRequest; resolves with the request id and the pending hook reply. */
-async function held(s: ScriptedSession) {
-  const reply = stack.postHook(permissionRequest(s));
-  const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
-  return { request: requested.id, reply };
-}
 
 test('answer words: allow/deny are options, anything else is text; --values is a form answer', () => {
   assert.equal(answerFrom('allow', undefined), { option: 'allow' });
@@ -49,7 +33,7 @@ test('answer words: allow/deny are options, anything else is text; --values is a
 
 test('allow: accepted, answered, and the held hook reply carries the decision; exit 0', async () => {
   const s = await stack.openSession();
-  const { request, reply } = await held(s);
+  const { request, reply } = await heldPermission(stack, s);
   const out = sink();
   const code = await runRespond('allow', flags(s.session, request), { out: out.stream, err: sink().stream });
   assert.is(code, RESPOND_EXIT.answered, out.text());
@@ -63,7 +47,7 @@ test('allow: accepted, answered, and the held hook reply carries the decision; e
 
 test('free text on a permission is a deny carrying the text (D14)', async () => {
   const s = await stack.openSession();
-  const { request, reply } = await held(s);
+  const { request, reply } = await heldPermission(stack, s);
   const out = sink();
   const code = await runRespond('not on prod', flags(s.session, request, { json: true }), { out: out.stream, err: sink().stream });
   assert.is(code, RESPOND_EXIT.answered);

@@ -1,7 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SESSIONS_EXIT, rowsFrom, renderRows, runSessions } from '../../src/cli/sessions-command.js';
+import { SESSIONS_EXIT, ago, renderRows, runSessions } from '../../src/cli/sessions-command.js';
+import { rowsFrom } from '../../src/consumer/roster.js';
 import { plain } from '../../src/audit/paint.js';
+import { command } from '../../src/protocol/index.js';
 import { sink, startTestStack } from './support.js';
 
 test('lists live sessions with what the claimant declares; --json gives rows', async () => {
@@ -15,6 +17,7 @@ test('lists live sessions with what the claimant declares; --json gives rows', a
     assert.match(line, 'claude-code');
     assert.match(line, ' instruct ');
     assert.match(line, 'x.claude-code.control.instruct');
+    assert.match(line, / live +\d+ s ago +0 /, 'state, last activity, queue');
 
     const json = sink();
     await runSessions({ relay: on.relayUrl, token: on.token, sender: 't', json: true }, { out: json.stream });
@@ -24,6 +27,48 @@ test('lists live sessions with what the claimant declares; --json gives rows', a
     assert.is(row.instruct, 'x.claude-code.control.instruct');
     assert.is(row.respond, true);
     assert.is(row.claimants, 1);
+    assert.equal([row.state, row.queued, typeof row.lastEventAt], ['live', 0, 'string']);
+  } finally {
+    await on.stop();
+  }
+});
+
+test('an ended session is hidden unless --all; the queue counts accepted, unsettled instructions', async () => {
+  const on = await startTestStack();
+  try {
+    const live = await on.openSession();
+    const gone = await on.openSession();
+    // Two instructions wait on the live session (no moment takes them while the test runs).
+    for (const text of ['one', 'two']) {
+      const cmd = command({ agent: 't' }, live.session, { type: 'x.claude-code.control.instruct', data: { text }, capture: 'redacted' });
+      assert.is((await on.observer.send(cmd)).outcome, 'accepted');
+    }
+    for (const h of gone.closing) await on.postHook(h);
+    await on.waitFor((e) => e.session === gone.session && e.type === 'session.ended');
+    const json = sink();
+    await runSessions({ relay: on.relayUrl, token: on.token, sender: 't', json: true }, { out: json.stream });
+    const rows = JSON.parse(json.text()) as ReturnType<typeof rowsFrom>;
+    assert.equal(rows.map((r) => [r.session, r.state, r.queued]), [[live.session, 'live', 2]]);
+    const text = sink();
+    await runSessions({ relay: on.relayUrl, token: on.token, sender: 't' }, { out: text.stream });
+    assert.match(text.text(), '1 ended session not shown (--all shows them)');
+    const all = sink();
+    await runSessions({ relay: on.relayUrl, token: on.token, sender: 't', all: true, json: true }, { out: all.stream });
+    const ended = (JSON.parse(all.text()) as ReturnType<typeof rowsFrom>).find((r) => r.session === gone.session);
+    assert.is(ended?.state, 'ended');
+  } finally {
+    await on.stop();
+  }
+});
+
+test('a refused token exits 8 with a hint; it is not reported as unreachable', async () => {
+  const on = await startTestStack();
+  try {
+    const out = sink();
+    assert.is(await runSessions({ relay: on.relayUrl, token: 'wrong', sender: 't' }, { out: out.stream }), SESSIONS_EXIT.unauthorized);
+    assert.match(out.text(), 'refused the token (HTTP 401)');
+    assert.match(out.text(), 'pass the relay\'s token with --token or AEP_TOKEN');
+    assert.not.match(out.text(), 'cannot reach');
   } finally {
     await on.stop();
   }
@@ -51,6 +96,13 @@ test('rows mark sessions with several claimants; an empty roster says so', () =>
   assert.equal(rows.map((r) => r.claimants), [2, 2]);
   assert.match(renderRows(rows, plain), 'a (2 claimants)');
   assert.match(renderRows([], plain), 'no live sessions');
+  assert.match(renderRows([], plain, { all: true }), 'no sessions on the relay');
+});
+
+test('last activity reads as a short age', () => {
+  const now = Date.parse('2026-12-01T12:00:00Z');
+  assert.equal(['2026-12-01T11:59:48Z', '2026-12-01T11:56:00Z', '2026-12-01T09:00:00Z', '2026-11-25T12:00:00Z', undefined].map((t) => ago(t, now)),
+    ['12 s ago', '4 min ago', '3 h ago', '6 d ago', '-']);
 });
 
 test('an unreachable relay exits 7', async () => {

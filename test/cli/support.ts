@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { AepEvent } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { scriptedSession, type ScriptedSession } from '../../src/demo/scripted-session.js';
 import { recordEvents, startStack, type Stack, type StackOptions } from '../../src/demo/stack.js';
 
@@ -58,4 +58,21 @@ export function sink(): { stream: NodeJS.WriteStream; text: () => string } {
   }) as Writable & { isTTY?: boolean };
   stream.isTTY = false;
   return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
+}
+
+/** A Claude Code PermissionRequest for the scripted session's tool (a held loop, D14). */
+export function permissionRequest(s: ScriptedSession): Record<string, unknown> {
+  const pre = s.toolCall[0]!;
+  return {
+    session_id: s.session, transcript_path: pre['transcript_path'], cwd: s.cwd, prompt_id: pre['prompt_id'], permission_mode: 'default',
+    effort: { level: 'medium' }, hook_event_name: 'PermissionRequest', tool_name: 'Bash',
+    tool_input: { command: 'touch new-file.txt', description: 'Create a file' }, permission_suggestions: [],
+  };
+}
+
+/** Opens a held PermissionRequest; resolves with the request id and the pending hook reply. */
+export async function heldPermission(stack: TestStack, s: ScriptedSession): Promise<{ request: string; reply: Promise<{ status: number; body: unknown }> }> {
+  const reply = stack.postHook(permissionRequest(s));
+  const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
+  return { request: requested.id, reply };
 }

@@ -25,8 +25,8 @@ test('scripted demo: accepted, delivered into the hook reply, a drop at session 
   assert.is(code, DEMO_EXIT.ok, text + err.text());
   assert.match(text, 'is live on the relay');
   assert.match(text, /✓ accepted \(ack \w+/);
-  assert.match(text, /✓ delivered after \d+ ms/);
-  assert.match(text, 'landed   in the PreToolUse hook reply: {"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"Before you finish, say which tests you ran."}}');
+  assert.match(text, /✓ delivered at PreToolUse after \d+ ms/);
+  assert.match(text, 'landed   in the PreToolUse hook reply: {"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"Before you finish, say which tests you ran."},"systemMessage":"aep-steer: 1 instruction from aep-steer-demo reached the agent (PreToolUse)"}');
   assert.match(text, '✗ dropped: session-ended');
   assert.match(text, '2 instructions: 1 delivered, 1 dropped, 0 pending, 0 rejected; no violations');
 });

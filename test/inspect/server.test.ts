@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { createServer } from 'node:net';
 import { startInspect, type InspectHandle } from '../../src/cli/inspect-command.js';
 import { runInstruct } from '../../src/cli/instruct-command.js';
-import type { BoardSnapshot } from '../../src/inspect/board.js';
+import type { BoardSnapshot } from '../../src/consumer/board.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 import { sink, startTestStack, type TestStack } from '../cli/support.js';
 

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import {
   end, failed, heldForm, heldPermission, instruct, moment, respond, run, start, startMoment, step, timeout, types, written,
 } from '../support/session-steps.js';
-import type { SessionOutput } from '../../src/machines/session-types.js';
+import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
 
 const rejected = (outs: SessionOutput[]) => outs.filter((o): o is Extract<SessionOutput, { type: 'control.rejected' }> => o.type === 'control.rejected');
 const ofType = <T extends SessionOutput['type']>(outs: SessionOutput[], t: T) => outs.filter((o): o is Extract<SessionOutput, { type: T }> => o.type === t);
@@ -158,6 +158,49 @@ test('D10: a reopened session drops at its next end, marked session.closed: sess
   assert.equal(ofType(second.outputs, 'instruction.dropped').map((o) => [o.cause, o.reason]), [['r1', 'session-ended']]);
   assert.is(second.snap.value, 'ended');
   assert.equal(rejected(run([instruct('r2', 'late again', 11_100)], second.snap).outputs).map((o) => o.rejection.rule), ['session-ended']);
+});
+
+const endWithWindow = (hookId: string, at: number, windowMs: number): SessionInput => ({ type: 'hook.end', at, hookId, reason: 'normal', windowMs });
+
+test('D25: inside the resume window an ended session keeps its queue and takes instructions; a start moment delivers them', () => {
+  const ended = run([instruct('before', 'queued before the end', 1000), endWithWindow('h-end', 9000, 5000)]);
+  assert.equal(types(ended.outputs), ['control.accepted', 'session.ended', 'reply.neutral'], 'nothing dropped at the end moment');
+  assert.is(ended.snap.value, 'ended');
+  assert.is(ended.snap.context.resumeUntil, 14_000);
+  const between = run([instruct('between', 'sent between runs', 12_000), moment('h-plain', 12_500)], ended.snap);
+  assert.equal(types(between.outputs), ['control.accepted', 'reply.neutral'], 'accepted; an ordinary moment of an ended session delivers nothing');
+  const resumed = run([startMoment('h-start', 13_000), written('h-start', 13_100)], between.snap);
+  assert.equal(types(resumed.outputs), ['session.reopened', 'journal.inflight', 'reply.context', 'instruction.delivered', 'instruction.delivered']);
+  assert.equal(ofType(resumed.outputs, 'instruction.delivered').map((o) => o.cause), ['before', 'between'], 'FIFO across the end');
+  assert.is(resumed.snap.context.resumeUntil, undefined);
+  assert.is(resumed.snap.value, 'idle');
+});
+
+test('D25: when the window passes, what is still queued drops session-ended and later instructs are refused', () => {
+  const ended = run([instruct('a', 'one', 1000), endWithWindow('h-end', 9000, 5000), instruct('b', 'two', 10_000)]);
+  const early = run([{ type: 'window.tick', at: 13_999 }], ended.snap);
+  assert.equal(early.outputs, [], 'nothing before the window is over');
+  const passed = run([{ type: 'window.tick', at: 14_000 }], early.snap);
+  assert.equal(ofType(passed.outputs, 'instruction.dropped').map((o) => [o.cause, o.reason]), [['a', 'session-ended'], ['b', 'session-ended']]);
+  assert.is(passed.snap.context.queue.length, 0);
+  assert.is(passed.snap.context.resumeUntil, undefined);
+  const late = run([instruct('c', 'three', 14_100)], passed.snap);
+  assert.equal(rejected(late.outputs).map((o) => [o.rejection.rule, o.rejection.detail]), [['session-ended', 'session ended']]);
+});
+
+test('D25: an instruct after the window but before any tick drops the queue first, then is refused', () => {
+  const ended = run([instruct('a', 'one', 1000), endWithWindow('h-end', 9000, 5000)]);
+  const late = run([instruct('late', 'too late', 20_000)], ended.snap);
+  assert.equal(types(late.outputs), ['instruction.dropped', 'control.rejected']);
+  assert.equal(ofType(late.outputs, 'instruction.dropped').map((o) => o.cause), ['a']);
+});
+
+test('D25: window 0 is D6/D10 exactly; a reply failing inside a window requeues instead of dropping', () => {
+  const zero = run([instruct('a', 'one', 1000), endWithWindow('h-end', 9000, 0), instruct('b', 'two', 9001)]);
+  assert.equal(types(zero.outputs), ['control.accepted', 'instruction.dropped', 'session.ended', 'reply.neutral', 'control.rejected']);
+  const inWindow = run([instruct('a', 'one', 1000), moment('h1', 2000), endWithWindow('h-end', 9000, 5000), failed('h1', 9100)]);
+  assert.equal(ofType(inWindow.outputs, 'instruction.dropped'), []);
+  assert.equal(inWindow.snap.context.queue.map((q) => q.id), ['a']);
 });
 
 test('a start moment of a live session changes nothing but delivering what waits', () => {

@@ -75,7 +75,7 @@ test('tokens file errors name the entry and never open the relay', () => {
 test('loadTokensFile reads a real file; a missing file is CONFIG_INVALID', () => {
   const dir = mkdtempSync(join(tmpdir(), 'acl-'));
   const f = join(dir, 'tokens.json');
-  writeFileSync(f, JSON.stringify({ tokens: [{ token: 't', identity: 'ops', commands: ['control.*'] }] }));
+  writeFileSync(f, JSON.stringify({ tokens: [{ token: 't', identity: 'ops', commands: ['control.*'] }] }), { mode: 0o600 });
   const entries = loadTokensFile(f);
   assert.equal(entries, [{ token: 't', identity: 'ops', commands: ['control.*'] }]);
   assert.throws(() => loadTokensFile(join(dir, 'missing.json')), (e: unknown) => (e as SteeringError).code === 'CONFIG_INVALID');

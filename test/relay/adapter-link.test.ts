@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay } from '../../src/relay/server.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { acceptsFor } from '../../src/streams/run.js';

@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startTestTarget, type TestTarget } from '../support/relay-target.js';
 import { emitterFor, freshSession, SseClient, WsPeer } from '../support/relay-harness.js';
 
@@ -21,8 +21,10 @@ test.before(async () => {
   });
 });
 const sender = { agent: 'test-cli', host: 'test-host' };
-const instruct = (session: string, text = 'please run the tests') =>
-  command(sender, session, { type: 'x.test-target.control.instruct', capture: 'redacted', data: { text } });
+const instruct = (session: string, text = 'please run the tests', from = sender) =>
+  command(from, session, { type: 'x.test-target.control.instruct', capture: 'redacted', data: { text } });
+/** A tokens-file identity sends under its own name (D19). */
+const asAlice = { agent: 'alice', host: 'test-host' };
 
 async function withTarget<T>(sessions: string[], accepts: string[], fn: (t: TestTarget) => Promise<T>): Promise<T> {
   const t = await startTestTarget({ url: relay.socketUrl, token: TOKEN, accepts, sessions });
@@ -164,13 +166,13 @@ test('refusal unauthorized: tokenless relay, watch-only token, tokens-file ACL d
     const r1 = await viewer.send(instruct(s), { timeoutMs: 5000 });
     assert.equal(r1.outcome === 'refused' && [r1.code, r1.detail], ['unauthorized', 'viewer is watch-only']);
     const alice = await consumer('alice');
-    const r2 = await alice.send(command(sender, s, { type: 'control.pause' }), { timeoutMs: 5000 });
+    const r2 = await alice.send(command(asAlice, s, { type: 'control.pause' }), { timeoutMs: 5000 });
     assert.equal(r2.outcome === 'refused' && r2.code, 'unauthorized');
-    const r3 = await alice.send(instruct(other), { timeoutMs: 5000 });
+    const r3 = await alice.send(instruct(other, 'x', asAlice), { timeoutMs: 5000 });
     assert.equal(r3.outcome === 'refused' && r3.code, 'unauthorized');
     assert.is(t.received.length, 0);
     // Her one allowed verb on her sessions goes through.
-    assert.is((await alice.send(instruct(s), { timeoutMs: 5000 })).outcome, 'accepted');
+    assert.is((await alice.send(instruct(s, 'please run the tests', asAlice), { timeoutMs: 5000 })).outcome, 'accepted');
     assert.equal(t.received.map((c) => c.session), [s]);
     await viewer.close();
     await alice.close();

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { emitterFor, freshSession, ndjson, post, WsPeer } from '../support/relay-harness.js';
 

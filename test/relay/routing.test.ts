@@ -28,7 +28,7 @@ const pause = command(sender, 's1', { type: 'control.pause' });
 test('D17 unauthorized: unauthenticated or ACL-denied senders', () => {
   const r1 = routeCommand(undefined, pause, [peer(['s1'])]);
   assert.equal(r1.kind === 'refuse' && r1.code, 'unauthorized');
-  const watcher = { identity: 'w', commands: [], sessions: ['*'] };
+  const watcher = { identity: 'w', commands: [], sessions: ['*'], emit: [], bound: true, authenticated: true };
   const r2 = routeCommand(watcher, pause, [peer(['s1'])]);
   assert.equal(r2.kind === 'refuse' && r2.code, 'unauthorized');
 });

@@ -158,14 +158,16 @@ test('capture ceiling applies on SSE replay and live delivery alike', async () =
   c.close();
 });
 
-test('POSTed commands are kept for audit but never routed (control needs a duplex binding)', async () => {
+test('a POSTed command is routed like one over WebSocket: without a token it is refused 403 with its cause, and nothing is kept', async () => {
   const s = freshSession();
   await post(base, ndjson([emitterFor(s).emit({ type: 'session.started' })]));
   const cmd = command({ agent: 'cli', host: 'h' }, s, { type: 'control.pause' });
-  assert.is((await post(base, ndjson([cmd]))).status, 202);
+  const r = await post(base, ndjson([cmd]));
+  assert.is(r.status, 403);
+  assert.equal([r.body.code, r.body.cause, r.body.detail], ['unauthorized', cmd.id, 'control needs an authenticated binding']);
   const c = await SseClient.open(base, { from: JSON.stringify([{ session: s }]), live: '0' });
   await c.done();
-  assert.equal(c.events.map((e) => e.type), ['session.started', 'control.pause']);
+  assert.equal(c.events.map((e) => e.type), ['session.started']);
 });
 
 test('a relay restart keeps history in its SQLite file and resumes from a position', async () => {

@@ -149,7 +149,9 @@ test('roster: one entry per (connection, claimed session), control verbatim; att
   }
   const mine = entries.filter((e) => e.session === s1 || e.session === s2);
   assert.equal(mine.filter((e) => e.session === s1).length, 2);
-  assert.equal(mine.filter((e) => e.session === s2), [{ session: s2, agent: 'agent-a', instance: 'i1', control, emits: ['session'] }]);
+  const [s2entry] = mine.filter((e) => e.session === s2);
+  assert.equal({ ...s2entry, last_event_at: undefined }, { session: s2, agent: 'agent-a', instance: 'i1', control, emits: ['session'], state: 'live', last_event_at: undefined, queued: 0 });
+  assert.type(s2entry.last_event_at, 'string', 'when the session last did something');
   a.send({ type: 'roster', id: 'from-emitter' });
   const err = await a.next((f) => f.type === 'error' && f.id === 'from-emitter');
   assert.is(err.code, 'unauthorized');

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command } from '../../src/protocol/build.js';
 import type { SteeringError } from '../../src/protocol/errors.js';
-import { RelayConsumer } from '../../src/relay/consumer.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay } from '../../src/relay/server.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { startTestTarget } from '../support/relay-target.js';

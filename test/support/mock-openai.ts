@@ -1,5 +1,6 @@
 // A loopback stand-in for the model API the vendor CLIs talk to: OpenAI Responses for Codex
-// (vendor-clis-observed.md §5.2) and Chat Completions for Qwen Code and Cline (§5.3). It records every
+// (vendor-clis-observed.md §5.2) and Chat Completions for Qwen Code and Cline (§5.3) and the
+// OpenHands stand-in agent server. It records every
 // request so a test can search the bodies for hook context, and decides each reply from the
 // request alone (stateless): while fewer tool results follow the last real user prompt than the
 // prompt asks for, it answers with one shell tool call; otherwise with text, which ends the turn.
@@ -144,8 +145,9 @@ function answerChat(body: Record<string, unknown>, res: ServerResponse, counter:
   messages.forEach((m, i) => { if (m.role === 'user' && textOf(m.content).includes(TURN)) last = i; });
   const prompt = last >= 0 ? textOf(messages[last]!.content) : '';
   const toolResults = messages.slice(last + 1).filter((m) => m.role === 'tool').length;
-  // Qwen Code's shell tool, or Cline's `run_commands {commands:[…]}` (vendor-clis-observed §5).
-  const shell = ['run_shell_command', 'run_commands'].find((name) => tools.some((t) => t.function?.name === name));
+  // Qwen Code's shell tool, Cline's `run_commands {commands:[…]}` (vendor-clis-observed §5), or the
+  // OpenHands stand-in's (openhands-server.ts).
+  const shell = tools.map((t) => t.function?.name).find((n) => n === 'run_shell_command' || n === 'execute_bash' || n === 'run_commands');
   const id = `chatcmpl_mock_${n}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>

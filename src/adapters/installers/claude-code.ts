@@ -1,6 +1,7 @@
 // Writes the adapter's hooks into Claude Code's settings.json and takes them out again, leaving
-// every other hook and setting as it was. HTTP hooks where Claude Code allows them; the shim for
-// SessionStart and Setup, where it skips HTTP hooks (vendor-clis-observed §1.4).
+// every other hook and setting as it was. Every event runs the command-hook shim: with the adapter
+// stopped an HTTP hook is reported as a hook error under every hook, while the shim prints the
+// neutral reply and exits 0, silently (its cost against an HTTP hook is in `npm run bench`).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -21,14 +22,11 @@ export const CLAUDE_CODE_EVENTS = [
   'InstructionsLoaded', 'CwdChanged', 'FileChanged', 'DirectoryAdded', 'MessageDisplay', 'PreSkillShellCommand',
 ] as const;
 
-/** Events where Claude Code runs no HTTP hook (debug log: "HTTP hooks are not supported for SessionStart"). */
-const COMMAND_ONLY = new Set(['SessionStart', 'Setup']);
 /** Tool events take a matcher (§1.4). */
 const MATCHED = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'PermissionDenied']);
 /** Held loops wait up to the attention timeout (D14), so their hook timeout must be longer. */
 const HELD = new Set(['PermissionRequest', 'Elicitation']);
 
-const HOOK_TIMEOUT_S = 10;
 const SHIM_TIMEOUT_S = 5;
 
 /** Settings file: `--project DIR` → DIR/.claude/settings.json; `--user` → $CLAUDE_CONFIG_DIR or ~/.claude. */
@@ -40,9 +38,8 @@ export function settingsPath(opts: Pick<InstallOptions, 'project' | 'user'>, env
 export const isOurHook = (hook: unknown): boolean => isAdapterHttpHook(hook) || isShimHook(hook);
 
 function ourGroup(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): HookGroup {
-  const hook = COMMAND_ONLY.has(event)
-    ? { type: 'command', command: shimCommand(url, neutral, SHIM_TIMEOUT_S), timeout: SHIM_TIMEOUT_S + 1 }
-    : { type: 'http', url, timeout: HELD.has(event) ? Math.ceil(attentionTimeoutMs / 1000) + 10 : HOOK_TIMEOUT_S };
+  const seconds = HELD.has(event) ? Math.ceil(attentionTimeoutMs / 1000) + 10 : SHIM_TIMEOUT_S;
+  const hook = { type: 'command', command: shimCommand(url, neutral, seconds), timeout: seconds + 1 };
   return MATCHED.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] };
 }
 
@@ -50,7 +47,7 @@ export function installClaudeCode(opts: InstallOptions): InstallReport {
   const file = settingsPath(opts, opts.env);
   const url = hookUrl(opts.port, opts.secret);
   const { changed, added } = installJsonHooks(file, CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs)] as const), isOurHook);
-  const notes = [`hook URL http://127.0.0.1:${opts.port}/hook/<secret>; SessionStart and Setup run the shim`];
+  const notes = [`hook URL http://127.0.0.1:${opts.port}/hook/<secret>; every event runs the shim (silent while the adapter is stopped)`];
   return { file, changed, added, removed: [], notes };
 }
 
@@ -60,5 +57,6 @@ export const uninstallClaudeCode = (opts: Pick<InstallOptions, 'project' | 'user
 export const claudeCodeInstaller: Installer = {
   install: installClaudeCode,
   uninstall: uninstallClaudeCode,
+  file: settingsPath,
   describeTarget: '--project DIR writes DIR/.claude/settings.json; --user (default) writes $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json',
 };

@@ -78,5 +78,7 @@ export function uninstallCline(opts: Pick<InstallOptions, 'project' | 'user' | '
 export const clineInstaller: Installer = {
   install: installCline,
   uninstall: uninstallCline,
+  // The blocking hook, the one that carries instructions: `aep-steer doctor` checks it.
+  file: (opts, env) => join(clineHooksDir(opts, env), 'PreToolUse'),
   describeTarget: 'writes ten hook files into $CLINE_DIR/hooks (--user, default ~/.cline) or DIR/.clinerules/hooks (--project DIR)',
 };

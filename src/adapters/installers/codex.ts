@@ -157,5 +157,6 @@ export function uninstallCodex(opts: Pick<InstallOptions, 'project' | 'user' | '
 export const codexInstaller: Installer = {
   install: installCodex,
   uninstall: uninstallCodex,
+  file: codexHooksPath,
   describeTarget: '--project DIR writes DIR/.codex/hooks.json; --user (default) writes $CODEX_HOME/hooks.json or ~/.codex/hooks.json',
 };

@@ -154,5 +154,6 @@ export function uninstallHermes(opts: Pick<InstallOptions, 'project' | 'user' | 
 export const hermesInstaller: Installer = {
   install: installHermes,
   uninstall: uninstallHermes,
+  file: hermesConfigPath,
   describeTarget: 'edits the hooks: block of $HERMES_HOME/config.yaml (default ~/.hermes/config.yaml)',
 };

@@ -54,5 +54,6 @@ export const uninstallQwenCode = (opts: Pick<InstallOptions, 'project' | 'user' 
 export const qwenCodeInstaller: Installer = {
   install: installQwenCode,
   uninstall: uninstallQwenCode,
+  file: qwenSettingsPath,
   describeTarget: '--project DIR writes DIR/.qwen/settings.json (trusted folders only); --user (default) writes ~/.qwen/settings.json',
 };

@@ -56,5 +56,6 @@ export function uninstallVscode(opts: Pick<InstallOptions, 'project' | 'user' | 
 export const vscodeInstaller: Installer = {
   install: installVscode,
   uninstall: uninstallVscode,
+  file: vscodeHooksPath,
   describeTarget: `writes DIR/.github/hooks/${VSCODE_HOOKS_FILE} for --project DIR (default: the current directory)`,
 };

@@ -1,14 +1,17 @@
-// Feeds the inspect board from the relay: one consumer connection, a replay-all subscription
+// Feeds a live board from the relay: one consumer connection, a replay-all subscription
 // (history the relay still holds, then live), and the roster, re-read when sessions come and
 // go. A lost relay is retried with backoff; the page shows the link state meanwhile.
-import { RelayConsumer } from '../relay/consumer.js';
-import type { Board, RosterEntry } from './board.js';
+import type { CaptureLevel } from '../protocol/envelope.js';
+import { RelayConsumer } from './connection.js';
+import type { Board } from './board.js';
 
 export interface FollowOptions {
   url: string;
   token?: string;
   /** Sender identity on the consumer hello. */
   agent?: string;
+  /** Capture ceiling of the subscription (AEP-0003 §3.5); absent: as the token allows. */
+  capture?: CaptureLevel;
   /** Roster re-read interval; claims also change without any event (a connection drops). */
   rosterEveryMs?: number;
   onChange: () => void;
@@ -17,6 +20,8 @@ export interface FollowOptions {
 export interface Follower {
   /** Resolves once the first subscription is live (or rejects if the first connect fails). */
   ready: Promise<void>;
+  /** The open connection, to send commands on; undefined while the relay is unreachable. */
+  consumer(): RelayConsumer | undefined;
   close(): Promise<void>;
 }
 
@@ -39,7 +44,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
   const refreshRoster = async (): Promise<void> => {
     if (!consumer) return;
     try {
-      if (board.setRoster((await consumer.roster()) as RosterEntry[])) opts.onChange();
+      if (board.setRoster(await consumer.roster())) opts.onChange();
     } catch {
       // The roster is re-read on the next tick; a closed link is handled by onClose.
     }
@@ -61,7 +66,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
         opts.onChange();
         schedule();
       });
-      await c.subscribe({ filter: {}, from: 'all' }, {
+      await c.subscribe({ filter: {}, from: 'all', ...(opts.capture ? { capture: opts.capture } : {}) }, {
         onEvent: (e) => {
           if (!board.apply(e)) return;
           opts.onChange();
@@ -105,6 +110,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
 
   return {
     ready,
+    consumer: () => consumer,
     async close() {
       closed = true;
       clearInterval(rosterTimer);

@@ -1,25 +1,14 @@
-// Sending one command as a consumer and following it on the stream (design record, "Consumer
-// behavior"): who may take it (the roster), the ack with resends of the same id inside the ack
-// window (AEP-0004 §3), then the first event the command caused that settles it.
+// Settling one command on the stream (design record, "Consumer behavior"): the ack with resends
+// of the same id inside the ack window (AEP-0004 §3), then the first event the command caused
+// that settles it (delivered, dropped, answered).
 import type { AepCommand, AepEvent } from '../protocol/envelope.js';
-import type { RelayConsumer, RosterEntry, Settlement } from '../relay/consumer.js';
-
-/** The one claimant of a session, or a refusal that says why a command could not be routed (AEP-0004 §4.4). */
-export function claimantOf(roster: RosterEntry[], session: string): { entry: RosterEntry } | { code: 'no-route' | 'ambiguous'; detail: string } {
-  const entries = roster.filter((r) => r.session === session);
-  if (entries.length === 0) return { code: 'no-route', detail: `session ${session} has no live claimant on the relay` };
-  if (entries.length > 1) return { code: 'ambiguous', detail: `session ${session} is claimed by ${entries.length} connections` };
-  return { entry: entries[0]! };
-}
-
-export const acceptsOf = (entry: RosterEntry): string[] | undefined => {
-  const accepts = (entry.control as { accepts?: unknown } | undefined)?.accepts;
-  return Array.isArray(accepts) ? accepts.filter((t): t is string => typeof t === 'string') : undefined;
-};
+import type { RelayConsumer, Settlement, SubscribeRequest } from './connection.js';
 
 export interface FollowRequest {
   /** The subscription filter; it names the session and the command as `cause`. */
   filter: Record<string, unknown>;
+  /** Replay from the relay's history too (a retried command may have settled already). */
+  from?: SubscribeRequest['from'];
   /** Whether an event caused by the command settles it (delivered, dropped, answered). */
   settles: (e: AepEvent) => boolean;
   /** Whole local wait, ack and settling event together. */
@@ -45,7 +34,7 @@ export interface Followed {
 export async function sendAndFollow(consumer: RelayConsumer, cmd: AepCommand, req: FollowRequest): Promise<Followed> {
   let terminal: AepEvent | undefined;
   let wake: (() => void) | undefined;
-  const watch = await consumer.subscribe({ filter: req.filter }, {
+  const watch = await consumer.subscribe({ filter: req.filter, ...(req.from ? { from: req.from } : {}) }, {
     onEvent: (e) => {
       if (e.cause !== cmd.id || terminal || !req.settles(e)) return;
       terminal = e;

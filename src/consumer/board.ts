@@ -1,15 +1,10 @@
-// What the inspect page shows: the relay stream folded through the same steering fold the audit
-// uses (audit/lifecycle.ts), plus the relay's roster (who claims each session and what it declares).
+// A consumer's live view of the relay (the inspect page, the console, the MCP server): the stream
+// folded through the same steering fold the audit uses (audit/lifecycle.ts), plus the relay's
+// roster (who claims each session and what it declares).
 import type { AepEvent } from '../protocol/envelope.js';
 import { SteeringFold, type InstructionRecord, type SessionView } from '../audit/lifecycle.js';
-
-export interface RosterEntry {
-  session: string;
-  agent?: string;
-  instance?: string;
-  control?: { accepts?: string[]; ack_window_ms?: number };
-  emits?: unknown;
-}
+import type { RosterEntry } from './connection.js';
+import { acceptsOf } from './roster.js';
 
 export interface BoardSession extends SessionView {
   /** Live claimants on the relay (0 = not live; more than 1 = ambiguous). */
@@ -73,7 +68,7 @@ export class Board {
     const sessions: BoardSession[] = this.fold.sessions().map((s) => {
       const live = claims.get(s.session) ?? [];
       const b: BoardSession = { ...s, claimants: live.length };
-      const accepts = live.length === 1 ? live[0]!.control?.accepts : undefined;
+      const accepts = live.length === 1 ? acceptsOf(live[0]!) : undefined;
       if (accepts) b.accepts = accepts;
       return b;
     });

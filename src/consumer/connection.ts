@@ -6,7 +6,8 @@ import { AEP_VERSION, type AepCommand, type AepEvent, type CaptureLevel } from '
 import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
-import type { RosterEntry } from './core.js';
+import type { RosterEntry } from '../relay/core.js';
+import { tokenHint } from '../relay/local-token.js';
 
 export type { RosterEntry };
 
@@ -61,6 +62,11 @@ export class RelayConsumer {
   private readonly subs = new Map<string, { match: (e: AepEvent) => boolean; handlers: SubscribeHandlers }>();
   private readonly causeWaiters = new Map<string, (f: Frame) => void>();
   private readonly closeWaiters = new Set<(err: Error) => void>();
+  /**
+   * Who the relay authenticated this connection as (its hello's `capabilities.principal`). When
+   * `bound`, commands must name `identity` as their sender (D19).
+   */
+  principal: { identity: string; bound: boolean } | undefined;
 
   private constructor(private readonly ws: WebSocket, private readonly timeoutMs: number) {
     ws.on('message', (data, isBinary) => {
@@ -86,8 +92,15 @@ export class RelayConsumer {
       };
       const timer = setTimeout(() => fail(new SteeringError('RELAY_UNREACHABLE', `no hello from relay at ${opts.url} within ${timeoutMs} ms`)), timeoutMs);
       ws.once('error', fail);
-      ws.once('unexpected-response', (_req, res) =>
-        fail(new SteeringError('RELAY_UNREACHABLE', `relay refused the connection: HTTP ${res.statusCode}${res.statusCode === 401 ? ' (token missing or wrong)' : ''}`)));
+      ws.once('unexpected-response', (_req, res) => {
+        const status = res.statusCode ?? 0;
+        // Reached, but the token was refused: a different fix from a relay that is not there.
+        if (status === 401 || status === 403) {
+          fail(new SteeringError('RELAY_UNAUTHORIZED', `relay at ${opts.url} refused the ${opts.token ? 'token' : 'connection without a token'} (HTTP ${status}): ${tokenHint()}`));
+        } else {
+          fail(new SteeringError('RELAY_UNREACHABLE', `relay refused the connection: HTTP ${status}`));
+        }
+      });
       ws.once('open', () => {
         const identity: Record<string, string> = { agent: opts.agent };
         if (opts.instance) identity.instance = opts.instance;
@@ -99,7 +112,10 @@ export class RelayConsumer {
         clearTimeout(timer);
         ws.off('error', fail);
         ws.on('error', () => {});
-        resolve(new RelayConsumer(ws, timeoutMs));
+        const c = new RelayConsumer(ws, timeoutMs);
+        const p = (m.capabilities as { principal?: { identity?: unknown; bound?: unknown } } | undefined)?.principal;
+        if (typeof p?.identity === 'string') c.principal = { identity: p.identity, bound: p.bound === true };
+        resolve(c);
       });
     });
   }

@@ -1,0 +1,181 @@
+// The bridge's observing half: discovers conversations by polling `GET /api/conversations/search`,
+// attaches one event WebSocket per conversation (first attach `resend_mode=all`, reconnects
+// `since` the last vendor timestamp), and hands every new event, framed, to the adapter pipeline
+// as an arrival that wants no reply. The auth frame is the only thing ever written on a socket.
+// Close 4001 (bad key) is reported clearly and retried slowly, 4004 (conversation gone) stops
+// that socket, 1013 (subscriber cap) and anything else reconnect with backoff.
+import WebSocket from 'ws';
+import { Observable, Subject } from 'rxjs';
+import { SteeringError, newId } from '../../protocol/index.js';
+import type { HookArrival } from '../../streams/hook-endpoint.js';
+import type { Status } from '../openhands-map.js';
+import { AgentServer } from './agent-server.js';
+import { ConversationTracker } from './tracker.js';
+
+export interface ReceiverOptions {
+  server: AgentServer;
+  /** Discovery interval (AEP_OPENHANDS_POLL, seconds in the environment). */
+  pollMs: number;
+  /** AEP_OPENHANDS_DELTAS: map StreamingDeltaEvent instead of suppressing it. */
+  deltas?: boolean;
+  /** First reconnect delay; doubles up to `backoffMaxMs`. */
+  backoffMs?: number;
+  backoffMaxMs?: number;
+  onError: (e: SteeringError) => void;
+}
+
+/** What the healthz endpoint reports about the agent server. */
+export type SourceHealth = 'unknown' | 'ok' | 'unauthorized' | 'unreachable';
+
+export interface Receiver {
+  arrivals$: Observable<HookArrival>;
+  /** The last execution_status the socket showed for a conversation. */
+  status(conversation: string): Status | null | undefined;
+  /** The open attention request of a conversation waiting for confirmation. */
+  attention(conversation: string): string | undefined;
+  health(): SourceHealth;
+  /** Runs one discovery pass now (tests; the timer runs them otherwise). */
+  discover(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const NO_REPLY = async (): Promise<boolean> => true;
+
+interface Attached {
+  tracker: ConversationTracker;
+  ws?: WebSocket;
+  timer?: NodeJS.Timeout;
+  attempt: number;
+  gone: boolean;
+}
+
+export function startReceiver(opts: ReceiverOptions): Receiver {
+  const arrivals = new Subject<HookArrival>();
+  const attached = new Map<string, Attached>();
+  const backoff = opts.backoffMs ?? 250;
+  const backoffMax = opts.backoffMaxMs ?? 15_000;
+  let health: SourceHealth = 'unknown';
+  let lastReported: string | undefined;
+  let closed = false;
+
+  /** One report per distinct problem, so a long outage does not flood stderr. */
+  function report(e: SteeringError): void {
+    if (e.message === lastReported) return;
+    lastReported = e.message;
+    opts.onError(e);
+  }
+
+  function deliver(a: Attached, raw: WebSocket.RawData): void {
+    let event: unknown;
+    try {
+      event = JSON.parse(String(raw));
+    } catch {
+      report(new SteeringError('HOOK_BODY_INVALID', `OpenHands socket for ${a.tracker.id} sent a frame that is not JSON; skipped`));
+      return;
+    }
+    if (event === null || typeof event !== 'object' || Array.isArray(event)) return;
+    const at = Date.now();
+    const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true);
+    if (frame === undefined) return;
+    arrivals.next({
+      id: newId(at), at, body: frame as unknown as Record<string, unknown>,
+      respond: NO_REPLY, hold: () => {}, closed: Promise.resolve(),
+    });
+  }
+
+  function schedule(a: Attached, ms: number): void {
+    if (closed || a.gone) return;
+    clearTimeout(a.timer);
+    a.timer = setTimeout(() => connect(a), ms);
+  }
+
+  function connect(a: Attached): void {
+    if (closed || a.gone) return;
+    const ws = new WebSocket(opts.server.socketUrl(a.tracker.id, a.tracker.since));
+    a.ws = ws;
+    ws.on('open', () => {
+      a.attempt = 0;
+      // The one write: first-frame auth, so the key never rides in a URL or a log line.
+      const key = opts.server.key;
+      if (key !== undefined) ws.send(JSON.stringify({ type: 'auth', session_api_key: key }));
+    });
+    ws.on('message', (raw) => deliver(a, raw));
+    ws.on('error', () => { /* the close handler decides */ });
+    ws.on('close', (code) => {
+      if (a.ws === ws) a.ws = undefined;
+      if (closed) return;
+      if (code === 4004) {
+        a.gone = true;
+        return;
+      }
+      a.attempt += 1;
+      if (code === 4001) {
+        health = 'unauthorized';
+        report(new SteeringError('SOURCE_UNAUTHORIZED', `OpenHands agent server refused the session API key on the event socket of ${a.tracker.id} (close 4001): give the bridge one of the server's OH_SESSION_API_KEYS_* with --server-key or AEP_OPENHANDS_KEY`));
+        schedule(a, backoffMax);
+        return;
+      }
+      schedule(a, Math.min(backoffMax, backoff * 2 ** Math.min(a.attempt - 1, 10)));
+    });
+  }
+
+  function attach(id: string): void {
+    const existing = attached.get(id);
+    if (existing !== undefined) {
+      // A conversation that closed 4004 and shows up again in discovery is attached afresh.
+      if (!existing.gone) return;
+      existing.gone = false;
+      connect(existing);
+      return;
+    }
+    const a: Attached = { tracker: new ConversationTracker(id), attempt: 0, gone: false };
+    attached.set(id, a);
+    connect(a);
+  }
+
+  async function discover(): Promise<void> {
+    try {
+      const list = await opts.server.conversations();
+      health = 'ok';
+      lastReported = undefined;
+      for (const c of list) attach(c.id);
+    } catch (err) {
+      const e = err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err), { cause: err });
+      health = e.code === 'SOURCE_UNAUTHORIZED' ? 'unauthorized' : 'unreachable';
+      report(e);
+    }
+  }
+
+  let poll: NodeJS.Timeout | undefined;
+  const tick = (): void => {
+    void discover().finally(() => {
+      if (!closed) poll = setTimeout(tick, opts.pollMs);
+    });
+  };
+  tick();
+
+  return {
+    arrivals$: arrivals.asObservable(),
+    status: (id) => attached.get(id)?.tracker.lastStatus,
+    attention: (id) => attached.get(id)?.tracker.openAttention,
+    health: () => health,
+    discover,
+    async close() {
+      closed = true;
+      clearTimeout(poll);
+      const closing: Promise<void>[] = [];
+      for (const a of attached.values()) {
+        clearTimeout(a.timer);
+        const ws = a.ws;
+        if (ws && ws.readyState !== WebSocket.CLOSED) {
+          closing.push(new Promise<void>((resolve) => {
+            ws.once('close', () => resolve());
+            ws.terminate();
+          }));
+        }
+      }
+      await Promise.all(closing);
+      arrivals.complete();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+// `aep-steer mcp`: the steering tools for an orchestrating agent, as a stdio MCP server. The
+// agent's MCP config starts it (`aep-steer install mcp <vendor>` writes that entry).
+import type { Command } from 'commander';
+import { readTokenFile } from '../consumer/connect.js';
+import { DEFAULT_MCP_SENDER, DEFAULT_WAIT_MS, MAX_WAIT_MS, serveMcpStdio } from '../mcp/server.js';
+import { addRelayOptions, parseMs, type RelayFlags } from './relay-options.js';
+
+interface McpFlags extends RelayFlags {
+  tokenFile?: string;
+  waitMs: string;
+}
+
+export function registerMcp(program: Command, env: NodeJS.ProcessEnv = process.env): void {
+  const cmd = program
+    .command('mcp')
+    .description('serve the steering tools (list_sessions, instruct, send_input, pending_requests, respond, session_events) over stdio MCP')
+    .option('--token-file <path>', 'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)', env['AEP_TOKEN_FILE'] || undefined)
+    .option('--wait-ms <ms>', `default wait of instruct and send_input for the delivery (at most ${MAX_WAIT_MS})`, String(DEFAULT_WAIT_MS));
+  addRelayOptions(cmd, env);
+  // Its own sender name by default, so the audit tells an orchestrator's instructions from a person's.
+  cmd.setOptionValueWithSource('sender', DEFAULT_MCP_SENDER, 'default');
+  cmd.action(async (f: McpFlags) => {
+    const waitMs = parseMs('--wait-ms', f.waitMs);
+    const token = f.tokenFile !== undefined ? readTokenFile(f.tokenFile) : f.token;
+    await serveMcpStdio({ relay: f.relay, sender: f.sender, waitMs, ...(token ? { token } : {}) });
+  });
+}

@@ -1,0 +1,6 @@
+// What every command shares about its command line: the version it reports and the exit code of
+// a usage error (a bad flag, value or argument), whatever the command.
+export const VERSION = '0.1.0';
+
+/** A bad option, value or argument; the message names it (README "Commands"). */
+export const USAGE_EXIT = 2;

@@ -1,0 +1,200 @@
+// Sending steering commands as a consumer and settling them on the stream (design record,
+// "Consumer behavior"): an instruction (`x.{vendor}.control.instruct`) followed to delivered or
+// dropped, and an answer to a held request (`control.attention.respond`) followed to
+// `attention.answered`. Routing is checked on the roster first; nothing is inferred from local
+// state. The CLI, the demo, the MCP server and the console all send through here.
+import { createHash } from 'node:crypto';
+import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
+import { command as buildCommand } from '../protocol/build.js';
+import { instructType, sendInputType } from '../protocol/types.js';
+import type { RelayConsumer } from './connection.js';
+import { senderOf } from './connect.js';
+import { acceptsOf, claimantOf } from './roster.js';
+import { sendAndFollow } from './settle.js';
+
+/** Who the commands name as their sender (`agent` of the command, AEP-0004 §2). */
+export interface Sender {
+  sender: string;
+}
+
+export type InstructOutcome =
+  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string }
+  | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string; at?: string }
+  | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string }
+  | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | { outcome: 'unreachable'; session: string; detail: string };
+
+export interface InstructRequest {
+  session: string;
+  text: string;
+  vendor?: string;
+  noWait?: boolean;
+  /**
+   * A caller-chosen command id (see `commandIdFor`): a second send with it is a retry of the
+   * same command, deduped by the adapter (D4), and settles from the session's history.
+   */
+  id?: string;
+  /** Whole local wait, ack and delivery together. */
+  timeoutMs: number;
+  /** Ack window per attempt (AEP-0004 §3 default 10 s); a retry resends the same command. */
+  ackWindowMs?: number;
+  retries?: number;
+  /**
+   * Called once the ack arrived, before waiting for the delivery, with what the roster said just
+   * before sending: the instructions already queued ahead of this one, and whether the session
+   * had ended (a resume window keeps its queue, D25).
+   */
+  onAccepted?: (info: { command: string; ack: AepEvent; ahead?: number; ended?: boolean }) => void;
+  /** Called with the command id just before it is sent. */
+  onSending?: (info: { command: string; type: string; vendor: string }) => void;
+}
+
+/**
+ * A stable command id for an idempotency key: the same sender, session and key always give the
+ * same id, so a repeated call is a retry of one command rather than a second instruction.
+ */
+export function commandIdFor(sender: string, session: string, key: string): string {
+  return `idem-${createHash('sha256').update(`${sender}\n${session}\n${key}`).digest('hex').slice(0, 32)}`;
+}
+
+/** One steering verb as the core sends it: its command type, hint, payload and settling events. */
+interface Verb {
+  type: (vendor: string) => string;
+  /** What to do when the claimant does not declare the verb. */
+  hint: string;
+  data: Record<string, unknown>;
+  /** The events caused by the command that settle it, and which of them mean it arrived. */
+  settles: RegExp;
+  success: RegExp;
+}
+
+async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
+  const session = req.session;
+  const found = claimantOf(await consumer.roster(), session);
+  if ('code' in found) return { outcome: 'refused', session, code: found.code, detail: found.detail, by: 'roster', ...(req.vendor ? { vendor: req.vendor } : {}) };
+  const vendor = req.vendor ?? found.entry.agent;
+  if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
+  const type = verb.type(vendor);
+  const accepts = acceptsOf(found.entry);
+  if (!accepts?.includes(type)) {
+    const who = `${found.entry.agent ?? 'the claimant'}${found.entry.instance ? ` (${found.entry.instance})` : ''}`;
+    return { outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster', detail: `${who} does not declare ${type}; ${verb.hint}` };
+  }
+
+  // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: verb.data, capture: 'redacted', ...(req.id ? { id: req.id } : {}) });
+  const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
+    filter: { session, cause: cmd.id },
+    // A caller-chosen id may have settled before: read the session's history for it too.
+    ...(req.id ? { from: [{ session }] } : {}),
+    settles: (e) => verb.settles.test(e.type),
+    timeoutMs: req.timeoutMs,
+    ackWindowMs: req.ackWindowMs,
+    retries: req.retries,
+    beforeSend: () => req.onSending?.({ command: cmd.id, type, vendor }),
+    afterAck: (ack) => {
+      const { queued, state } = found.entry;
+      req.onAccepted?.({ command: cmd.id, ack, ...(typeof queued === 'number' ? { ahead: queued } : {}), ...(state === 'ended' ? { ended: true } : {}) });
+      return !req.noWait;
+    },
+  });
+  const base = { command: cmd.id, session, vendor };
+  switch (settlement.outcome) {
+    case 'timeout':
+      return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
+    case 'refused':
+      return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
+    case 'rejected':
+      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+    case 'accepted':
+      break;
+  }
+  const ack = settlement.ack.id;
+  if (req.noWait) return { ...base, outcome: 'accepted', ack };
+  if (!t) return { ...base, outcome: 'timeout', stage: 'delivery', ack, sent: 1 };
+  const data = t.data ?? {};
+  if (verb.success.test(t.type)) {
+    return {
+      ...base, outcome: 'delivered', ack, delivered: t.id, at: t.time,
+      ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}),
+      ...(typeof data['moment'] === 'string' ? { moment: data['moment'] } : {}),
+    };
+  }
+  return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
+}
+
+/** Sends one instruction on an open consumer connection and settles it on the stream. */
+export function sendInstruction(consumer: RelayConsumer, f: Sender, req: InstructRequest): Promise<InstructOutcome> {
+  return steer(consumer, f, req, {
+    type: instructType,
+    hint: 'steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)',
+    data: { text: req.text },
+    settles: /\.instruction\.(delivered|dropped)$/,
+    success: /\.instruction\.delivered$/,
+  });
+}
+
+export type InputDelivery = 'queue' | 'steer';
+
+/**
+ * Sends user-plane input (`x.{vendor}.control.send_input`, D28–D29) to a session whose adapter
+ * drives the vendor's own input API (Cline, OpenHands), settled by `x.{vendor}.input.sent`
+ * (reported as `delivered`) or `x.{vendor}.input.dropped`.
+ */
+export function sendInput(consumer: RelayConsumer, f: Sender, req: InstructRequest & { delivery?: InputDelivery }): Promise<InstructOutcome> {
+  return steer(consumer, f, req, {
+    type: sendInputType,
+    hint: 'send_input is for sessions whose adapter drives the vendor\'s input API (Cline, OpenHands) with its control switched on',
+    data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
+    settles: /\.input\.(sent|dropped)$/,
+    success: /\.input\.sent$/,
+  });
+}
+
+export const RESPOND_TYPE = 'control.attention.respond';
+
+export interface Answer {
+  option?: string;
+  text?: string;
+  values?: Record<string, unknown>;
+}
+
+/** Free text and form values may carry words: they travel at redacted; a bare option id is metadata (aep-wire §2.2). */
+export const captureFor = (a: Answer): CaptureLevel => (a.text !== undefined || a.values !== undefined ? 'redacted' : 'metadata');
+
+export type RespondOutcome =
+  | { outcome: 'answered'; command: string; session: string; request: string; ack: string; answered: string; answer?: unknown }
+  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; detail?: string }
+  | { outcome: 'refused'; command?: string; session: string; request: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | { outcome: 'timeout'; command: string; session: string; request: string; stage: 'ack' | 'answer'; ack?: string }
+  | { outcome: 'unreachable'; session: string; request: string; detail: string };
+
+export async function sendResponse(
+  consumer: RelayConsumer,
+  f: Sender,
+  req: { session: string; request: string; answer: Answer; timeoutMs: number; ackWindowMs?: number },
+): Promise<RespondOutcome> {
+  const { session, request } = req;
+  const found = claimantOf(await consumer.roster(), session);
+  if ('code' in found) return { outcome: 'refused', session, request, code: found.code, detail: found.detail, by: 'roster' };
+  if (!acceptsOf(found.entry)?.includes(RESPOND_TYPE)) {
+    return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };
+  }
+  // subject and cause both name the request (AEP-0004 §2, golden respond command).
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
+  const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
+    filter: { session, cause: cmd.id, type: 'attention.answered' },
+    settles: (e) => e.type === 'attention.answered',
+    timeoutMs: req.timeoutMs,
+    ackWindowMs: req.ackWindowMs,
+  });
+  const base = { command: cmd.id, session, request };
+  if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
+  if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
+  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+  if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
+  return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
+}
+

@@ -1,0 +1,141 @@
+// `aep-steer doctor`: each thing steering needs, checked for real (the relay answering, the token
+// it accepts, the adapter on its port with the installed secret and the steering gate, the hooks
+// the vendor will run, the vendor CLI's version), and for each problem the command that fixes it.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
+import type { VendorTable } from '../adapters/table.js';
+import { SteeringError } from '../protocol/errors.js';
+import { RelayConsumer } from '../consumer/connection.js';
+import { isLoopbackUrl, localTokenPath, tokenFor, tokenHint } from '../relay/local-token.js';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** What to run or change; present exactly when the check failed. */
+  fix?: string;
+}
+
+const pass = (name: string, detail: string): Check => ({ name, ok: true, detail });
+const fail = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
+
+/** Relay reachable, then token accepted (two checks: they have different fixes). */
+export async function relayChecks(url: string, given: string | undefined, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const token = tokenFor(url, given, env);
+  const whose = given ? 'the given token' : token ? `the local token (${localTokenPath(env)})` : 'no token';
+  let consumer: RelayConsumer;
+  try {
+    consumer = await RelayConsumer.connect({ url, agent: 'aep-steer-doctor', timeoutMs: 3000, ...(token ? { token } : {}) });
+  } catch (err) {
+    if (err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED') {
+      return [pass('relay', `${url} answers`), fail('token', `the relay refused ${whose}`, tokenHint(env))];
+    }
+    const fix = isLoopbackUrl(url)
+      ? `start it: aep-steer relay --port ${new URL(url).port || '8787'} &`
+      : 'check the relay URL (--relay or AEP_RELAY) and that the relay runs';
+    return [fail('relay', (err as Error).message, fix), fail('token', 'not checked: no relay', 'fix the relay first')];
+  }
+  await consumer.close();
+  if (token === undefined) {
+    // A relay that takes a connection without any token has none: it is watch-only (README).
+    return [pass('relay', `${url} answers`), fail('token', 'the relay asked for no token, so it is watch-only and refuses every instruction', 'restart the relay without --no-token (it then creates the local token)')];
+  }
+  return [pass('relay', `${url} answers`), pass('token', `accepted: ${whose}`)];
+}
+
+/** D21: the state directory and the secrets in it are private. */
+export function stateChecks(env: NodeJS.ProcessEnv): Check[] {
+  const dir = stateDir(env);
+  if (!existsSync(dir)) return [pass('state', `${dir} not created yet (the relay and install create it)`)];
+  const loose = [dir, secretPath(env), localTokenPath(env)].filter((p) => existsSync(p) && (statSync(p).mode & 0o077) !== 0);
+  if (loose.length > 0) return [fail('state', `readable by others: ${loose.join(', ')}`, `chmod 700 ${dir} && chmod 600 ${dir}/secret ${dir}/token`)];
+  return [pass('state', `${dir} is private (700, secrets 600)`)];
+}
+
+function getJson(url: string, timeoutMs: number): Promise<{ status: number; body: unknown } | { error: NodeJS.ErrnoException }> {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'GET', timeout: timeoutMs }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('no answer'), { code: 'ETIMEDOUT' })));
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error }));
+    req.end();
+  });
+}
+
+/** The adapter on its port, holding the installed secret, with the steering gate on (D5). */
+export async function adapterChecks(table: VendorTable, port: number, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const start = `AEP_INSTRUCT=1 aep-steer adapter ${table.token} &`;
+  const secret = readSecret(env);
+  if (secret === undefined) return [fail('adapter', `no hook secret in ${secretPath(env)}`, `aep-steer install ${table.token}, then ${start}`)];
+  const r = await getJson(hookUrl(port, secret), 2000);
+  if ('error' in r) {
+    const detail = r.error.code === 'ECONNREFUSED' ? `nothing listening on 127.0.0.1:${port}` : `127.0.0.1:${port}: ${r.error.message}`;
+    return [fail('adapter', detail, start), fail('steering gate', 'not checked: no adapter', 'start the adapter first')];
+  }
+  if (r.status === 404) {
+    return [fail('adapter', `127.0.0.1:${port} does not hold the secret in ${secretPath(env)} (another adapter, or started with --secret)`, `stop it and run ${start}`), fail('steering gate', 'not checked', 'fix the adapter first')];
+  }
+  const status = (r.body ?? {}) as { vendor?: unknown; instruct?: unknown; sessions?: unknown };
+  if (r.status !== 200 || status.vendor !== table.token) {
+    return [fail('adapter', `127.0.0.1:${port} is not a ${table.token} adapter (HTTP ${r.status}, vendor ${String(status.vendor)})`, `free the port, then ${start}`), fail('steering gate', 'not checked', 'fix the adapter first')];
+  }
+  const sessions = typeof status.sessions === 'number' ? `, ${status.sessions} session${status.sessions === 1 ? '' : 's'}` : '';
+  return [
+    pass('adapter', `${table.token} adapter on 127.0.0.1:${port} with the installed secret${sessions}`),
+    status.instruct === true
+      ? pass('steering gate', `x.${table.token}.control.instruct accepted (AEP_INSTRUCT=1)`)
+      : fail('steering gate', 'the adapter runs without AEP_INSTRUCT=1, so it refuses instructions (D5)', `restart it: ${start}`),
+  ];
+}
+
+const URL_IN_TEXT = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([A-Za-z0-9_-]+)/g;
+const SHIM_IN_TEXT = /(\/[^\s'"]*aep-steer-hook\.sh)/g;
+
+/** The hooks the vendor will run: present, pointing at this port with this secret, the shim on disk. */
+export function hookChecks(table: VendorTable, port: number, opts: { project?: string }, env: NodeJS.ProcessEnv): Check[] {
+  const installer = table.installer;
+  if (installer === undefined) return [pass('hooks', `${table.token} has no installer; wire its hooks by hand`)];
+  const where = opts.project === undefined ? {} : { project: opts.project };
+  const install = `aep-steer install ${table.token}${opts.project === undefined ? '' : ` --project ${opts.project}`}`;
+  const file = installer.file(where, env);
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const urls = [...text.matchAll(URL_IN_TEXT)];
+  const shims = [...new Set([...text.matchAll(SHIM_IN_TEXT)].map((m) => m[1]!))];
+  if (urls.length === 0 && shims.length === 0) return [fail('hooks', `no adapter hooks in ${file}`, install)];
+  const missing = shims.filter((s) => !existsSync(s));
+  if (missing.length > 0) return [fail('hooks', `the hooks run ${missing[0]}, which is gone (moved or reinstalled package)`, install)];
+  const secret = readSecret(env);
+  const stale = urls.filter((m) => Number(m[1]) !== port || m[2] !== secret);
+  if (stale.length > 0) {
+    const m = stale[0]!;
+    const why = Number(m[1]) !== port ? `port ${m[1]}, the adapter's is ${port}` : 'a secret that is not the stored one';
+    return [fail('hooks', `${stale.length} of ${urls.length} hooks in ${file} use ${why}`, install)];
+  }
+  return [pass('hooks', `${Math.max(urls.length, shims.length)} hook entries in ${file} point at 127.0.0.1:${port} with the stored secret`)];
+}
+
+/** The vendor CLI on PATH (or `bin`), its version against the version the table was observed on. */
+export function cliCheck(table: VendorTable, bin: string | undefined, env: NodeJS.ProcessEnv): Check {
+  const cli = table.cli;
+  const name = bin ?? cli?.bin;
+  if (name === undefined) return pass('vendor CLI', `${table.token}: no CLI to check`);
+  const fix = cli?.install ?? `install ${table.token} ${table.version}`;
+  const r = spawnSync(name, ['--version'], { env, encoding: 'utf8', timeout: 15_000 });
+  if (r.error !== undefined || r.status !== 0) return fail('vendor CLI', `${name} not found or failed (${r.error?.message ?? `exit ${r.status}`})`, fix);
+  const found = /\d+\.\d+\.\d+/.exec(`${r.stdout}${r.stderr}`)?.[0];
+  if (found === table.version) return pass('vendor CLI', `${name} ${found}, the version the ${table.token} table was observed on`);
+  return fail('vendor CLI', `${name} ${found ?? '(no version)'}; the ${table.token} table was observed on ${table.version}, and other versions may place context differently`, fix);
+}

@@ -1,0 +1,128 @@
+// What an orchestrating model reads back from a steering tool: one plain sentence that says what
+// happened and what to do next, plus the stream facts as structured content. A refusal (the
+// relay's or the roster's `code`, or the adapter's rejection) is a tool error.
+import type { InstructOutcome, RespondOutcome } from '../consumer/send.js';
+
+export interface ToolResult {
+  [k: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/**
+ * The sentence also leads the structured content: some hosts (Claude Code 2.1.332) hand the
+ * model only `structuredContent` when it is present, and the sentence is what says what to do.
+ */
+export function result(text: string, facts: Record<string, unknown>, isError = false): ToolResult {
+  return { content: [{ type: 'text', text }], structuredContent: { message: text, ...facts }, ...(isError ? { isError: true } : {}) };
+}
+
+/** A refusal before anything was sent: a code and a sentence. */
+export function refusal(code: string, sentence: string, facts: Record<string, unknown> = {}): ToolResult {
+  return result(`Refused (${code}): ${sentence}`, { outcome: 'refused', code, detail: sentence, ...facts }, true);
+}
+
+const why = (code: string): string => {
+  switch (code) {
+    case 'no-route': return 'Call list_sessions to see which sessions are live.';
+    case 'ambiguous': return 'More than one adapter claims the session; stop the extra adapter.';
+    case 'unsupported': return 'This session does not take that command; list_sessions shows what each one declares.';
+    case 'unauthorized': return 'The relay token this server uses may not send that command; ask for a token that may.';
+    default: return 'See the detail.';
+  }
+};
+
+/** Snake-case facts of an instruct or send_input outcome, as the stream gave them. */
+function steerFacts(o: InstructOutcome, key: string | undefined): Record<string, unknown> {
+  const f: Record<string, unknown> = { outcome: o.outcome, session: o.session };
+  if (key !== undefined) f['idempotency_key'] = key;
+  if ('command' in o && o.command !== undefined) f['command_id'] = o.command;
+  if ('vendor' in o && o.vendor !== undefined) f['vendor'] = o.vendor;
+  if ('ack' in o && o.ack !== undefined) f['ack_id'] = o.ack;
+  switch (o.outcome) {
+    case 'delivered':
+      f['delivered_id'] = o.delivered;
+      if (o.queuedMs !== undefined) f['queued_ms'] = o.queuedMs;
+      if (o.moment !== undefined) f['moment'] = o.moment;
+      if (o.at !== undefined) f['delivered_at'] = o.at;
+      break;
+    case 'dropped':
+      f['dropped_id'] = o.dropped;
+      if (o.reason !== undefined) f['reason'] = o.reason;
+      if (o.at !== undefined) f['dropped_at'] = o.at;
+      break;
+    case 'rejected':
+      f['reason'] = o.reason;
+      if (o.detail !== undefined) f['detail'] = o.detail;
+      break;
+    case 'refused':
+      f['code'] = o.code;
+      f['by'] = o.by;
+      if (o.detail !== undefined) f['detail'] = o.detail;
+      break;
+    case 'timeout':
+      f['stage'] = o.stage;
+      break;
+    case 'unreachable':
+      f['detail'] = o.detail;
+      break;
+    case 'accepted':
+      break;
+  }
+  return f;
+}
+
+/** The settled outcome of `instruct` / `send_input` as a tool result. */
+export function steerResult(o: InstructOutcome, opts: { key?: string; waitMs: number; noun: string }): ToolResult {
+  const facts = steerFacts(o, opts.key);
+  const again = opts.key !== undefined ? ` Call again with the same idempotency_key to check on it without sending it twice.` : '';
+  switch (o.outcome) {
+    case 'delivered': {
+      const after = o.queuedMs !== undefined ? ` after ${o.queuedMs} ms in the queue` : '';
+      const at = o.moment !== undefined ? ` at its ${o.moment} moment` : '';
+      const when = o.at !== undefined ? ` (${o.at})` : '';
+      return result(`Delivered${after}${at}${when}: the ${opts.noun} reached session ${o.session}; the agent reads it on its next model request.`, facts);
+    }
+    case 'dropped':
+      return result(`Dropped (${o.reason ?? 'no reason given'}): the ${opts.noun} was accepted but never reached session ${o.session}. Decide whether to send it again.`, facts);
+    case 'accepted':
+      return result(`Accepted by session ${o.session}; not waiting for delivery.`, facts);
+    case 'timeout':
+      return o.stage === 'ack'
+        ? result(`No acknowledgement within ${opts.waitMs} ms: the adapter for session ${o.session} did not answer.${again}`, facts, true)
+        : result(`Still queued after ${opts.waitMs} ms: session ${o.session} accepted the ${opts.noun} and will receive it at its next eligible moment (its next tool call or prompt).${again}`, facts);
+    case 'rejected':
+      return result(`Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. Fix the ${opts.noun} and send it again.`, facts, true);
+    case 'refused':
+      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+    case 'unreachable':
+      return result(`Relay unreachable: ${o.detail}. Start it with \`aep-steer relay\` or check the server's --relay URL.`, facts, true);
+  }
+}
+
+export function respondResult(o: RespondOutcome): ToolResult {
+  const facts: Record<string, unknown> = { outcome: o.outcome, session: o.session, request: o.request };
+  if ('command' in o && o.command !== undefined) facts['command_id'] = o.command;
+  if ('ack' in o && o.ack !== undefined) facts['ack_id'] = o.ack;
+  switch (o.outcome) {
+    case 'answered':
+      facts['answered_id'] = o.answered;
+      if (o.answer !== undefined) facts['answer'] = o.answer;
+      return result(`Answered: request ${o.request} of session ${o.session} is released with ${JSON.stringify(o.answer ?? {})}.`, facts);
+    case 'rejected':
+      facts['reason'] = o.reason;
+      if (o.detail !== undefined) facts['detail'] = o.detail;
+      return result(`Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. pending_requests shows what is still open and what it accepts.`, facts, true);
+    case 'refused':
+      facts['code'] = o.code;
+      if (o.detail !== undefined) facts['detail'] = o.detail;
+      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+    case 'timeout':
+      facts['stage'] = o.stage;
+      return result(`No ${o.stage === 'ack' ? 'acknowledgement' : 'answer event'} in time for request ${o.request}; pending_requests shows whether it is still open.`, facts, true);
+    case 'unreachable':
+      facts['detail'] = o.detail;
+      return result(`Relay unreachable: ${o.detail}.`, facts, true);
+  }
+}
