@@ -142,7 +142,7 @@ test('send_input steer during a slow tool reaches the next model request of the 
   await waitUntil('the slow tool call', () => stack.events.find((e) => e.session === session && e.type === 'tool.requested'));
   const cmd = sendInput(session, 'STEER-MARK-1 prefer the small fix', 'steer');
   const settled = await stack.send(cmd);
-  assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
+  assert.is(settled.outcome, 'accepted', `${JSON.stringify(settled)} ${stack.errors.join('; ')}`);
   const sent = await waitUntil('input.sent', () => find('x.cline.input.sent', cmd.id));
   assert.equal(sent.data, { delivery: 'steer' });
   writeFileSync(gate, '');

@@ -98,12 +98,15 @@ export class HubConnection {
     const socket = new WebSocket(ep.url, [`cline-hub-auth.${ep.token}`]);
     this.socket = socket;
     socket.on('open', () => {
-      void this.register();
+      void this.register(socket);
     });
     socket.on('message', (data) => this.onFrame(String(data)));
     socket.on('error', (err) => this.report(`${ep.url}: ${err.message}`));
-    socket.on('close', () => {
+    socket.on('close', (code, reason) => {
+      // Only the current socket's end changes the state: a late close of an earlier one must not.
+      if (socket !== this.socket) return;
       const was = this.registered;
+      if (was && !this.closed) this.report(`connection closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}); reconnecting`);
       this.registered = false;
       this.socket = undefined;
       for (const [, resolve] of this.pending) resolve({ ok: false, error: { code: 'hub_unreachable' } });
@@ -113,16 +116,17 @@ export class HubConnection {
     });
   }
 
-  private async register(): Promise<void> {
+  private async register(socket: WebSocket): Promise<void> {
     const reply = await this.command('client.register', undefined, {
       clientId: this.clientId, clientType: 'aep-adapter-cline', displayName: 'AEP adapter', transport: 'native', capabilities: [],
     });
+    if (socket !== this.socket) return;
     if (!reply.ok) {
       this.report(`client.register refused: ${reply.error?.code ?? 'unknown'}`);
-      this.socket?.close();
+      socket.close();
       return;
     }
-    this.socket?.send(JSON.stringify({ kind: 'stream.subscribe', clientId: this.clientId }));
+    socket.send(JSON.stringify({ kind: 'stream.subscribe', clientId: this.clientId }));
     this.registered = true;
     this.lastProblem = '';
     this.state.next(true);
