@@ -100,7 +100,8 @@ export const cline: VendorTable = {
   userPlane: {
     tapEnv: 'AEP_CLINE_HUB',
     controlEnv: 'AEP_CLINE_HUB_CONTROL',
-    cancels: true, // hub run.abort; the abort lands back as the TaskCancel hook (agent_abort)
+    cancels: true, // hub run.abort; on 3.0.65 the abort lands back as the SessionShutdown hook
+    approvals: true, // hub approval.requested / approval.respond
     open: (env, onError) => {
       const hub = new HubConnection({ endpoint: () => resolveHubEndpoint(env), onError });
       return { ...hubTransport(hub), close: () => hub.close() };

@@ -22,6 +22,8 @@ export interface UserPlane {
   controlEnv: string;
   /** The channel aborts the active run: `control.cancel` (scope `run`) is offered with control. */
   cancels: boolean;
+  /** The channel raises approvals: `control.attention.respond` is offered with control. */
+  approvals: boolean;
   open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void): InputTransport & { close(): Promise<void> };
 }
 
@@ -351,6 +353,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     holds: holdsAny(table, opts),
     ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
     ...(table.userPlane?.cancels === true ? { cancels: true } : {}),
+    ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
     resumeWindowMs: resumeWindowOf(table),
     ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
     classify(input) {

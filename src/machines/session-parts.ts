@@ -91,7 +91,9 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
       { type: 'control.accepted', cause, key: d.key },
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },
       { type: 'attention.resolved', subject: hold.requestId, cause: input.answeredId, resolution: 'answered', latencyMs: Math.max(0, input.at - hold.openedAt) },
-      { type: 'reply.decision', hookId: hold.hookId, decision: d.decision },
+      hold.external === undefined
+        ? { type: 'reply.decision', hookId: hold.hookId, decision: d.decision }
+        : { type: 'approval.answer', approvalId: hold.external, decision: d.decision },
     ],
   };
 }

@@ -31,6 +31,8 @@ export interface AttentionRequest {
   options?: { id: string; label: string }[];
   fields?: Record<string, unknown>[];
   context?: Record<string, unknown>;
+  /** `respond_via`: `["control"]` unless the vendor's own UI answers the same loop too. */
+  respondVia?: string[];
 }
 
 /** A held loop's answer in vendor-neutral terms (D14). Same shape as the surface's. */
@@ -83,6 +85,11 @@ export interface OpenHold {
   request: AttentionRequest;
   openedAt: number;
   timeoutMs: number;
+  /**
+   * The vendor's own id for a request raised on its user-plane channel (Cline hub approvalId);
+   * such a hold has no hook reply: its answer goes back through the transport.
+   */
+  external?: string;
 }
 
 /** The one decision recorded per command (AEP-0004 §3), keyed by `(source, id)`. */
@@ -167,6 +174,15 @@ export interface CancelInput {
   gateOpen: boolean;
   ready: boolean;
 }
+/** The vendor's channel raised an approval request (Cline hub `approval.requested`). */
+export interface ApprovalRequestedInput { type: 'approval.requested'; at: number; requestId: string; approvalId: string; request: AttentionRequest }
+/**
+ * The vendor's channel settled an approval (`approval.resolved`): answered in its own UI unless
+ * this adapter answered it first; `approved` absent means the vendor cancelled it.
+ */
+export interface ApprovalResolvedInput { type: 'approval.resolved'; at: number; approvalId: string; approved?: boolean; answeredId: string }
+/** The vendor's channel was lost: its open requests can no longer be answered. */
+export interface TransportLostInput { type: 'transport.lost'; at: number }
 /** The transport's answer to a forwarded cancel. */
 export interface CancelAnsweredInput { type: 'cancel.answered'; at: number; commandId: string; ok: boolean }
 /** The transport took the input (Cline hub reply ok, OpenHands REST 2xx). */
@@ -230,7 +246,8 @@ export interface RecoveredInput { type: 'restart.recovered'; at: number }
 export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
   | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
-  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput;
+  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput
+  | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -242,7 +259,7 @@ export type SessionOutput =
   | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string }
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason }
   | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
-  | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown> }
+  | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown>; via?: 'control' | 'oob' }
   | { type: 'attention.resolved'; subject: string; cause: string; resolution: 'answered' | 'dismissed'; latencyMs: number }
   | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number }
   | { type: 'session.ended'; reason: EndReason; cause?: string }
@@ -263,6 +280,8 @@ export type SessionOutput =
   | { type: 'input.send'; cause: string; text: string; delivery?: string }
   /** `run.cancelled {by:"control"}`: the session ended while a cancel of its run was under way. */
   | { type: 'run.cancelled'; cause: string }
+  /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
+  | { type: 'approval.answer'; approvalId: string; decision: Decision }
   /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
   | { type: 'run.cancel'; cause: string }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */

@@ -3,6 +3,7 @@ import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
 import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
+import * as approvals from './transport-holds.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
@@ -50,6 +51,10 @@ export const sessionMachine = setup({
     forwardCancel: step('command.cancel', (c, e) => cancels.cancel(c, e, false)),
     refuseCancelEnded: step('command.cancel', (c, e) => cancels.cancel(c, e, true)),
     settleCancel: step('cancel.answered', cancels.cancelAnswered),
+    openApproval: step('approval.requested', (c, e) => approvals.approvalRequested(c, e, false)),
+    ignoreApproval: step('approval.requested', (c, e) => approvals.approvalRequested(c, e, true)),
+    mirrorApproval: step('approval.resolved', approvals.approvalResolved),
+    dismissLost: step('transport.lost', approvals.transportLost),
   },
 }).createMachine({
   id: 'session',
@@ -72,6 +77,9 @@ export const sessionMachine = setup({
     'input.consumed': { actions: 'markInputConsumed' },
     'command.cancel': { actions: 'forwardCancel' },
     'cancel.answered': { actions: 'settleCancel' },
+    'approval.requested': { actions: 'openApproval' },
+    'approval.resolved': { actions: 'mirrorApproval' },
+    'transport.lost': { actions: 'dismissLost' },
   },
   states: {
     idle: {
@@ -99,6 +107,7 @@ export const sessionMachine = setup({
         'window.tick': { actions: 'closeWindow' },
         'command.send_input': { actions: 'refuseInputEnded' },
         'command.cancel': { actions: 'refuseCancelEnded' },
+        'approval.requested': { actions: 'ignoreApproval' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },

@@ -33,7 +33,9 @@ export type Effect =
   /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
   | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
   /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
-  | { kind: 'cancel'; session: string; commandId: string };
+  | { kind: 'cancel'; session: string; commandId: string }
+  /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
+  | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
@@ -453,7 +455,7 @@ export class ActorHost {
           // option and field labels become their ids.
           const r = o.request;
           const prompt = `${this.vendor} requests ${r.kind}${r.subject ? `: ${r.subject}` : ''}`;
-          const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: ['control'] };
+          const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: r.respondVia ?? ['control'] };
           if (r.kind === 'permission') data.options = (r.options ?? [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }]).map((x) => ({ id: x.id, label: x.id }));
           if (r.fields) data.fields = r.fields.map(placeholderField);
           const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'metadata', data };
@@ -464,7 +466,7 @@ export class ActorHost {
         }
         case 'attention.answered': {
           const textual = o.answer.text !== undefined || o.answer.values !== undefined;
-          emit({ type: 'attention.answered', id: o.id, subject: o.subject, cause: o.cause, capture: textual ? 'redacted' : 'metadata', data: { answer: o.answer, via: 'control' } });
+          emit({ type: 'attention.answered', id: o.id, subject: o.subject, cause: o.cause, capture: textual ? 'redacted' : 'metadata', data: { answer: o.answer, via: o.via ?? 'control' } });
           break;
         }
         case 'attention.resolved':
@@ -485,6 +487,11 @@ export class ActorHost {
         case 'run.cancelled':
           emit({ type: 'run.cancelled', cause: o.cause, data: { by: 'control' } });
           break;
+        case 'approval.answer': {
+          const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
+          effects.push({ kind: 'answer', session, approvalId: o.approvalId, approved, ...(o.decision.message === undefined ? {} : { reason: o.decision.message }) });
+          break;
+        }
         case 'run.cancel':
           effects.push({ kind: 'cancel', session, commandId: o.cause });
           break;

@@ -72,8 +72,8 @@ export interface AdapterHandle {
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
  * with AEP_INSTRUCT (D5).
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'cancels'>, instruct: boolean, sendInput = false): string[] => [
-  ...(surface.holds === true ? ['control.attention.respond'] : []),
+export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'cancels' | 'approvals'>, instruct: boolean, sendInput = false): string[] => [
+  ...(surface.holds === true || (sendInput && surface.approvals === true) ? ['control.attention.respond'] : []),
   ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
   ...(sendInput && surface.cancels === true ? ['control.cancel'] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
@@ -158,7 +158,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
-    if (effect.kind === 'send' || effect.kind === 'cancel') return throughTransport(opts.transport, effect, logged, Date.now);
+    if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer') return throughTransport(opts.transport, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);
@@ -211,7 +211,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   const recovered$ = from(host.recover(Date.now()));
-  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport)), host);
+  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host)), host);
   const neutral$: Observable<Out> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);

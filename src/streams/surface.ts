@@ -98,6 +98,8 @@ export interface VendorSurface {
   sendInput?: { type: string; policy: InputPolicy };
   /** `control.cancel` aborts the active run through the user-plane transport (scope `run` only). */
   cancels?: boolean;
+  /** The user-plane transport raises approvals that `control.attention.respond` answers. */
+  approvals?: boolean;
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
   resumeWindowMs?: number;
   /** D26 default instruction TTL where an end moment may never fire; absent: none. */
@@ -129,7 +131,14 @@ export interface InputRequest {
 export type InputOutcome = { ok: true } | { ok: false; detail: string };
 
 /** A fact the transport observed about a session, fed to its actor. */
-export type TransportFact = { kind: 'consumed'; session: string; at: number; text: string };
+export type TransportFact =
+  | { kind: 'consumed'; session: string; at: number; text: string }
+  /** The vendor asks its user to approve something (answered with `answer`, or in the vendor's UI). */
+  | { kind: 'approval'; session: string; at: number; approvalId: string; request: AttentionRequestSpec & { respondVia?: string[] } }
+  /** The vendor settled an approval; `approved` absent: cancelled. */
+  | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
+  /** The channel was lost (every open approval on it is void). */
+  | { kind: 'lost'; at: number };
 
 /**
  * The vendor's user-plane channel (Cline hub WebSocket, OpenHands REST), supplied by the adapter
@@ -141,6 +150,8 @@ export interface InputTransport {
   send(req: InputRequest): Promise<InputOutcome>;
   /** Aborts the session's active run (control.cancel), where the vendor has such a verb. */
   cancel?(session: string): Promise<InputOutcome>;
+  /** Answers an approval the vendor raised on this channel. */
+  answer?(session: string, approvalId: string, approved: boolean, reason?: string): Promise<InputOutcome>;
   /** Facts about sessions (inputs consumed), live. */
   facts$?: Observable<TransportFact>;
 }

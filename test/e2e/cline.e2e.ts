@@ -10,11 +10,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { cline } from '../../src/adapters/cline.js';
 import { installCline } from '../../src/adapters/installers/cline.js';
 import { HubConnection } from '../../src/adapters/cline-hub/connection.js';
 import { resolveHubEndpoint } from '../../src/adapters/cline-hub/endpoint.js';
 import { auditFiles } from '../../src/audit/audit.js';
+import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import { bodyHas, startVendorStack, vendorBinary, workspace, type VendorStack, type Workspace } from '../support/vendor-e2e.js';
@@ -26,6 +28,8 @@ let ws: Workspace;
 let env: NodeJS.ProcessEnv;
 let driver: HubConnection;
 let hubPid: number | undefined;
+/** The hub's own approval ids by session, as Cline's UI would see them. */
+const approvalIds = new Map<string, string>();
 const SENDER = { agent: 'e2e-operator' };
 
 const freePort = (): Promise<number> => new Promise((resolve, reject) => {
@@ -53,8 +57,8 @@ async function waitUntil<T>(what: string, probe: () => T | undefined, limitMs = 
   return stack.waitFor(what, probe, limitMs);
 }
 
-/** A hub session in act mode with tools auto-approved (vendor-clis-observed §4.4). */
-async function createSession(): Promise<string> {
+/** A hub session in act mode (vendor-clis-observed §4.4); `ask` makes run_commands ask for approval. */
+async function createSession(ask = false): Promise<string> {
   const cfg = {
     providerId: 'openai-compatible', modelId: 'mock-model', apiKey: 'dummy', cwd: ws.project, workspaceRoot: ws.project,
     systemPrompt: '', mode: 'act', enableTools: true, enableSpawnAgent: false, enableAgentTeams: false,
@@ -62,7 +66,8 @@ async function createSession(): Promise<string> {
   const reply = await driver.command('session.create', undefined, {
     workspaceRoot: ws.project, cwd: ws.project, sessionConfig: cfg,
     metadata: { provider: 'openai-compatible', model: 'mock-model', enableTools: true, interactive: true },
-    runtimeOptions: { mode: 'act', enableTools: true, autoApproveTools: true },
+    runtimeOptions: { mode: 'act', enableTools: true, autoApproveTools: !ask },
+    ...(ask ? { toolPolicies: { run_commands: { autoApprove: false } } } : {}),
     modelSelection: { provider: 'openai-compatible', model: 'mock-model', apiKey: 'dummy' },
   });
   assert.ok(reply.ok, JSON.stringify(reply));
@@ -106,7 +111,10 @@ test.before(async () => {
   const ep = resolveHubEndpoint(env);
   assert.ok(!('missing' in ep), JSON.stringify(ep));
   hubPid = 'pid' in ep ? ep.pid : undefined;
-  driver = new HubConnection({ endpoint: () => resolveHubEndpoint(env), clientId: 'aep-e2e-driver', commandTimeoutMs: 120_000 });
+  driver = new HubConnection({ endpoint: () => resolveHubEndpoint(env), clientId: 'aep-e2e-driver', clientType: 'aep-e2e-driver', commandTimeoutMs: 120_000 });
+  driver.events$.subscribe((e) => {
+    if (e.event === 'approval.requested' && e.sessionId !== undefined && typeof e.payload.approvalId === 'string') approvalIds.set(e.sessionId, e.payload.approvalId);
+  });
   await waitUntil('the test driver on the hub', () => (driver.ready() ? true : undefined), 20_000);
   // The adapter's own hub connection registers as aep-adapter-cline with no capabilities.
   let clients: { clientType?: string; capabilities?: unknown[] }[] = [];
@@ -237,6 +245,59 @@ test('control.cancel aborts the run and run.cancelled names the command', async 
   const next = await startTurn(session, '[[TURN]] AFTERCANCEL one quick command');
   assert.ok(next.ok, JSON.stringify(next));
   await waitUntil('reopened', () => stack.events.find((e) => e.session === session && e.type === 'x.cline.session.reopened'));
+});
+
+const sink = () => {
+  let text = '';
+  return { stream: new Writable({ write(chunk, _enc, done) { text += String(chunk); done(); } }), text: () => text };
+};
+
+/** The tool results the model saw in the requests of one turn (by its tag). */
+const toolResultsOf = (tag: string): string[] =>
+  requestsWith(tag).flatMap((r) => messagesOf(r).filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)));
+
+async function approval(session: string): Promise<AepEvent> {
+  return waitUntil('attention.requested', () => stack.events.find((e) => e.session === session && e.type === 'attention.requested'));
+}
+
+test('an approval answered through aep-steer respond runs or refuses the tool; one answered in Cline is mirrored oob', async () => {
+  const respond = async (session: string, request: string, word: string): Promise<number> => {
+    const out = sink();
+    const code = await runRespond(word, { relay: stack.relayUrl, token: stack.relayToken, sender: 'e2e-operator', session, request, timeout: '20000' }, { out: out.stream, err: sink().stream });
+    assert.is(code, RESPOND_EXIT.answered, out.text());
+    return code;
+  };
+  // approve: the tool runs and its output reaches the model.
+  const s1 = await createSession(true);
+  const t1 = startTurn(s1, '[[TURN]] APPROVETEST run it');
+  const r1 = await approval(s1);
+  assert.equal((r1.data as { respond_via: string[] }).respond_via, ['control', 'oob']);
+  assert.equal((r1.data as { options: { id: string }[] }).options.map((o) => o.id), ['approve', 'deny']);
+  assert.is(r1.subject, 'run_commands');
+  await respond(s1, r1.id, 'approve');
+  assert.ok((await t1).ok);
+  assert.ok(toolResultsOf('APPROVETEST').some((t) => t.includes('TOOL_RAN_')), 'the approved tool ran');
+  const answered = await waitUntil('attention.answered', () => stack.events.find((e) => e.type === 'attention.answered' && e.subject === r1.id));
+  assert.equal(answered.data, { answer: { option: 'approve' }, via: 'control' });
+  await waitUntil('attention.resolved', () => stack.events.find((e) => e.type === 'attention.resolved' && e.subject === r1.id));
+  // deny: the tool is refused and never runs.
+  const s2 = await createSession(true);
+  const t2 = startTurn(s2, '[[TURN]] DENYTEST run it');
+  const r2 = await approval(s2);
+  await respond(s2, r2.id, 'deny');
+  assert.ok((await t2).ok);
+  const denied = toolResultsOf('DENYTEST');
+  assert.ok(denied.length > 0 && denied.every((t) => !t.includes('TOOL_RAN_')), `the denied tool did not run: ${denied.join(' | ')}`);
+  // out of band: Cline's own client answers; the adapter mirrors it.
+  const s3 = await createSession(true);
+  const t3 = startTurn(s3, '[[TURN]] OOBTEST run it');
+  const r3 = await approval(s3);
+  const pending = await waitUntil('the hub approval', () => approvalIds.get(s3));
+  assert.ok((await driver.command('approval.respond', s3, { approvalId: pending, approved: true })).ok);
+  assert.ok((await t3).ok);
+  const oob = await waitUntil('the oob answer', () => stack.events.find((e) => e.type === 'attention.answered' && e.subject === r3.id));
+  assert.equal(oob.data, { answer: { option: 'approve' }, via: 'oob' });
+  await waitUntil('attention.resolved', () => stack.events.find((e) => e.type === 'attention.resolved' && e.subject === r3.id));
 });
 
 test('the stream of the run passes aep-steer audit; the hub stops by pid and nothing is left listening', async () => {

@@ -21,6 +21,9 @@ export interface VendorStack {
   secret: string;
   /** The adapter's event log. */
   logPath: string;
+  /** The relay's WebSocket URL and token, for the consumer commands (`aep-steer respond`). */
+  relayUrl: string;
+  relayToken: string;
   events: AepEvent[];
   errors: string[];
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
@@ -61,7 +64,7 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
   }
 
   return {
-    token, running, secret: cfg.secret, logPath: cfg.logPath, events, errors, waitFor, find,
+    token, running, secret: cfg.secret, logPath: cfg.logPath, relayUrl: relay.socketUrl, relayToken: TOKEN, events, errors, waitFor, find,
     async instruct(session, text) {
       const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
       const settled = await consumer.send(cmd);

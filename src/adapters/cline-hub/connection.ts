@@ -22,6 +22,9 @@ export interface HubReply {
 export interface HubConnectionOptions {
   endpoint: () => HubEndpoint | { missing: string };
   clientId?: string;
+  /** What this client registers as; the adapter's tap is `aep-adapter-cline` with no capabilities. */
+  clientType?: string;
+  capabilities?: { name: string }[];
   reconnectMs?: number;
   /** A command's reply limit; send_input with queue/steer answers within milliseconds. */
   commandTimeoutMs?: number;
@@ -118,7 +121,8 @@ export class HubConnection {
 
   private async register(socket: WebSocket): Promise<void> {
     const reply = await this.command('client.register', undefined, {
-      clientId: this.clientId, clientType: 'aep-adapter-cline', displayName: 'AEP adapter', transport: 'native', capabilities: [],
+      clientId: this.clientId, clientType: this.opts.clientType ?? 'aep-adapter-cline', displayName: 'AEP adapter', transport: 'native',
+      capabilities: this.opts.capabilities ?? [],
     });
     if (socket !== this.socket) return;
     if (!reply.ok) {
