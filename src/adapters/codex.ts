@@ -89,8 +89,9 @@ export const codex: VendorTable = {
     // ignores the whole output when anything in it is off (vendor-clis-observed §2.7).
     neutral: undefined,
     context: hookSpecificOutputContext,
-    // D27: a common output field of every Codex hook schema (vendor-clis-observed §2.7).
-    userNotice: { field: 'systemMessage', evidence: `${E2E}#systemMessage is shown to the user and absent from the model request, while the instruction reaches the model` },
+    // D27: a common output field of every Codex hook schema (vendor-clis-observed §2.7). Observed:
+    // `codex exec` 0.171.0 prints only the hook's status, not the message; the TUI was not exercised.
+    userNotice: { field: 'systemMessage', evidence: `${E2E}#systemMessage passes Codex's output schema and never reaches the model, while the instruction does` },
   },
   maps,
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.

@@ -37,6 +37,15 @@ export interface OpenHandsFrame {
   first?: boolean;
   /** AEP_OPENHANDS_DELTAS: StreamingDeltaEvent is mapped instead of suppressed. */
   deltas?: boolean;
+  /** AEP_OPENHANDS_CONTROL: the confirmation request is answerable (options, respond path). */
+  answerable?: boolean;
+  /**
+   * A control.attention.respond the server took (REST 2xx) before this flip out of waiting: the
+   * flip is its outcome, so attention.answered (id preset) and attention.resolved name it.
+   */
+  answered?: { id: string; cause: string; answer: Record<string, unknown> };
+  /** A pause, resume or interrupt the server took: this status change is its outcome. */
+  caused_by?: string;
 }
 
 export interface Moment { type: string; data: EventData }
@@ -207,9 +216,26 @@ export function mapFrame(f: OpenHandsFrame): ObservationSpec[] {
     if (m.type === 'attention.requested') {
       if (f.attention !== undefined) o.id = f.attention;
       o.severity = 'notice';
+      // Under the control gate a receiver-side decoration; the pinned read-only payload is unchanged.
+      if (f.answerable === true) o.data = { ...m.data, options: ANSWER_OPTIONS, respond_via: ['control'] };
     }
-    if (m.type === 'attention.resolved' && f.attention !== undefined) o.subject = f.attention;
+    if (m.type === 'attention.resolved') {
+      if (f.attention !== undefined) o.subject = f.attention;
+      if (f.answered !== undefined && m.data.resolution === 'answered') {
+        const a = f.answered;
+        const textual = a.answer.text !== undefined;
+        const answered: ObservationSpec = { type: 'attention.answered', id: a.id, cause: a.cause, data: { answer: a.answer, via: 'control' }, capture: textual ? 'redacted' : 'metadata' };
+        if (f.attention !== undefined) answered.subject = f.attention;
+        if (o.run !== undefined) answered.run = o.run;
+        out.push(answered);
+        o.cause = a.id;
+      }
+    }
     out.push(o);
   }
+  if (f.caused_by !== undefined) for (const o of own) if (o.type === 'state.delta') o.cause = f.caused_by;
   return out;
 }
+
+/** allow → `{accept: true}`, deny → `{accept: false, reason?}`; labels are ids at metadata. */
+export const ANSWER_OPTIONS = [{ id: 'allow', label: 'allow' }, { id: 'deny', label: 'deny' }];

@@ -8,6 +8,7 @@
 import { str } from './hook-input.js';
 import { TOKEN, mapFrame, statusOf, type OpenHandsFrame } from './openhands-map.js';
 import { AgentServer } from './openhands/agent-server.js';
+import { CONTROLS, openHandsControl } from './openhands/control.js';
 import { startReceiver } from './openhands/receiver.js';
 import type { HookInput, MapRule, MomentRow, SourceSpec, VendorTable } from './table.js';
 
@@ -44,9 +45,10 @@ const source: SourceSpec = {
   defaultPollSeconds: 15,
   start(opts) {
     const server = new AgentServer({ url: opts.url, ...(opts.key === undefined ? {} : { key: opts.key }) });
-    const receiver = startReceiver({ server, pollMs: opts.pollMs, deltas: opts.deltas, onError: opts.onError });
+    const receiver = startReceiver({ server, pollMs: opts.pollMs, deltas: opts.deltas, answerable: opts.control, history: opts.history, onError: opts.onError });
     return {
       arrivals$: receiver.arrivals$,
+      ...(opts.control ? openHandsControl(server, receiver) : {}),
       health: () => ({ source: receiver.health() }),
       close: () => receiver.close(),
     };
@@ -81,4 +83,10 @@ export const openhands: VendorTable = {
   maps: {},
   fallback: frameRule,
   source,
+  // The one gate for the five writes (D29): it mints no permission the key did not already carry.
+  control: { env: 'AEP_OPENHANDS_CONTROL' },
+  // One append plane, no delivery choice, no idle refusal: the append lands in every status with
+  // run:false, and what the server does with it is observed (D29).
+  sendInput: { deliveries: [], refuseIdle: false, reportsConsumption: false, mergesIdentical: false },
+  controls: CONTROLS,
 };

@@ -6,9 +6,11 @@ import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import { str } from './hook-input.js';
 import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
+import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport, ObservationSpec, VendorSurface,
+  AttentionRequestSpec, ClassifiedHook, Controller, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport,
+  ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
 /**
@@ -103,7 +105,7 @@ export interface ControlGate {
   /** `=1` turns the gate on (flag `--control`). */
   env: string;
   /** A regular expression a tool name must match in full to be held (flag `--gate-tools`); every tool when unset. */
-  toolsEnv: string;
+  toolsEnv?: string;
 }
 
 /** How a surface is built from its table: the opt-in held gate and its tool pattern. */
@@ -148,12 +150,19 @@ export interface SourceOptions {
   key?: string;
   pollMs: number;
   deltas: boolean;
+  /** The table's control gate is on: the source also supplies the transport and controller. */
+  control: boolean;
+  /** What the adapter's log holds from earlier runs (a restart resumes from it). */
+  history: readonly AepEvent[];
   onError: (e: SteeringError) => void;
 }
 
 /** A running bridge source: arrivals for the pipeline, its health for `/healthz`. */
 export interface BridgeSource {
   arrivals$: Observable<HookArrival>;
+  /** send_input's channel and the forwarded controls, when the control gate is on. */
+  transport?: InputTransport;
+  controller?: Controller;
   health(): Record<string, unknown>;
   close(): Promise<void>;
 }
@@ -184,6 +193,8 @@ export interface VendorTable {
   sendInput?: InputPolicy;
   /** The channel send_input and the other user-plane verbs go through. */
   userPlane?: UserPlane;
+  /** Commands carried out on the vendor's own API under the control gate (VendorSurface.controls). */
+  controls?: readonly string[];
   /** Default hook port (D15). */
   port: number;
   /** Attention timeout default (D14). */
@@ -285,7 +296,7 @@ function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
   try {
     return { on: true, tools: new RegExp(`^(?:${pattern})$`) };
   } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv} is not a valid regular expression: ${pattern}`, { cause });
+    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv ?? "--gate-tools"} is not a valid regular expression: ${pattern}`, { cause });
   }
 }
 
@@ -354,6 +365,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
     ...(table.userPlane?.cancels === true ? { cancels: true } : {}),
     ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
+    ...(table.controls === undefined ? {} : { controls: table.controls }),
     resumeWindowMs: resumeWindowOf(table),
     ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
     classify(input) {

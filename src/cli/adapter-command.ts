@@ -9,6 +9,7 @@ import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
+import { readEventLog } from '../streams/log.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
@@ -84,8 +85,11 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   if (gate === undefined && (f.control === true || f.gateTools !== undefined)) {
     throw new SteeringError('CONFIG_INVALID', `${token} has no opt-in held gate: --control and --gate-tools apply to ${vendorTokens().filter((t) => tableFor(t)?.control !== undefined).join(', ')}`);
   }
+  if (gate !== undefined && gate.toolsEnv === undefined && f.gateTools !== undefined) {
+    throw new SteeringError('CONFIG_INVALID', `${token}'s control gate holds no tools: --gate-tools does not apply`);
+  }
   const control = f.control === true || (gate !== undefined && truthy(env[gate.env]));
-  const gateTools = f.gateTools ?? (gate === undefined ? undefined : env[gate.toolsEnv]);
+  const gateTools = f.gateTools ?? (gate?.toolsEnv === undefined ? undefined : env[gate.toolsEnv]);
   const surfaceOpts: SurfaceOptions = { control };
   if (gateTools !== undefined && gateTools !== '') surfaceOpts.gateTools = gateTools;
   const surface = surfaceFrom(table, surfaceOpts);
@@ -159,12 +163,18 @@ export interface RunningAdapter {
 export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError) => void): Promise<RunningAdapter> {
   const report = onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
   const inspector = cfg.inspectPort === undefined ? undefined : await createInspector({ port: cfg.inspectPort });
+  const s = cfg.source;
+  const history = s === undefined ? [] : readEventLog(cfg.logPath).records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
+  const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, control: cfg.control, history, onError: report });
+  // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
+  const sendInput = source?.transport !== undefined;
+  const control = source?.controller !== undefined;
   const relay = cfg.relayUrl === undefined
     ? undefined
     : connectRelay({
       url: cfg.relayUrl,
       agent: cfg.surface.token,
-      accepts: acceptsFor(cfg.surface, cfg.instruct, cfg.userPlane?.control === true), // D5, D28
+      accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
       onError: report,
       ...(cfg.token === undefined ? {} : { token: cfg.token }),
     });
@@ -187,10 +197,16 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   }
   if (relay !== undefined) opts.relay = relay;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
-  const s = cfg.source;
-  const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, onError: report });
   if (source !== undefined) {
     opts.arrivals$ = source.arrivals$;
+    if (source.transport !== undefined) {
+      opts.sendInput = true;
+      opts.transport = source.transport;
+    }
+    if (source.controller !== undefined) {
+      opts.control = true;
+      opts.controller = source.controller;
+    }
     opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source.health() });
   }
   let adapter: AdapterHandle;
@@ -233,7 +249,7 @@ export function registerAdapter(program: Command): void {
     .option('--no-relay', 'run without a relay (events go to the log only)')
     .option('--token <t>', 'relay bearer token (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)')
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
-    .option('--control', 'turn on the vendor\'s opt-in held gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13)')
+    .option('--control', 'turn on the vendor\'s opt-in gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13); OpenHands send_input, respond, pause, resume, interrupt (AEP_OPENHANDS_CONTROL=1; D29)')
     .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')
     .option('--server <url>', 'bridge vendors: the agent server to observe (AEP_OPENHANDS_URL; default http://127.0.0.1:8000)')
     .option('--server-key <key>', 'bridge vendors: the server\'s session API key, one of its OH_SESSION_API_KEYS_* (AEP_OPENHANDS_KEY)')

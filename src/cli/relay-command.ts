@@ -9,6 +9,8 @@ import { parseAllowedOrigins } from '../relay/origin.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startRelay, type RelayOptions } from '../relay/server.js';
 import { ensureLocalToken } from '../relay/local-token.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
+import { DEFAULT_LEASE_MS, type NatsStoreOptions } from '../relay/nats/engine.js';
+import { NatsStore } from '../relay/nats/store.js';
 
 /** `AEP_STATE_DIR/relay.db`, beside the local token and the adapters' logs. */
 export const defaultStore = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'relay.db');
@@ -28,6 +30,10 @@ interface RelayFlags {
   allowOrigin?: string[];
   allowHost?: string[];
   claimLease?: string;
+  nats?: string;
+  natsReplicas?: string;
+  natsLeaseMs?: string;
+  natsNamespace?: string;
 }
 
 /** D21: an empty environment variable counts as unset (`AEP_HOST=` never binds all interfaces). */
@@ -61,6 +67,20 @@ export function relayOptions(f: RelayFlags): RelayOptions {
   return o;
 }
 
+/** `--nats` given: the JetStream store's options (history, claims and routing in the engine), else undefined (SQLite). */
+export function natsOptions(f: RelayFlags, o: RelayOptions): NatsStoreOptions | undefined {
+  if (f.nats === undefined || f.nats.trim() === '') return undefined;
+  const n: NatsStoreOptions = {
+    servers: f.nats,
+    namespace: f.natsNamespace ?? 'aep',
+    replicas: count('--nats-replicas', f.natsReplicas ?? '1', 1),
+    leaseMs: count('--nats-lease-ms', f.natsLeaseMs ?? String(DEFAULT_LEASE_MS), 300),
+  };
+  if (o.bufferCap !== undefined) n.bufferCap = o.bufferCap;
+  if (o.sessionCap !== undefined) n.sessionCap = o.sessionCap;
+  return n;
+}
+
 /**
  * Zero-config local use: without `--token`, a tokens file or `--no-token`, the relay uses the local
  * token, created on first start (mode 600) where local adapters and consumer commands find it.
@@ -90,10 +110,16 @@ export function registerRelay(program: Command): void {
     .option('--allow-origin <origin>', 'a browser origin allowed to connect, repeatable or comma-separated (AEP_ALLOW_ORIGIN; default none, D21)', collect, listOf(envOf(env, 'AEP_ALLOW_ORIGIN')))
     .option('--allow-host <name>', 'a Host name served besides IP literals, localhost and --host, repeatable (AEP_ALLOW_HOST, D21)', collect, listOf(envOf(env, 'AEP_ALLOW_HOST')))
     .option('--claim-lease-ms <ms>', `how long a closed claimant's sessions stay closed to other identities (AEP_CLAIM_LEASE_MS, default ${DEFAULT_CLAIM_LEASE_MS}, D19)`, envOf(env, 'AEP_CLAIM_LEASE_MS'))
+    .option('--nats <urls>', 'keep history, claims and routing in NATS JetStream instead of SQLite: nats://host:4222[,...] (AEP_NATS); run several relays on one', envOf(env, 'AEP_NATS'))
+    .option('--nats-replicas <n>', 'replicas of the streams and the claims bucket (AEP_NATS_REPLICAS)', envOf(env, 'AEP_NATS_REPLICAS') ?? '1')
+    .option('--nats-lease-ms <ms>', 'node lease: a dead relay node\'s claims lapse after it (AEP_NATS_LEASE_MS)', envOf(env, 'AEP_NATS_LEASE_MS') ?? String(DEFAULT_LEASE_MS))
+    .option('--nats-namespace <name>', 'prefix of the streams, bucket and subjects (AEP_NATS_NAMESPACE)', envOf(env, 'AEP_NATS_NAMESPACE') ?? 'aep')
     .action(async (flags: RelayFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const { options, note } = withLocalToken(relayOptions(flags), flags);
       if (note !== undefined) log(note);
+      const nats = natsOptions(flags, options);
+      if (nats) options.store = await NatsStore.open({ ...nats, log });
       const relay = await startRelay({ ...options, log });
       log(`relay: socket ${relay.socketUrl}`);
       const stop = () => {

@@ -7,7 +7,7 @@ import { withConsumer } from '../consumer/connect.js';
 import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `respond`. */
-export const RESPOND_EXIT = { answered: 0, usage: 2, rejected: 3, refused: 4, timeout: 6, unreachable: 7 } as const;
+export const RESPOND_EXIT = { answered: 0, usage: 2, rejected: 3, refused: 4, timeout: 6, unreachable: 7, unauthorized: 8 } as const;
 
 /** `allow` / `deny` are option ids; any other word is free text (the adapter applies D14's rule). */
 export function answerFrom(word: string | undefined, valuesJson: string | undefined): Answer | { error: string } {
@@ -64,9 +64,9 @@ export async function runRespond(word: string | undefined, f: RespondFlags, io: 
     return RESPOND_EXIT.usage;
   }
   const { print } = outcomePrinter(f.json, io.out, describeResponse);
-  const unreachable = (detail: string): number => {
+  const unreachable = (detail: string, code?: string): number => {
     print({ outcome: 'unreachable', session: f.session, request: f.request, detail });
-    return RESPOND_EXIT.unreachable;
+    return code === 'RELAY_UNAUTHORIZED' ? RESPOND_EXIT.unauthorized : RESPOND_EXIT.unreachable;
   };
   return withConsumer(f, async (consumer) => {
     const o = await sendResponse(consumer, f, { session: f.session, request: f.request, answer, timeoutMs });
@@ -86,7 +86,7 @@ export function registerRespond(program: Command): void {
     .option('--timeout <ms>', 'give up waiting after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 answered, 2 usage, 3 rejected by the adapter, 4 refused, 6 timeout, 7 relay unreachable.')
+    .addHelpText('after', '\nExit codes: 0 answered, 2 usage, 3 rejected by the adapter, 4 refused, 6 timeout, 7 relay unreachable, 8 token refused.')
     .action(async (word: string | undefined, f: RespondFlags) => {
       process.exitCode = await runRespond(word, f, { out: process.stdout, err: process.stderr });
     });

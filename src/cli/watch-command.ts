@@ -1,14 +1,15 @@
 // `aep-steer watch`: follows the relay stream as readable lines (or JSON lines), with an
 // attr-match filter (AEP-0003 §6), a session shortcut and a capture ceiling per subscription.
 import type { Command } from 'commander';
-import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
+import { CAPTURE_LEVELS, dedupeKey, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
+import { SteeringError } from '../protocol/errors.js';
 import { compileFilter } from '../protocol/filter.js';
 import { FrameError, type RelayConsumer } from '../consumer/connection.js';
 import { paintFor, type Paint } from '../audit/paint.js';
 import { connectConsumer } from '../consumer/connect.js';
 import { addRelayOptions, type RelayFlags } from './relay-options.js';
 
-export const WATCH_EXIT = { ok: 0, usage: 2, unreachable: 7 } as const;
+export const WATCH_EXIT = { ok: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -54,12 +55,14 @@ export interface WatchRequest {
   filter: Record<string, unknown>;
   capture?: CaptureLevel;
   replay?: boolean;
+  /** Show this many of the most recent matching events the relay still holds, then go live. */
+  history?: number;
   limit?: number;
   json?: boolean;
 }
 
 /** Parses --filter, --session and --capture into one subscription; a usage error names what is wrong. */
-export function watchRequest(f: { filter?: string; session?: string; capture?: string; replay?: boolean; limit?: string; json?: boolean }): WatchRequest | { error: string } {
+export function watchRequest(f: { filter?: string; session?: string; capture?: string; replay?: boolean; history?: string; limit?: string; json?: boolean }): WatchRequest | { error: string } {
   let filter: Record<string, unknown> = {};
   if (f.filter !== undefined) {
     try {
@@ -89,6 +92,12 @@ export function watchRequest(f: { filter?: string; session?: string; capture?: s
     if (!Number.isInteger(n) || n < 1) return { error: '--limit must be a whole number >= 1' };
     req.limit = n;
   }
+  if (f.history !== undefined) {
+    const n = Number(f.history);
+    if (!Number.isInteger(n) || n < 1) return { error: '--history must be a whole number >= 1' };
+    if (f.replay) return { error: '--history and --replay both choose the history: give one' };
+    req.history = n;
+  }
   if (f.replay) req.replay = true;
   if (f.json) req.json = true;
   return req;
@@ -100,11 +109,43 @@ export interface WatchIo {
   err: NodeJS.WritableStream;
   /** Called once the relay confirmed the subscription: from here on nothing matching is missed. */
   onReady?: () => void;
+  /** Called each time a lost connection is back and resubscribed. */
+  onReconnected?: () => void;
 }
 
-export async function watchStream(consumer: RelayConsumer, req: WatchRequest, io: WatchIo, signal?: AbortSignal): Promise<number> {
+/** `(source, id)` keys already printed, the oldest forgotten past the cap (AEP-0001 §5.3). */
+class Seen {
+  private readonly keys = new Set<string>();
+  constructor(private readonly cap = 50_000) {}
+  /** True the first time a key is offered. */
+  add(e: AepEvent): boolean {
+    const k = dedupeKey(e);
+    if (this.keys.has(k)) return false;
+    this.keys.add(k);
+    if (this.keys.size > this.cap) this.keys.delete(this.keys.values().next().value!);
+    return true;
+  }
+}
+
+export interface WatchOptions {
+  /** Opens a connection; called again after each loss. */
+  connect: () => Promise<RelayConsumer>;
+  /** Delay before the n-th reconnect attempt (default 250 ms doubling to 2 s). */
+  backoffMs?: (attempt: number) => number;
+}
+
+const defaultBackoff = (attempt: number): number => Math.min(2000, 250 * 2 ** Math.min(attempt, 3));
+
+/**
+ * Follows the stream on one connection after another: a lost relay is reconnected and the
+ * subscription resumed from the relay's history, so events sent while it was away still show;
+ * each event is printed once, keyed on `(source, id)`.
+ */
+export async function watchStream(first: RelayConsumer, req: WatchRequest, io: WatchIo, signal?: AbortSignal, opts?: WatchOptions): Promise<number> {
   const p = req.json ? paintFor({}) : paintFor(io.out);
-  let seen = 0;
+  const seen = new Seen();
+  const startedAt = Date.now();
+  let printed = 0;
   let finished = false;
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
@@ -113,37 +154,98 @@ export async function watchStream(consumer: RelayConsumer, req: WatchRequest, io
     finished = true;
     resolveDone(code);
   };
-  const sub = await consumer
-    .subscribe(
-      { filter: req.filter, ...(req.capture ? { capture: req.capture } : {}), ...(req.replay ? { from: 'all' as const } : {}) },
-      {
-        onEvent: (e, raw) => {
-          if (req.limit !== undefined && seen >= req.limit) return;
-          seen += 1;
-          io.out.write(req.json ? `${raw}\n` : `${formatLine(e, p)}\n`);
-          if (req.limit !== undefined && seen >= req.limit) finish(WATCH_EXIT.ok);
-        },
-        onExhausted: (session, earliest) => {
-          io.err.write(`watch: history of ${session} starts at ${earliest.epoch}:${earliest.seq}; older events are gone from the relay\n`);
-        },
-      },
-    )
-    .catch((err: unknown) => {
-      io.err.write(`watch: ${err instanceof FrameError ? `relay refused the subscription: ${err.message}` : (err as Error).message}\n`);
-      finish(err instanceof FrameError ? WATCH_EXIT.usage : WATCH_EXIT.unreachable);
-      return undefined;
-    });
-  if (!sub) return done;
-  consumer.onClose(() => {
-    if (finished) return;
-    io.err.write('watch: relay connection closed\n');
-    finish(WATCH_EXIT.unreachable);
-  });
+  const print = (e: AepEvent, raw: string): void => {
+    if (finished || !seen.add(e)) return;
+    if (req.limit !== undefined && printed >= req.limit) return;
+    printed += 1;
+    io.out.write(req.json ? `${raw}\n` : `${formatLine(e, p)}\n`);
+    if (req.limit !== undefined && printed >= req.limit) finish(WATCH_EXIT.ok);
+  };
   if (signal?.aborted) finish(WATCH_EXIT.ok);
   signal?.addEventListener('abort', () => finish(WATCH_EXIT.ok), { once: true });
+
+  let consumer = first;
+  let sub: { close(): void } | undefined;
+  /** Subscribes on `consumer`; `resumed` asks the relay for what was sent while we were away. */
+  const follow = async (resumed: boolean): Promise<boolean> => {
+    const session = typeof req.filter['session'] === 'string' ? req.filter['session'] : undefined;
+    const wantsHistory = req.replay || req.history !== undefined || resumed;
+    const from = !wantsHistory ? undefined : session !== undefined ? [{ session }] : ('all' as const);
+    // History arrives right after `subscribed`; a round trip after it marks its end (same socket, in order).
+    let replaying = req.history !== undefined && !resumed;
+    const held: [AepEvent, string][] = [];
+    try {
+      sub = await consumer.subscribe(
+        { filter: req.filter, ...(req.capture ? { capture: req.capture } : {}), ...(from ? { from } : {}) },
+        {
+          onEvent: (e, raw) => {
+            if (replaying) held.push([e, raw]);
+            // After a reconnect only what happened since this watch began is news; older history was not asked for.
+            else if (!resumed || req.replay || Date.parse(e.time) >= startedAt || e.seq === undefined) print(e, raw);
+            else seen.add(e);
+          },
+          onExhausted: (s, earliest) => {
+            io.err.write(`watch: history of ${s} starts at ${earliest.epoch}:${earliest.seq}; older events are gone from the relay\n`);
+          },
+        },
+      );
+      if (replaying) {
+        await consumer.roster();
+        replaying = false;
+        for (const [e, raw] of held.slice(-req.history!)) print(e, raw);
+        for (const [e] of held.slice(0, -req.history!)) seen.add(e);
+      }
+      return true;
+    } catch (err) {
+      io.err.write(`watch: ${err instanceof FrameError ? `relay refused the subscription: ${err.message}` : (err as Error).message}\n`);
+      finish(err instanceof FrameError ? WATCH_EXIT.usage : WATCH_EXIT.unreachable);
+      return false;
+    }
+  };
+
+  if (!(await follow(false))) return done;
   io.onReady?.();
+  const connect = opts?.connect;
+  const backoff = opts?.backoffMs ?? defaultBackoff;
+  const onLost = (): void => {
+    if (finished) return;
+    if (connect === undefined) {
+      io.err.write('watch: relay connection closed\n');
+      finish(WATCH_EXIT.unreachable);
+      return;
+    }
+    io.err.write('watch: relay connection lost; reconnecting\n');
+    void (async () => {
+      for (let attempt = 0; !finished; attempt++) {
+        await new Promise((r) => setTimeout(r, backoff(attempt)));
+        if (finished) return;
+        try {
+          consumer = await connect();
+        } catch (err) {
+          if (err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED') {
+            io.err.write(`watch: ${err.message}\n`);
+            finish(WATCH_EXIT.unauthorized);
+            return;
+          }
+          continue;
+        }
+        if (finished) {
+          await consumer.close();
+          return;
+        }
+        consumer.onClose(onLost);
+        if (await follow(true)) {
+          io.err.write('watch: reconnected\n');
+          io.onReconnected?.();
+        }
+        return;
+      }
+    })();
+  };
+  consumer.onClose(onLost);
   const code = await done;
-  sub.close();
+  sub?.close();
+  if (consumer !== first) await consumer.close();
   return code;
 }
 
@@ -152,11 +254,12 @@ interface WatchFlags extends RelayFlags {
   session?: string;
   capture?: string;
   replay?: boolean;
+  history?: string;
   limit?: string;
   json?: boolean;
 }
 
-export async function runWatch(f: WatchFlags, io: WatchIo, signal?: AbortSignal): Promise<number> {
+export async function runWatch(f: WatchFlags, io: WatchIo, signal?: AbortSignal, backoffMs?: (attempt: number) => number): Promise<number> {
   const req = watchRequest(f);
   if ('error' in req) {
     io.err.write(`watch: ${req.error}\n`);
@@ -167,10 +270,10 @@ export async function runWatch(f: WatchFlags, io: WatchIo, signal?: AbortSignal)
     consumer = await connectConsumer(f);
   } catch (err) {
     io.err.write(`watch: ${(err as Error).message}\n`);
-    return WATCH_EXIT.unreachable;
+    return err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED' ? WATCH_EXIT.unauthorized : WATCH_EXIT.unreachable;
   }
   try {
-    return await watchStream(consumer, req, io, signal);
+    return await watchStream(consumer, req, io, signal, { connect: () => connectConsumer(f), ...(backoffMs ? { backoffMs } : {}) });
   } finally {
     await consumer.close();
   }
@@ -179,15 +282,16 @@ export async function runWatch(f: WatchFlags, io: WatchIo, signal?: AbortSignal)
 export function registerWatch(program: Command): void {
   const cmd = program
     .command('watch')
-    .description('follow the relay stream live')
+    .description('follow the relay stream live; reconnects when the relay goes away and shows what it missed')
     .option('--filter <json>', 'attr-match filter, e.g. \'{"type":"x.claude-code.*"}\'')
     .option('--session <id>', 'only this session (added to the filter)')
     .option('--capture <level>', 'capture ceiling for this subscription: none, metadata, redacted, full')
     .option('--replay', 'start with the history the relay still holds (from: all)')
+    .option('--history <n>', 'start with the n most recent matching events the relay holds, then go live')
     .option('--limit <n>', 'exit after this many events')
     .option('--json', 'print each event as it arrived, one JSON object per line');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nColour only on a terminal and never with NO_COLOR set.\nExit codes: 0 done (limit reached or interrupted), 2 usage or refused filter, 7 relay unreachable or closed.')
+    .addHelpText('after', '\nColour only on a terminal and never with NO_COLOR set.\nEach event is printed once, keyed on (source, id), across reconnects.\nExit codes: 0 done (limit reached or interrupted), 2 usage or refused filter, 7 relay unreachable at start, 8 token refused.')
     .action(async (f: WatchFlags) => {
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());

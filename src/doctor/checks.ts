@@ -77,7 +77,10 @@ function getJson(url: string, timeoutMs: number): Promise<{ status: number; body
 
 /** The adapter on its port, holding the installed secret, with the steering gate on (D5). */
 export async function adapterChecks(table: VendorTable, port: number, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const start = `AEP_INSTRUCT=1 aep-steer adapter ${table.token} &`;
+  // A user-plane vendor steers with send_input, switched on by its control gate (D28, D29).
+  const userPlane = table.steering === 'send_input';
+  const gateEnv = userPlane ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1';
+  const start = `${gateEnv} aep-steer adapter ${table.token} &`;
   const secret = readSecret(env);
   if (secret === undefined) return [fail('adapter', `no hook secret in ${secretPath(env)}`, `aep-steer install ${table.token}, then ${start}`)];
   const r = await getJson(hookUrl(port, secret), 2000);
@@ -88,16 +91,20 @@ export async function adapterChecks(table: VendorTable, port: number, env: NodeJ
   if (r.status === 404) {
     return [fail('adapter', `127.0.0.1:${port} does not hold the secret in ${secretPath(env)} (another adapter, or started with --secret)`, `stop it and run ${start}`), fail('steering gate', 'not checked', 'fix the adapter first')];
   }
-  const status = (r.body ?? {}) as { vendor?: unknown; instruct?: unknown; sessions?: unknown };
+  const status = (r.body ?? {}) as { vendor?: unknown; instruct?: unknown; sendInput?: unknown; sessions?: unknown };
   if (r.status !== 200 || status.vendor !== table.token) {
     return [fail('adapter', `127.0.0.1:${port} is not a ${table.token} adapter (HTTP ${r.status}, vendor ${String(status.vendor)})`, `free the port, then ${start}`), fail('steering gate', 'not checked', 'fix the adapter first')];
   }
   const sessions = typeof status.sessions === 'number' ? `, ${status.sessions} session${status.sessions === 1 ? '' : 's'}` : '';
   return [
     pass('adapter', `${table.token} adapter on 127.0.0.1:${port} with the installed secret${sessions}`),
-    status.instruct === true
-      ? pass('steering gate', `x.${table.token}.control.instruct accepted (AEP_INSTRUCT=1)`)
-      : fail('steering gate', 'the adapter runs without AEP_INSTRUCT=1, so it refuses instructions (D5)', `restart it: ${start}`),
+    userPlane
+      ? status.sendInput === true
+        ? pass('steering gate', `x.${table.token}.control.send_input accepted (${gateEnv})`)
+        : fail('steering gate', `the adapter runs without ${gateEnv}, so it refuses send_input (D29)`, `restart it: ${start}`)
+      : status.instruct === true
+        ? pass('steering gate', `x.${table.token}.control.instruct accepted (AEP_INSTRUCT=1)`)
+        : fail('steering gate', 'the adapter runs without AEP_INSTRUCT=1, so it refuses instructions (D5)', `restart it: ${start}`),
   ];
 }
 
@@ -107,6 +114,7 @@ const SHIM_IN_TEXT = /(\/[^\s'"]*aep-steer-hook\.sh)/g;
 /** The hooks the vendor will run: present, pointing at this port with this secret, the shim on disk. */
 export function hookChecks(table: VendorTable, port: number, opts: { project?: string }, env: NodeJS.ProcessEnv): Check[] {
   const installer = table.installer;
+  if (table.source !== undefined) return [pass('hooks', `${table.token} is observed over its own server (${table.source.env.url}), not through hooks`)];
   if (installer === undefined) return [pass('hooks', `${table.token} has no installer; wire its hooks by hand`)];
   const where = opts.project === undefined ? {} : { project: opts.project };
   const install = `aep-steer install ${table.token}${opts.project === undefined ? '' : ` --project ${opts.project}`}`;

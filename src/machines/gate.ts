@@ -23,6 +23,7 @@ export const REJECT = {
   ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
   unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown or settled attention request' },
   answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
+  controlGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control is not enabled on this adapter (its control gate is off)' },
   inputGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'send_input is not enabled on this adapter (its control gate is off)' },
   idle: { reason: 'refused', rule: 'session-idle', detail: 'session idle: send_input would start a turn; send it while the agent is working' },
   transportDown: { reason: 'busy', rule: 'transport-down', detail: 'the agent connection is down; retry once the adapter has reconnected' },

@@ -5,6 +5,7 @@ import { closedType, deliveredType, droppedType, reopenedType } from '../protoco
 import { decisionsFrom, withDecision } from './decisions.js';
 import { droppedInputs } from './user-input.js';
 import { decideInstruct, decideRespond } from './gate.js';
+import { recoverForwards } from './forward.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
@@ -24,6 +25,7 @@ export const seedContext = (seed: SessionSeed): SessionContext => ({
   holds: [],
   decisions: decisionsFrom(seed.decisions ?? {}),
   inputs: [],
+  forwards: [],
   turnOpen: false,
   endedOnce: false,
 });
@@ -174,13 +176,12 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
  */
 export function end(ctx: SessionContext, input: EndInput): Step {
   // D25: inside a resume window the queue waits for the resumed run; window 0 is D10 as written.
+  // Inputs the vendor still held unread end with the session either way (D28).
   const windowMs = input.windowMs ?? 0;
   // Cline 3.0.65 answers a hub run.abort with its shutdown moment, not an abort moment: the run
   // the cancel aimed at ends here, and its run.cancelled names the command.
   const outputs: SessionOutput[] = ctx.cancel?.acked === true ? [{ type: 'run.cancelled', cause: ctx.cancel.id }] : [];
-  if (windowMs === 0) outputs.push(...dropped(ctx, ctx.queue, 'session-ended'));
-  // Inputs the vendor still held unread end with the session (D28): its pending prompts go with it.
-  outputs.push(...droppedInputs(ctx, ctx.inputs, 'session-ended'));
+  outputs.push(...(windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended')), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -234,11 +235,14 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   }
   // A cancel the transport never answered: its ack is owed, and the restart cannot know the answer.
   const c = ctx.cancel;
-  if (c !== undefined && !c.acked) {
+  const unanswered = c !== undefined && !c.acked;
+  if (unanswered) {
     outputs.push({ type: 'control.rejected', cause: c.id, key: c.key, rejection: { reason: 'refused', rule: 'cancel-refused', detail: 'the adapter restarted before the agent answered the cancel; send it again if the run goes on' } });
   }
+  const forwards = recoverForwards(ctx);
+  outputs.push(...forwards.outputs);
   return {
-    context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...(c !== undefined && !c.acked ? { cancel: undefined } : {}) },
+    context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context, ...(unanswered ? { cancel: undefined } : {}) },
     outputs,
   };
 }

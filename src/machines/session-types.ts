@@ -61,6 +61,13 @@ export interface InputPolicy {
   mergesIdentical: boolean;
 }
 
+/** A command carried out on the vendor's API, undecided until the vendor answers. */
+export interface PendingForward {
+  /** The command id: `cause` of its ack. */
+  id: string;
+  key: string;
+}
+
 /** An accepted send_input the vendor has not settled yet. */
 export interface PendingInput {
   /** The command id: `cause` of every later event about this input. */
@@ -114,6 +121,8 @@ export interface SessionContext {
   decisions: Decisions;
   /** Accepted send_inputs not settled yet, in acceptance order (D28, D29). */
   inputs: PendingInput[];
+  /** Commands handed to the vendor's API, waiting for its answer (the decision). */
+  forwards: PendingForward[];
   /** A turn is running (the table marks the moments that open and close one). */
   turnOpen: boolean;
   /**
@@ -185,6 +194,22 @@ export interface ApprovalResolvedInput { type: 'approval.resolved'; at: number; 
 export interface TransportLostInput { type: 'transport.lost'; at: number }
 /** The transport's answer to a forwarded cancel. */
 export interface CancelAnsweredInput { type: 'cancel.answered'; at: number; commandId: string; ok: boolean }
+/**
+ * A command the adapter carries out on the vendor's own API (OpenHands pause, resume, interrupt,
+ * respond_to_confirmation). The vendor's answer decides it; its guard was evaluated by the
+ * adapter from what the stream last showed, so refusals match what consumers see.
+ */
+export interface ForwardInput {
+  type: 'command.forward';
+  at: number;
+  command: AepCommand;
+  /** The vendor's control gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** The vendor guard's refusal, when there is one. */
+  refusal?: Rejection;
+}
+/** The vendor answered a forwarded command: no rejection is a 2xx. */
+export interface ForwardSettledInput { type: 'forward.settled'; at: number; commandId: string; rejection?: Rejection }
 /** The transport took the input (Cline hub reply ok, OpenHands REST 2xx). */
 export interface InputSentInput { type: 'input.sent'; at: number; commandId: string }
 /** The transport refused the input or could not be reached. */
@@ -247,7 +272,7 @@ export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
   | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
   | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput
-  | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput;
+  | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput | ForwardInput | ForwardSettledInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -276,6 +301,8 @@ export type SessionOutput =
   | { type: 'reply.hold'; hookId: string; requestId: string; timeoutMs: number }
   /** The held reply: a decision, or none on timeout (D14). Never carries steering (D13). */
   | { type: 'reply.decision'; hookId: string; decision?: Decision }
+  /** Carry a command out on the vendor's API; its answer comes back as forward.settled. */
+  | { type: 'control.forward'; cause: string; command: AepCommand }
   /** Hand an accepted send_input to the vendor's transport; its answer comes back as input.sent / input.failed. */
   | { type: 'input.send'; cause: string; text: string; delivery?: string }
   /** `run.cancelled {by:"control"}`: the session ended while a cancel of its run was under way. */

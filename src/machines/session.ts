@@ -4,6 +4,7 @@ import * as parts from './session-parts.js';
 import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
+import * as forwards from './forward.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
@@ -55,6 +56,9 @@ export const sessionMachine = setup({
     ignoreApproval: step('approval.requested', (c, e) => approvals.approvalRequested(c, e, true)),
     mirrorApproval: step('approval.resolved', approvals.approvalResolved),
     dismissLost: step('transport.lost', approvals.transportLost),
+    forward: step('command.forward', (c, e) => forwards.forward(c, e, false)),
+    refuseForwardEnded: step('command.forward', (c, e) => forwards.forward(c, e, true)),
+    settleForward: step('forward.settled', forwards.settle),
   },
 }).createMachine({
   id: 'session',
@@ -80,6 +84,8 @@ export const sessionMachine = setup({
     'approval.requested': { actions: 'openApproval' },
     'approval.resolved': { actions: 'mirrorApproval' },
     'transport.lost': { actions: 'dismissLost' },
+    'command.forward': { actions: 'forward' },
+    'forward.settled': { actions: 'settleForward' },
   },
   states: {
     idle: {
@@ -108,6 +114,7 @@ export const sessionMachine = setup({
         'command.send_input': { actions: 'refuseInputEnded' },
         'command.cancel': { actions: 'refuseCancelEnded' },
         'approval.requested': { actions: 'ignoreApproval' },
+        'command.forward': { actions: 'refuseForwardEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },
         'hook.end': { actions: 'replyEndedAgain' },

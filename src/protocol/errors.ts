@@ -22,7 +22,11 @@ export type RuleId =
   | 'cancel-scope'
   | 'no-active-run'
   | 'cancel-pending'
-  | 'cancel-refused';
+  | 'cancel-refused'
+  /** The vendor's API said no (an HTTP 4xx/5xx answer to a forwarded command). */
+  | 'vendor-refused'
+  /** The vendor would ignore or misread the command in the status the stream last showed. */
+  | 'status-guard';
 
 export interface Rejection {
   reason: RejectReason;

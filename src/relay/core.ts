@@ -8,7 +8,7 @@ import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js
 import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.js';
 import type { Hub, Sink } from './hub.js';
 import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
-import type { Admission, RelayStore } from './store.js';
+import type { Admission, Maybe, Replay, SessionStore } from './store.js';
 import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 
@@ -58,6 +58,15 @@ export interface Incoming {
   line: string;
 }
 
+/** Runs `f` on a value now, or when its promise settles: one code path for both kinds of store. */
+export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
+type ReplayJob = { session: string; r: Replay; marker: boolean };
+
+const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${e.id}`;
+
 /** A refusal on the relay's side: an `error` frame on WebSocket, an HTTP error on ingest. */
 export interface Refusal {
   code: RelayRefusalCode;
@@ -78,7 +87,7 @@ export class RelayCore {
   private readonly summaries: SessionSummaries;
 
   constructor(
-    readonly store: RelayStore,
+    readonly store: SessionStore,
     readonly hub: Hub,
     readonly policy: AccessPolicy,
     readonly limits: RelayLimits,
@@ -87,7 +96,29 @@ export class RelayCore {
     claimLeaseMs: number = DEFAULT_CLAIM_LEASE_MS,
   ) {
     this.claims = new ClaimTable<Peer>(claimLeaseMs);
-    this.summaries = new SessionSummaries((session) => this.store.replay(session).items);
+    // A store that answers later (JetStream) gives no history here: such a node summarises
+    // what it sees from its start on.
+    this.summaries = new SessionSummaries((session) => {
+      const r = this.store.replay(session);
+      if (!(r instanceof Promise)) return r.items;
+      r.catch(() => {});
+      return [];
+    });
+    store.fabric?.attach({
+      fanOut: (line) => {
+        const e = JSON.parse(line) as AepEvent;
+        this.summaries.observe(e);
+        this.hub.fanOut(e, line);
+      },
+      peers: () => this.peers,
+      claimLeaseMs,
+    });
+  }
+
+  /** Every claimant a command may reach: this node's peers, then other nodes' (a fabric store). */
+  claimants(): Iterable<Peer> {
+    const remote = this.store.fabric?.remotePeers();
+    return remote === undefined ? this.peers : [...this.peers, ...remote];
   }
 
   /**
@@ -104,15 +135,19 @@ export class RelayCore {
     if (session === undefined) return undefined;
     if (origin !== undefined) {
       if (claimsSession(e) !== undefined) {
+        // Another node's claim counts as this node's own would (a fabric store).
+        const rival = origin.claims.has(session) ? undefined : this.store.fabric?.rival(session, who);
+        if (rival !== undefined) return { code: 'unauthorized', detail: rival };
         const v = this.claims.claim(session, origin);
         if (!v.ok) return { code: 'unauthorized', detail: v.detail };
+        if (v.fresh) this.store.fabric?.claim(origin, session);
       }
       if (isOutcomeType(e.type) && !this.claims.holds(session, origin)) {
         return { code: 'unauthorized', detail: `${e.type} for session ${session} is accepted only from the session's claimant` };
       }
       return undefined;
     }
-    const owner = this.claims.ownerOf(session);
+    const owner = this.claims.ownerOf(session) ?? this.store.fabric?.ownerOf(session);
     if (owner !== undefined && owner !== who.identity) {
       return { code: 'unauthorized', detail: `session ${session} is owned by another identity's claim` };
     }
@@ -140,12 +175,12 @@ export class RelayCore {
    * (D17); the first refusal is the answer and nothing of the body is stored, fanned out or
    * forwarded. Otherwise events are admitted and each command goes to its one claimant.
    */
-  ingest(batch: readonly Incoming[], who: Principal): IngestResult {
+  ingest(batch: readonly Incoming[], who: Principal): Maybe<IngestResult> {
     const targets: (Peer | undefined)[] = [];
     for (const [line, item] of batch.entries()) {
       const e = item.event;
       if (isCommandType(e.type)) {
-        const route = routeCommand(who, e, this.peers);
+        const route = routeCommand(who, e, this.claimants());
         if (route.kind === 'refuse') {
           this.counters.refused += 1;
           return { ok: false, line, cause: e.id, command: true, refusal: { code: route.code, detail: route.detail } };
@@ -160,23 +195,26 @@ export class RelayCore {
       }
       targets.push(undefined);
     }
-    this.flush();
-    const routed: string[] = [];
-    for (const [i, item] of batch.entries()) {
-      const target = targets[i];
-      if (target === undefined) continue;
-      target.sendText(item.line);
-      this.counters.forwarded += 1;
-      routed.push(item.event.id);
-    }
+    this.flushSoon();
     this.accept(batch);
-    return { ok: true, accepted: batch.length, stored: this.flush(), routed };
+    return then(this.flush(), (stored): IngestResult => {
+      const routed: string[] = [];
+      for (const [i, item] of batch.entries()) {
+        const target = targets[i];
+        if (target === undefined) continue;
+        target.sendText(item.line);
+        this.counters.forwarded += 1;
+        routed.push(item.event.id);
+      }
+      return { ok: true, accepted: batch.length, stored, routed };
+    });
   }
 
   /** The connection closed: its claims lapse (at once for its identity, after the lease for others). */
   leave(peer: Peer): void {
     this.peers.delete(peer);
     this.claims.release(peer);
+    this.store.fabric?.release(peer);
   }
 
   /**
@@ -188,7 +226,10 @@ export class RelayCore {
   accept(batch: readonly Incoming[]): void {
     for (const { event: e, line } of batch) {
       const cls = classify(e);
-      if (cls === 'agent') continue;
+      if (cls === 'agent') {
+        this.store.fabric?.share(line, e);
+        continue;
+      }
       const a: Admission = { session: e.session!, source: e.source, id: e.id, raw: line };
       if (cls === 'positioned') {
         a.epoch = e.epoch ?? 0;
@@ -198,13 +239,7 @@ export class RelayCore {
     }
     if (this.pending.length > 0 && !this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
-        try {
-          this.flush();
-        } catch (err) {
-          this.report(err as Error);
-        }
-      });
+      setImmediate(() => this.flushSoon());
     }
     for (const { event: e, line } of batch) {
       this.summaries.observe(e);
@@ -213,17 +248,34 @@ export class RelayCore {
   }
 
   /** Writes pending admissions; returns how many were new (not redeliveries). */
-  flush(): number {
+  flush(): Maybe<number> {
     this.scheduled = false;
     if (this.pending.length === 0) return 0;
     const list = this.pending;
     this.pending = [];
-    let fresh = 0;
-    for (const f of this.store.admitAll(list)) {
-      if (f) fresh += 1;
-      this.counters[f ? 'ingested' : 'duplicates'] += 1;
+    return then(this.store.admitAll(list), (results) => {
+      let fresh = 0;
+      for (const f of results) {
+        if (f) fresh += 1;
+        this.counters[f ? 'ingested' : 'duplicates'] += 1;
+      }
+      return fresh;
+    });
+  }
+
+  /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
+  private afterFlush(f: () => void): void {
+    try {
+      const done = then(this.flush(), f);
+      if (done instanceof Promise) done.catch((err: Error) => this.report(err));
+    } catch (err) {
+      this.report(err as Error);
     }
-    return fresh;
+  }
+
+  /** Flushes without a caller to tell: a failed write is reported. */
+  flushSoon(): void {
+    this.afterFlush(() => {});
   }
 
   /**
@@ -231,43 +283,64 @@ export class RelayCore {
    * then kept in the session history and fanned out; a refusal goes only to the sender.
    */
   command(cmd: Incoming, frame: string, sender: Principal): { refused?: Refusal } {
-    const route = routeCommand(sender, cmd.event, this.peers);
+    const route = routeCommand(sender, cmd.event, this.claimants());
     if (route.kind === 'refuse') {
       this.counters.refused += 1;
       return { refused: { code: route.code, detail: route.detail } };
     }
-    route.target.sendText(frame);
     this.counters.forwarded += 1;
     this.accept([cmd]);
+    // In history before its target can answer it: a target on another node answers fast.
+    this.afterFlush(() => route.target.sendText(frame));
     return {};
   }
 
   /**
-   * Replays what `spec.from` asks for, then registers the sink for live delivery (AEP-0003 §5).
-   * The sink's ceiling is first lowered to what its party may see (D20), on both paths.
+   * Replays what `spec.from` asks for, then delivers live (AEP-0003 §5). The sink's ceiling is
+   * first lowered to what its party may see (D20), on both paths. A live sink is registered
+   * before the history is read and holds what arrives meanwhile; after the replay it gets what
+   * the replay did not already carry, so a store that answers later loses nothing.
    */
-  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string; viewer: Principal }): void {
+  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string; viewer: Principal }): Maybe<void> {
     const ceiling = ceilingFor(opts.viewer, spec.ceiling);
     if (ceiling !== undefined) spec.ceiling = ceiling;
-    this.flush();
+    const held: [string, AepEvent][] = [];
+    const write = sink.write;
+    if (opts.live) {
+      sink.write = (text, e) => void held.push([text, e]);
+      this.hub.add(sink);
+    }
+    const finish = (jobs: ReplayJob[]): void => {
+      sink.write = write;
+      const seen = new Set<string>();
+      for (const j of jobs) {
+        this.hub.replay(sink, j.session, j.r, j.marker);
+        if (held.length > 0) for (const raw of j.r.items) seen.add(key(JSON.parse(raw) as AepEvent));
+      }
+      for (const [text, e] of held) if (!seen.has(key(e))) sink.write(text, e);
+    };
+    return then(this.flush(), () => then(this.replays(spec, opts), (jobs) => then(all(jobs), finish)));
+  }
+
+  private replays(spec: SubscriptionSpec, opts: { alsoSession?: string }): Maybe<Maybe<ReplayJob>[]> {
+    const one = (session: string, marker: boolean, after?: { epoch: number; seq: number }): Maybe<ReplayJob> =>
+      then(this.store.replay(session, after), (r) => ({ session, r, marker }));
     const from = spec.from;
-    if (from === 'all') {
-      for (const s of this.store.sessionIds()) this.hub.replay(sink, s, this.store.replay(s), false);
-    } else if (from !== undefined) {
-      for (const entry of from) this.hub.replay(sink, entry.session, this.store.replay(entry.session, entry.after), true);
-    }
-    // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
-    if (opts.alsoSession !== undefined && (from === undefined || (from !== 'all' && !from.some((p) => p.session === opts.alsoSession)))) {
-      this.hub.replay(sink, opts.alsoSession, this.store.replay(opts.alsoSession), false);
-    }
-    if (opts.live) this.hub.add(sink);
+    const extra = () => {
+      // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
+      const s = opts.alsoSession;
+      return s !== undefined && (from === undefined || (from !== 'all' && !from.some((p) => p.session === s))) ? [one(s, false)] : [];
+    };
+    if (from === 'all') return then(this.store.sessionIds(), (ids) => [...ids.map((s) => one(s, false)), ...extra()]);
+    const jobs = from === undefined ? [] : from.map((entry) => one(entry.session, true, entry.after));
+    return [...jobs, ...extra()];
   }
 
   /** One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). */
   roster(): RosterEntry[] {
-    this.flush();
+    this.flushSoon();
     const entries: RosterEntry[] = [];
-    for (const p of this.peers) {
+    for (const p of this.claimants()) {
       if (p.role === 'consumer') continue;
       for (const session of p.claims) {
         const e: RosterEntry = { session };
@@ -307,6 +380,11 @@ export class RelayCore {
       capabilities: this.capabilities(),
     };
   }
+}
+
+/** All values, now when every one is ready, else as one promise (order kept). */
+function all<T>(list: Maybe<T>[]): Maybe<T[]> {
+  return list.some((v) => v instanceof Promise) ? Promise.all(list) : (list as T[]);
 }
 
 /** Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:` line. */

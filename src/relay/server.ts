@@ -12,7 +12,7 @@ import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type Refusal, ty
 import { checkBrowserOrigin, checkHost, corsHeaders } from './origin.js';
 import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type Sink } from './hub.js';
 import { SocketConnection } from './socket.js';
-import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, RelayStore, type Position } from './store.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, RelayStore, type Position, type SessionStore } from './store.js';
 import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
 
 export const DEFAULT_PORT = 8787;
@@ -24,6 +24,8 @@ export interface RelayOptions {
   port?: number;
   /** A SQLite file path, or `:memory:`. */
   storePath?: string;
+  /** Another store behind the same core (for example JetStream, `--nats`); the relay closes it. */
+  store?: SessionStore;
   bufferCap?: number;
   sessionCap?: number;
   /** Single shared token with full control rights (`AEP_TOKEN`). */
@@ -123,7 +125,7 @@ function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[
 
 export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> {
   const log = opts.log ?? (() => {});
-  const store = RelayStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
+  const store: SessionStore = opts.store ?? RelayStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
   const policy = accessPolicy({ token: opts.token, entries: opts.tokens });
   const limits: RelayLimits = {
     maxBody: 16 << 20,
@@ -155,14 +157,14 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     const batch = parseIngest(body, type === 'application/x-ndjson', limits.maxBatch);
     // Events and commands are authorized and routed exactly as over WebSocket; the refusal is
     // the response, with the rule, and nothing of the body is kept (D17, D19).
-    const r = core.ingest(batch, who);
+    const r = await core.ingest(batch, who);
     if (!r.ok) {
       return json(res, REFUSAL_STATUS[r.refusal.code], { type: 'error', error: r.refusal.code, code: r.refusal.code, cause: r.cause, detail: r.refusal.detail, line: r.line });
     }
     json(res, 202, { accepted: r.accepted, stored: r.stored, ...(r.routed.length > 0 ? { routed: r.routed } : {}) });
   }
 
-  function stream(req: IncomingMessage, res: Res, url: URL, viewer: Principal): void {
+  async function stream(req: IncomingMessage, res: Res, url: URL, viewer: Principal): Promise<void> {
     const q = url.searchParams;
     let spec;
     let filter: unknown;
@@ -207,16 +209,16 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     };
     const session = (filter as { session?: unknown } | undefined)?.session;
     const alsoSession = !live && typeof session === 'string' ? session : undefined;
-    core.subscribe(sink, spec, { live, alsoSession, viewer });
-    if (!live) {
-      res.end(': replay-complete\n\n');
-      return;
-    }
-    streams.add(res);
     res.on('close', () => {
       core.hub.remove(sink);
       streams.delete(res);
     });
+    await core.subscribe(sink, spec, { live, alsoSession, viewer });
+    if (!live) {
+      res.end(': replay-complete\n\n');
+      return;
+    }
+    if (!res.writableEnded && !res.destroyed) streams.add(res);
   }
 
   async function route(req: IncomingMessage, res: Res): Promise<void> {
@@ -235,7 +237,9 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     const principal = who(req, url);
     if (req.method === 'GET' && url.pathname === '/healthz') {
       // Counts only for an authorized caller (aep-wire §3.8).
-      return json(res, 200, principal ? { ok: true, ...stats() } : { ok: true });
+      // 503 while the store's engine is down; its state and the counts only for an authorized caller.
+      const engine = store.health();
+      return json(res, engine.ok ? 200 : 503, principal ? { ok: engine.ok, store: engine, ...stats() } : { ok: engine.ok });
     }
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
     if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep')) return json(res, 200, core.discovery());
@@ -285,7 +289,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   timer.unref();
 
   function stats(): RelayStats {
-    core.flush();
+    core.flushSoon();
     const c = store.counts();
     return {
       connections: sockets.size,
@@ -300,7 +304,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
-      store.close();
+      void store.close();
       reject(err.code === 'EADDRINUSE' ? new SteeringError('PORT_IN_USE', `relay port ${opts.port ?? DEFAULT_PORT} on ${host} is in use`, { cause: err }) : err);
     };
     server.once('error', onError);
@@ -336,8 +340,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        core.flush();
-        store.close();
+        await core.flush();
+        await store.close();
       })();
       return closing;
     },

@@ -26,6 +26,8 @@ export class SocketConnection implements Peer, Channel {
   control: unknown;
   emits: unknown;
   private greeted = false;
+  /** Frames that arrived while a replay from a store that answers later was running, in order. */
+  private waiting: [RawData, boolean][] | undefined;
   private readonly subs = new Map<string, Sink>();
 
   constructor(
@@ -34,7 +36,7 @@ export class SocketConnection implements Peer, Channel {
     /** Who authenticated (the anonymous party on a tokenless relay); a refused token never gets here. */
     readonly principal: Principal,
   ) {
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.on('message', (data, isBinary) => (this.waiting ? this.waiting.push([data, isBinary]) : this.onMessage(data, isBinary)));
     ws.on('close', () => this.onClose());
     ws.on('error', () => this.onClose());
   }
@@ -201,7 +203,21 @@ export class SocketConnection implements Peer, Channel {
       };
       this.subs.set(id, sink);
       this.sendFrame({ type: 'subscribed', id });
-      this.core.subscribe(sink, spec, { live: true, viewer: this.principal });
+      const replayed = this.core.subscribe(sink, spec, { live: true, viewer: this.principal });
+      // A store that answers later and then fails: the request's error, in band.
+      if (replayed instanceof Promise) {
+        // The connection's next frames wait for the replay, so they are answered in order as on
+        // a store that answers at once (an `unsubscribe` right after, say, follows the replay).
+        this.waiting ??= [];
+        replayed
+          .catch((err: Error) => this.sendFrame({ type: 'error', id, code: 'internal', detail: `history unavailable: ${err.message}` }))
+          .finally(() => {
+            const queued = this.waiting ?? [];
+            this.waiting = undefined;
+            while (queued.length > 0 && this.waiting === undefined) this.onMessage(...queued.shift()!);
+            if (this.waiting !== undefined) (this.waiting as [RawData, boolean][]).unshift(...queued);
+          });
+      }
     } catch (err) {
       if (!(err instanceof SubscribeError)) throw err;
       // In-band and per request: the connection and its other subscriptions carry on (AEP-0003 §6.5).

@@ -6,6 +6,8 @@ import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SteeringError } from '../protocol/errors.js';
+import type { Principal } from './acl.js';
+import type { Peer } from './core.js';
 
 export interface Position {
   epoch: number;
@@ -39,6 +41,64 @@ export interface StoreOptions {
   sessionCap?: number;
 }
 
+/** A value now (the SQLite store) or later (a networked store such as JetStream). */
+export type Maybe<T> = T | Promise<T>;
+
+/**
+ * What the relay core needs of a history store (the seam between the one routing and
+ * authorization core and its stores). The SQLite store answers synchronously; a networked one
+ * answers with promises, and may add a fabric that joins several relay nodes.
+ */
+export interface SessionStore {
+  readonly bufferCap: number;
+  /** Names the store in the relay's log line (a file, `:memory:`, or an engine address). */
+  readonly path: string;
+  /** One result per admission: false for a redelivery of a held `(source, id)`. */
+  admitAll(list: readonly Admission[]): Maybe<boolean[]>;
+  replay(session: string, after?: Position): Maybe<Replay>;
+  /** Sessions held, least recently written first. */
+  sessionIds(): Maybe<string[]>;
+  counts(): { sessions: number; events: number };
+  /** The engine's state for `/healthz`. */
+  health(): StoreHealth;
+  close(): Maybe<void>;
+  /** Present when the store joins several relay nodes (claims, commands, live copies). */
+  readonly fabric?: Fabric;
+}
+
+export interface StoreHealth {
+  engine: string;
+  ok: boolean;
+  [k: string]: unknown;
+}
+
+/** What a multi-node store does beyond history; the core calls it at the points named. */
+export interface Fabric {
+  /** Called once by the core: where remote copies and commands for local peers go. */
+  attach(local: FabricLocal): void;
+  /** A copy that is fanned out but not stored here (agent-scoped), for the other nodes. */
+  share(line: string, e: { session?: string }): void;
+  /** A local peer claimed a session (the core's claim table said yes). */
+  claim(peer: Peer, session: string): void;
+  /** A local peer went away: its claims lapse as the core's do (at once for its identity, after the lease for others). */
+  release(peer: Peer): void;
+  /** D19 across nodes: why `who` may not claim `session` because of another node's claim, or undefined. */
+  rival(session: string, who: Principal): string | undefined;
+  /** The identity owning `session` on another node, live or within its lease. */
+  ownerOf(session: string): string | undefined;
+  /** Claimants held by other nodes, as peers whose `sendText` forwards to their node. */
+  remotePeers(): Iterable<Peer>;
+}
+
+export interface FabricLocal {
+  /** Live fan-out of a copy another node received. */
+  fanOut(line: string): void;
+  /** The local peers (a forwarded command finds its target among them). */
+  peers(): Iterable<Peer>;
+  /** How long a closed claimant's claim keeps other identities out (D19, discovery's `claims.lease_ms`). */
+  claimLeaseMs: number;
+}
+
 export const DEFAULT_BUFFER = 10_000;
 export const DEFAULT_MAX_SESSIONS = 500;
 
@@ -68,7 +128,7 @@ type Row = { arrival: number; epoch: number | null; seq: number | null; raw: str
 
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
 
-export class RelayStore {
+export class RelayStore implements SessionStore {
   readonly bufferCap: number;
   readonly sessionCap: number;
   readonly path: string;
@@ -228,6 +288,10 @@ export class RelayStore {
 
   counts(): { sessions: number; events: number } {
     return this.q.counts.get()!;
+  }
+
+  health(): StoreHealth {
+    return { engine: 'sqlite', ok: this.db.open };
   }
 
   close(): void {

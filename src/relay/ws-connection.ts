@@ -1,8 +1,10 @@
 // The adapter's duplex link to a relay (AEP-0003 §3.5, AEP-0004 §4.4): hello with role,
 // identity and `control.accepts`; commands in as an Observable; events out without ever
-// waiting on the network. While the relay is down, a bounded outbox holds events (debug/info
-// dropped first, every drop counted, AEP-0003 §8.4); after a reconnect each live session is
-// re-claimed by redelivering its last event byte-identically (aep-wire §4.4).
+// waiting on the network. The adapter writes through `write()` and resends from its own log
+// (streams/outbox.ts, D23). `send()` is for emitters without a log (test targets): while the
+// relay is down a bounded outbox holds their events (debug/info dropped first, every drop
+// counted, AEP-0003 §8.4), and a reconnect re-claims their sessions by redelivering each one's
+// last event byte-identically (aep-wire §4.4).
 import WebSocket from 'ws';
 import { Subject, type Observable } from 'rxjs';
 import { AEP_VERSION, severityRank, type AepCommand, type AepEvent } from '../protocol/envelope.js';
@@ -37,6 +39,10 @@ const NOTICE = severityRank('notice');
 
 export class RelayConnection implements RelayLink {
   readonly commands$: Observable<AepCommand>;
+  readonly state$: Observable<boolean>;
+  readonly frames$: Observable<Record<string, unknown>>;
+  private readonly state = new Subject<boolean>();
+  private readonly frames = new Subject<Record<string, unknown>>();
   /** Events dropped from a full outbox, by severity class (AEP-0003 §8.4: drops are counted). */
   readonly drops = { low: 0, high: 0 };
   private readonly commands = new Subject<AepCommand>();
@@ -52,6 +58,18 @@ export class RelayConnection implements RelayLink {
 
   constructor(private readonly opts: RelayConnectionOptions) {
     this.commands$ = this.commands.asObservable();
+    this.state$ = this.state.asObservable();
+    this.frames$ = this.frames.asObservable();
+  }
+
+  write(text: string): boolean {
+    if (!this.greeted || this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(text);
+    return true;
+  }
+
+  buffered(): number {
+    return this.ws?.bufferedAmount ?? 0;
   }
 
   /** Opens the first socket; `connectRelay` calls it, so constructing never touches the network. */
@@ -86,26 +104,16 @@ export class RelayConnection implements RelayLink {
     if (this.closed) return;
     const positioned = e.session !== undefined && e.seq !== undefined && !isCommandType(e.type);
     const item = { text, positioned, urgent: severityRank(e.severity) >= NOTICE, ...(e.session !== undefined ? { session: e.session } : {}) };
-    if (this.greeted && this.outbox.length === 0) this.write(item);
+    if (this.greeted && this.outbox.length === 0) this.writeItem(item);
     else this.hold(item);
-  }
-
-  /**
-   * Re-announces sessions by redelivering the last event this link sent for each (a claim needs
-   * a sequenced event, aep-wire §4.4); a session it never spoke for has nothing to redeliver.
-   */
-  claimSessions(sessions: readonly string[]): void {
-    if (!this.greeted) return; // the next hello re-claims them all
-    for (const s of sessions) {
-      const text = this.claimed.get(s);
-      if (text !== undefined) this.ws!.send(text);
-    }
   }
 
   close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
     this.commands.complete();
+    this.state.complete();
+    this.frames.complete();
     const ws = this.ws;
     if (!ws || ws.readyState === WebSocket.CLOSED) return Promise.resolve();
     return new Promise((resolve) => {
@@ -133,7 +141,7 @@ export class RelayConnection implements RelayLink {
     this.outbox.push(item);
   }
 
-  private write(item: { text: string; session?: string; positioned: boolean }): void {
+  private writeItem(item: { text: string; session?: string; positioned: boolean }): void {
     this.ws!.send(item.text);
     if (item.positioned && item.session !== undefined) {
       this.claimed.delete(item.session);
@@ -167,6 +175,7 @@ export class RelayConnection implements RelayLink {
     ws.on('error', (err) => this.report('RELAY_UNREACHABLE', `relay link: ${err.message}`, err));
     ws.on('close', () => {
       if (this.ws !== ws) return;
+      if (this.greeted) this.state.next(false);
       this.greeted = false;
       this.retry();
     });
@@ -192,6 +201,7 @@ export class RelayConnection implements RelayLink {
     const type = m.type;
     if (typeof type === 'string' && type.includes('.')) {
       if (isCommandType(type) && typeof m.session === 'string') this.commands.next(m as AepCommand);
+      else this.frames.next(m);
       return;
     }
     switch (type) {
@@ -202,9 +212,11 @@ export class RelayConnection implements RelayLink {
         this.ws?.send(JSON.stringify({ type: 'pong', t: m.t }));
         return;
       case 'error':
-        this.report('RELAY_PROTOCOL', `relay error ${String(m.code)}${m.detail ? `: ${String(m.detail)}` : ''}`);
+        this.frames.next(m);
+        if (typeof m.id !== 'string') this.report('RELAY_PROTOCOL', `relay error ${String(m.code)}${m.detail ? `: ${String(m.detail)}` : ''}`);
         return;
       default:
+        this.frames.next(m);
         return;
     }
   }
@@ -215,7 +227,8 @@ export class RelayConnection implements RelayLink {
     // Re-claim every session this link spoke for (a new connection owns nothing, aep-wire §4.4).
     const claims = [...this.claimed.values()];
     for (const text of claims) this.ws!.send(text);
-    while (this.outbox.length > 0 && this.greeted) this.write(this.outbox.shift()!);
+    while (this.outbox.length > 0 && this.greeted) this.writeItem(this.outbox.shift()!);
+    this.state.next(true);
     for (const w of this.waiters.splice(0)) w();
   }
 }

@@ -7,7 +7,7 @@
 // and stepped through the machine's own transition(); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields,
+  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -35,11 +35,15 @@ export type Effect =
   /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
   | { kind: 'cancel'; session: string; commandId: string }
   /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
-  | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string };
+  | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
+  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
+  | { kind: 'forward'; session: string; command: AepCommand };
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
   events: AepEvent[];
+  /** Step number: `durable(n)` keeps it, `rollback()` undoes it until then (D22). */
+  stepNo?: number;
   /** Records for the event log, written before any effect is performed (D12). */
   records: LogRecord[];
   effects: Effect[];
@@ -53,6 +57,10 @@ export interface HostOptions {
   sendInput?: boolean;
   /** Whether the send_input transport is connected right now. */
   inputReady?: () => boolean;
+  /** The vendor's control gate for the surface's `controls` (e.g. AEP_OPENHANDS_CONTROL). */
+  control?: boolean;
+  /** The vendor's guard for a forwarded command, from what the stream last showed. */
+  controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   attentionTimeoutMs?: number;
   /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
   resumeWindowMs?: number;
@@ -75,6 +83,35 @@ export interface SessionView {
 }
 
 type SessionActor = Actor<typeof sessionMachine>;
+
+/** What one step changed, so a step whose records never became durable can be undone (D22). */
+interface Undo {
+  stepNo: number;
+  session: string;
+  /** The cell before the step; undefined when the step spawned it. */
+  cell: { value: SessionSnapshot['value']; context: SessionContext } | undefined;
+  seq: number | undefined;
+  orphan: Record<string, AckDecision> | undefined;
+  /** Ack keys the step recorded, with what they held before. */
+  acks: [string, string | undefined][];
+  hookId: string | undefined;
+}
+
+/** A session cell as a snapshot holds it: the machine's persisted snapshot (D24). */
+export interface PersistedCell {
+  session: string;
+  snapshot: { value: unknown; context: SessionContext; status?: string };
+}
+
+/** Everything a host holds beyond its log, for a snapshot (D24). */
+export interface HostState {
+  cells: PersistedCell[];
+  /** The epoch each session's next process starts at (D11). */
+  epochs: [string, number][];
+  /** Recorded acks, byte for byte (D4). */
+  acks: [string, string][];
+  orphans: [string, Record<string, AckDecision>][];
+}
 type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
 type SessionScope = Parameters<typeof sessionMachine.transition>[2];
 
@@ -125,6 +162,10 @@ export class ActorHost {
   private readonly openHooks = new Map<string, ClassifiedHook>();
   private collecting: SessionOutput[] | undefined;
   private pureScope: SessionScope | undefined;
+  /** Undo entries of steps whose records are not durable yet, oldest first (D22). */
+  private undos: Undo[] = [];
+  private stepCount = 0;
+  private current: Undo | undefined;
 
   constructor(opts: HostOptions) {
     this.opts = opts;
@@ -177,6 +218,85 @@ export class ActorHost {
     return this.recorded.get(key);
   }
 
+  // ---- durability (D22) -------------------------------------------------------------------
+
+  /** Steps up to `stepNo` are durable: they can no longer be undone. */
+  durable(stepNo: number): void {
+    let i = 0;
+    while (i < this.undos.length && this.undos[i]!.stepNo <= stepNo) i += 1;
+    if (i > 0) this.undos.splice(0, i);
+  }
+
+  /** Undoes every step that is not durable, newest first: the sessions are as if they had not run. */
+  rollback(): number {
+    const undone = this.undos.length;
+    for (let i = this.undos.length - 1; i >= 0; i -= 1) this.undoOne(this.undos[i]!);
+    this.undos = [];
+    return undone;
+  }
+
+  private undoOne(u: Undo): void {
+    const now = this.sessions.get(u.session);
+    now?.actor?.stop();
+    if (u.cell === undefined) this.sessions.delete(u.session);
+    else if (now?.actor) this.sessions.set(u.session, this.revive(u.session, u.cell));
+    else this.sessions.set(u.session, { value: u.cell.value, context: u.cell.context });
+    if (u.seq === undefined) this.seqs.delete(u.session);
+    else this.seqs.set(u.session, u.seq);
+    if (u.orphan === undefined) this.orphanDecisions.delete(u.session);
+    else this.orphanDecisions.set(u.session, u.orphan);
+    for (let i = u.acks.length - 1; i >= 0; i -= 1) {
+      const [key, before] = u.acks[i]!;
+      if (before === undefined) this.recorded.delete(key);
+      else this.recorded.set(key, before);
+    }
+    if (u.hookId !== undefined) this.openHooks.delete(u.hookId);
+  }
+
+  /** A live actor (inspection) from a value and context. */
+  private revive(session: string, s: { value: unknown; context: SessionContext }): SessionCell {
+    const persisted = sessionMachine.getPersistedSnapshot(sessionMachine.resolveState({ value: s.value as SessionSnapshot['value'], context: s.context }));
+    const actor = createActor(sessionMachine, { input: { session, vendor: this.vendor }, snapshot: persisted, ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}) });
+    actor.on('*', (o) => this.collecting?.push(o));
+    actor.start();
+    return { actor };
+  }
+
+  // ---- snapshots (D24) -----------------------------------------------------------------------
+
+  /** The whole host as data: each cell's persisted snapshot, next epochs, recorded acks, orphan decisions. */
+  exportState(): HostState {
+    const cells: PersistedCell[] = [];
+    const epochs: [string, number][] = [];
+    for (const [session, cell] of this.sessions) {
+      const persisted = cell.actor
+        ? cell.actor.getPersistedSnapshot()
+        : sessionMachine.getPersistedSnapshot(sessionMachine.resolveState({ value: cell.value, context: cell.context }));
+      const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
+      cells.push({ session, snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) } });
+    }
+    const known = new Set([...this.sessions.keys(), ...this.epochs.keys()]);
+    for (const session of known) {
+      const epoch = this.epochs.get(session) ?? 0;
+      // A session that emitted in this process used `epoch`; the next process takes the one after it.
+      epochs.push([session, (this.seqs.get(session) ?? 0) > 0 ? epoch + 1 : epoch]);
+    }
+    return { cells, epochs, acks: [...this.recorded.entries()], orphans: [...this.orphanDecisions.entries()] };
+  }
+
+  /** Restores a host exported by `exportState` (before any replay of the log's tail). */
+  importState(s: HostState): void {
+    for (const c of s.cells) {
+      const cell: SessionCell = this.opts.inspect
+        ? this.revive(c.session, c.snapshot)
+        : { value: c.snapshot.value as SessionSnapshot['value'], context: c.snapshot.context };
+      this.sessions.set(c.session, cell);
+    }
+    for (const [session, epoch] of s.epochs) this.epochs.set(session, epoch);
+    for (const [key, bytes] of s.acks) this.recorded.set(key, bytes);
+    for (const [session, d] of s.orphans) this.orphanDecisions.set(session, d);
+  }
+
   // ---- replay support ---------------------------------------------------------------------
 
   /** Restores a recorded ack and the epoch memory from a logged event (D11). */
@@ -198,7 +318,7 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      const owed = ctx !== undefined && (ctx.inFlight.length > 0 || ctx.holds.length > 0 || ctx.inputs.some((i) => i.phase === 'sending') || ctx.cancel?.acked === false);
+      const owed = ctx !== undefined && (ctx.inFlight.length > 0 || ctx.holds.length > 0 || ctx.inputs.some((i) => i.phase === 'sending') || ctx.cancel?.acked === false || ctx.forwards.length > 0);
       if (!owed) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
@@ -209,9 +329,22 @@ export class ActorHost {
 
   /** Turns an item into the session input, steps the actor, and stamps what it announced. */
   step(item: SessionItem): StepResult {
+    const cell = this.sessions.get(item.session);
+    const undo: Undo = {
+      stepNo: ++this.stepCount,
+      session: item.session,
+      cell: cell && { value: valueOf(cell), context: contextOf(cell) },
+      seq: this.seqs.get(item.session),
+      orphan: this.orphanDecisions.get(item.session),
+      acks: [],
+      hookId: item.kind === 'hook' ? item.hookId : undefined,
+    };
+    this.current = undo;
     try {
-      return this.stepFailOpen(item);
+      return { ...this.stepFailOpen(item), stepNo: undo.stepNo };
     } finally {
+      this.current = undefined;
+      this.undos.push(undo);
       for (const [session, e] of this.emitters) if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
       this.emitters.clear();
     }
@@ -267,6 +400,7 @@ export class ActorHost {
           }
           if (o.run !== undefined) f.run = o.run;
           if (o.step !== undefined) f.step = o.step;
+          if (o.cause !== undefined) f.cause = o.cause;
           // The vendor's abort moment answers a cancel under way: its run.cancelled names the command.
           const cancel = o.type === 'run.cancelled' ? this.context(item.session)?.cancel : undefined;
           if (cancel?.acked === true) {
@@ -316,6 +450,11 @@ export class ActorHost {
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
+    if (this.surface.controls?.includes(c.type) === true) {
+      const gateOpen = this.opts.control === true;
+      const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
+      return { type: 'command.forward', at: item.at, command: c, gateOpen, ...(refusal === undefined ? {} : { refusal }) };
+    }
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
     if (c.type === 'control.cancel' && this.surface.cancels === true) {
       return { type: 'command.cancel', at: item.at, command: c, gateOpen: this.opts.sendInput === true, ready: this.opts.inputReady?.() ?? false };
@@ -336,7 +475,7 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.cancel') {
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward' || input.type === 'command.cancel') {
         return this.orphanCommand(session, input);
       }
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
@@ -428,7 +567,10 @@ export class ActorHost {
       const e = this.emitterFor(session).emit({ ...f, at });
       events.push(e);
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
-      if (ack !== undefined) this.recorded.set(ack, JSON.stringify(e));
+      if (ack !== undefined) {
+        this.current?.acks.push([ack, this.recorded.get(ack)]);
+        this.recorded.set(ack, JSON.stringify(e));
+      }
     };
     for (const o of outputs) {
       switch (o.type) {
@@ -494,6 +636,9 @@ export class ActorHost {
         }
         case 'run.cancel':
           effects.push({ kind: 'cancel', session, commandId: o.cause });
+          break;
+        case 'control.forward':
+          effects.push({ kind: 'forward', session, command: o.command });
           break;
         case 'input.send':
           effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });

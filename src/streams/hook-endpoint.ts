@@ -9,6 +9,44 @@ import type { HookReply } from './surface.js';
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024; // tool outputs ride in hook bodies
 export const DEFAULT_HOOK_BUDGET_MS = 2000; // a step slower than this gets the neutral reply
+/** Deeper than any vendor's hook input (tool inputs included); deeper bodies are refused unparsed (D24). */
+export const DEFAULT_MAX_DEPTH = 64;
+
+/**
+ * Tracks JSON nesting over a body's chunks as they arrive, so a deep body is refused before it
+ * is parsed and the scan is spread over the reads instead of blocking other hooks at the end.
+ */
+export class DepthGuard {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  max = 0;
+  constructor(private readonly limit: number) {}
+
+  /** False once the nesting went past the limit. */
+  feed(chunk: Buffer): boolean {
+    let { depth, inString, escaped } = this;
+    for (let i = 0; i < chunk.length; i += 1) {
+      const c = chunk[i]!;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === 0x5c) escaped = true;
+        else if (c === 0x22) inString = false;
+      } else if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) {
+        depth += 1;
+        if (depth > this.limit) {
+          this.max = depth;
+          return false;
+        }
+      } else if (c === 0x7d || c === 0x5d) depth -= 1;
+    }
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    return true;
+  }
+}
 
 /** One hook call waiting for its reply. */
 export interface HookArrival {
@@ -32,6 +70,8 @@ export interface HookEndpointOptions {
   secret: string;
   host?: string;
   bodyLimit?: number;
+  /** JSON nesting refused before parsing (D24). */
+  maxDepth?: number;
   budgetMs?: number;
   /** The vendor's neutral reply, used on every failure. */
   neutral: () => HookReply;
@@ -168,12 +208,19 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
+    const guard = new DepthGuard(opts.maxDepth ?? DEFAULT_MAX_DEPTH);
     req.on('data', (c: Buffer) => {
       if (over) return;
       size += c.length;
       if (size > limit) {
         over = true;
         failOpen(res, new SteeringError('HOOK_BODY_INVALID', `hook body exceeds ${limit} bytes`));
+        return;
+      }
+      if (!guard.feed(c)) {
+        over = true;
+        chunks.length = 0;
+        failOpen(res, new SteeringError('HOOK_BODY_INVALID', `hook body nests deeper than ${opts.maxDepth ?? DEFAULT_MAX_DEPTH} levels; not parsed`));
         return;
       }
       chunks.push(c);

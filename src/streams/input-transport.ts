@@ -2,14 +2,14 @@
 // through it and its answer comes back as a session input; what it observes (inputs consumed)
 // becomes session inputs too. A transport that throws counts as unreachable, never as a crash.
 import { EMPTY, from, map, mergeMap, type Observable } from 'rxjs';
-import { newId } from '../protocol/index.js';
+import { newId, type Rejection } from '../protocol/index.js';
 import type { ActorHost, Effect, SessionItem } from './actor-host.js';
-import type { InputOutcome, InputTransport } from './surface.js';
+import type { Controller, InputOutcome, InputTransport } from './surface.js';
 
 type SendEffect = Extract<Effect, { kind: 'send' }>;
+type ForwardEffect = Extract<Effect, { kind: 'forward' }>;
 type CancelEffect = Extract<Effect, { kind: 'cancel' }>;
 type AnswerEffect = Extract<Effect, { kind: 'answer' }>;
-
 /** Performs a user-plane effect: a send_input, a cancel of the active run, or an approval's answer. */
 export function throughTransport(transport: InputTransport | undefined, effect: SendEffect | CancelEffect | AnswerEffect, logged: boolean, now: () => number): Observable<SessionItem> {
   if (effect.kind === 'send') return sendThrough(transport, effect, logged, now);
@@ -69,3 +69,23 @@ export const fromTransportFacts = (transport: InputTransport | undefined, host: 
       }
     }),
   ) ?? EMPTY;
+
+const UNREACHABLE = (detail: string): Rejection => ({ reason: 'busy', rule: 'transport-down', detail });
+
+/**
+ * Carries one forwarded command out; its answer is the decision. A controller that throws counts
+ * as unreachable (`busy`). `logged` false: the command input is not durable, nothing goes out (D22).
+ */
+export function forwardThrough(controller: Controller | undefined, effect: ForwardEffect, logged: boolean, now: () => number): Observable<SessionItem> {
+  const outcome: Promise<Rejection | undefined> = !logged || controller === undefined
+    ? Promise.resolve(UNREACHABLE(logged ? 'no controller' : 'log not durable'))
+    : Promise.resolve()
+      .then(() => controller.perform(effect.session, effect.command))
+      .catch((cause: unknown) => UNREACHABLE(`the vendor API failed: ${String(cause)}`));
+  return from(outcome).pipe(
+    map((rejection): SessionItem => ({
+      kind: 'input', session: effect.session,
+      input: { type: 'forward.settled', at: now(), commandId: effect.command.id, ...(rejection === undefined ? {} : { rejection }) },
+    })),
+  );
+}

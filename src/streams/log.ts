@@ -3,8 +3,13 @@
 // the fsync that covers its own batch. A process killed mid-write leaves at most a torn last
 // line; reading reports it (LOG_TORN_RECORD) and opening for append cuts it off so later
 // records stay whole.
-import { closeSync, existsSync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+// Fail closed (D22): a failed write is cut off again and refuses, with it, every batch already
+// queued behind it (they were stepped on top of the refused one); the owner hears of it
+// synchronously, before any caller, so it can roll its state back first.
+// Segments (D24): `rotate()` archives the active file as `<path>.seg-<generation>` and starts the
+// next generation, whose first line is a `seg` header; a snapshot covers everything before it.
+import { closeSync, existsSync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { SteeringError, type AepEvent } from '../protocol/index.js';
 import type { SessionInput } from '../machines/session-types.js';
 
@@ -18,101 +23,194 @@ export type LogRecord =
   | { k: 'ev'; e: AepEvent; ack?: string }
   | { k: 'flight'; s: string; hook: string; ids: string[] };
 
+/** Lines that frame the log itself and carry nothing to replay: a segment header, a write probe. */
+type FrameRecord = { k: 'seg'; g: number } | { k: 'mark'; at: number };
+
 export interface ReadResult {
   records: LogRecord[];
   /** Byte length of the whole, readable prefix. */
   goodBytes: number;
   problems: SteeringError[];
+  /** The generation named by the segment header; 0 for a file without one. */
+  generation: number;
 }
 
-const isRecord = (v: unknown): v is LogRecord =>
-  typeof v === 'object' && v !== null && ['in', 'ev', 'flight'].includes((v as { k?: unknown }).k as string);
+/** A place in the log: a generation and a byte offset inside its file. */
+export interface LogPosition {
+  gen: number;
+  offset: number;
+}
 
-/** Parses log text; a broken line is reported and skipped, never thrown. */
-export function parseLog(text: string): ReadResult {
+const RECORD_KINDS = new Set(['in', 'ev', 'flight']);
+const FRAME_KINDS = new Set(['seg', 'mark']);
+const NL = 0x0a;
+
+const kindOf = (v: unknown): string | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { k?: unknown }).k === 'string' ? (v as { k: string }).k : undefined;
+
+/**
+ * Parses log bytes in one pass (D24: linear in the file's size); a broken line is reported and
+ * skipped, never thrown. `onRecord` sees each record with the byte offset just past its line.
+ */
+export function parseLog(input: string | Buffer, onRecord?: (r: LogRecord, end: number) => void): ReadResult {
+  const buf = typeof input === 'string' ? Buffer.from(input) : input;
   const records: LogRecord[] = [];
   const problems: SteeringError[] = [];
   let offset = 0;
   let goodBytes = 0;
   let lineNo = 0;
-  while (offset < text.length) {
-    const nl = text.indexOf('\n', offset);
+  let generation = 0;
+  while (offset < buf.length) {
+    const nl = buf.indexOf(NL, offset);
     const last = nl === -1;
-    const line = text.slice(offset, last ? text.length : nl);
+    const end = last ? buf.length : nl;
     lineNo += 1;
     let parsed: unknown;
-    let ok = false;
+    let kind: string | undefined;
     if (!last) {
       try {
-        parsed = JSON.parse(line);
-        ok = isRecord(parsed);
+        parsed = JSON.parse(buf.toString('utf8', offset, end));
+        kind = kindOf(parsed);
       } catch {
-        ok = false;
+        kind = undefined;
       }
     }
-    if (ok) {
+    if (kind !== undefined && RECORD_KINDS.has(kind)) {
       records.push(parsed as LogRecord);
-      goodBytes = Buffer.byteLength(text.slice(0, nl + 1));
-    } else if (line.length > 0) {
+      goodBytes = nl + 1;
+      onRecord?.(parsed as LogRecord, nl + 1);
+    } else if (kind !== undefined && FRAME_KINDS.has(kind)) {
+      if (kind === 'seg' && lineNo === 1) generation = Number((parsed as { g?: unknown }).g) || 0;
+      goodBytes = nl + 1;
+    } else if (end > offset) {
       problems.push(new SteeringError('LOG_TORN_RECORD', `event log line ${lineNo} is ${last ? 'torn (no line end)' : 'not a readable record'}; skipped`));
     }
-    offset = last ? text.length : nl + 1;
+    offset = last ? buf.length : nl + 1;
   }
-  return { records, goodBytes, problems };
+  return { records, goodBytes, problems, generation };
 }
 
 export function readEventLog(path: string): ReadResult {
-  if (!existsSync(path)) return { records: [], goodBytes: 0, problems: [] };
-  return parseLog(readFileSync(path, 'utf8'));
+  if (!existsSync(path)) return { records: [], goodBytes: 0, problems: [], generation: 0 };
+  return parseLog(readFileSync(path));
+}
+
+/** The file an archived generation lives in. */
+export const segmentPath = (path: string, gen: number): string => `${path}.seg-${String(gen).padStart(6, '0')}`;
+
+/** Archived generations next to `path`, oldest first. */
+export function archivedGenerations(path: string, list: (dir: string) => string[]): number[] {
+  const prefix = `${basename(path)}.seg-`;
+  return list(dirname(path))
+    .filter((f) => f.startsWith(prefix) && /^\d+$/.test(f.slice(prefix.length)))
+    .map((f) => Number(f.slice(prefix.length)))
+    .sort((a, b) => a - b);
+}
+
+export interface CommitHooks {
+  /** Called synchronously once the batch is durable, before its promise resolves. */
+  durable?: (range: { gen: number; start: number; end: number }) => void;
 }
 
 export interface EventLog {
   readonly path: string;
-  /** Writes the batch as one append and makes it durable before returning. Throws LOG_WRITE_FAILED. */
-  append(records: readonly LogRecord[]): void;
+  /** The generation being appended to. */
+  readonly generation: number;
+  /** Where the next record will go; everything before it is durable once no commit is pending. */
+  end(): LogPosition;
+  /** True when no batch waits to be written or synced. */
+  idle(): boolean;
+  /**
+   * Writes the batch as one append and makes it durable before returning; returns where its
+   * records landed. Throws LOG_WRITE_FAILED.
+   */
+  append(records: readonly LogRecord[]): { gen: number; start: number; end: number };
   /**
    * Group commit (D11): queues the batch and resolves once it is durable. Batches land in call
    * order; every batch queued while an fsync runs is written and synced together by the next
    * one. An empty batch resolves after every batch queued before it. Rejects LOG_WRITE_FAILED.
    */
-  commit(records: readonly LogRecord[]): Promise<void>;
+  commit(records: readonly LogRecord[], hooks?: CommitHooks): Promise<void>;
+  /** Writes and syncs a one-line probe; true when the log takes appends again (D22). */
+  probe(at: number): boolean;
+  /**
+   * Archives the active file as the current generation's segment and starts the next one
+   * (D24). Only while idle; the caller has made a snapshot covering everything so far durable.
+   */
+  rotate(): number;
+  /** Bytes of generation `gen` from `offset` up to what is durable (the active one included). */
+  read(gen: number, offset: number, maxBytes: number): Buffer;
   /** Stops taking records; batches already queued are still written. Resolves once the file is closed. */
   close(): Promise<void>;
 }
 
 /** Makes what was written to `fd` durable; `fs.fsync` unless replaced. */
 export type SyncFn = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+/** Writes to `fd` at `position`; `fs.writeSync` unless replaced (the fault suite injects ENOSPC here). */
+export type WriteFn = (fd: number, buf: Buffer, offset: number, length: number, position: number) => number;
 
 export interface EventLogOptions {
   /** fsync each batch (default true). */
   fsync?: boolean;
   /** How a batch is made durable (default `fs.fsync`); only called when `fsync` is on. */
   sync?: SyncFn;
+  /** How bytes reach the file (default `fs.writeSync`). */
+  write?: WriteFn;
+  /** Hears of every refused write synchronously, before any caller does (D22 rollback). */
+  onRefused?: (err: SteeringError) => void;
+  /** Generation a log created by this call starts at (after a snapshot, D24); 0 writes no header. */
+  generation?: number;
+}
+
+/** The generation a log file's header names (0 without one or without the file). */
+export function headerGeneration(path: string): number {
+  if (!existsSync(path)) return 0;
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(64);
+    const n = readSync(fd, buf, 0, 64, 0);
+    const line = buf.toString('utf8', 0, n).split('\n')[0] ?? '';
+    const m = /^\{"k":"seg","g":(\d+)\}$/.exec(line);
+    return m ? Number(m[1]) : 0;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 interface Queued {
   buf: Buffer;
+  hooks?: CommitHooks;
   /** Set when a synchronous append already tried to write this batch and failed. */
   error?: SteeringError;
   resolve: () => void;
   reject: (e: SteeringError) => void;
 }
 
-const encode = (records: readonly LogRecord[]): Buffer =>
+const encode = (records: readonly (LogRecord | FrameRecord)[]): Buffer =>
   records.length === 0 ? Buffer.alloc(0) : Buffer.from(records.map((r) => JSON.stringify(r)).join('\n') + '\n');
 
 /** Opens the log for appending, after cutting a torn tail; returns what it already held. */
 export function openEventLog(path: string, opts: EventLogOptions = {}): { log: EventLog; existing: ReadResult } {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const fresh = !existsSync(path);
   const existing = readEventLog(path);
-  const fd = openSync(path, existsSync(path) ? 'r+' : 'w+');
+  let fd = openSync(path, fresh ? 'w+' : 'r+', 0o600);
+  if (fresh && (opts.generation ?? 0) > 0) {
+    const header = encode([{ k: 'seg', g: opts.generation! }]);
+    writeSync(fd, header, 0, header.length, 0);
+    fsyncSync(fd);
+    existing.generation = opts.generation!;
+    existing.goodBytes = header.length;
+  }
   // Cut after the last whole line only when the tail is torn; a bad middle line stays for audit.
   const size = fstatSync(fd).size;
   const tailTorn = existing.problems.some((p) => p.message.includes('torn'));
   if (tailTorn && existing.goodBytes < size) ftruncateSync(fd, existing.goodBytes);
   let position = tailTorn ? existing.goodBytes : size;
+  let generation = existing.generation;
   const durable = opts.fsync ?? true;
   const syncFd = opts.sync ?? fsync;
+  const writeFd: WriteFn = opts.write ?? ((f, b, o, l, p) => writeSync(f, b, o, l, p));
   let closed = false;
   let fdClosed = false;
   /** True from the moment a drain is scheduled until it finds nothing left to write. */
@@ -123,13 +221,13 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
     onClosed = resolve;
   });
 
-  const writeFailed = (cause: unknown) => new SteeringError('LOG_WRITE_FAILED', `cannot append to event log ${path}`, { cause });
+  const writeFailed = (cause: unknown) => new SteeringError('LOG_WRITE_FAILED', `cannot append to event log ${path}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 
   /** Writes at the current end; a failed write is cut off again, so a refused batch never reappears on replay. */
   function writeAll(buf: Buffer): void {
     let done = 0;
     try {
-      while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done);
+      while (done < buf.length) done += writeFd(fd, buf, done, buf.length - done, position + done);
     } catch (cause) {
       try {
         ftruncateSync(fd, position);
@@ -153,6 +251,14 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       syncFd(fd, (err) => (err ? reject(err) : resolve()));
     });
 
+  /** A refused write also refuses what queued behind it; the owner rolls back before anyone hears. */
+  function refuse(batch: Queued[], err: SteeringError): void {
+    const behind = pending;
+    pending = [];
+    opts.onRefused?.(err);
+    for (const q of [...batch, ...behind]) q.reject(q.error ?? err);
+  }
+
   // One fsync at a time; whatever queued up meanwhile goes out as the next write + fsync, so
   // concurrent sessions share syncs while each caller still waits for its own (D4, D9, D12).
   async function drain(): Promise<void> {
@@ -161,9 +267,11 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       pending = [];
       const refused = batch.find((q) => q.error)?.error;
       if (refused) {
-        for (const q of batch) q.reject(q.error ?? refused);
+        refuse(batch, refused);
         continue;
       }
+      const start = position;
+      const gen = generation;
       try {
         const buf = batch.length === 1 ? batch[0]!.buf : Buffer.concat(batch.map((q) => q.buf));
         if (buf.length > 0) {
@@ -171,9 +279,22 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
           if (durable) await syncOnce();
         }
       } catch (cause) {
-        const err = writeFailed(cause);
-        for (const q of batch) q.reject(err);
+        if (position > start) {
+          // The write landed but its sync failed: what the file holds is unknown, so cut it.
+          try {
+            ftruncateSync(fd, start);
+          } catch {
+            // The torn tail stays; reading reports it and the next open cuts it (LOG_TORN_RECORD).
+          }
+          position = start;
+        }
+        refuse(batch, writeFailed(cause));
         continue;
+      }
+      let at = start;
+      for (const q of batch) {
+        q.hooks?.durable?.({ gen, start: at, end: at + q.buf.length });
+        at += q.buf.length;
       }
       for (const q of batch) q.resolve();
     }
@@ -183,23 +304,45 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
 
   const log: EventLog = {
     path,
+    get generation() {
+      return generation;
+    },
+    end: () => ({ gen: generation, offset: position }),
+    idle: () => !draining && pending.length === 0,
     append(records) {
-      if (records.length === 0) return;
+      if (records.length === 0) return { gen: generation, start: position, end: position };
       if (closed) throw new SteeringError('LOG_WRITE_FAILED', `event log ${path} is closed`);
       // Batches queued for a group commit were called first, so they go to the file first; the
       // drain still settles them, so their callers hear back in call order.
       const buf = Buffer.concat([...pending.map((q) => q.buf), encode(records)]);
+      const start = position;
       try {
         writeAll(buf);
         if (durable) fsyncSync(fd);
       } catch (cause) {
+        if (position > start) {
+          try {
+            ftruncateSync(fd, start);
+          } catch {
+            // see drain
+          }
+          position = start;
+        }
         const err = writeFailed(cause);
         for (const q of pending) q.error = err;
+        opts.onRefused?.(err);
         throw err;
       }
-      for (const q of pending) q.buf = Buffer.alloc(0);
+      let at = start;
+      for (const q of pending) {
+        q.hooks?.durable?.({ gen: generation, start: at, end: at + q.buf.length });
+        at += q.buf.length;
+        q.buf = Buffer.alloc(0);
+        delete q.hooks;
+      }
+      return { gen: generation, start: at, end: position };
     },
-    commit(records) {
+    commit(records, hooks) {
       if (closed) return Promise.reject(new SteeringError('LOG_WRITE_FAILED', `event log ${path} is closed`));
       let buf: Buffer;
       try {
@@ -207,13 +350,64 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       } catch (cause) {
         return Promise.reject(writeFailed(cause));
       }
-      const done = new Promise<void>((resolve, reject) => pending.push({ buf, resolve, reject }));
+      const done = new Promise<void>((resolve, reject) => pending.push({ buf, resolve, reject, ...(hooks ? { hooks } : {}) }));
       if (!draining) {
         draining = true;
         // Start after the current synchronous burst, so steps stepped together share the first write.
         queueMicrotask(() => void drain());
       }
       return done;
+    },
+    probe(at) {
+      if (closed || !log.idle()) return false;
+      const start = position;
+      try {
+        writeAll(encode([{ k: 'mark', at }]));
+        if (durable) fsyncSync(fd);
+        return true;
+      } catch {
+        if (position > start) {
+          try {
+            ftruncateSync(fd, start);
+          } catch {
+            // see drain
+          }
+          position = start;
+        }
+        return false;
+      }
+    },
+    rotate() {
+      if (!log.idle() || closed) throw new SteeringError('LOG_WRITE_FAILED', `event log ${path} cannot rotate while writing`);
+      if (durable) fsyncSync(fd);
+      closeSync(fd);
+      renameSync(path, segmentPath(path, generation));
+      generation += 1;
+      fd = openSync(path, 'w+', 0o600);
+      position = 0;
+      writeAll(encode([{ k: 'seg', g: generation }]));
+      fsyncSync(fd);
+      syncDir(dirname(path));
+      return generation;
+    },
+    read(gen, offset, maxBytes) {
+      const file = gen === generation ? undefined : segmentPath(path, gen);
+      const limit = gen === generation ? position : Infinity;
+      const f = file === undefined ? fd : openSync(file, 'r');
+      try {
+        const size = Math.min(limit, fstatSync(f).size);
+        const n = Math.max(0, Math.min(maxBytes, size - offset));
+        const buf = Buffer.alloc(n);
+        let got = 0;
+        while (got < n) {
+          const r = readSync(f, buf, got, n - got, offset + got);
+          if (r === 0) break;
+          got += r;
+        }
+        return got === n ? buf : buf.subarray(0, got);
+      } finally {
+        if (file !== undefined) closeSync(f);
+      }
     },
     close() {
       if (!closed) {
@@ -225,3 +419,18 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   };
   return { log, existing };
 }
+
+/** Makes a rename or a new file in `dir` durable. */
+export function syncDir(dir: string): void {
+  let d: number | undefined;
+  try {
+    d = openSync(dir, 'r');
+    fsyncSync(d);
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is then as durable as they make it.
+  } finally {
+    if (d !== undefined) closeSync(d);
+  }
+}
+
+export const siblingPath = (path: string, suffix: string): string => join(dirname(path), `${basename(path)}.${suffix}`);

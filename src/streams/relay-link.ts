@@ -5,9 +5,15 @@ import type { AepCommand, AepEvent } from '../protocol/index.js';
 export interface RelayLink {
   /** Commands routed to this adapter (AEP-0004 §4), in arrival order. */
   commands$: Observable<AepCommand>;
-  /** Queues an event for the relay. Never awaits the network: a relay being down never blocks a hook. */
+  /** true at each relay hello, false when the socket closes. */
+  state$: Observable<boolean>;
+  /** Every frame that is not a command (replayed events, `unsubscribed`, `error`, ...). */
+  frames$: Observable<Record<string, unknown>>;
+  /** Writes one frame now; false (and nothing kept) when the link is not greeted. The outbox (D23) owns resending. */
+  write(text: string): boolean;
+  /** Bytes written to the socket and not yet sent (backpressure). */
+  buffered(): number;
+  /** Queues an event for the relay in memory (test targets, the demo's helpers); never awaits the network. */
   send(e: AepEvent): void;
-  /** Announces the sessions this adapter owns, so the relay routes their commands here (D17). */
-  claimSessions?(sessions: readonly string[]): void;
   close(): Promise<void>;
 }

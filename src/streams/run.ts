@@ -1,18 +1,20 @@
 // The adapter core: sources merged, routed per session, stepped, logged, performed. This file
 // owns the bus (the only Subjects) and the only subscribe.
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { EMPTY, Subject, from, interval, map, merge, mergeMap, of, share, timer, type Observable, type Subscription } from 'rxjs';
-import { SteeringError, type AepCommand, type AepEvent } from '../protocol/index.js';
+import { SteeringError, agentEvent, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
 import type { InspectionOption } from './inspect.js';
-import { openEventLog, type SyncFn } from './log.js';
+import { archivedGenerations, headerGeneration, openEventLog, readEventLog, segmentPath, siblingPath, type LogRecord, type SyncFn, type WriteFn } from './log.js';
+import { Outbox, readOutboxState, writeFileDurably } from './outbox.js';
 import type { RelayLink } from './relay-link.js';
 import { replayInto } from './replay.js';
 import { steer } from './route.js';
-import { toEventLog, toRelay } from './sinks.js';
+import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
-import type { InputTransport, VendorSurface } from './surface.js';
-import { fromTransportFacts, throughTransport } from './input-transport.js';
+import type { Controller, InputTransport, VendorSurface } from './surface.js';
+import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -28,6 +30,10 @@ export interface AdapterOptions {
   sendInput?: boolean;
   /** The vendor's user-plane channel that send_input goes through (D28, D29). */
   transport?: InputTransport;
+  /** The vendor's control gate for the surface's `controls` (AEP_OPENHANDS_CONTROL); needs `controller`. */
+  control?: boolean;
+  /** Carries the surface's `controls` out on the vendor's API. */
+  controller?: Controller;
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
@@ -53,6 +59,14 @@ export interface AdapterOptions {
   fsync?: boolean;
   /** How a log batch is made durable (default `fs.fsync`); tests slow it down to check D4/D12 ordering. */
   logSync?: SyncFn;
+  /** How log bytes reach the file (default `fs.writeSync`); the fault suite injects ENOSPC here. */
+  logWrite?: WriteFn;
+  /** Active log size that triggers a snapshot and a new segment (D24; default 16 MiB). */
+  segmentBytes?: number;
+  /** Archived segments kept after a snapshot covers them (default 2; Infinity keeps all). */
+  keepSegments?: number;
+  /** How often a degraded adapter probes the log (D22; default 500 ms). */
+  probeMs?: number;
   onError?: (e: SteeringError) => void;
 }
 
@@ -64,16 +78,23 @@ export interface AdapterHandle {
   sessions(): SessionView[];
   /** Injects a command as if the relay had routed it. */
   command(c: AepCommand): void;
+  /** `degraded` while log appends fail (D22). */
+  health(): 'ok' | 'degraded';
+  /** Frames the outbox wrote, by kind (D23, D24). */
+  outboxCounters(): Outbox['counters'];
   close(): Promise<void>;
 }
 
 /**
  * `hello.capabilities.control.accepts`: `control.attention.respond` only while a held loop is
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
- * with AEP_INSTRUCT (D5).
+ * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'cancels' | 'approvals'>, instruct: boolean, sendInput = false): string[] => [
-  ...(surface.holds === true || (sendInput && surface.approvals === true) ? ['control.attention.respond'] : []),
+export const acceptsFor = (
+  surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals'>, instruct: boolean, sendInput = false, control = false,
+): string[] => [
+  ...((surface.holds === true && surface.controls?.includes('control.attention.respond') !== true) || (sendInput && surface.approvals === true) ? ['control.attention.respond'] : []),
+  ...(control ? surface.controls ?? [] : []),
   ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
   ...(sendInput && surface.cancels === true ? ['control.cancel'] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
@@ -83,31 +104,75 @@ const reportToStderr = (e: SteeringError): void => {
   process.stderr.write(`aep-steer: ${e.code}: ${e.message}\n`);
 };
 
-type Out = { kind: 'event'; e: AepEvent } | { kind: 'feedback'; item: SessionItem };
+type Out = { kind: 'event'; e: AepEvent; live: boolean } | { kind: 'feedback'; item: SessionItem };
+
+export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_KEEP_SEGMENTS = 2;
+
+/** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
+const RETRIED_INPUTS = new Set([
+  'reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered', 'input.sent', 'input.failed', 'input.consumed', 'forward.settled',
+  'cancel.answered', 'approval.requested', 'approval.resolved', 'transport.lost',
+]);
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
-  const { log, existing } = openEventLog(opts.logPath, {
-    ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
-    ...(opts.logSync === undefined ? {} : { sync: opts.logSync }),
-  });
-  for (const p of existing.problems) onError(p);
+  const snapPath = siblingPath(opts.logPath, 'snapshot');
+  const listDir = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+  const snap = readSnapshot(snapPath, onError);
+  // A crash between a snapshot and its rotation leaves the covered file active: archive it now.
+  if (snap && existsSync(opts.logPath) && headerGeneration(opts.logPath) < snap.generation) {
+    renameSync(opts.logPath, segmentPath(opts.logPath, headerGeneration(opts.logPath)));
+  }
   const host = new ActorHost({
     surface: opts.surface, instruct: opts.instruct, onError,
     ...(opts.sendInput === true && opts.transport ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false } : {}),
+    ...(opts.control === true && opts.controller ? { control: true, controlCheck: opts.controller.check.bind(opts.controller) } : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
     ...(opts.resumeWindowMs === undefined ? {} : { resumeWindowMs: opts.resumeWindowMs }),
     ...(opts.notice === undefined ? {} : { notice: opts.notice }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
   });
-  const replayed = replayInto(host, existing.records);
+  let refusedAt: SteeringError | undefined;
+  const { log, existing } = openEventLog(opts.logPath, {
+    ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
+    ...(opts.logSync === undefined ? {} : { sync: opts.logSync }),
+    ...(opts.logWrite === undefined ? {} : { write: opts.logWrite }),
+    generation: snap?.generation ?? 0,
+    // D22: the sessions go back to what the log holds before anyone hears of the refusal.
+    onRefused: (err) => {
+      host.rollback();
+      refusedAt = err;
+    },
+  });
+  for (const p of existing.problems) onError(p);
+  const archived = archivedGenerations(opts.logPath, listDir);
+  const outbox = new Outbox({
+    log, vendor: opts.surface.token, statePath: siblingPath(opts.logPath, 'relay'), onError,
+    oldestGeneration: archived[0] ?? log.generation,
+    ...(opts.relay ? { link: opts.relay } : {}),
+  }, readOutboxState(siblingPath(opts.logPath, 'relay')));
+  // Start = the snapshot plus the active segment (D24); with no snapshot, the whole history.
+  const history: LogRecord[] = [];
+  if (snap) {
+    host.importState(snap.host);
+    outbox.restoreLast(snap.last);
+  } else {
+    for (const g of archived) if (g < log.generation) history.push(...readEventLog(segmentPath(opts.logPath, g)).records);
+  }
+  const replayed = replayInto(host, history.length === 0 ? existing.records : [...history, ...existing.records]);
+  for (const e of replayed.lastEvents.values()) outbox.restore(e);
+  outbox.start();
 
   let endpoint: HookEndpoint;
   try {
     endpoint = await startHookEndpoint({
       port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
-      status: () => ({ vendor: opts.surface.token, instruct: opts.instruct, sessions: host.sessionKeys().length }),
+      status: () => ({
+        vendor: opts.surface.token, instruct: opts.instruct, sendInput: opts.sendInput === true && opts.transport !== undefined,
+        sessions: host.sessionKeys().length,
+      }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
       ...(opts.health === undefined ? {} : { health: opts.health }),
     });
@@ -118,13 +183,77 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     throw err;
   }
 
+  let closed = false;
   const events$ = new Subject<AepEvent>();
   const feedback$ = new Subject<SessionItem>();
   const injected$ = new Subject<AepCommand>();
   const arrivals = new Map<string, HookArrival>();
-  const relaySink = opts.relay ? toRelay(opts.relay, onError) : undefined;
-  const commit = toEventLog(log);
   const synced = opts.fsync ?? true;
+  const segmentBytes = opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+  const keepSegments = opts.keepSegments ?? DEFAULT_KEEP_SEGMENTS;
+
+  // ---- D22: degraded while appends fail -------------------------------------------------
+  let degraded = false;
+  let probe: NodeJS.Timeout | undefined;
+  const retry: SessionItem[] = [];
+  const healthEvent = (status: 'ok' | 'degraded', at: number): AepEvent => agentEvent(opts.surface.token, {
+    type: 'agent.health', at, id: newId(at), severity: status === 'ok' ? 'info' : 'warning', capture: 'redacted',
+    data: status === 'ok'
+      ? { status, detail: 'event log appends succeed again; steering resumed' }
+      : { status, detail: 'event log appends fail (disk full or unwritable); hooks get neutral replies and commands are not acknowledged until it recovers' },
+  }, opts.host);
+  function enterDegraded(): void {
+    if (degraded) return;
+    degraded = true;
+    onError(refusedAt ?? new SteeringError('LOG_WRITE_FAILED', 'event log refused a write'));
+    const e = healthEvent('degraded', Date.now());
+    outbox.setHealth(e);
+    events$.next(e);
+    probe = setInterval(() => {
+      if (log.idle() && log.probe(Date.now())) recovered();
+    }, opts.probeMs ?? 500);
+    probe.unref();
+  }
+  function recovered(): void {
+    if (!degraded) return;
+    degraded = false;
+    clearInterval(probe);
+    const e = healthEvent('ok', Date.now());
+    outbox.setHealth(e);
+    events$.next(e);
+    // What could not be recorded is stepped again now, durably (D22).
+    const again = retry.splice(0);
+    queueMicrotask(() => {
+      for (const item of again) feedback$.next(item);
+    });
+  }
+
+  // ---- D24: snapshot, new segment, compaction --------------------------------------------
+  let rotating = false;
+  function maybeRotate(): void {
+    if (rotating || log.end().offset < segmentBytes) return;
+    rotating = true;
+    setImmediate(() => {
+      rotating = false;
+      // Only between steps: with nothing pending the sessions are exactly what the log holds.
+      if (degraded || closed || !log.idle() || log.end().offset < segmentBytes) return;
+      try {
+        writeFileDurably(snapPath, snapshotText(log.generation + 1, host.exportState(), outbox.lastEvents()));
+        const gen = log.rotate();
+        outbox.rotated(gen, log.end().offset);
+        compact(gen);
+      } catch (cause) {
+        onError(new SteeringError('LOG_WRITE_FAILED', `cannot snapshot the sessions into ${snapPath}; the log keeps growing until it can`, { cause }));
+      }
+    });
+  }
+  function compact(current: number): void {
+    // The relay may still need segments it has not confirmed (D23); the rest go past the kept few.
+    const needed = outbox.neededGeneration();
+    for (const g of archivedGenerations(opts.logPath, listDir)) {
+      if (g < current - keepSegments && g < needed) rmSync(segmentPath(opts.logPath, g), { force: true });
+    }
+  }
 
   const hookItems$ = (opts.arrivals$ ? merge(endpoint.arrivals$, opts.arrivals$) : endpoint.arrivals$).pipe(
     map((a) => {
@@ -159,6 +288,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
     if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer') return throughTransport(opts.transport, effect, logged, Date.now);
+    if (effect.kind === 'forward') return forwardThrough(opts.controller, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);
@@ -180,34 +310,46 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     );
   }
 
-  const claimed = new Set(host.sessionKeys());
-  function settle(r: StepResult & { item?: SessionItem }): Observable<Out> {
-    // A session first seen here is announced, so the relay routes its commands to us (D17).
-    if (r.item?.kind === 'hook' && !claimed.has(r.item.session)) {
-      claimed.add(r.item.session);
-      opts.relay?.claimSessions?.([...claimed]);
+  /** A step whose records were refused emits nothing (D22): neutral replies, inputs kept for later. */
+  function refusedStep(r: StepResult & { item?: SessionItem }): Observable<Out> {
+    enterDegraded();
+    if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
+    for (const f of r.effects) {
+      // A send, forward, cancel or answer of a refused step never starts: its command was rolled back and is decided on retry.
+      if (f.kind === 'send' || f.kind === 'forward' || f.kind === 'cancel' || f.kind === 'answer') continue;
+      const arrival = arrivals.get(f.hookId);
+      arrivals.delete(f.hookId);
+      void arrival?.respond(opts.surface.neutralReply(undefined));
     }
-    const release = (logged: boolean): Observable<Out> => merge(
-      from(r.events).pipe(map((e): Out => ({ kind: 'event', e }))),
-      from(r.effects).pipe(mergeMap((f) => perform(f, logged)), map((item): Out => ({ kind: 'feedback', item }))),
-    );
-    const failed = (cause: unknown): false => {
-      onError(cause instanceof SteeringError ? cause : new SteeringError('LOG_WRITE_FAILED', String(cause), { cause }));
-      return false;
+    return EMPTY;
+  }
+
+  function settle(r: StepResult & { item?: SessionItem }): Observable<Out> {
+    const logged = r.records.flatMap((x) => (x.k === 'ev' ? [x.e] : []));
+    const inLog = new Set(logged);
+    const onDurable = (range: { gen: number; start: number; end: number }): void => {
+      if (r.stepNo !== undefined) host.durable(r.stepNo);
+      outbox.appended(logged, range);
+      if (degraded) recovered();
+      maybeRotate();
     };
+    const release = (): Observable<Out> => merge(
+      from(r.events).pipe(map((e): Out => ({ kind: 'event', e, live: !inLog.has(e) }))),
+      from(r.effects).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))),
+    );
     // Without fsync a written batch is as durable as this log makes it, so the step settles at once.
     if (!synced) {
-      let logged = true;
       try {
-        log.append(r.records);
-      } catch (cause) {
-        logged = failed(cause);
+        onDurable(log.append(r.records));
+      } catch {
+        return refusedStep(r);
       }
-      return release(logged);
+      return release();
     }
-    // Nothing leaves before the step's records are durable (D4 acks, D9/D12 replies). Commits
-    // settle in call order, so events keep the order their steps ran in.
-    return from(commit(r.records).then(() => true, failed)).pipe(mergeMap(release));
+    // Nothing leaves before the step's records are durable (D4 acks, D9/D12 replies, D22).
+    // Commits settle in call order, so events keep the order their steps ran in.
+    return from(log.commit(r.records, { durable: onDurable }).then(() => true, () => false))
+      .pipe(mergeMap((ok) => (ok ? release() : refusedStep(r))));
   }
 
   const recovered$ = from(host.recover(Date.now()));
@@ -226,32 +368,28 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
         feedback$.next(o.item);
         return;
       }
-      relaySink?.(o.e);
+      // Logged events reach the relay from the log (D23); a re-ack is a copy of one, sent as is.
+      if (o.live) outbox.sendLive(o.e);
       events$.next(o.e);
     },
     error: (err: unknown) => onError(new SteeringError('EVENT_INVALID', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
   });
-  opts.relay?.claimSessions?.(host.sessionKeys());
-  // A restarted adapter has sent nothing yet, so the relay sees no claim for the sessions it
-  // continues: redeliver each live one's last logged event unchanged (consumers and the relay
-  // dedupe it on (source, id)) so their commands route here again (D11, D17).
-  for (const [session, e] of replayed.lastEvents) {
-    if (!host.isEnded(session)) opts.relay?.send(e);
-  }
-
-  let closed = false;
   return {
     port: endpoint.port,
     hookUrl: endpoint.url,
     events$: events$.asObservable(),
     sessions: () => host.views(),
     command: (c) => injected$.next(c),
+    health: () => (degraded ? 'degraded' : 'ok'),
+    outboxCounters: () => outbox.counters,
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(probe);
       await endpoint.close();
       subscription.unsubscribe();
       host.stop();
+      outbox.close();
       await log.close();
       events$.complete();
       await opts.relay?.close();

@@ -15,12 +15,19 @@ export interface UnreadableHook {
 
 export type HookItem = (SessionItem & { kind: 'hook' }) | UnreadableHook;
 
+/** D24: no vendor sends a longer `session_id`; a longer one reaches no session. */
+export const MAX_SESSION_ID = 256;
+
 export function classifyArrival(surface: VendorSurface, arrival: HookArrival): HookItem {
   let hook: ClassifiedHook;
   try {
     hook = surface.classify(arrival.body);
   } catch (cause) {
     const error = cause instanceof SteeringError ? cause : new SteeringError('HOOK_BODY_INVALID', `hook body not understood: ${String(cause)}`, { cause });
+    return { kind: 'unreadable', arrival, error };
+  }
+  if (hook.session.length > MAX_SESSION_ID || hook.session.length === 0) {
+    const error = new SteeringError('HOOK_BODY_INVALID', `hook session_id is ${hook.session.length === 0 ? 'empty' : `${hook.session.length} characters; the limit is ${MAX_SESSION_ID}`}`);
     return { kind: 'unreadable', arrival, error };
   }
   return { kind: 'hook', session: hook.session, hookId: arrival.id, at: arrival.at, hook };

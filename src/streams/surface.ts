@@ -1,7 +1,8 @@
 // What the session runtime needs from a vendor, declared here and supplied by src/adapters
 // (each vendor is a data table; adapters/table.ts turns a table into a VendorSurface).
 // No machine and no stream ever sees a vendor name: they see these shapes only.
-import type { EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
+import type { AepCommand, EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
+import type { Rejection } from '../protocol/errors.js';
 import type { Observable } from 'rxjs';
 import type { EndReason, InputPolicy } from '../machines/session-types.js';
 
@@ -41,6 +42,8 @@ export interface ObservationSpec {
   step?: string;
   /** A preset event id, when a later event must name this one (an attention request's subject). */
   id?: string;
+  /** The event this one is the outcome of (a command the vendor carried out, an answer). */
+  cause?: string;
   severity?: Severity;
   capture?: CaptureLevel;
 }
@@ -100,6 +103,12 @@ export interface VendorSurface {
   cancels?: boolean;
   /** The user-plane transport raises approvals that `control.attention.respond` answers. */
   approvals?: boolean;
+  /**
+   * Commands the adapter carries out on the vendor's own API (OpenHands: control.attention.respond,
+   * control.pause, control.resume, x.openhands.control.interrupt), decided by the vendor's answer.
+   * Listed in hello only while the control gate is on; carried out by the adapter's Controller.
+   */
+  controls?: readonly string[];
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
   resumeWindowMs?: number;
   /** D26 default instruction TTL where an end moment may never fire; absent: none. */
@@ -139,6 +148,16 @@ export type TransportFact =
   | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
   /** The channel was lost (every open approval on it is void). */
   | { kind: 'lost'; at: number };
+
+/**
+ * Carries out the surface's `controls` on the vendor's API, supplied by the adapter that owns the
+ * connection. `check` is the vendor's guard, taken from what the stream last showed, before any
+ * write; `perform` resolves with the refusal when the vendor says no, or undefined at 2xx.
+ */
+export interface Controller {
+  check(session: string, command: AepCommand): Rejection | undefined;
+  perform(session: string, command: AepCommand): Promise<Rejection | undefined>;
+}
 
 /**
  * The vendor's user-plane channel (Cline hub WebSocket, OpenHands REST), supplied by the adapter

@@ -10,6 +10,7 @@ import { acceptsOf } from '../../src/consumer/roster.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
+import { aepFile, readJson } from '../support/shared-dir.js';
 
 const TASK = '[[TURN]] [[TOOLS:2]] list the files, then summarise';
 
@@ -69,6 +70,40 @@ test('a whole run maps to the fixture\'s events: tools requested and completed i
   }
 });
 
+interface FixtureEntry { input: Record<string, unknown>; expected: { type: string; data?: Record<string, unknown>; subject?: string; step?: string } | null }
+const fixture = readJson<{ events: Record<string, FixtureEntry>; fallback: FixtureEntry }>(aepFile('fixtures', 'mappings', 'openhands.json'));
+
+const noDigest = (e: Record<string, unknown>) => {
+  const data = { ...(e.data as Record<string, unknown>) };
+  delete data.args_digest;
+  return { ...e, data };
+};
+
+for (const parentIds of [false, true]) {
+  test(`every fixture event sent over the socket${parentIds ? ' with parent_id (v1.37)' : ''} reaches the relay as the fixture's AEP event`, async () => {
+    const stack = await startOpenHandsStack({ server: { parentIds } });
+    try {
+      const id = await attached(stack);
+      const entries = [...Object.entries(fixture.events), ['fallback', fixture.fallback] as const];
+      for (const [, entry] of entries) stack.server.emit(id, entry.input as { kind: string; source: string });
+      const lastMapped = entries.filter(([, e]) => e.expected !== null).at(-1)![1];
+      await stack.waitFor((e) => e.session === id && e.data?.vendor_event_id === lastMapped.input.id);
+      const events = stack.session(id);
+      for (const [name, entry] of entries) {
+        const mine = events.filter((e) => e.data?.vendor_event_id === entry.input.id);
+        if (entry.expected === null) {
+          assert.equal(mine, [], name);
+          continue;
+        }
+        assert.is(mine.length, 1, name);
+        assert.equal(noDigest(shape(mine[0]!)), noDigest(shape(entry.expected)), name);
+      }
+    } finally {
+      await stack.stop();
+    }
+  });
+}
+
 test('v1.37 events carrying parent_id give the same stream as v1.36\'s stripped ones', async () => {
   const a = await wholeRun(false);
   await a.stack.stop();
@@ -123,6 +158,33 @@ test('a dropped socket reconnects with resend_mode=since and adds no duplicates'
     const ids = stack.session(id).map((e) => e.data?.vendor_event_id).filter((v) => v !== undefined);
     assert.is(new Set(ids).size, ids.length, 'every vendor event once');
     assert.ok(stack.session(id).length > before);
+  } finally {
+    await stack.stop();
+  }
+});
+
+test('a restarted bridge resumes from its log: no event twice, no second session.started, the run count goes on', async () => {
+  const { stack, id } = await wholeRun(false);
+  try {
+    const before = stack.session(id);
+    await stack.restartBridge();
+    const upgrades = () => stack.server.requests.filter((r) => r.transport === 'ws-upgrade' && r.path === `/sockets/events/${id}`);
+    const attachedBefore = upgrades().length;
+    // The new bridge attaches (since the last vendor time) and shows the current state.
+    const snapshots = before.filter((e) => e.type === 'state.snapshot').length;
+    await stack.waitFor(() => stack.session(id).filter((e) => e.type === 'state.snapshot').length > snapshots);
+    assert.ok(upgrades().length > attachedBefore);
+    assert.is(upgrades().at(-1)!.query.resend_mode, 'since');
+    // Redeliveries of logged events (same id, to re-claim the session) are not new events.
+    const known = new Set(before.map((e) => e.id));
+    const after = stack.session(id).slice(before.length).filter((e) => !known.has(e.id));
+    assert.equal(after.map((e) => e.type), ['state.snapshot'], 'only the fresh full_state');
+    stack.server.send(id, '[[TURN]] [[TOOLS:1]] once more', true);
+    const started = await stack.waitFor((e) => e.session === id && e.type === 'run.started' && e.run !== `run:${id}:1`);
+    assert.is(started.run, `run:${id}:2`);
+    await stack.waitFor((e) => e.session === id && e.type === 'run.finished' && e.run === `run:${id}:2`);
+    assert.is(stack.session(id).filter((e) => e.type === 'session.started').length, 1);
+    assert.equal((await auditFiles([stack.logPath])).violations, []);
   } finally {
     await stack.stop();
   }

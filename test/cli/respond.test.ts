@@ -72,6 +72,9 @@ test('refusals and usage: no live claimant exits 4; no answer exits 2; unreachab
   assert.is(await runRespond(undefined, flags('s', 'r1'), { out: sink().stream, err: err.stream }), RESPOND_EXIT.usage);
   assert.match(err.text(), 'give an answer');
   assert.is(await runRespond('allow', { ...flags('s', 'r1'), relay: 'ws://127.0.0.1:1/socket' }, { out: sink().stream, err: sink().stream }), RESPOND_EXIT.unreachable);
+  const refused = sink();
+  assert.is(await runRespond('allow', { ...flags('s', 'r1'), token: 'wrong' }, { out: refused.stream, err: sink().stream }), RESPOND_EXIT.unauthorized, 'a refused token is exit 8, not 7');
+  assert.match(refused.text(), 'pass the relay\'s token with --token or AEP_TOKEN');
 });
 
 test('a claimant that does not declare control.attention.respond: refused unsupported; a silent one: timeout', async () => {

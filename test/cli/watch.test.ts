@@ -3,7 +3,12 @@ import * as assert from 'uvu/assert';
 import { WATCH_EXIT, formatLine, runWatch, watchRequest } from '../../src/cli/watch-command.js';
 import { runInstruct } from '../../src/cli/instruct-command.js';
 import { plain, paintFor } from '../../src/audit/paint.js';
-import { SessionEmitter, command } from '../../src/protocol/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SessionEmitter, command, type AepEvent } from '../../src/protocol/index.js';
+import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { sink, startTestStack, type TestStack } from './support.js';
 
 let stack: TestStack;
@@ -91,16 +96,94 @@ test('colour only on a TTY without NO_COLOR', () => {
   assert.not.match(formatLine(e, paintFor({ isTTY: false }, {})), '\u001b[');
 });
 
-test('the relay going away ends the watch with exit 7', async () => {
-  const other = await startTestStack();
+/** Posts events to a relay over HTTP ingest, as any emitter may. */
+async function post(url: string, token: string, events: AepEvent[]): Promise<void> {
+  const body = events.map((e) => JSON.stringify(e)).join('\n');
+  // A fresh connection each time (agent: false): the relay restarts in between.
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = request(`${url}/events`, {
+      method: 'POST', agent: false,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'aep-version': '0.1', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  assert.is(status, 202);
+}
+
+async function until(probe: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400 && !probe(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(probe(), what);
+}
+
+test('a relay restart: watch says lost, reconnects, shows what was sent meanwhile, and prints each (source, id) once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aep-watch-'));
+  const store = join(dir, 'relay.db');
+  let relay: RelayHandle = await startRelay({ port: 0, storePath: store, token: 'w-token' });
+  const port = relay.port;
+  const emitter = new SessionEmitter({ agent: 'claude-code', session: 'restart-1', host: 'h' });
+  let e1: AepEvent | undefined;
+  let e2: AepEvent | undefined;
+  let e3: AepEvent | undefined;
+  const out = sink();
   const err = sink();
+  const stop = new AbortController();
   let ready!: () => void;
   const live = new Promise<void>((r) => (ready = r));
-  const watching = runWatch({ relay: other.relayUrl, token: other.token, sender: 'w' }, { out: sink().stream, err: err.stream, onReady: ready });
+  let reconnected = 0;
+  const watching = runWatch({ relay: relay.socketUrl, token: 'w-token', sender: 'w', json: true }, { out: out.stream, err: err.stream, onReady: ready, onReconnected: () => { reconnected += 1; } }, stop.signal, () => 300);
+  try {
+    await live;
+    e1 = emitter.emit({ type: 'session.started' });
+    await post(relay.url, 'w-token', [e1!]);
+    await until(() => out.text().includes(e1!.id), 'e1 printed live');
+    await relay.close();
+    await until(() => err.text().includes('watch: relay connection lost; reconnecting'), 'says it lost the relay');
+    // Back on the same port and store; e2 goes in before the watch is back.
+    relay = await startRelay({ port, storePath: store, token: 'w-token' });
+    e2 = emitter.emit({ type: 'run.started' });
+    await post(relay.url, 'w-token', [e2!]);
+    await until(() => reconnected === 1 && out.text().includes(e2!.id), 'reconnected and shows what was sent meanwhile');
+    assert.match(err.text(), 'watch: reconnected');
+    // The same event again (an adapter re-claiming redelivers its last one): printed once.
+    e3 = emitter.emit({ type: 'run.finished' });
+    await post(relay.url, 'w-token', [e1!, e3!]);
+    await until(() => out.text().includes(e3!.id), 'live again');
+    const lines = out.text().trim().split('\n').map((l) => (JSON.parse(l) as AepEvent).id);
+    assert.equal(lines, [e1!.id, e2!.id, e3!.id]);
+    stop.abort();
+    assert.is(await watching, WATCH_EXIT.ok);
+  } finally {
+    stop.abort();
+    await relay.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--history n shows the n most recent matching events first, then goes live', async () => {
+  const emitter = new SessionEmitter({ agent: 'claude-code', session: `hist-${Date.now()}`, host: 'h' });
+  const old = Array.from({ length: 5 }, (_, i) => emitter.emit({ type: 'run.started', run: `r${i}` }));
+  await post(stack.relayUrl.replace(/^ws/, 'http').replace(/\/socket$/, ''), stack.token, old);
+  const out = sink();
+  let ready!: () => void;
+  const live = new Promise<void>((r) => (ready = r));
+  const watching = runWatch({ ...base(), session: old[0]!.session!, history: '2', limit: '3', json: true }, { out: out.stream, err: sink().stream, onReady: ready });
   await live;
-  await other.stop();
-  assert.is(await watching, WATCH_EXIT.unreachable);
-  assert.match(err.text(), 'relay connection closed');
+  const next = emitter.emit({ type: 'run.finished' });
+  await post(stack.relayUrl.replace(/^ws/, 'http').replace(/\/socket$/, ''), stack.token, [next]);
+  assert.is(await watching, WATCH_EXIT.ok);
+  assert.equal(out.text().trim().split('\n').map((l) => (JSON.parse(l) as AepEvent).id), [old[3]!.id, old[4]!.id, next.id]);
+  assert.match((watchRequest({ history: '0' }) as { error: string }).error, '--history must be');
+  assert.match((watchRequest({ history: '2', replay: true }) as { error: string }).error, 'give one');
+});
+
+test('a refused token exits 8, an unreachable relay 7', async () => {
+  const err = sink();
+  assert.is(await runWatch({ ...base(), token: 'nope' }, { out: sink().stream, err: err.stream }), WATCH_EXIT.unauthorized);
+  assert.match(err.text(), 'refused the token');
 });
 
 test('an unreachable relay exits 7', async () => {

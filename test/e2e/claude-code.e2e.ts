@@ -223,6 +223,43 @@ if (binary === undefined) {
     assert.is(ofSession(session).filter((e) => e.type === 'session.ended').length, 1, 'one session.ended per session (AEP)');
   });
 
+  test('an instruction to an ended session outside its window is refused session ended', async () => {
+    // Claude Code's resume window is 0 (D25): the drop and the refusal ride SessionEnd.
+    const ws = workspace();
+    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const { session, release, run } = await startHeld(ws, 'Just answer.');
+    release();
+    assert.is((await run).code, 0);
+    await waitFor('session.ended', () => find(session, 'session.ended'));
+    const text = `After the end STEER-ENDED-${session.slice(0, 8)}.`;
+    const cmd = command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text }, capture: 'redacted' });
+    const settled = await consumer.send(cmd);
+    assert.equal([settled.outcome, settled.outcome === 'rejected' ? [settled.reason, settled.detail] : undefined], ['rejected', ['refused', 'session ended']], JSON.stringify(settled));
+    const rejected = find(session, 'control.rejected', cmd.id);
+    assert.equal(rejected?.data, { reason: 'refused', detail: 'session ended' });
+    assert.not.ok(find(session, 'control.accepted', cmd.id), 'never queued');
+  });
+
+  test('systemMessage is shown to the user and absent from the model request, while the instruction reaches the model', async () => {
+    const ws = workspace();
+    mock.setScript(bashThenText(['echo hi']));
+    const { session, release, run } = await startHeld(ws, 'Say hi with bash.');
+    const text = `Mention STEER-SEEN-${session.slice(0, 8)}.`;
+    const cmd = await instruct(session, text);
+    release();
+    const r = await run;
+    assert.is(r.code, 0, r.stderr);
+    await waitFor('delivered', () => delivered(session, cmd));
+    const notice = `aep-steer: 1 instruction from ${SENDER.agent} reached the agent (PreToolUse)`;
+    // Claude Code shows the reply's systemMessage to the user as an informational line (D27).
+    const shown = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'informational');
+    assert.ok(shown.some((l) => String(l['content']).includes(notice)), `shown to the user: ${JSON.stringify(shown)}`);
+    const reqs = requestsOf(session);
+    assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`), 'the instruction reaches the model');
+    assert.not.ok(reqs.some((q) => q.raw.includes('aep-steer: 1 instruction')), 'the notice never reaches the model');
+    assert.is((delivered(session, cmd)!.data as { moment?: string }).moment, 'PreToolUse', 'the delivered event names the moment');
+  });
+
   test('UserPromptSubmit delivers an instruction queued between turns', async () => {
     const ws = workspace();
     mock.setScript(bashThenText([], 'Turn answered.'));

@@ -20,16 +20,19 @@ import {
 
 let mock: MockOpenAi;
 let stack: VendorStack;
+/** The same adapter with a short resume window, to see the window pass (D25). */
+let windowed: VendorStack;
+const WINDOW_MS = 1500;
 const workspaces: Workspace[] = [];
 
-function codexWorkspace(hookPort = stack.running.adapter.port): Workspace {
+function codexWorkspace(hookPort = stack.running.adapter.port, target: VendorStack = stack): Workspace {
   const ws = workspace('aep-codex-');
   workspaces.push(ws);
   writeCodexConfig(ws, mock.baseUrl);
   // The installer asks the real CLI for each hook's trust key and hash and persists them, so the
   // runs below need no --dangerously-bypass-hook-trust (vendor-clis-observed §2.4).
   const report = installCodex({
-    user: true, port: hookPort, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
+    user: true, port: hookPort, secret: target.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
     env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary! },
   });
   assert.match(report.notes[0] ?? '', /^trusted 11 hooks in /);
@@ -43,18 +46,18 @@ function promptOf(r: RecordedRequest): string {
   return [...users].reverse().find((t) => t.includes('[[TURN]]')) ?? '';
 }
 
-async function startHeld(prompt: string, match: (r: RecordedRequest) => boolean): Promise<{ ws: Workspace; session: string; release: () => void; run: Promise<CliRun> }> {
-  const ws = codexWorkspace();
-  const from = stack.events.length;
+async function startHeld(prompt: string, match: (r: RecordedRequest) => boolean, target: VendorStack = stack): Promise<{ ws: Workspace; session: string; release: () => void; run: Promise<CliRun> }> {
+  const ws = codexWorkspace(target.running.adapter.port, target);
+  const from = target.events.length;
   const hold = mock.hold(match);
   const run = runCodex(ws, prompt);
   await Promise.race([hold.arrived, run.then((r) => { throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`); })]);
-  const session = await stack.newSession(from);
+  const session = await target.newSession(from);
   return { ws, session, release: hold.release, run };
 }
 
-async function instruct(session: string, text: string): Promise<AepCommand> {
-  const { cmd, settled } = await stack.instruct(session, text);
+async function instruct(session: string, text: string, target: VendorStack = stack): Promise<AepCommand> {
+  const { cmd, settled } = await target.instruct(session, text);
   assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
   return cmd;
 }
@@ -75,12 +78,15 @@ const pad = (marker: string, n: number) => `${marker} ${'x'.repeat(n - marker.le
  */
 interface HookHop {
   port: number;
+  /** Every hook that passed, with the adapter's reply text. */
+  passed: { body: Record<string, unknown>; reply: string }[];
   hold(pick: (body: Record<string, unknown>) => boolean): { arrived: Promise<void>; release: () => void };
   close(): Promise<void>;
 }
 
 async function startHookHop(target: number): Promise<HookHop> {
   let pending: { pick: (body: Record<string, unknown>) => boolean; arrived: () => void; released: Promise<void> } | undefined;
+  const passed: { body: Record<string, unknown>; reply: string }[] = [];
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -93,6 +99,7 @@ async function startHookHop(target: number): Promise<HookHop> {
     } catch {
       // Not JSON: forwarded as is, never held.
     }
+    passed.push({ body, reply });
     const p = pending;
     if (p && p.pick(body)) {
       pending = undefined;
@@ -108,6 +115,7 @@ async function startHookHop(target: number): Promise<HookHop> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
     port: (server.address() as AddressInfo).port,
+    passed,
     hold(pick) {
       let arrived!: () => void;
       let release!: () => void;
@@ -134,9 +142,11 @@ if (binary === undefined) {
   test.before(async () => {
     mock = await startMockOpenAi();
     stack = await startVendorStack('codex');
+    windowed = await startVendorStack('codex', { AEP_RESUME_WINDOW_MS: String(WINDOW_MS) });
   });
 
   test.after(async () => {
+    await windowed?.close();
     await stack?.close();
     await mock?.close();
     for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
@@ -183,22 +193,26 @@ if (binary === undefined) {
     assert.ok(bodyHas(next.body, `${a}\n\n${b}`), 'the first two joined by a blank line, in FIFO order');
   });
 
-  test('an instruction still queued at SessionEnd is dropped before session.ended', async () => {
-    const { session, release, run } = await startHeld('[[TURN]] [[TOOLS:0]] answer-only', (r) => promptOf(r).includes('answer-only'));
+  test('an instruction still queued at SessionEnd waits out the resume window, then drops before any later start', async () => {
+    const { session, release, run } = await startHeld('[[TURN]] [[TOOLS:0]] answer-only', (r) => promptOf(r).includes('answer-only'), windowed);
     const text = `STEER-CODEX-LATE-${session.slice(-8)}`;
-    const cmd = await instruct(session, text);
+    const cmd = await instruct(session, text, windowed);
     release();
     assert.is((await run).code, 0);
-    const ended = await stack.waitFor('session.ended', () => stack.find(session, 'session.ended'));
-    const dropped = stack.find(session, 'x.codex.instruction.dropped', cmd.id);
-    assert.ok(dropped, 'dropped at SessionEnd');
-    assert.equal(dropped!.data, { reason: 'session-ended' });
-    assert.ok(seqOf(dropped) < seqOf(ended), `dropped comes before session.ended (D10): ${ofSession(session).map((e) => `${e.seq}:${e.type}`).join(', ')}`);
-    assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'Stop does not take it');
+    const mine = () => windowed.events.filter((e) => e.session === session);
+    const ended = await windowed.waitFor('session.ended', () => windowed.find(session, 'session.ended'));
+    assert.not.ok(windowed.find(session, 'x.codex.instruction.dropped', cmd.id), 'kept through SessionEnd: a resumed run may still take it');
+    const dropped = await windowed.waitFor('dropped when the window passes', () => windowed.find(session, 'x.codex.instruction.dropped', cmd.id), 20_000);
+    assert.equal(dropped.data, { reason: 'session-ended' });
+    assert.ok(seqOf(dropped) > seqOf(ended), `dropped after session.ended, once the window passed: ${mine().map((e) => `${e.seq}:${e.type}`).join(', ')}`);
+    assert.ok(Date.parse(dropped.time) - Date.parse(ended.time) >= WINDOW_MS - 50, 'not before the window is over');
+    assert.not.ok(windowed.find(session, 'x.codex.instruction.delivered', cmd.id), 'Stop does not take it');
     assert.is(requestsWith(text).length, 0, 'the dropped text never reached the model');
+    const late = await windowed.instruct(session, `${text}-AFTER`);
+    assert.equal([late.settled.outcome, late.settled.outcome === 'rejected' ? late.settled.detail : undefined], ['rejected', 'session ended'], 'refused once the window is over (D6)');
   });
 
-  test('a resumed session reopens: refused after SessionEnd, accepted once codex exec resume starts, delivered at UserPromptSubmit', async () => {
+  test('steered between runs: an instruction sent after codex exec ends reaches the first model request of codex exec resume', async () => {
     const hop = await startHookHop(stack.running.adapter.port);
     try {
       const ws = codexWorkspace(hop.port);
@@ -208,10 +222,11 @@ if (binary === undefined) {
       const session = await stack.newSession(from);
       const ended = await stack.waitFor('session.ended', () => stack.find(session, 'session.ended'));
       assert.equal(ended.data, { reason: 'normal' }, 'SessionEnd reason "other" ends the session normal');
-      // D6 until a start moment: the ended session refuses.
-      const early = `STEER-CODEX-EARLY-${session.slice(-8)}`;
-      const refused = await stack.instruct(session, early);
-      assert.equal([refused.settled.outcome, refused.settled.outcome === 'rejected' ? refused.settled.detail : undefined], ['rejected', 'session ended'], JSON.stringify(refused.settled));
+      // D25: inside Codex's resume window (30 minutes) the ended session takes instructions, the
+      // way an orchestration script steers between `codex exec` and `codex exec resume`.
+      const between = `STEER-CODEX-BETWEEN-${session.slice(-8)}`;
+      const queued = await instruct(session, between);
+      assert.ok(stack.find(session, 'control.accepted', queued.id), 'accepted after SessionEnd');
 
       // The resumed run keeps the id; its SessionStart reaches the adapter and its reply waits here.
       const hold = hop.hold((b) => b.hook_event_name === 'SessionStart' && b.session_id === session);
@@ -232,7 +247,12 @@ if (binary === undefined) {
       assert.ok(seqOf(promptRun) < seqOf(d), 'taken at the resumed run\'s UserPromptSubmit');
       const resumed = mock.modelRequests().filter((r) => promptOf(r).includes('resume-second'));
       assert.ok(resumed.length > 0 && bodyHas(resumed[0]!.body, text), 'in the first model request of the resumed run');
-      assert.is(requestsWith(early).length, 0, 'the refused instruction never reached the model');
+      // The one sent between the runs went out at the resumed run's start moment.
+      const b = await delivered(session, queued);
+      assert.is((b.data as { moment?: string }).moment, 'SessionStart', 'carried by the resumed run\'s SessionStart');
+      assert.ok(seqOf(reopened) < seqOf(b));
+      assert.ok(bodyHas(resumed[0]!.body, between), 'in the first model request of codex exec resume');
+      assert.is(mock.modelRequests().filter((r) => promptOf(r).includes('resume-first') && bodyHas(r.body, between)).length, 0, 'not in the first run');
 
       // The resumed run's own SessionEnd closes it again; AEP allows one session.ended per session.
       const closed = await stack.waitFor('session closed', () => stack.find(session, 'x.codex.session.closed'));
@@ -244,8 +264,36 @@ if (binary === undefined) {
       assert.ok(positioned.every((e) => e.epoch === ended.epoch), 'one epoch: positions continue');
       assert.ok(positioned.every((e, i) => i === 0 || e.seq! > positioned[i - 1]!.seq!), `seq keeps rising across the reopening: ${positioned.map((e) => `${e.seq}:${e.type}`).join(', ')}`);
       assert.equal(checkStream(mine), [], 'the stream rules hold across the reopening');
-      const refusedAgain = await stack.instruct(session, `${early}-2`);
-      assert.is(refusedAgain.settled.outcome, 'rejected', 'ended again after the resumed run');
+      const again = await stack.instruct(session, `${between}-2`);
+      assert.is(again.settled.outcome, 'accepted', 'ended again, inside a new resume window');
+    } finally {
+      await hop.close();
+    }
+  });
+
+  test('systemMessage passes Codex\'s output schema and never reaches the model, while the instruction does', async () => {
+    const hop = await startHookHop(stack.running.adapter.port);
+    try {
+      const ws = codexWorkspace(hop.port);
+      const from = stack.events.length;
+      const hold = mock.hold((r) => promptOf(r).includes('notice-run'));
+      const run = runCodex(ws, '[[TURN]] notice-run run one command');
+      await Promise.race([hold.arrived, run.then((r) => { throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`); })]);
+      const session = await stack.newSession(from);
+      const text = `STEER-CODEX-NOTICE-${session.slice(-8)}`;
+      const cmd = await instruct(session, text);
+      hold.release();
+      assert.is((await run).code, 0);
+      const d = await delivered(session, cmd);
+      const moment = (d.data as { moment?: string }).moment;
+      assert.is(moment, 'PreToolUse');
+      const notice = `aep-steer: 1 instruction from e2e-operator reached the agent (${moment})`;
+      const reply = hop.passed.find((p) => p.body.session_id === session && p.body.hook_event_name === moment)!;
+      assert.equal(JSON.parse(reply.reply), { hookSpecificOutput: { hookEventName: moment, additionalContext: text }, systemMessage: notice }, 'the reply tells the user (D27)');
+      // Codex drops a whole hook output that breaks its schema (vendor-clis-observed §2.7), so the
+      // context arriving proves it took the systemMessage too.
+      assert.ok(requestsWith(text).length > 0, 'the instruction reaches the model');
+      assert.is(requestsWith('aep-steer: 1 instruction').length, 0, 'the notice never does');
     } finally {
       await hop.close();
     }

@@ -16,14 +16,17 @@ import {
 
 let mock: MockOpenAi;
 let stack: VendorStack;
+/** The same adapter with a short instruction TTL (D26: the default is an hour). */
+let shortTtl: VendorStack;
+const TTL_MS = 1500;
 const workspaces: Workspace[] = [];
 
-function qwenWorkspace(): Workspace {
+function qwenWorkspace(target: VendorStack = stack): Workspace {
   const ws = workspace('aep-qwen-');
   workspaces.push(ws);
   writeQwenSettings(ws);
   installQwenCode({
-    user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: qwenCode.replies.neutral,
+    user: true, port: target.running.adapter.port, secret: target.secret, neutral: qwenCode.replies.neutral,
     attentionTimeoutMs: qwenCode.attentionTimeoutMs, env: { HOME: ws.home },
   });
   return ws;
@@ -72,9 +75,11 @@ if (binary === undefined) {
   test.before(async () => {
     mock = await startMockOpenAi();
     stack = await startVendorStack('qwen-code');
+    shortTtl = await startVendorStack('qwen-code', { AEP_INSTRUCT_TTL_MS: String(TTL_MS) });
   });
 
   test.after(async () => {
+    await shortTtl?.close();
     await stack?.close();
     await mock?.close();
     for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
@@ -144,6 +149,25 @@ if (binary === undefined) {
     const req = requestsOf('q-second')[0]!;
     const system = messagesOf(req).find((m) => m.role === 'system');
     assert.ok(system && textOf(system).includes(marker), 'in the system message of the first request');
+  });
+
+  test('a finished headless session never ends: an instruction to it is dropped expired under a short TTL', async () => {
+    const ws = qwenWorkspace(shortTtl);
+    const from = shortTtl.events.length;
+    const run = await runQwen(ws, mock.baseUrl, '[[TURN]] [[TOOLS:0]] q-ttl just answer');
+    assert.is(run.code, 0, run.stderr.slice(-2000));
+    const session = await shortTtl.newSession(from);
+    // Qwen fires no SessionEnd under -p (vendor-surfaces §3.5): the session looks live for ever.
+    assert.not.ok(shortTtl.find(session, 'session.ended'), 'no end moment fired');
+    const text = `STEER-QWEN-TTL-${session.slice(0, 8)}`;
+    const { cmd, settled } = await shortTtl.instruct(session, text);
+    assert.is(settled.outcome, 'accepted', 'taken: nothing says the session is over');
+    const dropped = await shortTtl.waitFor('dropped expired', () => shortTtl.find(session, 'x.qwen-code.instruction.dropped', cmd.id), 20_000);
+    assert.equal(dropped.data, { reason: 'expired' }, 'D26: no instruction waits forever');
+    const ack = shortTtl.find(session, 'control.accepted', cmd.id)!;
+    assert.ok(Date.parse(dropped.time) - Date.parse(ack.time) >= TTL_MS - 50, 'not before the TTL');
+    assert.not.ok(shortTtl.find(session, 'x.qwen-code.instruction.delivered', cmd.id));
+    assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, text)).length, 0, 'never reached a model');
   });
 
   test('the adapter reported no errors on the hook path', () => {

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
-import { startRelay } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { acceptsFor } from '../../src/streams/run.js';
 import { adapter } from '../support/adapter.js';
@@ -14,7 +14,7 @@ import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { freshSession } from '../support/relay-harness.js';
 
 test('instruct through the relay: accepted, delivered in the hook reply, delivered event cause-linked', async () => {
-  const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
+  const relay = await testRelay({ port: 0, storePath: ':memory:', token: 'tok' });
   const surface = fakeSurface();
   const link = connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true) });
   const a = await adapter({ surface, relay: link });
@@ -46,8 +46,8 @@ test('instruct through the relay: accepted, delivered in the hook reply, deliver
   await relay.close();
 });
 
-test('a restarted adapter re-claims the live sessions of its log, so their commands route to it again', async () => {
-  const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
+test('D23: a restarted adapter re-claims every session of its log, ended ones included, so their commands route to it again', async () => {
+  const relay = await testRelay({ port: 0, storePath: ':memory:', token: 'tok' });
   const surface = fakeSurface();
   const link = () => connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true) });
   const first = await adapter({ surface, relay: link() });
@@ -74,9 +74,10 @@ test('a restarted adapter re-claims the live sessions of its log, so their comma
   assert.is(r.outcome, 'accepted', 'routed to the restarted adapter without any new hook');
   const reply = await second.post(hookBody('UserPromptSubmit', live));
   assert.match(reply.text, /run the linter/);
-  // The ended session is not re-claimed: the relay has no route for it.
+  // The ended session is re-claimed too: a new command gets "session ended" from the adapter (D6), not no-route.
   const gone = await c.send(command({ agent: 'test-cli', host: 'h' }, ended, { type: surface.steeringType, capture: 'redacted', data: { text: 'x' } }), { timeoutMs: 5000 });
-  assert.is(gone.outcome, 'refused');
+  assert.is(gone.outcome, 'rejected');
+  assert.match((gone as { detail?: string }).detail ?? '', /session ended/);
   await c.close();
   await second.handle.close();
   await relay.close();

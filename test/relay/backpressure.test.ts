@@ -2,7 +2,8 @@
 // above are delivered until the relay disconnects with a reason, and never silently skipped.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { RelayHandle } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
 import { emitterFor, freshSession, ndjson, post, SseClient, WsPeer } from '../support/relay-harness.js';
 
@@ -30,7 +31,7 @@ function assertNoticePrefix(got: AepEvent[], posted: AepEvent[]): void {
 }
 
 test('SSE: a stalled reader loses only info events, then the stream ends with a reason', async () => {
-  const relay = await startRelay({ port: 0, storePath: ':memory:', bufferCap: 200, backpressure: { soft: 64 * 1024, hard: 256 * 1024 } });
+  const relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 200, backpressure: { soft: 64 * 1024, hard: 256 * 1024 } });
   const s = freshSession();
   const sse = await SseClient.open(relay.url, { filter: JSON.stringify({ session: s }) });
   const res = (sse as unknown as { req: { res: NodeJS.ReadableStream } }).req.res;
@@ -46,7 +47,7 @@ test('SSE: a stalled reader loses only info events, then the stream ends with a 
 });
 
 test('WS: a stalled reader gets a closing frame with delivered positions and close 1013', async () => {
-  const relay = await startRelay({ port: 0, storePath: ':memory:', bufferCap: 200, backpressure: { soft: 64 * 1024, hard: 256 * 1024 } });
+  const relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 200, backpressure: { soft: 64 * 1024, hard: 256 * 1024 } });
   const s = freshSession();
   const p = await WsPeer.greet(relay.socketUrl, { role: 'consumer' });
   p.send({ type: 'subscribe', id: 'slow', filter: { session: s } });

@@ -2,7 +2,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { RelayHandle } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startTestTarget, type TestTarget } from '../support/relay-target.js';
 import { emitterFor, freshSession, SseClient, WsPeer } from '../support/relay-harness.js';
@@ -10,7 +11,7 @@ import { emitterFor, freshSession, SseClient, WsPeer } from '../support/relay-ha
 const TOKEN = 'shared-secret';
 let relay: RelayHandle;
 test.before(async () => {
-  relay = await startRelay({
+  relay = await testRelay({
     port: 0,
     storePath: ':memory:',
     token: TOKEN,
@@ -177,7 +178,7 @@ test('refusal unauthorized: tokenless relay, watch-only token, tokens-file ACL d
     await viewer.close();
     await alice.close();
   });
-  const open = await startRelay({ port: 0, storePath: ':memory:' });
+  const open = await testRelay({ port: 0, storePath: ':memory:' });
   const t = await startTestTarget({ url: open.socketUrl, accepts: ['x.test-target.control.instruct'], sessions: [s] });
   const c = await RelayConsumer.connect({ url: open.socketUrl, agent: 'test-cli' });
   const r = await c.send(instruct(s), { timeoutMs: 5000 });

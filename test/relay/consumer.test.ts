@@ -5,12 +5,13 @@ import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { RelayHandle } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { emitterFor, freshSession, ndjson, post, WsPeer } from '../support/relay-harness.js';
 
 let relay: RelayHandle;
 test.before(async () => {
-  relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
+  relay = await testRelay({ port: 0, storePath: ':memory:', token: 'tok' });
 });
 const auth = { authorization: 'Bearer tok' };
 

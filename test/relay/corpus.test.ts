@@ -4,7 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { RelayHandle } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
 import { isCommandType } from '../../src/protocol/types.js';
 import { aepFile, readJson } from '../support/shared-dir.js';
@@ -12,7 +13,7 @@ import { post, SseClient } from '../support/relay-harness.js';
 
 let relay: RelayHandle;
 test.before(async () => {
-  relay = await startRelay({ port: 0, storePath: ':memory:' });
+  relay = await testRelay({ port: 0, storePath: ':memory:' });
 });
 
 const allGolden = (): string[] => readFileSync(aepFile('fixtures', 'golden', 'golden.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');

@@ -4,14 +4,15 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { RelayHandle } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { command } from '../../src/protocol/build.js';
 import { emitterFor, freshSession, ndjson, post, SseClient } from '../support/relay-harness.js';
 
 let relay: RelayHandle;
 let base = '';
 test.before(async () => {
-  relay = await startRelay({ port: 0, storePath: ':memory:', bufferCap: 5, limits: { maxBody: 64 * 1024, maxBatch: 50 } });
+  relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 5, limits: { maxBody: 64 * 1024, maxBatch: 50 } });
   base = relay.url;
 });
 
@@ -175,11 +176,11 @@ test('a relay restart keeps history in its SQLite file and resumes from a positi
   const storePath = join(dir, 'relay.db');
   const s = freshSession();
   const em = emitterFor(s);
-  const first = await startRelay({ port: 0, storePath });
+  const first = await testRelay({ port: 0, storePath });
   const evs = [0, 1, 2].map(() => em.emit({ type: 'progress.status' }));
   await post(first.url, ndjson(evs));
   await first.close();
-  const second = await startRelay({ port: 0, storePath });
+  const second = await testRelay({ port: 0, storePath });
   const c = await SseClient.open(second.url, { from: JSON.stringify([{ session: s, epoch: 0, seq: 0 }]), live: '0' });
   await c.done();
   assert.equal(c.messages.filter((m) => m.data).map((m) => m.data), evs.slice(1).map((e) => JSON.stringify(e)));
@@ -190,7 +191,7 @@ test('a relay restart keeps history in its SQLite file and resumes from a positi
 });
 
 test('auth: with a token every surface but /healthz needs it; header or access_token query', async () => {
-  const locked = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
+  const locked = await testRelay({ port: 0, storePath: ':memory:', token: 'tok' });
   assert.is((await fetch(`${locked.url}/events`)).status, 401);
   assert.is((await fetch(`${locked.url}/events`, { headers: { authorization: 'Bearer nope' } })).status, 401);
   assert.is((await fetch(`${locked.url}/events`, { headers: { authorization: 'Bearer tok' } })).status, 200);
@@ -207,7 +208,7 @@ test('auth: with a token every surface but /healthz needs it; header or access_t
 
 test('a port in use is a PORT_IN_USE error', async () => {
   try {
-    await startRelay({ port: relay.port, storePath: ':memory:' });
+    await testRelay({ port: relay.port, storePath: ':memory:' });
     assert.unreachable('second relay started on a taken port');
   } catch (err) {
     assert.is((err as { code?: string }).code, 'PORT_IN_USE');

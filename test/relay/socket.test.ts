@@ -2,13 +2,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { RelayHandle } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { emitterFor, freshSession, ndjson, post, WsPeer } from '../support/relay-harness.js';
 
 let relay: RelayHandle;
 let url = '';
 test.before(async () => {
-  relay = await startRelay({ port: 0, storePath: ':memory:', bufferCap: 4, limits: { maxFrom: 3, maxSubscriptions: 2 } });
+  relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 4, limits: { maxFrom: 3, maxSubscriptions: 2 } });
   url = relay.socketUrl;
 });
 

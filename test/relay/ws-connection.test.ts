@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { command } from '../../src/protocol/build.js';
 import type { SteeringError } from '../../src/protocol/errors.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
-import { startRelay } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { startTestTarget } from '../support/relay-target.js';
 import { emitterFor, freshSession, SseClient } from '../support/relay-harness.js';
@@ -22,7 +22,7 @@ async function history(url: string, session: string): Promise<string[]> {
 }
 
 test('events sent while the relay is down are held and delivered in order once it is up', async () => {
-  const probe = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
+  const probe = await testRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const port = probe.port;
   await probe.close();
   const errors: SteeringError[] = [];
@@ -32,7 +32,7 @@ test('events sent while the relay is down are held and delivered in order once i
   const evs = [0, 1, 2].map(() => em.emit({ type: 'progress.status' }));
   for (const e of evs) link.send(e); // never blocks, never throws
   assert.not.ok(link.connected);
-  const relay = await startRelay({ port, storePath: ':memory:', token: TOKEN });
+  const relay = await testRelay({ port, storePath: ':memory:', token: TOKEN });
   await link.ready();
   // The link writes in order on one socket; the last one in history means all arrived.
   let got: string[] = [];
@@ -45,14 +45,14 @@ test('events sent while the relay is down are held and delivered in order once i
 
 test('after a relay restart the link re-claims its sessions, so commands route again without new events', async () => {
   const storePath = join(mkdtempSync(join(tmpdir(), 'link-')), 'relay.db');
-  const first = await startRelay({ port: 0, storePath, token: TOKEN });
+  const first = await testRelay({ port: 0, storePath, token: TOKEN });
   const port = first.port;
   const s = freshSession();
   const target = await startTestTarget({ url: first.socketUrl, token: TOKEN, accepts: ['control.pause'], sessions: [s] });
   let h: string[] = [];
   for (let i = 0; i < 100 && h.length < 1; i++) h = await history(first.url, s);
   await first.close();
-  const second = await startRelay({ port, storePath, token: TOKEN });
+  const second = await testRelay({ port, storePath, token: TOKEN });
   await target.link.ready();
   const c = await RelayConsumer.connect({ url: second.socketUrl, agent: 'test-cli', token: TOKEN });
   // The re-claim travels on the target's socket: wait until the roster shows it, then command.

@@ -78,6 +78,8 @@ export interface StandIn {
   setStatus(id: string, status: Status): void;
   /** Resolves once the conversation reaches one of these statuses. */
   until(id: string, ...statuses: Status[]): Promise<void>;
+  /** Replaces the configured keys (an operator fixing OH_SESSION_API_KEYS_0 and restarting). */
+  setKeys(keys: string[]): void;
   /** Closes every subscriber socket with a normal close (a server restart, for reconnects). */
   dropSockets(): void;
   close(): Promise<void>;
@@ -125,7 +127,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 export async function startOpenHandsServer(opts: StandInOptions): Promise<StandIn> {
-  const keys = opts.keys ?? [];
+  let keys = opts.keys ?? [];
   const authWindowMs = opts.authWindowMs ?? 10_000;
   const maxSubscribers = opts.maxSubscribers ?? 50;
   const conversations = new Map<string, Conversation>();
@@ -503,6 +505,9 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
         waiters.add(check);
         check();
       });
+    },
+    setKeys(next) {
+      keys = [...next];
     },
     dropSockets() {
       for (const c of conversations.values()) for (const ws of c.subscribers) ws.close(1012, 'service restart');

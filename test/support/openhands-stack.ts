@@ -19,6 +19,8 @@ export interface OpenHandsStack {
   relay: RelayHandle;
   token: string;
   bridge: RunningAdapter;
+  /** Stops the bridge and starts a new one on the same log (a restart). */
+  restartBridge(): Promise<void>;
   logPath: string;
   errors: SteeringError[];
   seen: AepEvent[];
@@ -52,19 +54,24 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
     server: server.url, poll: '0.05', ...(key === undefined ? {} : { serverKey: key }), ...o.flags,
   }, env);
   const errors: SteeringError[] = [];
-  const bridge = await runAdapter(cfg, (e) => errors.push(e));
+  const onError = (e: SteeringError) => errors.push(e);
   const observer = await RelayConsumer.connect({ url: relay.socketUrl, token, agent: 'test-observer' });
   const { seen, waitFor } = await recordEvents(observer);
-  return {
-    dir, model, server, relay, token, bridge, logPath, errors, seen, waitFor,
+  const stack: OpenHandsStack = {
+    dir, model, server, relay, token, bridge: await runAdapter(cfg, onError), logPath, errors, seen, waitFor,
+    async restartBridge() {
+      await stack.bridge.close();
+      stack.bridge = await runAdapter(cfg, onError);
+    },
     session: (id) => seen.filter((e) => e.session === id),
     async stop() {
       await observer.close();
-      await bridge.close();
+      await stack.bridge.close();
       await relay.close();
       await server.close();
       await model.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return stack;
 }

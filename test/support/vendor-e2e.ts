@@ -37,7 +37,10 @@ export interface VendorStack {
   close(): Promise<void>;
 }
 
-/** `env` adds adapter environment (a vendor's user-plane gates, its data directories). */
+/**
+ * `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, a vendor's user-plane
+ * gates and data directories, …) as a user would set them; its AEP_STATE_DIR, when given, wins.
+ */
 export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });

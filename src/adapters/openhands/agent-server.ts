@@ -12,6 +12,8 @@ export interface ConversationInfo {
 /** How a REST write ended: 2xx, an HTTP refusal (status and the server's detail), or no answer. */
 export type WriteResult =
   | { kind: 'ok'; status: number }
+  /** No answer within the budget: the write may still land. */
+  | { kind: 'timeout'; detail: string }
   | { kind: 'http'; status: number; detail: string }
   | { kind: 'unreachable'; detail: string };
 
@@ -81,6 +83,7 @@ export class AgentServer {
     try {
       res = await this.request('POST', path, body);
     } catch (cause) {
+      if ((cause as Error).name === 'TimeoutError') return { kind: 'timeout', detail: 'agent server gave no answer in time' };
       return { kind: 'unreachable', detail: `agent server not answering: ${(cause as Error).message}` };
     }
     if (res.ok) {

@@ -6,7 +6,7 @@
 // that socket, 1013 (subscriber cap) and anything else reconnect with backoff.
 import WebSocket from 'ws';
 import { Observable, Subject } from 'rxjs';
-import { SteeringError, newId } from '../../protocol/index.js';
+import { SteeringError, newId, type AepEvent } from '../../protocol/index.js';
 import type { HookArrival } from '../../streams/hook-endpoint.js';
 import type { Status } from '../openhands-map.js';
 import { AgentServer } from './agent-server.js';
@@ -18,6 +18,10 @@ export interface ReceiverOptions {
   pollMs: number;
   /** AEP_OPENHANDS_DELTAS: map StreamingDeltaEvent instead of suppressing it. */
   deltas?: boolean;
+  /** AEP_OPENHANDS_CONTROL: confirmation requests are answerable. */
+  answerable?: boolean;
+  /** The bridge's own logged events, so a restart resumes each conversation where it stood. */
+  history?: readonly AepEvent[];
   /** First reconnect delay; doubles up to `backoffMaxMs`. */
   backoffMs?: number;
   backoffMaxMs?: number;
@@ -33,6 +37,10 @@ export interface Receiver {
   status(conversation: string): Status | null | undefined;
   /** The open attention request of a conversation waiting for confirmation. */
   attention(conversation: string): string | undefined;
+  /** A respond is on its way (undefined clears): the flip out of waiting will be its outcome. */
+  settle(conversation: string, cause: string | undefined, answer?: Record<string, unknown>): void;
+  /** A pause, resume or interrupt is on its way (undefined clears): the next flip is its outcome. */
+  expect(conversation: string, cause: string | undefined): void;
   health(): SourceHealth;
   /** Runs one discovery pass now (tests; the timer runs them otherwise). */
   discover(): Promise<void>;
@@ -55,13 +63,21 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
   const backoff = opts.backoffMs ?? 250;
   const backoffMax = opts.backoffMaxMs ?? 15_000;
   let health: SourceHealth = 'unknown';
-  let lastReported: string | undefined;
+  /** Problems reported since the server last answered well: each once, however long it lasts. */
+  const reported = new Set<string>();
   let closed = false;
+  const history = new Map<string, AepEvent[]>();
+  for (const e of opts.history ?? []) {
+    if (typeof e.session !== 'string') continue;
+    const list = history.get(e.session) ?? [];
+    list.push(e);
+    history.set(e.session, list);
+  }
 
   /** One report per distinct problem, so a long outage does not flood stderr. */
   function report(e: SteeringError): void {
-    if (e.message === lastReported) return;
-    lastReported = e.message;
+    if (reported.has(e.message)) return;
+    reported.add(e.message);
     opts.onError(e);
   }
 
@@ -75,7 +91,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     }
     if (event === null || typeof event !== 'object' || Array.isArray(event)) return;
     const at = Date.now();
-    const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true);
+    const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true, opts.answerable === true);
     if (frame === undefined) return;
     arrivals.next({
       id: newId(at), at, body: frame as unknown as Record<string, unknown>,
@@ -129,6 +145,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       return;
     }
     const a: Attached = { tracker: new ConversationTracker(id), attempt: 0, gone: false };
+    a.tracker.restore(history.get(id) ?? []);
     attached.set(id, a);
     connect(a);
   }
@@ -137,7 +154,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     try {
       const list = await opts.server.conversations();
       health = 'ok';
-      lastReported = undefined;
+      reported.clear();
       for (const c of list) attach(c.id);
     } catch (err) {
       const e = err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err), { cause: err });
@@ -158,6 +175,8 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     arrivals$: arrivals.asObservable(),
     status: (id) => attached.get(id)?.tracker.lastStatus,
     attention: (id) => attached.get(id)?.tracker.openAttention,
+    settle: (id, cause, answer) => attached.get(id)?.tracker.settle(cause, answer),
+    expect: (id, cause) => attached.get(id)?.tracker.expect(cause),
     health: () => health,
     discover,
     async close() {

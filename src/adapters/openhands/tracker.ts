@@ -2,7 +2,7 @@
 // framed for the pure table (openhands-map.ts). The vendor event id is the dedupe key across
 // replay and reconnect; the last vendor timestamp is where a reconnect resumes (`since`); the
 // status plane's last value drives run synthesis, with run ids `run:<conversation>:<n>`.
-import { newId } from '../../protocol/index.js';
+import { newId, type AepEvent } from '../../protocol/index.js';
 import { statusMoments, statusOf, type OpenHandsFrame, type Status } from '../openhands-map.js';
 
 const RUN_CLOSERS = new Set(['run.finished', 'run.failed', 'run.cancelled']);
@@ -16,9 +16,37 @@ export class ConversationTracker {
   private readonly seen = new Set<string>();
   private lastTs: string | undefined;
   private first = true;
+  /** A respond the server took: the flip out of waiting is its outcome (design record, one outcome source). */
+  private settling: { cause: string; answer: Record<string, unknown> } | undefined;
+  /** A pause, resume or interrupt the server took: the next status change is its outcome. */
+  private pendingCause: string | undefined;
 
   constructor(id: string) {
     this.id = id;
+  }
+
+  /**
+   * Picks up where a previous run of the bridge left off, from the events its log holds for this
+   * conversation: the vendor ids seen, the last vendor time, the run count and the open run and
+   * request. The status is estimated from them (the log keeps no status values): a reconnect's
+   * full_state then moves it on, so a restart adds no duplicate and no second run.started.
+   */
+  restore(events: readonly AepEvent[]): void {
+    if (events.length === 0) return;
+    this.first = false;
+    for (const e of events) {
+      const vid = e.data?.vendor_event_id;
+      if (typeof vid === 'string') this.seen.add(vid);
+      const ts = e.data?.vendor_ts;
+      if (typeof ts === 'string' && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
+      if (e.type === 'run.started') {
+        this.runs += 1;
+        this.run = e.run;
+      } else if (RUN_CLOSERS.has(e.type) && e.run === this.run) this.run = undefined;
+      if (e.type === 'attention.requested') this.attention = e.id;
+      else if ((e.type === 'attention.resolved' || e.type === 'attention.timeout') && e.subject === this.attention) this.attention = undefined;
+    }
+    this.status = this.attention !== undefined ? 'waiting_for_confirmation' : this.run !== undefined ? 'running' : 'idle';
   }
 
   /** The last execution_status the socket showed (the gate's guards read it). */
@@ -36,8 +64,18 @@ export class ConversationTracker {
     return this.lastTs;
   }
 
+  /** A control.attention.respond on its way: marks the open request settling (undefined clears it). */
+  settle(cause: string | undefined, answer: Record<string, unknown> = {}): void {
+    this.settling = cause !== undefined && this.attention !== undefined ? { cause, answer } : undefined;
+  }
+
+  /** A pause, resume or interrupt on its way: the next status change is cause-linked to it (undefined clears). */
+  expect(cause: string | undefined): void {
+    this.pendingCause = cause;
+  }
+
   /** Frames one event, or undefined when it was seen already (a replay overlap). */
-  frame(event: Record<string, unknown>, at: number, deltas: boolean): OpenHandsFrame | undefined {
+  frame(event: Record<string, unknown>, at: number, deltas: boolean, answerable = false): OpenHandsFrame | undefined {
     const id = typeof event.id === 'string' ? event.id : undefined;
     if (id !== undefined) {
       if (this.seen.has(id)) return undefined;
@@ -48,6 +86,7 @@ export class ConversationTracker {
     if (this.first) f.first = true;
     this.first = false;
     if (deltas) f.deltas = true;
+    if (answerable) f.answerable = true;
     if (this.run !== undefined) f.run_before = this.run;
     const next = statusOf(event);
     if (next !== undefined && next !== this.status) {
@@ -59,7 +98,14 @@ export class ConversationTracker {
       }
       if (moments.some((m) => m.type === 'attention.requested')) this.attention = newId(at);
       if (this.attention !== undefined && (next === 'waiting_for_confirmation' || this.status === 'waiting_for_confirmation')) f.attention = this.attention;
-      if (this.status === 'waiting_for_confirmation') this.attention = undefined;
+      if (this.status === 'waiting_for_confirmation') {
+        if (this.settling !== undefined) f.answered = { id: newId(at), ...this.settling };
+        this.settling = undefined;
+        this.attention = undefined;
+      }
+      // Any status change clears the note, so no stale link persists.
+      if (this.pendingCause !== undefined) f.caused_by = this.pendingCause;
+      this.pendingCause = undefined;
       this.status = next;
     }
     if (this.run !== undefined) f.run_after = this.run;

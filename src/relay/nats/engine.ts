@@ -1,0 +1,104 @@
+// The connection to JetStream and what the relay keeps there, created on first start: the
+// events stream (one ring per session and kind, `max_msgs_per_subject` = `AEP_BUFFER`), the
+// commands stream (short-lived, each node reads its own subject) and the claims bucket (its
+// bucket TTL is the lease, the 2.9 floor has no per-key TTL).
+import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { SteeringError } from '../../protocol/errors.js';
+import { names, type Names } from './subjects.js';
+
+export interface NatsStoreOptions {
+  /** `nats://host:port`, several comma-separated or as a list (`--nats`, `AEP_NATS`). */
+  servers: string | string[];
+  /** Prefix of every stream, bucket and subject (several relay fabrics on one engine). */
+  namespace?: string;
+  bufferCap?: number;
+  sessionCap?: number;
+  /** Stream and bucket replicas (`AEP_NATS_REPLICAS`); at most the cluster size. */
+  replicas?: number;
+  /** Claim and node lease (`AEP_NATS_LEASE_MS`): a dead node's claims lapse after it. */
+  leaseMs?: number;
+  /** `duplicate_window` of the events stream: admission dedupe by `(source, id)` within it. */
+  dedupeWindowMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface Engine {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  kv: KV;
+  names: Names;
+  servers: string[];
+}
+
+export const DEFAULT_LEASE_MS = 10_000;
+export const DEFAULT_DEDUPE_WINDOW_MS = 10 * 60_000;
+/** A forwarded command is read within moments or its sender retries; older ones are dead weight. */
+const COMMAND_MAX_AGE_MS = 5 * 60_000;
+
+export function parseServers(servers: string | string[]): string[] {
+  const list = (Array.isArray(servers) ? servers : servers.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 0) throw new SteeringError('CONFIG_INVALID', 'no NATS server given: pass --nats nats://host:4222[,nats://host2:4222]');
+  for (const s of list) {
+    if (!/^(nats|tls):\/\/[^/\s]+$|^[^/\s:]+:\d+$/.test(s)) throw new SteeringError('CONFIG_INVALID', `not a NATS server address: "${s}" (use nats://host:port)`);
+  }
+  return list;
+}
+
+async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }, log: (l: string) => void): Promise<void> {
+  try {
+    const info = await jsm.streams.info(cfg.name);
+    const c = info.config;
+    if (c.max_msgs_per_subject !== cfg.max_msgs_per_subject || c.duplicate_window !== cfg.duplicate_window) {
+      await jsm.streams.update(cfg.name, { max_msgs_per_subject: cfg.max_msgs_per_subject, duplicate_window: cfg.duplicate_window });
+      log(`relay: stream ${cfg.name} updated (per-session ring ${cfg.max_msgs_per_subject})`);
+    }
+  } catch (err) {
+    if (!/stream not found/i.test((err as Error).message)) throw err;
+    await jsm.streams.add(cfg);
+    log(`relay: stream ${cfg.name} created (${cfg.num_replicas} replica${cfg.num_replicas === 1 ? '' : 's'})`);
+  }
+}
+
+export async function openEngine(opts: NatsStoreOptions & { connectionName: string }): Promise<Engine> {
+  const log = opts.log ?? (() => {});
+  const servers = parseServers(opts.servers);
+  const n = names(opts.namespace);
+  const replicas = opts.replicas ?? 1;
+  let nc: NatsConnection;
+  try {
+    nc = await connect({ servers, name: opts.connectionName, noEcho: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000 });
+  } catch (err) {
+    throw new SteeringError('RELAY_UNREACHABLE', `cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}; start nats-server -js or fix --nats`, { cause: err });
+  }
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
+    await ensureStream(jsm, {
+      name: n.eventsStream,
+      subjects: [n.allEvents],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      discard: DiscardPolicy.Old,
+      max_msgs_per_subject: opts.bufferCap,
+      duplicate_window: nanos(opts.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
+      num_replicas: replicas,
+    }, log);
+    await ensureStream(jsm, {
+      name: n.commandsStream,
+      subjects: [`${n.namespace}.cmd.>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_age: nanos(COMMAND_MAX_AGE_MS),
+      max_msgs_per_subject: -1,
+      duplicate_window: nanos(60_000),
+      num_replicas: replicas,
+    }, log);
+    const kv = await new Kvm(nc).create(n.claimsBucket, { ttl: opts.leaseMs ?? DEFAULT_LEASE_MS, history: 1, replicas });
+    return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm, kv, names: n, servers };
+  } catch (err) {
+    await nc.close().catch(() => {});
+    throw new SteeringError('CONFIG_INVALID', `NATS at ${servers.join(', ')} has no usable JetStream: ${(err as Error).message} (run nats-server with -js; replicas ${replicas} need that many servers)`, { cause: err });
+  }
+}

@@ -1,0 +1,277 @@
+// What joins relay nodes beyond history: claims as leases in the claims bucket (a node renews
+// its own and its node key; a claim lapses with its connection, or a lease after its node
+// died), commands forwarded to the claimant's node through the commands stream, and copies that
+// are fanned out but not stored (agent-scoped events, redeliveries) on core subjects.
+import { headers } from '@nats-io/transport-node';
+import { DeliverPolicy } from '@nats-io/jetstream';
+import type { KvWatchEntry } from '@nats-io/kv';
+import type { Principal } from '../acl.js';
+import type { Peer } from '../core.js';
+import type { Fabric, FabricLocal } from '../store.js';
+import type { Engine } from './engine.js';
+import { sessionToken } from './subjects.js';
+
+const NODE = 'Aep-Node';
+const CONN = 'Aep-Conn';
+
+/** A claim as the bucket holds it: what routing and the roster need of the claimant. */
+interface ClaimRecord {
+  session: string;
+  node: string;
+  conn: string;
+  role: Peer['role'];
+  accepts?: readonly string[];
+  identity: Peer['identity'];
+  control?: unknown;
+  emits?: unknown;
+  /** The claimant's authenticated identity and whether it is a tokens-file one (D19). */
+  owner: string;
+  bound: boolean;
+  /** Set when the connection closed: the claim keeps other identities out until `closedAt` + the claim lease. */
+  closedAt?: number;
+}
+
+/** A claimant on another node; `sendText` forwards the frame, unchanged, to that node. */
+class RemotePeer implements Peer {
+  readonly role: Peer['role'];
+  readonly accepts: readonly string[] | undefined;
+  readonly claims: Set<string>;
+  readonly identity: Peer['identity'];
+  readonly control: unknown;
+  readonly emits: unknown;
+  readonly principal: Principal;
+  constructor(readonly record: ClaimRecord, private readonly forward: (r: ClaimRecord, text: string) => void) {
+    this.role = record.role;
+    this.accepts = record.accepts;
+    this.claims = new Set([record.session]);
+    this.identity = record.identity;
+    this.control = record.control;
+    this.emits = record.emits;
+    // Routing and the roster read this; what the remote party may do was decided on its node.
+    this.principal = { identity: record.owner, commands: [], sessions: [], emit: [], bound: record.bound, authenticated: true };
+  }
+
+  sendText(text: string): void {
+    this.forward(this.record, text);
+  }
+}
+
+export class NatsFabric implements Fabric {
+  private local: FabricLocal | undefined;
+  private readonly connIds = new WeakMap<object, string>();
+  private nextConn = 0;
+  /** This node's claims: key in the bucket → record. */
+  private readonly own = new Map<string, ClaimRecord>();
+  private readonly byPeer = new Map<object, Set<string>>();
+  /** Other nodes' claims and when each was last heard of (local clock). */
+  private readonly remote = new Map<string, { peer: RemotePeer; heard: number; text: string }>();
+  private readonly nodesHeard = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly stops: (() => void)[] = [];
+
+  constructor(
+    private readonly engine: Engine,
+    readonly node: string,
+    private readonly leaseMs: number,
+    private readonly report: (err: Error) => void,
+  ) {}
+
+  attach(local: FabricLocal): void {
+    this.local = local;
+  }
+
+  /** A copy another node received: fanned out to this node's subscribers. */
+  fanOut(line: string): void {
+    this.local?.fanOut(line);
+  }
+
+  async start(): Promise<void> {
+    const { kv, js, nc, names } = this.engine;
+    await this.renew();
+    const watch = await kv.watch({ key: '>' });
+    this.stops.push(() => watch.stop());
+    void (async () => {
+      for await (const e of watch) this.heard(e);
+    })().catch((err: Error) => this.report(err));
+
+    const commands = await js.consumers.get(names.commandsStream, { filter_subjects: names.commandsFor(this.node), deliver_policy: DeliverPolicy.New });
+    const msgs = await commands.consume();
+    this.stops.push(() => msgs.stop());
+    void (async () => {
+      for await (const m of msgs) this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string());
+    })().catch((err: Error) => this.report(err));
+
+    const copies = nc.subscribe(names.allCopies, {
+      callback: (err, m) => {
+        if (err) return this.report(err);
+        if (m.headers?.get(NODE) !== this.node) this.fanOut(m.string());
+      },
+    });
+    this.stops.push(() => copies.unsubscribe());
+
+    this.timer = setInterval(() => void this.renew().catch((err: Error) => this.report(err)), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  /** Puts this node's lease and every claim it holds again (the bucket TTL is the lease). */
+  private async renew(): Promise<void> {
+    const { kv } = this.engine;
+    await kv.put(`n.${this.node}`, JSON.stringify({ node: this.node, at: Date.now() }));
+    await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r))));
+  }
+
+  private heard(e: KvWatchEntry): void {
+    const at = Math.min(Date.now(), e.created.getTime());
+    const [kind, a, b] = e.key.split('.');
+    const gone = e.operation !== 'PUT';
+    if (kind === 'n') {
+      if (a === this.node) return;
+      if (gone) this.nodesHeard.delete(a!);
+      else this.nodesHeard.set(a!, at);
+      return;
+    }
+    if (kind !== 'c' || b === this.node) return;
+    if (gone) {
+      this.remote.delete(e.key);
+      return;
+    }
+    const text = e.string();
+    const known = this.remote.get(e.key);
+    if (known && known.text === text) known.heard = at;
+    else this.remote.set(e.key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.forward(r, t)), heard: at, text });
+  }
+
+  private connId(peer: object): string {
+    let id = this.connIds.get(peer);
+    if (id === undefined) {
+      id = String(++this.nextConn);
+      this.connIds.set(peer, id);
+    }
+    return id;
+  }
+
+  claim(p: Peer, session: string): void {
+    const peer: object = p;
+    const conn = this.connId(peer);
+    const key = `c.${sessionToken(session)}.${this.node}.${conn}`;
+    const r: ClaimRecord = { session, node: this.node, conn, role: p.role, identity: { ...p.identity }, owner: p.principal.identity, bound: p.principal.bound };
+    if (p.accepts !== undefined) r.accepts = [...p.accepts];
+    if (p.control !== undefined) r.control = p.control;
+    if (p.emits !== undefined) r.emits = p.emits;
+    this.own.set(key, r);
+    let keys = this.byPeer.get(peer);
+    if (!keys) this.byPeer.set(peer, (keys = new Set()));
+    keys.add(key);
+    this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
+  }
+
+  release(peer: Peer): void {
+    const keys = this.byPeer.get(peer);
+    if (!keys) return;
+    this.byPeer.delete(peer);
+    const lease = this.local?.claimLeaseMs ?? 0;
+    for (const key of keys) {
+      const r = this.own.get(key);
+      if (r === undefined) continue;
+      // Closed, still renewed through the claim lease, then gone (D19 on every node).
+      r.closedAt = Date.now();
+      this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
+      const drop = () => {
+        if (this.own.get(key) !== r) return;
+        this.own.delete(key);
+        this.engine.kv.delete(key).catch((err: Error) => this.report(err));
+      };
+      if (lease <= 0) drop();
+      else setTimeout(drop, lease).unref();
+    }
+  }
+
+  /** Other nodes' claims of `session` that still count: live ones, and closed ones within their lease. */
+  private *claimsOf(session: string): Iterable<{ r: ClaimRecord; live: boolean }> {
+    const now = Date.now();
+    const lease = this.local?.claimLeaseMs ?? 0;
+    for (const c of this.remote.values()) {
+      const r = c.peer.record;
+      if (r.session !== session || !this.fresh(c.heard, r.node, now)) continue;
+      if (r.closedAt === undefined) yield { r, live: true };
+      else if (r.closedAt + lease > now) yield { r, live: false };
+    }
+  }
+
+  rival(session: string, who: Principal): string | undefined {
+    for (const { r, live } of this.claimsOf(session)) {
+      if (live && (who.bound || r.owner !== who.identity)) return `session ${session} is claimed by another live connection`;
+      if (!live && r.owner !== who.identity) {
+        const left = r.closedAt! + (this.local?.claimLeaseMs ?? 0) - Date.now();
+        return `session ${session} was claimed by another identity; its claim lapses in ${Math.ceil(left / 1000)} s`;
+      }
+    }
+    return undefined;
+  }
+
+  ownerOf(session: string): string | undefined {
+    for (const { r } of this.claimsOf(session)) return r.owner;
+    return undefined;
+  }
+
+  /** A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its lease). */
+  private fresh(heard: number, node: string, now: number): boolean {
+    const n = this.nodesHeard.get(node);
+    return now - heard <= this.leaseMs && n !== undefined && now - n <= this.leaseMs;
+  }
+
+  share(line: string, e: { session?: string }): void {
+    const h = headers();
+    h.set(NODE, this.node);
+    this.engine.nc.publish(this.engine.names.copy(e.session === undefined ? 'agent' : sessionToken(e.session)), line, { headers: h });
+  }
+
+  /** Live claims of other nodes: a claim counts while both it and its node's lease are fresh. */
+  *remotePeers(): Iterable<Peer> {
+    const now = Date.now();
+    for (const [key, c] of this.remote) {
+      if (!this.fresh(c.heard, c.peer.record.node, now)) {
+        if (now - c.heard > this.leaseMs) this.remote.delete(key);
+        continue;
+      }
+      if (c.peer.record.closedAt === undefined) yield c.peer;
+    }
+  }
+
+  private forward(r: ClaimRecord, text: string): void {
+    const h = headers();
+    h.set(NODE, this.node);
+    h.set(CONN, r.conn);
+    this.engine.js.publish(this.engine.names.command(r.node, sessionToken(r.session)), text, { headers: h }).catch((err: Error) => this.report(err));
+  }
+
+  /** A command forwarded here: to the local connection it names, if it still claims the session. */
+  private deliverCommand(conn: string, token: string, text: string): void {
+    for (const p of this.local?.peers() ?? []) {
+      if (this.connIds.get(p) !== conn) continue;
+      for (const s of p.claims) {
+        if (sessionToken(s) === token) {
+          p.sendText(text);
+          return;
+        }
+      }
+    }
+    this.report(new Error(`a forwarded command found no claimant here (connection ${conn} left); its sender's retry routes it anew`));
+  }
+
+  /** Claims held and other nodes seen, for `/healthz`. */
+  state(): { claims: number; remoteClaims: number; nodes: number } {
+    const now = Date.now();
+    let nodes = 1;
+    for (const at of this.nodesHeard.values()) if (now - at <= this.leaseMs) nodes += 1;
+    return { claims: this.own.size, remoteClaims: this.remote.size, nodes };
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    for (const s of this.stops.splice(0)) s();
+    const { kv } = this.engine;
+    await Promise.all([...this.own.keys(), `n.${this.node}`].map((k) => kv.delete(k).catch(() => {})));
+    this.own.clear();
+  }
+}

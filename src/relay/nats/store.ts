@@ -1,0 +1,105 @@
+// The relay's store on NATS JetStream (`--nats`): history, claims and command routing in the
+// engine, so any number of relay nodes serve one steering fabric behind the one relay core.
+import { randomBytes } from 'node:crypto';
+import type { Admission, Position, Replay, SessionStore, StoreHealth } from '../store.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../store.js';
+import { DEFAULT_LEASE_MS, openEngine, type Engine, type NatsStoreOptions } from './engine.js';
+import { NatsFabric } from './fabric.js';
+import { NatsHistory } from './history.js';
+
+export type { NatsStoreOptions };
+
+export class NatsStore implements SessionStore {
+  readonly bufferCap: number;
+  readonly path: string;
+  readonly fabric: NatsFabric;
+  private connected = true;
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly engine: Engine,
+    readonly node: string,
+    private readonly history: NatsHistory,
+    fabric: NatsFabric,
+    private readonly replicas: number,
+  ) {
+    this.fabric = fabric;
+    this.bufferCap = history.bufferCap;
+    this.path = `nats ${engine.servers.join(',')} (${engine.names.namespace}, node ${node})`;
+  }
+
+  static async open(opts: NatsStoreOptions): Promise<NatsStore> {
+    const node = randomBytes(6).toString('hex');
+    const log = opts.log ?? (() => {});
+    const report = (err: Error) => log(`relay: nats: ${err.message}`);
+    const bufferCap = opts.bufferCap ?? DEFAULT_BUFFER;
+    const engine = await openEngine({ ...opts, bufferCap, connectionName: `aep-relay ${node}` });
+    const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    const fabric = new NatsFabric(engine, node, leaseMs, report);
+    const history = new NatsHistory(engine, node, bufferCap, opts.sessionCap ?? DEFAULT_MAX_SESSIONS, (line) => fabric.fanOut(line), report);
+    const store = new NatsStore(engine, node, history, fabric, opts.replicas ?? 1);
+    try {
+      await history.start();
+      await fabric.start();
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    store.watchStatus(log);
+    store.timer = setInterval(() => void history.recount().catch(report), Math.max(1000, leaseMs));
+    store.timer.unref();
+    return store;
+  }
+
+  private watchStatus(log: (line: string) => void): void {
+    void (async () => {
+      for await (const s of this.engine.nc.status()) {
+        if (s.type === 'disconnect') {
+          this.connected = false;
+          log(`relay: nats: disconnected from ${s.server}; reconnecting`);
+        } else if (s.type === 'reconnect') {
+          this.connected = true;
+          log(`relay: nats: reconnected to ${s.server}`);
+        }
+      }
+    })().catch(() => {});
+  }
+
+  admitAll(list: readonly Admission[]): Promise<boolean[]> {
+    // A redelivery is not stored again, yet every node's subscribers get the copy (AEP-0003 §5).
+    return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a));
+  }
+
+  replay(session: string, after?: Position): Promise<Replay> {
+    return this.history.replay(session, after);
+  }
+
+  sessionIds(): string[] {
+    return this.history.sessionIds();
+  }
+
+  counts(): { sessions: number; events: number } {
+    return this.history.counts();
+  }
+
+  health(): StoreHealth {
+    const nc = this.engine.nc;
+    return {
+      engine: 'nats-jetstream',
+      ok: this.connected && !nc.isClosed(),
+      server: nc.getServer(),
+      version: nc.info?.version,
+      node: this.node,
+      namespace: this.engine.names.namespace,
+      replicas: this.replicas,
+      ...this.fabric.state(),
+    };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.history.stop();
+    await this.fabric.stop().catch(() => {});
+    await this.engine.nc.drain().catch(() => this.engine.nc.close());
+  }
+}

@@ -1,0 +1,151 @@
+// Several relay nodes on one JetStream server, one fabric: a consumer on node A commands a
+// session claimed on node B with exactly the single-node outcomes, the frame forwarded byte for
+// byte, the ack (and a retry's recorded re-ack) reaching the sender on A, resume on any node.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { command } from '../../src/protocol/build.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
+import { NatsStore } from '../../src/relay/nats/store.js';
+import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { emitterFor, freshSession, SseClient, WsPeer } from '../support/relay-harness.js';
+import { natsUrl } from '../support/relay-store.js';
+import { startTestTarget } from '../support/relay-target.js';
+
+const TOKEN = 'fabric-secret';
+const TYPE = 'x.test-target.control.instruct';
+const tokens = [{ token: 'alice', identity: 'alice', commands: [TYPE], sessions: ['team-*'] }];
+const namespace = `nodes${process.pid}`;
+let a: RelayHandle;
+let b: RelayHandle;
+
+const node = async (): Promise<RelayHandle> =>
+  startRelay({ port: 0, token: TOKEN, tokens, store: await NatsStore.open({ servers: await natsUrl(), namespace, leaseMs: 2000 }) });
+
+test.before(async () => {
+  a = await node();
+  b = await node();
+});
+test.after(async () => {
+  await Promise.all([a.close(), b.close()]);
+});
+
+const sender = { agent: 'test-cli', host: 'test-host' };
+const instruct = (session: string) => command(sender, session, { type: TYPE, capture: 'redacted', data: { text: 'run the tests' } });
+const consumerOn = (r: RelayHandle, token = TOKEN) => RelayConsumer.connect({ url: r.socketUrl, agent: 'test-cli', token });
+
+/** Waits until `r`'s roster lists `n` claims of `session` (the claim crossed the fabric). */
+async function claimsSeen(r: RelayHandle, session: string, n: number): Promise<void> {
+  const c = await consumerOn(r);
+  try {
+    for (let i = 0; i < 100; i++) {
+      if ((await c.roster()).filter((e) => e.session === session).length === n) return;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    throw new Error(`node never saw ${n} claim(s) of ${session}: ${JSON.stringify(await c.roster())}`);
+  } finally {
+    await c.close();
+  }
+}
+
+test('a consumer on A commands a session claimed on B: forwarded byte-identically, the ack reaches A', async () => {
+  const s = freshSession('team');
+  const em = emitterFor(s, 'raw-target');
+  const target = await WsPeer.greet(b.socketUrl, { role: 'emitter', identity: { agent: 'raw-target' }, capabilities: { control: { accepts: [TYPE] } } }, TOKEN);
+  target.send(em.emit({ type: 'session.started' }));
+  await claimsSeen(a, s, 1);
+  const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
+  peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
+  await peer.next((f) => f.type === 'subscribed');
+  const cmd = instruct(s);
+  const text = `{ "type":"${cmd.type}",  "aep":"0.1", "id":"${cmd.id}", "time":"${cmd.time}", "source":"${cmd.source}", "agent":"${cmd.agent}", "session":"${s}", "capture":"redacted", "data":{"text":"please"} }`;
+  peer.send(text);
+  const fwd = await target.next((f) => f.id === cmd.id);
+  assert.is(target.frames.find((f) => f.json === fwd)!.text, text);
+  target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
+  assert.is((await peer.next((f) => f.type === 'control.accepted')).cause, cmd.id);
+  // Either node serves the session's history, the command kept once, as it arrived.
+  for (const r of [a, b]) {
+    const h = await SseClient.open(r.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+    await h.done();
+    assert.equal(h.events.map((e) => e.type), ['session.started', cmd.type, 'control.accepted']);
+    assert.is(h.messages.filter((m) => m.data)[1]!.data, text);
+  }
+  peer.close();
+  target.ws.close();
+});
+
+test('the single-node refusals across nodes: no-route, unsupported, unauthorized, ambiguous', async () => {
+  const s = freshSession('team');
+  const c = await consumerOn(a);
+  assert.equal(await c.send(instruct(s), { timeoutMs: 3000 }), { outcome: 'refused', code: 'no-route', detail: `no live connection claims session ${s}` });
+  const narrow = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: ['x.test-target.control.cancel'], sessions: [s] });
+  await claimsSeen(a, s, 1);
+  const unsupported = await c.send(instruct(s), { timeoutMs: 3000 });
+  assert.equal(unsupported, { outcome: 'refused', code: 'unsupported', detail: `the target does not accept ${TYPE}` });
+  const alice = await consumerOn(a, 'alice');
+  const other = await alice.send(instruct(freshSession('other')), { timeoutMs: 3000 });
+  assert.is(other.outcome === 'refused' && other.code, 'unauthorized');
+  await alice.close();
+  const second = await startTestTarget({ url: a.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
+  await claimsSeen(b, s, 2);
+  assert.equal(await c.send(instruct(s), { timeoutMs: 3000 }), { outcome: 'refused', code: 'ambiguous', detail: `2 live connections claim session ${s}` });
+  await second.close();
+  await claimsSeen(a, s, 1);
+  await narrow.close();
+  // A connection that closes takes its claims with it on every node, at once.
+  await claimsSeen(a, s, 0);
+  await c.close();
+});
+
+test('a retry with the same id crosses again and its recorded, byte-identical ack reaches the sender on A', async () => {
+  const s = freshSession('team');
+  const t = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
+  await claimsSeen(a, s, 1);
+  const cmd = instruct(s);
+  const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
+  peer.send({ type: 'subscribe', id: 'acks', filter: { cause: cmd.id } });
+  await peer.next((f) => f.type === 'subscribed');
+  peer.send(cmd);
+  const first = await peer.next((f) => f.type === 'control.accepted');
+  const n = peer.frames.length;
+  peer.send(cmd);
+  const again = await peer.next((f) => f.type === 'control.accepted', n);
+  assert.is(peer.frames.slice(n).find((f) => f.json === again)!.text, peer.frames.find((f) => f.json === first)!.text);
+  assert.is(t.received.length, 2);
+  // History keeps one ack (the re-ack is a redelivery), read on either node.
+  const h = await SseClient.open(b.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+  await h.done();
+  assert.is(h.events.filter((e) => e.type === 'control.accepted').length, 1);
+  peer.close();
+  await t.close();
+});
+
+test('resume (epoch, seq) on any node: events ingested on B, resumed on A after a position', async () => {
+  const s = freshSession();
+  const em = emitterFor(s);
+  const evs = [em.emit({ type: 'session.started' }), em.emit({ type: 'run.started', run: 'r' }), em.emit({ type: 'run.finished', run: 'r' })];
+  const res = await fetch(`${b.url}/events`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson', 'aep-version': '0.1', authorization: `Bearer ${TOKEN}` }, body: evs.map((e) => JSON.stringify(e)).join('\n') });
+  assert.is(res.status, 202);
+  const live = await SseClient.open(a.url, { filter: JSON.stringify({ session: s }), from: JSON.stringify([{ session: s, epoch: 0, seq: 0 }]) }, { authorization: `Bearer ${TOKEN}` });
+  await live.until((x) => x.events.length >= 2);
+  assert.equal(live.events.map((e) => e.id), [evs[1]!.id, evs[2]!.id]);
+  // And live: what B ingests next reaches A's subscriber once, in order.
+  const next = em.emit({ type: 'session.ended', data: { reason: 'other' } });
+  await fetch(`${b.url}/events`, { method: 'POST', headers: { 'content-type': 'application/json', 'aep-version': '0.1', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(next) });
+  await live.until((x) => x.events.length >= 3);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(live.events.map((e) => e.id), [evs[1]!.id, evs[2]!.id, next.id]);
+  live.close();
+});
+
+test('/healthz names the engine and its state; both nodes see two nodes', async () => {
+  for (const r of [a, b]) {
+    const h = (await (await fetch(`${r.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
+    assert.is(h.ok, true);
+    assert.is(h.store.engine, 'nats-jetstream');
+    assert.match(h.store.version, /^2\./);
+    assert.is(h.store.nodes, 2);
+  }
+});
+
+test.run();
