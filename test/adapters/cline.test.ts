@@ -22,7 +22,7 @@ test('the registry hands out the Cline surface on port 8392 with instruct and se
   assert.equal(s.sendInput?.type, 'x.cline.control.send_input');
   assert.equal(s.sendInput?.policy, { deliveries: ['queue', 'steer'], defaultDelivery: 'queue', refuseIdle: true, reportsConsumption: true, mergesIdentical: true });
   assert.equal(acceptsFor(s, false, false), [], 'no hub control, no instruct: hello declares nothing');
-  assert.equal(acceptsFor(s, true, true), ['x.cline.control.instruct', 'control.cancel', 'x.cline.control.send_input']);
+  assert.equal(acceptsFor(s, true, true), ['control.attention.respond', 'x.cline.control.instruct', 'control.cancel', 'x.cline.control.send_input']);
 });
 
 test('recorded 3.0.65 samples: session is sessionContext.rootSessionId, not taskId; only PreToolUse and PostToolUse are eligible', () => {
