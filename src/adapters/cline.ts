@@ -100,6 +100,8 @@ export const cline: VendorTable = {
   userPlane: {
     tapEnv: 'AEP_CLINE_HUB',
     controlEnv: 'AEP_CLINE_HUB_CONTROL',
+    urlEnv: 'AEP_CLINE_HUB_URL',
+    tokenEnv: 'AEP_CLINE_HUB_TOKEN',
     cancels: true, // hub run.abort; on 3.0.65 the abort lands back as the SessionShutdown hook
     approvals: true, // hub approval.requested / approval.respond
     open: (env, onError) => {

@@ -22,6 +22,9 @@ export interface UserPlane {
   tapEnv: string;
   /** `=1` implies the tap and turns on send_input (D28). */
   controlEnv: string;
+  /** The channel's address and credential, instead of the vendor's discovery record (flags `--hub-url`, `--hub-token`). */
+  urlEnv: string;
+  tokenEnv: string;
   /** The channel aborts the active run: `control.cancel` (scope `run`) is offered with control. */
   cancels: boolean;
   /** The channel raises approvals: `control.attention.respond` is offered with control. */

@@ -34,6 +34,13 @@ export interface AdapterFlags {
   control?: boolean;
   /** The gate's tool pattern (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS). */
   gateTools?: string;
+  /** Connect the vendor's user-plane channel, observe-only (AEP_CLINE_HUB=1). */
+  hub?: boolean;
+  /** Also carry send_input, control.cancel and approvals over it (AEP_CLINE_HUB_CONTROL=1). */
+  hubControl?: boolean;
+  /** Where it is, instead of the vendor's discovery record (AEP_CLINE_HUB_URL, AEP_CLINE_HUB_TOKEN). */
+  hubUrl?: string;
+  hubToken?: string;
   /** A bridge vendor's server URL (AEP_OPENHANDS_URL). */
   server?: string;
   /** Its key (AEP_OPENHANDS_KEY). */
@@ -112,8 +119,14 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
   const plane = table.userPlane;
-  if (plane !== undefined && (truthy(env[plane.tapEnv]) || truthy(env[plane.controlEnv]))) {
-    cfg.userPlane = { control: truthy(env[plane.controlEnv]), env };
+  if (plane === undefined && (f.hub === true || f.hubControl === true)) {
+    throw new SteeringError('CONFIG_INVALID', `${token} has no user-plane channel: --hub and --hub-control apply to ${vendorTokens().filter((t) => tableFor(t)?.userPlane !== undefined).join(', ')}`);
+  }
+  const hubControl = f.hubControl === true || (plane !== undefined && truthy(env[plane.controlEnv]));
+  if (plane !== undefined && (hubControl || f.hub === true || truthy(env[plane.tapEnv]))) {
+    // The flags win over the variables the channel reads (D16).
+    const planeEnv = { ...env, ...(f.hubUrl ? { [plane.urlEnv]: f.hubUrl } : {}), ...(f.hubToken ? { [plane.tokenEnv]: f.hubToken } : {}) };
+    cfg.userPlane = { control: hubControl, env: planeEnv };
   }
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
@@ -251,6 +264,10 @@ export function registerAdapter(program: Command): void {
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
     .option('--control', 'turn on the vendor\'s opt-in gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13); OpenHands send_input, respond, pause, resume, interrupt (AEP_OPENHANDS_CONTROL=1; D29)')
     .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')
+    .option('--hub', 'Cline: connect to the Cline hub, observe-only; hooks work without it (AEP_CLINE_HUB=1)')
+    .option('--hub-control', 'Cline: also accept send_input, control.cancel and approval answers over the hub (AEP_CLINE_HUB_CONTROL=1, D28)')
+    .option('--hub-url <url>', 'Cline: the hub WebSocket instead of its discovery record (AEP_CLINE_HUB_URL; needs --hub-token)')
+    .option('--hub-token <t>', 'Cline: the hub\'s authToken (AEP_CLINE_HUB_TOKEN)')
     .option('--server <url>', 'bridge vendors: the agent server to observe (AEP_OPENHANDS_URL; default http://127.0.0.1:8000)')
     .option('--server-key <key>', 'bridge vendors: the server\'s session API key, one of its OH_SESSION_API_KEYS_* (AEP_OPENHANDS_KEY)')
     .option('--poll <seconds>', 'bridge vendors: conversation discovery interval (AEP_OPENHANDS_POLL; default 15)')
