@@ -4,20 +4,15 @@
 // `run.cancelled`, which the host stamps with this command as its cause.
 import { withDecision } from './decisions.js';
 import { decideCancel } from './gate.js';
-import type { Step } from './session-parts.js';
+import { unlessAccepted, type Step } from './step.js';
 import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
   const view = { decisions: ctx.decisions, ended, turnOpen: ctx.turnOpen, ...(ctx.cancel ? { cancel: ctx.cancel } : {}) };
   const d = decideCancel(view, input.command, input.gateOpen, input.ready);
   const cause = input.command.id;
-  if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
-  if (d.kind === 'reject') {
-    return {
-      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
-      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection: d.rejection }],
-    };
-  }
+  const refused = unlessAccepted(ctx, d, cause);
+  if (refused !== undefined) return refused;
   return { context: { cancel: { id: cause, key: d.key, acked: false } }, outputs: [{ type: 'run.cancel', cause }] };
 }
 

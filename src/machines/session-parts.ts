@@ -4,6 +4,7 @@
 import { closedType, deliveredType, droppedType, reopenedType } from '../protocol/index.js';
 import { decisionsFrom, withDecision } from './decisions.js';
 import { droppedInputs } from './user-input.js';
+import { unlessAccepted, type Step } from './step.js';
 import { decideInstruct, decideRespond } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
@@ -12,10 +13,7 @@ import type {
   RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
 } from './session-types.js';
 
-export interface Step {
-  context?: Partial<SessionContext>;
-  outputs: SessionOutput[];
-}
+export type { Step } from './step.js';
 
 export const seedContext = (seed: SessionSeed): SessionContext => ({
   session: seed.session,
@@ -56,13 +54,8 @@ const dropped = (ctx: SessionContext, items: readonly QueuedInstruction[], reaso
 export function instruct(ctx: SessionContext, input: InstructInput, ended: boolean): Step {
   const d = decideInstruct({ decisions: ctx.decisions, ended, pending: pendingCount(ctx.queue, ctx.inFlight) }, input.command, input.gateOpen);
   const cause = input.command.id;
-  if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
-  if (d.kind === 'reject') {
-    return {
-      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
-      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection: d.rejection }],
-    };
-  }
+  const refused = unlessAccepted(ctx, d, cause);
+  if (refused !== undefined) return refused;
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
   if (typeof input.command.agent === 'string') item.from = input.command.agent;
   return {
