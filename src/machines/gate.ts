@@ -31,6 +31,7 @@ export const REJECT = {
   cancelScope: { reason: 'refused', rule: 'cancel-scope', detail: 'the agent has no session stop: send control.cancel with scope "run"' },
   scopeInvalid: { reason: 'invalid', rule: 'cancel-scope', detail: 'scope must be "run" or "session"' },
   noRun: { reason: 'refused', rule: 'no-active-run', detail: 'no active run to cancel' },
+  otherRun: { reason: 'refused', rule: 'no-active-run', detail: 'the run named is not the active run' },
   cancelPending: { reason: 'refused', rule: 'cancel-pending', detail: 'a cancel of this run is already under way' },
   identicalPending: { reason: 'refused', rule: 'input-pending-identical', detail: 'an identical input is still pending; the agent would read it once' },
 } as const satisfies Record<string, Rejection>;
@@ -100,7 +101,7 @@ export function decideSendInput(
  * `run` only (the vendor has no session stop), and only while a run is active.
  */
 export function decideCancel(
-  view: { decisions: Decisions; ended: boolean; turnOpen: boolean; cancel?: { key: string } }, command: AepCommand, gateOpen: boolean, ready: boolean,
+  view: { decisions: Decisions; ended: boolean; turnOpen: boolean; cancel?: { key: string }; run?: string }, command: AepCommand, gateOpen: boolean, ready: boolean,
 ): GateDecision {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined || view.cancel?.key === key) return { kind: 'duplicate', key };
@@ -110,6 +111,8 @@ export function decideCancel(
   if (scope === 'session') return { kind: 'reject', key, rejection: REJECT.cancelScope };
   if (scope !== 'run') return { kind: 'reject', key, rejection: REJECT.scopeInvalid };
   if (!view.turnOpen) return { kind: 'reject', key, rejection: REJECT.noRun };
+  // The vendor aborts the active run only: a command naming another one is never guessed at.
+  if (command.run !== undefined && view.run !== undefined && command.run !== view.run) return { kind: 'reject', key, rejection: REJECT.otherRun };
   if (view.cancel !== undefined) return { kind: 'reject', key, rejection: REJECT.cancelPending };
   if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
   return { kind: 'accept', key };

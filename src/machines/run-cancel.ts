@@ -8,7 +8,7 @@ import { unlessAccepted, type Step } from './step.js';
 import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
-  const view = { decisions: ctx.decisions, ended, turnOpen: ctx.turnOpen, ...(ctx.cancel ? { cancel: ctx.cancel } : {}) };
+  const view = { decisions: ctx.decisions, ended, turnOpen: ctx.turnOpen, ...(ctx.cancel ? { cancel: ctx.cancel } : {}), ...(ctx.run === undefined ? {} : { run: ctx.run }) };
   const d = decideCancel(view, input.command, input.gateOpen, input.ready);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);

@@ -97,7 +97,9 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
   // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
   // A closing turn settles a cancel that was under way (its run.cancelled named the command).
-  const turn: Partial<SessionContext> = input.turn === undefined ? {} : input.turn === 'opens' ? { turnOpen: true } : { turnOpen: false, cancel: undefined };
+  const turn: Partial<SessionContext> = input.turn === undefined ? {}
+    : input.turn === 'opens' ? { turnOpen: true, run: input.runId }
+      : { turnOpen: false, cancel: undefined, run: undefined };
   if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
@@ -173,7 +175,8 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   const windowMs = input.windowMs ?? 0;
   // Cline 3.0.65 answers a hub run.abort with its shutdown moment, not an abort moment: the run
   // the cancel aimed at ends here, and its run.cancelled names the command.
-  const outputs: SessionOutput[] = ctx.cancel?.acked === true ? [{ type: 'run.cancelled', cause: ctx.cancel.id }] : [];
+  const outputs: SessionOutput[] = ctx.cancel?.acked === true
+    ? [{ type: 'run.cancelled', cause: ctx.cancel.id, ...(ctx.run === undefined ? {} : { run: ctx.run }) }] : [];
   outputs.push(...(windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended')), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
@@ -187,7 +190,7 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  const common = { holds: [], inputs: [], turnOpen: false, cancel: undefined, endedOnce: true };
+  const common = { holds: [], inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };
   if (windowMs > 0) return { context: { ...common, resumeUntil: input.at + windowMs }, outputs };
   return { context: { ...common, queue: [], resumeUntil: undefined }, outputs };
 }

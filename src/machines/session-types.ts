@@ -130,6 +130,8 @@ export interface SessionContext {
    * `run.cancelled` names it as cause; the turn's close settles it.
    */
   cancel?: { id: string; key: string; acked: boolean };
+  /** The adapter-minted id of the turn now running, for vendors that name none. */
+  run?: string;
   /**
    * `session.ended` is already on the stream. AEP allows one per session, so a session reopened by
    * a start moment marks its later ends `x.{vendor}.session.closed` instead.
@@ -237,6 +239,8 @@ export interface MomentInput {
   causeId?: string;
   /** The moment opens or closes a turn (the table says which), for the D28 idle refusal. */
   turn?: 'opens' | 'closes';
+  /** The run id minted for the turn this moment opens (a vendor that names none). */
+  runId?: string;
 }
 export interface HeldInput {
   type: 'hook.held';
@@ -306,7 +310,7 @@ export type SessionOutput =
   /** Hand an accepted send_input to the vendor's transport; its answer comes back as input.sent / input.failed. */
   | { type: 'input.send'; cause: string; text: string; delivery?: string }
   /** `run.cancelled {by:"control"}`: the session ended while a cancel of its run was under way. */
-  | { type: 'run.cancelled'; cause: string }
+  | { type: 'run.cancelled'; cause: string; run?: string }
   /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
   | { type: 'approval.answer'; approvalId: string; decision: Decision }
   /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */

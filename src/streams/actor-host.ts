@@ -18,6 +18,9 @@ import type { LogRecord } from './log.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
 
+/** Observation types that belong to a run and so carry an adapter-minted run id. */
+const RUN_SCOPED = /^(run|tool|delegation)\./;
+
 /** Something for one session, in arrival order. */
 export type SessionItem =
   | { kind: 'hook'; session: string; hookId: string; at: number; hook: ClassifiedHook }
@@ -378,6 +381,10 @@ export class ActorHost {
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
       let firstId: string | undefined;
+      // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
+      // moment mints one, and run, tool and delegation events carry it until the turn closes.
+      const cls = item.hook.class;
+      const runId = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : this.context(item.session)?.run;
       for (const o of item.hook.observations) {
         // A malformed observation is reported and skipped; steering for this hook goes on.
         try {
@@ -399,6 +406,7 @@ export class ActorHost {
             continue;
           }
           if (o.run !== undefined) f.run = o.run;
+          else if (runId !== undefined && RUN_SCOPED.test(o.type)) f.run = runId;
           if (o.step !== undefined) f.step = o.step;
           if (o.cause !== undefined) f.cause = o.cause;
           // The vendor's abort moment answers a cancel under way: its run.cancelled names the command.
@@ -415,7 +423,7 @@ export class ActorHost {
           this.opts.onError?.(cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }));
         }
       }
-      input = this.hookInput(item, firstId);
+      input = this.hookInput(item, firstId, cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined);
       this.openHooks.set(item.hookId, item.hook);
     } else if (item.kind === 'command') {
       input = this.commandInput(item);
@@ -432,7 +440,7 @@ export class ActorHost {
     return { events: [...events, ...stamped.events], records: [...records, ...stamped.records], effects: stamped.effects };
   }
 
-  private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
+  private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
     if (c.kind === 'end') {
@@ -444,7 +452,7 @@ export class ActorHost {
     }
     return {
       type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
+      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }), ...(runId === undefined ? {} : { runId }),
     };
   }
 
@@ -627,7 +635,7 @@ export class ActorHost {
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
           break;
         case 'run.cancelled':
-          emit({ type: 'run.cancelled', cause: o.cause, data: { by: 'control' } });
+          emit({ type: 'run.cancelled', cause: o.cause, ...(o.run === undefined ? {} : { run: o.run }), data: { by: 'control' } });
           break;
         case 'approval.answer': {
           const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
