@@ -80,6 +80,10 @@ test('the installed PreToolUse file posts the recorded hook to the adapter and p
     const pre = await runHookCommand(hook('PreToolUse'), samples.PreToolUse!);
     assert.equal([pre.code, JSON.parse(pre.stdout)], [0, { contextModification: 'STEER-FROM-FILE' }]);
     await seenOn(a, 'delivered', (e) => e.type === 'x.cline.instruction.delivered' && e.cause === cmd.id);
+    // Cline names no run: TaskStart mints one, and the turn's tool events carry it.
+    const run = a.events.find((e) => e.type === 'run.started')!.run;
+    assert.match(String(run), /^run_/);
+    assert.is(a.events.find((e) => e.type === 'tool.requested')!.run, run);
     await a.handle.close();
     const down = await runHookCommand(hook('PostToolUse'), samples.PostToolUse!);
     assert.equal([down.code, JSON.parse(down.stdout)], [0, {}], 'fails open (D15)');

@@ -38,6 +38,15 @@ test('cancel: scope session is refused (no session stop), a bad scope invalid, n
   assert.equal(rules(closed.outputs), [['k6', 'refused', 'no-active-run']]);
 });
 
+test('cancel: a command naming another run than the active one is refused; the session end\'s run.cancelled names the active run', () => {
+  const open: SessionInput = { type: 'hook.moment', at: 500, hookId: 'h0', eligible: false, turn: 'opens', runId: 'run_a' };
+  const other: SessionInput = { type: 'command.cancel', at: 1000, gateOpen: true, ready: true, command: command(SENDER, SESSION, { type: 'control.cancel', id: 'k1', run: 'run_b', data: { scope: 'run' } }) };
+  const same: SessionInput = { type: 'command.cancel', at: 1000, gateOpen: true, ready: true, command: command(SENDER, SESSION, { type: 'control.cancel', id: 'k2', run: 'run_a', data: { scope: 'run' } }) };
+  const { outputs } = run([open, other, same, answered('k2', true), end('e1')]);
+  assert.equal(rules(outputs), [['k1', 'refused', 'no-active-run']]);
+  assert.equal(outputs.find((o) => o.type === 'run.cancelled'), { type: 'run.cancelled', cause: 'k2', run: 'run_a' });
+});
+
 test('cancel: a second cancel while one is under way is refused; a restart with no answer owes the ack and rejects it', () => {
   const { outputs } = run([turn('opens'), cancel('k1', 'run'), cancel('k2', 'run')]);
   assert.equal(rules(outputs), [['k2', 'refused', 'cancel-pending']]);
