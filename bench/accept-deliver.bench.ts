@@ -1,140 +1,56 @@
-// accept→deliver throughput through one adapter process: the real hook endpoint on loopback,
-// real session actors, a real (fsynced) event log. Each session repeatedly gets instructions
-// injected as the relay would, posts one eligible hook, and waits for every delivered event
-// (written reply, D9). With many sessions at once, steps of different sessions share log
-// commits (D11 group commit); one session alone shows the per-step cost. The fsync figures count
-// the log's syncs against its logged steps (each step synced alone before group commit).
-// Baseline in the same run: a plain-object FIFO doing the same queue work (push, whole prefix
-// within 10,000 chars, join) with no actor, log, HTTP or events.
-import { fsync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { firstValueFrom, filter, take, toArray } from 'rxjs';
-import { command } from '../src/protocol/index.js';
-import { startAdapter } from '../src/streams/run.js';
-import type { VendorSurface } from '../src/streams/surface.js';
-import { figure, type BenchFigure } from './types.js';
+// accept → deliver through one adapter process: 32 sessions at once, each handed 4 instructions
+// (as the relay would) and then posting one eligible hook whose reply carries them, over the real
+// hook endpoint with a real fsynced log. The baseline is the same HTTP round trips against the
+// bare echo server, interleaved in the same run; CPU per instruction is the server process's
+// own CPU time over the run. The load generator runs in its own process.
+import { interleave, median } from './lib/stats.js';
+import { runLoad, tsNode, withChildren } from './lib/proc.js';
+import { figure, ROUNDS, type BenchFigure } from './types.js';
 
+const SESSIONS = 32;
+const ROUNDS_PER_SESSION = 25;
 const PER_HOOK = 4;
-const CONCURRENT = 32;
-const TEXT = 'keep the change small and run the unit tests before committing';
 
-const surface: VendorSurface = {
-  token: 'bench-agent',
-  steeringType: 'x.bench-agent.control.instruct',
-  port: 0,
-  attentionTimeoutMs: 55_000,
-  classify: (input) => ({
-    session: String(input.session_id), event: String(input.hook_event_name), observations: [],
-    class: { kind: 'moment', eligible: input.hook_event_name === 'UserPromptSubmit' },
-  }),
-  contextReply: (hook, text) => ({ body: { hookSpecificOutput: { hookEventName: hook.event, additionalContext: text } } }),
-  neutralReply: () => ({ body: {} }),
-  decisionReply: () => ({ body: {} }),
-};
+interface Run { seconds: number; delivered: number; cpuMs: number }
 
-interface Run {
-  rate: number;
-  /** fsyncs per delivered instruction. */
-  syncs: number;
-  /** Logged steps per delivered instruction (one fsync each without group commit). */
-  steps: number;
-}
-
-/** `sessions` sessions at once, each doing `rounds` inject-and-deliver rounds. */
-async function adapterRate(durable: boolean, sessions: number, rounds: number): Promise<Run> {
-  const dir = mkdtempSync(join(tmpdir(), 'aep-bench-'));
-  const logPath = join(dir, 'log.jsonl');
-  let syncs = 0;
-  const a = await startAdapter({
-    surface, port: 0, secret: 'bench', logPath, instruct: true, host: 'bench', fsync: durable, onError: () => undefined,
-    logSync: (fd, done) => {
-      syncs += 1;
-      fsync(fd, done);
-    },
+export default async function acceptDeliver(): Promise<BenchFigure[]> {
+  return withChildren([
+    () => tsNode('servers/http-echo.ts', {}),
+    () => tsNode('servers/adapter.ts', { surface: 'bench', fsync: true }),
+  ], async ([echo, adapter]) => {
+    const load = (server: Record<string, unknown>, count: boolean) => () =>
+      runLoad<Run>('load/accept-deliver.ts', { url: server.url, injectUrl: server.injectUrl, statsUrl: server.statsUrl, sessions: SESSIONS, rounds: ROUNDS_PER_SESSION, perHook: PER_HOOK, count });
+    // One unmeasured pass warms both servers' JIT.
+    await load(echo!.ready, false)();
+    await load(adapter!.ready, true)();
+    const runs = await interleave(ROUNDS, { echo: load(echo!.ready, false), adapter: load(adapter!.ready, true) });
+    const expected = SESSIONS * ROUNDS_PER_SESSION * PER_HOOK;
+    for (const r of runs.adapter) if (r.delivered !== expected) throw new Error(`accept-deliver: expected ${expected} deliveries, saw ${r.delivered}`);
+    const rate = (r: Run) => r.delivered / r.seconds;
+    const cpu = (r: Run) => r.cpuMs / r.delivered;
+    const stats = (await (await fetch(adapter!.ready.statsUrl as string)).json()) as { syncs: number; steps: number };
+    const what = `${SESSIONS} sessions at once, ${PER_HOOK} instructions per hook, log fsynced`;
+    return [
+      figure({
+        name: 'accept-deliver-throughput',
+        what: `instructions accepted and delivered per second through one adapter process; ${what}`,
+        unit: 'instr/s', value: median(runs.adapter.map(rate)), baseline: median(runs.echo.map(rate)),
+        baselineWhat: 'the same HTTP round trips (inject + hook) against the bare echo server',
+        ratios: runs.adapter.map((r, i) => rate(r) / rate(runs.echo[i]!)), goal: '>= 0.8',
+      }),
+      figure({
+        name: 'accept-deliver-cpu',
+        what: `adapter process CPU per delivered instruction; ${what}`,
+        unit: 'ms CPU', value: median(runs.adapter.map(cpu)), baseline: median(runs.echo.map(cpu)),
+        baselineWhat: 'echo server CPU for the same round trips, per instruction',
+        ratios: runs.adapter.map((r, i) => cpu(r) / cpu(runs.echo[i]!)),
+      }),
+      figure({
+        name: 'accept-deliver-fsyncs-per-step',
+        what: `log fsyncs per logged step over the whole run (group commit: concurrent steps share one)`,
+        unit: 'fsync/step', value: stats.syncs / stats.steps, baseline: 1,
+        baselineWhat: 'one fsync per logged step (every step synced alone)',
+      }),
+    ];
   });
-  const post = (session: string, event: string) =>
-    fetch(a.hookUrl, { method: 'POST', body: JSON.stringify({ session_id: session, hook_event_name: event }) }).then((r) => r.text());
-  const names = Array.from({ length: sessions }, (_, i) => `bench-session-${i}`);
-  await Promise.all(names.map((s) => post(s, 'SessionStart')));
-  const sender = { agent: 'bench-sender', host: 'bench' };
-  const deliveredType = 'x.bench-agent.instruction.delivered';
-  async function drive(session: string): Promise<number> {
-    let n = 0;
-    for (let r = 0; r < rounds; r += 1) {
-      const delivered = firstValueFrom(a.events$.pipe(filter((e) => e.type === deliveredType && e.session === session), take(PER_HOOK), toArray()));
-      for (let i = 0; i < PER_HOOK; i += 1) {
-        a.command(command(sender, session, { type: surface.steeringType, data: { text: TEXT }, capture: 'redacted' }));
-      }
-      await post(session, 'UserPromptSubmit');
-      n += (await delivered).length;
-    }
-    return n;
-  }
-  const started = performance.now();
-  const counts = await Promise.all(names.map(drive));
-  const seconds = (performance.now() - started) / 1000;
-  await a.close();
-  const steps = readFileSync(logPath, 'utf8').split('\n').filter((l) => l.startsWith('{"k":"in"')).length;
-  rmSync(dir, { recursive: true, force: true });
-  const n = counts.reduce((x, y) => x + y, 0);
-  if (n !== sessions * rounds * PER_HOOK) throw new Error(`expected ${sessions * rounds * PER_HOOK} deliveries, saw ${n}`);
-  return { rate: n / seconds, syncs: syncs / n, steps: steps / n };
 }
-
-function baselineRate(): number {
-  const queue: { id: number; text: string; at: number }[] = [];
-  let delivered = 0;
-  let sink = 0;
-  const total = 400 * PER_HOOK * 50;
-  const started = performance.now();
-  for (let r = 0; r < total / PER_HOOK; r += 1) {
-    for (let i = 0; i < PER_HOOK; i += 1) queue.push({ id: r * PER_HOOK + i, text: TEXT, at: r });
-    let length = 0;
-    let k = 0;
-    while (k < queue.length && length + (k ? 2 : 0) + queue[k]!.text.length <= 10_000) length += (k ? 2 : 0) + queue[k++]!.text.length;
-    const taken = queue.splice(0, k);
-    sink += taken.map((q) => q.text).join('\n\n').length;
-    delivered += taken.length;
-  }
-  const seconds = (performance.now() - started) / 1000;
-  if (sink === 0) throw new Error('baseline did no work');
-  return delivered / seconds;
-}
-
-export default async (): Promise<BenchFigure[]> => {
-  const concurrent = await adapterRate(true, CONCURRENT, 40);
-  const single = await adapterRate(true, 1, 200);
-  const unsynced = await adapterRate(false, CONCURRENT, 40);
-  const baseline = baselineRate();
-  const baselineWhat = 'plain-object FIFO doing push, whole-prefix take and join, in the same run';
-  return [
-    figure({
-      name: 'accept-deliver-throughput',
-      what: `instructions accepted and delivered per second through one adapter: ${CONCURRENT} sessions at once over the real hook endpoint on loopback, log fsynced (the default), ${PER_HOOK} per hook`,
-      unit: 'instr/s', value: concurrent.rate, baseline, baselineWhat,
-    }),
-    figure({
-      name: 'accept-deliver-throughput-1-session',
-      what: `the same with one session alone (each step waits for its own commit)`,
-      unit: 'instr/s', value: single.rate, baseline, baselineWhat,
-    }),
-    figure({
-      name: 'accept-deliver-throughput-nofsync',
-      what: `${CONCURRENT} sessions with the log written but not fsynced (shows what durability costs)`,
-      unit: 'instr/s', value: unsynced.rate, baseline, baselineWhat,
-    }),
-    figure({
-      name: 'accept-deliver-fsyncs-per-instruction',
-      what: `log fsyncs per delivered instruction with ${CONCURRENT} sessions at once (group commit: concurrent steps share one)`,
-      unit: 'fsync/instr', value: concurrent.syncs, baseline: concurrent.steps,
-      baselineWhat: 'logged steps per delivered instruction in the same run (one fsync each when every step syncs alone)',
-    }),
-    figure({
-      name: 'accept-deliver-fsyncs-per-instruction-1-session',
-      what: 'the same with one session alone',
-      unit: 'fsync/instr', value: single.syncs, baseline: single.steps,
-      baselineWhat: 'logged steps per delivered instruction, same run',
-    }),
-  ];
-};

@@ -1,40 +1,26 @@
-// Hook round trip, two ways, each against a baseline measured in the same run:
-// 1. a PreToolUse POST through the Claude Code adapter's hook endpoint (classify, session step,
-//    log append, reply) vs the same POST to a bare Node HTTP echo server on loopback;
+// Hook round trip, each against a baseline interleaved in the same run:
+// 1. an empty-queue PreToolUse POST through the Claude Code adapter's hook endpoint (classify,
+//    session step, log, reply), with the log fsynced (the default) and without, vs the same POST
+//    to a bare Node HTTP server that reads the body and replies `{}`. Adapter and echo server
+//    each run in their own process; the load generator (`http.request`, one keep-alive socket)
+//    in a third.
 // 2. the command-hook shim (sh + curl, fail-open wrapper) vs a bare `curl` POST, both to the echo
 //    server, so the figure is the shim's own overhead per hook.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { shimPath } from '../src/adapters/install.js';
-import { surfaceFor } from '../src/adapters/registry.js';
-import { startAdapter } from '../src/streams/run.js';
-import { figure, type BenchFigure } from './types.js';
+import { interleave, median, quantile } from './lib/stats.js';
+import { runLoad, tsNode, withChildren } from './lib/proc.js';
+import { figure, ROUNDS, type BenchFigure } from './types.js';
 
-const HTTP_N = 400;
-const HTTP_WARMUP = 40;
-const SPAWN_N = 40;
-const SPAWN_WARMUP = 4;
+const HTTP_N = 1000;
+const HTTP_WARMUP = 200;
+const SPAWN_N = 30;
 
-const quantile = (xs: number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-};
-
-function post(agent: Agent, url: string, body: string): Promise<number> {
-  const t0 = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(Number(process.hrtime.bigint() - t0) / 1e6));
-    });
-    req.on('error', reject);
-    req.end(body);
+const hook = (session: string, event: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    session_id: session, transcript_path: `/home/dev/.claude/projects/p/${session}.jsonl`, cwd: '/home/dev/project',
+    hook_event_name: event, prompt_id: 'c2f7fdd2-d420-4cd5-84e2-1e82a076a51c', permission_mode: 'bypassPermissions', ...extra,
   });
-}
 
 function timedSpawn(cmd: string, args: string[], stdin: string): Promise<number> {
   const t0 = process.hrtime.bigint();
@@ -46,65 +32,56 @@ function timedSpawn(cmd: string, args: string[], stdin: string): Promise<number>
   });
 }
 
-async function sample(n: number, warmup: number, once: () => Promise<number>): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await once();
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push(await once());
-  return out;
-}
-
-const hook = (session: string, event: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    session_id: session, transcript_path: `/home/dev/.claude/projects/p/${session}.jsonl`, cwd: '/home/dev/project',
-    hook_event_name: event, prompt_id: 'c2f7fdd2-d420-4cd5-84e2-1e82a076a51c', permission_mode: 'bypassPermissions', ...extra,
-  });
-
 export default async function hookRoundTrip(): Promise<BenchFigure[]> {
-  const echo = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 2 }).end('{}'));
-  });
-  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
-  const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/hook/bench-secret-0123456789`;
-
-  const dir = mkdtempSync(join(tmpdir(), 'aep-bench-hook-'));
-  const adapter = await startAdapter({
-    surface: surfaceFor('claude-code')!, port: 0, secret: 'bench-secret-0123456789', logPath: join(dir, 'adapter.jsonl'), instruct: true,
-    onError: () => undefined,
-  });
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const figures: BenchFigure[] = [];
-  try {
-    const session = 'bench-session-1';
-    await post(agent, adapter.hookUrl, hook(session, 'SessionStart', { source: 'startup' }));
-    const pre = hook(session, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'echo hi', description: 'Print hi' }, tool_use_id: 'toolu_1' });
-    const viaAdapter = await sample(HTTP_N, HTTP_WARMUP, () => post(agent, adapter.hookUrl, pre));
-    const viaEcho = await sample(HTTP_N, HTTP_WARMUP, () => post(agent, echoUrl, pre));
-    for (const [q, label] of [[0.5, 'p50'], [0.99, 'p99']] as const) {
+  await withChildren([
+    () => tsNode('servers/http-echo.ts', {}),
+    () => tsNode('servers/adapter.ts', { surface: 'claude-code', fsync: true }),
+    () => tsNode('servers/adapter.ts', { surface: 'claude-code', fsync: false }),
+  ], async ([echo, synced, unsynced]) => {
+    let round = 0;
+    const pass = (url: string) => async () => {
+      // A fresh session per pass, so every pass starts from the same empty queue.
+      const session = `bench-session-${round++}`;
+      const pre = hook(session, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'echo hi', description: 'Print hi' }, tool_use_id: 'toolu_1' });
+      const r = await runLoad<{ ms: number[] }>('load/http.ts', { url, bodies: [pre], n: HTTP_N, warmup: HTTP_WARMUP, first: [hook(session, 'SessionStart', { source: 'startup' })] });
+      return { p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) };
+    };
+    const runs = await interleave(ROUNDS, {
+      echo: pass(echo!.ready.url as string),
+      synced: pass(synced!.ready.url as string),
+      unsynced: pass(unsynced!.ready.url as string),
+    });
+    const baselineWhat = 'same POST to a bare Node HTTP server that reads the body and replies {}';
+    for (const q of ['p50', 'p99'] as const) {
+      const ratios = runs.synced.map((r, i) => r[q] / runs.echo[i]![q]);
       figures.push(figure({
-        name: `hook-round-trip-${label}`,
-        what: `PreToolUse POST through the claude-code adapter endpoint, ${label} of ${HTTP_N}`,
-        unit: 'ms', value: quantile(viaAdapter, q), baseline: quantile(viaEcho, q),
-        baselineWhat: 'same POST to a bare Node HTTP echo server',
+        name: `hook-round-trip-${q}`,
+        what: `empty-queue PreToolUse POST through the claude-code adapter, log fsynced, ${q} of ${HTTP_N} per round`,
+        unit: 'ms', value: median(runs.synced.map((r) => r[q])), baseline: median(runs.echo.map((r) => r[q])), baselineWhat, ratios,
+        ...(q === 'p50' ? { goal: '<= 1.3' } : {}),
       }));
     }
+    figures.push(figure({
+      name: 'hook-round-trip-nofsync-p50',
+      what: `the same with the log written but not fsynced, p50`,
+      unit: 'ms', value: median(runs.unsynced.map((r) => r.p50)), baseline: median(runs.echo.map((r) => r.p50)), baselineWhat,
+      ratios: runs.unsynced.map((r, i) => r.p50 / runs.echo[i]!.p50),
+    }));
 
+    const echoUrl = echo!.ready.url as string;
+    const body = hook('bench-shim', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'echo hi' }, tool_use_id: 'toolu_1' });
     const shim = shimPath();
-    const viaShim = await sample(SPAWN_N, SPAWN_WARMUP, () => timedSpawn(shim, [echoUrl, '{}'], pre));
-    const viaCurl = await sample(SPAWN_N, SPAWN_WARMUP, () => timedSpawn('curl', ['-s', '-H', 'content-type: application/json', '--data-binary', '@-', echoUrl], pre));
-    for (const [q, label] of [[0.5, 'p50'], [0.99, 'p99']] as const) {
-      figures.push(figure({
-        name: `hook-shim-${label}`,
-        what: `command-hook shim (sh + curl, fail-open) posting to the echo server, ${label} of ${SPAWN_N}`,
-        unit: 'ms', value: quantile(viaShim, q), baseline: quantile(viaCurl, q),
-        baselineWhat: 'bare curl POST to the same echo server',
-      }));
-    }
-  } finally {
-    agent.destroy();
-    await adapter.close();
-    await new Promise<void>((r) => echo.close(() => r()));
-    rmSync(dir, { recursive: true, force: true });
-  }
+    const spawnRuns = await interleave(SPAWN_N, {
+      shim: () => timedSpawn(shim, [echoUrl, '{}'], body),
+      curl: () => timedSpawn('curl', ['-s', '-H', 'content-type: application/json', '--data-binary', '@-', echoUrl], body),
+    });
+    figures.push(figure({
+      name: 'hook-shim-p50',
+      what: `command-hook shim (sh + curl, fail-open) posting to the echo server, p50 of ${SPAWN_N}`,
+      unit: 'ms', value: median(spawnRuns.shim), baseline: median(spawnRuns.curl),
+      baselineWhat: 'bare curl POST to the same echo server, interleaved',
+    }));
+  });
   return figures;
 }

@@ -1,172 +1,74 @@
-// Relay figures, each against a baseline measured in this same run:
-//  - ingest → fan-out throughput with the SQLite file store, against a bare `ws` broadcast server
-//    (what the relay adds: parsing, validation, store, filters), and against the relay's own
-//    in-memory store (what durability costs);
-//  - instruct → ack round trip (consumer → relay → a target that acks → relay → consumer),
-//    against a bare WebSocket echo round trip.
+// Relay figures with the SQLite file store on, each against a baseline interleaved in the same
+// run: the AEP reference relay (in memory) when AEP_PEER_RELAY_DIR holds its files, a bare `ws`
+// broadcaster otherwise (see servers/peer-relay.ts). Every server runs in its own process, the
+// load generators in theirs.
+//  - ingest → fan-out: one emitter socket, 2 subscriber sockets, events/s;
+//  - command round trip (consumer → relay → acking target → relay → consumer) while another
+//    session streams events into the store all along, p50 and p99.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import WebSocket, { WebSocketServer } from 'ws';
-import { command, SessionEmitter } from '../src/protocol/build.js';
-import { RelayConsumer } from '../src/consumer/connection.js';
-import { startRelay } from '../src/relay/server.js';
-import { connectRelay } from '../src/relay/ws-connection.js';
-import { startTestTarget } from '../test/support/relay-target.js';
-import { figure, type BenchFigure } from './types.js';
+import { interleave, median, quantile } from './lib/stats.js';
+import { runLoad, tsNode, type Child } from './lib/proc.js';
+import { peerRelayDir, peerRelayHint, startPeerRelay } from './servers/peer-relay.js';
+import { figure, ROUNDS, type BenchFigure } from './types.js';
 
 const EVENTS = 20_000;
 const SUBSCRIBERS = 2;
-const ROUND_TRIPS = 400;
+const WINDOW = 2_000;
+const COMMANDS = 300;
+const TOKEN = 'bench-token';
+const TYPE = 'x.bench-target.control.instruct';
 
-const open = (url: string, headers: Record<string, string> = {}): Promise<WebSocket> =>
-  new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.once('open', () => resolve(ws));
-    ws.once('error', reject);
-  });
-
-/** Resolves once `ws` has received `n` frames; a stall fails the bench instead of hanging it. */
-const countFrames = (ws: WebSocket, n: number): Promise<void> =>
-  new Promise((resolve, reject) => {
-    let seen = 0;
-    const stall = setTimeout(() => reject(new Error(`relay bench: ${seen}/${n} frames after 30 s`)), 30_000);
-    ws.on('message', () => {
-      seen += 1;
-      if (seen === n) {
-        clearTimeout(stall);
-        resolve();
-      }
-    });
-  });
-
-function events(session: string): string[] {
-  const em = new SessionEmitter({ agent: 'bench', session, host: 'bench-host' });
-  return Array.from({ length: EVENTS }, (_, i) => JSON.stringify(em.emit({ type: 'progress.status', data: { phase: `step-${i}`, percent: i % 100 } })));
-}
-
-/** Events/s through the relay: one emitter socket in, SUBSCRIBERS sockets out. */
-async function relayThroughput(storePath: string): Promise<number> {
-  // The sender outruns same-process readers on purpose; drop thresholds are lifted so every
-  // event is counted (the drop policy itself is tested in test/relay/backpressure.test.ts).
-  const relay = await startRelay({ port: 0, storePath, bufferCap: EVENTS, backpressure: { soft: 1 << 30, hard: 1 << 30 } });
-  const session = `bench-${storePath === ':memory:' ? 'mem' : 'file'}`;
-  const subs = await Promise.all(Array.from({ length: SUBSCRIBERS }, () => open(relay.socketUrl)));
-  const ready = subs.map((ws) => new Promise<void>((resolve) => ws.once('message', () => resolve())));
-  for (const ws of subs) ws.send(JSON.stringify({ type: 'hello', versions: ['0.1'], role: 'consumer' }));
-  await Promise.all(ready);
-  const subscribed = subs.map((ws) => new Promise<void>((resolve) => ws.once('message', () => resolve())));
-  for (const ws of subs) ws.send(JSON.stringify({ type: 'subscribe', id: 's', filter: { session } }));
-  await Promise.all(subscribed);
-  const done = Promise.all(subs.map((ws) => countFrames(ws, EVENTS)));
-  const link = connectRelay({ url: relay.socketUrl, agent: 'bench', outboxCap: EVENTS * 2 });
-  await link.ready();
-  const lines = events(session);
-  const t0 = performance.now();
-  for (const line of lines) link.sendText(line);
-  await done;
-  const rate = EVENTS / ((performance.now() - t0) / 1000);
-  await link.close();
-  for (const ws of subs) ws.close();
-  await relay.close();
-  return rate;
-}
-
-/** Events/s through a bare ws server that rebroadcasts every frame it receives. */
-async function bareBroadcast(): Promise<number> {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
-  const port = (wss.address() as { port: number }).port;
-  const listeners = new Set<WebSocket>();
-  wss.on('connection', (ws, req) => {
-    if (req.url === '/listen') listeners.add(ws);
-    else ws.on('message', (data) => { for (const l of listeners) l.send(data, { binary: false }); });
-  });
-  const subs = await Promise.all(Array.from({ length: SUBSCRIBERS }, () => open(`ws://127.0.0.1:${port}/listen`)));
-  while (listeners.size < SUBSCRIBERS) await new Promise((r) => setImmediate(r));
-  const done = Promise.all(subs.map((ws) => countFrames(ws, EVENTS)));
-  const emitter = await open(`ws://127.0.0.1:${port}/emit`);
-  const lines = events('bare');
-  const t0 = performance.now();
-  for (const line of lines) emitter.send(line);
-  await done;
-  const rate = EVENTS / ((performance.now() - t0) / 1000);
-  emitter.close();
-  for (const ws of subs) ws.close();
-  await new Promise<void>((resolve) => wss.close(() => resolve()));
-  return rate;
-}
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
-
-/** Median ms from send to settled ack, through the relay to a target that acks. */
-async function instructRoundTrip(): Promise<number> {
-  const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'bench' });
-  const session = 'bench-session';
-  const target = await startTestTarget({ url: relay.socketUrl, token: 'bench', agent: 'bench-target', accepts: ['x.bench-target.control.instruct'], sessions: [session] });
-  const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: 'bench', agent: 'bench-cli' });
-  let entries = await consumer.roster();
-  while (!entries.some((e) => e.session === session)) entries = await consumer.roster();
-  const times: number[] = [];
-  for (let i = 0; i < ROUND_TRIPS; i++) {
-    const cmd = command({ agent: 'bench-cli', host: 'bench-host' }, session, { type: 'x.bench-target.control.instruct', capture: 'redacted', data: { text: `instruction ${i}` } });
-    const t0 = performance.now();
-    const r = await consumer.send(cmd, { timeoutMs: 10_000 });
-    times.push(performance.now() - t0);
-    if (r.outcome !== 'accepted') throw new Error(`bench command ${i} settled ${r.outcome}`);
+/** Starts a server, runs one load against it, stops it: every pass starts from a fresh process. */
+async function once<R>(startServer: () => Promise<Child>, load: (socketUrl: string) => Promise<R>): Promise<R> {
+  const server = await startServer();
+  try {
+    return await load(server.ready.socketUrl as string);
+  } finally {
+    await server.stop();
   }
-  await consumer.close();
-  await target.close();
-  await relay.close();
-  return median(times);
-}
-
-/** Median ms for one frame to a bare ws echo server and back. */
-async function echoRoundTrip(): Promise<number> {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
-  wss.on('connection', (ws) => ws.on('message', (d) => ws.send(d, { binary: false })));
-  const ws = await open(`ws://127.0.0.1:${(wss.address() as { port: number }).port}`);
-  const times: number[] = [];
-  for (let i = 0; i < ROUND_TRIPS; i++) {
-    const t0 = performance.now();
-    await new Promise<void>((resolve) => {
-      ws.once('message', () => resolve());
-      ws.send(JSON.stringify({ type: 'x.bench.control.instruct', i }));
-    });
-    times.push(performance.now() - t0);
-  }
-  ws.close();
-  await new Promise<void>((resolve) => wss.close(() => resolve()));
-  return median(times);
 }
 
 export default async function relayBench(): Promise<BenchFigure[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
+  const dir = mkdtempSync(join(tmpdir(), 'aep-bench-relay-'));
+  const peer = peerRelayDir();
+  if (!peer) process.stderr.write(`bench: ${peerRelayHint}\n`);
+  let n = 0;
+  const ours = () => tsNode('servers/relay.ts', { store: join(dir, `relay-${n++}.db`), token: TOKEN });
+  const ourMemory = () => tsNode('servers/relay.ts', { store: ':memory:', token: TOKEN });
+  const base = peer ? () => startPeerRelay(peer, TOKEN) : () => tsNode('servers/ws-broadcast.ts', {});
+  const baseName = peer ? 'the AEP reference relay (in memory), same load' : 'bare ws broadcast server, same sockets and frames';
+  const note = peer ? undefined : `baseline is the bare ws broadcast: ${peerRelayHint}`;
   try {
-    // One discarded pass warms the JIT for both sides before anything is timed.
-    await bareBroadcast();
-    await relayThroughput(':memory:');
-    // Best of three, interleaved, so a burst of load elsewhere on the machine hits all sides alike.
-    let bare = 0;
-    let memory = 0;
-    let file = 0;
-    for (let i = 0; i < 3; i++) {
-      bare = Math.max(bare, await bareBroadcast());
-      memory = Math.max(memory, await relayThroughput(':memory:'));
-      file = Math.max(file, await relayThroughput(join(dir, `relay-${i}.db`)));
-    }
-    const echo = await echoRoundTrip();
-    const instruct = await instructRoundTrip();
-    const what = `best of 3 runs of ${EVENTS} events, 1 emitter socket, ${SUBSCRIBERS} subscriber sockets`;
+    const fanout = (start: () => Promise<Child>) => () =>
+      once(start, (url) => runLoad<{ rate: number }>('load/ws-fanout.ts', { url, token: TOKEN, events: EVENTS, subscribers: SUBSCRIBERS, window: WINDOW, session: 'bench-fanout' }).then((r) => r.rate));
+    const commands = (start: () => Promise<Child>, bare: boolean) => () =>
+      once(start, (url) => runLoad<{ ms: number[] }>('load/ws-command.ts', { url, token: TOKEN, n: COMMANDS, warmup: 30, target: 'self', type: TYPE, session: 'bench-cmd', background: true, bare })
+        .then((r) => ({ p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) })));
+
+    // One discarded pass each warms the disk cache and the module cache.
+    await fanout(ours)();
+    await fanout(base)();
+    const f = await interleave(ROUNDS, { base: fanout(base), file: fanout(ours), memory: fanout(ourMemory) });
+    const c = await interleave(ROUNDS, { base: commands(base, !peer), file: commands(ours, false) });
+    const what = `${EVENTS} events, 1 emitter socket, ${SUBSCRIBERS} subscriber sockets, at most ${WINDOW} in flight`;
     return [
-      figure({ name: 'relay-fanout-sqlite', what: `relay ingest → fan-out, SQLite file store (WAL); ${what}`, unit: 'events/s', value: file, baseline: bare, baselineWhat: 'bare ws broadcast server, same sockets and frames' }),
-      figure({ name: 'relay-fanout-sqlite-vs-memory', what: `relay ingest → fan-out, SQLite file store vs in-memory store; ${what}`, unit: 'events/s', value: file, baseline: memory, baselineWhat: 'the same relay with --memory' }),
-      figure({ name: 'relay-instruct-ack-p50', what: `consumer → relay → target acks → relay → consumer, median of ${ROUND_TRIPS}`, unit: 'ms', value: instruct, baseline: echo, baselineWhat: 'bare WebSocket echo round trip' }),
+      figure({
+        name: 'relay-fanout-sqlite', what: `relay ingest → fan-out, SQLite file store (WAL); ${what}`, unit: 'events/s',
+        value: median(f.file), baseline: median(f.base), baselineWhat: baseName, ratios: f.file.map((v, i) => v / f.base[i]!),
+        ...(peer ? { goal: '>= 2' } : {}), ...(note ? { note } : {}),
+      }),
+      figure({
+        name: 'relay-fanout-sqlite-vs-memory', what: `the same, SQLite file store vs this relay's in-memory store`, unit: 'events/s',
+        value: median(f.file), baseline: median(f.memory), baselineWhat: 'this relay with --memory', ratios: f.file.map((v, i) => v / f.memory[i]!),
+      }),
+      ...(['p50', 'p99'] as const).map((q) => figure({
+        name: `relay-command-${q}`,
+        what: `instruct → ack through the relay to an acking target while another session streams events into the SQLite store, ${q} of ${COMMANDS}`,
+        unit: 'ms', value: median(c.file.map((r) => r[q])), baseline: median(c.base.map((r) => r[q])), baselineWhat: baseName,
+        ratios: c.file.map((r, i) => r[q] / c.base[i]![q]), ...(q === 'p99' && peer ? { goal: '<= 1.2' } : {}), ...(note ? { note } : {}),
+      })),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

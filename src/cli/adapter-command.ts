@@ -1,6 +1,7 @@
 // `aep-steer adapter <vendor>`: runs one vendor's adapter daemon. Parses flags (each with its
 // environment variable, D16), connects to the relay without ever waiting on it, and starts the
 // session runtime with the vendor's surface from the registry.
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
@@ -9,7 +10,9 @@ import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
-import { readEventLog } from '../streams/log.js';
+import { archivedGenerations, readEventLog, segmentPath } from '../streams/log.js';
+import type { AepEvent } from '../protocol/envelope.js';
+import { sayRelayState } from './relay-status.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
@@ -166,6 +169,17 @@ function sourceConfig(table: VendorTable, token: string, f: AdapterFlags, env: N
   return { spec, url, ...(key === undefined ? {} : { key }), pollMs: Math.round(seconds * 1000), deltas: f.deltas === true || truthy(env[spec.env.deltas]) };
 }
 
+/**
+ * Every event the log still keeps (archived segments, then the active file): where a bridge
+ * resumes each conversation after a restart. A conversation whose events all aged out of the kept
+ * segments (D24) is read again from its start.
+ */
+function keptEvents(path: string): AepEvent[] {
+  const gens = archivedGenerations(path, (dir) => (existsSync(dir) ? readdirSync(dir) : []));
+  const records = [...gens.flatMap((g) => readEventLog(segmentPath(path, g)).records), ...readEventLog(path).records];
+  return records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
+}
+
 export interface RunningAdapter {
   adapter: AdapterHandle;
   inspector?: InspectorHandle;
@@ -173,11 +187,15 @@ export interface RunningAdapter {
 }
 
 /** Starts the adapter for a config; the relay link reconnects on its own and never blocks a hook. */
-export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError) => void): Promise<RunningAdapter> {
+/**
+ * Starts the adapter for a config; the relay link reconnects on its own and never blocks a hook.
+ * `say` gets one line each time the relay link comes up, goes down or comes back.
+ */
+export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError) => void, say?: (line: string) => void): Promise<RunningAdapter> {
   const report = onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
   const inspector = cfg.inspectPort === undefined ? undefined : await createInspector({ port: cfg.inspectPort });
   const s = cfg.source;
-  const history = s === undefined ? [] : readEventLog(cfg.logPath).records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
+  const history = s === undefined ? [] : keptEvents(cfg.logPath);
   const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, control: cfg.control, history, onError: report });
   // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
   const sendInput = source?.transport !== undefined;
@@ -222,10 +240,12 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     }
     opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source.health() });
   }
+  const status = relay !== undefined && say !== undefined ? sayRelayState(relay.state$, cfg.relayUrl!, say) : undefined;
   let adapter: AdapterHandle;
   try {
     adapter = await startAdapter(opts);
   } catch (err) {
+    status?.unsubscribe();
     await source?.close();
     await relay?.close();
     await plane?.close();
@@ -235,6 +255,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   const running: RunningAdapter = {
     adapter,
     async close() {
+      status?.unsubscribe();
       await source?.close();
       await adapter.close();
       await plane?.close();
@@ -274,9 +295,9 @@ export function registerAdapter(program: Command): void {
     .option('--deltas', 'bridge vendors: map streaming deltas too (AEP_OPENHANDS_DELTAS=1)')
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
-      const running = await runAdapter(cfg);
-      const table = tableFor(token);
       const out = (line: string) => process.stderr.write(`${line}\n`);
+      const running = await runAdapter(cfg, undefined, out);
+      const table = tableFor(token);
       out(cfg.source
         ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
         : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);

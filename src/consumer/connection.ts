@@ -8,6 +8,7 @@ import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
 import type { RosterEntry } from '../relay/core.js';
 import { tokenHint } from '../relay/local-token.js';
+import { relayUrls } from '../relay/urls.js';
 
 export type { RosterEntry };
 
@@ -78,8 +79,25 @@ export class RelayConsumer {
     });
   }
 
-  /** Opens the socket and completes the hello exchange. */
-  static connect(opts: ConsumerOptions): Promise<RelayConsumer> {
+  /**
+   * Opens the socket and completes the hello exchange; with several relay nodes
+   * (comma-separated) the first that answers. A refused token is final (every node shares the policy).
+   */
+  static async connect(opts: ConsumerOptions): Promise<RelayConsumer> {
+    const urls = relayUrls(opts.url);
+    let last: unknown;
+    for (const url of urls) {
+      try {
+        return await RelayConsumer.connectOne({ ...opts, url });
+      } catch (err) {
+        if (err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED') throw err;
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  private static connectOne(opts: ConsumerOptions): Promise<RelayConsumer> {
     const timeoutMs = opts.timeoutMs ?? 10_000;
     const headers: Record<string, string> = {};
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;

@@ -1,6 +1,5 @@
 // Builders: ids, time stamps, sources, the session emitter that owns (epoch, seq), commands.
 // Builders throw before anything invalid leaves the process (AEP-0001 §5.4: a producer refuses).
-import { monotonicFactory } from 'ulid';
 import { hostname } from 'node:os';
 import {
   AEP_VERSION, CORE_ATTRIBUTES, type AepCommand, type AepEvent, type CaptureLevel, type EventData,
@@ -8,9 +7,10 @@ import {
 } from './envelope.js';
 import { SteeringError } from './errors.js';
 import { TYPE_PATTERN, scopeOf } from './types.js';
-import { relayCheck } from './validate.js';
+import { ulidSource } from './ids.js';
+import { suppliedIssue } from './validate.js';
 
-const ulid = monotonicFactory();
+const ulid = ulidSource();
 
 /** A new monotonic ULID (time-sortable, strictly increasing within this process). */
 export const newId = (at?: number): string => ulid(at);
@@ -72,8 +72,21 @@ export interface EventFields<T extends string = string, D extends EventData = Ev
   at?: number;
 }
 
+const refuse = (f: Record<string, unknown>): void => {
+  const issue = suppliedIssue(f);
+  if (issue) throw new SteeringError('EVENT_INVALID', `${issue.rule}: ${issue.message}`);
+};
+
+/** The type's scope, once the type is known to be one (a builder's first check). */
+function scopeOfType(type: unknown): ReturnType<typeof scopeOf> {
+  if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) throw new SteeringError('EVENT_INVALID', `type "${String(type)}" does not match the AEP type grammar`);
+  return scopeOf(type);
+}
+
 function assemble(base: Pick<AepEvent, 'source' | 'agent'> & Partial<AepEvent>, f: EventFields): AepEvent {
-  if (!TYPE_PATTERN.test(f.type)) throw new SteeringError('EVENT_INVALID', `type "${f.type}" does not match the AEP type grammar`);
+  // Only what the caller supplied is checked; base (agent, session, source) was checked once
+  // when its emitter or command was set up, the rest is made here (see suppliedIssue).
+  refuse(f as unknown as Record<string, unknown>);
   const ext = checkExtensions(f.extensions);
   const e: AepEvent = { aep: AEP_VERSION, id: f.id ?? newId(f.at), type: f.type, time: timestamp(f.at), source: base.source, agent: base.agent };
   // Attribute order follows AEP-0001 §5 so serialised events read the same everywhere.
@@ -89,9 +102,6 @@ function assemble(base: Pick<AepEvent, 'source' | 'agent'> & Partial<AepEvent>, 
   if (f.capture !== undefined) e.capture = f.capture;
   if (f.data !== undefined) e.data = f.data;
   Object.assign(e, ext);
-  // The envelope tier catches empty ids, a non-URI source, bad traceparent or enums before emission.
-  const issue = relayCheck(e);
-  if (issue) throw new SteeringError('EVENT_INVALID', `${issue.rule}: ${issue.message}`);
   return e;
 }
 
@@ -112,6 +122,10 @@ export class SessionEmitter {
     this.epoch = opts.epoch ?? 0;
     this.nextSeq = opts.startSeq ?? 0;
     this.source = opts.source ?? sourceUri(opts.agent, opts.session, opts.host);
+    refuse({ agent: this.agent, session: this.session, source: this.source });
+    if (!Number.isInteger(this.epoch) || this.epoch < 0 || !Number.isInteger(this.nextSeq) || this.nextSeq < 0) {
+      throw new SteeringError('EVENT_INVALID', 'attr-type: epoch and seq must be integers >= 0 (AEP-0001 §7)');
+    }
   }
 
   /** The position the next event will take. */
@@ -120,7 +134,7 @@ export class SessionEmitter {
   }
 
   emit<T extends string, D extends EventData>(f: EventFields<T, D>): SessionEvent<T, D> {
-    const scope = scopeOf(f.type);
+    const scope = scopeOfType(f.type);
     if (scope !== 'session') throw new SteeringError('EVENT_INVALID', `a session emitter cannot emit ${scope}-scoped type ${f.type}`);
     const e = assemble({ source: this.source, agent: this.agent, session: this.session, seq: this.nextSeq, epoch: this.epoch }, f);
     this.nextSeq += 1;
@@ -130,8 +144,10 @@ export class SessionEmitter {
 
 /** Builds an agent-scoped event (`agent.*`): no session, run, step or seq. */
 export function agentEvent<T extends string, D extends EventData>(agent: string, f: EventFields<T, D>, host?: string): AepEvent<T, D> {
-  if (scopeOf(f.type) !== 'agent') throw new SteeringError('EVENT_INVALID', `${f.type} is not agent-scoped`);
-  return assemble({ source: sourceUri(agent, undefined, host), agent }, f) as AepEvent<T, D>;
+  if (scopeOfType(f.type) !== 'agent') throw new SteeringError('EVENT_INVALID', `${f.type} is not agent-scoped`);
+  const source = sourceUri(agent, undefined, host);
+  refuse({ agent, source });
+  return assemble({ source, agent }, f) as AepEvent<T, D>;
 }
 
 /**
@@ -143,7 +159,8 @@ export function command<T extends string, D extends EventData>(
   session: string,
   f: EventFields<T, D>,
 ): AepCommand<T, D> {
-  if (scopeOf(f.type) !== 'command') throw new SteeringError('EVENT_INVALID', `${f.type} is not a command type`);
+  if (scopeOfType(f.type) !== 'command') throw new SteeringError('EVENT_INVALID', `${f.type} is not a command type`);
   const source = sender.source ?? sourceUri(sender.agent, undefined, sender.host);
+  refuse({ agent: sender.agent, session, source });
   return assemble({ source, agent: sender.agent, session }, f) as AepCommand<T, D>;
 }

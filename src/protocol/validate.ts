@@ -55,6 +55,35 @@ const URI = /^[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isNonNegInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
+/**
+ * What a builder takes from its caller, checked where it comes in: the attributes the builder
+ * makes itself (`aep`, `id`, `time`, `seq`, `epoch`, a `source` from `sourceUri`) are valid by
+ * construction, so a built event needs no second pass over the whole envelope on the hot path.
+ * `test/protocol/build.test.ts` validates everything the builders make.
+ */
+export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
+  for (const a of ['id', ...OPTIONAL_STRINGS, 'agent'] as const) {
+    const v = f[a];
+    if (v !== undefined && (typeof v !== 'string' || v === '')) {
+      return { rule: 'attr-type', path: a, message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)` };
+    }
+  }
+  if (f.source !== undefined && (typeof f.source !== 'string' || !URI.test(f.source))) {
+    return { rule: 'format', path: 'source', message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)' };
+  }
+  if (f.traceparent !== undefined && (typeof f.traceparent !== 'string' || !TRACEPARENT.test(f.traceparent))) {
+    return { rule: 'format', path: 'traceparent', message: 'traceparent must be a W3C Trace Context value (AEP-0001 §5.1)' };
+  }
+  if (f.severity !== undefined && !(SEVERITIES as readonly unknown[]).includes(f.severity)) {
+    return { rule: 'enum', path: 'severity', message: `severity must be one of ${SEVERITIES.join('|')} (AEP-0001 §8.1)` };
+  }
+  if (f.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(f.capture)) {
+    return { rule: 'enum', path: 'capture', message: `capture must be one of ${CAPTURE_LEVELS.join('|')} (AEP-0001 §8.2)` };
+  }
+  if (f.data !== undefined && !isObject(f.data)) return { rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' };
+  return undefined;
+}
+
 /** The envelope tier: the whole schema, formats included, without payloads. */
 function envelopeIssues(e: Record<string, unknown>): Issue[] {
   const out: Issue[] = [];

@@ -11,9 +11,10 @@ import { AEP_VERSION, severityRank, type AepCommand, type AepEvent } from '../pr
 import { SteeringError } from '../protocol/errors.js';
 import { isCommandType } from '../protocol/types.js';
 import type { RelayLink } from '../streams/relay-link.js';
+import { relayUrls } from './urls.js';
 
 export interface RelayConnectionOptions {
-  /** `ws://host:port/socket` */
+  /** `ws://host:port/socket`, or several nodes' comma-separated: the link moves on when its node is gone. */
   url: string;
   token?: string;
   /** `hello.identity.agent`: the adapter's agent token. */
@@ -35,6 +36,7 @@ export interface RelayConnectionOptions {
 }
 
 export const DEFAULT_OUTBOX = 1000;
+export const DEFAULT_BACKOFF_MAX_MS = 1000;
 const NOTICE = severityRank('notice');
 
 export class RelayConnection implements RelayLink {
@@ -56,7 +58,11 @@ export class RelayConnection implements RelayLink {
   private timer: NodeJS.Timeout | undefined;
   private readonly waiters: (() => void)[] = [];
 
+  private readonly urls: string[];
+  private node = 0;
+
   constructor(private readonly opts: RelayConnectionOptions) {
+    this.urls = relayUrls(opts.url);
     this.commands$ = this.commands.asObservable();
     this.state$ = this.state.asObservable();
     this.frames$ = this.frames.asObservable();
@@ -154,7 +160,7 @@ export class RelayConnection implements RelayLink {
     if (this.closed) return;
     const headers: Record<string, string> = {};
     if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
-    const ws = new WebSocket(this.opts.url, { headers });
+    const ws = new WebSocket(this.urls[this.node]!, { headers });
     this.ws = ws;
     this.greeted = false;
     ws.on('open', () => {
@@ -184,8 +190,11 @@ export class RelayConnection implements RelayLink {
   private retry(): void {
     if (this.closed) return;
     const initial = this.opts.backoffInitialMs ?? 250;
-    const delay = Math.min(this.opts.backoffMaxMs ?? 10_000, initial * 2 ** this.attempt);
-    this.attempt += 1;
+    // The next node is tried at once; the backoff grows once every node was tried, and stays at
+    // most a second by default so a relay that comes back has every session re-claimed quickly.
+    this.node = (this.node + 1) % this.urls.length;
+    const delay = this.node !== 0 ? 0 : Math.min(this.opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS, initial * 2 ** this.attempt);
+    if (this.node === 0) this.attempt += 1;
     this.timer = setTimeout(() => this.connect(), delay);
     this.timer.unref();
   }

@@ -10,7 +10,10 @@ import { acceptsOf } from '../../src/consumer/roster.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
-import { aepFile, readJson } from '../support/shared-dir.js';
+import { aepFile, projectRoot, readJson } from '../support/shared-dir.js';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const TASK = '[[TURN]] [[TOOLS:2]] list the files, then summarise';
 
@@ -177,7 +180,7 @@ test('a restarted bridge resumes from its log: no event twice, no second session
     assert.is(upgrades().at(-1)!.query.resend_mode, 'since');
     // Redeliveries of logged events (same id, to re-claim the session) are not new events.
     const known = new Set(before.map((e) => e.id));
-    const after = stack.session(id).slice(before.length).filter((e) => !known.has(e.id));
+    const after = stack.session(id).slice(before.length).filter((e) => !known.has(e.id) && (known.add(e.id), true));
     assert.equal(after.map((e) => e.type), ['state.snapshot'], 'only the fresh full_state');
     stack.server.send(id, '[[TURN]] [[TOOLS:1]] once more', true);
     const started = await stack.waitFor((e) => e.session === id && e.type === 'run.started' && e.run !== `run:${id}:1`);
@@ -222,6 +225,12 @@ test('the run\'s stream passes aep-steer audit: the bridge\'s log and the relay\
     assert.equal(r.violations, []);
     assert.ok(r.events >= stack.session(id).length);
     assert.ok(!r.notes.some((n) => n.kind === 'machine-skipped'), 'replayed through the session machine');
+    const exportPath = join(stack.dir, 'relay-export.jsonl');
+    writeFileSync(exportPath, stack.session(id).map((e) => JSON.stringify(e)).join('\n') + '\n');
+    for (const files of [[exportPath], [stack.logPath, exportPath]]) assert.equal((await auditFiles(files)).violations, [], files.join(' + '));
+    // The command itself, as a user runs it.
+    const cli = spawnSync(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js'), 'audit', stack.logPath, exportPath], { encoding: 'utf8' });
+    assert.is(cli.status, 0, cli.stdout + cli.stderr);
   } finally {
     await stack.stop();
   }

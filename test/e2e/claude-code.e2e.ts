@@ -2,7 +2,9 @@
 // loopback; this project's relay and adapter run in-process; hooks are written by the real
 // installer into a temp project; instructions go THROUGH THE RELAY as a consumer would send them.
 // The mock holds model requests so that each instruction is queued before the moment that must
-// take it, which makes every sequence deterministic without sleeping.
+// take it, which makes every sequence deterministic without sleeping. The relay runs in
+// tokens-file mode (D18–D20): the adapter holds an `emit` identity, the operator a command
+// identity, and a watch-only watcher follows the whole run at its default `metadata` ceiling.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,58 +14,54 @@ import { installClaudeCode } from '../../src/adapters/installers/claude-code.js'
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
+import { loadTokensFile } from '../../src/relay/acl.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { bodyHas, pollFor, vendorMissing } from '../support/e2e-helpers.js';
 import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeRun, type ClaudeWorkspace } from '../support/claude-cli.js';
 import {
   bashThenText, firstUserText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest,
 } from '../support/mock-anthropic.js';
 
-const TOKEN = 'e2e-relay-token';
+const ADAPTER_TOKEN = 'e2e-adapter-token';
+const TOKEN = 'e2e-operator-token';
+const WATCHER_TOKEN = 'e2e-watcher-token';
+/** The operator's commands name its tokens-file identity: the relay refuses any other sender (D19). */
 const SENDER = { agent: 'e2e-operator' };
+const TOKENS_FILE = {
+  tokens: [
+    { token: ADAPTER_TOKEN, identity: 'e2e-claude-adapter', emit: ['claude-code'] },
+    { token: TOKEN, identity: SENDER.agent, commands: ['x.claude-code.control.instruct', 'control.attention.respond'] },
+    { token: WATCHER_TOKEN, identity: 'e2e-watcher' },
+  ],
+};
 const SESSION_HEADER = 'x-claude-code-session-id';
 
 let mock: MockAnthropic;
 let relay: RelayHandle;
 let running: RunningAdapter;
 let consumer: RelayConsumer;
+let watcher: RelayConsumer;
 let secret = '';
 let stateDir = '';
 const events: AepEvent[] = [];
+/** What the watch-only watcher was served. */
+const watched: { e: AepEvent; raw: string }[] = [];
 const adapterErrors: string[] = [];
 const workspaces: ClaudeWorkspace[] = [];
 
-/** Polls the recorded stream; a miss fails with what was seen, never with a timing assertion. */
-async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 20_000): Promise<T> {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) {
-      throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const waitFor = pollFor(events);
 
 const ofSession = (session: string) => events.filter((e) => e.session === session);
 const find = (session: string, type: string, cause?: string) =>
   ofSession(session).find((e) => e.type === type && (cause === undefined || e.cause === cause));
 const requestsOf = (session: string): RecordedRequest[] => mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
 
-/** Every string inside a parsed body: hook context placement differs by model and version (§1.8). */
-function strings(v: unknown, out: string[] = []): string[] {
-  if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) strings(x, out);
-  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
-  return out;
-}
-const bodyHas = (r: RecordedRequest | undefined, s: string): boolean => r !== undefined && strings(r.body).some((x) => x.includes(s));
-
 function workspace(): ClaudeWorkspace {
   const ws = claudeWorkspace();
   workspaces.push(ws);
-  installClaudeCode({ project: ws.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 55_000 });
+  // The shim reads the secret from the adapter's state directory (D21).
+  installClaudeCode({ project: ws.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 55_000, env: { AEP_STATE_DIR: stateDir } });
   return ws;
 }
 
@@ -103,30 +101,26 @@ function assertAckThenDelivered(session: string, cmd: AepCommand): void {
 const binary = claudeBinary();
 const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
 
-if (binary === undefined) {
-  // Under CI a missing CLI is always a failure; elsewhere too, unless explicitly waived.
-  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
-    console.log(`claude-code e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
-  } else {
-    test('the pinned Claude Code CLI is installed', () => {
-      assert.unreachable(missing);
-    });
-  }
-} else {
+if (!vendorMissing(binary, 'claude-code', missing)) {
   test.before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'aep-cc-state-'));
     mock = await startMockAnthropic();
-    relay = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
+    const tokensFile = join(stateDir, 'tokens.json');
+    writeFileSync(tokensFile, JSON.stringify(TOKENS_FILE), { mode: 0o600 });
+    relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(tokensFile) });
     const cfg = adapterConfig('claude-code', {
-      port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000',
+      port: '0', relay: relay.socketUrl, token: ADAPTER_TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000',
     }, { AEP_STATE_DIR: stateDir });
     secret = cfg.secret;
     running = await runAdapter(cfg, (e) => adapterErrors.push(`${e.code}: ${e.message}`));
     consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
     await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
+    watcher = await RelayConsumer.connect({ url: relay.socketUrl, token: WATCHER_TOKEN, agent: 'e2e-watcher' });
+    await watcher.subscribe({}, { onEvent: (e, raw) => watched.push({ e, raw }) });
   });
 
   test.after(async () => {
+    await watcher?.close();
     await consumer?.close();
     await running?.close();
     await relay?.close();
@@ -258,6 +252,27 @@ if (binary === undefined) {
     assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`), 'the instruction reaches the model');
     assert.not.ok(reqs.some((q) => q.raw.includes('aep-steer: 1 instruction')), 'the notice never reaches the model');
     assert.is((delivered(session, cmd)!.data as { moment?: string }).moment, 'PreToolUse', 'the delivered event names the moment');
+  });
+
+  test('with the adapter stopped every hook stays silent: no hook error, the run goes on', async () => {
+    // Hooks installed for an adapter that is not running (nothing listens on the port).
+    const ws = claudeWorkspace();
+    workspaces.push(ws);
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const deadPort = (probe.address() as { port: number }).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    installClaudeCode({ project: ws.project, port: deadPort, secret, neutral: {}, attentionTimeoutMs: 55_000 });
+    mock.setScript(bashThenText(['echo hi']));
+    const r = await runClaude({ ws, mockUrl: mock.url, prompt: 'Say hi with bash.', extraArgs: ['--include-hook-events'] });
+    assert.is(r.code, 0, r.stderr);
+    const responses = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'hook_response');
+    assert.ok(responses.length >= 4, `the hooks ran: ${responses.map((l) => l['hook_event']).join(', ')}`);
+    const bad = responses.filter((l) => l['outcome'] !== 'success' || l['exit_code'] !== 0 || String(l['stderr'] ?? '') !== '');
+    assert.equal(bad, [], 'every hook succeeded silently');
+    assert.not.match(r.stdout + r.stderr, /hook error|ECONNREFUSED/i);
+    assert.ok(r.lines.some((l) => l['type'] === 'result'), 'the run finished normally');
   });
 
   test('UserPromptSubmit delivers an instruction queued between turns', async () => {
@@ -414,8 +429,26 @@ if (binary === undefined) {
     assert.ok(dropped >= 1, `dropped instructions in the log: ${dropped}`);
   });
 
-  test('the adapter reported no errors on the hook path', () => {
+  test('the adapter reported no errors on the hook path, and the relay refused none of its events', () => {
     assert.equal(adapterErrors.filter((e) => !e.startsWith('RELAY')), []);
+    assert.equal(adapterErrors.filter((e) => /unauthorized/.test(e)), []);
+  });
+
+  test('the watch-only watcher followed every instruction to its outcome without reading one word of it', () => {
+    const commands = events.filter((e) => e.type === 'x.claude-code.control.instruct');
+    assert.ok(commands.length >= 9, `instructions sent: ${commands.length}`);
+    const seen = watched.filter((w) => w.e.type === 'x.claude-code.control.instruct');
+    assert.equal(seen.map((w) => w.e.id), commands.map((e) => e.id));
+    for (const w of seen) {
+      assert.is(w.e.capture, 'metadata');
+      assert.equal(w.e.data ?? {}, {});
+    }
+    const texts = commands.map((e) => (e.data as { text: string }).text).filter((t) => t.length >= 12);
+    assert.ok(texts.length >= 9);
+    assert.not.ok(watched.some((w) => texts.some((t) => w.raw.includes(t.slice(0, 40)))), 'no instruction text reached the watcher');
+    // Outcomes are metadata: the watcher saw each delivered and dropped, cause-linked.
+    const outcomes = events.filter((e) => /\.instruction\.(delivered|dropped)$/.test(e.type)).map((e) => e.id);
+    assert.equal(watched.filter((w) => /\.instruction\.(delivered|dropped)$/.test(w.e.type)).map((w) => w.e.id), outcomes);
   });
 }
 

@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -94,16 +94,13 @@ test.before(async () => {
   mock = await startMockOpenAi();
   ws = workspace('aep-cline-');
   const clineDir = join(ws.home, '.cline');
-  const stateDir = join(ws.root, 'state');
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   env = {
     PATH: process.env.PATH, HOME: ws.home, CLINE_DIR: clineDir, CLINE_DATA_DIR: join(clineDir, 'data'), CLINE_NO_AUTO_UPDATE: '1',
     CLINE_HUB_PORT: String(await freePort()), OPENAI_API_KEY: 'dummy', NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1',
   };
-  stack = await startVendorStack('cline', {
-    AEP_STATE_DIR: stateDir, CLINE_DATA_DIR: env.CLINE_DATA_DIR, AEP_CLINE_HUB_CONTROL: '1', AEP_INSTRUCT: '1',
-  });
-  installCline({ user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: cline.replies.neutral, attentionTimeoutMs: 55_000, env: { CLINE_DIR: clineDir, AEP_STATE_DIR: stateDir } });
+  stack = await startVendorStack('cline', { CLINE_DATA_DIR: env.CLINE_DATA_DIR, AEP_CLINE_HUB_CONTROL: '1', AEP_INSTRUCT: '1' });
+  // The hook files read the secret from the adapter's state directory when they run (D21).
+  installCline({ user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: cline.replies.neutral, attentionTimeoutMs: 55_000, env: { CLINE_DIR: clineDir, AEP_STATE_DIR: stack.stateDir } });
   const auth = await runCline(['auth', '-p', 'openai-compatible', '-k', 'dummy', '-b', mock.baseUrl, '-m', 'mock-model']);
   assert.is(auth.code, 0, auth.out);
   const ensure = await runCline(['hub', 'ensure']);

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { SessionEmitter, agentEvent, checkExtensions, command, newId, sourceUri, timestamp } from '../../src/protocol/build.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 import { deliveredType, instructType } from '../../src/protocol/types.js';
-import { validateEvent } from '../../src/protocol/validate.js';
+import { relayCheck, validateEvent } from '../../src/protocol/validate.js';
+import fc from 'fast-check';
 
 const throwsCode = (fn: () => unknown, code: string, what: string): void => {
   assert.throws(fn, (e: unknown) => e instanceof SteeringError && e.code === code, what);
@@ -103,6 +104,65 @@ test('extension attributes: the producer refuses bad ones with an error (AEP-000
   throwsCode(() => em.emit({ type: 'progress.status', extensions: { acme: null } }), 'EXTENSION_INVALID', 'null');
   assert.equal(checkExtensions(undefined), {});
   assert.is(em.position.seq, 1);
+});
+
+// Builders check only what their caller supplies (no second pass over the built envelope), so
+// this property stands in for that pass: whatever a builder returns passes the relay's envelope
+// check, and a builder refuses exactly when some supplied value is bad.
+const pick = <T>(good: T[], bad: unknown[]) => fc.oneof(
+  fc.constantFrom(...good).map((v) => ({ v: v as unknown, bad: false })),
+  fc.constantFrom(...bad).map((v) => ({ v, bad: true })),
+);
+const field = fc.record({
+  type: pick(['tool.completed', 'progress.status', 'x.acme.session.blob'], ['tool', 'Tool.Completed', 7]),
+  subject: fc.option(pick(['toolu_1', 'a b'], ['', 3, null]), { nil: undefined }),
+  run: fc.option(pick(['r1'], [''] ), { nil: undefined }),
+  step: fc.option(pick(['s1'], [false]), { nil: undefined }),
+  cause: fc.option(pick(['01J00000000000000000000000'], ['']), { nil: undefined }),
+  traceparent: fc.option(pick(['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'], ['00-xyz', ''] ), { nil: undefined }),
+  severity: fc.option(pick(['info', 'notice', 'error'], ['loud', 1]), { nil: undefined }),
+  capture: fc.option(pick(['metadata', 'full'], ['all', null]), { nil: undefined }),
+  data: fc.option(pick([{ a: 1 }, {}], [[1], 'text', null]), { nil: undefined }),
+  id: fc.option(pick(['01J00000000000000000000001'], ['', 5]), { nil: undefined }),
+  extensions: fc.option(pick([{ tenant: 'acme' }], [{ Tenant: 'x' }, { data: 'x' }, { tenant: 1.5 }]), { nil: undefined }),
+});
+test('property: a built event always passes the envelope check; a builder refuses only a bad supplied value', () => {
+  fc.assert(fc.property(field, fc.boolean(), (spec, asCommand) => {
+    const fields: Record<string, unknown> = {};
+    let anyBad = false;
+    for (const [k, c] of Object.entries(spec)) {
+      if (c === undefined) continue;
+      fields[k] = c.v;
+      anyBad ||= c.bad;
+    }
+    if (asCommand) fields.type = (spec.type.bad ? fields.type : 'x.acme.control.instruct');
+    let built: unknown;
+    let refused: unknown;
+    try {
+      built = asCommand
+        ? command({ agent: 'cli', host: 'h' }, 's1', fields as never)
+        : new SessionEmitter({ agent: 'claude-code', session: 's1', host: 'h' }).emit(fields as never);
+    } catch (e) {
+      refused = e;
+    }
+    if (refused !== undefined) {
+      assert.ok(refused instanceof SteeringError, String(refused));
+      assert.ok(anyBad, `refused good fields: ${JSON.stringify(fields)}: ${String(refused)}`);
+    } else {
+      assert.not.ok(anyBad, `built from a bad value: ${JSON.stringify(fields)}`);
+      assert.is(relayCheck(built), undefined, JSON.stringify(built));
+      assert.equal(validateEvent(built, { payloads: false, capture: false, registry: false }), []);
+    }
+  }), { numRuns: 2000 });
+});
+
+test('builders refuse a bad identity once, where it is set up', () => {
+  throwsCode(() => new SessionEmitter({ agent: '', session: 's', host: 'h' }), 'EVENT_INVALID', 'empty agent');
+  throwsCode(() => new SessionEmitter({ agent: 'a', session: '', host: 'h' }), 'EVENT_INVALID', 'empty session');
+  throwsCode(() => new SessionEmitter({ agent: 'a', session: 's', source: 'not a uri' }), 'EVENT_INVALID', 'bad source');
+  throwsCode(() => new SessionEmitter({ agent: 'a', session: 's', host: 'h', epoch: -1 }), 'EVENT_INVALID', 'negative epoch');
+  throwsCode(() => command({ agent: 'cli', source: 'nope' }, 's', { type: 'x.acme.control.instruct' }), 'EVENT_INVALID', 'bad sender source');
+  throwsCode(() => command({ agent: 'cli', host: 'h' }, '', { type: 'x.acme.control.instruct' }), 'EVENT_INVALID', 'empty target session');
 });
 
 test.run();

@@ -24,6 +24,8 @@ export interface VendorStack {
   /** The relay's WebSocket URL and token, for the consumer commands (`aep-steer respond`). */
   relayUrl: string;
   relayToken: string;
+  /** The adapter's state directory: the hook secret the shim reads lives here (D21). */
+  stateDir: string;
   events: AepEvent[];
   errors: string[];
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
@@ -39,13 +41,13 @@ export interface VendorStack {
 
 /**
  * `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, a vendor's user-plane
- * gates and data directories, …) as a user would set them; its AEP_STATE_DIR, when given, wins.
+ * gates and data directories, …) as a user would set them.
  */
 export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const errors: string[] = [];
-  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { AEP_STATE_DIR: stateDir, ...env });
+  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { ...env, AEP_STATE_DIR: stateDir });
   const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`));
   const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
   const events: AepEvent[] = [];
@@ -67,7 +69,7 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
   }
 
   return {
-    token, running, secret: cfg.secret, logPath: cfg.logPath, relayUrl: relay.socketUrl, relayToken: TOKEN, events, errors, waitFor, find,
+    token, running, secret: cfg.secret, stateDir, logPath: cfg.logPath, relayUrl: relay.socketUrl, relayToken: TOKEN, events, errors, waitFor, find,
     async instruct(session, text) {
       const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
       const settled = await consumer.send(cmd);

@@ -62,6 +62,20 @@ async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & 
   }
 }
 
+/** Retries `f` while JetStream says it is not ready yet (no leader, no peers yet), up to `ms`. */
+async function untilReady<T>(f: () => Promise<T>, ms = 30_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (let wait = 100; ; wait = Math.min(1000, wait * 2)) {
+    try {
+      return await f();
+    } catch (err) {
+      const m = (err as Error).message;
+      if (Date.now() > until || !/temporarily unavailable|no suitable peers|insufficient resources|timeout|no responders|not ready/i.test(m)) throw err;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+
 export async function openEngine(opts: NatsStoreOptions & { connectionName: string }): Promise<Engine> {
   const log = opts.log ?? (() => {});
   const servers = parseServers(opts.servers);
@@ -75,7 +89,8 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
   }
   try {
     const jsm = await jetstreamManager(nc, { timeout: 10_000 });
-    await ensureStream(jsm, {
+    // A cluster that has just started elects its JetStream leader first: retry for a while.
+    await untilReady(() => ensureStream(jsm, {
       name: n.eventsStream,
       subjects: [n.allEvents],
       retention: RetentionPolicy.Limits,
@@ -84,8 +99,8 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
       max_msgs_per_subject: opts.bufferCap,
       duplicate_window: nanos(opts.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
       num_replicas: replicas,
-    }, log);
-    await ensureStream(jsm, {
+    }, log));
+    await untilReady(() => ensureStream(jsm, {
       name: n.commandsStream,
       subjects: [`${n.namespace}.cmd.>`],
       retention: RetentionPolicy.Limits,
@@ -94,8 +109,8 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
       max_msgs_per_subject: -1,
       duplicate_window: nanos(60_000),
       num_replicas: replicas,
-    }, log);
-    const kv = await new Kvm(nc).create(n.claimsBucket, { ttl: opts.leaseMs ?? DEFAULT_LEASE_MS, history: 1, replicas });
+    }, log));
+    const kv = await untilReady(() => new Kvm(nc).create(n.claimsBucket, { ttl: opts.leaseMs ?? DEFAULT_LEASE_MS, history: 1, replicas }));
     return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm, kv, names: n, servers };
   } catch (err) {
     await nc.close().catch(() => {});

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Regenerates the README's benchmark table from bench/results/latest.json (written by
+// `npm run bench`): the lines between the two bench-table markers are replaced, nothing else.
+// `--check` exits 1 when the README's table differs from what the JSON gives.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const START = '<!-- bench-table:start (scripts/bench-table.mjs writes this from bench/results/latest.json) -->';
+const END = '<!-- bench-table:end -->';
+
+const fmt = (n) =>
+  !Number.isFinite(n) ? String(n) : Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en') : Math.abs(n) >= 1 ? n.toFixed(2) : n.toPrecision(3);
+
+export function table(results) {
+  const rows = [
+    `Measured ${results.at.slice(0, 16).replace('T', ' ')} UTC, Node ${results.node}, ${results.cpus ?? '?'} CPUs, ${results.rounds ?? 1} interleaved rounds per figure (medians).`,
+    '',
+    '| figure | value | baseline (same run) | ratio | goal |',
+    '|---|---|---|---|---|',
+  ];
+  for (const f of results.figures) {
+    const goal = f.goal ? `${f.goal.replace('<=', '≤').replace('>=', '≥')}x ${f.met ? 'met' : '**not met**'}` : '';
+    rows.push(`| ${f.what} | ${fmt(f.value)} ${f.unit} | ${f.baselineWhat}: ${fmt(f.baseline)} ${f.unit} | ${fmt(f.ratio)}x | ${goal} |`);
+  }
+  const notes = results.figures.filter((f) => f.note).map((f) => `- \`${f.name}\`: ${f.note}`);
+  return [...rows, ...(notes.length ? ['', ...notes] : [])].join('\n');
+}
+
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
+if (isMain) {
+  const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8'));
+  const readmePath = join(root, 'README.md');
+  const readme = readFileSync(readmePath, 'utf8');
+  const a = readme.indexOf(START);
+  const b = readme.indexOf(END);
+  if (a === -1 || b === -1 || b < a) {
+    process.stderr.write(`bench-table: README.md has no ${START} … ${END} block\n`);
+    process.exit(2);
+  }
+  const next = readme.slice(0, a + START.length) + '\n\n' + table(results) + '\n\n' + readme.slice(b);
+  if (process.argv.includes('--check')) {
+    process.exit(next === readme ? 0 : 1);
+  }
+  writeFileSync(readmePath, next);
+  process.stdout.write(`bench-table: README.md table from ${results.figures.length} figures\n`);
+}
