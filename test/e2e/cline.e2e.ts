@@ -6,7 +6,7 @@
 // a `[[WAITFILE]]` shell call holds the turn open until the test releases it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import { bodyHas, startVendorStack, vendorBinary, workspace, type VendorStack, type Workspace } from '../support/vendor-e2e.js';
+import { projectRoot } from '../support/shared-dir.js';
 
 const bin = vendorBinary('cline');
 let mock: MockOpenAi;
@@ -301,8 +302,15 @@ test('the stream of the run passes aep-steer audit; the hub stops by pid and not
   assert.ok(readFileSync(stack.logPath, 'utf8').length > 0);
   const r = await auditFiles([stack.logPath]);
   assert.equal(r.violations, [], JSON.stringify(r.violations));
+  assert.not.ok(r.notes.some((n) => n.kind === 'machine-skipped'), 'replayed through the session machine');
   assert.ok(r.instructions.length >= 4);
   assert.ok(r.instructions.every((i) => i.status !== 'unacknowledged'));
+  // The relay's copy of the stream, and the command as a user runs it.
+  const exported = join(ws.root, 'relay-export.jsonl');
+  writeFileSync(exported, `${stack.events.map((e) => JSON.stringify(e)).join('\n')}\n`);
+  assert.equal((await auditFiles([exported])).violations, []);
+  const cli = spawnSync(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js'), 'audit', stack.logPath, exported], { encoding: 'utf8' });
+  assert.is(cli.status, 0, cli.stdout + cli.stderr);
   assert.ok(hubPid !== undefined && existsSync(`/proc/${hubPid}`), 'the hub ran until now');
   await stopHub();
   assert.not.ok(existsSync(`/proc/${hubPid}`), 'the hub process is gone');
