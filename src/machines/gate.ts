@@ -21,6 +21,7 @@ export const REJECT = {
   queueFull: { reason: 'invalid', rule: 'queue-full', detail: `queue full (${QUEUE_CAP})` },
   unknownSession: { reason: 'refused', rule: 'unknown-session', detail: 'unknown session' },
   ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
+  oobOnly: { reason: 'unsupported', rule: 'gate-off', detail: 'this request is answered in the agent\'s own UI (respond_via oob); answering it here needs the control gate' },
   unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown or settled attention request' },
   answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
   controlGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control is not enabled on this adapter (its control gate is off)' },
@@ -168,6 +169,8 @@ export function decideRespond(
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
   const hold = view.holds.find((h) => h.requestId === command.subject);
   if (!hold) return { kind: 'reject', key, rejection: REJECT.unknownRequest };
+  // A request observed without the control gate is answered in the agent's own UI only.
+  if (hold.request.respondVia !== undefined && !hold.request.respondVia.includes('control')) return { kind: 'reject', key, rejection: REJECT.oobOnly };
   const data = command.data as Record<string, unknown> | undefined;
   const decision = readAnswer(hold.request, data?.answer);
   if (!decision) return { kind: 'reject', key, rejection: REJECT.answerInvalid };

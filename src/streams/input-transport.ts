@@ -50,14 +50,17 @@ export function sendThrough(transport: InputTransport | undefined, effect: SendE
 }
 
 /** The transport's observations as session inputs; a lost channel reaches every session holding one of its requests. */
-export const fromTransportFacts = (transport: InputTransport | undefined, host: ActorHost): Observable<SessionItem> =>
+export const fromTransportFacts = (transport: InputTransport | undefined, host: ActorHost, control = false): Observable<SessionItem> =>
   transport?.facts$?.pipe(
     mergeMap((f): Observable<SessionItem> => {
       switch (f.kind) {
         case 'consumed':
           return from([{ kind: 'input' as const, session: f.session, input: { type: 'input.consumed' as const, at: f.at, text: f.text } }]);
-        case 'approval':
-          return from([{ kind: 'input' as const, session: f.session, input: { type: 'approval.requested' as const, at: f.at, requestId: newId(f.at), approvalId: f.approvalId, request: f.request } }]);
+        case 'approval': {
+          // Observed only (tap without control): the request is answered in the vendor's UI alone.
+          const request = control ? f.request : { ...f.request, respondVia: ['oob'] };
+          return from([{ kind: 'input' as const, session: f.session, input: { type: 'approval.requested' as const, at: f.at, requestId: newId(f.at), approvalId: f.approvalId, request } }]);
+        }
         case 'approval.resolved': {
           const input = { type: 'approval.resolved' as const, at: f.at, approvalId: f.approvalId, answeredId: newId(f.at), ...(f.approved === undefined ? {} : { approved: f.approved }) };
           return from([{ kind: 'input' as const, session: f.session, input }]);

@@ -353,7 +353,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   const recovered$ = from(host.recover(Date.now()));
-  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host)), host);
+  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host, opts.sendInput === true)), host);
   const neutral$: Observable<Out> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);

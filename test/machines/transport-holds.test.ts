@@ -38,6 +38,14 @@ test('approval: answered here first, the vendor\'s own resolution adds nothing; 
   assert.equal(only(outputs, 'attention.answered').map((o) => o.via), [undefined]);
 });
 
+test('approval: a request observed without the control gate (respond_via oob) refuses a respond; its oob answer is still mirrored', () => {
+  const oobOnly: SessionInput = { type: 'approval.requested', at: 1000, requestId: 'r-o', approvalId: 'o1', request: { ...REQUEST, respondVia: ['oob'] } };
+  const { outputs } = run([oobOnly, respond('c1', 'r-o', { option: 'approve' }), resolved('o1', false)]);
+  assert.equal(only(outputs, 'control.rejected').map((o) => [o.rejection.reason, o.rejection.rule]), [['unsupported', 'gate-off']]);
+  assert.equal(only(outputs, 'approval.answer'), []);
+  assert.equal(only(outputs, 'attention.answered').map((o) => [o.answer, o.via]), [[{ option: 'deny' }, 'oob']]);
+});
+
 test('approval: losing the channel or ending the session dismisses what is pending', () => {
   const lost = run([asked('a1'), asked('a2'), { type: 'transport.lost', at: 5000 }]);
   assert.equal(only(lost.outputs, 'attention.resolved').map((o) => [o.subject, o.resolution, o.latencyMs]), [['r-a1', 'dismissed', 4000], ['r-a2', 'dismissed', 4000]]);
