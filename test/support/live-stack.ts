@@ -3,7 +3,8 @@
 // (`--adapter <vendor> --session S`: the vendor's runtime, claiming S through its start hook).
 // Prints `{"url": …, "run"?: …}` on stdout (the run its start moment opened, where it mints one)
 // and runs until SIGTERM/SIGINT.
-// Used by scripts/live-conformance.sh to run the AEP standard's live checker against this relay.
+// Used by scripts/live-conformance.sh to run the AEP standard's live checker against this relay;
+// with AEP_TEST_STORE=nats the relay is a NATS-backed node (its own nats-server).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,13 +14,13 @@ import { connectRelay } from '../../src/relay/ws-connection.js';
 import { acceptsFor, startAdapter, type AdapterHandle } from '../../src/streams/run.js';
 import type { InputTransport } from '../../src/streams/surface.js';
 import { filter, firstValueFrom } from 'rxjs';
-import { startRelay } from '../../src/relay/server.js';
+import { testRelay } from './relay-store.js';
 import { startTestTarget } from './relay-target.js';
 
 const { values } = parseArgs({
   options: { token: { type: 'string' }, buffer: { type: 'string' }, session: { type: 'string' }, run: { type: 'string' }, adapter: { type: 'string' } },
 });
-const relay = await startRelay({ port: 0, storePath: ':memory:', ...(values.token ? { token: values.token } : {}), ...(values.buffer ? { bufferCap: Number(values.buffer) } : {}) });
+const relay = await testRelay({ port: 0, storePath: ':memory:', ...(values.token ? { token: values.token } : {}), ...(values.buffer ? { bufferCap: Number(values.buffer) } : {}) });
 let target: Awaited<ReturnType<typeof startTestTarget>> | undefined;
 let adapter: AdapterHandle | undefined;
 let runId: string | undefined;
