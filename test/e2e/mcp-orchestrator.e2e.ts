@@ -72,7 +72,7 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
       port: '0', relay: relay.socketUrl, token: TOKENS.adapter, instruct: true, log: join(root, 'adapter.jsonl'), attentionTimeoutMs: '40000',
     }, { AEP_STATE_DIR: join(root, 'state') });
     secret = cfg.secret;
-    running = await runAdapter(cfg, () => {});
+    running = await runAdapter(cfg, (e) => console.error('ADAPTER', e.code, e.message));
     observer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKENS.observer, agent: 'observer' });
     await observer.subscribe({}, { onEvent: (e) => events.push(e) });
   });
@@ -90,7 +90,7 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     const worker = claudeWorkspace('aep-worker-');
     const lead = claudeWorkspace('aep-lead-');
     workspaces.push(worker, lead);
-    installClaudeCode({ project: worker.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 40_000 });
+    installClaudeCode({ project: worker.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 40_000, env: { AEP_STATE_DIR: join(root, 'state') } });
     const tokenFile = join(root, 'orchestrator-token');
     writeFileSync(tokenFile, `${TOKENS.orchestrator}\n`, { mode: 0o600 });
     const installed = installMcp('claude-code', { project: lead.project, relay: relay.socketUrl, tokenFile });
