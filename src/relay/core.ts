@@ -282,7 +282,7 @@ export class RelayCore {
    * A command from a WS sender (D17): routed to its one claimant and forwarded as the raw frame,
    * then kept in the session history and fanned out; a refusal goes only to the sender.
    */
-  command(cmd: Incoming, frame: string, sender: Principal): { refused?: Refusal } {
+  command(cmd: Incoming, frame: string, sender: Principal, origin?: Peer): { refused?: Refusal } {
     const route = routeCommand(sender, cmd.event, this.claimants());
     if (route.kind === 'refuse') {
       this.counters.refused += 1;
@@ -291,7 +291,9 @@ export class RelayCore {
     this.counters.forwarded += 1;
     this.accept([cmd]);
     // In history before its target can answer it: a target on another node answers fast.
-    this.afterFlush(() => route.target.sendText(frame));
+    // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
+    const fabric = this.store.fabric;
+    this.afterFlush(() => (fabric !== undefined && !this.peers.has(route.target) ? fabric.forward(route.target, frame, origin) : route.target.sendText(frame)));
     return {};
   }
 

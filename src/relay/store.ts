@@ -88,6 +88,8 @@ export interface Fabric {
   ownerOf(session: string): string | undefined;
   /** Claimants held by other nodes, as peers whose `sendText` forwards to their node. */
   remotePeers(): Iterable<Peer>;
+  /** Forwards a command frame to a remote claimant; if it left meanwhile, its node refuses it to `replyTo`. */
+  forward(target: Peer, frame: string, replyTo?: Peer): void;
 }
 
 export interface FabricLocal {

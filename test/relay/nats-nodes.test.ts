@@ -104,6 +104,21 @@ test('the single-node refusals across nodes: no-route, unsupported, unauthorized
   await c.close();
 });
 
+test('a claimant that leaves while its command crosses: the sender on A gets no-route, as on one relay', async () => {
+  const c = await consumerOn(a);
+  for (let i = 0; i < 3; i++) {
+    const s = freshSession('team');
+    const t = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
+    await claimsSeen(a, s, 1);
+    // Gone without a goodbye, and the command sent at once: A may still route it to B.
+    (t.link as unknown as { ws: { terminate(): void } }).ws.terminate();
+    void t.close();
+    const r = await c.send(instruct(s), { timeoutMs: 3000 });
+    assert.equal(r, { outcome: 'refused', code: 'no-route', detail: `no live connection claims session ${s}` });
+  }
+  await c.close();
+});
+
 test('a retry with the same id crosses again and its recorded, byte-identical ack reaches the sender on A', async () => {
   const s = freshSession('team');
   const t = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
