@@ -10,8 +10,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SteeringError } from '../protocol/errors.js';
 
-/** `AEP_STATE_DIR`, else `~/.aep-steering`. */
-export const stateDir = (env: NodeJS.ProcessEnv = process.env): string => env.AEP_STATE_DIR || join(homedir(), '.aep-steering');
+/** `AEP_STATE_DIR`, else `~/.aep-steering` (the `HOME` of `env` when it names one). */
+export const stateDir = (env: NodeJS.ProcessEnv = process.env): string => env.AEP_STATE_DIR || join(env.HOME || homedir(), '.aep-steering');
 
 export const secretPath = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'secret');
 
@@ -80,12 +80,33 @@ export const shimPath = (): string => join(dirname(fileURLToPath(import.meta.url
 /** Quotes one word for a POSIX shell command line. */
 export const shellQuote = (s: string): string => (/^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
+/**
+ * Where a command hook posts (D21): the hook URL up to its secret, and the file in the state
+ * directory the shim reads the secret from, so no hook command line (in a settings file a
+ * project commits, or in `ps` output) carries the secret.
+ */
+export interface ShimTarget {
+  base: string;
+  secretFile: string;
+}
+
+/**
+ * The shim target of an install. The secret itself is stored by whoever chose it
+ * (`ensureSecret`: `aep-steer install`, the adapter), in the state directory of `env`.
+ */
+export const shimTarget = (opts: { port: number; env?: NodeJS.ProcessEnv }): ShimTarget =>
+  ({ base: `http://127.0.0.1:${opts.port}/hook/`, secretFile: secretPath(opts.env ?? process.env) });
+
 /** The command line that runs the shim for one vendor. */
-export function shimCommand(url: string, neutral: unknown, totalSeconds: number): string {
-  const args = [shimPath(), '-t', String(totalSeconds), url];
+export function shimCommand(target: ShimTarget, neutral: unknown, totalSeconds: number): string {
+  const args = [shimPath(), '-t', String(totalSeconds), '-k', target.secretFile, target.base];
   if (neutral !== undefined) args.push(JSON.stringify(neutral));
   return args.map(shellQuote).join(' ');
 }
+
+/** The report line that says where the secret lives and who reads it (`aep-steer install` prints it). */
+export const secretNote = (target: ShimTarget): string =>
+  `the hook secret stays in ${target.secretFile} (mode 600); the shim reads it from there, so no hook command carries it`;
 
 /** Result of an install or uninstall: the file touched and what changed, for printing. */
 export interface InstallReport {
@@ -113,11 +134,15 @@ export function readJsonObject(path: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Writes text atomically (temp file + rename), so a reader never sees half. */
+/**
+ * Writes text atomically (temp file + rename), so a reader never sees half. Owner-only (D21):
+ * the file mode 600, a directory this creates 700.
+ */
 export function writeTextFile(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
+  writeFileSync(tmp, text, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
   renameSync(tmp, path);
 }
 

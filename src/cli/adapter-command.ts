@@ -1,6 +1,7 @@
 // `aep-steer adapter <vendor>`: runs one vendor's adapter daemon. Parses flags (each with its
 // environment variable, D16), connects to the relay without ever waiting on it, and starts the
 // session runtime with the vendor's surface from the registry.
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
@@ -9,7 +10,8 @@ import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
-import { readEventLog } from '../streams/log.js';
+import { archivedGenerations, readEventLog, segmentPath } from '../streams/log.js';
+import type { AepEvent } from '../protocol/envelope.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
@@ -147,6 +149,17 @@ function sourceConfig(table: VendorTable, token: string, f: AdapterFlags, env: N
   return { spec, url, ...(key === undefined ? {} : { key }), pollMs: Math.round(seconds * 1000), deltas: f.deltas === true || truthy(env[spec.env.deltas]) };
 }
 
+/**
+ * Every event the log still keeps (archived segments, then the active file): where a bridge
+ * resumes each conversation after a restart. A conversation whose events all aged out of the kept
+ * segments (D24) is read again from its start.
+ */
+function keptEvents(path: string): AepEvent[] {
+  const gens = archivedGenerations(path, (dir) => (existsSync(dir) ? readdirSync(dir) : []));
+  const records = [...gens.flatMap((g) => readEventLog(segmentPath(path, g)).records), ...readEventLog(path).records];
+  return records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
+}
+
 export interface RunningAdapter {
   adapter: AdapterHandle;
   inspector?: InspectorHandle;
@@ -158,7 +171,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   const report = onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
   const inspector = cfg.inspectPort === undefined ? undefined : await createInspector({ port: cfg.inspectPort });
   const s = cfg.source;
-  const history = s === undefined ? [] : readEventLog(cfg.logPath).records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
+  const history = s === undefined ? [] : keptEvents(cfg.logPath);
   const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, control: cfg.control, history, onError: report });
   // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
   const sendInput = source?.transport !== undefined;

@@ -29,6 +29,8 @@ export function parsePort(value: string): number {
 function print(verb: 'install' | 'uninstall', token: string, r: InstallReport): void {
   if (!r.changed) {
     console.log(`${token}: ${r.file} already ${verb === 'install' ? 'has the adapter hooks' : 'holds no adapter hooks'}; nothing changed`);
+    // Where the secret lives is worth saying every time (D21).
+    if (verb === 'install') for (const n of r.notes) console.log(`  ${n}`);
     return;
   }
   if (verb === 'install') {

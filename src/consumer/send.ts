@@ -141,14 +141,15 @@ export type InputDelivery = 'queue' | 'steer';
 /**
  * Sends user-plane input (`x.{vendor}.control.send_input`, D28–D29) to a session whose adapter
  * drives the vendor's own input API (Cline, OpenHands), settled by `x.{vendor}.input.sent`
- * (reported as `delivered`) or `x.{vendor}.input.dropped`.
+ * (reported as `delivered`) or `x.{vendor}.instruction.dropped` (the session machine's drop:
+ * `send-failed`, `session-ended`, `delivery-unknown`).
  */
 export function sendInput(consumer: RelayConsumer, f: Sender, req: InstructRequest & { delivery?: InputDelivery }): Promise<InstructOutcome> {
   return steer(consumer, f, req, {
     type: sendInputType,
     hint: 'send_input is for sessions whose adapter drives the vendor\'s input API (Cline, OpenHands) with its control switched on',
     data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
-    settles: /\.input\.(sent|dropped)$/,
+    settles: /\.(input\.(sent|dropped)|instruction\.dropped)$/,
     success: /\.input\.sent$/,
   });
 }

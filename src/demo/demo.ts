@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installClaudeCode } from '../adapters/installers/claude-code.js';
+import { writeSecret } from '../adapters/install.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import { RelayConsumer } from '../consumer/connection.js';
 import { auditFiles, type AuditResult } from '../audit/audit.js';
@@ -119,7 +120,10 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       const home = join(dir, 'home');
       const project = join(home, 'project');
       mkdirSync(project, { recursive: true });
-      installClaudeCode({ project, port: stack.adapter.port, secret: stack.secret, neutral: {}, attentionTimeoutMs: 55_000 });
+      // The hook shim reads the secret from a state directory (D21): the demo keeps its own.
+      const env = { AEP_STATE_DIR: join(dir, 'state') };
+      writeSecret(stack.secret, env);
+      installClaudeCode({ project, port: stack.adapter.port, secret: stack.secret, neutral: {}, attentionTimeoutMs: 55_000, env });
       say(`${p.bold('agent')}    Claude Code CLI ${claude} against a mock model API at ${model.url}`);
       const tmp = join(dir, 'tmp');
       mkdirSync(tmp, { recursive: true, mode: 0o700 });

@@ -108,7 +108,8 @@ export async function adapterChecks(table: VendorTable, port: number, env: NodeJ
   ];
 }
 
-const URL_IN_TEXT = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([A-Za-z0-9_-]+)/g;
+/** A hook URL; the secret segment is absent where the shim reads it from the state directory (D21). */
+const URL_IN_TEXT = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([A-Za-z0-9_-]*)/g;
 const SHIM_IN_TEXT = /(\/[^\s'"]*aep-steer-hook\.sh)/g;
 
 /** The hooks the vendor will run: present, pointing at this port with this secret, the shim on disk. */
@@ -126,7 +127,7 @@ export function hookChecks(table: VendorTable, port: number, opts: { project?: s
   const missing = shims.filter((s) => !existsSync(s));
   if (missing.length > 0) return [fail('hooks', `the hooks run ${missing[0]}, which is gone (moved or reinstalled package)`, install)];
   const secret = readSecret(env);
-  const stale = urls.filter((m) => Number(m[1]) !== port || m[2] !== secret);
+  const stale = urls.filter((m) => Number(m[1]) !== port || (m[2] !== '' && m[2] !== secret));
   if (stale.length > 0) {
     const m = stale[0]!;
     const why = Number(m[1]) !== port ? `port ${m[1]}, the adapter's is ${port}` : 'a secret that is not the stored one';

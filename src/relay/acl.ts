@@ -106,9 +106,17 @@ export function accessPolicy(opts: { token?: string; entries?: TokenEntry[] }): 
   };
 }
 
+const compiled = new Map<string, RegExp>();
+
 /** `*` stands for any run of characters (dots included); everything else is literal. */
 export function globMatch(pattern: string, value: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  if (pattern === '*') return true;
+  let re = compiled.get(pattern);
+  if (re === undefined) {
+    // Patterns come from the tokens file (a bounded set): compile each once, not per event.
+    re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    compiled.set(pattern, re);
+  }
   return re.test(value);
 }
 
@@ -207,7 +215,7 @@ function parseEmit(v: unknown, at: string): EmitRight[] {
     if (isStringArray(v)) return v.length === 0 ? [] : [{ agents: v, sessions: ['*'] }];
     return v.map(one);
   }
-  return [one(v)];
+  return typeof v === 'string' ? bad() : [one(v)];
 }
 
 /**

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLAUDE_CODE_EVENTS, installClaudeCode, isOurHook, settingsPath, uninstallClaudeCode } from '../../src/adapters/installers/claude-code.js';
-import { ensureSecret, hookUrl, readSecret, shimPath } from '../../src/adapters/install.js';
+import { ensureSecret, readSecret, secretPath, shimPath } from '../../src/adapters/install.js';
 
 type Settings = { hooks?: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]>; [k: string]: unknown };
 
@@ -23,7 +23,8 @@ test.after.each(() => {
 });
 
 test('settings path: project, user, and CLAUDE_CONFIG_DIR', () => {
-  assert.is(settingsPath({ project: '/p' }, env()), '/p/.claude/settings.json');
+  // D21: a project install goes to the file Claude Code keeps out of git.
+  assert.is(settingsPath({ project: '/p' }, env()), '/p/.claude/settings.local.json');
   assert.is(settingsPath({ user: true }, env()), join(dir, 'home', '.claude', 'settings.json'));
   assert.is(settingsPath({}, { ...env(), CLAUDE_CONFIG_DIR: '/cfg' }), '/cfg/settings.json');
   assert.throws(() => settingsPath({ project: '/p', user: true }, env()), /not both/);
@@ -34,13 +35,14 @@ test('install writes the shim for every event: with the adapter stopped it fails
   assert.ok(r.changed);
   const s = read(r.file);
   assert.equal(Object.keys(s.hooks!).sort(), [...CLAUDE_CODE_EVENTS].sort());
-  const url = hookUrl(8377, 's3cret-s3cret-s3cret');
   for (const event of CLAUDE_CODE_EVENTS) {
     const [group] = s.hooks![event]!;
     const [hook] = group!.hooks;
     assert.is(hook!.type, 'command', event);
     assert.ok(String(hook!.command).startsWith(shimPath()), event);
-    assert.ok(String(hook!.command).includes(url), event);
+    // The shim reads the secret from the state directory; its command line never holds it (D21).
+    assert.ok(String(hook!.command).includes(`-k ${secretPath(env())} http://127.0.0.1:8377/hook/`), event);
+    assert.not.ok(String(hook!.command).includes('s3cret'), event);
     assert.ok(String(hook!.command).endsWith(`'{}'`), 'the neutral reply is passed to the shim');
     assert.ok(isOurHook(hook), event);
   }
@@ -53,7 +55,7 @@ test('install is idempotent and keeps the user\'s other hooks and settings', () 
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
   const mine = { type: 'command', command: 'echo mine' };
-  writeFileSync(join(proj, '.claude', 'settings.json'), JSON.stringify({ model: 'x', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }], Custom: [{ hooks: [mine] }] } }));
+  writeFileSync(join(proj, '.claude', 'settings.local.json'), JSON.stringify({ model: 'x', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }], Custom: [{ hooks: [mine] }] } }));
   const first = installClaudeCode({ ...base(), project: proj });
   const afterFirst = readFileSync(first.file, 'utf8');
   const second = installClaudeCode({ ...base(), project: proj });
@@ -74,14 +76,14 @@ test('a new port or secret replaces the old hook instead of adding a second', ()
   assert.ok(r.changed);
   const s = read(r.file);
   assert.is(s.hooks!.PostToolUse!.length, 1);
-  assert.match(String(s.hooks!.PostToolUse![0]!.hooks[0]!.command), hookUrl(9000, 's3cret-s3cret-s3cret'));
+  assert.match(String(s.hooks!.PostToolUse![0]!.hooks[0]!.command), 'http://127.0.0.1:9000/hook/');
 });
 
 test('uninstall removes only the adapter\'s hooks and leaves the rest byte-for-byte in meaning', () => {
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
   const original = { permissions: { allow: ['Bash(ls)'] }, hooks: { PostToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: 'http://example.test/h' }] }] } };
-  writeFileSync(join(proj, '.claude', 'settings.json'), JSON.stringify(original));
+  writeFileSync(join(proj, '.claude', 'settings.local.json'), JSON.stringify(original));
   installClaudeCode({ ...base(), project: proj });
   const r = uninstallClaudeCode({ project: proj, env: env() });
   assert.ok(r.changed);
@@ -100,7 +102,7 @@ test('uninstall from a file with only the adapter\'s hooks drops the hooks key',
 test('malformed settings are refused and left untouched', () => {
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
-  const file = join(proj, '.claude', 'settings.json');
+  const file = join(proj, '.claude', 'settings.local.json');
   for (const text of ['{ not json', '[1,2]', '{"hooks": 3}']) {
     writeFileSync(file, text);
     assert.throws(() => installClaudeCode({ ...base(), project: proj }), /nothing was changed/);

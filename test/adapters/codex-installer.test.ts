@@ -26,7 +26,9 @@ test('writes $CODEX_HOME/hooks.json with the shim on every event, and says how t
     const hook = file.hooks[event]!.at(-1)!.hooks[0]!;
     assert.is(hook.type, 'command');
     assert.match(hook.command, /aep-steer-hook\.sh/);
-    assert.match(hook.command, new RegExp(`http://127\\.0\\.0\\.1:18378/hook/${SECRET}`));
+    // The shim reads the secret from the state directory (D21): hooks.json never holds it.
+    assert.match(hook.command, new RegExp(`-k ${join(root, '.aep-steering', 'secret')} http://127\\.0\\.0\\.1:18378/hook/ ?`));
+    assert.not.match(hook.command, SECRET);
     assert.not.match(hook.command, /'\{\}'/, 'Codex neutral reply is empty output, never {}');
   }
   assert.is(file.hooks.SessionEnd![0]!.hooks[0]!.timeout, 3, 'SessionEnd is clamped to 3 s by Codex');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hermes } from '../../src/adapters/hermes.js';
 import { installHermes } from '../../src/adapters/installers/hermes.js';
+import { writeSecret } from '../../src/adapters/install.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { adapter, SECRET, type TestAdapter } from '../support/adapter.js';
@@ -53,7 +54,10 @@ test.before(async () => {
   a = await adapter({ surface: surfaceFrom(hermes), attentionTimeoutMs: 20_000 });
   installedPort = a.handle.port;
   home = mkdtempSync(join(tmpdir(), 'aep-hermes-'));
-  const report = installHermes({ user: true, port: a.handle.port, secret: SECRET, neutral: hermes.replies.neutral, attentionTimeoutMs: hermes.attentionTimeoutMs, env: { HERMES_HOME: home } });
+  // The shim reads the secret from the state directory (D21), where the adapter stored it.
+  const env = { HERMES_HOME: home, AEP_STATE_DIR: join(home, 'state') };
+  writeSecret(SECRET, env);
+  const report = installHermes({ user: true, port: a.handle.port, secret: SECRET, neutral: hermes.replies.neutral, attentionTimeoutMs: hermes.attentionTimeoutMs, env });
   Object.assign(commands, installedCommands(readFileSync(report.file, 'utf8')));
 });
 

@@ -46,6 +46,14 @@ const cmd = (session: string, type: string, data: Record<string, unknown> = {}, 
 
 const sendInput = (session: string, text: string) => cmd(session, 'x.openhands.control.send_input', { text }, { capture: 'redacted' });
 
+async function until(pred: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200; i += 1) {
+    if (pred()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 const restWrites = (stack: OpenHandsStack) => stack.server.requests.filter((r) => r.transport === 'http' && r.method === 'POST');
 
 test('gate on: hello declares the five writes', async () => {
@@ -81,7 +89,7 @@ test('send_input during a running conversation reaches the next model request; x
     assert.not.ok(JSON.stringify(stack.session(id).filter((e) => e.type !== 'x.openhands.control.send_input')).includes('STEER-CANARY'));
     // The appended message comes back on the socket as the user's MessageEvent.
     const appended = stack.server.conversation(id)!.events.find((e) => e.kind === 'MessageEvent' && JSON.stringify(e.llm_message).includes('STEER-CANARY'))!;
-    const seen = stack.session(id).find((e) => e.data?.vendor_event_id === appended.id)!;
+    const seen = await stack.waitFor((e) => e.data?.vendor_event_id === appended.id);
     assert.equal([seen.type, seen.data?.role], ['x.openhands.message.event', 'user']);
   });
 });
@@ -91,7 +99,7 @@ test('send_input on an idle conversation is appended and nothing runs (sent thro
     const id = await attached(stack);
     const o = await consumerSendInput(consumer, { sender: 'alice' }, { session: id, text: STEER, timeoutMs: 10_000 });
     assert.is(o.outcome, 'delivered', JSON.stringify(o));
-    const sent = stack.session(id).find((e) => e.type === 'x.openhands.input.sent')!;
+    const sent = await stack.waitFor((e) => e.session === id && e.type === 'x.openhands.input.sent');
     assert.is(sent.cause, o.outcome === 'delivered' ? o.command : '');
     await stack.waitFor((e) => e.session === id && e.type === 'x.openhands.message.event' && e.data?.role === 'user' && e.data?.vendor_event_id === stack.server.conversation(id)!.events.at(-1)!.id);
     await new Promise((r) => setTimeout(r, 150));
@@ -121,7 +129,7 @@ test('a confirmation answered through aep-steer respond: allow runs the pending 
       assert.is(resolved.subject, att.id);
       assert.is(resolved.cause, answered.id);
       assert.equal(resolved.data, { resolution: 'answered' });
-      const ack = stack.session(id).find((e) => e.type === 'control.accepted')!;
+      const ack = await stack.waitFor((e) => e.session === id && e.type === 'control.accepted');
       assert.is(answered.cause, ack.cause, 'the answer names the respond command');
       await stack.waitFor((e) => e.session === id && e.type === wantTool);
       const respond = restWrites(stack).filter((r) => r.path === `/api/conversations/${id}/events/respond_to_confirmation`);
@@ -139,6 +147,17 @@ test('a confirmation answered through aep-steer respond: allow runs the pending 
         await stack.server.until(id, 'idle');
       }
     }
+  });
+});
+
+test('an append the server refuses (404) drops the input send-failed: one outcome, settled for the consumer', async () => {
+  await withStack(async (stack, consumer) => {
+    const id = await attached(stack);
+    stack.server.forget(id);
+    const o = await consumerSendInput(consumer, { sender: 'alice' }, { session: id, text: STEER, timeoutMs: 10_000 });
+    assert.equal([o.outcome, o.outcome === 'dropped' ? o.reason : undefined], ['dropped', 'send-failed'], JSON.stringify(o));
+    assert.not.ok(stack.session(id).some((e) => e.type === 'x.openhands.input.sent'));
+    assert.is(restWrites(stack).filter((r) => r.status === 404).length, 1);
   });
 });
 
@@ -220,11 +239,18 @@ test('gate off: every control verb is refused gate-off, nothing is written', asy
   const consumer = await RelayConsumer.connect({ url: stack.relay.socketUrl, token: stack.token, agent: 'alice' });
   try {
     const id = await attached(stack);
-    for (const type of ['x.openhands.control.send_input', 'control.pause']) {
-      const c = type.endsWith('send_input') ? sendInput(id, 'x') : cmd(id, type);
+    const bridgeSaw: AepEvent[] = [];
+    stack.bridge.adapter.events$.subscribe((e) => bridgeSaw.push(e));
+    for (const type of ['x.openhands.control.send_input', 'control.pause', 'control.attention.respond']) {
+      const c = type.endsWith('send_input') ? sendInput(id, 'x') : cmd(id, type, {}, type.endsWith('respond') ? { subject: 'att_1' } : {});
+      // The relay refuses what the hello does not declare, before the bridge sees it.
       const s = await consumer.send(c);
-      // The relay refuses what the hello does not declare (unsupported), before the adapter sees it.
-      assert.ok(s.outcome === 'refused' || (s.outcome === 'rejected' && s.reason === 'unsupported'), `${type}: ${JSON.stringify(s)}`);
+      assert.equal([s.outcome, s.outcome === 'refused' ? s.code : undefined], ['refused', 'unsupported'], type);
+      // And the bridge itself, handed the command directly, refuses it gate-off.
+      stack.bridge.adapter.command(c);
+      await until(() => bridgeSaw.some((e) => e.cause === c.id), `the bridge's ack of ${type}`);
+      const ack = bridgeSaw.find((e) => e.cause === c.id)!;
+      assert.equal([ack.type, ack.data?.reason], ['control.rejected', 'unsupported'], type);
     }
     assert.equal(restWrites(stack), []);
   } finally {

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installVscode } from '../../src/adapters/installers/vscode.js';
+import { writeSecret } from '../../src/adapters/install.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { vscode } from '../../src/adapters/vscode.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
@@ -42,7 +43,10 @@ test.before(async () => {
   a = await adapter({ surface: surfaceFrom(vscode), attentionTimeoutMs: 20_000 });
   installedPort = a.handle.port;
   root = mkdtempSync(join(tmpdir(), 'aep-vscode-'));
-  const report = installVscode({ project: root, port: a.handle.port, secret: SECRET, neutral: vscode.replies.neutral, attentionTimeoutMs: vscode.attentionTimeoutMs });
+  // The shim reads the secret from the state directory (D21), where the adapter stored it.
+  const env = { AEP_STATE_DIR: join(root, 'state') };
+  writeSecret(SECRET, env);
+  const report = installVscode({ project: root, port: a.handle.port, secret: SECRET, neutral: vscode.replies.neutral, attentionTimeoutMs: vscode.attentionTimeoutMs, env });
   hooks = (JSON.parse(readFileSync(report.file, 'utf8')) as { hooks: typeof hooks }).hooks;
 });
 

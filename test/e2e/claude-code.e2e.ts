@@ -2,7 +2,9 @@
 // loopback; this project's relay and adapter run in-process; hooks are written by the real
 // installer into a temp project; instructions go THROUGH THE RELAY as a consumer would send them.
 // The mock holds model requests so that each instruction is queued before the moment that must
-// take it, which makes every sequence deterministic without sleeping.
+// take it, which makes every sequence deterministic without sleeping. The relay runs in
+// tokens-file mode (D18–D20): the adapter holds an `emit` identity, the operator a command
+// identity, and a watch-only watcher follows the whole run at its default `metadata` ceiling.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { installClaudeCode } from '../../src/adapters/installers/claude-code.js'
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
+import { loadTokensFile } from '../../src/relay/acl.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeRun, type ClaudeWorkspace } from '../support/claude-cli.js';
@@ -19,17 +22,30 @@ import {
   bashThenText, firstUserText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest,
 } from '../support/mock-anthropic.js';
 
-const TOKEN = 'e2e-relay-token';
+const ADAPTER_TOKEN = 'e2e-adapter-token';
+const TOKEN = 'e2e-operator-token';
+const WATCHER_TOKEN = 'e2e-watcher-token';
+/** The operator's commands name its tokens-file identity: the relay refuses any other sender (D19). */
 const SENDER = { agent: 'e2e-operator' };
+const TOKENS_FILE = {
+  tokens: [
+    { token: ADAPTER_TOKEN, identity: 'e2e-claude-adapter', emit: ['claude-code'] },
+    { token: TOKEN, identity: SENDER.agent, commands: ['x.claude-code.control.instruct', 'control.attention.respond'] },
+    { token: WATCHER_TOKEN, identity: 'e2e-watcher' },
+  ],
+};
 const SESSION_HEADER = 'x-claude-code-session-id';
 
 let mock: MockAnthropic;
 let relay: RelayHandle;
 let running: RunningAdapter;
 let consumer: RelayConsumer;
+let watcher: RelayConsumer;
 let secret = '';
 let stateDir = '';
 const events: AepEvent[] = [];
+/** What the watch-only watcher was served. */
+const watched: { e: AepEvent; raw: string }[] = [];
 const adapterErrors: string[] = [];
 const workspaces: ClaudeWorkspace[] = [];
 
@@ -63,7 +79,8 @@ const bodyHas = (r: RecordedRequest | undefined, s: string): boolean => r !== un
 function workspace(): ClaudeWorkspace {
   const ws = claudeWorkspace();
   workspaces.push(ws);
-  installClaudeCode({ project: ws.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 55_000 });
+  // The shim reads the secret from the adapter's state directory (D21).
+  installClaudeCode({ project: ws.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 55_000, env: { AEP_STATE_DIR: stateDir } });
   return ws;
 }
 
@@ -116,17 +133,22 @@ if (binary === undefined) {
   test.before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'aep-cc-state-'));
     mock = await startMockAnthropic();
-    relay = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
+    const tokensFile = join(stateDir, 'tokens.json');
+    writeFileSync(tokensFile, JSON.stringify(TOKENS_FILE), { mode: 0o600 });
+    relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(tokensFile) });
     const cfg = adapterConfig('claude-code', {
-      port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000',
+      port: '0', relay: relay.socketUrl, token: ADAPTER_TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000',
     }, { AEP_STATE_DIR: stateDir });
     secret = cfg.secret;
     running = await runAdapter(cfg, (e) => adapterErrors.push(`${e.code}: ${e.message}`));
     consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
     await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
+    watcher = await RelayConsumer.connect({ url: relay.socketUrl, token: WATCHER_TOKEN, agent: 'e2e-watcher' });
+    await watcher.subscribe({}, { onEvent: (e, raw) => watched.push({ e, raw }) });
   });
 
   test.after(async () => {
+    await watcher?.close();
     await consumer?.close();
     await running?.close();
     await relay?.close();
@@ -414,8 +436,26 @@ if (binary === undefined) {
     assert.ok(dropped >= 1, `dropped instructions in the log: ${dropped}`);
   });
 
-  test('the adapter reported no errors on the hook path', () => {
+  test('the adapter reported no errors on the hook path, and the relay refused none of its events', () => {
     assert.equal(adapterErrors.filter((e) => !e.startsWith('RELAY')), []);
+    assert.equal(adapterErrors.filter((e) => /unauthorized/.test(e)), []);
+  });
+
+  test('the watch-only watcher followed every instruction to its outcome without reading one word of it', () => {
+    const commands = events.filter((e) => e.type === 'x.claude-code.control.instruct');
+    assert.ok(commands.length >= 9, `instructions sent: ${commands.length}`);
+    const seen = watched.filter((w) => w.e.type === 'x.claude-code.control.instruct');
+    assert.equal(seen.map((w) => w.e.id), commands.map((e) => e.id));
+    for (const w of seen) {
+      assert.is(w.e.capture, 'metadata');
+      assert.equal(w.e.data ?? {}, {});
+    }
+    const texts = commands.map((e) => (e.data as { text: string }).text).filter((t) => t.length >= 12);
+    assert.ok(texts.length >= 9);
+    assert.not.ok(watched.some((w) => texts.some((t) => w.raw.includes(t.slice(0, 40)))), 'no instruction text reached the watcher');
+    // Outcomes are metadata: the watcher saw each delivered and dropped, cause-linked.
+    const outcomes = events.filter((e) => /\.instruction\.(delivered|dropped)$/.test(e.type)).map((e) => e.id);
+    assert.equal(watched.filter((w) => /\.instruction\.(delivered|dropped)$/.test(w.e.type)).map((w) => w.e.id), outcomes);
   });
 }
 

@@ -33,7 +33,8 @@ function codexWorkspace(hookPort = stack.running.adapter.port, target: VendorSta
   // runs below need no --dangerously-bypass-hook-trust (vendor-clis-observed §2.4).
   const report = installCodex({
     user: true, port: hookPort, secret: target.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
-    env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary! },
+    // The shim reads the secret from the adapter's state directory (D21).
+    env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary!, AEP_STATE_DIR: target.stateDir },
   });
   assert.match(report.notes[0] ?? '', /^trusted 11 hooks in /);
   return ws;

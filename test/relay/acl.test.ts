@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accessPolicy, bearerToken, globMatch, loadTokensFile, mayCommand, parseTokensFile } from '../../src/relay/acl.js';
+import { accessPolicy, bearerToken, ceilingFor, globMatch, loadTokensFile, mayCommand, mayEmit, parseTokensFile } from '../../src/relay/acl.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 
 test('no token configured: everyone is anonymous and watch-only (AEP-0004 §4.1)', () => {
@@ -93,6 +93,38 @@ test('bearerToken: header first, access_token query as the fallback', () => {
   assert.is(bearerToken('Bearer abc', new URLSearchParams('access_token=zzz')), 'abc');
   assert.is(bearerToken(undefined, new URLSearchParams('access_token=zzz')), 'zzz');
   assert.is(bearerToken('Basic abc', new URLSearchParams()), undefined);
+});
+
+test('D19/D20 tokens file: emit rights as globs or {agents, sessions}, capture ceilings, watch-only at metadata', () => {
+  const entries = parseTokensFile(JSON.stringify({
+    tokens: [
+      { token: 'ad', identity: 'adapter', emit: ['claude-code', 'codex'] },
+      { token: 'sc', identity: 'scoped', emit: { agents: ['codex'], sessions: ['ci-*'] } },
+      { token: 'op', identity: 'alice', commands: ['x.*.control.instruct'] },
+      { token: 'w', identity: 'viewer' },
+      { token: 'au', identity: 'auditor', capture: 'redacted' },
+    ],
+  }));
+  const p = accessPolicy({ entries });
+  const [adapter, scoped, alice, viewer, auditor] = ['ad', 'sc', 'op', 'w', 'au'].map((t) => p.authenticate(t)!);
+  assert.ok(mayEmit(adapter!, 'codex', 's1').ok);
+  assert.match((mayEmit(adapter!, 'qwen-code', 's1') as { detail: string }).detail, 'adapter may not publish events of qwen-code for session s1');
+  assert.ok(mayEmit(scoped!, 'codex', 'ci-7').ok);
+  assert.is(mayEmit(scoped!, 'codex', 'laptop').ok, false);
+  assert.match((mayEmit(viewer!, 'codex', undefined) as { detail: string }).detail, 'viewer may not publish events (no emit rights)');
+  assert.is(ceilingFor(viewer!, undefined), 'metadata');
+  assert.is(ceilingFor(viewer!, 'full'), 'metadata');
+  assert.is(ceilingFor(viewer!, 'none'), 'none');
+  assert.is(ceilingFor(auditor!, 'full'), 'redacted');
+  assert.is(ceilingFor(alice!, undefined), undefined, 'a steering identity sees what it sent');
+  assert.is(ceilingFor(adapter!, undefined), undefined);
+  // D19: the sender is the authenticated identity; the shared token is not bound.
+  assert.ok(mayCommand(alice!, 'x.codex.control.instruct', 's', 'alice').ok);
+  assert.match((mayCommand(alice!, 'x.codex.control.instruct', 's', 'admin') as { detail: string }).detail, 'names "admin" as its sender');
+  assert.ok(mayCommand(accessPolicy({ token: 't' }).authenticate('t')!, 'control.pause', 's', 'anyone').ok);
+  for (const bad of [{ emit: 'codex' }, { emit: [{ sessions: ['*'] }] }, { emit: [{ agents: [] }] }, { capture: 'everything' }]) {
+    assert.throws(() => parseTokensFile(JSON.stringify({ tokens: [{ token: 'x', identity: 'x', ...bad }] })), /tokens\[0\]\.(emit|capture)/);
+  }
 });
 
 test.run();

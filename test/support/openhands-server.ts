@@ -70,6 +70,8 @@ export interface StandIn {
   create(opts?: { message?: string; run?: boolean; confirmation?: boolean }): string;
   /** The operator's own send (in-process): appends a user message and optionally runs. */
   send(id: string, text: string, run?: boolean): void;
+  /** Forgets a conversation (its REST routes answer 404 from now on); its sockets stay open. */
+  forget(id: string): void;
   /** The operator's `run` (in-process): starts the agent loop. */
   run(id: string): void;
   /** Emits an arbitrary event on a conversation (for kinds the loop does not produce). */
@@ -478,6 +480,9 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
       if (!c) throw new Error(`no conversation ${id}`);
       userMessage(c, text);
       if (runIt) run(c);
+    },
+    forget(id) {
+      conversations.delete(id);
     },
     run(id) {
       const c = conversations.get(id);

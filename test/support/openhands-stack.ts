@@ -25,7 +25,7 @@ export interface OpenHandsStack {
   errors: SteeringError[];
   seen: AepEvent[];
   waitFor(test: (e: AepEvent) => boolean): Promise<AepEvent>;
-  /** The session's events as the relay fanned them out, in order. */
+  /** The session's events as the relay fanned them out, in order, each once. */
   session(id: string): AepEvent[];
   stop(): Promise<void>;
 }
@@ -63,7 +63,11 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
       await stack.bridge.close();
       stack.bridge = await runAdapter(cfg, onError);
     },
-    session: (id) => seen.filter((e) => e.session === id),
+    // Delivery is at least once: a redelivery (same source and id) is the same event.
+    session: (id) => {
+      const once = new Set<string>();
+      return seen.filter((e) => e.session === id && !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true));
+    },
     async stop() {
       await observer.close();
       await stack.bridge.close();

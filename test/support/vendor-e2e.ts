@@ -19,6 +19,8 @@ export interface VendorStack {
   token: string;
   running: RunningAdapter;
   secret: string;
+  /** The adapter's state directory: the hook secret the shim reads lives here (D21). */
+  stateDir: string;
   events: AepEvent[];
   errors: string[];
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
@@ -57,7 +59,7 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
   }
 
   return {
-    token, running, secret: cfg.secret, events, errors, waitFor, find,
+    token, running, secret: cfg.secret, stateDir, events, errors, waitFor, find,
     async instruct(session, text) {
       const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
       const settled = await consumer.send(cmd);

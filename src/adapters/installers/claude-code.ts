@@ -1,11 +1,12 @@
-// Writes the adapter's hooks into Claude Code's settings.json and takes them out again, leaving
+// Writes the adapter's hooks into Claude Code's settings (settings.local.json for a project) and takes them out again, leaving
 // every other hook and setting as it was. Every event runs the command-hook shim: with the adapter
 // stopped an HTTP hook is reported as a hook error under every hook, while the shim prints the
 // neutral reply and exits 0, silently (its cost against an HTTP hook is in `npm run bench`).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
-  hookUrl, installJsonHooks, isAdapterHttpHook, isShimHook, settingsFile, shimCommand, uninstallJsonHooks, type HookGroup, type InstallReport,
+  installJsonHooks, isAdapterHttpHook, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks,
+  type HookGroup, type InstallReport, type ShimTarget,
 } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
@@ -29,34 +30,54 @@ const HELD = new Set(['PermissionRequest', 'Elicitation']);
 
 const SHIM_TIMEOUT_S = 5;
 
-/** Settings file: `--project DIR` → DIR/.claude/settings.json; `--user` → $CLAUDE_CONFIG_DIR or ~/.claude. */
+/**
+ * Settings file: `--project DIR` → DIR/.claude/settings.local.json, the project file Claude Code
+ * keeps out of git, because the HTTP hook URLs carry the secret (D21); `--user` →
+ * $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json.
+ */
 export function settingsPath(opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string {
-  return settingsFile(opts, '.claude', 'settings.json', env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude'));
+  const userDir = env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
+  return opts.project !== undefined ? settingsFile(opts, '.claude', 'settings.local.json', userDir) : settingsFile(opts, '.claude', 'settings.json', userDir);
 }
+
+/** The project settings file that is usually committed: earlier releases installed there. */
+const committedPath = (project: string): string => settingsFile({ project }, '.claude', 'settings.json', '');
 
 /** Ours: an HTTP hook to a loopback `/hook/<secret>` URL, or a command running the shim. */
 export const isOurHook = (hook: unknown): boolean => isAdapterHttpHook(hook) || isShimHook(hook);
 
-function ourGroup(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): HookGroup {
+function ourGroup(event: string, shim: ShimTarget, neutral: unknown, attentionTimeoutMs: number): HookGroup {
   const seconds = HELD.has(event) ? Math.ceil(attentionTimeoutMs / 1000) + 10 : SHIM_TIMEOUT_S;
-  const hook = { type: 'command', command: shimCommand(url, neutral, seconds), timeout: seconds + 1 };
+  const hook = { type: 'command', command: shimCommand(shim, neutral, seconds), timeout: seconds + 1 };
   return MATCHED.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] };
 }
 
 export function installClaudeCode(opts: InstallOptions): InstallReport {
   const file = settingsPath(opts, opts.env);
-  const url = hookUrl(opts.port, opts.secret);
-  const { changed, added } = installJsonHooks(file, CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs)] as const), isOurHook);
-  const notes = [`hook URL http://127.0.0.1:${opts.port}/hook/<secret>; every event runs the shim (silent while the adapter is stopped)`];
+  const shim = shimTarget(opts);
+  const { changed, added } = installJsonHooks(file, CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, shim, opts.neutral, opts.attentionTimeoutMs)] as const), isOurHook);
+  const notes = [
+    `every event runs the shim (silent while the adapter is stopped), posting to http://127.0.0.1:${opts.port}/hook/<secret>${opts.project !== undefined ? `; ${file} is the project file Claude Code keeps out of git` : ''}`,
+    secretNote(shim),
+  ];
+  if (opts.project !== undefined) {
+    // Hooks an earlier release put in the committed settings.json would leak the secret with it.
+    const old = uninstallJsonHooks(committedPath(opts.project), isOurHook);
+    if (old.changed) notes.push(`removed the adapter hooks an earlier install wrote into ${old.file} (they carried the secret)`);
+  }
   return { file, changed, added, removed: [], notes };
 }
 
-export const uninstallClaudeCode = (opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport =>
-  uninstallJsonHooks(settingsPath(opts, opts.env), isOurHook);
+export function uninstallClaudeCode(opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport {
+  const report = uninstallJsonHooks(settingsPath(opts, opts.env), isOurHook);
+  if (opts.project === undefined) return report;
+  const old = uninstallJsonHooks(committedPath(opts.project), isOurHook);
+  return report.changed || !old.changed ? report : old;
+}
 
 export const claudeCodeInstaller: Installer = {
   install: installClaudeCode,
   uninstall: uninstallClaudeCode,
   file: settingsPath,
-  describeTarget: '--project DIR writes DIR/.claude/settings.json; --user (default) writes $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json',
+  describeTarget: '--project DIR writes DIR/.claude/settings.local.json (kept out of git); --user (default) writes $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json',
 };

@@ -8,7 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import {
-  hookUrl, installJsonHooks, isShimHook, settingsFile, shimCommand, uninstallJsonHooks, writeTextFile, type HookGroup, type InstallReport,
+  installJsonHooks, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks, writeTextFile, type HookGroup, type InstallReport,
+  type ShimTarget,
 } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
@@ -37,7 +38,7 @@ const codexHomeOf = (env: NodeJS.ProcessEnv): string => env.CODEX_HOME || join(e
 export const codexHooksPath = (opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string =>
   settingsFile(opts, '.codex', 'hooks.json', codexHomeOf(env));
 
-function ourHook(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): Record<string, unknown> {
+function ourHook(event: string, url: ShimTarget, neutral: unknown, attentionTimeoutMs: number): Record<string, unknown> {
   if (event === 'SessionEnd') {
     return { type: 'command', command: shimCommand(url, neutral, SESSION_END_TIMEOUT_S - 1), timeout: SESSION_END_TIMEOUT_S };
   }
@@ -49,7 +50,7 @@ function ourHook(event: string, url: string, neutral: unknown, attentionTimeoutM
   return { type: 'command', command: shimCommand(url, neutral, SHIM_TIMEOUT_S), timeout: HOOK_TIMEOUT_S };
 }
 
-function ourGroup(event: string, url: string, neutral: unknown, attentionTimeoutMs: number): HookGroup {
+function ourGroup(event: string, url: ShimTarget, neutral: unknown, attentionTimeoutMs: number): HookGroup {
   const hooks = [ourHook(event, url, neutral, attentionTimeoutMs)];
   if (MATCHED.has(event)) return { matcher: '*', hooks };
   return event === 'SessionStart' ? { matcher: 'startup|resume|clear', hooks } : { hooks };
@@ -136,10 +137,10 @@ function trustOurHooks(file: string, opts: InstallOptions, env: NodeJS.ProcessEn
 
 export function installCodex(opts: InstallOptions): InstallReport {
   const file = codexHooksPath(opts, opts.env);
-  const url = hookUrl(opts.port, opts.secret);
+  const url = shimTarget(opts);
   const { changed, added } = installJsonHooks(file, CODEX_EVENTS.map((e) => [e, ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs)] as const), isShimHook);
   const trust = trustOurHooks(file, opts, opts.env ?? process.env);
-  return { file, changed, added, removed: [], notes: [trust] };
+  return { file, changed, added, removed: [], notes: [trust, `every event runs the shim; ${secretNote(url)}`] };
 }
 
 export function uninstallCodex(opts: Pick<InstallOptions, 'project' | 'user' | 'env'>): InstallReport {

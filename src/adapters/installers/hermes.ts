@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SteeringError } from '../../protocol/errors.js';
-import { hookUrl, shimCommand, writeTextFile, type InstallReport } from '../install.js';
+import { secretNote, shimCommand, shimTarget, writeTextFile, type InstallReport, type ShimTarget } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /** The twelve events the adapter registers out of Hermes's 23 (vendor-surfaces §5.2). */
@@ -38,7 +38,7 @@ const indentOf = (line: string): number => line.length - line.trimStart().length
 const blank = (line: string): boolean => line.trim() === '' || line.trimStart().startsWith('#');
 
 /** One hook entry as a one-line flow mapping (YAML accepts JSON scalars), marked as ours. */
-function entryLine(indent: string, event: string, url: string, neutral: unknown, attentionTimeoutMs: number): string {
+function entryLine(indent: string, event: string, url: ShimTarget, neutral: unknown, attentionTimeoutMs: number): string {
   // A gated pre_tool_call may be held for the attention timeout (D14): the shim and Hermes wait longer.
   const shim = event === 'pre_tool_call' ? Math.ceil(attentionTimeoutMs / 1000) + 5 : SHIM_TIMEOUT_S;
   const timeout = event === 'pre_tool_call' ? shim + 5 : HOOK_TIMEOUT_S;
@@ -84,7 +84,7 @@ export function withoutOurLines(text: string): { text: string; removed: string[]
   return { text: out.join('\n'), removed: [...removed] };
 }
 
-function insertOurs(text: string, url: string, opts: InstallOptions, file: string): string {
+function insertOurs(text: string, url: ShimTarget, opts: InstallOptions, file: string): string {
   const lines = text === '' ? [] : text.split('\n');
   const at = lines.findIndex((l) => /^hooks\s*:/.test(l));
   const events = [...HERMES_EVENTS];
@@ -128,7 +128,8 @@ export function installHermes(opts: InstallOptions): InstallReport {
   const file = hermesConfigPath(opts, opts.env);
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const { text: clean, removed } = withoutOurLines(before);
-  const next = insertOurs(clean, hookUrl(opts.port, opts.secret), opts, file);
+  const shim = shimTarget(opts);
+  const next = insertOurs(clean, shim, opts, file);
   const changed = next !== before;
   if (changed) writeTextFile(file, next);
   const added = HERMES_EVENTS.filter((e) => !removed.includes(e));
@@ -136,6 +137,7 @@ export function installHermes(opts: InstallOptions): InstallReport {
     file, changed, added: changed ? added : [], removed: [],
     notes: [
       HERMES_CONSENT_NOTE,
+      secretNote(shim),
       'steering rides pre_llm_call only; the held pre_tool_call gate is opt-in: aep-steer adapter hermes --control [--gate-tools REGEX] (AEP_HERMES_CONTROL=1, AEP_HERMES_GATE_TOOLS)',
     ],
   };

@@ -4,7 +4,10 @@
 // run only in a trusted folder (vendor-clis-observed §3.2).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { hookUrl, installJsonHooks, isAdapterHttpHook, settingsFile, uninstallJsonHooks, type HookGroup, type InstallReport } from '../install.js';
+import {
+  hookUrl, installJsonHooks, isAdapterHttpHook, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks,
+  type HookGroup, type InstallReport, type ShimTarget,
+} from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /**
@@ -28,22 +31,32 @@ export function qwenSettingsPath(opts: Pick<InstallOptions, 'project' | 'user'>,
   return settingsFile(opts, '.qwen', 'settings.json', join(env.HOME || homedir(), '.qwen'));
 }
 
-/** Ours: an HTTP hook named aep-steer, or any HTTP hook to a loopback `/hook/<secret>` URL. */
+/** Ours: an HTTP hook named aep-steer, any HTTP hook to a loopback `/hook/<secret>` URL, or the shim. */
 export const isOurQwenHook = (hook: unknown): boolean =>
-  isAdapterHttpHook(hook) || (hook !== null && typeof hook === 'object' && (hook as Record<string, unknown>).type === 'http' && (hook as Record<string, unknown>).name === HOOK_NAME);
+  isAdapterHttpHook(hook) || isShimHook(hook) || (hook !== null && typeof hook === 'object' && (hook as Record<string, unknown>).type === 'http' && (hook as Record<string, unknown>).name === HOOK_NAME);
 
-function ourGroup(event: string, url: string, attentionTimeoutMs: number): HookGroup {
+/**
+ * User settings get HTTP hooks (the URL carries the secret; the file is the user's own, mode 600).
+ * A project's `.qwen/settings.json` is usually committed and Qwen Code has no local variant, so
+ * there every event runs the shim, which reads the secret from the state directory (D21).
+ */
+function ourGroup(event: string, to: { url: string } | { shim: ShimTarget; neutral: unknown }, attentionTimeoutMs: number): HookGroup {
   // A held loop waits up to the attention timeout (D14), so Qwen must wait longer.
   const timeout = event === 'PermissionRequest' ? Math.ceil(attentionTimeoutMs / 1000) + 10 : HOOK_TIMEOUT_S;
-  const hook = { type: 'http', url, name: HOOK_NAME, timeout };
+  const hook = 'url' in to
+    ? { type: 'http', url: to.url, name: HOOK_NAME, timeout }
+    : { type: 'command', command: shimCommand(to.shim, to.neutral, timeout - 2), name: HOOK_NAME, timeout };
   return MATCHED.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] };
 }
 
 export function installQwenCode(opts: InstallOptions): InstallReport {
   const file = qwenSettingsPath(opts, opts.env);
-  const url = hookUrl(opts.port, opts.secret);
-  const { changed, added } = installJsonHooks(file, QWEN_CODE_EVENTS.map((e) => [e, ourGroup(e, url, opts.attentionTimeoutMs)] as const), isOurQwenHook);
-  const notes = [`hook URL http://127.0.0.1:${opts.port}/hook/<secret> (HTTP hooks, no shim)`];
+  const shim = opts.project !== undefined ? shimTarget(opts) : undefined;
+  const to = shim !== undefined ? { shim, neutral: opts.neutral } : { url: hookUrl(opts.port, opts.secret) };
+  const { changed, added } = installJsonHooks(file, QWEN_CODE_EVENTS.map((e) => [e, ourGroup(e, to, opts.attentionTimeoutMs)] as const), isOurQwenHook);
+  const notes = [shim !== undefined
+    ? `every event runs the shim, posting to http://127.0.0.1:${opts.port}/hook/<secret>; ${secretNote(shim)}`
+    : `HTTP hooks to http://127.0.0.1:${opts.port}/hook/<secret> in ${file} (mode 600)`];
   if (opts.project !== undefined) notes.push('project settings hooks run only when Qwen Code trusts the folder');
   return { file, changed, added, removed: [], notes };
 }

@@ -5,7 +5,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SteeringError } from '../../protocol/errors.js';
-import { hookUrl, readJsonObject, shimCommand, writeJsonObject, type InstallReport } from '../install.js';
+import { readJsonObject, secretNote, shimCommand, shimTarget, writeJsonObject, type InstallReport } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /** The eight events of the VS Code hook target (vendor-surfaces §4.2). */
@@ -25,7 +25,7 @@ export function vscodeHooksPath(opts: Pick<InstallOptions, 'project' | 'user'>):
 
 export function installVscode(opts: InstallOptions): InstallReport {
   const file = vscodeHooksPath(opts);
-  const url = hookUrl(opts.port, opts.secret);
+  const url = shimTarget(opts);
   const gateShim = Math.min(VENDOR_TIMEOUT_S - 2, Math.ceil(opts.attentionTimeoutMs / 1000) + 2);
   const hooks: Record<string, unknown> = {};
   for (const event of VSCODE_EVENTS) {
@@ -38,7 +38,7 @@ export function installVscode(opts: InstallOptions): InstallReport {
   const changed = before !== JSON.stringify(next);
   if (changed) writeJsonObject(file, next);
   const notes = [
-    `hook URL http://127.0.0.1:${opts.port}/hook/<secret>; every event runs the shim`,
+    `every event runs the shim, posting to http://127.0.0.1:${opts.port}/hook/<secret>; ${secretNote(url)}`,
     'the held PreToolUse gate is opt-in: aep-steer adapter vscode --control (AEP_VSCODE_CONTROL=1); --gate-tools REGEX (AEP_VSCODE_GATE_TOOLS) narrows it',
   ];
   return { file, changed, added: changed ? [...VSCODE_EVENTS] : [], removed: [], notes };
