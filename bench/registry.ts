@@ -19,5 +19,6 @@ export const registry: BenchEntry[] = [
   { id: 'instruct', file: 'instruct-ack.bench.ts', load: () => import('./instruct-ack.bench.js') },
   { id: 'cli', file: 'cli-start.bench.ts', load: () => import('./cli-start.bench.js') },
   { id: 'replay', file: 'log-replay.bench.ts', load: () => import('./log-replay.bench.js') },
+  { id: 'restart', file: 'restart.bench.ts', load: () => import('./restart.bench.js') },
   { id: 'idle', file: 'idle-sessions.bench.ts', load: () => import('./idle-sessions.bench.js') },
 ];

@@ -10,7 +10,7 @@ import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
-import { archivedGenerations, readEventLog, segmentPath } from '../streams/log.js';
+import { archivedGenerations, fullWhile, readEventLog, segmentPath } from '../streams/log.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
@@ -25,6 +25,8 @@ export interface AdapterFlags {
   instruct?: boolean;
   attentionTimeoutMs?: string;
   instructTtlMs?: string;
+  logSegmentBytes?: string;
+  logKeepSegments?: string;
   resumeWindowMs?: string;
   /** `--quiet`: no user-visible notice in delivering replies (D27). */
   quiet?: boolean;
@@ -59,6 +61,12 @@ export interface AdapterConfig {
   port: number;
   secret: string;
   logPath: string;
+  /** D24: active log size that triggers a snapshot and a new segment. */
+  segmentBytes?: number;
+  /** D24: archived segments kept once covered (Infinity keeps all). */
+  keepSegments?: number;
+  /** Test only (AEP_TEST_LOG_FULL_FLAG): log writes fail with ENOSPC while this file exists. */
+  logFullFlag?: string;
   instruct: boolean;
   attentionTimeoutMs: number;
   ttlMs?: number;
@@ -112,6 +120,11 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
+  const seg = f.logSegmentBytes ?? (env.AEP_LOG_SEGMENT_BYTES || undefined);
+  if (seg !== undefined) cfg.segmentBytes = integer('--log-segment-bytes', seg, 4096);
+  const keep = f.logKeepSegments ?? (env.AEP_LOG_KEEP_SEGMENTS || undefined);
+  if (keep !== undefined) cfg.keepSegments = keep === 'all' ? Infinity : integer('--log-keep-segments', keep, 0);
+  if (env.AEP_TEST_LOG_FULL_FLAG) cfg.logFullFlag = env.AEP_TEST_LOG_FULL_FLAG;
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
   const tok = f.token || env.AEP_TOKEN || undefined;
   if (tok !== undefined) cfg.token = tok;
@@ -197,6 +210,9 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
+  if (cfg.segmentBytes !== undefined) opts.segmentBytes = cfg.segmentBytes;
+  if (cfg.keepSegments !== undefined) opts.keepSegments = cfg.keepSegments;
+  if (cfg.logFullFlag !== undefined) opts.logWrite = fullWhile(cfg.logFullFlag);
   if (relay !== undefined) opts.relay = relay;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
   if (source !== undefined) {
@@ -242,6 +258,8 @@ export function registerAdapter(program: Command): void {
     .option('--log <file>', 'the adapter\'s event log (AEP_LOG; default AEP_STATE_DIR/logs/<vendor>.jsonl)')
     .option('--instruct', 'accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option('--attention-timeout-ms <ms>', 'held-loop timeout (AEP_ATTENTION_TIMEOUT_MS, D14)')
+    .option('--log-segment-bytes <n>', 'snapshot the sessions and start a new log segment past this size (AEP_LOG_SEGMENT_BYTES, D24; default 16 MiB)')
+    .option('--log-keep-segments <n|all>', 'archived log segments kept once a snapshot covers them (AEP_LOG_KEEP_SEGMENTS, D24; default 2)')
     .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this, 0 for never (AEP_INSTRUCT_TTL_MS, D10; default: the vendor\'s, D26)')
     .option('--resume-window-ms <ms>', 'after the end moment, keep the queue this long for a resumed run (AEP_RESUME_WINDOW_MS, D25; default: the vendor\'s)')
     .option('--quiet', 'do not tell the user at the agent that an instruction arrived (AEP_QUIET=1, D27)')
