@@ -12,6 +12,7 @@ import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
 import { archivedGenerations, fullWhile, readEventLog, segmentPath } from '../streams/log.js';
 import type { AepEvent } from '../protocol/envelope.js';
+import { sayRelayState } from './relay-status.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
@@ -180,7 +181,11 @@ export interface RunningAdapter {
 }
 
 /** Starts the adapter for a config; the relay link reconnects on its own and never blocks a hook. */
-export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError) => void): Promise<RunningAdapter> {
+/**
+ * Starts the adapter for a config; the relay link reconnects on its own and never blocks a hook.
+ * `say` gets one line each time the relay link comes up, goes down or comes back.
+ */
+export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError) => void, say?: (line: string) => void): Promise<RunningAdapter> {
   const report = onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
   const inspector = cfg.inspectPort === undefined ? undefined : await createInspector({ port: cfg.inspectPort });
   const s = cfg.source;
@@ -227,10 +232,12 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     }
     opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source.health() });
   }
+  const status = relay !== undefined && say !== undefined ? sayRelayState(relay.state$, cfg.relayUrl!, say) : undefined;
   let adapter: AdapterHandle;
   try {
     adapter = await startAdapter(opts);
   } catch (err) {
+    status?.unsubscribe();
     await source?.close();
     await relay?.close();
     await inspector?.stop();
@@ -239,6 +246,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   const running: RunningAdapter = {
     adapter,
     async close() {
+      status?.unsubscribe();
       await source?.close();
       await adapter.close();
       await inspector?.stop();
@@ -275,9 +283,9 @@ export function registerAdapter(program: Command): void {
     .option('--deltas', 'bridge vendors: map streaming deltas too (AEP_OPENHANDS_DELTAS=1)')
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
-      const running = await runAdapter(cfg);
-      const table = tableFor(token);
       const out = (line: string) => process.stderr.write(`${line}\n`);
+      const running = await runAdapter(cfg, undefined, out);
+      const table = tableFor(token);
       out(cfg.source
         ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
         : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);

@@ -36,6 +36,7 @@ export interface RelayConnectionOptions {
 }
 
 export const DEFAULT_OUTBOX = 1000;
+export const DEFAULT_BACKOFF_MAX_MS = 1000;
 const NOTICE = severityRank('notice');
 
 export class RelayConnection implements RelayLink {
@@ -189,9 +190,11 @@ export class RelayConnection implements RelayLink {
   private retry(): void {
     if (this.closed) return;
     const initial = this.opts.backoffInitialMs ?? 250;
-    // The next node is tried at once; the backoff grows once every node was tried.
+    // The next node is tried at once; the backoff grows once every node was tried, to at most
+    // a second: a relay that comes back has every session re-claimed (at the hello) within a
+    // second, instead of after a long backoff (loopback attempts are cheap).
     this.node = (this.node + 1) % this.urls.length;
-    const delay = this.node !== 0 ? 0 : Math.min(this.opts.backoffMaxMs ?? 10_000, initial * 2 ** this.attempt);
+    const delay = this.node !== 0 ? 0 : Math.min(this.opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS, initial * 2 ** this.attempt);
     if (this.node === 0) this.attempt += 1;
     this.timer = setTimeout(() => this.connect(), delay);
     this.timer.unref();

@@ -25,7 +25,7 @@ test('every command is there with its flags', () => {
   assert.equal(p.commands.map((c) => c.name()).sort(), ['audit', 'demo', 'inspect', 'instruct', 'respond', 'sessions', 'watch']);
   assert.equal(flagsOf(p, 'instruct'), ['--session', '--vendor', '--no-wait', '--timeout', '--ack-window', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'respond'), ['--session', '--request', '--values', '--timeout', '--json', '--relay', '--token', '--sender']);
-  assert.equal(flagsOf(p, 'watch'), ['--filter', '--session', '--capture', '--replay', '--limit', '--json', '--relay', '--token', '--sender']);
+  assert.equal(flagsOf(p, 'watch'), ['--filter', '--session', '--capture', '--replay', '--history', '--limit', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'audit'), ['--json']);
   assert.equal(flagsOf(p, 'inspect'), ['--port', '--relay', '--token']);

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer } from 'node:net';
 import { startInspect, type InspectHandle } from '../../src/cli/inspect-command.js';
-import { runInstruct } from '../../src/cli/instruct-command.js';
+import { INSTRUCT_EXIT, runInstruct } from '../../src/cli/instruct-command.js';
 import type { BoardSnapshot } from '../../src/consumer/board.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 import { sink, startTestStack, type TestStack } from '../cli/support.js';
@@ -63,7 +63,7 @@ test('serves the page, and /state and /events follow a session from queued to de
   assert.is(live.relay.connected, true);
 
   const out = sink();
-  assert.is(await runInstruct('keep the diff small', { relay: stack.relayUrl, token: stack.token, sender: 'dave', session: s.session, wait: false, timeout: '20000', ackWindow: '10000', json: true }, { out: out.stream, err: sink().stream }), 10);
+  assert.is(await runInstruct('keep the diff small', { relay: stack.relayUrl, token: stack.token, sender: 'dave', session: s.session, wait: false, timeout: '20000', ackWindow: '10000', json: true }, { out: out.stream, err: sink().stream }), INSTRUCT_EXIT.accepted);
   const id = JSON.parse(out.text()).command as string;
   const queued = await snapshotWhere((snap) => snap.sessions.some((x) => x.session === s.session && x.state === 'queued'));
   const q = queued.sessions.find((x) => x.session === s.session)!.queue;
