@@ -4,7 +4,9 @@
 // session events (commands, `attention.routed`) are kept by arrival beside them.
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
 import type { Principal } from './acl.js';
 import type { Peer } from './core.js';
@@ -126,6 +128,34 @@ CREATE INDEX IF NOT EXISTS events_by_position ON events (session, epoch, seq);
 
 type Row = { arrival: number; epoch: number | null; seq: number | null; raw: string };
 
+/** How often the checkpointer folds the WAL back into the database file. */
+const CHECKPOINT_EVERY_MS = 250;
+
+/**
+ * A WAL checkpoint copies pages and fsyncs; SQLite's automatic one runs inside whichever commit
+ * crosses 1,000 pages, stalling the event loop, and with it fan-out and command forwarding, for
+ * milliseconds. Here commits never checkpoint; a worker thread with its own connection runs
+ * PASSIVE checkpoints beside them (they never block the writer).
+ */
+const CHECKPOINTER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.path);
+db.pragma('busy_timeout = 100');
+const once = () => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} };
+const timer = setInterval(once, workerData.everyMs);
+parentPort.on('message', () => { clearInterval(timer); once(); db.close(); parentPort.close(); });
+`;
+
+function startCheckpointer(path: string): Worker {
+  const module = createRequire(import.meta.url).resolve('better-sqlite3');
+  const w = new Worker(CHECKPOINTER, { eval: true, workerData: { path, module, everyMs: CHECKPOINT_EVERY_MS }, execArgv: [] });
+  // A checkpointer that cannot run leaves SQLite's data safe in the WAL; the next open folds it in.
+  w.on('error', () => undefined);
+  w.unref();
+  return w;
+}
+
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
 
 export class RelayStore implements SessionStore {
@@ -136,6 +166,7 @@ export class RelayStore implements SessionStore {
   private sessionCount: number;
   private readonly q;
   private readonly tx: (list: readonly Admission[]) => boolean[];
+  private checkpointer: Worker | undefined;
 
   private constructor(db: Database.Database, opts: StoreOptions) {
     this.db = db;
@@ -188,9 +219,12 @@ export class RelayStore implements SessionStore {
       const db = new Database(opts.path);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
+      if (onDisk) db.pragma('wal_autocheckpoint = 0');
       db.exec(SCHEMA);
       if (onDisk) for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
-      return new RelayStore(db, opts);
+      const store = new RelayStore(db, opts);
+      if (onDisk) store.checkpointer = startCheckpointer(opts.path);
+      return store;
     } catch (err) {
       throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });
     } finally {
@@ -318,6 +352,18 @@ export class RelayStore implements SessionStore {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (this.checkpointer) {
+      this.checkpointer.postMessage('stop');
+      this.checkpointer = undefined;
+    }
+    if (this.db.open) {
+      // What the checkpointer had not folded in yet goes into the file now.
+      try {
+        this.db.pragma('wal_checkpoint(PASSIVE)');
+      } catch {
+        // Kept in the WAL; the next open reads it.
+      }
+      this.db.close();
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RelayStore, type Admission, type SessionStore, type StoreOptions } from '../../src/relay/store.js';
@@ -102,6 +102,26 @@ test('a batch over the session cap evicts the sessions least recently written as
   assert.equal(await s.sessionIds(), ['c', 'a']);
   assert.equal((await replay(s, 'b')).items, []);
   await s.close();
+});
+
+test('a file store folds its WAL into the database file from its checkpointer, never inside a commit', async () => {
+  if (STORE_KIND !== 'sqlite') return;
+  const dir = mkdtempSync(join(tmpdir(), 'aep-store-ckpt-'));
+  const path = join(dir, 'relay.db');
+  const s = RelayStore.open({ path });
+  const emptySize = statSync(path).size;
+  for (let b = 0; b < 20; b++) s.admitAll(Array.from({ length: 200 }, (_, i) => ev('a', b, i)));
+  // Commits only append to the WAL (wal_autocheckpoint = 0) ...
+  assert.is(statSync(path).size, emptySize, 'no commit checkpointed');
+  // ... and the worker's PASSIVE checkpoints carry the pages into the file.
+  const deadline = Date.now() + 5000;
+  while (statSync(path).size === emptySize && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(statSync(path).size > emptySize, 'the checkpointer wrote the database file');
+  s.close();
+  const again = RelayStore.open({ path });
+  assert.is((await replay(again, 'a')).items.length, 4000);
+  again.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('session cap evicts the least recently written session', async () => {
