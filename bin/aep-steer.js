@@ -10,4 +10,11 @@ if (!existsSync(main)) {
   process.stderr.write(`aep-steer: ${main} is missing; run \`npm run build\` in ${root} (npm ci and npm pack run it)\n`);
   process.exit(1);
 }
-await import(pathToFileURL(main).href);
+// `--version` alone needs nothing but the version: answered without loading the command parser.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  const { VERSION } = await import(pathToFileURL(join(root, 'dist', 'cli', 'usage.js')).href);
+  process.stdout.write(`${VERSION}\n`);
+} else {
+  await import(pathToFileURL(main).href);
+}

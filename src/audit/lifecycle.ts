@@ -38,7 +38,8 @@ export interface InstructionRecord {
   text?: string;
   accepted?: Sighting;
   rejected?: Sighting & { reason?: string; detail?: string };
-  delivered?: Sighting & { queuedMs?: number };
+  /** `moment`: the vendor moment whose reply carried it (D27), when the adapter names it. */
+  delivered?: Sighting & { queuedMs?: number; moment?: string };
   /** A send_input's `input.sent`: the vendor took it (D28, D29). */
   sent?: Sighting;
   dropped?: Sighting & { reason?: string };
@@ -115,6 +116,7 @@ interface TerminalRecord {
   vendor: string;
   cause?: string;
   queuedMs?: number;
+  moment?: string;
   reason?: string;
 }
 
@@ -210,6 +212,7 @@ export class SteeringFold {
       const t: TerminalRecord = { sighting: sight, kind: delivered ? 'delivered' : dropped ? 'dropped' : 'sent', vendor: (delivered ?? dropped ?? sent)![1]! };
       if (typeof e.cause === 'string') t.cause = e.cause;
       if (typeof data['queued_ms'] === 'number') t.queuedMs = data['queued_ms'];
+      if (typeof data['moment'] === 'string') t.moment = data['moment'];
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       s.terminals.push(t);
@@ -420,6 +423,7 @@ export class SteeringFold {
       if (first.kind !== 'dropped') {
         r.delivered = { ...first.sighting };
         if (first.queuedMs !== undefined) r.delivered.queuedMs = first.queuedMs;
+        if (first.moment !== undefined) r.delivered.moment = first.moment;
       } else {
         r.dropped = { ...first.sighting };
         if (first.reason !== undefined) r.dropped.reason = first.reason;

@@ -28,6 +28,7 @@ export const CATALOGUE: readonly Entry[] = [
   { name: 'watch', summary: 'follow the relay stream live (reconnects; --history N shows recent events)', load: async () => (await import('./watch-command.js')).registerWatch },
   { name: 'audit', summary: 'replay AEP JSONL logs and check every instruction\'s lifecycle', load: async () => (await import('./audit-command.js')).registerAudit },
   { name: 'mcp', summary: 'serve the steering tools over stdio MCP (for orchestrating agents)', load: async () => (await import('./mcp-command.js')).registerMcp },
+  { name: 'console', summary: 'serve a local steering page (secret URL): sessions, instruct, allow/deny/answer, audit', load: async () => (await import('./console-command.js')).registerConsole },
   { name: 'inspect', summary: 'serve a live page with each session\'s machine state and queue', load: async () => (await import('./inspect-command.js')).registerInspect },
 ];
 

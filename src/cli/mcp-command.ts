@@ -16,9 +16,8 @@ export function registerMcp(program: Command, env: NodeJS.ProcessEnv = process.e
     .description('serve the steering tools (list_sessions, instruct, send_input, pending_requests, respond, session_events) over stdio MCP')
     .option('--token-file <path>', 'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)', env['AEP_TOKEN_FILE'] || undefined)
     .option('--wait-ms <ms>', `default wait of instruct and send_input for the delivery (at most ${MAX_WAIT_MS})`, String(DEFAULT_WAIT_MS));
-  addRelayOptions(cmd, env);
-  // Its own sender name by default, so the audit tells an orchestrator's instructions from a person's.
-  cmd.setOptionValueWithSource('sender', DEFAULT_MCP_SENDER, 'default');
+  // Its own sender name by default, so the audit tells these commands from a person's CLI.
+  addRelayOptions(cmd, env, DEFAULT_MCP_SENDER);
   cmd.action(async (f: McpFlags) => {
     const waitMs = parseMs('--wait-ms', f.waitMs);
     const token = f.tokenFile !== undefined ? readTokenFile(f.tokenFile) : f.token;

@@ -2,6 +2,7 @@
 // (history the relay still holds, then live), and the roster, re-read when sessions come and
 // go. A lost relay is retried with backoff; the page shows the link state meanwhile.
 import type { CaptureLevel } from '../protocol/envelope.js';
+import { tokenFor } from '../relay/local-token.js';
 import { RelayConsumer } from './connection.js';
 import type { Board } from './board.js';
 
@@ -52,7 +53,9 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
 
   const connect = async (): Promise<void> => {
     try {
-      const c = await RelayConsumer.connect({ url: opts.url, agent: opts.agent ?? 'aep-steer-inspect', ...(opts.token ? { token: opts.token } : {}) });
+      // Zero-config like the other consumers: a loopback relay gets the local token when none is given.
+      const token = tokenFor(opts.url, opts.token);
+      const c = await RelayConsumer.connect({ url: opts.url, agent: opts.agent ?? 'aep-steer-inspect', ...(token ? { token } : {}) });
       if (closed) {
         await c.close();
         return;

@@ -1,5 +1,7 @@
 // The inspect page: one static document that follows /events (SSE snapshots) and redraws.
 // Everything from the stream is inserted as text, never as markup: event fields are untrusted.
+import { PAGE_SCRIPT_COMMON } from './page-script.js';
+
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -52,13 +54,7 @@ export const PAGE_HTML = `<!doctype html>
 <script>
 (function () {
   'use strict';
-  function el(tag, attrs, children) {
-    var n = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { n.setAttribute(k, attrs[k]); });
-    (children || []).forEach(function (c) { n.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
-    return n;
-  }
-  function outcome(i) {
+${PAGE_SCRIPT_COMMON}  function outcome(i) {
     if (i.status === 'delivered') return 'delivered' + (i.delivered && typeof i.delivered.queuedMs === 'number' ? ' after ' + i.delivered.queuedMs + ' ms' : '');
     if (i.status === 'dropped') return 'dropped (' + ((i.dropped && i.dropped.reason) || 'no reason') + ')';
     if (i.status === 'rejected') return 'rejected ' + ((i.rejected && i.rejected.reason) || '') + (i.rejected && i.rejected.detail ? ': ' + i.rejected.detail : '');
@@ -82,9 +78,7 @@ export const PAGE_HTML = `<!doctype html>
     ].concat(holds));
   }
   function render(snap) {
-    var relay = document.getElementById('relay');
-    relay.setAttribute('data-connected', String(snap.relay.connected));
-    relay.textContent = (snap.relay.connected ? 'relay ' : 'relay unreachable ') + snap.relay.url + (snap.relay.error ? ' (' + snap.relay.error + ')' : '');
+    showRelay(snap);
     document.getElementById('count').textContent = snap.events + ' events';
     var box = document.getElementById('sessions');
     box.replaceChildren.apply(box, snap.sessions.length ? snap.sessions.map(session) : [el('p', { class: 'muted' }, ['no sessions yet'])]);
@@ -99,13 +93,7 @@ export const PAGE_HTML = `<!doctype html>
     }));
     document.body.setAttribute('data-events', String(snap.events));
   }
-  var source = new EventSource('events');
-  source.addEventListener('snapshot', function (m) { render(JSON.parse(m.data)); });
-  source.onerror = function () {
-    var relay = document.getElementById('relay');
-    relay.setAttribute('data-connected', 'false');
-    relay.textContent = 'inspect server unreachable, retrying…';
-  };
+  followSnapshots(render, 'inspect server');
 })();
 </script>
 </body>

@@ -1,6 +1,9 @@
-// The inspect page server: loopback only, serves the page, the current snapshot (/state) and a
-// stream of snapshots (/events, SSE). Redraws are coalesced: many events in one tick send one.
-import { createServer, type ServerResponse } from 'node:http';
+// The page server of `inspect` and `console`: loopback only, serves the page, the current
+// snapshot (state) and a stream of snapshots (events, SSE) under one base path; redraws are
+// coalesced, many events in one tick send one. The console adds a secret base path and POST
+// actions (api/...), taken only as same-origin JSON, so another site in the browser cannot
+// drive them and the relay's own origin rules (D21) never need opening.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SteeringError } from '../protocol/errors.js';
 import type { Board } from '../consumer/board.js';
@@ -19,10 +22,48 @@ export interface InspectServer {
 /** SSE keep-alive comment, so idle proxies and browsers keep the stream open. */
 const KEEPALIVE_MS = 20_000;
 
-export async function startInspectServer(board: Board, opts: { port?: number; host?: string } = {}): Promise<InspectServer> {
+/** A POST action under `api/`: the parsed JSON body in, a status and a JSON body out. */
+export type Action = (body: Record<string, unknown>) => Promise<{ status: number; body: unknown }>;
+
+export interface PageServerOptions {
+  port?: number;
+  host?: string;
+  /** Every route lives under it (`/` for inspect, `/<secret>/` for the console). */
+  basePath?: string;
+  page?: string;
+  actions?: Record<string, Action>;
+}
+
+const MAX_ACTION_BODY = 64 * 1024;
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_ACTION_BODY) return undefined;
+    chunks.push(c as Buffer);
+  }
+  try {
+    const v = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const json = (res: ServerResponse, status: number, body: unknown): void => {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
+};
+
+export async function startInspectServer(board: Board, opts: PageServerOptions = {}): Promise<InspectServer> {
   const host = opts.host ?? '127.0.0.1';
+  const base = opts.basePath ?? '/';
+  const page = opts.page ?? PAGE_HTML;
+  let origin = '';
   const clients = new Set<ServerResponse>();
   let pending = false;
+  let port = 0;
 
   const push = (): void => {
     pending = false;
@@ -30,15 +71,47 @@ export async function startInspectServer(board: Board, opts: { port?: number; ho
     for (const res of clients) res.write(frame);
   };
 
+  const onAction = async (name: string, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const action = opts.actions?.[name];
+    if (action === undefined) return json(res, 404, { error: `no action ${name}` });
+    // Same origin only (a page on another site cannot post here), and JSON only (no form posts).
+    if (req.headers.origin !== undefined && req.headers.origin !== origin) return json(res, 403, { error: 'cross-origin request refused' });
+    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return json(res, 415, { error: 'send application/json' });
+    const body = await readJson(req);
+    if (body === undefined) return json(res, 400, { error: `the body must be one JSON object of at most ${MAX_ACTION_BODY} bytes` });
+    const out = await action(body);
+    json(res, out.status, out.body);
+  };
+
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const full = (req.url ?? '/').split('?')[0]!;
+    // Host must be the loopback name we serve (DNS rebinding, D21).
+    if (req.headers.host !== undefined && req.headers.host !== `${host}:${port}` && req.headers.host !== `localhost:${port}`) {
+      res.writeHead(421, { 'content-type': 'text/plain' }).end('wrong host\n');
+      return;
+    }
+    if (base !== '/' && full === base.slice(0, -1)) {
+      res.writeHead(301, { location: base }).end();
+      return;
+    }
+    if (!full.startsWith(base)) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    const path = `/${full.slice(base.length)}`;
+    if (req.method === 'POST' && path.startsWith('/api/')) {
+      onAction(path.slice('/api/'.length), req, res).catch((err: Error) => {
+        if (!res.headersSent) json(res, 500, { error: err.message });
+      });
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      res.writeHead(405, { allow: opts.actions ? 'GET, HEAD, POST' : 'GET, HEAD' }).end();
       return;
     }
     if (path === '/' || path === '/index.html') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(PAGE_HTML);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+      res.end(page);
       return;
     }
     if (path === '/state') {
@@ -69,9 +142,10 @@ export async function startInspectServer(board: Board, opts: { port?: number; ho
     });
     server.listen(opts.port ?? DEFAULT_INSPECT_PORT, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
+  origin = `http://${host}:${port}`;
   return {
-    url: `http://${host}:${port}/`,
+    url: `${origin}${base}`,
     port,
     changed() {
       if (pending) return;

@@ -9,7 +9,24 @@ import type { Board, BoardSession } from '../consumer/board.js';
 import { FrameError, type RelayConsumer } from '../consumer/connection.js';
 import { sessionHistory } from '../consumer/history.js';
 import { commandIdFor, sendInput, sendInstruction, sendResponse, type Answer } from '../consumer/send.js';
-import { refusal, respondResult, result, steerResult, type ToolResult } from './outcomes.js';
+import { explainRespond, explainSteer, refusal as refused, result as explained, type Explained } from '../consumer/explain.js';
+
+export interface ToolResult {
+  [k: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/**
+ * The sentence also leads the structured content: some hosts (Claude Code 2.1.332) hand the
+ * model only `structuredContent` when it is present, and the sentence is what says what to do.
+ */
+const tool = (x: Explained): ToolResult => ({ content: [{ type: 'text', text: x.text }], structuredContent: { message: x.text, ...x.facts }, ...(x.isError ? { isError: true } : {}) });
+const result = (text: string, facts: Record<string, unknown>, isError = false): ToolResult => tool(explained(text, facts, isError));
+const refusal = (code: string, sentence: string, facts: Record<string, unknown> = {}): ToolResult => tool(refused(code, sentence, facts));
+const steerResult = (...a: Parameters<typeof explainSteer>): ToolResult => tool(explainSteer(...a));
+const respondResult = (o: Parameters<typeof explainRespond>[0]): ToolResult => tool(explainRespond(o));
 
 export interface ToolContext {
   board: Board;
@@ -87,15 +104,16 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       include_ended: z.boolean().optional().describe('Also list sessions that are not live (ended, or their adapter is gone). Default false.'),
     }),
     annotations: { readOnlyHint: true },
-  }, async ({ include_ended }) => {
-    if (ctx.consumer() === undefined) return unreachable(ctx);
+  }, async ({ include_ended }) => withConsumer(async (c) => {
+    // Claims change without an event (an adapter connects or drops): read the roster now.
+    ctx.board.setRoster(await c.roster());
     const all = ctx.board.snapshot().sessions;
     const rows = all.filter((s) => include_ended === true || (s.claimants > 0 && s.state !== 'ended')).map(sessionRow);
     const text = rows.length === 0
       ? `No ${include_ended ? '' : 'live '}sessions on the relay${all.length > 0 && !include_ended ? ` (${all.length} known; include_ended lists them)` : ''}.`
       : rows.map((r) => `${String(r['session'])} ${String(r['vendor'])} ${String(r['state'])}${r['live'] ? '' : ' (not live)'} queue ${String(r['queue_length'])} pending ${String(r['pending_requests'])} steering [${(r['steering'] as string[]).join(', ')}] last ${String(r['last_activity'])}`).join('\n');
     return result(text, { sessions: rows });
-  });
+  }));
 
   const steerInput = {
     session: z.string().min(1).describe('Target session id, as list_sessions gives it.'),
@@ -177,11 +195,11 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
     description:
       'Answers one pending request (from pending_requests) and waits until the agent\'s adapter records the answer (attention.answered). ' +
       'For a permission give decision "allow" or "deny"; free text on a permission is a deny with that message. For a form give values ' +
-      '(field id → value) or text. Give exactly one of decision, text, values.',
+      '(field id → value, required fields included) or decision "decline". Give exactly one of decision, text, values.',
     inputSchema: z.object({
       session: z.string().min(1).describe('The session holding the request.'),
       request: z.string().min(1).describe('The request id (the attention.requested event id) from pending_requests.'),
-      decision: z.enum(['allow', 'deny']).optional().describe('A permission answer.'),
+      decision: z.string().regex(/^[a-z_-]{1,32}$/).optional().describe('An option id: "allow" or "deny" for a permission, "decline" or "cancel" for a form.'),
       text: z.string().optional().describe('A free-text answer.'),
       values: z.record(z.string(), z.unknown()).optional().describe('Form answers: field id to value.'),
       wait_ms: z.number().int().min(1).optional().describe(`How long to wait for the answer to be recorded. Default ${Math.min(ctx.waitMs, 30_000)}.`),

@@ -190,9 +190,8 @@ export class RelayConnection implements RelayLink {
   private retry(): void {
     if (this.closed) return;
     const initial = this.opts.backoffInitialMs ?? 250;
-    // The next node is tried at once; the backoff grows once every node was tried, to at most
-    // a second: a relay that comes back has every session re-claimed (at the hello) within a
-    // second, instead of after a long backoff (loopback attempts are cheap).
+    // The next node is tried at once; the backoff grows once every node was tried, and stays at
+    // most a second by default so a relay that comes back has every session re-claimed quickly.
     this.node = (this.node + 1) % this.urls.length;
     const delay = this.node !== 0 ? 0 : Math.min(this.opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS, initial * 2 ** this.attempt);
     if (this.node === 0) this.attempt += 1;

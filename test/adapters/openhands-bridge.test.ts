@@ -10,7 +10,10 @@ import { acceptsOf } from '../../src/consumer/roster.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-stack.js';
-import { aepFile, readJson } from '../support/shared-dir.js';
+import { aepFile, projectRoot, readJson } from '../support/shared-dir.js';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const TASK = '[[TURN]] [[TOOLS:2]] list the files, then summarise';
 
@@ -222,6 +225,12 @@ test('the run\'s stream passes aep-steer audit: the bridge\'s log and the relay\
     assert.equal(r.violations, []);
     assert.ok(r.events >= stack.session(id).length);
     assert.ok(!r.notes.some((n) => n.kind === 'machine-skipped'), 'replayed through the session machine');
+    const exportPath = join(stack.dir, 'relay-export.jsonl');
+    writeFileSync(exportPath, stack.session(id).map((e) => JSON.stringify(e)).join('\n') + '\n');
+    for (const files of [[exportPath], [stack.logPath, exportPath]]) assert.equal((await auditFiles(files)).violations, [], files.join(' + '));
+    // The command itself, as a user runs it.
+    const cli = spawnSync(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js'), 'audit', stack.logPath, exportPath], { encoding: 'utf8' });
+    assert.is(cli.status, 0, cli.stdout + cli.stderr);
   } finally {
     await stack.stop();
   }

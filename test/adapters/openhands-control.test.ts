@@ -13,6 +13,7 @@ import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { sendInput as consumerSendInput } from '../../src/consumer/send.js';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DOCTOR_EXIT, runDoctor } from '../../src/cli/doctor-command.js';
 import { sink } from '../cli/support.js';
@@ -33,8 +34,14 @@ async function withStack(fn: (stack: OpenHandsStack, consumer: RelayConsumer) =>
   try {
     await fn(stack, consumer);
     assert.equal(stack.errors, []);
-    const audit = await auditFiles([stack.logPath]);
-    assert.equal(audit.violations, [], 'the run\'s stream passes aep-steer audit');
+    // The run's stream passes aep-steer audit: the bridge's log, and what the relay fanned out.
+    const exportPath = join(stack.dir, 'relay-export.jsonl');
+    const once = new Set<string>();
+    const exported = stack.seen.filter((e) => !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true));
+    writeFileSync(exportPath, exported.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    for (const files of [[stack.logPath], [exportPath], [stack.logPath, exportPath]]) {
+      assert.equal((await auditFiles(files)).violations, [], files.join(' + '));
+    }
   } finally {
     await consumer.close();
     await stack.stop();
@@ -188,6 +195,8 @@ test('pause, resume and interrupt while running: the status flip on the stream n
     let held = stack.model.hold();
     stack.server.run(id);
     await held.arrived;
+    // The guard reads what the bridge last saw: wait until the stream shows the run.
+    await stack.waitFor((e) => e.session === id && e.type === 'run.started');
     const pause = cmd(id, 'control.pause');
     const pausing = consumer.send(pause);
     await new Promise((r) => setTimeout(r, 50));

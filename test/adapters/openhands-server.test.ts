@@ -140,7 +140,8 @@ test('the bridge CLI with a wrong key: a clear error saying what to do, and it k
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
     const until = async (pred: () => boolean | Promise<boolean>, what: string) => {
-      for (let i = 0; i < 200; i += 1) {
+      // Generous: the CLI starts through tsx, slow on a loaded machine.
+      for (let i = 0; i < 600; i += 1) {
         if (await pred()) return;
         await new Promise((r) => setTimeout(r, 50));
       }

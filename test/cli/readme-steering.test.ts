@@ -45,7 +45,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 if (process.argv[2] === '--version') { console.log('2.1.332 (Claude Code)'); process.exit(0); }
 const s = JSON.parse(process.env.FAKE_SESSION);
-const hooks = JSON.parse(readFileSync(existsSync('.claude/settings.local.json') ? '.claude/settings.local.json' : '.claude/settings.json', 'utf8')).hooks;
+// A project install writes settings.local.json (D21); Claude Code reads it beside settings.json.
+const file = existsSync('.claude/settings.local.json') ? '.claude/settings.local.json' : '.claude/settings.json';
+const hooks = JSON.parse(readFileSync(file, 'utf8')).hooks;
 const fire = (input) => execSync(hooks[input.hook_event_name][0].hooks[0].command, { input: JSON.stringify(input) }).toString();
 for (const h of s.opening) fire(h);
 for (let i = 0; i < 200; i++) {

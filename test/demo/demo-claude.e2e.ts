@@ -37,7 +37,7 @@ if (binary === undefined) {
     const text = out.text();
     assert.is(code, DEMO_EXIT.ok, text + err.text());
     assert.match(text, 'Claude Code CLI');
-    assert.match(text, /✓ delivered after \d+ ms/);
+    assert.match(text, /✓ delivered at \w+ after \d+ ms/);
     assert.match(text, /landed {3}in model request #\d+: ".*hook additional context: Before you finish, say which tests you ran\./);
     assert.match(text, '1 delivered, 0 dropped, 0 pending, 0 rejected; no violations');
     assert.is(claudeProcesses(), before);

@@ -17,6 +17,7 @@ import { auditFiles } from '../../src/audit/audit.js';
 import { loadTokensFile } from '../../src/relay/acl.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { bodyHas, pollFor, vendorMissing } from '../support/e2e-helpers.js';
 import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeRun, type ClaudeWorkspace } from '../support/claude-cli.js';
 import {
   bashThenText, firstUserText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest,
@@ -49,32 +50,12 @@ const watched: { e: AepEvent; raw: string }[] = [];
 const adapterErrors: string[] = [];
 const workspaces: ClaudeWorkspace[] = [];
 
-/** Polls the recorded stream; a miss fails with what was seen, never with a timing assertion. */
-async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 20_000): Promise<T> {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) {
-      throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const waitFor = pollFor(events);
 
 const ofSession = (session: string) => events.filter((e) => e.session === session);
 const find = (session: string, type: string, cause?: string) =>
   ofSession(session).find((e) => e.type === type && (cause === undefined || e.cause === cause));
 const requestsOf = (session: string): RecordedRequest[] => mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
-
-/** Every string inside a parsed body: hook context placement differs by model and version (§1.8). */
-function strings(v: unknown, out: string[] = []): string[] {
-  if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) strings(x, out);
-  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) strings(x, out);
-  return out;
-}
-const bodyHas = (r: RecordedRequest | undefined, s: string): boolean => r !== undefined && strings(r.body).some((x) => x.includes(s));
 
 function workspace(): ClaudeWorkspace {
   const ws = claudeWorkspace();
@@ -120,16 +101,7 @@ function assertAckThenDelivered(session: string, cmd: AepCommand): void {
 const binary = claudeBinary();
 const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
 
-if (binary === undefined) {
-  // Under CI a missing CLI is always a failure; elsewhere too, unless explicitly waived.
-  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
-    console.log(`claude-code e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
-  } else {
-    test('the pinned Claude Code CLI is installed', () => {
-      assert.unreachable(missing);
-    });
-  }
-} else {
+if (!vendorMissing(binary, 'claude-code', missing)) {
   test.before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'aep-cc-state-'));
     mock = await startMockAnthropic();
@@ -280,6 +252,27 @@ if (binary === undefined) {
     assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`), 'the instruction reaches the model');
     assert.not.ok(reqs.some((q) => q.raw.includes('aep-steer: 1 instruction')), 'the notice never reaches the model');
     assert.is((delivered(session, cmd)!.data as { moment?: string }).moment, 'PreToolUse', 'the delivered event names the moment');
+  });
+
+  test('with the adapter stopped every hook stays silent: no hook error, the run goes on', async () => {
+    // Hooks installed for an adapter that is not running (nothing listens on the port).
+    const ws = claudeWorkspace();
+    workspaces.push(ws);
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const deadPort = (probe.address() as { port: number }).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    installClaudeCode({ project: ws.project, port: deadPort, secret, neutral: {}, attentionTimeoutMs: 55_000 });
+    mock.setScript(bashThenText(['echo hi']));
+    const r = await runClaude({ ws, mockUrl: mock.url, prompt: 'Say hi with bash.', extraArgs: ['--include-hook-events'] });
+    assert.is(r.code, 0, r.stderr);
+    const responses = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'hook_response');
+    assert.ok(responses.length >= 4, `the hooks ran: ${responses.map((l) => l['hook_event']).join(', ')}`);
+    const bad = responses.filter((l) => l['outcome'] !== 'success' || l['exit_code'] !== 0 || String(l['stderr'] ?? '') !== '');
+    assert.equal(bad, [], 'every hook succeeded silently');
+    assert.not.match(r.stdout + r.stderr, /hook error|ECONNREFUSED/i);
+    assert.ok(r.lines.some((l) => l['type'] === 'result'), 'the run finished normally');
   });
 
   test('UserPromptSubmit delivers an instruction queued between turns', async () => {

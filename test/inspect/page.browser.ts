@@ -3,43 +3,31 @@
 // queued to delivered. Screenshots go to .tmp/screenshots/ (git-ignored).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { SHOTS, launchChromium, type Browser } from '../support/browser.js';
 import { startInspect, type InspectHandle } from '../../src/cli/inspect-command.js';
-import { runInstruct } from '../../src/cli/instruct-command.js';
+import { INSTRUCT_EXIT, runInstruct } from '../../src/cli/instruct-command.js';
 import { sink, startTestStack, type TestStack } from '../cli/support.js';
-
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const SHOTS = join(process.cwd(), '.tmp', 'screenshots');
 
 let stack: TestStack;
 let inspect: InspectHandle;
-let profile: string;
-let browser: BrowserContext;
+let browser: Browser;
 let page: Page;
 
 test.before(async () => {
   stack = await startTestStack();
   inspect = await startInspect({ relay: stack.relayUrl, token: stack.token, port: 0 });
   await inspect.follower.ready;
-  profile = mkdtempSync(join(tmpdir(), 'aep-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1200, height: 800 },
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
-  mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium({ width: 1200, height: 800 });
+  page = browser.page;
 });
 
 test.after(async () => {
   await browser?.close();
   await inspect?.close();
   await stack?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 test('the page shows a live session, its queued instruction, and then the delivery', async () => {
@@ -55,7 +43,7 @@ test('the page shows a live session, its queued instruction, and then the delive
   const code = await runInstruct('rename the helper before merging', {
     relay: stack.relayUrl, token: stack.token, sender: 'erin', session: s.session, wait: false, timeout: '20000', ackWindow: '10000', json: true,
   }, { out: out.stream, err: sink().stream });
-  assert.is(code, 10);
+  assert.is(code, INSTRUCT_EXIT.accepted);
   const id = JSON.parse(out.text()).command as string;
 
   await page.waitForSelector(`${card} [data-field="state"][data-state="queued"]`);
@@ -79,7 +67,7 @@ test('event text is shown as text, never as markup', async () => {
   const code = await runInstruct('<img src=x onerror="document.body.dataset.pwned=1">', {
     relay: stack.relayUrl, token: stack.token, sender: '<b>mallory</b>', session: s.session, wait: false, timeout: '20000', ackWindow: '10000',
   }, { out: sink().stream, err: sink().stream });
-  assert.is(code, 10);
+  assert.is(code, INSTRUCT_EXIT.accepted);
   const card = `[data-session="${s.session}"]`;
   await page.waitForSelector(`${card} [data-field="state"][data-state="queued"]`);
   assert.is(await page.locator(`${card} img`).count(), 0);

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, fstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { openEventLog, parseLog, readEventLog, type LogRecord, type SyncFn } from '../../src/streams/log.js';
+import { openEventLog, parseLog, readEventLog, segmentPath, type LogRecord, type SyncFn } from '../../src/streams/log.js';
 import { ActorHost } from '../../src/streams/actor-host.js';
 import { replayInto } from '../../src/streams/replay.js';
 import type { SteeringError } from '../../src/protocol/index.js';
@@ -316,6 +316,62 @@ test('crash consistency: after SIGKILL mid-stream every printed ack is in the lo
   }
   assert.ok(acked.every((x) => existing.records.some((r) => r.k === 'ev' && r.ack !== undefined && JSON.stringify(r.e) === x.ack)), 'acks logged byte for byte');
   host.stop();
+});
+
+test('D22: a refused write cuts its bytes, refuses the batches queued behind it, and the owner hears first', async () => {
+  const path = tempLog();
+  const heard: string[] = [];
+  let fail = true;
+  const { log } = openEventLog(path, {
+    sync: (_fd, done) => setImmediate(() => {
+      const err = fail ? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }) : null;
+      fail = false;
+      done(err);
+    }),
+    onRefused: () => heard.push('owner'),
+  });
+  const a = log.commit([flight('a')]).catch(() => heard.push('a'));
+  await turn();
+  // Queued while a's fsync runs: stepped on top of a, so refused with it.
+  const b = log.commit([flight('b')]).catch(() => heard.push('b'));
+  await Promise.all([a, b]);
+  assert.equal(heard, ['owner', 'a', 'b']);
+  assert.is(readFileSync(path).length, 0, 'the refused bytes were cut off');
+  await log.commit([flight('c')]);
+  await log.close();
+  assert.equal(hooksIn(path), ['c']);
+});
+
+test('D24: parsing counts bytes, not characters, in one pass; a torn multibyte tail is cut exactly', () => {
+  const path = tempLog();
+  const whole = '{"k":"flight","s":"sé€😀","hook":"ü","ids":[]}\n';
+  writeFileSync(path, whole.repeat(3) + '{"k":"flight","s":"€');
+  const { log, existing } = openEventLog(path);
+  assert.is(existing.goodBytes, Buffer.byteLength(whole) * 3);
+  assert.is(existing.records.length, 3);
+  log.append([flight('next')]);
+  void log.close();
+  assert.equal(readEventLog(path).problems, []);
+  assert.equal(hooksIn(path), ['ü', 'ü', 'ü', 'next']);
+});
+
+test('D24: rotate archives the generation and starts the next with a header; reads span both', async () => {
+  const path = tempLog();
+  const { log } = openEventLog(path);
+  log.append([flight('old')]);
+  const gen = log.rotate();
+  assert.is(gen, 1);
+  log.append([flight('new')]);
+  assert.equal(hooksIn(segmentPath(path, 0)), ['old']);
+  const active = readEventLog(path);
+  assert.is(active.generation, 1);
+  assert.equal(active.records.map((r) => r.k === 'flight' && r.hook), ['new']);
+  assert.match(log.read(0, 0, 1 << 20).toString(), /"old"/);
+  assert.match(log.read(1, 0, 1 << 20).toString(), /"seg".*\n.*"new"/s);
+  await log.close();
+  const again = openEventLog(path);
+  assert.is(again.log.generation, 1, 'a reopened log keeps its generation');
+  await again.log.close();
 });
 
 test.run();

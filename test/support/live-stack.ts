@@ -2,7 +2,8 @@
 // claiming a session: a small stub (`--session`), or one of this project's real adapters
 // (`--adapter <vendor> --session S`: the vendor's runtime, claiming S through a SessionStart-like
 // hook). Prints `{"url": …}` on stdout and runs until SIGTERM/SIGINT.
-// Used by scripts/live-conformance.sh to run the AEP standard's live checker against this relay.
+// Used by scripts/live-conformance.sh to run the AEP standard's live checker against this relay;
+// with AEP_TEST_STORE=nats the relay is a NATS-backed node (its own nats-server).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,13 +11,13 @@ import { parseArgs } from 'node:util';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { acceptsFor, startAdapter, type AdapterHandle } from '../../src/streams/run.js';
-import { startRelay } from '../../src/relay/server.js';
+import { testRelay } from './relay-store.js';
 import { startTestTarget } from './relay-target.js';
 
 const { values } = parseArgs({
   options: { token: { type: 'string' }, buffer: { type: 'string' }, session: { type: 'string' }, run: { type: 'string' }, adapter: { type: 'string' } },
 });
-const relay = await startRelay({ port: 0, storePath: ':memory:', ...(values.token ? { token: values.token } : {}), ...(values.buffer ? { bufferCap: Number(values.buffer) } : {}) });
+const relay = await testRelay({ port: 0, storePath: ':memory:', ...(values.token ? { token: values.token } : {}), ...(values.buffer ? { bufferCap: Number(values.buffer) } : {}) });
 let target: Awaited<ReturnType<typeof startTestTarget>> | undefined;
 let adapter: AdapterHandle | undefined;
 if (values.adapter && values.session) {

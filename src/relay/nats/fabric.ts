@@ -8,7 +8,7 @@ import type { KvWatchEntry } from '@nats-io/kv';
 import type { Principal } from '../acl.js';
 import type { Peer } from '../core.js';
 import type { Fabric, FabricLocal } from '../store.js';
-import type { Engine } from './engine.js';
+import { untilReady, type Engine } from './engine.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -87,15 +87,15 @@ export class NatsFabric implements Fabric {
 
   async start(): Promise<void> {
     const { kv, js, nc, names } = this.engine;
-    await this.renew();
-    const watch = await kv.watch({ key: '>' });
+    await untilReady(() => this.renew());
+    const watch = await untilReady(() => kv.watch({ key: '>' }));
     this.stops.push(() => watch.stop());
     void (async () => {
       for await (const e of watch) this.heard(e);
     })().catch((err: Error) => this.report(err));
 
     const commands = await js.consumers.get(names.commandsStream, { filter_subjects: names.commandsFor(this.node), deliver_policy: DeliverPolicy.New });
-    const msgs = await commands.consume();
+    const msgs = await untilReady(() => commands.consume());
     this.stops.push(() => msgs.stop());
     void (async () => {
       for await (const m of msgs) this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string());

@@ -1,25 +1,21 @@
-// What an orchestrating model reads back from a steering tool: one plain sentence that says what
-// happened and what to do next, plus the stream facts as structured content. A refusal (the
-// relay's or the roster's `code`, or the adapter's rejection) is a tool error.
-import type { InstructOutcome, RespondOutcome } from '../consumer/send.js';
+// A settled outcome told plainly, for an orchestrating model (the MCP tools) and a person (the
+// console) alike: one sentence that says what happened and what to do next, the stream facts in
+// snake case, and whether it is an error (a refusal by the relay or the roster, with its `code`,
+// or the adapter's rejection).
+import type { InstructOutcome, RespondOutcome } from './send.js';
 
-export interface ToolResult {
-  [k: string]: unknown;
-  content: { type: 'text'; text: string }[];
-  structuredContent: Record<string, unknown>;
-  isError?: boolean;
+export interface Explained {
+  text: string;
+  facts: Record<string, unknown>;
+  isError: boolean;
 }
 
-/**
- * The sentence also leads the structured content: some hosts (Claude Code 2.1.332) hand the
- * model only `structuredContent` when it is present, and the sentence is what says what to do.
- */
-export function result(text: string, facts: Record<string, unknown>, isError = false): ToolResult {
-  return { content: [{ type: 'text', text }], structuredContent: { message: text, ...facts }, ...(isError ? { isError: true } : {}) };
+export function result(text: string, facts: Record<string, unknown>, isError = false): Explained {
+  return { text, facts, isError };
 }
 
 /** A refusal before anything was sent: a code and a sentence. */
-export function refusal(code: string, sentence: string, facts: Record<string, unknown> = {}): ToolResult {
+export function refusal(code: string, sentence: string, facts: Record<string, unknown> = {}): Explained {
   return result(`Refused (${code}): ${sentence}`, { outcome: 'refused', code, detail: sentence, ...facts }, true);
 }
 
@@ -33,13 +29,19 @@ const why = (code: string): string => {
   }
 };
 
+/** The ids every outcome may carry: the command's, and its ack's. */
+function idFacts(o: { command?: string; ack?: string }, f: Record<string, unknown>): Record<string, unknown> {
+  if (o.command !== undefined) f['command_id'] = o.command;
+  if (o.ack !== undefined) f['ack_id'] = o.ack;
+  return f;
+}
+
 /** Snake-case facts of an instruct or send_input outcome, as the stream gave them. */
 function steerFacts(o: InstructOutcome, key: string | undefined): Record<string, unknown> {
   const f: Record<string, unknown> = { outcome: o.outcome, session: o.session };
   if (key !== undefined) f['idempotency_key'] = key;
-  if ('command' in o && o.command !== undefined) f['command_id'] = o.command;
+  idFacts(o as { command?: string; ack?: string }, f);
   if ('vendor' in o && o.vendor !== undefined) f['vendor'] = o.vendor;
-  if ('ack' in o && o.ack !== undefined) f['ack_id'] = o.ack;
   switch (o.outcome) {
     case 'delivered':
       f['delivered_id'] = o.delivered;
@@ -74,7 +76,7 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
 }
 
 /** The settled outcome of `instruct` / `send_input` as a tool result. */
-export function steerResult(o: InstructOutcome, opts: { key?: string; waitMs: number; noun: string }): ToolResult {
+export function explainSteer(o: InstructOutcome, opts: { key?: string; waitMs: number; noun: string }): Explained {
   const facts = steerFacts(o, opts.key);
   const again = opts.key !== undefined ? ` Call again with the same idempotency_key to check on it without sending it twice.` : '';
   switch (o.outcome) {
@@ -101,10 +103,8 @@ export function steerResult(o: InstructOutcome, opts: { key?: string; waitMs: nu
   }
 }
 
-export function respondResult(o: RespondOutcome): ToolResult {
-  const facts: Record<string, unknown> = { outcome: o.outcome, session: o.session, request: o.request };
-  if ('command' in o && o.command !== undefined) facts['command_id'] = o.command;
-  if ('ack' in o && o.ack !== undefined) facts['ack_id'] = o.ack;
+export function explainRespond(o: RespondOutcome): Explained {
+  const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session, request: o.request });
   switch (o.outcome) {
     case 'answered':
       facts['answered_id'] = o.answered;

@@ -1,0 +1,55 @@
+// What the console page may ask its own process to do: send an instruction, answer a held
+// request. Both go through the one consumer core on the console's relay connection; the browser
+// never talks to the relay. Each answer is the settled outcome explained in a sentence.
+import type { RelayConsumer } from '../consumer/connection.js';
+import { explainRespond, explainSteer, refusal, type Explained } from '../consumer/explain.js';
+import { sendInstruction, sendResponse, type Answer } from '../consumer/send.js';
+import type { Action } from '../inspect/server.js';
+
+export interface ConsoleContext {
+  consumer(): RelayConsumer | undefined;
+  sender: string;
+  relayUrl: string;
+}
+
+/** How long the page waits for the ack; delivery then shows live on the board. */
+const ACK_WAIT_MS = 15_000;
+const ANSWER_WAIT_MS = 15_000;
+const MAX_TEXT = 16_384;
+
+const reply = (x: Explained, status = 200) => ({ status, body: { ...x.facts, message: x.text, error: x.isError } });
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
+  const connected = (): RelayConsumer | { status: number; body: unknown } => {
+    const c = ctx.consumer();
+    return c ?? reply({ text: `The console is not connected to the relay at ${ctx.relayUrl}; it keeps retrying.`, facts: { outcome: 'unreachable' }, isError: true }, 503);
+  };
+  return {
+    async instruct(body) {
+      const session = str(body['session']);
+      const text = body['text'];
+      if (session === undefined || typeof text !== 'string') return reply(refusal('invalid-request', 'give a session and the instruction text.'), 400);
+      if (text.length > MAX_TEXT) return reply(refusal('invalid-request', `the text is longer than ${MAX_TEXT} characters.`), 400);
+      const c = connected();
+      if (!('roster' in c)) return c;
+      const o = await sendInstruction(c, { sender: ctx.sender }, { session, text, noWait: true, timeoutMs: ACK_WAIT_MS });
+      return reply(explainSteer(o, { waitMs: ACK_WAIT_MS, noun: 'instruction' }));
+    },
+    async respond(body) {
+      const session = str(body['session']);
+      const request = str(body['request']);
+      if (session === undefined || request === undefined) return reply(refusal('invalid-request', 'give the session and the request id.'), 400);
+      let answer: Answer;
+      // The adapter checks the option against the request (D14): allow/deny, or a form's decline/cancel.
+      if (typeof body['option'] === 'string' && /^[a-z_-]{1,32}$/.test(body['option'])) answer = { option: body['option'] };
+      else if (typeof body['text'] === 'string' && body['text'].trim() !== '') answer = { text: body['text'] };
+      else if (body['values'] !== null && typeof body['values'] === 'object' && !Array.isArray(body['values'])) answer = { values: body['values'] as Record<string, unknown> };
+      else return reply(refusal('invalid-answer', 'give allow, deny, a text answer or form values.'), 400);
+      const c = connected();
+      if (!('roster' in c)) return c;
+      return reply(explainRespond(await sendResponse(c, { sender: ctx.sender }, { session, request, answer, timeoutMs: ANSWER_WAIT_MS })));
+    },
+  };
+}

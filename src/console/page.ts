@@ -1,0 +1,299 @@
+// The console page: one static document that follows `events` (SSE snapshots of the board) and
+// posts to `api/instruct` and `api/respond` on the console process, which sends through the relay.
+// Everything from the stream is inserted as text, never as markup: event fields are untrusted.
+// Keys: j / k move between sessions, i focuses the instruction box, Ctrl+Enter (or Cmd+Enter)
+// sends, Escape leaves a field.
+import { PAGE_SCRIPT_COMMON } from '../inspect/page-script.js';
+
+export const CONSOLE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>aep-steer console</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<style>
+  :root { font-family: system-ui, sans-serif; color: #1d232a; background: #f5f6f8; --line: #d8dce2; --muted: #59626d; }
+  * { box-sizing: border-box; }
+  body { margin: 0; }
+  header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; padding: 12px 16px; background: #fff; border-bottom: 1px solid var(--line); }
+  h1 { font-size: 18px; margin: 0; }
+  h2 { font-size: 15px; margin: 0 0 8px; }
+  h3 { font-size: 13px; margin: 14px 0 6px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
+  .relay { font-size: 13px; color: var(--muted); overflow-wrap: anywhere; }
+  .relay[data-connected="true"]::before { content: "● "; color: #1e9e4a; }
+  .relay[data-connected="false"]::before { content: "● "; color: #c2352b; }
+  .keys { font-size: 12px; color: var(--muted); margin-left: auto; }
+  main { display: grid; grid-template-columns: minmax(240px, 340px) 1fr; gap: 16px; padding: 16px; align-items: start; }
+  @media (max-width: 720px) { main { grid-template-columns: 1fr; padding: 10px; } .keys { display: none; } }
+  nav ul { list-style: none; margin: 0; padding: 0; display: grid; gap: 6px; }
+  nav button { width: 100%; text-align: left; padding: 10px 12px; border: 1px solid var(--line); border-radius: 8px; background: #fff; font: inherit; cursor: pointer; min-height: 44px; }
+  nav button[aria-current="true"] { border-color: #2f6fdb; box-shadow: 0 0 0 2px #2f6fdb33; }
+  nav button:focus-visible, button:focus-visible, textarea:focus-visible, input:focus-visible { outline: 3px solid #2f6fdb; outline-offset: 1px; }
+  .sid { font-family: ui-monospace, monospace; font-size: 12px; overflow-wrap: anywhere; display: block; }
+  .line { font-size: 12px; color: var(--muted); display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-top: 4px; }
+  .state { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: #e3e7ec; color: #1d232a; }
+  .state[data-state="queued"] { background: #ffe7a8; }
+  .state[data-state^="holding"] { background: #ffd0c2; }
+  .state[data-state="ended"] { background: #cfd5dc; color: var(--muted); }
+  .badge { background: #c2352b; color: #fff; border-radius: 10px; padding: 0 7px; font-weight: 600; }
+  section.panel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px; min-width: 0; }
+  textarea { width: 100%; min-height: 84px; font: inherit; padding: 8px; border: 1px solid var(--line); border-radius: 6px; resize: vertical; }
+  select, input[type="number"] { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 6px; min-width: 0; max-width: 100%; }
+  input[type="checkbox"] { width: 20px; height: 20px; }
+  [data-field="form"] label { justify-content: space-between; font-size: 14px; }
+  input[type="text"] { font: inherit; padding: 8px; border: 1px solid var(--line); border-radius: 6px; flex: 1 1 160px; min-width: 0; }
+  button.act { font: inherit; padding: 8px 14px; min-height: 40px; border-radius: 6px; border: 1px solid #2f6fdb; background: #2f6fdb; color: #fff; cursor: pointer; }
+  button.act.secondary { background: #fff; color: #2f6fdb; }
+  button.act.deny { background: #fff; color: #b02a20; border-color: #b02a20; }
+  button.act:disabled { opacity: .5; cursor: default; }
+  .row { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-top: 8px; }
+  .status { font-size: 14px; margin-top: 8px; min-height: 1.4em; overflow-wrap: anywhere; }
+  .status[data-status="delivered"] { color: #1e7a3c; }
+  .status[data-status="dropped"], .status[data-status="rejected"], .status[data-status="error"] { color: #b02a20; }
+  .status[data-status="pending"] { color: #93650a; }
+  .request { border: 1px solid #f0b3a3; background: #fff6f3; border-radius: 8px; padding: 10px; margin-top: 8px; }
+  .request p { margin: 0 0 4px; overflow-wrap: anywhere; }
+  ol.queue { margin: 0; padding-left: 20px; font-size: 13px; }
+  ol.queue li { overflow-wrap: anywhere; }
+  .muted { color: var(--muted); font-size: 13px; }
+  .table { overflow-x: auto; }
+  table { border-collapse: collapse; width: 100%; font-size: 13px; }
+  th, td { text-align: left; padding: 5px 6px; border-bottom: 1px solid #e6e9ed; vertical-align: top; }
+  td.id { font-family: ui-monospace, monospace; font-size: 12px; overflow-wrap: anywhere; }
+  td[data-status="delivered"] { color: #1e7a3c; }
+  td[data-status="dropped"], td[data-status="rejected"] { color: #b02a20; }
+  td[data-status="pending"], td[data-status="unacknowledged"] { color: #93650a; }
+</style>
+</head>
+<body>
+<header>
+  <h1>aep-steer console</h1>
+  <span class="relay" id="relay" data-connected="false">connecting…</span>
+  <span class="keys">j/k session · i instruct · Ctrl+Enter send · Esc leave field</span>
+</header>
+<main>
+  <nav aria-label="Sessions"><h2>Sessions</h2><ul id="sessions"><li class="muted">no sessions yet</li></ul></nav>
+  <section class="panel" id="detail" aria-live="polite"><p class="muted">Pick a session.</p></section>
+</main>
+<script>
+(function () {
+  'use strict';
+  var snap = null;
+  var selected = decodeURIComponent((location.hash.match(/session=([^&]+)/) || [])[1] || '');
+  var lastCommand = {};   // session -> the command id this page sent last
+  var lastNote = {};      // session -> the sentence the console answered with
+  var drafts = {};        // session -> unsent text, kept across redraws
+  var formDrafts = {};    // request -> form values entered so far
+
+${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
+  function post(action, body) {
+    return fetch('api/' + action, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      .then(function (r) { return r.json(); })
+      .catch(function (e) { return { error: true, message: 'The console process did not answer: ' + e.message }; });
+  }
+  function lifecycle(i) {
+    if (i.status === 'delivered') {
+      var d = i.delivered || {};
+      return 'delivered' + (typeof d.queuedMs === 'number' ? ' after ' + d.queuedMs + ' ms' : '') + (d.moment ? ' at ' + d.moment + ' (' + clock(d.time) + ')' : ' at ' + clock(d.time));
+    }
+    if (i.status === 'dropped') return 'dropped: ' + ((i.dropped && i.dropped.reason) || 'no reason') + (i.dropped ? ' at ' + clock(i.dropped.time) : '');
+    if (i.status === 'rejected') return 'rejected: ' + ((i.rejected && i.rejected.reason) || '') + (i.rejected && i.rejected.detail ? ' (' + i.rejected.detail + ')' : '');
+    if (i.status === 'pending') return 'accepted' + (i.accepted ? ' at ' + clock(i.accepted.time) : '') + ', queued';
+    return 'sent, no ack yet';
+  }
+  function sessionsOf() { return snap ? snap.sessions : []; }
+  function current() { return sessionsOf().filter(function (s) { return s.session === selected; })[0]; }
+  function select(id, focus) {
+    selected = id;
+    history.replaceState(null, '', '#session=' + encodeURIComponent(id));
+    render();
+    if (focus) { var b = document.querySelector('nav [data-session="' + CSS.escape(id) + '"]'); if (b) b.focus(); }
+  }
+
+  function sessionButton(s) {
+    var steer = (s.accepts || []).some(function (t) { return /\\.control\\.(instruct|send_input)$/.test(t); });
+    var live = s.claimants === 1 ? 'live' : s.claimants > 1 ? s.claimants + ' claimants' : 'not live';
+    return el('li', {}, [el('button', { type: 'button', 'data-session': s.session, 'aria-current': String(s.session === selected) }, [
+      el('span', { class: 'sid' }, [s.session]),
+      el('span', { class: 'line' }, [
+        el('span', { class: 'state', 'data-state': s.state }, [s.state]),
+        (s.agent || '?') + ' · ' + live + (steer ? '' : ' · no steering verb'),
+        s.queue.length ? ' · queue ' + s.queue.length : '',
+        s.holds.length ? el('span', { class: 'badge', title: 'pending requests' }, [String(s.holds.length)]) : null,
+      ]),
+    ])]);
+  }
+
+  function fieldInput(h, f) {
+    var id = String(f.id);
+    var kept = (formDrafts[h.request] || {})[id];
+    var attrs = { 'data-field-id': id, 'aria-label': f.label || id };
+    var input;
+    if (f.type === 'select' && Array.isArray(f.choices)) {
+      if (f.multi) attrs.multiple = '';
+      input = el('select', attrs, (f.multi || f.required ? [] : [el('option', { value: '' }, ['–'])]).concat(f.choices.map(function (c) {
+        return el('option', { value: String(c.id) }, [c.label && c.label !== c.id ? c.label : String(c.id)]);
+      })));
+      if (kept !== undefined) Array.prototype.forEach.call(input.options, function (o) { o.selected = [].concat(kept).indexOf(o.value) >= 0; });
+    } else if (f.type === 'boolean') {
+      input = el('input', Object.assign(attrs, { type: 'checkbox' }));
+      input.checked = kept === true;
+    } else {
+      input = el('input', Object.assign(attrs, { type: f.type === 'number' ? 'number' : 'text' }));
+      if (kept !== undefined) input.value = String(kept);
+    }
+    return el('label', { class: 'row' }, [(f.label || id) + (f.required ? ' *' : ''), input]);
+  }
+  function formValues(box, h) {
+    var values = {};
+    (h.fields || []).forEach(function (f) {
+      var input = box.querySelector('[data-field-id="' + CSS.escape(String(f.id)) + '"]');
+      if (!input) return;
+      var v;
+      if (input.tagName === 'SELECT') v = f.multi ? Array.prototype.filter.call(input.options, function (o) { return o.selected; }).map(function (o) { return o.value; }) : input.value;
+      else if (input.type === 'checkbox') v = input.checked;
+      else if (input.type === 'number') v = input.value === '' ? '' : Number(input.value);
+      else v = input.value;
+      if (v === '' || (Array.isArray(v) && v.length === 0)) return;
+      values[f.id] = v;
+    });
+    return values;
+  }
+
+  function requestBox(s, h) {
+    var form = h.kind === 'form' && h.fields && h.fields.length;
+    var answer = el('input', { type: 'text', 'aria-label': 'answer', placeholder: h.kind === 'permission' ? 'or deny with a message' : 'answer' });
+    var note = el('div', { class: 'status', 'data-field': 'answer-status' }, []);
+    function send(body) {
+      body.session = s.session; body.request = h.request;
+      note.textContent = 'sending…';
+      post('respond', body).then(function (r) { note.textContent = r.message; note.setAttribute('data-status', r.error ? 'error' : 'delivered'); });
+    }
+    var buttons = [];
+    var options = h.options || (h.kind === 'permission' ? ['allow', 'deny'] : []);
+    options.forEach(function (o) {
+      buttons.push(el('button', { type: 'button', class: 'act' + (o === 'deny' ? ' deny' : ''), 'data-answer': o }, [o === 'allow' ? 'Allow' : o === 'deny' ? 'Deny' : o]));
+    });
+    if (form) buttons.push(el('button', { type: 'button', class: 'act', 'data-answer': 'submit' }, ['Submit']), el('button', { type: 'button', class: 'act deny', 'data-answer': 'decline' }, ['Decline']));
+    else buttons.push(answer, el('button', { type: 'button', class: 'act secondary', 'data-answer': 'text' }, ['Answer']));
+    var box = el('div', { class: 'request', 'data-request': h.request }, [
+      el('p', {}, [el('strong', {}, [h.kind]), ' · since ' + clock(h.since)]),
+      el('p', {}, [h.prompt || '(no prompt at this capture level)']),
+      form ? el('div', { 'data-field': 'form' }, h.fields.map(function (f) { return fieldInput(h, f); })) : null,
+      el('div', { class: 'row' }, buttons),
+      note,
+    ]);
+    // Form input survives redraws: every change is kept until the request goes away.
+    box.addEventListener('change', function () { if (form) formDrafts[h.request] = formValues(box, h); });
+    box.addEventListener('input', function () { if (form) formDrafts[h.request] = formValues(box, h); });
+    box.addEventListener('click', function (ev) {
+      var a = ev.target && ev.target.getAttribute && ev.target.getAttribute('data-answer');
+      if (!a) return;
+      if (a === 'text') { if (answer.value.trim()) send({ text: answer.value }); }
+      else if (a === 'submit') send({ values: formValues(box, h) });
+      else send({ option: a });
+    });
+    answer.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' && answer.value.trim()) send({ text: answer.value }); });
+    return box;
+  }
+
+  function instructBox(s) {
+    var text = el('textarea', { id: 'instruct-text', 'aria-label': 'instruction', placeholder: 'Tell the agent what to do next. Ctrl+Enter sends.' });
+    text.value = drafts[s.session] || '';
+    text.addEventListener('input', function () { drafts[s.session] = text.value; });
+    var steerable = (s.accepts || []).some(function (t) { return /\\.control\\.instruct$/.test(t); });
+    var sendBtn = el('button', { type: 'button', class: 'act', id: 'instruct-send' }, ['Send instruction']);
+    if (!steerable) sendBtn.setAttribute('disabled', '');
+    var status = el('div', { class: 'status', id: 'instruct-status' }, []);
+    var mine = (snap.instructions || []).filter(function (i) { return i.id === lastCommand[s.session]; })[0];
+    if (mine) { status.textContent = lifecycle(mine); status.setAttribute('data-status', mine.status); status.setAttribute('data-command', mine.id); }
+    else if (lastNote[s.session]) { status.textContent = lastNote[s.session].message; status.setAttribute('data-status', lastNote[s.session].error ? 'error' : 'pending'); }
+    function send() {
+      if (!text.value.trim() || sendBtn.disabled) return;
+      var body = { session: s.session, text: text.value };
+      sendBtn.setAttribute('disabled', '');
+      status.textContent = 'sending…'; status.removeAttribute('data-status');
+      post('instruct', body).then(function (r) {
+        lastNote[s.session] = r;
+        if (r.command_id && !r.error) { lastCommand[s.session] = r.command_id; drafts[s.session] = ''; }
+        render();
+      });
+    }
+    sendBtn.addEventListener('click', send);
+    text.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); send(); } });
+    return el('div', {}, [
+      el('h3', {}, ['Instruct']),
+      steerable ? null : el('p', { class: 'muted' }, ['This session does not declare a steering verb (its adapter runs without AEP_INSTRUCT=1).']),
+      text, el('div', { class: 'row' }, [sendBtn]), status,
+    ]);
+  }
+
+  function detail(s) {
+    var box = document.getElementById('detail');
+    if (!s) { box.replaceChildren(el('p', { class: 'muted' }, [sessionsOf().length ? 'Pick a session.' : 'No sessions on the relay yet.'])); return; }
+    var focused = document.activeElement && document.activeElement.id;
+    var typing = document.activeElement && /^(INPUT|SELECT)$/.test(document.activeElement.tagName) && document.activeElement.closest('[data-request]');
+    if (typing && typing.isConnected && s.holds.some(function (h) { return h.request === typing.getAttribute('data-request'); })) return; // never redraw under someone typing an answer
+    var audit = (snap.instructions || []).filter(function (i) { return i.session === s.session; });
+    box.replaceChildren(
+      el('h2', { 'data-field': 'title' }, [el('span', { class: 'sid' }, [s.session])]),
+      el('div', { class: 'line' }, [el('span', { class: 'state', 'data-field': 'state', 'data-state': s.state }, [s.state]),
+        (s.agent || 'unknown agent') + ' · last activity ' + clock(s.updatedAt) + ' · seq ' + (s.seq === undefined ? '–' : (s.epoch || 0) + ':' + s.seq)]),
+      el('h3', {}, ['Pending requests']),
+      s.holds.length ? el('div', { 'data-field': 'requests' }, s.holds.map(function (h) { return requestBox(s, h); })) : el('p', { class: 'muted', 'data-field': 'requests' }, ['none']),
+      instructBox(s),
+      el('h3', {}, ['Queue']),
+      s.queue.length ? el('ol', { class: 'queue', 'data-field': 'queue' }, s.queue.map(function (q) {
+        return el('li', { 'data-instruction': q.id }, [q.id.slice(-8) + ' from ' + (q.sender || '?') + (q.text ? ': ' + q.text : '')]);
+      })) : el('p', { class: 'muted', 'data-field': 'queue' }, ['empty']),
+      el('h3', {}, ['Audit']),
+      audit.length ? el('div', { class: 'table' }, [el('table', { 'data-field': 'audit' }, [
+        el('thead', {}, [el('tr', {}, [el('th', {}, ['sent']), el('th', {}, ['from']), el('th', {}, ['text']), el('th', {}, ['outcome'])])]),
+        el('tbody', {}, audit.map(function (i) {
+          return el('tr', { 'data-instruction': i.id }, [el('td', { class: 'id' }, [clock(i.sentAt) || i.id.slice(-8)]), el('td', {}, [i.sender || '?']),
+            el('td', {}, [i.text || '–']), el('td', { 'data-status': i.status }, [lifecycle(i)])]);
+        })),
+      ])]) : el('p', { class: 'muted' }, ['No instructions yet.'])
+    );
+    if (focused === 'instruct-text') { var t = document.getElementById('instruct-text'); t.focus(); t.setSelectionRange(t.value.length, t.value.length); }
+  }
+
+  function render() {
+    if (!snap) return;
+    showRelay(snap);
+    var list = document.getElementById('sessions');
+    var hadFocus = document.activeElement && document.activeElement.getAttribute && document.activeElement.getAttribute('data-session');
+    list.replaceChildren.apply(list, snap.sessions.length ? snap.sessions.map(sessionButton) : [el('li', { class: 'muted' }, ['no sessions yet'])]);
+    if (hadFocus) { var b = list.querySelector('[data-session="' + CSS.escape(hadFocus) + '"]'); if (b) b.focus(); }
+    detail(current());
+    document.body.setAttribute('data-events', String(snap.events));
+  }
+
+  document.getElementById('sessions').addEventListener('click', function (ev) {
+    var b = ev.target.closest && ev.target.closest('[data-session]');
+    if (b) select(b.getAttribute('data-session'), false);
+  });
+  document.addEventListener('keydown', function (ev) {
+    var tag = (ev.target.tagName || '').toLowerCase();
+    if (ev.key === 'Escape' && (tag === 'textarea' || tag === 'input')) { ev.target.blur(); return; }
+    if (tag === 'textarea' || tag === 'input' || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    var list = sessionsOf();
+    var at = list.findIndex(function (s) { return s.session === selected; });
+    if (ev.key === 'j' || ev.key === 'k') {
+      if (!list.length) return;
+      var next = ev.key === 'j' ? Math.min(list.length - 1, at + 1) : Math.max(0, at < 0 ? 0 : at - 1);
+      select(list[next].session, true);
+      ev.preventDefault();
+    } else if (ev.key === 'i') {
+      var t = document.getElementById('instruct-text');
+      if (t) { t.focus(); ev.preventDefault(); }
+    }
+  });
+
+  followSnapshots(function (s) { snap = s; render(); }, 'console process');
+})();
+</script>
+</body>
+</html>
+`;
