@@ -290,6 +290,13 @@ export class RelayCore {
     }
     this.counters.forwarded += 1;
     this.accept([cmd]);
+    if (this.store.fabric === undefined) {
+      // One node: the target's answer can only come back through this core, after this
+      // command in the pending batch, so history keeps their order without the command waiting
+      // for the store to write (no latency spike while the store writes).
+      route.target.sendText(frame);
+      return {};
+    }
     // In history before its target can answer it: a target on another node answers fast.
     // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
     const fabric = this.store.fabric;

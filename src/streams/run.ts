@@ -115,6 +115,9 @@ const RETRIED_INPUTS = new Set([
   'cancel.answered', 'approval.requested', 'approval.resolved', 'transport.lost',
 ]);
 
+/** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */
+const answersAtOnce = (f: Effect): boolean => f.kind === 'reply' && !f.confirm;
+
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
   const snapPath = siblingPath(opts.logPath, 'snapshot');
@@ -333,9 +336,15 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       if (degraded) recovered();
       maybeRotate();
     };
+    // A hook moment whose reply carries no instructions answers at once: nothing in that reply
+    // must be durable first (only acks, D4, and steering replies, D12, must). Its records still
+    // go to the log in step order with the next group commit, and its events wait for that.
+    const early = r.item?.kind === 'hook' && synced ? r.effects.filter(answersAtOnce) : [];
+    for (const f of early) perform(f, true);
+    const later = early.length === 0 ? r.effects : r.effects.filter((f) => !early.includes(f));
     const release = (): Observable<Out> => merge(
       from(r.events).pipe(map((e): Out => ({ kind: 'event', e, live: !inLog.has(e) }))),
-      from(r.effects).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))),
+      from(later).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))),
     );
     // Without fsync a written batch is as durable as this log makes it, so the step settles at once.
     if (!synced) {

@@ -231,6 +231,66 @@ test('D4, D9, D12: under concurrent sessions every event and every reply follows
   }
 });
 
+test('a moment with nothing to deliver answers before its fsync; its events wait for it; acks and records keep step order', async () => {
+  const gate = gatedSync();
+  const a = await adapter({ fsync: true, logSync: gate.sync });
+  try {
+    const started = a.post(hookBody('SessionStart', 's-1', { agent_id: 'sub' }));
+    (await gate.next()).release();
+    await started;
+    // An instruct whose ack waits on a held fsync (D4) ...
+    a.handle.command(instructCmd('c1', 'one', 's-1'));
+    const ackSync = await gate.next();
+    // ... while a moment of another session, which hands over nothing, is answered at once.
+    const reply = await a.post(hookBody('PreToolUse', 's-2', { tool_name: 'Bash' }));
+    assert.equal(reply.json, {}, 'the neutral reply went out');
+    assert.not.ok(readFileSync(a.logPath, 'utf8').slice(0, gate.durable()).includes('"s":"s-2"'), 'the reply did not wait for its own records to be synced');
+    await turn();
+    assert.not.ok(a.events.some((e) => e.type === 'control.accepted'), 'the ack still waits for its fsync');
+    assert.not.ok(a.events.some((e) => e.session === 's-2'), "the moment's events wait for the fsync too");
+    ackSync.release();
+    (await gate.next()).release();
+    await a.next((e) => e.type === 'tool.requested' && e.session === 's-2');
+    const types = a.events.map((e) => `${e.session}:${e.type}`);
+    assert.ok(types.indexOf('s-1:control.accepted') !== -1 && types.indexOf('s-1:control.accepted') < types.indexOf('s-2:tool.requested'), `events in step order: ${types.join(', ')}`);
+    // Records are in the log in the order the steps ran: the command's input, then the hook's.
+    const inputs = parseLog(readFileSync(a.logPath, 'utf8')).records.flatMap((r) => (r.k === 'in' ? [`${r.s}:${r.i.type}`] : []));
+    assert.ok(inputs.indexOf('s-1:command.instruct') < inputs.indexOf('s-2:hook.moment'), inputs.join(', '));
+  } finally {
+    await a.handle.close();
+  }
+});
+
+test('D12 under the fast path: a moment that delivers waits for its in-flight journal before it replies', async () => {
+  const gate = gatedSync();
+  const a = await adapter({ fsync: true, logSync: gate.sync });
+  try {
+    const started = a.post(hookBody('SessionStart', 's-1', { agent_id: 'sub' }));
+    (await gate.next()).release();
+    await started;
+    a.handle.command(instructCmd('c1', 'run the tests', 's-1'));
+    (await gate.next()).release();
+    await a.next((e) => e.type === 'control.accepted');
+    let replied = false;
+    const reply = a.post(hookBody('UserPromptSubmit', 's-1')).then((r) => {
+      replied = true;
+      return r;
+    });
+    const flight = await gate.next();
+    for (let i = 0; i < 5; i += 1) await turn();
+    assert.not.ok(replied, 'no steering reply before its journal is durable');
+    flight.release();
+    const r = await reply;
+    const text = (r.json as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? '';
+    assert.ok(text.includes('run the tests'), JSON.stringify(r.json));
+    const journaled = parseLog(readFileSync(a.logPath, 'utf8').slice(0, gate.durable())).records.some((x) => x.k === 'flight' && x.ids.includes('c1'));
+    assert.ok(journaled, 'the flight record was in the synced bytes when the reply went out');
+    (await gate.next()).release();
+  } finally {
+    await a.handle.close();
+  }
+});
+
 test('crash consistency: after SIGKILL mid-stream every printed ack is in the log and replay rebuilds its queue', async () => {
   const path = tempLog();
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/log-writer.ts', import.meta.url)), path], { stdio: ['ignore', 'pipe', 'inherit'] });
