@@ -146,7 +146,7 @@ const db = new Database(workerData.path);
 db.pragma('busy_timeout = 100');
 const once = () => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} };
 const timer = setInterval(once, workerData.everyMs);
-parentPort.on('message', () => { clearInterval(timer); once(); db.close(); parentPort.close(); });
+parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
 `;
 
 function startCheckpointer(path: string): Worker {
@@ -353,19 +353,32 @@ export class RelayStore implements SessionStore {
     return { engine: 'sqlite', ok: this.db.open };
   }
 
-  close(): void {
-    if (this.checkpointer) {
-      this.checkpointer.postMessage('stop');
-      this.checkpointer = undefined;
-    }
-    if (this.db.open) {
-      // What the checkpointer had not folded in yet goes into the file now.
-      try {
-        this.db.pragma('wal_checkpoint(PASSIVE)');
-      } catch {
-        // Kept in the WAL; the next open reads it.
-      }
-      this.db.close();
-    }
+  /** Resolves once both connections are closed, so the files are settled (a caller may remove them). */
+  close(): void | Promise<void> {
+    const w = this.checkpointer;
+    this.checkpointer = undefined;
+    if (!w) return this.closeDb();
+    return new Promise<void>((resolve) => {
+      // The worker closes its connection first, so this one is the last and folds the WAL in.
+      const done = () => {
+        clearTimeout(stuck);
+        this.closeDb();
+        resolve();
+      };
+      const stuck = setTimeout(() => void w.terminate(), 2000);
+      w.once('exit', done);
+      w.postMessage('stop');
+    });
   }
+
+  private closeDb(): void {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Kept in the WAL; the next open reads it.
+    }
+    this.db.close();
+  }
+
 }

@@ -117,10 +117,11 @@ test('a file store folds its WAL into the database file from its checkpointer, n
   const deadline = Date.now() + 5000;
   while (statSync(path).size === emptySize && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   assert.ok(statSync(path).size > emptySize, 'the checkpointer wrote the database file');
-  s.close();
+  await s.close();
+  assert.not.ok(existsSync(`${path}-wal`), 'a closed store leaves no WAL behind');
   const again = RelayStore.open({ path });
   assert.is((await replay(again, 'a')).items.length, 4000);
-  again.close();
+  await again.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
