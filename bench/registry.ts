@@ -20,5 +20,6 @@ export const registry: BenchEntry[] = [
   { id: 'cli', file: 'cli-start.bench.ts', load: () => import('./cli-start.bench.js') },
   { id: 'cli-use', file: 'cli.bench.ts', load: () => import('./cli.bench.js') },
   { id: 'replay', file: 'log-replay.bench.ts', load: () => import('./log-replay.bench.js') },
+  { id: 'restart', file: 'restart.bench.ts', load: () => import('./restart.bench.js') },
   { id: 'idle', file: 'idle-sessions.bench.ts', load: () => import('./idle-sessions.bench.js') },
 ];

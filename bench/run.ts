@@ -10,7 +10,7 @@ import { ROUNDS, type BenchFigure } from './types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
-const entries = registry.filter((e) => wanted.length === 0 || wanted.some((w) => e.id === w || e.file.includes(w)));
+const entries = registry.filter((e) => wanted.length === 0 || wanted.some((w) => e.id === w || e.file === w));
 if (entries.length === 0) {
   process.stderr.write(`bench: nothing matches ${wanted.join(' ')}; ids: ${registry.map((e) => e.id).join(', ')}\n`);
   process.exit(2);

@@ -2,8 +2,10 @@
 # Runs the AEP standard's live endpoint checker (conformance/live.js, agent-event-protocol at
 # 1d959a0) against freshly started relays: once without a token (development posture, covers
 # control-auth-gate) and once with a token, a small replay buffer (--evict) and a
-# control-capable stub target (--control-session, --control-cancel), and once more with this
-# project's Claude Code adapter runtime as the control target.
+# control-capable stub target (--control-session, --control-cancel), once more with this
+# project's Claude Code adapter runtime as the control target, and once with the Cline adapter
+# runtime (its hub replaced by a stand-in that answers run.abort as Cline 3.0.65 does) for
+# control-cancel.
 # live.js is not part of this project; point AEP_LIVE_JS at a copy, or clone the standard into
 # .cache/aep-standard (git-ignored):
 #   git clone https://github.com/agenteventprotocol/agent-event-protocol .cache/aep-standard
@@ -57,4 +59,8 @@ node "$work/live.cjs" "$base" --timeout 4000 --token "$token" --control-session 
 start_stack --token "$token" --adapter claude-code --session s_cc
 node "$work/live.cjs" "$base" --timeout 4000 --token "$token" --control-session s_cc --ack-window 1500 --json - 2>"$work/live3.err" \
   | summary "token, Claude Code adapter as the control target" || { status=1; cat "$work/live3.err" >&2; }
+start_stack --token "$token" --adapter cline --session s_cline
+run="$(sed -n 's/.*"run":"\([^"]*\)".*/\1/p' "$work"/stack-* | tail -1)"
+node "$work/live.cjs" "$base" --timeout 4000 --token "$token" --control-session s_cline --control-cancel "$run" --ack-window 1500 --json - 2>"$work/live4.err" \
+  | summary "token, Cline adapter runtime (stand-in hub) as the control target" || { status=1; cat "$work/live4.err" >&2; }
 exit $status

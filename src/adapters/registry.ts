@@ -4,6 +4,7 @@ import { codex } from './codex.js';
 import { qwenCode } from './qwen-code.js';
 import { vscode } from './vscode.js';
 import { hermes } from './hermes.js';
+import { cline } from './cline.js';
 import { openhands } from './openhands.js';
 import { surfaceFrom, type SurfaceOptions, type VendorTable } from './table.js';
 import type { VendorSurface } from '../streams/surface.js';
@@ -15,6 +16,7 @@ const TABLES: readonly VendorTable[] = [
   vscode,
   hermes,
   openhands,
+  cline,
 ];
 
 export const vendorTables: ReadonlyMap<string, VendorTable> = new Map(TABLES.map((t) => [t.token, t]));

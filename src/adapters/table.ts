@@ -13,6 +13,25 @@ import type {
   ObservationSpec, VendorSurface,
 } from '../streams/surface.js';
 
+/**
+ * A vendor's user-plane channel beside its hooks (the Cline hub): two trust grants, each its own
+ * variable (D16). The tap observes; control also declares and accepts the user-plane verbs.
+ */
+export interface UserPlane {
+  /** `=1` connects (observe-only while it cannot). */
+  tapEnv: string;
+  /** `=1` implies the tap and turns on send_input (D28). */
+  controlEnv: string;
+  /** The channel's address and credential, instead of the vendor's discovery record (flags `--hub-url`, `--hub-token`). */
+  urlEnv: string;
+  tokenEnv: string;
+  /** The channel aborts the active run: `control.cancel` (scope `run`) is offered with control. */
+  cancels: boolean;
+  /** The channel raises approvals: `control.attention.respond` is offered with control. */
+  approvals: boolean;
+  open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void): InputTransport & { close(): Promise<void> };
+}
+
 /** A parsed hook body as the vendor sent it. */
 export type HookInput = Record<string, unknown>;
 
@@ -175,6 +194,8 @@ export interface VendorTable {
    * (D28, D29). A table may offer it beside instruct; its transport is the adapter's to supply.
    */
   sendInput?: InputPolicy;
+  /** The channel send_input and the other user-plane verbs go through. */
+  userPlane?: UserPlane;
   /** Commands carried out on the vendor's own API under the control gate (VendorSurface.controls). */
   controls?: readonly string[];
   /** Default hook port (D15). */
@@ -345,6 +366,8 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
     ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
+    ...(table.userPlane?.cancels === true ? { cancels: true } : {}),
+    ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
     ...(table.controls === undefined ? {} : { controls: table.controls }),
     resumeWindowMs: resumeWindowOf(table),
     ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),

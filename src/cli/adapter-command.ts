@@ -10,7 +10,7 @@ import { ensureSecret, stateDir } from '../adapters/install.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
-import { archivedGenerations, readEventLog, segmentPath } from '../streams/log.js';
+import { archivedGenerations, fullWhile, readEventLog, segmentPath } from '../streams/log.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import { sayRelayState } from './relay-status.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
@@ -26,6 +26,8 @@ export interface AdapterFlags {
   instruct?: boolean;
   attentionTimeoutMs?: string;
   instructTtlMs?: string;
+  logSegmentBytes?: string;
+  logKeepSegments?: string;
   resumeWindowMs?: string;
   /** `--quiet`: no user-visible notice in delivering replies (D27). */
   quiet?: boolean;
@@ -37,6 +39,13 @@ export interface AdapterFlags {
   control?: boolean;
   /** The gate's tool pattern (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS). */
   gateTools?: string;
+  /** Connect the vendor's user-plane channel, observe-only (AEP_CLINE_HUB=1). */
+  hub?: boolean;
+  /** Also carry send_input, control.cancel and approvals over it (AEP_CLINE_HUB_CONTROL=1). */
+  hubControl?: boolean;
+  /** Where it is, instead of the vendor's discovery record (AEP_CLINE_HUB_URL, AEP_CLINE_HUB_TOKEN). */
+  hubUrl?: string;
+  hubToken?: string;
   /** A bridge vendor's server URL (AEP_OPENHANDS_URL). */
   server?: string;
   /** Its key (AEP_OPENHANDS_KEY). */
@@ -60,6 +69,12 @@ export interface AdapterConfig {
   port: number;
   secret: string;
   logPath: string;
+  /** D24: active log size that triggers a snapshot and a new segment. */
+  segmentBytes?: number;
+  /** D24: archived segments kept once covered (Infinity keeps all). */
+  keepSegments?: number;
+  /** Test only (AEP_TEST_LOG_FULL_FLAG): log writes fail with ENOSPC while this file exists. */
+  logFullFlag?: string;
   instruct: boolean;
   attentionTimeoutMs: number;
   ttlMs?: number;
@@ -73,6 +88,8 @@ export interface AdapterConfig {
   /** The vendor's opt-in held gate is on (its held loops, and `control.attention.respond` in the hello). */
   control: boolean;
   gateTools?: string;
+  /** The vendor's user-plane channel (Cline hub): connect it, and whether its verbs are on. */
+  userPlane?: { control: boolean; env: NodeJS.ProcessEnv };
   /** A bridge vendor's server connection (OpenHands); absent for hook vendors. */
   source?: { spec: SourceSpec; url: string; key?: string; pollMs: number; deltas: boolean };
 }
@@ -112,7 +129,22 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
+  const plane = table.userPlane;
+  if (plane === undefined && (f.hub === true || f.hubControl === true)) {
+    throw new SteeringError('CONFIG_INVALID', `${token} has no user-plane channel: --hub and --hub-control apply to ${vendorTokens().filter((t) => tableFor(t)?.userPlane !== undefined).join(', ')}`);
+  }
+  const hubControl = f.hubControl === true || (plane !== undefined && truthy(env[plane.controlEnv]));
+  if (plane !== undefined && (hubControl || f.hub === true || truthy(env[plane.tapEnv]))) {
+    // The flags win over the variables the channel reads (D16).
+    const planeEnv = { ...env, ...(f.hubUrl ? { [plane.urlEnv]: f.hubUrl } : {}), ...(f.hubToken ? { [plane.tokenEnv]: f.hubToken } : {}) };
+    cfg.userPlane = { control: hubControl, env: planeEnv };
+  }
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
+  const seg = f.logSegmentBytes ?? (env.AEP_LOG_SEGMENT_BYTES || undefined);
+  if (seg !== undefined) cfg.segmentBytes = integer('--log-segment-bytes', seg, 4096);
+  const keep = f.logKeepSegments ?? (env.AEP_LOG_KEEP_SEGMENTS || undefined);
+  if (keep !== undefined) cfg.keepSegments = keep === 'all' ? Infinity : integer('--log-keep-segments', keep, 0);
+  if (env.AEP_TEST_LOG_FULL_FLAG) cfg.logFullFlag = env.AEP_TEST_LOG_FULL_FLAG;
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
   const tok = f.token || env.AEP_TOKEN || undefined;
   if (tok !== undefined) cfg.token = tok;
@@ -186,7 +218,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     : connectRelay({
       url: cfg.relayUrl,
       agent: cfg.surface.token,
-      accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput, control), // D5
+      accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
       onError: report,
       ...(cfg.token === undefined ? {} : { token: cfg.token }),
     });
@@ -202,6 +234,14 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
+  const plane = cfg.userPlane === undefined ? undefined : tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report);
+  if (plane !== undefined) {
+    opts.transport = plane;
+    opts.sendInput = cfg.userPlane?.control === true;
+  }
+  if (cfg.segmentBytes !== undefined) opts.segmentBytes = cfg.segmentBytes;
+  if (cfg.keepSegments !== undefined) opts.keepSegments = cfg.keepSegments;
+  if (cfg.logFullFlag !== undefined) opts.logWrite = fullWhile(cfg.logFullFlag);
   if (relay !== undefined) opts.relay = relay;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
   if (source !== undefined) {
@@ -224,6 +264,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     status?.unsubscribe();
     await source?.close();
     await relay?.close();
+    await plane?.close();
     await inspector?.stop();
     throw err;
   }
@@ -233,6 +274,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
       status?.unsubscribe();
       await source?.close();
       await adapter.close();
+      await plane?.close();
       await inspector?.stop();
     },
   };
@@ -250,6 +292,8 @@ export function registerAdapter(program: Command): void {
     .option('--log <file>', 'the adapter\'s event log (AEP_LOG; default AEP_STATE_DIR/logs/<vendor>.jsonl)')
     .option('--instruct', 'accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option('--attention-timeout-ms <ms>', 'held-loop timeout (AEP_ATTENTION_TIMEOUT_MS, D14)')
+    .option('--log-segment-bytes <n>', 'snapshot the sessions and start a new log segment past this size (AEP_LOG_SEGMENT_BYTES, D24; default 16 MiB)')
+    .option('--log-keep-segments <n|all>', 'archived log segments kept once a snapshot covers them (AEP_LOG_KEEP_SEGMENTS, D24; default 2)')
     .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this, 0 for never (AEP_INSTRUCT_TTL_MS, D10; default: the vendor\'s, D26)')
     .option('--resume-window-ms <ms>', 'after the end moment, keep the queue this long for a resumed run (AEP_RESUME_WINDOW_MS, D25; default: the vendor\'s)')
     .option('--quiet', 'do not tell the user at the agent that an instruction arrived (AEP_QUIET=1, D27)')
@@ -259,6 +303,10 @@ export function registerAdapter(program: Command): void {
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
     .option('--control', 'turn on the vendor\'s opt-in gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13); OpenHands send_input, respond, pause, resume, interrupt (AEP_OPENHANDS_CONTROL=1; D29)')
     .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')
+    .option('--hub', 'Cline: connect to the Cline hub, observe-only; hooks work without it (AEP_CLINE_HUB=1)')
+    .option('--hub-control', 'Cline: also accept send_input, control.cancel and approval answers over the hub (AEP_CLINE_HUB_CONTROL=1, D28)')
+    .option('--hub-url <url>', 'Cline: the hub WebSocket instead of its discovery record (AEP_CLINE_HUB_URL; needs --hub-token)')
+    .option('--hub-token <t>', 'Cline: the hub\'s authToken (AEP_CLINE_HUB_TOKEN)')
     .option('--server <url>', 'bridge vendors: the agent server to observe (AEP_OPENHANDS_URL; default http://127.0.0.1:8000)')
     .option('--server-key <key>', 'bridge vendors: the server\'s session API key, one of its OH_SESSION_API_KEYS_* (AEP_OPENHANDS_KEY)')
     .option('--poll <seconds>', 'bridge vendors: conversation discovery interval (AEP_OPENHANDS_POLL; default 15)')
@@ -272,6 +320,7 @@ export function registerAdapter(program: Command): void {
         ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
         : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);
       out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
+      if (cfg.userPlane) out(`  ${table?.userPlane?.tapEnv ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`);
       if (running.inspector) out(`  inspect ${running.inspector.url}`);
       const stop = () => {
         setTimeout(() => process.exit(1), 5000).unref();

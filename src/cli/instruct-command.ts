@@ -3,8 +3,7 @@
 // the command id. Nothing is inferred from local state.
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
-import { sendInstruction, type InstructOutcome } from '../consumer/send.js';
-import { withConsumer } from '../consumer/connect.js';
+import type { InstructOutcome } from '../consumer/send.js';
 import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome; success is 0 whether it waited for delivery or not. */
@@ -93,6 +92,8 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
     // A relay that refused the token was reached: another fix, another exit code.
     return code === 'RELAY_UNAUTHORIZED' ? INSTRUCT_EXIT.unauthorized : INSTRUCT_EXIT.unreachable;
   };
+  // Loaded only once the arguments are good: a usage error starts no socket client or builder.
+  const [{ withConsumer }, { sendInstruction }] = await Promise.all([import('../consumer/connect.js'), import('../consumer/send.js')]);
   return withConsumer(f, async (consumer) => {
     const o = await sendInstruction(consumer, f, {
       session: f.session,

@@ -12,7 +12,7 @@ export type RelayFlags = ConsumerTarget;
 export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.env, sender: string = DEFAULT_SENDER): Command {
   return cmd
     // An empty variable counts as unset (D21).
-    .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] || DEFAULT_RELAY)
+    .option('--relay <url>', 'relay WebSocket URL, or several relay nodes comma-separated (AEP_RELAY)', env['AEP_RELAY'] || DEFAULT_RELAY)
     .option('--token <token>', 'bearer token for the relay (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)', env['AEP_TOKEN'] || undefined)
     .option('--sender <name>', 'sender identity carried as the command\'s agent (a tokens-file token always sends as its own identity)', sender);
 }

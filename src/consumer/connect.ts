@@ -3,7 +3,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { SteeringError, type SteeringErrorCode } from '../protocol/errors.js';
 import { tokenFor } from '../relay/local-token.js';
-import { RelayConsumer } from './connection.js';
+// Type only: the socket client (and `ws`) loads when a command connects, not when it parses flags.
+import type { RelayConsumer } from './connection.js';
 
 export const DEFAULT_RELAY = 'ws://127.0.0.1:8787/socket';
 /** The sender identity on commands (`agent` of the command, AEP-0004 §2) unless --sender names another. */
@@ -26,6 +27,7 @@ export const senderOf = (consumer: RelayConsumer, f: { sender: string }): string
 export async function connectConsumer(f: ConsumerTarget): Promise<RelayConsumer> {
   // Zero-config: a loopback relay gets the local token when none is given.
   const token = tokenFor(f.relay, f.token);
+  const { RelayConsumer } = await import('./connection.js');
   return RelayConsumer.connect({ url: f.relay, agent: f.sender, ...(token ? { token } : {}) });
 }
 

@@ -21,12 +21,19 @@ export const REJECT = {
   queueFull: { reason: 'invalid', rule: 'queue-full', detail: `queue full (${QUEUE_CAP})` },
   unknownSession: { reason: 'refused', rule: 'unknown-session', detail: 'unknown session' },
   ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
+  oobOnly: { reason: 'unsupported', rule: 'gate-off', detail: 'this request is answered in the agent\'s own UI (respond_via oob); answering it here needs the control gate' },
   unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown or settled attention request' },
   answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
   controlGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control is not enabled on this adapter (its control gate is off)' },
   inputGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'send_input is not enabled on this adapter (its control gate is off)' },
   idle: { reason: 'refused', rule: 'session-idle', detail: 'session idle: send_input would start a turn; send it while the agent is working' },
   transportDown: { reason: 'busy', rule: 'transport-down', detail: 'the agent connection is down; retry once the adapter has reconnected' },
+  cancelGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control.cancel is not enabled on this adapter (its control gate is off)' },
+  cancelScope: { reason: 'refused', rule: 'cancel-scope', detail: 'the agent has no session stop: send control.cancel with scope "run"' },
+  scopeInvalid: { reason: 'invalid', rule: 'cancel-scope', detail: 'scope must be "run" or "session"' },
+  noRun: { reason: 'refused', rule: 'no-active-run', detail: 'no active run to cancel' },
+  otherRun: { reason: 'refused', rule: 'no-active-run', detail: 'the run named is not the active run' },
+  cancelPending: { reason: 'refused', rule: 'cancel-pending', detail: 'a cancel of this run is already under way' },
   identicalPending: { reason: 'refused', rule: 'input-pending-identical', detail: 'an identical input is still pending; the agent would read it once' },
 } as const satisfies Record<string, Rejection>;
 
@@ -90,6 +97,28 @@ export function decideSendInput(
   return { kind: 'accept', key, text: checked.text, ...(typeof delivery === 'string' ? { delivery } : {}) };
 }
 
+/**
+ * control.cancel (AEP-0004 §5) against a vendor whose transport aborts the active run: scope
+ * `run` only (the vendor has no session stop), and only while a run is active.
+ */
+export function decideCancel(
+  view: { decisions: Decisions; ended: boolean; turnOpen: boolean; cancel?: { key: string }; run?: string }, command: AepCommand, gateOpen: boolean, ready: boolean,
+): GateDecision {
+  const key = commandKey(command);
+  if (decisionOf(view.decisions, key) !== undefined || view.cancel?.key === key) return { kind: 'duplicate', key };
+  if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.cancelGateOff };
+  if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
+  const scope = (command.data as Record<string, unknown> | undefined)?.scope;
+  if (scope === 'session') return { kind: 'reject', key, rejection: REJECT.cancelScope };
+  if (scope !== 'run') return { kind: 'reject', key, rejection: REJECT.scopeInvalid };
+  if (!view.turnOpen) return { kind: 'reject', key, rejection: REJECT.noRun };
+  // The vendor aborts the active run only: a command naming another one is never guessed at.
+  if (command.run !== undefined && view.run !== undefined && command.run !== view.run) return { kind: 'reject', key, rejection: REJECT.otherRun };
+  if (view.cancel !== undefined) return { kind: 'reject', key, rejection: REJECT.cancelPending };
+  if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
+  return { kind: 'accept', key };
+}
+
 /** D6 for a session the adapter never saw (no actor exists). */
 export function decideUnknownSession(decisions: Decisions, command: AepCommand): GateDecision {
   const key = commandKey(command);
@@ -140,6 +169,8 @@ export function decideRespond(
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
   const hold = view.holds.find((h) => h.requestId === command.subject);
   if (!hold) return { kind: 'reject', key, rejection: REJECT.unknownRequest };
+  // A request observed without the control gate is answered in the agent's own UI only.
+  if (hold.request.respondVia !== undefined && !hold.request.respondVia.includes('control')) return { kind: 'reject', key, rejection: REJECT.oobOnly };
   const data = command.data as Record<string, unknown> | undefined;
   const decision = readAnswer(hold.request, data?.answer);
   if (!decision) return { kind: 'reject', key, rejection: REJECT.answerInvalid };

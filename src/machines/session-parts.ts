@@ -4,6 +4,7 @@
 import { closedType, deliveredType, droppedType, reopenedType } from '../protocol/index.js';
 import { decisionsFrom, withDecision } from './decisions.js';
 import { droppedInputs } from './user-input.js';
+import { unlessAccepted, type Step } from './step.js';
 import { decideInstruct, decideRespond } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
@@ -12,10 +13,7 @@ import type {
   RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
 } from './session-types.js';
 
-export interface Step {
-  context?: Partial<SessionContext>;
-  outputs: SessionOutput[];
-}
+export type { Step } from './step.js';
 
 export const seedContext = (seed: SessionSeed): SessionContext => ({
   session: seed.session,
@@ -56,13 +54,8 @@ const dropped = (ctx: SessionContext, items: readonly QueuedInstruction[], reaso
 export function instruct(ctx: SessionContext, input: InstructInput, ended: boolean): Step {
   const d = decideInstruct({ decisions: ctx.decisions, ended, pending: pendingCount(ctx.queue, ctx.inFlight) }, input.command, input.gateOpen);
   const cause = input.command.id;
-  if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
-  if (d.kind === 'reject') {
-    return {
-      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
-      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection: d.rejection }],
-    };
-  }
+  const refused = unlessAccepted(ctx, d, cause);
+  if (refused !== undefined) return refused;
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
   if (typeof input.command.agent === 'string') item.from = input.command.agent;
   return {
@@ -93,7 +86,9 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
       { type: 'control.accepted', cause, key: d.key },
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },
       { type: 'attention.resolved', subject: hold.requestId, cause: input.answeredId, resolution: 'answered', latencyMs: Math.max(0, input.at - hold.openedAt) },
-      { type: 'reply.decision', hookId: hold.hookId, decision: d.decision },
+      hold.external === undefined
+        ? { type: 'reply.decision', hookId: hold.hookId, decision: d.decision }
+        : { type: 'approval.answer', approvalId: hold.external, decision: d.decision },
     ],
   };
 }
@@ -101,7 +96,10 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 /** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
   // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
-  const turn: Partial<SessionContext> = input.turn === undefined ? {} : { turnOpen: input.turn === 'opens' };
+  // A closing turn settles a cancel that was under way (its run.cancelled named the command).
+  const turn: Partial<SessionContext> = input.turn === undefined ? {}
+    : input.turn === 'opens' ? { turnOpen: true, run: input.runId }
+      : { turnOpen: false, cancel: undefined, run: undefined };
   if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
@@ -175,7 +173,11 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   // D25: inside a resume window the queue waits for the resumed run; window 0 is D10 as written.
   // Inputs the vendor still held unread end with the session either way (D28).
   const windowMs = input.windowMs ?? 0;
-  const outputs: SessionOutput[] = [...(windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended')), ...droppedInputs(ctx, ctx.inputs, 'session-ended')];
+  // Cline 3.0.65 answers a hub run.abort with its shutdown moment, not an abort moment: the run
+  // the cancel aimed at ends here, and its run.cancelled names the command.
+  const outputs: SessionOutput[] = ctx.cancel?.acked === true
+    ? [{ type: 'run.cancelled', cause: ctx.cancel.id, ...(ctx.run === undefined ? {} : { run: ctx.run }) }] : [];
+  outputs.push(...(windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended')), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -188,8 +190,9 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  if (windowMs > 0) return { context: { holds: [], inputs: [], turnOpen: false, endedOnce: true, resumeUntil: input.at + windowMs }, outputs };
-  return { context: { queue: [], holds: [], inputs: [], turnOpen: false, endedOnce: true, resumeUntil: undefined }, outputs };
+  const common = { holds: [], inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };
+  if (windowMs > 0) return { context: { ...common, resumeUntil: input.at + windowMs }, outputs };
+  return { context: { ...common, queue: [], resumeUntil: undefined }, outputs };
 }
 
 /**
@@ -226,7 +229,16 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
   }
+  // A cancel the transport never answered: its ack is owed, and the restart cannot know the answer.
+  const c = ctx.cancel;
+  const unanswered = c !== undefined && !c.acked;
+  if (unanswered) {
+    outputs.push({ type: 'control.rejected', cause: c.id, key: c.key, rejection: { reason: 'refused', rule: 'cancel-refused', detail: 'the adapter restarted before the agent answered the cancel; send it again if the run goes on' } });
+  }
   const forwards = recoverForwards(ctx);
   outputs.push(...forwards.outputs);
-  return { context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context }, outputs };
+  return {
+    context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context, ...(unanswered ? { cancel: undefined } : {}) },
+    outputs,
+  };
 }

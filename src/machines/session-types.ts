@@ -31,6 +31,8 @@ export interface AttentionRequest {
   options?: { id: string; label: string }[];
   fields?: Record<string, unknown>[];
   context?: Record<string, unknown>;
+  /** `respond_via`: `["control"]` unless the vendor's own UI answers the same loop too. */
+  respondVia?: string[];
 }
 
 /** A held loop's answer in vendor-neutral terms (D14). Same shape as the surface's. */
@@ -90,6 +92,11 @@ export interface OpenHold {
   request: AttentionRequest;
   openedAt: number;
   timeoutMs: number;
+  /**
+   * The vendor's own id for a request raised on its user-plane channel (Cline hub approvalId);
+   * such a hold has no hook reply: its answer goes back through the transport.
+   */
+  external?: string;
 }
 
 /** The one decision recorded per command (AEP-0004 §3), keyed by `(source, id)`. */
@@ -118,6 +125,13 @@ export interface SessionContext {
   forwards: PendingForward[];
   /** A turn is running (the table marks the moments that open and close one). */
   turnOpen: boolean;
+  /**
+   * A `control.cancel` handed to the vendor's transport (`acked` once it answered yes): the run's
+   * `run.cancelled` names it as cause; the turn's close settles it.
+   */
+  cancel?: { id: string; key: string; acked: boolean };
+  /** The adapter-minted id of the turn now running, for vendors that name none. */
+  run?: string;
   /**
    * `session.ended` is already on the stream. AEP allows one per session, so a session reopened by
    * a start moment marks its later ends `x.{vendor}.session.closed` instead.
@@ -163,6 +177,25 @@ export interface SendInputInput {
   ready: boolean;
   policy: InputPolicy;
 }
+/** `control.cancel {scope}` (AEP-0004 §5): forwarded to the vendor's transport, acked on its answer. */
+export interface CancelInput {
+  type: 'command.cancel';
+  at: number;
+  command: AepCommand;
+  gateOpen: boolean;
+  ready: boolean;
+}
+/** The vendor's channel raised an approval request (Cline hub `approval.requested`). */
+export interface ApprovalRequestedInput { type: 'approval.requested'; at: number; requestId: string; approvalId: string; request: AttentionRequest }
+/**
+ * The vendor's channel settled an approval (`approval.resolved`): answered in its own UI unless
+ * this adapter answered it first; `approved` absent means the vendor cancelled it.
+ */
+export interface ApprovalResolvedInput { type: 'approval.resolved'; at: number; approvalId: string; approved?: boolean; answeredId: string }
+/** The vendor's channel was lost: its open requests can no longer be answered. */
+export interface TransportLostInput { type: 'transport.lost'; at: number }
+/** The transport's answer to a forwarded cancel. */
+export interface CancelAnsweredInput { type: 'cancel.answered'; at: number; commandId: string; ok: boolean }
 /**
  * A command the adapter carries out on the vendor's own API (OpenHands pause, resume, interrupt,
  * respond_to_confirmation). The vendor's answer decides it; its guard was evaluated by the
@@ -206,6 +239,8 @@ export interface MomentInput {
   causeId?: string;
   /** The moment opens or closes a turn (the table says which), for the D28 idle refusal. */
   turn?: 'opens' | 'closes';
+  /** The run id minted for the turn this moment opens (a vendor that names none). */
+  runId?: string;
 }
 export interface HeldInput {
   type: 'hook.held';
@@ -240,8 +275,8 @@ export interface RecoveredInput { type: 'restart.recovered'; at: number }
 export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
   | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
-  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput
-  | ForwardInput | ForwardSettledInput;
+  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput
+  | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput | ForwardInput | ForwardSettledInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -253,7 +288,7 @@ export type SessionOutput =
   | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string }
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason }
   | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
-  | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown> }
+  | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown>; via?: 'control' | 'oob' }
   | { type: 'attention.resolved'; subject: string; cause: string; resolution: 'answered' | 'dismissed'; latencyMs: number }
   | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number }
   | { type: 'session.ended'; reason: EndReason; cause?: string }
@@ -274,6 +309,12 @@ export type SessionOutput =
   | { type: 'control.forward'; cause: string; command: AepCommand }
   /** Hand an accepted send_input to the vendor's transport; its answer comes back as input.sent / input.failed. */
   | { type: 'input.send'; cause: string; text: string; delivery?: string }
+  /** `run.cancelled {by:"control"}`: the session ended while a cancel of its run was under way. */
+  | { type: 'run.cancelled'; cause: string; run?: string }
+  /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
+  | { type: 'approval.answer'; approvalId: string; decision: Decision }
+  /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
+  | { type: 'run.cancel'; cause: string }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */
   | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
   /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */
@@ -285,5 +326,5 @@ export type OutputType = SessionOutput['type'];
 export const STREAM_OUTPUTS = [
   'control.accepted', 'control.rejected', 'instruction.delivered', 'instruction.dropped',
   'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout', 'session.ended',
-  'session.reopened', 'session.closed', 'input.sent', 'input.consumed',
+  'session.reopened', 'session.closed', 'input.sent', 'input.consumed', 'run.cancelled',
 ] as const satisfies readonly OutputType[];

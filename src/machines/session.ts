@@ -2,6 +2,8 @@
 import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
 import * as inputs from './user-input.js';
+import * as cancels from './run-cancel.js';
+import * as approvals from './transport-holds.js';
 import * as forwards from './forward.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
@@ -47,6 +49,13 @@ export const sessionMachine = setup({
     markInputSent: step('input.sent', inputs.inputSent),
     dropInputUnsent: step('input.failed', inputs.inputFailed),
     markInputConsumed: step('input.consumed', inputs.inputConsumed),
+    forwardCancel: step('command.cancel', (c, e) => cancels.cancel(c, e, false)),
+    refuseCancelEnded: step('command.cancel', (c, e) => cancels.cancel(c, e, true)),
+    settleCancel: step('cancel.answered', cancels.cancelAnswered),
+    openApproval: step('approval.requested', (c, e) => approvals.approvalRequested(c, e, false)),
+    ignoreApproval: step('approval.requested', (c, e) => approvals.approvalRequested(c, e, true)),
+    mirrorApproval: step('approval.resolved', approvals.approvalResolved),
+    dismissLost: step('transport.lost', approvals.transportLost),
     forward: step('command.forward', (c, e) => forwards.forward(c, e, false)),
     refuseForwardEnded: step('command.forward', (c, e) => forwards.forward(c, e, true)),
     settleForward: step('forward.settled', forwards.settle),
@@ -70,6 +79,11 @@ export const sessionMachine = setup({
     'input.sent': { actions: 'markInputSent' },
     'input.failed': { actions: 'dropInputUnsent' },
     'input.consumed': { actions: 'markInputConsumed' },
+    'command.cancel': { actions: 'forwardCancel' },
+    'cancel.answered': { actions: 'settleCancel' },
+    'approval.requested': { actions: 'openApproval' },
+    'approval.resolved': { actions: 'mirrorApproval' },
+    'transport.lost': { actions: 'dismissLost' },
     'command.forward': { actions: 'forward' },
     'forward.settled': { actions: 'settleForward' },
   },
@@ -98,6 +112,8 @@ export const sessionMachine = setup({
         'command.instruct': [{ guard: 'inResumeWindow', actions: 'enqueue' }, { actions: ['closeWindowFirst', 'refuseEnded'] }],
         'window.tick': { actions: 'closeWindow' },
         'command.send_input': { actions: 'refuseInputEnded' },
+        'command.cancel': { actions: 'refuseCancelEnded' },
+        'approval.requested': { actions: 'ignoreApproval' },
         'command.forward': { actions: 'refuseForwardEnded' },
         'hook.moment': [{ guard: 'isStart', target: 'idle', actions: 'reopen' }, { actions: 'replyNeutral' }],
         'hook.held': { actions: 'declineHold' },

@@ -6,7 +6,7 @@
 import { droppedType, inputConsumedType, inputSentType } from '../protocol/index.js';
 import { withDecision } from './decisions.js';
 import { decideSendInput } from './gate.js';
-import type { Step } from './session-parts.js';
+import { unlessAccepted, type Step } from './step.js';
 import type {
   DropReason, InputConsumedInput, InputFailedInput, InputSentInput, PendingInput, SendInputInput, SessionContext, SessionOutput,
 } from './session-types.js';
@@ -25,13 +25,8 @@ export function sendInput(ctx: SessionContext, input: SendInputInput, ended: boo
   const view = { decisions: ctx.decisions, ended, turnOpen: ctx.turnOpen, inputs: ctx.inputs };
   const d = decideSendInput(view, input.command, input.gateOpen, input.ready, input.policy);
   const cause = input.command.id;
-  if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
-  if (d.kind === 'reject') {
-    return {
-      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
-      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection: d.rejection }],
-    };
-  }
+  const refused = unlessAccepted(ctx, d, cause);
+  if (refused !== undefined) return refused;
   const item: PendingInput = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at, phase: 'sending',
     awaitsConsumption: input.policy.reportsConsumption,
   };

@@ -19,6 +19,10 @@ export type RuleId =
   | 'session-idle'
   | 'transport-down'
   | 'input-pending-identical'
+  | 'cancel-scope'
+  | 'no-active-run'
+  | 'cancel-pending'
+  | 'cancel-refused'
   /** The vendor's API said no (an HTTP 4xx/5xx answer to a forwarded command). */
   | 'vendor-refused'
   /** The vendor would ignore or misread the command in the status the stream last showed. */

@@ -282,7 +282,7 @@ export class RelayCore {
    * A command from a WS sender (D17): routed to its one claimant and forwarded as the raw frame,
    * then kept in the session history and fanned out; a refusal goes only to the sender.
    */
-  command(cmd: Incoming, frame: string, sender: Principal): { refused?: Refusal } {
+  command(cmd: Incoming, frame: string, sender: Principal, origin?: Peer): { refused?: Refusal } {
     const route = routeCommand(sender, cmd.event, this.claimants());
     if (route.kind === 'refuse') {
       this.counters.refused += 1;
@@ -290,8 +290,17 @@ export class RelayCore {
     }
     this.counters.forwarded += 1;
     this.accept([cmd]);
+    if (this.store.fabric === undefined) {
+      // One node: the target's answer can only come back through this core, after this
+      // command in the pending batch, so history keeps their order without the command waiting
+      // for the store to write (no latency spike while the store writes).
+      route.target.sendText(frame);
+      return {};
+    }
     // In history before its target can answer it: a target on another node answers fast.
-    this.afterFlush(() => route.target.sendText(frame));
+    // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
+    const fabric = this.store.fabric;
+    this.afterFlush(() => (fabric !== undefined && !this.peers.has(route.target) ? fabric.forward(route.target, frame, origin) : route.target.sendText(frame)));
     return {};
   }
 

@@ -170,7 +170,7 @@ export class SocketConnection implements Peer, Channel {
     const event = m as AepEvent;
     const incoming = { event, line: oneLine(text) };
     if (isCommandType(event.type)) {
-      const { refused } = this.core.command(incoming, text, this.principal);
+      const { refused } = this.core.command(incoming, text, this.principal, this);
       // A refusal on the target's behalf is a frame to the sender, never an event (AEP-0004 §4).
       if (refused) this.sendFrame({ type: 'error', cause: event.id, code: refused.code, detail: refused.detail });
       return;

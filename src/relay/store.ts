@@ -4,7 +4,9 @@
 // session events (commands, `attention.routed`) are kept by arrival beside them.
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
 import type { Principal } from './acl.js';
 import type { Peer } from './core.js';
@@ -88,6 +90,8 @@ export interface Fabric {
   ownerOf(session: string): string | undefined;
   /** Claimants held by other nodes, as peers whose `sendText` forwards to their node. */
   remotePeers(): Iterable<Peer>;
+  /** Forwards a command frame to a remote claimant; if it left meanwhile, its node refuses it to `replyTo`. */
+  forward(target: Peer, frame: string, replyTo?: Peer): void;
 }
 
 export interface FabricLocal {
@@ -126,6 +130,34 @@ CREATE INDEX IF NOT EXISTS events_by_position ON events (session, epoch, seq);
 
 type Row = { arrival: number; epoch: number | null; seq: number | null; raw: string };
 
+/** How often the checkpointer folds the WAL back into the database file. */
+const CHECKPOINT_EVERY_MS = 250;
+
+/**
+ * A WAL checkpoint copies pages and fsyncs; SQLite's automatic one runs inside whichever commit
+ * crosses 1,000 pages, stalling the event loop, and with it fan-out and command forwarding, for
+ * milliseconds. Here commits never checkpoint; a worker thread with its own connection runs
+ * PASSIVE checkpoints beside them (they never block the writer).
+ */
+const CHECKPOINTER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.path);
+db.pragma('busy_timeout = 100');
+const once = () => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} };
+const timer = setInterval(once, workerData.everyMs);
+parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+function startCheckpointer(path: string): Worker {
+  const module = createRequire(import.meta.url).resolve('better-sqlite3');
+  const w = new Worker(CHECKPOINTER, { eval: true, workerData: { path, module, everyMs: CHECKPOINT_EVERY_MS }, execArgv: [] });
+  // A checkpointer that cannot run leaves SQLite's data safe in the WAL; the next open folds it in.
+  w.on('error', () => undefined);
+  w.unref();
+  return w;
+}
+
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
 
 export class RelayStore implements SessionStore {
@@ -136,6 +168,7 @@ export class RelayStore implements SessionStore {
   private sessionCount: number;
   private readonly q;
   private readonly tx: (list: readonly Admission[]) => boolean[];
+  private checkpointer: Worker | undefined;
 
   private constructor(db: Database.Database, opts: StoreOptions) {
     this.db = db;
@@ -149,13 +182,16 @@ export class RelayStore implements SessionStore {
       touch: db.prepare('UPDATE sessions SET last_write = ?, positioned = positioned + ?, unpositioned = unpositioned + ? WHERE session = ?'),
       oldestPositioned: db.prepare<[string], { arrival: number; epoch: number; seq: number }>(
         'SELECT arrival, epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1'),
-      oldestUnpositioned: db.prepare<[string], { arrival: number }>(
-        'SELECT arrival FROM events WHERE session = ? AND epoch IS NULL ORDER BY arrival LIMIT 1'),
-      deleteArrival: db.prepare('DELETE FROM events WHERE arrival = ?'),
+      nthPositioned: db.prepare<[string, number], { epoch: number; seq: number }>(
+        'SELECT epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1 OFFSET ?'),
+      deletePositionedUpTo: db.prepare(
+        'DELETE FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))'),
+      dropOldestUnpositioned: db.prepare(
+        'DELETE FROM events WHERE arrival IN (SELECT arrival FROM events WHERE session = ? AND epoch IS NULL ORDER BY arrival LIMIT ?)'),
+      lessUnpositioned: db.prepare('UPDATE sessions SET unpositioned = unpositioned - ? WHERE session = ?'),
       pruneUnpositioned: db.prepare('DELETE FROM events WHERE session = ? AND epoch IS NULL AND arrival < ?'),
-      evicted: db.prepare('UPDATE sessions SET positioned = positioned - 1, evicted_epoch = ?, evicted_seq = ? WHERE session = ?'),
+      evicted: db.prepare('UPDATE sessions SET positioned = positioned - ?, evicted_epoch = ?, evicted_seq = ? WHERE session = ?'),
       recount: db.prepare('UPDATE sessions SET unpositioned = (SELECT count(*) FROM events WHERE session = ? AND epoch IS NULL) WHERE session = ?'),
-      dropUnpositioned: db.prepare('UPDATE sessions SET unpositioned = unpositioned - 1 WHERE session = ?'),
       lru: db.prepare<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write LIMIT 1'),
       deleteSessionEvents: db.prepare('DELETE FROM events WHERE session = ?'),
       deleteSession: db.prepare('DELETE FROM sessions WHERE session = ?'),
@@ -172,7 +208,7 @@ export class RelayStore implements SessionStore {
         'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events'),
     };
     this.sessionCount = this.q.counts.get()!.sessions;
-    this.tx = db.transaction((items: readonly Admission[]) => items.map((a) => this.admitOne(a)));
+    this.tx = db.transaction((items: readonly Admission[]) => this.admitBatch(items));
   }
 
   static open(opts: StoreOptions): RelayStore {
@@ -185,9 +221,12 @@ export class RelayStore implements SessionStore {
       const db = new Database(opts.path);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
+      if (onDisk) db.pragma('wal_autocheckpoint = 0');
       db.exec(SCHEMA);
       if (onDisk) for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
-      return new RelayStore(db, opts);
+      const store = new RelayStore(db, opts);
+      if (onDisk) store.checkpointer = startCheckpointer(opts.path);
+      return store;
     } catch (err) {
       throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });
     } finally {
@@ -200,47 +239,67 @@ export class RelayStore implements SessionStore {
     return this.admitAll([a])[0]!;
   }
 
-  /** Admits a batch in one transaction (one NDJSON POST). */
+  /**
+   * Admits a batch (one NDJSON POST, or what sockets delivered in one turn) in one transaction:
+   * one prepared insert per event, then per session of the batch one read, one counter update
+   * and at most one eviction pass, where admitting event by event cost three statements each.
+   */
   admitAll(list: readonly Admission[]): boolean[] {
     return this.tx(list);
   }
 
-
-  private admitOne(a: Admission): boolean {
-    const positioned = a.epoch !== undefined || a.seq !== undefined;
-    const epoch = positioned ? (a.epoch ?? 0) : null;
-    const seq = positioned ? (a.seq ?? 0) : null;
-    const res = this.q.insert.run(a.session, epoch, seq, a.source, a.id, a.raw);
-    if (res.changes === 0) return false;
-    const arrival = Number(res.lastInsertRowid);
-    const row = this.q.session.get(a.session);
-    if (row === undefined) {
-      this.q.newSession.run(a.session, arrival, positioned ? 1 : 0, positioned ? 0 : 1);
-      this.sessionCount += 1;
-      while (this.sessionCount > this.sessionCap) this.evictSession();
-    } else {
-      this.q.touch.run(arrival, positioned ? 1 : 0, positioned ? 0 : 1, a.session);
-    }
-    const counts = row === undefined ? { positioned: positioned ? 1 : 0, unpositioned: positioned ? 0 : 1 } : {
-      positioned: row.positioned + (positioned ? 1 : 0), unpositioned: row.unpositioned + (positioned ? 0 : 1),
-    };
-    if (counts.positioned > this.bufferCap) this.evictOldest(a.session);
-    if (counts.unpositioned > this.bufferCap) {
-      const old = this.q.oldestUnpositioned.get(a.session);
-      if (old) {
-        this.q.deleteArrival.run(old.arrival);
-        this.q.dropUnpositioned.run(a.session);
+  private admitBatch(list: readonly Admission[]): boolean[] {
+    const out = new Array<boolean>(list.length);
+    /** Per session of this batch: what was added and the last arrival, in first-seen order. */
+    const touched = new Map<string, { positioned: number; unpositioned: number; last: number }>();
+    for (let i = 0; i < list.length; i += 1) {
+      const a = list[i]!;
+      const positioned = a.epoch !== undefined || a.seq !== undefined;
+      const res = this.q.insert.run(a.session, positioned ? (a.epoch ?? 0) : null, positioned ? (a.seq ?? 0) : null, a.source, a.id, a.raw);
+      out[i] = res.changes > 0;
+      if (!out[i]) continue;
+      let t = touched.get(a.session);
+      if (t === undefined) {
+        t = { positioned: 0, unpositioned: 0, last: 0 };
+        touched.set(a.session, t);
       }
+      if (positioned) t.positioned += 1;
+      else t.unpositioned += 1;
+      t.last = Number(res.lastInsertRowid);
     }
-    return true;
+    for (const [session, t] of touched) {
+      const row = this.q.session.get(session);
+      if (row === undefined) {
+        this.q.newSession.run(session, t.last, t.positioned, t.unpositioned);
+        this.sessionCount += 1;
+      } else {
+        this.q.touch.run(t.last, t.positioned, t.unpositioned, session);
+      }
+      const positioned = (row?.positioned ?? 0) + t.positioned;
+      const unpositioned = (row?.unpositioned ?? 0) + t.unpositioned;
+      if (positioned > this.bufferCap) this.evictOldest(session, positioned - this.bufferCap);
+      if (unpositioned > this.bufferCap) this.dropUnpositioned(session, unpositioned - this.bufferCap);
+    }
+    // Least recently written first; a session this batch wrote is the most recent.
+    while (this.sessionCount > this.sessionCap) this.evictSession();
+    return out;
   }
 
-  /** Drops the lowest position, remembers it for `replay-exhausted`, and prunes seq-less events older than what is left. */
-  private evictOldest(session: string): void {
-    const old = this.q.oldestPositioned.get(session);
-    if (!old) return;
-    this.q.deleteArrival.run(old.arrival);
-    this.q.evicted.run(old.epoch, old.seq, session);
+  /** Drops the `n` oldest seq-less events of a session beyond the cap. */
+  private dropUnpositioned(session: string, n: number): void {
+    const gone = this.q.dropOldestUnpositioned.run(session, n).changes;
+    if (gone > 0) this.q.lessUnpositioned.run(gone, session);
+  }
+
+  /**
+   * Drops the `n` lowest positions, remembers the highest of them for `replay-exhausted`, and
+   * prunes seq-less events older than what is left.
+   */
+  private evictOldest(session: string, n: number): void {
+    const last = this.q.nthPositioned.get(session, n - 1);
+    if (!last) return;
+    const gone = this.q.deletePositionedUpTo.run(session, last.epoch, last.epoch, last.seq).changes;
+    this.q.evicted.run(gone, last.epoch, last.seq, session);
     const next = this.q.oldestPositioned.get(session);
     if (next) {
       this.q.pruneUnpositioned.run(session, next.arrival);
@@ -294,7 +353,32 @@ export class RelayStore implements SessionStore {
     return { engine: 'sqlite', ok: this.db.open };
   }
 
-  close(): void {
-    if (this.db.open) this.db.close();
+  /** Resolves once both connections are closed, so the files are settled (a caller may remove them). */
+  close(): void | Promise<void> {
+    const w = this.checkpointer;
+    this.checkpointer = undefined;
+    if (!w) return this.closeDb();
+    return new Promise<void>((resolve) => {
+      // The worker closes its connection first, so this one is the last and folds the WAL in.
+      const done = () => {
+        clearTimeout(stuck);
+        this.closeDb();
+        resolve();
+      };
+      const stuck = setTimeout(() => void w.terminate(), 2000);
+      w.once('exit', done);
+      w.postMessage('stop');
+    });
   }
+
+  private closeDb(): void {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Kept in the WAL; the next open reads it.
+    }
+    this.db.close();
+  }
+
 }

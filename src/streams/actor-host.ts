@@ -18,6 +18,9 @@ import type { LogRecord } from './log.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
 
+/** Observation types that belong to a run and so carry an adapter-minted run id. */
+const RUN_SCOPED = /^(run|tool|delegation)\./;
+
 /** Something for one session, in arrival order. */
 export type SessionItem =
   | { kind: 'hook'; session: string; hookId: string; at: number; hook: ClassifiedHook }
@@ -32,6 +35,10 @@ export type Effect =
   | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
   /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
   | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
+  /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
+  | { kind: 'cancel'; session: string; commandId: string }
+  /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
+  | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
   /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
   | { kind: 'forward'; session: string; command: AepCommand };
 
@@ -314,7 +321,8 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      if (!ctx || (ctx.inFlight.length === 0 && ctx.holds.length === 0 && !ctx.inputs.some((i) => i.phase === 'sending') && ctx.forwards.length === 0)) continue;
+      const owed = ctx !== undefined && (ctx.inFlight.length > 0 || ctx.holds.length > 0 || ctx.inputs.some((i) => i.phase === 'sending') || ctx.cancel?.acked === false || ctx.forwards.length > 0);
+      if (!owed) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
     return out;
@@ -373,6 +381,10 @@ export class ActorHost {
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
       let firstId: string | undefined;
+      // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
+      // moment mints one, and run, tool and delegation events carry it until the turn closes.
+      const cls = item.hook.class;
+      const runId = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : this.context(item.session)?.run;
       for (const o of item.hook.observations) {
         // A malformed observation is reported and skipped; steering for this hook goes on.
         try {
@@ -394,8 +406,15 @@ export class ActorHost {
             continue;
           }
           if (o.run !== undefined) f.run = o.run;
+          else if (runId !== undefined && RUN_SCOPED.test(o.type)) f.run = runId;
           if (o.step !== undefined) f.step = o.step;
           if (o.cause !== undefined) f.cause = o.cause;
+          // The vendor's abort moment answers a cancel under way: its run.cancelled names the command.
+          const cancel = o.type === 'run.cancelled' ? this.context(item.session)?.cancel : undefined;
+          if (cancel?.acked === true) {
+            f.cause = cancel.id;
+            f.data = { ...(f.data ?? {}), by: 'control' };
+          }
           const e = emitter.emit(f);
           firstId ??= e.id;
           events.push(e);
@@ -404,7 +423,7 @@ export class ActorHost {
           this.opts.onError?.(cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }));
         }
       }
-      input = this.hookInput(item, firstId);
+      input = this.hookInput(item, firstId, cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined);
       this.openHooks.set(item.hookId, item.hook);
     } else if (item.kind === 'command') {
       input = this.commandInput(item);
@@ -421,7 +440,7 @@ export class ActorHost {
     return { events: [...events, ...stamped.events], records: [...records, ...stamped.records], effects: stamped.effects };
   }
 
-  private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined): SessionInput {
+  private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
     if (c.kind === 'end') {
@@ -433,7 +452,7 @@ export class ActorHost {
     }
     return {
       type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }),
+      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }), ...(runId === undefined ? {} : { runId }),
     };
   }
 
@@ -445,6 +464,9 @@ export class ActorHost {
       return { type: 'command.forward', at: item.at, command: c, gateOpen, ...(refusal === undefined ? {} : { refusal }) };
     }
     if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    if (c.type === 'control.cancel' && this.surface.cancels === true) {
+      return { type: 'command.cancel', at: item.at, command: c, gateOpen: this.opts.sendInput === true, ready: this.opts.inputReady?.() ?? false };
+    }
     const input = this.surface.sendInput;
     if (input !== undefined && c.type === input.type) {
       return {
@@ -461,7 +483,9 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward') return this.orphanCommand(session, input);
+      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward' || input.type === 'command.cancel') {
+        return this.orphanCommand(session, input);
+      }
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
       cell = this.spawn(session);
     }
@@ -581,7 +605,7 @@ export class ActorHost {
           // option and field labels become their ids.
           const r = o.request;
           const prompt = `${this.vendor} requests ${r.kind}${r.subject ? `: ${r.subject}` : ''}`;
-          const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: ['control'] };
+          const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: r.respondVia ?? ['control'] };
           if (r.kind === 'permission') data.options = (r.options ?? [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }]).map((x) => ({ id: x.id, label: x.id }));
           if (r.fields) data.fields = r.fields.map(placeholderField);
           const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'metadata', data };
@@ -592,7 +616,7 @@ export class ActorHost {
         }
         case 'attention.answered': {
           const textual = o.answer.text !== undefined || o.answer.values !== undefined;
-          emit({ type: 'attention.answered', id: o.id, subject: o.subject, cause: o.cause, capture: textual ? 'redacted' : 'metadata', data: { answer: o.answer, via: 'control' } });
+          emit({ type: 'attention.answered', id: o.id, subject: o.subject, cause: o.cause, capture: textual ? 'redacted' : 'metadata', data: { answer: o.answer, via: o.via ?? 'control' } });
           break;
         }
         case 'attention.resolved':
@@ -609,6 +633,17 @@ export class ActorHost {
           break;
         case 'session.closed':
           emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          break;
+        case 'run.cancelled':
+          emit({ type: 'run.cancelled', cause: o.cause, ...(o.run === undefined ? {} : { run: o.run }), data: { by: 'control' } });
+          break;
+        case 'approval.answer': {
+          const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
+          effects.push({ kind: 'answer', session, approvalId: o.approvalId, approved, ...(o.decision.message === undefined ? {} : { reason: o.decision.message }) });
+          break;
+        }
+        case 'run.cancel':
+          effects.push({ kind: 'cancel', session, commandId: o.cause });
           break;
         case 'control.forward':
           effects.push({ kind: 'forward', session, command: o.command });

@@ -239,6 +239,17 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
     position += buf.length;
   }
 
+  /** Cuts the file back to `start` after a write whose sync failed (its bytes may or may not be there). */
+  function cutBack(start: number): void {
+    if (position <= start) return;
+    try {
+      ftruncateSync(fd, start);
+    } catch {
+      // The torn tail stays; reading reports it and the next open cuts it (LOG_TORN_RECORD).
+    }
+    position = start;
+  }
+
   function closeFd(): void {
     if (fdClosed) return;
     fdClosed = true;
@@ -279,15 +290,8 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
           if (durable) await syncOnce();
         }
       } catch (cause) {
-        if (position > start) {
-          // The write landed but its sync failed: what the file holds is unknown, so cut it.
-          try {
-            ftruncateSync(fd, start);
-          } catch {
-            // The torn tail stays; reading reports it and the next open cuts it (LOG_TORN_RECORD).
-          }
-          position = start;
-        }
+        // The write landed but its sync failed: what the file holds is unknown, so cut it.
+        cutBack(start);
         refuse(batch, writeFailed(cause));
         continue;
       }
@@ -320,14 +324,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
         writeAll(buf);
         if (durable) fsyncSync(fd);
       } catch (cause) {
-        if (position > start) {
-          try {
-            ftruncateSync(fd, start);
-          } catch {
-            // see drain
-          }
-          position = start;
-        }
+        cutBack(start);
         const err = writeFailed(cause);
         for (const q of pending) q.error = err;
         opts.onRefused?.(err);
@@ -366,14 +363,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
         if (durable) fsyncSync(fd);
         return true;
       } catch {
-        if (position > start) {
-          try {
-            ftruncateSync(fd, start);
-          } catch {
-            // see drain
-          }
-          position = start;
-        }
+        cutBack(start);
         return false;
       }
     },
@@ -434,3 +424,14 @@ export function syncDir(dir: string): void {
 }
 
 export const siblingPath = (path: string, suffix: string): string => join(dirname(path), `${basename(path)}.${suffix}`);
+
+/**
+ * Test only (the fault suite where no tmpfs can be mounted): a write that fails with ENOSPC
+ * while `flag` exists, exactly where a full disk fails it, so the same refusal path runs.
+ */
+export function fullWhile(flag: string): WriteFn {
+  return (fd, buf, offset, length, position) => {
+    if (existsSync(flag)) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+    return writeSync(fd, buf, offset, length, position);
+  };
+}

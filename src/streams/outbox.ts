@@ -101,6 +101,8 @@ export class Outbox {
   /** Where this connection has sent through; undefined until the hello's learn is done. */
   private cursor: LogPosition | undefined;
   private claimQueue: string[] = [];
+  /** A hello's claims are still to be queued (after the resend caught up). */
+  private claimPending = false;
   private claimedHere = new Set<string>();
   private health: string | undefined;
   private pumpTimer: NodeJS.Timeout | undefined;
@@ -236,6 +238,7 @@ export class Outbox {
     this.learn = undefined;
     this.cursor = undefined;
     this.claimQueue = [];
+    this.claimPending = false;
   }
 
   /**
@@ -300,24 +303,28 @@ export class Outbox {
       const known = this.relayAt.get(s);
       if (!known || after(p, known)) this.relayAt.set(s, p);
     }
-    // Everything before the target is stored once every session touched before it is covered.
+    // Everything before the target is stored once every session touched before it is covered;
+    // only then do the covered sessions stop needing their positions.
     let covered = !l.failed;
     for (const [s, lastThen] of l.touched) {
       const held = this.relayAt.get(s);
-      if (held && !after(lastThen, held)) {
+      if (!held || after(lastThen, held)) covered = false;
+    }
+    if (covered && cmpLog(l.target, this.confirmed) > 0) {
+      this.confirmed = l.target;
+      for (const [s, lastThen] of l.touched) {
         const t = this.touched.get(s);
         if (t && !after(t.last, lastThen)) {
           this.touched.delete(s);
           this.relayAt.delete(s);
         }
-      } else covered = false;
+      }
     }
-    if (covered && cmpLog(l.target, this.confirmed) > 0) this.confirmed = l.target;
     this.persist();
     if (hello) {
-      // Resend from the confirmed point; then claim every session the resend did not touch.
+      // Resend from the confirmed point; once caught up, claim every session the resend did not.
       this.cursor = this.confirmed;
-      this.claimQueue = [...this.last.keys()].filter((s) => !this.touched.has(s));
+      this.claimPending = true;
       if (this.health) this.opts.link!.write(this.health);
     }
     this.schedulePump(0);
@@ -399,6 +406,11 @@ export class Outbox {
           this.sendRecords(chunk.subarray(0, w));
           this.cursor = { gen: c.gen, offset: c.offset + w };
           continue;
+        }
+        if (this.claimPending) {
+          this.claimPending = false;
+          this.claimQueue = [...this.last.keys()].filter((s) => !this.claimedHere.has(s));
+          return this.pump();
         }
         return this.scheduleLearn();
       }

@@ -14,7 +14,7 @@ import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
-import { forwardThrough, fromTransportFacts, sendThrough } from './input-transport.js';
+import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -90,10 +90,13 @@ export interface AdapterHandle {
  * enabled (VS Code and Hermes hold nothing until their opt-in gate is on), the steering verb only
  * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
-export const acceptsFor = (surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls'>, instruct: boolean, sendInput = false, control = false): string[] => [
-  ...(surface.holds === true && surface.controls?.includes('control.attention.respond') !== true ? ['control.attention.respond'] : []),
+export const acceptsFor = (
+  surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals'>, instruct: boolean, sendInput = false, control = false,
+): string[] => [
+  ...((surface.holds === true && surface.controls?.includes('control.attention.respond') !== true) || (sendInput && surface.approvals === true) ? ['control.attention.respond'] : []),
   ...(control ? surface.controls ?? [] : []),
   ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
+  ...(sendInput && surface.cancels === true ? ['control.cancel'] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
 ];
 
@@ -107,7 +110,13 @@ export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_KEEP_SEGMENTS = 2;
 
 /** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
-const RETRIED_INPUTS = new Set(['reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered', 'input.sent', 'input.failed', 'input.consumed', 'forward.settled']);
+const RETRIED_INPUTS = new Set([
+  'reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered', 'input.sent', 'input.failed', 'input.consumed', 'forward.settled',
+  'cancel.answered', 'approval.requested', 'approval.resolved', 'transport.lost',
+]);
+
+/** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */
+const answersAtOnce = (f: Effect): boolean => f.kind === 'reply' && !f.confirm;
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
@@ -281,7 +290,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
-    if (effect.kind === 'send') return sendThrough(opts.transport, effect, logged, Date.now);
+    if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer') return throughTransport(opts.transport, effect, logged, Date.now);
     if (effect.kind === 'forward') return forwardThrough(opts.controller, effect, logged, Date.now);
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
@@ -309,8 +318,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     enterDegraded();
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
-      // A send or forward of a refused step never starts: its command was rolled back and is decided on retry.
-      if (f.kind === 'send' || f.kind === 'forward') continue;
+      // A send, forward, cancel or answer of a refused step never starts: its command was rolled back and is decided on retry.
+      if (f.kind === 'send' || f.kind === 'forward' || f.kind === 'cancel' || f.kind === 'answer') continue;
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
@@ -327,9 +336,15 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       if (degraded) recovered();
       maybeRotate();
     };
+    // A hook moment whose reply carries no instructions answers at once: nothing in that reply
+    // must be durable first (only acks, D4, and steering replies, D12, must). Its records still
+    // go to the log in step order with the next group commit, and its events wait for that.
+    const early = r.item?.kind === 'hook' && synced ? r.effects.filter(answersAtOnce) : [];
+    for (const f of early) perform(f, true);
+    const later = early.length === 0 ? r.effects : r.effects.filter((f) => !early.includes(f));
     const release = (): Observable<Out> => merge(
       from(r.events).pipe(map((e): Out => ({ kind: 'event', e, live: !inLog.has(e) }))),
-      from(r.effects).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))),
+      from(later).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))),
     );
     // Without fsync a written batch is as durable as this log makes it, so the step settles at once.
     if (!synced) {
@@ -347,7 +362,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   const recovered$ = from(host.recover(Date.now()));
-  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport)), host);
+  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host, opts.sendInput === true)), host);
   const neutral$: Observable<Out> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);

@@ -99,6 +99,10 @@ export interface VendorSurface {
    * (D28, D29); absent when the vendor takes none. Its transport comes with the adapter options.
    */
   sendInput?: { type: string; policy: InputPolicy };
+  /** `control.cancel` aborts the active run through the user-plane transport (scope `run` only). */
+  cancels?: boolean;
+  /** The user-plane transport raises approvals that `control.attention.respond` answers. */
+  approvals?: boolean;
   /**
    * Commands the adapter carries out on the vendor's own API (OpenHands: control.attention.respond,
    * control.pause, control.resume, x.openhands.control.interrupt), decided by the vendor's answer.
@@ -136,7 +140,14 @@ export interface InputRequest {
 export type InputOutcome = { ok: true } | { ok: false; detail: string };
 
 /** A fact the transport observed about a session, fed to its actor. */
-export type TransportFact = { kind: 'consumed'; session: string; at: number; text: string };
+export type TransportFact =
+  | { kind: 'consumed'; session: string; at: number; text: string }
+  /** The vendor asks its user to approve something (answered with `answer`, or in the vendor's UI). */
+  | { kind: 'approval'; session: string; at: number; approvalId: string; request: AttentionRequestSpec & { respondVia?: string[] } }
+  /** The vendor settled an approval; `approved` absent: cancelled. */
+  | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
+  /** The channel was lost (every open approval on it is void). */
+  | { kind: 'lost'; at: number };
 
 /**
  * Carries out the surface's `controls` on the vendor's API, supplied by the adapter that owns the
@@ -156,6 +167,10 @@ export interface InputTransport {
   /** Connected now; a send_input while it is not is refused `busy`. */
   ready(): boolean;
   send(req: InputRequest): Promise<InputOutcome>;
+  /** Aborts the session's active run (control.cancel), where the vendor has such a verb. */
+  cancel?(session: string): Promise<InputOutcome>;
+  /** Answers an approval the vendor raised on this channel. */
+  answer?(session: string, approvalId: string, approved: boolean, reason?: string): Promise<InputOutcome>;
   /** Facts about sessions (inputs consumed), live. */
   facts$?: Observable<TransportFact>;
 }

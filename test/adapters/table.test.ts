@@ -172,7 +172,8 @@ test('through the runtime, each vendor\'s end moment yields exactly one session.
     vendorsWithEnd += 1;
     const surface = surfaceFrom(t);
     const host = new ActorHost({ surface, instruct: true, host: 'table-test' });
-    const body = (event: string, extra: Record<string, unknown> = {}) => ({ session_id: 's-end', hook_event_name: event, extra: { reason: 'shutdown' }, ...extra });
+    // Claude-style field names, and Cline's (`taskId`, `hookName`).
+    const body = (event: string, extra: Record<string, unknown> = {}) => ({ session_id: 's-end', hook_event_name: event, taskId: 's-end', hookName: event, extra: { reason: 'shutdown' }, ...extra });
     const events = [
       ...host.step({ kind: 'hook', session: 's-end', hookId: 'h1', at: 1000, hook: surface.classify(body(startEvent)) }).events,
       ...host.step({ kind: 'hook', session: 's-end', hookId: 'h2', at: 2000, hook: surface.classify(body(endEvent, { reason: 'other' })) }).events,
@@ -182,7 +183,7 @@ test('through the runtime, each vendor\'s end moment yields exactly one session.
     assert.equal(ended[0]!.data, { reason: 'normal' }, token);
     assert.is(host.stateValue('s-end'), 'ended', token);
   }
-  assert.is(vendorsWithEnd, 4, 'Claude Code, Codex, Qwen Code and Hermes have an end moment');
+  assert.is(vendorsWithEnd, 5, 'Claude Code, Codex, Qwen Code, Hermes and Cline have an end moment');
 });
 
 test('snakeCase and fallbackType name hooks the way AEP vendor types need', () => {

@@ -196,4 +196,13 @@ test('D15: with the relay down hooks are still answered, and the link catches up
   }
 });
 
+test('Cline hub gates: AEP_CLINE_HUB observes, AEP_CLINE_HUB_CONTROL (or --hub-control) also controls; --hub-url/--hub-token win; other vendors refuse --hub', () => {
+  assert.is(adapterConfig('cline', {}, env()).userPlane, undefined, 'off by default: observe-only through hooks');
+  assert.equal(adapterConfig('cline', {}, env({ AEP_CLINE_HUB: '1' })).userPlane?.control, false);
+  assert.equal(adapterConfig('cline', {}, env({ AEP_CLINE_HUB_CONTROL: '1' })).userPlane?.control, true);
+  const flagged = adapterConfig('cline', { hubControl: true, hubUrl: 'ws://127.0.0.1:9/hub', hubToken: 'tok' }, env({ AEP_CLINE_HUB_URL: 'ws://127.0.0.1:1/hub' }));
+  assert.equal([flagged.userPlane?.control, flagged.userPlane?.env.AEP_CLINE_HUB_URL, flagged.userPlane?.env.AEP_CLINE_HUB_TOKEN], [true, 'ws://127.0.0.1:9/hub', 'tok']);
+  assert.throws(() => adapterConfig('codex', { hub: true }, env()), /no user-plane channel/);
+});
+
 test.run();

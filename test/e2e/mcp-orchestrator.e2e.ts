@@ -72,7 +72,7 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
       port: '0', relay: relay.socketUrl, token: TOKENS.adapter, instruct: true, log: join(root, 'adapter.jsonl'), attentionTimeoutMs: '40000',
     }, { AEP_STATE_DIR: join(root, 'state') });
     secret = cfg.secret;
-    running = await runAdapter(cfg, () => {});
+    running = await runAdapter(cfg, (e) => console.error('ADAPTER', e.code, e.message));
     observer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKENS.observer, agent: 'observer' });
     await observer.subscribe({}, { onEvent: (e) => events.push(e) });
   });

@@ -13,13 +13,18 @@ import { startTestTarget } from '../support/relay-target.js';
 
 const TOKEN = 'fabric-secret';
 const TYPE = 'x.test-target.control.instruct';
-const tokens = [{ token: 'alice', identity: 'alice', commands: [TYPE], sessions: ['team-*'] }];
+const tokens = [
+  { token: 'alice', identity: 'alice', commands: [TYPE], sessions: ['team-*'] },
+  { token: 'adapter-x', identity: 'adapter-x', emit: [{ agents: ['test-target'], sessions: ['*'] }] },
+  { token: 'rogue', identity: 'rogue', emit: [{ agents: ['test-target'], sessions: ['*'] }] },
+];
+const CLAIM_LEASE_MS = 1500;
 const namespace = `nodes${process.pid}`;
 let a: RelayHandle;
 let b: RelayHandle;
 
 const node = async (): Promise<RelayHandle> =>
-  startRelay({ port: 0, token: TOKEN, tokens, store: await NatsStore.open({ servers: await natsUrl(), namespace, leaseMs: 2000 }) });
+  startRelay({ port: 0, token: TOKEN, tokens, claimLeaseMs: CLAIM_LEASE_MS, store: await NatsStore.open({ servers: await natsUrl(), namespace, leaseMs: 2000 }) });
 
 test.before(async () => {
   a = await node();
@@ -51,11 +56,13 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
   const s = freshSession('team');
   const em = emitterFor(s, 'raw-target');
   const target = await WsPeer.greet(b.socketUrl, { role: 'emitter', identity: { agent: 'raw-target' }, capabilities: { control: { accepts: [TYPE] } } }, TOKEN);
-  target.send(em.emit({ type: 'session.started' }));
-  await claimsSeen(a, s, 1);
   const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
   peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
   await peer.next((f) => f.type === 'subscribed');
+  target.send(em.emit({ type: 'session.started' }));
+  // A sees B's events once they are stored; the claim crosses through the bucket.
+  await peer.next((f) => f.type === 'session.started');
+  await claimsSeen(a, s, 1);
   const cmd = instruct(s);
   const text = `{ "type":"${cmd.type}",  "aep":"0.1", "id":"${cmd.id}", "time":"${cmd.time}", "source":"${cmd.source}", "agent":"${cmd.agent}", "session":"${s}", "capture":"redacted", "data":{"text":"please"} }`;
   peer.send(text);
@@ -94,6 +101,21 @@ test('the single-node refusals across nodes: no-route, unsupported, unauthorized
   await narrow.close();
   // A connection that closes takes its claims with it on every node, at once.
   await claimsSeen(a, s, 0);
+  await c.close();
+});
+
+test('a claimant that leaves while its command crosses: the sender on A gets no-route, as on one relay', async () => {
+  const c = await consumerOn(a);
+  for (let i = 0; i < 3; i++) {
+    const s = freshSession('team');
+    const t = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
+    await claimsSeen(a, s, 1);
+    // Gone without a goodbye, and the command sent at once: A may still route it to B.
+    (t.link as unknown as { ws: { terminate(): void } }).ws.terminate();
+    void t.close();
+    const r = await c.send(instruct(s), { timeoutMs: 3000 });
+    assert.equal(r, { outcome: 'refused', code: 'no-route', detail: `no live connection claims session ${s}` });
+  }
   await c.close();
 });
 
@@ -136,6 +158,48 @@ test('resume (epoch, seq) on any node: events ingested on B, resumed on A after 
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(live.events.map((e) => e.id), [evs[1]!.id, evs[2]!.id, next.id]);
   live.close();
+});
+
+test('D19 across nodes: a live claim on B refuses a rival identity on A; a closed one keeps it out for the lease', async () => {
+  const s = freshSession();
+  const owner = await WsPeer.greet(b.socketUrl, { role: 'emitter', identity: { agent: 'test-target' } }, 'adapter-x');
+  owner.send(emitterFor(s, 'test-target').emit({ type: 'session.started' }));
+  await claimsSeen(a, s, 1);
+  const rogue = await WsPeer.greet(a.socketUrl, { role: 'emitter', identity: { agent: 'test-target' } }, 'rogue');
+  const rival = emitterFor(s, 'test-target');
+  const first = rival.emit({ type: 'session.started' });
+  rogue.send(first);
+  const refused = await rogue.next((f) => f.type === 'error' && f.cause === first.id);
+  assert.is(refused.code, 'unauthorized');
+  assert.match(refused.detail, /claimed by another live connection/);
+  owner.ws.close();
+  await claimsSeen(a, s, 0);
+  const second = rival.emit({ type: 'progress.status' });
+  rogue.send(second);
+  assert.match((await rogue.next((f) => f.type === 'error' && f.cause === second.id)).detail, /was claimed by another identity; its claim lapses in \d+ s/);
+  await new Promise((r) => setTimeout(r, CLAIM_LEASE_MS + 300));
+  const third = rival.emit({ type: 'progress.status' });
+  rogue.send(third);
+  await claimsSeen(b, s, 1);
+  assert.not.ok(rogue.frames.some((f) => f.json?.type === 'error' && f.json.cause === third.id));
+  rogue.close();
+});
+
+test('session ids NATS subjects reserve (dots, wildcards, spaces) or that are too long for a subject work across nodes', async () => {
+  for (const s of [`team-a.b *>c d ü ${process.pid}`, `team-${'x'.repeat(400)}.${process.pid}`]) {
+    const t = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
+    await claimsSeen(a, s, 1);
+    const c = await consumerOn(a);
+    const r = await c.send(instruct(s), { timeoutMs: 3000 });
+    assert.is(r.outcome, 'accepted');
+    const h = await SseClient.open(a.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+    await h.done();
+    // (Which of the claim and the command was stored first is up to the two nodes' timing.)
+    assert.equal(h.events.map((e) => e.type).sort(), ['control.accepted', 'session.started', TYPE].sort());
+    assert.ok(h.events.every((e) => e.session === s));
+    await c.close();
+    await t.close();
+  }
 });
 
 test('/healthz names the engine and its state; both nodes see two nodes', async () => {

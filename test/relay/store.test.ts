@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RelayStore, type Admission, type SessionStore, type StoreOptions } from '../../src/relay/store.js';
@@ -69,6 +69,60 @@ test('buffer cap evicts oldest first and a resume before the evicted range is ma
   // within the stream's dedupe window (a redelivery is refused there for longer).
   assert.is(await admit(s, ev('a', 0, 0)), STORE_KIND === 'sqlite');
   await s.close();
+});
+
+test('one batch admits as the same events admitted one by one: caps, dedupe, exhausted marks, seq-less events', async () => {
+  const batch: Admission[] = [];
+  for (let i = 0; i < 8; i++) {
+    batch.push(ev('a', 0, i), ev('b', 1, i));
+    if (i % 3 === 0) batch.push(loose('a', `loose-${i}`));
+  }
+  batch.push(ev('a', 0, 7), loose('c', 'c-1'), ev('a', 0, 9));
+  const whole = await open({ path: ':memory:', bufferCap: 3 });
+  const single = await open({ path: ':memory:', bufferCap: 3 });
+  const fresh = await whole.admitAll(batch);
+  const one: boolean[] = [];
+  for (const a of batch) one.push(await admit(single, a));
+  assert.equal(fresh, one);
+  for (const store of [whole, single]) assert.equal(await store.sessionIds(), ['b', 'c', 'a']);
+  for (const session of ['a', 'b', 'c']) {
+    for (const after of [undefined, { epoch: 0, seq: 0 }, { epoch: 0, seq: 7 }]) {
+      assert.equal(await replay(whole, session, after), await replay(single, session, after), `${session} after ${JSON.stringify(after)}`);
+    }
+  }
+  assert.equal(seqs((await replay(whole, 'a')).items), [6, 'loose-6', 7, 9]);
+  assert.equal((await replay(whole, 'a', { epoch: 0, seq: 0 })).exhausted, { epoch: 0, seq: 6 });
+  await whole.close();
+  await single.close();
+});
+
+test('a batch over the session cap evicts the sessions least recently written as of its end', async () => {
+  const s = await open({ path: ':memory:', sessionCap: 2 });
+  await s.admitAll([ev('a', 0, 0), ev('b', 0, 0), ev('c', 0, 0), ev('a', 0, 1)]);
+  assert.equal(await s.sessionIds(), ['c', 'a']);
+  assert.equal((await replay(s, 'b')).items, []);
+  await s.close();
+});
+
+test('a file store folds its WAL into the database file from its checkpointer, never inside a commit', async () => {
+  if (STORE_KIND !== 'sqlite') return;
+  const dir = mkdtempSync(join(tmpdir(), 'aep-store-ckpt-'));
+  const path = join(dir, 'relay.db');
+  const s = RelayStore.open({ path });
+  const emptySize = statSync(path).size;
+  for (let b = 0; b < 20; b++) s.admitAll(Array.from({ length: 200 }, (_, i) => ev('a', b, i)));
+  // Commits only append to the WAL (wal_autocheckpoint = 0) ...
+  assert.is(statSync(path).size, emptySize, 'no commit checkpointed');
+  // ... and the worker's PASSIVE checkpoints carry the pages into the file.
+  const deadline = Date.now() + 5000;
+  while (statSync(path).size === emptySize && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(statSync(path).size > emptySize, 'the checkpointer wrote the database file');
+  await s.close();
+  assert.not.ok(existsSync(`${path}-wal`), 'a closed store leaves no WAL behind');
+  const again = RelayStore.open({ path });
+  assert.is((await replay(again, 'a')).items.length, 4000);
+  await again.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('session cap evicts the least recently written session', async () => {

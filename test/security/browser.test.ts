@@ -5,7 +5,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'node:http';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import type { RelayHandle } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { TOKENS, tokensRelay } from './fixture.js';
 
 let relay: RelayHandle;
@@ -73,7 +74,7 @@ test('no wildcard CORS: an allowed origin is echoed by name, and a request witho
   const plain = await raw('/events', {});
   assert.is(plain.status, 200);
   assert.is(plain.headers['access-control-allow-origin'], undefined);
-  const open = await startRelay({ port: 0, storePath: ':memory:' });
+  const open = await testRelay({ port: 0, storePath: ':memory:' });
   const r = await fetch(`${open.url}/events`, { headers: { origin: 'https://evil.example' } });
   assert.is(r.status, 403);
   assert.is(r.headers.get('access-control-allow-origin'), null);
@@ -92,7 +93,7 @@ test('DNS rebinding: a Host the relay does not serve is refused on HTTP, SSE and
     assert.is((await raw('/events', { host: h })).status, 200, h);
   }
   // --allow-host adds a name.
-  const named = await startRelay({ port: 0, storePath: ':memory:', allowHosts: ['relay.internal'] });
+  const named = await testRelay({ port: 0, storePath: ':memory:', allowHosts: ['relay.internal'] });
   const ok = await new Promise<number>((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port: named.port, path: '/events', headers: { host: 'relay.internal' } }, (res) => {
       res.resume();

@@ -9,7 +9,8 @@ import { command } from '../../src/protocol/build.js';
 import type { AepCommand, CaptureLevel } from '../../src/protocol/envelope.js';
 import { loadTokensFile } from '../../src/relay/acl.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
-import { startRelay, type RelayHandle, type RelayOptions } from '../../src/relay/server.js';
+import type { RelayHandle, RelayOptions } from '../../src/relay/server.js';
+import { testRelay } from '../support/relay-store.js';
 import { startTestTarget, type TestTarget } from '../support/relay-target.js';
 import { WsPeer } from '../support/relay-harness.js';
 
@@ -45,7 +46,7 @@ export function writeTokensFile(mode = 0o600): string {
 
 export async function tokensRelay(extra: Partial<RelayOptions> = {}): Promise<RelayHandle> {
   const file = writeTokensFile();
-  return startRelay({ port: 0, storePath: join(mkdtempSync(join(tmpdir(), 'aep-security-store-')), 'relay.db'), tokens: loadTokensFile(file), ...extra });
+  return testRelay({ port: 0, storePath: join(mkdtempSync(join(tmpdir(), 'aep-security-store-')), 'relay.db'), tokens: loadTokensFile(file), ...extra });
 }
 
 /** The adapter: claims `sessions` on the real relay link, acks every instruct, never delivers by itself. */

@@ -140,7 +140,8 @@ test('D23 relay down for 1,100 hooks: every logged event, delivered ones include
     for (const [i, s] of sessions.entries()) a.handle.command(instructCmd(`c-${i}`, `instruction ${i}`, s));
     await until(() => a.events.filter((e) => e.type === 'control.accepted').length === 10, 'acks');
     await relay.close();
-    for (let i = 0; i < 1100; i += 1) await a.post(hookBody(i % 2 === 0 ? 'PreToolUse' : 'UserPromptSubmit', sessions[i % 10]!));
+    // Each PreToolUse logs a tool.requested: 1,100 events while the relay is away.
+    for (let i = 0; i < 1100; i += 1) await a.post(hookBody('PreToolUse', sessions[i % 10]!));
     assert.is(a.events.filter((e) => e.type.endsWith('instruction.delivered')).length, 10, 'all ten delivered while the relay was down');
     relay = await startRelay({ port, storePath, token: 'tok' });
     const positioned = loggedEvents(a.logPath).filter((e) => e.seq !== undefined);
@@ -177,6 +178,8 @@ test('D23 a sender waiting on the relay sees the delivery that happened while th
     await c.close();
     await relay.close();
     assert.match(context((await a.post(hookBody('UserPromptSubmit', 'w1'))).json), /while down/);
+    // More than a bounded memory outbox would hold, logged after the delivery.
+    for (let i = 0; i < 1100; i += 1) await a.post(hookBody('PreToolUse', 'w1'));
     relay = await startRelay({ port, storePath, token: 'tok' });
     const c2 = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'sender' });
     const seen: AepEvent[] = [];

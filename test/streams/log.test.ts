@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, fstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { openEventLog, parseLog, readEventLog, type LogRecord, type SyncFn } from '../../src/streams/log.js';
+import { openEventLog, parseLog, readEventLog, segmentPath, type LogRecord, type SyncFn } from '../../src/streams/log.js';
 import { ActorHost } from '../../src/streams/actor-host.js';
 import { replayInto } from '../../src/streams/replay.js';
 import type { SteeringError } from '../../src/protocol/index.js';
@@ -231,6 +231,66 @@ test('D4, D9, D12: under concurrent sessions every event and every reply follows
   }
 });
 
+test('a moment with nothing to deliver answers before its fsync; its events wait for it; acks and records keep step order', async () => {
+  const gate = gatedSync();
+  const a = await adapter({ fsync: true, logSync: gate.sync });
+  try {
+    const started = a.post(hookBody('SessionStart', 's-1', { agent_id: 'sub' }));
+    (await gate.next()).release();
+    await started;
+    // An instruct whose ack waits on a held fsync (D4) ...
+    a.handle.command(instructCmd('c1', 'one', 's-1'));
+    const ackSync = await gate.next();
+    // ... while a moment of another session, which hands over nothing, is answered at once.
+    const reply = await a.post(hookBody('PreToolUse', 's-2', { tool_name: 'Bash' }));
+    assert.equal(reply.json, {}, 'the neutral reply went out');
+    assert.not.ok(readFileSync(a.logPath, 'utf8').slice(0, gate.durable()).includes('"s":"s-2"'), 'the reply did not wait for its own records to be synced');
+    await turn();
+    assert.not.ok(a.events.some((e) => e.type === 'control.accepted'), 'the ack still waits for its fsync');
+    assert.not.ok(a.events.some((e) => e.session === 's-2'), "the moment's events wait for the fsync too");
+    ackSync.release();
+    (await gate.next()).release();
+    await a.next((e) => e.type === 'tool.requested' && e.session === 's-2');
+    const types = a.events.map((e) => `${e.session}:${e.type}`);
+    assert.ok(types.indexOf('s-1:control.accepted') !== -1 && types.indexOf('s-1:control.accepted') < types.indexOf('s-2:tool.requested'), `events in step order: ${types.join(', ')}`);
+    // Records are in the log in the order the steps ran: the command's input, then the hook's.
+    const inputs = parseLog(readFileSync(a.logPath, 'utf8')).records.flatMap((r) => (r.k === 'in' ? [`${r.s}:${r.i.type}`] : []));
+    assert.ok(inputs.indexOf('s-1:command.instruct') < inputs.indexOf('s-2:hook.moment'), inputs.join(', '));
+  } finally {
+    await a.handle.close();
+  }
+});
+
+test('D12 under the fast path: a moment that delivers waits for its in-flight journal before it replies', async () => {
+  const gate = gatedSync();
+  const a = await adapter({ fsync: true, logSync: gate.sync });
+  try {
+    const started = a.post(hookBody('SessionStart', 's-1', { agent_id: 'sub' }));
+    (await gate.next()).release();
+    await started;
+    a.handle.command(instructCmd('c1', 'run the tests', 's-1'));
+    (await gate.next()).release();
+    await a.next((e) => e.type === 'control.accepted');
+    let replied = false;
+    const reply = a.post(hookBody('UserPromptSubmit', 's-1')).then((r) => {
+      replied = true;
+      return r;
+    });
+    const flight = await gate.next();
+    for (let i = 0; i < 5; i += 1) await turn();
+    assert.not.ok(replied, 'no steering reply before its journal is durable');
+    flight.release();
+    const r = await reply;
+    const text = (r.json as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? '';
+    assert.ok(text.includes('run the tests'), JSON.stringify(r.json));
+    const journaled = parseLog(readFileSync(a.logPath, 'utf8').slice(0, gate.durable())).records.some((x) => x.k === 'flight' && x.ids.includes('c1'));
+    assert.ok(journaled, 'the flight record was in the synced bytes when the reply went out');
+    (await gate.next()).release();
+  } finally {
+    await a.handle.close();
+  }
+});
+
 test('crash consistency: after SIGKILL mid-stream every printed ack is in the log and replay rebuilds its queue', async () => {
   const path = tempLog();
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/log-writer.ts', import.meta.url)), path], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -256,6 +316,62 @@ test('crash consistency: after SIGKILL mid-stream every printed ack is in the lo
   }
   assert.ok(acked.every((x) => existing.records.some((r) => r.k === 'ev' && r.ack !== undefined && JSON.stringify(r.e) === x.ack)), 'acks logged byte for byte');
   host.stop();
+});
+
+test('D22: a refused write cuts its bytes, refuses the batches queued behind it, and the owner hears first', async () => {
+  const path = tempLog();
+  const heard: string[] = [];
+  let fail = true;
+  const { log } = openEventLog(path, {
+    sync: (_fd, done) => setImmediate(() => {
+      const err = fail ? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }) : null;
+      fail = false;
+      done(err);
+    }),
+    onRefused: () => heard.push('owner'),
+  });
+  const a = log.commit([flight('a')]).catch(() => heard.push('a'));
+  await turn();
+  // Queued while a's fsync runs: stepped on top of a, so refused with it.
+  const b = log.commit([flight('b')]).catch(() => heard.push('b'));
+  await Promise.all([a, b]);
+  assert.equal(heard, ['owner', 'a', 'b']);
+  assert.is(readFileSync(path).length, 0, 'the refused bytes were cut off');
+  await log.commit([flight('c')]);
+  await log.close();
+  assert.equal(hooksIn(path), ['c']);
+});
+
+test('D24: parsing counts bytes, not characters, in one pass; a torn multibyte tail is cut exactly', () => {
+  const path = tempLog();
+  const whole = '{"k":"flight","s":"sé€😀","hook":"ü","ids":[]}\n';
+  writeFileSync(path, whole.repeat(3) + '{"k":"flight","s":"€');
+  const { log, existing } = openEventLog(path);
+  assert.is(existing.goodBytes, Buffer.byteLength(whole) * 3);
+  assert.is(existing.records.length, 3);
+  log.append([flight('next')]);
+  void log.close();
+  assert.equal(readEventLog(path).problems, []);
+  assert.equal(hooksIn(path), ['ü', 'ü', 'ü', 'next']);
+});
+
+test('D24: rotate archives the generation and starts the next with a header; reads span both', async () => {
+  const path = tempLog();
+  const { log } = openEventLog(path);
+  log.append([flight('old')]);
+  const gen = log.rotate();
+  assert.is(gen, 1);
+  log.append([flight('new')]);
+  assert.equal(hooksIn(segmentPath(path, 0)), ['old']);
+  const active = readEventLog(path);
+  assert.is(active.generation, 1);
+  assert.equal(active.records.map((r) => r.k === 'flight' && r.hook), ['new']);
+  assert.match(log.read(0, 0, 1 << 20).toString(), /"old"/);
+  assert.match(log.read(1, 0, 1 << 20).toString(), /"seg".*\n.*"new"/s);
+  await log.close();
+  const again = openEventLog(path);
+  assert.is(again.log.generation, 1, 'a reopened log keeps its generation');
+  await again.log.close();
 });
 
 test.run();

@@ -32,7 +32,7 @@ function surface(policy: InputPolicy = HUB): VendorSurface {
 
 class FakeTransport implements InputTransport {
   up = true;
-  answer: InputOutcome = { ok: true };
+  outcome: InputOutcome = { ok: true };
   readonly sent: InputRequest[] = [];
   readonly facts = new Subject<TransportFact>();
   readonly facts$ = this.facts.asObservable();
@@ -41,7 +41,7 @@ class FakeTransport implements InputTransport {
   }
   async send(req: InputRequest): Promise<InputOutcome> {
     this.sent.push(req);
-    return this.answer;
+    return this.outcome;
   }
 }
 
@@ -89,7 +89,7 @@ test('send_input: transport refusal drops send-failed; transport down is busy; g
   const a = await adapter({ surface: surface(), transport, sendInput: true });
   try {
     await a.post(hookBody('UserPromptSubmit', S));
-    transport.answer = { ok: false, detail: 'session_not_found' };
+    transport.outcome = { ok: false, detail: 'session_not_found' };
     const dropped = a.next((e) => e.type === 'x.claude-code.instruction.dropped');
     a.handle.command(sendCmd('c1', 'one'));
     assert.equal((await dropped).data, { reason: 'send-failed' });

@@ -1,6 +1,6 @@
 // A loopback stand-in for the model API the vendor CLIs talk to: OpenAI Responses for Codex
-// (vendor-clis-observed.md §5.2) and Chat Completions for Qwen Code (§5.3) and the OpenHands
-// stand-in agent server. It records every
+// (vendor-clis-observed.md §5.2) and Chat Completions for Qwen Code and Cline (§5.3) and the
+// OpenHands stand-in agent server. It records every
 // request so a test can search the bodies for hook context, and decides each reply from the
 // request alone (stateless): while fewer tool results follow the last real user prompt than the
 // prompt asks for, it answers with one shell tool call; otherwise with text, which ends the turn.
@@ -9,7 +9,7 @@
 // UserPromptSubmit with an empty prompt after each tool batch, §5.3 caveat, so only marked
 // prompts reset the count), `[[TOOLS:n]]` asks for n shell calls (default 1), and `[[SPAWN]]`
 // makes the first call a Codex subagent (`spawn_agent`) before the shell calls, and
-// `[[WAITFILE:/path]]` makes each Codex shell call wait until the test creates that file.
+// `[[WAITFILE:/path]]` makes each shell call wait until the test creates that file.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { requestHolds, type Hold as RequestHold } from './request-holds.js';
@@ -132,7 +132,7 @@ function answerResponses(body: Record<string, unknown>, res: ServerResponse, cou
   sse(res, events);
 }
 
-// ---- Chat Completions (Qwen Code) -----------------------------------------------------------
+// ---- Chat Completions (Qwen Code, Cline) -----------------------------------------------------------
 
 interface ChatMessage { role?: string; content?: unknown }
 
@@ -145,15 +145,20 @@ function answerChat(body: Record<string, unknown>, res: ServerResponse, counter:
   messages.forEach((m, i) => { if (m.role === 'user' && textOf(m.content).includes(TURN)) last = i; });
   const prompt = last >= 0 ? textOf(messages[last]!.content) : '';
   const toolResults = messages.slice(last + 1).filter((m) => m.role === 'tool').length;
-  // Qwen Code's shell tool, or the OpenHands stand-in's (openhands-server.ts).
-  const shell = tools.map((t) => t.function?.name).find((n) => n === 'run_shell_command' || n === 'execute_bash');
+  // Qwen Code's shell tool, Cline's `run_commands {commands:[…]}` (vendor-clis-observed §5), or the
+  // OpenHands stand-in's (openhands-server.ts).
+  const shell = tools.map((t) => t.function?.name).find((n) => n === 'run_shell_command' || n === 'execute_bash' || n === 'run_commands');
   const id = `chatcmpl_mock_${n}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
     ({ data: { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra } });
   const usage = { usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } };
   const callTool = shell !== undefined && last >= 0 && toolResults < toolCountOf(prompt);
-  const args = JSON.stringify({ command: `echo TOOL_RAN_${n}`, description: 'shell command', is_background: false });
+  const wait = waitFileOf(prompt);
+  const cmd = wait === undefined ? `echo TOOL_RAN_${n}` : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
+  const args = shell === 'run_commands'
+    ? JSON.stringify({ commands: [cmd] })
+    : JSON.stringify({ command: cmd, description: 'shell command', is_background: false });
   if (body.stream !== true) {
     const message = callTool
       ? { role: 'assistant', content: null, tool_calls: [{ id: `call_mock_${n}`, type: 'function', function: { name: shell, arguments: args } }] }

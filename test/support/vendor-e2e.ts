@@ -19,12 +19,19 @@ export interface VendorStack {
   token: string;
   running: RunningAdapter;
   secret: string;
+  /** The adapter's event log. */
+  logPath: string;
+  /** The relay's WebSocket URL and token, for the consumer commands (`aep-steer respond`). */
+  relayUrl: string;
+  relayToken: string;
   /** The adapter's state directory: the hook secret the shim reads lives here (D21). */
   stateDir: string;
   events: AepEvent[];
   errors: string[];
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
   instruct(session: string, text: string): Promise<{ cmd: AepCommand; settled: Settlement }>;
+  /** Sends any command through the relay and waits for its ack. */
+  send(cmd: AepCommand): Promise<Settlement>;
   waitFor<T>(what: string, probe: () => T | undefined, limitMs?: number): Promise<T>;
   find(session: string, type: string, cause?: string): AepEvent | undefined;
   /** The first session.started seen after `from` events: each test runs one CLI at a time. */
@@ -32,7 +39,10 @@ export interface VendorStack {
   close(): Promise<void>;
 }
 
-/** `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, …) as a user would set them. */
+/**
+ * `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, a vendor's user-plane
+ * gates and data directories, …) as a user would set them.
+ */
 export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
@@ -59,12 +69,13 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
   }
 
   return {
-    token, running, secret: cfg.secret, stateDir, events, errors, waitFor, find,
+    token, running, secret: cfg.secret, stateDir, logPath: cfg.logPath, relayUrl: relay.socketUrl, relayToken: TOKEN, events, errors, waitFor, find,
     async instruct(session, text) {
       const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
       const settled = await consumer.send(cmd);
       return { cmd, settled };
     },
+    send: (cmd) => consumer.send(cmd),
     newSession: (from) => waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
     async close() {
       await consumer.close();
@@ -76,9 +87,9 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
 }
 
 /** The pinned CLI binary, if installed. */
-export function vendorBinary(name: 'codex' | 'qwen-code'): string | undefined {
+export function vendorBinary(name: 'codex' | 'qwen-code' | 'cline'): string | undefined {
   const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
-  const bin = join(dir, name, 'node_modules', '.bin', name === 'codex' ? 'codex' : 'qwen');
+  const bin = join(dir, name, 'node_modules', '.bin', ({ codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name]);
   return existsSync(bin) ? bin : undefined;
 }
 

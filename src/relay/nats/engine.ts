@@ -63,14 +63,14 @@ async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & 
 }
 
 /** Retries `f` while JetStream says it is not ready yet (no leader, no peers yet), up to `ms`. */
-async function untilReady<T>(f: () => Promise<T>, ms = 30_000): Promise<T> {
+export async function untilReady<T>(f: () => Promise<T>, ms = 30_000): Promise<T> {
   const until = Date.now() + ms;
   for (let wait = 100; ; wait = Math.min(1000, wait * 2)) {
     try {
       return await f();
     } catch (err) {
       const m = (err as Error).message;
-      if (Date.now() > until || !/temporarily unavailable|no suitable peers|insufficient resources|timeout|no responders|not ready/i.test(m)) throw err;
+      if (Date.now() > until || !/temporarily unavailable|no suitable peers|insufficient resources|timeout|no responders|not ready|not enabled|no leader/i.test(m)) throw err;
       await new Promise((r) => setTimeout(r, wait));
     }
   }

@@ -8,11 +8,13 @@ import type { KvWatchEntry } from '@nats-io/kv';
 import type { Principal } from '../acl.js';
 import type { Peer } from '../core.js';
 import type { Fabric, FabricLocal } from '../store.js';
-import type { Engine } from './engine.js';
+import { untilReady, type Engine } from './engine.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
 const CONN = 'Aep-Conn';
+const BACK_NODE = 'Aep-Back-Node';
+const BACK_CONN = 'Aep-Back-Conn';
 
 /** A claim as the bucket holds it: what routing and the roster need of the claimant. */
 interface ClaimRecord {
@@ -40,7 +42,7 @@ class RemotePeer implements Peer {
   readonly control: unknown;
   readonly emits: unknown;
   readonly principal: Principal;
-  constructor(readonly record: ClaimRecord, private readonly forward: (r: ClaimRecord, text: string) => void) {
+  constructor(readonly record: ClaimRecord, private readonly send: (r: ClaimRecord, text: string) => void) {
     this.role = record.role;
     this.accepts = record.accepts;
     this.claims = new Set([record.session]);
@@ -52,7 +54,7 @@ class RemotePeer implements Peer {
   }
 
   sendText(text: string): void {
-    this.forward(this.record, text);
+    this.send(this.record, text);
   }
 }
 
@@ -87,18 +89,18 @@ export class NatsFabric implements Fabric {
 
   async start(): Promise<void> {
     const { kv, js, nc, names } = this.engine;
-    await this.renew();
-    const watch = await kv.watch({ key: '>' });
+    await untilReady(() => this.renew());
+    const watch = await untilReady(() => kv.watch({ key: '>' }));
     this.stops.push(() => watch.stop());
     void (async () => {
       for await (const e of watch) this.heard(e);
     })().catch((err: Error) => this.report(err));
 
     const commands = await js.consumers.get(names.commandsStream, { filter_subjects: names.commandsFor(this.node), deliver_policy: DeliverPolicy.New });
-    const msgs = await commands.consume();
+    const msgs = await untilReady(() => commands.consume());
     this.stops.push(() => msgs.stop());
     void (async () => {
-      for await (const m of msgs) this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string());
+      for await (const m of msgs) this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string(), m.headers?.get(BACK_NODE), m.headers?.get(BACK_CONN));
     })().catch((err: Error) => this.report(err));
 
     const copies = nc.subscribe(names.allCopies, {
@@ -108,6 +110,15 @@ export class NatsFabric implements Fabric {
       },
     });
     this.stops.push(() => copies.unsubscribe());
+
+    const back = nc.subscribe(names.back(this.node), {
+      callback: (err, m) => {
+        if (err) return this.report(err);
+        const conn = m.headers?.get(CONN);
+        for (const p of this.local?.peers() ?? []) if (this.connIds.get(p) === conn) p.sendText(m.string());
+      },
+    });
+    this.stops.push(() => back.unsubscribe());
 
     this.timer = setInterval(() => void this.renew().catch((err: Error) => this.report(err)), Math.max(100, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
@@ -138,7 +149,7 @@ export class NatsFabric implements Fabric {
     const text = e.string();
     const known = this.remote.get(e.key);
     if (known && known.text === text) known.heard = at;
-    else this.remote.set(e.key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.forward(r, t)), heard: at, text });
+    else this.remote.set(e.key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)), heard: at, text });
   }
 
   private connId(peer: object): string {
@@ -238,15 +249,24 @@ export class NatsFabric implements Fabric {
     }
   }
 
-  private forward(r: ClaimRecord, text: string): void {
+  forward(target: Peer, frame: string, replyTo?: Peer): void {
+    if (!(target instanceof RemotePeer)) return target.sendText(frame);
+    this.publishCommand(target.record, frame, replyTo === undefined ? undefined : this.connId(replyTo));
+  }
+
+  private publishCommand(r: ClaimRecord, text: string, replyConn?: string): void {
     const h = headers();
     h.set(NODE, this.node);
     h.set(CONN, r.conn);
+    if (replyConn !== undefined) {
+      h.set(BACK_NODE, this.node);
+      h.set(BACK_CONN, replyConn);
+    }
     this.engine.js.publish(this.engine.names.command(r.node, sessionToken(r.session)), text, { headers: h }).catch((err: Error) => this.report(err));
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */
-  private deliverCommand(conn: string, token: string, text: string): void {
+  private deliverCommand(conn: string, token: string, text: string, backNode?: string, backConn?: string): void {
     for (const p of this.local?.peers() ?? []) {
       if (this.connIds.get(p) !== conn) continue;
       for (const s of p.claims) {
@@ -256,7 +276,19 @@ export class NatsFabric implements Fabric {
         }
       }
     }
-    this.report(new Error(`a forwarded command found no claimant here (connection ${conn} left); its sender's retry routes it anew`));
+    // Its claimant left after the sender's node routed it: the single-node answer, to the sender.
+    if (backNode !== undefined && backConn !== undefined) {
+      let cmd: { id?: unknown; session?: unknown } = {};
+      try {
+        cmd = JSON.parse(text) as typeof cmd;
+      } catch {
+        // a frame the sender's node already parsed; unreadable here means nothing to say
+      }
+      const h = headers();
+      h.set(CONN, backConn);
+      const frame = { type: 'error', cause: cmd.id, code: 'no-route', detail: `no live connection claims session ${String(cmd.session)}` };
+      this.engine.nc.publish(this.engine.names.back(backNode), JSON.stringify(frame), { headers: h });
+    }
   }
 
   /** Claims held and other nodes seen, for `/healthz`. */

@@ -5,7 +5,7 @@
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Admission, Position, Replay } from '../store.js';
-import type { Engine } from './engine.js';
+import { untilReady, type Engine } from './engine.js';
 import { admissionId, sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -77,11 +77,11 @@ export class NatsHistory {
   /** Reads the index (each subject's last event), then follows every new event. */
   async start(): Promise<void> {
     const { jsm, js, names } = this.engine;
-    const info = await jsm.streams.info(names.eventsStream);
+    const info = await untilReady(() => jsm.streams.info(names.eventsStream));
     this.events = info.state.messages;
     const upTo = info.state.last_seq;
     const consumer = await js.consumers.get(names.eventsStream, { filter_subjects: names.allEvents, deliver_policy: DeliverPolicy.LastPerSubject });
-    const messages = await consumer.consume();
+    const messages = await untilReady(() => consumer.consume());
     let ready!: () => void;
     const indexed = new Promise<void>((resolve) => (ready = resolve));
     if (upTo === 0 || info.state.messages === 0) ready();

@@ -1,6 +1,7 @@
 // The relay's store on NATS JetStream (`--nats`): history, claims and command routing in the
 // engine, so any number of relay nodes serve one steering fabric behind the one relay core.
 import { randomBytes } from 'node:crypto';
+import { SteeringError } from '../../protocol/errors.js';
 import type { Admission, Position, Replay, SessionStore, StoreHealth } from '../store.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../store.js';
 import { DEFAULT_LEASE_MS, openEngine, type Engine, type NatsStoreOptions } from './engine.js';
@@ -43,7 +44,8 @@ export class NatsStore implements SessionStore {
       await fabric.start();
     } catch (err) {
       await store.close();
-      throw err;
+      if (err instanceof SteeringError) throw err;
+      throw new SteeringError('RELAY_UNREACHABLE', `JetStream at ${engine.servers.join(', ')} did not answer the relay's start: ${(err as Error).message}; check that every server runs with -js and the cluster has a leader`, { cause: err });
     }
     store.watchStatus(log);
     store.timer = setInterval(() => void history.recount().catch(report), Math.max(1000, leaseMs));

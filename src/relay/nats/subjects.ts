@@ -33,6 +33,8 @@ export interface Names {
   /** Copies fanned out but not stored (agent-scoped events, redeliveries): core NATS, no stream. */
   copy(token: string): string;
   allCopies: string;
+  /** Refusals a node sends back to the sender's node (core NATS). */
+  back(node: string): string;
 }
 
 export function names(namespace = 'aep'): Names {
@@ -53,5 +55,6 @@ export function names(namespace = 'aep'): Names {
     commandsFor: (node) => `${ns}.cmd.${node}.>`,
     copy: (t) => `${ns}.copy.${t}`,
     allCopies: `${ns}.copy.>`,
+    back: (node) => `${ns}.back.${node}`,
   };
 }

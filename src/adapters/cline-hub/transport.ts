@@ -1,0 +1,74 @@
+// The Cline hub as the adapter's user-plane transport (D28): send_input is hub
+// `session.send_input {prompt, delivery}` on the hook session's id (`rootSessionId`), the hub's
+// `session.pending_prompt_submitted` reports each consumption, `run.abort` cancels the active run,
+// and the approval loop (`approval.requested` / `approval.respond` / `approval.resolved`) becomes
+// attention requests answered through the same socket.
+import { filter, map, merge, mergeMap, type Observable } from 'rxjs';
+import type { InputOutcome, InputRequest, InputTransport, TransportFact } from '../../streams/surface.js';
+import type { HubConnection, HubEvent, HubReply } from './connection.js';
+
+const TOKEN = 'cline';
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+const promptOf = (e: HubEvent): string | undefined => {
+  const p = e.payload.prompt;
+  return typeof p === 'object' && p !== null ? str((p as Record<string, unknown>).prompt) : undefined;
+};
+
+const outcome = (reply: HubReply): InputOutcome => (reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' });
+
+/** One hub event as the facts it carries (none for the rest of the hub's 48 events). */
+function factsOf(e: HubEvent, at: number): TransportFact[] {
+  const session = e.sessionId;
+  if (session === undefined) return [];
+  switch (e.event) {
+    case 'session.pending_prompt_submitted': {
+      const text = promptOf(e);
+      return text === undefined ? [] : [{ kind: 'consumed', session, at, text }];
+    }
+    case 'approval.requested': {
+      const approvalId = str(e.payload.approvalId);
+      if (approvalId === undefined) return [];
+      const tool = str(e.payload.toolName) ?? 'a tool';
+      // The prompt is built from structure only (capture metadata); the tool input stays out.
+      return [{
+        kind: 'approval', session, at, approvalId,
+        request: {
+          kind: 'permission', prompt: `${TOKEN} requests permission to use ${tool}`, subject: tool,
+          options: [{ id: 'approve', label: 'Approve' }, { id: 'deny', label: 'Deny' }],
+          respondVia: ['control', 'oob'],
+          context: { toolCallId: str(e.payload.toolCallId) ?? '' },
+        },
+      }];
+    }
+    case 'approval.resolved': {
+      const approvalId = str(e.payload.approvalId);
+      if (approvalId === undefined) return [];
+      const cancelled = e.payload.cancelled === true || typeof e.payload.approved !== 'boolean';
+      return [cancelled ? { kind: 'approval.resolved', session, at, approvalId } : { kind: 'approval.resolved', session, at, approvalId, approved: e.payload.approved === true }];
+    }
+    default:
+      return [];
+  }
+}
+
+export function hubTransport(hub: HubConnection, now: () => number = Date.now): InputTransport & { hub: HubConnection } {
+  const events$: Observable<TransportFact> = hub.events$.pipe(mergeMap((e) => factsOf(e, now())));
+  const lost$: Observable<TransportFact> = hub.up$.pipe(filter((up) => !up), map((): TransportFact => ({ kind: 'lost', at: now() })));
+  return {
+    hub,
+    ready: () => hub.ready(),
+    async send(req: InputRequest): Promise<InputOutcome> {
+      const payload: Record<string, unknown> = { prompt: req.text };
+      if (req.delivery !== undefined) payload.delivery = req.delivery;
+      return outcome(await hub.command('session.send_input', req.session, payload));
+    },
+    async cancel(session: string): Promise<InputOutcome> {
+      return outcome(await hub.command('run.abort', session, {}));
+    },
+    async answer(session, approvalId, approved, reason): Promise<InputOutcome> {
+      return outcome(await hub.command('approval.respond', session, { approvalId, approved, ...(reason === undefined ? {} : { reason }) }));
+    },
+    facts$: merge(events$, lost$),
+  };
+}

@@ -1,0 +1,32 @@
+// control.cancel as pure steps, for vendors whose user-plane transport aborts the active run
+// (Cline hub `run.abort`). The ack follows the transport's answer (an abort the vendor refused is
+// no accepted command); the outcome is not invented here: the vendor's own abort moment maps to
+// `run.cancelled`, which the host stamps with this command as its cause.
+import { withDecision } from './decisions.js';
+import { decideCancel } from './gate.js';
+import { unlessAccepted, type Step } from './step.js';
+import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
+
+export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
+  const view = { decisions: ctx.decisions, ended, turnOpen: ctx.turnOpen, ...(ctx.cancel ? { cancel: ctx.cancel } : {}), ...(ctx.run === undefined ? {} : { run: ctx.run }) };
+  const d = decideCancel(view, input.command, input.gateOpen, input.ready);
+  const cause = input.command.id;
+  const refused = unlessAccepted(ctx, d, cause);
+  if (refused !== undefined) return refused;
+  return { context: { cancel: { id: cause, key: d.key, acked: false } }, outputs: [{ type: 'run.cancel', cause }] };
+}
+
+export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput): Step {
+  const c = ctx.cancel;
+  if (!c || c.id !== input.commandId || c.acked) return { outputs: [] };
+  if (input.ok) {
+    return {
+      context: { cancel: { ...c, acked: true }, decisions: withDecision(ctx.decisions, c.key, 'accepted') },
+      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }],
+    };
+  }
+  return {
+    context: { cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'rejected') },
+    outputs: [{ type: 'control.rejected', cause: c.id, key: c.key, rejection: { reason: 'refused', rule: 'cancel-refused', detail: 'the agent did not abort the run (no active run on its side, or it is unreachable)' } }],
+  };
+}

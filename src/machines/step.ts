@@ -1,0 +1,22 @@
+// What one pure step of the session machine returns, and the part every command step shares:
+// a redelivered command gets its recorded ack again, a refused one is recorded and answered.
+import { withDecision } from './decisions.js';
+import type { GateDecision } from './gate.js';
+import type { SessionContext, SessionOutput } from './session-types.js';
+
+export interface Step {
+  context?: Partial<SessionContext>;
+  outputs: SessionOutput[];
+}
+
+/** The step for a duplicate or a refusal (D4, AEP-0004 §3); undefined when the gate accepted. */
+export function unlessAccepted(ctx: SessionContext, d: GateDecision, cause: string): Step | undefined {
+  if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
+  if (d.kind === 'reject') {
+    return {
+      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
+      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection: d.rejection }],
+    };
+  }
+  return undefined;
+}

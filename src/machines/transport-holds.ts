@@ -1,0 +1,44 @@
+// Requests the vendor raises on its user-plane channel rather than in a hook (Cline hub
+// approvals) as pure steps: the same holds and attention events as a held hook (D13, D14), with
+// the answer going back through the channel, answers given in the vendor's own UI mirrored
+// `via: "oob"`, and every open request dismissed when the channel is lost (AEP-0002 §7).
+import type { Step } from './session-parts.js';
+import type { ApprovalRequestedInput, ApprovalResolvedInput, OpenHold, SessionContext, SessionOutput, TransportLostInput } from './session-types.js';
+
+export function approvalRequested(ctx: SessionContext, input: ApprovalRequestedInput, ended: boolean): Step {
+  if (ended || ctx.holds.some((h) => h.external === input.approvalId)) return { outputs: [] };
+  // No timer: the vendor's own UI can answer the same request at any time.
+  const hold: OpenHold = {
+    requestId: input.requestId, hookId: '', hold: 'permission', request: input.request, openedAt: input.at, timeoutMs: 0, external: input.approvalId,
+  };
+  return { context: { holds: [...ctx.holds, hold] }, outputs: [{ type: 'attention.requested', id: input.requestId, request: input.request }] };
+}
+
+/** The vendor settled a request this adapter had not answered: mirrored as an out-of-band answer, or dismissed. */
+export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInput): Step {
+  const hold = ctx.holds.find((h) => h.external === input.approvalId);
+  if (!hold) return { outputs: [] };
+  const latencyMs = Math.max(0, input.at - hold.openedAt);
+  const holds = ctx.holds.filter((h) => h !== hold);
+  if (input.approved === undefined) {
+    return { context: { holds }, outputs: [{ type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs }] };
+  }
+  const option = input.approved ? 'approve' : 'deny';
+  return {
+    context: { holds },
+    outputs: [
+      { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause: hold.requestId, answer: { option }, via: 'oob' },
+      { type: 'attention.resolved', subject: hold.requestId, cause: input.answeredId, resolution: 'answered', latencyMs },
+    ],
+  };
+}
+
+/** The channel is gone: its requests cannot be answered from here any more, so each is dismissed. */
+export function transportLost(ctx: SessionContext, input: TransportLostInput): Step {
+  const lost = ctx.holds.filter((h) => h.external !== undefined);
+  if (lost.length === 0) return { outputs: [] };
+  const outputs: SessionOutput[] = lost.map((h) => ({
+    type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt),
+  }));
+  return { context: { holds: ctx.holds.filter((h) => h.external === undefined) }, outputs };
+}

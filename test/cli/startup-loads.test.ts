@@ -1,0 +1,50 @@
+// The CLI loads only what a command line needs (lazy imports per subcommand): `--version`,
+// `--help` and instruct's argument errors start without ws, SQLite, XState or Ajv, which cost
+// most of a start (the CLI bench's `cli-version` figure measures the time).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+const bin = join(root, 'bin', 'aep-steer.js');
+const tracer = join(root, 'test', 'support', 'trace-loads.mjs');
+const HEAVY = ['/node_modules/ws/', '/node_modules/better-sqlite3/', '/node_modules/xstate/', '/node_modules/ajv/', '/node_modules/rxjs/', '/node_modules/@statelyai/'];
+
+function loadsOf(args: string[]): { urls: string[]; status: number | null; stderr: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'aep-loads-'));
+  const trace = join(dir, 'loads.txt');
+  try {
+    const r = spawnSync(process.execPath, ['--import', tracer, bin, ...args], {
+      encoding: 'utf8', env: { ...process.env, AEP_TRACE_LOADS: trace, AEP_STATE_DIR: dir }, timeout: 30_000,
+    });
+    const urls = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [];
+    return { urls, status: r.status, stderr: r.stderr };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+for (const [label, args, status] of [
+  ['--version', ['--version'], 0],
+  ['--help', ['--help'], 0],
+  ['instruct without --session', ['instruct', 'do it'], 2],
+  ['instruct without text', ['instruct', '--session', 's1'], 2],
+] as const) {
+  test(`${label} loads no ws, SQLite, XState, Ajv, RxJS or inspector`, () => {
+    const r = loadsOf([...args]);
+    assert.is(r.status, status, r.stderr);
+    assert.ok(r.urls.some((u) => u.includes('/cli/')), `the tracer saw the CLI load: ${r.urls.length} urls`);
+    const heavy = r.urls.filter((u) => HEAVY.some((h) => u.includes(h)));
+    assert.equal(heavy, [], `${label} loaded ${heavy.join(', ')}`);
+  });
+}
+
+test('the tracer does see heavy modules when a command needs them', () => {
+  const r = loadsOf(['audit', join(root, 'no-such-log.jsonl')]);
+  assert.ok(r.urls.some((u) => HEAVY.some((h) => u.includes(h))), r.urls.filter((u) => u.includes('node_modules')).join('\n'));
+});
+
+test.run();
