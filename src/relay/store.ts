@@ -160,6 +160,18 @@ function startCheckpointer(path: string): Worker {
 
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
 
+/** Positioned rows in their order, with the seq-less ones placed among them by arrival. */
+export function interleaveByArrival(positioned: readonly { arrival: number; raw: string }[], loose: readonly { arrival: number; raw: string }[]): string[] {
+  const items: string[] = [];
+  let i = 0;
+  for (const p of positioned) {
+    while (i < loose.length && loose[i]!.arrival < p.arrival) items.push(loose[i++]!.raw);
+    items.push(p.raw);
+  }
+  while (i < loose.length) items.push(loose[i++]!.raw);
+  return items;
+}
+
 export class RelayStore implements SessionStore {
   readonly bufferCap: number;
   readonly sessionCap: number;
@@ -324,14 +336,7 @@ export class RelayStore implements SessionStore {
     const positioned = this.q.after.all(session, from.epoch, from.epoch, from.seq);
     const since = after === undefined ? 0 : (this.q.arrivalUpTo.get(session, from.epoch, from.epoch, from.seq)?.a ?? 0);
     const loose = this.q.unpositionedAfter.all(session, since);
-    const items: string[] = [];
-    let i = 0;
-    for (const p of positioned) {
-      while (i < loose.length && loose[i]!.arrival < p.arrival) items.push(loose[i++]!.raw);
-      items.push(p.raw);
-    }
-    while (i < loose.length) items.push(loose[i++]!.raw);
-    const out: Replay = { items };
+    const out: Replay = { items: interleaveByArrival(positioned, loose) };
     const ev = this.q.evictedAt.get(session);
     if (ev && ev.evicted_epoch !== null && ev.evicted_seq !== null && before(from, { epoch: ev.evicted_epoch, seq: ev.evicted_seq })) {
       const first = positioned[0];

@@ -90,7 +90,9 @@ test('one batch admits as the same events admitted one by one: caps, dedupe, exh
       assert.equal(await replay(whole, session, after), await replay(single, session, after), `${session} after ${JSON.stringify(after)}`);
     }
   }
-  assert.equal(seqs((await replay(whole, 'a')).items), [6, 'loose-6', 7, 9]);
+  // SQLite keeps one ring per session; JetStream keeps seq-less events in a ring of their own,
+  // so the cap of 3 evicts them only among themselves there.
+  assert.equal(seqs((await replay(whole, 'a')).items), STORE_KIND === 'sqlite' ? [6, 'loose-6', 7, 9] : ['loose-0', 'loose-3', 6, 'loose-6', 7, 9]);
   assert.equal((await replay(whole, 'a', { epoch: 0, seq: 0 })).exhausted, { epoch: 0, seq: 6 });
   await whole.close();
   await single.close();

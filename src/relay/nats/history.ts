@@ -4,7 +4,7 @@
 // ordered consumer and orders them as the SQLite store does.
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
-import type { Admission, Position, Replay } from '../store.js';
+import { interleaveByArrival, type Admission, type Position, type Replay } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
 import { admissionId, sessionToken } from './subjects.js';
 
@@ -36,14 +36,7 @@ export function orderRows(rows: Row[], after: Position | undefined, bufferCap: n
   let since = 0;
   if (after !== undefined) for (const r of all) if (!before(from, r.pos!)) since = Math.max(since, r.arrival);
   const loose = rows.filter((r) => r.pos === undefined && r.arrival > since).sort((a, b) => a.arrival - b.arrival);
-  const items: string[] = [];
-  let i = 0;
-  for (const p of positioned) {
-    while (i < loose.length && loose[i]!.arrival < p.arrival) items.push(loose[i++]!.raw);
-    items.push(p.raw);
-  }
-  while (i < loose.length) items.push(loose[i++]!.raw);
-  const out: Replay = { items };
+  const out: Replay = { items: interleaveByArrival(positioned, loose) };
   // The ring does not say what it evicted. A full ring has evicted unless it still starts at
   // (0, 0); a position right before the first held one (positions run on within an epoch) misses nothing.
   const first = all[0]?.pos;
