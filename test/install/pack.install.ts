@@ -81,7 +81,9 @@ test('aep-steer relay creates the local token; doctor finds it and passes; insta
   const project = join(elsewhere, 'proj');
   const inst = run('aep-steer', ['install', 'claude-code', '--project', project]);
   assert.is(inst.status, 0, inst.stderr);
-  const settings = readFileSync(join(project, '.claude', 'settings.json'), 'utf8');
+  // A project install writes the file Claude Code keeps out of git, never the committed one (D21).
+  assert.not.ok(existsSync(join(project, '.claude', 'settings.json')));
+  const settings = readFileSync(join(project, '.claude', 'settings.local.json'), 'utf8');
   const shim = /"command": "([^ "]+aep-steer-hook\.sh)/.exec(settings)?.[1];
   assert.ok(shim && shim.startsWith(prefix) && existsSync(shim), `the hooks run the installed shim: ${shim}`);
   const vendorDoc = run('aep-steer', ['doctor', 'claude-code', '--relay', url, '--project', project]);
