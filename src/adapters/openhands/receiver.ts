@@ -115,7 +115,11 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       const key = opts.server.key;
       if (key !== undefined) ws.send(JSON.stringify({ type: 'auth', session_api_key: key }));
     });
-    ws.on('message', (raw) => deliver(a, raw));
+    ws.on('message', (raw) => {
+      // A frame after the auth frame proves the key good again, before the next discovery poll.
+      if (health === 'unauthorized') health = 'ok';
+      deliver(a, raw);
+    });
     ws.on('error', () => { /* the close handler decides */ });
     ws.on('close', (code) => {
       if (a.ws === ws) a.ws = undefined;
