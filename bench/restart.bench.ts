@@ -17,27 +17,16 @@ import { connectRelay } from '../src/relay/ws-connection.js';
 import type { HookArrival } from '../src/streams/hook-endpoint.js';
 import { readEventLog } from '../src/streams/log.js';
 import { startAdapter } from '../src/streams/run.js';
-import type { VendorSurface } from '../src/streams/surface.js';
 import { figure, type BenchFigure } from './types.js';
+import { benchSurface } from './lib/surface.js';
 
 const SESSIONS = 200;
 const SECRET = 'bench-secret-0123456789';
 
-const surface: VendorSurface = {
-  token: 'bench-agent',
-  steeringType: 'x.bench-agent.control.instruct',
-  port: 0,
-  attentionTimeoutMs: 55_000,
+const surface = benchSurface({
   holds: false,
-  classify: (input) => ({
-    session: String(input.session_id), event: String(input.hook_event_name),
-    observations: input.hook_event_name === 'SessionStart' ? [{ type: 'session.started', data: {} }] : [{ type: 'progress.status', data: { phase: 'tool' } }],
-    class: { kind: 'moment', eligible: input.hook_event_name === 'UserPromptSubmit' },
-  }),
-  contextReply: (hook, text) => ({ body: { hookSpecificOutput: { hookEventName: hook.event, additionalContext: text } } }),
-  neutralReply: () => ({ body: {} }),
-  decisionReply: () => ({ body: {} }),
-};
+  observations: (input) => (input.hook_event_name === 'SessionStart' ? [{ type: 'session.started', data: {} }] : [{ type: 'progress.status', data: { phase: 'tool' } }]),
+});
 
 const arrival = (body: Record<string, unknown>, n: number): HookArrival => ({
   id: `bench-hook-${n}`, at: Date.now(), body,

@@ -7,20 +7,11 @@ import { command } from '../../src/protocol/index.js';
 import { ActorHost } from '../../src/streams/actor-host.js';
 import { openEventLog, type LogRecord } from '../../src/streams/log.js';
 import { replayInto } from '../../src/streams/replay.js';
-import type { VendorSurface } from '../../src/streams/surface.js';
 import { answer, argOf } from '../lib/proc.js';
+import { benchSurface } from '../lib/surface.js';
 
 const arg = argOf<{ path: string; mode: 'make' | 'replay' | 'parse'; records?: number }>();
-const surface: VendorSurface = {
-  token: 'bench-agent', steeringType: 'x.bench-agent.control.instruct', port: 0, attentionTimeoutMs: 55_000,
-  classify: (input) => ({
-    session: String(input.session_id), event: String(input.hook_event_name), observations: [],
-    class: { kind: 'moment', eligible: input.hook_event_name === 'UserPromptSubmit' },
-  }),
-  contextReply: (hook, text) => ({ body: { hookSpecificOutput: { hookEventName: hook.event, additionalContext: text } } }),
-  neutralReply: () => ({ body: {} }),
-  decisionReply: () => ({ body: {} }),
-};
+const surface = benchSurface();
 const newHost = () => new ActorHost({ surface, instruct: true, host: 'bench' });
 
 if (arg.mode === 'make') {

@@ -11,28 +11,14 @@ import { surfaceFor } from '../../src/adapters/registry.js';
 import { command } from '../../src/protocol/index.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { acceptsFor, startAdapter } from '../../src/streams/run.js';
-import type { VendorSurface } from '../../src/streams/surface.js';
 import { answer, argOf, serveUntilStopped } from '../lib/proc.js';
+import { benchSurface } from '../lib/surface.js';
 
 interface Arg { surface: 'claude-code' | 'bench'; fsync?: boolean; relay?: { url: string; token: string } }
 const arg = argOf<Arg>();
 
-/** A minimal table for throughput: every UserPromptSubmit may carry steering. */
-const benchSurface: VendorSurface = {
-  token: 'bench-agent',
-  steeringType: 'x.bench-agent.control.instruct',
-  port: 0,
-  attentionTimeoutMs: 55_000,
-  classify: (input) => ({
-    session: String(input.session_id), event: String(input.hook_event_name), observations: [],
-    class: { kind: 'moment', eligible: input.hook_event_name === 'UserPromptSubmit' },
-  }),
-  contextReply: (hook, text) => ({ body: { hookSpecificOutput: { hookEventName: hook.event, additionalContext: text } } }),
-  neutralReply: () => ({ body: {} }),
-  decisionReply: () => ({ body: {} }),
-};
 
-const surface = arg.surface === 'bench' ? benchSurface : surfaceFor(arg.surface)!;
+const surface = arg.surface === 'bench' ? benchSurface() : surfaceFor(arg.surface)!;
 let syncs = 0;
 const dir = mkdtempSync(join(tmpdir(), 'aep-bench-adapter-'));
 const relay = arg.relay

@@ -181,7 +181,8 @@ function answerChat(body: Record<string, unknown>, res: ServerResponse, counter:
 
 // ---- server ---------------------------------------------------------------------------------
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The whole request body as UTF-8 (the stand-in servers read small JSON bodies). */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

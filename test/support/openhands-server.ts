@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { readBody } from './mock-openai.js';
 
 export type Status = 'idle' | 'running' | 'paused' | 'waiting_for_confirmation' | 'finished' | 'error' | 'stuck' | 'deleting';
 type Ev = Record<string, unknown> & { id: string; kind: string; timestamp: string; source: string };
@@ -119,14 +120,6 @@ function messagesOf(events: readonly Ev[]): Record<string, unknown>[] {
   return out;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 export async function startOpenHandsServer(opts: StandInOptions): Promise<StandIn> {
   let keys = opts.keys ?? [];
