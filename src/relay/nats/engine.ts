@@ -88,8 +88,9 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
     throw new SteeringError('RELAY_UNREACHABLE', `cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}; start nats-server -js or fix --nats`, { cause: err });
   }
   try {
-    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
-    // A cluster that has just started elects its JetStream leader first: retry for a while.
+    // A cluster that has just started elects its JetStream leader first: retry for a while, from
+    // the manager's own account check on (it times out while no meta leader answers).
+    const jsm = await untilReady(() => jetstreamManager(nc, { timeout: 10_000 }));
     await untilReady(() => ensureStream(jsm, {
       name: n.eventsStream,
       subjects: [n.allEvents],
