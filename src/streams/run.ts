@@ -1,7 +1,7 @@
 // The adapter core: sources merged, routed per session, stepped, logged, performed. This file
 // owns the bus (the only Subjects) and the only subscribe.
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { EMPTY, Subject, from, interval, map, merge, mergeMap, of, share, timer, type Observable, type Subscription } from 'rxjs';
+import { EMPTY, Subject, filter, from, interval, map, merge, mergeMap, share, tap, timer, type Observable, type Subscription } from 'rxjs';
 import { SteeringError, agentEvent, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
@@ -12,7 +12,7 @@ import type { RelayLink } from './relay-link.js';
 import { replayInto } from './replay.js';
 import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
-import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
+import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
 
@@ -266,8 +266,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     fromHookArrivals(opts.surface),
     share(),
   );
-  const unreadable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? of(h) : EMPTY)));
-  const readable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? EMPTY : of(h))));
+  const unreadable$ = hookItems$.pipe(filter((h: HookItem): h is UnreadableHook => h.kind === 'unreadable'));
+  const readable$ = hookItems$.pipe(filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'), tap(answerEarly));
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
   const ttlMs = opts.ttlMs ?? 0;
   const windowMs = opts.resumeWindowMs ?? opts.surface.resumeWindowMs ?? 0;
@@ -287,6 +287,19 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       }),
     )
     : EMPTY;
+
+  /**
+   * D7–D8: a moment no instruction can fit gets the neutral reply before its step runs; the step
+   * follows at once and logs it as usual. Its reply effect then finds no waiting arrival, which
+   * for a neutral reply is nothing, and for a delivery would mean reply.failed and the
+   * instructions back at the head of the queue (D9): an early answer can delay a delivery, never lose one.
+   */
+  function answerEarly(h: SessionItem & { kind: 'hook' }): void {
+    if (!host.answersNeutrally(h)) return;
+    const arrival = arrivals.get(h.hookId);
+    arrivals.delete(h.hookId);
+    void arrival?.respond(opts.surface.neutralReply(h.hook));
+  }
 
   /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
   function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
@@ -328,8 +341,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   function settle(r: StepResult & { item?: SessionItem }): Observable<Out> {
-    const logged = r.records.flatMap((x) => (x.k === 'ev' ? [x.e] : []));
-    const inLog = new Set(logged);
+    const logged: AepEvent[] = [];
+    for (const x of r.records) if (x.k === 'ev') logged.push(x.e);
     const onDurable = (range: { gen: number; start: number; end: number }): void => {
       if (r.stepNo !== undefined) host.durable(r.stepNo);
       outbox.appended(logged, range);
@@ -342,10 +355,11 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     const early = r.item?.kind === 'hook' && synced ? r.effects.filter(answersAtOnce) : [];
     for (const f of early) perform(f, true);
     const later = early.length === 0 ? r.effects : r.effects.filter((f) => !early.includes(f));
-    const release = (): Observable<Out> => merge(
-      from(r.events).pipe(map((e): Out => ({ kind: 'event', e, live: !inLog.has(e) }))),
-      from(later).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))),
-    );
+    const release = (): Observable<Out> => {
+      const outs = r.events.map((e): Out => ({ kind: 'event', e, live: !logged.includes(e) }));
+      if (later.length === 0) return from(outs);
+      return merge(from(outs), from(later).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))));
+    };
     // Without fsync a written batch is as durable as this log makes it, so the step settles at once.
     if (!synced) {
       try {
