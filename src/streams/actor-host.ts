@@ -7,7 +7,7 @@
 // and stepped through the machine's own transition(); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -584,7 +584,7 @@ export class ActorHost {
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) {
         this.current?.acks.push([ack, this.recorded.get(ack)]);
-        this.recorded.set(ack, JSON.stringify(e));
+        this.recorded.set(ack, eventText(e));
       }
     };
     for (const o of outputs) {
