@@ -135,6 +135,8 @@ const stateName = (value: unknown): string =>
   typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
 
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
+/** Bound on kept emitters: the sessions active at once, not every session the host holds. */
+const WARM_EMITTERS = 256;
 
 /** At capture metadata a field's labels become ids (AEP-0006 structural placeholders). */
 function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
@@ -156,6 +158,8 @@ export class ActorHost {
   private readonly seqs = new Map<string, number>();
   /** Emitters of the step in progress. */
   private readonly emitters = new Map<string, SessionEmitter>();
+  /** Emitters of recently stepped sessions, so a busy session does not rebuild (and re-check) its emitter per step. */
+  private readonly warm = new Map<string, SessionEmitter>();
   /** Epoch each session's emitter starts at (set by replay: previous max + 1, D11). */
   private readonly epochs = new Map<string, number>();
   /** Command dedupe key → its ack, exactly as first serialised. */
@@ -357,7 +361,11 @@ export class ActorHost {
     } finally {
       this.current = undefined;
       this.undos.push(undo);
-      for (const [session, e] of this.emitters) if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+      for (const [session, e] of this.emitters) {
+        if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+        if (this.warm.size >= WARM_EMITTERS) this.warm.clear();
+        this.warm.set(session, e);
+      }
       this.emitters.clear();
     }
   }
@@ -564,6 +572,16 @@ export class ActorHost {
 
   private emitterFor(session: string): SessionEmitter {
     let e = this.emitters.get(session);
+    if (!e) {
+      // A recently used emitter serves again only where the host's position agrees with it (a
+      // rollback or a new epoch moves the position; the emitter is then built afresh).
+      const w = this.warm.get(session);
+      const p = w?.position;
+      if (w && p!.seq === (this.seqs.get(session) ?? 0) && w.epoch === (this.epochs.get(session) ?? 0)) {
+        this.emitters.set(session, w);
+        return w;
+      }
+    }
     if (!e) {
       e = new SessionEmitter({
         agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, startSeq: this.seqs.get(session) ?? 0,
