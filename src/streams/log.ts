@@ -48,11 +48,15 @@ const NL = 0x0a;
 const kindOf = (v: unknown): string | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { k?: unknown }).k === 'string' ? (v as { k: string }).k : undefined;
 
+/** Sees each record as it is read, with the byte offset just past its line and the line's text. */
+export type RecordFn = (r: LogRecord, end: number, line: string) => void;
+
 /**
  * Parses log bytes in one pass (D24: linear in the file's size); a broken line is reported and
- * skipped, never thrown. `onRecord` sees each record with the byte offset just past its line.
+ * skipped, never thrown. `onRecord` sees each record as it is read; with `keep` false the
+ * records are only handed to it, not collected (a start replays a log without holding it whole).
  */
-export function parseLog(input: string | Buffer, onRecord?: (r: LogRecord, end: number) => void): ReadResult {
+export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = true): ReadResult {
   const buf = typeof input === 'string' ? Buffer.from(input) : input;
   const records: LogRecord[] = [];
   const problems: SteeringError[] = [];
@@ -67,18 +71,20 @@ export function parseLog(input: string | Buffer, onRecord?: (r: LogRecord, end: 
     lineNo += 1;
     let parsed: unknown;
     let kind: string | undefined;
+    let line = '';
     if (!last) {
       try {
-        parsed = JSON.parse(buf.toString('utf8', offset, end));
+        line = buf.toString('utf8', offset, end);
+        parsed = JSON.parse(line);
         kind = kindOf(parsed);
       } catch {
         kind = undefined;
       }
     }
     if (kind !== undefined && RECORD_KINDS.has(kind)) {
-      records.push(parsed as LogRecord);
+      if (keep) records.push(parsed as LogRecord);
       goodBytes = nl + 1;
-      onRecord?.(parsed as LogRecord, nl + 1);
+      onRecord?.(parsed as LogRecord, nl + 1, line);
     } else if (kind !== undefined && FRAME_KINDS.has(kind)) {
       if (kind === 'seg' && lineNo === 1) generation = Number((parsed as { g?: unknown }).g) || 0;
       goodBytes = nl + 1;
