@@ -96,9 +96,10 @@ export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = tru
   return { records, goodBytes, problems, generation };
 }
 
-export function readEventLog(path: string): ReadResult {
+/** Reads a log file; with `onRecord`, its records are handed over as read and not collected. */
+export function readEventLog(path: string, onRecord?: RecordFn): ReadResult {
   if (!existsSync(path)) return { records: [], goodBytes: 0, problems: [], generation: 0 };
-  return parseLog(readFileSync(path));
+  return parseLog(readFileSync(path), onRecord, onRecord === undefined);
 }
 
 /** The file an archived generation lives in. */
@@ -166,6 +167,11 @@ export interface EventLogOptions {
   onRefused?: (err: SteeringError) => void;
   /** Generation a log created by this call starts at (after a snapshot, D24); 0 writes no header. */
   generation?: number;
+  /**
+   * Takes each record the file already holds as it is read; `existing.records` then stays empty
+   * (a start replays its log without holding all of it, D11).
+   */
+  onRecord?: RecordFn;
 }
 
 /** The generation a log file's header names (0 without one or without the file). */
@@ -199,7 +205,7 @@ const encode = (records: readonly (LogRecord | FrameRecord)[]): Buffer =>
 export function openEventLog(path: string, opts: EventLogOptions = {}): { log: EventLog; existing: ReadResult } {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const fresh = !existsSync(path);
-  const existing = readEventLog(path);
+  const existing = readEventLog(path, opts.onRecord);
   let fd = openSync(path, fresh ? 'w+' : 'r+', 0o600);
   if (fresh && (opts.generation ?? 0) > 0) {
     const header = encode([{ k: 'seg', g: opts.generation! }]);
