@@ -57,6 +57,11 @@ function unsupportedNode(node: AnyStateNode): string | undefined {
 
 const STEP_LIMIT = 100;
 
+const hasKeys = (o: object): boolean => {
+  for (const _ in o) return true;
+  return false;
+};
+
 /**
  * Compiles `machine` into a fold, or returns the reason it cannot (then step it with
  * machine.transition()). The result equals XState's for every input; test/machines/fold tests
@@ -150,9 +155,13 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
     return leaves.get(landing(node))!;
   };
 
+  // Guards only read their arguments, so one object serves every call (XState builds one per call).
+  const args: { context: unknown; event: unknown } = { context: undefined, event: undefined };
   const enabled = (list: readonly Candidate[] | undefined, context: unknown, event: unknown): Candidate | undefined => {
     if (list === undefined) return undefined;
-    for (const c of list) if (c.guard === undefined || c.guard({ context, event }, undefined)) return c;
+    args.context = context;
+    args.event = event;
+    for (const c of list) if (c.guard === undefined || c.guard(args, undefined)) return c;
     return undefined;
   };
   const run = (c: Candidate, context: C, event: E, outputs: O[] | undefined): C => {
@@ -160,8 +169,9 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
     for (const step of c.steps) {
       const s = step(ctx, event);
       if (s === undefined) continue;
-      // XState's assign: a shallow copy with the patch's own keys over it (undefined values included).
-      if (s.context) ctx = Object.assign({}, ctx, s.context);
+      // XState's assign: a shallow copy with the patch's own keys over it (undefined values
+      // included). An empty patch copies nothing new, so the fold keeps the context as it is.
+      if (s.context && hasKeys(s.context)) ctx = Object.assign({}, ctx, s.context);
       if (outputs) for (const o of s.outputs) outputs.push(o as O);
     }
     return ctx;

@@ -281,7 +281,8 @@ export class ActorHost {
       const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
       cells.push({ session, snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) } });
     }
-    const known = new Set([...this.sessions.keys(), ...this.epochs.keys()]);
+    // A session with no cell may still have emitted (a refused orphan command, D6): its positions count too.
+    const known = new Set([...this.sessions.keys(), ...this.epochs.keys(), ...this.seqs.keys()]);
     for (const session of known) {
       const epoch = this.epochs.get(session) ?? 0;
       // A session that emitted in this process used `epoch`; the next process takes the one after it.
