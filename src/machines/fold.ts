@@ -142,7 +142,12 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
   if (problem) return problem;
   for (const [c, n] of pending) c.target = leaves.get(n);
 
+  // The value of a top-level atomic state is its name: the common case, looked up directly.
+  const atomicByName = new Map<string, Leaf>();
+  for (const [n, leaf] of leaves) if (n.parent === machine.root) atomicByName.set(n.key, leaf);
   const leafOf = (value: StateValue): Leaf => {
+    const direct = typeof value === 'string' ? atomicByName.get(value) : undefined;
+    if (direct !== undefined) return direct;
     let node = machine.root;
     let v: StateValue | undefined = value;
     while (node.type === 'compound' && v !== undefined) {
