@@ -9,7 +9,7 @@ import { createActor, type Actor, type InspectionEvent, type Observer, type Snap
 import {
   SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
-import { sessionMachine } from '../machines/session.js';
+import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
 import { repliesNeutral } from '../machines/session-parts.js';
@@ -137,6 +137,9 @@ const stateName = (value: unknown): string =>
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
 /** Bound on kept emitters: the sessions active at once, not every session the host holds. */
 const WARM_EMITTERS = 256;
+
+/** Inputs that bring a session's cell into being (the hook moments, see apply()). */
+const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
 /** At capture metadata a field's labels become ids (AEP-0006 structural placeholders). */
 function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
@@ -291,7 +294,8 @@ export class ActorHost {
       const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
       cells.push({ session, snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) } });
     }
-    const known = new Set([...this.sessions.keys(), ...this.epochs.keys()]);
+    // A session with no cell may still have emitted (a refused orphan command, D6): its positions count too.
+    const known = new Set([...this.sessions.keys(), ...this.epochs.keys(), ...this.seqs.keys()]);
     for (const session of known) {
       const epoch = this.epochs.get(session) ?? 0;
       // A session that emitted in this process used `epoch`; the next process takes the one after it.
@@ -315,18 +319,33 @@ export class ActorHost {
 
   // ---- replay support ---------------------------------------------------------------------
 
-  /** Restores a recorded ack and the epoch memory from a logged event (D11). */
-  restoreEvent(e: AepEvent, ack: string | undefined): void {
-    if (ack !== undefined) this.recorded.set(ack, JSON.stringify(e));
+  /**
+   * Restores a recorded ack and the epoch memory from a logged event (D11). `bytes` is the
+   * event's text as logged, when the reader has it (the same bytes JSON.stringify gives back).
+   */
+  restoreEvent(e: AepEvent, ack: string | undefined, bytes?: string): void {
+    if (ack !== undefined) this.recorded.set(ack, bytes ?? JSON.stringify(e));
     if (e.session !== undefined && e.seq !== undefined) {
       const next = (e.epoch ?? 0) + 1;
       if ((this.epochs.get(e.session) ?? 0) < next) this.epochs.set(e.session, next);
     }
   }
 
-  /** Feeds one logged input through the live path with every sink muted. */
+  /**
+   * Feeds one logged input to its session with every sink muted. A session kept as data folds
+   * it through the machine's definition (machines/fold.ts: XState's result without its
+   * interpreter, ~10x faster); a new session, an orphan command and a live actor (inspection)
+   * take the live path.
+   */
   replayInput(session: string, input: SessionInput): void {
-    this.apply(session, input);
+    let cell = this.sessions.get(session);
+    // A hook spawns its session, as on the live path; the input itself is then folded too.
+    if (cell === undefined && SPAWNS.has(input.type) && !this.opts.inspect) cell = this.spawn(session);
+    if (cell === undefined || cell.actor || typeof sessionFold === 'string') {
+      this.apply(session, input);
+      return;
+    }
+    sessionFold.step(cell, input);
   }
 
   /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
