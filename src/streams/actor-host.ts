@@ -529,6 +529,14 @@ export class ActorHost {
     try {
       if (cell.actor) {
         cell.actor.send(input);
+      } else if (typeof sessionFold !== 'string') {
+        // The machine's own definition folded (machines/fold.ts), which reaches what transition()
+        // reaches, outputs in order (test/machines/fold.test.ts), without building an XState
+        // snapshot per step. The cell changes only once the whole step succeeded.
+        const next = { value: cell.value, context: cell.context };
+        sessionFold.step(next, input, outputs);
+        cell.value = next.value as SessionSnapshot['value'];
+        cell.context = next.context;
       } else {
         // The same microsteps an actor runs; the cell changes only once the whole step succeeded.
         const next = sessionMachine.transition(sessionMachine.resolveState({ value: cell.value, context: cell.context }), input, this.scope());
