@@ -8,11 +8,12 @@
 // replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
+import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
 import type { ClassifiedHook, HookReply, VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
@@ -135,6 +136,8 @@ const stateName = (value: unknown): string =>
   typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
 
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
+/** Bound on kept emitters: the sessions active at once, not every session the host holds. */
+const WARM_EMITTERS = 256;
 
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
@@ -159,6 +162,8 @@ export class ActorHost {
   private readonly seqs = new Map<string, number>();
   /** Emitters of the step in progress. */
   private readonly emitters = new Map<string, SessionEmitter>();
+  /** Emitters of recently stepped sessions, so a busy session does not rebuild (and re-check) its emitter per step. */
+  private readonly warm = new Map<string, SessionEmitter>();
   /** Epoch each session's emitter starts at (set by replay: previous max + 1, D11). */
   private readonly epochs = new Map<string, number>();
   /** Command dedupe key → its ack, exactly as first serialised. */
@@ -194,6 +199,14 @@ export class ActorHost {
   context(session: string): SessionContext | undefined {
     const cell = this.sessions.get(session);
     return cell && contextOf(cell);
+  }
+
+  /** D7–D8: this hook is a moment that will get the neutral reply, whatever else its step does. */
+  answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {
+    const c = item.hook.class;
+    if (c.kind !== 'moment') return false;
+    const cell = this.sessions.get(item.session);
+    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, c);
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -375,7 +388,11 @@ export class ActorHost {
     } finally {
       this.current = undefined;
       this.undos.push(undo);
-      for (const [session, e] of this.emitters) if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+      for (const [session, e] of this.emitters) {
+        if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+        if (this.warm.size >= WARM_EMITTERS) this.warm.clear();
+        this.warm.set(session, e);
+      }
       this.emitters.clear();
     }
   }
@@ -463,8 +480,7 @@ export class ActorHost {
     // something, so idle ticks do not grow the log.
     const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
-    const stamped = this.stamp(item.session, input, outputs);
-    return { events: [...events, ...stamped.events], records: [...records, ...stamped.records], effects: stamped.effects };
+    return this.stamp(item.session, input, outputs, events, records);
   }
 
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
@@ -521,6 +537,14 @@ export class ActorHost {
     try {
       if (cell.actor) {
         cell.actor.send(input);
+      } else if (typeof sessionFold !== 'string') {
+        // The machine's own definition folded (machines/fold.ts), which reaches what transition()
+        // reaches, outputs in order (test/machines/fold.test.ts), without building an XState
+        // snapshot per step. The cell changes only once the whole step succeeded.
+        const next = { value: cell.value, context: cell.context };
+        sessionFold.step(next, input, outputs);
+        cell.value = next.value as SessionSnapshot['value'];
+        cell.context = next.context;
       } else {
         // The same microsteps an actor runs; the cell changes only once the whole step succeeded.
         const next = sessionMachine.transition(sessionMachine.resolveState({ value: cell.value, context: cell.context }), input, this.scope());
@@ -584,6 +608,16 @@ export class ActorHost {
   private emitterFor(session: string): SessionEmitter {
     let e = this.emitters.get(session);
     if (!e) {
+      // A recently used emitter serves again only where the host's position agrees with it (a
+      // rollback or a new epoch moves the position; the emitter is then built afresh).
+      const w = this.warm.get(session);
+      const p = w?.position;
+      if (w && p!.seq === (this.seqs.get(session) ?? 0) && w.epoch === (this.epochs.get(session) ?? 0)) {
+        this.emitters.set(session, w);
+        return w;
+      }
+    }
+    if (!e) {
       e = new SessionEmitter({
         agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, startSeq: this.seqs.get(session) ?? 0,
         ...(this.opts.host ? { host: this.opts.host } : {}),
@@ -593,9 +627,8 @@ export class ActorHost {
     return e;
   }
 
-  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[]): StepResult {
-    const events: AepEvent[] = [];
-    const records: LogRecord[] = [];
+  /** Appends what the outputs announce to `events` and `records` (the step's observations come first). */
+  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[], events: AepEvent[] = [], records: LogRecord[] = []): StepResult {
     const effects: Effect[] = [];
     const at = input.at;
     const emit = (f: EventFields, ack?: string): void => {
@@ -604,7 +637,7 @@ export class ActorHost {
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) {
         this.current?.acks.push([ack, this.recorded.get(ack)]);
-        this.recorded.set(ack, JSON.stringify(e));
+        this.recorded.set(ack, eventText(e));
       }
     };
     for (const o of outputs) {
