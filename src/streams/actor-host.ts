@@ -631,8 +631,11 @@ export class ActorHost {
   private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[], events: AepEvent[] = [], records: LogRecord[] = []): StepResult {
     const effects: Effect[] = [];
     const at = input.at;
+    let emitter: SessionEmitter | undefined;
+    // Every `f` below is a literal made for this one call, so it takes the step's time in place.
     const emit = (f: EventFields, ack?: string): void => {
-      const e = this.emitterFor(session).emit({ ...f, at });
+      f.at = at;
+      const e = (emitter ??= this.emitterFor(session)).emit(f);
       events.push(e);
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) {
