@@ -176,7 +176,65 @@ export function validateEvent(e: unknown, opts: ValidateOptions = {}): Issue[] {
  */
 export function relayCheck(e: unknown): Issue | undefined {
   if (!isObject(e)) return { rule: 'not-an-object', path: '', message: 'an event is a JSON object (AEP-0001 §5)' };
-  return envelopeIssues(e)[0];
+  // Every relayed frame is checked: a valid one passes the allocation-free pass; only a frame
+  // that fails it is checked again in full, for the first issue and its message.
+  return envelopeValid(e) ? undefined : envelopeIssues(e)[0];
+}
+
+/**
+ * Bounded sets of strings that already passed a pattern: a session's frames repeat their `type`
+ * and `source`, so each is matched once rather than per frame.
+ */
+class Seen {
+  private readonly held = new Set<string>();
+  constructor(private readonly test: (s: string) => boolean, private readonly cap = 4096) {}
+  has(s: string): boolean {
+    if (this.held.has(s)) return true;
+    if (!this.test(s)) return false;
+    if (this.held.size >= this.cap) this.held.clear();
+    this.held.add(s);
+    return true;
+  }
+}
+
+const GOOD_TYPE = new Seen((t) => TYPE_PATTERN.test(t));
+const GOOD_SOURCE = new Seen((s) => URI.test(s));
+const GOOD_NAME = new Seen((n) => PROPERTY_NAME.test(n));
+const SCOPE = new Map<string, 'agent' | 'command' | 'session'>();
+const isString = (v: unknown): boolean => typeof v === 'string' && v !== '';
+
+function scopeOf(type: string): 'agent' | 'command' | 'session' {
+  let s = SCOPE.get(type);
+  if (s === undefined) {
+    s = type.startsWith('agent.') ? 'agent' : COMMAND_SCOPED_PATTERN.test(type) ? 'command' : 'session';
+    if (SCOPE.size >= 4096) SCOPE.clear();
+    SCOPE.set(type, s);
+  }
+  return s;
+}
+
+/** True exactly when `envelopeIssues(e)` is empty (`test/protocol/validate.test.ts` holds both to it). */
+function envelopeValid(e: Record<string, unknown>): boolean {
+  if (e.aep !== AEP_VERSION) return false;
+  if (!isString(e.id) || !isString(e.type) || !isString(e.time) || !isString(e.source) || !isString(e.agent)) return false;
+  for (const a of OPTIONAL_STRINGS) if (e[a] !== undefined && !isString(e[a])) return false;
+  if ((e.seq !== undefined && !isNonNegInt(e.seq)) || (e.epoch !== undefined && !isNonNegInt(e.epoch))) return false;
+  const type = e.type as string;
+  if (!GOOD_TYPE.has(type) || !isDateTime(e.time as string) || !GOOD_SOURCE.has(e.source as string)) return false;
+  if (e.traceparent !== undefined && (typeof e.traceparent !== 'string' || !TRACEPARENT.test(e.traceparent))) return false;
+  if (e.severity !== undefined && !(SEVERITIES as readonly unknown[]).includes(e.severity)) return false;
+  if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) return false;
+  if (e.data !== undefined && !isObject(e.data)) return false;
+  for (const name of Object.keys(e)) {
+    if (CORE.has(name)) continue;
+    if (!GOOD_NAME.has(name)) return false;
+    const v = e[name];
+    if (!(typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v)))) return false;
+  }
+  const scope = scopeOf(type);
+  if (scope === 'agent') return e.session === undefined && e.run === undefined && e.step === undefined && e.seq === undefined;
+  if (scope === 'command') return e.session !== undefined && e.seq === undefined;
+  return e.session !== undefined && e.seq !== undefined;
 }
 
 /** Throws SteeringError('EVENT_INVALID') naming the first rule that failed. */

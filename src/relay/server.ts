@@ -276,7 +276,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new SocketConnection(ws, core, principal);
+      const conn = new SocketConnection(ws, core, principal, socket);
       sockets.add(conn);
       ws.on('close', () => sockets.delete(conn));
     });

@@ -44,6 +44,8 @@ function apply(c: Cell, e: AepEvent): void {
 
 export class SessionSummaries {
   private readonly cells = new Map<string, Cell>();
+  /** The most recently used cell: a session's events arrive in runs, and it needs no reordering. */
+  private last: { session: string; cell: Cell } | undefined;
 
   /**
    * @param history what the relay already holds for a session it has no summary of yet (after a
@@ -65,6 +67,13 @@ export class SessionSummaries {
   }
 
   private cell(session: string): Cell {
+    if (this.last?.session === session) return this.last.cell;
+    const c = this.lookup(session);
+    this.last = { session, cell: c };
+    return c;
+  }
+
+  private lookup(session: string): Cell {
     let c = this.cells.get(session);
     if (c !== undefined) {
       // Most recently used last, so the cap forgets the stalest session.

@@ -1,5 +1,6 @@
 // One WebSocket connection to the relay (AEP-0003 §3.5, §4, §6.5): hello first, one negotiated
 // version, subscriptions with in-band errors, roster, ping/pong, commands routed per D17.
+import type { Duplex } from 'node:stream';
 import type { WebSocket, RawData } from 'ws';
 import type { AepEvent } from '../protocol/envelope.js';
 import { relayCheck } from '../protocol/validate.js';
@@ -29,12 +30,15 @@ export class SocketConnection implements Peer, Channel {
   /** Frames that arrived while a replay from a store that answers later was running, in order. */
   private waiting: [RawData, boolean][] | undefined;
   private readonly subs = new Map<string, Sink>();
+  private corked = false;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly core: RelayCore,
     /** Who authenticated (the anonymous party on a tokenless relay); a refused token never gets here. */
     readonly principal: Principal,
+    /** The upgraded socket under `ws`: frames sent in one turn leave in one write. */
+    private readonly socket?: Duplex,
   ) {
     ws.on('message', (data, isBinary) => (this.waiting ? this.waiting.push([data, isBinary]) : this.onMessage(data, isBinary)));
     ws.on('close', () => this.onClose());
@@ -54,7 +58,25 @@ export class SocketConnection implements Peer, Channel {
 
   // --- Peer (routing) ---
   sendText(text: string): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.cork();
+    this.ws.send(text);
+  }
+
+  /**
+   * Holds this turn's frames in the socket and writes them with one `writev` once the turn's
+   * work is done: a chunk of received frames fans out as one write per subscriber instead of a
+   * system call per frame (the largest cost of fan-out in a CPU profile). Order is unchanged.
+   */
+  private cork(): void {
+    const socket = this.socket;
+    if (this.corked || socket === undefined) return;
+    this.corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      socket.uncork();
+    });
   }
 
   sendFrame(frame: Record<string, unknown>): void {
