@@ -56,6 +56,8 @@ export interface Incoming {
   event: AepEvent;
   /** The event as served: the received text with line breaks removed. */
   line: string;
+  /** `line` as the UTF-8 bytes received (a WebSocket frame without line breaks), forwarded as they are. */
+  bytes?: Buffer;
 }
 
 /** Runs `f` on a value now, or when its promise settles: one code path for both kinds of store. */
@@ -99,6 +101,7 @@ export class RelayCore {
     // A store that answers later (JetStream) gives no history here: such a node summarises
     // what it sees from its start on.
     this.summaries = new SessionSummaries((session) => {
+      if (this.store.committed !== undefined) return this.store.committed(session);
       const r = this.store.replay(session);
       if (!(r instanceof Promise)) return r.items;
       r.catch(() => {});
@@ -241,9 +244,9 @@ export class RelayCore {
       this.scheduled = true;
       setImmediate(() => this.flushSoon());
     }
-    for (const { event: e, line } of batch) {
+    for (const { event: e, line, bytes } of batch) {
       this.summaries.observe(e);
-      this.hub.fanOut(e, line);
+      this.hub.fanOut(e, line, bytes);
     }
   }
 

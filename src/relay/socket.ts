@@ -6,7 +6,7 @@ import type { AepEvent } from '../protocol/envelope.js';
 import { relayCheck } from '../protocol/validate.js';
 import { isCommandType } from '../protocol/types.js';
 import type { Principal } from './acl.js';
-import { oneLine, SUPPORTED_VERSIONS, type Peer, type RelayCore } from './core.js';
+import { oneLine, SUPPORTED_VERSIONS, type Incoming, type Peer, type RelayCore } from './core.js';
 import type { Channel, Sink } from './hub.js';
 import type { Position } from './store.js';
 import { parseSubscription, SubscribeError } from './subscription.js';
@@ -79,6 +79,13 @@ export class SocketConnection implements Peer, Channel {
     });
   }
 
+  /** A text frame whose UTF-8 bytes are at hand (a received frame fanned out as it came). */
+  sendBytes(bytes: Buffer): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.cork();
+    this.ws.send(bytes, { binary: false });
+  }
+
   sendFrame(frame: Record<string, unknown>): void {
     this.sendText(JSON.stringify(frame));
   }
@@ -125,7 +132,7 @@ export class SocketConnection implements Peer, Channel {
     const type = m.type;
     // A dotted `type` is an event; a dotless one is a connection frame (AEP-0003 §3.5).
     if (typeof type === 'string' && type.includes('.')) {
-      this.onEvent(m, text);
+      this.onEvent(m, text, data as Buffer);
       return;
     }
     switch (type) {
@@ -181,7 +188,7 @@ export class SocketConnection implements Peer, Channel {
     this.sendFrame({ type: 'hello', versions: [version], role: 'both', identity: { agent: 'aep-relay' }, capabilities: { ...this.core.capabilities(), principal } });
   }
 
-  private onEvent(m: Record<string, unknown>, text: string): void {
+  private onEvent(m: Record<string, unknown>, text: string, data: Buffer): void {
     const issue = relayCheck(m);
     if (issue !== undefined) {
       const frame: Record<string, unknown> = { type: 'error', code: 'invalid-event', detail: issue.message };
@@ -190,7 +197,9 @@ export class SocketConnection implements Peer, Channel {
       return;
     }
     const event = m as AepEvent;
-    const incoming = { event, line: oneLine(text) };
+    const line = oneLine(text);
+    // Unchanged text: subscribers get the received bytes, encoded once by the sender.
+    const incoming: Incoming = line === text ? { event, line, bytes: data } : { event, line };
     if (isCommandType(event.type)) {
       const { refused } = this.core.command(incoming, text, this.principal, this);
       // A refusal on the target's behalf is a frame to the sender, never an event (AEP-0004 §4).
@@ -220,7 +229,7 @@ export class SocketConnection implements Peer, Channel {
         channel: this,
         spec,
         delivered: new Map<string, Position>(),
-        write: (t) => this.sendText(t),
+        write: (t, _e, bytes) => (bytes === undefined ? this.sendText(t) : this.sendBytes(bytes)),
         exhausted: (session, earliest) => this.sendFrame({ type: 'replay-exhausted', sub: id, session, earliest }),
       };
       this.subs.set(id, sink);
