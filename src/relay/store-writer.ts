@@ -1,8 +1,8 @@
 // The writer thread of a file store (store-thread.ts): the only connection that writes the
-// SQLite file. Requests are answered in the order they came, so a read sent after a batch sees it.
+// SQLite file. Batches are committed and answered in the order they came.
 import { parentPort, workerData } from 'node:worker_threads';
 import { RelayStore, type StoreOptions } from './store.js';
-import type { WriterReply, WriterRequest } from './store-thread.js';
+import { unpack, type WriterReply, type WriterRequest } from './store-thread.js';
 
 const port = parentPort!;
 // The relay's own connection runs the checkpointer; this one only writes and reads.
@@ -11,11 +11,9 @@ const store = RelayStore.open({ ...(workerData as StoreOptions), checkpoint: fal
 function answer(r: WriterRequest): unknown {
   switch (r.op) {
     case 'admit':
-      return store.admitAll(r.list);
-    case 'replay':
-      return store.replay(r.session, r.after);
-    case 'ids':
-      return store.sessionIds();
+      return store.admitAll(unpack(r.batch));
+    case 'open':
+      return undefined;
     case 'close':
       store.close();
       return undefined;
