@@ -409,4 +409,4 @@ function all<T>(list: Maybe<T>[]): Maybe<T[]> {
 }
 
 /** Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:` line. */
-export const oneLine = (text: string): string => (/[\r\n]/.test(text) ? text.replace(/[\r\n]+/g, '') : text);
+export const oneLine = (text: string): string => (text.indexOf('\n') < 0 && text.indexOf('\r') < 0 ? text : text.replace(/[\r\n]+/g, ''));
