@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command } from '../../src/protocol/build.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
-import { ThreadedStore } from '../../src/relay/store-thread.js';
+import { pack, ThreadedStore, unpack } from '../../src/relay/store-thread.js';
 import type { Admission } from '../../src/relay/store.js';
 import { emitterFor, freshSession, post, SseClient, WAIT_MS, WsPeer } from '../support/relay-harness.js';
 
@@ -67,6 +67,27 @@ test('a read sent while a batch is with the writer sees that batch; committed() 
   const again = await ThreadedStore.open({ path });
   assert.is((await again.replay('a')).items.length, 3, 'the history survives reopening');
   await again.close();
+});
+
+test('a batch crosses to the writer packed and comes back the same admissions; no position stays no position', () => {
+  const list: Admission[] = [
+    { session: 's', source: 'src', id: 'a', epoch: 0, seq: 0, raw: '{"a":1}' },
+    { session: 's', source: 'src', id: 'b', raw: '{"cmd":"x"}' },
+    { session: 't', source: 'other', id: 'c', epoch: 3, seq: 12, raw: '{"text":"caf\u00e9 ✓"}' },
+  ];
+  assert.equal(unpack(pack(list)), list);
+});
+
+test('admissions made while a batch is with the writer share the next one; each caller gets its own answers', async () => {
+  const s = await ThreadedStore.open({ path: join(freshDir(), 'relay.db') });
+  const first = s.admitAll([ev('a', 0), ev('a', 1)]);
+  const second = s.admitAll([ev('a', 1), ev('a', 2)]);
+  const third = s.admitAll([ev('b', 0), ev('a', 2)]);
+  assert.equal(await first, [true, true]);
+  assert.equal(await second, [false, true], 'a redelivery of the batch before');
+  assert.equal(await third, [true, false], 'a redelivery within the shared batch');
+  assert.equal((await s.replay('a')).items.map((t) => JSON.parse(t).seq), [0, 1, 2]);
+  await s.close();
 });
 
 test('a frame is fanned out as the bytes received: spacing, key order, escapes and non-ASCII text kept; line breaks only are removed', async () => {
