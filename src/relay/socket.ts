@@ -198,7 +198,7 @@ export class SocketConnection implements Peer, Channel {
     }
     const event = m as AepEvent;
     const line = oneLine(text);
-    // Unchanged text: subscribers get the received bytes, encoded once by the sender.
+    // Text without line breaks is served as received: subscribers get these bytes, not a copy encoded per subscriber.
     const incoming: Incoming = line === text ? { event, line, bytes: data } : { event, line };
     if (isCommandType(event.type)) {
       const { refused } = this.core.command(incoming, text, this.principal, this);
