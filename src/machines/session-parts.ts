@@ -103,7 +103,8 @@ export function moment(ctx: SessionContext, input: MomentInput, ended: boolean):
   if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
-  const from = [...new Set(taken.flatMap((i) => (i.from === undefined ? [] : [i.from])))];
+  const from: string[] = [];
+  for (const i of taken) if (i.from !== undefined && !from.includes(i.from)) from.push(i.from);
   const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
     context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, batch] },
@@ -112,6 +113,19 @@ export function moment(ctx: SessionContext, input: MomentInput, ended: boolean):
       { type: 'reply.context', hookId: input.hookId, text, ids, from },
     ],
   };
+}
+
+/**
+ * D7–D8 asked before the step: true when `moment` will hand this hook the neutral reply, so the
+ * adapter may answer it at once and step it after. No instruction can fit a moment that is not
+ * eligible, finds an empty queue, or reaches an ended session it does not reopen; a session's
+ * first moment finds an empty queue. The paths test checks the answer against the machine on
+ * every path.
+ */
+export function repliesNeutral(state: { value: unknown; context: SessionContext } | undefined, input: Pick<MomentInput, 'eligible' | 'starts'>): boolean {
+  if (state === undefined) return true;
+  if (state.value === 'ended') return input.starts !== true;
+  return !input.eligible || state.context.queue.length === 0;
 }
 
 /** D13–D14: a held hook opens an attention request; its reply waits for a decision. */
@@ -148,10 +162,11 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   if (!batch) return { outputs: [] };
   return {
     context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
-    outputs: batch.items.map((i): SessionOutput => ({
-      type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
-      ...(batch.moment === undefined ? {} : { moment: batch.moment }),
-    })),
+    outputs: batch.items.map((i): SessionOutput => {
+      const o: SessionOutput = { type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)) };
+      if (batch.moment !== undefined) o.moment = batch.moment;
+      return o;
+    }),
   };
 }
 

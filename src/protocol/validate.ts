@@ -56,19 +56,43 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isNonNegInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
 /**
+ * Bounded sets of strings that already passed a pattern: a session's events repeat their `type`
+ * and `source`, so each is matched once rather than per event (past the cap a set starts over).
+ */
+class Seen {
+  private readonly held = new Set<string>();
+  constructor(private readonly test: (s: string) => boolean, private readonly cap = 4096) {}
+  has(s: string): boolean {
+    if (this.held.has(s)) return true;
+    if (!this.test(s)) return false;
+    if (this.held.size >= this.cap) this.held.clear();
+    this.held.add(s);
+    return true;
+  }
+}
+
+const GOOD_TYPE = new Seen((t) => TYPE_PATTERN.test(t));
+const GOOD_SOURCE = new Seen((s) => URI.test(s));
+const GOOD_NAME = new Seen((n) => PROPERTY_NAME.test(n));
+
+/** The string attributes a builder's caller may supply, in check order (one array, not one per event). */
+const SUPPLIED_STRINGS = ['id', ...OPTIONAL_STRINGS, 'agent'] as const;
+
+/**
  * What a builder takes from its caller, checked where it comes in: the attributes the builder
  * makes itself (`aep`, `id`, `time`, `seq`, `epoch`, a `source` from `sourceUri`) are valid by
  * construction, so a built event needs no second pass over the whole envelope on the hot path.
  * `test/protocol/build.test.ts` validates everything the builders make.
  */
+
 export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
-  for (const a of ['id', ...OPTIONAL_STRINGS, 'agent'] as const) {
+  for (const a of SUPPLIED_STRINGS) {
     const v = f[a];
     if (v !== undefined && (typeof v !== 'string' || v === '')) {
       return { rule: 'attr-type', path: a, message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)` };
     }
   }
-  if (f.source !== undefined && (typeof f.source !== 'string' || !URI.test(f.source))) {
+  if (f.source !== undefined && (typeof f.source !== 'string' || !GOOD_SOURCE.has(f.source))) {
     return { rule: 'format', path: 'source', message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)' };
   }
   if (f.traceparent !== undefined && (typeof f.traceparent !== 'string' || !TRACEPARENT.test(f.traceparent))) {
@@ -181,25 +205,6 @@ export function relayCheck(e: unknown): Issue | undefined {
   return envelopeValid(e) ? undefined : envelopeIssues(e)[0];
 }
 
-/**
- * Bounded sets of strings that already passed a pattern: a session's frames repeat their `type`
- * and `source`, so each is matched once rather than per frame.
- */
-class Seen {
-  private readonly held = new Set<string>();
-  constructor(private readonly test: (s: string) => boolean, private readonly cap = 4096) {}
-  has(s: string): boolean {
-    if (this.held.has(s)) return true;
-    if (!this.test(s)) return false;
-    if (this.held.size >= this.cap) this.held.clear();
-    this.held.add(s);
-    return true;
-  }
-}
-
-const GOOD_TYPE = new Seen((t) => TYPE_PATTERN.test(t));
-const GOOD_SOURCE = new Seen((s) => URI.test(s));
-const GOOD_NAME = new Seen((n) => PROPERTY_NAME.test(n));
 const SCOPE = new Map<string, 'agent' | 'command' | 'session'>();
 const isString = (v: unknown): boolean => typeof v === 'string' && v !== '';
 

@@ -4,14 +4,16 @@
 // Every command's ack is recorded as its exact serialisation so a retry gets it back byte for
 // byte (AEP-0004 §3, D4). Muted stepping (replay) advances actors and touches nothing else.
 // The session machine is pure, so an unobserved session is kept as its state value and context
-// and stepped through the machine's own transition(); it becomes a live actor only under inspection.
+// and stepped through the machine's own transition() (its fold, machines/fold.ts, when the log is
+// replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
-import { sessionMachine } from '../machines/session.js';
+import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
+import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
 import type { ClassifiedHook, HookReply, VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
@@ -134,6 +136,11 @@ const stateName = (value: unknown): string =>
   typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
 
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
+/** Bound on kept emitters: the sessions active at once, not every session the host holds. */
+const WARM_EMITTERS = 256;
+
+/** Inputs that bring a session's cell into being (the hook moments, see apply()). */
+const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
 /** At capture metadata a field's labels become ids (AEP-0006 structural placeholders). */
 function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
@@ -155,6 +162,8 @@ export class ActorHost {
   private readonly seqs = new Map<string, number>();
   /** Emitters of the step in progress. */
   private readonly emitters = new Map<string, SessionEmitter>();
+  /** Emitters of recently stepped sessions, so a busy session does not rebuild (and re-check) its emitter per step. */
+  private readonly warm = new Map<string, SessionEmitter>();
   /** Epoch each session's emitter starts at (set by replay: previous max + 1, D11). */
   private readonly epochs = new Map<string, number>();
   /** Command dedupe key → its ack, exactly as first serialised. */
@@ -190,6 +199,14 @@ export class ActorHost {
   context(session: string): SessionContext | undefined {
     const cell = this.sessions.get(session);
     return cell && contextOf(cell);
+  }
+
+  /** D7–D8: this hook is a moment that will get the neutral reply, whatever else its step does. */
+  answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {
+    const c = item.hook.class;
+    if (c.kind !== 'moment') return false;
+    const cell = this.sessions.get(item.session);
+    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, c);
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -278,7 +295,8 @@ export class ActorHost {
       const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
       cells.push({ session, snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) } });
     }
-    const known = new Set([...this.sessions.keys(), ...this.epochs.keys()]);
+    // A session with no cell may still have emitted (a refused orphan command, D6): its positions count too.
+    const known = new Set([...this.sessions.keys(), ...this.epochs.keys(), ...this.seqs.keys()]);
     for (const session of known) {
       const epoch = this.epochs.get(session) ?? 0;
       // A session that emitted in this process used `epoch`; the next process takes the one after it.
@@ -302,18 +320,40 @@ export class ActorHost {
 
   // ---- replay support ---------------------------------------------------------------------
 
-  /** Restores a recorded ack and the epoch memory from a logged event (D11). */
-  restoreEvent(e: AepEvent, ack: string | undefined): void {
-    if (ack !== undefined) this.recorded.set(ack, JSON.stringify(e));
+  /**
+   * Restores a recorded ack and the epoch memory from a logged event (D11). `bytes` is the
+   * event's text as logged, when the reader has it (the same bytes JSON.stringify gives back).
+   */
+  restoreEvent(e: AepEvent, ack: string | undefined, bytes?: string): void {
+    if (ack !== undefined) this.recorded.set(ack, bytes ?? JSON.stringify(e));
     if (e.session !== undefined && e.seq !== undefined) {
       const next = (e.epoch ?? 0) + 1;
       if ((this.epochs.get(e.session) ?? 0) < next) this.epochs.set(e.session, next);
     }
   }
 
-  /** Feeds one logged input through the live path with every sink muted. */
+  /**
+   * Feeds one logged input to its session with every sink muted. A session kept as data folds
+   * it through the machine's definition (machines/fold.ts: XState's result without its
+   * interpreter, ~10x faster); a new session, an orphan command and a live actor (inspection)
+   * take the live path.
+   */
   replayInput(session: string, input: SessionInput): void {
-    this.apply(session, input);
+    const fold = typeof sessionFold === 'string' || this.opts.inspect ? undefined : sessionFold;
+    let cell = this.sessions.get(session);
+    if (fold && cell === undefined && SPAWNS.has(input.type)) {
+      // A hook spawns its session as on the live path (spawn()), its initial state folded too.
+      const decisions = this.orphanDecisions.get(session);
+      this.orphanDecisions.delete(session);
+      const initial = fold.initial({ session, vendor: this.vendor, ...(decisions ? { decisions } : {}) });
+      cell = { value: initial.value as SessionSnapshot['value'], context: initial.context };
+      this.sessions.set(session, cell);
+    }
+    if (!fold || cell === undefined || cell.actor) {
+      this.apply(session, input);
+      return;
+    }
+    fold.step(cell, input);
   }
 
   /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
@@ -348,7 +388,11 @@ export class ActorHost {
     } finally {
       this.current = undefined;
       this.undos.push(undo);
-      for (const [session, e] of this.emitters) if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+      for (const [session, e] of this.emitters) {
+        if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+        if (this.warm.size >= WARM_EMITTERS) this.warm.clear();
+        this.warm.set(session, e);
+      }
       this.emitters.clear();
     }
   }
@@ -436,8 +480,7 @@ export class ActorHost {
     // something, so idle ticks do not grow the log.
     const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
-    const stamped = this.stamp(item.session, input, outputs);
-    return { events: [...events, ...stamped.events], records: [...records, ...stamped.records], effects: stamped.effects };
+    return this.stamp(item.session, input, outputs, events, records);
   }
 
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
@@ -494,6 +537,14 @@ export class ActorHost {
     try {
       if (cell.actor) {
         cell.actor.send(input);
+      } else if (typeof sessionFold !== 'string') {
+        // The machine's own definition folded (machines/fold.ts), which reaches what transition()
+        // reaches, outputs in order (test/machines/fold.test.ts), without building an XState
+        // snapshot per step. The cell changes only once the whole step succeeded.
+        const next = { value: cell.value, context: cell.context };
+        sessionFold.step(next, input, outputs);
+        cell.value = next.value as SessionSnapshot['value'];
+        cell.context = next.context;
       } else {
         // The same microsteps an actor runs; the cell changes only once the whole step succeeded.
         const next = sessionMachine.transition(sessionMachine.resolveState({ value: cell.value, context: cell.context }), input, this.scope());
@@ -557,6 +608,16 @@ export class ActorHost {
   private emitterFor(session: string): SessionEmitter {
     let e = this.emitters.get(session);
     if (!e) {
+      // A recently used emitter serves again only where the host's position agrees with it (a
+      // rollback or a new epoch moves the position; the emitter is then built afresh).
+      const w = this.warm.get(session);
+      const p = w?.position;
+      if (w && p!.seq === (this.seqs.get(session) ?? 0) && w.epoch === (this.epochs.get(session) ?? 0)) {
+        this.emitters.set(session, w);
+        return w;
+      }
+    }
+    if (!e) {
       e = new SessionEmitter({
         agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, startSeq: this.seqs.get(session) ?? 0,
         ...(this.opts.host ? { host: this.opts.host } : {}),
@@ -566,9 +627,8 @@ export class ActorHost {
     return e;
   }
 
-  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[]): StepResult {
-    const events: AepEvent[] = [];
-    const records: LogRecord[] = [];
+  /** Appends what the outputs announce to `events` and `records` (the step's observations come first). */
+  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[], events: AepEvent[] = [], records: LogRecord[] = []): StepResult {
     const effects: Effect[] = [];
     const at = input.at;
     const emit = (f: EventFields, ack?: string): void => {
@@ -577,7 +637,7 @@ export class ActorHost {
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) {
         this.current?.acks.push([ack, this.recorded.get(ack)]);
-        this.recorded.set(ack, JSON.stringify(e));
+        this.recorded.set(ack, eventText(e));
       }
     };
     for (const o of outputs) {
