@@ -84,7 +84,6 @@ const SUPPLIED_STRINGS = ['id', ...OPTIONAL_STRINGS, 'agent'] as const;
  * construction, so a built event needs no second pass over the whole envelope on the hot path.
  * `test/protocol/build.test.ts` validates everything the builders make.
  */
-
 export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
   for (const a of SUPPLIED_STRINGS) {
     const v = f[a];
