@@ -16,6 +16,7 @@ import type { RelayHandle } from '../../src/relay/server.js';
 import { acceptsFor } from '../../src/streams/run.js';
 import { parseLog, readEventLog, segmentPath } from '../../src/streams/log.js';
 import { adapter, tempLog } from '../support/adapter.js';
+import { until, wait } from '../support/until.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { WsPeer } from '../support/relay-harness.js';
 import { testRelay } from '../support/relay-store.js';
@@ -35,14 +36,6 @@ function tokensFile(): string {
   return file;
 }
 
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await wait(10);
-  }
-}
 const positioned = (path: string): AepEvent[] => readEventLog(path).records.flatMap((r) => (r.k === 'ev' && r.e.seq !== undefined ? [r.e] : []));
 const relayState = (logPath: string) => JSON.parse(readFileSync(`${logPath}.relay`, 'utf8')) as { confirmed: { gen: number; offset: number }; refused?: Record<string, unknown> };
 /** The recorded relay position is the end of the active log: nothing is owed to the relay. */
@@ -74,7 +67,7 @@ test('a session the token may not publish: its events are settled as refused, sa
   try {
     for (const s of ['ok-1', 'no-1']) await first.post(hookBody('SessionStart', s));
     for (let i = 0; i < 30; i += 1) for (const s of ['ok-1', 'no-1']) await first.post(hookBody('PreToolUse', s));
-    await until(() => caughtUp(logPath), 'the relay position covers the whole log despite the refused session');
+    await until(() => caughtUp(logPath), 'the relay position covers the whole log despite the refused session', 15_000);
     const refusedHere = first.errors.filter((e) => e.code === 'RELAY_REFUSED');
     assert.is(refusedHere.length, 1, refusedHere.map((e) => e.message).join('\n'));
     assert.match(refusedHere[0]!.message, /session no-1 \(unauthorized: cc-adapter may not publish events of claude-code for session no-1\)/);
@@ -137,7 +130,7 @@ test('a rival claim refuses for now: the adapter keeps the events and sends them
     assert.is(said.length, 1);
     assert.match(said[0]!.message, /refused events of session ok-rival for now \(unauthorized: .*\); the adapter keeps them and sends them again/);
     rogue.close();
-    await until(() => caughtUp(a.logPath), 'the adapter resent them once the rival claim lapsed');
+    await until(() => caughtUp(a.logPath), 'the adapter resent them once the rival claim lapsed', 15_000);
     const relayHas = await held(relay, ['ok-rival']);
     assert.ok(positioned(a.logPath).every((e) => relayHas.has(e.id)), 'the relay holds every event of the session');
     assert.is(a.handle.outboxCounters().refused, 0, 'nothing settled as refused');
