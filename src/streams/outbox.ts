@@ -526,10 +526,10 @@ export class Outbox {
     // Envelope checks do not change for the same bytes; an emit right only with a new tokens file.
     const lasting = f.retry === false || code === 'invalid-event';
     if (!sent) {
-      // Not history (agent.health, a re-ack copy): nothing to settle, said once per code.
+      // Sent live only (agent.health, a repeated ack): nothing to settle, said once per code.
       if (this.told.has(`\u0000${code}`)) return;
       this.told.add(`\u0000${code}`);
-      this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused a ${this.opts.vendor} event that is not session history (${code}${detail ? `: ${detail}` : ''}); ${lasting ? this.remedy(code) : 'it is not kept for resending'}`));
+      this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused an event sent to it live (agent health or a repeated ack; ${code}${detail ? `: ${detail}` : ''}). ${lasting ? this.remedy(code) : 'Such events are not resent.'}`));
       return;
     }
     const s = sent.session;
@@ -564,6 +564,7 @@ export class Outbox {
       this.persistTimer = undefined;
       this.persist();
     }, 20);
+    this.persistTimer.unref();
   }
 
   /** After a restart: which sessions have events after the confirmed point (the log's tail). */
