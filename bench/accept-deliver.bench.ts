@@ -28,7 +28,7 @@ export default async function acceptDeliver(): Promise<BenchFigure[]> {
     for (const r of runs.adapter) if (r.delivered !== expected) throw new Error(`accept-deliver: expected ${expected} deliveries, saw ${r.delivered}`);
     const rate = (r: Run) => r.delivered / r.seconds;
     const cpu = (r: Run) => r.cpuMs / r.delivered;
-    const stats = (await (await fetch(adapter!.ready.statsUrl as string)).json()) as { syncs: number; steps: number };
+    const stats = (await (await fetch(`${adapter!.ready.statsUrl as string}?steps=1`)).json()) as { syncs: number; steps: number };
     const what = `${SESSIONS} sessions at once, ${PER_HOOK} instructions per hook, log fsynced`;
     return [
       figure({

@@ -114,6 +114,19 @@ export function moment(ctx: SessionContext, input: MomentInput, ended: boolean):
   };
 }
 
+/**
+ * D7–D8 asked before the step: true when `moment` will hand this hook the neutral reply, so the
+ * adapter may answer it at once and step it after. No instruction can fit a moment that is not
+ * eligible, finds an empty queue, or reaches an ended session it does not reopen; a session's
+ * first moment finds an empty queue. The paths test checks the answer against the machine on
+ * every path.
+ */
+export function repliesNeutral(state: { value: unknown; context: SessionContext } | undefined, input: Pick<MomentInput, 'eligible' | 'starts'>): boolean {
+  if (state === undefined) return true;
+  if (state.value === 'ended') return input.starts !== true;
+  return !input.eligible || state.context.queue.length === 0;
+}
+
 /** D13–D14: a held hook opens an attention request; its reply waits for a decision. */
 export function held(ctx: SessionContext, input: HeldInput, ended: boolean): Step {
   if (ended) return { outputs: [{ type: 'reply.decision', hookId: input.hookId }] };

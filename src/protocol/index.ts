@@ -10,3 +10,4 @@ export * from './capture.js';
 export * from './redact.js';
 export * from './filter.js';
 export * from './stream-checks.js';
+export * from './text.js';

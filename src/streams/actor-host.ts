@@ -7,11 +7,12 @@
 // and stepped through the machine's own transition(); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
+import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
 import type { ClassifiedHook, HookReply, VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
@@ -190,6 +191,14 @@ export class ActorHost {
   context(session: string): SessionContext | undefined {
     const cell = this.sessions.get(session);
     return cell && contextOf(cell);
+  }
+
+  /** D7–D8: this hook is a moment that will get the neutral reply, whatever else its step does. */
+  answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {
+    const c = item.hook.class;
+    if (c.kind !== 'moment') return false;
+    const cell = this.sessions.get(item.session);
+    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, c);
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -436,8 +445,7 @@ export class ActorHost {
     // something, so idle ticks do not grow the log.
     const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
-    const stamped = this.stamp(item.session, input, outputs);
-    return { events: [...events, ...stamped.events], records: [...records, ...stamped.records], effects: stamped.effects };
+    return this.stamp(item.session, input, outputs, events, records);
   }
 
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
@@ -566,9 +574,8 @@ export class ActorHost {
     return e;
   }
 
-  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[]): StepResult {
-    const events: AepEvent[] = [];
-    const records: LogRecord[] = [];
+  /** Appends what the outputs announce to `events` and `records` (the step's observations come first). */
+  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[], events: AepEvent[] = [], records: LogRecord[] = []): StepResult {
     const effects: Effect[] = [];
     const at = input.at;
     const emit = (f: EventFields, ack?: string): void => {
@@ -577,7 +584,7 @@ export class ActorHost {
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) {
         this.current?.acks.push([ack, this.recorded.get(ack)]);
-        this.recorded.set(ack, JSON.stringify(e));
+        this.recorded.set(ack, eventText(e));
       }
     };
     for (const o of outputs) {

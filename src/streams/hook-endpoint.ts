@@ -15,16 +15,36 @@ export const DEFAULT_MAX_DEPTH = 64;
 /**
  * Tracks JSON nesting over a body's chunks as they arrive, so a deep body is refused before it
  * is parsed and the scan is spread over the reads instead of blocking other hooks at the end.
+ * Nesting can only pass the limit once more than `limit` brackets opened, so until then the
+ * guard only counts openers with native searches and keeps the chunks; past that count it scans
+ * what it kept, then every later chunk, byte by byte. Ordinary hook bodies never get scanned.
  */
 export class DepthGuard {
   private depth = 0;
   private inString = false;
   private escaped = false;
+  private openers = 0;
+  private held: Buffer[] | undefined = [];
   max = 0;
   constructor(private readonly limit: number) {}
 
   /** False once the nesting went past the limit. */
   feed(chunk: Buffer): boolean {
+    if (this.held !== undefined) {
+      this.openers += countUpTo(chunk, 0x7b, this.limit - this.openers + 1);
+      if (this.openers <= this.limit) this.openers += countUpTo(chunk, 0x5b, this.limit - this.openers + 1);
+      if (this.openers <= this.limit) {
+        this.held.push(chunk);
+        return true;
+      }
+      const kept = this.held;
+      this.held = undefined;
+      for (const c of kept) if (!this.scan(c)) return false;
+    }
+    return this.scan(chunk);
+  }
+
+  private scan(chunk: Buffer): boolean {
     let { depth, inString, escaped } = this;
     for (let i = 0; i < chunk.length; i += 1) {
       const c = chunk[i]!;
@@ -46,6 +66,13 @@ export class DepthGuard {
     this.escaped = escaped;
     return true;
   }
+}
+
+/** How often `byte` occurs in `chunk`, counting no further than `cap`. */
+function countUpTo(chunk: Buffer, byte: number, cap: number): number {
+  let n = 0;
+  for (let i = chunk.indexOf(byte); i !== -1 && n < cap; i = chunk.indexOf(byte, i + 1)) n += 1;
+  return n;
 }
 
 /** One hook call waiting for its reply. */
@@ -189,12 +216,15 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   }
 
   function serverOnRequest(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (req.method === 'GET' && url.pathname === '/healthz') {
+    // The path only: a query string is ignored, as before, without a URL parse per hook.
+    const raw = req.url ?? '/';
+    const q = raw.indexOf('?');
+    const pathname = q === -1 ? raw : raw.slice(0, q);
+    if (req.method === 'GET' && pathname === '/healthz') {
       void writeJson(res, 200, { ok: true, ...opts.health?.() });
       return;
     }
-    const parts = url.pathname.split('/');
+    const parts = pathname.split('/');
     if (req.method === 'GET' && opts.status !== undefined && parts.length === 3 && parts[1] === 'hook' && sameSecret(parts[2] ?? '', opts.secret)) {
       void writeJson(res, 200, opts.status());
       return;

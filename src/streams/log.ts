@@ -10,7 +10,7 @@
 // next generation, whose first line is a `seg` header; a snapshot covers everything before it.
 import { closeSync, existsSync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { SteeringError, type AepEvent } from '../protocol/index.js';
+import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
 import type { SessionInput } from '../machines/session-types.js';
 
 /**
@@ -186,8 +186,16 @@ interface Queued {
   reject: (e: SteeringError) => void;
 }
 
-const encode = (records: readonly (LogRecord | FrameRecord)[]): Buffer =>
-  records.length === 0 ? Buffer.alloc(0) : Buffer.from(records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+/** One record's line; an event record reuses its event's text (the same JSON as stringifying the record). */
+const line = (r: LogRecord | FrameRecord): string =>
+  r.k === 'ev' ? `{"k":"ev","e":${eventText(r.e)}${r.ack === undefined ? '' : `,"ack":${JSON.stringify(r.ack)}`}}` : JSON.stringify(r);
+
+const encode = (records: readonly (LogRecord | FrameRecord)[]): Buffer => {
+  if (records.length === 0) return Buffer.alloc(0);
+  let text = '';
+  for (const r of records) text += `${line(r)}\n`;
+  return Buffer.from(text);
+};
 
 /** Opens the log for appending, after cutting a torn tail; returns what it already held. */
 export function openEventLog(path: string, opts: EventLogOptions = {}): { log: EventLog; existing: ReadResult } {

@@ -15,7 +15,7 @@
 import { existsSync, readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { SteeringError, type AepEvent } from '../protocol/index.js';
+import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
 import { isCommandType } from '../protocol/types.js';
 import { parseLog, syncDir, type EventLog, type LogPosition, type LogRecord } from './log.js';
 import type { RelayLink } from './relay-link.js';
@@ -155,7 +155,7 @@ export class Outbox {
 
   /** A logged event seen while rebuilding from a snapshot or the log (no sending). */
   restore(e: AepEvent): void {
-    if (posOf(e)) this.last.set(e.session!, JSON.stringify(e));
+    if (posOf(e)) this.last.set(e.session!, eventText(e));
   }
 
   lastEvents(): Record<string, string> {
@@ -176,7 +176,7 @@ export class Outbox {
   appended(events: readonly AepEvent[], range: { gen: number; start: number; end: number }): void {
     const texts: string[] = [];
     for (const e of events) {
-      const text = JSON.stringify(e);
+      const text = eventText(e);
       texts.push(text);
       const p = posOf(e);
       if (!p) continue;
@@ -208,7 +208,7 @@ export class Outbox {
 
   /** An event that is not history (a re-ack copy, `agent.health`): sent if the link is up, else gone. */
   sendLive(e: AepEvent): void {
-    if (this.sending()) this.opts.link!.write(JSON.stringify(e));
+    if (this.sending()) this.opts.link!.write(eventText(e));
   }
 
   /** The adapter's health (D22), re-sent after each hello while it is not ok. */
@@ -492,7 +492,7 @@ export class Outbox {
       if (!p) return;
       const held = this.settledAt(r.e.session!);
       if (held && !after(p, held)) return;
-      this.write(JSON.stringify(r.e), r.e);
+      this.write(eventText(r.e), r.e);
       this.counters.resent += 1;
     });
   }

@@ -1,10 +1,11 @@
-// steer(): operators only. Within a session, strict arrival order (concatMap); sessions run
-// independently (mergeMap). Steps are synchronous, so a held reply never stalls its session.
-import { concatMap, groupBy, mergeMap, of, type Observable } from 'rxjs';
+// steer(): operators only. Sessions run independently (mergeMap over groupBy); within a session
+// a step is synchronous and finishes before the next item arrives, so `map` keeps strict arrival
+// order without an inner Observable per item. A held reply never stalls its session.
+import { groupBy, map, mergeMap, type Observable } from 'rxjs';
 import type { ActorHost, SessionItem, StepResult } from './actor-host.js';
 
 export const steer = (items$: Observable<SessionItem>, host: ActorHost): Observable<StepResult & { item: SessionItem }> =>
   items$.pipe(
     groupBy((item) => item.session),
-    mergeMap((session$) => session$.pipe(concatMap((item) => of({ ...host.step(item), item })))),
+    mergeMap((session$) => session$.pipe(map((item) => ({ ...host.step(item), item })))),
   );

@@ -1,7 +1,7 @@
 // The adapter core: sources merged, routed per session, stepped, logged, performed. This file
 // owns the bus (the only Subjects) and the only subscribe.
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { EMPTY, Subject, from, interval, map, merge, mergeMap, of, share, timer, type Observable, type Subscription } from 'rxjs';
+import { EMPTY, Subject, filter, from, ignoreElements, interval, map, merge, mergeAll, mergeMap, share, tap, timer, type Observable, type Subscription } from 'rxjs';
 import { SteeringError, agentEvent, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
@@ -12,7 +12,7 @@ import type { RelayLink } from './relay-link.js';
 import { replayInto } from './replay.js';
 import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
-import { fromCommands, fromHookArrivals, type HookItem } from './sources.js';
+import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
 
@@ -266,8 +266,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     fromHookArrivals(opts.surface),
     share(),
   );
-  const unreadable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? of(h) : EMPTY)));
-  const readable$ = hookItems$.pipe(mergeMap((h: HookItem) => (h.kind === 'unreadable' ? EMPTY : of(h))));
+  const unreadable$ = hookItems$.pipe(filter((h: HookItem): h is UnreadableHook => h.kind === 'unreadable'));
+  const readable$ = hookItems$.pipe(filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'), tap(answerEarly));
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
   const ttlMs = opts.ttlMs ?? 0;
   const windowMs = opts.resumeWindowMs ?? opts.surface.resumeWindowMs ?? 0;
@@ -288,33 +288,58 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     )
     : EMPTY;
 
-  /** Writes a reply and, for steering replies, reports the outcome back to the session (D9). */
-  function perform(effect: Effect, logged: boolean): Observable<SessionItem> {
-    if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer') return throughTransport(opts.transport, effect, logged, Date.now);
-    if (effect.kind === 'forward') return forwardThrough(opts.controller, effect, logged, Date.now);
+  /**
+   * D7–D8: a moment no instruction can fit gets the neutral reply before its step runs; the step
+   * follows at once and logs it as usual. Its reply effect then finds no waiting arrival, which
+   * for a neutral reply is nothing, and for a delivery would mean reply.failed and the
+   * instructions back at the head of the queue (D9): an early answer can delay a delivery, never lose one.
+   */
+  function answerEarly(h: SessionItem & { kind: 'hook' }): void {
+    if (!host.answersNeutrally(h)) return;
+    const arrival = arrivals.get(h.hookId);
+    arrivals.delete(h.hookId);
+    void arrival?.respond(opts.surface.neutralReply(h.hook));
+  }
+
+  // What settled steps release reaches the sinks through these two Subjects, so a step costs no
+  // Observable of its own: `released$` carries events and feedback once a step's records are
+  // durable, `effects$` the few effects that run on as streams (holds, transports, controls).
+  const released$ = new Subject<Out>();
+  const effects$ = new Subject<Observable<SessionItem>>();
+  const feedback = (item: SessionItem): void => released$.next({ kind: 'feedback', item });
+
+  /** Starts an effect; for a steering reply, its outcome goes back to the session (D9). */
+  function perform(effect: Effect, logged: boolean): void {
+    if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer') {
+      effects$.next(throughTransport(opts.transport, effect, logged, Date.now));
+      return;
+    }
+    if (effect.kind === 'forward') {
+      effects$.next(forwardThrough(opts.controller, effect, logged, Date.now));
+      return;
+    }
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);
-      return timer(effect.timeoutMs).pipe(
+      effects$.next(timer(effect.timeoutMs).pipe(
         map((): SessionItem => ({ kind: 'input', session: effect.session, input: { type: 'attention.timeout', at: Date.now(), requestId: effect.requestId } })),
-      );
+      ));
+      return;
     }
     arrivals.delete(effect.hookId);
     // D12: a reply with instructions goes out only once its journal record is durable.
     const reply = logged || !effect.confirm ? effect.reply : opts.surface.neutralReply(undefined);
     const written = arrival ? arrival.respond(reply) : Promise.resolve(false);
-    if (!effect.confirm || effect.session === undefined) return EMPTY;
+    if (!effect.confirm || effect.session === undefined) return;
     const session = effect.session;
-    return from(written).pipe(
-      map((ok): SessionItem => ({
-        kind: 'input', session,
-        input: { type: ok && logged ? 'reply.written' : 'reply.failed', at: Date.now(), hookId: effect.hookId },
-      })),
-    );
+    void written.then((ok) => feedback({
+      kind: 'input', session,
+      input: { type: ok && logged ? 'reply.written' : 'reply.failed', at: Date.now(), hookId: effect.hookId },
+    }));
   }
 
   /** A step whose records were refused emits nothing (D22): neutral replies, inputs kept for later. */
-  function refusedStep(r: StepResult & { item?: SessionItem }): Observable<Out> {
+  function refusedStep(r: StepResult & { item?: SessionItem }): void {
     enterDegraded();
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
@@ -324,12 +349,20 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
     }
-    return EMPTY;
   }
 
-  function settle(r: StepResult & { item?: SessionItem }): Observable<Out> {
-    const logged = r.records.flatMap((x) => (x.k === 'ev' ? [x.e] : []));
-    const inLog = new Set(logged);
+  /** A failure past the step (a sink or an effect that threw) is reported; the adapter goes on. */
+  function guarded(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      onError(new SteeringError('EVENT_INVALID', `${what} failed: ${String(err)}`, { cause: err }));
+    }
+  }
+
+  function settle(r: StepResult & { item?: SessionItem }): void {
+    const logged: AepEvent[] = [];
+    for (const x of r.records) if (x.k === 'ev') logged.push(x.e);
     const onDurable = (range: { gen: number; start: number; end: number }): void => {
       if (r.stepNo !== undefined) host.durable(r.stepNo);
       outbox.appended(logged, range);
@@ -341,37 +374,44 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     // go to the log in step order with the next group commit, and its events wait for that.
     const early = r.item?.kind === 'hook' && synced ? r.effects.filter(answersAtOnce) : [];
     for (const f of early) perform(f, true);
-    const later = early.length === 0 ? r.effects : r.effects.filter((f) => !early.includes(f));
-    const release = (): Observable<Out> => merge(
-      from(r.events).pipe(map((e): Out => ({ kind: 'event', e, live: !inLog.has(e) }))),
-      from(later).pipe(mergeMap((f) => perform(f, true)), map((item): Out => ({ kind: 'feedback', item }))),
-    );
+    const release = (): void => {
+      // After close the sinks are gone, as a stopped pipeline would leave them.
+      if (closed) return;
+      for (const e of r.events) released$.next({ kind: 'event', e, live: !logged.includes(e) });
+      for (const f of r.effects) if (!early.includes(f)) perform(f, true);
+    };
     // Without fsync a written batch is as durable as this log makes it, so the step settles at once.
     if (!synced) {
       try {
         onDurable(log.append(r.records));
       } catch {
-        return refusedStep(r);
+        refusedStep(r);
+        return;
       }
-      return release();
+      release();
+      return;
     }
     // Nothing leaves before the step's records are durable (D4 acks, D9/D12 replies, D22).
     // Commits settle in call order, so events keep the order their steps ran in.
-    return from(log.commit(r.records, { durable: onDurable }).then(() => true, () => false))
-      .pipe(mergeMap((ok) => (ok ? release() : refusedStep(r))));
+    log.commit(r.records, { durable: onDurable }).then(
+      () => guarded('releasing a step', release),
+      () => guarded('refusing a step', () => refusedStep(r)),
+    );
   }
 
   const recovered$ = from(host.recover(Date.now()));
   const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host, opts.sendInput === true)), host);
-  const neutral$: Observable<Out> = unreadable$.pipe(
+  const neutral$: Observable<never> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);
       arrivals.delete(u.arrival.id);
       return from(u.arrival.respond(opts.surface.neutralReply(undefined))).pipe(mergeMap(() => EMPTY));
     }),
   );
+  const settled$: Observable<never> = merge(recovered$, stepped$).pipe(tap(settle), ignoreElements());
+  const ongoing$: Observable<Out> = effects$.pipe(mergeAll(), map((item): Out => ({ kind: 'feedback', item })));
 
-  const subscription: Subscription = merge(merge(recovered$, stepped$).pipe(mergeMap(settle)), neutral$).subscribe({
+  const subscription: Subscription = merge(settled$, released$, ongoing$, neutral$).subscribe({
     next: (o) => {
       if (o.kind === 'feedback') {
         feedback$.next(o.item);

@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { sessionMachine } from '../../src/machines/session.js';
 import { decisionKeys } from '../../src/machines/decisions.js';
+import { repliesNeutral } from '../../src/machines/session-parts.js';
 import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
 import { initialTransition, transition, enqueueActions, type AnyStateMachine } from 'xstate';
 import { end, heldPermission, instruct, outputsOf, respond, type Snap } from '../support/session-steps.js';
@@ -67,10 +68,16 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
   let sessionEnds = 0;
   const where = () => inputs.map((i) => i.type).join(' > ');
   for (const input of inputs) {
+    // The adapter answers these moments before stepping them (D7–D8): the machine must agree.
+    const early = input.type === 'hook.moment' && repliesNeutral(snap, input);
     const [nextSnap, actions] = transition(machine, snap, input);
     const next = nextSnap as Snap;
     const outputs = outputsOf(actions);
     for (const o of outputs) checkOutput(o, input);
+    if (early) {
+      const replies = outputs.filter((o) => o.type.startsWith('reply.') || o.type === 'journal.inflight');
+      assert.equal(replies, [{ type: 'reply.neutral', hookId: (input as { hookId: string }).hookId }], `a moment answered early gets the neutral reply and nothing else: ${where()}`);
+    }
     snap = next;
     const reopens = input.type === 'hook.moment' && input.starts === true;
     if (ended && !reopens) {
@@ -192,6 +199,23 @@ test('the walk catches a machine whose start moment does not reopen an ended ses
     caught = (e as Error).message;
   }
   assert.match(caught, /reopens an ended session/);
+});
+
+test('the walk catches an early answer that would swallow a delivery', () => {
+  const inputs: SessionInput[] = [instruct('c1', TEXTS.c1), { type: 'hook.moment', at: 2000, hookId: 'h0', eligible: true }];
+  assert.not.throws(() => checkPath(inputs));
+  // A machine that queues nothing on instruct makes the moment neutral; one that delivers on an
+  // ineligible moment contradicts the early answer for it.
+  const eager = sessionMachine.provide({ actions: { replyNeutral: enqueueActions(({ event, enqueue }) => {
+    if (event.type === 'hook.moment') enqueue.emit({ type: 'reply.context', hookId: event.hookId, text: 'x', ids: [], from: [] });
+  }) } });
+  let caught = '';
+  try {
+    checkPath([end('end'), { type: 'hook.moment', at: 2000, hookId: 'late', eligible: true }], eager);
+  } catch (e) {
+    caught = (e as Error).message;
+  }
+  assert.match(caught, /answered early/);
 });
 
 test.run();

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'node:http';
 import { firstValueFrom, take, toArray } from 'rxjs';
-import { startHookEndpoint, type HookArrival, type HookEndpoint } from '../../src/streams/hook-endpoint.js';
+import { DepthGuard, startHookEndpoint, type HookArrival, type HookEndpoint } from '../../src/streams/hook-endpoint.js';
 import type { SteeringError } from '../../src/protocol/index.js';
 
 const SECRET = 's3cret-path';
@@ -96,6 +96,36 @@ test('GET on the hook path and unknown paths are 404', async () => {
   } finally {
     await ep.close();
   }
+});
+
+test('D24 DepthGuard: nesting past the limit is caught across chunks; many shallow or quoted brackets pass', () => {
+  const feedAll = (limit: number, chunks: string[]) => {
+    const g = new DepthGuard(limit);
+    return chunks.every((c) => g.feed(Buffer.from(c)));
+  };
+  // 65 levels split over chunks, the first ones below the opener count that starts the scan.
+  const deep = `{"a":${'['.repeat(64)}${']'.repeat(64)}}`;
+  assert.not.ok(feedAll(64, [deep.slice(0, 10), deep.slice(10, 40), deep.slice(40)]));
+  assert.ok(feedAll(65, [deep.slice(0, 10), deep.slice(10)]), 'exactly at the limit passes');
+  // Hundreds of brackets, none deeper than two: counted past the limit, then scanned, and passed.
+  const wide = `{"xs":[${Array.from({ length: 300 }, () => '{"k":[1]}').join(',')}]}`;
+  assert.ok(feedAll(4, [wide.slice(0, 500), wide.slice(500)]));
+  // Brackets inside strings never count as nesting, escaped quotes included.
+  const quoted = JSON.stringify({ text: `${'{['.repeat(200)} \" ${']}'.repeat(200)}` });
+  assert.ok(feedAll(2, [quoted.slice(0, 7), quoted.slice(7)]));
+  assert.not.ok(feedAll(2, [`{"a":{"b":{"c":1}}}`]), 'three levels against a limit of two');
+});
+
+test('the path decides, with or without a query string', async () => {
+  const { ep } = await endpoint();
+  const got = firstValueFrom(ep.arrivals$);
+  const reply = post(ep, '{"x":1}', `/hook/${SECRET}?from=test`);
+  const arrival = await got;
+  void arrival.respond({ body: { ok: 1 } });
+  assert.is((await reply).text, '{"ok":1}');
+  assert.is((await post(ep, '{"x":1}', `/hook/${SECRET}/../hook/${SECRET}`)).status, 404);
+  assert.is((await post(ep, '{"x":1}', `/hook/wrong?${SECRET}`)).status, 404);
+  await ep.close();
 });
 
 test.run();

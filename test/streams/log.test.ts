@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { openEventLog, parseLog, readEventLog, segmentPath, type LogRecord, type SyncFn } from '../../src/streams/log.js';
 import { ActorHost } from '../../src/streams/actor-host.js';
 import { replayInto } from '../../src/streams/replay.js';
-import type { SteeringError } from '../../src/protocol/index.js';
+import { eventText, type SteeringError } from '../../src/protocol/index.js';
 import { adapter, tempLog } from '../support/adapter.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { instructCmd } from '../support/session-steps.js';
@@ -372,6 +372,22 @@ test('D24: rotate archives the generation and starts the next with a header; rea
   const again = openEventLog(path);
   assert.is(again.log.generation, 1, 'a reopened log keeps its generation');
   await again.log.close();
+});
+
+test('event records are written as JSON.stringify would write them, an ack included, whichever asked for the text first', async () => {
+  const path = tempLog();
+  const { log } = openEventLog(path, { fsync: false });
+  const a = instructCmd('c-text-1', 'first "quoted" text\nwith a newline');
+  const b = instructCmd('c-text-2', 'second');
+  eventText(b); // text made before the log needs it
+  const records: LogRecord[] = [
+    { k: 'ev', e: a }, { k: 'ev', e: b, ack: 'ack\u0000"key"' }, { k: 'in', s: 's1', i: { type: 'ttl.tick', at: 1, ttlMs: 5 } },
+  ];
+  log.append(records);
+  await log.close();
+  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l !== '');
+  assert.equal(lines, records.map((r) => JSON.stringify(r)));
+  assert.equal(readEventLog(path).records, records.map((r) => JSON.parse(JSON.stringify(r)) as LogRecord));
 });
 
 test.run();
