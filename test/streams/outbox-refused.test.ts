@@ -122,7 +122,9 @@ test('a rival claim refuses for now: the adapter keeps the events and sends them
     const rogue = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'claude-code' } }, TOKENS.rogue);
     const claim = new SessionEmitter({ agent: 'claude-code', session: 'ok-rival', host: 'rogue' }).emit({ type: 'session.started' });
     rogue.send(claim);
-    await wait(50);
+    const alice = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKENS.alice, agent: 'alice' });
+    await until(async () => (await alice.roster()).some((e) => e.session === 'ok-rival'), 'the rival claim in place');
+    await alice.close();
     await a.post(hookBody('SessionStart', 'ok-rival'));
     await a.post(hookBody('PreToolUse', 'ok-rival'));
     await until(() => a.errors.some((e) => e.code === 'RELAY_REFUSED'), 'the refusal is said');
