@@ -44,8 +44,8 @@ test('tools/list: the six steering tools, each described, with typed inputs', as
 
 /**
  * Calls list_sessions until `session` is listed. The adapter answers a hook without waiting for
- * the relay (steering never slows the agent), so a session it just announced is listed once the relay has its claim: the
- * roster reflects what the relay has received. Bounded: the session must appear.
+ * the relay (steering never slows the agent), so a session it just announced is listed once the
+ * relay has its claim: the roster reflects what the relay has received. Bounded: it must appear.
  */
 async function listedSoon(session: string, ms = 10_000): Promise<{ r: Awaited<ReturnType<McpClient['call']>>; row: Record<string, unknown> }> {
   const end = Date.now() + ms;
