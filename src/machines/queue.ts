@@ -7,8 +7,11 @@ export const JOIN_CAP = 10_000; // D8: characters in one reply
 export const JOIN_SEPARATOR = '\n\n'; // D8: a blank line, no added framing
 
 /** Instructions that hold a slot (D3): queued, or handed to a reply not yet confirmed. */
-export const pendingCount = (queue: readonly QueuedInstruction[], inFlight: readonly InFlightBatch[]): number =>
-  inFlight.reduce((n, b) => n + b.items.length, queue.length);
+export function pendingCount(queue: readonly QueuedInstruction[], inFlight: readonly InFlightBatch[]): number {
+  let n = queue.length;
+  for (let i = 0; i < inFlight.length; i += 1) n += inFlight[i]!.items.length;
+  return n;
+}
 
 export interface Prefix {
   taken: QueuedInstruction[];

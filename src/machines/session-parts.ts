@@ -103,7 +103,8 @@ export function moment(ctx: SessionContext, input: MomentInput, ended: boolean):
   if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);
-  const from = [...new Set(taken.flatMap((i) => (i.from === undefined ? [] : [i.from])))];
+  const from: string[] = [];
+  for (const i of taken) if (i.from !== undefined && !from.includes(i.from)) from.push(i.from);
   const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
     context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, batch] },
@@ -161,10 +162,11 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   if (!batch) return { outputs: [] };
   return {
     context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
-    outputs: batch.items.map((i): SessionOutput => ({
-      type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
-      ...(batch.moment === undefined ? {} : { moment: batch.moment }),
-    })),
+    outputs: batch.items.map((i): SessionOutput => {
+      const o: SessionOutput = { type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)) };
+      if (batch.moment !== undefined) o.moment = batch.moment;
+      return o;
+    }),
   };
 }
 

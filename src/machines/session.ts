@@ -5,20 +5,25 @@ import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
 import * as forwards from './forward.js';
+import { compileFold, foldable, type Fold } from './fold.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
 
-/** An action that applies one pure step: assign its patch, then announce its outputs in order. */
+/**
+ * An action that applies one pure step: assign its patch, then announce its outputs in order.
+ * The step is also registered with the fold (fold.ts), which replays logs without the interpreter.
+ */
 function step<T extends SessionInput['type']>(type: T, fn: (ctx: SessionContext, input: InputOf<T>) => parts.Step) {
-  return enqueueActions<SessionContext, SessionInput, undefined, SessionInput, never, never, never, never, SessionOutput>(
+  const pure = (context: SessionContext, event: SessionInput): parts.Step | undefined => (event.type === type ? fn(context, event as InputOf<T>) : undefined);
+  return foldable(enqueueActions<SessionContext, SessionInput, undefined, SessionInput, never, never, never, never, SessionOutput>(
     ({ context, event, enqueue }) => {
-      if (event.type !== type) return;
-      const s = fn(context, event as InputOf<T>);
+      const s = pure(context, event);
+      if (s === undefined) return;
       if (s.context) enqueue.assign(s.context);
       for (const o of s.outputs) enqueue.emit(o);
     },
-  );
+  ), pure);
 }
 
 export const sessionMachine = setup({
@@ -125,3 +130,6 @@ export const sessionMachine = setup({
 });
 
 export type SessionMachine = typeof sessionMachine;
+
+/** The session machine as a fold for log replay; a string says why it cannot be one (replay then uses transition()). */
+export const sessionFold: Fold<SessionContext, SessionInput, SessionOutput> | string = compileFold(sessionMachine);

@@ -16,7 +16,16 @@ const ulid = ulidSource();
 export const newId = (at?: number): string => ulid(at);
 
 /** RFC 3339 UTC with milliseconds, as the reference SDK writes it. */
-export const timestamp = (ms: number = Date.now()): string => new Date(ms).toISOString();
+// Events built in the same millisecond share one formatted time.
+let lastMs = Number.NaN;
+let lastIso = '';
+export const timestamp = (ms: number = Date.now()): string => {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
+};
 
 /**
  * Correlation ids are sanitised into a URI path segment (AEP-0001 §5.3): a safe name passes
@@ -79,9 +88,16 @@ const refuse = (f: Record<string, unknown>): void => {
 
 /** The type's scope, once the type is known to be one (a builder's first check). */
 function scopeOfType(type: unknown): ReturnType<typeof scopeOf> {
+  const known = typeof type === 'string' ? scopes.get(type) : undefined;
+  if (known !== undefined) return known;
   if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) throw new SteeringError('EVENT_INVALID', `type "${String(type)}" does not match the AEP type grammar`);
-  return scopeOf(type);
+  const scope = scopeOf(type);
+  // Types are a small vocabulary: each is checked against the grammar once (bounded, in case a vendor mints many).
+  if (scopes.size >= 1024) scopes.clear();
+  scopes.set(type, scope);
+  return scope;
 }
+const scopes = new Map<string, ReturnType<typeof scopeOf>>();
 
 function assemble(base: Pick<AepEvent, 'source' | 'agent'> & Partial<AepEvent>, f: EventFields): AepEvent {
   // Only what the caller supplied is checked; base (agent, session, source) was checked once

@@ -27,10 +27,15 @@ export const isCommandType = (type: string): boolean =>
 /** Vendor tokens as used in `x.{vendor}.…` and as the envelope `agent`. */
 export const VENDOR_TOKEN_PATTERN = /^[a-z0-9_-]+$/;
 
+/** Types already checked: a session step builds the same few per vendor on every output. */
+const checkedTypes = new Set<string>();
+
 /** Builds a vendor type `x.{vendor}.{category}.{rest}`; throws on a malformed result. */
 export function vendorType<V extends string, R extends string>(vendor: V, rest: R): `x.${V}.${R}` {
   const t = `x.${vendor}.${rest}` as const;
+  if (checkedTypes.has(t)) return t;
   if (!TYPE_PATTERN.test(t)) throw new TypeError(`not a valid vendor type: ${t}`);
+  if (checkedTypes.size < 1024) checkedTypes.add(t);
   return t;
 }
 

@@ -61,16 +61,18 @@ const isNonNegInt = (v: unknown): boolean => typeof v === 'number' && Number.isI
  * construction, so a built event needs no second pass over the whole envelope on the hot path.
  * `test/protocol/build.test.ts` validates everything the builders make.
  */
-let lastGoodSource: string | undefined;
+const goodSources = new Set<string>();
+/** The string attributes a builder's caller may supply, in check order (one array, not one per event). */
+const SUPPLIED_STRINGS = ['id', ...OPTIONAL_STRINGS, 'agent'] as const;
 
 export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
-  for (const a of ['id', ...OPTIONAL_STRINGS, 'agent'] as const) {
+  for (const a of SUPPLIED_STRINGS) {
     const v = f[a];
     if (v !== undefined && (typeof v !== 'string' || v === '')) {
       return { rule: 'attr-type', path: a, message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)` };
     }
   }
-  if (f.source !== undefined && f.source !== lastGoodSource && (typeof f.source !== 'string' || !URI.test(f.source))) {
+  if (f.source !== undefined && !(typeof f.source === 'string' && goodSources.has(f.source)) && (typeof f.source !== 'string' || !URI.test(f.source))) {
     return { rule: 'format', path: 'source', message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)' };
   }
   if (f.traceparent !== undefined && (typeof f.traceparent !== 'string' || !TRACEPARENT.test(f.traceparent))) {
@@ -83,8 +85,12 @@ export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
     return { rule: 'enum', path: 'capture', message: `capture must be one of ${CAPTURE_LEVELS.join('|')} (AEP-0001 §8.2)` };
   }
   if (f.data !== undefined && !isObject(f.data)) return { rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' };
-  // A session's events share one source: the URI pattern runs once per new value, not per event.
-  if (typeof f.source === 'string') lastGoodSource = f.source;
+  // A session's events share one source: the URI pattern runs once per source, not per event
+  // (bounded: past the cap the set starts over).
+  if (typeof f.source === 'string' && !goodSources.has(f.source)) {
+    if (goodSources.size >= 4096) goodSources.clear();
+    goodSources.add(f.source);
+  }
   return undefined;
 }
 

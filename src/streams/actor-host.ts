@@ -9,7 +9,7 @@ import { createActor, type Actor, type InspectionEvent, type Observer, type Snap
 import {
   SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
-import { sessionMachine } from '../machines/session.js';
+import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
 import { repliesNeutral } from '../machines/session-parts.js';
@@ -135,6 +135,11 @@ const stateName = (value: unknown): string =>
   typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
 
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
+/** Bound on kept emitters: the sessions active at once, not every session the host holds. */
+const WARM_EMITTERS = 256;
+
+/** Inputs that bring a session's cell into being (the hook moments, see apply()). */
+const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
 /** At capture metadata a field's labels become ids (AEP-0006 structural placeholders). */
 function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
@@ -156,6 +161,8 @@ export class ActorHost {
   private readonly seqs = new Map<string, number>();
   /** Emitters of the step in progress. */
   private readonly emitters = new Map<string, SessionEmitter>();
+  /** Emitters of recently stepped sessions, so a busy session does not rebuild (and re-check) its emitter per step. */
+  private readonly warm = new Map<string, SessionEmitter>();
   /** Epoch each session's emitter starts at (set by replay: previous max + 1, D11). */
   private readonly epochs = new Map<string, number>();
   /** Command dedupe key → its ack, exactly as first serialised. */
@@ -287,7 +294,8 @@ export class ActorHost {
       const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
       cells.push({ session, snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) } });
     }
-    const known = new Set([...this.sessions.keys(), ...this.epochs.keys()]);
+    // A session with no cell may still have emitted (a refused orphan command, D6): its positions count too.
+    const known = new Set([...this.sessions.keys(), ...this.epochs.keys(), ...this.seqs.keys()]);
     for (const session of known) {
       const epoch = this.epochs.get(session) ?? 0;
       // A session that emitted in this process used `epoch`; the next process takes the one after it.
@@ -311,18 +319,33 @@ export class ActorHost {
 
   // ---- replay support ---------------------------------------------------------------------
 
-  /** Restores a recorded ack and the epoch memory from a logged event (D11). */
-  restoreEvent(e: AepEvent, ack: string | undefined): void {
-    if (ack !== undefined) this.recorded.set(ack, JSON.stringify(e));
+  /**
+   * Restores a recorded ack and the epoch memory from a logged event (D11). `bytes` is the
+   * event's text as logged, when the reader has it (the same bytes JSON.stringify gives back).
+   */
+  restoreEvent(e: AepEvent, ack: string | undefined, bytes?: string): void {
+    if (ack !== undefined) this.recorded.set(ack, bytes ?? JSON.stringify(e));
     if (e.session !== undefined && e.seq !== undefined) {
       const next = (e.epoch ?? 0) + 1;
       if ((this.epochs.get(e.session) ?? 0) < next) this.epochs.set(e.session, next);
     }
   }
 
-  /** Feeds one logged input through the live path with every sink muted. */
+  /**
+   * Feeds one logged input to its session with every sink muted. A session kept as data folds
+   * it through the machine's definition (machines/fold.ts: XState's result without its
+   * interpreter, ~10x faster); a new session, an orphan command and a live actor (inspection)
+   * take the live path.
+   */
   replayInput(session: string, input: SessionInput): void {
-    this.apply(session, input);
+    let cell = this.sessions.get(session);
+    // A hook spawns its session, as on the live path; the input itself is then folded too.
+    if (cell === undefined && SPAWNS.has(input.type) && !this.opts.inspect) cell = this.spawn(session);
+    if (cell === undefined || cell.actor || typeof sessionFold === 'string') {
+      this.apply(session, input);
+      return;
+    }
+    sessionFold.step(cell, input);
   }
 
   /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
@@ -357,7 +380,11 @@ export class ActorHost {
     } finally {
       this.current = undefined;
       this.undos.push(undo);
-      for (const [session, e] of this.emitters) if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+      for (const [session, e] of this.emitters) {
+        if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
+        if (this.warm.size >= WARM_EMITTERS) this.warm.clear();
+        this.warm.set(session, e);
+      }
       this.emitters.clear();
     }
   }
@@ -502,6 +529,14 @@ export class ActorHost {
     try {
       if (cell.actor) {
         cell.actor.send(input);
+      } else if (typeof sessionFold !== 'string') {
+        // The machine's own definition folded (machines/fold.ts), which reaches what transition()
+        // reaches, outputs in order (test/machines/fold.test.ts), without building an XState
+        // snapshot per step. The cell changes only once the whole step succeeded.
+        const next = { value: cell.value, context: cell.context };
+        sessionFold.step(next, input, outputs);
+        cell.value = next.value as SessionSnapshot['value'];
+        cell.context = next.context;
       } else {
         // The same microsteps an actor runs; the cell changes only once the whole step succeeded.
         const next = sessionMachine.transition(sessionMachine.resolveState({ value: cell.value, context: cell.context }), input, this.scope());
@@ -564,6 +599,16 @@ export class ActorHost {
 
   private emitterFor(session: string): SessionEmitter {
     let e = this.emitters.get(session);
+    if (!e) {
+      // A recently used emitter serves again only where the host's position agrees with it (a
+      // rollback or a new epoch moves the position; the emitter is then built afresh).
+      const w = this.warm.get(session);
+      const p = w?.position;
+      if (w && p!.seq === (this.seqs.get(session) ?? 0) && w.epoch === (this.epochs.get(session) ?? 0)) {
+        this.emitters.set(session, w);
+        return w;
+      }
+    }
     if (!e) {
       e = new SessionEmitter({
         agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, startSeq: this.seqs.get(session) ?? 0,

@@ -48,11 +48,15 @@ const NL = 0x0a;
 const kindOf = (v: unknown): string | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { k?: unknown }).k === 'string' ? (v as { k: string }).k : undefined;
 
+/** Sees each record as it is read, with the byte offset just past its line and the line's text. */
+export type RecordFn = (r: LogRecord, end: number, line: string) => void;
+
 /**
  * Parses log bytes in one pass (D24: linear in the file's size); a broken line is reported and
- * skipped, never thrown. `onRecord` sees each record with the byte offset just past its line.
+ * skipped, never thrown. `onRecord` sees each record as it is read; with `keep` false the
+ * records are only handed to it, not collected (a start replays a log without holding it whole).
  */
-export function parseLog(input: string | Buffer, onRecord?: (r: LogRecord, end: number) => void): ReadResult {
+export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = true): ReadResult {
   const buf = typeof input === 'string' ? Buffer.from(input) : input;
   const records: LogRecord[] = [];
   const problems: SteeringError[] = [];
@@ -67,18 +71,20 @@ export function parseLog(input: string | Buffer, onRecord?: (r: LogRecord, end: 
     lineNo += 1;
     let parsed: unknown;
     let kind: string | undefined;
+    let line = '';
     if (!last) {
       try {
-        parsed = JSON.parse(buf.toString('utf8', offset, end));
+        line = buf.toString('utf8', offset, end);
+        parsed = JSON.parse(line);
         kind = kindOf(parsed);
       } catch {
         kind = undefined;
       }
     }
     if (kind !== undefined && RECORD_KINDS.has(kind)) {
-      records.push(parsed as LogRecord);
+      if (keep) records.push(parsed as LogRecord);
       goodBytes = nl + 1;
-      onRecord?.(parsed as LogRecord, nl + 1);
+      onRecord?.(parsed as LogRecord, nl + 1, line);
     } else if (kind !== undefined && FRAME_KINDS.has(kind)) {
       if (kind === 'seg' && lineNo === 1) generation = Number((parsed as { g?: unknown }).g) || 0;
       goodBytes = nl + 1;
@@ -90,9 +96,10 @@ export function parseLog(input: string | Buffer, onRecord?: (r: LogRecord, end: 
   return { records, goodBytes, problems, generation };
 }
 
-export function readEventLog(path: string): ReadResult {
+/** Reads a log file; with `onRecord`, its records are handed over as read and not collected. */
+export function readEventLog(path: string, onRecord?: RecordFn): ReadResult {
   if (!existsSync(path)) return { records: [], goodBytes: 0, problems: [], generation: 0 };
-  return parseLog(readFileSync(path));
+  return parseLog(readFileSync(path), onRecord, onRecord === undefined);
 }
 
 /** The file an archived generation lives in. */
@@ -160,6 +167,11 @@ export interface EventLogOptions {
   onRefused?: (err: SteeringError) => void;
   /** Generation a log created by this call starts at (after a snapshot, D24); 0 writes no header. */
   generation?: number;
+  /**
+   * Takes each record the file already holds as it is read; `existing.records` then stays empty
+   * (a start replays its log without holding all of it, D11).
+   */
+  onRecord?: RecordFn;
 }
 
 /** The generation a log file's header names (0 without one or without the file). */
@@ -201,7 +213,7 @@ const encode = (records: readonly (LogRecord | FrameRecord)[]): Buffer => {
 export function openEventLog(path: string, opts: EventLogOptions = {}): { log: EventLog; existing: ReadResult } {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const fresh = !existsSync(path);
-  const existing = readEventLog(path);
+  const existing = readEventLog(path, opts.onRecord);
   let fd = openSync(path, fresh ? 'w+' : 'r+', 0o600);
   if (fresh && (opts.generation ?? 0) > 0) {
     const header = encode([{ k: 'seg', g: opts.generation! }]);

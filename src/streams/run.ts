@@ -9,7 +9,7 @@ import type { InspectionOption } from './inspect.js';
 import { archivedGenerations, headerGeneration, openEventLog, readEventLog, segmentPath, siblingPath, type LogRecord, type SyncFn, type WriteFn } from './log.js';
 import { Outbox, readOutboxState, writeFileDurably } from './outbox.js';
 import type { RelayLink } from './relay-link.js';
-import { replayInto } from './replay.js';
+import { LogReplay } from './replay.js';
 import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
@@ -138,11 +138,23 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
   });
   let refusedAt: SteeringError | undefined;
+  // Start = the snapshot plus the active segment (D24); with no snapshot, the whole history.
+  // Records are replayed as they are read, oldest segment first, never all held at once.
+  const archived = archivedGenerations(opts.logPath, listDir);
+  const replay = new LogReplay(host);
+  const replayRecord = (r: LogRecord, _end: number, line: string) => replay.record(r, line);
+  if (snap) {
+    host.importState(snap.host);
+  } else {
+    const active = existsSync(opts.logPath) ? headerGeneration(opts.logPath) : 0;
+    for (const g of archived) if (g < active) readEventLog(segmentPath(opts.logPath, g), replayRecord);
+  }
   const { log, existing } = openEventLog(opts.logPath, {
     ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
     ...(opts.logSync === undefined ? {} : { sync: opts.logSync }),
     ...(opts.logWrite === undefined ? {} : { write: opts.logWrite }),
     generation: snap?.generation ?? 0,
+    onRecord: replayRecord,
     // D22: the sessions go back to what the log holds before anyone hears of the refusal.
     onRefused: (err) => {
       host.rollback();
@@ -150,22 +162,13 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     },
   });
   for (const p of existing.problems) onError(p);
-  const archived = archivedGenerations(opts.logPath, listDir);
   const outbox = new Outbox({
     log, vendor: opts.surface.token, statePath: siblingPath(opts.logPath, 'relay'), onError,
     oldestGeneration: archived[0] ?? log.generation,
     ...(opts.relay ? { link: opts.relay } : {}),
   }, readOutboxState(siblingPath(opts.logPath, 'relay')));
-  // Start = the snapshot plus the active segment (D24); with no snapshot, the whole history.
-  const history: LogRecord[] = [];
-  if (snap) {
-    host.importState(snap.host);
-    outbox.restoreLast(snap.last);
-  } else {
-    for (const g of archived) if (g < log.generation) history.push(...readEventLog(segmentPath(opts.logPath, g)).records);
-  }
-  const replayed = replayInto(host, history.length === 0 ? existing.records : [...history, ...existing.records]);
-  for (const e of replayed.lastEvents.values()) outbox.restore(e);
+  if (snap) outbox.restoreLast(snap.last);
+  for (const e of replay.summary().lastEvents.values()) outbox.restore(e);
   outbox.start();
 
   let endpoint: HookEndpoint;

@@ -1,0 +1,169 @@
+// Property: a start that replays the log (D11) rebuilds exactly the host the live run left: every
+// session cell (state, queue with accept times, in-flight batches, holds, dedupe records, ended
+// and reopened sessions, resume windows), the next epochs, the recorded acks byte for byte, the
+// orphan decisions, each session's last position, and the same D12 recovery. The log is written
+// to a real file and read back the way startAdapter reads it (records replayed as they are read).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import fc from 'fast-check';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ActorHost, type SessionItem, type StepResult } from '../../src/streams/actor-host.js';
+import { openEventLog, parseLog, type LogRecord } from '../../src/streams/log.js';
+import { LogReplay, replayInto } from '../../src/streams/replay.js';
+import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
+import { isCommandType } from '../../src/protocol/types.js';
+import { fakeSurface, hookBody } from '../support/fake-surface.js';
+import { instructCmd, respondCmd } from '../support/session-steps.js';
+
+const surface = fakeSurface();
+// s-c only ever gets commands before its first hook, if at all: orphan decisions (D6).
+const SESSIONS = ['s-a', 's-b', 's-c'];
+const TEXTS = ['tighten the tests', '', 'x'.repeat(4001), 'short', 'y'.repeat(3000)];
+const HOOKS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'Stop', 'PermissionRequest', 'Elicitation', 'SessionEnd'];
+const ANSWERS = [{ option: 'allow' }, { text: 'no, wait' }, { values: { name: 'n' } }];
+const hostOptions = { surface, instruct: true, host: 'prop-host', attentionTimeoutMs: 1000, resumeWindowMs: 50 };
+
+type Op =
+  | { op: 'hook'; s: number; h: number }
+  | { op: 'instruct'; s: number; id: number; t: number }
+  | { op: 'retry'; n: number }
+  | { op: 'respond'; s: number; answer: number }
+  | { op: 'write'; ok: boolean }
+  | { op: 'timeout'; s: number }
+  | { op: 'tick'; s: number };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: fc.record({ op: fc.constant('hook' as const), s: fc.nat(1), h: fc.nat(HOOKS.length - 1) }), weight: 4 },
+  { arbitrary: fc.record({ op: fc.constant('instruct' as const), s: fc.nat(2), id: fc.nat(40), t: fc.nat(TEXTS.length - 1) }), weight: 4 },
+  fc.record({ op: fc.constant('retry' as const), n: fc.nat(60) }),
+  fc.record({ op: fc.constant('respond' as const), s: fc.nat(1), answer: fc.nat(ANSWERS.length - 1) }),
+  { arbitrary: fc.record({ op: fc.constant('write' as const), ok: fc.boolean() }), weight: 2 },
+  fc.record({ op: fc.constant('timeout' as const), s: fc.nat(1) }),
+  fc.record({ op: fc.constant('tick' as const), s: fc.nat(1) }),
+);
+
+interface Live {
+  host: ActorHost;
+  records: LogRecord[];
+  commands: AepCommand[];
+}
+
+function drive(ops: readonly Op[]): Live {
+  const host = new ActorHost(hostOptions);
+  const live: Live = { host, records: [], commands: [] };
+  const replies: { session: string; hookId: string }[] = [];
+  let at = 1_000;
+  let hookN = 0;
+  const apply = (item: SessionItem) => {
+    const r = host.step(item);
+    live.records.push(...r.records);
+    for (const e of r.effects) if (e.kind === 'reply' && e.confirm && e.session) replies.push({ session: e.session, hookId: e.hookId });
+  };
+  for (const o of ops) {
+    at += 7;
+    const session = SESSIONS['s' in o ? o.s : 0]!;
+    if (o.op === 'hook') {
+      apply({ kind: 'hook', session, hookId: `hook-${hookN++}`, at, hook: surface.classify(hookBody(HOOKS[o.h]!, session)) });
+    } else if (o.op === 'instruct') {
+      const c = instructCmd(`c${o.id}`, TEXTS[o.t], session);
+      live.commands.push(c);
+      apply({ kind: 'command', session, at, command: c });
+    } else if (o.op === 'retry') {
+      const c = live.commands[o.n % Math.max(1, live.commands.length)];
+      if (c) apply({ kind: 'command', session: c.session!, at, command: c });
+    } else if (o.op === 'respond') {
+      const hold = host.context(session)?.holds[0];
+      if (!hold) continue;
+      const c = respondCmd(`r${at}`, hold.requestId, ANSWERS[o.answer]!, session);
+      live.commands.push(c);
+      apply({ kind: 'command', session, at, command: c });
+    } else if (o.op === 'write') {
+      const reply = replies.shift();
+      if (reply) apply({ kind: 'input', session: reply.session, input: { type: o.ok ? 'reply.written' : 'reply.failed', at, hookId: reply.hookId } });
+    } else if (o.op === 'timeout') {
+      const hold = host.context(session)?.holds[0];
+      if (hold) apply({ kind: 'input', session, input: { type: 'attention.timeout', at, requestId: hold.requestId } });
+    } else {
+      apply({ kind: 'input', session, input: { type: 'window.tick', at } });
+    }
+  }
+  // Every step is durable: nothing is left to undo.
+  host.durable(Number.MAX_SAFE_INTEGER);
+  return live;
+}
+
+/** Each session's last sequenced event as the live run emitted it: its position on the stream. */
+const lastPositions = (records: readonly LogRecord[]): Map<string, AepEvent> => {
+  const out = new Map<string, AepEvent>();
+  for (const r of records) if (r.k === 'ev' && r.e.session !== undefined && r.e.seq !== undefined && !isCommandType(r.e.type)) out.set(r.e.session, r.e);
+  return out;
+};
+
+/** What a D12 recovery says, without the ids and times it mints. */
+const recoveryOf = (results: StepResult[]) =>
+  results.map((r) => ({
+    events: r.events.map((e) => ({ type: e.type, session: e.session, cause: e.cause, data: e.data, epoch: e.epoch, seq: e.seq })),
+    effects: r.effects,
+  }));
+
+test('D11: the host replayed from the log file equals the live host: cells, epochs, acks, orphans, positions, recovery', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aep-replay-start-'));
+  let sawEnded = 0;
+  let sawHold = 0;
+  let sawOrphan = 0;
+  try {
+    fc.assert(
+      fc.property(fc.array(opArb, { minLength: 1, maxLength: 80 }), (ops) => {
+        const live = drive(ops);
+        const path = join(dir, 'adapter.jsonl');
+        writeFileSync(path, live.records.map((r) => JSON.stringify(r)).join('\n') + (live.records.length ? '\n' : ''));
+
+        // As startAdapter: each record replayed as the file is read.
+        const started = new ActorHost(hostOptions);
+        const replay = new LogReplay(started);
+        const { log, existing } = openEventLog(path, { fsync: false, onRecord: (r, _end, line) => replay.record(r, line) });
+        void log.close();
+        assert.equal(existing.records, [], 'nothing is held once replayed');
+        assert.equal(existing.problems, []);
+        const summary = replay.summary();
+
+        const liveState = live.host.exportState();
+        assert.equal(started.exportState(), liveState);
+        assert.equal(started.views(), live.host.views());
+        assert.equal([...summary.lastEvents.entries()].sort(), [...lastPositions(live.records).entries()].sort());
+        for (const c of live.commands) assert.is(started.recordedAck(`${c.source}\u0000${c.id}`), live.host.recordedAck(`${c.source}\u0000${c.id}`));
+
+        // The same records through replayInto (audit, snapshot tail) rebuild the same host.
+        const again = new ActorHost(hostOptions);
+        replayInto(again, parseLog(live.records.map((r) => JSON.stringify(r) + '\n').join('')).records);
+        assert.equal(again.exportState(), liveState);
+
+        // D12: the restart reports the same in-flight, held and unsent work, in the new epoch.
+        const liveNext = new ActorHost(hostOptions);
+        liveNext.importState(liveState);
+        assert.equal(recoveryOf(started.recover(500_000)), recoveryOf(liveNext.recover(500_000)));
+
+        if (liveState.cells.some((c) => c.snapshot.value === 'ended')) sawEnded += 1;
+        if (liveState.cells.some((c) => c.snapshot.context.holds.length > 0)) sawHold += 1;
+        if (liveState.orphans.length > 0) sawOrphan += 1;
+      }),
+      { numRuns: 200 },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.ok(sawEnded > 0 && sawHold > 0 && sawOrphan > 0, `runs end sessions (${sawEnded}), hold replies (${sawHold}) and refuse orphans (${sawOrphan})`);
+});
+
+test('a session that only ever saw refused orphan commands keeps its next epoch through a snapshot', () => {
+  const live = drive([{ op: 'instruct', s: 2, id: 1, t: 0 }]);
+  assert.ok(live.records.some((r) => r.k === 'ev' && r.e.session === 's-c' && r.e.seq === 0), 'the refusal took position 0 of epoch 0');
+  const replayed = new ActorHost(hostOptions);
+  replayInto(replayed, live.records);
+  assert.equal(live.host.exportState().epochs, [['s-c', 1]]);
+  assert.equal(replayed.exportState().epochs, [['s-c', 1]]);
+});
+
+test.run();
