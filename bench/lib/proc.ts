@@ -2,6 +2,7 @@
 // generator runs in its own Node process, so a load generator never shares the event loop (or
 // the CPU profile) of the thing it measures. A child reports with one JSON line on stdout.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +99,25 @@ export async function withChildren<T>(starts: (() => Promise<Child>)[], body: (c
     return await body(children);
   } finally {
     await Promise.all(children.map((c) => c.stop()));
+  }
+}
+
+/**
+ * CPU milliseconds a child process has used so far, all its threads together and its main
+ * (event-loop) thread alone, read from Linux's /proc; undefined elsewhere. Read from outside, so
+ * a server that has no stats endpoint of its own (the reference relay) is measured the same way.
+ */
+export function childCpuMs(pid: number): { all: number; main: number } | undefined {
+  const ticks = (path: string): number => {
+    const stat = readFileSync(path, 'utf8');
+    // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 Hz).
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  };
+  try {
+    return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return undefined;
   }
 }
 

@@ -42,6 +42,8 @@ export interface FoldState<C> {
 }
 
 export interface Fold<C, E extends { type: string }, O> {
+  /** The state an actor started with `input` is in (the machine's context factory, its initial states). */
+  initial(input: unknown): FoldState<C>;
   /** Moves `state` (in place) to where `event` takes it; outputs are appended to `outputs` when given. */
   step(state: FoldState<C>, event: E, outputs?: O[]): void;
 }
@@ -182,7 +184,38 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
     return ctx;
   };
 
+  const factory = machine.config.context as unknown;
+  const noSpawn = (): never => {
+    throw new Error(`machine ${machine.id}: its context factory spawns; fold it with machine.transition()`);
+  };
+  /** Runs the eventless transitions from `leafAt`, then moves `state` there (only once all succeeded). */
+  const settle = (state: FoldState<C>, leafAt: Leaf, context: C, event: E, outputs: O[] | undefined): void => {
+    let leaf = leafAt;
+    let ctx = context;
+    // Eventless transitions see the triggering event, as in XState, until none is enabled or
+    // one changes nothing (XState stops there as well).
+    for (let i = 0; ; i += 1) {
+      if (i === STEP_LIMIT) throw new Error(`machine ${machine.id}: eventless transitions did not settle after ${STEP_LIMIT} steps`);
+      const a = enabled(leaf.always, ctx, event);
+      if (!a) break;
+      const before = ctx;
+      const from = leaf;
+      ctx = run(a, ctx, event, outputs);
+      if (a.target) leaf = a.target;
+      if (leaf === from && ctx === before) break;
+    }
+    state.value = leaf.value;
+    state.context = ctx;
+  };
+
   return {
+    initial(input) {
+      // XState assigns what the factory returns over an empty context: a copy of it.
+      const made = (typeof factory === 'function' ? (factory as (a: object) => C)({ input, spawn: noSpawn, self: undefined }) : factory) as C;
+      const state: FoldState<C> = { value: '', context: made };
+      settle(state, leaves.get(landing(machine.root))!, Object.assign({}, made) as C, { type: 'xstate.init', input } as unknown as E, undefined);
+      return state;
+    },
     step(state, event, outputs) {
       let leaf = leafOf(state.value);
       let ctx = state.context;
@@ -191,20 +224,7 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
         ctx = run(t, ctx, event, outputs);
         if (t.target) leaf = t.target;
       }
-      // Eventless transitions see the triggering event, as in XState, until none is enabled or
-      // one changes nothing (XState stops there as well).
-      for (let i = 0; ; i += 1) {
-        if (i === STEP_LIMIT) throw new Error(`machine ${machine.id}: eventless transitions did not settle after ${STEP_LIMIT} steps`);
-        const a = enabled(leaf.always, ctx, event);
-        if (!a) break;
-        const before = ctx;
-        const from = leaf;
-        ctx = run(a, ctx, event, outputs);
-        if (a.target) leaf = a.target;
-        if (leaf === from && ctx === before) break;
-      }
-      state.value = leaf.value;
-      state.context = ctx;
+      settle(state, leaf, ctx, event, outputs);
     },
   };
 }

@@ -240,7 +240,47 @@ export function validatePayload(type: string, data: unknown, capture?: CaptureLe
 /** RFC 3339 date-time with a mandatory offset (AEP-0001 §5.1 `time`). */
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Two ASCII digits at `i`, or -1. */
+function two(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/**
+ * The common shape (`2026-12-01T17:12:41.123Z`) read by character codes, no regex and no
+ * allocation: every relayed event carries a `time`. Anything else takes the regex path.
+ */
+function fastDateTime(s: string): boolean | undefined {
+  if (s.length < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || (s.charCodeAt(10) | 32) !== 116 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
+  const hi = two(s, 0);
+  const lo = two(s, 2);
+  const mo = two(s, 5);
+  const d = two(s, 8);
+  const h = two(s, 11);
+  const mi = two(s, 14);
+  const se = two(s, 17);
+  if (hi < 0 || lo < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || se < 0) return undefined;
+  let i = 19;
+  if (s.charCodeAt(i) === 46) {
+    i += 1;
+    const start = i;
+    while (i < s.length && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) i += 1;
+    if (i === start) return undefined;
+  }
+  if (i !== s.length - 1 || (s.charCodeAt(i) | 32) !== 122) return undefined;
+  const y = hi * 100 + lo;
+  if (mo < 1 || mo > 12 || h > 23 || mi > 59 || se > 60) return false;
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const days = mo === 2 && leap ? 29 : DAYS[mo - 1]!;
+  return d >= 1 && d <= days;
+}
+
 export function isDateTime(s: string): boolean {
+  const fast = fastDateTime(s);
+  if (fast !== undefined) return fast;
   const m = DATE_TIME.exec(s);
   if (!m) return false;
   const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];

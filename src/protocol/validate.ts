@@ -56,15 +56,34 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isNonNegInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
 /**
+ * Bounded sets of strings that already passed a pattern: a session's events repeat their `type`
+ * and `source`, so each is matched once rather than per event (past the cap a set starts over).
+ */
+class Seen {
+  private readonly held = new Set<string>();
+  constructor(private readonly test: (s: string) => boolean, private readonly cap = 4096) {}
+  has(s: string): boolean {
+    if (this.held.has(s)) return true;
+    if (!this.test(s)) return false;
+    if (this.held.size >= this.cap) this.held.clear();
+    this.held.add(s);
+    return true;
+  }
+}
+
+const GOOD_TYPE = new Seen((t) => TYPE_PATTERN.test(t));
+const GOOD_SOURCE = new Seen((s) => URI.test(s));
+const GOOD_NAME = new Seen((n) => PROPERTY_NAME.test(n));
+
+/** The string attributes a builder's caller may supply, in check order (one array, not one per event). */
+const SUPPLIED_STRINGS = ['id', ...OPTIONAL_STRINGS, 'agent'] as const;
+
+/**
  * What a builder takes from its caller, checked where it comes in: the attributes the builder
  * makes itself (`aep`, `id`, `time`, `seq`, `epoch`, a `source` from `sourceUri`) are valid by
  * construction, so a built event needs no second pass over the whole envelope on the hot path.
  * `test/protocol/build.test.ts` validates everything the builders make.
  */
-const goodSources = new Set<string>();
-/** The string attributes a builder's caller may supply, in check order (one array, not one per event). */
-const SUPPLIED_STRINGS = ['id', ...OPTIONAL_STRINGS, 'agent'] as const;
-
 export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
   for (const a of SUPPLIED_STRINGS) {
     const v = f[a];
@@ -72,7 +91,7 @@ export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
       return { rule: 'attr-type', path: a, message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)` };
     }
   }
-  if (f.source !== undefined && !(typeof f.source === 'string' && goodSources.has(f.source)) && (typeof f.source !== 'string' || !URI.test(f.source))) {
+  if (f.source !== undefined && (typeof f.source !== 'string' || !GOOD_SOURCE.has(f.source))) {
     return { rule: 'format', path: 'source', message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)' };
   }
   if (f.traceparent !== undefined && (typeof f.traceparent !== 'string' || !TRACEPARENT.test(f.traceparent))) {
@@ -85,12 +104,6 @@ export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
     return { rule: 'enum', path: 'capture', message: `capture must be one of ${CAPTURE_LEVELS.join('|')} (AEP-0001 §8.2)` };
   }
   if (f.data !== undefined && !isObject(f.data)) return { rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' };
-  // A session's events share one source: the URI pattern runs once per source, not per event
-  // (bounded: past the cap the set starts over).
-  if (typeof f.source === 'string' && !goodSources.has(f.source)) {
-    if (goodSources.size >= 4096) goodSources.clear();
-    goodSources.add(f.source);
-  }
   return undefined;
 }
 
@@ -186,7 +199,46 @@ export function validateEvent(e: unknown, opts: ValidateOptions = {}): Issue[] {
  */
 export function relayCheck(e: unknown): Issue | undefined {
   if (!isObject(e)) return { rule: 'not-an-object', path: '', message: 'an event is a JSON object (AEP-0001 §5)' };
-  return envelopeIssues(e)[0];
+  // Every relayed frame is checked: a valid one passes the allocation-free pass; only a frame
+  // that fails it is checked again in full, for the first issue and its message.
+  return envelopeValid(e) ? undefined : envelopeIssues(e)[0];
+}
+
+const SCOPE = new Map<string, 'agent' | 'command' | 'session'>();
+const isString = (v: unknown): boolean => typeof v === 'string' && v !== '';
+
+function scopeOf(type: string): 'agent' | 'command' | 'session' {
+  let s = SCOPE.get(type);
+  if (s === undefined) {
+    s = type.startsWith('agent.') ? 'agent' : COMMAND_SCOPED_PATTERN.test(type) ? 'command' : 'session';
+    if (SCOPE.size >= 4096) SCOPE.clear();
+    SCOPE.set(type, s);
+  }
+  return s;
+}
+
+/** True exactly when `envelopeIssues(e)` is empty (`test/protocol/validate.test.ts` holds both to it). */
+function envelopeValid(e: Record<string, unknown>): boolean {
+  if (e.aep !== AEP_VERSION) return false;
+  if (!isString(e.id) || !isString(e.type) || !isString(e.time) || !isString(e.source) || !isString(e.agent)) return false;
+  for (const a of OPTIONAL_STRINGS) if (e[a] !== undefined && !isString(e[a])) return false;
+  if ((e.seq !== undefined && !isNonNegInt(e.seq)) || (e.epoch !== undefined && !isNonNegInt(e.epoch))) return false;
+  const type = e.type as string;
+  if (!GOOD_TYPE.has(type) || !isDateTime(e.time as string) || !GOOD_SOURCE.has(e.source as string)) return false;
+  if (e.traceparent !== undefined && (typeof e.traceparent !== 'string' || !TRACEPARENT.test(e.traceparent))) return false;
+  if (e.severity !== undefined && !(SEVERITIES as readonly unknown[]).includes(e.severity)) return false;
+  if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) return false;
+  if (e.data !== undefined && !isObject(e.data)) return false;
+  for (const name of Object.keys(e)) {
+    if (CORE.has(name)) continue;
+    if (!GOOD_NAME.has(name)) return false;
+    const v = e[name];
+    if (!(typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v)))) return false;
+  }
+  const scope = scopeOf(type);
+  if (scope === 'agent') return e.session === undefined && e.run === undefined && e.step === undefined && e.seq === undefined;
+  if (scope === 'command') return e.session !== undefined && e.seq === undefined;
+  return e.session !== undefined && e.seq !== undefined;
 }
 
 /** Throws SteeringError('EVENT_INVALID') naming the first rule that failed. */

@@ -122,6 +122,9 @@ export function globMatch(pattern: string, value: string): boolean {
 
 export type CommandVerdict = { ok: true } | { ok: false; detail: string };
 
+/** The one yes, shared: every relayed event is asked, and a fresh object per answer is garbage. */
+const YES: CommandVerdict = Object.freeze({ ok: true });
+
 /**
  * D18: a command passes when both its type and its target session match the party's patterns;
  * D19: a bound party's command names it as the sender (`agent`), so the audit names who sent it.
@@ -134,7 +137,7 @@ export function mayCommand(p: Principal, type: string, session: string, agent?: 
   if (p.bound && agent !== undefined && agent !== p.identity) {
     return { ok: false, detail: `the command names "${agent}" as its sender; this token's identity is "${p.identity}"` };
   }
-  return { ok: true };
+  return YES;
 }
 
 /** D19: publishing an event of `agent` (for `session`, when it has one) needs a matching emit right. */
@@ -142,7 +145,7 @@ export function mayEmit(p: Principal, agent: string, session: string | undefined
   if (p.emit.length === 0) return { ok: false, detail: `${p.identity} may not publish events (no emit rights)` };
   const fits = p.emit.some((r) => r.agents.some((g) => globMatch(g, agent)) && (session === undefined || r.sessions.some((g) => globMatch(g, session))));
   if (!fits) return { ok: false, detail: `${p.identity} may not publish events of ${agent}${session === undefined ? '' : ` for session ${session}`}` };
-  return { ok: true };
+  return YES;
 }
 
 /** D20: a subscription's ceiling is the lower of what it asks and what its party may see. */

@@ -22,6 +22,9 @@ interface Claim<H> {
 
 export type ClaimVerdict = { ok: true; fresh: boolean } | { ok: false; detail: string };
 
+/** A holder's own claim again: the answer to nearly every sequenced event, shared rather than made each time. */
+const HELD: ClaimVerdict = Object.freeze({ ok: true, fresh: false });
+
 export class ClaimTable<H extends ClaimHolder> {
   private readonly claims = new Map<string, Claim<H>>();
 
@@ -33,7 +36,7 @@ export class ClaimTable<H extends ClaimHolder> {
    * (AEP-0004 §4); a bound identity's live claim is its own.
    */
   claim(session: string, holder: H): ClaimVerdict {
-    if (holder.claims.has(session)) return { ok: true, fresh: false };
+    if (holder.claims.has(session)) return HELD;
     const c = this.current(session);
     const identity = holder.principal.identity;
     if (c !== undefined && c.holders.size > 0) {

@@ -20,7 +20,8 @@ export interface Sink {
   sub: string;
   channel: Channel;
   spec: SubscriptionSpec;
-  write(text: string, e: AepEvent): void;
+  /** `bytes`, when given, are `text` as UTF-8 (the received frame), for a channel that sends bytes. */
+  write(text: string, e: AepEvent, bytes?: Buffer): void;
   /** Marker for a resume position that predates what is held. */
   exhausted(session: string, earliest: Position): void;
   /** Last delivered position per session, for `closing.delivered`. */
@@ -88,9 +89,13 @@ export class Hub {
     for (const s of this.sinks) if (s.channel === channel) this.sinks.delete(s);
   }
 
-  /** Live fan-out of one received copy, redeliveries included (AEP-0003 §5). */
-  fanOut(e: AepEvent, raw: string): void {
-    const texts = new Map<CaptureLevel | undefined, string>();
+  /**
+   * Live fan-out of one received copy, redeliveries included (AEP-0003 §5). Each distinct
+   * ceiling's text is made once per event, whatever the number of subscribers; a subscriber
+   * served the event as emitted gets `raw` (and the received `bytes`), never a re-serialisation.
+   */
+  fanOut(e: AepEvent, raw: string, bytes?: Buffer): void {
+    let texts: Map<CaptureLevel | undefined, string> | undefined;
     const urgent = severityRank(e.severity) >= NOTICE;
     for (const sink of this.sinks) {
       if (!sink.spec.match(e)) continue;
@@ -103,12 +108,13 @@ export class Hub {
         this.disconnect(sink.channel);
         continue;
       }
-      let text = texts.get(sink.spec.ceiling);
+      const ceiling = sink.spec.ceiling;
+      let text = ceiling === undefined ? raw : texts?.get(ceiling);
       if (text === undefined) {
-        text = textFor(e, raw, sink.spec.ceiling);
-        texts.set(sink.spec.ceiling, text);
+        text = textFor(e, raw, ceiling);
+        (texts ??= new Map()).set(ceiling, text);
       }
-      this.deliver(sink, text, e);
+      this.deliver(sink, text, e, text === raw ? bytes : undefined);
     }
   }
 
@@ -122,8 +128,8 @@ export class Hub {
     }
   }
 
-  private deliver(sink: Sink, text: string, e: AepEvent): void {
-    sink.write(text, e);
+  private deliver(sink: Sink, text: string, e: AepEvent, bytes?: Buffer): void {
+    sink.write(text, e, bytes);
     this.counters.delivered += 1;
     if (e.session !== undefined && e.seq !== undefined) sink.delivered.set(e.session, { epoch: e.epoch ?? 0, seq: e.seq });
   }

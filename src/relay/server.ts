@@ -12,7 +12,8 @@ import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type Refusal, ty
 import { checkBrowserOrigin, checkHost, corsHeaders } from './origin.js';
 import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type Sink } from './hub.js';
 import { SocketConnection } from './socket.js';
-import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, RelayStore, type Position, type SessionStore } from './store.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type Position, type SessionStore } from './store.js';
+import { ThreadedStore } from './store-thread.js';
 import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
 
 export const DEFAULT_PORT = 8787;
@@ -125,7 +126,7 @@ function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[
 
 export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> {
   const log = opts.log ?? (() => {});
-  const store: SessionStore = opts.store ?? RelayStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
+  const store: SessionStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
   const policy = accessPolicy({ token: opts.token, entries: opts.tokens });
   const limits: RelayLimits = {
     maxBody: 16 << 20,
@@ -276,7 +277,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new SocketConnection(ws, core, principal);
+      const conn = new SocketConnection(ws, core, principal, socket);
       sockets.add(conn);
       ws.on('close', () => sockets.delete(conn));
     });

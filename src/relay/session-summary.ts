@@ -27,7 +27,9 @@ const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
 
 /** Steps one cell with one event; redelivered events change nothing (every update is idempotent). */
 function apply(c: Cell, e: AepEvent): void {
-  if (INSTRUCT.test(e.type)) {
+  // Only vendor types (`x.…`) can match the vendor patterns; the test is per relayed event.
+  const vendor = e.type.startsWith('x.');
+  if (vendor && INSTRUCT.test(e.type)) {
     c.sent.add(e.id);
     return;
   }
@@ -35,15 +37,17 @@ function apply(c: Cell, e: AepEvent): void {
   const cause = e.cause;
   if (e.type === 'control.accepted' && cause !== undefined && c.sent.has(cause)) c.pending.add(cause);
   else if (e.type === 'control.rejected' && cause !== undefined) c.sent.delete(cause);
-  else if (SETTLED.test(e.type) && cause !== undefined) {
+  else if (vendor && SETTLED.test(e.type) && cause !== undefined) {
     c.pending.delete(cause);
     c.sent.delete(cause);
-  } else if (e.type === 'session.ended' || CLOSED.test(e.type)) c.ended = true;
-  else if (e.type === 'session.started' || REOPENED.test(e.type)) c.ended = false;
+  } else if (e.type === 'session.ended' || (vendor && CLOSED.test(e.type))) c.ended = true;
+  else if (e.type === 'session.started' || (vendor && REOPENED.test(e.type))) c.ended = false;
 }
 
 export class SessionSummaries {
   private readonly cells = new Map<string, Cell>();
+  /** The most recently used cell: a session's events arrive in runs, and it needs no reordering. */
+  private last: { session: string; cell: Cell } | undefined;
 
   /**
    * @param history what the relay already holds for a session it has no summary of yet (after a
@@ -65,6 +69,13 @@ export class SessionSummaries {
   }
 
   private cell(session: string): Cell {
+    if (this.last?.session === session) return this.last.cell;
+    const c = this.lookup(session);
+    this.last = { session, cell: c };
+    return c;
+  }
+
+  private lookup(session: string): Cell {
     let c = this.cells.get(session);
     if (c !== undefined) {
       // Most recently used last, so the cap forgets the stalest session.

@@ -1,11 +1,12 @@
 // One WebSocket connection to the relay (AEP-0003 §3.5, §4, §6.5): hello first, one negotiated
 // version, subscriptions with in-band errors, roster, ping/pong, commands routed per D17.
+import type { Duplex } from 'node:stream';
 import type { WebSocket, RawData } from 'ws';
 import type { AepEvent } from '../protocol/envelope.js';
 import { relayCheck } from '../protocol/validate.js';
 import { isCommandType } from '../protocol/types.js';
 import type { Principal } from './acl.js';
-import { oneLine, SUPPORTED_VERSIONS, type Peer, type RelayCore } from './core.js';
+import { oneLine, SUPPORTED_VERSIONS, type Incoming, type Peer, type RelayCore } from './core.js';
 import type { Channel, Sink } from './hub.js';
 import type { Position } from './store.js';
 import { parseSubscription, SubscribeError } from './subscription.js';
@@ -29,12 +30,15 @@ export class SocketConnection implements Peer, Channel {
   /** Frames that arrived while a replay from a store that answers later was running, in order. */
   private waiting: [RawData, boolean][] | undefined;
   private readonly subs = new Map<string, Sink>();
+  private corked = false;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly core: RelayCore,
     /** Who authenticated (the anonymous party on a tokenless relay); a refused token never gets here. */
     readonly principal: Principal,
+    /** The upgraded socket under `ws`: frames sent in one turn leave in one write. */
+    private readonly socket?: Duplex,
   ) {
     ws.on('message', (data, isBinary) => (this.waiting ? this.waiting.push([data, isBinary]) : this.onMessage(data, isBinary)));
     ws.on('close', () => this.onClose());
@@ -54,7 +58,32 @@ export class SocketConnection implements Peer, Channel {
 
   // --- Peer (routing) ---
   sendText(text: string): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.cork();
+    this.ws.send(text);
+  }
+
+  /**
+   * Holds this turn's frames in the socket and writes them with one `writev` once the turn's
+   * work is done: a chunk of received frames fans out as one write per subscriber instead of a
+   * system call per frame (the largest cost of fan-out in a CPU profile). Order is unchanged.
+   */
+  private cork(): void {
+    const socket = this.socket;
+    if (this.corked || socket === undefined) return;
+    this.corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      socket.uncork();
+    });
+  }
+
+  /** A text frame whose UTF-8 bytes are at hand (a received frame fanned out as it came). */
+  sendBytes(bytes: Buffer): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.cork();
+    this.ws.send(bytes, { binary: false });
   }
 
   sendFrame(frame: Record<string, unknown>): void {
@@ -103,7 +132,7 @@ export class SocketConnection implements Peer, Channel {
     const type = m.type;
     // A dotted `type` is an event; a dotless one is a connection frame (AEP-0003 §3.5).
     if (typeof type === 'string' && type.includes('.')) {
-      this.onEvent(m, text);
+      this.onEvent(m, text, data as Buffer);
       return;
     }
     switch (type) {
@@ -159,7 +188,7 @@ export class SocketConnection implements Peer, Channel {
     this.sendFrame({ type: 'hello', versions: [version], role: 'both', identity: { agent: 'aep-relay' }, capabilities: { ...this.core.capabilities(), principal } });
   }
 
-  private onEvent(m: Record<string, unknown>, text: string): void {
+  private onEvent(m: Record<string, unknown>, text: string, data: Buffer): void {
     const issue = relayCheck(m);
     if (issue !== undefined) {
       const frame: Record<string, unknown> = { type: 'error', code: 'invalid-event', detail: issue.message };
@@ -168,7 +197,9 @@ export class SocketConnection implements Peer, Channel {
       return;
     }
     const event = m as AepEvent;
-    const incoming = { event, line: oneLine(text) };
+    const line = oneLine(text);
+    // Text without line breaks is served as received: subscribers get these bytes, not a copy encoded per subscriber.
+    const incoming: Incoming = line === text ? { event, line, bytes: data } : { event, line };
     if (isCommandType(event.type)) {
       const { refused } = this.core.command(incoming, text, this.principal, this);
       // A refusal on the target's behalf is a frame to the sender, never an event (AEP-0004 §4).
@@ -198,7 +229,7 @@ export class SocketConnection implements Peer, Channel {
         channel: this,
         spec,
         delivered: new Map<string, Position>(),
-        write: (t) => this.sendText(t),
+        write: (t, _e, bytes) => (bytes === undefined ? this.sendText(t) : this.sendBytes(bytes)),
         exhausted: (session, earliest) => this.sendFrame({ type: 'replay-exhausted', sub: id, session, earliest }),
       };
       this.subs.set(id, sink);

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { isMainThread, Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
 import type { Principal } from './acl.js';
 import type { Peer } from './core.js';
@@ -41,6 +41,8 @@ export interface StoreOptions {
   bufferCap?: number;
   /** Sessions kept; the least recently written is evicted beyond it (`AEP_MAX_SESSIONS`). */
   sessionCap?: number;
+  /** A file store runs its own WAL checkpointer unless another connection to the file does. Default true. */
+  checkpoint?: boolean;
 }
 
 /** A value now (the SQLite store) or later (a networked store such as JetStream). */
@@ -58,6 +60,11 @@ export interface SessionStore {
   /** One result per admission: false for a redelivery of a held `(source, id)`. */
   admitAll(list: readonly Admission[]): Maybe<boolean[]>;
   replay(session: string, after?: Position): Maybe<Replay>;
+  /**
+   * What is already committed for a session, read at once, for a store whose `replay` may answer
+   * later (the roster's summary of a session it meets first after a restart). Absent otherwise.
+   */
+  committed?(session: string): readonly string[];
   /** Sessions held, least recently written first. */
   sessionIds(): Maybe<string[]>;
   counts(): { sessions: number; events: number };
@@ -227,7 +234,9 @@ export class RelayStore implements SessionStore {
     const onDisk = opts.path !== ':memory:';
     // D21: the history holds instruction text: owner-only files (with the WAL and shared-memory
     // sidecars SQLite creates beside it) in an owner-only directory when this creates it.
-    const umask = onDisk ? process.umask(0o077) : undefined;
+    // A worker thread may not set the umask: the writer thread opens a file the relay's thread
+    // already created, and SQLite gives the sidecars it makes the database file's mode.
+    const umask = onDisk && isMainThread ? process.umask(0o077) : undefined;
     try {
       if (onDisk) mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
       const db = new Database(opts.path);
@@ -237,7 +246,7 @@ export class RelayStore implements SessionStore {
       db.exec(SCHEMA);
       if (onDisk) for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
       const store = new RelayStore(db, opts);
-      if (onDisk) store.checkpointer = startCheckpointer(opts.path);
+      if (onDisk && opts.checkpoint !== false) store.checkpointer = startCheckpointer(opts.path);
       return store;
     } catch (err) {
       throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });

@@ -4,7 +4,8 @@
 // Every command's ack is recorded as its exact serialisation so a retry gets it back byte for
 // byte (AEP-0004 §3, D4). Muted stepping (replay) advances actors and touches nothing else.
 // The session machine is pure, so an unobserved session is kept as its state value and context
-// and stepped through the machine's own transition(); it becomes a live actor only under inspection.
+// and stepped through the machine's own transition() (its fold, machines/fold.ts, when the log is
+// replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
   SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
@@ -338,14 +339,21 @@ export class ActorHost {
    * take the live path.
    */
   replayInput(session: string, input: SessionInput): void {
+    const fold = typeof sessionFold === 'string' || this.opts.inspect ? undefined : sessionFold;
     let cell = this.sessions.get(session);
-    // A hook spawns its session, as on the live path; the input itself is then folded too.
-    if (cell === undefined && SPAWNS.has(input.type) && !this.opts.inspect) cell = this.spawn(session);
-    if (cell === undefined || cell.actor || typeof sessionFold === 'string') {
+    if (fold && cell === undefined && SPAWNS.has(input.type)) {
+      // A hook spawns its session as on the live path (spawn()), its initial state folded too.
+      const decisions = this.orphanDecisions.get(session);
+      this.orphanDecisions.delete(session);
+      const initial = fold.initial({ session, vendor: this.vendor, ...(decisions ? { decisions } : {}) });
+      cell = { value: initial.value as SessionSnapshot['value'], context: initial.context };
+      this.sessions.set(session, cell);
+    }
+    if (!fold || cell === undefined || cell.actor) {
       this.apply(session, input);
       return;
     }
-    sessionFold.step(cell, input);
+    fold.step(cell, input);
   }
 
   /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
@@ -623,8 +631,11 @@ export class ActorHost {
   private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[], events: AepEvent[] = [], records: LogRecord[] = []): StepResult {
     const effects: Effect[] = [];
     const at = input.at;
+    let emitter: SessionEmitter | undefined;
+    // Every `f` below is a literal made for this one call, so it takes the step's time in place.
     const emit = (f: EventFields, ack?: string): void => {
-      const e = this.emitterFor(session).emit({ ...f, at });
+      f.at = at;
+      const e = (emitter ??= this.emitterFor(session)).emit(f);
       events.push(e);
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) {

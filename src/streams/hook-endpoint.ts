@@ -83,9 +83,11 @@ export interface HookArrival {
   body: Record<string, unknown>;
   /**
    * Writes the reply. Resolves true once the response finished, false when it could not be
-   * written (client gone, budget already spent, body not serialisable: D9).
+   * written (client gone, budget already spent, body not serialisable: D9). With `wait` false
+   * nobody needs that answer (a reply that hands over nothing): the reply is written and the
+   * promise resolves at once with whether it could be started.
    */
-  respond(reply: HookReply): Promise<boolean>;
+  respond(reply: HookReply, wait?: boolean): Promise<boolean>;
   /** The reply waits for a decision (D13): the budget becomes `ms` plus a margin. */
   hold(ms: number): void;
   /** Settles when the connection closes, replied or not. */
@@ -148,6 +150,96 @@ function writeJson(res: ServerResponse, status: number, body: unknown): Promise<
   });
 }
 
+/** Writes a reply nobody waits on: no listeners, no promise. False when it could not be started. */
+function writeJsonNow(res: ServerResponse, body: unknown): boolean {
+  if (res.destroyed || res.writableEnded) return false;
+  let text: string | undefined;
+  try {
+    text = body === undefined ? undefined : JSON.stringify(body);
+  } catch {
+    return false;
+  }
+  if (text === undefined) res.writeHead(200, { 'content-length': 0 }).end();
+  else res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  return true;
+}
+
+const answered = Promise.resolve(true);
+const unanswered = Promise.resolve(false);
+
+/** What one open hook call owns: its response, its budget timer (armed only if the reply waits). */
+interface OpenHookHost {
+  neutral: () => HookReply;
+  failOpen(res: ServerResponse, err: SteeringError): void;
+  pending: Set<ServerResponse>;
+}
+
+class OpenHook implements HookArrival {
+  private settled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private closedP: Promise<void> | undefined;
+  private watched = false;
+
+  constructor(readonly id: string, readonly at: number, readonly body: Record<string, unknown>, private readonly res: ServerResponse, private readonly host: OpenHookHost) {}
+
+  respond(reply: HookReply, wait = true): Promise<boolean> {
+    if (this.settled) return unanswered;
+    this.settle();
+    const res = this.res;
+    if (!wait) {
+      if (writeJsonNow(res, reply.body)) return answered;
+      // An unserialisable reply still owes the vendor an answer.
+      if (!res.destroyed && !res.headersSent) writeJsonNow(res, this.host.neutral().body);
+      return unanswered;
+    }
+    return writeJson(res, 200, reply.body).then((ok) => {
+      if (!ok && !res.destroyed && !res.headersSent) void writeJson(res, 200, this.host.neutral().body);
+      return ok;
+    });
+  }
+
+  hold(ms: number): void {
+    if (!this.settled) this.arm(ms + HOLD_MARGIN_MS);
+  }
+
+  get closed(): Promise<void> {
+    this.closedP ??= this.res.closed ? Promise.resolve() : new Promise<void>((resolve) => this.res.once('close', () => resolve()));
+    return this.closedP;
+  }
+
+  /**
+   * The reply was not written while the arrival was handed over: from here it waits, so the
+   * budget runs (D15) and a close of the endpoint answers it with the neutral reply.
+   */
+  wait(budget: number): void {
+    if (this.settled || this.watched) return;
+    this.watched = true;
+    this.host.pending.add(this.res);
+    this.res.once('close', () => {
+      this.host.pending.delete(this.res);
+      if (this.timer) clearTimeout(this.timer);
+    });
+    // A hold may have set its longer budget already (D13).
+    if (!this.timer) this.arm(budget);
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.expire(), ms);
+  }
+
+  private expire(): void {
+    if (this.settled) return;
+    this.settle();
+    this.host.failOpen(this.res, new SteeringError('HOOK_TIMEOUT', `hook reply not ready within its budget`));
+  }
+
+  private settle(): void {
+    this.settled = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
+
 /** Starts listening on the loopback interface; `port: 0` picks a free port. */
 export async function startHookEndpoint(opts: HookEndpointOptions): Promise<HookEndpoint> {
   const host = opts.host ?? '127.0.0.1';
@@ -161,6 +253,7 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
     report(err);
     void writeJson(res, 200, opts.neutral().body);
   }
+  const openHooks: OpenHookHost = { neutral: opts.neutral, failOpen, pending };
 
   function requestOnEnd(req: IncomingMessage, res: ServerResponse, chunks: Buffer[]): void {
     let body: unknown;
@@ -173,46 +266,12 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       return failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object'));
     }
     if (!emit) return failOpen(res, new SteeringError('HOOK_TIMEOUT', 'hook endpoint has no consumer'));
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (ms: number) => {
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(budgetOnExpiry, ms);
-    };
-    function budgetOnExpiry(): void {
-      if (settled) return;
-      settled = true;
-      failOpen(res, new SteeringError('HOOK_TIMEOUT', `hook reply not ready within its budget`));
-    }
-    pending.add(res);
-    const closed = new Promise<void>((resolve) => {
-      res.on('close', () => {
-        pending.delete(res);
-        if (timer) clearTimeout(timer);
-        resolve();
-      });
-    });
-    arm(budget);
     const at = Date.now();
-    emit({
-      id: newId(at),
-      at,
-      body: body as Record<string, unknown>,
-      respond(reply) {
-        if (settled) return Promise.resolve(false);
-        settled = true;
-        if (timer) clearTimeout(timer);
-        return writeJson(res, 200, reply.body).then((ok) => {
-          // An unserialisable reply still owes the vendor an answer.
-          if (!ok && !res.destroyed && !res.headersSent) void writeJson(res, 200, opts.neutral().body);
-          return ok;
-        });
-      },
-      hold(ms) {
-        if (!settled) arm(ms + HOLD_MARGIN_MS);
-      },
-      closed,
-    });
+    const hook = new OpenHook(newId(at), at, body as Record<string, unknown>, res, openHooks);
+    emit(hook);
+    // A moment answered while it was handed over (D7–D8) needs no timer and no listener; the
+    // others wait for their step's reply within the budget.
+    hook.wait(budget);
   }
 
   function serverOnRequest(req: IncomingMessage, res: ServerResponse): void {

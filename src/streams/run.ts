@@ -301,7 +301,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     if (!host.answersNeutrally(h)) return;
     const arrival = arrivals.get(h.hookId);
     arrivals.delete(h.hookId);
-    void arrival?.respond(opts.surface.neutralReply(h.hook));
+    void arrival?.respond(opts.surface.neutralReply(h.hook), false);
   }
 
   // What settled steps release reaches the sinks through these two Subjects, so a step costs no
@@ -332,9 +332,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     arrivals.delete(effect.hookId);
     // D12: a reply with instructions goes out only once its journal record is durable.
     const reply = logged || !effect.confirm ? effect.reply : opts.surface.neutralReply(undefined);
-    const written = arrival ? arrival.respond(reply) : Promise.resolve(false);
-    if (!effect.confirm || effect.session === undefined) return;
-    const session = effect.session;
+    // Only a steering reply's outcome matters (D9); the others are written and left.
+    const session = effect.confirm ? effect.session : undefined;
+    const written = arrival ? arrival.respond(reply, session !== undefined) : Promise.resolve(false);
+    if (session === undefined) return;
     void written.then((ok) => feedback({
       kind: 'input', session,
       input: { type: ok && logged ? 'reply.written' : 'reply.failed', at: Date.now(), hookId: effect.hookId },

@@ -75,7 +75,8 @@ test('fold = machine.transition(): same state value, context and outputs after e
   fc.assert(
     fc.property(fc.array(inputArb, { minLength: 1, maxLength: 80 }), (inputs) => {
       let snap = start();
-      const folded: FoldState<SessionContext> = { value: snap.value, context: snap.context };
+      const folded: FoldState<SessionContext> = fold.initial({ session: SESSION, vendor: VENDOR });
+      assert.equal(folded, { value: snap.value, context: snap.context }, 'the initial state');
       for (const input of inputs) {
         const [next, outputs] = step(snap, input);
         const foldOutputs: SessionOutput[] = [];
@@ -94,6 +95,15 @@ test('fold = machine.transition(): same state value, context and outputs after e
   );
   // The generator reaches every state, so every transition list is exercised.
   for (const v of ['"idle"', '"queued"', '{"holding":"permission"}', '{"holding":"elicitation"}', '"ended"']) assert.ok(values.has(v), `reached ${v}`);
+});
+
+test('fold.initial = the actor\'s initial snapshot, decisions seeded before the session existed (D6) included', () => {
+  if (typeof fold === 'string') throw new Error(fold);
+  const seeded = { 'aep://t/agent/x\u0000c1': 'rejected' as const };
+  for (const seed of [{}, { decisions: seeded }]) {
+    const snap = start(seed);
+    assert.equal(fold.initial({ session: SESSION, vendor: VENDOR, ...seed }), { value: snap.value, context: snap.context });
+  }
 });
 
 test('a machine outside the folded subset compiles to the reason, so its replay keeps the interpreter', () => {

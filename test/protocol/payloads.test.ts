@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  CORE_PAYLOAD_TYPES, NACK_REASONS, formValuesIssues, payloadShape, validatePayload,
+  CORE_PAYLOAD_TYPES, NACK_REASONS, formValuesIssues, isDateTime, payloadShape, validatePayload,
   type FieldSpec, type PayloadMap,
 } from '../../src/protocol/payloads.js';
 import { REGISTRY } from '../../src/protocol/types.js';
@@ -128,6 +128,32 @@ test('PayloadMap: one type per AEP type string, vendor types by pattern', () => 
     assert.equal(validatePayload(t, d), [], t);
   }
   assert.equal(paths('x.hermes.instruction.dropped', wrong), ['data.reason']);
+});
+
+test('isDateTime: the character-code path agrees with the RFC 3339 pattern and calendar', () => {
+  const reference = (s: string): boolean => {
+    const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/.exec(s);
+    if (!m) return false;
+    const [y, mo, d, h, mi, se] = m.slice(1, 7).map(Number) as number[];
+    const days = new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
+    const offsetOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
+    return mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= days && h! <= 23 && mi! <= 59 && se! <= 60 && offsetOk;
+  };
+  const samples = [
+    '2026-07-03T10:00:00Z', '2026-07-03t10:00:00.123456z', '2024-02-29T00:00:00Z', '2026-02-29T00:00:00Z', '1900-02-29T00:00:00Z',
+    '2000-02-29T00:00:00Z', '2026-00-10T00:00:00Z', '2026-12-31T23:59:60Z', '2026-12-31T23:59:61Z', '2026-04-31T00:00:00Z',
+    '2026-07-03T10:00:00.Z', '2026-07-03T10:00:00+02:00', '2026-07-03T10:00:00-24:00', '2026-07-03T10:00:00', '2026-07-03T10:00:00ZZ',
+    '\uff12\uff10' + '26-07-03T10:00:00Z', '2026-07-03T1a:00:00Z', '2026/07/03T10:00:00Z', ' 2026-07-03T10:00:00Z', '2026-07-03T10:00:00Z ',
+  ];
+  for (const s of samples) assert.is(isDateTime(s), reference(s), s);
+  // Every single-character change of a valid time, over a set of characters that matter.
+  const good = '2024-02-29T23:59:59.5Z';
+  for (let i = 0; i < good.length; i += 1) {
+    for (const c of '0123456789-:.TtZz+ /a\u0660') {
+      const s = good.slice(0, i) + c + good.slice(i + 1);
+      assert.is(isDateTime(s), reference(s), s);
+    }
+  }
 });
 
 test.run();

@@ -146,6 +146,33 @@ test('relayCheck: envelope tier only, first failure, no payload or capture rules
   assert.is(relayCheck(ev({ type: 'banana.peeled' }))?.rule, 'type-syntax');
 });
 
+test('relayCheck answers exactly what the full envelope check answers first, on valid and broken frames alike', () => {
+  const envelopeFirst = (e: unknown) => validateEvent(e, { payloads: false, capture: false, registry: false })[0];
+  const values: unknown[] = [undefined, null, '', 'x', 0, -1, 1.5, 7, true, {}, [], 'aep://h/a', '2026-07-03T10:00:00Z'];
+  const times = [
+    '2026-07-03T10:00:00Z', '2026-07-03t10:00:00.123z', '2026-02-29T10:00:00Z', '2024-02-29T10:00:00Z', '2026-13-01T10:00:00Z',
+    '2026-07-32T10:00:00Z', '2026-07-03T24:00:00Z', '2026-07-03T10:60:00Z', '2026-07-03T10:00:60Z', '2026-07-03T10:00:61Z',
+    '2026-07-03T10:00:00.Z', '2026-07-03T10:00:00+02:00', '2026-07-03T10:00:00-25:00', '2026-07-03 10:00:00Z', '2026-7-03T10:00:00Z',
+    '2026-07-03T10:00:00', '2026-07-03T10:00:00ZZ', '２０26-07-03T10:00:00Z', '2026-07-03T1a:00:00Z', '1900-02-29T00:00:00Z', '2000-02-29T00:00:00Z',
+  ];
+  const types = ['progress.status', 'agent.presence', 'control.cancel', 'x.codex.control.instruct', 'attention.routed', 'banana.peeled', 'x.a.b', 'tool.exploded'];
+  const cases: unknown[] = [base, null, [], 'text'];
+  for (const t of times) cases.push(ev({ time: t }));
+  for (const type of types) {
+    cases.push(ev({ type }), ev({ type }, ['seq']), ev({ type }, ['session', 'seq']), ev({ type, run: 'r' }, ['session', 'seq']));
+  }
+  for (const attr of ['aep', 'id', 'type', 'time', 'source', 'agent', 'subject', 'session', 'run', 'step', 'cause', 'seq', 'epoch', 'traceparent', 'severity', 'capture', 'data', 'ext1', 'Bad-Name', 'averyveryverylongname1']) {
+    cases.push(ev({}, [attr]));
+    for (const v of values) cases.push(ev({ [attr]: v }));
+  }
+  cases.push(ev({ severity: 'notice', capture: 'redacted', traceparent: '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01', data: { a: 1 }, ext: 'x', flag: false, n: 3 }));
+  cases.push(ev({ traceparent: '00-0123456789ABCDEF0123456789abcdef-0123456789abcdef-01' }), ev({ source: 'not a uri' }), ev({ source: 'aep://h/%zz' }));
+  // Twice each: the second pass meets the remembered types, sources and names.
+  for (const round of [1, 2]) {
+    for (const e of cases) assert.equal(relayCheck(e), envelopeFirst(e), `round ${round}: ${JSON.stringify(e)}`);
+  }
+});
+
 test('assertEvent: throws EVENT_INVALID naming the rule', () => {
   assertEvent(base);
   assert.throws(() => assertEvent(ev({ seq: -1 })), (e: unknown) => e instanceof SteeringError && e.code === 'EVENT_INVALID' && e.message.startsWith('attr-type:'));

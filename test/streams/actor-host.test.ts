@@ -6,8 +6,9 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import type { InspectionEvent } from 'xstate';
 import { ActorHost, type SessionItem } from '../../src/streams/actor-host.js';
-import { command, type AepCommand } from '../../src/protocol/index.js';
+import { command } from '../../src/protocol/index.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
+import { driveHost, type HostOp } from '../support/host-drive.js';
 import { instructCmd } from '../support/session-steps.js';
 
 const surface = fakeSurface();
@@ -18,73 +19,28 @@ const HOOKS: [string, Record<string, unknown>][] = [
   ['PermissionRequest', {}], ['Elicitation', {}], ['SessionEnd', {}], ['TeammateIdle', {}],
 ];
 
-type Op =
-  | { op: 'hook'; s: number; h: number }
-  | { op: 'instruct'; s: number; id: number; t: number }
-  | { op: 'retry'; n: number }
-  | { op: 'respond'; s: number; allow: boolean }
-  | { op: 'write'; ok: boolean }
-  | { op: 'timeout'; s: number }
-  | { op: 'recover' };
-
-const opArb: fc.Arbitrary<Op> = fc.oneof(
+const opArb: fc.Arbitrary<HostOp> = fc.oneof(
   fc.record({ op: fc.constant('hook' as const), s: fc.nat(1), h: fc.nat(HOOKS.length - 1) }),
   fc.record({ op: fc.constant('instruct' as const), s: fc.nat(1), id: fc.nat(25), t: fc.nat(TEXTS.length - 1) }),
   fc.record({ op: fc.constant('retry' as const), n: fc.nat(40) }),
-  fc.record({ op: fc.constant('respond' as const), s: fc.nat(1), allow: fc.boolean() }),
+  fc.record({ op: fc.constant('respond' as const), s: fc.nat(1), answer: fc.nat(1) }),
   fc.record({ op: fc.constant('write' as const), ok: fc.boolean() }),
   fc.record({ op: fc.constant('timeout' as const), s: fc.nat(1) }),
   fc.constant({ op: 'recover' as const }),
 );
 
 const SENDER = { agent: 'tester', host: 'test-host' };
-// Commands are stamped at the step's time, not the wall clock, so two runs send equal ones.
-const instructAt = (id: string, text: string | undefined, session: string, at: number): AepCommand =>
-  command(SENDER, session, { type: surface.steeringType, id, at, data: { text }, capture: 'redacted' });
-const respondAt = (id: string, subject: string, answer: Record<string, unknown>, session: string, at: number): AepCommand =>
-  command(SENDER, session, { type: 'control.attention.respond', id, at, subject, cause: subject, data: { answer } });
 
 /** Runs the ops; returns everything the host put out, as text. */
-function drive(host: ActorHost, ops: readonly Op[]): string[] {
+function drive(host: ActorHost, ops: readonly HostOp[]): string[] {
   const out: string[] = [];
-  const commands: AepCommand[] = [];
-  const replies: { session: string; hookId: string }[] = [];
-  let at = 5_000;
-  let hookN = 0;
-  const apply = (item: SessionItem) => {
-    const r = host.step(item);
-    out.push(JSON.stringify(r));
-    for (const e of r.effects) if (e.kind === 'reply' && e.confirm && e.session) replies.push({ session: e.session, hookId: e.hookId });
-  };
-  for (const o of ops) {
-    at += 11;
-    const session = SESSIONS['s' in o ? o.s : 0]!;
-    if (o.op === 'hook') {
-      const [name, extra] = HOOKS[o.h]!;
-      apply({ kind: 'hook', session, hookId: `hook-${hookN++}`, at, hook: surface.classify(hookBody(name, session, extra)) });
-    } else if (o.op === 'instruct') {
-      const c = instructAt(`c${o.id}`, TEXTS[o.t], session, at);
-      commands.push(c);
-      apply({ kind: 'command', session, at, command: c });
-    } else if (o.op === 'retry') {
-      const c = commands[o.n % Math.max(1, commands.length)];
-      if (c) apply({ kind: 'command', session: c.session, at, command: c });
-    } else if (o.op === 'respond') {
-      const hold = host.context(session)?.holds[0];
-      if (!hold) continue;
-      const c = respondAt(`r${at}`, hold.requestId, o.allow ? { option: 'allow' } : { text: 'not now' }, session, at);
-      commands.push(c);
-      apply({ kind: 'command', session, at, command: c });
-    } else if (o.op === 'write') {
-      const reply = replies.shift();
-      if (reply) apply({ kind: 'input', session: reply.session, input: { type: o.ok ? 'reply.written' : 'reply.failed', at, hookId: reply.hookId } });
-    } else if (o.op === 'timeout') {
-      const hold = host.context(session)?.holds[0];
-      if (hold) apply({ kind: 'input', session, input: { type: 'attention.timeout', at, requestId: hold.requestId } });
-    } else {
-      for (const r of host.recover(at)) out.push(JSON.stringify(r));
-    }
-  }
+  driveHost(host, surface, {
+    sessions: SESSIONS, texts: TEXTS, hooks: HOOKS, answers: [{ option: 'allow' }, { text: 'not now' }], start: 5_004,
+    // Commands are stamped at the step's time, not the wall clock, so two runs send equal ones.
+    instruct: (id, text, session, at) => command(SENDER, session, { type: surface.steeringType, id, at, data: { text }, capture: 'redacted' }),
+    respond: (id, subject, answer, session, at) => command(SENDER, session, { type: 'control.attention.respond', id, at, subject, cause: subject, data: { answer } }),
+    onStep: (r) => out.push(JSON.stringify(r)),
+  }, ops);
   out.push(JSON.stringify(host.views()), JSON.stringify(host.sessionKeys().map((s) => [host.stateValue(s), host.context(s)])));
   return out;
 }

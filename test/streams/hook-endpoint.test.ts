@@ -128,4 +128,41 @@ test('the path decides, with or without a query string', async () => {
   await ep.close();
 });
 
+test('a reply written while the arrival is handed over arms no budget; a hold made then keeps its longer one', async () => {
+  const { ep, errors } = await endpoint({ budgetMs: 40 });
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  try {
+    // Answered inside the handover, nobody waiting on the write: resolves true at once.
+    const sub = ep.arrivals$.subscribe((a) => {
+      if (a.body.n === 1) void a.respond({ body: { now: true } }, false).then((ok) => assert.ok(ok));
+      if (a.body.n === 2) a.hold(200);
+    });
+    assert.equal(await post(ep, '{"n":1}'), { status: 200, text: '{"now":true}' });
+    await pause(80);
+    assert.equal(errors.map((e) => e.code), [], 'no budget expired for the answered hook');
+    // Held during the handover: past the 40 ms budget it still waits, and the late reply lands.
+    const held = firstValueFrom(ep.arrivals$.pipe(take(1)));
+    const reply = post(ep, '{"n":2}');
+    const arrival = await held;
+    await pause(100);
+    assert.is(await arrival.respond({ body: { decided: 'allow' } }), true);
+    assert.equal(await reply, { status: 200, text: '{"decided":"allow"}' });
+    sub.unsubscribe();
+  } finally {
+    await ep.close();
+  }
+});
+
+test('an unanswered hook still gets the neutral reply when its budget runs out', async () => {
+  const { ep, errors } = await endpoint({ budgetMs: 40 });
+  try {
+    const sub = ep.arrivals$.subscribe(() => undefined);
+    assert.equal(await post(ep, '{"n":3}'), { status: 200, text: '{"neutral":true}' });
+    assert.equal(errors.map((e) => e.code), ['HOOK_TIMEOUT']);
+    sub.unsubscribe();
+  } finally {
+    await ep.close();
+  }
+});
+
 test.run();

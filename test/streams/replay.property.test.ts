@@ -4,14 +4,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { ActorHost, type SessionItem } from '../../src/streams/actor-host.js';
-import type { LogRecord } from '../../src/streams/log.js';
+import { ActorHost } from '../../src/streams/actor-host.js';
 import { parseLog } from '../../src/streams/log.js';
 import { replayInto } from '../../src/streams/replay.js';
 import { commandKey } from '../../src/machines/gate.js';
-import type { AepCommand } from '../../src/protocol/index.js';
-import { fakeSurface, hookBody } from '../support/fake-surface.js';
-import { instructCmd, respondCmd } from '../support/session-steps.js';
+import { fakeSurface } from '../support/fake-surface.js';
+import { driveHost, type Driven, type HostOp } from '../support/host-drive.js';
 
 const surface = fakeSurface();
 const SESSIONS = ['s-a', 's-b'];
@@ -21,15 +19,7 @@ const HOOKS: [string, Record<string, unknown>][] = [
   ['Stop', {}], ['PermissionRequest', {}], ['Elicitation', {}], ['SessionEnd', {}],
 ];
 
-type Op =
-  | { op: 'hook'; s: number; h: number }
-  | { op: 'instruct'; s: number; id: number; t: number }
-  | { op: 'retry'; n: number }
-  | { op: 'respond'; s: number; answer: number }
-  | { op: 'write'; ok: boolean }
-  | { op: 'timeout'; s: number };
-
-const opArb: fc.Arbitrary<Op> = fc.oneof(
+const opArb: fc.Arbitrary<HostOp> = fc.oneof(
   fc.record({ op: fc.constant('hook' as const), s: fc.nat(1), h: fc.nat(HOOKS.length - 1) }),
   fc.record({ op: fc.constant('instruct' as const), s: fc.nat(1), id: fc.nat(30), t: fc.nat(TEXTS.length - 1) }),
   fc.record({ op: fc.constant('retry' as const), n: fc.nat(50) }),
@@ -39,56 +29,15 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 
 const ANSWERS = [{ option: 'allow' }, { text: 'no, wait' }, { values: { name: 'n' } }];
+const SCRIPT = { sessions: SESSIONS, texts: TEXTS, hooks: HOOKS, answers: ANSWERS };
 
-interface Live {
-  /** A session went from ended back to idle on a start moment. */
-  reopened: boolean;
+interface Live extends Driven {
   host: ActorHost;
-  records: LogRecord[];
-  commands: AepCommand[];
-  replies: { session: string; hookId: string }[];
 }
 
-function drive(ops: readonly Op[]): Live {
+function drive(ops: readonly HostOp[]): Live {
   const host = new ActorHost({ surface, instruct: true, host: 'prop-host', attentionTimeoutMs: 1000 });
-  const live: Live = { reopened: false, host, records: [], commands: [], replies: [] };
-  let at = 1_000;
-  let hookN = 0;
-  const apply = (item: SessionItem) => {
-    const r = host.step(item);
-    live.records.push(...r.records);
-    for (const e of r.effects) if (e.kind === 'reply' && e.confirm && e.session) live.replies.push({ session: e.session, hookId: e.hookId });
-  };
-  for (const o of ops) {
-    at += 7;
-    const session = SESSIONS[('s' in o ? o.s : 0)]!;
-    if (o.op === 'hook') {
-      const [name, extra] = HOOKS[o.h]!;
-      const wasEnded = host.stateValue(session) === 'ended';
-      apply({ kind: 'hook', session, hookId: `hook-${hookN++}`, at, hook: surface.classify(hookBody(name, session, extra)) });
-      if (wasEnded && host.stateValue(session) !== 'ended') live.reopened = true;
-    } else if (o.op === 'instruct') {
-      const c = instructCmd(`c${o.id}`, TEXTS[o.t], session);
-      live.commands.push(c);
-      apply({ kind: 'command', session, at, command: c });
-    } else if (o.op === 'retry') {
-      const c = live.commands[o.n % Math.max(1, live.commands.length)];
-      if (c) apply({ kind: 'command', session: c.session, at, command: c });
-    } else if (o.op === 'respond') {
-      const hold = host.context(session)?.holds[0];
-      if (!hold) continue;
-      const c = respondCmd(`r${at}`, hold.requestId, ANSWERS[o.answer]!, session);
-      live.commands.push(c);
-      apply({ kind: 'command', session, at, command: c });
-    } else if (o.op === 'write') {
-      const reply = live.replies.shift();
-      if (reply) apply({ kind: 'input', session: reply.session, input: { type: o.ok ? 'reply.written' : 'reply.failed', at, hookId: reply.hookId } });
-    } else {
-      const hold = host.context(session)?.holds[0];
-      if (hold) apply({ kind: 'input', session, input: { type: 'attention.timeout', at, requestId: hold.requestId } });
-    }
-  }
-  return live;
+  return { host, ...driveHost(host, surface, SCRIPT, ops) };
 }
 
 const stateOf = (host: ActorHost) =>

@@ -1,0 +1,217 @@
+// A file store whose writes run on a worker thread (store-writer.ts). The relay's event loop
+// hands its admissions to the writer and goes on: no SQLite statement or commit for them runs on
+// the thread that parses, routes and fans out, so fan-out and command forwarding never wait for
+// the store, and a commit never delays a command (after socket writes, the store was the main
+// thread's largest cost in a CPU profile of the fan-out bench).
+// One batch is with the writer at a time; what arrives meanwhile joins the next one, so the
+// batch grows with the load and a busy relay posts (and commits) less often.
+// Reads keep the core's ordering rule ("every read flushes first"): a read made while batches
+// are pending runs once the latest of them is committed; with none pending it runs at once. The
+// relay's own connection reads the file (WAL readers see every commit).
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { SteeringError } from '../protocol/errors.js';
+import { RelayStore, type Admission, type Maybe, type Position, type Replay, type SessionStore, type StoreHealth, type StoreOptions } from './store.js';
+
+/**
+ * A batch as it crosses to the writer: every `raw` in one string (a raw text is one line) and
+ * the rest flat, `[session, source, id, epoch, seq]` per admission, `null` for no position.
+ * Copying two values costs the relay's thread a fraction of copying one object per event.
+ */
+export interface PackedBatch {
+  raws: string;
+  fields: (string | number | null)[];
+}
+
+export function pack(list: readonly Admission[]): PackedBatch {
+  const fields: (string | number | null)[] = new Array(list.length * 5);
+  const raws: string[] = new Array(list.length);
+  for (let i = 0; i < list.length; i += 1) {
+    const a = list[i]!;
+    raws[i] = a.raw;
+    fields[i * 5] = a.session;
+    fields[i * 5 + 1] = a.source;
+    fields[i * 5 + 2] = a.id;
+    fields[i * 5 + 3] = a.epoch ?? null;
+    fields[i * 5 + 4] = a.seq ?? null;
+  }
+  return { raws: raws.join('\n'), fields };
+}
+
+export function unpack(b: PackedBatch): Admission[] {
+  const f = b.fields;
+  return b.raws.split('\n').map((raw, i) => {
+    const a: Admission = { session: f[i * 5] as string, source: f[i * 5 + 1] as string, id: f[i * 5 + 2] as string, raw };
+    if (f[i * 5 + 3] !== null) a.epoch = f[i * 5 + 3] as number;
+    if (f[i * 5 + 4] !== null) a.seq = f[i * 5 + 4] as number;
+    return a;
+  });
+}
+
+export type WriterRequest = { id: number; op: 'admit'; batch: PackedBatch } | { id: number; op: 'open' } | { id: number; op: 'close' };
+
+export type WriterReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+
+type Pending = { resolve: (v: unknown) => void; reject: (err: Error) => void };
+
+/** Admissions waiting for the batch with the writer; each caller gets its own slice of the results. */
+interface NextBatch {
+  list: Admission[];
+  callers: { start: number; n: number; resolve: (r: boolean[]) => void; reject: (err: Error) => void }[];
+}
+
+/** The built package runs store-writer.js; the TypeScript sources (tests, bench) give the thread their loader first. */
+function startWriter(workerData: StoreOptions): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./store-writer.js', here), { workerData });
+  const loader = pathToFileURL(join(dirname(createRequire(here).resolve('tsx/package.json')), 'dist', 'esm', 'api', 'index.mjs')).href;
+  const entry = new URL('./store-writer.ts', here).href;
+  const boot = `import(${JSON.stringify(loader)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(boot, { eval: true, workerData });
+}
+
+export class ThreadedStore implements SessionStore {
+  readonly bufferCap: number;
+  readonly path: string;
+  private readonly writer: Worker;
+  private readonly waiting = new Map<number, Pending>();
+  private nextId = 0;
+  /** Admissions handed in and not committed (or refused) yet, in calls. */
+  private pending = 0;
+  /** The result of the latest admission call: a read waits for it. */
+  private latest: Promise<unknown> = Promise.resolve();
+  /** A batch is with the writer. */
+  private writing = false;
+  private next: NextBatch | undefined;
+  private failed: Error | undefined;
+  private closing: Promise<void> | undefined;
+
+  /** A file path gets the writer thread; `:memory:` (one connection, nothing to share) stays in this thread. */
+  static async open(opts: StoreOptions): Promise<SessionStore> {
+    if (opts.path === ':memory:') return RelayStore.open(opts);
+    // This connection creates the file, its schema and modes, runs the checkpointer and reads;
+    // opening it first keeps a bad path the same clear error as the store on this thread.
+    const store = new ThreadedStore(RelayStore.open(opts), opts);
+    // Resolves once the writer has opened the file too, so a started relay writes at once.
+    await store.call({ id: 0, op: 'open' }).catch(async (err: Error) => {
+      await store.close();
+      throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path} for writing: ${err.message}`, { cause: err });
+    });
+    return store;
+  }
+
+  private constructor(private readonly reader: RelayStore, opts: StoreOptions) {
+    this.bufferCap = reader.bufferCap;
+    this.path = reader.path;
+    this.writer = startWriter({ path: opts.path, ...(opts.bufferCap !== undefined ? { bufferCap: opts.bufferCap } : {}), ...(opts.sessionCap !== undefined ? { sessionCap: opts.sessionCap } : {}) });
+    this.writer.unref();
+    this.writer.on('message', (r: WriterReply) => this.settle(r));
+    this.writer.on('error', (err) => this.fail(err));
+    this.writer.on('exit', (code) => this.fail(new Error(`the store's writer thread exited (code ${code})`)));
+  }
+
+  admitAll(list: readonly Admission[]): Promise<boolean[]> {
+    if (list.length === 0) return Promise.resolve([]);
+    this.pending += 1;
+    let p: Promise<boolean[]>;
+    if (!this.writing) p = this.write(list);
+    else {
+      const next = (this.next ??= { list: [], callers: [] });
+      const start = next.list.length;
+      for (const a of list) next.list.push(a);
+      p = new Promise((resolve, reject) => next.callers.push({ start, n: list.length, resolve, reject }));
+    }
+    const done = () => void (this.pending -= 1);
+    p.then(done, done);
+    this.latest = p;
+    return p;
+  }
+
+  private write(list: readonly Admission[]): Promise<boolean[]> {
+    this.writing = true;
+    const p = this.call<boolean[]>({ id: 0, op: 'admit', batch: pack(list) });
+    const after = () => {
+      this.writing = false;
+      const next = this.next;
+      this.next = undefined;
+      if (next === undefined) return;
+      this.write(next.list).then(
+        (r) => { for (const c of next.callers) c.resolve(r.slice(c.start, c.start + c.n)); },
+        (err: Error) => { for (const c of next.callers) c.reject(err); },
+      );
+    };
+    p.then(after, after);
+    return p;
+  }
+
+  /** Runs `read` now, or once the latest admission is settled (committed, or refused and so not stored). */
+  private afterWrites<T>(read: () => T): Maybe<T> {
+    if (this.pending === 0) return read();
+    return this.latest.then(read, read);
+  }
+
+  replay(session: string, after?: Position): Maybe<Replay> {
+    return this.afterWrites(() => this.reader.replay(session, after));
+  }
+
+  committed(session: string): readonly string[] {
+    return this.reader.replay(session).items;
+  }
+
+  sessionIds(): Maybe<string[]> {
+    return this.afterWrites(() => this.reader.sessionIds());
+  }
+
+  /** What is committed: a batch still with the writer is not counted yet. */
+  counts(): { sessions: number; events: number } {
+    return this.reader.counts();
+  }
+
+  health(): StoreHealth {
+    return { engine: 'sqlite', ok: this.failed === undefined && this.reader.health().ok, writer: this.failed === undefined ? 'running' : this.failed.message };
+  }
+
+  /** The writer closes its connection first, so the relay's is the last and folds the WAL into the file. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.latest.catch(() => {});
+      if (this.failed === undefined) {
+        const exited = new Promise<void>((resolve) => this.writer.once('exit', () => resolve()));
+        await this.call({ id: 0, op: 'close' }).catch(() => {});
+        // Held until the thread is gone, so the caller's process waits for the files to settle.
+        this.writer.ref();
+        await exited;
+      }
+      await this.reader.close();
+    })();
+    return this.closing;
+  }
+
+  private call<T>(r: WriterRequest): Promise<T> {
+    if (this.failed !== undefined) return Promise.reject(this.failed);
+    const id = (this.nextId += 1);
+    // A request outstanding keeps the process alive until it is answered; an idle writer does not.
+    if (this.waiting.size === 0) this.writer.ref();
+    const p = new Promise<T>((resolve, reject) => this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject }));
+    this.writer.postMessage({ ...r, id });
+    return p;
+  }
+
+  private settle(r: WriterReply): void {
+    const w = this.waiting.get(r.id);
+    if (w === undefined) return;
+    this.waiting.delete(r.id);
+    if (this.waiting.size === 0) this.writer.unref();
+    // The statement's own message, as the store on this thread would throw it.
+    if (r.ok) w.resolve(r.value);
+    else w.reject(new Error(r.message));
+  }
+
+  private fail(err: Error): void {
+    this.failed ??= err;
+    for (const w of this.waiting.values()) w.reject(err);
+    this.waiting.clear();
+  }
+}

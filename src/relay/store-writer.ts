@@ -1,0 +1,32 @@
+// The writer thread of a file store (store-thread.ts): the only connection that writes the
+// SQLite file. Batches are committed and answered in the order they came.
+import { parentPort, workerData } from 'node:worker_threads';
+import { RelayStore, type StoreOptions } from './store.js';
+import { unpack, type WriterReply, type WriterRequest } from './store-thread.js';
+
+const port = parentPort!;
+// The relay's own connection runs the checkpointer; this one only writes and reads.
+const store = RelayStore.open({ ...(workerData as StoreOptions), checkpoint: false });
+
+function answer(r: WriterRequest): unknown {
+  switch (r.op) {
+    case 'admit':
+      return store.admitAll(unpack(r.batch));
+    case 'open':
+      return undefined;
+    case 'close':
+      store.close();
+      return undefined;
+  }
+}
+
+port.on('message', (r: WriterRequest) => {
+  let reply: WriterReply;
+  try {
+    reply = { id: r.id, ok: true, value: answer(r) };
+  } catch (err) {
+    reply = { id: r.id, ok: false, message: (err as Error).message };
+  }
+  port.postMessage(reply);
+  if (r.op === 'close') port.close();
+});

@@ -1,0 +1,223 @@
+// The file store's writer thread against a real relay and a real SQLite file: frames fan out as
+// the bytes received; fan-out and command forwarding go on while the file cannot be written;
+// replay and an HTTP POST's answer still wait for the commit; a write SQLite refuses behaves as
+// it did with the store on the relay's own thread. A second connection to the same file (the
+// lock, the refusing trigger) is the fault, so nothing in the relay is replaced.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { command } from '../../src/protocol/build.js';
+import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { pack, ThreadedStore, unpack } from '../../src/relay/store-thread.js';
+import type { Admission } from '../../src/relay/store.js';
+import { emitterFor, freshSession, post, SseClient, WAIT_MS, WsPeer } from '../support/relay-harness.js';
+
+const TOKEN = 'thread-token';
+const auth = { authorization: `Bearer ${TOKEN}` };
+const dirs: string[] = [];
+const freshDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'aep-store-thread-'));
+  dirs.push(d);
+  return d;
+};
+
+async function fileRelay(lines: string[] = []): Promise<{ relay: RelayHandle; path: string }> {
+  const path = join(freshDir(), 'relay.db');
+  const relay = await startRelay({ port: 0, storePath: path, token: TOKEN, log: (l) => lines.push(l) });
+  return { relay, path };
+}
+
+/** Every event the relay's history serves for `session`, as text. */
+async function history(relay: RelayHandle, session: string): Promise<string[]> {
+  const h = await SseClient.open(relay.url, { from: JSON.stringify([{ session }]), live: '0' }, auth);
+  await h.done();
+  return h.messages.filter((m) => m.data !== undefined).map((m) => m.data!);
+}
+
+async function until(pred: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const ev = (session: string, seq: number): Admission => ({ session, source: 'src', id: `${session}-${seq}`, epoch: 0, seq, raw: JSON.stringify({ session, seq }) });
+
+test('a read sent while a batch is with the writer sees that batch; committed() reads the file at once', async () => {
+  const path = join(freshDir(), 'relay.db');
+  const s = await ThreadedStore.open({ path });
+  const written = s.admitAll([ev('a', 0), ev('a', 1), ev('b', 0)]);
+  // Not awaited: the read goes to the writer behind the batch.
+  const r = s.replay('a');
+  assert.ok(r instanceof Promise, 'a read while a batch is in flight waits for it');
+  assert.equal((await r).items.map((t) => JSON.parse(t).seq), [0, 1]);
+  assert.equal(await written, [true, true, true]);
+  assert.equal(await s.admitAll([ev('a', 1), ev('a', 2)]), [false, true], 'dedupe on (source, id) across batches');
+  // Nothing in flight: the relay's own connection answers at once, and so does committed().
+  const now = s.replay('a');
+  assert.not.ok(now instanceof Promise);
+  assert.is((now as { items: string[] }).items.length, 3);
+  assert.is(s.committed!('b').length, 1);
+  assert.equal(s.counts(), { sessions: 2, events: 4 });
+  await s.close();
+  const again = await ThreadedStore.open({ path });
+  assert.is((await again.replay('a')).items.length, 3, 'the history survives reopening');
+  await again.close();
+});
+
+test('a batch crosses to the writer packed and comes back the same admissions; no position stays no position', () => {
+  const list: Admission[] = [
+    { session: 's', source: 'src', id: 'a', epoch: 0, seq: 0, raw: '{"a":1}' },
+    { session: 's', source: 'src', id: 'b', raw: '{"cmd":"x"}' },
+    { session: 't', source: 'other', id: 'c', epoch: 3, seq: 12, raw: '{"text":"caf\u00e9 ✓"}' },
+  ];
+  assert.equal(unpack(pack(list)), list);
+});
+
+test('admissions made while a batch is with the writer share the next one; each caller gets its own answers', async () => {
+  const s = await ThreadedStore.open({ path: join(freshDir(), 'relay.db') });
+  const first = s.admitAll([ev('a', 0), ev('a', 1)]);
+  const second = s.admitAll([ev('a', 1), ev('a', 2)]);
+  const third = s.admitAll([ev('b', 0), ev('a', 2)]);
+  assert.equal(await first, [true, true]);
+  assert.equal(await second, [false, true], 'a redelivery of the batch before');
+  assert.equal(await third, [true, false], 'a redelivery within the shared batch');
+  assert.equal((await s.replay('a')).items.map((t) => JSON.parse(t).seq), [0, 1, 2]);
+  await s.close();
+});
+
+test('a frame is fanned out as the bytes received: spacing, key order, escapes and non-ASCII text kept; line breaks only are removed', async () => {
+  const { relay } = await fileRelay();
+  try {
+    const s = freshSession('bytes');
+    const sub = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
+    sub.send({ type: 'subscribe', id: 'w', filter: { session: s } });
+    await sub.next((f) => f.type === 'subscribed');
+    const emitter = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'test-agent' } }, TOKEN);
+    const e = emitterFor(s).emit({ type: 'progress.status', data: { phase: 'x' } });
+    // JSON.stringify of the parsed event would change every one of these.
+    const odd = `{ "seq":${e.seq},"type":"${e.type}" , "aep":"0.1","id":"${e.id}","time":"${e.time}","source":"${e.source}","agent":"${e.agent}","session":"${s}","data":{"phase":"caf\\u00e9 ✓ 日本"} }`;
+    emitter.send(odd);
+    const multi = JSON.stringify({ ...e, seq: e.seq! + 1, id: `${e.id}-2` }, null, 2);
+    emitter.send(multi);
+    await sub.next((f) => f.id === `${e.id}-2`);
+    const texts = sub.frames.filter((f) => f.json?.session === s).map((f) => f.text);
+    assert.is(texts[0], odd, 'byte-identical to the frame received');
+    assert.is(texts[1], multi.replace(/[\r\n]+/g, ''), 'a frame with line breaks loses only them');
+    // History serves the same text.
+    const h = await history(relay, s);
+    assert.is(h[0], odd);
+    emitter.close();
+    sub.close();
+  } finally {
+    await relay.close();
+  }
+});
+
+test('while another connection holds the file\'s write lock, events fan out and commands route; replay and the POST\'s 202 wait for the commit', async () => {
+  const { relay, path } = await fileRelay();
+  const other = new Database(path);
+  try {
+    const s = freshSession('locked');
+    const em = emitterFor(s, 'test-agent');
+    const type = 'x.test-target.control.instruct';
+    const target = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'test-agent' }, capabilities: { control: { accepts: [type] } } }, TOKEN);
+    const sub = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
+    sub.send({ type: 'subscribe', id: 'w', filter: { session: s } });
+    await sub.next((f) => f.type === 'subscribed');
+    target.send(em.emit({ type: 'session.started' }));
+    await sub.next((f) => f.type === 'session.started');
+
+    other.exec('BEGIN IMMEDIATE');
+    // The writer thread now waits on the lock (SQLite's busy timeout); the relay's thread does not.
+    for (let i = 0; i < 20; i += 1) target.send(em.emit({ type: 'progress.status', data: { phase: `p${i}` } }));
+    await sub.next((f) => f.type === 'progress.status' && f.data?.phase === 'p19');
+    const cmd = command({ agent: 'test-cli', host: 'test-host' }, s, { type, capture: 'redacted', data: { text: 'go on' } });
+    sub.send(cmd);
+    await target.next((f) => f.id === cmd.id);
+    target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
+    await sub.next((f) => f.type === 'control.accepted' && f.cause === cmd.id);
+    let answered = false;
+    const posted = post(relay.url, JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'http' } })) + '\n', auth).then((r) => {
+      answered = true;
+      return r;
+    });
+    await sub.next((f) => f.data?.phase === 'http');
+    let replayed = false;
+    const replay = history(relay, s).then((h) => {
+      replayed = true;
+      return h;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.not.ok(answered, 'the POST is answered only once its event is stored');
+    assert.not.ok(replayed, 'a replay waits for what was fanned out before it');
+
+    other.exec('COMMIT');
+    const r = await posted;
+    assert.is(r.status, 202);
+    assert.is(r.body.stored, 1);
+    const h = (await replay).map((t) => JSON.parse(t) as { type: string; id: string });
+    assert.is(h.length, 1 + 20 + 1 + 1 + 1, 'session.started, 20 progress, the command, its ack, the POSTed event');
+    assert.is(h[21]!.id, cmd.id);
+    target.close();
+    sub.close();
+  } finally {
+    other.close();
+    await relay.close();
+  }
+});
+
+test('a write SQLite refuses: socket events were fanned out and the failure is logged, a refused POST is a 500 that keeps nothing, and the relay goes on storing', async () => {
+  const lines: string[] = [];
+  const { relay, path } = await fileRelay(lines);
+  const other = new Database(path);
+  try {
+    other.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.raw LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`);
+    const s = freshSession('refused');
+    const em = emitterFor(s, 'test-agent');
+    const sub = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
+    sub.send({ type: 'subscribe', id: 'w', filter: { session: s } });
+    await sub.next((f) => f.type === 'subscribed');
+    const emitter = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'test-agent' } }, TOKEN);
+    emitter.send(em.emit({ type: 'progress.status', data: { phase: 'poison' } }));
+    await sub.next((f) => f.data?.phase === 'poison');
+    await until(() => lines.some((l) => l.includes('store write failed: refused by the test trigger')), 'the failed write is logged');
+
+    const refused = await post(relay.url, JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'poison-http' } })) + '\n', auth);
+    assert.is(refused.status, 500);
+    assert.is(refused.body.error, 'internal');
+
+    emitter.send(em.emit({ type: 'progress.status', data: { phase: 'fine' } }));
+    await sub.next((f) => f.data?.phase === 'fine');
+    const ok = await post(relay.url, JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'fine-http' } })) + '\n', auth);
+    assert.is(ok.status, 202);
+    assert.is(ok.body.stored, 1);
+    const phases = (await history(relay, s)).map((t) => (JSON.parse(t) as { data: { phase: string } }).data.phase);
+    assert.equal(phases, ['fine', 'fine-http']);
+    const health = (await (await fetch(`${relay.url}/healthz`, { headers: auth })).json()) as { ok: boolean };
+    assert.ok(health.ok, 'one refused write leaves the store healthy');
+    emitter.close();
+    sub.close();
+  } finally {
+    other.close();
+    await relay.close();
+  }
+});
+
+test('a store path the relay cannot open is the same clear error as before', async () => {
+  const file = join(freshDir(), 'plain-file');
+  (await import('node:fs')).writeFileSync(file, 'x');
+  let err: Error | undefined;
+  await startRelay({ port: 0, storePath: join(file, 'relay.db') }).catch((e: Error) => (err = e));
+  assert.match(String(err?.message), /cannot open relay store/);
+});
+
+test.after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test.run();
