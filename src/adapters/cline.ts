@@ -8,9 +8,6 @@ import type { ObservationSpec } from '../streams/surface.js';
 import { int, obj, str } from './hook-input.js';
 import { compact, digest } from './hook-maps.js';
 import { clineInstaller } from './installers/cline.js';
-import { HubConnection } from './cline-hub/connection.js';
-import { resolveHubEndpoint } from './cline-hub/endpoint.js';
-import { hubTransport } from './cline-hub/transport.js';
 import { collapseEndReason, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'cline';
@@ -104,7 +101,11 @@ export const cline: VendorTable = {
     tokenEnv: 'AEP_CLINE_HUB_TOKEN',
     cancels: true, // hub run.abort; on 3.0.65 the abort lands back as the SessionShutdown hook
     approvals: true, // hub approval.requested / approval.respond
-    open: (env, onError) => {
+    // Loaded when the hub is opened: the table alone (the hook fallback) needs no socket code.
+    open: async (env, onError) => {
+      const [{ HubConnection }, { resolveHubEndpoint }, { hubTransport }] = await Promise.all([
+        import('./cline-hub/connection.js'), import('./cline-hub/endpoint.js'), import('./cline-hub/transport.js'),
+      ]);
       const hub = new HubConnection({ endpoint: () => resolveHubEndpoint(env), onError });
       return { ...hubTransport(hub), close: () => hub.close() };
     },

@@ -1,27 +1,14 @@
-// The only list of vendors: AEP agent token → its table. A new vendor is one line here.
-import { claudeCode } from './claude-code.js';
-import { codex } from './codex.js';
-import { qwenCode } from './qwen-code.js';
-import { vscode } from './vscode.js';
-import { hermes } from './hermes.js';
-import { cline } from './cline.js';
-import { openhands } from './openhands.js';
+// Every vendor table at hand, for the commands that serve or list any of them. The list itself
+// is src/adapters/vendors.ts (loaded on demand there); this module loads all of it once.
+import { loadTable, vendorTokens } from './vendors.js';
 import { surfaceFrom, type SurfaceOptions, type VendorTable } from './table.js';
 import type { VendorSurface } from '../streams/surface.js';
 
-const TABLES: readonly VendorTable[] = [
-  claudeCode,
-  codex,
-  qwenCode,
-  vscode,
-  hermes,
-  openhands,
-  cline,
-];
+const TABLES: readonly VendorTable[] = await Promise.all(vendorTokens().map(async (t) => (await loadTable(t))!));
 
 export const vendorTables: ReadonlyMap<string, VendorTable> = new Map(TABLES.map((t) => [t.token, t]));
 
-export const vendorTokens = (): string[] => [...vendorTables.keys()];
+export { vendorTokens };
 
 export function tableFor(token: string): VendorTable | undefined {
   return vendorTables.get(token);

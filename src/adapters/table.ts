@@ -29,7 +29,7 @@ export interface UserPlane {
   cancels: boolean;
   /** The channel raises approvals: `control.attention.respond` is offered with control. */
   approvals: boolean;
-  open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void): InputTransport & { close(): Promise<void> };
+  open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void): Promise<InputTransport & { close(): Promise<void> }>;
 }
 
 /** A parsed hook body as the vendor sent it. */

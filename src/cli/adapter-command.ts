@@ -234,7 +234,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
-  const plane = cfg.userPlane === undefined ? undefined : tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report);
+  const plane = cfg.userPlane === undefined ? undefined : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report);
   if (plane !== undefined) {
     opts.transport = plane;
     opts.sendInput = cfg.userPlane?.control === true;

@@ -8,7 +8,8 @@ import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
-import { tableFor, vendorTokens } from '../adapters/registry.js';
+// Only the one vendor's table (not the registry, which loads every vendor): this runs on every hook.
+import { loadTable, vendorTokens } from '../adapters/vendors.js';
 
 export interface HookShimFlags {
   url?: string;
@@ -99,7 +100,8 @@ function clearOutage(token: string, env: NodeJS.ProcessEnv): void {
 export async function runHookShim(token: string, flags: HookShimFlags, io: HookShimIo): Promise<void> {
   const env = io.env ?? process.env;
   const err = io.stderr ?? process.stderr;
-  const table = tableFor(token);
+  // A table that fails to load leaves no neutral reply to print: the hook still exits 0.
+  const table = await loadTable(token).catch(() => undefined);
   const neutral = table?.replies.neutral;
   const printNeutral = () => {
     if (neutral !== undefined) io.stdout.write(`${JSON.stringify(neutral)}\n`);

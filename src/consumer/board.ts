@@ -11,6 +11,11 @@ export interface BoardSession extends SessionView {
   claimants: number;
   /** Control verbs the claimant declares (hello `control.accepts`), when exactly one claims it. */
   accepts?: string[];
+  /**
+   * Set when the board knows the session from the roster only (its events are still on their
+   * way to this consumer): the relay's count of accepted, unsettled instructions.
+   */
+  relayQueued?: number;
 }
 
 export interface BoardEvent {
@@ -32,6 +37,19 @@ export interface BoardSnapshot {
 }
 
 const RECENT = 50;
+
+function fromRoster(session: string, live: RosterEntry[]): BoardSession {
+  const r = live[0]!;
+  const queued = typeof r.queued === 'number' ? r.queued : 0;
+  const b: BoardSession = {
+    session, state: r.state === 'ended' ? 'ended' : queued > 0 ? 'queued' : 'idle', queue: [], holds: [], events: 0,
+    updatedAt: r.last_event_at ?? '', claimants: live.length, relayQueued: queued,
+  };
+  if (r.agent !== undefined) b.agent = r.agent;
+  const accepts = live.length === 1 ? acceptsOf(r) : undefined;
+  if (accepts) b.accepts = accepts;
+  return b;
+}
 
 export class Board {
   private readonly fold = new SteeringFold();
@@ -72,6 +90,10 @@ export class Board {
       if (accepts) b.accepts = accepts;
       return b;
     });
+    // The roster and the stream arrive on different sockets: a session the relay lists is on the
+    // board even before its events reach this consumer, described by what the roster says.
+    const folded = new Set(sessions.map((s) => s.session));
+    for (const [session, live] of claims) if (!folded.has(session)) sessions.push(fromRoster(session, live));
     // Live sessions first, then by most recent activity.
     sessions.sort((a, b) => Number(b.claimants > 0) - Number(a.claimants > 0) || b.updatedAt.localeCompare(a.updatedAt));
     const relay: BoardSnapshot['relay'] = { url: this.relayUrl, connected: this.connected };

@@ -52,7 +52,7 @@ function sessionRow(s: BoardSession): Record<string, unknown> {
     live: s.claimants === 1,
     ...(s.claimants > 1 ? { claimants: s.claimants } : {}),
     steering: steeringVerbs(s),
-    queue_length: s.queue.length,
+    queue_length: s.relayQueued ?? s.queue.length,
     pending_requests: s.holds.length,
     last_activity: s.updatedAt,
   };
@@ -99,7 +99,8 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       'machine state (idle, queued, holding.permission, holding.elicitation, ended), whether an adapter is live for it, the steering verbs it ' +
       'declares (x.<vendor>.control.instruct → use instruct; x.<vendor>.control.send_input → use send_input; control.attention.respond → use respond), ' +
       'how many instructions are queued, how many permission/form requests wait for an answer, and the last activity time. ' +
-      'Call it first to find the session id to steer.',
+      'Call it first to find the session id to steer. It lists what the relay has received: a session whose agent started a moment ago ' +
+      'appears once its adapter\'s first event reaches the relay, so call it again if one you just started is missing.',
     inputSchema: z.object({
       include_ended: z.boolean().optional().describe('Also list sessions that are not live (ended, or their adapter is gone). Default false.'),
     }),

@@ -45,6 +45,8 @@ export type SteeringErrorCode =
   | 'LOG_WRITE_FAILED'
   | 'RELAY_UNREACHABLE'
   | 'RELAY_UNAUTHORIZED'
+  /** The relay refused an event the adapter sent (settled for good, or sent again later). */
+  | 'RELAY_REFUSED'
   | 'RELAY_PROTOCOL'
   | 'EVENT_INVALID'
   | 'EXTENSION_INVALID'

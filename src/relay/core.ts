@@ -82,6 +82,8 @@ const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${
 export interface Refusal {
   code: RelayRefusalCode;
   detail: string;
+  /** False when sending the same event again cannot change the answer (the token lacks the right). */
+  retry?: false;
 }
 
 /** The outcome of one POSTed body: everything admitted, or the first refusal and nothing admitted. */
@@ -142,7 +144,8 @@ export class RelayCore {
    */
   authorize(e: AepEvent, who: Principal, origin?: Peer): Refusal | undefined {
     const emit = mayEmit(who, e.agent, e.session);
-    if (!emit.ok) return { code: 'unauthorized', detail: emit.detail };
+    // Only a new tokens file changes this answer; a claim refusal below lapses with its lease.
+    if (!emit.ok) return { code: 'unauthorized', detail: emit.detail, retry: false };
     const session = e.session;
     if (session === undefined) return undefined;
     if (origin !== undefined) {

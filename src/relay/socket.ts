@@ -208,7 +208,7 @@ export class SocketConnection implements Peer, Channel {
     }
     const refused = this.core.publish(incoming, this);
     // D19: refused events are never stored or fanned out; only the sender hears why.
-    if (refused) this.sendFrame({ type: 'error', cause: event.id, code: refused.code, detail: refused.detail });
+    if (refused) this.sendFrame({ type: 'error', cause: event.id, code: refused.code, detail: refused.detail, ...(refused.retry === false ? { retry: false } : {}) });
   }
 
   private subscribe(m: Record<string, unknown>): void {

@@ -222,7 +222,8 @@ export class RelayConnection implements RelayLink {
         return;
       case 'error':
         this.frames.next(m);
-        if (typeof m.id !== 'string') this.report('RELAY_PROTOCOL', `relay error ${String(m.code)}${m.detail ? `: ${String(m.detail)}` : ''}`);
+        // A refusal of an event this link wrote (`cause`) is the outbox's to settle and to say once.
+        if (typeof m.id !== 'string' && typeof m.cause !== 'string') this.report('RELAY_PROTOCOL', `relay error ${String(m.code)}${m.detail ? `: ${String(m.detail)}` : ''}`);
         return;
       default:
         this.frames.next(m);

@@ -8,6 +8,10 @@
 // per-session position for each session with events after it.
 // Claims (D17, D23): a session is claimed by its first event; after a reconnect or restart each
 // session the log knows, ended ones included, is claimed once by redelivering its last event.
+// Refusals: the relay answers an event it will not take with an `error` frame naming it. One that
+// resending cannot change (no emit right for the token, `retry: false`; an invalid event) settles
+// the event as refused: recorded in the state file, said once, never resent, no longer holding
+// back compaction. Any other refusal (a rival claim until its lease lapses) is retried.
 import { existsSync, readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Subscription } from 'rxjs';
@@ -43,12 +47,17 @@ export interface OutboxState {
   confirmed: LogPosition;
   /** Per session with events after `confirmed`: what the relay was last seen to hold. */
   sessions: Record<string, Position>;
+  /** Per session: the relay refused for good its events up to here (none of them is sent again). */
+  refused?: Record<string, Position>;
 }
 
 const HIGH_WATER = 1 << 20;
 const READ_CHUNK = 256 * 1024;
 /** Sessions per learn query (the relay caps resume positions per subscription). */
 const LEARN_CHUNK = 200;
+/** First and longest wait before events a relay refused for now are sent again on the same link. */
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 30_000;
 
 const after = (a: Position, b: Position): boolean => a.epoch > b.epoch || (a.epoch === b.epoch && a.seq > b.seq);
 const posOf = (e: AepEvent): Position | undefined =>
@@ -59,7 +68,7 @@ export function readOutboxState(path: string): OutboxState | undefined {
   if (!existsSync(path)) return undefined;
   try {
     const s = JSON.parse(readFileSync(path, 'utf8')) as OutboxState;
-    if (typeof s?.confirmed?.gen === 'number' && typeof s.confirmed.offset === 'number' && typeof s.sessions === 'object') return s;
+    if (typeof s?.confirmed?.gen === 'number' && typeof s.confirmed.offset === 'number' && typeof s.sessions === 'object' && (s.refused === undefined || typeof s.refused === 'object')) return s;
   } catch {
     // An unreadable state file only costs a longer resend: the relay dedupes.
   }
@@ -87,9 +96,22 @@ interface Touched {
 
 export class Outbox {
   /** Frames written per kind, for the bench and tests. */
-  readonly counters = { live: 0, resent: 0, claims: 0, learns: 0 };
+  readonly counters = { live: 0, resent: 0, claims: 0, learns: 0, refused: 0 };
   private confirmed: LogPosition;
   private readonly relayAt = new Map<string, Position>();
+  /** Per session, the last position the relay refused for good (durable, in the state file). */
+  private readonly refusedAt = new Map<string, Position>();
+  /** Positioned events written on this connection and not yet seen held: id → where (a refusal names the id). */
+  private readonly inFlight = new Map<string, { session: string; p: Position; n: number }>();
+  private written = 0;
+  private readonly sources = new Map<string, string>();
+  /** Sessions whose lasting refusal was said (once per run). */
+  private readonly told = new Set<string>();
+  /** Sessions refused for now on this connection: said once, sent again after `retryMs`. */
+  private readonly refusedNow = new Set<string>();
+  private retryMs = RETRY_FIRST_MS;
+  private retryAt = 0;
+  private persistTimer: NodeJS.Timeout | undefined;
   /** Sessions with events at or after `confirmed`, with their first and last position there. */
   private readonly touched = new Map<string, Touched>();
   /** Each session's last event as logged: the claim frame after a reconnect. */
@@ -111,13 +133,14 @@ export class Outbox {
   private readonly subs: Subscription[] = [];
   private closed = false;
   private readonly opts: OutboxOptions;
-  private learn: { ids: Set<string>; seen: Map<string, Position>; target: LogPosition; touched: Map<string, Position>; failed: boolean; hello: boolean } | undefined;
+  private learn: { ids: Set<string>; seen: Map<string, Position>; target: LogPosition; touched: Map<string, Position>; failed: boolean; hello: boolean; mark: number } | undefined;
 
   constructor(opts: OutboxOptions, state: OutboxState | undefined) {
     this.opts = opts;
     const oldest = { gen: opts.oldestGeneration, offset: 0 };
     this.confirmed = state && cmpLog(state.confirmed, oldest) >= 0 ? state.confirmed : oldest;
     for (const [s, p] of Object.entries(state?.sessions ?? {})) this.relayAt.set(s, p);
+    for (const [s, p] of Object.entries(state?.refused ?? {})) this.refusedAt.set(s, p);
     this.durableEnd = opts.log.end();
   }
 
@@ -200,7 +223,9 @@ export class Outbox {
       const p = this.relayAt.get(s);
       if (p) sessions[s] = p;
     }
-    return { confirmed: this.confirmed, sessions };
+    const out: OutboxState = { confirmed: this.confirmed, sessions };
+    if (this.refusedAt.size > 0) out.refused = Object.fromEntries(this.refusedAt);
+    return out;
   }
 
   close(): void {
@@ -208,6 +233,19 @@ export class Outbox {
     for (const s of this.subs) s.unsubscribe();
     clearTimeout(this.pumpTimer);
     clearTimeout(this.learnTimer);
+    if (this.persistTimer) {
+      clearTimeout(this.persistTimer);
+      this.persistTimer = undefined;
+      this.persist();
+    }
+  }
+
+  /** What the relay holds or refused for good of session `s`: nothing up to here is sent again. */
+  private settledAt(s: string): Position | undefined {
+    const held = this.relayAt.get(s);
+    const refused = this.refusedAt.get(s);
+    if (!refused) return held;
+    return held && !after(refused, held) ? held : refused;
   }
 
   // ---- connection -----------------------------------------------------------------------
@@ -222,7 +260,12 @@ export class Outbox {
 
   private write(text: string, e: AepEvent): void {
     this.opts.link!.write(text);
-    if (posOf(e)) this.claimedHere.add(e.session!);
+    const p = posOf(e);
+    if (p) {
+      this.claimedHere.add(e.session!);
+      this.inFlight.delete(e.id);
+      this.inFlight.set(e.id, { session: e.session!, p, n: this.written++ });
+    }
   }
 
   private onUp(): void {
@@ -234,6 +277,9 @@ export class Outbox {
 
   private onDown(): void {
     this.up = false;
+    // Refusals only ever name events of the connection that is gone.
+    this.inFlight.clear();
+    this.refusedNow.clear();
     this.learning = false;
     this.learn = undefined;
     this.cursor = undefined;
@@ -268,18 +314,20 @@ export class Outbox {
       this.opts.link!.write(JSON.stringify({ type: 'subscribe', id, filter: { agent: this.opts.vendor }, capture: 'metadata', from: entries.slice(i, i + LEARN_CHUNK) }));
       this.opts.link!.write(JSON.stringify({ type: 'unsubscribe', id }));
     }
-    this.learn = { ids, seen: new Map(), target, touched, failed: false, hello };
+    this.learn = { ids, seen: new Map(), target, touched, failed: false, hello, mark: this.written };
     if (ids.size === 0) this.finishLearn();
   }
 
   private onFrame(f: Record<string, unknown>): void {
+    if (f.type === 'error' && typeof f.cause === 'string' && typeof f.id !== 'string') return this.onRefused(f);
     const l = this.learn;
     if (!l) return;
     const type = f.type;
     if (typeof type === 'string' && type.includes('.')) {
       const e = f as unknown as AepEvent;
       const p = posOf(e);
-      if (!p || e.agent !== this.opts.vendor) return;
+      // Another identity's events for the session (a rival claim held it) are not this adapter's.
+      if (!p || e.agent !== this.opts.vendor || e.source !== this.sourceOf(e.session!)) return;
       const seen = l.seen.get(e.session!);
       if (!seen || after(p, seen)) l.seen.set(e.session!, p);
       return;
@@ -303,11 +351,16 @@ export class Outbox {
       const known = this.relayAt.get(s);
       if (!known || after(p, known)) this.relayAt.set(s, p);
     }
+    // The relay answers frames in order: an event written before the query and not refused by now was taken.
+    for (const [id, f] of this.inFlight) {
+      if (f.n >= l.mark) break;
+      this.inFlight.delete(id);
+    }
     // Everything before the target is stored once every session touched before it is covered;
     // only then do the covered sessions stop needing their positions.
     let covered = !l.failed;
     for (const [s, lastThen] of l.touched) {
-      const held = this.relayAt.get(s);
+      const held = this.settledAt(s);
       if (!held || after(lastThen, held)) covered = false;
     }
     if (covered && cmpLog(l.target, this.confirmed) > 0) {
@@ -317,10 +370,22 @@ export class Outbox {
         if (t && !after(t.last, lastThen)) {
           this.touched.delete(s);
           this.relayAt.delete(s);
+          // Kept only while the session's last event is the refused one: its claim is not sent.
+          const refused = this.refusedAt.get(s);
+          if (refused && after(t.last, refused)) this.refusedAt.delete(s);
         }
       }
     }
     this.persist();
+    if (!hello && this.refusedNow.size > 0 && Date.now() >= this.retryAt) {
+      // Refused for now: resend what the relay still lacks, backing off while it keeps refusing.
+      this.refusedNow.clear();
+      this.retryAt = Date.now() + this.retryMs;
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      this.cursor = this.confirmed;
+    } else if (covered) {
+      this.retryMs = RETRY_FIRST_MS;
+    }
     if (hello) {
       // Resend from the confirmed point; once caught up, claim every session the resend did not.
       this.cursor = this.confirmed;
@@ -376,7 +441,7 @@ export class Outbox {
       if (!this.roomy()) return this.schedulePump(20);
       const s = this.claimQueue.shift()!;
       const text = this.last.get(s);
-      if (text === undefined || this.claimedHere.has(s)) continue;
+      if (text === undefined || this.claimedHere.has(s) || this.lastRefused(s, text)) continue;
       this.opts.link!.write(text);
       this.claimedHere.add(s);
       this.counters.claims += 1;
@@ -425,11 +490,81 @@ export class Outbox {
       const p = posOf(r.e);
       // Agent-scoped events are live only: the relay keeps no history for them.
       if (!p) return;
-      const held = this.relayAt.get(r.e.session!);
+      const held = this.settledAt(r.e.session!);
       if (held && !after(p, held)) return;
       this.write(eventText(r.e), r.e);
       this.counters.resent += 1;
     });
+  }
+
+  /** The source of the session's events in this log (one per session and host). */
+  private sourceOf(s: string): string | undefined {
+    let source = this.sources.get(s);
+    if (source === undefined) {
+      const text = this.last.get(s);
+      if (text === undefined) return undefined;
+      source = (JSON.parse(text) as AepEvent).source;
+      this.sources.set(s, source);
+    }
+    return source;
+  }
+
+  /** The session's last event is one the relay refused for good: claiming with it would be refused again. */
+  private lastRefused(s: string, text: string): boolean {
+    const refused = this.refusedAt.get(s);
+    const p = refused && posOf(JSON.parse(text) as AepEvent);
+    return p !== undefined && !after(p, refused!);
+  }
+
+  /** An `error` frame naming an event this link wrote: settled for good, or sent again later. */
+  private onRefused(f: Record<string, unknown>): void {
+    const id = f.cause as string;
+    const code = String(f.code);
+    const detail = typeof f.detail === 'string' ? f.detail : '';
+    const sent = this.inFlight.get(id);
+    this.inFlight.delete(id);
+    // Envelope checks do not change for the same bytes; an emit right only with a new tokens file.
+    const lasting = f.retry === false || code === 'invalid-event';
+    if (!sent) {
+      // Sent live only (agent.health, a repeated ack): nothing to settle, said once per code.
+      if (this.told.has(`\u0000${code}`)) return;
+      this.told.add(`\u0000${code}`);
+      this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused an event sent to it live (agent health or a repeated ack; ${code}${detail ? `: ${detail}` : ''}). ${lasting ? this.remedy(code) : 'Such events are not resent.'}`));
+      return;
+    }
+    const s = sent.session;
+    if (!lasting) {
+      if (this.refusedNow.has(s)) return;
+      this.refusedNow.add(s);
+      if (this.retryAt < Date.now()) this.retryAt = Date.now() + this.retryMs;
+      this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused events of session ${s} for now (${code}${detail ? `: ${detail}` : ''}); the adapter keeps them and sends them again`));
+      return;
+    }
+    const before = this.refusedAt.get(s);
+    if (before && !after(sent.p, before)) return;
+    this.refusedAt.set(s, sent.p);
+    this.counters.refused += 1;
+    this.persistSoon();
+    this.scheduleLearn();
+    if (this.told.has(s)) return;
+    this.told.add(s);
+    this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused the events of session ${s} (${code}${detail ? `: ${detail}` : ''}); they stay in this adapter's log and are not sent again. ${this.remedy(code)}`));
+  }
+
+  private remedy(code: string): string {
+    return code === 'invalid-event'
+      ? 'Run the same aep-steering version for the relay and the adapter.'
+      : `Give this adapter's token emit rights for ${this.opts.vendor} in the relay's tokens file ("emit": ["${this.opts.vendor}"]) and restart the relay; events from then on reach it.`;
+  }
+
+  /** Refusals come in runs (every event of a session): one durable write covers a run. */
+  private persistSoon(): void {
+    if (this.persistTimer || this.closed) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = undefined;
+      this.persist();
+    }, 20);
+    this.persistTimer.unref();
   }
 
   /** After a restart: which sessions have events after the confirmed point (the log's tail). */

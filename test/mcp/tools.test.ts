@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { startTestTarget } from '../support/relay-target.js';
 import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
+import { scriptedSession } from '../../src/demo/scripted-session.js';
 import { startMcp, type McpClient } from './support.js';
 
 let stack: TestStack;
@@ -41,12 +42,28 @@ test('tools/list: the six steering tools, each described, with typed inputs', as
   assert.ok('idempotency_key' in ((instruct.inputSchema as { properties: Record<string, unknown> }).properties));
 });
 
+/**
+ * Calls list_sessions until `session` is listed. The adapter answers a hook without waiting for
+ * the relay (steering never slows the agent), so a session it just announced is listed once the
+ * relay has its claim: the roster reflects what the relay has received. Bounded: it must appear.
+ */
+async function listedSoon(session: string, ms = 10_000): Promise<{ r: Awaited<ReturnType<McpClient['call']>>; row: Record<string, unknown> }> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await mcp.call('list_sessions', {});
+    assert.not.ok(r.isError, r.text);
+    const row = (r.facts['sessions'] as Record<string, unknown>[]).find((x) => x['session'] === session);
+    if (row) return { r, row };
+    if (Date.now() > end) assert.unreachable(`session ${session} was never listed within ${ms} ms: ${r.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 test('list_sessions: vendor, state, steering verbs, queue length, last activity', async () => {
-  const s = await stack.openSession();
-  const r = await mcp.call('list_sessions', {});
-  assert.not.ok(r.isError, r.text);
-  const row = (r.facts['sessions'] as Record<string, unknown>[]).find((x) => x['session'] === s.session)!;
-  assert.ok(row, r.text);
+  // Straight after the hooks, without waiting for the relay: listed as soon as the relay has it.
+  const s = scriptedSession();
+  for (const h of s.opening) await stack.postHook(h);
+  const { r, row } = await listedSoon(s.session);
   assert.is(row['vendor'], 'claude-code');
   assert.is(row['state'], 'idle');
   assert.is(row['live'], true);

@@ -14,6 +14,7 @@ import { RelayConsumer } from '../../src/consumer/connection.js';
 import { acceptsFor } from '../../src/streams/run.js';
 import { parseLog, readEventLog, type WriteFn } from '../../src/streams/log.js';
 import { adapter, tempLog } from '../support/adapter.js';
+import { until, wait } from '../support/until.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { instructCmd } from '../support/session-steps.js';
 
@@ -32,14 +33,6 @@ function disk() {
   return Object.assign(d, { write });
 }
 
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await wait(10);
-  }
-}
 const context = (json: unknown): string => (json as { hookSpecificOutput?: { additionalContext?: string } } | undefined)?.hookSpecificOutput?.additionalContext ?? '';
 const loggedEvents = (path: string): AepEvent[] => readEventLog(path).records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
 
