@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ActorHost, type StepResult } from '../../src/streams/actor-host.js';
@@ -119,6 +119,35 @@ test('a session that only ever saw refused orphan commands keeps its next epoch 
   replayInto(replayed, live.records);
   assert.equal(live.host.exportState().epochs, [['s-c', 1]]);
   assert.equal(replayed.exportState().epochs, [['s-c', 1]]);
+});
+
+test('a damaged log: the streamed start replays every readable record, as reading it whole does, and reports the rest', () => {
+  const live = drive([
+    { op: 'hook', s: 0, h: 0 }, { op: 'instruct', s: 0, id: 1, t: 0 }, { op: 'instruct', s: 0, id: 2, t: 3 },
+    { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 3, t: 0 },
+  ]);
+  const lines = live.records.map((r) => JSON.stringify(r));
+  // Text outside ASCII in an instruction, a broken line in the middle, a torn last line.
+  lines.splice(2, 0, '{"k":"in","s":"s-a","i":{"type":"hook.mo');
+  const text = lines.join('\n').replace('tighten the tests', 'straffez les tests — ünïcødé ✓') + '\n{"k":"ev","e":{"aep"';
+  const dir = mkdtempSync(join(tmpdir(), 'aep-replay-damaged-'));
+  try {
+    const path = join(dir, 'adapter.jsonl');
+    writeFileSync(path, text);
+    const whole = parseLog(readFileSync(path));
+    const collected = new ActorHost(hostOptions);
+    replayInto(collected, whole.records);
+    const started = new ActorHost(hostOptions);
+    const replay = new LogReplay(started);
+    const { log, existing } = openEventLog(path, { fsync: false, onRecord: (r, _end, line) => replay.record(r, line) });
+    void log.close();
+    assert.equal(existing.problems.map((p) => p.code), ['LOG_TORN_RECORD', 'LOG_TORN_RECORD'], 'the broken line and the torn tail');
+    assert.equal(started.exportState(), collected.exportState());
+    assert.ok(started.views()[0]!.queue.length > 0);
+    assert.is(readFileSync(path, 'utf8'), text.slice(0, text.lastIndexOf('\n') + 1), 'the torn tail is cut, the rest kept');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
