@@ -59,10 +59,6 @@ function unsupportedNode(node: AnyStateNode): string | undefined {
 
 const STEP_LIMIT = 100;
 
-const hasKeys = (o: object): boolean => {
-  for (const _ in o) return true;
-  return false;
-};
 
 /**
  * Compiles `machine` into a fold, or returns the reason it cannot (then step it with
@@ -177,8 +173,8 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
       const s = step(ctx, event);
       if (s === undefined) continue;
       // XState's assign: a shallow copy with the patch's own keys over it (undefined values
-      // included). An empty patch copies nothing new, so the fold keeps the context as it is.
-      if (s.context && hasKeys(s.context)) ctx = Object.assign({}, ctx, s.context);
+      // included); even an empty patch makes a new context, which the host reads as a change.
+      if (s.context) ctx = Object.assign({}, ctx, s.context);
       if (outputs) for (const o of s.outputs) outputs.push(o as O);
     }
     return ctx;
