@@ -121,15 +121,35 @@ test('a session that only ever saw refused orphan commands keeps its next epoch 
   assert.equal(replayed.exportState().epochs, [['s-c', 1]]);
 });
 
-test('a damaged log: the streamed start replays every readable record, as reading it whole does, and reports the rest', () => {
+test('parseLog hands each record the byte offset past its line, the line itself, and the good length, ASCII or not', () => {
+  for (const text of ['plain ascii', 'ünïcødé ✓ and 𝄞']) {
+    const lines = [
+      JSON.stringify({ k: 'in', s: 's-a', i: { type: 'hook.moment', at: 1, hookId: 'h', eligible: true } }),
+      JSON.stringify({ k: 'flight', s: 's-a', hook: 'h', ids: [text] }),
+      'not json',
+      JSON.stringify({ k: 'flight', s: 's-a', hook: 'h2', ids: [text, text] }),
+    ];
+    const bytes = Buffer.from(lines.join('\n') + '\n{"k":"in"');
+    const seen: [number, string][] = [];
+    const r = parseLog(bytes, (_r, end, line) => seen.push([end, line]), false);
+    const ends = [0, 1, 3].map((i) => Buffer.byteLength(lines.slice(0, i + 1).join('\n')) + 1);
+    assert.equal(seen, [[ends[0]!, lines[0]!], [ends[1]!, lines[1]!], [ends[2]!, lines[3]!]], text);
+    assert.is(r.goodBytes, ends[2]);
+    assert.equal(r.records, [], 'handed over, not collected');
+    assert.equal(r.problems.map((p) => p.message), ['event log line 3 is not a readable record; skipped', 'event log line 5 is torn (no line end); skipped']);
+  }
+});
+
+for (const unicode of [false, true]) test(`a damaged log${unicode ? ' with text outside ASCII' : ''}: the streamed start replays every readable record, as reading it whole does, and reports the rest`, () => {
   const live = drive([
     { op: 'hook', s: 0, h: 0 }, { op: 'instruct', s: 0, id: 1, t: 0 }, { op: 'instruct', s: 0, id: 2, t: 3 },
     { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 3, t: 0 },
   ]);
   const lines = live.records.map((r) => JSON.stringify(r));
-  // Text outside ASCII in an instruction, a broken line in the middle, a torn last line.
+  // A broken line in the middle, a torn last line (and text outside ASCII in an instruction).
   lines.splice(2, 0, '{"k":"in","s":"s-a","i":{"type":"hook.mo');
-  const text = lines.join('\n').replace('tighten the tests', 'straffez les tests — ünïcødé ✓') + '\n{"k":"ev","e":{"aep"';
+  const joined = lines.join('\n');
+  const text = (unicode ? joined.replace('tighten the tests', 'straffez les tests — ünïcødé ✓') : joined) + '\n{"k":"ev","e":{"aep"';
   const dir = mkdtempSync(join(tmpdir(), 'aep-replay-damaged-'));
   try {
     const path = join(dir, 'adapter.jsonl');
