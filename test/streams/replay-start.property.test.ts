@@ -6,16 +6,26 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ActorHost, type StepResult } from '../../src/streams/actor-host.js';
-import { openEventLog, parseLog, type LogRecord } from '../../src/streams/log.js';
+import { openEventLog, parseLog, siblingPath, type LogRecord } from '../../src/streams/log.js';
 import { LogReplay, replayInto } from '../../src/streams/replay.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { isCommandType } from '../../src/protocol/types.js';
+import { adapter, steerRounds, tempLog } from '../support/adapter.js';
 import { fakeSurface } from '../support/fake-surface.js';
 import { driveHost, type Driven, type HostOp } from '../support/host-drive.js';
+import { instructCmd } from '../support/session-steps.js';
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
 
 const surface = fakeSurface();
 // Commands for a session before its first hook are refused and remembered (orphan decisions,
@@ -167,6 +177,29 @@ for (const unicode of [false, true]) test(`a damaged log${unicode ? ' with text 
     assert.is(readFileSync(path, 'utf8'), text.slice(0, text.lastIndexOf('\n') + 1), 'the torn tail is cut, the rest kept');
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('D24 with the snapshot unreadable, a start replays the kept segments, oldest first, then the active log: same sessions, same acks', async () => {
+  const logPath = tempLog();
+  const first = await adapter({ logPath, segmentBytes: 4096, keepSegments: 1000 });
+  await steerRounds(first, 'sg', 6, 24);
+  await until(() => first.events.filter((e) => e.type === 'control.accepted').length === 144, 'every ack');
+  const ack = JSON.stringify(first.events.find((e) => e.type === 'control.accepted' && e.cause === 'c-1-2'));
+  const views = first.handle.sessions();
+  await first.handle.close();
+  const segments = readdirSync(dirname(logPath)).filter((f) => f.includes('.seg-'));
+  assert.ok(segments.length >= 2, `the history spans segments (${segments.join(', ')})`);
+  writeFileSync(siblingPath(logPath, 'snapshot'), '{"v":1,"generation":');
+  const second = await adapter({ logPath, segmentBytes: 1 << 30 });
+  try {
+    assert.ok(second.errors.some((e) => /snapshot .* unreadable; replaying the kept segments instead/.test(e.message)), 'the unreadable snapshot is reported');
+    assert.equal(second.handle.sessions(), views);
+    const re = second.next((e) => e.type === 'control.accepted' && e.cause === 'c-1-2');
+    second.handle.command(instructCmd('c-1-2', 'text 1 2', 'sg-2'));
+    assert.is(JSON.stringify(await re), ack, 'an ack from the oldest segment comes back byte for byte');
+  } finally {
+    await second.handle.close();
   }
 });
 
