@@ -5,7 +5,7 @@
 // commands stays fast, live and when its log is replayed at start.
 import type { AckDecision, Decisions } from './session-types.js';
 
-export const DECISION_CHUNK = 8;
+export const DECISION_CHUNK = 16;
 /** Sealed chunks of one size merged into one. */
 export const DECISION_FAN = 8;
 

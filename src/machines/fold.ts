@@ -1,11 +1,11 @@
-// Replays a machine's inputs by walking its own definition, without XState's interpreter: the
-// same transition selection (deepest state first, first passing guard, then eventless
-// transitions until none is enabled), the same pure steps, the same assign semantics. XState's
-// transition() costs ~15 µs per input, most of it snapshot and microstep bookkeeping; a log
-// replay at start feeds tens of thousands of inputs, so it folds them through this instead.
+// Steps a machine by walking its own definition, without XState's interpreter: the same
+// transition selection (deepest state first, first passing guard, then eventless transitions
+// until none is enabled), the same pure steps, the same assign semantics. XState's transition()
+// costs ~15 µs per input, most of it snapshot and microstep bookkeeping; a log replay at start
+// feeds tens of thousands of inputs, and the host steps every unobserved session through this.
 // Only the statechart subset the session machine uses is compiled (compound and atomic states,
-// named guards, actions written as pure steps); anything else compiles to undefined and the
-// caller keeps stepping through machine.transition().
+// named guards, actions written as pure steps); anything else compiles to the reason it cannot,
+// and the caller keeps stepping through machine.transition().
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition, StateValue } from 'xstate';
 
 /** One step of an action as data: the context patch to assign and the outputs to emit, or nothing for this event. */
@@ -58,11 +58,6 @@ function unsupportedNode(node: AnyStateNode): string | undefined {
 }
 
 const STEP_LIMIT = 100;
-
-const hasKeys = (o: object): boolean => {
-  for (const _ in o) return true;
-  return false;
-};
 
 /**
  * Compiles `machine` into a fold, or returns the reason it cannot (then step it with
@@ -177,8 +172,8 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
       const s = step(ctx, event);
       if (s === undefined) continue;
       // XState's assign: a shallow copy with the patch's own keys over it (undefined values
-      // included). An empty patch copies nothing new, so the fold keeps the context as it is.
-      if (s.context && hasKeys(s.context)) ctx = Object.assign({}, ctx, s.context);
+      // included); even an empty patch makes a new context, which the host reads as a change.
+      if (s.context) ctx = Object.assign({}, ctx, s.context);
       if (outputs) for (const o of s.outputs) outputs.push(o as O);
     }
     return ctx;

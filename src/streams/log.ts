@@ -10,6 +10,7 @@
 // next generation, whose first line is a `seg` header; a snapshot covers everything before it.
 import { closeSync, existsSync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { isAscii } from 'node:buffer';
 import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
 import type { SessionInput } from '../machines/session-types.js';
 
@@ -48,7 +49,10 @@ const NL = 0x0a;
 const kindOf = (v: unknown): string | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { k?: unknown }).k === 'string' ? (v as { k: string }).k : undefined;
 
-/** Sees each record as it is read, with the byte offset just past its line and the line's text. */
+/**
+ * Sees each record as it is read, with the byte offset just past its line and the line's text.
+ * The text may be a view into the whole file's: copy what is kept beyond the call.
+ */
 export type RecordFn = (r: LogRecord, end: number, line: string) => void;
 
 /**
@@ -58,6 +62,9 @@ export type RecordFn = (r: LogRecord, end: number, line: string) => void;
  */
 export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = true): ReadResult {
   const buf = typeof input === 'string' ? Buffer.from(input) : input;
+  // An all-ASCII log (the usual one) is decoded once and read as slices, a byte a character:
+  // no string per line to allocate and collect. Anything else is decoded line by line.
+  const text = isAscii(buf) ? buf.toString('latin1') : undefined;
   const records: LogRecord[] = [];
   const problems: SteeringError[] = [];
   let offset = 0;
@@ -65,7 +72,7 @@ export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = tru
   let lineNo = 0;
   let generation = 0;
   while (offset < buf.length) {
-    const nl = buf.indexOf(NL, offset);
+    const nl = text !== undefined ? text.indexOf('\n', offset) : buf.indexOf(NL, offset);
     const last = nl === -1;
     const end = last ? buf.length : nl;
     lineNo += 1;
@@ -74,7 +81,7 @@ export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = tru
     let line = '';
     if (!last) {
       try {
-        line = buf.toString('utf8', offset, end);
+        line = text !== undefined ? text.slice(offset, end) : buf.toString('utf8', offset, end);
         parsed = JSON.parse(line);
         kind = kindOf(parsed);
       } catch {

@@ -26,7 +26,8 @@ function eventText(r: Extract<LogRecord, { k: 'ev' }>, ack: string, line: string
   const tail = `,"ack":${JSON.stringify(ack)}}`;
   if (!line.endsWith(tail) || Object.keys(r).length !== 3) return undefined;
   const text = line.slice(EV_PREFIX.length, line.length - tail.length);
-  return text.startsWith('{') && text.endsWith('}') ? text : undefined;
+  // Copied: the line may be a view into the whole file's text, which a kept slice would keep alive.
+  return text.startsWith('{') && text.endsWith('}') ? structuredClone(text) : undefined;
 }
 
 /** Takes a log's records in order, each with its line when the reader has it; `summary()` once done. */

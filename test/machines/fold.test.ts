@@ -87,6 +87,8 @@ test('fold = machine.transition(): same state value, context and outputs after e
         assert.equal(folded.value, next.value, `state after ${input.type}`);
         assert.equal(folded.context, next.context, `context after ${input.type}`);
         assert.equal(foldOutputs, outputs, `outputs of ${input.type}`);
+        // The live host logs a timer or write result only when it changed the context (identity).
+        assert.is(folded.context !== before, next.context !== snap.context, `${input.type} makes a new context exactly when XState does`);
         values.add(JSON.stringify(next.value));
         snap = next;
       }

@@ -13,7 +13,7 @@ import { connectRelay } from '../../src/relay/ws-connection.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { acceptsFor } from '../../src/streams/run.js';
 import { parseLog, readEventLog, type WriteFn } from '../../src/streams/log.js';
-import { adapter, tempLog } from '../support/adapter.js';
+import { adapter, steerRounds, tempLog } from '../support/adapter.js';
 import { until, wait } from '../support/until.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { instructCmd } from '../support/session-steps.js';
@@ -239,12 +239,7 @@ test('D24 claims: each new session costs one frame, never a resend of the others
 test('D24 restart reads snapshot + one segment; old segments go once covered; the restored sessions answer like before', async () => {
   const logPath = tempLog();
   const first = await adapter({ logPath, segmentBytes: 4096, keepSegments: 1 });
-  for (let i = 0; i < 8; i += 1) await first.post(hookBody('SessionStart', `sn-${i}`, { agent_id: 'sub' }));
-  for (let r = 0; r < 30; r += 1) {
-    for (let i = 0; i < 8; i += 1) first.handle.command(instructCmd(`c-${r}-${i}`, `text ${r} ${i}`, `sn-${i}`));
-    await wait(2);
-    if (r % 3 === 2) for (let i = 0; i < 8; i += 1) await first.post(hookBody('UserPromptSubmit', `sn-${i}`));
-  }
+  await steerRounds(first, 'sn', 8, 30);
   await wait(50);
   const ack = first.events.find((e) => e.type === 'control.accepted' && e.cause === 'c-29-3')!;
   const views = first.handle.sessions();

@@ -6,16 +6,26 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ActorHost, type StepResult } from '../../src/streams/actor-host.js';
-import { openEventLog, parseLog, type LogRecord } from '../../src/streams/log.js';
+import { openEventLog, parseLog, siblingPath, type LogRecord } from '../../src/streams/log.js';
 import { LogReplay, replayInto } from '../../src/streams/replay.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { isCommandType } from '../../src/protocol/types.js';
+import { adapter, steerRounds, tempLog } from '../support/adapter.js';
 import { fakeSurface } from '../support/fake-surface.js';
 import { driveHost, type Driven, type HostOp } from '../support/host-drive.js';
+import { instructCmd } from '../support/session-steps.js';
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
 
 const surface = fakeSurface();
 // Commands for a session before its first hook are refused and remembered (orphan decisions,
@@ -119,6 +129,78 @@ test('a session that only ever saw refused orphan commands keeps its next epoch 
   replayInto(replayed, live.records);
   assert.equal(live.host.exportState().epochs, [['s-c', 1]]);
   assert.equal(replayed.exportState().epochs, [['s-c', 1]]);
+});
+
+test('parseLog hands each record the byte offset past its line, the line itself, and the good length, ASCII or not', () => {
+  for (const text of ['plain ascii', 'ünïcødé ✓ and 𝄞']) {
+    const lines = [
+      JSON.stringify({ k: 'in', s: 's-a', i: { type: 'hook.moment', at: 1, hookId: 'h', eligible: true } }),
+      JSON.stringify({ k: 'flight', s: 's-a', hook: 'h', ids: [text] }),
+      'not json',
+      JSON.stringify({ k: 'flight', s: 's-a', hook: 'h2', ids: [text, text] }),
+    ];
+    const bytes = Buffer.from(lines.join('\n') + '\n{"k":"in"');
+    const seen: [number, string][] = [];
+    const r = parseLog(bytes, (_r, end, line) => seen.push([end, line]), false);
+    const ends = [0, 1, 3].map((i) => Buffer.byteLength(lines.slice(0, i + 1).join('\n')) + 1);
+    assert.equal(seen, [[ends[0]!, lines[0]!], [ends[1]!, lines[1]!], [ends[2]!, lines[3]!]], text);
+    assert.is(r.goodBytes, ends[2]);
+    assert.equal(r.records, [], 'handed over, not collected');
+    assert.equal(r.problems.map((p) => p.message), ['event log line 3 is not a readable record; skipped', 'event log line 5 is torn (no line end); skipped']);
+  }
+});
+
+for (const unicode of [false, true]) test(`a damaged log${unicode ? ' with text outside ASCII' : ''}: the streamed start replays every readable record, as reading it whole does, and reports the rest`, () => {
+  const live = drive([
+    { op: 'hook', s: 0, h: 0 }, { op: 'instruct', s: 0, id: 1, t: 0 }, { op: 'instruct', s: 0, id: 2, t: 3 },
+    { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 3, t: 0 },
+  ]);
+  const lines = live.records.map((r) => JSON.stringify(r));
+  // A broken line in the middle, a torn last line (and text outside ASCII in an instruction).
+  lines.splice(2, 0, '{"k":"in","s":"s-a","i":{"type":"hook.mo');
+  const joined = lines.join('\n');
+  const text = (unicode ? joined.replace('tighten the tests', 'straffez les tests — ünïcødé ✓') : joined) + '\n{"k":"ev","e":{"aep"';
+  const dir = mkdtempSync(join(tmpdir(), 'aep-replay-damaged-'));
+  try {
+    const path = join(dir, 'adapter.jsonl');
+    writeFileSync(path, text);
+    const whole = parseLog(readFileSync(path));
+    const collected = new ActorHost(hostOptions);
+    replayInto(collected, whole.records);
+    const started = new ActorHost(hostOptions);
+    const replay = new LogReplay(started);
+    const { log, existing } = openEventLog(path, { fsync: false, onRecord: (r, _end, line) => replay.record(r, line) });
+    void log.close();
+    assert.equal(existing.problems.map((p) => p.code), ['LOG_TORN_RECORD', 'LOG_TORN_RECORD'], 'the broken line and the torn tail');
+    assert.equal(started.exportState(), collected.exportState());
+    assert.ok(started.views()[0]!.queue.length > 0);
+    assert.is(readFileSync(path, 'utf8'), text.slice(0, text.lastIndexOf('\n') + 1), 'the torn tail is cut, the rest kept');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('D24 with the snapshot unreadable, a start replays the kept segments, oldest first, then the active log: same sessions, same acks', async () => {
+  const logPath = tempLog();
+  const first = await adapter({ logPath, segmentBytes: 4096, keepSegments: 1000 });
+  await steerRounds(first, 'sg', 6, 24);
+  await until(() => first.events.filter((e) => e.type === 'control.accepted').length === 144, 'every ack');
+  const ack = JSON.stringify(first.events.find((e) => e.type === 'control.accepted' && e.cause === 'c-1-2'));
+  const views = first.handle.sessions();
+  await first.handle.close();
+  const segments = readdirSync(dirname(logPath)).filter((f) => f.includes('.seg-'));
+  assert.ok(segments.length >= 2, `the history spans segments (${segments.join(', ')})`);
+  writeFileSync(siblingPath(logPath, 'snapshot'), '{"v":1,"generation":');
+  const second = await adapter({ logPath, segmentBytes: 1 << 30 });
+  try {
+    assert.ok(second.errors.some((e) => /snapshot .* unreadable; replaying the kept segments instead/.test(e.message)), 'the unreadable snapshot is reported');
+    assert.equal(second.handle.sessions(), views);
+    const re = second.next((e) => e.type === 'control.accepted' && e.cause === 'c-1-2');
+    second.handle.command(instructCmd('c-1-2', 'text 1 2', 'sg-2'));
+    assert.is(JSON.stringify(await re), ack, 'an ack from the oldest segment comes back byte for byte');
+  } finally {
+    await second.handle.close();
+  }
 });
 
 test.run();

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { firstValueFrom, filter, type Observable } from 'rxjs';
 import type { AepEvent, SteeringError } from '../../src/protocol/index.js';
 import { startAdapter, type AdapterHandle, type AdapterOptions } from '../../src/streams/run.js';
-import { fakeSurface } from './fake-surface.js';
+import { fakeSurface, hookBody } from './fake-surface.js';
+import { instructCmd } from './session-steps.js';
 
 export const SECRET = 'test-secret-0123456789';
 
@@ -45,4 +46,17 @@ export async function adapter(opts: Partial<AdapterOptions> = {}): Promise<TestA
     },
     next: (pred) => firstValueFrom((handle.events$ as Observable<AepEvent>).pipe(filter(pred))),
   };
+}
+
+/**
+ * Steady traffic that fills log segments: `sessions` sessions opened, then `rounds` rounds of one
+ * instruction each (`c-<round>-<i>`, text `text <round> <i>`), every third round delivered.
+ */
+export async function steerRounds(a: TestAdapter, prefix: string, sessions: number, rounds: number): Promise<void> {
+  for (let i = 0; i < sessions; i += 1) await a.post(hookBody('SessionStart', `${prefix}-${i}`, { agent_id: 'sub' }));
+  for (let r = 0; r < rounds; r += 1) {
+    for (let i = 0; i < sessions; i += 1) a.handle.command(instructCmd(`c-${r}-${i}`, `text ${r} ${i}`, `${prefix}-${i}`));
+    await new Promise((done) => setTimeout(done, 2));
+    if (r % 3 === 2) for (let i = 0; i < sessions; i += 1) await a.post(hookBody('UserPromptSubmit', `${prefix}-${i}`));
+  }
 }
