@@ -18,14 +18,7 @@ import { adapter, steerRounds, tempLog } from '../support/adapter.js';
 import { fakeSurface } from '../support/fake-surface.js';
 import { driveHost, type Driven, type HostOp } from '../support/host-drive.js';
 import { instructCmd } from '../support/session-steps.js';
-
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 10));
-  }
-}
+import { until } from '../support/until.js';
 
 const surface = fakeSurface();
 // Commands for a session before its first hook are refused and remembered (orphan decisions,

@@ -7,6 +7,7 @@ import type { AepEvent, SteeringError } from '../../src/protocol/index.js';
 import { startAdapter, type AdapterHandle, type AdapterOptions } from '../../src/streams/run.js';
 import { fakeSurface, hookBody } from './fake-surface.js';
 import { instructCmd } from './session-steps.js';
+import { wait } from './until.js';
 
 export const SECRET = 'test-secret-0123456789';
 
@@ -56,7 +57,7 @@ export async function steerRounds(a: TestAdapter, prefix: string, sessions: numb
   for (let i = 0; i < sessions; i += 1) await a.post(hookBody('SessionStart', `${prefix}-${i}`, { agent_id: 'sub' }));
   for (let r = 0; r < rounds; r += 1) {
     for (let i = 0; i < sessions; i += 1) a.handle.command(instructCmd(`c-${r}-${i}`, `text ${r} ${i}`, `${prefix}-${i}`));
-    await new Promise((done) => setTimeout(done, 2));
+    await wait(2);
     if (r % 3 === 2) for (let i = 0; i < sessions; i += 1) await a.post(hookBody('UserPromptSubmit', `${prefix}-${i}`));
   }
 }
