@@ -1,7 +1,8 @@
 // instruct → ack through the relay to the real Claude Code adapter (relay link, fsynced log):
 // a consumer sends one instruct at a time and times it until the adapter's control.accepted comes
 // back. The floor, measured in the same run: the same round trip through a bare ws forwarder to
-// an acking socket, plus one small fsynced append (an ack waits for its record, D4).
+// an acking socket, plus one small append made durable as the log makes it (fdatasync; an ack
+// waits for its record, D4).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,7 @@ export default async function instructAck(): Promise<BenchFigure[]> {
           name: 'instruct-ack-p50',
           what: `instruct → control.accepted through the relay (SQLite store) to the real claude-code adapter, median of ${N}`,
           unit: 'ms', value: median(runs.adapter), baseline: median(floors),
-          baselineWhat: `relay forward floor (bare ws forward to an acking socket, ${median(runs.floor.map((f) => f.ws)).toFixed(3)} ms) + one fsynced append (${median(runs.floor.map((f) => f.fsync)).toFixed(3)} ms)`,
+          baselineWhat: `relay forward floor (bare ws forward to an acking socket, ${median(runs.floor.map((f) => f.ws)).toFixed(3)} ms) + one durable append (fdatasync, ${median(runs.floor.map((f) => f.fsync)).toFixed(3)} ms)`,
           ratios: runs.adapter.map((v, i) => v / floors[i]!), goal: '<= 1.3',
         })];
       });

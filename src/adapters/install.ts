@@ -3,7 +3,7 @@
 // and merging or removing our hooks in a JSON settings file whose `hooks` maps an event to groups
 // `{ matcher?, hooks: [...] }` (Claude Code, Codex, Qwen Code). Each vendor's data and differences
 // live in adapters/installers/<token>.ts.
-import { randomBytes } from 'node:crypto';
+import { newSecret } from '../protocol/secret.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -66,7 +66,7 @@ export function ensureSecret(given?: string, env: NodeJS.ProcessEnv = process.en
   }
   const stored = readSecret(env);
   if (stored !== undefined) return { secret: stored, created: false };
-  const secret = randomBytes(24).toString('base64url');
+  const secret = newSecret(32);
   writeSecret(secret, env);
   return { secret, created: true };
 }

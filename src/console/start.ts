@@ -1,7 +1,7 @@
 // Starts the console: the page server on 127.0.0.1 under a secret path made anew at each start
 // (like a notebook server's token URL), a live board fed by one relay connection, and the page's
 // actions sent on that same connection.
-import { randomBytes } from 'node:crypto';
+import { newSecret } from '../protocol/secret.js';
 import { Board } from '../consumer/board.js';
 import { followRelay, type Follower } from '../consumer/follow.js';
 import { startInspectServer, type InspectServer } from '../inspect/server.js';
@@ -28,7 +28,7 @@ export interface ConsoleHandle {
 }
 
 export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle> {
-  const secret = randomBytes(18).toString('base64url');
+  const secret = newSecret(24);
   const sender = opts.sender ?? DEFAULT_CONSOLE_SENDER;
   const board = new Board(opts.relay);
   let follower: Follower | undefined;

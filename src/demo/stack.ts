@@ -1,7 +1,7 @@
 // The embedded default stack, in one process: a relay (SQLite store, loopback) and the Claude
 // Code adapter linked to it. The demo runs on it; so do the consumer commands' tests.
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { newSecret } from '../protocol/secret.js';
 import { surfaceFor } from '../adapters/registry.js';
 import { SteeringError } from '../protocol/errors.js';
 import type { AepEvent } from '../protocol/envelope.js';
@@ -48,7 +48,7 @@ const portTaken = (err: unknown): boolean => {
 };
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
-  const token = opts.token ?? randomBytes(16).toString('hex');
+  const token = opts.token ?? newSecret(32);
   const vendor = opts.vendor ?? 'claude-code';
   const surface = surfaceFor(vendor);
   if (!surface) throw new SteeringError('CONFIG_INVALID', `unknown vendor "${vendor}"`);
@@ -63,7 +63,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const instruct = opts.instruct ?? true;
   const link = connectRelay({ url: relay.socketUrl, token, agent: surface.token, accepts: acceptsFor(surface, instruct), onError: report });
   const logPath = join(opts.dir, `${vendor}.jsonl`);
-  const secret = randomBytes(16).toString('hex');
+  const secret = newSecret(32);
   let adapter: AdapterHandle;
   try {
     adapter = await startAdapter({

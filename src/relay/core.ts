@@ -65,14 +65,6 @@ export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
   return v instanceof Promise ? v.then(f) : f(v);
 }
 
-/**
- * How long socket events wait to share a store write. An emitter sending a few events every
- * millisecond otherwise costs a write (a commit, a message to the writer thread) per turn, and
- * a command arriving meanwhile waits behind it: with one per turn the command round trip under
- * such a stream was 2-3x the one without it. Nothing waits for these writes but reads, which
- * flush first.
- */
-export const GROUP_WRITE_MS = 5;
 
 type ReplayJob = { session: string; r: Replay; marker: boolean };
 
@@ -254,7 +246,9 @@ export class RelayCore {
     }
     if (this.pending.length > 0 && !this.scheduled) {
       this.scheduled = true;
-      setTimeout(() => this.flushSoon(), GROUP_WRITE_MS);
+      const wait = this.store.groupWriteMs ?? 0;
+      if (wait > 0) setTimeout(() => this.flushSoon(), wait);
+      else setImmediate(() => this.flushSoon());
     }
     for (const { event: e, line, bytes } of batch) {
       this.summaries.observe(e);

@@ -1,7 +1,7 @@
 // The local token (zero-config use on one machine): a relay started without `--token` or a tokens
 // file creates one on first start in the state directory; local adapters and consumer commands
 // read it when they talk to a loopback relay. Never sent to a relay on another host.
-import { randomBytes } from 'node:crypto';
+import { newSecret } from '../protocol/secret.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stateDir } from '../adapters/install.js';
@@ -38,7 +38,7 @@ export function ensureLocalToken(env: NodeJS.ProcessEnv = process.env): { token:
   const dir = stateDir(env);
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
   else if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
-  const token = randomBytes(24).toString('base64url');
+  const token = newSecret(32);
   try {
     writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {

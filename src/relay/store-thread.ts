@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
-import { RelayStore, type Admission, type Maybe, type Position, type Replay, type SessionStore, type StoreHealth, type StoreOptions } from './store.js';
+import { GROUP_WRITE_MS, RelayStore, type Admission, type Maybe, type Position, type Replay, type SessionStore, type StoreHealth, type StoreOptions } from './store.js';
 
 /**
  * A batch as it crosses to the writer: every `raw` in one string (a raw text is one line) and
@@ -73,6 +73,7 @@ function startWriter(workerData: StoreOptions): Worker {
 }
 
 export class ThreadedStore implements SessionStore {
+  readonly groupWriteMs = GROUP_WRITE_MS;
   readonly bufferCap: number;
   readonly path: string;
   private readonly writer: Worker;

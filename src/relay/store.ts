@@ -53,6 +53,15 @@ export type Maybe<T> = T | Promise<T>;
  * authorization core and its stores). The SQLite store answers synchronously; a networked one
  * answers with promises, and may add a fabric that joins several relay nodes.
  */
+/**
+ * How long socket events wait to share a store write. An emitter sending a few events every
+ * millisecond otherwise costs a write (a commit, a message to the writer thread) per turn, and
+ * a command arriving meanwhile waits behind it: with one per turn the command round trip under
+ * such a stream was 2-3x the one without it. Nothing waits for these writes but reads, which
+ * flush first.
+ */
+export const GROUP_WRITE_MS = 5;
+
 export interface SessionStore {
   readonly bufferCap: number;
   /** Names the store in the relay's log line (a file, `:memory:`, or an engine address). */
@@ -73,6 +82,12 @@ export interface SessionStore {
   close(): Maybe<void>;
   /** Present when the store joins several relay nodes (claims, commands, live copies). */
   readonly fabric?: Fabric;
+  /**
+   * How long socket events may wait to share one write (the core's group write). A store whose
+   * write is local takes `GROUP_WRITE_MS`; one whose write carries events to other nodes
+   * (NATS: copies and acks cross nodes through it) leaves this out and is written every turn.
+   */
+  readonly groupWriteMs?: number;
 }
 
 export interface StoreHealth {
@@ -180,6 +195,7 @@ export function interleaveByArrival(positioned: readonly { arrival: number; raw:
 }
 
 export class RelayStore implements SessionStore {
+  readonly groupWriteMs = GROUP_WRITE_MS;
   readonly bufferCap: number;
   readonly sessionCap: number;
   readonly path: string;

@@ -8,7 +8,7 @@
 // synchronously, before any caller, so it can roll its state back first.
 // Segments (D24): `rotate()` archives the active file as `<path>.seg-<generation>` and starts the
 // next generation, whose first line is a `seg` header; a snapshot covers everything before it.
-import { closeSync, existsSync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isAscii } from 'node:buffer';
 import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
@@ -158,7 +158,7 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-/** Makes what was written to `fd` durable; `fs.fsync` unless replaced. */
+/** Makes what was written to `fd` durable; `fs.fdatasync` unless replaced. */
 export type SyncFn = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 /** Writes to `fd` at `position`; `fs.writeSync` unless replaced (the fault suite injects ENOSPC here). */
 export type WriteFn = (fd: number, buf: Buffer, offset: number, length: number, position: number) => number;
@@ -166,7 +166,7 @@ export type WriteFn = (fd: number, buf: Buffer, offset: number, length: number, 
 export interface EventLogOptions {
   /** fsync each batch (default true). */
   fsync?: boolean;
-  /** How a batch is made durable (default `fs.fsync`); only called when `fsync` is on. */
+  /** How a batch is made durable (default `fs.fdatasync`); only called when `fsync` is on. */
   sync?: SyncFn;
   /** How bytes reach the file (default `fs.writeSync`). */
   write?: WriteFn;
@@ -236,7 +236,9 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   let position = tailTorn ? existing.goodBytes : size;
   let generation = existing.generation;
   const durable = opts.fsync ?? true;
-  const syncFd = opts.sync ?? fsync;
+  // fdatasync: an append's bytes and the file size it needs to be read back, without the
+  // timestamps fsync also writes (the log never relies on those).
+  const syncFd = opts.sync ?? fdatasync;
   const writeFd: WriteFn = opts.write ?? ((f, b, o, l, p) => writeSync(f, b, o, l, p));
   let closed = false;
   let fdClosed = false;
@@ -349,7 +351,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       const start = position;
       try {
         writeAll(buf);
-        if (durable) fsyncSync(fd);
+        if (durable) fdatasyncSync(fd);
       } catch (cause) {
         cutBack(start);
         const err = writeFailed(cause);
