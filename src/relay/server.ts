@@ -124,6 +124,29 @@ function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[
   });
 }
 
+/** How often a store that keeps refusing writes is reported; the refusals between are counted. */
+export const STORE_FAILURE_REPORT_MS = 10_000;
+
+/**
+ * A store that keeps refusing writes (a full disk) is reported once per STORE_FAILURE_REPORT_MS
+ * with the count since the last line, not once per batch, and says what to do.
+ */
+export function storeFailures(log: (line: string) => void, everyMs = STORE_FAILURE_REPORT_MS, now: () => number = Date.now): (err: Error) => void {
+  let last = -Infinity;
+  let held = 0;
+  return (err) => {
+    const t = now();
+    if (t - last < everyMs) {
+      held += 1;
+      return;
+    }
+    const more = held > 0 ? ` (and ${held} more since the last report)` : '';
+    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept. Free disk space or fix the store file's permissions, then restart the relay: adapters resend from their logs what it did not keep (D23)`);
+    last = t;
+    held = 0;
+  };
+}
+
 export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> {
   const log = opts.log ?? (() => {});
   const store: SessionStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
@@ -135,7 +158,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     maxSubscriptions: 64,
     ...opts.limits,
   };
-  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, (err) => log(`relay: store write failed: ${err.message}`), opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, storeFailures(log), opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
   const allowOrigins = opts.allowOrigins ?? [];
   const host = opts.host || DEFAULT_HOST;
   const servedHosts = [host, ...(opts.allowHosts ?? [])];

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command } from '../../src/protocol/build.js';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { startRelay, storeFailures, type RelayHandle } from '../../src/relay/server.js';
 import { pack, ThreadedStore, unpack } from '../../src/relay/store-thread.js';
 import type { Admission } from '../../src/relay/store.js';
 import { emitterFor, freshSession, post, SseClient, WAIT_MS, WsPeer } from '../support/relay-harness.js';
@@ -218,6 +218,23 @@ test('a store path the relay cannot open is the same clear error as before', asy
 
 test.after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+test('a store that keeps refusing is reported once per interval with a count, and says what to do', () => {
+  const lines: string[] = [];
+  let t = 1_000;
+  const report = storeFailures((l) => lines.push(l), 10_000, () => t);
+  report(new Error('database or disk is full'));
+  for (let i = 0; i < 5; i += 1) {
+    t += 1_000;
+    report(new Error('database or disk is full'));
+  }
+  assert.is(lines.length, 1, 'one line for a burst of refusals');
+  assert.match(lines[0]!, /store write failed: database or disk is full; .*Free disk space/);
+  t += 10_000;
+  report(new Error('database or disk is full'));
+  assert.is(lines.length, 2);
+  assert.match(lines[1]!, /\(and 5 more since the last report\)/);
 });
 
 test.run();
