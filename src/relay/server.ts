@@ -183,7 +183,11 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     // the response, with the rule, and nothing of the body is kept (D17, D19).
     const r = await core.ingest(batch, who);
     if (!r.ok) {
-      return json(res, REFUSAL_STATUS[r.refusal.code], { type: 'error', error: r.refusal.code, code: r.refusal.code, cause: r.cause, detail: r.refusal.detail, line: r.line });
+      // `retry: false` as on the socket: sending the same body again cannot change this answer.
+      return json(res, REFUSAL_STATUS[r.refusal.code], {
+        type: 'error', error: r.refusal.code, code: r.refusal.code, cause: r.cause, detail: r.refusal.detail, line: r.line,
+        ...(r.refusal.retry === false ? { retry: false } : {}),
+      });
     }
     json(res, 202, { accepted: r.accepted, stored: r.stored, ...(r.routed.length > 0 ? { routed: r.routed } : {}) });
   }

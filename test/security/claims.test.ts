@@ -97,10 +97,12 @@ test('forged outcome over HTTP ingest: 403 with the rule, nothing stored or fann
   assert.is(byWatcher.status, 403);
   assert.equal([byWatcher.body.code, byWatcher.body.line], ['unauthorized', 0]);
   assert.match(byWatcher.body.detail, /watcher may not publish events/);
+  assert.is(byWatcher.body.retry, false, 'no emit right: sending it again cannot help, as on the socket');
   // Emit rights for the agent are not enough: the session belongs to the live claimant.
   const byRogue = await post(relay.url, ndjson([forge('rogue')]), bearer(TOKENS.rogue));
   assert.is(byRogue.status, 403);
   assert.match(byRogue.body.detail, /owned by another identity's claim/);
+  assert.is(byRogue.body.retry, undefined, 'a claim lapses with its lease: this refusal may change');
   // A forged ack for a command the adapter never saw is refused the same way.
   const ack = new SessionEmitter({ agent: AGENT, session: s, host: 'rogue', epoch: 9 }).emit({ type: 'control.accepted', cause: 'made-up' });
   assert.is((await post(relay.url, JSON.stringify(ack), { ...bearer(TOKENS.rogue), 'content-type': 'application/json' })).status, 403);
