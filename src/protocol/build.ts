@@ -6,9 +6,9 @@ import {
   type ExtensionValue, type SessionEvent, type Severity,
 } from './envelope.js';
 import { SteeringError } from './errors.js';
-import { TYPE_PATTERN, scopeOf } from './types.js';
+import { scopeOf } from './types.js';
 import { ulidSource } from './ids.js';
-import { suppliedIssue } from './validate.js';
+import { isAepType, suppliedIssue } from './validate.js';
 
 const ulid = ulidSource();
 
@@ -88,16 +88,9 @@ const refuse = (f: Record<string, unknown>): void => {
 
 /** The type's scope, once the type is known to be one (a builder's first check). */
 function scopeOfType(type: unknown): ReturnType<typeof scopeOf> {
-  const known = typeof type === 'string' ? scopes.get(type) : undefined;
-  if (known !== undefined) return known;
-  if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) throw new SteeringError('EVENT_INVALID', `type "${String(type)}" does not match the AEP type grammar`);
-  const scope = scopeOf(type);
-  // Types are a small vocabulary: each is checked against the grammar once (bounded, in case a vendor mints many).
-  if (scopes.size >= 1024) scopes.clear();
-  scopes.set(type, scope);
-  return scope;
+  if (typeof type !== 'string' || !isAepType(type)) throw new SteeringError('EVENT_INVALID', `type "${String(type)}" does not match the AEP type grammar`);
+  return scopeOf(type);
 }
-const scopes = new Map<string, ReturnType<typeof scopeOf>>();
 
 function assemble(base: Pick<AepEvent, 'source' | 'agent'> & Partial<AepEvent>, f: EventFields): AepEvent {
   // Only what the caller supplied is checked; base (agent, session, source) was checked once

@@ -75,6 +75,9 @@ const GOOD_TYPE = new Seen((t) => TYPE_PATTERN.test(t));
 const GOOD_SOURCE = new Seen((s) => URI.test(s));
 const GOOD_NAME = new Seen((n) => PROPERTY_NAME.test(n));
 
+/** The AEP type grammar, each distinct type matched once (the builders ask per event). */
+export const isAepType = (t: string): boolean => GOOD_TYPE.has(t);
+
 /** The string attributes a builder's caller may supply, in check order (one array, not one per event). */
 const SUPPLIED_STRINGS = ['id', ...OPTIONAL_STRINGS, 'agent'] as const;
 

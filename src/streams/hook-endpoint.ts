@@ -127,15 +127,28 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Starts writing a JSON reply; false when it could not be started (client gone, body not serialisable). */
+function writeJsonNow(res: ServerResponse, body: unknown, status = 200): boolean {
+  if (res.destroyed || res.writableEnded) return false;
+  let text: string | undefined;
+  try {
+    text = body === undefined ? undefined : JSON.stringify(body);
+  } catch {
+    return false;
+  }
+  if (text === undefined) res.writeHead(status, { 'content-length': 0 }).end();
+  else res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  return true;
+}
+
+const answered = Promise.resolve(true);
+const unanswered = Promise.resolve(false);
+
+/** Writes a JSON reply; resolves true once the response finished, false when it did not. */
 function writeJson(res: ServerResponse, status: number, body: unknown): Promise<boolean> {
+  if (!writeJsonNow(res, body, status)) return unanswered;
+  // 'finish' and 'close' come after end() returns, so listening from here misses neither.
   return new Promise((resolve) => {
-    if (res.destroyed || res.writableEnded) return resolve(false);
-    let text: string | undefined;
-    try {
-      text = body === undefined ? undefined : JSON.stringify(body);
-    } catch {
-      return resolve(false);
-    }
     const done = (ok: boolean) => {
       res.off('finish', onFinish);
       res.off('close', onClose);
@@ -145,27 +158,9 @@ function writeJson(res: ServerResponse, status: number, body: unknown): Promise<
     const onClose = () => done(res.writableFinished);
     res.on('finish', onFinish);
     res.on('close', onClose);
-    if (text === undefined) res.writeHead(status, { 'content-length': 0 }).end();
-    else res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
   });
 }
 
-/** Writes a reply nobody waits on: no listeners, no promise. False when it could not be started. */
-function writeJsonNow(res: ServerResponse, body: unknown): boolean {
-  if (res.destroyed || res.writableEnded) return false;
-  let text: string | undefined;
-  try {
-    text = body === undefined ? undefined : JSON.stringify(body);
-  } catch {
-    return false;
-  }
-  if (text === undefined) res.writeHead(200, { 'content-length': 0 }).end();
-  else res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-  return true;
-}
-
-const answered = Promise.resolve(true);
-const unanswered = Promise.resolve(false);
 
 /** What one open hook call owns: its response, its budget timer (armed only if the reply waits). */
 interface OpenHookHost {
