@@ -163,9 +163,10 @@ export function storeFailures(log: (line: string) => void, everyMs = STORE_FAILU
 
 export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> {
   const log = opts.log ?? (() => {});
-  const store: SessionStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
   const tokensFile = opts.tokensFile;
+  // A bad tokens file at start is a start error, before any store is opened.
   const entries = opts.tokens ?? (tokensFile !== undefined ? loadTokensFile(tokensFile) : undefined);
+  const store: SessionStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
   const policyOf = (list: TokenEntry[] | undefined) => accessPolicy({ token: opts.token, entries: list, fromFile: tokensFile !== undefined });
   let policy = policyOf(entries);
   const limits: RelayLimits = {
@@ -206,12 +207,6 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       }
     }
   }
-  const tokensWatch: TokensWatch | undefined = tokensFile === undefined ? undefined : watchTokensFile(tokensFile, {
-    initial: entries ?? [], onChange: applyTokens, log, ...(opts.tokensPollMs !== undefined ? { pollMs: opts.tokensPollMs } : {}),
-    ...(opts.watchTokens === false ? { watch: false } : {}),
-  });
-  const onReloadSignal = () => tokensWatch?.reload(opts.reloadSignal ?? 'signal');
-  if (opts.reloadSignal !== undefined && tokensWatch !== undefined) process.on(opts.reloadSignal, onReloadSignal);
 
   async function ingest(req: IncomingMessage, res: Res, token: string | undefined): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -398,6 +393,13 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       resolve();
     });
   });
+  // Watched once the relay listens: a relay that failed to start leaves no watch or signal behind.
+  const tokensWatch: TokensWatch | undefined = tokensFile === undefined ? undefined : watchTokensFile(tokensFile, {
+    initial: entries ?? [], onChange: applyTokens, log, ...(opts.tokensPollMs !== undefined ? { pollMs: opts.tokensPollMs } : {}),
+    ...(opts.watchTokens === false ? { watch: false } : {}),
+  });
+  const onReloadSignal = () => tokensWatch?.reload(opts.reloadSignal ?? 'signal');
+  if (opts.reloadSignal !== undefined && tokensWatch !== undefined) process.on(opts.reloadSignal, onReloadSignal);
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? DEFAULT_PORT);
   const shownHost = host.includes(':') ? `[${host}]` : host;

@@ -4,7 +4,7 @@
 // once. Before D39 a removed token went on working until the relay restarted.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay, type RelayHandle, type RelayOptions } from '../../src/relay/server.js';
@@ -114,6 +114,18 @@ test('a narrowed token: its socket closes, a new one is served without the dropp
   assert.equal(cc.received, [], 'the adapter received none of it');
   again.close();
   await cc.close();
+  await relay.close();
+});
+
+test('an editor\'s save (a new file renamed over the old one) is noticed as well', async () => {
+  const file = tokensFile();
+  const { relay } = await relayOn(file);
+  const alice = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKENS.alice);
+  const next = `${file}.new`;
+  writeFileSync(next, JSON.stringify({ tokens: without('alice') }), { mode: 0o600 });
+  renameSync(next, file);
+  assert.is(await closedWithin(alice, 1000), 1008);
+  assert.is(await refusedUpgrade(relay, TOKENS.alice), 'HTTP 401');
   await relay.close();
 });
 
