@@ -58,7 +58,11 @@ export function relayOptions(f: RelayFlags): RelayOptions {
     limits: {},
   };
   if (typeof f.token === 'string' && f.token !== '') o.token = f.token;
-  if (f.tokens !== undefined && f.tokens !== '') o.tokens = loadTokensFile(f.tokens);
+  if (f.tokens !== undefined && f.tokens !== '') {
+    o.tokens = loadTokensFile(f.tokens);
+    // D39: read again on change and on SIGHUP.
+    o.tokensFile = f.tokens;
+  }
   if (f.maxBody !== undefined) o.limits!.maxBody = count('--max-body', f.maxBody, 1);
   if (f.maxBatch !== undefined) o.limits!.maxBatch = count('--max-batch', f.maxBatch, 1);
   if (f.allowOrigin !== undefined && f.allowOrigin.length > 0) o.allowOrigins = parseAllowedOrigins(f.allowOrigin);
@@ -120,7 +124,7 @@ export function registerRelay(program: Command): void {
       if (note !== undefined) log(note);
       const nats = natsOptions(flags, options);
       if (nats) options.store = await NatsStore.open({ ...nats, log });
-      const relay = await startRelay({ ...options, log });
+      const relay = await startRelay({ ...options, log, reloadSignal: 'SIGHUP' });
       log(`relay: socket ${relay.socketUrl}`);
       const stop = () => {
         // Graceful: SSE `: shutting-down`, WS close 1001, exit 0; forced exit 1 after 5 s.

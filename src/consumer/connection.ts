@@ -9,6 +9,7 @@ import { compileFilter } from '../protocol/filter.js';
 import type { RosterEntry } from '../relay/core.js';
 import { tokenHint } from '../relay/local-token.js';
 import { relayUrls } from '../relay/urls.js';
+import { Slots } from './slots.js';
 
 export type { RosterEntry };
 
@@ -54,6 +55,9 @@ export class FrameError extends Error {
 
 type Frame = Record<string, unknown>;
 
+/** History replays one shared connection runs at once, well inside the relay's 64 subscriptions. */
+export const REPLAY_SLOTS = 16;
+
 export class RelayConsumer {
   private readonly pending = new Map<string, (f: Frame) => void>();
   /**
@@ -68,6 +72,9 @@ export class RelayConsumer {
    * `bound`, commands must name `identity` as their sender (D19).
    */
   principal: { identity: string; bound: boolean } | undefined;
+  /** Set by `shareLive`: the capture of the one relay subscription that serves live ones here. */
+  private shared: { capture: CaptureLevel | undefined } | undefined;
+  private readonly replays = new Slots(REPLAY_SLOTS);
 
   private constructor(private readonly ws: WebSocket, private readonly timeoutMs: number) {
     ws.on('message', (data, isBinary) => {
@@ -182,7 +189,11 @@ export class RelayConsumer {
   }
 
   /** Subscribes; resolves once the relay answered `subscribed` (replayed events may already have arrived). */
-  async subscribe(req: SubscribeRequest, handlers: SubscribeHandlers): Promise<Subscription> {
+  subscribe(req: SubscribeRequest, handlers: SubscribeHandlers): Promise<Subscription> {
+    return this.open(req, handlers, this.shared !== undefined && req.capture === this.shared.capture);
+  }
+
+  private async open(req: SubscribeRequest, handlers: SubscribeHandlers, local: boolean): Promise<Subscription> {
     const id = `sub-${newId()}`;
     // A filter the relay would refuse is refused here too, before anything is sent.
     let match: (e: AepEvent) => boolean;
@@ -192,6 +203,7 @@ export class RelayConsumer {
       throw new FrameError('invalid-filter', (err as Error).message);
     }
     this.subs.set(id, { match, handlers });
+    if (local) return this.local(id, req);
     const reply = await this.request({ type: 'subscribe', id, ...req });
     if (reply.type !== 'subscribed') {
       this.subs.delete(id);
@@ -204,6 +216,41 @@ export class RelayConsumer {
         if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: 'unsubscribe', id }));
       },
     };
+  }
+
+  /**
+   * One wide live subscription at `capture` serves every later live subscription at the same
+   * capture here, filtered locally: many concurrent commands (each watching its ack and outcome)
+   * then hold one relay subscription instead of two each. It stays open with the connection.
+   */
+  async shareLive(capture?: CaptureLevel): Promise<void> {
+    if (this.shared !== undefined) return;
+    await this.subscribe({ filter: {}, ...(capture ? { capture } : {}) }, { onEvent: () => {} });
+    this.shared = { capture };
+  }
+
+  /**
+   * A subscription served by the shared one; its history part (`from`) is a relay replay, at most
+   * REPLAY_SLOTS at once, closed once it is through (a roster round trip behind it is the barrier).
+   */
+  private async local(id: string, req: SubscribeRequest): Promise<Subscription> {
+    const close = () => void this.subs.delete(id);
+    if (req.from !== undefined) {
+      const release = await this.replays.take();
+      try {
+        // Its events reach the local subscription's handlers through the same filter.
+        const replay = await this.open(req, { onEvent: () => {} }, false);
+        void this.roster().catch(() => {}).finally(() => {
+          replay.close();
+          release();
+        });
+      } catch (err) {
+        release();
+        close();
+        throw err;
+      }
+    }
+    return { id, close };
   }
 
   async roster(): Promise<RosterEntry[]> {

@@ -80,6 +80,9 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
           }
         },
       });
+      // Commands sent on this connection (the console's, the MCP tools') watch their acks and
+      // outcomes through one shared relay subscription, however many are in flight.
+      await c.shareLive(opts.capture).catch(() => {});
       attempt = 0;
       board.connected = true;
       board.error = undefined;

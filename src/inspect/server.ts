@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { SteeringError } from '../protocol/errors.js';
 import type { Board } from '../consumer/board.js';
 import { PAGE_HTML } from './page.js';
+import { FRAME_HEADERS, pagePolicy } from './page-policy.js';
 
 export const DEFAULT_INSPECT_PORT = 8790;
 
@@ -56,10 +57,15 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
 };
 
+/** The names a loopback page server answers to: its bind address and `localhost` (D21, DNS rebinding). */
+const servedHosts = (host: string, port: number): string[] => [`${host.includes(':') ? `[${host}]` : host}:${port}`, `localhost:${port}`];
+
 export async function startInspectServer(board: Board, opts: PageServerOptions = {}): Promise<InspectServer> {
   const host = opts.host ?? '127.0.0.1';
   const base = opts.basePath ?? '/';
   const page = opts.page ?? PAGE_HTML;
+  const csp = pagePolicy(page);
+  let hosts: string[] = [];
   let origin = '';
   const clients = new Set<ServerResponse>();
   let pending = false;
@@ -75,7 +81,10 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     const action = opts.actions?.[name];
     if (action === undefined) return json(res, 404, { error: `no action ${name}` });
     // Same origin only (a page on another site cannot post here), and JSON only (no form posts).
-    if (req.headers.origin !== undefined && req.headers.origin !== origin) return json(res, 403, { error: 'cross-origin request refused' });
+    // The page's origin is the name it was opened under: the bind address or localhost.
+    if (req.headers.origin !== undefined && !hosts.some((h) => req.headers.origin === `http://${h}`)) {
+      return json(res, 403, { error: 'cross-origin request refused' });
+    }
     if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return json(res, 415, { error: 'send application/json' });
     const body = await readJson(req);
     if (body === undefined) return json(res, 400, { error: `the body must be one JSON object of at most ${MAX_ACTION_BODY} bytes` });
@@ -84,9 +93,10 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
   };
 
   const server = createServer((req, res) => {
+    for (const [name, value] of Object.entries(FRAME_HEADERS)) res.setHeader(name, value);
     const full = (req.url ?? '/').split('?')[0]!;
     // Host must be the loopback name we serve (DNS rebinding, D21).
-    if (req.headers.host !== undefined && req.headers.host !== `${host}:${port}` && req.headers.host !== `localhost:${port}`) {
+    if (req.headers.host !== undefined && !hosts.includes(req.headers.host)) {
       res.writeHead(421, { 'content-type': 'text/plain' }).end('wrong host\n');
       return;
     }
@@ -110,7 +120,10 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
       return;
     }
     if (path === '/' || path === '/index.html') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+      res.writeHead(200, {
+        'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer',
+        'content-security-policy': csp,
+      });
       res.end(page);
       return;
     }
@@ -143,7 +156,8 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     server.listen(opts.port ?? DEFAULT_INSPECT_PORT, host, () => resolve());
   });
   port = (server.address() as AddressInfo).port;
-  origin = `http://${host}:${port}`;
+  hosts = servedHosts(host, port);
+  origin = `http://${hosts[0]}`;
   return {
     url: `${origin}${base}`,
     port,

@@ -40,6 +40,8 @@ export interface ToolContext {
 }
 
 const MAX_EVENTS = 500;
+/** The relay's refusal of a subscription beyond its per-connection limit: it passes. */
+const CAPACITY = 'limit-exceeded';
 
 const steeringVerbs = (s: BoardSession): string[] =>
   (s.accepts ?? []).filter((t) => /\.control\.(instruct|send_input)$/.test(t) || t === 'control.attention.respond');
@@ -87,7 +89,10 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
     try {
       return await run(c);
     } catch (err) {
-      if (err instanceof FrameError) return refusal(err.code, `the relay refused the request: ${err.message}.`);
+      if (err instanceof FrameError && err.code === CAPACITY) {
+        return refusal(err.code, `the relay connection is at capacity (${err.message}); retry the same call in a moment (with the same idempotency_key, if you gave one).`, { retryable: true });
+      }
+      if (err instanceof FrameError) return refusal(err.code, `the relay refused the request: ${err.message}.`, { retryable: false });
       return result(`Relay connection failed: ${(err as Error).message}. Try again; the server reconnects by itself.`, { outcome: 'unreachable', detail: (err as Error).message }, true);
     }
   };

@@ -81,7 +81,9 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
  * entries. Every configured digest is compared with `timingSafeEqual` over equal-length
  * SHA-256 digests, and all of them are compared, so timing does not tell which one matched.
  */
-export function accessPolicy(opts: { token?: string; entries?: TokenEntry[] }): AccessPolicy {
+export function accessPolicy(opts: { token?: string; entries?: TokenEntry[]; fromFile?: boolean }): AccessPolicy {
+  // D39: a relay serving a tokens file needs a token even when the file lists none (all revoked).
+  const required = opts.fromFile === true;
   const table: { digest: Buffer; principal: Principal }[] = [];
   if (opts.token !== undefined && opts.token !== '') {
     table.push({ digest: digest(opts.token), principal: SHARED });
@@ -91,9 +93,9 @@ export function accessPolicy(opts: { token?: string; entries?: TokenEntry[] }): 
     table.push({ digest: d, principal: principalOf(entry) });
   }
   return {
-    required: table.length > 0,
+    required: required || table.length > 0,
     authenticate(token) {
-      if (table.length === 0) return ANONYMOUS;
+      if (table.length === 0) return required ? undefined : ANONYMOUS;
       if (token === undefined || token === '') return undefined;
       const d = digest(token);
       let found: Principal | undefined;
@@ -104,6 +106,11 @@ export function accessPolicy(opts: { token?: string; entries?: TokenEntry[] }): 
       return found;
     },
   };
+}
+
+/** D39: whether a reloaded tokens file left a party's rights exactly as they were. */
+export function samePrincipal(a: Principal, b: Principal): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 const compiled = new Map<string, RegExp>();

@@ -94,7 +94,8 @@ export class RelayCore {
   constructor(
     readonly store: SessionStore,
     readonly hub: Hub,
-    readonly policy: AccessPolicy,
+    /** Replaced when the tokens file is read again (D39). */
+    public policy: AccessPolicy,
     readonly limits: RelayLimits,
     /** A failed deferred write is reported, never thrown into the event loop. */
     private readonly report: (err: Error) => void = () => {},

@@ -6,7 +6,7 @@ import { WebSocketServer } from 'ws';
 import type { AepEvent } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
 import { relayCheck } from '../protocol/validate.js';
-import { accessPolicy, bearerToken, type Principal, type TokenEntry } from './acl.js';
+import { accessPolicy, bearerToken, loadTokensFile, samePrincipal, type Principal, type TokenEntry } from './acl.js';
 import { DEFAULT_CLAIM_LEASE_MS } from './claims.js';
 import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type Refusal, type RelayLimits } from './core.js';
 import { checkBrowserOrigin, checkHost, corsHeaders } from './origin.js';
@@ -15,6 +15,7 @@ import { SocketConnection } from './socket.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type Position, type SessionStore } from './store.js';
 import { ThreadedStore } from './store-thread.js';
 import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
+import { watchTokensFile, type TokensWatch } from './tokens-file.js';
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -33,6 +34,17 @@ export interface RelayOptions {
   token?: string;
   /** Tokens-file entries (D18). */
   tokens?: TokenEntry[];
+  /**
+   * D39: the tokens file, read again when it changes: removed or changed tokens are refused from
+   * then on and their open connections closed. Read at start unless `tokens` holds its entries.
+   */
+  tokensFile?: string;
+  /** How often the tokens file is stat'ed besides fs.watch (default 1000 ms; 0: no poll). */
+  tokensPollMs?: number;
+  /** False: the tokens file is read again only on `reloadSignal` or `reloadTokens()`. */
+  watchTokens?: boolean;
+  /** A signal that reads the tokens file again (the CLI: SIGHUP). */
+  reloadSignal?: NodeJS.Signals;
   limits?: Partial<RelayLimits>;
   backpressure?: BackpressureLimits;
   /** Keep-alive interval for WS `ping` frames and SSE `: ping` comments (reference: 25 s). */
@@ -68,6 +80,8 @@ export interface RelayHandle {
   /** `ws://host:port/socket` */
   socketUrl: string;
   stats(): RelayStats;
+  /** D39: reads the tokens file again now (no-op without one). */
+  reloadTokens(why?: string): void;
   close(): Promise<void>;
 }
 
@@ -149,8 +163,12 @@ export function storeFailures(log: (line: string) => void, everyMs = STORE_FAILU
 
 export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> {
   const log = opts.log ?? (() => {});
+  const tokensFile = opts.tokensFile;
+  // A bad tokens file at start is a start error, before any store is opened.
+  const entries = opts.tokens ?? (tokensFile !== undefined ? loadTokensFile(tokensFile) : undefined);
   const store: SessionStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
-  const policy = accessPolicy({ token: opts.token, entries: opts.tokens });
+  const policyOf = (list: TokenEntry[] | undefined) => accessPolicy({ token: opts.token, entries: list, fromFile: tokensFile !== undefined });
+  let policy = policyOf(entries);
   const limits: RelayLimits = {
     maxBody: 16 << 20,
     maxBatch: 10_000,
@@ -164,10 +182,33 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   const servedHosts = [host, ...(opts.allowHosts ?? [])];
   const sockets = new Set<SocketConnection>();
   const streams = new Set<ServerResponse>();
+  // D39: the token each live socket and SSE stream authenticated with, asked again on a reload.
+  const held = new Map<SocketConnection | ServerResponse, { token: string | undefined; principal: Principal }>();
 
-  const who = (req: IncomingMessage, url: URL): Principal | undefined => policy.authenticate(bearerToken(req.headers.authorization, url.searchParams));
+  const tokenOf = (req: IncomingMessage, url: URL): string | undefined => bearerToken(req.headers.authorization, url.searchParams);
 
-  async function ingest(req: IncomingMessage, res: Res, who: Principal): Promise<void> {
+  /** D39: new entries in force; every connection whose token lost or changed its rights is closed. */
+  function applyTokens(next: TokenEntry[]): void {
+    policy = policyOf(next);
+    core.policy = policy;
+    for (const [conn, h] of held) {
+      const now = policy.authenticate(h.token);
+      if (now !== undefined && samePrincipal(now, h.principal)) continue;
+      const detail = now === undefined
+        ? `the token of ${h.principal.identity} was revoked (removed from the tokens file)`
+        : `the rights of ${h.principal.identity} changed in the tokens file; reconnect to be served under them`;
+      held.delete(conn);
+      if (conn instanceof SocketConnection) {
+        sockets.delete(conn);
+        conn.revoke(detail);
+      } else {
+        streams.delete(conn);
+        conn.end(`: revoked ${detail}\n\n`);
+      }
+    }
+  }
+
+  async function ingest(req: IncomingMessage, res: Res, token: string | undefined): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json' && type !== 'application/x-ndjson') {
       throw new HttpError(415, { error: 'unsupported-media-type', detail: 'use application/json or application/x-ndjson' });
@@ -179,6 +220,9 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     }
     const body = (await readBody(req, limits.maxBody)).toString('utf8');
     const batch = parseIngest(body, type === 'application/x-ndjson', limits.maxBatch);
+    // Asked after the body arrived: a token revoked while it was uploading is refused (D39).
+    const who = policy.authenticate(token);
+    if (who === undefined) return json(res, 401, { error: 'unauthorized' });
     // Events and commands are authorized and routed exactly as over WebSocket; the refusal is
     // the response, with the rule, and nothing of the body is kept (D17, D19).
     const r = await core.ingest(batch, who);
@@ -192,7 +236,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     json(res, 202, { accepted: r.accepted, stored: r.stored, ...(r.routed.length > 0 ? { routed: r.routed } : {}) });
   }
 
-  async function stream(req: IncomingMessage, res: Res, url: URL, viewer: Principal): Promise<void> {
+  async function stream(req: IncomingMessage, res: Res, url: URL, viewer: Principal, token: string | undefined): Promise<void> {
     const q = url.searchParams;
     let spec;
     let filter: unknown;
@@ -240,7 +284,9 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     res.on('close', () => {
       core.hub.remove(sink);
       streams.delete(res);
+      held.delete(res);
     });
+    held.set(res, { token, principal: viewer });
     await core.subscribe(sink, spec, { live, alsoSession, viewer });
     if (!live) {
       res.end(': replay-complete\n\n');
@@ -262,7 +308,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       res.end();
       return;
     }
-    const principal = who(req, url);
+    const token = tokenOf(req, url);
+    const principal = policy.authenticate(token);
     if (req.method === 'GET' && url.pathname === '/healthz') {
       // Counts only for an authorized caller (aep-wire §3.8).
       // 503 while the store's engine is down; its state and the counts only for an authorized caller.
@@ -271,8 +318,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     }
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
     if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep')) return json(res, 200, core.discovery());
-    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, principal);
-    if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url, principal);
+    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, token);
+    if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url, principal, token);
     return json(res, 404, { error: 'not-found' });
   }
 
@@ -288,7 +335,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBody });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://relay');
-    const principal = who(req, url);
+    const token = tokenOf(req, url);
+    const principal = policy.authenticate(token);
     if (url.pathname !== '/socket') {
       socket.destroy();
       return;
@@ -306,7 +354,11 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     wss.handleUpgrade(req, socket, head, (ws) => {
       const conn = new SocketConnection(ws, core, principal, socket);
       sockets.add(conn);
-      ws.on('close', () => sockets.delete(conn));
+      held.set(conn, { token, principal });
+      ws.on('close', () => {
+        sockets.delete(conn);
+        held.delete(conn);
+      });
     });
   });
 
@@ -341,6 +393,13 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       resolve();
     });
   });
+  // Watched once the relay listens: a relay that failed to start leaves no watch or signal behind.
+  const tokensWatch: TokensWatch | undefined = tokensFile === undefined ? undefined : watchTokensFile(tokensFile, {
+    initial: entries ?? [], onChange: applyTokens, log, ...(opts.tokensPollMs !== undefined ? { pollMs: opts.tokensPollMs } : {}),
+    ...(opts.watchTokens === false ? { watch: false } : {}),
+  });
+  const onReloadSignal = () => tokensWatch?.reload(opts.reloadSignal ?? 'signal');
+  if (opts.reloadSignal !== undefined && tokensWatch !== undefined) process.on(opts.reloadSignal, onReloadSignal);
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? DEFAULT_PORT);
   const shownHost = host.includes(':') ? `[${host}]` : host;
@@ -353,9 +412,12 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     url: `http://${shownHost}:${port}`,
     socketUrl: `ws://${shownHost}:${port}/socket`,
     stats,
+    reloadTokens: (why = 'asked') => tokensWatch?.reload(why),
     close() {
       closing ??= (async () => {
         clearInterval(timer);
+        tokensWatch?.close();
+        if (opts.reloadSignal !== undefined) process.off(opts.reloadSignal, onReloadSignal);
         for (const r of streams) r.end(': shutting-down\n\n');
         // WS peers get close 1001; one that does not answer within a second is cut.
         const gone = [...wss.clients].map((c) => new Promise<void>((resolve) => c.once('close', () => resolve())));

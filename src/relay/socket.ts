@@ -18,6 +18,8 @@ const ROLES: readonly string[] = ['emitter', 'consumer', 'both'];
 const CLOSE_PROTOCOL = 1002;
 const CLOSE_UNSUPPORTED = 1003;
 const CLOSE_OVERLOAD = 1013;
+/** 1008 policy violation: the token lost rights (D39); a reconnect gets what the file grants now. */
+const CLOSE_REVOKED = 1008;
 
 export class SocketConnection implements Peer, Channel {
   role: Role = 'both';
@@ -31,6 +33,8 @@ export class SocketConnection implements Peer, Channel {
   private waiting: [RawData, boolean][] | undefined;
   private readonly subs = new Map<string, Sink>();
   private corked = false;
+  /** D39: frames that arrive after revocation (during the close handshake) are not served. */
+  private revoked = false;
 
   constructor(
     private readonly ws: WebSocket,
@@ -40,7 +44,11 @@ export class SocketConnection implements Peer, Channel {
     /** The upgraded socket under `ws`: frames sent in one turn leave in one write. */
     private readonly socket?: Duplex,
   ) {
-    ws.on('message', (data, isBinary) => (this.waiting ? this.waiting.push([data, isBinary]) : this.onMessage(data, isBinary)));
+    ws.on('message', (data, isBinary) => {
+      if (this.revoked) return;
+      if (this.waiting) this.waiting.push([data, isBinary]);
+      else this.onMessage(data, isBinary);
+    });
     ws.on('close', () => this.onClose());
     ws.on('error', () => this.onClose());
   }
@@ -97,6 +105,20 @@ export class SocketConnection implements Peer, Channel {
 
   shutdown(): void {
     this.ws.close(1001, 'shutting down');
+  }
+
+  /**
+   * D39: the tokens file no longer grants this connection's rights. It stops being served at
+   * once (subscriptions, claims, routing); a peer that does not finish the close is cut after 1 s.
+   */
+  revoke(detail: string): void {
+    if (this.revoked) return;
+    this.revoked = true;
+    this.waiting = undefined;
+    this.sendFrame({ type: 'closing', reason: 'revoked', detail, delivered: [] });
+    this.ws.close(CLOSE_REVOKED, 'token revoked or changed');
+    this.onClose();
+    setTimeout(() => this.ws.terminate(), 1000).unref();
   }
 
   private onClose(): void {

@@ -3,6 +3,7 @@
 // through the relay. The page is driven in a real browser in console.browser.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
 import type { BoardSnapshot } from '../../src/consumer/board.js';
@@ -77,6 +78,40 @@ test('actions take same-origin JSON only, and the Host must be the loopback name
   assert.is((await raw('POST', path, { host, 'content-type': 'application/json' }, '[1,2]')).status, 400);
   assert.is((await raw('GET', new URL(konsole.url).pathname, { host: 'rebound.example:80' })).status, 421);
   assert.is((await raw('POST', `${new URL(konsole.url).pathname}api/nope`, { host, 'content-type': 'application/json' }, '{}')).status, 404);
+});
+
+test('the page may run only its own script and style (by hash) and may not be framed; every answer says DENY', async () => {
+  const page = await fetch(konsole.url);
+  const html = await page.text();
+  const csp = page.headers.get('content-security-policy') ?? '';
+  const hash = (tag: string) => {
+    const body = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(html)![1]!;
+    return `'sha256-${createHash('sha256').update(body, 'utf8').digest('base64')}'`;
+  };
+  const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(' ')]));
+  assert.is(directives['default-src'], "'none'");
+  assert.is(directives['script-src'], hash('script'), 'no unsafe-inline: exactly the page\'s own script');
+  assert.is(directives['style-src'], hash('style'));
+  assert.is(directives['connect-src'], "'self'");
+  assert.is(directives['frame-ancestors'], "'none'");
+  assert.is(page.headers.get('x-frame-options'), 'DENY');
+  for (const path of ['state', 'api/nope']) {
+    const r = await fetch(`${konsole.url}${path}`, path.startsWith('api') ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } : {});
+    assert.is(r.headers.get('x-frame-options'), 'DENY', path);
+  }
+});
+
+test('opened as localhost the console answers and its actions accept that origin, as for 127.0.0.1', async () => {
+  const u = new URL(konsole.url);
+  const local = `localhost:${u.port}`;
+  assert.is((await raw('GET', u.pathname, { host: local })).status, 200);
+  const body = JSON.stringify({ session: 'no-such-session', text: 'hello' });
+  const viaLocal = await raw('POST', `${u.pathname}api/instruct`, { host: local, 'content-type': 'application/json', origin: `http://${local}` }, body);
+  assert.is(viaLocal.status, 200, viaLocal.text);
+  assert.match(viaLocal.text, 'no-route', 'it reached the relay');
+  // Another port on the same machine is another origin.
+  const otherPort = await raw('POST', `${u.pathname}api/instruct`, { host: local, 'content-type': 'application/json', origin: `http://localhost:${Number(u.port) + 1}` }, body);
+  assert.is(otherPort.status, 403);
 });
 
 test('instruct: accepted through the relay, then delivered on the board the page reads', async () => {

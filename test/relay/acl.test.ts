@@ -25,6 +25,15 @@ test('shared token: the right token gets full control rights, a wrong or missing
   assert.ok(mayCommand(who, 'x.codex.control.instruct', 'any-session').ok);
 });
 
+test('D39: a tokens file with no entries refuses every token and never falls back to anonymous', () => {
+  const p = accessPolicy({ entries: [], fromFile: true });
+  assert.is(p.required, true);
+  assert.is(p.authenticate(undefined), undefined);
+  assert.is(p.authenticate('anything'), undefined);
+  // The shared token still works beside an empty file.
+  assert.ok(accessPolicy({ token: 'sekrit', entries: [], fromFile: true }).authenticate('sekrit'));
+});
+
 test('D18 tokens file: identities, command globs and session globs', () => {
   const digest = createHash('sha256').update('viewer-token').digest('hex');
   const entries = parseTokensFile(JSON.stringify({
