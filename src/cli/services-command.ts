@@ -7,7 +7,7 @@ import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { SteeringError } from '../protocol/errors.js';
 import { loadTable, vendorTokens } from '../adapters/vendors.js';
 import { portFree, portTakenMessage } from '../services/port-holder.js';
-import { isRunning, lastError, listRecords, logTail, readRecord, removeRecord, type ServiceRecord } from '../services/records.js';
+import { isRunning, lastError, listRecords, logSince, logSize, logTail, readRecord, removeRecord, serviceLog, type ServiceRecord } from '../services/records.js';
 import { getJson, startService, stopService, waitReady } from '../services/supervise.js';
 
 /** `up`'s exit when a port is taken (as `demo`'s). */
@@ -132,12 +132,16 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
   // The relay first: adapters connect to it, and are ready once their link is up.
   const order = [toStart.filter((p) => p.name === 'relay'), toStart.filter((p) => p.name !== 'relay')];
   for (const group of order) {
-    const launched = group.map((p) => ({ p, r: startService(p.name, p.args, p.port, env) }));
+    const launched = group.map((p) => ({ p, from: logSize(serviceLog(p.name, env)), r: startService(p.name, p.args, p.port, env) }));
     started.push(...launched.map((l) => l.r));
     const ready = await Promise.all(launched.map(async (l) => ({ ...l, ok: await waitReady(l.r, l.p.ready, timeoutMs) })));
     const bad = ready.find((l) => !l.ok);
     if (bad !== undefined) return failed(bad.p, bad.r);
-    for (const l of ready) say(`${l.p.name}: started (pid ${l.r.pid}, port ${l.p.port}, log ${l.r.log})`);
+    for (const l of ready) {
+      say(`${l.p.name}: started (pid ${l.r.pid}, port ${l.p.port}, log ${l.r.log})`);
+      // What it said while starting (the local token created, where it listens), once, here.
+      for (const line of logSince(l.r.log, l.from)) say(`  ${line}`);
+    }
   }
   say('aep-steer status shows them; aep-steer down stops them');
   return 0;

@@ -109,6 +109,23 @@ export function logTail(path: string, lines = 5): string[] {
   }
 }
 
+/** What a log holds past `from` bytes (what a service said since it was started), as lines. */
+export function logSince(path: string, from: number): string[] {
+  try {
+    return readFileSync(path).subarray(from).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+  } catch {
+    return [];
+  }
+}
+
+export function logSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
 /** The last line of a log that names an error code (`… RELAY_UNREACHABLE …`), if any. */
 export function lastError(path: string): string | undefined {
   return logTail(path, 200).reverse().find((l) => /\b[A-Z]{2,}_[A-Z_]{2,}\b/.test(l));

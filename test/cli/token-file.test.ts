@@ -41,7 +41,7 @@ function commandLinesHolding(text: string): string[] {
 const freshState = () => ({ HOME: join(dir, 'home'), AEP_STATE_DIR: join(dir, 'state') });
 
 test('console --token-file: the page follows the relay with the file\'s token; no command line holds it', async () => {
-  const env = { ...process.env, ...freshState() };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...freshState() };
   delete env['AEP_TOKEN'];
   const child = spawn(process.execPath, [BIN, 'console', '--port', '0', '--relay', relay.socketUrl, '--token-file', tokenFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
