@@ -13,7 +13,7 @@ interface Entry {
   load: () => Promise<Register>;
 }
 
-/** Every command, in help order; `install` also registers `uninstall`. */
+/** Every command, in help order; `install` also registers `uninstall`, `up` also `status` and `down`. */
 export const CATALOGUE: readonly Entry[] = [
   { name: 'demo', summary: 'run the whole loop locally: relay, adapter, a session, one instruction, the audit', load: async () => (await import('./demo-command.js')).registerDemo },
   { name: 'relay', summary: 'run the AEP relay (SQLite history, WebSocket, SSE, HTTP ingest)', load: async () => (await import('./relay-command.js')).registerRelay },

@@ -14,6 +14,7 @@ import { getJson, startService, stopService, waitReady } from '../services/super
 export const PORT_TAKEN_EXIT = 3;
 const DEFAULT_RELAY_PORT = Number(new URL(DEFAULT_RELAY).port);
 const DEFAULT_READY_MS = 20_000;
+/** `up` serves this machine only; a relay others reach is `aep-steer relay --host` run by hand. */
 const HOST = '127.0.0.1';
 
 interface UpFlags {
@@ -64,11 +65,12 @@ const adapterLinked = (port: number) => async () => {
 async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<{ relay: Planned; adapters: Planned[] }> {
   const unknown = vendors.filter((v) => !vendorTokens().includes(v));
   if (unknown.length > 0) throw new SteeringError('CONFIG_INVALID', `unknown vendor "${unknown[0]}"; known: ${vendorTokens().join(', ')}`);
+  if (new Set(vendors).size > 1 && env['AEP_LOG']) throw new SteeringError('CONFIG_INVALID', 'AEP_LOG names one event log, and up was given several vendors: unset it (each adapter then logs to AEP_STATE_DIR/logs/<vendor>.jsonl)');
   const running = readRecord('relay', env);
   const wanted = f.relayPort ?? (env['AEP_PORT'] || undefined);
   const relayPort = running !== undefined && isRunning(running) && wanted === undefined ? running.port : portNumber('--relay-port', wanted ?? String(DEFAULT_RELAY_PORT));
   const relay: Planned = {
-    name: 'relay', port: relayPort, args: ['relay', '--port', String(relayPort)],
+    name: 'relay', port: relayPort, args: ['relay', '--host', HOST, '--port', String(relayPort)],
     what: 'relay port', flag: '--relay-port (AEP_PORT)', ready: relayServes(relayPort),
   };
   const given = hookPorts(f.hookPort, vendors);
@@ -117,15 +119,34 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
   }
   for (const [name, r] of already) say(`${name}: already runs (pid ${r.pid}, port ${r.port}, log ${r.log})`);
   const started: ServiceRecord[] = [];
+  const stopStarted = async () => {
+    for (const s of [...started].reverse()) {
+      await stopService(s);
+      removeRecord(s.name, env);
+    }
+  };
+  // Interrupted while waiting: what this call started goes too.
+  const interrupted = () => {
+    warn('up: interrupted; stopping what this run started');
+    stopStarted().then(() => process.exit(130), () => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    return await startAll(toStart, started, timeoutMs, stopStarted, env);
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
+}
+
+async function startAll(toStart: Planned[], started: ServiceRecord[], timeoutMs: number, stopStarted: () => Promise<void>, env: NodeJS.ProcessEnv): Promise<number> {
   const failed = async (p: Planned, r: ServiceRecord): Promise<number> => {
     const tail = logTail(r.log);
     warn(`up: ${p.name} did not become ready within ${timeoutMs} ms${isRunning(r) ? '' : ' (it exited)'}; its log ${r.log} ends:`);
     for (const l of tail) warn(`  ${l}`);
     // Leave nothing of this call behind: what was running before stays, what it started stops.
-    for (const s of started.reverse()) {
-      await stopService(s);
-      removeRecord(s.name, env);
-    }
+    await stopStarted();
     warn(started.length > 0 ? `up: stopped what this run started (${started.map((s) => s.name).join(', ')})` : 'up: nothing was left running');
     return tail.some((l) => l.includes('PORT_IN_USE')) ? PORT_TAKEN_EXIT : 1;
   };
