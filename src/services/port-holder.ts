@@ -88,17 +88,22 @@ export function portTakenMessage(what: string, port: number, host: string, flag:
   return `${what} ${port} on ${host} is taken${heldBy(port)}; move it with ${flag}`;
 }
 
-const isTaken = (err: unknown): boolean => {
-  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
-  return e?.code === 'EADDRINUSE' || e?.code === 'PORT_IN_USE' || e?.cause?.code === 'EADDRINUSE';
+type ListenError = { code?: unknown; port?: unknown; cause?: ListenError } | null | undefined;
+
+/** True when `err` is `port` being taken (not another listener's port, such as an inspector's). */
+const takes = (err: unknown, port: number): boolean => {
+  const e = err as ListenError;
+  const sys = e?.code === 'EADDRINUSE' ? e : e?.cause?.code === 'EADDRINUSE' ? e.cause : undefined;
+  if (sys === undefined) return false;
+  return typeof sys.port !== 'number' || sys.port === port;
 };
 
 /**
- * A listen failure said as what to do: a taken port becomes PORT_IN_USE naming the holder and
+ * A listen failure said as what to do: `port` taken becomes PORT_IN_USE naming the holder and
  * `flag`; anything else is returned as it was.
  */
 export function explainListenError(err: unknown, what: string, port: number, host: string, flag: string): unknown {
-  if (!isTaken(err)) return err;
+  if (!takes(err, port)) return err;
   return new SteeringError('PORT_IN_USE', portTakenMessage(what, port, host, flag), { cause: err });
 }
 
