@@ -7,7 +7,9 @@ import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { SteeringError } from '../protocol/errors.js';
 import { loadTable, vendorTokens } from '../adapters/vendors.js';
 import { portFree, portTakenMessage } from '../services/port-holder.js';
-import { isRunning, lastError, listRecords, logSince, logSize, logTail, readRecord, removeRecord, serviceLog, type ServiceRecord } from '../services/records.js';
+import {
+  isRunning, lastError, listRecords, logSince, logSize, logTail, readRecord, removeRecord, serviceLog, type ServiceRecord,
+} from '../services/records.js';
 import { getJson, startService, stopService, waitReady } from '../services/supervise.js';
 
 /** `up`'s exit when a port is taken (as `demo`'s). */
@@ -35,10 +37,11 @@ interface Planned {
 }
 
 const adapterName = (vendor: string): string => `adapter-${vendor}`;
+const invalid = (message: string): SteeringError => new SteeringError('CONFIG_INVALID', message);
 
 function portNumber(flag: string, v: string, min = 1): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > 65535) throw new SteeringError('CONFIG_INVALID', `${flag} must be a port ${min}-65535, got "${v}"`);
+  if (!Number.isInteger(n) || n < min || n > 65535) throw invalid(`${flag} must be a port ${min}-65535, got "${v}"`);
   return n;
 }
 
@@ -48,8 +51,8 @@ function hookPorts(values: string[], vendors: string[]): Map<string, number> {
   for (const v of values) {
     const eq = v.indexOf('=');
     const vendor = eq === -1 ? (vendors.length === 1 ? vendors[0]! : undefined) : v.slice(0, eq);
-    if (vendor === undefined) throw new SteeringError('CONFIG_INVALID', `--hook-port ${v}: with several vendors say which, e.g. --hook-port ${vendors[0]}=18377`);
-    if (!vendors.includes(vendor)) throw new SteeringError('CONFIG_INVALID', `--hook-port ${v}: ${vendor} is not among the vendors named (${vendors.join(', ')})`);
+    if (vendor === undefined) throw invalid(`--hook-port ${v}: with several vendors say which, e.g. --hook-port ${vendors[0]}=18377`);
+    if (!vendors.includes(vendor)) throw invalid(`--hook-port ${v}: ${vendor} is not among the vendors named (${vendors.join(', ')})`);
     ports.set(vendor, portNumber('--hook-port', eq === -1 ? v : v.slice(eq + 1)));
   }
   return ports;
@@ -62,13 +65,20 @@ const adapterLinked = (port: number) => async () => {
   return h !== undefined && (h['relay'] === undefined || h['relay'] === 'connected');
 };
 
-async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<{ relay: Planned; adapters: Planned[] }> {
+type Plan = { relay: Planned; adapters: Planned[] };
+
+async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<Plan> {
   const unknown = vendors.filter((v) => !vendorTokens().includes(v));
-  if (unknown.length > 0) throw new SteeringError('CONFIG_INVALID', `unknown vendor "${unknown[0]}"; known: ${vendorTokens().join(', ')}`);
-  if (new Set(vendors).size > 1 && env['AEP_LOG']) throw new SteeringError('CONFIG_INVALID', 'AEP_LOG names one event log, and up was given several vendors: unset it (each adapter then logs to AEP_STATE_DIR/logs/<vendor>.jsonl)');
+  if (unknown.length > 0) throw invalid(`unknown vendor "${unknown[0]}"; known: ${vendorTokens().join(', ')}`);
+  if (new Set(vendors).size > 1 && env['AEP_LOG']) {
+    throw invalid('AEP_LOG names one event log and up was given several vendors: unset it (each adapter logs to AEP_STATE_DIR/logs/<vendor>.jsonl)');
+  }
   const running = readRecord('relay', env);
   const wanted = f.relayPort ?? (env['AEP_PORT'] || undefined);
-  const relayPort = running !== undefined && isRunning(running) && wanted === undefined ? running.port : portNumber('--relay-port', wanted ?? String(DEFAULT_RELAY_PORT));
+  // A relay `up` started earlier keeps its port unless another is asked for.
+  const relayPort = running !== undefined && isRunning(running) && wanted === undefined
+    ? running.port
+    : portNumber('--relay-port', wanted ?? String(DEFAULT_RELAY_PORT));
   const relay: Planned = {
     name: 'relay', port: relayPort, args: ['relay', '--host', HOST, '--port', String(relayPort)],
     what: 'relay port', flag: '--relay-port (AEP_PORT)', ready: relayServes(relayPort),
@@ -86,7 +96,7 @@ async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Prom
   }
   const ports = [relay, ...adapters].map((p) => p.port);
   const twice = ports.find((p, i) => ports.indexOf(p) !== i);
-  if (twice !== undefined) throw new SteeringError('CONFIG_INVALID', `port ${twice} is given to two services; move one with --relay-port or --hook-port <vendor>=<port>`);
+  if (twice !== undefined) throw invalid(`port ${twice} is given to two services; move one with --relay-port or --hook-port <vendor>=<port>`);
   return { relay, adapters };
 }
 
@@ -95,7 +105,7 @@ const warn = (line: string) => process.stderr.write(`${line}\n`);
 
 async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<number> {
   const timeoutMs = Number(f.timeoutMs);
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new SteeringError('CONFIG_INVALID', `--timeout-ms must be a whole number >= 1, got "${f.timeoutMs}"`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw invalid(`--timeout-ms must be a whole number >= 1, got "${f.timeoutMs}"`);
   const { relay, adapters } = await plan(vendors, f, env);
   const all = [relay, ...adapters];
   const already = new Map<string, ServiceRecord>();
@@ -105,7 +115,8 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
   }
   const runningRelay = already.get('relay');
   if (runningRelay !== undefined && runningRelay.port !== relay.port) {
-    warn(`up: the relay already runs on port ${runningRelay.port} (pid ${runningRelay.pid}); run aep-steer down first to move it to ${relay.port}`);
+    const { port, pid } = runningRelay;
+    warn(`up: the relay already runs on port ${port} (pid ${pid}); run aep-steer down first to move it to ${relay.port}`);
     return 1;
   }
   // Every port is checked before anything starts: a taken one leaves nothing half started.
@@ -140,20 +151,27 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
   }
 }
 
-async function startAll(toStart: Planned[], started: ServiceRecord[], timeoutMs: number, stopStarted: () => Promise<void>, env: NodeJS.ProcessEnv): Promise<number> {
+async function startAll(
+  toStart: Planned[], started: ServiceRecord[], timeoutMs: number, stopStarted: () => Promise<void>, env: NodeJS.ProcessEnv,
+): Promise<number> {
   const failed = async (p: Planned, r: ServiceRecord): Promise<number> => {
     const tail = logTail(r.log);
-    warn(`up: ${p.name} did not become ready within ${timeoutMs} ms${isRunning(r) ? '' : ' (it exited)'}; its log ${r.log} ends:`);
+    const exited = isRunning(r) ? '' : ' (it exited)';
+    warn(`up: ${p.name} did not become ready within ${timeoutMs} ms${exited}; its log ${r.log} ends:`);
     for (const l of tail) warn(`  ${l}`);
     // Leave nothing of this call behind: what was running before stays, what it started stops.
     await stopStarted();
-    warn(started.length > 0 ? `up: stopped what this run started (${started.map((s) => s.name).join(', ')})` : 'up: nothing was left running');
+    const names = started.map((s) => s.name).join(', ');
+    warn(started.length > 0 ? `up: stopped what this run started (${names})` : 'up: nothing was left running');
     return tail.some((l) => l.includes('PORT_IN_USE')) ? PORT_TAKEN_EXIT : 1;
   };
   // The relay first: adapters connect to it, and are ready once their link is up.
   const order = [toStart.filter((p) => p.name === 'relay'), toStart.filter((p) => p.name !== 'relay')];
   for (const group of order) {
-    const launched = group.map((p) => ({ p, from: logSize(serviceLog(p.name, env)), r: startService(p.name, p.args, p.port, env) }));
+    const launched = group.map((p) => {
+      const from = logSize(serviceLog(p.name, env));
+      return { p, from, r: startService(p.name, p.args, p.port, env) };
+    });
     started.push(...launched.map((l) => l.r));
     const ready = await Promise.all(launched.map(async (l) => ({ ...l, ok: await waitReady(l.r, l.p.ready, timeoutMs) })));
     const bad = ready.find((l) => !l.ok);
@@ -209,10 +227,15 @@ async function status(json: boolean | undefined, env: NodeJS.ProcessEnv): Promis
   else if (rows.length === 0) say('nothing started by aep-steer up runs (aep-steer up [vendors…] starts the relay and adapters)');
   else {
     const table = [['service', 'pid', 'port', 'state', 'relay link', 'uptime', 'last error'],
-      ...rows.map((r) => [r.name, String(r.pid), String(r.port), r.running ? 'running' : 'not running', r.relayLink, r.running ? uptime(r.uptimeS) : '-', r.lastError ?? '-'])];
+      ...rows.map((r) => [
+        r.name, String(r.pid), String(r.port), r.running ? 'running' : 'not running', r.relayLink,
+        r.running ? uptime(r.uptimeS) : '-', r.lastError ?? '-',
+      ])];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((t) => t[i]!.length)));
     for (const t of table) say(t.map((c, i) => (i === t.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd());
-    for (const r of rows.filter((x) => !x.running)) say(`${r.name} is not running: its log is ${r.log}; aep-steer up starts it again`);
+    for (const r of rows.filter((x) => !x.running)) {
+      say(`${r.name} is not running: its log is ${r.log}; aep-steer up starts it again`);
+    }
   }
   return rows.every((r) => r.running) ? 0 : 1;
 }
@@ -239,10 +262,12 @@ export function registerServices(program: Command, env: NodeJS.ProcessEnv = proc
     .description('start the relay and the named vendors\' adapters in the background, output in AEP_STATE_DIR/logs/')
     .argument('[vendors...]', `vendor tokens (${vendorTokens().join(', ')})`)
     .option('--relay-port <n>', `the relay's port on 127.0.0.1 (AEP_PORT; default ${DEFAULT_RELAY_PORT})`)
-    .option('--hook-port <[vendor=]n>', 'an adapter\'s hook port, repeatable (default: the vendor\'s, D15; one vendor: AEP_HOOK_PORT)', collect, [])
+    .option('--hook-port <[vendor=]n>', 'an adapter\'s hook port, repeatable (default: the vendor\'s, D15; one vendor: AEP_HOOK_PORT)',
+      collect, [])
     .option('--instruct', 'the adapters accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option('--timeout-ms <ms>', 'how long each service may take to become ready', String(DEFAULT_READY_MS))
-    .addHelpText('after', '\nExit codes: 0 every service ready, 1 one did not become ready (nothing this run started is left), 2 usage, 3 a port is taken (nothing started).')
+    .addHelpText('after', '\nExit codes: 0 every service ready, 1 one did not become ready (nothing this run started is left),'
+      + ' 2 usage, 3 a port is taken (nothing started).')
     .action(async (vendors: string[], f: UpFlags) => {
       process.exitCode = await up(vendors, f, env);
     });

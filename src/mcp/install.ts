@@ -6,7 +6,9 @@ import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readJsonObject, settingsFile, stateDir, writeJsonObject, writePrivateFile, writeTextFile, type InstallReport } from '../adapters/install.js';
+import {
+  readJsonObject, settingsFile, stateDir, writeJsonObject, writePrivateFile, writeTextFile, type InstallReport,
+} from '../adapters/install.js';
 import { isLoopbackUrl, localTokenPath } from '../relay/local-token.js';
 import { SteeringError } from '../protocol/errors.js';
 
