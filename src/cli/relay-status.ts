@@ -12,6 +12,10 @@ const OUTAGE = new Set(['RELAY_UNREACHABLE', 'RELAY_UNAUTHORIZED']);
 /** How long a lost link waits for its first failed attempt, to say the loss with its reason. */
 const REASON_WAIT_MS = 1500;
 const GOING_ON = 'hooks go on meanwhile, events wait in the log';
+const TOKEN_FIX = 'give the relay\'s token with --token or AEP_TOKEN (a loopback relay started without one uses AEP_STATE_DIR/token)';
+
+/** The relay answered and refused the token (HTTP 401/403), whichever code the link gave it. */
+const refused = (e: SteeringError): boolean => e.code === 'RELAY_UNAUTHORIZED' || /\bHTTP 40[13]\b/.test(e.message);
 
 export interface RelayReporter {
   /** The link's errors: outage reasons are said once each, anything else goes to `report`. */
@@ -36,7 +40,8 @@ export function relayReporter(
   let reason: SteeringError | undefined;
   let lostTimer: NodeJS.Timeout | undefined;
   const keyOf = (e: SteeringError) => `${e.code} ${e.message.replace(/\d+/g, '#')}`;
-  const because = (e: SteeringError) => `; reason: ${e.message} [${e.code}]`;
+  // A refused token is not an unreachable relay: said as what it is, with where the token comes from.
+  const because = (e: SteeringError) => `; reason: ${e.message} [${e.code}]${refused(e) ? `; ${TOKEN_FIX}` : ''}`;
 
   const sayOutage = (e: SteeringError | undefined) => {
     clearTimeout(lostTimer);
@@ -44,7 +49,8 @@ export function relayReporter(
     inOutage = true;
     if (e !== undefined) said.add(keyOf(e));
     const tail = e === undefined ? ' (the connection closed)' : because(e);
-    say(ever
+    if (e !== undefined && refused(e)) say(`aep-steer adapter: relay refused this adapter: ${url}; retrying every second (${GOING_ON})${tail}`);
+    else say(ever
       ? `aep-steer adapter: relay lost: ${url}; reconnecting every second (${GOING_ON})${tail}`
       : `aep-steer adapter: relay unreachable: ${url}; retrying every second (${GOING_ON})${tail}`);
   };
@@ -86,7 +92,7 @@ export function relayReporter(
       if (said.has(keyOf(e))) return;
       if (!inOutage) return sayOutage(e);
       said.add(keyOf(e));
-      say(`aep-steer adapter: relay still unreachable: ${url}${because(e)}`);
+      say(`aep-steer adapter: relay ${refused(e) ? 'now refuses this adapter' : 'still unreachable'}: ${url}${because(e)}`);
     },
     start() {
       if (stopped || live) return;

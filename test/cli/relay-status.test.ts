@@ -29,7 +29,11 @@ test('ten failed attempts: one line; a different reason: one more; back: one', (
   const token = new SteeringError('RELAY_UNAUTHORIZED', 'relay refused the token (HTTP 401)');
   for (let i = 0; i < 5; i++) r.onLinkError(token);
   assert.is(lines.length, 2);
-  assert.is(lines[1], `aep-steer adapter: relay still unreachable: ${URL}; reason: relay refused the token (HTTP 401) [RELAY_UNAUTHORIZED]`);
+  // A refused token is said as such, with where the token comes from, never as an unreachable relay.
+  assert.match(lines[1]!, `aep-steer adapter: relay now refuses this adapter: ${URL}; reason: relay refused the token (HTTP 401) [RELAY_UNAUTHORIZED]; give the relay's token with --token or AEP_TOKEN`);
+  const moved = new SteeringError('RELAY_UNREACHABLE', 'relay link: connect ECONNREFUSED 127.0.0.1:2');
+  r.onLinkError(moved);
+  assert.is(lines.length, 2, 'another port is not another reason (digits are folded)');
   state.next(true);
   assert.is(lines.length, 3);
   assert.is(lines[2], `aep-steer adapter: relay connected: ${URL} (reachable again)`);

@@ -234,4 +234,42 @@ test('a service that does not become ready in time: up stops what it started in 
   assert.equal((await status()).rows, []);
 });
 
+/** A relay that refuses the adapter (a tokens file without the local token): the adapter never links up. */
+function refusingRelayEnv(): void {
+  const tokens = join(dir, 'tokens.json');
+  writeFileSync(tokens, JSON.stringify({ tokens: [{ token: 'only-this-one', identity: 'someone' }] }), { mode: 0o600 });
+  env['AEP_TOKENS_FILE'] = tokens;
+}
+
+test('an adapter whose relay link never comes up: up prints its log\'s reason, stops the relay it started, exits 1', async () => {
+  refusingRelayEnv();
+  const r = await cli([...upArgs(), '--timeout-ms', '3000']);
+  assert.is(r.status, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, 'relay: started', 'the relay itself was ready');
+  assert.match(r.stderr, 'up: adapter-claude-code did not become ready within 3000 ms');
+  assert.match(r.stderr, /relay refused this adapter: ws:\/\/127\.0\.0\.1:\d+\/socket; retrying every second/);
+  assert.match(r.stderr, /relay refused the connection: HTTP 401/);
+  assert.match(r.stderr, 'up: stopped what this run started (relay, adapter-claude-code)');
+  assert.not.ok(await listening(relayPort));
+  assert.not.ok(await listening(hookPort));
+  assert.equal((await status()).rows, []);
+});
+
+test('up interrupted while it waits stops what that call started', async () => {
+  refusingRelayEnv();
+  const child = spawn(process.execPath, [BIN, ...upArgs()], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  for (let i = 0; i < 400 && !existsSync(join(state(), 'run', 'adapter-claude-code.pid')); i++) await new Promise((r) => setTimeout(r, 25));
+  const pids = [record('relay').pid, record('adapter-claude-code').pid];
+  child.kill('SIGINT');
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  assert.is(code, 130, out);
+  assert.match(out, 'up: interrupted; stopping what this run started');
+  for (const pid of pids) assert.not.ok(alive(pid), `pid ${pid} still runs`);
+  assert.not.ok(await listening(relayPort));
+  assert.equal((await status()).rows, []);
+});
+
 test.run();
