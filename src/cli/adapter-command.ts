@@ -12,7 +12,8 @@ import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
 import { archivedGenerations, fullWhile, readEventLog, segmentPath } from '../streams/log.js';
 import type { AepEvent } from '../protocol/envelope.js';
-import { sayRelayState } from './relay-status.js';
+import { relayReporter, type RelayReporter } from './relay-status.js';
+import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
@@ -213,15 +214,18 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
   const sendInput = source?.transport !== undefined;
   const control = source?.controller !== undefined;
+  // With `say`, the link's outages are said once each (relay-status.ts), not once per retry.
+  let status: RelayReporter | undefined;
   const relay = cfg.relayUrl === undefined
     ? undefined
     : connectRelay({
       url: cfg.relayUrl,
       agent: cfg.surface.token,
       accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
-      onError: report,
+      onError: say === undefined ? report : (e) => status?.onLinkError(e),
       ...(cfg.token === undefined ? {} : { token: cfg.token }),
     });
+  if (relay !== undefined && say !== undefined) status = relayReporter(cfg.relayUrl!, relay.state$, say, report);
   const opts: AdapterOptions = {
     surface: cfg.surface,
     port: cfg.port,
@@ -254,24 +258,25 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
       opts.control = true;
       opts.controller = source.controller;
     }
-    opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source.health() });
   }
-  const status = relay !== undefined && say !== undefined ? sayRelayState(relay.state$, cfg.relayUrl!, say) : undefined;
+  // `/healthz` names the relay link's state (`aep-steer status`, and `up` waits for it).
+  opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source?.health() });
   let adapter: AdapterHandle;
   try {
     adapter = await startAdapter(opts);
   } catch (err) {
-    status?.unsubscribe();
+    status?.stop();
     await source?.close();
     await relay?.close();
     await plane?.close();
     await inspector?.stop();
     throw err;
   }
+  status?.start();
   const running: RunningAdapter = {
     adapter,
     async close() {
-      status?.unsubscribe();
+      status?.stop();
       await source?.close();
       await adapter.close();
       await plane?.close();
@@ -314,7 +319,9 @@ export function registerAdapter(program: Command): void {
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
       const out = (line: string) => process.stderr.write(`${line}\n`);
-      const running = await runAdapter(cfg, undefined, out);
+      const running = await runAdapter(cfg, undefined, out).catch((err: unknown) => {
+        throw explainListenError(err, cfg.source ? 'health port' : 'hook port', cfg.port, '127.0.0.1', '--port (AEP_HOOK_PORT)');
+      });
       const table = tableFor(token);
       out(cfg.source
         ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`

@@ -13,11 +13,14 @@ interface Entry {
   load: () => Promise<Register>;
 }
 
-/** Every command, in help order; `install` also registers `uninstall`. */
+/** Every command, in help order; `install` also registers `uninstall`, `up` also `status` and `down`. */
 export const CATALOGUE: readonly Entry[] = [
   { name: 'demo', summary: 'run the whole loop locally: relay, adapter, a session, one instruction, the audit', load: async () => (await import('./demo-command.js')).registerDemo },
   { name: 'relay', summary: 'run the AEP relay (SQLite history, WebSocket, SSE, HTTP ingest)', load: async () => (await import('./relay-command.js')).registerRelay },
   { name: 'adapter', summary: 'run a vendor adapter: hook endpoint, session runtime, relay link', load: async () => (await import('./adapter-command.js')).registerAdapter },
+  { name: 'up', summary: 'start the relay and adapters in the background (output in AEP_STATE_DIR/logs/), ready when it returns', load: async () => (await import('./services-command.js')).registerServices },
+  { name: 'status', summary: 'what up started: pid, port, relay link, uptime, last error', load: async () => (await import('./services-command.js')).registerServices },
+  { name: 'down', summary: 'stop exactly what up started', load: async () => (await import('./services-command.js')).registerServices },
   { name: 'install', summary: 'add the adapter hooks to a vendor\'s settings (keeps every other hook)', load: async () => (await import('./install-command.js')).registerInstall },
   { name: 'uninstall', summary: 'remove the adapter hooks from a vendor\'s settings (and nothing else)', load: async () => (await import('./install-command.js')).registerInstall },
   { name: 'doctor', summary: 'check relay, token, adapter, hooks and vendor CLI; print each problem with its fix', load: async () => (await import('./doctor-command.js')).registerDoctor },

@@ -6,6 +6,7 @@ import { readTokenFile } from '../consumer/connect.js';
 import { SteeringError } from '../protocol/errors.js';
 import { DEFAULT_CONSOLE_PORT, DEFAULT_CONSOLE_SENDER, startConsole, type ConsoleHandle } from '../console/start.js';
 import { addRelayOptions, type RelayFlags } from './relay-options.js';
+import { explainListenError } from '../services/port-holder.js';
 
 interface ConsoleFlags extends RelayFlags {
   port: string;
@@ -32,7 +33,8 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
     let handle: ConsoleHandle;
     try {
       handle = await startConsole({ relay: f.relay, sender: f.sender, port, ...(token ? { token } : {}) });
-    } catch (err) {
+    } catch (caught) {
+      const err = explainListenError(caught, 'console port', port, '127.0.0.1', '--port');
       process.stderr.write(`console: ${err instanceof SteeringError ? err.message : String(err)}\n`);
       process.exitCode = err instanceof SteeringError && err.code === 'PORT_IN_USE' ? 4 : 1;
       return;

@@ -3,6 +3,7 @@
 // adapters/installers/.
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureSecret, secretPath, stateDir, writePrivateFile } from '../adapters/install.js';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
@@ -79,7 +80,7 @@ export function registerInstall(program: Command): void {
     .option('--token-file <path>', 'with "mcp": the file (mode 600) the server reads its relay token from')
     .option('--token <token>', 'with "mcp": store this relay token in $AEP_STATE_DIR/mcp-token and use that file')
     .option('--sender <name>', 'with "mcp": the sender name on the server\'s commands (default aep-steer-mcp)')
-    .addHelpText('after', '\nExamples:\n  aep-steer install claude-code --project .\n  aep-steer install mcp claude-code --project . --token-file ~/.aep-steering/mcp-token\n  aep-steer install mcp codex --token "$ORCHESTRATOR_TOKEN"')
+    .addHelpText('after', '\nExamples:\n  aep-steer install claude-code --project .\n  aep-steer install mcp claude-code --project . --token-file ~/.aep-steering/mcp-token\n  aep-steer install mcp codex   # a loopback relay: the local token')
     .action((token: string, orchestrator: string | undefined, flags: InstallFlags) => {
       if (token === 'mcp') {
         installMcpServer(orchestrator, flags);
@@ -108,7 +109,8 @@ export function registerInstall(program: Command): void {
       if (token === 'mcp') {
         if (orchestrator === undefined) throw new SteeringError('CONFIG_INVALID', 'name the orchestrating agent: aep-steer uninstall mcp <vendor>');
         const r = uninstallMcp(orchestrator, { ...(flags.project !== undefined ? { project: flags.project } : {}), ...(flags.user ? { user: true } : {}) });
-        console.log(r.changed ? `mcp ${orchestrator}: wrote ${r.file}\n  removed the ${MCP_ENTRY} MCP server` : `mcp ${orchestrator}: ${r.file} holds no ${MCP_ENTRY} server; nothing changed`);
+        console.log(r.changed ? `mcp ${orchestrator}: ${existsSync(r.file) ? 'wrote' : 'removed'} ${r.file}\n  removed the ${MCP_ENTRY} MCP server` : `mcp ${orchestrator}: ${r.file} holds no ${MCP_ENTRY} server; nothing changed`);
+        for (const n of r.notes) console.log(`  ${n}`);
         return;
       }
       const { installer } = installable(token);

@@ -11,6 +11,7 @@ import { ensureLocalToken } from '../relay/local-token.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
 import { DEFAULT_LEASE_MS, type NatsStoreOptions } from '../relay/nats/engine.js';
 import { NatsStore } from '../relay/nats/store.js';
+import { explainListenError } from '../services/port-holder.js';
 
 /** `AEP_STATE_DIR/relay.db`, beside the local token and the adapters' logs. */
 export const defaultStore = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'relay.db');
@@ -124,7 +125,9 @@ export function registerRelay(program: Command): void {
       if (note !== undefined) log(note);
       const nats = natsOptions(flags, options);
       if (nats) options.store = await NatsStore.open({ ...nats, log });
-      const relay = await startRelay({ ...options, log, reloadSignal: 'SIGHUP' });
+      const relay = await startRelay({ ...options, log, reloadSignal: 'SIGHUP' }).catch((err: unknown) => {
+        throw explainListenError(err, 'relay port', options.port ?? DEFAULT_PORT, options.host ?? DEFAULT_HOST, '--port (AEP_PORT)');
+      });
       log(`relay: socket ${relay.socketUrl}`);
       const stop = () => {
         // Graceful: SSE `: shutting-down`, WS close 1001, exit 0; forced exit 1 after 5 s.

@@ -2,11 +2,14 @@
 // MCP config, keeping every other server, and takes it out again. Vendor differences are data:
 // where the config lives, its format, and what the entry needs. The entry names a token file,
 // never the token (D21): configs like `.mcp.json` are often committed.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readJsonObject, settingsFile, writeJsonObject, writeTextFile, type InstallReport } from '../adapters/install.js';
+import {
+  readJsonObject, settingsFile, stateDir, writeJsonObject, writePrivateFile, writeTextFile, type InstallReport,
+} from '../adapters/install.js';
+import { isLoopbackUrl, localTokenPath } from '../relay/local-token.js';
 import { SteeringError } from '../protocol/errors.js';
 
 export const MCP_ENTRY = 'aep-steer';
@@ -81,35 +84,123 @@ function vendorOf(token: string): McpVendor {
   return v;
 }
 
+// --- what an install added, so uninstall puts each file back as it was --------------------
+
+/** Per config file: whether install created it, the top-level keys and the directories it added. */
+interface Added {
+  created: boolean;
+  keys: string[];
+  dirs: string[];
+}
+
+const addedPath = (env: NodeJS.ProcessEnv): string => join(stateDir(env), 'mcp-installed.json');
+
+function readAdded(env: NodeJS.ProcessEnv): Record<string, Added> {
+  try {
+    return JSON.parse(readFileSync(addedPath(env), 'utf8')) as Record<string, Added>;
+  } catch {
+    return {};
+  }
+}
+
+function writeAdded(all: Record<string, Added>, env: NodeJS.ProcessEnv): void {
+  if (Object.keys(all).length === 0) rmSync(addedPath(env), { force: true });
+  else writePrivateFile(addedPath(env), `${JSON.stringify(all, null, 2)}\n`);
+}
+
+/** Notes, before the first write to `file`, what is not there yet; a later install keeps the first note. */
+function noteBefore(file: string, keys: string[], env: NodeJS.ProcessEnv): void {
+  const all = readAdded(env);
+  if (all[file] !== undefined) return;
+  const dirs: string[] = [];
+  for (let d = dirname(file); !existsSync(d); d = dirname(d)) dirs.push(d);
+  const created = !existsSync(file);
+  const config = created ? {} : readJsonOrEmpty(file);
+  all[file] = { created, keys: keys.filter((k) => !(k in config)), dirs };
+  writeAdded(all, env);
+}
+
+const readJsonOrEmpty = (file: string): Record<string, unknown> => (file.endsWith('.toml') ? {} : readJsonObject(file));
+
+/** What install noted for `file` (taken out of the record); without a note, what an emptied file suggests. */
+function takeAdded(file: string, env: NodeJS.ProcessEnv): Added | undefined {
+  const all = readAdded(env);
+  const a = all[file];
+  if (a === undefined) return undefined;
+  delete all[file];
+  writeAdded(all, env);
+  return a;
+}
+
+/** Writes `config` back without our entries: keys install added go once empty, a file it created once nothing is left. */
+function restoreJson(file: string, config: Record<string, unknown>, added: Added | undefined, containers: string[]): void {
+  const next = { ...config };
+  for (const k of containers) {
+    const v = next[k];
+    const empty = Array.isArray(v) ? v.length === 0 : v !== null && typeof v === 'object' && Object.keys(v).length === 0;
+    if (empty && (added === undefined || added.keys.includes(k))) delete next[k];
+  }
+  if (Object.keys(next).length === 0 && (added === undefined || added.created)) removeCreated(file, added);
+  else writeJsonObject(file, next);
+}
+
+function removeCreated(file: string, added: Added | undefined): void {
+  rmSync(file, { force: true });
+  for (const d of added?.dirs ?? []) {
+    try {
+      rmdirSync(d); // only when empty: anything else put there stays
+    } catch {
+      break;
+    }
+  }
+}
+
 // --- .mcp.json / ~/.claude.json -------------------------------------------------------------
 
-function installJson(file: string, entry: McpServerEntry): boolean {
+function installJson(file: string, entry: McpServerEntry, env: NodeJS.ProcessEnv): boolean {
   const config = readJsonObject(file);
   const servers = (config['mcpServers'] ?? {}) as Record<string, unknown>;
   if (typeof servers !== 'object' || Array.isArray(servers)) throw new SteeringError('CONFIG_INVALID', `${file}: mcpServers is not an object; nothing was changed`);
   const next = { type: 'stdio', ...entry };
   if (JSON.stringify(servers[MCP_ENTRY]) === JSON.stringify(next)) return false;
+  noteBefore(file, ['mcpServers'], env);
   writeJsonObject(file, { ...config, mcpServers: { ...servers, [MCP_ENTRY]: next } });
   return true;
 }
 
-function uninstallJson(file: string): boolean {
+function uninstallJson(file: string, env: NodeJS.ProcessEnv): boolean {
   if (!existsSync(file)) return false;
   const config = readJsonObject(file);
   const servers = config['mcpServers'] as Record<string, unknown> | undefined;
   if (servers === undefined || !(MCP_ENTRY in servers)) return false;
   const { [MCP_ENTRY]: _ours, ...rest } = servers;
-  writeJsonObject(file, { ...config, mcpServers: rest });
+  restoreJson(file, { ...config, mcpServers: rest }, takeAdded(file, env), ['mcpServers']);
   return true;
 }
 
+const approvalFile = (project: string): string => join(resolve(project), '.claude', 'settings.local.json');
+
 /** Approves the project server for Claude Code, so a headless run starts it without asking. */
-function approveProjectServer(project: string): string {
-  const file = join(resolve(project), '.claude', 'settings.local.json');
+function approveProjectServer(project: string, env: NodeJS.ProcessEnv): string {
+  const file = approvalFile(project);
   const settings = readJsonObject(file);
   const enabled = Array.isArray(settings['enabledMcpjsonServers']) ? (settings['enabledMcpjsonServers'] as unknown[]) : [];
-  if (!enabled.includes(MCP_ENTRY)) writeJsonObject(file, { ...settings, enabledMcpjsonServers: [...enabled, MCP_ENTRY] });
+  if (!enabled.includes(MCP_ENTRY)) {
+    noteBefore(file, ['enabledMcpjsonServers'], env);
+    writeJsonObject(file, { ...settings, enabledMcpjsonServers: [...enabled, MCP_ENTRY] });
+  }
   return file;
+}
+
+/** Takes our approval out again; true when there was one. */
+function withdrawApproval(project: string, env: NodeJS.ProcessEnv): boolean {
+  const file = approvalFile(project);
+  if (!existsSync(file)) return false;
+  const settings = readJsonObject(file);
+  const enabled = settings['enabledMcpjsonServers'];
+  if (!Array.isArray(enabled) || !enabled.includes(MCP_ENTRY)) return false;
+  restoreJson(file, { ...settings, enabledMcpjsonServers: enabled.filter((e) => e !== MCP_ENTRY) }, takeAdded(file, env), ['enabledMcpjsonServers']);
+  return true;
 }
 
 // --- Codex config.toml ----------------------------------------------------------------------
@@ -130,41 +221,63 @@ function withoutTomlTable(toml: string): string {
 const tomlTable = (entry: McpServerEntry): string =>
   [TOML_HEADER, `command = ${JSON.stringify(entry.command)}`, `args = [${entry.args.map((a) => JSON.stringify(a)).join(', ')}]`, `tool_timeout_sec = ${TOOL_TIMEOUT_S}`].join('\n');
 
-function installToml(file: string, entry: McpServerEntry): boolean {
+function installToml(file: string, entry: McpServerEntry, env: NodeJS.ProcessEnv): boolean {
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const kept = withoutTomlTable(before).trimEnd();
   const after = `${kept === '' ? '' : `${kept}\n\n`}${tomlTable(entry)}\n`;
   if (after === before) return false;
+  noteBefore(file, [], env);
   writeTextFile(file, after);
   return true;
 }
 
-function uninstallToml(file: string): boolean {
+function uninstallToml(file: string, env: NodeJS.ProcessEnv): boolean {
   if (!existsSync(file)) return false;
   const before = readFileSync(file, 'utf8');
   const after = withoutTomlTable(before);
   if (after === before) return false;
-  writeTextFile(file, after.trimEnd() === '' ? '' : `${after.trimEnd()}\n`);
+  const added = takeAdded(file, env);
+  if (after.trim() === '' && (added === undefined || added.created)) removeCreated(file, added);
+  else writeTextFile(file, after.trimEnd() === '' ? '' : `${after.trimEnd()}\n`);
   return true;
 }
 
 // --- entry points ---------------------------------------------------------------------------
+
+/**
+ * The auth the server will really use, as `aep-steer mcp` resolves it: the token file when the
+ * entry names one; else AEP_TOKEN from the agent's environment, and for a loopback relay without
+ * it the local token.
+ */
+export function authStatement(o: McpInstallOptions, env: NodeJS.ProcessEnv = o.env ?? process.env): string {
+  if (o.tokenFile !== undefined) return `auth: the relay token in ${resolve(o.tokenFile)} (read at each start; it must stay mode 600)`;
+  if (isLoopbackUrl(o.relay)) {
+    const local = localTokenPath(env);
+    const made = existsSync(local) ? '' : ' (not there yet: the relay creates it on its first start)';
+    return `auth: the local token in ${local}${made}, or AEP_TOKEN when the agent's environment sets it; --token-file names another`;
+  }
+  return `auth: AEP_TOKEN from the agent's environment; without it ${o.relay} refuses every command (the local token goes only to a loopback relay); --token-file names a token file instead`;
+}
 
 export function installMcp(token: string, o: McpInstallOptions): InstallReport {
   const v = vendorOf(token);
   const env = o.env ?? process.env;
   const file = v.file(o, env);
   const entry = serverEntry(o);
-  const changed = v.format === 'mcp-json' ? installJson(file, entry) : installToml(file, entry);
+  const changed = v.format === 'mcp-json' ? installJson(file, entry, env) : installToml(file, entry, env);
   const notes = [...v.notes];
-  if (v.format === 'mcp-json' && o.project !== undefined) notes.push(`approved in ${approveProjectServer(o.project)}`);
-  if (o.tokenFile === undefined) notes.push('no --token-file given: the server uses AEP_TOKEN from the agent\'s environment');
+  if (v.format === 'mcp-json' && o.project !== undefined) notes.push(`approved in ${approveProjectServer(o.project, env)}`);
+  notes.push(authStatement(o, env));
   return { file, changed, added: changed ? [MCP_ENTRY] : [], removed: [], notes };
 }
 
+/** Takes out our server (and, for a project, our approval); each file is left as it was before install. */
 export function uninstallMcp(token: string, o: Pick<McpInstallOptions, 'project' | 'user' | 'env'>): InstallReport {
   const v = vendorOf(token);
-  const file = v.file({ ...o, relay: '' }, o.env ?? process.env);
-  const changed = v.format === 'mcp-json' ? uninstallJson(file) : uninstallToml(file);
-  return { file, changed, added: [], removed: changed ? [MCP_ENTRY] : [], notes: [] };
+  const env = o.env ?? process.env;
+  const file = v.file({ ...o, relay: '' }, env);
+  const changed = v.format === 'mcp-json' ? uninstallJson(file, env) : uninstallToml(file, env);
+  const notes: string[] = [];
+  if (v.format === 'mcp-json' && o.project !== undefined && withdrawApproval(o.project, env)) notes.push(`withdrew the approval in ${approvalFile(o.project)}`);
+  return { file, changed, added: [], removed: changed ? [MCP_ENTRY] : [], notes };
 }
