@@ -33,7 +33,7 @@ export async function relayChecks(url: string, given: string | undefined, env: N
       return [pass('relay', `${url} answers`), fail('token', `the relay refused ${whose}`, tokenHint(env))];
     }
     const fix = isLoopbackUrl(url)
-      ? `start it: aep-steer relay --port ${new URL(url).port || '8787'} &`
+      ? `start it: aep-steer up --relay-port ${new URL(url).port || '8787'}`
       : 'check the relay URL (--relay or AEP_RELAY) and that the relay runs';
     return [fail('relay', (err as Error).message, fix), fail('token', 'not checked: no relay', 'fix the relay first')];
   }
@@ -80,7 +80,8 @@ export async function adapterChecks(table: VendorTable, port: number, env: NodeJ
   // A user-plane vendor steers with send_input, switched on by its control gate (D28, D29).
   const userPlane = table.steering === 'send_input';
   const gateEnv = userPlane ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1';
-  const start = `${gateEnv} aep-steer adapter ${table.token} &`;
+  // `up` runs it in the background with its output in the state dir's logs, never over a TUI.
+  const start = `${gateEnv} aep-steer up ${table.token}`;
   const secret = readSecret(env);
   if (secret === undefined) return [fail('adapter', `no hook secret in ${secretPath(env)}`, `aep-steer install ${table.token}, then ${start}`)];
   const r = await getJson(hookUrl(port, secret), 2000);
@@ -101,10 +102,10 @@ export async function adapterChecks(table: VendorTable, port: number, env: NodeJ
     userPlane
       ? status.sendInput === true
         ? pass('steering gate', `x.${table.token}.control.send_input accepted (${gateEnv})`)
-        : fail('steering gate', `the adapter runs without ${gateEnv}, so it refuses send_input (D29)`, `restart it: ${start}`)
+        : fail('steering gate', `the adapter runs without ${gateEnv}, so it refuses send_input (D29)`, `restart it: aep-steer down ${table.token} && ${start}`)
       : status.instruct === true
         ? pass('steering gate', `x.${table.token}.control.instruct accepted (AEP_INSTRUCT=1)`)
-        : fail('steering gate', 'the adapter runs without AEP_INSTRUCT=1, so it refuses instructions (D5)', `restart it: ${start}`),
+        : fail('steering gate', 'the adapter runs without AEP_INSTRUCT=1, so it refuses instructions (D5)', `restart it: aep-steer down ${table.token} && ${start}`),
   ];
 }
 

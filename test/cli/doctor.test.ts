@@ -56,7 +56,7 @@ test.after(async () => {
 test('no relay: named with how to start it, and exit 1', async () => {
   const r = await doctor(undefined, { relay: 'ws://127.0.0.1:1/socket' });
   assert.is(r.code, DOCTOR_EXIT.problems);
-  assert.equal([byName(r.checks, 'relay').ok, byName(r.checks, 'relay').fix], [false, 'start it: aep-steer relay --port 1 &']);
+  assert.equal([byName(r.checks, 'relay').ok, byName(r.checks, 'relay').fix], [false, 'start it: aep-steer up --relay-port 1']);
 });
 
 test('a wrong token is told apart from an unreachable relay, with the token hint', async () => {
@@ -89,7 +89,7 @@ test('each broken piece is named with its fix: gate off, stale hooks, wrong CLI 
   const r = await doctor('claude-code', { token: 'doc-token', port: String(a.adapter.port), cli: fakeCli('2.1.197') });
   assert.is(r.code, DOCTOR_EXIT.problems);
   const gate = byName(r.checks, 'steering gate');
-  assert.equal([gate.ok, gate.fix], [false, 'restart it: AEP_INSTRUCT=1 aep-steer adapter claude-code &']);
+  assert.equal([gate.ok, gate.fix], [false, 'restart it: aep-steer down claude-code && AEP_INSTRUCT=1 aep-steer up claude-code']);
   const hooks = byName(r.checks, 'hooks');
   assert.is(hooks.ok, false, 'the hooks point at the previous adapter\'s port');
   assert.match(hooks.detail, `the adapter's is ${a.adapter.port}`);
@@ -101,7 +101,7 @@ test('each broken piece is named with its fix: gate off, stale hooks, wrong CLI 
   adapter = undefined;
   const down = await doctor('claude-code', { token: 'doc-token', port: String(a.adapter.port) });
   const ad = byName(down.checks, 'adapter');
-  assert.equal([ad.ok, ad.detail, ad.fix], [false, `nothing listening on 127.0.0.1:${a.adapter.port}`, 'AEP_INSTRUCT=1 aep-steer adapter claude-code &']);
+  assert.equal([ad.ok, ad.detail, ad.fix], [false, `nothing listening on 127.0.0.1:${a.adapter.port}`, 'AEP_INSTRUCT=1 aep-steer up claude-code']);
 });
 
 test('no hooks installed, an unknown vendor, a bad port', async () => {
@@ -121,7 +121,7 @@ test('text output prints each problem with its fix and how many there are', asyn
   const err = sink();
   await runDoctor(undefined, { relay: 'ws://127.0.0.1:1/socket' }, { out: out.stream, err: err.stream, env });
   assert.match(out.text(), '✗ relay: cannot reach relay at ws://127.0.0.1:1/socket');
-  assert.match(out.text(), '    fix: start it: aep-steer relay --port 1 &');
+  assert.match(out.text(), '    fix: start it: aep-steer up --relay-port 1');
   assert.match(out.text(), '2 problems: fix the first one first, then run aep-steer doctor again');
 });
 
