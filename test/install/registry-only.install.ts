@@ -122,7 +122,13 @@ test('the installed aep-steer starts a relay whose file store keeps an event, wi
   const relay = spawn(join(prefix, 'bin', 'aep-steer'), ['relay', '--port', '0', '--store', join(work, 'relay.db')], { cwd: work, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   relay.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => relay.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => {
+    relay.once('exit', resolve);
+    relay.once('error', (err) => {
+      stderr += err.message;
+      resolve(null);
+    });
+  });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       relay.stderr!.on('data', () => {
