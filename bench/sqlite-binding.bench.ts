@@ -19,11 +19,17 @@ import { figure, ROUNDS, type BenchFigure } from './types.js';
 const BASE = 'the same relay, file store on better-sqlite3 12.6.2';
 const ADMITTED = 20_000;
 const BATCH = 100;
+const VS = 'node:sqlite vs better-sqlite3';
+const UNDER_STREAM = 'instruct → ack under a background stream into the file store';
 const ROWS = [
-  { name: 'relay-fanout-node-sqlite', what: `relay ingest → fan-out, file store on node:sqlite vs better-sqlite3; ${fanoutWhat}`, unit: 'events/s' },
-  { name: 'relay-command-p50-node-sqlite', what: `instruct → ack under a background stream into the file store, node:sqlite vs better-sqlite3, p50 of ${COMMANDS}`, unit: 'ms' },
-  { name: 'relay-command-p99-node-sqlite', what: `instruct → ack under a background stream into the file store, node:sqlite vs better-sqlite3, p99 of ${COMMANDS}`, unit: 'ms' },
-  { name: 'store-admit-cpu-node-sqlite', what: `file store CPU per admitted event, ${ADMITTED} events in batches of ${BATCH} (one transaction each), node:sqlite vs better-sqlite3`, unit: 'µs CPU' },
+  { name: 'relay-fanout-node-sqlite', what: `relay ingest → fan-out, file store on ${VS}; ${fanoutWhat}`, unit: 'events/s' },
+  { name: 'relay-command-p50-node-sqlite', what: `${UNDER_STREAM}, ${VS}, p50 of ${COMMANDS}`, unit: 'ms' },
+  { name: 'relay-command-p99-node-sqlite', what: `${UNDER_STREAM}, ${VS}, p99 of ${COMMANDS}`, unit: 'ms' },
+  {
+    name: 'store-admit-cpu-node-sqlite',
+    what: `file store CPU per admitted event, ${ADMITTED} events in batches of ${BATCH} (one transaction each), ${VS}`,
+    unit: 'µs CPU',
+  },
 ] as const;
 
 /** The writer's work alone: batches admitted into a fresh file store, CPU per event. */
@@ -42,26 +48,34 @@ function admitCpu(open: OpenDatabase, dir: string): number {
 
 export default async function sqliteBindingBench(): Promise<BenchFigure[]> {
   if (betterSqlite3Dir() === undefined) {
-    const note = 'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in (README, "Conformance and benchmarks")';
+    const note = 'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in '
+      + '(README, "Conformance and benchmarks")';
     return ROWS.map((r) => figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note }));
   }
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-sqlite-'));
   let n = 0;
-  const relay = (engine?: 'better-sqlite3') => () => tsNode('servers/relay.ts', { store: join(dir, `relay-${n++}.db`), token: TOKEN, ...(engine ? { engine } : {}) });
+  const relay = (engine?: 'better-sqlite3') => () =>
+    tsNode('servers/relay.ts', { store: join(dir, `relay-${n++}.db`), token: TOKEN, ...(engine ? { engine } : {}) });
   try {
     // One discarded pass each warms the disk cache and the module cache.
     await fanout(relay())();
     await fanout(relay('better-sqlite3'))();
     const f = await interleave(ROUNDS, { node: fanout(relay()), better: fanout(relay('better-sqlite3')) });
     const c = await interleave(ROUNDS, { node: commands(relay(), false), better: commands(relay('better-sqlite3'), false) });
-    const a = await interleave(ROUNDS, { node: async () => admitCpu(nodeSqlite, dir), better: async () => admitCpu(betterSqlite3, dir) });
+    const a = await interleave(ROUNDS, {
+      node: async () => admitCpu(nodeSqlite, dir),
+      better: async () => admitCpu(betterSqlite3, dir),
+    });
     const [rate, p50, p99, admit] = ROWS;
+    /** One row: the medians of both sides and the per-round ratios. */
+    const vs = (row: (typeof ROWS)[number], node: number[], better: number[], baselineWhat = BASE) =>
+      figure({ ...row, value: median(node), baseline: median(better), baselineWhat, ratios: node.map((v, i) => v / better[i]!) });
+    const q = (runs: { p50: number; p99: number }[], k: 'p50' | 'p99') => runs.map((r) => r[k]);
     return [
-      figure({ ...rate, value: median(f.node.map((r) => r.rate)), baseline: median(f.better.map((r) => r.rate)), baselineWhat: BASE, ratios: f.node.map((r, i) => r.rate / f.better[i]!.rate) }),
-      ...([[p50, 'p50'], [p99, 'p99']] as const).map(([row, q]) => figure({
-        ...row, value: median(c.node.map((r) => r[q])), baseline: median(c.better.map((r) => r[q])), baselineWhat: BASE, ratios: c.node.map((r, i) => r[q] / c.better[i]![q]),
-      })),
-      figure({ ...admit, value: median(a.node), baseline: median(a.better), baselineWhat: 'the same store on better-sqlite3 12.6.2', ratios: a.node.map((v, i) => v / a.better[i]!) }),
+      vs(rate, f.node.map((r) => r.rate), f.better.map((r) => r.rate)),
+      vs(p50, q(c.node, 'p50'), q(c.better, 'p50')),
+      vs(p99, q(c.node, 'p99'), q(c.better, 'p99')),
+      vs(admit, a.node, a.better, 'the same store on better-sqlite3 12.6.2'),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

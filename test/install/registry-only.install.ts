@@ -10,12 +10,14 @@
 // `aep-steer` answers --version and starts a relay with a file store that keeps an event.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { emitterFor, freshSession, post } from '../support/relay-harness.js';
+import { postWithLocalToken, startRelayProcess } from '../support/relay-process.js';
 import { projectRoot } from '../support/shared-dir.js';
 
 /** The packed tarball's budget (D40: under 3 MB). */
@@ -68,7 +70,8 @@ const compilerCalls = (): string => (existsSync(calls) ? readFileSync(calls, 'ut
 
 test.before(async () => {
   const proxy = `http://127.0.0.1:${await closedPort()}`;
-  Object.assign(env, { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: new URL(registry).hostname, no_proxy: new URL(registry).hostname });
+  const host = new URL(registry).hostname;
+  Object.assign(env, { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: host, no_proxy: host });
 });
 
 test.after(() => rmSync(work, { recursive: true, force: true }));
@@ -103,10 +106,11 @@ test(`npm pack: no build leftovers, within ${TARBALL_BUDGET.toLocaleString('en')
   const list = spawnSync('tar', ['tzf', tarball], { encoding: 'utf8', maxBuffer: 64 << 20 });
   assert.is(list.status, 0, list.stderr);
   const entries = list.stdout.split('\n').filter(Boolean);
-  process.stdout.write(`install: ${name} is ${size.toLocaleString('en')} bytes (${(size / 1e6).toFixed(2)} MB, budget ${(TARBALL_BUDGET / 1e6).toFixed(0)} MB), ${entries.length} entries\n`);
+  const mb = (n: number) => (n / 1e6).toFixed(2);
+  process.stdout.write(`install: ${name} is ${size.toLocaleString('en')} bytes (${mb(size)} MB, budget ${mb(TARBALL_BUDGET)} MB), ${entries.length} entries\n`);
   assert.ok(size <= TARBALL_BUDGET, `the tarball is ${size} bytes, over its ${TARBALL_BUDGET}-byte budget`);
   assert.equal(entries.filter((e) => LEFTOVER.test(e)), [], 'no build leftovers, source maps or dependency TypeScript sources');
-  assert.ok(entries.includes('package/dist/relay/store.js') && entries.includes('package/node_modules/ws/package.json'), 'the code and its bundled dependencies');
+  for (const e of ['package/dist/relay/store.js', 'package/node_modules/ws/package.json']) assert.ok(entries.includes(e), `the tarball holds ${e}`);
   assert.is(compilerCalls(), '', 'no compiler ran');
 });
 
@@ -119,33 +123,16 @@ test('npm install -g of the tarball into a prefix, offline, with a cold cache', 
 });
 
 test('the installed aep-steer starts a relay whose file store keeps an event, with nothing on stderr but its own lines', async () => {
-  const relay = spawn(join(prefix, 'bin', 'aep-steer'), ['relay', '--port', '0', '--store', join(work, 'relay.db')], { cwd: work, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  relay.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => {
-    relay.once('exit', resolve);
-    relay.once('error', (err) => {
-      stderr += err.message;
-      resolve(null);
-    });
-  });
+  const relay = await startRelayProcess(join(prefix, 'bin', 'aep-steer'), [], env, work);
+  let r: { status: number; body: { stored?: number } };
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      relay.stderr!.on('data', () => {
-        const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(stderr);
-        if (m) resolve(m[1]!);
-      });
-      void exited.then((code) => reject(new Error(`relay exited ${code}: ${stderr}`)));
-    });
-    const token = readFileSync(join(work, 'state', 'token'), 'utf8').trim();
-    const r = await post(url, JSON.stringify(emitterFor(freshSession('installed')).emit({ type: 'session.started' })) + '\n', { authorization: `Bearer ${token}` });
-    assert.is(r.status, 202);
-    assert.is(r.body.stored, 1);
+    r = await postWithLocalToken(relay.url, join(work, 'state'));
   } finally {
-    relay.kill('SIGTERM');
+    assert.is(await relay.stop(), 0, relay.stderr());
   }
-  assert.is(await exited, 0, stderr);
-  assert.equal(stderr.split('\n').filter((l) => l !== '' && !l.startsWith('relay: ')), [], 'only the relay\'s own lines');
+  assert.is(r.status, 202);
+  assert.is(r.body.stored, 1);
+  assert.equal(relay.stderr().split('\n').filter((l) => l !== '' && !l.startsWith('relay: ')), [], 'only the relay\'s own lines');
 });
 
 test.run();

@@ -5,11 +5,11 @@
 // on a warning of the same text whatever this Node emits, the third runs the installed CLI's relay.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { emitterFor, freshSession, post } from '../support/relay-harness.js';
+import { postWithLocalToken, startRelayProcess } from '../support/relay-process.js';
 import { projectRoot } from '../support/shared-dir.js';
 
 const major = Number(process.versions.node.split('.')[0]);
@@ -49,31 +49,18 @@ test('the filter holds back that one warning while node:sqlite loads, and passes
 test(`aep-steer relay with a file store on Node ${process.version}: no ExperimentalWarning on stderr after a write and a checkpoint`, async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, AEP_STATE_DIR: join(dir, 'state') };
   for (const k of ['NODE_OPTIONS', 'NODE_NO_WARNINGS', 'AEP_TOKEN']) delete env[k];
-  const relay = spawn(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js'), 'relay', '--port', '0', '--store', join(dir, 'relay.db')], {
-    env, stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  relay.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => relay.once('exit', resolve));
+  const relay = await startRelayProcess(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js')], { ...env, AEP_STORE: join(dir, 'relay.db') });
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      relay.stderr!.on('data', () => {
-        const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(stderr);
-        if (m) resolve(m[1]!);
-      });
-      void exited.then((code) => reject(new Error(`relay exited ${code}: ${stderr}`)));
-    });
-    const token = readFileSync(join(dir, 'state', 'token'), 'utf8').trim();
-    const r = await post(url, JSON.stringify(emitterFor(freshSession('warn')).emit({ type: 'session.started' })) + '\n', { authorization: `Bearer ${token}` });
+    const r = await postWithLocalToken(relay.url, join(dir, 'state'));
     assert.is(r.body.stored, 1, 'the writer thread committed the event');
     // The checkpointer's first pass (every 250 ms) has run on its own connection.
     await new Promise((res) => setTimeout(res, 400));
   } finally {
-    relay.kill('SIGTERM');
+    assert.is(await relay.stop(), 0, relay.stderr());
   }
-  assert.is(await exited, 0, stderr);
-  assert.match(stderr, 'relay: listening on');
-  assert.not.match(stderr, 'Warning');
+  assert.match(relay.stderr(), `relay: listening on http://127.0.0.1:`);
+  assert.match(relay.stderr(), `store ${join(dir, 'relay.db')}`);
+  assert.not.match(relay.stderr(), 'Warning');
 });
 
 test.run();
