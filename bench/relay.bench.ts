@@ -10,27 +10,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { interleave, median, quantile } from './lib/stats.js';
-import { childCpuMs, runLoad, tsNode, type Child } from './lib/proc.js';
+import { interleave, median } from './lib/stats.js';
+import { tsNode } from './lib/proc.js';
+import { commands, COMMANDS, fanout, fanoutWhat, TOKEN } from './lib/relay-passes.js';
 import { peerRelayDir, peerRelayHint, startPeerRelay } from './servers/peer-relay.js';
 import { figure, ROUNDS, type BenchFigure } from './types.js';
-
-const EVENTS = 20_000;
-const SUBSCRIBERS = 2;
-const WINDOW = 2_000;
-const COMMANDS = 300;
-const TOKEN = 'bench-token';
-const TYPE = 'x.bench-target.control.instruct';
-
-/** Starts a server, runs one load against it, stops it: every pass starts from a fresh process. */
-async function once<R>(startServer: () => Promise<Child>, load: (socketUrl: string, server: Child) => Promise<R>): Promise<R> {
-  const server = await startServer();
-  try {
-    return await load(server.ready.socketUrl as string, server);
-  } finally {
-    await server.stop();
-  }
-}
 
 export default async function relayBench(): Promise<BenchFigure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-relay-'));
@@ -43,24 +27,12 @@ export default async function relayBench(): Promise<BenchFigure[]> {
   const baseName = peer ? 'the AEP reference relay (in memory), same load' : 'bare ws broadcast server, same sockets and frames';
   const note = peer ? undefined : `baseline is the bare ws broadcast: ${peerRelayHint}`;
   try {
-    const fanout = (start: () => Promise<Child>) => () =>
-      once(start, async (url, server) => {
-        const before = childCpuMs(server.proc.pid!);
-        const r = await runLoad<{ rate: number }>('load/ws-fanout.ts', { url, token: TOKEN, events: EVENTS, subscribers: SUBSCRIBERS, window: WINDOW, session: 'bench-fanout' });
-        const after = childCpuMs(server.proc.pid!);
-        const perEvent = (k: 'all' | 'main') => (before && after ? ((after[k] - before[k]) * 1000) / EVENTS : NaN);
-        return { rate: r.rate, main: perEvent('main'), all: perEvent('all') };
-      });
-    const commands = (start: () => Promise<Child>, bare: boolean) => () =>
-      once(start, (url) => runLoad<{ ms: number[] }>('load/ws-command.ts', { url, token: TOKEN, n: COMMANDS, warmup: 30, target: 'self', type: TYPE, session: 'bench-cmd', background: true, bare })
-        .then((r) => ({ p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) })));
-
     // One discarded pass each warms the disk cache and the module cache.
     await fanout(ours)();
     await fanout(base)();
     const f = await interleave(ROUNDS, { base: fanout(base), file: fanout(ours), memory: fanout(ourMemory) });
     const c = await interleave(ROUNDS, { base: commands(base, !peer), file: commands(ours, false) });
-    const what = `${EVENTS} events, 1 emitter socket, ${SUBSCRIBERS} subscriber sockets, at most ${WINDOW} in flight`;
+    const what = fanoutWhat;
     const rate = (xs: { rate: number }[]) => xs.map((x) => x.rate);
     const cpu = (['main', 'all'] as const).filter(() => f.file.every((r) => Number.isFinite(r.main)));
     return [

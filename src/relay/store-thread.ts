@@ -8,12 +8,11 @@
 // Reads keep the core's ordering rule ("every read flushes first"): a read made while batches
 // are pending runs once the latest of them is committed; with none pending it runs at once. The
 // relay's own connection reads the file (WAL readers see every commit).
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
+import { engineOpener } from './sqlite.js';
 import { GROUP_WRITE_MS, RelayStore, type Admission, type Maybe, type Position, type Replay, type SessionStore, type StoreHealth, type StoreOptions } from './store.js';
+import { startWorker } from './worker-start.js';
 
 /**
  * A batch as it crosses to the writer: every `raw` in one string (a raw text is one line) and
@@ -62,16 +61,6 @@ interface NextBatch {
   callers: { start: number; n: number; resolve: (r: boolean[]) => void; reject: (err: Error) => void }[];
 }
 
-/** The built package runs store-writer.js; the TypeScript sources (tests, bench) give the thread their loader first. */
-function startWriter(workerData: StoreOptions): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./store-writer.js', here), { workerData });
-  const loader = pathToFileURL(join(dirname(createRequire(here).resolve('tsx/package.json')), 'dist', 'esm', 'api', 'index.mjs')).href;
-  const entry = new URL('./store-writer.ts', here).href;
-  const boot = `import(${JSON.stringify(loader)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, { eval: true, workerData });
-}
-
 export class ThreadedStore implements SessionStore {
   readonly groupWriteMs = GROUP_WRITE_MS;
   readonly bufferCap: number;
@@ -94,7 +83,7 @@ export class ThreadedStore implements SessionStore {
     if (opts.path === ':memory:') return RelayStore.open(opts);
     // This connection creates the file, its schema and modes, runs the checkpointer and reads;
     // opening it first keeps a bad path the same clear error as the store on this thread.
-    const store = new ThreadedStore(RelayStore.open(opts), opts);
+    const store = new ThreadedStore(RelayStore.open(opts, await engineOpener(opts.engine)), opts);
     // Resolves once the writer has opened the file too, so a started relay writes at once.
     await store.call({ id: 0, op: 'open' }).catch(async (err: Error) => {
       await store.close();
@@ -106,7 +95,8 @@ export class ThreadedStore implements SessionStore {
   private constructor(private readonly reader: RelayStore, opts: StoreOptions) {
     this.bufferCap = reader.bufferCap;
     this.path = reader.path;
-    this.writer = startWriter({ path: opts.path, ...(opts.bufferCap !== undefined ? { bufferCap: opts.bufferCap } : {}), ...(opts.sessionCap !== undefined ? { sessionCap: opts.sessionCap } : {}) });
+    const { path, bufferCap, sessionCap, engine } = opts;
+    this.writer = startWorker('store-writer', { workerData: { path, bufferCap, sessionCap, engine } satisfies StoreOptions });
     this.writer.unref();
     this.writer.on('message', (r: WriterReply) => this.settle(r));
     this.writer.on('error', (err) => this.fail(err));

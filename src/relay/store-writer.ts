@@ -1,12 +1,14 @@
 // The writer thread of a file store (store-thread.ts): the only connection that writes the
 // SQLite file. Batches are committed and answered in the order they came.
 import { parentPort, workerData } from 'node:worker_threads';
+import { engineOpener } from './sqlite.js';
 import { RelayStore, type StoreOptions } from './store.js';
 import { unpack, type WriterReply, type WriterRequest } from './store-thread.js';
 
 const port = parentPort!;
 // The relay's own connection runs the checkpointer; this one only writes and reads.
-const store = RelayStore.open({ ...(workerData as StoreOptions), checkpoint: false });
+const opts = workerData as StoreOptions;
+const store = RelayStore.open({ ...opts, checkpoint: false }, await engineOpener(opts.engine));
 
 function answer(r: WriterRequest): unknown {
   switch (r.op) {

@@ -1,15 +1,15 @@
-// The relay's session history: embedded SQLite (better-sqlite3), a file or `:memory:`.
+// The relay's session history: embedded SQLite (Node's built-in `node:sqlite`), a file or `:memory:`.
 // Buffers are per bare `session` (resume tokens are bare, AEP-0003 §7), admission dedupes on
 // `(source, id)` (AEP-0001 §5.3), positioned events sort by `(epoch, seq)`, and seq-less
 // session events (commands, `attention.routed`) are kept by arrival beside them.
-import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { isMainThread, Worker } from 'node:worker_threads';
+import { isMainThread, type Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
 import type { Principal } from './acl.js';
 import type { Peer } from './core.js';
+import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
+import { startWorker } from './worker-start.js';
 
 export interface Position {
   epoch: number;
@@ -43,6 +43,12 @@ export interface StoreOptions {
   sessionCap?: number;
   /** A file store runs its own WAL checkpointer unless another connection to the file does. Default true. */
   checkpoint?: boolean;
+  /**
+   * The URL of a module whose `openDatabase(path)` opens the file in the store's worker threads,
+   * in place of `node:sqlite` (the bench compares another binding through it); the opener
+   * `RelayStore.open` takes must be that module's.
+   */
+  engine?: string;
 }
 
 /** A value now (the SQLite store) or later (a networked store such as JetStream). */
@@ -152,6 +158,24 @@ CREATE INDEX IF NOT EXISTS events_by_position ON events (session, epoch, seq);
 
 type Row = { arrival: number; epoch: number | null; seq: number | null; raw: string };
 
+/**
+ * A prepared statement with its parameter and row types. `node:sqlite` returns INTEGER columns
+ * as numbers (no bigints: every value here is a count, a rowid or a position, far below 2^53).
+ */
+interface Query<P extends SqlValue[], R> {
+  run(...params: P): { changes: number | bigint; lastInsertRowid: number | bigint };
+  get(...params: P): R | undefined;
+  all(...params: P): R[];
+}
+
+const typed = <P extends SqlValue[] = SqlValue[], R = unknown>(s: SqlStatement): Query<P, R> => s as unknown as Query<P, R>;
+
+/**
+ * SQLite waits this long for a lock another connection holds (the writer behind a checkpoint or
+ * a second process) before refusing; `node:sqlite` does not wait at all unless told.
+ */
+const BUSY_TIMEOUT_MS = 5000;
+
 /** How often the checkpointer folds the WAL back into the database file. */
 const CHECKPOINT_EVERY_MS = 250;
 
@@ -161,19 +185,8 @@ const CHECKPOINT_EVERY_MS = 250;
  * milliseconds. Here commits never checkpoint; a worker thread with its own connection runs
  * PASSIVE checkpoints beside them (they never block the writer).
  */
-const CHECKPOINTER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const db = new Database(workerData.path);
-db.pragma('busy_timeout = 100');
-const once = () => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} };
-const timer = setInterval(once, workerData.everyMs);
-parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
-`;
-
-function startCheckpointer(path: string): Worker {
-  const module = createRequire(import.meta.url).resolve('better-sqlite3');
-  const w = new Worker(CHECKPOINTER, { eval: true, workerData: { path, module, everyMs: CHECKPOINT_EVERY_MS }, execArgv: [] });
+function startCheckpointer(path: string, engine: string | undefined): Worker {
+  const w = startWorker('store-checkpointer', { workerData: { path, engine, everyMs: CHECKPOINT_EVERY_MS }, execArgv: [] });
   // A checkpointer that cannot run leaves SQLite's data safe in the WAL; the next open folds it in.
   w.on('error', () => undefined);
   w.unref();
@@ -199,54 +212,57 @@ export class RelayStore implements SessionStore {
   readonly bufferCap: number;
   readonly sessionCap: number;
   readonly path: string;
-  private readonly db: Database.Database;
+  private readonly db: SqlDatabase;
+  private isOpen = true;
   private sessionCount: number;
   private readonly q;
-  private readonly tx: (list: readonly Admission[]) => boolean[];
   private checkpointer: Worker | undefined;
 
-  private constructor(db: Database.Database, opts: StoreOptions) {
+  private constructor(db: SqlDatabase, opts: StoreOptions) {
     this.db = db;
     this.path = opts.path;
     this.bufferCap = opts.bufferCap ?? DEFAULT_BUFFER;
     this.sessionCap = opts.sessionCap ?? DEFAULT_MAX_SESSIONS;
+    const q = <P extends SqlValue[] = SqlValue[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
     this.q = {
-      insert: db.prepare('INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw) VALUES (?, ?, ?, ?, ?, ?)'),
-      session: db.prepare<[string], { positioned: number; unpositioned: number }>('SELECT positioned, unpositioned FROM sessions WHERE session = ?'),
-      newSession: db.prepare('INSERT INTO sessions (session, last_write, positioned, unpositioned) VALUES (?, ?, ?, ?)'),
-      touch: db.prepare('UPDATE sessions SET last_write = ?, positioned = positioned + ?, unpositioned = unpositioned + ? WHERE session = ?'),
-      oldestPositioned: db.prepare<[string], { arrival: number; epoch: number; seq: number }>(
+      insert: q<[string, number | null, number | null, string, string, string]>(
+        'INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw) VALUES (?, ?, ?, ?, ?, ?)'),
+      session: q<[string], { positioned: number; unpositioned: number }>('SELECT positioned, unpositioned FROM sessions WHERE session = ?'),
+      newSession: q<[string, number, number, number]>('INSERT INTO sessions (session, last_write, positioned, unpositioned) VALUES (?, ?, ?, ?)'),
+      touch: q<[number, number, number, string]>(
+        'UPDATE sessions SET last_write = ?, positioned = positioned + ?, unpositioned = unpositioned + ? WHERE session = ?'),
+      oldestPositioned: q<[string], { arrival: number; epoch: number; seq: number }>(
         'SELECT arrival, epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1'),
-      nthPositioned: db.prepare<[string, number], { epoch: number; seq: number }>(
+      nthPositioned: q<[string, number], { epoch: number; seq: number }>(
         'SELECT epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1 OFFSET ?'),
-      deletePositionedUpTo: db.prepare(
+      deletePositionedUpTo: q<[string, number, number, number]>(
         'DELETE FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))'),
-      dropOldestUnpositioned: db.prepare(
+      dropOldestUnpositioned: q<[string, number]>(
         'DELETE FROM events WHERE arrival IN (SELECT arrival FROM events WHERE session = ? AND epoch IS NULL ORDER BY arrival LIMIT ?)'),
-      lessUnpositioned: db.prepare('UPDATE sessions SET unpositioned = unpositioned - ? WHERE session = ?'),
-      pruneUnpositioned: db.prepare('DELETE FROM events WHERE session = ? AND epoch IS NULL AND arrival < ?'),
-      evicted: db.prepare('UPDATE sessions SET positioned = positioned - ?, evicted_epoch = ?, evicted_seq = ? WHERE session = ?'),
-      recount: db.prepare('UPDATE sessions SET unpositioned = (SELECT count(*) FROM events WHERE session = ? AND epoch IS NULL) WHERE session = ?'),
-      lru: db.prepare<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write LIMIT 1'),
-      deleteSessionEvents: db.prepare('DELETE FROM events WHERE session = ?'),
-      deleteSession: db.prepare('DELETE FROM sessions WHERE session = ?'),
-      evictedAt: db.prepare<[string], { evicted_epoch: number | null; evicted_seq: number | null }>(
+      lessUnpositioned: q<[number, string]>('UPDATE sessions SET unpositioned = unpositioned - ? WHERE session = ?'),
+      pruneUnpositioned: q<[string, number]>('DELETE FROM events WHERE session = ? AND epoch IS NULL AND arrival < ?'),
+      evicted: q<[number, number, number, string]>('UPDATE sessions SET positioned = positioned - ?, evicted_epoch = ?, evicted_seq = ? WHERE session = ?'),
+      recount: q<[string, string]>('UPDATE sessions SET unpositioned = (SELECT count(*) FROM events WHERE session = ? AND epoch IS NULL) WHERE session = ?'),
+      lru: q<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write LIMIT 1'),
+      deleteSessionEvents: q<[string]>('DELETE FROM events WHERE session = ?'),
+      deleteSession: q<[string]>('DELETE FROM sessions WHERE session = ?'),
+      evictedAt: q<[string], { evicted_epoch: number | null; evicted_seq: number | null }>(
         'SELECT evicted_epoch, evicted_seq FROM sessions WHERE session = ?'),
-      after: db.prepare<[string, number, number, number], Row>(
+      after: q<[string, number, number, number], Row>(
         'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch > ? OR (epoch = ? AND seq > ?)) ORDER BY epoch, seq'),
-      arrivalUpTo: db.prepare<[string, number, number, number], { a: number | null }>(
+      arrivalUpTo: q<[string, number, number, number], { a: number | null }>(
         'SELECT max(arrival) AS a FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))'),
-      unpositionedAfter: db.prepare<[string, number], Row>(
+      unpositionedAfter: q<[string, number], Row>(
         'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NULL AND arrival > ? ORDER BY arrival'),
-      sessionIds: db.prepare<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write'),
-      counts: db.prepare<[], { sessions: number; events: number }>(
+      sessionIds: q<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write'),
+      counts: q<[], { sessions: number; events: number }>(
         'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events'),
     };
     this.sessionCount = this.q.counts.get()!.sessions;
-    this.tx = db.transaction((items: readonly Admission[]) => this.admitBatch(items));
   }
 
-  static open(opts: StoreOptions): RelayStore {
+  /** Opens (and creates) the store; `open` is the binding, `node:sqlite` unless `opts.engine` names another. */
+  static open(opts: StoreOptions, open: OpenDatabase = openDatabase): RelayStore {
     const onDisk = opts.path !== ':memory:';
     // D21: the history holds instruction text: owner-only files (with the WAL and shared-memory
     // sidecars SQLite creates beside it) in an owner-only directory when this creates it.
@@ -255,14 +271,15 @@ export class RelayStore implements SessionStore {
     const umask = onDisk && isMainThread ? process.umask(0o077) : undefined;
     try {
       if (onDisk) mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 });
-      const db = new Database(opts.path);
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      if (onDisk) db.pragma('wal_autocheckpoint = 0');
+      const db = open(opts.path);
+      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      db.exec('PRAGMA journal_mode = WAL');
+      db.exec('PRAGMA synchronous = NORMAL');
+      if (onDisk) db.exec('PRAGMA wal_autocheckpoint = 0');
       db.exec(SCHEMA);
       if (onDisk) for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
       const store = new RelayStore(db, opts);
-      if (onDisk && opts.checkpoint !== false) store.checkpointer = startCheckpointer(opts.path);
+      if (onDisk && opts.checkpoint !== false) store.checkpointer = startCheckpointer(opts.path, opts.engine);
       return store;
     } catch (err) {
       throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });
@@ -282,7 +299,21 @@ export class RelayStore implements SessionStore {
    * and at most one eviction pass, where admitting event by event cost three statements each.
    */
   admitAll(list: readonly Admission[]): boolean[] {
-    return this.tx(list);
+    // IMMEDIATE takes the write lock at BEGIN, where SQLite's busy timeout applies.
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const out = this.admitBatch(list);
+      this.db.exec('COMMIT');
+      return out;
+    } catch (err) {
+      // A refused statement or commit leaves nothing of the batch; SQLite may have rolled back already.
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        // No transaction left to roll back.
+      }
+      throw err;
+    }
   }
 
   private admitBatch(list: readonly Admission[]): boolean[] {
@@ -324,7 +355,7 @@ export class RelayStore implements SessionStore {
 
   /** Drops the `n` oldest seq-less events of a session beyond the cap. */
   private dropUnpositioned(session: string, n: number): void {
-    const gone = this.q.dropOldestUnpositioned.run(session, n).changes;
+    const gone = Number(this.q.dropOldestUnpositioned.run(session, n).changes);
     if (gone > 0) this.q.lessUnpositioned.run(gone, session);
   }
 
@@ -335,7 +366,7 @@ export class RelayStore implements SessionStore {
   private evictOldest(session: string, n: number): void {
     const last = this.q.nthPositioned.get(session, n - 1);
     if (!last) return;
-    const gone = this.q.deletePositionedUpTo.run(session, last.epoch, last.epoch, last.seq).changes;
+    const gone = Number(this.q.deletePositionedUpTo.run(session, last.epoch, last.epoch, last.seq).changes);
     this.q.evicted.run(gone, last.epoch, last.seq, session);
     const next = this.q.oldestPositioned.get(session);
     if (next) {
@@ -376,11 +407,13 @@ export class RelayStore implements SessionStore {
   }
 
   counts(): { sessions: number; events: number } {
-    return this.q.counts.get()!;
+    // A plain object: the binding's rows have no prototype.
+    const { sessions, events } = this.q.counts.get()!;
+    return { sessions, events };
   }
 
   health(): StoreHealth {
-    return { engine: 'sqlite', ok: this.db.open };
+    return { engine: 'sqlite', ok: this.isOpen };
   }
 
   /** Resolves once both connections are closed, so the files are settled (a caller may remove them). */
@@ -402,9 +435,10 @@ export class RelayStore implements SessionStore {
   }
 
   private closeDb(): void {
-    if (!this.db.open) return;
+    if (!this.isOpen) return;
+    this.isOpen = false;
     try {
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     } catch {
       // Kept in the WAL; the next open reads it.
     }

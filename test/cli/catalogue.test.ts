@@ -20,7 +20,7 @@ writeFileSync(register, `import { register } from 'node:module'; register(${JSON
 
 const run = (args: string[]) => spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', env: { ...process.env, AEP_STATE_DIR: dir } });
 const loaded = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => l.slice(7));
-const HEAVY = /node_modules\/(ws|better-sqlite3|xstate|rxjs|ajv|@modelcontextprotocol|@nats-io)\/|\/dist\/(relay|streams|machines|consumer)\//;
+const HEAVY = /node_modules\/(ws|xstate|rxjs|ajv|@modelcontextprotocol|@nats-io)\/|\/dist\/(relay|streams|machines|consumer)\//;
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 

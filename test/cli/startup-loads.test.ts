@@ -11,7 +11,7 @@ import { join } from 'node:path';
 const root = join(import.meta.dirname, '..', '..');
 const bin = join(root, 'bin', 'aep-steer.js');
 const tracer = join(root, 'test', 'support', 'trace-loads.mjs');
-const HEAVY = ['/node_modules/ws/', '/node_modules/better-sqlite3/', '/node_modules/xstate/', '/node_modules/ajv/', '/node_modules/rxjs/', '/node_modules/@statelyai/'];
+const HEAVY = ['/node_modules/ws/', '/dist/relay/sqlite.js', '/node_modules/xstate/', '/node_modules/ajv/', '/node_modules/rxjs/', '/node_modules/@statelyai/'];
 
 function loadsOf(args: string[], input?: string): { urls: string[]; status: number | null; stderr: string; stdout: string } {
   const dir = mkdtempSync(join(tmpdir(), 'aep-loads-'));

@@ -13,7 +13,7 @@ import { projectRoot } from '../support/shared-dir.js';
 const work = mkdtempSync(join(tmpdir(), 'aep-pack-'));
 const prefix = join(work, 'prefix');
 const elsewhere = mkdtempSync(join(tmpdir(), 'aep-pack-cwd-'));
-// The user's own npm settings stay (a native module's build may need them); the state is private.
+// The user's own npm settings stay (registry-only.install.ts installs with none); the state is private.
 const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, AEP_STATE_DIR: join(work, 'state') };
 for (const k of ['AEP_TOKEN', 'AEP_RELAY', 'AEP_HOOK_PORT', 'AEP_PORT']) delete env[k];
 const children: ChildProcess[] = [];

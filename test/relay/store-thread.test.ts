@@ -5,7 +5,7 @@
 // lock, the refusing trigger) is the fault, so nothing in the relay is replaced.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import Database from 'better-sqlite3';
+import { DatabaseSync as Database } from 'node:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,6 +121,8 @@ test('a frame is fanned out as the bytes received: spacing, key order, escapes a
 test('while another connection holds the file\'s write lock, events fan out and commands route; replay and the POST\'s 202 wait for the commit', async () => {
   const { relay, path } = await fileRelay();
   const other = new Database(path);
+  // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
+  other.exec('PRAGMA busy_timeout = 5000');
   try {
     const s = freshSession('locked');
     const em = emitterFor(s, 'test-agent');
@@ -175,6 +177,8 @@ test('a write SQLite refuses: socket events were fanned out and the failure is l
   const lines: string[] = [];
   const { relay, path } = await fileRelay(lines);
   const other = new Database(path);
+  // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
+  other.exec('PRAGMA busy_timeout = 5000');
   try {
     other.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.raw LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`);
     const s = freshSession('refused');

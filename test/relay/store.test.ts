@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { RelayStore, type Admission, type SessionStore, type StoreOptions } from '../../src/relay/store.js';
 import { NatsStore } from '../../src/relay/nats/store.js';
 import { natsUrl, STORE_KIND } from '../support/relay-store.js';
@@ -125,6 +126,33 @@ test('a file store folds its WAL into the database file from its checkpointer, n
   assert.is((await replay(again, 'a')).items.length, 4000);
   await again.close();
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('a file store: WAL journal, integer columns as INTEGER and read back as numbers (never bigints), a refused batch kept nowhere', async () => {
+  if (STORE_KIND !== 'sqlite') return;
+  const dir = mkdtempSync(join(tmpdir(), 'aep-store-sql-'));
+  const path = join(dir, 'relay.db');
+  const s = RelayStore.open({ path, bufferCap: 2 });
+  const other = new DatabaseSync(path);
+  try {
+    assert.equal(other.prepare('PRAGMA journal_mode').get(), { __proto__: null, journal_mode: 'wal' });
+    const far = 2 ** 40;
+    s.admitAll([ev('a', far, far + 1), ev('a', far, far + 2), ev('a', far, far + 3), loose('a', 'c1')]);
+    const types = other.prepare('SELECT DISTINCT typeof(arrival) a, typeof(epoch) e, typeof(seq) s FROM events WHERE epoch IS NOT NULL').all();
+    assert.equal(types, [{ __proto__: null, a: 'integer', e: 'integer', s: 'integer' }]);
+    const r = s.replay('a');
+    assert.equal(r.exhausted, { epoch: far, seq: far + 2 });
+    assert.is(typeof r.exhausted!.seq, 'number');
+    assert.equal(s.counts(), { sessions: 1, events: 3 });
+    other.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.id = 'b-0-1' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    assert.throws(() => s.admitAll([ev('b', 0, 0), ev('b', 0, 1)]), /refused/);
+    assert.equal(s.counts(), { sessions: 1, events: 3 }, 'the event before the refused one was rolled back with it');
+    assert.equal(s.admitAll([ev('b', 0, 0)]), [true], 'the next batch is written');
+  } finally {
+    other.close();
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('session cap evicts the least recently written session', async () => {

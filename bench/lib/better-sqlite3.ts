@@ -1,0 +1,16 @@
+// The better-sqlite3 binding behind the store's SQL-only seam (src/relay/sqlite.ts), for the
+// bench's comparison only: better-sqlite3 is no dependency (it needs a native build), so it is
+// loaded from the directory AEP_BENCH_BETTER_SQLITE3_DIR names, one `better-sqlite3` resolves in
+// (e.g. `npm install --prefix DIR better-sqlite3@12.6.2`).
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { OpenDatabase, SqlDatabase } from '../../src/relay/sqlite.js';
+
+export const betterSqlite3Dir = (): string | undefined => process.env.AEP_BENCH_BETTER_SQLITE3_DIR || undefined;
+
+export const openDatabase: OpenDatabase = (path) => {
+  const dir = betterSqlite3Dir();
+  if (dir === undefined) throw new Error('AEP_BENCH_BETTER_SQLITE3_DIR names no directory holding better-sqlite3');
+  const Database = createRequire(join(dir, 'noop.js'))('better-sqlite3') as new (path: string) => SqlDatabase;
+  return new Database(path);
+};
