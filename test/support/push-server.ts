@@ -15,6 +15,8 @@ export interface PushServer {
   received: Pushed[];
   /** The status the next posts get (200 by default). */
   status: number;
+  /** This many posts are answered 503 before the status above applies again. */
+  failures: number;
   /** Resolves with the first recorded post matching `test`, past or future, or rejects after `ms`. */
   next(test: (p: Pushed) => boolean, ms?: number): Promise<Pushed>;
   close(): Promise<void>;
@@ -26,6 +28,7 @@ export async function startPushServer(): Promise<PushServer> {
     url: '',
     received: [],
     status: 200,
+    failures: 0,
     next(test, ms = 5000) {
       const hit = s.received.find(test);
       if (hit) return Promise.resolve(hit);
@@ -50,12 +53,14 @@ export async function startPushServer(): Promise<PushServer> {
       } catch {
         body = { raw: text };
       }
-      if (s.status === 200) {
+      const status = s.failures > 0 ? 503 : s.status;
+      if (s.failures > 0) s.failures -= 1;
+      if (status === 200) {
         const p: Pushed = { path: req.url ?? '/', headers: req.headers, body, at: Date.now() };
         s.received.push(p);
         for (const w of [...waiters]) if (w.test(p)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(p); }
       }
-      res.writeHead(s.status, { 'content-type': 'application/json' }).end('{}');
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
