@@ -73,4 +73,22 @@ test('the waiting list, newest first; the push link opens the request; Allow rel
   assert.ok(statSync(join(SHOTS, 'console-waiting-phone.png')).size > 10_000);
 });
 
+test('an answer link opened in the browser only describes; its button answers; opened again it says it was used', async () => {
+  const s = await stack.openSession();
+  const held = await heldPermission(stack, s);
+  const pushed = await push.next((p) => String(p.body['click']).includes(held.request));
+  const deny = (pushed.body['actions'] as { label: string; url: string }[]).find((a) => a.label === 'Deny')!;
+  await page.goto(deny.url);
+  assert.is(await page.textContent('[data-field="title"]'), 'Deny this request?');
+  await new Promise((r) => setTimeout(r, 200));
+  assert.not.ok(stack.seen.some((e) => e.type === 'control.attention.respond' && e.subject === held.request), 'opening the link answered nothing');
+  await page.click('form button[type="submit"]');
+  await page.waitForSelector('[data-field="title"]:text("Deny: sent")');
+  const hook = await held.reply;
+  assert.match(JSON.stringify(hook.body), '"behavior":"deny"');
+  await page.goto(deny.url);
+  assert.is(await page.textContent('[data-field="title"]'), 'Nothing answered');
+  assert.match((await page.textContent('body'))!, 'already answered from a link (deny)');
+});
+
 test.run();
