@@ -32,7 +32,7 @@ export interface ConsoleOptions {
   /** How long an answer link lives at most (default 10 minutes). */
   linkTtlMs?: number;
   /** Push tuning, for tests: grace before a push, retry policy. */
-  notifyTuning?: Pick<NotifierOptions, 'graceMs' | 'retry' | 'since'>;
+  notifyTuning?: Pick<NotifierOptions, 'graceMs' | 'retry'>;
   /** Where a failed delivery is reported (stderr by default). */
   warn?: (message: string) => void;
 }
@@ -82,6 +82,7 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle>
   follower = followRelay(board, {
     url: opts.relay, agent: sender, ...(opts.token ? { token: opts.token } : {}),
     onEvent: (e) => notifier?.observe(e),
+    onLive: () => notifier?.arm(),
     onChange: () => {
       server.changed();
       if (watchLiveness) notifier?.liveness(board.snapshot().sessions);

@@ -18,6 +18,8 @@ export interface FollowOptions {
   onChange: () => void;
   /** Each event the board folded (never a redelivery), after the board has it. */
   onEvent?: (e: AepEvent) => void;
+  /** Once, when the first subscription's replay of history is through (a roster reply follows it). */
+  onLive?: () => void;
 }
 
 export interface Follower {
@@ -93,6 +95,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
       opts.onChange();
       if (first) {
         first = false;
+        opts.onLive?.();
         firstResolve();
       }
     } catch (err) {

@@ -5,7 +5,7 @@
 // by another consumer) is never pushed at all. A target that cannot be reached is reported
 // once until it works again; the console never waits on it.
 import { downLevel } from '../protocol/capture.js';
-import type { AepEvent } from '../protocol/envelope.js';
+import { AEP_VERSION, type AepEvent } from '../protocol/envelope.js';
 import { endedBecause, type AnswerLinks } from '../console/answer-links.js';
 import { DEFAULT_RETRY, deliver, type RetryPolicy } from './deliver.js';
 import { buildNotice, RENDER } from './notices.js';
@@ -22,8 +22,6 @@ export interface NotifierOptions {
   /** Instructions still queued on the board for a session (a D25 resume window keeps them). */
   queued(session: string): number;
   warn(message: string): void;
-  /** Events older than this (ms since the epoch) are history replayed at start: never pushed. */
-  since?: number;
   graceMs?: number;
   retry?: RetryPolicy;
 }
@@ -34,6 +32,14 @@ export interface Liveness {
   claimants: number;
   state: string;
   agent?: string;
+}
+
+/** Request ids remembered (pushed, ended); the oldest are forgotten past this, so a long run stays bounded. */
+const REMEMBERED = 10_000;
+
+function remember(set: Set<string>, id: string): void {
+  set.add(id);
+  if (set.size > REMEMBERED) set.delete(set.values().next().value!);
 }
 
 const ENDS = new Set(['attention.answered', 'attention.resolved', 'attention.timeout']);
@@ -50,10 +56,14 @@ export class Notifier {
   private readonly failing = new Set<NotifyTarget>();
   private readonly inflight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
-  private readonly since: number;
+  /** False while the subscription replays history: what happened before the console started is never pushed. */
+  private armed = false;
 
-  constructor(private readonly opts: NotifierOptions) {
-    this.since = opts.since ?? Date.now() - 5000;
+  constructor(private readonly opts: NotifierOptions) {}
+
+  /** The replay is through (the relay answered a request sent behind it): from now on events are news. */
+  arm(): void {
+    this.armed = true;
   }
 
   /** Every event the console's subscription folds, once each, in stream order. */
@@ -65,7 +75,7 @@ export class Notifier {
       this.droppedAtEnd.delete(session);
     }
     if (ENDS.has(e.type) && typeof e.subject === 'string') {
-      this.ended.add(e.subject);
+      remember(this.ended, e.subject);
       clearTimeout(this.scheduled.get(e.subject));
       this.scheduled.delete(e.subject);
       this.opts.links.ended(e.subject, endedBecause(e) ?? 'ended');
@@ -74,22 +84,25 @@ export class Notifier {
     if (DROPPED.test(e.type) && e.data?.['reason'] === 'session-ended') {
       this.droppedAtEnd.set(session, (this.droppedAtEnd.get(session) ?? 0) + 1);
     }
-    if (Date.parse(e.time) < this.since) return;
-    if (e.type === 'attention.requested') this.schedule(e, session);
-    else if (DROPPED.test(e.type) || e.type === 'control.rejected') this.push('dropped', e, session);
+    const live = this.armed;
+    if (live && e.type === 'attention.requested') this.schedule(e, session);
+    else if (live && (DROPPED.test(e.type) || e.type === 'control.rejected')) this.push('dropped', e, session);
     else if (e.type === 'session.ended') {
       const queued = (this.droppedAtEnd.get(session) ?? 0) + this.opts.queued(session);
-      if (queued > 0) this.push('ended-queued', e, session, { queued });
+      if (live && queued > 0) this.push('ended-queued', e, session, { queued });
+      this.droppedAtEnd.delete(session);
     }
   }
 
   /** The roster as the board last saw it: a session whose claimants went to none, unended, is offline. */
   liveness(sessions: Liveness[]): void {
+    if (!this.armed) return;
     for (const s of sessions) {
       const before = this.live.get(s.session);
       this.live.set(s.session, s.claimants);
       if (before === undefined || before === 0 || s.claimants > 0 || s.state === 'ended') continue;
-      const e: AepEvent = { aep: '0.1', id: `offline-${s.session}`, time: new Date().toISOString(), source: 'aep-steer-console', agent: s.agent ?? 'agent', type: 'session.offline', session: s.session } as AepEvent;
+      // No event says so (the roster does): the notice is made from a local record of it, never sent on.
+      const e: AepEvent = { aep: AEP_VERSION, id: `offline-${s.session}`, type: 'console.offline', time: new Date().toISOString(), source: 'aep-steer-console', agent: s.agent ?? 'agent', session: s.session };
       this.push('offline', e, s.session);
     }
   }
@@ -99,7 +112,7 @@ export class Notifier {
     const t = setTimeout(() => {
       this.scheduled.delete(e.id);
       if (this.ended.has(e.id) || this.pushed.has(e.id)) return;
-      this.pushed.add(e.id);
+      remember(this.pushed, e.id);
       // Answer links only where the request's own options are the answer (a permission's allow/deny).
       const options = Array.isArray(e.data?.['options']) ? (e.data['options'] as { id?: unknown }[]).map((o) => o?.id).filter((o): o is string => typeof o === 'string') : [];
       const tokens = this.opts.links.mint(session, e.id, options);

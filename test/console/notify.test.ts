@@ -137,7 +137,9 @@ test('opted in: an instruction dropped at the session end, and the end with inst
   assert.not.ok(push.received.some((p) => p.path === '/' && /dropped|ended with/.test(String(p.body['title']))));
 });
 
-test('a request answered before the push went out is never pushed', async () => {
+test('a request answered before the push went out is never pushed, nor one already waiting when the console started', async () => {
+  const waiting = await stack.openSession();
+  const before = await heldPermission(stack, waiting);
   const slow = await startConsole({
     relay: stack.relayUrl, token: stack.token, port: 0, notify: [parseTarget(`webhook:${push.url}/slow`)], notifyTuning: { graceMs: 1500 },
   });
@@ -150,8 +152,10 @@ test('a request answered before the push went out is never pushed', async () => 
   assert.is(((await r.json()) as { outcome: string }).outcome, 'answered');
   await reply;
   await new Promise((res) => setTimeout(res, 2000));
-  assert.not.ok(push.received.some((p) => p.path === '/slow'), 'nothing pushed for the answered request');
+  assert.not.ok(push.received.some((p) => p.path === '/slow'), 'nothing pushed: one answered at once, one from history');
   await slow.close();
+  await stack.postHook(waiting.closing[1]!);
+  await before.reply;
 });
 
 test('an unreachable target: one warning, and the console keeps working', async () => {

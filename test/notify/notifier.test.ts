@@ -22,13 +22,15 @@ const COMMAND = 'rm -rf build/';
 const event = (type: string, fields: Partial<AepEvent>): AepEvent =>
   ({ aep: '0.1', id: `${type}-${Math.random()}`, time: new Date().toISOString(), source: 'test', agent: 'claude-code', session: 'sess-1', type, ...fields }) as AepEvent;
 
-function notifier(targets: string[], warn: string[] = []): Notifier {
-  return new Notifier({
+function notifier(targets: string[], warn: string[] = [], armed = true): Notifier {
+  const n = new Notifier({
     targets: targets.map(parseTarget), links: new AnswerLinks(),
     consoleUrl: (s, r) => `https://console.example/secret/#session=${s}&request=${r ?? ''}`,
     answerUrl: (t) => `https://console.example/answer/${t}`,
     queued: () => 0, warn: (m) => warn.push(m), graceMs: 10, retry: { attempts: 3, firstWaitMs: 20, timeoutMs: 1000 },
   });
+  if (armed) n.arm();
+  return n;
 }
 
 test('each target gets the request at its own ceiling: the command and cwd only where redacted is allowed', async () => {
@@ -76,8 +78,10 @@ test('a push is sent once per request, and a failed post is retried until it get
 });
 
 test('history replayed at start is not pushed; a request ended within the grace is not pushed', async () => {
-  const n = notifier([`webhook:${push.url}/history`]);
-  n.observe(event('attention.requested', { time: new Date(Date.now() - 60_000).toISOString(), data: { kind: 'permission' } }));
+  const n = notifier([`webhook:${push.url}/history`], [], false);
+  n.observe(event('attention.requested', { data: { kind: 'permission' } }));
+  n.observe(event('x.claude-code.instruction.dropped', { data: { reason: 'expired' } }));
+  n.arm();
   const quick = event('attention.requested', { data: { kind: 'permission' } });
   n.observe(quick);
   n.observe(event('attention.answered', { subject: quick.id, data: { answer: { option: 'allow' }, via: 'oob' } }));
