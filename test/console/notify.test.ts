@@ -109,6 +109,32 @@ test('a request that ends at the agent before anyone taps: its links say so and 
   assert.is(responds(request).length, 0);
 });
 
+test('a request answered at the agent before anyone taps (as the agent reports it): its links say so', async () => {
+  const s = await stack.openSession();
+  const { request, reply } = await heldPermission(stack, s);
+  const n = (await push.next(ntfyFor(request))).body as { actions: { url: string }[] };
+  // What an adapter reports when the agent's own screen answered first (D34): attention.answered via
+  // oob, posted to the relay's ingest as an emitter sends it.
+  const relayHttp = stack.relayUrl.replace(/^ws/, 'http').replace(/\/socket$/, '/events');
+  const answered = {
+    aep: '0.1', id: `oob-${request}`, type: 'attention.answered', subject: request, cause: request, session: s.session,
+    seq: 1, time: new Date().toISOString(), source: `aep://localhost/agent/agent-screen/session/${s.session}`, agent: 'claude-code',
+    data: { answer: { option: 'allow' }, via: 'oob' },
+  };
+  const posted = await fetch(relayHttp, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'aep-version': '0.1', authorization: `Bearer ${stack.token}` }, body: JSON.stringify(answered),
+  });
+  assert.is(posted.status, 202, await posted.clone().text());
+  await stack.waitFor((e) => e.id === answered.id);
+  await new Promise((r) => setTimeout(r, 100));
+  const r = await tap(n.actions[1]!.url);
+  assert.is(r.status, 409);
+  assert.match(await r.text(), 'already answered at the agent');
+  assert.is(responds(request).length, 0, 'nothing was sent');
+  await stack.postHook(s.closing[1]!);
+  await reply;
+});
+
 test('forged and malformed links are refused and record nothing', async () => {
   const before = stack.seen.filter((e) => e.type === 'control.attention.respond').length;
   for (const path of ['answer/AAAAAAAAAAAAAAAAAAAAAAAA', 'answer/short', 'answer/../state', 'answer/']) {
