@@ -93,7 +93,7 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     const action = opts.actions?.[name];
     if (action === undefined) return json(res, 404, { error: `no action ${name}` });
     // Same origin only (a page on another site cannot post here), and JSON only (no form posts).
-    // The page's origin is the name it was opened under: the bind address or localhost.
+    // The page's origin is the name it was opened under: the bind address, localhost or the public URL.
     if (req.headers.origin !== undefined && !origins.includes(req.headers.origin)) {
       return json(res, 403, { error: 'cross-origin request refused' });
     }
@@ -146,7 +146,7 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
       res.end(page);
       return;
     }
-    const file = opts.files?.[path.slice(1)];
+    const file = opts.files && Object.hasOwn(opts.files, path.slice(1)) ? opts.files[path.slice(1)] : undefined;
     if (file !== undefined) {
       res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-cache' });
       res.end(file.body);

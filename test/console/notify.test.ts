@@ -228,6 +228,7 @@ test('the page is an installable web app: manifest and icons under the secret pa
     assert.is(`${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`, icon.sizes);
   }
   assert.is((await fetch(new URL('/manifest.webmanifest', konsole.localUrl))).status, 404, 'nothing outside the secret path');
+  for (const name of ['__proto__', 'constructor', 'hasOwnProperty']) assert.is((await fetch(`${konsole.localUrl}${name}`)).status, 404, name);
 });
 
 test('--public-url: the page answers to that name and accepts actions from that origin', async () => {
