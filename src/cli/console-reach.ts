@@ -87,6 +87,11 @@ export function reachOptions(f: ReachFlags, env: NodeJS.ProcessEnv): Partial<Con
         + 'or keep it on loopback and use --public-url behind tailscale serve or an SSH forward, '
         + 'or pass --insecure-lan for a network you trust.');
     }
+    // Host is checked (DNS rebinding): a wildcard bind would answer every name with 421.
+    if ((f.host === '0.0.0.0' || f.host === '::') && out.publicUrl === undefined) {
+      throw usage(`--host ${f.host} listens on every address, but the page answers only to names it knows; `
+        + 'give the address phones open with --public-url (e.g. https://192.168.1.20:8791), or --host that address');
+    }
     out.host = f.host;
   }
   return out;

@@ -54,6 +54,9 @@ test('--host on a LAN address without TLS exits 2 and says why and what to do', 
   assert.match(r.stderr, '--insecure-lan');
   assert.is(run(['--host', '192.168.77.5', '--tls-cert', join(dir, 'nope.pem')]).status, 2, 'a cert needs its key');
   assert.match(run(['--host', 'my laptop']).stderr, 'is not an IP address');
+  const wildcard = run(['--host', '0.0.0.0', '--insecure-lan']);
+  assert.is(wildcard.status, 2);
+  assert.match(wildcard.stderr, 'give the address phones open with --public-url');
   // --insecure-lan lifts the refusal: this machine has no such address, so the bind itself fails (exit 1).
   const lifted = run(['--host', '192.168.77.5', '--insecure-lan']);
   assert.is(lifted.status, 1, lifted.stderr);
