@@ -7,8 +7,10 @@ import { SteeringError } from '../protocol/errors.js';
 import { DEFAULT_CONSOLE_PORT, DEFAULT_CONSOLE_SENDER, startConsole, type ConsoleHandle } from '../console/start.js';
 import { addRelayOptions, type RelayFlags } from './relay-options.js';
 import { explainListenError } from '../services/port-holder.js';
+import { addReachOptions, reachOptions, type ReachFlags } from './console-reach.js';
+import { targetLabel } from '../notify/targets.js';
 
-interface ConsoleFlags extends RelayFlags {
+interface ConsoleFlags extends RelayFlags, ReachFlags {
   port: string;
   tokenFile?: string;
 }
@@ -21,6 +23,7 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
     .option('--token-file <path>', 'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)', env['AEP_TOKEN_FILE'] || undefined);
   // Its own sender name by default, so the audit tells these commands from a person's CLI.
   addRelayOptions(cmd, env, DEFAULT_CONSOLE_SENDER);
+  addReachOptions(cmd, env);
   cmd.addHelpText('after', '\nThe URL it prints carries a secret made anew at each start; anyone with it can steer through this console.\nExit codes: 2 bad flag, 4 port taken, 1 other failure.');
   cmd.action(async (f: ConsoleFlags) => {
     const port = Number(f.port);
@@ -29,17 +32,27 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
       process.exitCode = 2;
       return;
     }
+    let reach: ReturnType<typeof reachOptions>;
+    try {
+      reach = reachOptions(f, env);
+    } catch (err) {
+      process.stderr.write(`console: ${(err as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
     const token = f.tokenFile !== undefined ? readTokenFile(f.tokenFile) : f.token;
     let handle: ConsoleHandle;
     try {
-      handle = await startConsole({ relay: f.relay, sender: f.sender, port, ...(token ? { token } : {}) });
+      handle = await startConsole({ relay: f.relay, sender: f.sender, port, ...(token ? { token } : {}), ...reach });
     } catch (caught) {
-      const err = explainListenError(caught, 'console port', port, '127.0.0.1', '--port');
+      const err = explainListenError(caught, 'console port', port, reach.host ?? '127.0.0.1', '--port');
       process.stderr.write(`console: ${err instanceof SteeringError ? err.message : String(err)}\n`);
       process.exitCode = err instanceof SteeringError && err.code === 'PORT_IN_USE' ? 4 : 1;
       return;
     }
     process.stdout.write(`aep-steer console: ${handle.url}\n  (relay ${f.relay}; open the URL in a browser, Ctrl+C stops)\n`);
+    if (handle.localUrl !== handle.url) process.stdout.write(`  listening on ${new URL(handle.localUrl).host}; links name ${new URL(handle.url).origin}\n`);
+    for (const t of reach.notify ?? []) process.stdout.write(`  notify ${targetLabel(t)} (capture ${t.capture}; on ${t.on.join(', ')})\n`);
     handle.follower.ready.catch((err: Error) => process.stderr.write(`console: ${err.message}; retrying\n`));
     const stop = () => {
       handle.close().then(() => process.exit(0), () => process.exit(1));

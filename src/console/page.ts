@@ -12,6 +12,10 @@ export const CONSOLE_HTML = `<!doctype html>
 <title>aep-steer console</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<meta name="theme-color" content="#2f6fdb">
+<link rel="manifest" href="manifest.webmanifest">
+<link rel="icon" href="icon-192.png">
+<link rel="apple-touch-icon" href="icon-192.png">
 <style>
   :root { font-family: system-ui, sans-serif; color: #1d232a; background: #f5f6f8; --line: #d8dce2; --muted: #59626d; }
   * { box-sizing: border-box; }
@@ -57,6 +61,9 @@ export const CONSOLE_HTML = `<!doctype html>
   ol.queue { margin: 0; padding-left: 20px; font-size: 13px; }
   ol.queue li { overflow-wrap: anywhere; }
   .muted { color: var(--muted); font-size: 13px; }
+  #waiting { padding: 10px 16px 0; }
+  #waiting ul { list-style: none; margin: 0; padding: 0; display: grid; gap: 6px; }
+  #waiting button { width: 100%; text-align: left; padding: 10px 12px; border: 1px solid #f0b3a3; border-radius: 8px; background: #fff6f3; font: inherit; cursor: pointer; min-height: 44px; overflow-wrap: anywhere; }
   .table { overflow-x: auto; }
   table { border-collapse: collapse; width: 100%; font-size: 13px; }
   th, td { text-align: left; padding: 5px 6px; border-bottom: 1px solid #e6e9ed; vertical-align: top; }
@@ -72,6 +79,7 @@ export const CONSOLE_HTML = `<!doctype html>
   <span class="relay" id="relay" data-connected="false">connecting…</span>
   <span class="keys">j/k session · i instruct · Ctrl+Enter send · Esc leave field</span>
 </header>
+<section id="waiting" aria-label="Waiting for you"><h2 data-field="waiting-title">Waiting for you: none</h2><ul id="waiting-list"></ul></section>
 <main>
   <nav aria-label="Sessions"><h2>Sessions</h2><ul id="sessions"><li class="muted">no sessions yet</li></ul></nav>
   <section class="panel" id="detail" aria-live="polite"><p class="muted">Pick a session.</p></section>
@@ -259,9 +267,25 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     if (focused === 'instruct-text') { var t = document.getElementById('instruct-text'); t.focus(); t.setSelectionRange(t.value.length, t.value.length); }
   }
 
+  // Every pending request of every session, newest first: what a person away from the desk opens the page for.
+  function waiting() {
+    var all = [];
+    sessionsOf().forEach(function (s) { s.holds.forEach(function (h) { all.push({ s: s, h: h }); }); });
+    all.sort(function (a, b) { return a.h.since < b.h.since ? 1 : a.h.since > b.h.since ? -1 : 0; });
+    document.querySelector('[data-field="waiting-title"]').textContent = 'Waiting for you: ' + (all.length ? all.length + ' request' + (all.length === 1 ? '' : 's') : 'none');
+    var list = document.getElementById('waiting-list');
+    list.replaceChildren.apply(list, all.map(function (w) {
+      return el('li', {}, [el('button', { type: 'button', 'data-waiting': w.h.request, 'data-session': w.s.session }, [
+        el('strong', {}, [(w.s.agent || '?') + ' · ' + w.h.kind]), ' since ' + clock(w.h.since) + ': ' + (w.h.prompt || '(no prompt at this capture level)'),
+        el('span', { class: 'sid' }, [w.s.session]),
+      ])]);
+    }));
+  }
+
   function render() {
     if (!snap) return;
     showRelay(snap);
+    waiting();
     var list = document.getElementById('sessions');
     var hadFocus = document.activeElement && document.activeElement.getAttribute && document.activeElement.getAttribute('data-session');
     list.replaceChildren.apply(list, snap.sessions.length ? snap.sessions.map(sessionButton) : [el('li', { class: 'muted' }, ['no sessions yet'])]);
@@ -270,6 +294,13 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     document.body.setAttribute('data-events', String(snap.events));
   }
 
+  document.getElementById('waiting-list').addEventListener('click', function (ev) {
+    var b = ev.target.closest && ev.target.closest('[data-waiting]');
+    if (!b) return;
+    select(b.getAttribute('data-session'), false);
+    var box = document.querySelector('[data-request="' + CSS.escape(b.getAttribute('data-waiting')) + '"]');
+    if (box) box.scrollIntoView({ block: 'center' });
+  });
   document.getElementById('sessions').addEventListener('click', function (ev) {
     var b = ev.target.closest && ev.target.closest('[data-session]');
     if (b) select(b.getAttribute('data-session'), false);

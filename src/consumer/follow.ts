@@ -1,7 +1,7 @@
 // Feeds a live board from the relay: one consumer connection, a replay-all subscription
 // (history the relay still holds, then live), and the roster, re-read when sessions come and
 // go. A lost relay is retried with backoff; the page shows the link state meanwhile.
-import type { CaptureLevel } from '../protocol/envelope.js';
+import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import { tokenFor } from '../relay/local-token.js';
 import { RelayConsumer } from './connection.js';
 import type { Board } from './board.js';
@@ -16,6 +16,10 @@ export interface FollowOptions {
   /** Roster re-read interval; claims also change without any event (a connection drops). */
   rosterEveryMs?: number;
   onChange: () => void;
+  /** Each event the board folded (never a redelivery), after the board has it. */
+  onEvent?: (e: AepEvent) => void;
+  /** Once, when the first subscription's replay of history is through (a roster reply follows it). */
+  onLive?: () => void;
 }
 
 export interface Follower {
@@ -72,6 +76,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
       await c.subscribe({ filter: {}, from: 'all', ...(opts.capture ? { capture: opts.capture } : {}) }, {
         onEvent: (e) => {
           if (!board.apply(e)) return;
+          opts.onEvent?.(e);
           opts.onChange();
           // A new session, or one ending, changes who claims what.
           if (e.session !== undefined && (!known.has(e.session) || e.type === 'session.ended')) {
@@ -90,6 +95,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
       opts.onChange();
       if (first) {
         first = false;
+        opts.onLive?.();
         firstResolve();
       }
     } catch (err) {

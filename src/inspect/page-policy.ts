@@ -28,6 +28,8 @@ export function pagePolicy(html: string): string {
     // The snapshot stream (`events`) and the actions (`api/…`) are the page's own origin.
     "connect-src 'self'",
     "img-src 'self'",
+    // The console's web app manifest (an installed home-screen page) is its own origin too.
+    "manifest-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",

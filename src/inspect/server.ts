@@ -4,6 +4,7 @@
 // actions (api/...), taken only as same-origin JSON, so another site in the browser cannot
 // drive them and the relay's own origin rules (D21) never need opening.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { SteeringError } from '../protocol/errors.js';
 import type { Board } from '../consumer/board.js';
@@ -33,6 +34,14 @@ export interface PageServerOptions {
   basePath?: string;
   page?: string;
   actions?: Record<string, Action>;
+  /** Static files under the base path (the console's web app manifest and icons). */
+  files?: Record<string, { type: string; body: string | Buffer }>;
+  /** Handlers for paths outside the base path, by prefix (the console's answer links). */
+  routes?: Record<string, (rest: string, req: IncomingMessage, res: ServerResponse) => Promise<void>>;
+  /** The address a browser elsewhere uses (a TLS-terminating proxy, a tunnel): also a served name and origin. */
+  publicUrl?: string;
+  /** Serve HTTPS (Node's own) with this certificate and key, PEM. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
 }
 
 const MAX_ACTION_BODY = 64 * 1024;
@@ -66,7 +75,10 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
   const page = opts.page ?? PAGE_HTML;
   const csp = pagePolicy(page);
   let hosts: string[] = [];
+  let origins: string[] = [];
   let origin = '';
+  const scheme = opts.tls ? 'https' : 'http';
+  const publicUrl = opts.publicUrl === undefined ? undefined : new URL(opts.publicUrl);
   const clients = new Set<ServerResponse>();
   let pending = false;
   let port = 0;
@@ -81,8 +93,8 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     const action = opts.actions?.[name];
     if (action === undefined) return json(res, 404, { error: `no action ${name}` });
     // Same origin only (a page on another site cannot post here), and JSON only (no form posts).
-    // The page's origin is the name it was opened under: the bind address or localhost.
-    if (req.headers.origin !== undefined && !hosts.some((h) => req.headers.origin === `http://${h}`)) {
+    // The page's origin is the name it was opened under: the bind address, localhost or the public URL.
+    if (req.headers.origin !== undefined && !origins.includes(req.headers.origin)) {
       return json(res, 403, { error: 'cross-origin request refused' });
     }
     if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return json(res, 415, { error: 'send application/json' });
@@ -92,12 +104,19 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     json(res, out.status, out.body);
   };
 
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     for (const [name, value] of Object.entries(FRAME_HEADERS)) res.setHeader(name, value);
     const full = (req.url ?? '/').split('?')[0]!;
     // Host must be the loopback name we serve (DNS rebinding, D21).
     if (req.headers.host !== undefined && !hosts.includes(req.headers.host)) {
       res.writeHead(421, { 'content-type': 'text/plain' }).end('wrong host\n');
+      return;
+    }
+    for (const [prefix, serve] of Object.entries(opts.routes ?? {})) {
+      if (!full.startsWith(prefix)) continue;
+      serve(full.slice(prefix.length), req, res).catch((err: Error) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`);
+      });
       return;
     }
     if (base !== '/' && full === base.slice(0, -1)) {
@@ -127,6 +146,12 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
       res.end(page);
       return;
     }
+    const file = opts.files && Object.hasOwn(opts.files, path.slice(1)) ? opts.files[path.slice(1)] : undefined;
+    if (file !== undefined) {
+      res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-cache' });
+      res.end(file.body);
+      return;
+    }
     if (path === '/state') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
       res.end(JSON.stringify(board.snapshot()));
@@ -140,7 +165,8 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-  });
+  };
+  const server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, handle) : createServer(handle);
 
   const keepalive = setInterval(() => {
     for (const res of clients) res.write(': ping\n\n');
@@ -157,7 +183,12 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
   });
   port = (server.address() as AddressInfo).port;
   hosts = servedHosts(host, port);
-  origin = `http://${hosts[0]}`;
+  origin = `${scheme}://${hosts[0]}`;
+  origins = hosts.map((h) => `${scheme}://${h}`);
+  if (publicUrl) {
+    hosts.push(publicUrl.host);
+    origins.push(publicUrl.origin);
+  }
   return {
     url: `${origin}${base}`,
     port,
