@@ -12,14 +12,22 @@ import { projectRoot } from '../support/shared-dir.js';
 
 const BIN = join(projectRoot, 'bin', 'aep-steer.js');
 const dir = mkdtempSync(join(tmpdir(), 'aep-catalogue-'));
-// A module hook that records every module the process resolves.
+// A module hook that records every module the process resolves. It runs on the hooks thread, whose
+// asynchronous stderr writes can be lost when the process exits, so it appends to a file at once.
 const hooks = join(dir, 'hooks.mjs');
-writeFileSync(hooks, `export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('LOADED ' + r.url + '\\n'); return r; }\n`);
+writeFileSync(hooks, `import { appendFileSync } from 'node:fs';
+export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(process.env.AEP_TEST_LOADS, r.url + '\\n'); return r; }\n`);
 const register = join(dir, 'register.mjs');
 writeFileSync(register, `import { register } from 'node:module'; register(${JSON.stringify(`file://${hooks}`)});\n`);
 
-const run = (args: string[]) => spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', env: { ...process.env, AEP_STATE_DIR: dir } });
-const loaded = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => l.slice(7));
+let runs = 0;
+const run = (args: string[]) => {
+  const loads = join(dir, `loads-${++runs}.txt`);
+  writeFileSync(loads, '');
+  const env = { ...process.env, AEP_STATE_DIR: dir, AEP_TEST_LOADS: loads };
+  return { ...spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', env }), loads };
+};
+const loaded = (r: { loads: string }) => readFileSync(r.loads, 'utf8').split('\n').filter(Boolean);
 const HEAVY = /node_modules\/(ws|xstate|rxjs|ajv|@modelcontextprotocol|@nats-io)\/|\/dist\/(relay|streams|machines|consumer)\//;
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,7 +36,7 @@ test('--version and --help load nothing heavy', () => {
   for (const args of [['--version'], ['--help'], []]) {
     const r = run(args);
     assert.ok(r.status === (args.length === 0 ? USAGE_EXIT : 0), `${args.join(' ')}: exit ${r.status} ${r.stderr}`);
-    const heavy = loaded(r.stderr).filter((u) => HEAVY.test(u));
+    const heavy = loaded(r).filter((u) => HEAVY.test(u));
     assert.equal(heavy, [], `aep-steer ${args.join(' ')} loaded ${heavy.join(', ')}`);
   }
   assert.is(run(['--version']).stdout.trim(), VERSION);
@@ -38,7 +46,7 @@ test('--version and --help load nothing heavy', () => {
 test('a command loads its own module and not the others', () => {
   const r = run(['doctor', '--help']);
   assert.is(r.status, 0, r.stderr);
-  const urls = loaded(r.stderr);
+  const urls = loaded(r);
   assert.ok(urls.some((u) => u.endsWith('/dist/cli/doctor-command.js')));
   assert.not.ok(urls.some((u) => /\/dist\/cli\/(instruct|watch|demo|mcp|relay)-command\.js$/.test(u)), 'no other command module');
 });
