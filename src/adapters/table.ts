@@ -462,7 +462,7 @@ export const toolPermissionHold = (token: string, tool: string, context: Record<
   permissionHold(`${token} requests permission to use ${tool}`, tool, context, options, detail);
 
 /** Tool input fields that say what a tool will do, in the order a dialog shows them (D35). */
-const DETAIL_FIELDS = ['command', 'file_path', 'notebook_path', 'path', 'url', 'pattern', 'query'] as const;
+const DETAIL_FIELDS = ['command', 'commands', 'file_path', 'notebook_path', 'path', 'url', 'pattern', 'query'] as const;
 
 /** The command, path or URL of a tool call, as the vendor's own dialog shows it (D35); undefined when it has none. */
 export function toolDetail(toolInput: unknown): string | undefined {
@@ -470,7 +470,9 @@ export function toolDetail(toolInput: unknown): string | undefined {
   const input = toolInput as Record<string, unknown>;
   for (const f of DETAIL_FIELDS) {
     const v = input[f];
-    if (typeof v === 'string' && v.trim() !== '') return v;
+    // Cline's run_commands takes a list of commands.
+    const text = Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').join('; ') : v;
+    if (typeof text === 'string' && text.trim() !== '') return text;
   }
   return undefined;
 }

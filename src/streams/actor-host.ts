@@ -665,7 +665,8 @@ export class ActorHost {
           break;
         case 'control.rejected':
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, detail: o.rejection.detail } }, o.key);
+          // `code` is the rule's stable id beside AEP's coarser reason (`not-pending`, `answer-invalid`, …).
+          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, detail: o.rejection.detail, code: o.rejection.rule } }, o.key);
           break;
         case 'control.reack': {
           const bytes = this.recorded.get(o.key);

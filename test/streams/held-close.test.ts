@@ -4,12 +4,12 @@
 // not-pending and nothing is recorded as answered.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { claudeCode } from '../../src/adapters/claude-code.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { adapter, SECRET, type TestAdapter } from '../support/adapter.js';
+import { openHook } from '../support/open-hook.js';
 
 const SESSION = 'cc-held-1';
 const toolInput = (n: number) => ({ command: `touch /tmp/held-${n}.txt`, description: `step ${n}` });
@@ -18,20 +18,7 @@ const hook = (event: string, extra: Record<string, unknown>) => ({
 });
 const permission = (n: number) => hook('PermissionRequest', { tool_name: 'Bash', tool_input: toolInput(n), permission_suggestions: [] });
 
-/** Posts a hook body on its own socket and keeps the request open; `abort()` closes the socket as a killed hook would. */
-function openHook(a: TestAdapter, body: unknown): { abort: () => void; reply: Promise<string> } {
-  const req = request({ host: '127.0.0.1', port: a.handle.port, path: `/hook/${SECRET}`, method: 'POST', headers: { 'content-type': 'application/json' }, agent: false });
-  const reply = new Promise<string>((resolve, reject) => {
-    req.on('response', (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve(text));
-    });
-    req.on('error', reject);
-  });
-  req.end(JSON.stringify(body));
-  return { abort: () => req.destroy(), reply };
-}
+const openAt = (a: TestAdapter, body: unknown) => openHook(`http://127.0.0.1:${a.handle.port}/hook/${SECRET}`, body);
 
 const respond = (subject: string, answer: Record<string, unknown>) =>
   command({ agent: 'op' }, SESSION, { type: 'control.attention.respond', subject, cause: subject, data: { answer } });
@@ -42,8 +29,7 @@ test('a held hook whose socket the caller closes is dismissed at once; a later r
   const a = await adapter({ surface: surfaceFrom(claudeCode), attentionTimeoutMs: 60_000 });
   try {
     await a.post(hook('SessionStart', { source: 'startup' }));
-    const held = openHook(a, permission(1));
-    held.reply.catch(() => undefined);
+    const held = openAt(a, permission(1));
     const requested = await a.next((e) => e.type === 'attention.requested');
     const resolved = a.next((e) => e.type === 'attention.resolved' && e.subject === requested.id);
     held.abort();
@@ -70,7 +56,7 @@ test('PostToolUse of the held call answers the request via oob; the held hook ge
   const a = await adapter({ surface: surfaceFrom(claudeCode), attentionTimeoutMs: 60_000 });
   try {
     await a.post(hook('SessionStart', { source: 'startup' }));
-    const held = openHook(a, permission(2));
+    const held = openAt(a, permission(2));
     const requested = await a.next((e) => e.type === 'attention.requested');
     // D35: the request says what the tool will do, at capture redacted.
     assert.is(requested.capture, 'redacted');
@@ -88,7 +74,7 @@ test('PostToolUse of the held call answers the request via oob; the held hook ge
     assert.match(((await nack).data as { detail: string }).detail, 'already answered at the agent');
     assert.is(ofType(a, 'attention.answered').length, 1, 'the late deny is not recorded');
     // Another call's PostToolUse answers nothing.
-    const other = openHook(a, permission(3));
+    const other = openAt(a, permission(3));
     const second = await a.next((e) => e.type === 'attention.requested' && e.id !== requested.id);
     await a.post(hook('PostToolUse', { tool_name: 'Bash', tool_input: toolInput(4), tool_use_id: 'toolu_2', tool_response: { stdout: '' } }));
     assert.equal(a.handle.sessions()[0]!.holds.map((h) => h.requestId), [second.id]);
