@@ -140,6 +140,9 @@ const EMPTY: StepResult = { events: [], records: [], effects: [] };
 /** Bound on kept emitters: the sessions active at once, not every session the host holds. */
 const WARM_EMITTERS = 256;
 
+/** The rules a `control.attention.respond` can fail, named on the wire (D34). */
+const RESPOND_RULES = new Set<string>(['not-pending', 'unknown-request', 'answer-invalid']);
+
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
@@ -665,8 +668,12 @@ export class ActorHost {
           break;
         case 'control.rejected':
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-          // `code` is the rule's stable id beside AEP's coarser reason (`not-pending`, `answer-invalid`, …).
-          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, detail: o.rejection.detail, code: o.rejection.rule } }, o.key);
+          // D34: a refused respond names its rule in `code` beside AEP's coarser reason, so a sender
+          // tells "no longer pending" from "no such request" and "answer does not fit".
+          emit({
+            type: 'control.rejected', cause: o.cause, capture: 'redacted',
+            data: { reason: o.rejection.reason, detail: o.rejection.detail, ...(RESPOND_RULES.has(o.rejection.rule) ? { code: o.rejection.rule } : {}) },
+          }, o.key);
           break;
         case 'control.reack': {
           const bytes = this.recorded.get(o.key);
