@@ -669,7 +669,7 @@ export class ActorHost {
         case 'control.rejected':
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
           // D34: a refused respond names its rule in `code` beside AEP's coarser reason, so a sender
-          // tells "no longer pending" from "no such request" and "answer does not fit".
+          // can tell a request no longer pending, one never seen and an answer that does not fit apart.
           emit({
             type: 'control.rejected', cause: o.cause, capture: 'redacted',
             data: { reason: o.rejection.reason, detail: o.rejection.detail, ...(RESPOND_RULES.has(o.rejection.rule) ? { code: o.rejection.rule } : {}) },
