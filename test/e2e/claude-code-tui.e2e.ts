@@ -20,6 +20,7 @@ import { RelayConsumer } from '../../src/consumer/connection.js';
 import { loadTokensFile } from '../../src/relay/acl.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import type { AepEvent } from '../../src/protocol/index.js';
+import { auditFiles } from '../../src/audit/audit.js';
 import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
 import { pollFor, vendorMissing } from '../support/e2e-helpers.js';
 import { startMockAnthropic, type MessagesBody, type MockAnthropic, type Turn } from '../support/mock-anthropic.js';
@@ -187,6 +188,11 @@ if (!vendorMissing(noTmux ? undefined : binary, 'claude-code-tui', missing)) {
     assert.match(late.out, 'dismissed at the agent');
     assert.not.ok(events.some((e) => e.type === 'attention.answered' && e.subject === requested.id), 'nothing recorded as answered');
     assert.not.ok(existsSync(join(ws.project, 'esc.txt')), 'the command never ran');
+  });
+
+  test('the adapter\'s log of both runs passes aep-steer audit', async () => {
+    const r = await auditFiles([join(stateDir, 'adapter.jsonl')]);
+    assert.equal(r.violations, [], JSON.stringify(r.violations));
   });
 }
 
