@@ -8,14 +8,12 @@
 // the tool name to a watch-only watcher.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
-import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
+import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { loadTokensFile } from '../../src/relay/acl.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
@@ -23,6 +21,7 @@ import type { AepEvent } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
 import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
 import { pollFor, vendorMissing } from '../support/e2e-helpers.js';
+import { respondVia, startTui, tmuxMissing, type Tui } from '../support/tui.js';
 import { startMockAnthropic, type MessagesBody, type MockAnthropic, type Turn } from '../support/mock-anthropic.js';
 
 const ADAPTER_TOKEN = 'tui-adapter-token';
@@ -35,31 +34,17 @@ const TOKENS_FILE = {
     { token: WATCHER_TOKEN, identity: 'tui-watcher' },
   ],
 };
-/** One tmux server of this test's own, so no other session on the machine is touched. */
-const TMUX = ['-L', `aep-tui-${process.pid}`];
-
 let mock: MockAnthropic;
 let relay: RelayHandle;
 let running: RunningAdapter;
 let watcher: RelayConsumer;
 let operator: RelayConsumer;
 let stateDir = '';
+let tui: Tui;
 let ws: ClaudeWorkspace;
 const events: AepEvent[] = [];
 const watched: AepEvent[] = [];
 const waitFor = pollFor(events, 40_000);
-
-const tmux = (...args: string[]) => spawnSync('tmux', [...TMUX, ...args], { encoding: 'utf8' });
-const screen = (): string => tmux('capture-pane', '-p', '-t', 'claude').stdout;
-const keys = (...k: string[]) => assert.is(tmux('send-keys', '-t', 'claude', ...k).status, 0);
-
-async function screenShows(text: string, limitMs = 40_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!screen().includes(text)) {
-    if (Date.now() > until) throw new Error(`the TUI never showed "${text}"; it shows:\n${screen()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Each user prompt asks for one Bash call that creates the file the prompt names; a tool result gets a final text. */
 function oneCallPerPrompt(body: MessagesBody): Turn {
@@ -73,26 +58,14 @@ function oneCallPerPrompt(body: MessagesBody): Turn {
   return { content: [{ type: 'tool_use', name: 'Bash', input: { command: `touch ${join(ws.project, file)}`, description: `create ${file}` } }], stop_reason: 'tool_use' };
 }
 
-function sink(): { stream: NodeJS.WriteStream; text: () => string } {
-  let text = '';
-  const stream = new Writable({ write(c: Buffer, _e, cb) { text += c.toString(); cb(); } }) as Writable & { isTTY?: boolean };
-  stream.isTTY = false;
-  return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
-}
-
-async function respond(session: string, request: string, word: string): Promise<{ code: number; out: string }> {
-  const out = sink();
-  const code = await runRespond(word, { relay: relay.socketUrl, token: TOKEN, sender: 'tui-operator', session, request, timeout: '20000' }, { out: out.stream, err: sink().stream });
-  return { code, out: out.text() };
-}
+const respond = (session: string, request: string, word: string) => respondVia(relay.socketUrl, TOKEN, 'tui-operator')(session, request, word);
 
 /** Types a prompt into the TUI; resolves with the permission request it raised once Claude shows its own dialog. */
 async function ask(file: string): Promise<AepEvent> {
   const before = events.filter((e) => e.type === 'attention.requested').length;
-  keys('-l', `create ${file} with bash`);
-  keys('Enter');
+  await tui.submit(`create ${file} with bash`);
   const requested = await waitFor('attention.requested', () => events.filter((e) => e.type === 'attention.requested')[before]);
-  await screenShows('Do you want to proceed?');
+  await tui.shows('Do you want to proceed?');
   // The dialog ignores keys for a moment after it opens (a guard against a stray keypress), as a
   // person's reading time covers: keys sent at once are dropped.
   await new Promise((r) => setTimeout(r, 1500));
@@ -100,10 +73,9 @@ async function ask(file: string): Promise<AepEvent> {
 }
 
 const binary = claudeBinary();
-const noTmux = spawnSync('tmux', ['-V']).status !== 0;
 const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh claude-code), or tmux is missing (apt-get install tmux)';
 
-if (!vendorMissing(noTmux ? undefined : binary, 'claude-code-tui', missing)) {
+if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missing)) {
   test.before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'aep-tui-state-'));
     mock = await startMockAnthropic({ script: oneCallPerPrompt });
@@ -126,16 +98,14 @@ if (!vendorMissing(noTmux ? undefined : binary, 'claude-code-tui', missing)) {
       hasCompletedOnboarding: true, theme: 'dark', customApiKeyResponses: { approved: ['sk-ant-test'.slice(-20)], rejected: [] },
       projects: { [ws.project]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
     }));
-    const env = Object.entries(claudeEnv(ws, mock.url)).map(([k, v]) => `${k}=${v ?? ''}`);
     // Default permission mode: a file-writing Bash call asks in Claude's dialog and fires PermissionRequest.
-    const started = tmux('new-session', '-d', '-s', 'claude', '-x', '200', '-y', '50', '-c', ws.project, 'env', ...env, binary!, '--model', 'claude-sonnet-4-5');
-    assert.is(started.status, 0, started.stderr);
+    tui = startTui('claude', ws.project, claudeEnv(ws, mock.url), [binary!, '--model', 'claude-sonnet-4-5']);
     await waitFor('session.started', () => events.find((e) => e.type === 'session.started'));
-    await screenShows('? for shortcuts');
+    await tui.shows('? for shortcuts');
   });
 
   test.after(async () => {
-    tmux('kill-server');
+    tui?.kill();
     await watcher?.close();
     await operator?.close();
     await running?.close();
@@ -156,7 +126,7 @@ if (!vendorMissing(noTmux ? undefined : binary, 'claude-code-tui', missing)) {
     assert.not.ok(JSON.stringify(low).includes('yes.txt'), 'no command below redacted');
 
     const pressed = Date.now();
-    keys('Enter'); // "1. Yes" is the selected choice
+    tui.keys('Enter'); // "1. Yes" is the selected choice
     const answered = await waitFor('attention.answered via oob', () => events.find((e) => e.type === 'attention.answered' && e.subject === requested.id));
     const tookMs = Date.now() - pressed;
     console.log(`  Yes in the TUI → attention.answered {via:"oob"} in ${tookMs} ms`);
@@ -171,13 +141,13 @@ if (!vendorMissing(noTmux ? undefined : binary, 'claude-code-tui', missing)) {
     assert.match(late.out, 'already answered at the agent');
     await waitFor('the rejection', () => events.find((e) => e.type === 'control.rejected' && (e.data as { code?: string }).code === 'not-pending'));
     assert.equal(events.filter((e) => e.type === 'attention.answered' && e.subject === requested.id).length, 1, 'the late deny is not recorded');
-    await screenShows('Done.');
+    await tui.shows('Done.');
   });
 
   test('Esc in the TUI dismisses the request at once; a later respond allow exits not-pending and the command never runs', async () => {
     const requested = await ask('esc.txt');
     const pressed = Date.now();
-    keys('Escape');
+    tui.keys('Escape');
     const resolved = await waitFor('attention.resolved', () => events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id));
     const tookMs = Date.now() - pressed;
     console.log(`  Esc in the TUI → attention.resolved {dismissed} in ${tookMs} ms`);

@@ -5,59 +5,31 @@
 // adapter reports at once as a dismissed request (D34); a later respond exits "not pending".
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { codex } from '../../src/adapters/codex.js';
 import { installCodex } from '../../src/adapters/installers/codex.js';
-import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
+import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
+import { respondVia, startTui, tmuxMissing, type Tui } from '../support/tui.js';
 import { codexHome, startVendorStack, vendorBinary, workspace, writeCodexConfig, type VendorStack, type Workspace } from '../support/vendor-e2e.js';
 
-const TMUX = ['-L', `aep-codex-tui-${process.pid}`];
 const binary = vendorBinary('codex');
-const noTmux = spawnSync('tmux', ['-V']).status !== 0;
 
 let mock: MockOpenAi;
 let stack: VendorStack;
 let ws: Workspace;
+let tui: Tui;
 
-const tmux = (...args: string[]) => spawnSync('tmux', [...TMUX, ...args], { encoding: 'utf8' });
-const screen = (): string => tmux('capture-pane', '-p', '-t', 'codex').stdout;
-const keys = (...k: string[]) => assert.is(tmux('send-keys', '-t', 'codex', ...k).status, 0);
-
-async function screenShows(text: string, limitMs = 60_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!screen().includes(text)) {
-    if (Date.now() > until) throw new Error(`the TUI never showed "${text}"; it shows:\n${screen()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function sink(): { stream: NodeJS.WriteStream; text: () => string } {
-  let text = '';
-  const stream = new Writable({ write(c: Buffer, _e, cb) { text += c.toString(); cb(); } }) as Writable & { isTTY?: boolean };
-  stream.isTTY = false;
-  return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
-}
-
-async function respond(session: string, request: string, word: string): Promise<{ code: number; out: string }> {
-  const out = sink();
-  const code = await runRespond(word, { relay: stack.relayUrl, token: stack.relayToken, sender: 'e2e-operator', session, request, timeout: '20000' }, { out: out.stream, err: sink().stream });
-  return { code, out: out.text() };
-}
+const respond = (session: string, request: string, word: string) => respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator')(session, request, word);
 
 /** Types a prompt whose shell call asks to leave the sandbox; resolves with the permission request it raised. */
 async function ask(tag: string): Promise<AepEvent> {
   const before = stack.events.filter((e) => e.type === 'attention.requested').length;
-  keys('-l', `[[TURN]] [[ESCALATE]] ${tag} run it`);
-  // Keys that arrive together read as a paste, whose Enter is a newline: submit after a pause.
-  await new Promise((r) => setTimeout(r, 500));
-  keys('Enter');
+  await tui.submit(`[[TURN]] [[ESCALATE]] ${tag} run it`);
   return stack.waitFor('attention.requested', () => stack.events.filter((e) => e.type === 'attention.requested')[before]).catch((err: Error) => {
-    throw new Error(`${err.message}\nthe TUI shows:\n${screen()}`);
+    throw new Error(`${err.message}\nthe TUI shows:\n${tui.screen()}`);
   });
 }
 
@@ -71,7 +43,7 @@ function toolOutputs(tag: string): string[] {
   });
 }
 
-if (binary === undefined || noTmux) {
+if (binary === undefined || tmuxMissing()) {
   test('codex-tui: the pinned CLI and tmux are installed', () => {
     assert.unreachable('Codex 0.171.0 is not installed in .vendor-clis (scripts/install-vendor-cli.sh codex), or tmux is missing (apt-get install tmux)');
   });
@@ -88,20 +60,22 @@ if (binary === undefined || noTmux) {
       user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
       env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
     });
-    const env = [`HOME=${ws.home}`, `CODEX_HOME=${codexHome(ws)}`, 'MOCK_API_KEY=dummy', 'OPENAI_API_KEY=dummy', 'NO_UPDATE_NOTIFIER=1', 'CODEX_DISABLE_TELEMETRY=1', `PATH=${process.env.PATH ?? ''}`];
-    const started = tmux('new-session', '-d', '-s', 'codex', '-x', '200', '-y', '50', '-c', ws.project, 'env', ...env, binary);
-    assert.is(started.status, 0, started.stderr);
-    await screenShows('Ask Codex to do anything').catch(async () => {
+    const env = {
+      HOME: ws.home, CODEX_HOME: codexHome(ws), MOCK_API_KEY: 'dummy', OPENAI_API_KEY: 'dummy', NO_UPDATE_NOTIFIER: '1', CODEX_DISABLE_TELEMETRY: '1',
+      PATH: process.env.PATH,
+    };
+    tui = startTui('codex', ws.project, env, [binary]);
+    await tui.shows('Ask Codex to do anything').catch(async () => {
       // The installer could not reach Codex to trust the hooks: trust them as a person would, once.
-      if (!screen().includes('Hooks need review')) throw new Error(`Codex did not start:\n${screen()}`);
-      keys('2');
-      keys('Enter');
-      await screenShows('Ask Codex to do anything');
+      if (!tui.screen().includes('Hooks need review')) throw new Error(`Codex did not start:\n${tui.screen()}`);
+      tui.keys('2');
+      tui.keys('Enter');
+      await tui.shows('Ask Codex to do anything');
     });
   });
 
   test.after(async () => {
-    tmux('kill-server');
+    tui?.kill();
     await stack?.close();
     await mock?.close();
     if (ws) rmSync(ws.root, { recursive: true, force: true });
@@ -111,7 +85,7 @@ if (binary === undefined || noTmux) {
     const requested = await ask('ALLOWTUI');
     assert.is(requested.capture, 'redacted');
     assert.match((requested.data as { prompt: string }).prompt, 'TOOL_RAN_');
-    await screenShows('Running hook');
+    await tui.shows('Running hook');
     const a = await respond(requested.session!, requested.id, 'allow');
     assert.is(a.code, RESPOND_EXIT.answered, a.out);
     await stack.waitFor('the command ran', () => (toolOutputs('ALLOWTUI').some((o) => o.includes('TOOL_RAN_')) ? true : undefined));
@@ -119,9 +93,9 @@ if (binary === undefined || noTmux) {
 
   test('Esc while the hook is held interrupts the turn: the request is dismissed at once, a later respond exits not pending', async () => {
     const requested = await ask('ESCTUI');
-    await screenShows('Running hook');
+    await tui.shows('Running hook');
     const pressed = Date.now();
-    keys('Escape');
+    tui.keys('Escape');
     const resolved = await stack.waitFor('attention.resolved', () => stack.events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id));
     console.log(`  Esc in the Codex TUI → attention.resolved {dismissed} in ${Date.now() - pressed} ms`);
     assert.is((resolved.data as { resolution: string }).resolution, 'dismissed');
