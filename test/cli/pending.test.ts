@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { PENDING_EXIT, age, runPending } from '../../src/cli/pending-command.js';
 import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
 import { pendingOf } from '../../src/consumer/pending.js';
+import { summarize } from '../../src/cli/watch-command.js';
 import { downLevel } from '../../src/protocol/capture.js';
 import { openHook } from '../support/open-hook.js';
 import { permissionRequest, sink, startTestStack, type TestStack } from './support.js';
@@ -102,6 +103,9 @@ test('at a metadata ceiling a pending request shows the tool name only; labels a
   const s = await stack.openSession();
   const reply = stack.postHook(permissionRequest(s));
   const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
+  // watch shows the id respond needs.
+  assert.match(summarize(requested), `request ${requested.id}`);
+  assert.match(summarize(requested), 'Bash: touch new-file.txt');
   const low = pendingOf([downLevel(requested, 'metadata')], Date.now())[0]!;
   assert.is(low.prompt, 'claude-code requests permission: Bash');
   assert.not.ok(JSON.stringify(low).includes('touch'), 'no command below redacted');
