@@ -22,7 +22,8 @@ const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown'
 function preToolHold(input: HookInput): HeldSpec {
   const tool = toolName(input);
   // D35: what the tool will do, as redacted-class text.
-  return toolPermissionHold(TOKEN, tool, { tool_name: tool, tool_call_id: str(extraOf(input).tool_call_id) }, undefined, toolDetail(input.tool_input));
+  const context = { tool_name: tool, tool_call_id: str(extraOf(input).tool_call_id) };
+  return toolPermissionHold(TOKEN, tool, context, undefined, toolDetail(input.tool_input));
 }
 
 /** allow → `{}` (the call goes on to Hermes's own approval gate); deny → block with a message. */

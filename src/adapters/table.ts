@@ -455,10 +455,14 @@ export const allowOrDeny = (_hook: ClassifiedHook, d: HeldDecision): unknown =>
 export const permissionHold = (
   prompt: string, tool: string, context: Record<string, unknown>,
   options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }], detail?: string,
-): HeldSpec => ({ hold: 'permission', request: { kind: 'permission', prompt, subject: tool, options, context, ...(detail === undefined ? {} : { detail }) } });
+): HeldSpec => ({
+  hold: 'permission', request: { kind: 'permission', prompt, subject: tool, options, context, ...(detail === undefined ? {} : { detail }) },
+});
 
 /** The same, asked as `<token> requests permission to use <tool>`, with what the tool will do (D35). */
-export const toolPermissionHold = (token: string, tool: string, context: Record<string, unknown>, options?: { id: string; label: string }[], detail?: string): HeldSpec =>
+export const toolPermissionHold = (
+  token: string, tool: string, context: Record<string, unknown>, options?: { id: string; label: string }[], detail?: string,
+): HeldSpec =>
   permissionHold(`${token} requests permission to use ${tool}`, tool, context, options, detail);
 
 /** Tool input fields that say what a tool will do, in the order a dialog shows them (D35). */

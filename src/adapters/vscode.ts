@@ -6,7 +6,10 @@ import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
 import { str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec } from './hook-maps.js';
 import { vscodeInstaller } from './installers/vscode.js';
-import { DEFAULT_INSTRUCT_TTL_MS, hookSpecificOutputContext, mechanicalFallback, toolDetail, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import {
+  DEFAULT_INSTRUCT_TTL_MS, hookSpecificOutputContext, mechanicalFallback, toolDetail, toolPermissionHold,
+  type HeldSpec, type HookInput, type MapRule, type VendorTable,
+} from './table.js';
 
 const TOKEN = 'vscode';
 const DR = 'vendor-surfaces §4.3';

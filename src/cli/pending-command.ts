@@ -22,7 +22,9 @@ export function askedLine(r: PendingRequest): string {
   const parts = [r.prompt ?? `${r.vendor} requests ${r.kind}${r.subject ? `: ${r.subject}` : ''}`];
   for (const f of r.fields ?? []) {
     const field = (f ?? {}) as { id?: unknown; label?: unknown; choices?: unknown };
-    const choices = Array.isArray(field.choices) ? field.choices.map((c) => String((c as { label?: unknown; id?: unknown }).label ?? (c as { id?: unknown }).id)) : [];
+    const choices = Array.isArray(field.choices)
+      ? field.choices.map((c) => { const x = (c ?? {}) as { label?: unknown; id?: unknown }; return String(x.label ?? x.id); })
+      : [];
     parts.push(`[${String(field.id)}] ${String(field.label ?? field.id)}${choices.length ? ` (${choices.join(' / ')})` : ''}`);
   }
   if (r.options) parts.push(`options: ${r.options.join(', ')}`);
@@ -42,7 +44,8 @@ interface PendingFlags extends RelayFlags {
 type Listed = { outcome: 'listed'; requests: PendingRequest[]; session?: string } | { outcome: 'unreachable'; detail: string };
 
 export async function runPending(f: PendingFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
-  const { print } = outcomePrinter<Listed>(f.json, io.out, (o, p) => (o.outcome === 'listed' ? describePending(o.requests, p, o.session) : `${p.red('✗')} ${o.detail}`));
+  const describe = (o: Listed, p: Paint): string => (o.outcome === 'listed' ? describePending(o.requests, p, o.session) : `${p.red('✗')} ${o.detail}`);
+  const { print } = outcomePrinter<Listed>(f.json, io.out, describe);
   return withConsumer(f, async (consumer) => {
     const requests = await pendingRequests(consumer, f.session === undefined ? {} : { session: f.session });
     print({ outcome: 'listed', requests, ...(f.session === undefined ? {} : { session: f.session }) });

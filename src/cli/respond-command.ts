@@ -13,7 +13,9 @@ import { describePending } from './pending-command.js';
  * request is no longer pending (answered or dismissed at the agent, timed out: D34), 9 the answer
  * names an option the request does not have.
  */
-export const RESPOND_EXIT = { answered: 0, usage: 2, rejected: 3, refused: 4, notPending: 5, timeout: 6, unreachable: 7, unauthorized: 8, misfit: 9 } as const;
+export const RESPOND_EXIT = {
+  answered: 0, usage: 2, rejected: 3, refused: 4, notPending: 5, timeout: 6, unreachable: 7, unauthorized: 8, misfit: 9,
+} as const;
 
 /** The exit code of an outcome: a rejection by its code (D34), the rest by outcome. */
 export function exitOf(o: RespondOutcome): number {

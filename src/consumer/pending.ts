@@ -40,7 +40,8 @@ export function pendingOf(events: readonly AepEvent[], now: number): PendingRequ
     };
     if (e.subject !== undefined) r.subject = e.subject;
     if (typeof d.prompt === 'string') r.prompt = d.prompt;
-    const options = Array.isArray(d.options) ? d.options.map((o) => (o as { id?: unknown } | null)?.id).filter((o): o is string => typeof o === 'string') : [];
+    const ids = Array.isArray(d.options) ? d.options.map((o) => (o as { id?: unknown } | null)?.id) : [];
+    const options = ids.filter((o): o is string => typeof o === 'string');
     if (options.length > 0) r.options = options;
     if (Array.isArray(d.fields)) r.fields = d.fields;
     return r;

@@ -81,7 +81,10 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
   if (d.decision.message !== undefined) answer.text = d.decision.message;
   if (d.decision.values !== undefined) answer.values = d.decision.values;
   return {
-    context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'answered', [hold.requestId]) },
+    context: {
+      decisions: withDecision(ctx.decisions, d.key, 'accepted'), holds: ctx.holds.filter((h) => h !== hold),
+      settled: settledWith(ctx, 'answered', [hold.requestId]),
+    },
     outputs: [
       { type: 'control.accepted', cause, key: d.key },
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },

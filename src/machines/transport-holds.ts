@@ -22,7 +22,10 @@ export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInp
   const latencyMs = Math.max(0, input.at - hold.openedAt);
   const holds = ctx.holds.filter((h) => h !== hold);
   if (input.approved === undefined) {
-    return { context: { holds, settled: settledWith(ctx, 'dismissed', [hold.requestId]) }, outputs: [{ type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs }] };
+    return {
+      context: { holds, settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
+      outputs: [{ type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs }],
+    };
   }
   const option = input.approved ? 'approve' : 'deny';
   return {
