@@ -1,6 +1,9 @@
 // A vendor CLI's own terminal UI in tmux, driven like a person at the keyboard: `send-keys` in,
 // `capture-pane` out. Each test runs its own tmux server, so no other session is touched.
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import * as assert from 'uvu/assert';
 
@@ -18,7 +21,8 @@ export interface Tui {
 }
 
 export function startTui(name: string, cwd: string, env: NodeJS.ProcessEnv, argv: string[]): Tui {
-  const server = ['-L', `aep-${name}-${process.pid}`];
+  const socket = join(tmpdir(), `aep-tui-${name}-${process.pid}.sock`);
+  const server = ['-S', socket];
   const tmux = (...args: string[]) => spawnSync('tmux', [...server, ...args], { encoding: 'utf8' });
   const vars = Object.entries(env).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
   const started = tmux('new-session', '-d', '-s', name, '-x', '200', '-y', '50', '-c', cwd, 'env', ...vars, ...argv);
@@ -40,7 +44,10 @@ export function startTui(name: string, cwd: string, env: NodeJS.ProcessEnv, argv
         await new Promise((r) => setTimeout(r, 100));
       }
     },
-    kill: () => void tmux('kill-server'),
+    kill() {
+      tmux('kill-server');
+      rmSync(socket, { force: true });
+    },
   };
 }
 
