@@ -6,7 +6,8 @@ import * as m from './hook-maps.js';
 import { claudeCodeInstaller } from './installers/claude-code.js';
 import { arr, obj, str as text } from './hook-input.js';
 import {
-  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, OPERATOR_DENIED, permissionRequestReply, toolPermissionHold,
+  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, OPERATOR_DENIED, permissionRequestReply,
+  toolDetail, toolPermissionHold,
   type HeldSpec, type HookInput, type VendorTable,
 } from './table.js';
 
@@ -48,8 +49,18 @@ function permissionHold(input: HookInput): HeldSpec {
   const tool = text(input.tool_name) ?? 'a tool';
   const toolInput = obj(input.tool_input);
   if (tool === 'AskUserQuestion') return askUserQuestionForm(toolInput);
-  return toolPermissionHold(TOKEN, tool, { tool_name: tool, tool_input: toolInput });
+  return toolPermissionHold(TOKEN, tool, { tool_name: tool, tool_input: toolInput }, undefined, toolDetail(toolInput));
 }
+
+/**
+ * D34: PermissionRequest carries no tool_use_id, so a call is named by its tool and input, which
+ * PostToolUse repeats as sent. Answered Yes in the dialog, 2.1.332 leaves the held hook running
+ * and reports the call through PostToolUse; No and Esc interrupt the turn and end the hook.
+ */
+const callOf = (input: HookInput): string | undefined => {
+  const tool = text(input.tool_name);
+  return tool === undefined || input.tool_input === undefined ? undefined : `${tool} ${m.digest(input.tool_input)}`;
+};
 
 /** Maps answer values (choice ids, or free text where `other` allows it) back to Claude Code's answers. */
 function askUserQuestionAnswers(toolInput: Record<string, unknown>, values: Record<string, unknown>): Record<string, string> {
@@ -137,6 +148,7 @@ export const claudeCode: VendorTable = {
   // D7: hooks fired inside a subagent carry agent_id; their context goes to the subagent.
   subagent: carriesAgentId,
   unlistedReason: 'the reply accepts no context (vendor-clis-observed §1.7)',
+  callOf,
   moments: {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
     // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop").
@@ -144,8 +156,14 @@ export const claudeCode: VendorTable = {
     UserPromptSubmit: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
     UserPromptExpansion: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
     PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the next model request` },
-    PostToolUse: { role: 'context', evidence: `${E2E}#joined instructions over 10,000 characters arrive over two moments, none split` },
-    PostToolUseFailure: { role: 'context', evidence: `${E2E}#PostToolUseFailure delivers an instruction queued while the failing tool ran` },
+    PostToolUse: {
+      role: 'context', evidence: `${E2E}#joined instructions over 10,000 characters arrive over two moments, none split`,
+      ran: { evidence: `e2e/claude-code-tui#a permission answered Yes in the TUI ends the request via oob` },
+    },
+    PostToolUseFailure: {
+      role: 'context', evidence: `${E2E}#PostToolUseFailure delivers an instruction queued while the failing tool ran`,
+      ran: { evidence: 'the same call, run and failed, after a Yes in the dialog' },
+    },
     PostToolBatch: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
     Stop: {
       role: 'context',

@@ -7,7 +7,7 @@ import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/s
 import { int, obj, str } from './hook-input.js';
 import { compact, digest } from './hook-maps.js';
 import { hermesInstaller } from './installers/hermes.js';
-import { collapseEndReason, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import { collapseEndReason, toolDetail, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
 
 const TOKEN = 'hermes';
 const DR = 'vendor-surfaces §5.3';
@@ -21,7 +21,9 @@ const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown'
 
 function preToolHold(input: HookInput): HeldSpec {
   const tool = toolName(input);
-  return toolPermissionHold(TOKEN, tool, { tool_name: tool, tool_call_id: str(extraOf(input).tool_call_id) });
+  // D35: what the tool will do, as redacted-class text.
+  const context = { tool_name: tool, tool_call_id: str(extraOf(input).tool_call_id) };
+  return toolPermissionHold(TOKEN, tool, context, undefined, toolDetail(input.tool_input));
 }
 
 /** allow → `{}` (the call goes on to Hermes's own approval gate); deny → block with a message. */

@@ -54,6 +54,11 @@ interface RowBase {
   starts?: true;
   /** The moment opens or closes a turn of the main agent (send_input's idle refusal, D28). */
   turn?: 'opens' | 'closes';
+  /**
+   * D34: the moment reports that a tool call ran (the table's `callOf` names which): a request held
+   * for that call was answered yes in the vendor's own dialog. `evidence` says where that was seen.
+   */
+  ran?: { evidence: string };
 }
 
 /** A moment whose reply accepts context that the main agent consumes (D7). */
@@ -207,6 +212,11 @@ export interface VendorTable {
   /** D7: true when the hook fired inside a subagent, whose context never reaches the main agent. */
   subagent: (input: HookInput) => boolean;
   moments: Record<string, MomentRow>;
+  /**
+   * D34: names the tool call a hook is about, the same for its held request and for the moment
+   * that reports it ran (rows with `ran`); absent where no such moment follows a dialog answer.
+   */
+  callOf?: (input: HookInput) => string | undefined;
   /** The opt-in gate that enables the `gated` rows; present exactly when the table has one. */
   control?: ControlGate;
   /** Why a hook with no row is not eligible (kept on the classification for the log). */
@@ -311,7 +321,13 @@ export function holdsAny(table: VendorTable, opts: SurfaceOptions = {}): boolean
 function classOf(table: VendorTable, gate: Gate, input: HookInput, event: string): HookClass {
   const row = table.moments[event];
   if (row === undefined) return { kind: 'moment', eligible: false, reason: table.unlistedReason };
-  return rowClass(table, gate, input, row);
+  const cls = rowClass(table, gate, input, row);
+  // D34: the tool call a held request is about, and the moment that reports it ran.
+  const call = table.callOf === undefined ? undefined : table.callOf(input);
+  if (call === undefined) return cls;
+  if (cls.kind === 'held') return { ...cls, call };
+  const ran = row.role === 'gated' ? row.open.ran : row.ran;
+  return cls.kind === 'moment' && ran !== undefined ? { ...cls, ran: call } : cls;
 }
 
 function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentRow): HookClass {
@@ -438,9 +454,29 @@ export const allowOrDeny = (_hook: ClassifiedHook, d: HeldDecision): unknown =>
 /** A tool call held for permission, allow or deny unless other options are given (D13). */
 export const permissionHold = (
   prompt: string, tool: string, context: Record<string, unknown>,
-  options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }],
-): HeldSpec => ({ hold: 'permission', request: { kind: 'permission', prompt, subject: tool, options, context } });
+  options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }], detail?: string,
+): HeldSpec => ({
+  hold: 'permission', request: { kind: 'permission', prompt, subject: tool, options, context, ...(detail === undefined ? {} : { detail }) },
+});
 
-/** The same, asked as `<token> requests permission to use <tool>`. */
-export const toolPermissionHold = (token: string, tool: string, context: Record<string, unknown>, options?: { id: string; label: string }[]): HeldSpec =>
-  permissionHold(`${token} requests permission to use ${tool}`, tool, context, options);
+/** The same, asked as `<token> requests permission to use <tool>`, with what the tool will do (D35). */
+export const toolPermissionHold = (
+  token: string, tool: string, context: Record<string, unknown>, options?: { id: string; label: string }[], detail?: string,
+): HeldSpec =>
+  permissionHold(`${token} requests permission to use ${tool}`, tool, context, options, detail);
+
+/** Tool input fields that say what a tool will do, in the order a dialog shows them (D35). */
+const DETAIL_FIELDS = ['command', 'commands', 'file_path', 'notebook_path', 'path', 'url', 'pattern', 'query'] as const;
+
+/** The command, path or URL of a tool call, as the vendor's own dialog shows it (D35); undefined when it has none. */
+export function toolDetail(toolInput: unknown): string | undefined {
+  if (toolInput === null || typeof toolInput !== 'object') return undefined;
+  const input = toolInput as Record<string, unknown>;
+  for (const f of DETAIL_FIELDS) {
+    const v = input[f];
+    // Cline's run_commands takes a list of commands.
+    const text = Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').join('; ') : v;
+    if (typeof text === 'string' && text.trim() !== '') return text;
+  }
+  return undefined;
+}

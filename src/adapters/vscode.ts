@@ -6,7 +6,10 @@ import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
 import { str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec } from './hook-maps.js';
 import { vscodeInstaller } from './installers/vscode.js';
-import { DEFAULT_INSTRUCT_TTL_MS, hookSpecificOutputContext, mechanicalFallback, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import {
+  DEFAULT_INSTRUCT_TTL_MS, hookSpecificOutputContext, mechanicalFallback, toolDetail, toolPermissionHold,
+  type HeldSpec, type HookInput, type MapRule, type VendorTable,
+} from './table.js';
 
 const TOKEN = 'vscode';
 const DR = 'vendor-surfaces §4.3';
@@ -19,7 +22,9 @@ const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown'
 function preToolHold(input: HookInput): HeldSpec {
   const tool = toolName(input);
   // `ask` hands the call to VS Code's own approval flow (vendor-surfaces §4.4).
-  return toolPermissionHold(TOKEN, tool, { tool_name: tool }, [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }, { id: 'ask', label: 'Ask in VS Code' }]);
+  const options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }, { id: 'ask', label: 'Ask in VS Code' }];
+  // D35: what the tool will do, as redacted-class text.
+  return toolPermissionHold(TOKEN, tool, { tool_name: tool }, options, toolDetail(input.tool_input));
 }
 
 /** The decision only, never steering (D13): `permissionDecision` and, for a deny, its reason. */

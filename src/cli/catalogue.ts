@@ -27,6 +27,7 @@ export const CATALOGUE: readonly Entry[] = [
   { name: 'hook', summary: 'command-hook fallback without curl (fails open)', load: async () => (await import('./hook-shim-command.js')).registerHook },
   { name: 'instruct', summary: 'send an instruction to a live session and follow it to delivery', load: async () => (await import('./instruct-command.js')).registerInstruct },
   { name: 'respond', summary: 'answer a held permission or form request', load: async () => (await import('./respond-command.js')).registerRespond },
+  { name: 'pending', summary: 'list held permission and form requests: id, session, kind, what is asked, age', load: async () => (await import('./pending-command.js')).registerPending },
   { name: 'sessions', summary: 'list live sessions: vendor, state, last activity, queue (--all: ended too)', load: async () => (await import('./sessions-command.js')).registerSessions },
   { name: 'watch', summary: 'follow the relay stream live (reconnects; --history N shows recent events)', load: async () => (await import('./watch-command.js')).registerWatch },
   { name: 'audit', summary: 'replay AEP JSONL logs and check every instruction\'s lifecycle', load: async () => (await import('./audit-command.js')).registerAudit },

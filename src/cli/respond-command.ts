@@ -4,12 +4,26 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import { sendResponse, type Answer, type RespondOutcome } from '../consumer/send.js';
 import { withConsumer } from '../consumer/connect.js';
+import { pendingRequests } from '../consumer/pending.js';
 import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
+import { describePending } from './pending-command.js';
 
-/** Exit codes of `respond`. */
-export const RESPOND_EXIT = { answered: 0, usage: 2, rejected: 3, refused: 4, timeout: 6, unreachable: 7, unauthorized: 8 } as const;
+/**
+ * Exit codes of `respond`: 3 the adapter rejected it (an unknown request among others), 5 the
+ * request is no longer pending (answered or dismissed at the agent, timed out: D34), 9 the answer
+ * names an option the request does not have.
+ */
+export const RESPOND_EXIT = {
+  answered: 0, usage: 2, rejected: 3, refused: 4, notPending: 5, timeout: 6, unreachable: 7, unauthorized: 8, misfit: 9,
+} as const;
 
-/** `allow` / `deny` are option ids; any other word is free text (the adapter applies D14's rule). */
+/** The exit code of an outcome: a rejection by its code (D34), the rest by outcome. */
+export function exitOf(o: RespondOutcome): number {
+  if (o.outcome !== 'rejected') return RESPOND_EXIT[o.outcome];
+  return o.code === 'not-pending' ? RESPOND_EXIT.notPending : o.code === 'answer-invalid' ? RESPOND_EXIT.misfit : RESPOND_EXIT.rejected;
+}
+
+/** `allow` / `deny` are option words the adapter maps onto the request's own options (D34); any other word is free text (D14). */
 export function answerFrom(word: string | undefined, valuesJson: string | undefined): Answer | { error: string } {
   if (valuesJson !== undefined) {
     if (word !== undefined) return { error: 'give either an answer word or --values, not both' };
@@ -32,6 +46,8 @@ export function describeResponse(o: RespondOutcome, p: Paint): string {
     case 'answered':
       return `${p.green('✓')} answered: ${JSON.stringify(o.answer ?? {})} (event ${o.answered})`;
     case 'rejected':
+      // D34: a request that ended already is told as such, never as an answer.
+      if (o.code === 'not-pending') return `${p.red('✗')} not pending: ${o.detail ?? 'the request ended'}`;
       return `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}`;
     case 'refused':
       return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
@@ -44,7 +60,8 @@ export function describeResponse(o: RespondOutcome, p: Paint): string {
 
 interface RespondFlags extends RelayFlags {
   session: string;
-  request: string;
+  /** Absent: the session's only pending request. */
+  request?: string;
   values?: string;
   timeout: string;
   json?: boolean;
@@ -63,15 +80,31 @@ export async function runRespond(word: string | undefined, f: RespondFlags, io: 
     io.err.write(`respond: ${(err as Error).message}\n`);
     return RESPOND_EXIT.usage;
   }
-  const { print } = outcomePrinter(f.json, io.out, describeResponse);
+  const { print, paint } = outcomePrinter(f.json, io.out, describeResponse);
   const unreachable = (detail: string, code?: string): number => {
-    print({ outcome: 'unreachable', session: f.session, request: f.request, detail });
+    print({ outcome: 'unreachable', session: f.session, request: f.request ?? '', detail });
     return code === 'RELAY_UNAUTHORIZED' ? RESPOND_EXIT.unauthorized : RESPOND_EXIT.unreachable;
   };
   return withConsumer(f, async (consumer) => {
-    const o = await sendResponse(consumer, f, { session: f.session, request: f.request, answer, timeoutMs });
+    let request = f.request;
+    if (request === undefined) {
+      // No --request: the session's only held request, or the list to pick one from.
+      const held = await pendingRequests(consumer, { session: f.session });
+      if (held.length !== 1) {
+        const why = held.length === 0
+          ? `respond: no request is pending in session ${f.session}: it was answered or dismissed at the agent, or never raised`
+          : `respond: session ${f.session} holds ${held.length} requests: name one with --request`;
+        io.err.write(`${why}
+`);
+        if (held.length > 1) io.err.write(`${describePending(held, paint)}
+`);
+        return held.length === 0 ? RESPOND_EXIT.notPending : RESPOND_EXIT.usage;
+      }
+      request = held[0]!.request;
+    }
+    const o = await sendResponse(consumer, f, { session: f.session, request, answer, timeoutMs });
     print(o);
-    return RESPOND_EXIT[o.outcome];
+    return exitOf(o);
   }, unreachable);
 }
 
@@ -81,12 +114,14 @@ export function registerRespond(program: Command): void {
     .description('answer a held permission or form request (control.attention.respond)')
     .argument('[answer]', 'allow, deny, or free text (free text on a permission is a deny with that message, D14)')
     .requiredOption('--session <id>', 'session holding the request')
-    .requiredOption('--request <id>', 'the attention.requested event id')
+    .option('--request <id>', 'the attention.requested event id (`aep-steer pending` lists them); absent: the session\'s only pending request')
     .option('--values <json>', 'form answers: a JSON object of field id to value')
     .option('--timeout <ms>', 'give up waiting after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 answered, 2 usage, 3 rejected by the adapter, 4 refused, 6 timeout, 7 relay unreachable, 8 token refused.')
+    .addHelpText('after', '\nExit codes: 0 answered, 2 usage (several requests pending and no --request), 3 rejected by the adapter, 4 refused, ' +
+      '5 not pending (already answered or dismissed at the agent, timed out), 6 timeout, 7 relay unreachable, 8 token refused, ' +
+      '9 the answer does not fit the request (an option it does not have).')
     .action(async (word: string | undefined, f: RespondFlags) => {
       process.exitCode = await runRespond(word, f, { out: process.stdout, err: process.stderr });
     });

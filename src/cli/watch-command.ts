@@ -22,9 +22,15 @@ export function summarize(e: AepEvent): string {
   switch (e.type) {
     case 'control.rejected':
       return `${str(d['reason']) ?? ''}${str(d['detail']) ? `: ${str(d['detail'])}` : ''}`;
+    // The request id is what `respond --request` takes; its ends name it as their subject.
     case 'attention.requested':
-      return `${str(d['kind']) ?? ''}${str(d['prompt']) ? `: ${str(d['prompt'])}` : ''}`;
+      return `${str(d['kind']) ?? ''}${str(d['prompt']) ? `: ${str(d['prompt'])}` : ''}  request ${e.id}`;
     case 'attention.answered':
+      return `${JSON.stringify(d['answer'] ?? {})}${str(d['via']) === 'oob' ? ' at the agent' : ''} for ${e.subject ?? '?'}`;
+    case 'attention.resolved':
+      return `${str(d['resolution']) ?? ''} ${e.subject ?? '?'}`;
+    case 'attention.timeout':
+      return `${e.subject ?? '?'}`;
     case 'control.attention.respond':
       return JSON.stringify(d['answer'] ?? {});
     case 'session.ended':

@@ -112,7 +112,10 @@ export function explainRespond(o: RespondOutcome): Explained {
       return result(`Answered: request ${o.request} of session ${o.session} is released with ${JSON.stringify(o.answer ?? {})}.`, facts);
     case 'rejected':
       facts['reason'] = o.reason;
+      if (o.code !== undefined) facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
+      // D34: a request that ended already is no error to fix: the agent went on without this answer.
+      if (o.code === 'not-pending') return result(`Not pending: ${o.detail ?? 'the request ended'}. Nothing was sent to the agent; pending_requests shows what still waits.`, facts, true);
       return result(`Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. pending_requests shows what is still open and what it accepts.`, facts, true);
     case 'refused':
       facts['code'] = o.code;

@@ -8,7 +8,8 @@ export interface HistoryRequest {
   session: string;
   /** The newest this many events are kept. */
   limit: number;
-  capture: CaptureLevel;
+  /** The ceiling asked for; absent, the relay serves the token's own. */
+  capture?: CaptureLevel;
   /** Only these event types (exact), when given. */
   types?: string[];
 }
@@ -17,7 +18,7 @@ export async function sessionHistory(consumer: RelayConsumer, req: HistoryReques
   const seen: AepEvent[] = [];
   const filter: Record<string, unknown> = { session: req.session };
   if (req.types && req.types.length > 0) filter['type'] = req.types;
-  const sub = await consumer.subscribe({ filter, from: [{ session: req.session }], capture: req.capture }, {
+  const sub = await consumer.subscribe({ filter, from: [{ session: req.session }], ...(req.capture === undefined ? {} : { capture: req.capture }) }, {
     onEvent: (e) => {
       seen.push(e);
       if (seen.length > req.limit * 2) seen.splice(0, seen.length - req.limit);

@@ -167,7 +167,8 @@ export const captureFor = (a: Answer): CaptureLevel => (a.text !== undefined || 
 
 export type RespondOutcome =
   | { outcome: 'answered'; command: string; session: string; request: string; ack: string; answered: string; answer?: unknown }
-  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; detail?: string }
+  /** `code`: the adapter's rule id (`not-pending`, `unknown-request`, `answer-invalid`, …) when it sent one. */
+  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; detail?: string; code?: string }
   | { outcome: 'refused'; command?: string; session: string; request: string; code: string; detail?: string; by: 'relay' | 'roster' }
   | { outcome: 'timeout'; command: string; session: string; request: string; stage: 'ack' | 'answer'; ack?: string }
   | { outcome: 'unreachable'; session: string; request: string; detail: string };
@@ -194,7 +195,13 @@ export async function sendResponse(
   const base = { command: cmd.id, session, request };
   if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
   if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+  if (settlement.outcome === 'rejected') {
+    const code = settlement.ack.data?.['code'];
+    return {
+      ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason,
+      ...(settlement.detail ? { detail: settlement.detail } : {}), ...(typeof code === 'string' ? { code } : {}),
+    };
+  }
   if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
   return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
 }

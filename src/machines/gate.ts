@@ -4,7 +4,7 @@
 import { dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
 import { QUEUE_CAP, TEXT_CAP } from './queue.js';
 import { decisionOf } from './decisions.js';
-import type { AttentionRequest, Decision, Decisions, InputPolicy, OpenHold, PendingInput } from './session-types.js';
+import type { AttentionRequest, Decision, Decisions, InputPolicy, OpenHold, PendingInput, SettledHow, SettledRequest } from './session-types.js';
 
 export type GateDecision =
   | { kind: 'duplicate'; key: string }
@@ -22,7 +22,7 @@ export const REJECT = {
   unknownSession: { reason: 'refused', rule: 'unknown-session', detail: 'unknown session' },
   ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
   oobOnly: { reason: 'unsupported', rule: 'gate-off', detail: 'this request is answered in the agent\'s own UI (respond_via oob); answering it here needs the control gate' },
-  unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown or settled attention request' },
+  unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown attention request: `aep-steer pending` lists the ones still held, with their ids' },
   answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
   controlGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control is not enabled on this adapter (its control gate is off)' },
   inputGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'send_input is not enabled on this adapter (its control gate is off)' },
@@ -36,6 +36,44 @@ export const REJECT = {
   cancelPending: { reason: 'refused', rule: 'cancel-pending', detail: 'a cancel of this run is already under way' },
   identicalPending: { reason: 'refused', rule: 'input-pending-identical', detail: 'an identical input is still pending; the agent would read it once' },
 } as const satisfies Record<string, Rejection>;
+
+/** D34: a respond to a request that already ended says how it ended; nothing was sent to the agent. */
+export const NOT_PENDING = {
+  'answered-oob': { reason: 'refused', rule: 'not-pending', detail: 'already answered at the agent (in its own UI); nothing was sent: see `aep-steer pending` for what still waits' },
+  answered: { reason: 'refused', rule: 'not-pending', detail: 'already answered by an earlier respond; nothing more was sent' },
+  dismissed: {
+    reason: 'refused', rule: 'not-pending',
+    detail: 'dismissed at the agent (answered or cancelled in its own UI, or its turn or session ended); nothing was sent: see `aep-steer pending` for what still waits',
+  },
+  timeout: { reason: 'refused', rule: 'not-pending', detail: 'timed out: the agent asked its own user instead; nothing was sent' },
+} as const satisfies Record<SettledHow, Rejection>;
+
+/**
+ * D34: `allow` and `deny` mean the same on every vendor. Each group lists the option ids vendors
+ * use for one meaning, with where they were seen; an answer naming an option the request lacks
+ * counts as the request's own option of the same group.
+ */
+export const OPTION_WORDS: readonly (readonly { id: string; evidence: string }[])[] = [
+  [
+    { id: 'allow', evidence: 'Claude Code, Codex, Qwen Code PermissionRequest (vendor-surfaces §1.5, §2.4, §3.4); OpenHands confirmation' },
+    { id: 'approve', evidence: 'Cline hub approval.requested (cline-hub-observed; e2e/cline-respond)' },
+    { id: 'accept', evidence: 'MCP elicitation action (vendor-surfaces §1.5)' },
+    { id: 'once', evidence: 'Hermes approval choices (vendor-surfaces §5)' },
+  ],
+  [
+    { id: 'deny', evidence: 'Claude Code, Codex, Qwen Code, Cline, Hermes' },
+    { id: 'decline', evidence: 'MCP elicitation action (vendor-surfaces §1.5)' },
+  ],
+];
+
+/** The request's own option that means what `word` means (D34), if it has one. */
+export function optionFor(options: readonly { id: string }[], word: string): string | undefined {
+  const w = word.toLowerCase();
+  const exact = options.find((o) => o.id.toLowerCase() === w);
+  if (exact) return exact.id;
+  const group = OPTION_WORDS.find((g) => g.some((x) => x.id === w));
+  return group?.map((x) => options.find((o) => o.id === x.id)?.id).find((id) => id !== undefined);
+}
 
 /** D2: the instruction text, or the rule it breaks. Never echoes the text. */
 export function checkText(data: unknown): { text: string } | Rejection {
@@ -147,32 +185,44 @@ export function readAnswer(request: AttentionRequest, answer: unknown): Decision
     return { option: 'submit', values };
   }
   if (typeof a.option === 'string') {
-    if (!options.some((o) => o.id === a.option)) return undefined;
-    return typeof a.text === 'string' && a.text.trim() !== '' ? { option: a.option, message: a.text } : { option: a.option };
+    const option = options.some((o) => o.id === a.option) ? a.option : optionFor(options, a.option);
+    if (option === undefined) return undefined;
+    return typeof a.text === 'string' && a.text.trim() !== '' ? { option, message: a.text } : { option };
   }
   if (typeof a.text === 'string' && a.text.trim() !== '') {
     const t = a.text.trim().toLowerCase();
-    const byId = options.find((o) => o.id.toLowerCase() === t);
     const byLabel = options.filter((o) => o.label.toLowerCase() === t);
-    const hit = byId ?? (byLabel.length === 1 ? byLabel[0] : undefined);
-    if (hit) return { option: hit.id };
-    return { option: DENY, message: a.text };
+    const hit = optionFor(options, t) ?? (byLabel.length === 1 ? byLabel[0]!.id : undefined);
+    if (hit) return { option: hit };
+    return { option: optionFor(options, DENY) ?? DENY, message: a.text };
   }
   return undefined;
 }
 
+/** The answer does not fit: which answers would (D34: the sentence names what to send instead). */
+export function answerMisfit(request: AttentionRequest): Rejection {
+  if (request.kind === 'form') {
+    return { ...REJECT.answerInvalid, detail: 'answer does not fit the request: send --values with every required field, or decline' };
+  }
+  const ids = (request.options ?? [{ id: 'allow' }, { id: DENY }]).map((o) => o.id);
+  return { ...REJECT.answerInvalid, detail: `answer does not fit the request: its options are ${ids.join(', ')} (allow and deny map onto them), or free text` };
+}
+
 export function decideRespond(
-  view: { decisions: Decisions; holds: readonly OpenHold[] },
+  view: { decisions: Decisions; holds: readonly OpenHold[]; settled?: readonly SettledRequest[] },
   command: AepCommand,
 ): (GateDecision & { hold?: OpenHold; decision?: Decision }) {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
   const hold = view.holds.find((h) => h.requestId === command.subject);
-  if (!hold) return { kind: 'reject', key, rejection: REJECT.unknownRequest };
+  if (!hold) {
+    const ended = view.settled?.find((r) => r.requestId === command.subject);
+    return { kind: 'reject', key, rejection: ended === undefined ? REJECT.unknownRequest : NOT_PENDING[ended.how] };
+  }
   // A request observed without the control gate is answered in the agent's own UI only.
   if (hold.request.respondVia !== undefined && !hold.request.respondVia.includes('control')) return { kind: 'reject', key, rejection: REJECT.oobOnly };
   const data = command.data as Record<string, unknown> | undefined;
   const decision = readAnswer(hold.request, data?.answer);
-  if (!decision) return { kind: 'reject', key, rejection: REJECT.answerInvalid };
+  if (!decision) return { kind: 'reject', key, rejection: answerMisfit(hold.request) };
   return { kind: 'accept', key, hold, decision };
 }

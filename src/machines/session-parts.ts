@@ -4,12 +4,12 @@
 import { closedType, deliveredType, droppedType, reopenedType } from '../protocol/index.js';
 import { decisionsFrom, withDecision } from './decisions.js';
 import { droppedInputs } from './user-input.js';
-import { unlessAccepted, type Step } from './step.js';
-import { decideInstruct, decideRespond } from './gate.js';
+import { settledWith, unlessAccepted, type Step } from './step.js';
+import { REJECT, decideInstruct, decideRespond, optionFor } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { partitionExpired, pendingCount, takePrefix } from './queue.js';
 import type {
-  DropReason, EndInput, FailedInput, HeldInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
+  DropReason, EndInput, FailedInput, HeldInput, HoldClosedInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
   RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
 } from './session-types.js';
 
@@ -70,7 +70,7 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
   const cause = input.command.id;
   if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
   if (d.kind === 'reject' || !d.hold || !d.decision) {
-    const rejection = d.kind === 'reject' ? d.rejection : { reason: 'invalid' as const, rule: 'answer-invalid' as const, detail: 'answer does not fit the request' };
+    const rejection = d.kind === 'reject' ? d.rejection : REJECT.answerInvalid;
     return {
       context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
       outputs: [{ type: 'control.rejected', cause, key: d.key, rejection }],
@@ -81,7 +81,10 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
   if (d.decision.message !== undefined) answer.text = d.decision.message;
   if (d.decision.values !== undefined) answer.values = d.decision.values;
   return {
-    context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), holds: ctx.holds.filter((h) => h !== hold) },
+    context: {
+      decisions: withDecision(ctx.decisions, d.key, 'accepted'), holds: ctx.holds.filter((h) => h !== hold),
+      settled: settledWith(ctx, 'answered', [hold.requestId]),
+    },
     outputs: [
       { type: 'control.accepted', cause, key: d.key },
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },
@@ -95,6 +98,51 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 
 /** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
+  const ran = ranAtAgent(ctx, input);
+  if (ran === undefined) return deliver(ctx, input, ended);
+  const rest = deliver({ ...ctx, ...ran.context }, input, ended);
+  return { context: { ...ran.context, ...rest.context }, outputs: [...ran.outputs, ...rest.outputs] };
+}
+
+/**
+ * D34: the moment reports that a held tool call ran, so the person allowed it in the agent's own
+ * dialog (Claude Code keeps the held hook open then): the request is answered `via: "oob"`, and
+ * the hook, which the vendor no longer reads, gets the neutral reply.
+ */
+function ranAtAgent(ctx: SessionContext, input: MomentInput): Step | undefined {
+  const ran = input.ran;
+  const hold = ran === undefined ? undefined : ctx.holds.find((h) => h.call === ran.call && h.external === undefined);
+  if (ran === undefined || hold === undefined) return undefined;
+  const answeredId = ran.answeredId;
+  // A form answered in the dialog ran with the person's answers, which this moment does not carry.
+  const option = hold.request.kind === 'form' ? 'submit' : optionFor(hold.request.options ?? [{ id: 'allow' }], 'allow') ?? 'allow';
+  return {
+    context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'answered-oob', [hold.requestId]) },
+    outputs: [
+      { type: 'attention.answered', id: answeredId, subject: hold.requestId, cause: hold.requestId, answer: { option }, via: 'oob' },
+      { type: 'attention.resolved', subject: hold.requestId, cause: answeredId, resolution: 'answered', latencyMs: Math.max(0, input.at - hold.openedAt) },
+      { type: 'reply.decision', hookId: hold.hookId },
+    ],
+  };
+}
+
+/**
+ * D34: the vendor closed a held hook before its reply (the person answered No or pressed Esc in
+ * its own dialog, or the turn was interrupted): the request is dismissed at once.
+ */
+export function holdClosed(ctx: SessionContext, input: HoldClosedInput): Step {
+  const hold = ctx.holds.find((h) => h.hookId === input.hookId && h.external === undefined);
+  if (hold === undefined) return { outputs: [] };
+  return {
+    context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
+    outputs: [
+      { type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - hold.openedAt) },
+      { type: 'reply.decision', hookId: hold.hookId },
+    ],
+  };
+}
+
+function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
   // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
   // A closing turn settles a cancel that was under way (its run.cancelled named the command).
   const turn: Partial<SessionContext> = input.turn === undefined ? {}
@@ -133,7 +181,7 @@ export function held(ctx: SessionContext, input: HeldInput, ended: boolean): Ste
   if (ended) return { outputs: [{ type: 'reply.decision', hookId: input.hookId }] };
   const hold: OpenHold = {
     requestId: input.requestId, hookId: input.hookId, hold: input.hold, request: input.request,
-    openedAt: input.at, timeoutMs: input.timeoutMs,
+    openedAt: input.at, timeoutMs: input.timeoutMs, ...(input.call === undefined ? {} : { call: input.call }),
   };
   const requested: SessionOutput = { type: 'attention.requested', id: input.requestId, request: input.request };
   if (input.causeId !== undefined) requested.cause = input.causeId;
@@ -148,7 +196,7 @@ export function timeout(ctx: SessionContext, input: TimeoutInput): Step {
   const hold = ctx.holds.find((h) => h.requestId === input.requestId);
   if (!hold) return { outputs: [] };
   return {
-    context: { holds: ctx.holds.filter((h) => h !== hold) },
+    context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'timeout', [hold.requestId]) },
     outputs: [
       { type: 'attention.timeout', subject: hold.requestId, cause: hold.requestId, afterMs: hold.timeoutMs },
       { type: 'reply.decision', hookId: hold.hookId },
@@ -205,7 +253,8 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (input.causeId !== undefined) ended.cause = input.causeId;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  const common = { holds: [], inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };
+  const settled = ctx.holds.length === 0 ? {} : { settled: settledWith(ctx, 'dismissed', ctx.holds.map((h) => h.requestId)) };
+  const common = { holds: [], ...settled, inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };
   if (windowMs > 0) return { context: { ...common, resumeUntil: input.at + windowMs }, outputs };
   return { context: { ...common, queue: [], resumeUntil: undefined }, outputs };
 }
@@ -253,7 +302,10 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   const forwards = recoverForwards(ctx);
   outputs.push(...forwards.outputs);
   return {
-    context: { inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context, ...(unanswered ? { cancel: undefined } : {}) },
+    context: {
+      inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context, ...(unanswered ? { cancel: undefined } : {}),
+      ...(ctx.holds.length === 0 ? {} : { settled: settledWith(ctx, 'dismissed', ctx.holds.map((h) => h.requestId)) }),
+    },
     outputs,
   };
 }

@@ -33,6 +33,8 @@ export interface AttentionRequest {
   context?: Record<string, unknown>;
   /** `respond_via`: `["control"]` unless the vendor's own UI answers the same loop too. */
   respondVia?: string[];
+  /** What the tool will do (its command, path or URL), as the vendor shows its own user (D35); redacted-class. */
+  detail?: string;
 }
 
 /** A held loop's answer in vendor-neutral terms (D14). Same shape as the surface's. */
@@ -97,6 +99,17 @@ export interface OpenHold {
    * such a hold has no hook reply: its answer goes back through the transport.
    */
   external?: string;
+  /** The tool call the request is about (the vendor table's call key): a later moment reporting it ran answers it (D34). */
+  call?: string;
+}
+
+/** How a request that is no longer pending ended (D34): a later respond is told which. */
+export type SettledHow = 'answered' | 'answered-oob' | 'dismissed' | 'timeout';
+
+/** A request that ended, remembered so a late respond is refused `not-pending` rather than `unknown-request`. */
+export interface SettledRequest {
+  requestId: string;
+  how: SettledHow;
 }
 
 /** The one decision recorded per command (AEP-0004 §3), keyed by `(source, id)`. */
@@ -118,6 +131,8 @@ export interface SessionContext {
   queue: QueuedInstruction[];
   inFlight: InFlightBatch[];
   holds: OpenHold[];
+  /** The most recent requests that ended (D34), newest last; absent until one has. */
+  settled?: SettledRequest[];
   decisions: Decisions;
   /** Accepted send_inputs not settled yet, in acceptance order (D28, D29). */
   inputs: PendingInput[];
@@ -241,6 +256,11 @@ export interface MomentInput {
   turn?: 'opens' | 'closes';
   /** The run id minted for the turn this moment opens (a vendor that names none). */
   runId?: string;
+  /**
+   * The moment reports this tool call ran (`call`: the table's call key): a held request for it was
+   * answered yes at the agent (D34); `answeredId` names the `attention.answered` that then says so.
+   */
+  ran?: { call: string; answeredId: string };
 }
 export interface HeldInput {
   type: 'hook.held';
@@ -252,7 +272,11 @@ export interface HeldInput {
   request: AttentionRequest;
   timeoutMs: number;
   causeId?: string;
+  /** The tool call the request is about (the table's call key), when the vendor reports its run later. */
+  call?: string;
 }
+/** The vendor closed a held hook before its reply was written: the person answered at the agent or it gave up (D34). */
+export interface HoldClosedInput { type: 'hold.closed'; at: number; hookId: string }
 export interface EndInput {
   type: 'hook.end';
   at: number;
@@ -276,7 +300,7 @@ export type SessionInput =
   | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
   | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
   | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput
-  | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput | ForwardInput | ForwardSettledInput;
+  | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput | ForwardInput | ForwardSettledInput | HoldClosedInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 

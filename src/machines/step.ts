@@ -2,7 +2,7 @@
 // a redelivered command gets its recorded ack again, a refused one is recorded and answered.
 import { withDecision } from './decisions.js';
 import type { GateDecision } from './gate.js';
-import type { SessionContext, SessionOutput } from './session-types.js';
+import type { SessionContext, SessionOutput, SettledHow, SettledRequest } from './session-types.js';
 
 export interface Step {
   context?: Partial<SessionContext>;
@@ -19,4 +19,13 @@ export function unlessAccepted(ctx: SessionContext, d: GateDecision, cause: stri
     };
   }
   return undefined;
+}
+
+/** Ended requests remembered for late responds (D34); older ones are forgotten and answered `unknown-request`. */
+export const SETTLED_KEPT = 64;
+
+/** The session's settled list with these requests added, newest last, at most SETTLED_KEPT long. */
+export function settledWith(ctx: SessionContext, how: SettledHow, requestIds: readonly string[]): SettledRequest[] {
+  const added = requestIds.map((requestId) => ({ requestId, how }));
+  return [...(ctx.settled ?? []), ...added].slice(-SETTLED_KEPT);
 }

@@ -3,6 +3,7 @@
 // the answer going back through the channel, answers given in the vendor's own UI mirrored
 // `via: "oob"`, and every open request dismissed when the channel is lost (AEP-0002 §7).
 import type { Step } from './session-parts.js';
+import { settledWith } from './step.js';
 import type { ApprovalRequestedInput, ApprovalResolvedInput, OpenHold, SessionContext, SessionOutput, TransportLostInput } from './session-types.js';
 
 export function approvalRequested(ctx: SessionContext, input: ApprovalRequestedInput, ended: boolean): Step {
@@ -21,11 +22,14 @@ export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInp
   const latencyMs = Math.max(0, input.at - hold.openedAt);
   const holds = ctx.holds.filter((h) => h !== hold);
   if (input.approved === undefined) {
-    return { context: { holds }, outputs: [{ type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs }] };
+    return {
+      context: { holds, settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
+      outputs: [{ type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs }],
+    };
   }
   const option = input.approved ? 'approve' : 'deny';
   return {
-    context: { holds },
+    context: { holds, settled: settledWith(ctx, 'answered-oob', [hold.requestId]) },
     outputs: [
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause: hold.requestId, answer: { option }, via: 'oob' },
       { type: 'attention.resolved', subject: hold.requestId, cause: input.answeredId, resolution: 'answered', latencyMs },
@@ -40,5 +44,6 @@ export function transportLost(ctx: SessionContext, input: TransportLostInput): S
   const outputs: SessionOutput[] = lost.map((h) => ({
     type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt),
   }));
-  return { context: { holds: ctx.holds.filter((h) => h.external === undefined) }, outputs };
+  const settled = settledWith(ctx, 'dismissed', lost.map((h) => h.requestId));
+  return { context: { holds: ctx.holds.filter((h) => h.external === undefined), settled }, outputs };
 }

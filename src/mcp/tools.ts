@@ -178,8 +178,10 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
     title: 'List permission and form requests waiting for an answer',
     description:
       'Lists the permission requests (a tool the agent wants to run) and form requests (questions, elicitations) that agent sessions are holding ' +
-      'open until someone answers, oldest first: session, request id, kind, prompt, the option ids offered (allow, deny) and form fields. ' +
-      'Answer one with respond. A request the agent stops waiting for disappears from the list.',
+      'open until someone answers, oldest first: session, request id, kind, prompt, the option ids offered and form fields. The prompt says ' +
+      'what the tool will do (its command, path or URL) and forms carry their questions and labels when this server\'s token may read ' +
+      'redacted text; at metadata only the tool name. Answer one with respond. A request answered or dismissed at the agent itself ' +
+      '(in its own dialog, or by Esc) disappears from the list at once.',
     inputSchema: z.object({
       session: z.string().min(1).optional().describe('Only this session\'s requests.'),
     }),
@@ -200,12 +202,14 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
     title: 'Answer a permission or form request',
     description:
       'Answers one pending request (from pending_requests) and waits until the agent\'s adapter records the answer (attention.answered). ' +
-      'For a permission give decision "allow" or "deny"; free text on a permission is a deny with that message. For a form give values ' +
-      '(field id → value, required fields included) or decision "decline". Give exactly one of decision, text, values.',
+      'For a permission give decision "allow" or "deny" on every agent: they map onto the request\'s own options (Cline\'s approve/deny); ' +
+      'free text on a permission is a deny with that message. For a form give values (field id → value, required fields included) or ' +
+      'decision "decline". Give exactly one of decision, text, values. A request that ended already (answered or dismissed at the agent, ' +
+      'timed out) is refused with code not-pending and nothing is sent.',
     inputSchema: z.object({
       session: z.string().min(1).describe('The session holding the request.'),
       request: z.string().min(1).describe('The request id (the attention.requested event id) from pending_requests.'),
-      decision: z.string().regex(/^[a-z_-]{1,32}$/).optional().describe('An option id: "allow" or "deny" for a permission, "decline" or "cancel" for a form.'),
+      decision: z.string().regex(/^[a-z_-]{1,32}$/).optional().describe('"allow" or "deny" for a permission (or one of its option ids), "decline" or "cancel" for a form.'),
       text: z.string().optional().describe('A free-text answer.'),
       values: z.record(z.string(), z.unknown()).optional().describe('Form answers: field id to value.'),
       wait_ms: z.number().int().min(1).optional().describe(`How long to wait for the answer to be recorded. Default ${Math.min(ctx.waitMs, 30_000)}.`),

@@ -14,6 +14,8 @@ export type RuleId =
   | 'session-ended'
   | 'gate-off'
   | 'unknown-request'
+  /** The request ended already: answered (here or at the agent), dismissed or timed out (D34). */
+  | 'not-pending'
   | 'answer-invalid'
   | 'delivery-invalid'
   | 'session-idle'

@@ -10,6 +10,7 @@ import { createActor, type Actor, type InspectionEvent, type Observer, type Snap
 import {
   SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
+import { redactText, redactValue } from '../protocol/redact.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
@@ -139,19 +140,30 @@ const EMPTY: StepResult = { events: [], records: [], effects: [] };
 /** Bound on kept emitters: the sessions active at once, not every session the host holds. */
 const WARM_EMITTERS = 256;
 
+/** The rules a `control.attention.respond` can fail, named on the wire (D34). */
+const RESPOND_RULES = new Set<string>(['not-pending', 'unknown-request', 'answer-invalid']);
+
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
-/** At capture metadata a field's labels become ids (AEP-0006 structural placeholders). */
-function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...f, label: typeof f.id === 'string' ? f.id : '' };
-  if (Array.isArray(f.choices)) {
-    out.choices = f.choices.map((c: unknown) => {
-      const choice = (typeof c === 'object' && c !== null ? c : {}) as Record<string, unknown>;
-      return { ...choice, label: typeof choice.id === 'string' ? choice.id : '' };
-    });
+/**
+ * D35: a request says what it asks. It goes out at capture `redacted`: the vendor's prompt with
+ * what the tool will do, and the real option and field labels, each through the AEP-0003 §9.4
+ * pipeline. A hop to a metadata ceiling synthesises the prompt from kind and subject (the tool
+ * name) and turns labels into ids (protocol/capture.ts downLevel), so a watcher sees `Bash` only.
+ */
+function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested' }>): EventFields {
+  const r = o.request;
+  const prompt = redactText(r.detail === undefined ? r.prompt : `${r.prompt}: ${r.detail}`);
+  const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: r.respondVia ?? ['control'] };
+  if (r.kind === 'permission') {
+    data.options = (r.options ?? [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }]).map((x) => ({ id: x.id, label: redactText(x.label) }));
   }
-  return out;
+  if (r.fields) data.fields = redactValue(r.fields);
+  const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'redacted', data };
+  if (r.subject !== undefined) f.subject = r.subject;
+  if (o.cause !== undefined) f.cause = o.cause;
+  return f;
 }
 
 export class ActorHost {
@@ -491,11 +503,17 @@ export class ActorHost {
       return { type: 'hook.end', ...base, reason: c.reason, ...(windowMs > 0 ? { windowMs } : {}) };
     }
     if (c.kind === 'held') {
-      return { type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs };
+      return {
+        type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs,
+        ...(c.call === undefined ? {} : { call: c.call }),
+      };
     }
+    // D34: only a moment that reports a call some request of this session holds mints an answer id.
+    const ran = c.ran !== undefined && this.context(item.session)?.holds.some((h) => h.call === c.ran) === true
+      ? { ran: { call: c.ran, answeredId: newId(item.at) } } : {};
     return {
       type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }), ...(runId === undefined ? {} : { runId }),
+      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }), ...(runId === undefined ? {} : { runId }), ...ran,
     };
   }
 
@@ -650,7 +668,12 @@ export class ActorHost {
           break;
         case 'control.rejected':
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, detail: o.rejection.detail } }, o.key);
+          // D34: a refused respond names its rule in `code` beside AEP's coarser reason, so a sender
+          // can tell a request no longer pending, one never seen and an answer that does not fit apart.
+          emit({
+            type: 'control.rejected', cause: o.cause, capture: 'redacted',
+            data: { reason: o.rejection.reason, detail: o.rejection.detail, ...(RESPOND_RULES.has(o.rejection.rule) ? { code: o.rejection.rule } : {}) },
+          }, o.key);
           break;
         case 'control.reack': {
           const bytes = this.recorded.get(o.key);
@@ -663,20 +686,9 @@ export class ActorHost {
         case 'instruction.dropped':
           emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason } });
           break;
-        case 'attention.requested': {
-          // Held at capture metadata: the prompt is synthesised from structure (AEP-0003 §9.2),
-          // option and field labels become their ids.
-          const r = o.request;
-          const prompt = `${this.vendor} requests ${r.kind}${r.subject ? `: ${r.subject}` : ''}`;
-          const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: r.respondVia ?? ['control'] };
-          if (r.kind === 'permission') data.options = (r.options ?? [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }]).map((x) => ({ id: x.id, label: x.id }));
-          if (r.fields) data.fields = r.fields.map(placeholderField);
-          const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'metadata', data };
-          if (r.subject !== undefined) f.subject = r.subject;
-          if (o.cause !== undefined) f.cause = o.cause;
-          emit(f);
+        case 'attention.requested':
+          emit(requestedFields(o));
           break;
-        }
         case 'attention.answered': {
           const textual = o.answer.text !== undefined || o.answer.values !== undefined;
           emit({ type: 'attention.answered', id: o.id, subject: o.subject, cause: o.cause, capture: textual ? 'redacted' : 'metadata', data: { answer: o.answer, via: o.via ?? 'control' } });

@@ -112,7 +112,7 @@ export const DEFAULT_KEEP_SEGMENTS = 2;
 /** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
 const RETRIED_INPUTS = new Set([
   'reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered', 'input.sent', 'input.failed', 'input.consumed', 'forward.settled',
-  'cancel.answered', 'approval.requested', 'approval.resolved', 'transport.lost',
+  'cancel.answered', 'approval.requested', 'approval.resolved', 'transport.lost', 'hold.closed',
 ]);
 
 /** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */
@@ -327,6 +327,13 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       effects$.next(timer(effect.timeoutMs).pipe(
         map((): SessionItem => ({ kind: 'input', session: effect.session, input: { type: 'attention.timeout', at: Date.now(), requestId: effect.requestId } })),
       ));
+      // D34: the vendor closing the held hook ends the request at once; after our own reply the
+      // close finds no hold and changes nothing.
+      if (arrival) {
+        effects$.next(from(arrival.closed).pipe(
+          map((): SessionItem => ({ kind: 'input', session: effect.session, input: { type: 'hold.closed', at: Date.now(), hookId: effect.hookId } })),
+        ));
+      }
       return;
     }
     arrivals.delete(effect.hookId);

@@ -15,6 +15,8 @@ export interface AttentionRequestSpec {
   fields?: EventData[];
   /** Vendor input kept for building the decision reply (tool name, questions…). */
   context?: EventData;
+  /** What the tool will do (its command, path or URL) as the vendor shows its user (D35); redacted-class. */
+  detail?: string;
 }
 
 export type { EndReason, InputPolicy };
@@ -26,9 +28,9 @@ export type HookClass =
    * `starts` marks the vendor's session-start moment, which reopens an ended session (a resumed
    * `codex exec resume`, `claude --resume`, `qwen --continue` keeps the session id).
    */
-  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes' }
-  /** A held loop: the reply waits for a decision (D13, D14). */
-  | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec }
+  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes'; ran?: string }
+  /** A held loop: the reply waits for a decision (D13, D14); `call` names its tool call (D34). */
+  | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec; call?: string }
   /** The session's end moment (D10), with the reason `session.ended` carries. */
   | { kind: 'end'; reason: EndReason };
 

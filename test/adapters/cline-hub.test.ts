@@ -148,7 +148,9 @@ test('hub events become facts: consumption, approvals asked and settled; other e
     assert.equal(facts[0], { kind: 'consumed', session: 's1', at: 7, text: 'STEER' });
     const asked = facts[1] as Extract<TransportFact, { kind: 'approval' }>;
     assert.equal([asked.approvalId, asked.request.subject, asked.request.respondVia, asked.request.options?.map((o) => o.id)], ['ap1', 'run_commands', ['control', 'oob'], ['approve', 'deny']]);
-    assert.not.ok(JSON.stringify(asked).includes('rm -rf'), 'the tool input stays out at capture metadata');
+    // D35: what the tool will do rides only as the redacted-class `detail`; the tool input stays out.
+    assert.is(asked.request.detail, 'rm -rf x');
+    assert.not.ok(JSON.stringify({ ...asked, request: { ...asked.request, detail: undefined } }).includes('rm -rf'), 'the tool input stays out');
     assert.equal(facts.slice(2), [
       { kind: 'approval.resolved', session: 's1', at: 7, approvalId: 'ap1', approved: true },
       { kind: 'approval.resolved', session: 's1', at: 7, approvalId: 'ap2' },

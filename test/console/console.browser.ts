@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { SHOTS, launchChromium, type Browser } from '../support/browser.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
-import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
+import { heldPermission, permissionRequest, startTestStack, type TestStack } from '../cli/support.js';
+import { openHook } from '../support/open-hook.js';
 import { aepFile, readJson } from '../support/shared-dir.js';
 
 let stack: TestStack;
@@ -132,6 +133,41 @@ test('stream text is shown as text, never as markup', async () => {
   assert.is(await page.locator('#detail img').count(), 0);
   assert.is(await page.evaluate(() => document.body.dataset['pwned']), undefined);
   assert.match((await page.textContent('#detail [data-field="queue"]'))!, '<img src=x');
+});
+
+test('a permission request shows its command (D35); one the agent ends itself leaves the page at once (D34)', async () => {
+  await page.setViewportSize({ width: 1280, height: 860 });
+  const s = await stack.openSession();
+  await page.click(session(s.session));
+  const held = openHook(stack.hookUrl, { ...permissionRequest(s), tool_input: { command: 'rm -rf build/', description: 'clean' } });
+  const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
+  const box = `[data-request="${requested.id}"]`;
+  await page.waitForSelector(box);
+  assert.match((await page.textContent(box))!, 'Bash: rm -rf build/');
+  // The person answers in the agent's own dialog: its hook goes away, and so does the request here.
+  held.abort();
+  await page.waitForSelector(box, { state: 'detached' });
+  await page.waitForSelector('#detail [data-field="state"][data-state="idle"]');
+  assert.match((await page.textContent('#detail [data-field="requests"]'))!, 'none');
+});
+
+test('a form request shows its question and the labels of its choices (D35)', async () => {
+  const s = await stack.openSession();
+  await page.click(session(s.session));
+  const form = {
+    ...permissionRequest(s), tool_name: 'AskUserQuestion',
+    tool_input: { questions: [{ question: 'Which database should the migration use?', header: 'DB', options: [{ label: 'staging copy' }, { label: 'production' }], multiSelect: false }] },
+  };
+  const held = openHook(stack.hookUrl, form);
+  const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
+  const box = `[data-request="${requested.id}"]`;
+  await page.waitForSelector(`${box} [data-field="form"]`);
+  const text = (await page.textContent(box))!;
+  assert.match(text, 'DB: Which database should the migration use?');
+  assert.match(text, 'staging copy');
+  assert.match(text, 'production');
+  held.abort();
+  await page.waitForSelector(box, { state: 'detached' });
 });
 
 test.run();

@@ -54,6 +54,12 @@ const inputArb: fc.Arbitrary<SessionInput> = fc.oneof(
   fc.record({ a: pick(['a0', 'a1']), at, approved: pick([undefined, true, false]) })
     .map(({ a, at, approved }): SessionInput => ({ type: 'approval.resolved', at, approvalId: a, answeredId: `ans-${a}-${at}`, ...(approved === undefined ? {} : { approved }) })),
   at.map((t): SessionInput => ({ type: 'transport.lost', at: t })),
+  // D34: a held call the vendor reports run, and a held hook the vendor closed.
+  fc.record({ hookId: pick(HOOKS), requestId: pick(['r0', 'r1']), at })
+    .map(({ hookId, requestId, at }): SessionInput => ({ type: 'hook.held', at, hookId, requestId, hold: 'permission', request: REQUEST, timeoutMs: 55_000, call: 'c0' })),
+  fc.record({ hookId: pick(HOOKS), at, eligible: fc.boolean() })
+    .map(({ hookId, at, eligible }): SessionInput => ({ type: 'hook.moment', at, hookId, eligible, ran: { call: 'c0', answeredId: `oob-${at}` } })),
+  fc.record({ hookId: pick(HOOKS), at }).map(({ hookId, at }): SessionInput => ({ type: 'hold.closed', at, hookId })),
   fc.record({ id: pick(IDS), at, gateOpen: fc.boolean(), refused: fc.boolean() })
     .map(({ id, at, gateOpen, refused }): SessionInput => ({
       type: 'command.forward', at, gateOpen, command: cmd('control.pause', id, {}),

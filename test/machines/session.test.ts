@@ -256,7 +256,7 @@ test('D14: a respond answers the request: ack, answered, resolved, then the deci
   assert.is(snap.value, 'idle');
   // A second answer to a settled request is rejected.
   const late = run([respond('a2', 'req-1', { option: 'allow' })], snap);
-  assert.equal(rejected(late.outputs).map((o) => o.rejection.rule), ['unknown-request']);
+  assert.equal(rejected(late.outputs).map((o) => o.rejection.rule), ['not-pending']);
 });
 
 test('D14: free text that is not an option word is a deny carrying the text; an option word counts as the option', () => {

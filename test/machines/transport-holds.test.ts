@@ -28,7 +28,7 @@ test('approval: an answer given in the vendor UI is mirrored via oob; a cancelle
   const { outputs } = run([asked('a1'), asked('a2'), resolved('a1', true), resolved('a2'), respond('c1', 'r-a1', { option: 'approve' })]);
   assert.equal(only(outputs, 'attention.answered')[0], { type: 'attention.answered', id: 'ans-a1', subject: 'r-a1', cause: 'r-a1', answer: { option: 'approve' }, via: 'oob' });
   assert.equal(only(outputs, 'attention.resolved').map((o) => [o.subject, o.resolution]), [['r-a1', 'answered'], ['r-a2', 'dismissed']]);
-  assert.equal(only(outputs, 'control.rejected').map((o) => o.rejection.rule), ['unknown-request']);
+  assert.equal(only(outputs, 'control.rejected').map((o) => o.rejection.rule), ['not-pending']);
   assert.equal(only(outputs, 'approval.answer'), []);
 });
 

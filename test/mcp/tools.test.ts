@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { createServer } from 'node:net';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { startTestTarget } from '../support/relay-target.js';
-import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
+import { heldPermission, permissionRequest, startTestStack, type TestStack } from '../cli/support.js';
+import { openHook } from '../support/open-hook.js';
 import { scriptedSession } from '../../src/demo/scripted-session.js';
 import { startMcp, type McpClient } from './support.js';
 
@@ -172,6 +173,29 @@ test('input validation: a missing required argument is a tool error, and nothing
   assert.ok(r.isError);
   assert.match(r.text, 'session');
   assert.is(stack.seen.filter((e) => e.type.endsWith('.control.instruct')).length, stack.seen.slice(0, before).filter((e) => e.type.endsWith('.control.instruct')).length);
+});
+
+test('pending_requests shows the command (D35); a request the agent ends itself leaves the list, and respond says not-pending (D34)', async () => {
+  const s = await stack.openSession();
+  const held = openHook(stack.hookUrl, { ...permissionRequest(s), tool_input: { command: 'rm -rf build/', description: 'clean' } });
+  const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
+  let rows: Record<string, unknown>[] = [];
+  for (let i = 0; i < 200 && rows.length === 0; i += 1) {
+    rows = (await mcp.call('pending_requests', { session: s.session })).facts['requests'] as Record<string, unknown>[];
+    if (rows.length === 0) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.match(String(rows[0]!['prompt']), 'Bash: rm -rf build/');
+  held.abort();
+  await stack.waitFor((e) => e.type === 'attention.resolved' && e.subject === requested.id);
+  for (let i = 0; i < 200 && rows.length > 0; i += 1) {
+    rows = (await mcp.call('pending_requests', { session: s.session })).facts['requests'] as Record<string, unknown>[];
+    if (rows.length > 0) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(rows, [], 'gone once the agent ended it');
+  const late = await mcp.call('respond', { session: s.session, request: requested.id, decision: 'allow' });
+  assert.ok(late.isError);
+  assert.is(late.facts['code'], 'not-pending');
+  assert.match(late.text, 'Not pending: dismissed at the agent');
 });
 
 test('pending_requests lists a held permission; respond allows it and the held hook returns allow', async () => {

@@ -30,6 +30,25 @@ export function claudeWorkspace(prefix = 'aep-cc-'): ClaudeWorkspace {
   return { root, home, project };
 }
 
+/** The offline environment of one run: its own HOME and temp dir, the mock model, no traffic elsewhere. */
+export function claudeEnv(ws: ClaudeWorkspace, mockUrl: string): NodeJS.ProcessEnv {
+  const tmp = join(ws.root, 'tmp');
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  return {
+    PATH: process.env.PATH,
+    HOME: ws.home,
+    ANTHROPIC_API_KEY: 'sk-ant-test',
+    ANTHROPIC_BASE_URL: mockUrl,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    DISABLE_BUG_COMMAND: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    CLAUDE_CODE_TMPDIR: tmp,
+    IS_SANDBOX: '1',
+  };
+}
+
 export interface ClaudeRun {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -69,25 +88,11 @@ export interface ClaudeProcess {
 export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: string }): ClaudeProcess {
   const bin = claudeBinary();
   if (bin === undefined) throw new Error('Claude Code CLI not installed: run scripts/install-vendor-cli.sh claude-code');
-  const tmp = join(opts.ws.root, 'tmp');
-  mkdirSync(tmp, { recursive: true, mode: 0o700 });
   const args = opts.prompt === undefined ? ['-p', '--input-format', 'stream-json'] : ['-p', opts.prompt];
   args.push('--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5');
   if (opts.bypassPermissions !== false) args.push('--dangerously-skip-permissions');
   args.push(...(opts.extraArgs ?? []));
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: opts.ws.home,
-    ANTHROPIC_API_KEY: 'sk-ant-test',
-    ANTHROPIC_BASE_URL: opts.mockUrl,
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    DISABLE_BUG_COMMAND: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    CLAUDE_CODE_TMPDIR: tmp,
-    IS_SANDBOX: '1',
-  };
+  const env = claudeEnv(opts.ws, opts.mockUrl);
   const child = spawn(bin, args, { cwd: opts.ws.project, env, stdio: [opts.prompt === undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   const lines: Record<string, unknown>[] = [];
   const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];

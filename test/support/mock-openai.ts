@@ -8,8 +8,10 @@
 // The prompt drives the script: a real user prompt carries `[[TURN]]` (Qwen re-fires
 // UserPromptSubmit with an empty prompt after each tool batch, §5.3 caveat, so only marked
 // prompts reset the count), `[[TOOLS:n]]` asks for n shell calls (default 1), and `[[SPAWN]]`
-// makes the first call a Codex subagent (`spawn_agent`) before the shell calls, and
-// `[[WAITFILE:/path]]` makes each shell call wait until the test creates that file.
+// makes the first call a Codex subagent (`spawn_agent`) before the shell calls,
+// `[[WAITFILE:/path]]` makes each shell call wait until the test creates that file, and
+// `[[ESCALATE]]` makes each Codex shell call ask to run outside the sandbox (so Codex asks for
+// approval and fires PermissionRequest).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { requestHolds, type Hold as RequestHold } from './request-holds.js';
@@ -103,7 +105,11 @@ function answerResponses(body: Record<string, unknown>, res: ServerResponse, cou
     const cmd = wait === undefined ? `echo TOOL_RAN_${n}` : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
     item = {
       type: 'function_call', id: `fc_mock_${n}`, call_id: `call_mock_${n}`, name: 'exec_command',
-      arguments: JSON.stringify({ cmd, yield_time_ms: wait === undefined ? 2000 : 30_000 }), status: 'completed',
+      arguments: JSON.stringify({
+        cmd, yield_time_ms: wait === undefined ? 2000 : 30_000,
+        ...(step.prompt.includes('[[ESCALATE]]') ? { sandbox_permissions: 'require_escalated', justification: 'the test asks for approval' } : {}),
+      }),
+      status: 'completed',
     };
   } else {
     item = {

@@ -6,9 +6,20 @@
 import { filter, map, merge, mergeMap, type Observable } from 'rxjs';
 import type { InputOutcome, InputRequest, InputTransport, TransportFact } from '../../streams/surface.js';
 import type { HubConnection, HubEvent, HubReply } from './connection.js';
+import { toolDetail } from '../table.js';
 
 const TOKEN = 'cline';
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** The hub's `inputJson`, parsed; undefined when absent or not JSON. */
+function parsed(json: string | undefined): unknown {
+  if (json === undefined) return undefined;
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
 
 const promptOf = (e: HubEvent): string | undefined => {
   const p = e.payload.prompt;
@@ -30,7 +41,8 @@ function factsOf(e: HubEvent, at: number): TransportFact[] {
       const approvalId = str(e.payload.approvalId);
       if (approvalId === undefined) return [];
       const tool = str(e.payload.toolName) ?? 'a tool';
-      // The prompt is built from structure only (capture metadata); the tool input stays out.
+      // D35: what the tool will do rides as `detail` (redacted-class); the tool input itself stays out.
+      const detail = toolDetail(parsed(str(e.payload.inputJson)));
       return [{
         kind: 'approval', session, at, approvalId,
         request: {
@@ -38,6 +50,7 @@ function factsOf(e: HubEvent, at: number): TransportFact[] {
           options: [{ id: 'approve', label: 'Approve' }, { id: 'deny', label: 'Deny' }],
           respondVia: ['control', 'oob'],
           context: { toolCallId: str(e.payload.toolCallId) ?? '' },
+          ...(detail === undefined ? {} : { detail }),
         },
       }];
     }
