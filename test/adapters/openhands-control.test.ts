@@ -279,7 +279,7 @@ test('aep-steer doctor openhands: no hooks to check; the steering gate is AEP_OP
       const checks = (JSON.parse(out.text()) as { checks: { name: string; ok: boolean; detail: string; fix?: string }[] }).checks;
       const gate = checks.find((c) => c.name === 'steering gate')!;
       assert.is(gate.ok, control, gate.detail);
-      if (!control) assert.is(gate.fix, 'restart it: AEP_OPENHANDS_CONTROL=1 aep-steer adapter openhands &');
+      if (!control) assert.is(gate.fix, 'restart it: aep-steer down openhands && AEP_OPENHANDS_CONTROL=1 aep-steer up openhands');
       assert.match(checks.find((c) => c.name === 'hooks')!.detail, /observed over its own server \(AEP_OPENHANDS_URL\)/);
       assert.is(checks.find((c) => c.name === 'adapter')!.ok, true);
       assert.is(code === DOCTOR_EXIT.ok, control);

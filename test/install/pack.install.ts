@@ -88,7 +88,7 @@ test('aep-steer relay creates the local token; doctor finds it and passes; insta
   assert.ok(shim && shim.startsWith(prefix) && existsSync(shim), `the hooks run the installed shim: ${shim}`);
   const vendorDoc = run('aep-steer', ['doctor', 'claude-code', '--relay', url, '--project', project]);
   assert.is(vendorDoc.status, 1, 'no adapter yet');
-  assert.match(vendorDoc.stdout, 'fix: AEP_INSTRUCT=1 aep-steer adapter claude-code &');
+  assert.match(vendorDoc.stdout, 'fix: AEP_INSTRUCT=1 aep-steer up claude-code');
   const un = run('aep-steer', ['uninstall', 'claude-code', '--project', project]);
   assert.is(un.status, 0, un.stderr);
   relay.kill('SIGTERM');
