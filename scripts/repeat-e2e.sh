@@ -18,15 +18,17 @@ i=1
 while [ "$i" -le "$runs" ]; do
   out="$dir/run-$i.log"
   start=$(date +%s)
-  node scripts/test.mjs test .e2e.ts --jobs 1 --timeout-ms 900000 --no-build "$filter" >"$out" 2>&1
+  # The suites copy their evidence here (adapter state, hook trace, hub log); kept only for a failure.
+  AEP_E2E_KEEP="$dir/run-$i.kept" node scripts/test.mjs test .e2e.ts --jobs 1 --timeout-ms 900000 --no-build "$filter" >"$out" 2>&1
   code=$?
   secs=$(( $(date +%s) - start ))
   result=$(grep -E '^(ok|FAIL|TIMEOUT)' "$out" | tr -s ' ' | tr '\n' ';')
   if [ "$code" -eq 0 ]; then
+    rm -rf "$dir/run-$i.kept"
     echo "run $i/$runs: PASS ${secs}s $result"
   else
     echo "run $i/$runs: FAIL ${secs}s $result"
-    echo "repeat-e2e: stopped at the first failure after $((i - 1)) consecutive passes; its output: $out"
+    echo "repeat-e2e: stopped at the first failure after $((i - 1)) consecutive passes; its output: $out; its evidence: $dir/run-$i.kept"
     tail -n 60 "$out"
     exit 1
   fi

@@ -151,6 +151,7 @@ async function stopHub(): Promise<void> {
 }
 
 test.after(async () => {
+  stack?.keep(join(env.CLINE_DATA_DIR!, 'logs', 'hub-daemon.log'), 'hub-daemon.log');
   await driver?.close();
   await stack?.close();
   await mock?.close();
@@ -186,7 +187,8 @@ test('send_input queue during a turn reaches the first request of the next turn'
   const turn = startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] QUEUETEST run the slow command`);
   await waitUntil('the slow tool call', () => stack.events.find((e) => e.session === session && e.type === 'tool.requested'));
   const cmd = sendInput(session, 'QUEUE-MARK-1 then update the changelog');
-  assert.is((await stack.send(cmd)).outcome, 'accepted');
+  const settled = await stack.send(cmd);
+  assert.is(settled.outcome, 'accepted', `${JSON.stringify(settled)} ${stack.errors.join('; ')}`);
   assert.equal((await waitUntil('input.sent', () => find('x.cline.input.sent', cmd.id))).data, { delivery: 'queue' });
   const before = mock.modelRequests().length;
   writeFileSync(gate, '');

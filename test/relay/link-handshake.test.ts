@@ -196,4 +196,16 @@ test('the consumer gives up a relay that never answers hello within its bound an
   await relay.close();
 });
 
+test('the consumer: a hello after its bound is a failure (the socket is dropped); one within it connects', async () => {
+  const late = await stallingServer(600);
+  const err = await RelayConsumer.connect({ url: `ws://127.0.0.1:${late.port}/socket`, agent: 'test-cli', timeoutMs: 150 }).then(() => undefined, (e: SteeringError) => e);
+  assert.match(err?.message ?? '', /no hello from relay at .* within 150 ms/);
+  await until(() => late.closes() >= 1, 'the late socket closed', 5000);
+  await late.close();
+  const inTime = await stallingServer(50);
+  const c = await RelayConsumer.connect({ url: `ws://127.0.0.1:${inTime.port}/socket`, agent: 'test-cli', timeoutMs: 2000 });
+  await c.close();
+  await inTime.close();
+});
+
 test.run();

@@ -3,7 +3,7 @@
 // the stream, and runners for the pinned CLIs (installed by scripts/install-vendor-cli.sh into
 // .vendor-clis) headless against the loopback mock model API (vendor-clis-observed §2, §3).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
@@ -37,6 +37,12 @@ export interface VendorStack {
    * hook's shim outcome; a suite adds its vendor's own (the Cline hub's log).
    */
   evidence: Map<string, () => string>;
+  /**
+   * With AEP_E2E_KEEP=DIR (scripts/repeat-e2e.sh sets it) `close` first copies the evidence, the
+   * adapter's state directory and the stream the consumer saw into DIR, for a failure that was an
+   * assertion rather than a wait; `keep` adds a file of the suite's own (the Cline hub's log).
+   */
+  keep(file: string, as: string): void;
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
   instruct(session: string, text: string): Promise<{ cmd: AepCommand; settled: Settlement }>;
   /** Sends any command through the relay and waits for its ack. */
@@ -85,6 +91,14 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
     return `--- ${name}\n${text}`;
   }).join('\n');
 
+  const keepDir = process.env.AEP_E2E_KEEP ? join(process.env.AEP_E2E_KEEP, `${token}-${process.pid}`) : undefined;
+  function keep(file: string, as: string): void {
+    if (keepDir === undefined || !existsSync(file)) return;
+    mkdirSync(keepDir, { recursive: true });
+    // Never the hook secret.
+    cpSync(file, join(keepDir, as), { recursive: true, filter: (src) => !src.endsWith('/secret') });
+  }
+
   async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 60_000): Promise<T> {
     const until = Date.now() + limitMs;
     for (;;) {
@@ -106,10 +120,17 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
     },
     send: (cmd) => consumer.send(cmd),
     newSession: (from) => waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
+    keep,
     async close() {
+      if (keepDir !== undefined) {
+        mkdirSync(keepDir, { recursive: true });
+        writeFileSync(join(keepDir, 'evidence.txt'), `${report()}\n`);
+        writeFileSync(join(keepDir, 'stream.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      }
       await consumer.close();
       await running.close();
       await relay.close();
+      keep(stateDir, 'adapter-state');
       rmSync(stateDir, { recursive: true, force: true });
     },
   };
