@@ -52,8 +52,12 @@ interface RowBase {
    * arrival never counts.
    */
   starts?: true;
-  /** The moment opens or closes a turn of the main agent (send_input's idle refusal, D28). */
-  turn?: 'opens' | 'closes';
+  /**
+   * The moment opens or closes a turn of the main agent (send_input's idle refusal, D28), or fires
+   * only within one (`within`: a tool call; arriving while no turn is open it marks one open, for
+   * a vendor whose opening hook runs detached and may come after it).
+   */
+  turn?: 'opens' | 'closes' | 'within';
 }
 
 /** A moment whose reply accepts context that the main agent consumes (D7). */

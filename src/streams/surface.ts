@@ -26,7 +26,7 @@ export type HookClass =
    * `starts` marks the vendor's session-start moment, which reopens an ended session (a resumed
    * `codex exec resume`, `claude --resume`, `qwen --continue` keeps the session id).
    */
-  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes' }
+  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes' | 'within' }
   /** A held loop: the reply waits for a decision (D13, D14). */
   | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec }
   /** The session's end moment (D10), with the reason `session.ended` carries. */
