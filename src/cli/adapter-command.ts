@@ -199,6 +199,8 @@ function keptEvents(path: string): AepEvent[] {
 
 export interface RunningAdapter {
   adapter: AdapterHandle;
+  /** The relay link, when there is one: whether it completed its handshake (`connected`). */
+  relay?: { readonly connected: boolean };
   inspector?: InspectorHandle;
   close(): Promise<void>;
 }
@@ -286,6 +288,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     },
   };
   if (inspector !== undefined) running.inspector = inspector;
+  if (relay !== undefined) running.relay = relay;
   return running;
 }
 

@@ -98,7 +98,17 @@ const requestsWith = (tag: string) => mock.modelRequests().filter((r) => message
 const causedBy = (id: string): string[] => [...new Map(stack.events.filter((e) => e.cause === id).map((e) => [e.id, e.type])).values()];
 const find = (type: string, cause: string): AepEvent | undefined => stack.events.find((e) => e.type === type && e.cause === cause);
 
-test.before(async () => {
+/** uvu drops an error thrown in test.before (every test then just counts as not run): print it. */
+const reported = (setUp: () => Promise<void>) => async (): Promise<void> => {
+  try {
+    await setUp();
+  } catch (err) {
+    console.error(`test.before failed: ${(err as Error).stack ?? String(err)}`);
+    throw err;
+  }
+};
+
+test.before(reported(async () => {
   if (bin === undefined) throw new Error('Cline CLI not installed: run scripts/install-vendor-cli.sh cline');
   mock = await startMockOpenAi();
   ws = workspace('aep-cline-');
@@ -137,7 +147,7 @@ test.before(async () => {
     void driver.command('client.list', undefined, {}).then((r) => { clients = (r.payload?.clients as typeof clients | undefined) ?? []; });
     return clients.find((c) => c.clientType === 'aep-adapter-cline');
   }, 20_000).then((c) => assert.equal(c.capabilities ?? [], []));
-});
+}));
 
 /** The hub daemon outlives its clients (vendor-clis-observed §4.2): stop it by its pid. */
 async function stopHub(): Promise<void> {

@@ -74,7 +74,8 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
     events.find((e) => e.session === session && e.type === type && (cause === undefined || e.cause === cause));
 
   const evidence = new Map<string, () => string>([
-    ['adapter status lines (a link that completed its handshake says "relay connected")', () => said.join('\n') || '(none: the relay link never completed a handshake)'],
+    ['the adapter\'s relay link', () => `handshake ${running.relay?.connected === true ? 'completed (greeted)' : 'not completed'}`],
+    ['adapter status lines (its link, once greeted, says "relay connected")', () => said.join('\n') || '(none: "relay connected" was never said)'],
     ['adapter errors', () => errors.join('\n') || '(none)'],
     ['relay log', () => relayLog.join('\n') || '(empty)'],
     ['relay connections and counts', () => JSON.stringify(relay.stats())],
