@@ -9,21 +9,23 @@ import { join } from 'node:path';
 export const TRACE_FILE = 'hook-trace';
 /** Present while the last hook the shell shim ran could not reach the adapter. */
 export const OUTAGE_FILE = 'hook-unreachable';
-/** The shell shim moves a full trace aside at this size; the writer here does the same. */
+/** The shell shim moves a full trace aside past this size; the writer here does the same. */
 const TRACE_MAX = 64 * 1024;
 
 export interface TraceLine {
   time: string;
   /** host:port the hook was posted to. */
   where: string;
-  /** `failed curl=7 http=000` (the Node fallback: `failed http=…`), `skipped`, `ok …` (only with AEP_HOOK_TRACE=all). */
+  /** `failed curl=7 http=000` (the Node fallback: `failed http=…`), `skipped`, `ok …` (with AEP_HOOK_TRACE=all). */
   outcome: string;
   why: string;
 }
 
 export const tracePath = (dir: string): string => join(dir, TRACE_FILE);
 
-/** Appends one line as the shell shim writes it (mode 600; a trace that cannot be written costs the hook nothing). */
+const failedLine = (t: TraceLine): boolean => !t.outcome.startsWith('ok');
+
+/** Appends one line as the shell shim writes it (mode 600; a trace that cannot be written costs nothing). */
 export function appendTrace(dir: string, line: Omit<TraceLine, 'time'>, now = new Date()): void {
   const file = tracePath(dir);
   const text = `${now.toISOString().replace(/\.\d+Z$/, 'Z')} ${line.where} ${line.outcome} ${line.why}\n`;
@@ -31,7 +33,7 @@ export function appendTrace(dir: string, line: Omit<TraceLine, 'time'>, now = ne
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (existsSync(file) && statSync(file).size > TRACE_MAX) renameSync(file, `${file}.1`);
     appendFileSync(file, text, { mode: 0o600 });
-    if (line.outcome.startsWith('failed') || line.outcome.startsWith('skipped')) writeFileSync(join(dir, OUTAGE_FILE), text, { mode: 0o600 });
+    if (failedLine({ ...line, time: '' })) writeFileSync(join(dir, OUTAGE_FILE), text, { mode: 0o600 });
     else rmSync(join(dir, OUTAGE_FILE), { force: true });
   } catch {
     // Nowhere to write: the hook still got its neutral reply.
@@ -64,8 +66,6 @@ export function readTrace(dir: string): TraceLine[] {
   return lines;
 }
 
-const failedLine = (t: TraceLine): boolean => !t.outcome.startsWith('ok');
-
 /** The failed hooks in the trace, and the last one's line while the outage lasts (no hook got through since). */
 export function shimOutage(dir: string): { failed: TraceLine[]; current: TraceLine | undefined } {
   const failed = readTrace(dir).filter(failedLine);
@@ -85,5 +85,6 @@ export function shimOutage(dir: string): { failed: TraceLine[]; current: TraceLi
 export function describeOutage(dir: string): string | undefined {
   const { failed, current } = shimOutage(dir);
   if (current === undefined) return undefined;
-  return `the last hook (${current.time}) could not reach the adapter on ${current.where}: ${current.why}; ${failed.length} failed hook${failed.length === 1 ? '' : 's'} in ${tracePath(dir)}`;
+  const count = `${failed.length} failed hook${failed.length === 1 ? '' : 's'} in ${tracePath(dir)}`;
+  return `the last hook (${current.time}) could not reach the adapter on ${current.where}: ${current.why}; ${count}`;
 }

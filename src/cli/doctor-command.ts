@@ -3,7 +3,9 @@
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { paintFor } from '../audit/paint.js';
-import { adapterChecks, cliCheck, hookChecks, relayChecks, shimTraceChecks, stateChecks, type Check } from '../doctor/checks.js';
+import {
+  adapterChecks, cliCheck, hookChecks, relayChecks, shimTraceChecks, stateChecks, type Check,
+} from '../doctor/checks.js';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { USAGE_EXIT } from './usage.js';
 

@@ -38,7 +38,7 @@ function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   });
 }
 
-/** The adapter's reply, or why there is none (said once to the user, on stderr), with the HTTP status if any. */
+/** The adapter's reply, or why there is none (said once to the user, on stderr) and its HTTP status, if any. */
 type Posted = { reply: string } | { problem: string; status?: number };
 
 function postOnce(url: string, body: Buffer, timeoutMs: number): Promise<Posted> {
@@ -139,7 +139,8 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
   }
   if ('problem' in posted) {
     const status = String(posted.status ?? 0).padStart(3, '0');
-    appendTrace(stateDir(env), { where: traceWhere(url), outcome: `failed http=${status}`, why: `${posted.problem}; the agent got the neutral reply` });
+    const why = `${posted.problem}; the agent got the neutral reply`;
+    appendTrace(stateDir(env), { where: traceWhere(url), outcome: `failed http=${status}`, why });
     sayOnce(token, posted.problem, env, err);
     printNeutral();
     return;

@@ -78,7 +78,8 @@ function getJson(url: string, timeoutMs: number): Promise<{ status: number; body
 
 /** The adapter on its port, holding the installed secret, with the steering gate on (D5). */
 /** A user-plane vendor steers with send_input, switched on by its control gate (D28, D29). */
-const gateEnvOf = (table: VendorTable): string => (table.steering === 'send_input' ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1');
+const gateEnvOf = (table: VendorTable): string =>
+  (table.steering === 'send_input' ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1');
 const startCommand = (table: VendorTable): string => `${gateEnvOf(table)} aep-steer adapter ${table.token} &`;
 
 export async function adapterChecks(table: VendorTable, port: number, env: NodeJS.ProcessEnv): Promise<Check[]> {
@@ -151,13 +152,17 @@ export function shimTraceChecks(table: VendorTable, env: NodeJS.ProcessEnv): Che
   const file = tracePath(dir);
   if (current === undefined) {
     const last = failed.at(-1)!;
-    return [pass('hook trace', `${failed.length} hook${failed.length === 1 ? '' : 's'} failed open before, the last at ${last.time}; every hook since reached the adapter (${file})`)];
+    const count = `${failed.length} hook${failed.length === 1 ? '' : 's'}`;
+    const since = 'every hook since reached the adapter';
+    return [pass('hook trace', `${count} failed open before, the last at ${last.time}; ${since} (${file})`)];
   }
   const start = startCommand(table);
   const fix = /http=404/.test(current.outcome) ? `aep-steer install ${table.token}, then restart the adapter: ${start}`
     : /curl=7|no adapter/.test(`${current.outcome} ${current.why}`) ? `start the adapter: ${start}`
       : `check the adapter's stderr; the failed hooks are in ${file}`;
-  return [fail('hook trace', `the agent's last hook (${current.time}) could not reach the adapter on ${current.where} and got the neutral reply: ${current.why}; ${failed.length} failed in ${file}`, fix)];
+  const detail = `the agent's last hook (${current.time}) could not reach the adapter on ${current.where} `
+    + `and got the neutral reply: ${current.why}; ${failed.length} failed in ${file}`;
+  return [fail('hook trace', detail, fix)];
 }
 
 /** The vendor CLI on PATH (or `bin`), its version against the version the table was observed on. */

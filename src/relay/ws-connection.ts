@@ -187,7 +187,8 @@ export class RelayConnection implements RelayLink {
       givenUp = true;
       if (!this.stallSaid) {
         this.stallSaid = true;
-        this.report('RELAY_UNREACHABLE', `no hello from the relay at ${url} within ${bound} ms; reconnecting until one answers (hooks go on, events wait in the log)`);
+        const what = `no hello from the relay at ${url} within ${bound} ms`;
+        this.report('RELAY_UNREACHABLE', `${what}; reconnecting until one answers (hooks go on, events wait in the log)`);
       }
       ws.terminate();
     }, bound);

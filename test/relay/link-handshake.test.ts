@@ -73,6 +73,13 @@ async function silentTcp(): Promise<{ server: Server; port: number; accepted: ()
   };
 }
 
+/** A link to a local port that gives up a handshake after `helloTimeoutMs` and retries at once. */
+const quickLink = (port: number, errors: SteeringError[], helloTimeoutMs = 150) =>
+  connectRelay({
+    url: `ws://127.0.0.1:${port}/socket`, token: TOKEN, agent: 'test-agent', helloTimeoutMs,
+    backoffInitialMs: 20, backoffMaxMs: 50, onError: (e) => errors.push(e),
+  });
+
 test('a link greeted before the runtime subscribed still sends the runtime\'s events', async () => {
   const relay = await testRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const surface = fakeSurface();
@@ -137,7 +144,7 @@ test('a relay that accepts the socket and never answers hello: the link gives up
 test('a relay whose hello comes after the bound is given up and retried; one that answers within it connects', async () => {
   const late = await stallingServer(400);
   const errors: SteeringError[] = [];
-  const link = connectRelay({ url: `ws://127.0.0.1:${late.port}/socket`, agent: 'test-agent', helloTimeoutMs: 150, backoffInitialMs: 20, backoffMaxMs: 50, onError: (e) => errors.push(e) });
+  const link = quickLink(late.port, errors);
   await until(() => late.hellos() >= 2, 'a second handshake', 10_000);
   await new Promise((r) => setTimeout(r, 500));
   assert.not.ok(link.connected, 'a hello after the bound does not count: that socket was already given up');
@@ -145,7 +152,7 @@ test('a relay whose hello comes after the bound is given up and retried; one tha
   await link.close();
   await late.close();
   const inTime = await stallingServer(50);
-  const ok = connectRelay({ url: `ws://127.0.0.1:${inTime.port}/socket`, agent: 'test-agent', helloTimeoutMs: 2000, onError: (e) => errors.push(e) });
+  const ok = quickLink(inTime.port, errors, 2000);
   await ok.ready();
   assert.ok(ok.connected);
   await ok.close();
@@ -155,7 +162,7 @@ test('a relay whose hello comes after the bound is given up and retried; one tha
 test('a server that accepts TCP and never answers the upgrade is given up after the same bound', async () => {
   const tcp = await silentTcp();
   const errors: SteeringError[] = [];
-  const link = connectRelay({ url: `ws://127.0.0.1:${tcp.port}/socket`, agent: 'test-agent', helloTimeoutMs: 150, backoffInitialMs: 20, backoffMaxMs: 50, onError: (e) => errors.push(e) });
+  const link = quickLink(tcp.port, errors);
   await until(() => tcp.accepted() >= 3, 'three connection attempts', 10_000);
   assert.is(errors.filter((e) => /no hello/.test(e.message)).length, 1);
   await link.close();
@@ -166,7 +173,7 @@ test('after a hello the next stall is said again (once per outage, not once per 
   const first = await stallingServer();
   const port = first.port;
   const errors: SteeringError[] = [];
-  const link = connectRelay({ url: `ws://127.0.0.1:${port}/socket`, token: TOKEN, agent: 'test-agent', helloTimeoutMs: 150, backoffInitialMs: 20, backoffMaxMs: 50, onError: (e) => errors.push(e) });
+  const link = quickLink(port, errors);
   await until(() => first.hellos() >= 2, 'two stalled handshakes', 10_000);
   await first.close();
   const relay = await testRelay({ port, storePath: ':memory:', token: TOKEN });
