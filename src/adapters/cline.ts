@@ -122,8 +122,10 @@ export const cline: VendorTable = {
     // SessionShutdown, yet the hub session stays and takes further turns.
     agent_start: { role: 'observe', turn: 'opens', starts: true, reason: notRead, evidence: OBS },
     agent_resume: { role: 'observe', turn: 'opens', reason: notRead, evidence: OBS },
-    tool_call: { role: 'context', evidence: 'e2e/cline#instruct reaches the next model request after a tool call' },
-    tool_result: { role: 'context', evidence: 'e2e/cline#instruct reaches the next model request after a tool call' },
+    // PreToolUse and PostToolUse block the turn they belong to; TaskStart is detached and, on a
+    // loaded host, was seen to arrive after PreToolUse (send_input was then refused as idle).
+    tool_call: { role: 'context', turn: 'within', evidence: 'e2e/cline#instruct reaches the next model request after a tool call' },
+    tool_result: { role: 'context', turn: 'within', evidence: 'e2e/cline#instruct reaches the next model request after a tool call' },
     agent_end: { role: 'observe', turn: 'closes', reason: notRead, evidence: HUB },
     agent_abort: { role: 'observe', turn: 'closes', reason: notRead, evidence: 'e2e/cline#control.cancel aborts the run and run.cancelled names the command' },
     agent_error: { role: 'observe', turn: 'closes', reason: notRead, evidence: OBS },

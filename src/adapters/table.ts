@@ -52,8 +52,12 @@ interface RowBase {
    * arrival never counts.
    */
   starts?: true;
-  /** The moment opens or closes a turn of the main agent (send_input's idle refusal, D28). */
-  turn?: 'opens' | 'closes';
+  /**
+   * The moment opens or closes a turn of the main agent (send_input's idle refusal, D28), or fires
+   * only within one (`within`: a tool call; arriving while no turn is open it marks one open, for
+   * a vendor whose opening hook runs detached and may come after it).
+   */
+  turn?: 'opens' | 'closes' | 'within';
   /**
    * D34: the moment reports that a tool call ran (the table's `callOf` names which): a request held
    * for that call was answered yes in the vendor's own dialog. `evidence` says where that was seen.

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { surfaceFrom, type SourceSpec, type SurfaceOptions, type VendorTable } from '../adapters/table.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
+import { describeOutage } from '../adapters/shim-trace.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
@@ -70,6 +71,8 @@ export interface AdapterConfig {
   port: number;
   secret: string;
   logPath: string;
+  /** Where the hook secret lives and the shims leave their trace of hooks that failed open. */
+  stateDir?: string;
   /** D24: active log size that triggers a snapshot and a new segment. */
   segmentBytes?: number;
   /** D24: archived segments kept once covered (Infinity keeps all). */
@@ -122,6 +125,7 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     surface,
     port,
     secret,
+    stateDir: stateDir(env),
     logPath: f.log ?? (env.AEP_LOG || undefined) ?? join(stateDir(env), 'logs', `${token}.jsonl`),
     instruct: f.instruct === true || truthy(env.AEP_INSTRUCT),
     attentionTimeoutMs: attention === undefined ? surface.attentionTimeoutMs : integer('--attention-timeout-ms', attention, 1),
@@ -196,6 +200,8 @@ function keptEvents(path: string): AepEvent[] {
 
 export interface RunningAdapter {
   adapter: AdapterHandle;
+  /** The relay link, when there is one: whether it completed its handshake (`connected`). */
+  relay?: { readonly connected: boolean };
   inspector?: InspectorHandle;
   close(): Promise<void>;
 }
@@ -261,6 +267,9 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
   }
   // `/healthz` names the relay link's state (`aep-steer status`, and `up` waits for it).
   opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source?.health() });
+  // Hooks that failed open before this start went unsteered: say so once (the next delivered hook clears it).
+  const missed = cfg.stateDir === undefined ? undefined : describeOutage(cfg.stateDir);
+  if (missed !== undefined) say?.(`aep-steer adapter: before this start ${missed}`);
   let adapter: AdapterHandle;
   try {
     adapter = await startAdapter(opts);
@@ -284,6 +293,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     },
   };
   if (inspector !== undefined) running.inspector = inspector;
+  if (relay !== undefined) running.relay = relay;
   return running;
 }
 

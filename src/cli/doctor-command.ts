@@ -3,7 +3,9 @@
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { paintFor } from '../audit/paint.js';
-import { adapterChecks, cliCheck, hookChecks, relayChecks, stateChecks, type Check } from '../doctor/checks.js';
+import {
+  adapterChecks, cliCheck, hookChecks, relayChecks, shimTraceChecks, stateChecks, type Check,
+} from '../doctor/checks.js';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { USAGE_EXIT } from './usage.js';
 
@@ -34,6 +36,7 @@ export async function runDoctor(vendor: string | undefined, f: DoctorFlags, io: 
   if (table !== undefined) {
     checks.push(...await adapterChecks(table, port, env));
     checks.push(...hookChecks(table, port, f.project === undefined ? {} : { project: f.project }, env));
+    checks.push(...shimTraceChecks(table, env));
     checks.push(cliCheck(table, f.cli, env));
   }
   const problems = checks.filter((c) => !c.ok);

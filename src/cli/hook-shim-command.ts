@@ -1,13 +1,15 @@
 // `aep-steer hook <vendor>`: the Node fallback of the command-hook shim, for hosts without curl.
 // Same contract as src/adapters/shim/aep-steer-hook.sh (D15): hook JSON on stdin is posted to
 // the adapter, the reply goes to stdout, and any failure prints the vendor's neutral reply and
-// exits 0, saying once on stderr why the adapter could not be reached. The shell shim stays the
+// exits 0, saying once on stderr why the adapter could not be reached, and leaving each failed
+// hook in the state directory's trace as the shell shim does (adapters/shim-trace.ts). The shell shim stays the
 // fast path (a Node start costs far more than sh + curl; `npm run bench` measures both).
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
+import { appendTrace, OUTAGE_FILE } from '../adapters/shim-trace.js';
 // Only the one vendor's table (not the registry, which loads every vendor): this runs on every hook.
 import { loadTable, vendorTokens } from '../adapters/vendors.js';
 
@@ -36,8 +38,8 @@ function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   });
 }
 
-/** The adapter's reply, or why there is none (said once to the user, on stderr). */
-type Posted = { reply: string } | { problem: string };
+/** The adapter's reply, or why there is none (said once to the user, on stderr) and its HTTP status, if any. */
+type Posted = { reply: string } | { problem: string; status?: number };
 
 function postOnce(url: string, body: Buffer, timeoutMs: number): Promise<Posted> {
   const where = new URL(url).host;
@@ -58,8 +60,8 @@ function postOnce(url: string, body: Buffer, timeoutMs: number): Promise<Posted>
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         if (res.statusCode === 200) finish({ reply: Buffer.concat(chunks).toString('utf8') });
-        else if (res.statusCode === 404) finish({ problem: `the adapter on ${where} does not know this hook secret (HTTP 404): run \`aep-steer install <vendor>\` again, then restart the adapter` });
-        else finish({ problem: `the adapter on ${where} answered HTTP ${res.statusCode}` });
+        else if (res.statusCode === 404) finish({ problem: `the adapter on ${where} does not know this hook secret (HTTP 404): run \`aep-steer install <vendor>\` again, then restart the adapter`, status: 404 });
+        else finish({ problem: `the adapter on ${where} answered HTTP ${res.statusCode}`, status: res.statusCode ?? 0 });
       });
       res.on('error', () => finish({ problem: `the adapter on ${where} broke off its reply` }));
     });
@@ -88,9 +90,19 @@ function sayOnce(token: string, problem: string, env: NodeJS.ProcessEnv, err: No
   err.write(`aep-steer hook ${token}: ${problem}\n`);
 }
 
+/** host:port of the hook URL for the trace, never its secret path. */
+function traceWhere(url: string | undefined): string {
+  try {
+    return url === undefined ? '-' : new URL(url).host;
+  } catch {
+    return '-';
+  }
+}
+
 function clearOutage(token: string, env: NodeJS.ProcessEnv): void {
   try {
     rmSync(join(stateDir(env), `hook-unreachable.${token}`), { force: true });
+    rmSync(join(stateDir(env), OUTAGE_FILE), { force: true });
   } catch {
     // Nothing to clear.
   }
@@ -107,11 +119,11 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
     if (neutral !== undefined) io.stdout.write(`${JSON.stringify(neutral)}\n`);
   };
   let posted: Posted;
+  let url = flags.url;
   try {
     const body = await readAll(io.stdin);
     const seconds = Number(flags.timeout ?? DEFAULT_TIMEOUT_S);
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_TIMEOUT_S * 1000;
-    let url = flags.url;
     let problem: string | undefined;
     if (url === undefined && table === undefined) problem = `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`;
     else if (url === undefined) {
@@ -126,11 +138,15 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
     posted = { problem: `could not post the hook: ${(e as Error).message}` };
   }
   if ('problem' in posted) {
+    const status = String(posted.status ?? 0).padStart(3, '0');
+    const why = `${posted.problem}; the agent got the neutral reply`;
+    appendTrace(stateDir(env), { where: traceWhere(url), outcome: `failed http=${status}`, why });
     sayOnce(token, posted.problem, env, err);
     printNeutral();
     return;
   }
   clearOutage(token, env);
+  if (env.AEP_HOOK_TRACE === 'all') appendTrace(stateDir(env), { where: traceWhere(url), outcome: 'ok http=200', why: 'delivered' });
   const reply = posted.reply;
   if (reply.trim() === '') printNeutral();
   else io.stdout.write(reply.endsWith('\n') ? reply : `${reply}\n`);

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
+import { shimOutage, tracePath } from '../adapters/shim-trace.js';
 import type { VendorTable } from '../adapters/table.js';
 import { SteeringError } from '../protocol/errors.js';
 import { RelayConsumer } from '../consumer/connection.js';
@@ -76,12 +77,16 @@ function getJson(url: string, timeoutMs: number): Promise<{ status: number; body
 }
 
 /** The adapter on its port, holding the installed secret, with the steering gate on (D5). */
+/** A user-plane vendor steers with send_input, switched on by its control gate (D28, D29). */
+const gateEnvOf = (table: VendorTable): string =>
+  (table.steering === 'send_input' ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1');
+// `up` runs it in the background with its output in the state dir's logs, never over a TUI.
+const startCommand = (table: VendorTable): string => `${gateEnvOf(table)} aep-steer up ${table.token}`;
+
 export async function adapterChecks(table: VendorTable, port: number, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  // A user-plane vendor steers with send_input, switched on by its control gate (D28, D29).
   const userPlane = table.steering === 'send_input';
-  const gateEnv = userPlane ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1';
-  // `up` runs it in the background with its output in the state dir's logs, never over a TUI.
-  const start = `${gateEnv} aep-steer up ${table.token}`;
+  const gateEnv = gateEnvOf(table);
+  const start = startCommand(table);
   const secret = readSecret(env);
   if (secret === undefined) return [fail('adapter', `no hook secret in ${secretPath(env)}`, `aep-steer install ${table.token}, then ${start}`)];
   const r = await getJson(hookUrl(port, secret), 2000);
@@ -135,6 +140,30 @@ export function hookChecks(table: VendorTable, port: number, opts: { project?: s
     return [fail('hooks', `${stale.length} of ${urls.length} hooks in ${file} use ${why}`, install)];
   }
   return [pass('hooks', `${Math.max(urls.length, shims.length)} hook entries in ${file} point at 127.0.0.1:${port} with the stored secret`)];
+}
+
+/**
+ * What the shims left when they failed open (adapters/shim-trace.ts): a problem while the last hook
+ * could not reach the adapter; nothing to say (no check) when no hook ever failed.
+ */
+export function shimTraceChecks(table: VendorTable, env: NodeJS.ProcessEnv): Check[] {
+  const dir = stateDir(env);
+  const { failed, current } = shimOutage(dir);
+  if (failed.length === 0) return [];
+  const file = tracePath(dir);
+  if (current === undefined) {
+    const last = failed.at(-1)!;
+    const count = `${failed.length} hook${failed.length === 1 ? '' : 's'}`;
+    const since = 'every hook since reached the adapter';
+    return [pass('hook trace', `${count} failed open before, the last at ${last.time}; ${since} (${file})`)];
+  }
+  const start = startCommand(table);
+  const fix = /http=404/.test(current.outcome) ? `aep-steer install ${table.token}, then restart the adapter: ${start}`
+    : /curl=7|no adapter/.test(`${current.outcome} ${current.why}`) ? `start the adapter: ${start}`
+      : `check the adapter's stderr; the failed hooks are in ${file}`;
+  const detail = `the agent's last hook (${current.time}) could not reach the adapter on ${current.where} `
+    + `and got the neutral reply: ${current.why}; ${failed.length} failed in ${file}`;
+  return [fail('hook trace', detail, fix)];
 }
 
 /** The vendor CLI on PATH (or `bin`), its version against the version the table was observed on. */

@@ -145,9 +145,11 @@ export function holdClosed(ctx: SessionContext, input: HoldClosedInput): Step {
 function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
   // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
   // A closing turn settles a cancel that was under way (its run.cancelled named the command).
+  // A moment that fires only within a turn proves one runs, though its (detached) opening hook is late.
   const turn: Partial<SessionContext> = input.turn === undefined ? {}
-    : input.turn === 'opens' ? { turnOpen: true, run: input.runId }
-      : { turnOpen: false, cancel: undefined, run: undefined };
+    : input.turn === 'within' ? (ctx.turnOpen || ended ? {} : { turnOpen: true })
+      : input.turn === 'opens' ? { turnOpen: true, run: input.runId }
+        : { turnOpen: false, cancel: undefined, run: undefined };
   if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const { taken, rest, text } = takePrefix(ctx.queue);
   const ids = taken.map((i) => i.id);

@@ -252,8 +252,8 @@ export interface MomentInput {
   moment?: string;
   /** Id of the first observation event of this hook, when there is one. */
   causeId?: string;
-  /** The moment opens or closes a turn (the table says which), for the D28 idle refusal. */
-  turn?: 'opens' | 'closes';
+  /** The moment opens or closes a turn, or fires only within one (the table says which), for the D28 idle refusal. */
+  turn?: 'opens' | 'closes' | 'within';
   /** The run id minted for the turn this moment opens (a vendor that names none). */
   runId?: string;
   /**

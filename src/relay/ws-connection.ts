@@ -6,7 +6,7 @@
 // counted, AEP-0003 §8.4), and a reconnect re-claims their sessions by redelivering each one's
 // last event byte-identically (aep-wire §4.4).
 import WebSocket from 'ws';
-import { Subject, type Observable } from 'rxjs';
+import { defer, startWith, Subject, type Observable } from 'rxjs';
 import { AEP_VERSION, severityRank, type AepCommand, type AepEvent } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
 import { isCommandType } from '../protocol/types.js';
@@ -31,12 +31,19 @@ export interface RelayConnectionOptions {
   claimCap?: number;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
+  /**
+   * How long one attempt may take from opening the socket to the relay's hello (TCP connect, HTTP
+   * upgrade, hello exchange); past it the socket is dropped and the link tries again.
+   */
+  helloTimeoutMs?: number;
   /** A report, not a verdict: the link keeps trying. */
   onError?: (err: SteeringError) => void;
 }
 
 export const DEFAULT_OUTBOX = 1000;
 export const DEFAULT_BACKOFF_MAX_MS = 1000;
+/** A relay answers hello at once: ten seconds is a stall, not a slow relay (the consumer's bound too). */
+export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
 const NOTICE = severityRank('notice');
 
 export class RelayConnection implements RelayLink {
@@ -56,6 +63,9 @@ export class RelayConnection implements RelayLink {
   private closed = false;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
+  private helloTimer: NodeJS.Timeout | undefined;
+  /** A stalled handshake was reported in this outage (said once until the next hello). */
+  private stallSaid = false;
   private readonly waiters: (() => void)[] = [];
 
   private readonly urls: string[];
@@ -64,7 +74,9 @@ export class RelayConnection implements RelayLink {
   constructor(private readonly opts: RelayConnectionOptions) {
     this.urls = relayUrls(opts.url);
     this.commands$ = this.commands.asObservable();
-    this.state$ = this.state.asObservable();
+    // A subscriber that comes after the hello (the runtime starts while the link is already up)
+    // hears the current state first; otherwise it would wait for a change that never comes.
+    this.state$ = defer(() => (this.greeted ? this.state.pipe(startWith(true)) : this.state.asObservable()));
     this.frames$ = this.frames.asObservable();
   }
 
@@ -117,6 +129,7 @@ export class RelayConnection implements RelayLink {
   close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.helloTimer);
     this.commands.complete();
     this.state.complete();
     this.frames.complete();
@@ -160,9 +173,26 @@ export class RelayConnection implements RelayLink {
     if (this.closed) return;
     const headers: Record<string, string> = {};
     if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
-    const ws = new WebSocket(this.urls[this.node]!, { headers });
+    const url = this.urls[this.node]!;
+    const ws = new WebSocket(url, { headers });
     this.ws = ws;
     this.greeted = false;
+    // Without a bound, a relay that accepts the socket and never answers would hold the link
+    // (and every event waiting in the log) for as long as the socket stays open.
+    const bound = this.opts.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS;
+    let givenUp = false;
+    clearTimeout(this.helloTimer);
+    this.helloTimer = setTimeout(() => {
+      if (this.ws !== ws || this.greeted) return;
+      givenUp = true;
+      if (!this.stallSaid) {
+        this.stallSaid = true;
+        const what = `no hello from the relay at ${url} within ${bound} ms`;
+        this.report('RELAY_UNREACHABLE', `${what}; reconnecting until one answers (hooks go on, events wait in the log)`);
+      }
+      ws.terminate();
+    }, bound);
+    this.helloTimer.unref();
     ws.on('open', () => {
       const capabilities: Record<string, unknown> = {};
       if (this.opts.emits) capabilities.emits = [...this.opts.emits];
@@ -178,9 +208,13 @@ export class RelayConnection implements RelayLink {
       this.report('RELAY_UNREACHABLE', `relay refused the connection: HTTP ${res.statusCode}`);
       ws.terminate();
     });
-    ws.on('error', (err) => this.report('RELAY_UNREACHABLE', `relay link: ${err.message}`, err));
+    ws.on('error', (err) => {
+      // The link's own give-up surfaces as "closed before the connection was established": said above.
+      if (!givenUp) this.report('RELAY_UNREACHABLE', `relay link: ${err.message}`, err);
+    });
     ws.on('close', () => {
       if (this.ws !== ws) return;
+      clearTimeout(this.helloTimer);
       if (this.greeted) this.state.next(false);
       this.greeted = false;
       this.retry();
@@ -232,7 +266,9 @@ export class RelayConnection implements RelayLink {
   }
 
   private onHello(): void {
+    clearTimeout(this.helloTimer);
     this.greeted = true;
+    this.stallSaid = false;
     this.attempt = 0;
     // Re-claim every session this link spoke for (a new connection owns nothing, aep-wire §4.4).
     const claims = [...this.claimed.values()];

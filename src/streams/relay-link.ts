@@ -5,7 +5,10 @@ import type { AepCommand, AepEvent } from '../protocol/index.js';
 export interface RelayLink {
   /** Commands routed to this adapter (AEP-0004 §4), in arrival order. */
   commands$: Observable<AepCommand>;
-  /** true at each relay hello, false when the socket closes. */
+  /**
+   * true at each relay hello, false when the socket closes; a subscriber that comes while the
+   * link is greeted hears true at once (the runtime may start after the first hello).
+   */
   state$: Observable<boolean>;
   /** Every frame that is not a command (replayed events, `unsubscribed`, `error`, ...). */
   frames$: Observable<Record<string, unknown>>;

@@ -28,7 +28,7 @@ export type HookClass =
    * `starts` marks the vendor's session-start moment, which reopens an ended session (a resumed
    * `codex exec resume`, `claude --resume`, `qwen --continue` keeps the session id).
    */
-  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes'; ran?: string }
+  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes' | 'within'; ran?: string }
   /** A held loop: the reply waits for a decision (D13, D14); `call` names its tool call (D34). */
   | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec; call?: string }
   /** The session's end moment (D10), with the reason `session.ended` carries. */

@@ -4,6 +4,14 @@
 // carries send_input; every command goes through this project's relay as a consumer sends it.
 // The session itself is created and started through the hub by the test (cline-hub-observed §1.7):
 // a `[[WAITFILE]]` shell call holds the turn open until the test releases it.
+// A failed wait prints the evidence (vendor-e2e.ts): the hub's own log, each hook's shim outcome
+// (AEP_HOOK_TRACE=all), the adapter's errors and status lines, the relay's log and connections.
+// Cause of the runs that failed 0/7 with an empty stream: the adapter's relay link completed its
+// hello while the adapter was still opening the Cline hub (before the outbox subscribed to the
+// link's state), and the link's state was a plain stream of changes, so the outbox never heard
+// it was up: every hook event stayed in the adapter's log and "relay connected" was never said.
+// The link now tells a late subscriber its current state and gives up a handshake with no hello
+// within 10 s (test/relay/link-handshake.test.ts reproduces both).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,7 +27,7 @@ import { auditFiles } from '../../src/audit/audit.js';
 import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
-import { bodyHas, startVendorStack, vendorBinary, workspace, type VendorStack, type Workspace } from '../support/vendor-e2e.js';
+import { bodyHas, startVendorStack, tailOf, vendorBinary, workspace, type VendorStack, type Workspace } from '../support/vendor-e2e.js';
 import { projectRoot } from '../support/shared-dir.js';
 
 const bin = vendorBinary('cline');
@@ -90,7 +98,17 @@ const requestsWith = (tag: string) => mock.modelRequests().filter((r) => message
 const causedBy = (id: string): string[] => [...new Map(stack.events.filter((e) => e.cause === id).map((e) => [e.id, e.type])).values()];
 const find = (type: string, cause: string): AepEvent | undefined => stack.events.find((e) => e.type === type && e.cause === cause);
 
-test.before(async () => {
+/** uvu drops an error thrown in test.before (every test then just counts as not run): print it. */
+const reported = (setUp: () => Promise<void>) => async (): Promise<void> => {
+  try {
+    await setUp();
+  } catch (err) {
+    console.error(`test.before failed: ${(err as Error).stack ?? String(err)}`);
+    throw err;
+  }
+};
+
+test.before(reported(async () => {
   if (bin === undefined) throw new Error('Cline CLI not installed: run scripts/install-vendor-cli.sh cline');
   mock = await startMockOpenAi();
   ws = workspace('aep-cline-');
@@ -98,8 +116,17 @@ test.before(async () => {
   env = {
     PATH: process.env.PATH, HOME: ws.home, CLINE_DIR: clineDir, CLINE_DATA_DIR: join(clineDir, 'data'), CLINE_NO_AUTO_UPDATE: '1',
     CLINE_HUB_PORT: String(await freePort()), OPENAI_API_KEY: 'dummy', NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1',
+    // The hub runs the hook files with its environment: the shim traces every hook, delivered or not.
+    AEP_HOOK_TRACE: 'all',
   };
   stack = await startVendorStack('cline', { CLINE_DATA_DIR: env.CLINE_DATA_DIR, AEP_CLINE_HUB_CONTROL: '1', AEP_INSTRUCT: '1' });
+  stack.evidence.set('Cline hub log', () => tailOf(join(env.CLINE_DATA_DIR!, 'logs', 'hub-daemon.log')));
+  stack.evidence.set('Cline hub discovery record', () => {
+    const ep = resolveHubEndpoint(env);
+    return 'missing' in ep ? ep.missing : `hub at ${ep.url} (pid ${String(ep.pid)})`;
+  });
+  // Every hook event reaches the relay only over a greeted link: fail here, with the evidence, if it is not.
+  await waitUntil('the adapter\'s relay link greeted', () => stack.said.find((l) => l.includes('relay connected')), 20_000);
   // The hook files read the secret from the adapter's state directory when they run (D21).
   installCline({ user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: cline.replies.neutral, attentionTimeoutMs: 55_000, env: { CLINE_DIR: clineDir, AEP_STATE_DIR: stack.stateDir } });
   const auth = await runCline(['auth', '-p', 'openai-compatible', '-k', 'dummy', '-b', mock.baseUrl, '-m', 'mock-model']);
@@ -120,7 +147,7 @@ test.before(async () => {
     void driver.command('client.list', undefined, {}).then((r) => { clients = (r.payload?.clients as typeof clients | undefined) ?? []; });
     return clients.find((c) => c.clientType === 'aep-adapter-cline');
   }, 20_000).then((c) => assert.equal(c.capabilities ?? [], []));
-});
+}));
 
 /** The hub daemon outlives its clients (vendor-clis-observed §4.2): stop it by its pid. */
 async function stopHub(): Promise<void> {
@@ -134,6 +161,7 @@ async function stopHub(): Promise<void> {
 }
 
 test.after(async () => {
+  stack?.keep(join(env.CLINE_DATA_DIR!, 'logs', 'hub-daemon.log'), 'hub-daemon.log');
   await driver?.close();
   await stack?.close();
   await mock?.close();
@@ -169,7 +197,8 @@ test('send_input queue during a turn reaches the first request of the next turn'
   const turn = startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] QUEUETEST run the slow command`);
   await waitUntil('the slow tool call', () => stack.events.find((e) => e.session === session && e.type === 'tool.requested'));
   const cmd = sendInput(session, 'QUEUE-MARK-1 then update the changelog');
-  assert.is((await stack.send(cmd)).outcome, 'accepted');
+  const settled = await stack.send(cmd);
+  assert.is(settled.outcome, 'accepted', `${JSON.stringify(settled)} ${stack.errors.join('; ')}`);
   assert.equal((await waitUntil('input.sent', () => find('x.cline.input.sent', cmd.id))).data, { delivery: 'queue' });
   const before = mock.modelRequests().length;
   writeFileSync(gate, '');

@@ -3,12 +3,13 @@
 // the stream, and runners for the pinned CLIs (installed by scripts/install-vendor-cli.sh into
 // .vendor-clis) headless against the loopback mock model API (vendor-clis-observed §2, §3).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer, type Settlement } from '../../src/consumer/connection.js';
+import { tracePath } from '../../src/adapters/shim-trace.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { projectRoot } from './shared-dir.js';
 
@@ -28,6 +29,20 @@ export interface VendorStack {
   stateDir: string;
   events: AepEvent[];
   errors: string[];
+  /** The adapter's status lines (relay connected / lost / reconnected), as it prints them on stderr. */
+  said: string[];
+  /**
+   * What a failed wait reports besides the stream: the adapter's errors and status lines (did its
+   * relay link complete the handshake?), the relay's log and its view of the connections, each
+   * hook's shim outcome; a suite adds its vendor's own (the Cline hub's log).
+   */
+  evidence: Map<string, () => string>;
+  /**
+   * With AEP_E2E_KEEP=DIR (scripts/repeat-e2e.sh sets it) `close` first copies the evidence, the
+   * adapter's state directory and the stream the consumer saw into DIR, for a failure that was an
+   * assertion rather than a wait; `keep` adds a file of the suite's own (the Cline hub's log).
+   */
+  keep(file: string, as: string): void;
   /** Sends `x.{token}.control.instruct` through the relay and waits for it to settle. */
   instruct(session: string, text: string): Promise<{ cmd: AepCommand; settled: Settlement }>;
   /** Sends any command through the relay and waits for its ack. */
@@ -45,10 +60,12 @@ export interface VendorStack {
  */
 export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
-  const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
+  const relayLog: string[] = [];
+  const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN, log: (l) => relayLog.push(`${new Date().toISOString()} ${l}`) });
   const errors: string[] = [];
+  const said: string[] = [];
   const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { ...env, AEP_STATE_DIR: stateDir });
-  const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`));
+  const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`), (line) => said.push(line));
   const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
   const events: AepEvent[] = [];
   await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
@@ -56,20 +73,47 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
   const find = (session: string, type: string, cause?: string) =>
     events.find((e) => e.session === session && e.type === type && (cause === undefined || e.cause === cause));
 
+  const evidence = new Map<string, () => string>([
+    ['the adapter\'s relay link', () => `handshake ${running.relay?.connected === true ? 'completed (greeted)' : 'not completed'}`],
+    ['adapter status lines (its link, once greeted, says "relay connected")', () => said.join('\n') || '(none: "relay connected" was never said)'],
+    ['adapter errors', () => errors.join('\n') || '(none)'],
+    ['relay log', () => relayLog.join('\n') || '(empty)'],
+    ['relay connections and counts', () => JSON.stringify(relay.stats())],
+    ['the shim, per hook (AEP_HOOK_TRACE=all in the agent\'s environment traces delivered hooks too)', () => tailOf(tracePath(stateDir))],
+    ['adapter log (last records)', () => tailOf(cfg.logPath, 15)],
+  ]);
+  const report = (): string => [...evidence].map(([name, get]) => {
+    let text: string;
+    try {
+      text = get();
+    } catch (err) {
+      text = `(could not read: ${(err as Error).message})`;
+    }
+    return `--- ${name}\n${text}`;
+  }).join('\n');
+
+  const keepDir = process.env.AEP_E2E_KEEP ? join(process.env.AEP_E2E_KEEP, `${token}-${process.pid}`) : undefined;
+  function keep(file: string, as: string): void {
+    if (keepDir === undefined || !existsSync(file)) return;
+    mkdirSync(keepDir, { recursive: true });
+    // Never the hook secret.
+    cpSync(file, join(keepDir, as), { recursive: true, filter: (src) => !src.endsWith('/secret') });
+  }
+
   async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 60_000): Promise<T> {
     const until = Date.now() + limitMs;
     for (;;) {
       const v = probe();
       if (v !== undefined) return v;
       if (Date.now() > until) {
-        throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}; adapter errors: ${errors.join('; ')}`);
+        throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}; adapter errors: ${errors.join('; ')}\n${report()}`);
       }
       await new Promise((r) => setTimeout(r, 25));
     }
   }
 
   return {
-    token, running, secret: cfg.secret, stateDir, logPath: cfg.logPath, relayUrl: relay.socketUrl, relayToken: TOKEN, events, errors, waitFor, find,
+    token, running, secret: cfg.secret, stateDir, logPath: cfg.logPath, relayUrl: relay.socketUrl, relayToken: TOKEN, events, errors, said, evidence, waitFor, find,
     async instruct(session, text) {
       const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
       const settled = await consumer.send(cmd);
@@ -77,14 +121,25 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
     },
     send: (cmd) => consumer.send(cmd),
     newSession: (from) => waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
+    keep,
     async close() {
+      if (keepDir !== undefined) {
+        mkdirSync(keepDir, { recursive: true });
+        writeFileSync(join(keepDir, 'evidence.txt'), `${report()}\n`);
+        writeFileSync(join(keepDir, 'stream.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      }
       await consumer.close();
       await running.close();
       await relay.close();
+      keep(stateDir, 'adapter-state');
       rmSync(stateDir, { recursive: true, force: true });
     },
   };
 }
+
+/** The last lines of a file, for a failed wait's evidence. */
+export const tailOf = (file: string, lines = 40): string =>
+  (existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : `(no ${file})`);
 
 /** The pinned CLI binary, if installed. */
 export function vendorBinary(name: 'codex' | 'qwen-code' | 'cline'): string | undefined {

@@ -30,8 +30,9 @@ export function clineHookScript(port: number, neutral: unknown, env: NodeJS.Proc
   return [
     '#!/bin/sh',
     `${CLINE_MARKER} (aep-steer install cline; aep-steer uninstall cline removes it)`,
-    `secret=$(cat ${shellQuote(secretPath(env))} 2>/dev/null)`,
-    `exec ${shellQuote(shimPath())} -t ${SHIM_TIMEOUT_S} "http://127.0.0.1:${port}/hook/$secret" ${shellQuote(JSON.stringify(neutral))}`,
+    // -k: the shim reads the secret (so no process list shows it) and traces failed hooks next to it.
+    `exec ${shellQuote(shimPath())} -t ${SHIM_TIMEOUT_S} -k ${shellQuote(secretPath(env))} `
+      + `http://127.0.0.1:${port}/hook/ ${shellQuote(JSON.stringify(neutral))}`,
     '',
   ].join('\n');
 }
