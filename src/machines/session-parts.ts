@@ -203,6 +203,8 @@ export function end(ctx: SessionContext, input: EndInput): Step {
     ? { type: 'session.closed', eventType: closedType(ctx.vendor), reason }
     : { type: 'session.ended', reason };
   if (input.causeId !== undefined) ended.cause = input.causeId;
+  // D36: the window is stated on the stream, so the audit can tell a legal acceptance from a late one.
+  if (windowMs > 0) ended.resumeWindowMs = windowMs;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
   const common = { holds: [], inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };

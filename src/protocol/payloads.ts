@@ -170,7 +170,7 @@ const vendor = {
   /** D6: a start moment reopened a session that had ended (a resumed session keeps its id). */
   'session.reopened': obj({}),
   /** D10: a reopened session's later end moment; AEP allows one session.ended per session. */
-  'session.closed': obj({}, { reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']) }),
+  'session.closed': obj({}, { reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']), resume_window_ms: int({ min: 0 }) }),
 } satisfies Record<string, Shape>;
 
 type Core = typeof core;

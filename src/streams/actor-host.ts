@@ -689,13 +689,14 @@ export class ActorHost {
           emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
           break;
         case 'session.ended':
-          emit(o.cause === undefined ? { type: 'session.ended', data: { reason: o.reason } } : { type: 'session.ended', cause: o.cause, data: { reason: o.reason } });
+        case 'session.closed': {
+          const data = o.resumeWindowMs === undefined ? { reason: o.reason } : { reason: o.reason, resume_window_ms: o.resumeWindowMs };
+          const type = o.type === 'session.ended' ? o.type : o.eventType;
+          emit(o.cause === undefined ? { type, data } : { type, cause: o.cause, data });
           break;
+        }
         case 'session.reopened':
           emit(o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
-          break;
-        case 'session.closed':
-          emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
           break;
         case 'run.cancelled':
           emit({ type: 'run.cancelled', cause: o.cause, ...(o.run === undefined ? {} : { run: o.run }), data: { by: 'control' } });
