@@ -37,7 +37,7 @@ export interface InstructionRecord {
   /** Text as carried on the stream (present only at capture redacted or above). */
   text?: string;
   accepted?: Sighting;
-  rejected?: Sighting & { reason?: string; detail?: string };
+  rejected?: Sighting & { reason?: string; code?: string; detail?: string };
   /** `moment`: the vendor moment whose reply carried it (D27), when the adapter names it. */
   delivered?: Sighting & { queuedMs?: number; moment?: string };
   /** A send_input's `input.sent`: the vendor took it (D28, D29). */
@@ -402,6 +402,7 @@ export class SteeringFold {
       } else {
         r.rejected = { ...first.sighting };
         if (first.reason !== undefined) r.rejected.reason = first.reason;
+        if (first.code !== undefined) r.rejected.code = first.code;
         if (first.detail !== undefined) r.rejected.detail = first.detail;
       }
     }

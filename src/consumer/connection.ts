@@ -40,7 +40,7 @@ export interface SubscribeHandlers {
 /** How a command ended, seen from its sender. */
 export type Settlement =
   | { outcome: 'accepted'; ack: AepEvent }
-  | { outcome: 'rejected'; ack: AepEvent; reason: string; detail?: string }
+  | { outcome: 'rejected'; ack: AepEvent; reason: string; code?: string; detail?: string }
   | { outcome: 'refused'; code: RelayRefusalCode | string; detail?: string }
   | { outcome: 'timeout' };
 
@@ -226,8 +226,9 @@ export class RelayConsumer {
         if (e.cause !== cmd.id) return;
         if (e.type === 'control.accepted') settle({ outcome: 'accepted', ack: e });
         else {
-          const d = (e.data ?? {}) as { reason?: unknown; detail?: unknown };
+          const d = (e.data ?? {}) as { reason?: unknown; code?: unknown; detail?: unknown };
           const s: Settlement = { outcome: 'rejected', ack: e, reason: String(d.reason ?? 'invalid') };
+          if (typeof d.code === 'string') s.code = d.code;
           if (typeof d.detail === 'string') s.detail = d.detail;
           settle(s);
         }

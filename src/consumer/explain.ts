@@ -56,6 +56,7 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
       break;
     case 'rejected':
       f['reason'] = o.reason;
+      if (o.code !== undefined) f['code'] = o.code;
       if (o.detail !== undefined) f['detail'] = o.detail;
       break;
     case 'refused':
@@ -112,6 +113,7 @@ export function explainRespond(o: RespondOutcome): Explained {
       return result(`Answered: request ${o.request} of session ${o.session} is released with ${JSON.stringify(o.answer ?? {})}.`, facts);
     case 'rejected':
       facts['reason'] = o.reason;
+      if (o.code !== undefined) facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
       return result(`Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. pending_requests shows what is still open and what it accepts.`, facts, true);
     case 'refused':

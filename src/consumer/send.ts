@@ -21,7 +21,7 @@ export type InstructOutcome =
   | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string }
   | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string; at?: string }
   | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string }
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; code?: string; detail?: string }
   | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
   | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
   | { outcome: 'unreachable'; session: string; detail: string };
@@ -107,7 +107,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     case 'refused':
       return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
     case 'rejected':
-      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...(settlement.detail ? { detail: settlement.detail } : {}) };
     case 'accepted':
       break;
   }
@@ -124,6 +124,9 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   }
   return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
 }
+
+/** The rejection's stable code (README "Errors"), when the adapter sent one. */
+const codeOf = (s: { code?: string }): { code?: string } => (s.code === undefined ? {} : { code: s.code });
 
 /** Sends one instruction on an open consumer connection and settles it on the stream. */
 export function sendInstruction(consumer: RelayConsumer, f: Sender, req: InstructRequest): Promise<InstructOutcome> {
@@ -167,7 +170,7 @@ export const captureFor = (a: Answer): CaptureLevel => (a.text !== undefined || 
 
 export type RespondOutcome =
   | { outcome: 'answered'; command: string; session: string; request: string; ack: string; answered: string; answer?: unknown }
-  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; detail?: string }
+  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; code?: string; detail?: string }
   | { outcome: 'refused'; command?: string; session: string; request: string; code: string; detail?: string; by: 'relay' | 'roster' }
   | { outcome: 'timeout'; command: string; session: string; request: string; stage: 'ack' | 'answer'; ack?: string }
   | { outcome: 'unreachable'; session: string; request: string; detail: string };
@@ -194,7 +197,7 @@ export async function sendResponse(
   const base = { command: cmd.id, session, request };
   if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
   if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...(settlement.detail ? { detail: settlement.detail } : {}) };
   if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
   return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
 }

@@ -148,7 +148,8 @@ const core = {
   'control.pause': obj({}),
   'control.resume': obj({}),
   'control.accepted': obj({}),
-  'control.rejected': obj({ reason: oneOf(NACK_REASONS) }, { detail: str().at(R) }),
+  // `code`: this project's stable rule id beside the AEP reason (an open field, metadata; README "Errors").
+  'control.rejected': obj({ reason: oneOf(NACK_REASONS) }, { detail: str().at(R), code: str() }),
 } satisfies Record<string, Shape>;
 
 // Vendor types of this project -------------------------------------------------------------

@@ -650,7 +650,8 @@ export class ActorHost {
           break;
         case 'control.rejected':
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, detail: o.rejection.detail } }, o.key);
+          // `code` (metadata) is the rule's stable id beside AEP's coarse `reason` (README "Errors").
+          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, code: o.rejection.rule, detail: o.rejection.detail } }, o.key);
           break;
         case 'control.reack': {
           const bytes = this.recorded.get(o.key);
