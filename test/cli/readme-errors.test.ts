@@ -1,7 +1,7 @@
 // The README's "Errors" tables list exactly the codes the software can send. The codes are read
 // from the sources, wherever they are declared: the string unions of rule ids and refusal and
 // error codes (any `type …RuleId`, `…RefusalCode`, `…ErrorCode` in src/), and the literal codes
-// of relay `error` frames and HTTP error bodies. A new code without a README row fails, and so
+// of relay `error` frames, HTTP error bodies and the MCP tools' and console's own refusals. A new code without a README row fails, and so
 // does a row whose code the software never sends.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -25,12 +25,14 @@ function unions(): Union[] {
   })));
 }
 
-/** Codes written as literals into relay `error` frames and HTTP error bodies. */
+/** Codes written as literals into relay `error` frames, HTTP error bodies and local refusals. */
 function literalCodes(): Set<string> {
   const out = new Set<string>();
   for (const { code: text } of sources) {
     for (const m of text.matchAll(/type: 'error'[^}\n]*?\bcode: '([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
     for (const m of text.matchAll(/\{ error: '([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
+    // The MCP tools' and the console's own refusals, before anything is sent (consumer/explain.ts).
+    for (const m of text.matchAll(/\brefusal\('([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
   }
   return out;
 }
