@@ -4,7 +4,7 @@
 // The fold is order-tolerant across files: verdicts that need the whole picture (which acks
 // belong to instructions, which terminals are orphans) are taken in `findings()`, not on arrival.
 import { captureRank, dedupeKey, type AepEvent } from '../protocol/envelope.js';
-import { isCommandType } from '../protocol/types.js';
+import { isCommandType, RESUME_WINDOW_ATTR } from '../protocol/types.js';
 
 export type SessionState = 'idle' | 'queued' | 'holding.permission' | 'holding.elicitation' | 'ended';
 
@@ -127,7 +127,7 @@ interface TerminalRecord {
 interface Mark {
   kind: 'end' | 'reopen';
   sighting: Sighting;
-  /** `resume_window_ms` of the end event: instructions may be accepted until end + window (D25). */
+  /** The end event's `resumewindowms` attribute: instructions may be accepted until end + window (D25). */
   windowMs?: number;
 }
 
@@ -476,7 +476,7 @@ export class SteeringFold {
 }
 
 const endMark = (e: AepEvent, sighting: Sighting): Mark => {
-  const w = e.data?.['resume_window_ms'];
+  const w = e[RESUME_WINDOW_ATTR];
   return typeof w === 'number' && w > 0 ? { kind: 'end', sighting, windowMs: w } : { kind: 'end', sighting };
 };
 

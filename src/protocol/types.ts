@@ -46,6 +46,13 @@ export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');
 export const closedType = (vendor: string) => vendorType(vendor, 'session.closed');
+/**
+ * D36: the extension attribute (AEP-0001 §5.4) of an end event that states its D25 resume window
+ * in ms: instructions are accepted until the end's time plus this.
+ */
+export const RESUME_WINDOW_ATTR = 'resumewindowms';
+/** D37: the adapter's description of a session (working directory, stale window, title). */
+export const describedType = (vendor: string) => vendorType(vendor, 'session.described');
 export const inputSentType = (vendor: string) => vendorType(vendor, 'input.sent');
 export const inputConsumedType = (vendor: string) => vendorType(vendor, 'input.consumed');
 

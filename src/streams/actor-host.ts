@@ -8,14 +8,14 @@
 // replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, describedType, eventText, RESUME_WINDOW_ATTR, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
 import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
-import type { ClassifiedHook, HookReply, VendorSurface } from './surface.js';
+import type { ClassifiedHook, HookReply, SessionAbout, VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
@@ -142,6 +142,12 @@ const WARM_EMITTERS = 256;
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
+/** D37: a title is the first non-blank line of the first prompt, at most 120 characters. */
+function titleOf(prompt: string | undefined): string | undefined {
+  const line = prompt?.split('\n').map((l) => l.trim()).find((l) => l !== '');
+  return line === undefined ? undefined : line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
 /** At capture metadata a field's labels become ids (AEP-0006 structural placeholders). */
 function placeholderField(f: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...f, label: typeof f.id === 'string' ? f.id : '' };
@@ -172,6 +178,8 @@ export class ActorHost {
   private readonly orphanDecisions = new Map<string, Record<string, AckDecision>>();
   /** Hooks whose reply is still owed, with what the vendor sent. */
   private readonly openHooks = new Map<string, ClassifiedHook>();
+  /** D37: what this process has described of each session (session.described). */
+  private readonly described = new Map<string, { cwd?: string; titled: boolean }>();
   private collecting: SessionOutput[] | undefined;
   private pureScope: SessionScope | undefined;
   /** Undo entries of steps whose records are not durable yet, oldest first (D22). */
@@ -422,6 +430,11 @@ export class ActorHost {
     const events: AepEvent[] = [];
     const records: LogRecord[] = [];
     let input: SessionInput;
+    // D37: an invocation that fires nothing but its end moment (`claude mcp list`) is not a
+    // session: nothing is emitted, claimed or logged for it, and the hook gets the neutral reply.
+    if (item.kind === 'hook' && item.hook.class.kind === 'end' && !this.sessions.has(item.session)) {
+      return { events, records, effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply: this.surface.neutralReply(item.hook), confirm: false }] };
+    }
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
       let firstId: string | undefined;
@@ -467,6 +480,12 @@ export class ActorHost {
           this.opts.onError?.(cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }));
         }
       }
+      const described = this.description(item.session, item.hook.about);
+      if (described !== undefined) {
+        const e = emitter.emit({ ...described, at: item.at, id: newId(item.at) });
+        events.push(e);
+        records.push({ k: 'ev', e });
+      }
       input = this.hookInput(item, firstId, cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined);
       this.openHooks.set(item.hookId, item.hook);
     } else if (item.kind === 'command') {
@@ -481,6 +500,26 @@ export class ActorHost {
     const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
     return this.stamp(item.session, input, outputs, events, records);
+  }
+
+  /**
+   * D37: `x.{vendor}.session.described` when a session is first seen by this process, when its
+   * working directory changes, and once with its title (the first prompt's first line; the
+   * event is then at capture redacted, so a metadata watcher never gets the title).
+   */
+  private description(session: string, about: SessionAbout | undefined): EventFields | undefined {
+    const known = this.described.get(session);
+    const cwd = about?.cwd ?? known?.cwd;
+    const title = known?.titled === true ? undefined : titleOf(about?.prompt);
+    if (known !== undefined && cwd === known.cwd && title === undefined) return undefined;
+    // Only what the hook input said: a bridge vendor (no `about`) is described by its own events.
+    if (cwd === undefined && title === undefined) return undefined;
+    this.described.set(session, { ...(cwd === undefined ? {} : { cwd }), titled: known?.titled === true || title !== undefined });
+    const data: Record<string, unknown> = {};
+    if (cwd !== undefined) data.cwd = cwd;
+    if (title !== undefined) data.title = title;
+    if (this.surface.staleAfterMs !== undefined) data.stale_after_ms = this.surface.staleAfterMs;
+    return { type: describedType(this.vendor), data, capture: title === undefined ? 'metadata' : 'redacted' };
   }
 
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
@@ -691,9 +730,11 @@ export class ActorHost {
           break;
         case 'session.ended':
         case 'session.closed': {
-          const data = o.resumeWindowMs === undefined ? { reason: o.reason } : { reason: o.reason, resume_window_ms: o.resumeWindowMs };
-          const type = o.type === 'session.ended' ? o.type : o.eventType;
-          emit(o.cause === undefined ? { type, data } : { type, cause: o.cause, data });
+          // D36: the resume window rides the end event as the extension attribute `resumewindowms`.
+          const f: EventFields = { type: o.type === 'session.ended' ? o.type : o.eventType, data: { reason: o.reason } };
+          if (o.cause !== undefined) f.cause = o.cause;
+          if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
+          emit(f);
           break;
         }
         case 'session.reopened':

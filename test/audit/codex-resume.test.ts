@@ -24,7 +24,7 @@ test('Codex steered between two exec runs: accepted in the resume window, delive
     const post = (event: string, extra: Input = {}) => stack.postHook({ ...samples[event]!, ...extra });
     for (const event of RUN) await post(event);
     const ended = await stack.waitFor((e) => e.session === session && e.type === 'session.ended');
-    assert.is(ended.data?.['resume_window_ms'], WINDOW_MS, 'the end event states the window (D36)');
+    assert.is(ended['resumewindowms'], WINDOW_MS, 'the end event states the window (D36)');
 
     const flags = { relay: stack.relayUrl, token: stack.token, sender: 'carol', wait: true, timeout: '20000', ackWindow: '10000' };
     const out = sink();
@@ -52,7 +52,7 @@ test('Codex steered between two exec runs: accepted in the resume window, delive
     // Without the stated window the acceptance is a D6 breach again: the rule reads the stream.
     const lines = readFileSync(exportPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const stripped = join(stack.dir, 'no-window.jsonl');
-    writeFileSync(stripped, lines.map((e) => JSON.stringify(e['type'] === 'session.ended' ? { ...e, data: { reason: 'normal' } } : e)).join('\n') + '\n');
+    writeFileSync(stripped, lines.map((e) => JSON.stringify(e['type'] === 'session.ended' ? { ...e, resumewindowms: undefined } : e)).join('\n') + '\n');
     assert.equal((await auditFiles([stripped])).violations.map((v) => v.rule), ['accepted-after-end']);
 
     // Accepted after the window closed: the adapter would have refused it; the audit says so.

@@ -87,7 +87,7 @@ test('D36: the audit of any log the adapter wrote reports no violation', async (
       if (events.some((e) => e.type === 'attention.requested')) seen.held += 1;
       const endedAt = new Map<string, number>();
       for (const e of events) {
-        if (e.type === 'session.ended' && typeof e.data?.['resume_window_ms'] === 'number') endedAt.set(e.session!, Date.parse(e.time));
+        if (e.type === 'session.ended' && typeof e['resumewindowms'] === 'number') endedAt.set(e.session!, Date.parse(e.time));
         if (e.type === 'control.accepted' && endedAt.has(e.session!)) seen.windowAccepted += 1;
         if (e.type.endsWith('.session.reopened')) endedAt.delete(e.session!);
       }
