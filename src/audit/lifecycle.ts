@@ -4,7 +4,7 @@
 // The fold is order-tolerant across files: verdicts that need the whole picture (which acks
 // belong to instructions, which terminals are orphans) are taken in `findings()`, not on arrival.
 import { captureRank, dedupeKey, type AepEvent } from '../protocol/envelope.js';
-import { isCommandType, RESUME_WINDOW_ATTR } from '../protocol/types.js';
+import { isAgentActivity, isCommandType, RESUME_WINDOW_ATTR } from '../protocol/types.js';
 
 export type SessionState = 'idle' | 'queued' | 'holding.permission' | 'holding.elicitation' | 'ended';
 
@@ -182,7 +182,8 @@ export class SteeringFold {
     if (typeof e.session !== 'string') return true;
     const s = this.session(e.session, e.time);
     s.events += 1;
-    s.updatedAt = e.time;
+    // D37: last activity is the agent's; a command or the adapter's answer to one is not.
+    if (isAgentActivity(e.type)) s.updatedAt = e.time;
     const sight = sightingOf(e, place);
     const command = isCommandType(e.type);
     if (!command) {

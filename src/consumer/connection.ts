@@ -206,8 +206,9 @@ export class RelayConsumer {
     };
   }
 
-  async roster(): Promise<RosterEntry[]> {
-    const reply = await this.request({ type: 'roster', id: `roster-${newId()}` });
+  /** The roster; with `offline`, also the sessions the relay holds history of and no one claims (D37). */
+  async roster(opts: { offline?: boolean } = {}): Promise<RosterEntry[]> {
+    const reply = await this.request({ type: 'roster', id: `roster-${newId()}`, ...(opts.offline === true ? { offline: true } : {}) });
     if (reply.type !== 'roster') throw new FrameError(String(reply.code), reply.detail as string | undefined);
     return reply.entries as RosterEntry[];
   }

@@ -9,7 +9,7 @@ import { command as buildCommand } from '../protocol/build.js';
 import { instructType, sendInputType } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
-import { acceptsOf, claimantOf } from './roster.js';
+import { acceptsOf, routeOf } from './roster.js';
 import { sendAndFollow } from './settle.js';
 
 /** Who the commands name as their sender (`agent` of the command, AEP-0004 §2). */
@@ -72,7 +72,7 @@ interface Verb {
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
   const session = req.session;
-  const found = claimantOf(await consumer.roster(), session);
+  const found = await routeOf(consumer, session, req.vendor);
   if ('code' in found) return { outcome: 'refused', session, code: found.code, detail: found.detail, by: 'roster', ...(req.vendor ? { vendor: req.vendor } : {}) };
   const vendor = req.vendor ?? found.entry.agent;
   if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
@@ -181,7 +181,7 @@ export async function sendResponse(
   req: { session: string; request: string; answer: Answer; timeoutMs: number; ackWindowMs?: number },
 ): Promise<RespondOutcome> {
   const { session, request } = req;
-  const found = claimantOf(await consumer.roster(), session);
+  const found = await routeOf(consumer, session);
   if ('code' in found) return { outcome: 'refused', session, request, code: found.code, detail: found.detail, by: 'roster' };
   if (!acceptsOf(found.entry)?.includes(RESPOND_TYPE)) {
     return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };

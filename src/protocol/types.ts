@@ -47,6 +47,15 @@ export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.d
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');
 export const closedType = (vendor: string) => vendorType(vendor, 'session.closed');
 /**
+ * D37: what an adapter says in answer to a command or a timer (acks, instruction outcomes, a held
+ * request's end, its own description of the session), not the agent speaking. None of these
+ * refreshes a session's last activity.
+ */
+const ADAPTER_ANSWERS = /^(?:control\.(?:accepted|rejected)|attention\.(?:answered|resolved|timeout)|x\.[a-z0-9_-]+\.(?:instruction\.(?:delivered|dropped)|input\.(?:sent|consumed)|session\.described))$/;
+/** D37: an event of the session's agent, which refreshes its last activity (a command never does). */
+export const isAgentActivity = (type: string): boolean => !isCommandType(type) && !ADAPTER_ANSWERS.test(type);
+
+/**
  * D36: the extension attribute (AEP-0001 §5.4) of an end event that states its D25 resume window
  * in ms: instructions are accepted until the end's time plus this.
  */

@@ -3,6 +3,7 @@
 // the adapter described it as (vendor, working directory, title, stale window). Derived only from
 // the events the relay carries, so every relay binding and a restarted relay agree.
 import type { AepEvent } from '../protocol/envelope.js';
+import { isAgentActivity } from '../protocol/types.js';
 
 export interface SessionSummary {
   state: 'live' | 'ended';
@@ -41,11 +42,6 @@ const SETTLED = /^x\.[a-z0-9_-]+\.instruction\.(delivered|dropped)$/;
 const CLOSED = /^x\.[a-z0-9_-]+\.session\.closed$/;
 const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
 const DESCRIBED = /^x\.[a-z0-9_-]+\.session\.described$/;
-/**
- * What an adapter says in answer to a command or a timer, not the agent speaking: acks, instruction
- * outcomes, a held request's end. None of these refreshes a session's last activity (D37).
- */
-const ANSWERS = /^(?:control\.(?:accepted|rejected)|attention\.(?:answered|resolved|timeout)|x\.[a-z0-9_-]+\.(?:instruction\.(?:delivered|dropped)|input\.(?:sent|consumed)|session\.described))$/;
 
 /** Steps one cell with one event; redelivered events change nothing (every update is idempotent). */
 function apply(c: Cell, e: AepEvent): void {
@@ -55,7 +51,7 @@ function apply(c: Cell, e: AepEvent): void {
     c.sent.add(e.id);
     return;
   }
-  if (e.seq !== undefined && !ANSWERS.test(e.type)) c.lastEventAt = e.time;
+  if (e.seq !== undefined && isAgentActivity(e.type)) c.lastEventAt = e.time;
   if (e.seq !== undefined) c.agent ??= e.agent;
   const cause = e.cause;
   if (e.type === 'control.accepted' && cause !== undefined && c.sent.has(cause)) c.pending.add(cause);
