@@ -24,7 +24,7 @@ test('sessions: cwd and title, last activity the agent\'s own, no end-only sessi
   const stack = await startTestStack();
   try {
     const s = await stack.openSession({ cwd: '/home/dev/shop', prompt: 'Fix the checkout total\nthen run the tests' });
-    const flags = { relay: stack.relayUrl, token: stack.token, sender: 'alice', session: s.session, timeout: '20000', ackWindow: '10000' };
+    const flags = { relay: stack.relayUrl, token: stack.token, sender: 'alice', session: s.session, wait: true, timeout: '20000', ackWindow: '10000' };
     await stack.waitFor((e) => e.session === s.session && e.type === 'x.claude-code.session.described' && e.data?.['title'] !== undefined);
     const row = async () => (await rowsOf(stack.relayUrl, stack.token)).find((r) => r.session === s.session)!;
     const first = await row();
