@@ -4,7 +4,7 @@
 // The fold is order-tolerant across files: verdicts that need the whole picture (which acks
 // belong to instructions, which terminals are orphans) are taken in `findings()`, not on arrival.
 import { captureRank, dedupeKey, type AepEvent } from '../protocol/envelope.js';
-import { isAgentActivity, isCommandType, RESUME_WINDOW_ATTR } from '../protocol/types.js';
+import { CODE_ATTR, isAgentActivity, isCommandType, RESUME_WINDOW_ATTR } from '../protocol/types.js';
 
 export type SessionState = 'idle' | 'queued' | 'holding.permission' | 'holding.elicitation' | 'ended';
 
@@ -210,7 +210,7 @@ export class SteeringFold {
       const detail = str(data['detail']);
       if (reason !== undefined) ack.reason = reason;
       if (detail !== undefined) ack.detail = detail;
-      const code = str(data['code']);
+      const code = str(e[CODE_ATTR]);
       if (code !== undefined) ack.code = code;
       const list = s.acks.get(e.cause) ?? [];
       list.push(ack);

@@ -6,6 +6,7 @@ import { AEP_VERSION, type AepCommand, type AepEvent, type CaptureLevel } from '
 import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
+import { CODE_ATTR } from '../protocol/types.js';
 import type { RosterEntry } from '../relay/core.js';
 import { tokenHint } from '../relay/local-token.js';
 import { relayUrls } from '../relay/urls.js';
@@ -227,9 +228,10 @@ export class RelayConsumer {
         if (e.cause !== cmd.id) return;
         if (e.type === 'control.accepted') settle({ outcome: 'accepted', ack: e });
         else {
-          const d = (e.data ?? {}) as { reason?: unknown; code?: unknown; detail?: unknown };
+          const d = (e.data ?? {}) as { reason?: unknown; detail?: unknown };
           const s: Settlement = { outcome: 'rejected', ack: e, reason: String(d.reason ?? 'invalid') };
-          if (typeof d.code === 'string') s.code = d.code;
+          const code = e[CODE_ATTR];
+          if (typeof code === 'string') s.code = code;
           if (typeof d.detail === 'string') s.detail = d.detail;
           settle(s);
         }

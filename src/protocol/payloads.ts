@@ -148,8 +148,7 @@ const core = {
   'control.pause': obj({}),
   'control.resume': obj({}),
   'control.accepted': obj({}),
-  // `code`: this project's stable rule id beside the AEP reason (an open field, metadata; README "Errors").
-  'control.rejected': obj({ reason: oneOf(NACK_REASONS) }, { detail: str().at(R), code: str() }),
+  'control.rejected': obj({ reason: oneOf(NACK_REASONS) }, { detail: str().at(R) }),
 } satisfies Record<string, Shape>;
 
 // Vendor types of this project -------------------------------------------------------------

@@ -56,6 +56,12 @@ const ADAPTER_ANSWERS = /^(?:control\.(?:accepted|rejected)|attention\.(?:answer
 export const isAgentActivity = (type: string): boolean => !isCommandType(type) && !ADAPTER_ANSWERS.test(type);
 
 /**
+ * The extension attribute (AEP-0001 §5.4) of a `control.rejected` that names the rule it failed,
+ * a stable code beside the AEP `reason` enum (README "Errors").
+ */
+export const CODE_ATTR = 'code';
+
+/**
  * D36: the extension attribute (AEP-0001 §5.4) of an end event that states its D25 resume window
  * in ms: instructions are accepted until the end's time plus this.
  */

@@ -8,7 +8,7 @@
 // replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, describedType, eventText, RESUME_WINDOW_ATTR, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, CODE_ATTR, describedType, eventText, RESUME_WINDOW_ATTR, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -689,8 +689,12 @@ export class ActorHost {
           break;
         case 'control.rejected':
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-          // `code` (metadata) is the rule's stable id beside AEP's coarse `reason` (README "Errors").
-          emit({ type: 'control.rejected', cause: o.cause, capture: 'redacted', data: { reason: o.rejection.reason, code: o.rejection.rule, detail: o.rejection.detail } }, o.key);
+          // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
+          // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
+          emit({
+            type: 'control.rejected', cause: o.cause, capture: 'redacted', extensions: { [CODE_ATTR]: o.rejection.rule },
+            data: { reason: o.rejection.reason, detail: o.rejection.detail },
+          }, o.key);
           break;
         case 'control.reack': {
           const bytes = this.recorded.get(o.key);

@@ -1,6 +1,6 @@
-// Every adapter rejection carries its stable code on the wire (README "Errors"): in
-// `control.rejected.code` beside AEP's `reason`, visible to a metadata watcher that cannot see
-// `detail`, and handed on as `code` by `instruct --json`.
+// Every adapter rejection carries its stable code on the wire (README "Errors"): the extension
+// attribute `code` of `control.rejected`, beside AEP's `reason`, visible to a metadata watcher that
+// cannot see `detail`, and handed on as `code` by `instruct --json`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RelayConsumer } from '../../src/consumer/connection.js';
@@ -36,7 +36,7 @@ test('a rejection names its rule in `code`, for the sender and for a metadata wa
     const deadline = Date.now() + 5000;
     while (seen.filter((e) => e.session === s.session).length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const mine = seen.filter((e) => e.session === s.session);
-    assert.equal(mine.map((e) => e.data?.['code']), ['text-empty', 'text-empty', 'text-too-long', 'text-too-long', 'session-ended']);
+    assert.equal(mine.map((e) => e['code']), ['text-empty', 'text-empty', 'text-too-long', 'text-too-long', 'session-ended']);
     assert.ok(mine.every((e) => e.data?.['detail'] === undefined), 'detail is redacted-class: a metadata watcher never sees it');
   } finally {
     await watcher.close();

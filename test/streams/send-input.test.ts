@@ -57,7 +57,7 @@ test('send_input: accepted, sent through the transport, consumed, dropped at the
     await a.post(hookBody('SessionStart', S));
     const idle = a.next((e) => e.type === 'control.rejected');
     a.handle.command(sendCmd('c0', 'too early'));
-    assert.equal((await idle).data, { reason: 'refused', code: 'session-idle', detail: 'session idle: send_input would start a turn; send it while the agent is working' });
+    assert.equal((await idle).data, { reason: 'refused', detail: 'session idle: send_input would start a turn; send it while the agent is working' });
     await a.post(hookBody('UserPromptSubmit', S));
     const sentEv = a.next((e) => e.type === 'x.claude-code.input.sent' && e.cause === 'c1');
     a.handle.command(sendCmd('c1', 'check the flaky test', 'steer'));
