@@ -6,8 +6,8 @@ import * as m from './hook-maps.js';
 import { claudeCodeInstaller } from './installers/claude-code.js';
 import { arr, obj, str as text } from './hook-input.js';
 import {
-  describeBy,
   allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, OPERATOR_DENIED, permissionRequestReply, toolPermissionHold,
+  describeBy,
   type HeldSpec, type HookInput, type VendorTable,
 } from './table.js';
 

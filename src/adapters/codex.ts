@@ -5,8 +5,8 @@ import { obj, str } from './hook-input.js';
 import { compact, namedToolCompleted, namedToolRequested } from './hook-maps.js';
 import { codexInstaller } from './installers/codex.js';
 import {
-  describeBy,
   allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  describeBy,
   type HeldSpec, type HookInput, type MapRule, type VendorTable,
 } from './table.js';
 

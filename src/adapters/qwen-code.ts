@@ -6,8 +6,8 @@ import { int, obj, str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
 import {
-  describeBy,
   DEFAULT_INSTRUCT_TTL_MS, allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  describeBy,
   type HeldSpec, type HookInput, type MapRule, type VendorTable,
 } from './table.js';
 
