@@ -230,7 +230,8 @@ export class Audit {
     const notes = [...this.notes];
     for (const f of this.fold.findings()) {
       if (f.rule === 'terminal-missing' && f.instruction !== undefined && inFlight.has(f.instruction)) {
-        notes.push({ kind: 'in-flight', file: f.place.file ?? '', line: f.place.line ?? 0, message: `instruction ${f.instruction} was in a reply whose write result the log does not hold` });
+        const message = `instruction ${f.instruction} was in a reply whose write result the log does not hold`;
+        notes.push({ kind: 'in-flight', file: f.place.file ?? '', line: f.place.line ?? 0, message });
         continue;
       }
       const v: Violation = { rule: f.rule, message: f.message, eventId: f.eventId };

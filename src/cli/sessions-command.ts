@@ -25,9 +25,12 @@ export function ago(iso: string | undefined, now: number): string {
 export const isShownByDefault = (r: SessionRow): boolean => r.state === 'live' || r.state === 'stale';
 
 /** Long working directories keep their end, where the project's name is. */
-const shortPath = (path: string | undefined, max = 40): string => (path === undefined ? '-' : path.length <= max ? path : `…${path.slice(-(max - 1))}`);
+const shortPath = (path: string | undefined, max = 40): string =>
+  (path === undefined ? '-' : path.length <= max ? path : `…${path.slice(-(max - 1))}`);
 
-export function renderRows(rows: SessionRow[], p: Paint, opts: { all?: boolean; hiddenEnded?: number; hiddenOffline?: number; now?: number } = {}): string {
+export interface RenderOptions { all?: boolean; hiddenEnded?: number; hiddenOffline?: number; now?: number }
+
+export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {}): string {
   const now = opts.now ?? Date.now();
   const plural = (n: number) => (n === 1 ? '' : 's');
   const hints = [
@@ -67,7 +70,8 @@ export async function runSessions(f: SessionsFlags, io: { out: NodeJS.WritableSt
   const rows = await withConsumer<SessionRow[] | { error: string; unauthorized: boolean }>(
     // The offline entries come from the relay's history (D37): asked for always, so the default
     // listing can say how many it leaves out.
-    f, async (consumer) => rowsFrom(await consumer.roster({ offline: true })), (error, code) => ({ error, unauthorized: code === 'RELAY_UNAUTHORIZED' }),
+    f, async (consumer) => rowsFrom(await consumer.roster({ offline: true })),
+    (error, code) => ({ error, unauthorized: code === 'RELAY_UNAUTHORIZED' }),
   );
   if (!Array.isArray(rows)) {
     io.out.write(f.json ? `${JSON.stringify({ error: rows.error })}\n` : `✗ ${rows.error}\n`);
@@ -75,14 +79,16 @@ export async function runSessions(f: SessionsFlags, io: { out: NodeJS.WritableSt
   }
   const shown = f.all ? rows : rows.filter(isShownByDefault);
   const hidden = (state: SessionRow['state']) => (f.all ? 0 : rows.filter((r) => r.state === state).length);
-  io.out.write(f.json ? `${JSON.stringify(shown, null, 2)}\n` : `${renderRows(shown, paintFor(io.out), { all: f.all === true, hiddenEnded: hidden('ended'), hiddenOffline: hidden('adapter offline') })}\n`);
+  const opts: RenderOptions = { all: f.all === true, hiddenEnded: hidden('ended'), hiddenOffline: hidden('adapter offline') };
+  io.out.write(f.json ? `${JSON.stringify(shown, null, 2)}\n` : `${renderRows(shown, paintFor(io.out), opts)}\n`);
   return SESSIONS_EXIT.ok;
 }
 
 export function registerSessions(program: Command): void {
   const cmd = program
     .command('sessions')
-    .description('list live sessions on the relay: vendor, state (live, stale), working directory, title, last activity, queued instructions, what each claimant declares')
+    .description('list live sessions on the relay: vendor, state (live, stale), working directory, title, last activity, '
+      + 'queued instructions, what each claimant declares')
     .option('--all', 'also list ended sessions, and those whose adapter is not connected (from the relay\'s history)')
     .option('--json', 'print the roster rows as JSON');
   addRelayOptions(cmd)

@@ -4,7 +4,7 @@ import type { RosterRefusalCode } from '../protocol/errors.js';
 import type { RelayConsumer, RosterEntry } from './connection.js';
 
 /** The one claimant of a session, or a refusal that says why a command could not be routed (AEP-0004 §4.4). */
-export function claimantOf(roster: RosterEntry[], session: string): { entry: RosterEntry } | { code: RosterRefusalCode; detail: string } {
+export function claimantOf(roster: RosterEntry[], session: string): Route {
   const entries = roster.filter((r) => r.session === session && r.offline !== true);
   if (entries.length === 0) return { code: 'no-route', detail: `session ${session} has no live claimant on the relay` };
   if (entries.length > 1) return { code: 'ambiguous', detail: `session ${session} is claimed by ${entries.length} connections` };
@@ -73,21 +73,25 @@ export function whyNoRoute(roster: RosterEntry[], session: string): { code: Rost
   const vendor = known.agent ?? '<vendor>';
   return {
     code: 'adapter-offline',
-    detail: `session ${session} (${vendor}) is known to the relay, but its adapter is not connected: start \`aep-steer adapter ${vendor}\` (or \`aep-steer up\`)`,
+    detail: `session ${session} (${vendor}) is known to the relay, but its adapter is not connected: `
+      + `start \`aep-steer adapter ${vendor}\` (or \`aep-steer up\`)`,
   };
 }
 
 /** D37: a `--vendor` that is not the session's own, said with the vendor the session is. */
 export function vendorMismatch(entry: RosterEntry, session: string, asked: string): { code: RosterRefusalCode; detail: string } | undefined {
   if (entry.agent === undefined || entry.agent === asked) return undefined;
-  return { code: 'vendor-mismatch', detail: `session ${session} is a ${entry.agent} session, not ${asked}: drop --vendor or give --vendor ${entry.agent}` };
+  const detail = `session ${session} is a ${entry.agent} session, not ${asked}: drop --vendor or give --vendor ${entry.agent}`;
+  return { code: 'vendor-mismatch', detail };
 }
 
 /**
  * The session's one claimant, or the refusal a sender gives before sending (AEP-0004 §4.4, D37):
  * `adapter-offline` / `no-route` read from the relay's history, `ambiguous`, `vendor-mismatch`.
  */
-export async function routeOf(consumer: RelayConsumer, session: string, vendor?: string): Promise<{ entry: RosterEntry } | { code: RosterRefusalCode; detail: string }> {
+export type Route = { entry: RosterEntry } | { code: RosterRefusalCode; detail: string };
+
+export async function routeOf(consumer: RelayConsumer, session: string, vendor?: string): Promise<Route> {
   const found = claimantOf(await consumer.roster(), session);
   if ('code' in found) return found.code === 'no-route' ? whyNoRoute(await consumer.roster({ offline: true }), session) : found;
   return (vendor === undefined ? undefined : vendorMismatch(found.entry, session, vendor)) ?? found;

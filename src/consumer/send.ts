@@ -107,7 +107,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     case 'refused':
       return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
     case 'rejected':
-      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...(settlement.detail ? { detail: settlement.detail } : {}) };
+      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...detailOf(settlement) };
     case 'accepted':
       break;
   }
@@ -125,8 +125,9 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
 }
 
-/** The rejection's stable code (README "Errors"), when the adapter sent one. */
+/** The rejection's stable code (README "Errors") and its sentence, when the adapter sent them. */
 const codeOf = (s: { code?: string }): { code?: string } => (s.code === undefined ? {} : { code: s.code });
+const detailOf = (s: { detail?: string }): { detail?: string } => (s.detail ? { detail: s.detail } : {});
 
 /** Sends one instruction on an open consumer connection and settles it on the stream. */
 export function sendInstruction(consumer: RelayConsumer, f: Sender, req: InstructRequest): Promise<InstructOutcome> {
@@ -197,7 +198,7 @@ export async function sendResponse(
   const base = { command: cmd.id, session, request };
   if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
   if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...(settlement.detail ? { detail: settlement.detail } : {}) };
+  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...detailOf(settlement) };
   if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
   return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
 }

@@ -51,7 +51,8 @@ export const closedType = (vendor: string) => vendorType(vendor, 'session.closed
  * request's end, its own description of the session), not the agent speaking. None of these
  * refreshes a session's last activity.
  */
-const ADAPTER_ANSWERS = /^(?:control\.(?:accepted|rejected)|attention\.(?:answered|resolved|timeout)|x\.[a-z0-9_-]+\.(?:instruction\.(?:delivered|dropped)|input\.(?:sent|consumed)|session\.described))$/;
+const ADAPTER_ANSWERS = new RegExp('^(?:control\\.(?:accepted|rejected)|attention\\.(?:answered|resolved|timeout)'
+  + '|x\\.[a-z0-9_-]+\\.(?:instruction\\.(?:delivered|dropped)|input\\.(?:sent|consumed)|session\\.described))$');
 /** D37: an event of the session's agent, which refreshes its last activity (a command never does). */
 export const isAgentActivity = (type: string): boolean => !isCommandType(type) && !ADAPTER_ANSWERS.test(type);
 

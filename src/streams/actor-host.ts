@@ -8,7 +8,8 @@
 // replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, CODE_ATTR, describedType, eventText, RESUME_WINDOW_ATTR, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  CODE_ATTR, RESUME_WINDOW_ATTR, describedType,
 } from '../protocol/index.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
 import { decideUnknownSession } from '../machines/gate.js';
@@ -433,7 +434,8 @@ export class ActorHost {
     // D37: an invocation that fires nothing but its end moment (`claude mcp list`) is not a
     // session: nothing is emitted, claimed or logged for it, and the hook gets the neutral reply.
     if (item.kind === 'hook' && item.hook.class.kind === 'end' && !this.sessions.has(item.session)) {
-      return { events, records, effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply: this.surface.neutralReply(item.hook), confirm: false }] };
+      const reply = this.surface.neutralReply(item.hook);
+      return { events, records, effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply, confirm: false }] };
     }
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
