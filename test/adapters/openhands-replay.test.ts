@@ -10,6 +10,7 @@ import { mapFrame } from '../../src/adapters/openhands-map.js';
 import { ConversationTracker } from '../../src/adapters/openhands/tracker.js';
 import { digest } from '../../src/adapters/hook-maps.js';
 import type { ObservationSpec } from '../../src/streams/surface.js';
+import type { AepEvent } from '../../src/protocol/index.js';
 import { startOpenHandsStack } from '../support/openhands-stack.js';
 
 const C = 'conv-replay';
@@ -80,6 +81,18 @@ test('the reconnect cursor is where the resend stood: never the snapshot, never 
   const again = feed(t, [fullState(40, 'running'), status('s1', 2, 'running'), action('a-rest', 3), action('live-1', 31)]);
   assert.equal(again.filter((o) => o.type === 'tool.requested').map((o) => o.data?.vendor_event_id), ['a-rest'], 'the skipped-over event arrives, once');
   assert.is(t.since, ts(31));
+});
+
+test('a restarted bridge resumes where the resend stood, from its own log', () => {
+  const logged = (type: string, s: number, id: string): AepEvent =>
+    ({ aep: '0.1', id: `aep-${id}`, type, time: '2026-12-01T10:00:00Z', source: 'aep://h/agent/openhands', agent: 'openhands', session: C, data: { vendor_ts: ts(s), vendor_event_id: id } });
+  const t = new ConversationTracker(C);
+  // Arrival order: the snapshot, two resent events, then a live one that overtook the resend.
+  t.restore([logged('state.snapshot', 9, 'full-9'), logged('x.openhands.message.event', 1, 'm1'), logged('state.delta', 2, 's1'), logged('tool.requested', 10, 'live')]);
+  assert.is(t.since, ts(2));
+  const fresh = new ConversationTracker(C);
+  fresh.restore([logged('state.snapshot', 9, 'full-9'), logged('tool.requested', 10, 'live'), logged('tool.completed', 11, 'live-2')]);
+  assert.is(fresh.since, ts(10), 'nothing was resent: from the oldest event seen');
 });
 
 test('the bridge attached to a stand-in conversation that already waits for confirmation: no run or answer invented', async () => {

@@ -49,12 +49,22 @@ export class ConversationTracker {
   restore(events: readonly AepEvent[]): void {
     if (events.length === 0) return;
     this.first = false;
+    // The cursor as the live rule sets it (frame()): the newest event resent behind its
+    // connection's snapshot, the log keeping arrival order. With none, the oldest event seen:
+    // resending from there repeats only what the seen ids drop.
+    let snapshotTs: string | undefined;
+    let oldest: string | undefined;
     for (const e of events) {
       const vid = e.data?.vendor_event_id;
       if (typeof vid === 'string') this.seen.add(vid);
       const ts = e.data?.vendor_ts;
-      // A snapshot is not in the server's log: its time is no place to resume from.
-      if (e.type !== 'state.snapshot' && typeof ts === 'string' && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
+      if (typeof ts === 'string') {
+        if (e.type === 'state.snapshot') snapshotTs = ts;
+        else {
+          if (oldest === undefined || ts < oldest) oldest = ts;
+          if (snapshotTs !== undefined && ts < snapshotTs && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
+        }
+      }
       if (e.type === 'run.started') {
         this.runs += 1;
         this.run = e.run;
@@ -62,6 +72,7 @@ export class ConversationTracker {
       if (e.type === 'attention.requested') this.attention = e.id;
       else if ((e.type === 'attention.resolved' || e.type === 'attention.timeout') && e.subject === this.attention) this.attention = undefined;
     }
+    this.lastTs ??= oldest;
     this.status = this.attention !== undefined ? 'waiting_for_confirmation' : this.run !== undefined ? 'running' : 'idle';
   }
 
