@@ -6,8 +6,8 @@ import * as m from './hook-maps.js';
 import { claudeCodeInstaller } from './installers/claude-code.js';
 import { arr, obj, str as text } from './hook-input.js';
 import {
-  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, OPERATOR_DENIED, permissionRequestReply,
-  toolDetail, toolPermissionHold,
+  allowOrDeny, byFields, carriesAgentId, collapseEndReason, describeBy, hookSpecificOutputContext, OPERATOR_DENIED,
+  permissionRequestReply, toolDetail, toolPermissionHold,
   type HeldSpec, type HookInput, type VendorTable,
 } from './table.js';
 
@@ -145,6 +145,8 @@ export const claudeCode: VendorTable = {
   port: 8377, // D15
   attentionTimeoutMs: 55_000, // D14
   identify: byFields('session_id', 'hook_event_name'),
+  // D37: every hook input carries `cwd`; UserPromptSubmit carries the prompt (samples/claude-code-2.1.332.json).
+  describe: describeBy('cwd', { UserPromptSubmit: 'prompt' }),
   // D7: hooks fired inside a subagent carry agent_id; their context goes to the subagent.
   subagent: carriesAgentId,
   unlistedReason: 'the reply accepts no context (vendor-clis-observed §1.7)',

@@ -6,6 +6,7 @@ import { compact, namedToolCompleted, namedToolRequested } from './hook-maps.js'
 import { codexInstaller } from './installers/codex.js';
 import {
   allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  describeBy,
   type HeldSpec, type HookInput, type MapRule, type VendorTable,
 } from './table.js';
 
@@ -60,6 +61,8 @@ export const codex: VendorTable = {
   port: 8378, // D15
   attentionTimeoutMs: 55_000, // D14
   identify: byFields('session_id', 'hook_event_name'),
+  // D37: every hook input carries `cwd`; UserPromptSubmit carries the prompt (samples/codex-0.171.0.json).
+  describe: describeBy('cwd', { UserPromptSubmit: 'prompt' }),
   // D7: subagent hooks carry the parent's session_id plus agent_id; their context goes to the subagent.
   subagent: carriesAgentId,
   unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',

@@ -46,6 +46,11 @@ export interface OpenHandsFrame {
   answered?: { id: string; cause: string; answer: Record<string, unknown> };
   /** A pause, resume or interrupt the server took: this status change is its outcome. */
   caused_by?: string;
+  /**
+   * A status update from the server's stored log, resent on attach behind the snapshot: mapped as
+   * the event it is (state.delta), never as a transition (no run, request or answer from it).
+   */
+  history?: true;
 }
 
 export interface Moment { type: string; data: EventData }
@@ -122,9 +127,19 @@ const toolOf = (e: Record<string, unknown>): EventData => compact({ name: str(e.
 
 const textOf = (content: unknown): string => arr(content).map((p) => str(obj(p).text) ?? '').join('');
 
-/** The tool call's arguments as the model sent them; the action object when they do not parse. */
+/**
+ * The tool call's arguments as the model sent them; the action object when there are none.
+ * The server's `tool_call` is its MessageToolCall `{id, name, arguments, origin}`, `arguments`
+ * a JSON string (openhands-sdk `llm/message.py`, v1.35.0, v1.36.1 and main); the mapping fixture
+ * writes the Chat Completions shape `{function: {arguments}}`, read too. `args_digest` is this
+ * project's one digest (AEP-0003 §9.3) of the parsed arguments, the value the Codex and Claude
+ * Code mappings give for the same arguments. The OpenHands fixture pins another value: the digest
+ * of the whole `action` object (`kind` included) written as canonical JSON text and that text then
+ * digested as a JSON string, so encoded twice (test/adapters/openhands.test.ts shows it).
+ */
 function argsOf(e: Record<string, unknown>): unknown {
-  const raw = obj(obj(e.tool_call).function).arguments;
+  const call = obj(e.tool_call);
+  const raw = typeof call.arguments === 'string' ? call.arguments : obj(call.function).arguments;
   if (typeof raw === 'string') {
     try {
       return JSON.parse(raw);
@@ -201,7 +216,7 @@ export function mapFrame(f: OpenHandsFrame): ObservationSpec[] {
   const out: ObservationSpec[] = [];
   if (f.first === true) out.push({ type: 'session.started', data: { client: { name: 'openhands-agent-server' } } });
   const own = mapEvent(f.event, f);
-  const next = statusOf(f.event);
+  const next = f.history === true ? undefined : statusOf(f.event);
   // A status update belongs to the run it leaves; anything else to the run open around it.
   const run = next === undefined ? f.run_after ?? f.run_before : f.run_before;
   for (const o of own) if (run !== undefined) o.run = run;

@@ -7,6 +7,7 @@ import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } f
 import { qwenCodeInstaller } from './installers/qwen-code.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS, allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  describeBy,
   type HeldSpec, type HookInput, type MapRule, type VendorTable,
 } from './table.js';
 
@@ -59,6 +60,8 @@ export const qwenCode: VendorTable = {
   port: 8380, // D15
   attentionTimeoutMs: 55_000, // D14
   identify: byFields('session_id', 'hook_event_name'),
+  // D37: every hook input carries `cwd`; UserPromptSubmit carries the prompt (samples/qwen-code-0.24.4.json).
+  describe: describeBy('cwd', { UserPromptSubmit: 'prompt' }),
   // D7: hooks fired inside a subagent carry agent_id.
   subagent: carriesAgentId,
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',

@@ -10,7 +10,7 @@ import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type {
   AttentionRequestSpec, ClassifiedHook, Controller, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport,
-  ObservationSpec, VendorSurface,
+  ObservationSpec, SessionAbout, VendorSurface,
 } from '../streams/surface.js';
 
 /**
@@ -244,13 +244,34 @@ export interface VendorTable {
   /** The vendor's CLI, for `aep-steer doctor` to compare its version with `version`. */
   cli?: { bin: string; install: string };
   /**
-   * D26: where the end moment may never fire, instructions expire after this long (D10 `expired`)
-   * unless `AEP_INSTRUCT_TTL_MS` says otherwise. Absent: no default TTL.
+   * D26: instructions expire after this long (D10 `expired`) unless `AEP_INSTRUCT_TTL_MS` says
+   * otherwise; D37: every vendor has one, DEFAULT_INSTRUCT_TTL_MS when absent.
    */
   instructTtlMs?: number;
   /** A bridge vendor's server connection; hook vendors have none. */
   source?: SourceSpec;
+  /** D37: the session's working directory and prompts as the hook input carries them; absent: none. */
+  describe?: (input: HookInput, event: string) => SessionAbout;
+  /** D37: the stale window; DEFAULT_STALE_AFTER_MS when absent. */
+  staleAfterMs?: number;
 }
+
+/**
+ * D37: an agent with no heartbeat is silent while it waits for its user, so silence proves
+ * nothing until the D26 TTL would drop what is sent to it anyway: one hour, the TTL's default.
+ */
+export const DEFAULT_STALE_AFTER_MS = 3_600_000;
+
+/** D37: `cwd` from one field of every hook input, a prompt from named fields of named moments. */
+export const describeBy = (cwdField: string, prompts: Record<string, string>) => (input: HookInput, event: string): SessionAbout => {
+  const about: SessionAbout = {};
+  const cwd = str(input[cwdField]);
+  if (cwd !== undefined && cwd !== '') about.cwd = cwd;
+  const field = prompts[event];
+  const prompt = field === undefined ? undefined : str(input[field]);
+  if (prompt !== undefined && prompt.trim() !== '') about.prompt = prompt;
+  return about;
+};
 
 /** D26 default TTL: one hour. */
 export const DEFAULT_INSTRUCT_TTL_MS = 3_600_000;
@@ -390,7 +411,9 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
     ...(table.controls === undefined ? {} : { controls: table.controls }),
     resumeWindowMs: resumeWindowOf(table),
-    ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
+    // D37: the D26 TTL bounds every vendor's queue; a table may set its own.
+    instructTtlMs: table.instructTtlMs ?? DEFAULT_INSTRUCT_TTL_MS,
+    staleAfterMs: table.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');
@@ -406,7 +429,10 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
         if (cause instanceof SteeringError) throw cause;
         throw new SteeringError('HOOK_BODY_INVALID', `${table.token} ${id.event} hook body could not be read`, { cause });
       }
-      return { session: id.session, event: id.event, class: cls, observations };
+      const about = table.describe?.(input, id.event);
+      const hook: ClassifiedHook = { session: id.session, event: id.event, class: cls, observations };
+      if (about !== undefined && (about.cwd !== undefined || about.prompt !== undefined)) hook.about = about;
+      return hook;
     },
     contextReply(hook, text, notice) {
       // Only an eligible moment may carry text (D7, D13); anything else gets the neutral reply.

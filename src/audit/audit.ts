@@ -25,7 +25,7 @@ export interface Violation {
 }
 
 export interface AuditNote {
-  kind: 'torn-tail' | 'not-an-event' | 'machine-skipped';
+  kind: 'torn-tail' | 'not-an-event' | 'machine-skipped' | 'in-flight';
   file: string;
   line: number;
   message: string;
@@ -188,7 +188,7 @@ export class Audit {
       replayInto(host, records);
       for (const session of host.sessionKeys()) {
         const ctx = host.context(session)!;
-        const machine = [...ctx.inFlight.flatMap((b) => b.items.map((i) => i.id)), ...ctx.queue.map((q) => q.id)];
+        const held = [...ctx.inFlight.flatMap((b) => b.items), ...ctx.queue];
         // A send_input still with its transport is pending on both sides; once sent, the stream
         // counts it delivered while the machine waits for the consumption report.
         const sending = new Set(ctx.inputs.filter((i) => i.phase === 'sending').map((i) => i.id));
@@ -196,6 +196,10 @@ export class Audit {
         const view = this.fold.sessionView(session);
         const pending = view?.queue.map((q) => q.id).filter((id) => !sent.has(id)) ?? [];
         const stream = pending.filter((id) => !sending.has(id));
+        // A failed write puts its batch back at the queue's head while a later batch may still be
+        // in flight: the machine's pending order is acceptance order, as the events' is (D3, D9).
+        const rank = (id: string): number => { const i = stream.indexOf(id); return i < 0 ? Number.MAX_SAFE_INTEGER : i; };
+        const machine = held.sort((a, b) => a.acceptedAt - b.acceptedAt || rank(a.id) - rank(b.id)).map((i) => i.id);
         const streamSending = pending.filter((id) => sending.has(id));
         if (streamSending.length !== sending.size) {
           out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine has ${sending.size} input(s) with the transport, the events say ${streamSending.length}` });
@@ -219,7 +223,17 @@ export class Audit {
   result(): AuditResult {
     const violations = [...this.violations];
     for (const [file, records] of this.adapterLogs) violations.push(...this.machineCheck(file, records));
+    // An instruction the adapter handed to a reply whose write result the log does not hold yet
+    // (the log was read mid-write, or the adapter stopped there) is in flight, not missing: the
+    // write result or the restart's delivery-unknown (D9, D12) ends it.
+    const inFlight = new Set([...this.adapterLogs.values()].flatMap(unsettledFlights));
+    const notes = [...this.notes];
     for (const f of this.fold.findings()) {
+      if (f.rule === 'terminal-missing' && f.instruction !== undefined && inFlight.has(f.instruction)) {
+        const message = `instruction ${f.instruction} was in a reply whose write result the log does not hold`;
+        notes.push({ kind: 'in-flight', file: f.place.file ?? '', line: f.place.line ?? 0, message });
+        continue;
+      }
       const v: Violation = { rule: f.rule, message: f.message, eventId: f.eventId };
       if (f.place.file !== undefined) v.file = f.place.file;
       if (f.place.line !== undefined) v.line = f.place.line;
@@ -233,9 +247,20 @@ export class Audit {
       instructions: this.fold.instructions(),
       sessions: this.fold.sessions(),
       violations,
-      notes: [...this.notes],
+      notes,
     };
   }
+}
+
+/** Ids of the in-flight journal records (D12) no reply write result or restart settled. */
+function unsettledFlights(records: readonly LogRecord[]): string[] {
+  const open = new Map<string, string[]>();
+  for (const r of records) {
+    if (r.k === 'flight') open.set(`${r.s} ${r.hook}`, r.ids);
+    else if (r.k === 'in' && r.i.type === 'restart.recovered') open.clear();
+    else if (r.k === 'in' && (r.i.type === 'reply.written' || r.i.type === 'reply.failed')) open.delete(`${r.s} ${r.i.hookId}`);
+  }
+  return [...open.values()].flat();
 }
 
 /** Audits files in the order given. */

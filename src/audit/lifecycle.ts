@@ -4,7 +4,7 @@
 // The fold is order-tolerant across files: verdicts that need the whole picture (which acks
 // belong to instructions, which terminals are orphans) are taken in `findings()`, not on arrival.
 import { captureRank, dedupeKey, type AepEvent } from '../protocol/envelope.js';
-import { isCommandType } from '../protocol/types.js';
+import { CODE_ATTR, isAgentActivity, isCommandType, RESUME_WINDOW_ATTR } from '../protocol/types.js';
 
 export type SessionState = 'idle' | 'queued' | 'holding.permission' | 'holding.elicitation' | 'ended';
 
@@ -37,7 +37,7 @@ export interface InstructionRecord {
   /** Text as carried on the stream (present only at capture redacted or above). */
   text?: string;
   accepted?: Sighting;
-  rejected?: Sighting & { reason?: string; detail?: string };
+  rejected?: Sighting & { reason?: string; code?: string; detail?: string };
   /** `moment`: the vendor moment whose reply carried it (D27), when the adapter names it. */
   delivered?: Sighting & { queuedMs?: number; moment?: string };
   /** A send_input's `input.sent`: the vendor took it (D28, D29). */
@@ -78,6 +78,8 @@ export interface Finding {
   message: string;
   place: EventPlace;
   eventId: string;
+  /** The instruction a `terminal-missing` finding is about. */
+  instruction?: string;
 }
 
 export type FindingRule =
@@ -108,6 +110,8 @@ interface AckRecord {
   accepted: boolean;
   reason?: string;
   detail?: string;
+  /** The stable machine code beside `reason` (README "Errors"). */
+  code?: string;
 }
 
 interface TerminalRecord {
@@ -120,6 +124,13 @@ interface TerminalRecord {
   reason?: string;
 }
 
+interface Mark {
+  kind: 'end' | 'reopen';
+  sighting: Sighting;
+  /** The end event's `resumewindowms` attribute: instructions may be accepted until end + window (D25). */
+  windowMs?: number;
+}
+
 interface SessionRecord {
   session: string;
   agent?: string;
@@ -129,8 +140,8 @@ interface SessionRecord {
   events: number;
   startedAt?: string;
   ended?: Sighting;
-  /** Every end (session.ended, x.*.session.closed) and reopening, as seen. */
-  marks: { kind: 'end' | 'reopen'; sighting: Sighting }[];
+  /** Every end (session.ended, x.*.session.closed) and reopening, as seen; an end states its D25 window (D36). */
+  marks: Mark[];
   updatedAt: string;
   holds: Map<string, HoldView>;
   /** Every command seen for this session, by id. */
@@ -171,7 +182,8 @@ export class SteeringFold {
     if (typeof e.session !== 'string') return true;
     const s = this.session(e.session, e.time);
     s.events += 1;
-    s.updatedAt = e.time;
+    // D37: last activity is the agent's; a command or the adapter's answer to one is not.
+    if (isAgentActivity(e.type)) s.updatedAt = e.time;
     const sight = sightingOf(e, place);
     const command = isCommandType(e.type);
     if (!command) {
@@ -198,6 +210,8 @@ export class SteeringFold {
       const detail = str(data['detail']);
       if (reason !== undefined) ack.reason = reason;
       if (detail !== undefined) ack.detail = detail;
+      const code = str(e[CODE_ATTR]);
+      if (code !== undefined) ack.code = code;
       const list = s.acks.get(e.cause) ?? [];
       list.push(ack);
       s.acks.set(e.cause, list);
@@ -219,7 +233,7 @@ export class SteeringFold {
       return true;
     }
     if (REOPENED.test(e.type) || CLOSED.test(e.type)) {
-      s.marks.push({ kind: REOPENED.test(e.type) ? 'reopen' : 'end', sighting: sight });
+      s.marks.push(REOPENED.test(e.type) ? { kind: 'reopen', sighting: sight } : endMark(e, sight));
       return true;
     }
     switch (e.type) {
@@ -228,7 +242,7 @@ export class SteeringFold {
         break;
       case 'session.ended':
         s.ended ??= sight;
-        s.marks.push({ kind: 'end', sighting: sight });
+        s.marks.push(endMark(e, sight));
         break;
       case 'attention.requested': {
         const data = e.data ?? {};
@@ -389,6 +403,7 @@ export class SteeringFold {
       } else {
         r.rejected = { ...first.sighting };
         if (first.reason !== undefined) r.rejected.reason = first.reason;
+        if (first.code !== undefined) r.rejected.code = first.code;
         if (first.detail !== undefined) r.rejected.detail = first.detail;
       }
     }
@@ -434,20 +449,25 @@ export class SteeringFold {
       r.status = r.delivered ? 'delivered' : r.dropped ? 'dropped' : r.rejected ? 'rejected' : r.accepted ? 'pending' : 'unacknowledged';
       const last = lastMark(s);
       if (last && r.accepted) {
-        // D6 holds from an end until a start moment reopens the session.
-        if (lastMark(s, r.accepted)?.kind === 'end') {
+        // D6 holds from an end until a start moment reopens the session, except inside the
+        // resume window the end event states (D25, D36).
+        const before = lastMark(s, r.accepted);
+        if (before?.kind === 'end' && !inWindow(before, r.accepted)) {
           findings.push({
             rule: 'accepted-after-end',
-            message: `instruction ${r.id} was accepted after session.ended; it must be refused "session ended" (D6)`,
+            message: before.windowMs === undefined
+              ? `instruction ${r.id} was accepted after session.ended; it must be refused "session ended" (D6)`
+              : `instruction ${r.id} was accepted after the end's ${before.windowMs} ms resume window; it must be refused "session ended" (D6, D25)`,
             place: r.accepted.place,
             eventId: r.accepted.id,
           });
-        } else if (r.status === 'pending' && last.kind === 'end') {
+        } else if (r.status === 'pending' && last.kind === 'end' && windowClosed(s, last)) {
           findings.push({
             rule: 'terminal-missing',
             message: `session ended with instruction ${r.id} neither delivered nor dropped (D10)`,
             place: last.sighting.place,
             eventId: last.sighting.id,
+            instruction: r.id,
           });
         }
       }
@@ -456,9 +476,32 @@ export class SteeringFold {
   }
 }
 
+const endMark = (e: AepEvent, sighting: Sighting): Mark => {
+  const w = e[RESUME_WINDOW_ATTR];
+  return typeof w === 'number' && w > 0 ? { kind: 'end', sighting, windowMs: w } : { kind: 'end', sighting };
+};
+
+/** The acceptance came before the end's resume window closed (the adapter's own test: at < end + window). */
+const inWindow = (end: Mark, accepted: Sighting): boolean =>
+  end.windowMs !== undefined && Date.parse(accepted.time) < Date.parse(end.sighting.time) + end.windowMs;
+
+/**
+ * Whether the stream shows an end's resume window closed. With no window it closed at the end.
+ * With one, what is queued waits for a resumed run; the adapter drops all of it at once when the
+ * window passes and refuses "session ended" after, so either of those after the end is the proof.
+ */
+function windowClosed(s: SessionRecord, end: Mark): boolean {
+  if (end.windowMs === undefined) return true;
+  const later = (x: Sighting): boolean => order(x, end.sighting) > 0;
+  if (s.terminals.some((t) => t.kind === 'dropped' && t.reason === 'session-ended' && later(t.sighting))) return true;
+  return [...s.acks.values()].some((list) => list.some((a) => !a.accepted && isEndedRefusal(a) && later(a.sighting)));
+}
+
+const isEndedRefusal = (a: AckRecord): boolean => a.code === 'session-ended' || a.detail === 'session ended';
+
 /** The latest end or reopening (before `before`, when given), in stream order. */
-function lastMark(s: SessionRecord, before?: Sighting): SessionRecord['marks'][number] | undefined {
-  let last: SessionRecord['marks'][number] | undefined;
+function lastMark(s: SessionRecord, before?: Sighting): Mark | undefined {
+  let last: Mark | undefined;
   for (const m of s.marks) {
     if (before !== undefined && after(m.sighting, before) !== false) continue;
     if (last === undefined || order(m.sighting, last.sighting) > 0) last = m;

@@ -1,6 +1,7 @@
 // `aep-steer sessions`: the relay's roster (AEP-0003 §4.1): the live sessions with their vendor,
-// state, last activity and queue (D26; `--all` adds ended ones), and whether each can be steered
-// (`x.{vendor}.control.instruct` in its claimant's accepts).
+// state (`stale` past the vendor's stale window, D37), working directory, title, last activity
+// and queue (D26; `--all` adds ended ones, and from the relay's history those whose adapter is not
+// connected), and whether each can be steered (`x.{vendor}.control.instruct` in its claimant's accepts).
 import type { Command } from 'commander';
 import { paintFor, type Paint } from '../audit/paint.js';
 import { rowsFrom, type SessionRow } from '../consumer/roster.js';
@@ -20,17 +21,33 @@ export function ago(iso: string | undefined, now: number): string {
   return `${Math.round(s / 86_400)} d ago`;
 }
 
-export function renderRows(rows: SessionRow[], p: Paint, opts: { all?: boolean; hiddenEnded?: number; now?: number } = {}): string {
+/** Live sessions, stale ones included: what `sessions` lists without `--all`. */
+export const isShownByDefault = (r: SessionRow): boolean => r.state === 'live' || r.state === 'stale';
+
+/** Long working directories keep their end, where the project's name is. */
+const shortPath = (path: string | undefined, max = 40): string =>
+  (path === undefined ? '-' : path.length <= max ? path : `…${path.slice(-(max - 1))}`);
+
+export interface RenderOptions { all?: boolean; hiddenEnded?: number; hiddenOffline?: number; now?: number }
+
+export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {}): string {
   const now = opts.now ?? Date.now();
-  const hint = opts.hiddenEnded ? p.dim(`${opts.hiddenEnded} ended session${opts.hiddenEnded === 1 ? '' : 's'} not shown (--all shows them)`) : '';
+  const plural = (n: number) => (n === 1 ? '' : 's');
+  const hints = [
+    opts.hiddenEnded ? `${opts.hiddenEnded} ended session${plural(opts.hiddenEnded)}` : '',
+    opts.hiddenOffline ? `${opts.hiddenOffline} session${plural(opts.hiddenOffline)} whose adapter is not connected` : '',
+  ].filter(Boolean);
+  const hint = hints.length > 0 ? p.dim(`${hints.join(' and ')} not shown (--all shows them)`) : '';
   if (rows.length === 0) return [p.dim(opts.all ? 'no sessions on the relay' : 'no live sessions on the relay'), hint].filter(Boolean).join('\n');
-  const head = ['SESSION', 'VENDOR', 'STATE', 'LAST ACTIVITY', 'QUEUE', 'STEERING', 'ACCEPTS'];
+  const head = ['SESSION', 'VENDOR', 'STATE', 'LAST ACTIVITY', 'QUEUE', 'CWD', 'TITLE', 'STEERING', 'ACCEPTS'];
   const body = rows.map((r) => [
     r.session + (r.claimants > 1 ? ` (${r.claimants} claimants)` : ''),
     `${r.agent ?? '?'}${r.instance ? `@${r.instance}` : ''}`,
     r.state,
     ago(r.lastEventAt, now),
     String(r.queued),
+    shortPath(r.cwd),
+    r.title === undefined ? '-' : r.title.length > 40 ? `${r.title.slice(0, 39)}…` : r.title,
     r.instruct ? 'instruct' : 'off',
     r.accepts.join(', ') || '-',
   ]);
@@ -51,22 +68,28 @@ export interface SessionsFlags extends RelayFlags {
 
 export async function runSessions(f: SessionsFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
   const rows = await withConsumer<SessionRow[] | { error: string; unauthorized: boolean }>(
-    f, async (consumer) => rowsFrom(await consumer.roster()), (error, code) => ({ error, unauthorized: code === 'RELAY_UNAUTHORIZED' }),
+    // The offline entries come from the relay's history (D37): asked for always, so the default
+    // listing can say how many it leaves out.
+    f, async (consumer) => rowsFrom(await consumer.roster({ offline: true })),
+    (error, code) => ({ error, unauthorized: code === 'RELAY_UNAUTHORIZED' }),
   );
   if (!Array.isArray(rows)) {
     io.out.write(f.json ? `${JSON.stringify({ error: rows.error })}\n` : `✗ ${rows.error}\n`);
     return rows.unauthorized ? SESSIONS_EXIT.unauthorized : SESSIONS_EXIT.unreachable;
   }
-  const shown = f.all ? rows : rows.filter((r) => r.state === 'live');
-  io.out.write(f.json ? `${JSON.stringify(shown, null, 2)}\n` : `${renderRows(shown, paintFor(io.out), { all: f.all === true, hiddenEnded: rows.length - shown.length })}\n`);
+  const shown = f.all ? rows : rows.filter(isShownByDefault);
+  const hidden = (state: SessionRow['state']) => (f.all ? 0 : rows.filter((r) => r.state === state).length);
+  const opts: RenderOptions = { all: f.all === true, hiddenEnded: hidden('ended'), hiddenOffline: hidden('adapter offline') };
+  io.out.write(f.json ? `${JSON.stringify(shown, null, 2)}\n` : `${renderRows(shown, paintFor(io.out), opts)}\n`);
   return SESSIONS_EXIT.ok;
 }
 
 export function registerSessions(program: Command): void {
   const cmd = program
     .command('sessions')
-    .description('list live sessions on the relay: vendor, state, last activity, queued instructions, what each claimant declares')
-    .option('--all', 'also list ended sessions (their adapter still claims them)')
+    .description('list live sessions on the relay: vendor, state (live, stale), working directory, title, last activity, '
+      + 'queued instructions, what each claimant declares')
+    .option('--all', 'also list ended sessions, and those whose adapter is not connected (from the relay\'s history)')
     .option('--json', 'print the roster rows as JSON');
   addRelayOptions(cmd)
     .addHelpText('after', '\nExit codes: 0 listed, 2 usage, 7 relay unreachable, 8 token refused.')

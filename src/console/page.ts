@@ -121,12 +121,16 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
 
   function sessionButton(s) {
     var steer = (s.accepts || []).some(function (t) { return /\\.control\\.(instruct|send_input)$/.test(t); });
-    var live = s.claimants === 1 ? 'live' : s.claimants > 1 ? s.claimants + ' claimants' : 'not live';
+    // D37: an ended session is not called live because its adapter still claims it; a silent one is stale.
+    var live = s.state === 'ended' ? ''
+      : s.claimants === 1 ? (s.stale ? ' · stale' : ' · live')
+      : s.claimants > 1 ? ' · ' + s.claimants + ' claimants' : ' · adapter offline';
     return el('li', {}, [el('button', { type: 'button', 'data-session': s.session, 'aria-current': String(s.session === selected) }, [
       el('span', { class: 'sid' }, [s.session]),
+      s.title || s.cwd ? el('span', { class: 'line muted' }, [[s.title, s.cwd].filter(Boolean).join(' · ')]) : null,
       el('span', { class: 'line' }, [
         el('span', { class: 'state', 'data-state': s.state }, [s.state]),
-        (s.agent || '?') + ' · ' + live + (steer ? '' : ' · no steering verb'),
+        (s.agent || '?') + live + (steer ? '' : ' · no steering verb'),
         s.queue.length ? ' · queue ' + s.queue.length : '',
         s.holds.length ? el('span', { class: 'badge', title: 'pending requests' }, [String(s.holds.length)]) : null,
       ]),

@@ -16,6 +16,19 @@ export interface BoardSession extends SessionView {
    * way to this consumer): the relay's count of accepted, unsettled instructions.
    */
   relayQueued?: number;
+  /** D37, from the roster: live yet silent past its vendor's stale window; its cwd and title. */
+  stale?: boolean;
+  cwd?: string;
+  title?: string;
+}
+
+/** What the roster's entry says about the session beyond its claim (D37). */
+function described(b: BoardSession, r: RosterEntry | undefined): BoardSession {
+  if (r === undefined) return b;
+  if (r.stale === true) b.stale = true;
+  if (typeof r.cwd === 'string') b.cwd = r.cwd;
+  if (typeof r.title === 'string') b.title = r.title;
+  return b;
 }
 
 export interface BoardEvent {
@@ -48,7 +61,7 @@ function fromRoster(session: string, live: RosterEntry[]): BoardSession {
   if (r.agent !== undefined) b.agent = r.agent;
   const accepts = live.length === 1 ? acceptsOf(r) : undefined;
   if (accepts) b.accepts = accepts;
-  return b;
+  return described(b, r);
 }
 
 export class Board {
@@ -82,13 +95,13 @@ export class Board {
 
   snapshot(): BoardSnapshot {
     const claims = new Map<string, RosterEntry[]>();
-    for (const r of this.roster) claims.set(r.session, [...(claims.get(r.session) ?? []), r]);
+    for (const r of this.roster) if (r.offline !== true) claims.set(r.session, [...(claims.get(r.session) ?? []), r]);
     const sessions: BoardSession[] = this.fold.sessions().map((s) => {
       const live = claims.get(s.session) ?? [];
       const b: BoardSession = { ...s, claimants: live.length };
       const accepts = live.length === 1 ? acceptsOf(live[0]!) : undefined;
       if (accepts) b.accepts = accepts;
-      return b;
+      return described(b, live[0]);
     });
     // The roster and the stream arrive on different sockets: a session the relay lists is on the
     // board even before its events reach this consumer, described by what the roster says.

@@ -6,6 +6,7 @@ import { AEP_VERSION, type AepCommand, type AepEvent, type CaptureLevel } from '
 import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
+import { CODE_ATTR } from '../protocol/types.js';
 import type { RosterEntry } from '../relay/core.js';
 import { tokenHint } from '../relay/local-token.js';
 import { relayUrls } from '../relay/urls.js';
@@ -41,7 +42,7 @@ export interface SubscribeHandlers {
 /** How a command ended, seen from its sender. */
 export type Settlement =
   | { outcome: 'accepted'; ack: AepEvent }
-  | { outcome: 'rejected'; ack: AepEvent; reason: string; detail?: string }
+  | { outcome: 'rejected'; ack: AepEvent; reason: string; code?: string; detail?: string }
   | { outcome: 'refused'; code: RelayRefusalCode | string; detail?: string }
   | { outcome: 'timeout' };
 
@@ -253,8 +254,9 @@ export class RelayConsumer {
     return { id, close };
   }
 
-  async roster(): Promise<RosterEntry[]> {
-    const reply = await this.request({ type: 'roster', id: `roster-${newId()}` });
+  /** The roster; with `offline`, also the sessions the relay holds history of and no one claims (D37). */
+  async roster(opts: { offline?: boolean } = {}): Promise<RosterEntry[]> {
+    const reply = await this.request({ type: 'roster', id: `roster-${newId()}`, ...(opts.offline === true ? { offline: true } : {}) });
     if (reply.type !== 'roster') throw new FrameError(String(reply.code), reply.detail as string | undefined);
     return reply.entries as RosterEntry[];
   }
@@ -275,6 +277,8 @@ export class RelayConsumer {
         else {
           const d = (e.data ?? {}) as { reason?: unknown; detail?: unknown };
           const s: Settlement = { outcome: 'rejected', ack: e, reason: String(d.reason ?? 'invalid') };
+          const code = e[CODE_ATTR];
+          if (typeof code === 'string') s.code = code;
           if (typeof d.detail === 'string') s.detail = d.detail;
           settle(s);
         }

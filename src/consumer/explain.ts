@@ -22,6 +22,8 @@ export function refusal(code: string, sentence: string, facts: Record<string, un
 const why = (code: string): string => {
   switch (code) {
     case 'no-route': return 'Call list_sessions to see which sessions are live.';
+    case 'adapter-offline': return 'Nothing was sent: the session waits for its adapter to connect again.';
+    case 'vendor-mismatch': return 'Send it again without a vendor, or with the session\'s own.';
     case 'ambiguous': return 'More than one adapter claims the session; stop the extra adapter.';
     case 'unsupported': return 'This session does not take that command; list_sessions shows what each one declares.';
     case 'unauthorized': return 'The relay token this server uses may not send that command; ask for a token that may.';
@@ -56,6 +58,7 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
       break;
     case 'rejected':
       f['reason'] = o.reason;
+      if (o.code !== undefined) f['code'] = o.code;
       if (o.detail !== undefined) f['detail'] = o.detail;
       break;
     case 'refused':

@@ -9,7 +9,7 @@ import { command as buildCommand } from '../protocol/build.js';
 import { instructType, sendInputType } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
-import { acceptsOf, claimantOf } from './roster.js';
+import { acceptsOf, routeOf } from './roster.js';
 import { sendAndFollow } from './settle.js';
 
 /** Who the commands name as their sender (`agent` of the command, AEP-0004 §2). */
@@ -21,7 +21,7 @@ export type InstructOutcome =
   | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string }
   | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string; at?: string }
   | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string }
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; code?: string; detail?: string }
   | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
   | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
   | { outcome: 'unreachable'; session: string; detail: string };
@@ -72,7 +72,7 @@ interface Verb {
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
   const session = req.session;
-  const found = claimantOf(await consumer.roster(), session);
+  const found = await routeOf(consumer, session, req.vendor);
   if ('code' in found) return { outcome: 'refused', session, code: found.code, detail: found.detail, by: 'roster', ...(req.vendor ? { vendor: req.vendor } : {}) };
   const vendor = req.vendor ?? found.entry.agent;
   if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
@@ -107,7 +107,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     case 'refused':
       return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
     case 'rejected':
-      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...detailOf(settlement) };
     case 'accepted':
       break;
   }
@@ -124,6 +124,10 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   }
   return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
 }
+
+/** The rejection's stable code (README "Errors") and its sentence, when the adapter sent them. */
+const codeOf = (s: { code?: string }): { code?: string } => (s.code === undefined ? {} : { code: s.code });
+const detailOf = (s: { detail?: string }): { detail?: string } => (s.detail ? { detail: s.detail } : {});
 
 /** Sends one instruction on an open consumer connection and settles it on the stream. */
 export function sendInstruction(consumer: RelayConsumer, f: Sender, req: InstructRequest): Promise<InstructOutcome> {
@@ -179,7 +183,7 @@ export async function sendResponse(
   req: { session: string; request: string; answer: Answer; timeoutMs: number; ackWindowMs?: number },
 ): Promise<RespondOutcome> {
   const { session, request } = req;
-  const found = claimantOf(await consumer.roster(), session);
+  const found = await routeOf(consumer, session);
   if ('code' in found) return { outcome: 'refused', session, request, code: found.code, detail: found.detail, by: 'roster' };
   if (!acceptsOf(found.entry)?.includes(RESPOND_TYPE)) {
     return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };
@@ -195,13 +199,7 @@ export async function sendResponse(
   const base = { command: cmd.id, session, request };
   if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
   if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-  if (settlement.outcome === 'rejected') {
-    const code = settlement.ack.data?.['code'];
-    return {
-      ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason,
-      ...(settlement.detail ? { detail: settlement.detail } : {}), ...(typeof code === 'string' ? { code } : {}),
-    };
-  }
+  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...detailOf(settlement) };
   if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
   return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
 }

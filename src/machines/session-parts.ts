@@ -253,6 +253,8 @@ export function end(ctx: SessionContext, input: EndInput): Step {
     ? { type: 'session.closed', eventType: closedType(ctx.vendor), reason }
     : { type: 'session.ended', reason };
   if (input.causeId !== undefined) ended.cause = input.causeId;
+  // D36: the window is stated on the stream, so the audit can tell a legal acceptance from a late one.
+  if (windowMs > 0) ended.resumeWindowMs = windowMs;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
   const settled = ctx.holds.length === 0 ? {} : { settled: settledWith(ctx, 'dismissed', ctx.holds.map((h) => h.requestId)) };

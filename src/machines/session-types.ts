@@ -315,11 +315,12 @@ export type SessionOutput =
   | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown>; via?: 'control' | 'oob' }
   | { type: 'attention.resolved'; subject: string; cause: string; resolution: 'answered' | 'dismissed'; latencyMs: number }
   | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number }
-  | { type: 'session.ended'; reason: EndReason; cause?: string }
+  /** `resumeWindowMs`: the D25 window this end leaves open, stated on the stream (D36). */
+  | { type: 'session.ended'; reason: EndReason; cause?: string; resumeWindowMs?: number }
   /** `x.{vendor}.session.reopened`: a start moment reopened the ended session. */
   | { type: 'session.reopened'; eventType: string; cause?: string }
   /** `x.{vendor}.session.closed`: a reopened session's later end (session.ended went out already). */
-  | { type: 'session.closed'; eventType: string; reason: EndReason; cause?: string }
+  | { type: 'session.closed'; eventType: string; reason: EndReason; cause?: string; resumeWindowMs?: number }
   /** D12: written to the journal before the reply that carries these instructions. */
   | { type: 'journal.inflight'; hookId: string; ids: string[] }
   /** The hook's reply carries steering text (D8). */

@@ -51,6 +51,9 @@ function sessionRow(s: BoardSession): Record<string, unknown> {
     session: s.session,
     vendor: s.agent ?? null,
     state: s.state,
+    ...(s.stale === true ? { stale: true } : {}),
+    ...(s.cwd === undefined ? {} : { cwd: s.cwd }),
+    ...(s.title === undefined ? {} : { title: s.title }),
     live: s.claimants === 1,
     ...(s.claimants > 1 ? { claimants: s.claimants } : {}),
     steering: steeringVerbs(s),
@@ -103,7 +106,9 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       'Lists the coding-agent sessions this relay knows, newest activity first: session id, vendor (claude-code, codex, cline, openhands…), ' +
       'machine state (idle, queued, holding.permission, holding.elicitation, ended), whether an adapter is live for it, the steering verbs it ' +
       'declares (x.<vendor>.control.instruct → use instruct; x.<vendor>.control.send_input → use send_input; control.attention.respond → use respond), ' +
-      'how many instructions are queued, how many permission/form requests wait for an answer, and the last activity time. ' +
+      'how many instructions are queued, how many permission/form requests wait for an answer, the last activity time (the agent\'s own events only), ' +
+      'stale: true when a live session\'s agent has been silent past its vendor\'s stale window (its terminal may be gone), its working directory (cwd) ' +
+      'and a title (the first line of its first prompt, when the relay token may see redacted text). ' +
       'Call it first to find the session id to steer. It lists what the relay has received: a session whose agent started a moment ago ' +
       'appears once its adapter\'s first event reaches the relay, so call it again if one you just started is missing.',
     inputSchema: z.object({
@@ -117,7 +122,7 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
     const rows = all.filter((s) => include_ended === true || (s.claimants > 0 && s.state !== 'ended')).map(sessionRow);
     const text = rows.length === 0
       ? `No ${include_ended ? '' : 'live '}sessions on the relay${all.length > 0 && !include_ended ? ` (${all.length} known; include_ended lists them)` : ''}.`
-      : rows.map((r) => `${String(r['session'])} ${String(r['vendor'])} ${String(r['state'])}${r['live'] ? '' : ' (not live)'} queue ${String(r['queue_length'])} pending ${String(r['pending_requests'])} steering [${(r['steering'] as string[]).join(', ')}] last ${String(r['last_activity'])}`).join('\n');
+      : rows.map((r) => `${String(r['session'])} ${String(r['vendor'])} ${String(r['state'])}${r['stale'] ? ' (stale)' : ''}${r['live'] ? '' : ' (not live)'}${r['cwd'] ? ` in ${String(r['cwd'])}` : ''}${r['title'] ? ` "${String(r['title'])}"` : ''} queue ${String(r['queue_length'])} pending ${String(r['pending_requests'])} steering [${(r['steering'] as string[]).join(', ')}] last ${String(r['last_activity'])}`).join('\n');
     return result(text, { sessions: rows });
   }));
 

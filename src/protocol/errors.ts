@@ -40,6 +40,9 @@ export interface Rejection {
 /** Relay refusals on a target's behalf (AEP-0004 §4, D17). */
 export type RelayRefusalCode = 'unauthorized' | 'unsupported' | 'ambiguous' | 'no-route';
 
+/** A sender's own refusals, read from the roster before anything is sent (D37). */
+export type RosterRefusalCode = 'no-route' | 'ambiguous' | 'adapter-offline' | 'vendor-mismatch';
+
 export type SteeringErrorCode =
   | 'HOOK_BODY_INVALID'
   | 'HOOK_TIMEOUT'

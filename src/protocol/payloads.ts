@@ -169,6 +169,11 @@ const vendor = {
   'input.consumed': obj({ queued_ms: int({ min: 0 }) }),
   /** D6: a start moment reopened a session that had ended (a resumed session keeps its id). */
   'session.reopened': obj({}),
+  /**
+   * D37: what the adapter knows of a session beyond its events: the working directory, the stale
+   * window of its vendor, and a title (the first prompt's first line, redacted-class).
+   */
+  'session.described': obj({}, { cwd: str(), title: str().at(R), stale_after_ms: int({ min: 0 }) }),
   /** D10: a reopened session's later end moment; AEP allows one session.ended per session. */
   'session.closed': obj({}, { reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']) }),
 } satisfies Record<string, Shape>;

@@ -46,6 +46,29 @@ export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');
 export const closedType = (vendor: string) => vendorType(vendor, 'session.closed');
+/**
+ * D37: what an adapter says in answer to a command or a timer (acks, instruction outcomes, a held
+ * request's end, its own description of the session), not the agent speaking. None of these
+ * refreshes a session's last activity.
+ */
+const ADAPTER_ANSWERS = new RegExp('^(?:control\\.(?:accepted|rejected)|attention\\.(?:answered|resolved|timeout)'
+  + '|x\\.[a-z0-9_-]+\\.(?:instruction\\.(?:delivered|dropped)|input\\.(?:sent|consumed)|session\\.described))$');
+/** D37: an event of the session's agent, which refreshes its last activity (a command never does). */
+export const isAgentActivity = (type: string): boolean => !isCommandType(type) && !ADAPTER_ANSWERS.test(type);
+
+/**
+ * The extension attribute (AEP-0001 §5.4) of a `control.rejected` that names the rule it failed,
+ * a stable code beside the AEP `reason` enum (README "Errors").
+ */
+export const CODE_ATTR = 'code';
+
+/**
+ * D36: the extension attribute (AEP-0001 §5.4) of an end event that states its D25 resume window
+ * in ms: instructions are accepted until the end's time plus this.
+ */
+export const RESUME_WINDOW_ATTR = 'resumewindowms';
+/** D37: the adapter's description of a session (working directory, stale window, title). */
+export const describedType = (vendor: string) => vendorType(vendor, 'session.described');
 export const inputSentType = (vendor: string) => vendorType(vendor, 'input.sent');
 export const inputConsumedType = (vendor: string) => vendorType(vendor, 'input.consumed');
 

@@ -1,7 +1,7 @@
 // The relay's state shared by its bindings: store, fan-out, live connections, and the
 // one ingest path every binding feeds (AEP-0003 §3.2, §5; aep-wire §6 items 1–4, 9).
 import type { AepEvent } from '../protocol/envelope.js';
-import { CAPTURE_LEVELS } from '../protocol/envelope.js';
+import { CAPTURE_LEVELS, captureRank } from '../protocol/envelope.js';
 import { isCommandType } from '../protocol/types.js';
 import type { RelayRefusalCode } from '../protocol/errors.js';
 import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js';
@@ -46,10 +46,21 @@ export interface RosterEntry {
   emits?: unknown;
   /** D26: `ended` once the session's end moment passed (and no start moment reopened it). */
   state?: 'live' | 'ended';
-  /** `time` of the session's latest event from its agent. */
+  /** `time` of the session's latest event from its agent (D37: commands never refresh it). */
   last_event_at?: string;
   /** Accepted instructions not yet delivered or dropped. */
   queued?: number;
+  /** D37: live, yet silent for longer than the vendor's stale window (`stale_after_ms`). */
+  stale?: boolean;
+  stale_after_ms?: number;
+  /** D37: the working directory, and the first prompt's first line (only to a viewer that may see `redacted`). */
+  cwd?: string;
+  title?: string;
+  /**
+   * No live connection claims the session: an entry from the relay's history, only when the
+   * roster request asks for them (`offline: true`); a command to it is refused `no-route`.
+   */
+  offline?: true;
 }
 
 export interface Incoming {
@@ -355,26 +366,55 @@ export class RelayCore {
     return [...jobs, ...extra()];
   }
 
-  /** One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). */
-  roster(): RosterEntry[] {
+  /**
+   * One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). With
+   * `offline`, also one entry per session the relay holds history of and no one claims (D37).
+   * `title` is redacted-class: only a viewer whose ceiling allows `redacted` gets it.
+   */
+  roster(opts: { viewer?: Principal; offline?: boolean; now?: number } = {}): Maybe<RosterEntry[]> {
     this.flushSoon();
+    const now = opts.now ?? Date.now();
+    const titles = opts.viewer === undefined || captureRank(ceilingFor(opts.viewer, undefined) ?? 'full') >= captureRank('redacted');
     const entries: RosterEntry[] = [];
+    const claimed = new Set<string>();
     for (const p of this.claimants()) {
       if (p.role === 'consumer') continue;
       for (const session of p.claims) {
+        claimed.add(session);
         const e: RosterEntry = { session };
         if (p.identity.agent !== undefined) e.agent = p.identity.agent;
         if (p.identity.instance !== undefined) e.instance = p.identity.instance;
         if (p.control !== undefined) e.control = p.control;
         if (p.emits !== undefined) e.emits = p.emits;
-        const summary = this.summaries.get(session);
-        e.state = summary.state;
-        if (summary.lastEventAt !== undefined) e.last_event_at = summary.lastEventAt;
-        e.queued = summary.queued;
-        entries.push(e);
+        entries.push(this.summarised(e, now, titles));
       }
     }
-    return entries;
+    if (opts.offline !== true) return entries;
+    return then(this.store.sessionIds(), (ids) => {
+      for (const session of ids) {
+        if (claimed.has(session)) continue;
+        const agent = this.summaries.about(session).agent;
+        entries.push(this.summarised({ session, ...(agent === undefined ? {} : { agent }), offline: true }, now, titles));
+      }
+      return entries;
+    });
+  }
+
+  /** An entry with what the session's events say about it (D26, D37). */
+  private summarised(e: RosterEntry, now: number, titles: boolean): RosterEntry {
+    const summary = this.summaries.get(e.session);
+    const about = this.summaries.about(e.session);
+    e.state = summary.state;
+    if (summary.lastEventAt !== undefined) e.last_event_at = summary.lastEventAt;
+    e.queued = summary.queued;
+    if (about.cwd !== undefined) e.cwd = about.cwd;
+    if (titles && about.title !== undefined) e.title = about.title;
+    if (about.staleAfterMs !== undefined) {
+      e.stale_after_ms = about.staleAfterMs;
+      const last = summary.lastEventAt === undefined ? Number.NaN : Date.parse(summary.lastEventAt);
+      if (summary.state === 'live' && now - last > about.staleAfterMs) e.stale = true;
+    }
+    return e;
   }
 
   /** The capabilities block of discovery and of the relay's `hello` (AEP-0003 §3.4, §4). */

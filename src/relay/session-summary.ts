@@ -1,19 +1,36 @@
-// What the roster says about each session beyond who claims it (D26): whether it has ended, when
-// it last did something, and how many accepted instructions are still waiting. Derived only from
+// What the roster says about each session beyond who claims it (D26, D37): whether it has ended,
+// when its agent last did something, how many accepted instructions are still waiting, and what
+// the adapter described it as (vendor, working directory, title, stale window). Derived only from
 // the events the relay carries, so every relay binding and a restarted relay agree.
 import type { AepEvent } from '../protocol/envelope.js';
+import { isAgentActivity } from '../protocol/types.js';
 
 export interface SessionSummary {
   state: 'live' | 'ended';
-  /** `time` of the session's latest event from its agent. */
+  /** `time` of the session's latest event from its agent (never an adapter's answer to a command, D37). */
   lastEventAt?: string;
   /** Instructions acked `control.accepted` and neither delivered nor dropped yet. */
   queued: number;
 }
 
+/** What the session's events say it is (D37). */
+export interface SessionAbout {
+  /** The envelope `agent` of the session's events (the vendor token). */
+  agent?: string;
+  /** From `x.{vendor}.session.described` (D37): `title` is redacted-class. */
+  cwd?: string;
+  title?: string;
+  /** The vendor's stale window: live with no agent event for this long shows `stale` (D37). */
+  staleAfterMs?: number;
+}
+
 interface Cell {
   ended: boolean;
   lastEventAt?: string;
+  agent?: string;
+  cwd?: string;
+  title?: string;
+  staleAfterMs?: number;
   /** Instruct commands seen, until they settle. */
   sent: Set<string>;
   /** Accepted instructs, until delivered or dropped. */
@@ -24,6 +41,7 @@ const INSTRUCT = /^x\.[a-z0-9_-]+\.control\.instruct$/;
 const SETTLED = /^x\.[a-z0-9_-]+\.instruction\.(delivered|dropped)$/;
 const CLOSED = /^x\.[a-z0-9_-]+\.session\.closed$/;
 const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
+const DESCRIBED = /^x\.[a-z0-9_-]+\.session\.described$/;
 
 /** Steps one cell with one event; redelivered events change nothing (every update is idempotent). */
 function apply(c: Cell, e: AepEvent): void {
@@ -33,7 +51,8 @@ function apply(c: Cell, e: AepEvent): void {
     c.sent.add(e.id);
     return;
   }
-  if (e.seq !== undefined) c.lastEventAt = e.time;
+  if (e.seq !== undefined && isAgentActivity(e.type)) c.lastEventAt = e.time;
+  if (e.seq !== undefined) c.agent ??= e.agent;
   const cause = e.cause;
   if (e.type === 'control.accepted' && cause !== undefined && c.sent.has(cause)) c.pending.add(cause);
   else if (e.type === 'control.rejected' && cause !== undefined) c.sent.delete(cause);
@@ -42,6 +61,14 @@ function apply(c: Cell, e: AepEvent): void {
     c.sent.delete(cause);
   } else if (e.type === 'session.ended' || (vendor && CLOSED.test(e.type))) c.ended = true;
   else if (e.type === 'session.started' || (vendor && REOPENED.test(e.type))) c.ended = false;
+  else if (vendor && DESCRIBED.test(e.type)) describe(c, e.data ?? {});
+}
+
+/** The working directory as last described, the first title, the stale window as last declared. */
+function describe(c: Cell, d: Record<string, unknown>): void {
+  if (typeof d['cwd'] === 'string') c.cwd = d['cwd'];
+  if (typeof d['title'] === 'string') c.title ??= d['title'];
+  if (typeof d['stale_after_ms'] === 'number') c.staleAfterMs = d['stale_after_ms'];
 }
 
 export class SessionSummaries {
@@ -66,6 +93,16 @@ export class SessionSummaries {
     const s: SessionSummary = { state: c.ended ? 'ended' : 'live', queued: c.pending.size };
     if (c.lastEventAt !== undefined) s.lastEventAt = c.lastEventAt;
     return s;
+  }
+
+  about(session: string): SessionAbout {
+    const c = this.cell(session);
+    const a: SessionAbout = {};
+    if (c.agent !== undefined) a.agent = c.agent;
+    if (c.cwd !== undefined) a.cwd = c.cwd;
+    if (c.title !== undefined) a.title = c.title;
+    if (c.staleAfterMs !== undefined) a.staleAfterMs = c.staleAfterMs;
+    return a;
   }
 
   private cell(session: string): Cell {

@@ -292,6 +292,15 @@ export class SocketConnection implements Peer, Channel {
       this.sendFrame({ type: 'error', id: m.id, code: 'unauthorized', detail: 'roster is answered on consumer connections' });
       return;
     }
-    this.sendFrame({ type: 'roster', id: m.id, entries: this.core.roster() });
+    // `offline: true` (D37) adds the sessions the relay holds history of and no one claims.
+    const entries = this.core.roster({ viewer: this.principal, offline: m.offline === true });
+    if (!(entries instanceof Promise)) {
+      this.sendFrame({ type: 'roster', id: m.id, entries });
+      return;
+    }
+    entries.then(
+      (list) => this.sendFrame({ type: 'roster', id: m.id, entries: list }),
+      (err: Error) => this.sendFrame({ type: 'error', id: m.id, code: 'internal', detail: `history unavailable: ${err.message}` }),
+    );
   }
 }

@@ -5,7 +5,7 @@ import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/en
 import { compileFilter } from '../protocol/filter.js';
 import type { Position } from './store.js';
 
-export type SubscribeErrorCode = 'invalid-filter' | 'unknown-dialect' | 'unauthorized' | 'limit-exceeded';
+export type SubscribeErrorCode = 'invalid-filter' | 'unauthorized' | 'limit-exceeded';
 
 export class SubscribeError extends Error {
   readonly code: SubscribeErrorCode;

@@ -9,6 +9,7 @@
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
   SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  CODE_ATTR, RESUME_WINDOW_ATTR, describedType,
 } from '../protocol/index.js';
 import { redactText, redactValue } from '../protocol/redact.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
@@ -16,7 +17,7 @@ import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
 import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
-import type { ClassifiedHook, HookReply, VendorSurface } from './surface.js';
+import type { ClassifiedHook, HookReply, SessionAbout, VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
@@ -140,11 +141,15 @@ const EMPTY: StepResult = { events: [], records: [], effects: [] };
 /** Bound on kept emitters: the sessions active at once, not every session the host holds. */
 const WARM_EMITTERS = 256;
 
-/** The rules a `control.attention.respond` can fail, named on the wire (D34). */
-const RESPOND_RULES = new Set<string>(['not-pending', 'unknown-request', 'answer-invalid']);
 
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
+
+/** D37: a title is the first non-blank line of the first prompt, at most 120 characters. */
+function titleOf(prompt: string | undefined): string | undefined {
+  const line = prompt?.split('\n').map((l) => l.trim()).find((l) => l !== '');
+  return line === undefined ? undefined : line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
 
 /**
  * D35: a request says what it asks. It goes out at capture `redacted`: the vendor's prompt with
@@ -184,6 +189,8 @@ export class ActorHost {
   private readonly orphanDecisions = new Map<string, Record<string, AckDecision>>();
   /** Hooks whose reply is still owed, with what the vendor sent. */
   private readonly openHooks = new Map<string, ClassifiedHook>();
+  /** D37: what this process has described of each session (session.described). */
+  private readonly described = new Map<string, { cwd?: string; titled: boolean }>();
   private collecting: SessionOutput[] | undefined;
   private pureScope: SessionScope | undefined;
   /** Undo entries of steps whose records are not durable yet, oldest first (D22). */
@@ -434,6 +441,12 @@ export class ActorHost {
     const events: AepEvent[] = [];
     const records: LogRecord[] = [];
     let input: SessionInput;
+    // D37: an invocation that fires nothing but its end moment (`claude mcp list`) is not a
+    // session: nothing is emitted, claimed or logged for it, and the hook gets the neutral reply.
+    if (item.kind === 'hook' && item.hook.class.kind === 'end' && !this.sessions.has(item.session)) {
+      const reply = this.surface.neutralReply(item.hook);
+      return { events, records, effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply, confirm: false }] };
+    }
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
       let firstId: string | undefined;
@@ -479,6 +492,12 @@ export class ActorHost {
           this.opts.onError?.(cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }));
         }
       }
+      const described = this.description(item.session, item.hook.about);
+      if (described !== undefined) {
+        const e = emitter.emit({ ...described, at: item.at, id: newId(item.at) });
+        events.push(e);
+        records.push({ k: 'ev', e });
+      }
       input = this.hookInput(item, firstId, cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined);
       this.openHooks.set(item.hookId, item.hook);
     } else if (item.kind === 'command') {
@@ -493,6 +512,26 @@ export class ActorHost {
     const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
     return this.stamp(item.session, input, outputs, events, records);
+  }
+
+  /**
+   * D37: `x.{vendor}.session.described` when a session is first seen by this process, when its
+   * working directory changes, and once with its title (the first prompt's first line; the
+   * event is then at capture redacted, so a metadata watcher never gets the title).
+   */
+  private description(session: string, about: SessionAbout | undefined): EventFields | undefined {
+    const known = this.described.get(session);
+    const cwd = about?.cwd ?? known?.cwd;
+    const title = known?.titled === true ? undefined : titleOf(about?.prompt);
+    if (known !== undefined && cwd === known.cwd && title === undefined) return undefined;
+    // Only what the hook input said: a bridge vendor (no `about`) is described by its own events.
+    if (cwd === undefined && title === undefined) return undefined;
+    this.described.set(session, { ...(cwd === undefined ? {} : { cwd }), titled: known?.titled === true || title !== undefined });
+    const data: Record<string, unknown> = {};
+    if (cwd !== undefined) data.cwd = cwd;
+    if (title !== undefined) data.title = title;
+    if (this.surface.staleAfterMs !== undefined) data.stale_after_ms = this.surface.staleAfterMs;
+    return { type: describedType(this.vendor), data, capture: title === undefined ? 'metadata' : 'redacted' };
   }
 
   private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
@@ -668,11 +707,11 @@ export class ActorHost {
           break;
         case 'control.rejected':
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-          // D34: a refused respond names its rule in `code` beside AEP's coarser reason, so a sender
-          // can tell a request no longer pending, one never seen and an answer that does not fit apart.
+          // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
+          // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
           emit({
-            type: 'control.rejected', cause: o.cause, capture: 'redacted',
-            data: { reason: o.rejection.reason, detail: o.rejection.detail, ...(RESPOND_RULES.has(o.rejection.rule) ? { code: o.rejection.rule } : {}) },
+            type: 'control.rejected', cause: o.cause, capture: 'redacted', extensions: { [CODE_ATTR]: o.rejection.rule },
+            data: { reason: o.rejection.reason, detail: o.rejection.detail },
           }, o.key);
           break;
         case 'control.reack': {
@@ -701,13 +740,16 @@ export class ActorHost {
           emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
           break;
         case 'session.ended':
-          emit(o.cause === undefined ? { type: 'session.ended', data: { reason: o.reason } } : { type: 'session.ended', cause: o.cause, data: { reason: o.reason } });
+        case 'session.closed': {
+          // D36: the resume window rides the end event as the extension attribute `resumewindowms`.
+          const f: EventFields = { type: o.type === 'session.ended' ? o.type : o.eventType, data: { reason: o.reason } };
+          if (o.cause !== undefined) f.cause = o.cause;
+          if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
+          emit(f);
           break;
+        }
         case 'session.reopened':
           emit(o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
-          break;
-        case 'session.closed':
-          emit(o.cause === undefined ? { type: o.eventType, data: { reason: o.reason } } : { type: o.eventType, cause: o.cause, data: { reason: o.reason } });
           break;
         case 'run.cancelled':
           emit({ type: 'run.cancelled', cause: o.cause, ...(o.run === undefined ? {} : { run: o.run }), data: { by: 'control' } });

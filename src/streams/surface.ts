@@ -57,6 +57,13 @@ export interface ClassifiedHook {
   event: string;
   class: HookClass;
   observations: ObservationSpec[];
+  /** D37: what the input says about its session (the working directory; a prompt, the title's source). */
+  about?: SessionAbout;
+}
+
+export interface SessionAbout {
+  cwd?: string;
+  prompt?: string;
 }
 
 /** A held loop's answer, in vendor-neutral terms (D14). */
@@ -113,8 +120,10 @@ export interface VendorSurface {
   controls?: readonly string[];
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
   resumeWindowMs?: number;
-  /** D26 default instruction TTL where an end moment may never fire; absent: none. */
+  /** D26 default instruction TTL; absent: none. */
   instructTtlMs?: number;
+  /** D37: a live session whose agent said nothing for this long shows `stale`. */
+  staleAfterMs?: number;
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
   classify(input: Record<string, unknown>): ClassifiedHook;
   /**

@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openhands } from '../../src/adapters/openhands.js';
 import { kindType, mapEvent, mapFrame, statusMoments, type Status } from '../../src/adapters/openhands-map.js';
+import { canonicalJson, digest } from '../../src/adapters/hook-maps.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import type { ObservationSpec } from '../../src/streams/surface.js';
@@ -29,9 +30,10 @@ const shape = (o: ObservationSpec): Expected => {
 };
 
 /**
- * The fixture's args_digest cannot be reproduced from its own input: for `{"command":"ls -la"}`
- * the Codex fixture pins 1df8…, the digest this project computes everywhere (AEP-0003 §9.3), and
- * the OpenHands fixture a value no canonical form of the action or its arguments gives. The digest
+ * The fixture's args_digest is not the digest of its arguments: for `{"command":"ls -la"}` the
+ * Codex fixture pins 1df8…, the digest this project computes everywhere (AEP-0003 §9.3), and the
+ * OpenHands fixture the digest of the whole `action` object written as canonical JSON text and
+ * that text digested again as a JSON string (encoded twice; the test below shows it). The digest
  * is checked for its form and for being the one the arguments give; every other field exactly.
  */
 function withoutArgsDigest(e: Expected): Expected {
@@ -50,6 +52,15 @@ test('every fixture event maps to its pinned AEP event at the default posture (d
     assert.equal(got.map(withoutArgsDigest), want.map(withoutArgsDigest), name);
     for (const g of got) if (g.data?.args_digest !== undefined) assert.match(String(g.data.args_digest), /^[0-9a-f]{32}$/, name);
   }
+});
+
+test('the fixture\'s args_digest is the action object encoded twice; the mapping digests the arguments', () => {
+  const entry = Object.values(fixture.events).find((e) => e.input.kind === 'ActionEvent')!;
+  const action = entry.input.action as Record<string, unknown>;
+  assert.is(entry.expected!.data!.args_digest, digest(canonicalJson(action)), 'canonical JSON text of the action, digested as a string');
+  assert.is.not(entry.expected!.data!.args_digest, digest(action));
+  const args = JSON.parse(String((entry.input.tool_call as { function: { arguments: string } }).function.arguments)) as unknown;
+  assert.is(mapEvent(entry.input)[0]!.data!.args_digest, digest(args));
 });
 
 test('AEP_OPENHANDS_DELTAS: StreamingDeltaEvent maps under the opt-in; TokenEvent maps to nothing even then', () => {

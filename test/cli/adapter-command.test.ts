@@ -51,7 +51,7 @@ test('defaults come from the vendor table and the state dir', () => {
   assert.is(cfg.instruct, false);
   assert.is(cfg.relayUrl, DEFAULT_RELAY_URL);
   assert.is(cfg.logPath, join(dir, 'state', 'logs', 'claude-code.jsonl'));
-  assert.is(cfg.ttlMs, undefined);
+  assert.is(cfg.ttlMs, 3_600_000, 'D37: the D26 TTL bounds every vendor\'s queue, Claude Code included');
   assert.is(cfg.inspectPort, undefined);
   assert.is(readFileSync(join(dir, 'state', 'secret'), 'utf8').trim(), cfg.secret, 'the secret is the one the installer shares');
 });

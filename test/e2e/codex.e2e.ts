@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { auditFiles } from '../../src/audit/audit.js';
 import { codex } from '../../src/adapters/codex.js';
 import { installCodex } from '../../src/adapters/installers/codex.js';
 import { checkStream, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
@@ -267,6 +268,11 @@ if (binary === undefined) {
       assert.equal(checkStream(mine), [], 'the stream rules hold across the reopening');
       const again = await stack.instruct(session, `${between}-2`);
       assert.is(again.settled.outcome, 'accepted', 'ended again, inside a new resume window');
+      // D36: the end event states its window, and the audit of this very stream agrees with the adapter.
+      assert.is(ended['resumewindowms'], 30 * 60_000);
+      const copy = join(mkdtempSync(join(tmpdir(), 'aep-codex-audit-')), 'session.jsonl');
+      writeFileSync(copy, `${ofSession(session).map((e) => JSON.stringify(e)).join('\n')}\n`);
+      assert.equal((await auditFiles([copy])).violations, [], 'aep-steer audit of the steered-between-runs stream is clean');
     } finally {
       await hop.close();
     }

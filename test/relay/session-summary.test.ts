@@ -25,7 +25,8 @@ test('queued counts accepted instructs until delivered or dropped; the end momen
   const s = new SessionSummaries(() => []);
   const events = lifecycle();
   for (const e of events.slice(0, 5)) s.observe(e);
-  assert.equal(s.get(S), { state: 'live', queued: 2, lastEventAt: events[4]!.time });
+  // D37: only the agent's own events are activity; the adapter's acks to commands are not.
+  assert.equal(s.get(S), { state: 'live', queued: 2, lastEventAt: events[0]!.time });
   for (const e of events.slice(5)) s.observe(e);
   assert.equal(s.get(S), { state: 'ended', queued: 1, lastEventAt: events.at(-1)!.time });
   // Redelivered events (an adapter re-claiming after a reconnect) change nothing.

@@ -16,6 +16,10 @@ export type HostOp =
   | { op: 'write'; ok: boolean }
   | { op: 'timeout'; s: number }
   | { op: 'tick'; s: number }
+  /** A TTL tick (D10, D26) at the script's `ttlMs`; nothing when the script sets none. */
+  | { op: 'ttl'; s: number }
+  /** Time passes with nothing arriving. */
+  | { op: 'wait'; ms: number }
   | { op: 'recover' };
 
 export interface HostScript {
@@ -29,6 +33,8 @@ export interface HostScript {
   /** Builds the commands (stamped at the step's time, say); the test helpers' otherwise. */
   instruct?: (id: string, text: unknown, session: string, at: number) => AepCommand;
   respond?: (id: string, subject: string, answer: Record<string, unknown>, session: string, at: number) => AepCommand;
+  /** The instruction TTL the `ttl` op ticks with. */
+  ttlMs?: number;
   /** Sees every step's result, recoveries included. */
   onStep?: (r: StepResult) => void;
 }
@@ -85,6 +91,10 @@ export function driveHost(host: ActorHost, surface: VendorSurface, script: HostS
       if (hold) apply({ kind: 'input', session, input: { type: 'attention.timeout', at, requestId: hold.requestId } });
     } else if (o.op === 'tick') {
       apply({ kind: 'input', session, input: { type: 'window.tick', at } });
+    } else if (o.op === 'ttl') {
+      if (script.ttlMs !== undefined) apply({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs: script.ttlMs } });
+    } else if (o.op === 'wait') {
+      at += o.ms;
     } else {
       for (const r of host.recover(at)) {
         script.onStep?.(r);

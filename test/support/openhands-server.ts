@@ -6,7 +6,19 @@
 // What it speaks: the REST routes with their status codes and `X-Session-API-Key` auth (an empty
 // key list is open); the event WebSocket's three auth paths (query, header, first frame within the
 // window) and its close codes (4001 auth, 4004 unknown conversation, 1013 over the subscriber
-// cap); `full_state` first on subscribe, then the resend. And an agent loop: while a conversation
+// cap); `full_state` first on subscribe, then the resend. Status changes are stored in the
+// conversation's log and resent like every other event, as the real server does (v1.36.1 and
+// main): ConversationState.__setattr__ hands a ConversationStateUpdateEvent(key, value) to its
+// state-change callback (openhands-sdk `conversation/state.py`, the callback block at the end of
+// `__setattr__`); the server sets that callback to the conversation's event callback
+// (openhands-agent-server `event_service.py`, `set_on_state_change(self._conversation._on_event)`),
+// whose default callback stores every event (`conversation/impl/local_conversation.py`
+// `_default_callback` → `state.append_event`, which stamps `parent_id` from the last non-state
+// event and does not advance it for a state update). The `full_state` snapshot is made at
+// subscribe time and sent to that subscriber only, never stored (`event_service.py`
+// `subscribe_to_events`); the resend follows it (`sockets.py`, `page_iterator(search_events)`).
+// An ActionEvent's `tool_call` is the SDK's MessageToolCall `{id, name, arguments, origin}` with
+// `arguments` a JSON string (`llm/message.py`, v1.35.0, v1.36.1 and main). And an agent loop: while a conversation
 // is running, each step calls a Chat Completions endpoint with messages built from the
 // conversation's event log, so a user message appended during a step reaches the next request.
 // Every HTTP request and every inbound socket frame is recorded, so a test can say what a client
@@ -113,7 +125,11 @@ function messagesOf(events: readonly Ev[]): Record<string, unknown>[] {
     else if (e.kind === 'MessageEvent') {
       const m = e.llm_message as { role: string; content: unknown };
       out.push({ role: m.role, content: textOf(m.content) });
-    } else if (e.kind === 'ActionEvent') out.push({ role: 'assistant', content: null, tool_calls: [e.tool_call] });
+    } else if (e.kind === 'ActionEvent') {
+      // MessageToolCall back into the Chat Completions shape the model speaks.
+      const call = e.tool_call as { id: string; name: string; arguments: string };
+      out.push({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] });
+    }
     else if (e.kind === 'ObservationEvent') out.push({ role: 'tool', tool_call_id: e.tool_call_id, content: textOf((e.observation as { content: unknown }).content) });
     else if (e.kind === 'UserRejectObservation') out.push({ role: 'tool', tool_call_id: e.tool_call_id, content: `Rejected: ${String(e.rejection_reason)}` });
   }
@@ -146,20 +162,24 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     for (const ws of c.subscribers) ws.send(text);
   }
 
+  const isStateUpdate = (e: Ev) => e.kind === 'ConversationStateUpdateEvent';
+
+  /** Stores the event and publishes it live (state.append_event, then the pub/sub). */
   function append(c: Conversation, fields: Record<string, unknown> & { kind: string; source: string }): Ev {
     const e = { id: randomUUID(), timestamp: naiveNow(), ...fields } as Ev;
-    const parent = c.events.at(-1)?.id;
+    // parent_id is the last tree node: a state update is stored but is not one.
+    const parent = [...c.events].reverse().find((x) => !isStateUpdate(x))?.id;
     if (parent !== undefined) e.parent_id = parent;
     c.events.push(e);
     broadcast(c, e);
     return e;
   }
 
-  /** Status changes ride the socket as state updates; they are not part of the persisted log. */
+  /** A status change is stored like any event and resent on attach. */
   function setStatus(c: Conversation, status: Status): void {
     if (c.status === status) return;
     c.status = status;
-    broadcast(c, { id: randomUUID(), timestamp: naiveNow(), source: 'environment', kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: status });
+    append(c, { source: 'environment', kind: 'ConversationStateUpdateEvent', key: 'execution_status', value: status });
     for (const w of [...waiters]) w();
   }
 
@@ -175,7 +195,7 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
   }
 
   function execute(c: Conversation, action: Ev): void {
-    const args = JSON.parse(String((action.tool_call as { function: { arguments: string } }).function.arguments)) as { command?: string };
+    const args = JSON.parse(String((action.tool_call as { arguments: string }).arguments)) as { command?: string };
     const command = typeof args.command === 'string' ? args.command : '';
     const output = command.startsWith('echo ') ? command.slice(5) : `ran: ${command}`;
     append(c, {
@@ -213,7 +233,8 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     }
     const actions = calls.map((call) => append(c, {
       kind: 'ActionEvent', source: 'agent', thought: [], tool_name: call.function.name === 'run_shell_command' ? 'execute_bash' : call.function.name,
-      tool_call_id: call.id, tool_call: call, llm_response_id: reply.id, security_risk: 'LOW',
+      tool_call_id: call.id, tool_call: { id: call.id, name: call.function.name, arguments: call.function.arguments, origin: 'completion' },
+      llm_response_id: reply.id, security_risk: 'LOW',
       action: { kind: 'ExecuteBashAction', ...JSON.parse(call.function.arguments) as Record<string, unknown> },
     }));
     if (c.confirmation) {

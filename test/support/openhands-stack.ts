@@ -37,6 +37,8 @@ export interface OpenHandsStackOptions {
   /** AEP_OPENHANDS_CONTROL. */
   control?: boolean;
   flags?: AdapterFlags;
+  /** Runs against the server before the bridge starts (conversations it will first see mid-way). */
+  beforeBridge?: (server: StandIn) => Promise<void>;
 }
 
 export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promise<OpenHandsStack> {
@@ -45,6 +47,7 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
   const model = await startMockOpenAi();
   const keys = o.server?.keys ?? ['oh-key-0'];
   const server = await startOpenHandsServer({ modelUrl: model.baseUrl, ...o.server, keys });
+  await o.beforeBridge?.(server);
   const relay = await startRelay({ port: 0, token, storePath: join(dir, 'relay.db') });
   const logPath = join(dir, 'openhands.jsonl');
   const env: NodeJS.ProcessEnv = { AEP_STATE_DIR: join(dir, 'state'), ...(o.control ? { AEP_OPENHANDS_CONTROL: '1' } : {}) };

@@ -1,6 +1,6 @@
 // The bridge's observing half: discovers conversations by polling `GET /api/conversations/search`,
 // attaches one event WebSocket per conversation (first attach `resend_mode=all`, reconnects
-// `since` the last vendor timestamp), and hands every new event, framed, to the adapter pipeline
+// `since` where the server's resend stood, tracker.ts), and hands every new event, framed, to the adapter pipeline
 // as an arrival that wants no reply. The auth frame is the only thing ever written on a socket.
 // Close 4001 (bad key) is reported clearly and retried slowly, 4004 (conversation gone) stops
 // that socket, 1013 (subscriber cap) and anything else reconnect with backoff.
@@ -109,6 +109,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     if (closed || a.gone) return;
     const ws = new WebSocket(opts.server.socketUrl(a.tracker.id, a.tracker.since));
     a.ws = ws;
+    a.tracker.attached();
     ws.on('open', () => {
       a.attempt = 0;
       // The one write: first-frame auth, so the key never rides in a URL or a log line.

@@ -1,7 +1,20 @@
 // The receiver state of one conversation: what the bridge has seen, so each transport event can be
 // framed for the pure table (openhands-map.ts). The vendor event id is the dedupe key across
-// replay and reconnect; the last vendor timestamp is where a reconnect resumes (`since`); the
-// status plane's last value drives run synthesis, with run ids `run:<conversation>:<n>`.
+// replay and reconnect; the status plane's last value drives run synthesis, with run ids
+// `run:<conversation>:<n>`.
+//
+// What the agent server sends on attach (software-agent-sdk v1.36.1 and main): the `full_state`
+// snapshot first, made at subscribe time and never stored (event_service.py
+// `subscribe_to_events`), then the stored log (sockets.py, the resend after the subscribe), which
+// holds every status change: ConversationState.__setattr__ hands a ConversationStateUpdateEvent
+// to the conversation's event callback (state.py; event_service.py `set_on_state_change`), whose
+// default callback appends it (local_conversation.py `_default_callback` → state.append_event).
+// Live events are published to the subscriber meanwhile, interleaved with the resend. So:
+// - a status update older than this connection's snapshot is history: the snapshot already says
+//   where the status stands, and replaying the old flips would invent runs and answers;
+// - the reconnect cursor (`since`, inclusive) is the newest event older than the snapshot, in the
+//   resend's timestamp order: never the snapshot's own time, never a live event that overtook
+//   the resend, so a drop mid-resend resumes where the resend stood (the overlap is deduped).
 import { newId, type AepEvent } from '../../protocol/index.js';
 import { statusMoments, statusOf, type OpenHandsFrame, type Status } from '../openhands-map.js';
 
@@ -15,6 +28,8 @@ export class ConversationTracker {
   private attention: string | undefined;
   private readonly seen = new Set<string>();
   private lastTs: string | undefined;
+  /** This connection's `full_state` time: what is older is the stored log being resent. */
+  private snapshotTs: string | undefined;
   private first = true;
   /** A respond the server took: the flip out of waiting is its outcome (design record, one outcome source). */
   private settling: { cause: string; answer: Record<string, unknown> } | undefined;
@@ -34,11 +49,22 @@ export class ConversationTracker {
   restore(events: readonly AepEvent[]): void {
     if (events.length === 0) return;
     this.first = false;
+    // The cursor as the live rule sets it (frame()): the newest event resent behind its
+    // connection's snapshot, the log keeping arrival order. With none, the oldest event seen:
+    // resending from there repeats only what the seen ids drop.
+    let snapshotTs: string | undefined;
+    let oldest: string | undefined;
     for (const e of events) {
       const vid = e.data?.vendor_event_id;
       if (typeof vid === 'string') this.seen.add(vid);
       const ts = e.data?.vendor_ts;
-      if (typeof ts === 'string' && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
+      if (typeof ts === 'string') {
+        if (e.type === 'state.snapshot') snapshotTs = ts;
+        else {
+          if (oldest === undefined || ts < oldest) oldest = ts;
+          if (snapshotTs !== undefined && ts < snapshotTs && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
+        }
+      }
       if (e.type === 'run.started') {
         this.runs += 1;
         this.run = e.run;
@@ -46,6 +72,7 @@ export class ConversationTracker {
       if (e.type === 'attention.requested') this.attention = e.id;
       else if ((e.type === 'attention.resolved' || e.type === 'attention.timeout') && e.subject === this.attention) this.attention = undefined;
     }
+    this.lastTs ??= oldest;
     this.status = this.attention !== undefined ? 'waiting_for_confirmation' : this.run !== undefined ? 'running' : 'idle';
   }
 
@@ -59,9 +86,14 @@ export class ConversationTracker {
     return this.attention;
   }
 
-  /** Where a reconnect resumes: the newest vendor timestamp seen (the overlap is deduped). */
+  /** Where a reconnect resumes: the newest resent event's timestamp (inclusive; the overlap is deduped). */
   get since(): string | undefined {
     return this.lastTs;
+  }
+
+  /** A new socket: its `full_state` comes first and sets the line between resend and live. */
+  attached(): void {
+    this.snapshotTs = undefined;
   }
 
   /** A control.attention.respond on its way: marks the open request settling (undefined clears it). */
@@ -76,19 +108,26 @@ export class ConversationTracker {
 
   /** Frames one event, or undefined when it was seen already (a replay overlap). */
   frame(event: Record<string, unknown>, at: number, deltas: boolean, answerable = false): OpenHandsFrame | undefined {
+    const ts = typeof event.timestamp === 'string' ? event.timestamp : undefined;
+    const snapshot = event.kind === 'ConversationStateUpdateEvent' && event.key === 'full_state';
+    if (snapshot && ts !== undefined) this.snapshotTs = ts;
+    const resent = !snapshot && ts !== undefined && this.snapshotTs !== undefined && ts < this.snapshotTs;
+    // The resend moves the cursor even where it repeats what was seen (the overlap).
+    if (resent && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
     const id = typeof event.id === 'string' ? event.id : undefined;
     if (id !== undefined) {
       if (this.seen.has(id)) return undefined;
       this.seen.add(id);
     }
-    if (typeof event.timestamp === 'string' && (this.lastTs === undefined || event.timestamp > this.lastTs)) this.lastTs = event.timestamp;
     const f: OpenHandsFrame = { conversation_id: this.id, event, status_before: this.status };
+    if (resent && statusOf(event) !== undefined) f.history = true;
     if (this.first) f.first = true;
     this.first = false;
     if (deltas) f.deltas = true;
     if (answerable) f.answerable = true;
     if (this.run !== undefined) f.run_before = this.run;
-    const next = statusOf(event);
+    // A resent status update is history: the snapshot before it already moved the status on.
+    const next = f.history === true ? undefined : statusOf(event);
     if (next !== undefined && next !== this.status) {
       const moments = statusMoments(this.status, next);
       if (moments.some((m) => RUN_CLOSERS.has(m.type))) this.run = undefined;
