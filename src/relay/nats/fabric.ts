@@ -2,13 +2,14 @@
 // its own and its node key; a claim lapses with its connection, or a lease after its node
 // died), commands forwarded to the claimant's node through the commands stream, and copies that
 // are fanned out but not stored (agent-scoped events, redeliveries) on core subjects.
-import { headers } from '@nats-io/transport-node';
-import { DeliverPolicy } from '@nats-io/jetstream';
-import type { KvWatchEntry } from '@nats-io/kv';
+import { headers, nanos } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Principal } from '../acl.js';
 import type { Peer } from '../core.js';
 import type { Fabric, FabricLocal } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
+import { Feed } from './feed.js';
+import type { Faults } from './faults.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -70,12 +71,21 @@ export class NatsFabric implements Fabric {
   private readonly nodesHeard = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly stops: (() => void)[] = [];
+  private readonly feeds: Feed[] = [];
+  /**
+   * When this node could last not hear the bucket (a reconnect, a reopened feed): every claim
+   * it knew counts for one more lease from then, while their nodes renew them, so a command is
+   * not refused `no-route` for a claimant the outage only hid.
+   */
+  private deafUntil = 0;
 
   constructor(
     private readonly engine: Engine,
     readonly node: string,
     private readonly leaseMs: number,
     private readonly report: (err: Error) => void,
+    private readonly faults: Faults,
+    private readonly log: (line: string) => void = () => {},
   ) {}
 
   attach(local: FabricLocal): void {
@@ -88,20 +98,47 @@ export class NatsFabric implements Fabric {
   }
 
   async start(): Promise<void> {
-    const { kv, js, nc, names } = this.engine;
+    const { js, jsm, nc, names } = this.engine;
     await untilReady(() => this.renew());
-    const watch = await untilReady(() => kv.watch({ key: '>' }));
-    this.stops.push(() => watch.stop());
-    void (async () => {
-      for await (const e of watch) this.heard(e);
-    })().catch((err: Error) => this.report(err));
+    // The claims bucket read as its stream: one feed this node reopens itself (see feed.ts).
+    const bucket = `KV_${names.claimsBucket}`;
+    const prefix = `$KV.${names.claimsBucket}.`;
+    this.feeds.push(new Feed({
+      what: 'the claims feed',
+      open: (after) => js.consumers.get(bucket, after === 0
+        ? { filter_subjects: `${prefix}>`, deliver_policy: DeliverPolicy.LastPerSubject }
+        : { filter_subjects: `${prefix}>`, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
+    }, this.log));
 
-    const commands = await js.consumers.get(names.commandsStream, { filter_subjects: names.commandsFor(this.node), deliver_policy: DeliverPolicy.New });
-    const msgs = await untilReady(() => commands.consume());
-    this.stops.push(() => msgs.stop());
-    void (async () => {
-      for await (const m of msgs) this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string(), m.headers?.get(BACK_NODE), m.headers?.get(BACK_CONN));
-    })().catch((err: Error) => this.report(err));
+    // Forwarded commands: a durable consumer with the streams' replicas, so losing one server
+    // of a cluster moves it to another (its new leader) instead of losing it; one found gone is
+    // made again from the last command read.
+    const durable = `${names.namespace}_cmd_${this.node}`;
+    const ensure = (after: number) => jsm.consumers.add(names.commandsStream, {
+      durable_name: durable,
+      filter_subject: names.commandsFor(this.node),
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(5000),
+      ...(after === 0 ? { deliver_policy: DeliverPolicy.New } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      num_replicas: this.engine.replicas,
+      // A node that died leaves its consumer behind; the server removes it.
+      inactive_threshold: nanos(Math.max(60_000, this.leaseMs * 6)),
+    });
+    this.feeds.push(new Feed({
+      what: 'the forwarded-commands consumer',
+      open: async (after) => {
+        await ensure(after).catch((err: Error) => {
+          if (!/already in use|already exists/i.test(err.message)) throw err;
+        });
+        return js.consumers.get(names.commandsStream, durable);
+      },
+      onMessage: (m: JsMsg) => {
+        this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string(), m.headers?.get(BACK_NODE), m.headers?.get(BACK_CONN));
+        m.ack();
+      },
+    }, this.log));
+    for (const f of this.feeds) await untilReady(() => f.start());
 
     const copies = nc.subscribe(names.allCopies, {
       callback: (err, m) => {
@@ -120,7 +157,9 @@ export class NatsFabric implements Fabric {
     });
     this.stops.push(() => back.unsubscribe());
 
-    this.timer = setInterval(() => void this.renew().catch((err: Error) => this.report(err)), Math.max(100, Math.floor(this.leaseMs / 3)));
+    // A failed renewal while the store is down is that outage, already said once.
+    const renewFailed = (err: Error) => (this.faults.reason() === undefined ? this.report(err) : undefined);
+    this.timer = setInterval(() => void this.renew().catch(renewFailed), Math.max(100, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
   }
 
@@ -131,10 +170,17 @@ export class NatsFabric implements Fabric {
     await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r))));
   }
 
-  private heard(e: KvWatchEntry): void {
-    const at = Math.min(Date.now(), e.created.getTime());
-    const [kind, a, b] = e.key.split('.');
-    const gone = e.operation !== 'PUT';
+  /** The connection came back: feeds reopen, and the claims known count for one more lease. */
+  reconnected(): void {
+    this.deafUntil = Date.now();
+    for (const f of this.feeds) f.restart('reconnected');
+  }
+
+  private heard(m: JsMsg, key: string): void {
+    const at = Math.min(Date.now(), Math.floor(m.info.timestampNanos / 1e6));
+    const [kind, a, b] = key.split('.');
+    const op = m.headers?.get('KV-Operation');
+    const gone = op === 'DEL' || op === 'PURGE';
     if (kind === 'n') {
       if (a === this.node) return;
       if (gone) this.nodesHeard.delete(a!);
@@ -143,13 +189,13 @@ export class NatsFabric implements Fabric {
     }
     if (kind !== 'c' || b === this.node) return;
     if (gone) {
-      this.remote.delete(e.key);
+      this.remote.delete(key);
       return;
     }
-    const text = e.string();
-    const known = this.remote.get(e.key);
+    const text = m.string();
+    const known = this.remote.get(key);
     if (known && known.text === text) known.heard = at;
-    else this.remote.set(e.key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)), heard: at, text });
+    else this.remote.set(key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)), heard: at, text });
   }
 
   private connId(peer: object): string {
@@ -228,7 +274,8 @@ export class NatsFabric implements Fabric {
   /** A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its lease). */
   private fresh(heard: number, node: string, now: number): boolean {
     const n = this.nodesHeard.get(node);
-    return now - heard <= this.leaseMs && n !== undefined && now - n <= this.leaseMs;
+    const since = (t: number) => now - Math.max(t, this.deafUntil);
+    return since(heard) <= this.leaseMs && n !== undefined && since(n) <= this.leaseMs;
   }
 
   share(line: string, e: { session?: string }): void {
@@ -242,7 +289,7 @@ export class NatsFabric implements Fabric {
     const now = Date.now();
     for (const [key, c] of this.remote) {
       if (!this.fresh(c.heard, c.peer.record.node, now)) {
-        if (now - c.heard > this.leaseMs) this.remote.delete(key);
+        if (now - Math.max(c.heard, this.deafUntil) > this.leaseMs) this.remote.delete(key);
         continue;
       }
       if (c.peer.record.closedAt === undefined) yield c.peer;
@@ -301,9 +348,11 @@ export class NatsFabric implements Fabric {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    for (const f of this.feeds) f.stop();
     for (const s of this.stops.splice(0)) s();
-    const { kv } = this.engine;
+    const { kv, jsm, names } = this.engine;
     await Promise.all([...this.own.keys(), `n.${this.node}`].map((k) => kv.delete(k).catch(() => {})));
+    await jsm.consumers.delete(names.commandsStream, `${names.namespace}_cmd_${this.node}`).catch(() => {});
     this.own.clear();
   }
 }

@@ -3,9 +3,11 @@
 // copies other nodes stored for live fan-out here. Replay reads one session's two rings with an
 // ordered consumer and orders them as the SQLite store does.
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
-import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import { interleaveByArrival, type Admission, type Position, type Replay } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
+import { Feed } from './feed.js';
+import { MIN_PUBLISH_MS, WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { admissionId, sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -13,6 +15,27 @@ const EPOCH = 'Aep-Epoch';
 const SEQ = 'Aep-Seq';
 
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
+const same = (a: Position, b: Position): boolean => a.epoch === b.epoch && a.seq === b.seq;
+/** A session whose failed event was never resent stops holding back its later ones after this. */
+const HOLE_KEPT_MS = 10 * 60_000;
+
+interface Job {
+  a: Admission;
+  token: string;
+  pos?: Position;
+  /** When the core handed it over: the write is confirmed or refused within WRITE_DEADLINE_MS of it. */
+  at: number;
+  done: (fresh: boolean) => void;
+  fail: (err: Error) => void;
+  duplicates: (a: Admission) => void;
+}
+
+/** One session's writes in flight and the position it failed at, if one did and was not resent yet. */
+interface Lane {
+  queue: Job[];
+  busy: boolean;
+  hole?: { pos: Position; at: number };
+}
 
 interface Indexed {
   session: string;
@@ -54,6 +77,7 @@ function position(h: MsgHdrs | undefined): Position | undefined {
 
 export class NatsHistory {
   private readonly index = new Map<string, Indexed>();
+  private readonly lanes = new Map<string, Lane>();
   private events = 0;
   private stopped = false;
 
@@ -65,6 +89,10 @@ export class NatsHistory {
     /** A copy another node stored, for live fan-out here. */
     private readonly remote: (line: string) => void,
     private readonly report: (err: Error) => void,
+    private readonly faults: Faults,
+    /** Why nothing can be written now (the connection is down), or undefined. */
+    private readonly down: () => string | undefined,
+    private readonly log: (line: string) => void,
   ) {}
 
   /** Reads the index (each subject's last event), then follows every new event. */
@@ -73,23 +101,30 @@ export class NatsHistory {
     const info = await untilReady(() => jsm.streams.info(names.eventsStream));
     this.events = info.state.messages;
     const upTo = info.state.last_seq;
-    const consumer = await js.consumers.get(names.eventsStream, { filter_subjects: names.allEvents, deliver_policy: DeliverPolicy.LastPerSubject });
-    const messages = await untilReady(() => consumer.consume());
     let ready!: () => void;
     const indexed = new Promise<void>((resolve) => (ready = resolve));
     if (upTo === 0 || info.state.messages === 0) ready();
-    void (async () => {
-      for await (const m of messages) {
-        if (this.stopped) break;
+    this.feed = new Feed({
+      what: 'the session index',
+      open: (after) => js.consumers.get(names.eventsStream, after === 0
+        ? { filter_subjects: names.allEvents, deliver_policy: DeliverPolicy.LastPerSubject }
+        : { filter_subjects: names.allEvents, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      onMessage: (m) => {
+        if (this.stopped) return;
         this.see(m, m.seq <= upTo);
         if (m.seq >= upTo) ready();
-      }
-    })().catch((err: Error) => this.report(err));
-    this.stopFeed = () => messages.stop();
+      },
+    }, this.log);
+    await untilReady(() => this.feed!.start());
     await indexed;
   }
 
-  private stopFeed: () => void = () => {};
+  /** The connection came back: the feed's consumer may be gone with its server. */
+  reopen(): void {
+    this.feed?.restart('reconnected');
+  }
+
+  private feed: Feed | undefined;
 
   private see(m: JsMsg, old: boolean): void {
     const token = m.subject.split('.')[2]!;
@@ -113,40 +148,119 @@ export class NatsHistory {
     this.index.set(token, entry);
   }
 
-  /** Stores new events in order; a redelivery (same `(source, id)` within the window, or the session's top position again) is not stored and `duplicates` gets it. */
-  async admitAll(list: readonly Admission[], duplicates: (a: Admission) => void): Promise<boolean[]> {
-    const { js, names } = this.engine;
-    const acks = list.map((a) => {
+  /**
+   * Stores new events, each session's in order; a redelivery (same `(source, id)` within the
+   * window, or the session's top position again) is not stored and `duplicates` gets it. Rejects
+   * when any event of the list was not confirmed (D38): the core refuses them `store-unavailable`
+   * and their senders resend (what was stored of the list is deduped then).
+   */
+  admitAll(list: readonly Admission[], duplicates: (a: Admission) => void): Promise<boolean[]> {
+    const at = Date.now();
+    return Promise.all(list.map((a) => new Promise<boolean>((done, fail) => {
       const token = sessionToken(a.session);
       const positioned = a.epoch !== undefined || a.seq !== undefined;
-      const pos = positioned ? { epoch: a.epoch ?? 0, seq: a.seq ?? 0 } : undefined;
+      const job: Job = { a, token, at, done, fail, duplicates };
+      if (positioned) job.pos = { epoch: a.epoch ?? 0, seq: a.seq ?? 0 };
+      let lane = this.lanes.get(token);
+      if (lane === undefined) this.lanes.set(token, (lane = { queue: [], busy: false }));
+      lane.queue.push(job);
+      if (!lane.busy) void this.run(token, lane);
+    })));
+  }
+
+  /**
+   * One session's writes, a round at a time: what queued while a round was out goes out
+   * together when it is confirmed. So a later event of a session is never stored while an
+   * earlier one failed (no hole for a resend to skip), yet a busy session still pipelines.
+   */
+  private async run(token: string, lane: Lane): Promise<void> {
+    lane.busy = true;
+    while (lane.queue.length > 0) await this.round(lane, lane.queue.splice(0));
+    lane.busy = false;
+    if (lane.hole === undefined || Date.now() - lane.hole.at > HOLE_KEPT_MS) this.lanes.delete(token);
+  }
+
+  private async round(lane: Lane, jobs: Job[]): Promise<void> {
+    const { js, names } = this.engine;
+    const sent: { job: Job; ack: Promise<PubAck> | undefined }[] = [];
+    // Filled in this round (optimistically: a failure of it is undone below).
+    let filled = false;
+    for (const job of jobs) {
+      const down = this.down();
+      if (down !== undefined) {
+        job.fail(new Error(down));
+        continue;
+      }
+      const pos = job.pos;
+      const hole = lane.hole;
+      if (pos && hole && !filled && before(hole.pos, pos)) {
+        job.fail(new Error(`an earlier event of session ${job.a.session} (${hole.pos.epoch}:${hole.pos.seq}) is not stored yet; resend from it`));
+        continue;
+      }
+      if (pos && hole && same(pos, hole.pos)) filled = true;
       // The claim-renewing redelivery of a session's last event, past the dedupe window.
-      const top = this.index.get(token)?.top;
-      if (pos && top && top.epoch === pos.epoch && top.seq === pos.seq) return { a, token, pos, ack: undefined };
+      const top = this.index.get(job.token)?.top;
+      if (pos && top && same(top, pos)) {
+        sent.push({ job, ack: undefined });
+        continue;
+      }
+      const left = job.at + WRITE_DEADLINE_MS - Date.now();
+      if (left < MIN_PUBLISH_MS && this.faults.reason() !== undefined) {
+        job.fail(new Error(this.faults.reason()));
+        continue;
+      }
       const h = headers();
       h.set(NODE, this.node);
       if (pos) {
         h.set(EPOCH, String(pos.epoch));
         h.set(SEQ, String(pos.seq));
-        // Later admissions in this batch see it at once (the ack comes later).
-        const entry = this.index.get(token);
-        if (entry) entry.top = entry.top === undefined || before(entry.top, pos) ? pos : entry.top;
       }
-      return { a, token, pos, ack: js.publish(names.events(token, positioned), a.raw, { msgID: admissionId(a.source, a.id), headers: h }) };
-    });
-    const out: boolean[] = [];
-    for (const x of acks) {
-      const ack = x.ack === undefined ? undefined : await x.ack;
-      const fresh = ack !== undefined && !ack.duplicate;
-      if (fresh) {
-        this.events += 1;
-        const isNew = !this.index.has(x.token);
-        this.note(x.token, x.a.session, ack.seq, x.pos);
-        if (isNew) await this.evictBeyondCap();
-      } else duplicates(x.a);
-      out.push(fresh);
+      const ack = js.publish(names.events(job.token, pos !== undefined), job.a.raw, {
+        msgID: admissionId(job.a.source, job.a.id),
+        headers: h,
+        timeout: Math.max(MIN_PUBLISH_MS, left),
+      });
+      // Settled below, in order; a rejection never goes unhandled meanwhile.
+      ack.catch(() => {});
+      sent.push({ job, ack });
     }
-    return out;
+    let failed: Error | undefined;
+    for (const { job, ack } of sent) {
+      let r: PubAck | undefined;
+      try {
+        r = ack === undefined ? undefined : await ack;
+      } catch (err) {
+        failed ??= err as Error;
+        this.faults.writeFailed(err as Error);
+        if (job.pos && (lane.hole === undefined || before(job.pos, lane.hole.pos))) lane.hole = { pos: job.pos, at: Date.now() };
+        job.fail(err as Error);
+        continue;
+      }
+      if (r !== undefined) this.faults.writeConfirmed();
+      if (failed !== undefined && job.pos && r !== undefined && !r.duplicate) {
+        // Stored after an earlier event of its session failed: taken back, so history has no hole.
+        await this.engine.jsm.streams.deleteMessage(names.eventsStream, r.seq, false).catch((err: Error) =>
+          this.report(new Error(`session ${job.a.session}: event ${job.a.id} was stored after a failed one and could not be taken back (${err.message})`)));
+        job.fail(failed);
+        continue;
+      }
+      if (job.pos && lane.hole && same(job.pos, lane.hole.pos)) lane.hole = undefined;
+      await this.confirmed(job, r);
+    }
+  }
+
+  private async confirmed(job: Job, ack: PubAck | undefined): Promise<void> {
+    const fresh = ack !== undefined && !ack.duplicate;
+    if (fresh) {
+      this.events += 1;
+      const isNew = !this.index.has(job.token);
+      this.note(job.token, job.a.session, ack.seq, job.pos);
+      if (isNew) await this.evictBeyondCap().catch((err: Error) => this.report(err));
+    } else {
+      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, ack.seq, job.pos);
+      job.duplicates(job.a);
+    }
+    job.done(fresh);
   }
 
   /** Beyond the session cap the least recently written session is purged (every node's index learns of it on replay). */
@@ -192,6 +306,6 @@ export class NatsHistory {
 
   stop(): void {
     this.stopped = true;
-    this.stopFeed();
+    this.feed?.stop();
   }
 }

@@ -3,17 +3,20 @@
 import { randomBytes } from 'node:crypto';
 import { SteeringError } from '../../protocol/errors.js';
 import type { Admission, Position, Replay, SessionStore, StoreHealth } from '../store.js';
+import type { StoreFaults } from '../store-fault.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../store.js';
 import { DEFAULT_LEASE_MS, openEngine, type Engine, type NatsStoreOptions } from './engine.js';
 import { NatsFabric } from './fabric.js';
 import { NatsHistory } from './history.js';
+import { Faults, STORE_ADVICE } from './faults.js';
 
 export type { NatsStoreOptions };
 
-export class NatsStore implements SessionStore {
+export class NatsStore implements SessionStore, StoreFaults {
   readonly bufferCap: number;
   readonly path: string;
   readonly fabric: NatsFabric;
+  readonly advice = STORE_ADVICE;
   private connected = true;
   private timer: NodeJS.Timeout | undefined;
 
@@ -23,6 +26,7 @@ export class NatsStore implements SessionStore {
     private readonly history: NatsHistory,
     fabric: NatsFabric,
     private readonly replicas: number,
+    private readonly faults: Faults,
   ) {
     this.fabric = fabric;
     this.bufferCap = history.bufferCap;
@@ -36,9 +40,14 @@ export class NatsStore implements SessionStore {
     const bufferCap = opts.bufferCap ?? DEFAULT_BUFFER;
     const engine = await openEngine({ ...opts, bufferCap, connectionName: `aep-relay ${node}` });
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-    const fabric = new NatsFabric(engine, node, leaseMs, report);
-    const history = new NatsHistory(engine, node, bufferCap, opts.sessionCap ?? DEFAULT_MAX_SESSIONS, (line) => fabric.fanOut(line), report);
-    const store = new NatsStore(engine, node, history, fabric, opts.replicas ?? 1);
+    // The probe: the events stream answers with a leader (a write would be taken).
+    const faults = new Faults(log, async () => {
+      const info = await engine.jsm.streams.info(engine.names.eventsStream);
+      if (info.cluster !== undefined && !info.cluster.leader) throw new Error('no leader');
+    });
+    const fabric = new NatsFabric(engine, node, leaseMs, report, faults, log);
+    const history = new NatsHistory(engine, node, bufferCap, opts.sessionCap ?? DEFAULT_MAX_SESSIONS, (line) => fabric.fanOut(line), report, faults, () => faults.offline(), log);
+    const store = new NatsStore(engine, node, history, fabric, engine.replicas, faults);
     try {
       await history.start();
       await fabric.start();
@@ -59,9 +68,13 @@ export class NatsStore implements SessionStore {
         if (s.type === 'disconnect') {
           this.connected = false;
           log(`relay: nats: disconnected from ${s.server}; reconnecting`);
+          this.faults.lostConnection(s.server);
         } else if (s.type === 'reconnect') {
           this.connected = true;
           log(`relay: nats: reconnected to ${s.server}`);
+          this.faults.reconnected();
+          this.fabric.reconnected();
+          this.history.reopen();
         }
       }
     })().catch(() => {});
@@ -70,6 +83,10 @@ export class NatsStore implements SessionStore {
   admitAll(list: readonly Admission[]): Promise<boolean[]> {
     // A redelivery is not stored again, yet every node's subscribers get the copy (AEP-0003 §5).
     return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a));
+  }
+
+  unavailable(): string | undefined {
+    return this.engine.nc.isClosed() ? 'the NATS connection is closed' : this.faults.reason();
   }
 
   replay(session: string, after?: Position): Promise<Replay> {
@@ -88,7 +105,7 @@ export class NatsStore implements SessionStore {
     const nc = this.engine.nc;
     return {
       engine: 'nats-jetstream',
-      ok: this.connected && !nc.isClosed(),
+      ok: this.connected && !nc.isClosed() && this.faults.reason() === undefined,
       server: nc.getServer(),
       version: nc.info?.version,
       node: this.node,
@@ -100,6 +117,7 @@ export class NatsStore implements SessionStore {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.faults.stop();
     this.history.stop();
     await this.fabric.stop().catch(() => {});
     await this.engine.nc.drain().catch(() => this.engine.nc.close());
