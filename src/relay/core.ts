@@ -170,8 +170,9 @@ export class RelayCore {
 
   /** One event from a WS connection: authorized (D19), then admitted and fanned out. */
   publish(incoming: Incoming, origin: Peer): Refusal | undefined {
-    // Agent-scoped events are not stored: they go out while the store is down.
-    const refused = (classify(incoming.event) === 'agent' ? undefined : this.unwritable()) ?? this.authorize(incoming.event, origin.principal, origin);
+    // The claim is taken even while the store is down, so commands find the session's claimant
+    // once it is back; agent-scoped events are not stored and go out meanwhile.
+    const refused = this.authorize(incoming.event, origin.principal, origin) ?? (classify(incoming.event) === 'agent' ? undefined : this.unwritable());
     if (refused) {
       this.counters.refused += 1;
       return refused;
@@ -341,6 +342,20 @@ export class RelayCore {
     }
   }
 
+  /** A read waits for what is pending; a failed write was told to its senders and is no reason to refuse the read. */
+  private flushForRead(): Maybe<number> {
+    const failed = (err: Error): number => {
+      this.report(err);
+      return 0;
+    };
+    try {
+      const f = this.flush();
+      return f instanceof Promise ? f.catch(failed) : f;
+    } catch (err) {
+      return failed(err as Error);
+    }
+  }
+
   /** Flushes without a caller to tell: a failed write is reported. */
   flushSoon(): void {
     this.afterFlush(() => {});
@@ -401,7 +416,7 @@ export class RelayCore {
       }
       for (const [text, e] of held) if (!seen.has(key(e))) sink.write(text, e);
     };
-    return then(this.flush(), () => then(this.replays(spec, opts), (jobs) => then(all(jobs), finish)));
+    return then(this.flushForRead(), () => then(this.replays(spec, opts), (jobs) => then(all(jobs), finish)));
   }
 
   private replays(spec: SubscriptionSpec, opts: { alsoSession?: string }): Maybe<Maybe<ReplayJob>[]> {

@@ -8,8 +8,8 @@ import type { Principal } from '../acl.js';
 import type { Peer } from '../core.js';
 import type { Fabric, FabricLocal } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
-import { Feed } from './feed.js';
-import type { Faults } from './faults.js';
+import { Feed, startAt, type FeedStart } from './feed.js';
+import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -105,9 +105,8 @@ export class NatsFabric implements Fabric {
     const prefix = `$KV.${names.claimsBucket}.`;
     this.feeds.push(new Feed({
       what: 'the claims feed',
-      open: (after) => js.consumers.get(bucket, after === 0
-        ? { filter_subjects: `${prefix}>`, deliver_policy: DeliverPolicy.LastPerSubject }
-        : { filter_subjects: `${prefix}>`, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      open: (from) => js.consumers.get(bucket, { filter_subjects: `${prefix}>`, ...startAt(from, DeliverPolicy.LastPerSubject) }),
+      lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
       onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
     }, this.log));
 
@@ -115,22 +114,28 @@ export class NatsFabric implements Fabric {
     // of a cluster moves it to another (its new leader) instead of losing it; one found gone is
     // made again from the last command read.
     const durable = `${names.namespace}_cmd_${this.node}`;
-    const ensure = (after: number) => jsm.consumers.add(names.commandsStream, {
+    const make = (from: FeedStart | undefined) => jsm.consumers.add(names.commandsStream, {
       durable_name: durable,
       filter_subject: names.commandsFor(this.node),
       ack_policy: AckPolicy.Explicit,
-      ack_wait: nanos(5000),
-      ...(after === 0 ? { deliver_policy: DeliverPolicy.New } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      // Unacked (its pull lost with a server), a command comes again after this; the adapter dedupes.
+      ack_wait: nanos(2000),
+      ...startAt(from, DeliverPolicy.New),
       num_replicas: this.engine.replicas,
       // A node that died leaves its consumer behind; the server removes it.
       inactive_threshold: nanos(Math.max(60_000, this.leaseMs * 6)),
     });
     this.feeds.push(new Feed({
       what: 'the forwarded-commands consumer',
-      open: async (after) => {
-        await ensure(after).catch((err: Error) => {
-          if (!/already in use|already exists/i.test(err.message)) throw err;
-        });
+      durable: true,
+      lastSeq: async () => (await jsm.streams.info(names.commandsStream)).state.last_seq,
+      open: async (from) => {
+        try {
+          return await js.consumers.get(names.commandsStream, durable);
+        } catch (err) {
+          if (!/consumer not found/i.test((err as Error).message)) throw err;
+        }
+        await make(from);
         return js.consumers.get(names.commandsStream, durable);
       },
       onMessage: (m: JsMsg) => {
@@ -157,9 +162,11 @@ export class NatsFabric implements Fabric {
     });
     this.stops.push(() => back.unsubscribe());
 
-    // A failed renewal while the store is down is that outage, already said once.
-    const renewFailed = (err: Error) => (this.faults.reason() === undefined ? this.report(err) : undefined);
-    this.timer = setInterval(() => void this.renew().catch(renewFailed), Math.max(100, Math.floor(this.leaseMs / 3)));
+    // Not while the connection is down (the client would hold the puts and time them out later);
+    // a failed renewal while the store is down is that outage, already said once.
+    const renewFailed = this.failed('claims not renewed');
+    const renewNow = () => (this.faults.offline() === undefined ? void this.renew().catch(renewFailed) : undefined);
+    this.timer = setInterval(renewNow, Math.max(100, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
   }
 
@@ -173,7 +180,7 @@ export class NatsFabric implements Fabric {
   /** The connection came back: feeds reopen, and the claims known count for one more lease. */
   reconnected(): void {
     this.deafUntil = Date.now();
-    for (const f of this.feeds) f.restart('reconnected');
+    for (const f of this.feeds) f.reconnected();
   }
 
   private heard(m: JsMsg, key: string): void {
@@ -219,7 +226,14 @@ export class NatsFabric implements Fabric {
     let keys = this.byPeer.get(peer);
     if (!keys) this.byPeer.set(peer, (keys = new Set()));
     keys.add(key);
-    this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
+    this.engine.kv.put(key, JSON.stringify(r)).catch(this.failed(`claim of session ${session} not stored (renewed later)`));
+  }
+
+  /** A failed fabric write, reported unless the store's outage (already said once) explains it. */
+  private failed(what: string): (err: Error) => void {
+    return (err) => {
+      if (this.faults.reason() === undefined) this.report(new Error(`${what}: ${err.message}`));
+    };
   }
 
   release(peer: Peer): void {
@@ -232,11 +246,11 @@ export class NatsFabric implements Fabric {
       if (r === undefined) continue;
       // Closed, still renewed through the claim lease, then gone (D19 on every node).
       r.closedAt = Date.now();
-      this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
+      this.engine.kv.put(key, JSON.stringify(r)).catch(this.failed('closed claim not stored'));
       const drop = () => {
         if (this.own.get(key) !== r) return;
         this.own.delete(key);
-        this.engine.kv.delete(key).catch((err: Error) => this.report(err));
+        this.engine.kv.delete(key).catch(this.failed('lapsed claim not removed (its lease ends it)'));
       };
       if (lease <= 0) drop();
       else setTimeout(drop, lease).unref();
@@ -309,7 +323,9 @@ export class NatsFabric implements Fabric {
       h.set(BACK_NODE, this.node);
       h.set(BACK_CONN, replyConn);
     }
-    this.engine.js.publish(this.engine.names.command(r.node, sessionToken(r.session)), text, { headers: h }).catch((err: Error) => this.report(err));
+    // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
+    this.engine.js.publish(this.engine.names.command(r.node, sessionToken(r.session)), text, { headers: h, timeout: WRITE_DEADLINE_MS })
+      .catch(this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`));
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */

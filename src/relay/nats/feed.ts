@@ -3,24 +3,46 @@
 // is one server's (R1, in memory): when that server dies the client's own recovery asks it for
 // info until it answers, which a dead server never does (a minute and more of silence). Here two
 // missed heartbeats (FEED_EXPIRES_MS / 2 each), a lost consumer or a reconnect reopen it after
-// the last stream sequence seen, so nothing is skipped and nothing already seen comes twice.
-import type { Consumer, JsMsg } from '@nats-io/jetstream';
+// the last stream sequence seen, so nothing is skipped and nothing already seen comes twice. A
+// server killed with its unflushed tail restarts with a lower last sequence, and numbers new
+// messages again from there: then the feed resumes from the time of the last message seen.
+import { DeliverPolicy, type Consumer, type ConsumerConfig, type JsMsg } from '@nats-io/jetstream';
 
 /** A pull's lifetime; the server's idle heartbeat is half of it (the client library's rule). */
 export const FEED_EXPIRES_MS = 2000;
 const RETRY_FIRST_MS = 200;
 const RETRY_MAX_MS = 2000;
 
+/** Where a reopened consumer starts: after a stream sequence, or at a time (RFC 3339). */
+export type FeedStart = { seq: number } | { time: string };
+
+/** Consumer options for a start: the first one's policy, or a sequence, or a time. */
+export function startAt(from: FeedStart | undefined, first: DeliverPolicy): Pick<ConsumerConfig, 'deliver_policy' | 'opt_start_seq' | 'opt_start_time'> {
+  if (from === undefined) return { deliver_policy: first };
+  return 'seq' in from ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq } : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.time };
+}
+
 export interface FeedSpec {
   /** What it is, for the log lines: "the session index", "the claims", "forwarded commands". */
   what: string;
-  /** The consumer to read: from the start (`after` 0) or after the stream sequence `after`. */
-  open(after: number): Promise<Consumer>;
+  /** The consumer to read: from its own start (`from` undefined, the first time) or from `from`. */
+  open(from: FeedStart | undefined): Promise<Consumer>;
+  /** The stream's last sequence now (a restarted server may have lost its tail). */
+  lastSeq(): Promise<number>;
   onMessage(m: JsMsg): void;
+  /**
+   * A durable consumer is the server's and outlives a reconnect: the client library resumes it.
+   * Reopening it then would leave the old pull waiting on the server, and what it took would
+   * come again only after the ack wait.
+   */
+  durable?: boolean;
 }
 
 export class Feed {
   private last = 0;
+  /** The last message's stream timestamp (ns); a feed resumed by time skips up to it. */
+  private lastNs = 0;
+  private skipUpToNs = 0;
   private generation = 0;
   private stopped = false;
   private stopCurrent: () => void = () => {};
@@ -35,6 +57,11 @@ export class Feed {
   /** Opens the first consumer (a failure here is the caller's: the relay does not start). */
   async start(): Promise<void> {
     await this.open();
+  }
+
+  /** The connection came back: an ordered consumer may be gone with its server. */
+  reconnected(): void {
+    if (!this.spec.durable) this.restart('reconnected');
   }
 
   /** Reopens after the last sequence seen (the connection came back, or it went quiet). */
@@ -60,7 +87,17 @@ export class Feed {
 
   private async open(): Promise<void> {
     const gen = ++this.generation;
-    const consumer = await this.spec.open(this.last);
+    let from: FeedStart | undefined;
+    this.skipUpToNs = 0;
+    if (this.last > 0) {
+      if ((await this.spec.lastSeq()) >= this.last) from = { seq: this.last + 1 };
+      else {
+        from = { time: new Date(Math.floor(this.lastNs / 1e6)).toISOString() };
+        this.skipUpToNs = this.lastNs;
+        this.log(`relay: nats: the stream under ${this.spec.what} restarted without its last messages; resuming from the time of the last one seen`);
+      }
+    }
+    const consumer = await this.spec.open(from);
     const msgs = await consumer.consume({ expires: FEED_EXPIRES_MS });
     if (gen !== this.generation) {
       msgs.stop();
@@ -82,7 +119,10 @@ export class Feed {
     void (async () => {
       for await (const m of msgs) {
         if (gen !== this.generation) return;
+        const ns = Number(m.info.timestampNanos);
+        if (this.skipUpToNs > 0 && ns <= this.skipUpToNs) continue;
         this.last = m.seq;
+        this.lastNs = ns;
         this.spec.onMessage(m);
       }
     })().catch((err: Error) => {

@@ -6,7 +6,7 @@ import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { DeliverPolicy, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import { interleaveByArrival, type Admission, type Position, type Replay } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
-import { Feed } from './feed.js';
+import { Feed, startAt } from './feed.js';
 import { MIN_PUBLISH_MS, WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { admissionId, sessionToken } from './subjects.js';
 
@@ -104,15 +104,19 @@ export class NatsHistory {
     let ready!: () => void;
     const indexed = new Promise<void>((resolve) => (ready = resolve));
     if (upTo === 0 || info.state.messages === 0) ready();
+    let indexing = true;
     this.feed = new Feed({
       what: 'the session index',
-      open: (after) => js.consumers.get(names.eventsStream, after === 0
-        ? { filter_subjects: names.allEvents, deliver_policy: DeliverPolicy.LastPerSubject }
-        : { filter_subjects: names.allEvents, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 }),
+      open: (from) => js.consumers.get(names.eventsStream, { filter_subjects: names.allEvents, ...startAt(from, DeliverPolicy.LastPerSubject) }),
+      lastSeq: async () => (await jsm.streams.info(names.eventsStream)).state.last_seq,
       onMessage: (m) => {
         if (this.stopped) return;
-        this.see(m, m.seq <= upTo);
-        if (m.seq >= upTo) ready();
+        // Once indexed, everything is new (a restarted server may number new events at or below `upTo`).
+        this.see(m, indexing && m.seq <= upTo);
+        if (m.seq >= upTo) {
+          indexing = false;
+          ready();
+        }
       },
     }, this.log);
     await untilReady(() => this.feed!.start());
@@ -121,7 +125,7 @@ export class NatsHistory {
 
   /** The connection came back: the feed's consumer may be gone with its server. */
   reopen(): void {
-    this.feed?.restart('reconnected');
+    this.feed?.reconnected();
   }
 
   private feed: Feed | undefined;

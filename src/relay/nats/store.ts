@@ -90,6 +90,10 @@ export class NatsStore implements SessionStore, StoreFaults {
   }
 
   replay(session: string, after?: Position): Promise<Replay> {
+    // Refused at once while the store is down, not after a request timeout: an adapter learns
+    // what the relay holds by a replay, and sends nothing (not even its claims) until answered.
+    const down = this.unavailable();
+    if (down !== undefined) return Promise.reject(new Error(down));
     return this.history.replay(session, after);
   }
 
