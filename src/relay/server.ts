@@ -275,7 +275,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       // 503 while the store's engine is down; its state and the counts only for an authorized caller.
       // D38: a store that cannot write is down too, and the reason is said (it names no secret).
       const engine = store.health();
-      const reason = store.unavailable?.();
+      const reason = store.unavailable?.() ?? (typeof engine.reason === 'string' ? engine.reason : undefined);
       const ok = engine.ok && reason === undefined;
       const why = reason === undefined ? {} : { reason };
       return json(res, ok ? 200 : 503, principal ? { ok, ...why, store: engine, ...stats() } : { ok, ...why });

@@ -127,6 +127,7 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
       }
       if (r.outcome === 'accepted' || r.outcome === 'rejected') {
         settled.set(cmd.id, r);
+        if (r.outcome === 'rejected') refused[`rejected ${r.reason}: ${r.detail ?? ''}`] = (refused[`rejected ${r.reason}: ${r.detail ?? ''}`] ?? 0) + 1;
         if (r.outcome === 'accepted') acceptedAt.push(Date.now());
         return;
       }

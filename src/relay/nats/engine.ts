@@ -33,7 +33,19 @@ export interface Engine {
   servers: string[];
   /** Replicas of every stream, the bucket and the durable consumers. */
   replicas: number;
+  /**
+   * The same connection with a short request timeout, for what is retried anyway (reopening a
+   * feed, the health probe): a request sent while a stream has no leader is not answered when
+   * one is elected, so a long timeout would add itself to the cluster's election time.
+   */
+  quick: { js: JetStreamClient; jsm: JetStreamManager; probe: JetStreamManager };
 }
+
+/** The health probe's request timeout (it repeats every quarter second while writes fail). */
+const PROBE_REQUEST_MS = 750;
+
+/** The request timeout of `Engine.quick`. */
+export const QUICK_REQUEST_MS = 1000;
 
 /** The replicas a cluster allows: one per server it gossips, at most 3 (a single server: 1). */
 export function clusterReplicas(nc: NatsConnection, given: number): number {
@@ -129,7 +141,12 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
       (err: Error) => { if (!/stream not found/i.test(err.message)) throw err; },
     ));
     const kv = await untilReady(() => new Kvm(nc).create(n.claimsBucket, { ttl: opts.leaseMs ?? DEFAULT_LEASE_MS, history: 1, replicas }));
-    return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm, kv, names: n, servers, replicas };
+    const quick = {
+      js: jetstream(nc, { timeout: QUICK_REQUEST_MS }),
+      jsm: await jetstreamManager(nc, { timeout: QUICK_REQUEST_MS, checkAPI: false }),
+      probe: await jetstreamManager(nc, { timeout: PROBE_REQUEST_MS, checkAPI: false }),
+    };
+    return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm, kv, names: n, servers, replicas, quick };
   } catch (err) {
     await nc.close().catch(() => {});
     throw new SteeringError('CONFIG_INVALID', `NATS at ${servers.join(', ')} has no usable JetStream: ${(err as Error).message} (run nats-server with -js; replicas ${replicas} need that many servers)`, { cause: err });

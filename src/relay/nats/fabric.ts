@@ -8,7 +8,7 @@ import type { Principal } from '../acl.js';
 import type { Peer } from '../core.js';
 import type { Fabric, FabricLocal } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
-import { Feed, startAt, type FeedStart } from './feed.js';
+import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
 import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { sessionToken } from './subjects.js';
 
@@ -78,6 +78,7 @@ export class NatsFabric implements Fabric {
    * not refused `no-route` for a claimant the outage only hid.
    */
   private deafUntil = 0;
+  private claimsDeaf = false;
 
   constructor(
     private readonly engine: Engine,
@@ -98,17 +99,22 @@ export class NatsFabric implements Fabric {
   }
 
   async start(): Promise<void> {
-    const { js, jsm, nc, names } = this.engine;
+    const { nc, names } = this.engine;
+    const { js, jsm } = this.engine.quick;
     await untilReady(() => this.renew());
     // The claims bucket read as its stream: one feed this node reopens itself (see feed.ts).
     const bucket = `KV_${names.claimsBucket}`;
     const prefix = `$KV.${names.claimsBucket}.`;
     this.feeds.push(new Feed({
       what: 'the claims feed',
-      open: (from) => js.consumers.get(bucket, { filter_subjects: `${prefix}>`, ...startAt(from, DeliverPolicy.LastPerSubject) }),
+      open: (from) => ephemeral(this.engine, bucket, `${prefix}>`, from, DeliverPolicy.LastPerSubject),
       lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
       onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
-    }, this.log));
+    }, this.log, (deaf) => {
+      // Not hearing the bucket is no news of any claim: they hold until a lease after it is heard again.
+      this.claimsDeaf = deaf;
+      if (!deaf) this.deafUntil = Date.now();
+    }));
 
     // Forwarded commands: a durable consumer with the streams' replicas, so losing one server
     // of a cluster moves it to another (its new leader) instead of losing it; one found gone is
@@ -288,7 +294,7 @@ export class NatsFabric implements Fabric {
   /** A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its lease). */
   private fresh(heard: number, node: string, now: number): boolean {
     const n = this.nodesHeard.get(node);
-    const since = (t: number) => now - Math.max(t, this.deafUntil);
+    const since = (t: number) => now - Math.max(t, this.claimsDeaf ? now : this.deafUntil);
     return since(heard) <= this.leaseMs && n !== undefined && since(n) <= this.leaseMs;
   }
 
@@ -303,7 +309,7 @@ export class NatsFabric implements Fabric {
     const now = Date.now();
     for (const [key, c] of this.remote) {
       if (!this.fresh(c.heard, c.peer.record.node, now)) {
-        if (now - Math.max(c.heard, this.deafUntil) > this.leaseMs) this.remote.delete(key);
+        if (!this.claimsDeaf && now - Math.max(c.heard, this.deafUntil) > this.leaseMs) this.remote.delete(key);
         continue;
       }
       if (c.peer.record.closedAt === undefined) yield c.peer;
@@ -324,8 +330,12 @@ export class NatsFabric implements Fabric {
       h.set(BACK_CONN, replyConn);
     }
     // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
+    const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
     this.engine.js.publish(this.engine.names.command(r.node, sessionToken(r.session)), text, { headers: h, timeout: WRITE_DEADLINE_MS })
-      .catch(this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`));
+      .then(() => this.faults.writeConfirmed(), (err: Error) => {
+        report(err);
+        this.faults.writeFailed(err);
+      });
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */

@@ -2,13 +2,14 @@
 // resumes. Two ways to lose it: the connection (the client reconnects by itself) and writes that
 // JetStream does not confirm while connected (a stream leader lost with its server, until the
 // cluster elects another). While writes fail, a probe asks the events stream's leader every
-// PROBE_MS, so the node notices recovery without waiting for traffic it refuses meanwhile.
+// PROBE_MS (with a short timeout: a request no leader took is not answered by the next one), so
+// `/healthz` says the recovery without waiting for traffic.
 
 /** How long a write may wait for JetStream's confirmation, from the moment it was taken in. */
 export const WRITE_DEADLINE_MS = 1500;
 /** The shortest wait given to a publish (one that queued long gets at least this). */
 export const MIN_PUBLISH_MS = 250;
-const PROBE_MS = 500;
+const PROBE_MS = 250;
 
 export const STORE_ADVICE =
   'Check that nats-server is running with -js and reachable (a cluster needs a majority of its servers for a leader); ' +

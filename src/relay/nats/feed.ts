@@ -6,12 +6,14 @@
 // the last stream sequence seen, so nothing is skipped and nothing already seen comes twice. A
 // server killed with its unflushed tail restarts with a lower last sequence, and numbers new
 // messages again from there: then the feed resumes from the time of the last message seen.
-import { DeliverPolicy, type Consumer, type ConsumerConfig, type JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerConfig, type JsMsg } from '@nats-io/jetstream';
+import type { Engine } from './engine.js';
 
 /** A pull's lifetime; the server's idle heartbeat is half of it (the client library's rule). */
 export const FEED_EXPIRES_MS = 2000;
 const RETRY_FIRST_MS = 200;
-const RETRY_MAX_MS = 2000;
+const RETRY_MAX_MS = 1000;
 
 /** Where a reopened consumer starts: after a stream sequence, or at a time (RFC 3339). */
 export type FeedStart = { seq: number } | { time: string };
@@ -20,6 +22,24 @@ export type FeedStart = { seq: number } | { time: string };
 export function startAt(from: FeedStart | undefined, first: DeliverPolicy): Pick<ConsumerConfig, 'deliver_policy' | 'opt_start_seq' | 'opt_start_time'> {
   if (from === undefined) return { deliver_policy: first };
   return 'seq' in from ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq } : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.time };
+}
+
+/**
+ * An ephemeral consumer made by this node (not the client's ordered consumer, whose creation
+ * retries out of sight): a failure to make it is this feed's to see and retry, and it is
+ * opened only once the server answered. In memory, one replica: the feed reopens it anyway.
+ */
+export async function ephemeral(engine: Engine, stream: string, filter: string, from: FeedStart | undefined, first: DeliverPolicy): Promise<Consumer> {
+  const { js, jsm } = engine.quick;
+  const ci = await jsm.consumers.add(stream, {
+    filter_subject: filter,
+    ack_policy: AckPolicy.None,
+    ...startAt(from, first),
+    inactive_threshold: nanos(30_000),
+    mem_storage: true,
+    num_replicas: 1,
+  });
+  return js.consumers.get(stream, ci.name);
 }
 
 export interface FeedSpec {
@@ -49,9 +69,13 @@ export class Feed {
   private retryMs = RETRY_FIRST_MS;
   private lostAt: number | undefined;
 
+  private current: Consumer | undefined;
+
   constructor(
     private readonly spec: FeedSpec,
     private readonly log: (line: string) => void,
+    /** Told when the feed stops hearing (true) and when it hears again (false). */
+    private readonly deaf: (deaf: boolean) => void = () => {},
   ) {}
 
   /** Opens the first consumer (a failure here is the caller's: the relay does not start). */
@@ -69,9 +93,13 @@ export class Feed {
     if (this.stopped) return;
     if (this.lostAt === undefined) {
       this.lostAt = Date.now();
+      this.deaf(true);
       this.log(`relay: nats: ${this.spec.what} went quiet (${why}); reopening its consumer`);
     }
     this.stopCurrent();
+    // An ephemeral consumer left behind would only hold pulls nobody reads.
+    if (!this.spec.durable) void this.current?.delete().catch(() => {});
+    this.current = undefined;
     this.open().catch((err: Error) => {
       const wait = this.retryMs;
       this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
@@ -104,7 +132,9 @@ export class Feed {
       return;
     }
     this.stopCurrent = () => msgs.stop();
+    this.current = consumer;
     if (this.lostAt !== undefined) {
+      this.deaf(false);
       this.log(`relay: nats: ${this.spec.what} resumed after ${((Date.now() - this.lostAt) / 1000).toFixed(1)} s`);
       this.lostAt = undefined;
     }

@@ -6,7 +6,7 @@ import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { DeliverPolicy, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import { interleaveByArrival, type Admission, type Position, type Replay } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
-import { Feed, startAt } from './feed.js';
+import { ephemeral, Feed } from './feed.js';
 import { MIN_PUBLISH_MS, WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { admissionId, sessionToken } from './subjects.js';
 
@@ -35,6 +35,10 @@ interface Lane {
   queue: Job[];
   busy: boolean;
   hole?: { pos: Position; at: number };
+  /** The last round was confirmed whole: the next one may pipeline. */
+  trusted?: boolean;
+  /** Events this node is writing again itself (see `repair`). */
+  repairing?: boolean;
 }
 
 interface Indexed {
@@ -75,6 +79,20 @@ function position(h: MsgHdrs | undefined): Position | undefined {
   return e && s ? { epoch: Number(e), seq: Number(s) } : undefined;
 }
 
+/**
+ * A cluster that lost a server still counts it as a peer and may place a new one-replica
+ * consumer there, where it never answers: try again (a new placement) a few times.
+ */
+async function placed<T>(make: () => Promise<T>, tries = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await make();
+    } catch (err) {
+      if (i >= tries || !/timeout/i.test((err as Error).message)) throw err;
+    }
+  }
+}
+
 export class NatsHistory {
   private readonly index = new Map<string, Indexed>();
   private readonly lanes = new Map<string, Lane>();
@@ -97,7 +115,7 @@ export class NatsHistory {
 
   /** Reads the index (each subject's last event), then follows every new event. */
   async start(): Promise<void> {
-    const { jsm, js, names } = this.engine;
+    const { jsm, names } = this.engine;
     const info = await untilReady(() => jsm.streams.info(names.eventsStream));
     this.events = info.state.messages;
     const upTo = info.state.last_seq;
@@ -105,10 +123,11 @@ export class NatsHistory {
     const indexed = new Promise<void>((resolve) => (ready = resolve));
     if (upTo === 0 || info.state.messages === 0) ready();
     let indexing = true;
+    const quick = this.engine.quick;
     this.feed = new Feed({
       what: 'the session index',
-      open: (from) => js.consumers.get(names.eventsStream, { filter_subjects: names.allEvents, ...startAt(from, DeliverPolicy.LastPerSubject) }),
-      lastSeq: async () => (await jsm.streams.info(names.eventsStream)).state.last_seq,
+      open: (from) => ephemeral(this.engine, names.eventsStream, names.allEvents, from, DeliverPolicy.LastPerSubject),
+      lastSeq: async () => (await quick.jsm.streams.info(names.eventsStream)).state.last_seq,
       onMessage: (m) => {
         if (this.stopped) return;
         // Once indexed, everything is new (a restarted server may number new events at or below `upTo`).
@@ -174,12 +193,14 @@ export class NatsHistory {
 
   /**
    * One session's writes, a round at a time: what queued while a round was out goes out
-   * together when it is confirmed. So a later event of a session is never stored while an
+   * together when it is confirmed. So a later event of a session is not stored while an
    * earlier one failed (no hole for a resend to skip), yet a busy session still pipelines.
+   * After a failure the next round is its first event alone: a store that fails again fails
+   * that one, not some of a pipelined round.
    */
   private async run(token: string, lane: Lane): Promise<void> {
     lane.busy = true;
-    while (lane.queue.length > 0) await this.round(lane, lane.queue.splice(0));
+    while (lane.queue.length > 0) await this.round(lane, lane.queue.splice(0, lane.trusted ? lane.queue.length : 1));
     lane.busy = false;
     if (lane.hole === undefined || Date.now() - lane.hole.at > HOLE_KEPT_MS) this.lanes.delete(token);
   }
@@ -228,28 +249,65 @@ export class NatsHistory {
       ack.catch(() => {});
       sent.push({ job, ack });
     }
-    let failed: Error | undefined;
+    const failedJobs: Job[] = [];
+    let storedAfter = false;
+    lane.trusted = true;
     for (const { job, ack } of sent) {
       let r: PubAck | undefined;
       try {
         r = ack === undefined ? undefined : await ack;
       } catch (err) {
-        failed ??= err as Error;
+        lane.trusted = false;
         this.faults.writeFailed(err as Error);
-        if (job.pos && (lane.hole === undefined || before(job.pos, lane.hole.pos))) lane.hole = { pos: job.pos, at: Date.now() };
+        if (job.pos) {
+          failedJobs.push(job);
+          if (lane.hole === undefined || before(job.pos, lane.hole.pos)) lane.hole = { pos: job.pos, at: Date.now() };
+        }
         job.fail(err as Error);
         continue;
       }
       if (r !== undefined) this.faults.writeConfirmed();
-      if (failed !== undefined && job.pos && r !== undefined && !r.duplicate) {
-        // Stored after an earlier event of its session failed: taken back, so history has no hole.
-        await this.engine.jsm.streams.deleteMessage(names.eventsStream, r.seq, false).catch((err: Error) =>
-          this.report(new Error(`session ${job.a.session}: event ${job.a.id} was stored after a failed one and could not be taken back (${err.message})`)));
-        job.fail(failed);
-        continue;
-      }
+      if (failedJobs.length > 0 && job.pos && r !== undefined && !r.duplicate) storedAfter = true;
       if (job.pos && lane.hole && same(job.pos, lane.hole.pos)) lane.hole = undefined;
       await this.confirmed(job, r);
+    }
+    if (storedAfter) void this.repair(lane, failedJobs);
+  }
+
+  /**
+   * A later event of the session was stored although an earlier one of the same round failed:
+   * its sender, asking what the relay holds, would never resend the earlier one. So this node
+   * writes the failed ones again itself (same `Nats-Msg-Id`: a resend meanwhile is deduped)
+   * until they are confirmed; until then the session's hole holds back its later events.
+   */
+  private async repair(lane: Lane, failed: Job[]): Promise<void> {
+    if (lane.repairing) return;
+    lane.repairing = true;
+    const { js, names } = this.engine;
+    const until = Date.now() + HOLE_KEPT_MS;
+    try {
+      while (failed.length > 0 && !this.stopped && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 500));
+        const job = failed[0]!;
+        const h = headers();
+        h.set(NODE, this.node);
+        h.set(EPOCH, String(job.pos!.epoch));
+        h.set(SEQ, String(job.pos!.seq));
+        try {
+          const r = await js.publish(names.events(job.token, true), job.a.raw, { msgID: admissionId(job.a.source, job.a.id), headers: h, timeout: WRITE_DEADLINE_MS });
+          failed.shift();
+          if (!r.duplicate) {
+            this.events += 1;
+            this.note(job.token, job.a.session, r.seq, job.pos);
+          }
+          if (lane.hole && same(job.pos!, lane.hole.pos)) lane.hole = failed[0]?.pos && { pos: failed[0].pos, at: Date.now() };
+        } catch {
+          // still failing: the next try follows
+        }
+      }
+      if (failed.length > 0) this.report(new Error(`session ${failed[0]!.a.session}: event ${failed[0]!.a.id} could not be stored again; its history may lack it`));
+    } finally {
+      lane.repairing = false;
     }
   }
 
@@ -278,19 +336,23 @@ export class NatsHistory {
   }
 
   async replay(session: string, after?: Position): Promise<Replay> {
-    const { js, jsm, names } = this.engine;
+    const { jsm, names } = this.engine;
     const token = sessionToken(session);
     const info = await jsm.streams.info(names.eventsStream, { subjects_filter: names.session(token) });
     const held = Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
     if (held === 0) return { items: [] };
-    const consumer = await js.consumers.get(names.eventsStream, { filter_subjects: names.session(token) });
+    const consumer = await placed(() => ephemeral(this.engine, names.eventsStream, names.session(token), undefined, DeliverPolicy.All));
     const rows: Row[] = [];
-    const batch = await consumer.fetch({ max_messages: held, expires: 2000 });
-    for await (const m of batch) {
-      const raw = m.string();
-      const pos = position(m.headers);
-      rows.push(pos ? { arrival: m.seq, pos, raw } : { arrival: m.seq, raw });
-      if (m.info.pending === 0) break;
+    try {
+      const batch = await consumer.fetch({ max_messages: held, expires: 2000 });
+      for await (const m of batch) {
+        const raw = m.string();
+        const pos = position(m.headers);
+        rows.push(pos ? { arrival: m.seq, pos, raw } : { arrival: m.seq, raw });
+        if (m.info.pending === 0) break;
+      }
+    } finally {
+      void consumer.delete().catch(() => {});
     }
     return orderRows(rows, after, this.bufferCap);
   }

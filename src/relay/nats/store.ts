@@ -42,7 +42,7 @@ export class NatsStore implements SessionStore, StoreFaults {
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     // The probe: the events stream answers with a leader (a write would be taken).
     const faults = new Faults(log, async () => {
-      const info = await engine.jsm.streams.info(engine.names.eventsStream);
+      const info = await engine.quick.probe.streams.info(engine.names.eventsStream);
       if (info.cluster !== undefined && !info.cluster.leader) throw new Error('no leader');
     });
     const fabric = new NatsFabric(engine, node, leaseMs, report, faults, log);
@@ -57,7 +57,9 @@ export class NatsStore implements SessionStore, StoreFaults {
       throw new SteeringError('RELAY_UNREACHABLE', `JetStream at ${engine.servers.join(', ')} did not answer the relay's start: ${(err as Error).message}; check that every server runs with -js and the cluster has a leader`, { cause: err });
     }
     store.watchStatus(log);
-    store.timer = setInterval(() => void history.recount().catch(report), Math.max(1000, leaseMs));
+    // Counts are for /healthz: a failed refresh while the store is down is that outage, already said.
+    const recountFailed = (err: Error) => (faults.reason() === undefined ? report(new Error(`event count not refreshed: ${err.message}`)) : undefined);
+    store.timer = setInterval(() => void history.recount().catch(recountFailed), Math.max(1000, leaseMs));
     store.timer.unref();
     return store;
   }
@@ -85,14 +87,19 @@ export class NatsStore implements SessionStore, StoreFaults {
     return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a));
   }
 
+  /**
+   * Refused at once only while the connection is down. While writes fail with the connection up
+   * (a leader lost until the cluster elects another) each write still tries, within its deadline,
+   * so the first one after the election is taken.
+   */
   unavailable(): string | undefined {
-    return this.engine.nc.isClosed() ? 'the NATS connection is closed' : this.faults.reason();
+    return this.engine.nc.isClosed() ? 'the NATS connection is closed' : this.faults.offline();
   }
 
   replay(session: string, after?: Position): Promise<Replay> {
     // Refused at once while the store is down, not after a request timeout: an adapter learns
     // what the relay holds by a replay, and sends nothing (not even its claims) until answered.
-    const down = this.unavailable();
+    const down = this.unavailable() ?? this.faults.reason();
     if (down !== undefined) return Promise.reject(new Error(down));
     return this.history.replay(session, after);
   }
@@ -110,6 +117,7 @@ export class NatsStore implements SessionStore, StoreFaults {
     return {
       engine: 'nats-jetstream',
       ok: this.connected && !nc.isClosed() && this.faults.reason() === undefined,
+      ...(this.faults.reason() === undefined ? {} : { reason: this.faults.reason() }),
       server: nc.getServer(),
       version: nc.info?.version,
       node: this.node,
