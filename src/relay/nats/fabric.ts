@@ -79,6 +79,7 @@ export class NatsFabric implements Fabric {
    */
   private deafUntil = 0;
   private claimsDeaf = false;
+  private renewFailing = false;
 
   constructor(
     private readonly engine: Engine,
@@ -171,7 +172,25 @@ export class NatsFabric implements Fabric {
     // Not while the connection is down (the client would hold the puts and time them out later);
     // a failed renewal while the store is down is that outage, already said once.
     const renewFailed = this.failed('claims not renewed');
-    const renewNow = () => (this.faults.offline() === undefined ? void this.renew().catch(renewFailed) : undefined);
+    // While this node cannot renew its own claims, the others cannot renew theirs either (the
+    // bucket has no leader): theirs hold until a lease after renewing works again.
+    const renewed = () => {
+      if (!this.renewFailing) return;
+      this.renewFailing = false;
+      this.deafUntil = Date.now();
+    };
+    const notRenewed = (err: Error) => {
+      this.renewFailing = true;
+      renewFailed(err);
+    };
+    let renewing = false;
+    const renewNow = () => {
+      if (this.faults.offline() !== undefined) return;
+      // The last renewal is still out after a third of the lease: as good as failed, so far.
+      if (renewing) return void (this.renewFailing = true);
+      renewing = true;
+      this.renew().then(renewed, notRenewed).finally(() => (renewing = false));
+    };
     this.timer = setInterval(renewNow, Math.max(100, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
   }
@@ -291,10 +310,15 @@ export class NatsFabric implements Fabric {
     return undefined;
   }
 
+  /** This node cannot hear the bucket, or nobody can write it: no news of any claim. */
+  private deaf(): boolean {
+    return this.claimsDeaf || this.renewFailing;
+  }
+
   /** A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its lease). */
   private fresh(heard: number, node: string, now: number): boolean {
     const n = this.nodesHeard.get(node);
-    const since = (t: number) => now - Math.max(t, this.claimsDeaf ? now : this.deafUntil);
+    const since = (t: number) => now - Math.max(t, this.deaf() ? now : this.deafUntil);
     return since(heard) <= this.leaseMs && n !== undefined && since(n) <= this.leaseMs;
   }
 
@@ -309,7 +333,7 @@ export class NatsFabric implements Fabric {
     const now = Date.now();
     for (const [key, c] of this.remote) {
       if (!this.fresh(c.heard, c.peer.record.node, now)) {
-        if (!this.claimsDeaf && now - Math.max(c.heard, this.deafUntil) > this.leaseMs) this.remote.delete(key);
+        if (!this.deaf() && now - Math.max(c.heard, this.deafUntil) > this.leaseMs) this.remote.delete(key);
         continue;
       }
       if (c.peer.record.closedAt === undefined) yield c.peer;
