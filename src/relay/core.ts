@@ -9,7 +9,7 @@ import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.j
 import type { Hub, Sink } from './hub.js';
 import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
 import type { Admission, Maybe, Replay } from './store.js';
-import { storeUnavailable, type FaultAwareStore } from './store-fault.js';
+import { isStoreUnavailable, storeUnavailable, type FaultAwareStore } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 
@@ -229,8 +229,10 @@ export class RelayCore {
       }
       return { ok: true, accepted: batch.length, stored, routed };
     };
-    // A failed write: the body is refused whole, nothing of it forwarded; resending it is safe (dedupe).
+    // A write the store could not make now: the body is refused whole, nothing of it forwarded;
+    // resending it is safe (dedupe). Any other failure stays the caller's (an internal error).
     const failed = (err: Error): IngestResult => {
+      if (!this.unavailableWrite(err)) throw err;
       this.report(err);
       return this.unwritten(first, storeUnavailable(err.message));
     };
@@ -305,7 +307,7 @@ export class RelayCore {
       return fresh;
     };
     const refuse = (err: Error): never => {
-      this.refuseUnwritten(list, from, err);
+      if (this.unavailableWrite(err)) this.refuseUnwritten(list, from, err);
       throw err;
     };
     let written: Maybe<boolean[]>;
@@ -315,6 +317,10 @@ export class RelayCore {
       return refuse(err as Error);
     }
     return written instanceof Promise ? written.then(counted, refuse) : counted(written);
+  }
+
+  private unavailableWrite(err: Error): boolean {
+    return isStoreUnavailable(err) || this.store.unavailable?.() !== undefined;
   }
 
   /**

@@ -14,7 +14,7 @@ import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type 
 import { SocketConnection } from './socket.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type Position } from './store.js';
 import { ThreadedStore } from './store-thread.js';
-import { FILE_STORE_ADVICE, type FaultAwareStore } from './store-fault.js';
+import { FILE_STORE_ADVICE, isStoreUnavailable, type FaultAwareStore } from './store-fault.js';
 import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
 
 export const DEFAULT_PORT = 8787;
@@ -148,7 +148,8 @@ export function storeFailures(
       return;
     }
     const more = held > 0 ? ` (and ${held} more since the last report)` : '';
-    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept, their senders were told store-unavailable. ${advice}: adapters resend from their logs what it did not keep (D23)`);
+    const told = isStoreUnavailable(err) ? ', their senders were told store-unavailable' : '';
+    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept${told}. ${advice}: adapters resend from their logs what it did not keep (D23)`);
     last = t;
     held = 0;
   };

@@ -18,6 +18,20 @@ export type FaultAwareStore = SessionStore & StoreFaults;
 /** What a store's rejected write means when the store gives no advice of its own (a SQLite file). */
 export const FILE_STORE_ADVICE = "Free disk space or fix the store file's permissions, then restart the relay";
 
+/**
+ * A write the store could not make now (as opposed to one it refuses for good): its senders
+ * are refused `store-unavailable` and resend. Recognised by name, so it survives a worker
+ * thread's error cloning; a SQLite store may throw it for a full disk or a busy file.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+export const isStoreUnavailable = (err: unknown): boolean => err instanceof Error && err.name === 'StoreUnavailableError';
+
 export const storeUnavailable = (reason: string) => ({
   code: 'store-unavailable' as const,
   detail: `the relay's store cannot write now (${reason}); send it again shortly`,

@@ -47,6 +47,8 @@ interface Indexed {
   last: number;
   /** Highest position held: the same position again is a redelivery (an adapter re-claiming). */
   top?: Position;
+  /** `Nats-Msg-Id` of the event at `top`: only that event again is the redelivery. */
+  topId?: string;
 }
 
 interface Row {
@@ -156,17 +158,20 @@ export class NatsHistory {
     const raw = m.string();
     let session = this.index.get(token)?.session;
     if (session === undefined) session = (JSON.parse(raw) as { session: string }).session;
-    this.note(token, session, m.seq, position(m.headers));
+    this.note(token, session, m.seq, position(m.headers), m.headers?.get('Nats-Msg-Id'));
     if (!old) {
       this.events += 1;
       this.remote(raw);
     }
   }
 
-  private note(token: string, session: string, seq: number, pos: Position | undefined): void {
-    const entry = this.index.get(token) ?? { session, last: 0 };
+  private note(token: string, session: string, seq: number, pos: Position | undefined, msgId?: string): void {
+    const entry: Indexed = this.index.get(token) ?? { session, last: 0 };
     entry.last = Math.max(entry.last, seq);
-    if (pos && (entry.top === undefined || before(entry.top, pos))) entry.top = pos;
+    if (pos && (entry.top === undefined || before(entry.top, pos))) {
+      entry.top = pos;
+      entry.topId = msgId;
+    }
     this.index.delete(token);
     this.index.set(token, entry);
   }
@@ -224,8 +229,8 @@ export class NatsHistory {
       }
       if (pos && hole && same(pos, hole.pos)) filled = true;
       // The claim-renewing redelivery of a session's last event, past the dedupe window.
-      const top = this.index.get(job.token)?.top;
-      if (pos && top && same(top, pos)) {
+      const entry = this.index.get(job.token);
+      if (pos && entry?.top && same(entry.top, pos) && entry.topId === admissionId(job.a.source, job.a.id)) {
         sent.push({ job, ack: undefined });
         continue;
       }
@@ -298,7 +303,7 @@ export class NatsHistory {
           failed.shift();
           if (!r.duplicate) {
             this.events += 1;
-            this.note(job.token, job.a.session, r.seq, job.pos);
+            this.note(job.token, job.a.session, r.seq, job.pos, admissionId(job.a.source, job.a.id));
           }
           if (lane.hole && same(job.pos!, lane.hole.pos)) lane.hole = failed[0]?.pos && { pos: failed[0].pos, at: Date.now() };
         } catch {
@@ -316,10 +321,10 @@ export class NatsHistory {
     if (fresh) {
       this.events += 1;
       const isNew = !this.index.has(job.token);
-      this.note(job.token, job.a.session, ack.seq, job.pos);
+      this.note(job.token, job.a.session, ack.seq, job.pos, admissionId(job.a.source, job.a.id));
       if (isNew) await this.evictBeyondCap().catch((err: Error) => this.report(err));
     } else {
-      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, ack.seq, job.pos);
+      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, ack.seq, job.pos, admissionId(job.a.source, job.a.id));
       job.duplicates(job.a);
     }
     job.done(fresh);

@@ -3,12 +3,12 @@
 import { randomBytes } from 'node:crypto';
 import { SteeringError } from '../../protocol/errors.js';
 import type { Admission, Position, Replay, SessionStore, StoreHealth } from '../store.js';
-import type { StoreFaults } from '../store-fault.js';
+import { StoreUnavailableError, type StoreFaults } from '../store-fault.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../store.js';
 import { DEFAULT_LEASE_MS, openEngine, type Engine, type NatsStoreOptions } from './engine.js';
 import { NatsFabric } from './fabric.js';
 import { NatsHistory } from './history.js';
-import { Faults, STORE_ADVICE } from './faults.js';
+import { describe, Faults, STORE_ADVICE } from './faults.js';
 
 export type { NatsStoreOptions };
 
@@ -84,7 +84,9 @@ export class NatsStore implements SessionStore, StoreFaults {
 
   admitAll(list: readonly Admission[]): Promise<boolean[]> {
     // A redelivery is not stored again, yet every node's subscribers get the copy (AEP-0003 §5).
-    return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a));
+    return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a)).catch((err: Error) => {
+      throw new StoreUnavailableError(describe(err), { cause: err });
+    });
   }
 
   /**
