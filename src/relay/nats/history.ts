@@ -25,6 +25,8 @@ interface Job {
   pos?: Position;
   /** When the core handed it over: the write is confirmed or refused within WRITE_DEADLINE_MS of it. */
   at: number;
+  /** Its place in the order the core handed writes over (the session's recency once stored). */
+  order: number;
   done: (fresh: boolean) => void;
   fail: (err: Error) => void;
   duplicates: (a: Admission) => void;
@@ -43,7 +45,11 @@ interface Lane {
 
 interface Indexed {
   session: string;
-  /** Stream sequence of the session's latest event (recency for eviction and replay-all). */
+  /**
+   * When the session was last written, on this node's clock of admissions and arrivals
+   * (recency for eviction and replay-all): sessions' writes confirm in their own lanes, so the
+   * order they were handed over counts, not the stream's.
+   */
   last: number;
   /** Highest position held: the same position again is a redelivery (an adapter re-claiming). */
   top?: Position;
@@ -98,6 +104,7 @@ async function placed<T>(make: () => Promise<T>, tries = 4): Promise<T> {
 export class NatsHistory {
   private readonly index = new Map<string, Indexed>();
   private readonly lanes = new Map<string, Lane>();
+  private clock = 0;
   private events = 0;
   private stopped = false;
 
@@ -158,16 +165,16 @@ export class NatsHistory {
     const raw = m.string();
     let session = this.index.get(token)?.session;
     if (session === undefined) session = (JSON.parse(raw) as { session: string }).session;
-    this.note(token, session, m.seq, position(m.headers), m.headers?.get('Nats-Msg-Id'));
+    this.note(token, session, ++this.clock, position(m.headers), m.headers?.get('Nats-Msg-Id'));
     if (!old) {
       this.events += 1;
       this.remote(raw);
     }
   }
 
-  private note(token: string, session: string, seq: number, pos: Position | undefined, msgId?: string): void {
+  private note(token: string, session: string, order: number, pos: Position | undefined, msgId?: string): void {
     const entry: Indexed = this.index.get(token) ?? { session, last: 0 };
-    entry.last = Math.max(entry.last, seq);
+    entry.last = Math.max(entry.last, order);
     if (pos && (entry.top === undefined || before(entry.top, pos))) {
       entry.top = pos;
       entry.topId = msgId;
@@ -187,7 +194,7 @@ export class NatsHistory {
     return Promise.all(list.map((a) => new Promise<boolean>((done, fail) => {
       const token = sessionToken(a.session);
       const positioned = a.epoch !== undefined || a.seq !== undefined;
-      const job: Job = { a, token, at, done, fail, duplicates };
+      const job: Job = { a, token, at, order: ++this.clock, done, fail, duplicates };
       if (positioned) job.pos = { epoch: a.epoch ?? 0, seq: a.seq ?? 0 };
       let lane = this.lanes.get(token);
       if (lane === undefined) this.lanes.set(token, (lane = { queue: [], busy: false }));
@@ -303,7 +310,7 @@ export class NatsHistory {
           failed.shift();
           if (!r.duplicate) {
             this.events += 1;
-            this.note(job.token, job.a.session, r.seq, job.pos, admissionId(job.a.source, job.a.id));
+            this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
           }
           if (lane.hole && same(job.pos!, lane.hole.pos)) lane.hole = failed[0]?.pos && { pos: failed[0].pos, at: Date.now() };
         } catch {
@@ -321,10 +328,10 @@ export class NatsHistory {
     if (fresh) {
       this.events += 1;
       const isNew = !this.index.has(job.token);
-      this.note(job.token, job.a.session, ack.seq, job.pos, admissionId(job.a.source, job.a.id));
+      this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
       if (isNew) await this.evictBeyondCap().catch((err: Error) => this.report(err));
     } else {
-      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, ack.seq, job.pos, admissionId(job.a.source, job.a.id));
+      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
       job.duplicates(job.a);
     }
     job.done(fresh);
@@ -333,7 +340,9 @@ export class NatsHistory {
   /** Beyond the session cap the least recently written session is purged (every node's index learns of it on replay). */
   private async evictBeyondCap(): Promise<void> {
     while (this.index.size > this.sessionCap) {
-      const [token] = this.index.keys();
+      let token: string | undefined;
+      let oldest = Infinity;
+      for (const [t, e] of this.index) if (e.last < oldest) [token, oldest] = [t, e.last];
       this.index.delete(token!);
       const r = await this.engine.jsm.streams.purge(this.engine.names.eventsStream, { filter: this.engine.names.session(token!) });
       this.events = Math.max(0, this.events - r.purged);
