@@ -172,7 +172,8 @@ export class RelayCore {
   publish(incoming: Incoming, origin: Peer): Refusal | undefined {
     // The claim is taken even while the store is down, so commands find the session's claimant
     // once it is back; agent-scoped events are not stored and go out meanwhile.
-    const refused = this.authorize(incoming.event, origin.principal, origin) ?? (classify(incoming.event) === 'agent' ? undefined : this.unwritable());
+    const stored = classify(incoming.event) !== 'agent';
+    const refused = this.authorize(incoming.event, origin.principal, origin) ?? (stored ? this.unwritable() : undefined);
     if (refused) {
       this.counters.refused += 1;
       return refused;

@@ -83,7 +83,9 @@ function json(res: Res, status: number, body: unknown): void {
 }
 
 /** HTTP status of a relay refusal of a POSTed command or event (D17, D19). */
-const REFUSAL_STATUS: Record<Refusal['code'], number> = { unauthorized: 403, unsupported: 422, ambiguous: 409, 'no-route': 409, 'store-unavailable': 503 };
+const REFUSAL_STATUS: Record<Refusal['code'], number> = {
+  unauthorized: 403, unsupported: 422, ambiguous: 409, 'no-route': 409, 'store-unavailable': 503,
+};
 
 class HttpError extends Error {
   constructor(readonly status: number, readonly body: Record<string, unknown>) {
@@ -149,7 +151,8 @@ export function storeFailures(
     }
     const more = held > 0 ? ` (and ${held} more since the last report)` : '';
     const told = isStoreUnavailable(err) ? ', their senders were told store-unavailable' : '';
-    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept${told}. ${advice}: adapters resend from their logs what it did not keep (D23)`);
+    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept${told}. ` +
+      `${advice}: adapters resend from their logs what it did not keep (D23)`);
     last = t;
     held = 0;
   };
@@ -159,6 +162,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   const log = opts.log ?? (() => {});
   const store: FaultAwareStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
   const policy = accessPolicy({ token: opts.token, entries: opts.tokens });
+  const reportFailures = storeFailures(log, STORE_FAILURE_REPORT_MS, Date.now, store.advice);
   const limits: RelayLimits = {
     maxBody: 16 << 20,
     maxBatch: 10_000,
@@ -166,7 +170,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     maxSubscriptions: 64,
     ...opts.limits,
   };
-  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, storeFailures(log, STORE_FAILURE_REPORT_MS, Date.now, store.advice), opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, reportFailures, opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
   const allowOrigins = opts.allowOrigins ?? [];
   const host = opts.host || DEFAULT_HOST;
   const servedHosts = [host, ...(opts.allowHosts ?? [])];

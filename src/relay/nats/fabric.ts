@@ -355,7 +355,8 @@ export class NatsFabric implements Fabric {
     }
     // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
     const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
-    this.engine.js.publish(this.engine.names.command(r.node, sessionToken(r.session)), text, { headers: h, timeout: WRITE_DEADLINE_MS })
+    const subject = this.engine.names.command(r.node, sessionToken(r.session));
+    this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS })
       .then(() => this.faults.writeConfirmed(), (err: Error) => {
         report(err);
         this.faults.writeFailed(err);

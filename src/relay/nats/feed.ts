@@ -19,9 +19,12 @@ const RETRY_MAX_MS = 1000;
 export type FeedStart = { seq: number } | { time: string };
 
 /** Consumer options for a start: the first one's policy, or a sequence, or a time. */
-export function startAt(from: FeedStart | undefined, first: DeliverPolicy): Pick<ConsumerConfig, 'deliver_policy' | 'opt_start_seq' | 'opt_start_time'> {
+type Start = Pick<ConsumerConfig, 'deliver_policy' | 'opt_start_seq' | 'opt_start_time'>;
+
+export function startAt(from: FeedStart | undefined, first: DeliverPolicy): Start {
   if (from === undefined) return { deliver_policy: first };
-  return 'seq' in from ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq } : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.time };
+  if ('seq' in from) return { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq };
+  return { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.time };
 }
 
 /**
@@ -29,7 +32,13 @@ export function startAt(from: FeedStart | undefined, first: DeliverPolicy): Pick
  * retries out of sight): a failure to make it is this feed's to see and retry, and it is
  * opened only once the server answered. In memory, one replica: the feed reopens it anyway.
  */
-export async function ephemeral(engine: Engine, stream: string, filter: string, from: FeedStart | undefined, first: DeliverPolicy): Promise<Consumer> {
+export async function ephemeral(
+  engine: Engine,
+  stream: string,
+  filter: string,
+  from: FeedStart | undefined,
+  first: DeliverPolicy,
+): Promise<Consumer> {
   const { js, jsm } = engine.quick;
   const ci = await jsm.consumers.add(stream, {
     filter_subject: filter,
@@ -122,7 +131,8 @@ export class Feed {
       else {
         from = { time: new Date(Math.floor(this.lastNs / 1e6)).toISOString() };
         this.skipUpToNs = this.lastNs;
-        this.log(`relay: nats: the stream under ${this.spec.what} restarted without its last messages; resuming from the time of the last one seen`);
+        this.log(`relay: nats: the stream under ${this.spec.what} restarted without its last messages; ` +
+          'resuming from the time of the last one seen');
       }
     }
     const consumer = await this.spec.open(from);
@@ -142,7 +152,8 @@ export class Feed {
     void (async () => {
       for await (const s of msgs.status()) {
         if (gen !== this.generation) return;
-        const quiet = (s.type === 'heartbeats_missed' && s.count >= 2) || s.type === 'consumer_not_found' || s.type === 'consumer_deleted';
+        const quiet = (s.type === 'heartbeats_missed' && s.count >= 2)
+          || s.type === 'consumer_not_found' || s.type === 'consumer_deleted';
         if (quiet) return this.restart(s.type.replace(/_/g, ' '));
       }
     })().catch(() => {});

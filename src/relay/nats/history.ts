@@ -231,7 +231,8 @@ export class NatsHistory {
       const pos = job.pos;
       const hole = lane.hole;
       if (pos && hole && !filled && before(hole.pos, pos)) {
-        job.fail(new Error(`an earlier event of session ${job.a.session} (${hole.pos.epoch}:${hole.pos.seq}) is not stored yet; resend from it`));
+        const at = `${hole.pos.epoch}:${hole.pos.seq}`;
+        job.fail(new Error(`an earlier event of session ${job.a.session} (${at}) is not stored yet; resend from it`));
         continue;
       }
       if (pos && hole && same(pos, hole.pos)) filled = true;
@@ -306,7 +307,8 @@ export class NatsHistory {
         h.set(EPOCH, String(job.pos!.epoch));
         h.set(SEQ, String(job.pos!.seq));
         try {
-          const r = await js.publish(names.events(job.token, true), job.a.raw, { msgID: admissionId(job.a.source, job.a.id), headers: h, timeout: WRITE_DEADLINE_MS });
+          const msgID = admissionId(job.a.source, job.a.id);
+          const r = await js.publish(names.events(job.token, true), job.a.raw, { msgID, headers: h, timeout: WRITE_DEADLINE_MS });
           failed.shift();
           if (!r.duplicate) {
             this.events += 1;
@@ -317,7 +319,8 @@ export class NatsHistory {
           // still failing: the next try follows
         }
       }
-      if (failed.length > 0) this.report(new Error(`session ${failed[0]!.a.session}: event ${failed[0]!.a.id} could not be stored again; its history may lack it`));
+      const left = failed[0];
+      if (left) this.report(new Error(`session ${left.a.session}: event ${left.a.id} could not be stored again; its history may lack it`));
     } finally {
       lane.repairing = false;
     }
@@ -325,13 +328,14 @@ export class NatsHistory {
 
   private async confirmed(job: Job, ack: PubAck | undefined): Promise<void> {
     const fresh = ack !== undefined && !ack.duplicate;
+    const id = admissionId(job.a.source, job.a.id);
     if (fresh) {
       this.events += 1;
       const isNew = !this.index.has(job.token);
-      this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
+      this.note(job.token, job.a.session, job.order, job.pos, id);
       if (isNew) await this.evictBeyondCap().catch((err: Error) => this.report(err));
     } else {
-      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
+      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, job.order, job.pos, id);
       job.duplicates(job.a);
     }
     job.done(fresh);

@@ -46,7 +46,8 @@ export class NatsStore implements SessionStore, StoreFaults {
       if (info.cluster !== undefined && !info.cluster.leader) throw new Error('no leader');
     });
     const fabric = new NatsFabric(engine, node, leaseMs, report, faults, log);
-    const history = new NatsHistory(engine, node, bufferCap, opts.sessionCap ?? DEFAULT_MAX_SESSIONS, (line) => fabric.fanOut(line), report, faults, () => faults.offline(), log);
+    const sessionCap = opts.sessionCap ?? DEFAULT_MAX_SESSIONS;
+    const history = new NatsHistory(engine, node, bufferCap, sessionCap, (line) => fabric.fanOut(line), report, faults, () => faults.offline(), log);
     const store = new NatsStore(engine, node, history, fabric, engine.replicas, faults);
     try {
       await history.start();
@@ -58,7 +59,9 @@ export class NatsStore implements SessionStore, StoreFaults {
     }
     store.watchStatus(log);
     // Counts are for /healthz: a failed refresh while the store is down is that outage, already said.
-    const recountFailed = (err: Error) => (faults.reason() === undefined ? report(new Error(`event count not refreshed: ${err.message}`)) : undefined);
+    const recountFailed = (err: Error) => {
+      if (faults.reason() === undefined) report(new Error(`event count not refreshed: ${err.message}`));
+    };
     store.timer = setInterval(() => void history.recount().catch(recountFailed), Math.max(1000, leaseMs));
     store.timer.unref();
     return store;
