@@ -78,9 +78,10 @@ export function natsOptions(f: RelayFlags, o: RelayOptions): NatsStoreOptions | 
   const n: NatsStoreOptions = {
     servers: f.nats,
     namespace: f.natsNamespace ?? 'aep',
-    replicas: count('--nats-replicas', f.natsReplicas ?? '1', 1),
     leaseMs: count('--nats-lease-ms', f.natsLeaseMs ?? String(DEFAULT_LEASE_MS), 300),
   };
+  // Unset: as many as the cluster has servers, up to 3 (D38).
+  if (f.natsReplicas !== undefined) n.replicas = count('--nats-replicas', f.natsReplicas, 1);
   if (o.bufferCap !== undefined) n.bufferCap = o.bufferCap;
   if (o.sessionCap !== undefined) n.sessionCap = o.sessionCap;
   return n;
@@ -116,7 +117,7 @@ export function registerRelay(program: Command): void {
     .option('--allow-host <name>', 'a Host name served besides IP literals, localhost and --host, repeatable (AEP_ALLOW_HOST, D21)', collect, listOf(envOf(env, 'AEP_ALLOW_HOST')))
     .option('--claim-lease-ms <ms>', `how long a closed claimant's sessions stay closed to other identities (AEP_CLAIM_LEASE_MS, default ${DEFAULT_CLAIM_LEASE_MS}, D19)`, envOf(env, 'AEP_CLAIM_LEASE_MS'))
     .option('--nats <urls>', 'keep history, claims and routing in NATS JetStream instead of SQLite: nats://host:4222[,...] (AEP_NATS); run several relays on one', envOf(env, 'AEP_NATS'))
-    .option('--nats-replicas <n>', 'replicas of the streams and the claims bucket (AEP_NATS_REPLICAS)', envOf(env, 'AEP_NATS_REPLICAS') ?? '1')
+    .option('--nats-replicas <n>', 'replicas of the streams, claims bucket and command consumers (AEP_NATS_REPLICAS; default the cluster size, at most 3)', envOf(env, 'AEP_NATS_REPLICAS'))
     .option('--nats-lease-ms <ms>', 'node lease: a dead relay node\'s claims lapse after it (AEP_NATS_LEASE_MS)', envOf(env, 'AEP_NATS_LEASE_MS') ?? String(DEFAULT_LEASE_MS))
     .option('--nats-namespace <name>', 'prefix of the streams, bucket and subjects (AEP_NATS_NAMESPACE)', envOf(env, 'AEP_NATS_NAMESPACE') ?? 'aep')
     .action(async (flags: RelayFlags) => {

@@ -27,6 +27,7 @@ const why = (code: string): string => {
     case 'ambiguous': return 'More than one adapter claims the session; stop the extra adapter.';
     case 'unsupported': return 'This session does not take that command; list_sessions shows what each one declares.';
     case 'unauthorized': return 'The relay token this server uses may not send that command; ask for a token that may.';
+    case 'store-unavailable': return 'The relay cannot write its store right now; send the same command again in a few seconds.';
     default: return 'See the detail.';
   }
 };

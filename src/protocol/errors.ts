@@ -37,8 +37,12 @@ export interface Rejection {
   detail: string;
 }
 
-/** Relay refusals on a target's behalf (AEP-0004 §4, D17). */
-export type RelayRefusalCode = 'unauthorized' | 'unsupported' | 'ambiguous' | 'no-route';
+/**
+ * Relay refusals on a target's behalf (AEP-0004 §4, D17), and `store-unavailable` (D38): the
+ * relay's store cannot write now (NATS down, a stream without a leader, a full disk); sending
+ * the same event or command again once it recovers is the remedy.
+ */
+export type RelayRefusalCode = 'unauthorized' | 'unsupported' | 'ambiguous' | 'no-route' | 'store-unavailable';
 
 /** A sender's own refusals, read from the roster before anything is sent (D37). */
 export type RosterRefusalCode = 'no-route' | 'ambiguous' | 'adapter-offline' | 'vendor-mismatch';

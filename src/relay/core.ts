@@ -8,7 +8,8 @@ import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js
 import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.js';
 import type { Hub, Sink } from './hub.js';
 import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
-import type { Admission, Maybe, Replay, SessionStore } from './store.js';
+import type { Admission, Maybe, Replay } from './store.js';
+import { isStoreUnavailable, storeUnavailable, type FaultAwareStore } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 
@@ -99,11 +100,13 @@ export class RelayCore {
   readonly counters = { ingested: 0, duplicates: 0, forwarded: 0, refused: 0 };
   readonly claims: ClaimTable<Peer>;
   private pending: Admission[] = [];
+  /** Per pending admission, the connection that sent it: told `store-unavailable` if the write fails (D38). */
+  private pendingFrom: (Peer | undefined)[] = [];
   private scheduled = false;
   private readonly summaries: SessionSummaries;
 
   constructor(
-    readonly store: SessionStore,
+    readonly store: FaultAwareStore,
     readonly hub: Hub,
     /** Replaced when the tokens file is read again (D39). */
     public policy: AccessPolicy,
@@ -179,13 +182,22 @@ export class RelayCore {
 
   /** One event from a WS connection: authorized (D19), then admitted and fanned out. */
   publish(incoming: Incoming, origin: Peer): Refusal | undefined {
-    const refused = this.authorize(incoming.event, origin.principal, origin);
+    // The claim is taken even while the store is down, so commands find the session's claimant
+    // once it is back; agent-scoped events are not stored and go out meanwhile.
+    const stored = classify(incoming.event) !== 'agent';
+    const refused = this.authorize(incoming.event, origin.principal, origin) ?? (stored ? this.unwritable() : undefined);
     if (refused) {
       this.counters.refused += 1;
       return refused;
     }
-    this.accept([incoming]);
+    this.accept([incoming], origin);
     return undefined;
+  }
+
+  /** D38: the store says it cannot write now, so nothing that needs it is taken (the sender retries). */
+  private unwritable(): Refusal | undefined {
+    const reason = this.store.unavailable?.();
+    return reason === undefined ? undefined : storeUnavailable(reason);
   }
 
   /**
@@ -195,6 +207,9 @@ export class RelayCore {
    * forwarded. Otherwise events are admitted and each command goes to its one claimant.
    */
   ingest(batch: readonly Incoming[], who: Principal): Maybe<IngestResult> {
+    const first = batch[0]!.event;
+    const down = this.unwritable();
+    if (down) return this.unwritten(first, down);
     const targets: (Peer | undefined)[] = [];
     for (const [line, item] of batch.entries()) {
       const e = item.event;
@@ -216,7 +231,7 @@ export class RelayCore {
     }
     this.flushSoon();
     this.accept(batch);
-    return then(this.flush(), (stored): IngestResult => {
+    const routeAll = (stored: number): IngestResult => {
       const routed: string[] = [];
       for (const [i, item] of batch.entries()) {
         const target = targets[i];
@@ -226,7 +241,26 @@ export class RelayCore {
         routed.push(item.event.id);
       }
       return { ok: true, accepted: batch.length, stored, routed };
-    });
+    };
+    // A write the store could not make now: the body is refused whole, nothing of it forwarded;
+    // resending it is safe (dedupe). Any other failure stays the caller's (an internal error).
+    const failed = (err: Error): IngestResult => {
+      if (!this.unavailableWrite(err)) throw err;
+      this.report(err);
+      return this.unwritten(first, storeUnavailable(err.message));
+    };
+    let written: Maybe<number>;
+    try {
+      written = this.flush();
+    } catch (err) {
+      return failed(err as Error);
+    }
+    return written instanceof Promise ? written.then(routeAll, failed) : routeAll(written);
+  }
+
+  private unwritten(first: AepEvent, refusal: Refusal): IngestResult {
+    this.counters.refused += 1;
+    return { ok: false, line: 0, cause: first.id, command: isCommandType(first.type), refusal };
   }
 
   /** The connection closed: its claims lapse (at once for its identity, after the lease for others). */
@@ -242,7 +276,7 @@ export class RelayCore {
    * meanwhile share it); every read of the store flushes first, so a replay never misses an
    * event that was already fanned out, and an HTTP ingest flushes its own batch at once.
    */
-  accept(batch: readonly Incoming[]): void {
+  accept(batch: readonly Incoming[], origin?: Peer): void {
     for (const { event: e, line } of batch) {
       const cls = classify(e);
       if (cls === 'agent') {
@@ -255,6 +289,7 @@ export class RelayCore {
         a.seq = e.seq!;
       }
       this.pending.push(a);
+      this.pendingFrom.push(origin);
     }
     if (this.pending.length > 0 && !this.scheduled) {
       this.scheduled = true;
@@ -273,15 +308,47 @@ export class RelayCore {
     this.scheduled = false;
     if (this.pending.length === 0) return 0;
     const list = this.pending;
+    const from = this.pendingFrom;
     this.pending = [];
-    return then(this.store.admitAll(list), (results) => {
+    this.pendingFrom = [];
+    const counted = (results: boolean[]): number => {
       let fresh = 0;
       for (const f of results) {
         if (f) fresh += 1;
         this.counters[f ? 'ingested' : 'duplicates'] += 1;
       }
       return fresh;
-    });
+    };
+    const refuse = (err: Error): never => {
+      if (this.unavailableWrite(err)) this.refuseUnwritten(list, from, err);
+      throw err;
+    };
+    let written: Maybe<boolean[]>;
+    try {
+      written = this.store.admitAll(list);
+    } catch (err) {
+      return refuse(err as Error);
+    }
+    return written instanceof Promise ? written.then(counted, refuse) : counted(written);
+  }
+
+  private unavailableWrite(err: Error): boolean {
+    return isStoreUnavailable(err) || this.store.unavailable?.() !== undefined;
+  }
+
+  /**
+   * D38: a write the store did not confirm. Each sender still connected hears `store-unavailable`
+   * for its events, so it sends them again (an adapter from its log, D23); what the store did
+   * keep of the batch is deduped on the resend.
+   */
+  private refuseUnwritten(list: readonly Admission[], from: readonly (Peer | undefined)[], err: Error): void {
+    const { code, detail } = storeUnavailable(err.message);
+    for (const [i, a] of list.entries()) {
+      const peer = from[i];
+      if (peer === undefined) continue;
+      this.counters.refused += 1;
+      peer.sendText(JSON.stringify({ type: 'error', cause: a.id, code, detail }));
+    }
   }
 
   /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
@@ -291,6 +358,20 @@ export class RelayCore {
       if (done instanceof Promise) done.catch((err: Error) => this.report(err));
     } catch (err) {
       this.report(err as Error);
+    }
+  }
+
+  /** A read waits for what is pending; a failed write was told to its senders and is no reason to refuse the read. */
+  private flushForRead(): Maybe<number> {
+    const failed = (err: Error): number => {
+      this.report(err);
+      return 0;
+    };
+    try {
+      const f = this.flush();
+      return f instanceof Promise ? f.catch(failed) : f;
+    } catch (err) {
+      return failed(err as Error);
     }
   }
 
@@ -304,14 +385,17 @@ export class RelayCore {
    * then kept in the session history and fanned out; a refusal goes only to the sender.
    */
   command(cmd: Incoming, frame: string, sender: Principal, origin?: Peer): { refused?: Refusal } {
-    const route = routeCommand(sender, cmd.event, this.claimants());
-    if (route.kind === 'refuse') {
+    // D38: with the store down, other nodes' claims cannot be known; never `no-route` for that.
+    const down = this.unwritable();
+    const route = down === undefined ? routeCommand(sender, cmd.event, this.claimants()) : undefined;
+    if (route === undefined || route.kind === 'refuse') {
       this.counters.refused += 1;
-      return { refused: { code: route.code, detail: route.detail } };
+      return { refused: route === undefined ? down : { code: route.code, detail: route.detail } };
     }
     this.counters.forwarded += 1;
-    this.accept([cmd]);
     if (this.store.fabric === undefined) {
+      // Sent before it is written: a failed write does not make it unsent, so no refusal follows.
+      this.accept([cmd]);
       // One node: the target's answer can only come back through this core, after this
       // command in the pending batch, so history keeps their order without the command waiting
       // for the store to write (no latency spike while the store writes).
@@ -320,6 +404,8 @@ export class RelayCore {
     }
     // In history before its target can answer it: a target on another node answers fast.
     // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
+    // Not written: not forwarded, and `origin` is told `store-unavailable`.
+    this.accept([cmd], origin);
     const fabric = this.store.fabric;
     this.afterFlush(() => (fabric !== undefined && !this.peers.has(route.target) ? fabric.forward(route.target, frame, origin) : route.target.sendText(frame)));
     return {};
@@ -349,7 +435,7 @@ export class RelayCore {
       }
       for (const [text, e] of held) if (!seen.has(key(e))) sink.write(text, e);
     };
-    return then(this.flush(), () => then(this.replays(spec, opts), (jobs) => then(all(jobs), finish)));
+    return then(this.flushForRead(), () => then(this.replays(spec, opts), (jobs) => then(all(jobs), finish)));
   }
 
   private replays(spec: SubscriptionSpec, opts: { alsoSession?: string }): Maybe<Maybe<ReplayJob>[]> {

@@ -12,8 +12,9 @@ import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type Refusal, ty
 import { checkBrowserOrigin, checkHost, corsHeaders } from './origin.js';
 import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type Sink } from './hub.js';
 import { SocketConnection } from './socket.js';
-import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type Position, type SessionStore } from './store.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type Position } from './store.js';
 import { ThreadedStore } from './store-thread.js';
+import { FILE_STORE_ADVICE, isStoreUnavailable, type FaultAwareStore } from './store-fault.js';
 import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
 import { watchTokensFile, type TokensWatch } from './tokens-file.js';
 
@@ -27,7 +28,7 @@ export interface RelayOptions {
   /** A SQLite file path, or `:memory:`. */
   storePath?: string;
   /** Another store behind the same core (for example JetStream, `--nats`); the relay closes it. */
-  store?: SessionStore;
+  store?: FaultAwareStore;
   bufferCap?: number;
   sessionCap?: number;
   /** Single shared token with full control rights (`AEP_TOKEN`). */
@@ -96,7 +97,9 @@ function json(res: Res, status: number, body: unknown): void {
 }
 
 /** HTTP status of a relay refusal of a POSTed command or event (D17, D19). */
-const REFUSAL_STATUS: Record<Refusal['code'], number> = { unauthorized: 403, unsupported: 422, ambiguous: 409, 'no-route': 409 };
+const REFUSAL_STATUS: Record<Refusal['code'], number> = {
+  unauthorized: 403, unsupported: 422, ambiguous: 409, 'no-route': 409, 'store-unavailable': 503,
+};
 
 class HttpError extends Error {
   constructor(readonly status: number, readonly body: Record<string, unknown>) {
@@ -142,10 +145,16 @@ function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[
 export const STORE_FAILURE_REPORT_MS = 10_000;
 
 /**
- * A store that keeps refusing writes (a full disk) is reported once per STORE_FAILURE_REPORT_MS
- * with the count since the last line, not once per batch, and says what to do.
+ * A store that keeps refusing writes (a full disk, NATS down) is reported once per
+ * STORE_FAILURE_REPORT_MS with the count since the last line, not once per batch, and says what
+ * to do about that store (`advice`).
  */
-export function storeFailures(log: (line: string) => void, everyMs = STORE_FAILURE_REPORT_MS, now: () => number = Date.now): (err: Error) => void {
+export function storeFailures(
+  log: (line: string) => void,
+  everyMs = STORE_FAILURE_REPORT_MS,
+  now: () => number = Date.now,
+  advice = FILE_STORE_ADVICE,
+): (err: Error) => void {
   let last = -Infinity;
   let held = 0;
   return (err) => {
@@ -155,7 +164,9 @@ export function storeFailures(log: (line: string) => void, everyMs = STORE_FAILU
       return;
     }
     const more = held > 0 ? ` (and ${held} more since the last report)` : '';
-    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept. Free disk space or fix the store file's permissions, then restart the relay: adapters resend from their logs what it did not keep (D23)`);
+    const told = isStoreUnavailable(err) ? ', their senders were told store-unavailable' : '';
+    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept${told}. ` +
+      `${advice}: adapters resend from their logs what it did not keep (D23)`);
     last = t;
     held = 0;
   };
@@ -166,9 +177,10 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   const tokensFile = opts.tokensFile;
   // A bad tokens file at start is a start error, before any store is opened.
   const entries = opts.tokens ?? (tokensFile !== undefined ? loadTokensFile(tokensFile) : undefined);
-  const store: SessionStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
+  const store: FaultAwareStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
   const policyOf = (list: TokenEntry[] | undefined) => accessPolicy({ token: opts.token, entries: list, fromFile: tokensFile !== undefined });
   let policy = policyOf(entries);
+  const reportFailures = storeFailures(log, STORE_FAILURE_REPORT_MS, Date.now, store.advice);
   const limits: RelayLimits = {
     maxBody: 16 << 20,
     maxBatch: 10_000,
@@ -176,7 +188,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     maxSubscriptions: 64,
     ...opts.limits,
   };
-  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, storeFailures(log), opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, reportFailures, opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
   const allowOrigins = opts.allowOrigins ?? [];
   const host = opts.host || DEFAULT_HOST;
   const servedHosts = [host, ...(opts.allowHosts ?? [])];
@@ -313,8 +325,12 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     if (req.method === 'GET' && url.pathname === '/healthz') {
       // Counts only for an authorized caller (aep-wire §3.8).
       // 503 while the store's engine is down; its state and the counts only for an authorized caller.
+      // D38: a store that cannot write is down too, and the reason is said (it names no secret).
       const engine = store.health();
-      return json(res, engine.ok ? 200 : 503, principal ? { ok: engine.ok, store: engine, ...stats() } : { ok: engine.ok });
+      const reason = store.unavailable?.() ?? (typeof engine.reason === 'string' ? engine.reason : undefined);
+      const ok = engine.ok && reason === undefined;
+      const why = reason === undefined ? {} : { reason };
+      return json(res, ok ? 200 : 503, principal ? { ok, ...why, store: engine, ...stats() } : { ok, ...why });
     }
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
     if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep')) return json(res, 200, core.discovery());

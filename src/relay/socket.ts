@@ -263,7 +263,10 @@ export class SocketConnection implements Peer, Channel {
         // a store that answers at once (an `unsubscribe` right after, say, follows the replay).
         this.waiting ??= [];
         replayed
-          .catch((err: Error) => this.sendFrame({ type: 'error', id, code: 'internal', detail: `history unavailable: ${err.message}` }))
+          .catch((err: Error) => {
+            const code = this.core.store.unavailable?.() === undefined ? 'internal' : 'store-unavailable';
+            this.sendFrame({ type: 'error', id, code, detail: `history unavailable: ${err.message}` });
+          })
           .finally(() => {
             const queued = this.waiting ?? [];
             this.waiting = undefined;

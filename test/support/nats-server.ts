@@ -13,11 +13,14 @@ export interface NatsServer {
   port: number;
   url: string;
   dir: string;
+  /** The running process (a new one after `restart`). */
   proc: ChildProcess;
   /** Process output, for a failing test's message. */
   output(): string;
   /** `kill -9`: the node dies without a goodbye. */
   kill(): Promise<void>;
+  /** Starts it again after a kill: same name, port, store directory and routes. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -53,31 +56,42 @@ async function waitForPort(port: number, proc: ChildProcess, out: () => string, 
 
 function spawnServer(name: string, port: number, args: string[]): NatsServer {
   const dir = mkdtempSync(join(tmpdir(), `aep-nats-${name}-`));
-  const proc = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir, '-n', name, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-8000);
   };
-  proc.stdout!.on('data', keep);
-  proc.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const launch = () => {
+    const p = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir, '-n', name, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout!.on('data', keep);
+    p.stderr!.on('data', keep);
+    return { p, exited: new Promise<void>((resolve) => p.once('exit', () => resolve())) };
+  };
+  let run = launch();
   const end = async (signal: NodeJS.Signals) => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    const { p, exited } = run;
+    if (p.exitCode === null && p.signalCode === null) p.kill(signal);
     await exited;
   };
-  return {
+  const server: NatsServer = {
     name,
     port,
     url: `nats://127.0.0.1:${port}`,
     dir,
-    proc,
+    proc: run.p,
     output: () => out,
     kill: () => end('SIGKILL'),
+    restart: async () => {
+      await end('SIGKILL');
+      run = launch();
+      server.proc = run.p;
+      await waitForPort(port, run.p, () => out);
+    },
     stop: async () => {
       await end('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return server;
 }
 
 /** One JetStream server. */

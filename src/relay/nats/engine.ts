@@ -15,7 +15,7 @@ export interface NatsStoreOptions {
   namespace?: string;
   bufferCap?: number;
   sessionCap?: number;
-  /** Stream and bucket replicas (`AEP_NATS_REPLICAS`); at most the cluster size. */
+  /** Stream, bucket and command-consumer replicas (`AEP_NATS_REPLICAS`); default the cluster size, at most 3. */
   replicas?: number;
   /** Claim and node lease (`AEP_NATS_LEASE_MS`): a dead node's claims lapse after it. */
   leaseMs?: number;
@@ -31,6 +31,27 @@ export interface Engine {
   kv: KV;
   names: Names;
   servers: string[];
+  /** Replicas of every stream, the bucket and the durable consumers. */
+  replicas: number;
+  /**
+   * The same connection with a short request timeout, for what is retried anyway (reopening a
+   * feed, the health probe): a request sent while a stream has no leader is not answered when
+   * one is elected, so a long timeout would add itself to the cluster's election time.
+   */
+  quick: { js: JetStreamClient; jsm: JetStreamManager; probe: JetStreamManager };
+}
+
+/** The health probe's request timeout (it repeats every quarter second while writes fail). */
+const PROBE_REQUEST_MS = 750;
+
+/** The request timeout of `Engine.quick`. */
+export const QUICK_REQUEST_MS = 1000;
+
+/** The replicas a cluster allows: one per server it gossips, at most 3 (a single server: 1). */
+export function clusterReplicas(nc: NatsConnection, given: number): number {
+  const info = nc.info;
+  if (info?.cluster === undefined) return 1;
+  return Math.min(3, Math.max(1, info.connect_urls?.length ?? 1, given));
 }
 
 export const DEFAULT_LEASE_MS = 10_000;
@@ -51,9 +72,11 @@ async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & 
   try {
     const info = await jsm.streams.info(cfg.name);
     const c = info.config;
-    if (c.max_msgs_per_subject !== cfg.max_msgs_per_subject || c.duplicate_window !== cfg.duplicate_window) {
-      await jsm.streams.update(cfg.name, { max_msgs_per_subject: cfg.max_msgs_per_subject, duplicate_window: cfg.duplicate_window });
-      log(`relay: stream ${cfg.name} updated (per-session ring ${cfg.max_msgs_per_subject})`);
+    const ring = cfg.max_msgs_per_subject ?? c.max_msgs_per_subject;
+    const replicas = cfg.num_replicas ?? c.num_replicas;
+    if (c.max_msgs_per_subject !== ring || c.duplicate_window !== (cfg.duplicate_window ?? c.duplicate_window) || c.num_replicas !== replicas) {
+      await jsm.streams.update(cfg.name, { max_msgs_per_subject: ring, duplicate_window: cfg.duplicate_window ?? c.duplicate_window, num_replicas: replicas });
+      log(`relay: stream ${cfg.name} updated (per-session ring ${ring}, ${replicas} replica${replicas === 1 ? '' : 's'})`);
     }
   } catch (err) {
     if (!/stream not found/i.test((err as Error).message)) throw err;
@@ -80,13 +103,14 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
   const log = opts.log ?? (() => {});
   const servers = parseServers(opts.servers);
   const n = names(opts.namespace);
-  const replicas = opts.replicas ?? 1;
   let nc: NatsConnection;
   try {
     nc = await connect({ servers, name: opts.connectionName, noEcho: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000 });
   } catch (err) {
     throw new SteeringError('RELAY_UNREACHABLE', `cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}; start nats-server -js or fix --nats`, { cause: err });
   }
+  // Given replicas count as asked; unset, the cluster's size decides (R3 on three servers).
+  const replicas = opts.replicas ?? clusterReplicas(nc, servers.length);
   try {
     // A cluster that has just started elects its JetStream leader first: retry for a while, from
     // the manager's own account check on (it times out while no meta leader answers).
@@ -111,8 +135,18 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
       duplicate_window: nanos(60_000),
       num_replicas: replicas,
     }, log));
+    // A bucket made with fewer replicas gets more (its stream is `KV_<bucket>`).
+    await untilReady(() => jsm.streams.info(`KV_${n.claimsBucket}`).then(
+      (info) => (info.config.num_replicas === replicas ? undefined : ensureStream(jsm, { name: `KV_${n.claimsBucket}`, num_replicas: replicas }, log)),
+      (err: Error) => { if (!/stream not found/i.test(err.message)) throw err; },
+    ));
     const kv = await untilReady(() => new Kvm(nc).create(n.claimsBucket, { ttl: opts.leaseMs ?? DEFAULT_LEASE_MS, history: 1, replicas }));
-    return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm, kv, names: n, servers };
+    const quick = {
+      js: jetstream(nc, { timeout: QUICK_REQUEST_MS }),
+      jsm: await jetstreamManager(nc, { timeout: QUICK_REQUEST_MS, checkAPI: false }),
+      probe: await jetstreamManager(nc, { timeout: PROBE_REQUEST_MS, checkAPI: false }),
+    };
+    return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm, kv, names: n, servers, replicas, quick };
   } catch (err) {
     await nc.close().catch(() => {});
     throw new SteeringError('CONFIG_INVALID', `NATS at ${servers.join(', ')} has no usable JetStream: ${(err as Error).message} (run nats-server with -js; replicas ${replicas} need that many servers)`, { cause: err });

@@ -2,13 +2,14 @@
 // its own and its node key; a claim lapses with its connection, or a lease after its node
 // died), commands forwarded to the claimant's node through the commands stream, and copies that
 // are fanned out but not stored (agent-scoped events, redeliveries) on core subjects.
-import { headers } from '@nats-io/transport-node';
-import { DeliverPolicy } from '@nats-io/jetstream';
-import type { KvWatchEntry } from '@nats-io/kv';
+import { headers, nanos } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Principal } from '../acl.js';
 import type { Peer } from '../core.js';
 import type { Fabric, FabricLocal } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
+import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
+import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -70,12 +71,23 @@ export class NatsFabric implements Fabric {
   private readonly nodesHeard = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly stops: (() => void)[] = [];
+  private readonly feeds: Feed[] = [];
+  /**
+   * When this node could last not hear the bucket (a reconnect, a reopened feed): every claim
+   * it knew counts for one more lease from then, while their nodes renew them, so a command is
+   * not refused `no-route` for a claimant the outage only hid.
+   */
+  private deafUntil = 0;
+  private claimsDeaf = false;
+  private renewFailing = false;
 
   constructor(
     private readonly engine: Engine,
     readonly node: string,
     private readonly leaseMs: number,
     private readonly report: (err: Error) => void,
+    private readonly faults: Faults,
+    private readonly log: (line: string) => void = () => {},
   ) {}
 
   attach(local: FabricLocal): void {
@@ -88,20 +100,57 @@ export class NatsFabric implements Fabric {
   }
 
   async start(): Promise<void> {
-    const { kv, js, nc, names } = this.engine;
+    const { nc, names } = this.engine;
+    const { js, jsm } = this.engine.quick;
     await untilReady(() => this.renew());
-    const watch = await untilReady(() => kv.watch({ key: '>' }));
-    this.stops.push(() => watch.stop());
-    void (async () => {
-      for await (const e of watch) this.heard(e);
-    })().catch((err: Error) => this.report(err));
+    // The claims bucket read as its stream: one feed this node reopens itself (see feed.ts).
+    const bucket = `KV_${names.claimsBucket}`;
+    const prefix = `$KV.${names.claimsBucket}.`;
+    this.feeds.push(new Feed({
+      what: 'the claims feed',
+      open: (from) => ephemeral(this.engine, bucket, `${prefix}>`, from, DeliverPolicy.LastPerSubject),
+      lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
+      onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
+    }, this.log, (deaf) => {
+      // Not hearing the bucket is no news of any claim: they hold until a lease after it is heard again.
+      this.claimsDeaf = deaf;
+      if (!deaf) this.deafUntil = Date.now();
+    }));
 
-    const commands = await js.consumers.get(names.commandsStream, { filter_subjects: names.commandsFor(this.node), deliver_policy: DeliverPolicy.New });
-    const msgs = await untilReady(() => commands.consume());
-    this.stops.push(() => msgs.stop());
-    void (async () => {
-      for await (const m of msgs) this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string(), m.headers?.get(BACK_NODE), m.headers?.get(BACK_CONN));
-    })().catch((err: Error) => this.report(err));
+    // Forwarded commands: a durable consumer with the streams' replicas, so losing one server
+    // of a cluster moves it to another (its new leader) instead of losing it; one found gone is
+    // made again from the last command read.
+    const durable = `${names.namespace}_cmd_${this.node}`;
+    const make = (from: FeedStart | undefined) => jsm.consumers.add(names.commandsStream, {
+      durable_name: durable,
+      filter_subject: names.commandsFor(this.node),
+      ack_policy: AckPolicy.Explicit,
+      // Unacked (its pull lost with a server), a command comes again after this; the adapter dedupes.
+      ack_wait: nanos(2000),
+      ...startAt(from, DeliverPolicy.New),
+      num_replicas: this.engine.replicas,
+      // A node that died leaves its consumer behind; the server removes it.
+      inactive_threshold: nanos(Math.max(60_000, this.leaseMs * 6)),
+    });
+    this.feeds.push(new Feed({
+      what: 'the forwarded-commands consumer',
+      durable: true,
+      lastSeq: async () => (await jsm.streams.info(names.commandsStream)).state.last_seq,
+      open: async (from) => {
+        try {
+          return await js.consumers.get(names.commandsStream, durable);
+        } catch (err) {
+          if (!/consumer not found/i.test((err as Error).message)) throw err;
+        }
+        await make(from);
+        return js.consumers.get(names.commandsStream, durable);
+      },
+      onMessage: (m: JsMsg) => {
+        this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string(), m.headers?.get(BACK_NODE), m.headers?.get(BACK_CONN));
+        m.ack();
+      },
+    }, this.log));
+    for (const f of this.feeds) await untilReady(() => f.start());
 
     const copies = nc.subscribe(names.allCopies, {
       callback: (err, m) => {
@@ -120,7 +169,29 @@ export class NatsFabric implements Fabric {
     });
     this.stops.push(() => back.unsubscribe());
 
-    this.timer = setInterval(() => void this.renew().catch((err: Error) => this.report(err)), Math.max(100, Math.floor(this.leaseMs / 3)));
+    // Not while the connection is down (the client would hold the puts and time them out later);
+    // a failed renewal while the store is down is that outage, already said once.
+    const renewFailed = this.failed('claims not renewed');
+    // While this node cannot renew its own claims, the others cannot renew theirs either (the
+    // bucket has no leader): theirs hold until a lease after renewing works again.
+    const renewed = () => {
+      if (!this.renewFailing) return;
+      this.renewFailing = false;
+      this.deafUntil = Date.now();
+    };
+    const notRenewed = (err: Error) => {
+      this.renewFailing = true;
+      renewFailed(err);
+    };
+    let renewing = false;
+    const renewNow = () => {
+      if (this.faults.offline() !== undefined) return;
+      // The last renewal is still out after a third of the lease: as good as failed, so far.
+      if (renewing) return void (this.renewFailing = true);
+      renewing = true;
+      this.renew().then(renewed, notRenewed).finally(() => (renewing = false));
+    };
+    this.timer = setInterval(renewNow, Math.max(100, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
   }
 
@@ -131,10 +202,17 @@ export class NatsFabric implements Fabric {
     await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r))));
   }
 
-  private heard(e: KvWatchEntry): void {
-    const at = Math.min(Date.now(), e.created.getTime());
-    const [kind, a, b] = e.key.split('.');
-    const gone = e.operation !== 'PUT';
+  /** The connection came back: feeds reopen, and the claims known count for one more lease. */
+  reconnected(): void {
+    this.deafUntil = Date.now();
+    for (const f of this.feeds) f.reconnected();
+  }
+
+  private heard(m: JsMsg, key: string): void {
+    const at = Math.min(Date.now(), Math.floor(m.info.timestampNanos / 1e6));
+    const [kind, a, b] = key.split('.');
+    const op = m.headers?.get('KV-Operation');
+    const gone = op === 'DEL' || op === 'PURGE';
     if (kind === 'n') {
       if (a === this.node) return;
       if (gone) this.nodesHeard.delete(a!);
@@ -143,13 +221,13 @@ export class NatsFabric implements Fabric {
     }
     if (kind !== 'c' || b === this.node) return;
     if (gone) {
-      this.remote.delete(e.key);
+      this.remote.delete(key);
       return;
     }
-    const text = e.string();
-    const known = this.remote.get(e.key);
+    const text = m.string();
+    const known = this.remote.get(key);
     if (known && known.text === text) known.heard = at;
-    else this.remote.set(e.key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)), heard: at, text });
+    else this.remote.set(key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)), heard: at, text });
   }
 
   private connId(peer: object): string {
@@ -173,7 +251,14 @@ export class NatsFabric implements Fabric {
     let keys = this.byPeer.get(peer);
     if (!keys) this.byPeer.set(peer, (keys = new Set()));
     keys.add(key);
-    this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
+    this.engine.kv.put(key, JSON.stringify(r)).catch(this.failed(`claim of session ${session} not stored (renewed later)`));
+  }
+
+  /** A failed fabric write, reported unless the store's outage (already said once) explains it. */
+  private failed(what: string): (err: Error) => void {
+    return (err) => {
+      if (this.faults.reason() === undefined) this.report(new Error(`${what}: ${err.message}`));
+    };
   }
 
   release(peer: Peer): void {
@@ -186,11 +271,11 @@ export class NatsFabric implements Fabric {
       if (r === undefined) continue;
       // Closed, still renewed through the claim lease, then gone (D19 on every node).
       r.closedAt = Date.now();
-      this.engine.kv.put(key, JSON.stringify(r)).catch((err: Error) => this.report(err));
+      this.engine.kv.put(key, JSON.stringify(r)).catch(this.failed('closed claim not stored'));
       const drop = () => {
         if (this.own.get(key) !== r) return;
         this.own.delete(key);
-        this.engine.kv.delete(key).catch((err: Error) => this.report(err));
+        this.engine.kv.delete(key).catch(this.failed('lapsed claim not removed (its lease ends it)'));
       };
       if (lease <= 0) drop();
       else setTimeout(drop, lease).unref();
@@ -225,10 +310,16 @@ export class NatsFabric implements Fabric {
     return undefined;
   }
 
+  /** This node cannot hear the bucket, or nobody can write it: no news of any claim. */
+  private deaf(): boolean {
+    return this.claimsDeaf || this.renewFailing;
+  }
+
   /** A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its lease). */
   private fresh(heard: number, node: string, now: number): boolean {
     const n = this.nodesHeard.get(node);
-    return now - heard <= this.leaseMs && n !== undefined && now - n <= this.leaseMs;
+    const since = (t: number) => now - Math.max(t, this.deaf() ? now : this.deafUntil);
+    return since(heard) <= this.leaseMs && n !== undefined && since(n) <= this.leaseMs;
   }
 
   share(line: string, e: { session?: string }): void {
@@ -242,7 +333,7 @@ export class NatsFabric implements Fabric {
     const now = Date.now();
     for (const [key, c] of this.remote) {
       if (!this.fresh(c.heard, c.peer.record.node, now)) {
-        if (now - c.heard > this.leaseMs) this.remote.delete(key);
+        if (!this.deaf() && now - Math.max(c.heard, this.deafUntil) > this.leaseMs) this.remote.delete(key);
         continue;
       }
       if (c.peer.record.closedAt === undefined) yield c.peer;
@@ -262,7 +353,14 @@ export class NatsFabric implements Fabric {
       h.set(BACK_NODE, this.node);
       h.set(BACK_CONN, replyConn);
     }
-    this.engine.js.publish(this.engine.names.command(r.node, sessionToken(r.session)), text, { headers: h }).catch((err: Error) => this.report(err));
+    // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
+    const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
+    const subject = this.engine.names.command(r.node, sessionToken(r.session));
+    this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS })
+      .then(() => this.faults.writeConfirmed(), (err: Error) => {
+        report(err);
+        this.faults.writeFailed(err);
+      });
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */
@@ -301,9 +399,11 @@ export class NatsFabric implements Fabric {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    for (const f of this.feeds) f.stop();
     for (const s of this.stops.splice(0)) s();
-    const { kv } = this.engine;
+    const { kv, jsm, names } = this.engine;
     await Promise.all([...this.own.keys(), `n.${this.node}`].map((k) => kv.delete(k).catch(() => {})));
+    await jsm.consumers.delete(names.commandsStream, `${names.namespace}_cmd_${this.node}`).catch(() => {});
     this.own.clear();
   }
 }

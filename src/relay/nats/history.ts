@@ -3,9 +3,11 @@
 // copies other nodes stored for live fan-out here. Replay reads one session's two rings with an
 // ordered consumer and orders them as the SQLite store does.
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
-import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import { interleaveByArrival, type Admission, type Position, type Replay } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
+import { ephemeral, Feed } from './feed.js';
+import { MIN_PUBLISH_MS, WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { admissionId, sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -13,13 +15,46 @@ const EPOCH = 'Aep-Epoch';
 const SEQ = 'Aep-Seq';
 
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
+const same = (a: Position, b: Position): boolean => a.epoch === b.epoch && a.seq === b.seq;
+/** A session whose failed event was never resent stops holding back its later ones after this. */
+const HOLE_KEPT_MS = 10 * 60_000;
+
+interface Job {
+  a: Admission;
+  token: string;
+  pos?: Position;
+  /** When the core handed it over: the write is confirmed or refused within WRITE_DEADLINE_MS of it. */
+  at: number;
+  /** Its place in the order the core handed writes over (the session's recency once stored). */
+  order: number;
+  done: (fresh: boolean) => void;
+  fail: (err: Error) => void;
+  duplicates: (a: Admission) => void;
+}
+
+/** One session's writes in flight and the position it failed at, if one did and was not resent yet. */
+interface Lane {
+  queue: Job[];
+  busy: boolean;
+  hole?: { pos: Position; at: number };
+  /** The last round was confirmed whole: the next one may pipeline. */
+  trusted?: boolean;
+  /** Events this node is writing again itself (see `repair`). */
+  repairing?: boolean;
+}
 
 interface Indexed {
   session: string;
-  /** Stream sequence of the session's latest event (recency for eviction and replay-all). */
+  /**
+   * When the session was last written, on this node's clock of admissions and arrivals
+   * (recency for eviction and replay-all): sessions' writes confirm in their own lanes, so the
+   * order they were handed over counts, not the stream's.
+   */
   last: number;
   /** Highest position held: the same position again is a redelivery (an adapter re-claiming). */
   top?: Position;
+  /** `Nats-Msg-Id` of the event at `top`: only that event again is the redelivery. */
+  topId?: string;
 }
 
 interface Row {
@@ -52,8 +87,24 @@ function position(h: MsgHdrs | undefined): Position | undefined {
   return e && s ? { epoch: Number(e), seq: Number(s) } : undefined;
 }
 
+/**
+ * A cluster that lost a server still counts it as a peer and may place a new one-replica
+ * consumer there, where it never answers: try again (a new placement) a few times.
+ */
+async function placed<T>(make: () => Promise<T>, tries = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await make();
+    } catch (err) {
+      if (i >= tries || !/timeout/i.test((err as Error).message)) throw err;
+    }
+  }
+}
+
 export class NatsHistory {
   private readonly index = new Map<string, Indexed>();
+  private readonly lanes = new Map<string, Lane>();
+  private clock = 0;
   private events = 0;
   private stopped = false;
 
@@ -65,31 +116,47 @@ export class NatsHistory {
     /** A copy another node stored, for live fan-out here. */
     private readonly remote: (line: string) => void,
     private readonly report: (err: Error) => void,
+    private readonly faults: Faults,
+    /** Why nothing can be written now (the connection is down), or undefined. */
+    private readonly down: () => string | undefined,
+    private readonly log: (line: string) => void,
   ) {}
 
   /** Reads the index (each subject's last event), then follows every new event. */
   async start(): Promise<void> {
-    const { jsm, js, names } = this.engine;
+    const { jsm, names } = this.engine;
     const info = await untilReady(() => jsm.streams.info(names.eventsStream));
     this.events = info.state.messages;
     const upTo = info.state.last_seq;
-    const consumer = await js.consumers.get(names.eventsStream, { filter_subjects: names.allEvents, deliver_policy: DeliverPolicy.LastPerSubject });
-    const messages = await untilReady(() => consumer.consume());
     let ready!: () => void;
     const indexed = new Promise<void>((resolve) => (ready = resolve));
     if (upTo === 0 || info.state.messages === 0) ready();
-    void (async () => {
-      for await (const m of messages) {
-        if (this.stopped) break;
-        this.see(m, m.seq <= upTo);
-        if (m.seq >= upTo) ready();
-      }
-    })().catch((err: Error) => this.report(err));
-    this.stopFeed = () => messages.stop();
+    let indexing = true;
+    const quick = this.engine.quick;
+    this.feed = new Feed({
+      what: 'the session index',
+      open: (from) => ephemeral(this.engine, names.eventsStream, names.allEvents, from, DeliverPolicy.LastPerSubject),
+      lastSeq: async () => (await quick.jsm.streams.info(names.eventsStream)).state.last_seq,
+      onMessage: (m) => {
+        if (this.stopped) return;
+        // Once indexed, everything is new (a restarted server may number new events at or below `upTo`).
+        this.see(m, indexing && m.seq <= upTo);
+        if (m.seq >= upTo) {
+          indexing = false;
+          ready();
+        }
+      },
+    }, this.log);
+    await untilReady(() => this.feed!.start());
     await indexed;
   }
 
-  private stopFeed: () => void = () => {};
+  /** The connection came back: the feed's consumer may be gone with its server. */
+  reopen(): void {
+    this.feed?.reconnected();
+  }
+
+  private feed: Feed | undefined;
 
   private see(m: JsMsg, old: boolean): void {
     const token = m.subject.split('.')[2]!;
@@ -98,61 +165,188 @@ export class NatsHistory {
     const raw = m.string();
     let session = this.index.get(token)?.session;
     if (session === undefined) session = (JSON.parse(raw) as { session: string }).session;
-    this.note(token, session, m.seq, position(m.headers));
+    this.note(token, session, ++this.clock, position(m.headers), m.headers?.get('Nats-Msg-Id'));
     if (!old) {
       this.events += 1;
       this.remote(raw);
     }
   }
 
-  private note(token: string, session: string, seq: number, pos: Position | undefined): void {
-    const entry = this.index.get(token) ?? { session, last: 0 };
-    entry.last = Math.max(entry.last, seq);
-    if (pos && (entry.top === undefined || before(entry.top, pos))) entry.top = pos;
+  private note(token: string, session: string, order: number, pos: Position | undefined, msgId?: string): void {
+    const entry: Indexed = this.index.get(token) ?? { session, last: 0 };
+    entry.last = Math.max(entry.last, order);
+    if (pos && (entry.top === undefined || before(entry.top, pos))) {
+      entry.top = pos;
+      entry.topId = msgId;
+    }
     this.index.delete(token);
     this.index.set(token, entry);
   }
 
-  /** Stores new events in order; a redelivery (same `(source, id)` within the window, or the session's top position again) is not stored and `duplicates` gets it. */
-  async admitAll(list: readonly Admission[], duplicates: (a: Admission) => void): Promise<boolean[]> {
-    const { js, names } = this.engine;
-    const acks = list.map((a) => {
+  /**
+   * Stores new events, each session's in order; a redelivery (same `(source, id)` within the
+   * window, or the session's top position again) is not stored and `duplicates` gets it. Rejects
+   * when any event of the list was not confirmed (D38): the core refuses them `store-unavailable`
+   * and their senders resend (what was stored of the list is deduped then).
+   */
+  admitAll(list: readonly Admission[], duplicates: (a: Admission) => void): Promise<boolean[]> {
+    const at = Date.now();
+    return Promise.all(list.map((a) => new Promise<boolean>((done, fail) => {
       const token = sessionToken(a.session);
       const positioned = a.epoch !== undefined || a.seq !== undefined;
-      const pos = positioned ? { epoch: a.epoch ?? 0, seq: a.seq ?? 0 } : undefined;
+      const job: Job = { a, token, at, order: ++this.clock, done, fail, duplicates };
+      if (positioned) job.pos = { epoch: a.epoch ?? 0, seq: a.seq ?? 0 };
+      let lane = this.lanes.get(token);
+      if (lane === undefined) this.lanes.set(token, (lane = { queue: [], busy: false }));
+      lane.queue.push(job);
+      if (!lane.busy) void this.run(token, lane);
+    })));
+  }
+
+  /**
+   * One session's writes, a round at a time: what queued while a round was out goes out
+   * together when it is confirmed. So a later event of a session is not stored while an
+   * earlier one failed (no hole for a resend to skip), yet a busy session still pipelines.
+   * After a failure the next round is its first event alone: a store that fails again fails
+   * that one, not some of a pipelined round.
+   */
+  private async run(token: string, lane: Lane): Promise<void> {
+    lane.busy = true;
+    while (lane.queue.length > 0) await this.round(lane, lane.queue.splice(0, lane.trusted ? lane.queue.length : 1));
+    lane.busy = false;
+    if (lane.hole === undefined || Date.now() - lane.hole.at > HOLE_KEPT_MS) this.lanes.delete(token);
+  }
+
+  private async round(lane: Lane, jobs: Job[]): Promise<void> {
+    const { js, names } = this.engine;
+    const sent: { job: Job; ack: Promise<PubAck> | undefined }[] = [];
+    // Filled in this round (optimistically: a failure of it is undone below).
+    let filled = false;
+    for (const job of jobs) {
+      const down = this.down();
+      if (down !== undefined) {
+        job.fail(new Error(down));
+        continue;
+      }
+      const pos = job.pos;
+      const hole = lane.hole;
+      if (pos && hole && !filled && before(hole.pos, pos)) {
+        const at = `${hole.pos.epoch}:${hole.pos.seq}`;
+        job.fail(new Error(`an earlier event of session ${job.a.session} (${at}) is not stored yet; resend from it`));
+        continue;
+      }
+      if (pos && hole && same(pos, hole.pos)) filled = true;
       // The claim-renewing redelivery of a session's last event, past the dedupe window.
-      const top = this.index.get(token)?.top;
-      if (pos && top && top.epoch === pos.epoch && top.seq === pos.seq) return { a, token, pos, ack: undefined };
+      const entry = this.index.get(job.token);
+      if (pos && entry?.top && same(entry.top, pos) && entry.topId === admissionId(job.a.source, job.a.id)) {
+        sent.push({ job, ack: undefined });
+        continue;
+      }
+      const left = job.at + WRITE_DEADLINE_MS - Date.now();
+      if (left < MIN_PUBLISH_MS && this.faults.reason() !== undefined) {
+        job.fail(new Error(this.faults.reason()));
+        continue;
+      }
       const h = headers();
       h.set(NODE, this.node);
       if (pos) {
         h.set(EPOCH, String(pos.epoch));
         h.set(SEQ, String(pos.seq));
-        // Later admissions in this batch see it at once (the ack comes later).
-        const entry = this.index.get(token);
-        if (entry) entry.top = entry.top === undefined || before(entry.top, pos) ? pos : entry.top;
       }
-      return { a, token, pos, ack: js.publish(names.events(token, positioned), a.raw, { msgID: admissionId(a.source, a.id), headers: h }) };
-    });
-    const out: boolean[] = [];
-    for (const x of acks) {
-      const ack = x.ack === undefined ? undefined : await x.ack;
-      const fresh = ack !== undefined && !ack.duplicate;
-      if (fresh) {
-        this.events += 1;
-        const isNew = !this.index.has(x.token);
-        this.note(x.token, x.a.session, ack.seq, x.pos);
-        if (isNew) await this.evictBeyondCap();
-      } else duplicates(x.a);
-      out.push(fresh);
+      const ack = js.publish(names.events(job.token, pos !== undefined), job.a.raw, {
+        msgID: admissionId(job.a.source, job.a.id),
+        headers: h,
+        timeout: Math.max(MIN_PUBLISH_MS, left),
+      });
+      // Settled below, in order; a rejection never goes unhandled meanwhile.
+      ack.catch(() => {});
+      sent.push({ job, ack });
     }
-    return out;
+    const failedJobs: Job[] = [];
+    let storedAfter = false;
+    lane.trusted = true;
+    for (const { job, ack } of sent) {
+      let r: PubAck | undefined;
+      try {
+        r = ack === undefined ? undefined : await ack;
+      } catch (err) {
+        lane.trusted = false;
+        this.faults.writeFailed(err as Error);
+        if (job.pos) {
+          failedJobs.push(job);
+          if (lane.hole === undefined || before(job.pos, lane.hole.pos)) lane.hole = { pos: job.pos, at: Date.now() };
+        }
+        job.fail(err as Error);
+        continue;
+      }
+      if (r !== undefined) this.faults.writeConfirmed();
+      if (failedJobs.length > 0 && job.pos && r !== undefined && !r.duplicate) storedAfter = true;
+      if (job.pos && lane.hole && same(job.pos, lane.hole.pos)) lane.hole = undefined;
+      await this.confirmed(job, r);
+    }
+    if (storedAfter) void this.repair(lane, failedJobs);
+  }
+
+  /**
+   * A later event of the session was stored although an earlier one of the same round failed:
+   * its sender, asking what the relay holds, would never resend the earlier one. So this node
+   * writes the failed ones again itself (same `Nats-Msg-Id`: a resend meanwhile is deduped)
+   * until they are confirmed; until then the session's hole holds back its later events.
+   */
+  private async repair(lane: Lane, failed: Job[]): Promise<void> {
+    if (lane.repairing) return;
+    lane.repairing = true;
+    const { js, names } = this.engine;
+    const until = Date.now() + HOLE_KEPT_MS;
+    try {
+      while (failed.length > 0 && !this.stopped && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 500));
+        const job = failed[0]!;
+        const h = headers();
+        h.set(NODE, this.node);
+        h.set(EPOCH, String(job.pos!.epoch));
+        h.set(SEQ, String(job.pos!.seq));
+        try {
+          const msgID = admissionId(job.a.source, job.a.id);
+          const r = await js.publish(names.events(job.token, true), job.a.raw, { msgID, headers: h, timeout: WRITE_DEADLINE_MS });
+          failed.shift();
+          if (!r.duplicate) {
+            this.events += 1;
+            this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
+          }
+          if (lane.hole && same(job.pos!, lane.hole.pos)) lane.hole = failed[0]?.pos && { pos: failed[0].pos, at: Date.now() };
+        } catch {
+          // still failing: the next try follows
+        }
+      }
+      const left = failed[0];
+      if (left) this.report(new Error(`session ${left.a.session}: event ${left.a.id} could not be stored again; its history may lack it`));
+    } finally {
+      lane.repairing = false;
+    }
+  }
+
+  private async confirmed(job: Job, ack: PubAck | undefined): Promise<void> {
+    const fresh = ack !== undefined && !ack.duplicate;
+    const id = admissionId(job.a.source, job.a.id);
+    if (fresh) {
+      this.events += 1;
+      const isNew = !this.index.has(job.token);
+      this.note(job.token, job.a.session, job.order, job.pos, id);
+      if (isNew) await this.evictBeyondCap().catch((err: Error) => this.report(err));
+    } else {
+      if (ack !== undefined && job.pos) this.note(job.token, job.a.session, job.order, job.pos, id);
+      job.duplicates(job.a);
+    }
+    job.done(fresh);
   }
 
   /** Beyond the session cap the least recently written session is purged (every node's index learns of it on replay). */
   private async evictBeyondCap(): Promise<void> {
     while (this.index.size > this.sessionCap) {
-      const [token] = this.index.keys();
+      let token: string | undefined;
+      let oldest = Infinity;
+      for (const [t, e] of this.index) if (e.last < oldest) [token, oldest] = [t, e.last];
       this.index.delete(token!);
       const r = await this.engine.jsm.streams.purge(this.engine.names.eventsStream, { filter: this.engine.names.session(token!) });
       this.events = Math.max(0, this.events - r.purged);
@@ -160,19 +354,23 @@ export class NatsHistory {
   }
 
   async replay(session: string, after?: Position): Promise<Replay> {
-    const { js, jsm, names } = this.engine;
+    const { jsm, names } = this.engine;
     const token = sessionToken(session);
     const info = await jsm.streams.info(names.eventsStream, { subjects_filter: names.session(token) });
     const held = Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
     if (held === 0) return { items: [] };
-    const consumer = await js.consumers.get(names.eventsStream, { filter_subjects: names.session(token) });
+    const consumer = await placed(() => ephemeral(this.engine, names.eventsStream, names.session(token), undefined, DeliverPolicy.All));
     const rows: Row[] = [];
-    const batch = await consumer.fetch({ max_messages: held, expires: 2000 });
-    for await (const m of batch) {
-      const raw = m.string();
-      const pos = position(m.headers);
-      rows.push(pos ? { arrival: m.seq, pos, raw } : { arrival: m.seq, raw });
-      if (m.info.pending === 0) break;
+    try {
+      const batch = await consumer.fetch({ max_messages: held, expires: 2000 });
+      for await (const m of batch) {
+        const raw = m.string();
+        const pos = position(m.headers);
+        rows.push(pos ? { arrival: m.seq, pos, raw } : { arrival: m.seq, raw });
+        if (m.info.pending === 0) break;
+      }
+    } finally {
+      void consumer.delete().catch(() => {});
     }
     return orderRows(rows, after, this.bufferCap);
   }
@@ -192,6 +390,6 @@ export class NatsHistory {
 
   stop(): void {
     this.stopped = true;
-    this.stopFeed();
+    this.feed?.stop();
   }
 }

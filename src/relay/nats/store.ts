@@ -3,17 +3,20 @@
 import { randomBytes } from 'node:crypto';
 import { SteeringError } from '../../protocol/errors.js';
 import type { Admission, Position, Replay, SessionStore, StoreHealth } from '../store.js';
+import { StoreUnavailableError, type StoreFaults } from '../store-fault.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../store.js';
 import { DEFAULT_LEASE_MS, openEngine, type Engine, type NatsStoreOptions } from './engine.js';
 import { NatsFabric } from './fabric.js';
 import { NatsHistory } from './history.js';
+import { describe, Faults, STORE_ADVICE } from './faults.js';
 
 export type { NatsStoreOptions };
 
-export class NatsStore implements SessionStore {
+export class NatsStore implements SessionStore, StoreFaults {
   readonly bufferCap: number;
   readonly path: string;
   readonly fabric: NatsFabric;
+  readonly advice = STORE_ADVICE;
   private connected = true;
   private timer: NodeJS.Timeout | undefined;
 
@@ -23,6 +26,7 @@ export class NatsStore implements SessionStore {
     private readonly history: NatsHistory,
     fabric: NatsFabric,
     private readonly replicas: number,
+    private readonly faults: Faults,
   ) {
     this.fabric = fabric;
     this.bufferCap = history.bufferCap;
@@ -36,9 +40,15 @@ export class NatsStore implements SessionStore {
     const bufferCap = opts.bufferCap ?? DEFAULT_BUFFER;
     const engine = await openEngine({ ...opts, bufferCap, connectionName: `aep-relay ${node}` });
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-    const fabric = new NatsFabric(engine, node, leaseMs, report);
-    const history = new NatsHistory(engine, node, bufferCap, opts.sessionCap ?? DEFAULT_MAX_SESSIONS, (line) => fabric.fanOut(line), report);
-    const store = new NatsStore(engine, node, history, fabric, opts.replicas ?? 1);
+    // The probe: the events stream answers with a leader (a write would be taken).
+    const faults = new Faults(log, async () => {
+      const info = await engine.quick.probe.streams.info(engine.names.eventsStream);
+      if (info.cluster !== undefined && !info.cluster.leader) throw new Error('no leader');
+    });
+    const fabric = new NatsFabric(engine, node, leaseMs, report, faults, log);
+    const sessionCap = opts.sessionCap ?? DEFAULT_MAX_SESSIONS;
+    const history = new NatsHistory(engine, node, bufferCap, sessionCap, (line) => fabric.fanOut(line), report, faults, () => faults.offline(), log);
+    const store = new NatsStore(engine, node, history, fabric, engine.replicas, faults);
     try {
       await history.start();
       await fabric.start();
@@ -48,7 +58,11 @@ export class NatsStore implements SessionStore {
       throw new SteeringError('RELAY_UNREACHABLE', `JetStream at ${engine.servers.join(', ')} did not answer the relay's start: ${(err as Error).message}; check that every server runs with -js and the cluster has a leader`, { cause: err });
     }
     store.watchStatus(log);
-    store.timer = setInterval(() => void history.recount().catch(report), Math.max(1000, leaseMs));
+    // Counts are for /healthz: a failed refresh while the store is down is that outage, already said.
+    const recountFailed = (err: Error) => {
+      if (faults.reason() === undefined) report(new Error(`event count not refreshed: ${err.message}`));
+    };
+    store.timer = setInterval(() => void history.recount().catch(recountFailed), Math.max(1000, leaseMs));
     store.timer.unref();
     return store;
   }
@@ -59,9 +73,13 @@ export class NatsStore implements SessionStore {
         if (s.type === 'disconnect') {
           this.connected = false;
           log(`relay: nats: disconnected from ${s.server}; reconnecting`);
+          this.faults.lostConnection(s.server);
         } else if (s.type === 'reconnect') {
           this.connected = true;
           log(`relay: nats: reconnected to ${s.server}`);
+          this.faults.reconnected();
+          this.fabric.reconnected();
+          this.history.reopen();
         }
       }
     })().catch(() => {});
@@ -69,10 +87,25 @@ export class NatsStore implements SessionStore {
 
   admitAll(list: readonly Admission[]): Promise<boolean[]> {
     // A redelivery is not stored again, yet every node's subscribers get the copy (AEP-0003 §5).
-    return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a));
+    return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a)).catch((err: Error) => {
+      throw new StoreUnavailableError(describe(err), { cause: err });
+    });
+  }
+
+  /**
+   * Refused at once only while the connection is down. While writes fail with the connection up
+   * (a leader lost until the cluster elects another) each write still tries, within its deadline,
+   * so the first one after the election is taken.
+   */
+  unavailable(): string | undefined {
+    return this.engine.nc.isClosed() ? 'the NATS connection is closed' : this.faults.offline();
   }
 
   replay(session: string, after?: Position): Promise<Replay> {
+    // Refused at once while the store is down, not after a request timeout: an adapter learns
+    // what the relay holds by a replay, and sends nothing (not even its claims) until answered.
+    const down = this.unavailable() ?? this.faults.reason();
+    if (down !== undefined) return Promise.reject(new Error(down));
     return this.history.replay(session, after);
   }
 
@@ -88,7 +121,8 @@ export class NatsStore implements SessionStore {
     const nc = this.engine.nc;
     return {
       engine: 'nats-jetstream',
-      ok: this.connected && !nc.isClosed(),
+      ok: this.connected && !nc.isClosed() && this.faults.reason() === undefined,
+      ...(this.faults.reason() === undefined ? {} : { reason: this.faults.reason() }),
       server: nc.getServer(),
       version: nc.info?.version,
       node: this.node,
@@ -100,6 +134,7 @@ export class NatsStore implements SessionStore {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    this.faults.stop();
     this.history.stop();
     await this.fabric.stop().catch(() => {});
     await this.engine.nc.drain().catch(() => this.engine.nc.close());

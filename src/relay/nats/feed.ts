@@ -1,0 +1,173 @@
+// A consumer this node reads for as long as it runs (the session index and fan-out, the claims,
+// its forwarded commands), reopened by the node itself when it goes quiet. An ordered consumer
+// is one server's (R1, in memory): when that server dies the client's own recovery asks it for
+// info until it answers, which a dead server never does (a minute and more of silence). Here two
+// missed heartbeats (FEED_EXPIRES_MS / 2 each), a lost consumer or a reconnect reopen it after
+// the last stream sequence seen, so nothing is skipped and nothing already seen comes twice. A
+// server killed with its unflushed tail restarts with a lower last sequence, and numbers new
+// messages again from there: then the feed resumes from the time of the last message seen.
+import { nanos } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerConfig, type JsMsg } from '@nats-io/jetstream';
+import type { Engine } from './engine.js';
+
+/** A pull's lifetime; the server's idle heartbeat is half of it (the client library's rule). */
+export const FEED_EXPIRES_MS = 2000;
+const RETRY_FIRST_MS = 200;
+const RETRY_MAX_MS = 1000;
+
+/** Where a reopened consumer starts: after a stream sequence, or at a time (RFC 3339). */
+export type FeedStart = { seq: number } | { time: string };
+
+/** Consumer options for a start: the first one's policy, or a sequence, or a time. */
+type Start = Pick<ConsumerConfig, 'deliver_policy' | 'opt_start_seq' | 'opt_start_time'>;
+
+export function startAt(from: FeedStart | undefined, first: DeliverPolicy): Start {
+  if (from === undefined) return { deliver_policy: first };
+  if ('seq' in from) return { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from.seq };
+  return { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from.time };
+}
+
+/**
+ * An ephemeral consumer made by this node (not the client's ordered consumer, whose creation
+ * retries out of sight): a failure to make it is this feed's to see and retry, and it is
+ * opened only once the server answered. In memory, one replica: the feed reopens it anyway.
+ */
+export async function ephemeral(
+  engine: Engine,
+  stream: string,
+  filter: string,
+  from: FeedStart | undefined,
+  first: DeliverPolicy,
+): Promise<Consumer> {
+  const { js, jsm } = engine.quick;
+  const ci = await jsm.consumers.add(stream, {
+    filter_subject: filter,
+    ack_policy: AckPolicy.None,
+    ...startAt(from, first),
+    inactive_threshold: nanos(30_000),
+    mem_storage: true,
+    num_replicas: 1,
+  });
+  return js.consumers.get(stream, ci.name);
+}
+
+export interface FeedSpec {
+  /** What it is, for the log lines: "the session index", "the claims", "forwarded commands". */
+  what: string;
+  /** The consumer to read: from its own start (`from` undefined, the first time) or from `from`. */
+  open(from: FeedStart | undefined): Promise<Consumer>;
+  /** The stream's last sequence now (a restarted server may have lost its tail). */
+  lastSeq(): Promise<number>;
+  onMessage(m: JsMsg): void;
+  /**
+   * A durable consumer is the server's and outlives a reconnect: the client library resumes it.
+   * Reopening it then would leave the old pull waiting on the server, and what it took would
+   * come again only after the ack wait.
+   */
+  durable?: boolean;
+}
+
+export class Feed {
+  private last = 0;
+  /** The last message's stream timestamp (ns); a feed resumed by time skips up to it. */
+  private lastNs = 0;
+  private skipUpToNs = 0;
+  private generation = 0;
+  private stopped = false;
+  private stopCurrent: () => void = () => {};
+  private retryMs = RETRY_FIRST_MS;
+  private lostAt: number | undefined;
+
+  private current: Consumer | undefined;
+
+  constructor(
+    private readonly spec: FeedSpec,
+    private readonly log: (line: string) => void,
+    /** Told when the feed stops hearing (true) and when it hears again (false). */
+    private readonly deaf: (deaf: boolean) => void = () => {},
+  ) {}
+
+  /** Opens the first consumer (a failure here is the caller's: the relay does not start). */
+  async start(): Promise<void> {
+    await this.open();
+  }
+
+  /** The connection came back: an ordered consumer may be gone with its server. */
+  reconnected(): void {
+    if (!this.spec.durable) this.restart('reconnected');
+  }
+
+  /** Reopens after the last sequence seen (the connection came back, or it went quiet). */
+  restart(why: string): void {
+    if (this.stopped) return;
+    if (this.lostAt === undefined) {
+      this.lostAt = Date.now();
+      this.deaf(true);
+      this.log(`relay: nats: ${this.spec.what} went quiet (${why}); reopening its consumer`);
+    }
+    this.stopCurrent();
+    // An ephemeral consumer left behind would only hold pulls nobody reads.
+    if (!this.spec.durable) void this.current?.delete().catch(() => {});
+    this.current = undefined;
+    this.open().catch((err: Error) => {
+      const wait = this.retryMs;
+      this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+      setTimeout(() => this.restart(err.message), wait).unref();
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.generation += 1;
+    this.stopCurrent();
+  }
+
+  private async open(): Promise<void> {
+    const gen = ++this.generation;
+    let from: FeedStart | undefined;
+    this.skipUpToNs = 0;
+    if (this.last > 0) {
+      if ((await this.spec.lastSeq()) >= this.last) from = { seq: this.last + 1 };
+      else {
+        from = { time: new Date(Math.floor(this.lastNs / 1e6)).toISOString() };
+        this.skipUpToNs = this.lastNs;
+        this.log(`relay: nats: the stream under ${this.spec.what} restarted without its last messages; ` +
+          'resuming from the time of the last one seen');
+      }
+    }
+    const consumer = await this.spec.open(from);
+    const msgs = await consumer.consume({ expires: FEED_EXPIRES_MS });
+    if (gen !== this.generation) {
+      msgs.stop();
+      return;
+    }
+    this.stopCurrent = () => msgs.stop();
+    this.current = consumer;
+    if (this.lostAt !== undefined) {
+      this.deaf(false);
+      this.log(`relay: nats: ${this.spec.what} resumed after ${((Date.now() - this.lostAt) / 1000).toFixed(1)} s`);
+      this.lostAt = undefined;
+    }
+    this.retryMs = RETRY_FIRST_MS;
+    void (async () => {
+      for await (const s of msgs.status()) {
+        if (gen !== this.generation) return;
+        const quiet = (s.type === 'heartbeats_missed' && s.count >= 2)
+          || s.type === 'consumer_not_found' || s.type === 'consumer_deleted';
+        if (quiet) return this.restart(s.type.replace(/_/g, ' '));
+      }
+    })().catch(() => {});
+    void (async () => {
+      for await (const m of msgs) {
+        if (gen !== this.generation) return;
+        const ns = Number(m.info.timestampNanos);
+        if (this.skipUpToNs > 0 && ns <= this.skipUpToNs) continue;
+        this.last = m.seq;
+        this.lastNs = ns;
+        this.spec.onMessage(m);
+      }
+    })().catch((err: Error) => {
+      if (gen === this.generation) this.restart(err.message);
+    });
+  }
+}
