@@ -201,7 +201,8 @@ test('pause, resume and interrupt while running: the status flip on the stream n
     const pausing = consumer.send(pause);
     await new Promise((r) => setTimeout(r, 50));
     held.release();
-    assert.is((await pausing).outcome, 'accepted');
+    const paused0 = await pausing;
+    assert.is(paused0.outcome, 'accepted', JSON.stringify(paused0));
     const paused = await stack.waitFor((e) => e.session === id && e.type === 'state.delta' && e.cause === pause.id);
     assert.is(stack.server.conversation(id)!.status, 'paused');
     assert.ok(stack.session(id).some((e) => e.type === 'x.openhands.pause.event'));
