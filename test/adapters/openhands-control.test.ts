@@ -157,6 +157,48 @@ test('a confirmation answered through aep-steer respond: allow runs the pending 
   });
 });
 
+test('D34: a confirmation answered at the server, or by an earlier respond, is refused not-pending; nothing is sent', async () => {
+  await withStack(async (stack) => {
+    const flags = { relay: stack.relay.socketUrl, token: stack.token, sender: 'alice', timeout: '10000' };
+    const respond = async (id: string, request: string) => {
+      const out = sink();
+      const err = sink();
+      const code = await runRespond('allow', { ...flags, session: id, request }, { out: out.stream, err: err.stream });
+      return { code, text: out.text() + err.text() };
+    };
+    const confirmations = (id: string) =>
+      restWrites(stack).filter((r) => r.path === `/api/conversations/${id}/events/respond_to_confirmation`).length;
+
+    // Another client of the agent server lets it proceed: the request ends at the agent.
+    const oob = await attached(stack, { confirmation: true, message: '[[TURN]] [[TOOLS:1]] run it' });
+    stack.server.run(oob);
+    const first = await stack.waitFor((e) => e.session === oob && e.type === 'attention.requested');
+    stack.server.run(oob);
+    await stack.waitFor((e) => e.session === oob && e.type === 'attention.resolved' && e.subject === first.id);
+    const late = await respond(oob, first.id);
+    assert.is(late.code, RESPOND_EXIT.notPending, late.text);
+    assert.match(late.text, 'already answered at the agent');
+    assert.is(confirmations(oob), 0, 'nothing was sent to the server');
+    assert.not.ok(stack.session(oob).some((e) => e.type === 'attention.answered' && e.subject === first.id && e.data?.via === 'control'));
+    await stack.server.until(oob, 'finished');
+
+    // Answered through respond once: a second respond is told so, and the server hears one answer.
+    const twice = await attached(stack, { confirmation: true, message: '[[TURN]] [[TOOLS:1]] run it' });
+    stack.server.run(twice);
+    const req = await stack.waitFor((e) => e.session === twice && e.type === 'attention.requested');
+    assert.is((await respond(twice, req.id)).code, RESPOND_EXIT.answered);
+    await stack.waitFor((e) => e.session === twice && e.type === 'attention.resolved' && e.subject === req.id);
+    const again = await respond(twice, req.id);
+    assert.is(again.code, RESPOND_EXIT.notPending, again.text);
+    assert.match(again.text, 'already answered by an earlier respond');
+    assert.is(confirmations(twice), 1);
+
+    // An id the bridge never saw stays unknown-request.
+    const never = await respond(twice, 'att_never_seen');
+    assert.is(never.code, RESPOND_EXIT.rejected, never.text);
+  });
+});
+
 test('an append the server refuses (404) drops the input send-failed: one outcome, settled for the consumer', async () => {
   await withStack(async (stack, consumer) => {
     const id = await attached(stack);

@@ -4,7 +4,7 @@
 // forwarded commands decided by the server's answer. Each guard reads the status the stream last
 // showed, so a refusal matches what consumers see: a write the server would silently ignore, or
 // one that would start, resume or approve work nobody asked for, is refused before it is sent.
-import { readAnswer } from '../../machines/gate.js';
+import { NOT_PENDING, readAnswer } from '../../machines/gate.js';
 import type { AepCommand, Rejection } from '../../protocol/index.js';
 import type { Controller, InputTransport } from '../../streams/surface.js';
 import { ANSWER_OPTIONS, CONFIRMATION_PROMPT } from '../openhands-map.js';
@@ -67,7 +67,13 @@ export function openHandsControl(server: AgentServer, receiver: Receiver): { tra
           return status === 'paused' ? undefined : guard(`forwarded only from paused (resume from ${status} would start work); it is ${status}`);
         case RESPOND: {
           const open = receiver.attention(session);
-          if (open === undefined || command.subject !== open) return { reason: 'refused', rule: 'unknown-request', detail: 'not the live pending confirmation request' };
+          if (open === undefined || command.subject !== open) {
+            // D34: a request that ended (answered by another client of the server, or by an earlier
+            // respond) is refused not-pending, saying how; only an id never seen is unknown.
+            const how = command.subject === undefined ? undefined : receiver.ended(session, command.subject);
+            if (how !== undefined) return NOT_PENDING[how];
+            return { reason: 'refused', rule: 'unknown-request', detail: 'not the live pending confirmation request' };
+          }
           return confirmationOf(command) === undefined ? { reason: 'invalid', rule: 'answer-invalid', detail: 'answer allow or deny (text is a deny with that reason)' } : undefined;
         }
         default:

@@ -7,6 +7,7 @@
 import WebSocket from 'ws';
 import { Observable, Subject } from 'rxjs';
 import { SteeringError, newId, type AepEvent } from '../../protocol/index.js';
+import type { SettledHow } from '../../machines/session-types.js';
 import type { HookArrival } from '../../streams/hook-endpoint.js';
 import type { Status } from '../openhands-map.js';
 import { AgentServer } from './agent-server.js';
@@ -37,6 +38,8 @@ export interface Receiver {
   status(conversation: string): Status | null | undefined;
   /** The open attention request of a conversation waiting for confirmation. */
   attention(conversation: string): string | undefined;
+  /** How a request of the conversation that is no longer open ended, if the bridge saw it end (D34). */
+  ended(conversation: string, request: string): SettledHow | undefined;
   /** A respond is on its way (undefined clears): the flip out of waiting will be its outcome. */
   settle(conversation: string, cause: string | undefined, answer?: Record<string, unknown>): void;
   /** A pause, resume or interrupt is on its way (undefined clears): the next flip is its outcome. */
@@ -180,6 +183,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     arrivals$: arrivals.asObservable(),
     status: (id) => attached.get(id)?.tracker.lastStatus,
     attention: (id) => attached.get(id)?.tracker.openAttention,
+    ended: (id, request) => attached.get(id)?.tracker.endedHow(request),
     settle: (id, cause, answer) => attached.get(id)?.tracker.settle(cause, answer),
     expect: (id, cause) => attached.get(id)?.tracker.expect(cause),
     health: () => health,

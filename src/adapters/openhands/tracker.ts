@@ -17,8 +17,11 @@
 //   the resend, so a drop mid-resend resumes where the resend stood (the overlap is deduped).
 import { newId, type AepEvent } from '../../protocol/index.js';
 import { statusMoments, statusOf, type OpenHandsFrame, type Status } from '../openhands-map.js';
+import type { SettledHow } from '../../machines/session-types.js';
 
 const RUN_CLOSERS = new Set(['run.finished', 'run.failed', 'run.cancelled']);
+/** Ended requests a tracker remembers, as the session machine does (D34). */
+const ENDED_KEPT = 64;
 
 export class ConversationTracker {
   readonly id: string;
@@ -35,6 +38,8 @@ export class ConversationTracker {
   private settling: { cause: string; answer: Record<string, unknown> } | undefined;
   /** A pause, resume or interrupt the server took: the next status change is its outcome. */
   private pendingCause: string | undefined;
+  /** Requests that ended, newest last, so a late respond is told how (D34) instead of "unknown". */
+  private readonly ended: { id: string; how: SettledHow }[] = [];
 
   constructor(id: string) {
     this.id = id;
@@ -70,7 +75,10 @@ export class ConversationTracker {
         this.run = e.run;
       } else if (RUN_CLOSERS.has(e.type) && e.run === this.run) this.run = undefined;
       if (e.type === 'attention.requested') this.attention = e.id;
-      else if ((e.type === 'attention.resolved' || e.type === 'attention.timeout') && e.subject === this.attention) this.attention = undefined;
+      else if ((e.type === 'attention.resolved' || e.type === 'attention.timeout') && e.subject === this.attention) {
+        const by = e.type === 'attention.timeout' ? 'timeout' : e.data?.resolution === 'answered' ? 'answered' : 'answered-oob';
+        this.endAttention(by);
+      }
     }
     this.lastTs ??= oldest;
     this.status = this.attention !== undefined ? 'waiting_for_confirmation' : this.run !== undefined ? 'running' : 'idle';
@@ -84,6 +92,18 @@ export class ConversationTracker {
   /** The attention request open while the conversation waits for confirmation. */
   get openAttention(): string | undefined {
     return this.attention;
+  }
+
+  /** How a request that is no longer open ended, if this tracker saw it end. */
+  endedHow(request: string): SettledHow | undefined {
+    return this.ended.find((x) => x.id === request)?.how;
+  }
+
+  private endAttention(how: SettledHow): void {
+    if (this.attention === undefined) return;
+    this.ended.push({ id: this.attention, how });
+    if (this.ended.length > ENDED_KEPT) this.ended.shift();
+    this.attention = undefined;
   }
 
   /** Where a reconnect resumes: the newest resent event's timestamp (inclusive; the overlap is deduped). */
@@ -139,8 +159,9 @@ export class ConversationTracker {
       if (this.attention !== undefined && (next === 'waiting_for_confirmation' || this.status === 'waiting_for_confirmation')) f.attention = this.attention;
       if (this.status === 'waiting_for_confirmation') {
         if (this.settling !== undefined) f.answered = { id: newId(at), ...this.settling };
+        // Out of waiting with no respond of ours on its way: the server's own client answered it.
+        this.endAttention(this.settling !== undefined ? 'answered' : 'answered-oob');
         this.settling = undefined;
-        this.attention = undefined;
       }
       // Any status change clears the note, so no stale link persists.
       if (this.pendingCause !== undefined) f.caused_by = this.pendingCause;
