@@ -139,7 +139,7 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missin
     const late = await respond(session, requested.id, 'deny');
     assert.is(late.code, RESPOND_EXIT.notPending, late.out);
     assert.match(late.out, 'already answered at the agent');
-    await waitFor('the rejection', () => events.find((e) => e.type === 'control.rejected' && (e.data as { code?: string }).code === 'not-pending'));
+    await waitFor('the rejection', () => events.find((e) => e.type === 'control.rejected' && e['code'] === 'not-pending'));
     assert.equal(events.filter((e) => e.type === 'attention.answered' && e.subject === requested.id).length, 1, 'the late deny is not recorded');
     await tui.shows('Done.');
   });
