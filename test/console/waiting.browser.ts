@@ -49,10 +49,11 @@ test('the waiting list, newest first; the push link opens the request; Allow rel
   const order = await page.$$eval('#waiting-list [data-waiting]', (bs) => bs.map((b) => b.getAttribute('data-waiting')));
   assert.equal(order, [second.request, first.request], 'newest first');
   assert.match((await page.textContent(`#waiting-list [data-waiting="${second.request}"]`))!, 'claude-code · permission');
-  assert.match((await page.textContent(`#waiting-list [data-waiting="${second.request}"]`))!, 'requests permission: Bash');
+  // D35: the console's token may see what the tool will do, so the request names the command.
+  assert.match((await page.textContent(`#waiting-list [data-waiting="${second.request}"]`))!, 'requests permission to use Bash: touch new-file.txt');
   const box = `#detail [data-request="${second.request}"]`;
   await page.waitForSelector(box);
-  assert.match((await page.textContent(box))!, 'claude-code requests permission: Bash', 'what it asks');
+  assert.match((await page.textContent(box))!, 'claude-code requests permission to use Bash: touch new-file.txt', 'what it asks');
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scroll at 390 px');
   assert.is(await page.getAttribute('link[rel="manifest"]', 'href'), 'manifest.webmanifest');
   await page.screenshot({ path: join(SHOTS, 'console-waiting-phone.png'), fullPage: true });
