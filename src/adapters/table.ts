@@ -3,6 +3,7 @@
 // every difference between vendors is a field of the table.
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
+import type { Delivery } from '../protocol/payloads.js';
 import { str } from './hook-input.js';
 import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
@@ -201,6 +202,12 @@ export interface VendorTable {
   sendInput?: InputPolicy;
   /** The channel send_input and the other user-plane verbs go through. */
   userPlane?: UserPlane;
+  /**
+   * D31: the deliveries instruct's hook lane honours, with the evidence. `queue` needs a moment
+   * that opens a turn (a row with `turn: 'opens'`), `steer` an eligible moment inside a running
+   * turn (and rows marking the turn's ends). Absent: `moment` only.
+   */
+  deliveries?: { honours: readonly Delivery[]; evidence: string };
   /** Commands carried out on the vendor's own API under the control gate (VendorSurface.controls). */
   controls?: readonly string[];
   /** Default hook port (D15). */
@@ -254,6 +261,20 @@ export const DEFAULT_INSTRUCT_TTL_MS = 3_600_000;
 /** The table's D25 resume window: that of its end moment, 0 without one. */
 export const resumeWindowOf = (table: VendorTable): number =>
   Object.values(table.moments).reduce((w, row) => (row.role === 'end' ? Math.max(w, row.resumeWindowMs ?? 0) : w), 0);
+
+/**
+ * D31: what the hook lane honours. A table that claims `queue` or `steer` without the turn rows
+ * that make it work is a table error, caught here rather than as an instruction that never lands.
+ */
+export function deliveriesOf(table: VendorTable): readonly Delivery[] {
+  const honours = table.deliveries?.honours ?? ['moment'];
+  const rows = Object.values(table.moments);
+  const opens = rows.some((r) => r.turn === 'opens');
+  const closes = rows.some((r) => r.turn === 'closes');
+  if (honours.includes('queue') && !opens) throw new SteeringError('CONFIG_INVALID', `${table.token}: queue needs a moment that opens a turn`);
+  if (honours.includes('steer') && !(opens && closes)) throw new SteeringError('CONFIG_INVALID', `${table.token}: steer needs moments that open and close a turn`);
+  return honours.includes('moment') ? honours : ['moment', ...honours];
+}
 
 /** `PostToolUseFailure` → `post_tool_use_failure`, `pre_llm_call` unchanged. */
 export const snakeCase = (name: string): string =>
@@ -386,6 +407,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
     ...(table.controls === undefined ? {} : { controls: table.controls }),
     resumeWindowMs: resumeWindowOf(table),
+    deliveries: deliveriesOf(table),
     ...(table.instructTtlMs === undefined ? {} : { instructTtlMs: table.instructTtlMs }),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {

@@ -8,7 +8,8 @@
 // replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, withdrawType,
+  type AepCommand, type AepEvent, type EventFields, type Rejection,
 } from '../protocol/index.js';
 import { redactText, redactValue } from '../protocol/redact.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
@@ -141,7 +142,11 @@ const EMPTY: StepResult = { events: [], records: [], effects: [] };
 const WARM_EMITTERS = 256;
 
 /** The rules a `control.attention.respond` can fail, named on the wire (D34). */
-const RESPOND_RULES = new Set<string>(['not-pending', 'unknown-request', 'answer-invalid']);
+const RESPOND_RULES = new Set<string>([
+  'not-pending', 'unknown-request', 'answer-invalid',
+  // D31, D32: the delivery and withdraw refusals a sender acts on.
+  'delivery-invalid', 'delivery-unsupported', 'session-idle', 'already-delivered', 'not-waiting', 'unknown-instruction', 'not-sender',
+]);
 
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
@@ -537,14 +542,18 @@ export class ActorHost {
     }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
-    return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
+    if (c.type === withdrawType(this.surface.token)) return { type: 'command.withdraw', at: item.at, command: c, gateOpen: this.opts.instruct };
+    return {
+      type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType,
+      ...(this.surface.deliveries === undefined ? {} : { deliveries: this.surface.deliveries }),
+    };
   }
 
   /** Steps the session (spawning it for a hook) and returns what it announced. */
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward' || input.type === 'command.cancel') {
+      if (input.type === 'command.instruct' || input.type === 'command.withdraw' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward' || input.type === 'command.cancel') {
         return this.orphanCommand(session, input);
       }
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
@@ -681,10 +690,13 @@ export class ActorHost {
           break;
         }
         case 'instruction.delivered':
-          emit({ type: o.eventType, cause: o.cause, data: o.moment === undefined ? { queued_ms: o.queuedMs } : { queued_ms: o.queuedMs, moment: o.moment } });
+          emit({
+            type: o.eventType, cause: o.cause,
+            data: { queued_ms: o.queuedMs, ...(o.moment === undefined ? {} : { moment: o.moment }), ...(o.delivery === undefined ? {} : { delivery: o.delivery }) },
+          });
           break;
         case 'instruction.dropped':
-          emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason }, ...(o.subject === undefined ? {} : { subject: o.subject }) });
           break;
         case 'attention.requested':
           emit(requestedFields(o));

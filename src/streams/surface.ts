@@ -113,6 +113,8 @@ export interface VendorSurface {
   controls?: readonly string[];
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
   resumeWindowMs?: number;
+  /** D31: the deliveries instruct honours on this surface's lanes; absent: `moment` only. */
+  deliveries?: readonly string[];
   /** D26 default instruction TTL where an end moment may never fire; absent: none. */
   instructTtlMs?: number;
   /** Classify a parsed hook input. Throws SteeringError('HOOK_BODY_INVALID') on a body it cannot read. */
