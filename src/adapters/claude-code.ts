@@ -159,7 +159,7 @@ export const claudeCode: VendorTable = {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
     // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop").
     SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §1.8' },
-    UserPromptSubmit: { role: 'context', turn: 'opens', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
+    UserPromptSubmit: { role: 'context', bounds: 'opens', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
     UserPromptExpansion: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
     PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the next model request` },
     PostToolUse: {
@@ -173,7 +173,7 @@ export const claudeCode: VendorTable = {
     PostToolBatch: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
     Stop: {
       role: 'context',
-      turn: 'closes',
+      bounds: 'closes',
       // Context at Stop makes the model take another turn; the second Stop must stay neutral (§1.7).
       unless: (input) => (input.stop_hook_active === false ? undefined : 'Stop with stop_hook_active set (vendor-clis-observed §1.7)'),
       evidence: `${E2E}#Stop delivers while stop_hook_active is false and the model takes another turn`,

@@ -56,6 +56,11 @@ interface RowBase {
   /** The moment opens or closes a turn of the main agent (send_input's idle refusal, D28). */
   turn?: 'opens' | 'closes';
   /**
+   * D31: the moment opens or closes a turn for instruct's deliveries only (`queue` rides the
+   * opening one, `steer` the moments between), where `turn` is not set: no run id is minted.
+   */
+  bounds?: 'opens' | 'closes';
+  /**
    * D34: the moment reports that a tool call ran (the table's `callOf` names which): a request held
    * for that call was answered yes in the vendor's own dialog. `evidence` says where that was seen.
    */
@@ -269,8 +274,8 @@ export const resumeWindowOf = (table: VendorTable): number =>
 export function deliveriesOf(table: VendorTable): readonly Delivery[] {
   const honours = table.deliveries?.honours ?? ['moment'];
   const rows = Object.values(table.moments);
-  const opens = rows.some((r) => r.turn === 'opens');
-  const closes = rows.some((r) => r.turn === 'closes');
+  const opens = rows.some((r) => (r.turn ?? r.bounds) === 'opens');
+  const closes = rows.some((r) => (r.turn ?? r.bounds) === 'closes');
   if (honours.includes('queue') && !opens) throw new SteeringError('CONFIG_INVALID', `${table.token}: queue needs a moment that opens a turn`);
   if (honours.includes('steer') && !(opens && closes)) throw new SteeringError('CONFIG_INVALID', `${table.token}: steer needs moments that open and close a turn`);
   return honours.includes('moment') ? honours : ['moment', ...honours];
@@ -424,7 +429,9 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
         if (cause instanceof SteeringError) throw cause;
         throw new SteeringError('HOOK_BODY_INVALID', `${table.token} ${id.event} hook body could not be read`, { cause });
       }
-      return { session: id.session, event: id.event, class: cls, observations };
+      const bounds = table.moments[id.event]?.bounds;
+      const main = cls.kind === 'moment' && bounds !== undefined && !table.subagent(input);
+      return { session: id.session, event: id.event, class: cls, observations, ...(main ? { bounds } : {}) };
     },
     contextReply(hook, text, notice) {
       // Only an eligible moment may carry text (D7, D13); anything else gets the neutral reply.

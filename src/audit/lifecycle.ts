@@ -86,6 +86,8 @@ export type FindingRule =
   | 'terminal-cause'
   | 'terminal-orphan'
   | 'terminal-duplicate'
+  /** D32: an instruction delivered after its withdraw was accepted. */
+  | 'delivered-after-withdraw'
   | 'terminal-unaccepted'
   | 'terminal-missing'
   | 'accepted-after-end'
@@ -215,6 +217,8 @@ export class SteeringFold {
       if (typeof data['moment'] === 'string') t.moment = data['moment'];
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
+      // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
+      if (dropped && reason === 'withdrawn' && typeof e.subject === 'string') t.cause = e.subject;
       s.terminals.push(t);
       return true;
     }
@@ -430,6 +434,8 @@ export class SteeringFold {
       }
     }
 
+    findings.push(...deliveredAfterWithdraw(s, terminalsByCommand));
+
     for (const r of records.values()) {
       r.status = r.delivered ? 'delivered' : r.dropped ? 'dropped' : r.rejected ? 'rejected' : r.accepted ? 'pending' : 'unacknowledged';
       const last = lastMark(s);
@@ -454,6 +460,28 @@ export class SteeringFold {
     }
     return { records: [...records.values()], findings };
   }
+}
+
+const WITHDRAW = /^x\.[a-z0-9_-]+\.control\.withdraw$/;
+
+/** D32: once a withdraw is accepted the instruction is withdrawn for good; a delivery after that ack is a breach. */
+function deliveredAfterWithdraw(s: SessionRecord, terminals: ReadonlyMap<string, TerminalRecord[]>): Finding[] {
+  const out: Finding[] = [];
+  for (const [id, { event }] of s.commands) {
+    const ack = s.acks.get(id)?.[0];
+    const instruction = str(event.data?.['instruction']);
+    if (!WITHDRAW.test(event.type) || ack?.accepted !== true || instruction === undefined) continue;
+    for (const t of terminals.get(instruction) ?? []) {
+      if (t.kind !== 'delivered' || order(t.sighting, ack.sighting) <= 0) continue;
+      out.push({
+        rule: 'delivered-after-withdraw',
+        message: `instruction ${instruction} was delivered after its withdraw ${id} was accepted (D32)`,
+        place: t.sighting.place,
+        eventId: t.sighting.id,
+      });
+    }
+  }
+  return out;
 }
 
 /** The latest end or reopening (before `before`, when given), in stream order. */

@@ -223,7 +223,8 @@ export class ActorHost {
     const c = item.hook.class;
     if (c.kind !== 'moment') return false;
     const cell = this.sessions.get(item.session);
-    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, c);
+    const turn = c.turn ?? item.hook.bounds;
+    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, turn === undefined ? c : { ...c, turn });
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -513,12 +514,13 @@ export class ActorHost {
         ...(c.call === undefined ? {} : { call: c.call }),
       };
     }
+    const turn = c.turn ?? item.hook.bounds;
     // D34: only a moment that reports a call some request of this session holds mints an answer id.
     const ran = c.ran !== undefined && this.context(item.session)?.holds.some((h) => h.call === c.ran) === true
       ? { ran: { call: c.ran, answeredId: newId(item.at) } } : {};
     return {
       type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }), ...(runId === undefined ? {} : { runId }), ...ran,
+      ...(c.starts === true ? { starts: true } : {}), ...(turn === undefined ? {} : { turn }), ...(runId === undefined ? {} : { runId }), ...ran,
     };
   }
 

@@ -2,7 +2,7 @@
 // owns the bus (the only Subjects) and the only subscribe.
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { EMPTY, Subject, filter, from, ignoreElements, interval, map, merge, mergeAll, mergeMap, share, tap, timer, type Observable, type Subscription } from 'rxjs';
-import { SteeringError, agentEvent, newId, withdrawType, type AepCommand, type AepEvent } from '../protocol/index.js';
+import { SteeringError, agentEvent, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
 import type { InspectionOption } from './inspect.js';
@@ -91,11 +91,11 @@ export interface AdapterHandle {
  * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
 export const acceptsFor = (
-  surface: Pick<VendorSurface, 'token' | 'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals'>, instruct: boolean, sendInput = false, control = false,
+  surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals'>, instruct: boolean, sendInput = false, control = false,
 ): string[] => [
   ...((surface.holds === true && surface.controls?.includes('control.attention.respond') !== true) || (sendInput && surface.approvals === true) ? ['control.attention.respond'] : []),
   ...(control ? surface.controls ?? [] : []),
-  ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType, withdrawType(surface.token)] : []),
+  ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
   ...(sendInput && surface.cancels === true ? ['control.cancel'] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
 ];

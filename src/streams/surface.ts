@@ -57,6 +57,8 @@ export interface ClassifiedHook {
   event: string;
   class: HookClass;
   observations: ObservationSpec[];
+  /** D31: the moment opens or closes a turn for instruct's deliveries (the table's `bounds`). */
+  bounds?: 'opens' | 'closes';
 }
 
 /** A held loop's answer, in vendor-neutral terms (D14). */
