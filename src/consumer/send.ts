@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
-import { instructType, sendInputType } from '../protocol/types.js';
+import { instructType, sendInputType, withdrawType } from '../protocol/types.js';
+import { acceptsType } from '../relay/routing.js';
 import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
 import { acceptsOf, claimantOf } from './roster.js';
@@ -18,10 +19,11 @@ export interface Sender {
 }
 
 export type InstructOutcome =
-  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string }
+  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string; delivery?: string }
   | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string; at?: string }
   | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string }
+  /** `code`: the adapter's rule id (`session-idle`, `delivery-unsupported`, …) when it sent one. */
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string; code?: string }
   | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
   | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
   | { outcome: 'unreachable'; session: string; detail: string };
@@ -30,6 +32,8 @@ export interface InstructRequest {
   session: string;
   text: string;
   vendor?: string;
+  /** D31: `moment` (the default), `steer` or `queue`; absent sends none. */
+  delivery?: string;
   noWait?: boolean;
   /**
    * A caller-chosen command id (see `commandIdFor`): a second send with it is a retry of the
@@ -68,6 +72,8 @@ interface Verb {
   /** The events caused by the command that settle it, and which of them mean it arrived. */
   settles: RegExp;
   success: RegExp;
+  /** The command's capture; instruction text makes it `redacted` (the default). */
+  capture?: CaptureLevel;
 }
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
@@ -78,13 +84,13 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
   const type = verb.type(vendor);
   const accepts = acceptsOf(found.entry);
-  if (!accepts?.includes(type)) {
+  if (accepts === undefined || !acceptsType(accepts, type)) {
     const who = `${found.entry.agent ?? 'the claimant'}${found.entry.instance ? ` (${found.entry.instance})` : ''}`;
     return { outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster', detail: `${who} does not declare ${type}; ${verb.hint}` };
   }
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: verb.data, capture: 'redacted', ...(req.id ? { id: req.id } : {}) });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: verb.data, capture: verb.capture ?? 'redacted', ...(req.id ? { id: req.id } : {}) });
   const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
     // A caller-chosen id may have settled before: read the session's history for it too.
@@ -106,8 +112,13 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
       return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
     case 'refused':
       return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-    case 'rejected':
-      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...(settlement.detail ? { detail: settlement.detail } : {}) };
+    case 'rejected': {
+      const code = settlement.ack.data?.['code'];
+      return {
+        ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason,
+        ...(settlement.detail ? { detail: settlement.detail } : {}), ...(typeof code === 'string' ? { code } : {}),
+      };
+    }
     case 'accepted':
       break;
   }
@@ -120,6 +131,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
       ...base, outcome: 'delivered', ack, delivered: t.id, at: t.time,
       ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}),
       ...(typeof data['moment'] === 'string' ? { moment: data['moment'] } : {}),
+      ...(typeof data['delivery'] === 'string' ? { delivery: data['delivery'] } : {}),
     };
   }
   return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
@@ -130,13 +142,50 @@ export function sendInstruction(consumer: RelayConsumer, f: Sender, req: Instruc
   return steer(consumer, f, req, {
     type: instructType,
     hint: 'steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)',
-    data: { text: req.text },
+    data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
     settles: /\.instruction\.(delivered|dropped)$/,
     success: /\.instruction\.delivered$/,
   });
 }
 
 export type InputDelivery = 'queue' | 'steer';
+
+export type WithdrawOutcome =
+  /** D32: the instruction was taken back; `dropped` is its `instruction.dropped {reason: withdrawn}`. */
+  | { outcome: 'withdrawn'; command: string; session: string; vendor: string; instruction: string; ack: string; dropped: string }
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; instruction: string; ack: string; reason: string; detail?: string; code?: string }
+  | { outcome: 'refused'; command?: string; session: string; vendor?: string; instruction: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | { outcome: 'timeout'; command: string; session: string; vendor: string; instruction: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | { outcome: 'unreachable'; session: string; instruction: string; detail: string };
+
+/**
+ * D32: takes back an instruction that still waits (`x.{vendor}.control.withdraw`), settled by
+ * its `instruction.dropped {reason: withdrawn}`. With `id`, a second call is a retry of the same
+ * withdraw and gets the same answer (D4).
+ */
+export async function sendWithdraw(
+  consumer: RelayConsumer, f: Sender, req: { session: string; instruction: string; vendor?: string; id?: string; timeoutMs: number; ackWindowMs?: number },
+): Promise<WithdrawOutcome> {
+  const o = await steer(consumer, f, { session: req.session, text: '', timeoutMs: req.timeoutMs, ...(req.vendor ? { vendor: req.vendor } : {}), ...(req.id ? { id: req.id } : {}), ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }) }, {
+    type: withdrawType,
+    hint: 'withdraw comes with instruct: the adapter runs with AEP_INSTRUCT=1',
+    data: { instruction: req.instruction },
+    settles: /\.instruction\.dropped$/,
+    success: /\.instruction\.dropped$/,
+    capture: 'metadata',
+  });
+  const instruction = req.instruction;
+  switch (o.outcome) {
+    case 'delivered':
+      return { outcome: 'withdrawn', command: o.command, session: o.session, vendor: o.vendor, instruction, ack: o.ack, dropped: o.delivered };
+    case 'dropped':
+    case 'accepted':
+      // The success pattern matches every drop and noWait is never set: neither reaches here.
+      return { outcome: 'timeout', command: o.command, session: o.session, vendor: o.vendor, instruction, stage: 'delivery', ack: o.ack, sent: 1 };
+    default:
+      return { ...o, instruction };
+  }
+}
 
 /**
  * Sends user-plane input (`x.{vendor}.control.send_input`, D28–D29) to a session whose adapter

@@ -57,7 +57,12 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
   const d = decideInstruct(view, input.command, input.gateOpen, input.deliveries);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
-  if (refused !== undefined) return refused;
+  if (refused !== undefined) {
+    // D31: a delivery refusal names its rule, so the sender is told what to send instead.
+    const rule = d.kind === 'reject' ? d.rejection.rule : undefined;
+    if (rule !== 'session-idle' && rule !== 'delivery-invalid') return refused;
+    return { ...refused, outputs: refused.outputs.map((o) => (o.type === 'control.rejected' ? { ...o, coded: true } : o)) };
+  }
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
   if (typeof input.command.agent === 'string') item.from = input.command.agent;
   if (d.delivery !== undefined) item.delivery = d.delivery;

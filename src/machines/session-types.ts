@@ -328,7 +328,8 @@ export type SessionInput =
 
 export type SessionOutput =
   | { type: 'control.accepted'; cause: string; key: string }
-  | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection }
+  /** `coded`: the rule travels as `data.code` (D31: an instruct's delivery refusals). */
+  | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection; coded?: true }
   /** A redelivered command: the recorded ack goes out again unchanged (AEP-0004 §3, D4). */
   | { type: 'control.reack'; cause: string; key: string }
   | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string; delivery?: string }

@@ -145,7 +145,7 @@ const WARM_EMITTERS = 256;
 const RESPOND_RULES = new Set<string>([
   'not-pending', 'unknown-request', 'answer-invalid',
   // D31, D32: the delivery and withdraw refusals a sender acts on.
-  'delivery-invalid', 'delivery-unsupported', 'session-idle', 'already-delivered', 'not-waiting', 'unknown-instruction', 'not-sender',
+  'delivery-unsupported', 'already-delivered', 'not-waiting', 'unknown-instruction', 'not-sender',
 ]);
 
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
@@ -683,7 +683,7 @@ export class ActorHost {
           // can tell a request no longer pending, one never seen and an answer that does not fit apart.
           emit({
             type: 'control.rejected', cause: o.cause, capture: 'redacted',
-            data: { reason: o.rejection.reason, detail: o.rejection.detail, ...(RESPOND_RULES.has(o.rejection.rule) ? { code: o.rejection.rule } : {}) },
+            data: { reason: o.rejection.reason, detail: o.rejection.detail, ...(RESPOND_RULES.has(o.rejection.rule) || o.coded === true ? { code: o.rejection.rule } : {}) },
           }, o.key);
           break;
         case 'control.reack': {
