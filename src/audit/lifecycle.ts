@@ -36,6 +36,8 @@ export interface InstructionRecord {
   command?: Sighting;
   /** Text as carried on the stream (present only at capture redacted or above). */
   text?: string;
+  /** D31: the delivery the sender chose, when it named one. */
+  delivery?: string;
   accepted?: Sighting;
   rejected?: Sighting & { reason?: string; detail?: string };
   /** `moment`: the vendor moment whose reply carried it (D27), when the adapter names it. */
@@ -62,7 +64,7 @@ export interface SessionView {
   source?: string;
   state: SessionState;
   /** Pending instructions, FIFO by acceptance (D3). */
-  queue: { id: string; sender?: string; acceptedAt: string; text?: string }[];
+  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string }[];
   holds: HoldView[];
   epoch?: number;
   seq?: number;
@@ -308,6 +310,7 @@ export class SteeringFold {
         const q: SessionView['queue'][number] = { id: r.id, acceptedAt: r.accepted!.time };
         if (r.sender !== undefined) q.sender = r.sender;
         if (r.text !== undefined) q.text = r.text;
+        if (r.delivery !== undefined) q.delivery = r.delivery;
         return q;
       });
     const holds = [...s.holds.values()];
@@ -349,6 +352,8 @@ export class SteeringFold {
       r.command = sighting;
       const text = event.data?.['text'];
       if (typeof text === 'string') r.text = text;
+      const delivery = event.data?.['delivery'];
+      if (typeof delivery === 'string') r.delivery = delivery;
     }
 
     // Terminals first decide which acks belong to instructions when the command itself is not in the log.

@@ -2,7 +2,7 @@
 // console) alike: one sentence that says what happened and what to do next, the stream facts in
 // snake case, and whether it is an error (a refusal by the relay or the roster, with its `code`,
 // or the adapter's rejection).
-import type { InstructOutcome, RespondOutcome, WithdrawOutcome } from './send.js';
+import type { EditOutcome, InstructOutcome, RespondOutcome, WithdrawOutcome } from './send.js';
 
 export interface Explained {
   text: string;
@@ -175,4 +175,16 @@ export function explainRespond(o: RespondOutcome): Explained {
       facts['detail'] = o.detail;
       return result(`Relay unreachable: ${o.detail}.`, facts, true);
   }
+}
+
+/** An edit (withdraw + send): a lost race says the old text was delivered and that nothing new was sent. */
+export function explainEdit(o: EditOutcome, waitMs: number): Explained {
+  if (o.sent === undefined) {
+    const w = explainWithdraw(o.withdraw);
+    const lost = o.withdraw.outcome === 'rejected' && o.withdraw.code === 'already-delivered';
+    const text = lost ? 'It was delivered before the edit: the agent has the old text, and the new one was not sent.' : `${w.text} The new text was not sent.`;
+    return result(text, { ...w.facts, sent: false }, true);
+  }
+  const s = explainSteer(o.sent, { waitMs, noun: 'instruction' });
+  return result(`Edited: the old text was withdrawn. ${s.text}`, { ...s.facts, withdrawn: o.withdraw.instruction, sent: true }, s.isError);
 }
