@@ -27,6 +27,7 @@ export const CATALOGUE: readonly Entry[] = [
   { name: 'hook', summary: 'command-hook fallback without curl (fails open)', load: async () => (await import('./hook-shim-command.js')).registerHook },
   { name: 'instruct', summary: 'send an instruction to a live session and follow it to delivery', load: async () => (await import('./instruct-command.js')).registerInstruct },
   { name: 'withdraw', summary: 'take back an instruction that still waits in a session\'s queue', load: async () => (await import('./withdraw-command.js')).registerWithdraw },
+  { name: 'cancel', summary: 'stop the turn a session is running, where its lane can (Cline today)', load: async () => (await import('./cancel-command.js')).registerCancel },
   { name: 'queue', summary: 'list what waits in a session\'s queue: id, sender, delivery, age, text', load: async () => (await import('./queue-command.js')).registerQueue },
   { name: 'respond', summary: 'answer a held permission or form request', load: async () => (await import('./respond-command.js')).registerRespond },
   { name: 'pending', summary: 'list held permission and form requests: id, session, kind, what is asked, age', load: async () => (await import('./pending-command.js')).registerPending },

@@ -74,6 +74,8 @@ interface Verb {
   success: RegExp;
   /** The command's capture; instruction text makes it `redacted` (the default). */
   capture?: CaptureLevel;
+  /** The run the command is about (control.cancel). */
+  run?: string;
 }
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
@@ -90,7 +92,9 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   }
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: verb.data, capture: verb.capture ?? 'redacted', ...(req.id ? { id: req.id } : {}) });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, {
+    type, data: verb.data, capture: verb.capture ?? 'redacted', ...(req.id ? { id: req.id } : {}), ...(verb.run ? { run: verb.run } : {}),
+  });
   const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
     // A caller-chosen id may have settled before: read the session's history for it too.
@@ -276,4 +280,36 @@ export async function editInstruction(
     session: req.session, text: req.text, timeoutMs: req.timeoutMs, ...(req.delivery ? { delivery: req.delivery } : {}), ...(req.noWait ? { noWait: true } : {}),
   });
   return { withdraw, sent };
+}
+
+export type CancelOutcome =
+  /** D33: the agent stopped the turn; `cancelled` is its `run.cancelled {by: control}`. */
+  | { outcome: 'cancelled'; command: string; session: string; vendor: string; ack: string; cancelled: string }
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string; code?: string }
+  | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | { outcome: 'unreachable'; session: string; detail: string };
+
+/** D33: `control.cancel {scope: "run"}`, settled by the `run.cancelled` the agent's end of the turn brings. */
+export async function sendCancel(
+  consumer: RelayConsumer, f: Sender, req: { session: string; run?: string; timeoutMs: number; ackWindowMs?: number },
+): Promise<CancelOutcome> {
+  const o = await steer(consumer, f, { session: req.session, text: '', timeoutMs: req.timeoutMs, ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }) }, {
+    type: () => 'control.cancel',
+    hint: 'only a session whose lane can stop a running turn takes it (Cline with its hub control on)',
+    data: { scope: 'run' },
+    settles: /^run\.cancelled$/,
+    success: /^run\.cancelled$/,
+    capture: 'metadata',
+    ...(req.run ? { run: req.run } : {}),
+  });
+  switch (o.outcome) {
+    case 'delivered':
+      return { outcome: 'cancelled', command: o.command, session: o.session, vendor: o.vendor, ack: o.ack, cancelled: o.delivered };
+    case 'dropped':
+    case 'accepted':
+      return { outcome: 'timeout', command: o.command, session: o.session, vendor: o.vendor, stage: 'delivery', ack: o.ack, sent: 1 };
+    default:
+      return o;
+  }
 }
