@@ -22,11 +22,13 @@ export const INSTRUCT_EXIT = {
 } as const;
 
 /** The line printed while waiting: where the instruction stands and when it will arrive (D27). */
-export function waitingLine(info: { ahead?: number; ended?: boolean }, p: Paint): string {
+export function waitingLine(info: { ahead?: number; ended?: boolean; delivery?: string }, p: Paint): string {
   const ahead = info.ahead === undefined ? 'queued' : `queued (${info.ahead} ahead)`;
   const when = info.ended
     ? 'the session has ended; delivered when a resumed run of it starts (its resume window)'
-    : 'delivered at the agent\'s next prompt or tool call';
+    : info.delivery === 'queue' ? 'delivered when the agent\'s next turn starts'
+      : info.delivery === 'steer' ? 'delivered at the running turn\'s next tool call, or dropped if the turn ends first'
+        : 'delivered at the agent\'s next prompt or tool call';
   return `${p.dim('…')} ${ahead}; ${when}`;
 }
 
@@ -117,7 +119,7 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
       onAccepted: ({ ack, ahead, ended }) => {
         if (f.json || !f.wait) return;
         io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
-        io.out.write(`${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}) }, p)}\n`);
+        io.out.write(`${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}), ...(f.delivery ? { delivery: f.delivery } : {}) }, p)}\n`);
       },
     });
     print(o);

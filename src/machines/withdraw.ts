@@ -23,6 +23,7 @@ export const WITHDRAW_REJECT = {
   },
   notSender: { reason: 'unauthorized', rule: 'not-sender', detail: 'only the sender of an instruction may withdraw it; nothing was changed' },
   delivered: { reason: 'refused', rule: 'already-delivered', detail: 'already delivered to the agent: it cannot be taken back' },
+  handedOver: { reason: 'refused', rule: 'already-delivered', detail: 'handed to the agent\'s own input queue already: this adapter cannot take it back' },
   withdrawn: { reason: 'refused', rule: 'not-waiting', detail: 'already withdrawn; nothing more was done' },
   dropped: { reason: 'refused', rule: 'not-waiting', detail: 'no longer waiting: it was dropped (expired, its turn or session ended) and never delivered' },
 } as const satisfies Record<string, Rejection>;
@@ -42,6 +43,8 @@ export function decideWithdraw(ctx: SessionContext, command: AepCommand, gateOpe
   if (item !== undefined) return owned(item) ? { kind: 'accept', key, item } : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
   const flying = ctx.inFlight.flatMap((b) => b.items).find((i) => i.id === id);
   if (flying !== undefined) return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
+  // A send_input is handed to the vendor's own queue at once, and this lane cannot take it back (D32).
+  if (ctx.inputs.some((i) => i.id === id)) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
   const ended = ctx.finished?.find((f) => f.id === id);
   return { kind: 'reject', key, rejection: ended === undefined ? WITHDRAW_REJECT.unknown : ENDED[ended.how] };
 }

@@ -45,6 +45,10 @@ test('--delivery queue sent mid-turn rides the next turn\'s first moment, not th
   assert.is(contextOf(await stack.postHook(nextPrompt(s))), 'after this turn, write the changelog');
   assert.is(await run, INSTRUCT_EXIT.delivered, out.text());
   assert.match(out.text(), /✓ delivered \(queue\) at UserPromptSubmit/);
+  assert.match(out.text(), '… queued (0 ahead); delivered when the agent\'s next turn starts');
+  // D31: the adapter's hello says what it honours, and the roster carries it per session.
+  const entry = (await stack.observer.roster()).find((r) => r.session === s.session)!;
+  assert.equal((entry.control as { deliveries?: string[] }).deliveries, ['moment', 'steer', 'queue']);
   const d = await stack.waitFor((e) => e.session === s.session && e.type === 'x.claude-code.instruction.delivered');
   assert.equal([d.data?.['delivery'], d.data?.['moment']], ['queue', 'UserPromptSubmit']);
 });

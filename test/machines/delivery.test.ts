@@ -147,6 +147,10 @@ test('withdraw refusals: another sender, delivered, in flight, unknown id; each 
     assert.equal(next.context.inFlight, snap.context.inFlight, `${rule}: nothing in flight changed`);
   }
   assert.is(new Set(cases.map((c) => c[3])).size, 3, 'three distinct codes');
+  // A send_input already handed to the vendor's own queue cannot be taken back by this lane.
+  const handed = { ...from, context: { ...from.context, inputs: [{ id: 'in1', key: 'k', text: 't', acceptedAt: 1, phase: 'sent' as const, awaitsConsumption: true }] } } as Snap;
+  const r = rejection(step(handed, withdraw('w6', 'in1'))[1]);
+  assert.equal([r?.reason, r?.rule], ['refused', 'already-delivered']);
 });
 
 test('a withdraw racing a delivery ends with exactly one terminal for the instruction', () => {
