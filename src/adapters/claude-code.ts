@@ -151,11 +151,17 @@ export const claudeCode: VendorTable = {
   subagent: carriesAgentId,
   unlistedReason: 'the reply accepts no context (vendor-clis-observed §1.7)',
   callOf,
+  // D31: UserPromptSubmit is the first moment of a turn (queue); PreToolUse, PostToolUse and
+  // Stop fall inside one (steer), between UserPromptSubmit and the Stop that ends it.
+  deliveries: {
+    honours: ['moment', 'steer', 'queue'],
+    evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns; ${E2E}#PreToolUse delivers a queued instruction to the next model request`,
+  },
   moments: {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
     // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop").
     SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §1.8' },
-    UserPromptSubmit: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
+    UserPromptSubmit: { role: 'context', bounds: 'opens', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
     UserPromptExpansion: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
     PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the next model request` },
     PostToolUse: {
@@ -169,6 +175,7 @@ export const claudeCode: VendorTable = {
     PostToolBatch: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
     Stop: {
       role: 'context',
+      bounds: 'closes',
       // Context at Stop makes the model take another turn; the second Stop must stay neutral (§1.7).
       unless: (input) => (input.stop_hook_active === false ? undefined : 'Stop with stop_hook_active set (vendor-clis-observed §1.7)'),
       evidence: `${E2E}#Stop delivers while stop_hook_active is false and the model takes another turn`,

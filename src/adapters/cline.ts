@@ -117,6 +117,9 @@ export const cline: VendorTable = {
   },
   subagent: parented,
   unlistedReason: 'only PreToolUse and PostToolUse replies are read by Cline 3.0.65',
+  // D31: instruct's hook lane reaches the running turn (tool_call and tool_result fall between
+  // agent_start and agent_end) but has no moment that opens one: `queue` is send_input's (D28).
+  deliveries: { honours: ['moment', 'steer'], evidence: 'e2e/cline#instruct reaches the next model request after a tool call' },
   moments: {
     // A new turn reopens a session its shutdown moment ended: on 3.0.65 a hub run.abort fires
     // SessionShutdown, yet the hub session stays and takes further turns.

@@ -66,15 +66,20 @@ export const codex: VendorTable = {
   // D7: subagent hooks carry the parent's session_id plus agent_id; their context goes to the subagent.
   subagent: carriesAgentId,
   unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',
+  // D31: UserPromptSubmit opens a turn (queue), PreToolUse and PostToolUse fall inside it (steer), Stop ends it.
+  deliveries: {
+    honours: ['moment', 'steer', 'queue'],
+    evidence: `${RESUMED}; ${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result; vendor-clis-observed §2.7`,
+  },
   moments: {
     // `codex exec resume <id>` keeps the session id: the start moment reopens an ended session.
     SessionStart: { role: 'context', starts: true, evidence: RESUMED },
-    UserPromptSubmit: { role: 'context', evidence: RESUMED },
+    UserPromptSubmit: { role: 'context', bounds: 'opens', evidence: RESUMED },
     PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result` },
     PostToolUse: { role: 'context', evidence: `${E2E}#PostToolUse takes what PreToolUse could not fit, and neither instruction is split` },
     SubagentStart: { role: 'observe', reason: 'context goes to the subagent (D7)', evidence: `${E2E}#a subagent's hooks never take the main session's queue` },
     SubagentStop: { role: 'observe', reason: 'the reply cannot carry additionalContext', evidence: 'vendor-clis-observed §2.7' },
-    Stop: { role: 'observe', reason: 'only decision:block continues the turn; context is not accepted', evidence: 'vendor-clis-observed §2.7' },
+    Stop: { role: 'observe', bounds: 'closes', reason: 'only decision:block continues the turn; context is not accepted', evidence: 'vendor-clis-observed §2.7' },
     PreCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
     PostCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
     // Codex's output schema is `decision { behavior, message? }` only; it fails closed on `interrupt`,

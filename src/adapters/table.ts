@@ -3,6 +3,7 @@
 // every difference between vendors is a field of the table.
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
+import type { Delivery } from '../protocol/payloads.js';
 import { str } from './hook-input.js';
 import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
@@ -58,6 +59,11 @@ interface RowBase {
    * a vendor whose opening hook runs detached and may come after it).
    */
   turn?: 'opens' | 'closes' | 'within';
+  /**
+   * D31: the moment opens or closes a turn for instruct's deliveries only (`queue` rides the
+   * opening one, `steer` the moments between), where `turn` is not set: no run id is minted.
+   */
+  bounds?: 'opens' | 'closes';
   /**
    * D34: the moment reports that a tool call ran (the table's `callOf` names which): a request held
    * for that call was answered yes in the vendor's own dialog. `evidence` says where that was seen.
@@ -205,6 +211,12 @@ export interface VendorTable {
   sendInput?: InputPolicy;
   /** The channel send_input and the other user-plane verbs go through. */
   userPlane?: UserPlane;
+  /**
+   * D31: the deliveries instruct's hook lane honours, with the evidence. `queue` needs a moment
+   * that opens a turn (a row with `turn: 'opens'`), `steer` an eligible moment inside a running
+   * turn (and rows marking the turn's ends). Absent: `moment` only.
+   */
+  deliveries?: { honours: readonly Delivery[]; evidence: string };
   /** Commands carried out on the vendor's own API under the control gate (VendorSurface.controls). */
   controls?: readonly string[];
   /** Default hook port (D15). */
@@ -279,6 +291,20 @@ export const DEFAULT_INSTRUCT_TTL_MS = 3_600_000;
 /** The table's D25 resume window: that of its end moment, 0 without one. */
 export const resumeWindowOf = (table: VendorTable): number =>
   Object.values(table.moments).reduce((w, row) => (row.role === 'end' ? Math.max(w, row.resumeWindowMs ?? 0) : w), 0);
+
+/**
+ * D31: what the hook lane honours. A table that claims `queue` or `steer` without the turn rows
+ * that make it work is a table error, caught here rather than as an instruction that never lands.
+ */
+export function deliveriesOf(table: VendorTable): readonly Delivery[] {
+  const honours = table.deliveries?.honours ?? ['moment'];
+  const rows = Object.values(table.moments);
+  const opens = rows.some((r) => (r.turn ?? r.bounds) === 'opens');
+  const closes = rows.some((r) => (r.turn ?? r.bounds) === 'closes');
+  if (honours.includes('queue') && !opens) throw new SteeringError('CONFIG_INVALID', `${table.token}: queue needs a moment that opens a turn`);
+  if (honours.includes('steer') && !(opens && closes)) throw new SteeringError('CONFIG_INVALID', `${table.token}: steer needs moments that open and close a turn`);
+  return honours.includes('moment') ? honours : ['moment', ...honours];
+}
 
 /** `PostToolUseFailure` → `post_tool_use_failure`, `pre_llm_call` unchanged. */
 export const snakeCase = (name: string): string =>
@@ -411,6 +437,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
     ...(table.controls === undefined ? {} : { controls: table.controls }),
     resumeWindowMs: resumeWindowOf(table),
+    deliveries: deliveriesOf(table),
     // D37: the D26 TTL bounds every vendor's queue; a table may set its own.
     instructTtlMs: table.instructTtlMs ?? DEFAULT_INSTRUCT_TTL_MS,
     staleAfterMs: table.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
@@ -430,7 +457,9 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
         throw new SteeringError('HOOK_BODY_INVALID', `${table.token} ${id.event} hook body could not be read`, { cause });
       }
       const about = table.describe?.(input, id.event);
-      const hook: ClassifiedHook = { session: id.session, event: id.event, class: cls, observations };
+      const bounds = table.moments[id.event]?.bounds;
+      const main = cls.kind === 'moment' && bounds !== undefined && !table.subagent(input);
+      const hook: ClassifiedHook = { session: id.session, event: id.event, class: cls, observations, ...(main ? { bounds } : {}) };
       if (about !== undefined && (about.cwd !== undefined || about.prompt !== undefined)) hook.about = about;
       return hook;
     },

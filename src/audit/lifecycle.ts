@@ -36,6 +36,8 @@ export interface InstructionRecord {
   command?: Sighting;
   /** Text as carried on the stream (present only at capture redacted or above). */
   text?: string;
+  /** D31: the delivery the sender chose, when it named one. */
+  delivery?: string;
   accepted?: Sighting;
   rejected?: Sighting & { reason?: string; code?: string; detail?: string };
   /** `moment`: the vendor moment whose reply carried it (D27), when the adapter names it. */
@@ -62,7 +64,7 @@ export interface SessionView {
   source?: string;
   state: SessionState;
   /** Pending instructions, FIFO by acceptance (D3). */
-  queue: { id: string; sender?: string; acceptedAt: string; text?: string }[];
+  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string }[];
   holds: HoldView[];
   epoch?: number;
   seq?: number;
@@ -88,6 +90,8 @@ export type FindingRule =
   | 'terminal-cause'
   | 'terminal-orphan'
   | 'terminal-duplicate'
+  /** D32: an instruction delivered after its withdraw was accepted. */
+  | 'delivered-after-withdraw'
   | 'terminal-unaccepted'
   | 'terminal-missing'
   | 'accepted-after-end'
@@ -229,6 +233,8 @@ export class SteeringFold {
       if (typeof data['moment'] === 'string') t.moment = data['moment'];
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
+      // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
+      if (dropped && reason === 'withdrawn' && typeof e.subject === 'string') t.cause = e.subject;
       s.terminals.push(t);
       return true;
     }
@@ -318,6 +324,7 @@ export class SteeringFold {
         const q: SessionView['queue'][number] = { id: r.id, acceptedAt: r.accepted!.time };
         if (r.sender !== undefined) q.sender = r.sender;
         if (r.text !== undefined) q.text = r.text;
+        if (r.delivery !== undefined) q.delivery = r.delivery;
         return q;
       });
     const holds = [...s.holds.values()];
@@ -359,6 +366,8 @@ export class SteeringFold {
       r.command = sighting;
       const text = event.data?.['text'];
       if (typeof text === 'string') r.text = text;
+      const delivery = event.data?.['delivery'];
+      if (typeof delivery === 'string') r.delivery = delivery;
     }
 
     // Terminals first decide which acks belong to instructions when the command itself is not in the log.
@@ -445,6 +454,8 @@ export class SteeringFold {
       }
     }
 
+    findings.push(...deliveredAfterWithdraw(s, terminalsByCommand));
+
     for (const r of records.values()) {
       r.status = r.delivered ? 'delivered' : r.dropped ? 'dropped' : r.rejected ? 'rejected' : r.accepted ? 'pending' : 'unacknowledged';
       const last = lastMark(s);
@@ -498,6 +509,28 @@ function windowClosed(s: SessionRecord, end: Mark): boolean {
 }
 
 const isEndedRefusal = (a: AckRecord): boolean => a.code === 'session-ended' || a.detail === 'session ended';
+
+const WITHDRAW = /^x\.[a-z0-9_-]+\.control\.withdraw$/;
+
+/** D32: once a withdraw is accepted the instruction is withdrawn for good; a delivery after that ack is a breach. */
+function deliveredAfterWithdraw(s: SessionRecord, terminals: ReadonlyMap<string, TerminalRecord[]>): Finding[] {
+  const out: Finding[] = [];
+  for (const [id, { event }] of s.commands) {
+    const ack = s.acks.get(id)?.[0];
+    const instruction = str(event.data?.['instruction']);
+    if (!WITHDRAW.test(event.type) || ack?.accepted !== true || instruction === undefined) continue;
+    for (const t of terminals.get(instruction) ?? []) {
+      if (t.kind !== 'delivered' || order(t.sighting, ack.sighting) <= 0) continue;
+      out.push({
+        rule: 'delivered-after-withdraw',
+        message: `instruction ${instruction} was delivered after its withdraw ${id} was accepted (D32)`,
+        place: t.sighting.place,
+        eventId: t.sighting.id,
+      });
+    }
+  }
+  return out;
+}
 
 /** The latest end or reopening (before `before`, when given), in stream order. */
 function lastMark(s: SessionRecord, before?: Sighting): Mark | undefined {

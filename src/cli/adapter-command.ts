@@ -228,6 +228,7 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
       url: cfg.relayUrl,
       agent: cfg.surface.token,
       accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
+      ...(cfg.instruct && cfg.surface.deliveries !== undefined ? { deliveries: cfg.surface.deliveries } : {}), // D31
       onError: say === undefined ? report : (e) => status?.onLinkError(e),
       ...(cfg.token === undefined ? {} : { token: cfg.token }),
     });

@@ -4,6 +4,8 @@
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import type { InstructOutcome } from '../consumer/send.js';
+import { adviceFor } from '../consumer/explain.js';
+import { DELIVERIES } from '../protocol/payloads.js';
 import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome; success is 0 whether it waited for delivery or not. */
@@ -20,24 +22,28 @@ export const INSTRUCT_EXIT = {
 } as const;
 
 /** The line printed while waiting: where the instruction stands and when it will arrive (D27). */
-export function waitingLine(info: { ahead?: number; ended?: boolean }, p: Paint): string {
+export function waitingLine(info: { ahead?: number; ended?: boolean; delivery?: string }, p: Paint): string {
   const ahead = info.ahead === undefined ? 'queued' : `queued (${info.ahead} ahead)`;
   const when = info.ended
     ? 'the session has ended; delivered when a resumed run of it starts (its resume window)'
-    : 'delivered at the agent\'s next prompt or tool call';
+    : info.delivery === 'queue' ? 'delivered when the agent\'s next turn starts'
+      : info.delivery === 'steer' ? 'delivered at the running turn\'s next tool call, or dropped if the turn ends first'
+        : 'delivered at the agent\'s next prompt or tool call';
   return `${p.dim('…')} ${ahead}; ${when}`;
 }
 
 export function describeOutcome(o: InstructOutcome, p: Paint): string {
   switch (o.outcome) {
     case 'delivered':
-      return `${p.green('✓')} delivered${o.moment !== undefined ? ` at ${o.moment}` : ''}${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
+      return `${p.green('✓')} delivered${o.delivery !== undefined && o.delivery !== 'moment' ? ` (${o.delivery})` : ''}${o.moment !== undefined ? ` at ${o.moment}` : ''}${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
     case 'accepted':
       return `${p.green('✓')} accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${o.session} follows it)`;
     case 'dropped':
       return `${p.red('✗')} dropped: ${o.reason ?? 'no reason given'} (event ${o.dropped})`;
     case 'rejected':
-      return `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}${o.code ? ` [${o.code}]` : ''}`;
+      return adviceFor(o.code) !== undefined
+        ? `${p.red('✗')} rejected by the adapter (${o.code}): ${adviceFor(o.code)}; nothing was queued`
+        : `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}${o.code ? ` [${o.code}]` : ''}`;
     case 'refused':
       return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
     case 'timeout':
@@ -62,6 +68,7 @@ interface InstructFlags extends RelayFlags {
   json?: boolean;
   timeout: string;
   ackWindow: string;
+  delivery?: string;
 }
 
 export async function runInstruct(textArg: string | undefined, f: InstructFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream; stdin?: () => Promise<string> }): Promise<number> {
@@ -70,6 +77,9 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
   try {
     timeoutMs = parseMs('--timeout', f.timeout);
     ackWindowMs = parseMs('--ack-window', f.ackWindow);
+    if (f.delivery !== undefined && !(DELIVERIES as readonly string[]).includes(f.delivery)) {
+      throw new Error(`--delivery must be one of ${DELIVERIES.join(', ')}, not "${f.delivery}"`);
+    }
   } catch (err) {
     io.err.write(`instruct: ${(err as Error).message}\n`);
     return INSTRUCT_EXIT.usage;
@@ -102,13 +112,14 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
       ackWindowMs,
       noWait: !f.wait,
       ...(f.vendor ? { vendor: f.vendor } : {}),
+      ...(f.delivery ? { delivery: f.delivery } : {}),
       onSending: ({ command, type }) => {
         if (!f.json) io.out.write(`${p.dim('→')} ${type} ${command} to session ${f.session}\n`);
       },
       onAccepted: ({ ack, ahead, ended }) => {
         if (f.json || !f.wait) return;
         io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
-        io.out.write(`${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}) }, p)}\n`);
+        io.out.write(`${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}), ...(f.delivery ? { delivery: f.delivery } : {}) }, p)}\n`);
       },
     });
     print(o);
@@ -123,6 +134,7 @@ export function registerInstruct(program: Command): void {
     .argument('[text]', 'the instruction; "-" or nothing reads it from stdin')
     .requiredOption('--session <id>', 'target session (as listed by `aep-steer sessions`)')
     .option('--vendor <token>', 'vendor token of the verb x.<vendor>.control.instruct (default: the claimant\'s agent)')
+    .option('--delivery <how>', 'moment (the next eligible moment, the default), steer (into the running turn) or queue (the next turn)')
     .option('--no-wait', 'return once the adapter acknowledged (exit 0), without waiting for delivery')
     .option('--timeout <ms>', 'give up waiting after this long (ack and delivery together)', '120000')
     .option('--ack-window <ms>', 'wait this long for the ack before resending the same command (AEP-0004 §3)', '10000')

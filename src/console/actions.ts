@@ -2,8 +2,8 @@
 // request. Both go through the one consumer core on the console's relay connection; the browser
 // never talks to the relay. Each answer is the settled outcome explained in a sentence.
 import type { RelayConsumer } from '../consumer/connection.js';
-import { explainRespond, explainSteer, refusal, type Explained } from '../consumer/explain.js';
-import { sendInstruction, sendResponse, type Answer } from '../consumer/send.js';
+import { explainEdit, explainRespond, explainSteer, explainWithdraw, refusal, type Explained } from '../consumer/explain.js';
+import { editInstruction, sendInstruction, sendResponse, sendWithdraw, type Answer } from '../consumer/send.js';
 import type { Action } from '../inspect/server.js';
 
 export interface ConsoleContext {
@@ -36,6 +36,29 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       if (!('roster' in c)) return c;
       const o = await sendInstruction(c, { sender: ctx.sender }, { session, text, noWait: true, timeoutMs: ACK_WAIT_MS });
       return reply(explainSteer(o, { waitMs: ACK_WAIT_MS, noun: 'instruction' }));
+    },
+    // D32: Withdraw and Edit on a queued instruction; Edit sends the new text only once the old one is withdrawn.
+    async withdraw(body) {
+      const session = str(body['session']);
+      const instruction = str(body['instruction']);
+      if (session === undefined || instruction === undefined) return reply(refusal('invalid-request', 'give the session and the instruction id.'), 400);
+      const c = connected();
+      if (!('roster' in c)) return c;
+      return reply(explainWithdraw(await sendWithdraw(c, { sender: ctx.sender }, { session, instruction, timeoutMs: ACK_WAIT_MS })));
+    },
+    async edit(body) {
+      const session = str(body['session']);
+      const instruction = str(body['instruction']);
+      const text = body['text'];
+      const delivery = str(body['delivery']);
+      if (session === undefined || instruction === undefined || typeof text !== 'string' || text.trim() === '') {
+        return reply(refusal('invalid-request', 'give the session, the instruction id and the new text.'), 400);
+      }
+      if (text.length > MAX_TEXT) return reply(refusal('invalid-request', `the text is longer than ${MAX_TEXT} characters.`), 400);
+      const c = connected();
+      if (!('roster' in c)) return c;
+      const o = await editInstruction(c, { sender: ctx.sender }, { session, instruction, text, timeoutMs: ACK_WAIT_MS, noWait: true, ...(delivery ? { delivery } : {}) });
+      return reply(explainEdit(o, ACK_WAIT_MS));
     },
     async respond(body) {
       const session = str(body['session']);

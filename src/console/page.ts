@@ -91,6 +91,7 @@ export const CONSOLE_HTML = `<!doctype html>
   var selected = decodeURIComponent((location.hash.match(/session=([^&]+)/) || [])[1] || '');
   var lastCommand = {};   // session -> the command id this page sent last
   var lastNote = {};      // session -> the sentence the console answered with
+  var queueNote = {};     // session -> the sentence a Withdraw or Edit was answered with
   var drafts = {};        // session -> unsent text, kept across redraws
   var formDrafts = {};    // request -> form values entered so far
 
@@ -241,6 +242,22 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     ]);
   }
 
+  // D32: each waiting instruction can be withdrawn, or edited (withdraw + send as one action).
+  function queueItem(s, q) {
+    var withdraw = el('button', { type: 'button', 'data-withdraw': q.id }, ['Withdraw']);
+    var edit = el('button', { type: 'button', 'data-edit': q.id }, ['Edit']);
+    function done(r) { queueNote[s.session] = r; render(); }
+    withdraw.addEventListener('click', function () { post('withdraw', { session: s.session, instruction: q.id }).then(done); });
+    edit.addEventListener('click', function () {
+      var text = window.prompt('Replace this instruction with:', q.text || '');
+      if (text === null || !text.trim()) return;
+      post('edit', { session: s.session, instruction: q.id, text: text, delivery: q.delivery }).then(done);
+    });
+    return el('li', { 'data-instruction': q.id }, [
+      q.id.slice(-8) + ' from ' + (q.sender || '?') + (q.delivery && q.delivery !== 'moment' ? ' (' + q.delivery + ')' : '') + (q.text ? ': ' + q.text : ''), ' ', withdraw, ' ', edit,
+    ]);
+  }
+
   function detail(s) {
     var box = document.getElementById('detail');
     if (!s) { box.replaceChildren(el('p', { class: 'muted' }, [sessionsOf().length ? 'Pick a session.' : 'No sessions on the relay yet.'])); return; }
@@ -256,9 +273,8 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       s.holds.length ? el('div', { 'data-field': 'requests' }, s.holds.map(function (h) { return requestBox(s, h); })) : el('p', { class: 'muted', 'data-field': 'requests' }, ['none']),
       instructBox(s),
       el('h3', {}, ['Queue']),
-      s.queue.length ? el('ol', { class: 'queue', 'data-field': 'queue' }, s.queue.map(function (q) {
-        return el('li', { 'data-instruction': q.id }, [q.id.slice(-8) + ' from ' + (q.sender || '?') + (q.text ? ': ' + q.text : '')]);
-      })) : el('p', { class: 'muted', 'data-field': 'queue' }, ['empty']),
+      s.queue.length ? el('ol', { class: 'queue', 'data-field': 'queue' }, s.queue.map(function (q) { return queueItem(s, q); })) : el('p', { class: 'muted', 'data-field': 'queue' }, ['empty']),
+      el('div', { class: 'status', id: 'queue-status' }, queueNote[s.session] ? [queueNote[s.session].message] : []),
       el('h3', {}, ['Audit']),
       audit.length ? el('div', { class: 'table' }, [el('table', { 'data-field': 'audit' }, [
         el('thead', {}, [el('tr', {}, [el('th', {}, ['sent']), el('th', {}, ['from']), el('th', {}, ['text']), el('th', {}, ['outcome'])])]),

@@ -2,7 +2,7 @@
 // console) alike: one sentence that says what happened and what to do next, the stream facts in
 // snake case, and whether it is an error (a refusal by the relay or the roster, with its `code`,
 // or the adapter's rejection).
-import type { InstructOutcome, RespondOutcome } from './send.js';
+import type { EditOutcome, InstructOutcome, RespondOutcome, WithdrawOutcome } from './send.js';
 
 export interface Explained {
   text: string;
@@ -32,6 +32,23 @@ const why = (code: string): string => {
   }
 };
 
+/**
+ * D31, D32: what a sender does next after the adapter refused a delivery or a withdraw, by the
+ * rule it named (the `code` attribute of `control.rejected`); undefined for a rule with no advice of its own.
+ */
+export function adviceFor(code: string | undefined): string | undefined {
+  switch (code) {
+    case 'session-idle': return 'no turn is running: send it with --delivery queue, or as a moment';
+    case 'delivery-unsupported': return 'this session\'s agent cannot take that delivery: send it with one the detail names';
+    case 'delivery-invalid': return 'the delivery must be moment, steer or queue';
+    case 'already-delivered': return 'the agent has it already: send a new instruction that corrects it';
+    case 'not-waiting': return 'it no longer waits (withdrawn, expired, or its turn or session ended): nothing was changed';
+    case 'unknown-instruction': return 'the session has no instruction with that id: `aep-steer queue --session <id>` lists what waits';
+    case 'not-sender': return 'only its sender may take it back; ask them, or send a new instruction';
+    default: return undefined;
+  }
+}
+
 /** The ids every outcome may carry: the command's, and its ack's. */
 function idFacts(o: { command?: string; ack?: string }, f: Record<string, unknown>): Record<string, unknown> {
   if (o.command !== undefined) f['command_id'] = o.command;
@@ -50,6 +67,7 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
       f['delivered_id'] = o.delivered;
       if (o.queuedMs !== undefined) f['queued_ms'] = o.queuedMs;
       if (o.moment !== undefined) f['moment'] = o.moment;
+      if (o.delivery !== undefined) f['delivery'] = o.delivery;
       if (o.at !== undefined) f['delivered_at'] = o.at;
       break;
     case 'dropped':
@@ -98,12 +116,40 @@ export function explainSteer(o: InstructOutcome, opts: { key?: string; waitMs: n
       return o.stage === 'ack'
         ? result(`No acknowledgement within ${opts.waitMs} ms: the adapter for session ${o.session} did not answer.${again}`, facts, true)
         : result(`Still queued after ${opts.waitMs} ms: session ${o.session} accepted the ${opts.noun} and will receive it at its next eligible moment (its next tool call or prompt).${again}`, facts);
-    case 'rejected':
+    case 'rejected': {
+      const advice = adviceFor(o.code);
+      if (advice !== undefined) return result(`Rejected by the adapter (${o.code}): ${advice}. Nothing was queued.`, facts, true);
       return result(`Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. Fix the ${opts.noun} and send it again.`, facts, true);
+    }
     case 'refused':
       return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
     case 'unreachable':
       return result(`Relay unreachable: ${o.detail}. Start it with \`aep-steer relay\` or check the server's --relay URL.`, facts, true);
+  }
+}
+
+/** The settled outcome of a withdraw (D32) as a tool result: the same codes as the adapter's. */
+export function explainWithdraw(o: WithdrawOutcome): Explained {
+  const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session, instruction: o.instruction });
+  switch (o.outcome) {
+    case 'withdrawn':
+      facts['dropped_id'] = o.dropped;
+      return result(`Withdrawn: instruction ${o.instruction} will never reach session ${o.session}.`, facts);
+    case 'rejected':
+      facts['reason'] = o.reason;
+      if (o.code !== undefined) facts['code'] = o.code;
+      if (o.detail !== undefined) facts['detail'] = o.detail;
+      return result(`Not withdrawn (${o.code ?? o.reason}): ${adviceFor(o.code) ?? o.detail ?? 'no detail'}.`, facts, true);
+    case 'refused':
+      facts['code'] = o.code;
+      if (o.detail !== undefined) facts['detail'] = o.detail;
+      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+    case 'timeout':
+      facts['stage'] = o.stage;
+      return result(`No answer in time from session ${o.session}; call again with the same idempotency_key to learn how it ended.`, facts, true);
+    case 'unreachable':
+      facts['detail'] = o.detail;
+      return result(`Relay unreachable: ${o.detail}.`, facts, true);
   }
 }
 
@@ -132,4 +178,16 @@ export function explainRespond(o: RespondOutcome): Explained {
       facts['detail'] = o.detail;
       return result(`Relay unreachable: ${o.detail}.`, facts, true);
   }
+}
+
+/** An edit (withdraw + send): a lost race says the old text was delivered and that nothing new was sent. */
+export function explainEdit(o: EditOutcome, waitMs: number): Explained {
+  if (o.sent === undefined) {
+    const w = explainWithdraw(o.withdraw);
+    const lost = o.withdraw.outcome === 'rejected' && o.withdraw.code === 'already-delivered';
+    const text = lost ? 'It was delivered before the edit: the agent has the old text, and the new one was not sent.' : `${w.text} The new text was not sent.`;
+    return result(text, { ...w.facts, sent: false }, true);
+  }
+  const s = explainSteer(o.sent, { waitMs, noun: 'instruction' });
+  return result(`Edited: the old text was withdrawn. ${s.text}`, { ...s.facts, withdrawn: o.withdraw.instruction, sent: true }, s.isError);
 }

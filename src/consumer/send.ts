@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
-import { instructType, sendInputType } from '../protocol/types.js';
+import { instructType, sendInputType, withdrawType } from '../protocol/types.js';
+import { acceptsType } from '../relay/routing.js';
 import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
 import { acceptsOf, routeOf } from './roster.js';
@@ -18,7 +19,7 @@ export interface Sender {
 }
 
 export type InstructOutcome =
-  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string }
+  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string; delivery?: string }
   | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string; at?: string }
   | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
   | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; code?: string; detail?: string }
@@ -30,6 +31,8 @@ export interface InstructRequest {
   session: string;
   text: string;
   vendor?: string;
+  /** D31: `moment` (the default), `steer` or `queue`; absent sends none. */
+  delivery?: string;
   noWait?: boolean;
   /**
    * A caller-chosen command id (see `commandIdFor`): a second send with it is a retry of the
@@ -68,6 +71,10 @@ interface Verb {
   /** The events caused by the command that settle it, and which of them mean it arrived. */
   settles: RegExp;
   success: RegExp;
+  /** The command's capture; instruction text makes it `redacted` (the default). */
+  capture?: CaptureLevel;
+  /** The run the command is about (control.cancel). */
+  run?: string;
 }
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
@@ -78,13 +85,15 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
   const type = verb.type(vendor);
   const accepts = acceptsOf(found.entry);
-  if (!accepts?.includes(type)) {
+  if (accepts === undefined || !acceptsType(accepts, type)) {
     const who = `${found.entry.agent ?? 'the claimant'}${found.entry.instance ? ` (${found.entry.instance})` : ''}`;
     return { outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster', detail: `${who} does not declare ${type}; ${verb.hint}` };
   }
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
-  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type, data: verb.data, capture: 'redacted', ...(req.id ? { id: req.id } : {}) });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, {
+    type, data: verb.data, capture: verb.capture ?? 'redacted', ...(req.id ? { id: req.id } : {}), ...(verb.run ? { run: verb.run } : {}),
+  });
   const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
     // A caller-chosen id may have settled before: read the session's history for it too.
@@ -120,6 +129,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
       ...base, outcome: 'delivered', ack, delivered: t.id, at: t.time,
       ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}),
       ...(typeof data['moment'] === 'string' ? { moment: data['moment'] } : {}),
+      ...(typeof data['delivery'] === 'string' ? { delivery: data['delivery'] } : {}),
     };
   }
   return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
@@ -134,13 +144,50 @@ export function sendInstruction(consumer: RelayConsumer, f: Sender, req: Instruc
   return steer(consumer, f, req, {
     type: instructType,
     hint: 'steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)',
-    data: { text: req.text },
+    data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
     settles: /\.instruction\.(delivered|dropped)$/,
     success: /\.instruction\.delivered$/,
   });
 }
 
 export type InputDelivery = 'queue' | 'steer';
+
+export type WithdrawOutcome =
+  /** D32: the instruction was taken back; `dropped` is its `instruction.dropped {reason: withdrawn}`. */
+  | { outcome: 'withdrawn'; command: string; session: string; vendor: string; instruction: string; ack: string; dropped: string }
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; instruction: string; ack: string; reason: string; detail?: string; code?: string }
+  | { outcome: 'refused'; command?: string; session: string; vendor?: string; instruction: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | { outcome: 'timeout'; command: string; session: string; vendor: string; instruction: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | { outcome: 'unreachable'; session: string; instruction: string; detail: string };
+
+/**
+ * D32: takes back an instruction that still waits (`x.{vendor}.control.withdraw`), settled by
+ * its `instruction.dropped {reason: withdrawn}`. With `id`, a second call is a retry of the same
+ * withdraw and gets the same answer (D4).
+ */
+export async function sendWithdraw(
+  consumer: RelayConsumer, f: Sender, req: { session: string; instruction: string; vendor?: string; id?: string; timeoutMs: number; ackWindowMs?: number },
+): Promise<WithdrawOutcome> {
+  const o = await steer(consumer, f, { session: req.session, text: '', timeoutMs: req.timeoutMs, ...(req.vendor ? { vendor: req.vendor } : {}), ...(req.id ? { id: req.id } : {}), ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }) }, {
+    type: withdrawType,
+    hint: 'withdraw comes with instruct: the adapter runs with AEP_INSTRUCT=1',
+    data: { instruction: req.instruction },
+    settles: /\.instruction\.dropped$/,
+    success: /\.instruction\.dropped$/,
+    capture: 'metadata',
+  });
+  const instruction = req.instruction;
+  switch (o.outcome) {
+    case 'delivered':
+      return { outcome: 'withdrawn', command: o.command, session: o.session, vendor: o.vendor, instruction, ack: o.ack, dropped: o.delivered };
+    case 'dropped':
+    case 'accepted':
+      // The success pattern matches every drop and noWait is never set: neither reaches here.
+      return { outcome: 'timeout', command: o.command, session: o.session, vendor: o.vendor, instruction, stage: 'delivery', ack: o.ack, sent: 1 };
+    default:
+      return { ...o, instruction };
+  }
+}
 
 /**
  * Sends user-plane input (`x.{vendor}.control.send_input`, D28–D29) to a session whose adapter
@@ -204,3 +251,57 @@ export async function sendResponse(
   return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
 }
 
+
+export interface EditOutcome {
+  withdraw: WithdrawOutcome;
+  /** The replacement, sent only once the withdraw took the old text back. */
+  sent?: InstructOutcome;
+}
+
+/**
+ * D32: editing is withdraw plus a new instruct, one action. A withdraw that loses the race (the
+ * agent has the old text) sends nothing, so the agent never reads both.
+ */
+export async function editInstruction(
+  consumer: RelayConsumer, f: Sender,
+  req: { session: string; instruction: string; text: string; delivery?: string; timeoutMs: number; noWait?: boolean },
+): Promise<EditOutcome> {
+  const withdraw = await sendWithdraw(consumer, f, { session: req.session, instruction: req.instruction, timeoutMs: req.timeoutMs });
+  if (withdraw.outcome !== 'withdrawn') return { withdraw };
+  const sent = await sendInstruction(consumer, f, {
+    session: req.session, text: req.text, timeoutMs: req.timeoutMs, ...(req.delivery ? { delivery: req.delivery } : {}), ...(req.noWait ? { noWait: true } : {}),
+  });
+  return { withdraw, sent };
+}
+
+export type CancelOutcome =
+  /** D33: the agent stopped the turn; `cancelled` is its `run.cancelled {by: control}`. */
+  | { outcome: 'cancelled'; command: string; session: string; vendor: string; ack: string; cancelled: string }
+  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string; code?: string }
+  | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | { outcome: 'unreachable'; session: string; detail: string };
+
+/** D33: `control.cancel {scope: "run"}`, settled by the `run.cancelled` the agent's end of the turn brings. */
+export async function sendCancel(
+  consumer: RelayConsumer, f: Sender, req: { session: string; run?: string; timeoutMs: number; ackWindowMs?: number },
+): Promise<CancelOutcome> {
+  const o = await steer(consumer, f, { session: req.session, text: '', timeoutMs: req.timeoutMs, ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }) }, {
+    type: () => 'control.cancel',
+    hint: 'only a session whose lane can stop a running turn takes it (Cline with its hub control on)',
+    data: { scope: 'run' },
+    settles: /^run\.cancelled$/,
+    success: /^run\.cancelled$/,
+    capture: 'metadata',
+    ...(req.run ? { run: req.run } : {}),
+  });
+  switch (o.outcome) {
+    case 'delivered':
+      return { outcome: 'cancelled', command: o.command, session: o.session, vendor: o.vendor, ack: o.ack, cancelled: o.delivered };
+    case 'dropped':
+    case 'accepted':
+      return { outcome: 'timeout', command: o.command, session: o.session, vendor: o.vendor, stage: 'delivery', ack: o.ack, sent: 1 };
+    default:
+      return o;
+  }
+}

@@ -61,7 +61,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     throw err;
   }
   const instruct = opts.instruct ?? true;
-  const link = connectRelay({ url: relay.socketUrl, token, agent: surface.token, accepts: acceptsFor(surface, instruct), onError: report });
+  const link = connectRelay({ url: relay.socketUrl, token, agent: surface.token, accepts: acceptsFor(surface, instruct),
+    ...(instruct && surface.deliveries !== undefined ? { deliveries: surface.deliveries } : {}), onError: report,
+  });
   const logPath = join(opts.dir, `${vendor}.jsonl`);
   const secret = newSecret(32);
   let adapter: AdapterHandle;

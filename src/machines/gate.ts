@@ -1,7 +1,7 @@
 // The command gate: one decision per command, taken at once (AEP-0004 §3). Dedupe comes first so
 // a redelivered command never reaches validation or the queue twice (D4); then AEP_INSTRUCT (D5),
 // the session's life (D6), the payload (D2) and the queue cap (D3).
-import { dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
+import { DELIVERIES, dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
 import { QUEUE_CAP, TEXT_CAP } from './queue.js';
 import { decisionOf } from './decisions.js';
 import type { AttentionRequest, Decision, Decisions, InputPolicy, OpenHold, PendingInput, SettledHow, SettledRequest } from './session-types.js';
@@ -88,17 +88,46 @@ export interface InstructGateView {
   decisions: Decisions;
   ended: boolean;
   pending: number;
+  /** A turn is running (D31 `steer`); false where the table marks no turns. */
+  turnOpen?: boolean;
 }
 
-export function decideInstruct(view: InstructGateView, command: AepCommand, gateOpen: boolean): GateDecision & { text?: string } {
+/** D31: the session refuses a delivery its lanes cannot honour, naming those it can. */
+export const deliveryUnsupported = (delivery: string, honoured: readonly string[]): Rejection => ({
+  reason: 'unsupported', rule: 'delivery-unsupported',
+  detail: `this session cannot take delivery "${delivery}": it accepts ${honoured.join(', ')}`,
+});
+
+export const STEER_IDLE: Rejection = {
+  reason: 'refused', rule: 'session-idle',
+  detail: 'no turn is running, and a steer never starts one: send it with delivery queue, or as a moment',
+};
+
+/** D31: the delivery the sender asked for (absent: `moment`), or the rule it breaks. */
+export function checkDelivery(data: unknown, honoured: readonly string[], turnOpen: boolean): { delivery?: 'steer' | 'queue' } | Rejection {
+  const raw = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).delivery : undefined;
+  if (raw === undefined || raw === 'moment') return {};
+  if (typeof raw !== 'string' || !(DELIVERIES as readonly string[]).includes(raw)) {
+    return { reason: 'invalid', rule: 'delivery-invalid', detail: `delivery must be one of ${DELIVERIES.join(', ')}` };
+  }
+  if (!honoured.includes(raw)) return deliveryUnsupported(raw, honoured);
+  if (raw === 'steer' && !turnOpen) return STEER_IDLE;
+  return { delivery: raw as 'steer' | 'queue' };
+}
+
+export function decideInstruct(
+  view: InstructGateView, command: AepCommand, gateOpen: boolean, honoured: readonly string[] = ['moment'],
+): GateDecision & { text?: string; delivery?: 'steer' | 'queue' } {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.gateOff };
   if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
   const checked = checkText(command.data);
   if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
+  const delivery = checkDelivery(command.data, honoured, view.turnOpen === true);
+  if ('rule' in delivery) return { kind: 'reject', key, rejection: delivery };
   if (view.pending >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
-  return { kind: 'accept', key, text: checked.text };
+  return { kind: 'accept', key, text: checked.text, ...delivery };
 }
 
 export interface SendInputGateView {

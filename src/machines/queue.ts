@@ -43,3 +43,27 @@ export function partitionExpired(queue: readonly QueuedInstruction[], at: number
   for (const item of queue) (at - item.acceptedAt >= ttlMs ? expired : kept).push(item);
   return { expired, kept };
 }
+
+/** Where a hook moment falls in the session's turns (D31): what each delivery may ride. */
+export interface MomentPlace {
+  /** The moment opens a turn: the first moment of the next turn, where `queue` is delivered. */
+  opensTurn: boolean;
+  /** A turn was running when the moment came: a moment inside it carries `steer`. */
+  inTurn: boolean;
+}
+
+/** D31: `moment` rides any eligible moment, `queue` only a turn's first, `steer` only one inside a running turn. */
+export function fitsMoment(item: QueuedInstruction, place: MomentPlace): boolean {
+  if (item.delivery === 'queue') return place.opensTurn;
+  if (item.delivery === 'steer') return place.inTurn && !place.opensTurn;
+  return true;
+}
+
+/** The FIFO prefix (D8) of the instructions this moment may carry; the others keep their places. */
+export function takeFitting(queue: readonly QueuedInstruction[], place: MomentPlace, cap: number = JOIN_CAP): Prefix {
+  const fitting = queue.filter((i) => fitsMoment(i, place));
+  if (fitting.length === queue.length) return takePrefix(queue, cap);
+  const p = takePrefix(fitting, cap);
+  const taken = new Set(p.taken);
+  return { taken: p.taken, rest: queue.filter((i) => !taken.has(i)), text: p.text };
+}

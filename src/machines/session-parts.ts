@@ -7,7 +7,8 @@ import { droppedInputs } from './user-input.js';
 import { settledWith, unlessAccepted, type Step } from './step.js';
 import { REJECT, decideInstruct, decideRespond, optionFor } from './gate.js';
 import { recoverForwards } from './forward.js';
-import { partitionExpired, pendingCount, takePrefix } from './queue.js';
+import { fitsMoment, partitionExpired, pendingCount, takeFitting } from './queue.js';
+import { finishedWith } from './withdraw.js';
 import type {
   DropReason, EndInput, FailedInput, HeldInput, HoldClosedInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
   RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
@@ -52,12 +53,15 @@ const dropped = (ctx: SessionContext, items: readonly QueuedInstruction[], reaso
 
 /** D2–D6: one decision per command; D4 ack as soon as the instruction is queued. */
 export function instruct(ctx: SessionContext, input: InstructInput, ended: boolean): Step {
-  const d = decideInstruct({ decisions: ctx.decisions, ended, pending: pendingCount(ctx.queue, ctx.inFlight) }, input.command, input.gateOpen);
+  const view = { decisions: ctx.decisions, ended, pending: pendingCount(ctx.queue, ctx.inFlight), turnOpen: ctx.turnOpen };
+  const d = decideInstruct(view, input.command, input.gateOpen, input.deliveries);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
+  // Every refusal names its rule on the wire (the `code` attribute), so the sender is told what to do.
   if (refused !== undefined) return refused;
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
   if (typeof input.command.agent === 'string') item.from = input.command.agent;
+  if (d.delivery !== undefined) item.delivery = d.delivery;
   return {
     context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: [...ctx.queue, item] },
     outputs: [{ type: 'control.accepted', cause, key: d.key }],
@@ -150,8 +154,19 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
     : input.turn === 'within' ? (ctx.turnOpen || ended ? {} : { turnOpen: true })
       : input.turn === 'opens' ? { turnOpen: true, run: input.runId }
         : { turnOpen: false, cancel: undefined, run: undefined };
-  if (ended || !input.eligible || ctx.queue.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
-  const { taken, rest, text } = takePrefix(ctx.queue);
+  const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
+  const { taken, rest, text } = ended || !input.eligible ? { taken: [], rest: ctx.queue, text: '' } : takeFitting(ctx.queue, place);
+  if (taken.length === 0) {
+    // D31: a steer whose turn closed before a moment could carry it is dropped, never turned into a queue.
+    const late = input.turn === 'closes' ? rest.filter((i) => i.delivery === 'steer') : [];
+    if (late.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
+    return {
+      context: { ...turn, queue: rest.filter((i) => i.delivery !== 'steer'), finished: finishedWith(ctx, 'dropped', late.map((i) => i.id)) },
+      outputs: [...dropped(ctx, late, 'turn-ended'), { type: 'reply.neutral', hookId: input.hookId }],
+    };
+  }
+  // Context at a closing moment (Claude Code Stop) makes the model go on: the turn is still running.
+  if (input.turn === 'closes') delete turn.turnOpen;
   const ids = taken.map((i) => i.id);
   const from: string[] = [];
   for (const i of taken) if (i.from !== undefined && !from.includes(i.from)) from.push(i.from);
@@ -172,10 +187,13 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
  * first moment finds an empty queue. The paths test checks the answer against the machine on
  * every path.
  */
-export function repliesNeutral(state: { value: unknown; context: SessionContext } | undefined, input: Pick<MomentInput, 'eligible' | 'starts'>): boolean {
+export function repliesNeutral(state: { value: unknown; context: SessionContext } | undefined, input: Pick<MomentInput, 'eligible' | 'starts' | 'turn'>): boolean {
   if (state === undefined) return true;
   if (state.value === 'ended') return input.starts !== true;
-  return !input.eligible || state.context.queue.length === 0;
+  if (!input.eligible) return true;
+  // D31: what waits may not fit this moment (a late steer dropped at a closing one still gets the neutral reply).
+  const place = { opensTurn: input.turn === 'opens', inTurn: state.context.turnOpen || input.turn === 'within' };
+  return !state.context.queue.some((i) => fitsMoment(i, place));
 }
 
 /** D13–D14: a held hook opens an attention request; its reply waits for a decision. */
@@ -211,10 +229,11 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   const batch = ctx.inFlight.find((b) => b.hookId === input.hookId);
   if (!batch) return { outputs: [] };
   return {
-    context: { inFlight: ctx.inFlight.filter((b) => b !== batch) },
+    context: { inFlight: ctx.inFlight.filter((b) => b !== batch), finished: finishedWith(ctx, 'delivered', batch.items.map((i) => i.id)) },
     outputs: batch.items.map((i): SessionOutput => {
       const o: SessionOutput = { type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)) };
       if (batch.moment !== undefined) o.moment = batch.moment;
+      o.delivery = i.delivery ?? 'moment';
       return o;
     }),
   };
@@ -225,7 +244,7 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
   const batch = ctx.inFlight.find((b) => b.hookId === input.hookId);
   if (!batch) return { outputs: [] };
   const inFlight = ctx.inFlight.filter((b) => b !== batch);
-  if (ended) return { context: { inFlight }, outputs: dropped(ctx, batch.items, 'session-ended') };
+  if (ended) return { context: { inFlight, finished: finishedWith(ctx, 'dropped', batch.items.map((i) => i.id)) }, outputs: dropped(ctx, batch.items, 'session-ended') };
   return { context: { inFlight, queue: [...batch.items, ...ctx.queue] }, outputs: [] };
 }
 
@@ -242,7 +261,9 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   // the cancel aimed at ends here, and its run.cancelled names the command.
   const outputs: SessionOutput[] = ctx.cancel?.acked === true
     ? [{ type: 'run.cancelled', cause: ctx.cancel.id, ...(ctx.run === undefined ? {} : { run: ctx.run }) }] : [];
-  outputs.push(...(windowMs > 0 ? [] : dropped(ctx, ctx.queue, 'session-ended')), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
+  // D31: a steer waits for no resumed run: its turn is over.
+  const gone = windowMs > 0 ? ctx.queue.filter((i) => i.delivery === 'steer') : ctx.queue;
+  outputs.push(...dropped(ctx, gone, windowMs > 0 ? 'turn-ended' : 'session-ended'), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
     outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
@@ -258,8 +279,9 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
   const settled = ctx.holds.length === 0 ? {} : { settled: settledWith(ctx, 'dismissed', ctx.holds.map((h) => h.requestId)) };
-  const common = { holds: [], ...settled, inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };
-  if (windowMs > 0) return { context: { ...common, resumeUntil: input.at + windowMs }, outputs };
+  const finished = gone.length === 0 ? {} : { finished: finishedWith(ctx, 'dropped', gone.map((i) => i.id)) };
+  const common = { holds: [], ...settled, ...finished, inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };
+  if (windowMs > 0) return { context: { ...common, queue: ctx.queue.filter((i) => i.delivery !== 'steer'), resumeUntil: input.at + windowMs }, outputs };
   return { context: { ...common, queue: [], resumeUntil: undefined }, outputs };
 }
 
@@ -269,7 +291,8 @@ export function end(ctx: SessionContext, input: EndInput): Step {
  */
 export function closeWindow(ctx: SessionContext, input: WindowInput | InstructInput): Step {
   if (ctx.resumeUntil === undefined || input.at < ctx.resumeUntil) return { outputs: [] };
-  return { context: { queue: [], resumeUntil: undefined }, outputs: dropped(ctx, ctx.queue, 'session-ended') };
+  const finished = ctx.queue.length === 0 ? {} : { finished: finishedWith(ctx, 'dropped', ctx.queue.map((i) => i.id)) };
+  return { context: { queue: [], resumeUntil: undefined, ...finished }, outputs: dropped(ctx, ctx.queue, 'session-ended') };
 }
 
 /** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
@@ -284,12 +307,13 @@ export function reopen(ctx: SessionContext, input: MomentInput): Step {
 export function tick(ctx: SessionContext, input: TtlInput): Step {
   const { expired, kept } = partitionExpired(ctx.queue, input.at, input.ttlMs);
   if (expired.length === 0) return { outputs: [] };
-  return { context: { queue: kept }, outputs: dropped(ctx, expired, 'expired') };
+  return { context: { queue: kept, finished: finishedWith(ctx, 'dropped', expired.map((i) => i.id)) }, outputs: dropped(ctx, expired, 'expired') };
 }
 
 /** D12: after a restart, in-flight instructions are reported, never re-delivered; held hooks are gone. */
 export function recover(ctx: SessionContext, input: RecoveredInput): Step {
-  const outputs: SessionOutput[] = dropped(ctx, ctx.inFlight.flatMap((b) => b.items), 'delivery-unknown');
+  const unknown = ctx.inFlight.flatMap((b) => b.items);
+  const outputs: SessionOutput[] = dropped(ctx, unknown, 'delivery-unknown');
   // A send_input handed to the transport without an answer may or may not have reached the
   // vendor: reported, never re-sent (D12). Sent ones still await their consumption report.
   const sending = ctx.inputs.filter((i) => i.phase === 'sending');
@@ -308,6 +332,8 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   return {
     context: {
       inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context, ...(unanswered ? { cancel: undefined } : {}),
+      // D12: it may have reached the agent, so a withdraw cannot take it back.
+      ...(unknown.length === 0 ? {} : { finished: finishedWith(ctx, 'delivered', unknown.map((i) => i.id)) }),
       ...(ctx.holds.length === 0 ? {} : { settled: settledWith(ctx, 'dismissed', ctx.holds.map((h) => h.requestId)) }),
     },
     outputs,

@@ -11,8 +11,18 @@ export interface QueuedInstruction {
   key: string;
   text: string;
   acceptedAt: number;
-  /** The command's sender (its `agent`), for the user-visible notice (D27). */
+  /** The command's sender (its `agent`), for the user-visible notice (D27) and who may withdraw it (D32). */
   from?: string;
+  /** D31: `steer` or `queue` as the sender chose; absent is `moment`. */
+  delivery?: 'steer' | 'queue';
+}
+
+/** How an accepted instruction stopped waiting, remembered so a late withdraw says which (D32). */
+export type FinishedHow = 'delivered' | 'withdrawn' | 'dropped';
+
+export interface FinishedInstruction {
+  id: string;
+  how: FinishedHow;
 }
 
 /** Instructions handed to one hook reply whose write has not been confirmed yet (D9, D12). */
@@ -133,6 +143,8 @@ export interface SessionContext {
   holds: OpenHold[];
   /** The most recent requests that ended (D34), newest last; absent until one has. */
   settled?: SettledRequest[];
+  /** The most recent instructions that stopped waiting (D32), newest last; absent until one has. */
+  finished?: FinishedInstruction[];
   decisions: Decisions;
   /** Accepted send_inputs not settled yet, in acceptance order (D28, D29). */
   inputs: PendingInput[];
@@ -167,7 +179,7 @@ export interface SessionSeed {
   decisions?: Record<string, AckDecision>;
 }
 
-export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown' | 'send-failed';
+export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown' | 'send-failed' | 'turn-ended' | 'withdrawn';
 
 /** `session.ended.reason`, the enum of the AEP session.ended schema; vendor reasons collapse into it. */
 export type EndReason = 'normal' | 'error' | 'timeout' | 'killed' | 'compaction';
@@ -176,6 +188,16 @@ export type EndReason = 'normal' | 'error' | 'timeout' | 'killed' | 'compaction'
 
 export interface InstructInput {
   type: 'command.instruct';
+  at: number;
+  command: AepCommand;
+  /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** D31: the deliveries this session's lanes honour (vendor table); absent is `moment` only. */
+  deliveries?: readonly string[];
+}
+/** `x.{vendor}.control.withdraw {instruction}` (D32): takes back an instruction that still waits. */
+export interface WithdrawInput {
+  type: 'command.withdraw';
   at: number;
   command: AepCommand;
   /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
@@ -297,7 +319,7 @@ export interface WindowInput { type: 'window.tick'; at: number }
 export interface RecoveredInput { type: 'restart.recovered'; at: number }
 
 export type SessionInput =
-  | InstructInput | RespondInput | MomentInput | HeldInput | EndInput
+  | InstructInput | WithdrawInput | RespondInput | MomentInput | HeldInput | EndInput
   | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
   | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput
   | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput | ForwardInput | ForwardSettledInput | HoldClosedInput;
@@ -309,8 +331,9 @@ export type SessionOutput =
   | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection }
   /** A redelivered command: the recorded ack goes out again unchanged (AEP-0004 §3, D4). */
   | { type: 'control.reack'; cause: string; key: string }
-  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string }
-  | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason }
+  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string; delivery?: string }
+  /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
+  | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason; subject?: string }
   | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
   | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown>; via?: 'control' | 'oob' }
   | { type: 'attention.resolved'; subject: string; cause: string; resolution: 'answered' | 'dismissed'; latencyMs: number }

@@ -5,6 +5,7 @@ import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
 import * as forwards from './forward.js';
+import { withdraw } from './withdraw.js';
 import { compileFold, foldable, type Fold } from './fold.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
@@ -33,6 +34,7 @@ export const sessionMachine = setup({
     enqueue: step('command.instruct', (c, e) => parts.instruct(c, e, false)),
     refuseEnded: step('command.instruct', (c, e) => parts.instruct(c, e, true)),
     answerHold: step('command.respond', parts.respond),
+    withdraw: step('command.withdraw', withdraw),
     deliverPrefix: step('hook.moment', (c, e) => parts.moment(c, e, false)),
     replyNeutral: step('hook.moment', (c, e) => parts.moment(c, e, true)),
     reopen: step('hook.moment', parts.reopen),
@@ -73,6 +75,7 @@ export const sessionMachine = setup({
   on: {
     'command.instruct': { actions: 'enqueue' },
     'command.respond': { actions: 'answerHold' },
+    'command.withdraw': { actions: 'withdraw' },
     'hook.moment': { actions: 'deliverPrefix' },
     'hook.held': { actions: 'openHold' },
     'hook.end': { target: '.ended', actions: 'endSession' },

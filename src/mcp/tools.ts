@@ -8,8 +8,9 @@ import { CAPTURE_LEVELS, type AepEvent } from '../protocol/envelope.js';
 import type { Board, BoardSession } from '../consumer/board.js';
 import { FrameError, type RelayConsumer } from '../consumer/connection.js';
 import { sessionHistory } from '../consumer/history.js';
-import { commandIdFor, sendInput, sendInstruction, sendResponse, type Answer } from '../consumer/send.js';
-import { explainRespond, explainSteer, refusal as refused, result as explained, type Explained } from '../consumer/explain.js';
+import { commandIdFor, sendInput, sendInstruction, sendResponse, sendWithdraw, type Answer } from '../consumer/send.js';
+import { explainRespond, explainSteer, explainWithdraw, refusal as refused, result as explained, type Explained } from '../consumer/explain.js';
+import { DELIVERIES } from '../protocol/payloads.js';
 
 export interface ToolResult {
   [k: string]: unknown;
@@ -142,19 +143,47 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       'hands it to that agent at its next eligible moment (a tool call, a prompt), so its model reads it on its next request; it does not start a ' +
       'turn by itself. The result is held until the stream settles: delivered (after how many ms, at which moment, when), dropped (with the reason, ' +
       'e.g. the session ended), rejected by the adapter (e.g. empty text), refused by the relay or roster (code: no-route, unsupported, unauthorized, ' +
-      'ambiguous), or still queued when wait_ms ran out. Give an idempotency_key to make retries safe.',
-    inputSchema: z.object(steerInput),
+      'ambiguous), or still queued when wait_ms ran out. Give an idempotency_key to make retries safe. delivery chooses when it arrives: ' +
+      'moment (default: the next eligible moment), steer (into the turn running now; refused session-idle when none runs), queue (the first ' +
+      'moment of the next turn). A session that cannot honour one refuses it with code delivery-unsupported, naming those it takes. ' +
+      'The result carries command_id: withdraw takes it back while it still waits.',
+    inputSchema: z.object({
+      ...steerInput,
+      delivery: z.enum(DELIVERIES).optional().describe('moment (default), steer (the running turn) or queue (the next turn).'),
+    }),
   }, async (a) => {
     const waitMs = waitOf(a.wait_ms);
     const id = a.idempotency_key === undefined ? undefined : commandIdFor(ctx.sender, a.session, a.idempotency_key);
-    if (id !== undefined && !ledger.check(id, a.text)) {
+    if (id !== undefined && !ledger.check(id, `${a.delivery ?? 'moment'}\n${a.text}`)) {
       return refusal('idempotency-conflict', `idempotency_key "${a.idempotency_key}" was already used for a different text on session ${a.session}; use a new key for a new instruction.`, { session: a.session });
     }
     return withConsumer(async (c) => {
-      const o = await sendInstruction(c, { sender: ctx.sender }, { session: a.session, text: a.text, timeoutMs: waitMs, ...(id ? { id } : {}) });
+      const o = await sendInstruction(c, { sender: ctx.sender }, {
+        session: a.session, text: a.text, timeoutMs: waitMs, ...(id ? { id } : {}), ...(a.delivery ? { delivery: a.delivery } : {}),
+      });
       return steerResult(o, { waitMs, noun: 'instruction', ...(a.idempotency_key ? { key: a.idempotency_key } : {}) });
     });
   });
+
+  server.registerTool('withdraw', {
+    title: 'Take back an instruction that still waits',
+    description:
+      'Withdraws an instruction this server sent (its command_id from instruct) while it still waits in the session\'s queue: the agent never ' +
+      'reads it. Calling it again for the same instruction gives the same answer. Refusals carry a code: already-delivered (the agent has it), ' +
+      'not-waiting (withdrawn before, expired, or its turn or session ended), unknown-instruction (the session never accepted that id), ' +
+      'not-sender (only its sender may withdraw it). To edit an instruction, withdraw it and send the new text with instruct.',
+    inputSchema: z.object({
+      session: z.string().min(1).describe('The session the instruction was sent to.'),
+      instruction: z.string().min(1).describe('The instruction\'s command_id, as instruct returned it.'),
+      wait_ms: z.number().int().min(1).optional().describe(`How long to wait for the answer. Default ${Math.min(ctx.waitMs, 30_000)}.`),
+    }),
+    annotations: { idempotentHint: true },
+  }, async (a) => withConsumer(async (c) => {
+    // One command id per (sender, session, instruction): a repeated call is a retry, answered as the first (D4).
+    const id = commandIdFor(ctx.sender, a.session, `withdraw\n${a.instruction}`);
+    const o = await sendWithdraw(c, { sender: ctx.sender }, { session: a.session, instruction: a.instruction, id, timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)) });
+    return tool(explainWithdraw(o));
+  }));
 
   server.registerTool('send_input', {
     title: 'Send input to a Cline or OpenHands session',

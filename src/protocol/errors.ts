@@ -18,6 +18,16 @@ export type RuleId =
   | 'not-pending'
   | 'answer-invalid'
   | 'delivery-invalid'
+  /** D31: the session's lanes cannot honour the delivery asked for (the detail names those it can). */
+  | 'delivery-unsupported'
+  /** D32: the withdrawn instruction was handed to the agent already. */
+  | 'already-delivered'
+  /** D32: the withdrawn instruction no longer waits: withdrawn, expired or dropped before. */
+  | 'not-waiting'
+  /** D32: the session never accepted an instruction with that id. */
+  | 'unknown-instruction'
+  /** D32: only the instruction's sender (or a token granted withdraw) may take it back. */
+  | 'not-sender'
   | 'session-idle'
   | 'transport-down'
   | 'input-pending-identical'

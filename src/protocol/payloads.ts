@@ -28,6 +28,10 @@ const task = obj({}, { id: str(), title: str().at(R) });
 const document = obj({}, { id: str(), score: num(), content_redacted: str().at(R), content: str().at(F), metadata: anyObject() });
 const span = obj({}, { start: int(), end: int() });
 
+/** D31: how an instruction reaches the agent; `moment` (the next eligible hook moment) when absent. */
+export const DELIVERIES = ['moment', 'steer', 'queue'] as const;
+export type Delivery = (typeof DELIVERIES)[number];
+
 export const NACK_REASONS = ['unsupported', 'unauthorized', 'busy', 'refused', 'invalid'] as const;
 export type NackReason = (typeof NACK_REASONS)[number];
 
@@ -155,14 +159,16 @@ const core = {
 
 /** Vendor payloads, keyed by `{category}.{rest}` after `x.{vendor}.`. */
 const vendor = {
-  /** D1: `{ text }`, text is instruction content ([redacted]-class); extra fields ignored. */
-  'control.instruct': obj({ text: str().at(R) }),
+  /** D1: `{ text }`, text is instruction content ([redacted]-class); D31 the sender's delivery; extra fields ignored. */
+  'control.instruct': obj({ text: str().at(R) }, { delivery: oneOf(DELIVERIES) }),
+  /** D32: takes back an instruction that still waits, named by its command id. */
+  'control.withdraw': obj({ instruction: str() }),
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),
   /** D9; D27 names the moment (the vendor's hook event) whose reply carried it. */
-  'instruction.delivered': obj({ queued_ms: int({ min: 0 }) }, { moment: str() }),
-  /** D10, D12. */
-  'instruction.dropped': obj({ reason: oneOf(['session-ended', 'expired', 'delivery-unknown', 'send-failed']) }),
+  'instruction.delivered': obj({ queued_ms: int({ min: 0 }) }, { moment: str(), delivery: oneOf(DELIVERIES) }),
+  /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
+  'instruction.dropped': obj({ reason: oneOf(['session-ended', 'expired', 'delivery-unknown', 'send-failed', 'turn-ended', 'withdrawn']) }),
   /** Outcome of send_input; the text is never echoed. */
   'input.sent': obj({}, { delivery: oneOf(['queue', 'steer']) }),
   /** The vendor reports the agent consumed a sent input (D28); the text is never echoed. */
@@ -185,6 +191,8 @@ type Vendor = typeof vendor;
 export type PayloadMap = { [K in keyof Core]: Infer<Core[K]> } & {
   [K in `x.${string}.control.instruct`]: Infer<Vendor['control.instruct']>;
 } & {
+  [K in `x.${string}.control.withdraw`]: Infer<Vendor['control.withdraw']>;
+} & {
   [K in `x.${string}.control.send_input`]: Infer<Vendor['control.send_input']>;
 } & {
   [K in `x.${string}.instruction.delivered`]: Infer<Vendor['instruction.delivered']>;
@@ -198,6 +206,7 @@ export type PayloadMap = { [K in keyof Core]: Infer<Core[K]> } & {
 
 export type PayloadOf<T extends keyof PayloadMap> = PayloadMap[T];
 export type InstructPayload = Infer<Vendor['control.instruct']>;
+export type WithdrawPayload = Infer<Vendor['control.withdraw']>;
 export type SendInputPayload = Infer<Vendor['control.send_input']>;
 export type DeliveredPayload = Infer<Vendor['instruction.delivered']>;
 export type DroppedPayload = Infer<Vendor['instruction.dropped']>;

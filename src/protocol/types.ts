@@ -42,6 +42,7 @@ export function vendorType<V extends string, R extends string>(vendor: V, rest: 
 /** The project's vendor verbs and audit types (D1, D9, D10; Cline/OpenHands send_input). */
 export const instructType = (vendor: string) => vendorType(vendor, 'control.instruct');
 export const sendInputType = (vendor: string) => vendorType(vendor, 'control.send_input');
+export const withdrawType = (vendor: string) => vendorType(vendor, 'control.withdraw');
 export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction.delivered');
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');

@@ -41,6 +41,14 @@ export interface Claimant {
   claims: ReadonlySet<string>;
 }
 
+/** D32: a target that takes a vendor's instruct takes its withdraw, which only takes instructions back. */
+const WITHDRAW = /^(x\.[a-z0-9_-]+\.control\.)withdraw$/;
+export function acceptsType(accepts: readonly string[], type: string): boolean {
+  if (accepts.includes(type)) return true;
+  const m = WITHDRAW.exec(type);
+  return m !== null && accepts.includes(`${m[1]}instruct`);
+}
+
 export type Route<T> = { kind: 'forward'; target: T } | { kind: 'refuse'; code: RelayRefusalCode; detail: string };
 
 /** D17/D18 in order: authorization, then exactly one live claimant, then its declared `accepts`. */
@@ -54,7 +62,7 @@ export function routeCommand<T extends Claimant>(sender: Principal | undefined, 
   if (targets.length === 0) return { kind: 'refuse', code: 'no-route', detail: `no live connection claims session ${session}` };
   if (targets.length > 1) return { kind: 'refuse', code: 'ambiguous', detail: `${targets.length} live connections claim session ${session}` };
   const target = targets[0]!;
-  if (target.accepts !== undefined && !target.accepts.includes(cmd.type)) {
+  if (target.accepts !== undefined && !acceptsType(target.accepts, cmd.type)) {
     return { kind: 'refuse', code: 'unsupported', detail: `the target does not accept ${cmd.type}` };
   }
   return { kind: 'forward', target };

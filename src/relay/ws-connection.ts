@@ -23,6 +23,8 @@ export interface RelayConnectionOptions {
   role?: 'emitter' | 'both';
   /** `hello.capabilities.control.accepts`; omitted from hello when undefined. */
   accepts?: readonly string[];
+  /** D31: `hello.capabilities.control.deliveries`, what instruct's lanes honour; omitted when undefined. */
+  deliveries?: readonly string[];
   ackWindowMs?: number;
   emits?: readonly string[];
   /** Events held while the relay is unreachable. */
@@ -196,7 +198,12 @@ export class RelayConnection implements RelayLink {
     ws.on('open', () => {
       const capabilities: Record<string, unknown> = {};
       if (this.opts.emits) capabilities.emits = [...this.opts.emits];
-      if (this.opts.accepts) capabilities.control = { accepts: [...this.opts.accepts], ack_window_ms: this.opts.ackWindowMs ?? 10_000 };
+      if (this.opts.accepts) {
+        capabilities.control = {
+          accepts: [...this.opts.accepts], ack_window_ms: this.opts.ackWindowMs ?? 10_000,
+          ...(this.opts.deliveries === undefined ? {} : { deliveries: [...this.opts.deliveries] }),
+        };
+      }
       const identity: Record<string, string> = { agent: this.opts.agent };
       if (this.opts.instance) identity.instance = this.opts.instance;
       ws.send(JSON.stringify({ type: 'hello', versions: [AEP_VERSION], role: this.opts.role ?? 'emitter', identity, capabilities }));

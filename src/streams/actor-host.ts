@@ -8,7 +8,8 @@
 // replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, type AepCommand, type AepEvent, type EventFields, type Rejection,
+  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, withdrawType,
+  type AepCommand, type AepEvent, type EventFields, type Rejection,
   CODE_ATTR, RESUME_WINDOW_ATTR, describedType,
 } from '../protocol/index.js';
 import { redactText, redactValue } from '../protocol/redact.js';
@@ -225,7 +226,8 @@ export class ActorHost {
     const c = item.hook.class;
     if (c.kind !== 'moment') return false;
     const cell = this.sessions.get(item.session);
-    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, c);
+    const turn = c.turn ?? item.hook.bounds;
+    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, turn === undefined ? c : { ...c, turn });
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -547,12 +549,13 @@ export class ActorHost {
         ...(c.call === undefined ? {} : { call: c.call }),
       };
     }
+    const turn = c.turn ?? item.hook.bounds;
     // D34: only a moment that reports a call some request of this session holds mints an answer id.
     const ran = c.ran !== undefined && this.context(item.session)?.holds.some((h) => h.call === c.ran) === true
       ? { ran: { call: c.ran, answeredId: newId(item.at) } } : {};
     return {
       type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}), ...(c.turn === undefined ? {} : { turn: c.turn }), ...(runId === undefined ? {} : { runId }), ...ran,
+      ...(c.starts === true ? { starts: true } : {}), ...(turn === undefined ? {} : { turn }), ...(runId === undefined ? {} : { runId }), ...ran,
     };
   }
 
@@ -576,14 +579,18 @@ export class ActorHost {
     }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
-    return { type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType };
+    if (c.type === withdrawType(this.surface.token)) return { type: 'command.withdraw', at: item.at, command: c, gateOpen: this.opts.instruct };
+    return {
+      type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType,
+      ...(this.surface.deliveries === undefined ? {} : { deliveries: this.surface.deliveries }),
+    };
   }
 
   /** Steps the session (spawning it for a hook) and returns what it announced. */
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward' || input.type === 'command.cancel') {
+      if (input.type === 'command.instruct' || input.type === 'command.withdraw' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward' || input.type === 'command.cancel') {
         return this.orphanCommand(session, input);
       }
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
@@ -720,10 +727,13 @@ export class ActorHost {
           break;
         }
         case 'instruction.delivered':
-          emit({ type: o.eventType, cause: o.cause, data: o.moment === undefined ? { queued_ms: o.queuedMs } : { queued_ms: o.queuedMs, moment: o.moment } });
+          emit({
+            type: o.eventType, cause: o.cause,
+            data: { queued_ms: o.queuedMs, ...(o.moment === undefined ? {} : { moment: o.moment }), ...(o.delivery === undefined ? {} : { delivery: o.delivery }) },
+          });
           break;
         case 'instruction.dropped':
-          emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason } });
+          emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason }, ...(o.subject === undefined ? {} : { subject: o.subject }) });
           break;
         case 'attention.requested':
           emit(requestedFields(o));

@@ -57,6 +57,8 @@ export interface ClassifiedHook {
   event: string;
   class: HookClass;
   observations: ObservationSpec[];
+  /** D31: the moment opens or closes a turn for instruct's deliveries (the table's `bounds`). */
+  bounds?: 'opens' | 'closes';
   /** D37: what the input says about its session (the working directory; a prompt, the title's source). */
   about?: SessionAbout;
 }
@@ -120,7 +122,9 @@ export interface VendorSurface {
   controls?: readonly string[];
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
   resumeWindowMs?: number;
-  /** D26 default instruction TTL; absent: none. */
+  /** D31: the deliveries instruct honours on this surface's lanes; absent: `moment` only. */
+  deliveries?: readonly string[];
+  /** D26 default instruction TTL (D37: every vendor has one); absent: none. */
   instructTtlMs?: number;
   /** D37: a live session whose agent said nothing for this long shows `stale`. */
   staleAfterMs?: number;

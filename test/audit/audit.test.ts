@@ -256,4 +256,38 @@ function sink() {
   return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
 }
 
+/** D32: c2 of the good session withdrawn before the end instead of dropped there. */
+function withdrawnSession(session: string) {
+  const g = goodSession(session);
+  const w = command(g.sender, session, { type: 'x.claude-code.control.withdraw', data: { instruction: g.c2.id }, at: T0 + 30 });
+  const aw = g.em.emit({ type: 'control.accepted', cause: w.id, at: T0 + 31 });
+  const xw = g.em.emit({ type: droppedType('claude-code'), cause: w.id, subject: g.c2.id, data: { reason: 'withdrawn' }, at: T0 + 32 });
+  const events = g.events.filter((e) => e !== g.x2 && e !== g.ended);
+  return { ...g, w, aw, xw, events: [...events, w, aw, xw] };
+}
+
+test('a withdrawn instruction is terminal: dropped (withdrawn), nothing missing at the end (D32)', async () => {
+  const g = withdrawnSession('s-w1');
+  const r = await auditFiles([writeLog([...g.events, g.em.emit({ type: 'session.ended', at: T0 + 3001 })])]);
+  assert.equal(r.violations, []);
+  const i2 = r.instructions.find((i) => i.id === g.c2.id)!;
+  assert.is(i2.status, 'dropped');
+  assert.is(i2.dropped!.reason, 'withdrawn');
+  assert.match(renderText(r), 'dropped (withdrawn)');
+});
+
+test('a delivery after a withdraw was accepted is flagged delivered-after-withdraw (D32)', async () => {
+  const g = withdrawnSession('s-w2');
+  const late = g.em.emit({ type: deliveredType('claude-code'), cause: g.c2.id, data: { queued_ms: 40 }, at: T0 + 40 });
+  const r = await auditFiles([writeLog([...g.events, late])]);
+  assert.ok(rules(r).includes('delivered-after-withdraw'), rules(r).join(','));
+  assert.is(r.violations.find((v) => v.rule === 'delivered-after-withdraw')!.eventId, late.id);
+  // A delivery before the withdraw's ack (the withdraw then refused) is no breach.
+  const h = goodSession('s-w3');
+  const w = command(h.sender, 's-w3', { type: 'x.claude-code.control.withdraw', data: { instruction: h.c1.id }, at: T0 + 2000 });
+  const rw = h.em.emit({ type: 'control.rejected', cause: w.id, data: { reason: 'refused', detail: 'already delivered' }, capture: 'redacted', at: T0 + 2001 });
+  const ok = await auditFiles([writeLog([...h.events, w, rw])]);
+  assert.equal(ok.violations, []);
+});
+
 test.run();

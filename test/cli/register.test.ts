@@ -23,7 +23,7 @@ const flagsOf = (p: Command, name: string) => p.commands.find((c) => c.name() ==
 test('every command is there with its flags', () => {
   const p = program();
   assert.equal(p.commands.map((c) => c.name()).sort(), ['audit', 'demo', 'inspect', 'instruct', 'respond', 'sessions', 'watch']);
-  assert.equal(flagsOf(p, 'instruct'), ['--session', '--vendor', '--no-wait', '--timeout', '--ack-window', '--json', '--relay', '--token', '--sender']);
+  assert.equal(flagsOf(p, 'instruct'), ['--session', '--vendor', '--delivery', '--no-wait', '--timeout', '--ack-window', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'respond'), ['--session', '--request', '--values', '--timeout', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'watch'), ['--filter', '--session', '--capture', '--replay', '--history', '--limit', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--relay', '--token', '--sender']);

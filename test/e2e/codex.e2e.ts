@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { codex } from '../../src/adapters/codex.js';
 import { installCodex } from '../../src/adapters/installers/codex.js';
-import { checkStream, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import { checkStream, command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {
   bodyHas, codexHome, runCodex, startVendorStack, vendorBinary, workspace, writeCodexConfig, type CliRun, type VendorStack, type Workspace,
@@ -212,6 +212,25 @@ if (binary === undefined) {
     assert.is(requestsWith(text).length, 0, 'the dropped text never reached the model');
     const late = await windowed.instruct(session, `${text}-AFTER`);
     assert.equal([late.settled.outcome, late.settled.outcome === 'rejected' ? late.settled.detail : undefined], ['rejected', 'session ended'], 'refused once the window is over (D6)');
+  });
+
+  test('delivery queue sent mid-run reaches the first model request of codex exec resume, none of the running one (D31)', async () => {
+    const { ws, session, release, run } = await startHeld('[[TURN]] queue-first run one command', (r) => promptOf(r).includes('queue-first'));
+    const text = `STEER-CODEX-QUEUE-${session.slice(-8)}`;
+    const cmd = command({ agent: 'e2e-operator' }, session, { type: 'x.codex.control.instruct', data: { text, delivery: 'queue' }, capture: 'redacted' });
+    assert.is((await stack.send(cmd)).outcome, 'accepted');
+    release();
+    const first = await run;
+    assert.is(first.code, 0, first.stderr.slice(-2000));
+    await stack.waitFor('session.ended', () => stack.find(session, 'session.ended') ?? stack.find(session, 'x.codex.session.closed'));
+    assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'PreToolUse and PostToolUse of the running turn left it queued');
+    assert.is(mock.modelRequests().filter((r) => promptOf(r).includes('queue-first') && bodyHas(r.body, text)).length, 0, 'in no request of the running turn');
+    const second = await runCodex(ws, '[[TURN]] [[TOOLS:0]] queue-second', session);
+    assert.is(second.code, 0, second.stderr.slice(-2000));
+    const d = await delivered(session, cmd);
+    assert.equal([(d.data as { delivery?: string }).delivery, (d.data as { moment?: string }).moment], ['queue', 'UserPromptSubmit']);
+    const resumed = mock.modelRequests().filter((r) => promptOf(r).includes('queue-second'));
+    assert.ok(resumed.length > 0 && bodyHas(resumed[0]!.body, text), 'in the first model request of the next turn');
   });
 
   test('steered between runs: an instruction sent after codex exec ends reaches the first model request of codex exec resume', async () => {

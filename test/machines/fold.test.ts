@@ -26,8 +26,17 @@ const cmd = (type: string, id: string, data: Record<string, unknown>, extra: Rec
 
 /** Every input type, over small id pools so inputs meet the state earlier ones made. */
 const inputArb: fc.Arbitrary<SessionInput> = fc.oneof(
-  fc.record({ id: pick(IDS), text: pick(TEXTS), at, gateOpen: fc.boolean() })
-    .map(({ id, text, at, gateOpen }): SessionInput => ({ type: 'command.instruct', at, gateOpen, command: cmd(`x.${VENDOR}.control.instruct`, id, { text }) })),
+  fc.record({ id: pick(IDS), text: pick(TEXTS), at, gateOpen: fc.boolean(), delivery: pick([undefined, 'moment', 'steer', 'queue', 'now']), all: fc.boolean() })
+    .map(({ id, text, at, gateOpen, delivery, all }): SessionInput => ({
+      type: 'command.instruct', at, gateOpen, command: cmd(`x.${VENDOR}.control.instruct`, id, delivery === undefined ? { text } : { text, delivery }),
+      ...(all ? { deliveries: ['moment', 'steer', 'queue'] } : {}),
+    })),
+  // D32: a withdraw of any id, from the sender or from someone else.
+  fc.record({ id: pick(['w0', 'w1', ...IDS]), instruction: pick([...IDS, 'nope']), at, gateOpen: fc.boolean(), other: fc.boolean() })
+    .map(({ id, instruction, at, gateOpen, other }): SessionInput => ({
+      type: 'command.withdraw', at, gateOpen,
+      command: cmd(`x.${VENDOR}.control.withdraw`, id, { instruction }, other ? { agent: 'someone-else' } : {}),
+    })),
   fc.record({ id: pick(IDS), req: pick(['r0', 'r1']), answer: pick(ANSWERS), at })
     .map(({ id, req, answer, at }): SessionInput => ({ type: 'command.respond', at, answeredId: `ans-${id}`, command: cmd('control.attention.respond', id, { answer }, { subject: req, cause: req }) })),
   fc.record({ hookId: pick(HOOKS), at, eligible: fc.boolean(), starts: fc.boolean(), turn: pick([undefined, 'opens', 'closes'] as const), moment: pick([undefined, 'UserPromptSubmit']) })

@@ -9,7 +9,7 @@ import { decisionKeys } from '../../src/machines/decisions.js';
 import { repliesNeutral } from '../../src/machines/session-parts.js';
 import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
 import { initialTransition, transition, enqueueActions, type AnyStateMachine } from 'xstate';
-import { end, heldPermission, instruct, outputsOf, respond, type Snap } from '../support/session-steps.js';
+import { end, heldPermission, instruct, instructCmd, outputsOf, respond, type Snap } from '../support/session-steps.js';
 
 const TEXTS: Record<string, string> = { c1: 'alpha instruction', c2: 'beta instruction' };
 
@@ -55,6 +55,32 @@ const serializeState = (s: Snap): string => JSON.stringify([
   decisionKeys(s.context.decisions).filter((k) => /\u0000c\d$/.test(k)).length, s.context.endedOnce,
 ]);
 
+const ALL = ['moment', 'steer', 'queue'];
+const withDelivery = (id: string, delivery: string): SessionInput => {
+  const i = instruct(id, TEXTS[id]) as Extract<SessionInput, { type: 'command.instruct' }>;
+  return { ...i, deliveries: ALL, command: { ...i.command, data: { text: TEXTS[id], delivery } } };
+};
+const withdrawOf = (id: string, instruction: string): SessionInput =>
+  ({ type: 'command.withdraw', at: 1500, gateOpen: true, command: { ...instructCmd(id, ''), type: 'x.claude-code.control.withdraw', data: { instruction } } });
+
+/** D31, D32: a steer and a queued instruction, the moments of a turn, a withdraw, the reply's confirmation. */
+const deliveryAlphabet = (s: Snap): SessionInput[] => {
+  const out: SessionInput[] = [
+    withDelivery('c1', 'steer'), withDelivery('c2', 'queue'), withdrawOf('w1', 'c1'), withdrawOf('w2', 'c2'),
+    { type: 'hook.moment', at: 2000, hookId: fresh('o', s.context.inFlight.map((b) => b.hookId)), eligible: true, turn: 'opens' },
+    { type: 'hook.moment', at: 2000, hookId: fresh('h', s.context.inFlight.map((b) => b.hookId)), eligible: true },
+    { type: 'hook.moment', at: 2000, hookId: 'closes', eligible: false, turn: 'closes' },
+    end('end'),
+  ];
+  const batch = s.context.inFlight[0];
+  if (batch) out.push({ type: 'reply.written', at: 3000, hookId: batch.hookId });
+  return out;
+};
+const deliveryState = (s: Snap): string => JSON.stringify([
+  s.value, s.context.queue.map((i) => i.id), s.context.inFlight.length, s.context.turnOpen, (s.context.finished ?? []).map((f) => `${f.id}:${f.how}`),
+  decisionKeys(s.context.decisions).filter((k) => /\u0000[cw]\d$/.test(k)).length, s.context.endedOnce,
+]);
+
 const narrow = { events: alphabet(false), serializeState, limit: 50_000 };
 const wide = { events: alphabet(true), serializeState, limit: 50_000 };
 
@@ -66,14 +92,17 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
   const openRequests = new Set<string>();
   let ended = false;
   let sessionEnds = 0;
+  const chosen = new Map<string, unknown>();
   const where = () => inputs.map((i) => i.type).join(' > ');
   for (const input of inputs) {
+    if (input.type === 'command.instruct') chosen.set(input.command.id, (input.command.data as { delivery?: unknown }).delivery);
+    const turnWas = snap.context.turnOpen;
     // The adapter answers these moments before stepping them (D7–D8): the machine must agree.
     const early = input.type === 'hook.moment' && repliesNeutral(snap, input);
     const [nextSnap, actions] = transition(machine, snap, input);
     const next = nextSnap as Snap;
     const outputs = outputsOf(actions);
-    for (const o of outputs) checkOutput(o, input);
+    for (const o of outputs) checkOutput(o, input, turnWas);
     if (early) {
       const replies = outputs.filter((o) => o.type.startsWith('reply.') || o.type === 'journal.inflight');
       assert.equal(replies, [{ type: 'reply.neutral', hookId: (input as { hookId: string }).hookId }], `a moment answered early gets the neutral reply and nothing else: ${where()}`);
@@ -98,7 +127,7 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
     for (const id of accepted) assert.ok(settled.has(id) || snap.context.inFlight.some((b) => b.items.some((i) => i.id === id)), `${id} settled by the end: ${where()}`);
   }
 
-  function checkOutput(o: SessionOutput, input: SessionInput): void {
+  function checkOutput(o: SessionOutput, input: SessionInput, turnWas: boolean): void {
     const commandId = 'command' in input ? input.command.id : undefined;
     switch (o.type) {
       case 'control.accepted':
@@ -108,10 +137,15 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
         if (o.type === 'control.accepted' && input.type === 'command.instruct') accepted.add(o.cause);
         break;
       case 'instruction.delivered':
-      case 'instruction.dropped':
-        assert.ok(accepted.has(o.cause), `${o.type} cause is an accepted command: ${where()}`);
-        settled.set(o.cause, (settled.get(o.cause) ?? 0) + 1);
+      case 'instruction.dropped': {
+        // D32: a withdrawn instruction's drop is caused by the withdraw and names it as subject.
+        const id = o.type === 'instruction.dropped' && o.reason === 'withdrawn' ? o.subject! : o.cause;
+        if (o.type === 'instruction.dropped' && o.reason === 'withdrawn') assert.is(o.cause, commandId, `withdrawn is caused by the withdraw: ${where()}`);
+        assert.ok(accepted.has(id), `${o.type} names an accepted command: ${where()}`);
+        if (o.type === 'instruction.delivered' && o.delivery !== undefined) assert.is(o.delivery, (chosen.get(id) as string | undefined) ?? 'moment', `delivered names its delivery: ${where()}`);
+        settled.set(id, (settled.get(id) ?? 0) + 1);
         break;
+      }
       case 'attention.requested':
         assert.is(o.id, input.type === 'hook.held' ? input.requestId : undefined);
         openRequests.add(o.id);
@@ -130,6 +164,13 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
         break;
       case 'reply.context':
         assert.not.ok(o.hookId.startsWith('hp-'), `steering never rides a held reply: ${where()}`);
+        if (input.type === 'hook.moment') {
+          for (const id of o.ids) {
+            // D31: queue rides only a turn's first moment; steer only a moment inside a running turn.
+            if (chosen.get(id) === 'queue') assert.is(input.turn, 'opens', `queue rides only the first moment of a turn: ${where()}`);
+            if (chosen.get(id) === 'steer') assert.ok(turnWas && input.turn !== 'opens', `steer rides only a moment inside a turn: ${where()}`);
+          }
+        }
         break;
       case 'session.ended':
         sessionEnds += 1;
@@ -151,6 +192,29 @@ test('every simple path keeps the delivery, hold, end and cause promises', () =>
   const paths = getSimplePaths(sessionMachine, { ...narrow, input: { session: 's-1', vendor: 'claude-code' } });
   assert.ok(paths.length > 100, `the walk covers many paths (${paths.length})`);
   for (const p of paths) checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
+});
+
+test('every path of steer, queue and withdraw delivers each where it may and settles it once (D31, D32)', () => {
+  const opts = { events: deliveryAlphabet, serializeState: deliveryState, limit: 50_000, input: { session: 's-1', vendor: 'claude-code' } };
+  // Simple paths over this alphabet are too many to walk; the shortest path to every state is walked here and
+  // fold.test.ts checks random sequences of the same inputs.
+  const paths = getShortestPaths(sessionMachine, opts);
+  assert.ok(paths.length > 50, `the walk reaches many states (${paths.length})`);
+  const outcomes = new Set<string>();
+  for (const p of paths) {
+    const inputs = p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string));
+    checkPath(inputs);
+    let snap = initialTransition(sessionMachine, { session: 's-1', vendor: 'claude-code' })[0] as Snap;
+    for (const i of inputs) {
+      const [next, actions] = transition(sessionMachine, snap, i);
+      for (const o of outputsOf(actions)) if (o.type === 'instruction.delivered' || o.type === 'instruction.dropped') outcomes.add(`${o.type}:${'reason' in o ? o.reason : o.delivery}`);
+      snap = next as Snap;
+    }
+  }
+  // The walk reaches each outcome, so the checks above are not vacuous.
+  for (const o of ['instruction.delivered:steer', 'instruction.delivered:queue', 'instruction.dropped:withdrawn', 'instruction.dropped:turn-ended', 'instruction.dropped:session-ended']) {
+    assert.ok(outcomes.has(o), `the walk reaches ${o}`);
+  }
 });
 
 test('shortest paths reach every state, ended and both holding substates included', () => {

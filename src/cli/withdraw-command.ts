@@ -1,0 +1,89 @@
+// `aep-steer withdraw`: takes back an instruction that still waits (D32), settled on its
+// `instruction.dropped {reason: withdrawn}`; a refusal says how the instruction stands instead.
+import type { Command } from 'commander';
+import type { Paint } from '../audit/paint.js';
+import { adviceFor } from '../consumer/explain.js';
+import type { WithdrawOutcome } from '../consumer/send.js';
+import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
+
+/** Exit codes of `withdraw`: the instruct table's, with 5 for one that reached the agent already. */
+export const WITHDRAW_EXIT = {
+  withdrawn: 0, usage: 2, rejected: 3, refused: 4, delivered: 5, timeout: 6, unreachable: 7, unauthorized: 8,
+} as const;
+
+export function describeWithdraw(o: WithdrawOutcome, p: Paint): string {
+  switch (o.outcome) {
+    case 'withdrawn':
+      return `${p.green('✓')} withdrawn: ${o.instruction} will not reach the agent (event ${o.dropped})`;
+    case 'rejected':
+      return `${p.red('✗')} not withdrawn (${o.code ?? o.reason}): ${adviceFor(o.code) ?? o.detail ?? 'no detail'}`;
+    case 'refused':
+      return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
+    case 'timeout':
+      return `${p.yellow('…')} timeout: no answer from the session; \`aep-steer queue --session ${o.session}\` shows whether it still waits`;
+    case 'unreachable':
+      return `${p.red('✗')} ${o.detail}`;
+  }
+}
+
+interface WithdrawFlags extends RelayFlags {
+  session: string;
+  instruction?: string;
+  last?: boolean;
+  vendor?: string;
+  json?: boolean;
+  timeout: string;
+}
+
+export async function runWithdraw(f: WithdrawFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream }): Promise<number> {
+  let timeoutMs: number;
+  try {
+    timeoutMs = parseMs('--timeout', f.timeout);
+  } catch (err) {
+    io.err.write(`withdraw: ${(err as Error).message}\n`);
+    return WITHDRAW_EXIT.usage;
+  }
+  if ((f.instruction === undefined) === (f.last !== true)) {
+    io.err.write('withdraw: give --instruction <id> (the command id instruct printed) or --last, not both\n');
+    return WITHDRAW_EXIT.usage;
+  }
+  const { print } = outcomePrinter(f.json, io.out, describeWithdraw);
+  const [{ withConsumer, senderOf }, { sendWithdraw }, { sessionQueue, newestOf }] = await Promise.all([
+    import('../consumer/connect.js'), import('../consumer/send.js'), import('../consumer/queue.js'),
+  ]);
+  return withConsumer(f, async (consumer) => {
+    let instruction = f.instruction;
+    if (instruction === undefined) {
+      const sender = senderOf(consumer, f);
+      instruction = newestOf(await sessionQueue(consumer, f.session), sender)?.id;
+      if (instruction === undefined) {
+        print({ outcome: 'refused', session: f.session, instruction: '', code: 'unknown-instruction', by: 'roster', detail: `none of ${sender}'s instructions waits in session ${f.session}` });
+        return WITHDRAW_EXIT.refused;
+      }
+    }
+    const o = await sendWithdraw(consumer, f, { session: f.session, instruction, timeoutMs, ...(f.vendor ? { vendor: f.vendor } : {}) });
+    print(o);
+    if (o.outcome === 'rejected' && o.code === 'already-delivered') return WITHDRAW_EXIT.delivered;
+    return WITHDRAW_EXIT[o.outcome];
+  }, (detail, code) => {
+    print({ outcome: 'unreachable', session: f.session, instruction: f.instruction ?? '', detail });
+    return code === 'RELAY_UNAUTHORIZED' ? WITHDRAW_EXIT.unauthorized : WITHDRAW_EXIT.unreachable;
+  });
+}
+
+export function registerWithdraw(program: Command): void {
+  const cmd = program
+    .command('withdraw')
+    .description('take back an instruction that still waits in a session\'s queue')
+    .requiredOption('--session <id>', 'the session the instruction was sent to')
+    .option('--instruction <id>', 'the instruction\'s command id (instruct prints it; `aep-steer queue` lists them)')
+    .option('--last', 'your newest instruction still waiting in the session')
+    .option('--vendor <token>', 'vendor token of the verb x.<vendor>.control.withdraw (default: the claimant\'s agent)')
+    .option('--timeout <ms>', 'give up waiting for the answer after this long', '30000')
+    .option('--json', 'print the outcome as one JSON object');
+  addRelayOptions(cmd)
+    .addHelpText('after', '\nExit codes: 0 withdrawn, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting), 4 refused,\n5 already delivered, 6 timeout, 7 relay unreachable, 8 the relay refused the token.')
+    .action(async (f: WithdrawFlags) => {
+      process.exitCode = await runWithdraw(f, { out: process.stdout, err: process.stderr });
+    });
+}

@@ -1,0 +1,82 @@
+// The console's queue in headless Chromium on a real relay and Claude Code adapter (D32): two
+// waiting instructions shown live, Withdraw takes one back (the agent never reads it), Edit
+// replaces the other (withdraw + send as one action), and an edit that loses the race to the
+// delivery says so and sends nothing.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Page } from 'playwright-core';
+import { launchChromium, type Browser } from '../support/browser.js';
+import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
+import { startTestStack, type TestStack } from '../cli/support.js';
+
+let stack: TestStack;
+let konsole: ConsoleHandle;
+let browser: Browser;
+let page: Page;
+
+test.before(async () => {
+  stack = await startTestStack();
+  konsole = await startConsole({ relay: stack.relayUrl, token: stack.token, port: 0 });
+  await konsole.follower.ready;
+  browser = await launchChromium({ width: 1280, height: 860 });
+  page = browser.page;
+});
+
+test.after(async () => {
+  await browser?.close();
+  await konsole?.close();
+  await stack?.stop();
+});
+
+const contextOf = (reply: { body: unknown }) => (reply.body as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext;
+const queueIds = (p: Page) => p.$$eval('#detail [data-field="queue"] [data-instruction]', (ls) => ls.map((l) => l.getAttribute('data-instruction')!));
+
+async function sendFromPage(text: string): Promise<void> {
+  await page.fill('#instruct-text', text);
+  await page.click('#instruct-send');
+  await page.waitForSelector(`#detail [data-field="queue"] li:has-text("${text}")`);
+}
+
+test('the queue shows two waiting instructions; Withdraw removes one, Edit replaces the other; the agent reads only the edit', async () => {
+  await page.goto(konsole.url);
+  await page.waitForSelector('#relay[data-connected="true"]');
+  const s = await stack.openSession();
+  await page.click(`nav [data-session="${s.session}"]`);
+  await page.waitForSelector('#detail [data-field="state"][data-state="idle"]');
+  await sendFromPage('Drop the old fixtures.');
+  await sendFromPage('Rename the module.');
+  const [first, second] = await queueIds(page);
+  assert.ok(first && second && first !== second, 'two waiting instructions, each with its id');
+
+  await page.click(`#detail [data-withdraw="${first}"]`);
+  await page.waitForSelector(`#detail [data-field="queue"] [data-instruction="${first}"]`, { state: 'detached' });
+  assert.match((await page.textContent('#queue-status'))!, `Withdrawn: instruction ${first} will never reach session ${s.session}.`);
+  const dropped = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.dropped' && e.subject === first);
+  assert.is(dropped.data?.['reason'], 'withdrawn');
+
+  page.once('dialog', (d) => void d.accept('Rename the module to steering-core.'));
+  await page.click(`#detail [data-edit="${second}"]`);
+  await page.waitForSelector(`#detail [data-field="queue"] [data-instruction="${second}"]`, { state: 'detached' });
+  await page.waitForSelector('#detail [data-field="queue"] li:has-text("Rename the module to steering-core.")');
+  assert.match((await page.textContent('#queue-status'))!, /^Edited: the old text was withdrawn\./);
+  const [edited] = await queueIds(page);
+  assert.ok(edited !== undefined && edited !== second);
+
+  // The agent's next moment carries only the edited text.
+  assert.is(contextOf(await stack.postHook(s.toolCall[0]!)), 'Rename the module to steering-core.');
+  await stack.waitFor((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === edited);
+  await page.waitForSelector('#detail [data-field="queue"]:has-text("empty")');
+  for (const id of [first, second]) assert.not.ok(stack.seen.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === id));
+
+  // An edit of one the agent already has loses the race: the page says so and nothing is sent.
+  const before = stack.seen.filter((e) => e.type === 'x.claude-code.control.instruct').length;
+  const late = await page.evaluate(async (a) => {
+    const r = await fetch('api/edit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(a) });
+    return (await r.json()) as { message: string; error: boolean; sent: boolean };
+  }, { session: s.session, instruction: edited, text: 'too late' });
+  assert.equal([late.error, late.sent], [true, false]);
+  assert.is(late.message, 'It was delivered before the edit: the agent has the old text, and the new one was not sent.');
+  assert.is(stack.seen.filter((e) => e.type === 'x.claude-code.control.instruct').length, before, 'no new instruction was sent');
+});
+
+test.run();
