@@ -58,6 +58,11 @@ const LEARN_CHUNK = 200;
 /** First and longest wait before events a relay refused for now are sent again on the same link. */
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 30_000;
+/**
+ * The longest wait while the relay's store cannot write (D38 `store-unavailable`): it comes back
+ * within a cluster's election, so history is filled again seconds after it does, not a minute.
+ */
+const STORE_RETRY_MAX_MS = 2000;
 
 const after = (a: Position, b: Position): boolean => a.epoch > b.epoch || (a.epoch === b.epoch && a.seq > b.seq);
 const posOf = (e: AepEvent): Position | undefined =>
@@ -111,6 +116,8 @@ export class Outbox {
   private readonly refusedNow = new Set<string>();
   private retryMs = RETRY_FIRST_MS;
   private retryAt = 0;
+  /** The last for-now refusal was the relay's store being unable to write (D38). */
+  private storeDown = false;
   private persistTimer: NodeJS.Timeout | undefined;
   /** Sessions with events at or after `confirmed`, with their first and last position there. */
   private readonly touched = new Map<string, Touched>();
@@ -381,10 +388,11 @@ export class Outbox {
       // Refused for now: resend what the relay still lacks, backing off while it keeps refusing.
       this.refusedNow.clear();
       this.retryAt = Date.now() + this.retryMs;
-      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      this.retryMs = Math.min(this.retryMs * 2, this.storeDown ? STORE_RETRY_MAX_MS : RETRY_MAX_MS);
       this.cursor = this.confirmed;
     } else if (covered) {
       this.retryMs = RETRY_FIRST_MS;
+      this.storeDown = false;
     }
     if (hello) {
       // Resend from the confirmed point; once caught up, claim every session the resend did not.
@@ -534,6 +542,8 @@ export class Outbox {
     }
     const s = sent.session;
     if (!lasting) {
+      this.storeDown = code === 'store-unavailable';
+      if (this.storeDown && this.retryMs > STORE_RETRY_MAX_MS) this.retryMs = STORE_RETRY_MAX_MS;
       if (this.refusedNow.has(s)) return;
       this.refusedNow.add(s);
       if (this.retryAt < Date.now()) this.retryAt = Date.now() + this.retryMs;
