@@ -171,17 +171,21 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       'Withdraws an instruction this server sent (its command_id from instruct) while it still waits in the session\'s queue: the agent never ' +
       'reads it. Calling it again for the same instruction gives the same answer. Refusals carry a code: already-delivered (the agent has it), ' +
       'not-waiting (withdrawn before, expired, or its turn or session ended), unknown-instruction (the session never accepted that id), ' +
-      'not-sender (only its sender may withdraw it). To edit an instruction, withdraw it and send the new text with instruct.',
+      'not-sender (only its sender may withdraw it, unless granted is set and this server\'s token is granted withdraw for the session). ' +
+      'To edit an instruction, withdraw it and send the new text with instruct.',
     inputSchema: z.object({
       session: z.string().min(1).describe('The session the instruction was sent to.'),
       instruction: z.string().min(1).describe('The instruction\'s command_id, as instruct returned it.'),
+      granted: z.boolean().optional().describe('Withdraw another sender\'s instruction on this token\'s withdraw grant; refused unauthorized without one.'),
       wait_ms: z.number().int().min(1).optional().describe(`How long to wait for the answer. Default ${Math.min(ctx.waitMs, 30_000)}.`),
     }),
     annotations: { idempotentHint: true },
   }, async (a) => withConsumer(async (c) => {
     // One command id per (sender, session, instruction): a repeated call is a retry, answered as the first (D4).
-    const id = commandIdFor(ctx.sender, a.session, `withdraw\n${a.instruction}`);
-    const o = await sendWithdraw(c, { sender: ctx.sender }, { session: a.session, instruction: a.instruction, id, timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)) });
+    const id = commandIdFor(ctx.sender, a.session, `withdraw${a.granted ? '-granted' : ''}\n${a.instruction}`);
+    const o = await sendWithdraw(c, { sender: ctx.sender }, {
+      session: a.session, instruction: a.instruction, id, timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)), ...(a.granted ? { granted: true } : {}),
+    });
     return tool(explainWithdraw(o));
   }));
 
