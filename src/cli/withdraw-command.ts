@@ -31,6 +31,7 @@ interface WithdrawFlags extends RelayFlags {
   instruction?: string;
   last?: boolean;
   vendor?: string;
+  granted?: boolean;
   json?: boolean;
   timeout: string;
 }
@@ -61,7 +62,7 @@ export async function runWithdraw(f: WithdrawFlags, io: { out: NodeJS.WritableSt
         return WITHDRAW_EXIT.refused;
       }
     }
-    const o = await sendWithdraw(consumer, f, { session: f.session, instruction, timeoutMs, ...(f.vendor ? { vendor: f.vendor } : {}) });
+    const o = await sendWithdraw(consumer, f, { session: f.session, instruction, timeoutMs, ...(f.vendor ? { vendor: f.vendor } : {}), ...(f.granted ? { granted: true } : {}) });
     print(o);
     if (o.outcome === 'rejected' && o.code === 'already-delivered') return WITHDRAW_EXIT.delivered;
     return WITHDRAW_EXIT[o.outcome];
@@ -79,6 +80,7 @@ export function registerWithdraw(program: Command): void {
     .option('--instruction <id>', 'the instruction\'s command id (instruct prints it; `aep-steer queue` lists them)')
     .option('--last', 'your newest instruction still waiting in the session')
     .option('--vendor <token>', 'vendor token of the verb x.<vendor>.control.withdraw (default: the claimant\'s agent)')
+    .option('--granted', 'take back another sender\'s instruction on this token\'s withdraw grant (tokens file "withdraw")')
     .option('--timeout <ms>', 'give up waiting for the answer after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)

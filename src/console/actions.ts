@@ -1,9 +1,9 @@
-// What the console page may ask its own process to do: send an instruction, answer a held
-// request. Both go through the one consumer core on the console's relay connection; the browser
+// What the console page may ask its own process to do: send, withdraw or edit an instruction,
+// answer a held request, stop a running turn. Both go through the one consumer core on the console's relay connection; the browser
 // never talks to the relay. Each answer is the settled outcome explained in a sentence.
 import type { RelayConsumer } from '../consumer/connection.js';
-import { explainEdit, explainRespond, explainSteer, explainWithdraw, refusal, type Explained } from '../consumer/explain.js';
-import { editInstruction, sendInstruction, sendResponse, sendWithdraw, type Answer } from '../consumer/send.js';
+import { explainCancel, explainEdit, explainRespond, explainSteer, explainWithdraw, refusal, type Explained } from '../consumer/explain.js';
+import { editInstruction, sendCancel, sendInstruction, sendResponse, sendWithdraw, type Answer } from '../consumer/send.js';
 import type { Action } from '../inspect/server.js';
 
 export interface ConsoleContext {
@@ -59,6 +59,14 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       if (!('roster' in c)) return c;
       const o = await editInstruction(c, { sender: ctx.sender }, { session, instruction, text, timeoutMs: ACK_WAIT_MS, noWait: true, ...(delivery ? { delivery } : {}) });
       return reply(explainEdit(o, ACK_WAIT_MS));
+    },
+    // D33: Stop on a session whose claimant declares control.cancel; the answer waits for run.cancelled.
+    async cancel(body) {
+      const session = str(body['session']);
+      if (session === undefined) return reply(refusal('invalid-request', 'give the session whose turn to stop.'), 400);
+      const c = connected();
+      if (!('roster' in c)) return c;
+      return reply(explainCancel(await sendCancel(c, { sender: ctx.sender }, { session, timeoutMs: ANSWER_WAIT_MS })));
     },
     async respond(body) {
       const session = str(body['session']);

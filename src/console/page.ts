@@ -1,5 +1,5 @@
 // The console page: one static document that follows `events` (SSE snapshots of the board) and
-// posts to `api/instruct` and `api/respond` on the console process, which sends through the relay.
+// posts to `api/instruct`, `api/withdraw`, `api/edit`, `api/respond` and `api/cancel` on the console process, which sends through the relay.
 // Everything from the stream is inserted as text, never as markup: event fields are untrusted.
 // Keys: j / k move between sessions, i focuses the instruction box, Ctrl+Enter (or Cmd+Enter)
 // sends, Escape leaves a field.
@@ -92,6 +92,7 @@ export const CONSOLE_HTML = `<!doctype html>
   var lastCommand = {};   // session -> the command id this page sent last
   var lastNote = {};      // session -> the sentence the console answered with
   var queueNote = {};     // session -> the sentence a Withdraw or Edit was answered with
+  var stopNote = {};      // session -> the sentence a Stop was answered with
   var drafts = {};        // session -> unsent text, kept across redraws
   var formDrafts = {};    // request -> form values entered so far
 
@@ -258,6 +259,22 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     ]);
   }
 
+  // D33: Stop where the claimant can abort a running turn (it declares control.cancel).
+  function stopBox(s) {
+    if (s.state === 'ended' || !(s.accepts || []).some(function (t) { return t === 'control.cancel'; })) return el('div', { 'data-field': 'stop' }, []);
+    var stop = el('button', { type: 'button', class: 'act deny', id: 'stop' }, ['Stop the running turn']);
+    var note = stopNote[s.session];
+    var status = el('div', { class: 'status', id: 'stop-status' }, note ? [note.message] : []);
+    if (note) status.setAttribute('data-status', note.pending ? 'pending' : note.error ? 'error' : 'delivered');
+    if (note && note.pending) stop.setAttribute('disabled', '');
+    stop.addEventListener('click', function () {
+      stopNote[s.session] = { pending: true, message: 'stopping…' };
+      render();
+      post('cancel', { session: s.session }).then(function (r) { stopNote[s.session] = r; render(); });
+    });
+    return el('div', { 'data-field': 'stop' }, [el('div', { class: 'row' }, [stop]), status]);
+  }
+
   function detail(s) {
     var box = document.getElementById('detail');
     if (!s) { box.replaceChildren(el('p', { class: 'muted' }, [sessionsOf().length ? 'Pick a session.' : 'No sessions on the relay yet.'])); return; }
@@ -269,6 +286,7 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       el('h2', { 'data-field': 'title' }, [el('span', { class: 'sid' }, [s.session])]),
       el('div', { class: 'line' }, [el('span', { class: 'state', 'data-field': 'state', 'data-state': s.state }, [s.state]),
         (s.agent || 'unknown agent') + ' · last activity ' + clock(s.updatedAt) + ' · seq ' + (s.seq === undefined ? '–' : (s.epoch || 0) + ':' + s.seq)]),
+      stopBox(s),
       el('h3', {}, ['Pending requests']),
       s.holds.length ? el('div', { 'data-field': 'requests' }, s.holds.map(function (h) { return requestBox(s, h); })) : el('p', { class: 'muted', 'data-field': 'requests' }, ['none']),
       instructBox(s),

@@ -2,7 +2,7 @@
 // console) alike: one sentence that says what happened and what to do next, the stream facts in
 // snake case, and whether it is an error (a refusal by the relay or the roster, with its `code`,
 // or the adapter's rejection).
-import type { EditOutcome, InstructOutcome, RespondOutcome, WithdrawOutcome } from './send.js';
+import type { CancelOutcome, EditOutcome, InstructOutcome, RespondOutcome, WithdrawOutcome } from './send.js';
 
 export interface Explained {
   text: string;
@@ -147,6 +147,35 @@ export function explainWithdraw(o: WithdrawOutcome): Explained {
     case 'timeout':
       facts['stage'] = o.stage;
       return result(`No answer in time from session ${o.session}; call again with the same idempotency_key to learn how it ended.`, facts, true);
+    case 'unreachable':
+      facts['detail'] = o.detail;
+      return result(`Relay unreachable: ${o.detail}.`, facts, true);
+  }
+}
+
+/** D33: a cancel settles on the agent's `run.cancelled`; a rejection says the turn was not stopped. */
+export function explainCancel(o: CancelOutcome): Explained {
+  const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session });
+  if ('vendor' in o && o.vendor !== undefined) facts['vendor'] = o.vendor;
+  switch (o.outcome) {
+    case 'cancelled':
+      facts['cancelled_id'] = o.cancelled;
+      return result(`Cancelled: session ${o.session} stopped its running turn (run.cancelled ${o.cancelled}).`, facts);
+    case 'rejected':
+      facts['reason'] = o.reason;
+      if (o.code !== undefined) facts['code'] = o.code;
+      if (o.detail !== undefined) facts['detail'] = o.detail;
+      return result(`Not cancelled (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}. The turn goes on; session_events shows where it stands.`, facts, true);
+    case 'refused':
+      facts['code'] = o.code;
+      facts['by'] = o.by;
+      if (o.detail !== undefined) facts['detail'] = o.detail;
+      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+    case 'timeout':
+      facts['stage'] = o.stage;
+      return o.stage === 'ack'
+        ? result(`No acknowledgement in time: the adapter for session ${o.session} did not answer; nothing says the turn stopped.`, facts, true)
+        : result(`Accepted, but session ${o.session} has not reported the turn stopped yet; session_events shows whether run.cancelled came.`, facts, true);
     case 'unreachable':
       facts['detail'] = o.detail;
       return result(`Relay unreachable: ${o.detail}.`, facts, true);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
-import { instructType, sendInputType, withdrawType } from '../protocol/types.js';
+import { GRANT_ATTR, instructType, sendInputType, WITHDRAW_GRANT, withdrawType } from '../protocol/types.js';
 import { acceptsType } from '../relay/routing.js';
 import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
@@ -75,6 +75,8 @@ interface Verb {
   capture?: CaptureLevel;
   /** The run the command is about (control.cancel). */
   run?: string;
+  /** Extension attributes of the command (a withdraw's grant, D32). */
+  extensions?: Record<string, string>;
 }
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
@@ -93,6 +95,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
   const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, {
     type, data: verb.data, capture: verb.capture ?? 'redacted', ...(req.id ? { id: req.id } : {}), ...(verb.run ? { run: verb.run } : {}),
+    ...(verb.extensions ? { extensions: verb.extensions } : {}),
   });
   const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
@@ -163,15 +166,18 @@ export type WithdrawOutcome =
 /**
  * D32: takes back an instruction that still waits (`x.{vendor}.control.withdraw`), settled by
  * its `instruction.dropped {reason: withdrawn}`. With `id`, a second call is a retry of the same
- * withdraw and gets the same answer (D4).
+ * withdraw and gets the same answer (D4). `granted` claims the token's withdraw grant, for an
+ * instruction someone else sent; the relay refuses the claim from a token without one.
  */
 export async function sendWithdraw(
-  consumer: RelayConsumer, f: Sender, req: { session: string; instruction: string; vendor?: string; id?: string; timeoutMs: number; ackWindowMs?: number },
+  consumer: RelayConsumer, f: Sender,
+  req: { session: string; instruction: string; vendor?: string; id?: string; granted?: boolean; timeoutMs: number; ackWindowMs?: number },
 ): Promise<WithdrawOutcome> {
   const o = await steer(consumer, f, { session: req.session, text: '', timeoutMs: req.timeoutMs, ...(req.vendor ? { vendor: req.vendor } : {}), ...(req.id ? { id: req.id } : {}), ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }) }, {
     type: withdrawType,
     hint: 'withdraw comes with instruct: the adapter runs with AEP_INSTRUCT=1',
     data: { instruction: req.instruction },
+    ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
     settles: /\.instruction\.dropped$/,
     success: /\.instruction\.dropped$/,
     capture: 'metadata',

@@ -36,6 +36,8 @@ export interface StackOptions {
   /** Run the relay without a token: observation open, every command refused `unauthorized` (aep-wire §3.8). */
   watchOnly?: boolean;
   vendor?: string;
+  /** A tokens file the relay serves beside the shared token (the adapter's); its parties steer with their own. */
+  tokensFile?: string;
   /** Keep the relay history in memory instead of `dir/relay.db`. */
   memory?: boolean;
   attentionTimeoutMs?: number;
@@ -55,7 +57,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const report = opts.onError ?? (() => {});
   let relay: RelayHandle;
   try {
-    relay = await startRelay({ port: opts.relayPort ?? 0, ...(opts.watchOnly ? {} : { token }), storePath: opts.memory ? ':memory:' : join(opts.dir, 'relay.db') });
+    relay = await startRelay({ port: opts.relayPort ?? 0, ...(opts.watchOnly ? {} : { token }), ...(opts.tokensFile ? { tokensFile: opts.tokensFile } : {}), storePath: opts.memory ? ':memory:' : join(opts.dir, 'relay.db') });
   } catch (err) {
     if (portTaken(err)) throw new SteeringError('PORT_IN_USE', `relay port ${opts.relayPort} on 127.0.0.1 is taken; move it with --relay-port`, { cause: err });
     throw err;

@@ -1,6 +1,8 @@
-// D32: taking back an instruction that still waits. Only its sender may; what was handed to the
+// D32: taking back an instruction that still waits. Only its sender may (or a token the relay
+// checked is granted withdraw for the session); what was handed to the
 // agent already, or stopped waiting otherwise, is refused with how it ended.
 import { droppedType, type AepCommand, type Rejection } from '../protocol/index.js';
+import { GRANT_ATTR, WITHDRAW_GRANT } from '../protocol/types.js';
 import { decisionOf, withDecision } from './decisions.js';
 import { commandKey, type GateDecision } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
@@ -39,7 +41,9 @@ export function decideWithdraw(ctx: SessionContext, command: AepCommand, gateOpe
   const id = (command.data as Record<string, unknown> | undefined)?.instruction;
   if (typeof id !== 'string' || id === '') return { kind: 'reject', key, rejection: WITHDRAW_REJECT.noId };
   const item = ctx.queue.find((i) => i.id === id);
-  const owned = (i: QueuedInstruction): boolean => i.from === undefined || i.from === command.agent;
+  // A grant is honoured as given: the relay forwards it only from a token granted withdraw for this session.
+  const granted = command[GRANT_ATTR] === WITHDRAW_GRANT;
+  const owned = (i: QueuedInstruction): boolean => granted || i.from === undefined || i.from === command.agent;
   if (item !== undefined) return owned(item) ? { kind: 'accept', key, item } : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
   const flying = ctx.inFlight.flatMap((b) => b.items).find((i) => i.id === id);
   if (flying !== undefined) return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };

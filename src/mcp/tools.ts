@@ -8,8 +8,8 @@ import { CAPTURE_LEVELS, type AepEvent } from '../protocol/envelope.js';
 import type { Board, BoardSession } from '../consumer/board.js';
 import { FrameError, type RelayConsumer } from '../consumer/connection.js';
 import { sessionHistory } from '../consumer/history.js';
-import { commandIdFor, sendInput, sendInstruction, sendResponse, sendWithdraw, type Answer } from '../consumer/send.js';
-import { explainRespond, explainSteer, explainWithdraw, refusal as refused, result as explained, type Explained } from '../consumer/explain.js';
+import { commandIdFor, sendCancel, sendInput, sendInstruction, sendResponse, sendWithdraw, type Answer } from '../consumer/send.js';
+import { explainCancel, explainRespond, explainSteer, explainWithdraw, refusal as refused, result as explained, type Explained } from '../consumer/explain.js';
 import { DELIVERIES } from '../protocol/payloads.js';
 
 export interface ToolResult {
@@ -45,7 +45,7 @@ const MAX_EVENTS = 500;
 const CAPACITY = 'limit-exceeded';
 
 const steeringVerbs = (s: BoardSession): string[] =>
-  (s.accepts ?? []).filter((t) => /\.control\.(instruct|send_input)$/.test(t) || t === 'control.attention.respond');
+  (s.accepts ?? []).filter((t) => /\.control\.(instruct|send_input)$/.test(t) || t === 'control.attention.respond' || t === 'control.cancel');
 
 function sessionRow(s: BoardSession): Record<string, unknown> {
   return {
@@ -106,7 +106,7 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
     description:
       'Lists the coding-agent sessions this relay knows, newest activity first: session id, vendor (claude-code, codex, cline, openhands…), ' +
       'machine state (idle, queued, holding.permission, holding.elicitation, ended), whether an adapter is live for it, the steering verbs it ' +
-      'declares (x.<vendor>.control.instruct → use instruct; x.<vendor>.control.send_input → use send_input; control.attention.respond → use respond), ' +
+      'declares (x.<vendor>.control.instruct → use instruct; x.<vendor>.control.send_input → use send_input; control.attention.respond → use respond; control.cancel → use cancel), ' +
       'how many instructions are queued, how many permission/form requests wait for an answer, the last activity time (the agent\'s own events only), ' +
       'stale: true when a live session\'s agent has been silent past its vendor\'s stale window (its terminal may be gone), its working directory (cwd) ' +
       'and a title (the first line of its first prompt, when the relay token may see redacted text). ' +
@@ -171,18 +171,40 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       'Withdraws an instruction this server sent (its command_id from instruct) while it still waits in the session\'s queue: the agent never ' +
       'reads it. Calling it again for the same instruction gives the same answer. Refusals carry a code: already-delivered (the agent has it), ' +
       'not-waiting (withdrawn before, expired, or its turn or session ended), unknown-instruction (the session never accepted that id), ' +
-      'not-sender (only its sender may withdraw it). To edit an instruction, withdraw it and send the new text with instruct.',
+      'not-sender (only its sender may withdraw it, unless granted is set and this server\'s token is granted withdraw for the session). ' +
+      'To edit an instruction, withdraw it and send the new text with instruct.',
     inputSchema: z.object({
       session: z.string().min(1).describe('The session the instruction was sent to.'),
       instruction: z.string().min(1).describe('The instruction\'s command_id, as instruct returned it.'),
+      granted: z.boolean().optional().describe('Withdraw another sender\'s instruction on this token\'s withdraw grant; refused unauthorized without one.'),
       wait_ms: z.number().int().min(1).optional().describe(`How long to wait for the answer. Default ${Math.min(ctx.waitMs, 30_000)}.`),
     }),
     annotations: { idempotentHint: true },
   }, async (a) => withConsumer(async (c) => {
     // One command id per (sender, session, instruction): a repeated call is a retry, answered as the first (D4).
-    const id = commandIdFor(ctx.sender, a.session, `withdraw\n${a.instruction}`);
-    const o = await sendWithdraw(c, { sender: ctx.sender }, { session: a.session, instruction: a.instruction, id, timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)) });
+    const id = commandIdFor(ctx.sender, a.session, `withdraw${a.granted ? '-granted' : ''}\n${a.instruction}`);
+    const o = await sendWithdraw(c, { sender: ctx.sender }, {
+      session: a.session, instruction: a.instruction, id, timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)), ...(a.granted ? { granted: true } : {}),
+    });
     return tool(explainWithdraw(o));
+  }));
+
+  server.registerTool('cancel', {
+    title: 'Stop the turn a session is running',
+    description:
+      'Stops the turn an agent session is running now (control.cancel, scope run), where its lane can: a session whose list_sessions ' +
+      'steering lists control.cancel (Cline with its hub control on). The result is held until the agent reports the turn stopped ' +
+      '(run.cancelled), the adapter rejects it (e.g. no turn is running), the relay or roster refuses it (code unsupported for a session ' +
+      'that takes no cancel, no-route, unauthorized), or wait_ms runs out. Queued instructions stay queued; withdraw takes those back.',
+    inputSchema: z.object({
+      session: z.string().min(1).describe('The session whose running turn to stop.'),
+      run: z.string().min(1).optional().describe('The run to stop; the session\'s running one when absent.'),
+      wait_ms: z.number().int().min(1).optional().describe(`How long to wait for the turn to stop. Default ${Math.min(ctx.waitMs, 30_000)}.`),
+    }),
+    annotations: { destructiveHint: true },
+  }, async (a) => withConsumer(async (c) => {
+    const o = await sendCancel(c, { sender: ctx.sender }, { session: a.session, timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)), ...(a.run ? { run: a.run } : {}) });
+    return tool(explainCancel(o));
   }));
 
   server.registerTool('send_input', {

@@ -67,6 +67,14 @@ export const CODE_ATTR = 'code';
  * D36: the extension attribute (AEP-0001 §5.4) of an end event that states its D25 resume window
  * in ms: instructions are accepted until the end's time plus this.
  */
+/**
+ * D32: the extension attribute of a withdraw sent on a tokens-file grant rather than as the
+ * instruction's sender (value `withdraw`). The relay refuses it `unauthorized` unless the sender's
+ * token is granted withdraw for the session, so an adapter behind the relay may honour it.
+ */
+export const GRANT_ATTR = 'grant';
+export const WITHDRAW_GRANT = 'withdraw';
+
 export const RESUME_WINDOW_ATTR = 'resumewindowms';
 /** D37: the adapter's description of a session (working directory, stale window, title). */
 export const describedType = (vendor: string) => vendorType(vendor, 'session.described');

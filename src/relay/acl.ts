@@ -5,6 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
+import { WITHDRAW_GRANT } from '../protocol/types.js';
 
 /** D19: the agents (and optionally sessions) a party may claim and publish session events for. */
 export interface EmitRight {
@@ -24,6 +25,8 @@ export interface Principal {
   emit: EmitRight[];
   /** D20: the most this party is served at, whatever its subscriptions ask; absent = as emitted. */
   capture?: CaptureLevel;
+  /** D32: sessions (globs) in which this party may withdraw any sender's instruction; empty = only its own. */
+  withdraw?: string[];
   /**
    * True for a tokens-file identity: its commands must carry `agent` = `identity`, and its claims
    * are its own (D19). The shared token and a tokenless relay serve one user, so several of their
@@ -44,6 +47,8 @@ export interface TokenEntry {
   /** Agent globs, or `{agents, sessions?}` (D19). */
   emit?: EmitRight[];
   capture?: CaptureLevel;
+  /** D32: session globs in which this identity may withdraw others' instructions. */
+  withdraw?: string[];
 }
 
 export interface AccessPolicy {
@@ -61,7 +66,7 @@ export const ANONYMOUS: Principal = Object.freeze({
 
 /** The single shared token (`--token`): full rights, one-user local mode (D19). */
 const SHARED: Principal = Object.freeze({
-  identity: 'shared-token', commands: ['*'], sessions: ['*'], emit: EVERYTHING, bound: false, authenticated: true,
+  identity: 'shared-token', commands: ['*'], sessions: ['*'], emit: EVERYTHING, withdraw: ['*'], bound: false, authenticated: true,
 }) as Principal;
 
 /** D20: a watch-only entry (no commands, no emit) without its own ceiling is served at `metadata`. */
@@ -69,6 +74,7 @@ export function principalOf(entry: TokenEntry): Principal {
   const commands = entry.commands ?? [];
   const emit = entry.emit ?? [];
   const p: Principal = { identity: entry.identity, commands, sessions: entry.sessions ?? ['*'], emit, bound: true, authenticated: true };
+  if (entry.withdraw !== undefined && entry.withdraw.length > 0) p.withdraw = entry.withdraw;
   const capture = entry.capture ?? (commands.length === 0 && emit.length === 0 ? 'metadata' : undefined);
   if (capture !== undefined) p.capture = capture;
   return p;
@@ -147,6 +153,20 @@ export function mayCommand(p: Principal, type: string, session: string, agent?: 
   return YES;
 }
 
+/**
+ * D32: a command claiming a withdraw grant (the `grant` attribute) passes only when it is a
+ * withdraw and the party's tokens-file entry grants withdraw for the session; the adapter then
+ * takes back any sender's instruction. Without the attribute nothing changes.
+ */
+export function mayClaimGrant(p: Principal, type: string, session: string, grant: unknown): CommandVerdict {
+  if (grant === undefined) return YES;
+  if (grant !== WITHDRAW_GRANT || !/\.control\.withdraw$/.test(type)) {
+    return { ok: false, detail: `the grant attribute names what a token was granted: only "${WITHDRAW_GRANT}", on a withdraw` };
+  }
+  if (!(p.withdraw ?? []).some((g) => globMatch(g, session))) return { ok: false, detail: `${p.identity} is not granted withdraw for session ${session}` };
+  return YES;
+}
+
 /** D19: publishing an event of `agent` (for `session`, when it has one) needs a matching emit right. */
 export function mayEmit(p: Principal, agent: string, session: string | undefined): CommandVerdict {
   if (p.emit.length === 0) return { ok: false, detail: `${p.identity} may not publish events (no emit rights)` };
@@ -167,7 +187,7 @@ const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every
 
 /**
  * Parses the tokens file (D18):
- * `{"tokens":[{"token"|"sha256", "identity", "commands"?: [glob], "sessions"?: [glob], "emit"?, "capture"?}]}`.
+ * `{"tokens":[{"token"|"sha256", "identity", "commands"?, "sessions"?, "emit"?, "capture"?, "withdraw"?: [glob]}]}`.
  * A bad file is a CONFIG_INVALID error naming the entry, never a silently open relay.
  */
 export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry[] {
@@ -187,7 +207,7 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
     const hasDigest = typeof e.sha256 === 'string' && HEX64.test(e.sha256);
     if (hasToken === hasDigest) throw new SteeringError('CONFIG_INVALID', `${at} needs exactly one of "token" or "sha256" (64 lowercase hex)`);
     if (typeof e.identity !== 'string' || e.identity === '') throw new SteeringError('CONFIG_INVALID', `${at} needs an "identity"`);
-    for (const key of ['commands', 'sessions'] as const) {
+    for (const key of ['commands', 'sessions', 'withdraw'] as const) {
       if (e[key] !== undefined && !isStringArray(e[key])) throw new SteeringError('CONFIG_INVALID', `${at}.${key} must be an array of non-empty strings`);
     }
     if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) {
@@ -198,6 +218,7 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
     else out.sha256 = e.sha256 as string;
     if (e.commands !== undefined) out.commands = e.commands as string[];
     if (e.sessions !== undefined) out.sessions = e.sessions as string[];
+    if (e.withdraw !== undefined) out.withdraw = e.withdraw as string[];
     if (e.emit !== undefined) out.emit = parseEmit(e.emit, `${at}.emit`);
     if (e.capture !== undefined) out.capture = e.capture as CaptureLevel;
     return out;

@@ -3,7 +3,8 @@
 import type { AepEvent } from '../protocol/envelope.js';
 import type { RelayRefusalCode } from '../protocol/errors.js';
 import { isCommandType } from '../protocol/types.js';
-import { mayCommand, type Principal } from './acl.js';
+import { GRANT_ATTR } from '../protocol/types.js';
+import { mayClaimGrant, mayCommand, type Principal } from './acl.js';
 
 /**
  * - `command`: routed to one target, then kept in the session's unpositioned history;
@@ -52,11 +53,15 @@ export function acceptsType(accepts: readonly string[], type: string): boolean {
 export type Route<T> = { kind: 'forward'; target: T } | { kind: 'refuse'; code: RelayRefusalCode; detail: string };
 
 /** D17/D18 in order: authorization, then exactly one live claimant, then its declared `accepts`. */
-export function routeCommand<T extends Claimant>(sender: Principal | undefined, cmd: Pick<AepEvent, 'type' | 'session'> & { agent?: string }, connections: Iterable<T>): Route<T> {
+export function routeCommand<T extends Claimant>(
+  sender: Principal | undefined, cmd: Pick<AepEvent, 'type' | 'session'> & { agent?: string; [GRANT_ATTR]?: unknown }, connections: Iterable<T>,
+): Route<T> {
   const session = cmd.session ?? '';
   if (sender === undefined) return { kind: 'refuse', code: 'unauthorized', detail: 'control needs an authenticated binding' };
   const verdict = mayCommand(sender, cmd.type, session, cmd.agent);
   if (!verdict.ok) return { kind: 'refuse', code: 'unauthorized', detail: verdict.detail };
+  const granted = mayClaimGrant(sender, cmd.type, session, cmd[GRANT_ATTR]);
+  if (!granted.ok) return { kind: 'refuse', code: 'unauthorized', detail: granted.detail };
   const targets: T[] = [];
   for (const c of connections) if (c.role !== 'consumer' && c.claims.has(session)) targets.push(c);
   if (targets.length === 0) return { kind: 'refuse', code: 'no-route', detail: `no live connection claims session ${session}` };

@@ -33,10 +33,10 @@ const freePort = (): Promise<number> => new Promise((resolve) => {
 
 const acceptedOn = (session: string) => stack.waitFor((e) => e.session === session && e.type === 'control.accepted');
 
-test('tools/list: the seven steering tools, each described, with typed inputs', async () => {
+test('tools/list: the eight steering tools, each described, with typed inputs', async () => {
   const { tools } = await mcp.client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.equal(names, ['instruct', 'list_sessions', 'pending_requests', 'respond', 'send_input', 'session_events', 'withdraw']);
+  assert.equal(names, ['cancel', 'instruct', 'list_sessions', 'pending_requests', 'respond', 'send_input', 'session_events', 'withdraw']);
   for (const t of tools) assert.ok((t.description ?? '').length > 120, `${t.name} has a description a model can use`);
   const instruct = tools.find((t) => t.name === 'instruct')!;
   assert.equal((instruct.inputSchema as { required?: string[] }).required?.sort(), ['session', 'text']);

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accessPolicy, bearerToken, ceilingFor, globMatch, loadTokensFile, mayCommand, mayEmit, parseTokensFile } from '../../src/relay/acl.js';
+import { accessPolicy, bearerToken, ceilingFor, globMatch, loadTokensFile, mayClaimGrant, mayCommand, mayEmit, parseTokensFile } from '../../src/relay/acl.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 
 test('no token configured: everyone is anonymous and watch-only (AEP-0004 §4.1)', () => {
@@ -78,6 +78,31 @@ test('tokens file errors name the entry and never open the relay', () => {
       assert.is((err as SteeringError).code, 'CONFIG_INVALID');
       assert.match((err as Error).message, /^f\.json/);
     }
+  }
+});
+
+test('D32 withdraw grants: session globs from the tokens file, claimed only on a withdraw', () => {
+  const [lead, plain] = parseTokensFile(JSON.stringify({ tokens: [
+    { token: 'lead', identity: 'lead', commands: ['x.*.control.withdraw'], withdraw: ['team-*'] },
+    { token: 'plain', identity: 'plain', commands: ['*'] },
+  ] }));
+  const policy = accessPolicy({ entries: [lead!, plain!] });
+  const l = policy.authenticate('lead')!;
+  const p = policy.authenticate('plain')!;
+  const W = 'x.claude-code.control.withdraw';
+  assert.equal(mayClaimGrant(l, W, 'team-7', 'withdraw'), { ok: true });
+  assert.equal(mayClaimGrant(l, W, 'solo-1', 'withdraw'), { ok: false, detail: 'lead is not granted withdraw for session solo-1' });
+  assert.equal(mayClaimGrant(p, W, 'team-7', 'withdraw'), { ok: false, detail: 'plain is not granted withdraw for session team-7' });
+  assert.equal(mayClaimGrant(p, W, 'team-7', undefined), { ok: true }, 'no claim: only the sender rule applies');
+  assert.not.ok(mayClaimGrant(l, 'x.claude-code.control.instruct', 'team-7', 'withdraw').ok);
+  assert.not.ok(mayClaimGrant(l, W, 'team-7', 'everything').ok);
+  assert.ok(mayClaimGrant(accessPolicy({ token: 'shared' }).authenticate('shared')!, W, 'any', 'withdraw').ok, 'the shared token serves one user');
+  try {
+    parseTokensFile('{"tokens": [{"token": "a", "identity": "x", "withdraw": "*"}]}', 'f.json');
+    assert.unreachable('a withdraw that is not a list of globs was accepted');
+  } catch (err) {
+    assert.is((err as SteeringError).code, 'CONFIG_INVALID');
+    assert.match((err as Error).message, 'f.json: tokens[0].withdraw must be an array of non-empty strings');
   }
 });
 

@@ -4,6 +4,7 @@
 // control.cancel a cause-linked run.cancelled.
 import { SessionEmitter } from '../../src/protocol/build.js';
 import { dedupeKey, type AepCommand } from '../../src/protocol/envelope.js';
+import { CODE_ATTR } from '../../src/protocol/types.js';
 import { connectRelay, type RelayConnection } from '../../src/relay/ws-connection.js';
 
 export interface TestTarget {
@@ -16,7 +17,17 @@ export interface TestTarget {
   close(): Promise<void>;
 }
 
-export async function startTestTarget(opts: { url: string; token?: string; agent?: string; accepts: string[]; sessions?: string[]; instance?: string }): Promise<TestTarget> {
+export interface TestTargetOptions {
+  url: string; token?: string; agent?: string; accepts: string[]; sessions?: string[]; instance?: string;
+  /**
+   * The run each session is running, as an adapter knows it: a control.cancel naming no run
+   * stops that one, and one to a session running none is rejected no-active-run (the
+   * adapter's rule). Without it, only a command naming its run gets run.cancelled.
+   */
+  running?: Map<string, string>;
+}
+
+export async function startTestTarget(opts: TestTargetOptions): Promise<TestTarget> {
   const agent = opts.agent ?? 'test-target';
   const emitters = new Map<string, SessionEmitter>();
   const acks = new Map<string, string>();
@@ -39,14 +50,19 @@ export async function startTestTarget(opts: { url: string; token?: string; agent
       return;
     }
     const em = emitter(cmd.session);
-    const ack = opts.accepts.includes(cmd.type)
-      ? em.emit({ type: 'control.accepted', cause: cmd.id })
-      : em.emit({ type: 'control.rejected', cause: cmd.id, data: { reason: 'unsupported' } });
+    const run = cmd.type === 'control.cancel' ? cmd.run ?? opts.running?.get(cmd.session) : undefined;
+    const idle = cmd.type === 'control.cancel' && opts.running !== undefined && run === undefined;
+    const ack = !opts.accepts.includes(cmd.type)
+      ? em.emit({ type: 'control.rejected', cause: cmd.id, data: { reason: 'unsupported' } })
+      : idle
+        ? em.emit({ type: 'control.rejected', cause: cmd.id, extensions: { [CODE_ATTR]: 'no-active-run' }, data: { reason: 'refused', detail: 'no active run to cancel' } })
+        : em.emit({ type: 'control.accepted', cause: cmd.id });
     const text = JSON.stringify(ack);
     acks.set(key, text);
     link.sendText(text);
-    if (ack.type === 'control.accepted' && cmd.type === 'control.cancel' && cmd.run !== undefined) {
-      link.send(em.emit({ type: 'run.cancelled', run: cmd.run, cause: cmd.id, severity: 'notice', data: { by: 'control' } }));
+    if (ack.type === 'control.accepted' && run !== undefined) {
+      opts.running?.delete(cmd.session);
+      link.send(em.emit({ type: 'run.cancelled', run, cause: cmd.id, severity: 'notice', data: { by: 'control' } }));
     }
   });
   const claim = (session: string) => link.send(emitter(session).emit({ type: 'session.started' }));
