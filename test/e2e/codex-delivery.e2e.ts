@@ -1,6 +1,7 @@
 // D31, D32 end to end on the real Codex 0.171.0 against the loopback mock Responses API, through
-// this project's relay and adapter: a `moment` sent while a slow tool runs reaches the request
-// that carries that tool's result, in the same turn; a withdrawn instruction never reaches the model.
+// this project's relay and adapter: a `moment` or a `steer` sent while a slow tool runs reaches the
+// request that carries that tool's result, in the same turn; a `steer` with no turn running is
+// refused session-idle; a withdrawn instruction never reaches the model.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -94,6 +95,32 @@ if (binary === undefined) {
     assert.ok(output >= 0 && bodyHas(items[output], 'TOOL_RAN_'), 'the next request carries the running tool\'s result');
     // Codex 0.171.0 files PostToolUse context between the call and its output.
     assert.ok(call >= 0 && at > call, 'a developer item after the tool call, in the same turn\'s next request');
+  });
+
+  test('steer sent while a slow tool runs is honoured inside that turn; once the turn is over it is refused session-idle', async () => {
+    const ws = codexWorkspace();
+    const gate = join(ws.root, 'steer.go');
+    const from = stack.events.length;
+    const run = runCodex(ws, `[[TURN]] [[WAITFILE:${gate}]] c-steer run the slow command`);
+    const session = await stack.newSession(from);
+    await stack.waitFor('the slow tool call', () => stack.find(session, 'tool.requested'));
+    const text = `STEER-CODEX-STEER-${session.slice(-8)}`;
+    const cmd = await accepted(session, 'x.codex.control.instruct', { text, delivery: 'steer' });
+    writeFileSync(gate, '');
+    const result = await run;
+    assert.is(result.code, 0, result.stderr.slice(-2000));
+    const d = await stack.waitFor('delivered', () => stack.find(session, 'x.codex.instruction.delivered', cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['moment']], ['steer', 'PostToolUse']);
+    const stop = stack.find(session, 'run.finished');
+    assert.ok(stop === undefined || d.seq! < stop.seq!, 'inside the turn, before it finished');
+    const reqs = requestsOf('c-steer');
+    assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
+    assert.ok(reqs.length >= 2 && bodyHas(reqs[1]!.body, text), 'in the same turn\'s next request');
+    await stack.waitFor('run.finished', () => stack.find(session, 'run.finished'));
+    const late = command(SENDER, session, { type: 'x.codex.control.instruct', data: { text: `${text}-LATE`, delivery: 'steer' }, capture: 'redacted' });
+    const settled = await stack.send(late);
+    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code, settled.ack['code']] : settled, ['refused', 'session-idle', 'session-idle']);
+    assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, `${text}-LATE`)).length, 0);
   });
 
   test('a withdrawn instruction never reaches the model: dropped withdrawn, cause-linked to the withdraw', async () => {
