@@ -37,6 +37,10 @@ async function sendFromPage(text: string): Promise<void> {
   await page.waitForSelector(`#detail [data-field="queue"] li:has-text("${text}")`);
 }
 
+/** Resolves once the queue's status line starts with `prefix` (the action's answer arrived). */
+const statusSays = (prefix: string) =>
+  page.waitForFunction((p) => (document.querySelector('#queue-status')?.textContent ?? '').startsWith(p), prefix);
+
 test('the queue shows two waiting instructions; Withdraw removes one, Edit replaces the other; the agent reads only the edit', async () => {
   await page.goto(konsole.url);
   await page.waitForSelector('#relay[data-connected="true"]');
@@ -50,6 +54,8 @@ test('the queue shows two waiting instructions; Withdraw removes one, Edit repla
 
   await page.click(`#detail [data-withdraw="${first}"]`);
   await page.waitForSelector(`#detail [data-field="queue"] [data-instruction="${first}"]`, { state: 'detached' });
+  // The stream can remove the entry before the action's own answer is shown: wait for that answer.
+  await statusSays('Withdrawn:');
   assert.match((await page.textContent('#queue-status'))!, `Withdrawn: instruction ${first} will never reach session ${s.session}.`);
   const dropped = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.dropped' && e.subject === first);
   assert.is(dropped.data?.['reason'], 'withdrawn');
@@ -58,6 +64,7 @@ test('the queue shows two waiting instructions; Withdraw removes one, Edit repla
   await page.click(`#detail [data-edit="${second}"]`);
   await page.waitForSelector(`#detail [data-field="queue"] [data-instruction="${second}"]`, { state: 'detached' });
   await page.waitForSelector('#detail [data-field="queue"] li:has-text("Rename the module to steering-core.")');
+  await statusSays('Edited:');
   assert.match((await page.textContent('#queue-status'))!, /^Edited: the old text was withdrawn\./);
   const [edited] = await queueIds(page);
   assert.ok(edited !== undefined && edited !== second);
