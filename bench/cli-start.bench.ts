@@ -15,23 +15,42 @@ const timed = (args: string[]): Promise<number> => {
     let err = '';
     p.stderr.on('data', (d: Buffer) => (err += d.toString()));
     p.on('error', reject);
-    p.on('close', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`node ${args.join(' ')} exited ${code}: ${err}`))));
+    p.on('close', (code) =>
+      code === 0
+        ? resolve(Number(process.hrtime.bigint() - t0) / 1e6)
+        : reject(new Error(`node ${args.join(' ')} exited ${code}: ${err}`)),
+    );
   });
 };
 
 export default async function cliStart(): Promise<BenchFigure[]> {
   const bin = join(projectDir, 'bin', 'aep-steer.js');
   await timed([bin, '--version']);
-  const runs = await interleave(N, { node: () => timed(['-e', '']), cli: () => timed([bin, '--version']), help: () => timed([bin, '--help']) });
+  const runs = await interleave(N, {
+    node: () => timed(['-e', '']),
+    cli: () => timed([bin, '--version']),
+    help: () => timed([bin, '--help']),
+  });
   const baselineWhat = "`node -e ''`, interleaved";
   return [
     figure({
-      name: 'cli-version', what: `\`aep-steer --version\` wall time (bin/aep-steer.js), median of ${N}`, unit: 'ms',
-      value: median(runs.cli), baseline: median(runs.node), baselineWhat, ratios: runs.cli.map((v, i) => v / runs.node[i]!), goal: '<= 1.5',
+      name: 'cli-version',
+      what: `\`aep-steer --version\` wall time (bin/aep-steer.js), median of ${N}`,
+      unit: 'ms',
+      value: median(runs.cli),
+      baseline: median(runs.node),
+      baselineWhat,
+      ratios: runs.cli.map((v, i) => v / runs.node[i]!),
+      goal: '<= 1.5',
     }),
     figure({
-      name: 'cli-help', what: `\`aep-steer --help\` wall time, median of ${N}`, unit: 'ms',
-      value: median(runs.help), baseline: median(runs.node), baselineWhat, ratios: runs.help.map((v, i) => v / runs.node[i]!),
+      name: 'cli-help',
+      what: `\`aep-steer --help\` wall time, median of ${N}`,
+      unit: 'ms',
+      value: median(runs.help),
+      baseline: median(runs.node),
+      baselineWhat,
+      ratios: runs.help.map((v, i) => v / runs.node[i]!),
     }),
   ];
 }

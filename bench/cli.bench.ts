@@ -26,7 +26,11 @@ function timed(cmd: string, args: string[], stdin?: string): Promise<number> {
     let err = '';
     p.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     p.on('error', reject);
-    p.on('close', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+    p.on('close', (code) =>
+      code === 0
+        ? resolve(Number(process.hrtime.bigint() - t0) / 1e6)
+        : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`)),
+    );
     if (stdin !== undefined) p.stdin!.end(stdin);
   });
 }
@@ -34,10 +38,18 @@ function timed(cmd: string, args: string[], stdin?: string): Promise<number> {
 function post(url: string, body: string): Promise<number> {
   const t0 = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(Number(process.hrtime.bigint() - t0) / 1e6));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(Number(process.hrtime.bigint() - t0) / 1e6));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -54,7 +66,18 @@ export default async function cli(): Promise<BenchFigure[]> {
     for (const h of s.opening) await stack.postHook(h);
     const pre = s.toolCall[0]!;
     const body = JSON.stringify(pre);
-    const instruct = [BIN, 'instruct', '--no-wait', '--relay', stack.relayUrl, '--token', stack.token, '--session', s.session, 'keep the diff small'];
+    const instruct = [
+      BIN,
+      'instruct',
+      '--no-wait',
+      '--relay',
+      stack.relayUrl,
+      '--token',
+      stack.token,
+      '--session',
+      s.session,
+      'keep the diff small',
+    ];
     // Each instruction is delivered right after it is timed, so the queue never fills (D3).
     const noWait = async () => {
       const ms = await timed(node, instruct);
@@ -71,16 +94,31 @@ export default async function cli(): Promise<BenchFigure[]> {
     });
     return [
       figure({
-        name: 'cli-instruct-no-wait', what: `\`aep-steer instruct --no-wait\` through the relay to the adapter's ack, median of ${N}`, unit: 'ms',
-        value: median(runs.noWait), baseline: median(runs.node), baselineWhat: "`node -e ''`, interleaved", ratios: ratiosOf(runs.noWait, runs.node),
+        name: 'cli-instruct-no-wait',
+        what: `\`aep-steer instruct --no-wait\` through the relay to the adapter's ack, median of ${N}`,
+        unit: 'ms',
+        value: median(runs.noWait),
+        baseline: median(runs.node),
+        baselineWhat: "`node -e ''`, interleaved",
+        ratios: ratiosOf(runs.noWait, runs.node),
       }),
       figure({
-        name: 'hook-node-fallback', what: `\`aep-steer hook\` (the Node fallback) posting a PreToolUse to the adapter, median of ${N}`, unit: 'ms',
-        value: median(runs.fallback), baseline: median(runs.shim), baselineWhat: 'the shell shim (sh + curl), same hook, interleaved', ratios: ratiosOf(runs.fallback, runs.shim),
+        name: 'hook-node-fallback',
+        what: `\`aep-steer hook\` (the Node fallback) posting a PreToolUse to the adapter, median of ${N}`,
+        unit: 'ms',
+        value: median(runs.fallback),
+        baseline: median(runs.shim),
+        baselineWhat: 'the shell shim (sh + curl), same hook, interleaved',
+        ratios: ratiosOf(runs.fallback, runs.shim),
       }),
       figure({
-        name: 'hook-silent-wiring', what: `the shim per Claude Code hook (silent while the adapter is stopped), median of ${N}`, unit: 'ms',
-        value: median(runs.shim), baseline: median(runs.http), baselineWhat: 'a direct HTTP POST, as an HTTP hook makes it, interleaved', ratios: ratiosOf(runs.shim, runs.http),
+        name: 'hook-silent-wiring',
+        what: `the shim per Claude Code hook (silent while the adapter is stopped), median of ${N}`,
+        unit: 'ms',
+        value: median(runs.shim),
+        baseline: median(runs.http),
+        baselineWhat: 'a direct HTTP POST, as an HTTP hook makes it, interleaved',
+        ratios: ratiosOf(runs.shim, runs.http),
       }),
     ];
   } finally {

@@ -18,8 +18,13 @@ const SPAWN_N = 30;
 
 const hook = (session: string, event: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
-    session_id: session, transcript_path: `/home/dev/.claude/projects/p/${session}.jsonl`, cwd: '/home/dev/project',
-    hook_event_name: event, prompt_id: 'c2f7fdd2-d420-4cd5-84e2-1e82a076a51c', permission_mode: 'bypassPermissions', ...extra,
+    session_id: session,
+    transcript_path: `/home/dev/.claude/projects/p/${session}.jsonl`,
+    cwd: '/home/dev/project',
+    hook_event_name: event,
+    prompt_id: 'c2f7fdd2-d420-4cd5-84e2-1e82a076a51c',
+    permission_mode: 'bypassPermissions',
+    ...extra,
   });
 
 function timedSpawn(cmd: string, args: string[], stdin: string): Promise<number> {
@@ -27,61 +32,96 @@ function timedSpawn(cmd: string, args: string[], stdin: string): Promise<number>
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, { stdio: ['pipe', 'ignore', 'ignore'] });
     p.on('error', reject);
-    p.on('close', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${cmd} exited ${code}`))));
+    p.on('close', (code) =>
+      code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${cmd} exited ${code}`)),
+    );
     p.stdin.end(stdin);
   });
 }
 
 export default async function hookRoundTrip(): Promise<BenchFigure[]> {
   const figures: BenchFigure[] = [];
-  await withChildren([
-    () => tsNode('servers/http-echo.ts', {}),
-    () => tsNode('servers/adapter.ts', { surface: 'claude-code', fsync: true }),
-    () => tsNode('servers/adapter.ts', { surface: 'claude-code', fsync: false }),
-  ], async ([echo, synced, unsynced]) => {
-    let round = 0;
-    const pass = (url: string) => async () => {
-      // A fresh session per pass, so every pass starts from the same empty queue.
-      const session = `bench-session-${round++}`;
-      const pre = hook(session, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'echo hi', description: 'Print hi' }, tool_use_id: 'toolu_1' });
-      const r = await runLoad<{ ms: number[] }>('load/http.ts', { url, bodies: [pre], n: HTTP_N, warmup: HTTP_WARMUP, first: [hook(session, 'SessionStart', { source: 'startup' })] });
-      return { p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) };
-    };
-    const runs = await interleave(ROUNDS, {
-      echo: pass(echo!.ready.url as string),
-      synced: pass(synced!.ready.url as string),
-      unsynced: pass(unsynced!.ready.url as string),
-    });
-    const baselineWhat = 'same POST to a bare Node HTTP server that reads the body and replies {}';
-    for (const q of ['p50', 'p99'] as const) {
-      const ratios = runs.synced.map((r, i) => r[q] / runs.echo[i]![q]);
-      figures.push(figure({
-        name: `hook-round-trip-${q}`,
-        what: `empty-queue PreToolUse POST through the claude-code adapter, log fsynced, ${q} of ${HTTP_N} per round`,
-        unit: 'ms', value: median(runs.synced.map((r) => r[q])), baseline: median(runs.echo.map((r) => r[q])), baselineWhat, ratios,
-        ...(q === 'p50' ? { goal: '<= 1.3' } : {}),
-      }));
-    }
-    figures.push(figure({
-      name: 'hook-round-trip-nofsync-p50',
-      what: `the same with the log written but not fsynced, p50`,
-      unit: 'ms', value: median(runs.unsynced.map((r) => r.p50)), baseline: median(runs.echo.map((r) => r.p50)), baselineWhat,
-      ratios: runs.unsynced.map((r, i) => r.p50 / runs.echo[i]!.p50),
-    }));
+  await withChildren(
+    [
+      () => tsNode('servers/http-echo.ts', {}),
+      () => tsNode('servers/adapter.ts', { surface: 'claude-code', fsync: true }),
+      () => tsNode('servers/adapter.ts', { surface: 'claude-code', fsync: false }),
+    ],
+    async ([echo, synced, unsynced]) => {
+      let round = 0;
+      const pass = (url: string) => async () => {
+        // A fresh session per pass, so every pass starts from the same empty queue.
+        const session = `bench-session-${round++}`;
+        const pre = hook(session, 'PreToolUse', {
+          tool_name: 'Bash',
+          tool_input: { command: 'echo hi', description: 'Print hi' },
+          tool_use_id: 'toolu_1',
+        });
+        const r = await runLoad<{ ms: number[] }>('load/http.ts', {
+          url,
+          bodies: [pre],
+          n: HTTP_N,
+          warmup: HTTP_WARMUP,
+          first: [hook(session, 'SessionStart', { source: 'startup' })],
+        });
+        return { p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) };
+      };
+      const runs = await interleave(ROUNDS, {
+        echo: pass(echo!.ready.url as string),
+        synced: pass(synced!.ready.url as string),
+        unsynced: pass(unsynced!.ready.url as string),
+      });
+      const baselineWhat = 'same POST to a bare Node HTTP server that reads the body and replies {}';
+      for (const q of ['p50', 'p99'] as const) {
+        const ratios = runs.synced.map((r, i) => r[q] / runs.echo[i]![q]);
+        figures.push(
+          figure({
+            name: `hook-round-trip-${q}`,
+            what: `empty-queue PreToolUse POST through the claude-code adapter, log fsynced, ${q} of ${HTTP_N} per round`,
+            unit: 'ms',
+            value: median(runs.synced.map((r) => r[q])),
+            baseline: median(runs.echo.map((r) => r[q])),
+            baselineWhat,
+            ratios,
+            ...(q === 'p50' ? { goal: '<= 1.3' } : {}),
+          }),
+        );
+      }
+      figures.push(
+        figure({
+          name: 'hook-round-trip-nofsync-p50',
+          what: `the same with the log written but not fsynced, p50`,
+          unit: 'ms',
+          value: median(runs.unsynced.map((r) => r.p50)),
+          baseline: median(runs.echo.map((r) => r.p50)),
+          baselineWhat,
+          ratios: runs.unsynced.map((r, i) => r.p50 / runs.echo[i]!.p50),
+        }),
+      );
 
-    const echoUrl = echo!.ready.url as string;
-    const body = hook('bench-shim', 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'echo hi' }, tool_use_id: 'toolu_1' });
-    const shim = shimPath();
-    const spawnRuns = await interleave(SPAWN_N, {
-      shim: () => timedSpawn(shim, [echoUrl, '{}'], body),
-      curl: () => timedSpawn('curl', ['-s', '-H', 'content-type: application/json', '--data-binary', '@-', echoUrl], body),
-    });
-    figures.push(figure({
-      name: 'hook-shim-p50',
-      what: `command-hook shim (sh + curl, fail-open) posting to the echo server, p50 of ${SPAWN_N}`,
-      unit: 'ms', value: median(spawnRuns.shim), baseline: median(spawnRuns.curl),
-      baselineWhat: 'bare curl POST to the same echo server, interleaved',
-    }));
-  });
+      const echoUrl = echo!.ready.url as string;
+      const body = hook('bench-shim', 'PreToolUse', {
+        tool_name: 'Bash',
+        tool_input: { command: 'echo hi' },
+        tool_use_id: 'toolu_1',
+      });
+      const shim = shimPath();
+      const spawnRuns = await interleave(SPAWN_N, {
+        shim: () => timedSpawn(shim, [echoUrl, '{}'], body),
+        curl: () =>
+          timedSpawn('curl', ['-s', '-H', 'content-type: application/json', '--data-binary', '@-', echoUrl], body),
+      });
+      figures.push(
+        figure({
+          name: 'hook-shim-p50',
+          what: `command-hook shim (sh + curl, fail-open) posting to the echo server, p50 of ${SPAWN_N}`,
+          unit: 'ms',
+          value: median(spawnRuns.shim),
+          baseline: median(spawnRuns.curl),
+          baselineWhat: 'bare curl POST to the same echo server, interleaved',
+        }),
+      );
+    },
+  );
   return figures;
 }

@@ -23,20 +23,43 @@ async function measureInChild(which: 'actors' | 'plain'): Promise<void> {
   if (which === 'actors') {
     const { ActorHost } = await import('../src/streams/actor-host.js');
     const host = new ActorHost({
-      instruct: true, host: 'bench',
+      instruct: true,
+      host: 'bench',
       surface: {
-        token: 'bench-agent', steeringType: 'x.bench-agent.control.instruct', port: 0, attentionTimeoutMs: 55_000,
+        token: 'bench-agent',
+        steeringType: 'x.bench-agent.control.instruct',
+        port: 0,
+        attentionTimeoutMs: 55_000,
         // Each session announced itself (session.started), so it holds a sequence position.
-        classify: (i) => ({ session: String(i.session_id), event: 'SessionStart', observations: [{ type: 'session.started', data: {} }], class: { kind: 'moment', eligible: true } }),
-        contextReply: () => ({ body: {} }), neutralReply: () => ({ body: {} }), decisionReply: () => ({ body: {} }),
+        classify: (i) => ({
+          session: String(i.session_id),
+          event: 'SessionStart',
+          observations: [{ type: 'session.started', data: {} }],
+          class: { kind: 'moment', eligible: true },
+        }),
+        contextReply: () => ({ body: {} }),
+        neutralReply: () => ({ body: {} }),
+        decisionReply: () => ({ body: {} }),
       },
     });
     // Warm the machine and module state so only per-session cost is counted.
-    host.step({ kind: 'hook', session: 'warm', hookId: 'w', at: 0, hook: host.surface.classify({ session_id: 'warm' }) });
+    host.step({
+      kind: 'hook',
+      session: 'warm',
+      hookId: 'w',
+      at: 0,
+      hook: host.surface.classify({ session_id: 'warm' }),
+    });
     before = settle();
     for (let i = 0; i < SESSIONS; i += 1) {
       const session = `session-${i}`;
-      host.step({ kind: 'hook', session, hookId: `h${i}`, at: i, hook: host.surface.classify({ session_id: session }) });
+      host.step({
+        kind: 'hook',
+        session,
+        hookId: `h${i}`,
+        at: i,
+        hook: host.surface.classify({ session_id: session }),
+      });
     }
     keep.push(host);
     if (host.sessionKeys().length !== SESSIONS + 1) throw new Error('not every session was spawned');
@@ -50,12 +73,17 @@ async function measureInChild(which: 'actors' | 'plain'): Promise<void> {
     keep.push(map);
   }
   const after = settle();
-  process.stdout.write(JSON.stringify({ bytesPerSession: (after - before) / SESSIONS, heapBytes: after, kept: keep.length }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ bytesPerSession: (after - before) / SESSIONS, heapBytes: after, kept: keep.length }) + '\n',
+  );
 }
 
 function runChild(which: 'actors' | 'plain'): { bytesPerSession: number; heapBytes: number } {
   const file = fileURLToPath(import.meta.url);
-  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, CHILD_FLAG, which], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, CHILD_FLAG, which], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
   const line = out.trim().split('\n').at(-1) ?? '';
   return JSON.parse(line) as { bytesPerSession: number; heapBytes: number };
 }

@@ -33,12 +33,23 @@ export default async function logReplay(): Promise<BenchFigure[]> {
     };
     const parse = async () => (await runLoad<{ ms: number }>('load/replay.ts', { path: master, mode: 'parse' })).ms;
     const runs = await interleave(ROUNDS, { parse, replay });
-    return [figure({
-      name: 'log-replay', what: `open + replay + recover of a ${made.records.toLocaleString('en')}-record adapter log in a fresh process`, unit: 'ms',
-      value: median(runs.replay), baseline: median(runs.parse), baselineWhat: 'JSON.parse of every line of the same file, same run',
-      ratios: runs.replay.map((v, i) => v / runs.parse[i]!), goal: '<= 2',
-      ...(slow ? { note: `a replay did not finish within ${LIMIT_MS / 1000} s and counts as ${LIMIT_MS / 1000} s (a lower bound): parseLog measures each good prefix again per line (quadratic)` } : {}),
-    })];
+    return [
+      figure({
+        name: 'log-replay',
+        what: `open + replay + recover of a ${made.records.toLocaleString('en')}-record adapter log in a fresh process`,
+        unit: 'ms',
+        value: median(runs.replay),
+        baseline: median(runs.parse),
+        baselineWhat: 'JSON.parse of every line of the same file, same run',
+        ratios: runs.replay.map((v, i) => v / runs.parse[i]!),
+        goal: '<= 2',
+        ...(slow
+          ? {
+              note: `a replay did not finish within ${LIMIT_MS / 1000} s and counts as ${LIMIT_MS / 1000} s (a lower bound): parseLog measures each good prefix again per line (quadratic)`,
+            }
+          : {}),
+      }),
+    ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -19,7 +19,13 @@ export default async function natsBench(): Promise<BenchFigure[]> {
   const relays: RelayHandle[] = [];
   let run = 0;
   const sqlite = async () => {
-    const r = await startRelay({ port: 0, token: TOKEN, storePath: join(dir, `r${run++}.db`), bufferCap: EVENTS, backpressure: UNBOUNDED });
+    const r = await startRelay({
+      port: 0,
+      token: TOKEN,
+      storePath: join(dir, `r${run++}.db`),
+      bufferCap: EVENTS,
+      backpressure: UNBOUNDED,
+    });
     relays.push(r);
     return r;
   };
@@ -59,10 +65,38 @@ export default async function natsBench(): Promise<BenchFigure[]> {
     const base = 'one SQLite relay (file store), same sockets and frames';
     const ackBase = 'one SQLite relay, same consumer and target';
     return [
-      figure({ name: 'relay-fanout-nats-1-node', what: `relay ingest → fan-out, one NATS-backed node; ${what}`, unit: 'events/s', value: fanOne, baseline: fanSqlite, baselineWhat: base }),
-      figure({ name: 'relay-fanout-nats-2-nodes', what: `ingest on node A → fan-out to subscribers on node B; ${what}`, unit: 'events/s', value: fanTwo, baseline: fanSqlite, baselineWhat: base }),
-      figure({ name: 'relay-instruct-ack-nats-1-node-p50', what: `consumer → one NATS-backed node → target acks → consumer, median of ${ROUND_TRIPS}`, unit: 'ms', value: ackOne, baseline: ackSqlite, baselineWhat: ackBase }),
-      figure({ name: 'relay-instruct-ack-nats-2-nodes-p50', what: `consumer on node A, target claiming on node B (the command and its ack cross nodes), median of ${ROUND_TRIPS}`, unit: 'ms', value: ackTwo, baseline: ackSqlite, baselineWhat: ackBase }),
+      figure({
+        name: 'relay-fanout-nats-1-node',
+        what: `relay ingest → fan-out, one NATS-backed node; ${what}`,
+        unit: 'events/s',
+        value: fanOne,
+        baseline: fanSqlite,
+        baselineWhat: base,
+      }),
+      figure({
+        name: 'relay-fanout-nats-2-nodes',
+        what: `ingest on node A → fan-out to subscribers on node B; ${what}`,
+        unit: 'events/s',
+        value: fanTwo,
+        baseline: fanSqlite,
+        baselineWhat: base,
+      }),
+      figure({
+        name: 'relay-instruct-ack-nats-1-node-p50',
+        what: `consumer → one NATS-backed node → target acks → consumer, median of ${ROUND_TRIPS}`,
+        unit: 'ms',
+        value: ackOne,
+        baseline: ackSqlite,
+        baselineWhat: ackBase,
+      }),
+      figure({
+        name: 'relay-instruct-ack-nats-2-nodes-p50',
+        what: `consumer on node A, target claiming on node B (the command and its ack cross nodes), median of ${ROUND_TRIPS}`,
+        unit: 'ms',
+        value: ackTwo,
+        baseline: ackSqlite,
+        baselineWhat: ackBase,
+      }),
     ];
   } finally {
     await Promise.all(relays.map((r) => r.close()));

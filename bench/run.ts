@@ -27,14 +27,29 @@ for (const entry of entries) {
   } catch (err) {
     // One broken module must not cost the others' figures; the run still exits non-zero.
     failed.push(entry.id);
-    process.stderr.write(`bench: ${entry.id} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(
+      `bench: ${entry.id} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
   }
   process.stderr.write(`bench: ${entry.id} took ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
 }
 
 export const fmt = (n: number): string =>
-  !Number.isFinite(n) ? String(n) : Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en') : Math.abs(n) >= 1 ? n.toFixed(2) : n.toPrecision(3);
-const rows = results.map((r) => [r.name, `${fmt(r.value)} ${r.unit}`, `${fmt(r.baseline)} ${r.unit}`, `${fmt(r.ratio)}x`, r.goal ? `${r.goal}x ${r.met ? 'met' : 'NOT met'}` : '', r.baselineWhat]);
+  !Number.isFinite(n)
+    ? String(n)
+    : Math.abs(n) >= 100
+      ? Math.round(n).toLocaleString('en')
+      : Math.abs(n) >= 1
+        ? n.toFixed(2)
+        : n.toPrecision(3);
+const rows = results.map((r) => [
+  r.name,
+  `${fmt(r.value)} ${r.unit}`,
+  `${fmt(r.baseline)} ${r.unit}`,
+  `${fmt(r.ratio)}x`,
+  r.goal ? `${r.goal}x ${r.met ? 'met' : 'NOT met'}` : '',
+  r.baselineWhat,
+]);
 const head = ['figure', 'value', 'baseline', 'ratio', 'goal', 'baseline is'];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
@@ -46,7 +61,14 @@ for (const r of results) if (r.note) console.log(`note (${r.name}): ${r.note}`);
 if (wanted.length === 0 || process.env.BENCH_WRITE === '1') {
   const out = join(here, 'results', 'latest.json');
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: results }, null, 2) + '\n');
+  writeFileSync(
+    out,
+    JSON.stringify(
+      { node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: results },
+      null,
+      2,
+    ) + '\n',
+  );
   console.log(`\nwritten: ${out}`);
 } else {
   // A partial run merges into latest.json so one module can be re-measured alone.
@@ -60,7 +82,14 @@ if (wanted.length === 0 || process.env.BENCH_WRITE === '1') {
   const names = new Set(results.map((r) => r.name));
   const merged = [...prev.figures.filter((f) => !names.has(f.name)), ...results];
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: merged }, null, 2) + '\n');
+  writeFileSync(
+    out,
+    JSON.stringify(
+      { node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: merged },
+      null,
+      2,
+    ) + '\n',
+  );
   console.log(`\nmerged into: ${out}`);
 }
 if (failed.length > 0) process.exit(1);

@@ -22,7 +22,11 @@ const BATCH = 100;
 const VS = 'node:sqlite vs better-sqlite3';
 const UNDER_STREAM = 'instruct → ack under a background stream into the file store';
 const ROWS = [
-  { name: 'relay-fanout-node-sqlite', what: `relay ingest → fan-out, file store on ${VS}; ${fanoutWhat}`, unit: 'events/s' },
+  {
+    name: 'relay-fanout-node-sqlite',
+    what: `relay ingest → fan-out, file store on ${VS}; ${fanoutWhat}`,
+    unit: 'events/s',
+  },
   { name: 'relay-command-p50-node-sqlite', what: `${UNDER_STREAM}, ${VS}, p50 of ${COMMANDS}`, unit: 'ms' },
   { name: 'relay-command-p99-node-sqlite', what: `${UNDER_STREAM}, ${VS}, p99 of ${COMMANDS}`, unit: 'ms' },
   {
@@ -34,12 +38,24 @@ const ROWS = [
 
 /** The writer's work alone: batches admitted into a fresh file store, CPU per event. */
 function admitCpu(open: OpenDatabase, dir: string): number {
-  const s = RelayStore.open({ path: join(dir, `admit-${Math.random().toString(36).slice(2)}.db`), checkpoint: false }, open);
+  const s = RelayStore.open(
+    { path: join(dir, `admit-${Math.random().toString(36).slice(2)}.db`), checkpoint: false },
+    open,
+  );
   const raw = JSON.stringify({ aep: '0.1', type: 'progress.status', data: { phase: 'x'.repeat(200) } });
   let seq = 0;
   const t0 = process.cpuUsage();
   for (let b = 0; b < ADMITTED / BATCH; b += 1) {
-    s.admitAll(Array.from({ length: BATCH }, () => ({ session: `s${seq % 7}`, source: 'src', id: `e${seq}`, epoch: 0, seq: seq++, raw })));
+    s.admitAll(
+      Array.from({ length: BATCH }, () => ({
+        session: `s${seq % 7}`,
+        source: 'src',
+        id: `e${seq}`,
+        epoch: 0,
+        seq: seq++,
+        raw,
+      })),
+    );
   }
   const d = process.cpuUsage(t0);
   void s.close();
@@ -48,8 +64,9 @@ function admitCpu(open: OpenDatabase, dir: string): number {
 
 export default async function sqliteBindingBench(): Promise<BenchFigure[]> {
   if (betterSqlite3Dir() === undefined) {
-    const note = 'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in '
-      + '(README, "Conformance and benchmarks")';
+    const note =
+      'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in ' +
+      '(README, "Conformance and benchmarks")';
     return ROWS.map((r) => figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note }));
   }
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-sqlite-'));
@@ -61,7 +78,10 @@ export default async function sqliteBindingBench(): Promise<BenchFigure[]> {
     await fanout(relay())();
     await fanout(relay('better-sqlite3'))();
     const f = await interleave(ROUNDS, { node: fanout(relay()), better: fanout(relay('better-sqlite3')) });
-    const c = await interleave(ROUNDS, { node: commands(relay(), false), better: commands(relay('better-sqlite3'), false) });
+    const c = await interleave(ROUNDS, {
+      node: commands(relay(), false),
+      better: commands(relay('better-sqlite3'), false),
+    });
     const a = await interleave(ROUNDS, {
       node: async () => admitCpu(nodeSqlite, dir),
       better: async () => admitCpu(betterSqlite3, dir),
@@ -69,10 +89,20 @@ export default async function sqliteBindingBench(): Promise<BenchFigure[]> {
     const [rate, p50, p99, admit] = ROWS;
     /** One row: the medians of both sides and the per-round ratios. */
     const vs = (row: (typeof ROWS)[number], node: number[], better: number[], baselineWhat = BASE) =>
-      figure({ ...row, value: median(node), baseline: median(better), baselineWhat, ratios: node.map((v, i) => v / better[i]!) });
+      figure({
+        ...row,
+        value: median(node),
+        baseline: median(better),
+        baselineWhat,
+        ratios: node.map((v, i) => v / better[i]!),
+      });
     const q = (runs: { p50: number; p99: number }[], k: 'p50' | 'p99') => runs.map((r) => r[k]);
     return [
-      vs(rate, f.node.map((r) => r.rate), f.better.map((r) => r.rate)),
+      vs(
+        rate,
+        f.node.map((r) => r.rate),
+        f.better.map((r) => r.rate),
+      ),
       vs(p50, q(c.node, 'p50'), q(c.better, 'p50')),
       vs(p99, q(c.node, 'p99'), q(c.better, 'p99')),
       vs(admit, a.node, a.better, 'the same store on better-sqlite3 12.6.2'),

@@ -37,7 +37,12 @@ const meets = (ratio: number, goal: string): boolean => {
 export const figure = (f: Omit<BenchFigure, 'ratio' | 'met'> & { ratios?: number[] }): BenchFigure => {
   const { ratios, ...rest } = f;
   const ratio = ratios && ratios.length > 0 ? median(ratios) : f.baseline === 0 ? NaN : f.value / f.baseline;
-  return { ...rest, ratio, ...(f.goal ? { met: meets(ratio, f.goal) } : {}), ...(ratios ? { rounds: ratios.length } : {}) };
+  return {
+    ...rest,
+    ratio,
+    ...(f.goal ? { met: meets(ratio, f.goal) } : {}),
+    ...(ratios ? { rounds: ratios.length } : {}),
+  };
 };
 
 /** Rounds per figure (interleaved, medians): `BENCH_ROUNDS`, default 3. */

@@ -19,7 +19,9 @@ if (unsupported) {
 
 const main = join(root, 'dist', 'cli', 'main.js');
 if (!existsSync(main)) {
-  process.stderr.write(`aep-steer: ${main} is missing; run \`npm run build\` in ${root} (npm ci and npm pack run it)\n`);
+  process.stderr.write(
+    `aep-steer: ${main} is missing; run \`npm run build\` in ${root} (npm ci and npm pack run it)\n`,
+  );
   process.exit(1);
 }
 // `--version` alone needs nothing but the version: answered without loading the command parser.
@@ -33,8 +35,11 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 /** Why `version` falls outside `range` (clauses `^X.Y.Z` or `>=X.Y.Z` joined by `||`), or ''. */
 function nodeOutside(range, version) {
   const parse = (v) => v.split('.').map((n) => Number.parseInt(n, 10) || 0);
-  const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] >= b[2];
-  const clauses = range.split('||').map((c) => c.trim()).filter(Boolean);
+  const atLeast = (a, b) => (a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] >= b[2]);
+  const clauses = range
+    .split('||')
+    .map((c) => c.trim())
+    .filter(Boolean);
   const have = parse(version);
   const words = [];
   for (const c of clauses) {
@@ -46,6 +51,8 @@ function nodeOutside(range, version) {
     words.push(m[1] === '^' ? `${want[0]}${exact}` : `${want[0]}${exact} or newer`);
   }
   if (words.length === 0) return '';
-  return `use Node.js ${words.join(', ')} (package.json engines: ${range}); ` +
-    'in a clone of aep-steering, eval "$(scripts/node-line.sh 24)" puts Node.js 24 on PATH';
+  return (
+    `use Node.js ${words.join(', ')} (package.json engines: ${range}); ` +
+    'in a clone of aep-steering, eval "$(scripts/node-line.sh 24)" puts Node.js 24 on PATH'
+  );
 }

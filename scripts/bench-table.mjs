@@ -11,7 +11,13 @@ const START = '<!-- bench-table:start (scripts/bench-table.mjs writes this from 
 const END = '<!-- bench-table:end -->';
 
 const fmt = (n) =>
-  !Number.isFinite(n) ? String(n) : Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en') : Math.abs(n) >= 1 ? n.toFixed(2) : n.toPrecision(3);
+  !Number.isFinite(n)
+    ? String(n)
+    : Math.abs(n) >= 100
+      ? Math.round(n).toLocaleString('en')
+      : Math.abs(n) >= 1
+        ? n.toFixed(2)
+        : n.toPrecision(3);
 
 export function table(results) {
   const rows = [
@@ -22,7 +28,9 @@ export function table(results) {
   ];
   for (const f of results.figures) {
     const goal = f.goal ? `${f.goal.replace('<=', '≤').replace('>=', '≥')}x ${f.met ? 'met' : '**not met**'}` : '';
-    rows.push(`| ${f.what} | ${fmt(f.value)} ${f.unit} | ${f.baselineWhat}: ${fmt(f.baseline)} ${f.unit} | ${fmt(f.ratio)}x | ${goal} |`);
+    rows.push(
+      `| ${f.what} | ${fmt(f.value)} ${f.unit} | ${f.baselineWhat}: ${fmt(f.baseline)} ${f.unit} | ${fmt(f.ratio)}x | ${goal} |`,
+    );
   }
   const notes = results.figures.filter((f) => f.note).map((f) => `- \`${f.name}\`: ${f.note}`);
   return [...rows, ...(notes.length ? ['', ...notes] : [])].join('\n');

@@ -27,7 +27,9 @@ function filesIn(dir) {
 }
 
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
-const bundled = Object.entries(lock.packages).filter(([p, m]) => p.startsWith('node_modules/') && !m.dev && !m.link).map(([p]) => join(root, p));
+const bundled = Object.entries(lock.packages)
+  .filter(([p, m]) => p.startsWith('node_modules/') && !m.dev && !m.link)
+  .map(([p]) => join(root, p));
 let files = 0;
 let bytes = 0;
 const drop = (p) => {
@@ -44,7 +46,11 @@ for (const dir of bundled) {
   }
   for (const f of all) if (SOURCE_MAP.test(f) || TS_SOURCE.test(f)) drop(f);
   const src = join(dir, 'src');
-  const left = all.filter((f) => f.startsWith(src + '/') && !SOURCE_MAP.test(f) && !TS_SOURCE.test(f) && !DECLARATION.test(f));
+  const left = all.filter(
+    (f) => f.startsWith(src + '/') && !SOURCE_MAP.test(f) && !TS_SOURCE.test(f) && !DECLARATION.test(f),
+  );
   if (left.length > 0 && !left.some((f) => JAVASCRIPT.test(f))) for (const f of left) drop(f);
 }
-process.stderr.write(`prune-bundle: ${dry ? 'would remove' : 'removed'} ${files} files (${(bytes / 2 ** 20).toFixed(1)} MiB) from ${bundled.length} bundled packages\n`);
+process.stderr.write(
+  `prune-bundle: ${dry ? 'would remove' : 'removed'} ${files} files (${(bytes / 2 ** 20).toFixed(1)} MiB) from ${bundled.length} bundled packages\n`,
+);

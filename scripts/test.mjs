@@ -22,11 +22,14 @@ const noBuild = args.includes('--no-build') || process.env.TEST_NO_BUILD === '1'
 if (args.includes('--no-build')) args.splice(args.indexOf('--no-build'), 1);
 const [dir = 'test', suffix = '.test.ts', ...filters] = args;
 
-const walk = (d) => readdirSync(d).flatMap((name) => {
-  const p = join(d, name);
-  return statSync(p).isDirectory() ? walk(p) : p.endsWith(suffix) ? [p] : [];
-});
-const files = walk(dir).sort().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const walk = (d) =>
+  readdirSync(d).flatMap((name) => {
+    const p = join(d, name);
+    return statSync(p).isDirectory() ? walk(p) : p.endsWith(suffix) ? [p] : [];
+  });
+const files = walk(dir)
+  .sort()
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 if (files.length === 0) {
   console.error(`no ${suffix} files under ${dir}${filters.length ? ` matching ${filters.join(', ')}` : ''}`);
   process.exit(1);
@@ -43,32 +46,51 @@ if (!noBuild) {
 }
 
 const results = [];
-const runOne = (file) => new Promise((resolve) => {
-  const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
-  let out = '';
-  child.stdout.on('data', (b) => { out += b; });
-  child.stderr.on('data', (b) => { out += b; });
-  let timedOut = false;
-  const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs);
-  child.on('close', (code, signal) => {
-    clearTimeout(timer);
-    const passed = /Passed:\s+(\d+)/.exec(out)?.[1];
-    const total = /Total:\s+(\d+)/.exec(out)?.[1];
-    const ok = code === 0 && !timedOut && passed !== undefined && passed === total;
-    const secs = ((Date.now() - started) / 1000).toFixed(1);
-    const why = timedOut ? `timed out after ${timeoutMs} ms` : ok ? '' : `exit ${code ?? signal}`;
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${relative('.', file)}  ${passed ?? '?'}/${total ?? '?'}  ${secs}s ${why}`);
-    if (!ok || verbose) console.log(out.split('\n').map((l) => `     | ${l}`).join('\n'));
-    results.push({ file, ok });
-    resolve();
+const runOne = (file) =>
+  new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: '0' },
+    });
+    let out = '';
+    child.stdout.on('data', (b) => {
+      out += b;
+    });
+    child.stderr.on('data', (b) => {
+      out += b;
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const passed = /Passed:\s+(\d+)/.exec(out)?.[1];
+      const total = /Total:\s+(\d+)/.exec(out)?.[1];
+      const ok = code === 0 && !timedOut && passed !== undefined && passed === total;
+      const secs = ((Date.now() - started) / 1000).toFixed(1);
+      const why = timedOut ? `timed out after ${timeoutMs} ms` : ok ? '' : `exit ${code ?? signal}`;
+      console.log(`${ok ? 'ok  ' : 'FAIL'} ${relative('.', file)}  ${passed ?? '?'}/${total ?? '?'}  ${secs}s ${why}`);
+      if (!ok || verbose)
+        console.log(
+          out
+            .split('\n')
+            .map((l) => `     | ${l}`)
+            .join('\n'),
+        );
+      results.push({ file, ok });
+      resolve();
+    });
   });
-});
 
 const queue = [...files];
-await Promise.all(Array.from({ length: Math.max(1, jobs) }, async () => {
-  while (queue.length) await runOne(queue.shift());
-}));
+await Promise.all(
+  Array.from({ length: Math.max(1, jobs) }, async () => {
+    while (queue.length) await runOne(queue.shift());
+  }),
+);
 const failed = results.filter((r) => !r.ok);
 console.log(`\n${results.length - failed.length}/${results.length} test files passed`);
 process.exit(failed.length ? 1 : 0);

@@ -10,7 +10,10 @@ if (cmd === undefined) {
 }
 const server = await startNatsServer();
 console.log(`nats-server ${server.url} (JetStream, ${server.dir})`);
-const child = spawn(cmd, args, { stdio: 'inherit', env: { ...process.env, AEP_TEST_STORE: 'nats', AEP_TEST_NATS_URL: server.url } });
+const child = spawn(cmd, args, {
+  stdio: 'inherit',
+  env: { ...process.env, AEP_TEST_STORE: 'nats', AEP_TEST_NATS_URL: server.url },
+});
 const code = await new Promise<number>((resolve) => child.once('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
 await server.stop();
 process.exit(code);

@@ -20,30 +20,53 @@ export interface Child<R = Record<string, unknown>> {
 }
 
 /** `node --import tsx <bench-relative file> <json arg>`; TypeScript children need tsx. */
-export function tsNode(file: string, arg: unknown, env: Record<string, string> = {}, timeoutMs = 120_000): Promise<Child> {
-  return start(process.execPath, ['--import', 'tsx', join(benchDir, file), JSON.stringify(arg ?? {})], env, undefined, timeoutMs);
+export function tsNode(
+  file: string,
+  arg: unknown,
+  env: Record<string, string> = {},
+  timeoutMs = 120_000,
+): Promise<Child> {
+  return start(
+    process.execPath,
+    ['--import', 'tsx', join(benchDir, file), JSON.stringify(arg ?? {})],
+    env,
+    undefined,
+    timeoutMs,
+  );
 }
 
 export class LoadTimeout extends Error {}
 
 /** Starts a process and waits for its first JSON stdout line; a child that dies first fails the bench. */
 /** Past `timeoutMs` without a first line the child is killed and the promise rejects with LoadTimeout. */
-export function start(cmd: string, args: string[], env: Record<string, string> = {}, readyLine?: (line: string) => Record<string, unknown> | undefined, timeoutMs = 120_000): Promise<Child> {
-  const proc = spawn(cmd, args, { cwd: projectDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+export function start(
+  cmd: string,
+  args: string[],
+  env: Record<string, string> = {},
+  readyLine?: (line: string) => Record<string, unknown> | undefined,
+  timeoutMs = 120_000,
+): Promise<Child> {
+  const proc = spawn(cmd, args, {
+    cwd: projectDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const lines: Record<string, unknown>[] = [];
   const waiters: ((v: Record<string, unknown>) => void)[] = [];
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
-  const parse = readyLine ?? ((line: string) => {
-    if (!line.startsWith('{')) return undefined;
-    try {
-      return JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
-  });
+  const parse =
+    readyLine ??
+    ((line: string) => {
+      if (!line.startsWith('{')) return undefined;
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return undefined;
+      }
+    });
   createInterface({ input: proc.stdout! }).on('line', (line) => {
     const v = parse(line);
     if (v === undefined) return;
@@ -57,7 +80,9 @@ export function start(cmd: string, args: string[], env: Record<string, string> =
       const have = lines.shift();
       if (have) return resolve(have);
       waiters.push(resolve);
-      void exited.then((code) => reject(new Error(`${args.join(' ').slice(0, 160)} exited ${code} before answering:\n${stderr}`)));
+      void exited.then((code) =>
+        reject(new Error(`${args.join(' ').slice(0, 160)} exited ${code} before answering:\n${stderr}`)),
+      );
     });
   const stop = async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
@@ -69,16 +94,25 @@ export function start(cmd: string, args: string[], env: Record<string, string> =
   };
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LoadTimeout(`${args.slice(-2).join(' ').slice(0, 120)} gave no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    timer = setTimeout(
+      () =>
+        reject(
+          new LoadTimeout(`${args.slice(-2).join(' ').slice(0, 120)} gave no answer within ${timeoutMs / 1000} s`),
+        ),
+      timeoutMs,
+    );
   });
-  return Promise.race([next(), timedOut]).then((ready) => {
-    clearTimeout(timer);
-    return { proc, ready, next, stop };
-  }, async (err: unknown) => {
-    clearTimeout(timer);
-    await stop();
-    throw err;
-  });
+  return Promise.race([next(), timedOut]).then(
+    (ready) => {
+      clearTimeout(timer);
+      return { proc, ready, next, stop };
+    },
+    async (err: unknown) => {
+      clearTimeout(timer);
+      await stop();
+      throw err;
+    },
+  );
 }
 
 /** Runs a load generator child to completion and returns its result line; past `timeoutMs` it is killed and LoadTimeout thrown. */
@@ -92,7 +126,10 @@ export async function runLoad<R>(file: string, arg: unknown, timeoutMs = 300_000
 }
 
 /** Starts servers, runs `body`, and stops them whatever happens. */
-export async function withChildren<T>(starts: (() => Promise<Child>)[], body: (children: Child[]) => Promise<T>): Promise<T> {
+export async function withChildren<T>(
+  starts: (() => Promise<Child>)[],
+  body: (children: Child[]) => Promise<T>,
+): Promise<T> {
   const children: Child[] = [];
   try {
     for (const s of starts) children.push(await s());

@@ -36,14 +36,21 @@ const countFrames = (ws: WebSocket, n: number): Promise<void> =>
 
 function events(session: string): string[] {
   const em = new SessionEmitter({ agent: 'bench', session, host: 'bench-host' });
-  return Array.from({ length: EVENTS }, (_, i) => JSON.stringify(em.emit({ type: 'progress.status', data: { phase: `step-${i}`, percent: i % 100 } })));
+  return Array.from({ length: EVENTS }, (_, i) =>
+    JSON.stringify(em.emit({ type: 'progress.status', data: { phase: `step-${i}`, percent: i % 100 } })),
+  );
 }
 
 /** Drop thresholds lifted so every event is counted (the drop policy is tested in test/relay/backpressure.test.ts). */
 export const UNBOUNDED = { soft: 1 << 30, hard: 1 << 30 };
 
 /** Events/s from one emitter on `ingest` to SUBSCRIBERS sockets on `serve` (the same relay, or another node). */
-export async function fanOutRate(ingest: RelayHandle, serve: RelayHandle, session: string, token?: string): Promise<number> {
+export async function fanOutRate(
+  ingest: RelayHandle,
+  serve: RelayHandle,
+  session: string,
+  token?: string,
+): Promise<number> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const subs = await Promise.all(Array.from({ length: SUBSCRIBERS }, () => open(serve.socketUrl, headers)));
   const ready = subs.map((ws) => new Promise<void>((resolve) => ws.once('message', () => resolve())));
@@ -53,7 +60,12 @@ export async function fanOutRate(ingest: RelayHandle, serve: RelayHandle, sessio
   for (const ws of subs) ws.send(JSON.stringify({ type: 'subscribe', id: 's', filter: { session } }));
   await Promise.all(subscribed);
   const done = Promise.all(subs.map((ws) => countFrames(ws, EVENTS)));
-  const link = connectRelay({ url: ingest.socketUrl, agent: 'bench', outboxCap: EVENTS * 2, ...(token ? { token } : {}) });
+  const link = connectRelay({
+    url: ingest.socketUrl,
+    agent: 'bench',
+    outboxCap: EVENTS * 2,
+    ...(token ? { token } : {}),
+  });
   await link.ready();
   const lines = events(session);
   const t0 = performance.now();
@@ -72,13 +84,23 @@ export const median = (xs: number[]): number => {
 
 /** Median ms from a consumer on `from` to a target claiming on `to` (another node or the same relay) and its ack back; token `bench`. */
 export async function instructAckP50(from: RelayHandle, to: RelayHandle, session: string): Promise<number> {
-  const target = await startTestTarget({ url: to.socketUrl, token: 'bench', agent: 'bench-target', accepts: ['x.bench-target.control.instruct'], sessions: [session] });
+  const target = await startTestTarget({
+    url: to.socketUrl,
+    token: 'bench',
+    agent: 'bench-target',
+    accepts: ['x.bench-target.control.instruct'],
+    sessions: [session],
+  });
   const consumer = await RelayConsumer.connect({ url: from.socketUrl, token: 'bench', agent: 'bench-cli' });
   let entries = await consumer.roster();
   while (!entries.some((e) => e.session === session)) entries = await consumer.roster();
   const times: number[] = [];
   for (let i = 0; i < ROUND_TRIPS; i++) {
-    const cmd = command({ agent: 'bench-cli', host: 'bench-host' }, session, { type: 'x.bench-target.control.instruct', capture: 'redacted', data: { text: `instruction ${i}` } });
+    const cmd = command({ agent: 'bench-cli', host: 'bench-host' }, session, {
+      type: 'x.bench-target.control.instruct',
+      capture: 'redacted',
+      data: { text: `instruction ${i}` },
+    });
     const t0 = performance.now();
     const r = await consumer.send(cmd, { timeoutMs: 10_000 });
     times.push(performance.now() - t0);

@@ -12,7 +12,10 @@ export const TOKEN = 'bench-token';
 const TYPE = 'x.bench-target.control.instruct';
 
 /** Starts a server, runs one load against it, stops it: every pass starts from a fresh process. */
-async function once<R>(startServer: () => Promise<Child>, load: (socketUrl: string, server: Child) => Promise<R>): Promise<R> {
+async function once<R>(
+  startServer: () => Promise<Child>,
+  load: (socketUrl: string, server: Child) => Promise<R>,
+): Promise<R> {
   const server = await startServer();
   try {
     return await load(server.ready.socketUrl as string, server);
@@ -26,7 +29,14 @@ export type FanoutPass = { rate: number; main: number; all: number };
 export const fanout = (start: () => Promise<Child>) => (): Promise<FanoutPass> =>
   once(start, async (url, server) => {
     const before = childCpuMs(server.proc.pid!);
-    const r = await runLoad<{ rate: number }>('load/ws-fanout.ts', { url, token: TOKEN, events: EVENTS, subscribers: SUBSCRIBERS, window: WINDOW, session: 'bench-fanout' });
+    const r = await runLoad<{ rate: number }>('load/ws-fanout.ts', {
+      url,
+      token: TOKEN,
+      events: EVENTS,
+      subscribers: SUBSCRIBERS,
+      window: WINDOW,
+      session: 'bench-fanout',
+    });
     const after = childCpuMs(server.proc.pid!);
     const perEvent = (k: 'all' | 'main') => (before && after ? ((after[k] - before[k]) * 1000) / EVENTS : NaN);
     return { rate: r.rate, main: perEvent('main'), all: perEvent('all') };
@@ -34,7 +44,18 @@ export const fanout = (start: () => Promise<Child>) => (): Promise<FanoutPass> =
 
 /** `bare`: the target is a server that forwards without the AEP handshake (the `ws` broadcaster). */
 export const commands = (start: () => Promise<Child>, bare: boolean) => (): Promise<{ p50: number; p99: number }> =>
-  once(start, (url) => runLoad<{ ms: number[] }>('load/ws-command.ts', { url, token: TOKEN, n: COMMANDS, warmup: 30, target: 'self', type: TYPE, session: 'bench-cmd', background: true, bare })
-    .then((r) => ({ p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) })));
+  once(start, (url) =>
+    runLoad<{ ms: number[] }>('load/ws-command.ts', {
+      url,
+      token: TOKEN,
+      n: COMMANDS,
+      warmup: 30,
+      target: 'self',
+      type: TYPE,
+      session: 'bench-cmd',
+      background: true,
+      bare,
+    }).then((r) => ({ p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) })),
+  );
 
 export const fanoutWhat = `${EVENTS} events, 1 emitter socket, ${SUBSCRIBERS} subscriber sockets, at most ${WINDOW} in flight`;

@@ -14,7 +14,10 @@ export const median = (xs: readonly number[]): number => quantile(xs, 0.5);
  * round order. Interleaving spreads a burst of load from elsewhere on a shared machine over all
  * sides alike, so the median ratio stays meaningful when absolute times are noisy.
  */
-export async function interleave<S extends Record<string, () => Promise<unknown>>>(rounds: number, sides: S): Promise<{ [K in keyof S]: Awaited<ReturnType<S[K]>>[] }> {
+export async function interleave<S extends Record<string, () => Promise<unknown>>>(
+  rounds: number,
+  sides: S,
+): Promise<{ [K in keyof S]: Awaited<ReturnType<S[K]>>[] }> {
   const keys = Object.keys(sides) as (keyof S & string)[];
   const out = Object.fromEntries(keys.map((k) => [k, [] as unknown[]])) as Record<keyof S, unknown[]>;
   for (let r = 0; r < rounds; r += 1) {

@@ -5,7 +5,15 @@
 import { answer, argOf } from '../lib/proc.js';
 import { agent, post } from './http.js';
 
-interface Arg { url: string; injectUrl: string; statsUrl: string; sessions: number; rounds: number; perHook: number; count: boolean }
+interface Arg {
+  url: string;
+  injectUrl: string;
+  statsUrl: string;
+  sessions: number;
+  rounds: number;
+  perHook: number;
+  count: boolean;
+}
 const arg = argOf<Arg>();
 const names = Array.from({ length: arg.sessions }, (_, i) => `bench-session-${i}`);
 const hook = (s: string, e: string) => JSON.stringify({ session_id: s, hook_event_name: e });
@@ -16,16 +24,18 @@ const cpu = async (): Promise<number> => {
 await Promise.all(names.map((s) => post(arg.url, hook(s, 'SessionStart'))));
 const cpu0 = await cpu();
 const t0 = performance.now();
-const counts = await Promise.all(names.map(async (s) => {
-  let n = 0;
-  for (let r = 0; r < arg.rounds; r += 1) {
-    await post(`${arg.injectUrl}?session=${s}&n=${arg.perHook}`, '{}');
-    const reply = await post(arg.url, hook(s, 'UserPromptSubmit'));
-    // Each delivered instruction is one paragraph of the additionalContext (D8 prefix join).
-    n += arg.count ? (reply.text.match(/keep the change small/g)?.length ?? 0) : arg.perHook;
-  }
-  return n;
-}));
+const counts = await Promise.all(
+  names.map(async (s) => {
+    let n = 0;
+    for (let r = 0; r < arg.rounds; r += 1) {
+      await post(`${arg.injectUrl}?session=${s}&n=${arg.perHook}`, '{}');
+      const reply = await post(arg.url, hook(s, 'UserPromptSubmit'));
+      // Each delivered instruction is one paragraph of the additionalContext (D8 prefix join).
+      n += arg.count ? (reply.text.match(/keep the change small/g)?.length ?? 0) : arg.perHook;
+    }
+    return n;
+  }),
+);
 const seconds = (performance.now() - t0) / 1000;
 const cpuMs = (await cpu()) - cpu0;
 agent.destroy();

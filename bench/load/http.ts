@@ -9,12 +9,20 @@ export const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 export function post(url: string, body: string): Promise<{ ms: number; text: string }> {
   const t0 = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, text }));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -26,14 +26,34 @@ if (arg.mode === 'make') {
       const r = host.step(item);
       records.push(...r.records);
       // Every steering reply is written, as the hook endpoint reports (D9).
-      for (const e of r.effects) if (e.kind === 'reply' && e.confirm) records.push(...host.step({ kind: 'input', session, input: { type: 'reply.written', at, hookId: e.hookId } }).records);
+      for (const e of r.effects)
+        if (e.kind === 'reply' && e.confirm)
+          records.push(
+            ...host.step({ kind: 'input', session, input: { type: 'reply.written', at, hookId: e.hookId } }).records,
+          );
     };
     const hook = (event: string) => {
       const id = `h${hookN++}`;
-      step({ kind: 'hook', session, hookId: id, at: at++, hook: surface.classify({ session_id: session, hook_event_name: event }) });
+      step({
+        kind: 'hook',
+        session,
+        hookId: id,
+        at: at++,
+        hook: surface.classify({ session_id: session, hook_event_name: event }),
+      });
     };
     if (s < 200) hook('SessionStart');
-    for (let i = 0; i < 3; i += 1) step({ kind: 'command', session, at: at++, command: command(sender, session, { type: surface.steeringType, data: { text: `instruction ${i} for ${session}` }, capture: 'redacted' }) });
+    for (let i = 0; i < 3; i += 1)
+      step({
+        kind: 'command',
+        session,
+        at: at++,
+        command: command(sender, session, {
+          type: surface.steeringType,
+          data: { text: `instruction ${i} for ${session}` },
+          capture: 'redacted',
+        }),
+      });
     hook('UserPromptSubmit');
     hook('PreToolUse');
   }
@@ -61,9 +81,10 @@ if (arg.mode === 'make') {
   const t0 = performance.now();
   const text = readFileSync(arg.path, 'utf8');
   let n = 0;
-  for (const line of text.split('\n')) if (line) {
-    JSON.parse(line);
-    n += 1;
-  }
+  for (const line of text.split('\n'))
+    if (line) {
+      JSON.parse(line);
+      n += 1;
+    }
   answer({ ms: performance.now() - t0, records: n });
 }

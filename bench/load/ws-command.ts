@@ -11,13 +11,29 @@ import { answer, argOf } from '../lib/proc.js';
 import { agent, post } from './http.js';
 import { close, connect, subscribe, type Conn } from './ws.js';
 
-interface Arg { url: string; token: string; n: number; warmup: number; target: 'self' | 'external'; type: string; session: string; background?: boolean; fsyncs?: number; bare?: boolean; drain?: { url: string; body: string; every: number } }
+interface Arg {
+  url: string;
+  token: string;
+  n: number;
+  warmup: number;
+  target: 'self' | 'external';
+  type: string;
+  session: string;
+  background?: boolean;
+  fsyncs?: number;
+  bare?: boolean;
+  drain?: { url: string; body: string; every: number };
+}
 const arg = argOf<Arg>();
 const conns: Conn[] = [];
 let background: (() => void) | undefined;
 
 if (arg.target === 'self') {
-  const target = await connect(arg.url, arg.token, { role: 'both', identity: { agent: 'bench-target' }, capabilities: { control: { accepts: [arg.type] } } });
+  const target = await connect(arg.url, arg.token, {
+    role: 'both',
+    identity: { agent: 'bench-target' },
+    capabilities: { control: { accepts: [arg.type] } },
+  });
   conns.push(target);
   const em = new SessionEmitter({ agent: 'bench-target', session: arg.session, host: 'bench-host' });
   target.ws.on('message', (data) => {
@@ -54,7 +70,10 @@ if (arg.background) {
   // A steady stream, 10 events a tick (about 9,000 a second, below what either relay sustains): the store always has writes to make while commands run.
   const pump = () => {
     if (!on) return;
-    for (let i = 0; i < 10; i += 1) bg.ws.send(JSON.stringify(em.emit({ type: 'progress.status', severity: 'notice', data: { phase: 'bg', percent: i } })));
+    for (let i = 0; i < 10; i += 1)
+      bg.ws.send(
+        JSON.stringify(em.emit({ type: 'progress.status', severity: 'notice', data: { phase: 'bg', percent: i } })),
+      );
     setTimeout(pump, 1);
   };
   pump();
@@ -68,7 +87,9 @@ for (let i = 0; i < arg.warmup + arg.n; i += 1) {
   // A real adapter queues what it accepts; an untimed eligible hook now and then delivers the
   // queue, so it never fills up (queue-full would be a different path).
   if (arg.drain && i > 0 && i % arg.drain.every === 0) await post(arg.drain.url, arg.drain.body);
-  const acked = consumer.waitFor((m) => (m.type === 'control.accepted' || m.type === 'control.rejected') && m.cause === cmd.id);
+  const acked = consumer.waitFor(
+    (m) => (m.type === 'control.accepted' || m.type === 'control.rejected') && m.cause === cmd.id,
+  );
   const refused = consumer.waitFor((m) => m.type === 'error' && m.cause === cmd.id);
   const t0 = performance.now();
   consumer.ws.send(JSON.stringify(cmd));

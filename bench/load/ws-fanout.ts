@@ -6,27 +6,41 @@ import { SessionEmitter } from '../../src/protocol/build.js';
 import { answer, argOf } from '../lib/proc.js';
 import { close, connect, subscribe } from './ws.js';
 
-interface Arg { url: string; token?: string; events: number; subscribers: number; window: number; session: string }
+interface Arg {
+  url: string;
+  token?: string;
+  events: number;
+  subscribers: number;
+  window: number;
+  session: string;
+}
 const arg = argOf<Arg>();
 const em = new SessionEmitter({ agent: 'bench', session: arg.session, host: 'bench-host' });
 // `notice`: relays may shed debug/info under backpressure (AEP-0003 §8.4); the bench counts all.
 const lines = Array.from({ length: arg.events }, (_, i) =>
-  JSON.stringify(em.emit({ type: 'progress.status', severity: 'notice', data: { phase: `step-${i}`, percent: i % 100 } })));
+  JSON.stringify(
+    em.emit({ type: 'progress.status', severity: 'notice', data: { phase: `step-${i}`, percent: i % 100 } }),
+  ),
+);
 
-const subs = await Promise.all(Array.from({ length: arg.subscribers }, () => connect(arg.url, arg.token, { role: 'consumer' })));
+const subs = await Promise.all(
+  Array.from({ length: arg.subscribers }, () => connect(arg.url, arg.token, { role: 'consumer' })),
+);
 await Promise.all(subs.map((c, i) => subscribe(c, `s${i}`, { session: arg.session })));
 const seen = subs.map(() => 0);
 let wake: (() => void) | undefined;
 const finished = new Promise<void>((resolve) => {
-  subs.forEach((c, i) => c.ws.on('message', () => {
-    seen[i]! += 1;
-    if (wake) {
-      const w = wake;
-      wake = undefined;
-      w();
-    }
-    if (seen.every((n) => n >= arg.events)) resolve();
-  }));
+  subs.forEach((c, i) =>
+    c.ws.on('message', () => {
+      seen[i]! += 1;
+      if (wake) {
+        const w = wake;
+        wake = undefined;
+        w();
+      }
+      if (seen.every((n) => n >= arg.events)) resolve();
+    }),
+  );
 });
 const stall = setTimeout(() => {
   process.stderr.write(`ws-fanout: ${seen.join('/')} of ${arg.events} after 60 s\n`);

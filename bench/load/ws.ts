@@ -15,7 +15,8 @@ export async function connect(url: string, token: string | undefined, hello: Rec
     ws.once('open', () => resolve());
     ws.once('error', reject);
   });
-  const waiters: { match: (m: Record<string, unknown>) => boolean; resolve: (m: Record<string, unknown>) => void }[] = [];
+  const waiters: { match: (m: Record<string, unknown>) => boolean; resolve: (m: Record<string, unknown>) => void }[] =
+    [];
   ws.on('message', (data) => {
     if (waiters.length === 0) return;
     const m = JSON.parse(data.toString()) as Record<string, unknown>;

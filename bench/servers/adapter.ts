@@ -14,19 +14,34 @@ import { acceptsFor, startAdapter } from '../../src/streams/run.js';
 import { answer, argOf, serveUntilStopped } from '../lib/proc.js';
 import { benchSurface } from '../lib/surface.js';
 
-interface Arg { surface: 'claude-code' | 'bench'; fsync?: boolean; relay?: { url: string; token: string } }
+interface Arg {
+  surface: 'claude-code' | 'bench';
+  fsync?: boolean;
+  relay?: { url: string; token: string };
+}
 const arg = argOf<Arg>();
-
 
 const surface = arg.surface === 'bench' ? benchSurface() : surfaceFor(arg.surface)!;
 let syncs = 0;
 const dir = mkdtempSync(join(tmpdir(), 'aep-bench-adapter-'));
 const relay = arg.relay
-  ? connectRelay({ url: arg.relay.url, token: arg.relay.token, agent: surface.token, accepts: acceptsFor(surface, true) })
+  ? connectRelay({
+      url: arg.relay.url,
+      token: arg.relay.token,
+      agent: surface.token,
+      accepts: acceptsFor(surface, true),
+    })
   : undefined;
 const adapter = await startAdapter({
-  surface, port: 0, secret: 'bench-secret-0123456789', logPath: join(dir, 'adapter.jsonl'), instruct: true, host: 'bench',
-  fsync: arg.fsync ?? true, onError: () => undefined, ...(relay ? { relay } : {}),
+  surface,
+  port: 0,
+  secret: 'bench-secret-0123456789',
+  logPath: join(dir, 'adapter.jsonl'),
+  instruct: true,
+  host: 'bench',
+  fsync: arg.fsync ?? true,
+  onError: () => undefined,
+  ...(relay ? { relay } : {}),
   // Counted, and otherwise what the log does by default.
   logSync: (fd, done) => {
     syncs += 1;
@@ -44,23 +59,37 @@ const control = createServer((req, res) => {
     if (url.pathname === '/inject') {
       const session = url.searchParams.get('session') ?? 'bench';
       const n = Number(url.searchParams.get('n') ?? 1);
-      for (let i = 0; i < n; i += 1) adapter.command(command(sender, session, { type: surface.steeringType, data: { text: TEXT }, capture: 'redacted' }));
+      for (let i = 0; i < n; i += 1)
+        adapter.command(
+          command(sender, session, { type: surface.steeringType, data: { text: TEXT }, capture: 'redacted' }),
+        );
       res.writeHead(200, { 'content-length': 2 }).end('{}');
     } else {
       const cpu = process.cpuUsage();
       // Logged steps: one `in` record each (one fsync each when every step synced alone). Counted
       // only when asked: reading the log would otherwise land in the CPU of the run it measures.
       const steps = url.searchParams.has('steps')
-        ? readFileSync(join(dir, 'adapter.jsonl'), 'utf8').split('\n').filter((l) => l.startsWith('{"k":"in"')).length
+        ? readFileSync(join(dir, 'adapter.jsonl'), 'utf8')
+            .split('\n')
+            .filter((l) => l.startsWith('{"k":"in"')).length
         : undefined;
-      const body = JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, syncs, ...(steps === undefined ? {} : { steps }) });
+      const body = JSON.stringify({
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        syncs,
+        ...(steps === undefined ? {} : { steps }),
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
     }
   });
 });
 await new Promise<void>((r) => control.listen(0, '127.0.0.1', r));
 const cport = (control.address() as AddressInfo).port;
-answer({ url: adapter.hookUrl, injectUrl: `http://127.0.0.1:${cport}/inject`, statsUrl: `http://127.0.0.1:${cport}/stats`, steeringType: surface.steeringType });
+answer({
+  url: adapter.hookUrl,
+  injectUrl: `http://127.0.0.1:${cport}/inject`,
+  statsUrl: `http://127.0.0.1:${cport}/stats`,
+  steeringType: surface.steeringType,
+});
 serveUntilStopped(async () => {
   await new Promise<void>((r) => control.close(() => r()));
   await adapter.close();

@@ -19,6 +19,10 @@ const server = createServer((req, res) => {
 });
 server.listen(0, '127.0.0.1', () => {
   const port = (server.address() as AddressInfo).port;
-  answer({ url: `http://127.0.0.1:${port}/hook/bench-secret-0123456789`, injectUrl: `http://127.0.0.1:${port}/inject`, statsUrl: `http://127.0.0.1:${port}/stats` });
+  answer({
+    url: `http://127.0.0.1:${port}/hook/bench-secret-0123456789`,
+    injectUrl: `http://127.0.0.1:${port}/inject`,
+    statsUrl: `http://127.0.0.1:${port}/stats`,
+  });
 });
 serveUntilStopped(() => new Promise<void>((r) => server.close(() => r())));

@@ -28,8 +28,16 @@ const freePort = (): Promise<number> =>
 /** Starts the reference relay on a free loopback port; `ws` resolves from this project's node_modules. */
 export async function startPeerRelay(dir: string, token: string): Promise<Child> {
   const port = await freePort();
-  const child = await start(process.execPath, [join(dir, 'server.cjs')], {
-    AEP_PORT: String(port), AEP_HOST: '127.0.0.1', AEP_TOKEN: token, NODE_PATH: join(projectDir, 'node_modules'),
-  }, (line) => (line.includes('listening') ? { socketUrl: `ws://127.0.0.1:${port}/socket` } : undefined));
+  const child = await start(
+    process.execPath,
+    [join(dir, 'server.cjs')],
+    {
+      AEP_PORT: String(port),
+      AEP_HOST: '127.0.0.1',
+      AEP_TOKEN: token,
+      NODE_PATH: join(projectDir, 'node_modules'),
+    },
+    (line) => (line.includes('listening') ? { socketUrl: `ws://127.0.0.1:${port}/socket` } : undefined),
+  );
   return child;
 }

@@ -6,9 +6,14 @@ import { answer, argOf, serveUntilStopped } from '../lib/proc.js';
 
 const arg = argOf<{ store: string; token?: string; bufferCap?: number; engine?: 'better-sqlite3' }>();
 const engine = arg.engine ? new URL('../lib/better-sqlite3.ts', import.meta.url).href : undefined;
-const store = engine ? await ThreadedStore.open({ path: arg.store, engine, ...(arg.bufferCap ? { bufferCap: arg.bufferCap } : {}) }) : undefined;
+const store = engine
+  ? await ThreadedStore.open({ path: arg.store, engine, ...(arg.bufferCap ? { bufferCap: arg.bufferCap } : {}) })
+  : undefined;
 const relay = await startRelay({
-  port: 0, storePath: arg.store, ...(store ? { store } : {}), ...(arg.token ? { token: arg.token } : {}),
+  port: 0,
+  storePath: arg.store,
+  ...(store ? { store } : {}),
+  ...(arg.token ? { token: arg.token } : {}),
   ...(arg.bufferCap ? { bufferCap: arg.bufferCap } : {}),
   // Load generators outrun their readers on purpose; the drop policy is tested elsewhere
   // (test/relay/backpressure.test.ts), so the bench counts every event.

@@ -6,9 +6,19 @@ import * as m from './hook-maps.js';
 import { claudeCodeInstaller } from './installers/claude-code.js';
 import { arr, obj, str as text } from './hook-input.js';
 import {
-  allowOrDeny, byFields, carriesAgentId, collapseEndReason, describeBy, hookSpecificOutputContext, OPERATOR_DENIED,
-  permissionRequestReply, toolDetail, toolPermissionHold,
-  type HeldSpec, type HookInput, type VendorTable,
+  allowOrDeny,
+  byFields,
+  carriesAgentId,
+  collapseEndReason,
+  describeBy,
+  hookSpecificOutputContext,
+  OPERATOR_DENIED,
+  permissionRequestReply,
+  toolDetail,
+  toolPermissionHold,
+  type HeldSpec,
+  type HookInput,
+  type VendorTable,
 } from './table.js';
 
 const TOKEN = 'claude-code';
@@ -28,7 +38,9 @@ function askUserQuestionForm(toolInput: Record<string, unknown>): HeldSpec {
       required: true,
       // Claude Code's dialog always offers an "Other" answer, so free text is allowed.
       other: true,
-      choices: arr(q.options).map(obj).map((o, j) => ({ id: String(j + 1), label: text(o.label) ?? String(j + 1) })),
+      choices: arr(q.options)
+        .map(obj)
+        .map((o, j) => ({ id: String(j + 1), label: text(o.label) ?? String(j + 1) })),
     };
     if (q.multiSelect === true) field.multi = true;
     return field;
@@ -63,19 +75,26 @@ const callOf = (input: HookInput): string | undefined => {
 };
 
 /** Maps answer values (choice ids, or free text where `other` allows it) back to Claude Code's answers. */
-function askUserQuestionAnswers(toolInput: Record<string, unknown>, values: Record<string, unknown>): Record<string, string> {
+function askUserQuestionAnswers(
+  toolInput: Record<string, unknown>,
+  values: Record<string, unknown>,
+): Record<string, string> {
   const answers: Record<string, string> = {};
-  arr(toolInput.questions).map(obj).forEach((q, i) => {
-    const labels = arr(q.options).map(obj).map((o) => text(o.label) ?? '');
-    const value = values[String(i + 1)];
-    const one = (v: unknown): string => {
-      const s = String(v);
-      const idx = /^[1-9][0-9]*$/.test(s) ? Number(s) - 1 : -1;
-      return idx >= 0 && idx < labels.length ? labels[idx]! : s;
-    };
-    if (value === undefined || value === null) return;
-    answers[text(q.question) ?? String(i + 1)] = Array.isArray(value) ? value.map(one).join(', ') : one(value);
-  });
+  arr(toolInput.questions)
+    .map(obj)
+    .forEach((q, i) => {
+      const labels = arr(q.options)
+        .map(obj)
+        .map((o) => text(o.label) ?? '');
+      const value = values[String(i + 1)];
+      const one = (v: unknown): string => {
+        const s = String(v);
+        const idx = /^[1-9][0-9]*$/.test(s) ? Number(s) - 1 : -1;
+        return idx >= 0 && idx < labels.length ? labels[idx]! : s;
+      };
+      if (value === undefined || value === null) return;
+      answers[text(q.question) ?? String(i + 1)] = Array.isArray(value) ? value.map(one).join(', ') : one(value);
+    });
   return answers;
 }
 
@@ -87,7 +106,10 @@ function decidePermission(hook: ClassifiedHook, d: HeldDecision): unknown {
       return permissionRequestReply({ behavior: 'deny', message: d.message ?? OPERATOR_DENIED });
     }
     const toolInput = obj(ctx.tool_input);
-    return permissionRequestReply({ behavior: 'allow', updatedInput: { ...toolInput, answers: askUserQuestionAnswers(toolInput, d.values) } });
+    return permissionRequestReply({
+      behavior: 'allow',
+      updatedInput: { ...toolInput, answers: askUserQuestionAnswers(toolInput, d.values) },
+    });
   }
   return allowOrDeny(hook, d);
 }
@@ -105,7 +127,10 @@ function elicitationHold(input: HookInput): HeldSpec {
     if (Array.isArray(p.enum)) {
       const names = arr(p.enumNames);
       return {
-        id: key, type: 'select', label, required: required.has(key),
+        id: key,
+        type: 'select',
+        label,
+        required: required.has(key),
         choices: p.enum.map((v, i) => ({ id: String(v), label: text(names[i]) ?? String(v) })),
       };
     }
@@ -128,7 +153,8 @@ function elicitationHold(input: HookInput): HeldSpec {
 }
 
 function decideElicitation(_hook: ClassifiedHook, d: HeldDecision): unknown {
-  const action = d.option === 'decline' || d.option === 'deny' ? 'decline' : d.option === 'cancel' ? 'cancel' : 'accept';
+  const action =
+    d.option === 'decline' || d.option === 'deny' ? 'decline' : d.option === 'cancel' ? 'cancel' : 'accept';
   const out: Record<string, unknown> = { hookEventName: 'Elicitation', action };
   if (action === 'accept') out.content = d.values ?? {};
   return { hookSpecificOutput: out };
@@ -161,15 +187,24 @@ export const claudeCode: VendorTable = {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
     // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop").
     SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §1.8' },
-    UserPromptSubmit: { role: 'context', bounds: 'opens', evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns` },
+    UserPromptSubmit: {
+      role: 'context',
+      bounds: 'opens',
+      evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns`,
+    },
     UserPromptExpansion: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
-    PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the next model request` },
+    PreToolUse: {
+      role: 'context',
+      evidence: `${E2E}#PreToolUse delivers a queued instruction to the next model request`,
+    },
     PostToolUse: {
-      role: 'context', evidence: `${E2E}#joined instructions over 10,000 characters arrive over two moments, none split`,
+      role: 'context',
+      evidence: `${E2E}#joined instructions over 10,000 characters arrive over two moments, none split`,
       ran: { evidence: `e2e/claude-code-tui#a permission answered Yes in the TUI ends the request via oob` },
     },
     PostToolUseFailure: {
-      role: 'context', evidence: `${E2E}#PostToolUseFailure delivers an instruction queued while the failing tool ran`,
+      role: 'context',
+      evidence: `${E2E}#PostToolUseFailure delivers an instruction queued while the failing tool ran`,
       ran: { evidence: 'the same call, run and failed, after a Yes in the dialog' },
     },
     PostToolBatch: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
@@ -177,12 +212,21 @@ export const claudeCode: VendorTable = {
       role: 'context',
       bounds: 'closes',
       // Context at Stop makes the model take another turn; the second Stop must stay neutral (§1.7).
-      unless: (input) => (input.stop_hook_active === false ? undefined : 'Stop with stop_hook_active set (vendor-clis-observed §1.7)'),
+      unless: (input) =>
+        input.stop_hook_active === false ? undefined : 'Stop with stop_hook_active set (vendor-clis-observed §1.7)',
       evidence: `${E2E}#Stop delivers while stop_hook_active is false and the model takes another turn`,
     },
     PostModelSwitch: { role: 'context', evidence: 'vendor-clis-observed §1.8' },
-    SubagentStart: { role: 'observe', reason: 'context goes to the subagent (D7)', evidence: 'vendor-clis-observed §1.8' },
-    SubagentStop: { role: 'observe', reason: 'context goes to the subagent (D7)', evidence: 'vendor-clis-observed §1.8' },
+    SubagentStart: {
+      role: 'observe',
+      reason: 'context goes to the subagent (D7)',
+      evidence: 'vendor-clis-observed §1.8',
+    },
+    SubagentStop: {
+      role: 'observe',
+      reason: 'context goes to the subagent (D7)',
+      evidence: 'vendor-clis-observed §1.8',
+    },
     Setup: { role: 'observe', reason: 'context accepted but dropped under -p', evidence: 'vendor-clis-observed §1.8' },
     Notification: { role: 'observe', reason: 'consumption never observed', evidence: 'vendor-clis-observed §1.8' },
     PermissionRequest: {
@@ -193,14 +237,21 @@ export const claudeCode: VendorTable = {
     },
     Elicitation: { role: 'held', hold: elicitationHold, decide: decideElicitation, evidence: 'vendor-surfaces §1.5' },
     // `reason` (clear, logout, prompt_input_exit, other, …) names no failure: normal (vendor-surfaces §1.2).
-    SessionEnd: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended` },
+    SessionEnd: {
+      role: 'end',
+      reason: (input) => collapseEndReason(input.reason),
+      evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended`,
+    },
   },
   replies: {
     // "print nothing or {}" is neutral for every event (vendor-clis-observed §1.7).
     neutral: {},
     context: hookSpecificOutputContext,
     // D27: `systemMessage` is shown to the user, not sent to the model (vendor-clis-observed §1.7).
-    userNotice: { field: 'systemMessage', evidence: `${E2E}#systemMessage is shown to the user and absent from the model request, while the instruction reaches the model` },
+    userNotice: {
+      field: 'systemMessage',
+      evidence: `${E2E}#systemMessage is shown to the user and absent from the model request, while the instruction reaches the model`,
+    },
   },
   // AEP-0002 Annex A, Claude Code table (vendor-surfaces §1.2).
   maps: {
@@ -210,7 +261,10 @@ export const claudeCode: VendorTable = {
     UserPromptSubmit: m.runStarted,
     // Only the first Stop of a turn ends the run: a second one follows context given at Stop,
     // and a run has at most one terminal (AEP-0002 §5).
-    Stop: (input) => (input.stop_hook_active === true ? m.vendorSession(`x.${TOKEN}.session.stop`, ['stop_hook_active'])(input) : m.runFinished(input)),
+    Stop: (input) =>
+      input.stop_hook_active === true
+        ? m.vendorSession(`x.${TOKEN}.session.stop`, ['stop_hook_active'])(input)
+        : m.runFinished(input),
     StopFailure: m.runFailed,
     PreToolUse: m.toolRequested,
     PostToolUse: m.toolCompleted,

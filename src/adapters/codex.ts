@@ -5,9 +5,18 @@ import { obj, str } from './hook-input.js';
 import { compact, namedToolCompleted, namedToolRequested } from './hook-maps.js';
 import { codexInstaller } from './installers/codex.js';
 import {
-  allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  allowOrDeny,
+  byFields,
+  carriesAgentId,
+  collapseEndReason,
+  hookSpecificOutputContext,
+  mechanicalFallback,
+  permissionHold,
   describeBy,
-  type HeldSpec, type HookInput, type MapRule, type VendorTable,
+  type HeldSpec,
+  type HookInput,
+  type MapRule,
+  type VendorTable,
 } from './table.js';
 
 const TOKEN = 'codex';
@@ -16,7 +25,10 @@ const RESUMED = `${E2E}#steered between runs: an instruction sent after codex ex
 
 /** Codex turn scope is the AEP run (fixture identity `run_from: turn_id`). */
 const withRun = (input: HookInput, spec: { type: string; data?: Record<string, unknown>; subject?: string }) => {
-  const out: { type: string; data: Record<string, unknown>; subject?: string; run?: string } = { type: spec.type, data: compact(spec.data ?? {}) };
+  const out: { type: string; data: Record<string, unknown>; subject?: string; run?: string } = {
+    type: spec.type,
+    data: compact(spec.data ?? {}),
+  };
   if (spec.subject !== undefined) out.subject = spec.subject;
   const run = str(input.turn_id);
   if (run !== undefined) out.run = run;
@@ -24,10 +36,12 @@ const withRun = (input: HookInput, spec: { type: string; data?: Record<string, u
 };
 
 const maps: Record<string, MapRule> = {
-  SessionStart: (input) => [{
-    type: 'session.started',
-    data: compact({ client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model) }),
-  }],
+  SessionStart: (input) => [
+    {
+      type: 'session.started',
+      data: compact({ client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model) }),
+    },
+  ],
   UserPromptSubmit: (input) => [withRun(input, { type: 'run.started', data: { trigger: 'user' } })],
   Stop: (input) => [withRun(input, { type: 'run.finished', data: {} })],
   PreToolUse: (input) => namedToolRequested(input).map((o) => withRun(input, o)),
@@ -35,8 +49,20 @@ const maps: Record<string, MapRule> = {
   PostToolUse: (input) => namedToolCompleted(input).map((o) => withRun(input, o)),
   // Held: the runtime raises attention.requested from the classification (D14).
   PermissionRequest: () => [],
-  SubagentStart: (input) => [withRun(input, { type: 'delegation.subagent.started', data: { agent_type: str(input.agent_type) }, subject: str(input.agent_id) })],
-  SubagentStop: (input) => [withRun(input, { type: 'delegation.subagent.stopped', data: { agent_type: str(input.agent_type) }, subject: str(input.agent_id) })],
+  SubagentStart: (input) => [
+    withRun(input, {
+      type: 'delegation.subagent.started',
+      data: { agent_type: str(input.agent_type) },
+      subject: str(input.agent_id),
+    }),
+  ],
+  SubagentStop: (input) => [
+    withRun(input, {
+      type: 'delegation.subagent.stopped',
+      data: { agent_type: str(input.agent_type) },
+      subject: str(input.agent_id),
+    }),
+  ],
   // Paired concept: emitted once, at PostCompact (fixture).
   PreCompact: () => [],
   PostCompact: (input) => [{ type: 'session.compacted', data: compact({ trigger: str(input.trigger) }) }],
@@ -50,7 +76,8 @@ function heldPermission(input: HookInput): HeldSpec {
   const toolInput = obj(input.tool_input);
   const command = str(toolInput.command);
   const description = str(toolInput.description);
-  const detail = command === undefined ? '' : ` \u2014 ${command}${description === undefined ? '' : ` (${description})`}`;
+  const detail =
+    command === undefined ? '' : ` \u2014 ${command}${description === undefined ? '' : ` (${description})`}`;
   return permissionHold(`Permission requested: ${tool}${detail}`, tool, { tool_name: tool });
 }
 
@@ -75,20 +102,50 @@ export const codex: VendorTable = {
     // `codex exec resume <id>` keeps the session id: the start moment reopens an ended session.
     SessionStart: { role: 'context', starts: true, evidence: RESUMED },
     UserPromptSubmit: { role: 'context', bounds: 'opens', evidence: RESUMED },
-    PreToolUse: { role: 'context', evidence: `${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result` },
-    PostToolUse: { role: 'context', evidence: `${E2E}#PostToolUse takes what PreToolUse could not fit, and neither instruction is split` },
-    SubagentStart: { role: 'observe', reason: 'context goes to the subagent (D7)', evidence: `${E2E}#a subagent's hooks never take the main session's queue` },
-    SubagentStop: { role: 'observe', reason: 'the reply cannot carry additionalContext', evidence: 'vendor-clis-observed §2.7' },
-    Stop: { role: 'observe', bounds: 'closes', reason: 'only decision:block continues the turn; context is not accepted', evidence: 'vendor-clis-observed §2.7' },
-    PreCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
-    PostCompact: { role: 'observe', reason: 'no hookSpecificOutput on this event', evidence: 'vendor-clis-observed §2.7' },
+    PreToolUse: {
+      role: 'context',
+      evidence: `${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result`,
+    },
+    PostToolUse: {
+      role: 'context',
+      evidence: `${E2E}#PostToolUse takes what PreToolUse could not fit, and neither instruction is split`,
+    },
+    SubagentStart: {
+      role: 'observe',
+      reason: 'context goes to the subagent (D7)',
+      evidence: `${E2E}#a subagent's hooks never take the main session's queue`,
+    },
+    SubagentStop: {
+      role: 'observe',
+      reason: 'the reply cannot carry additionalContext',
+      evidence: 'vendor-clis-observed §2.7',
+    },
+    Stop: {
+      role: 'observe',
+      bounds: 'closes',
+      reason: 'only decision:block continues the turn; context is not accepted',
+      evidence: 'vendor-clis-observed §2.7',
+    },
+    PreCompact: {
+      role: 'observe',
+      reason: 'no hookSpecificOutput on this event',
+      evidence: 'vendor-clis-observed §2.7',
+    },
+    PostCompact: {
+      role: 'observe',
+      reason: 'no hookSpecificOutput on this event',
+      evidence: 'vendor-clis-observed §2.7',
+    },
     // Codex's output schema is `decision { behavior, message? }` only; it fails closed on `interrupt`,
     // `updatedInput` or `updatedPermissions`, so none is ever sent (vendor-surfaces §2.4).
     PermissionRequest: { role: 'held', hold: heldPermission, decide: allowOrDeny, evidence: 'vendor-surfaces §2.4' },
     // Fires at the end of every `codex exec`, each resume included, with `reason: "other"` (normal).
     // D25: the queue outlives one `exec` for 30 minutes, the way orchestration scripts drive Codex.
     SessionEnd: {
-      role: 'end', since: '0.171.0', reason: (input) => collapseEndReason(input.reason), resumeWindowMs: 30 * 60_000,
+      role: 'end',
+      since: '0.171.0',
+      reason: (input) => collapseEndReason(input.reason),
+      resumeWindowMs: 30 * 60_000,
       evidence: `${E2E}#an instruction still queued at SessionEnd waits out the resume window, then drops before any later start`,
     },
   },
@@ -99,7 +156,10 @@ export const codex: VendorTable = {
     context: hookSpecificOutputContext,
     // D27: a common output field of every Codex hook schema (vendor-clis-observed §2.7). Observed:
     // `codex exec` 0.171.0 prints only the hook's status, not the message; the TUI was not exercised.
-    userNotice: { field: 'systemMessage', evidence: `${E2E}#systemMessage passes Codex's output schema and never reaches the model, while the instruction does` },
+    userNotice: {
+      field: 'systemMessage',
+      evidence: `${E2E}#systemMessage passes Codex's output schema and never reaches the model, while the instruction does`,
+    },
   },
   maps,
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.

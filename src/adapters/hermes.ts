@@ -7,7 +7,15 @@ import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../streams/s
 import { int, obj, str } from './hook-input.js';
 import { compact, digest } from './hook-maps.js';
 import { hermesInstaller } from './installers/hermes.js';
-import { collapseEndReason, toolDetail, toolPermissionHold, type HeldSpec, type HookInput, type MapRule, type VendorTable } from './table.js';
+import {
+  collapseEndReason,
+  toolDetail,
+  toolPermissionHold,
+  type HeldSpec,
+  type HookInput,
+  type MapRule,
+  type VendorTable,
+} from './table.js';
 
 const TOKEN = 'hermes';
 const DR = 'vendor-surfaces §5.3';
@@ -34,7 +42,12 @@ function decidePreTool(_hook: ClassifiedHook, d: HeldDecision): unknown {
 
 // ---- AEP-0002 Annex A, Hermes table (vendor-surfaces §5.2) ----------------------------------
 
-const spec = (input: HookInput, type: string, data: Record<string, unknown>, extra: Partial<ObservationSpec> = {}): ObservationSpec => {
+const spec = (
+  input: HookInput,
+  type: string,
+  data: Record<string, unknown>,
+  extra: Partial<ObservationSpec> = {},
+): ObservationSpec => {
   const out: ObservationSpec = { type, data: compact(data) };
   const run = str(extraOf(input).turn_id);
   if (run !== undefined) out.run = run;
@@ -42,7 +55,8 @@ const spec = (input: HookInput, type: string, data: Record<string, unknown>, ext
   return out;
 };
 
-const toolOf = (input: HookInput) => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(extraOf(input).tool_call_id) });
+const toolOf = (input: HookInput) =>
+  compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(extraOf(input).tool_call_id) });
 
 /** At most four choices are offered; blanks are dropped, object choices give their description. */
 const CLARIFY_MAX_CHOICES = 4;
@@ -51,7 +65,10 @@ function clarifyChoices(raw: unknown): string[] {
   if (!Array.isArray(raw)) return [];
   const labels: string[] = [];
   for (const c of raw) {
-    const label = typeof c === 'string' ? c.trim() : (str(obj(c).label) ?? str(obj(c).description) ?? str(obj(c).text) ?? '').trim();
+    const label =
+      typeof c === 'string'
+        ? c.trim()
+        : (str(obj(c).label) ?? str(obj(c).description) ?? str(obj(c).text) ?? '').trim();
     if (label !== '') labels.push(label);
   }
   return labels.slice(0, CLARIFY_MAX_CHOICES);
@@ -63,12 +80,28 @@ function clarifyCard(input: HookInput): ObservationSpec[] {
   const question = str(toolInput.question);
   if (question === undefined) return [];
   const choices = clarifyChoices(toolInput.choices);
-  const field = choices.length > 0
-    ? { id: '1', type: 'select', label: question, required: true, other: true, choices: choices.map((label, i) => ({ id: String(i + 1), label })) }
-    : { id: '1', type: 'string', label: question, required: true };
-  return [spec(input, 'attention.requested', { kind: 'form', prompt: `${TOKEN} asks a question`, fields: [field], respond_via: ['oob'] }, {
-    subject: str(extraOf(input).tool_call_id), capture: 'redacted',
-  })];
+  const field =
+    choices.length > 0
+      ? {
+          id: '1',
+          type: 'select',
+          label: question,
+          required: true,
+          other: true,
+          choices: choices.map((label, i) => ({ id: String(i + 1), label })),
+        }
+      : { id: '1', type: 'string', label: question, required: true };
+  return [
+    spec(
+      input,
+      'attention.requested',
+      { kind: 'form', prompt: `${TOKEN} asks a question`, fields: [field], respond_via: ['oob'] },
+      {
+        subject: str(extraOf(input).tool_call_id),
+        capture: 'redacted',
+      },
+    ),
+  ];
 }
 
 const TIMEOUT_SENTINEL = /did not (provide a response|respond) within/i;
@@ -92,9 +125,17 @@ function clarifyOutcome(input: HookInput): ObservationSpec[] {
   const offered = Array.isArray(result.choices_offered) ? result.choices_offered.map((c) => String(c).trim()) : [];
   const picked = offered.indexOf(response);
   const value = picked >= 0 ? String(picked + 1) : response;
-  return [spec(input, 'attention.answered', { answer: { values: { '1': value } }, via: 'oob' }, {
-    subject, capture: picked >= 0 ? undefined : 'redacted',
-  })];
+  return [
+    spec(
+      input,
+      'attention.answered',
+      { answer: { values: { '1': value } }, via: 'oob' },
+      {
+        subject,
+        capture: picked >= 0 ? undefined : 'redacted',
+      },
+    ),
+  ];
 }
 
 function postToolCall(input: HookInput): ObservationSpec[] {
@@ -103,11 +144,22 @@ function postToolCall(input: HookInput): ObservationSpec[] {
   const duration = int(extra.duration_ms);
   const subject = str(input.tool_name);
   let first: ObservationSpec;
-  if (extra.status === 'blocked') first = spec(input, 'tool.denied', { tool, duration_ms: duration, by: 'policy' }, { subject });
+  if (extra.status === 'blocked')
+    first = spec(input, 'tool.denied', { tool, duration_ms: duration, by: 'policy' }, { subject });
   else if (extra.status === 'error') {
-    first = spec(input, 'tool.failed', { tool, duration_ms: duration, error: { type: str(extra.error_type) ?? 'error' } }, { subject, severity: 'warning' });
+    first = spec(
+      input,
+      'tool.failed',
+      { tool, duration_ms: duration, error: { type: str(extra.error_type) ?? 'error' } },
+      { subject, severity: 'warning' },
+    );
   } else {
-    first = spec(input, 'tool.completed', { tool, duration_ms: duration, result_digest: extra.result === undefined ? undefined : digest(extra.result) }, { subject });
+    first = spec(
+      input,
+      'tool.completed',
+      { tool, duration_ms: duration, result_digest: extra.result === undefined ? undefined : digest(extra.result) },
+      { subject },
+    );
   }
   return input.tool_name === 'clarify' ? [first, ...clarifyOutcome(input)] : [first];
 }
@@ -123,10 +175,20 @@ const maps: Record<string, MapRule> = {
   on_session_start: (input) => [spec(input, 'session.started', { client: { name: TOKEN } })],
   pre_llm_call: (input) => {
     const message = extraOf(input).user_message;
-    return [spec(input, 'run.started', { trigger: 'user', message_digest: message === undefined ? undefined : digest(message) })];
+    return [
+      spec(input, 'run.started', {
+        trigger: 'user',
+        message_digest: message === undefined ? undefined : digest(message),
+      }),
+    ];
   },
   pre_tool_call: (input) => [
-    spec(input, 'tool.requested', { tool: toolOf(input), args_digest: input.tool_input == null ? undefined : digest(input.tool_input) }, { subject: str(input.tool_name) }),
+    spec(
+      input,
+      'tool.requested',
+      { tool: toolOf(input), args_digest: input.tool_input == null ? undefined : digest(input.tool_input) },
+      { subject: str(input.tool_name) },
+    ),
     ...(input.tool_name === 'clarify' ? clarifyCard(input) : []),
   ],
   post_tool_call: postToolCall,
@@ -134,50 +196,90 @@ const maps: Record<string, MapRule> = {
   pre_approval_request: (input) => {
     const extra = extraOf(input);
     const command = str(extra.command);
-    return [spec(input, 'attention.requested', {
-      kind: 'permission',
-      prompt: command === undefined ? `${TOKEN} requests approval` : `Approval requested: ${command}`,
-      options: APPROVAL_OPTIONS,
-      respond_via: ['oob'],
-    }, { subject: str(extra.pattern_key), capture: 'redacted' })];
+    return [
+      spec(
+        input,
+        'attention.requested',
+        {
+          kind: 'permission',
+          prompt: command === undefined ? `${TOKEN} requests approval` : `Approval requested: ${command}`,
+          options: APPROVAL_OPTIONS,
+          respond_via: ['oob'],
+        },
+        { subject: str(extra.pattern_key), capture: 'redacted' },
+      ),
+    ];
   },
   post_approval_response: (input) => {
     const extra = extraOf(input);
     const subject = str(extra.pattern_key);
     if (extra.choice === 'timeout') return [spec(input, 'attention.timeout', {}, { subject })];
-    return [spec(input, 'attention.answered', { answer: { option: str(extra.choice) ?? 'deny' }, via: 'oob' }, { subject })];
+    return [
+      spec(input, 'attention.answered', { answer: { option: str(extra.choice) ?? 'deny' }, via: 'oob' }, { subject }),
+    ];
   },
   // Fires per turn: it closes the run, never the session (vendor-surfaces §5.2).
-  on_session_end: (input) => (extraOf(input).interrupted === true
-    ? [spec(input, 'run.cancelled', { by: 'user' })]
-    : [spec(input, 'run.finished', {})]),
+  on_session_end: (input) =>
+    extraOf(input).interrupted === true
+      ? [spec(input, 'run.cancelled', { by: 'user' })]
+      : [spec(input, 'run.finished', {})],
   subagent_start: (input) => {
     const extra = extraOf(input);
     const child = str(extra.child_session_id);
-    return [spec(input, 'delegation.subagent.started', { child: compact({ session: child }), role: str(extra.child_role) }, { subject: child })];
+    return [
+      spec(
+        input,
+        'delegation.subagent.started',
+        { child: compact({ session: child }), role: str(extra.child_role) },
+        { subject: child },
+      ),
+    ];
   },
   subagent_stop: (input) => {
     const extra = extraOf(input);
     const child = str(extra.child_session_id);
-    return [spec(input, 'delegation.subagent.stopped', {
-      child: compact({ session: child }), status: str(extra.child_status), duration_ms: int(extra.duration_ms),
-    }, { subject: child })];
+    return [
+      spec(
+        input,
+        'delegation.subagent.stopped',
+        {
+          child: compact({ session: child }),
+          status: str(extra.child_status),
+          duration_ms: int(extra.duration_ms),
+        },
+        { subject: child },
+      ),
+    ];
   },
   api_request_error: (input) => {
     const extra = extraOf(input);
-    return [spec(input, `x.${TOKEN}.api.error`, {
-      status_code: int(extra.status_code), retry_count: int(extra.retry_count), reason: str(extra.reason),
-    }, { severity: 'error' })];
+    return [
+      spec(
+        input,
+        `x.${TOKEN}.api.error`,
+        {
+          status_code: int(extra.status_code),
+          retry_count: int(extra.retry_count),
+          reason: str(extra.reason),
+        },
+        { severity: 'error' },
+      ),
+    ];
   },
   // The end moment (D10): the runtime emits session.ended itself, after the drops.
   on_session_finalize: () => [],
   // Fires after the id rotates, carrying the successor's id: not an end (vendor-surfaces §5.2).
-  on_session_reset: (input) => [{ type: `x.${TOKEN}.session.reset`, data: compact({ reason: str(extraOf(input).reason) }) }],
+  on_session_reset: (input) => [
+    { type: `x.${TOKEN}.session.reset`, data: compact({ reason: str(extraOf(input).reason) }) },
+  ],
 };
 
 /** Hermes's own fallback rule: `x.hermes.<name with underscores as dots>` (fixture: pre_verify → x.hermes.pre.verify). */
 function hermesFallback(input: HookInput): ObservationSpec[] {
-  const name = (str(input.hook_event_name) ?? 'unknown').toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
+  const name = (str(input.hook_event_name) ?? 'unknown')
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   const parts = name.split('_').filter((p) => p !== '');
   const type = parts.length >= 2 ? `x.${TOKEN}.${parts.join('.')}` : `x.${TOKEN}.session.${parts[0] ?? 'unknown'}`;
   return [spec(input, type, {})];
@@ -203,17 +305,33 @@ export const hermes: VendorTable = {
   control: { env: 'AEP_HERMES_CONTROL', toolsEnv: 'AEP_HERMES_GATE_TOOLS' },
   moments: {
     // Observed only, but the start moment: a resumed session keeps its id and reopens.
-    on_session_start: { role: 'observe', starts: true, reason: 'Hermes reads context only from the pre_llm_call reply', evidence: DR },
+    on_session_start: {
+      role: 'observe',
+      starts: true,
+      reason: 'Hermes reads context only from the pre_llm_call reply',
+      evidence: DR,
+    },
     pre_llm_call: { role: 'context', evidence: DR },
     pre_tool_call: {
-      role: 'gated', tool: toolName, hold: preToolHold, decide: decidePreTool,
+      role: 'gated',
+      tool: toolName,
+      hold: preToolHold,
+      decide: decidePreTool,
       open: { role: 'observe', reason: 'context returned here is read by nothing', evidence: DR },
       evidence: 'vendor-surfaces §5.4',
     },
-    on_session_end: { role: 'observe', reason: 'fires per turn; the queue survives turn boundaries', evidence: 'vendor-surfaces §5.5' },
+    on_session_end: {
+      role: 'observe',
+      reason: 'fires per turn; the queue survives turn boundaries',
+      evidence: 'vendor-surfaces §5.5',
+    },
     on_session_reset: { role: 'observe', reason: 'carries the successor session id', evidence: 'vendor-surfaces §5.5' },
     // `reason` (shutdown, new_session, …) collapses to the AEP enum (fixture: shutdown → normal).
-    on_session_finalize: { role: 'end', reason: (input) => collapseEndReason(extraOf(input).reason), evidence: 'vendor-surfaces §5.5' },
+    on_session_finalize: {
+      role: 'end',
+      reason: (input) => collapseEndReason(extraOf(input).reason),
+      evidence: 'vendor-surfaces §5.5',
+    },
   },
   replies: {
     // The shim's default posture answers {} to every hook: no block, no context (vendor-surfaces §5.1).

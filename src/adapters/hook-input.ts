@@ -5,7 +5,8 @@
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** A non-negative integer (a count or a duration), else undefined. */
-export const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+export const int = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
 
 /** A JSON object, else `{}`. */
 export const obj = (v: unknown): Record<string, unknown> =>

@@ -34,13 +34,19 @@ export function compact(data: Record<string, unknown>): EventData {
 export const runOf = (input: HookInput, field = 'prompt_id'): string | undefined => str(input[field]);
 
 /** AEP `tool` of a Claude-style tool hook: its name and the vendor's call id. */
-export const toolOf = (input: HookInput): EventData => compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
+export const toolOf = (input: HookInput): EventData =>
+  compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(input.tool_use_id) });
 
 /** One observation with no run, and a subject when there is one. */
 export const observation = (type: string, data: Record<string, unknown>, subject?: string): ObservationSpec =>
   subject === undefined ? { type, data: compact(data) } : { type, data: compact(data), subject };
 
-const obs = (type: string, input: HookInput, data: Record<string, unknown>, extra: Partial<ObservationSpec> = {}): ObservationSpec => {
+const obs = (
+  type: string,
+  input: HookInput,
+  data: Record<string, unknown>,
+  extra: Partial<ObservationSpec> = {},
+): ObservationSpec => {
   const spec: ObservationSpec = { type, data: compact(data) };
   const run = runOf(input);
   if (run !== undefined) spec.run = run;
@@ -51,27 +57,56 @@ const obs = (type: string, input: HookInput, data: Record<string, unknown>, extr
 /** Deliberately no observation (Annex A "not captured", or raised by the runtime itself). */
 export const none: MapRule = () => [];
 
-export const sessionStarted = (clientName: string): MapRule => (input) => [
-  { type: 'session.started', data: compact({ client: { name: clientName }, 'gen_ai.request.model': str(input.model) }) },
-];
+export const sessionStarted =
+  (clientName: string): MapRule =>
+  (input) => [
+    {
+      type: 'session.started',
+      data: compact({ client: { name: clientName }, 'gen_ai.request.model': str(input.model) }),
+    },
+  ];
 
 export const runStarted: MapRule = (input) => [obs('run.started', input, { trigger: 'user' })];
 export const runFinished: MapRule = (input) => [obs('run.finished', input, {})];
-export const runFailed: MapRule = (input) => [obs('run.failed', input, { reason: 'error', error: compact({ type: str(input.error) }) }, { severity: 'error' })];
+export const runFailed: MapRule = (input) => [
+  obs('run.failed', input, { reason: 'error', error: compact({ type: str(input.error) }) }, { severity: 'error' }),
+];
 
-const argsDigest = (input: HookInput): string | undefined => (input.tool_input === undefined ? undefined : digest(input.tool_input));
-const resultDigest = (input: HookInput): string | undefined => (input.tool_response === undefined ? undefined : digest(input.tool_response));
+const argsDigest = (input: HookInput): string | undefined =>
+  input.tool_input === undefined ? undefined : digest(input.tool_input);
+const resultDigest = (input: HookInput): string | undefined =>
+  input.tool_response === undefined ? undefined : digest(input.tool_response);
 
-export const toolRequested: MapRule = (input) => [obs('tool.requested', input, { tool: toolOf(input), args_digest: argsDigest(input) })];
+export const toolRequested: MapRule = (input) => [
+  obs('tool.requested', input, { tool: toolOf(input), args_digest: argsDigest(input) }),
+];
 export const toolCompleted: MapRule = (input) => [
-  obs('tool.completed', input, { tool: toolOf(input), status: 'success', duration_ms: int(input.duration_ms), result_digest: resultDigest(input) }),
+  obs('tool.completed', input, {
+    tool: toolOf(input),
+    status: 'success',
+    duration_ms: int(input.duration_ms),
+    result_digest: resultDigest(input),
+  }),
 ];
 
 /** tool.requested and tool.completed with the tool name as subject and no run (Codex, Qwen Code, VS Code). */
-export const namedToolRequested: MapRule = (input) => [observation('tool.requested', { tool: toolOf(input), args_digest: argsDigest(input) }, str(input.tool_name))];
-export const namedToolCompleted: MapRule = (input) => [observation('tool.completed', { tool: toolOf(input), result_digest: resultDigest(input) }, str(input.tool_name))];
+export const namedToolRequested: MapRule = (input) => [
+  observation('tool.requested', { tool: toolOf(input), args_digest: argsDigest(input) }, str(input.tool_name)),
+];
+export const namedToolCompleted: MapRule = (input) => [
+  observation('tool.completed', { tool: toolOf(input), result_digest: resultDigest(input) }, str(input.tool_name)),
+];
 export const toolFailed: MapRule = (input) => [
-  obs('tool.failed', input, { tool: toolOf(input), error: { type: input.is_interrupt === true ? 'interrupt' : 'error' }, duration_ms: int(input.duration_ms) }, { severity: 'warning' }),
+  obs(
+    'tool.failed',
+    input,
+    {
+      tool: toolOf(input),
+      error: { type: input.is_interrupt === true ? 'interrupt' : 'error' },
+      duration_ms: int(input.duration_ms),
+    },
+    { severity: 'warning' },
+  ),
 ];
 export const toolDenied: MapRule = (input) => [obs('tool.denied', input, { tool: toolOf(input), by: 'policy' })];
 
@@ -79,18 +114,37 @@ export const subagentStarted: MapRule = (input) => [
   obs('delegation.subagent.started', input, { agent_type: str(input.agent_type) }, { subject: str(input.agent_id) }),
 ];
 export const subagentStopped: MapRule = (input) => [
-  obs('delegation.subagent.stopped', input, { agent_type: str(input.agent_type), status: 'completed' }, { subject: str(input.agent_id) }),
+  obs(
+    'delegation.subagent.stopped',
+    input,
+    { agent_type: str(input.agent_type), status: 'completed' },
+    { subject: str(input.agent_id) },
+  ),
 ];
 
-export const sessionCompacted: MapRule = (input) => [{ type: 'session.compacted', data: compact({ trigger: str(input.trigger) }) }];
+export const sessionCompacted: MapRule = (input) => [
+  { type: 'session.compacted', data: compact({ trigger: str(input.trigger) }) },
+];
 
-export const taskPlanned: MapRule = (input) => [obs('progress.task.planned', input, { task: compact({ id: str(input.task_id) }) })];
-export const taskCompleted: MapRule = (input) => [obs('progress.task.completed', input, { task: compact({ id: str(input.task_id) }), status: 'completed' })];
-export const progressStatus: MapRule = (input) => [obs('progress.status', input, { phase: str(input.notification_type) })];
+export const taskPlanned: MapRule = (input) => [
+  obs('progress.task.planned', input, { task: compact({ id: str(input.task_id) }) }),
+];
+export const taskCompleted: MapRule = (input) => [
+  obs('progress.task.completed', input, { task: compact({ id: str(input.task_id) }), status: 'completed' }),
+];
+export const progressStatus: MapRule = (input) => [
+  obs('progress.status', input, { phase: str(input.notification_type) }),
+];
 
 /** A vendor-scoped observation carrying only the hook name and a few structural fields. */
-export const vendorSession = (type: string, fields: string[] = []): MapRule => (input) => {
-  const data: Record<string, unknown> = { hook: str(input.hook_event_name) };
-  for (const f of fields) data[f] = typeof input[f] === 'string' || typeof input[f] === 'boolean' || typeof input[f] === 'number' ? input[f] : undefined;
-  return [{ type, data: compact(data) }];
-};
+export const vendorSession =
+  (type: string, fields: string[] = []): MapRule =>
+  (input) => {
+    const data: Record<string, unknown> = { hook: str(input.hook_event_name) };
+    for (const f of fields)
+      data[f] =
+        typeof input[f] === 'string' || typeof input[f] === 'boolean' || typeof input[f] === 'number'
+          ? input[f]
+          : undefined;
+    return [{ type, data: compact(data) }];
+  };

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { SteeringError } from '../protocol/errors.js';
 
 /** `AEP_STATE_DIR`, else `~/.aep-steering` (the `HOME` of `env` when it names one). */
-export const stateDir = (env: NodeJS.ProcessEnv = process.env): string => env.AEP_STATE_DIR || join(env.HOME || homedir(), '.aep-steering');
+export const stateDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.AEP_STATE_DIR || join(env.HOME || homedir(), '.aep-steering');
 
 export const secretPath = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'secret');
 
@@ -33,7 +34,9 @@ export function readSecret(env: NodeJS.ProcessEnv = process.env): string | undef
   try {
     return checkSecret(secret);
   } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `the secret in ${path} is malformed; remove it to generate a new one`, { cause });
+    throw new SteeringError('CONFIG_INVALID', `the secret in ${path} is malformed; remove it to generate a new one`, {
+      cause,
+    });
   }
 }
 
@@ -57,7 +60,10 @@ export function writePrivateFile(path: string, text: string): string {
  * The per-install secret (D15): `given` when passed (and then stored, so the daemon uses it too),
  * else the stored one, else a new random one that is stored. Generated once, shared after.
  */
-export function ensureSecret(given?: string, env: NodeJS.ProcessEnv = process.env): { secret: string; created: boolean } {
+export function ensureSecret(
+  given?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { secret: string; created: boolean } {
   if (given !== undefined) {
     checkSecret(given);
     const stored = readSecret(env);
@@ -78,7 +84,8 @@ export const hookUrl = (port: number, secret: string): string => `http://127.0.0
 export const shimPath = (): string => join(dirname(fileURLToPath(import.meta.url)), 'shim', 'aep-steer-hook.sh');
 
 /** Quotes one word for a POSIX shell command line. */
-export const shellQuote = (s: string): string => (/^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+export const shellQuote = (s: string): string =>
+  /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * Where a command hook posts (D21): the hook URL up to its secret, and the file in the state
@@ -94,8 +101,10 @@ export interface ShimTarget {
  * The shim target of an install. The secret itself is stored by whoever chose it
  * (`ensureSecret`: `aep-steer install`, the adapter), in the state directory of `env`.
  */
-export const shimTarget = (opts: { port: number; env?: NodeJS.ProcessEnv }): ShimTarget =>
-  ({ base: `http://127.0.0.1:${opts.port}/hook/`, secretFile: secretPath(opts.env ?? process.env) });
+export const shimTarget = (opts: { port: number; env?: NodeJS.ProcessEnv }): ShimTarget => ({
+  base: `http://127.0.0.1:${opts.port}/hook/`,
+  secretFile: secretPath(opts.env ?? process.env),
+});
 
 /** The command line that runs the shim for one vendor. */
 export function shimCommand(target: ShimTarget, neutral: unknown, totalSeconds: number): string {
@@ -126,7 +135,9 @@ export function readJsonObject(path: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `${path} is not valid JSON; fix it first, nothing was changed`, { cause });
+    throw new SteeringError('CONFIG_INVALID', `${path} is not valid JSON; fix it first, nothing was changed`, {
+      cause,
+    });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new SteeringError('CONFIG_INVALID', `${path} does not hold a JSON object; nothing was changed`);
@@ -147,11 +158,18 @@ export function writeTextFile(path: string, text: string): void {
 }
 
 /** Writes JSON atomically (temp file + rename). */
-export const writeJsonObject = (path: string, value: Record<string, unknown>): void => writeTextFile(path, `${JSON.stringify(value, null, 2)}\n`);
+export const writeJsonObject = (path: string, value: Record<string, unknown>): void =>
+  writeTextFile(path, `${JSON.stringify(value, null, 2)}\n`);
 
 /** Where a JSON settings install goes: `--project DIR` → DIR/<projectDir>/<name>; otherwise `<userDir>/<name>`. */
-export function settingsFile(opts: { project?: string; user?: boolean }, projectDir: string, name: string, userDir: string): string {
-  if (opts.project !== undefined && opts.user === true) throw new SteeringError('CONFIG_INVALID', 'choose --project DIR or --user, not both');
+export function settingsFile(
+  opts: { project?: string; user?: boolean },
+  projectDir: string,
+  name: string,
+  userDir: string,
+): string {
+  if (opts.project !== undefined && opts.user === true)
+    throw new SteeringError('CONFIG_INVALID', 'choose --project DIR or --user, not both');
   if (opts.project !== undefined) return join(resolve(opts.project), projectDir, name);
   return join(userDir, name);
 }
@@ -167,13 +185,19 @@ export const isAdapterHttpHook = (hook: unknown): boolean =>
 
 /** A command hook running the shipped shim. */
 export const isShimHook = (hook: unknown): boolean =>
-  isRecord(hook) && hook.type === 'command' && typeof hook.command === 'string' && hook.command.includes('aep-steer-hook.sh');
+  isRecord(hook) &&
+  hook.type === 'command' &&
+  typeof hook.command === 'string' &&
+  hook.command.includes('aep-steer-hook.sh');
 
 /** One event's hook group as it goes into the settings file. */
 export type HookGroup = { matcher?: string; hooks: Hook[] };
 
 /** Removes our hooks from one event's groups; drops groups that held only ours, keeps everything else. */
-export function withoutOurHooks(groups: unknown, isOurs: (hook: unknown) => boolean): { kept: unknown[]; removed: number } {
+export function withoutOurHooks(
+  groups: unknown,
+  isOurs: (hook: unknown) => boolean,
+): { kept: unknown[]; removed: number } {
   if (!Array.isArray(groups)) return { kept: [], removed: 0 };
   let removed = 0;
   const kept: unknown[] = [];
@@ -204,7 +228,9 @@ function hooksOf(settings: Record<string, unknown>, file: string): Record<string
  * had none of ours before.
  */
 export function installJsonHooks(
-  file: string, groups: Iterable<readonly [string, HookGroup]>, isOurs: (hook: unknown) => boolean,
+  file: string,
+  groups: Iterable<readonly [string, HookGroup]>,
+  isOurs: (hook: unknown) => boolean,
 ): { changed: boolean; added: string[] } {
   const settings = readJsonObject(file);
   const before = JSON.stringify(settings);

@@ -12,10 +12,20 @@ import { snakeCase } from './table.js';
 export const TOKEN = 'openhands';
 
 /** The server's ConversationExecutionStatus enum (openhands-agent-server §2.3), unchanged v1.36.1 → HEAD. */
-export const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck', 'deleting'] as const;
+export const STATUSES = [
+  'idle',
+  'running',
+  'paused',
+  'waiting_for_confirmation',
+  'finished',
+  'error',
+  'stuck',
+  'deleting',
+] as const;
 export type Status = (typeof STATUSES)[number];
 
-export const isStatus = (v: unknown): v is Status => typeof v === 'string' && (STATUSES as readonly string[]).includes(v);
+export const isStatus = (v: unknown): v is Status =>
+  typeof v === 'string' && (STATUSES as readonly string[]).includes(v);
 
 /** The prompt of the read-only attention request: structural, no vendor text (AEP-0003 §9.2). */
 export const CONFIRMATION_PROMPT = 'Awaiting confirmation for a pending action';
@@ -53,7 +63,10 @@ export interface OpenHandsFrame {
   history?: true;
 }
 
-export interface Moment { type: string; data: EventData }
+export interface Moment {
+  type: string;
+  data: EventData;
+}
 
 /**
  * The status plane's AEP moments for one transition (fixture `status_transitions`): runs open on
@@ -66,7 +79,10 @@ export function statusMoments(prev: Status | null, next: Status): Moment[] {
   const out: Moment[] = [];
   const open = prev === 'running' || prev === 'paused' || prev === 'waiting_for_confirmation';
   if (prev === 'waiting_for_confirmation') {
-    out.push({ type: 'attention.resolved', data: { resolution: next === 'paused' || next === 'deleting' ? 'dismissed' : 'answered' } });
+    out.push({
+      type: 'attention.resolved',
+      data: { resolution: next === 'paused' || next === 'deleting' ? 'dismissed' : 'answered' },
+    });
   }
   switch (next) {
     case 'running':
@@ -121,11 +137,16 @@ export function kindType(kind: string): string {
 }
 
 /** Vendor time (naive, server-local) and the vendor id (the dedupe key) ride at metadata. */
-const base = (e: Record<string, unknown>): EventData => compact({ vendor_ts: str(e.timestamp), vendor_event_id: str(e.id) });
+const base = (e: Record<string, unknown>): EventData =>
+  compact({ vendor_ts: str(e.timestamp), vendor_event_id: str(e.id) });
 
-const toolOf = (e: Record<string, unknown>): EventData => compact({ name: str(e.tool_name) ?? 'unknown', call_id: str(e.tool_call_id) });
+const toolOf = (e: Record<string, unknown>): EventData =>
+  compact({ name: str(e.tool_name) ?? 'unknown', call_id: str(e.tool_call_id) });
 
-const textOf = (content: unknown): string => arr(content).map((p) => str(obj(p).text) ?? '').join('');
+const textOf = (content: unknown): string =>
+  arr(content)
+    .map((p) => str(obj(p).text) ?? '')
+    .join('');
 
 /**
  * The tool call's arguments as the model sent them; the action object when there are none.
@@ -165,34 +186,63 @@ type EventRule = (e: Record<string, unknown>, f: OpenHandsFrame) => ObservationS
 const RULES: Record<string, EventRule> = {
   ActionEvent: (e) => {
     const risk = str(e.security_risk);
-    return [spec('tool.requested', compact({
-      ...base(e), tool: toolOf(e), risk: risk === 'UNKNOWN' ? undefined : risk, args_digest: digest(argsOf(e)),
-    }), { subject: str(e.tool_name) ?? 'unknown', step: str(e.llm_response_id) })];
+    return [
+      spec(
+        'tool.requested',
+        compact({
+          ...base(e),
+          tool: toolOf(e),
+          risk: risk === 'UNKNOWN' ? undefined : risk,
+          args_digest: digest(argsOf(e)),
+        }),
+        { subject: str(e.tool_name) ?? 'unknown', step: str(e.llm_response_id) },
+      ),
+    ];
   },
   // The observation model types the outcome: is_error splits completed from failed.
   ObservationEvent: (e) => {
     const o = obj(e.observation);
     const subject = str(e.tool_name) ?? 'unknown';
-    if (o.is_error === true) return [spec('tool.failed', { ...base(e), tool: toolOf(e), error: { type: 'tool_error' } }, { subject })];
-    return [spec('tool.completed', { ...base(e), tool: toolOf(e), result_digest: digest(textOf(o.content)) }, { subject })];
+    if (o.is_error === true)
+      return [spec('tool.failed', { ...base(e), tool: toolOf(e), error: { type: 'tool_error' } }, { subject })];
+    return [
+      spec('tool.completed', { ...base(e), tool: toolOf(e), result_digest: digest(textOf(o.content)) }, { subject }),
+    ];
   },
   // A hook's rejection is a policy block; a user's is a human decision, kept vendor-scoped.
   UserRejectObservation: (e) => {
     const subject = str(e.tool_name) ?? 'unknown';
-    if (e.rejection_source === 'hook') return [spec('tool.denied', { ...base(e), tool: toolOf(e), by: 'policy' }, { subject })];
+    if (e.rejection_source === 'hook')
+      return [spec('tool.denied', { ...base(e), tool: toolOf(e), by: 'policy' }, { subject })];
     return [spec(kindType('UserRejectObservation'), { ...base(e), tool: toolOf(e) }, { subject })];
   },
-  AgentErrorEvent: (e) => [spec('tool.failed', { ...base(e), tool: toolOf(e), error: { type: 'agent_error' } }, { subject: str(e.tool_name) ?? 'unknown' })],
+  AgentErrorEvent: (e) => [
+    spec(
+      'tool.failed',
+      { ...base(e), tool: toolOf(e), error: { type: 'agent_error' } },
+      { subject: str(e.tool_name) ?? 'unknown' },
+    ),
+  ],
   MessageEvent: (e) => {
     const skills = arr(e.activated_skills).length;
-    return [spec(kindType('MessageEvent'), compact({
-      ...base(e), role: str(obj(e.llm_message).role), sender: str(e.sender), skills: skills > 0 ? skills : undefined,
-    }), { step: str(e.llm_response_id) })];
+    return [
+      spec(
+        kindType('MessageEvent'),
+        compact({
+          ...base(e),
+          role: str(obj(e.llm_message).role),
+          sender: str(e.sender),
+          skills: skills > 0 ? skills : undefined,
+        }),
+        { step: str(e.llm_response_id) },
+      ),
+    ];
   },
   Condensation: (e) => [spec('session.compacted', { ...base(e), forgotten: arr(e.forgotten_event_ids).length })],
-  ConversationStateUpdateEvent: (e) => (e.key === 'full_state'
-    ? [spec('state.snapshot', base(e))]
-    : [spec('state.delta', compact({ ...base(e), key: str(e.key) }))]),
+  ConversationStateUpdateEvent: (e) =>
+    e.key === 'full_state'
+      ? [spec('state.snapshot', base(e))]
+      : [spec('state.delta', compact({ ...base(e), key: str(e.key) }))],
   ConversationErrorEvent: (e) => [spec('error.raised', compact({ ...base(e), code: str(e.code) }))],
   // Suppressed by default; the vendor does not persist deltas, so a replay lacks them anyway.
   StreamingDeltaEvent: (e, f) => (f.deltas === true ? [spec(kindType('StreamingDeltaEvent'), base(e))] : []),
@@ -218,7 +268,7 @@ export function mapFrame(f: OpenHandsFrame): ObservationSpec[] {
   const own = mapEvent(f.event, f);
   const next = f.history === true ? undefined : statusOf(f.event);
   // A status update belongs to the run it leaves; anything else to the run open around it.
-  const run = next === undefined ? f.run_after ?? f.run_before : f.run_before;
+  const run = next === undefined ? (f.run_after ?? f.run_before) : f.run_before;
   for (const o of own) if (run !== undefined) o.run = run;
   out.push(...own);
   if (next === undefined) return out;
@@ -239,7 +289,13 @@ export function mapFrame(f: OpenHandsFrame): ObservationSpec[] {
       if (f.answered !== undefined && m.data.resolution === 'answered') {
         const a = f.answered;
         const textual = a.answer.text !== undefined;
-        const answered: ObservationSpec = { type: 'attention.answered', id: a.id, cause: a.cause, data: { answer: a.answer, via: 'control' }, capture: textual ? 'redacted' : 'metadata' };
+        const answered: ObservationSpec = {
+          type: 'attention.answered',
+          id: a.id,
+          cause: a.cause,
+          data: { answer: a.answer, via: 'control' },
+          capture: textual ? 'redacted' : 'metadata',
+        };
         if (f.attention !== undefined) answered.subject = f.attention;
         if (o.run !== undefined) answered.run = o.run;
         out.push(answered);
@@ -253,4 +309,7 @@ export function mapFrame(f: OpenHandsFrame): ObservationSpec[] {
 }
 
 /** allow → `{accept: true}`, deny → `{accept: false, reason?}`; labels are ids at metadata. */
-export const ANSWER_OPTIONS = [{ id: 'allow', label: 'allow' }, { id: 'deny', label: 'deny' }];
+export const ANSWER_OPTIONS = [
+  { id: 'allow', label: 'allow' },
+  { id: 'deny', label: 'deny' },
+];

@@ -31,21 +31,48 @@ const NO_REPLY = 'a socket event: OpenHands reads no reply';
 
 /** The members of the event union at the pin (design record, what the agent server exposes). */
 const KINDS = [
-  'MessageEvent', 'ActionEvent', 'ObservationEvent', 'UserRejectObservation', 'AgentErrorEvent', 'SystemPromptEvent',
-  'Condensation', 'CondensationRequest', 'CondensationSummaryEvent', 'ConversationStateUpdateEvent', 'ConversationErrorEvent',
-  'PauseEvent', 'InterruptEvent', 'StreamingDeltaEvent', 'TokenEvent', 'HookExecutionEvent', 'ACPToolCallEvent', 'LLMCompletionLogEvent',
+  'MessageEvent',
+  'ActionEvent',
+  'ObservationEvent',
+  'UserRejectObservation',
+  'AgentErrorEvent',
+  'SystemPromptEvent',
+  'Condensation',
+  'CondensationRequest',
+  'CondensationSummaryEvent',
+  'ConversationStateUpdateEvent',
+  'ConversationErrorEvent',
+  'PauseEvent',
+  'InterruptEvent',
+  'StreamingDeltaEvent',
+  'TokenEvent',
+  'HookExecutionEvent',
+  'ACPToolCallEvent',
+  'LLMCompletionLogEvent',
 ];
 
 const frameRule: MapRule = (input) => mapFrame(frameOf(input));
 
 /** The agent server (uvicorn, default port 8000), polled for conversations, one socket each. */
 const source: SourceSpec = {
-  env: { url: 'AEP_OPENHANDS_URL', key: 'AEP_OPENHANDS_KEY', poll: 'AEP_OPENHANDS_POLL', deltas: 'AEP_OPENHANDS_DELTAS' },
+  env: {
+    url: 'AEP_OPENHANDS_URL',
+    key: 'AEP_OPENHANDS_KEY',
+    poll: 'AEP_OPENHANDS_POLL',
+    deltas: 'AEP_OPENHANDS_DELTAS',
+  },
   defaultUrl: 'http://127.0.0.1:8000',
   defaultPollSeconds: 15,
   start(opts) {
     const server = new AgentServer({ url: opts.url, ...(opts.key === undefined ? {} : { key: opts.key }) });
-    const receiver = startReceiver({ server, pollMs: opts.pollMs, deltas: opts.deltas, answerable: opts.control, history: opts.history, onError: opts.onError });
+    const receiver = startReceiver({
+      server,
+      pollMs: opts.pollMs,
+      deltas: opts.deltas,
+      answerable: opts.control,
+      history: opts.history,
+      onError: opts.onError,
+    });
     return {
       arrivals$: receiver.arrivals$,
       ...(opts.control ? openHandsControl(server, receiver) : {}),

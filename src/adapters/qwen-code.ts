@@ -6,9 +6,19 @@ import { int, obj, str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
 import {
-  DEFAULT_INSTRUCT_TTL_MS, allowOrDeny, byFields, carriesAgentId, collapseEndReason, hookSpecificOutputContext, mechanicalFallback, permissionHold,
+  DEFAULT_INSTRUCT_TTL_MS,
+  allowOrDeny,
+  byFields,
+  carriesAgentId,
+  collapseEndReason,
+  hookSpecificOutputContext,
+  mechanicalFallback,
+  permissionHold,
   describeBy,
-  type HeldSpec, type HookInput, type MapRule, type VendorTable,
+  type HeldSpec,
+  type HookInput,
+  type MapRule,
+  type VendorTable,
 } from './table.js';
 
 const TOKEN = 'qwen-code';
@@ -18,9 +28,14 @@ const E2E = `e2e/${TOKEN}`;
 const persisted = (input: HookInput): boolean => input.phase !== 'validation';
 
 const maps: Record<string, MapRule> = {
-  SessionStart: (input) => [spec('session.started', {
-    client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model), permission_mode: str(input.permission_mode),
-  })],
+  SessionStart: (input) => [
+    spec('session.started', {
+      client: { name: TOKEN },
+      trigger: str(input.source),
+      'gen_ai.request.model': str(input.model),
+      permission_mode: str(input.permission_mode),
+    }),
+  ],
   // The end moment (D10): the runtime emits session.ended itself, after the drops.
   SessionEnd: () => [],
   // The empty-prompt refire after each tool batch continues the run; it starts none (vendor-clis-observed §3.4).
@@ -29,20 +44,31 @@ const maps: Record<string, MapRule> = {
   StopFailure: (input) => [{ ...spec('run.failed', { reason: str(input.error) ?? 'error' }), severity: 'error' }],
   PreToolUse: namedToolRequested,
   PostToolUse: namedToolCompleted,
-  PostToolUseFailure: (input) => [{
-    ...spec('tool.failed', { tool: toolOf(input), error: { type: input.is_interrupt === true ? 'interrupt' : 'tool_error' } }, str(input.tool_name)),
-    severity: 'warning',
-  }],
+  PostToolUseFailure: (input) => [
+    {
+      ...spec(
+        'tool.failed',
+        { tool: toolOf(input), error: { type: input.is_interrupt === true ? 'interrupt' : 'tool_error' } },
+        str(input.tool_name),
+      ),
+      severity: 'warning',
+    },
+  ],
   // Annex A: the batch summary repeats the per-tool events.
   PostToolBatch: () => [],
   // Held: the runtime raises attention.requested from the classification (D14).
   PermissionRequest: () => [],
-  SubagentStart: (input) => [spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id))],
-  SubagentStop: (input) => [spec('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id))],
+  SubagentStart: (input) => [
+    spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
+  SubagentStop: (input) => [
+    spec('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
   PreCompact: () => [],
   PostCompact: (input) => [spec('session.compacted', { trigger: str(input.trigger) })],
   // permission_prompt duplicates PermissionRequest (fixture); other notifications are status.
-  Notification: (input) => (input.notification_type === 'permission_prompt' ? [] : [spec('progress.status', {}, str(input.notification_type))]),
+  Notification: (input) =>
+    input.notification_type === 'permission_prompt' ? [] : [spec('progress.status', {}, str(input.notification_type))],
   TodoCreated: (input) => (persisted(input) ? [spec('progress.task.planned', {}, str(input.todo_id))] : []),
   TodoCompleted: (input) => (persisted(input) ? [spec('progress.task.completed', {}, str(input.todo_id))] : []),
 };
@@ -50,7 +76,9 @@ const maps: Record<string, MapRule> = {
 function heldPermission(input: HookInput): HeldSpec {
   const tool = str(input.tool_name) ?? 'a tool';
   const command = str(obj(input.tool_input).command);
-  return permissionHold(`Permission requested: ${tool}${command === undefined ? '' : ` \u2014 ${command}`}`, tool, { tool_name: tool });
+  return permissionHold(`Permission requested: ${tool}${command === undefined ? '' : ` \u2014 ${command}`}`, tool, {
+    tool_name: tool,
+  });
 }
 
 export const qwenCode: VendorTable = {
@@ -67,16 +95,42 @@ export const qwenCode: VendorTable = {
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
   moments: {
     // `--continue` keeps the session id: the start moment reopens an ended session.
-    SessionStart: { role: 'context', starts: true, evidence: `${E2E}#SessionStart of a continued session delivers into the system message` },
+    SessionStart: {
+      role: 'context',
+      starts: true,
+      evidence: `${E2E}#SessionStart of a continued session delivers into the system message`,
+    },
     // Also fires with prompt "" after each tool batch: still a main-agent moment (§3.4).
-    UserPromptSubmit: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers, also on the empty-prompt refire after a tool batch` },
+    UserPromptSubmit: {
+      role: 'context',
+      evidence: `${E2E}#UserPromptSubmit delivers, also on the empty-prompt refire after a tool batch`,
+    },
     PostToolUse: { role: 'context', evidence: `${E2E}#PreToolUse is ineligible and leaves the queue for PostToolUse` },
     PostToolUseFailure: { role: 'context', evidence: 'vendor-clis-observed §3.7' },
-    PostToolBatch: { role: 'context', evidence: `${E2E}#UserPromptSubmit delivers, also on the empty-prompt refire after a tool batch` },
-    PreToolUse: { role: 'observe', reason: 'context parsed, then dropped on 0.24.4 (D7)', evidence: `${E2E}#PreToolUse is ineligible and leaves the queue for PostToolUse` },
-    SubagentStart: { role: 'observe', reason: 'context dropped for built-in agents on 0.24.4 (D7)', evidence: 'vendor-clis-observed §3.7' },
-    Stop: { role: 'observe', reason: 'context starts no new model request headless (D7)', evidence: 'vendor-clis-observed §3.7' },
-    PreCompact: { role: 'observe', reason: 'context reaches only the compaction request', evidence: 'vendor-clis-observed §3.7' },
+    PostToolBatch: {
+      role: 'context',
+      evidence: `${E2E}#UserPromptSubmit delivers, also on the empty-prompt refire after a tool batch`,
+    },
+    PreToolUse: {
+      role: 'observe',
+      reason: 'context parsed, then dropped on 0.24.4 (D7)',
+      evidence: `${E2E}#PreToolUse is ineligible and leaves the queue for PostToolUse`,
+    },
+    SubagentStart: {
+      role: 'observe',
+      reason: 'context dropped for built-in agents on 0.24.4 (D7)',
+      evidence: 'vendor-clis-observed §3.7',
+    },
+    Stop: {
+      role: 'observe',
+      reason: 'context starts no new model request headless (D7)',
+      evidence: 'vendor-clis-observed §3.7',
+    },
+    PreCompact: {
+      role: 'observe',
+      reason: 'context reaches only the compaction request',
+      evidence: 'vendor-clis-observed §3.7',
+    },
     // Qwen reads `hookSpecificOutput.decision { behavior, message }` (PermissionRequestHookOutput in 0.24.4).
     PermissionRequest: { role: 'held', hold: heldPermission, decide: allowOrDeny, evidence: 'vendor-surfaces §3.4' },
     // Does not fire headless (-p); fires in the interactive UI, ACP mode and on /clear (§3.4).

@@ -3,7 +3,16 @@
 // deliver to `hook-trace` in the state directory (time, where, outcome, why; never the secret),
 // and keep `hook-unreachable` while the last hook failed. The adapter, `aep-steer doctor` and the
 // end-to-end harness read them, so a hook that went unsteered is never silent afterwards.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 export const TRACE_FILE = 'hook-trace';

@@ -10,8 +10,19 @@ import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type {
-  AttentionRequestSpec, ClassifiedHook, Controller, DeliveryNotice, EndReason, HeldDecision, HookClass, HookReply, InputPolicy, InputTransport,
-  ObservationSpec, SessionAbout, VendorSurface,
+  AttentionRequestSpec,
+  ClassifiedHook,
+  Controller,
+  DeliveryNotice,
+  EndReason,
+  HeldDecision,
+  HookClass,
+  HookReply,
+  InputPolicy,
+  InputTransport,
+  ObservationSpec,
+  SessionAbout,
+  VendorSurface,
 } from '../streams/surface.js';
 
 /**
@@ -30,7 +41,10 @@ export interface UserPlane {
   cancels: boolean;
   /** The channel raises approvals: `control.attention.respond` is offered with control. */
   approvals: boolean;
-  open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void): Promise<InputTransport & { close(): Promise<void> }>;
+  open(
+    env: NodeJS.ProcessEnv,
+    onError: (e: SteeringError) => void,
+  ): Promise<InputTransport & { close(): Promise<void> }>;
 }
 
 /** A parsed hook body as the vendor sent it. */
@@ -275,15 +289,17 @@ export interface VendorTable {
 export const DEFAULT_STALE_AFTER_MS = 3_600_000;
 
 /** D37: `cwd` from one field of every hook input, a prompt from named fields of named moments. */
-export const describeBy = (cwdField: string, prompts: Record<string, string>) => (input: HookInput, event: string): SessionAbout => {
-  const about: SessionAbout = {};
-  const cwd = str(input[cwdField]);
-  if (cwd !== undefined && cwd !== '') about.cwd = cwd;
-  const field = prompts[event];
-  const prompt = field === undefined ? undefined : str(input[field]);
-  if (prompt !== undefined && prompt.trim() !== '') about.prompt = prompt;
-  return about;
-};
+export const describeBy =
+  (cwdField: string, prompts: Record<string, string>) =>
+  (input: HookInput, event: string): SessionAbout => {
+    const about: SessionAbout = {};
+    const cwd = str(input[cwdField]);
+    if (cwd !== undefined && cwd !== '') about.cwd = cwd;
+    const field = prompts[event];
+    const prompt = field === undefined ? undefined : str(input[field]);
+    if (prompt !== undefined && prompt.trim() !== '') about.prompt = prompt;
+    return about;
+  };
 
 /** D26 default TTL: one hour. */
 export const DEFAULT_INSTRUCT_TTL_MS = 3_600_000;
@@ -301,8 +317,10 @@ export function deliveriesOf(table: VendorTable): readonly Delivery[] {
   const rows = Object.values(table.moments);
   const opens = rows.some((r) => (r.turn ?? r.bounds) === 'opens');
   const closes = rows.some((r) => (r.turn ?? r.bounds) === 'closes');
-  if (honours.includes('queue') && !opens) throw new SteeringError('CONFIG_INVALID', `${table.token}: queue needs a moment that opens a turn`);
-  if (honours.includes('steer') && !(opens && closes)) throw new SteeringError('CONFIG_INVALID', `${table.token}: steer needs moments that open and close a turn`);
+  if (honours.includes('queue') && !opens)
+    throw new SteeringError('CONFIG_INVALID', `${table.token}: queue needs a moment that opens a turn`);
+  if (honours.includes('steer') && !(opens && closes))
+    throw new SteeringError('CONFIG_INVALID', `${table.token}: steer needs moments that open and close a turn`);
   return honours.includes('moment') ? honours : ['moment', ...honours];
 }
 
@@ -316,10 +334,13 @@ export const snakeCase = (name: string): string =>
     .toLowerCase();
 
 /** The fallback observation for a hook with no Annex A mapping: `x.{token}.session.<snake_case>`. */
-export const fallbackType = (token: string, event: string): string => vendorType(token, `session.${snakeCase(event) || 'unknown'}`);
+export const fallbackType = (token: string, event: string): string =>
+  vendorType(token, `session.${snakeCase(event) || 'unknown'}`);
 
 /** AEP-0001 §6 mechanical fallback for hooks a later vendor version adds: the hook name, no data. */
-export const mechanicalFallback = (token: string): MapRule => (input) => [{ type: fallbackType(token, str(input.hook_event_name) ?? 'unknown'), data: {} }];
+export const mechanicalFallback =
+  (token: string): MapRule =>
+  (input) => [{ type: fallbackType(token, str(input.hook_event_name) ?? 'unknown'), data: {} }];
 
 /** D7: a hook fired inside a subagent carries its `agent_id`. */
 export const carriesAgentId = (input: HookInput): boolean => str(input.agent_id) !== undefined;
@@ -353,20 +374,29 @@ type Gate = { on: false } | { on: true; tools: RegExp | undefined };
 function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
   if (opts.control !== true) return { on: false };
   if (table.control === undefined) {
-    throw new SteeringError('CONFIG_INVALID', `${table.token} has no opt-in held gate; its held loops, if any, are always on`);
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `${table.token} has no opt-in held gate; its held loops, if any, are always on`,
+    );
   }
   const pattern = opts.gateTools;
   if (pattern === undefined || pattern === '') return { on: true, tools: undefined };
   try {
     return { on: true, tools: new RegExp(`^(?:${pattern})$`) };
   } catch (cause) {
-    throw new SteeringError('CONFIG_INVALID', `${table.control.toolsEnv ?? "--gate-tools"} is not a valid regular expression: ${pattern}`, { cause });
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `${table.control.toolsEnv ?? '--gate-tools'} is not a valid regular expression: ${pattern}`,
+      { cause },
+    );
   }
 }
 
 /** Whether any held loop is enabled: an always-held row, or a gated row with its gate on. */
 export function holdsAny(table: VendorTable, opts: SurfaceOptions = {}): boolean {
-  return Object.values(table.moments).some((row) => row.role === 'held' || (row.role === 'gated' && opts.control === true));
+  return Object.values(table.moments).some(
+    (row) => row.role === 'held' || (row.role === 'gated' && opts.control === true),
+  );
 }
 
 function classOf(table: VendorTable, gate: Gate, input: HookInput, event: string): HookClass {
@@ -384,7 +414,8 @@ function classOf(table: VendorTable, gate: Gate, input: HookInput, event: string
 function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentRow): HookClass {
   switch (row.role) {
     case 'gated': {
-      if (!gate.on || (gate.tools !== undefined && !gate.tools.test(row.tool(input)))) return rowClass(table, gate, input, row.open);
+      if (!gate.on || (gate.tools !== undefined && !gate.tools.test(row.tool(input))))
+        return rowClass(table, gate, input, row.open);
       const spec = row.hold(input);
       return { kind: 'held', hold: spec.hold, request: spec.request };
     }
@@ -402,7 +433,8 @@ function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentR
     case 'context': {
       if (table.subagent(input)) return { kind: 'moment', eligible: false, reason: 'fired inside a subagent (D7)' };
       const why = row.unless?.(input);
-      const cls: HookClass = why === undefined ? { kind: 'moment', eligible: true } : { kind: 'moment', eligible: false, reason: why };
+      const cls: HookClass =
+        why === undefined ? { kind: 'moment', eligible: true } : { kind: 'moment', eligible: false, reason: why };
       return withTurn(row, true, row.starts === true ? { ...cls, starts: true } : cls);
     }
   }
@@ -432,7 +464,9 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     port: table.port,
     attentionTimeoutMs: table.attentionTimeoutMs,
     holds: holdsAny(table, opts),
-    ...(table.sendInput === undefined ? {} : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
+    ...(table.sendInput === undefined
+      ? {}
+      : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
     ...(table.userPlane?.cancels === true ? { cancels: true } : {}),
     ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
     ...(table.controls === undefined ? {} : { controls: table.controls }),
@@ -446,7 +480,8 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');
       }
       const id = table.identify(input);
-      if (id === undefined) throw new SteeringError('HOOK_BODY_INVALID', `${table.token} hook body lacks its session id or event name`);
+      if (id === undefined)
+        throw new SteeringError('HOOK_BODY_INVALID', `${table.token} hook body lacks its session id or event name`);
       let cls: HookClass;
       let observations: ObservationSpec[];
       try {
@@ -454,12 +489,20 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
         observations = observationsOf(table, input, id.event);
       } catch (cause) {
         if (cause instanceof SteeringError) throw cause;
-        throw new SteeringError('HOOK_BODY_INVALID', `${table.token} ${id.event} hook body could not be read`, { cause });
+        throw new SteeringError('HOOK_BODY_INVALID', `${table.token} ${id.event} hook body could not be read`, {
+          cause,
+        });
       }
       const about = table.describe?.(input, id.event);
       const bounds = table.moments[id.event]?.bounds;
       const main = cls.kind === 'moment' && bounds !== undefined && !table.subagent(input);
-      const hook: ClassifiedHook = { session: id.session, event: id.event, class: cls, observations, ...(main ? { bounds } : {}) };
+      const hook: ClassifiedHook = {
+        session: id.session,
+        event: id.event,
+        class: cls,
+        observations,
+        ...(main ? { bounds } : {}),
+      };
       if (about !== undefined && (about.cwd !== undefined || about.prompt !== undefined)) hook.about = about;
       return hook;
     },
@@ -477,7 +520,8 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     decisionReply(hook, decision) {
       // No decision (timeout, D14): the neutral reply lets the vendor fall back to its own dialog.
       const row = table.moments[hook.event];
-      if (decision === undefined || hook.class.kind !== 'held' || (row?.role !== 'held' && row?.role !== 'gated')) return neutral;
+      if (decision === undefined || hook.class.kind !== 'held' || (row?.role !== 'held' && row?.role !== 'gated'))
+        return neutral;
       return { body: row.decide(hook, decision) };
     },
   };
@@ -508,21 +552,33 @@ export const permissionRequestReply = (decision: Record<string, unknown>): unkno
 
 /** Allow, or deny with the operator's words (else the canned message): `decision { behavior, message? }` only. */
 export const allowOrDeny = (_hook: ClassifiedHook, d: HeldDecision): unknown =>
-  permissionRequestReply(d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? OPERATOR_DENIED });
+  permissionRequestReply(
+    d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? OPERATOR_DENIED },
+  );
 
 /** A tool call held for permission, allow or deny unless other options are given (D13). */
 export const permissionHold = (
-  prompt: string, tool: string, context: Record<string, unknown>,
-  options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }], detail?: string,
+  prompt: string,
+  tool: string,
+  context: Record<string, unknown>,
+  options = [
+    { id: 'allow', label: 'Allow' },
+    { id: 'deny', label: 'Deny' },
+  ],
+  detail?: string,
 ): HeldSpec => ({
-  hold: 'permission', request: { kind: 'permission', prompt, subject: tool, options, context, ...(detail === undefined ? {} : { detail }) },
+  hold: 'permission',
+  request: { kind: 'permission', prompt, subject: tool, options, context, ...(detail === undefined ? {} : { detail }) },
 });
 
 /** The same, asked as `<token> requests permission to use <tool>`, with what the tool will do (D35). */
 export const toolPermissionHold = (
-  token: string, tool: string, context: Record<string, unknown>, options?: { id: string; label: string }[], detail?: string,
-): HeldSpec =>
-  permissionHold(`${token} requests permission to use ${tool}`, tool, context, options, detail);
+  token: string,
+  tool: string,
+  context: Record<string, unknown>,
+  options?: { id: string; label: string }[],
+  detail?: string,
+): HeldSpec => permissionHold(`${token} requests permission to use ${tool}`, tool, context, options, detail);
 
 /** Tool input fields that say what a tool will do, in the order a dialog shows them (D35). */
 const DETAIL_FIELDS = ['command', 'commands', 'file_path', 'notebook_path', 'path', 'url', 'pattern', 'query'] as const;

@@ -7,8 +7,15 @@ import { str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec } from './hook-maps.js';
 import { vscodeInstaller } from './installers/vscode.js';
 import {
-  DEFAULT_INSTRUCT_TTL_MS, hookSpecificOutputContext, mechanicalFallback, toolDetail, toolPermissionHold,
-  type HeldSpec, type HookInput, type MapRule, type VendorTable,
+  DEFAULT_INSTRUCT_TTL_MS,
+  hookSpecificOutputContext,
+  mechanicalFallback,
+  toolDetail,
+  toolPermissionHold,
+  type HeldSpec,
+  type HookInput,
+  type MapRule,
+  type VendorTable,
 } from './table.js';
 
 const TOKEN = 'vscode';
@@ -22,7 +29,11 @@ const toolName = (input: HookInput): string => str(input.tool_name) ?? 'unknown'
 function preToolHold(input: HookInput): HeldSpec {
   const tool = toolName(input);
   // `ask` hands the call to VS Code's own approval flow (vendor-surfaces §4.4).
-  const options = [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }, { id: 'ask', label: 'Ask in VS Code' }];
+  const options = [
+    { id: 'allow', label: 'Allow' },
+    { id: 'deny', label: 'Deny' },
+    { id: 'ask', label: 'Ask in VS Code' },
+  ];
   // D35: what the tool will do, as redacted-class text.
   return toolPermissionHold(TOKEN, tool, { tool_name: tool }, options, toolDetail(input.tool_input));
 }
@@ -37,16 +48,25 @@ function decidePreTool(_hook: ClassifiedHook, d: HeldDecision): unknown {
 
 // AEP-0002 Annex A, VS Code table (vendor-surfaces §4.2). transcript_path never rides.
 const maps: Record<string, MapRule> = {
-  SessionStart: (input) => [spec('session.started', {
-    client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model), agent_type: str(input.agent_type),
-  })],
+  SessionStart: (input) => [
+    spec('session.started', {
+      client: { name: TOKEN },
+      trigger: str(input.source),
+      'gen_ai.request.model': str(input.model),
+      agent_type: str(input.agent_type),
+    }),
+  ],
   UserPromptSubmit: () => [spec('run.started', { trigger: 'user' })],
   PreToolUse: namedToolRequested,
   PostToolUse: namedToolCompleted,
   // Only the pre moment exists on this target, so compaction is recorded there, once.
   PreCompact: (input) => [spec('session.compacted', { trigger: str(input.trigger) })],
-  SubagentStart: (input) => [spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id))],
-  SubagentStop: (input) => [spec('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id))],
+  SubagentStart: (input) => [
+    spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
+  SubagentStop: (input) => [
+    spec('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
   Stop: () => [spec('run.finished', {})],
 };
 
@@ -65,7 +85,8 @@ export const vscode: VendorTable = {
   },
   // D7: a hook fired inside a subagent carries agent_id; SubagentStart itself names the subagent
   // it starts and is consumed at that start (design record adoption map).
-  subagent: (input) => typeof input.agent_id === 'string' && input.agent_id !== '' && input.hook_event_name !== 'SubagentStart',
+  subagent: (input) =>
+    typeof input.agent_id === 'string' && input.agent_id !== '' && input.hook_event_name !== 'SubagentStart',
   unlistedReason: 'no context surface on this event (vendor-surfaces §4.3)',
   // The PreToolUse gate is opt-in, scoped by a tool regex (vendor-surfaces §4.4).
   control: { env: 'AEP_VSCODE_CONTROL', toolsEnv: 'AEP_VSCODE_GATE_TOOLS' },
@@ -74,7 +95,10 @@ export const vscode: VendorTable = {
     UserPromptSubmit: { role: 'context', evidence: DR },
     SubagentStart: { role: 'context', evidence: DR },
     PreToolUse: {
-      role: 'gated', tool: toolName, hold: preToolHold, decide: decidePreTool,
+      role: 'gated',
+      tool: toolName,
+      hold: preToolHold,
+      decide: decidePreTool,
       open: { role: 'context', evidence: DR },
       evidence: 'vendor-surfaces §4.4',
     },

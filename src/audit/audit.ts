@@ -14,7 +14,12 @@ import { StreamChecker, type ViolationRule as StreamRule } from '../protocol/str
 import { IdLedger } from './order.js';
 
 export type ViolationRule =
-  | Finding['rule'] | Exclude<StreamRule, 'id-collision'> | 'line-invalid' | 'envelope-invalid' | 'id-conflict' | 'machine-mismatch';
+  | Finding['rule']
+  | Exclude<StreamRule, 'id-collision'>
+  | 'line-invalid'
+  | 'envelope-invalid'
+  | 'id-conflict'
+  | 'machine-mismatch';
 
 export interface Violation {
   rule: ViolationRule;
@@ -53,7 +58,8 @@ function envelopeProblem(v: Record<string, unknown>): string | undefined {
   for (const k of ['id', 'type', 'time', 'source', 'agent'] as const) {
     if (typeof v[k] !== 'string' || v[k] === '') return `${k} must be a non-empty string`;
   }
-  if (v['data'] !== undefined && (v['data'] === null || typeof v['data'] !== 'object' || Array.isArray(v['data']))) return 'data must be an object';
+  if (v['data'] !== undefined && (v['data'] === null || typeof v['data'] !== 'object' || Array.isArray(v['data'])))
+    return 'data must be an object';
   return undefined;
 }
 
@@ -110,7 +116,8 @@ export class Audit {
   addEvent(e: AepEvent, place: { file?: string; line?: number } = {}, track?: StreamChecker): void {
     // id-collision is left to the ledger, which also sees reuse across files.
     for (const v of track?.push(e) ?? []) {
-      if (v.rule !== 'id-collision') this.violations.push({ rule: v.rule, message: v.message, ...place, eventId: e.id });
+      if (v.rule !== 'id-collision')
+        this.violations.push({ rule: v.rule, message: v.message, ...place, eventId: e.id });
     }
     const seen = this.ids.see(e);
     if (seen === 'repeat') {
@@ -128,7 +135,12 @@ export class Audit {
   private addLine(raw: string, file: string, line: number, track: StreamChecker, last: boolean): void {
     const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (text.trim() === '') {
-      this.violations.push({ rule: 'line-invalid', message: 'blank line (JSONL has one event per line, no blank lines: AEP-0003 §3.1)', file, line });
+      this.violations.push({
+        rule: 'line-invalid',
+        message: 'blank line (JSONL has one event per line, no blank lines: AEP-0003 §3.1)',
+        file,
+        line,
+      });
       return;
     }
     let value: unknown;
@@ -136,7 +148,12 @@ export class Audit {
       value = JSON.parse(text);
     } catch (err) {
       if (last) {
-        this.notes.push({ kind: 'torn-tail', file, line, message: 'last line is incomplete (a write cut short); ignored' });
+        this.notes.push({
+          kind: 'torn-tail',
+          file,
+          line,
+          message: 'last line is incomplete (a write cut short); ignored',
+        });
       } else {
         this.violations.push({ rule: 'line-invalid', message: `not JSON: ${(err as Error).message}`, file, line });
       }
@@ -157,14 +174,26 @@ export class Audit {
       }
       const inner = adapterLogEvent(obj);
       if (inner === undefined) {
-        if (obj['k'] !== 'flight' && obj['k'] !== 'in') this.notes.push({ kind: 'not-an-event', file, line, message: 'record is neither an event nor an adapter log record; skipped' });
+        if (obj['k'] !== 'flight' && obj['k'] !== 'in')
+          this.notes.push({
+            kind: 'not-an-event',
+            file,
+            line,
+            message: 'record is neither an event nor an adapter log record; skipped',
+          });
         return;
       }
       obj = inner;
     }
     const problem = envelopeProblem(obj);
     if (problem) {
-      this.violations.push({ rule: 'envelope-invalid', message: problem, file, line, ...(typeof obj['id'] === 'string' ? { eventId: obj['id'] } : {}) });
+      this.violations.push({
+        rule: 'envelope-invalid',
+        message: problem,
+        file,
+        line,
+        ...(typeof obj['id'] === 'string' ? { eventId: obj['id'] } : {}),
+      });
       return;
     }
     this.addEvent(obj as AepEvent, { file, line }, track);
@@ -179,7 +208,12 @@ export class Audit {
     const agent = records.find((r): r is Extract<LogRecord, { k: 'ev' }> => r.k === 'ev')?.e.agent;
     const surface = agent === undefined ? undefined : surfaceFor(agent);
     if (!surface) {
-      this.notes.push({ kind: 'machine-skipped', file, line: 0, message: `no session machine for agent ${agent ?? '(none)'}; machine replay skipped` });
+      this.notes.push({
+        kind: 'machine-skipped',
+        file,
+        line: 0,
+        message: `no session machine for agent ${agent ?? '(none)'}; machine replay skipped`,
+      });
       return [];
     }
     const host = new ActorHost({ surface, instruct: true, host: 'audit' });
@@ -198,22 +232,41 @@ export class Audit {
         const stream = pending.filter((id) => !sending.has(id));
         // A failed write puts its batch back at the queue's head while a later batch may still be
         // in flight: the machine's pending order is acceptance order, as the events' is (D3, D9).
-        const rank = (id: string): number => { const i = stream.indexOf(id); return i < 0 ? Number.MAX_SAFE_INTEGER : i; };
+        const rank = (id: string): number => {
+          const i = stream.indexOf(id);
+          return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+        };
         const machine = held.sort((a, b) => a.acceptedAt - b.acceptedAt || rank(a.id) - rank(b.id)).map((i) => i.id);
         const streamSending = pending.filter((id) => sending.has(id));
         if (streamSending.length !== sending.size) {
-          out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine has ${sending.size} input(s) with the transport, the events say ${streamSending.length}` });
+          out.push({
+            rule: 'machine-mismatch',
+            file,
+            message: `session ${session}: the session machine has ${sending.size} input(s) with the transport, the events say ${streamSending.length}`,
+          });
         }
         if (machine.join(' ') !== stream.join(' ')) {
-          out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine holds [${machine.join(', ')}] pending, the events say [${stream.join(', ')}]` });
+          out.push({
+            rule: 'machine-mismatch',
+            file,
+            message: `session ${session}: the session machine holds [${machine.join(', ')}] pending, the events say [${stream.join(', ')}]`,
+          });
         }
         const machineEnded = host.stateValue(session) === 'ended';
         if (machineEnded !== (view?.state === 'ended')) {
-          out.push({ rule: 'machine-mismatch', file, message: `session ${session}: the session machine is ${machineEnded ? '' : 'not '}ended, the events say ${view?.state ?? 'nothing'}` });
+          out.push({
+            rule: 'machine-mismatch',
+            file,
+            message: `session ${session}: the session machine is ${machineEnded ? '' : 'not '}ended, the events say ${view?.state ?? 'nothing'}`,
+          });
         }
       }
     } catch (err) {
-      out.push({ rule: 'machine-mismatch', file, message: `the log's inputs do not replay through the session machine: ${(err as Error).message}` });
+      out.push({
+        rule: 'machine-mismatch',
+        file,
+        message: `the log's inputs do not replay through the session machine: ${(err as Error).message}`,
+      });
     } finally {
       host.stop();
     }
@@ -258,7 +311,8 @@ function unsettledFlights(records: readonly LogRecord[]): string[] {
   for (const r of records) {
     if (r.k === 'flight') open.set(`${r.s} ${r.hook}`, r.ids);
     else if (r.k === 'in' && r.i.type === 'restart.recovered') open.clear();
-    else if (r.k === 'in' && (r.i.type === 'reply.written' || r.i.type === 'reply.failed')) open.delete(`${r.s} ${r.i.hookId}`);
+    else if (r.k === 'in' && (r.i.type === 'reply.written' || r.i.type === 'reply.failed'))
+      open.delete(`${r.s} ${r.i.hookId}`);
   }
   return [...open.values()].flat();
 }

@@ -205,7 +205,12 @@ export class SteeringFold {
     }
     if (ACKS.has(e.type)) {
       if (typeof e.cause !== 'string') {
-        this.immediate.push({ rule: 'ack-uncaused', message: `${e.type} has no cause, so it acknowledges no command (AEP-0004 §3)`, place, eventId: e.id });
+        this.immediate.push({
+          rule: 'ack-uncaused',
+          message: `${e.type} has no cause, so it acknowledges no command (AEP-0004 §3)`,
+          place,
+          eventId: e.id,
+        });
         return true;
       }
       const data = e.data ?? {};
@@ -227,7 +232,11 @@ export class SteeringFold {
     const sent = SENT.exec(e.type);
     if (delivered || dropped || sent) {
       const data = e.data ?? {};
-      const t: TerminalRecord = { sighting: sight, kind: delivered ? 'delivered' : dropped ? 'dropped' : 'sent', vendor: (delivered ?? dropped ?? sent)![1]! };
+      const t: TerminalRecord = {
+        sighting: sight,
+        kind: delivered ? 'delivered' : dropped ? 'dropped' : 'sent',
+        vendor: (delivered ?? dropped ?? sent)![1]!,
+      };
       if (typeof e.cause === 'string') t.cause = e.cause;
       if (typeof data['queued_ms'] === 'number') t.queuedMs = data['queued_ms'];
       if (typeof data['moment'] === 'string') t.moment = data['moment'];
@@ -255,7 +264,11 @@ export class SteeringFold {
         const hold: HoldView = { request: e.id, kind: str(data['kind']) ?? 'other', since: e.time };
         const prompt = str(data['prompt']);
         if (prompt !== undefined) hold.prompt = prompt;
-        const options = Array.isArray(data['options']) ? data['options'].map((o) => str((o as { id?: unknown } | null)?.id)).filter((o): o is string => o !== undefined) : [];
+        const options = Array.isArray(data['options'])
+          ? data['options']
+              .map((o) => str((o as { id?: unknown } | null)?.id))
+              .filter((o): o is string => o !== undefined)
+          : [];
         if (options.length > 0) hold.options = options;
         if (Array.isArray(data['fields'])) hold.fields = data['fields'];
         s.holds.set(e.id, hold);
@@ -287,7 +300,17 @@ export class SteeringFold {
   private session(id: string, time: string): SessionRecord {
     let s = this.sessionsByKey.get(id);
     if (!s) {
-      s = { session: id, events: 0, updatedAt: time, holds: new Map(), commands: new Map(), acks: new Map(), ackIds: new Map(), terminals: [], marks: [] };
+      s = {
+        session: id,
+        events: 0,
+        updatedAt: time,
+        holds: new Map(),
+        commands: new Map(),
+        acks: new Map(),
+        ackIds: new Map(),
+        terminals: [],
+        marks: [],
+      };
       this.sessionsByKey.set(id, s);
     }
     return s;
@@ -329,11 +352,16 @@ export class SteeringFold {
       });
     const holds = [...s.holds.values()];
     const hold = holds.at(-1);
-    const state: SessionState = lastMark(s)?.kind === 'end'
-      ? 'ended'
-      : hold
-        ? hold.kind === 'form' ? 'holding.elicitation' : 'holding.permission'
-        : queue.length > 0 ? 'queued' : 'idle';
+    const state: SessionState =
+      lastMark(s)?.kind === 'end'
+        ? 'ended'
+        : hold
+          ? hold.kind === 'form'
+            ? 'holding.elicitation'
+            : 'holding.permission'
+          : queue.length > 0
+            ? 'queued'
+            : 'idle';
     const v: SessionView = { session: s.session, state, queue, holds, events: s.events, updatedAt: s.updatedAt };
     if (s.agent !== undefined) v.agent = s.agent;
     if (s.source !== undefined) v.source = s.source;
@@ -375,21 +403,37 @@ export class SteeringFold {
     for (const t of s.terminals) {
       const here = { place: t.sighting.place, eventId: t.sighting.id };
       if (t.cause === undefined) {
-        findings.push({ rule: 'terminal-uncaused', message: `instruction.${t.kind} has no cause; it must name its command (D9, D10)`, ...here });
+        findings.push({
+          rule: 'terminal-uncaused',
+          message: `instruction.${t.kind} has no cause; it must name its command (D9, D10)`,
+          ...here,
+        });
         continue;
       }
       let commandId = t.cause;
       if (!s.commands.has(commandId) && !s.acks.has(commandId)) {
         const viaAck = s.ackIds.get(commandId);
         if (viaAck !== undefined) {
-          findings.push({ rule: 'terminal-cause', message: `instruction.${t.kind} names the ack ${commandId}, not the command ${viaAck} (D9, D10)`, ...here });
+          findings.push({
+            rule: 'terminal-cause',
+            message: `instruction.${t.kind} names the ack ${commandId}, not the command ${viaAck} (D9, D10)`,
+            ...here,
+          });
           commandId = viaAck;
         } else {
-          findings.push({ rule: 'terminal-orphan', message: `instruction.${t.kind} names ${commandId}, which is neither an instruct command nor its ack in this log`, ...here });
+          findings.push({
+            rule: 'terminal-orphan',
+            message: `instruction.${t.kind} names ${commandId}, which is neither an instruct command nor its ack in this log`,
+            ...here,
+          });
           continue;
         }
       } else if (s.commands.has(commandId) && !INSTRUCT.test(s.commands.get(commandId)!.event.type)) {
-        findings.push({ rule: 'terminal-cause', message: `instruction.${t.kind} names ${commandId}, a ${s.commands.get(commandId)!.event.type} command, not an instruct`, ...here });
+        findings.push({
+          rule: 'terminal-cause',
+          message: `instruction.${t.kind} names ${commandId}, a ${s.commands.get(commandId)!.event.type} command, not an instruct`,
+          ...here,
+        });
         continue;
       }
       const list = terminalsByCommand.get(commandId) ?? [];
@@ -457,7 +501,15 @@ export class SteeringFold {
     findings.push(...deliveredAfterWithdraw(s, terminalsByCommand));
 
     for (const r of records.values()) {
-      r.status = r.delivered ? 'delivered' : r.dropped ? 'dropped' : r.rejected ? 'rejected' : r.accepted ? 'pending' : 'unacknowledged';
+      r.status = r.delivered
+        ? 'delivered'
+        : r.dropped
+          ? 'dropped'
+          : r.rejected
+            ? 'rejected'
+            : r.accepted
+              ? 'pending'
+              : 'unacknowledged';
       const last = lastMark(s);
       if (last && r.accepted) {
         // D6 holds from an end until a start moment reopens the session, except inside the
@@ -466,9 +518,10 @@ export class SteeringFold {
         if (before?.kind === 'end' && !inWindow(before, r.accepted)) {
           findings.push({
             rule: 'accepted-after-end',
-            message: before.windowMs === undefined
-              ? `instruction ${r.id} was accepted after session.ended; it must be refused "session ended" (D6)`
-              : `instruction ${r.id} was accepted after the end's ${before.windowMs} ms resume window; it must be refused "session ended" (D6, D25)`,
+            message:
+              before.windowMs === undefined
+                ? `instruction ${r.id} was accepted after session.ended; it must be refused "session ended" (D6)`
+                : `instruction ${r.id} was accepted after the end's ${before.windowMs} ms resume window; it must be refused "session ended" (D6, D25)`,
             place: r.accepted.place,
             eventId: r.accepted.id,
           });

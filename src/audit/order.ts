@@ -37,6 +37,9 @@ export class IdLedger {
       return 'new';
     }
     if (prior === d) return 'repeat';
-    return { rule: 'id-conflict', message: `id ${e.id} from ${e.source} was already used for a different event (AEP-0001 §5.3)` };
+    return {
+      rule: 'id-conflict',
+      message: `id ${e.id} from ${e.source} was already used for a different event (AEP-0001 §5.3)`,
+    };
   }
 }

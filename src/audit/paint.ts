@@ -10,7 +10,14 @@ export interface Paint {
 
 const wrap = (open: number, close: number) => (s: string) => `\u001b[${open}m${s}\u001b[${close}m`;
 
-const COLOUR: Paint = { red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39), blue: wrap(34, 39), dim: wrap(2, 22), bold: wrap(1, 22) };
+const COLOUR: Paint = {
+  red: wrap(31, 39),
+  green: wrap(32, 39),
+  yellow: wrap(33, 39),
+  blue: wrap(34, 39),
+  dim: wrap(2, 22),
+  bold: wrap(1, 22),
+};
 const same = (s: string): string => s;
 const PLAIN: Paint = { red: same, green: same, yellow: same, blue: same, dim: same, bold: same };
 

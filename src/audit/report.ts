@@ -44,7 +44,9 @@ export function violationLine(v: Violation, p: Paint = plain): string {
   return `${p.red('✗')} ${where}${v.eventId ? `  event ${v.eventId}` : ''}  ${p.bold(v.rule)}: ${v.message}`;
 }
 
-export function summary(r: AuditResult): Record<'delivered' | 'dropped' | 'pending' | 'rejected' | 'unacknowledged', number> {
+export function summary(
+  r: AuditResult,
+): Record<'delivered' | 'dropped' | 'pending' | 'rejected' | 'unacknowledged', number> {
   const counts = { delivered: 0, dropped: 0, pending: 0, rejected: 0, unacknowledged: 0 };
   for (const i of r.instructions) counts[i.status] += 1;
   return counts;
@@ -67,7 +69,9 @@ export function renderText(r: AuditResult, p: Paint = plain): string {
       `${c.delivered} delivered, ${c.dropped} dropped, ${c.pending} pending, ${c.rejected} rejected` +
       (c.unacknowledged > 0 ? `, ${c.unacknowledged} without ack` : '') +
       `; ` +
-      (r.violations.length === 0 ? p.green('no violations') : p.red(`${r.violations.length} violation${r.violations.length === 1 ? '' : 's'}`)),
+      (r.violations.length === 0
+        ? p.green('no violations')
+        : p.red(`${r.violations.length} violation${r.violations.length === 1 ? '' : 's'}`)),
   );
   return lines.join('\n');
 }

@@ -62,7 +62,8 @@ const truthy = (v: string | undefined): boolean => v === '1' || v === 'true' || 
 
 function integer(name: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new SteeringError('CONFIG_INVALID', `${name} must be an integer ${min}-${max}, got "${v}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new SteeringError('CONFIG_INVALID', `${name} must be an integer ${min}-${max}, got "${v}"`);
   return n;
 }
 
@@ -101,11 +102,17 @@ export interface AdapterConfig {
 /** Flags first, then the environment (D16), then the vendor's defaults. */
 export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.ProcessEnv = process.env): AdapterConfig {
   const table = tableFor(token);
-  if (table === undefined) throw new SteeringError('CONFIG_INVALID', `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`);
+  if (table === undefined)
+    throw new SteeringError('CONFIG_INVALID', `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`);
   // The opt-in held gate is the table's (D16: each variable has its flag); a vendor without one refuses both flags.
   const gate = table.control;
   if (gate === undefined && (f.control === true || f.gateTools !== undefined)) {
-    throw new SteeringError('CONFIG_INVALID', `${token} has no opt-in held gate: --control and --gate-tools apply to ${vendorTokens().filter((t) => tableFor(t)?.control !== undefined).join(', ')}`);
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `${token} has no opt-in held gate: --control and --gate-tools apply to ${vendorTokens()
+        .filter((t) => tableFor(t)?.control !== undefined)
+        .join(', ')}`,
+    );
   }
   if (gate !== undefined && gate.toolsEnv === undefined && f.gateTools !== undefined) {
     throw new SteeringError('CONFIG_INVALID', `${token}'s control gate holds no tools: --gate-tools does not apply`);
@@ -118,9 +125,13 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   const port = integer('--port', f.port ?? (env.AEP_HOOK_PORT || undefined) ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
   const attention = f.attentionTimeoutMs ?? (env.AEP_ATTENTION_TIMEOUT_MS || undefined);
-  const ttl = f.instructTtlMs ?? (env.AEP_INSTRUCT_TTL_MS || undefined) ?? (surface.instructTtlMs === undefined ? undefined : String(surface.instructTtlMs));
+  const ttl =
+    f.instructTtlMs ??
+    (env.AEP_INSTRUCT_TTL_MS || undefined) ??
+    (surface.instructTtlMs === undefined ? undefined : String(surface.instructTtlMs));
   const window = f.resumeWindowMs ?? (env.AEP_RESUME_WINDOW_MS || undefined);
-  const relay = f.relay === false ? undefined : typeof f.relay === 'string' ? f.relay : (env.AEP_RELAY || DEFAULT_RELAY_URL);
+  const relay =
+    f.relay === false ? undefined : typeof f.relay === 'string' ? f.relay : env.AEP_RELAY || DEFAULT_RELAY_URL;
   const cfg: AdapterConfig = {
     surface,
     port,
@@ -128,20 +139,31 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     stateDir: stateDir(env),
     logPath: f.log ?? (env.AEP_LOG || undefined) ?? join(stateDir(env), 'logs', `${token}.jsonl`),
     instruct: f.instruct === true || truthy(env.AEP_INSTRUCT),
-    attentionTimeoutMs: attention === undefined ? surface.attentionTimeoutMs : integer('--attention-timeout-ms', attention, 1),
-    resumeWindowMs: window === undefined || window === '' ? surface.resumeWindowMs ?? 0 : integer('--resume-window-ms', window, 0),
+    attentionTimeoutMs:
+      attention === undefined ? surface.attentionTimeoutMs : integer('--attention-timeout-ms', attention, 1),
+    resumeWindowMs:
+      window === undefined || window === '' ? (surface.resumeWindowMs ?? 0) : integer('--resume-window-ms', window, 0),
     notice: !(f.quiet === true || truthy(env.AEP_QUIET)),
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
   const plane = table.userPlane;
   if (plane === undefined && (f.hub === true || f.hubControl === true)) {
-    throw new SteeringError('CONFIG_INVALID', `${token} has no user-plane channel: --hub and --hub-control apply to ${vendorTokens().filter((t) => tableFor(t)?.userPlane !== undefined).join(', ')}`);
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `${token} has no user-plane channel: --hub and --hub-control apply to ${vendorTokens()
+        .filter((t) => tableFor(t)?.userPlane !== undefined)
+        .join(', ')}`,
+    );
   }
   const hubControl = f.hubControl === true || (plane !== undefined && truthy(env[plane.controlEnv]));
   if (plane !== undefined && (hubControl || f.hub === true || truthy(env[plane.tapEnv]))) {
     // The flags win over the variables the channel reads (D16).
-    const planeEnv = { ...env, ...(f.hubUrl ? { [plane.urlEnv]: f.hubUrl } : {}), ...(f.hubToken ? { [plane.tokenEnv]: f.hubToken } : {}) };
+    const planeEnv = {
+      ...env,
+      ...(f.hubUrl ? { [plane.urlEnv]: f.hubUrl } : {}),
+      ...(f.hubToken ? { [plane.tokenEnv]: f.hubToken } : {}),
+    };
     cfg.userPlane = { control: hubControl, env: planeEnv };
   }
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
@@ -164,12 +186,20 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
 }
 
 /** A bridge vendor's server settings; a hook vendor refuses the flags. */
-function sourceConfig(table: VendorTable, token: string, f: AdapterFlags, env: NodeJS.ProcessEnv): AdapterConfig['source'] {
+function sourceConfig(
+  table: VendorTable,
+  token: string,
+  f: AdapterFlags,
+  env: NodeJS.ProcessEnv,
+): AdapterConfig['source'] {
   const spec = table.source;
   if (spec === undefined) {
     if (f.server !== undefined || f.serverKey !== undefined || f.poll !== undefined || f.deltas === true) {
       const bridges = vendorTokens().filter((t) => tableFor(t)?.source !== undefined);
-      throw new SteeringError('CONFIG_INVALID', `${token} is observed through hooks: --server, --server-key, --poll and --deltas apply to ${bridges.join(', ')}`);
+      throw new SteeringError(
+        'CONFIG_INVALID',
+        `${token} is observed through hooks: --server, --server-key, --poll and --deltas apply to ${bridges.join(', ')}`,
+      );
     }
     return undefined;
   }
@@ -178,13 +208,26 @@ function sourceConfig(table: VendorTable, token: string, f: AdapterFlags, env: N
     const u = new URL(url);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
   } catch {
-    throw new SteeringError('CONFIG_INVALID', `--server (${spec.env.url}) must be the agent server's http(s) URL, got "${url}"`);
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `--server (${spec.env.url}) must be the agent server's http(s) URL, got "${url}"`,
+    );
   }
   const key = f.serverKey ?? (env[spec.env.key] || undefined);
   const poll = f.poll ?? (env[spec.env.poll] || String(spec.defaultPollSeconds));
   const seconds = Number(poll);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw new SteeringError('CONFIG_INVALID', `--poll (${spec.env.poll}) must be seconds between 0 and 3600, got "${poll}"`);
-  return { spec, url, ...(key === undefined ? {} : { key }), pollMs: Math.round(seconds * 1000), deltas: f.deltas === true || truthy(env[spec.env.deltas]) };
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `--poll (${spec.env.poll}) must be seconds between 0 and 3600, got "${poll}"`,
+    );
+  return {
+    spec,
+    url,
+    ...(key === undefined ? {} : { key }),
+    pollMs: Math.round(seconds * 1000),
+    deltas: f.deltas === true || truthy(env[spec.env.deltas]),
+  };
 }
 
 /**
@@ -211,27 +254,41 @@ export interface RunningAdapter {
  * Starts the adapter for a config; the relay link reconnects on its own and never blocks a hook.
  * `say` gets one line each time the relay link comes up, goes down or comes back.
  */
-export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError) => void, say?: (line: string) => void): Promise<RunningAdapter> {
-  const report = onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
+export async function runAdapter(
+  cfg: AdapterConfig,
+  onError?: (e: SteeringError) => void,
+  say?: (line: string) => void,
+): Promise<RunningAdapter> {
+  const report =
+    onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
   const inspector = cfg.inspectPort === undefined ? undefined : await createInspector({ port: cfg.inspectPort });
   const s = cfg.source;
   const history = s === undefined ? [] : keptEvents(cfg.logPath);
-  const source = s?.spec.start({ url: s.url, ...(s.key === undefined ? {} : { key: s.key }), pollMs: s.pollMs, deltas: s.deltas, control: cfg.control, history, onError: report });
+  const source = s?.spec.start({
+    url: s.url,
+    ...(s.key === undefined ? {} : { key: s.key }),
+    pollMs: s.pollMs,
+    deltas: s.deltas,
+    control: cfg.control,
+    history,
+    onError: report,
+  });
   // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
   const sendInput = source?.transport !== undefined;
   const control = source?.controller !== undefined;
   // With `say`, the link's outages are said once each (relay-status.ts), not once per retry.
   let status: RelayReporter | undefined;
-  const relay = cfg.relayUrl === undefined
-    ? undefined
-    : connectRelay({
-      url: cfg.relayUrl,
-      agent: cfg.surface.token,
-      accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
-      ...(cfg.instruct && cfg.surface.deliveries !== undefined ? { deliveries: cfg.surface.deliveries } : {}), // D31
-      onError: say === undefined ? report : (e) => status?.onLinkError(e),
-      ...(cfg.token === undefined ? {} : { token: cfg.token }),
-    });
+  const relay =
+    cfg.relayUrl === undefined
+      ? undefined
+      : connectRelay({
+          url: cfg.relayUrl,
+          agent: cfg.surface.token,
+          accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
+          ...(cfg.instruct && cfg.surface.deliveries !== undefined ? { deliveries: cfg.surface.deliveries } : {}), // D31
+          onError: say === undefined ? report : (e) => status?.onLinkError(e),
+          ...(cfg.token === undefined ? {} : { token: cfg.token }),
+        });
   if (relay !== undefined && say !== undefined) status = relayReporter(cfg.relayUrl!, relay.state$, say, report);
   const opts: AdapterOptions = {
     surface: cfg.surface,
@@ -245,7 +302,10 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
-  const plane = cfg.userPlane === undefined ? undefined : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report);
+  const plane =
+    cfg.userPlane === undefined
+      ? undefined
+      : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report);
   if (plane !== undefined) {
     opts.transport = plane;
     opts.sendInput = cfg.userPlane?.control === true;
@@ -267,7 +327,10 @@ export async function runAdapter(cfg: AdapterConfig, onError?: (e: SteeringError
     }
   }
   // `/healthz` names the relay link's state (`aep-steer status`, and `up` waits for it).
-  opts.health = () => ({ relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting', ...source?.health() });
+  opts.health = () => ({
+    relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting',
+    ...source?.health(),
+  });
   // Hooks that failed open before this start went unsteered: say so once (the next delivered hook clears it).
   const missed = cfg.stateDir === undefined ? undefined : describeOutage(cfg.stateDir);
   if (missed !== undefined) say?.(`aep-steer adapter: before this start ${missed}`);
@@ -303,46 +366,93 @@ export function registerAdapter(program: Command): void {
     .command('adapter')
     .description('run a vendor adapter: hook endpoint on 127.0.0.1, session runtime, relay link')
     .argument('<vendor>', `vendor token (${vendorTokens().join(', ')})`)
-    .option('--port <n>', 'hook port on 127.0.0.1, 0 for any free one (AEP_HOOK_PORT; default: the vendor\'s, D15)')
+    .option('--port <n>', "hook port on 127.0.0.1, 0 for any free one (AEP_HOOK_PORT; default: the vendor's, D15)")
     .option('--secret <s>', 'hook URL secret (default: the stored one, generated once; AEP_STATE_DIR)')
-    .option('--log <file>', 'the adapter\'s event log (AEP_LOG; default AEP_STATE_DIR/logs/<vendor>.jsonl)')
+    .option('--log <file>', "the adapter's event log (AEP_LOG; default AEP_STATE_DIR/logs/<vendor>.jsonl)")
     .option('--instruct', 'accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option('--attention-timeout-ms <ms>', 'held-loop timeout (AEP_ATTENTION_TIMEOUT_MS, D14)')
-    .option('--log-segment-bytes <n>', 'snapshot the sessions and start a new log segment past this size (AEP_LOG_SEGMENT_BYTES, D24; default 16 MiB)')
-    .option('--log-keep-segments <n|all>', 'archived log segments kept once a snapshot covers them (AEP_LOG_KEEP_SEGMENTS, D24; default 2)')
-    .option('--instruct-ttl-ms <ms>', 'drop instructions queued longer than this, 0 for never (AEP_INSTRUCT_TTL_MS, D10; default: the vendor\'s, D26)')
-    .option('--resume-window-ms <ms>', 'after the end moment, keep the queue this long for a resumed run (AEP_RESUME_WINDOW_MS, D25; default: the vendor\'s)')
+    .option(
+      '--log-segment-bytes <n>',
+      'snapshot the sessions and start a new log segment past this size (AEP_LOG_SEGMENT_BYTES, D24; default 16 MiB)',
+    )
+    .option(
+      '--log-keep-segments <n|all>',
+      'archived log segments kept once a snapshot covers them (AEP_LOG_KEEP_SEGMENTS, D24; default 2)',
+    )
+    .option(
+      '--instruct-ttl-ms <ms>',
+      "drop instructions queued longer than this, 0 for never (AEP_INSTRUCT_TTL_MS, D10; default: the vendor's, D26)",
+    )
+    .option(
+      '--resume-window-ms <ms>',
+      "after the end moment, keep the queue this long for a resumed run (AEP_RESUME_WINDOW_MS, D25; default: the vendor's)",
+    )
     .option('--quiet', 'do not tell the user at the agent that an instruction arrived (AEP_QUIET=1, D27)')
     .option('--relay <url>', `relay WebSocket URL (AEP_RELAY; default ${DEFAULT_RELAY_URL})`)
     .option('--no-relay', 'run without a relay (events go to the log only)')
-    .option('--token <t>', 'relay bearer token (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)')
+    .option(
+      '--token <t>',
+      'relay bearer token (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)',
+    )
     .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
-    .option('--control', 'turn on the vendor\'s opt-in gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13); OpenHands send_input, respond, pause, resume, interrupt (AEP_OPENHANDS_CONTROL=1; D29)')
-    .option('--gate-tools <regex>', 'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)')
+    .option(
+      '--control',
+      "turn on the vendor's opt-in gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13); OpenHands send_input, respond, pause, resume, interrupt (AEP_OPENHANDS_CONTROL=1; D29)",
+    )
+    .option(
+      '--gate-tools <regex>',
+      'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)',
+    )
     .option('--hub', 'Cline: connect to the Cline hub, observe-only; hooks work without it (AEP_CLINE_HUB=1)')
-    .option('--hub-control', 'Cline: also accept send_input, control.cancel and approval answers over the hub (AEP_CLINE_HUB_CONTROL=1, D28)')
-    .option('--hub-url <url>', 'Cline: the hub WebSocket instead of its discovery record (AEP_CLINE_HUB_URL; needs --hub-token)')
-    .option('--hub-token <t>', 'Cline: the hub\'s authToken (AEP_CLINE_HUB_TOKEN)')
-    .option('--server <url>', 'bridge vendors: the agent server to observe (AEP_OPENHANDS_URL; default http://127.0.0.1:8000)')
-    .option('--server-key <key>', 'bridge vendors: the server\'s session API key, one of its OH_SESSION_API_KEYS_* (AEP_OPENHANDS_KEY)')
+    .option(
+      '--hub-control',
+      'Cline: also accept send_input, control.cancel and approval answers over the hub (AEP_CLINE_HUB_CONTROL=1, D28)',
+    )
+    .option(
+      '--hub-url <url>',
+      'Cline: the hub WebSocket instead of its discovery record (AEP_CLINE_HUB_URL; needs --hub-token)',
+    )
+    .option('--hub-token <t>', "Cline: the hub's authToken (AEP_CLINE_HUB_TOKEN)")
+    .option(
+      '--server <url>',
+      'bridge vendors: the agent server to observe (AEP_OPENHANDS_URL; default http://127.0.0.1:8000)',
+    )
+    .option(
+      '--server-key <key>',
+      "bridge vendors: the server's session API key, one of its OH_SESSION_API_KEYS_* (AEP_OPENHANDS_KEY)",
+    )
     .option('--poll <seconds>', 'bridge vendors: conversation discovery interval (AEP_OPENHANDS_POLL; default 15)')
     .option('--deltas', 'bridge vendors: map streaming deltas too (AEP_OPENHANDS_DELTAS=1)')
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
       const out = (line: string) => process.stderr.write(`${line}\n`);
       const running = await runAdapter(cfg, undefined, out).catch((err: unknown) => {
-        throw explainListenError(err, cfg.source ? 'health port' : 'hook port', cfg.port, '127.0.0.1', '--port (AEP_HOOK_PORT)');
+        throw explainListenError(
+          err,
+          cfg.source ? 'health port' : 'hook port',
+          cfg.port,
+          '127.0.0.1',
+          '--port (AEP_HOOK_PORT)',
+        );
       });
       const table = tableFor(token);
-      out(cfg.source
-        ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
-        : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`);
-      out(`  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`);
-      if (cfg.userPlane) out(`  ${table?.userPlane?.tapEnv ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`);
+      out(
+        cfg.source
+          ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
+          : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`,
+      );
+      out(
+        `  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`,
+      );
+      if (cfg.userPlane)
+        out(`  ${table?.userPlane?.tapEnv ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`);
       if (running.inspector) out(`  inspect ${running.inspector.url}`);
       const stop = () => {
         setTimeout(() => process.exit(1), 5000).unref();
-        running.close().then(() => process.exit(0), () => process.exit(1));
+        running.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

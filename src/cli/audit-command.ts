@@ -24,7 +24,11 @@ function progressBar(stream: NodeJS.WriteStream): (done: number, total: number) 
   };
 }
 
-export async function runAudit(files: string[], opts: { json?: boolean }, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WriteStream }): Promise<number> {
+export async function runAudit(
+  files: string[],
+  opts: { json?: boolean },
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WriteStream },
+): Promise<number> {
   if (files.length === 0) {
     io.err.write('audit: give at least one JSONL log file\n');
     return AUDIT_EXIT.usage;
@@ -47,7 +51,7 @@ export async function runAudit(files: string[], opts: { json?: boolean }, io: { 
 export function registerAudit(program: Command): void {
   program
     .command('audit')
-    .description('replay AEP JSONL logs (adapter logs or a relay export) and check every instruction\'s lifecycle')
+    .description("replay AEP JSONL logs (adapter logs or a relay export) and check every instruction's lifecycle")
     .argument('<log...>', 'AEP JSONL files, read in the order given')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExit codes: 0 no violations, 1 violations found, 2 usage (unreadable file).')

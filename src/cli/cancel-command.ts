@@ -5,7 +5,15 @@ import type { Paint } from '../audit/paint.js';
 import type { CancelOutcome } from '../consumer/send.js';
 import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
-export const CANCEL_EXIT = { cancelled: 0, usage: 2, rejected: 3, refused: 4, timeout: 6, unreachable: 7, unauthorized: 8 } as const;
+export const CANCEL_EXIT = {
+  cancelled: 0,
+  usage: 2,
+  rejected: 3,
+  refused: 4,
+  timeout: 6,
+  unreachable: 7,
+  unauthorized: 8,
+} as const;
 
 export function describeCancel(o: CancelOutcome, p: Paint): string {
   switch (o.outcome) {
@@ -31,7 +39,10 @@ interface CancelFlags extends RelayFlags {
   timeout: string;
 }
 
-export async function runCancel(f: CancelFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream }): Promise<number> {
+export async function runCancel(
+  f: CancelFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
+): Promise<number> {
   let timeoutMs: number;
   try {
     timeoutMs = parseMs('--timeout', f.timeout);
@@ -40,27 +51,37 @@ export async function runCancel(f: CancelFlags, io: { out: NodeJS.WritableStream
     return CANCEL_EXIT.usage;
   }
   const { print } = outcomePrinter(f.json, io.out, describeCancel);
-  const [{ withConsumer }, { sendCancel }] = await Promise.all([import('../consumer/connect.js'), import('../consumer/send.js')]);
-  return withConsumer(f, async (consumer) => {
-    const o = await sendCancel(consumer, f, { session: f.session, timeoutMs, ...(f.run ? { run: f.run } : {}) });
-    print(o);
-    return CANCEL_EXIT[o.outcome];
-  }, (detail, code) => {
-    print({ outcome: 'unreachable', session: f.session, detail });
-    return code === 'RELAY_UNAUTHORIZED' ? CANCEL_EXIT.unauthorized : CANCEL_EXIT.unreachable;
-  });
+  const [{ withConsumer }, { sendCancel }] = await Promise.all([
+    import('../consumer/connect.js'),
+    import('../consumer/send.js'),
+  ]);
+  return withConsumer(
+    f,
+    async (consumer) => {
+      const o = await sendCancel(consumer, f, { session: f.session, timeoutMs, ...(f.run ? { run: f.run } : {}) });
+      print(o);
+      return CANCEL_EXIT[o.outcome];
+    },
+    (detail, code) => {
+      print({ outcome: 'unreachable', session: f.session, detail });
+      return code === 'RELAY_UNAUTHORIZED' ? CANCEL_EXIT.unauthorized : CANCEL_EXIT.unreachable;
+    },
+  );
 }
 
 export function registerCancel(program: Command): void {
   const cmd = program
     .command('cancel')
-    .description('stop the turn a session is running, where its agent\'s lane can (control.cancel, scope run)')
+    .description("stop the turn a session is running, where its agent's lane can (control.cancel, scope run)")
     .requiredOption('--session <id>', 'the session')
-    .option('--run <id>', 'the run to stop; the session\'s running one when absent')
+    .option('--run <id>', "the run to stop; the session's running one when absent")
     .option('--timeout <ms>', 'give up waiting for the agent to report the turn stopped after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel), 6 timeout, 7 relay unreachable, 8 the relay refused the token.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel), 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
+    )
     .action(async (f: CancelFlags) => {
       process.exitCode = await runCancel(f, { out: process.stdout, err: process.stderr });
     });

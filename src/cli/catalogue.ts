@@ -15,28 +15,116 @@ interface Entry {
 
 /** Every command, in help order; `install` also registers `uninstall`, `up` also `status` and `down`. */
 export const CATALOGUE: readonly Entry[] = [
-  { name: 'demo', summary: 'run the whole loop locally: relay, adapter, a session, one instruction, the audit', load: async () => (await import('./demo-command.js')).registerDemo },
-  { name: 'relay', summary: 'run the AEP relay (SQLite history, WebSocket, SSE, HTTP ingest)', load: async () => (await import('./relay-command.js')).registerRelay },
-  { name: 'adapter', summary: 'run a vendor adapter: hook endpoint, session runtime, relay link', load: async () => (await import('./adapter-command.js')).registerAdapter },
-  { name: 'up', summary: 'start the relay and adapters in the background (output in AEP_STATE_DIR/logs/), ready when it returns', load: async () => (await import('./services-command.js')).registerServices },
-  { name: 'status', summary: 'what up started: pid, port, relay link, uptime, last error', load: async () => (await import('./services-command.js')).registerServices },
-  { name: 'down', summary: 'stop exactly what up started', load: async () => (await import('./services-command.js')).registerServices },
-  { name: 'install', summary: 'add the adapter hooks to a vendor\'s settings (keeps every other hook)', load: async () => (await import('./install-command.js')).registerInstall },
-  { name: 'uninstall', summary: 'remove the adapter hooks from a vendor\'s settings (and nothing else)', load: async () => (await import('./install-command.js')).registerInstall },
-  { name: 'doctor', summary: 'check relay, token, adapter, hooks and vendor CLI; print each problem with its fix', load: async () => (await import('./doctor-command.js')).registerDoctor },
-  { name: 'hook', summary: 'command-hook fallback without curl (fails open)', load: async () => (await import('./hook-shim-command.js')).registerHook },
-  { name: 'instruct', summary: 'send an instruction to a live session and follow it to delivery', load: async () => (await import('./instruct-command.js')).registerInstruct },
-  { name: 'withdraw', summary: 'take back an instruction that still waits in a session\'s queue', load: async () => (await import('./withdraw-command.js')).registerWithdraw },
-  { name: 'cancel', summary: 'stop the turn a session is running, where its lane can (Cline today)', load: async () => (await import('./cancel-command.js')).registerCancel },
-  { name: 'queue', summary: 'list what waits in a session\'s queue: id, sender, delivery, age, text', load: async () => (await import('./queue-command.js')).registerQueue },
-  { name: 'respond', summary: 'answer a held permission or form request', load: async () => (await import('./respond-command.js')).registerRespond },
-  { name: 'pending', summary: 'list held permission and form requests: id, session, kind, what is asked, age', load: async () => (await import('./pending-command.js')).registerPending },
-  { name: 'sessions', summary: 'list live sessions: vendor, state, last activity, queue (--all: ended too)', load: async () => (await import('./sessions-command.js')).registerSessions },
-  { name: 'watch', summary: 'follow the relay stream live (reconnects; --history N shows recent events)', load: async () => (await import('./watch-command.js')).registerWatch },
-  { name: 'audit', summary: 'replay AEP JSONL logs and check every instruction\'s lifecycle', load: async () => (await import('./audit-command.js')).registerAudit },
-  { name: 'mcp', summary: 'serve the steering tools over stdio MCP (for orchestrating agents)', load: async () => (await import('./mcp-command.js')).registerMcp },
-  { name: 'console', summary: 'serve a local steering page (secret URL): sessions, instruct, allow/deny/answer, audit', load: async () => (await import('./console-command.js')).registerConsole },
-  { name: 'inspect', summary: 'serve a live page with each session\'s machine state and queue', load: async () => (await import('./inspect-command.js')).registerInspect },
+  {
+    name: 'demo',
+    summary: 'run the whole loop locally: relay, adapter, a session, one instruction, the audit',
+    load: async () => (await import('./demo-command.js')).registerDemo,
+  },
+  {
+    name: 'relay',
+    summary: 'run the AEP relay (SQLite history, WebSocket, SSE, HTTP ingest)',
+    load: async () => (await import('./relay-command.js')).registerRelay,
+  },
+  {
+    name: 'adapter',
+    summary: 'run a vendor adapter: hook endpoint, session runtime, relay link',
+    load: async () => (await import('./adapter-command.js')).registerAdapter,
+  },
+  {
+    name: 'up',
+    summary: 'start the relay and adapters in the background (output in AEP_STATE_DIR/logs/), ready when it returns',
+    load: async () => (await import('./services-command.js')).registerServices,
+  },
+  {
+    name: 'status',
+    summary: 'what up started: pid, port, relay link, uptime, last error',
+    load: async () => (await import('./services-command.js')).registerServices,
+  },
+  {
+    name: 'down',
+    summary: 'stop exactly what up started',
+    load: async () => (await import('./services-command.js')).registerServices,
+  },
+  {
+    name: 'install',
+    summary: "add the adapter hooks to a vendor's settings (keeps every other hook)",
+    load: async () => (await import('./install-command.js')).registerInstall,
+  },
+  {
+    name: 'uninstall',
+    summary: "remove the adapter hooks from a vendor's settings (and nothing else)",
+    load: async () => (await import('./install-command.js')).registerInstall,
+  },
+  {
+    name: 'doctor',
+    summary: 'check relay, token, adapter, hooks and vendor CLI; print each problem with its fix',
+    load: async () => (await import('./doctor-command.js')).registerDoctor,
+  },
+  {
+    name: 'hook',
+    summary: 'command-hook fallback without curl (fails open)',
+    load: async () => (await import('./hook-shim-command.js')).registerHook,
+  },
+  {
+    name: 'instruct',
+    summary: 'send an instruction to a live session and follow it to delivery',
+    load: async () => (await import('./instruct-command.js')).registerInstruct,
+  },
+  {
+    name: 'withdraw',
+    summary: "take back an instruction that still waits in a session's queue",
+    load: async () => (await import('./withdraw-command.js')).registerWithdraw,
+  },
+  {
+    name: 'cancel',
+    summary: 'stop the turn a session is running, where its lane can (Cline today)',
+    load: async () => (await import('./cancel-command.js')).registerCancel,
+  },
+  {
+    name: 'queue',
+    summary: "list what waits in a session's queue: id, sender, delivery, age, text",
+    load: async () => (await import('./queue-command.js')).registerQueue,
+  },
+  {
+    name: 'respond',
+    summary: 'answer a held permission or form request',
+    load: async () => (await import('./respond-command.js')).registerRespond,
+  },
+  {
+    name: 'pending',
+    summary: 'list held permission and form requests: id, session, kind, what is asked, age',
+    load: async () => (await import('./pending-command.js')).registerPending,
+  },
+  {
+    name: 'sessions',
+    summary: 'list live sessions: vendor, state, last activity, queue (--all: ended too)',
+    load: async () => (await import('./sessions-command.js')).registerSessions,
+  },
+  {
+    name: 'watch',
+    summary: 'follow the relay stream live (reconnects; --history N shows recent events)',
+    load: async () => (await import('./watch-command.js')).registerWatch,
+  },
+  {
+    name: 'audit',
+    summary: "replay AEP JSONL logs and check every instruction's lifecycle",
+    load: async () => (await import('./audit-command.js')).registerAudit,
+  },
+  {
+    name: 'mcp',
+    summary: 'serve the steering tools over stdio MCP (for orchestrating agents)',
+    load: async () => (await import('./mcp-command.js')).registerMcp,
+  },
+  {
+    name: 'console',
+    summary: 'serve a local steering page (secret URL): sessions, instruct, allow/deny/answer, audit',
+    load: async () => (await import('./console-command.js')).registerConsole,
+  },
+  {
+    name: 'inspect',
+    summary: "serve a live page with each session's machine state and queue",
+    load: async () => (await import('./inspect-command.js')).registerInspect,
+  },
 ];
 
 /** The command a command line names: the first word, or the one after `help`. */
@@ -86,4 +174,3 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     throw err;
   }
 }
-

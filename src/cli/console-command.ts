@@ -20,11 +20,18 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
     .command('console')
     .description('serve a local steering page (127.0.0.1, secret URL): sessions, instruct, allow/deny/answer, audit')
     .option('--port <n>', 'page port on 127.0.0.1 (0 = any free one)', String(DEFAULT_CONSOLE_PORT))
-    .option('--token-file <path>', 'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)', env['AEP_TOKEN_FILE'] || undefined);
+    .option(
+      '--token-file <path>',
+      'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)',
+      env['AEP_TOKEN_FILE'] || undefined,
+    );
   // Its own sender name by default, so the audit tells these commands from a person's CLI.
   addRelayOptions(cmd, env, DEFAULT_CONSOLE_SENDER);
   addReachOptions(cmd, env);
-  cmd.addHelpText('after', '\nThe URL it prints carries a secret made anew at each start; anyone with it can steer through this console.\nExit codes: 2 bad flag, 4 port taken, 1 other failure.');
+  cmd.addHelpText(
+    'after',
+    '\nThe URL it prints carries a secret made anew at each start; anyone with it can steer through this console.\nExit codes: 2 bad flag, 4 port taken, 1 other failure.',
+  );
   cmd.action(async (f: ConsoleFlags) => {
     const port = Number(f.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -50,12 +57,21 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
       process.exitCode = err instanceof SteeringError && err.code === 'PORT_IN_USE' ? 4 : 1;
       return;
     }
-    process.stdout.write(`aep-steer console: ${handle.url}\n  (relay ${f.relay}; open the URL in a browser, Ctrl+C stops)\n`);
-    if (handle.localUrl !== handle.url) process.stdout.write(`  listening on ${new URL(handle.localUrl).host}; links name ${new URL(handle.url).origin}\n`);
-    for (const t of reach.notify ?? []) process.stdout.write(`  notify ${targetLabel(t)} (capture ${t.capture}; on ${t.on.join(', ')})\n`);
+    process.stdout.write(
+      `aep-steer console: ${handle.url}\n  (relay ${f.relay}; open the URL in a browser, Ctrl+C stops)\n`,
+    );
+    if (handle.localUrl !== handle.url)
+      process.stdout.write(
+        `  listening on ${new URL(handle.localUrl).host}; links name ${new URL(handle.url).origin}\n`,
+      );
+    for (const t of reach.notify ?? [])
+      process.stdout.write(`  notify ${targetLabel(t)} (capture ${t.capture}; on ${t.on.join(', ')})\n`);
     handle.follower.ready.catch((err: Error) => process.stderr.write(`console: ${err.message}; retrying\n`));
     const stop = () => {
-      handle.close().then(() => process.exit(0), () => process.exit(1));
+      handle.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

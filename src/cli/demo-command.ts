@@ -23,7 +23,10 @@ const portOf = (v: string): number | undefined => {
   return Number.isInteger(n) && n >= 0 && n <= 65535 ? n : undefined;
 };
 
-export async function runDemoCommand(f: DemoFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream }): Promise<number> {
+export async function runDemoCommand(
+  f: DemoFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
+): Promise<number> {
   const hookPort = portOf(f.port);
   const relayPort = portOf(f.relayPort);
   if (hookPort === undefined || relayPort === undefined) {
@@ -32,7 +35,9 @@ export async function runDemoCommand(f: DemoFlags, io: { out: NodeJS.WritableStr
   }
   try {
     const r = await runDemo({
-      hookPort, relayPort, text: f.text,
+      hookPort,
+      relayPort,
+      text: f.text,
       ...(f.scripted ? { scripted: true } : {}),
       ...(f.claude ? { claude: f.claude } : {}),
       ...(f.keep ? { keep: true } : {}),
@@ -58,7 +63,10 @@ export function registerDemo(program: Command): void {
     .option('--relay-port <n>', 'relay port on 127.0.0.1', String(DEMO_RELAY_PORT))
     .option('--text <instruction>', 'the instruction to send', DEFAULT_DEMO_TEXT)
     .option('--scripted', 'use the scripted session even when the Claude Code CLI is installed')
-    .option('--claude <path>', 'the claude binary (default: .vendor-clis/claude-code, from scripts/install-vendor-cli.sh)')
+    .option(
+      '--claude <path>',
+      'the claude binary (default: .vendor-clis/claude-code, from scripts/install-vendor-cli.sh)',
+    )
     .option('--keep', 'keep the working directory (relay store, adapter log, relay export)')
     .addHelpText('after', '\nExit codes: 0 delivered and the audit is clean, 1 otherwise, 2 usage, 3 a port is taken.')
     .action(async (f: DemoFlags) => {

@@ -4,7 +4,13 @@ import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { paintFor } from '../audit/paint.js';
 import {
-  adapterChecks, cliCheck, hookChecks, relayChecks, shimTraceChecks, stateChecks, type Check,
+  adapterChecks,
+  cliCheck,
+  hookChecks,
+  relayChecks,
+  shimTraceChecks,
+  stateChecks,
+  type Check,
 } from '../doctor/checks.js';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { USAGE_EXIT } from './usage.js';
@@ -20,7 +26,11 @@ export interface DoctorFlags {
   json?: boolean;
 }
 
-export async function runDoctor(vendor: string | undefined, f: DoctorFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream; env?: NodeJS.ProcessEnv }): Promise<number> {
+export async function runDoctor(
+  vendor: string | undefined,
+  f: DoctorFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream; env?: NodeJS.ProcessEnv },
+): Promise<number> {
   const env = io.env ?? process.env;
   const table = vendor === undefined ? undefined : tableFor(vendor);
   if (vendor !== undefined && table === undefined) {
@@ -32,9 +42,9 @@ export async function runDoctor(vendor: string | undefined, f: DoctorFlags, io: 
     io.err.write(`doctor: --port takes a port number 1-65535, got "${f.port ?? env.AEP_HOOK_PORT}"\n`);
     return DOCTOR_EXIT.usage;
   }
-  const checks: Check[] = [...await relayChecks(f.relay, f.token, env), ...stateChecks(env)];
+  const checks: Check[] = [...(await relayChecks(f.relay, f.token, env)), ...stateChecks(env)];
   if (table !== undefined) {
-    checks.push(...await adapterChecks(table, port, env));
+    checks.push(...(await adapterChecks(table, port, env)));
     checks.push(...hookChecks(table, port, f.project === undefined ? {} : { project: f.project }, env));
     checks.push(...shimTraceChecks(table, env));
     checks.push(cliCheck(table, f.cli, env));
@@ -48,9 +58,11 @@ export async function runDoctor(vendor: string | undefined, f: DoctorFlags, io: 
       io.out.write(`${c.ok ? p.green('✓') : p.red('✗')} ${p.bold(c.name)}: ${c.detail}\n`);
       if (c.fix !== undefined) io.out.write(`    fix: ${c.fix}\n`);
     }
-    io.out.write(problems.length === 0
-      ? `${p.green('all checks hold')}${table === undefined ? ' (name a vendor to check its adapter, hooks and CLI too)' : ''}\n`
-      : `${p.red(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}: fix the first one first, then run aep-steer doctor${vendor ? ` ${vendor}` : ''} again\n`);
+    io.out.write(
+      problems.length === 0
+        ? `${p.green('all checks hold')}${table === undefined ? ' (name a vendor to check its adapter, hooks and CLI too)' : ''}\n`
+        : `${p.red(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}: fix the first one first, then run aep-steer doctor${vendor ? ` ${vendor}` : ''} again\n`,
+    );
   }
   return problems.length === 0 ? DOCTOR_EXIT.ok : DOCTOR_EXIT.problems;
 }
@@ -59,15 +71,20 @@ export function registerDoctor(program: Command): void {
   const env = process.env;
   program
     .command('doctor')
-    .description('check the relay, the token, and with a vendor its adapter, hooks and CLI; print each problem with its fix')
+    .description(
+      'check the relay, the token, and with a vendor its adapter, hooks and CLI; print each problem with its fix',
+    )
     .argument('[vendor]', `vendor token (${vendorTokens().join(', ')})`)
     .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env.AEP_RELAY || DEFAULT_RELAY)
     .option('--token <token>', 'relay token (AEP_TOKEN; default for a loopback relay: the local token)', env.AEP_TOKEN)
-    .option('--port <n>', 'adapter hook port (AEP_HOOK_PORT; default: the vendor\'s)')
-    .option('--project <dir>', 'check the hooks of this project instead of the user\'s')
+    .option('--port <n>', "adapter hook port (AEP_HOOK_PORT; default: the vendor's)")
+    .option('--project <dir>', "check the hooks of this project instead of the user's")
     .option('--cli <path>', 'the vendor CLI binary (default: its name on PATH)')
     .option('--json', 'print the checks as JSON')
-    .addHelpText('after', '\nExit codes: 0 every check holds, 1 at least one problem (each printed with its fix), 2 usage.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every check holds, 1 at least one problem (each printed with its fix), 2 usage.',
+    )
     .action(async (vendor: string | undefined, f: DoctorFlags) => {
       process.exitCode = await runDoctor(vendor, f, { out: process.stdout, err: process.stderr });
     });

@@ -55,21 +55,33 @@ function postOnce(url: string, body: Buffer, timeoutMs: number): Promise<Posted>
       req.destroy();
       finish({ problem: `the adapter on ${where} did not answer within ${timeoutMs / 1000} s` });
     }, timeoutMs);
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        if (res.statusCode === 200) finish({ reply: Buffer.concat(chunks).toString('utf8') });
-        else if (res.statusCode === 404) finish({ problem: `the adapter on ${where} does not know this hook secret (HTTP 404): run \`aep-steer install <vendor>\` again, then restart the adapter`, status: 404 });
-        else finish({ problem: `the adapter on ${where} answered HTTP ${res.statusCode}`, status: res.statusCode ?? 0 });
-      });
-      res.on('error', () => finish({ problem: `the adapter on ${where} broke off its reply` }));
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => finish({
-      problem: err.code === 'ECONNREFUSED'
-        ? `no adapter is listening on ${where}: start it with \`aep-steer adapter <vendor>\` (the agent goes on unsteered meanwhile)`
-        : `cannot reach the adapter on ${where}: ${err.message}`,
-    }));
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode === 200) finish({ reply: Buffer.concat(chunks).toString('utf8') });
+          else if (res.statusCode === 404)
+            finish({
+              problem: `the adapter on ${where} does not know this hook secret (HTTP 404): run \`aep-steer install <vendor>\` again, then restart the adapter`,
+              status: 404,
+            });
+          else
+            finish({ problem: `the adapter on ${where} answered HTTP ${res.statusCode}`, status: res.statusCode ?? 0 });
+        });
+        res.on('error', () => finish({ problem: `the adapter on ${where} broke off its reply` }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      finish({
+        problem:
+          err.code === 'ECONNREFUSED'
+            ? `no adapter is listening on ${where}: start it with \`aep-steer adapter <vendor>\` (the agent goes on unsteered meanwhile)`
+            : `cannot reach the adapter on ${where}: ${err.message}`,
+      }),
+    );
     req.end(body);
   });
 }
@@ -125,12 +137,14 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
     const seconds = Number(flags.timeout ?? DEFAULT_TIMEOUT_S);
     const timeoutMs = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_TIMEOUT_S * 1000;
     let problem: string | undefined;
-    if (url === undefined && table === undefined) problem = `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`;
+    if (url === undefined && table === undefined)
+      problem = `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`;
     else if (url === undefined) {
       const secret = readSecret(env);
       const port = Number(flags.port || env.AEP_HOOK_PORT || table!.port);
       if (secret === undefined) problem = `no hook secret in ${secretPath(env)}: run \`aep-steer install ${token}\``;
-      else if (!Number.isInteger(port) || port < 1 || port > 65535) problem = `bad adapter port "${flags.port ?? env.AEP_HOOK_PORT}"`;
+      else if (!Number.isInteger(port) || port < 1 || port > 65535)
+        problem = `bad adapter port "${flags.port ?? env.AEP_HOOK_PORT}"`;
       else url = hookUrl(port, secret);
     }
     posted = url === undefined ? { problem: problem! } : await postOnce(url, body, timeoutMs);
@@ -146,7 +160,8 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
     return;
   }
   clearOutage(token, env);
-  if (env.AEP_HOOK_TRACE === 'all') appendTrace(stateDir(env), { where: traceWhere(url), outcome: 'ok http=200', why: 'delivered' });
+  if (env.AEP_HOOK_TRACE === 'all')
+    appendTrace(stateDir(env), { where: traceWhere(url), outcome: 'ok http=200', why: 'delivered' });
   const reply = posted.reply;
   if (reply.trim() === '') printNeutral();
   else io.stdout.write(reply.endsWith('\n') ? reply : `${reply}\n`);
@@ -155,10 +170,12 @@ export async function runHookShim(token: string, flags: HookShimFlags, io: HookS
 export function registerHook(program: Command): void {
   program
     .command('hook')
-    .description('command-hook fallback without curl: post the hook JSON on stdin to the adapter, print its reply (fails open)')
+    .description(
+      'command-hook fallback without curl: post the hook JSON on stdin to the adapter, print its reply (fails open)',
+    )
     .argument('<vendor>', `vendor token (${vendorTokens().join(', ')})`)
     .option('--url <url>', 'the adapter hook URL (default: 127.0.0.1, the port and the stored secret)')
-    .option('--port <n>', 'adapter hook port (AEP_HOOK_PORT; default: the vendor\'s)')
+    .option('--port <n>', "adapter hook port (AEP_HOOK_PORT; default: the vendor's)")
     .option('--timeout <seconds>', `give up after this long and print the neutral reply (default ${DEFAULT_TIMEOUT_S})`)
     .action(async (token: string, flags: HookShimFlags) => {
       await runHookShim(token, flags, { stdin: process.stdin, stdout: process.stdout });

@@ -16,10 +16,19 @@ export interface InspectHandle {
 }
 
 /** Starts the page server and follows the relay; resolves once the page is being served. */
-export async function startInspect(opts: { relay: string; token?: string; port: number; host?: string }): Promise<InspectHandle> {
+export async function startInspect(opts: {
+  relay: string;
+  token?: string;
+  port: number;
+  host?: string;
+}): Promise<InspectHandle> {
   const board = new Board(opts.relay);
   const server = await startInspectServer(board, { port: opts.port, ...(opts.host ? { host: opts.host } : {}) });
-  const follower = followRelay(board, { url: opts.relay, ...(opts.token ? { token: opts.token } : {}), onChange: () => server.changed() });
+  const follower = followRelay(board, {
+    url: opts.relay,
+    ...(opts.token ? { token: opts.token } : {}),
+    onChange: () => server.changed(),
+  });
   return {
     url: server.url,
     server,
@@ -35,7 +44,7 @@ export function registerInspect(program: Command): void {
   const env = process.env;
   program
     .command('inspect')
-    .description('serve a live page (127.0.0.1) with each session\'s machine state and instruction queue')
+    .description("serve a live page (127.0.0.1) with each session's machine state and instruction queue")
     .option('--port <n>', 'page port on 127.0.0.1', String(DEFAULT_INSPECT_PORT))
     .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env['AEP_RELAY'] ?? DEFAULT_RELAY)
     .option('--token <token>', 'bearer token for the relay (AEP_TOKEN)', env['AEP_TOKEN'])
@@ -58,7 +67,10 @@ export function registerInspect(program: Command): void {
       process.stderr.write(`aep-steer inspect: ${handle.url} (relay ${f.relay})\n`);
       handle.follower.ready.catch((err: Error) => process.stderr.write(`inspect: ${err.message}; retrying\n`));
       const stop = () => {
-        handle.close().then(() => process.exit(0), () => process.exit(1));
+        handle.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -26,9 +26,11 @@ export function waitingLine(info: { ahead?: number; ended?: boolean; delivery?: 
   const ahead = info.ahead === undefined ? 'queued' : `queued (${info.ahead} ahead)`;
   const when = info.ended
     ? 'the session has ended; delivered when a resumed run of it starts (its resume window)'
-    : info.delivery === 'queue' ? 'delivered when the agent\'s next turn starts'
-      : info.delivery === 'steer' ? 'delivered at the running turn\'s next tool call, or dropped if the turn ends first'
-        : 'delivered at the agent\'s next prompt or tool call';
+    : info.delivery === 'queue'
+      ? "delivered when the agent's next turn starts"
+      : info.delivery === 'steer'
+        ? "delivered at the running turn's next tool call, or dropped if the turn ends first"
+        : "delivered at the agent's next prompt or tool call";
   return `${p.dim('…')} ${ahead}; ${when}`;
 }
 
@@ -71,7 +73,11 @@ interface InstructFlags extends RelayFlags {
   delivery?: string;
 }
 
-export async function runInstruct(textArg: string | undefined, f: InstructFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream; stdin?: () => Promise<string> }): Promise<number> {
+export async function runInstruct(
+  textArg: string | undefined,
+  f: InstructFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream; stdin?: () => Promise<string> },
+): Promise<number> {
   let timeoutMs: number;
   let ackWindowMs: number;
   try {
@@ -103,28 +109,37 @@ export async function runInstruct(textArg: string | undefined, f: InstructFlags,
     return code === 'RELAY_UNAUTHORIZED' ? INSTRUCT_EXIT.unauthorized : INSTRUCT_EXIT.unreachable;
   };
   // Loaded only once the arguments are good: a usage error starts no socket client or builder.
-  const [{ withConsumer }, { sendInstruction }] = await Promise.all([import('../consumer/connect.js'), import('../consumer/send.js')]);
-  return withConsumer(f, async (consumer) => {
-    const o = await sendInstruction(consumer, f, {
-      session: f.session,
-      text,
-      timeoutMs,
-      ackWindowMs,
-      noWait: !f.wait,
-      ...(f.vendor ? { vendor: f.vendor } : {}),
-      ...(f.delivery ? { delivery: f.delivery } : {}),
-      onSending: ({ command, type }) => {
-        if (!f.json) io.out.write(`${p.dim('→')} ${type} ${command} to session ${f.session}\n`);
-      },
-      onAccepted: ({ ack, ahead, ended }) => {
-        if (f.json || !f.wait) return;
-        io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
-        io.out.write(`${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}), ...(f.delivery ? { delivery: f.delivery } : {}) }, p)}\n`);
-      },
-    });
-    print(o);
-    return INSTRUCT_EXIT[o.outcome];
-  }, unreachable);
+  const [{ withConsumer }, { sendInstruction }] = await Promise.all([
+    import('../consumer/connect.js'),
+    import('../consumer/send.js'),
+  ]);
+  return withConsumer(
+    f,
+    async (consumer) => {
+      const o = await sendInstruction(consumer, f, {
+        session: f.session,
+        text,
+        timeoutMs,
+        ackWindowMs,
+        noWait: !f.wait,
+        ...(f.vendor ? { vendor: f.vendor } : {}),
+        ...(f.delivery ? { delivery: f.delivery } : {}),
+        onSending: ({ command, type }) => {
+          if (!f.json) io.out.write(`${p.dim('→')} ${type} ${command} to session ${f.session}\n`);
+        },
+        onAccepted: ({ ack, ahead, ended }) => {
+          if (f.json || !f.wait) return;
+          io.out.write(`${p.green('✓')} accepted (ack ${ack.id})\n`);
+          io.out.write(
+            `${waitingLine({ ...(ahead === undefined ? {} : { ahead }), ...(ended ? { ended } : {}), ...(f.delivery ? { delivery: f.delivery } : {}) }, p)}\n`,
+          );
+        },
+      });
+      print(o);
+      return INSTRUCT_EXIT[o.outcome];
+    },
+    unreachable,
+  );
 }
 
 export function registerInstruct(program: Command): void {
@@ -133,14 +148,20 @@ export function registerInstruct(program: Command): void {
     .description('send an instruction to a live agent session through the relay and follow it to delivery')
     .argument('[text]', 'the instruction; "-" or nothing reads it from stdin')
     .requiredOption('--session <id>', 'target session (as listed by `aep-steer sessions`)')
-    .option('--vendor <token>', 'vendor token of the verb x.<vendor>.control.instruct (default: the claimant\'s agent)')
-    .option('--delivery <how>', 'moment (the next eligible moment, the default), steer (into the running turn) or queue (the next turn)')
+    .option('--vendor <token>', "vendor token of the verb x.<vendor>.control.instruct (default: the claimant's agent)")
+    .option(
+      '--delivery <how>',
+      'moment (the next eligible moment, the default), steer (into the running turn) or queue (the next turn)',
+    )
     .option('--no-wait', 'return once the adapter acknowledged (exit 0), without waiting for delivery')
     .option('--timeout <ms>', 'give up waiting after this long (ack and delivery together)', '120000')
     .option('--ack-window <ms>', 'wait this long for the ack before resending the same command (AEP-0004 §3)', '10000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 delivered (or accepted, with --no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable,\n8 the relay refused the token.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 delivered (or accepted, with --no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable,\n8 the relay refused the token.',
+    )
     .action(async (text: string | undefined, f: InstructFlags) => {
       process.exitCode = await runInstruct(text, f, { out: process.stdout, err: process.stderr });
     });

@@ -13,9 +13,19 @@ interface McpFlags extends RelayFlags {
 export function registerMcp(program: Command, env: NodeJS.ProcessEnv = process.env): void {
   const cmd = program
     .command('mcp')
-    .description('serve the steering tools (list_sessions, instruct, send_input, pending_requests, respond, session_events) over stdio MCP')
-    .option('--token-file <path>', 'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)', env['AEP_TOKEN_FILE'] || undefined)
-    .option('--wait-ms <ms>', `default wait of instruct and send_input for the delivery (at most ${MAX_WAIT_MS})`, String(DEFAULT_WAIT_MS));
+    .description(
+      'serve the steering tools (list_sessions, instruct, send_input, pending_requests, respond, session_events) over stdio MCP',
+    )
+    .option(
+      '--token-file <path>',
+      'read the relay token from this file, mode 600 (AEP_TOKEN_FILE)',
+      env['AEP_TOKEN_FILE'] || undefined,
+    )
+    .option(
+      '--wait-ms <ms>',
+      `default wait of instruct and send_input for the delivery (at most ${MAX_WAIT_MS})`,
+      String(DEFAULT_WAIT_MS),
+    );
   // Its own sender name by default, so the audit tells these commands from a person's CLI.
   addRelayOptions(cmd, env, DEFAULT_MCP_SENDER);
   cmd.action(async (f: McpFlags) => {

@@ -23,9 +23,14 @@ export function askedLine(r: PendingRequest): string {
   for (const f of r.fields ?? []) {
     const field = (f ?? {}) as { id?: unknown; label?: unknown; choices?: unknown };
     const choices = Array.isArray(field.choices)
-      ? field.choices.map((c) => { const x = (c ?? {}) as { label?: unknown; id?: unknown }; return String(x.label ?? x.id); })
+      ? field.choices.map((c) => {
+          const x = (c ?? {}) as { label?: unknown; id?: unknown };
+          return String(x.label ?? x.id);
+        })
       : [];
-    parts.push(`[${String(field.id)}] ${String(field.label ?? field.id)}${choices.length ? ` (${choices.join(' / ')})` : ''}`);
+    parts.push(
+      `[${String(field.id)}] ${String(field.label ?? field.id)}${choices.length ? ` (${choices.join(' / ')})` : ''}`,
+    );
   }
   if (r.options) parts.push(`options: ${r.options.join(', ')}`);
   return parts.join('; ');
@@ -33,7 +38,9 @@ export function askedLine(r: PendingRequest): string {
 
 export function describePending(rows: readonly PendingRequest[], p: Paint, session?: string): string {
   if (rows.length === 0) return `no pending requests${session ? ` in session ${session}` : ''}`;
-  return rows.map((r) => `${p.bold(r.request)}  ${r.session}  ${p.blue(r.kind)}  ${p.dim(age(r.ageMs))}  ${askedLine(r)}`).join('\n');
+  return rows
+    .map((r) => `${p.bold(r.request)}  ${r.session}  ${p.blue(r.kind)}  ${p.dim(age(r.ageMs))}  ${askedLine(r)}`)
+    .join('\n');
 }
 
 interface PendingFlags extends RelayFlags {
@@ -41,29 +48,42 @@ interface PendingFlags extends RelayFlags {
   json?: boolean;
 }
 
-type Listed = { outcome: 'listed'; requests: PendingRequest[]; session?: string } | { outcome: 'unreachable'; detail: string };
+type Listed =
+  | { outcome: 'listed'; requests: PendingRequest[]; session?: string }
+  | { outcome: 'unreachable'; detail: string };
 
-export async function runPending(f: PendingFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
-  const describe = (o: Listed, p: Paint): string => (o.outcome === 'listed' ? describePending(o.requests, p, o.session) : `${p.red('✗')} ${o.detail}`);
+export async function runPending(
+  f: PendingFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean } },
+): Promise<number> {
+  const describe = (o: Listed, p: Paint): string =>
+    o.outcome === 'listed' ? describePending(o.requests, p, o.session) : `${p.red('✗')} ${o.detail}`;
   const { print } = outcomePrinter<Listed>(f.json, io.out, describe);
-  return withConsumer(f, async (consumer) => {
-    const requests = await pendingRequests(consumer, f.session === undefined ? {} : { session: f.session });
-    print({ outcome: 'listed', requests, ...(f.session === undefined ? {} : { session: f.session }) });
-    return PENDING_EXIT.listed;
-  }, (detail, code) => {
-    print({ outcome: 'unreachable', detail });
-    return code === 'RELAY_UNAUTHORIZED' ? PENDING_EXIT.unauthorized : PENDING_EXIT.unreachable;
-  });
+  return withConsumer(
+    f,
+    async (consumer) => {
+      const requests = await pendingRequests(consumer, f.session === undefined ? {} : { session: f.session });
+      print({ outcome: 'listed', requests, ...(f.session === undefined ? {} : { session: f.session }) });
+      return PENDING_EXIT.listed;
+    },
+    (detail, code) => {
+      print({ outcome: 'unreachable', detail });
+      return code === 'RELAY_UNAUTHORIZED' ? PENDING_EXIT.unauthorized : PENDING_EXIT.unreachable;
+    },
+  );
 }
 
 export function registerPending(program: Command): void {
   const cmd = program
     .command('pending')
     .description('list held permission and form requests: id, session, kind, what is asked, age')
-    .option('--session <id>', 'only this session\'s requests')
+    .option('--session <id>', "only this session's requests")
     .option('--json', 'print one JSON object: {outcome, requests: [...]}');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 listed (none pending included), 2 usage, 7 relay unreachable, 8 token refused.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 listed (none pending included), 2 usage, 7 relay unreachable, 8 token refused.',
+    )
     .action(async (f: PendingFlags) => {
       process.exitCode = await runPending(f, { out: process.stdout });
     });

@@ -8,13 +8,18 @@ import { addRelayOptions, outcomePrinter, type RelayFlags } from './relay-option
 
 export const QUEUE_EXIT = { listed: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
-type Listed = { outcome: 'listed'; session: string; waiting: WaitingInstruction[] } | { outcome: 'unreachable'; detail: string };
+type Listed =
+  | { outcome: 'listed'; session: string; waiting: WaitingInstruction[] }
+  | { outcome: 'unreachable'; detail: string };
 
 export function describeQueue(o: Listed, p: Paint): string {
   if (o.outcome === 'unreachable') return `${p.red('✗')} ${o.detail}`;
   if (o.waiting.length === 0) return `nothing waits in session ${o.session}`;
   return o.waiting
-    .map((w) => `${p.bold(w.id)}  ${w.sender ?? '?'}  ${p.blue(w.delivery)}  ${p.dim(age(w.ageMs))}  ${w.text ?? p.dim('(text not shown at this token\'s capture)')}`)
+    .map(
+      (w) =>
+        `${p.bold(w.id)}  ${w.sender ?? '?'}  ${p.blue(w.delivery)}  ${p.dim(age(w.ageMs))}  ${w.text ?? p.dim("(text not shown at this token's capture)")}`,
+    )
     .join('\n');
 }
 
@@ -23,16 +28,26 @@ interface QueueFlags extends RelayFlags {
   json?: boolean;
 }
 
-export async function runQueue(f: QueueFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
+export async function runQueue(
+  f: QueueFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean } },
+): Promise<number> {
   const { print } = outcomePrinter<Listed>(f.json, io.out, describeQueue);
-  const [{ withConsumer }, { sessionQueue }] = await Promise.all([import('../consumer/connect.js'), import('../consumer/queue.js')]);
-  return withConsumer(f, async (consumer) => {
-    print({ outcome: 'listed', session: f.session, waiting: await sessionQueue(consumer, f.session) });
-    return QUEUE_EXIT.listed;
-  }, (detail, code) => {
-    print({ outcome: 'unreachable', detail });
-    return code === 'RELAY_UNAUTHORIZED' ? QUEUE_EXIT.unauthorized : QUEUE_EXIT.unreachable;
-  });
+  const [{ withConsumer }, { sessionQueue }] = await Promise.all([
+    import('../consumer/connect.js'),
+    import('../consumer/queue.js'),
+  ]);
+  return withConsumer(
+    f,
+    async (consumer) => {
+      print({ outcome: 'listed', session: f.session, waiting: await sessionQueue(consumer, f.session) });
+      return QUEUE_EXIT.listed;
+    },
+    (detail, code) => {
+      print({ outcome: 'unreachable', detail });
+      return code === 'RELAY_UNAUTHORIZED' ? QUEUE_EXIT.unauthorized : QUEUE_EXIT.unreachable;
+    },
+  );
 }
 
 export function registerQueue(program: Command): void {
@@ -42,7 +57,10 @@ export function registerQueue(program: Command): void {
     .requiredOption('--session <id>', 'the session')
     .option('--json', 'print one JSON object: {outcome, session, waiting: [...]}');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 listed (an empty queue included), 2 usage, 7 relay unreachable, 8 token refused.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 listed (an empty queue included), 2 usage, 7 relay unreachable, 8 token refused.',
+    )
     .action(async (f: QueueFlags) => {
       process.exitCode = await runQueue(f, { out: process.stdout });
     });

@@ -9,22 +9,45 @@ import { paintFor, type Paint } from '../audit/paint.js';
 export type RelayFlags = ConsumerTarget;
 
 /** Flags every consumer command shares; environment values are read when the command is registered. */
-export function addRelayOptions(cmd: Command, env: NodeJS.ProcessEnv = process.env, sender: string = DEFAULT_SENDER): Command {
-  return cmd
-    // An empty variable counts as unset (D21).
-    .option('--relay <url>', 'relay WebSocket URL, or several relay nodes comma-separated (AEP_RELAY)', env['AEP_RELAY'] || DEFAULT_RELAY)
-    .option('--token <token>', 'bearer token for the relay (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)', env['AEP_TOKEN'] || undefined)
-    .option('--sender <name>', 'sender identity carried as the command\'s agent (a tokens-file token always sends as its own identity)', sender);
+export function addRelayOptions(
+  cmd: Command,
+  env: NodeJS.ProcessEnv = process.env,
+  sender: string = DEFAULT_SENDER,
+): Command {
+  return (
+    cmd
+      // An empty variable counts as unset (D21).
+      .option(
+        '--relay <url>',
+        'relay WebSocket URL, or several relay nodes comma-separated (AEP_RELAY)',
+        env['AEP_RELAY'] || DEFAULT_RELAY,
+      )
+      .option(
+        '--token <token>',
+        'bearer token for the relay (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)',
+        env['AEP_TOKEN'] || undefined,
+      )
+      .option(
+        '--sender <name>',
+        "sender identity carried as the command's agent (a tokens-file token always sends as its own identity)",
+        sender,
+      )
+  );
 }
 
 export function parseMs(name: string, v: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new SteeringError('CONFIG_INVALID', `${name} must be a whole number of milliseconds >= 1, got "${v}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new SteeringError('CONFIG_INVALID', `${name} must be a whole number of milliseconds >= 1, got "${v}"`);
   return n;
 }
 
 /** Prints outcomes as one JSON object a line under --json, else as painted text (colour only on a terminal). */
-export function outcomePrinter<O>(json: boolean | undefined, out: NodeJS.WritableStream & { isTTY?: boolean }, describe: (o: O, p: Paint) => string): { paint: Paint; print: (o: O) => void } {
+export function outcomePrinter<O>(
+  json: boolean | undefined,
+  out: NodeJS.WritableStream & { isTTY?: boolean },
+  describe: (o: O, p: Paint) => string,
+): { paint: Paint; print: (o: O) => void } {
   const paint = json ? paintFor({}) : paintFor(out);
   return { paint, print: (o) => out.write(json ? `${JSON.stringify(o)}\n` : `${describe(o, paint)}\n`) };
 }

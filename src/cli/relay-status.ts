@@ -12,7 +12,8 @@ const OUTAGE = new Set(['RELAY_UNREACHABLE', 'RELAY_UNAUTHORIZED']);
 /** How long a lost link waits for its first failed attempt, to say the loss with its reason. */
 const REASON_WAIT_MS = 1500;
 const GOING_ON = 'hooks go on meanwhile, events wait in the log';
-const TOKEN_FIX = 'give the relay\'s token with --token or AEP_TOKEN (a loopback relay started without one uses AEP_STATE_DIR/token)';
+const TOKEN_FIX =
+  "give the relay's token with --token or AEP_TOKEN (a loopback relay started without one uses AEP_STATE_DIR/token)";
 
 /** The relay answered and refused the token (HTTP 401/403), whichever code the link gave it. */
 const refused = (e: SteeringError): boolean => e.code === 'RELAY_UNAUTHORIZED' || /\bHTTP 40[13]\b/.test(e.message);
@@ -27,7 +28,10 @@ export interface RelayReporter {
 }
 
 export function relayReporter(
-  url: string, state$: Observable<boolean>, say: (line: string) => void, report: (e: SteeringError) => void,
+  url: string,
+  state$: Observable<boolean>,
+  say: (line: string) => void,
+  report: (e: SteeringError) => void,
 ): RelayReporter {
   let live = false;
   let stopped = false;
@@ -49,10 +53,14 @@ export function relayReporter(
     inOutage = true;
     if (e !== undefined) said.add(keyOf(e));
     const tail = e === undefined ? ' (the connection closed)' : because(e);
-    if (e !== undefined && refused(e)) say(`aep-steer adapter: relay refused this adapter: ${url}; retrying every second (${GOING_ON})${tail}`);
-    else say(ever
-      ? `aep-steer adapter: relay lost: ${url}; reconnecting every second (${GOING_ON})${tail}`
-      : `aep-steer adapter: relay unreachable: ${url}; retrying every second (${GOING_ON})${tail}`);
+    if (e !== undefined && refused(e))
+      say(`aep-steer adapter: relay refused this adapter: ${url}; retrying every second (${GOING_ON})${tail}`);
+    else
+      say(
+        ever
+          ? `aep-steer adapter: relay lost: ${url}; reconnecting every second (${GOING_ON})${tail}`
+          : `aep-steer adapter: relay unreachable: ${url}; retrying every second (${GOING_ON})${tail}`,
+      );
   };
 
   const onState = (connected: boolean) => {
@@ -66,8 +74,11 @@ export function relayReporter(
       inOutage = false;
       said.clear();
       reason = undefined;
-      say(ever ? `aep-steer adapter: relay reconnected: ${url}; its sessions are claimed again`
-        : `aep-steer adapter: relay connected: ${url}${after ? ' (reachable again)' : ''}`);
+      say(
+        ever
+          ? `aep-steer adapter: relay reconnected: ${url}; its sessions are claimed again`
+          : `aep-steer adapter: relay connected: ${url}${after ? ' (reachable again)' : ''}`,
+      );
       ever = true;
       return;
     }
@@ -92,7 +103,9 @@ export function relayReporter(
       if (said.has(keyOf(e))) return;
       if (!inOutage) return sayOutage(e);
       said.add(keyOf(e));
-      say(`aep-steer adapter: relay ${refused(e) ? 'now refuses this adapter' : 'still unreachable'}: ${url}${because(e)}`);
+      say(
+        `aep-steer adapter: relay ${refused(e) ? 'now refuses this adapter' : 'still unreachable'}: ${url}${because(e)}`,
+      );
     },
     start() {
       if (stopped || live) return;

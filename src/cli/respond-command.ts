@@ -14,13 +14,25 @@ import { describePending } from './pending-command.js';
  * names an option the request does not have.
  */
 export const RESPOND_EXIT = {
-  answered: 0, usage: 2, rejected: 3, refused: 4, notPending: 5, timeout: 6, unreachable: 7, unauthorized: 8, misfit: 9,
+  answered: 0,
+  usage: 2,
+  rejected: 3,
+  refused: 4,
+  notPending: 5,
+  timeout: 6,
+  unreachable: 7,
+  unauthorized: 8,
+  misfit: 9,
 } as const;
 
 /** The exit code of an outcome: a rejection by its code (D34), the rest by outcome. */
 export function exitOf(o: RespondOutcome): number {
   if (o.outcome !== 'rejected') return RESPOND_EXIT[o.outcome];
-  return o.code === 'not-pending' ? RESPOND_EXIT.notPending : o.code === 'answer-invalid' ? RESPOND_EXIT.misfit : RESPOND_EXIT.rejected;
+  return o.code === 'not-pending'
+    ? RESPOND_EXIT.notPending
+    : o.code === 'answer-invalid'
+      ? RESPOND_EXIT.misfit
+      : RESPOND_EXIT.rejected;
 }
 
 /** `allow` / `deny` are option words the adapter maps onto the request's own options (D34); any other word is free text (D14). */
@@ -33,10 +45,12 @@ export function answerFrom(word: string | undefined, valuesJson: string | undefi
     } catch (err) {
       return { error: `--values is not JSON: ${(err as Error).message}` };
     }
-    if (values === null || typeof values !== 'object' || Array.isArray(values)) return { error: '--values must be a JSON object of field id to value' };
+    if (values === null || typeof values !== 'object' || Array.isArray(values))
+      return { error: '--values must be a JSON object of field id to value' };
     return { values: values as Record<string, unknown> };
   }
-  if (word === undefined || word.trim() === '') return { error: 'give an answer: allow, deny, free text, or --values JSON' };
+  if (word === undefined || word.trim() === '')
+    return { error: 'give an answer: allow, deny, free text, or --values JSON' };
   const w = word.trim().toLowerCase();
   return w === 'allow' || w === 'deny' ? { option: w } : { text: word };
 }
@@ -52,7 +66,9 @@ export function describeResponse(o: RespondOutcome, p: Paint): string {
     case 'refused':
       return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
     case 'timeout':
-      return o.stage === 'ack' ? `${p.yellow('…')} timeout: no ack for ${o.command}` : `${p.yellow('…')} timeout: accepted, but no attention.answered yet`;
+      return o.stage === 'ack'
+        ? `${p.yellow('…')} timeout: no ack for ${o.command}`
+        : `${p.yellow('…')} timeout: accepted, but no attention.answered yet`;
     case 'unreachable':
       return `${p.red('✗')} ${o.detail}`;
   }
@@ -67,7 +83,11 @@ interface RespondFlags extends RelayFlags {
   json?: boolean;
 }
 
-export async function runRespond(word: string | undefined, f: RespondFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream }): Promise<number> {
+export async function runRespond(
+  word: string | undefined,
+  f: RespondFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
+): Promise<number> {
   const answer = answerFrom(word, f.values);
   if ('error' in answer) {
     io.err.write(`respond: ${answer.error}\n`);
@@ -85,27 +105,33 @@ export async function runRespond(word: string | undefined, f: RespondFlags, io: 
     print({ outcome: 'unreachable', session: f.session, request: f.request ?? '', detail });
     return code === 'RELAY_UNAUTHORIZED' ? RESPOND_EXIT.unauthorized : RESPOND_EXIT.unreachable;
   };
-  return withConsumer(f, async (consumer) => {
-    let request = f.request;
-    if (request === undefined) {
-      // No --request: the session's only held request, or the list to pick one from.
-      const held = await pendingRequests(consumer, { session: f.session });
-      if (held.length !== 1) {
-        const why = held.length === 0
-          ? `respond: no request is pending in session ${f.session}: it was answered or dismissed at the agent, or never raised`
-          : `respond: session ${f.session} holds ${held.length} requests: name one with --request`;
-        io.err.write(`${why}
+  return withConsumer(
+    f,
+    async (consumer) => {
+      let request = f.request;
+      if (request === undefined) {
+        // No --request: the session's only held request, or the list to pick one from.
+        const held = await pendingRequests(consumer, { session: f.session });
+        if (held.length !== 1) {
+          const why =
+            held.length === 0
+              ? `respond: no request is pending in session ${f.session}: it was answered or dismissed at the agent, or never raised`
+              : `respond: session ${f.session} holds ${held.length} requests: name one with --request`;
+          io.err.write(`${why}
 `);
-        if (held.length > 1) io.err.write(`${describePending(held, paint)}
+          if (held.length > 1)
+            io.err.write(`${describePending(held, paint)}
 `);
-        return held.length === 0 ? RESPOND_EXIT.notPending : RESPOND_EXIT.usage;
+          return held.length === 0 ? RESPOND_EXIT.notPending : RESPOND_EXIT.usage;
+        }
+        request = held[0]!.request;
       }
-      request = held[0]!.request;
-    }
-    const o = await sendResponse(consumer, f, { session: f.session, request, answer, timeoutMs });
-    print(o);
-    return exitOf(o);
-  }, unreachable);
+      const o = await sendResponse(consumer, f, { session: f.session, request, answer, timeoutMs });
+      print(o);
+      return exitOf(o);
+    },
+    unreachable,
+  );
 }
 
 export function registerRespond(program: Command): void {
@@ -114,14 +140,20 @@ export function registerRespond(program: Command): void {
     .description('answer a held permission or form request (control.attention.respond)')
     .argument('[answer]', 'allow, deny, or free text (free text on a permission is a deny with that message, D14)')
     .requiredOption('--session <id>', 'session holding the request')
-    .option('--request <id>', 'the attention.requested event id (`aep-steer pending` lists them); absent: the session\'s only pending request')
+    .option(
+      '--request <id>',
+      "the attention.requested event id (`aep-steer pending` lists them); absent: the session's only pending request",
+    )
     .option('--values <json>', 'form answers: a JSON object of field id to value')
     .option('--timeout <ms>', 'give up waiting after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 answered, 2 usage (several requests pending and no --request), 3 rejected by the adapter, 4 refused, ' +
-      '5 not pending (already answered or dismissed at the agent, timed out), 6 timeout, 7 relay unreachable, 8 token refused, ' +
-      '9 the answer does not fit the request (an option it does not have).')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 answered, 2 usage (several requests pending and no --request), 3 rejected by the adapter, 4 refused, ' +
+        '5 not pending (already answered or dismissed at the agent, timed out), 6 timeout, 7 relay unreachable, 8 token refused, ' +
+        '9 the answer does not fit the request (an option it does not have).',
+    )
     .action(async (word: string | undefined, f: RespondFlags) => {
       process.exitCode = await runRespond(word, f, { out: process.stdout, err: process.stderr });
     });

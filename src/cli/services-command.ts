@@ -8,7 +8,16 @@ import { SteeringError } from '../protocol/errors.js';
 import { loadTable, vendorTokens } from '../adapters/vendors.js';
 import { portFree, portTakenMessage } from '../services/port-holder.js';
 import {
-  isRunning, lastError, listRecords, logSince, logSize, logTail, readRecord, removeRecord, serviceLog, type ServiceRecord,
+  isRunning,
+  lastError,
+  listRecords,
+  logSince,
+  logSize,
+  logTail,
+  readRecord,
+  removeRecord,
+  serviceLog,
+  type ServiceRecord,
 } from '../services/records.js';
 import { getJson, startService, stopService, waitReady } from '../services/supervise.js';
 
@@ -51,8 +60,10 @@ function hookPorts(values: string[], vendors: string[]): Map<string, number> {
   for (const v of values) {
     const eq = v.indexOf('=');
     const vendor = eq === -1 ? (vendors.length === 1 ? vendors[0]! : undefined) : v.slice(0, eq);
-    if (vendor === undefined) throw invalid(`--hook-port ${v}: with several vendors say which, e.g. --hook-port ${vendors[0]}=18377`);
-    if (!vendors.includes(vendor)) throw invalid(`--hook-port ${v}: ${vendor} is not among the vendors named (${vendors.join(', ')})`);
+    if (vendor === undefined)
+      throw invalid(`--hook-port ${v}: with several vendors say which, e.g. --hook-port ${vendors[0]}=18377`);
+    if (!vendors.includes(vendor))
+      throw invalid(`--hook-port ${v}: ${vendor} is not among the vendors named (${vendors.join(', ')})`);
     ports.set(vendor, portNumber('--hook-port', eq === -1 ? v : v.slice(eq + 1)));
   }
   return ports;
@@ -71,32 +82,52 @@ async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Prom
   const unknown = vendors.filter((v) => !vendorTokens().includes(v));
   if (unknown.length > 0) throw invalid(`unknown vendor "${unknown[0]}"; known: ${vendorTokens().join(', ')}`);
   if (new Set(vendors).size > 1 && env['AEP_LOG']) {
-    throw invalid('AEP_LOG names one event log and up was given several vendors: unset it (each adapter logs to AEP_STATE_DIR/logs/<vendor>.jsonl)');
+    throw invalid(
+      'AEP_LOG names one event log and up was given several vendors: unset it (each adapter logs to AEP_STATE_DIR/logs/<vendor>.jsonl)',
+    );
   }
   const running = readRecord('relay', env);
   const wanted = f.relayPort ?? (env['AEP_PORT'] || undefined);
   // A relay `up` started earlier keeps its port unless another is asked for.
-  const relayPort = running !== undefined && isRunning(running) && wanted === undefined
-    ? running.port
-    : portNumber('--relay-port', wanted ?? String(DEFAULT_RELAY_PORT));
+  const relayPort =
+    running !== undefined && isRunning(running) && wanted === undefined
+      ? running.port
+      : portNumber('--relay-port', wanted ?? String(DEFAULT_RELAY_PORT));
   const relay: Planned = {
-    name: 'relay', port: relayPort, args: ['relay', '--host', HOST, '--port', String(relayPort)],
-    what: 'relay port', flag: '--relay-port (AEP_PORT)', ready: relayServes(relayPort),
+    name: 'relay',
+    port: relayPort,
+    args: ['relay', '--host', HOST, '--port', String(relayPort)],
+    what: 'relay port',
+    flag: '--relay-port (AEP_PORT)',
+    ready: relayServes(relayPort),
   };
   const given = hookPorts(f.hookPort, vendors);
-  const single = vendors.length === 1 ? (env['AEP_HOOK_PORT'] || undefined) : undefined;
+  const single = vendors.length === 1 ? env['AEP_HOOK_PORT'] || undefined : undefined;
   const adapters: Planned[] = [];
   for (const v of new Set(vendors)) {
-    const port = given.get(v) ?? (single !== undefined ? portNumber('AEP_HOOK_PORT', single) : (await loadTable(v))!.port);
+    const port =
+      given.get(v) ?? (single !== undefined ? portNumber('AEP_HOOK_PORT', single) : (await loadTable(v))!.port);
     adapters.push({
-      name: adapterName(v), port,
-      args: ['adapter', v, '--port', String(port), '--relay', `ws://${HOST}:${relayPort}/socket`, ...(f.instruct ? ['--instruct'] : [])],
-      what: `${v} hook port`, flag: `--hook-port ${v}=<port>`, ready: adapterLinked(port),
+      name: adapterName(v),
+      port,
+      args: [
+        'adapter',
+        v,
+        '--port',
+        String(port),
+        '--relay',
+        `ws://${HOST}:${relayPort}/socket`,
+        ...(f.instruct ? ['--instruct'] : []),
+      ],
+      what: `${v} hook port`,
+      flag: `--hook-port ${v}=<port>`,
+      ready: adapterLinked(port),
     });
   }
   const ports = [relay, ...adapters].map((p) => p.port);
   const twice = ports.find((p, i) => ports.indexOf(p) !== i);
-  if (twice !== undefined) throw invalid(`port ${twice} is given to two services; move one with --relay-port or --hook-port <vendor>=<port>`);
+  if (twice !== undefined)
+    throw invalid(`port ${twice} is given to two services; move one with --relay-port or --hook-port <vendor>=<port>`);
   return { relay, adapters };
 }
 
@@ -105,7 +136,8 @@ const warn = (line: string) => process.stderr.write(`${line}\n`);
 
 async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<number> {
   const timeoutMs = Number(f.timeoutMs);
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw invalid(`--timeout-ms must be a whole number >= 1, got "${f.timeoutMs}"`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+    throw invalid(`--timeout-ms must be a whole number >= 1, got "${f.timeoutMs}"`);
   const { relay, adapters } = await plan(vendors, f, env);
   const all = [relay, ...adapters];
   const already = new Map<string, ServiceRecord>();
@@ -116,13 +148,16 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
   const runningRelay = already.get('relay');
   if (runningRelay !== undefined && runningRelay.port !== relay.port) {
     const { port, pid } = runningRelay;
-    warn(`up: the relay already runs on port ${port} (pid ${pid}); run aep-steer down first to move it to ${relay.port}`);
+    warn(
+      `up: the relay already runs on port ${port} (pid ${pid}); run aep-steer down first to move it to ${relay.port}`,
+    );
     return 1;
   }
   // Every port is checked before anything starts: a taken one leaves nothing half started.
   const toStart = all.filter((p) => !already.has(p.name));
   const taken: string[] = [];
-  for (const p of toStart) if (!(await portFree(p.port, HOST))) taken.push(portTakenMessage(p.what, p.port, HOST, p.flag));
+  for (const p of toStart)
+    if (!(await portFree(p.port, HOST))) taken.push(portTakenMessage(p.what, p.port, HOST, p.flag));
   if (taken.length > 0) {
     for (const t of taken) warn(`up: ${t}`);
     warn('up: nothing was started');
@@ -139,7 +174,10 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
   // Interrupted while waiting: what this call started goes too.
   const interrupted = () => {
     warn('up: interrupted; stopping what this run started');
-    stopStarted().then(() => process.exit(130), () => process.exit(130));
+    stopStarted().then(
+      () => process.exit(130),
+      () => process.exit(130),
+    );
   };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
@@ -152,7 +190,11 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
 }
 
 async function startAll(
-  toStart: Planned[], started: ServiceRecord[], timeoutMs: number, stopStarted: () => Promise<void>, env: NodeJS.ProcessEnv,
+  toStart: Planned[],
+  started: ServiceRecord[],
+  timeoutMs: number,
+  stopStarted: () => Promise<void>,
+  env: NodeJS.ProcessEnv,
 ): Promise<number> {
   const failed = async (p: Planned, r: ServiceRecord): Promise<number> => {
     const tail = logTail(r.log);
@@ -173,7 +215,9 @@ async function startAll(
       return { p, from, r: startService(p.name, p.args, p.port, env) };
     });
     started.push(...launched.map((l) => l.r));
-    const ready = await Promise.all(launched.map(async (l) => ({ ...l, ok: await waitReady(l.r, l.p.ready, timeoutMs) })));
+    const ready = await Promise.all(
+      launched.map(async (l) => ({ ...l, ok: await waitReady(l.r, l.p.ready, timeoutMs) })),
+    );
     const bad = ready.find((l) => !l.ok);
     if (bad !== undefined) return failed(bad.p, bad.r);
     for (const l of ready) {
@@ -213,8 +257,13 @@ async function rowOf(r: ServiceRecord): Promise<Row> {
     else link = typeof h['relay'] === 'string' ? h['relay'] : 'unknown';
   }
   const row: Row = {
-    name: r.name, pid: r.pid, port: r.port, running, relayLink: link,
-    uptimeS: running ? Math.max(0, Math.round((Date.now() - Date.parse(r.startedAt)) / 1000)) : 0, log: r.log,
+    name: r.name,
+    pid: r.pid,
+    port: r.port,
+    running,
+    relayLink: link,
+    uptimeS: running ? Math.max(0, Math.round((Date.now() - Date.parse(r.startedAt)) / 1000)) : 0,
+    log: r.log,
   };
   const err = lastError(r.log);
   if (err !== undefined) row.lastError = err;
@@ -224,15 +273,29 @@ async function rowOf(r: ServiceRecord): Promise<Row> {
 async function status(json: boolean | undefined, env: NodeJS.ProcessEnv): Promise<number> {
   const rows = await Promise.all(listRecords(env).map(rowOf));
   if (json) say(JSON.stringify(rows));
-  else if (rows.length === 0) say('nothing started by aep-steer up runs (aep-steer up [vendors…] starts the relay and adapters)');
+  else if (rows.length === 0)
+    say('nothing started by aep-steer up runs (aep-steer up [vendors…] starts the relay and adapters)');
   else {
-    const table = [['service', 'pid', 'port', 'state', 'relay link', 'uptime', 'last error'],
+    const table = [
+      ['service', 'pid', 'port', 'state', 'relay link', 'uptime', 'last error'],
       ...rows.map((r) => [
-        r.name, String(r.pid), String(r.port), r.running ? 'running' : 'not running', r.relayLink,
-        r.running ? uptime(r.uptimeS) : '-', r.lastError ?? '-',
-      ])];
+        r.name,
+        String(r.pid),
+        String(r.port),
+        r.running ? 'running' : 'not running',
+        r.relayLink,
+        r.running ? uptime(r.uptimeS) : '-',
+        r.lastError ?? '-',
+      ]),
+    ];
     const widths = table[0]!.map((_, i) => Math.max(...table.map((t) => t[i]!.length)));
-    for (const t of table) say(t.map((c, i) => (i === t.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd());
+    for (const t of table)
+      say(
+        t
+          .map((c, i) => (i === t.length - 1 ? c : c.padEnd(widths[i]!)))
+          .join('  ')
+          .trimEnd(),
+      );
     for (const r of rows.filter((x) => !x.running)) {
       say(`${r.name} is not running: its log is ${r.log}; aep-steer up starts it again`);
     }
@@ -243,7 +306,9 @@ async function status(json: boolean | undefined, env: NodeJS.ProcessEnv): Promis
 async function down(names: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const wanted = new Set(names.map((n) => (n === 'relay' ? n : adapterName(n))));
   // Adapters before the relay, so they end with their last events sent.
-  const records = listRecords(env).filter((r) => wanted.size === 0 || wanted.has(r.name)).reverse();
+  const records = listRecords(env)
+    .filter((r) => wanted.size === 0 || wanted.has(r.name))
+    .reverse();
   if (records.length === 0) say('nothing started by aep-steer up to stop');
   for (const r of records) {
     const outcome = await stopService(r);
@@ -259,15 +324,22 @@ const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 export function registerServices(program: Command, env: NodeJS.ProcessEnv = process.env): void {
   program
     .command('up')
-    .description('start the relay and the named vendors\' adapters in the background, output in AEP_STATE_DIR/logs/')
+    .description("start the relay and the named vendors' adapters in the background, output in AEP_STATE_DIR/logs/")
     .argument('[vendors...]', `vendor tokens (${vendorTokens().join(', ')})`)
     .option('--relay-port <n>', `the relay's port on 127.0.0.1 (AEP_PORT; default ${DEFAULT_RELAY_PORT})`)
-    .option('--hook-port <[vendor=]n>', 'an adapter\'s hook port, repeatable (default: the vendor\'s, D15; one vendor: AEP_HOOK_PORT)',
-      collect, [])
+    .option(
+      '--hook-port <[vendor=]n>',
+      "an adapter's hook port, repeatable (default: the vendor's, D15; one vendor: AEP_HOOK_PORT)",
+      collect,
+      [],
+    )
     .option('--instruct', 'the adapters accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option('--timeout-ms <ms>', 'how long each service may take to become ready', String(DEFAULT_READY_MS))
-    .addHelpText('after', '\nExit codes: 0 every service ready, 1 one did not become ready (nothing this run started is left),'
-      + ' 2 usage, 3 a port is taken (nothing started).')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every service ready, 1 one did not become ready (nothing this run started is left),' +
+        ' 2 usage, 3 a port is taken (nothing started).',
+    )
     .action(async (vendors: string[], f: UpFlags) => {
       process.exitCode = await up(vendors, f, env);
     });

@@ -26,19 +26,29 @@ export const isShownByDefault = (r: SessionRow): boolean => r.state === 'live' |
 
 /** Long working directories keep their end, where the project's name is. */
 const shortPath = (path: string | undefined, max = 40): string =>
-  (path === undefined ? '-' : path.length <= max ? path : `…${path.slice(-(max - 1))}`);
+  path === undefined ? '-' : path.length <= max ? path : `…${path.slice(-(max - 1))}`;
 
-export interface RenderOptions { all?: boolean; hiddenEnded?: number; hiddenOffline?: number; now?: number }
+export interface RenderOptions {
+  all?: boolean;
+  hiddenEnded?: number;
+  hiddenOffline?: number;
+  now?: number;
+}
 
 export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {}): string {
   const now = opts.now ?? Date.now();
   const plural = (n: number) => (n === 1 ? '' : 's');
   const hints = [
     opts.hiddenEnded ? `${opts.hiddenEnded} ended session${plural(opts.hiddenEnded)}` : '',
-    opts.hiddenOffline ? `${opts.hiddenOffline} session${plural(opts.hiddenOffline)} whose adapter is not connected` : '',
+    opts.hiddenOffline
+      ? `${opts.hiddenOffline} session${plural(opts.hiddenOffline)} whose adapter is not connected`
+      : '',
   ].filter(Boolean);
   const hint = hints.length > 0 ? p.dim(`${hints.join(' and ')} not shown (--all shows them)`) : '';
-  if (rows.length === 0) return [p.dim(opts.all ? 'no sessions on the relay' : 'no live sessions on the relay'), hint].filter(Boolean).join('\n');
+  if (rows.length === 0)
+    return [p.dim(opts.all ? 'no sessions on the relay' : 'no live sessions on the relay'), hint]
+      .filter(Boolean)
+      .join('\n');
   const head = ['SESSION', 'VENDOR', 'STATE', 'LAST ACTIVITY', 'QUEUE', 'CWD', 'TITLE', 'STEERING', 'ACCEPTS'];
   const body = rows.map((r) => [
     r.session + (r.claimants > 1 ? ` (${r.claimants} claimants)` : ''),
@@ -53,10 +63,13 @@ export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
-  const lines = [p.bold(line(head)), ...body.map((b, i) => {
-    const text = line(b);
-    return rows[i]!.instruct ? text.replace(' instruct ', ` ${p.green('instruct')} `) : text;
-  })];
+  const lines = [
+    p.bold(line(head)),
+    ...body.map((b, i) => {
+      const text = line(b);
+      return rows[i]!.instruct ? text.replace(' instruct ', ` ${p.green('instruct')} `) : text;
+    }),
+  ];
   if (hint) lines.push(hint);
   return lines.join('\n');
 }
@@ -66,11 +79,15 @@ export interface SessionsFlags extends RelayFlags {
   all?: boolean;
 }
 
-export async function runSessions(f: SessionsFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
+export async function runSessions(
+  f: SessionsFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean } },
+): Promise<number> {
   const rows = await withConsumer<SessionRow[] | { error: string; unauthorized: boolean }>(
     // The offline entries come from the relay's history (D37): asked for always, so the default
     // listing can say how many it leaves out.
-    f, async (consumer) => rowsFrom(await consumer.roster({ offline: true })),
+    f,
+    async (consumer) => rowsFrom(await consumer.roster({ offline: true })),
     (error, code) => ({ error, unauthorized: code === 'RELAY_UNAUTHORIZED' }),
   );
   if (!Array.isArray(rows)) {
@@ -79,7 +96,11 @@ export async function runSessions(f: SessionsFlags, io: { out: NodeJS.WritableSt
   }
   const shown = f.all ? rows : rows.filter(isShownByDefault);
   const hidden = (state: SessionRow['state']) => (f.all ? 0 : rows.filter((r) => r.state === state).length);
-  const opts: RenderOptions = { all: f.all === true, hiddenEnded: hidden('ended'), hiddenOffline: hidden('adapter offline') };
+  const opts: RenderOptions = {
+    all: f.all === true,
+    hiddenEnded: hidden('ended'),
+    hiddenOffline: hidden('adapter offline'),
+  };
   io.out.write(f.json ? `${JSON.stringify(shown, null, 2)}\n` : `${renderRows(shown, paintFor(io.out), opts)}\n`);
   return SESSIONS_EXIT.ok;
 }
@@ -87,9 +108,11 @@ export async function runSessions(f: SessionsFlags, io: { out: NodeJS.WritableSt
 export function registerSessions(program: Command): void {
   const cmd = program
     .command('sessions')
-    .description('list live sessions on the relay: vendor, state (live, stale), working directory, title, last activity, '
-      + 'queued instructions, what each claimant declares')
-    .option('--all', 'also list ended sessions, and those whose adapter is not connected (from the relay\'s history)')
+    .description(
+      'list live sessions on the relay: vendor, state (live, stale), working directory, title, last activity, ' +
+        'queued instructions, what each claimant declares',
+    )
+    .option('--all', "also list ended sessions, and those whose adapter is not connected (from the relay's history)")
     .option('--json', 'print the roster rows as JSON');
   addRelayOptions(cmd)
     .addHelpText('after', '\nExit codes: 0 listed, 2 usage, 7 relay unreachable, 8 token refused.')

@@ -16,8 +16,12 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 /** A short summary of what an event says, from metadata and whatever text the capture level let through. */
 export function summarize(e: AepEvent): string {
   const d = (e.data ?? {}) as Record<string, unknown>;
-  if (/\.control\.instruct$/.test(e.type)) return str(d['text']) !== undefined ? JSON.stringify(d['text']) : `(text withheld at capture ${e.capture ?? 'metadata'})`;
-  if (/\.instruction\.delivered$/.test(e.type)) return typeof d['queued_ms'] === 'number' ? `after ${d['queued_ms']} ms` : '';
+  if (/\.control\.instruct$/.test(e.type))
+    return str(d['text']) !== undefined
+      ? JSON.stringify(d['text'])
+      : `(text withheld at capture ${e.capture ?? 'metadata'})`;
+  if (/\.instruction\.delivered$/.test(e.type))
+    return typeof d['queued_ms'] === 'number' ? `after ${d['queued_ms']} ms` : '';
   if (/\.instruction\.dropped$/.test(e.type)) return str(d['reason']) ?? '';
   switch (e.type) {
     case 'control.rejected':
@@ -44,7 +48,13 @@ export function summarize(e: AepEvent): string {
 
 function colourOf(type: string, p: Paint): (s: string) => string {
   if (/\.instruction\.delivered$/.test(type) || type === 'control.accepted') return p.green;
-  if (/\.instruction\.dropped$/.test(type) || type === 'control.rejected' || type.startsWith('error.') || type.endsWith('.failed')) return p.red;
+  if (
+    /\.instruction\.dropped$/.test(type) ||
+    type === 'control.rejected' ||
+    type.startsWith('error.') ||
+    type.endsWith('.failed')
+  )
+    return p.red;
   if (/\.control\./.test(type) || type.startsWith('control.')) return p.yellow;
   if (type.startsWith('attention.')) return p.blue;
   return (s) => s;
@@ -68,7 +78,15 @@ export interface WatchRequest {
 }
 
 /** Parses --filter, --session and --capture into one subscription; a usage error names what is wrong. */
-export function watchRequest(f: { filter?: string; session?: string; capture?: string; replay?: boolean; history?: string; limit?: string; json?: boolean }): WatchRequest | { error: string } {
+export function watchRequest(f: {
+  filter?: string;
+  session?: string;
+  capture?: string;
+  replay?: boolean;
+  history?: string;
+  limit?: string;
+  json?: boolean;
+}): WatchRequest | { error: string } {
   let filter: Record<string, unknown> = {};
   if (f.filter !== undefined) {
     try {
@@ -78,7 +96,13 @@ export function watchRequest(f: { filter?: string; session?: string; capture?: s
     }
   }
   if (f.session !== undefined) {
-    if (filter && typeof filter === 'object' && !Array.isArray(filter) && filter['session'] !== undefined && filter['session'] !== f.session) {
+    if (
+      filter &&
+      typeof filter === 'object' &&
+      !Array.isArray(filter) &&
+      filter['session'] !== undefined &&
+      filter['session'] !== f.session
+    ) {
       return { error: '--session conflicts with the session in --filter' };
     }
     filter = { ...filter, session: f.session };
@@ -90,7 +114,8 @@ export function watchRequest(f: { filter?: string; session?: string; capture?: s
   }
   const req: WatchRequest = { filter };
   if (f.capture !== undefined) {
-    if (!(CAPTURE_LEVELS as readonly string[]).includes(f.capture)) return { error: `--capture must be one of ${CAPTURE_LEVELS.join(', ')}` };
+    if (!(CAPTURE_LEVELS as readonly string[]).includes(f.capture))
+      return { error: `--capture must be one of ${CAPTURE_LEVELS.join(', ')}` };
     req.capture = f.capture as CaptureLevel;
   }
   if (f.limit !== undefined) {
@@ -147,7 +172,13 @@ const defaultBackoff = (attempt: number): number => Math.min(2000, 250 * 2 ** Ma
  * subscription resumed from the relay's history, so events sent while it was away still show;
  * each event is printed once, keyed on `(source, id)`.
  */
-export async function watchStream(first: RelayConsumer, req: WatchRequest, io: WatchIo, signal?: AbortSignal, opts?: WatchOptions): Promise<number> {
+export async function watchStream(
+  first: RelayConsumer,
+  req: WatchRequest,
+  io: WatchIo,
+  signal?: AbortSignal,
+  opts?: WatchOptions,
+): Promise<number> {
   const p = req.json ? paintFor({}) : paintFor(io.out);
   const seen = new Seen();
   const startedAt = Date.now();
@@ -191,7 +222,9 @@ export async function watchStream(first: RelayConsumer, req: WatchRequest, io: W
             else seen.add(e);
           },
           onExhausted: (s, earliest) => {
-            io.err.write(`watch: history of ${s} starts at ${earliest.epoch}:${earliest.seq}; older events are gone from the relay\n`);
+            io.err.write(
+              `watch: history of ${s} starts at ${earliest.epoch}:${earliest.seq}; older events are gone from the relay\n`,
+            );
           },
         },
       );
@@ -203,7 +236,9 @@ export async function watchStream(first: RelayConsumer, req: WatchRequest, io: W
       }
       return true;
     } catch (err) {
-      io.err.write(`watch: ${err instanceof FrameError ? `relay refused the subscription: ${err.message}` : (err as Error).message}\n`);
+      io.err.write(
+        `watch: ${err instanceof FrameError ? `relay refused the subscription: ${err.message}` : (err as Error).message}\n`,
+      );
       finish(err instanceof FrameError ? WATCH_EXIT.usage : WATCH_EXIT.unreachable);
       return false;
     }
@@ -265,7 +300,12 @@ interface WatchFlags extends RelayFlags {
   json?: boolean;
 }
 
-export async function runWatch(f: WatchFlags, io: WatchIo, signal?: AbortSignal, backoffMs?: (attempt: number) => number): Promise<number> {
+export async function runWatch(
+  f: WatchFlags,
+  io: WatchIo,
+  signal?: AbortSignal,
+  backoffMs?: (attempt: number) => number,
+): Promise<number> {
   const req = watchRequest(f);
   if ('error' in req) {
     io.err.write(`watch: ${req.error}\n`);
@@ -276,10 +316,15 @@ export async function runWatch(f: WatchFlags, io: WatchIo, signal?: AbortSignal,
     consumer = await connectConsumer(f);
   } catch (err) {
     io.err.write(`watch: ${(err as Error).message}\n`);
-    return err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED' ? WATCH_EXIT.unauthorized : WATCH_EXIT.unreachable;
+    return err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED'
+      ? WATCH_EXIT.unauthorized
+      : WATCH_EXIT.unreachable;
   }
   try {
-    return await watchStream(consumer, req, io, signal, { connect: () => connectConsumer(f), ...(backoffMs ? { backoffMs } : {}) });
+    return await watchStream(consumer, req, io, signal, {
+      connect: () => connectConsumer(f),
+      ...(backoffMs ? { backoffMs } : {}),
+    });
   } finally {
     await consumer.close();
   }
@@ -297,7 +342,10 @@ export function registerWatch(program: Command): void {
     .option('--limit <n>', 'exit after this many events')
     .option('--json', 'print each event as it arrived, one JSON object per line');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nColour only on a terminal and never with NO_COLOR set.\nEach event is printed once, keyed on (source, id), across reconnects.\nExit codes: 0 done (limit reached or interrupted), 2 usage or refused filter, 7 relay unreachable at start, 8 token refused.')
+    .addHelpText(
+      'after',
+      '\nColour only on a terminal and never with NO_COLOR set.\nEach event is printed once, keyed on (source, id), across reconnects.\nExit codes: 0 done (limit reached or interrupted), 2 usage or refused filter, 7 relay unreachable at start, 8 token refused.',
+    )
     .action(async (f: WatchFlags) => {
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());

@@ -8,7 +8,14 @@ import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './rel
 
 /** Exit codes of `withdraw`: the instruct table's, with 5 for one that reached the agent already. */
 export const WITHDRAW_EXIT = {
-  withdrawn: 0, usage: 2, rejected: 3, refused: 4, delivered: 5, timeout: 6, unreachable: 7, unauthorized: 8,
+  withdrawn: 0,
+  usage: 2,
+  rejected: 3,
+  refused: 4,
+  delivered: 5,
+  timeout: 6,
+  unreachable: 7,
+  unauthorized: 8,
 } as const;
 
 export function describeWithdraw(o: WithdrawOutcome, p: Paint): string {
@@ -36,7 +43,10 @@ interface WithdrawFlags extends RelayFlags {
   timeout: string;
 }
 
-export async function runWithdraw(f: WithdrawFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream }): Promise<number> {
+export async function runWithdraw(
+  f: WithdrawFlags,
+  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
+): Promise<number> {
   let timeoutMs: number;
   try {
     timeoutMs = parseMs('--timeout', f.timeout);
@@ -50,41 +60,66 @@ export async function runWithdraw(f: WithdrawFlags, io: { out: NodeJS.WritableSt
   }
   const { print } = outcomePrinter(f.json, io.out, describeWithdraw);
   const [{ withConsumer, senderOf }, { sendWithdraw }, { sessionQueue, newestOf }] = await Promise.all([
-    import('../consumer/connect.js'), import('../consumer/send.js'), import('../consumer/queue.js'),
+    import('../consumer/connect.js'),
+    import('../consumer/send.js'),
+    import('../consumer/queue.js'),
   ]);
-  return withConsumer(f, async (consumer) => {
-    let instruction = f.instruction;
-    if (instruction === undefined) {
-      const sender = senderOf(consumer, f);
-      instruction = newestOf(await sessionQueue(consumer, f.session), sender)?.id;
+  return withConsumer(
+    f,
+    async (consumer) => {
+      let instruction = f.instruction;
       if (instruction === undefined) {
-        print({ outcome: 'refused', session: f.session, instruction: '', code: 'unknown-instruction', by: 'roster', detail: `none of ${sender}'s instructions waits in session ${f.session}` });
-        return WITHDRAW_EXIT.refused;
+        const sender = senderOf(consumer, f);
+        instruction = newestOf(await sessionQueue(consumer, f.session), sender)?.id;
+        if (instruction === undefined) {
+          print({
+            outcome: 'refused',
+            session: f.session,
+            instruction: '',
+            code: 'unknown-instruction',
+            by: 'roster',
+            detail: `none of ${sender}'s instructions waits in session ${f.session}`,
+          });
+          return WITHDRAW_EXIT.refused;
+        }
       }
-    }
-    const o = await sendWithdraw(consumer, f, { session: f.session, instruction, timeoutMs, ...(f.vendor ? { vendor: f.vendor } : {}), ...(f.granted ? { granted: true } : {}) });
-    print(o);
-    if (o.outcome === 'rejected' && o.code === 'already-delivered') return WITHDRAW_EXIT.delivered;
-    return WITHDRAW_EXIT[o.outcome];
-  }, (detail, code) => {
-    print({ outcome: 'unreachable', session: f.session, instruction: f.instruction ?? '', detail });
-    return code === 'RELAY_UNAUTHORIZED' ? WITHDRAW_EXIT.unauthorized : WITHDRAW_EXIT.unreachable;
-  });
+      const o = await sendWithdraw(consumer, f, {
+        session: f.session,
+        instruction,
+        timeoutMs,
+        ...(f.vendor ? { vendor: f.vendor } : {}),
+        ...(f.granted ? { granted: true } : {}),
+      });
+      print(o);
+      if (o.outcome === 'rejected' && o.code === 'already-delivered') return WITHDRAW_EXIT.delivered;
+      return WITHDRAW_EXIT[o.outcome];
+    },
+    (detail, code) => {
+      print({ outcome: 'unreachable', session: f.session, instruction: f.instruction ?? '', detail });
+      return code === 'RELAY_UNAUTHORIZED' ? WITHDRAW_EXIT.unauthorized : WITHDRAW_EXIT.unreachable;
+    },
+  );
 }
 
 export function registerWithdraw(program: Command): void {
   const cmd = program
     .command('withdraw')
-    .description('take back an instruction that still waits in a session\'s queue')
+    .description("take back an instruction that still waits in a session's queue")
     .requiredOption('--session <id>', 'the session the instruction was sent to')
-    .option('--instruction <id>', 'the instruction\'s command id (instruct prints it; `aep-steer queue` lists them)')
+    .option('--instruction <id>', "the instruction's command id (instruct prints it; `aep-steer queue` lists them)")
     .option('--last', 'your newest instruction still waiting in the session')
-    .option('--vendor <token>', 'vendor token of the verb x.<vendor>.control.withdraw (default: the claimant\'s agent)')
-    .option('--granted', 'take back another sender\'s instruction on this token\'s withdraw grant (tokens file "withdraw")')
+    .option('--vendor <token>', "vendor token of the verb x.<vendor>.control.withdraw (default: the claimant's agent)")
+    .option(
+      '--granted',
+      'take back another sender\'s instruction on this token\'s withdraw grant (tokens file "withdraw")',
+    )
     .option('--timeout <ms>', 'give up waiting for the answer after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 withdrawn, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting), 4 refused,\n5 already delivered, 6 timeout, 7 relay unreachable, 8 the relay refused the token.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 withdrawn, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting), 4 refused,\n5 already delivered, 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
+    )
     .action(async (f: WithdrawFlags) => {
       process.exitCode = await runWithdraw(f, { out: process.stdout, err: process.stderr });
     });

@@ -31,7 +31,9 @@ interface Spent {
 export function endedBecause(e: AepEvent): string | undefined {
   const data = e.data ?? {};
   if (e.type === 'attention.answered') {
-    return data['via'] === 'oob' ? 'already answered at the agent' : `already answered through the relay (by ${e.agent})`;
+    return data['via'] === 'oob'
+      ? 'already answered at the agent'
+      : `already answered through the relay (by ${e.agent})`;
   }
   if (e.type === 'attention.resolved') {
     return data['resolution'] === 'dismissed'
@@ -49,7 +51,10 @@ export class AnswerLinks {
   /** Requests that ended before any link was made for them. */
   private readonly endedRequests = new Map<string, { why: string; forgetAt: number }>();
 
-  constructor(private readonly ttlMs = DEFAULT_LINK_TTL_MS, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ttlMs = DEFAULT_LINK_TTL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** One link per answer option; none when the request already ended. */
   mint(session: string, request: string, options: string[]): Record<string, string> {
@@ -75,10 +80,20 @@ export class AnswerLinks {
     const link = this.live.get(token);
     if (!link) return unknown;
     if (link.expiresAt <= this.now()) {
-      this.retire(link.request, { ok: false, status: 410, reason: 'expired', message: 'This link expired; open the console to answer.' });
+      this.retire(link.request, {
+        ok: false,
+        status: 410,
+        reason: 'expired',
+        message: 'This link expired; open the console to answer.',
+      });
       return this.spent.get(token)!.why;
     }
-    this.retire(link.request, { ok: false, status: 409, reason: 'used', message: `This request was already answered from a link (${link.option}).` });
+    this.retire(link.request, {
+      ok: false,
+      status: 409,
+      reason: 'used',
+      message: `This request was already answered from a link (${link.option}).`,
+    });
     return { ok: true, link };
   }
 
@@ -89,13 +104,21 @@ export class AnswerLinks {
     if (spent) return spent.why;
     const link = this.live.get(token);
     if (!link) return unknown;
-    return link.expiresAt <= this.now() ? { ok: false, status: 410, reason: 'expired', message: 'This link expired; open the console to answer.' } : { ok: true, link };
+    return link.expiresAt <= this.now()
+      ? { ok: false, status: 410, reason: 'expired', message: 'This link expired; open the console to answer.' }
+      : { ok: true, link };
   }
 
   /** The request ended (answered, dismissed, timed out): its links now say so. */
   ended(request: string, why: string): void {
     this.endedRequests.set(request, { why, forgetAt: this.now() + this.ttlMs * 2 });
-    if (this.byRequest.has(request)) this.retire(request, { ok: false, status: 409, reason: 'ended', message: `This request was ${why}; nothing was recorded from this link.` });
+    if (this.byRequest.has(request))
+      this.retire(request, {
+        ok: false,
+        status: 409,
+        reason: 'ended',
+        message: `This request was ${why}; nothing was recorded from this link.`,
+      });
   }
 
   /** How the request ended, if it did. */
@@ -127,4 +150,9 @@ export class AnswerLinks {
   }
 }
 
-const unknown: LinkUse = { ok: false, status: 404, reason: 'unknown', message: 'This answer link is not known to this console (mistyped, forged, or from an earlier start).' };
+const unknown: LinkUse = {
+  ok: false,
+  status: 404,
+  reason: 'unknown',
+  message: 'This answer link is not known to this console (mistyped, forged, or from an earlier start).',
+};

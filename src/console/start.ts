@@ -63,24 +63,34 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle>
     page: CONSOLE_HTML,
     files: appFiles(),
     actions,
-    routes: { [ANSWER_PATH]: (token, req, res) => serveAnswer({ links, respond: actions['respond']! }, token, req, res) },
+    routes: {
+      [ANSWER_PATH]: (token, req, res) => serveAnswer({ links, respond: actions['respond']! }, token, req, res),
+    },
   });
   // Every link a person is handed names the public address when there is one.
-  const root = opts.publicUrl ? new URL(opts.publicUrl.endsWith('/') ? opts.publicUrl : `${opts.publicUrl}/`) : new URL('/', server.url);
+  const root = opts.publicUrl
+    ? new URL(opts.publicUrl.endsWith('/') ? opts.publicUrl : `${opts.publicUrl}/`)
+    : new URL('/', server.url);
   const url = new URL(`${secret}/`, root).toString();
   const targets = opts.notify ?? [];
-  const notifier = targets.length === 0 ? undefined : new Notifier({
-    targets,
-    links,
-    consoleUrl: (session, request) => `${url}#session=${encodeURIComponent(session)}${request ? `&request=${encodeURIComponent(request)}` : ''}`,
-    answerUrl: (token) => new URL(`${ANSWER_PATH.slice(1)}${token}`, root).toString(),
-    queued: (session) => board.snapshot().sessions.find((s) => s.session === session)?.queue.length ?? 0,
-    warn: opts.warn ?? ((m) => process.stderr.write(`console: ${m}\n`)),
-    ...opts.notifyTuning,
-  });
+  const notifier =
+    targets.length === 0
+      ? undefined
+      : new Notifier({
+          targets,
+          links,
+          consoleUrl: (session, request) =>
+            `${url}#session=${encodeURIComponent(session)}${request ? `&request=${encodeURIComponent(request)}` : ''}`,
+          answerUrl: (token) => new URL(`${ANSWER_PATH.slice(1)}${token}`, root).toString(),
+          queued: (session) => board.snapshot().sessions.find((s) => s.session === session)?.queue.length ?? 0,
+          warn: opts.warn ?? ((m) => process.stderr.write(`console: ${m}\n`)),
+          ...opts.notifyTuning,
+        });
   const watchLiveness = targets.some((t) => t.on.includes('offline'));
   follower = followRelay(board, {
-    url: opts.relay, agent: sender, ...(opts.token ? { token: opts.token } : {}),
+    url: opts.relay,
+    agent: sender,
+    ...(opts.token ? { token: opts.token } : {}),
     onEvent: (e) => notifier?.observe(e),
     onLive: () => notifier?.arm(),
     onChange: () => {

@@ -55,8 +55,14 @@ function fromRoster(session: string, live: RosterEntry[]): BoardSession {
   const r = live[0]!;
   const queued = typeof r.queued === 'number' ? r.queued : 0;
   const b: BoardSession = {
-    session, state: r.state === 'ended' ? 'ended' : queued > 0 ? 'queued' : 'idle', queue: [], holds: [], events: 0,
-    updatedAt: r.last_event_at ?? '', claimants: live.length, relayQueued: queued,
+    session,
+    state: r.state === 'ended' ? 'ended' : queued > 0 ? 'queued' : 'idle',
+    queue: [],
+    holds: [],
+    events: 0,
+    updatedAt: r.last_event_at ?? '',
+    claimants: live.length,
+    relayQueued: queued,
   };
   if (r.agent !== undefined) b.agent = r.agent;
   const accepts = live.length === 1 ? acceptsOf(r) : undefined;
@@ -108,7 +114,9 @@ export class Board {
     const folded = new Set(sessions.map((s) => s.session));
     for (const [session, live] of claims) if (!folded.has(session)) sessions.push(fromRoster(session, live));
     // Live sessions first, then by most recent activity.
-    sessions.sort((a, b) => Number(b.claimants > 0) - Number(a.claimants > 0) || b.updatedAt.localeCompare(a.updatedAt));
+    sessions.sort(
+      (a, b) => Number(b.claimants > 0) - Number(a.claimants > 0) || b.updatedAt.localeCompare(a.updatedAt),
+    );
     const relay: BoardSnapshot['relay'] = { url: this.relayUrl, connected: this.connected };
     if (this.error !== undefined) relay.error = this.error;
     return { relay, sessions, instructions: this.fold.instructions(), recent: [...this.recent], events: this.events };

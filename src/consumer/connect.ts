@@ -35,7 +35,11 @@ export async function connectConsumer(f: ConsumerTarget): Promise<RelayConsumer>
  * Runs `run` on a fresh connection and closes it after. A relay that cannot be reached, or that
  * fails the exchange, becomes the command's `unreachable` value with the error's message.
  */
-export async function withConsumer<T>(f: ConsumerTarget, run: (consumer: RelayConsumer) => Promise<T>, unreachable: (detail: string, code?: SteeringErrorCode) => T): Promise<T> {
+export async function withConsumer<T>(
+  f: ConsumerTarget,
+  run: (consumer: RelayConsumer) => Promise<T>,
+  unreachable: (detail: string, code?: SteeringErrorCode) => T,
+): Promise<T> {
   let consumer: RelayConsumer;
   // The code tells a refused token (RELAY_UNAUTHORIZED) from a relay that is not there.
   const codeOf = (err: unknown) => (err instanceof SteeringError ? err.code : undefined);
@@ -62,9 +66,15 @@ export function readTokenFile(path: string): string {
   try {
     st = statSync(path);
   } catch (err) {
-    throw new SteeringError('CONFIG_INVALID', `cannot read the token file ${path}: ${(err as Error).message}`, { cause: err });
+    throw new SteeringError('CONFIG_INVALID', `cannot read the token file ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
-  if ((st.mode & 0o077) !== 0) throw new SteeringError('CONFIG_INVALID', `token file ${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 ${path}`);
+  if ((st.mode & 0o077) !== 0)
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `token file ${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 ${path}`,
+    );
   const token = readFileSync(path, 'utf8').trim();
   if (token === '') throw new SteeringError('CONFIG_INVALID', `token file ${path} is empty`);
   return token;

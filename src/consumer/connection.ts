@@ -48,7 +48,10 @@ export type Settlement =
 
 /** A frame-level refusal of a subscribe or roster request. */
 export class FrameError extends Error {
-  constructor(readonly code: string, detail: string | undefined) {
+  constructor(
+    readonly code: string,
+    detail: string | undefined,
+  ) {
     super(detail ? `${code}: ${detail}` : code);
     this.name = 'FrameError';
   }
@@ -77,7 +80,10 @@ export class RelayConsumer {
   private shared: { capture: CaptureLevel | undefined } | undefined;
   private readonly replays = new Slots(REPLAY_SLOTS);
 
-  private constructor(private readonly ws: WebSocket, private readonly timeoutMs: number) {
+  private constructor(
+    private readonly ws: WebSocket,
+    private readonly timeoutMs: number,
+  ) {
     ws.on('message', (data, isBinary) => {
       if (!isBinary) this.onFrame(data.toString());
     });
@@ -114,15 +120,29 @@ export class RelayConsumer {
       const fail = (err: Error) => {
         clearTimeout(timer);
         ws.terminate();
-        reject(err instanceof SteeringError ? err : new SteeringError('RELAY_UNREACHABLE', `cannot reach relay at ${opts.url}: ${err.message}`, { cause: err }));
+        reject(
+          err instanceof SteeringError
+            ? err
+            : new SteeringError('RELAY_UNREACHABLE', `cannot reach relay at ${opts.url}: ${err.message}`, {
+                cause: err,
+              }),
+        );
       };
-      const timer = setTimeout(() => fail(new SteeringError('RELAY_UNREACHABLE', `no hello from relay at ${opts.url} within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => fail(new SteeringError('RELAY_UNREACHABLE', `no hello from relay at ${opts.url} within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       ws.once('error', fail);
       ws.once('unexpected-response', (_req, res) => {
         const status = res.statusCode ?? 0;
         // Reached, but the token was refused: a different fix from a relay that is not there.
         if (status === 401 || status === 403) {
-          fail(new SteeringError('RELAY_UNAUTHORIZED', `relay at ${opts.url} refused the ${opts.token ? 'token' : 'connection without a token'} (HTTP ${status}): ${tokenHint()}`));
+          fail(
+            new SteeringError(
+              'RELAY_UNAUTHORIZED',
+              `relay at ${opts.url} refused the ${opts.token ? 'token' : 'connection without a token'} (HTTP ${status}): ${tokenHint()}`,
+            ),
+          );
         } else {
           fail(new SteeringError('RELAY_UNREACHABLE', `relay refused the connection: HTTP ${status}`));
         }
@@ -130,11 +150,16 @@ export class RelayConsumer {
       ws.once('open', () => {
         const identity: Record<string, string> = { agent: opts.agent };
         if (opts.instance) identity.instance = opts.instance;
-        ws.send(JSON.stringify({ type: 'hello', versions: [AEP_VERSION], role: 'consumer', identity, capabilities: {} }));
+        ws.send(
+          JSON.stringify({ type: 'hello', versions: [AEP_VERSION], role: 'consumer', identity, capabilities: {} }),
+        );
       });
       ws.once('message', (data) => {
         const m = JSON.parse(data.toString()) as Frame;
-        if (m.type !== 'hello') return fail(new SteeringError('RELAY_PROTOCOL', `relay answered hello with ${String(m.type)} ${String(m.code ?? '')}`));
+        if (m.type !== 'hello')
+          return fail(
+            new SteeringError('RELAY_PROTOCOL', `relay answered hello with ${String(m.type)} ${String(m.code ?? '')}`),
+          );
         clearTimeout(timer);
         ws.off('error', fail);
         ws.on('error', () => {});
@@ -182,7 +207,16 @@ export class RelayConsumer {
         if (f instanceof Error) reject(f);
         else resolve(f);
       };
-      const timer = setTimeout(() => done(new SteeringError('RELAY_PROTOCOL', `no reply to ${String(frame.type)} ${frame.id} within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          done(
+            new SteeringError(
+              'RELAY_PROTOCOL',
+              `no reply to ${String(frame.type)} ${frame.id} within ${this.timeoutMs} ms`,
+            ),
+          ),
+        this.timeoutMs,
+      );
       this.pending.set(frame.id, done);
       this.closeWaiters.add(done);
       this.ws.send(JSON.stringify(frame));
@@ -241,10 +275,12 @@ export class RelayConsumer {
       try {
         // Its events reach the local subscription's handlers through the same filter.
         const replay = await this.open(req, { onEvent: () => {} }, false);
-        void this.roster().catch(() => {}).finally(() => {
-          replay.close();
-          release();
-        });
+        void this.roster()
+          .catch(() => {})
+          .finally(() => {
+            replay.close();
+            release();
+          });
       } catch (err) {
         release();
         close();
@@ -256,7 +292,11 @@ export class RelayConsumer {
 
   /** The roster; with `offline`, also the sessions the relay holds history of and no one claims (D37). */
   async roster(opts: { offline?: boolean } = {}): Promise<RosterEntry[]> {
-    const reply = await this.request({ type: 'roster', id: `roster-${newId()}`, ...(opts.offline === true ? { offline: true } : {}) });
+    const reply = await this.request({
+      type: 'roster',
+      id: `roster-${newId()}`,
+      ...(opts.offline === true ? { offline: true } : {}),
+    });
     if (reply.type !== 'roster') throw new FrameError(String(reply.code), reply.detail as string | undefined);
     return reply.entries as RosterEntry[];
   }
@@ -270,20 +310,23 @@ export class RelayConsumer {
     const ackWindow = opts.timeoutMs ?? 10_000;
     let settle!: (s: Settlement) => void;
     const settled = new Promise<Settlement>((resolve) => (settle = resolve));
-    const sub = await this.subscribe({ filter: { cause: cmd.id, type: ['control.accepted', 'control.rejected'] } }, {
-      onEvent: (e) => {
-        if (e.cause !== cmd.id) return;
-        if (e.type === 'control.accepted') settle({ outcome: 'accepted', ack: e });
-        else {
-          const d = (e.data ?? {}) as { reason?: unknown; detail?: unknown };
-          const s: Settlement = { outcome: 'rejected', ack: e, reason: String(d.reason ?? 'invalid') };
-          const code = e[CODE_ATTR];
-          if (typeof code === 'string') s.code = code;
-          if (typeof d.detail === 'string') s.detail = d.detail;
-          settle(s);
-        }
+    const sub = await this.subscribe(
+      { filter: { cause: cmd.id, type: ['control.accepted', 'control.rejected'] } },
+      {
+        onEvent: (e) => {
+          if (e.cause !== cmd.id) return;
+          if (e.type === 'control.accepted') settle({ outcome: 'accepted', ack: e });
+          else {
+            const d = (e.data ?? {}) as { reason?: unknown; detail?: unknown };
+            const s: Settlement = { outcome: 'rejected', ack: e, reason: String(d.reason ?? 'invalid') };
+            const code = e[CODE_ATTR];
+            if (typeof code === 'string') s.code = code;
+            if (typeof d.detail === 'string') s.detail = d.detail;
+            settle(s);
+          }
+        },
       },
-    });
+    );
     this.causeWaiters.set(cmd.id, (f) => {
       const s: Settlement = { outcome: 'refused', code: String(f.code) };
       if (typeof f.detail === 'string') s.detail = f.detail;
@@ -295,7 +338,10 @@ export class RelayConsumer {
     try {
       for (let attempt = 0; attempt <= (opts.retries ?? 0); attempt++) {
         this.ws.send(text);
-        const outcome = await Promise.race([settled, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ackWindow)))]);
+        const outcome = await Promise.race([
+          settled,
+          new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ackWindow))),
+        ]);
         clearTimeout(timer);
         if (outcome !== undefined) return outcome;
       }

@@ -21,14 +21,22 @@ export function refusal(code: string, sentence: string, facts: Record<string, un
 
 const why = (code: string): string => {
   switch (code) {
-    case 'no-route': return 'Call list_sessions to see which sessions are live.';
-    case 'adapter-offline': return 'Nothing was sent: the session waits for its adapter to connect again.';
-    case 'vendor-mismatch': return 'Send it again without a vendor, or with the session\'s own.';
-    case 'ambiguous': return 'More than one adapter claims the session; stop the extra adapter.';
-    case 'unsupported': return 'This session does not take that command; list_sessions shows what each one declares.';
-    case 'unauthorized': return 'The relay token this server uses may not send that command; ask for a token that may.';
-    case 'store-unavailable': return 'The relay cannot write its store right now; send the same command again in a few seconds.';
-    default: return 'See the detail.';
+    case 'no-route':
+      return 'Call list_sessions to see which sessions are live.';
+    case 'adapter-offline':
+      return 'Nothing was sent: the session waits for its adapter to connect again.';
+    case 'vendor-mismatch':
+      return "Send it again without a vendor, or with the session's own.";
+    case 'ambiguous':
+      return 'More than one adapter claims the session; stop the extra adapter.';
+    case 'unsupported':
+      return 'This session does not take that command; list_sessions shows what each one declares.';
+    case 'unauthorized':
+      return 'The relay token this server uses may not send that command; ask for a token that may.';
+    case 'store-unavailable':
+      return 'The relay cannot write its store right now; send the same command again in a few seconds.';
+    default:
+      return 'See the detail.';
   }
 };
 
@@ -38,14 +46,22 @@ const why = (code: string): string => {
  */
 export function adviceFor(code: string | undefined): string | undefined {
   switch (code) {
-    case 'session-idle': return 'no turn is running: send it with --delivery queue, or as a moment';
-    case 'delivery-unsupported': return 'this session\'s agent cannot take that delivery: send it with one the detail names';
-    case 'delivery-invalid': return 'the delivery must be moment, steer or queue';
-    case 'already-delivered': return 'the agent has it already: send a new instruction that corrects it';
-    case 'not-waiting': return 'it no longer waits (withdrawn, expired, or its turn or session ended): nothing was changed';
-    case 'unknown-instruction': return 'the session has no instruction with that id: `aep-steer queue --session <id>` lists what waits';
-    case 'not-sender': return 'only its sender may take it back; ask them, or send a new instruction';
-    default: return undefined;
+    case 'session-idle':
+      return 'no turn is running: send it with --delivery queue, or as a moment';
+    case 'delivery-unsupported':
+      return "this session's agent cannot take that delivery: send it with one the detail names";
+    case 'delivery-invalid':
+      return 'the delivery must be moment, steer or queue';
+    case 'already-delivered':
+      return 'the agent has it already: send a new instruction that corrects it';
+    case 'not-waiting':
+      return 'it no longer waits (withdrawn, expired, or its turn or session ended): nothing was changed';
+    case 'unknown-instruction':
+      return 'the session has no instruction with that id: `aep-steer queue --session <id>` lists what waits';
+    case 'not-sender':
+      return 'only its sender may take it back; ask them, or send a new instruction';
+    default:
+      return undefined;
   }
 }
 
@@ -100,37 +116,64 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
 /** The settled outcome of `instruct` / `send_input` as a tool result. */
 export function explainSteer(o: InstructOutcome, opts: { key?: string; waitMs: number; noun: string }): Explained {
   const facts = steerFacts(o, opts.key);
-  const again = opts.key !== undefined ? ` Call again with the same idempotency_key to check on it without sending it twice.` : '';
+  const again =
+    opts.key !== undefined ? ` Call again with the same idempotency_key to check on it without sending it twice.` : '';
   switch (o.outcome) {
     case 'delivered': {
       const after = o.queuedMs !== undefined ? ` after ${o.queuedMs} ms in the queue` : '';
       const at = o.moment !== undefined ? ` at its ${o.moment} moment` : '';
       const when = o.at !== undefined ? ` (${o.at})` : '';
-      return result(`Delivered${after}${at}${when}: the ${opts.noun} reached session ${o.session}; the agent reads it on its next model request.`, facts);
+      return result(
+        `Delivered${after}${at}${when}: the ${opts.noun} reached session ${o.session}; the agent reads it on its next model request.`,
+        facts,
+      );
     }
     case 'dropped':
-      return result(`Dropped (${o.reason ?? 'no reason given'}): the ${opts.noun} was accepted but never reached session ${o.session}. Decide whether to send it again.`, facts);
+      return result(
+        `Dropped (${o.reason ?? 'no reason given'}): the ${opts.noun} was accepted but never reached session ${o.session}. Decide whether to send it again.`,
+        facts,
+      );
     case 'accepted':
       return result(`Accepted by session ${o.session}; not waiting for delivery.`, facts);
     case 'timeout':
       return o.stage === 'ack'
-        ? result(`No acknowledgement within ${opts.waitMs} ms: the adapter for session ${o.session} did not answer.${again}`, facts, true)
-        : result(`Still queued after ${opts.waitMs} ms: session ${o.session} accepted the ${opts.noun} and will receive it at its next eligible moment (its next tool call or prompt).${again}`, facts);
+        ? result(
+            `No acknowledgement within ${opts.waitMs} ms: the adapter for session ${o.session} did not answer.${again}`,
+            facts,
+            true,
+          )
+        : result(
+            `Still queued after ${opts.waitMs} ms: session ${o.session} accepted the ${opts.noun} and will receive it at its next eligible moment (its next tool call or prompt).${again}`,
+            facts,
+          );
     case 'rejected': {
       const advice = adviceFor(o.code);
-      if (advice !== undefined) return result(`Rejected by the adapter (${o.code}): ${advice}. Nothing was queued.`, facts, true);
-      return result(`Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. Fix the ${opts.noun} and send it again.`, facts, true);
+      if (advice !== undefined)
+        return result(`Rejected by the adapter (${o.code}): ${advice}. Nothing was queued.`, facts, true);
+      return result(
+        `Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. Fix the ${opts.noun} and send it again.`,
+        facts,
+        true,
+      );
     }
     case 'refused':
       return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
     case 'unreachable':
-      return result(`Relay unreachable: ${o.detail}. Start it with \`aep-steer relay\` or check the server's --relay URL.`, facts, true);
+      return result(
+        `Relay unreachable: ${o.detail}. Start it with \`aep-steer relay\` or check the server's --relay URL.`,
+        facts,
+        true,
+      );
   }
 }
 
 /** The settled outcome of a withdraw (D32) as a tool result: the same codes as the adapter's. */
 export function explainWithdraw(o: WithdrawOutcome): Explained {
-  const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session, instruction: o.instruction });
+  const facts = idFacts(o as { command?: string; ack?: string }, {
+    outcome: o.outcome,
+    session: o.session,
+    instruction: o.instruction,
+  });
   switch (o.outcome) {
     case 'withdrawn':
       facts['dropped_id'] = o.dropped;
@@ -139,14 +182,22 @@ export function explainWithdraw(o: WithdrawOutcome): Explained {
       facts['reason'] = o.reason;
       if (o.code !== undefined) facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(`Not withdrawn (${o.code ?? o.reason}): ${adviceFor(o.code) ?? o.detail ?? 'no detail'}.`, facts, true);
+      return result(
+        `Not withdrawn (${o.code ?? o.reason}): ${adviceFor(o.code) ?? o.detail ?? 'no detail'}.`,
+        facts,
+        true,
+      );
     case 'refused':
       facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
       return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
-      return result(`No answer in time from session ${o.session}; call again with the same idempotency_key to learn how it ended.`, facts, true);
+      return result(
+        `No answer in time from session ${o.session}; call again with the same idempotency_key to learn how it ended.`,
+        facts,
+        true,
+      );
     case 'unreachable':
       facts['detail'] = o.detail;
       return result(`Relay unreachable: ${o.detail}.`, facts, true);
@@ -165,7 +216,11 @@ export function explainCancel(o: CancelOutcome): Explained {
       facts['reason'] = o.reason;
       if (o.code !== undefined) facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(`Not cancelled (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}. The turn goes on; session_events shows where it stands.`, facts, true);
+      return result(
+        `Not cancelled (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}. The turn goes on; session_events shows where it stands.`,
+        facts,
+        true,
+      );
     case 'refused':
       facts['code'] = o.code;
       facts['by'] = o.by;
@@ -174,8 +229,16 @@ export function explainCancel(o: CancelOutcome): Explained {
     case 'timeout':
       facts['stage'] = o.stage;
       return o.stage === 'ack'
-        ? result(`No acknowledgement in time: the adapter for session ${o.session} did not answer; nothing says the turn stopped.`, facts, true)
-        : result(`Accepted, but session ${o.session} has not reported the turn stopped yet; session_events shows whether run.cancelled came.`, facts, true);
+        ? result(
+            `No acknowledgement in time: the adapter for session ${o.session} did not answer; nothing says the turn stopped.`,
+            facts,
+            true,
+          )
+        : result(
+            `Accepted, but session ${o.session} has not reported the turn stopped yet; session_events shows whether run.cancelled came.`,
+            facts,
+            true,
+          );
     case 'unreachable':
       facts['detail'] = o.detail;
       return result(`Relay unreachable: ${o.detail}.`, facts, true);
@@ -183,26 +246,46 @@ export function explainCancel(o: CancelOutcome): Explained {
 }
 
 export function explainRespond(o: RespondOutcome): Explained {
-  const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session, request: o.request });
+  const facts = idFacts(o as { command?: string; ack?: string }, {
+    outcome: o.outcome,
+    session: o.session,
+    request: o.request,
+  });
   switch (o.outcome) {
     case 'answered':
       facts['answered_id'] = o.answered;
       if (o.answer !== undefined) facts['answer'] = o.answer;
-      return result(`Answered: request ${o.request} of session ${o.session} is released with ${JSON.stringify(o.answer ?? {})}.`, facts);
+      return result(
+        `Answered: request ${o.request} of session ${o.session} is released with ${JSON.stringify(o.answer ?? {})}.`,
+        facts,
+      );
     case 'rejected':
       facts['reason'] = o.reason;
       if (o.code !== undefined) facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
       // D34: a request that ended already is no error to fix: the agent went on without this answer.
-      if (o.code === 'not-pending') return result(`Not pending: ${o.detail ?? 'the request ended'}. Nothing was sent to the agent; pending_requests shows what still waits.`, facts, true);
-      return result(`Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. pending_requests shows what is still open and what it accepts.`, facts, true);
+      if (o.code === 'not-pending')
+        return result(
+          `Not pending: ${o.detail ?? 'the request ended'}. Nothing was sent to the agent; pending_requests shows what still waits.`,
+          facts,
+          true,
+        );
+      return result(
+        `Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. pending_requests shows what is still open and what it accepts.`,
+        facts,
+        true,
+      );
     case 'refused':
       facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
       return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
-      return result(`No ${o.stage === 'ack' ? 'acknowledgement' : 'answer event'} in time for request ${o.request}; pending_requests shows whether it is still open.`, facts, true);
+      return result(
+        `No ${o.stage === 'ack' ? 'acknowledgement' : 'answer event'} in time for request ${o.request}; pending_requests shows whether it is still open.`,
+        facts,
+        true,
+      );
     case 'unreachable':
       facts['detail'] = o.detail;
       return result(`Relay unreachable: ${o.detail}.`, facts, true);
@@ -214,9 +297,15 @@ export function explainEdit(o: EditOutcome, waitMs: number): Explained {
   if (o.sent === undefined) {
     const w = explainWithdraw(o.withdraw);
     const lost = o.withdraw.outcome === 'rejected' && o.withdraw.code === 'already-delivered';
-    const text = lost ? 'It was delivered before the edit: the agent has the old text, and the new one was not sent.' : `${w.text} The new text was not sent.`;
+    const text = lost
+      ? 'It was delivered before the edit: the agent has the old text, and the new one was not sent.'
+      : `${w.text} The new text was not sent.`;
     return result(text, { ...w.facts, sent: false }, true);
   }
   const s = explainSteer(o.sent, { waitMs, noun: 'instruction' });
-  return result(`Edited: the old text was withdrawn. ${s.text}`, { ...s.facts, withdrawn: o.withdraw.instruction, sent: true }, s.isError);
+  return result(
+    `Edited: the old text was withdrawn. ${s.text}`,
+    { ...s.facts, withdrawn: o.withdraw.instruction, sent: true },
+    s.isError,
+  );
 }

@@ -59,7 +59,11 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
     try {
       // Zero-config like the other consumers: a loopback relay gets the local token when none is given.
       const token = tokenFor(opts.url, opts.token);
-      const c = await RelayConsumer.connect({ url: opts.url, agent: opts.agent ?? 'aep-steer-inspect', ...(token ? { token } : {}) });
+      const c = await RelayConsumer.connect({
+        url: opts.url,
+        agent: opts.agent ?? 'aep-steer-inspect',
+        ...(token ? { token } : {}),
+      });
       if (closed) {
         await c.close();
         return;
@@ -73,18 +77,21 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
         opts.onChange();
         schedule();
       });
-      await c.subscribe({ filter: {}, from: 'all', ...(opts.capture ? { capture: opts.capture } : {}) }, {
-        onEvent: (e) => {
-          if (!board.apply(e)) return;
-          opts.onEvent?.(e);
-          opts.onChange();
-          // A new session, or one ending, changes who claims what.
-          if (e.session !== undefined && (!known.has(e.session) || e.type === 'session.ended')) {
-            known.add(e.session);
-            void refreshRoster();
-          }
+      await c.subscribe(
+        { filter: {}, from: 'all', ...(opts.capture ? { capture: opts.capture } : {}) },
+        {
+          onEvent: (e) => {
+            if (!board.apply(e)) return;
+            opts.onEvent?.(e);
+            opts.onChange();
+            // A new session, or one ending, changes who claims what.
+            if (e.session !== undefined && (!known.has(e.session) || e.type === 'session.ended')) {
+              known.add(e.session);
+              void refreshRoster();
+            }
+          },
         },
-      });
+      );
       // Commands sent on this connection (the console's, the MCP tools') watch their acks and
       // outcomes through one shared relay subscription, however many are in flight.
       await c.shareLive(opts.capture).catch(() => {});

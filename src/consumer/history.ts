@@ -18,12 +18,15 @@ export async function sessionHistory(consumer: RelayConsumer, req: HistoryReques
   const seen: AepEvent[] = [];
   const filter: Record<string, unknown> = { session: req.session };
   if (req.types && req.types.length > 0) filter['type'] = req.types;
-  const sub = await consumer.subscribe({ filter, from: [{ session: req.session }], ...(req.capture === undefined ? {} : { capture: req.capture }) }, {
-    onEvent: (e) => {
-      seen.push(e);
-      if (seen.length > req.limit * 2) seen.splice(0, seen.length - req.limit);
+  const sub = await consumer.subscribe(
+    { filter, from: [{ session: req.session }], ...(req.capture === undefined ? {} : { capture: req.capture }) },
+    {
+      onEvent: (e) => {
+        seen.push(e);
+        if (seen.length > req.limit * 2) seen.splice(0, seen.length - req.limit);
+      },
     },
-  });
+  );
   // The relay replays in one go right after `subscribed`; a roster round trip behind it is a
   // barrier: its reply arrives after the last replayed event.
   await consumer.roster();

@@ -35,8 +35,12 @@ export function pendingOf(events: readonly AepEvent[], now: number): PendingRequ
   return [...open.values()].map((e) => {
     const d = (e.data ?? {}) as Record<string, unknown>;
     const r: PendingRequest = {
-      request: e.id, session: e.session ?? '', vendor: e.agent, kind: typeof d.kind === 'string' ? d.kind : 'other',
-      since: e.time, ageMs: Math.max(0, now - Date.parse(e.time)),
+      request: e.id,
+      session: e.session ?? '',
+      vendor: e.agent,
+      kind: typeof d.kind === 'string' ? d.kind : 'other',
+      since: e.time,
+      ageMs: Math.max(0, now - Date.parse(e.time)),
     };
     if (e.subject !== undefined) r.subject = e.subject;
     if (typeof d.prompt === 'string') r.prompt = d.prompt;
@@ -49,10 +53,14 @@ export function pendingOf(events: readonly AepEvent[], now: number): PendingRequ
 }
 
 /** Held requests of one session, or of every session the roster shows live, oldest first. */
-export async function pendingRequests(consumer: RelayConsumer, opts: { session?: string; now?: () => number } = {}): Promise<PendingRequest[]> {
-  const sessions = opts.session !== undefined
-    ? [opts.session]
-    : [...new Set((await consumer.roster()).filter((r) => r.state !== 'ended').map((r) => r.session))];
+export async function pendingRequests(
+  consumer: RelayConsumer,
+  opts: { session?: string; now?: () => number } = {},
+): Promise<PendingRequest[]> {
+  const sessions =
+    opts.session !== undefined
+      ? [opts.session]
+      : [...new Set((await consumer.roster()).filter((r) => r.state !== 'ended').map((r) => r.session))];
   const now = opts.now ?? Date.now;
   const out: PendingRequest[] = [];
   for (const session of sessions) {

@@ -38,8 +38,12 @@ export function waitingOf(events: readonly AepEvent[], now: number): WaitingInst
     const delivery = e.data?.['delivery'];
     const text = e.data?.['text'];
     out.push({
-      id, delivery: typeof delivery === 'string' ? delivery : 'moment', sentAt: e.time, ageMs: Math.max(0, now - Date.parse(e.time)),
-      ...(typeof e.agent === 'string' ? { sender: e.agent } : {}), ...(typeof text === 'string' ? { text } : {}),
+      id,
+      delivery: typeof delivery === 'string' ? delivery : 'moment',
+      sentAt: e.time,
+      ageMs: Math.max(0, now - Date.parse(e.time)),
+      ...(typeof e.agent === 'string' ? { sender: e.agent } : {}),
+      ...(typeof text === 'string' ? { text } : {}),
     });
   }
   return out;
@@ -48,7 +52,11 @@ export function waitingOf(events: readonly AepEvent[], now: number): WaitingInst
 /** Queue history kept per session; older instructions have settled long before (D3 caps the queue at 20). */
 const HISTORY = 2000;
 
-export async function sessionQueue(consumer: RelayConsumer, session: string, now: () => number = Date.now): Promise<WaitingInstruction[]> {
+export async function sessionQueue(
+  consumer: RelayConsumer,
+  session: string,
+  now: () => number = Date.now,
+): Promise<WaitingInstruction[]> {
   return waitingOf(await sessionHistory(consumer, { session, limit: HISTORY }), now());
 }
 

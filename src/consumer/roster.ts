@@ -7,7 +7,8 @@ import type { RelayConsumer, RosterEntry } from './connection.js';
 export function claimantOf(roster: RosterEntry[], session: string): Route {
   const entries = roster.filter((r) => r.session === session && r.offline !== true);
   if (entries.length === 0) return { code: 'no-route', detail: `session ${session} has no live claimant on the relay` };
-  if (entries.length > 1) return { code: 'ambiguous', detail: `session ${session} is claimed by ${entries.length} connections` };
+  if (entries.length > 1)
+    return { code: 'ambiguous', detail: `session ${session} is claimed by ${entries.length} connections` };
   return { entry: entries[0]! };
 }
 
@@ -47,10 +48,15 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
   for (const r of roster) if (r.offline !== true) counts.set(r.session, (counts.get(r.session) ?? 0) + 1);
   return roster.map((r) => {
     const accepts = acceptsOf(r) ?? [];
-    const state: RowState = r.offline === true ? 'adapter offline' : r.state === 'ended' ? 'ended' : r.stale === true ? 'stale' : 'live';
+    const state: RowState =
+      r.offline === true ? 'adapter offline' : r.state === 'ended' ? 'ended' : r.stale === true ? 'stale' : 'live';
     const row: SessionRow = {
-      session: r.session, state, queued: typeof r.queued === 'number' ? r.queued : 0,
-      claimants: counts.get(r.session) ?? 0, accepts, respond: accepts.includes('control.attention.respond'),
+      session: r.session,
+      state,
+      queued: typeof r.queued === 'number' ? r.queued : 0,
+      claimants: counts.get(r.session) ?? 0,
+      accepts,
+      respond: accepts.includes('control.attention.respond'),
     };
     if (r.agent !== undefined) row.agent = r.agent;
     if (r.instance !== undefined) row.instance = r.instance;
@@ -73,13 +79,18 @@ export function whyNoRoute(roster: RosterEntry[], session: string): { code: Rost
   const vendor = known.agent ?? '<vendor>';
   return {
     code: 'adapter-offline',
-    detail: `session ${session} (${vendor}) is known to the relay, but its adapter is not connected: `
-      + `start \`aep-steer adapter ${vendor}\` (or \`aep-steer up\`)`,
+    detail:
+      `session ${session} (${vendor}) is known to the relay, but its adapter is not connected: ` +
+      `start \`aep-steer adapter ${vendor}\` (or \`aep-steer up\`)`,
   };
 }
 
 /** D37: a `--vendor` that is not the session's own, said with the vendor the session is. */
-export function vendorMismatch(entry: RosterEntry, session: string, asked: string): { code: RosterRefusalCode; detail: string } | undefined {
+export function vendorMismatch(
+  entry: RosterEntry,
+  session: string,
+  asked: string,
+): { code: RosterRefusalCode; detail: string } | undefined {
   if (entry.agent === undefined || entry.agent === asked) return undefined;
   const detail = `session ${session} is a ${entry.agent} session, not ${asked}: drop --vendor or give --vendor ${entry.agent}`;
   return { code: 'vendor-mismatch', detail };
@@ -93,6 +104,7 @@ export type Route = { entry: RosterEntry } | { code: RosterRefusalCode; detail: 
 
 export async function routeOf(consumer: RelayConsumer, session: string, vendor?: string): Promise<Route> {
   const found = claimantOf(await consumer.roster(), session);
-  if ('code' in found) return found.code === 'no-route' ? whyNoRoute(await consumer.roster({ offline: true }), session) : found;
+  if ('code' in found)
+    return found.code === 'no-route' ? whyNoRoute(await consumer.roster({ offline: true }), session) : found;
   return (vendor === undefined ? undefined : vendorMismatch(found.entry, session, vendor)) ?? found;
 }

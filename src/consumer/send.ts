@@ -19,12 +19,57 @@ export interface Sender {
 }
 
 export type InstructOutcome =
-  | { outcome: 'delivered'; command: string; session: string; vendor: string; ack: string; delivered: string; queuedMs?: number; at?: string; moment?: string; delivery?: string }
-  | { outcome: 'dropped'; command: string; session: string; vendor: string; ack: string; dropped: string; reason?: string; at?: string }
+  | {
+      outcome: 'delivered';
+      command: string;
+      session: string;
+      vendor: string;
+      ack: string;
+      delivered: string;
+      queuedMs?: number;
+      at?: string;
+      moment?: string;
+      delivery?: string;
+    }
+  | {
+      outcome: 'dropped';
+      command: string;
+      session: string;
+      vendor: string;
+      ack: string;
+      dropped: string;
+      reason?: string;
+      at?: string;
+    }
   | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; code?: string; detail?: string }
-  | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
-  | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | {
+      outcome: 'rejected';
+      command: string;
+      session: string;
+      vendor: string;
+      ack: string;
+      reason: string;
+      code?: string;
+      detail?: string;
+    }
+  | {
+      outcome: 'refused';
+      command?: string;
+      session: string;
+      vendor?: string;
+      code: string;
+      detail?: string;
+      by: 'relay' | 'roster';
+    }
+  | {
+      outcome: 'timeout';
+      command: string;
+      session: string;
+      vendor: string;
+      stage: 'ack' | 'delivery';
+      ack?: string;
+      sent: number;
+    }
   | { outcome: 'unreachable'; session: string; detail: string };
 
 export interface InstructRequest {
@@ -82,22 +127,52 @@ interface Verb {
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
   const session = req.session;
   const found = await routeOf(consumer, session, req.vendor);
-  if ('code' in found) return { outcome: 'refused', session, code: found.code, detail: found.detail, by: 'roster', ...(req.vendor ? { vendor: req.vendor } : {}) };
+  if ('code' in found)
+    return {
+      outcome: 'refused',
+      session,
+      code: found.code,
+      detail: found.detail,
+      by: 'roster',
+      ...(req.vendor ? { vendor: req.vendor } : {}),
+    };
   const vendor = req.vendor ?? found.entry.agent;
-  if (vendor === undefined) return { outcome: 'refused', session, code: 'unsupported', detail: 'the claimant names no agent; give --vendor', by: 'roster' };
+  if (vendor === undefined)
+    return {
+      outcome: 'refused',
+      session,
+      code: 'unsupported',
+      detail: 'the claimant names no agent; give --vendor',
+      by: 'roster',
+    };
   const type = verb.type(vendor);
   const accepts = acceptsOf(found.entry);
   if (accepts === undefined || !acceptsType(accepts, type)) {
     const who = `${found.entry.agent ?? 'the claimant'}${found.entry.instance ? ` (${found.entry.instance})` : ''}`;
-    return { outcome: 'refused', session, vendor, code: 'unsupported', by: 'roster', detail: `${who} does not declare ${type}; ${verb.hint}` };
+    return {
+      outcome: 'refused',
+      session,
+      vendor,
+      code: 'unsupported',
+      by: 'roster',
+      detail: `${who} does not declare ${type}; ${verb.hint}`,
+    };
   }
 
   // Instruction text is redacted-class: the command says so (design record; aep-wire §2.2).
   const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, {
-    type, data: verb.data, capture: verb.capture ?? 'redacted', ...(req.id ? { id: req.id } : {}), ...(verb.run ? { run: verb.run } : {}),
+    type,
+    data: verb.data,
+    capture: verb.capture ?? 'redacted',
+    ...(req.id ? { id: req.id } : {}),
+    ...(verb.run ? { run: verb.run } : {}),
     ...(verb.extensions ? { extensions: verb.extensions } : {}),
   });
-  const { settlement, retries, terminal: t } = await sendAndFollow(consumer, cmd, {
+  const {
+    settlement,
+    retries,
+    terminal: t,
+  } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id },
     // A caller-chosen id may have settled before: read the session's history for it too.
     ...(req.id ? { from: [{ session }] } : {}),
@@ -108,7 +183,12 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     beforeSend: () => req.onSending?.({ command: cmd.id, type, vendor }),
     afterAck: (ack) => {
       const { queued, state } = found.entry;
-      req.onAccepted?.({ command: cmd.id, ack, ...(typeof queued === 'number' ? { ahead: queued } : {}), ...(state === 'ended' ? { ended: true } : {}) });
+      req.onAccepted?.({
+        command: cmd.id,
+        ack,
+        ...(typeof queued === 'number' ? { ahead: queued } : {}),
+        ...(state === 'ended' ? { ended: true } : {}),
+      });
       return !req.noWait;
     },
   });
@@ -117,9 +197,22 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     case 'timeout':
       return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
     case 'refused':
-      return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
+      return {
+        ...base,
+        outcome: 'refused',
+        code: settlement.code,
+        by: 'relay',
+        ...(settlement.detail ? { detail: settlement.detail } : {}),
+      };
     case 'rejected':
-      return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...detailOf(settlement) };
+      return {
+        ...base,
+        outcome: 'rejected',
+        ack: settlement.ack.id,
+        reason: settlement.reason,
+        ...codeOf(settlement),
+        ...detailOf(settlement),
+      };
     case 'accepted':
       break;
   }
@@ -129,13 +222,24 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
   const data = t.data ?? {};
   if (verb.success.test(t.type)) {
     return {
-      ...base, outcome: 'delivered', ack, delivered: t.id, at: t.time,
+      ...base,
+      outcome: 'delivered',
+      ack,
+      delivered: t.id,
+      at: t.time,
       ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}),
       ...(typeof data['moment'] === 'string' ? { moment: data['moment'] } : {}),
       ...(typeof data['delivery'] === 'string' ? { delivery: data['delivery'] } : {}),
     };
   }
-  return { ...base, outcome: 'dropped', ack, dropped: t.id, at: t.time, ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}) };
+  return {
+    ...base,
+    outcome: 'dropped',
+    ack,
+    dropped: t.id,
+    at: t.time,
+    ...(typeof data['reason'] === 'string' ? { reason: data['reason'] } : {}),
+  };
 }
 
 /** The rejection's stable code (README "Errors") and its sentence, when the adapter sent them. */
@@ -157,10 +261,46 @@ export type InputDelivery = 'queue' | 'steer';
 
 export type WithdrawOutcome =
   /** D32: the instruction was taken back; `dropped` is its `instruction.dropped {reason: withdrawn}`. */
-  | { outcome: 'withdrawn'; command: string; session: string; vendor: string; instruction: string; ack: string; dropped: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; instruction: string; ack: string; reason: string; detail?: string; code?: string }
-  | { outcome: 'refused'; command?: string; session: string; vendor?: string; instruction: string; code: string; detail?: string; by: 'relay' | 'roster' }
-  | { outcome: 'timeout'; command: string; session: string; vendor: string; instruction: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | {
+      outcome: 'withdrawn';
+      command: string;
+      session: string;
+      vendor: string;
+      instruction: string;
+      ack: string;
+      dropped: string;
+    }
+  | {
+      outcome: 'rejected';
+      command: string;
+      session: string;
+      vendor: string;
+      instruction: string;
+      ack: string;
+      reason: string;
+      detail?: string;
+      code?: string;
+    }
+  | {
+      outcome: 'refused';
+      command?: string;
+      session: string;
+      vendor?: string;
+      instruction: string;
+      code: string;
+      detail?: string;
+      by: 'relay' | 'roster';
+    }
+  | {
+      outcome: 'timeout';
+      command: string;
+      session: string;
+      vendor: string;
+      instruction: string;
+      stage: 'ack' | 'delivery';
+      ack?: string;
+      sent: number;
+    }
   | { outcome: 'unreachable'; session: string; instruction: string; detail: string };
 
 /**
@@ -170,26 +310,64 @@ export type WithdrawOutcome =
  * instruction someone else sent; the relay refuses the claim from a token without one.
  */
 export async function sendWithdraw(
-  consumer: RelayConsumer, f: Sender,
-  req: { session: string; instruction: string; vendor?: string; id?: string; granted?: boolean; timeoutMs: number; ackWindowMs?: number },
+  consumer: RelayConsumer,
+  f: Sender,
+  req: {
+    session: string;
+    instruction: string;
+    vendor?: string;
+    id?: string;
+    granted?: boolean;
+    timeoutMs: number;
+    ackWindowMs?: number;
+  },
 ): Promise<WithdrawOutcome> {
-  const o = await steer(consumer, f, { session: req.session, text: '', timeoutMs: req.timeoutMs, ...(req.vendor ? { vendor: req.vendor } : {}), ...(req.id ? { id: req.id } : {}), ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }) }, {
-    type: withdrawType,
-    hint: 'withdraw comes with instruct: the adapter runs with AEP_INSTRUCT=1',
-    data: { instruction: req.instruction },
-    ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
-    settles: /\.instruction\.dropped$/,
-    success: /\.instruction\.dropped$/,
-    capture: 'metadata',
-  });
+  const o = await steer(
+    consumer,
+    f,
+    {
+      session: req.session,
+      text: '',
+      timeoutMs: req.timeoutMs,
+      ...(req.vendor ? { vendor: req.vendor } : {}),
+      ...(req.id ? { id: req.id } : {}),
+      ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }),
+    },
+    {
+      type: withdrawType,
+      hint: 'withdraw comes with instruct: the adapter runs with AEP_INSTRUCT=1',
+      data: { instruction: req.instruction },
+      ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
+      settles: /\.instruction\.dropped$/,
+      success: /\.instruction\.dropped$/,
+      capture: 'metadata',
+    },
+  );
   const instruction = req.instruction;
   switch (o.outcome) {
     case 'delivered':
-      return { outcome: 'withdrawn', command: o.command, session: o.session, vendor: o.vendor, instruction, ack: o.ack, dropped: o.delivered };
+      return {
+        outcome: 'withdrawn',
+        command: o.command,
+        session: o.session,
+        vendor: o.vendor,
+        instruction,
+        ack: o.ack,
+        dropped: o.delivered,
+      };
     case 'dropped':
     case 'accepted':
       // The success pattern matches every drop and noWait is never set: neither reaches here.
-      return { outcome: 'timeout', command: o.command, session: o.session, vendor: o.vendor, instruction, stage: 'delivery', ack: o.ack, sent: 1 };
+      return {
+        outcome: 'timeout',
+        command: o.command,
+        session: o.session,
+        vendor: o.vendor,
+        instruction,
+        stage: 'delivery',
+        ack: o.ack,
+        sent: 1,
+      };
     default:
       return { ...o, instruction };
   }
@@ -201,10 +379,14 @@ export async function sendWithdraw(
  * (reported as `delivered`) or `x.{vendor}.instruction.dropped` (the session machine's drop:
  * `send-failed`, `session-ended`, `delivery-unknown`).
  */
-export function sendInput(consumer: RelayConsumer, f: Sender, req: InstructRequest & { delivery?: InputDelivery }): Promise<InstructOutcome> {
+export function sendInput(
+  consumer: RelayConsumer,
+  f: Sender,
+  req: InstructRequest & { delivery?: InputDelivery },
+): Promise<InstructOutcome> {
   return steer(consumer, f, req, {
     type: sendInputType,
-    hint: 'send_input is for sessions whose adapter drives the vendor\'s input API (Cline, OpenHands) with its control switched on',
+    hint: "send_input is for sessions whose adapter drives the vendor's input API (Cline, OpenHands) with its control switched on",
     data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
     settles: /\.(input\.(sent|dropped)|instruction\.dropped)$/,
     success: /\.input\.sent$/,
@@ -220,13 +402,39 @@ export interface Answer {
 }
 
 /** Free text and form values may carry words: they travel at redacted; a bare option id is metadata (aep-wire §2.2). */
-export const captureFor = (a: Answer): CaptureLevel => (a.text !== undefined || a.values !== undefined ? 'redacted' : 'metadata');
+export const captureFor = (a: Answer): CaptureLevel =>
+  a.text !== undefined || a.values !== undefined ? 'redacted' : 'metadata';
 
 export type RespondOutcome =
-  | { outcome: 'answered'; command: string; session: string; request: string; ack: string; answered: string; answer?: unknown }
+  | {
+      outcome: 'answered';
+      command: string;
+      session: string;
+      request: string;
+      ack: string;
+      answered: string;
+      answer?: unknown;
+    }
   /** `code`: the adapter's rule id (`not-pending`, `unknown-request`, `answer-invalid`, …) when it sent one. */
-  | { outcome: 'rejected'; command: string; session: string; request: string; ack: string; reason: string; detail?: string; code?: string }
-  | { outcome: 'refused'; command?: string; session: string; request: string; code: string; detail?: string; by: 'relay' | 'roster' }
+  | {
+      outcome: 'rejected';
+      command: string;
+      session: string;
+      request: string;
+      ack: string;
+      reason: string;
+      detail?: string;
+      code?: string;
+    }
+  | {
+      outcome: 'refused';
+      command?: string;
+      session: string;
+      request: string;
+      code: string;
+      detail?: string;
+      by: 'relay' | 'roster';
+    }
   | { outcome: 'timeout'; command: string; session: string; request: string; stage: 'ack' | 'answer'; ack?: string }
   | { outcome: 'unreachable'; session: string; request: string; detail: string };
 
@@ -237,12 +445,26 @@ export async function sendResponse(
 ): Promise<RespondOutcome> {
   const { session, request } = req;
   const found = await routeOf(consumer, session);
-  if ('code' in found) return { outcome: 'refused', session, request, code: found.code, detail: found.detail, by: 'roster' };
+  if ('code' in found)
+    return { outcome: 'refused', session, request, code: found.code, detail: found.detail, by: 'roster' };
   if (!acceptsOf(found.entry)?.includes(RESPOND_TYPE)) {
-    return { outcome: 'refused', session, request, code: 'unsupported', by: 'roster', detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}` };
+    return {
+      outcome: 'refused',
+      session,
+      request,
+      code: 'unsupported',
+      by: 'roster',
+      detail: `${found.entry.agent ?? 'the claimant'} does not declare ${RESPOND_TYPE}`,
+    };
   }
   // subject and cause both name the request (AEP-0004 §2, golden respond command).
-  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, { type: RESPOND_TYPE, subject: request, cause: request, data: { answer: req.answer }, capture: captureFor(req.answer) });
+  const cmd = buildCommand({ agent: senderOf(consumer, f) }, session, {
+    type: RESPOND_TYPE,
+    subject: request,
+    cause: request,
+    data: { answer: req.answer },
+    capture: captureFor(req.answer),
+  });
   const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
     filter: { session, cause: cmd.id, type: 'attention.answered' },
     settles: (e) => e.type === 'attention.answered',
@@ -251,12 +473,32 @@ export async function sendResponse(
   });
   const base = { command: cmd.id, session, request };
   if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
-  if (settlement.outcome === 'refused') return { ...base, outcome: 'refused', code: settlement.code, by: 'relay', ...(settlement.detail ? { detail: settlement.detail } : {}) };
-  if (settlement.outcome === 'rejected') return { ...base, outcome: 'rejected', ack: settlement.ack.id, reason: settlement.reason, ...codeOf(settlement), ...detailOf(settlement) };
+  if (settlement.outcome === 'refused')
+    return {
+      ...base,
+      outcome: 'refused',
+      code: settlement.code,
+      by: 'relay',
+      ...(settlement.detail ? { detail: settlement.detail } : {}),
+    };
+  if (settlement.outcome === 'rejected')
+    return {
+      ...base,
+      outcome: 'rejected',
+      ack: settlement.ack.id,
+      reason: settlement.reason,
+      ...codeOf(settlement),
+      ...detailOf(settlement),
+    };
   if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
-  return { ...base, outcome: 'answered', ack: settlement.ack.id, answered: a.id, ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}) };
+  return {
+    ...base,
+    outcome: 'answered',
+    ack: settlement.ack.id,
+    answered: a.id,
+    ...(a.data?.['answer'] !== undefined ? { answer: a.data['answer'] } : {}),
+  };
 }
-
 
 export interface EditOutcome {
   withdraw: WithdrawOutcome;
@@ -269,13 +511,22 @@ export interface EditOutcome {
  * agent has the old text) sends nothing, so the agent never reads both.
  */
 export async function editInstruction(
-  consumer: RelayConsumer, f: Sender,
+  consumer: RelayConsumer,
+  f: Sender,
   req: { session: string; instruction: string; text: string; delivery?: string; timeoutMs: number; noWait?: boolean },
 ): Promise<EditOutcome> {
-  const withdraw = await sendWithdraw(consumer, f, { session: req.session, instruction: req.instruction, timeoutMs: req.timeoutMs });
+  const withdraw = await sendWithdraw(consumer, f, {
+    session: req.session,
+    instruction: req.instruction,
+    timeoutMs: req.timeoutMs,
+  });
   if (withdraw.outcome !== 'withdrawn') return { withdraw };
   const sent = await sendInstruction(consumer, f, {
-    session: req.session, text: req.text, timeoutMs: req.timeoutMs, ...(req.delivery ? { delivery: req.delivery } : {}), ...(req.noWait ? { noWait: true } : {}),
+    session: req.session,
+    text: req.text,
+    timeoutMs: req.timeoutMs,
+    ...(req.delivery ? { delivery: req.delivery } : {}),
+    ...(req.noWait ? { noWait: true } : {}),
   });
   return { withdraw, sent };
 }
@@ -283,30 +534,82 @@ export async function editInstruction(
 export type CancelOutcome =
   /** D33: the agent stopped the turn; `cancelled` is its `run.cancelled {by: control}`. */
   | { outcome: 'cancelled'; command: string; session: string; vendor: string; ack: string; cancelled: string }
-  | { outcome: 'rejected'; command: string; session: string; vendor: string; ack: string; reason: string; detail?: string; code?: string }
-  | { outcome: 'refused'; command?: string; session: string; vendor?: string; code: string; detail?: string; by: 'relay' | 'roster' }
-  | { outcome: 'timeout'; command: string; session: string; vendor: string; stage: 'ack' | 'delivery'; ack?: string; sent: number }
+  | {
+      outcome: 'rejected';
+      command: string;
+      session: string;
+      vendor: string;
+      ack: string;
+      reason: string;
+      detail?: string;
+      code?: string;
+    }
+  | {
+      outcome: 'refused';
+      command?: string;
+      session: string;
+      vendor?: string;
+      code: string;
+      detail?: string;
+      by: 'relay' | 'roster';
+    }
+  | {
+      outcome: 'timeout';
+      command: string;
+      session: string;
+      vendor: string;
+      stage: 'ack' | 'delivery';
+      ack?: string;
+      sent: number;
+    }
   | { outcome: 'unreachable'; session: string; detail: string };
 
 /** D33: `control.cancel {scope: "run"}`, settled by the `run.cancelled` the agent's end of the turn brings. */
 export async function sendCancel(
-  consumer: RelayConsumer, f: Sender, req: { session: string; run?: string; timeoutMs: number; ackWindowMs?: number },
+  consumer: RelayConsumer,
+  f: Sender,
+  req: { session: string; run?: string; timeoutMs: number; ackWindowMs?: number },
 ): Promise<CancelOutcome> {
-  const o = await steer(consumer, f, { session: req.session, text: '', timeoutMs: req.timeoutMs, ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }) }, {
-    type: () => 'control.cancel',
-    hint: 'only a session whose lane can stop a running turn takes it (Cline with its hub control on)',
-    data: { scope: 'run' },
-    settles: /^run\.cancelled$/,
-    success: /^run\.cancelled$/,
-    capture: 'metadata',
-    ...(req.run ? { run: req.run } : {}),
-  });
+  const o = await steer(
+    consumer,
+    f,
+    {
+      session: req.session,
+      text: '',
+      timeoutMs: req.timeoutMs,
+      ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }),
+    },
+    {
+      type: () => 'control.cancel',
+      hint: 'only a session whose lane can stop a running turn takes it (Cline with its hub control on)',
+      data: { scope: 'run' },
+      settles: /^run\.cancelled$/,
+      success: /^run\.cancelled$/,
+      capture: 'metadata',
+      ...(req.run ? { run: req.run } : {}),
+    },
+  );
   switch (o.outcome) {
     case 'delivered':
-      return { outcome: 'cancelled', command: o.command, session: o.session, vendor: o.vendor, ack: o.ack, cancelled: o.delivered };
+      return {
+        outcome: 'cancelled',
+        command: o.command,
+        session: o.session,
+        vendor: o.vendor,
+        ack: o.ack,
+        cancelled: o.delivered,
+      };
     case 'dropped':
     case 'accepted':
-      return { outcome: 'timeout', command: o.command, session: o.session, vendor: o.vendor, stage: 'delivery', ack: o.ack, sent: 1 };
+      return {
+        outcome: 'timeout',
+        command: o.command,
+        session: o.session,
+        vendor: o.vendor,
+        stage: 'delivery',
+        ack: o.ack,
+        sent: 1,
+      };
     default:
       return o;
   }

@@ -34,13 +34,16 @@ export interface Followed {
 export async function sendAndFollow(consumer: RelayConsumer, cmd: AepCommand, req: FollowRequest): Promise<Followed> {
   let terminal: AepEvent | undefined;
   let wake: (() => void) | undefined;
-  const watch = await consumer.subscribe({ filter: req.filter, ...(req.from ? { from: req.from } : {}) }, {
-    onEvent: (e) => {
-      if (e.cause !== cmd.id || terminal || !req.settles(e)) return;
-      terminal = e;
-      wake?.();
+  const watch = await consumer.subscribe(
+    { filter: req.filter, ...(req.from ? { from: req.from } : {}) },
+    {
+      onEvent: (e) => {
+        if (e.cause !== cmd.id || terminal || !req.settles(e)) return;
+        terminal = e;
+        wake?.();
+      },
     },
-  });
+  );
   const started = Date.now();
   try {
     const windowMs = Math.max(1, Math.min(req.ackWindowMs ?? 10_000, req.timeoutMs));

@@ -89,25 +89,41 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const stack: Stack = await startStack({ dir, relayPort: opts.relayPort, hookPort: opts.hookPort, instruct: true });
     cleanup.push(() => stack.close());
     say(`${p.bold('relay')}    ${stack.relayUrl} (SQLite ${join(dir, 'relay.db')})`);
-    say(`${p.bold('adapter')}  Claude Code, hooks on http://127.0.0.1:${stack.adapter.port}/hook/<secret>, AEP_INSTRUCT=1, log ${stack.logPath}`);
+    say(
+      `${p.bold('adapter')}  Claude Code, hooks on http://127.0.0.1:${stack.adapter.port}/hook/<secret>, AEP_INSTRUCT=1, log ${stack.logPath}`,
+    );
 
-    const observer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: 'aep-steer-demo-watch' });
+    const observer = await RelayConsumer.connect({
+      url: stack.relayUrl,
+      token: stack.token,
+      agent: 'aep-steer-demo-watch',
+    });
     cleanup.push(() => observer.close());
     const { seen, waitFor } = await recordEvents(observer);
 
     const consumer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: DEMO_SENDER });
     cleanup.push(() => consumer.close());
     const claude = opts.scripted ? undefined : (opts.claude ?? installedClaude());
-    const announce = (session: string) => say(`${p.bold('session')}  ${session} is live on the relay; its claimant declares x.claude-code.control.instruct`);
+    const announce = (session: string) =>
+      say(
+        `${p.bold('session')}  ${session} is live on the relay; its claimant declares x.claude-code.control.instruct`,
+      );
     const instruct = async (session: string, text: string, onAccepted: () => void, noWait = false) =>
-      sendInstruction(consumer, { sender: DEMO_SENDER }, {
-        session, text, timeoutMs: 30_000, noWait,
-        onSending: ({ command, type }) => say(`${p.dim('→')} ${type} ${command}: ${JSON.stringify(text)}`),
-        onAccepted: ({ ack }) => {
-          say(`${p.green('✓')} accepted (ack ${ack.id}, cause = the command id)`);
-          onAccepted();
+      sendInstruction(
+        consumer,
+        { sender: DEMO_SENDER },
+        {
+          session,
+          text,
+          timeoutMs: 30_000,
+          noWait,
+          onSending: ({ command, type }) => say(`${p.dim('→')} ${type} ${command}: ${JSON.stringify(text)}`),
+          onAccepted: ({ ack }) => {
+            say(`${p.green('✓')} accepted (ack ${ack.id}, cause = the command id)`);
+            onAccepted();
+          },
         },
-      });
+      );
 
     let outcome: InstructOutcome;
     let landed: string | undefined;
@@ -123,19 +139,47 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       // The hook shim reads the secret from a state directory (D21): the demo keeps its own.
       const env = { AEP_STATE_DIR: join(dir, 'state') };
       writeSecret(stack.secret, env);
-      installClaudeCode({ project, port: stack.adapter.port, secret: stack.secret, neutral: {}, attentionTimeoutMs: 55_000, env });
+      installClaudeCode({
+        project,
+        port: stack.adapter.port,
+        secret: stack.secret,
+        neutral: {},
+        attentionTimeoutMs: 55_000,
+        env,
+      });
       say(`${p.bold('agent')}    Claude Code CLI ${claude} against a mock model API at ${model.url}`);
       const tmp = join(dir, 'tmp');
       mkdirSync(tmp, { recursive: true, mode: 0o700 });
-      const child: ChildProcess = spawn(claude, ['-p', 'Say hi from the shell.', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--dangerously-skip-permissions'], {
-        cwd: project,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: {
-          PATH: process.env['PATH'], HOME: home, ANTHROPIC_API_KEY: 'sk-ant-demo', ANTHROPIC_BASE_URL: model.url,
-          DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', DISABLE_BUG_COMMAND: '1',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', CLAUDE_CODE_TMPDIR: tmp, IS_SANDBOX: '1',
+      const child: ChildProcess = spawn(
+        claude,
+        [
+          '-p',
+          'Say hi from the shell.',
+          '--output-format',
+          'stream-json',
+          '--verbose',
+          '--model',
+          'claude-sonnet-4-5',
+          '--dangerously-skip-permissions',
+        ],
+        {
+          cwd: project,
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: {
+            PATH: process.env['PATH'],
+            HOME: home,
+            ANTHROPIC_API_KEY: 'sk-ant-demo',
+            ANTHROPIC_BASE_URL: model.url,
+            DISABLE_TELEMETRY: '1',
+            DISABLE_AUTOUPDATER: '1',
+            DISABLE_ERROR_REPORTING: '1',
+            DISABLE_BUG_COMMAND: '1',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+            CLAUDE_CODE_TMPDIR: tmp,
+            IS_SANDBOX: '1',
+          },
         },
-      });
+      );
       let stderr = '';
       child.stderr?.on('data', (d: Buffer) => (stderr = clip(stderr + d.toString(), 2000)));
       const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
@@ -148,7 +192,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         }
       });
       // The model's first turn waits until the instruction is queued, so the next hook must carry it.
-      await Promise.race([model.firstRequest, exited.then((code) => { throw new Error(`claude exited (${code}) before its first model request: ${stderr}`); })]);
+      await Promise.race([
+        model.firstRequest,
+        exited.then((code) => {
+          throw new Error(`claude exited (${code}) before its first model request: ${stderr}`);
+        }),
+      ]);
       const session = (await waitFor((e) => e.type === 'run.started' && e.session !== undefined)).session!;
       announce(session);
       outcome = await instruct(session, opts.text, () => model.release());
@@ -167,7 +216,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       await waitFor((e) => e.session === session && e.type === 'session.ended');
     } else {
       mode = 'scripted';
-      say(`${p.bold('agent')}    scripted Claude Code 2.1.332 session (hook inputs as the CLI sends them; run scripts/install-vendor-cli.sh claude-code for the real CLI)`);
+      say(
+        `${p.bold('agent')}    scripted Claude Code 2.1.332 session (hook inputs as the CLI sends them; run scripts/install-vendor-cli.sh claude-code for the real CLI)`,
+      );
       const s = scriptedSession({ cwd: join(dir, 'project'), home: dir });
       for (const h of s.opening) await stack.postHook(h);
       await waitFor((e) => e.session === s.session && e.type === 'run.started');

@@ -8,7 +8,9 @@ import type { AddressInfo } from 'node:net';
 export interface ModelRequest {
   index: number;
   raw: string;
-  body: { messages?: { role: string; content: unknown }[]; tools?: { name: string }[]; stream?: boolean; model?: string } | undefined;
+  body:
+    | { messages?: { role: string; content: unknown }[]; tools?: { name: string }[]; stream?: boolean; model?: string }
+    | undefined;
 }
 
 export interface MockModel {
@@ -24,17 +26,28 @@ export interface MockModel {
 export function toolResultCount(body: { messages?: { content: unknown }[] } | undefined): number {
   let n = 0;
   for (const m of body?.messages ?? []) {
-    if (Array.isArray(m.content)) for (const b of m.content) if (b && typeof b === 'object' && (b as { type?: unknown }).type === 'tool_result') n += 1;
+    if (Array.isArray(m.content))
+      for (const b of m.content)
+        if (b && typeof b === 'object' && (b as { type?: unknown }).type === 'tool_result') n += 1;
   }
   return n;
 }
 
-export type MessageBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+export type MessageBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
 function turnFor(body: ModelRequest['body'], n: number): MessageBlock[] {
   const hasBash = (body?.tools ?? []).some((t) => t.name === 'Bash');
   if (hasBash && toolResultCount(body) === 0) {
-    return [{ type: 'tool_use', id: `toolu_demo${String(n).padStart(6, '0')}`, name: 'Bash', input: { command: 'echo hi', description: 'Print hi' } }];
+    return [
+      {
+        type: 'tool_use',
+        id: `toolu_demo${String(n).padStart(6, '0')}`,
+        name: 'Bash',
+        input: { command: 'echo hi', description: 'Print hi' },
+      },
+    ];
   }
   return [{ type: 'text', text: 'Printed hi.' }];
 }
@@ -44,28 +57,74 @@ function writeEvent(res: ServerResponse, event: string, data: unknown): void {
 }
 
 /** One assistant message as the Messages API sends it: one JSON body, or the SSE event sequence when `stream` is set. */
-export function writeMessage(res: ServerResponse, m: { id: string; model: string; blocks: MessageBlock[]; stop: string; stream: boolean }): void {
+export function writeMessage(
+  res: ServerResponse,
+  m: { id: string; model: string; blocks: MessageBlock[]; stop: string; stream: boolean },
+): void {
   const { id, model, blocks, stop } = m;
   const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   if (!m.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: blocks, stop_reason: stop, stop_sequence: null, usage }));
+    res.end(
+      JSON.stringify({
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: blocks,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage,
+      }),
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  writeEvent(res, 'message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } });
+  writeEvent(res, 'message_start', {
+    type: 'message_start',
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage,
+    },
+  });
   writeEvent(res, 'ping', { type: 'ping' });
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
-      writeEvent(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      writeEvent(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
+      writeEvent(res, 'content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      });
+      writeEvent(res, 'content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'text_delta', text: b.text },
+      });
     } else {
-      writeEvent(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
-      writeEvent(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+      writeEvent(res, 'content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} },
+      });
+      writeEvent(res, 'content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) },
+      });
     }
     writeEvent(res, 'content_block_stop', { type: 'content_block_stop', index });
   });
-  writeEvent(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
+  writeEvent(res, 'message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: stop, stop_sequence: null },
+    usage: { output_tokens: 5 },
+  });
   writeEvent(res, 'message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -73,7 +132,13 @@ export function writeMessage(res: ServerResponse, m: { id: string; model: string
 function reply(res: ServerResponse, body: ModelRequest['body'], n: number): void {
   const blocks = turnFor(body, n);
   const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
-  writeMessage(res, { id: `msg_demo${String(n).padStart(6, '0')}`, model: body?.model ?? 'claude-demo', blocks, stop, stream: body?.stream === true });
+  writeMessage(res, {
+    id: `msg_demo${String(n).padStart(6, '0')}`,
+    model: body?.model ?? 'claude-demo',
+    blocks,
+    stop,
+    stream: body?.stream === true,
+  });
 }
 
 export async function startMockModel(opts: { port?: number } = {}): Promise<MockModel> {

@@ -16,7 +16,9 @@ export interface ScriptedSession {
   closing: HookInput[];
 }
 
-export function scriptedSession(opts: { session?: string; cwd?: string; home?: string; prompt?: string } = {}): ScriptedSession {
+export function scriptedSession(
+  opts: { session?: string; cwd?: string; home?: string; prompt?: string } = {},
+): ScriptedSession {
   const session = opts.session ?? randomUUID();
   const cwd = opts.cwd ?? '/home/dev/project';
   const home = opts.home ?? '/home/dev';
@@ -25,7 +27,13 @@ export function scriptedSession(opts: { session?: string; cwd?: string; home?: s
   const toolUseId = `toolu_demo${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const common = { session_id: session, transcript_path: transcript, cwd };
   const turn = { ...common, prompt_id: promptId, permission_mode: 'bypassPermissions' };
-  const tool = { ...turn, effort: { level: 'medium' }, tool_name: 'Bash', tool_input: { command: 'echo hi', description: 'Print hi' }, tool_use_id: toolUseId };
+  const tool = {
+    ...turn,
+    effort: { level: 'medium' },
+    tool_name: 'Bash',
+    tool_input: { command: 'echo hi', description: 'Print hi' },
+    tool_use_id: toolUseId,
+  };
   return {
     session,
     cwd,

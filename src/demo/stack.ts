@@ -57,14 +57,29 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const report = opts.onError ?? (() => {});
   let relay: RelayHandle;
   try {
-    relay = await startRelay({ port: opts.relayPort ?? 0, ...(opts.watchOnly ? {} : { token }), ...(opts.tokensFile ? { tokensFile: opts.tokensFile } : {}), storePath: opts.memory ? ':memory:' : join(opts.dir, 'relay.db') });
+    relay = await startRelay({
+      port: opts.relayPort ?? 0,
+      ...(opts.watchOnly ? {} : { token }),
+      ...(opts.tokensFile ? { tokensFile: opts.tokensFile } : {}),
+      storePath: opts.memory ? ':memory:' : join(opts.dir, 'relay.db'),
+    });
   } catch (err) {
-    if (portTaken(err)) throw new SteeringError('PORT_IN_USE', `relay port ${opts.relayPort} on 127.0.0.1 is taken; move it with --relay-port`, { cause: err });
+    if (portTaken(err))
+      throw new SteeringError(
+        'PORT_IN_USE',
+        `relay port ${opts.relayPort} on 127.0.0.1 is taken; move it with --relay-port`,
+        { cause: err },
+      );
     throw err;
   }
   const instruct = opts.instruct ?? true;
-  const link = connectRelay({ url: relay.socketUrl, token, agent: surface.token, accepts: acceptsFor(surface, instruct),
-    ...(instruct && surface.deliveries !== undefined ? { deliveries: surface.deliveries } : {}), onError: report,
+  const link = connectRelay({
+    url: relay.socketUrl,
+    token,
+    agent: surface.token,
+    accepts: acceptsFor(surface, instruct),
+    ...(instruct && surface.deliveries !== undefined ? { deliveries: surface.deliveries } : {}),
+    onError: report,
   });
   const logPath = join(opts.dir, `${vendor}.jsonl`);
   const secret = newSecret(32);
@@ -83,7 +98,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   } catch (err) {
     await link.close();
     await relay.close();
-    if (portTaken(err)) throw new SteeringError('PORT_IN_USE', `hook port ${opts.hookPort} on 127.0.0.1 is taken; move it with --port`, { cause: err });
+    if (portTaken(err))
+      throw new SteeringError('PORT_IN_USE', `hook port ${opts.hookPort} on 127.0.0.1 is taken; move it with --port`, {
+        cause: err,
+      });
     throw err;
   }
   await link.ready();
@@ -96,7 +114,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     hookUrl: adapter.hookUrl,
     logPath,
     async postHook(input) {
-      const res = await fetch(adapter.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(input) });
+      const res = await fetch(adapter.hookUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(input),
+      });
       const text = await res.text();
       return { status: res.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
     },
@@ -117,16 +139,19 @@ export interface EventRecord {
 export async function recordEvents(consumer: RelayConsumer): Promise<EventRecord> {
   const seen: AepEvent[] = [];
   const waiters: { test: (e: AepEvent) => boolean; resolve: (e: AepEvent) => void }[] = [];
-  await consumer.subscribe({ filter: {} }, {
-    onEvent: (e) => {
-      seen.push(e);
-      for (const w of [...waiters]) {
-        if (!w.test(e)) continue;
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(e);
-      }
+  await consumer.subscribe(
+    { filter: {} },
+    {
+      onEvent: (e) => {
+        seen.push(e);
+        for (const w of [...waiters]) {
+          if (!w.test(e)) continue;
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(e);
+        }
+      },
     },
-  });
+  );
   const waitFor = (test: (e: AepEvent) => boolean) =>
     new Promise<AepEvent>((resolve) => {
       const hit = seen.find(test);

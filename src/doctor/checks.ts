@@ -28,7 +28,12 @@ export async function relayChecks(url: string, given: string | undefined, env: N
   const whose = given ? 'the given token' : token ? `the local token (${localTokenPath(env)})` : 'no token';
   let consumer: RelayConsumer;
   try {
-    consumer = await RelayConsumer.connect({ url, agent: 'aep-steer-doctor', timeoutMs: 3000, ...(token ? { token } : {}) });
+    consumer = await RelayConsumer.connect({
+      url,
+      agent: 'aep-steer-doctor',
+      timeoutMs: 3000,
+      ...(token ? { token } : {}),
+    });
   } catch (err) {
     if (err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED') {
       return [pass('relay', `${url} answers`), fail('token', `the relay refused ${whose}`, tokenHint(env))];
@@ -41,7 +46,14 @@ export async function relayChecks(url: string, given: string | undefined, env: N
   await consumer.close();
   if (token === undefined) {
     // A relay that takes a connection without any token has none: it is watch-only (README).
-    return [pass('relay', `${url} answers`), fail('token', 'the relay asked for no token, so it is watch-only and refuses every instruction', 'restart the relay without --no-token (it then creates the local token)')];
+    return [
+      pass('relay', `${url} answers`),
+      fail(
+        'token',
+        'the relay asked for no token, so it is watch-only and refuses every instruction',
+        'restart the relay without --no-token (it then creates the local token)',
+      ),
+    ];
   }
   return [pass('relay', `${url} answers`), pass('token', `accepted: ${whose}`)];
 }
@@ -50,12 +62,24 @@ export async function relayChecks(url: string, given: string | undefined, env: N
 export function stateChecks(env: NodeJS.ProcessEnv): Check[] {
   const dir = stateDir(env);
   if (!existsSync(dir)) return [pass('state', `${dir} not created yet (the relay and install create it)`)];
-  const loose = [dir, secretPath(env), localTokenPath(env)].filter((p) => existsSync(p) && (statSync(p).mode & 0o077) !== 0);
-  if (loose.length > 0) return [fail('state', `readable by others: ${loose.join(', ')}`, `chmod 700 ${dir} && chmod 600 ${dir}/secret ${dir}/token`)];
+  const loose = [dir, secretPath(env), localTokenPath(env)].filter(
+    (p) => existsSync(p) && (statSync(p).mode & 0o077) !== 0,
+  );
+  if (loose.length > 0)
+    return [
+      fail(
+        'state',
+        `readable by others: ${loose.join(', ')}`,
+        `chmod 700 ${dir} && chmod 600 ${dir}/secret ${dir}/token`,
+      ),
+    ];
   return [pass('state', `${dir} is private (700, secrets 600)`)];
 }
 
-function getJson(url: string, timeoutMs: number): Promise<{ status: number; body: unknown } | { error: NodeJS.ErrnoException }> {
+function getJson(
+  url: string,
+  timeoutMs: number,
+): Promise<{ status: number; body: unknown } | { error: NodeJS.ErrnoException }> {
   return new Promise((resolve) => {
     const req = request(url, { method: 'GET', timeout: timeoutMs }, (res) => {
       let text = '';
@@ -79,7 +103,7 @@ function getJson(url: string, timeoutMs: number): Promise<{ status: number; body
 /** The adapter on its port, holding the installed secret, with the steering gate on (D5). */
 /** A user-plane vendor steers with send_input, switched on by its control gate (D28, D29). */
 const gateEnvOf = (table: VendorTable): string =>
-  (table.steering === 'send_input' ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1');
+  table.steering === 'send_input' ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1';
 // `up` runs it in the background with its output in the state dir's logs, never over a TUI.
 const startCommand = (table: VendorTable): string => `${gateEnvOf(table)} aep-steer up ${table.token}`;
 
@@ -88,29 +112,59 @@ export async function adapterChecks(table: VendorTable, port: number, env: NodeJ
   const gateEnv = gateEnvOf(table);
   const start = startCommand(table);
   const secret = readSecret(env);
-  if (secret === undefined) return [fail('adapter', `no hook secret in ${secretPath(env)}`, `aep-steer install ${table.token}, then ${start}`)];
+  if (secret === undefined)
+    return [fail('adapter', `no hook secret in ${secretPath(env)}`, `aep-steer install ${table.token}, then ${start}`)];
   const r = await getJson(hookUrl(port, secret), 2000);
   if ('error' in r) {
-    const detail = r.error.code === 'ECONNREFUSED' ? `nothing listening on 127.0.0.1:${port}` : `127.0.0.1:${port}: ${r.error.message}`;
-    return [fail('adapter', detail, start), fail('steering gate', 'not checked: no adapter', 'start the adapter first')];
+    const detail =
+      r.error.code === 'ECONNREFUSED'
+        ? `nothing listening on 127.0.0.1:${port}`
+        : `127.0.0.1:${port}: ${r.error.message}`;
+    return [
+      fail('adapter', detail, start),
+      fail('steering gate', 'not checked: no adapter', 'start the adapter first'),
+    ];
   }
   if (r.status === 404) {
-    return [fail('adapter', `127.0.0.1:${port} does not hold the secret in ${secretPath(env)} (another adapter, or started with --secret)`, `stop it and run ${start}`), fail('steering gate', 'not checked', 'fix the adapter first')];
+    return [
+      fail(
+        'adapter',
+        `127.0.0.1:${port} does not hold the secret in ${secretPath(env)} (another adapter, or started with --secret)`,
+        `stop it and run ${start}`,
+      ),
+      fail('steering gate', 'not checked', 'fix the adapter first'),
+    ];
   }
   const status = (r.body ?? {}) as { vendor?: unknown; instruct?: unknown; sendInput?: unknown; sessions?: unknown };
   if (r.status !== 200 || status.vendor !== table.token) {
-    return [fail('adapter', `127.0.0.1:${port} is not a ${table.token} adapter (HTTP ${r.status}, vendor ${String(status.vendor)})`, `free the port, then ${start}`), fail('steering gate', 'not checked', 'fix the adapter first')];
+    return [
+      fail(
+        'adapter',
+        `127.0.0.1:${port} is not a ${table.token} adapter (HTTP ${r.status}, vendor ${String(status.vendor)})`,
+        `free the port, then ${start}`,
+      ),
+      fail('steering gate', 'not checked', 'fix the adapter first'),
+    ];
   }
-  const sessions = typeof status.sessions === 'number' ? `, ${status.sessions} session${status.sessions === 1 ? '' : 's'}` : '';
+  const sessions =
+    typeof status.sessions === 'number' ? `, ${status.sessions} session${status.sessions === 1 ? '' : 's'}` : '';
   return [
     pass('adapter', `${table.token} adapter on 127.0.0.1:${port} with the installed secret${sessions}`),
     userPlane
       ? status.sendInput === true
         ? pass('steering gate', `x.${table.token}.control.send_input accepted (${gateEnv})`)
-        : fail('steering gate', `the adapter runs without ${gateEnv}, so it refuses send_input (D29)`, `restart it: aep-steer down ${table.token} && ${start}`)
+        : fail(
+            'steering gate',
+            `the adapter runs without ${gateEnv}, so it refuses send_input (D29)`,
+            `restart it: aep-steer down ${table.token} && ${start}`,
+          )
       : status.instruct === true
         ? pass('steering gate', `x.${table.token}.control.instruct accepted (AEP_INSTRUCT=1)`)
-        : fail('steering gate', 'the adapter runs without AEP_INSTRUCT=1, so it refuses instructions (D5)', `restart it: aep-steer down ${table.token} && ${start}`),
+        : fail(
+            'steering gate',
+            'the adapter runs without AEP_INSTRUCT=1, so it refuses instructions (D5)',
+            `restart it: aep-steer down ${table.token} && ${start}`,
+          ),
   ];
 }
 
@@ -119,9 +173,17 @@ const URL_IN_TEXT = /http:\/\/127\.0\.0\.1:(\d+)\/hook\/([A-Za-z0-9_-]*)/g;
 const SHIM_IN_TEXT = /(\/[^\s'"]*aep-steer-hook\.sh)/g;
 
 /** The hooks the vendor will run: present, pointing at this port with this secret, the shim on disk. */
-export function hookChecks(table: VendorTable, port: number, opts: { project?: string }, env: NodeJS.ProcessEnv): Check[] {
+export function hookChecks(
+  table: VendorTable,
+  port: number,
+  opts: { project?: string },
+  env: NodeJS.ProcessEnv,
+): Check[] {
   const installer = table.installer;
-  if (table.source !== undefined) return [pass('hooks', `${table.token} is observed over its own server (${table.source.env.url}), not through hooks`)];
+  if (table.source !== undefined)
+    return [
+      pass('hooks', `${table.token} is observed over its own server (${table.source.env.url}), not through hooks`),
+    ];
   if (installer === undefined) return [pass('hooks', `${table.token} has no installer; wire its hooks by hand`)];
   const where = opts.project === undefined ? {} : { project: opts.project };
   const install = `aep-steer install ${table.token}${opts.project === undefined ? '' : ` --project ${opts.project}`}`;
@@ -131,15 +193,22 @@ export function hookChecks(table: VendorTable, port: number, opts: { project?: s
   const shims = [...new Set([...text.matchAll(SHIM_IN_TEXT)].map((m) => m[1]!))];
   if (urls.length === 0 && shims.length === 0) return [fail('hooks', `no adapter hooks in ${file}`, install)];
   const missing = shims.filter((s) => !existsSync(s));
-  if (missing.length > 0) return [fail('hooks', `the hooks run ${missing[0]}, which is gone (moved or reinstalled package)`, install)];
+  if (missing.length > 0)
+    return [fail('hooks', `the hooks run ${missing[0]}, which is gone (moved or reinstalled package)`, install)];
   const secret = readSecret(env);
   const stale = urls.filter((m) => Number(m[1]) !== port || (m[2] !== '' && m[2] !== secret));
   if (stale.length > 0) {
     const m = stale[0]!;
-    const why = Number(m[1]) !== port ? `port ${m[1]}, the adapter's is ${port}` : 'a secret that is not the stored one';
+    const why =
+      Number(m[1]) !== port ? `port ${m[1]}, the adapter's is ${port}` : 'a secret that is not the stored one';
     return [fail('hooks', `${stale.length} of ${urls.length} hooks in ${file} use ${why}`, install)];
   }
-  return [pass('hooks', `${Math.max(urls.length, shims.length)} hook entries in ${file} point at 127.0.0.1:${port} with the stored secret`)];
+  return [
+    pass(
+      'hooks',
+      `${Math.max(urls.length, shims.length)} hook entries in ${file} point at 127.0.0.1:${port} with the stored secret`,
+    ),
+  ];
 }
 
 /**
@@ -158,11 +227,14 @@ export function shimTraceChecks(table: VendorTable, env: NodeJS.ProcessEnv): Che
     return [pass('hook trace', `${count} failed open before, the last at ${last.time}; ${since} (${file})`)];
   }
   const start = startCommand(table);
-  const fix = /http=404/.test(current.outcome) ? `aep-steer install ${table.token}, then restart the adapter: ${start}`
-    : /curl=7|no adapter/.test(`${current.outcome} ${current.why}`) ? `start the adapter: ${start}`
+  const fix = /http=404/.test(current.outcome)
+    ? `aep-steer install ${table.token}, then restart the adapter: ${start}`
+    : /curl=7|no adapter/.test(`${current.outcome} ${current.why}`)
+      ? `start the adapter: ${start}`
       : `check the adapter's stderr; the failed hooks are in ${file}`;
-  const detail = `the agent's last hook (${current.time}) could not reach the adapter on ${current.where} `
-    + `and got the neutral reply: ${current.why}; ${failed.length} failed in ${file}`;
+  const detail =
+    `the agent's last hook (${current.time}) could not reach the adapter on ${current.where} ` +
+    `and got the neutral reply: ${current.why}; ${failed.length} failed in ${file}`;
   return [fail('hook trace', detail, fix)];
 }
 
@@ -173,8 +245,14 @@ export function cliCheck(table: VendorTable, bin: string | undefined, env: NodeJ
   if (name === undefined) return pass('vendor CLI', `${table.token}: no CLI to check`);
   const fix = cli?.install ?? `install ${table.token} ${table.version}`;
   const r = spawnSync(name, ['--version'], { env, encoding: 'utf8', timeout: 15_000 });
-  if (r.error !== undefined || r.status !== 0) return fail('vendor CLI', `${name} not found or failed (${r.error?.message ?? `exit ${r.status}`})`, fix);
+  if (r.error !== undefined || r.status !== 0)
+    return fail('vendor CLI', `${name} not found or failed (${r.error?.message ?? `exit ${r.status}`})`, fix);
   const found = /\d+\.\d+\.\d+/.exec(`${r.stdout}${r.stderr}`)?.[0];
-  if (found === table.version) return pass('vendor CLI', `${name} ${found}, the version the ${table.token} table was observed on`);
-  return fail('vendor CLI', `${name} ${found ?? '(no version)'}; the ${table.token} table was observed on ${table.version}, and other versions may place context differently`, fix);
+  if (found === table.version)
+    return pass('vendor CLI', `${name} ${found}, the version the ${table.token} table was observed on`);
+  return fail(
+    'vendor CLI',
+    `${name} ${found ?? '(no version)'}; the ${table.token} table was observed on ${table.version}, and other versions may place context differently`,
+    fix,
+  );
 }

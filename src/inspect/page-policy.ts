@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 const hashOf = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
 /** The text of every inline `<tag>` element (attribute-less, as the pages write them). */
-const inline = (html: string, tag: string): string[] => [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => m[1]!);
+const inline = (html: string, tag: string): string[] =>
+  [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => m[1]!);
 
 const sources = (html: string, tag: string): string => {
   const hashes = inline(html, tag).map(hashOf);

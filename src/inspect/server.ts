@@ -67,7 +67,10 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
 };
 
 /** The names a loopback page server answers to: its bind address and `localhost` (D21, DNS rebinding). */
-const servedHosts = (host: string, port: number): string[] => [`${host.includes(':') ? `[${host}]` : host}:${port}`, `localhost:${port}`];
+const servedHosts = (host: string, port: number): string[] => [
+  `${host.includes(':') ? `[${host}]` : host}:${port}`,
+  `localhost:${port}`,
+];
 
 export async function startInspectServer(board: Board, opts: PageServerOptions = {}): Promise<InspectServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -97,9 +100,11 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     if (req.headers.origin !== undefined && !origins.includes(req.headers.origin)) {
       return json(res, 403, { error: 'cross-origin request refused' });
     }
-    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return json(res, 415, { error: 'send application/json' });
+    if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
+      return json(res, 415, { error: 'send application/json' });
     const body = await readJson(req);
-    if (body === undefined) return json(res, 400, { error: `the body must be one JSON object of at most ${MAX_ACTION_BODY} bytes` });
+    if (body === undefined)
+      return json(res, 400, { error: `the body must be one JSON object of at most ${MAX_ACTION_BODY} bytes` });
     const out = await action(body);
     json(res, out.status, out.body);
   };
@@ -140,7 +145,9 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     }
     if (path === '/' || path === '/index.html') {
       res.writeHead(200, {
-        'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer',
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
         'content-security-policy': csp,
       });
       res.end(page);
@@ -158,7 +165,11 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
       return;
     }
     if (path === '/events') {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+      });
       res.write(`event: snapshot\ndata: ${JSON.stringify(board.snapshot())}\n\n`);
       clients.add(res);
       req.on('close', () => clients.delete(res));
@@ -175,9 +186,13 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE'
-        ? new SteeringError('PORT_IN_USE', `port ${opts.port} on ${host} is taken; pick another with --port`, { cause: err })
-        : err);
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new SteeringError('PORT_IN_USE', `port ${opts.port} on ${host} is taken; pick another with --port`, {
+              cause: err,
+            })
+          : err,
+      );
     });
     server.listen(opts.port ?? DEFAULT_INSPECT_PORT, host, () => resolve());
   });

@@ -8,17 +8,26 @@ const nodeId = (n: AnyStateNode): string => n.path.join('_');
 const guardName = (t: AnyTransitionDefinition): string | undefined => {
   const g = t.guard as unknown;
   if (typeof g === 'string') return g;
-  if (g && typeof g === 'object' && 'type' in g && typeof (g as { type: unknown }).type === 'string') return (g as { type: string }).type;
+  if (g && typeof g === 'object' && 'type' in g && typeof (g as { type: unknown }).type === 'string')
+    return (g as { type: string }).type;
   return g ? 'guard' : undefined;
 };
 
 const actionNames = (t: AnyTransitionDefinition): string[] =>
-  (t.actions as unknown[]).flatMap((a) => (typeof a === 'string' ? [a] : a && typeof a === 'object' && 'type' in a ? [String((a as { type: unknown }).type)] : []));
+  (t.actions as unknown[]).flatMap((a) =>
+    typeof a === 'string'
+      ? [a]
+      : a && typeof a === 'object' && 'type' in a
+        ? [String((a as { type: unknown }).type)]
+        : [],
+  );
 
 function label(event: string, t: AnyTransitionDefinition): string {
   const guard = guardName(t);
   const actions = actionNames(t);
-  return [event || 'always', guard ? `[${guard}]` : '', actions.length ? `/ ${actions.join(', ')}` : ''].filter(Boolean).join(' ');
+  return [event || 'always', guard ? `[${guard}]` : '', actions.length ? `/ ${actions.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** Transitions declared on `node`: [event, definition] pairs, eventless ones as ''. */
@@ -51,9 +60,15 @@ export function sessionMermaid(machine: AnyStateMachine = sessionMachine): strin
       for (const [event, t] of declared(child)) {
         const targets = (t.target ?? []) as AnyStateNode[];
         if (targets.length === 0) inPlace.push(label(event, t));
-        for (const target of targets) lines.push(`${indent}${nodeId(child)} --> ${nodeId(target)} : ${label(event, t)}`);
+        for (const target of targets)
+          lines.push(`${indent}${nodeId(child)} --> ${nodeId(target)} : ${label(event, t)}`);
       }
-      if (inPlace.length > 0) lines.push(`${indent}note right of ${nodeId(child)}`, ...inPlace.map((l) => `${indent}  ${l}`), `${indent}end note`);
+      if (inPlace.length > 0)
+        lines.push(
+          `${indent}note right of ${nodeId(child)}`,
+          ...inPlace.map((l) => `${indent}  ${l}`),
+          `${indent}end note`,
+        );
     }
   }
 
@@ -74,6 +89,12 @@ export function sessionMermaid(machine: AnyStateMachine = sessionMachine): strin
       }
     }
   }
-  if (inPlace.length > 0) lines.push('  note left of idle', '  in every state unless overridden:', ...inPlace.map((l) => `    ${l}`), '  end note');
+  if (inPlace.length > 0)
+    lines.push(
+      '  note left of idle',
+      '  in every state unless overridden:',
+      ...inPlace.map((l) => `    ${l}`),
+      '  end note',
+    );
   return lines.join('\n') + '\n';
 }

@@ -9,7 +9,10 @@
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition, StateValue } from 'xstate';
 
 /** One step of an action as data: the context patch to assign and the outputs to emit, or nothing for this event. */
-export type PureStep<C = unknown, E = unknown, O = unknown> = (context: C, event: E) => { context?: Partial<C>; outputs: readonly O[] } | undefined;
+export type PureStep<C = unknown, E = unknown, O = unknown> = (
+  context: C,
+  event: E,
+) => { context?: Partial<C>; outputs: readonly O[] } | undefined;
 
 const pureSteps = new WeakMap<object, PureStep>();
 
@@ -53,7 +56,8 @@ function unsupportedNode(node: AnyStateNode): string | undefined {
   if (node.type !== 'atomic' && node.type !== 'compound') return `${node.id} is ${node.type}`;
   if (node.entry.length > 0 || node.exit.length > 0) return `${node.id} has entry or exit actions`;
   if (node.invoke.length > 0) return `${node.id} invokes`;
-  if (node.type === 'compound' && (node.initial.target?.length !== 1 || node.initial.actions.length > 0)) return `${node.id} has no single plain initial state`;
+  if (node.type === 'compound' && (node.initial.target?.length !== 1 || node.initial.actions.length > 0))
+    return `${node.id} has no single plain initial state`;
   return undefined;
 }
 
@@ -88,7 +92,8 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
     const g = t.guard as unknown;
     if (g === undefined) return undefined;
     const impl = typeof g === 'string' ? guards[g] : typeof g === 'function' ? g : undefined;
-    if (typeof impl !== 'function' || 'check' in impl) problem ??= `guard ${String(typeof g === 'string' ? g : 'object')} is not a plain function`;
+    if (typeof impl !== 'function' || 'check' in impl)
+      problem ??= `guard ${String(typeof g === 'string' ? g : 'object')} is not a plain function`;
     return impl as Guard;
   };
   const stepsOf = (t: AnyTransitionDefinition): PureStep[] =>
@@ -99,7 +104,8 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
       return step!;
     });
   const candidate = (t: AnyTransitionDefinition): Candidate => {
-    if (t.target !== undefined && t.target.length !== 1) problem ??= `a transition from ${t.source.id} has ${t.target.length} targets`;
+    if (t.target !== undefined && t.target.length !== 1)
+      problem ??= `a transition from ${t.source.id} has ${t.target.length} targets`;
     return { guard: guardOf(t), steps: stepsOf(t), target: undefined };
   };
   // Targets point at leaves, so every leaf exists before any target is resolved.
@@ -190,7 +196,8 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
     // Eventless transitions see the triggering event, as in XState, until none is enabled or
     // one changes nothing (XState stops there as well).
     for (let i = 0; ; i += 1) {
-      if (i === STEP_LIMIT) throw new Error(`machine ${machine.id}: eventless transitions did not settle after ${STEP_LIMIT} steps`);
+      if (i === STEP_LIMIT)
+        throw new Error(`machine ${machine.id}: eventless transitions did not settle after ${STEP_LIMIT} steps`);
       const a = enabled(leaf.always, ctx, event);
       if (!a) break;
       const before = ctx;
@@ -206,9 +213,19 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
   return {
     initial(input) {
       // XState assigns what the factory returns over an empty context: a copy of it.
-      const made = (typeof factory === 'function' ? (factory as (a: object) => C)({ input, spawn: noSpawn, self: undefined }) : factory) as C;
+      const made = (
+        typeof factory === 'function'
+          ? (factory as (a: object) => C)({ input, spawn: noSpawn, self: undefined })
+          : factory
+      ) as C;
       const state: FoldState<C> = { value: '', context: made };
-      settle(state, leaves.get(landing(machine.root))!, Object.assign({}, made) as C, { type: 'xstate.init', input } as unknown as E, undefined);
+      settle(
+        state,
+        leaves.get(landing(machine.root))!,
+        Object.assign({}, made) as C,
+        { type: 'xstate.init', input } as unknown as E,
+        undefined,
+      );
       return state;
     },
     step(state, event, outputs) {

@@ -4,7 +4,16 @@
 import { DELIVERIES, dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
 import { QUEUE_CAP, TEXT_CAP } from './queue.js';
 import { decisionOf } from './decisions.js';
-import type { AttentionRequest, Decision, Decisions, InputPolicy, OpenHold, PendingInput, SettledHow, SettledRequest } from './session-types.js';
+import type {
+  AttentionRequest,
+  Decision,
+  Decisions,
+  InputPolicy,
+  OpenHold,
+  PendingInput,
+  SettledHow,
+  SettledRequest,
+} from './session-types.js';
 
 export type GateDecision =
   | { kind: 'duplicate'; key: string }
@@ -14,38 +23,94 @@ export type GateDecision =
 export const commandKey = (c: Pick<AepCommand, 'source' | 'id'>): string => dedupeKey(c);
 
 export const REJECT = {
-  gateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'command type not enabled on this adapter (AEP_INSTRUCT)' },
+  gateOff: {
+    reason: 'unsupported',
+    rule: 'gate-off',
+    detail: 'command type not enabled on this adapter (AEP_INSTRUCT)',
+  },
   notString: { reason: 'invalid', rule: 'text-not-string', detail: 'text must be a string' },
   empty: { reason: 'invalid', rule: 'text-empty', detail: 'text is empty' },
   tooLong: { reason: 'invalid', rule: 'text-too-long', detail: `text exceeds ${TEXT_CAP} characters` },
   queueFull: { reason: 'invalid', rule: 'queue-full', detail: `queue full (${QUEUE_CAP})` },
   unknownSession: { reason: 'refused', rule: 'unknown-session', detail: 'unknown session' },
   ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
-  oobOnly: { reason: 'unsupported', rule: 'gate-off', detail: 'this request is answered in the agent\'s own UI (respond_via oob); answering it here needs the control gate' },
-  unknownRequest: { reason: 'invalid', rule: 'unknown-request', detail: 'unknown attention request: `aep-steer pending` lists the ones still held, with their ids' },
+  oobOnly: {
+    reason: 'unsupported',
+    rule: 'gate-off',
+    detail:
+      "this request is answered in the agent's own UI (respond_via oob); answering it here needs the control gate",
+  },
+  unknownRequest: {
+    reason: 'invalid',
+    rule: 'unknown-request',
+    detail: 'unknown attention request: `aep-steer pending` lists the ones still held, with their ids',
+  },
   answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
-  controlGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control is not enabled on this adapter (its control gate is off)' },
-  inputGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'send_input is not enabled on this adapter (its control gate is off)' },
-  idle: { reason: 'refused', rule: 'session-idle', detail: 'session idle: send_input would start a turn; send it while the agent is working' },
-  transportDown: { reason: 'busy', rule: 'transport-down', detail: 'the agent connection is down; retry once the adapter has reconnected' },
-  cancelGateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'control.cancel is not enabled on this adapter (its control gate is off)' },
-  cancelScope: { reason: 'refused', rule: 'cancel-scope', detail: 'the agent has no session stop: send control.cancel with scope "run"' },
+  controlGateOff: {
+    reason: 'unsupported',
+    rule: 'gate-off',
+    detail: 'control is not enabled on this adapter (its control gate is off)',
+  },
+  inputGateOff: {
+    reason: 'unsupported',
+    rule: 'gate-off',
+    detail: 'send_input is not enabled on this adapter (its control gate is off)',
+  },
+  idle: {
+    reason: 'refused',
+    rule: 'session-idle',
+    detail: 'session idle: send_input would start a turn; send it while the agent is working',
+  },
+  transportDown: {
+    reason: 'busy',
+    rule: 'transport-down',
+    detail: 'the agent connection is down; retry once the adapter has reconnected',
+  },
+  cancelGateOff: {
+    reason: 'unsupported',
+    rule: 'gate-off',
+    detail: 'control.cancel is not enabled on this adapter (its control gate is off)',
+  },
+  cancelScope: {
+    reason: 'refused',
+    rule: 'cancel-scope',
+    detail: 'the agent has no session stop: send control.cancel with scope "run"',
+  },
   scopeInvalid: { reason: 'invalid', rule: 'cancel-scope', detail: 'scope must be "run" or "session"' },
   noRun: { reason: 'refused', rule: 'no-active-run', detail: 'no active run to cancel' },
   otherRun: { reason: 'refused', rule: 'no-active-run', detail: 'the run named is not the active run' },
   cancelPending: { reason: 'refused', rule: 'cancel-pending', detail: 'a cancel of this run is already under way' },
-  identicalPending: { reason: 'refused', rule: 'input-pending-identical', detail: 'an identical input is still pending; the agent would read it once' },
+  identicalPending: {
+    reason: 'refused',
+    rule: 'input-pending-identical',
+    detail: 'an identical input is still pending; the agent would read it once',
+  },
 } as const satisfies Record<string, Rejection>;
 
 /** D34: a respond to a request that already ended says how it ended; nothing was sent to the agent. */
 export const NOT_PENDING = {
-  'answered-oob': { reason: 'refused', rule: 'not-pending', detail: 'already answered at the agent (in its own UI); nothing was sent: see `aep-steer pending` for what still waits' },
-  answered: { reason: 'refused', rule: 'not-pending', detail: 'already answered by an earlier respond; nothing more was sent' },
-  dismissed: {
-    reason: 'refused', rule: 'not-pending',
-    detail: 'dismissed at the agent (answered or cancelled in its own UI, or its turn or session ended); nothing was sent: see `aep-steer pending` for what still waits',
+  'answered-oob': {
+    reason: 'refused',
+    rule: 'not-pending',
+    detail:
+      'already answered at the agent (in its own UI); nothing was sent: see `aep-steer pending` for what still waits',
   },
-  timeout: { reason: 'refused', rule: 'not-pending', detail: 'timed out: the agent asked its own user instead; nothing was sent' },
+  answered: {
+    reason: 'refused',
+    rule: 'not-pending',
+    detail: 'already answered by an earlier respond; nothing more was sent',
+  },
+  dismissed: {
+    reason: 'refused',
+    rule: 'not-pending',
+    detail:
+      'dismissed at the agent (answered or cancelled in its own UI, or its turn or session ended); nothing was sent: see `aep-steer pending` for what still waits',
+  },
+  timeout: {
+    reason: 'refused',
+    rule: 'not-pending',
+    detail: 'timed out: the agent asked its own user instead; nothing was sent',
+  },
 } as const satisfies Record<SettledHow, Rejection>;
 
 /**
@@ -55,7 +120,11 @@ export const NOT_PENDING = {
  */
 export const OPTION_WORDS: readonly (readonly { id: string; evidence: string }[])[] = [
   [
-    { id: 'allow', evidence: 'Claude Code, Codex, Qwen Code PermissionRequest (vendor-surfaces §1.5, §2.4, §3.4); OpenHands confirmation' },
+    {
+      id: 'allow',
+      evidence:
+        'Claude Code, Codex, Qwen Code PermissionRequest (vendor-surfaces §1.5, §2.4, §3.4); OpenHands confirmation',
+    },
     { id: 'approve', evidence: 'Cline hub approval.requested (cline-hub-observed; e2e/cline-respond)' },
     { id: 'accept', evidence: 'MCP elicitation action (vendor-surfaces §1.5)' },
     { id: 'once', evidence: 'Hermes approval choices (vendor-surfaces §5)' },
@@ -94,17 +163,23 @@ export interface InstructGateView {
 
 /** D31: the session refuses a delivery its lanes cannot honour, naming those it can. */
 export const deliveryUnsupported = (delivery: string, honoured: readonly string[]): Rejection => ({
-  reason: 'unsupported', rule: 'delivery-unsupported',
+  reason: 'unsupported',
+  rule: 'delivery-unsupported',
   detail: `this session cannot take delivery "${delivery}": it accepts ${honoured.join(', ')}`,
 });
 
 export const STEER_IDLE: Rejection = {
-  reason: 'refused', rule: 'session-idle',
+  reason: 'refused',
+  rule: 'session-idle',
   detail: 'no turn is running, and a steer never starts one: send it with delivery queue, or as a moment',
 };
 
 /** D31: the delivery the sender asked for (absent: `moment`), or the rule it breaks. */
-export function checkDelivery(data: unknown, honoured: readonly string[], turnOpen: boolean): { delivery?: 'steer' | 'queue' } | Rejection {
+export function checkDelivery(
+  data: unknown,
+  honoured: readonly string[],
+  turnOpen: boolean,
+): { delivery?: 'steer' | 'queue' } | Rejection {
   const raw = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).delivery : undefined;
   if (raw === undefined || raw === 'moment') return {};
   if (typeof raw !== 'string' || !(DELIVERIES as readonly string[]).includes(raw)) {
@@ -116,7 +191,10 @@ export function checkDelivery(data: unknown, honoured: readonly string[], turnOp
 }
 
 export function decideInstruct(
-  view: InstructGateView, command: AepCommand, gateOpen: boolean, honoured: readonly string[] = ['moment'],
+  view: InstructGateView,
+  command: AepCommand,
+  gateOpen: boolean,
+  honoured: readonly string[] = ['moment'],
 ): GateDecision & { text?: string; delivery?: 'steer' | 'queue' } {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
@@ -143,7 +221,11 @@ export interface SendInputGateView {
  * transport, the cap (D3). Refusals never echo the text.
  */
 export function decideSendInput(
-  view: SendInputGateView, command: AepCommand, gateOpen: boolean, ready: boolean, policy: InputPolicy,
+  view: SendInputGateView,
+  command: AepCommand,
+  gateOpen: boolean,
+  ready: boolean,
+  policy: InputPolicy,
 ): GateDecision & { text?: string; delivery?: string } {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
@@ -154,11 +236,15 @@ export function decideSendInput(
   const raw = (command.data as Record<string, unknown>).delivery;
   const delivery = raw === undefined ? policy.defaultDelivery : raw;
   if (raw !== undefined && (typeof raw !== 'string' || !policy.deliveries.includes(raw))) {
-    const detail = policy.deliveries.length === 0 ? 'this verb takes no delivery' : `delivery must be ${policy.deliveries.join(' or ')}`;
+    const detail =
+      policy.deliveries.length === 0
+        ? 'this verb takes no delivery'
+        : `delivery must be ${policy.deliveries.join(' or ')}`;
     return { kind: 'reject', key, rejection: { reason: 'invalid', rule: 'delivery-invalid', detail } };
   }
   if (policy.refuseIdle && !view.turnOpen) return { kind: 'reject', key, rejection: REJECT.idle };
-  if (policy.mergesIdentical && view.inputs.some((i) => i.text === checked.text)) return { kind: 'reject', key, rejection: REJECT.identicalPending };
+  if (policy.mergesIdentical && view.inputs.some((i) => i.text === checked.text))
+    return { kind: 'reject', key, rejection: REJECT.identicalPending };
   if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
   if (view.inputs.length >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
   return { kind: 'accept', key, text: checked.text, ...(typeof delivery === 'string' ? { delivery } : {}) };
@@ -169,7 +255,10 @@ export function decideSendInput(
  * `run` only (the vendor has no session stop), and only while a run is active.
  */
 export function decideCancel(
-  view: { decisions: Decisions; ended: boolean; turnOpen: boolean; cancel?: { key: string }; run?: string }, command: AepCommand, gateOpen: boolean, ready: boolean,
+  view: { decisions: Decisions; ended: boolean; turnOpen: boolean; cancel?: { key: string }; run?: string },
+  command: AepCommand,
+  gateOpen: boolean,
+  ready: boolean,
 ): GateDecision {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined || view.cancel?.key === key) return { kind: 'duplicate', key };
@@ -180,7 +269,8 @@ export function decideCancel(
   if (scope !== 'run') return { kind: 'reject', key, rejection: REJECT.scopeInvalid };
   if (!view.turnOpen) return { kind: 'reject', key, rejection: REJECT.noRun };
   // The vendor aborts the active run only: a command naming another one is never guessed at.
-  if (command.run !== undefined && view.run !== undefined && command.run !== view.run) return { kind: 'reject', key, rejection: REJECT.otherRun };
+  if (command.run !== undefined && view.run !== undefined && command.run !== view.run)
+    return { kind: 'reject', key, rejection: REJECT.otherRun };
   if (view.cancel !== undefined) return { kind: 'reject', key, rejection: REJECT.cancelPending };
   if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
   return { kind: 'accept', key };
@@ -203,7 +293,14 @@ const DENY = 'deny';
 export function readAnswer(request: AttentionRequest, answer: unknown): Decision | undefined {
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return undefined;
   const a = answer as Record<string, unknown>;
-  const options = request.options ?? (request.kind === 'permission' ? [{ id: 'allow', label: 'Allow' }, { id: DENY, label: 'Deny' }] : []);
+  const options =
+    request.options ??
+    (request.kind === 'permission'
+      ? [
+          { id: 'allow', label: 'Allow' },
+          { id: DENY, label: 'Deny' },
+        ]
+      : []);
   if (request.kind === 'form') {
     if (typeof a.option === 'string' && a.values === undefined) return { option: a.option };
     if (typeof a.values !== 'object' || a.values === null || Array.isArray(a.values)) return undefined;
@@ -231,16 +328,22 @@ export function readAnswer(request: AttentionRequest, answer: unknown): Decision
 /** The answer does not fit: which answers would (D34: the sentence names what to send instead). */
 export function answerMisfit(request: AttentionRequest): Rejection {
   if (request.kind === 'form') {
-    return { ...REJECT.answerInvalid, detail: 'answer does not fit the request: send --values with every required field, or decline' };
+    return {
+      ...REJECT.answerInvalid,
+      detail: 'answer does not fit the request: send --values with every required field, or decline',
+    };
   }
   const ids = (request.options ?? [{ id: 'allow' }, { id: DENY }]).map((o) => o.id);
-  return { ...REJECT.answerInvalid, detail: `answer does not fit the request: its options are ${ids.join(', ')} (allow and deny map onto them), or free text` };
+  return {
+    ...REJECT.answerInvalid,
+    detail: `answer does not fit the request: its options are ${ids.join(', ')} (allow and deny map onto them), or free text`,
+  };
 }
 
 export function decideRespond(
   view: { decisions: Decisions; holds: readonly OpenHold[]; settled?: readonly SettledRequest[] },
   command: AepCommand,
-): (GateDecision & { hold?: OpenHold; decision?: Decision }) {
+): GateDecision & { hold?: OpenHold; decision?: Decision } {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
   const hold = view.holds.find((h) => h.requestId === command.subject);
@@ -249,7 +352,8 @@ export function decideRespond(
     return { kind: 'reject', key, rejection: ended === undefined ? REJECT.unknownRequest : NOT_PENDING[ended.how] };
   }
   // A request observed without the control gate is answered in the agent's own UI only.
-  if (hold.request.respondVia !== undefined && !hold.request.respondVia.includes('control')) return { kind: 'reject', key, rejection: REJECT.oobOnly };
+  if (hold.request.respondVia !== undefined && !hold.request.respondVia.includes('control'))
+    return { kind: 'reject', key, rejection: REJECT.oobOnly };
   const data = command.data as Record<string, unknown> | undefined;
   const decision = readAnswer(hold.request, data?.answer);
   if (!decision) return { kind: 'reject', key, rejection: answerMisfit(hold.request) };

@@ -37,7 +37,11 @@ export function takePrefix(queue: readonly QueuedInstruction[], cap: number = JO
 }
 
 /** Splits off instructions older than the TTL (D10 `expired`); the rest keep their order. */
-export function partitionExpired(queue: readonly QueuedInstruction[], at: number, ttlMs: number): { expired: QueuedInstruction[]; kept: QueuedInstruction[] } {
+export function partitionExpired(
+  queue: readonly QueuedInstruction[],
+  at: number,
+  ttlMs: number,
+): { expired: QueuedInstruction[]; kept: QueuedInstruction[] } {
   const expired: QueuedInstruction[] = [];
   const kept: QueuedInstruction[] = [];
   for (const item of queue) (at - item.acceptedAt >= ttlMs ? expired : kept).push(item);

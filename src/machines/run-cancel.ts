@@ -8,7 +8,13 @@ import { unlessAccepted, type Step } from './step.js';
 import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
-  const view = { decisions: ctx.decisions, ended, turnOpen: ctx.turnOpen, ...(ctx.cancel ? { cancel: ctx.cancel } : {}), ...(ctx.run === undefined ? {} : { run: ctx.run }) };
+  const view = {
+    decisions: ctx.decisions,
+    ended,
+    turnOpen: ctx.turnOpen,
+    ...(ctx.cancel ? { cancel: ctx.cancel } : {}),
+    ...(ctx.run === undefined ? {} : { run: ctx.run }),
+  };
   const d = decideCancel(view, input.command, input.gateOpen, input.ready);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
@@ -27,6 +33,17 @@ export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput):
   }
   return {
     context: { cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'rejected') },
-    outputs: [{ type: 'control.rejected', cause: c.id, key: c.key, rejection: { reason: 'refused', rule: 'cancel-refused', detail: 'the agent did not abort the run (no active run on its side, or it is unreachable)' } }],
+    outputs: [
+      {
+        type: 'control.rejected',
+        cause: c.id,
+        key: c.key,
+        rejection: {
+          reason: 'refused',
+          rule: 'cancel-refused',
+          detail: 'the agent did not abort the run (no active run on its side, or it is unreachable)',
+        },
+      },
+    ],
   };
 }

@@ -10,8 +10,25 @@ import { recoverForwards } from './forward.js';
 import { fitsMoment, partitionExpired, pendingCount, takeFitting } from './queue.js';
 import { finishedWith } from './withdraw.js';
 import type {
-  DropReason, EndInput, FailedInput, HeldInput, HoldClosedInput, InstructInput, MomentInput, OpenHold, QueuedInstruction,
-  RecoveredInput, RespondInput, SessionContext, SessionInput, SessionOutput, SessionSeed, TimeoutInput, TtlInput, WindowInput, WrittenInput,
+  DropReason,
+  EndInput,
+  FailedInput,
+  HeldInput,
+  HoldClosedInput,
+  InstructInput,
+  MomentInput,
+  OpenHold,
+  QueuedInstruction,
+  RecoveredInput,
+  RespondInput,
+  SessionContext,
+  SessionInput,
+  SessionOutput,
+  SessionSeed,
+  TimeoutInput,
+  TtlInput,
+  WindowInput,
+  WrittenInput,
 } from './session-types.js';
 
 export type { Step } from './step.js';
@@ -38,7 +55,8 @@ export const guards = {
   isFirstHoldElicitation: ({ context }: { context: SessionContext }) => context.holds[0]?.hold === 'elicitation',
   isFirstHoldPermission: ({ context }: { context: SessionContext }) => context.holds[0]?.hold === 'permission',
   isReleased: ({ context }: { context: SessionContext }) => context.holds.length === 0,
-  isReleasedWithPending: ({ context }: { context: SessionContext }) => context.holds.length === 0 && context.queue.length > 0,
+  isReleasedWithPending: ({ context }: { context: SessionContext }) =>
+    context.holds.length === 0 && context.queue.length > 0,
   /** The vendor's session-start moment (a resumed session keeps its id). */
   isStart: ({ event }: { event: SessionInput }) => event.type === 'hook.moment' && event.starts === true,
   /** D25: an ended session still inside its end moment's resume window. */
@@ -53,7 +71,12 @@ const dropped = (ctx: SessionContext, items: readonly QueuedInstruction[], reaso
 
 /** D2–D6: one decision per command; D4 ack as soon as the instruction is queued. */
 export function instruct(ctx: SessionContext, input: InstructInput, ended: boolean): Step {
-  const view = { decisions: ctx.decisions, ended, pending: pendingCount(ctx.queue, ctx.inFlight), turnOpen: ctx.turnOpen };
+  const view = {
+    decisions: ctx.decisions,
+    ended,
+    pending: pendingCount(ctx.queue, ctx.inFlight),
+    turnOpen: ctx.turnOpen,
+  };
   const d = decideInstruct(view, input.command, input.gateOpen, input.deliveries);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
@@ -86,13 +109,20 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
   if (d.decision.values !== undefined) answer.values = d.decision.values;
   return {
     context: {
-      decisions: withDecision(ctx.decisions, d.key, 'accepted'), holds: ctx.holds.filter((h) => h !== hold),
+      decisions: withDecision(ctx.decisions, d.key, 'accepted'),
+      holds: ctx.holds.filter((h) => h !== hold),
       settled: settledWith(ctx, 'answered', [hold.requestId]),
     },
     outputs: [
       { type: 'control.accepted', cause, key: d.key },
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },
-      { type: 'attention.resolved', subject: hold.requestId, cause: input.answeredId, resolution: 'answered', latencyMs: Math.max(0, input.at - hold.openedAt) },
+      {
+        type: 'attention.resolved',
+        subject: hold.requestId,
+        cause: input.answeredId,
+        resolution: 'answered',
+        latencyMs: Math.max(0, input.at - hold.openedAt),
+      },
       hold.external === undefined
         ? { type: 'reply.decision', hookId: hold.hookId, decision: d.decision }
         : { type: 'approval.answer', approvalId: hold.external, decision: d.decision },
@@ -119,12 +149,31 @@ function ranAtAgent(ctx: SessionContext, input: MomentInput): Step | undefined {
   if (ran === undefined || hold === undefined) return undefined;
   const answeredId = ran.answeredId;
   // A form answered in the dialog ran with the person's answers, which this moment does not carry.
-  const option = hold.request.kind === 'form' ? 'submit' : optionFor(hold.request.options ?? [{ id: 'allow' }], 'allow') ?? 'allow';
+  const option =
+    hold.request.kind === 'form'
+      ? 'submit'
+      : (optionFor(hold.request.options ?? [{ id: 'allow' }], 'allow') ?? 'allow');
   return {
-    context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'answered-oob', [hold.requestId]) },
+    context: {
+      holds: ctx.holds.filter((h) => h !== hold),
+      settled: settledWith(ctx, 'answered-oob', [hold.requestId]),
+    },
     outputs: [
-      { type: 'attention.answered', id: answeredId, subject: hold.requestId, cause: hold.requestId, answer: { option }, via: 'oob' },
-      { type: 'attention.resolved', subject: hold.requestId, cause: answeredId, resolution: 'answered', latencyMs: Math.max(0, input.at - hold.openedAt) },
+      {
+        type: 'attention.answered',
+        id: answeredId,
+        subject: hold.requestId,
+        cause: hold.requestId,
+        answer: { option },
+        via: 'oob',
+      },
+      {
+        type: 'attention.resolved',
+        subject: hold.requestId,
+        cause: answeredId,
+        resolution: 'answered',
+        latencyMs: Math.max(0, input.at - hold.openedAt),
+      },
       { type: 'reply.decision', hookId: hold.hookId },
     ],
   };
@@ -140,7 +189,13 @@ export function holdClosed(ctx: SessionContext, input: HoldClosedInput): Step {
   return {
     context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
     outputs: [
-      { type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - hold.openedAt) },
+      {
+        type: 'attention.resolved',
+        subject: hold.requestId,
+        cause: hold.requestId,
+        resolution: 'dismissed',
+        latencyMs: Math.max(0, input.at - hold.openedAt),
+      },
       { type: 'reply.decision', hookId: hold.hookId },
     ],
   };
@@ -150,18 +205,33 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
   // D28: the table marks the moments that open and close a turn; send_input to an idle session is refused.
   // A closing turn settles a cancel that was under way (its run.cancelled named the command).
   // A moment that fires only within a turn proves one runs, though its (detached) opening hook is late.
-  const turn: Partial<SessionContext> = input.turn === undefined ? {}
-    : input.turn === 'within' ? (ctx.turnOpen || ended ? {} : { turnOpen: true })
-      : input.turn === 'opens' ? { turnOpen: true, run: input.runId }
-        : { turnOpen: false, cancel: undefined, run: undefined };
+  const turn: Partial<SessionContext> =
+    input.turn === undefined
+      ? {}
+      : input.turn === 'within'
+        ? ctx.turnOpen || ended
+          ? {}
+          : { turnOpen: true }
+        : input.turn === 'opens'
+          ? { turnOpen: true, run: input.runId }
+          : { turnOpen: false, cancel: undefined, run: undefined };
   const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
-  const { taken, rest, text } = ended || !input.eligible ? { taken: [], rest: ctx.queue, text: '' } : takeFitting(ctx.queue, place);
+  const { taken, rest, text } =
+    ended || !input.eligible ? { taken: [], rest: ctx.queue, text: '' } : takeFitting(ctx.queue, place);
   if (taken.length === 0) {
     // D31: a steer whose turn closed before a moment could carry it is dropped, never turned into a queue.
     const late = input.turn === 'closes' ? rest.filter((i) => i.delivery === 'steer') : [];
     if (late.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
     return {
-      context: { ...turn, queue: rest.filter((i) => i.delivery !== 'steer'), finished: finishedWith(ctx, 'dropped', late.map((i) => i.id)) },
+      context: {
+        ...turn,
+        queue: rest.filter((i) => i.delivery !== 'steer'),
+        finished: finishedWith(
+          ctx,
+          'dropped',
+          late.map((i) => i.id),
+        ),
+      },
       outputs: [...dropped(ctx, late, 'turn-ended'), { type: 'reply.neutral', hookId: input.hookId }],
     };
   }
@@ -170,7 +240,10 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
   const ids = taken.map((i) => i.id);
   const from: string[] = [];
   for (const i of taken) if (i.from !== undefined && !from.includes(i.from)) from.push(i.from);
-  const batch = input.moment === undefined ? { hookId: input.hookId, items: taken } : { hookId: input.hookId, items: taken, moment: input.moment };
+  const batch =
+    input.moment === undefined
+      ? { hookId: input.hookId, items: taken }
+      : { hookId: input.hookId, items: taken, moment: input.moment };
   return {
     context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, batch] },
     outputs: [
@@ -187,7 +260,10 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
  * first moment finds an empty queue. The paths test checks the answer against the machine on
  * every path.
  */
-export function repliesNeutral(state: { value: unknown; context: SessionContext } | undefined, input: Pick<MomentInput, 'eligible' | 'starts' | 'turn'>): boolean {
+export function repliesNeutral(
+  state: { value: unknown; context: SessionContext } | undefined,
+  input: Pick<MomentInput, 'eligible' | 'starts' | 'turn'>,
+): boolean {
   if (state === undefined) return true;
   if (state.value === 'ended') return input.starts !== true;
   if (!input.eligible) return true;
@@ -200,14 +276,22 @@ export function repliesNeutral(state: { value: unknown; context: SessionContext 
 export function held(ctx: SessionContext, input: HeldInput, ended: boolean): Step {
   if (ended) return { outputs: [{ type: 'reply.decision', hookId: input.hookId }] };
   const hold: OpenHold = {
-    requestId: input.requestId, hookId: input.hookId, hold: input.hold, request: input.request,
-    openedAt: input.at, timeoutMs: input.timeoutMs, ...(input.call === undefined ? {} : { call: input.call }),
+    requestId: input.requestId,
+    hookId: input.hookId,
+    hold: input.hold,
+    request: input.request,
+    openedAt: input.at,
+    timeoutMs: input.timeoutMs,
+    ...(input.call === undefined ? {} : { call: input.call }),
   };
   const requested: SessionOutput = { type: 'attention.requested', id: input.requestId, request: input.request };
   if (input.causeId !== undefined) requested.cause = input.causeId;
   return {
     context: { holds: [...ctx.holds, hold] },
-    outputs: [requested, { type: 'reply.hold', hookId: input.hookId, requestId: input.requestId, timeoutMs: input.timeoutMs }],
+    outputs: [
+      requested,
+      { type: 'reply.hold', hookId: input.hookId, requestId: input.requestId, timeoutMs: input.timeoutMs },
+    ],
   };
 }
 
@@ -229,9 +313,21 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
   const batch = ctx.inFlight.find((b) => b.hookId === input.hookId);
   if (!batch) return { outputs: [] };
   return {
-    context: { inFlight: ctx.inFlight.filter((b) => b !== batch), finished: finishedWith(ctx, 'delivered', batch.items.map((i) => i.id)) },
+    context: {
+      inFlight: ctx.inFlight.filter((b) => b !== batch),
+      finished: finishedWith(
+        ctx,
+        'delivered',
+        batch.items.map((i) => i.id),
+      ),
+    },
     outputs: batch.items.map((i): SessionOutput => {
-      const o: SessionOutput = { type: 'instruction.delivered', eventType: deliveredType(ctx.vendor), cause: i.id, queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)) };
+      const o: SessionOutput = {
+        type: 'instruction.delivered',
+        eventType: deliveredType(ctx.vendor),
+        cause: i.id,
+        queuedMs: Math.max(0, Math.floor(input.at - i.acceptedAt)),
+      };
       if (batch.moment !== undefined) o.moment = batch.moment;
       o.delivery = i.delivery ?? 'moment';
       return o;
@@ -244,7 +340,18 @@ export function failed(ctx: SessionContext, input: FailedInput, ended: boolean):
   const batch = ctx.inFlight.find((b) => b.hookId === input.hookId);
   if (!batch) return { outputs: [] };
   const inFlight = ctx.inFlight.filter((b) => b !== batch);
-  if (ended) return { context: { inFlight, finished: finishedWith(ctx, 'dropped', batch.items.map((i) => i.id)) }, outputs: dropped(ctx, batch.items, 'session-ended') };
+  if (ended)
+    return {
+      context: {
+        inFlight,
+        finished: finishedWith(
+          ctx,
+          'dropped',
+          batch.items.map((i) => i.id),
+        ),
+      },
+      outputs: dropped(ctx, batch.items, 'session-ended'),
+    };
   return { context: { inFlight, queue: [...batch.items, ...ctx.queue] }, outputs: [] };
 }
 
@@ -259,14 +366,25 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   const windowMs = input.windowMs ?? 0;
   // Cline 3.0.65 answers a hub run.abort with its shutdown moment, not an abort moment: the run
   // the cancel aimed at ends here, and its run.cancelled names the command.
-  const outputs: SessionOutput[] = ctx.cancel?.acked === true
-    ? [{ type: 'run.cancelled', cause: ctx.cancel.id, ...(ctx.run === undefined ? {} : { run: ctx.run }) }] : [];
+  const outputs: SessionOutput[] =
+    ctx.cancel?.acked === true
+      ? [{ type: 'run.cancelled', cause: ctx.cancel.id, ...(ctx.run === undefined ? {} : { run: ctx.run }) }]
+      : [];
   // D31: a steer waits for no resumed run: its turn is over.
   const gone = windowMs > 0 ? ctx.queue.filter((i) => i.delivery === 'steer') : ctx.queue;
-  outputs.push(...dropped(ctx, gone, windowMs > 0 ? 'turn-ended' : 'session-ended'), ...droppedInputs(ctx, ctx.inputs, 'session-ended'));
+  outputs.push(
+    ...dropped(ctx, gone, windowMs > 0 ? 'turn-ended' : 'session-ended'),
+    ...droppedInputs(ctx, ctx.inputs, 'session-ended'),
+  );
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
-    outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
+    outputs.push({
+      type: 'attention.resolved',
+      subject: h.requestId,
+      cause: h.requestId,
+      resolution: 'dismissed',
+      latencyMs: Math.max(0, input.at - h.openedAt),
+    });
     outputs.push({ type: 'reply.decision', hookId: h.hookId });
   }
   const reason = input.reason ?? 'normal';
@@ -278,10 +396,41 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (windowMs > 0) ended.resumeWindowMs = windowMs;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  const settled = ctx.holds.length === 0 ? {} : { settled: settledWith(ctx, 'dismissed', ctx.holds.map((h) => h.requestId)) };
-  const finished = gone.length === 0 ? {} : { finished: finishedWith(ctx, 'dropped', gone.map((i) => i.id)) };
-  const common = { holds: [], ...settled, ...finished, inputs: [], turnOpen: false, cancel: undefined, run: undefined, endedOnce: true };
-  if (windowMs > 0) return { context: { ...common, queue: ctx.queue.filter((i) => i.delivery !== 'steer'), resumeUntil: input.at + windowMs }, outputs };
+  const settled =
+    ctx.holds.length === 0
+      ? {}
+      : {
+          settled: settledWith(
+            ctx,
+            'dismissed',
+            ctx.holds.map((h) => h.requestId),
+          ),
+        };
+  const finished =
+    gone.length === 0
+      ? {}
+      : {
+          finished: finishedWith(
+            ctx,
+            'dropped',
+            gone.map((i) => i.id),
+          ),
+        };
+  const common = {
+    holds: [],
+    ...settled,
+    ...finished,
+    inputs: [],
+    turnOpen: false,
+    cancel: undefined,
+    run: undefined,
+    endedOnce: true,
+  };
+  if (windowMs > 0)
+    return {
+      context: { ...common, queue: ctx.queue.filter((i) => i.delivery !== 'steer'), resumeUntil: input.at + windowMs },
+      outputs,
+    };
   return { context: { ...common, queue: [], resumeUntil: undefined }, outputs };
 }
 
@@ -291,8 +440,20 @@ export function end(ctx: SessionContext, input: EndInput): Step {
  */
 export function closeWindow(ctx: SessionContext, input: WindowInput | InstructInput): Step {
   if (ctx.resumeUntil === undefined || input.at < ctx.resumeUntil) return { outputs: [] };
-  const finished = ctx.queue.length === 0 ? {} : { finished: finishedWith(ctx, 'dropped', ctx.queue.map((i) => i.id)) };
-  return { context: { queue: [], resumeUntil: undefined, ...finished }, outputs: dropped(ctx, ctx.queue, 'session-ended') };
+  const finished =
+    ctx.queue.length === 0
+      ? {}
+      : {
+          finished: finishedWith(
+            ctx,
+            'dropped',
+            ctx.queue.map((i) => i.id),
+          ),
+        };
+  return {
+    context: { queue: [], resumeUntil: undefined, ...finished },
+    outputs: dropped(ctx, ctx.queue, 'session-ended'),
+  };
 }
 
 /** D6: a start moment reopens an ended session; its own reply is then an ordinary moment's. */
@@ -307,7 +468,17 @@ export function reopen(ctx: SessionContext, input: MomentInput): Step {
 export function tick(ctx: SessionContext, input: TtlInput): Step {
   const { expired, kept } = partitionExpired(ctx.queue, input.at, input.ttlMs);
   if (expired.length === 0) return { outputs: [] };
-  return { context: { queue: kept, finished: finishedWith(ctx, 'dropped', expired.map((i) => i.id)) }, outputs: dropped(ctx, expired, 'expired') };
+  return {
+    context: {
+      queue: kept,
+      finished: finishedWith(
+        ctx,
+        'dropped',
+        expired.map((i) => i.id),
+      ),
+    },
+    outputs: dropped(ctx, expired, 'expired'),
+  };
 }
 
 /** D12: after a restart, in-flight instructions are reported, never re-delivered; held hooks are gone. */
@@ -319,22 +490,57 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   const sending = ctx.inputs.filter((i) => i.phase === 'sending');
   outputs.push(...droppedInputs(ctx, sending, 'delivery-unknown'));
   for (const h of ctx.holds) {
-    outputs.push({ type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt) });
+    outputs.push({
+      type: 'attention.resolved',
+      subject: h.requestId,
+      cause: h.requestId,
+      resolution: 'dismissed',
+      latencyMs: Math.max(0, input.at - h.openedAt),
+    });
   }
   // A cancel the transport never answered: its ack is owed, and the restart cannot know the answer.
   const c = ctx.cancel;
   const unanswered = c !== undefined && !c.acked;
   if (unanswered) {
-    outputs.push({ type: 'control.rejected', cause: c.id, key: c.key, rejection: { reason: 'refused', rule: 'cancel-refused', detail: 'the adapter restarted before the agent answered the cancel; send it again if the run goes on' } });
+    outputs.push({
+      type: 'control.rejected',
+      cause: c.id,
+      key: c.key,
+      rejection: {
+        reason: 'refused',
+        rule: 'cancel-refused',
+        detail: 'the adapter restarted before the agent answered the cancel; send it again if the run goes on',
+      },
+    });
   }
   const forwards = recoverForwards(ctx);
   outputs.push(...forwards.outputs);
   return {
     context: {
-      inFlight: [], holds: [], inputs: ctx.inputs.filter((i) => i.phase !== 'sending'), ...forwards.context, ...(unanswered ? { cancel: undefined } : {}),
+      inFlight: [],
+      holds: [],
+      inputs: ctx.inputs.filter((i) => i.phase !== 'sending'),
+      ...forwards.context,
+      ...(unanswered ? { cancel: undefined } : {}),
       // D12: it may have reached the agent, so a withdraw cannot take it back.
-      ...(unknown.length === 0 ? {} : { finished: finishedWith(ctx, 'delivered', unknown.map((i) => i.id)) }),
-      ...(ctx.holds.length === 0 ? {} : { settled: settledWith(ctx, 'dismissed', ctx.holds.map((h) => h.requestId)) }),
+      ...(unknown.length === 0
+        ? {}
+        : {
+            finished: finishedWith(
+              ctx,
+              'delivered',
+              unknown.map((i) => i.id),
+            ),
+          }),
+      ...(ctx.holds.length === 0
+        ? {}
+        : {
+            settled: settledWith(
+              ctx,
+              'dismissed',
+              ctx.holds.map((h) => h.requestId),
+            ),
+          }),
     },
     outputs,
   };

@@ -223,16 +223,36 @@ export interface CancelInput {
   ready: boolean;
 }
 /** The vendor's channel raised an approval request (Cline hub `approval.requested`). */
-export interface ApprovalRequestedInput { type: 'approval.requested'; at: number; requestId: string; approvalId: string; request: AttentionRequest }
+export interface ApprovalRequestedInput {
+  type: 'approval.requested';
+  at: number;
+  requestId: string;
+  approvalId: string;
+  request: AttentionRequest;
+}
 /**
  * The vendor's channel settled an approval (`approval.resolved`): answered in its own UI unless
  * this adapter answered it first; `approved` absent means the vendor cancelled it.
  */
-export interface ApprovalResolvedInput { type: 'approval.resolved'; at: number; approvalId: string; approved?: boolean; answeredId: string }
+export interface ApprovalResolvedInput {
+  type: 'approval.resolved';
+  at: number;
+  approvalId: string;
+  approved?: boolean;
+  answeredId: string;
+}
 /** The vendor's channel was lost: its open requests can no longer be answered. */
-export interface TransportLostInput { type: 'transport.lost'; at: number }
+export interface TransportLostInput {
+  type: 'transport.lost';
+  at: number;
+}
 /** The transport's answer to a forwarded cancel. */
-export interface CancelAnsweredInput { type: 'cancel.answered'; at: number; commandId: string; ok: boolean }
+export interface CancelAnsweredInput {
+  type: 'cancel.answered';
+  at: number;
+  commandId: string;
+  ok: boolean;
+}
 /**
  * A command the adapter carries out on the vendor's own API (OpenHands pause, resume, interrupt,
  * respond_to_confirmation). The vendor's answer decides it; its guard was evaluated by the
@@ -248,13 +268,30 @@ export interface ForwardInput {
   refusal?: Rejection;
 }
 /** The vendor answered a forwarded command: no rejection is a 2xx. */
-export interface ForwardSettledInput { type: 'forward.settled'; at: number; commandId: string; rejection?: Rejection }
+export interface ForwardSettledInput {
+  type: 'forward.settled';
+  at: number;
+  commandId: string;
+  rejection?: Rejection;
+}
 /** The transport took the input (Cline hub reply ok, OpenHands REST 2xx). */
-export interface InputSentInput { type: 'input.sent'; at: number; commandId: string }
+export interface InputSentInput {
+  type: 'input.sent';
+  at: number;
+  commandId: string;
+}
 /** The transport refused the input or could not be reached. */
-export interface InputFailedInput { type: 'input.failed'; at: number; commandId: string }
+export interface InputFailedInput {
+  type: 'input.failed';
+  at: number;
+  commandId: string;
+}
 /** The vendor reports an input consumed (matched by its text: the vendor names no command). */
-export interface InputConsumedInput { type: 'input.consumed'; at: number; text: string }
+export interface InputConsumedInput {
+  type: 'input.consumed';
+  at: number;
+  text: string;
+}
 export interface RespondInput {
   type: 'command.respond';
   at: number;
@@ -298,7 +335,11 @@ export interface HeldInput {
   call?: string;
 }
 /** The vendor closed a held hook before its reply was written: the person answered at the agent or it gave up (D34). */
-export interface HoldClosedInput { type: 'hold.closed'; at: number; hookId: string }
+export interface HoldClosedInput {
+  type: 'hold.closed';
+  at: number;
+  hookId: string;
+}
 export interface EndInput {
   type: 'hook.end';
   at: number;
@@ -309,20 +350,62 @@ export interface EndInput {
   windowMs?: number;
   causeId?: string;
 }
-export interface WrittenInput { type: 'reply.written'; at: number; hookId: string }
-export interface FailedInput { type: 'reply.failed'; at: number; hookId: string }
-export interface TimeoutInput { type: 'attention.timeout'; at: number; requestId: string }
-export interface TtlInput { type: 'ttl.tick'; at: number; ttlMs: number }
+export interface WrittenInput {
+  type: 'reply.written';
+  at: number;
+  hookId: string;
+}
+export interface FailedInput {
+  type: 'reply.failed';
+  at: number;
+  hookId: string;
+}
+export interface TimeoutInput {
+  type: 'attention.timeout';
+  at: number;
+  requestId: string;
+}
+export interface TtlInput {
+  type: 'ttl.tick';
+  at: number;
+  ttlMs: number;
+}
 /** D25: time passed for an ended session; once its resume window is over, what is still queued drops. */
-export interface WindowInput { type: 'window.tick'; at: number }
+export interface WindowInput {
+  type: 'window.tick';
+  at: number;
+}
 /** Sent once after a restart replay: in-flight instructions and open holds lost their hook (D12). */
-export interface RecoveredInput { type: 'restart.recovered'; at: number }
+export interface RecoveredInput {
+  type: 'restart.recovered';
+  at: number;
+}
 
 export type SessionInput =
-  | InstructInput | WithdrawInput | RespondInput | MomentInput | HeldInput | EndInput
-  | WrittenInput | FailedInput | TimeoutInput | TtlInput | WindowInput | RecoveredInput
-  | SendInputInput | InputSentInput | InputFailedInput | InputConsumedInput | CancelInput | CancelAnsweredInput
-  | ApprovalRequestedInput | ApprovalResolvedInput | TransportLostInput | ForwardInput | ForwardSettledInput | HoldClosedInput;
+  | InstructInput
+  | WithdrawInput
+  | RespondInput
+  | MomentInput
+  | HeldInput
+  | EndInput
+  | WrittenInput
+  | FailedInput
+  | TimeoutInput
+  | TtlInput
+  | WindowInput
+  | RecoveredInput
+  | SendInputInput
+  | InputSentInput
+  | InputFailedInput
+  | InputConsumedInput
+  | CancelInput
+  | CancelAnsweredInput
+  | ApprovalRequestedInput
+  | ApprovalResolvedInput
+  | TransportLostInput
+  | ForwardInput
+  | ForwardSettledInput
+  | HoldClosedInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -331,12 +414,32 @@ export type SessionOutput =
   | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection }
   /** A redelivered command: the recorded ack goes out again unchanged (AEP-0004 §3, D4). */
   | { type: 'control.reack'; cause: string; key: string }
-  | { type: 'instruction.delivered'; eventType: string; cause: string; queuedMs: number; moment?: string; delivery?: string }
+  | {
+      type: 'instruction.delivered';
+      eventType: string;
+      cause: string;
+      queuedMs: number;
+      moment?: string;
+      delivery?: string;
+    }
   /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason; subject?: string }
   | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
-  | { type: 'attention.answered'; id: string; subject: string; cause: string; answer: Record<string, unknown>; via?: 'control' | 'oob' }
-  | { type: 'attention.resolved'; subject: string; cause: string; resolution: 'answered' | 'dismissed'; latencyMs: number }
+  | {
+      type: 'attention.answered';
+      id: string;
+      subject: string;
+      cause: string;
+      answer: Record<string, unknown>;
+      via?: 'control' | 'oob';
+    }
+  | {
+      type: 'attention.resolved';
+      subject: string;
+      cause: string;
+      resolution: 'answered' | 'dismissed';
+      latencyMs: number;
+    }
   | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number }
   /** `resumeWindowMs`: the D25 window this end leaves open, stated on the stream (D36). */
   | { type: 'session.ended'; reason: EndReason; cause?: string; resumeWindowMs?: number }
@@ -372,7 +475,18 @@ export type OutputType = SessionOutput['type'];
 
 /** The outputs that become AEP events on the stream (the rest steer the hook reply or the journal). */
 export const STREAM_OUTPUTS = [
-  'control.accepted', 'control.rejected', 'instruction.delivered', 'instruction.dropped',
-  'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout', 'session.ended',
-  'session.reopened', 'session.closed', 'input.sent', 'input.consumed', 'run.cancelled',
+  'control.accepted',
+  'control.rejected',
+  'instruction.delivered',
+  'instruction.dropped',
+  'attention.requested',
+  'attention.answered',
+  'attention.resolved',
+  'attention.timeout',
+  'session.ended',
+  'session.reopened',
+  'session.closed',
+  'input.sent',
+  'input.consumed',
+  'run.cancelled',
 ] as const satisfies readonly OutputType[];

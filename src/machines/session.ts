@@ -16,15 +16,19 @@ type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }
  * The step is also registered with the fold (fold.ts), which replays logs without the interpreter.
  */
 function step<T extends SessionInput['type']>(type: T, fn: (ctx: SessionContext, input: InputOf<T>) => parts.Step) {
-  const pure = (context: SessionContext, event: SessionInput): parts.Step | undefined => (event.type === type ? fn(context, event as InputOf<T>) : undefined);
-  return foldable(enqueueActions<SessionContext, SessionInput, undefined, SessionInput, never, never, never, never, SessionOutput>(
-    ({ context, event, enqueue }) => {
-      const s = pure(context, event);
-      if (s === undefined) return;
-      if (s.context) enqueue.assign(s.context);
-      for (const o of s.outputs) enqueue.emit(o);
-    },
-  ), pure);
+  const pure = (context: SessionContext, event: SessionInput): parts.Step | undefined =>
+    event.type === type ? fn(context, event as InputOf<T>) : undefined;
+  return foldable(
+    enqueueActions<SessionContext, SessionInput, undefined, SessionInput, never, never, never, never, SessionOutput>(
+      ({ context, event, enqueue }) => {
+        const s = pure(context, event);
+        if (s === undefined) return;
+        if (s.context) enqueue.assign(s.context);
+        for (const o of s.outputs) enqueue.emit(o);
+      },
+    ),
+    pure,
+  );
 }
 
 export const sessionMachine = setup({
@@ -99,15 +103,24 @@ export const sessionMachine = setup({
   },
   states: {
     idle: {
-      always: [{ guard: 'hasHolds', target: 'holding' }, { guard: 'hasPending', target: 'queued' }],
+      always: [
+        { guard: 'hasHolds', target: 'holding' },
+        { guard: 'hasPending', target: 'queued' },
+      ],
     },
     queued: {
-      always: [{ guard: 'hasHolds', target: 'holding' }, { guard: 'isQueueEmpty', target: 'idle' }],
+      always: [
+        { guard: 'hasHolds', target: 'holding' },
+        { guard: 'isQueueEmpty', target: 'idle' },
+      ],
     },
     // D13: a held reply is open; eligible moments of the same session may still deliver.
     holding: {
       initial: 'permission',
-      always: [{ guard: 'isReleasedWithPending', target: 'queued' }, { guard: 'isReleased', target: 'idle' }],
+      always: [
+        { guard: 'isReleasedWithPending', target: 'queued' },
+        { guard: 'isReleased', target: 'idle' },
+      ],
       states: {
         permission: { always: { guard: 'isFirstHoldElicitation', target: 'elicitation' } },
         elicitation: { always: { guard: 'isFirstHoldPermission', target: 'permission' } },
@@ -119,7 +132,10 @@ export const sessionMachine = setup({
     // D25: inside the end moment's resume window the session keeps its queue and takes instructions.
     ended: {
       on: {
-        'command.instruct': [{ guard: 'inResumeWindow', actions: 'enqueue' }, { actions: ['closeWindowFirst', 'refuseEnded'] }],
+        'command.instruct': [
+          { guard: 'inResumeWindow', actions: 'enqueue' },
+          { actions: ['closeWindowFirst', 'refuseEnded'] },
+        ],
         'window.tick': { actions: 'closeWindow' },
         'command.send_input': { actions: 'refuseInputEnded' },
         'command.cancel': { actions: 'refuseCancelEnded' },

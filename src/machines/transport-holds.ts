@@ -4,15 +4,31 @@
 // `via: "oob"`, and every open request dismissed when the channel is lost (AEP-0002 §7).
 import type { Step } from './session-parts.js';
 import { settledWith } from './step.js';
-import type { ApprovalRequestedInput, ApprovalResolvedInput, OpenHold, SessionContext, SessionOutput, TransportLostInput } from './session-types.js';
+import type {
+  ApprovalRequestedInput,
+  ApprovalResolvedInput,
+  OpenHold,
+  SessionContext,
+  SessionOutput,
+  TransportLostInput,
+} from './session-types.js';
 
 export function approvalRequested(ctx: SessionContext, input: ApprovalRequestedInput, ended: boolean): Step {
   if (ended || ctx.holds.some((h) => h.external === input.approvalId)) return { outputs: [] };
   // No timer: the vendor's own UI can answer the same request at any time.
   const hold: OpenHold = {
-    requestId: input.requestId, hookId: '', hold: 'permission', request: input.request, openedAt: input.at, timeoutMs: 0, external: input.approvalId,
+    requestId: input.requestId,
+    hookId: '',
+    hold: 'permission',
+    request: input.request,
+    openedAt: input.at,
+    timeoutMs: 0,
+    external: input.approvalId,
   };
-  return { context: { holds: [...ctx.holds, hold] }, outputs: [{ type: 'attention.requested', id: input.requestId, request: input.request }] };
+  return {
+    context: { holds: [...ctx.holds, hold] },
+    outputs: [{ type: 'attention.requested', id: input.requestId, request: input.request }],
+  };
 }
 
 /** The vendor settled a request this adapter had not answered: mirrored as an out-of-band answer, or dismissed. */
@@ -24,15 +40,36 @@ export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInp
   if (input.approved === undefined) {
     return {
       context: { holds, settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
-      outputs: [{ type: 'attention.resolved', subject: hold.requestId, cause: hold.requestId, resolution: 'dismissed', latencyMs }],
+      outputs: [
+        {
+          type: 'attention.resolved',
+          subject: hold.requestId,
+          cause: hold.requestId,
+          resolution: 'dismissed',
+          latencyMs,
+        },
+      ],
     };
   }
   const option = input.approved ? 'approve' : 'deny';
   return {
     context: { holds, settled: settledWith(ctx, 'answered-oob', [hold.requestId]) },
     outputs: [
-      { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause: hold.requestId, answer: { option }, via: 'oob' },
-      { type: 'attention.resolved', subject: hold.requestId, cause: input.answeredId, resolution: 'answered', latencyMs },
+      {
+        type: 'attention.answered',
+        id: input.answeredId,
+        subject: hold.requestId,
+        cause: hold.requestId,
+        answer: { option },
+        via: 'oob',
+      },
+      {
+        type: 'attention.resolved',
+        subject: hold.requestId,
+        cause: input.answeredId,
+        resolution: 'answered',
+        latencyMs,
+      },
     ],
   };
 }
@@ -42,8 +79,16 @@ export function transportLost(ctx: SessionContext, input: TransportLostInput): S
   const lost = ctx.holds.filter((h) => h.external !== undefined);
   if (lost.length === 0) return { outputs: [] };
   const outputs: SessionOutput[] = lost.map((h) => ({
-    type: 'attention.resolved', subject: h.requestId, cause: h.requestId, resolution: 'dismissed', latencyMs: Math.max(0, input.at - h.openedAt),
+    type: 'attention.resolved',
+    subject: h.requestId,
+    cause: h.requestId,
+    resolution: 'dismissed',
+    latencyMs: Math.max(0, input.at - h.openedAt),
   }));
-  const settled = settledWith(ctx, 'dismissed', lost.map((h) => h.requestId));
+  const settled = settledWith(
+    ctx,
+    'dismissed',
+    lost.map((h) => h.requestId),
+  );
   return { context: { holds: ctx.holds.filter((h) => h.external === undefined), settled }, outputs };
 }

@@ -8,7 +8,14 @@ import { withDecision } from './decisions.js';
 import { decideSendInput } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
 import type {
-  DropReason, InputConsumedInput, InputFailedInput, InputSentInput, PendingInput, SendInputInput, SessionContext, SessionOutput,
+  DropReason,
+  InputConsumedInput,
+  InputFailedInput,
+  InputSentInput,
+  PendingInput,
+  SendInputInput,
+  SessionContext,
+  SessionOutput,
 } from './session-types.js';
 
 const sentOutput = (ctx: SessionContext, i: PendingInput): SessionOutput => {
@@ -17,7 +24,11 @@ const sentOutput = (ctx: SessionContext, i: PendingInput): SessionOutput => {
   return o;
 };
 
-export const droppedInputs = (ctx: SessionContext, items: readonly PendingInput[], reason: DropReason): SessionOutput[] =>
+export const droppedInputs = (
+  ctx: SessionContext,
+  items: readonly PendingInput[],
+  reason: DropReason,
+): SessionOutput[] =>
   items.map((i) => ({ type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause: i.id, reason }));
 
 /** D2–D6 and D28: one decision per command; accepted, the text goes to the transport at once. */
@@ -27,7 +38,12 @@ export function sendInput(ctx: SessionContext, input: SendInputInput, ended: boo
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   if (refused !== undefined) return refused;
-  const item: PendingInput = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at, phase: 'sending',
+  const item: PendingInput = {
+    id: cause,
+    key: d.key,
+    text: d.text ?? '',
+    acceptedAt: input.at,
+    phase: 'sending',
     awaitsConsumption: input.policy.reportsConsumption,
   };
   if (d.delivery !== undefined) item.delivery = d.delivery;
@@ -56,7 +72,10 @@ export function inputSent(ctx: SessionContext, input: InputSentInput): Step {
 export function inputFailed(ctx: SessionContext, input: InputFailedInput): Step {
   const item = ctx.inputs.find((i) => i.id === input.commandId && i.phase === 'sending');
   if (!item) return { outputs: [] };
-  return { context: { inputs: ctx.inputs.filter((i) => i !== item) }, outputs: droppedInputs(ctx, [item], 'send-failed') };
+  return {
+    context: { inputs: ctx.inputs.filter((i) => i !== item) },
+    outputs: droppedInputs(ctx, [item], 'send-failed'),
+  };
 }
 
 /**
@@ -68,6 +87,11 @@ export function inputConsumed(ctx: SessionContext, input: InputConsumedInput): S
   const item = ctx.inputs.find((i) => i.text === input.text);
   if (!item) return { outputs: [] };
   const outputs: SessionOutput[] = item.phase === 'sending' ? [sentOutput(ctx, item)] : [];
-  outputs.push({ type: 'input.consumed', eventType: inputConsumedType(ctx.vendor), cause: item.id, queuedMs: Math.max(0, Math.floor(input.at - item.acceptedAt)) });
+  outputs.push({
+    type: 'input.consumed',
+    eventType: inputConsumedType(ctx.vendor),
+    cause: item.id,
+    queuedMs: Math.max(0, Math.floor(input.at - item.acceptedAt)),
+  });
   return { context: { inputs: ctx.inputs.filter((i) => i !== item) }, outputs };
 }

@@ -6,7 +6,13 @@ import { GRANT_ATTR, WITHDRAW_GRANT } from '../protocol/types.js';
 import { decisionOf, withDecision } from './decisions.js';
 import { commandKey, type GateDecision } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
-import type { FinishedHow, FinishedInstruction, QueuedInstruction, SessionContext, WithdrawInput } from './session-types.js';
+import type {
+  FinishedHow,
+  FinishedInstruction,
+  QueuedInstruction,
+  SessionContext,
+  WithdrawInput,
+} from './session-types.js';
 
 /** Finished instructions remembered for late withdraws; older ones are answered `unknown-instruction`. */
 export const FINISHED_KEPT = 64;
@@ -17,24 +23,55 @@ export function finishedWith(ctx: SessionContext, how: FinishedHow, ids: readonl
 }
 
 export const WITHDRAW_REJECT = {
-  gateOff: { reason: 'unsupported', rule: 'gate-off', detail: 'withdraw is not enabled on this adapter (AEP_INSTRUCT)' },
-  noId: { reason: 'invalid', rule: 'unknown-instruction', detail: 'instruction must name the command id of an instruction sent to this session' },
+  gateOff: {
+    reason: 'unsupported',
+    rule: 'gate-off',
+    detail: 'withdraw is not enabled on this adapter (AEP_INSTRUCT)',
+  },
+  noId: {
+    reason: 'invalid',
+    rule: 'unknown-instruction',
+    detail: 'instruction must name the command id of an instruction sent to this session',
+  },
   unknown: {
-    reason: 'invalid', rule: 'unknown-instruction',
+    reason: 'invalid',
+    rule: 'unknown-instruction',
     detail: 'this session never accepted an instruction with that id: `aep-steer queue` lists what still waits',
   },
-  notSender: { reason: 'unauthorized', rule: 'not-sender', detail: 'only the sender of an instruction may withdraw it; nothing was changed' },
-  delivered: { reason: 'refused', rule: 'already-delivered', detail: 'already delivered to the agent: it cannot be taken back' },
-  handedOver: { reason: 'refused', rule: 'already-delivered', detail: 'handed to the agent\'s own input queue already: this adapter cannot take it back' },
+  notSender: {
+    reason: 'unauthorized',
+    rule: 'not-sender',
+    detail: 'only the sender of an instruction may withdraw it; nothing was changed',
+  },
+  delivered: {
+    reason: 'refused',
+    rule: 'already-delivered',
+    detail: 'already delivered to the agent: it cannot be taken back',
+  },
+  handedOver: {
+    reason: 'refused',
+    rule: 'already-delivered',
+    detail: "handed to the agent's own input queue already: this adapter cannot take it back",
+  },
   withdrawn: { reason: 'refused', rule: 'not-waiting', detail: 'already withdrawn; nothing more was done' },
-  dropped: { reason: 'refused', rule: 'not-waiting', detail: 'no longer waiting: it was dropped (expired, its turn or session ended) and never delivered' },
+  dropped: {
+    reason: 'refused',
+    rule: 'not-waiting',
+    detail: 'no longer waiting: it was dropped (expired, its turn or session ended) and never delivered',
+  },
 } as const satisfies Record<string, Rejection>;
 
 const ENDED: Record<FinishedHow, Rejection> = {
-  delivered: WITHDRAW_REJECT.delivered, withdrawn: WITHDRAW_REJECT.withdrawn, dropped: WITHDRAW_REJECT.dropped,
+  delivered: WITHDRAW_REJECT.delivered,
+  withdrawn: WITHDRAW_REJECT.withdrawn,
+  dropped: WITHDRAW_REJECT.dropped,
 };
 
-export function decideWithdraw(ctx: SessionContext, command: AepCommand, gateOpen: boolean): GateDecision & { item?: QueuedInstruction } {
+export function decideWithdraw(
+  ctx: SessionContext,
+  command: AepCommand,
+  gateOpen: boolean,
+): GateDecision & { item?: QueuedInstruction } {
   const key = commandKey(command);
   if (decisionOf(ctx.decisions, key) !== undefined) return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.gateOff };
@@ -44,9 +81,11 @@ export function decideWithdraw(ctx: SessionContext, command: AepCommand, gateOpe
   // A grant is honoured as given: the relay forwards it only from a token granted withdraw for this session.
   const granted = command[GRANT_ATTR] === WITHDRAW_GRANT;
   const owned = (i: QueuedInstruction): boolean => granted || i.from === undefined || i.from === command.agent;
-  if (item !== undefined) return owned(item) ? { kind: 'accept', key, item } : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
+  if (item !== undefined)
+    return owned(item) ? { kind: 'accept', key, item } : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
   const flying = ctx.inFlight.flatMap((b) => b.items).find((i) => i.id === id);
-  if (flying !== undefined) return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
+  if (flying !== undefined)
+    return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
   // A send_input is handed to the vendor's own queue at once, and this lane cannot take it back (D32).
   if (ctx.inputs.some((i) => i.id === id)) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
   const ended = ctx.finished?.find((f) => f.id === id);
@@ -62,7 +101,8 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
   const item = d.item;
   return {
     context: {
-      decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: ctx.queue.filter((i) => i !== item),
+      decisions: withDecision(ctx.decisions, d.key, 'accepted'),
+      queue: ctx.queue.filter((i) => i !== item),
       finished: finishedWith(ctx, 'withdrawn', [item.id]),
     },
     outputs: [

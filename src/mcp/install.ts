@@ -7,7 +7,13 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  readJsonObject, settingsFile, stateDir, writeJsonObject, writePrivateFile, writeTextFile, type InstallReport,
+  readJsonObject,
+  settingsFile,
+  stateDir,
+  writeJsonObject,
+  writePrivateFile,
+  writeTextFile,
+  type InstallReport,
 } from '../adapters/install.js';
 import { isLoopbackUrl, localTokenPath } from '../relay/local-token.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -46,10 +52,14 @@ const TOOL_TIMEOUT_S = 660;
 export const MCP_VENDORS: Record<string, McpVendor> = {
   'claude-code': {
     // Project scope: `.mcp.json` at the project root; user scope: `mcpServers` in ~/.claude.json.
-    file: (o, env) => (o.project !== undefined ? settingsFile(o, '', '.mcp.json', '') : join(claudeConfigDir(env), '.claude.json')),
+    file: (o, env) =>
+      o.project !== undefined ? settingsFile(o, '', '.mcp.json', '') : join(claudeConfigDir(env), '.claude.json'),
     format: 'mcp-json',
-    evidence: 'Claude Code 2.1.332 loads `mcpServers` from .mcp.json (approved via enabledMcpjsonServers) and lists mcp__aep-steer__* tools (test/e2e/mcp-orchestrator.e2e.ts)',
-    notes: ['Claude Code asks once before it starts a project .mcp.json server; the installer approves it in .claude/settings.local.json (enabledMcpjsonServers)'],
+    evidence:
+      'Claude Code 2.1.332 loads `mcpServers` from .mcp.json (approved via enabledMcpjsonServers) and lists mcp__aep-steer__* tools (test/e2e/mcp-orchestrator.e2e.ts)',
+    notes: [
+      'Claude Code asks once before it starts a project .mcp.json server; the installer approves it in .claude/settings.local.json (enabledMcpjsonServers)',
+    ],
   },
   codex: {
     file: (o, env) => settingsFile(o, '.codex', 'config.toml', codexHome(env)),
@@ -80,7 +90,11 @@ export function serverEntry(o: McpInstallOptions): McpServerEntry {
 
 function vendorOf(token: string): McpVendor {
   const v = MCP_VENDORS[token];
-  if (v === undefined) throw new SteeringError('CONFIG_INVALID', `no MCP config writer for "${token}"; known: ${Object.keys(MCP_VENDORS).join(', ')}`);
+  if (v === undefined)
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `no MCP config writer for "${token}"; known: ${Object.keys(MCP_VENDORS).join(', ')}`,
+    );
   return v;
 }
 
@@ -133,11 +147,18 @@ function takeAdded(file: string, env: NodeJS.ProcessEnv): Added | undefined {
 }
 
 /** Writes `config` back without our entries: keys install added go once empty, a file it created once nothing is left. */
-function restoreJson(file: string, config: Record<string, unknown>, added: Added | undefined, containers: string[]): void {
+function restoreJson(
+  file: string,
+  config: Record<string, unknown>,
+  added: Added | undefined,
+  containers: string[],
+): void {
   const next = { ...config };
   for (const k of containers) {
     const v = next[k];
-    const empty = Array.isArray(v) ? v.length === 0 : v !== null && typeof v === 'object' && Object.keys(v).length === 0;
+    const empty = Array.isArray(v)
+      ? v.length === 0
+      : v !== null && typeof v === 'object' && Object.keys(v).length === 0;
     if (empty && (added === undefined || added.keys.includes(k))) delete next[k];
   }
   if (Object.keys(next).length === 0 && (added === undefined || added.created)) removeCreated(file, added);
@@ -160,7 +181,8 @@ function removeCreated(file: string, added: Added | undefined): void {
 function installJson(file: string, entry: McpServerEntry, env: NodeJS.ProcessEnv): boolean {
   const config = readJsonObject(file);
   const servers = (config['mcpServers'] ?? {}) as Record<string, unknown>;
-  if (typeof servers !== 'object' || Array.isArray(servers)) throw new SteeringError('CONFIG_INVALID', `${file}: mcpServers is not an object; nothing was changed`);
+  if (typeof servers !== 'object' || Array.isArray(servers))
+    throw new SteeringError('CONFIG_INVALID', `${file}: mcpServers is not an object; nothing was changed`);
   const next = { type: 'stdio', ...entry };
   if (JSON.stringify(servers[MCP_ENTRY]) === JSON.stringify(next)) return false;
   noteBefore(file, ['mcpServers'], env);
@@ -184,7 +206,9 @@ const approvalFile = (project: string): string => join(resolve(project), '.claud
 function approveProjectServer(project: string, env: NodeJS.ProcessEnv): string {
   const file = approvalFile(project);
   const settings = readJsonObject(file);
-  const enabled = Array.isArray(settings['enabledMcpjsonServers']) ? (settings['enabledMcpjsonServers'] as unknown[]) : [];
+  const enabled = Array.isArray(settings['enabledMcpjsonServers'])
+    ? (settings['enabledMcpjsonServers'] as unknown[])
+    : [];
   if (!enabled.includes(MCP_ENTRY)) {
     noteBefore(file, ['enabledMcpjsonServers'], env);
     writeJsonObject(file, { ...settings, enabledMcpjsonServers: [...enabled, MCP_ENTRY] });
@@ -199,7 +223,12 @@ function withdrawApproval(project: string, env: NodeJS.ProcessEnv): boolean {
   const settings = readJsonObject(file);
   const enabled = settings['enabledMcpjsonServers'];
   if (!Array.isArray(enabled) || !enabled.includes(MCP_ENTRY)) return false;
-  restoreJson(file, { ...settings, enabledMcpjsonServers: enabled.filter((e) => e !== MCP_ENTRY) }, takeAdded(file, env), ['enabledMcpjsonServers']);
+  restoreJson(
+    file,
+    { ...settings, enabledMcpjsonServers: enabled.filter((e) => e !== MCP_ENTRY) },
+    takeAdded(file, env),
+    ['enabledMcpjsonServers'],
+  );
   return true;
 }
 
@@ -219,7 +248,12 @@ function withoutTomlTable(toml: string): string {
 }
 
 const tomlTable = (entry: McpServerEntry): string =>
-  [TOML_HEADER, `command = ${JSON.stringify(entry.command)}`, `args = [${entry.args.map((a) => JSON.stringify(a)).join(', ')}]`, `tool_timeout_sec = ${TOOL_TIMEOUT_S}`].join('\n');
+  [
+    TOML_HEADER,
+    `command = ${JSON.stringify(entry.command)}`,
+    `args = [${entry.args.map((a) => JSON.stringify(a)).join(', ')}]`,
+    `tool_timeout_sec = ${TOOL_TIMEOUT_S}`,
+  ].join('\n');
 
 function installToml(file: string, entry: McpServerEntry, env: NodeJS.ProcessEnv): boolean {
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
@@ -250,7 +284,8 @@ function uninstallToml(file: string, env: NodeJS.ProcessEnv): boolean {
  * it the local token.
  */
 export function authStatement(o: McpInstallOptions, env: NodeJS.ProcessEnv = o.env ?? process.env): string {
-  if (o.tokenFile !== undefined) return `auth: the relay token in ${resolve(o.tokenFile)} (read at each start; it must stay mode 600)`;
+  if (o.tokenFile !== undefined)
+    return `auth: the relay token in ${resolve(o.tokenFile)} (read at each start; it must stay mode 600)`;
   if (isLoopbackUrl(o.relay)) {
     const local = localTokenPath(env);
     const made = existsSync(local) ? '' : ' (not there yet: the relay creates it on its first start)';
@@ -266,7 +301,8 @@ export function installMcp(token: string, o: McpInstallOptions): InstallReport {
   const entry = serverEntry(o);
   const changed = v.format === 'mcp-json' ? installJson(file, entry, env) : installToml(file, entry, env);
   const notes = [...v.notes];
-  if (v.format === 'mcp-json' && o.project !== undefined) notes.push(`approved in ${approveProjectServer(o.project, env)}`);
+  if (v.format === 'mcp-json' && o.project !== undefined)
+    notes.push(`approved in ${approveProjectServer(o.project, env)}`);
   notes.push(authStatement(o, env));
   return { file, changed, added: changed ? [MCP_ENTRY] : [], removed: [], notes };
 }
@@ -278,6 +314,7 @@ export function uninstallMcp(token: string, o: Pick<McpInstallOptions, 'project'
   const file = v.file({ ...o, relay: '' }, env);
   const changed = v.format === 'mcp-json' ? uninstallJson(file, env) : uninstallToml(file, env);
   const notes: string[] = [];
-  if (v.format === 'mcp-json' && o.project !== undefined && withdrawApproval(o.project, env)) notes.push(`withdrew the approval in ${approvalFile(o.project)}`);
+  if (v.format === 'mcp-json' && o.project !== undefined && withdrawApproval(o.project, env))
+    notes.push(`withdrew the approval in ${approvalFile(o.project)}`);
   return { file, changed, added: [], removed: changed ? [MCP_ENTRY] : [], notes };
 }

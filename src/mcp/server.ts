@@ -29,7 +29,10 @@ const INSTRUCTIONS =
   'session did.';
 
 export function createSteeringServer(opts: McpOptions, board: Board, follower: Follower): McpServer {
-  const server = new McpServer({ name: MCP_SERVER_NAME, version: '0.1.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new McpServer(
+    { name: MCP_SERVER_NAME, version: '0.1.0' },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
   registerSteeringTools(server, {
     board,
     consumer: () => follower.consumer(),
@@ -45,7 +48,12 @@ export function createSteeringServer(opts: McpOptions, board: Board, follower: F
 export async function serveMcpStdio(opts: McpOptions): Promise<void> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const board = new Board(opts.relay);
-  const follower = followRelay(board, { url: opts.relay, agent: opts.sender, ...(opts.token ? { token: opts.token } : {}), onChange: () => {} });
+  const follower = followRelay(board, {
+    url: opts.relay,
+    agent: opts.sender,
+    ...(opts.token ? { token: opts.token } : {}),
+    onChange: () => {},
+  });
   follower.ready.then(
     () => log(`aep-steer mcp: following ${opts.relay} as ${opts.sender}`),
     (err: Error) => log(`aep-steer mcp: ${err.message}; retrying in the background`),

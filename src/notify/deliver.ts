@@ -30,15 +30,24 @@ export function withCredentials(post: Post): Post {
   return { ...post, url: u.toString(), headers: { ...post.headers, authorization: `Basic ${auth}` } };
 }
 
-export async function deliver(post: Post, policy: RetryPolicy = DEFAULT_RETRY, signal?: AbortSignal): Promise<Delivered> {
+export async function deliver(
+  post: Post,
+  policy: RetryPolicy = DEFAULT_RETRY,
+  signal?: AbortSignal,
+): Promise<Delivered> {
   const p = withCredentials(post);
   let detail = 'not tried';
   for (let tries = 1; tries <= policy.attempts; tries++) {
     if (signal?.aborted) return { ok: false, tries: tries - 1, detail: 'the console is closing' };
     try {
       const res = await fetch(p.url, {
-        method: 'POST', headers: p.headers, body: p.body, redirect: 'error',
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(policy.timeoutMs)]) : AbortSignal.timeout(policy.timeoutMs),
+        method: 'POST',
+        headers: p.headers,
+        body: p.body,
+        redirect: 'error',
+        signal: signal
+          ? AbortSignal.any([signal, AbortSignal.timeout(policy.timeoutMs)])
+          : AbortSignal.timeout(policy.timeoutMs),
       });
       await res.arrayBuffer().catch(() => undefined);
       if (res.ok) return { ok: true, tries };
@@ -56,5 +65,12 @@ export async function deliver(post: Post, policy: RetryPolicy = DEFAULT_RETRY, s
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });

@@ -49,7 +49,9 @@ const texts: Record<NotifyKind, (i: NoticeInput) => { title: string; message: st
     const kind = str(i.event.data?.['kind']);
     return {
       title: `${i.vendor} waits for you${kind ? `: ${kind}` : ''}`,
-      message: str(i.event.data?.['prompt']) ?? (i.event.subject ? `${i.vendor} asks about ${i.event.subject}` : 'Open the console to see what it asks.'),
+      message:
+        str(i.event.data?.['prompt']) ??
+        (i.event.subject ? `${i.vendor} asks about ${i.event.subject}` : 'Open the console to see what it asks.'),
     };
   },
   dropped: (i) => {
@@ -72,8 +74,15 @@ const texts: Record<NotifyKind, (i: NoticeInput) => { title: string; message: st
 
 export function buildNotice(i: NoticeInput): Notice {
   const n: Notice = {
-    type: 'aep-steer.notice', version: NOTICE_VERSION, kind: i.kind, session: i.session, vendor: i.vendor,
-    ...texts[i.kind](i), capture: i.capture, time: i.event.time, console_url: i.consoleUrl,
+    type: 'aep-steer.notice',
+    version: NOTICE_VERSION,
+    kind: i.kind,
+    session: i.session,
+    vendor: i.vendor,
+    ...texts[i.kind](i),
+    capture: i.capture,
+    time: i.event.time,
+    console_url: i.consoleUrl,
   };
   if (i.cwd !== undefined) n.cwd = i.cwd;
   if (i.kind === 'attention') {
@@ -83,20 +92,32 @@ export function buildNotice(i: NoticeInput): Notice {
     if (kind) req.kind = kind;
     const asks = str(d['prompt']);
     if (asks) req.asks = asks;
-    if (Array.isArray(d['options'])) req.options = d['options'].map((o) => str((o as { id?: unknown } | null)?.id)).filter((o): o is string => o !== undefined);
+    if (Array.isArray(d['options']))
+      req.options = d['options']
+        .map((o) => str((o as { id?: unknown } | null)?.id))
+        .filter((o): o is string => o !== undefined);
     n.request = req;
     if (i.answers && Object.keys(i.answers).length > 0) n.answers = i.answers;
   }
   if (i.kind === 'dropped') {
     const reason = str(i.event.data?.['reason']);
     const id = str(i.event.cause) ?? i.event.id;
-    n.instruction = { id, outcome: i.event.type === 'control.rejected' ? 'rejected' : 'dropped', ...(reason ? { reason } : {}) };
+    n.instruction = {
+      id,
+      outcome: i.event.type === 'control.rejected' ? 'rejected' : 'dropped',
+      ...(reason ? { reason } : {}),
+    };
   }
   return n;
 }
 
 const PRIORITY: Record<NotifyKind, number> = { attention: 4, dropped: 3, 'ended-queued': 3, offline: 3 };
-const TAGS: Record<NotifyKind, string[]> = { attention: ['bell'], dropped: ['warning'], 'ended-queued': ['warning'], offline: ['electric_plug'] };
+const TAGS: Record<NotifyKind, string[]> = {
+  attention: ['bell'],
+  dropped: ['warning'],
+  'ended-queued': ['warning'],
+  offline: ['electric_plug'],
+};
 const label = (option: string): string => (option === 'allow' ? 'Allow' : option === 'deny' ? 'Deny' : option);
 
 /** ntfy takes at most three action buttons. */
@@ -109,11 +130,22 @@ export const RENDER: Record<TargetKind, (t: NotifyTarget, n: Notice) => Post> = 
     const topicUrl = new URL(t.url);
     const topic = topicUrl.pathname.replace(/\/+$/, '').split('/').pop()!;
     const root = new URL('.', topicUrl.href.replace(/\/+$/, ''));
-    const actions = Object.entries(n.answers ?? {}).slice(0, NTFY_ACTIONS).map(([option, url]) => ({
-      action: 'http', label: label(option), url, method: 'POST', clear: true,
-    }));
+    const actions = Object.entries(n.answers ?? {})
+      .slice(0, NTFY_ACTIONS)
+      .map(([option, url]) => ({
+        action: 'http',
+        label: label(option),
+        url,
+        method: 'POST',
+        clear: true,
+      }));
     const body = {
-      topic, title: n.title, message: n.message, priority: PRIORITY[n.kind], tags: TAGS[n.kind], click: n.console_url,
+      topic,
+      title: n.title,
+      message: n.message,
+      priority: PRIORITY[n.kind],
+      tags: TAGS[n.kind],
+      click: n.console_url,
       ...(actions.length > 0 ? { actions } : {}),
     };
     return { url: root.toString(), headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };

@@ -102,7 +102,15 @@ export class Notifier {
       this.live.set(s.session, s.claimants);
       if (before === undefined || before === 0 || s.claimants > 0 || s.state === 'ended') continue;
       // No event says so (the roster does): the notice is made from a local record of it, never sent on.
-      const e: AepEvent = { aep: AEP_VERSION, id: `offline-${s.session}`, type: 'console.offline', time: new Date().toISOString(), source: 'aep-steer-console', agent: s.agent ?? 'agent', session: s.session };
+      const e: AepEvent = {
+        aep: AEP_VERSION,
+        id: `offline-${s.session}`,
+        type: 'console.offline',
+        time: new Date().toISOString(),
+        source: 'aep-steer-console',
+        agent: s.agent ?? 'agent',
+        session: s.session,
+      };
       this.push('offline', e, s.session);
     }
   }
@@ -114,7 +122,9 @@ export class Notifier {
       if (this.ended.has(e.id) || this.pushed.has(e.id)) return;
       remember(this.pushed, e.id);
       // Answer links only where the request's own options are the answer (a permission's allow/deny).
-      const options = Array.isArray(e.data?.['options']) ? (e.data['options'] as { id?: unknown }[]).map((o) => o?.id).filter((o): o is string => typeof o === 'string') : [];
+      const options = Array.isArray(e.data?.['options'])
+        ? (e.data['options'] as { id?: unknown }[]).map((o) => o?.id).filter((o): o is string => typeof o === 'string')
+        : [];
       const tokens = this.opts.links.mint(session, e.id, options);
       const answers = Object.fromEntries(Object.entries(tokens).map(([o, t]) => [o, this.opts.answerUrl(t)]));
       this.push('attention', e, session, { answers });
@@ -123,15 +133,26 @@ export class Notifier {
     this.scheduled.set(e.id, t);
   }
 
-  private push(kind: NotifyKind, e: AepEvent, session: string, extra: { answers?: Record<string, string>; queued?: number } = {}): void {
+  private push(
+    kind: NotifyKind,
+    e: AepEvent,
+    session: string,
+    extra: { answers?: Record<string, string>; queued?: number } = {},
+  ): void {
     for (const target of this.opts.targets) {
       if (!target.on.includes(kind)) continue;
       const event = downLevel(e, target.capture);
       const start = this.started.get(session);
       const cwd = start ? downLevel(start, target.capture).data?.['cwd'] : undefined;
       const notice = buildNotice({
-        kind, event, capture: target.capture, session, vendor: e.agent, consoleUrl: this.opts.consoleUrl(session, kind === 'attention' ? e.id : undefined),
-        ...(typeof cwd === 'string' ? { cwd } : {}), ...extra,
+        kind,
+        event,
+        capture: target.capture,
+        session,
+        vendor: e.agent,
+        consoleUrl: this.opts.consoleUrl(session, kind === 'attention' ? e.id : undefined),
+        ...(typeof cwd === 'string' ? { cwd } : {}),
+        ...extra,
       });
       const p = this.send(target, RENDER[target.kind](target, notice));
       this.inflight.add(p);
@@ -147,8 +168,10 @@ export class Notifier {
     }
     if (this.abort.signal.aborted || this.failing.has(target)) return;
     this.failing.add(target);
-    this.opts.warn(`notify: could not deliver to ${targetLabel(target)} after ${r.tries} tries (${r.detail}); `
-      + 'the console goes on, and further failures of this target are not reported until one gets through');
+    this.opts.warn(
+      `notify: could not deliver to ${targetLabel(target)} after ${r.tries} tries (${r.detail}); ` +
+        'the console goes on, and further failures of this target are not reported until one gets through',
+    );
   }
 
   /** Stops pending pushes and retries; resolves once none is in flight. */

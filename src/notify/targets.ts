@@ -41,11 +41,13 @@ export function parseTarget(spec: string): NotifyTarget {
     return throwing(bad(spec, 'the rest is not a URL'));
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') throw bad(spec, 'the URL must be http: or https:');
-  if (kind === 'ntfy' && u.pathname.replace(/\/+$/, '') === '') throw bad(spec, 'an ntfy URL names its topic (https://ntfy.sh/<topic>)');
+  if (kind === 'ntfy' && u.pathname.replace(/\/+$/, '') === '')
+    throw bad(spec, 'an ntfy URL names its topic (https://ntfy.sh/<topic>)');
   const target: NotifyTarget = { kind, url: '', capture: 'metadata', on: ['attention'] };
   for (const [key, value] of new URLSearchParams(u.hash.slice(1))) {
     if (key === 'capture') {
-      if (!(CAPTURE_LEVELS as readonly string[]).includes(value)) throw bad(spec, `capture must be one of ${CAPTURE_LEVELS.join(', ')}`);
+      if (!(CAPTURE_LEVELS as readonly string[]).includes(value))
+        throw bad(spec, `capture must be one of ${CAPTURE_LEVELS.join(', ')}`);
       target.capture = value as CaptureLevel;
     } else if (key === 'on') {
       const kinds = value.split(',').filter((k) => k !== '');
@@ -67,7 +69,10 @@ function throwing(e: Error): never {
 
 /** `AEP_NOTIFY`: targets separated by white space. */
 export const targetsFromEnv = (value: string | undefined): NotifyTarget[] =>
-  (value ?? '').split(/\s+/).filter((s) => s !== '').map(parseTarget);
+  (value ?? '')
+    .split(/\s+/)
+    .filter((s) => s !== '')
+    .map(parseTarget);
 
 /**
  * A config file's `notify` section: a list of target strings, or of objects
@@ -75,11 +80,16 @@ export const targetsFromEnv = (value: string | undefined): NotifyTarget[] =>
  */
 export function targetsFromConfig(section: unknown): NotifyTarget[] {
   if (section === undefined) return [];
-  if (!Array.isArray(section)) throw new SteeringError('CONFIG_INVALID', `the config file's "notify" must be a list of targets. Accepted forms:\n${TARGET_FORMS}`);
+  if (!Array.isArray(section))
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `the config file's "notify" must be a list of targets. Accepted forms:\n${TARGET_FORMS}`,
+    );
   return section.map((item: unknown) => {
     if (typeof item === 'string') return parseTarget(item);
     const o = item as { target?: unknown; capture?: unknown; on?: unknown } | null;
-    if (o === null || typeof o !== 'object' || typeof o.target !== 'string') throw bad(JSON.stringify(item), 'an entry is a string or has a "target" string');
+    if (o === null || typeof o !== 'object' || typeof o.target !== 'string')
+      throw bad(JSON.stringify(item), 'an entry is a string or has a "target" string');
     const params = new URLSearchParams();
     if (o.capture !== undefined) params.set('capture', String(o.capture));
     if (o.on !== undefined) params.set('on', Array.isArray(o.on) ? o.on.join(',') : String(o.on));

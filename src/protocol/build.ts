@@ -2,8 +2,15 @@
 // Builders throw before anything invalid leaves the process (AEP-0001 §5.4: a producer refuses).
 import { hostname } from 'node:os';
 import {
-  AEP_VERSION, CORE_ATTRIBUTES, type AepCommand, type AepEvent, type CaptureLevel, type EventData,
-  type ExtensionValue, type SessionEvent, type Severity,
+  AEP_VERSION,
+  CORE_ATTRIBUTES,
+  type AepCommand,
+  type AepEvent,
+  type CaptureLevel,
+  type EventData,
+  type ExtensionValue,
+  type SessionEvent,
+  type Severity,
 } from './envelope.js';
 import { SteeringError } from './errors.js';
 import { scopeOf } from './types.js';
@@ -54,10 +61,17 @@ const CORE = new Set<string>(CORE_ATTRIBUTES);
 export function checkExtensions(ext: Record<string, unknown> | undefined): Record<string, ExtensionValue> {
   const out: Record<string, ExtensionValue> = {};
   for (const [name, value] of Object.entries(ext ?? {})) {
-    if (CORE.has(name)) throw new SteeringError('EXTENSION_INVALID', `extension attribute "${name}" collides with a core attribute`);
-    if (!EXTENSION_NAME.test(name)) throw new SteeringError('EXTENSION_INVALID', `extension attribute name "${name}" must match [a-z0-9]{1,20}`);
-    const ok = typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isInteger(value));
-    if (!ok) throw new SteeringError('EXTENSION_INVALID', `extension attribute "${name}" must be a string, integer or boolean`);
+    if (CORE.has(name))
+      throw new SteeringError('EXTENSION_INVALID', `extension attribute "${name}" collides with a core attribute`);
+    if (!EXTENSION_NAME.test(name))
+      throw new SteeringError('EXTENSION_INVALID', `extension attribute name "${name}" must match [a-z0-9]{1,20}`);
+    const ok =
+      typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isInteger(value));
+    if (!ok)
+      throw new SteeringError(
+        'EXTENSION_INVALID',
+        `extension attribute "${name}" must be a string, integer or boolean`,
+      );
     out[name] = value as ExtensionValue;
   }
   return out;
@@ -88,7 +102,8 @@ const refuse = (f: Record<string, unknown>): void => {
 
 /** The type's scope, once the type is known to be one (a builder's first check). */
 function scopeOfType(type: unknown): ReturnType<typeof scopeOf> {
-  if (typeof type !== 'string' || !isAepType(type)) throw new SteeringError('EVENT_INVALID', `type "${String(type)}" does not match the AEP type grammar`);
+  if (typeof type !== 'string' || !isAepType(type))
+    throw new SteeringError('EVENT_INVALID', `type "${String(type)}" does not match the AEP type grammar`);
   return scopeOf(type);
 }
 
@@ -97,7 +112,14 @@ function assemble(base: Pick<AepEvent, 'source' | 'agent'> & Partial<AepEvent>, 
   // when its emitter or command was set up, the rest is made here (see suppliedIssue).
   refuse(f as unknown as Record<string, unknown>);
   const ext = checkExtensions(f.extensions);
-  const e: AepEvent = { aep: AEP_VERSION, id: f.id ?? newId(f.at), type: f.type, time: timestamp(f.at), source: base.source, agent: base.agent };
+  const e: AepEvent = {
+    aep: AEP_VERSION,
+    id: f.id ?? newId(f.at),
+    type: f.type,
+    time: timestamp(f.at),
+    source: base.source,
+    agent: base.agent,
+  };
   // Attribute order follows AEP-0001 §5 so serialised events read the same everywhere.
   if (f.subject !== undefined) e.subject = f.subject;
   if (base.session !== undefined) e.session = base.session;
@@ -125,7 +147,14 @@ export class SessionEmitter {
   readonly epoch: number;
   private nextSeq: number;
 
-  constructor(opts: { agent: string; session: string; epoch?: number; startSeq?: number; source?: string; host?: string }) {
+  constructor(opts: {
+    agent: string;
+    session: string;
+    epoch?: number;
+    startSeq?: number;
+    source?: string;
+    host?: string;
+  }) {
     this.agent = opts.agent;
     this.session = opts.session;
     this.epoch = opts.epoch ?? 0;
@@ -144,15 +173,23 @@ export class SessionEmitter {
 
   emit<T extends string, D extends EventData>(f: EventFields<T, D>): SessionEvent<T, D> {
     const scope = scopeOfType(f.type);
-    if (scope !== 'session') throw new SteeringError('EVENT_INVALID', `a session emitter cannot emit ${scope}-scoped type ${f.type}`);
-    const e = assemble({ source: this.source, agent: this.agent, session: this.session, seq: this.nextSeq, epoch: this.epoch }, f);
+    if (scope !== 'session')
+      throw new SteeringError('EVENT_INVALID', `a session emitter cannot emit ${scope}-scoped type ${f.type}`);
+    const e = assemble(
+      { source: this.source, agent: this.agent, session: this.session, seq: this.nextSeq, epoch: this.epoch },
+      f,
+    );
     this.nextSeq += 1;
     return e as SessionEvent<T, D>;
   }
 }
 
 /** Builds an agent-scoped event (`agent.*`): no session, run, step or seq. */
-export function agentEvent<T extends string, D extends EventData>(agent: string, f: EventFields<T, D>, host?: string): AepEvent<T, D> {
+export function agentEvent<T extends string, D extends EventData>(
+  agent: string,
+  f: EventFields<T, D>,
+  host?: string,
+): AepEvent<T, D> {
   if (scopeOfType(f.type) !== 'agent') throw new SteeringError('EVENT_INVALID', `${f.type} is not agent-scoped`);
   const source = sourceUri(agent, undefined, host);
   refuse({ agent, source });

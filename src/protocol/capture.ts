@@ -34,12 +34,19 @@ export function fieldLevel(type: string, path: string): FieldLevel {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Every data field whose annotation is above `level` (the full validation tier's capture check). */
-export function captureViolations(type: string, data: Record<string, unknown>, level: CaptureLevel): { path: string; needs: FieldLevel }[] {
+export function captureViolations(
+  type: string,
+  data: Record<string, unknown>,
+  level: CaptureLevel,
+): { path: string; needs: FieldLevel }[] {
   const notes = annotationsOf(type);
   const rank = captureRank(level);
   const out: { path: string; needs: FieldLevel }[] = [];
   const walk = (v: unknown, annotated: string, real: string): void => {
-    if (Array.isArray(v)) { v.forEach((x, i) => walk(x, `${annotated}[]`, `${real}[${i}]`)); return; }
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => walk(x, `${annotated}[]`, `${real}[${i}]`));
+      return;
+    }
     if (!isObject(v)) return;
     for (const [k, x] of Object.entries(v)) {
       const a = annotated ? `${annotated}.${k}` : k;
@@ -82,7 +89,8 @@ const withLabelAsId = (item: unknown): unknown =>
 function degradeStructural(e: AepEvent, data: Record<string, unknown>): Record<string, unknown> {
   if (e.type === 'attention.requested') {
     const out: Record<string, unknown> = { ...data };
-    if ('prompt' in out) out.prompt = synthesizePrompt(e.agent, typeof data.kind === 'string' ? data.kind : undefined, e.subject);
+    if ('prompt' in out)
+      out.prompt = synthesizePrompt(e.agent, typeof data.kind === 'string' ? data.kind : undefined, e.subject);
     if (Array.isArray(out.options)) out.options = out.options.map(withLabelAsId);
     if (Array.isArray(out.fields)) {
       out.fields = out.fields.map((f) => {
@@ -92,7 +100,11 @@ function degradeStructural(e: AepEvent, data: Record<string, unknown>): Record<s
     }
     return out;
   }
-  if ((e.type === 'attention.answered' || e.type === 'control.attention.respond') && isObject(data.answer) && isObject(data.answer.values)) {
+  if (
+    (e.type === 'attention.answered' || e.type === 'control.attention.respond') &&
+    isObject(data.answer) &&
+    isObject(data.answer.values)
+  ) {
     const values = Object.fromEntries(
       Object.entries(data.answer.values).filter(([, v]) => typeof v === 'number' || typeof v === 'boolean'),
     );
@@ -152,14 +164,21 @@ export function stripAboveCapture(e: AepEvent): AepEvent {
  * dropped; numbers, booleans and closed choice ids are structural and stay. Keys with no field
  * in the spec are always dropped. Dropping `data` entirely at `none` is the caller's job.
  */
-export function gateFormValues(fields: readonly FieldSpec[], values: Record<string, unknown>, ceiling: CaptureLevel): Record<string, unknown> {
+export function gateFormValues(
+  fields: readonly FieldSpec[],
+  values: Record<string, unknown>,
+  ceiling: CaptureLevel,
+): Record<string, unknown> {
   const byId = new Map(fields.map((f) => [f.id, f]));
   const text = captureRank(ceiling) >= captureRank('redacted');
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(values)) {
     const f = byId.get(k);
     if (!f) continue;
-    if (text) { out[k] = v; continue; }
+    if (text) {
+      out[k] = v;
+      continue;
+    }
     const choice = (x: unknown): boolean => typeof x === 'string' && (f.choices ?? []).some((c) => c.id === x);
     const structural =
       (f.type === 'number' && typeof v === 'number') ||

@@ -17,8 +17,23 @@ export type EventData = Record<string, unknown>;
 
 /** Core context attributes, in the order of AEP-0001 §5 (1–16), then `data` (17). */
 export const CORE_ATTRIBUTES = [
-  'aep', 'id', 'type', 'subject', 'time', 'source', 'agent', 'session', 'run', 'step',
-  'seq', 'epoch', 'cause', 'traceparent', 'severity', 'capture', 'data',
+  'aep',
+  'id',
+  'type',
+  'subject',
+  'time',
+  'source',
+  'agent',
+  'session',
+  'run',
+  'step',
+  'seq',
+  'epoch',
+  'cause',
+  'traceparent',
+  'severity',
+  'capture',
+  'data',
 ] as const;
 export type CoreAttribute = (typeof CORE_ATTRIBUTES)[number];
 

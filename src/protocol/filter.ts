@@ -14,7 +14,20 @@ export class FilterError extends Error {
 export type EventPredicate = (e: AepEvent) => boolean;
 
 /** Attributes a filter may name; `time`, `seq`, `aep`, `traceparent` and `data` are not among them. */
-const FILTERABLE = new Set(['id', 'type', 'subject', 'source', 'agent', 'session', 'run', 'step', 'epoch', 'cause', 'severity', 'capture']);
+const FILTERABLE = new Set([
+  'id',
+  'type',
+  'subject',
+  'source',
+  'agent',
+  'session',
+  'run',
+  'step',
+  'epoch',
+  'cause',
+  'severity',
+  'capture',
+]);
 const CORE = new Set<string>(CORE_ATTRIBUTES);
 const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 const TYPE_GLOB = /^([a-z0-9_-]+\.)+\*$/;
@@ -27,13 +40,16 @@ const isScalar = (v: unknown): v is Scalar =>
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function checkLevel(key: string, v: Scalar): void {
-  if (key === 'severity' && !(SEVERITIES as readonly unknown[]).includes(v)) throw new FilterError(`severity "${String(v)}" is not a severity level`);
-  if (key === 'capture' && !(CAPTURE_LEVELS as readonly unknown[]).includes(v)) throw new FilterError(`capture "${String(v)}" is not a capture level`);
+  if (key === 'severity' && !(SEVERITIES as readonly unknown[]).includes(v))
+    throw new FilterError(`severity "${String(v)}" is not a severity level`);
+  if (key === 'capture' && !(CAPTURE_LEVELS as readonly unknown[]).includes(v))
+    throw new FilterError(`capture "${String(v)}" is not a capture level`);
 }
 
 /** One value of an equality or inclusion predicate → a test on the attribute value. */
 function valueTest(key: string, v: unknown): (x: unknown) => boolean {
-  if (!isScalar(v)) throw new FilterError(`predicate on "${key}" must be a string, integer or boolean (or an array of them)`);
+  if (!isScalar(v))
+    throw new FilterError(`predicate on "${key}" must be a string, integer or boolean (or an array of them)`);
   if (typeof v === 'string' && v.includes('*')) {
     if (key !== 'type') throw new FilterError(`"*" patterns are allowed on type only, not on "${key}"`);
     if (!TYPE_GLOB.test(v)) throw new FilterError(`type pattern "${v}" must be one or more segments followed by ".*"`);
@@ -54,14 +70,20 @@ function predicate(key: string, spec: unknown): (x: unknown) => boolean {
     if (key !== 'severity') throw new FilterError(`object predicates are allowed on severity only, not on "${key}"`);
     const ops = Object.keys(spec);
     if (ops.length === 0) throw new FilterError('severity range needs "gte" and/or "lte"');
-    for (const op of ops) if (op !== 'gte' && op !== 'lte') throw new FilterError(`"${op}" is not a severity operator (gte, lte)`);
+    for (const op of ops)
+      if (op !== 'gte' && op !== 'lte') throw new FilterError(`"${op}" is not a severity operator (gte, lte)`);
     for (const op of ops) {
       const level = spec[op];
-      if (typeof level !== 'string' || !(SEVERITIES as readonly string[]).includes(level)) throw new FilterError(`severity ${op} "${String(level)}" is not a severity level`);
+      if (typeof level !== 'string' || !(SEVERITIES as readonly string[]).includes(level))
+        throw new FilterError(`severity ${op} "${String(level)}" is not a severity level`);
     }
     const lo = spec.gte === undefined ? -Infinity : severityRank(spec.gte as (typeof SEVERITIES)[number]);
     const hi = spec.lte === undefined ? Infinity : severityRank(spec.lte as (typeof SEVERITIES)[number]);
-    return (x) => typeof x === 'string' && (SEVERITIES as readonly string[]).includes(x) && severityRank(x as (typeof SEVERITIES)[number]) >= lo && severityRank(x as (typeof SEVERITIES)[number]) <= hi;
+    return (x) =>
+      typeof x === 'string' &&
+      (SEVERITIES as readonly string[]).includes(x) &&
+      severityRank(x as (typeof SEVERITIES)[number]) >= lo &&
+      severityRank(x as (typeof SEVERITIES)[number]) <= hi;
   }
   return valueTest(key, spec);
 }
@@ -76,14 +98,16 @@ export function compileFilter(spec: unknown): EventPredicate {
   for (const [key, value] of Object.entries(spec)) {
     if (!FILTERABLE.has(key)) {
       if (CORE.has(key)) throw new FilterError(`"${key}" is not filterable`);
-      if (!EXTENSION_NAME.test(key)) throw new FilterError(`"${key}" is neither a filterable attribute nor an extension name [a-z0-9]{1,20}`);
+      if (!EXTENSION_NAME.test(key))
+        throw new FilterError(`"${key}" is neither a filterable attribute nor an extension name [a-z0-9]{1,20}`);
     }
     tests.push([key, predicate(key, value)]);
   }
-  return (e) => tests.every(([key, test]) => {
-    const v = (e as Record<string, unknown>)[key] ?? DEFAULTS[key];
-    return v !== undefined && test(v);
-  });
+  return (e) =>
+    tests.every(([key, test]) => {
+      const v = (e as Record<string, unknown>)[key] ?? DEFAULTS[key];
+      return v !== undefined && test(v);
+    });
 }
 
 /**

@@ -55,7 +55,8 @@ export function ulidSource(fill: FillRandom = randomFillSync, poolBytes = 4096):
 
   return (at?: number): string => {
     const now = at ?? Date.now();
-    if (!Number.isInteger(now) || now < 0 || now > MAX_TIME) throw new RangeError(`ULID time must be an integer ms in [0, 2^48): ${now}`);
+    if (!Number.isInteger(now) || now < 0 || now > MAX_TIME)
+      throw new RangeError(`ULID time must be an integer ms in [0, 2^48): ${now}`);
     if (now <= lastTime) increment();
     else {
       lastTime = now;

@@ -2,8 +2,18 @@
 // and this project's vendor types (D1, D9, D10, D12). One declaration per type gives the check,
 // the TypeScript payload type (PayloadMap) and the capture annotations capture.ts reads.
 import {
-  anyObject, arrayOf, bool, either, int, num, obj, oneOf, str,
-  type Infer, type Shape, type ShapeIssue,
+  anyObject,
+  arrayOf,
+  bool,
+  either,
+  int,
+  num,
+  obj,
+  oneOf,
+  str,
+  type Infer,
+  type Shape,
+  type ShapeIssue,
 } from './shape.js';
 import { parseVendorType } from './types.js';
 import { captureRank, type CaptureLevel } from './envelope.js';
@@ -17,7 +27,13 @@ const F = 'full' as const;
 /** AEP-0002 §5.2: an amount never travels without its currency. */
 const cost = obj(
   { currency: str() },
-  { total: num({ min: 0 }), prompt: num({ min: 0 }), completion: num({ min: 0 }), cache: num({ min: 0 }), reasoning: num({ min: 0 }) },
+  {
+    total: num({ min: 0 }),
+    prompt: num({ min: 0 }),
+    completion: num({ min: 0 }),
+    cache: num({ min: 0 }),
+    reasoning: num({ min: 0 }),
+  },
 );
 const usage = { 'gen_ai.usage.input_tokens': int({ min: 0 }), 'gen_ai.usage.output_tokens': int({ min: 0 }) };
 const tool = obj({ name: str() }, { call_id: str() });
@@ -25,7 +41,10 @@ const tool = obj({ name: str() }, { call_id: str() });
 const errorInfo = obj({}, { type: str(), message: str().at(R) });
 const child = obj({}, { session: str(), run: str(), agent: str() });
 const task = obj({}, { id: str(), title: str().at(R) });
-const document = obj({}, { id: str(), score: num(), content_redacted: str().at(R), content: str().at(F), metadata: anyObject() });
+const document = obj(
+  {},
+  { id: str(), score: num(), content_redacted: str().at(R), content: str().at(F), metadata: anyObject() },
+);
 const span = obj({}, { start: int(), end: int() });
 
 /** D31: how an instruction reaches the agent; `moment` (the next eligible hook moment) when absent. */
@@ -39,12 +58,16 @@ export type NackReason = (typeof NACK_REASONS)[number];
 export const fieldSpec = obj(
   { id: str(), type: oneOf(['string', 'number', 'boolean', 'select']), label: str() },
   {
-    required: bool(), multi: bool(), other: bool(),
+    required: bool(),
+    multi: bool(),
+    other: bool(),
     choices: arrayOf(obj({ id: str(), label: str() })),
-    min: num(), max: num(),
+    min: num(),
+    max: num(),
   },
 ).refine((f, path, out) => {
-  if (f.type === 'select' && f.choices === undefined) out.push({ path: `${path}.choices`, message: `${path}.choices is required when type is select (AEP-0006)` });
+  if (f.type === 'select' && f.choices === undefined)
+    out.push({ path: `${path}.choices`, message: `${path}.choices is required when type is select (AEP-0006)` });
 });
 export type FieldSpec = Infer<typeof fieldSpec>;
 
@@ -54,41 +77,75 @@ const answer = obj({}, { option: str(), text: str().at(R), values: anyObject() }
 // Core types -----------------------------------------------------------------------------
 
 const core = {
-  'session.started': obj({}, {
-    label: str().at(R),
-    parent: obj({ session: str() }, { run: str(), agent: str() }),
-    client: obj({ name: str() }, { version: str() }),
-    'gen_ai.request.model': str(),
-    cwd: str().at(R),
-  }),
-  'session.ended': obj({}, {
-    reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']),
-    duration_ms: int({ min: 0 }), runs: int({ min: 0 }),
-  }),
-  'session.compacted': obj({}, {
-    trigger: str(), strategy: str(), estimated_token_count: int({ min: 0 }), forgotten: int({ min: 0 }), ...usage,
-  }),
-  'run.started': obj({}, {
-    trigger: oneOf(['user', 'schedule', 'agent', 'control', 'resume']), prompt: str().at(R), ...usage, cost,
-  }),
+  'session.started': obj(
+    {},
+    {
+      label: str().at(R),
+      parent: obj({ session: str() }, { run: str(), agent: str() }),
+      client: obj({ name: str() }, { version: str() }),
+      'gen_ai.request.model': str(),
+      cwd: str().at(R),
+    },
+  ),
+  'session.ended': obj(
+    {},
+    {
+      reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']),
+      duration_ms: int({ min: 0 }),
+      runs: int({ min: 0 }),
+    },
+  ),
+  'session.compacted': obj(
+    {},
+    {
+      trigger: str(),
+      strategy: str(),
+      estimated_token_count: int({ min: 0 }),
+      forgotten: int({ min: 0 }),
+      ...usage,
+    },
+  ),
+  'run.started': obj(
+    {},
+    {
+      trigger: oneOf(['user', 'schedule', 'agent', 'control', 'resume']),
+      prompt: str().at(R),
+      ...usage,
+      cost,
+    },
+  ),
   'run.finished': obj({}, { duration_ms: int({ min: 0 }), summary: str().at(R), ...usage, cost }),
   'run.failed': obj({ reason: str() }, { error: errorInfo, duration_ms: int({ min: 0 }) }),
-  'run.cancelled': obj({}, { by: oneOf(['user', 'control', 'policy', 'shutdown']), reason: str().at(R), duration_ms: int({ min: 0 }) }),
+  'run.cancelled': obj(
+    {},
+    { by: oneOf(['user', 'control', 'policy', 'shutdown']), reason: str().at(R), duration_ms: int({ min: 0 }) },
+  ),
   'run.step.started': obj({}, { name: str().at(R), initial_num_steps: int({ min: 0 }) }),
   'run.step.finished': obj({}, { status: str() }),
   'tool.requested': obj({ tool }, { args_digest: str(), args_redacted: anyObject().at(R), args: anyObject().at(F) }),
-  'tool.completed': obj({ tool }, {
-    duration_ms: int({ min: 0 }), status: str(), result_digest: str(),
-    result_redacted: either(anyObject(), str()).at(R), result: either(anyObject(), str()).at(F), ...usage, cost,
-  }),
+  'tool.completed': obj(
+    { tool },
+    {
+      duration_ms: int({ min: 0 }),
+      status: str(),
+      result_digest: str(),
+      result_redacted: either(anyObject(), str()).at(R),
+      result: either(anyObject(), str()).at(F),
+      ...usage,
+      cost,
+    },
+  ),
   'tool.failed': obj({ tool, error: errorInfo }, { duration_ms: int({ min: 0 }) }),
   'tool.denied': obj({ tool, by: oneOf(['policy', 'user_setting', 'runtime']) }, { rule: str() }),
   'progress.status': obj({}, { message: str().at(R), phase: str(), percent: num({ min: 0, max: 100 }) }),
   'progress.task.planned': obj({}, { task, parent: str() }),
   'progress.task.completed': obj({}, { task, status: str() }),
-  'progress.artifact.produced': obj({}, {
-    artifact: obj({}, { id: str(), name: str().at(R), mime: str(), bytes: int({ min: 0 }), uri: str().at(R) }),
-  }),
+  'progress.artifact.produced': obj(
+    {},
+    {
+      artifact: obj({}, { id: str(), name: str().at(R), mime: str(), bytes: int({ min: 0 }), uri: str().at(R) }),
+    },
+  ),
   'delegation.subagent.started': obj({}, { child, agent_type: str(), role: str() }),
   'delegation.subagent.stopped': obj({}, { child, agent_type: str(), status: str(), duration_ms: int({ min: 0 }) }),
   'attention.requested': obj(
@@ -114,39 +171,86 @@ const core = {
   'error.raised': obj({}, { error: errorInfo, code: str(), fatal: bool() }),
   'state.snapshot': obj({}, { state: anyObject().at(R), key: str(), rev: int({ min: 0 }) }),
   'state.delta': obj({}, { delta: arrayOf(anyObject()).at(R), key: str(), rev: int({ min: 0 }) }),
-  'resource.retrieval.requested': obj({}, { query: str().at(R), query_digest: str(), corpus: str(), top_k: int({ min: 0 }) }),
-  'resource.retrieval.returned': obj({}, {
-    documents: arrayOf(document), count: int({ min: 0 }), corpus: str(), duration_ms: int({ min: 0 }),
-  }),
-  'resource.retrieval.reranked': obj({}, {
-    query: str().at(R), query_digest: str(), model: str(), top_k: int({ min: 0 }),
-    input_documents: arrayOf(document), output_documents: arrayOf(document),
-    count: int({ min: 0 }), duration_ms: int({ min: 0 }),
-  }),
-  'resource.citation.recorded': obj({}, {
-    citations: arrayOf(obj({}, {
-      source: obj({}, { id: str(), uri: str().at(R), title: str().at(R) }),
-      cited_text_redacted: str().at(R),
-      cited_text: str().at(F),
-      offset: obj({}, { char: span, page: obj({}, { page: int(), start: int(), end: int() }), block: obj({}, { block: int(), start: int(), end: int() }) }),
-      document_index: int({ min: 0 }),
-    })),
-    count: int({ min: 0 }),
-  }),
-  'assessment.evaluation.recorded': obj({}, {
-    'gen_ai.evaluation.name': str(), 'gen_ai.evaluation.score.value': num(), 'gen_ai.evaluation.score.label': str(),
-    'gen_ai.evaluation.explanation': str().at(R), evaluator: str(),
-  }),
-  'assessment.feedback.received': obj({}, { rating: num(), label: str(), comment: str().at(R), correction: str().at(R), source: str() }),
-  'assessment.guardrail.recorded': obj({}, {
-    guardrail: obj({}, {
-      stage: oneOf(['input', 'output']),
-      verdict: oneOf(['allowed', 'flagged', 'blocked', 'modified']),
-      categories: arrayOf(obj({}, { name: str(), score: num() })),
-      detector: obj({}, { name: str(), version: str() }),
-      explanation: str().at(R),
-    }),
-  }),
+  'resource.retrieval.requested': obj(
+    {},
+    { query: str().at(R), query_digest: str(), corpus: str(), top_k: int({ min: 0 }) },
+  ),
+  'resource.retrieval.returned': obj(
+    {},
+    {
+      documents: arrayOf(document),
+      count: int({ min: 0 }),
+      corpus: str(),
+      duration_ms: int({ min: 0 }),
+    },
+  ),
+  'resource.retrieval.reranked': obj(
+    {},
+    {
+      query: str().at(R),
+      query_digest: str(),
+      model: str(),
+      top_k: int({ min: 0 }),
+      input_documents: arrayOf(document),
+      output_documents: arrayOf(document),
+      count: int({ min: 0 }),
+      duration_ms: int({ min: 0 }),
+    },
+  ),
+  'resource.citation.recorded': obj(
+    {},
+    {
+      citations: arrayOf(
+        obj(
+          {},
+          {
+            source: obj({}, { id: str(), uri: str().at(R), title: str().at(R) }),
+            cited_text_redacted: str().at(R),
+            cited_text: str().at(F),
+            offset: obj(
+              {},
+              {
+                char: span,
+                page: obj({}, { page: int(), start: int(), end: int() }),
+                block: obj({}, { block: int(), start: int(), end: int() }),
+              },
+            ),
+            document_index: int({ min: 0 }),
+          },
+        ),
+      ),
+      count: int({ min: 0 }),
+    },
+  ),
+  'assessment.evaluation.recorded': obj(
+    {},
+    {
+      'gen_ai.evaluation.name': str(),
+      'gen_ai.evaluation.score.value': num(),
+      'gen_ai.evaluation.score.label': str(),
+      'gen_ai.evaluation.explanation': str().at(R),
+      evaluator: str(),
+    },
+  ),
+  'assessment.feedback.received': obj(
+    {},
+    { rating: num(), label: str(), comment: str().at(R), correction: str().at(R), source: str() },
+  ),
+  'assessment.guardrail.recorded': obj(
+    {},
+    {
+      guardrail: obj(
+        {},
+        {
+          stage: oneOf(['input', 'output']),
+          verdict: oneOf(['allowed', 'flagged', 'blocked', 'modified']),
+          categories: arrayOf(obj({}, { name: str(), score: num() })),
+          detector: obj({}, { name: str(), version: str() }),
+          explanation: str().at(R),
+        },
+      ),
+    },
+  ),
   'control.attention.respond': obj({ answer }),
   'control.cancel': obj({ scope: oneOf(['run', 'session']) }, { reason: str().at(R) }),
   'control.pause': obj({}),
@@ -168,7 +272,9 @@ const vendor = {
   /** D9; D27 names the moment (the vendor's hook event) whose reply carried it. */
   'instruction.delivered': obj({ queued_ms: int({ min: 0 }) }, { moment: str(), delivery: oneOf(DELIVERIES) }),
   /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
-  'instruction.dropped': obj({ reason: oneOf(['session-ended', 'expired', 'delivery-unknown', 'send-failed', 'turn-ended', 'withdrawn']) }),
+  'instruction.dropped': obj({
+    reason: oneOf(['session-ended', 'expired', 'delivery-unknown', 'send-failed', 'turn-ended', 'withdrawn']),
+  }),
   /** Outcome of send_input; the text is never echoed. */
   'input.sent': obj({}, { delivery: oneOf(['queue', 'steer']) }),
   /** The vendor reports the agent consumed a sent input (D28); the text is never echoed. */
@@ -268,7 +374,15 @@ function two(s: string, i: number): number {
  * allocation: every relayed event carries a `time`. Anything else takes the regex path.
  */
 function fastDateTime(s: string): boolean | undefined {
-  if (s.length < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || (s.charCodeAt(10) | 32) !== 116 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
+  if (
+    s.length < 20 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    (s.charCodeAt(10) | 32) !== 116 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  )
+    return undefined;
   const hi = two(s, 0);
   const lo = two(s, 2);
   const mo = two(s, 5);
@@ -297,7 +411,14 @@ export function isDateTime(s: string): boolean {
   if (fast !== undefined) return fast;
   const m = DATE_TIME.exec(s);
   if (!m) return false;
-  const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (mo < 1 || mo > 12 || h > 23 || mi > 59 || se > 60) return false;
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
   const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1]!;
@@ -325,7 +446,8 @@ export function formValuesIssues(fields: readonly FieldSpec[], values: Record<st
         break;
       case 'number':
         if (typeof v !== 'number' || !Number.isFinite(v)) out.push({ path, message: `${path} must be a number` });
-        else if ((f.min !== undefined && v < f.min) || (f.max !== undefined && v > f.max)) out.push({ path, message: `${path} is out of range` });
+        else if ((f.min !== undefined && v < f.min) || (f.max !== undefined && v > f.max))
+          out.push({ path, message: `${path} is out of range` });
         break;
       case 'boolean':
         if (typeof v !== 'boolean') out.push({ path, message: `${path} must be a boolean` });
@@ -334,7 +456,11 @@ export function formValuesIssues(fields: readonly FieldSpec[], values: Record<st
         const ids = new Set((f.choices ?? []).map((c) => c.id));
         const one = (x: unknown): boolean => typeof x === 'string' && (ids.has(x) || f.other === true);
         const ok = f.multi === true ? Array.isArray(v) && v.every(one) : one(v);
-        if (!ok) out.push({ path, message: `${path} must be ${f.multi === true ? 'an array of choice ids' : 'a choice id'}${f.other === true ? ' or free text' : ''}` });
+        if (!ok)
+          out.push({
+            path,
+            message: `${path} must be ${f.multi === true ? 'an array of choice ids' : 'a choice id'}${f.other === true ? ' or free text' : ''}`,
+          });
         break;
       }
     }

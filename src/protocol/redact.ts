@@ -39,10 +39,22 @@ const BARE_SECRETS: readonly RegExp[] = [
  * `Bearer <token>` in any case. The token must look like one (a digit or token punctuation, or
  * 20+ letters), so prose ("the bearer of good news") stays.
  */
-const BEARER = /(?<![A-Za-z])(bearer\s+)((?=[A-Za-z0-9\-._~+/]{6,})[A-Za-z0-9\-._~+/]*[0-9\-._~+/][A-Za-z0-9\-._~+/]*=*|[A-Za-z]{20,}=*)/gi;
+const BEARER =
+  /(?<![A-Za-z])(bearer\s+)((?=[A-Za-z0-9\-._~+/]{6,})[A-Za-z0-9\-._~+/]*[0-9\-._~+/][A-Za-z0-9\-._~+/]*=*|[A-Za-z]{20,}=*)/gi;
 const BASIC = /\b(authorization["']?\s*[:=]\s*["']?basic)(\s+)([A-Za-z0-9+/]{4,}=*)/gi;
 
-const CREDENTIAL_WORDS = ['password', 'passwd', 'passphrase', 'secret', 'secret[_-]?key', 'api[_-]?key', 'token', 'access[_-]?key', 'private[_-]?key', 'client[_-]?secret'];
+const CREDENTIAL_WORDS = [
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'secret[_-]?key',
+  'api[_-]?key',
+  'token',
+  'access[_-]?key',
+  'private[_-]?key',
+  'client[_-]?secret',
+];
 
 /**
  * `key = value`, `key: value`, JSON `"key": "value"`, and a value on the next line after
@@ -69,14 +81,17 @@ export function redactText(s: string, opts: RedactOptions = {}): string {
   out = out.replace(BEARER, (_m, head: string) => `${head}${SECRET}`);
   out = out.replace(BASIC, (_m, head: string, gap: string) => `${head}${gap}${SECRET}`);
   const assignment = opts.secretNames?.length ? assignmentPattern(opts.secretNames) : DEFAULT_ASSIGNMENT;
-  out = out.replace(assignment, (m, head: string, value: string) => (value === SECRET || value.startsWith('[REDACTED') ? m : `${head}${SECRET}`));
+  out = out.replace(assignment, (m, head: string, value: string) =>
+    value === SECRET || value.startsWith('[REDACTED') ? m : `${head}${SECRET}`,
+  );
   // (b) operator-configured secret values, longest first so a prefix never leaves a tail.
   for (const v of [...(opts.secretValues ?? [])].filter((x) => x.length > 0).sort((a, b) => b.length - a.length)) {
     out = out.split(v).join(SECRET);
   }
   // (c) home prefix, then any other user's home.
   const home = opts.home ?? homedir();
-  if (home && home !== '/') out = out.replace(new RegExp(`${escape(home.replace(/[\\/]+$/, ''))}(?=$|[\\\\/\\s"'\`:])`, 'g'), '~');
+  if (home && home !== '/')
+    out = out.replace(new RegExp(`${escape(home.replace(/[\\/]+$/, ''))}(?=$|[\\\\/\\s"'\`:])`, 'g'), '~');
   out = out.replace(HOME_DIRS, '~');
   // (d) PII.
   if (opts.pii !== false) {
@@ -87,7 +102,8 @@ export function redactText(s: string, opts: RedactOptions = {}): string {
 }
 
 /** Object keys whose value is a credential whatever it looks like (any case). */
-const CREDENTIAL_KEY = /^(?:.*[_-])?(?:password|passwd|passphrase|secret|api[_-]?key|apikey|token|access[_-]?token|refresh[_-]?token|authorization|auth|cookie|set-cookie|private[_-]?key|client[_-]?secret|credentials?)$/i;
+const CREDENTIAL_KEY =
+  /^(?:.*[_-])?(?:password|passwd|passphrase|secret|api[_-]?key|apikey|token|access[_-]?token|refresh[_-]?token|authorization|auth|cookie|set-cookie|private[_-]?key|client[_-]?secret|credentials?)$/i;
 
 /**
  * Redacts a JSON value: strings (also inside arrays) go through redactText, values under

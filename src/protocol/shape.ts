@@ -62,7 +62,8 @@ function make<T>(spec: Spec): Shape<T> {
       for (const rule of spec.rules) (rule as (v: unknown, p: string, o: ShapeIssue[]) => void)(v, path, out);
     },
     at: (level) => make<T>({ ...spec, level }),
-    refine: (rule) => make<T>({ ...spec, rules: [...spec.rules, rule as (v: never, p: string, o: ShapeIssue[]) => void] }),
+    refine: (rule) =>
+      make<T>({ ...spec, rules: [...spec.rules, rule as (v: never, p: string, o: ShapeIssue[]) => void] }),
   };
   return shape;
 }
@@ -70,50 +71,76 @@ function make<T>(spec: Spec): Shape<T> {
 const at = (path: string): string => path || 'data';
 const LEVEL_RANK: Record<FieldLevel, number> = { metadata: 1, redacted: 2, full: 3 };
 const describe = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' && !Number.isInteger(v) ? 'non-integer number' : typeof v;
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'array'
+      : typeof v === 'number' && !Number.isInteger(v)
+        ? 'non-integer number'
+        : typeof v;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function str(): Shape<string> {
   return make<string>({
-    kind: 'string', level: 'metadata', rules: [],
-    test: (v, p, out) => { if (typeof v !== 'string') out.push({ path: at(p), message: `${at(p)} must be a string, got ${describe(v)}` }); },
+    kind: 'string',
+    level: 'metadata',
+    rules: [],
+    test: (v, p, out) => {
+      if (typeof v !== 'string') out.push({ path: at(p), message: `${at(p)} must be a string, got ${describe(v)}` });
+    },
   });
 }
 
 export function int(bounds: { min?: number } = {}): Shape<number> {
   return make<number>({
-    kind: 'integer', level: 'metadata', rules: [],
+    kind: 'integer',
+    level: 'metadata',
+    rules: [],
     test: (v, p, out) => {
-      if (typeof v !== 'number' || !Number.isInteger(v)) out.push({ path: at(p), message: `${at(p)} must be an integer, got ${describe(v)}` });
-      else if (bounds.min !== undefined && v < bounds.min) out.push({ path: at(p), message: `${at(p)} must be >= ${bounds.min}` });
+      if (typeof v !== 'number' || !Number.isInteger(v))
+        out.push({ path: at(p), message: `${at(p)} must be an integer, got ${describe(v)}` });
+      else if (bounds.min !== undefined && v < bounds.min)
+        out.push({ path: at(p), message: `${at(p)} must be >= ${bounds.min}` });
     },
   });
 }
 
 export function num(bounds: { min?: number; max?: number } = {}): Shape<number> {
   return make<number>({
-    kind: 'number', level: 'metadata', rules: [],
+    kind: 'number',
+    level: 'metadata',
+    rules: [],
     test: (v, p, out) => {
-      if (typeof v !== 'number' || !Number.isFinite(v)) out.push({ path: at(p), message: `${at(p)} must be a number, got ${describe(v)}` });
-      else if (bounds.min !== undefined && v < bounds.min) out.push({ path: at(p), message: `${at(p)} must be >= ${bounds.min}` });
-      else if (bounds.max !== undefined && v > bounds.max) out.push({ path: at(p), message: `${at(p)} must be <= ${bounds.max}` });
+      if (typeof v !== 'number' || !Number.isFinite(v))
+        out.push({ path: at(p), message: `${at(p)} must be a number, got ${describe(v)}` });
+      else if (bounds.min !== undefined && v < bounds.min)
+        out.push({ path: at(p), message: `${at(p)} must be >= ${bounds.min}` });
+      else if (bounds.max !== undefined && v > bounds.max)
+        out.push({ path: at(p), message: `${at(p)} must be <= ${bounds.max}` });
     },
   });
 }
 
 export function bool(): Shape<boolean> {
   return make<boolean>({
-    kind: 'boolean', level: 'metadata', rules: [],
-    test: (v, p, out) => { if (typeof v !== 'boolean') out.push({ path: at(p), message: `${at(p)} must be a boolean, got ${describe(v)}` }); },
+    kind: 'boolean',
+    level: 'metadata',
+    rules: [],
+    test: (v, p, out) => {
+      if (typeof v !== 'boolean') out.push({ path: at(p), message: `${at(p)} must be a boolean, got ${describe(v)}` });
+    },
   });
 }
 
 export function oneOf<const V extends readonly string[]>(values: V): Shape<V[number]> {
   return make<V[number]>({
-    kind: 'enum', level: 'metadata', rules: [],
+    kind: 'enum',
+    level: 'metadata',
+    rules: [],
     test: (v, p, out) => {
-      if (typeof v !== 'string' || !values.includes(v)) out.push({ path: at(p), message: `${at(p)} must be one of ${values.join('|')}` });
+      if (typeof v !== 'string' || !values.includes(v))
+        out.push({ path: at(p), message: `${at(p)} must be one of ${values.join('|')}` });
     },
   });
 }
@@ -121,16 +148,26 @@ export function oneOf<const V extends readonly string[]>(values: V): Shape<V[num
 /** Any JSON object whose inside is not described (e.g. tool `args`, state images). */
 export function anyObject(): Shape<Record<string, unknown>> {
   return make<Record<string, unknown>>({
-    kind: 'any-object', level: 'metadata', rules: [],
-    test: (v, p, out) => { if (!isObject(v)) out.push({ path: at(p), message: `${at(p)} must be an object, got ${describe(v)}` }); },
+    kind: 'any-object',
+    level: 'metadata',
+    rules: [],
+    test: (v, p, out) => {
+      if (!isObject(v)) out.push({ path: at(p), message: `${at(p)} must be an object, got ${describe(v)}` });
+    },
   });
 }
 
 export function arrayOf<S extends Shape>(item: S): Shape<Infer<S>[]> {
   return make<Infer<S>[]>({
-    kind: 'array', level: 'metadata', items: item, rules: [],
+    kind: 'array',
+    level: 'metadata',
+    items: item,
+    rules: [],
     test: (v, p, out, ceiling) => {
-      if (!Array.isArray(v)) { out.push({ path: at(p), message: `${at(p)} must be an array, got ${describe(v)}` }); return; }
+      if (!Array.isArray(v)) {
+        out.push({ path: at(p), message: `${at(p)} must be an array, got ${describe(v)}` });
+        return;
+      }
       v.forEach((x, i) => item.check(x, `${at(p)}[${i}]`, out, ceiling));
     },
   });
@@ -139,7 +176,10 @@ export function arrayOf<S extends Shape>(item: S): Shape<Infer<S>[]> {
 /** A value matching any one branch (the schema's `type: [object, string]`). */
 export function either<A extends Shape, B extends Shape>(a: A, b: B): Shape<Infer<A> | Infer<B>> {
   return make<Infer<A> | Infer<B>>({
-    kind: 'union', level: 'metadata', branches: [a, b], rules: [],
+    kind: 'union',
+    level: 'metadata',
+    branches: [a, b],
+    rules: [],
     test: (v, p, out, ceiling) => {
       const ra: ShapeIssue[] = [];
       a.check(v, p, ra, ceiling);
@@ -166,11 +206,18 @@ export function obj<R extends Fields = {}, O extends Fields = {}>(required: R, o
   const fields: Fields = { ...required, ...(optional ?? {}) };
   const req = Object.keys(required);
   return make<ObjectOf<R, O>>({
-    kind: 'object', level: 'metadata', fields, rules: [],
+    kind: 'object',
+    level: 'metadata',
+    fields,
+    rules: [],
     test: (v, p, out, ceiling) => {
-      if (!isObject(v)) { out.push({ path: at(p), message: `${at(p)} must be an object, got ${describe(v)}` }); return; }
+      if (!isObject(v)) {
+        out.push({ path: at(p), message: `${at(p)} must be an object, got ${describe(v)}` });
+        return;
+      }
       for (const k of req) {
-        if (v[k] === undefined && LEVEL_RANK[fields[k]!.level] <= ceiling) out.push({ path: `${at(p)}.${k}`, message: `${at(p)}.${k} is required` });
+        if (v[k] === undefined && LEVEL_RANK[fields[k]!.level] <= ceiling)
+          out.push({ path: `${at(p)}.${k}`, message: `${at(p)}.${k} is required` });
       }
       for (const [k, s] of Object.entries(fields)) if (v[k] !== undefined) s.check(v[k], `${at(p)}.${k}`, out, ceiling);
     },

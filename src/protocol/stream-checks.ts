@@ -39,7 +39,10 @@ const ATTENTION_TERMINALS = new Set(['attention.resolved', 'attention.timeout'])
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
@@ -68,7 +71,9 @@ export class StreamChecker {
   push(e: AepEvent): Violation[] {
     const index = this.index++;
     const out: Violation[] = [];
-    const v = (rule: ViolationRule, message: string): void => { out.push({ rule, index, eventId: e.id, message }); };
+    const v = (rule: ViolationRule, message: string): void => {
+      out.push({ rule, index, eventId: e.id, message });
+    };
 
     const key = dedupeKey(e);
     const d = digest(e);
@@ -85,7 +90,8 @@ export class StreamChecker {
     if (ACKS.has(e.type) && e.cause !== undefined && e.session !== undefined) {
       const ak = k(e.source, e.session, e.cause);
       const first = this.acks.get(ak);
-      if (first !== undefined) v('ack-decision', `command ${e.cause} already has ack ${first}; one decision per command`);
+      if (first !== undefined)
+        v('ack-decision', `command ${e.cause} already has ack ${first}; one decision per command`);
       else this.acks.set(ak, e.id);
     }
 
@@ -118,10 +124,19 @@ export class StreamChecker {
       this.positions.set(sk, { epoch, seq: seq, claimed: new Map([[seq, e.id]]) });
       return;
     }
-    if (epoch < p.epoch) { v('epoch-regression', `epoch ${epoch} after epoch ${p.epoch} in session ${e.session}`); return; }
+    if (epoch < p.epoch) {
+      v('epoch-regression', `epoch ${epoch} after epoch ${p.epoch} in session ${e.session}`);
+      return;
+    }
     const holder = p.claimed.get(seq);
-    if (holder !== undefined) { v('position-conflict', `(${epoch}, ${seq}) in session ${e.session} is already ${holder}`); return; }
-    if (seq <= p.seq) { v('seq-regression', `seq ${seq} after seq ${p.seq} in epoch ${epoch} of session ${e.session}`); return; }
+    if (holder !== undefined) {
+      v('position-conflict', `(${epoch}, ${seq}) in session ${e.session} is already ${holder}`);
+      return;
+    }
+    if (seq <= p.seq) {
+      v('seq-regression', `seq ${seq} after seq ${p.seq} in epoch ${epoch} of session ${e.session}`);
+      return;
+    }
     p.seq = seq;
     p.claimed.set(seq, e.id);
   }
@@ -139,10 +154,14 @@ export class StreamChecker {
       const fields = this.forms.get(k(sk, e.subject));
       const values = (e.data as { answer?: { values?: unknown } } | undefined)?.answer?.values;
       if (fields && typeof values === 'object' && values !== null && !Array.isArray(values)) {
-        for (const issue of formValuesIssues(fields, values as Record<string, unknown>)) v('form-values', `${issue.message} (request ${e.subject})`);
+        for (const issue of formValuesIssues(fields, values as Record<string, unknown>))
+          v('form-values', `${issue.message} (request ${e.subject})`);
       }
     } else if (e.type === 'session.ended' && open && open.size > 0) {
-      v('attention-open-at-end', `session ${e.session} ended with attention request(s) ${[...open.keys()].join(', ')} open; close them first`);
+      v(
+        'attention-open-at-end',
+        `session ${e.session} ended with attention request(s) ${[...open.keys()].join(', ')} open; close them first`,
+      );
     }
   }
 }

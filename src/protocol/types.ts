@@ -1,8 +1,19 @@
 // Type grammar (AEP-0001 §6) and scoping (AEP-0001 §5.2, AEP-0004 §2.2).
 
 export const CATEGORIES = [
-  'agent', 'session', 'run', 'progress', 'tool', 'delegation', 'attention',
-  'resource', 'error', 'state', 'assessment', 'message', 'control',
+  'agent',
+  'session',
+  'run',
+  'progress',
+  'tool',
+  'delegation',
+  'attention',
+  'resource',
+  'error',
+  'state',
+  'assessment',
+  'message',
+  'control',
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
@@ -52,8 +63,10 @@ export const closedType = (vendor: string) => vendorType(vendor, 'session.closed
  * request's end, its own description of the session), not the agent speaking. None of these
  * refreshes a session's last activity.
  */
-const ADAPTER_ANSWERS = new RegExp('^(?:control\\.(?:accepted|rejected)|attention\\.(?:answered|resolved|timeout)'
-  + '|x\\.[a-z0-9_-]+\\.(?:instruction\\.(?:delivered|dropped)|input\\.(?:sent|consumed)|session\\.described))$');
+const ADAPTER_ANSWERS = new RegExp(
+  '^(?:control\\.(?:accepted|rejected)|attention\\.(?:answered|resolved|timeout)' +
+    '|x\\.[a-z0-9_-]+\\.(?:instruction\\.(?:delivered|dropped)|input\\.(?:sent|consumed)|session\\.described))$',
+);
 /** D37: an event of the session's agent, which refreshes its last activity (a command never does). */
 export const isAgentActivity = (type: string): boolean => !isCommandType(type) && !ADAPTER_ANSWERS.test(type);
 
@@ -91,18 +104,51 @@ export function parseVendorType(type: string): { vendor: string; category: strin
 export type TypeStatus = 'mandatory' | 'optional' | 'reserved';
 
 const MANDATORY = [
-  'session.started', 'session.ended', 'run.started', 'run.finished', 'run.failed', 'run.cancelled',
-  'tool.requested', 'tool.completed', 'tool.failed', 'tool.denied',
-  'attention.requested', 'attention.answered', 'attention.resolved', 'attention.timeout',
+  'session.started',
+  'session.ended',
+  'run.started',
+  'run.finished',
+  'run.failed',
+  'run.cancelled',
+  'tool.requested',
+  'tool.completed',
+  'tool.failed',
+  'tool.denied',
+  'attention.requested',
+  'attention.answered',
+  'attention.resolved',
+  'attention.timeout',
 ] as const;
 const OPTIONAL = [
-  'session.compacted', 'run.step.started', 'run.step.finished', 'progress.status', 'progress.task.planned',
-  'progress.task.completed', 'progress.artifact.produced', 'delegation.subagent.started',
-  'delegation.subagent.stopped', 'attention.routed', 'agent.presence', 'agent.idle', 'agent.health',
-  'agent.heartbeat', 'error.raised', 'state.snapshot', 'state.delta', 'resource.retrieval.requested',
-  'resource.retrieval.returned', 'resource.retrieval.reranked', 'resource.citation.recorded',
-  'assessment.evaluation.recorded', 'assessment.feedback.received', 'assessment.guardrail.recorded',
-  'control.attention.respond', 'control.cancel', 'control.pause', 'control.resume', 'control.accepted',
+  'session.compacted',
+  'run.step.started',
+  'run.step.finished',
+  'progress.status',
+  'progress.task.planned',
+  'progress.task.completed',
+  'progress.artifact.produced',
+  'delegation.subagent.started',
+  'delegation.subagent.stopped',
+  'attention.routed',
+  'agent.presence',
+  'agent.idle',
+  'agent.health',
+  'agent.heartbeat',
+  'error.raised',
+  'state.snapshot',
+  'state.delta',
+  'resource.retrieval.requested',
+  'resource.retrieval.returned',
+  'resource.retrieval.reranked',
+  'resource.citation.recorded',
+  'assessment.evaluation.recorded',
+  'assessment.feedback.received',
+  'assessment.guardrail.recorded',
+  'control.attention.respond',
+  'control.cancel',
+  'control.pause',
+  'control.resume',
+  'control.accepted',
   'control.rejected',
 ] as const;
 const RESERVED = ['message.user.submitted', 'message.agent.replied'] as const;

@@ -1,7 +1,12 @@
 // Event validation (AEP-0001 §5–§8, aep-event.schema.json, AEP-0002 payload schemas).
 // Validation returns issues tagged with a stable rule id; builders and assertEvent throw.
 import {
-  AEP_VERSION, CAPTURE_LEVELS, CORE_ATTRIBUTES, SEVERITIES, type AepEvent, type CaptureLevel,
+  AEP_VERSION,
+  CAPTURE_LEVELS,
+  CORE_ATTRIBUTES,
+  SEVERITIES,
+  type AepEvent,
+  type CaptureLevel,
 } from './envelope.js';
 import { SteeringError } from './errors.js';
 import { isDateTime, validatePayload } from './payloads.js';
@@ -61,7 +66,10 @@ const isNonNegInt = (v: unknown): boolean => typeof v === 'number' && Number.isI
  */
 class Seen {
   private readonly held = new Set<string>();
-  constructor(private readonly test: (s: string) => boolean, private readonly cap = 4096) {}
+  constructor(
+    private readonly test: (s: string) => boolean,
+    private readonly cap = 4096,
+  ) {}
   has(s: string): boolean {
     if (this.held.has(s)) return true;
     if (!this.test(s)) return false;
@@ -91,82 +99,164 @@ export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
   for (const a of SUPPLIED_STRINGS) {
     const v = f[a];
     if (v !== undefined && (typeof v !== 'string' || v === '')) {
-      return { rule: 'attr-type', path: a, message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)` };
+      return {
+        rule: 'attr-type',
+        path: a,
+        message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)`,
+      };
     }
   }
   if (f.source !== undefined && (typeof f.source !== 'string' || !GOOD_SOURCE.has(f.source))) {
-    return { rule: 'format', path: 'source', message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)' };
+    return {
+      rule: 'format',
+      path: 'source',
+      message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)',
+    };
   }
   if (f.traceparent !== undefined && (typeof f.traceparent !== 'string' || !TRACEPARENT.test(f.traceparent))) {
-    return { rule: 'format', path: 'traceparent', message: 'traceparent must be a W3C Trace Context value (AEP-0001 §5.1)' };
+    return {
+      rule: 'format',
+      path: 'traceparent',
+      message: 'traceparent must be a W3C Trace Context value (AEP-0001 §5.1)',
+    };
   }
   if (f.severity !== undefined && !(SEVERITIES as readonly unknown[]).includes(f.severity)) {
-    return { rule: 'enum', path: 'severity', message: `severity must be one of ${SEVERITIES.join('|')} (AEP-0001 §8.1)` };
+    return {
+      rule: 'enum',
+      path: 'severity',
+      message: `severity must be one of ${SEVERITIES.join('|')} (AEP-0001 §8.1)`,
+    };
   }
   if (f.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(f.capture)) {
-    return { rule: 'enum', path: 'capture', message: `capture must be one of ${CAPTURE_LEVELS.join('|')} (AEP-0001 §8.2)` };
+    return {
+      rule: 'enum',
+      path: 'capture',
+      message: `capture must be one of ${CAPTURE_LEVELS.join('|')} (AEP-0001 §8.2)`,
+    };
   }
-  if (f.data !== undefined && !isObject(f.data)) return { rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' };
+  if (f.data !== undefined && !isObject(f.data))
+    return { rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' };
   return undefined;
 }
 
 /** The envelope tier: the whole schema, formats included, without payloads. */
 function envelopeIssues(e: Record<string, unknown>): Issue[] {
   const out: Issue[] = [];
-  if (e.aep !== AEP_VERSION) out.push({ rule: 'version', path: 'aep', message: `aep must be "${AEP_VERSION}" (AEP-0001 §5.1)` });
+  if (e.aep !== AEP_VERSION)
+    out.push({ rule: 'version', path: 'aep', message: `aep must be "${AEP_VERSION}" (AEP-0001 §5.1)` });
   for (const a of REQUIRED_STRINGS) {
     const v = e[a];
     if (v === undefined) out.push({ rule: 'required', path: a, message: `${a} is required (AEP-0001 §5.1)` });
-    else if (typeof v !== 'string' || v === '') out.push({ rule: 'attr-type', path: a, message: `${a} must be a non-empty string (AEP-0001 §5.1)` });
+    else if (typeof v !== 'string' || v === '')
+      out.push({ rule: 'attr-type', path: a, message: `${a} must be a non-empty string (AEP-0001 §5.1)` });
   }
   for (const a of OPTIONAL_STRINGS) {
     const v = e[a];
     if (v !== undefined && (typeof v !== 'string' || v === '')) {
-      out.push({ rule: 'attr-type', path: a, message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)` });
+      out.push({
+        rule: 'attr-type',
+        path: a,
+        message: `${a} must be a non-empty string when present; absent attributes are omitted, never null (AEP-0001 §5.1)`,
+      });
     }
   }
   for (const a of ['seq', 'epoch'] as const) {
-    if (e[a] !== undefined && !isNonNegInt(e[a])) out.push({ rule: 'attr-type', path: a, message: `${a} must be an integer >= 0 (AEP-0001 §7)` });
+    if (e[a] !== undefined && !isNonNegInt(e[a]))
+      out.push({ rule: 'attr-type', path: a, message: `${a} must be an integer >= 0 (AEP-0001 §7)` });
   }
   const type = typeof e.type === 'string' && e.type !== '' ? e.type : undefined;
   if (type !== undefined && !TYPE_PATTERN.test(type)) {
-    out.push({ rule: 'type-syntax', path: 'type', message: `type "${type}" is not {category}.{rest} with one of the 13 categories, nor x.{vendor}.{category}.{rest} (AEP-0001 §6)` });
+    out.push({
+      rule: 'type-syntax',
+      path: 'type',
+      message: `type "${type}" is not {category}.{rest} with one of the 13 categories, nor x.{vendor}.{category}.{rest} (AEP-0001 §6)`,
+    });
   }
   if (typeof e.time === 'string' && e.time !== '' && !isDateTime(e.time)) {
-    out.push({ rule: 'format', path: 'time', message: 'time must be an RFC 3339 date-time with a timezone (AEP-0001 §5.1)' });
+    out.push({
+      rule: 'format',
+      path: 'time',
+      message: 'time must be an RFC 3339 date-time with a timezone (AEP-0001 §5.1)',
+    });
   }
   if (typeof e.source === 'string' && e.source !== '' && !URI.test(e.source)) {
-    out.push({ rule: 'format', path: 'source', message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)' });
+    out.push({
+      rule: 'format',
+      path: 'source',
+      message: 'source must be a URI, e.g. aep://{host}/agent/{agent}/session/{session} (AEP-0001 §5.1)',
+    });
   }
   if (e.traceparent !== undefined && (typeof e.traceparent !== 'string' || !TRACEPARENT.test(e.traceparent))) {
-    out.push({ rule: 'format', path: 'traceparent', message: 'traceparent must be a W3C Trace Context value (AEP-0001 §5.1)' });
+    out.push({
+      rule: 'format',
+      path: 'traceparent',
+      message: 'traceparent must be a W3C Trace Context value (AEP-0001 §5.1)',
+    });
   }
   if (e.severity !== undefined && !(SEVERITIES as readonly unknown[]).includes(e.severity)) {
-    out.push({ rule: 'enum', path: 'severity', message: `severity must be one of ${SEVERITIES.join('|')} (AEP-0001 §8.1)` });
+    out.push({
+      rule: 'enum',
+      path: 'severity',
+      message: `severity must be one of ${SEVERITIES.join('|')} (AEP-0001 §8.1)`,
+    });
   }
   if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) {
-    out.push({ rule: 'enum', path: 'capture', message: `capture must be one of ${CAPTURE_LEVELS.join('|')} (AEP-0001 §8.2)` });
+    out.push({
+      rule: 'enum',
+      path: 'capture',
+      message: `capture must be one of ${CAPTURE_LEVELS.join('|')} (AEP-0001 §8.2)`,
+    });
   }
-  if (e.data !== undefined && !isObject(e.data)) out.push({ rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' });
+  if (e.data !== undefined && !isObject(e.data))
+    out.push({ rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' });
   for (const [name, v] of Object.entries(e)) {
     if (!PROPERTY_NAME.test(name)) {
-      out.push({ rule: 'extension-name', path: name, message: `attribute name "${name}" must match [a-z0-9]{1,20} (AEP-0001 §5.4)` });
+      out.push({
+        rule: 'extension-name',
+        path: name,
+        message: `attribute name "${name}" must match [a-z0-9]{1,20} (AEP-0001 §5.4)`,
+      });
     }
     if (CORE.has(name)) continue;
     const scalar = typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v));
-    if (!scalar) out.push({ rule: 'extension-value', path: name, message: `extension attribute "${name}" must be a string, integer or boolean (AEP-0001 §5.4)` });
+    if (!scalar)
+      out.push({
+        rule: 'extension-value',
+        path: name,
+        message: `extension attribute "${name}" must be a string, integer or boolean (AEP-0001 §5.4)`,
+      });
   }
   if (type !== undefined) {
     const has = (a: string): boolean => e[a] !== undefined;
     if (type.startsWith('agent.')) {
       const found = ['session', 'run', 'step', 'seq'].filter(has);
-      if (found.length > 0) out.push({ rule: 'scoping', path: found[0]!, message: `agent-scoped ${type} must omit session, run, step and seq; found ${found.join(', ')} (AEP-0001 §5.2)` });
+      if (found.length > 0)
+        out.push({
+          rule: 'scoping',
+          path: found[0]!,
+          message: `agent-scoped ${type} must omit session, run, step and seq; found ${found.join(', ')} (AEP-0001 §5.2)`,
+        });
     } else if (COMMAND_SCOPED_PATTERN.test(type)) {
-      if (!has('session')) out.push({ rule: 'scoping', path: 'session', message: `${type} must carry the target session (AEP-0004 §2.2)` });
-      if (has('seq')) out.push({ rule: 'scoping', path: 'seq', message: `${type} is a foreign-emitter event and must omit seq (AEP-0001 §5.2, AEP-0004 §2.2)` });
+      if (!has('session'))
+        out.push({
+          rule: 'scoping',
+          path: 'session',
+          message: `${type} must carry the target session (AEP-0004 §2.2)`,
+        });
+      if (has('seq'))
+        out.push({
+          rule: 'scoping',
+          path: 'seq',
+          message: `${type} is a foreign-emitter event and must omit seq (AEP-0001 §5.2, AEP-0004 §2.2)`,
+        });
     } else {
       const missing = ['session', 'seq'].filter((a) => !has(a));
-      if (missing.length > 0) out.push({ rule: 'scoping', path: missing[0]!, message: `session-scoped ${type} must carry session and seq; missing ${missing.join(', ')} (AEP-0001 §5.2)` });
+      if (missing.length > 0)
+        out.push({
+          rule: 'scoping',
+          path: missing[0]!,
+          message: `session-scoped ${type} must carry session and seq; missing ${missing.join(', ')} (AEP-0001 §5.2)`,
+        });
     }
   }
   return out;
@@ -182,14 +272,24 @@ export function validateEvent(e: unknown, opts: ValidateOptions = {}): Issue[] {
   const type = typeof e.type === 'string' && TYPE_PATTERN.test(e.type) ? e.type : undefined;
   if (type === undefined) return out;
   if (opts.registry !== false && typeStatus(type) === undefined) {
-    out.push({ rule: 'unregistered-type', path: 'type', message: `${type} is not a registered 0.1 core type; use a registered type or x.{vendor}.… (AEP-0001 §6)` });
+    out.push({
+      rule: 'unregistered-type',
+      path: 'type',
+      message: `${type} is not a registered 0.1 core type; use a registered type or x.{vendor}.… (AEP-0001 §6)`,
+    });
   }
   const dataOk = e.data === undefined || isObject(e.data);
-  const level = (CAPTURE_LEVELS as readonly unknown[]).includes(e.capture ?? 'metadata') ? ((e.capture ?? 'metadata') as CaptureLevel) : undefined;
+  const level = (CAPTURE_LEVELS as readonly unknown[]).includes(e.capture ?? 'metadata')
+    ? ((e.capture ?? 'metadata') as CaptureLevel)
+    : undefined;
   if (opts.payloads !== false && dataOk) out.push(...validatePayload(type, e.data, level));
   if (opts.capture !== false && dataOk && isObject(e.data) && level !== undefined) {
     for (const v of captureViolations(type, e.data, level)) {
-      out.push({ rule: 'capture-violation', path: `data.${v.path}`, message: `data.${v.path} needs capture ${v.needs} or higher; the event declares ${level} (AEP-0002 §5.1)` });
+      out.push({
+        rule: 'capture-violation',
+        path: `data.${v.path}`,
+        message: `data.${v.path} needs capture ${v.needs} or higher; the event declares ${level} (AEP-0002 §5.1)`,
+      });
     }
   }
   return out;
@@ -223,12 +323,14 @@ function scopeOf(type: string): 'agent' | 'command' | 'session' {
 /** True exactly when `envelopeIssues(e)` is empty (`test/protocol/validate.test.ts` holds both to it). */
 function envelopeValid(e: Record<string, unknown>): boolean {
   if (e.aep !== AEP_VERSION) return false;
-  if (!isString(e.id) || !isString(e.type) || !isString(e.time) || !isString(e.source) || !isString(e.agent)) return false;
+  if (!isString(e.id) || !isString(e.type) || !isString(e.time) || !isString(e.source) || !isString(e.agent))
+    return false;
   for (const a of OPTIONAL_STRINGS) if (e[a] !== undefined && !isString(e[a])) return false;
   if ((e.seq !== undefined && !isNonNegInt(e.seq)) || (e.epoch !== undefined && !isNonNegInt(e.epoch))) return false;
   const type = e.type as string;
   if (!GOOD_TYPE.has(type) || !isDateTime(e.time as string) || !GOOD_SOURCE.has(e.source as string)) return false;
-  if (e.traceparent !== undefined && (typeof e.traceparent !== 'string' || !TRACEPARENT.test(e.traceparent))) return false;
+  if (e.traceparent !== undefined && (typeof e.traceparent !== 'string' || !TRACEPARENT.test(e.traceparent)))
+    return false;
   if (e.severity !== undefined && !(SEVERITIES as readonly unknown[]).includes(e.severity)) return false;
   if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) return false;
   if (e.data !== undefined && !isObject(e.data)) return false;
@@ -236,10 +338,12 @@ function envelopeValid(e: Record<string, unknown>): boolean {
     if (CORE.has(name)) continue;
     if (!GOOD_NAME.has(name)) return false;
     const v = e[name];
-    if (!(typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v)))) return false;
+    if (!(typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v))))
+      return false;
   }
   const scope = scopeOf(type);
-  if (scope === 'agent') return e.session === undefined && e.run === undefined && e.step === undefined && e.seq === undefined;
+  if (scope === 'agent')
+    return e.session === undefined && e.run === undefined && e.step === undefined && e.seq === undefined;
   if (scope === 'command') return e.session !== undefined && e.seq === undefined;
   return e.session !== undefined && e.seq !== undefined;
 }

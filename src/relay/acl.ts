@@ -61,19 +61,37 @@ const EVERYTHING: EmitRight[] = [{ agents: ['*'], sessions: ['*'] }];
 
 /** The party a tokenless relay serves: it may watch and emit, never command (AEP-0004 §4.1). */
 export const ANONYMOUS: Principal = Object.freeze({
-  identity: 'anonymous', commands: [], sessions: [], emit: EVERYTHING, bound: false, authenticated: false,
+  identity: 'anonymous',
+  commands: [],
+  sessions: [],
+  emit: EVERYTHING,
+  bound: false,
+  authenticated: false,
 }) as Principal;
 
 /** The single shared token (`--token`): full rights, one-user local mode (D19). */
 const SHARED: Principal = Object.freeze({
-  identity: 'shared-token', commands: ['*'], sessions: ['*'], emit: EVERYTHING, withdraw: ['*'], bound: false, authenticated: true,
+  identity: 'shared-token',
+  commands: ['*'],
+  sessions: ['*'],
+  emit: EVERYTHING,
+  withdraw: ['*'],
+  bound: false,
+  authenticated: true,
 }) as Principal;
 
 /** D20: a watch-only entry (no commands, no emit) without its own ceiling is served at `metadata`. */
 export function principalOf(entry: TokenEntry): Principal {
   const commands = entry.commands ?? [];
   const emit = entry.emit ?? [];
-  const p: Principal = { identity: entry.identity, commands, sessions: entry.sessions ?? ['*'], emit, bound: true, authenticated: true };
+  const p: Principal = {
+    identity: entry.identity,
+    commands,
+    sessions: entry.sessions ?? ['*'],
+    emit,
+    bound: true,
+    authenticated: true,
+  };
   if (entry.withdraw !== undefined && entry.withdraw.length > 0) p.withdraw = entry.withdraw;
   const capture = entry.capture ?? (commands.length === 0 && emit.length === 0 ? 'metadata' : undefined);
   if (capture !== undefined) p.capture = capture;
@@ -127,7 +145,12 @@ export function globMatch(pattern: string, value: string): boolean {
   let re = compiled.get(pattern);
   if (re === undefined) {
     // Patterns come from the tokens file (a bounded set): compile each once, not per event.
-    re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    re = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     compiled.set(pattern, re);
   }
   return re.test(value);
@@ -146,9 +169,13 @@ export function mayCommand(p: Principal, type: string, session: string, agent?: 
   if (!p.authenticated) return { ok: false, detail: 'control needs an authenticated binding' };
   if (p.commands.length === 0) return { ok: false, detail: `${p.identity} is watch-only` };
   if (!p.commands.some((g) => globMatch(g, type))) return { ok: false, detail: `${p.identity} may not send ${type}` };
-  if (!p.sessions.some((g) => globMatch(g, session))) return { ok: false, detail: `${p.identity} may not command session ${session}` };
+  if (!p.sessions.some((g) => globMatch(g, session)))
+    return { ok: false, detail: `${p.identity} may not command session ${session}` };
   if (p.bound && agent !== undefined && agent !== p.identity) {
-    return { ok: false, detail: `the command names "${agent}" as its sender; this token's identity is "${p.identity}"` };
+    return {
+      ok: false,
+      detail: `the command names "${agent}" as its sender; this token's identity is "${p.identity}"`,
+    };
   }
   return YES;
 }
@@ -161,17 +188,29 @@ export function mayCommand(p: Principal, type: string, session: string, agent?: 
 export function mayClaimGrant(p: Principal, type: string, session: string, grant: unknown): CommandVerdict {
   if (grant === undefined) return YES;
   if (grant !== WITHDRAW_GRANT || !/\.control\.withdraw$/.test(type)) {
-    return { ok: false, detail: `the grant attribute names what a token was granted: only "${WITHDRAW_GRANT}", on a withdraw` };
+    return {
+      ok: false,
+      detail: `the grant attribute names what a token was granted: only "${WITHDRAW_GRANT}", on a withdraw`,
+    };
   }
-  if (!(p.withdraw ?? []).some((g) => globMatch(g, session))) return { ok: false, detail: `${p.identity} is not granted withdraw for session ${session}` };
+  if (!(p.withdraw ?? []).some((g) => globMatch(g, session)))
+    return { ok: false, detail: `${p.identity} is not granted withdraw for session ${session}` };
   return YES;
 }
 
 /** D19: publishing an event of `agent` (for `session`, when it has one) needs a matching emit right. */
 export function mayEmit(p: Principal, agent: string, session: string | undefined): CommandVerdict {
   if (p.emit.length === 0) return { ok: false, detail: `${p.identity} may not publish events (no emit rights)` };
-  const fits = p.emit.some((r) => r.agents.some((g) => globMatch(g, agent)) && (session === undefined || r.sessions.some((g) => globMatch(g, session))));
-  if (!fits) return { ok: false, detail: `${p.identity} may not publish events of ${agent}${session === undefined ? '' : ` for session ${session}`}` };
+  const fits = p.emit.some(
+    (r) =>
+      r.agents.some((g) => globMatch(g, agent)) &&
+      (session === undefined || r.sessions.some((g) => globMatch(g, session))),
+  );
+  if (!fits)
+    return {
+      ok: false,
+      detail: `${p.identity} may not publish events of ${agent}${session === undefined ? '' : ` for session ${session}`}`,
+    };
   return YES;
 }
 
@@ -183,7 +222,8 @@ export function ceilingFor(p: Principal, asked: CaptureLevel | undefined): Captu
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
-const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string' && s !== '');
+const isStringArray = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.every((s) => typeof s === 'string' && s !== '');
 
 /**
  * Parses the tokens file (D18):
@@ -205,10 +245,13 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
     const e = raw as Record<string, unknown>;
     const hasToken = typeof e.token === 'string' && e.token !== '';
     const hasDigest = typeof e.sha256 === 'string' && HEX64.test(e.sha256);
-    if (hasToken === hasDigest) throw new SteeringError('CONFIG_INVALID', `${at} needs exactly one of "token" or "sha256" (64 lowercase hex)`);
-    if (typeof e.identity !== 'string' || e.identity === '') throw new SteeringError('CONFIG_INVALID', `${at} needs an "identity"`);
+    if (hasToken === hasDigest)
+      throw new SteeringError('CONFIG_INVALID', `${at} needs exactly one of "token" or "sha256" (64 lowercase hex)`);
+    if (typeof e.identity !== 'string' || e.identity === '')
+      throw new SteeringError('CONFIG_INVALID', `${at} needs an "identity"`);
     for (const key of ['commands', 'sessions', 'withdraw'] as const) {
-      if (e[key] !== undefined && !isStringArray(e[key])) throw new SteeringError('CONFIG_INVALID', `${at}.${key} must be an array of non-empty strings`);
+      if (e[key] !== undefined && !isStringArray(e[key]))
+        throw new SteeringError('CONFIG_INVALID', `${at}.${key} must be an array of non-empty strings`);
     }
     if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) {
       throw new SteeringError('CONFIG_INVALID', `${at}.capture must be one of ${CAPTURE_LEVELS.join(', ')}`);
@@ -231,7 +274,10 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
  */
 function parseEmit(v: unknown, at: string): EmitRight[] {
   const bad = (): never => {
-    throw new SteeringError('CONFIG_INVALID', `${at} must be agent globs (["claude-code"]) or {"agents": [glob], "sessions"?: [glob]}`);
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `${at} must be agent globs (["claude-code"]) or {"agents": [glob], "sessions"?: [glob]}`,
+    );
   };
   const one = (r: unknown): EmitRight => {
     if (typeof r === 'string' && r !== '') return { agents: [r], sessions: ['*'] };
@@ -257,7 +303,10 @@ export function checkPrivateFile(path: string, what: string): void {
   if (process.platform === 'win32') return;
   const mode = statSync(path).mode & 0o777;
   if ((mode & 0o077) !== 0) {
-    throw new SteeringError('CONFIG_INVALID', `${what} ${path} is readable or writable by other users (mode ${mode.toString(8).padStart(3, '0')}); run: chmod 600 ${path}`);
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `${what} ${path} is readable or writable by other users (mode ${mode.toString(8).padStart(3, '0')}); run: chmod 600 ${path}`,
+    );
   }
 }
 
@@ -266,7 +315,9 @@ export function loadTokensFile(path: string): TokenEntry[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new SteeringError('CONFIG_INVALID', `cannot read tokens file ${path}: ${(err as Error).message}`, { cause: err });
+    throw new SteeringError('CONFIG_INVALID', `cannot read tokens file ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   checkPrivateFile(path, 'tokens file');
   return parseTokensFile(text, path);

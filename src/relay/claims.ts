@@ -28,7 +28,10 @@ const HELD: ClaimVerdict = Object.freeze({ ok: true, fresh: false });
 export class ClaimTable<H extends ClaimHolder> {
   private readonly claims = new Map<string, Claim<H>>();
 
-  constructor(readonly leaseMs: number = DEFAULT_CLAIM_LEASE_MS, private readonly now: () => number = Date.now) {}
+  constructor(
+    readonly leaseMs: number = DEFAULT_CLAIM_LEASE_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /**
    * Asks for `session` on behalf of `holder`. One-user parties (the shared token, a tokenless
@@ -44,7 +47,10 @@ export class ClaimTable<H extends ClaimHolder> {
       if (!shareable) return { ok: false, detail: `session ${session} is claimed by another live connection` };
     } else if (c !== undefined && c.identity !== identity) {
       const left = c.lapsesAt! - this.now();
-      return { ok: false, detail: `session ${session} was claimed by another identity; its claim lapses in ${Math.ceil(left / 1000)} s` };
+      return {
+        ok: false,
+        detail: `session ${session} was claimed by another identity; its claim lapses in ${Math.ceil(left / 1000)} s`,
+      };
     }
     const next = c ?? { holders: new Set<H>(), identity };
     next.identity = identity;

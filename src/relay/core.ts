@@ -77,7 +77,6 @@ export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
   return v instanceof Promise ? v.then(f) : f(v);
 }
 
-
 type ReplayJob = { session: string; r: Replay; marker: boolean };
 
 const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${e.id}`;
@@ -165,7 +164,10 @@ export class RelayCore {
         if (v.fresh) this.store.fabric?.claim(origin, session);
       }
       if (isOutcomeType(e.type) && !this.claims.holds(session, origin)) {
-        return { code: 'unauthorized', detail: `${e.type} for session ${session} is accepted only from the session's claimant` };
+        return {
+          code: 'unauthorized',
+          detail: `${e.type} for session ${session} is accepted only from the session's claimant`,
+        };
       }
       return undefined;
     }
@@ -175,7 +177,10 @@ export class RelayCore {
     }
     // A one-user relay (shared token, no token) may import history for a session nobody claims.
     if (isOutcomeType(e.type) && owner === undefined && who.bound) {
-      return { code: 'unauthorized', detail: `${e.type} for session ${session} is accepted only from the session's claimant, and it has none` };
+      return {
+        code: 'unauthorized',
+        detail: `${e.type} for session ${session} is accepted only from the session's claimant, and it has none`,
+      };
     }
     return undefined;
   }
@@ -185,7 +190,8 @@ export class RelayCore {
     // The claim is taken even while the store is down, so commands find the session's claimant
     // once it is back; agent-scoped events are not stored and go out meanwhile.
     const stored = classify(incoming.event) !== 'agent';
-    const refused = this.authorize(incoming.event, origin.principal, origin) ?? (stored ? this.unwritable() : undefined);
+    const refused =
+      this.authorize(incoming.event, origin.principal, origin) ?? (stored ? this.unwritable() : undefined);
     if (refused) {
       this.counters.refused += 1;
       return refused;
@@ -407,7 +413,11 @@ export class RelayCore {
     // Not written: not forwarded, and `origin` is told `store-unavailable`.
     this.accept([cmd], origin);
     const fabric = this.store.fabric;
-    this.afterFlush(() => (fabric !== undefined && !this.peers.has(route.target) ? fabric.forward(route.target, frame, origin) : route.target.sendText(frame)));
+    this.afterFlush(() =>
+      fabric !== undefined && !this.peers.has(route.target)
+        ? fabric.forward(route.target, frame, origin)
+        : route.target.sendText(frame),
+    );
     return {};
   }
 
@@ -417,7 +427,11 @@ export class RelayCore {
    * before the history is read and holds what arrives meanwhile; after the replay it gets what
    * the replay did not already carry, so a store that answers later loses nothing.
    */
-  subscribe(sink: Sink, spec: SubscriptionSpec, opts: { live: boolean; alsoSession?: string; viewer: Principal }): Maybe<void> {
+  subscribe(
+    sink: Sink,
+    spec: SubscriptionSpec,
+    opts: { live: boolean; alsoSession?: string; viewer: Principal },
+  ): Maybe<void> {
     const ceiling = ceilingFor(opts.viewer, spec.ceiling);
     if (ceiling !== undefined) spec.ceiling = ceiling;
     const held: [string, AepEvent][] = [];
@@ -445,7 +459,9 @@ export class RelayCore {
     const extra = () => {
       // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
       const s = opts.alsoSession;
-      return s !== undefined && (from === undefined || (from !== 'all' && !from.some((p) => p.session === s))) ? [one(s, false)] : [];
+      return s !== undefined && (from === undefined || (from !== 'all' && !from.some((p) => p.session === s)))
+        ? [one(s, false)]
+        : [];
     };
     if (from === 'all') return then(this.store.sessionIds(), (ids) => [...ids.map((s) => one(s, false)), ...extra()]);
     const jobs = from === undefined ? [] : from.map((entry) => one(entry.session, true, entry.after));
@@ -460,7 +476,8 @@ export class RelayCore {
   roster(opts: { viewer?: Principal; offline?: boolean; now?: number } = {}): Maybe<RosterEntry[]> {
     this.flushSoon();
     const now = opts.now ?? Date.now();
-    const titles = opts.viewer === undefined || captureRank(ceilingFor(opts.viewer, undefined) ?? 'full') >= captureRank('redacted');
+    const titles =
+      opts.viewer === undefined || captureRank(ceilingFor(opts.viewer, undefined) ?? 'full') >= captureRank('redacted');
     const entries: RosterEntry[] = [];
     const claimed = new Set<string>();
     for (const p of this.claimants()) {
@@ -480,7 +497,9 @@ export class RelayCore {
       for (const session of ids) {
         if (claimed.has(session)) continue;
         const agent = this.summaries.about(session).agent;
-        entries.push(this.summarised({ session, ...(agent === undefined ? {} : { agent }), offline: true }, now, titles));
+        entries.push(
+          this.summarised({ session, ...(agent === undefined ? {} : { agent }), offline: true }, now, titles),
+        );
       }
       return entries;
     });
@@ -533,4 +552,5 @@ function all<T>(list: Maybe<T>[]): Maybe<T[]> {
 }
 
 /** Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:` line. */
-export const oneLine = (text: string): string => (text.indexOf('\n') < 0 && text.indexOf('\r') < 0 ? text : text.replace(/[\r\n]+/g, ''));
+export const oneLine = (text: string): string =>
+  text.indexOf('\n') < 0 && text.indexOf('\r') < 0 ? text : text.replace(/[\r\n]+/g, '');

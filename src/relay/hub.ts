@@ -131,7 +131,8 @@ export class Hub {
   private deliver(sink: Sink, text: string, e: AepEvent, bytes?: Buffer): void {
     sink.write(text, e, bytes);
     this.counters.delivered += 1;
-    if (e.session !== undefined && e.seq !== undefined) sink.delivered.set(e.session, { epoch: e.epoch ?? 0, seq: e.seq });
+    if (e.session !== undefined && e.seq !== undefined)
+      sink.delivered.set(e.session, { epoch: e.epoch ?? 0, seq: e.seq });
   }
 
   private disconnect(channel: Channel): void {

@@ -31,7 +31,11 @@ export function readLocalToken(env: NodeJS.ProcessEnv = process.env): string | u
  * The local token, created when absent: mode 600 in a 700 directory (D21). Created with an
  * exclusive open, so a relay and an adapter starting together agree on one token.
  */
-export function ensureLocalToken(env: NodeJS.ProcessEnv = process.env): { token: string; path: string; created: boolean } {
+export function ensureLocalToken(env: NodeJS.ProcessEnv = process.env): {
+  token: string;
+  path: string;
+  created: boolean;
+} {
   const path = localTokenPath(env);
   const existing = readLocalToken(env);
   if (existing !== undefined) return { token: existing, path, created: false };
@@ -43,17 +47,24 @@ export function ensureLocalToken(env: NodeJS.ProcessEnv = process.env): { token:
     writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new SteeringError('CONFIG_INVALID', `cannot create the local token in ${path}: ${(err as Error).message}`, { cause: err });
+      throw new SteeringError('CONFIG_INVALID', `cannot create the local token in ${path}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const raced = readLocalToken(env);
-    if (raced === undefined) throw new SteeringError('CONFIG_INVALID', `${path} is empty; remove it and start the relay again`);
+    if (raced === undefined)
+      throw new SteeringError('CONFIG_INVALID', `${path} is empty; remove it and start the relay again`);
     return { token: raced, path, created: false };
   }
   return { token, path, created: true };
 }
 
 /** The token to present: the one given, else the local token for a loopback relay. */
-export function tokenFor(url: string, given: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function tokenFor(
+  url: string,
+  given: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (given !== undefined && given !== '') return given;
   return isLoopbackUrl(url) ? readLocalToken(env) : undefined;
 }

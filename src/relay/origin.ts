@@ -52,7 +52,10 @@ export function parseAllowedOrigins(values: readonly string[]): string[] {
   return values.map((v) => {
     const o = v.trim();
     if (o === '*' || !/^https?:\/\/[^/\s*]+\/?$/i.test(o)) {
-      throw new SteeringError('CONFIG_INVALID', `--allow-origin takes a full origin such as http://localhost:5173 (no "*", no path), got "${v}"`);
+      throw new SteeringError(
+        'CONFIG_INVALID',
+        `--allow-origin takes a full origin such as http://localhost:5173 (no "*", no path), got "${v}"`,
+      );
     }
     return normalOrigin(o);
   });

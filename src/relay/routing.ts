@@ -26,14 +26,17 @@ export function classify(e: AepEvent): EventClass {
  * seq-less foreign events such as `attention.routed` do not claim, so a routing sink never
  * becomes a false claimant.
  */
-export const claimsSession = (e: AepEvent): string | undefined => (classify(e) === 'positioned' ? e.session : undefined);
+export const claimsSession = (e: AepEvent): string | undefined =>
+  classify(e) === 'positioned' ? e.session : undefined;
 
 /**
  * D19: the events that say what became of a command: acks, instruction and input outcomes, and
  * the attention loop. `attention.routed` is left out: AEP has a foreign routing hop emit it.
  */
 export const isOutcomeType = (type: string): boolean =>
-  /^(control\.(accepted|rejected)|attention\.(?!routed$)[a-z0-9_.]+|x\.[a-z0-9_-]+\.(instruction|input)\.[a-z0-9_.]+)$/.test(type);
+  /^(control\.(accepted|rejected)|attention\.(?!routed$)[a-z0-9_.]+|x\.[a-z0-9_-]+\.(instruction|input)\.[a-z0-9_.]+)$/.test(
+    type,
+  );
 
 export interface Claimant {
   role: 'emitter' | 'consumer' | 'both';
@@ -54,18 +57,23 @@ export type Route<T> = { kind: 'forward'; target: T } | { kind: 'refuse'; code: 
 
 /** D17/D18 in order: authorization, then exactly one live claimant, then its declared `accepts`. */
 export function routeCommand<T extends Claimant>(
-  sender: Principal | undefined, cmd: Pick<AepEvent, 'type' | 'session'> & { agent?: string; [GRANT_ATTR]?: unknown }, connections: Iterable<T>,
+  sender: Principal | undefined,
+  cmd: Pick<AepEvent, 'type' | 'session'> & { agent?: string; [GRANT_ATTR]?: unknown },
+  connections: Iterable<T>,
 ): Route<T> {
   const session = cmd.session ?? '';
-  if (sender === undefined) return { kind: 'refuse', code: 'unauthorized', detail: 'control needs an authenticated binding' };
+  if (sender === undefined)
+    return { kind: 'refuse', code: 'unauthorized', detail: 'control needs an authenticated binding' };
   const verdict = mayCommand(sender, cmd.type, session, cmd.agent);
   if (!verdict.ok) return { kind: 'refuse', code: 'unauthorized', detail: verdict.detail };
   const granted = mayClaimGrant(sender, cmd.type, session, cmd[GRANT_ATTR]);
   if (!granted.ok) return { kind: 'refuse', code: 'unauthorized', detail: granted.detail };
   const targets: T[] = [];
   for (const c of connections) if (c.role !== 'consumer' && c.claims.has(session)) targets.push(c);
-  if (targets.length === 0) return { kind: 'refuse', code: 'no-route', detail: `no live connection claims session ${session}` };
-  if (targets.length > 1) return { kind: 'refuse', code: 'ambiguous', detail: `${targets.length} live connections claim session ${session}` };
+  if (targets.length === 0)
+    return { kind: 'refuse', code: 'no-route', detail: `no live connection claims session ${session}` };
+  if (targets.length > 1)
+    return { kind: 'refuse', code: 'ambiguous', detail: `${targets.length} live connections claim session ${session}` };
   const target = targets[0]!;
   if (target.accepts !== undefined && !acceptsType(target.accepts, cmd.type)) {
     return { kind: 'refuse', code: 'unsupported', detail: `the target does not accept ${cmd.type}` };

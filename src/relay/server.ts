@@ -92,17 +92,28 @@ type Res = ServerResponse & { [CORS]?: Record<string, string> };
 
 function json(res: Res, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...res[CORS] });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...res[CORS],
+  });
   res.end(text);
 }
 
 /** HTTP status of a relay refusal of a POSTed command or event (D17, D19). */
 const REFUSAL_STATUS: Record<Refusal['code'], number> = {
-  unauthorized: 403, unsupported: 422, ambiguous: 409, 'no-route': 409, 'store-unavailable': 503,
+  unauthorized: 403,
+  unsupported: 422,
+  ambiguous: 409,
+  'no-route': 409,
+  'store-unavailable': 503,
 };
 
 class HttpError extends Error {
-  constructor(readonly status: number, readonly body: Record<string, unknown>) {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+  ) {
     super(String(body.error));
   }
 }
@@ -118,15 +129,25 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
       if (size > max) over = true;
       if (!over) chunks.push(c);
     });
-    req.on('end', () => (over ? reject(new HttpError(413, { error: 'payload-too-large', max_bytes: max })) : resolve(Buffer.concat(chunks))));
+    req.on('end', () =>
+      over
+        ? reject(new HttpError(413, { error: 'payload-too-large', max_bytes: max }))
+        : resolve(Buffer.concat(chunks)),
+    );
     req.on('error', reject);
   });
 }
 
 /** Parses and checks a whole POST body before anything is ingested (reject-whole, aep-wire §8.6). */
 function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[] {
-  const lines = ndjson ? body.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)).filter((l) => l.trim() !== '') : [body];
-  if (lines.length > maxBatch) throw new HttpError(413, { error: 'too-many-events', max: maxBatch, count: lines.length });
+  const lines = ndjson
+    ? body
+        .split('\n')
+        .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+        .filter((l) => l.trim() !== '')
+    : [body];
+  if (lines.length > maxBatch)
+    throw new HttpError(413, { error: 'too-many-events', max: maxBatch, count: lines.length });
   if (lines.length === 0) throw new HttpError(400, { error: 'invalid-event', detail: 'the body holds no event' });
   return lines.map((text, line) => {
     let v: unknown;
@@ -136,7 +157,8 @@ function parseIngest(body: string, ndjson: boolean, maxBatch: number): Incoming[
       throw new HttpError(400, { error: 'invalid-json', detail: (err as Error).message, line });
     }
     const issue = relayCheck(v);
-    if (issue !== undefined) throw new HttpError(400, { error: 'invalid-event', detail: `${issue.rule}: ${issue.message}`, line });
+    if (issue !== undefined)
+      throw new HttpError(400, { error: 'invalid-event', detail: `${issue.rule}: ${issue.message}`, line });
     return { event: v as AepEvent, line: oneLine(text) };
   });
 }
@@ -165,8 +187,10 @@ export function storeFailures(
     }
     const more = held > 0 ? ` (and ${held} more since the last report)` : '';
     const told = isStoreUnavailable(err) ? ', their senders were told store-unavailable' : '';
-    log(`relay: store write failed: ${err.message}${more}; those events were fanned out but not kept${told}. ` +
-      `${advice}: adapters resend from their logs what it did not keep (D23)`);
+    log(
+      `relay: store write failed: ${err.message}${more}; those events were fanned out but not kept${told}. ` +
+        `${advice}: adapters resend from their logs what it did not keep (D23)`,
+    );
     last = t;
     held = 0;
   };
@@ -177,8 +201,15 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   const tokensFile = opts.tokensFile;
   // A bad tokens file at start is a start error, before any store is opened.
   const entries = opts.tokens ?? (tokensFile !== undefined ? loadTokensFile(tokensFile) : undefined);
-  const store: FaultAwareStore = opts.store ?? await ThreadedStore.open({ path: opts.storePath ?? ':memory:', bufferCap: opts.bufferCap ?? DEFAULT_BUFFER, sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS });
-  const policyOf = (list: TokenEntry[] | undefined) => accessPolicy({ token: opts.token, entries: list, fromFile: tokensFile !== undefined });
+  const store: FaultAwareStore =
+    opts.store ??
+    (await ThreadedStore.open({
+      path: opts.storePath ?? ':memory:',
+      bufferCap: opts.bufferCap ?? DEFAULT_BUFFER,
+      sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS,
+    }));
+  const policyOf = (list: TokenEntry[] | undefined) =>
+    accessPolicy({ token: opts.token, entries: list, fromFile: tokensFile !== undefined });
   let policy = policyOf(entries);
   const reportFailures = storeFailures(log, STORE_FAILURE_REPORT_MS, Date.now, store.advice);
   const limits: RelayLimits = {
@@ -188,7 +219,14 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     maxSubscriptions: 64,
     ...opts.limits,
   };
-  const core = new RelayCore(store, new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE), policy, limits, reportFailures, opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+  const core = new RelayCore(
+    store,
+    new Hub(opts.backpressure ?? DEFAULT_BACKPRESSURE),
+    policy,
+    limits,
+    reportFailures,
+    opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS,
+  );
   const allowOrigins = opts.allowOrigins ?? [];
   const host = opts.host || DEFAULT_HOST;
   const servedHosts = [host, ...(opts.allowHosts ?? [])];
@@ -197,7 +235,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   // D39: the token each live socket and SSE stream authenticated with, asked again on a reload.
   const held = new Map<SocketConnection | ServerResponse, { token: string | undefined; principal: Principal }>();
 
-  const tokenOf = (req: IncomingMessage, url: URL): string | undefined => bearerToken(req.headers.authorization, url.searchParams);
+  const tokenOf = (req: IncomingMessage, url: URL): string | undefined =>
+    bearerToken(req.headers.authorization, url.searchParams);
 
   /** D39: new entries in force; every connection whose token lost or changed its rights is closed. */
   function applyTokens(next: TokenEntry[]): void {
@@ -206,9 +245,10 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     for (const [conn, h] of held) {
       const now = policy.authenticate(h.token);
       if (now !== undefined && samePrincipal(now, h.principal)) continue;
-      const detail = now === undefined
-        ? `the token of ${h.principal.identity} was revoked (removed from the tokens file)`
-        : `the rights of ${h.principal.identity} changed in the tokens file; reconnect to be served under them`;
+      const detail =
+        now === undefined
+          ? `the token of ${h.principal.identity} was revoked (removed from the tokens file)`
+          : `the rights of ${h.principal.identity} changed in the tokens file; reconnect to be served under them`;
       held.delete(conn);
       if (conn instanceof SocketConnection) {
         sockets.delete(conn);
@@ -223,7 +263,10 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   async function ingest(req: IncomingMessage, res: Res, token: string | undefined): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json' && type !== 'application/x-ndjson') {
-      throw new HttpError(415, { error: 'unsupported-media-type', detail: 'use application/json or application/x-ndjson' });
+      throw new HttpError(415, {
+        error: 'unsupported-media-type',
+        detail: 'use application/json or application/x-ndjson',
+      });
     }
     // The version gate comes before the body is read (AEP-0003 §3.2).
     const version = req.headers['aep-version'];
@@ -241,14 +284,25 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     if (!r.ok) {
       // `retry: false` as on the socket: sending the same body again cannot change this answer.
       return json(res, REFUSAL_STATUS[r.refusal.code], {
-        type: 'error', error: r.refusal.code, code: r.refusal.code, cause: r.cause, detail: r.refusal.detail, line: r.line,
+        type: 'error',
+        error: r.refusal.code,
+        code: r.refusal.code,
+        cause: r.cause,
+        detail: r.refusal.detail,
+        line: r.line,
         ...(r.refusal.retry === false ? { retry: false } : {}),
       });
     }
     json(res, 202, { accepted: r.accepted, stored: r.stored, ...(r.routed.length > 0 ? { routed: r.routed } : {}) });
   }
 
-  async function stream(req: IncomingMessage, res: Res, url: URL, viewer: Principal, token: string | undefined): Promise<void> {
+  async function stream(
+    req: IncomingMessage,
+    res: Res,
+    url: URL,
+    viewer: Principal,
+    token: string | undefined,
+  ): Promise<void> {
     const q = url.searchParams;
     let spec;
     let filter: unknown;
@@ -270,7 +324,12 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       if (last) spec.from = [last];
     }
     const live = q.get('live') !== '0';
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...res[CORS] });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      ...res[CORS],
+    });
     res.write(': connected\n\n');
     const channel: Channel = {
       pressure: () => res.writableLength,
@@ -333,7 +392,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       return json(res, ok ? 200 : 503, principal ? { ok, ...why, store: engine, ...stats() } : { ok, ...why });
     }
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
-    if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep')) return json(res, 200, core.discovery());
+    if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep'))
+      return json(res, 200, core.discovery());
     if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, token);
     if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url, principal, token);
     return json(res, 404, { error: 'not-found' });
@@ -360,7 +420,9 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     // D21: a browser page may open a socket only from an allowed origin; a rebinding name never.
     const refusal = checkHost(req.headers.host, servedHosts) ?? checkBrowserOrigin(req.headers.origin, allowOrigins);
     if (refusal !== undefined) {
-      socket.end(`HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(refusal)}\r\n\r\n${refusal}`);
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(refusal)}\r\n\r\n${refusal}`,
+      );
       return;
     }
     if (principal === undefined) {
@@ -401,7 +463,13 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       void store.close();
-      reject(err.code === 'EADDRINUSE' ? new SteeringError('PORT_IN_USE', `relay port ${opts.port ?? DEFAULT_PORT} on ${host} is in use`, { cause: err }) : err);
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new SteeringError('PORT_IN_USE', `relay port ${opts.port ?? DEFAULT_PORT} on ${host} is in use`, {
+              cause: err,
+            })
+          : err,
+      );
     };
     server.once('error', onError);
     server.listen(opts.port ?? DEFAULT_PORT, host, () => {
@@ -410,16 +478,24 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     });
   });
   // Watched once the relay listens: a relay that failed to start leaves no watch or signal behind.
-  const tokensWatch: TokensWatch | undefined = tokensFile === undefined ? undefined : watchTokensFile(tokensFile, {
-    initial: entries ?? [], onChange: applyTokens, log, ...(opts.tokensPollMs !== undefined ? { pollMs: opts.tokensPollMs } : {}),
-    ...(opts.watchTokens === false ? { watch: false } : {}),
-  });
+  const tokensWatch: TokensWatch | undefined =
+    tokensFile === undefined
+      ? undefined
+      : watchTokensFile(tokensFile, {
+          initial: entries ?? [],
+          onChange: applyTokens,
+          log,
+          ...(opts.tokensPollMs !== undefined ? { pollMs: opts.tokensPollMs } : {}),
+          ...(opts.watchTokens === false ? { watch: false } : {}),
+        });
   const onReloadSignal = () => tokensWatch?.reload(opts.reloadSignal ?? 'signal');
   if (opts.reloadSignal !== undefined && tokensWatch !== undefined) process.on(opts.reloadSignal, onReloadSignal);
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? DEFAULT_PORT);
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  log(`relay: listening on http://${shownHost}:${port} (store ${store.path}, ${policy.required ? 'token required' : 'no token: watch-only'})`);
+  log(
+    `relay: listening on http://${shownHost}:${port} (store ${store.path}, ${policy.required ? 'token required' : 'no token: watch-only'})`,
+  );
 
   let closing: Promise<void> | undefined;
   return {

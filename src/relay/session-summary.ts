@@ -81,7 +81,10 @@ export class SessionSummaries {
    * restart), as raw event texts in session order
    * @param cap sessions summarised; the least recently updated is forgotten beyond it
    */
-  constructor(private readonly history: (session: string) => readonly string[], private readonly cap = 10_000) {}
+  constructor(
+    private readonly history: (session: string) => readonly string[],
+    private readonly cap = 10_000,
+  ) {}
 
   observe(e: AepEvent): void {
     if (e.session === undefined) return;

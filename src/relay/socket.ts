@@ -207,7 +207,13 @@ export class SocketConnection implements Peer, Channel {
     // `principal` tells the client who the relay authenticated; a bound identity (tokens file)
     // must send its commands under that name (D19). Unknown capability keys are ignored.
     const principal = { identity: this.principal.identity, bound: this.principal.bound };
-    this.sendFrame({ type: 'hello', versions: [version], role: 'both', identity: { agent: 'aep-relay' }, capabilities: { ...this.core.capabilities(), principal } });
+    this.sendFrame({
+      type: 'hello',
+      versions: [version],
+      role: 'both',
+      identity: { agent: 'aep-relay' },
+      capabilities: { ...this.core.capabilities(), principal },
+    });
   }
 
   private onEvent(m: Record<string, unknown>, text: string, data: Buffer): void {
@@ -230,7 +236,14 @@ export class SocketConnection implements Peer, Channel {
     }
     const refused = this.core.publish(incoming, this);
     // D19: refused events are never stored or fanned out; only the sender hears why.
-    if (refused) this.sendFrame({ type: 'error', cause: event.id, code: refused.code, detail: refused.detail, ...(refused.retry === false ? { retry: false } : {}) });
+    if (refused)
+      this.sendFrame({
+        type: 'error',
+        cause: event.id,
+        code: refused.code,
+        detail: refused.detail,
+        ...(refused.retry === false ? { retry: false } : {}),
+      });
   }
 
   private subscribe(m: Record<string, unknown>): void {
@@ -241,7 +254,10 @@ export class SocketConnection implements Peer, Channel {
     }
     try {
       if (!this.subs.has(id) && this.subs.size >= this.core.limits.maxSubscriptions) {
-        throw new SubscribeError('limit-exceeded', `at most ${this.core.limits.maxSubscriptions} subscriptions per connection`);
+        throw new SubscribeError(
+          'limit-exceeded',
+          `at most ${this.core.limits.maxSubscriptions} subscriptions per connection`,
+        );
       }
       const spec = parseSubscription({ filter: m.filter, capture: m.capture, from: m.from }, this.core.limits.maxFrom);
       const old = this.subs.get(id);
@@ -292,7 +308,12 @@ export class SocketConnection implements Peer, Channel {
 
   private roster(m: Record<string, unknown>): void {
     if (this.role === 'emitter') {
-      this.sendFrame({ type: 'error', id: m.id, code: 'unauthorized', detail: 'roster is answered on consumer connections' });
+      this.sendFrame({
+        type: 'error',
+        id: m.id,
+        code: 'unauthorized',
+        detail: 'roster is answered on consumer connections',
+      });
       return;
     }
     // `offline: true` (D37) adds the sessions the relay holds history of and no one claims.
@@ -303,7 +324,8 @@ export class SocketConnection implements Peer, Channel {
     }
     entries.then(
       (list) => this.sendFrame({ type: 'roster', id: m.id, entries: list }),
-      (err: Error) => this.sendFrame({ type: 'error', id: m.id, code: 'internal', detail: `history unavailable: ${err.message}` }),
+      (err: Error) =>
+        this.sendFrame({ type: 'error', id: m.id, code: 'internal', detail: `history unavailable: ${err.message}` }),
     );
   }
 }

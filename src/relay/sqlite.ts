@@ -28,7 +28,12 @@ const WARNING = 'SQLite is an experimental feature';
 function isSqliteWarning(warning: string | Error, rest: unknown[]): boolean {
   const text = typeof warning === 'string' ? warning : warning.message;
   const opt = rest[0];
-  const type = typeof warning !== 'string' ? warning.name : typeof opt === 'string' ? opt : (opt as { type?: string } | undefined)?.type;
+  const type =
+    typeof warning !== 'string'
+      ? warning.name
+      : typeof opt === 'string'
+        ? opt
+        : (opt as { type?: string } | undefined)?.type;
   return type === 'ExperimentalWarning' && text.startsWith(WARNING);
 }
 

@@ -30,7 +30,8 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-export const isStoreUnavailable = (err: unknown): boolean => err instanceof Error && err.name === 'StoreUnavailableError';
+export const isStoreUnavailable = (err: unknown): boolean =>
+  err instanceof Error && err.name === 'StoreUnavailableError';
 
 export const storeUnavailable = (reason: string) => ({
   code: 'store-unavailable' as const,

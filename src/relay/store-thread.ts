@@ -11,7 +11,17 @@
 import type { Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
 import { engineOpener } from './sqlite.js';
-import { GROUP_WRITE_MS, RelayStore, type Admission, type Maybe, type Position, type Replay, type SessionStore, type StoreHealth, type StoreOptions } from './store.js';
+import {
+  GROUP_WRITE_MS,
+  RelayStore,
+  type Admission,
+  type Maybe,
+  type Position,
+  type Replay,
+  type SessionStore,
+  type StoreHealth,
+  type StoreOptions,
+} from './store.js';
 import { startWorker } from './worker-start.js';
 
 /**
@@ -42,14 +52,22 @@ export function pack(list: readonly Admission[]): PackedBatch {
 export function unpack(b: PackedBatch): Admission[] {
   const f = b.fields;
   return b.raws.split('\n').map((raw, i) => {
-    const a: Admission = { session: f[i * 5] as string, source: f[i * 5 + 1] as string, id: f[i * 5 + 2] as string, raw };
+    const a: Admission = {
+      session: f[i * 5] as string,
+      source: f[i * 5 + 1] as string,
+      id: f[i * 5 + 2] as string,
+      raw,
+    };
     if (f[i * 5 + 3] !== null) a.epoch = f[i * 5 + 3] as number;
     if (f[i * 5 + 4] !== null) a.seq = f[i * 5 + 4] as number;
     return a;
   });
 }
 
-export type WriterRequest = { id: number; op: 'admit'; batch: PackedBatch } | { id: number; op: 'open' } | { id: number; op: 'close' };
+export type WriterRequest =
+  | { id: number; op: 'admit'; batch: PackedBatch }
+  | { id: number; op: 'open' }
+  | { id: number; op: 'close' };
 
 export type WriterReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
 
@@ -87,16 +105,23 @@ export class ThreadedStore implements SessionStore {
     // Resolves once the writer has opened the file too, so a started relay writes at once.
     await store.call({ id: 0, op: 'open' }).catch(async (err: Error) => {
       await store.close();
-      throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path} for writing: ${err.message}`, { cause: err });
+      throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path} for writing: ${err.message}`, {
+        cause: err,
+      });
     });
     return store;
   }
 
-  private constructor(private readonly reader: RelayStore, opts: StoreOptions) {
+  private constructor(
+    private readonly reader: RelayStore,
+    opts: StoreOptions,
+  ) {
     this.bufferCap = reader.bufferCap;
     this.path = reader.path;
     const { path, bufferCap, sessionCap, engine } = opts;
-    this.writer = startWorker('store-writer', { workerData: { path, bufferCap, sessionCap, engine } satisfies StoreOptions });
+    this.writer = startWorker('store-writer', {
+      workerData: { path, bufferCap, sessionCap, engine } satisfies StoreOptions,
+    });
     this.writer.unref();
     this.writer.on('message', (r: WriterReply) => this.settle(r));
     this.writer.on('error', (err) => this.fail(err));
@@ -129,8 +154,12 @@ export class ThreadedStore implements SessionStore {
       this.next = undefined;
       if (next === undefined) return;
       this.write(next.list).then(
-        (r) => { for (const c of next.callers) c.resolve(r.slice(c.start, c.start + c.n)); },
-        (err: Error) => { for (const c of next.callers) c.reject(err); },
+        (r) => {
+          for (const c of next.callers) c.resolve(r.slice(c.start, c.start + c.n));
+        },
+        (err: Error) => {
+          for (const c of next.callers) c.reject(err);
+        },
       );
     };
     p.then(after, after);
@@ -161,7 +190,11 @@ export class ThreadedStore implements SessionStore {
   }
 
   health(): StoreHealth {
-    return { engine: 'sqlite', ok: this.failed === undefined && this.reader.health().ok, writer: this.failed === undefined ? 'running' : this.failed.message };
+    return {
+      engine: 'sqlite',
+      ok: this.failed === undefined && this.reader.health().ok,
+      writer: this.failed === undefined ? 'running' : this.failed.message,
+    };
   }
 
   /** The writer closes its connection first, so the relay's is the last and folds the WAL into the file. */
@@ -185,7 +218,9 @@ export class ThreadedStore implements SessionStore {
     const id = (this.nextId += 1);
     // A request outstanding keeps the process alive until it is answered; an idle writer does not.
     if (this.waiting.size === 0) this.writer.ref();
-    const p = new Promise<T>((resolve, reject) => this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject }));
+    const p = new Promise<T>((resolve, reject) =>
+      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject }),
+    );
     this.writer.postMessage({ ...r, id });
     return p;
   }

@@ -168,7 +168,8 @@ interface Query<P extends SqlValue[], R> {
   all(...params: P): R[];
 }
 
-const typed = <P extends SqlValue[] = SqlValue[], R = unknown>(s: SqlStatement): Query<P, R> => s as unknown as Query<P, R>;
+const typed = <P extends SqlValue[] = SqlValue[], R = unknown>(s: SqlStatement): Query<P, R> =>
+  s as unknown as Query<P, R>;
 
 /**
  * SQLite waits this long for a lock another connection holds (the writer behind a checkpoint or
@@ -186,7 +187,10 @@ const CHECKPOINT_EVERY_MS = 250;
  * PASSIVE checkpoints beside them (they never block the writer).
  */
 function startCheckpointer(path: string, engine: string | undefined): Worker {
-  const w = startWorker('store-checkpointer', { workerData: { path, engine, everyMs: CHECKPOINT_EVERY_MS }, execArgv: [] });
+  const w = startWorker('store-checkpointer', {
+    workerData: { path, engine, everyMs: CHECKPOINT_EVERY_MS },
+    execArgv: [],
+  });
   // A checkpointer that cannot run leaves SQLite's data safe in the WAL; the next open folds it in.
   w.on('error', () => undefined);
   w.unref();
@@ -196,7 +200,10 @@ function startCheckpointer(path: string, engine: string | undefined): Worker {
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
 
 /** Positioned rows in their order, with the seq-less ones placed among them by arrival. */
-export function interleaveByArrival(positioned: readonly { arrival: number; raw: string }[], loose: readonly { arrival: number; raw: string }[]): string[] {
+export function interleaveByArrival(
+  positioned: readonly { arrival: number; raw: string }[],
+  loose: readonly { arrival: number; raw: string }[],
+): string[] {
   const items: string[] = [];
   let i = 0;
   for (const p of positioned) {
@@ -226,37 +233,56 @@ export class RelayStore implements SessionStore {
     const q = <P extends SqlValue[] = SqlValue[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
     this.q = {
       insert: q<[string, number | null, number | null, string, string, string]>(
-        'INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw) VALUES (?, ?, ?, ?, ?, ?)'),
-      session: q<[string], { positioned: number; unpositioned: number }>('SELECT positioned, unpositioned FROM sessions WHERE session = ?'),
-      newSession: q<[string, number, number, number]>('INSERT INTO sessions (session, last_write, positioned, unpositioned) VALUES (?, ?, ?, ?)'),
+        'INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      session: q<[string], { positioned: number; unpositioned: number }>(
+        'SELECT positioned, unpositioned FROM sessions WHERE session = ?',
+      ),
+      newSession: q<[string, number, number, number]>(
+        'INSERT INTO sessions (session, last_write, positioned, unpositioned) VALUES (?, ?, ?, ?)',
+      ),
       touch: q<[number, number, number, string]>(
-        'UPDATE sessions SET last_write = ?, positioned = positioned + ?, unpositioned = unpositioned + ? WHERE session = ?'),
+        'UPDATE sessions SET last_write = ?, positioned = positioned + ?, unpositioned = unpositioned + ? WHERE session = ?',
+      ),
       oldestPositioned: q<[string], { arrival: number; epoch: number; seq: number }>(
-        'SELECT arrival, epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1'),
+        'SELECT arrival, epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1',
+      ),
       nthPositioned: q<[string, number], { epoch: number; seq: number }>(
-        'SELECT epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1 OFFSET ?'),
+        'SELECT epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch, seq LIMIT 1 OFFSET ?',
+      ),
       deletePositionedUpTo: q<[string, number, number, number]>(
-        'DELETE FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))'),
+        'DELETE FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))',
+      ),
       dropOldestUnpositioned: q<[string, number]>(
-        'DELETE FROM events WHERE arrival IN (SELECT arrival FROM events WHERE session = ? AND epoch IS NULL ORDER BY arrival LIMIT ?)'),
+        'DELETE FROM events WHERE arrival IN (SELECT arrival FROM events WHERE session = ? AND epoch IS NULL ORDER BY arrival LIMIT ?)',
+      ),
       lessUnpositioned: q<[number, string]>('UPDATE sessions SET unpositioned = unpositioned - ? WHERE session = ?'),
       pruneUnpositioned: q<[string, number]>('DELETE FROM events WHERE session = ? AND epoch IS NULL AND arrival < ?'),
-      evicted: q<[number, number, number, string]>('UPDATE sessions SET positioned = positioned - ?, evicted_epoch = ?, evicted_seq = ? WHERE session = ?'),
-      recount: q<[string, string]>('UPDATE sessions SET unpositioned = (SELECT count(*) FROM events WHERE session = ? AND epoch IS NULL) WHERE session = ?'),
+      evicted: q<[number, number, number, string]>(
+        'UPDATE sessions SET positioned = positioned - ?, evicted_epoch = ?, evicted_seq = ? WHERE session = ?',
+      ),
+      recount: q<[string, string]>(
+        'UPDATE sessions SET unpositioned = (SELECT count(*) FROM events WHERE session = ? AND epoch IS NULL) WHERE session = ?',
+      ),
       lru: q<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write LIMIT 1'),
       deleteSessionEvents: q<[string]>('DELETE FROM events WHERE session = ?'),
       deleteSession: q<[string]>('DELETE FROM sessions WHERE session = ?'),
       evictedAt: q<[string], { evicted_epoch: number | null; evicted_seq: number | null }>(
-        'SELECT evicted_epoch, evicted_seq FROM sessions WHERE session = ?'),
+        'SELECT evicted_epoch, evicted_seq FROM sessions WHERE session = ?',
+      ),
       after: q<[string, number, number, number], Row>(
-        'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch > ? OR (epoch = ? AND seq > ?)) ORDER BY epoch, seq'),
+        'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch > ? OR (epoch = ? AND seq > ?)) ORDER BY epoch, seq',
+      ),
       arrivalUpTo: q<[string, number, number, number], { a: number | null }>(
-        'SELECT max(arrival) AS a FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))'),
+        'SELECT max(arrival) AS a FROM events WHERE session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))',
+      ),
       unpositionedAfter: q<[string, number], Row>(
-        'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NULL AND arrival > ? ORDER BY arrival'),
+        'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NULL AND arrival > ? ORDER BY arrival',
+      ),
       sessionIds: q<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write'),
       counts: q<[], { sessions: number; events: number }>(
-        'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events'),
+        'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events',
+      ),
     };
     this.sessionCount = this.q.counts.get()!.sessions;
   }
@@ -277,12 +303,15 @@ export class RelayStore implements SessionStore {
       db.exec('PRAGMA synchronous = NORMAL');
       if (onDisk) db.exec('PRAGMA wal_autocheckpoint = 0');
       db.exec(SCHEMA);
-      if (onDisk) for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+      if (onDisk)
+        for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
       const store = new RelayStore(db, opts);
       if (onDisk && opts.checkpoint !== false) store.checkpointer = startCheckpointer(opts.path, opts.engine);
       return store;
     } catch (err) {
-      throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, { cause: err });
+      throw new SteeringError('CONFIG_INVALID', `cannot open relay store ${opts.path}: ${(err as Error).message}`, {
+        cause: err,
+      });
     } finally {
       if (umask !== undefined) process.umask(umask);
     }
@@ -323,7 +352,14 @@ export class RelayStore implements SessionStore {
     for (let i = 0; i < list.length; i += 1) {
       const a = list[i]!;
       const positioned = a.epoch !== undefined || a.seq !== undefined;
-      const res = this.q.insert.run(a.session, positioned ? (a.epoch ?? 0) : null, positioned ? (a.seq ?? 0) : null, a.source, a.id, a.raw);
+      const res = this.q.insert.run(
+        a.session,
+        positioned ? (a.epoch ?? 0) : null,
+        positioned ? (a.seq ?? 0) : null,
+        a.source,
+        a.id,
+        a.raw,
+      );
       out[i] = res.changes > 0;
       if (!out[i]) continue;
       let t = touched.get(a.session);
@@ -394,7 +430,12 @@ export class RelayStore implements SessionStore {
     const loose = this.q.unpositionedAfter.all(session, since);
     const out: Replay = { items: interleaveByArrival(positioned, loose) };
     const ev = this.q.evictedAt.get(session);
-    if (ev && ev.evicted_epoch !== null && ev.evicted_seq !== null && before(from, { epoch: ev.evicted_epoch, seq: ev.evicted_seq })) {
+    if (
+      ev &&
+      ev.evicted_epoch !== null &&
+      ev.evicted_seq !== null &&
+      before(from, { epoch: ev.evicted_epoch, seq: ev.evicted_seq })
+    ) {
       const first = positioned[0];
       if (first && first.epoch !== null && first.seq !== null) out.exhausted = { epoch: first.epoch, seq: first.seq };
     }
@@ -444,5 +485,4 @@ export class RelayStore implements SessionStore {
     }
     this.db.close();
   }
-
 }

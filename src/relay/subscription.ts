@@ -42,21 +42,31 @@ export function parseCeiling(v: unknown): CaptureLevel | undefined {
 export function parseFrom(v: unknown, maxFrom: number): 'all' | ResumeEntry[] | undefined {
   if (v === undefined) return undefined;
   if (v === 'all') return 'all';
-  if (!Array.isArray(v)) throw new SubscribeError('invalid-filter', 'from must be an array of {session, epoch, seq} or "all"');
-  if (v.length > maxFrom) throw new SubscribeError('limit-exceeded', `from holds ${v.length} positions; the limit is ${maxFrom}`);
+  if (!Array.isArray(v))
+    throw new SubscribeError('invalid-filter', 'from must be an array of {session, epoch, seq} or "all"');
+  if (v.length > maxFrom)
+    throw new SubscribeError('limit-exceeded', `from holds ${v.length} positions; the limit is ${maxFrom}`);
   return v.map((p, i): ResumeEntry => {
     const o = p as Record<string, unknown> | null;
     if (typeof o !== 'object' || o === null || typeof o.session !== 'string' || o.session === '') {
       throw new SubscribeError('invalid-filter', `from[${i}] needs a session`);
     }
-    if (o.epoch !== undefined && !(isInt(o.epoch) && o.epoch >= 0)) throw new SubscribeError('invalid-filter', `from[${i}].epoch must be an integer >= 0`);
-    if (o.seq !== undefined && !(isInt(o.seq) && o.seq >= -1)) throw new SubscribeError('invalid-filter', `from[${i}].seq must be an integer >= -1`);
+    if (o.epoch !== undefined && !(isInt(o.epoch) && o.epoch >= 0))
+      throw new SubscribeError('invalid-filter', `from[${i}].epoch must be an integer >= 0`);
+    if (o.seq !== undefined && !(isInt(o.seq) && o.seq >= -1))
+      throw new SubscribeError('invalid-filter', `from[${i}].seq must be an integer >= -1`);
     // A missing seq means the start of that epoch.
-    return { session: o.session, after: { epoch: (o.epoch as number | undefined) ?? 0, seq: (o.seq as number | undefined) ?? -1 } };
+    return {
+      session: o.session,
+      after: { epoch: (o.epoch as number | undefined) ?? 0, seq: (o.seq as number | undefined) ?? -1 },
+    };
   });
 }
 
-export function parseSubscription(req: { filter?: unknown; capture?: unknown; from?: unknown }, maxFrom: number): SubscriptionSpec {
+export function parseSubscription(
+  req: { filter?: unknown; capture?: unknown; from?: unknown },
+  maxFrom: number,
+): SubscriptionSpec {
   let match: (e: AepEvent) => boolean;
   try {
     match = compileFilter(req.filter ?? {});

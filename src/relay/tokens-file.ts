@@ -58,7 +58,9 @@ export function watchTokensFile(path: string, opts: TokensWatchOptions): TokensW
     } catch (err) {
       const reason = (err as Error).message;
       if (reason !== lastError) {
-        opts.log(`relay: tokens file not applied (${why}): ${reason}; the last good one (${count} entries) stays in force until the file is fixed`);
+        opts.log(
+          `relay: tokens file not applied (${why}): ${reason}; the last good one (${count} entries) stays in force until the file is fixed`,
+        );
         lastError = reason;
       }
       return;
@@ -69,7 +71,9 @@ export function watchTokensFile(path: string, opts: TokensWatchOptions): TokensW
     if (text === inForce) return;
     inForce = text;
     count = entries.length;
-    opts.log(`relay: tokens file re-read (${why}): ${count} entries in force; removed or changed tokens lose their connections`);
+    opts.log(
+      `relay: tokens file re-read (${why}): ${count} entries in force; removed or changed tokens lose their connections`,
+    );
     opts.onChange(entries, why);
   }
 

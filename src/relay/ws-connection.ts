@@ -123,7 +123,12 @@ export class RelayConnection implements RelayLink {
   private enqueue(text: string, e: AepEvent): void {
     if (this.closed) return;
     const positioned = e.session !== undefined && e.seq !== undefined && !isCommandType(e.type);
-    const item = { text, positioned, urgent: severityRank(e.severity) >= NOTICE, ...(e.session !== undefined ? { session: e.session } : {}) };
+    const item = {
+      text,
+      positioned,
+      urgent: severityRank(e.severity) >= NOTICE,
+      ...(e.session !== undefined ? { session: e.session } : {}),
+    };
     if (this.greeted && this.outbox.length === 0) this.writeItem(item);
     else this.hold(item);
   }
@@ -156,7 +161,10 @@ export class RelayConnection implements RelayLink {
       const [dropped] = this.outbox.splice(i >= 0 ? i : 0, 1);
       if (dropped!.urgent) {
         this.drops.high += 1;
-        this.report('RELAY_UNREACHABLE', `relay outbox full (${cap}): dropped a notice-or-above event (${this.drops.high} so far)`);
+        this.report(
+          'RELAY_UNREACHABLE',
+          `relay outbox full (${cap}): dropped a notice-or-above event (${this.drops.high} so far)`,
+        );
       } else this.drops.low += 1;
     }
     this.outbox.push(item);
@@ -190,7 +198,10 @@ export class RelayConnection implements RelayLink {
       if (!this.stallSaid) {
         this.stallSaid = true;
         const what = `no hello from the relay at ${url} within ${bound} ms`;
-        this.report('RELAY_UNREACHABLE', `${what}; reconnecting until one answers (hooks go on, events wait in the log)`);
+        this.report(
+          'RELAY_UNREACHABLE',
+          `${what}; reconnecting until one answers (hooks go on, events wait in the log)`,
+        );
       }
       ws.terminate();
     }, bound);
@@ -200,13 +211,22 @@ export class RelayConnection implements RelayLink {
       if (this.opts.emits) capabilities.emits = [...this.opts.emits];
       if (this.opts.accepts) {
         capabilities.control = {
-          accepts: [...this.opts.accepts], ack_window_ms: this.opts.ackWindowMs ?? 10_000,
+          accepts: [...this.opts.accepts],
+          ack_window_ms: this.opts.ackWindowMs ?? 10_000,
           ...(this.opts.deliveries === undefined ? {} : { deliveries: [...this.opts.deliveries] }),
         };
       }
       const identity: Record<string, string> = { agent: this.opts.agent };
       if (this.opts.instance) identity.instance = this.opts.instance;
-      ws.send(JSON.stringify({ type: 'hello', versions: [AEP_VERSION], role: this.opts.role ?? 'emitter', identity, capabilities }));
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          versions: [AEP_VERSION],
+          role: this.opts.role ?? 'emitter',
+          identity,
+          capabilities,
+        }),
+      );
     });
     ws.on('message', (data, isBinary) => {
       if (!isBinary) this.onFrame(data.toString());
@@ -234,7 +254,8 @@ export class RelayConnection implements RelayLink {
     // The next node is tried at once; the backoff grows once every node was tried, and stays at
     // most a second by default so a relay that comes back has every session re-claimed quickly.
     this.node = (this.node + 1) % this.urls.length;
-    const delay = this.node !== 0 ? 0 : Math.min(this.opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS, initial * 2 ** this.attempt);
+    const delay =
+      this.node !== 0 ? 0 : Math.min(this.opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS, initial * 2 ** this.attempt);
     if (this.node === 0) this.attempt += 1;
     this.timer = setTimeout(() => this.connect(), delay);
     this.timer.unref();
@@ -264,7 +285,8 @@ export class RelayConnection implements RelayLink {
       case 'error':
         this.frames.next(m);
         // A refusal of an event this link wrote (`cause`) is the outbox's to settle and to say once.
-        if (typeof m.id !== 'string' && typeof m.cause !== 'string') this.report('RELAY_PROTOCOL', `relay error ${String(m.code)}${m.detail ? `: ${String(m.detail)}` : ''}`);
+        if (typeof m.id !== 'string' && typeof m.cause !== 'string')
+          this.report('RELAY_PROTOCOL', `relay error ${String(m.code)}${m.detail ? `: ${String(m.detail)}` : ''}`);
         return;
       default:
         this.frames.next(m);

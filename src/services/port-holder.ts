@@ -35,7 +35,9 @@ function listeningInodes(port: number): Set<string> {
 
 export function commandLineOf(pid: number): string | undefined {
   try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((a) => a !== '');
     return argv.length === 0 ? undefined : argv.join(' ');
   } catch {
     return undefined;

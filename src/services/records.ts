@@ -19,8 +19,10 @@ export interface ServiceRecord {
 
 export const runDir = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'run');
 export const logsDir = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'logs');
-export const recordPath = (name: string, env: NodeJS.ProcessEnv = process.env): string => join(runDir(env), `${name}.pid`);
-export const serviceLog = (name: string, env: NodeJS.ProcessEnv = process.env): string => join(logsDir(env), `${name}.log`);
+export const recordPath = (name: string, env: NodeJS.ProcessEnv = process.env): string =>
+  join(runDir(env), `${name}.pid`);
+export const serviceLog = (name: string, env: NodeJS.ProcessEnv = process.env): string =>
+  join(logsDir(env), `${name}.log`);
 
 /** A directory only its owner may enter (700), made or tightened. */
 function privateDir(dir: string): void {
@@ -90,7 +92,9 @@ export function readRecord(name: string, env: NodeJS.ProcessEnv = process.env): 
 export function listRecords(env: NodeJS.ProcessEnv = process.env): ServiceRecord[] {
   const dir = runDir(env);
   if (!existsSync(dir)) return [];
-  const names = readdirSync(dir).filter((f) => f.endsWith('.pid')).map((f) => f.slice(0, -'.pid'.length));
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith('.pid'))
+    .map((f) => f.slice(0, -'.pid'.length));
   const records = names.flatMap((n) => readRecord(n, env) ?? []);
   return records.sort((a, b) => (a.name === 'relay' ? -1 : b.name === 'relay' ? 1 : a.name.localeCompare(b.name)));
 }
@@ -103,7 +107,10 @@ export function removeRecord(name: string, env: NodeJS.ProcessEnv = process.env)
 export function logTail(path: string, lines = 5): string[] {
   try {
     const text = readFileSync(path, 'utf8');
-    return text.split('\n').filter((l) => l.trim() !== '').slice(-lines);
+    return text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(-lines);
   } catch {
     return [];
   }
@@ -112,7 +119,11 @@ export function logTail(path: string, lines = 5): string[] {
 /** What a log holds past `from` bytes (what a service said since it was started), as lines. */
 export function logSince(path: string, from: number): string[] {
   try {
-    return readFileSync(path).subarray(from).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+    return readFileSync(path)
+      .subarray(from)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
   } catch {
     return [];
   }
@@ -128,5 +139,7 @@ export function logSize(path: string): number {
 
 /** The last line of a log that names an error code (`… RELAY_UNREACHABLE …`), if any. */
 export function lastError(path: string): string | undefined {
-  return logTail(path, 200).reverse().find((l) => /\b[A-Z]{2,}_[A-Z_]{2,}\b/.test(l));
+  return logTail(path, 200)
+    .reverse()
+    .find((l) => /\b[A-Z]{2,}_[A-Z_]{2,}\b/.test(l));
 }

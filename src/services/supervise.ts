@@ -78,7 +78,9 @@ export async function stopService(r: ServiceRecord, graceMs = 7000): Promise<Sto
     } catch {
       try {
         process.kill(r.pid, s);
-      } catch { /* ended meanwhile */ }
+      } catch {
+        /* ended meanwhile */
+      }
     }
   };
   signal('SIGTERM');

@@ -8,9 +8,20 @@
 // replayed); it becomes a live actor only under inspection.
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
-  SessionEmitter, SteeringError, agentEvent, eventText, newId, scopeOf, withdrawType,
-  type AepCommand, type AepEvent, type EventFields, type Rejection,
-  CODE_ATTR, RESUME_WINDOW_ATTR, describedType,
+  SessionEmitter,
+  SteeringError,
+  agentEvent,
+  eventText,
+  newId,
+  scopeOf,
+  withdrawType,
+  type AepCommand,
+  type AepEvent,
+  type EventFields,
+  type Rejection,
+  CODE_ATTR,
+  RESUME_WINDOW_ATTR,
+  describedType,
 } from '../protocol/index.js';
 import { redactText, redactValue } from '../protocol/redact.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
@@ -132,23 +143,30 @@ type SessionCell =
   | { actor?: undefined; value: SessionSnapshot['value']; context: SessionContext }
   | { actor: SessionActor };
 
-const valueOf = (cell: SessionCell): SessionSnapshot['value'] => (cell.actor ? cell.actor.getSnapshot().value : cell.value);
+const valueOf = (cell: SessionCell): SessionSnapshot['value'] =>
+  cell.actor ? cell.actor.getSnapshot().value : cell.value;
 const contextOf = (cell: SessionCell): SessionContext => (cell.actor ? cell.actor.getSnapshot().context : cell.context);
 
 const stateName = (value: unknown): string =>
-  typeof value === 'string' ? value : Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}.${stateName(v)}`).join(',');
+  typeof value === 'string'
+    ? value
+    : Object.entries(value as Record<string, unknown>)
+        .map(([k, v]) => `${k}.${stateName(v)}`)
+        .join(',');
 
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
 /** Bound on kept emitters: the sessions active at once, not every session the host holds. */
 const WARM_EMITTERS = 256;
-
 
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
 /** D37: a title is the first non-blank line of the first prompt, at most 120 characters. */
 function titleOf(prompt: string | undefined): string | undefined {
-  const line = prompt?.split('\n').map((l) => l.trim()).find((l) => l !== '');
+  const line = prompt
+    ?.split('\n')
+    .map((l) => l.trim())
+    .find((l) => l !== '');
   return line === undefined ? undefined : line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
@@ -163,7 +181,12 @@ function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested'
   const prompt = redactText(r.detail === undefined ? r.prompt : `${r.prompt}: ${r.detail}`);
   const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: r.respondVia ?? ['control'] };
   if (r.kind === 'permission') {
-    data.options = (r.options ?? [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }]).map((x) => ({ id: x.id, label: redactText(x.label) }));
+    data.options = (
+      r.options ?? [
+        { id: 'allow', label: 'Allow' },
+        { id: 'deny', label: 'Deny' },
+      ]
+    ).map((x) => ({ id: x.id, label: redactText(x.label) }));
   }
   if (r.fields) data.fields = redactValue(r.fields);
   const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'redacted', data };
@@ -227,7 +250,10 @@ export class ActorHost {
     if (c.kind !== 'moment') return false;
     const cell = this.sessions.get(item.session);
     const turn = c.turn ?? item.hook.bounds;
-    return repliesNeutral(cell && { value: valueOf(cell), context: contextOf(cell) }, turn === undefined ? c : { ...c, turn });
+    return repliesNeutral(
+      cell && { value: valueOf(cell), context: contextOf(cell) },
+      turn === undefined ? c : { ...c, turn },
+    );
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -296,8 +322,14 @@ export class ActorHost {
 
   /** A live actor (inspection) from a value and context. */
   private revive(session: string, s: { value: unknown; context: SessionContext }): SessionCell {
-    const persisted = sessionMachine.getPersistedSnapshot(sessionMachine.resolveState({ value: s.value as SessionSnapshot['value'], context: s.context }));
-    const actor = createActor(sessionMachine, { input: { session, vendor: this.vendor }, snapshot: persisted, ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}) });
+    const persisted = sessionMachine.getPersistedSnapshot(
+      sessionMachine.resolveState({ value: s.value as SessionSnapshot['value'], context: s.context }),
+    );
+    const actor = createActor(sessionMachine, {
+      input: { session, vendor: this.vendor },
+      snapshot: persisted,
+      ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}),
+    });
     actor.on('*', (o) => this.collecting?.push(o));
     actor.start();
     return { actor };
@@ -312,9 +344,14 @@ export class ActorHost {
     for (const [session, cell] of this.sessions) {
       const persisted = cell.actor
         ? cell.actor.getPersistedSnapshot()
-        : sessionMachine.getPersistedSnapshot(sessionMachine.resolveState({ value: cell.value, context: cell.context }));
+        : sessionMachine.getPersistedSnapshot(
+            sessionMachine.resolveState({ value: cell.value, context: cell.context }),
+          );
       const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
-      cells.push({ session, snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) } });
+      cells.push({
+        session,
+        snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) },
+      });
     }
     // A session with no cell may still have emitted (a refused orphan command, D6): its positions count too.
     const known = new Set([...this.sessions.keys(), ...this.epochs.keys(), ...this.seqs.keys()]);
@@ -382,7 +419,13 @@ export class ActorHost {
     const out: StepResult[] = [];
     for (const session of this.sessions.keys()) {
       const ctx = this.context(session);
-      const owed = ctx !== undefined && (ctx.inFlight.length > 0 || ctx.holds.length > 0 || ctx.inputs.some((i) => i.phase === 'sending') || ctx.cancel?.acked === false || ctx.forwards.length > 0);
+      const owed =
+        ctx !== undefined &&
+        (ctx.inFlight.length > 0 ||
+          ctx.holds.length > 0 ||
+          ctx.inputs.some((i) => i.phase === 'sending') ||
+          ctx.cancel?.acked === false ||
+          ctx.forwards.length > 0);
       if (!owed) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
@@ -422,18 +465,35 @@ export class ActorHost {
     try {
       return this.stepUnsafe(item);
     } catch (cause) {
-      const err = cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `session step failed: ${String(cause)}`, { cause });
+      const err =
+        cause instanceof SteeringError
+          ? cause
+          : new SteeringError('EVENT_INVALID', `session step failed: ${String(cause)}`, { cause });
       this.opts.onError?.(err);
       if (item.kind !== 'hook') return EMPTY;
       // Fail open (D15): the waiting hook gets the neutral reply, and anything the step had
       // already handed to that reply goes back to the head of the queue (D9).
       this.openHooks.delete(item.hookId);
-      const neutral: Effect = { kind: 'reply', session: item.session, hookId: item.hookId, reply: this.surface.neutralReply(item.hook), confirm: false };
+      const neutral: Effect = {
+        kind: 'reply',
+        session: item.session,
+        hookId: item.hookId,
+        reply: this.surface.neutralReply(item.hook),
+        confirm: false,
+      };
       try {
-        const undo = this.stepUnsafe({ kind: 'input', session: item.session, input: { type: 'reply.failed', at: item.at, hookId: item.hookId } });
+        const undo = this.stepUnsafe({
+          kind: 'input',
+          session: item.session,
+          input: { type: 'reply.failed', at: item.at, hookId: item.hookId },
+        });
         return { events: undo.events, records: undo.records, effects: [...undo.effects, neutral] };
       } catch (again) {
-        this.opts.onError?.(new SteeringError('EVENT_INVALID', `could not return a failed reply's instructions: ${String(again)}`, { cause: again }));
+        this.opts.onError?.(
+          new SteeringError('EVENT_INVALID', `could not return a failed reply's instructions: ${String(again)}`, {
+            cause: again,
+          }),
+        );
         return { ...EMPTY, effects: [neutral] };
       }
     }
@@ -447,7 +507,11 @@ export class ActorHost {
     // session: nothing is emitted, claimed or logged for it, and the hook gets the neutral reply.
     if (item.kind === 'hook' && item.hook.class.kind === 'end' && !this.sessions.has(item.session)) {
       const reply = this.surface.neutralReply(item.hook);
-      return { events, records, effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply, confirm: false }] };
+      return {
+        events,
+        records,
+        effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply, confirm: false }],
+      };
     }
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
@@ -455,7 +519,8 @@ export class ActorHost {
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
       // moment mints one, and run, tool and delegation events carry it until the turn closes.
       const cls = item.hook.class;
-      const runId = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : this.context(item.session)?.run;
+      const runId =
+        cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : this.context(item.session)?.run;
       for (const o of item.hook.observations) {
         // A malformed observation is reported and skipped; steering for this hook goes on.
         try {
@@ -473,7 +538,9 @@ export class ActorHost {
             continue;
           }
           if (scope !== 'session') {
-            this.opts.onError?.(new SteeringError('EVENT_INVALID', `observation type ${o.type} is a command type; not emitted`));
+            this.opts.onError?.(
+              new SteeringError('EVENT_INVALID', `observation type ${o.type} is a command type; not emitted`),
+            );
             continue;
           }
           if (o.run !== undefined) f.run = o.run;
@@ -491,7 +558,11 @@ export class ActorHost {
           events.push(e);
           records.push({ k: 'ev', e });
         } catch (cause) {
-          this.opts.onError?.(cause instanceof SteeringError ? cause : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }));
+          this.opts.onError?.(
+            cause instanceof SteeringError
+              ? cause
+              : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }),
+          );
         }
       }
       const described = this.description(item.session, item.hook.about);
@@ -528,7 +599,10 @@ export class ActorHost {
     if (known !== undefined && cwd === known.cwd && title === undefined) return undefined;
     // Only what the hook input said: a bridge vendor (no `about`) is described by its own events.
     if (cwd === undefined && title === undefined) return undefined;
-    this.described.set(session, { ...(cwd === undefined ? {} : { cwd }), titled: known?.titled === true || title !== undefined });
+    this.described.set(session, {
+      ...(cwd === undefined ? {} : { cwd }),
+      titled: known?.titled === true || title !== undefined,
+    });
     const data: Record<string, unknown> = {};
     if (cwd !== undefined) data.cwd = cwd;
     if (title !== undefined) data.title = title;
@@ -536,7 +610,11 @@ export class ActorHost {
     return { type: describedType(this.vendor), data, capture: title === undefined ? 'metadata' : 'redacted' };
   }
 
-  private hookInput(item: Extract<SessionItem, { kind: 'hook' }>, causeId: string | undefined, runId?: string): SessionInput {
+  private hookInput(
+    item: Extract<SessionItem, { kind: 'hook' }>,
+    causeId: string | undefined,
+    runId?: string,
+  ): SessionInput {
     const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
     const c = item.hook.class;
     if (c.kind === 'end') {
@@ -545,17 +623,30 @@ export class ActorHost {
     }
     if (c.kind === 'held') {
       return {
-        type: 'hook.held', ...base, requestId: newId(item.at), hold: c.hold, request: c.request, timeoutMs: this.attentionTimeoutMs,
+        type: 'hook.held',
+        ...base,
+        requestId: newId(item.at),
+        hold: c.hold,
+        request: c.request,
+        timeoutMs: this.attentionTimeoutMs,
         ...(c.call === undefined ? {} : { call: c.call }),
       };
     }
     const turn = c.turn ?? item.hook.bounds;
     // D34: only a moment that reports a call some request of this session holds mints an answer id.
-    const ran = c.ran !== undefined && this.context(item.session)?.holds.some((h) => h.call === c.ran) === true
-      ? { ran: { call: c.ran, answeredId: newId(item.at) } } : {};
+    const ran =
+      c.ran !== undefined && this.context(item.session)?.holds.some((h) => h.call === c.ran) === true
+        ? { ran: { call: c.ran, answeredId: newId(item.at) } }
+        : {};
     return {
-      type: 'hook.moment', ...base, eligible: c.eligible, moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}), ...(turn === undefined ? {} : { turn }), ...(runId === undefined ? {} : { runId }), ...ran,
+      type: 'hook.moment',
+      ...base,
+      eligible: c.eligible,
+      moment: item.hook.event,
+      ...(c.starts === true ? { starts: true } : {}),
+      ...(turn === undefined ? {} : { turn }),
+      ...(runId === undefined ? {} : { runId }),
+      ...ran,
     };
   }
 
@@ -564,24 +655,45 @@ export class ActorHost {
     if (this.surface.controls?.includes(c.type) === true) {
       const gateOpen = this.opts.control === true;
       const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
-      return { type: 'command.forward', at: item.at, command: c, gateOpen, ...(refusal === undefined ? {} : { refusal }) };
+      return {
+        type: 'command.forward',
+        at: item.at,
+        command: c,
+        gateOpen,
+        ...(refusal === undefined ? {} : { refusal }),
+      };
     }
-    if (c.type === 'control.attention.respond') return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
+    if (c.type === 'control.attention.respond')
+      return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
     if (c.type === 'control.cancel' && this.surface.cancels === true) {
-      return { type: 'command.cancel', at: item.at, command: c, gateOpen: this.opts.sendInput === true, ready: this.opts.inputReady?.() ?? false };
+      return {
+        type: 'command.cancel',
+        at: item.at,
+        command: c,
+        gateOpen: this.opts.sendInput === true,
+        ready: this.opts.inputReady?.() ?? false,
+      };
     }
     const input = this.surface.sendInput;
     if (input !== undefined && c.type === input.type) {
       return {
-        type: 'command.send_input', at: item.at, command: c, gateOpen: this.opts.sendInput === true,
-        ready: this.opts.inputReady?.() ?? false, policy: input.policy,
+        type: 'command.send_input',
+        at: item.at,
+        command: c,
+        gateOpen: this.opts.sendInput === true,
+        ready: this.opts.inputReady?.() ?? false,
+        policy: input.policy,
       };
     }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
-    if (c.type === withdrawType(this.surface.token)) return { type: 'command.withdraw', at: item.at, command: c, gateOpen: this.opts.instruct };
+    if (c.type === withdrawType(this.surface.token))
+      return { type: 'command.withdraw', at: item.at, command: c, gateOpen: this.opts.instruct };
     return {
-      type: 'command.instruct', at: item.at, command: c, gateOpen: this.opts.instruct && c.type === this.surface.steeringType,
+      type: 'command.instruct',
+      at: item.at,
+      command: c,
+      gateOpen: this.opts.instruct && c.type === this.surface.steeringType,
       ...(this.surface.deliveries === undefined ? {} : { deliveries: this.surface.deliveries }),
     };
   }
@@ -590,7 +702,14 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.sessions.get(session);
     if (!cell) {
-      if (input.type === 'command.instruct' || input.type === 'command.withdraw' || input.type === 'command.respond' || input.type === 'command.send_input' || input.type === 'command.forward' || input.type === 'command.cancel') {
+      if (
+        input.type === 'command.instruct' ||
+        input.type === 'command.withdraw' ||
+        input.type === 'command.respond' ||
+        input.type === 'command.send_input' ||
+        input.type === 'command.forward' ||
+        input.type === 'command.cancel'
+      ) {
         return this.orphanCommand(session, input);
       }
       if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
@@ -611,7 +730,11 @@ export class ActorHost {
         cell.context = next.context;
       } else {
         // The same microsteps an actor runs; the cell changes only once the whole step succeeded.
-        const next = sessionMachine.transition(sessionMachine.resolveState({ value: cell.value, context: cell.context }), input, this.scope());
+        const next = sessionMachine.transition(
+          sessionMachine.resolveState({ value: cell.value, context: cell.context }),
+          input,
+          this.scope(),
+        );
         cell.value = next.value;
         cell.context = next.context;
       }
@@ -649,9 +772,20 @@ export class ActorHost {
       const self = createActor(sessionMachine, { input: { session: '', vendor: this.vendor } });
       const none = (): void => undefined;
       this.pureScope = {
-        self, id: '', sessionId: '', system: self.system, logger: none, defer: none, stopChild: none, emit: none,
+        self,
+        id: '',
+        sessionId: '',
+        system: self.system,
+        logger: none,
+        defer: none,
+        stopChild: none,
+        emit: none,
         actionExecutor: (a) => {
-          if (a.type !== 'xstate.emit') throw new SteeringError('EVENT_INVALID', `session machine action ${a.type} has an effect; only emits are expected`);
+          if (a.type !== 'xstate.emit')
+            throw new SteeringError(
+              'EVENT_INVALID',
+              `session machine action ${a.type} has an effect; only emits are expected`,
+            );
           this.collecting?.push((a.params as { event: SessionOutput }).event);
         },
       };
@@ -683,7 +817,10 @@ export class ActorHost {
     }
     if (!e) {
       e = new SessionEmitter({
-        agent: this.vendor, session, epoch: this.epochs.get(session) ?? 0, startSeq: this.seqs.get(session) ?? 0,
+        agent: this.vendor,
+        session,
+        epoch: this.epochs.get(session) ?? 0,
+        startSeq: this.seqs.get(session) ?? 0,
         ...(this.opts.host ? { host: this.opts.host } : {}),
       });
       this.emitters.set(session, e);
@@ -692,7 +829,13 @@ export class ActorHost {
   }
 
   /** Appends what the outputs announce to `events` and `records` (the step's observations come first). */
-  private stamp(session: string, input: SessionInput, outputs: readonly SessionOutput[], events: AepEvent[] = [], records: LogRecord[] = []): StepResult {
+  private stamp(
+    session: string,
+    input: SessionInput,
+    outputs: readonly SessionOutput[],
+    events: AepEvent[] = [],
+    records: LogRecord[] = [],
+  ): StepResult {
     const effects: Effect[] = [];
     const at = input.at;
     let emitter: SessionEmitter | undefined;
@@ -716,10 +859,16 @@ export class ActorHost {
           // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
           // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
           // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
-          emit({
-            type: 'control.rejected', cause: o.cause, capture: 'redacted', extensions: { [CODE_ATTR]: o.rejection.rule },
-            data: { reason: o.rejection.reason, detail: o.rejection.detail },
-          }, o.key);
+          emit(
+            {
+              type: 'control.rejected',
+              cause: o.cause,
+              capture: 'redacted',
+              extensions: { [CODE_ATTR]: o.rejection.rule },
+              data: { reason: o.rejection.reason, detail: o.rejection.detail },
+            },
+            o.key,
+          );
           break;
         case 'control.reack': {
           const bytes = this.recorded.get(o.key);
@@ -728,23 +877,45 @@ export class ActorHost {
         }
         case 'instruction.delivered':
           emit({
-            type: o.eventType, cause: o.cause,
-            data: { queued_ms: o.queuedMs, ...(o.moment === undefined ? {} : { moment: o.moment }), ...(o.delivery === undefined ? {} : { delivery: o.delivery }) },
+            type: o.eventType,
+            cause: o.cause,
+            data: {
+              queued_ms: o.queuedMs,
+              ...(o.moment === undefined ? {} : { moment: o.moment }),
+              ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+            },
           });
           break;
         case 'instruction.dropped':
-          emit({ type: o.eventType, cause: o.cause, data: { reason: o.reason }, ...(o.subject === undefined ? {} : { subject: o.subject }) });
+          emit({
+            type: o.eventType,
+            cause: o.cause,
+            data: { reason: o.reason },
+            ...(o.subject === undefined ? {} : { subject: o.subject }),
+          });
           break;
         case 'attention.requested':
           emit(requestedFields(o));
           break;
         case 'attention.answered': {
           const textual = o.answer.text !== undefined || o.answer.values !== undefined;
-          emit({ type: 'attention.answered', id: o.id, subject: o.subject, cause: o.cause, capture: textual ? 'redacted' : 'metadata', data: { answer: o.answer, via: o.via ?? 'control' } });
+          emit({
+            type: 'attention.answered',
+            id: o.id,
+            subject: o.subject,
+            cause: o.cause,
+            capture: textual ? 'redacted' : 'metadata',
+            data: { answer: o.answer, via: o.via ?? 'control' },
+          });
           break;
         }
         case 'attention.resolved':
-          emit({ type: 'attention.resolved', subject: o.subject, cause: o.cause, data: { resolution: o.resolution, latency_ms: o.latencyMs } });
+          emit({
+            type: 'attention.resolved',
+            subject: o.subject,
+            cause: o.cause,
+            data: { resolution: o.resolution, latency_ms: o.latencyMs },
+          });
           break;
         case 'attention.timeout':
           emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
@@ -752,7 +923,10 @@ export class ActorHost {
         case 'session.ended':
         case 'session.closed': {
           // D36: the resume window rides the end event as the extension attribute `resumewindowms`.
-          const f: EventFields = { type: o.type === 'session.ended' ? o.type : o.eventType, data: { reason: o.reason } };
+          const f: EventFields = {
+            type: o.type === 'session.ended' ? o.type : o.eventType,
+            data: { reason: o.reason },
+          };
           if (o.cause !== undefined) f.cause = o.cause;
           if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
           emit(f);
@@ -762,11 +936,22 @@ export class ActorHost {
           emit(o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
           break;
         case 'run.cancelled':
-          emit({ type: 'run.cancelled', cause: o.cause, ...(o.run === undefined ? {} : { run: o.run }), data: { by: 'control' } });
+          emit({
+            type: 'run.cancelled',
+            cause: o.cause,
+            ...(o.run === undefined ? {} : { run: o.run }),
+            data: { by: 'control' },
+          });
           break;
         case 'approval.answer': {
           const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
-          effects.push({ kind: 'answer', session, approvalId: o.approvalId, approved, ...(o.decision.message === undefined ? {} : { reason: o.decision.message }) });
+          effects.push({
+            kind: 'answer',
+            session,
+            approvalId: o.approvalId,
+            approved,
+            ...(o.decision.message === undefined ? {} : { reason: o.decision.message }),
+          });
           break;
         }
         case 'run.cancel':
@@ -776,7 +961,13 @@ export class ActorHost {
           effects.push({ kind: 'forward', session, command: o.command });
           break;
         case 'input.send':
-          effects.push({ kind: 'send', session, commandId: o.cause, text: o.text, ...(o.delivery === undefined ? {} : { delivery: o.delivery }) });
+          effects.push({
+            kind: 'send',
+            session,
+            commandId: o.cause,
+            text: o.text,
+            ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+          });
           break;
         case 'input.sent':
           emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
@@ -790,11 +981,23 @@ export class ActorHost {
         case 'reply.context': {
           const hook = this.takeHook(o.hookId);
           const notice = this.opts.notice === false ? undefined : { count: o.ids.length, from: o.from };
-          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.contextReply(hook, o.text, notice), confirm: true });
+          effects.push({
+            kind: 'reply',
+            session,
+            hookId: o.hookId,
+            reply: this.surface.contextReply(hook, o.text, notice),
+            confirm: true,
+          });
           break;
         }
         case 'reply.neutral':
-          effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.neutralReply(this.takeHook(o.hookId)), confirm: false });
+          effects.push({
+            kind: 'reply',
+            session,
+            hookId: o.hookId,
+            reply: this.surface.neutralReply(this.takeHook(o.hookId)),
+            confirm: false,
+          });
           break;
         case 'reply.hold':
           effects.push({ kind: 'hold', session, hookId: o.hookId, requestId: o.requestId, timeoutMs: o.timeoutMs });
@@ -802,7 +1005,14 @@ export class ActorHost {
         case 'reply.decision': {
           const hook = this.openHooks.get(o.hookId);
           this.openHooks.delete(o.hookId);
-          if (hook) effects.push({ kind: 'reply', session, hookId: o.hookId, reply: this.surface.decisionReply(hook, o.decision), confirm: false });
+          if (hook)
+            effects.push({
+              kind: 'reply',
+              session,
+              hookId: o.hookId,
+              reply: this.surface.decisionReply(hook, o.decision),
+              confirm: false,
+            });
           break;
         }
       }

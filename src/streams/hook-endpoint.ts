@@ -137,7 +137,8 @@ function writeJsonNow(res: ServerResponse, body: unknown, status = 200): boolean
     return false;
   }
   if (text === undefined) res.writeHead(status, { 'content-length': 0 }).end();
-  else res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  else
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
   return true;
 }
 
@@ -161,7 +162,6 @@ function writeJson(res: ServerResponse, status: number, body: unknown): Promise<
   });
 }
 
-
 /** What one open hook call owns: its response, its budget timer (armed only if the reply waits). */
 interface OpenHookHost {
   neutral: () => HookReply;
@@ -175,7 +175,13 @@ class OpenHook implements HookArrival {
   private closedP: Promise<void> | undefined;
   private watched = false;
 
-  constructor(readonly id: string, readonly at: number, readonly body: Record<string, unknown>, private readonly res: ServerResponse, private readonly host: OpenHookHost) {}
+  constructor(
+    readonly id: string,
+    readonly at: number,
+    readonly body: Record<string, unknown>,
+    private readonly res: ServerResponse,
+    private readonly host: OpenHookHost,
+  ) {}
 
   respond(reply: HookReply, wait = true): Promise<boolean> {
     if (this.settled) return unanswered;
@@ -198,7 +204,9 @@ class OpenHook implements HookArrival {
   }
 
   get closed(): Promise<void> {
-    this.closedP ??= this.res.closed ? Promise.resolve() : new Promise<void>((resolve) => this.res.once('close', () => resolve()));
+    this.closedP ??= this.res.closed
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => this.res.once('close', () => resolve()));
     return this.closedP;
   }
 
@@ -279,12 +287,23 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       return;
     }
     const parts = pathname.split('/');
-    if (req.method === 'GET' && opts.status !== undefined && parts.length === 3 && parts[1] === 'hook' && sameSecret(parts[2] ?? '', opts.secret)) {
+    if (
+      req.method === 'GET' &&
+      opts.status !== undefined &&
+      parts.length === 3 &&
+      parts[1] === 'hook' &&
+      sameSecret(parts[2] ?? '', opts.secret)
+    ) {
       void writeJson(res, 200, opts.status());
       return;
     }
     // Wrong secret or path: 404, and nothing reaches any session (D15).
-    if (req.method !== 'POST' || parts.length !== 3 || parts[1] !== 'hook' || !sameSecret(parts[2] ?? '', opts.secret)) {
+    if (
+      req.method !== 'POST' ||
+      parts.length !== 3 ||
+      parts[1] !== 'hook' ||
+      !sameSecret(parts[2] ?? '', opts.secret)
+    ) {
       req.resume();
       void writeJson(res, 404, { error: 'not-found' });
       return;
@@ -304,12 +323,20 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       if (!guard.feed(c)) {
         over = true;
         chunks.length = 0;
-        failOpen(res, new SteeringError('HOOK_BODY_INVALID', `hook body nests deeper than ${opts.maxDepth ?? DEFAULT_MAX_DEPTH} levels; not parsed`));
+        failOpen(
+          res,
+          new SteeringError(
+            'HOOK_BODY_INVALID',
+            `hook body nests deeper than ${opts.maxDepth ?? DEFAULT_MAX_DEPTH} levels; not parsed`,
+          ),
+        );
         return;
       }
       chunks.push(c);
     });
-    req.on('error', (cause) => failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause })));
+    req.on('error', (cause) =>
+      failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause })),
+    );
     req.on('end', () => {
       if (!over) requestOnEnd(req, res, chunks);
     });
@@ -318,7 +345,11 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   const server: Server = createServer(serverOnRequest);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE' ? new SteeringError('PORT_IN_USE', `port ${opts.port} on ${host} is in use`, { cause: err }) : err);
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new SteeringError('PORT_IN_USE', `port ${opts.port} on ${host} is in use`, { cause: err })
+          : err,
+      );
     };
     server.once('error', onError);
     server.listen(opts.port, host, () => {
@@ -345,7 +376,9 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
         emit = undefined;
         server.close(() => resolve());
         // Held replies still owe the vendor an answer: the neutral one.
-        void Promise.all([...pending].map((res) => writeJson(res, 200, opts.neutral().body))).then(() => server.closeAllConnections());
+        void Promise.all([...pending].map((res) => writeJson(res, 200, opts.neutral().body))).then(() =>
+          server.closeAllConnections(),
+        );
       }),
   };
 }

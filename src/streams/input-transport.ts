@@ -11,64 +11,130 @@ type ForwardEffect = Extract<Effect, { kind: 'forward' }>;
 type CancelEffect = Extract<Effect, { kind: 'cancel' }>;
 type AnswerEffect = Extract<Effect, { kind: 'answer' }>;
 /** Performs a user-plane effect: a send_input, a cancel of the active run, or an approval's answer. */
-export function throughTransport(transport: InputTransport | undefined, effect: SendEffect | CancelEffect | AnswerEffect, logged: boolean, now: () => number): Observable<SessionItem> {
+export function throughTransport(
+  transport: InputTransport | undefined,
+  effect: SendEffect | CancelEffect | AnswerEffect,
+  logged: boolean,
+  now: () => number,
+): Observable<SessionItem> {
   if (effect.kind === 'send') return sendThrough(transport, effect, logged, now);
   if (effect.kind === 'cancel') return cancelThrough(transport, effect, logged, now);
   // The answer is on the stream already; a vendor that settled the request meanwhile reports it
   // as approval.resolved, which finds the hold gone and adds nothing.
-  if (logged) void Promise.resolve().then(() => transport?.answer?.(effect.session, effect.approvalId, effect.approved, effect.reason)).catch(() => undefined);
+  if (logged)
+    void Promise.resolve()
+      .then(() => transport?.answer?.(effect.session, effect.approvalId, effect.approved, effect.reason))
+      .catch(() => undefined);
   return EMPTY;
 }
 
 /** Forwards a cancel; no durable record of the step means nothing goes out (D22). */
-export function cancelThrough(transport: InputTransport | undefined, effect: CancelEffect, logged: boolean, now: () => number): Observable<SessionItem> {
+export function cancelThrough(
+  transport: InputTransport | undefined,
+  effect: CancelEffect,
+  logged: boolean,
+  now: () => number,
+): Observable<SessionItem> {
   const cancel = transport?.cancel?.bind(transport);
-  const outcome: Promise<InputOutcome> = !logged || cancel === undefined
-    ? Promise.resolve({ ok: false, detail: logged ? 'no transport' : 'log not durable' })
-    : Promise.resolve().then(() => cancel(effect.session)).catch((cause: unknown): InputOutcome => ({ ok: false, detail: String(cause) }));
+  const outcome: Promise<InputOutcome> =
+    !logged || cancel === undefined
+      ? Promise.resolve({ ok: false, detail: logged ? 'no transport' : 'log not durable' })
+      : Promise.resolve()
+          .then(() => cancel(effect.session))
+          .catch((cause: unknown): InputOutcome => ({ ok: false, detail: String(cause) }));
   return from(outcome).pipe(
-    map((o): SessionItem => ({ kind: 'input', session: effect.session, input: { type: 'cancel.answered', at: now(), commandId: effect.commandId, ok: o.ok } })),
+    map(
+      (o): SessionItem => ({
+        kind: 'input',
+        session: effect.session,
+        input: { type: 'cancel.answered', at: now(), commandId: effect.commandId, ok: o.ok },
+      }),
+    ),
   );
 }
 
 /** Performs one send. `logged` false means the ack is not durable: nothing goes out (D22). */
-export function sendThrough(transport: InputTransport | undefined, effect: SendEffect, logged: boolean, now: () => number): Observable<SessionItem> {
-  const outcome: Promise<InputOutcome> = !logged || transport === undefined
-    ? Promise.resolve({ ok: false, detail: logged ? 'no transport' : 'log not durable' })
-    : Promise.resolve()
-      .then(() => transport.send({
-        session: effect.session, commandId: effect.commandId, text: effect.text,
-        ...(effect.delivery === undefined ? {} : { delivery: effect.delivery }),
-      }))
-      .catch((cause: unknown): InputOutcome => ({ ok: false, detail: String(cause) }));
+export function sendThrough(
+  transport: InputTransport | undefined,
+  effect: SendEffect,
+  logged: boolean,
+  now: () => number,
+): Observable<SessionItem> {
+  const outcome: Promise<InputOutcome> =
+    !logged || transport === undefined
+      ? Promise.resolve({ ok: false, detail: logged ? 'no transport' : 'log not durable' })
+      : Promise.resolve()
+          .then(() =>
+            transport.send({
+              session: effect.session,
+              commandId: effect.commandId,
+              text: effect.text,
+              ...(effect.delivery === undefined ? {} : { delivery: effect.delivery }),
+            }),
+          )
+          .catch((cause: unknown): InputOutcome => ({ ok: false, detail: String(cause) }));
   return from(outcome).pipe(
-    map((o): SessionItem => ({
-      kind: 'input', session: effect.session,
-      input: { type: o.ok ? 'input.sent' : 'input.failed', at: now(), commandId: effect.commandId },
-    })),
+    map(
+      (o): SessionItem => ({
+        kind: 'input',
+        session: effect.session,
+        input: { type: o.ok ? 'input.sent' : 'input.failed', at: now(), commandId: effect.commandId },
+      }),
+    ),
   );
 }
 
 /** The transport's observations as session inputs; a lost channel reaches every session holding one of its requests. */
-export const fromTransportFacts = (transport: InputTransport | undefined, host: ActorHost, control = false): Observable<SessionItem> =>
+export const fromTransportFacts = (
+  transport: InputTransport | undefined,
+  host: ActorHost,
+  control = false,
+): Observable<SessionItem> =>
   transport?.facts$?.pipe(
     mergeMap((f): Observable<SessionItem> => {
       switch (f.kind) {
         case 'consumed':
-          return from([{ kind: 'input' as const, session: f.session, input: { type: 'input.consumed' as const, at: f.at, text: f.text } }]);
+          return from([
+            {
+              kind: 'input' as const,
+              session: f.session,
+              input: { type: 'input.consumed' as const, at: f.at, text: f.text },
+            },
+          ]);
         case 'approval': {
           // Observed only (tap without control): the request is answered in the vendor's UI alone.
           const request = control ? f.request : { ...f.request, respondVia: ['oob'] };
-          return from([{ kind: 'input' as const, session: f.session, input: { type: 'approval.requested' as const, at: f.at, requestId: newId(f.at), approvalId: f.approvalId, request } }]);
+          return from([
+            {
+              kind: 'input' as const,
+              session: f.session,
+              input: {
+                type: 'approval.requested' as const,
+                at: f.at,
+                requestId: newId(f.at),
+                approvalId: f.approvalId,
+                request,
+              },
+            },
+          ]);
         }
         case 'approval.resolved': {
-          const input = { type: 'approval.resolved' as const, at: f.at, approvalId: f.approvalId, answeredId: newId(f.at), ...(f.approved === undefined ? {} : { approved: f.approved }) };
+          const input = {
+            type: 'approval.resolved' as const,
+            at: f.at,
+            approvalId: f.approvalId,
+            answeredId: newId(f.at),
+            ...(f.approved === undefined ? {} : { approved: f.approved }),
+          };
           return from([{ kind: 'input' as const, session: f.session, input }]);
         }
         case 'lost':
-          return from(host.sessionKeys()
-            .filter((s) => host.context(s)?.holds.some((h) => h.external !== undefined) === true)
-            .map((session): SessionItem => ({ kind: 'input', session, input: { type: 'transport.lost', at: f.at } })));
+          return from(
+            host
+              .sessionKeys()
+              .filter((s) => host.context(s)?.holds.some((h) => h.external !== undefined) === true)
+              .map((session): SessionItem => ({ kind: 'input', session, input: { type: 'transport.lost', at: f.at } })),
+          );
       }
     }),
   ) ?? EMPTY;
@@ -79,16 +145,30 @@ const UNREACHABLE = (detail: string): Rejection => ({ reason: 'busy', rule: 'tra
  * Carries one forwarded command out; its answer is the decision. A controller that throws counts
  * as unreachable (`busy`). `logged` false: the command input is not durable, nothing goes out (D22).
  */
-export function forwardThrough(controller: Controller | undefined, effect: ForwardEffect, logged: boolean, now: () => number): Observable<SessionItem> {
-  const outcome: Promise<Rejection | undefined> = !logged || controller === undefined
-    ? Promise.resolve(UNREACHABLE(logged ? 'no controller' : 'log not durable'))
-    : Promise.resolve()
-      .then(() => controller.perform(effect.session, effect.command))
-      .catch((cause: unknown) => UNREACHABLE(`the vendor API failed: ${String(cause)}`));
+export function forwardThrough(
+  controller: Controller | undefined,
+  effect: ForwardEffect,
+  logged: boolean,
+  now: () => number,
+): Observable<SessionItem> {
+  const outcome: Promise<Rejection | undefined> =
+    !logged || controller === undefined
+      ? Promise.resolve(UNREACHABLE(logged ? 'no controller' : 'log not durable'))
+      : Promise.resolve()
+          .then(() => controller.perform(effect.session, effect.command))
+          .catch((cause: unknown) => UNREACHABLE(`the vendor API failed: ${String(cause)}`));
   return from(outcome).pipe(
-    map((rejection): SessionItem => ({
-      kind: 'input', session: effect.session,
-      input: { type: 'forward.settled', at: now(), commandId: effect.command.id, ...(rejection === undefined ? {} : { rejection }) },
-    })),
+    map(
+      (rejection): SessionItem => ({
+        kind: 'input',
+        session: effect.session,
+        input: {
+          type: 'forward.settled',
+          at: now(),
+          commandId: effect.command.id,
+          ...(rejection === undefined ? {} : { rejection }),
+        },
+      }),
+    ),
   );
 }

@@ -29,7 +29,8 @@ function sanitizeContext(ctx: Record<string, unknown>): Record<string, unknown> 
 
 function sanitizeEvent(e: { type: string; [k: string]: unknown }): { type: string; [k: string]: unknown } {
   const cmd = e.command as { data?: { text?: unknown } } | undefined;
-  if (cmd?.data && typeof cmd.data.text === 'string') return { ...e, command: { ...cmd, data: { ...cmd.data, text: `[${cmd.data.text.length} chars]` } } };
+  if (cmd?.data && typeof cmd.data.text === 'string')
+    return { ...e, command: { ...cmd, data: { ...cmd.data, text: `[${cmd.data.text.length} chars]` } } };
   return e;
 }
 

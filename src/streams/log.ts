@@ -8,7 +8,21 @@
 // synchronously, before any caller, so it can roll its state back first.
 // Segments (D24): `rotate()` archives the active file as `<path>.seg-<generation>` and starts the
 // next generation, whose first line is a `seg` header; a snapshot covers everything before it.
-import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isAscii } from 'node:buffer';
 import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
@@ -47,7 +61,9 @@ const FRAME_KINDS = new Set(['seg', 'mark']);
 const NL = 0x0a;
 
 const kindOf = (v: unknown): string | undefined =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { k?: unknown }).k === 'string' ? (v as { k: string }).k : undefined;
+  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { k?: unknown }).k === 'string'
+    ? (v as { k: string }).k
+    : undefined;
 
 /**
  * Sees each record as it is read, with the byte offset just past its line and the line's text.
@@ -96,7 +112,12 @@ export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = tru
       if (kind === 'seg' && lineNo === 1) generation = Number((parsed as { g?: unknown }).g) || 0;
       goodBytes = nl + 1;
     } else if (end > offset) {
-      problems.push(new SteeringError('LOG_TORN_RECORD', `event log line ${lineNo} is ${last ? 'torn (no line end)' : 'not a readable record'}; skipped`));
+      problems.push(
+        new SteeringError(
+          'LOG_TORN_RECORD',
+          `event log line ${lineNo} is ${last ? 'torn (no line end)' : 'not a readable record'}; skipped`,
+        ),
+      );
     }
     offset = last ? buf.length : nl + 1;
   }
@@ -207,7 +228,9 @@ interface Queued {
 
 /** One record's line; an event record reuses its event's text (the same JSON as stringifying the record). */
 const line = (r: LogRecord | FrameRecord): string =>
-  r.k === 'ev' ? `{"k":"ev","e":${eventText(r.e)}${r.ack === undefined ? '' : `,"ack":${JSON.stringify(r.ack)}`}}` : JSON.stringify(r);
+  r.k === 'ev'
+    ? `{"k":"ev","e":${eventText(r.e)}${r.ack === undefined ? '' : `,"ack":${JSON.stringify(r.ack)}`}}`
+    : JSON.stringify(r);
 
 const encode = (records: readonly (LogRecord | FrameRecord)[]): Buffer => {
   if (records.length === 0) return Buffer.alloc(0);
@@ -250,7 +273,12 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
     onClosed = resolve;
   });
 
-  const writeFailed = (cause: unknown) => new SteeringError('LOG_WRITE_FAILED', `cannot append to event log ${path}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  const writeFailed = (cause: unknown) =>
+    new SteeringError(
+      'LOG_WRITE_FAILED',
+      `cannot append to event log ${path}: ${(cause as Error)?.message ?? String(cause)}`,
+      { cause },
+    );
 
   /** Writes at the current end; a failed write is cut off again, so a refused batch never reappears on replay. */
   function writeAll(buf: Buffer): void {
@@ -376,7 +404,9 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       } catch (cause) {
         return Promise.reject(writeFailed(cause));
       }
-      const done = new Promise<void>((resolve, reject) => pending.push({ buf, resolve, reject, ...(hooks ? { hooks } : {}) }));
+      const done = new Promise<void>((resolve, reject) =>
+        pending.push({ buf, resolve, reject, ...(hooks ? { hooks } : {}) }),
+      );
       if (!draining) {
         draining = true;
         // Start after the current synchronous burst, so steps stepped together share the first write.
@@ -397,7 +427,8 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       }
     },
     rotate() {
-      if (!log.idle() || closed) throw new SteeringError('LOG_WRITE_FAILED', `event log ${path} cannot rotate while writing`);
+      if (!log.idle() || closed)
+        throw new SteeringError('LOG_WRITE_FAILED', `event log ${path} cannot rotate while writing`);
       if (durable) fsyncSync(fd);
       closeSync(fd);
       renameSync(path, segmentPath(path, generation));
@@ -460,7 +491,8 @@ export const siblingPath = (path: string, suffix: string): string => join(dirnam
  */
 export function fullWhile(flag: string): WriteFn {
   return (fd, buf, offset, length, position) => {
-    if (existsSync(flag)) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+    if (existsSync(flag))
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
     return writeSync(fd, buf, offset, length, position);
   };
 }

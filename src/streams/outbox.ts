@@ -66,14 +66,22 @@ const STORE_RETRY_MAX_MS = 2000;
 
 const after = (a: Position, b: Position): boolean => a.epoch > b.epoch || (a.epoch === b.epoch && a.seq > b.seq);
 const posOf = (e: AepEvent): Position | undefined =>
-  e.session !== undefined && e.seq !== undefined && !isCommandType(e.type) ? { epoch: e.epoch ?? 0, seq: e.seq } : undefined;
-const cmpLog = (a: LogPosition, b: LogPosition): number => (a.gen - b.gen) || (a.offset - b.offset);
+  e.session !== undefined && e.seq !== undefined && !isCommandType(e.type)
+    ? { epoch: e.epoch ?? 0, seq: e.seq }
+    : undefined;
+const cmpLog = (a: LogPosition, b: LogPosition): number => a.gen - b.gen || a.offset - b.offset;
 
 export function readOutboxState(path: string): OutboxState | undefined {
   if (!existsSync(path)) return undefined;
   try {
     const s = JSON.parse(readFileSync(path, 'utf8')) as OutboxState;
-    if (typeof s?.confirmed?.gen === 'number' && typeof s.confirmed.offset === 'number' && typeof s.sessions === 'object' && (s.refused === undefined || typeof s.refused === 'object')) return s;
+    if (
+      typeof s?.confirmed?.gen === 'number' &&
+      typeof s.confirmed.offset === 'number' &&
+      typeof s.sessions === 'object' &&
+      (s.refused === undefined || typeof s.refused === 'object')
+    )
+      return s;
   } catch {
     // An unreadable state file only costs a longer resend: the relay dedupes.
   }
@@ -140,7 +148,17 @@ export class Outbox {
   private readonly subs: Subscription[] = [];
   private closed = false;
   private readonly opts: OutboxOptions;
-  private learn: { ids: Set<string>; seen: Map<string, Position>; target: LogPosition; touched: Map<string, Position>; failed: boolean; hello: boolean; mark: number } | undefined;
+  private learn:
+    | {
+        ids: Set<string>;
+        seen: Map<string, Position>;
+        target: LogPosition;
+        touched: Map<string, Position>;
+        failed: boolean;
+        hello: boolean;
+        mark: number;
+      }
+    | undefined;
 
   constructor(opts: OutboxOptions, state: OutboxState | undefined) {
     this.opts = opts;
@@ -193,9 +211,17 @@ export class Outbox {
       if (t) t.last = p;
       else this.touched.set(s, { first: p, last: p });
     }
-    if (range.gen > this.durableEnd.gen || range.end > this.durableEnd.offset) this.durableEnd = { gen: range.gen, offset: range.end };
+    if (range.gen > this.durableEnd.gen || range.end > this.durableEnd.offset)
+      this.durableEnd = { gen: range.gen, offset: range.end };
     const c = this.cursor;
-    if (this.sending() && c !== undefined && this.claimQueue.length === 0 && c.gen === range.gen && c.offset === range.start && this.roomy()) {
+    if (
+      this.sending() &&
+      c !== undefined &&
+      this.claimQueue.length === 0 &&
+      c.gen === range.gen &&
+      c.offset === range.start &&
+      this.roomy()
+    ) {
       for (let i = 0; i < events.length; i += 1) {
         this.write(texts[i]!, events[i]!);
         this.counters.live += 1;
@@ -210,7 +236,8 @@ export class Outbox {
   /** The log started a new generation: a caught-up cursor moves with it. */
   rotated(gen: number, headerEnd: number): void {
     this.durableEnd = { gen, offset: headerEnd };
-    if (this.cursor && this.cursor.gen === gen - 1 && this.cursor.offset >= this.segmentEnd(gen - 1)) this.cursor = { gen, offset: headerEnd };
+    if (this.cursor && this.cursor.gen === gen - 1 && this.cursor.offset >= this.segmentEnd(gen - 1))
+      this.cursor = { gen, offset: headerEnd };
   }
 
   /** An event that is not history (a re-ack copy, `agent.health`): sent if the link is up, else gone. */
@@ -308,7 +335,8 @@ export class Outbox {
     for (const [s, t] of this.touched) {
       touched.set(s, t.last);
       const known = this.relayAt.get(s);
-      const from = known ?? (t.first.seq > 0 ? { epoch: t.first.epoch, seq: t.first.seq - 1 } : { epoch: t.first.epoch, seq: -1 });
+      const from =
+        known ?? (t.first.seq > 0 ? { epoch: t.first.epoch, seq: t.first.seq - 1 } : { epoch: t.first.epoch, seq: -1 });
       entries.push({ session: s, epoch: from.epoch, seq: from.seq });
     }
     this.learning = true;
@@ -318,7 +346,15 @@ export class Outbox {
     for (let i = 0; i < entries.length; i += LEARN_CHUNK) {
       const id = `aep-outbox-${++this.learnSeq}`;
       ids.add(id);
-      this.opts.link!.write(JSON.stringify({ type: 'subscribe', id, filter: { agent: this.opts.vendor }, capture: 'metadata', from: entries.slice(i, i + LEARN_CHUNK) }));
+      this.opts.link!.write(
+        JSON.stringify({
+          type: 'subscribe',
+          id,
+          filter: { agent: this.opts.vendor },
+          capture: 'metadata',
+          from: entries.slice(i, i + LEARN_CHUNK),
+        }),
+      );
       this.opts.link!.write(JSON.stringify({ type: 'unsubscribe', id }));
     }
     this.learn = { ids, seen: new Map(), target, touched, failed: false, hello, mark: this.written };
@@ -342,7 +378,12 @@ export class Outbox {
     if ((type === 'unsubscribed' || type === 'error') && typeof f.id === 'string' && l.ids.has(f.id)) {
       if (type === 'error') {
         l.failed = true;
-        this.opts.onError(new SteeringError('RELAY_PROTOCOL', `the relay refused the outbox's position query (${String(f.code)}); resending everything unconfirmed`));
+        this.opts.onError(
+          new SteeringError(
+            'RELAY_PROTOCOL',
+            `the relay refused the outbox's position query (${String(f.code)}); resending everything unconfirmed`,
+          ),
+        );
       }
       l.ids.delete(f.id);
       if (l.ids.size === 0) this.finishLearn();
@@ -409,7 +450,11 @@ export class Outbox {
       writeFileDurably(this.opts.statePath, JSON.stringify(this.state()));
     } catch (cause) {
       // Losing it only costs a longer resend after a restart (the relay dedupes).
-      this.opts.onError(new SteeringError('LOG_WRITE_FAILED', `cannot record the relay's position in ${this.opts.statePath}`, { cause }));
+      this.opts.onError(
+        new SteeringError('LOG_WRITE_FAILED', `cannot record the relay's position in ${this.opts.statePath}`, {
+          cause,
+        }),
+      );
     }
   }
 
@@ -460,9 +505,14 @@ export class Outbox {
       const end = this.segmentEnd(c.gen);
       let chunk: Buffer;
       try {
-        chunk = c.offset < end ? this.opts.log.read(c.gen, c.offset, Math.min(READ_CHUNK, end - c.offset)) : Buffer.alloc(0);
+        chunk =
+          c.offset < end ? this.opts.log.read(c.gen, c.offset, Math.min(READ_CHUNK, end - c.offset)) : Buffer.alloc(0);
       } catch (cause) {
-        this.opts.onError(new SteeringError('LOG_WRITE_FAILED', `cannot read generation ${c.gen} of the event log for the relay`, { cause }));
+        this.opts.onError(
+          new SteeringError('LOG_WRITE_FAILED', `cannot read generation ${c.gen} of the event log for the relay`, {
+            cause,
+          }),
+        );
         return this.schedulePump(1000);
       }
       const whole = chunk.lastIndexOf(0x0a) + 1;
@@ -537,7 +587,12 @@ export class Outbox {
       // Sent live only (agent.health, a repeated ack): nothing to settle, said once per code.
       if (this.told.has(`\u0000${code}`)) return;
       this.told.add(`\u0000${code}`);
-      this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused an event sent to it live (agent health or a repeated ack; ${code}${detail ? `: ${detail}` : ''}). ${lasting ? this.remedy(code) : 'Such events are not resent.'}`));
+      this.opts.onError(
+        new SteeringError(
+          'RELAY_REFUSED',
+          `the relay refused an event sent to it live (agent health or a repeated ack; ${code}${detail ? `: ${detail}` : ''}). ${lasting ? this.remedy(code) : 'Such events are not resent.'}`,
+        ),
+      );
       return;
     }
     const s = sent.session;
@@ -547,7 +602,12 @@ export class Outbox {
       if (this.refusedNow.has(s)) return;
       this.refusedNow.add(s);
       if (this.retryAt < Date.now()) this.retryAt = Date.now() + this.retryMs;
-      this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused events of session ${s} for now (${code}${detail ? `: ${detail}` : ''}); the adapter keeps them and sends them again`));
+      this.opts.onError(
+        new SteeringError(
+          'RELAY_REFUSED',
+          `the relay refused events of session ${s} for now (${code}${detail ? `: ${detail}` : ''}); the adapter keeps them and sends them again`,
+        ),
+      );
       return;
     }
     const before = this.refusedAt.get(s);
@@ -558,7 +618,12 @@ export class Outbox {
     this.scheduleLearn();
     if (this.told.has(s)) return;
     this.told.add(s);
-    this.opts.onError(new SteeringError('RELAY_REFUSED', `the relay refused the events of session ${s} (${code}${detail ? `: ${detail}` : ''}); they stay in this adapter's log and are not sent again. ${this.remedy(code)}`));
+    this.opts.onError(
+      new SteeringError(
+        'RELAY_REFUSED',
+        `the relay refused the events of session ${s} (${code}${detail ? `: ${detail}` : ''}); they stay in this adapter's log and are not sent again. ${this.remedy(code)}`,
+      ),
+    );
   }
 
   private remedy(code: string): string {
@@ -584,7 +649,10 @@ export class Outbox {
       const end = this.segmentEnd(c.gen);
       let chunk: Buffer;
       try {
-        chunk = c.offset < end ? this.opts.log.read(c.gen, c.offset, Math.min(8 * READ_CHUNK, end - c.offset)) : Buffer.alloc(0);
+        chunk =
+          c.offset < end
+            ? this.opts.log.read(c.gen, c.offset, Math.min(8 * READ_CHUNK, end - c.offset))
+            : Buffer.alloc(0);
       } catch {
         chunk = Buffer.alloc(0);
       }

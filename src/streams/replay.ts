@@ -53,7 +53,12 @@ export class LogReplay {
   }
 
   summary(): ReplaySummary {
-    return { inputs: this.inputs, events: this.events, sessions: this.host.sessionKeys().length, lastEvents: this.lastEvents };
+    return {
+      inputs: this.inputs,
+      events: this.events,
+      sessions: this.host.sessionKeys().length,
+      lastEvents: this.lastEvents,
+    };
   }
 }
 

@@ -4,7 +4,10 @@
 import { groupBy, map, mergeMap, type Observable } from 'rxjs';
 import type { ActorHost, SessionItem, StepResult } from './actor-host.js';
 
-export const steer = (items$: Observable<SessionItem>, host: ActorHost): Observable<StepResult & { item: SessionItem }> =>
+export const steer = (
+  items$: Observable<SessionItem>,
+  host: ActorHost,
+): Observable<StepResult & { item: SessionItem }> =>
   items$.pipe(
     groupBy((item) => item.session),
     mergeMap((session$) => session$.pipe(map((item) => ({ ...host.step(item), item })))),

@@ -1,12 +1,38 @@
 // The adapter core: sources merged, routed per session, stepped, logged, performed. This file
 // owns the bus (the only Subjects) and the only subscribe.
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { EMPTY, Subject, filter, from, ignoreElements, interval, map, merge, mergeAll, mergeMap, share, tap, timer, type Observable, type Subscription } from 'rxjs';
+import {
+  EMPTY,
+  Subject,
+  filter,
+  from,
+  ignoreElements,
+  interval,
+  map,
+  merge,
+  mergeAll,
+  mergeMap,
+  share,
+  tap,
+  timer,
+  type Observable,
+  type Subscription,
+} from 'rxjs';
 import { SteeringError, agentEvent, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
 import type { InspectionOption } from './inspect.js';
-import { archivedGenerations, headerGeneration, openEventLog, readEventLog, segmentPath, siblingPath, type LogRecord, type SyncFn, type WriteFn } from './log.js';
+import {
+  archivedGenerations,
+  headerGeneration,
+  openEventLog,
+  readEventLog,
+  segmentPath,
+  siblingPath,
+  type LogRecord,
+  type SyncFn,
+  type WriteFn,
+} from './log.js';
 import { Outbox, readOutboxState, writeFileDurably } from './outbox.js';
 import type { RelayLink } from './relay-link.js';
 import { LogReplay } from './replay.js';
@@ -91,10 +117,16 @@ export interface AdapterHandle {
  * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
 export const acceptsFor = (
-  surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals'>, instruct: boolean, sendInput = false, control = false,
+  surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals'>,
+  instruct: boolean,
+  sendInput = false,
+  control = false,
 ): string[] => [
-  ...((surface.holds === true && surface.controls?.includes('control.attention.respond') !== true) || (sendInput && surface.approvals === true) ? ['control.attention.respond'] : []),
-  ...(control ? surface.controls ?? [] : []),
+  ...((surface.holds === true && surface.controls?.includes('control.attention.respond') !== true) ||
+  (sendInput && surface.approvals === true)
+    ? ['control.attention.respond']
+    : []),
+  ...(control ? (surface.controls ?? []) : []),
   ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
   ...(sendInput && surface.cancels === true ? ['control.cancel'] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
@@ -111,8 +143,19 @@ export const DEFAULT_KEEP_SEGMENTS = 2;
 
 /** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
 const RETRIED_INPUTS = new Set([
-  'reply.written', 'reply.failed', 'attention.timeout', 'restart.recovered', 'input.sent', 'input.failed', 'input.consumed', 'forward.settled',
-  'cancel.answered', 'approval.requested', 'approval.resolved', 'transport.lost', 'hold.closed',
+  'reply.written',
+  'reply.failed',
+  'attention.timeout',
+  'restart.recovered',
+  'input.sent',
+  'input.failed',
+  'input.consumed',
+  'forward.settled',
+  'cancel.answered',
+  'approval.requested',
+  'approval.resolved',
+  'transport.lost',
+  'hold.closed',
 ]);
 
 /** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */
@@ -128,9 +171,15 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     renameSync(opts.logPath, segmentPath(opts.logPath, headerGeneration(opts.logPath)));
   }
   const host = new ActorHost({
-    surface: opts.surface, instruct: opts.instruct, onError,
-    ...(opts.sendInput === true && opts.transport ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false } : {}),
-    ...(opts.control === true && opts.controller ? { control: true, controlCheck: opts.controller.check.bind(opts.controller) } : {}),
+    surface: opts.surface,
+    instruct: opts.instruct,
+    onError,
+    ...(opts.sendInput === true && opts.transport
+      ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false }
+      : {}),
+    ...(opts.control === true && opts.controller
+      ? { control: true, controlCheck: opts.controller.check.bind(opts.controller) }
+      : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
     ...(opts.resumeWindowMs === undefined ? {} : { resumeWindowMs: opts.resumeWindowMs }),
     ...(opts.notice === undefined ? {} : { notice: opts.notice }),
@@ -162,11 +211,17 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     },
   });
   for (const p of existing.problems) onError(p);
-  const outbox = new Outbox({
-    log, vendor: opts.surface.token, statePath: siblingPath(opts.logPath, 'relay'), onError,
-    oldestGeneration: archived[0] ?? log.generation,
-    ...(opts.relay ? { link: opts.relay } : {}),
-  }, readOutboxState(siblingPath(opts.logPath, 'relay')));
+  const outbox = new Outbox(
+    {
+      log,
+      vendor: opts.surface.token,
+      statePath: siblingPath(opts.logPath, 'relay'),
+      onError,
+      oldestGeneration: archived[0] ?? log.generation,
+      ...(opts.relay ? { link: opts.relay } : {}),
+    },
+    readOutboxState(siblingPath(opts.logPath, 'relay')),
+  );
   if (snap) outbox.restoreLast(snap.last);
   for (const e of replay.summary().lastEvents.values()) outbox.restore(e);
   outbox.start();
@@ -174,9 +229,14 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   let endpoint: HookEndpoint;
   try {
     endpoint = await startHookEndpoint({
-      port: opts.port, secret: opts.secret, neutral: () => opts.surface.neutralReply(undefined), onError,
+      port: opts.port,
+      secret: opts.secret,
+      neutral: () => opts.surface.neutralReply(undefined),
+      onError,
       status: () => ({
-        vendor: opts.surface.token, instruct: opts.instruct, sendInput: opts.sendInput === true && opts.transport !== undefined,
+        vendor: opts.surface.token,
+        instruct: opts.instruct,
+        sendInput: opts.sendInput === true && opts.transport !== undefined,
         sessions: host.sessionKeys().length,
       }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
@@ -202,12 +262,26 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   let degraded = false;
   let probe: NodeJS.Timeout | undefined;
   const retry: SessionItem[] = [];
-  const healthEvent = (status: 'ok' | 'degraded', at: number): AepEvent => agentEvent(opts.surface.token, {
-    type: 'agent.health', at, id: newId(at), severity: status === 'ok' ? 'info' : 'warning', capture: 'redacted',
-    data: status === 'ok'
-      ? { status, detail: 'event log appends succeed again; steering resumed' }
-      : { status, detail: 'event log appends fail (disk full or unwritable); hooks get neutral replies and commands are not acknowledged until it recovers' },
-  }, opts.host);
+  const healthEvent = (status: 'ok' | 'degraded', at: number): AepEvent =>
+    agentEvent(
+      opts.surface.token,
+      {
+        type: 'agent.health',
+        at,
+        id: newId(at),
+        severity: status === 'ok' ? 'info' : 'warning',
+        capture: 'redacted',
+        data:
+          status === 'ok'
+            ? { status, detail: 'event log appends succeed again; steering resumed' }
+            : {
+                status,
+                detail:
+                  'event log appends fail (disk full or unwritable); hooks get neutral replies and commands are not acknowledged until it recovers',
+              },
+      },
+      opts.host,
+    );
   function enterDegraded(): void {
     if (degraded) return;
     degraded = true;
@@ -249,7 +323,13 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
         outbox.rotated(gen, log.end().offset);
         compact(gen);
       } catch (cause) {
-        onError(new SteeringError('LOG_WRITE_FAILED', `cannot snapshot the sessions into ${snapPath}; the log keeps growing until it can`, { cause }));
+        onError(
+          new SteeringError(
+            'LOG_WRITE_FAILED',
+            `cannot snapshot the sessions into ${snapPath}; the log keeps growing until it can`,
+            { cause },
+          ),
+        );
       }
     });
   }
@@ -270,26 +350,32 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     share(),
   );
   const unreadable$ = hookItems$.pipe(filter((h: HookItem): h is UnreadableHook => h.kind === 'unreadable'));
-  const readable$ = hookItems$.pipe(filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'), tap(answerEarly));
+  const readable$ = hookItems$.pipe(
+    filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'),
+    tap(answerEarly),
+  );
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
   const ttlMs = opts.ttlMs ?? 0;
   const windowMs = opts.resumeWindowMs ?? opts.surface.resumeWindowMs ?? 0;
   const tickEvery = Math.min(...[ttlMs, windowMs].filter((ms) => ms > 0), 1000);
-  const ticks$: Observable<SessionItem> = ttlMs > 0 || windowMs > 0
-    ? interval(Math.max(50, tickEvery)).pipe(
-      mergeMap(() => {
-        const at = Date.now();
-        const items: SessionItem[] = [];
-        for (const session of host.sessionKeys()) {
-          const ctx = host.context(session);
-          // Only sessions with something queued can expire anything (D10); only an ended one's window can pass (D25).
-          if (ttlMs > 0 && (ctx?.queue.length ?? 0) > 0) items.push({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs } });
-          if (ctx?.resumeUntil !== undefined && at >= ctx.resumeUntil) items.push({ kind: 'input', session, input: { type: 'window.tick', at } });
-        }
-        return from(items);
-      }),
-    )
-    : EMPTY;
+  const ticks$: Observable<SessionItem> =
+    ttlMs > 0 || windowMs > 0
+      ? interval(Math.max(50, tickEvery)).pipe(
+          mergeMap(() => {
+            const at = Date.now();
+            const items: SessionItem[] = [];
+            for (const session of host.sessionKeys()) {
+              const ctx = host.context(session);
+              // Only sessions with something queued can expire anything (D10); only an ended one's window can pass (D25).
+              if (ttlMs > 0 && (ctx?.queue.length ?? 0) > 0)
+                items.push({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs } });
+              if (ctx?.resumeUntil !== undefined && at >= ctx.resumeUntil)
+                items.push({ kind: 'input', session, input: { type: 'window.tick', at } });
+            }
+            return from(items);
+          }),
+        )
+      : EMPTY;
 
   /**
    * D7–D8: a moment no instruction can fit gets the neutral reply before its step runs; the step
@@ -324,15 +410,31 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     const arrival = arrivals.get(effect.hookId);
     if (effect.kind === 'hold') {
       arrival?.hold(effect.timeoutMs);
-      effects$.next(timer(effect.timeoutMs).pipe(
-        map((): SessionItem => ({ kind: 'input', session: effect.session, input: { type: 'attention.timeout', at: Date.now(), requestId: effect.requestId } })),
-      ));
+      effects$.next(
+        timer(effect.timeoutMs).pipe(
+          map(
+            (): SessionItem => ({
+              kind: 'input',
+              session: effect.session,
+              input: { type: 'attention.timeout', at: Date.now(), requestId: effect.requestId },
+            }),
+          ),
+        ),
+      );
       // D34: the vendor closing the held hook ends the request at once; after our own reply the
       // close finds no hold and changes nothing.
       if (arrival) {
-        effects$.next(from(arrival.closed).pipe(
-          map((): SessionItem => ({ kind: 'input', session: effect.session, input: { type: 'hold.closed', at: Date.now(), hookId: effect.hookId } })),
-        ));
+        effects$.next(
+          from(arrival.closed).pipe(
+            map(
+              (): SessionItem => ({
+                kind: 'input',
+                session: effect.session,
+                input: { type: 'hold.closed', at: Date.now(), hookId: effect.hookId },
+              }),
+            ),
+          ),
+        );
       }
       return;
     }
@@ -343,10 +445,13 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     const session = effect.confirm ? effect.session : undefined;
     const written = arrival ? arrival.respond(reply, session !== undefined) : Promise.resolve(false);
     if (session === undefined) return;
-    void written.then((ok) => feedback({
-      kind: 'input', session,
-      input: { type: ok && logged ? 'reply.written' : 'reply.failed', at: Date.now(), hookId: effect.hookId },
-    }));
+    void written.then((ok) =>
+      feedback({
+        kind: 'input',
+        session,
+        input: { type: ok && logged ? 'reply.written' : 'reply.failed', at: Date.now(), hookId: effect.hookId },
+      }),
+    );
   }
 
   /** A step whose records were refused emits nothing (D22): neutral replies, inputs kept for later. */
@@ -411,7 +516,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   }
 
   const recovered$ = from(host.recover(Date.now()));
-  const stepped$ = steer(merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host, opts.sendInput === true)), host);
+  const stepped$ = steer(
+    merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host, opts.sendInput === true)),
+    host,
+  );
   const neutral$: Observable<never> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);
@@ -420,7 +528,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     }),
   );
   const settled$: Observable<never> = merge(recovered$, stepped$).pipe(tap(settle), ignoreElements());
-  const ongoing$: Observable<Out> = effects$.pipe(mergeAll(), map((item): Out => ({ kind: 'feedback', item })));
+  const ongoing$: Observable<Out> = effects$.pipe(
+    mergeAll(),
+    map((item): Out => ({ kind: 'feedback', item })),
+  );
 
   const subscription: Subscription = merge(settled$, released$, ongoing$, neutral$).subscribe({
     next: (o) => {
@@ -432,7 +543,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       if (o.live) outbox.sendLive(o.e);
       events$.next(o.e);
     },
-    error: (err: unknown) => onError(new SteeringError('EVENT_INVALID', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
+    error: (err: unknown) =>
+      onError(new SteeringError('EVENT_INVALID', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
   });
   return {
     port: endpoint.port,

@@ -21,8 +21,17 @@ export const snapshotText = (generation: number, host: HostState, last: Record<s
 
 const isSnapshot = (v: unknown): v is SnapshotFile => {
   const s = v as Partial<SnapshotFile> | null;
-  return typeof s === 'object' && s !== null && s.v === 1 && Number.isInteger(s.generation) && typeof s.host === 'object'
-    && Array.isArray(s.host?.cells) && Array.isArray(s.host?.epochs) && Array.isArray(s.host?.acks) && typeof s.last === 'object';
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    s.v === 1 &&
+    Number.isInteger(s.generation) &&
+    typeof s.host === 'object' &&
+    Array.isArray(s.host?.cells) &&
+    Array.isArray(s.host?.epochs) &&
+    Array.isArray(s.host?.acks) &&
+    typeof s.last === 'object'
+  );
 };
 
 /** The snapshot at `path`, or undefined (none yet, or unreadable: reported, and the segments are replayed instead). */
@@ -31,9 +40,18 @@ export function readSnapshot(path: string, onError: (e: SteeringError) => void):
   try {
     const v: unknown = JSON.parse(readFileSync(path, 'utf8'));
     if (isSnapshot(v)) return v;
-    onError(new SteeringError('LOG_TORN_RECORD', `snapshot ${path} is not one this adapter wrote; replaying the kept segments instead`));
+    onError(
+      new SteeringError(
+        'LOG_TORN_RECORD',
+        `snapshot ${path} is not one this adapter wrote; replaying the kept segments instead`,
+      ),
+    );
   } catch (cause) {
-    onError(new SteeringError('LOG_TORN_RECORD', `snapshot ${path} is unreadable; replaying the kept segments instead`, { cause }));
+    onError(
+      new SteeringError('LOG_TORN_RECORD', `snapshot ${path} is unreadable; replaying the kept segments instead`, {
+        cause,
+      }),
+    );
   }
   return undefined;
 }

@@ -23,20 +23,30 @@ export function classifyArrival(surface: VendorSurface, arrival: HookArrival): H
   try {
     hook = surface.classify(arrival.body);
   } catch (cause) {
-    const error = cause instanceof SteeringError ? cause : new SteeringError('HOOK_BODY_INVALID', `hook body not understood: ${String(cause)}`, { cause });
+    const error =
+      cause instanceof SteeringError
+        ? cause
+        : new SteeringError('HOOK_BODY_INVALID', `hook body not understood: ${String(cause)}`, { cause });
     return { kind: 'unreadable', arrival, error };
   }
   if (hook.session.length > MAX_SESSION_ID || hook.session.length === 0) {
-    const error = new SteeringError('HOOK_BODY_INVALID', `hook session_id is ${hook.session.length === 0 ? 'empty' : `${hook.session.length} characters; the limit is ${MAX_SESSION_ID}`}`);
+    const error = new SteeringError(
+      'HOOK_BODY_INVALID',
+      `hook session_id is ${hook.session.length === 0 ? 'empty' : `${hook.session.length} characters; the limit is ${MAX_SESSION_ID}`}`,
+    );
     return { kind: 'unreadable', arrival, error };
   }
   return { kind: 'hook', session: hook.session, hookId: arrival.id, at: arrival.at, hook };
 }
 
 /** Hook arrivals → classified items (vendor tables decide; no vendor name past this point). */
-export const fromHookArrivals = (surface: VendorSurface) => (arrivals$: Observable<HookArrival>): Observable<HookItem> =>
-  arrivals$.pipe(map((a) => classifyArrival(surface, a)));
+export const fromHookArrivals =
+  (surface: VendorSurface) =>
+  (arrivals$: Observable<HookArrival>): Observable<HookItem> =>
+    arrivals$.pipe(map((a) => classifyArrival(surface, a)));
 
 /** Commands (from the relay or injected) → items, stamped with their arrival time. */
-export const fromCommands = (now: () => number) => (commands$: Observable<AepCommand>): Observable<SessionItem> =>
-  commands$.pipe(map((command) => ({ kind: 'command' as const, session: command.session, at: now(), command })));
+export const fromCommands =
+  (now: () => number) =>
+  (commands$: Observable<AepCommand>): Observable<SessionItem> =>
+    commands$.pipe(map((command) => ({ kind: 'command' as const, session: command.session, at: now(), command })));

@@ -28,7 +28,14 @@ export type HookClass =
    * `starts` marks the vendor's session-start moment, which reopens an ended session (a resumed
    * `codex exec resume`, `claude --resume`, `qwen --continue` keeps the session id).
    */
-  | { kind: 'moment'; eligible: boolean; reason?: string; starts?: boolean; turn?: 'opens' | 'closes' | 'within'; ran?: string }
+  | {
+      kind: 'moment';
+      eligible: boolean;
+      reason?: string;
+      starts?: boolean;
+      turn?: 'opens' | 'closes' | 'within';
+      ran?: string;
+    }
   /** A held loop: the reply waits for a decision (D13, D14); `call` names its tool call (D34). */
   | { kind: 'held'; hold: 'permission' | 'elicitation'; request: AttentionRequestSpec; call?: string }
   /** The session's end moment (D10), with the reason `session.ended` carries. */
@@ -158,7 +165,13 @@ export type InputOutcome = { ok: true } | { ok: false; detail: string };
 export type TransportFact =
   | { kind: 'consumed'; session: string; at: number; text: string }
   /** The vendor asks its user to approve something (answered with `answer`, or in the vendor's UI). */
-  | { kind: 'approval'; session: string; at: number; approvalId: string; request: AttentionRequestSpec & { respondVia?: string[] } }
+  | {
+      kind: 'approval';
+      session: string;
+      at: number;
+      approvalId: string;
+      request: AttentionRequestSpec & { respondVia?: string[] };
+    }
   /** The vendor settled an approval; `approved` absent: cancelled. */
   | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
   /** The channel was lost (every open approval on it is void). */

@@ -5,14 +5,29 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLAUDE_CODE_EVENTS, installClaudeCode, isOurHook, settingsPath, uninstallClaudeCode } from '../../src/adapters/installers/claude-code.js';
+import {
+  CLAUDE_CODE_EVENTS,
+  installClaudeCode,
+  isOurHook,
+  settingsPath,
+  uninstallClaudeCode,
+} from '../../src/adapters/installers/claude-code.js';
 import { ensureSecret, readSecret, secretPath, shimPath } from '../../src/adapters/install.js';
 
-type Settings = { hooks?: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]>; [k: string]: unknown };
+type Settings = {
+  hooks?: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]>;
+  [k: string]: unknown;
+};
 
 let dir = '';
 const env = (): NodeJS.ProcessEnv => ({ HOME: join(dir, 'home'), AEP_STATE_DIR: join(dir, 'state') });
-const base = () => ({ port: 8377, secret: 's3cret-s3cret-s3cret', neutral: {}, attentionTimeoutMs: 55_000, env: env() });
+const base = () => ({
+  port: 8377,
+  secret: 's3cret-s3cret-s3cret',
+  neutral: {},
+  attentionTimeoutMs: 55_000,
+  env: env(),
+});
 const read = (p: string): Settings => JSON.parse(readFileSync(p, 'utf8')) as Settings;
 
 test.before.each(() => {
@@ -48,14 +63,23 @@ test('install writes the shim for every event: with the adapter stopped it fails
   }
   assert.is(s.hooks!.PreToolUse![0]!.matcher, '*');
   assert.ok(Number(s.hooks!.PermissionRequest![0]!.hooks[0]!.timeout) > 55, 'held hooks outlive the attention timeout');
-  assert.not.ok('WorktreeCreate' in s.hooks!, 'a WorktreeCreate hook would replace Claude Code\'s own worktree handling');
+  assert.not.ok(
+    'WorktreeCreate' in s.hooks!,
+    "a WorktreeCreate hook would replace Claude Code's own worktree handling",
+  );
 });
 
-test('install is idempotent and keeps the user\'s other hooks and settings', () => {
+test("install is idempotent and keeps the user's other hooks and settings", () => {
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
   const mine = { type: 'command', command: 'echo mine' };
-  writeFileSync(join(proj, '.claude', 'settings.local.json'), JSON.stringify({ model: 'x', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }], Custom: [{ hooks: [mine] }] } }));
+  writeFileSync(
+    join(proj, '.claude', 'settings.local.json'),
+    JSON.stringify({
+      model: 'x',
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }], Custom: [{ hooks: [mine] }] },
+    }),
+  );
   const first = installClaudeCode({ ...base(), project: proj });
   const afterFirst = readFileSync(first.file, 'utf8');
   const second = installClaudeCode({ ...base(), project: proj });
@@ -79,10 +103,13 @@ test('a new port or secret replaces the old hook instead of adding a second', ()
   assert.match(String(s.hooks!.PostToolUse![0]!.hooks[0]!.command), 'http://127.0.0.1:9000/hook/');
 });
 
-test('uninstall removes only the adapter\'s hooks and leaves the rest byte-for-byte in meaning', () => {
+test("uninstall removes only the adapter's hooks and leaves the rest byte-for-byte in meaning", () => {
   const proj = join(dir, 'proj');
   mkdirSync(join(proj, '.claude'), { recursive: true });
-  const original = { permissions: { allow: ['Bash(ls)'] }, hooks: { PostToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: 'http://example.test/h' }] }] } };
+  const original = {
+    permissions: { allow: ['Bash(ls)'] },
+    hooks: { PostToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: 'http://example.test/h' }] }] },
+  };
   writeFileSync(join(proj, '.claude', 'settings.local.json'), JSON.stringify(original));
   installClaudeCode({ ...base(), project: proj });
   const r = uninstallClaudeCode({ project: proj, env: env() });
@@ -92,7 +119,7 @@ test('uninstall removes only the adapter\'s hooks and leaves the rest byte-for-b
   assert.not.ok(uninstallClaudeCode({ project: proj, env: env() }).changed, 'a second uninstall changes nothing');
 });
 
-test('uninstall from a file with only the adapter\'s hooks drops the hooks key', () => {
+test("uninstall from a file with only the adapter's hooks drops the hooks key", () => {
   const proj = join(dir, 'proj');
   installClaudeCode({ ...base(), project: proj });
   const r = uninstallClaudeCode({ project: proj, env: env() });

@@ -18,17 +18,35 @@ import { assertSamplesClassify, classSummary as summary } from '../support/mappi
 
 type Input = Record<string, unknown>;
 const samples = readJson<Record<string, Input>>(referenceFile('samples', 'claude-code-2.1.332.json'));
-const fixture = readJson<Record<string, { input: Input; expected_data: unknown }>>(aepFile('fixtures', 'mappings', 'claude-code.json'));
+const fixture = readJson<Record<string, { input: Input; expected_data: unknown }>>(
+  aepFile('fixtures', 'mappings', 'claude-code.json'),
+);
 const surface = surfaceFrom(claudeCode);
 
 const eligible: HookClass = { kind: 'moment', eligible: true };
 const expected: Record<string, 'eligible' | 'ineligible' | 'end' | 'held:permission'> = {
-  SessionStart: 'eligible', UserPromptSubmit: 'eligible', UserPromptExpansion: 'eligible', PreToolUse: 'eligible',
-  PostToolUse: 'eligible', PostToolUseFailure: 'eligible', PostToolBatch: 'eligible', Stop: 'eligible',
-  PostModelSwitch: 'eligible', MessageDisplay: 'ineligible', SubagentStart: 'ineligible', SubagentStop: 'ineligible',
-  Setup: 'ineligible', InstructionsLoaded: 'ineligible', PreModelSwitch: 'ineligible', CwdChanged: 'ineligible',
-  ConfigChange: 'ineligible', PreCompact: 'ineligible', PostCompact: 'ineligible', StopFailure: 'ineligible',
-  SessionEnd: 'end', PermissionRequest: 'held:permission',
+  SessionStart: 'eligible',
+  UserPromptSubmit: 'eligible',
+  UserPromptExpansion: 'eligible',
+  PreToolUse: 'eligible',
+  PostToolUse: 'eligible',
+  PostToolUseFailure: 'eligible',
+  PostToolBatch: 'eligible',
+  Stop: 'eligible',
+  PostModelSwitch: 'eligible',
+  MessageDisplay: 'ineligible',
+  SubagentStart: 'ineligible',
+  SubagentStop: 'ineligible',
+  Setup: 'ineligible',
+  InstructionsLoaded: 'ineligible',
+  PreModelSwitch: 'ineligible',
+  CwdChanged: 'ineligible',
+  ConfigChange: 'ineligible',
+  PreCompact: 'ineligible',
+  PostCompact: 'ineligible',
+  StopFailure: 'ineligible',
+  SessionEnd: 'end',
+  PermissionRequest: 'held:permission',
 };
 
 test('the registry hands out the Claude Code surface under its token', () => {
@@ -59,22 +77,30 @@ test('D7: Stop is eligible only while stop_hook_active is false', () => {
   assert.equal(surface.classify(samples.Stop!).class, eligible);
 });
 
-test('D7: a hook carrying agent_id (a subagent\'s) is never eligible', () => {
+test("D7: a hook carrying agent_id (a subagent's) is never eligible", () => {
   for (const event of ['PreToolUse', 'PostToolUse', 'PostToolBatch', 'UserPromptSubmit']) {
     const c = surface.classify({ ...samples[event], agent_id: 'a0e89a0834090ff42', agent_type: 'general-purpose' });
     assert.is(summary(c.class), 'ineligible', event);
-    assert.match(c.class.kind === 'moment' ? c.class.reason ?? '' : '', /subagent/);
+    assert.match(c.class.kind === 'moment' ? (c.class.reason ?? '') : '', /subagent/);
   }
 });
 
 test('a hook the table does not know is an ineligible moment with a vendor fallback observation', () => {
   const c = surface.classify({ session_id: 's1', hook_event_name: 'SomethingNewLater', cwd: '/x' });
   assert.is(summary(c.class), 'ineligible');
-  assert.equal(c.observations, [{ type: 'x.claude-code.session.something_new_later', data: { hook: 'SomethingNewLater' } }]);
+  assert.equal(c.observations, [
+    { type: 'x.claude-code.session.something_new_later', data: { hook: 'SomethingNewLater' } },
+  ]);
 });
 
 test('bodies without a session id or event name are refused with HOOK_BODY_INVALID', () => {
-  for (const bad of [{}, { session_id: 's' }, { hook_event_name: 'Stop' }, { session_id: '', hook_event_name: 'Stop' }, { session_id: 3, hook_event_name: 'Stop' }]) {
+  for (const bad of [
+    {},
+    { session_id: 's' },
+    { hook_event_name: 'Stop' },
+    { session_id: '', hook_event_name: 'Stop' },
+    { session_id: 3, hook_event_name: 'Stop' },
+  ]) {
     try {
       surface.classify(bad);
       assert.unreachable('should have thrown');
@@ -89,7 +115,11 @@ test('D8: the context reply is exactly hookSpecificOutput with the firing event 
     const c = surface.classify(input);
     const reply = surface.contextReply(c, 'line one\n\nline two');
     if (expected[event] === 'eligible') {
-      assert.is(JSON.stringify(reply.body), JSON.stringify({ hookSpecificOutput: { hookEventName: event, additionalContext: 'line one\n\nline two' } }), event);
+      assert.is(
+        JSON.stringify(reply.body),
+        JSON.stringify({ hookSpecificOutput: { hookEventName: event, additionalContext: 'line one\n\nline two' } }),
+        event,
+      );
     } else {
       assert.equal(reply.body, {}, `${event} never carries steering`);
     }
@@ -108,19 +138,29 @@ test('D14: PermissionRequest raises a permission request with allow and deny opt
   assert.is(c.class.kind, 'held');
   if (c.class.kind !== 'held') return;
   assert.is(c.class.request.kind, 'permission');
-  assert.equal(c.class.request.options, [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }]);
+  assert.equal(c.class.request.options, [
+    { id: 'allow', label: 'Allow' },
+    { id: 'deny', label: 'Deny' },
+  ]);
   assert.is(c.class.request.prompt, 'claude-code requests permission to use Bash');
   assert.equal(c.observations, [], 'the runtime raises attention.requested itself');
 });
 
 test('D14: allow, deny and free-text deny become Claude Code decisions', () => {
   const c = permission();
-  assert.equal(surface.decisionReply(c, { option: 'allow' }).body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
-  const deny = surface.decisionReply(c, { option: 'deny' }).body as { hookSpecificOutput: { decision: { behavior: string; message: string } } };
+  assert.equal(surface.decisionReply(c, { option: 'allow' }).body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
+  const deny = surface.decisionReply(c, { option: 'deny' }).body as {
+    hookSpecificOutput: { decision: { behavior: string; message: string } };
+  };
   assert.is(deny.hookSpecificOutput.decision.behavior, 'deny');
   assert.ok(deny.hookSpecificOutput.decision.message.length > 0);
   assert.equal(surface.decisionReply(c, { option: 'deny', message: 'use the staging db instead' }).body, {
-    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'use the staging db instead' } },
+    hookSpecificOutput: {
+      hookEventName: 'PermissionRequest',
+      decision: { behavior: 'deny', message: 'use the staging db instead' },
+    },
   });
 });
 
@@ -133,7 +173,11 @@ test('D13: a held hook never carries steering', () => {
 });
 
 const ask = (): ClassifiedHook =>
-  surface.classify({ ...samples.PermissionRequest, tool_name: 'AskUserQuestion', tool_input: fixture.ask_user_question!.input });
+  surface.classify({
+    ...samples.PermissionRequest,
+    tool_name: 'AskUserQuestion',
+    tool_input: fixture.ask_user_question!.input,
+  });
 
 test('AskUserQuestion through PermissionRequest reproduces the AEP mapping fixture', () => {
   const c = ask();
@@ -149,22 +193,36 @@ test('AskUserQuestion through PermissionRequest reproduces the AEP mapping fixtu
 
 test('an AskUserQuestion answer becomes allow with the questions and their answers', () => {
   const body = surface.decisionReply(ask(), { option: 'submit', values: { '1': '2', '2': ['1', '2'] } }).body as {
-    hookSpecificOutput: { hookEventName: string; decision: { behavior: string; updatedInput: { questions: unknown[]; answers: Record<string, string> } } };
+    hookSpecificOutput: {
+      hookEventName: string;
+      decision: { behavior: string; updatedInput: { questions: unknown[]; answers: Record<string, string> } };
+    };
   };
   assert.is(body.hookSpecificOutput.hookEventName, 'PermissionRequest');
   assert.is(body.hookSpecificOutput.decision.behavior, 'allow');
-  assert.equal(body.hookSpecificOutput.decision.updatedInput.questions, (fixture.ask_user_question!.input as { questions: unknown[] }).questions);
+  assert.equal(
+    body.hookSpecificOutput.decision.updatedInput.questions,
+    (fixture.ask_user_question!.input as { questions: unknown[] }).questions,
+  );
   assert.equal(body.hookSpecificOutput.decision.updatedInput.answers, {
     'Which database should the new service use?': 'SQLite',
     'Which regions should we roll out to?': 'us-east, eu-west',
   });
-  const other = surface.decisionReply(ask(), { option: 'submit', values: { '1': 'MariaDB', '2': ['2'] } }).body as typeof body;
-  assert.is(other.hookSpecificOutput.decision.updatedInput.answers['Which database should the new service use?'], 'MariaDB');
+  const other = surface.decisionReply(ask(), { option: 'submit', values: { '1': 'MariaDB', '2': ['2'] } })
+    .body as typeof body;
+  assert.is(
+    other.hookSpecificOutput.decision.updatedInput.answers['Which database should the new service use?'],
+    'MariaDB',
+  );
 });
 
 const elicitation = (): ClassifiedHook =>
   surface.classify({
-    session_id: 's-el', transcript_path: '/t', cwd: '/p', hook_event_name: 'Elicitation', mcp_server_name: 'deployer',
+    session_id: 's-el',
+    transcript_path: '/t',
+    cwd: '/p',
+    hook_event_name: 'Elicitation',
+    mcp_server_name: 'deployer',
     ...fixture.elicitation!.input,
   });
 
@@ -174,35 +232,68 @@ test('Elicitation reproduces the AEP mapping fixture', () => {
   if (c.class.kind !== 'held') return;
   assert.is(c.class.hold, 'elicitation');
   const r = c.class.request;
-  assert.is(JSON.stringify({ kind: r.kind, prompt: r.prompt, fields: r.fields, respond_via: ['control'] }), JSON.stringify(fixture.elicitation!.expected_data));
+  assert.is(
+    JSON.stringify({ kind: r.kind, prompt: r.prompt, fields: r.fields, respond_via: ['control'] }),
+    JSON.stringify(fixture.elicitation!.expected_data),
+  );
 });
 
 test('Elicitation reads the 2.1.332 field name requested_schema too', () => {
   const { requestedSchema, ...rest } = fixture.elicitation!.input as { requestedSchema: unknown };
-  const c = surface.classify({ session_id: 's', hook_event_name: 'Elicitation', ...rest, requested_schema: requestedSchema });
+  const c = surface.classify({
+    session_id: 's',
+    hook_event_name: 'Elicitation',
+    ...rest,
+    requested_schema: requestedSchema,
+  });
   assert.ok(c.class.kind === 'held' && c.class.request.fields?.length === 4);
 });
 
 test('an Elicitation answer becomes accept with the values as content; decline and cancel pass through', () => {
   const values = { environment: 'staging', confirm: true, replicas: 2 };
-  assert.equal(surface.decisionReply(elicitation(), { option: 'submit', values }).body, { hookSpecificOutput: { hookEventName: 'Elicitation', action: 'accept', content: values } });
-  assert.equal(surface.decisionReply(elicitation(), { option: 'decline' }).body, { hookSpecificOutput: { hookEventName: 'Elicitation', action: 'decline' } });
-  assert.equal(surface.decisionReply(elicitation(), { option: 'cancel' }).body, { hookSpecificOutput: { hookEventName: 'Elicitation', action: 'cancel' } });
+  assert.equal(surface.decisionReply(elicitation(), { option: 'submit', values }).body, {
+    hookSpecificOutput: { hookEventName: 'Elicitation', action: 'accept', content: values },
+  });
+  assert.equal(surface.decisionReply(elicitation(), { option: 'decline' }).body, {
+    hookSpecificOutput: { hookEventName: 'Elicitation', action: 'decline' },
+  });
+  assert.equal(surface.decisionReply(elicitation(), { option: 'cancel' }).body, {
+    hookSpecificOutput: { hookEventName: 'Elicitation', action: 'cancel' },
+  });
 });
 
 const annexA: Record<string, string[]> = {
-  SessionStart: ['session.started'], UserPromptSubmit: ['run.started'], PreToolUse: ['tool.requested'],
-  PostToolUse: ['tool.completed'], PostToolUseFailure: ['tool.failed'], Stop: ['run.finished'], StopFailure: ['run.failed'],
-  SessionEnd: [], SubagentStart: ['delegation.subagent.started'], SubagentStop: ['delegation.subagent.stopped'],
-  PostCompact: ['session.compacted'], PreCompact: [], MessageDisplay: [], PostToolBatch: [], UserPromptExpansion: [],
-  PermissionRequest: [], Setup: ['x.claude-code.session.setup'], InstructionsLoaded: ['x.claude-code.session.instructions_loaded'],
-  CwdChanged: ['x.claude-code.session.cwd_changed'], ConfigChange: ['x.claude-code.session.config_change'],
-  PreModelSwitch: ['x.claude-code.session.pre_model_switch'], PostModelSwitch: ['x.claude-code.session.post_model_switch'],
+  SessionStart: ['session.started'],
+  UserPromptSubmit: ['run.started'],
+  PreToolUse: ['tool.requested'],
+  PostToolUse: ['tool.completed'],
+  PostToolUseFailure: ['tool.failed'],
+  Stop: ['run.finished'],
+  StopFailure: ['run.failed'],
+  SessionEnd: [],
+  SubagentStart: ['delegation.subagent.started'],
+  SubagentStop: ['delegation.subagent.stopped'],
+  PostCompact: ['session.compacted'],
+  PreCompact: [],
+  MessageDisplay: [],
+  PostToolBatch: [],
+  UserPromptExpansion: [],
+  PermissionRequest: [],
+  Setup: ['x.claude-code.session.setup'],
+  InstructionsLoaded: ['x.claude-code.session.instructions_loaded'],
+  CwdChanged: ['x.claude-code.session.cwd_changed'],
+  ConfigChange: ['x.claude-code.session.config_change'],
+  PreModelSwitch: ['x.claude-code.session.pre_model_switch'],
+  PostModelSwitch: ['x.claude-code.session.post_model_switch'],
 };
 
 test('observations follow AEP-0002 Annex A for every recorded hook', () => {
   for (const [event, input] of Object.entries(samples)) {
-    assert.equal(surface.classify(input).observations.map((o) => o.type), annexA[event], event);
+    assert.equal(
+      surface.classify(input).observations.map((o) => o.type),
+      annexA[event],
+      event,
+    );
   }
 });
 
@@ -223,7 +314,7 @@ test('observation payloads validate against the AEP schemas and stay at capture 
   }
 });
 
-test('a turn\'s run id is the prompt id, and the second Stop is no second run terminal', () => {
+test("a turn's run id is the prompt id, and the second Stop is no second run terminal", () => {
   const started = surface.classify(samples.UserPromptSubmit!).observations[0]!;
   const finished = surface.classify(samples.Stop!).observations[0]!;
   assert.is(started.run, samples.UserPromptSubmit!.prompt_id);
@@ -235,13 +326,19 @@ test('a turn\'s run id is the prompt id, and the second Stop is no second run te
 test('every evidence string resolves to an end-to-end test name or a reference section', () => {
   const e2e = join(projectRoot, 'test', 'e2e', 'claude-code.e2e.ts');
   const e2eText = existsSync(e2e) ? readFileSync(e2e, 'utf8') : '';
-  const rows: [string, { evidence: string }][] = [...Object.entries(claudeCode.moments), ['userNotice', claudeCode.replies.userNotice!]];
+  const rows: [string, { evidence: string }][] = [
+    ...Object.entries(claudeCode.moments),
+    ['userNotice', claudeCode.replies.userNotice!],
+  ];
   for (const [event, row] of rows) {
     const ev = row.evidence;
     const t = /^e2e\/claude-code#(.+)$/.exec(ev);
     if (t) {
       const name = t[1]!;
-      assert.ok([`test('${name}'`, `test("${name}"`, `test(\`${name}\``].some((s) => e2eText.includes(s)), `${event}: no e2e test named "${name}"`);
+      assert.ok(
+        [`test('${name}'`, `test("${name}"`, `test(\`${name}\``].some((s) => e2eText.includes(s)),
+        `${event}: no e2e test named "${name}"`,
+      );
       continue;
     }
     const d = /^([a-z-]+) §(\d+(?:\.\d+)*)$/.exec(ev);

@@ -31,7 +31,9 @@ async function stubHub(token: string, port = 0): Promise<StubHub> {
   const sockets = new Set<WebSocket>();
   const replies = new Map<string, Record<string, unknown>>();
   const wss = new WebSocketServer({
-    host: '127.0.0.1', port, path: '/hub',
+    host: '127.0.0.1',
+    port,
+    path: '/hub',
     // Missing or wrong token: refused at the upgrade (HTTP 401), as the real hub does.
     verifyClient: (info, done) => {
       const offered = String(info.req.headers['sec-websocket-protocol'] ?? '');
@@ -54,14 +56,21 @@ async function stubHub(token: string, port = 0): Promise<StubHub> {
   });
   const actual = (wss.address() as { port: number }).port;
   return {
-    url: `ws://127.0.0.1:${actual}/hub`, port: actual, frames, protocols, sockets, replies,
+    url: `ws://127.0.0.1:${actual}/hub`,
+    port: actual,
+    frames,
+    protocols,
+    sockets,
+    replies,
     event(event, sessionId, payload) {
-      for (const ws of sockets) ws.send(JSON.stringify({ kind: 'event', envelope: { version: 'v1', event, sessionId, payload } }));
+      for (const ws of sockets)
+        ws.send(JSON.stringify({ kind: 'event', envelope: { version: 'v1', event, sessionId, payload } }));
     },
-    close: () => new Promise<void>((r) => {
-      for (const ws of sockets) ws.terminate();
-      wss.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const ws of sockets) ws.terminate();
+        wss.close(() => r());
+      }),
   };
 }
 
@@ -79,18 +88,27 @@ function dataDir(): { env: NodeJS.ProcessEnv; write(url: string, token: string):
   const root = mkdtempSync(join(tmpdir(), 'aep-cline-hub-'));
   const env = { CLINE_DATA_DIR: join(root, 'data') };
   return {
-    env, root,
+    env,
+    root,
     write(url, token) {
       const file = discoveryPath(env);
       mkdirSync(join(file, '..'), { recursive: true });
-      writeFileSync(file, JSON.stringify({ hubId: 'h', protocolVersion: 'v1', url, authToken: token, pid: 4242 }), { mode: 0o600 });
+      writeFileSync(file, JSON.stringify({ hubId: 'h', protocolVersion: 'v1', url, authToken: token, pid: 4242 }), {
+        mode: 0o600,
+      });
     },
   };
 }
 
 test('endpoint: AEP_CLINE_HUB_URL needs its token; without either the discovery record is read, and its absence says what to do', () => {
-  assert.match(JSON.stringify(resolveHubEndpoint({ AEP_CLINE_HUB_URL: 'ws://127.0.0.1:1/hub' })), 'AEP_CLINE_HUB_TOKEN');
-  assert.equal(resolveHubEndpoint({ AEP_CLINE_HUB_URL: 'ws://127.0.0.1:1/hub', AEP_CLINE_HUB_TOKEN: 't' }), { url: 'ws://127.0.0.1:1/hub', token: 't' });
+  assert.match(
+    JSON.stringify(resolveHubEndpoint({ AEP_CLINE_HUB_URL: 'ws://127.0.0.1:1/hub' })),
+    'AEP_CLINE_HUB_TOKEN',
+  );
+  assert.equal(resolveHubEndpoint({ AEP_CLINE_HUB_URL: 'ws://127.0.0.1:1/hub', AEP_CLINE_HUB_TOKEN: 't' }), {
+    url: 'ws://127.0.0.1:1/hub',
+    token: 't',
+  });
   const d = dataDir();
   try {
     assert.match((resolveHubEndpoint(d.env) as { missing: string }).missing, 'cline hub ensure');
@@ -113,17 +131,33 @@ test('connects with the token as subprotocol, registers with no capabilities, su
     assert.equal(hub.protocols, ['cline-hub-auth.secret-1']);
     const register = hub.frames[0] as { envelope: { command: string; payload: Record<string, unknown> } };
     assert.is(register.envelope.command, 'client.register');
-    assert.equal([register.envelope.payload.clientType, register.envelope.payload.capabilities], ['aep-adapter-cline', []]);
+    assert.equal(
+      [register.envelope.payload.clientType, register.envelope.payload.capabilities],
+      ['aep-adapter-cline', []],
+    );
     assert.equal(hub.frames[1], { kind: 'stream.subscribe', clientId: 'aep-test' });
     assert.equal(await t.send({ session: 's1', commandId: 'c1', text: 'hi', delivery: 'steer' }), { ok: true });
     const sent = hub.frames.at(-1) as { envelope: Record<string, unknown> };
-    assert.equal([sent.envelope.command, sent.envelope.sessionId, sent.envelope.payload], ['session.send_input', 's1', { prompt: 'hi', delivery: 'steer' }]);
-    hub.replies.set('session.send_input', { ok: false, error: { code: 'session_not_found', message: 'Unknown session: s1' } });
-    assert.equal(await t.send({ session: 's1', commandId: 'c2', text: 'again' }), { ok: false, detail: 'session_not_found' });
+    assert.equal(
+      [sent.envelope.command, sent.envelope.sessionId, sent.envelope.payload],
+      ['session.send_input', 's1', { prompt: 'hi', delivery: 'steer' }],
+    );
+    hub.replies.set('session.send_input', {
+      ok: false,
+      error: { code: 'session_not_found', message: 'Unknown session: s1' },
+    });
+    assert.equal(await t.send({ session: 's1', commandId: 'c2', text: 'again' }), {
+      ok: false,
+      detail: 'session_not_found',
+    });
     assert.equal(await t.cancel!('s1'), { ok: true });
     assert.is((hub.frames.at(-1) as { envelope: { command: string } }).envelope.command, 'run.abort');
     await t.answer!('s1', 'ap1', false, 'not now');
-    assert.equal((hub.frames.at(-1) as { envelope: { payload: unknown } }).envelope.payload, { approvalId: 'ap1', approved: false, reason: 'not now' });
+    assert.equal((hub.frames.at(-1) as { envelope: { payload: unknown } }).envelope.payload, {
+      approvalId: 'ap1',
+      approved: false,
+      reason: 'not now',
+    });
   } finally {
     await conn.close();
     await hub.close();
@@ -140,17 +174,31 @@ test('hub events become facts: consumption, approvals asked and settled; other e
   try {
     await until(() => t.ready(), 'registered');
     hub.event('assistant.delta', 's1', { text: 'x' });
-    hub.event('session.pending_prompt_submitted', 's1', { sessionId: 's1', prompt: { id: 'p1', prompt: 'STEER', delivery: 'steer' } });
-    hub.event('approval.requested', 's1', { approvalId: 'ap1', toolName: 'run_commands', toolCallId: 'call_1', inputJson: '{"commands":["rm -rf x"]}' });
+    hub.event('session.pending_prompt_submitted', 's1', {
+      sessionId: 's1',
+      prompt: { id: 'p1', prompt: 'STEER', delivery: 'steer' },
+    });
+    hub.event('approval.requested', 's1', {
+      approvalId: 'ap1',
+      toolName: 'run_commands',
+      toolCallId: 'call_1',
+      inputJson: '{"commands":["rm -rf x"]}',
+    });
     hub.event('approval.resolved', 's1', { approvalId: 'ap1', approved: true });
     hub.event('approval.resolved', 's1', { approvalId: 'ap2', approved: false, cancelled: true });
     await until(() => facts.length >= 4, 'facts');
     assert.equal(facts[0], { kind: 'consumed', session: 's1', at: 7, text: 'STEER' });
     const asked = facts[1] as Extract<TransportFact, { kind: 'approval' }>;
-    assert.equal([asked.approvalId, asked.request.subject, asked.request.respondVia, asked.request.options?.map((o) => o.id)], ['ap1', 'run_commands', ['control', 'oob'], ['approve', 'deny']]);
+    assert.equal(
+      [asked.approvalId, asked.request.subject, asked.request.respondVia, asked.request.options?.map((o) => o.id)],
+      ['ap1', 'run_commands', ['control', 'oob'], ['approve', 'deny']],
+    );
     // D35: what the tool will do rides only as the redacted-class `detail`; the tool input stays out.
     assert.is(asked.request.detail, 'rm -rf x');
-    assert.not.ok(JSON.stringify({ ...asked, request: { ...asked.request, detail: undefined } }).includes('rm -rf'), 'the tool input stays out');
+    assert.not.ok(
+      JSON.stringify({ ...asked, request: { ...asked.request, detail: undefined } }).includes('rm -rf'),
+      'the tool input stays out',
+    );
     assert.equal(facts.slice(2), [
       { kind: 'approval.resolved', session: 's1', at: 7, approvalId: 'ap1', approved: true },
       { kind: 'approval.resolved', session: 's1', at: 7, approvalId: 'ap2' },
@@ -166,7 +214,11 @@ test('fail open: a wrong token or no hub leaves it down (busy), reported once; a
   const hub = await stubHub('right');
   const d = dataDir();
   d.write(hub.url, 'wrong');
-  const conn = new HubConnection({ endpoint: () => resolveHubEndpoint(d.env), reconnectMs: 50, onError: (e) => errors.push(e) });
+  const conn = new HubConnection({
+    endpoint: () => resolveHubEndpoint(d.env),
+    reconnectMs: 50,
+    onError: (e) => errors.push(e),
+  });
   const t = hubTransport(conn);
   const facts: TransportFact[] = [];
   t.facts$!.subscribe((f) => facts.push(f));

@@ -22,8 +22,15 @@ function fresh() {
   return { root, env };
 }
 
-const opts = (env: NodeJS.ProcessEnv, port: number, extra: Record<string, unknown> = {}) =>
-  ({ user: true, port, secret: SECRET, neutral: cline.replies.neutral, attentionTimeoutMs: 55_000, env, ...extra });
+const opts = (env: NodeJS.ProcessEnv, port: number, extra: Record<string, unknown> = {}) => ({
+  user: true,
+  port,
+  secret: SECRET,
+  neutral: cline.replies.neutral,
+  attentionTimeoutMs: 55_000,
+  env,
+  ...extra,
+});
 
 test('install writes the ten hook files into $CLINE_DIR/hooks, executable, running the shim, with no secret inside; --project uses .clinerules/hooks', () => {
   const { root, env } = fresh();
@@ -47,7 +54,7 @@ test('install writes the ten hook files into $CLINE_DIR/hooks, executable, runni
   }
 });
 
-test('someone else\'s hook file is left alone, by install and uninstall; uninstall removes only ours', () => {
+test("someone else's hook file is left alone, by install and uninstall; uninstall removes only ours", () => {
   const { root, env } = fresh();
   try {
     const dir = join(env.CLINE_DIR, 'hooks');

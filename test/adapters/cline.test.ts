@@ -7,7 +7,13 @@ import { cline, CLINE_HOOK_FILES } from '../../src/adapters/cline.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { acceptsFor } from '../../src/streams/run.js';
-import { classSummary as summary, evidenceProblem, fixtureCases, fixtureInputs, schemaProblem } from '../support/mapping-fixture.js';
+import {
+  classSummary as summary,
+  evidenceProblem,
+  fixtureCases,
+  fixtureInputs,
+  schemaProblem,
+} from '../support/mapping-fixture.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 
 const surface = surfaceFrom(cline);
@@ -20,13 +26,29 @@ test('the registry hands out the Cline surface on port 8392 with instruct and se
   assert.is(s.port, 8392);
   assert.is(s.steeringType, 'x.cline.control.instruct');
   assert.equal(s.sendInput?.type, 'x.cline.control.send_input');
-  assert.equal(s.sendInput?.policy, { deliveries: ['queue', 'steer'], defaultDelivery: 'queue', refuseIdle: true, reportsConsumption: true, mergesIdentical: true });
+  assert.equal(s.sendInput?.policy, {
+    deliveries: ['queue', 'steer'],
+    defaultDelivery: 'queue',
+    refuseIdle: true,
+    reportsConsumption: true,
+    mergesIdentical: true,
+  });
   assert.equal(acceptsFor(s, false, false), [], 'no hub control, no instruct: hello declares nothing');
-  assert.equal(acceptsFor(s, true, true), ['control.attention.respond', 'x.cline.control.instruct', 'control.cancel', 'x.cline.control.send_input']);
+  assert.equal(acceptsFor(s, true, true), [
+    'control.attention.respond',
+    'x.cline.control.instruct',
+    'control.cancel',
+    'x.cline.control.send_input',
+  ]);
 });
 
 test('recorded 3.0.65 samples: session is sessionContext.rootSessionId, not taskId; only PreToolUse and PostToolUse are eligible', () => {
-  const want: Record<string, string> = { TaskStart: 'ineligible', PreToolUse: 'eligible', PostToolUse: 'eligible', TaskComplete: 'ineligible' };
+  const want: Record<string, string> = {
+    TaskStart: 'ineligible',
+    PreToolUse: 'eligible',
+    PostToolUse: 'eligible',
+    TaskComplete: 'ineligible',
+  };
   assert.equal(Object.keys(samples).sort(), Object.keys(want).sort());
   for (const [file, input] of Object.entries(samples)) {
     const c = surface.classify(input);
@@ -42,10 +64,19 @@ test('recorded 3.0.65 samples: session is sessionContext.rootSessionId, not task
 
 test('recorded samples map to AEP observations with the iteration as step', () => {
   const pre = surface.classify(samples.PreToolUse!).observations;
-  assert.equal(pre.map((o) => [o.type, o.subject, o.step]), [['tool.requested', 'run_commands', '1']]);
+  assert.equal(
+    pre.map((o) => [o.type, o.subject, o.step]),
+    [['tool.requested', 'run_commands', '1']],
+  );
   const post = surface.classify(samples.PostToolUse!).observations;
-  assert.equal(post.map((o) => [o.type, (o.data as { duration_ms: number }).duration_ms]), [['tool.completed', 28]]);
-  assert.equal(surface.classify(samples.TaskComplete!).observations.map((o) => [o.type, o.step]), [['run.finished', '2']]);
+  assert.equal(
+    post.map((o) => [o.type, (o.data as { duration_ms: number }).duration_ms]),
+    [['tool.completed', 28]],
+  );
+  assert.equal(
+    surface.classify(samples.TaskComplete!).observations.map((o) => [o.type, o.step]),
+    [['run.finished', '2']],
+  );
 });
 
 test('D8: PreToolUse and PostToolUse replies are {"contextModification": text}; everything else gets {}', () => {
@@ -73,9 +104,18 @@ test('observations reproduce every entry of the AEP mapping fixture for Cline', 
 });
 
 test('the fixture steps: iteration becomes the envelope step as a plain string', () => {
-  assert.equal(surface.classify(inputs.agent_end!).observations.map((o) => o.step), ['3']);
-  assert.equal(surface.classify(inputs.tool_result_error!).observations.map((o) => o.step), ['2']);
-  assert.equal(surface.classify(inputs.agent_start!).observations.map((o) => o.step), [undefined]);
+  assert.equal(
+    surface.classify(inputs.agent_end!).observations.map((o) => o.step),
+    ['3'],
+  );
+  assert.equal(
+    surface.classify(inputs.tool_result_error!).observations.map((o) => o.step),
+    ['2'],
+  );
+  assert.equal(
+    surface.classify(inputs.agent_start!).observations.map((o) => o.step),
+    [undefined],
+  );
 });
 
 test('observations validate against the AEP payload schemas', () => {

@@ -10,10 +10,23 @@ import { CODEX_EVENTS, codexHooksPath, installCodex, uninstallCodex } from '../.
 const SECRET = 'codex-secret-0123456789';
 let root = '';
 const env = () => ({ CODEX_HOME: join(root, '.codex'), HOME: root });
-const opts = () => ({ user: true, port: 18378, secret: SECRET, neutral: undefined, attentionTimeoutMs: 55_000, env: env() });
-const read = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as { hooks: Record<string, { matcher?: string; hooks: { type: string; command: string; timeout: number }[] }[]>; [k: string]: unknown };
+const opts = () => ({
+  user: true,
+  port: 18378,
+  secret: SECRET,
+  neutral: undefined,
+  attentionTimeoutMs: 55_000,
+  env: env(),
+});
+const read = (f: string) =>
+  JSON.parse(readFileSync(f, 'utf8')) as {
+    hooks: Record<string, { matcher?: string; hooks: { type: string; command: string; timeout: number }[] }[]>;
+    [k: string]: unknown;
+  };
 
-test.before.each(() => { root = mkdtempSync(join(tmpdir(), 'aep-codex-inst-')); });
+test.before.each(() => {
+  root = mkdtempSync(join(tmpdir(), 'aep-codex-inst-'));
+});
 test.after.each(() => rmSync(root, { recursive: true, force: true }));
 
 test('writes $CODEX_HOME/hooks.json with the shim on every event, and says how to trust the hooks', () => {
@@ -27,7 +40,10 @@ test('writes $CODEX_HOME/hooks.json with the shim on every event, and says how t
     assert.is(hook.type, 'command');
     assert.match(hook.command, /aep-steer-hook\.sh/);
     // The shim reads the secret from the state directory (D21): hooks.json never holds it.
-    assert.match(hook.command, new RegExp(`-k ${join(root, '.aep-steering', 'secret')} http://127\\.0\\.0\\.1:18378/hook/ ?`));
+    assert.match(
+      hook.command,
+      new RegExp(`-k ${join(root, '.aep-steering', 'secret')} http://127\\.0\\.0\\.1:18378/hook/ ?`),
+    );
     assert.not.match(hook.command, SECRET);
     assert.not.match(hook.command, /'\{\}'/, 'Codex neutral reply is empty output, never {}');
   }
@@ -40,7 +56,10 @@ test('keeps other hooks and settings, is idempotent, and uninstall removes only 
   const path = codexHooksPath({ user: true }, env());
   mkdirSync(join(root, '.codex'), { recursive: true });
   const mine = { type: 'command', command: '/usr/local/bin/audit-log', timeout: 5 };
-  writeFileSync(path, JSON.stringify({ description: 'team hooks', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }] } }));
+  writeFileSync(
+    path,
+    JSON.stringify({ description: 'team hooks', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [mine] }] } }),
+  );
   installCodex(opts());
   const again = installCodex(opts());
   assert.is(again.changed, false, 'a second install changes nothing');

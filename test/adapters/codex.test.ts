@@ -8,7 +8,13 @@ import Ajv from 'ajv';
 import { codex } from '../../src/adapters/codex.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
-import { assertSamplesClassify, classSummary as summary, evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
+import {
+  assertSamplesClassify,
+  classSummary as summary,
+  evidenceProblem,
+  fixtureCases,
+  schemaProblem,
+} from '../support/mapping-fixture.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 
 type Input = Record<string, unknown>;
@@ -16,12 +22,22 @@ const samples = readJson<Record<string, Input>>(referenceFile('samples', 'codex-
 const surface = surfaceFrom(codex);
 
 const expected: Record<string, string> = {
-  SessionStart: 'eligible', UserPromptSubmit: 'eligible', PreToolUse: 'eligible', PostToolUse: 'eligible',
-  Stop: 'ineligible', SessionEnd: 'end', SubagentStart: 'ineligible', SubagentStop: 'ineligible',
+  SessionStart: 'eligible',
+  UserPromptSubmit: 'eligible',
+  PreToolUse: 'eligible',
+  PostToolUse: 'eligible',
+  Stop: 'ineligible',
+  SessionEnd: 'end',
+  SubagentStart: 'ineligible',
+  SubagentStop: 'ineligible',
 };
 
-const schemaFile = (event: string) => referenceFile('samples', 'codex-0.171.0-hook-schemas',
-  `${event.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}.command.output.schema.json`);
+const schemaFile = (event: string) =>
+  referenceFile(
+    'samples',
+    'codex-0.171.0-hook-schemas',
+    `${event.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}.command.output.schema.json`,
+  );
 const ajv = new Ajv.default({ strict: false, allErrors: true });
 
 test('the registry hands out the Codex surface under its token', () => {
@@ -36,13 +52,13 @@ test('every recorded 0.171.0 hook input classifies as expected', () => {
   assertSamplesClassify(surface, samples, expected);
 });
 
-test('D7: a subagent\'s hooks carry the parent session and agent_id, and are never eligible', () => {
+test("D7: a subagent's hooks carry the parent session and agent_id, and are never eligible", () => {
   // Recorded: SubagentStart carries the parent's session_id plus agent_id (vendor-clis-observed §2.5).
   assert.is(surface.classify(samples.SubagentStart!).session, samples.SubagentStop!.session_id);
   for (const event of ['UserPromptSubmit', 'PreToolUse', 'PostToolUse']) {
     const c = surface.classify({ ...samples[event], agent_id: samples.SubagentStart!.agent_id, agent_type: 'default' });
     assert.is(summary(c.class), 'ineligible', event);
-    assert.match(c.class.kind === 'moment' ? c.class.reason ?? '' : '', /subagent/);
+    assert.match(c.class.kind === 'moment' ? (c.class.reason ?? '') : '', /subagent/);
     assert.equal(surface.contextReply(c, 'steer').body, undefined);
   }
 });
@@ -60,14 +76,19 @@ test('SessionStart is the start moment that reopens an ended session (codex exec
 test('D8: the context reply validates against the 0.171.0 output schema of each eligible moment', () => {
   for (const event of ['SessionStart', 'UserPromptSubmit', 'PreToolUse']) {
     const body = surface.contextReply(surface.classify(samples[event]!), 'first\n\n<second> "quoted"').body;
-    assert.equal(body, { hookSpecificOutput: { hookEventName: event, additionalContext: 'first\n\n<second> "quoted"' } });
+    assert.equal(body, {
+      hookSpecificOutput: { hookEventName: event, additionalContext: 'first\n\n<second> "quoted"' },
+    });
     const validate = ajv.compile(readJson(schemaFile(event)));
     assert.ok(validate(body), `${event}: ${ajv.errorsText(validate.errors)}`);
   }
   // A reply naming another event fails the schema: the reason hookEventName follows the firing event.
   const wrong = { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'x' } };
   assert.not.ok(ajv.compile(readJson(schemaFile('PreToolUse')))(wrong));
-  assert.not.ok(ajv.compile(readJson(schemaFile('PreToolUse')))({ additionalContext: 'x' }), 'a top-level additionalContext is rejected');
+  assert.not.ok(
+    ajv.compile(readJson(schemaFile('PreToolUse')))({ additionalContext: 'x' }),
+    'a top-level additionalContext is rejected',
+  );
 });
 
 test('D15: the neutral reply is empty output, and ineligible moments never carry text', () => {
@@ -77,9 +98,14 @@ test('D15: the neutral reply is empty output, and ineligible moments never carry
   }
 });
 
-const permission = () => surface.classify({
-  session_id: 's', turn_id: 't', hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'rm -rf build', description: 'clean' },
-});
+const permission = () =>
+  surface.classify({
+    session_id: 's',
+    turn_id: 't',
+    hook_event_name: 'PermissionRequest',
+    tool_name: 'Bash',
+    tool_input: { command: 'rm -rf build', description: 'clean' },
+  });
 
 test('D13/D14: PermissionRequest is held; its replies carry the decision only and pass the schema', () => {
   const c = permission();
@@ -89,8 +115,15 @@ test('D13/D14: PermissionRequest is held; its replies carry the decision only an
   const allow = surface.decisionReply(c, { option: 'allow' }).body;
   assert.equal(allow, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
   const deny = surface.decisionReply(c, { option: 'deny', message: 'use the staging db' }).body;
-  assert.equal(deny, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'use the staging db' } } });
-  const bare = surface.decisionReply(c, { option: 'deny' }).body as { hookSpecificOutput: { decision: { message: string } } };
+  assert.equal(deny, {
+    hookSpecificOutput: {
+      hookEventName: 'PermissionRequest',
+      decision: { behavior: 'deny', message: 'use the staging db' },
+    },
+  });
+  const bare = surface.decisionReply(c, { option: 'deny' }).body as {
+    hookSpecificOutput: { decision: { message: string } };
+  };
   for (const body of [allow, deny, bare]) assert.ok(validate(body), ajv.errorsText(validate.errors));
   assert.ok(bare.hookSpecificOutput.decision.message.length > 0);
   assert.is(surface.decisionReply(c, undefined).body, undefined, 'no decision: Codex falls back to its own flow');

@@ -10,7 +10,14 @@ import { HERMES_EVENTS, installHermes, uninstallHermes } from '../../src/adapter
 
 const SECRET = 'hermes-secret-0123456789';
 let home = '';
-const opts = () => ({ user: true, port: 18393, secret: SECRET, neutral: {}, attentionTimeoutMs: 55_000, env: { HERMES_HOME: home } });
+const opts = () => ({
+  user: true,
+  port: 18393,
+  secret: SECRET,
+  neutral: {},
+  attentionTimeoutMs: 55_000,
+  env: { HERMES_HOME: home },
+});
 const file = () => join(home, 'config.yaml');
 
 /** Our entries, read back: JSON flow mappings under their event keys. */
@@ -26,7 +33,9 @@ function ours(text: string): Record<string, { command: string; timeout: number }
   return out;
 }
 
-test.before.each(() => { home = mkdtempSync(join(tmpdir(), 'aep-hermes-inst-')); });
+test.before.each(() => {
+  home = mkdtempSync(join(tmpdir(), 'aep-hermes-inst-'));
+});
 test.after.each(() => rmSync(home, { recursive: true, force: true }));
 
 test('a config without hooks gains a hooks: block with the twelve events; uninstall restores it', () => {
@@ -70,7 +79,7 @@ test('an existing hooks: block keeps its entries and comments; ours go beside th
   assert.is(readFileSync(file(), 'utf8'), original);
 });
 
-test('Hermes\'s default `hooks: {}` becomes a block and comes back as `{}` on uninstall', () => {
+test("Hermes's default `hooks: {}` becomes a block and comes back as `{}` on uninstall", () => {
   const original = 'model: hermes-4\nhooks: {}\nmemory:\n  enabled: true\n';
   writeFileSync(file(), original);
   installHermes(opts());

@@ -57,7 +57,14 @@ test.before(async () => {
   // The shim reads the secret from the state directory (D21), where the adapter stored it.
   const env = { HERMES_HOME: home, AEP_STATE_DIR: join(home, 'state') };
   writeSecret(SECRET, env);
-  const report = installHermes({ user: true, port: a.handle.port, secret: SECRET, neutral: hermes.replies.neutral, attentionTimeoutMs: hermes.attentionTimeoutMs, env });
+  const report = installHermes({
+    user: true,
+    port: a.handle.port,
+    secret: SECRET,
+    neutral: hermes.replies.neutral,
+    attentionTimeoutMs: hermes.attentionTimeoutMs,
+    env,
+  });
   Object.assign(commands, installedCommands(readFileSync(report.file, 'utf8')));
 });
 
@@ -100,10 +107,13 @@ test('D10: on_session_finalize drops what is still queued, then the session ends
   assert.ok(dropped!.seq! < ended.seq!);
 });
 
-test('the opt-in gate holds pre_tool_call; a deny answer is a block with the operator\'s words, never steering', async () => {
+test("the opt-in gate holds pre_tool_call; a deny answer is a block with the operator's words, never steering", async () => {
   // The gate is fixed when the surface is built (--control --gate-tools terminal): a second adapter.
   const main = a;
-  a = await adapter({ surface: surfaceFrom(hermes, { control: true, gateTools: 'terminal' }), attentionTimeoutMs: 20_000 });
+  a = await adapter({
+    surface: surfaceFrom(hermes, { control: true, gateTools: 'terminal' }),
+    attentionTimeoutMs: 20_000,
+  });
   const gated = a;
   try {
     const s = 'hermes-gate';
@@ -111,13 +121,24 @@ test('the opt-in gate holds pre_tool_call; a deny answer is a block with the ope
     const cmd = await instruct(s, 'STEER-HERMES-AFTER-GATE');
     const held = runHook('pre_tool_call', hookFor('pre_tool_call', s));
     const requested = await seen('attention.requested', (e) => e.type === 'attention.requested' && e.session === s);
-    a.handle.command(command(SENDER, s, { type: 'control.attention.respond', subject: requested.id, data: { answer: { text: 'Not on the main branch.' } } }));
+    a.handle.command(
+      command(SENDER, s, {
+        type: 'control.attention.respond',
+        subject: requested.id,
+        data: { answer: { text: 'Not on the main branch.' } },
+      }),
+    );
     const out = await held;
     assert.is(out.code, 0);
     assert.equal(JSON.parse(out.stdout), { action: 'block', message: 'Not on the main branch.' });
     assert.is(of('x.hermes.instruction.delivered', cmd.id), undefined);
-    assert.equal(JSON.parse((await runHook('pre_llm_call', hookFor('pre_llm_call', s))).stdout), { context: 'STEER-HERMES-AFTER-GATE' });
-    assert.equal(gated.errors.map((e) => e.message), []);
+    assert.equal(JSON.parse((await runHook('pre_llm_call', hookFor('pre_llm_call', s))).stdout), {
+      context: 'STEER-HERMES-AFTER-GATE',
+    });
+    assert.equal(
+      gated.errors.map((e) => e.message),
+      [],
+    );
   } finally {
     a = main;
     await gated.handle.close();
@@ -132,7 +153,10 @@ test('D15: with the adapter unreachable the shim prints {} and exits 0', async (
 });
 
 test('the adapter reported no errors', () => {
-  assert.equal(a.errors.map((e) => e.message), []);
+  assert.equal(
+    a.errors.map((e) => e.message),
+    [],
+  );
 });
 
 test.run();

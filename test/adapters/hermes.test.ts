@@ -7,7 +7,13 @@ import * as assert from 'uvu/assert';
 import { hermes } from '../../src/adapters/hermes.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
-import { classSummary as summary, evidenceProblem, fixtureCases, fixtureInputs, schemaProblem } from '../support/mapping-fixture.js';
+import {
+  classSummary as summary,
+  evidenceProblem,
+  fixtureCases,
+  fixtureInputs,
+  schemaProblem,
+} from '../support/mapping-fixture.js';
 
 const inputs = fixtureInputs('hermes');
 const surface = surfaceFrom(hermes);
@@ -22,7 +28,12 @@ test('the registry hands out the Hermes surface under its token on port 8393', (
 test('pre_llm_call is the only eligible moment; on_session_finalize ends; on_session_end (per turn) does not', () => {
   for (const [name, input] of Object.entries(inputs)) {
     const got = summary(surface.classify(input).class);
-    const want = input.hook_event_name === 'pre_llm_call' ? 'eligible' : input.hook_event_name === 'on_session_finalize' ? 'end' : 'ineligible';
+    const want =
+      input.hook_event_name === 'pre_llm_call'
+        ? 'eligible'
+        : input.hook_event_name === 'on_session_finalize'
+          ? 'end'
+          : 'ineligible';
     assert.is(got, want, name);
   }
 });
@@ -54,7 +65,10 @@ test('D13/D14: a gated pre_tool_call answers allow with {} and deny with a non-e
   assert.is(c.class.kind, 'held');
   assert.equal(gated.contextReply(c, 'steer').body, {});
   assert.equal(gated.decisionReply(c, { option: 'allow' }).body, {});
-  assert.equal(gated.decisionReply(c, { option: 'deny', message: 'not on main' }).body, { action: 'block', message: 'not on main' });
+  assert.equal(gated.decisionReply(c, { option: 'deny', message: 'not on main' }).body, {
+    action: 'block',
+    message: 'not on main',
+  });
   const bare = gated.decisionReply(c, { option: 'deny' }).body as { action: string; message: string };
   assert.is(bare.action, 'block');
   assert.ok(bare.message.length > 0);
@@ -74,7 +88,8 @@ test('observations reproduce every entry of the AEP mapping fixture for Hermes, 
 });
 
 test('observations validate against the AEP payload schemas', () => {
-  for (const input of Object.values(inputs)) for (const o of surface.classify(input).observations) assert.is(schemaProblem(o), undefined);
+  for (const input of Object.values(inputs))
+    for (const o of surface.classify(input).observations) assert.is(schemaProblem(o), undefined);
 });
 
 test('every evidence string resolves', () => {

@@ -18,7 +18,10 @@ import { join } from 'node:path';
 const TASK = '[[TURN]] [[TOOLS:2]] list the files, then summarise';
 
 /** A conversation the bridge has attached to (its full_state snapshot is on the relay). */
-async function attached(stack: OpenHandsStack, opts: Parameters<OpenHandsStack['server']['create']>[0] = {}): Promise<string> {
+async function attached(
+  stack: OpenHandsStack,
+  opts: Parameters<OpenHandsStack['server']['create']>[0] = {},
+): Promise<string> {
   const id = stack.server.create({ message: TASK, ...opts });
   await stack.waitFor((e) => e.session === id && e.type === 'state.snapshot');
   return id;
@@ -39,7 +42,11 @@ async function wholeRun(parentIds: boolean): Promise<{ types: string[]; stack: O
   const events = stack.session(id);
   // Every vendor event the server logged is on the relay exactly once, mapped as the table maps it.
   for (const v of stack.server.conversation(id)!.events) {
-    assert.is('parent_id' in v, v !== stack.server.conversation(id)!.events[0], 'the server records lineage either way');
+    assert.is(
+      'parent_id' in v,
+      v !== stack.server.conversation(id)!.events[0],
+      'the server records lineage either way',
+    );
     const mine = events.filter((e) => e.data?.vendor_event_id === v.id);
     assert.is(mine.length, 1, `${v.kind} ${v.id}`);
     const { parent_id: _p, ...stripped } = v;
@@ -48,33 +55,53 @@ async function wholeRun(parentIds: boolean): Promise<{ types: string[]; stack: O
   return { types: events.map((e) => e.type), stack, id };
 }
 
-test('a whole run maps to the fixture\'s events: tools requested and completed inside run.started … run.finished', async () => {
+test("a whole run maps to the fixture's events: tools requested and completed inside run.started … run.finished", async () => {
   const { types, stack, id } = await wholeRun(false);
   try {
     assert.equal(types, [
-      'session.started', 'state.snapshot', 'x.openhands.system.prompt', 'x.openhands.message.event',
-      'state.delta', 'run.started',
-      'tool.requested', 'tool.completed', 'tool.requested', 'tool.completed',
-      'x.openhands.message.event', 'state.delta', 'run.finished',
+      'session.started',
+      'state.snapshot',
+      'x.openhands.system.prompt',
+      'x.openhands.message.event',
+      'state.delta',
+      'run.started',
+      'tool.requested',
+      'tool.completed',
+      'tool.requested',
+      'tool.completed',
+      'x.openhands.message.event',
+      'state.delta',
+      'run.finished',
     ]);
     const events = stack.session(id);
     const run = events.find((e) => e.type === 'run.started')!.run;
     assert.is(run, `run:${id}:1`);
     for (const e of events.filter((x) => x.type.startsWith('tool.'))) assert.is(e.run, run);
     const requested = events.filter((e) => e.type === 'tool.requested');
-    assert.ok(requested.every((e) => typeof e.step === 'string' && e.step.startsWith('chatcmpl_mock_')), 'step is the llm_response_id');
-    assert.equal(events.find((e) => e.type === 'session.started')!.data, { client: { name: 'openhands-agent-server' } });
+    assert.ok(
+      requested.every((e) => typeof e.step === 'string' && e.step.startsWith('chatcmpl_mock_')),
+      'step is the llm_response_id',
+    );
+    assert.equal(events.find((e) => e.type === 'session.started')!.data, {
+      client: { name: 'openhands-agent-server' },
+    });
     // Metadata posture: no command, output or message text anywhere on the stream.
     const text = JSON.stringify(events);
-    for (const leaked of ['TOOL_RAN', 'list the files', 'MOCK_DONE', 'You are a software agent']) assert.not.ok(text.includes(leaked), leaked);
+    for (const leaked of ['TOOL_RAN', 'list the files', 'MOCK_DONE', 'You are a software agent'])
+      assert.not.ok(text.includes(leaked), leaked);
     assert.equal(stack.errors, []);
   } finally {
     await stack.stop();
   }
 });
 
-interface FixtureEntry { input: Record<string, unknown>; expected: { type: string; data?: Record<string, unknown>; subject?: string; step?: string } | null }
-const fixture = readJson<{ events: Record<string, FixtureEntry>; fallback: FixtureEntry }>(aepFile('fixtures', 'mappings', 'openhands.json'));
+interface FixtureEntry {
+  input: Record<string, unknown>;
+  expected: { type: string; data?: Record<string, unknown>; subject?: string; step?: string } | null;
+}
+const fixture = readJson<{ events: Record<string, FixtureEntry>; fallback: FixtureEntry }>(
+  aepFile('fixtures', 'mappings', 'openhands.json'),
+);
 
 const noDigest = (e: Record<string, unknown>) => {
   const data = { ...(e.data as Record<string, unknown>) };
@@ -107,7 +134,7 @@ for (const parentIds of [false, true]) {
   });
 }
 
-test('v1.37 events carrying parent_id give the same stream as v1.36\'s stripped ones', async () => {
+test("v1.37 events carrying parent_id give the same stream as v1.36's stripped ones", async () => {
   const a = await wholeRun(false);
   await a.stack.stop();
   const b = await wholeRun(true);
@@ -121,17 +148,27 @@ test('read-only by default: the bridge writes nothing but the auth frame, and he
     const id = await attached(stack, { confirmation: true });
     stack.server.run(id);
     await stack.waitFor((e) => e.session === id && e.type === 'attention.requested');
-    const wrote = stack.server.requests.filter((r) => (r.transport === 'http' && r.method !== 'GET') || r.transport === 'ws-frame');
+    const wrote = stack.server.requests.filter(
+      (r) => (r.transport === 'http' && r.method !== 'GET') || r.transport === 'ws-frame',
+    );
     assert.ok(wrote.length >= 1);
-    for (const r of wrote) assert.equal(r.body, { type: 'auth', session_api_key: '[key]' }, `${r.transport} ${r.method} ${r.path}`);
+    for (const r of wrote)
+      assert.equal(r.body, { type: 'auth', session_api_key: '[key]' }, `${r.transport} ${r.method} ${r.path}`);
     const reads = stack.server.requests.filter((r) => r.transport === 'http');
     assert.ok(reads.every((r) => r.method === 'GET' && r.path === '/api/conversations/search' && r.keyHeader));
     const upgrades = stack.server.requests.filter((r) => r.transport === 'ws-upgrade');
-    assert.ok(upgrades.every((u) => u.query.resend_mode === 'all' && !('session_api_key' in u.query) && !u.keyHeader), 'the key never rides in the URL');
+    assert.ok(
+      upgrades.every((u) => u.query.resend_mode === 'all' && !('session_api_key' in u.query) && !u.keyHeader),
+      'the key never rides in the URL',
+    );
     // The read-only attention request: no options, no respond path.
     const att = await stack.waitFor((e) => e.session === id && e.type === 'attention.requested');
     assert.equal(att.data, { kind: 'permission', prompt: 'Awaiting confirmation for a pending action' });
-    const consumer = await RelayConsumer.connect({ url: stack.relay.socketUrl, token: stack.token, agent: 'roster-reader' });
+    const consumer = await RelayConsumer.connect({
+      url: stack.relay.socketUrl,
+      token: stack.token,
+      agent: 'roster-reader',
+    });
     try {
       const entry = (await consumer.roster()).find((r) => r.session === id);
       assert.ok(entry, 'the bridge claims the conversation');
@@ -157,8 +194,14 @@ test('a dropped socket reconnects with resend_mode=since and adds no duplicates'
     await stack.waitFor((e) => e.session === id && e.data?.vendor_event_id === last.id);
     const since = stack.server.requests.filter((r) => r.transport === 'ws-upgrade' && r.query.resend_mode === 'since');
     assert.ok(since.length >= 1, 'reconnected since the last vendor timestamp');
-    assert.ok(typeof since[0]!.query.after_timestamp === 'string' && /^\d{4}-\d\d-\d\dT[\d:.]+$/.test(since[0]!.query.after_timestamp));
-    const ids = stack.session(id).map((e) => e.data?.vendor_event_id).filter((v) => v !== undefined);
+    assert.ok(
+      typeof since[0]!.query.after_timestamp === 'string' &&
+        /^\d{4}-\d\d-\d\dT[\d:.]+$/.test(since[0]!.query.after_timestamp),
+    );
+    const ids = stack
+      .session(id)
+      .map((e) => e.data?.vendor_event_id)
+      .filter((v) => v !== undefined);
     assert.is(new Set(ids).size, ids.length, 'every vendor event once');
     assert.ok(stack.session(id).length > before);
   } finally {
@@ -171,7 +214,8 @@ test('a restarted bridge resumes from its log: no event twice, no second session
   try {
     const before = stack.session(id);
     await stack.restartBridge();
-    const upgrades = () => stack.server.requests.filter((r) => r.transport === 'ws-upgrade' && r.path === `/sockets/events/${id}`);
+    const upgrades = () =>
+      stack.server.requests.filter((r) => r.transport === 'ws-upgrade' && r.path === `/sockets/events/${id}`);
     const attachedBefore = upgrades().length;
     // The new bridge attaches (since the last vendor time) and shows the current state.
     const snapshots = before.filter((e) => e.type === 'state.snapshot').length;
@@ -180,8 +224,15 @@ test('a restarted bridge resumes from its log: no event twice, no second session
     assert.is(upgrades().at(-1)!.query.resend_mode, 'since');
     // Redeliveries of logged events (same id, to re-claim the session) are not new events.
     const known = new Set(before.map((e) => e.id));
-    const after = stack.session(id).slice(before.length).filter((e) => !known.has(e.id) && (known.add(e.id), true));
-    assert.equal(after.map((e) => e.type), ['state.snapshot'], 'only the fresh full_state');
+    const after = stack
+      .session(id)
+      .slice(before.length)
+      .filter((e) => !known.has(e.id) && (known.add(e.id), true));
+    assert.equal(
+      after.map((e) => e.type),
+      ['state.snapshot'],
+      'only the fresh full_state',
+    );
     stack.server.send(id, '[[TURN]] [[TOOLS:1]] once more', true);
     const started = await stack.waitFor((e) => e.session === id && e.type === 'run.started' && e.run !== `run:${id}:1`);
     assert.is(started.run, `run:${id}:2`);
@@ -199,7 +250,12 @@ test('statuses close runs as the table says: error fails the run, deleting cance
     const id = await attached(stack);
     stack.server.setStatus(id, 'running');
     await stack.waitFor((e) => e.session === id && e.type === 'run.started');
-    stack.server.emit(id, { kind: 'ConversationErrorEvent', source: 'environment', code: 'LLMAuthenticationError', detail: 'Provider rejected the API key.' });
+    stack.server.emit(id, {
+      kind: 'ConversationErrorEvent',
+      source: 'environment',
+      code: 'LLMAuthenticationError',
+      detail: 'Provider rejected the API key.',
+    });
     stack.server.setStatus(id, 'error');
     const failed = await stack.waitFor((e) => e.session === id && e.type === 'run.failed');
     assert.equal(failed.data, { reason: 'error' });
@@ -211,14 +267,21 @@ test('statuses close runs as the table says: error fails the run, deleting cance
     stack.server.setStatus(id, 'deleting');
     const ended = await stack.waitFor((e) => e.session === id && e.type === 'session.ended');
     assert.equal(ended.data, { reason: 'killed' });
-    const tail = stack.session(id).slice(-3).map((e) => [e.type, e.data?.reason]);
-    assert.equal(tail, [['state.delta', undefined], ['run.cancelled', 'deleting'], ['session.ended', 'killed']]);
+    const tail = stack
+      .session(id)
+      .slice(-3)
+      .map((e) => [e.type, e.data?.reason]);
+    assert.equal(tail, [
+      ['state.delta', undefined],
+      ['run.cancelled', 'deleting'],
+      ['session.ended', 'killed'],
+    ]);
   } finally {
     await stack.stop();
   }
 });
 
-test('the run\'s stream passes aep-steer audit: the bridge\'s log and the relay\'s copy', async () => {
+test("the run's stream passes aep-steer audit: the bridge's log and the relay's copy", async () => {
   const { stack, id } = await wholeRun(false);
   try {
     const r = await auditFiles([stack.logPath]);
@@ -226,10 +289,21 @@ test('the run\'s stream passes aep-steer audit: the bridge\'s log and the relay\
     assert.ok(r.events >= stack.session(id).length);
     assert.ok(!r.notes.some((n) => n.kind === 'machine-skipped'), 'replayed through the session machine');
     const exportPath = join(stack.dir, 'relay-export.jsonl');
-    writeFileSync(exportPath, stack.session(id).map((e) => JSON.stringify(e)).join('\n') + '\n');
-    for (const files of [[exportPath], [stack.logPath, exportPath]]) assert.equal((await auditFiles(files)).violations, [], files.join(' + '));
+    writeFileSync(
+      exportPath,
+      stack
+        .session(id)
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n',
+    );
+    for (const files of [[exportPath], [stack.logPath, exportPath]])
+      assert.equal((await auditFiles(files)).violations, [], files.join(' + '));
     // The command itself, as a user runs it.
-    const cli = spawnSync(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js'), 'audit', stack.logPath, exportPath], { encoding: 'utf8' });
+    const cli = spawnSync(
+      process.execPath,
+      [join(projectRoot, 'bin', 'aep-steer.js'), 'audit', stack.logPath, exportPath],
+      { encoding: 'utf8' },
+    );
     assert.is(cli.status, 0, cli.stdout + cli.stderr);
   } finally {
     await stack.stop();

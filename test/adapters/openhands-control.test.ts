@@ -22,7 +22,10 @@ import { startOpenHandsStack, type OpenHandsStack } from '../support/openhands-s
 const TASK = '[[TURN]] [[TOOLS:2]] list the files, then summarise';
 const STEER = 'STEER-CANARY: also count the markdown files';
 
-async function attached(stack: OpenHandsStack, opts: Parameters<OpenHandsStack['server']['create']>[0] = {}): Promise<string> {
+async function attached(
+  stack: OpenHandsStack,
+  opts: Parameters<OpenHandsStack['server']['create']>[0] = {},
+): Promise<string> {
   const id = stack.server.create({ message: TASK, ...opts });
   await stack.waitFor((e) => e.session === id && e.type === 'state.snapshot');
   return id;
@@ -37,7 +40,9 @@ async function withStack(fn: (stack: OpenHandsStack, consumer: RelayConsumer) =>
     // The run's stream passes aep-steer audit: the bridge's log, and what the relay fanned out.
     const exportPath = join(stack.dir, 'relay-export.jsonl');
     const once = new Set<string>();
-    const exported = stack.seen.filter((e) => !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true));
+    const exported = stack.seen.filter(
+      (e) => !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true),
+    );
     writeFileSync(exportPath, exported.map((e) => JSON.stringify(e)).join('\n') + '\n');
     for (const files of [[stack.logPath], [exportPath], [stack.logPath, exportPath]]) {
       assert.equal((await auditFiles(files)).violations, [], files.join(' + '));
@@ -48,10 +53,15 @@ async function withStack(fn: (stack: OpenHandsStack, consumer: RelayConsumer) =>
   }
 }
 
-const cmd = (session: string, type: string, data: Record<string, unknown> = {}, extra: { subject?: string; capture?: 'redacted' } = {}) =>
-  command({ agent: 'alice' }, session, { type, data, ...extra });
+const cmd = (
+  session: string,
+  type: string,
+  data: Record<string, unknown> = {},
+  extra: { subject?: string; capture?: 'redacted' } = {},
+) => command({ agent: 'alice' }, session, { type, data, ...extra });
 
-const sendInput = (session: string, text: string) => cmd(session, 'x.openhands.control.send_input', { text }, { capture: 'redacted' });
+const sendInput = (session: string, text: string) =>
+  cmd(session, 'x.openhands.control.send_input', { text }, { capture: 'redacted' });
 
 async function until(pred: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 200; i += 1) {
@@ -61,14 +71,19 @@ async function until(pred: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const restWrites = (stack: OpenHandsStack) => stack.server.requests.filter((r) => r.transport === 'http' && r.method === 'POST');
+const restWrites = (stack: OpenHandsStack) =>
+  stack.server.requests.filter((r) => r.transport === 'http' && r.method === 'POST');
 
 test('gate on: hello declares the five writes', async () => {
   await withStack(async (stack, consumer) => {
     const id = await attached(stack);
     const entry = (await consumer.roster()).find((r) => r.session === id)!;
     assert.equal(acceptsOf(entry)?.sort(), [
-      'control.attention.respond', 'control.pause', 'control.resume', 'x.openhands.control.interrupt', 'x.openhands.control.send_input',
+      'control.attention.respond',
+      'control.pause',
+      'control.resume',
+      'x.openhands.control.interrupt',
+      'x.openhands.control.send_input',
     ]);
   });
 });
@@ -91,11 +106,20 @@ test('send_input during a running conversation reaches the next model request; x
     assert.not.ok(requests[before - 1]!.text.includes('STEER-CANARY'), 'the held request was built before the append');
     assert.ok(requests[before]!.text.includes('STEER-CANARY'), 'the next model request carries it');
     const appends = restWrites(stack).filter((r) => r.path === `/api/conversations/${id}/events`);
-    assert.equal(appends.map((r) => r.body), [{ role: 'user', content: [{ type: 'text', text: STEER }], run: false }]);
+    assert.equal(
+      appends.map((r) => r.body),
+      [{ role: 'user', content: [{ type: 'text', text: STEER }], run: false }],
+    );
     // Metadata posture downstream: the text never rides an event the bridge emits.
-    assert.not.ok(JSON.stringify(stack.session(id).filter((e) => e.type !== 'x.openhands.control.send_input')).includes('STEER-CANARY'));
+    assert.not.ok(
+      JSON.stringify(stack.session(id).filter((e) => e.type !== 'x.openhands.control.send_input')).includes(
+        'STEER-CANARY',
+      ),
+    );
     // The appended message comes back on the socket as the user's MessageEvent.
-    const appended = stack.server.conversation(id)!.events.find((e) => e.kind === 'MessageEvent' && JSON.stringify(e.llm_message).includes('STEER-CANARY'))!;
+    const appended = stack.server
+      .conversation(id)!
+      .events.find((e) => e.kind === 'MessageEvent' && JSON.stringify(e.llm_message).includes('STEER-CANARY'))!;
     const seen = await stack.waitFor((e) => e.data?.vendor_event_id === appended.id);
     assert.equal([seen.type, seen.data?.role], ['x.openhands.message.event', 'user']);
   });
@@ -108,7 +132,13 @@ test('send_input on an idle conversation is appended and nothing runs (sent thro
     assert.is(o.outcome, 'delivered', JSON.stringify(o));
     const sent = await stack.waitFor((e) => e.session === id && e.type === 'x.openhands.input.sent');
     assert.is(sent.cause, o.outcome === 'delivered' ? o.command : '');
-    await stack.waitFor((e) => e.session === id && e.type === 'x.openhands.message.event' && e.data?.role === 'user' && e.data?.vendor_event_id === stack.server.conversation(id)!.events.at(-1)!.id);
+    await stack.waitFor(
+      (e) =>
+        e.session === id &&
+        e.type === 'x.openhands.message.event' &&
+        e.data?.role === 'user' &&
+        e.data?.vendor_event_id === stack.server.conversation(id)!.events.at(-1)!.id,
+    );
     await new Promise((r) => setTimeout(r, 150));
     assert.is(stack.server.conversation(id)!.status, 'idle');
     assert.is(stack.model.modelRequests().length, 0, 'no model call: run:false');
@@ -116,19 +146,31 @@ test('send_input on an idle conversation is appended and nothing runs (sent thro
   });
 });
 
-test('a confirmation answered through aep-steer respond: allow runs the pending action, deny rejects it with the operator\'s words', async () => {
+test("a confirmation answered through aep-steer respond: allow runs the pending action, deny rejects it with the operator's words", async () => {
   await withStack(async (stack) => {
     const flags = { relay: stack.relay.socketUrl, token: stack.token, sender: 'alice', timeout: '10000' };
-    for (const [word, wantTool] of [['allow', 'tool.completed'], ['not on this machine', 'x.openhands.user_reject.observation']] as const) {
+    for (const [word, wantTool] of [
+      ['allow', 'tool.completed'],
+      ['not on this machine', 'x.openhands.user_reject.observation'],
+    ] as const) {
       const id = await attached(stack, { confirmation: true, message: '[[TURN]] [[TOOLS:1]] run it' });
       stack.server.run(id);
       const att = await stack.waitFor((e) => e.session === id && e.type === 'attention.requested');
       assert.equal(att.data, {
-        kind: 'permission', prompt: 'Awaiting confirmation for a pending action',
-        options: [{ id: 'allow', label: 'allow' }, { id: 'deny', label: 'deny' }], respond_via: ['control'],
+        kind: 'permission',
+        prompt: 'Awaiting confirmation for a pending action',
+        options: [
+          { id: 'allow', label: 'allow' },
+          { id: 'deny', label: 'deny' },
+        ],
+        respond_via: ['control'],
       });
       const out = sink();
-      const code = await runRespond(word, { ...flags, session: id, request: att.id }, { out: out.stream, err: sink().stream });
+      const code = await runRespond(
+        word,
+        { ...flags, session: id, request: att.id },
+        { out: out.stream, err: sink().stream },
+      );
       assert.is(code, RESPOND_EXIT.answered, out.text());
       const answered = await stack.waitFor((e) => e.session === id && e.type === 'attention.answered');
       const resolved = await stack.waitFor((e) => e.session === id && e.type === 'attention.resolved');
@@ -139,18 +181,29 @@ test('a confirmation answered through aep-steer respond: allow runs the pending 
       const ack = await stack.waitFor((e) => e.session === id && e.type === 'control.accepted');
       assert.is(answered.cause, ack.cause, 'the answer names the respond command');
       await stack.waitFor((e) => e.session === id && e.type === wantTool);
-      const respond = restWrites(stack).filter((r) => r.path === `/api/conversations/${id}/events/respond_to_confirmation`);
+      const respond = restWrites(stack).filter(
+        (r) => r.path === `/api/conversations/${id}/events/respond_to_confirmation`,
+      );
       if (word === 'allow') {
-        assert.equal(respond.map((r) => r.body), [{ accept: true }]);
+        assert.equal(
+          respond.map((r) => r.body),
+          [{ accept: true }],
+        );
         assert.equal(answered.data, { answer: { option: 'allow' }, via: 'control' });
         await stack.server.until(id, 'finished');
       } else {
-        assert.equal(respond.map((r) => r.body), [{ accept: false, reason: word }]);
+        assert.equal(
+          respond.map((r) => r.body),
+          [{ accept: false, reason: word }],
+        );
         assert.equal(answered.data, { answer: { option: 'deny', text: word }, via: 'control' });
         assert.is(answered.capture, 'redacted');
         const rejected = stack.server.conversation(id)!.events.find((e) => e.kind === 'UserRejectObservation')!;
         assert.is(rejected.rejection_reason, word);
-        assert.not.ok(stack.server.conversation(id)!.events.some((e) => e.kind === 'ObservationEvent'), 'the action never ran');
+        assert.not.ok(
+          stack.server.conversation(id)!.events.some((e) => e.kind === 'ObservationEvent'),
+          'the action never ran',
+        );
         await stack.server.until(id, 'idle');
       }
     }
@@ -179,7 +232,11 @@ test('D34: a confirmation answered at the server, or by an earlier respond, is r
     assert.is(late.code, RESPOND_EXIT.notPending, late.text);
     assert.match(late.text, 'already answered at the agent');
     assert.is(confirmations(oob), 0, 'nothing was sent to the server');
-    assert.not.ok(stack.session(oob).some((e) => e.type === 'attention.answered' && e.subject === first.id && e.data?.via === 'control'));
+    assert.not.ok(
+      stack
+        .session(oob)
+        .some((e) => e.type === 'attention.answered' && e.subject === first.id && e.data?.via === 'control'),
+    );
     await stack.server.until(oob, 'finished');
 
     // Answered through respond once: a second respond is told so, and the server hears one answer.
@@ -204,7 +261,11 @@ test('an append the server refuses (404) drops the input send-failed: one outcom
     const id = await attached(stack);
     stack.server.forget(id);
     const o = await consumerSendInput(consumer, { sender: 'alice' }, { session: id, text: STEER, timeoutMs: 10_000 });
-    assert.equal([o.outcome, o.outcome === 'dropped' ? o.reason : undefined], ['dropped', 'send-failed'], JSON.stringify(o));
+    assert.equal(
+      [o.outcome, o.outcome === 'dropped' ? o.reason : undefined],
+      ['dropped', 'send-failed'],
+      JSON.stringify(o),
+    );
     assert.not.ok(stack.session(id).some((e) => e.type === 'x.openhands.input.sent'));
     assert.is(restWrites(stack).filter((r) => r.status === 404).length, 1);
   });
@@ -218,14 +279,32 @@ test('guards from the last status: pause and interrupt only while running, resum
       assert.is(s.outcome, 'rejected', c.type);
       return s.outcome === 'rejected' ? s : undefined;
     };
-    assert.match((await rejected(cmd(id, 'control.pause')))!.detail ?? '', /only while the conversation runs; it is idle/);
+    assert.match(
+      (await rejected(cmd(id, 'control.pause')))!.detail ?? '',
+      /only while the conversation runs; it is idle/,
+    );
     assert.match((await rejected(cmd(id, 'control.resume')))!.detail ?? '', /only from paused/);
     stack.server.run(id);
     const att = await stack.waitFor((e) => e.session === id && e.type === 'attention.requested');
-    assert.match((await rejected(cmd(id, 'control.resume')))!.detail ?? '', /answer it with control\.attention\.respond/);
-    assert.match((await rejected(cmd(id, 'x.openhands.control.interrupt')))!.detail ?? '', /only while the conversation runs/);
-    assert.match((await rejected(cmd(id, 'control.attention.respond', { answer: { option: 'allow' } }, { subject: 'att_not_live' })))!.detail ?? '', /not the live pending/);
-    assert.is((await rejected(cmd(id, 'control.attention.respond', { answer: { option: 'maybe' } }, { subject: att.id })))!.reason, 'invalid');
+    assert.match(
+      (await rejected(cmd(id, 'control.resume')))!.detail ?? '',
+      /answer it with control\.attention\.respond/,
+    );
+    assert.match(
+      (await rejected(cmd(id, 'x.openhands.control.interrupt')))!.detail ?? '',
+      /only while the conversation runs/,
+    );
+    assert.match(
+      (await rejected(
+        cmd(id, 'control.attention.respond', { answer: { option: 'allow' } }, { subject: 'att_not_live' }),
+      ))!.detail ?? '',
+      /not the live pending/,
+    );
+    assert.is(
+      (await rejected(cmd(id, 'control.attention.respond', { answer: { option: 'maybe' } }, { subject: att.id })))!
+        .reason,
+      'invalid',
+    );
     // Nothing reached the server: every refusal was taken before a write.
     assert.equal(restWrites(stack), []);
   });
@@ -248,7 +327,10 @@ test('pause, resume and interrupt while running: the status flip on the stream n
     const paused = await stack.waitFor((e) => e.session === id && e.type === 'state.delta' && e.cause === pause.id);
     assert.is(stack.server.conversation(id)!.status, 'paused');
     assert.ok(stack.session(id).some((e) => e.type === 'x.openhands.pause.event'));
-    assert.not.ok(stack.session(id).some((e) => e.type === 'run.finished'), 'paused never closes the run');
+    assert.not.ok(
+      stack.session(id).some((e) => e.type === 'run.finished'),
+      'paused never closes the run',
+    );
     held = stack.model.hold();
     const resume = cmd(id, 'control.resume');
     assert.is((await consumer.send(resume)).outcome, 'accepted');
@@ -262,7 +344,12 @@ test('pause, resume and interrupt while running: the status flip on the stream n
     held.release();
     const posts = restWrites(stack).map((r) => r.path.replace(`/api/conversations/${id}`, ''));
     assert.equal(posts, ['/pause', '/run', '/interrupt']);
-    const runs = new Set(stack.session(id).filter((e) => e.type === 'run.started').map((e) => e.run));
+    const runs = new Set(
+      stack
+        .session(id)
+        .filter((e) => e.type === 'run.started')
+        .map((e) => e.run),
+    );
     assert.is(runs.size, 1, 'a resumed run is the same run');
   });
 });
@@ -294,7 +381,9 @@ test('gate off: every control verb is refused gate-off, nothing is written', asy
     const bridgeSaw: AepEvent[] = [];
     stack.bridge.adapter.events$.subscribe((e) => bridgeSaw.push(e));
     for (const type of ['x.openhands.control.send_input', 'control.pause', 'control.attention.respond']) {
-      const c = type.endsWith('send_input') ? sendInput(id, 'x') : cmd(id, type, {}, type.endsWith('respond') ? { subject: 'att_1' } : {});
+      const c = type.endsWith('send_input')
+        ? sendInput(id, 'x')
+        : cmd(id, type, {}, type.endsWith('respond') ? { subject: 'att_1' } : {});
       // The relay refuses what the hello does not declare, before the bridge sees it.
       const s = await consumer.send(c);
       assert.equal([s.outcome, s.outcome === 'refused' ? s.code : undefined], ['refused', 'unsupported'], type);
@@ -316,14 +405,26 @@ test('aep-steer doctor openhands: no hooks to check; the steering gate is AEP_OP
     const stack = await startOpenHandsStack({ control });
     try {
       const out = sink();
-      const code = await runDoctor('openhands', { relay: stack.relay.socketUrl, token: stack.token, port: String(stack.bridge.adapter.port), json: true }, {
-        out: out.stream, err: sink().stream, env: { ...process.env, AEP_STATE_DIR: join(stack.dir, 'state'), AEP_HOOK_PORT: '' },
-      });
-      const checks = (JSON.parse(out.text()) as { checks: { name: string; ok: boolean; detail: string; fix?: string }[] }).checks;
+      const code = await runDoctor(
+        'openhands',
+        { relay: stack.relay.socketUrl, token: stack.token, port: String(stack.bridge.adapter.port), json: true },
+        {
+          out: out.stream,
+          err: sink().stream,
+          env: { ...process.env, AEP_STATE_DIR: join(stack.dir, 'state'), AEP_HOOK_PORT: '' },
+        },
+      );
+      const checks = (
+        JSON.parse(out.text()) as { checks: { name: string; ok: boolean; detail: string; fix?: string }[] }
+      ).checks;
       const gate = checks.find((c) => c.name === 'steering gate')!;
       assert.is(gate.ok, control, gate.detail);
-      if (!control) assert.is(gate.fix, 'restart it: aep-steer down openhands && AEP_OPENHANDS_CONTROL=1 aep-steer up openhands');
-      assert.match(checks.find((c) => c.name === 'hooks')!.detail, /observed over its own server \(AEP_OPENHANDS_URL\)/);
+      if (!control)
+        assert.is(gate.fix, 'restart it: aep-steer down openhands && AEP_OPENHANDS_CONTROL=1 aep-steer up openhands');
+      assert.match(
+        checks.find((c) => c.name === 'hooks')!.detail,
+        /observed over its own server \(AEP_OPENHANDS_URL\)/,
+      );
       assert.is(checks.find((c) => c.name === 'adapter')!.ok, true);
       assert.is(code === DOCTOR_EXIT.ok, control);
     } finally {

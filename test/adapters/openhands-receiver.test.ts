@@ -21,12 +21,25 @@ async function until(pred: () => boolean, what: string): Promise<void> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-async function withReceiver(fn: (s: StandIn, r: Receiver, frames: OpenHandsFrame[], errors: SteeringError[]) => Promise<void>, maxSubscribers?: number): Promise<void> {
+async function withReceiver(
+  fn: (s: StandIn, r: Receiver, frames: OpenHandsFrame[], errors: SteeringError[]) => Promise<void>,
+  maxSubscribers?: number,
+): Promise<void> {
   const model = await startMockOpenAi();
-  const server = await startOpenHandsServer({ modelUrl: model.baseUrl, keys: [KEY], ...(maxSubscribers ? { maxSubscribers } : {}) });
+  const server = await startOpenHandsServer({
+    modelUrl: model.baseUrl,
+    keys: [KEY],
+    ...(maxSubscribers ? { maxSubscribers } : {}),
+  });
   const errors: SteeringError[] = [];
   const frames: OpenHandsFrame[] = [];
-  const receiver = startReceiver({ server: new AgentServer({ url: server.url, key: KEY }), pollMs: 50, backoffMs: 20, backoffMaxMs: 100, onError: (e) => errors.push(e) });
+  const receiver = startReceiver({
+    server: new AgentServer({ url: server.url, key: KEY }),
+    pollMs: 50,
+    backoffMs: 20,
+    backoffMaxMs: 100,
+    onError: (e) => errors.push(e),
+  });
   receiver.arrivals$.subscribe((a) => frames.push(a.body as unknown as OpenHandsFrame));
   try {
     await fn(server, receiver, frames, errors);
@@ -42,11 +55,17 @@ test('1013 over the subscriber cap: the receiver retries and attaches once a slo
     const id = s.create({ message: 'hi' });
     const squatter = new WebSocket(`ws://127.0.0.1:${s.port}/sockets/events/${id}?session_api_key=${KEY}`);
     await new Promise((r) => squatter.once('message', r));
-    await until(() => s.requests.filter((q) => q.transport === 'ws-upgrade' && !('session_api_key' in q.query)).length >= 2, 'a retry after 1013');
+    await until(
+      () => s.requests.filter((q) => q.transport === 'ws-upgrade' && !('session_api_key' in q.query)).length >= 2,
+      'a retry after 1013',
+    );
     assert.equal(frames, []);
     squatter.close();
     await until(() => frames.length >= 3, 'the attach');
-    assert.equal(frames.map((f) => f.event.kind), ['ConversationStateUpdateEvent', 'SystemPromptEvent', 'MessageEvent']);
+    assert.equal(
+      frames.map((f) => f.event.kind),
+      ['ConversationStateUpdateEvent', 'SystemPromptEvent', 'MessageEvent'],
+    );
     assert.is(frames[0]!.first, true);
   }, 1);
 });
@@ -61,7 +80,10 @@ test('a key refused on the socket (4001): one clear report, health says unauthor
     await new Promise((r) => setTimeout(r, 300));
     const socketErrors = errors.filter((e) => /event socket/.test(e.message));
     assert.is(socketErrors.length, 1);
-    assert.match(socketErrors[0]!.message, /close 4001\): give the bridge one of the server's OH_SESSION_API_KEYS_\* with --server-key or AEP_OPENHANDS_KEY/);
+    assert.match(
+      socketErrors[0]!.message,
+      /close 4001\): give the bridge one of the server's OH_SESSION_API_KEYS_\* with --server-key or AEP_OPENHANDS_KEY/,
+    );
     assert.not.ok(socketErrors[0]!.message.includes(KEY));
     assert.is(errors.length, 2, 'the search 401 and the socket 4001, each once');
     assert.is(r.health(), 'unauthorized');

@@ -13,11 +13,18 @@ import { classSummary, evidenceProblem, schemaProblem } from '../support/mapping
 import { aepFile, readJson } from '../support/shared-dir.js';
 
 type Expected = { type: string; data?: Record<string, unknown>; subject?: string; step?: string };
-interface Entry { input: Record<string, unknown>; expected: Expected | null; deltas_expected?: Expected | null }
+interface Entry {
+  input: Record<string, unknown>;
+  expected: Expected | null;
+  deltas_expected?: Expected | null;
+}
 interface Fixture {
   events: Record<string, Entry>;
   fallback: Entry;
-  status_transitions: Record<string, { prev: Status | null; next: Status; expected: { type: string; data: Record<string, unknown> }[] }>;
+  status_transitions: Record<
+    string,
+    { prev: Status | null; next: Status; expected: { type: string; data: Record<string, unknown> }[] }
+  >;
 }
 
 const fixture = readJson<Fixture>(aepFile('fixtures', 'mappings', 'openhands.json'));
@@ -50,16 +57,23 @@ test('every fixture event maps to its pinned AEP event at the default posture (d
     const got = mapEvent(entry.input).map(shape);
     const want = entry.expected === null ? [] : [entry.expected];
     assert.equal(got.map(withoutArgsDigest), want.map(withoutArgsDigest), name);
-    for (const g of got) if (g.data?.args_digest !== undefined) assert.match(String(g.data.args_digest), /^[0-9a-f]{32}$/, name);
+    for (const g of got)
+      if (g.data?.args_digest !== undefined) assert.match(String(g.data.args_digest), /^[0-9a-f]{32}$/, name);
   }
 });
 
-test('the fixture\'s args_digest is the action object encoded twice; the mapping digests the arguments', () => {
+test("the fixture's args_digest is the action object encoded twice; the mapping digests the arguments", () => {
   const entry = Object.values(fixture.events).find((e) => e.input.kind === 'ActionEvent')!;
   const action = entry.input.action as Record<string, unknown>;
-  assert.is(entry.expected!.data!.args_digest, digest(canonicalJson(action)), 'canonical JSON text of the action, digested as a string');
+  assert.is(
+    entry.expected!.data!.args_digest,
+    digest(canonicalJson(action)),
+    'canonical JSON text of the action, digested as a string',
+  );
   assert.is.not(entry.expected!.data!.args_digest, digest(action));
-  const args = JSON.parse(String((entry.input.tool_call as { function: { arguments: string } }).function.arguments)) as unknown;
+  const args = JSON.parse(
+    String((entry.input.tool_call as { function: { arguments: string } }).function.arguments),
+  ) as unknown;
   assert.is(mapEvent(entry.input)[0]!.data!.args_digest, digest(args));
 });
 
@@ -85,20 +99,84 @@ test('the status plane: every pinned transition gives the pinned moments', () =>
 });
 
 test('a framed status flip carries the run ids: run.started the new run, a closer the run it closes', () => {
-  const flip = (value: Status) => ({ kind: 'ConversationStateUpdateEvent', id: `ev_${value}`, timestamp: '2026-07-12T10:15:00.123456', source: 'environment', key: 'execution_status', value });
-  const opened = mapFrame({ conversation_id: 'c1', event: flip('running'), status_before: 'idle', run_after: 'run:c1:1' });
-  assert.equal(opened.map((o) => [o.type, o.run]), [['state.delta', undefined], ['run.started', 'run:c1:1']]);
-  const waiting = mapFrame({ conversation_id: 'c1', event: flip('waiting_for_confirmation'), status_before: 'running', run_before: 'run:c1:1', run_after: 'run:c1:1', attention: 'att_1' });
-  assert.equal(waiting.map((o) => [o.type, o.run, o.id]), [['state.delta', 'run:c1:1', undefined], ['attention.requested', 'run:c1:1', 'att_1']]);
-  const answered = mapFrame({ conversation_id: 'c1', event: flip('running'), status_before: 'waiting_for_confirmation', run_before: 'run:c1:1', run_after: 'run:c1:1', attention: 'att_1' });
-  assert.equal(answered.map((o) => [o.type, o.subject]), [['state.delta', undefined], ['attention.resolved', 'att_1']]);
-  const done = mapFrame({ conversation_id: 'c1', event: flip('finished'), status_before: 'running', run_before: 'run:c1:1' });
-  assert.equal(done.map((o) => [o.type, o.run]), [['state.delta', 'run:c1:1'], ['run.finished', 'run:c1:1']]);
+  const flip = (value: Status) => ({
+    kind: 'ConversationStateUpdateEvent',
+    id: `ev_${value}`,
+    timestamp: '2026-07-12T10:15:00.123456',
+    source: 'environment',
+    key: 'execution_status',
+    value,
+  });
+  const opened = mapFrame({
+    conversation_id: 'c1',
+    event: flip('running'),
+    status_before: 'idle',
+    run_after: 'run:c1:1',
+  });
+  assert.equal(
+    opened.map((o) => [o.type, o.run]),
+    [
+      ['state.delta', undefined],
+      ['run.started', 'run:c1:1'],
+    ],
+  );
+  const waiting = mapFrame({
+    conversation_id: 'c1',
+    event: flip('waiting_for_confirmation'),
+    status_before: 'running',
+    run_before: 'run:c1:1',
+    run_after: 'run:c1:1',
+    attention: 'att_1',
+  });
+  assert.equal(
+    waiting.map((o) => [o.type, o.run, o.id]),
+    [
+      ['state.delta', 'run:c1:1', undefined],
+      ['attention.requested', 'run:c1:1', 'att_1'],
+    ],
+  );
+  const answered = mapFrame({
+    conversation_id: 'c1',
+    event: flip('running'),
+    status_before: 'waiting_for_confirmation',
+    run_before: 'run:c1:1',
+    run_after: 'run:c1:1',
+    attention: 'att_1',
+  });
+  assert.equal(
+    answered.map((o) => [o.type, o.subject]),
+    [
+      ['state.delta', undefined],
+      ['attention.resolved', 'att_1'],
+    ],
+  );
+  const done = mapFrame({
+    conversation_id: 'c1',
+    event: flip('finished'),
+    status_before: 'running',
+    run_before: 'run:c1:1',
+  });
+  assert.equal(
+    done.map((o) => [o.type, o.run]),
+    [
+      ['state.delta', 'run:c1:1'],
+      ['run.finished', 'run:c1:1'],
+    ],
+  );
 });
 
 test('first sight opens the session: session.started with the server as client, then the event', () => {
-  const got = mapFrame({ conversation_id: 'c1', first: true, event: fixture.events.state_full!.input, status_before: null, run_after: 'run:c1:1' });
-  assert.equal(got.map((o) => o.type), ['session.started', 'state.snapshot', 'run.started']);
+  const got = mapFrame({
+    conversation_id: 'c1',
+    first: true,
+    event: fixture.events.state_full!.input,
+    status_before: null,
+    run_after: 'run:c1:1',
+  });
+  assert.equal(
+    got.map((o) => o.type),
+    ['session.started', 'state.snapshot', 'run.started'],
+  );
   assert.equal(got[0]!.data, { client: { name: 'openhands-agent-server' } });
 });
 
@@ -116,10 +194,25 @@ test('the table: conversation id is the session, the kind the event; deleting is
   assert.is(c.session, 'c1');
   assert.is(c.event, 'ActionEvent');
   assert.is(classSummary(c.class), 'ineligible');
-  const del = surface.classify({ conversation_id: 'c1', status_before: 'running', run_before: 'run:c1:1', event: { kind: 'ConversationStateUpdateEvent', id: 'x', timestamp: 't', source: 'environment', key: 'execution_status', value: 'deleting' } });
+  const del = surface.classify({
+    conversation_id: 'c1',
+    status_before: 'running',
+    run_before: 'run:c1:1',
+    event: {
+      kind: 'ConversationStateUpdateEvent',
+      id: 'x',
+      timestamp: 't',
+      source: 'environment',
+      key: 'execution_status',
+      value: 'deleting',
+    },
+  });
   assert.is(classSummary(del.class), 'end');
   assert.equal(del.class, { kind: 'end', reason: 'killed' });
-  assert.equal(del.observations.map((o) => o.type), ['state.delta', 'run.cancelled']);
+  assert.equal(
+    del.observations.map((o) => o.type),
+    ['state.delta', 'run.cancelled'],
+  );
   assert.throws(() => surface.classify({ event: {} }), /lacks its session id/);
 });
 
@@ -132,12 +225,15 @@ test('the registry hands out the OpenHands surface: send_input, port 8397, no he
 });
 
 test('observations validate against the AEP payload schemas', () => {
-  for (const [name, entry] of entries()) for (const o of mapEvent(entry.input, { deltas: true })) assert.is(schemaProblem(o), undefined, name);
-  for (const c of Object.values(fixture.status_transitions)) for (const m of statusMoments(c.prev, c.next)) assert.is(schemaProblem(m), undefined, m.type);
+  for (const [name, entry] of entries())
+    for (const o of mapEvent(entry.input, { deltas: true })) assert.is(schemaProblem(o), undefined, name);
+  for (const c of Object.values(fixture.status_transitions))
+    for (const m of statusMoments(c.prev, c.next)) assert.is(schemaProblem(m), undefined, m.type);
 });
 
 test('every evidence string resolves', () => {
-  for (const [event, row] of Object.entries(openhands.moments)) assert.is(evidenceProblem(row.evidence), undefined, event);
+  for (const [event, row] of Object.entries(openhands.moments))
+    assert.is(evidenceProblem(row.evidence), undefined, event);
 });
 
 test.run();

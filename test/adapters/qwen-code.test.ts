@@ -6,7 +6,13 @@ import * as assert from 'uvu/assert';
 import { qwenCode } from '../../src/adapters/qwen-code.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
-import { assertSamplesClassify, classSummary as summary, evidenceProblem, fixtureCases, schemaProblem } from '../support/mapping-fixture.js';
+import {
+  assertSamplesClassify,
+  classSummary as summary,
+  evidenceProblem,
+  fixtureCases,
+  schemaProblem,
+} from '../support/mapping-fixture.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 
 type Input = Record<string, unknown>;
@@ -14,9 +20,17 @@ const samples = readJson<Record<string, Input>>(referenceFile('samples', 'qwen-c
 const surface = surfaceFrom(qwenCode);
 
 const expected: Record<string, string> = {
-  SessionStart: 'eligible', Notification: 'ineligible', UserPromptSubmit: 'eligible', PreToolUse: 'ineligible',
-  PostToolUse: 'eligible', PostToolBatch: 'eligible', Stop: 'ineligible', SubagentStart: 'ineligible',
-  SubagentStop: 'ineligible', PostToolUseFailure: 'eligible', PreCompact: 'ineligible',
+  SessionStart: 'eligible',
+  Notification: 'ineligible',
+  UserPromptSubmit: 'eligible',
+  PreToolUse: 'ineligible',
+  PostToolUse: 'eligible',
+  PostToolBatch: 'eligible',
+  Stop: 'ineligible',
+  SubagentStart: 'ineligible',
+  SubagentStop: 'ineligible',
+  PostToolUseFailure: 'eligible',
+  PreCompact: 'ineligible',
 };
 
 test('the registry hands out the Qwen Code surface under its token', () => {
@@ -42,7 +56,10 @@ test('the empty-prompt UserPromptSubmit after a tool batch is still an eligible 
   const refire = surface.classify({ ...samples.UserPromptSubmit, prompt: '', submitted_prompt: undefined });
   assert.is(summary(refire.class), 'eligible');
   assert.equal(refire.observations, []);
-  assert.equal(surface.classify(samples.UserPromptSubmit!).observations.map((o) => o.type), ['run.started']);
+  assert.equal(
+    surface.classify(samples.UserPromptSubmit!).observations.map((o) => o.type),
+    ['run.started'],
+  );
 });
 
 test('D7: hooks fired inside a subagent (agent_id) are never eligible', () => {
@@ -54,7 +71,9 @@ test('D7: hooks fired inside a subagent (agent_id) are never eligible', () => {
 
 test('D8/D15: the context reply is hookSpecificOutput for the firing event; the neutral reply is {}', () => {
   for (const event of ['SessionStart', 'UserPromptSubmit', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch']) {
-    assert.equal(surface.contextReply(surface.classify(samples[event]!), 'a\n\nb').body, { hookSpecificOutput: { hookEventName: event, additionalContext: 'a\n\nb' } });
+    assert.equal(surface.contextReply(surface.classify(samples[event]!), 'a\n\nb').body, {
+      hookSpecificOutput: { hookEventName: event, additionalContext: 'a\n\nb' },
+    });
   }
   assert.equal(surface.neutralReply(undefined).body, {});
 });
@@ -69,12 +88,21 @@ test('SessionStart is the start moment that reopens an ended session (--continue
   assert.equal(surface.classify(samples.SessionStart!).class, { kind: 'moment', eligible: true, starts: true });
 });
 
-test('D13/D14: PermissionRequest is held and answered with Qwen\'s decision object', () => {
-  const c = surface.classify({ session_id: 's', hook_event_name: 'PermissionRequest', tool_name: 'run_shell_command', tool_input: { command: 'rm -rf build' } });
+test("D13/D14: PermissionRequest is held and answered with Qwen's decision object", () => {
+  const c = surface.classify({
+    session_id: 's',
+    hook_event_name: 'PermissionRequest',
+    tool_name: 'run_shell_command',
+    tool_input: { command: 'rm -rf build' },
+  });
   assert.is(summary(c.class), 'held:permission');
   assert.equal(surface.contextReply(c, 'steer').body, {});
-  assert.equal(surface.decisionReply(c, { option: 'allow' }).body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
-  assert.equal(surface.decisionReply(c, { option: 'deny', message: 'not now' }).body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'not now' } } });
+  assert.equal(surface.decisionReply(c, { option: 'allow' }).body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
+  assert.equal(surface.decisionReply(c, { option: 'deny', message: 'not now' }).body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'not now' } },
+  });
   assert.equal(surface.decisionReply(c, undefined).body, {});
 });
 
@@ -89,7 +117,8 @@ test('observations of every recorded hook validate against the AEP payload schem
 });
 
 test('every evidence string resolves', () => {
-  for (const [event, row] of Object.entries(qwenCode.moments)) assert.is(evidenceProblem(row.evidence), undefined, event);
+  for (const [event, row] of Object.entries(qwenCode.moments))
+    assert.is(evidenceProblem(row.evidence), undefined, event);
 });
 
 test.run();

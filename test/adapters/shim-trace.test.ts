@@ -27,7 +27,10 @@ function fresh(): string {
   return dir;
 }
 
-function runShim(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runShim(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const p = spawn(shimPath(), args, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } });
     let stdout = '';
@@ -40,7 +43,10 @@ function runShim(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: n
   });
 }
 
-async function serve(status: number | undefined, reply = '{"contextModification":"x"}'): Promise<{ server: Server; port: number }> {
+async function serve(
+  status: number | undefined,
+  reply = '{"contextModification":"x"}',
+): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -51,7 +57,11 @@ async function serve(status: number | undefined, reply = '{"contextModification"
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, port: (server.address() as AddressInfo).port };
 }
-const stop = (s: Server) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); });
+const stop = (s: Server) =>
+  new Promise<void>((r) => {
+    s.closeAllConnections();
+    s.close(() => r());
+  });
 const closedPort = async (): Promise<number> => {
   const { server, port } = await serve(200);
   await stop(server);
@@ -74,8 +84,14 @@ test('the shell shim: adapter down, wrong secret, too slow: neutral reply, exit 
   assert.equal([r3.code, r3.stdout.trim()], [0, '{}']);
   await stop(slow.server);
   const lines = readTrace(dir);
-  assert.equal(lines.map((l) => l.outcome), ['failed curl=7 http=000', 'failed curl=22 http=404', 'failed curl=28 http=000']);
-  assert.equal(lines.map((l) => l.where), [`127.0.0.1:${down}`, `127.0.0.1:${wrong.port}`, `127.0.0.1:${slow.port}`]);
+  assert.equal(
+    lines.map((l) => l.outcome),
+    ['failed curl=7 http=000', 'failed curl=22 http=404', 'failed curl=28 http=000'],
+  );
+  assert.equal(
+    lines.map((l) => l.where),
+    [`127.0.0.1:${down}`, `127.0.0.1:${wrong.port}`, `127.0.0.1:${slow.port}`],
+  );
   assert.match(lines[0]!.why, 'no adapter listening: start it with `aep-steer adapter <vendor>`');
   assert.match(lines[1]!.why, 'does not know this hook secret');
   assert.match(lines[2]!.why, 'did not answer within 1 s');
@@ -98,7 +114,10 @@ test('a delivered hook clears the outage and leaves the trace as it was; AEP_HOO
   assert.not.ok(existsSync(join(dir, OUTAGE_FILE)));
   assert.is(readTrace(dir).length, 1);
   await runShim(['-k', secretFile, `http://127.0.0.1:${up.port}/hook/`, '{}'], { AEP_HOOK_TRACE: 'all' });
-  assert.equal(readTrace(dir).map((l) => l.outcome), ['failed curl=7 http=000', 'ok curl=0 http=200']);
+  assert.equal(
+    readTrace(dir).map((l) => l.outcome),
+    ['failed curl=7 http=000', 'ok curl=0 http=200'],
+  );
   await stop(up.server);
   rmSync(dir, { recursive: true, force: true });
 });
@@ -107,7 +126,10 @@ test('without -k the trace goes to AEP_STATE_DIR; a missing secret is traced as 
   const dir = fresh();
   const r = await runShim(['-k', join(dir, 'secret'), 'http://127.0.0.1:9/hook/', '{}']);
   assert.equal([r.code, r.stdout.trim()], [0, '{}']);
-  assert.equal(readTrace(dir).map((l) => l.outcome), ['skipped']);
+  assert.equal(
+    readTrace(dir).map((l) => l.outcome),
+    ['skipped'],
+  );
   assert.match(readTrace(dir)[0]!.why, 'cannot read the hook secret');
   writeFileSync(join(dir, TRACE_FILE), 'x'.repeat(70 * 1024));
   await runShim([`http://127.0.0.1:${await closedPort()}/hook/${SECRET}`, '{}'], { AEP_STATE_DIR: dir });
@@ -147,8 +169,15 @@ test('the Node fallback writes the same trace; doctor fails while the outage las
   // An adapter starting now says what the hooks missed meanwhile.
   const said: string[] = [];
   const cfg = adapterConfig('cline', { port: '0', relay: false, log: join(dir, 'cline.jsonl') }, env);
-  const running = await runAdapter(cfg, () => {}, (l) => said.push(l));
-  assert.ok(said.some((l) => l.includes('before this start the last hook') && l.includes(`127.0.0.1:${port}`)), said.join(' | '));
+  const running = await runAdapter(
+    cfg,
+    () => {},
+    (l) => said.push(l),
+  );
+  assert.ok(
+    said.some((l) => l.includes('before this start the last hook') && l.includes(`127.0.0.1:${port}`)),
+    said.join(' | '),
+  );
   assert.is((await call(running.adapter.port)).trim(), '{}');
   const [after] = shimTraceChecks(cline, env);
   assert.is(after!.ok, true);

@@ -34,13 +34,24 @@ async function serve(handler: Handler): Promise<{ server: Server; url: string; b
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/abcdefghijklmnop`, bodies };
 }
-const stop = (s: Server) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); });
+const stop = (s: Server) =>
+  new Promise<void>((r) => {
+    s.closeAllConnections();
+    s.close(() => r());
+  });
 
-const hook = JSON.stringify({ session_id: 's1', hook_event_name: 'SessionStart', note: 'quote \' and "double" and\nnewline' });
+const hook = JSON.stringify({
+  session_id: 's1',
+  hook_event_name: 'SessionStart',
+  note: 'quote \' and "double" and\nnewline',
+});
 
-test('relays the hook body unchanged and prints the adapter\'s reply', async () => {
+test("relays the hook body unchanged and prints the adapter's reply", async () => {
   const reply = '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"hi there"}}';
-  const { server, url, bodies } = await serve((_b, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(reply); });
+  const { server, url, bodies } = await serve((_b, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(reply);
+  });
   try {
     const r = await runShim([url, '{}'], hook);
     assert.is(r.code, 0);
@@ -60,7 +71,10 @@ test('adapter down: neutral reply, exit 0', async () => {
 });
 
 test('adapter error status: neutral reply, never the error body', async () => {
-  const { server, url } = await serve((_b, res) => { res.writeHead(500); res.end('{"oops":true}'); });
+  const { server, url } = await serve((_b, res) => {
+    res.writeHead(500);
+    res.end('{"oops":true}');
+  });
   try {
     const r = await runShim([url, '{}'], hook);
     assert.is(r.code, 0);
@@ -71,7 +85,10 @@ test('adapter error status: neutral reply, never the error body', async () => {
 });
 
 test('an empty 200 prints the neutral reply', async () => {
-  const { server, url } = await serve((_b, res) => { res.writeHead(200); res.end(); });
+  const { server, url } = await serve((_b, res) => {
+    res.writeHead(200);
+    res.end();
+  });
   try {
     const r = await runShim([url, '{}'], hook);
     assert.is(r.stdout.trim(), '{}');

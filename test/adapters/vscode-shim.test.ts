@@ -29,13 +29,18 @@ function runHook(event: string, input: Input): Promise<{ code: number | null; st
   return runHookCommand(cmd, input);
 }
 
-const hookFor = (event: string, session: string, extra: Input = {}): Input => ({ ...base[event], session_id: session, ...extra });
+const hookFor = (event: string, session: string, extra: Input = {}): Input => ({
+  ...base[event],
+  session_id: session,
+  ...extra,
+});
 
 /** Polls the recorded stream (an event may land before a subscription would start). */
 const seen = (what: string, pred: (e: AepEvent) => boolean): Promise<AepEvent> => seenOn(a, what, pred);
 const instruct = (session: string, text: string) => instructOn(a, 'vscode', session, text);
 
-const deliveredFor = (id: string): AepEvent | undefined => a.events.find((e) => e.type === 'x.vscode.instruction.delivered' && e.cause === id);
+const deliveredFor = (id: string): AepEvent | undefined =>
+  a.events.find((e) => e.type === 'x.vscode.instruction.delivered' && e.cause === id);
 
 let installedPort = 0;
 
@@ -46,7 +51,14 @@ test.before(async () => {
   // The shim reads the secret from the state directory (D21), where the adapter stored it.
   const env = { AEP_STATE_DIR: join(root, 'state') };
   writeSecret(SECRET, env);
-  const report = installVscode({ project: root, port: a.handle.port, secret: SECRET, neutral: vscode.replies.neutral, attentionTimeoutMs: vscode.attentionTimeoutMs, env });
+  const report = installVscode({
+    project: root,
+    port: a.handle.port,
+    secret: SECRET,
+    neutral: vscode.replies.neutral,
+    attentionTimeoutMs: vscode.attentionTimeoutMs,
+    env,
+  });
   hooks = (JSON.parse(readFileSync(report.file, 'utf8')) as { hooks: typeof hooks }).hooks;
 });
 
@@ -57,13 +69,21 @@ test.after(async () => {
 
 test('each of the five moments delivers through the shim as hookSpecificOutput.additionalContext', async () => {
   const s = 'vsc-five';
-  assert.equal(JSON.parse((await runHook('SessionStart', hookFor('SessionStart', s))).stdout), {}, 'nothing queued: neutral');
+  assert.equal(
+    JSON.parse((await runHook('SessionStart', hookFor('SessionStart', s))).stdout),
+    {},
+    'nothing queued: neutral',
+  );
   for (const event of ['UserPromptSubmit', 'SubagentStart', 'PreToolUse', 'PostToolUse', 'SessionStart']) {
     const text = `STEER-VSC-${event} <kept as is>`;
     const cmd = await instruct(s, text);
     const out = await runHook(event, hookFor(event, s));
     assert.is(out.code, 0);
-    assert.equal(JSON.parse(out.stdout), { hookSpecificOutput: { hookEventName: event, additionalContext: text } }, event);
+    assert.equal(
+      JSON.parse(out.stdout),
+      { hookSpecificOutput: { hookEventName: event, additionalContext: text } },
+      event,
+    );
     const d = await seen('delivered', (e) => e.type === 'x.vscode.instruction.delivered' && e.cause === cmd.id);
     assert.type((d.data as { queued_ms?: unknown }).queued_ms, 'number');
   }
@@ -78,23 +98,35 @@ test('PreCompact, Stop and SubagentStop leave the queue alone; no session end ev
     assert.equal(JSON.parse(out.stdout), {}, event);
   }
   assert.is(deliveredFor(cmd.id), undefined);
-  assert.not.ok(a.events.some((e) => e.type === 'x.vscode.instruction.dropped' || (e.type === 'session.ended' && e.session === s)));
+  assert.not.ok(
+    a.events.some((e) => e.type === 'x.vscode.instruction.dropped' || (e.type === 'session.ended' && e.session === s)),
+  );
   const out = await runHook('UserPromptSubmit', hookFor('UserPromptSubmit', s));
-  assert.is((JSON.parse(out.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'STEER-VSC-WAIT');
+  assert.is(
+    (JSON.parse(out.stdout) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput
+      .additionalContext,
+    'STEER-VSC-WAIT',
+  );
 });
 
-test('a tool hook fired inside a subagent does not take the main session\'s queue', async () => {
+test("a tool hook fired inside a subagent does not take the main session's queue", async () => {
   const s = 'vsc-sub';
   await runHook('SessionStart', hookFor('SessionStart', s));
   const cmd = await instruct(s, 'STEER-VSC-MAIN');
-  assert.equal(JSON.parse((await runHook('PostToolUse', hookFor('PostToolUse', s, { agent_id: 'agent_7' }))).stdout), {});
+  assert.equal(
+    JSON.parse((await runHook('PostToolUse', hookFor('PostToolUse', s, { agent_id: 'agent_7' }))).stdout),
+    {},
+  );
   assert.is(deliveredFor(cmd.id), undefined);
 });
 
 test('the opt-in gate holds PreToolUse; the answer is the decision only, and steering waits for the next moment', async () => {
   // The gate is fixed when the surface is built (--control --gate-tools editFile): a second adapter.
   const main = a;
-  a = await adapter({ surface: surfaceFrom(vscode, { control: true, gateTools: 'editFile' }), attentionTimeoutMs: 20_000 });
+  a = await adapter({
+    surface: surfaceFrom(vscode, { control: true, gateTools: 'editFile' }),
+    attentionTimeoutMs: 20_000,
+  });
   const gated = a;
   try {
     const s = 'vsc-gate';
@@ -102,18 +134,36 @@ test('the opt-in gate holds PreToolUse; the answer is the decision only, and ste
     const cmd = await instruct(s, 'STEER-VSC-AFTER-GATE');
     const held = runHook('PreToolUse', hookFor('PreToolUse', s));
     const requested = await seen('attention.requested', (e) => e.type === 'attention.requested' && e.session === s);
-    assert.equal((requested.data as { options?: { id: string }[] }).options?.map((o) => o.id), ['allow', 'deny', 'ask']);
-    a.handle.command(command(SENDER, s, { type: 'control.attention.respond', subject: requested.id, data: { answer: { text: 'Edit the test first.' } } }));
+    assert.equal(
+      (requested.data as { options?: { id: string }[] }).options?.map((o) => o.id),
+      ['allow', 'deny', 'ask'],
+    );
+    a.handle.command(
+      command(SENDER, s, {
+        type: 'control.attention.respond',
+        subject: requested.id,
+        data: { answer: { text: 'Edit the test first.' } },
+      }),
+    );
     const out = await held;
     assert.is(out.code, 0);
     assert.equal(JSON.parse(out.stdout), {
-      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'Edit the test first.' },
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: 'Edit the test first.',
+      },
     });
     assert.is(deliveredFor(cmd.id), undefined, 'the held reply carried no steering (D13)');
     // An ungated tool's PreToolUse is an ordinary eligible moment.
     const open = await runHook('PreToolUse', hookFor('PreToolUse', s, { tool_name: 'readFile' }));
-    assert.equal(JSON.parse(open.stdout), { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'STEER-VSC-AFTER-GATE' } });
-    assert.equal(gated.errors.map((e) => e.message), []);
+    assert.equal(JSON.parse(open.stdout), {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'STEER-VSC-AFTER-GATE' },
+    });
+    assert.equal(
+      gated.errors.map((e) => e.message),
+      [],
+    );
   } finally {
     a = main;
     await gated.handle.close();
@@ -128,7 +178,10 @@ test('D15: with the adapter unreachable the shim prints the neutral reply and ex
 });
 
 test('the adapter reported no errors', () => {
-  assert.equal(a.errors.map((e) => e.message), []);
+  assert.equal(
+    a.errors.map((e) => e.message),
+    [],
+  );
 });
 
 test.run();

@@ -6,7 +6,13 @@ import * as assert from 'uvu/assert';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { vscode } from '../../src/adapters/vscode.js';
-import { classSummary as summary, evidenceProblem, fixtureCases, fixtureInputs, schemaProblem } from '../support/mapping-fixture.js';
+import {
+  classSummary as summary,
+  evidenceProblem,
+  fixtureCases,
+  fixtureInputs,
+  schemaProblem,
+} from '../support/mapping-fixture.js';
 
 const inputs = fixtureInputs('vscode');
 const surface = surfaceFrom(vscode);
@@ -19,14 +25,24 @@ test('the registry hands out the VS Code surface: port 8381, 25 s hold (D14, D15
   assert.is(s.attentionTimeoutMs, 25_000);
 });
 
-test('the design record\'s five moments are eligible; the rest never carry steering; nothing ends', () => {
+test("the design record's five moments are eligible; the rest never carry steering; nothing ends", () => {
   const want: Record<string, string> = {
-    SessionStart: 'eligible', UserPromptSubmit: 'eligible', SubagentStart: 'eligible', PreToolUse: 'eligible', PostToolUse: 'eligible',
-    PreCompact: 'ineligible', SubagentStop: 'ineligible', Stop: 'ineligible',
+    SessionStart: 'eligible',
+    UserPromptSubmit: 'eligible',
+    SubagentStart: 'eligible',
+    PreToolUse: 'eligible',
+    PostToolUse: 'eligible',
+    PreCompact: 'ineligible',
+    SubagentStop: 'ineligible',
+    Stop: 'ineligible',
   };
   assert.equal(Object.keys(inputs).sort(), Object.keys(want).sort());
-  for (const [event, input] of Object.entries(inputs)) assert.is(summary(surface.classify(input).class), want[event], event);
-  assert.ok(Object.values(vscode.moments).every((r) => r.role !== 'end'), 'no session end on this hook target (D10)');
+  for (const [event, input] of Object.entries(inputs))
+    assert.is(summary(surface.classify(input).class), want[event], event);
+  assert.ok(
+    Object.values(vscode.moments).every((r) => r.role !== 'end'),
+    'no session end on this hook target (D10)',
+  );
 });
 
 test('a missing session_id is the "unknown" session', () => {
@@ -43,11 +59,19 @@ test('the PreToolUse gate is off by default and opt-in by --control (AEP_VSCODE_
   assert.equal(vscode.control, { env: 'AEP_VSCODE_CONTROL', toolsEnv: 'AEP_VSCODE_GATE_TOOLS' });
   assert.is(summary(surface.classify(inputs.PreToolUse!).class), 'eligible', 'gate off by default');
   assert.is(surface.holds, false, 'with the gate off VS Code holds nothing');
-  assert.is(summary(surfaceFrom(vscode, { control: true }).classify(inputs.PreToolUse!).class), 'held:permission', 'every tool without a pattern');
+  assert.is(
+    summary(surfaceFrom(vscode, { control: true }).classify(inputs.PreToolUse!).class),
+    'held:permission',
+    'every tool without a pattern',
+  );
   const scoped = surfaceFrom(vscode, { control: true, gateTools: 'runInTerminal|editFile' });
   assert.is(scoped.holds, true);
   assert.is(summary(scoped.classify({ ...inputs.PreToolUse, tool_name: 'editFile' }).class), 'held:permission');
-  assert.is(summary(scoped.classify({ ...inputs.PreToolUse, tool_name: 'readFile' }).class), 'eligible', 'an ungated PreToolUse stays eligible');
+  assert.is(
+    summary(scoped.classify({ ...inputs.PreToolUse, tool_name: 'readFile' }).class),
+    'eligible',
+    'an ungated PreToolUse stays eligible',
+  );
   try {
     surfaceFrom(vscode, { control: true, gateTools: '(' });
     assert.unreachable('a malformed regex must be refused');
@@ -61,25 +85,39 @@ test('D13/D14: a held PreToolUse offers allow/deny/ask and its reply carries the
   const c = gated.classify(inputs.PreToolUse!);
   assert.ok(c.class.kind === 'held');
   if (c.class.kind !== 'held') return;
-  assert.equal(c.class.request.options?.map((o) => o.id), ['allow', 'deny', 'ask']);
+  assert.equal(
+    c.class.request.options?.map((o) => o.id),
+    ['allow', 'deny', 'ask'],
+  );
   assert.equal(gated.contextReply(c, 'steer').body, {});
-  assert.equal(gated.decisionReply(c, { option: 'allow' }).body, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' } });
-  assert.equal(gated.decisionReply(c, { option: 'ask' }).body, { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
+  assert.equal(gated.decisionReply(c, { option: 'allow' }).body, {
+    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow' },
+  });
+  assert.equal(gated.decisionReply(c, { option: 'ask' }).body, {
+    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' },
+  });
   assert.equal(gated.decisionReply(c, { option: 'deny', message: 'edit the test first' }).body, {
-    hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'edit the test first' },
+    hookSpecificOutput: {
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'deny',
+      permissionDecisionReason: 'edit the test first',
+    },
   });
   assert.equal(gated.decisionReply(c, undefined).body, {}, 'timeout: no decision, VS Code decides');
 });
 
 test('D8: the context reply is hookSpecificOutput.additionalContext with the firing event', () => {
   for (const event of ['SessionStart', 'UserPromptSubmit', 'SubagentStart', 'PreToolUse', 'PostToolUse']) {
-    assert.equal(surface.contextReply(surface.classify(inputs[event]!), 'x').body, { hookSpecificOutput: { hookEventName: event, additionalContext: 'x' } });
+    assert.equal(surface.contextReply(surface.classify(inputs[event]!), 'x').body, {
+      hookSpecificOutput: { hookEventName: event, additionalContext: 'x' },
+    });
   }
 });
 
 test('observations reproduce the AEP mapping fixture for VS Code and validate against the payload schemas', () => {
   for (const { name, expected: want, actual } of fixtureCases(surface, 'vscode')) assert.equal(actual, want, name);
-  for (const input of Object.values(inputs)) for (const o of surface.classify(input).observations) assert.is(schemaProblem(o), undefined);
+  for (const input of Object.values(inputs))
+    for (const o of surface.classify(input).observations) assert.is(schemaProblem(o), undefined);
 });
 
 test('every evidence string resolves', () => {

@@ -4,7 +4,14 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { SessionEmitter, command, deliveredType, droppedType, instructType, type AepEvent } from '../../src/protocol/index.js';
+import {
+  SessionEmitter,
+  command,
+  deliveredType,
+  droppedType,
+  instructType,
+  type AepEvent,
+} from '../../src/protocol/index.js';
 import { auditFiles, type AuditResult } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
 import { runAudit, AUDIT_EXIT } from '../../src/cli/audit-command.js';
@@ -15,7 +22,10 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 function writeLog(lines: (AepEvent | string)[], trailingNewline = true): string {
   const file = join(dir, `log-${n++}.jsonl`);
-  writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + (trailingNewline ? '\n' : ''));
+  writeFileSync(
+    file,
+    lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + (trailingNewline ? '\n' : ''),
+  );
   return file;
 }
 
@@ -25,15 +35,42 @@ const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 function goodSession(session = 's-good') {
   const em = new SessionEmitter({ agent: 'claude-code', session, host: 'h' });
   const sender = { agent: 'alice', host: 'h' };
-  const c1 = command(sender, session, { type: instructType('claude-code'), data: { text: 'run the tests' }, capture: 'redacted', at: T0 + 10 });
-  const c2 = command(sender, session, { type: instructType('claude-code'), data: { text: 'then stop' }, capture: 'redacted', at: T0 + 20 });
+  const c1 = command(sender, session, {
+    type: instructType('claude-code'),
+    data: { text: 'run the tests' },
+    capture: 'redacted',
+    at: T0 + 10,
+  });
+  const c2 = command(sender, session, {
+    type: instructType('claude-code'),
+    data: { text: 'then stop' },
+    capture: 'redacted',
+    at: T0 + 20,
+  });
   const started = em.emit({ type: 'session.started', at: T0 });
   const a1 = em.emit({ type: 'control.accepted', cause: c1.id, at: T0 + 11 });
   const a2 = em.emit({ type: 'control.accepted', cause: c2.id, at: T0 + 21 });
   const d1 = em.emit({ type: deliveredType('claude-code'), cause: c1.id, data: { queued_ms: 1500 }, at: T0 + 1511 });
-  const x2 = em.emit({ type: droppedType('claude-code'), cause: c2.id, data: { reason: 'session-ended' }, at: T0 + 3000 });
+  const x2 = em.emit({
+    type: droppedType('claude-code'),
+    cause: c2.id,
+    data: { reason: 'session-ended' },
+    at: T0 + 3000,
+  });
   const ended = em.emit({ type: 'session.ended', at: T0 + 3001 });
-  return { em, sender, c1, c2, started, a1, a2, d1, x2, ended, events: [started, c1, a1, c2, a2, d1, x2, ended] as AepEvent[] };
+  return {
+    em,
+    sender,
+    c1,
+    c2,
+    started,
+    a1,
+    a2,
+    d1,
+    x2,
+    ended,
+    events: [started, c1, a1, c2, a2, d1, x2, ended] as AepEvent[],
+  };
 }
 
 const rules = (r: AuditResult) => r.violations.map((v) => v.rule).sort();
@@ -63,16 +100,27 @@ test('an identical redelivery is not a violation; a rejected and a pending instr
   const started = em.emit({ type: 'session.started' });
   const c1 = command(s, 's2', { type: instructType('claude-code'), data: { text: ' ' }, capture: 'redacted' });
   const c2 = command(s, 's2', { type: instructType('claude-code'), data: { text: 'x' }, capture: 'redacted' });
-  const r1 = em.emit({ type: 'control.rejected', cause: c1.id, data: { reason: 'invalid', detail: 'text is empty' }, capture: 'redacted' });
+  const r1 = em.emit({
+    type: 'control.rejected',
+    cause: c1.id,
+    data: { reason: 'invalid', detail: 'text is empty' },
+    capture: 'redacted',
+  });
   const a2 = em.emit({ type: 'control.accepted', cause: c2.id });
   const r = await auditFiles([writeLog([started, c1, r1, c2, a2, a2, c2])]);
   assert.equal(r.violations, []);
   assert.is(r.redeliveries, 2);
-  assert.equal(r.instructions.map((i) => i.status), ['rejected', 'pending']);
+  assert.equal(
+    r.instructions.map((i) => i.status),
+    ['rejected', 'pending'],
+  );
   assert.match(renderText(r), 'rejected invalid: text is empty');
   assert.match(renderText(r), 'still pending');
   assert.is(r.sessions[0]!.state, 'queued');
-  assert.equal(r.sessions[0]!.queue.map((q) => q.id), [c2.id]);
+  assert.equal(
+    r.sessions[0]!.queue.map((q) => q.id),
+    [c2.id],
+  );
 });
 
 test('two distinct acks for one command are flagged ack-decision, with file:line and event id', async () => {
@@ -127,10 +175,18 @@ test('a terminal without cause, and one naming nothing known, are flagged', asyn
 
 test('delivery of a rejected or never accepted instruction is flagged terminal-unaccepted', async () => {
   const em = new SessionEmitter({ agent: 'claude-code', session: 's9', host: 'h' });
-  const c = command({ agent: 'a', host: 'h' }, 's9', { type: instructType('claude-code'), data: { text: 'x' }, capture: 'redacted' });
+  const c = command({ agent: 'a', host: 'h' }, 's9', {
+    type: instructType('claude-code'),
+    data: { text: 'x' },
+    capture: 'redacted',
+  });
   const rej = em.emit({ type: 'control.rejected', cause: c.id, data: { reason: 'invalid' } });
   const del = em.emit({ type: deliveredType('claude-code'), cause: c.id, data: { queued_ms: 1 } });
-  const c2 = command({ agent: 'a', host: 'h' }, 's9', { type: instructType('claude-code'), data: { text: 'y' }, capture: 'redacted' });
+  const c2 = command({ agent: 'a', host: 'h' }, 's9', {
+    type: instructType('claude-code'),
+    data: { text: 'y' },
+    capture: 'redacted',
+  });
   const del2 = em.emit({ type: deliveredType('claude-code'), cause: c2.id, data: { queued_ms: 1 } });
   const r = await auditFiles([writeLog([c, rej, del, c2, del2])]);
   assert.equal(rules(r), ['terminal-unaccepted', 'terminal-unaccepted']);
@@ -138,12 +194,23 @@ test('delivery of a rejected or never accepted instruction is flagged terminal-u
 
 test('instruction text below redacted capture is flagged capture-text', async () => {
   const em = new SessionEmitter({ agent: 'claude-code', session: 's10', host: 'h' });
-  const leaky = command({ agent: 'a', host: 'h' }, 's10', { type: instructType('claude-code'), data: { text: 'secret plan' } });
+  const leaky = command({ agent: 'a', host: 'h' }, 's10', {
+    type: instructType('claude-code'),
+    data: { text: 'secret plan' },
+  });
   const acked = em.emit({ type: 'control.accepted', cause: leaky.id });
-  const delivered = em.emit({ type: deliveredType('claude-code'), cause: leaky.id, data: { queued_ms: 3, text: 'secret plan' }, capture: 'metadata' });
+  const delivered = em.emit({
+    type: deliveredType('claude-code'),
+    cause: leaky.id,
+    data: { queued_ms: 3, text: 'secret plan' },
+    capture: 'metadata',
+  });
   const r = await auditFiles([writeLog([leaky, acked, delivered])]);
   assert.equal(rules(r), ['capture-text', 'capture-text']);
-  assert.equal(r.violations.map((v) => v.eventId), [leaky.id, delivered.id]);
+  assert.equal(
+    r.violations.map((v) => v.eventId),
+    [leaky.id, delivered.id],
+  );
 });
 
 test('(epoch, seq) regressions and conflicts are flagged; a new epoch may restart seq', async () => {
@@ -151,7 +218,9 @@ test('(epoch, seq) regressions and conflicts are flagged; a new epoch may restar
   const late = { ...g.em.emit({ type: 'run.started' }), seq: 20 };
   const regressed = { ...late, id: '01REGRESSREGRESSREGRESSREG', seq: 15 };
   const conflicting = { ...late, id: '01CONFLICTCONFLICTCONFLICT', seq: g.a1.seq };
-  const restarted = new SessionEmitter({ agent: 'claude-code', session: 's11', host: 'h', epoch: 1 }).emit({ type: 'run.started' });
+  const restarted = new SessionEmitter({ agent: 'claude-code', session: 's11', host: 'h', epoch: 1 }).emit({
+    type: 'run.started',
+  });
   const oldEpoch = { ...late, id: '01OLDEPOCHOLDEPOCHOLDEPOC', seq: 99, epoch: 0 };
   const r = await auditFiles([writeLog([...g.events, late, regressed, conflicting, restarted, oldEpoch])]);
   assert.equal(rules(r), ['epoch-regression', 'position-conflict', 'seq-regression']);
@@ -179,11 +248,20 @@ test('the same events in two files (adapter log + relay export) count once', asy
 test('bad lines: not JSON, blank, not an object and bad envelope are violations; a torn last line is a note', async () => {
   const g = goodSession('s14');
   const { aep: _drop, ...noVersion } = g.started;
-  const file = writeLog([...g.events, '{not json', '', '[1,2]', JSON.stringify({ ...noVersion, aep: '9.9' }), '{"aep":"0.1","id":"x"'], false);
+  const file = writeLog(
+    [...g.events, '{not json', '', '[1,2]', JSON.stringify({ ...noVersion, aep: '9.9' }), '{"aep":"0.1","id":"x"'],
+    false,
+  );
   const r = await auditFiles([file]);
   assert.equal(rules(r), ['envelope-invalid', 'line-invalid', 'line-invalid', 'line-invalid']);
-  assert.equal(r.violations.map((v) => v.line), [9, 10, 11, 12]);
-  assert.equal(r.notes.map((x) => [x.kind, x.line]), [['torn-tail', 13]]);
+  assert.equal(
+    r.violations.map((v) => v.line),
+    [9, 10, 11, 12],
+  );
+  assert.equal(
+    r.notes.map((x) => [x.kind, x.line]),
+    [['torn-tail', 13]],
+  );
 });
 
 test('the protocol stream rules apply too: a second session.ended, an attention request left open at the end', async () => {
@@ -191,21 +269,38 @@ test('the protocol stream rules apply too: a second session.ended, an attention 
   const asked = em.emit({ type: 'attention.requested', data: { kind: 'permission', prompt: 'p' }, severity: 'notice' });
   const end1 = em.emit({ type: 'session.ended' });
   const end2 = em.emit({ type: 'session.ended' });
-  const r = await auditFiles([writeLog([em.emit({ type: 'session.started' }), asked, end1, end2].sort((a, b) => a.seq - b.seq))]);
+  const r = await auditFiles([
+    writeLog([em.emit({ type: 'session.started' }), asked, end1, end2].sort((a, b) => a.seq - b.seq)),
+  ]);
   // Both ends leave the request open; the second is also a second terminal.
-  assert.equal(r.violations.map((v) => [v.rule, v.eventId]), [['attention-open-at-end', end1.id], ['attention-open-at-end', end2.id], ['terminal-exclusive', end2.id]]);
+  assert.equal(
+    r.violations.map((v) => [v.rule, v.eventId]),
+    [
+      ['attention-open-at-end', end1.id],
+      ['attention-open-at-end', end2.id],
+      ['terminal-exclusive', end2.id],
+    ],
+  );
 });
 
 test('an accept after session.ended is flagged accepted-after-end', async () => {
   const g = goodSession('s15');
-  const c = command(g.sender, 's15', { type: instructType('claude-code'), data: { text: 'late' }, capture: 'redacted' });
+  const c = command(g.sender, 's15', {
+    type: instructType('claude-code'),
+    data: { text: 'late' },
+    capture: 'redacted',
+  });
   const r = await auditFiles([writeLog([...g.events, c, g.em.emit({ type: 'control.accepted', cause: c.id })])]);
   assert.equal(rules(r), ['accepted-after-end']);
 });
 
 test('D6: a session reopened by a start moment takes instructions again; its later end is session.closed', async () => {
   const g = goodSession('s19');
-  const c = command(g.sender, 's19', { type: instructType('claude-code'), data: { text: 'resumed' }, capture: 'redacted' });
+  const c = command(g.sender, 's19', {
+    type: instructType('claude-code'),
+    data: { text: 'resumed' },
+    capture: 'redacted',
+  });
   const reopened = g.em.emit({ type: 'x.claude-code.session.reopened' });
   const accepted = g.em.emit({ type: 'control.accepted', cause: c.id });
   const open = await auditFiles([writeLog([...g.events, reopened, c, accepted])]);
@@ -214,7 +309,10 @@ test('D6: a session reopened by a start moment takes instructions again; its lat
   // Ended again with the instruction neither delivered nor dropped: terminal-missing at session.closed.
   const closed = g.em.emit({ type: 'x.claude-code.session.closed', data: { reason: 'normal' } });
   const r = await auditFiles([writeLog([...g.events, reopened, c, accepted, closed])]);
-  assert.equal(r.violations.map((v) => [v.rule, v.eventId]), [['terminal-missing', closed.id]]);
+  assert.equal(
+    r.violations.map((v) => [v.rule, v.eventId]),
+    [['terminal-missing', closed.id]],
+  );
   assert.is(r.sessions.find((v) => v.session === 's19')!.state, 'ended');
 });
 
@@ -251,7 +349,12 @@ test('progress reports bytes read up to the total across files', async () => {
 
 function sink() {
   let text = '';
-  const stream = new Writable({ write(c: Buffer, _e, cb) { text += c.toString(); cb(); } }) as Writable & { isTTY?: boolean };
+  const stream = new Writable({
+    write(c: Buffer, _e, cb) {
+      text += c.toString();
+      cb();
+    },
+  }) as Writable & { isTTY?: boolean };
   stream.isTTY = false;
   return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
 }
@@ -259,9 +362,19 @@ function sink() {
 /** D32: c2 of the good session withdrawn before the end instead of dropped there. */
 function withdrawnSession(session: string) {
   const g = goodSession(session);
-  const w = command(g.sender, session, { type: 'x.claude-code.control.withdraw', data: { instruction: g.c2.id }, at: T0 + 30 });
+  const w = command(g.sender, session, {
+    type: 'x.claude-code.control.withdraw',
+    data: { instruction: g.c2.id },
+    at: T0 + 30,
+  });
   const aw = g.em.emit({ type: 'control.accepted', cause: w.id, at: T0 + 31 });
-  const xw = g.em.emit({ type: droppedType('claude-code'), cause: w.id, subject: g.c2.id, data: { reason: 'withdrawn' }, at: T0 + 32 });
+  const xw = g.em.emit({
+    type: droppedType('claude-code'),
+    cause: w.id,
+    subject: g.c2.id,
+    data: { reason: 'withdrawn' },
+    at: T0 + 32,
+  });
   const events = g.events.filter((e) => e !== g.x2 && e !== g.ended);
   return { ...g, w, aw, xw, events: [...events, w, aw, xw] };
 }
@@ -284,8 +397,18 @@ test('a delivery after a withdraw was accepted is flagged delivered-after-withdr
   assert.is(r.violations.find((v) => v.rule === 'delivered-after-withdraw')!.eventId, late.id);
   // A delivery before the withdraw's ack (the withdraw then refused) is no breach.
   const h = goodSession('s-w3');
-  const w = command(h.sender, 's-w3', { type: 'x.claude-code.control.withdraw', data: { instruction: h.c1.id }, at: T0 + 2000 });
-  const rw = h.em.emit({ type: 'control.rejected', cause: w.id, data: { reason: 'refused', detail: 'already delivered' }, capture: 'redacted', at: T0 + 2001 });
+  const w = command(h.sender, 's-w3', {
+    type: 'x.claude-code.control.withdraw',
+    data: { instruction: h.c1.id },
+    at: T0 + 2000,
+  });
+  const rw = h.em.emit({
+    type: 'control.rejected',
+    cause: w.id,
+    data: { reason: 'refused', detail: 'already delivered' },
+    capture: 'redacted',
+    at: T0 + 2001,
+  });
   const ok = await auditFiles([writeLog([...h.events, w, rw])]);
   assert.equal(ok.violations, []);
 });

@@ -26,9 +26,20 @@ test('Codex steered between two exec runs: accepted in the resume window, delive
     const ended = await stack.waitFor((e) => e.session === session && e.type === 'session.ended');
     assert.is(ended['resumewindowms'], WINDOW_MS, 'the end event states the window (D36)');
 
-    const flags = { relay: stack.relayUrl, token: stack.token, sender: 'carol', wait: true, timeout: '20000', ackWindow: '10000' };
+    const flags = {
+      relay: stack.relayUrl,
+      token: stack.token,
+      sender: 'carol',
+      wait: true,
+      timeout: '20000',
+      ackWindow: '10000',
+    };
     const out = sink();
-    const sent = runInstruct('keep the diff small', { ...flags, session, vendor: 'codex' }, { out: out.stream, err: sink().stream });
+    const sent = runInstruct(
+      'keep the diff small',
+      { ...flags, session, vendor: 'codex' },
+      { out: out.stream, err: sink().stream },
+    );
     await stack.waitFor((e) => e.session === session && e.type === 'control.accepted');
     // `codex exec resume`: the same session id starts again, and its start moment carries the instruction.
     const reply = await post('SessionStart', { source: 'resume' });
@@ -42,26 +53,54 @@ test('Codex steered between two exec runs: accepted in the resume window, delive
     await stack.waitFor((e) => e.session === session && e.type === 'x.codex.session.closed');
 
     const exportPath = join(stack.dir, 'relay-export.jsonl');
-    writeFileSync(exportPath, stack.seen.filter((e) => e.session === session).map((e) => JSON.stringify(e)).join('\n') + '\n');
+    writeFileSync(
+      exportPath,
+      stack.seen
+        .filter((e) => e.session === session)
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n',
+    );
     for (const files of [[stack.logPath], [exportPath], [stack.logPath, exportPath]]) {
       const r = await auditFiles(files);
       assert.equal(r.violations, [], files.join(' + '));
-      assert.equal(r.instructions.filter((i) => i.session === session).map((i) => i.status), ['delivered'], files.join(' + '));
+      assert.equal(
+        r.instructions.filter((i) => i.session === session).map((i) => i.status),
+        ['delivered'],
+        files.join(' + '),
+      );
     }
 
     // Without the stated window the acceptance is a D6 breach again: the rule reads the stream.
-    const lines = readFileSync(exportPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(exportPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const stripped = join(stack.dir, 'no-window.jsonl');
-    writeFileSync(stripped, lines.map((e) => JSON.stringify(e['type'] === 'session.ended' ? { ...e, resumewindowms: undefined } : e)).join('\n') + '\n');
-    assert.equal((await auditFiles([stripped])).violations.map((v) => v.rule), ['accepted-after-end']);
+    writeFileSync(
+      stripped,
+      lines
+        .map((e) => JSON.stringify(e['type'] === 'session.ended' ? { ...e, resumewindowms: undefined } : e))
+        .join('\n') + '\n',
+    );
+    assert.equal(
+      (await auditFiles([stripped])).violations.map((v) => v.rule),
+      ['accepted-after-end'],
+    );
 
     // Accepted after the window closed: the adapter would have refused it; the audit says so.
     const endTime = Date.parse(String(lines.find((e) => e['type'] === 'session.ended')!['time']));
     const late = join(stack.dir, 'late.jsonl');
     const lateTime = new Date(endTime + WINDOW_MS).toISOString();
-    writeFileSync(late, lines.map((e) => JSON.stringify(e['type'] === 'control.accepted' ? { ...e, time: lateTime } : e)).join('\n') + '\n');
+    writeFileSync(
+      late,
+      lines.map((e) => JSON.stringify(e['type'] === 'control.accepted' ? { ...e, time: lateTime } : e)).join('\n') +
+        '\n',
+    );
     const lateViolations = (await auditFiles([late])).violations;
-    assert.equal(lateViolations.map((v) => v.rule), ['accepted-after-end']);
+    assert.equal(
+      lateViolations.map((v) => v.rule),
+      ['accepted-after-end'],
+    );
     assert.match(lateViolations[0]!.message, `after the end's ${WINDOW_MS} ms resume window`);
   } finally {
     await stack.stop();

@@ -13,13 +13,24 @@ import { table } from '../../scripts/bench-table.mjs';
 const root = join(import.meta.dirname, '..', '..');
 
 test('every bench/*.bench.ts is in the registry, once', () => {
-  const files = readdirSync(join(root, 'bench')).filter((f) => f.endsWith('.bench.ts')).sort();
+  const files = readdirSync(join(root, 'bench'))
+    .filter((f) => f.endsWith('.bench.ts'))
+    .sort();
   assert.equal(registry.map((e) => e.file).sort(), files);
   assert.equal(new Set(registry.map((e) => e.id)).size, registry.length);
 });
 
 test('a figure takes the median of its per-round ratios and judges its goal', () => {
-  const f = figure({ name: 'x', what: 'w', unit: 'ms', value: 2, baseline: 1, baselineWhat: 'b', ratios: [1.1, 3, 1.2], goal: '<= 1.3' });
+  const f = figure({
+    name: 'x',
+    what: 'w',
+    unit: 'ms',
+    value: 2,
+    baseline: 1,
+    baselineWhat: 'b',
+    ratios: [1.1, 3, 1.2],
+    goal: '<= 1.3',
+  });
   assert.is(f.ratio, 1.2);
   assert.is(f.met, true);
   assert.is(f.rounds, 3);
@@ -38,10 +49,30 @@ test('interleave alternates which side goes first', async () => {
 
 test('the README table renders every figure with its goal verdict', () => {
   const text = table({
-    at: '2026-12-01T15:00:00.000Z', node: 'v20', cpus: 2, rounds: 3,
+    at: '2026-12-01T15:00:00.000Z',
+    node: 'v20',
+    cpus: 2,
+    rounds: 3,
     figures: [
-      figure({ name: 'a', what: 'thing A', unit: 'ms', value: 1.5, baseline: 1, baselineWhat: 'floor', goal: '<= 1.3', note: 'why' }),
-      figure({ name: 'b', what: 'thing B', unit: 'ev/s', value: 3000, baseline: 1000, baselineWhat: 'peer', goal: '>= 2' }),
+      figure({
+        name: 'a',
+        what: 'thing A',
+        unit: 'ms',
+        value: 1.5,
+        baseline: 1,
+        baselineWhat: 'floor',
+        goal: '<= 1.3',
+        note: 'why',
+      }),
+      figure({
+        name: 'b',
+        what: 'thing B',
+        unit: 'ev/s',
+        value: 3000,
+        baseline: 1000,
+        baselineWhat: 'peer',
+        goal: '>= 2',
+      }),
     ],
   }) as string;
   assert.ok(text.includes('| thing A | 1.50 ms | floor: 1.00 ms | 1.50x | ≤ 1.3x **not met** |'), text);

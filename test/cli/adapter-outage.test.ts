@@ -58,7 +58,18 @@ const count = (text: string, re: RegExp) => text.split('\n').filter((l) => re.te
 test('relay down for seconds: one outage line with its reason, one line when it is back; the same for a loss later', async () => {
   const port = await freePort();
   const url = `ws://127.0.0.1:${port}/socket`;
-  const a = run(['adapter', 'claude-code', '--port', '0', '--relay', url, '--token', 'outage-token', '--log', join(dir, 'a.jsonl')]);
+  const a = run([
+    'adapter',
+    'claude-code',
+    '--port',
+    '0',
+    '--relay',
+    url,
+    '--token',
+    'outage-token',
+    '--log',
+    join(dir, 'a.jsonl'),
+  ]);
   let relay: RelayHandle | undefined;
   try {
     await until(() => a.stderr().includes('hooks on http://127.0.0.1:'), 'the adapter start');
@@ -102,7 +113,16 @@ test('a taken hook port names its holder and --port, and says nothing about the 
   const { server, port } = await hold();
   try {
     // The relay is down too: a start that fails on its port must not report the relay.
-    const a = run(['adapter', 'claude-code', '--port', String(port), '--relay', `ws://127.0.0.1:${await freePort()}/socket`, '--log', join(dir, 'a.jsonl')]);
+    const a = run([
+      'adapter',
+      'claude-code',
+      '--port',
+      String(port),
+      '--relay',
+      `ws://127.0.0.1:${await freePort()}/socket`,
+      '--log',
+      join(dir, 'a.jsonl'),
+    ]);
     assert.is(await a.exited, 1);
     const text = a.stderr();
     assert.match(text, `hook port ${port} on 127.0.0.1 is taken by pid ${process.pid} (`);

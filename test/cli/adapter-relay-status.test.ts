@@ -20,20 +20,32 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
   throw new Error(`never saw ${what}`);
 }
 
-test('relay connected, lost, reconnected; the session is on the new relay\'s roster again', async () => {
+test("relay connected, lost, reconnected; the session is on the new relay's roster again", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'aep-relay-status-'));
   const store = join(dir, 'relay.db');
   let relay: RelayHandle = await startRelay({ port: 0, storePath: store, token: 'st' });
   const port = relay.port;
   const lines: string[] = [];
-  const cfg = adapterConfig('claude-code', { port: '0', relay: relay.socketUrl, token: 'st', instruct: true, log: join(dir, 'a.jsonl') }, { AEP_STATE_DIR: dir });
-  const running = await runAdapter(cfg, () => {}, (l) => lines.push(l));
+  const cfg = adapterConfig(
+    'claude-code',
+    { port: '0', relay: relay.socketUrl, token: 'st', instruct: true, log: join(dir, 'a.jsonl') },
+    { AEP_STATE_DIR: dir },
+  );
+  const running = await runAdapter(
+    cfg,
+    () => {},
+    (l) => lines.push(l),
+  );
   try {
     await until(() => (lines.length > 0 ? true : undefined), 'a first line');
     assert.equal(lines, [`aep-steer adapter: relay connected: ${relay.socketUrl}`]);
     const s = scriptedSession();
     for (const h of s.opening) {
-      await fetch(`${running.adapter.hookUrl}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(h) });
+      await fetch(`${running.adapter.hookUrl}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(h),
+      });
     }
     const onRoster = async (r: RelayHandle) => {
       const c = await RelayConsumer.connect({ url: r.socketUrl, token: 'st', agent: 't' });

@@ -11,7 +11,13 @@ let stack: TestStack;
 let target: TestTarget;
 test.before(async () => {
   stack = await startTestStack();
-  target = await startTestTarget({ url: stack.relayUrl, token: stack.token, agent: 'cline', accepts: ['control.cancel'], sessions: ['hub-1'] });
+  target = await startTestTarget({
+    url: stack.relayUrl,
+    token: stack.token,
+    agent: 'cline',
+    accepts: ['control.cancel'],
+    sessions: ['hub-1'],
+  });
   await stack.waitFor((e) => e.session === 'hub-1');
 });
 test.after(async () => {
@@ -19,7 +25,14 @@ test.after(async () => {
   await stack.stop();
 });
 
-const flags = (session: string, extra: Record<string, unknown> = {}) => ({ relay: stack.relayUrl, token: stack.token, sender: 'alice', session, timeout: '10000', ...extra });
+const flags = (session: string, extra: Record<string, unknown> = {}) => ({
+  relay: stack.relayUrl,
+  token: stack.token,
+  sender: 'alice',
+  session,
+  timeout: '10000',
+  ...extra,
+});
 
 test('cancel stops the running turn: control.cancel {scope:"run"}, settled on run.cancelled; exit 0', async () => {
   const out = sink();
@@ -37,7 +50,10 @@ test('a session that takes no cancel is refused by the roster, nothing sent; exi
   const s = await stack.openSession();
   const out = sink();
   assert.is(await runCancel(flags(s.session), { out: out.stream, err: sink().stream }), CANCEL_EXIT.refused);
-  assert.match(out.text(), 'not sent: unsupported: claude-code does not declare control.cancel; only a session whose lane can stop a running turn takes it');
+  assert.match(
+    out.text(),
+    'not sent: unsupported: claude-code does not declare control.cancel; only a session whose lane can stop a running turn takes it',
+  );
   assert.not.ok(stack.seen.some((e) => e.type === 'control.cancel' && e.session === s.session));
 });
 

@@ -15,8 +15,11 @@ const dir = mkdtempSync(join(tmpdir(), 'aep-catalogue-'));
 // A module hook that records every module the process resolves. It runs on the hooks thread, whose
 // asynchronous stderr writes can be lost when the process exits, so it appends to a file at once.
 const hooks = join(dir, 'hooks.mjs');
-writeFileSync(hooks, `import { appendFileSync } from 'node:fs';
-export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(process.env.AEP_TEST_LOADS, r.url + '\\n'); return r; }\n`);
+writeFileSync(
+  hooks,
+  `import { appendFileSync } from 'node:fs';
+export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(process.env.AEP_TEST_LOADS, r.url + '\\n'); return r; }\n`,
+);
 const register = join(dir, 'register.mjs');
 writeFileSync(register, `import { register } from 'node:module'; register(${JSON.stringify(`file://${hooks}`)});\n`);
 
@@ -28,7 +31,8 @@ const run = (args: string[]) => {
   return { ...spawnSync(process.execPath, ['--import', register, BIN, ...args], { encoding: 'utf8', env }), loads };
 };
 const loaded = (r: { loads: string }) => readFileSync(r.loads, 'utf8').split('\n').filter(Boolean);
-const HEAVY = /node_modules\/(ws|xstate|rxjs|ajv|@modelcontextprotocol|@nats-io)\/|\/dist\/(relay|streams|machines|consumer)\//;
+const HEAVY =
+  /node_modules\/(ws|xstate|rxjs|ajv|@modelcontextprotocol|@nats-io)\/|\/dist\/(relay|streams|machines|consumer)\//;
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -48,7 +52,10 @@ test('a command loads its own module and not the others', () => {
   assert.is(r.status, 0, r.stderr);
   const urls = loaded(r);
   assert.ok(urls.some((u) => u.endsWith('/dist/cli/doctor-command.js')));
-  assert.not.ok(urls.some((u) => /\/dist\/cli\/(instruct|watch|demo|mcp|relay)-command\.js$/.test(u)), 'no other command module');
+  assert.not.ok(
+    urls.some((u) => /\/dist\/cli\/(instruct|watch|demo|mcp|relay)-command\.js$/.test(u)),
+    'no other command module',
+  );
 });
 
 test('usage errors exit 2 and name what is wrong', () => {

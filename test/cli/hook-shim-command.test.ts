@@ -14,7 +14,12 @@ import { runHookShim, type HookShimFlags } from '../../src/cli/hook-shim-command
 const scratch = mkdtempSync(join(tmpdir(), 'aep-hook-state-'));
 let said = '';
 
-async function run(token: string, flags: HookShimFlags, input: string, env: NodeJS.ProcessEnv = { AEP_STATE_DIR: scratch }): Promise<string> {
+async function run(
+  token: string,
+  flags: HookShimFlags,
+  input: string,
+  env: NodeJS.ProcessEnv = { AEP_STATE_DIR: scratch },
+): Promise<string> {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   const stderr = new PassThrough();
@@ -27,7 +32,10 @@ async function run(token: string, flags: HookShimFlags, input: string, env: Node
   return out;
 }
 
-async function serve(status: number, reply: string | undefined): Promise<{ server: Server; port: number; bodies: string[] }> {
+async function serve(
+  status: number,
+  reply: string | undefined,
+): Promise<{ server: Server; port: number; bodies: string[] }> {
   const bodies: string[] = [];
   const server = createServer((req, res) => {
     let b = '';
@@ -41,12 +49,19 @@ async function serve(status: number, reply: string | undefined): Promise<{ serve
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, port: (server.address() as AddressInfo).port, bodies };
 }
-const stop = (s: Server) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); });
+const stop = (s: Server) =>
+  new Promise<void>((r) => {
+    s.closeAllConnections();
+    s.close(() => r());
+  });
 const body = '{"session_id":"s","hook_event_name":"PreToolUse"}';
 
 test('relays to the URL built from the stored secret and prints the reply', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'aep-hook-'));
-  const { server, port, bodies } = await serve(200, '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"x"}}');
+  const { server, port, bodies } = await serve(
+    200,
+    '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"x"}}',
+  );
   try {
     writeSecret('stored-secret-0123456789', { AEP_STATE_DIR: dir });
     const out = await run('claude-code', { port: String(port) }, body, { AEP_STATE_DIR: dir });
@@ -67,10 +82,17 @@ test('error status, empty reply, no answer, nothing listening, no secret: the ne
   try {
     assert.is(await run('claude-code', { url: `http://127.0.0.1:${bad.port}/hook/x` }, body), '{}\n');
     assert.is(await run('claude-code', { url: `http://127.0.0.1:${empty.port}/hook/x` }, body), '{}\n');
-    assert.is(await run('claude-code', { url: `http://127.0.0.1:${silent.port}/hook/x`, timeout: '0.3' }, body), '{}\n');
+    assert.is(
+      await run('claude-code', { url: `http://127.0.0.1:${silent.port}/hook/x`, timeout: '0.3' }, body),
+      '{}\n',
+    );
     assert.is(await run('claude-code', { url: `http://127.0.0.1:${closed.port}/hook/x` }, body), '{}\n');
     assert.is(await run('claude-code', {}, body, { AEP_STATE_DIR: join(tmpdir(), 'aep-hook-none-xyz') }), '{}\n');
-    assert.is(await run('no-such-vendor', { url: `http://127.0.0.1:${closed.port}/hook/x` }, body), '', 'an unknown vendor has no neutral reply to print');
+    assert.is(
+      await run('no-such-vendor', { url: `http://127.0.0.1:${closed.port}/hook/x` }, body),
+      '',
+      'an unknown vendor has no neutral reply to print',
+    );
   } finally {
     await Promise.all([stop(bad.server), stop(empty.server), stop(silent.server)]);
   }
@@ -85,10 +107,16 @@ test('stderr says once why the adapter could not be reached, with what to do; a 
   const ok = await serve(200, '{}');
   try {
     assert.is(await run('claude-code', {}, body, env), '{}\n');
-    assert.match(said, `aep-steer hook claude-code: no hook secret in ${join(dir, 'secret')}: run \`aep-steer install claude-code\``);
+    assert.match(
+      said,
+      `aep-steer hook claude-code: no hook secret in ${join(dir, 'secret')}: run \`aep-steer install claude-code\``,
+    );
     writeSecret('stored-secret-0123456789', env);
     await run('claude-code', { port: String(closed.port) }, body, env);
-    assert.match(said, `no adapter is listening on 127.0.0.1:${closed.port}: start it with \`aep-steer adapter <vendor>\``);
+    assert.match(
+      said,
+      `no adapter is listening on 127.0.0.1:${closed.port}: start it with \`aep-steer adapter <vendor>\``,
+    );
     await run('claude-code', { port: String(closed.port) }, body, env);
     assert.is(said, '', 'the same reason is not repeated under the next hook');
     await run('claude-code', { port: String(wrongSecret.port) }, body, env);

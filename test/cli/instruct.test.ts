@@ -14,7 +14,14 @@ test.after(async () => {
 });
 
 const flags = (s: TestStack, session: string, extra: Record<string, unknown> = {}) => ({
-  relay: s.relayUrl, token: s.token, sender: 'alice', session, wait: true, timeout: '30000', ackWindow: '10000', ...extra,
+  relay: s.relayUrl,
+  token: s.token,
+  sender: 'alice',
+  session,
+  wait: true,
+  timeout: '30000',
+  ackWindow: '10000',
+  ...extra,
 });
 
 test('delivered: accepted, then delivered at the next eligible hook; exit 0', async () => {
@@ -22,16 +29,26 @@ test('delivered: accepted, then delivered at the next eligible hook; exit 0', as
   const out = sink();
   const err = sink();
   const accepted = stack.waitFor((e) => e.session === s.session && e.type === 'control.accepted');
-  const run = runInstruct('run the tests before committing', flags(stack, s.session), { out: out.stream, err: err.stream });
+  const run = runInstruct('run the tests before committing', flags(stack, s.session), {
+    out: out.stream,
+    err: err.stream,
+  });
   await accepted;
   const reply = await stack.postHook(s.toolCall[0]!);
   const code = await run;
   assert.is(code, INSTRUCT_EXIT.delivered, out.text() + err.text());
-  assert.equal(reply.body, {
-    hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'run the tests before committing' },
-    systemMessage: 'aep-steer: 1 instruction from alice reached the agent (PreToolUse)',
-  }, 'D27: the user at the agent is told, the model reads only the context');
-  assert.match(out.text(), /✓ accepted \(ack \w+\)\n… queued \(0 ahead\); delivered at the agent's next prompt or tool call\n/);
+  assert.equal(
+    reply.body,
+    {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'run the tests before committing' },
+      systemMessage: 'aep-steer: 1 instruction from alice reached the agent (PreToolUse)',
+    },
+    'D27: the user at the agent is told, the model reads only the context',
+  );
+  assert.match(
+    out.text(),
+    /✓ accepted \(ack \w+\)\n… queued \(0 ahead\); delivered at the agent's next prompt or tool call\n/,
+  );
   assert.match(out.text(), /✓ delivered at PreToolUse after \d+ ms/, 'D27: which moment carried it');
   // The command on the stream carries its text at redacted capture and names the sender.
   const cmd = stack.seen.find((e) => e.type === 'x.claude-code.control.instruct' && e.session === s.session)!;
@@ -42,11 +59,23 @@ test('delivered: accepted, then delivered at the next eligible hook; exit 0', as
 test('--no-wait returns after the ack with exit 0, saying how to follow it; --json prints the outcome', async () => {
   const plain = await stack.openSession();
   const text = sink();
-  assert.is(await runInstruct('look around', flags(stack, plain.session, { wait: false }), { out: text.stream, err: sink().stream }), 0);
-  assert.match(text.text(), `✓ accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${plain.session} follows it)`);
+  assert.is(
+    await runInstruct('look around', flags(stack, plain.session, { wait: false }), {
+      out: text.stream,
+      err: sink().stream,
+    }),
+    0,
+  );
+  assert.match(
+    text.text(),
+    `✓ accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${plain.session} follows it)`,
+  );
   const s = await stack.openSession();
   const out = sink();
-  const code = await runInstruct('check the logs', flags(stack, s.session, { wait: false, json: true }), { out: out.stream, err: sink().stream });
+  const code = await runInstruct('check the logs', flags(stack, s.session, { wait: false, json: true }), {
+    out: out.stream,
+    err: sink().stream,
+  });
   assert.is(code, INSTRUCT_EXIT.accepted);
   const o = JSON.parse(out.text());
   assert.is(o.outcome, 'accepted');
@@ -54,38 +83,65 @@ test('--no-wait returns after the ack with exit 0, saying how to follow it; --js
   assert.ok(o.ack);
   // Still queued: the next eligible moment delivers it.
   const reply = await stack.postHook(s.toolCall[0]!);
-  assert.equal((reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'check the logs');
+  assert.equal(
+    (reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext,
+    'check the logs',
+  );
   await stack.waitFor((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === o.command);
 });
 
 test('the waiting line counts the instructions ahead from the roster', async () => {
   const s = await stack.openSession();
-  for (const t of ['first', 'second']) assert.is(await runInstruct(t, flags(stack, s.session, { wait: false }), { out: sink().stream, err: sink().stream }), 0);
+  for (const t of ['first', 'second'])
+    assert.is(
+      await runInstruct(t, flags(stack, s.session, { wait: false }), { out: sink().stream, err: sink().stream }),
+      0,
+    );
   const out = sink();
-  const run = runInstruct('third', flags(stack, s.session, { timeout: '1500' }), { out: out.stream, err: sink().stream });
+  const run = runInstruct('third', flags(stack, s.session, { timeout: '1500' }), {
+    out: out.stream,
+    err: sink().stream,
+  });
   assert.is(await run, INSTRUCT_EXIT.timeout);
-  assert.match(out.text(), '… queued (2 ahead); delivered at the agent\'s next prompt or tool call');
+  assert.match(out.text(), "… queued (2 ahead); delivered at the agent's next prompt or tool call");
 });
 
 test('a refused token exits 8 with the token hint, not 7 unreachable', async () => {
   const s = await stack.openSession();
   const out = sink();
-  assert.is(await runInstruct('x', flags(stack, s.session, { token: 'not-the-token' }), { out: out.stream, err: sink().stream }), INSTRUCT_EXIT.unauthorized);
+  assert.is(
+    await runInstruct('x', flags(stack, s.session, { token: 'not-the-token' }), {
+      out: out.stream,
+      err: sink().stream,
+    }),
+    INSTRUCT_EXIT.unauthorized,
+  );
   assert.is(INSTRUCT_EXIT.unauthorized, 8);
   assert.match(out.text(), 'refused the token (HTTP 401)');
-  assert.match(out.text(), 'pass the relay\'s token with --token or AEP_TOKEN');
+  assert.match(out.text(), "pass the relay's token with --token or AEP_TOKEN");
 });
 
 test('text from stdin when the argument is "-" or absent', async () => {
   const s = await stack.openSession();
   const out = sink();
-  const code = await runInstruct('-', flags(stack, s.session, { wait: false, json: true }), { out: out.stream, err: sink().stream, stdin: async () => 'from stdin\n' });
+  const code = await runInstruct('-', flags(stack, s.session, { wait: false, json: true }), {
+    out: out.stream,
+    err: sink().stream,
+    stdin: async () => 'from stdin\n',
+  });
   assert.is(code, INSTRUCT_EXIT.accepted);
   const id = JSON.parse(out.text()).command as string;
   const cmd = stack.seen.find((e) => e.id === id)!;
   assert.equal(cmd.data, { text: 'from stdin' });
   const empty = sink();
-  assert.is(await runInstruct(undefined, flags(stack, s.session), { out: sink().stream, err: empty.stream, stdin: async () => '' }), INSTRUCT_EXIT.usage);
+  assert.is(
+    await runInstruct(undefined, flags(stack, s.session), {
+      out: sink().stream,
+      err: empty.stream,
+      stdin: async () => '',
+    }),
+    INSTRUCT_EXIT.usage,
+  );
   assert.match(empty.text(), 'no instruction text');
 });
 
@@ -110,7 +166,10 @@ test('dropped at SessionEnd (D10) exits 5 with the reason', async () => {
 
 test('refused before sending: unknown session (no-route) and ambiguous claim exit 4', async () => {
   const out = sink();
-  assert.is(await runInstruct('x', flags(stack, 'no-such-session'), { out: out.stream, err: sink().stream }), INSTRUCT_EXIT.refused);
+  assert.is(
+    await runInstruct('x', flags(stack, 'no-such-session'), { out: out.stream, err: sink().stream }),
+    INSTRUCT_EXIT.refused,
+  );
   assert.match(out.text(), 'not sent: no-route: session no-such-session has no live claimant');
 
   const s = await stack.openSession();
@@ -119,20 +178,34 @@ test('refused before sending: unknown session (no-route) and ambiguous claim exi
   rival.send(new SessionEmitter({ agent: 'rival', session: s.session, host: 'h' }).emit({ type: 'session.started' }));
   await stack.waitFor((e) => e.agent === 'rival' && e.session === s.session);
   const amb = sink();
-  assert.is(await runInstruct('x', flags(stack, s.session), { out: amb.stream, err: sink().stream }), INSTRUCT_EXIT.refused);
+  assert.is(
+    await runInstruct('x', flags(stack, s.session), { out: amb.stream, err: sink().stream }),
+    INSTRUCT_EXIT.refused,
+  );
   assert.match(amb.text(), 'ambiguous');
   await rival.close();
 });
 
 test('timeout before the ack: retries reuse the command id; exit 6', async () => {
   const received: AepCommand[] = [];
-  const silent = connectRelay({ url: stack.relayUrl, token: stack.token, agent: 'claude-code', accepts: ['x.claude-code.control.instruct'] });
+  const silent = connectRelay({
+    url: stack.relayUrl,
+    token: stack.token,
+    agent: 'claude-code',
+    accepts: ['x.claude-code.control.instruct'],
+  });
   silent.commands$.subscribe((c) => received.push(c));
   await silent.ready();
-  silent.send(new SessionEmitter({ agent: 'claude-code', session: 'silent-1', host: 'h' }).emit({ type: 'session.started' }));
+  silent.send(
+    new SessionEmitter({ agent: 'claude-code', session: 'silent-1', host: 'h' }).emit({ type: 'session.started' }),
+  );
   await stack.waitFor((e) => e.session === 'silent-1');
   const out = sink();
-  const code = await runInstruct('anyone there?', flags(stack, 'silent-1', { timeout: '600', ackWindow: '200', json: true }), { out: out.stream, err: sink().stream });
+  const code = await runInstruct(
+    'anyone there?',
+    flags(stack, 'silent-1', { timeout: '600', ackWindow: '200', json: true }),
+    { out: out.stream, err: sink().stream },
+  );
   assert.is(code, INSTRUCT_EXIT.timeout);
   const o = JSON.parse(out.text());
   assert.is(o.outcome, 'timeout');
@@ -149,7 +222,11 @@ test('timeout before the ack: retries reuse the command id; exit 6', async () =>
 test('timeout after the ack: accepted but no eligible moment yet; exit 6, stage delivery', async () => {
   const s = await stack.openSession();
   const out = sink();
-  const code = await runInstruct('wait for it', flags(stack, s.session, { timeout: '2500', ackWindow: '2500', json: true }), { out: out.stream, err: sink().stream });
+  const code = await runInstruct(
+    'wait for it',
+    flags(stack, s.session, { timeout: '2500', ackWindow: '2500', json: true }),
+    { out: out.stream, err: sink().stream },
+  );
   assert.is(code, INSTRUCT_EXIT.timeout);
   const o = JSON.parse(out.text());
   assert.is(o.stage, 'delivery');
@@ -158,10 +235,17 @@ test('timeout after the ack: accepted but no eligible moment yet; exit 6, stage 
 
 test('usage errors exit 2; an unreachable relay exits 7', async () => {
   const err = sink();
-  assert.is(await runInstruct('x', flags(stack, 's', { timeout: 'soon' }), { out: sink().stream, err: err.stream }), INSTRUCT_EXIT.usage);
+  assert.is(
+    await runInstruct('x', flags(stack, 's', { timeout: 'soon' }), { out: sink().stream, err: err.stream }),
+    INSTRUCT_EXIT.usage,
+  );
   assert.match(err.text(), '--timeout must be');
   const out = sink();
-  const code = await runInstruct('x', { ...flags(stack, 's'), relay: 'ws://127.0.0.1:1/socket' }, { out: out.stream, err: sink().stream });
+  const code = await runInstruct(
+    'x',
+    { ...flags(stack, 's'), relay: 'ws://127.0.0.1:1/socket' },
+    { out: out.stream, err: sink().stream },
+  );
   assert.is(code, INSTRUCT_EXIT.unreachable);
   assert.match(out.text(), 'cannot reach relay');
 });
@@ -171,7 +255,10 @@ test('the claimant does not declare the verb when AEP_INSTRUCT is off (D5): refu
   try {
     const s = await off.openSession();
     const out = sink();
-    assert.is(await runInstruct('x', flags(off, s.session), { out: out.stream, err: sink().stream }), INSTRUCT_EXIT.refused);
+    assert.is(
+      await runInstruct('x', flags(off, s.session), { out: out.stream, err: sink().stream }),
+      INSTRUCT_EXIT.refused,
+    );
     assert.match(out.text(), 'not sent: unsupported: claude-code does not declare x.claude-code.control.instruct');
     assert.not.ok(off.seen.some((e) => e.type === 'x.claude-code.control.instruct'));
   } finally {
@@ -179,12 +266,15 @@ test('the claimant does not declare the verb when AEP_INSTRUCT is off (D5): refu
   }
 });
 
-test('a watch-only relay (no token) refuses the command on the target\'s behalf: exit 4, unauthorized', async () => {
+test("a watch-only relay (no token) refuses the command on the target's behalf: exit 4, unauthorized", async () => {
   const open = await startTestStack({ watchOnly: true });
   try {
     const s = await open.openSession();
     const out = sink();
-    assert.is(await runInstruct('x', flags(open, s.session), { out: out.stream, err: sink().stream }), INSTRUCT_EXIT.refused);
+    assert.is(
+      await runInstruct('x', flags(open, s.session), { out: out.stream, err: sink().stream }),
+      INSTRUCT_EXIT.refused,
+    );
     assert.match(out.text(), 'relay refused the command: unauthorized');
   } finally {
     await open.stop();

@@ -20,13 +20,21 @@ test.after(async () => {
 });
 
 const relay = () => ({ relay: stack.relayUrl, token: stack.token, sender: 'bob' });
-const respondFlags = (session: string, extra: Record<string, unknown> = {}) => ({ ...relay(), session, timeout: '20000', ...extra });
+const respondFlags = (session: string, extra: Record<string, unknown> = {}) => ({
+  ...relay(),
+  session,
+  timeout: '20000',
+  ...extra,
+});
 
 async function pendingJson(session?: string) {
   const out = sink();
   const code = await runPending({ ...relay(), json: true, ...(session ? { session } : {}) }, { out: out.stream });
   assert.is(code, PENDING_EXIT.listed, out.text());
-  return JSON.parse(out.text()) as { outcome: string; requests: { request: string; session: string; kind: string; prompt?: string; options?: string[]; ageMs: number }[] };
+  return JSON.parse(out.text()) as {
+    outcome: string;
+    requests: { request: string; session: string; kind: string; prompt?: string; options?: string[]; ageMs: number }[];
+  };
 }
 
 test('pending lists held requests with id, session, kind, the command asked and age; respond --session answers the only one', async () => {
@@ -44,25 +52,42 @@ test('pending lists held requests with id, session, kind, the command asked and 
   assert.match(text.text(), requested.id);
   assert.match(text.text(), 'touch new-file.txt');
   const out = sink();
-  assert.is(await runRespond('allow', respondFlags(s.session), { out: out.stream, err: sink().stream }), RESPOND_EXIT.answered, out.text());
-  assert.equal((await reply).body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+  assert.is(
+    await runRespond('allow', respondFlags(s.session), { out: out.stream, err: sink().stream }),
+    RESPOND_EXIT.answered,
+    out.text(),
+  );
+  assert.equal((await reply).body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
   assert.equal((await pendingJson(s.session)).requests, [], 'answered: no longer pending');
 });
 
 test('several pending: respond without --request lists them and exits 2; none pending exits 5', async () => {
   const s = await stack.openSession();
   const one = openHook(stack.hookUrl, permissionRequest(s));
-  const two = openHook(stack.hookUrl, { ...permissionRequest(s), tool_input: { command: 'rm -rf build/', description: 'clean' } });
-  for (let i = 0; i < 100 && (await pendingJson(s.session)).requests.length < 2; i += 1) await new Promise((r) => setTimeout(r, 20));
+  const two = openHook(stack.hookUrl, {
+    ...permissionRequest(s),
+    tool_input: { command: 'rm -rf build/', description: 'clean' },
+  });
+  for (let i = 0; i < 100 && (await pendingJson(s.session)).requests.length < 2; i += 1)
+    await new Promise((r) => setTimeout(r, 20));
   const err = sink();
-  assert.is(await runRespond('deny', respondFlags(s.session), { out: sink().stream, err: err.stream }), RESPOND_EXIT.usage);
+  assert.is(
+    await runRespond('deny', respondFlags(s.session), { out: sink().stream, err: err.stream }),
+    RESPOND_EXIT.usage,
+  );
   assert.match(err.text(), 'holds 2 requests: name one with --request');
   assert.match(err.text(), 'rm -rf build/');
   one.abort();
   two.abort();
-  for (let i = 0; i < 100 && (await pendingJson(s.session)).requests.length > 0; i += 1) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && (await pendingJson(s.session)).requests.length > 0; i += 1)
+    await new Promise((r) => setTimeout(r, 20));
   const none = sink();
-  assert.is(await runRespond('deny', respondFlags(s.session), { out: sink().stream, err: none.stream }), RESPOND_EXIT.notPending);
+  assert.is(
+    await runRespond('deny', respondFlags(s.session), { out: sink().stream, err: none.stream }),
+    RESPOND_EXIT.notPending,
+  );
   assert.match(none.text(), 'no request is pending');
 });
 
@@ -74,28 +99,57 @@ test('a request dismissed at the agent: gone from pending, and respond exits 5 "
   await stack.waitFor((e) => e.type === 'attention.resolved' && e.subject === requested.id);
   assert.equal((await pendingJson(s.session)).requests, []);
   const out = sink();
-  const code = await runRespond('allow', respondFlags(s.session, { request: requested.id }), { out: out.stream, err: sink().stream });
+  const code = await runRespond('allow', respondFlags(s.session, { request: requested.id }), {
+    out: out.stream,
+    err: sink().stream,
+  });
   assert.is(code, RESPOND_EXIT.notPending, out.text());
   assert.match(out.text(), 'not pending: dismissed at the agent');
-  assert.not.ok(stack.seen.some((e) => e.type === 'attention.answered' && e.subject === requested.id), 'nothing recorded as answered');
+  assert.not.ok(
+    stack.seen.some((e) => e.type === 'attention.answered' && e.subject === requested.id),
+    'nothing recorded as answered',
+  );
 });
 
 test('a form answer missing a required field exits 9 naming what to send; the request still waits', async () => {
   const s = await stack.openSession();
   const form = {
-    ...permissionRequest(s), tool_name: 'AskUserQuestion',
-    tool_input: { questions: [{ question: 'Which database?', header: 'DB', options: [{ label: 'staging' }, { label: 'prod' }], multiSelect: false }] },
+    ...permissionRequest(s),
+    tool_name: 'AskUserQuestion',
+    tool_input: {
+      questions: [
+        {
+          question: 'Which database?',
+          header: 'DB',
+          options: [{ label: 'staging' }, { label: 'prod' }],
+          multiSelect: false,
+        },
+      ],
+    },
   };
   const reply = stack.postHook(form);
   const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
   // D35: the question and its labels reach a reader that may see redacted text.
   const fields = (requested.data as { fields: { label: string; choices: { label: string }[] }[] }).fields;
-  assert.equal([fields[0]!.label, fields[0]!.choices.map((c) => c.label)], ['DB: Which database?', ['staging', 'prod']]);
+  assert.equal(
+    [fields[0]!.label, fields[0]!.choices.map((c) => c.label)],
+    ['DB: Which database?', ['staging', 'prod']],
+  );
   const out = sink();
-  assert.is(await runRespond(undefined, respondFlags(s.session, { values: '{}' }), { out: out.stream, err: sink().stream }), RESPOND_EXIT.misfit, out.text());
+  assert.is(
+    await runRespond(undefined, respondFlags(s.session, { values: '{}' }), { out: out.stream, err: sink().stream }),
+    RESPOND_EXIT.misfit,
+    out.text(),
+  );
   assert.match(out.text(), 'send --values with every required field');
   assert.is((await pendingJson(s.session)).requests.length, 1);
-  assert.is(await runRespond(undefined, respondFlags(s.session, { values: '{"1":"1"}' }), { out: sink().stream, err: sink().stream }), RESPOND_EXIT.answered);
+  assert.is(
+    await runRespond(undefined, respondFlags(s.session, { values: '{"1":"1"}' }), {
+      out: sink().stream,
+      err: sink().stream,
+    }),
+    RESPOND_EXIT.answered,
+  );
   assert.match(JSON.stringify((await reply).body), 'staging');
 });
 
@@ -109,7 +163,10 @@ test('at a metadata ceiling a pending request shows the tool name only; labels a
   const low = pendingOf([downLevel(requested, 'metadata')], Date.now())[0]!;
   assert.is(low.prompt, 'claude-code requests permission: Bash');
   assert.not.ok(JSON.stringify(low).includes('touch'), 'no command below redacted');
-  assert.is(await runRespond('deny', respondFlags(s.session), { out: sink().stream, err: sink().stream }), RESPOND_EXIT.answered);
+  assert.is(
+    await runRespond('deny', respondFlags(s.session), { out: sink().stream, err: sink().stream }),
+    RESPOND_EXIT.answered,
+  );
   await reply;
   assert.is(age(42_000), '42s');
   assert.is(age(185_000), '3m 5s');

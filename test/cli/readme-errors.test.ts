@@ -10,19 +10,36 @@ import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
 const files = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+  readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+  );
 // Comments are not code (and may hold a quote or a semicolon).
 const stripComments = (t: string): string => t.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-const sources = files(join(root, 'src')).map((f) => ({ file: relative(root, f), code: stripComments(readFileSync(f, 'utf8')) }));
+const sources = files(join(root, 'src')).map((f) => ({
+  file: relative(root, f),
+  code: stripComments(readFileSync(f, 'utf8')),
+}));
 
-interface Union { name: string; file: string; members: string[]; start: number; end: number }
+interface Union {
+  name: string;
+  file: string;
+  members: string[];
+  start: number;
+  end: number;
+}
 
 /** `type X = 'a' | 'b' …;` for every code union, with where it is declared. */
 function unions(): Union[] {
   const decl = /(?:export\s+)?type\s+([A-Za-z]*(?:RuleId|RefusalCode|ErrorCode))\s*=([^;]*);/g;
-  return sources.flatMap(({ file, code }) => [...code.matchAll(decl)].map((m) => ({
-    name: m[1]!, file, members: [...m[2]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!), start: m.index, end: m.index + m[0].length,
-  })));
+  return sources.flatMap(({ file, code }) =>
+    [...code.matchAll(decl)].map((m) => ({
+      name: m[1]!,
+      file,
+      members: [...m[2]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!),
+      start: m.index,
+      end: m.index + m[0].length,
+    })),
+  );
 }
 
 /** Codes written as literals into relay `error` frames, HTTP error bodies and local refusals. */
@@ -49,17 +66,27 @@ function readmeCodes(): string[] {
 
 test('every code union member is sent somewhere, not only declared', () => {
   const found = unions();
-  assert.ok(found.some((u) => u.name === 'RuleId') && found.some((u) => u.name === 'RelayRefusalCode'), 'the unions are found');
+  assert.ok(
+    found.some((u) => u.name === 'RuleId') && found.some((u) => u.name === 'RelayRefusalCode'),
+    'the unions are found',
+  );
   for (const u of found) {
-    const elsewhere = sources.map((s) => (s.file === u.file ? s.code.slice(0, u.start) + s.code.slice(u.end) : s.code)).join('\n');
-    for (const code of u.members) assert.ok(elsewhere.includes(`'${code}'`), `${u.name} member ${code} (${u.file}) is never used`);
+    const elsewhere = sources
+      .map((s) => (s.file === u.file ? s.code.slice(0, u.start) + s.code.slice(u.end) : s.code))
+      .join('\n');
+    for (const code of u.members)
+      assert.ok(elsewhere.includes(`'${code}'`), `${u.name} member ${code} (${u.file}) is never used`);
   }
 });
 
 test('the README "Errors" tables list exactly the codes the sources can send', () => {
   const code = new Set([...unions().flatMap((u) => u.members), ...literalCodes()]);
   const rows = readmeCodes();
-  assert.equal(rows.filter((c, i) => rows.indexOf(c) !== i), [], 'each code has one row');
+  assert.equal(
+    rows.filter((c, i) => rows.indexOf(c) !== i),
+    [],
+    'each code has one row',
+  );
   const listed = new Set(rows);
   assert.equal([...code].filter((c) => !listed.has(c)).sort(), [], 'codes the sources send with no README row');
   assert.equal([...listed].filter((c) => !code.has(c)).sort(), [], 'README rows for codes the sources never send');

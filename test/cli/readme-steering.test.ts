@@ -33,14 +33,19 @@ function readmeLines(): string[] {
   const text = readFileSync(join(projectRoot, 'README.md'), 'utf8');
   const block = /Steering a real agent[^\n]*\n\n```sh\n([\s\S]*?)```/.exec(text)?.[1];
   assert.ok(block, 'the README has the block');
-  return block!.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  return block!
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter(Boolean);
 }
 
 /** A stand-in `claude`: the session's hook inputs go through the hook commands the installer wrote. */
 function writeFakeClaude(session: ReturnType<typeof scriptedSession>): void {
   mkdirSync(fakeBin, { recursive: true });
   const script = join(fakeBin, 'fake-claude.mjs');
-  writeFileSync(script, `
+  writeFileSync(
+    script,
+    `
 import { existsSync, readFileSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 if (process.argv[2] === '--version') { console.log('2.1.332 (Claude Code)'); process.exit(0); }
@@ -56,7 +61,8 @@ for (let i = 0; i < 200; i++) {
   await new Promise((r) => setTimeout(r, 300));
 }
 for (const h of s.closing) fire(h);
-`);
+`,
+  );
   writeFileSync(join(fakeBin, 'claude'), `#!/bin/sh\nexec node ${script} "$@"\n`);
   chmodSync(join(fakeBin, 'claude'), 0o755);
   // `aep-steer` as installed: the clone's bin.
@@ -76,15 +82,26 @@ test('the README block works pasted as written: no token set anywhere, the instr
   const relayPort = await freePort();
   const hookPort = await freePort();
   const env: NodeJS.ProcessEnv = {
-    PATH: `${fakeBin}:${process.env.PATH}`, HOME: join(root, 'home'), AEP_STATE_DIR: join(root, 'state'),
-    AEP_PORT: String(relayPort), AEP_RELAY: `ws://127.0.0.1:${relayPort}/socket`, AEP_HOOK_PORT: String(hookPort),
+    PATH: `${fakeBin}:${process.env.PATH}`,
+    HOME: join(root, 'home'),
+    AEP_STATE_DIR: join(root, 'state'),
+    AEP_PORT: String(relayPort),
+    AEP_RELAY: `ws://127.0.0.1:${relayPort}/socket`,
+    AEP_HOOK_PORT: String(hookPort),
     FAKE_SESSION: JSON.stringify(session),
   };
   const outputs: string[] = [];
   for (const line of readmeLines()) {
     const background = line.endsWith('&');
-    const words = line.replace(/&$/, '').trim().replace('<id>', session.session).match(/"[^"]*"|\S+/g)!.map((w) => w.replace(/^"|"$/g, ''));
-    const vars = Object.fromEntries(words.filter((w) => /^[A-Z_]+=/.test(w)).map((w) => w.split('=') as [string, string]));
+    const words = line
+      .replace(/&$/, '')
+      .trim()
+      .replace('<id>', session.session)
+      .match(/"[^"]*"|\S+/g)!
+      .map((w) => w.replace(/^"|"$/g, ''));
+    const vars = Object.fromEntries(
+      words.filter((w) => /^[A-Z_]+=/.test(w)).map((w) => w.split('=') as [string, string]),
+    );
     const [cmd, ...args] = words.filter((w) => !/^[A-Z_]+=/.test(w));
     if (background) {
       const child = spawn(cmd!, args, { cwd: project, env: { ...env, ...vars }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -14,7 +14,16 @@ import { registerWatch } from '../../src/cli/watch-command.js';
 
 function program(): Command {
   const p = new Command('aep-steer');
-  for (const r of [registerInstruct, registerRespond, registerSessions, registerWatch, registerAudit, registerInspect, registerDemo]) r(p);
+  for (const r of [
+    registerInstruct,
+    registerRespond,
+    registerSessions,
+    registerWatch,
+    registerAudit,
+    registerInspect,
+    registerDemo,
+  ])
+    r(p);
   return p;
 }
 
@@ -22,10 +31,49 @@ const flagsOf = (p: Command, name: string) => p.commands.find((c) => c.name() ==
 
 test('every command is there with its flags', () => {
   const p = program();
-  assert.equal(p.commands.map((c) => c.name()).sort(), ['audit', 'demo', 'inspect', 'instruct', 'respond', 'sessions', 'watch']);
-  assert.equal(flagsOf(p, 'instruct'), ['--session', '--vendor', '--delivery', '--no-wait', '--timeout', '--ack-window', '--json', '--relay', '--token', '--sender']);
-  assert.equal(flagsOf(p, 'respond'), ['--session', '--request', '--values', '--timeout', '--json', '--relay', '--token', '--sender']);
-  assert.equal(flagsOf(p, 'watch'), ['--filter', '--session', '--capture', '--replay', '--history', '--limit', '--json', '--relay', '--token', '--sender']);
+  assert.equal(p.commands.map((c) => c.name()).sort(), [
+    'audit',
+    'demo',
+    'inspect',
+    'instruct',
+    'respond',
+    'sessions',
+    'watch',
+  ]);
+  assert.equal(flagsOf(p, 'instruct'), [
+    '--session',
+    '--vendor',
+    '--delivery',
+    '--no-wait',
+    '--timeout',
+    '--ack-window',
+    '--json',
+    '--relay',
+    '--token',
+    '--sender',
+  ]);
+  assert.equal(flagsOf(p, 'respond'), [
+    '--session',
+    '--request',
+    '--values',
+    '--timeout',
+    '--json',
+    '--relay',
+    '--token',
+    '--sender',
+  ]);
+  assert.equal(flagsOf(p, 'watch'), [
+    '--filter',
+    '--session',
+    '--capture',
+    '--replay',
+    '--history',
+    '--limit',
+    '--json',
+    '--relay',
+    '--token',
+    '--sender',
+  ]);
   assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'audit'), ['--json']);
   assert.equal(flagsOf(p, 'inspect'), ['--port', '--relay', '--token']);
@@ -46,7 +94,10 @@ test('AEP_RELAY and AEP_TOKEN are the defaults of --relay and --token', () => {
     assert.is(fromEnv.getOptionValue('relay'), 'ws://relay.example:9/socket');
     assert.is(fromEnv.getOptionValue('token'), 't0k');
   } finally {
-    for (const [k, v] of [['AEP_RELAY', before.relay], ['AEP_TOKEN', before.token]] as const) {
+    for (const [k, v] of [
+      ['AEP_RELAY', before.relay],
+      ['AEP_TOKEN', before.token],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }

@@ -9,13 +9,19 @@ import { SteeringError } from '../../src/protocol/errors.js';
 import { relayReporter } from '../../src/cli/relay-status.js';
 
 const URL = 'ws://127.0.0.1:1/socket';
-const refused = (port = 1) => new SteeringError('RELAY_UNREACHABLE', `relay link: connect ECONNREFUSED 127.0.0.1:${port}`);
+const refused = (port = 1) =>
+  new SteeringError('RELAY_UNREACHABLE', `relay link: connect ECONNREFUSED 127.0.0.1:${port}`);
 
 function setup() {
   const state = new Subject<boolean>();
   const lines: string[] = [];
   const reported: string[] = [];
-  const r = relayReporter(URL, state, (l) => lines.push(l), (e) => reported.push(e.code));
+  const r = relayReporter(
+    URL,
+    state,
+    (l) => lines.push(l),
+    (e) => reported.push(e.code),
+  );
   return { state, lines, reported, r };
 }
 
@@ -30,7 +36,10 @@ test('ten failed attempts: one line; a different reason: one more; back: one', (
   for (let i = 0; i < 5; i++) r.onLinkError(token);
   assert.is(lines.length, 2);
   // A refused token is said as such, with where the token comes from, never as an unreachable relay.
-  assert.match(lines[1]!, `aep-steer adapter: relay now refuses this adapter: ${URL}; reason: relay refused the token (HTTP 401) [RELAY_UNAUTHORIZED]; give the relay's token with --token or AEP_TOKEN`);
+  assert.match(
+    lines[1]!,
+    `aep-steer adapter: relay now refuses this adapter: ${URL}; reason: relay refused the token (HTTP 401) [RELAY_UNAUTHORIZED]; give the relay's token with --token or AEP_TOKEN`,
+  );
   const moved = new SteeringError('RELAY_UNREACHABLE', 'relay link: connect ECONNREFUSED 127.0.0.1:2');
   r.onLinkError(moved);
   assert.is(lines.length, 2, 'another port is not another reason (digits are folded)');
@@ -44,7 +53,9 @@ test('a start that fails: what the link said before is never said', () => {
   const { lines, reported, r } = setup();
   r.onLinkError(refused());
   r.stop();
-  r.onLinkError(new SteeringError('RELAY_UNREACHABLE', 'relay link: WebSocket was closed before the connection was established'));
+  r.onLinkError(
+    new SteeringError('RELAY_UNREACHABLE', 'relay link: WebSocket was closed before the connection was established'),
+  );
   r.start();
   assert.equal(lines, []);
   assert.equal(reported, []);

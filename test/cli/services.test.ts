@@ -5,7 +5,16 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +25,13 @@ let dir = '';
 let env: NodeJS.ProcessEnv = {};
 const state = () => join(dir, 'state');
 
-interface Run { status: number | null; stdout: string; stderr: string; exitedAt: number; closedAt: number }
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  exitedAt: number;
+  closedAt: number;
+}
 
 /** Runs the CLI with piped stdio; `closedAt` is when every pipe reached EOF (no process holds one). */
 function cli(args: string[]): Promise<Run> {
@@ -65,13 +80,23 @@ function alive(pid: number): boolean {
   }
 }
 
-interface Row { name: string; pid: number; port: number; running: boolean; relayLink: string; uptimeS: number; log: string; lastError?: string }
+interface Row {
+  name: string;
+  pid: number;
+  port: number;
+  running: boolean;
+  relayLink: string;
+  uptimeS: number;
+  log: string;
+  lastError?: string;
+}
 async function status(): Promise<{ rows: Row[]; code: number | null }> {
   const r = await cli(['status', '--json']);
   return { rows: JSON.parse(r.stdout) as Row[], code: r.status };
 }
 
-const record = (name: string) => JSON.parse(readFileSync(join(state(), 'run', `${name}.pid`), 'utf8')) as { pid: number; startTicks: string };
+const record = (name: string) =>
+  JSON.parse(readFileSync(join(state(), 'run', `${name}.pid`), 'utf8')) as { pid: number; startTicks: string };
 
 let relayPort = 0;
 let hookPort = 0;
@@ -90,7 +115,7 @@ test.after.each(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('up starts the relay and the adapter detached, output in the logs, ready; nothing holds the caller\'s pipes after', async () => {
+test("up starts the relay and the adapter detached, output in the logs, ready; nothing holds the caller's pipes after", async () => {
   const r = await cli(upArgs());
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, `relay: started (pid `);
@@ -103,7 +128,13 @@ test('up starts the relay and the adapter detached, output in the logs, ready; n
   assert.ok(await listening(hookPort));
   const { rows, code } = await status();
   assert.is(code, 0);
-  assert.equal(rows.map((x) => [x.name, x.running, x.port]), [['relay', true, relayPort], ['adapter-claude-code', true, hookPort]]);
+  assert.equal(
+    rows.map((x) => [x.name, x.running, x.port]),
+    [
+      ['relay', true, relayPort],
+      ['adapter-claude-code', true, hookPort],
+    ],
+  );
   assert.is(rows[1]!.relayLink, 'connected');
   assert.is(rows[0]!.relayLink, 'serving');
 
@@ -116,10 +147,15 @@ test('up starts the relay and the adapter detached, output in the logs, ready; n
     assert.is(readlinkSync(`/proc/${row.pid}/fd/0`), '/dev/null');
     assert.is(readlinkSync(`/proc/${row.pid}/fd/1`), row.log);
     assert.is(readlinkSync(`/proc/${row.pid}/fd/2`), row.log);
-    const stat = readFileSync(`/proc/${row.pid}/stat`, 'utf8').slice(readFileSync(`/proc/${row.pid}/stat`, 'utf8').lastIndexOf(')') + 2).split(' ');
+    const stat = readFileSync(`/proc/${row.pid}/stat`, 'utf8')
+      .slice(readFileSync(`/proc/${row.pid}/stat`, 'utf8').lastIndexOf(')') + 2)
+      .split(' ');
     assert.is(Number(stat[2]), row.pid, 'process group id is its own pid');
   }
-  assert.match(readFileSync(rows[1]!.log, 'utf8'), `aep-steer adapter: relay connected: ws://127.0.0.1:${relayPort}/socket`);
+  assert.match(
+    readFileSync(rows[1]!.log, 'utf8'),
+    `aep-steer adapter: relay connected: ws://127.0.0.1:${relayPort}/socket`,
+  );
   assert.match(readFileSync(rows[0]!.log, 'utf8'), `relay: socket ws://127.0.0.1:${relayPort}/socket`);
   const text = await cli(['status']);
   assert.match(text.stdout, /relay\s+\d+\s+\d+\s+running\s+serving/);
@@ -146,7 +182,13 @@ test('a service killed with -9 shows as not running; up starts only it again; do
   for (let i = 0; i < 100 && alive(adapterPid); i++) await new Promise((r) => setTimeout(r, 20));
   const s = await status();
   assert.is(s.code, 1, 'status exits 1 while something up started is not running');
-  assert.equal(s.rows.map((x) => [x.name, x.running]), [['relay', true], ['adapter-claude-code', false]]);
+  assert.equal(
+    s.rows.map((x) => [x.name, x.running]),
+    [
+      ['relay', true],
+      ['adapter-claude-code', false],
+    ],
+  );
   assert.match((await cli(['status'])).stdout, 'adapter-claude-code is not running');
 
   const restart = await cli(upArgs());
@@ -176,7 +218,19 @@ test('down never signals a process that is no longer the one up started (a reuse
     // A record naming the stranger's pid with another start time: what a reused pid looks like.
     const { mkdirSync } = await import('node:fs');
     mkdirSync(join(state(), 'run'), { recursive: true, mode: 0o700 });
-    writeFileSync(join(state(), 'run', 'relay.pid'), JSON.stringify({ name: 'relay', pid, startTicks: '1', argv: [], port: relayPort, log: join(state(), 'logs', 'relay.log'), startedAt: new Date().toISOString() }), { mode: 0o600 });
+    writeFileSync(
+      join(state(), 'run', 'relay.pid'),
+      JSON.stringify({
+        name: 'relay',
+        pid,
+        startTicks: '1',
+        argv: [],
+        port: relayPort,
+        log: join(state(), 'logs', 'relay.log'),
+        startedAt: new Date().toISOString(),
+      }),
+      { mode: 0o600 },
+    );
     assert.is((await status()).rows[0]!.running, false);
     const down = await cli(['down']);
     assert.match(down.stdout, `relay: was not running (pid ${pid} has ended); removed its record`);
@@ -241,7 +295,7 @@ function refusingRelayEnv(): void {
   env['AEP_TOKENS_FILE'] = tokens;
 }
 
-test('an adapter whose relay link never comes up: up prints its log\'s reason, stops the relay it started, exits 1', async () => {
+test("an adapter whose relay link never comes up: up prints its log's reason, stops the relay it started, exits 1", async () => {
   refusingRelayEnv();
   const r = await cli([...upArgs(), '--timeout-ms', '3000']);
   assert.is(r.status, 1, r.stdout + r.stderr);
@@ -261,7 +315,8 @@ test('up interrupted while it waits stops what that call started', async () => {
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  for (let i = 0; i < 400 && !existsSync(join(state(), 'run', 'adapter-claude-code.pid')); i++) await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; i < 400 && !existsSync(join(state(), 'run', 'adapter-claude-code.pid')); i++)
+    await new Promise((r) => setTimeout(r, 25));
   const pids = [record('relay').pid, record('adapter-claude-code').pid];
   child.kill('SIGINT');
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));

@@ -11,8 +11,14 @@ test('lists live sessions with what the claimant declares; --json gives rows', a
   try {
     const s = await on.openSession();
     const out = sink();
-    assert.is(await runSessions({ relay: on.relayUrl, token: on.token, sender: 't' }, { out: out.stream }), SESSIONS_EXIT.ok);
-    const line = out.text().split('\n').find((l) => l.startsWith(s.session))!;
+    assert.is(
+      await runSessions({ relay: on.relayUrl, token: on.token, sender: 't' }, { out: out.stream }),
+      SESSIONS_EXIT.ok,
+    );
+    const line = out
+      .text()
+      .split('\n')
+      .find((l) => l.startsWith(s.session))!;
     assert.ok(line, out.text());
     assert.match(line, 'claude-code');
     assert.match(line, ' instruct ');
@@ -40,7 +46,11 @@ test('an ended session is hidden unless --all; the queue counts accepted, unsett
     const gone = await on.openSession();
     // Two instructions wait on the live session (no moment takes them while the test runs).
     for (const text of ['one', 'two']) {
-      const cmd = command({ agent: 't' }, live.session, { type: 'x.claude-code.control.instruct', data: { text }, capture: 'redacted' });
+      const cmd = command({ agent: 't' }, live.session, {
+        type: 'x.claude-code.control.instruct',
+        data: { text },
+        capture: 'redacted',
+      });
       assert.is((await on.observer.send(cmd)).outcome, 'accepted');
     }
     for (const h of gone.closing) await on.postHook(h);
@@ -48,7 +58,10 @@ test('an ended session is hidden unless --all; the queue counts accepted, unsett
     const json = sink();
     await runSessions({ relay: on.relayUrl, token: on.token, sender: 't', json: true }, { out: json.stream });
     const rows = JSON.parse(json.text()) as ReturnType<typeof rowsFrom>;
-    assert.equal(rows.map((r) => [r.session, r.state, r.queued]), [[live.session, 'live', 2]]);
+    assert.equal(
+      rows.map((r) => [r.session, r.state, r.queued]),
+      [[live.session, 'live', 2]],
+    );
     const text = sink();
     await runSessions({ relay: on.relayUrl, token: on.token, sender: 't' }, { out: text.stream });
     assert.match(text.text(), '1 ended session not shown (--all shows them)');
@@ -65,9 +78,12 @@ test('a refused token exits 8 with a hint; it is not reported as unreachable', a
   const on = await startTestStack();
   try {
     const out = sink();
-    assert.is(await runSessions({ relay: on.relayUrl, token: 'wrong', sender: 't' }, { out: out.stream }), SESSIONS_EXIT.unauthorized);
+    assert.is(
+      await runSessions({ relay: on.relayUrl, token: 'wrong', sender: 't' }, { out: out.stream }),
+      SESSIONS_EXIT.unauthorized,
+    );
     assert.match(out.text(), 'refused the token (HTTP 401)');
-    assert.match(out.text(), 'pass the relay\'s token with --token or AEP_TOKEN');
+    assert.match(out.text(), "pass the relay's token with --token or AEP_TOKEN");
     assert.not.match(out.text(), 'cannot reach');
   } finally {
     await on.stop();
@@ -93,7 +109,10 @@ test('rows mark sessions with several claimants; an empty roster says so', () =>
     { session: 'a', agent: 'claude-code', control: { accepts: ['x.claude-code.control.instruct'] } },
     { session: 'a', agent: 'other' },
   ]);
-  assert.equal(rows.map((r) => r.claimants), [2, 2]);
+  assert.equal(
+    rows.map((r) => r.claimants),
+    [2, 2],
+  );
   assert.match(renderRows(rows, plain), 'a (2 claimants)');
   assert.match(renderRows([], plain), 'no live sessions');
   assert.match(renderRows([], plain, { all: true }), 'no sessions on the relay');
@@ -101,13 +120,20 @@ test('rows mark sessions with several claimants; an empty roster says so', () =>
 
 test('last activity reads as a short age', () => {
   const now = Date.parse('2026-12-01T12:00:00Z');
-  assert.equal(['2026-12-01T11:59:48Z', '2026-12-01T11:56:00Z', '2026-12-01T09:00:00Z', '2026-11-25T12:00:00Z', undefined].map((t) => ago(t, now)),
-    ['12 s ago', '4 min ago', '3 h ago', '6 d ago', '-']);
+  assert.equal(
+    ['2026-12-01T11:59:48Z', '2026-12-01T11:56:00Z', '2026-12-01T09:00:00Z', '2026-11-25T12:00:00Z', undefined].map(
+      (t) => ago(t, now),
+    ),
+    ['12 s ago', '4 min ago', '3 h ago', '6 d ago', '-'],
+  );
 });
 
 test('an unreachable relay exits 7', async () => {
   const out = sink();
-  assert.is(await runSessions({ relay: 'ws://127.0.0.1:1/socket', sender: 't' }, { out: out.stream }), SESSIONS_EXIT.unreachable);
+  assert.is(
+    await runSessions({ relay: 'ws://127.0.0.1:1/socket', sender: 't' }, { out: out.stream }),
+    SESSIONS_EXIT.unreachable,
+  );
   assert.match(out.text(), 'cannot reach relay');
 });
 

@@ -11,14 +11,27 @@ import { join } from 'node:path';
 const root = join(import.meta.dirname, '..', '..');
 const bin = join(root, 'bin', 'aep-steer.js');
 const tracer = join(root, 'test', 'support', 'trace-loads.mjs');
-const HEAVY = ['/node_modules/ws/', '/dist/relay/sqlite.js', '/node_modules/xstate/', '/node_modules/ajv/', '/node_modules/rxjs/', '/node_modules/@statelyai/'];
+const HEAVY = [
+  '/node_modules/ws/',
+  '/dist/relay/sqlite.js',
+  '/node_modules/xstate/',
+  '/node_modules/ajv/',
+  '/node_modules/rxjs/',
+  '/node_modules/@statelyai/',
+];
 
-function loadsOf(args: string[], input?: string): { urls: string[]; status: number | null; stderr: string; stdout: string } {
+function loadsOf(
+  args: string[],
+  input?: string,
+): { urls: string[]; status: number | null; stderr: string; stdout: string } {
   const dir = mkdtempSync(join(tmpdir(), 'aep-loads-'));
   const trace = join(dir, 'loads.txt');
   try {
     const r = spawnSync(process.execPath, ['--import', tracer, bin, ...args], {
-      encoding: 'utf8', env: { ...process.env, AEP_TRACE_LOADS: trace, AEP_STATE_DIR: dir }, timeout: 30_000, ...(input === undefined ? {} : { input }),
+      encoding: 'utf8',
+      env: { ...process.env, AEP_TRACE_LOADS: trace, AEP_STATE_DIR: dir },
+      timeout: 30_000,
+      ...(input === undefined ? {} : { input }),
     });
     const urls = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n').filter(Boolean) : [];
     return { urls, status: r.status, stderr: r.stderr, stdout: r.stdout };
@@ -36,7 +49,10 @@ for (const [label, args, status] of [
   test(`${label} loads no ws, SQLite, XState, Ajv, RxJS or inspector`, () => {
     const r = loadsOf([...args]);
     assert.is(r.status, status, r.stderr);
-    assert.ok(r.urls.some((u) => u.includes('/cli/')), `the tracer saw the CLI load: ${r.urls.length} urls`);
+    assert.ok(
+      r.urls.some((u) => u.includes('/cli/')),
+      `the tracer saw the CLI load: ${r.urls.length} urls`,
+    );
     const heavy = r.urls.filter((u) => HEAVY.some((h) => u.includes(h)));
     assert.equal(heavy, [], `${label} loaded ${heavy.join(', ')}`);
   });
@@ -48,20 +64,33 @@ const VENDOR_MODULES = ['claude-code', 'codex', 'qwen-code', 'vscode', 'hermes',
 for (const vendor of ['claude-code', 'codex', 'qwen-code', 'vscode', 'hermes', 'cline']) {
   test(`hook ${vendor} loads its own vendor table only, and no ws, SQLite, XState, Ajv or RxJS`, () => {
     // Port 1: nothing listens, so the hook fails open with the neutral reply after the whole path ran.
-    const r = loadsOf(['hook', vendor, '--url', 'http://127.0.0.1:1/hook/x', '--timeout', '5'], '{"hook_event_name":"PreToolUse"}');
+    const r = loadsOf(
+      ['hook', vendor, '--url', 'http://127.0.0.1:1/hook/x', '--timeout', '5'],
+      '{"hook_event_name":"PreToolUse"}',
+    );
     assert.is(r.status, 0, r.stderr);
     assert.match(r.stderr, /no adapter is listening/);
-    assert.ok(r.urls.some((u) => u.endsWith(`/adapters/${vendor}.js`)), `${vendor}'s table was loaded`);
+    assert.ok(
+      r.urls.some((u) => u.endsWith(`/adapters/${vendor}.js`)),
+      `${vendor}'s table was loaded`,
+    );
     const heavy = r.urls.filter((u) => HEAVY.some((h) => u.includes(h)));
     assert.equal(heavy, [], `hook ${vendor} loaded ${heavy.join(', ')}`);
-    const others = r.urls.filter((u) => VENDOR_MODULES.some((v) => v !== vendor && u.endsWith(`/adapters/${v}.js`)) || u.endsWith('/adapters/registry.js'));
+    const others = r.urls.filter(
+      (u) =>
+        VENDOR_MODULES.some((v) => v !== vendor && u.endsWith(`/adapters/${v}.js`)) ||
+        u.endsWith('/adapters/registry.js'),
+    );
     assert.equal(others, [], `hook ${vendor} loaded other vendors' tables`);
   });
 }
 
 test('the tracer does see heavy modules when a command needs them', () => {
   const r = loadsOf(['audit', join(root, 'no-such-log.jsonl')]);
-  assert.ok(r.urls.some((u) => HEAVY.some((h) => u.includes(h))), r.urls.filter((u) => u.includes('node_modules')).join('\n'));
+  assert.ok(
+    r.urls.some((u) => HEAVY.some((h) => u.includes(h))),
+    r.urls.filter((u) => u.includes('node_modules')).join('\n'),
+  );
 });
 
 test.run();

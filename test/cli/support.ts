@@ -64,14 +64,24 @@ export function sink(): { stream: NodeJS.WriteStream; text: () => string } {
 export function permissionRequest(s: ScriptedSession): Record<string, unknown> {
   const pre = s.toolCall[0]!;
   return {
-    session_id: s.session, transcript_path: pre['transcript_path'], cwd: s.cwd, prompt_id: pre['prompt_id'], permission_mode: 'default',
-    effort: { level: 'medium' }, hook_event_name: 'PermissionRequest', tool_name: 'Bash',
-    tool_input: { command: 'touch new-file.txt', description: 'Create a file' }, permission_suggestions: [],
+    session_id: s.session,
+    transcript_path: pre['transcript_path'],
+    cwd: s.cwd,
+    prompt_id: pre['prompt_id'],
+    permission_mode: 'default',
+    effort: { level: 'medium' },
+    hook_event_name: 'PermissionRequest',
+    tool_name: 'Bash',
+    tool_input: { command: 'touch new-file.txt', description: 'Create a file' },
+    permission_suggestions: [],
   };
 }
 
 /** Opens a held PermissionRequest; resolves with the request id and the pending hook reply. */
-export async function heldPermission(stack: TestStack, s: ScriptedSession): Promise<{ request: string; reply: Promise<{ status: number; body: unknown }> }> {
+export async function heldPermission(
+  stack: TestStack,
+  s: ScriptedSession,
+): Promise<{ request: string; reply: Promise<{ status: number; body: unknown }> }> {
   const reply = stack.postHook(permissionRequest(s));
   const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
   return { request: requested.id, reply };

@@ -28,27 +28,34 @@ test.after(async () => {
 
 /** Every command line on the machine this user can read that holds `text`. */
 function commandLinesHolding(text: string): string[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      return cmd.includes(text) ? [cmd] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((pid) => {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+        return cmd.includes(text) ? [cmd] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 const freshState = () => ({ HOME: join(dir, 'home'), AEP_STATE_DIR: join(dir, 'state') });
 
-test('console --token-file: the page follows the relay with the file\'s token; no command line holds it', async () => {
+test("console --token-file: the page follows the relay with the file's token; no command line holds it", async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, ...freshState() };
   delete env['AEP_TOKEN'];
-  const child = spawn(process.execPath, [BIN, 'console', '--port', '0', '--relay', relay.socketUrl, '--token-file', tokenFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'console', '--port', '0', '--relay', relay.socketUrl, '--token-file', tokenFile],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   try {
-    for (let i = 0; i < 200 && !/http:\/\/127\.0\.0\.1:\d+\/\S+\//.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && !/http:\/\/127\.0\.0\.1:\d+\/\S+\//.test(out); i++)
+      await new Promise((r) => setTimeout(r, 25));
     const url = /http:\/\/127\.0\.0\.1:\d+\/\S+\//.exec(out)?.[0];
     assert.ok(url, out);
     let connected = false;

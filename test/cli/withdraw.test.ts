@@ -19,33 +19,45 @@ test.after(async () => {
 const base = (session: string, sender = 'alice') => ({ relay: stack.relayUrl, token: stack.token, sender, session });
 const instruct = (text: string, session: string, extra: Record<string, unknown> = {}) => {
   const out = sink();
-  const run = runInstruct(text, { ...base(session), wait: true, timeout: '30000', ackWindow: '10000', ...extra }, { out: out.stream, err: out.stream });
+  const run = runInstruct(
+    text,
+    { ...base(session), wait: true, timeout: '30000', ackWindow: '10000', ...extra },
+    { out: out.stream, err: out.stream },
+  );
   return { run, out };
 };
 const withdraw = async (session: string, extra: Record<string, unknown>, sender = 'alice') => {
   const out = sink();
-  const code = await runWithdraw({ ...base(session, sender), timeout: '10000', ...extra }, { out: out.stream, err: out.stream });
+  const code = await runWithdraw(
+    { ...base(session, sender), timeout: '10000', ...extra },
+    { out: out.stream, err: out.stream },
+  );
   return { code, text: out.text() };
 };
 const queued = async (session: string) => {
   const out = sink();
   assert.is(await runQueue({ ...base(session), json: true }, { out: out.stream }), 0);
-  return JSON.parse(out.text()) as { outcome: string; waiting: { id: string; sender: string; delivery: string; ageMs: number; text?: string }[] };
+  return JSON.parse(out.text()) as {
+    outcome: string;
+    waiting: { id: string; sender: string; delivery: string; ageMs: number; text?: string }[];
+  };
 };
-const contextOf = (reply: { body: unknown }) => (reply.body as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext;
+const contextOf = (reply: { body: unknown }) =>
+  (reply.body as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext;
 /** The next turn's first moment: the prompt the person types next. */
 const nextPrompt = (s: ScriptedSession) => ({ ...s.opening[1]!, prompt: 'and now?' });
 
-test('--delivery queue sent mid-turn rides the next turn\'s first moment, not the running turn', async () => {
+test("--delivery queue sent mid-turn rides the next turn's first moment, not the running turn", async () => {
   const s = await stack.openSession();
   const { run, out } = instruct('after this turn, write the changelog', s.session, { delivery: 'queue' });
   await stack.waitFor((e) => e.session === s.session && e.type === 'control.accepted');
-  for (const h of s.toolCall) assert.is(contextOf(await stack.postHook(h)), undefined, `${h.hook_event_name} inside the turn carries nothing`);
-  assert.is(contextOf(await stack.postHook(s.closing[0]!)), undefined, 'the turn\'s Stop carries nothing');
+  for (const h of s.toolCall)
+    assert.is(contextOf(await stack.postHook(h)), undefined, `${h.hook_event_name} inside the turn carries nothing`);
+  assert.is(contextOf(await stack.postHook(s.closing[0]!)), undefined, "the turn's Stop carries nothing");
   assert.is(contextOf(await stack.postHook(nextPrompt(s))), 'after this turn, write the changelog');
   assert.is(await run, INSTRUCT_EXIT.delivered, out.text());
   assert.match(out.text(), /✓ delivered \(queue\) at UserPromptSubmit/);
-  assert.match(out.text(), '… queued (0 ahead); delivered when the agent\'s next turn starts');
+  assert.match(out.text(), "… queued (0 ahead); delivered when the agent's next turn starts");
   // D31: the adapter's hello says what it honours, and the roster carries it per session.
   const entry = (await stack.observer.roster()).find((r) => r.session === s.session)!;
   assert.equal((entry.control as { deliveries?: string[] }).deliveries, ['moment', 'steer', 'queue']);
@@ -62,7 +74,10 @@ test('--delivery steer rides the running turn; with no turn running it is refuse
   await stack.postHook(s.closing[0]!);
   const idle = instruct('too late', s.session, { delivery: 'steer' });
   assert.is(await idle.run, INSTRUCT_EXIT.rejected);
-  assert.match(idle.out.text(), 'rejected by the adapter (session-idle): no turn is running: send it with --delivery queue, or as a moment; nothing was queued');
+  assert.match(
+    idle.out.text(),
+    'rejected by the adapter (session-idle): no turn is running: send it with --delivery queue, or as a moment; nothing was queued',
+  );
   assert.equal((await queued(s.session)).waiting, []);
   const bad = instruct('x', s.session, { delivery: 'now' });
   assert.is(await bad.run, INSTRUCT_EXIT.usage);
@@ -76,7 +91,13 @@ test('queue lists what waits; withdraw takes it back; refusals keep the queue as
   const b = instruct('second thing', s.session, { wait: false });
   assert.is(await b.run, 0);
   const listed = await queued(s.session);
-  assert.equal(listed.waiting.map((w) => [w.sender, w.delivery, w.text]), [['alice', 'queue', 'first thing'], ['alice', 'moment', 'second thing']]);
+  assert.equal(
+    listed.waiting.map((w) => [w.sender, w.delivery, w.text]),
+    [
+      ['alice', 'queue', 'first thing'],
+      ['alice', 'moment', 'second thing'],
+    ],
+  );
   assert.ok(listed.waiting.every((w) => w.ageMs >= 0 && typeof w.id === 'string'));
   const [first, second] = listed.waiting.map((w) => w.id);
 
@@ -88,14 +109,21 @@ test('queue lists what waits; withdraw takes it back; refusals keep the queue as
   assert.match(unknown.text, 'not withdrawn (unknown-instruction): the session has no instruction with that id');
   const usage = await withdraw(s.session, {});
   assert.is(usage.code, WITHDRAW_EXIT.usage);
-  assert.equal((await queued(s.session)).waiting.map((w) => w.id), [first, second], 'refusals changed nothing');
+  assert.equal(
+    (await queued(s.session)).waiting.map((w) => w.id),
+    [first, second],
+    'refusals changed nothing',
+  );
 
   const last = await withdraw(s.session, { last: true });
   assert.is(last.code, WITHDRAW_EXIT.withdrawn, last.text);
   assert.match(last.text, `✓ withdrawn: ${second} will not reach the agent`);
   const dropped = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.dropped' && e.subject === second);
   assert.is(dropped.data?.['reason'], 'withdrawn');
-  assert.equal((await queued(s.session)).waiting.map((w) => w.id), [first]);
+  assert.equal(
+    (await queued(s.session)).waiting.map((w) => w.id),
+    [first],
+  );
   // The withdrawn one never reaches the agent; the queued one rides the next turn.
   for (const h of s.toolCall) assert.is(contextOf(await stack.postHook(h)), undefined);
   await stack.postHook(s.closing[0]!);
@@ -109,7 +137,7 @@ test('queue lists what waits; withdraw takes it back; refusals keep the queue as
   assert.match(again.text, '(not-waiting)');
   const none = await withdraw(s.session, { last: true });
   assert.is(none.code, WITHDRAW_EXIT.refused);
-  assert.match(none.text, 'none of alice\'s instructions waits');
+  assert.match(none.text, "none of alice's instructions waits");
 });
 
 test.run();

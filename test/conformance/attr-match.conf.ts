@@ -26,8 +26,16 @@ if (corpusAvailable('attr-match')) {
   test('attr-match: 10 filters fail closed with FilterError', () => {
     assert.is(corpus.invalid.length, 10);
     for (const c of corpus.invalid) {
-      assert.throws(() => compileFilter(c.filter), (err: unknown) => err instanceof FilterError && err.message.length > 0, c.name);
-      assert.throws(() => parseFilterParam(JSON.stringify(c.filter)), (err: unknown) => err instanceof FilterError, c.name);
+      assert.throws(
+        () => compileFilter(c.filter),
+        (err: unknown) => err instanceof FilterError && err.message.length > 0,
+        c.name,
+      );
+      assert.throws(
+        () => parseFilterParam(JSON.stringify(c.filter)),
+        (err: unknown) => err instanceof FilterError,
+        c.name,
+      );
     }
     report('attr-match fail-closed', corpus.invalid.length, corpus.invalid.length);
   });

@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const configured = process.env.AEP_CONFORMANCE_DIR;
-export const corpusDir = configured ? (isAbsolute(configured) ? configured : resolve(root, configured)) : resolve(root, '..', 'shared', 'aep');
+export const corpusDir = configured
+  ? isAbsolute(configured)
+    ? configured
+    : resolve(root, configured)
+  : resolve(root, '..', 'shared', 'aep');
 
 const present = existsSync(join(corpusDir, 'fixtures')) && existsSync(join(corpusDir, 'schemas'));
 
@@ -27,7 +31,10 @@ export function corpusAvailable(suite: string): boolean {
 export const readJson = <T = unknown>(rel: string): T => JSON.parse(readFileSync(join(corpusDir, rel), 'utf8')) as T;
 
 export const readJsonl = <T = unknown>(rel: string): T[] =>
-  readFileSync(join(corpusDir, rel), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+  readFileSync(join(corpusDir, rel), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
 
 export const listDir = (rel: string): string[] => readdirSync(join(corpusDir, rel));
 

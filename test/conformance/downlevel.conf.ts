@@ -7,8 +7,20 @@ import type { FieldSpec } from '../../src/protocol/payloads.js';
 import { validateEvent } from '../../src/protocol/validate.js';
 import { corpusAvailable, readJson, report } from './corpus.js';
 
-interface DlCase { name: string; ceiling: CaptureLevel; event: AepEvent; expect_capture: CaptureLevel; expect_data: unknown }
-interface GateCase { name: string; fields: FieldSpec[]; values: Record<string, unknown>; ceiling: CaptureLevel; expect: Record<string, unknown> }
+interface DlCase {
+  name: string;
+  ceiling: CaptureLevel;
+  event: AepEvent;
+  expect_capture: CaptureLevel;
+  expect_data: unknown;
+}
+interface GateCase {
+  name: string;
+  fields: FieldSpec[];
+  values: Record<string, unknown>;
+  ceiling: CaptureLevel;
+  expect: Record<string, unknown>;
+}
 
 if (corpusAvailable('downlevel')) {
   const { cases } = readJson<{ cases: DlCase[] }>('fixtures/downlevel/cases.json');

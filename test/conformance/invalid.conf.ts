@@ -7,7 +7,12 @@ import { relayCheck, validateEvent, type IssueRule } from '../../src/protocol/va
 import { checkStream, type ViolationRule } from '../../src/protocol/stream-checks.js';
 import { corpusAvailable, readJson, report } from './corpus.js';
 
-interface Case { name: string; rule: string; event?: unknown; events?: AepEvent[] }
+interface Case {
+  name: string;
+  rule: string;
+  event?: unknown;
+  events?: AepEvent[];
+}
 
 /** Fixture rule citation → rule id; the first pattern that matches wins. */
 const RULE_MAP: [RegExp, IssueRule | ViolationRule][] = [
@@ -47,18 +52,27 @@ if (corpusAvailable('invalid')) {
       const want = expectedRule(c)!;
       if (c.event !== undefined) {
         const issues = validateEvent(c.event);
-        assert.ok(issues.some((i) => i.rule === want), `${c.name}: want ${want}, got ${JSON.stringify(issues)}`);
+        assert.ok(
+          issues.some((i) => i.rule === want),
+          `${c.name}: want ${want}, got ${JSON.stringify(issues)}`,
+        );
         // Envelope-level failures are also refused at relay ingest (AEP-0003 §3.2); payload ones are not.
         const relay = relayCheck(c.event);
         if (want === 'payload') assert.is(relay, undefined, `${c.name}: relay tier does not read data`);
-        else { assert.is(relay?.rule, want, `${c.name}: relay tier`); envelope++; }
+        else {
+          assert.is(relay?.rule, want, `${c.name}: relay tier`);
+          envelope++;
+        }
         single++;
       } else {
         const events = c.events!;
         const violations = checkStream(events);
         const perEvent = events.flatMap((e) => validateEvent(e));
         assert.equal(perEvent, [], `${c.name}: each event alone is valid`);
-        assert.ok(violations.some((v) => v.rule === want), `${c.name}: want ${want}, got ${JSON.stringify(violations)}`);
+        assert.ok(
+          violations.some((v) => v.rule === want),
+          `${c.name}: want ${want}, got ${JSON.stringify(violations)}`,
+        );
         streams++;
       }
     }

@@ -16,9 +16,28 @@ type Schema = { type?: string | string[]; properties?: Record<string, Schema>; i
 
 /** Values of every JSON kind and the edges the schemas draw (bounds, integers, date-times). */
 const CANDIDATES: unknown[] = [
-  null, 0, -1, 1.5, 101, '', 'x', true, [], {}, [{}], ['x'], [{ id: 'a', label: 'A' }],
-  { name: 'n' }, { currency: 'USD' }, { session: 's' }, { id: '1', type: 'select', label: 'L' },
-  '2026-07-03T10:00:00Z', '2026-07-03T10:00:00', 'control', 'permission', 'session-ended',
+  null,
+  0,
+  -1,
+  1.5,
+  101,
+  '',
+  'x',
+  true,
+  [],
+  {},
+  [{}],
+  ['x'],
+  [{ id: 'a', label: 'A' }],
+  { name: 'n' },
+  { currency: 'USD' },
+  { session: 's' },
+  { id: '1', type: 'select', label: 'L' },
+  '2026-07-03T10:00:00Z',
+  '2026-07-03T10:00:00',
+  'control',
+  'permission',
+  'session-ended',
 ];
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -72,7 +91,11 @@ if (corpusAvailable('payload-oracle')) {
         for (const m of [seed, ...mutations(seed, schema)]) {
           const want = validate(m) === true;
           const issues = validatePayload(type, m);
-          assert.is(issues.length === 0, want, `${type} ${JSON.stringify(m)}: schema says ${want ? 'valid' : 'invalid'}, shape says ${JSON.stringify(issues)}`);
+          assert.is(
+            issues.length === 0,
+            want,
+            `${type} ${JSON.stringify(m)}: schema says ${want ? 'valid' : 'invalid'}, shape says ${JSON.stringify(issues)}`,
+          );
           variants++;
           if (!want) invalid++;
         }

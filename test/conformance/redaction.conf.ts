@@ -4,15 +4,25 @@ import * as assert from 'uvu/assert';
 import { redactText, redactValue, type RedactOptions } from '../../src/protocol/redact.js';
 import { corpusAvailable, readJson, report } from './corpus.js';
 
-interface Case<I> { name: string; input: I; opts?: RedactOptions; must_contain?: string[]; must_not_contain?: string[] }
+interface Case<I> {
+  name: string;
+  input: I;
+  opts?: RedactOptions;
+  must_contain?: string[];
+  must_not_contain?: string[];
+}
 
 function check(name: string, out: string, c: Case<unknown>): void {
-  for (const s of c.must_not_contain ?? []) assert.not.ok(out.includes(s), `${name}: must not contain ${JSON.stringify(s)} in ${JSON.stringify(out)}`);
-  for (const s of c.must_contain ?? []) assert.ok(out.includes(s), `${name}: must contain ${JSON.stringify(s)} in ${JSON.stringify(out)}`);
+  for (const s of c.must_not_contain ?? [])
+    assert.not.ok(out.includes(s), `${name}: must not contain ${JSON.stringify(s)} in ${JSON.stringify(out)}`);
+  for (const s of c.must_contain ?? [])
+    assert.ok(out.includes(s), `${name}: must contain ${JSON.stringify(s)} in ${JSON.stringify(out)}`);
 }
 
 if (corpusAvailable('redaction')) {
-  const corpus = readJson<{ text_cases: Case<string>[]; value_cases: Case<unknown>[] }>('fixtures/redaction/cases.json');
+  const corpus = readJson<{ text_cases: Case<string>[]; value_cases: Case<unknown>[] }>(
+    'fixtures/redaction/cases.json',
+  );
 
   test('redaction: 28 text cases', () => {
     assert.is(corpus.text_cases.length, 28);

@@ -46,17 +46,29 @@ test('a click sends an instruction; the page shows accepted, then delivered with
   await page.waitForSelector('#instruct-status[data-status="pending"]');
   assert.match((await page.textContent('#instruct-status'))!, /^accepted at \d\d:\d\d:\d\d\.\d{3}, queued$/);
   await page.waitForSelector('#detail [data-field="state"][data-state="queued"]');
-  assert.match((await page.textContent('#detail [data-field="queue"]'))!, 'from aep-steer-console: Run the integration tests before you push.');
+  assert.match(
+    (await page.textContent('#detail [data-field="queue"]'))!,
+    'from aep-steer-console: Run the integration tests before you push.',
+  );
   const id = (await page.getAttribute('#instruct-status', 'data-command'))!;
 
   // The agent reaches its next tool call: the hook reply carries the text.
   const reply = await stack.postHook(s.toolCall[0]!);
-  assert.equal((reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'Run the integration tests before you push.');
+  assert.equal(
+    (reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext,
+    'Run the integration tests before you push.',
+  );
   await page.waitForSelector('#instruct-status[data-status="delivered"]');
   // The moment that carried it (D27) and when.
-  assert.match((await page.textContent('#instruct-status'))!, /^delivered after \d+ ms at PreToolUse \(\d\d:\d\d:\d\d\.\d{3}\)$/);
+  assert.match(
+    (await page.textContent('#instruct-status'))!,
+    /^delivered after \d+ ms at PreToolUse \(\d\d:\d\d:\d\d\.\d{3}\)$/,
+  );
   // The audit row says the same, and the box is empty for the next one.
-  assert.match((await page.textContent(`tr[data-instruction="${id}"] td[data-status="delivered"]`))!, /delivered after \d+ ms/);
+  assert.match(
+    (await page.textContent(`tr[data-instruction="${id}"] td[data-status="delivered"]`))!,
+    /delivered after \d+ ms/,
+  );
   assert.is(await page.inputValue('#instruct-text'), '');
   await page.screenshot({ path: join(SHOTS, 'console-desktop.png'), fullPage: true });
   assert.ok(statSync(join(SHOTS, 'console-desktop.png')).size > 10_000);
@@ -94,11 +106,16 @@ test('a permission request is allowed from the page and the held hook returns al
   assert.ok(await page.locator(`${session(s.session)} .badge`).count());
   await page.screenshot({ path: join(SHOTS, 'console-phone.png'), fullPage: true });
   // Readable on a phone: nothing wider than the viewport.
-  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scroll at 390 px');
+  assert.ok(
+    await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    'no horizontal scroll at 390 px',
+  );
 
   await page.click(`${box} button[data-answer="allow"]`);
   const hook = await reply;
-  assert.equal(hook.body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+  assert.equal(hook.body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
   await page.waitForSelector(box, { state: 'detached' });
   await page.waitForSelector('#detail [data-field="state"][data-state="idle"]');
   assert.ok(statSync(join(SHOTS, 'console-phone.png')).size > 10_000);
@@ -108,9 +125,18 @@ test('a form request (an MCP elicitation) is filled in and submitted from the pa
   await page.setViewportSize({ width: 1280, height: 860 });
   const s = await stack.openSession();
   await page.click(session(s.session));
-  const fixture = readJson<{ elicitation: { input: Record<string, unknown> } }>(aepFile('fixtures', 'mappings', 'claude-code.json'));
+  const fixture = readJson<{ elicitation: { input: Record<string, unknown> } }>(
+    aepFile('fixtures', 'mappings', 'claude-code.json'),
+  );
   const pre = s.toolCall[0]!;
-  const reply = stack.postHook({ session_id: s.session, transcript_path: pre['transcript_path'], cwd: s.cwd, hook_event_name: 'Elicitation', mcp_server_name: 'deployer', ...fixture.elicitation.input });
+  const reply = stack.postHook({
+    session_id: s.session,
+    transcript_path: pre['transcript_path'],
+    cwd: s.cwd,
+    hook_event_name: 'Elicitation',
+    mcp_server_name: 'deployer',
+    ...fixture.elicitation.input,
+  });
   const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
   const box = `[data-request="${requested.id}"]`;
   await page.waitForSelector(`${box} [data-field="form"]`);
@@ -120,7 +146,13 @@ test('a form request (an MCP elicitation) is filled in and submitted from the pa
   await page.screenshot({ path: join(SHOTS, 'console-form.png'), fullPage: true });
   await page.click(`${box} button[data-answer="submit"]`);
   const hook = await reply;
-  assert.equal(hook.body, { hookSpecificOutput: { hookEventName: 'Elicitation', action: 'accept', content: { environment: 'staging', replicas: 2, confirm: true } } });
+  assert.equal(hook.body, {
+    hookSpecificOutput: {
+      hookEventName: 'Elicitation',
+      action: 'accept',
+      content: { environment: 'staging', replicas: 2, confirm: true },
+    },
+  });
   await page.waitForSelector(box, { state: 'detached' });
 });
 
@@ -139,7 +171,10 @@ test('a permission request shows its command (D35); one the agent ends itself le
   await page.setViewportSize({ width: 1280, height: 860 });
   const s = await stack.openSession();
   await page.click(session(s.session));
-  const held = openHook(stack.hookUrl, { ...permissionRequest(s), tool_input: { command: 'rm -rf build/', description: 'clean' } });
+  const held = openHook(stack.hookUrl, {
+    ...permissionRequest(s),
+    tool_input: { command: 'rm -rf build/', description: 'clean' },
+  });
   const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
   const box = `[data-request="${requested.id}"]`;
   await page.waitForSelector(box);
@@ -155,8 +190,18 @@ test('a form request shows its question and the labels of its choices (D35)', as
   const s = await stack.openSession();
   await page.click(session(s.session));
   const form = {
-    ...permissionRequest(s), tool_name: 'AskUserQuestion',
-    tool_input: { questions: [{ question: 'Which database should the migration use?', header: 'DB', options: [{ label: 'staging copy' }, { label: 'production' }], multiSelect: false }] },
+    ...permissionRequest(s),
+    tool_name: 'AskUserQuestion',
+    tool_input: {
+      questions: [
+        {
+          question: 'Which database should the migration use?',
+          header: 'DB',
+          options: [{ label: 'staging copy' }, { label: 'production' }],
+          multiSelect: false,
+        },
+      ],
+    },
   };
   const held = openHook(stack.hookUrl, form);
   const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');

@@ -58,7 +58,10 @@ test('a foreign page on another loopback port that frames the console gets no co
   assert.is(await framed!.$('#relay'), null, `the console rendered inside ${framed!.url()}`);
   assert.is(await framed!.$(`nav [data-session="${s.session}"]`), null);
   assert.is(await framed!.$('#instruct-send'), null);
-  assert.ok(consoleLines.some((l) => /frame-ancestors|X-Frame-Options/i.test(l)), consoleLines.join('\n'));
+  assert.ok(
+    consoleLines.some((l) => /frame-ancestors|X-Frame-Options/i.test(l)),
+    consoleLines.join('\n'),
+  );
 });
 
 test('opened as localhost:PORT the console runs under its CSP and sends an instruction that is accepted', async () => {
@@ -77,10 +80,16 @@ test('opened as localhost:PORT the console runs under its CSP and sends an instr
   await page.waitForSelector('#instruct-status[data-status="pending"]');
   assert.match((await page.textContent('#instruct-status'))!, /^accepted at /);
   const reply = await stack.postHook(s.toolCall[0]!);
-  assert.equal((reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'Sent from the console opened as localhost.');
+  assert.equal(
+    (reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext,
+    'Sent from the console opened as localhost.',
+  );
   await page.waitForSelector('#instruct-status[data-status="delivered"]');
   // The page's script and style ran under the policy: Chrome blocked nothing of its own.
-  assert.not.ok(consoleLines.some((l) => /Content Security Policy/i.test(l)), consoleLines.join('\n'));
+  assert.not.ok(
+    consoleLines.some((l) => /Content Security Policy/i.test(l)),
+    consoleLines.join('\n'),
+  );
 });
 
 test.run();

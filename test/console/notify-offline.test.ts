@@ -15,7 +15,9 @@ test.before(async () => {
   stack = await startTestStack();
   push = await startPushServer();
   konsole = await startConsole({
-    relay: stack.relayUrl, token: stack.token, port: 0,
+    relay: stack.relayUrl,
+    token: stack.token,
+    port: 0,
     notify: [parseTarget(`webhook:${push.url}/offline#on=offline`), parseTarget(`webhook:${push.url}/attention`)],
   });
   await konsole.follower.ready;
@@ -30,7 +32,9 @@ test('the adapter stops: an offline push for its live session, to the target tha
   const s = await stack.openSession();
   // The console's board has the claim before the adapter goes.
   for (let i = 0; i < 200; i++) {
-    const snap = (await (await fetch(`${konsole.localUrl}state`)).json()) as { sessions: { session: string; claimants: number }[] };
+    const snap = (await (await fetch(`${konsole.localUrl}state`)).json()) as {
+      sessions: { session: string; claimants: number }[];
+    };
     if (snap.sessions.some((x) => x.session === s.session && x.claimants === 1)) break;
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -39,7 +43,10 @@ test('the adapter stops: an offline push for its live session, to the target tha
   assert.is(p.body['kind'], 'offline');
   assert.match(String(p.body['title']), 'the adapter went offline');
   assert.ok(String(p.body['console_url']).includes(`#session=${s.session}`));
-  assert.not.ok(push.received.some((x) => x.path === '/attention'), 'attention-only target heard nothing');
+  assert.not.ok(
+    push.received.some((x) => x.path === '/attention'),
+    'attention-only target heard nothing',
+  );
 });
 
 test.run();

@@ -20,8 +20,14 @@ test.before(async () => {
   stack = await startTestStack();
   push = await startPushServer();
   konsole = await startConsole({
-    relay: stack.relayUrl, token: stack.token, port: 0, publicUrl: PUBLIC,
-    notify: [parseTarget(`ntfy:${push.url}/aep-topic`), parseTarget(`webhook:${push.url}/hook#capture=redacted&on=attention,dropped,ended-queued`)],
+    relay: stack.relayUrl,
+    token: stack.token,
+    port: 0,
+    publicUrl: PUBLIC,
+    notify: [
+      parseTarget(`ntfy:${push.url}/aep-topic`),
+      parseTarget(`webhook:${push.url}/hook#capture=redacted&on=attention,dropped,ended-queued`),
+    ],
     warn: (m) => warnings.push(m),
   });
   await konsole.follower.ready;
@@ -34,10 +40,13 @@ test.after(async () => {
 
 /** The answer link URLs of a push rebased onto the console's real address (the test has no tailnet). */
 const local = (url: string): string => url.replace(PUBLIC, new URL(konsole.localUrl).origin);
-const ntfyFor = (request: string) => (p: Pushed) => p.path === '/' && String(p.body['click']).includes(`request=${request}`);
-const hookFor = (request: string) => (p: Pushed) => p.path === '/hook' && (p.body['request'] as { id?: string } | undefined)?.id === request;
+const ntfyFor = (request: string) => (p: Pushed) =>
+  p.path === '/' && String(p.body['click']).includes(`request=${request}`);
+const hookFor = (request: string) => (p: Pushed) =>
+  p.path === '/hook' && (p.body['request'] as { id?: string } | undefined)?.id === request;
 const tap = (url: string, method = 'POST') => fetch(local(url), { method });
-const responds = (request: string) => stack.seen.filter((e) => e.type === 'control.attention.respond' && e.subject === request);
+const responds = (request: string) =>
+  stack.seen.filter((e) => e.type === 'control.attention.respond' && e.subject === request);
 
 test('a held permission is pushed once within a second, with the click link and Allow / Deny; the command stays out', async () => {
   const s = await stack.openSession();
@@ -45,14 +54,28 @@ test('a held permission is pushed once within a second, with the click link and 
   const seenAt = Date.now();
   const n = await push.next(ntfyFor(request), 1000);
   assert.ok(n.at - seenAt < 1000, 'within a second of the request');
-  const body = n.body as { topic: string; title: string; message: string; priority: number; tags: string[]; click: string; actions: { action: string; label: string; url: string; method: string }[] };
+  const body = n.body as {
+    topic: string;
+    title: string;
+    message: string;
+    priority: number;
+    tags: string[];
+    click: string;
+    actions: { action: string; label: string; url: string; method: string }[];
+  };
   assert.is(body.topic, 'aep-topic');
   assert.is(body.priority, 4);
   assert.match(body.title, 'waits for you: permission');
   assert.match(body.message, 'requests permission: Bash', 'the tool name is in it');
   assert.ok(body.click.startsWith(`${PUBLIC}/`), 'links name the public address');
   assert.match(body.click, `#session=${s.session}&request=${request}`);
-  assert.equal(body.actions.map((a) => [a.action, a.label, a.method]), [['http', 'Allow', 'POST'], ['http', 'Deny', 'POST']]);
+  assert.equal(
+    body.actions.map((a) => [a.action, a.label, a.method]),
+    [
+      ['http', 'Allow', 'POST'],
+      ['http', 'Deny', 'POST'],
+    ],
+  );
   for (const a of body.actions) assert.match(a.url, new RegExp(`^${PUBLIC}/answer/[A-Za-z0-9_-]{24}$`));
   // metadata ceiling: nothing of the command (touch new-file.txt) went to the push server.
   assert.not.match(JSON.stringify(n.body), 'touch');
@@ -65,7 +88,11 @@ test('a held permission is pushed once within a second, with the click link and 
   assert.is(w['capture'], 'redacted');
   assert.is(w['console_url'], body.click);
   assert.equal(w['answers'], { allow: body.actions[0]!.url, deny: body.actions[1]!.url });
-  assert.is(push.received.filter((p) => p.path === '/' && p.body['click'] === body.click).length, 1, 'one push per request');
+  assert.is(
+    push.received.filter((p) => p.path === '/' && p.body['click'] === body.click).length,
+    1,
+    'one push per request',
+  );
 
   // A GET only describes the link: nothing is answered.
   const look = await tap(body.actions[0]!.url, 'GET');
@@ -78,9 +105,11 @@ test('a held permission is pushed once within a second, with the click link and 
   assert.is(allowed.status, 200, await allowed.clone().text());
   assert.match(await allowed.text(), 'Answered: request');
   const hook = await reply;
-  assert.equal(hook.body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+  assert.equal(hook.body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
   assert.is(responds(request).length, 1);
-  assert.is(responds(request)[0]!.agent, 'aep-steer-console', 'the console\'s identity answered');
+  assert.is(responds(request)[0]!.agent, 'aep-steer-console', "the console's identity answered");
   const answered = await stack.waitFor((e) => e.type === 'attention.answered' && e.subject === request);
   assert.is(answered.data?.['via'], 'control');
 
@@ -117,12 +146,22 @@ test('a request answered at the agent before anyone taps (as the agent reports i
   // oob, posted to the relay's ingest as an emitter sends it.
   const relayHttp = stack.relayUrl.replace(/^ws/, 'http').replace(/\/socket$/, '/events');
   const answered = {
-    aep: '0.1', id: `oob-${request}`, type: 'attention.answered', subject: request, cause: request, session: s.session,
-    seq: 1, time: new Date().toISOString(), source: `aep://localhost/agent/agent-screen/session/${s.session}`, agent: 'claude-code',
+    aep: '0.1',
+    id: `oob-${request}`,
+    type: 'attention.answered',
+    subject: request,
+    cause: request,
+    session: s.session,
+    seq: 1,
+    time: new Date().toISOString(),
+    source: `aep://localhost/agent/agent-screen/session/${s.session}`,
+    agent: 'claude-code',
     data: { answer: { option: 'allow' }, via: 'oob' },
   };
   const posted = await fetch(relayHttp, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'aep-version': '0.1', authorization: `Bearer ${stack.token}` }, body: JSON.stringify(answered),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'aep-version': '0.1', authorization: `Bearer ${stack.token}` },
+    body: JSON.stringify(answered),
   });
   assert.is(posted.status, 202, await posted.clone().text());
   await stack.waitFor((e) => e.id === answered.id);
@@ -151,13 +190,19 @@ test('forged and malformed links are refused and record nothing', async () => {
 test('opted in: an instruction dropped at the session end, and the end with instructions queued', async () => {
   const s = await stack.openSession();
   const sent = await fetch(`${konsole.localUrl}api/instruct`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: s.session, text: 'never delivered' }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ session: s.session, text: 'never delivered' }),
   });
   assert.is(((await sent.json()) as { outcome: string }).outcome, 'accepted');
   await stack.postHook(s.closing[1]!);
-  const dropped = await push.next((p) => p.path === '/hook' && p.body['kind'] === 'dropped' && p.body['session'] === s.session);
+  const dropped = await push.next(
+    (p) => p.path === '/hook' && p.body['kind'] === 'dropped' && p.body['session'] === s.session,
+  );
   assert.equal((dropped.body['instruction'] as { reason?: string }).reason, 'session-ended');
-  const ended = await push.next((p) => p.path === '/hook' && p.body['kind'] === 'ended-queued' && p.body['session'] === s.session);
+  const ended = await push.next(
+    (p) => p.path === '/hook' && p.body['kind'] === 'ended-queued' && p.body['session'] === s.session,
+  );
   assert.match(String(ended.body['message']), '1 instruction never reached the agent');
   // The ntfy target did not opt in to either.
   assert.not.ok(push.received.some((p) => p.path === '/' && /dropped|ended with/.test(String(p.body['title']))));
@@ -167,18 +212,27 @@ test('a request answered before the push went out is never pushed, nor one alrea
   const waiting = await stack.openSession();
   const before = await heldPermission(stack, waiting);
   const slow = await startConsole({
-    relay: stack.relayUrl, token: stack.token, port: 0, notify: [parseTarget(`webhook:${push.url}/slow`)], notifyTuning: { graceMs: 1500 },
+    relay: stack.relayUrl,
+    token: stack.token,
+    port: 0,
+    notify: [parseTarget(`webhook:${push.url}/slow`)],
+    notifyTuning: { graceMs: 1500 },
   });
   await slow.follower.ready;
   const s = await stack.openSession();
   const { request, reply } = await heldPermission(stack, s);
   const r = await fetch(`${slow.localUrl}api/respond`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: s.session, request, option: 'deny' }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ session: s.session, request, option: 'deny' }),
   });
   assert.is(((await r.json()) as { outcome: string }).outcome, 'answered');
   await reply;
   await new Promise((res) => setTimeout(res, 2000));
-  assert.not.ok(push.received.some((p) => p.path === '/slow'), 'nothing pushed: one answered at once, one from history');
+  assert.not.ok(
+    push.received.some((p) => p.path === '/slow'),
+    'nothing pushed: one answered at once, one from history',
+  );
   await slow.close();
   await stack.postHook(waiting.closing[1]!);
   await before.reply;
@@ -187,8 +241,12 @@ test('a request answered before the push went out is never pushed, nor one alrea
 test('an unreachable target: one warning, and the console keeps working', async () => {
   const said: string[] = [];
   const lost = await startConsole({
-    relay: stack.relayUrl, token: stack.token, port: 0, notify: [parseTarget('ntfy:http://127.0.0.1:9/gone')],
-    notifyTuning: { graceMs: 10, retry: { attempts: 2, firstWaitMs: 20, timeoutMs: 500 } }, warn: (m) => said.push(m),
+    relay: stack.relayUrl,
+    token: stack.token,
+    port: 0,
+    notify: [parseTarget('ntfy:http://127.0.0.1:9/gone')],
+    notifyTuning: { graceMs: 10, retry: { attempts: 2, firstWaitMs: 20, timeoutMs: 500 } },
+    warn: (m) => said.push(m),
   });
   await lost.follower.ready;
   const held = [];
@@ -200,7 +258,9 @@ test('an unreachable target: one warning, and the console keeps working', async 
   await new Promise((r) => setTimeout(r, 300));
   for (const { s, request, reply } of held) {
     const r = await fetch(`${lost.localUrl}api/respond`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: s.session, request, option: 'allow' }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ session: s.session, request, option: 'allow' }),
     });
     assert.is(((await r.json()) as { outcome: string }).outcome, 'answered', 'the console answers as ever');
     await reply;
@@ -217,7 +277,11 @@ test('the page is an installable web app: manifest and icons under the secret pa
   assert.match(page.headers.get('content-security-policy') ?? '', "manifest-src 'self'");
   const html = await page.text();
   assert.match(html, '<link rel="manifest" href="manifest.webmanifest">');
-  const m = (await (await fetch(`${konsole.localUrl}manifest.webmanifest`)).json()) as { start_url: string; display: string; icons: { src: string; sizes: string }[] };
+  const m = (await (await fetch(`${konsole.localUrl}manifest.webmanifest`)).json()) as {
+    start_url: string;
+    display: string;
+    icons: { src: string; sizes: string }[];
+  };
   assert.is(m.start_url, './');
   assert.is(m.display, 'standalone');
   for (const icon of m.icons) {
@@ -227,8 +291,13 @@ test('the page is an installable web app: manifest and icons under the secret pa
     assert.equal([...png.subarray(1, 4)], [0x50, 0x4e, 0x47]);
     assert.is(`${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`, icon.sizes);
   }
-  assert.is((await fetch(new URL('/manifest.webmanifest', konsole.localUrl))).status, 404, 'nothing outside the secret path');
-  for (const name of ['__proto__', 'constructor', 'hasOwnProperty']) assert.is((await fetch(`${konsole.localUrl}${name}`)).status, 404, name);
+  assert.is(
+    (await fetch(new URL('/manifest.webmanifest', konsole.localUrl))).status,
+    404,
+    'nothing outside the secret path',
+  );
+  for (const name of ['__proto__', 'constructor', 'hasOwnProperty'])
+    assert.is((await fetch(`${konsole.localUrl}${name}`)).status, 404, name);
 });
 
 test('--public-url: the page answers to that name and accepts actions from that origin', async () => {
@@ -236,19 +305,32 @@ test('--public-url: the page answers to that name and accepts actions from that 
   assert.is(new URL(konsole.url).pathname, new URL(konsole.localUrl).pathname);
   const u = new URL(konsole.localUrl);
   const { request } = await import('node:http');
-  const status = (headers: Record<string, string>, method = 'GET', body?: string) => new Promise<number>((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: `${u.pathname}${method === 'POST' ? 'api/instruct' : ''}`, method, headers }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
+  const status = (headers: Record<string, string>, method = 'GET', body?: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: u.hostname,
+          port: u.port,
+          path: `${u.pathname}${method === 'POST' ? 'api/instruct' : ''}`,
+          method,
+          headers,
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
   const host = new URL(PUBLIC).host;
   assert.is(await status({ host }), 200);
   const body = JSON.stringify({ session: 'no-such-session', text: 'x' });
   assert.is(await status({ host, origin: PUBLIC, 'content-type': 'application/json' }, 'POST', body), 200);
-  assert.is(await status({ host, origin: 'https://evil.example', 'content-type': 'application/json' }, 'POST', body), 403);
+  assert.is(
+    await status({ host, origin: 'https://evil.example', 'content-type': 'application/json' }, 'POST', body),
+    403,
+  );
   assert.is(await status({ host: 'evil.example' }), 421);
 });
 

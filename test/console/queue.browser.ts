@@ -28,8 +28,12 @@ test.after(async () => {
   await stack?.stop();
 });
 
-const contextOf = (reply: { body: unknown }) => (reply.body as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext;
-const queueIds = (p: Page) => p.$$eval('#detail [data-field="queue"] [data-instruction]', (ls) => ls.map((l) => l.getAttribute('data-instruction')!));
+const contextOf = (reply: { body: unknown }) =>
+  (reply.body as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext;
+const queueIds = (p: Page) =>
+  p.$$eval('#detail [data-field="queue"] [data-instruction]', (ls) =>
+    ls.map((l) => l.getAttribute('data-instruction')!),
+  );
 
 async function sendFromPage(text: string): Promise<void> {
   await page.fill('#instruct-text', text);
@@ -56,7 +60,10 @@ test('the queue shows two waiting instructions; Withdraw removes one, Edit repla
   await page.waitForSelector(`#detail [data-field="queue"] [data-instruction="${first}"]`, { state: 'detached' });
   // The stream can remove the entry before the action's own answer is shown: wait for that answer.
   await statusSays('Withdrawn:');
-  assert.match((await page.textContent('#queue-status'))!, `Withdrawn: instruction ${first} will never reach session ${s.session}.`);
+  assert.match(
+    (await page.textContent('#queue-status'))!,
+    `Withdrawn: instruction ${first} will never reach session ${s.session}.`,
+  );
   const dropped = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.dropped' && e.subject === first);
   assert.is(dropped.data?.['reason'], 'withdrawn');
 
@@ -73,17 +80,32 @@ test('the queue shows two waiting instructions; Withdraw removes one, Edit repla
   assert.is(contextOf(await stack.postHook(s.toolCall[0]!)), 'Rename the module to steering-core.');
   await stack.waitFor((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === edited);
   await page.waitForSelector('#detail [data-field="queue"]:has-text("empty")');
-  for (const id of [first, second]) assert.not.ok(stack.seen.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === id));
+  for (const id of [first, second])
+    assert.not.ok(stack.seen.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === id));
 
   // An edit of one the agent already has loses the race: the page says so and nothing is sent.
   const before = stack.seen.filter((e) => e.type === 'x.claude-code.control.instruct').length;
-  const late = await page.evaluate(async (a) => {
-    const r = await fetch('api/edit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(a) });
-    return (await r.json()) as { message: string; error: boolean; sent: boolean };
-  }, { session: s.session, instruction: edited, text: 'too late' });
+  const late = await page.evaluate(
+    async (a) => {
+      const r = await fetch('api/edit', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(a),
+      });
+      return (await r.json()) as { message: string; error: boolean; sent: boolean };
+    },
+    { session: s.session, instruction: edited, text: 'too late' },
+  );
   assert.equal([late.error, late.sent], [true, false]);
-  assert.is(late.message, 'It was delivered before the edit: the agent has the old text, and the new one was not sent.');
-  assert.is(stack.seen.filter((e) => e.type === 'x.claude-code.control.instruct').length, before, 'no new instruction was sent');
+  assert.is(
+    late.message,
+    'It was delivered before the edit: the agent has the old text, and the new one was not sent.',
+  );
+  assert.is(
+    stack.seen.filter((e) => e.type === 'x.claude-code.control.instruct').length,
+    before,
+    'no new instruction was sent',
+  );
 });
 
 test.run();

@@ -15,7 +15,11 @@ const ENTRY = join(projectRoot, 'test/support/console-cli-entry.ts');
 const dir = mkdtempSync(join(tmpdir(), 'aep-console-reach-'));
 const env = { ...process.env, HOME: dir, AEP_STATE_DIR: dir, AEP_NOTIFY: '' };
 const run = (args: string[], extra: Record<string, string> = {}) =>
-  spawnSync(process.execPath, ['--import', 'tsx', ENTRY, 'console', '--port', '0', '--relay', 'ws://127.0.0.1:9/', ...args], { encoding: 'utf8', env: { ...env, ...extra }, timeout: 30_000 });
+  spawnSync(
+    process.execPath,
+    ['--import', 'tsx', ENTRY, 'console', '--port', '0', '--relay', 'ws://127.0.0.1:9/', ...args],
+    { encoding: 'utf8', env: { ...env, ...extra }, timeout: 30_000 },
+  );
 const children: ChildProcess[] = [];
 let stack: TestStack | undefined;
 
@@ -67,8 +71,29 @@ test('--host on a LAN address without TLS exits 2 and says why and what to do', 
 function makeCert(): { cert: string; key: string } | undefined {
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=127.0.0.2', '-addext', 'subjectAltName=IP:127.0.0.2'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.2',
+      '-addext',
+      'subjectAltName=IP:127.0.0.2',
+    ],
+    { encoding: 'utf8' },
+  );
   return r.status === 0 ? { cert, key } : undefined;
 }
 
@@ -77,8 +102,30 @@ test('with --tls-cert/--tls-key it serves HTTPS on the address given, and states
   assert.ok(pem, 'openssl made a test certificate');
   stack = await startTestStack();
   // 127.0.0.2 stands in for a LAN address: not 127.0.0.1, still on this machine.
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'console', '--port', '0', '--relay', stack.relayUrl, '--token', stack.token!,
-    '--host', '127.0.0.2', '--tls-cert', pem!.cert, '--tls-key', pem!.key, '--notify', 'ntfy:https://ntfy.example.org/my-secret-topic'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      ENTRY,
+      'console',
+      '--port',
+      '0',
+      '--relay',
+      stack.relayUrl,
+      '--token',
+      stack.token!,
+      '--host',
+      '127.0.0.2',
+      '--tls-cert',
+      pem!.cert,
+      '--tls-key',
+      pem!.key,
+      '--notify',
+      'ntfy:https://ntfy.example.org/my-secret-topic',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.push(child);
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
@@ -90,11 +137,14 @@ test('with --tls-cert/--tls-key it serves HTTPS on the address given, and states
   assert.not.match(out, 'my-secret-topic');
   const u = new URL(url!);
   const page = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, ca: readFileSync(pem!.cert, 'utf8') }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path: u.pathname, ca: readFileSync(pem!.cert, 'utf8') },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });

@@ -24,7 +24,12 @@ test.after(async () => {
 const origin = () => new URL(konsole.url).origin;
 
 /** A raw request, so the test can send headers fetch() would not let it set (Host, Origin). */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   const u = new URL(path, konsole.url);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, path: u.pathname, method, headers }, (res) => {
@@ -38,7 +43,11 @@ function raw(method: string, path: string, headers: Record<string, string>, body
 }
 
 const act = async (name: string, body: unknown): Promise<Record<string, unknown>> => {
-  const res = await fetch(`${konsole.url}api/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: origin() }, body: JSON.stringify(body) });
+  const res = await fetch(`${konsole.url}api/${name}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: origin() },
+    body: JSON.stringify(body),
+  });
   return (await res.json()) as Record<string, unknown>;
 };
 
@@ -73,11 +82,18 @@ test('actions take same-origin JSON only, and the Host must be the loopback name
   const path = `${new URL(konsole.url).pathname}api/instruct`;
   const body = JSON.stringify({ session: 'x', text: 'y' });
   const host = new URL(konsole.url).host;
-  assert.is((await raw('POST', path, { host, 'content-type': 'application/json', origin: 'http://evil.example' }, body)).status, 403);
+  assert.is(
+    (await raw('POST', path, { host, 'content-type': 'application/json', origin: 'http://evil.example' }, body)).status,
+    403,
+  );
   assert.is((await raw('POST', path, { host, 'content-type': 'text/plain', origin: origin() }, body)).status, 415);
   assert.is((await raw('POST', path, { host, 'content-type': 'application/json' }, '[1,2]')).status, 400);
   assert.is((await raw('GET', new URL(konsole.url).pathname, { host: 'rebound.example:80' })).status, 421);
-  assert.is((await raw('POST', `${new URL(konsole.url).pathname}api/nope`, { host, 'content-type': 'application/json' }, '{}')).status, 404);
+  assert.is(
+    (await raw('POST', `${new URL(konsole.url).pathname}api/nope`, { host, 'content-type': 'application/json' }, '{}'))
+      .status,
+    404,
+  );
 });
 
 test('the page may run only its own script and style (by hash) and may not be framed; every answer says DENY', async () => {
@@ -88,15 +104,23 @@ test('the page may run only its own script and style (by hash) and may not be fr
     const body = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(html)![1]!;
     return `'sha256-${createHash('sha256').update(body, 'utf8').digest('base64')}'`;
   };
-  const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(' ')]));
+  const directives = Object.fromEntries(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([k, ...v]) => [k, v.join(' ')]),
+  );
   assert.is(directives['default-src'], "'none'");
-  assert.is(directives['script-src'], hash('script'), 'no unsafe-inline: exactly the page\'s own script');
+  assert.is(directives['script-src'], hash('script'), "no unsafe-inline: exactly the page's own script");
   assert.is(directives['style-src'], hash('style'));
   assert.is(directives['connect-src'], "'self'");
   assert.is(directives['frame-ancestors'], "'none'");
   assert.is(page.headers.get('x-frame-options'), 'DENY');
   for (const path of ['state', 'api/nope']) {
-    const r = await fetch(`${konsole.url}${path}`, path.startsWith('api') ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } : {});
+    const r = await fetch(
+      `${konsole.url}${path}`,
+      path.startsWith('api') ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } : {},
+    );
     assert.is(r.headers.get('x-frame-options'), 'DENY', path);
   }
 });
@@ -106,11 +130,21 @@ test('opened as localhost the console answers and its actions accept that origin
   const local = `localhost:${u.port}`;
   assert.is((await raw('GET', u.pathname, { host: local })).status, 200);
   const body = JSON.stringify({ session: 'no-such-session', text: 'hello' });
-  const viaLocal = await raw('POST', `${u.pathname}api/instruct`, { host: local, 'content-type': 'application/json', origin: `http://${local}` }, body);
+  const viaLocal = await raw(
+    'POST',
+    `${u.pathname}api/instruct`,
+    { host: local, 'content-type': 'application/json', origin: `http://${local}` },
+    body,
+  );
   assert.is(viaLocal.status, 200, viaLocal.text);
   assert.match(viaLocal.text, 'no-route', 'it reached the relay');
   // Another port on the same machine is another origin.
-  const otherPort = await raw('POST', `${u.pathname}api/instruct`, { host: local, 'content-type': 'application/json', origin: `http://localhost:${Number(u.port) + 1}` }, body);
+  const otherPort = await raw(
+    'POST',
+    `${u.pathname}api/instruct`,
+    { host: local, 'content-type': 'application/json', origin: `http://localhost:${Number(u.port) + 1}` },
+    body,
+  );
   assert.is(otherPort.status, 403);
 });
 
@@ -124,7 +158,10 @@ test('instruct: accepted through the relay, then delivered on the board the page
   assert.is(cmd.agent, 'aep-steer-console');
   await stateWhere((b) => b.instructions.some((i) => i.id === id && i.status === 'pending'));
   const reply = await stack.postHook(s.toolCall[0]!);
-  assert.equal((reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'write the changelog entry');
+  assert.equal(
+    (reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext,
+    'write the changelog entry',
+  );
   const b = await stateWhere((x) => x.instructions.some((i) => i.id === id && i.status === 'delivered'));
   assert.type(b.instructions.find((i) => i.id === id)!.delivered!.queuedMs, 'number');
 });
@@ -145,7 +182,9 @@ test('respond: a held permission allowed from the console; the held hook returns
   const r = await act('respond', { session: s.session, request: req, option: 'allow' });
   assert.is(r['outcome'], 'answered', String(r['message']));
   const hook = await reply;
-  assert.equal(hook.body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+  assert.equal(hook.body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
   const none = await act('respond', { session: s.session, request: req });
   assert.is(none['code'], 'invalid-answer');
 });

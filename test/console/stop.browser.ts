@@ -20,13 +20,22 @@ const pageErrors: string[] = [];
 
 test.before(async () => {
   stack = await startTestStack();
-  target = await startTestTarget({ url: stack.relayUrl, token: stack.token, agent: 'cline', accepts: ['control.cancel'], sessions: ['hub-stop'], running });
+  target = await startTestTarget({
+    url: stack.relayUrl,
+    token: stack.token,
+    agent: 'cline',
+    accepts: ['control.cancel'],
+    sessions: ['hub-stop'],
+    running,
+  });
   await stack.waitFor((e) => e.session === 'hub-stop');
   konsole = await startConsole({ relay: stack.relayUrl, token: stack.token, port: 0 });
   await konsole.follower.ready;
   browser = await launchChromium({ width: 1280, height: 860 });
   page = browser.page;
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
   page.on('pageerror', (e) => pageErrors.push(e.message));
 });
 
@@ -37,7 +46,7 @@ test.after(async () => {
   await stack?.stop();
 });
 
-test('Stop stops the running turn (settled on run.cancelled); a second Stop shows the adapter\'s refusal', async () => {
+test("Stop stops the running turn (settled on run.cancelled); a second Stop shows the adapter's refusal", async () => {
   await page.goto(konsole.url);
   await page.waitForSelector('#relay[data-connected="true"]');
   await page.click('nav [data-session="hub-stop"]');
@@ -50,12 +59,18 @@ test('Stop stops the running turn (settled on run.cancelled); a second Stop show
   assert.equal(cmd.data, { scope: 'run' });
   const cancelled = await stack.waitFor((e) => e.type === 'run.cancelled' && e.cause === cmd.id);
   assert.is(cancelled.run, 'run-41');
-  assert.is(await page.textContent('#stop-status'), `Cancelled: session hub-stop stopped its running turn (run.cancelled ${cancelled.id}).`);
+  assert.is(
+    await page.textContent('#stop-status'),
+    `Cancelled: session hub-stop stopped its running turn (run.cancelled ${cancelled.id}).`,
+  );
 
   // Nothing runs now: the adapter refuses, and the page gives its sentence as an error.
   await page.click('#detail #stop');
   await page.waitForSelector('#stop-status[data-status="error"]');
-  assert.match((await page.textContent('#stop-status'))!, /^Not cancelled \(no-active-run\): no active run to cancel\./);
+  assert.match(
+    (await page.textContent('#stop-status'))!,
+    /^Not cancelled \(no-active-run\): no active run to cancel\./,
+  );
   assert.is(target.received.filter((c) => c.type === 'control.cancel').length, 2);
   assert.equal(pageErrors, [], 'no script error or CSP violation on the page');
 });

@@ -21,7 +21,12 @@ let page: Page;
 test.before(async () => {
   stack = await startTestStack();
   push = await startPushServer();
-  konsole = await startConsole({ relay: stack.relayUrl, token: stack.token, port: 0, notify: [parseTarget(`ntfy:${push.url}/phone`)] });
+  konsole = await startConsole({
+    relay: stack.relayUrl,
+    token: stack.token,
+    port: 0,
+    notify: [parseTarget(`ntfy:${push.url}/phone`)],
+  });
   await konsole.follower.ready;
   browser = await launchChromium({ width: 390, height: 844 });
   page = browser.page;
@@ -46,21 +51,38 @@ test('the waiting list, newest first; the push link opens the request; Allow rel
   await page.waitForSelector('#relay[data-connected="true"]');
   await page.waitForSelector(`#waiting-list [data-waiting="${first.request}"]`);
   assert.is(await page.textContent('[data-field="waiting-title"]'), 'Waiting for you: 2 requests');
-  const order = await page.$$eval('#waiting-list [data-waiting]', (bs) => bs.map((b) => b.getAttribute('data-waiting')));
+  const order = await page.$$eval('#waiting-list [data-waiting]', (bs) =>
+    bs.map((b) => b.getAttribute('data-waiting')),
+  );
   assert.equal(order, [second.request, first.request], 'newest first');
-  assert.match((await page.textContent(`#waiting-list [data-waiting="${second.request}"]`))!, 'claude-code · permission');
+  assert.match(
+    (await page.textContent(`#waiting-list [data-waiting="${second.request}"]`))!,
+    'claude-code · permission',
+  );
   // D35: the console's token may see what the tool will do, so the request names the command.
-  assert.match((await page.textContent(`#waiting-list [data-waiting="${second.request}"]`))!, 'requests permission to use Bash: touch new-file.txt');
+  assert.match(
+    (await page.textContent(`#waiting-list [data-waiting="${second.request}"]`))!,
+    'requests permission to use Bash: touch new-file.txt',
+  );
   const box = `#detail [data-request="${second.request}"]`;
   await page.waitForSelector(box);
-  assert.match((await page.textContent(box))!, 'claude-code requests permission to use Bash: touch new-file.txt', 'what it asks');
-  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scroll at 390 px');
+  assert.match(
+    (await page.textContent(box))!,
+    'claude-code requests permission to use Bash: touch new-file.txt',
+    'what it asks',
+  );
+  assert.ok(
+    await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    'no horizontal scroll at 390 px',
+  );
   assert.is(await page.getAttribute('link[rel="manifest"]', 'href'), 'manifest.webmanifest');
   await page.screenshot({ path: join(SHOTS, 'console-waiting-phone.png'), fullPage: true });
 
   await page.click(`${box} button[data-answer="allow"]`);
   const hook = await second.reply;
-  assert.equal(hook.body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+  assert.equal(hook.body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
   await page.waitForSelector(`#waiting-list [data-waiting="${second.request}"]`, { state: 'detached' });
   assert.is(await page.textContent('[data-field="waiting-title"]'), 'Waiting for you: 1 request');
 
@@ -82,7 +104,10 @@ test('an answer link opened in the browser only describes; its button answers; o
   await page.goto(deny.url);
   assert.is(await page.textContent('[data-field="title"]'), 'Deny this request?');
   await new Promise((r) => setTimeout(r, 200));
-  assert.not.ok(stack.seen.some((e) => e.type === 'control.attention.respond' && e.subject === held.request), 'opening the link answered nothing');
+  assert.not.ok(
+    stack.seen.some((e) => e.type === 'control.attention.respond' && e.subject === held.request),
+    'opening the link answered nothing',
+  );
   await page.click('form button[type="submit"]');
   await page.waitForSelector('[data-field="title"]:text("Deny: sent")');
   const hook = await held.reply;

@@ -15,7 +15,13 @@ const INSTRUCT = 'x.claude-code.control.instruct';
 test('a session the roster lists and the stream has not shown yet is on the board, as the roster describes it', async () => {
   const relay = await testRelay({ port: 0, token: 'tok' });
   const s = freshSession('board');
-  const target = await startTestTarget({ url: relay.socketUrl, token: 'tok', agent: 'claude-code', accepts: [INSTRUCT, 'control.attention.respond'], sessions: [s] });
+  const target = await startTestTarget({
+    url: relay.socketUrl,
+    token: 'tok',
+    agent: 'claude-code',
+    accepts: [INSTRUCT, 'control.attention.respond'],
+    sessions: [s],
+  });
   const c = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'board-test' });
   try {
     let roster = await c.roster();

@@ -13,7 +13,9 @@ const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scrip
 
 const claudeProcesses = (): number => {
   try {
-    return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('claude-code/bin/claude.exe')).length;
+    return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('claude-code/bin/claude.exe')).length;
   } catch {
     return 0;
   }
@@ -33,12 +35,18 @@ if (binary === undefined) {
     const before = claudeProcesses();
     const out = sink();
     const err = sink();
-    const code = await runDemoCommand({ port: '0', relayPort: '0', text: 'Before you finish, say which tests you ran.' }, { out: out.stream, err: err.stream });
+    const code = await runDemoCommand(
+      { port: '0', relayPort: '0', text: 'Before you finish, say which tests you ran.' },
+      { out: out.stream, err: err.stream },
+    );
     const text = out.text();
     assert.is(code, DEMO_EXIT.ok, text + err.text());
     assert.match(text, 'Claude Code CLI');
     assert.match(text, /✓ delivered at \w+ after \d+ ms/);
-    assert.match(text, /landed {3}in model request #\d+: ".*hook additional context: Before you finish, say which tests you ran\./);
+    assert.match(
+      text,
+      /landed {3}in model request #\d+: ".*hook additional context: Before you finish, say which tests you ran\./,
+    );
     assert.match(text, '1 delivered, 0 dropped, 0 pending, 0 rejected; no violations');
     assert.is(claudeProcesses(), before);
   });

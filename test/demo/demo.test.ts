@@ -26,7 +26,10 @@ test('scripted demo: accepted, delivered into the hook reply, a drop at session 
   assert.match(text, 'is live on the relay');
   assert.match(text, /✓ accepted \(ack \w+/);
   assert.match(text, /✓ delivered at PreToolUse after \d+ ms/);
-  assert.match(text, 'landed   in the PreToolUse hook reply: {"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"Before you finish, say which tests you ran."},"systemMessage":"aep-steer: 1 instruction from aep-steer-demo reached the agent (PreToolUse)"}');
+  assert.match(
+    text,
+    'landed   in the PreToolUse hook reply: {"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"Before you finish, say which tests you ran."},"systemMessage":"aep-steer: 1 instruction from aep-steer-demo reached the agent (PreToolUse)"}',
+  );
   assert.match(text, '✗ dropped: session-ended');
   assert.match(text, '2 instructions: 1 delivered, 1 dropped, 0 pending, 0 rejected; no violations');
 });
@@ -42,10 +45,16 @@ test('a taken relay port or hook port is a clear message and exit 3', async () =
   const busy = await occupy();
   try {
     const err = sink();
-    assert.is(await runDemoCommand({ ...flags, relayPort: String(busy.port) }, { out: sink().stream, err: err.stream }), DEMO_EXIT.portInUse);
+    assert.is(
+      await runDemoCommand({ ...flags, relayPort: String(busy.port) }, { out: sink().stream, err: err.stream }),
+      DEMO_EXIT.portInUse,
+    );
     assert.match(err.text(), `relay port ${busy.port} on 127.0.0.1 is taken; move it with --relay-port`);
     const err2 = sink();
-    assert.is(await runDemoCommand({ ...flags, port: String(busy.port) }, { out: sink().stream, err: err2.stream }), DEMO_EXIT.portInUse);
+    assert.is(
+      await runDemoCommand({ ...flags, port: String(busy.port) }, { out: sink().stream, err: err2.stream }),
+      DEMO_EXIT.portInUse,
+    );
     assert.match(err2.text(), `hook port ${busy.port} on 127.0.0.1 is taken; move it with --port`);
   } finally {
     busy.server.close();
@@ -54,13 +63,19 @@ test('a taken relay port or hook port is a clear message and exit 3', async () =
 
 test('a bad port is a usage error', async () => {
   const err = sink();
-  assert.is(await runDemoCommand({ ...flags, port: 'eighty' }, { out: sink().stream, err: err.stream }), DEMO_EXIT.usage);
+  assert.is(
+    await runDemoCommand({ ...flags, port: 'eighty' }, { out: sink().stream, err: err.stream }),
+    DEMO_EXIT.usage,
+  );
 });
 
-test('the scripted session follows Claude Code\'s hook order and fields', () => {
+test("the scripted session follows Claude Code's hook order and fields", () => {
   const s = scriptedSession({ session: 'abc', cwd: '/home/dev/project', home: '/home/dev' });
   const all = [...s.opening, ...s.toolCall, ...s.closing];
-  assert.equal(all.map((h) => h.hook_event_name), ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolBatch', 'Stop', 'SessionEnd']);
+  assert.equal(
+    all.map((h) => h.hook_event_name),
+    ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolBatch', 'Stop', 'SessionEnd'],
+  );
   for (const h of all) {
     assert.is(h.session_id, 'abc');
     assert.is(h['transcript_path'], '/home/dev/.claude/projects/-home-dev-project/abc.jsonl');

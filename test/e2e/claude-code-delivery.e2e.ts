@@ -16,7 +16,12 @@ import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { bodyHas, pollFor, strings, vendorMissing } from '../support/e2e-helpers.js';
 import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeWorkspace } from '../support/claude-cli.js';
-import { bashThenText, startMockAnthropic, type MockAnthropic, type RecordedRequest } from '../support/mock-anthropic.js';
+import {
+  bashThenText,
+  startMockAnthropic,
+  type MockAnthropic,
+  type RecordedRequest,
+} from '../support/mock-anthropic.js';
 
 const ADAPTER_TOKEN = 'e2e-adapter-token';
 const TOKEN = 'e2e-operator-token';
@@ -24,7 +29,11 @@ const SENDER = { agent: 'e2e-operator' };
 const TOKENS_FILE = {
   tokens: [
     { token: ADAPTER_TOKEN, identity: 'e2e-claude-adapter', emit: ['claude-code'] },
-    { token: TOKEN, identity: SENDER.agent, commands: ['x.claude-code.control.instruct', 'x.claude-code.control.withdraw'] },
+    {
+      token: TOKEN,
+      identity: SENDER.agent,
+      commands: ['x.claude-code.control.instruct', 'x.claude-code.control.withdraw'],
+    },
   ],
 };
 const SESSION_HEADER = 'x-claude-code-session-id';
@@ -40,17 +49,30 @@ const workspaces: ClaudeWorkspace[] = [];
 const waitFor = pollFor(events);
 const find = (session: string, type: string, cause?: string) =>
   events.find((e) => e.session === session && e.type === type && (cause === undefined || e.cause === cause));
-const requestsOf = (session: string): RecordedRequest[] => mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
+const requestsOf = (session: string): RecordedRequest[] =>
+  mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
 const mentions = (r: RecordedRequest, text: string) => strings(r.body).some((x) => x.includes(text));
 
 function workspace(): ClaudeWorkspace {
   const ws = claudeWorkspace();
   workspaces.push(ws);
-  installClaudeCode({ project: ws.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 55_000, env: { AEP_STATE_DIR: stateDir } });
+  installClaudeCode({
+    project: ws.project,
+    port: running.adapter.port,
+    secret,
+    neutral: {},
+    attentionTimeoutMs: 55_000,
+    env: { AEP_STATE_DIR: stateDir },
+  });
   return ws;
 }
 
-async function send(session: string, type: string, data: Record<string, unknown>, capture: 'redacted' | 'metadata' = 'redacted'): Promise<AepCommand> {
+async function send(
+  session: string,
+  type: string,
+  data: Record<string, unknown>,
+  capture: 'redacted' | 'metadata' = 'redacted',
+): Promise<AepCommand> {
   const cmd = command(SENDER, session, { type, data, capture });
   const s = await consumer.send(cmd);
   assert.is(s.outcome, 'accepted', `${type} settled ${JSON.stringify(s)}`);
@@ -67,9 +89,18 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const tokensFile = join(stateDir, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify(TOKENS_FILE), { mode: 0o600 });
     relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(tokensFile) });
-    const cfg = adapterConfig('claude-code', {
-      port: '0', relay: relay.socketUrl, token: ADAPTER_TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000',
-    }, { AEP_STATE_DIR: stateDir });
+    const cfg = adapterConfig(
+      'claude-code',
+      {
+        port: '0',
+        relay: relay.socketUrl,
+        token: ADAPTER_TOKEN,
+        instruct: true,
+        log: join(stateDir, 'adapter.jsonl'),
+        attentionTimeoutMs: '40000',
+      },
+      { AEP_STATE_DIR: stateDir },
+    );
     secret = cfg.secret;
     running = await runAdapter(cfg, () => undefined);
     consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
@@ -103,7 +134,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
       first.release();
       const one = await cli.waitForLine((l) => l.type === 'result');
       await waitFor('run.finished', () => find(session, 'run.finished'));
-      assert.not.ok(find(session, 'x.claude-code.instruction.delivered', cmd.id), 'not delivered inside the running turn');
+      assert.not.ok(
+        find(session, 'x.claude-code.instruction.delivered', cmd.id),
+        'not delivered inside the running turn',
+      );
       cli.sendUser('Second question.');
       await cli.waitForLine((l) => l.type === 'result' && l !== one);
     } finally {
@@ -116,8 +150,12 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.ok(reqs.length >= 3, `two requests in turn one, one in turn two (${reqs.length})`);
     const turnTwo = reqs.findIndex((q) => bodyHas(q, 'Second question.'));
     assert.ok(turnTwo >= 2, 'the second turn comes after the tool round of the first');
-    for (const q of reqs.slice(0, turnTwo)) assert.not.ok(mentions(q, text), 'no request of the running turn carries it');
-    assert.ok(bodyHas(reqs[turnTwo], `UserPromptSubmit hook additional context: ${text}`), 'the next turn\'s first request carries it');
+    for (const q of reqs.slice(0, turnTwo))
+      assert.not.ok(mentions(q, text), 'no request of the running turn carries it');
+    assert.ok(
+      bodyHas(reqs[turnTwo], `UserPromptSubmit hook additional context: ${text}`),
+      "the next turn's first request carries it",
+    );
     const d = await waitFor('delivered', () => find(session, 'x.claude-code.instruction.delivered', cmd!.id));
     assert.equal([d.data?.['delivery'], d.data?.['moment']], ['queue', 'UserPromptSubmit']);
   });
@@ -146,7 +184,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const audit = await auditFiles([join(stateDir, 'adapter.jsonl')]);
     const rec = audit.instructions.find((i) => i.id === cmd.id)!;
     assert.equal([rec.status, rec.dropped?.reason], ['dropped', 'withdrawn']);
-    assert.equal(audit.violations.filter((v) => v.message.includes(cmd.id)), []);
+    assert.equal(
+      audit.violations.filter((v) => v.message.includes(cmd.id)),
+      [],
+    );
   });
 }
 

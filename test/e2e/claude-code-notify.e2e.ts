@@ -54,15 +54,37 @@ if (!vendorMissing(binary, 'claude-code notify', missing)) {
     const tokensFile = join(stateDir, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify(TOKENS_FILE), { mode: 0o600 });
     relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(tokensFile) });
-    const cfg = adapterConfig('claude-code', { port: '0', relay: relay.socketUrl, token: ADAPTER_TOKEN, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000' }, { AEP_STATE_DIR: stateDir });
+    const cfg = adapterConfig(
+      'claude-code',
+      {
+        port: '0',
+        relay: relay.socketUrl,
+        token: ADAPTER_TOKEN,
+        log: join(stateDir, 'adapter.jsonl'),
+        attentionTimeoutMs: '40000',
+      },
+      { AEP_STATE_DIR: stateDir },
+    );
     running = await runAdapter(cfg, () => {});
     watcher = await RelayConsumer.connect({ url: relay.socketUrl, token: WATCHER_TOKEN, agent: 'e2e-watcher' });
     await watcher.subscribe({}, { onEvent: (e) => events.push(e) });
     push = await startPushServer();
-    konsole = await startConsole({ relay: relay.socketUrl, token: CONSOLE_TOKEN, port: 0, notify: [parseTarget(`ntfy:${push.url}/phone-topic`)] });
+    konsole = await startConsole({
+      relay: relay.socketUrl,
+      token: CONSOLE_TOKEN,
+      port: 0,
+      notify: [parseTarget(`ntfy:${push.url}/phone-topic`)],
+    });
     await konsole.follower.ready;
     ws = claudeWorkspace();
-    installClaudeCode({ project: ws.project, port: running.adapter.port, secret: cfg.secret, neutral: {}, attentionTimeoutMs: 55_000, env: { AEP_STATE_DIR: stateDir } });
+    installClaudeCode({
+      project: ws.project,
+      port: running.adapter.port,
+      secret: cfg.secret,
+      neutral: {},
+      attentionTimeoutMs: 55_000,
+      env: { AEP_STATE_DIR: stateDir },
+    });
   });
 
   test.after(async () => {
@@ -80,12 +102,30 @@ if (!vendorMissing(binary, 'claude-code notify', missing)) {
     const target = join(ws!.project, 'from-phone.txt');
     const command = `touch ${target} && printf 'ran %s' ok-from-phone`;
     mock.setScript(bashThenText([command]));
-    const run = runClaude({ ws: ws!, mockUrl: mock.url, prompt: 'Create from-phone.txt with bash.', bypassPermissions: false, killAfterMs: 120_000 });
-    const requested = await waitFor('attention.requested', () => events.find((e) => e.type === 'attention.requested'), 60_000);
+    const run = runClaude({
+      ws: ws!,
+      mockUrl: mock.url,
+      prompt: 'Create from-phone.txt with bash.',
+      bypassPermissions: false,
+      killAfterMs: 120_000,
+    });
+    const requested = await waitFor(
+      'attention.requested',
+      () => events.find((e) => e.type === 'attention.requested'),
+      60_000,
+    );
     const session = requested.session!;
     const n = await push.next((p) => String(p.body['click']).includes(`request=${requested.id}`), 5000);
-    assert.ok(n.at - Date.parse(requested.time) < 1000, `pushed within a second of the request (${n.at - Date.parse(requested.time)} ms)`);
-    const body = n.body as { title: string; message: string; click: string; actions: { label: string; url: string; method: string }[] };
+    assert.ok(
+      n.at - Date.parse(requested.time) < 1000,
+      `pushed within a second of the request (${n.at - Date.parse(requested.time)} ms)`,
+    );
+    const body = n.body as {
+      title: string;
+      message: string;
+      click: string;
+      actions: { label: string; url: string; method: string }[];
+    };
     assert.match(body.message, 'requests permission: Bash');
     assert.not.match(JSON.stringify(n.body), 'ok-from-phone', 'the metadata ceiling kept the command out of the push');
     assert.match(body.click, `#session=${session}&request=${requested.id}`);
@@ -98,8 +138,13 @@ if (!vendorMissing(binary, 'claude-code notify', missing)) {
     assert.is(r.code, 0, r.stderr);
     assert.ok(existsSync(target), 'the command ran');
     const reqs = mock.messages().filter((q) => q.headers[SESSION_HEADER] === session);
-    assert.ok(reqs.some((q) => bodyHas(q, 'ran ok-from-phone')), 'the model\'s request carries the tool\'s output');
-    const answered = await waitFor('attention.answered', () => events.find((e) => e.type === 'attention.answered' && e.subject === requested.id));
+    assert.ok(
+      reqs.some((q) => bodyHas(q, 'ran ok-from-phone')),
+      "the model's request carries the tool's output",
+    );
+    const answered = await waitFor('attention.answered', () =>
+      events.find((e) => e.type === 'attention.answered' && e.subject === requested.id),
+    );
     assert.is(answered.data?.['via'], 'control');
     const respond = events.filter((e) => e.type === 'control.attention.respond' && e.subject === requested.id);
     assert.is(respond.length, 1);
@@ -109,8 +154,16 @@ if (!vendorMissing(binary, 'claude-code notify', missing)) {
     assert.is(again.status, 409);
     assert.match(await again.text(), 'already answered from a link');
     await new Promise((res) => setTimeout(res, 200));
-    assert.is(events.filter((e) => e.type === 'control.attention.respond' && e.subject === requested.id).length, 1, 'nothing more was sent');
-    assert.is(push.received.filter((p) => String(p.body['click']).includes(requested.id)).length, 1, 'one push for the request');
+    assert.is(
+      events.filter((e) => e.type === 'control.attention.respond' && e.subject === requested.id).length,
+      1,
+      'nothing more was sent',
+    );
+    assert.is(
+      push.received.filter((p) => String(p.body['click']).includes(requested.id)).length,
+      1,
+      'one push for the request',
+    );
   });
 }
 

@@ -50,21 +50,44 @@ const waitFor = pollFor(events, 40_000);
 function oneCallPerPrompt(body: MessagesBody): Turn {
   const last = (body.messages ?? []).at(-1);
   const blocks = Array.isArray(last?.content) ? (last!.content as { type?: string; text?: string }[]) : [];
-  const text = typeof last?.content === 'string' ? last.content : blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join(' ');
+  const text =
+    typeof last?.content === 'string'
+      ? last.content
+      : blocks
+          .filter((b) => b.type === 'text')
+          .map((b) => b.text ?? '')
+          .join(' ');
   const file = /create (\S+\.txt)/.exec(text)?.[1];
-  if (!(body.tools ?? []).some((t) => t.name === 'Bash') || file === undefined || blocks.at(-1)?.type === 'tool_result') {
+  if (
+    !(body.tools ?? []).some((t) => t.name === 'Bash') ||
+    file === undefined ||
+    blocks.at(-1)?.type === 'tool_result'
+  ) {
     return { content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' };
   }
-  return { content: [{ type: 'tool_use', name: 'Bash', input: { command: `touch ${join(ws.project, file)}`, description: `create ${file}` } }], stop_reason: 'tool_use' };
+  return {
+    content: [
+      {
+        type: 'tool_use',
+        name: 'Bash',
+        input: { command: `touch ${join(ws.project, file)}`, description: `create ${file}` },
+      },
+    ],
+    stop_reason: 'tool_use',
+  };
 }
 
-const respond = (session: string, request: string, word: string) => respondVia(relay.socketUrl, TOKEN, 'tui-operator')(session, request, word);
+const respond = (session: string, request: string, word: string) =>
+  respondVia(relay.socketUrl, TOKEN, 'tui-operator')(session, request, word);
 
 /** Types a prompt into the TUI; resolves with the permission request it raised once Claude shows its own dialog. */
 async function ask(file: string): Promise<AepEvent> {
   const before = events.filter((e) => e.type === 'attention.requested').length;
   await tui.submit(`create ${file} with bash`);
-  const requested = await waitFor('attention.requested', () => events.filter((e) => e.type === 'attention.requested')[before]);
+  const requested = await waitFor(
+    'attention.requested',
+    () => events.filter((e) => e.type === 'attention.requested')[before],
+  );
   await tui.shows('Do you want to proceed?');
   // The dialog ignores keys for a moment after it opens (a guard against a stray keypress), as a
   // person's reading time covers: keys sent at once are dropped.
@@ -73,7 +96,8 @@ async function ask(file: string): Promise<AepEvent> {
 }
 
 const binary = claudeBinary();
-const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh claude-code), or tmux is missing (apt-get install tmux)';
+const missing =
+  'Claude Code 2.1.332 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh claude-code), or tmux is missing (apt-get install tmux)';
 
 if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missing)) {
   test.before(async () => {
@@ -82,9 +106,17 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missin
     const tokensFile = join(stateDir, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify(TOKENS_FILE), { mode: 0o600 });
     relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(tokensFile) });
-    const cfg = adapterConfig('claude-code', {
-      port: '0', relay: relay.socketUrl, token: ADAPTER_TOKEN, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '50000',
-    }, { AEP_STATE_DIR: stateDir });
+    const cfg = adapterConfig(
+      'claude-code',
+      {
+        port: '0',
+        relay: relay.socketUrl,
+        token: ADAPTER_TOKEN,
+        log: join(stateDir, 'adapter.jsonl'),
+        attentionTimeoutMs: '50000',
+      },
+      { AEP_STATE_DIR: stateDir },
+    );
     running = await runAdapter(cfg, () => undefined);
     operator = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: 'tui-operator' });
     await operator.subscribe({}, { onEvent: (e) => events.push(e) });
@@ -92,12 +124,24 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missin
     await watcher.subscribe({}, { onEvent: (e) => watched.push(e) });
 
     ws = claudeWorkspace('aep-tui-');
-    installClaudeCode({ project: ws.project, port: running.adapter.port, secret: cfg.secret, neutral: {}, attentionTimeoutMs: 50_000, env: { AEP_STATE_DIR: stateDir } });
+    installClaudeCode({
+      project: ws.project,
+      port: running.adapter.port,
+      secret: cfg.secret,
+      neutral: {},
+      attentionTimeoutMs: 50_000,
+      env: { AEP_STATE_DIR: stateDir },
+    });
     // A first run's onboarding, folder trust and API key questions, answered as a person once would.
-    writeFileSync(join(ws.home, '.claude.json'), JSON.stringify({
-      hasCompletedOnboarding: true, theme: 'dark', customApiKeyResponses: { approved: ['sk-ant-test'.slice(-20)], rejected: [] },
-      projects: { [ws.project]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
-    }));
+    writeFileSync(
+      join(ws.home, '.claude.json'),
+      JSON.stringify({
+        hasCompletedOnboarding: true,
+        theme: 'dark',
+        customApiKeyResponses: { approved: ['sk-ant-test'.slice(-20)], rejected: [] },
+        projects: { [ws.project]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
+      }),
+    );
     // Default permission mode: a file-writing Bash call asks in Claude's dialog and fires PermissionRequest.
     tui = startTui('claude', ws.project, claudeEnv(ws, mock.url), [binary!, '--model', 'claude-sonnet-4-5']);
     await waitFor('session.started', () => events.find((e) => e.type === 'session.started'));
@@ -127,11 +171,15 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missin
 
     const pressed = Date.now();
     tui.keys('Enter'); // "1. Yes" is the selected choice
-    const answered = await waitFor('attention.answered via oob', () => events.find((e) => e.type === 'attention.answered' && e.subject === requested.id));
+    const answered = await waitFor('attention.answered via oob', () =>
+      events.find((e) => e.type === 'attention.answered' && e.subject === requested.id),
+    );
     const tookMs = Date.now() - pressed;
     console.log(`  Yes in the TUI → attention.answered {via:"oob"} in ${tookMs} ms`);
     assert.equal(answered.data, { answer: { option: 'allow' }, via: 'oob' });
-    const resolved = await waitFor('attention.resolved', () => events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id));
+    const resolved = await waitFor('attention.resolved', () =>
+      events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
+    );
     assert.equal([resolved.cause, (resolved.data as { resolution: string }).resolution], [answered.id, 'answered']);
     assert.ok(existsSync(join(ws.project, 'yes.txt')), 'the command ran');
     assert.ok(tookMs < 10_000, `ended long before the 50 s hold timeout (${tookMs} ms)`);
@@ -139,8 +187,14 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missin
     const late = await respond(session, requested.id, 'deny');
     assert.is(late.code, RESPOND_EXIT.notPending, late.out);
     assert.match(late.out, 'already answered at the agent');
-    await waitFor('the rejection', () => events.find((e) => e.type === 'control.rejected' && e['code'] === 'not-pending'));
-    assert.equal(events.filter((e) => e.type === 'attention.answered' && e.subject === requested.id).length, 1, 'the late deny is not recorded');
+    await waitFor('the rejection', () =>
+      events.find((e) => e.type === 'control.rejected' && e['code'] === 'not-pending'),
+    );
+    assert.equal(
+      events.filter((e) => e.type === 'attention.answered' && e.subject === requested.id).length,
+      1,
+      'the late deny is not recorded',
+    );
     await tui.shows('Done.');
   });
 
@@ -148,7 +202,9 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missin
     const requested = await ask('esc.txt');
     const pressed = Date.now();
     tui.keys('Escape');
-    const resolved = await waitFor('attention.resolved', () => events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id));
+    const resolved = await waitFor('attention.resolved', () =>
+      events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
+    );
     const tookMs = Date.now() - pressed;
     console.log(`  Esc in the TUI → attention.resolved {dismissed} in ${tookMs} ms`);
     assert.is((resolved.data as { resolution: string }).resolution, 'dismissed');
@@ -156,11 +212,14 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-code-tui', missin
     const late = await respond(requested.session!, requested.id, 'allow');
     assert.is(late.code, RESPOND_EXIT.notPending, late.out);
     assert.match(late.out, 'dismissed at the agent');
-    assert.not.ok(events.some((e) => e.type === 'attention.answered' && e.subject === requested.id), 'nothing recorded as answered');
+    assert.not.ok(
+      events.some((e) => e.type === 'attention.answered' && e.subject === requested.id),
+      'nothing recorded as answered',
+    );
     assert.not.ok(existsSync(join(ws.project, 'esc.txt')), 'the command never ran');
   });
 
-  test('the adapter\'s log of both runs passes aep-steer audit', async () => {
+  test("the adapter's log of both runs passes aep-steer audit", async () => {
     const r = await auditFiles([join(stateDir, 'adapter.jsonl')]);
     assert.equal(r.violations, [], JSON.stringify(r.violations));
   });

@@ -18,9 +18,22 @@ import { loadTokensFile } from '../../src/relay/acl.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { bodyHas, pollFor, vendorMissing } from '../support/e2e-helpers.js';
-import { claudeBinary, claudeWorkspace, runClaude, startClaude, type ClaudeRun, type ClaudeWorkspace } from '../support/claude-cli.js';
 import {
-  bashThenText, firstUserText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest,
+  claudeBinary,
+  claudeWorkspace,
+  runClaude,
+  startClaude,
+  type ClaudeRun,
+  type ClaudeWorkspace,
+} from '../support/claude-cli.js';
+import {
+  bashThenText,
+  firstUserText,
+  startMockAnthropic,
+  toolResultCount,
+  type MessagesBody,
+  type MockAnthropic,
+  type RecordedRequest,
 } from '../support/mock-anthropic.js';
 
 const ADAPTER_TOKEN = 'e2e-adapter-token';
@@ -55,13 +68,21 @@ const waitFor = pollFor(events);
 const ofSession = (session: string) => events.filter((e) => e.session === session);
 const find = (session: string, type: string, cause?: string) =>
   ofSession(session).find((e) => e.type === type && (cause === undefined || e.cause === cause));
-const requestsOf = (session: string): RecordedRequest[] => mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
+const requestsOf = (session: string): RecordedRequest[] =>
+  mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
 
 function workspace(): ClaudeWorkspace {
   const ws = claudeWorkspace();
   workspaces.push(ws);
   // The shim reads the secret from the adapter's state directory (D21).
-  installClaudeCode({ project: ws.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 55_000, env: { AEP_STATE_DIR: stateDir } });
+  installClaudeCode({
+    project: ws.project,
+    port: running.adapter.port,
+    secret,
+    neutral: {},
+    attentionTimeoutMs: 55_000,
+    env: { AEP_STATE_DIR: stateDir },
+  });
   return ws;
 }
 
@@ -73,10 +94,19 @@ async function instruct(session: string, text: string): Promise<AepCommand> {
 }
 
 /** Starts a run whose first model request is held; resolves once the session is live on the relay. */
-async function startHeld(ws: ClaudeWorkspace, prompt: string, bypassPermissions = true): Promise<{ session: string; release: () => void; run: Promise<ClaudeRun> }> {
+async function startHeld(
+  ws: ClaudeWorkspace,
+  prompt: string,
+  bypassPermissions = true,
+): Promise<{ session: string; release: () => void; run: Promise<ClaudeRun> }> {
   const first = mock.hold((r) => r.raw.includes(ws.project));
   const run = runClaude({ ws, mockUrl: mock.url, prompt, bypassPermissions });
-  const held = await Promise.race([first.arrived, run.then((r) => { throw new Error(`claude exited before its first request: ${r.stderr}`); })]);
+  const held = await Promise.race([
+    first.arrived,
+    run.then((r) => {
+      throw new Error(`claude exited before its first request: ${r.stderr}`);
+    }),
+  ]);
   const session = held.headers[SESSION_HEADER];
   assert.type(session, 'string');
   await waitFor('session.started', () => find(session!, 'session.started'));
@@ -94,8 +124,15 @@ function assertAckThenDelivered(session: string, cmd: AepCommand): void {
   assert.type(q, 'number');
   assert.ok(Number.isInteger(q) && (q as number) >= 0, 'queued_ms is a whole number of ms');
   // D9: queued_ms runs from the ack to the reply's write; the delivered event is stamped after it.
-  assert.ok((q as number) <= Date.parse(d.time) - Date.parse(ack.time) + 1, 'queued_ms fits inside the ack → delivered timeline');
-  assert.is(ofSession(session).filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id).length, 1, 'delivered exactly once');
+  assert.ok(
+    (q as number) <= Date.parse(d.time) - Date.parse(ack.time) + 1,
+    'queued_ms fits inside the ack → delivered timeline',
+  );
+  assert.is(
+    ofSession(session).filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id).length,
+    1,
+    'delivered exactly once',
+  );
 }
 
 const binary = claudeBinary();
@@ -108,9 +145,18 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const tokensFile = join(stateDir, 'tokens.json');
     writeFileSync(tokensFile, JSON.stringify(TOKENS_FILE), { mode: 0o600 });
     relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(tokensFile) });
-    const cfg = adapterConfig('claude-code', {
-      port: '0', relay: relay.socketUrl, token: ADAPTER_TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl'), attentionTimeoutMs: '40000',
-    }, { AEP_STATE_DIR: stateDir });
+    const cfg = adapterConfig(
+      'claude-code',
+      {
+        port: '0',
+        relay: relay.socketUrl,
+        token: ADAPTER_TOKEN,
+        instruct: true,
+        log: join(stateDir, 'adapter.jsonl'),
+        attentionTimeoutMs: '40000',
+      },
+      { AEP_STATE_DIR: stateDir },
+    );
     secret = cfg.secret;
     running = await runAdapter(cfg, (e) => adapterErrors.push(`${e.code}: ${e.message}`));
     consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
@@ -141,7 +187,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const reqs = requestsOf(session);
     assert.is(reqs.length, 2, 'one tool call, then the final answer');
     assert.not.ok(reqs[0]!.raw.includes(text), 'the held request predates the instruction');
-    assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`), 'the next request carries it as PreToolUse context');
+    assert.ok(
+      bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`),
+      'the next request carries it as PreToolUse context',
+    );
     await waitFor('delivered', () => delivered(session, cmd));
     assertAckThenDelivered(session, cmd);
   });
@@ -183,7 +232,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.ok(dropped!.seq! < ended.seq!, 'dropped comes before session.ended (D10)');
     assert.ok(delivered(session, first), 'the first one was delivered at Stop');
     assert.not.ok(delivered(session, late));
-    assert.not.ok(requestsOf(session).some((q) => q.raw.includes('Too late STEER-B')), 'the dropped text never reached the model');
+    assert.not.ok(
+      requestsOf(session).some((q) => q.raw.includes('Too late STEER-B')),
+      'the dropped text never reached the model',
+    );
   });
 
   test('a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop', async () => {
@@ -197,12 +249,23 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.equal(ended.data, { reason: 'normal' });
     // D6 until a start moment: the ended session refuses.
     const early = `Too early STEER-EARLY-${session.slice(0, 8)}.`;
-    const refused = await consumer.send(command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text: early }, capture: 'redacted' }));
-    assert.equal([refused.outcome, refused.outcome === 'rejected' ? refused.detail : undefined], ['rejected', 'session ended'], JSON.stringify(refused));
+    const refused = await consumer.send(
+      command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text: early }, capture: 'redacted' }),
+    );
+    assert.equal(
+      [refused.outcome, refused.outcome === 'rejected' ? refused.detail : undefined],
+      ['rejected', 'session ended'],
+      JSON.stringify(refused),
+    );
     // --resume keeps the id; its SessionStart reopens the session before the first model request.
     const held = mock.hold((r) => r.headers[SESSION_HEADER] === session);
     const resumed = runClaude({ ws, mockUrl: mock.url, prompt: 'Answer once more.', extraArgs: ['--resume', session] });
-    await Promise.race([held.arrived, resumed.then((r) => { throw new Error(`claude --resume exited before its first request: ${r.stderr}`); })]);
+    await Promise.race([
+      held.arrived,
+      resumed.then((r) => {
+        throw new Error(`claude --resume exited before its first request: ${r.stderr}`);
+      }),
+    ]);
     await waitFor('session reopened', () => find(session, 'x.claude-code.session.reopened'));
     const text = `After the resume, report STEER-RESUMED-${session.slice(0, 8)}.`;
     const cmd = await instruct(session, text);
@@ -211,10 +274,20 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is(r.code, 0, r.stderr);
     await waitFor('delivered', () => delivered(session, cmd));
     assertAckThenDelivered(session, cmd);
-    assert.ok(requestsOf(session).some((q) => bodyHas(q, `Stop hook additional context: ${text}`)), 'the resumed run\'s model request carries it');
-    assert.not.ok(requestsOf(session).some((q) => q.raw.includes('STEER-EARLY')), 'the refused instruction never reached the model');
+    assert.ok(
+      requestsOf(session).some((q) => bodyHas(q, `Stop hook additional context: ${text}`)),
+      "the resumed run's model request carries it",
+    );
+    assert.not.ok(
+      requestsOf(session).some((q) => q.raw.includes('STEER-EARLY')),
+      'the refused instruction never reached the model',
+    );
     await waitFor('session closed', () => find(session, 'x.claude-code.session.closed'));
-    assert.is(ofSession(session).filter((e) => e.type === 'session.ended').length, 1, 'one session.ended per session (AEP)');
+    assert.is(
+      ofSession(session).filter((e) => e.type === 'session.ended').length,
+      1,
+      'one session.ended per session (AEP)',
+    );
   });
 
   test('an instruction to an ended session outside its window is refused session ended', async () => {
@@ -226,9 +299,17 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is((await run).code, 0);
     await waitFor('session.ended', () => find(session, 'session.ended'));
     const text = `After the end STEER-ENDED-${session.slice(0, 8)}.`;
-    const cmd = command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text }, capture: 'redacted' });
+    const cmd = command(SENDER, session, {
+      type: 'x.claude-code.control.instruct',
+      data: { text },
+      capture: 'redacted',
+    });
     const settled = await consumer.send(cmd);
-    assert.equal([settled.outcome, settled.outcome === 'rejected' ? [settled.reason, settled.detail] : undefined], ['rejected', ['refused', 'session ended']], JSON.stringify(settled));
+    assert.equal(
+      [settled.outcome, settled.outcome === 'rejected' ? [settled.reason, settled.detail] : undefined],
+      ['rejected', ['refused', 'session ended']],
+      JSON.stringify(settled),
+    );
     const rejected = find(session, 'control.rejected', cmd.id);
     assert.equal(rejected?.data, { reason: 'refused', detail: 'session ended' });
     assert.not.ok(find(session, 'control.accepted', cmd.id), 'never queued');
@@ -247,11 +328,24 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const notice = `aep-steer: 1 instruction from ${SENDER.agent} reached the agent (PreToolUse)`;
     // Claude Code shows the reply's systemMessage to the user as an informational line (D27).
     const shown = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'informational');
-    assert.ok(shown.some((l) => String(l['content']).includes(notice)), `shown to the user: ${JSON.stringify(shown)}`);
+    assert.ok(
+      shown.some((l) => String(l['content']).includes(notice)),
+      `shown to the user: ${JSON.stringify(shown)}`,
+    );
     const reqs = requestsOf(session);
-    assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`), 'the instruction reaches the model');
-    assert.not.ok(reqs.some((q) => q.raw.includes('aep-steer: 1 instruction')), 'the notice never reaches the model');
-    assert.is((delivered(session, cmd)!.data as { moment?: string }).moment, 'PreToolUse', 'the delivered event names the moment');
+    assert.ok(
+      bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`),
+      'the instruction reaches the model',
+    );
+    assert.not.ok(
+      reqs.some((q) => q.raw.includes('aep-steer: 1 instruction')),
+      'the notice never reaches the model',
+    );
+    assert.is(
+      (delivered(session, cmd)!.data as { moment?: string }).moment,
+      'PreToolUse',
+      'the delivered event names the moment',
+    );
   });
 
   test('with the adapter stopped every hook stays silent: no hook error, the run goes on', async () => {
@@ -263,16 +357,33 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const deadPort = (probe.address() as { port: number }).port;
     await new Promise<void>((r) => probe.close(() => r()));
-    installClaudeCode({ project: ws.project, port: deadPort, secret, neutral: {}, attentionTimeoutMs: 55_000, env: { AEP_STATE_DIR: stateDir } });
+    installClaudeCode({
+      project: ws.project,
+      port: deadPort,
+      secret,
+      neutral: {},
+      attentionTimeoutMs: 55_000,
+      env: { AEP_STATE_DIR: stateDir },
+    });
     mock.setScript(bashThenText(['echo hi']));
-    const r = await runClaude({ ws, mockUrl: mock.url, prompt: 'Say hi with bash.', extraArgs: ['--include-hook-events'] });
+    const r = await runClaude({
+      ws,
+      mockUrl: mock.url,
+      prompt: 'Say hi with bash.',
+      extraArgs: ['--include-hook-events'],
+    });
     assert.is(r.code, 0, r.stderr);
     const responses = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'hook_response');
     assert.ok(responses.length >= 4, `the hooks ran: ${responses.map((l) => l['hook_event']).join(', ')}`);
-    const bad = responses.filter((l) => l['outcome'] !== 'success' || l['exit_code'] !== 0 || String(l['stderr'] ?? '') !== '');
+    const bad = responses.filter(
+      (l) => l['outcome'] !== 'success' || l['exit_code'] !== 0 || String(l['stderr'] ?? '') !== '',
+    );
     assert.equal(bad, [], 'every hook succeeded silently');
     assert.not.match(r.stdout + r.stderr, /hook error|ECONNREFUSED/i);
-    assert.ok(r.lines.some((l) => l['type'] === 'result'), 'the run finished normally');
+    assert.ok(
+      r.lines.some((l) => l['type'] === 'result'),
+      'the run finished normally',
+    );
   });
 
   test('UserPromptSubmit delivers an instruction queued between turns', async () => {
@@ -351,7 +462,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is(reqs.length, 2);
     // 4000 + 2 + 4000 fits the 10,000 cap; adding the third would not (D8): PreToolUse takes the
     // first two joined by a blank line, PostToolUse the third, each whole.
-    assert.ok(bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${texts[0]}\n\n${texts[1]}`), 'first two at PreToolUse');
+    assert.ok(
+      bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${texts[0]}\n\n${texts[1]}`),
+      'first two at PreToolUse',
+    );
     assert.ok(bodyHas(reqs[1], `PostToolUse:Bash hook additional context: ${texts[2]}`), 'third at PostToolUse');
     assert.not.ok(reqs[1]!.raw.includes('persisted-output'), 'nothing moved to a file by the 10,000 cap');
     for (const c of cmds) await waitFor('delivered', () => delivered(session, c));
@@ -360,7 +474,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
 
   test('PermissionRequest answered allow runs the tool, answered deny does not', async () => {
     const outcomes: Record<string, { file: boolean; reqs: RecordedRequest[]; session: string; requestId: string }> = {};
-    for (const [verdict, answer] of [['allow', { option: 'allow' }], ['deny', { text: 'Do not create files here; use /tmp instead.' }]] as const) {
+    for (const [verdict, answer] of [
+      ['allow', { option: 'allow' }],
+      ['deny', { text: 'Do not create files here; use /tmp instead.' }],
+    ] as const) {
       const ws = workspace();
       const target = join(ws.project, `${verdict}.txt`);
       mock.setScript(bashThenText([`touch ${target}`]));
@@ -369,7 +486,12 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
       release();
       const requested = await waitFor('attention.requested', () => find(session, 'attention.requested'));
       assert.is((requested.data as { kind?: string }).kind, 'permission');
-      const respond = command(SENDER, session, { type: 'control.attention.respond', subject: requested.id, data: { answer }, capture: 'redacted' });
+      const respond = command(SENDER, session, {
+        type: 'control.attention.respond',
+        subject: requested.id,
+        data: { answer },
+        capture: 'redacted',
+      });
       const s = await consumer.send(respond);
       assert.is(s.outcome, 'accepted', JSON.stringify(s));
       const r = await run;
@@ -380,12 +502,15 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.ok(outcomes.allow!.file, 'allow: the command ran');
     assert.ok(find(outcomes.allow!.session, 'tool.completed'), 'allow: PostToolUse fired');
     assert.not.ok(outcomes.deny!.file, 'deny: the command did not run');
-    assert.ok(outcomes.deny!.reqs.some((q) => q.raw.includes('Do not create files here; use /tmp instead.')), 'deny: the model reads the operator\'s reason');
+    assert.ok(
+      outcomes.deny!.reqs.some((q) => q.raw.includes('Do not create files here; use /tmp instead.')),
+      "deny: the model reads the operator's reason",
+    );
     const answered = find(outcomes.deny!.session, 'attention.answered')!;
     assert.is(answered.subject, outcomes.deny!.requestId);
   });
 
-  test('a subagent\'s hooks do not take the main session\'s instructions', async () => {
+  test("a subagent's hooks do not take the main session's instructions", async () => {
     const ws = workspace();
     const isSub = (b: MessagesBody) => firstUserText(b).includes('SUBTASK');
     mock.setScript((body) => {
@@ -397,12 +522,29 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
           : { content: [{ type: 'text', text: 'Sub done.' }] };
       }
       return step === 0
-        ? { content: [{ type: 'tool_use', name: 'Agent', input: { description: 'example subagent', prompt: 'SUBTASK run echo sub', subagent_type: 'general-purpose' } }] }
+        ? {
+            content: [
+              {
+                type: 'tool_use',
+                name: 'Agent',
+                input: {
+                  description: 'example subagent',
+                  prompt: 'SUBTASK run echo sub',
+                  subagent_type: 'general-purpose',
+                },
+              },
+            ],
+          }
         : { content: [{ type: 'text', text: 'Main done.' }] };
     });
     const sub = mock.hold((r) => r.raw.includes(ws.project) && r.body !== undefined && isSub(r.body));
     const run = runClaude({ ws, mockUrl: mock.url, prompt: 'Delegate the work to a subagent.' });
-    const held = await Promise.race([sub.arrived, run.then((r) => { throw new Error(`claude exited before the subagent asked: ${r.stderr}`); })]);
+    const held = await Promise.race([
+      sub.arrived,
+      run.then((r) => {
+        throw new Error(`claude exited before the subagent asked: ${r.stderr}`);
+      }),
+    ]);
     const session = held.headers[SESSION_HEADER]!;
     const text = `Main agent only: STEER-MAIN-${session.slice(0, 8)}.`;
     const cmd = await instruct(session, text);
@@ -415,8 +557,14 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const mainReqs = reqs.filter((q) => q.body !== undefined && !isSub(q.body));
     assert.ok(subReqs.length >= 2, 'the subagent ran a tool and answered');
     assert.ok(find(session, 'delegation.subagent.started'), 'SubagentStart was observed');
-    assert.not.ok(subReqs.some((q) => q.raw.includes(text)), 'no subagent request carries the instruction');
-    assert.ok(mainReqs.some((q) => q.raw.includes(text)), 'a main-agent request carries it');
+    assert.not.ok(
+      subReqs.some((q) => q.raw.includes(text)),
+      'no subagent request carries the instruction',
+    );
+    assert.ok(
+      mainReqs.some((q) => q.raw.includes(text)),
+      'a main-agent request carries it',
+    );
     assertAckThenDelivered(session, cmd);
   });
 
@@ -430,25 +578,40 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   });
 
   test('the adapter reported no errors on the hook path, and the relay refused none of its events', () => {
-    assert.equal(adapterErrors.filter((e) => !e.startsWith('RELAY')), []);
-    assert.equal(adapterErrors.filter((e) => /unauthorized/.test(e)), []);
+    assert.equal(
+      adapterErrors.filter((e) => !e.startsWith('RELAY')),
+      [],
+    );
+    assert.equal(
+      adapterErrors.filter((e) => /unauthorized/.test(e)),
+      [],
+    );
   });
 
   test('the watch-only watcher followed every instruction to its outcome without reading one word of it', () => {
     const commands = events.filter((e) => e.type === 'x.claude-code.control.instruct');
     assert.ok(commands.length >= 9, `instructions sent: ${commands.length}`);
     const seen = watched.filter((w) => w.e.type === 'x.claude-code.control.instruct');
-    assert.equal(seen.map((w) => w.e.id), commands.map((e) => e.id));
+    assert.equal(
+      seen.map((w) => w.e.id),
+      commands.map((e) => e.id),
+    );
     for (const w of seen) {
       assert.is(w.e.capture, 'metadata');
       assert.equal(w.e.data ?? {}, {});
     }
     const texts = commands.map((e) => (e.data as { text: string }).text).filter((t) => t.length >= 12);
     assert.ok(texts.length >= 9);
-    assert.not.ok(watched.some((w) => texts.some((t) => w.raw.includes(t.slice(0, 40)))), 'no instruction text reached the watcher');
+    assert.not.ok(
+      watched.some((w) => texts.some((t) => w.raw.includes(t.slice(0, 40)))),
+      'no instruction text reached the watcher',
+    );
     // Outcomes are metadata: the watcher saw each delivered and dropped, cause-linked.
     const outcomes = events.filter((e) => /\.instruction\.(delivered|dropped)$/.test(e.type)).map((e) => e.id);
-    assert.equal(watched.filter((w) => /\.instruction\.(delivered|dropped)$/.test(w.e.type)).map((w) => w.e.id), outcomes);
+    assert.equal(
+      watched.filter((w) => /\.instruction\.(delivered|dropped)$/.test(w.e.type)).map((w) => w.e.id),
+      outcomes,
+    );
   });
 }
 

@@ -25,23 +25,36 @@ test.after(async () => {
 });
 
 type ChatMessage = { role?: string; content?: unknown };
-const messagesOf = (r: RecordedRequest): ChatMessage[] => (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+const messagesOf = (r: RecordedRequest): ChatMessage[] =>
+  (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
 const withText = (text: string) => hub.mock.modelRequests().filter((r) => bodyHas(r.body, text));
 const find = (session: string, type: string, cause?: string) => hub.stack.find(session, type, cause);
 
-async function send(session: string, type: string, data: Record<string, unknown>, capture: 'redacted' | 'metadata' = 'redacted') {
+async function send(
+  session: string,
+  type: string,
+  data: Record<string, unknown>,
+  capture: 'redacted' | 'metadata' = 'redacted',
+) {
   const cmd: AepCommand = command(SENDER, session, { type, data, capture });
   return { cmd, settled: await hub.stack.send(cmd) };
 }
 
-async function accepted(session: string, type: string, data: Record<string, unknown>, capture?: 'redacted' | 'metadata'): Promise<AepCommand> {
+async function accepted(
+  session: string,
+  type: string,
+  data: Record<string, unknown>,
+  capture?: 'redacted' | 'metadata',
+): Promise<AepCommand> {
   const { cmd, settled } = await send(session, type, data, capture);
   assert.is(settled.outcome, 'accepted', `${JSON.stringify(settled)} ${hub.stack.errors.join('; ')}`);
   return cmd;
 }
 
 /** A turn held open by a slow shell call, until `release`. */
-async function slowTurn(tag: string): Promise<{ session: string; release: () => void; turn: ReturnType<ClineHub['startTurn']> }> {
+async function slowTurn(
+  tag: string,
+): Promise<{ session: string; release: () => void; turn: ReturnType<ClineHub['startTurn']> }> {
   const session = await hub.createSession();
   const gate = join(hub.ws.root, `${tag}.go`);
   const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
@@ -65,7 +78,10 @@ test('instruct steer sent while a slow tool runs reaches a model request of that
   assert.ok(carried.length > 0, 'the steer reached a model request');
   assert.ok(hub.mock.modelRequests().indexOf(carried[0]!) >= before, 'a request made after it was sent');
   assert.ok(bodyHas(carried[0]!.body, 'CSTEERTURN'), 'of the same turn');
-  assert.ok(messagesOf(carried[0]!).some((m) => m.role === 'tool' && bodyHas(m.content, 'TOOL_RAN_')), 'after the slow tool\'s result');
+  assert.ok(
+    messagesOf(carried[0]!).some((m) => m.role === 'tool' && bodyHas(m.content, 'TOOL_RAN_')),
+    "after the slow tool's result",
+  );
 });
 
 test('instruct steer with no turn running is refused session-idle; queue is refused delivery-unsupported', async () => {
@@ -74,16 +90,28 @@ test('instruct steer with no turn running is refused session-idle; queue is refu
   assert.ok(done.ok, JSON.stringify(done));
   await hub.stack.waitFor('the turn end', () => find(session, 'run.finished'));
   const requests = hub.mock.modelRequests().length;
-  const idle = await send(session, 'x.cline.control.instruct', { text: `CLINE-IDLE-${session.slice(-8)}`, delivery: 'steer' });
+  const idle = await send(session, 'x.cline.control.instruct', {
+    text: `CLINE-IDLE-${session.slice(-8)}`,
+    delivery: 'steer',
+  });
   assert.is(idle.settled.outcome, 'rejected', JSON.stringify(idle.settled));
   if (idle.settled.outcome === 'rejected') {
-    assert.equal([idle.settled.reason, idle.settled.code, idle.settled.ack['code']], ['refused', 'session-idle', 'session-idle']);
+    assert.equal(
+      [idle.settled.reason, idle.settled.code, idle.settled.ack['code']],
+      ['refused', 'session-idle', 'session-idle'],
+    );
     assert.match(idle.settled.detail ?? '', 'no turn is running');
   }
-  const queued = await send(session, 'x.cline.control.instruct', { text: `CLINE-QUEUE-${session.slice(-8)}`, delivery: 'queue' });
+  const queued = await send(session, 'x.cline.control.instruct', {
+    text: `CLINE-QUEUE-${session.slice(-8)}`,
+    delivery: 'queue',
+  });
   assert.is(queued.settled.outcome, 'rejected', JSON.stringify(queued.settled));
   if (queued.settled.outcome === 'rejected') {
-    assert.equal([queued.settled.reason, queued.settled.code, queued.settled.ack['code']], ['unsupported', 'delivery-unsupported', 'delivery-unsupported']);
+    assert.equal(
+      [queued.settled.reason, queued.settled.code, queued.settled.ack['code']],
+      ['unsupported', 'delivery-unsupported', 'delivery-unsupported'],
+    );
     assert.is(queued.settled.detail, 'this session cannot take delivery "queue": it accepts moment, steer');
   }
   // A later turn takes neither.
@@ -101,14 +129,19 @@ test('a withdrawn instruct never reaches the model: dropped withdrawn, cause-lin
   const text = `CLINE-WITHDRAWN-${session.slice(-8)}`;
   const cmd = await accepted(session, 'x.cline.control.instruct', { text });
   const w = await accepted(session, 'x.cline.control.withdraw', { instruction: cmd.id }, 'metadata');
-  const dropped = await hub.stack.waitFor('dropped withdrawn', () => find(session, 'x.cline.instruction.dropped', w.id));
+  const dropped = await hub.stack.waitFor('dropped withdrawn', () =>
+    find(session, 'x.cline.instruction.dropped', w.id),
+  );
   assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
   release();
   const done = await turn;
   assert.ok(done.ok, JSON.stringify(done));
   await hub.stack.waitFor('the turn end', () => find(session, 'run.finished'));
   const turnRequests = hub.mock.modelRequests().filter((r) => bodyHas(r.body, 'CWITHDRAWTURN'));
-  assert.ok(turnRequests.some((r) => messagesOf(r).some((m) => m.role === 'tool')), 'the tool result went back to the model');
+  assert.ok(
+    turnRequests.some((r) => messagesOf(r).some((m) => m.role === 'tool')),
+    'the tool result went back to the model',
+  );
   assert.ok(find(session, 'tool.completed'), 'PostToolUse came and went with the queue empty');
   assert.is(withText(text).length, 0, 'no request carries the withdrawn text');
   assert.not.ok(find(session, 'x.cline.instruction.delivered', cmd.id));

@@ -19,35 +19,57 @@ test.after(async () => {
 
 const sink = () => {
   let text = '';
-  return { stream: new Writable({ write(chunk, _enc, done) { text += String(chunk); done(); } }), text: () => text };
+  return {
+    stream: new Writable({
+      write(chunk, _enc, done) {
+        text += String(chunk);
+        done();
+      },
+    }),
+    text: () => text,
+  };
 };
 
 async function respond(session: string, word: string, request?: string): Promise<{ code: number; out: string }> {
   const out = sink();
-  const flags = { relay: hub.stack.relayUrl, token: hub.stack.relayToken, sender: 'e2e-operator', session, timeout: '20000', ...(request ? { request } : {}) };
+  const flags = {
+    relay: hub.stack.relayUrl,
+    token: hub.stack.relayToken,
+    sender: 'e2e-operator',
+    session,
+    timeout: '20000',
+    ...(request ? { request } : {}),
+  };
   const code = await runRespond(word, flags, { out: out.stream, err: out.stream });
   return { code, out: out.text() };
 }
 
-const answeredOf = (request: string) => hub.stack.events.filter((e) => e.type === 'attention.answered' && e.subject === request);
+const answeredOf = (request: string) =>
+  hub.stack.events.filter((e) => e.type === 'attention.answered' && e.subject === request);
 
 test('respond allow answers a hub approval as approve: the tool runs', async () => {
   const s = await hub.createSession(true);
   const turn = hub.startTurn(s, '[[TURN]] ALLOWWORD run it');
   const r = await hub.approval(s);
-  assert.equal((r.data as { options: { id: string }[] }).options.map((o) => o.id), ['approve', 'deny']);
+  assert.equal(
+    (r.data as { options: { id: string }[] }).options.map((o) => o.id),
+    ['approve', 'deny'],
+  );
   // D35: the operator reads what the tool will run.
   assert.is(r.capture, 'redacted');
   assert.match((r.data as { prompt: string }).prompt, /run_commands: .*TOOL_RAN_/);
   const a = await respond(s, 'allow', r.id);
   assert.is(a.code, RESPOND_EXIT.answered, a.out);
   assert.ok((await turn).ok);
-  assert.ok(hub.toolResultsOf('ALLOWWORD').some((t) => t.includes('TOOL_RAN_')), 'the approved tool ran');
+  assert.ok(
+    hub.toolResultsOf('ALLOWWORD').some((t) => t.includes('TOOL_RAN_')),
+    'the approved tool ran',
+  );
   const answered = await hub.stack.waitFor('attention.answered', () => answeredOf(r.id)[0]);
   assert.equal(answered.data, { answer: { option: 'approve' }, via: 'control' });
 });
 
-test('respond deny (no --request: the session\'s only one) refuses the tool', async () => {
+test("respond deny (no --request: the session's only one) refuses the tool", async () => {
   const s = await hub.createSession(true);
   const turn = hub.startTurn(s, '[[TURN]] DENYWORD run it');
   const r = await hub.approval(s);
@@ -55,7 +77,10 @@ test('respond deny (no --request: the session\'s only one) refuses the tool', as
   assert.is(d.code, RESPOND_EXIT.answered, d.out);
   assert.ok((await turn).ok);
   const results = hub.toolResultsOf('DENYWORD');
-  assert.ok(results.length > 0 && results.every((t) => !t.includes('TOOL_RAN_')), `the denied tool did not run: ${results.join(' | ')}`);
+  assert.ok(
+    results.length > 0 && results.every((t) => !t.includes('TOOL_RAN_')),
+    `the denied tool did not run: ${results.join(' | ')}`,
+  );
   const answered = await hub.stack.waitFor('attention.answered', () => answeredOf(r.id)[0]);
   assert.equal(answered.data, { answer: { option: 'deny' }, via: 'control' });
 });
@@ -71,7 +96,11 @@ test('an approval answered in Cline first: a later respond exits not pending, al
   const late = await respond(s, 'deny', r.id);
   assert.is(late.code, RESPOND_EXIT.notPending, late.out);
   assert.match(late.out, 'already answered at the agent');
-  assert.equal(answeredOf(r.id).map((e) => (e.data as { via: string }).via), ['oob'], 'only the answer given in Cline');
+  assert.equal(
+    answeredOf(r.id).map((e) => (e.data as { via: string }).via),
+    ['oob'],
+    'only the answer given in Cline',
+  );
 });
 
 test.run();

@@ -11,7 +11,15 @@ import { installCodex } from '../../src/adapters/installers/codex.js';
 import { command, type AepCommand } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {
-  bodyHas, codexHome, runCodex, startVendorStack, vendorBinary, workspace, writeCodexConfig, type VendorStack, type Workspace,
+  bodyHas,
+  codexHome,
+  runCodex,
+  startVendorStack,
+  vendorBinary,
+  workspace,
+  writeCodexConfig,
+  type VendorStack,
+  type Workspace,
 } from '../support/vendor-e2e.js';
 
 const SENDER = { agent: 'e2e-operator' };
@@ -24,7 +32,11 @@ function codexWorkspace(): Workspace {
   workspaces.push(ws);
   writeCodexConfig(ws, mock.baseUrl);
   const report = installCodex({
-    user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
+    user: true,
+    port: stack.running.adapter.port,
+    secret: stack.secret,
+    neutral: codex.replies.neutral,
+    attentionTimeoutMs: codex.attentionTimeoutMs,
     env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary!, AEP_STATE_DIR: stack.stateDir },
   });
   assert.match(report.notes[0] ?? '', /^trusted 11 hooks in /);
@@ -35,12 +47,19 @@ type Item = { type?: string; role?: string; content?: { text?: string }[]; outpu
 const itemsOf = (r: RecordedRequest): Item[] => (r.body as { input?: Item[] } | undefined)?.input ?? [];
 /** The prompt of the conversation a Responses request belongs to: its last marked user message. */
 const promptOf = (r: RecordedRequest): string => {
-  const users = itemsOf(r).filter((i) => i.type === 'message' && i.role === 'user').map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
+  const users = itemsOf(r)
+    .filter((i) => i.type === 'message' && i.role === 'user')
+    .map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
   return [...users].reverse().find((t) => t.includes('[[TURN]]')) ?? '';
 };
 const requestsOf = (tag: string) => mock.modelRequests().filter((r) => promptOf(r).includes(tag));
 
-async function accepted(session: string, type: string, data: Record<string, unknown>, capture: 'redacted' | 'metadata' = 'redacted'): Promise<AepCommand> {
+async function accepted(
+  session: string,
+  type: string,
+  data: Record<string, unknown>,
+  capture: 'redacted' | 'metadata' = 'redacted',
+): Promise<AepCommand> {
   const cmd = command(SENDER, session, { type, data, capture });
   const settled = await stack.send(cmd);
   assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
@@ -68,7 +87,7 @@ if (binary === undefined) {
     for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
   });
 
-  test('moment sent while a slow tool runs reaches the request carrying that tool\'s result, in the same turn', async () => {
+  test("moment sent while a slow tool runs reaches the request carrying that tool's result, in the same turn", async () => {
     const ws = codexWorkspace();
     const gate = join(ws.root, 'moment.go');
     const from = stack.events.length;
@@ -92,9 +111,9 @@ if (binary === undefined) {
     const at = items.findIndex((i) => i.role === 'developer' && (i.content ?? []).some((c) => c.text === text));
     const call = items.findIndex((i) => i.type === 'function_call');
     const output = items.findIndex((i) => typeof i.type === 'string' && i.type.endsWith('_call_output'));
-    assert.ok(output >= 0 && bodyHas(items[output], 'TOOL_RAN_'), 'the next request carries the running tool\'s result');
+    assert.ok(output >= 0 && bodyHas(items[output], 'TOOL_RAN_'), "the next request carries the running tool's result");
     // Codex 0.171.0 files PostToolUse context between the call and its output.
-    assert.ok(call >= 0 && at > call, 'a developer item after the tool call, in the same turn\'s next request');
+    assert.ok(call >= 0 && at > call, "a developer item after the tool call, in the same turn's next request");
   });
 
   test('steer sent while a slow tool runs is honoured inside that turn; once the turn is over it is refused session-idle', async () => {
@@ -115,11 +134,19 @@ if (binary === undefined) {
     assert.ok(stop === undefined || d.seq! < stop.seq!, 'inside the turn, before it finished');
     const reqs = requestsOf('c-steer');
     assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
-    assert.ok(reqs.length >= 2 && bodyHas(reqs[1]!.body, text), 'in the same turn\'s next request');
+    assert.ok(reqs.length >= 2 && bodyHas(reqs[1]!.body, text), "in the same turn's next request");
     await stack.waitFor('run.finished', () => stack.find(session, 'run.finished'));
-    const late = command(SENDER, session, { type: 'x.codex.control.instruct', data: { text: `${text}-LATE`, delivery: 'steer' }, capture: 'redacted' });
+    const late = command(SENDER, session, {
+      type: 'x.codex.control.instruct',
+      data: { text: `${text}-LATE`, delivery: 'steer' },
+      capture: 'redacted',
+    });
     const settled = await stack.send(late);
-    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code, settled.ack['code']] : settled, ['refused', 'session-idle', 'session-idle']);
+    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code, settled.ack['code']] : settled, [
+      'refused',
+      'session-idle',
+      'session-idle',
+    ]);
     assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, `${text}-LATE`)).length, 0);
   });
 
@@ -128,12 +155,19 @@ if (binary === undefined) {
     const from = stack.events.length;
     const hold = mock.hold((r) => promptOf(r).includes('c-withdraw'));
     const run = runCodex(ws, '[[TURN]] c-withdraw run one command');
-    await Promise.race([hold.arrived, run.then((r) => { throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`); })]);
+    await Promise.race([
+      hold.arrived,
+      run.then((r) => {
+        throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`);
+      }),
+    ]);
     const session = await stack.newSession(from);
     const text = `STEER-CODEX-WITHDRAWN-${session.slice(-8)}`;
     const cmd = await accepted(session, 'x.codex.control.instruct', { text });
     const w = await accepted(session, 'x.codex.control.withdraw', { instruction: cmd.id }, 'metadata');
-    const dropped = await stack.waitFor('dropped withdrawn', () => stack.find(session, 'x.codex.instruction.dropped', w.id));
+    const dropped = await stack.waitFor('dropped withdrawn', () =>
+      stack.find(session, 'x.codex.instruction.dropped', w.id),
+    );
     assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
     hold.release();
     const result = await run;

@@ -13,7 +13,15 @@ import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
 import { respondVia, startTui, tmuxMissing, type Tui } from '../support/tui.js';
-import { codexHome, startVendorStack, vendorBinary, workspace, writeCodexConfig, type VendorStack, type Workspace } from '../support/vendor-e2e.js';
+import {
+  codexHome,
+  startVendorStack,
+  vendorBinary,
+  workspace,
+  writeCodexConfig,
+  type VendorStack,
+  type Workspace,
+} from '../support/vendor-e2e.js';
 
 const binary = vendorBinary('codex');
 
@@ -22,15 +30,18 @@ let stack: VendorStack;
 let ws: Workspace;
 let tui: Tui;
 
-const respond = (session: string, request: string, word: string) => respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator')(session, request, word);
+const respond = (session: string, request: string, word: string) =>
+  respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator')(session, request, word);
 
 /** Types a prompt whose shell call asks to leave the sandbox; resolves with the permission request it raised. */
 async function ask(tag: string): Promise<AepEvent> {
   const before = stack.events.filter((e) => e.type === 'attention.requested').length;
   await tui.submit(`[[TURN]] [[ESCALATE]] ${tag} run it`);
-  return stack.waitFor('attention.requested', () => stack.events.filter((e) => e.type === 'attention.requested')[before]).catch((err: Error) => {
-    throw new Error(`${err.message}\nthe TUI shows:\n${tui.screen()}`);
-  });
+  return stack
+    .waitFor('attention.requested', () => stack.events.filter((e) => e.type === 'attention.requested')[before])
+    .catch((err: Error) => {
+      throw new Error(`${err.message}\nthe TUI shows:\n${tui.screen()}`);
+    });
 }
 
 /** The shell outputs the model saw after the prompt carrying `tag` (the session's earlier turns stay in its input). */
@@ -38,14 +49,23 @@ function toolOutputs(tag: string): string[] {
   return mock.modelRequests().flatMap((r) => {
     const input = (r.body as { input?: { type?: string; output?: unknown }[] } | undefined)?.input ?? [];
     let from = -1;
-    input.forEach((i, n) => { if (i.type === 'message' && JSON.stringify(i).includes(tag)) from = n; });
-    return from < 0 ? [] : input.slice(from).filter((i) => i.type === 'function_call_output').map((i) => JSON.stringify(i.output));
+    input.forEach((i, n) => {
+      if (i.type === 'message' && JSON.stringify(i).includes(tag)) from = n;
+    });
+    return from < 0
+      ? []
+      : input
+          .slice(from)
+          .filter((i) => i.type === 'function_call_output')
+          .map((i) => JSON.stringify(i.output));
   });
 }
 
 if (binary === undefined || tmuxMissing()) {
   test('codex-tui: the pinned CLI and tmux are installed', () => {
-    assert.unreachable('Codex 0.171.0 is not installed in .vendor-clis (scripts/install-vendor-cli.sh codex), or tmux is missing (apt-get install tmux)');
+    assert.unreachable(
+      'Codex 0.171.0 is not installed in .vendor-clis (scripts/install-vendor-cli.sh codex), or tmux is missing (apt-get install tmux)',
+    );
   });
 } else {
   test.before(async () => {
@@ -55,13 +75,27 @@ if (binary === undefined || tmuxMissing()) {
     writeCodexConfig(ws, mock.baseUrl);
     // Codex asks before a command leaves the sandbox (on-request), so PermissionRequest fires.
     const config = join(codexHome(ws), 'config.toml');
-    writeFileSync(config, readFileSync(config, 'utf8').replace('approval_policy = "never"', 'approval_policy = "on-request"').replace('sandbox_mode = "danger-full-access"', 'sandbox_mode = "read-only"'));
+    writeFileSync(
+      config,
+      readFileSync(config, 'utf8')
+        .replace('approval_policy = "never"', 'approval_policy = "on-request"')
+        .replace('sandbox_mode = "danger-full-access"', 'sandbox_mode = "read-only"'),
+    );
     installCodex({
-      user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
+      user: true,
+      port: stack.running.adapter.port,
+      secret: stack.secret,
+      neutral: codex.replies.neutral,
+      attentionTimeoutMs: codex.attentionTimeoutMs,
       env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
     });
     const env = {
-      HOME: ws.home, CODEX_HOME: codexHome(ws), MOCK_API_KEY: 'dummy', OPENAI_API_KEY: 'dummy', NO_UPDATE_NOTIFIER: '1', CODEX_DISABLE_TELEMETRY: '1',
+      HOME: ws.home,
+      CODEX_HOME: codexHome(ws),
+      MOCK_API_KEY: 'dummy',
+      OPENAI_API_KEY: 'dummy',
+      NO_UPDATE_NOTIFIER: '1',
+      CODEX_DISABLE_TELEMETRY: '1',
       PATH: process.env.PATH,
     };
     tui = startTui('codex', ws.project, env, [binary]);
@@ -88,7 +122,9 @@ if (binary === undefined || tmuxMissing()) {
     await tui.shows('Running hook');
     const a = await respond(requested.session!, requested.id, 'allow');
     assert.is(a.code, RESPOND_EXIT.answered, a.out);
-    await stack.waitFor('the command ran', () => (toolOutputs('ALLOWTUI').some((o) => o.includes('TOOL_RAN_')) ? true : undefined));
+    await stack.waitFor('the command ran', () =>
+      toolOutputs('ALLOWTUI').some((o) => o.includes('TOOL_RAN_')) ? true : undefined,
+    );
   });
 
   test('Esc while the hook is held interrupts the turn: the request is dismissed at once, a later respond exits not pending', async () => {
@@ -96,14 +132,22 @@ if (binary === undefined || tmuxMissing()) {
     await tui.shows('Running hook');
     const pressed = Date.now();
     tui.keys('Escape');
-    const resolved = await stack.waitFor('attention.resolved', () => stack.events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id));
+    const resolved = await stack.waitFor('attention.resolved', () =>
+      stack.events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
+    );
     console.log(`  Esc in the Codex TUI → attention.resolved {dismissed} in ${Date.now() - pressed} ms`);
     assert.is((resolved.data as { resolution: string }).resolution, 'dismissed');
     const late = await respond(requested.session!, requested.id, 'allow');
     assert.is(late.code, RESPOND_EXIT.notPending, late.out);
     assert.match(late.out, 'dismissed at the agent');
-    assert.not.ok(stack.events.some((e) => e.type === 'attention.answered' && e.subject === requested.id), 'nothing recorded as answered');
-    assert.not.ok(toolOutputs('ESCTUI').some((o) => o.includes('TOOL_RAN_')), 'the command never ran');
+    assert.not.ok(
+      stack.events.some((e) => e.type === 'attention.answered' && e.subject === requested.id),
+      'nothing recorded as answered',
+    );
+    assert.not.ok(
+      toolOutputs('ESCTUI').some((o) => o.includes('TOOL_RAN_')),
+      'the command never ran',
+    );
   });
 }
 

@@ -16,7 +16,16 @@ import { installCodex } from '../../src/adapters/installers/codex.js';
 import { checkStream, command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {
-  bodyHas, codexHome, runCodex, startVendorStack, vendorBinary, workspace, writeCodexConfig, type CliRun, type VendorStack, type Workspace,
+  bodyHas,
+  codexHome,
+  runCodex,
+  startVendorStack,
+  vendorBinary,
+  workspace,
+  writeCodexConfig,
+  type CliRun,
+  type VendorStack,
+  type Workspace,
 } from '../support/vendor-e2e.js';
 
 let mock: MockOpenAi;
@@ -33,7 +42,11 @@ function codexWorkspace(hookPort = stack.running.adapter.port, target: VendorSta
   // The installer asks the real CLI for each hook's trust key and hash and persists them, so the
   // runs below need no --dangerously-bypass-hook-trust (vendor-clis-observed §2.4).
   const report = installCodex({
-    user: true, port: hookPort, secret: target.secret, neutral: codex.replies.neutral, attentionTimeoutMs: codex.attentionTimeoutMs,
+    user: true,
+    port: hookPort,
+    secret: target.secret,
+    neutral: codex.replies.neutral,
+    attentionTimeoutMs: codex.attentionTimeoutMs,
     // The shim reads the secret from the adapter's state directory (D21).
     env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary!, AEP_STATE_DIR: target.stateDir },
   });
@@ -43,17 +56,29 @@ function codexWorkspace(hookPort = stack.running.adapter.port, target: VendorSta
 
 /** The prompt of the conversation a Responses request belongs to: its last marked user message. */
 function promptOf(r: RecordedRequest): string {
-  const input = (r.body as { input?: { type?: string; role?: string; content?: { text?: string }[] }[] } | undefined)?.input ?? [];
-  const users = input.filter((i) => i.type === 'message' && i.role === 'user').map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
+  const input =
+    (r.body as { input?: { type?: string; role?: string; content?: { text?: string }[] }[] } | undefined)?.input ?? [];
+  const users = input
+    .filter((i) => i.type === 'message' && i.role === 'user')
+    .map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
   return [...users].reverse().find((t) => t.includes('[[TURN]]')) ?? '';
 }
 
-async function startHeld(prompt: string, match: (r: RecordedRequest) => boolean, target: VendorStack = stack): Promise<{ ws: Workspace; session: string; release: () => void; run: Promise<CliRun> }> {
+async function startHeld(
+  prompt: string,
+  match: (r: RecordedRequest) => boolean,
+  target: VendorStack = stack,
+): Promise<{ ws: Workspace; session: string; release: () => void; run: Promise<CliRun> }> {
   const ws = codexWorkspace(target.running.adapter.port, target);
   const from = target.events.length;
   const hold = mock.hold(match);
   const run = runCodex(ws, prompt);
-  await Promise.race([hold.arrived, run.then((r) => { throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`); })]);
+  await Promise.race([
+    hold.arrived,
+    run.then((r) => {
+      throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`);
+    }),
+  ]);
   const session = await target.newSession(from);
   return { ws, session, release: hold.release, run };
 }
@@ -70,7 +95,8 @@ const seqOf = (e: AepEvent | undefined): number => {
   assert.ok(e, 'event present');
   return e!.seq!;
 };
-const delivered = (session: string, cmd: AepCommand) => stack.waitFor(`delivered for ${cmd.id}`, () => stack.find(session, 'x.codex.instruction.delivered', cmd.id));
+const delivered = (session: string, cmd: AepCommand) =>
+  stack.waitFor(`delivered for ${cmd.id}`, () => stack.find(session, 'x.codex.instruction.delivered', cmd.id));
 const pad = (marker: string, n: number) => `${marker} ${'x'.repeat(n - marker.length - 1)}`;
 
 /**
@@ -87,13 +113,19 @@ interface HookHop {
 }
 
 async function startHookHop(target: number): Promise<HookHop> {
-  let pending: { pick: (body: Record<string, unknown>) => boolean; arrived: () => void; released: Promise<void> } | undefined;
+  let pending:
+    | { pick: (body: Record<string, unknown>) => boolean; arrived: () => void; released: Promise<void> }
+    | undefined;
   const passed: { body: Record<string, unknown>; reply: string }[] = [];
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const upstream = await fetch(`http://127.0.0.1:${target}${req.url ?? '/'}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    const upstream = await fetch(`http://127.0.0.1:${target}${req.url ?? '/'}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: text,
+    });
     const reply = await upstream.text();
     let body: Record<string, unknown> = {};
     try {
@@ -112,7 +144,10 @@ async function startHookHop(target: number): Promise<HookHop> {
     res.end(reply);
   }
   const server = createServer((req, res) => {
-    forward(req, res).catch(() => { res.writeHead(502); res.end(); });
+    forward(req, res).catch(() => {
+      res.writeHead(502);
+      res.end();
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
@@ -121,8 +156,12 @@ async function startHookHop(target: number): Promise<HookHop> {
     hold(pick) {
       let arrived!: () => void;
       let release!: () => void;
-      const arrivedP = new Promise<void>((r) => { arrived = r; });
-      const released = new Promise<void>((r) => { release = r; });
+      const arrivedP = new Promise<void>((r) => {
+        arrived = r;
+      });
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
       pending = { pick, arrived, released };
       return { arrived: arrivedP, release };
     },
@@ -155,7 +194,9 @@ if (binary === undefined) {
   });
 
   test('PreToolUse delivers a queued instruction to the request carrying the tool result', async () => {
-    const { session, release, run } = await startHeld('[[TURN]] pre-tool run one command', (r) => promptOf(r).includes('pre-tool'));
+    const { session, release, run } = await startHeld('[[TURN]] pre-tool run one command', (r) =>
+      promptOf(r).includes('pre-tool'),
+    );
     const text = `STEER-CODEX-PRE-${session.slice(-8)} <keep> "as is"`;
     const cmd = await instruct(session, text);
     release();
@@ -178,9 +219,15 @@ if (binary === undefined) {
   });
 
   test('PostToolUse takes what PreToolUse could not fit, and neither instruction is split', async () => {
-    const { session, release, run } = await startHeld('[[TURN]] post-tool run one command', (r) => promptOf(r).includes('post-tool'));
+    const { session, release, run } = await startHeld('[[TURN]] post-tool run one command', (r) =>
+      promptOf(r).includes('post-tool'),
+    );
     // Three of 4,000 (D2's cap) join past 10,000 (D8): two fit the first moment, the third waits, whole.
-    const [a, b, c] = ['A', 'B', 'C'].map((k) => pad(`STEER-CODEX-${k}-${session.slice(-8)}`, 4000)) as [string, string, string];
+    const [a, b, c] = ['A', 'B', 'C'].map((k) => pad(`STEER-CODEX-${k}-${session.slice(-8)}`, 4000)) as [
+      string,
+      string,
+      string,
+    ];
     const ca = await instruct(session, a);
     const cb = await instruct(session, b);
     const cc = await instruct(session, c);
@@ -191,44 +238,86 @@ if (binary === undefined) {
     assert.ok(seqOf(da) < completed && seqOf(db) < completed, 'the first two at PreToolUse');
     assert.ok(seqOf(dc) > completed, 'the third at PostToolUse');
     const next = mock.modelRequests().filter((r) => promptOf(r).includes('post-tool'))[1]!;
-    assert.ok([a, b, c].every((t) => bodyHas(next.body, t)), 'all three arrive whole in the request carrying the tool result');
+    assert.ok(
+      [a, b, c].every((t) => bodyHas(next.body, t)),
+      'all three arrive whole in the request carrying the tool result',
+    );
     assert.ok(bodyHas(next.body, `${a}\n\n${b}`), 'the first two joined by a blank line, in FIFO order');
   });
 
   test('an instruction still queued at SessionEnd waits out the resume window, then drops before any later start', async () => {
-    const { session, release, run } = await startHeld('[[TURN]] [[TOOLS:0]] answer-only', (r) => promptOf(r).includes('answer-only'), windowed);
+    const { session, release, run } = await startHeld(
+      '[[TURN]] [[TOOLS:0]] answer-only',
+      (r) => promptOf(r).includes('answer-only'),
+      windowed,
+    );
     const text = `STEER-CODEX-LATE-${session.slice(-8)}`;
     const cmd = await instruct(session, text, windowed);
     release();
     assert.is((await run).code, 0);
     const mine = () => windowed.events.filter((e) => e.session === session);
     const ended = await windowed.waitFor('session.ended', () => windowed.find(session, 'session.ended'));
-    assert.not.ok(windowed.find(session, 'x.codex.instruction.dropped', cmd.id), 'kept through SessionEnd: a resumed run may still take it');
-    const dropped = await windowed.waitFor('dropped when the window passes', () => windowed.find(session, 'x.codex.instruction.dropped', cmd.id), 20_000);
+    assert.not.ok(
+      windowed.find(session, 'x.codex.instruction.dropped', cmd.id),
+      'kept through SessionEnd: a resumed run may still take it',
+    );
+    const dropped = await windowed.waitFor(
+      'dropped when the window passes',
+      () => windowed.find(session, 'x.codex.instruction.dropped', cmd.id),
+      20_000,
+    );
     assert.equal(dropped.data, { reason: 'session-ended' });
-    assert.ok(seqOf(dropped) > seqOf(ended), `dropped after session.ended, once the window passed: ${mine().map((e) => `${e.seq}:${e.type}`).join(', ')}`);
+    assert.ok(
+      seqOf(dropped) > seqOf(ended),
+      `dropped after session.ended, once the window passed: ${mine()
+        .map((e) => `${e.seq}:${e.type}`)
+        .join(', ')}`,
+    );
     assert.ok(Date.parse(dropped.time) - Date.parse(ended.time) >= WINDOW_MS - 50, 'not before the window is over');
     assert.not.ok(windowed.find(session, 'x.codex.instruction.delivered', cmd.id), 'Stop does not take it');
     assert.is(requestsWith(text).length, 0, 'the dropped text never reached the model');
     const late = await windowed.instruct(session, `${text}-AFTER`);
-    assert.equal([late.settled.outcome, late.settled.outcome === 'rejected' ? late.settled.detail : undefined], ['rejected', 'session ended'], 'refused once the window is over (D6)');
+    assert.equal(
+      [late.settled.outcome, late.settled.outcome === 'rejected' ? late.settled.detail : undefined],
+      ['rejected', 'session ended'],
+      'refused once the window is over (D6)',
+    );
   });
 
   test('delivery queue sent mid-run reaches the first model request of codex exec resume, none of the running one (D31)', async () => {
-    const { ws, session, release, run } = await startHeld('[[TURN]] queue-first run one command', (r) => promptOf(r).includes('queue-first'));
+    const { ws, session, release, run } = await startHeld('[[TURN]] queue-first run one command', (r) =>
+      promptOf(r).includes('queue-first'),
+    );
     const text = `STEER-CODEX-QUEUE-${session.slice(-8)}`;
-    const cmd = command({ agent: 'e2e-operator' }, session, { type: 'x.codex.control.instruct', data: { text, delivery: 'queue' }, capture: 'redacted' });
+    const cmd = command({ agent: 'e2e-operator' }, session, {
+      type: 'x.codex.control.instruct',
+      data: { text, delivery: 'queue' },
+      capture: 'redacted',
+    });
     assert.is((await stack.send(cmd)).outcome, 'accepted');
     release();
     const first = await run;
     assert.is(first.code, 0, first.stderr.slice(-2000));
-    await stack.waitFor('session.ended', () => stack.find(session, 'session.ended') ?? stack.find(session, 'x.codex.session.closed'));
-    assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'PreToolUse and PostToolUse of the running turn left it queued');
-    assert.is(mock.modelRequests().filter((r) => promptOf(r).includes('queue-first') && bodyHas(r.body, text)).length, 0, 'in no request of the running turn');
+    await stack.waitFor(
+      'session.ended',
+      () => stack.find(session, 'session.ended') ?? stack.find(session, 'x.codex.session.closed'),
+    );
+    assert.not.ok(
+      stack.find(session, 'x.codex.instruction.delivered', cmd.id),
+      'PreToolUse and PostToolUse of the running turn left it queued',
+    );
+    assert.is(
+      mock.modelRequests().filter((r) => promptOf(r).includes('queue-first') && bodyHas(r.body, text)).length,
+      0,
+      'in no request of the running turn',
+    );
     const second = await runCodex(ws, '[[TURN]] [[TOOLS:0]] queue-second', session);
     assert.is(second.code, 0, second.stderr.slice(-2000));
     const d = await delivered(session, cmd);
-    assert.equal([(d.data as { delivery?: string }).delivery, (d.data as { moment?: string }).moment], ['queue', 'UserPromptSubmit']);
+    assert.equal(
+      [(d.data as { delivery?: string }).delivery, (d.data as { moment?: string }).moment],
+      ['queue', 'UserPromptSubmit'],
+    );
     const resumed = mock.modelRequests().filter((r) => promptOf(r).includes('queue-second'));
     assert.ok(resumed.length > 0 && bodyHas(resumed[0]!.body, text), 'in the first model request of the next turn');
   });
@@ -252,7 +341,12 @@ if (binary === undefined) {
       // The resumed run keeps the id; its SessionStart reaches the adapter and its reply waits here.
       const hold = hop.hold((b) => b.hook_event_name === 'SessionStart' && b.session_id === session);
       const second = runCodex(ws, '[[TURN]] [[TOOLS:0]] resume-second', session);
-      await Promise.race([hold.arrived, second.then((r) => { throw new Error(`codex exec resume exited before SessionStart: ${r.stderr.slice(-2000)}`); })]);
+      await Promise.race([
+        hold.arrived,
+        second.then((r) => {
+          throw new Error(`codex exec resume exited before SessionStart: ${r.stderr.slice(-2000)}`);
+        }),
+      ]);
       const reopened = await stack.waitFor('session reopened', () => stack.find(session, 'x.codex.session.reopened'));
       const started = ofSession(session).filter((e) => e.type === 'session.started');
       assert.is(started.length, 2, 'the resumed run started the same session again');
@@ -264,16 +358,22 @@ if (binary === undefined) {
       const run = await second;
       assert.is(run.code, 0, run.stderr.slice(-2000));
       const d = await delivered(session, cmd);
-      const promptRun = ofSession(session).filter((e) => e.type === 'run.started').at(-1);
-      assert.ok(seqOf(promptRun) < seqOf(d), 'taken at the resumed run\'s UserPromptSubmit');
+      const promptRun = ofSession(session)
+        .filter((e) => e.type === 'run.started')
+        .at(-1);
+      assert.ok(seqOf(promptRun) < seqOf(d), "taken at the resumed run's UserPromptSubmit");
       const resumed = mock.modelRequests().filter((r) => promptOf(r).includes('resume-second'));
       assert.ok(resumed.length > 0 && bodyHas(resumed[0]!.body, text), 'in the first model request of the resumed run');
       // The one sent between the runs went out at the resumed run's start moment.
       const b = await delivered(session, queued);
-      assert.is((b.data as { moment?: string }).moment, 'SessionStart', 'carried by the resumed run\'s SessionStart');
+      assert.is((b.data as { moment?: string }).moment, 'SessionStart', "carried by the resumed run's SessionStart");
       assert.ok(seqOf(reopened) < seqOf(b));
       assert.ok(bodyHas(resumed[0]!.body, between), 'in the first model request of codex exec resume');
-      assert.is(mock.modelRequests().filter((r) => promptOf(r).includes('resume-first') && bodyHas(r.body, between)).length, 0, 'not in the first run');
+      assert.is(
+        mock.modelRequests().filter((r) => promptOf(r).includes('resume-first') && bodyHas(r.body, between)).length,
+        0,
+        'not in the first run',
+      );
 
       // The resumed run's own SessionEnd closes it again; AEP allows one session.ended per session.
       const closed = await stack.waitFor('session closed', () => stack.find(session, 'x.codex.session.closed'));
@@ -281,30 +381,52 @@ if (binary === undefined) {
       const mine = ofSession(session);
       assert.is(mine.filter((e) => e.type === 'session.ended').length, 1);
       // Acks reach this consumer twice (as the sender's answer and on the subscription): once per id.
-      const positioned = mine.filter((e, i) => e.seq !== undefined && e.source === ended.source && mine.findIndex((x) => x.id === e.id) === i);
-      assert.ok(positioned.every((e) => e.epoch === ended.epoch), 'one epoch: positions continue');
-      assert.ok(positioned.every((e, i) => i === 0 || e.seq! > positioned[i - 1]!.seq!), `seq keeps rising across the reopening: ${positioned.map((e) => `${e.seq}:${e.type}`).join(', ')}`);
+      const positioned = mine.filter(
+        (e, i) => e.seq !== undefined && e.source === ended.source && mine.findIndex((x) => x.id === e.id) === i,
+      );
+      assert.ok(
+        positioned.every((e) => e.epoch === ended.epoch),
+        'one epoch: positions continue',
+      );
+      assert.ok(
+        positioned.every((e, i) => i === 0 || e.seq! > positioned[i - 1]!.seq!),
+        `seq keeps rising across the reopening: ${positioned.map((e) => `${e.seq}:${e.type}`).join(', ')}`,
+      );
       assert.equal(checkStream(mine), [], 'the stream rules hold across the reopening');
       const again = await stack.instruct(session, `${between}-2`);
       assert.is(again.settled.outcome, 'accepted', 'ended again, inside a new resume window');
       // D36: the end event states its window, and the audit of this very stream agrees with the adapter.
       assert.is(ended['resumewindowms'], 30 * 60_000);
       const copy = join(mkdtempSync(join(tmpdir(), 'aep-codex-audit-')), 'session.jsonl');
-      writeFileSync(copy, `${ofSession(session).map((e) => JSON.stringify(e)).join('\n')}\n`);
-      assert.equal((await auditFiles([copy])).violations, [], 'aep-steer audit of the steered-between-runs stream is clean');
+      writeFileSync(
+        copy,
+        `${ofSession(session)
+          .map((e) => JSON.stringify(e))
+          .join('\n')}\n`,
+      );
+      assert.equal(
+        (await auditFiles([copy])).violations,
+        [],
+        'aep-steer audit of the steered-between-runs stream is clean',
+      );
     } finally {
       await hop.close();
     }
   });
 
-  test('systemMessage passes Codex\'s output schema and never reaches the model, while the instruction does', async () => {
+  test("systemMessage passes Codex's output schema and never reaches the model, while the instruction does", async () => {
     const hop = await startHookHop(stack.running.adapter.port);
     try {
       const ws = codexWorkspace(hop.port);
       const from = stack.events.length;
       const hold = mock.hold((r) => promptOf(r).includes('notice-run'));
       const run = runCodex(ws, '[[TURN]] notice-run run one command');
-      await Promise.race([hold.arrived, run.then((r) => { throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`); })]);
+      await Promise.race([
+        hold.arrived,
+        run.then((r) => {
+          throw new Error(`codex exited before the held request: ${r.stderr.slice(-2000)}`);
+        }),
+      ]);
       const session = await stack.newSession(from);
       const text = `STEER-CODEX-NOTICE-${session.slice(-8)}`;
       const cmd = await instruct(session, text);
@@ -315,7 +437,11 @@ if (binary === undefined) {
       assert.is(moment, 'PreToolUse');
       const notice = `aep-steer: 1 instruction from e2e-operator reached the agent (${moment})`;
       const reply = hop.passed.find((p) => p.body.session_id === session && p.body.hook_event_name === moment)!;
-      assert.equal(JSON.parse(reply.reply), { hookSpecificOutput: { hookEventName: moment, additionalContext: text }, systemMessage: notice }, 'the reply tells the user (D27)');
+      assert.equal(
+        JSON.parse(reply.reply),
+        { hookSpecificOutput: { hookEventName: moment, additionalContext: text }, systemMessage: notice },
+        'the reply tells the user (D27)',
+      );
       // Codex drops a whole hook output that breaks its schema (vendor-clis-observed §2.7), so the
       // context arriving proves it took the systemMessage too.
       assert.ok(requestsWith(text).length > 0, 'the instruction reaches the model');
@@ -325,32 +451,41 @@ if (binary === undefined) {
     }
   });
 
-  test('a subagent\'s hooks never take the main session\'s queue', async () => {
+  test("a subagent's hooks never take the main session's queue", async () => {
     // The main agent spawns a subagent, then runs a shell call that waits for a file; the
     // subagent's first request is held. An instruction queued now must pass the subagent's hooks
     // (agent_id set) untouched and reach the main agent at its PostToolUse.
     const gateDir = mkdtempSync(join(tmpdir(), 'aep-codex-gate-'));
     workspaces.push({ root: gateDir, home: gateDir, project: gateDir });
     const gate = join(gateDir, 'go');
-    const { session, release, run } = await startHeld(`[[TURN]] [[SPAWN]] [[WAITFILE:${gate}]] delegate`, (r) => promptOf(r).includes('subagent task'));
-    const mainWaiting = await stack.waitFor('the main agent\'s waiting shell call', () =>
-      ofSession(session).find((e) => e.type === 'tool.requested' && (e.data as { tool?: { name?: string } }).tool?.name === 'Bash'));
+    const { session, release, run } = await startHeld(`[[TURN]] [[SPAWN]] [[WAITFILE:${gate}]] delegate`, (r) =>
+      promptOf(r).includes('subagent task'),
+    );
+    const mainWaiting = await stack.waitFor("the main agent's waiting shell call", () =>
+      ofSession(session).find(
+        (e) => e.type === 'tool.requested' && (e.data as { tool?: { name?: string } }).tool?.name === 'Bash',
+      ),
+    );
     const text = `STEER-CODEX-SUB-${session.slice(-8)}`;
     const cmd = await instruct(session, text);
     release();
     // The subagent runs its own tool and asks the model again before the main agent goes on.
-    await stack.waitFor('the subagent\'s second request', () =>
-      mock.modelRequests().find((r) => promptOf(r).includes('subagent task') && bodyHas(r.body, 'TOOL_RAN')));
+    await stack.waitFor("the subagent's second request", () =>
+      mock.modelRequests().find((r) => promptOf(r).includes('subagent task') && bodyHas(r.body, 'TOOL_RAN')),
+    );
     const subagentTools = ofSession(session).filter((e) => e.type === 'tool.completed' && e.seq! > mainWaiting.seq!);
-    assert.ok(subagentTools.length > 0, 'the subagent\'s PostToolUse fired after the instruction was queued');
+    assert.ok(subagentTools.length > 0, "the subagent's PostToolUse fired after the instruction was queued");
     assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'no subagent hook took it');
     writeFileSync(gate, '');
     assert.is((await run).code, 0);
     const d = await delivered(session, cmd);
-    assert.ok(d.seq! > subagentTools[subagentTools.length - 1]!.seq!, 'delivered at the main agent\'s PostToolUse');
+    assert.ok(d.seq! > subagentTools[subagentTools.length - 1]!.seq!, "delivered at the main agent's PostToolUse");
     const withText = requestsWith(text);
-    assert.ok(withText.length > 0, 'the main agent\'s next request carries it');
-    assert.ok(withText.every((r) => !promptOf(r).includes('subagent task')), 'no subagent request carries it');
+    assert.ok(withText.length > 0, "the main agent's next request carries it");
+    assert.ok(
+      withText.every((r) => !promptOf(r).includes('subagent task')),
+      'no subagent request carries it',
+    );
   });
 
   test('the adapter reported no errors on the hook path', () => {

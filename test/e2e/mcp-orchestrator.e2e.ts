@@ -21,11 +21,23 @@ import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { bodyHas, pollFor, strings, vendorMissing } from '../support/e2e-helpers.js';
 import { vendorBinary, workspace } from '../support/vendor-e2e.js';
 import { claudeBinary, claudeWorkspace, runClaude, type ClaudeWorkspace } from '../support/claude-cli.js';
-import { bashThenText, startMockAnthropic, toolResultCount, type MessagesBody, type MockAnthropic, type RecordedRequest, type Turn } from '../support/mock-anthropic.js';
+import {
+  bashThenText,
+  startMockAnthropic,
+  toolResultCount,
+  type MessagesBody,
+  type MockAnthropic,
+  type RecordedRequest,
+  type Turn,
+} from '../support/mock-anthropic.js';
 
 const SESSION_HEADER = 'x-claude-code-session-id';
 const TOOL = 'mcp__aep-steer__instruct';
-const TOKENS = { adapter: 'adapter-token-0123456789', orchestrator: 'orchestrator-token-0123456789', observer: 'observer-token-0123456789' };
+const TOKENS = {
+  adapter: 'adapter-token-0123456789',
+  orchestrator: 'orchestrator-token-0123456789',
+  observer: 'observer-token-0123456789',
+};
 
 let mock: MockAnthropic;
 let relay: RelayHandle;
@@ -63,14 +75,31 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
   test.before(async () => {
     root = mkdtempSync(join(tmpdir(), 'aep-mcp-e2e-'));
     mock = await startMockAnthropic();
-    relay = await startRelay({ port: 0, storePath: join(root, 'relay.db'), tokens: [
-      { token: TOKENS.adapter, identity: 'claude-code-adapter', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
-      { token: TOKENS.orchestrator, identity: 'orchestrator', commands: ['x.*.control.instruct'] },
-      { token: TOKENS.observer, identity: 'observer', commands: [], capture: 'full' },
-    ] });
-    const cfg = adapterConfig('claude-code', {
-      port: '0', relay: relay.socketUrl, token: TOKENS.adapter, instruct: true, log: join(root, 'adapter.jsonl'), attentionTimeoutMs: '40000',
-    }, { AEP_STATE_DIR: join(root, 'state') });
+    relay = await startRelay({
+      port: 0,
+      storePath: join(root, 'relay.db'),
+      tokens: [
+        {
+          token: TOKENS.adapter,
+          identity: 'claude-code-adapter',
+          emit: [{ agents: ['claude-code'], sessions: ['*'] }],
+        },
+        { token: TOKENS.orchestrator, identity: 'orchestrator', commands: ['x.*.control.instruct'] },
+        { token: TOKENS.observer, identity: 'observer', commands: [], capture: 'full' },
+      ],
+    });
+    const cfg = adapterConfig(
+      'claude-code',
+      {
+        port: '0',
+        relay: relay.socketUrl,
+        token: TOKENS.adapter,
+        instruct: true,
+        log: join(root, 'adapter.jsonl'),
+        attentionTimeoutMs: '40000',
+      },
+      { AEP_STATE_DIR: join(root, 'state') },
+    );
     secret = cfg.secret;
     running = await runAdapter(cfg, (e) => console.error('ADAPTER', e.code, e.message));
     observer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKENS.observer, agent: 'observer' });
@@ -90,14 +119,32 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     const worker = claudeWorkspace('aep-worker-');
     const lead = claudeWorkspace('aep-lead-');
     workspaces.push(worker, lead);
-    installClaudeCode({ project: worker.project, port: running.adapter.port, secret, neutral: {}, attentionTimeoutMs: 40_000, env: { AEP_STATE_DIR: join(root, 'state') } });
+    installClaudeCode({
+      project: worker.project,
+      port: running.adapter.port,
+      secret,
+      neutral: {},
+      attentionTimeoutMs: 40_000,
+      env: { AEP_STATE_DIR: join(root, 'state') },
+    });
     const tokenFile = join(root, 'orchestrator-token');
     writeFileSync(tokenFile, `${TOKENS.orchestrator}\n`, { mode: 0o600 });
     const installed = installMcp('claude-code', { project: lead.project, relay: relay.socketUrl, tokenFile });
     assert.ok(installed.changed);
 
     // Claude Code itself reads the entry the installer wrote.
-    const got = spawnSync(binary!, ['mcp', 'get', 'aep-steer'], { cwd: lead.project, env: { PATH: process.env.PATH, HOME: lead.home, IS_SANDBOX: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }, encoding: 'utf8', timeout: 60_000 });
+    const got = spawnSync(binary!, ['mcp', 'get', 'aep-steer'], {
+      cwd: lead.project,
+      env: {
+        PATH: process.env.PATH,
+        HOME: lead.home,
+        IS_SANDBOX: '1',
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.match(`${got.stdout}${got.stderr}`, 'aep-steer');
     assert.match(`${got.stdout}${got.stderr}`, 'mcp');
 
@@ -108,7 +155,16 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
       const n = toolResultCount(body);
       if (n < 2) {
         // The orchestrator's model decides to steer the worker, then retries with the same key.
-        return { content: [{ type: 'tool_use', name: TOOL, input: { session: workerSession, text, idempotency_key: 'redirect-parser-1', wait_ms: 60_000 } }], stop_reason: 'tool_use' };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              name: TOOL,
+              input: { session: workerSession, text, idempotency_key: 'redirect-parser-1', wait_ms: 60_000 },
+            },
+          ],
+          stop_reason: 'tool_use',
+        };
       }
       return { content: [{ type: 'text', text: 'The worker has the instruction.' }], stop_reason: 'end_turn' };
     };
@@ -117,17 +173,31 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
 
     // The worker starts and its first model request is held: it is live on the relay, mid-turn.
     const firstWorker = mock.hold((r) => r.raw.includes(worker.project));
-    const workerRun = runClaude({ ws: worker, mockUrl: mock.url, prompt: 'Refactor the parser module.', killAfterMs: 120_000 });
+    const workerRun = runClaude({
+      ws: worker,
+      mockUrl: mock.url,
+      prompt: 'Refactor the parser module.',
+      killAfterMs: 120_000,
+    });
     const held = await firstWorker.arrived;
     workerSession = held.headers[SESSION_HEADER]!;
     assert.type(workerSession, 'string');
-    await waitFor('worker session.started', () => events.find((e) => e.session === workerSession && e.type === 'session.started'));
+    await waitFor('worker session.started', () =>
+      events.find((e) => e.session === workerSession && e.type === 'session.started'),
+    );
 
     // The orchestrator runs; its MCP server sends the instruction and holds the tool result.
-    const leadRun = runClaude({ ws: lead, mockUrl: mock.url, prompt: 'Check on the worker session and redirect it to the failing parser test.', killAfterMs: 120_000 });
-    const cmd = await waitFor('the instruct command', () => events.find((e) => e.session === workerSession && e.type === 'x.claude-code.control.instruct'));
+    const leadRun = runClaude({
+      ws: lead,
+      mockUrl: mock.url,
+      prompt: 'Check on the worker session and redirect it to the failing parser test.',
+      killAfterMs: 120_000,
+    });
+    const cmd = await waitFor('the instruct command', () =>
+      events.find((e) => e.session === workerSession && e.type === 'x.claude-code.control.instruct'),
+    );
     await waitFor('control.accepted', () => events.find((e) => e.type === 'control.accepted' && e.cause === cmd.id));
-    assert.is(cmd.agent, 'orchestrator', 'the command names the orchestrator token\'s identity');
+    assert.is(cmd.agent, 'orchestrator', "the command names the orchestrator token's identity");
     // The orchestrator is still waiting on its tool call: one model request so far.
     assert.is(mock.messages().filter(isLead).length, 1);
 
@@ -138,7 +208,10 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     const workerReqs = mock.messages().filter((r) => r.headers[SESSION_HEADER] === workerSession);
     assert.ok(workerReqs.length >= 2, `worker made ${workerReqs.length} model requests`);
     assert.not.ok(bodyHas(workerReqs[0], text), 'the held request predates the instruction');
-    assert.ok(bodyHas(workerReqs[1], `PreToolUse:Bash hook additional context: ${text}`), 'the worker\'s next model request carries the instruction');
+    assert.ok(
+      bodyHas(workerReqs[1], `PreToolUse:Bash hook additional context: ${text}`),
+      "the worker's next model request carries the instruction",
+    );
 
     const o = await leadRun;
     assert.is(o.code, 0, o.stderr);
@@ -149,7 +222,7 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
 
     // The orchestrator's next model request carries the tool result: delivered, with the stream facts.
     const [first] = toolResults(leadReqs[1]!.body);
-    assert.ok(first, 'a tool result in the orchestrator\'s second request');
+    assert.ok(first, "a tool result in the orchestrator's second request");
     assert.not.ok(first!.is_error);
     const facts = JSON.parse(resultJson(first!.text)) as Record<string, unknown>;
     assert.is(facts['outcome'], 'delivered');
@@ -167,32 +240,89 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     assert.is(resultJson(results[1]!.text), resultJson(results[0]!.text), 'the second call returns the same result');
     // The retry was forwarded again under the same id (the adapter answered with its recorded ack);
     // the relay's history keeps one command and one delivery.
-    assert.equal([...new Set(events.filter((e) => e.type === 'x.claude-code.control.instruct' && e.session === workerSession).map((e) => e.id))], [cmd.id]);
+    assert.equal(
+      [
+        ...new Set(
+          events
+            .filter((e) => e.type === 'x.claude-code.control.instruct' && e.session === workerSession)
+            .map((e) => e.id),
+        ),
+      ],
+      [cmd.id],
+    );
     const history = await sessionHistory(observer, { session: workerSession, limit: 500, capture: 'metadata' });
-    assert.is(history.filter((e) => e.type === 'x.claude-code.control.instruct').length, 1, 'one command in the relay history');
-    assert.is(history.filter((e) => e.type === 'x.claude-code.instruction.delivered').length, 1, 'one delivery in the relay history');
+    assert.is(
+      history.filter((e) => e.type === 'x.claude-code.control.instruct').length,
+      1,
+      'one command in the relay history',
+    );
+    assert.is(
+      history.filter((e) => e.type === 'x.claude-code.instruction.delivered').length,
+      1,
+      'one delivery in the relay history',
+    );
     // A consumer may see an event twice (redelivery); it is one event per (source, id) (AEP-0001 §5.3).
-    assert.is(new Set(events.filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id).map(dedupeKey)).size, 1, 'delivered once');
-    assert.is(workerReqs.filter((r, i) => i > 0 && bodyHas(r, `hook additional context: ${text}`) && !bodyHas(workerReqs[i - 1], `hook additional context: ${text}`)).length, 1, 'the text arrived in one hook reply');
+    assert.is(
+      new Set(
+        events.filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id).map(dedupeKey),
+      ).size,
+      1,
+      'delivered once',
+    );
+    assert.is(
+      workerReqs.filter(
+        (r, i) =>
+          i > 0 &&
+          bodyHas(r, `hook additional context: ${text}`) &&
+          !bodyHas(workerReqs[i - 1], `hook additional context: ${text}`),
+      ).length,
+      1,
+      'the text arrived in one hook reply',
+    );
   });
 }
 
 const codex = vendorBinary('codex');
-if (!vendorMissing(codex, 'mcp-orchestrator (codex config)', 'Codex 0.171.0 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh codex')) {
+if (
+  !vendorMissing(
+    codex,
+    'mcp-orchestrator (codex config)',
+    'Codex 0.171.0 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh codex',
+  )
+) {
   test('Codex 0.171.0 reads the server entry `install mcp codex` wrote, with the tool timeout', () => {
     const ws = workspace('aep-codex-mcp-');
     try {
       const home = join(ws.home, '.codex');
-      const r = installMcp('codex', { relay: 'ws://127.0.0.1:8787/socket', tokenFile: join(ws.root, 'token'), env: { HOME: ws.home, CODEX_HOME: home } });
+      const r = installMcp('codex', {
+        relay: 'ws://127.0.0.1:8787/socket',
+        tokenFile: join(ws.root, 'token'),
+        env: { HOME: ws.home, CODEX_HOME: home },
+      });
       assert.is(r.file, join(home, 'config.toml'));
-      const got = spawnSync(codex!, ['mcp', 'get', 'aep-steer', '--json'], { cwd: ws.project, env: { PATH: process.env.PATH, HOME: ws.home, CODEX_HOME: home, RUST_LOG: 'warn' }, encoding: 'utf8', timeout: 60_000 });
+      const got = spawnSync(codex!, ['mcp', 'get', 'aep-steer', '--json'], {
+        cwd: ws.project,
+        env: { PATH: process.env.PATH, HOME: ws.home, CODEX_HOME: home, RUST_LOG: 'warn' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       assert.is(got.status, 0, got.stderr);
-      const entry = JSON.parse(got.stdout) as { enabled: boolean; tool_timeout_sec: number; transport: { type: string; command: string; args: string[] } };
+      const entry = JSON.parse(got.stdout) as {
+        enabled: boolean;
+        tool_timeout_sec: number;
+        transport: { type: string; command: string; args: string[] };
+      };
       assert.is(entry.enabled, true);
       assert.is(entry.tool_timeout_sec, 660);
       assert.is(entry.transport.type, 'stdio');
       assert.is(entry.transport.command, process.execPath);
-      assert.equal(entry.transport.args.slice(1), ['mcp', '--relay', 'ws://127.0.0.1:8787/socket', '--token-file', join(ws.root, 'token')]);
+      assert.equal(entry.transport.args.slice(1), [
+        'mcp',
+        '--relay',
+        'ws://127.0.0.1:8787/socket',
+        '--token-file',
+        join(ws.root, 'token'),
+      ]);
     } finally {
       rmSync(ws.root, { recursive: true, force: true });
     }

@@ -13,7 +13,15 @@ import { sessionQueue } from '../../src/consumer/queue.js';
 import { command, type AepCommand } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {
-  bodyHas, runQwen, startVendorStack, strings, vendorBinary, workspace, writeQwenSettings, type VendorStack, type Workspace,
+  bodyHas,
+  runQwen,
+  startVendorStack,
+  strings,
+  vendorBinary,
+  workspace,
+  writeQwenSettings,
+  type VendorStack,
+  type Workspace,
 } from '../support/vendor-e2e.js';
 
 const SENDER = { agent: 'e2e-operator' };
@@ -26,26 +34,45 @@ function qwenWorkspace(): Workspace {
   workspaces.push(ws);
   writeQwenSettings(ws);
   installQwenCode({
-    user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: qwenCode.replies.neutral,
-    attentionTimeoutMs: qwenCode.attentionTimeoutMs, env: { HOME: ws.home },
+    user: true,
+    port: stack.running.adapter.port,
+    secret: stack.secret,
+    neutral: qwenCode.replies.neutral,
+    attentionTimeoutMs: qwenCode.attentionTimeoutMs,
+    env: { HOME: ws.home },
   });
   return ws;
 }
 
 type ChatMessage = { role?: string; content?: unknown };
-const messagesOf = (r: RecordedRequest): ChatMessage[] => (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+const messagesOf = (r: RecordedRequest): ChatMessage[] =>
+  (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
 const textOf = (m: ChatMessage): string => strings(m.content).join('');
 /** The run a request belongs to: its last marked user prompt. */
-const promptOf = (r: RecordedRequest): string => [...messagesOf(r)].reverse().map(textOf).find((t) => t.includes('[[TURN]]')) ?? '';
+const promptOf = (r: RecordedRequest): string =>
+  [...messagesOf(r)]
+    .reverse()
+    .map(textOf)
+    .find((t) => t.includes('[[TURN]]')) ?? '';
 const requestsOf = (tag: string) => mock.modelRequests().filter((r) => promptOf(r).includes(tag));
 const withText = (text: string) => mock.modelRequests().filter((r) => bodyHas(r.body, text));
 
-async function send(session: string, type: string, data: Record<string, unknown>, capture: 'redacted' | 'metadata' = 'redacted') {
+async function send(
+  session: string,
+  type: string,
+  data: Record<string, unknown>,
+  capture: 'redacted' | 'metadata' = 'redacted',
+) {
   const cmd: AepCommand = command(SENDER, session, { type, data, capture });
   return { cmd, settled: await stack.send(cmd) };
 }
 
-async function accepted(session: string, type: string, data: Record<string, unknown>, capture?: 'redacted' | 'metadata'): Promise<AepCommand> {
+async function accepted(
+  session: string,
+  type: string,
+  data: Record<string, unknown>,
+  capture?: 'redacted' | 'metadata',
+): Promise<AepCommand> {
   const { cmd, settled } = await send(session, type, data, capture);
   assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
   return cmd;
@@ -82,7 +109,7 @@ if (binary === undefined) {
     for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
   });
 
-  test('moment sent while a slow tool runs reaches the request carrying that tool\'s result; steer and queue are refused', async () => {
+  test("moment sent while a slow tool runs reaches the request carrying that tool's result; steer and queue are refused", async () => {
     const ws = qwenWorkspace();
     const gate = join(ws.root, 'moment.go');
     const from = stack.events.length;
@@ -94,7 +121,10 @@ if (binary === undefined) {
     // The table honours moment only: steer (a turn runs now) and queue are refused, naming it.
     const refused: AepCommand[] = [];
     for (const delivery of ['steer', 'queue']) {
-      const { cmd: c, settled } = await send(session, 'x.qwen-code.control.instruct', { text: `STEER-QWEN-${delivery.toUpperCase()}-${session.slice(0, 8)}`, delivery });
+      const { cmd: c, settled } = await send(session, 'x.qwen-code.control.instruct', {
+        text: `STEER-QWEN-${delivery.toUpperCase()}-${session.slice(0, 8)}`,
+        delivery,
+      });
       assert.is(settled.outcome, 'rejected', JSON.stringify(settled));
       if (settled.outcome !== 'rejected') continue;
       assert.is(settled.code, 'delivery-unsupported');
@@ -104,19 +134,26 @@ if (binary === undefined) {
       assert.is(settled.ack['code'], 'delivery-unsupported', 'the code attribute on control.rejected');
       refused.push(c);
     }
-    assert.equal((await waiting(session)).map((w) => [w.id, w.delivery]), [[cmd.id, 'moment']], 'only the moment waits');
+    assert.equal(
+      (await waiting(session)).map((w) => [w.id, w.delivery]),
+      [[cmd.id, 'moment']],
+      'only the moment waits',
+    );
     assert.not.ok(stack.find(session, 'x.qwen-code.instruction.delivered', cmd.id), 'PreToolUse left it (D7)');
     writeFileSync(gate, '');
     const result = await run;
     assert.is(result.code, 0, result.stderr.slice(-2000));
     const d = await stack.waitFor('delivered', () => stack.find(session, 'x.qwen-code.instruction.delivered', cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['moment']], ['moment', 'PostToolUse']);
-    assert.ok(tool.seq! < stack.find(session, 'tool.completed')!.seq! && stack.find(session, 'tool.completed')!.seq! < d.seq!, 'after the running tool');
+    assert.ok(
+      tool.seq! < stack.find(session, 'tool.completed')!.seq! && stack.find(session, 'tool.completed')!.seq! < d.seq!,
+      'after the running tool',
+    );
     const reqs = requestsOf('q-moment');
     assert.ok(reqs.length >= 2, `the tool round made a second request (${reqs.length})`);
     assert.not.ok(bodyHas(reqs[0]!.body, marker), 'not in the request that asked for the tool');
     const carrier = messagesOf(reqs[1]!).find((m) => m.role === 'tool' && textOf(m).includes(marker));
-    assert.ok(carrier, 'on the tool result of the same turn\'s next request');
+    assert.ok(carrier, "on the tool result of the same turn's next request");
     assert.ok(textOf(carrier!).includes('TOOL_RAN_'), 'the result of the tool that was running');
     for (const c of refused) {
       const text = (c.data as { text: string }).text;
@@ -136,7 +173,9 @@ if (binary === undefined) {
     const text = `STEER-QWEN-WITHDRAWN-${session.slice(0, 8)}`;
     const cmd = await accepted(session, 'x.qwen-code.control.instruct', { text });
     const w = await accepted(session, 'x.qwen-code.control.withdraw', { instruction: cmd.id }, 'metadata');
-    const dropped = await stack.waitFor('dropped withdrawn', () => stack.find(session, 'x.qwen-code.instruction.dropped', w.id));
+    const dropped = await stack.waitFor('dropped withdrawn', () =>
+      stack.find(session, 'x.qwen-code.instruction.dropped', w.id),
+    );
     assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
     assert.equal(await waiting(session), [], 'nothing waits once withdrawn');
     hold.release();
@@ -150,8 +189,11 @@ if (binary === undefined) {
     assert.is(withText(text).length, 0);
     assert.not.ok(stack.find(session, 'x.qwen-code.instruction.delivered', cmd.id));
     const again = await send(session, 'x.qwen-code.control.withdraw', { instruction: cmd.id }, 'metadata');
-    assert.equal(again.settled.outcome === 'rejected' ? [again.settled.code, again.settled.detail] : again.settled,
-      ['not-waiting', 'already withdrawn; nothing more was done'], 'a second withdraw finds nothing to take back');
+    assert.equal(
+      again.settled.outcome === 'rejected' ? [again.settled.code, again.settled.detail] : again.settled,
+      ['not-waiting', 'already withdrawn; nothing more was done'],
+      'a second withdraw finds nothing to take back',
+    );
   });
 
   test('the adapter reported no errors on the hook path', () => {

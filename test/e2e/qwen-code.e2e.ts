@@ -11,7 +11,16 @@ import { qwenCode } from '../../src/adapters/qwen-code.js';
 import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {
-  bodyHas, runQwen, startVendorStack, strings, vendorBinary, workspace, writeQwenSettings, type CliRun, type VendorStack, type Workspace,
+  bodyHas,
+  runQwen,
+  startVendorStack,
+  strings,
+  vendorBinary,
+  workspace,
+  writeQwenSettings,
+  type CliRun,
+  type VendorStack,
+  type Workspace,
 } from '../support/vendor-e2e.js';
 
 let mock: MockOpenAi;
@@ -26,24 +35,43 @@ function qwenWorkspace(target: VendorStack = stack): Workspace {
   workspaces.push(ws);
   writeQwenSettings(ws);
   installQwenCode({
-    user: true, port: target.running.adapter.port, secret: target.secret, neutral: qwenCode.replies.neutral,
-    attentionTimeoutMs: qwenCode.attentionTimeoutMs, env: { HOME: ws.home },
+    user: true,
+    port: target.running.adapter.port,
+    secret: target.secret,
+    neutral: qwenCode.replies.neutral,
+    attentionTimeoutMs: qwenCode.attentionTimeoutMs,
+    env: { HOME: ws.home },
   });
   return ws;
 }
 
 type ChatMessage = { role?: string; content?: unknown };
-const messagesOf = (r: RecordedRequest): ChatMessage[] => (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+const messagesOf = (r: RecordedRequest): ChatMessage[] =>
+  (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
 const textOf = (m: ChatMessage): string => strings(m.content).join('');
 /** The run a request belongs to: its last marked user prompt. */
-const promptOf = (r: RecordedRequest): string => [...messagesOf(r)].reverse().map(textOf).find((t) => t.includes('[[TURN]]')) ?? '';
+const promptOf = (r: RecordedRequest): string =>
+  [...messagesOf(r)]
+    .reverse()
+    .map(textOf)
+    .find((t) => t.includes('[[TURN]]')) ?? '';
 const requestsOf = (tag: string) => mock.modelRequests().filter((r) => promptOf(r).includes(tag));
 
-async function startHeld(ws: Workspace, prompt: string, tag: string, extra: string[] = []): Promise<{ session: string; release: () => void; run: Promise<CliRun> }> {
+async function startHeld(
+  ws: Workspace,
+  prompt: string,
+  tag: string,
+  extra: string[] = [],
+): Promise<{ session: string; release: () => void; run: Promise<CliRun> }> {
   const from = stack.events.length;
   const hold = mock.hold((r) => promptOf(r).includes(tag));
   const run = runQwen(ws, mock.baseUrl, prompt, extra);
-  await Promise.race([hold.arrived, run.then((r) => { throw new Error(`qwen exited before the held request: ${r.stderr.slice(-2000)}`); })]);
+  await Promise.race([
+    hold.arrived,
+    run.then((r) => {
+      throw new Error(`qwen exited before the held request: ${r.stderr.slice(-2000)}`);
+    }),
+  ]);
   const session = await stack.newSession(from);
   return { session, release: hold.release, run };
 }
@@ -58,7 +86,8 @@ const seqOf = (e: AepEvent | undefined): number => {
   assert.ok(e, 'event present');
   return e!.seq!;
 };
-const delivered = (session: string, cmd: AepCommand) => stack.waitFor(`delivered for ${cmd.id}`, () => stack.find(session, 'x.qwen-code.instruction.delivered', cmd.id));
+const delivered = (session: string, cmd: AepCommand) =>
+  stack.waitFor(`delivered for ${cmd.id}`, () => stack.find(session, 'x.qwen-code.instruction.delivered', cmd.id));
 const pad = (marker: string, n: number) => `${marker} ${'x'.repeat(n - marker.length - 1)}`;
 
 const binary = vendorBinary('qwen-code');
@@ -128,7 +157,10 @@ if (binary === undefined) {
     const refire = msgs[where(texts[4]!)]!;
     assert.is(refire.role, 'user', 'E and F with the refired UserPromptSubmit: a user message after the batch');
     assert.ok(where(texts[4]!) > toolAt && textOf(refire).includes(texts[5]!.slice(0, 40)));
-    assert.ok(texts.every((t) => bodyHas(next.body, t)), 'every instruction arrives whole');
+    assert.ok(
+      texts.every((t) => bodyHas(next.body, t)),
+      'every instruction arrives whole',
+    );
   });
 
   test('SessionStart of a continued session delivers into the system message', async () => {
@@ -142,10 +174,16 @@ if (binary === undefined) {
     const resumedFrom = stack.events.length;
     const second = await runQwen(ws, mock.baseUrl, '[[TURN]] [[TOOLS:0]] q-second again', ['--continue']);
     assert.is(second.code, 0, second.stderr.slice(-2000));
-    const started = await stack.waitFor('the continued session.started', () => stack.events.slice(resumedFrom).find((e) => e.type === 'session.started'));
+    const started = await stack.waitFor('the continued session.started', () =>
+      stack.events.slice(resumedFrom).find((e) => e.type === 'session.started'),
+    );
     assert.is(started.session, session, '--continue keeps the session id');
     const d = await delivered(session, cmd);
-    assert.ok(seqOf(started) < seqOf(d) && seqOf(d) < seqOf(stack.events.slice(resumedFrom).find((e) => e.type === 'run.started')), 'taken at SessionStart');
+    assert.ok(
+      seqOf(started) < seqOf(d) &&
+        seqOf(d) < seqOf(stack.events.slice(resumedFrom).find((e) => e.type === 'run.started')),
+      'taken at SessionStart',
+    );
     const req = requestsOf('q-second')[0]!;
     const system = messagesOf(req).find((m) => m.role === 'system');
     assert.ok(system && textOf(system).includes(marker), 'in the system message of the first request');
@@ -162,7 +200,11 @@ if (binary === undefined) {
     const text = `STEER-QWEN-TTL-${session.slice(0, 8)}`;
     const { cmd, settled } = await shortTtl.instruct(session, text);
     assert.is(settled.outcome, 'accepted', 'taken: nothing says the session is over');
-    const dropped = await shortTtl.waitFor('dropped expired', () => shortTtl.find(session, 'x.qwen-code.instruction.dropped', cmd.id), 20_000);
+    const dropped = await shortTtl.waitFor(
+      'dropped expired',
+      () => shortTtl.find(session, 'x.qwen-code.instruction.dropped', cmd.id),
+      20_000,
+    );
     assert.equal(dropped.data, { reason: 'expired' }, 'D26: no instruction waits forever');
     const ack = shortTtl.find(session, 'control.accepted', cmd.id)!;
     assert.ok(Date.parse(dropped.time) - Date.parse(ack.time) >= TTL_MS - 50, 'not before the TTL');

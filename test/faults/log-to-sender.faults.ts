@@ -8,7 +8,18 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,10 +81,17 @@ class Proc {
   stderr = '';
   /** Whether the process ever reported a refused log write (D22). */
   refusedWrites = false;
-  constructor(private readonly args: string[], private readonly env: NodeJS.ProcessEnv, private readonly healthUrl: string) {}
+  constructor(
+    private readonly args: string[],
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly healthUrl: string,
+  ) {}
   async start(): Promise<void> {
     this.starts += 1;
-    const child = spawn(process.execPath, [BIN, ...this.args], { env: { ...process.env, ...this.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...this.args], {
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr!.on('data', (d: Buffer) => {
       this.stderr = (this.stderr + d.toString()).slice(-20_000);
       if (d.toString().includes('LOG_WRITE_FAILED')) this.refusedWrites = true;
@@ -130,7 +148,17 @@ class Sender {
     const ws = new WebSocket(this.url, { headers: { authorization: `Bearer ${TOKEN}` } });
     this.ws = ws;
     let greeted = false;
-    ws.on('open', () => ws.send(JSON.stringify({ type: 'hello', versions: ['0.1'], role: 'consumer', identity: { agent: 'fault-sender' }, capabilities: {} })));
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          versions: ['0.1'],
+          role: 'consumer',
+          identity: { agent: 'fault-sender' },
+          capabilities: {},
+        }),
+      ),
+    );
     ws.on('message', (data) => {
       const text = data.toString();
       const m = JSON.parse(text) as Record<string, unknown>;
@@ -183,7 +211,17 @@ async function relayExport(url: string): Promise<string[]> {
   const lines: string[] = [];
   await new Promise<void>((resolve, reject) => {
     ws.on('error', reject);
-    ws.on('open', () => ws.send(JSON.stringify({ type: 'hello', versions: ['0.1'], role: 'consumer', identity: { agent: 'exporter' }, capabilities: {} })));
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          versions: ['0.1'],
+          role: 'consumer',
+          identity: { agent: 'exporter' },
+          capabilities: {},
+        }),
+      ),
+    );
     ws.on('message', (data) => {
       const text = data.toString();
       const m = JSON.parse(text) as Record<string, unknown>;
@@ -207,9 +245,33 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
   const relayPort = await freePort();
   const hookPort = await freePort();
   const relayUrl = `ws://127.0.0.1:${relayPort}/socket`;
-  const relay = new Proc(['relay', '--port', String(relayPort), '--token', TOKEN, '--store', join(dir, 'relay.db')], { AEP_STATE_DIR: join(dir, 'relay-state') }, `http://127.0.0.1:${relayPort}/healthz`);
+  const relay = new Proc(
+    ['relay', '--port', String(relayPort), '--token', TOKEN, '--store', join(dir, 'relay.db')],
+    { AEP_STATE_DIR: join(dir, 'relay-state') },
+    `http://127.0.0.1:${relayPort}/healthz`,
+  );
   const adapter = new Proc(
-    ['adapter', 'claude-code', '--port', String(hookPort), '--secret', SECRET, '--log', logPath, '--relay', relayUrl, '--token', TOKEN, '--instruct', '--instruct-ttl-ms', '0', '--log-segment-bytes', String(256 * 1024), '--log-keep-segments', 'all'],
+    [
+      'adapter',
+      'claude-code',
+      '--port',
+      String(hookPort),
+      '--secret',
+      SECRET,
+      '--log',
+      logPath,
+      '--relay',
+      relayUrl,
+      '--token',
+      TOKEN,
+      '--instruct',
+      '--instruct-ttl-ms',
+      '0',
+      '--log-segment-bytes',
+      String(256 * 1024),
+      '--log-keep-segments',
+      'all',
+    ],
     { AEP_STATE_DIR: join(dir, 'adapter-state'), ...(tmpfs ? {} : { AEP_TEST_LOG_FULL_FLAG: flag }) },
     `http://127.0.0.1:${hookPort}/healthz`,
   );
@@ -223,7 +285,12 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
 
   async function post(body: Record<string, unknown>): Promise<string> {
     try {
-      const r = await fetch(hookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(4000) });
+      const r = await fetch(hookUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(4000),
+      });
       const j = (await r.json()) as { hookSpecificOutput?: { additionalContext?: string } };
       hooks += 1;
       return j.hookSpecificOutput?.additionalContext ?? '';
@@ -232,14 +299,22 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
     }
   }
   function count(context: string): void {
-    for (const m of context.matchAll(/\[fault-instruction (\d+)\]/g)) seenInReplies.set(m[1]!, (seenInReplies.get(m[1]!) ?? 0) + 1);
+    for (const m of context.matchAll(/\[fault-instruction (\d+)\]/g))
+      seenInReplies.set(m[1]!, (seenInReplies.get(m[1]!) ?? 0) + 1);
   }
   async function driver(): Promise<void> {
     while (driving) {
       const s = sessions[rand(0, SESSIONS - 1)]!;
-      const body = Math.random() < 0.5
-        ? { ...common(s), hook_event_name: 'UserPromptSubmit', prompt: 'go on' }
-        : { ...common(s), hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'a\nb' } };
+      const body =
+        Math.random() < 0.5
+          ? { ...common(s), hook_event_name: 'UserPromptSubmit', prompt: 'go on' }
+          : {
+              ...common(s),
+              hook_event_name: 'PostToolUse',
+              tool_name: 'Bash',
+              tool_input: { command: 'ls' },
+              tool_response: { stdout: 'a\nb' },
+            };
       count(await post(body));
       await wait(rand(2, 15));
     }
@@ -248,7 +323,11 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
   const commands: { id: string; frame: string; session: string; retries: number; extra: boolean }[] = [];
   async function sendOne(i: number): Promise<void> {
     const session = sessions[i % SESSIONS]!;
-    const cmd = command({ agent: 'fault-sender', host: 'faults' }, session, { type: 'x.claude-code.control.instruct', capture: 'redacted', data: { text: `[fault-instruction ${i}] please keep going` } });
+    const cmd = command({ agent: 'fault-sender', host: 'faults' }, session, {
+      type: 'x.claude-code.control.instruct',
+      capture: 'redacted',
+      data: { text: `[fault-instruction ${i}] please keep going` },
+    });
     const c = { id: cmd.id, frame: JSON.stringify(cmd), session, retries: 0, extra: false };
     commands.push(c);
     const end = Date.now() + 120_000;
@@ -323,7 +402,8 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
     assert.ok(chaosDone);
 
     // Quiet: hooks go on until every accepted instruction has an outcome on the sender's stream.
-    const accepted = () => commands.filter((c) => sender.ackTexts.get(c.id)?.some((t) => t.includes('"control.accepted"')));
+    const accepted = () =>
+      commands.filter((c) => sender.ackTexts.get(c.id)?.some((t) => t.includes('"control.accepted"')));
     const open = () => accepted().filter((c) => !sender.outcomes.has(c.id));
     for (let i = 0; i < 300 && open().length > 0; i += 1) await wait(100);
     // The rest drop at each session's end (D10).
@@ -337,18 +417,27 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
     assert.ok(relay.kills >= 3, `relay killed ${relay.kills} times`);
     assert.ok(hooks > 1000, `hooks posted: ${hooks}`);
     assert.ok(adapter.refusedWrites, 'the full disk refused log writes');
-    const health = [...sender.events.values()].filter((t) => t.includes('"type":"agent.health"')).map((t) => (JSON.parse(t) as AepEvent<string, { status: string }>).data!.status);
+    const health = [...sender.events.values()]
+      .filter((t) => t.includes('"type":"agent.health"'))
+      .map((t) => (JSON.parse(t) as AepEvent<string, { status: string }>).data!.status);
     assert.ok(health.includes('degraded'), `the sender saw the adapter degraded (${health.join(', ')})`);
     const acceptedNow = accepted();
     assert.ok(acceptedNow.length >= INSTRUCTIONS - 5, `accepted ${acceptedNow.length} of ${INSTRUCTIONS}`);
     const twice = [...seenInReplies].filter(([, n]) => n > 1);
     assert.equal(twice, [], 'no instruction reached the agent twice');
-    const multi = [...sender.outcomes].filter(([, list]) => list.length > 1).map(([id, list]) => `${id}: ${list.map((e) => e.type).join(',')}`);
+    const multi = [...sender.outcomes]
+      .filter(([, list]) => list.length > 1)
+      .map(([id, list]) => `${id}: ${list.map((e) => e.type).join(',')}`);
     assert.equal(multi, [], 'one outcome per instruction');
-    assert.equal(open().map((c) => c.id), [], 'every accepted instruction ended delivered or dropped, seen by the sender');
+    assert.equal(
+      open().map((c) => c.id),
+      [],
+      'every accepted instruction ended delivered or dropped, seen by the sender',
+    );
     for (const [, list] of sender.outcomes) {
       const e = list[0]!;
-      if (e.type.endsWith('.dropped')) assert.ok(typeof (e.data as { reason?: unknown }).reason === 'string', 'a drop names its reason');
+      if (e.type.endsWith('.dropped'))
+        assert.ok(typeof (e.data as { reason?: unknown }).reason === 'string', 'a drop names its reason');
     }
     const delivered = [...sender.outcomes.values()].filter((l) => l[0]!.type.endsWith('.delivered')).length;
     assert.ok(delivered > INSTRUCTIONS / 2, `delivered ${delivered}`);
@@ -356,7 +445,10 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
     assert.ok(retried.length > 100, `retried commands: ${retried.length}`);
     for (const c of commands) {
       const texts = sender.ackTexts.get(c.id) ?? [];
-      assert.ok(texts.every((t) => t === texts[0]), `every ack of ${c.id} is byte-identical (${new Set(texts).size} variants)`);
+      assert.ok(
+        texts.every((t) => t === texts[0]),
+        `every ack of ${c.id} is byte-identical (${new Set(texts).size} variants)`,
+      );
     }
     const reacked = commands.filter((c) => c.extra && (sender.ackTexts.get(c.id)?.length ?? 0) > 1).length;
     assert.ok(reacked > 50, `commands re-acked after a retry: ${reacked}`);
@@ -364,8 +456,13 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
     // No ack the log does not hold: the adapter's whole history, segments in order.
     await adapter.stop();
     const logDir = join(disk, 'logs');
-    const segments = readdirSync(logDir).filter((f) => /\.jsonl\.seg-\d+$/.test(f)).sort();
-    const history = [...segments.map((f) => readFileSync(join(logDir, f), 'utf8')), existsSync(logPath) ? readFileSync(logPath, 'utf8') : ''].join('');
+    const segments = readdirSync(logDir)
+      .filter((f) => /\.jsonl\.seg-\d+$/.test(f))
+      .sort();
+    const history = [
+      ...segments.map((f) => readFileSync(join(logDir, f), 'utf8')),
+      existsSync(logPath) ? readFileSync(logPath, 'utf8') : '',
+    ].join('');
     assert.ok(segments.length >= 2, `the log rotated (${segments.length} archived segments)`);
     const logged = new Set<string>();
     for (const line of history.split('\n')) {
@@ -376,18 +473,32 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
         // a torn tail from a kill: the audit reports it
       }
     }
-    for (const [cause, texts] of sender.ackTexts) assert.ok(logged.has(JSON.stringify(JSON.parse(texts[0]!))), `the ack of ${cause} is in the log`);
+    for (const [cause, texts] of sender.ackTexts)
+      assert.ok(logged.has(JSON.stringify(JSON.parse(texts[0]!))), `the ack of ${cause} is in the log`);
 
     const exportPath = join(dir, 'adapter-export.jsonl');
-    writeFileSync(exportPath, history.split('\n').filter((l) => l.startsWith('{"k":"ev"') || l.startsWith('{"k":"in"') || l.startsWith('{"k":"flight"')).map((l) => `${l}\n`).join(''));
+    writeFileSync(
+      exportPath,
+      history
+        .split('\n')
+        .filter((l) => l.startsWith('{"k":"ev"') || l.startsWith('{"k":"in"') || l.startsWith('{"k":"flight"'))
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
     const relayLines = await relayExport(relayUrl);
     const relayPath = join(dir, 'relay-export.jsonl');
     writeFileSync(relayPath, relayLines.map((l) => `${l}\n`).join(''));
     for (const file of [exportPath, relayPath]) {
       const audit = spawnSync(process.execPath, [BIN, 'audit', file], { encoding: 'utf8' });
-      assert.is(audit.status, 0, `aep-steer audit ${file}:\n${audit.stdout.slice(-4000)}\n${audit.stderr.slice(-2000)}`);
+      assert.is(
+        audit.status,
+        0,
+        `aep-steer audit ${file}:\n${audit.stdout.slice(-4000)}\n${audit.stderr.slice(-2000)}`,
+      );
     }
-    process.stdout.write(`faults: ${adapter.kills} adapter kills, ${relay.kills} relay kills, disk full via ${tmpfs ? 'tmpfs' : 'injected ENOSPC'}, ${hooks} hooks, ${acceptedNow.length} accepted, ${delivered} delivered, ${retried.length} retried, ${segments.length} segments\n`);
+    process.stdout.write(
+      `faults: ${adapter.kills} adapter kills, ${relay.kills} relay kills, disk full via ${tmpfs ? 'tmpfs' : 'injected ENOSPC'}, ${hooks} hooks, ${acceptedNow.length} accepted, ${delivered} delivered, ${retried.length} retried, ${segments.length} segments\n`,
+    );
   } finally {
     driving = false;
     sender.close();

@@ -40,9 +40,20 @@ test('the page shows a live session, its queued instruction, and then the delive
   assert.match((await page.textContent(card))!, 'accepts instruct');
 
   const out = sink();
-  const code = await runInstruct('rename the helper before merging', {
-    relay: stack.relayUrl, token: stack.token, sender: 'erin', session: s.session, wait: false, timeout: '20000', ackWindow: '10000', json: true,
-  }, { out: out.stream, err: sink().stream });
+  const code = await runInstruct(
+    'rename the helper before merging',
+    {
+      relay: stack.relayUrl,
+      token: stack.token,
+      sender: 'erin',
+      session: s.session,
+      wait: false,
+      timeout: '20000',
+      ackWindow: '10000',
+      json: true,
+    },
+    { out: out.stream, err: sink().stream },
+  );
   assert.is(code, INSTRUCT_EXIT.accepted);
   const id = JSON.parse(out.text()).command as string;
 
@@ -64,9 +75,19 @@ test('the page shows a live session, its queued instruction, and then the delive
 
 test('event text is shown as text, never as markup', async () => {
   const s = await stack.openSession();
-  const code = await runInstruct('<img src=x onerror="document.body.dataset.pwned=1">', {
-    relay: stack.relayUrl, token: stack.token, sender: '<b>mallory</b>', session: s.session, wait: false, timeout: '20000', ackWindow: '10000',
-  }, { out: sink().stream, err: sink().stream });
+  const code = await runInstruct(
+    '<img src=x onerror="document.body.dataset.pwned=1">',
+    {
+      relay: stack.relayUrl,
+      token: stack.token,
+      sender: '<b>mallory</b>',
+      session: s.session,
+      wait: false,
+      timeout: '20000',
+      ackWindow: '10000',
+    },
+    { out: sink().stream, err: sink().stream },
+  );
   assert.is(code, INSTRUCT_EXIT.accepted);
   const card = `[data-session="${s.session}"]`;
   await page.waitForSelector(`${card} [data-field="state"][data-state="queued"]`);

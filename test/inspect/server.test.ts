@@ -63,14 +63,37 @@ test('serves the page, and /state and /events follow a session from queued to de
   assert.is(live.relay.connected, true);
 
   const out = sink();
-  assert.is(await runInstruct('keep the diff small', { relay: stack.relayUrl, token: stack.token, sender: 'dave', session: s.session, wait: false, timeout: '20000', ackWindow: '10000', json: true }, { out: out.stream, err: sink().stream }), INSTRUCT_EXIT.accepted);
+  assert.is(
+    await runInstruct(
+      'keep the diff small',
+      {
+        relay: stack.relayUrl,
+        token: stack.token,
+        sender: 'dave',
+        session: s.session,
+        wait: false,
+        timeout: '20000',
+        ackWindow: '10000',
+        json: true,
+      },
+      { out: out.stream, err: sink().stream },
+    ),
+    INSTRUCT_EXIT.accepted,
+  );
   const id = JSON.parse(out.text()).command as string;
-  const queued = await snapshotWhere((snap) => snap.sessions.some((x) => x.session === s.session && x.state === 'queued'));
+  const queued = await snapshotWhere((snap) =>
+    snap.sessions.some((x) => x.session === s.session && x.state === 'queued'),
+  );
   const q = queued.sessions.find((x) => x.session === s.session)!.queue;
-  assert.equal(q.map((i) => [i.id, i.sender, i.text]), [[id, 'dave', 'keep the diff small']]);
+  assert.equal(
+    q.map((i) => [i.id, i.sender, i.text]),
+    [[id, 'dave', 'keep the diff small']],
+  );
 
   await stack.postHook(s.toolCall[0]!);
-  const delivered = await snapshotWhere((snap) => snap.instructions.some((i) => i.id === id && i.status === 'delivered'));
+  const delivered = await snapshotWhere((snap) =>
+    snap.instructions.some((i) => i.id === id && i.status === 'delivered'),
+  );
   assert.is(delivered.sessions.find((x) => x.session === s.session)!.state, 'idle');
 
   const state = (await (await fetch(`${inspect.url}state`)).json()) as BoardSnapshot;

@@ -19,7 +19,11 @@ interface Manifest {
 const manifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
 const pkg = manifest(projectRoot);
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"./][^'"]*)['"]/g;
-const packageOf = (spec: string): string => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (spec: string): string =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
 
 function files(dir: string, exts: RegExp, out: string[] = []): string[] {
   if (!existsSync(dir)) return out;
@@ -66,7 +70,11 @@ test('every runtime dependency is needed by the shipped code (what only tests us
     queue.push(...importsIn(files(dir, /\.(m|c)?js$/)));
   }
   const unneeded = runtime.filter((d) => !reached.has(d));
-  assert.equal(unneeded, [], `runtime dependencies nothing shipped imports (move them to devDependencies, or drop them): ${unneeded.join(', ')}`);
+  assert.equal(
+    unneeded,
+    [],
+    `runtime dependencies nothing shipped imports (move them to devDependencies, or drop them): ${unneeded.join(', ')}`,
+  );
 });
 
 test('the bundled dependencies are the runtime dependencies, no more', () => {

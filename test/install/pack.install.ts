@@ -14,11 +14,16 @@ const work = mkdtempSync(join(tmpdir(), 'aep-pack-'));
 const prefix = join(work, 'prefix');
 const elsewhere = mkdtempSync(join(tmpdir(), 'aep-pack-cwd-'));
 // The user's own npm settings stay (registry-only.install.ts installs with none); the state is private.
-const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, AEP_STATE_DIR: join(work, 'state') };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  PATH: `${join(prefix, 'bin')}:${process.env.PATH}`,
+  AEP_STATE_DIR: join(work, 'state'),
+};
 for (const k of ['AEP_TOKEN', 'AEP_RELAY', 'AEP_HOOK_PORT', 'AEP_PORT']) delete env[k];
 const children: ChildProcess[] = [];
 
-const run = (cmd: string, args: string[], cwd = elsewhere) => spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout: 600_000 });
+const run = (cmd: string, args: string[], cwd = elsewhere) =>
+  spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout: 600_000 });
 
 test.after(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
@@ -31,22 +36,38 @@ test('npm pack, then npm install -g of the tarball into a prefix, offline', () =
   assert.is(pack.status, 0, pack.stderr);
   const tgz = readdirSync(work).find((f) => /^aep-steering-.*\.tgz$/.test(f));
   assert.ok(tgz, 'the tarball');
-  const install = run('npm', ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', join(work, tgz!)]);
+  const install = run('npm', [
+    'install',
+    '-g',
+    '--prefix',
+    prefix,
+    '--offline',
+    '--no-audit',
+    '--no-fund',
+    join(work, tgz!),
+  ]);
   assert.is(install.status, 0, install.stderr);
   const bin = join(prefix, 'bin', 'aep-steer');
   assert.ok(existsSync(bin), 'aep-steer is on the prefix PATH');
   const pkg = join(prefix, 'lib', 'node_modules', 'aep-steering');
   assert.ok(existsSync(join(pkg, 'dist', 'cli', 'main.js')), 'compiled JavaScript, built by prepare');
   assert.not.ok(existsSync(join(pkg, 'src')), 'no TypeScript sources shipped');
-  assert.ok(statSync(join(pkg, 'dist', 'adapters', 'shim', 'aep-steer-hook.sh')).mode & 0o100, 'the shim ships executable');
+  assert.ok(
+    statSync(join(pkg, 'dist', 'adapters', 'shim', 'aep-steer-hook.sh')).mode & 0o100,
+    'the shim ships executable',
+  );
 });
 
 test('aep-steer --version and --help from there', () => {
   const v = run('aep-steer', ['--version']);
-  assert.equal([v.status, v.stdout.trim()], [0, JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).version]);
+  assert.equal(
+    [v.status, v.stdout.trim()],
+    [0, JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).version],
+  );
   const h = run('aep-steer', ['--help']);
   assert.is(h.status, 0);
-  for (const c of ['demo', 'relay', 'adapter', 'doctor', 'instruct', 'sessions', 'watch', 'uninstall']) assert.match(h.stdout, new RegExp(`^  ${c} `, 'm'));
+  for (const c of ['demo', 'relay', 'adapter', 'doctor', 'instruct', 'sessions', 'watch', 'uninstall'])
+    assert.match(h.stdout, new RegExp(`^  ${c} `, 'm'));
   const bad = run('aep-steer', ['instruct', '--session', 's', '--bogus']);
   assert.is(bad.status, 2, 'usage errors exit 2');
   assert.match(bad.stderr, "unknown option '--bogus'");
@@ -61,7 +82,11 @@ test('aep-steer demo runs the whole loop from the installed package (free ports)
 
 test('aep-steer relay creates the local token; doctor finds it and passes; install writes hooks to the installed shim', async () => {
   assert.ok(existsSync(join(prefix, 'bin', 'aep-steer')), 'installed by the first test');
-  const relay = spawn('aep-steer', ['relay', '--port', '0', '--memory'], { cwd: elsewhere, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const relay = spawn('aep-steer', ['relay', '--port', '0', '--memory'], {
+    cwd: elsewhere,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   children.push(relay);
   relay.on('error', () => {});
   let stderr = '';

@@ -12,7 +12,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import {
-  chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,9 +30,23 @@ import { projectRoot } from '../support/shared-dir.js';
 
 /** The packed tarball's budget (D40: under 3 MB). */
 const TARBALL_BUDGET = 3_000_000;
-const COMPILERS = ['cc', 'c++', 'gcc', 'g++', 'clang', 'clang++', 'make', 'gmake', 'python', 'python3', 'node-gyp', 'prebuild-install'];
+const COMPILERS = [
+  'cc',
+  'c++',
+  'gcc',
+  'g++',
+  'clang',
+  'clang++',
+  'make',
+  'gmake',
+  'python',
+  'python3',
+  'node-gyp',
+  'prebuild-install',
+];
 /** What a native build leaves behind, and what no runtime reads (source maps, TypeScript sources of dependencies). */
-const LEFTOVER = /(^|\/)(build|deps|prebuilds)\/|\.(node|o|a|so|gyp|gypi|c|cc|cpp|h|hpp|map)$|^package\/node_modules\/.*(?<!\.d)\.[mc]?ts$/;
+const LEFTOVER =
+  /(^|\/)(build|deps|prebuilds)\/|\.(node|o|a|so|gyp|gypi|c|cc|cpp|h|hpp|map)$|^package\/node_modules\/.*(?<!\.d)\.[mc]?ts$/;
 const CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
 const work = mkdtempSync(join(tmpdir(), 'aep-registry-only-'));
@@ -37,7 +59,10 @@ mkdirSync(home);
 mkdirSync(shims);
 for (const name of COMPILERS) {
   const shim = join(shims, name);
-  writeFileSync(shim, `#!/bin/sh\necho "${name} $*" >> '${calls}'\necho "${name}: no compiler may run in this install" >&2\nexit 1\n`);
+  writeFileSync(
+    shim,
+    `#!/bin/sh\necho "${name} $*" >> '${calls}'\necho "${name}: no compiler may run in this install" >&2\nexit 1\n`,
+  );
   chmodSync(shim, 0o755);
 }
 
@@ -65,21 +90,36 @@ Object.assign(env, {
 });
 if (existsSync(CA_FILE)) env.npm_config_cafile = CA_FILE;
 
-const run = (cmd: string, args: string[], cwd: string) => spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout: 600_000 });
+const run = (cmd: string, args: string[], cwd: string) =>
+  spawnSync(cmd, args, { cwd, env, encoding: 'utf8', timeout: 600_000 });
 const compilerCalls = (): string => (existsSync(calls) ? readFileSync(calls, 'utf8') : '');
 
 test.before(async () => {
   const proxy = `http://127.0.0.1:${await closedPort()}`;
   const host = new URL(registry).hostname;
-  Object.assign(env, { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: host, no_proxy: host });
+  Object.assign(env, {
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    NO_PROXY: host,
+    no_proxy: host,
+  });
 });
 
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
 test('the lockfile resolves every package from the registry or leaves it to the registry', () => {
-  const lock = JSON.parse(readFileSync(join(projectRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string }> };
-  const elsewhere = Object.entries(lock.packages).filter(([, m]) => m.resolved !== undefined && new URL(m.resolved).host !== new URL(registry).host);
-  assert.equal(elsewhere.map(([p, m]) => `${p}: ${m.resolved}`), []);
+  const lock = JSON.parse(readFileSync(join(projectRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { resolved?: string }>;
+  };
+  const elsewhere = Object.entries(lock.packages).filter(
+    ([, m]) => m.resolved !== undefined && new URL(m.resolved).host !== new URL(registry).host,
+  );
+  assert.equal(
+    elsewhere.map(([p, m]) => `${p}: ${m.resolved}`),
+    [],
+  );
 });
 
 test('npm ci in a fresh clone of HEAD: no nodedir, no compiler, only the registry', () => {
@@ -90,7 +130,9 @@ test('npm ci in a fresh clone of HEAD: no nodedir, no compiler, only the registr
   assert.not.match(ci.stderr, /EBADENGINE/, 'every dependency supports the Node lines engines names');
   assert.is(compilerCalls(), '', 'no compiler ran');
   assert.ok(existsSync(join(clone, 'dist', 'cli', 'main.js')), 'prepare built dist/');
-  const native = readdirSync(join(clone, 'node_modules'), { recursive: true }).map(String).filter((f) => f.endsWith('.node'));
+  const native = readdirSync(join(clone, 'node_modules'), { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.node'));
   assert.equal(native, [], 'no native addon in node_modules');
 });
 
@@ -107,15 +149,26 @@ test(`npm pack: no build leftovers, within ${TARBALL_BUDGET.toLocaleString('en')
   assert.is(list.status, 0, list.stderr);
   const entries = list.stdout.split('\n').filter(Boolean);
   const mb = (n: number) => (n / 1e6).toFixed(2);
-  process.stdout.write(`install: ${name} is ${size.toLocaleString('en')} bytes (${mb(size)} MB, budget ${mb(TARBALL_BUDGET)} MB), ${entries.length} entries\n`);
+  process.stdout.write(
+    `install: ${name} is ${size.toLocaleString('en')} bytes (${mb(size)} MB, budget ${mb(TARBALL_BUDGET)} MB), ${entries.length} entries\n`,
+  );
   assert.ok(size <= TARBALL_BUDGET, `the tarball is ${size} bytes, over its ${TARBALL_BUDGET}-byte budget`);
-  assert.equal(entries.filter((e) => LEFTOVER.test(e)), [], 'no build leftovers, source maps or dependency TypeScript sources');
-  for (const e of ['package/dist/relay/store.js', 'package/node_modules/ws/package.json']) assert.ok(entries.includes(e), `the tarball holds ${e}`);
+  assert.equal(
+    entries.filter((e) => LEFTOVER.test(e)),
+    [],
+    'no build leftovers, source maps or dependency TypeScript sources',
+  );
+  for (const e of ['package/dist/relay/store.js', 'package/node_modules/ws/package.json'])
+    assert.ok(entries.includes(e), `the tarball holds ${e}`);
   assert.is(compilerCalls(), '', 'no compiler ran');
 });
 
 test('npm install -g of the tarball into a prefix, offline, with a cold cache', () => {
-  const install = run('npm', ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], work);
+  const install = run(
+    'npm',
+    ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball],
+    work,
+  );
   assert.is(install.status, 0, install.stdout + install.stderr);
   assert.is(compilerCalls(), '', 'no compiler ran');
   const v = run(join(prefix, 'bin', 'aep-steer'), ['--version'], work);
@@ -132,7 +185,14 @@ test('the installed aep-steer starts a relay whose file store keeps an event, wi
   }
   assert.is(r.status, 202);
   assert.is(r.body.stored, 1);
-  assert.equal(relay.stderr().split('\n').filter((l) => l !== '' && !l.startsWith('relay: ')), [], 'only the relay\'s own lines');
+  assert.equal(
+    relay
+      .stderr()
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('relay: ')),
+    [],
+    "only the relay's own lines",
+  );
 });
 
 test.run();

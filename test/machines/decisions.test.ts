@@ -1,6 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DECISION_CHUNK, DECISION_FAN, decisionCount, decisionKeys, decisionOf, noDecisions, withDecision } from '../../src/machines/decisions.js';
+import {
+  DECISION_CHUNK,
+  DECISION_FAN,
+  decisionCount,
+  decisionKeys,
+  decisionOf,
+  noDecisions,
+  withDecision,
+} from '../../src/machines/decisions.js';
 
 test('D4: every decision stays findable across sealed chunks, and older records never change', () => {
   let d = noDecisions();
@@ -29,14 +37,27 @@ test('D4: sealed chunks merge log-structured, so lookups read few chunks and key
     d = withDecision(d, keys[i]!, 'accepted');
   }
   // Three chunks of CHUNK*FAN, two of CHUNK, and three keys still in `recent`.
-  assert.equal(d.sealed.map((c) => Object.keys(c).length), [DECISION_CHUNK * DECISION_FAN, DECISION_CHUNK * DECISION_FAN, DECISION_CHUNK * DECISION_FAN, DECISION_CHUNK, DECISION_CHUNK]);
+  assert.equal(
+    d.sealed.map((c) => Object.keys(c).length),
+    [
+      DECISION_CHUNK * DECISION_FAN,
+      DECISION_CHUNK * DECISION_FAN,
+      DECISION_CHUNK * DECISION_FAN,
+      DECISION_CHUNK,
+      DECISION_CHUNK,
+    ],
+  );
   assert.is(Object.keys(d.recent).length, 3);
   assert.equal(decisionKeys(d), keys, 'oldest first, as decided');
   for (const k of keys) assert.is(decisionOf(d, k), 'accepted');
   // A record read back from a snapshot (plain JSON) keeps merging where it left off.
   let back = JSON.parse(JSON.stringify(d)) as typeof d;
-  for (let i = n; i < n + DECISION_CHUNK * (DECISION_FAN - 2) - 3; i += 1) back = withDecision(back, `k${i}`, 'rejected');
-  assert.equal(back.sealed.map((c) => Object.keys(c).length), Array(4).fill(DECISION_CHUNK * DECISION_FAN));
+  for (let i = n; i < n + DECISION_CHUNK * (DECISION_FAN - 2) - 3; i += 1)
+    back = withDecision(back, `k${i}`, 'rejected');
+  assert.equal(
+    back.sealed.map((c) => Object.keys(c).length),
+    Array(4).fill(DECISION_CHUNK * DECISION_FAN),
+  );
   assert.is(decisionCount(back), n + DECISION_CHUNK * (DECISION_FAN - 2) - 3);
 });
 

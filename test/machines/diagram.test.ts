@@ -8,10 +8,15 @@ test('the diagram is read from the session machine: every state and the end tran
   const m = sessionMermaid();
   assert.ok(m.startsWith('stateDiagram-v2\n'));
   for (const line of [
-    '[*] --> idle', 'state "holding" as holding {', '[*] --> holding_permission',
-    'idle --> queued : always [hasPending]', 'queued --> ended : hook.end / endSession',
-    'holding --> idle : always [isReleased]', 'hook.moment / deliverPrefix',
-  ]) assert.ok(m.includes(line), line);
+    '[*] --> idle',
+    'state "holding" as holding {',
+    '[*] --> holding_permission',
+    'idle --> queued : always [hasPending]',
+    'queued --> ended : hook.end / endSession',
+    'holding --> idle : always [isReleased]',
+    'hook.moment / deliverPrefix',
+  ])
+    assert.ok(m.includes(line), line);
   assert.not.ok(m.includes('ended --> ended'), 'ended handles hook.end itself');
 });
 

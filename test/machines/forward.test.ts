@@ -11,12 +11,28 @@ const SENDER = { agent: 'tester', host: 'test-host' };
 const opened: SessionInput = { type: 'hook.moment', at: 100, hookId: 'h0', eligible: false };
 const pauseCmd = (id: string) => command(SENDER, SESSION, { type: 'control.pause', id, data: {} });
 const forward = (id: string, opts: { gateOpen?: boolean; refusal?: Rejection; at?: number } = {}): SessionInput => ({
-  type: 'command.forward', at: opts.at ?? 1000, command: pauseCmd(id), gateOpen: opts.gateOpen ?? true, ...(opts.refusal ? { refusal: opts.refusal } : {}),
+  type: 'command.forward',
+  at: opts.at ?? 1000,
+  command: pauseCmd(id),
+  gateOpen: opts.gateOpen ?? true,
+  ...(opts.refusal ? { refusal: opts.refusal } : {}),
 });
-const settled = (commandId: string, rejection?: Rejection, at = 1100): SessionInput => ({ type: 'forward.settled', at, commandId, ...(rejection ? { rejection } : {}) });
-const acks = (outs: SessionOutput[]) => outs.filter((o) => o.type === 'control.accepted' || o.type === 'control.rejected' || o.type === 'control.reack').map((o) => [o.type, o.cause]);
+const settled = (commandId: string, rejection?: Rejection, at = 1100): SessionInput => ({
+  type: 'forward.settled',
+  at,
+  commandId,
+  ...(rejection ? { rejection } : {}),
+});
+const acks = (outs: SessionOutput[]) =>
+  outs
+    .filter((o) => o.type === 'control.accepted' || o.type === 'control.rejected' || o.type === 'control.reack')
+    .map((o) => [o.type, o.cause]);
 
-const GUARD: Rejection = { reason: 'refused', rule: 'status-guard', detail: 'forwarded only while the conversation runs; it is idle' };
+const GUARD: Rejection = {
+  reason: 'refused',
+  rule: 'status-guard',
+  detail: 'forwarded only while the conversation runs; it is idle',
+};
 const HTTP: Rejection = { reason: 'refused', rule: 'vendor-refused', detail: 'the agent server answered 400' };
 
 test('a forwarded command waits for the vendor: no ack until it answers, then exactly one', () => {
@@ -32,8 +48,19 @@ test('a redelivery while the vendor has it adds nothing; after the answer it get
 
 test('the vendor saying no is the decision: control.rejected with its detail, recorded for redeliveries', () => {
   const { outputs } = run([opened, forward('c1'), settled('c1', HTTP), forward('c1')]);
-  assert.equal(acks(outputs), [['control.rejected', 'c1'], ['control.reack', 'c1']]);
-  assert.equal(outputs.find((o) => o.type === 'control.rejected'), { type: 'control.rejected', cause: 'c1', key: outputs.find((o) => o.type === 'control.rejected')!.key, rejection: HTTP });
+  assert.equal(acks(outputs), [
+    ['control.rejected', 'c1'],
+    ['control.reack', 'c1'],
+  ]);
+  assert.equal(
+    outputs.find((o) => o.type === 'control.rejected'),
+    {
+      type: 'control.rejected',
+      cause: 'c1',
+      key: outputs.find((o) => o.type === 'control.rejected')!.key,
+      rejection: HTTP,
+    },
+  );
 });
 
 test('gate off, the guard, and an ended session refuse at once and nothing is forwarded', () => {

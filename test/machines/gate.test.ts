@@ -12,7 +12,11 @@ test('D2: checkText names the rule and never carries the text', () => {
 
 test('D4: dedupe is checked before everything else', () => {
   const c = instructCmd('c1', '');
-  const d = decideInstruct({ decisions: decisionsFrom({ [`${c.source}\u0000c1`]: 'accepted' }), ended: true, pending: 99 }, c, false);
+  const d = decideInstruct(
+    { decisions: decisionsFrom({ [`${c.source}\u0000c1`]: 'accepted' }), ended: true, pending: 99 },
+    c,
+    false,
+  );
   assert.is(d.kind, 'duplicate');
 });
 

@@ -8,17 +8,33 @@ import { NOT_PENDING, OPTION_WORDS, optionFor, readAnswer } from '../../src/mach
 import { SETTLED_KEPT } from '../../src/machines/step.js';
 
 const holdClosed = (hookId: string, at = 3000): SessionInput => ({ type: 'hold.closed', at, hookId });
-const heldCall = (hookId: string, requestId: string, call: string): SessionInput => ({ ...(heldPermission(hookId, requestId) as Extract<SessionInput, { type: 'hook.held' }>), call });
-const ranMoment = (hookId: string, call: string, at = 4000): SessionInput =>
-  ({ type: 'hook.moment', at, hookId, eligible: true, ran: { call, answeredId: `oob-${hookId}` } });
-const only = <T extends SessionOutput['type']>(outs: SessionOutput[], t: T) => outs.filter((o): o is Extract<SessionOutput, { type: T }> => o.type === t);
-const rejection = (outs: SessionOutput[]) => only(outs, 'control.rejected').map((o) => [o.rejection.rule, o.rejection.detail]);
+const heldCall = (hookId: string, requestId: string, call: string): SessionInput => ({
+  ...(heldPermission(hookId, requestId) as Extract<SessionInput, { type: 'hook.held' }>),
+  call,
+});
+const ranMoment = (hookId: string, call: string, at = 4000): SessionInput => ({
+  type: 'hook.moment',
+  at,
+  hookId,
+  eligible: true,
+  ran: { call, answeredId: `oob-${hookId}` },
+});
+const only = <T extends SessionOutput['type']>(outs: SessionOutput[], t: T) =>
+  outs.filter((o): o is Extract<SessionOutput, { type: T }> => o.type === t);
+const rejection = (outs: SessionOutput[]) =>
+  only(outs, 'control.rejected').map((o) => [o.rejection.rule, o.rejection.detail]);
 
 test('the vendor closing a held hook dismisses its request at once; a later respond is refused not-pending, nothing answered', () => {
   const held = run([heldPermission('hp', 'req-1', 2000)]);
   const { snap, outputs } = run([holdClosed('hp', 2400)], held.snap);
   assert.equal(types(outputs), ['attention.resolved', 'reply.decision']);
-  assert.equal(only(outputs, 'attention.resolved')[0], { type: 'attention.resolved', subject: 'req-1', cause: 'req-1', resolution: 'dismissed', latencyMs: 400 });
+  assert.equal(only(outputs, 'attention.resolved')[0], {
+    type: 'attention.resolved',
+    subject: 'req-1',
+    cause: 'req-1',
+    resolution: 'dismissed',
+    latencyMs: 400,
+  });
   assert.equal(only(outputs, 'reply.decision')[0], { type: 'reply.decision', hookId: 'hp' });
   assert.equal(snap.context.holds, []);
   assert.is(snap.value, 'idle');
@@ -37,11 +53,26 @@ test('a moment reporting the held call ran answers the request via oob; a later 
   const { snap, outputs } = run([ranMoment('post', 'Bash abc', 2900)], held.snap);
   assert.equal(types(outputs), ['attention.answered', 'attention.resolved', 'reply.decision', 'reply.neutral']);
   assert.equal(only(outputs, 'attention.answered')[0], {
-    type: 'attention.answered', id: 'oob-post', subject: 'req-1', cause: 'req-1', answer: { option: 'allow' }, via: 'oob',
+    type: 'attention.answered',
+    id: 'oob-post',
+    subject: 'req-1',
+    cause: 'req-1',
+    answer: { option: 'allow' },
+    via: 'oob',
   });
-  assert.equal(only(outputs, 'attention.resolved')[0], { type: 'attention.resolved', subject: 'req-1', cause: 'oob-post', resolution: 'answered', latencyMs: 900 });
+  assert.equal(only(outputs, 'attention.resolved')[0], {
+    type: 'attention.resolved',
+    subject: 'req-1',
+    cause: 'oob-post',
+    resolution: 'answered',
+    latencyMs: 900,
+  });
   assert.equal(only(outputs, 'reply.decision')[0], { type: 'reply.decision', hookId: 'hp' });
-  assert.equal(snap.context.holds.map((h) => h.requestId), ['req-2'], 'the other call is still held');
+  assert.equal(
+    snap.context.holds.map((h) => h.requestId),
+    ['req-2'],
+    'the other call is still held',
+  );
   const late = run([respond('a1', 'req-1', { option: 'deny' })], snap);
   assert.equal(rejection(late.outputs), [['not-pending', NOT_PENDING['answered-oob'].detail]]);
   assert.match(NOT_PENDING['answered-oob'].detail, 'already answered at the agent');
@@ -52,14 +83,24 @@ test('a moment reporting the held call ran answers the request via oob; a later 
 });
 
 test('every way a request ends is remembered: respond after control, timeout, session end is not-pending; an id never seen is unknown-request', () => {
-  const answered = run([heldPermission('h1', 'r1'), respond('a1', 'r1', { option: 'allow' }), respond('a2', 'r1', { option: 'deny' })]);
+  const answered = run([
+    heldPermission('h1', 'r1'),
+    respond('a1', 'r1', { option: 'allow' }),
+    respond('a2', 'r1', { option: 'deny' }),
+  ]);
   assert.equal(rejection(answered.outputs), [['not-pending', NOT_PENDING.answered.detail]]);
   const timedOut = run([heldPermission('h2', 'r2'), timeout('r2'), respond('a3', 'r2', { option: 'allow' })]);
   assert.equal(rejection(timedOut.outputs), [['not-pending', NOT_PENDING.timeout.detail]]);
   const ended = run([heldForm('h3', 'r3'), end('e1'), respond('a4', 'r3', { values: { name: 'x' } })]);
-  assert.equal(rejection(ended.outputs).map(([r]) => r), ['not-pending']);
+  assert.equal(
+    rejection(ended.outputs).map(([r]) => r),
+    ['not-pending'],
+  );
   const unknown = run([respond('a5', 'nope', { option: 'allow' })], answered.snap);
-  assert.equal(rejection(unknown.outputs).map(([r]) => r), ['unknown-request']);
+  assert.equal(
+    rejection(unknown.outputs).map(([r]) => r),
+    ['unknown-request'],
+  );
   assert.match(String(rejection(unknown.outputs)[0]![1]), 'aep-steer pending');
 });
 
@@ -72,26 +113,51 @@ test('the settled list is bounded: the oldest ended request is forgotten', () =>
   assert.is(snap.context.settled!.at(-1)!.requestId, `r${SETTLED_KEPT}`);
 });
 
-test('allow and deny map onto each request\'s own options; an option it does not have is refused naming its options', () => {
-  const cline = { kind: 'permission' as const, prompt: 'p', options: [{ id: 'approve', label: 'Approve' }, { id: 'deny', label: 'Deny' }] };
+test("allow and deny map onto each request's own options; an option it does not have is refused naming its options", () => {
+  const cline = {
+    kind: 'permission' as const,
+    prompt: 'p',
+    options: [
+      { id: 'approve', label: 'Approve' },
+      { id: 'deny', label: 'Deny' },
+    ],
+  };
   assert.equal(readAnswer(cline, { option: 'allow' }), { option: 'approve' });
   assert.equal(readAnswer(cline, { option: 'deny' }), { option: 'deny' });
   assert.equal(readAnswer(cline, { text: 'Allow' }), { option: 'approve' });
   assert.equal(readAnswer(cline, { option: 'allow', text: 'go' }), { option: 'approve', message: 'go' });
-  const claude = { kind: 'permission' as const, prompt: 'p', options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }] };
+  const claude = {
+    kind: 'permission' as const,
+    prompt: 'p',
+    options: [
+      { id: 'allow', label: 'Allow' },
+      { id: 'deny', label: 'Deny' },
+    ],
+  };
   assert.equal(readAnswer(claude, { option: 'approve' }), { option: 'allow' });
   assert.equal(readAnswer(claude, { option: 'sometimes' }), undefined);
   assert.is(optionFor([{ id: 'accept' }, { id: 'decline' }], 'deny'), 'decline');
   assert.is(optionFor([{ id: 'once' }, { id: 'always' }], 'deny'), undefined);
   for (const group of OPTION_WORDS) for (const w of group) assert.ok(w.evidence.length > 0, `${w.id} has evidence`);
-  const clineHeld: SessionInput = { type: 'hook.held', at: 1, hookId: 'h', requestId: 'r', hold: 'permission', timeoutMs: 1000, request: cline };
+  const clineHeld: SessionInput = {
+    type: 'hook.held',
+    at: 1,
+    hookId: 'h',
+    requestId: 'r',
+    hold: 'permission',
+    timeoutMs: 1000,
+    request: cline,
+  };
   const bad = run([clineHeld, respond('a1', 'r', { option: 'sometimes' })]);
   const [[rule, detail]] = rejection(bad.outputs) as [[string, string]];
   assert.is(rule, 'answer-invalid');
   assert.match(detail, 'its options are approve, deny');
   // Refused: nothing recorded as answered, and the request still waits for a fitting answer.
   assert.equal(only(bad.outputs, 'attention.answered'), []);
-  assert.equal(bad.snap.context.holds.map((h) => h.requestId), ['r']);
+  assert.equal(
+    bad.snap.context.holds.map((h) => h.requestId),
+    ['r'],
+  );
   const good = run([respond('a2', 'r', { option: 'allow' })], bad.snap);
   assert.equal(only(good.outputs, 'reply.decision')[0]!.decision, { option: 'approve' });
 });

@@ -19,56 +19,98 @@ const fresh = (prefix: string, used: string[]): string => {
 };
 
 /** The small alphabet: one instruct (its second use is the retry), moments, one hold at a time. */
-const alphabet = (wide: boolean) => (s: Snap): SessionInput[] => {
-  const ctx = s.context;
-  const out: SessionInput[] = [
-    instruct('c1', TEXTS.c1),
-    ...(wide ? [instruct('c2', TEXTS.c2)] : []),
-    { type: 'hook.moment', at: 2000, hookId: fresh('h', ctx.inFlight.map((b) => b.hookId)), eligible: true },
-    { type: 'hook.moment', at: 2000, hookId: 'ineligible', eligible: false },
-    end('end'),
-    // The vendor's start moment (a resumed session keeps its id).
-    { type: 'hook.moment', at: 2000, hookId: 'start', eligible: true, starts: true },
-  ];
-  if (ctx.holds.length < (wide ? 2 : 1)) {
-    const requestId = fresh('r', ctx.holds.map((h) => h.requestId));
-    out.push(heldPermission(`hp-${requestId}`, requestId));
-  }
-  const hold = ctx.holds[0];
-  if (hold) {
-    out.push(respond(`a-${hold.requestId}`, hold.requestId, { option: 'allow' }));
-    out.push({ type: 'attention.timeout', at: 60_000, requestId: hold.requestId });
-  }
-  const batch = ctx.inFlight[0];
-  if (batch) {
-    out.push({ type: 'reply.written', at: 3000, hookId: batch.hookId });
-    out.push({ type: 'reply.failed', at: 3000, hookId: batch.hookId });
-  }
-  return out;
-};
+const alphabet =
+  (wide: boolean) =>
+  (s: Snap): SessionInput[] => {
+    const ctx = s.context;
+    const out: SessionInput[] = [
+      instruct('c1', TEXTS.c1),
+      ...(wide ? [instruct('c2', TEXTS.c2)] : []),
+      {
+        type: 'hook.moment',
+        at: 2000,
+        hookId: fresh(
+          'h',
+          ctx.inFlight.map((b) => b.hookId),
+        ),
+        eligible: true,
+      },
+      { type: 'hook.moment', at: 2000, hookId: 'ineligible', eligible: false },
+      end('end'),
+      // The vendor's start moment (a resumed session keeps its id).
+      { type: 'hook.moment', at: 2000, hookId: 'start', eligible: true, starts: true },
+    ];
+    if (ctx.holds.length < (wide ? 2 : 1)) {
+      const requestId = fresh(
+        'r',
+        ctx.holds.map((h) => h.requestId),
+      );
+      out.push(heldPermission(`hp-${requestId}`, requestId));
+    }
+    const hold = ctx.holds[0];
+    if (hold) {
+      out.push(respond(`a-${hold.requestId}`, hold.requestId, { option: 'allow' }));
+      out.push({ type: 'attention.timeout', at: 60_000, requestId: hold.requestId });
+    }
+    const batch = ctx.inFlight[0];
+    if (batch) {
+      out.push({ type: 'reply.written', at: 3000, hookId: batch.hookId });
+      out.push({ type: 'reply.failed', at: 3000, hookId: batch.hookId });
+    }
+    return out;
+  };
 
 // Coarse on purpose (value, queue length, in-flight count, holds, which instructs were decided,
 // whether session.ended went out):
 // each path is replayed from the start in checkPath, so the checks see the real execution.
-const serializeState = (s: Snap): string => JSON.stringify([
-  s.value, s.context.queue.length, s.context.inFlight.length, s.context.holds.length,
-  decisionKeys(s.context.decisions).filter((k) => /\u0000c\d$/.test(k)).length, s.context.endedOnce,
-]);
+const serializeState = (s: Snap): string =>
+  JSON.stringify([
+    s.value,
+    s.context.queue.length,
+    s.context.inFlight.length,
+    s.context.holds.length,
+    decisionKeys(s.context.decisions).filter((k) => /\u0000c\d$/.test(k)).length,
+    s.context.endedOnce,
+  ]);
 
 const ALL = ['moment', 'steer', 'queue'];
 const withDelivery = (id: string, delivery: string): SessionInput => {
   const i = instruct(id, TEXTS[id]) as Extract<SessionInput, { type: 'command.instruct' }>;
   return { ...i, deliveries: ALL, command: { ...i.command, data: { text: TEXTS[id], delivery } } };
 };
-const withdrawOf = (id: string, instruction: string): SessionInput =>
-  ({ type: 'command.withdraw', at: 1500, gateOpen: true, command: { ...instructCmd(id, ''), type: 'x.claude-code.control.withdraw', data: { instruction } } });
+const withdrawOf = (id: string, instruction: string): SessionInput => ({
+  type: 'command.withdraw',
+  at: 1500,
+  gateOpen: true,
+  command: { ...instructCmd(id, ''), type: 'x.claude-code.control.withdraw', data: { instruction } },
+});
 
 /** D31, D32: a steer and a queued instruction, the moments of a turn, a withdraw, the reply's confirmation. */
 const deliveryAlphabet = (s: Snap): SessionInput[] => {
   const out: SessionInput[] = [
-    withDelivery('c1', 'steer'), withDelivery('c2', 'queue'), withdrawOf('w1', 'c1'), withdrawOf('w2', 'c2'),
-    { type: 'hook.moment', at: 2000, hookId: fresh('o', s.context.inFlight.map((b) => b.hookId)), eligible: true, turn: 'opens' },
-    { type: 'hook.moment', at: 2000, hookId: fresh('h', s.context.inFlight.map((b) => b.hookId)), eligible: true },
+    withDelivery('c1', 'steer'),
+    withDelivery('c2', 'queue'),
+    withdrawOf('w1', 'c1'),
+    withdrawOf('w2', 'c2'),
+    {
+      type: 'hook.moment',
+      at: 2000,
+      hookId: fresh(
+        'o',
+        s.context.inFlight.map((b) => b.hookId),
+      ),
+      eligible: true,
+      turn: 'opens',
+    },
+    {
+      type: 'hook.moment',
+      at: 2000,
+      hookId: fresh(
+        'h',
+        s.context.inFlight.map((b) => b.hookId),
+      ),
+      eligible: true,
+    },
     { type: 'hook.moment', at: 2000, hookId: 'closes', eligible: false, turn: 'closes' },
     end('end'),
   ];
@@ -76,10 +118,16 @@ const deliveryAlphabet = (s: Snap): SessionInput[] => {
   if (batch) out.push({ type: 'reply.written', at: 3000, hookId: batch.hookId });
   return out;
 };
-const deliveryState = (s: Snap): string => JSON.stringify([
-  s.value, s.context.queue.map((i) => i.id), s.context.inFlight.length, s.context.turnOpen, (s.context.finished ?? []).map((f) => `${f.id}:${f.how}`),
-  decisionKeys(s.context.decisions).filter((k) => /\u0000[cw]\d$/.test(k)).length, s.context.endedOnce,
-]);
+const deliveryState = (s: Snap): string =>
+  JSON.stringify([
+    s.value,
+    s.context.queue.map((i) => i.id),
+    s.context.inFlight.length,
+    s.context.turnOpen,
+    (s.context.finished ?? []).map((f) => `${f.id}:${f.how}`),
+    decisionKeys(s.context.decisions).filter((k) => /\u0000[cw]\d$/.test(k)).length,
+    s.context.endedOnce,
+  ]);
 
 const narrow = { events: alphabet(false), serializeState, limit: 50_000 };
 const wide = { events: alphabet(true), serializeState, limit: 50_000 };
@@ -95,7 +143,8 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
   const chosen = new Map<string, unknown>();
   const where = () => inputs.map((i) => i.type).join(' > ');
   for (const input of inputs) {
-    if (input.type === 'command.instruct') chosen.set(input.command.id, (input.command.data as { delivery?: unknown }).delivery);
+    if (input.type === 'command.instruct')
+      chosen.set(input.command.id, (input.command.data as { delivery?: unknown }).delivery);
     const turnWas = snap.context.turnOpen;
     // The adapter answers these moments before stepping them (D7–D8): the machine must agree.
     const early = input.type === 'hook.moment' && repliesNeutral(snap, input);
@@ -105,16 +154,24 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
     for (const o of outputs) checkOutput(o, input, turnWas);
     if (early) {
       const replies = outputs.filter((o) => o.type.startsWith('reply.') || o.type === 'journal.inflight');
-      assert.equal(replies, [{ type: 'reply.neutral', hookId: (input as { hookId: string }).hookId }], `a moment answered early gets the neutral reply and nothing else: ${where()}`);
+      assert.equal(
+        replies,
+        [{ type: 'reply.neutral', hookId: (input as { hookId: string }).hookId }],
+        `a moment answered early gets the neutral reply and nothing else: ${where()}`,
+      );
     }
     snap = next;
     const reopens = input.type === 'hook.moment' && input.starts === true;
     if (ended && !reopens) {
       assert.equal(snap.context.queue, [], `nothing is queued after ended until a start moment: ${where()}`);
-      assert.not.ok(outputs.some((o) => o.type === 'control.accepted'), `no accept after ended until a start moment: ${where()}`);
+      assert.not.ok(
+        outputs.some((o) => o.type === 'control.accepted'),
+        `no accept after ended until a start moment: ${where()}`,
+      );
     }
     if (ended && reopens) assert.is(snap.value, 'idle', `a start moment reopens an ended session: ${where()}`);
-    if (!ended && input.type === 'hook.end') assert.is(snap.value, 'ended', `the end moment ends the session: ${where()}`);
+    if (!ended && input.type === 'hook.end')
+      assert.is(snap.value, 'ended', `the end moment ends the session: ${where()}`);
     ended = snap.value === 'ended';
   }
   for (const [id, n] of settled) assert.is(n, 1, `${id} settled exactly once: ${where()}`);
@@ -124,7 +181,11 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
     assert.is(settled.has(id) !== pending.has(id), true, `${id} is either pending or settled: ${where()}`);
   }
   if (ended) {
-    for (const id of accepted) assert.ok(settled.has(id) || snap.context.inFlight.some((b) => b.items.some((i) => i.id === id)), `${id} settled by the end: ${where()}`);
+    for (const id of accepted)
+      assert.ok(
+        settled.has(id) || snap.context.inFlight.some((b) => b.items.some((i) => i.id === id)),
+        `${id} settled by the end: ${where()}`,
+      );
   }
 
   function checkOutput(o: SessionOutput, input: SessionInput, turnWas: boolean): void {
@@ -140,9 +201,15 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
       case 'instruction.dropped': {
         // D32: a withdrawn instruction's drop is caused by the withdraw and names it as subject.
         const id = o.type === 'instruction.dropped' && o.reason === 'withdrawn' ? o.subject! : o.cause;
-        if (o.type === 'instruction.dropped' && o.reason === 'withdrawn') assert.is(o.cause, commandId, `withdrawn is caused by the withdraw: ${where()}`);
+        if (o.type === 'instruction.dropped' && o.reason === 'withdrawn')
+          assert.is(o.cause, commandId, `withdrawn is caused by the withdraw: ${where()}`);
         assert.ok(accepted.has(id), `${o.type} names an accepted command: ${where()}`);
-        if (o.type === 'instruction.delivered' && o.delivery !== undefined) assert.is(o.delivery, (chosen.get(id) as string | undefined) ?? 'moment', `delivered names its delivery: ${where()}`);
+        if (o.type === 'instruction.delivered' && o.delivery !== undefined)
+          assert.is(
+            o.delivery,
+            (chosen.get(id) as string | undefined) ?? 'moment',
+            `delivered names its delivery: ${where()}`,
+          );
         settled.set(id, (settled.get(id) ?? 0) + 1);
         break;
       }
@@ -160,15 +227,18 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
         break;
       case 'reply.decision':
         assert.ok(o.hookId.startsWith('hp-'), 'decisions answer held hooks only');
-        for (const t of Object.values(TEXTS)) assert.not.ok(JSON.stringify(o).includes(t), `held reply carries no steering: ${where()}`);
+        for (const t of Object.values(TEXTS))
+          assert.not.ok(JSON.stringify(o).includes(t), `held reply carries no steering: ${where()}`);
         break;
       case 'reply.context':
         assert.not.ok(o.hookId.startsWith('hp-'), `steering never rides a held reply: ${where()}`);
         if (input.type === 'hook.moment') {
           for (const id of o.ids) {
             // D31: queue rides only a turn's first moment; steer only a moment inside a running turn.
-            if (chosen.get(id) === 'queue') assert.is(input.turn, 'opens', `queue rides only the first moment of a turn: ${where()}`);
-            if (chosen.get(id) === 'steer') assert.ok(turnWas && input.turn !== 'opens', `steer rides only a moment inside a turn: ${where()}`);
+            if (chosen.get(id) === 'queue')
+              assert.is(input.turn, 'opens', `queue rides only the first moment of a turn: ${where()}`);
+            if (chosen.get(id) === 'steer')
+              assert.ok(turnWas && input.turn !== 'opens', `steer rides only a moment inside a turn: ${where()}`);
           }
         }
         break;
@@ -177,10 +247,16 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
         assert.is(input.type, 'hook.end', `only the end moment ends the session: ${where()}`);
         break;
       case 'session.closed':
-        assert.ok(sessionEnds === 1 && input.type === 'hook.end', `closed only at an end after session.ended: ${where()}`);
+        assert.ok(
+          sessionEnds === 1 && input.type === 'hook.end',
+          `closed only at an end after session.ended: ${where()}`,
+        );
         break;
       case 'session.reopened':
-        assert.ok(input.type === 'hook.moment' && input.starts === true && ended, `reopened only by a start moment of an ended session: ${where()}`);
+        assert.ok(
+          input.type === 'hook.moment' && input.starts === true && ended,
+          `reopened only by a start moment of an ended session: ${where()}`,
+        );
         break;
       default:
         break;
@@ -191,11 +267,17 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
 test('every simple path keeps the delivery, hold, end and cause promises', () => {
   const paths = getSimplePaths(sessionMachine, { ...narrow, input: { session: 's-1', vendor: 'claude-code' } });
   assert.ok(paths.length > 100, `the walk covers many paths (${paths.length})`);
-  for (const p of paths) checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
+  for (const p of paths)
+    checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
 });
 
 test('every path of steer, queue and withdraw delivers each where it may and settles it once (D31, D32)', () => {
-  const opts = { events: deliveryAlphabet, serializeState: deliveryState, limit: 50_000, input: { session: 's-1', vendor: 'claude-code' } };
+  const opts = {
+    events: deliveryAlphabet,
+    serializeState: deliveryState,
+    limit: 50_000,
+    input: { session: 's-1', vendor: 'claude-code' },
+  };
   // Simple paths over this alphabet are too many to walk; the shortest path to every state is walked here and
   // fold.test.ts checks random sequences of the same inputs.
   const paths = getShortestPaths(sessionMachine, opts);
@@ -207,12 +289,20 @@ test('every path of steer, queue and withdraw delivers each where it may and set
     let snap = initialTransition(sessionMachine, { session: 's-1', vendor: 'claude-code' })[0] as Snap;
     for (const i of inputs) {
       const [next, actions] = transition(sessionMachine, snap, i);
-      for (const o of outputsOf(actions)) if (o.type === 'instruction.delivered' || o.type === 'instruction.dropped') outcomes.add(`${o.type}:${'reason' in o ? o.reason : o.delivery}`);
+      for (const o of outputsOf(actions))
+        if (o.type === 'instruction.delivered' || o.type === 'instruction.dropped')
+          outcomes.add(`${o.type}:${'reason' in o ? o.reason : o.delivery}`);
       snap = next as Snap;
     }
   }
   // The walk reaches each outcome, so the checks above are not vacuous.
-  for (const o of ['instruction.delivered:steer', 'instruction.delivered:queue', 'instruction.dropped:withdrawn', 'instruction.dropped:turn-ended', 'instruction.dropped:session-ended']) {
+  for (const o of [
+    'instruction.delivered:steer',
+    'instruction.delivered:queue',
+    'instruction.dropped:withdrawn',
+    'instruction.dropped:turn-ended',
+    'instruction.dropped:session-ended',
+  ]) {
     assert.ok(outcomes.has(o), `the walk reaches ${o}`);
   }
 });
@@ -220,28 +310,48 @@ test('every path of steer, queue and withdraw delivers each where it may and set
 test('shortest paths reach every state, ended and both holding substates included', () => {
   const paths = getShortestPaths(sessionMachine, { ...wide, input: { session: 's-1', vendor: 'claude-code' } });
   const values = new Set(paths.map((p) => JSON.stringify(p.state.value)));
-  for (const v of ['"idle"', '"queued"', '{"holding":"permission"}', '"ended"']) assert.ok(values.has(v), `reaches ${v}`);
+  for (const v of ['"idle"', '"queued"', '{"holding":"permission"}', '"ended"'])
+    assert.ok(values.has(v), `reaches ${v}`);
   // A path through end, start and an accepted instruct exists: the reopened session takes steering.
   const simple = getSimplePaths(sessionMachine, { ...narrow, input: { session: 's-1', vendor: 'claude-code' } });
   const reopenedAccept = simple.some((p) => {
     const types = p.steps.map((st) => st.event as SessionInput);
     const endAt = types.findIndex((e) => e.type === 'hook.end');
     const startAt = types.findIndex((e, i) => i > endAt && e.type === 'hook.moment' && e.starts === true);
-    return endAt >= 0 && startAt > endAt && types.slice(startAt).some((e) => e.type === 'command.instruct') && p.state.context.queue.length > 0;
+    return (
+      endAt >= 0 &&
+      startAt > endAt &&
+      types.slice(startAt).some((e) => e.type === 'command.instruct') &&
+      p.state.context.queue.length > 0
+    );
   });
   assert.ok(reopenedAccept, 'the walk reaches a reopened session holding an accepted instruction');
-  for (const p of paths) checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
+  for (const p of paths)
+    checkPath(p.steps.map((s) => s.event as SessionInput).filter((e) => e.type !== ('xstate.init' as string)));
 });
 
 test('the walk catches a machine that settles an instruction twice', () => {
-  const inputs: SessionInput[] = [instruct('c1', TEXTS.c1), { type: 'hook.moment', at: 2000, hookId: 'h0', eligible: true }, { type: 'reply.written', at: 3000, hookId: 'h0' }];
+  const inputs: SessionInput[] = [
+    instruct('c1', TEXTS.c1),
+    { type: 'hook.moment', at: 2000, hookId: 'h0', eligible: true },
+    { type: 'reply.written', at: 3000, hookId: 'h0' },
+  ];
   assert.not.throws(() => checkPath(inputs));
   // A machine that announces delivery but keeps the batch delivers again on a second confirmation.
   const deliverTwice = sessionMachine.provide({
-    actions: { markDelivered: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'reply.written') return;
-      for (const b of context.inFlight) for (const i of b.items) enqueue.emit({ type: 'instruction.delivered', eventType: 'x.claude-code.instruction.delivered', cause: i.id, queuedMs: 0 });
-    }) },
+    actions: {
+      markDelivered: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'reply.written') return;
+        for (const b of context.inFlight)
+          for (const i of b.items)
+            enqueue.emit({
+              type: 'instruction.delivered',
+              eventType: 'x.claude-code.instruction.delivered',
+              cause: i.id,
+              queuedMs: 0,
+            });
+      }),
+    },
   });
   let caught = '';
   try {
@@ -253,7 +363,10 @@ test('the walk catches a machine that settles an instruction twice', () => {
 });
 
 test('the walk catches a machine whose start moment does not reopen an ended session', () => {
-  const inputs: SessionInput[] = [end('end'), { type: 'hook.moment', at: 2000, hookId: 'start', eligible: true, starts: true }];
+  const inputs: SessionInput[] = [
+    end('end'),
+    { type: 'hook.moment', at: 2000, hookId: 'start', eligible: true, starts: true },
+  ];
   assert.not.throws(() => checkPath(inputs));
   const stuck = sessionMachine.provide({ guards: { isStart: () => false } });
   let caught = '';
@@ -266,13 +379,21 @@ test('the walk catches a machine whose start moment does not reopen an ended ses
 });
 
 test('the walk catches an early answer that would swallow a delivery', () => {
-  const inputs: SessionInput[] = [instruct('c1', TEXTS.c1), { type: 'hook.moment', at: 2000, hookId: 'h0', eligible: true }];
+  const inputs: SessionInput[] = [
+    instruct('c1', TEXTS.c1),
+    { type: 'hook.moment', at: 2000, hookId: 'h0', eligible: true },
+  ];
   assert.not.throws(() => checkPath(inputs));
   // A machine that queues nothing on instruct makes the moment neutral; one that delivers on an
   // ineligible moment contradicts the early answer for it.
-  const eager = sessionMachine.provide({ actions: { replyNeutral: enqueueActions(({ event, enqueue }) => {
-    if (event.type === 'hook.moment') enqueue.emit({ type: 'reply.context', hookId: event.hookId, text: 'x', ids: [], from: [] });
-  }) } });
+  const eager = sessionMachine.provide({
+    actions: {
+      replyNeutral: enqueueActions(({ event, enqueue }) => {
+        if (event.type === 'hook.moment')
+          enqueue.emit({ type: 'reply.context', hookId: event.hookId, text: 'x', ids: [], from: [] });
+      }),
+    },
+  });
   let caught = '';
   try {
     checkPath([end('end'), { type: 'hook.moment', at: 2000, hookId: 'late', eligible: true }], eager);

@@ -13,7 +13,13 @@ let mcp: McpClient;
 
 test.before(async () => {
   stack = await startTestStack();
-  target = await startTestTarget({ url: stack.relayUrl, token: stack.token, agent: 'cline', accepts: ['control.cancel'], sessions: ['hub-9'] });
+  target = await startTestTarget({
+    url: stack.relayUrl,
+    token: stack.token,
+    agent: 'cline',
+    accepts: ['control.cancel'],
+    sessions: ['hub-9'],
+  });
   await stack.waitFor((e) => e.session === 'hub-9');
   mcp = await startMcp(['--relay', stack.relayUrl, '--token', stack.token, '--wait-ms', '20000']);
 });
@@ -23,7 +29,7 @@ test.after(async () => {
   await stack?.stop();
 });
 
-test('list_sessions names control.cancel among a cancelling session\'s steering verbs', async () => {
+test("list_sessions names control.cancel among a cancelling session's steering verbs", async () => {
   const r = await mcp.call('list_sessions', {});
   const row = (r.facts['sessions'] as Record<string, unknown>[]).find((x) => x['session'] === 'hub-9');
   assert.ok(row, r.text);

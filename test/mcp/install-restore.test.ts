@@ -59,7 +59,7 @@ test('files that held other things before: after uninstall each is byte for byte
   assert.is(readFileSync(join(project, '.mcp.json'), 'utf8'), empty);
 });
 
-test('install twice, uninstall once: still back to nothing (the first install\'s note is kept)', () => {
+test("install twice, uninstall once: still back to nothing (the first install's note is kept)", () => {
   const project = join(dir, 'proj');
   mkdirSync(project);
   installMcp('claude-code', { project, relay: RELAY, env: env() });
@@ -83,22 +83,41 @@ test('install mcp states the auth the server will use: a token file, the local t
   const project = join(dir, 'proj');
   mkdirSync(project);
   const withFile = installMcp('claude-code', { project, relay: RELAY, tokenFile: join(dir, 'tok'), env: env() });
-  assert.ok(withFile.notes.includes(`auth: the relay token in ${join(dir, 'tok')} (read at each start; it must stay mode 600)`), withFile.notes.join('\n'));
-  assert.not.ok(withFile.notes.some((n) => n.includes('AEP_TOKEN')), 'a token file wins over AEP_TOKEN: no word of it');
+  assert.ok(
+    withFile.notes.includes(`auth: the relay token in ${join(dir, 'tok')} (read at each start; it must stay mode 600)`),
+    withFile.notes.join('\n'),
+  );
+  assert.not.ok(
+    withFile.notes.some((n) => n.includes('AEP_TOKEN')),
+    'a token file wins over AEP_TOKEN: no word of it',
+  );
 
   const local = installMcp('claude-code', { project, relay: RELAY, env: env() });
   const note = local.notes.find((n) => n.startsWith('auth:'))!;
-  assert.match(note, `auth: the local token in ${join(dir, 'state', 'token')} (not there yet: the relay creates it on its first start)`);
-  assert.match(note, 'AEP_TOKEN when the agent\'s environment sets it');
+  assert.match(
+    note,
+    `auth: the local token in ${join(dir, 'state', 'token')} (not there yet: the relay creates it on its first start)`,
+  );
+  assert.match(note, "AEP_TOKEN when the agent's environment sets it");
 
   const remote = installMcp('claude-code', { project, relay: 'wss://relay.example:8787/socket', env: env() });
-  assert.match(remote.notes.find((n) => n.startsWith('auth:'))!, 'auth: AEP_TOKEN from the agent\'s environment; without it wss://relay.example:8787/socket refuses every command');
+  assert.match(
+    remote.notes.find((n) => n.startsWith('auth:'))!,
+    "auth: AEP_TOKEN from the agent's environment; without it wss://relay.example:8787/socket refuses every command",
+  );
 
   // The CLI prints it.
-  const run = spawnSync(process.execPath, [BIN, 'install', 'mcp', 'claude-code', '--project', project, '--relay', RELAY, '--token-file', join(dir, 'tok')], { env: { ...process.env, ...env() }, encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [BIN, 'install', 'mcp', 'claude-code', '--project', project, '--relay', RELAY, '--token-file', join(dir, 'tok')],
+    { env: { ...process.env, ...env() }, encoding: 'utf8' },
+  );
   assert.is(run.status, 0, run.stderr);
   assert.match(run.stdout, `auth: the relay token in ${join(dir, 'tok')}`);
-  const un = spawnSync(process.execPath, [BIN, 'uninstall', 'mcp', 'claude-code', '--project', project], { env: { ...process.env, ...env() }, encoding: 'utf8' });
+  const un = spawnSync(process.execPath, [BIN, 'uninstall', 'mcp', 'claude-code', '--project', project], {
+    env: { ...process.env, ...env() },
+    encoding: 'utf8',
+  });
   assert.is(un.status, 0, un.stderr);
   assert.match(un.stdout, `removed ${join(project, '.mcp.json')}`);
   assert.match(un.stdout, 'withdrew the approval in');

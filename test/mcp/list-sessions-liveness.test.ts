@@ -10,12 +10,16 @@ test('list_sessions gives cwd and title; instruct to an offline session says to 
   const mcp = await startMcp(['--relay', stack.relayUrl, '--token', stack.token, '--wait-ms', '5000']);
   try {
     const s = await stack.openSession({ cwd: '/home/dev/api', prompt: 'Add rate limits\nto the login route' });
-    await stack.waitFor((e) => e.session === s.session && e.type === 'x.claude-code.session.described' && e.data?.['title'] !== undefined);
+    await stack.waitFor(
+      (e) => e.session === s.session && e.type === 'x.claude-code.session.described' && e.data?.['title'] !== undefined,
+    );
     const end = Date.now() + 10_000;
     let row: Record<string, unknown> | undefined;
     while (Date.now() < end) {
       const r = await mcp.call('list_sessions', {});
-      row = (r.facts['sessions'] as Record<string, unknown>[]).find((x) => x['session'] === s.session && x['title'] !== undefined);
+      row = (r.facts['sessions'] as Record<string, unknown>[]).find(
+        (x) => x['session'] === s.session && x['title'] !== undefined,
+      );
       if (row) {
         assert.match(r.text, '"Add rate limits"');
         break;
@@ -28,13 +32,16 @@ test('list_sessions gives cwd and title; instruct to an offline session says to 
 
     await stack.adapter.close();
     let offline = await mcp.call('instruct', { session: s.session, text: 'still there?' });
-    for (const until = Date.now() + 5000; offline.facts['code'] !== 'adapter-offline' && Date.now() < until;) {
+    for (const until = Date.now() + 5000; offline.facts['code'] !== 'adapter-offline' && Date.now() < until; ) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       offline = await mcp.call('instruct', { session: s.session, text: 'still there?' });
     }
     assert.ok(offline.isError);
     assert.is(offline.facts['code'], 'adapter-offline');
-    assert.match(offline.text, 'its adapter is not connected: start `aep-steer adapter claude-code` (or `aep-steer up`)');
+    assert.match(
+      offline.text,
+      'its adapter is not connected: start `aep-steer adapter claude-code` (or `aep-steer up`)',
+    );
   } finally {
     await mcp.close();
     await stack.stop();

@@ -47,7 +47,9 @@ test('send_input to a running OpenHands conversation: delivered once input.sent 
   await stack.server.until(id, 'finished');
   const requests = stack.model.modelRequests();
   assert.ok(requests[before]!.text.includes('STEER-CANARY-MCP'), 'the next model request carries it');
-  const appends = stack.server.requests.filter((q) => q.transport === 'http' && q.method === 'POST' && q.path === `/api/conversations/${id}/events`);
+  const appends = stack.server.requests.filter(
+    (q) => q.transport === 'http' && q.method === 'POST' && q.path === `/api/conversations/${id}/events`,
+  );
   assert.is(appends.length, 1);
 });
 

@@ -34,8 +34,16 @@ export async function startMcp(args: string[], env: Record<string, string> = {})
   return {
     client,
     async call(name, a) {
-      const r = (await client.callTool({ name, arguments: a })) as { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
-      return { isError: r.isError === true, text: r.content.map((c) => c.text ?? '').join('\n'), facts: r.structuredContent ?? {} };
+      const r = (await client.callTool({ name, arguments: a })) as {
+        isError?: boolean;
+        content: { type: string; text?: string }[];
+        structuredContent?: Record<string, unknown>;
+      };
+      return {
+        isError: r.isError === true,
+        text: r.content.map((c) => c.text ?? '').join('\n'),
+        facts: r.structuredContent ?? {},
+      };
     },
     stderr: () => stderr,
     close: () => client.close(),

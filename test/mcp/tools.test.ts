@@ -24,23 +24,33 @@ test.after(async () => {
 });
 
 /** A port that was free a moment ago (the relay is started on it later). */
-const freePort = (): Promise<number> => new Promise((resolve) => {
-  const srv = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = srv.address() as { port: number };
-    srv.close(() => resolve(port));
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
   });
-});
 
 const acceptedOn = (session: string) => stack.waitFor((e) => e.session === session && e.type === 'control.accepted');
 
 test('tools/list: the eight steering tools, each described, with typed inputs', async () => {
   const { tools } = await mcp.client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.equal(names, ['cancel', 'instruct', 'list_sessions', 'pending_requests', 'respond', 'send_input', 'session_events', 'withdraw']);
+  assert.equal(names, [
+    'cancel',
+    'instruct',
+    'list_sessions',
+    'pending_requests',
+    'respond',
+    'send_input',
+    'session_events',
+    'withdraw',
+  ]);
   for (const t of tools) assert.ok((t.description ?? '').length > 120, `${t.name} has a description a model can use`);
   const instruct = tools.find((t) => t.name === 'instruct')!;
   assert.equal((instruct.inputSchema as { required?: string[] }).required?.sort(), ['session', 'text']);
-  assert.ok('idempotency_key' in ((instruct.inputSchema as { properties: Record<string, unknown> }).properties));
+  assert.ok('idempotency_key' in (instruct.inputSchema as { properties: Record<string, unknown> }).properties);
 });
 
 /**
@@ -48,7 +58,10 @@ test('tools/list: the eight steering tools, each described, with typed inputs', 
  * the relay (steering never slows the agent), so a session it just announced is listed once the
  * relay has its claim: the roster reflects what the relay has received. Bounded: it must appear.
  */
-async function listedSoon(session: string, ms = 10_000): Promise<{ r: Awaited<ReturnType<McpClient['call']>>; row: Record<string, unknown> }> {
+async function listedSoon(
+  session: string,
+  ms = 10_000,
+): Promise<{ r: Awaited<ReturnType<McpClient['call']>>; row: Record<string, unknown> }> {
   const end = Date.now() + ms;
   for (;;) {
     const r = await mcp.call('list_sessions', {});
@@ -86,14 +99,19 @@ test('instruct: the result is held until delivered, with queued_ms, the moment t
   assert.is(row['queue_length'], 1);
   assert.is(row['state'], 'queued');
   const reply = await stack.postHook(s.toolCall[0]!);
-  assert.equal((reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext, 'run the linter before you commit');
+  assert.equal(
+    (reply.body as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext,
+    'run the linter before you commit',
+  );
   const r = await call;
   assert.not.ok(r.isError, r.text);
   assert.is(r.facts['outcome'], 'delivered');
   assert.type(r.facts['queued_ms'], 'number');
   assert.match(r.text, /^Delivered after \d+ ms in the queue at its PreToolUse moment \(/);
   assert.is(r.facts['moment'], 'PreToolUse');
-  const delivered = stack.seen.find((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === r.facts['command_id'])!;
+  const delivered = stack.seen.find(
+    (e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === r.facts['command_id'],
+  )!;
   assert.is(r.facts['delivered_id'], delivered.id);
   assert.is(r.facts['delivered_at'], delivered.time);
   const cmd = stack.seen.find((e) => e.id === r.facts['command_id'])!;
@@ -108,13 +126,21 @@ test('instruct with idempotency_key: a second call is the same command, one deli
   await stack.postHook(s.toolCall[0]!);
   const a = await first;
   assert.is(a.facts['outcome'], 'delivered', a.text);
-  const b = await mcp.call('instruct', { session: s.session, text: 'stop and summarise', idempotency_key: 'summary-1' });
+  const b = await mcp.call('instruct', {
+    session: s.session,
+    text: 'stop and summarise',
+    idempotency_key: 'summary-1',
+  });
   assert.equal(b.facts, a.facts);
   assert.is(b.text, a.text);
   // One delivery: the next moment carries nothing, and the stream holds one delivered for the id.
   const next = await stack.postHook(s.toolCall[1]!);
   assert.not.match(JSON.stringify(next.body ?? {}), 'stop and summarise');
-  assert.is(stack.seen.filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === a.facts['command_id']).length, 1);
+  assert.is(
+    stack.seen.filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === a.facts['command_id'])
+      .length,
+    1,
+  );
   // The same key with other text names another instruction: refused, nothing sent.
   const c = await mcp.call('instruct', { session: s.session, text: 'something else', idempotency_key: 'summary-1' });
   assert.ok(c.isError);
@@ -123,13 +149,23 @@ test('instruct with idempotency_key: a second call is the same command, one deli
 
 test('instruct: still queued at wait_ms is a result, not an error; a retry with the key then sees the delivery', async () => {
   const s = await stack.openSession();
-  const r = await mcp.call('instruct', { session: s.session, text: 'check the migration', idempotency_key: 'mig', wait_ms: 400 });
+  const r = await mcp.call('instruct', {
+    session: s.session,
+    text: 'check the migration',
+    idempotency_key: 'mig',
+    wait_ms: 400,
+  });
   assert.not.ok(r.isError, r.text);
   assert.is(r.facts['outcome'], 'timeout');
   assert.is(r.facts['stage'], 'delivery');
   assert.match(r.text, /^Still queued after 400 ms/);
   await stack.postHook(s.toolCall[0]!);
-  const again = await mcp.call('instruct', { session: s.session, text: 'check the migration', idempotency_key: 'mig', wait_ms: 5000 });
+  const again = await mcp.call('instruct', {
+    session: s.session,
+    text: 'check the migration',
+    idempotency_key: 'mig',
+    wait_ms: 5000,
+  });
   assert.is(again.facts['outcome'], 'delivered', again.text);
   assert.is(again.facts['command_id'], r.facts['command_id']);
 });
@@ -157,7 +193,10 @@ test('instruct refusals are tool errors with the code and a sentence: rejected, 
   const noRoute = await mcp.call('instruct', { session: 'no-such-session', text: 'hello' });
   assert.ok(noRoute.isError);
   assert.is(noRoute.facts['code'], 'no-route');
-  assert.match(noRoute.text, 'Refused (no-route): session no-such-session has no live claimant on the relay. Call list_sessions');
+  assert.match(
+    noRoute.text,
+    'Refused (no-route): session no-such-session has no live claimant on the relay. Call list_sessions',
+  );
 
   // Claude Code takes instruct, not send_input: the roster says so before anything is sent.
   const wrong = await mcp.call('send_input', { session: s.session, text: 'hello' });
@@ -172,12 +211,18 @@ test('input validation: a missing required argument is a tool error, and nothing
   const r = await mcp.call('instruct', { text: 'no session given' });
   assert.ok(r.isError);
   assert.match(r.text, 'session');
-  assert.is(stack.seen.filter((e) => e.type.endsWith('.control.instruct')).length, stack.seen.slice(0, before).filter((e) => e.type.endsWith('.control.instruct')).length);
+  assert.is(
+    stack.seen.filter((e) => e.type.endsWith('.control.instruct')).length,
+    stack.seen.slice(0, before).filter((e) => e.type.endsWith('.control.instruct')).length,
+  );
 });
 
 test('pending_requests shows the command (D35); a request the agent ends itself leaves the list, and respond says not-pending (D34)', async () => {
   const s = await stack.openSession();
-  const held = openHook(stack.hookUrl, { ...permissionRequest(s), tool_input: { command: 'rm -rf build/', description: 'clean' } });
+  const held = openHook(stack.hookUrl, {
+    ...permissionRequest(s),
+    tool_input: { command: 'rm -rf build/', description: 'clean' },
+  });
   const requested = await stack.waitFor((e) => e.session === s.session && e.type === 'attention.requested');
   let rows: Record<string, unknown>[] = [];
   for (let i = 0; i < 200 && rows.length === 0; i += 1) {
@@ -217,7 +262,9 @@ test('pending_requests lists a held permission; respond allows it and the held h
   assert.not.ok(r.isError, r.text);
   assert.is(r.facts['outcome'], 'answered');
   const hook = await reply;
-  assert.equal(hook.body, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+  assert.equal(hook.body, {
+    hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+  });
   const after = await mcp.call('pending_requests', { session: s.session });
   assert.equal(after.facts['requests'], []);
 
@@ -236,25 +283,48 @@ test('session_events: recent events at the capture ceiling; metadata carries no 
   const meta = await mcp.call('session_events', { session: s.session });
   const events = meta.facts['events'] as { type: string; id: string; data?: Record<string, unknown> }[];
   const types = events.map((e) => e.type);
-  for (const t of ['session.started', 'x.claude-code.control.instruct', 'control.accepted', 'x.claude-code.instruction.delivered']) assert.ok(types.includes(t), `${t} in ${types.join(', ')}`);
+  for (const t of [
+    'session.started',
+    'x.claude-code.control.instruct',
+    'control.accepted',
+    'x.claude-code.instruction.delivered',
+  ])
+    assert.ok(types.includes(t), `${t} in ${types.join(', ')}`);
   assert.not.match(JSON.stringify(meta.facts), 'secret plan B');
-  const red = await mcp.call('session_events', { session: s.session, capture: 'redacted', types: ['x.claude-code.control.instruct'] });
+  const red = await mcp.call('session_events', {
+    session: s.session,
+    capture: 'redacted',
+    types: ['x.claude-code.control.instruct'],
+  });
   const cmds = red.facts['events'] as { id: string; data?: Record<string, unknown> }[];
   assert.is(cmds.length, 1);
   assert.is(cmds[0]!.id, done.facts['command_id']);
   assert.equal(cmds[0]!.data, { text: 'secret plan B' });
   const last = await mcp.call('session_events', { session: s.session, limit: 2 });
   assert.is((last.facts['events'] as unknown[]).length, 2);
-  assert.equal((last.facts['events'] as { id: string }[]).map((e) => e.id), events.slice(-2).map((e) => e.id));
+  assert.equal(
+    (last.facts['events'] as { id: string }[]).map((e) => e.id),
+    events.slice(-2).map((e) => e.id),
+  );
 });
 
 test('tokens file: a watch-only token is refused by the relay with its code; a granted one sends as its own identity', async () => {
-  const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', tokens: [
-    { token: 'adapter-token', identity: 'adapter', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
-    { token: 'watch-token', identity: 'watcher', commands: [] },
-    { token: 'lead-token', identity: 'lead-orchestrator', commands: ['x.*.control.instruct'] },
-  ] });
-  const target = await startTestTarget({ url: relay.socketUrl, token: 'adapter-token', agent: 'claude-code', accepts: ['x.claude-code.control.instruct'], sessions: ['w-1'] });
+  const relay: RelayHandle = await startRelay({
+    port: 0,
+    storePath: ':memory:',
+    tokens: [
+      { token: 'adapter-token', identity: 'adapter', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
+      { token: 'watch-token', identity: 'watcher', commands: [] },
+      { token: 'lead-token', identity: 'lead-orchestrator', commands: ['x.*.control.instruct'] },
+    ],
+  });
+  const target = await startTestTarget({
+    url: relay.socketUrl,
+    token: 'adapter-token',
+    agent: 'claude-code',
+    accepts: ['x.claude-code.control.instruct'],
+    sessions: ['w-1'],
+  });
   const watcher = await startMcp(['--relay', relay.socketUrl, '--token', 'watch-token', '--sender', 'watcher']);
   const lead = await startMcp(['--relay', relay.socketUrl, '--token', 'lead-token']);
   try {

@@ -19,9 +19,13 @@ test.after(async () => {
   await stack?.stop();
 });
 
-test('another sender\'s instruction: not-sender, then withdrawn with granted; the agent never reads it', async () => {
+test("another sender's instruction: not-sender, then withdrawn with granted; the agent never reads it", async () => {
   const s = await stack.openSession();
-  const sent = await sendInstruction(stack.observer, { sender: 'alice' }, { session: s.session, text: 'rename the module', noWait: true, timeoutMs: 10_000 });
+  const sent = await sendInstruction(
+    stack.observer,
+    { sender: 'alice' },
+    { session: s.session, text: 'rename the module', noWait: true, timeoutMs: 10_000 },
+  );
   assert.is(sent.outcome, 'accepted');
   const id = (sent as { command: string }).command;
   const plain = await mcp.call('withdraw', { session: s.session, instruction: id });

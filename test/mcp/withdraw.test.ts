@@ -19,24 +19,41 @@ test.after(async () => {
 
 test('instruct with delivery queue waits for the next turn; withdraw takes it back, twice the same answer', async () => {
   const s = await stack.openSession();
-  const sent = await mcp.call('instruct', { session: s.session, text: 'then write the summary', delivery: 'queue', wait_ms: 500 });
+  const sent = await mcp.call('instruct', {
+    session: s.session,
+    text: 'then write the summary',
+    delivery: 'queue',
+    wait_ms: 500,
+  });
   assert.not.ok(sent.isError, sent.text);
   const id = sent.facts['command_id'] as string;
   assert.ok(id);
   const reply = await stack.postHook(s.toolCall[0]!);
-  assert.is((reply.body as { hookSpecificOutput?: unknown }).hookSpecificOutput, undefined, 'queue never rides the running turn');
+  assert.is(
+    (reply.body as { hookSpecificOutput?: unknown }).hookSpecificOutput,
+    undefined,
+    'queue never rides the running turn',
+  );
   const w = await mcp.call('withdraw', { session: s.session, instruction: id });
   assert.not.ok(w.isError, w.text);
   assert.is(w.facts['outcome'], 'withdrawn');
   assert.match(w.text, `Withdrawn: instruction ${id} will never reach session ${s.session}.`);
   const again = await mcp.call('withdraw', { session: s.session, instruction: id });
-  assert.equal([again.facts['outcome'], again.facts['command_id']], ['withdrawn', w.facts['command_id']], 'a repeated call is the same withdraw');
+  assert.equal(
+    [again.facts['outcome'], again.facts['command_id']],
+    ['withdrawn', w.facts['command_id']],
+    'a repeated call is the same withdraw',
+  );
   await stack.postHook(s.closing[0]!);
   const next = await stack.postHook({ ...s.opening[1]!, prompt: 'next' });
-  assert.is((next.body as { hookSpecificOutput?: unknown }).hookSpecificOutput, undefined, 'the withdrawn instruction never reaches the agent');
+  assert.is(
+    (next.body as { hookSpecificOutput?: unknown }).hookSpecificOutput,
+    undefined,
+    'the withdrawn instruction never reaches the agent',
+  );
 });
 
-test('refusals carry the adapter\'s code and a sentence: session-idle, unknown-instruction, already-delivered', async () => {
+test("refusals carry the adapter's code and a sentence: session-idle, unknown-instruction, already-delivered", async () => {
   const s = await stack.openSession();
   await stack.postHook(s.closing[0]!);
   const idle = await mcp.call('instruct', { session: s.session, text: 'x', delivery: 'steer' });

@@ -30,7 +30,17 @@ let nc: NatsConnection;
 const nodes: RelayNode[] = [];
 test.before(async () => {
   cluster = await startNatsCluster(3);
-  const args = ['--token', TOKEN, '--memory', '--nats', cluster.urls, '--nats-lease-ms', String(LEASE_MS), '--nats-namespace', 'loss'];
+  const args = [
+    '--token',
+    TOKEN,
+    '--memory',
+    '--nats',
+    cluster.urls,
+    '--nats-lease-ms',
+    String(LEASE_MS),
+    '--nats-namespace',
+    'loss',
+  ];
   nodes.push(await startRelayNode(args));
   nodes.push(await startRelayNode(args));
   nc = await connect({ servers: cluster.urls.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
@@ -43,7 +53,11 @@ test.after(async () => {
 });
 
 const nodeId = async (n: RelayNode): Promise<string> =>
-  ((await (await fetch(`${n.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { store: { node: string } }).store.node;
+  (
+    (await (await fetch(`${n.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as {
+      store: { node: string };
+    }
+  ).store.node;
 
 test('one of three JetStream servers killed under load: commands resume within the election plus a retry', async () => {
   const [nodeA, nodeB] = nodes as [RelayNode, RelayNode];
@@ -79,22 +93,30 @@ test('one of three JetStream servers killed under load: commands resume within t
         const t0 = Date.now();
         // The cluster's own figure: until that consumer, the streams and the bucket have a leader again.
         election = (async () => {
-          const leaders = () => Promise.all([
-            durableOf(nodeA, quick).then((c) => c.cluster?.leader),
-            ...['LOSS_CMD', 'LOSS_EVENTS', 'KV_loss_claims'].map((n) => quick.streams.info(n).then((i) => i.cluster?.leader)),
-          ]).catch(() => [undefined]);
-          while (!(await leaders()).every((l) => l !== undefined && l !== victim.name)) await new Promise((r) => setTimeout(r, 100));
+          const leaders = () =>
+            Promise.all([
+              durableOf(nodeA, quick).then((c) => c.cluster?.leader),
+              ...['LOSS_CMD', 'LOSS_EVENTS', 'KV_loss_claims'].map((n) =>
+                quick.streams.info(n).then((i) => i.cluster?.leader),
+              ),
+            ]).catch(() => [undefined]);
+          while (!(await leaders()).every((l) => l !== undefined && l !== victim.name))
+            await new Promise((r) => setTimeout(r, 100));
           electionMs = Date.now() - t0;
-          console.log(`killed ${victim.name} (it led node A's command consumer); the cluster elected new leaders in ${(electionMs / 1000).toFixed(1)} s`);
+          console.log(
+            `killed ${victim.name} (it led node A's command consumer); the cluster elected new leaders in ${(electionMs / 1000).toFixed(1)} s`,
+          );
         })();
       },
     },
   });
   await election;
   const retryGoal = electionMs + AFTER_ELECTION_MS;
-  console.log(`cluster failover: commands resumed ${(soak.figures.recoveryMs / 1000).toFixed(1)} s after the kill ` +
-    `(election ${(electionMs / 1000).toFixed(1)} s; election plus a retry ${(retryGoal / 1000).toFixed(1)} s: ` +
-    `${soak.figures.recoveryMs <= retryGoal ? 'met' : 'not met'}; goal ${GOAL_MS / 1000} s: ${soak.figures.recoveryMs <= GOAL_MS ? 'met' : 'not met'})`);
+  console.log(
+    `cluster failover: commands resumed ${(soak.figures.recoveryMs / 1000).toFixed(1)} s after the kill ` +
+      `(election ${(electionMs / 1000).toFixed(1)} s; election plus a retry ${(retryGoal / 1000).toFixed(1)} s: ` +
+      `${soak.figures.recoveryMs <= retryGoal ? 'met' : 'not met'}; goal ${GOAL_MS / 1000} s: ${soak.figures.recoveryMs <= GOAL_MS ? 'met' : 'not met'})`,
+  );
   assertSoak(soak, STALL_MS);
   await assertHistoryMatchesLog(soak, nodeB.url, TOKEN);
   // The loss and the recovery are in the relay's log.

@@ -18,7 +18,19 @@ let cluster: NatsCluster;
 const nodes: RelayNode[] = [];
 test.before(async () => {
   cluster = await startNatsCluster(3);
-  const args = ['--token', TOKEN, '--memory', '--nats', cluster.urls, '--nats-replicas', '3', '--nats-lease-ms', String(LEASE_MS), '--nats-namespace', 'failover'];
+  const args = [
+    '--token',
+    TOKEN,
+    '--memory',
+    '--nats',
+    cluster.urls,
+    '--nats-replicas',
+    '3',
+    '--nats-lease-ms',
+    String(LEASE_MS),
+    '--nats-namespace',
+    'failover',
+  ];
   nodes.push(await startRelayNode(args));
   nodes.push(await startRelayNode(args));
 });
@@ -28,7 +40,7 @@ test.after(async () => {
   await cluster.stop();
 });
 
-test('kill -9 of the adapter\'s relay node mid-soak: nothing lost, nothing twice, retries get the recorded ack', async () => {
+test("kill -9 of the adapter's relay node mid-soak: nothing lost, nothing twice, retries get the recorded ack", async () => {
   const [nodeA, nodeB] = nodes as [RelayNode, RelayNode];
   const soak = await runSoak({
     label: 'relay node killed',
@@ -38,7 +50,13 @@ test('kill -9 of the adapter\'s relay node mid-soak: nothing lost, nothing twice
     sessions: 4,
     instructions: 48,
     everyMs: 30,
-    fault: { at: 16, run: async () => { await new Promise((r) => setTimeout(r, 50)); await nodeA.kill(); } },
+    fault: {
+      at: 16,
+      run: async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        await nodeA.kill();
+      },
+    },
   });
   // The claims of the dead node lapse after its lease; then one retry.
   assertSoak(soak, LEASE_MS + 5000);
@@ -51,7 +69,9 @@ test('kill -9 of the adapter\'s relay node mid-soak: nothing lost, nothing twice
     assert.is(r.outcome === 'accepted' && r.ack.id, acks[0]!.id);
   }
   await assertHistoryMatchesLog(soak, nodeB.url, TOKEN);
-  const health = (await (await fetch(`${nodeB.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
+  const health = (await (
+    await fetch(`${nodeB.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  ).json()) as any;
   assert.is(health.store.engine, 'nats-jetstream');
   assert.is(health.store.nodes, 1);
   await soak.close();

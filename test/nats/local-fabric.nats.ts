@@ -26,7 +26,14 @@ test('scripts/local-fabric.sh: three relays on one fabric, a command crossing no
   const data = mkdtempSync(join(tmpdir(), 'aep-fabric-test-'));
   const script = spawn('bash', [join(projectRoot, 'scripts/local-fabric.sh')], {
     cwd: projectRoot,
-    env: { ...process.env, AEP_TOKEN: TOKEN, NATS_PORTS: n.join(' '), ROUTE_PORTS: r.join(' '), RELAY_PORTS: relay.join(' '), DATA_DIR: data },
+    env: {
+      ...process.env,
+      AEP_TOKEN: TOKEN,
+      NATS_PORTS: n.join(' '),
+      ROUTE_PORTS: r.join(' '),
+      RELAY_PORTS: relay.join(' '),
+      DATA_DIR: data,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -38,7 +45,9 @@ test('scripts/local-fabric.sh: three relays on one fabric, a command crossing no
     // Every node up and seeing the other two.
     const health = async (port: number) => {
       try {
-        return (await (await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
+        return (await (
+          await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })
+        ).json()) as any;
       } catch {
         return undefined;
       }
@@ -52,27 +61,46 @@ test('scripts/local-fabric.sh: three relays on one fabric, a command crossing no
     const socket = (p: number) => `ws://127.0.0.1:${p}/socket`;
     const session = `fabric-${process.pid}`;
     const type = 'x.test-target.control.instruct';
-    const target = await startTestTarget({ url: socket(relay[2]!), token: TOKEN, accepts: [type], sessions: [session] });
+    const target = await startTestTarget({
+      url: socket(relay[2]!),
+      token: TOKEN,
+      accepts: [type],
+      sessions: [session],
+    });
     // The first relay URL given is dead: the consumer moves on to the next node.
     const dead = await freePort();
-    const consumer = await RelayConsumer.connect({ url: `${socket(dead)},${socket(relay[0]!)}`, token: TOKEN, agent: 'test-cli' });
+    const consumer = await RelayConsumer.connect({
+      url: `${socket(dead)},${socket(relay[0]!)}`,
+      token: TOKEN,
+      agent: 'test-cli',
+    });
     let roster = await consumer.roster();
     for (let i = 0; i < 100 && !roster.some((e) => e.session === session); i++) roster = await consumer.roster();
-    const cmd = command({ agent: 'test-cli', host: 'h' }, session, { type, capture: 'redacted', data: { text: 'run the tests' } });
+    const cmd = command({ agent: 'test-cli', host: 'h' }, session, {
+      type,
+      capture: 'redacted',
+      data: { text: 'run the tests' },
+    });
     const r = await consumer.send(cmd, { timeoutMs: 5000 });
     assert.is(r.outcome, 'accepted');
-    assert.equal(target.received.map((c) => c.id), [cmd.id]);
+    assert.equal(
+      target.received.map((c) => c.id),
+      [cmd.id],
+    );
     await consumer.close();
     await target.close();
   } finally {
-    if (script.exitCode === null) process.kill(-script.pid!, "SIGTERM");
+    if (script.exitCode === null) process.kill(-script.pid!, 'SIGTERM');
     else console.error(`script exited early: ${out}`);
     await exited;
   }
   // Nothing left listening: every server and relay the script started is gone.
   await new Promise((res) => setTimeout(res, 300));
   for (const p of [...n, ...relay]) {
-    const alive = await fetch(`http://127.0.0.1:${p}/healthz`).then(() => true, () => false);
+    const alive = await fetch(`http://127.0.0.1:${p}/healthz`).then(
+      () => true,
+      () => false,
+    );
     assert.not.ok(alive, `port ${p} still answers`);
   }
   rmSync(data, { recursive: true, force: true });

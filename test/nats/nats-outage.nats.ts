@@ -23,7 +23,17 @@ let server: NatsServer;
 const nodes: RelayNode[] = [];
 test.before(async () => {
   server = await startNatsServer();
-  const args = ['--token', TOKEN, '--memory', '--nats', server.url, '--nats-lease-ms', String(LEASE_MS), '--nats-namespace', 'outage'];
+  const args = [
+    '--token',
+    TOKEN,
+    '--memory',
+    '--nats',
+    server.url,
+    '--nats-lease-ms',
+    String(LEASE_MS),
+    '--nats-namespace',
+    'outage',
+  ];
   nodes.push(await startRelayNode(args));
   nodes.push(await startRelayNode(args));
 });
@@ -70,7 +80,10 @@ async function probeEvents(n: RelayNode): Promise<Probe[]> {
 let probes: Probe[] = [];
 
 /** Kills NATS, watches both nodes' `/healthz` while it is down (and probes them with events), starts it again. */
-async function outage(watch: RelayNode[], meanwhile?: () => Promise<void>): Promise<{ status: number; reason?: string }[]> {
+async function outage(
+  watch: RelayNode[],
+  meanwhile?: () => Promise<void>,
+): Promise<{ status: number; reason?: string }[]> {
   await server.kill();
   probes = [];
   const seen: { status: number; reason?: string }[] = [];
@@ -116,9 +129,15 @@ test('NATS killed and restarted under load: the relays live, refuse store-unavai
     assert.is(p.code, 'store-unavailable', `an event over ${p.how} was answered ${String(p.code)}`);
     assert.ok(p.ms <= 2000, `an event over ${p.how} was refused after ${p.ms} ms`);
   }
-  assert.ok(probes.some((p) => p.how === 'HTTP 503'), `HTTP answered ${probes.map((p) => p.how).join(', ')}`);
+  assert.ok(
+    probes.some((p) => p.how === 'HTTP 503'),
+    `HTTP answered ${probes.map((p) => p.how).join(', ')}`,
+  );
   console.log(`events during the outage: ${probes.map((p) => `${p.how} ${String(p.code)} in ${p.ms} ms`).join(', ')}`);
-  assert.ok(soak.adapter.errors.some((e) => /store-unavailable/.test(e.message)), 'the adapter heard no store-unavailable');
+  assert.ok(
+    soak.adapter.errors.some((e) => /store-unavailable/.test(e.message)),
+    'the adapter heard no store-unavailable',
+  );
   // /healthz said 503 with the reason on both nodes while NATS was down.
   const down = during.filter((h) => h.status === 503);
   assert.ok(down.length > 0, `healthz never answered 503: ${JSON.stringify(during)}`);

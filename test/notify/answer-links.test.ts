@@ -6,7 +6,16 @@ import { AnswerLinks, endedBecause } from '../../src/console/answer-links.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
 
 const ev = (type: string, data: Record<string, unknown>, agent = 'claude-code'): AepEvent =>
-  ({ aep: '0.1', id: 'e1', time: new Date().toISOString(), source: 's', agent, type, subject: 'req-1', data }) as AepEvent;
+  ({
+    aep: '0.1',
+    id: 'e1',
+    time: new Date().toISOString(),
+    source: 's',
+    agent,
+    type,
+    subject: 'req-1',
+    data,
+  }) as AepEvent;
 
 test('tokens are 24 characters of base64url (144 bits), distinct per answer and per request', () => {
   const links = new AnswerLinks();
@@ -20,7 +29,16 @@ test('tokens are 24 characters of base64url (144 bits), distinct per answer and 
 test('one use: the link answers once, its sibling is spent too, and a later tap says why', () => {
   const links = new AnswerLinks();
   const { allow, deny } = links.mint('s1', 'req-1', ['allow', 'deny']);
-  assert.equal(links.peek(allow!), { ok: true, link: { token: allow!, session: 's1', request: 'req-1', option: 'allow', expiresAt: (links.peek(allow!) as { link: { expiresAt: number } }).link.expiresAt } });
+  assert.equal(links.peek(allow!), {
+    ok: true,
+    link: {
+      token: allow!,
+      session: 's1',
+      request: 'req-1',
+      option: 'allow',
+      expiresAt: (links.peek(allow!) as { link: { expiresAt: number } }).link.expiresAt,
+    },
+  });
   const first = links.take(allow!);
   assert.ok(first.ok && first.link.option === 'allow' && first.link.request === 'req-1');
   for (const t of [allow!, deny!]) {
@@ -46,7 +64,10 @@ test('an ended request: its links refuse with how it ended', () => {
 
 test('how a request ended, in words', () => {
   assert.is(endedBecause(ev('attention.answered', { via: 'oob' })), 'already answered at the agent');
-  assert.is(endedBecause(ev('attention.answered', { via: 'control' }, 'ops-cli')), 'already answered through the relay (by ops-cli)');
+  assert.is(
+    endedBecause(ev('attention.answered', { via: 'control' }, 'ops-cli')),
+    'already answered through the relay (by ops-cli)',
+  );
   assert.match(endedBecause(ev('attention.resolved', { resolution: 'dismissed' }))!, 'dismissed at the agent');
   assert.is(endedBecause(ev('attention.timeout', { after_ms: 5 })), 'timed out at the agent');
   assert.is(endedBecause(ev('tool.started', {})), undefined);

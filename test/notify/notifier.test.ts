@@ -20,26 +20,52 @@ test.after(async () => {
 
 const COMMAND = 'rm -rf build/';
 const event = (type: string, fields: Partial<AepEvent>): AepEvent =>
-  ({ aep: '0.1', id: `${type}-${Math.random()}`, time: new Date().toISOString(), source: 'test', agent: 'claude-code', session: 'sess-1', type, ...fields }) as AepEvent;
+  ({
+    aep: '0.1',
+    id: `${type}-${Math.random()}`,
+    time: new Date().toISOString(),
+    source: 'test',
+    agent: 'claude-code',
+    session: 'sess-1',
+    type,
+    ...fields,
+  }) as AepEvent;
 
 function notifier(targets: string[], warn: string[] = [], armed = true): Notifier {
   const n = new Notifier({
-    targets: targets.map(parseTarget), links: new AnswerLinks(),
+    targets: targets.map(parseTarget),
+    links: new AnswerLinks(),
     consoleUrl: (s, r) => `https://console.example/secret/#session=${s}&request=${r ?? ''}`,
     answerUrl: (t) => `https://console.example/answer/${t}`,
-    queued: () => 0, warn: (m) => warn.push(m), graceMs: 10, retry: { attempts: 3, firstWaitMs: 20, timeoutMs: 1000 },
+    queued: () => 0,
+    warn: (m) => warn.push(m),
+    graceMs: 10,
+    retry: { attempts: 3, firstWaitMs: 20, timeoutMs: 1000 },
   });
   if (armed) n.arm();
   return n;
 }
 
 test('each target gets the request at its own ceiling: the command and cwd only where redacted is allowed', async () => {
-  const n = notifier([`ntfy:${push.url}/t1`, `webhook:${push.url}/meta`, `webhook:${push.url}/red#capture=redacted`, `webhook:${push.url}/none#capture=none`]);
+  const n = notifier([
+    `ntfy:${push.url}/t1`,
+    `webhook:${push.url}/meta`,
+    `webhook:${push.url}/red#capture=redacted`,
+    `webhook:${push.url}/none#capture=none`,
+  ]);
   n.observe(event('session.started', { capture: 'redacted', data: { cwd: '/home/dev/secret-project' } }));
   // As a request carrying what it asks at redacted looks (D35): the command in the prompt.
   const req = event('attention.requested', {
-    subject: 'Bash', capture: 'redacted',
-    data: { kind: 'permission', prompt: `Bash: ${COMMAND}`, options: [{ id: 'allow', label: 'Allow' }, { id: 'deny', label: 'Deny' }] },
+    subject: 'Bash',
+    capture: 'redacted',
+    data: {
+      kind: 'permission',
+      prompt: `Bash: ${COMMAND}`,
+      options: [
+        { id: 'allow', label: 'Allow' },
+        { id: 'deny', label: 'Deny' },
+      ],
+    },
   });
   n.observe(req);
   const ntfy = await push.next((p) => p.path === '/');
@@ -67,7 +93,9 @@ test('a push is sent once per request, and a failed post is retried until it get
   const warn: string[] = [];
   const n = notifier([`webhook:${push.url}/retry`], warn);
   push.failures = 2;
-  const req = event('attention.requested', { data: { kind: 'permission', prompt: 'claude-code requests permission: Bash' } });
+  const req = event('attention.requested', {
+    data: { kind: 'permission', prompt: 'claude-code requests permission: Bash' },
+  });
   n.observe(req);
   n.observe(req);
   await push.next((p) => p.path === '/retry');

@@ -6,9 +6,17 @@ import { SteeringError } from '../../src/protocol/errors.js';
 import { parseTarget, targetLabel, targetsFromConfig, targetsFromEnv } from '../../src/notify/targets.js';
 
 test('ntfy and webhook targets, with the metadata ceiling and attention by default', () => {
-  assert.equal(parseTarget('ntfy:https://ntfy.sh/my-topic'), { kind: 'ntfy', url: 'https://ntfy.sh/my-topic', capture: 'metadata', on: ['attention'] });
+  assert.equal(parseTarget('ntfy:https://ntfy.sh/my-topic'), {
+    kind: 'ntfy',
+    url: 'https://ntfy.sh/my-topic',
+    capture: 'metadata',
+    on: ['attention'],
+  });
   assert.equal(parseTarget('webhook:http://127.0.0.1:9000/hook?x=1#capture=redacted&on=attention,dropped,offline'), {
-    kind: 'webhook', url: 'http://127.0.0.1:9000/hook?x=1', capture: 'redacted', on: ['attention', 'dropped', 'offline'],
+    kind: 'webhook',
+    url: 'http://127.0.0.1:9000/hook?x=1',
+    capture: 'redacted',
+    on: ['attention', 'dropped', 'offline'],
   });
 });
 
@@ -36,16 +44,30 @@ test('a malformed target is a CONFIG_INVALID error listing the accepted forms', 
 });
 
 test('AEP_NOTIFY takes targets separated by white space; a config section takes strings or objects', () => {
-  assert.equal(targetsFromEnv('  ntfy:https://ntfy.sh/a\n webhook:https://h.example/x  ').map((t) => t.kind), ['ntfy', 'webhook']);
+  assert.equal(
+    targetsFromEnv('  ntfy:https://ntfy.sh/a\n webhook:https://h.example/x  ').map((t) => t.kind),
+    ['ntfy', 'webhook'],
+  );
   assert.equal(targetsFromEnv(undefined), []);
-  const t = targetsFromConfig(['ntfy:https://ntfy.sh/a', { target: 'webhook:https://h.example/x', capture: 'redacted', on: ['attention', 'offline'] }]);
-  assert.equal(t[1], { kind: 'webhook', url: 'https://h.example/x', capture: 'redacted', on: ['attention', 'offline'] });
+  const t = targetsFromConfig([
+    'ntfy:https://ntfy.sh/a',
+    { target: 'webhook:https://h.example/x', capture: 'redacted', on: ['attention', 'offline'] },
+  ]);
+  assert.equal(t[1], {
+    kind: 'webhook',
+    url: 'https://h.example/x',
+    capture: 'redacted',
+    on: ['attention', 'offline'],
+  });
   assert.throws(() => targetsFromConfig({ target: 'x' }), /must be a list of targets/);
   assert.throws(() => targetsFromConfig([{ url: 'https://h.example' }]), /has a "target" string/);
 });
 
 test('a target is named in messages without its path (an ntfy topic is its password)', () => {
-  assert.is(targetLabel(parseTarget('ntfy:https://user:pw@ntfy.example.org/secret-topic')), 'ntfy:https://ntfy.example.org/…');
+  assert.is(
+    targetLabel(parseTarget('ntfy:https://user:pw@ntfy.example.org/secret-topic')),
+    'ntfy:https://ntfy.example.org/…',
+  );
 });
 
 test.run();

@@ -1,6 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SessionEmitter, agentEvent, checkExtensions, command, newId, sourceUri, timestamp } from '../../src/protocol/build.js';
+import {
+  SessionEmitter,
+  agentEvent,
+  checkExtensions,
+  command,
+  newId,
+  sourceUri,
+  timestamp,
+} from '../../src/protocol/build.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 import { deliveredType, instructType } from '../../src/protocol/types.js';
 import { relayCheck, validateEvent } from '../../src/protocol/validate.js';
@@ -69,18 +77,33 @@ test('SessionEmitter: refuses agent-scoped and command types, and keeps its posi
 
 test('command: no seq, no epoch, agent = sender, source without session, session = target', () => {
   const c = command({ agent: 'aep-steer', host: 'laptop' }, 's_8f2c', {
-    type: instructType('claude-code'), capture: 'redacted', data: { text: 'run the tests' },
+    type: instructType('claude-code'),
+    capture: 'redacted',
+    data: { text: 'run the tests' },
   });
   assert.is(c.agent, 'aep-steer');
   assert.is(c.source, 'aep://laptop/agent/aep-steer');
   assert.is(c.session, 's_8f2c');
   assert.ok(!('seq' in c) && !('epoch' in c));
   assert.equal(validateEvent(c), []);
-  const r = command({ agent: 'mc', source: 'aep://other/agent/mc' }, 's1', { type: 'control.attention.respond', subject: 'REQ1', cause: 'REQ1', data: { answer: { option: 'allow' } } });
+  const r = command({ agent: 'mc', source: 'aep://other/agent/mc' }, 's1', {
+    type: 'control.attention.respond',
+    subject: 'REQ1',
+    cause: 'REQ1',
+    data: { answer: { option: 'allow' } },
+  });
   assert.is(r.source, 'aep://other/agent/mc');
-  throwsCode(() => command({ agent: 'mc' }, 's1', { type: 'control.accepted' }), 'EVENT_INVALID', 'an ack is not a command');
+  throwsCode(
+    () => command({ agent: 'mc' }, 's1', { type: 'control.accepted' }),
+    'EVENT_INVALID',
+    'an ack is not a command',
+  );
   throwsCode(() => command({ agent: 'mc' }, '', { type: 'control.pause' }), 'EVENT_INVALID', 'empty target session');
-  throwsCode(() => command({ agent: 'mc', source: 'not a uri' }, 's1', { type: 'control.pause' }), 'EVENT_INVALID', 'bad source');
+  throwsCode(
+    () => command({ agent: 'mc', source: 'not a uri' }, 's1', { type: 'control.pause' }),
+    'EVENT_INVALID',
+    'bad source',
+  );
 });
 
 test('agentEvent: no session, run, step or seq', () => {
@@ -96,10 +119,26 @@ test('extension attributes: the producer refuses bad ones with an error (AEP-000
   const ok = em.emit({ type: 'progress.status', extensions: { acmeregion: 'eu-1', acmeflag: true, acmen: 3 } });
   assert.is(ok.acmeregion, 'eu-1');
   assert.equal(validateEvent(ok), []);
-  throwsCode(() => em.emit({ type: 'progress.status', extensions: { seq: 'x' } }), 'EXTENSION_INVALID', 'collides with core');
-  throwsCode(() => em.emit({ type: 'progress.status', extensions: { acme_region: 'x' } }), 'EXTENSION_INVALID', 'underscore');
-  throwsCode(() => em.emit({ type: 'progress.status', extensions: { acmeveryveryverylongext1: 'x' } }), 'EXTENSION_INVALID', '> 20 chars');
-  throwsCode(() => em.emit({ type: 'progress.status', extensions: { acme: { k: 1 } } }), 'EXTENSION_INVALID', 'object value');
+  throwsCode(
+    () => em.emit({ type: 'progress.status', extensions: { seq: 'x' } }),
+    'EXTENSION_INVALID',
+    'collides with core',
+  );
+  throwsCode(
+    () => em.emit({ type: 'progress.status', extensions: { acme_region: 'x' } }),
+    'EXTENSION_INVALID',
+    'underscore',
+  );
+  throwsCode(
+    () => em.emit({ type: 'progress.status', extensions: { acmeveryveryverylongext1: 'x' } }),
+    'EXTENSION_INVALID',
+    '> 20 chars',
+  );
+  throwsCode(
+    () => em.emit({ type: 'progress.status', extensions: { acme: { k: 1 } } }),
+    'EXTENSION_INVALID',
+    'object value',
+  );
   throwsCode(() => em.emit({ type: 'progress.status', extensions: { acme: 1.5 } }), 'EXTENSION_INVALID', 'non-integer');
   throwsCode(() => em.emit({ type: 'progress.status', extensions: { acme: null } }), 'EXTENSION_INVALID', 'null');
   assert.equal(checkExtensions(undefined), {});
@@ -109,60 +148,84 @@ test('extension attributes: the producer refuses bad ones with an error (AEP-000
 // Builders check only what their caller supplies (no second pass over the built envelope), so
 // this property stands in for that pass: whatever a builder returns passes the relay's envelope
 // check, and a builder refuses exactly when some supplied value is bad.
-const pick = <T>(good: T[], bad: unknown[]) => fc.oneof(
-  fc.constantFrom(...good).map((v) => ({ v: v as unknown, bad: false })),
-  fc.constantFrom(...bad).map((v) => ({ v, bad: true })),
-);
+const pick = <T>(good: T[], bad: unknown[]) =>
+  fc.oneof(
+    fc.constantFrom(...good).map((v) => ({ v: v as unknown, bad: false })),
+    fc.constantFrom(...bad).map((v) => ({ v, bad: true })),
+  );
 const field = fc.record({
   type: pick(['tool.completed', 'progress.status', 'x.acme.session.blob'], ['tool', 'Tool.Completed', 7]),
   subject: fc.option(pick(['toolu_1', 'a b'], ['', 3, null]), { nil: undefined }),
-  run: fc.option(pick(['r1'], [''] ), { nil: undefined }),
+  run: fc.option(pick(['r1'], ['']), { nil: undefined }),
   step: fc.option(pick(['s1'], [false]), { nil: undefined }),
   cause: fc.option(pick(['01J00000000000000000000000'], ['']), { nil: undefined }),
-  traceparent: fc.option(pick(['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'], ['00-xyz', ''] ), { nil: undefined }),
+  traceparent: fc.option(pick(['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'], ['00-xyz', '']), {
+    nil: undefined,
+  }),
   severity: fc.option(pick(['info', 'notice', 'error'], ['loud', 1]), { nil: undefined }),
   capture: fc.option(pick(['metadata', 'full'], ['all', null]), { nil: undefined }),
   data: fc.option(pick([{ a: 1 }, {}], [[1], 'text', null]), { nil: undefined }),
   id: fc.option(pick(['01J00000000000000000000001'], ['', 5]), { nil: undefined }),
-  extensions: fc.option(pick([{ tenant: 'acme' }], [{ Tenant: 'x' }, { data: 'x' }, { tenant: 1.5 }]), { nil: undefined }),
+  extensions: fc.option(pick([{ tenant: 'acme' }], [{ Tenant: 'x' }, { data: 'x' }, { tenant: 1.5 }]), {
+    nil: undefined,
+  }),
 });
 test('property: a built event always passes the envelope check; a builder refuses only a bad supplied value', () => {
-  fc.assert(fc.property(field, fc.boolean(), (spec, asCommand) => {
-    const fields: Record<string, unknown> = {};
-    let anyBad = false;
-    for (const [k, c] of Object.entries(spec)) {
-      if (c === undefined) continue;
-      fields[k] = c.v;
-      anyBad ||= c.bad;
-    }
-    if (asCommand) fields.type = (spec.type.bad ? fields.type : 'x.acme.control.instruct');
-    let built: unknown;
-    let refused: unknown;
-    try {
-      built = asCommand
-        ? command({ agent: 'cli', host: 'h' }, 's1', fields as never)
-        : new SessionEmitter({ agent: 'claude-code', session: 's1', host: 'h' }).emit(fields as never);
-    } catch (e) {
-      refused = e;
-    }
-    if (refused !== undefined) {
-      assert.ok(refused instanceof SteeringError, String(refused));
-      assert.ok(anyBad, `refused good fields: ${JSON.stringify(fields)}: ${String(refused)}`);
-    } else {
-      assert.not.ok(anyBad, `built from a bad value: ${JSON.stringify(fields)}`);
-      assert.is(relayCheck(built), undefined, JSON.stringify(built));
-      assert.equal(validateEvent(built, { payloads: false, capture: false, registry: false }), []);
-    }
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(field, fc.boolean(), (spec, asCommand) => {
+      const fields: Record<string, unknown> = {};
+      let anyBad = false;
+      for (const [k, c] of Object.entries(spec)) {
+        if (c === undefined) continue;
+        fields[k] = c.v;
+        anyBad ||= c.bad;
+      }
+      if (asCommand) fields.type = spec.type.bad ? fields.type : 'x.acme.control.instruct';
+      let built: unknown;
+      let refused: unknown;
+      try {
+        built = asCommand
+          ? command({ agent: 'cli', host: 'h' }, 's1', fields as never)
+          : new SessionEmitter({ agent: 'claude-code', session: 's1', host: 'h' }).emit(fields as never);
+      } catch (e) {
+        refused = e;
+      }
+      if (refused !== undefined) {
+        assert.ok(refused instanceof SteeringError, String(refused));
+        assert.ok(anyBad, `refused good fields: ${JSON.stringify(fields)}: ${String(refused)}`);
+      } else {
+        assert.not.ok(anyBad, `built from a bad value: ${JSON.stringify(fields)}`);
+        assert.is(relayCheck(built), undefined, JSON.stringify(built));
+        assert.equal(validateEvent(built, { payloads: false, capture: false, registry: false }), []);
+      }
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test('builders refuse a bad identity once, where it is set up', () => {
   throwsCode(() => new SessionEmitter({ agent: '', session: 's', host: 'h' }), 'EVENT_INVALID', 'empty agent');
   throwsCode(() => new SessionEmitter({ agent: 'a', session: '', host: 'h' }), 'EVENT_INVALID', 'empty session');
-  throwsCode(() => new SessionEmitter({ agent: 'a', session: 's', source: 'not a uri' }), 'EVENT_INVALID', 'bad source');
-  throwsCode(() => new SessionEmitter({ agent: 'a', session: 's', host: 'h', epoch: -1 }), 'EVENT_INVALID', 'negative epoch');
-  throwsCode(() => command({ agent: 'cli', source: 'nope' }, 's', { type: 'x.acme.control.instruct' }), 'EVENT_INVALID', 'bad sender source');
-  throwsCode(() => command({ agent: 'cli', host: 'h' }, '', { type: 'x.acme.control.instruct' }), 'EVENT_INVALID', 'empty target session');
+  throwsCode(
+    () => new SessionEmitter({ agent: 'a', session: 's', source: 'not a uri' }),
+    'EVENT_INVALID',
+    'bad source',
+  );
+  throwsCode(
+    () => new SessionEmitter({ agent: 'a', session: 's', host: 'h', epoch: -1 }),
+    'EVENT_INVALID',
+    'negative epoch',
+  );
+  throwsCode(
+    () => command({ agent: 'cli', source: 'nope' }, 's', { type: 'x.acme.control.instruct' }),
+    'EVENT_INVALID',
+    'bad sender source',
+  );
+  throwsCode(
+    () => command({ agent: 'cli', host: 'h' }, '', { type: 'x.acme.control.instruct' }),
+    'EVENT_INVALID',
+    'empty target session',
+  );
 });
 
 test.run();

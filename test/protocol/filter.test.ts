@@ -4,10 +4,20 @@ import type { AepEvent } from '../../src/protocol/envelope.js';
 import { FilterError, compileFilter, parseFilterParam } from '../../src/protocol/filter.js';
 
 const ev = (over: Partial<AepEvent>): AepEvent => ({
-  aep: '0.1', id: 'E1', type: 'tool.completed', time: '2026-07-03T10:00:00Z', source: 'aep://h/agent/a/session/s1', agent: 'a', ...over,
+  aep: '0.1',
+  id: 'E1',
+  type: 'tool.completed',
+  time: '2026-07-03T10:00:00Z',
+  source: 'aep://h/agent/a/session/s1',
+  agent: 'a',
+  ...over,
 });
 const refused = (spec: unknown, why: RegExp): void => {
-  assert.throws(() => compileFilter(spec), (e: unknown) => e instanceof FilterError && e.code === 'invalid-filter' && why.test(e.message), JSON.stringify(spec));
+  assert.throws(
+    () => compileFilter(spec),
+    (e: unknown) => e instanceof FilterError && e.code === 'invalid-filter' && why.test(e.message),
+    JSON.stringify(spec),
+  );
 };
 
 test('type: exact, prefix.* patterns and arrays mixing both', () => {
@@ -67,8 +77,14 @@ test('parseFilterParam: absent means {}, bad JSON is a FilterError', () => {
   assert.ok(parseFilterParam(null)(ev({})));
   assert.ok(parseFilterParam('')(ev({})));
   assert.ok(parseFilterParam('{"agent":"a"}')(ev({})));
-  assert.throws(() => parseFilterParam('{agent:'), (e: unknown) => e instanceof FilterError && /JSON/.test(e.message));
-  assert.throws(() => parseFilterParam('"x"'), (e: unknown) => e instanceof FilterError);
+  assert.throws(
+    () => parseFilterParam('{agent:'),
+    (e: unknown) => e instanceof FilterError && /JSON/.test(e.message),
+  );
+  assert.throws(
+    () => parseFilterParam('"x"'),
+    (e: unknown) => e instanceof FilterError,
+  );
 });
 
 test.run();

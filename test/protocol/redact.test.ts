@@ -45,19 +45,35 @@ test('(d) PII on by default, operator-disableable; dates, versions and ids are n
   assert.is(r('mail ops@example.com'), `mail ${PII}`);
   assert.is(r('call 555-123-4567'), `call ${PII}`);
   assert.is(r('mail ops@example.com', { pii: false }), 'mail ops@example.com');
-  for (const s of ['on 2026-07-03 at 10:00', 'node 22.11.0', 'pid 1234567', 'port 8377', 'ip 10.0.0.1', 'ulid 01JX9YB0AAAA0000000000GOLD']) assert.is(r(s), s);
+  for (const s of [
+    'on 2026-07-03 at 10:00',
+    'node 22.11.0',
+    'pid 1234567',
+    'port 8377',
+    'ip 10.0.0.1',
+    'ulid 01JX9YB0AAAA0000000000GOLD',
+  ])
+    assert.is(r(s), s);
 });
 
 test('redactValue: credential keys replaced whole, strings scanned, other values untouched, input not mutated', () => {
   const input = {
-    Authorization: 'Basic x', nested: { client_secret: { a: 1 }, list: ['ok', 'AKIAIOSFODNN7EXAMPLE'] },
-    'gen_ai.usage.input_tokens': 12, token_count: 3, n: null, flag: false,
+    Authorization: 'Basic x',
+    nested: { client_secret: { a: 1 }, list: ['ok', 'AKIAIOSFODNN7EXAMPLE'] },
+    'gen_ai.usage.input_tokens': 12,
+    token_count: 3,
+    n: null,
+    flag: false,
   };
   const before = JSON.stringify(input);
   const out = redactValue(input, { home: '/nonexistent-home' });
   assert.equal(out, {
-    Authorization: SECRET, nested: { client_secret: SECRET, list: ['ok', SECRET] },
-    'gen_ai.usage.input_tokens': 12, token_count: 3, n: null, flag: false,
+    Authorization: SECRET,
+    nested: { client_secret: SECRET, list: ['ok', SECRET] },
+    'gen_ai.usage.input_tokens': 12,
+    token_count: 3,
+    n: null,
+    flag: false,
   });
   assert.is(JSON.stringify(input), before);
   assert.is(redactValue('password=1', {}), `password=${SECRET}`);
@@ -65,18 +81,39 @@ test('redactValue: credential keys replaced whole, strings scanned, other values
 });
 
 const PIECES = [
-  'token=abc123', 'Bearer xyz789abc', 'AKIAIOSFODNN7EXAMPLE', 'mail a@b.co', '/home/al/x', '555-123-4567', 'password: p@ss',
-  '"api_key": "k1"', 'the bearer', 'bearer', '22.11.0', 'eyJa.eyJb.c', 'sk-abcdefghijklmnop1234', '-----BEGIN X-----\nA\n-----END X-----', 'ok', ':', '=',
+  'token=abc123',
+  'Bearer xyz789abc',
+  'AKIAIOSFODNN7EXAMPLE',
+  'mail a@b.co',
+  '/home/al/x',
+  '555-123-4567',
+  'password: p@ss',
+  '"api_key": "k1"',
+  'the bearer',
+  'bearer',
+  '22.11.0',
+  'eyJa.eyJb.c',
+  'sk-abcdefghijklmnop1234',
+  '-----BEGIN X-----\nA\n-----END X-----',
+  'ok',
+  ':',
+  '=',
 ];
 const LEAKS = ['AKIAIOSFODNN7EXAMPLE', 'xyz789abc', 'sk-abcdefghijklmnop1234', 'a@b.co', 'abc123', 'p@ss', '/home/al'];
 
 test('property: text built from secrets and prose never leaks, and redacting twice changes nothing', () => {
-  const text = fc.array(fc.tuple(fc.constantFrom(...PIECES), fc.constantFrom(' ', '\n', ', ', '; ')), { maxLength: 12 }).map((a) => a.flat().join(''));
-  fc.assert(fc.property(text, (s) => {
-    const once = r(s);
-    for (const leak of LEAKS) assert.not.ok(once.includes(leak), `${JSON.stringify(s)} leaked ${leak}: ${JSON.stringify(once)}`);
-    assert.is(r(once), once);
-  }), { numRuns: 1000 });
+  const text = fc
+    .array(fc.tuple(fc.constantFrom(...PIECES), fc.constantFrom(' ', '\n', ', ', '; ')), { maxLength: 12 })
+    .map((a) => a.flat().join(''));
+  fc.assert(
+    fc.property(text, (s) => {
+      const once = r(s);
+      for (const leak of LEAKS)
+        assert.not.ok(once.includes(leak), `${JSON.stringify(s)} leaked ${leak}: ${JSON.stringify(once)}`);
+      assert.is(r(once), once);
+    }),
+    { numRuns: 1000 },
+  );
 });
 
 test.run();

@@ -4,7 +4,17 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accessPolicy, bearerToken, ceilingFor, globMatch, loadTokensFile, mayClaimGrant, mayCommand, mayEmit, parseTokensFile } from '../../src/relay/acl.js';
+import {
+  accessPolicy,
+  bearerToken,
+  ceilingFor,
+  globMatch,
+  loadTokensFile,
+  mayClaimGrant,
+  mayCommand,
+  mayEmit,
+  parseTokensFile,
+} from '../../src/relay/acl.js';
 import { SteeringError } from '../../src/protocol/errors.js';
 
 test('no token configured: everyone is anonymous and watch-only (AEP-0004 §4.1)', () => {
@@ -36,12 +46,14 @@ test('D39: a tokens file with no entries refuses every token and never falls bac
 
 test('D18 tokens file: identities, command globs and session globs', () => {
   const digest = createHash('sha256').update('viewer-token').digest('hex');
-  const entries = parseTokensFile(JSON.stringify({
-    tokens: [
-      { token: 'alice-token', identity: 'alice', commands: ['x.*.control.instruct'], sessions: ['proj-*'] },
-      { sha256: digest, identity: 'viewer' },
-    ],
-  }));
+  const entries = parseTokensFile(
+    JSON.stringify({
+      tokens: [
+        { token: 'alice-token', identity: 'alice', commands: ['x.*.control.instruct'], sessions: ['proj-*'] },
+        { sha256: digest, identity: 'viewer' },
+      ],
+    }),
+  );
   const p = accessPolicy({ entries });
   const alice = p.authenticate('alice-token')!;
   assert.is(alice.identity, 'alice');
@@ -82,21 +94,34 @@ test('tokens file errors name the entry and never open the relay', () => {
 });
 
 test('D32 withdraw grants: session globs from the tokens file, claimed only on a withdraw', () => {
-  const [lead, plain] = parseTokensFile(JSON.stringify({ tokens: [
-    { token: 'lead', identity: 'lead', commands: ['x.*.control.withdraw'], withdraw: ['team-*'] },
-    { token: 'plain', identity: 'plain', commands: ['*'] },
-  ] }));
+  const [lead, plain] = parseTokensFile(
+    JSON.stringify({
+      tokens: [
+        { token: 'lead', identity: 'lead', commands: ['x.*.control.withdraw'], withdraw: ['team-*'] },
+        { token: 'plain', identity: 'plain', commands: ['*'] },
+      ],
+    }),
+  );
   const policy = accessPolicy({ entries: [lead!, plain!] });
   const l = policy.authenticate('lead')!;
   const p = policy.authenticate('plain')!;
   const W = 'x.claude-code.control.withdraw';
   assert.equal(mayClaimGrant(l, W, 'team-7', 'withdraw'), { ok: true });
-  assert.equal(mayClaimGrant(l, W, 'solo-1', 'withdraw'), { ok: false, detail: 'lead is not granted withdraw for session solo-1' });
-  assert.equal(mayClaimGrant(p, W, 'team-7', 'withdraw'), { ok: false, detail: 'plain is not granted withdraw for session team-7' });
+  assert.equal(mayClaimGrant(l, W, 'solo-1', 'withdraw'), {
+    ok: false,
+    detail: 'lead is not granted withdraw for session solo-1',
+  });
+  assert.equal(mayClaimGrant(p, W, 'team-7', 'withdraw'), {
+    ok: false,
+    detail: 'plain is not granted withdraw for session team-7',
+  });
   assert.equal(mayClaimGrant(p, W, 'team-7', undefined), { ok: true }, 'no claim: only the sender rule applies');
   assert.not.ok(mayClaimGrant(l, 'x.claude-code.control.instruct', 'team-7', 'withdraw').ok);
   assert.not.ok(mayClaimGrant(l, W, 'team-7', 'everything').ok);
-  assert.ok(mayClaimGrant(accessPolicy({ token: 'shared' }).authenticate('shared')!, W, 'any', 'withdraw').ok, 'the shared token serves one user');
+  assert.ok(
+    mayClaimGrant(accessPolicy({ token: 'shared' }).authenticate('shared')!, W, 'any', 'withdraw').ok,
+    'the shared token serves one user',
+  );
   try {
     parseTokensFile('{"tokens": [{"token": "a", "identity": "x", "withdraw": "*"}]}', 'f.json');
     assert.unreachable('a withdraw that is not a list of globs was accepted');
@@ -109,10 +134,15 @@ test('D32 withdraw grants: session globs from the tokens file, claimed only on a
 test('loadTokensFile reads a real file; a missing file is CONFIG_INVALID', () => {
   const dir = mkdtempSync(join(tmpdir(), 'acl-'));
   const f = join(dir, 'tokens.json');
-  writeFileSync(f, JSON.stringify({ tokens: [{ token: 't', identity: 'ops', commands: ['control.*'] }] }), { mode: 0o600 });
+  writeFileSync(f, JSON.stringify({ tokens: [{ token: 't', identity: 'ops', commands: ['control.*'] }] }), {
+    mode: 0o600,
+  });
   const entries = loadTokensFile(f);
   assert.equal(entries, [{ token: 't', identity: 'ops', commands: ['control.*'] }]);
-  assert.throws(() => loadTokensFile(join(dir, 'missing.json')), (e: unknown) => (e as SteeringError).code === 'CONFIG_INVALID');
+  assert.throws(
+    () => loadTokensFile(join(dir, 'missing.json')),
+    (e: unknown) => (e as SteeringError).code === 'CONFIG_INVALID',
+  );
 });
 
 test('globMatch: * spans any characters, everything else literal', () => {
@@ -130,22 +160,30 @@ test('bearerToken: header first, access_token query as the fallback', () => {
 });
 
 test('D19/D20 tokens file: emit rights as globs or {agents, sessions}, capture ceilings, watch-only at metadata', () => {
-  const entries = parseTokensFile(JSON.stringify({
-    tokens: [
-      { token: 'ad', identity: 'adapter', emit: ['claude-code', 'codex'] },
-      { token: 'sc', identity: 'scoped', emit: { agents: ['codex'], sessions: ['ci-*'] } },
-      { token: 'op', identity: 'alice', commands: ['x.*.control.instruct'] },
-      { token: 'w', identity: 'viewer' },
-      { token: 'au', identity: 'auditor', capture: 'redacted' },
-    ],
-  }));
+  const entries = parseTokensFile(
+    JSON.stringify({
+      tokens: [
+        { token: 'ad', identity: 'adapter', emit: ['claude-code', 'codex'] },
+        { token: 'sc', identity: 'scoped', emit: { agents: ['codex'], sessions: ['ci-*'] } },
+        { token: 'op', identity: 'alice', commands: ['x.*.control.instruct'] },
+        { token: 'w', identity: 'viewer' },
+        { token: 'au', identity: 'auditor', capture: 'redacted' },
+      ],
+    }),
+  );
   const p = accessPolicy({ entries });
   const [adapter, scoped, alice, viewer, auditor] = ['ad', 'sc', 'op', 'w', 'au'].map((t) => p.authenticate(t)!);
   assert.ok(mayEmit(adapter!, 'codex', 's1').ok);
-  assert.match((mayEmit(adapter!, 'qwen-code', 's1') as { detail: string }).detail, 'adapter may not publish events of qwen-code for session s1');
+  assert.match(
+    (mayEmit(adapter!, 'qwen-code', 's1') as { detail: string }).detail,
+    'adapter may not publish events of qwen-code for session s1',
+  );
   assert.ok(mayEmit(scoped!, 'codex', 'ci-7').ok);
   assert.is(mayEmit(scoped!, 'codex', 'laptop').ok, false);
-  assert.match((mayEmit(viewer!, 'codex', undefined) as { detail: string }).detail, 'viewer may not publish events (no emit rights)');
+  assert.match(
+    (mayEmit(viewer!, 'codex', undefined) as { detail: string }).detail,
+    'viewer may not publish events (no emit rights)',
+  );
   assert.is(ceilingFor(viewer!, undefined), 'metadata');
   assert.is(ceilingFor(viewer!, 'full'), 'metadata');
   assert.is(ceilingFor(viewer!, 'none'), 'none');
@@ -154,10 +192,21 @@ test('D19/D20 tokens file: emit rights as globs or {agents, sessions}, capture c
   assert.is(ceilingFor(adapter!, undefined), undefined);
   // D19: the sender is the authenticated identity; the shared token is not bound.
   assert.ok(mayCommand(alice!, 'x.codex.control.instruct', 's', 'alice').ok);
-  assert.match((mayCommand(alice!, 'x.codex.control.instruct', 's', 'admin') as { detail: string }).detail, 'names "admin" as its sender');
+  assert.match(
+    (mayCommand(alice!, 'x.codex.control.instruct', 's', 'admin') as { detail: string }).detail,
+    'names "admin" as its sender',
+  );
   assert.ok(mayCommand(accessPolicy({ token: 't' }).authenticate('t')!, 'control.pause', 's', 'anyone').ok);
-  for (const bad of [{ emit: 'codex' }, { emit: [{ sessions: ['*'] }] }, { emit: [{ agents: [] }] }, { capture: 'everything' }]) {
-    assert.throws(() => parseTokensFile(JSON.stringify({ tokens: [{ token: 'x', identity: 'x', ...bad }] })), /tokens\[0\]\.(emit|capture)/);
+  for (const bad of [
+    { emit: 'codex' },
+    { emit: [{ sessions: ['*'] }] },
+    { emit: [{ agents: [] }] },
+    { capture: 'everything' },
+  ]) {
+    assert.throws(
+      () => parseTokensFile(JSON.stringify({ tokens: [{ token: 'x', identity: 'x', ...bad }] })),
+      /tokens\[0\]\.(emit|capture)/,
+    );
   }
 });
 

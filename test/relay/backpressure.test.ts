@@ -15,7 +15,8 @@ async function flood(relay: RelayHandle, session: string): Promise<AepEvent[]> {
   const notices: AepEvent[] = [];
   for (let batch = 0; batch < 400 && relay.stats().disconnected === 0; batch++) {
     const evs = Array.from({ length: 100 }, (_, i) =>
-      em.emit({ type: 'progress.status', severity: i % 10 === 0 ? 'notice' : 'info', data: { phase: PAD } }));
+      em.emit({ type: 'progress.status', severity: i % 10 === 0 ? 'notice' : 'info', data: { phase: PAD } }),
+    );
     notices.push(...evs.filter((e) => e.severity === 'notice'));
     assert.is((await post(relay.url, ndjson(evs))).status, 202);
   }
@@ -27,11 +28,19 @@ async function flood(relay: RelayHandle, session: string): Promise<AepEvent[]> {
 function assertNoticePrefix(got: AepEvent[], posted: AepEvent[]): void {
   const ids = got.filter((e) => e.severity === 'notice').map((e) => e.id);
   assert.ok(ids.length > 0);
-  assert.equal(ids, posted.slice(0, ids.length).map((e) => e.id));
+  assert.equal(
+    ids,
+    posted.slice(0, ids.length).map((e) => e.id),
+  );
 }
 
 test('SSE: a stalled reader loses only info events, then the stream ends with a reason', async () => {
-  const relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 200, backpressure: { soft: 64 * 1024, hard: 256 * 1024 } });
+  const relay = await testRelay({
+    port: 0,
+    storePath: ':memory:',
+    bufferCap: 200,
+    backpressure: { soft: 64 * 1024, hard: 256 * 1024 },
+  });
   const s = freshSession();
   const sse = await SseClient.open(relay.url, { filter: JSON.stringify({ session: s }) });
   const res = (sse as unknown as { req: { res: NodeJS.ReadableStream } }).req.res;
@@ -47,7 +56,12 @@ test('SSE: a stalled reader loses only info events, then the stream ends with a 
 });
 
 test('WS: a stalled reader gets a closing frame with delivered positions and close 1013', async () => {
-  const relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 200, backpressure: { soft: 64 * 1024, hard: 256 * 1024 } });
+  const relay = await testRelay({
+    port: 0,
+    storePath: ':memory:',
+    bufferCap: 200,
+    backpressure: { soft: 64 * 1024, hard: 256 * 1024 },
+  });
   const s = freshSession();
   const p = await WsPeer.greet(relay.socketUrl, { role: 'consumer' });
   p.send({ type: 'subscribe', id: 'slow', filter: { session: s } });

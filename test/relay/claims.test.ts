@@ -6,10 +6,13 @@ import * as assert from 'uvu/assert';
 import { accessPolicy, type Principal } from '../../src/relay/acl.js';
 import { ClaimTable, type ClaimHolder } from '../../src/relay/claims.js';
 
-const policy = accessPolicy({ token: 'shared', entries: [
-  { token: 'a', identity: 'adapter', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
-  { token: 'b', identity: 'other', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
-] });
+const policy = accessPolicy({
+  token: 'shared',
+  entries: [
+    { token: 'a', identity: 'adapter', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
+    { token: 'b', identity: 'other', emit: [{ agents: ['claude-code'], sessions: ['*'] }] },
+  ],
+});
 const who = (token: string): Principal => policy.authenticate(token)!;
 const holder = (token: string): ClaimHolder => ({ principal: who(token), claims: new Set() });
 

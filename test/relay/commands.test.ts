@@ -31,7 +31,11 @@ async function withTarget<T>(sessions: string[], accepts: string[], fn: (t: Test
   const t = await startTestTarget({ url: relay.socketUrl, token: TOKEN, accepts, sessions });
   // The claim is in once an event of each session is in history.
   for (const s of sessions) {
-    const c = await SseClient.open(relay.url, { filter: JSON.stringify({ session: s }), from: JSON.stringify([{ session: s }]) }, { authorization: `Bearer ${TOKEN}` });
+    const c = await SseClient.open(
+      relay.url,
+      { filter: JSON.stringify({ session: s }), from: JSON.stringify([{ session: s }]) },
+      { authorization: `Bearer ${TOKEN}` },
+    );
     await c.until((x) => x.events.length > 0);
     c.close();
   }
@@ -42,12 +46,21 @@ async function withTarget<T>(sessions: string[], accepts: string[], fn: (t: Test
   }
 }
 
-const consumer = (token?: string) => RelayConsumer.connect({ url: relay.socketUrl, agent: 'test-cli', ...(token ? { token } : {}) });
+const consumer = (token?: string) =>
+  RelayConsumer.connect({ url: relay.socketUrl, agent: 'test-cli', ...(token ? { token } : {}) });
 
 test('forwarded byte-identically to the one claimant, acked, and kept in session history', async () => {
   const s = freshSession('team');
   const em = emitterFor(s, 'raw-target');
-  const target = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'raw-target' }, capabilities: { control: { accepts: ['x.test-target.control.instruct'] } } }, TOKEN);
+  const target = await WsPeer.greet(
+    relay.socketUrl,
+    {
+      role: 'emitter',
+      identity: { agent: 'raw-target' },
+      capabilities: { control: { accepts: ['x.test-target.control.instruct'] } },
+    },
+    TOKEN,
+  );
   const cmd = instruct(s);
   // Odd spacing and key order survive: the relay forwards the frame text, not a re-serialisation.
   const text = `{ "type":"${cmd.type}",  "aep":"0.1", "id":"${cmd.id}", "time":"${cmd.time}", "source":"${cmd.source}", "agent":"${cmd.agent}", "session":"${s}", "capture":"redacted", "data":{"text":"please"} }`;
@@ -63,9 +76,16 @@ test('forwarded byte-identically to the one claimant, acked, and kept in session
   target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
   const ack = await peer.next((f) => f.type === 'control.accepted');
   assert.is(ack.cause, cmd.id);
-  const h = await SseClient.open(relay.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+  const h = await SseClient.open(
+    relay.url,
+    { from: JSON.stringify([{ session: s }]), live: '0' },
+    { authorization: `Bearer ${TOKEN}` },
+  );
   await h.done();
-  assert.equal(h.events.map((e) => e.type), ['session.started', cmd.type, 'control.accepted']);
+  assert.equal(
+    h.events.map((e) => e.type),
+    ['session.started', cmd.type, 'control.accepted'],
+  );
   // History serves the command as it arrived, minus nothing: same text.
   assert.is(h.messages.filter((m) => m.data)[1]!.data, text);
   peer.close();
@@ -88,14 +108,21 @@ test('a retried command is forwarded again and the byte-identical re-ack crosses
     assert.is(acks.length, 2);
     assert.is(acks[0], acks[1]);
     assert.is(t.received.length, 2);
-    const h = await SseClient.open(relay.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+    const h = await SseClient.open(
+      relay.url,
+      { from: JSON.stringify([{ session: s }]), live: '0' },
+      { authorization: `Bearer ${TOKEN}` },
+    );
     await h.done();
-    assert.equal(h.events.map((e) => e.type), ['session.started', cmd.type, 'control.accepted']);
+    assert.equal(
+      h.events.map((e) => e.type),
+      ['session.started', cmd.type, 'control.accepted'],
+    );
     peer.close();
   });
 });
 
-test('consumer.send settles accepted, and rejected on the target\'s own nack', async () => {
+test("consumer.send settles accepted, and rejected on the target's own nack", async () => {
   const s = freshSession('team');
   await withTarget([s], ['x.test-target.control.instruct', 'control.pause'], async () => {
     const c = await consumer(TOKEN);
@@ -124,7 +151,11 @@ test('refusal no-route: nobody claims the session; nothing enters history', asyn
   const c = await consumer(TOKEN);
   const r = await c.send(instruct(s), { timeoutMs: 5000 });
   assert.equal(r.outcome === 'refused' && r.code, 'no-route');
-  const h = await SseClient.open(relay.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+  const h = await SseClient.open(
+    relay.url,
+    { from: JSON.stringify([{ session: s }]), live: '0' },
+    { authorization: `Bearer ${TOKEN}` },
+  );
   await h.done();
   assert.equal(h.events, []);
   await c.close();
@@ -173,8 +204,14 @@ test('refusal unauthorized: tokenless relay, watch-only token, tokens-file ACL d
     assert.equal(r3.outcome === 'refused' && r3.code, 'unauthorized');
     assert.is(t.received.length, 0);
     // Her one allowed verb on her sessions goes through.
-    assert.is((await alice.send(instruct(s, 'please run the tests', asAlice), { timeoutMs: 5000 })).outcome, 'accepted');
-    assert.equal(t.received.map((c) => c.session), [s]);
+    assert.is(
+      (await alice.send(instruct(s, 'please run the tests', asAlice), { timeoutMs: 5000 })).outcome,
+      'accepted',
+    );
+    assert.equal(
+      t.received.map((c) => c.session),
+      [s],
+    );
     await viewer.close();
     await alice.close();
   });

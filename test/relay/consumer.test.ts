@@ -24,8 +24,20 @@ test('two subscriptions on one connection: each handler sees only what its filte
   await c.subscribe({ filter: { session: s1 } }, { onEvent: (e) => got1.push(e) });
   let done!: () => void;
   const both = new Promise<void>((r) => (done = r));
-  await c.subscribe({ filter: { session: [s1, s2] } }, { onEvent: (e) => { got2.push(e); if (new Set(got2.map((x) => x.id)).size === 2) done(); } });
-  await post(relay.url, ndjson([emitterFor(s2).emit({ type: 'session.started' }), emitterFor(s1).emit({ type: 'session.started' })]), auth);
+  await c.subscribe(
+    { filter: { session: [s1, s2] } },
+    {
+      onEvent: (e) => {
+        got2.push(e);
+        if (new Set(got2.map((x) => x.id)).size === 2) done();
+      },
+    },
+  );
+  await post(
+    relay.url,
+    ndjson([emitterFor(s2).emit({ type: 'session.started' }), emitterFor(s1).emit({ type: 'session.started' })]),
+    auth,
+  );
   await both;
   // Bare frames carry no subscription id, so overlapping subscriptions may see a copy twice
   // (legal, AEP-0003 §3.5; consumers dedupe on (source, id)); a non-matching event never.
@@ -40,7 +52,9 @@ test('silence from the target settles as timeout; each retry resends the identic
   const mute = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'mute' } }, 'tok');
   const c = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'test-cli' });
   const seen = await c.subscribe({ filter: { session: s } }, { onEvent: () => {} });
-  const arrived = new Promise<void>((resolve) => c.subscribe({ filter: { session: s, type: 'session.started' } }, { onEvent: () => resolve() }));
+  const arrived = new Promise<void>((resolve) =>
+    c.subscribe({ filter: { session: s, type: 'session.started' } }, { onEvent: () => resolve() }),
+  );
   mute.send(emitterFor(s, 'mute').emit({ type: 'session.started' }));
   await arrived;
   seen.close();

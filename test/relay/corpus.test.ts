@@ -16,7 +16,10 @@ test.before(async () => {
   relay = await testRelay({ port: 0, storePath: ':memory:' });
 });
 
-const allGolden = (): string[] => readFileSync(aepFile('fixtures', 'golden', 'golden.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+const allGolden = (): string[] =>
+  readFileSync(aepFile('fixtures', 'golden', 'golden.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
 const isCommandLine = (l: string): boolean => isCommandType((JSON.parse(l) as AepEvent).type);
 /** The corpus without its commands: a POSTed command is routed (D17), and this relay has no token. */
 const goldenLines = (): string[] => allGolden().filter((l) => !isCommandLine(l));
@@ -29,7 +32,10 @@ test('golden: every event accepted in one batch; a live subscriber gets every li
   const live = await SseClient.open(relay.url, {});
   assert.is((await post(relay.url, lines.join('\n') + '\n')).status, 202);
   await live.until((c) => c.events.length >= lines.length);
-  assert.equal(live.messages.filter((m) => m.data).map((m) => m.data), lines);
+  assert.equal(
+    live.messages.filter((m) => m.data).map((m) => m.data),
+    lines,
+  );
   live.close();
 });
 
@@ -41,7 +47,7 @@ test('golden: each command in the corpus is refused on a tokenless relay, as ove
   }
 });
 
-test('golden: replay-all serves each session\'s history as posted (agent-scoped events are live only)', async () => {
+test("golden: replay-all serves each session's history as posted (agent-scoped events are live only)", async () => {
   const lines = goldenLines();
   const c = await SseClient.open(relay.url, { from: 'all', live: '0' });
   await c.done();
@@ -63,7 +69,9 @@ test('golden: replay-all serves each session\'s history as posted (agent-scoped 
 });
 
 test('invalid: each envelope-level case is refused 400 invalid-event and nothing is stored', async () => {
-  const { cases } = readJson<{ cases: { name: string; rule: string; event?: unknown }[] }>(aepFile('fixtures', 'invalid', 'cases.json'));
+  const { cases } = readJson<{ cases: { name: string; rule: string; event?: unknown }[] }>(
+    aepFile('fixtures', 'invalid', 'cases.json'),
+  );
   const envelope = cases.filter((c) => c.event !== undefined && /^AEP-0001|^AEP-0004 §2|^AEP-0002 §3/.test(c.rule));
   assert.is(envelope.length, 17);
   const before = relay.stats().events;

@@ -12,8 +12,12 @@ function sink(hub: Hub, filter: unknown = {}, capture?: string) {
   const state = { pressure: 0, overflowed: undefined as unknown };
   const channel: Channel = { pressure: () => state.pressure, overflow: (d) => (state.overflowed = d) };
   const s: Sink = {
-    sub: 'sub-1', channel, spec: parseSubscription({ filter, capture }, 10), delivered: new Map(),
-    write: (t) => got.push(t), exhausted: () => {},
+    sub: 'sub-1',
+    channel,
+    spec: parseSubscription({ filter, capture }, 10),
+    delivered: new Map(),
+    write: (t) => got.push(t),
+    exhausted: () => {},
   };
   hub.add(s);
   return { got, state, s };
@@ -35,7 +39,12 @@ test('filters select; every received copy is forwarded, redeliveries included (A
 });
 
 test('capture ceiling: raw bytes when allowed, down-levelled text otherwise', () => {
-  const e = em.emit({ type: 'run.started', run: 'r', capture: 'redacted', data: { trigger: 'user', prompt: 'SECRET' } });
+  const e = em.emit({
+    type: 'run.started',
+    run: 'r',
+    capture: 'redacted',
+    data: { trigger: 'user', prompt: 'SECRET' },
+  });
   const raw = JSON.stringify(e);
   assert.is(textFor(e, raw, undefined), raw);
   assert.is(textFor(e, raw, 'full'), raw);

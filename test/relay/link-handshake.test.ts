@@ -31,7 +31,10 @@ async function stored(url: string, session: string): Promise<string[]> {
 }
 
 /** A WebSocket server that completes the upgrade, takes the hello and answers after `answerMs` (never if undefined). */
-async function stallingServer(answerMs?: number, port = 0): Promise<{ port: number; hellos: () => number; closes: () => number; close(): Promise<void> }> {
+async function stallingServer(
+  answerMs?: number,
+  port = 0,
+): Promise<{ port: number; hellos: () => number; closes: () => number; close(): Promise<void> }> {
   const wss = new WebSocketServer({ port, host: '127.0.0.1' });
   await new Promise((r) => wss.once('listening', r));
   let hellos = 0;
@@ -40,17 +43,31 @@ async function stallingServer(answerMs?: number, port = 0): Promise<{ port: numb
     ws.on('close', () => (closes += 1));
     ws.on('message', () => {
       hellos += 1;
-      if (answerMs !== undefined) setTimeout(() => ws.send(JSON.stringify({ type: 'hello', versions: ['0.1'], role: 'both', identity: { agent: 'late' }, capabilities: {} })), answerMs);
+      if (answerMs !== undefined)
+        setTimeout(
+          () =>
+            ws.send(
+              JSON.stringify({
+                type: 'hello',
+                versions: ['0.1'],
+                role: 'both',
+                identity: { agent: 'late' },
+                capabilities: {},
+              }),
+            ),
+          answerMs,
+        );
     });
   });
   return {
     port: (wss.address() as { port: number }).port,
     hellos: () => hellos,
     closes: () => closes,
-    close: () => new Promise<void>((r) => {
-      for (const c of wss.clients) c.terminate();
-      wss.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(() => r());
+      }),
   };
 }
 
@@ -65,31 +82,48 @@ async function silentTcp(): Promise<{ server: Server; port: number; accepted: ()
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    server, port: (server.address() as { port: number }).port, accepted: () => accepted,
-    close: () => new Promise<void>((r) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => r());
-    }),
+    server,
+    port: (server.address() as { port: number }).port,
+    accepted: () => accepted,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
 /** A link to a local port that gives up a handshake after `helloTimeoutMs` and retries at once. */
 const quickLink = (port: number, errors: SteeringError[], helloTimeoutMs = 150) =>
   connectRelay({
-    url: `ws://127.0.0.1:${port}/socket`, token: TOKEN, agent: 'test-agent', helloTimeoutMs,
-    backoffInitialMs: 20, backoffMaxMs: 50, onError: (e) => errors.push(e),
+    url: `ws://127.0.0.1:${port}/socket`,
+    token: TOKEN,
+    agent: 'test-agent',
+    helloTimeoutMs,
+    backoffInitialMs: 20,
+    backoffMaxMs: 50,
+    onError: (e) => errors.push(e),
   });
 
-test('a link greeted before the runtime subscribed still sends the runtime\'s events', async () => {
+test("a link greeted before the runtime subscribed still sends the runtime's events", async () => {
   const relay = await testRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const surface = fakeSurface();
-  const link = connectRelay({ url: relay.socketUrl, token: TOKEN, agent: surface.token, accepts: acceptsFor(surface, true) });
+  const link = connectRelay({
+    url: relay.socketUrl,
+    token: TOKEN,
+    agent: surface.token,
+    accepts: acceptsFor(surface, true),
+  });
   // The hello lands while the adapter is still starting (as while the Cline adapter opens its hub).
   await link.ready();
   const a = await adapter({ surface, relay: link });
   const s = freshSession();
   await a.post(hookBody('SessionStart', s));
-  await until(async () => (await stored(relay.socketUrl, s)).includes('session.started'), 'the relay stored the session\'s events', 5000);
+  await until(
+    async () => (await stored(relay.socketUrl, s)).includes('session.started'),
+    "the relay stored the session's events",
+    5000,
+  );
   await a.handle.close();
   await relay.close();
 });
@@ -114,29 +148,47 @@ test('a relay that accepts the socket and never answers hello: the link gives up
   const errors: SteeringError[] = [];
   const surface = fakeSurface();
   const link = connectRelay({
-    url: `ws://127.0.0.1:${port}/socket`, token: TOKEN, agent: surface.token, accepts: acceptsFor(surface, true),
-    helloTimeoutMs: 200, backoffInitialMs: 20, backoffMaxMs: 50, onError: (e) => errors.push(e),
+    url: `ws://127.0.0.1:${port}/socket`,
+    token: TOKEN,
+    agent: surface.token,
+    accepts: acceptsFor(surface, true),
+    helloTimeoutMs: 200,
+    backoffInitialMs: 20,
+    backoffMaxMs: 50,
+    onError: (e) => errors.push(e),
   });
   const a = await adapter({ surface, relay: link });
   const s = freshSession();
   await a.post(hookBody('SessionStart', s));
   await a.post(hookBody('PreToolUse', s, { tool_name: 'Bash' }));
   // Several handshakes were tried and given up; each socket was closed, not left open.
-  await until(() => stall.hellos() >= 3 && stall.closes() >= 2, 'three hellos, each socket closed after the bound', 10_000);
+  await until(
+    () => stall.hellos() >= 3 && stall.closes() >= 2,
+    'three hellos, each socket closed after the bound',
+    10_000,
+  );
   assert.not.ok(link.connected);
   const said = errors.filter((e) => /no hello/.test(e.message));
   assert.is(said.length, 1, errors.map((e) => e.message).join(' | '));
   assert.is(said[0]!.code, 'RELAY_UNREACHABLE');
   assert.match(said[0]!.message, new RegExp(`127\\.0\\.0\\.1:${port}.*200 ms`));
-  assert.is(errors.filter((e) => /closed before the connection/.test(e.message)).length, 0, 'the link\'s own give-up is not reported as a socket error');
+  assert.is(
+    errors.filter((e) => /closed before the connection/.test(e.message)).length,
+    0,
+    "the link's own give-up is not reported as a socket error",
+  );
   await stall.close();
   // A real relay on the same port: the link connects and resends everything its log holds.
   const relay = await testRelay({ port, storePath: ':memory:', token: TOKEN });
   await link.ready();
-  await until(async () => {
-    const types = await stored(relay.socketUrl, s);
-    return types.includes('session.started') && types.includes('tool.requested');
-  }, 'the logged events on the relay', 10_000);
+  await until(
+    async () => {
+      const types = await stored(relay.socketUrl, s);
+      return types.includes('session.started') && types.includes('tool.requested');
+    },
+    'the logged events on the relay',
+    10_000,
+  );
   await a.handle.close();
   await relay.close();
 });
@@ -190,13 +242,26 @@ test('the consumer gives up a relay that never answers hello within its bound an
   const stall = await stallingServer();
   const relay = await testRelay({ port: 0, storePath: ':memory:', token: TOKEN });
   const t0 = Date.now();
-  const err = await RelayConsumer.connect({ url: `ws://127.0.0.1:${stall.port}/socket`, token: TOKEN, agent: 'test-cli', timeoutMs: 200 }).then(() => undefined, (e: SteeringError) => e);
+  const err = await RelayConsumer.connect({
+    url: `ws://127.0.0.1:${stall.port}/socket`,
+    token: TOKEN,
+    agent: 'test-cli',
+    timeoutMs: 200,
+  }).then(
+    () => undefined,
+    (e: SteeringError) => e,
+  );
   assert.ok(err !== undefined);
   assert.is(err!.code, 'RELAY_UNREACHABLE');
   assert.match(err!.message, /no hello from relay at .* within 200 ms/);
   assert.ok(Date.now() - t0 < 5000);
   await until(() => stall.closes() >= 1, 'the stalled socket closed', 5000);
-  const c = await RelayConsumer.connect({ url: `ws://127.0.0.1:${stall.port}/socket,${relay.socketUrl}`, token: TOKEN, agent: 'test-cli', timeoutMs: 200 });
+  const c = await RelayConsumer.connect({
+    url: `ws://127.0.0.1:${stall.port}/socket,${relay.socketUrl}`,
+    token: TOKEN,
+    agent: 'test-cli',
+    timeoutMs: 200,
+  });
   assert.ok((await c.roster()) !== undefined);
   await c.close();
   await stall.close();
@@ -205,12 +270,23 @@ test('the consumer gives up a relay that never answers hello within its bound an
 
 test('the consumer: a hello after its bound is a failure (the socket is dropped); one within it connects', async () => {
   const late = await stallingServer(600);
-  const err = await RelayConsumer.connect({ url: `ws://127.0.0.1:${late.port}/socket`, agent: 'test-cli', timeoutMs: 150 }).then(() => undefined, (e: SteeringError) => e);
+  const err = await RelayConsumer.connect({
+    url: `ws://127.0.0.1:${late.port}/socket`,
+    agent: 'test-cli',
+    timeoutMs: 150,
+  }).then(
+    () => undefined,
+    (e: SteeringError) => e,
+  );
   assert.match(err?.message ?? '', /no hello from relay at .* within 150 ms/);
   await until(() => late.closes() >= 1, 'the late socket closed', 5000);
   await late.close();
   const inTime = await stallingServer(50);
-  const c = await RelayConsumer.connect({ url: `ws://127.0.0.1:${inTime.port}/socket`, agent: 'test-cli', timeoutMs: 2000 });
+  const c = await RelayConsumer.connect({
+    url: `ws://127.0.0.1:${inTime.port}/socket`,
+    agent: 'test-cli',
+    timeoutMs: 2000,
+  });
   await c.close();
   await inTime.close();
 });

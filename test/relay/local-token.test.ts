@@ -6,7 +6,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withLocalToken, relayOptions } from '../../src/cli/relay-command.js';
-import { ensureLocalToken, isLoopbackUrl, localTokenPath, readLocalToken, tokenFor } from '../../src/relay/local-token.js';
+import {
+  ensureLocalToken,
+  isLoopbackUrl,
+  localTokenPath,
+  readLocalToken,
+  tokenFor,
+} from '../../src/relay/local-token.js';
 
 const fresh = () => {
   const root = mkdtempSync(join(tmpdir(), 'local-token-'));
@@ -43,7 +49,11 @@ test('the relay uses the local token unless given --token, a tokens file or --no
   assert.match(local.note!, `local token created in ${localTokenPath(env)}`);
   assert.match(withLocalToken(relayOptions(flags), {}, env).note!, 'read from');
   assert.is(withLocalToken(relayOptions({ ...flags, token: 'given' }), { token: 'given' }, env).options.token, 'given');
-  assert.is(withLocalToken(relayOptions({ ...flags, token: false }), { token: false }, env).options.token, undefined, '--no-token is watch-only');
+  assert.is(
+    withLocalToken(relayOptions({ ...flags, token: false }), { token: false }, env).options.token,
+    undefined,
+    '--no-token is watch-only',
+  );
   rmSync(root, { recursive: true, force: true });
 });
 

@@ -24,7 +24,13 @@ let a: RelayHandle;
 let b: RelayHandle;
 
 const node = async (): Promise<RelayHandle> =>
-  startRelay({ port: 0, token: TOKEN, tokens, claimLeaseMs: CLAIM_LEASE_MS, store: await NatsStore.open({ servers: await natsUrl(), namespace, leaseMs: 2000 }) });
+  startRelay({
+    port: 0,
+    token: TOKEN,
+    tokens,
+    claimLeaseMs: CLAIM_LEASE_MS,
+    store: await NatsStore.open({ servers: await natsUrl(), namespace, leaseMs: 2000 }),
+  });
 
 test.before(async () => {
   a = await node();
@@ -35,8 +41,10 @@ test.after(async () => {
 });
 
 const sender = { agent: 'test-cli', host: 'test-host' };
-const instruct = (session: string) => command(sender, session, { type: TYPE, capture: 'redacted', data: { text: 'run the tests' } });
-const consumerOn = (r: RelayHandle, token = TOKEN) => RelayConsumer.connect({ url: r.socketUrl, agent: 'test-cli', token });
+const instruct = (session: string) =>
+  command(sender, session, { type: TYPE, capture: 'redacted', data: { text: 'run the tests' } });
+const consumerOn = (r: RelayHandle, token = TOKEN) =>
+  RelayConsumer.connect({ url: r.socketUrl, agent: 'test-cli', token });
 
 /** Waits until `r`'s roster lists `n` claims of `session` (the claim crossed the fabric). */
 async function claimsSeen(r: RelayHandle, session: string, n: number): Promise<void> {
@@ -55,7 +63,11 @@ async function claimsSeen(r: RelayHandle, session: string, n: number): Promise<v
 test('a consumer on A commands a session claimed on B: forwarded byte-identically, the ack reaches A', async () => {
   const s = freshSession('team');
   const em = emitterFor(s, 'raw-target');
-  const target = await WsPeer.greet(b.socketUrl, { role: 'emitter', identity: { agent: 'raw-target' }, capabilities: { control: { accepts: [TYPE] } } }, TOKEN);
+  const target = await WsPeer.greet(
+    b.socketUrl,
+    { role: 'emitter', identity: { agent: 'raw-target' }, capabilities: { control: { accepts: [TYPE] } } },
+    TOKEN,
+  );
   const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
   peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
   await peer.next((f) => f.type === 'subscribed');
@@ -72,9 +84,16 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
   assert.is((await peer.next((f) => f.type === 'control.accepted')).cause, cmd.id);
   // Either node serves the session's history, the command kept once, as it arrived.
   for (const r of [a, b]) {
-    const h = await SseClient.open(r.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+    const h = await SseClient.open(
+      r.url,
+      { from: JSON.stringify([{ session: s }]), live: '0' },
+      { authorization: `Bearer ${TOKEN}` },
+    );
     await h.done();
-    assert.equal(h.events.map((e) => e.type), ['session.started', cmd.type, 'control.accepted']);
+    assert.equal(
+      h.events.map((e) => e.type),
+      ['session.started', cmd.type, 'control.accepted'],
+    );
     assert.is(h.messages.filter((m) => m.data)[1]!.data, text);
   }
   peer.close();
@@ -84,8 +103,17 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
 test('the single-node refusals across nodes: no-route, unsupported, unauthorized, ambiguous', async () => {
   const s = freshSession('team');
   const c = await consumerOn(a);
-  assert.equal(await c.send(instruct(s), { timeoutMs: 3000 }), { outcome: 'refused', code: 'no-route', detail: `no live connection claims session ${s}` });
-  const narrow = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: ['x.test-target.control.cancel'], sessions: [s] });
+  assert.equal(await c.send(instruct(s), { timeoutMs: 3000 }), {
+    outcome: 'refused',
+    code: 'no-route',
+    detail: `no live connection claims session ${s}`,
+  });
+  const narrow = await startTestTarget({
+    url: b.socketUrl,
+    token: TOKEN,
+    accepts: ['x.test-target.control.cancel'],
+    sessions: [s],
+  });
   await claimsSeen(a, s, 1);
   const unsupported = await c.send(instruct(s), { timeoutMs: 3000 });
   assert.equal(unsupported, { outcome: 'refused', code: 'unsupported', detail: `the target does not accept ${TYPE}` });
@@ -95,7 +123,11 @@ test('the single-node refusals across nodes: no-route, unsupported, unauthorized
   await alice.close();
   const second = await startTestTarget({ url: a.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
   await claimsSeen(b, s, 2);
-  assert.equal(await c.send(instruct(s), { timeoutMs: 3000 }), { outcome: 'refused', code: 'ambiguous', detail: `2 live connections claim session ${s}` });
+  assert.equal(await c.send(instruct(s), { timeoutMs: 3000 }), {
+    outcome: 'refused',
+    code: 'ambiguous',
+    detail: `2 live connections claim session ${s}`,
+  });
   await second.close();
   await claimsSeen(a, s, 1);
   await narrow.close();
@@ -135,7 +167,11 @@ test('a retry with the same id crosses again and its recorded, byte-identical ac
   assert.is(peer.frames.slice(n).find((f) => f.json === again)!.text, peer.frames.find((f) => f.json === first)!.text);
   assert.is(t.received.length, 2);
   // History keeps one ack (the re-ack is a redelivery), read on either node.
-  const h = await SseClient.open(b.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+  const h = await SseClient.open(
+    b.url,
+    { from: JSON.stringify([{ session: s }]), live: '0' },
+    { authorization: `Bearer ${TOKEN}` },
+  );
   await h.done();
   assert.is(h.events.filter((e) => e.type === 'control.accepted').length, 1);
   peer.close();
@@ -145,18 +181,40 @@ test('a retry with the same id crosses again and its recorded, byte-identical ac
 test('resume (epoch, seq) on any node: events ingested on B, resumed on A after a position', async () => {
   const s = freshSession();
   const em = emitterFor(s);
-  const evs = [em.emit({ type: 'session.started' }), em.emit({ type: 'run.started', run: 'r' }), em.emit({ type: 'run.finished', run: 'r' })];
-  const res = await fetch(`${b.url}/events`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson', 'aep-version': '0.1', authorization: `Bearer ${TOKEN}` }, body: evs.map((e) => JSON.stringify(e)).join('\n') });
+  const evs = [
+    em.emit({ type: 'session.started' }),
+    em.emit({ type: 'run.started', run: 'r' }),
+    em.emit({ type: 'run.finished', run: 'r' }),
+  ];
+  const res = await fetch(`${b.url}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-ndjson', 'aep-version': '0.1', authorization: `Bearer ${TOKEN}` },
+    body: evs.map((e) => JSON.stringify(e)).join('\n'),
+  });
   assert.is(res.status, 202);
-  const live = await SseClient.open(a.url, { filter: JSON.stringify({ session: s }), from: JSON.stringify([{ session: s, epoch: 0, seq: 0 }]) }, { authorization: `Bearer ${TOKEN}` });
+  const live = await SseClient.open(
+    a.url,
+    { filter: JSON.stringify({ session: s }), from: JSON.stringify([{ session: s, epoch: 0, seq: 0 }]) },
+    { authorization: `Bearer ${TOKEN}` },
+  );
   await live.until((x) => x.events.length >= 2);
-  assert.equal(live.events.map((e) => e.id), [evs[1]!.id, evs[2]!.id]);
+  assert.equal(
+    live.events.map((e) => e.id),
+    [evs[1]!.id, evs[2]!.id],
+  );
   // And live: what B ingests next reaches A's subscriber once, in order.
   const next = em.emit({ type: 'session.ended', data: { reason: 'other' } });
-  await fetch(`${b.url}/events`, { method: 'POST', headers: { 'content-type': 'application/json', 'aep-version': '0.1', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(next) });
+  await fetch(`${b.url}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'aep-version': '0.1', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(next),
+  });
   await live.until((x) => x.events.length >= 3);
   await new Promise((r) => setTimeout(r, 200));
-  assert.equal(live.events.map((e) => e.id), [evs[1]!.id, evs[2]!.id, next.id]);
+  assert.equal(
+    live.events.map((e) => e.id),
+    [evs[1]!.id, evs[2]!.id, next.id],
+  );
   live.close();
 });
 
@@ -176,7 +234,10 @@ test('D19 across nodes: a live claim on B refuses a rival identity on A; a close
   await claimsSeen(a, s, 0);
   const second = rival.emit({ type: 'progress.status' });
   rogue.send(second);
-  assert.match((await rogue.next((f) => f.type === 'error' && f.cause === second.id)).detail, /was claimed by another identity; its claim lapses in \d+ s/);
+  assert.match(
+    (await rogue.next((f) => f.type === 'error' && f.cause === second.id)).detail,
+    /was claimed by another identity; its claim lapses in \d+ s/,
+  );
   await new Promise((r) => setTimeout(r, CLAIM_LEASE_MS + 300));
   const third = rival.emit({ type: 'progress.status' });
   rogue.send(third);
@@ -192,7 +253,11 @@ test('session ids NATS subjects reserve (dots, wildcards, spaces) or that are to
     const c = await consumerOn(a);
     const r = await c.send(instruct(s), { timeoutMs: 3000 });
     assert.is(r.outcome, 'accepted');
-    const h = await SseClient.open(a.url, { from: JSON.stringify([{ session: s }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+    const h = await SseClient.open(
+      a.url,
+      { from: JSON.stringify([{ session: s }]), live: '0' },
+      { authorization: `Bearer ${TOKEN}` },
+    );
     await h.done();
     // (Which of the claim and the command was stored first is up to the two nodes' timing.)
     assert.equal(h.events.map((e) => e.type).sort(), ['control.accepted', 'session.started', TYPE].sort());
@@ -204,7 +269,9 @@ test('session ids NATS subjects reserve (dots, wildcards, spaces) or that are to
 
 test('/healthz names the engine and its state; both nodes see two nodes', async () => {
   for (const r of [a, b]) {
-    const h = (await (await fetch(`${r.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
+    const h = (await (
+      await fetch(`${r.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as any;
     assert.is(h.ok, true);
     assert.is(h.store.engine, 'nats-jetstream');
     assert.match(h.store.version, /^2\./);

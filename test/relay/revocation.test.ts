@@ -27,9 +27,18 @@ function tokensFile(entries: readonly Entry[] = TOKENS_FILE.tokens): string {
 const rewrite = (file: string, entries: readonly Entry[]) => writeFileSync(file, JSON.stringify({ tokens: entries }));
 const without = (identity: string): Entry[] => TOKENS_FILE.tokens.filter((e) => e.identity !== identity);
 
-async function relayOn(file: string, extra: Partial<RelayOptions> = {}): Promise<{ relay: RelayHandle; logs: string[] }> {
+async function relayOn(
+  file: string,
+  extra: Partial<RelayOptions> = {},
+): Promise<{ relay: RelayHandle; logs: string[] }> {
   const logs: string[] = [];
-  const relay = await startRelay({ port: 0, storePath: ':memory:', tokensFile: file, log: (l) => logs.push(l), ...extra });
+  const relay = await startRelay({
+    port: 0,
+    storePath: ':memory:',
+    tokensFile: file,
+    log: (l) => logs.push(l),
+    ...extra,
+  });
   return { relay, logs };
 }
 
@@ -46,17 +55,24 @@ function closedWithin(p: WsPeer, ms: number): Promise<number> {
   });
 }
 
-const refusedUpgrade = (relay: RelayHandle, token: string) => WsPeer.open(relay.socketUrl, token).then(
-  (p) => {
-    p.close();
-    return 'opened';
-  },
-  (err: Error) => err.message,
-);
+const refusedUpgrade = (relay: RelayHandle, token: string) =>
+  WsPeer.open(relay.socketUrl, token).then(
+    (p) => {
+      p.close();
+      return 'opened';
+    },
+    (err: Error) => err.message,
+  );
 
 /** The adapter side: claims `s`, acks every instruct. */
 const target = (relay: RelayHandle, s: string) =>
-  startTestTarget({ url: relay.socketUrl, token: TOKENS.adapter, agent: 'claude-code', accepts: [INSTRUCT], sessions: [s] });
+  startTestTarget({
+    url: relay.socketUrl,
+    token: TOKENS.adapter,
+    agent: 'claude-code',
+    accepts: [INSTRUCT],
+    sessions: [s],
+  });
 
 test('a removed token: its open socket and SSE stream close within 1 s, a new socket and a POST are refused', async () => {
   const file = tokensFile();
@@ -64,7 +80,11 @@ test('a removed token: its open socket and SSE stream close within 1 s, a new so
   const s = freshSession('revoke');
   const cc = await target(relay, s);
   const alice = await WsPeer.greet(relay.socketUrl, { role: 'consumer', identity: { agent: 'alice' } }, TOKENS.alice);
-  const watcher = await WsPeer.greet(relay.socketUrl, { role: 'consumer', identity: { agent: 'watcher' } }, TOKENS.watcher);
+  const watcher = await WsPeer.greet(
+    relay.socketUrl,
+    { role: 'consumer', identity: { agent: 'watcher' } },
+    TOKENS.watcher,
+  );
   const sse = await SseClient.open(relay.url, {}, bearer(TOKENS.alice));
   assert.is(sse.status, 200);
   const before = await post(relay.url, JSON.stringify(instruct(s, 'allowed before')), bearer(TOKENS.alice));
@@ -76,16 +96,26 @@ test('a removed token: its open socket and SSE stream close within 1 s, a new so
   assert.is(closing?.reason, 'revoked');
   assert.match(closing.detail, /alice was revoked/);
   await sse.until((c) => c.ended);
-  assert.ok(sse.comments.some((c) => c.startsWith('revoked')), JSON.stringify(sse.comments));
+  assert.ok(
+    sse.comments.some((c) => c.startsWith('revoked')),
+    JSON.stringify(sse.comments),
+  );
 
   assert.is(await refusedUpgrade(relay, TOKENS.alice), 'HTTP 401');
   const after = await post(relay.url, JSON.stringify(instruct(s, 'refused after')), bearer(TOKENS.alice));
   assert.is(after.status, 401);
-  assert.equal(cc.received.map((c) => c.data), [{ text: 'allowed before' }], 'nothing sent after revocation reached the adapter');
+  assert.equal(
+    cc.received.map((c) => c.data),
+    [{ text: 'allowed before' }],
+    'nothing sent after revocation reached the adapter',
+  );
 
   // Entries the change left alone keep their connections.
   assert.is(watcher.closeCode, undefined);
-  assert.ok(logs.some((l) => /tokens file re-read \(file changed\): 4 entries/.test(l)), logs.join('\n'));
+  assert.ok(
+    logs.some((l) => /tokens file re-read \(file changed\): 4 entries/.test(l)),
+    logs.join('\n'),
+  );
   watcher.close();
   await cc.close();
   await relay.close();
@@ -98,7 +128,10 @@ test('a narrowed token: its socket closes, a new one is served without the dropp
   const cc = await target(relay, s);
   const alice = await WsPeer.greet(relay.socketUrl, { role: 'consumer', identity: { agent: 'alice' } }, TOKENS.alice);
 
-  rewrite(file, TOKENS_FILE.tokens.map((e) => (e.identity === 'alice' ? { ...e, commands: ['control.attention.respond'] } : e)));
+  rewrite(
+    file,
+    TOKENS_FILE.tokens.map((e) => (e.identity === 'alice' ? { ...e, commands: ['control.attention.respond'] } : e)),
+  );
   assert.is(await closedWithin(alice, 1000), 1008);
   assert.match(alice.frames.map((f) => f.json).find((f) => f?.type === 'closing').detail, /rights of alice changed/);
 
@@ -117,7 +150,7 @@ test('a narrowed token: its socket closes, a new one is served without the dropp
   await relay.close();
 });
 
-test('an editor\'s save (a new file renamed over the old one) is noticed as well', async () => {
+test("an editor's save (a new file renamed over the old one) is noticed as well", async () => {
   const file = tokensFile();
   const { relay } = await relayOn(file);
   const alice = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKENS.alice);
@@ -141,7 +174,10 @@ test('SIGHUP reads the tokens file again (with watching off, only the signal not
   process.kill(process.pid, 'SIGHUP');
   assert.is(await closedWithin(alice, 1000), 1008);
   assert.is(await refusedUpgrade(relay, TOKENS.alice), 'HTTP 401');
-  assert.ok(logs.some((l) => /re-read \(SIGHUP\)/.test(l)), logs.join('\n'));
+  assert.ok(
+    logs.some((l) => /re-read \(SIGHUP\)/.test(l)),
+    logs.join('\n'),
+  );
   await relay.close();
   assert.is(process.listenerCount('SIGHUP'), 0, 'a closed relay leaves the signal alone');
 });
@@ -182,7 +218,10 @@ test('a tokens file that turns bad keeps the last good one, says why once, and r
   // Fixed: the file as it now stands is applied (alice removed).
   chmodSync(file, 0o600);
   assert.is(await closedWithin(alice, 1000), 1008);
-  assert.ok(logs.some((l) => /is valid again/.test(l)), logs.join('\n'));
+  assert.ok(
+    logs.some((l) => /is valid again/.test(l)),
+    logs.join('\n'),
+  );
   fresh.close();
   await cc.close();
   await relay.close();
@@ -212,7 +251,10 @@ test('`aep-steer relay --tokens` as a process: a removed token is cut off, and S
     assert.is(refused.status, 401);
 
     // The watch may see this change before the signal does: either way it is read, once.
-    rewrite(file, without('alice').filter((e) => e.identity !== 'watcher'));
+    rewrite(
+      file,
+      without('alice').filter((e) => e.identity !== 'watcher'),
+    );
     node.proc.kill('SIGHUP');
     const third = /re-read \((SIGHUP|file changed)\): 3 entries/;
     for (let i = 0; i < 300 && !third.test(node.output()); i++) await sleep(10);

@@ -7,7 +7,11 @@ import { classify, claimsSession, routeCommand, type Claimant } from '../../src/
 const em = new SessionEmitter({ agent: 'a', session: 's1', host: 'h' });
 const sender = { agent: 'cli', host: 'h' };
 const full = accessPolicy({ token: 't' }).authenticate('t')!;
-const peer = (claims: string[], accepts?: string[], role: Claimant['role'] = 'emitter'): Claimant => ({ role, accepts, claims: new Set(claims) });
+const peer = (claims: string[], accepts?: string[], role: Claimant['role'] = 'emitter'): Claimant => ({
+  role,
+  accepts,
+  claims: new Set(claims),
+});
 
 test('classify: commands, agent-scoped, seq-less session events, positioned events', () => {
   assert.is(classify(command(sender, 's1', { type: 'control.pause' })), 'command');

@@ -12,7 +12,12 @@ import { emitterFor, freshSession, ndjson, post, SseClient } from '../support/re
 let relay: RelayHandle;
 let base = '';
 test.before(async () => {
-  relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 5, limits: { maxBody: 64 * 1024, maxBatch: 50 } });
+  relay = await testRelay({
+    port: 0,
+    storePath: ':memory:',
+    bufferCap: 5,
+    limits: { maxBody: 64 * 1024, maxBatch: 50 },
+  });
   base = relay.url;
 });
 
@@ -42,13 +47,26 @@ test('ingest: 202 for JSON and NDJSON; each event then reaches a live SSE subscr
   const a = em.emit({ type: 'session.started' });
   const b = em.emit({ type: 'run.started', run: 'r1', data: { trigger: 'user' } });
   const c = em.emit({ type: 'run.finished', run: 'r1' });
-  const one = await fetch(`${base}/events`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'aep-version': '0.1' }, body: JSON.stringify(a, null, 2) });
+  const one = await fetch(`${base}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json; charset=utf-8', 'aep-version': '0.1' },
+    body: JSON.stringify(a, null, 2),
+  });
   assert.is(one.status, 202);
   assert.is((await post(base, ndjson([b, c]))).status, 202);
   await sse.until((x) => x.events.length >= 3);
-  assert.equal(sse.events.map((e) => e.id), [a.id, b.id, c.id]);
-  assert.equal(sse.messages.filter((m) => m.data).map((m) => m.event), ['session.started', 'run.started', 'run.finished']);
-  assert.equal(sse.messages.filter((m) => m.data).map((m) => m.id), [`${s}:0:0`, `${s}:0:1`, `${s}:0:2`]);
+  assert.equal(
+    sse.events.map((e) => e.id),
+    [a.id, b.id, c.id],
+  );
+  assert.equal(
+    sse.messages.filter((m) => m.data).map((m) => m.event),
+    ['session.started', 'run.started', 'run.finished'],
+  );
+  assert.equal(
+    sse.messages.filter((m) => m.data).map((m) => m.id),
+    [`${s}:0:0`, `${s}:0:1`, `${s}:0:2`],
+  );
   // The NDJSON line is served byte for byte; the pretty-printed body loses only its line breaks.
   assert.is(sse.messages.filter((m) => m.data)[1]!.data, JSON.stringify(b));
   sse.close();
@@ -79,9 +97,15 @@ test('ingest refusals: 415 content type, 426 version (with versions), 413 body a
   const v = await post(base, JSON.stringify(e), { 'aep-version': '9.9' });
   assert.is(v.status, 426);
   assert.equal(v.body.versions, ['0.1']);
-  const none = await fetch(`${base}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(e) });
+  const none = await fetch(`${base}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(e),
+  });
   assert.is(none.status, 426);
-  const big = await post(base, JSON.stringify({ ...e, data: { label: 'x'.repeat(70 * 1024) } }), { 'content-type': 'application/json' });
+  const big = await post(base, JSON.stringify({ ...e, data: { label: 'x'.repeat(70 * 1024) } }), {
+    'content-type': 'application/json',
+  });
   assert.is(big.status, 413);
   assert.is(big.body.error, 'payload-too-large');
   const em = emitterFor(freshSession());
@@ -91,7 +115,12 @@ test('ingest refusals: 415 content type, 426 version (with versions), 413 body a
 });
 
 test('SSE: a bad filter, ceiling or from is a 400 before any stream (fail closed)', async () => {
-  const queries: Record<string, string>[] = [{ filter: '{"seq":1}' }, { filter: '{oops' }, { capture: 'everything' }, { from: '{}' }];
+  const queries: Record<string, string>[] = [
+    { filter: '{"seq":1}' },
+    { filter: '{oops' },
+    { capture: 'everything' },
+    { from: '{}' },
+  ];
   for (const q of queries) {
     const c = await SseClient.open(base, q);
     assert.is(c.status, 400, JSON.stringify(q));
@@ -104,16 +133,29 @@ test('SSE resume: from and Last-Event-ID deliver strictly after the position, th
   const em = emitterFor(s);
   const evs = [0, 1, 2].map(() => em.emit({ type: 'progress.status' }));
   await post(base, ndjson(evs));
-  const byFrom = await SseClient.open(base, { filter: JSON.stringify({ session: s }), from: JSON.stringify([{ session: s, epoch: 0, seq: 0 }]) });
-  const byHeader = await SseClient.open(base, { filter: JSON.stringify({ session: s }) }, { 'last-event-id': `${s}:0:1` });
+  const byFrom = await SseClient.open(base, {
+    filter: JSON.stringify({ session: s }),
+    from: JSON.stringify([{ session: s, epoch: 0, seq: 0 }]),
+  });
+  const byHeader = await SseClient.open(
+    base,
+    { filter: JSON.stringify({ session: s }) },
+    { 'last-event-id': `${s}:0:1` },
+  );
   await byFrom.until((c) => c.events.length >= 2);
   await byHeader.until((c) => c.events.length >= 1);
   const next = em.emit({ type: 'progress.status' });
   await post(base, ndjson([next]));
   await byFrom.until((c) => c.events.length >= 3);
   await byHeader.until((c) => c.events.length >= 2);
-  assert.equal(byFrom.events.map((e) => e.seq), [1, 2, 3]);
-  assert.equal(byHeader.events.map((e) => e.seq), [2, 3]);
+  assert.equal(
+    byFrom.events.map((e) => e.seq),
+    [1, 2, 3],
+  );
+  assert.equal(
+    byHeader.events.map((e) => e.seq),
+    [2, 3],
+  );
   byFrom.close();
   byHeader.close();
 });
@@ -128,14 +170,20 @@ test('SSE replay-exhausted comes before what the buffer still holds; live=0 ends
   const marker = c.messages.findIndex((m) => m.comments.some((x) => x.startsWith('replay-exhausted')));
   assert.ok(marker >= 0 && marker < firstData);
   assert.ok(c.comments.includes(`replay-exhausted ${s} 0:3`));
-  assert.equal(c.events.map((e) => e.seq), [3, 4, 5, 6, 7]);
+  assert.equal(
+    c.events.map((e) => e.seq),
+    [3, 4, 5, 6, 7],
+  );
   assert.is(c.comments.at(-1), 'replay-complete');
 });
 
 test('SSE from=all replays every held session with no exhausted marker', async () => {
   const s1 = freshSession();
   const s2 = freshSession();
-  await post(base, ndjson([emitterFor(s1).emit({ type: 'session.started' }), emitterFor(s2).emit({ type: 'session.started' })]));
+  await post(
+    base,
+    ndjson([emitterFor(s1).emit({ type: 'session.started' }), emitterFor(s2).emit({ type: 'session.started' })]),
+  );
   const c = await SseClient.open(base, { from: 'all', live: '0', filter: JSON.stringify({ session: [s1, s2] }) });
   await c.done();
   assert.equal(c.events.map((e) => e.session).sort(), [s1, s2].sort());
@@ -145,9 +193,14 @@ test('SSE from=all replays every held session with no exhausted marker', async (
 test('capture ceiling applies on SSE replay and live delivery alike', async () => {
   const s = freshSession();
   const em = emitterFor(s);
-  const secret = () => em.emit({ type: 'run.started', run: 'r', capture: 'redacted', data: { trigger: 'user', prompt: 'CANARY-TEXT' } });
+  const secret = () =>
+    em.emit({ type: 'run.started', run: 'r', capture: 'redacted', data: { trigger: 'user', prompt: 'CANARY-TEXT' } });
   await post(base, ndjson([secret()]));
-  const c = await SseClient.open(base, { filter: JSON.stringify({ session: s }), capture: 'metadata', from: JSON.stringify([{ session: s }]) });
+  const c = await SseClient.open(base, {
+    filter: JSON.stringify({ session: s }),
+    capture: 'metadata',
+    from: JSON.stringify([{ session: s }]),
+  });
   await c.until((x) => x.events.length >= 1);
   await post(base, ndjson([secret()]));
   await c.until((x) => x.events.length >= 2);
@@ -165,10 +218,16 @@ test('a POSTed command is routed like one over WebSocket: without a token it is 
   const cmd = command({ agent: 'cli', host: 'h' }, s, { type: 'control.pause' });
   const r = await post(base, ndjson([cmd]));
   assert.is(r.status, 403);
-  assert.equal([r.body.code, r.body.cause, r.body.detail], ['unauthorized', cmd.id, 'control needs an authenticated binding']);
+  assert.equal(
+    [r.body.code, r.body.cause, r.body.detail],
+    ['unauthorized', cmd.id, 'control needs an authenticated binding'],
+  );
   const c = await SseClient.open(base, { from: JSON.stringify([{ session: s }]), live: '0' });
   await c.done();
-  assert.equal(c.events.map((e) => e.type), ['session.started']);
+  assert.equal(
+    c.events.map((e) => e.type),
+    ['session.started'],
+  );
 });
 
 test('a relay restart keeps history in its SQLite file and resumes from a position', async () => {
@@ -183,7 +242,10 @@ test('a relay restart keeps history in its SQLite file and resumes from a positi
   const second = await testRelay({ port: 0, storePath });
   const c = await SseClient.open(second.url, { from: JSON.stringify([{ session: s, epoch: 0, seq: 0 }]), live: '0' });
   await c.done();
-  assert.equal(c.messages.filter((m) => m.data).map((m) => m.data), evs.slice(1).map((e) => JSON.stringify(e)));
+  assert.equal(
+    c.messages.filter((m) => m.data).map((m) => m.data),
+    evs.slice(1).map((e) => JSON.stringify(e)),
+  );
   // Dedupe state survived too: re-posting the same events stores nothing new.
   const again = await post(second.url, ndjson(evs));
   assert.is(again.body.stored, 0);
@@ -198,7 +260,9 @@ test('auth: with a token every surface but /healthz needs it; header or access_t
   assert.is((await fetch(`${locked.url}/events?access_token=tok`)).status, 200);
   const anon = (await (await fetch(`${locked.url}/healthz`)).json()) as any;
   assert.equal(anon, { ok: true });
-  const authed = (await (await fetch(`${locked.url}/healthz`, { headers: { authorization: 'Bearer tok' } })).json()) as any;
+  const authed = (await (
+    await fetch(`${locked.url}/healthz`, { headers: { authorization: 'Bearer tok' } })
+  ).json()) as any;
   assert.is(typeof authed.events, 'number');
   const sse = await SseClient.open(locked.url, {});
   assert.is(sse.status, 401);

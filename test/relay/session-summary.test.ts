@@ -7,15 +7,24 @@ import { SessionSummaries } from '../../src/relay/session-summary.js';
 
 const S = 'sess-1';
 const adapter = () => new SessionEmitter({ agent: 'codex', session: S, host: 'h' });
-const instructCmd = (id: string) => command({ agent: 'op', host: 'h' }, S, { type: 'x.codex.control.instruct', id, data: { text: 't' }, capture: 'redacted' });
+const instructCmd = (id: string) =>
+  command({ agent: 'op', host: 'h' }, S, {
+    type: 'x.codex.control.instruct',
+    id,
+    data: { text: 't' },
+    capture: 'redacted',
+  });
 
 function lifecycle(): AepEvent[] {
   const a = adapter();
   return [
     a.emit({ type: 'session.started' }),
-    instructCmd('c1'), a.emit({ type: 'control.accepted', cause: 'c1' }),
-    instructCmd('c2'), a.emit({ type: 'control.accepted', cause: 'c2' }),
-    instructCmd('c3'), a.emit({ type: 'control.rejected', cause: 'c3', data: { reason: 'invalid' } }),
+    instructCmd('c1'),
+    a.emit({ type: 'control.accepted', cause: 'c1' }),
+    instructCmd('c2'),
+    a.emit({ type: 'control.accepted', cause: 'c2' }),
+    instructCmd('c3'),
+    a.emit({ type: 'control.rejected', cause: 'c3', data: { reason: 'invalid' } }),
     a.emit({ type: 'x.codex.instruction.delivered', cause: 'c1', data: { queued_ms: 5 } }),
     a.emit({ type: 'session.ended', data: { reason: 'normal' } }),
   ];
@@ -54,7 +63,10 @@ test('after a restart the summary is rebuilt from what the store holds', () => {
 
 test('the cap forgets the least recently updated session', () => {
   let rebuilt = 0;
-  const s = new SessionSummaries(() => { rebuilt += 1; return []; }, 2);
+  const s = new SessionSummaries(() => {
+    rebuilt += 1;
+    return [];
+  }, 2);
   s.get('a');
   s.get('b');
   s.get('a');

@@ -9,7 +9,12 @@ import { emitterFor, freshSession, ndjson, post, WsPeer } from '../support/relay
 let relay: RelayHandle;
 let url = '';
 test.before(async () => {
-  relay = await testRelay({ port: 0, storePath: ':memory:', bufferCap: 4, limits: { maxFrom: 3, maxSubscriptions: 2 } });
+  relay = await testRelay({
+    port: 0,
+    storePath: ':memory:',
+    bufferCap: 4,
+    limits: { maxFrom: 3, maxSubscriptions: 2 },
+  });
   url = relay.socketUrl;
 });
 
@@ -63,8 +68,13 @@ test('subscribe errors are in-band, per request, and leave the connection and ot
   p.send({ type: 'subscribe', id: 'bad-filter', filter: { data: 1 } });
   p.send({ type: 'subscribe', id: 'bad-from', from: {} });
   p.send({ type: 'subscribe', id: 'bad-capture', capture: 'loud' });
-  p.send({ type: 'subscribe', id: 'too-many-from', from: [{ session: 'a' }, { session: 'b' }, { session: 'c' }, { session: 'd' }] });
-  for (const id of ['bad-filter', 'bad-from', 'bad-capture']) assert.is((await p.next((f) => f.type === 'error' && f.id === id)).code, 'invalid-filter');
+  p.send({
+    type: 'subscribe',
+    id: 'too-many-from',
+    from: [{ session: 'a' }, { session: 'b' }, { session: 'c' }, { session: 'd' }],
+  });
+  for (const id of ['bad-filter', 'bad-from', 'bad-capture'])
+    assert.is((await p.next((f) => f.type === 'error' && f.id === id)).code, 'invalid-filter');
   assert.is((await p.next((f) => f.type === 'error' && f.id === 'too-many-from')).code, 'limit-exceeded');
   p.send({ type: 'subscribe', id: 'second' });
   await p.next((f) => f.type === 'subscribed' && f.id === 'second');
@@ -90,8 +100,16 @@ test('WS resume: replay-exhausted frame, then replayed events as bare byte-ident
   const marker = p.frames.findIndex((f) => f.json.type === 'replay-exhausted');
   const firstEvent = p.frames.findIndex((f) => f.json.aep === '0.1');
   assert.ok(marker >= 0 && marker < firstEvent);
-  assert.equal(p.frames[marker]!.json, { type: 'replay-exhausted', sub: 'r', session: s, earliest: { epoch: 0, seq: 2 } });
-  assert.equal(p.frames.filter((f) => f.json.aep).map((f) => f.text), evs.slice(2).map((e) => JSON.stringify(e)));
+  assert.equal(p.frames[marker]!.json, {
+    type: 'replay-exhausted',
+    sub: 'r',
+    session: s,
+    earliest: { epoch: 0, seq: 2 },
+  });
+  assert.equal(
+    p.frames.filter((f) => f.json.aep).map((f) => f.text),
+    evs.slice(2).map((e) => JSON.stringify(e)),
+  );
   const next = em.emit({ type: 'progress.status' });
   await post(relay.url, ndjson([next]));
   await p.next((f) => f.id === next.id);
@@ -101,7 +119,8 @@ test('WS resume: replay-exhausted frame, then replayed events as bare byte-ident
 test('capture ceiling on WS replay and on live delivery', async () => {
   const s = freshSession();
   const em = emitterFor(s);
-  const secret = () => em.emit({ type: 'run.started', run: 'r', capture: 'redacted', data: { trigger: 'user', prompt: 'CANARY' } });
+  const secret = () =>
+    em.emit({ type: 'run.started', run: 'r', capture: 'redacted', data: { trigger: 'user', prompt: 'CANARY' } });
   await post(relay.url, ndjson([secret()]));
   const p = await WsPeer.greet(url, { role: 'consumer' });
   p.send({ type: 'subscribe', id: 'c', filter: { session: s }, capture: 'metadata', from: [{ session: s }] });
@@ -135,7 +154,11 @@ test('roster: one entry per (connection, claimed session), control verbatim; att
   const s1 = freshSession();
   const s2 = freshSession();
   const control = { accepts: ['control.attention.respond'], ack_window_ms: 7000 };
-  const a = await WsPeer.greet(url, { role: 'emitter', identity: { agent: 'agent-a', instance: 'i1' }, capabilities: { control, emits: ['session'] } });
+  const a = await WsPeer.greet(url, {
+    role: 'emitter',
+    identity: { agent: 'agent-a', instance: 'i1' },
+    capabilities: { control, emits: ['session'] },
+  });
   const b = await WsPeer.greet(url, { role: 'both', identity: { agent: 'agent-b' } });
   a.send(emitterFor(s1, 'agent-a').emit({ type: 'session.started' }));
   a.send(emitterFor(s2, 'agent-a').emit({ type: 'session.started' }));
@@ -151,7 +174,19 @@ test('roster: one entry per (connection, claimed session), control verbatim; att
   const mine = entries.filter((e) => e.session === s1 || e.session === s2);
   assert.equal(mine.filter((e) => e.session === s1).length, 2);
   const [s2entry] = mine.filter((e) => e.session === s2);
-  assert.equal({ ...s2entry, last_event_at: undefined }, { session: s2, agent: 'agent-a', instance: 'i1', control, emits: ['session'], state: 'live', last_event_at: undefined, queued: 0 });
+  assert.equal(
+    { ...s2entry, last_event_at: undefined },
+    {
+      session: s2,
+      agent: 'agent-a',
+      instance: 'i1',
+      control,
+      emits: ['session'],
+      state: 'live',
+      last_event_at: undefined,
+      queued: 0,
+    },
+  );
   assert.type(s2entry.last_event_at, 'string', 'when the session last did something');
   a.send({ type: 'roster', id: 'from-emitter' });
   const err = await a.next((f) => f.type === 'error' && f.id === 'from-emitter');

@@ -36,9 +36,15 @@ test('the filter holds back that one warning while node:sqlite loads, and passes
     openDatabase(':memory:').close();
     process.emitWarning('after: ' + SQLITE, 'ExperimentalWarning');
   `;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: projectRoot, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: projectRoot,
+    encoding: 'utf8',
+  });
   assert.is(r.status, 0, r.stderr);
-  const warnings = r.stderr.split('\n').filter((l) => /Warning: /.test(l)).map((l) => l.replace(/^\(node:\d+\) /, ''));
+  const warnings = r.stderr
+    .split('\n')
+    .filter((l) => /Warning: /.test(l))
+    .map((l) => l.replace(/^\(node:\d+\) /, ''));
   assert.equal(warnings, [
     'ExperimentalWarning: Other is an experimental feature',
     'DeprecationWarning: SQLite is an experimental feature and might change at any time',
@@ -49,7 +55,10 @@ test('the filter holds back that one warning while node:sqlite loads, and passes
 test(`aep-steer relay with a file store on Node ${process.version}: no ExperimentalWarning on stderr after a write and a checkpoint`, async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, AEP_STATE_DIR: join(dir, 'state') };
   for (const k of ['NODE_OPTIONS', 'NODE_NO_WARNINGS', 'AEP_TOKEN']) delete env[k];
-  const relay = await startRelayProcess(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js')], { ...env, AEP_STORE: join(dir, 'relay.db') });
+  const relay = await startRelayProcess(process.execPath, [join(projectRoot, 'bin', 'aep-steer.js')], {
+    ...env,
+    AEP_STORE: join(dir, 'relay.db'),
+  });
   try {
     const r = await postWithLocalToken(relay.url, join(dir, 'state'));
     assert.is(r.body.stored, 1, 'the writer thread committed the event');

@@ -45,7 +45,14 @@ async function until(pred: () => boolean, what: string): Promise<void> {
   }
 }
 
-const ev = (session: string, seq: number): Admission => ({ session, source: 'src', id: `${session}-${seq}`, epoch: 0, seq, raw: JSON.stringify({ session, seq }) });
+const ev = (session: string, seq: number): Admission => ({
+  session,
+  source: 'src',
+  id: `${session}-${seq}`,
+  epoch: 0,
+  seq,
+  raw: JSON.stringify({ session, seq }),
+});
 
 test('a read sent while a batch is with the writer sees that batch; committed() reads the file at once', async () => {
   const path = join(freshDir(), 'relay.db');
@@ -54,7 +61,10 @@ test('a read sent while a batch is with the writer sees that batch; committed() 
   // Not awaited: the read goes to the writer behind the batch.
   const r = s.replay('a');
   assert.ok(r instanceof Promise, 'a read while a batch is in flight waits for it');
-  assert.equal((await r).items.map((t) => JSON.parse(t).seq), [0, 1]);
+  assert.equal(
+    (await r).items.map((t) => JSON.parse(t).seq),
+    [0, 1],
+  );
   assert.equal(await written, [true, true, true]);
   assert.equal(await s.admitAll([ev('a', 1), ev('a', 2)]), [false, true], 'dedupe on (source, id) across batches');
   // Nothing in flight: the relay's own connection answers at once, and so does committed().
@@ -86,7 +96,10 @@ test('admissions made while a batch is with the writer share the next one; each 
   assert.equal(await first, [true, true]);
   assert.equal(await second, [false, true], 'a redelivery of the batch before');
   assert.equal(await third, [true, false], 'a redelivery within the shared batch');
-  assert.equal((await s.replay('a')).items.map((t) => JSON.parse(t).seq), [0, 1, 2]);
+  assert.equal(
+    (await s.replay('a')).items.map((t) => JSON.parse(t).seq),
+    [0, 1, 2],
+  );
   await s.close();
 });
 
@@ -118,7 +131,7 @@ test('a frame is fanned out as the bytes received: spacing, key order, escapes a
   }
 });
 
-test('while another connection holds the file\'s write lock, events fan out and commands route; replay and the POST\'s 202 wait for the commit', async () => {
+test("while another connection holds the file's write lock, events fan out and commands route; replay and the POST's 202 wait for the commit", async () => {
   const { relay, path } = await fileRelay();
   const other = new Database(path);
   // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
@@ -127,7 +140,11 @@ test('while another connection holds the file\'s write lock, events fan out and 
     const s = freshSession('locked');
     const em = emitterFor(s, 'test-agent');
     const type = 'x.test-target.control.instruct';
-    const target = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'test-agent' }, capabilities: { control: { accepts: [type] } } }, TOKEN);
+    const target = await WsPeer.greet(
+      relay.socketUrl,
+      { role: 'emitter', identity: { agent: 'test-agent' }, capabilities: { control: { accepts: [type] } } },
+      TOKEN,
+    );
     const sub = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
     sub.send({ type: 'subscribe', id: 'w', filter: { session: s } });
     await sub.next((f) => f.type === 'subscribed');
@@ -138,13 +155,21 @@ test('while another connection holds the file\'s write lock, events fan out and 
     // The writer thread now waits on the lock (SQLite's busy timeout); the relay's thread does not.
     for (let i = 0; i < 20; i += 1) target.send(em.emit({ type: 'progress.status', data: { phase: `p${i}` } }));
     await sub.next((f) => f.type === 'progress.status' && f.data?.phase === 'p19');
-    const cmd = command({ agent: 'test-cli', host: 'test-host' }, s, { type, capture: 'redacted', data: { text: 'go on' } });
+    const cmd = command({ agent: 'test-cli', host: 'test-host' }, s, {
+      type,
+      capture: 'redacted',
+      data: { text: 'go on' },
+    });
     sub.send(cmd);
     await target.next((f) => f.id === cmd.id);
     target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
     await sub.next((f) => f.type === 'control.accepted' && f.cause === cmd.id);
     let answered = false;
-    const posted = post(relay.url, JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'http' } })) + '\n', auth).then((r) => {
+    const posted = post(
+      relay.url,
+      JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'http' } })) + '\n',
+      auth,
+    ).then((r) => {
       answered = true;
       return r;
     });
@@ -180,7 +205,9 @@ test('a write SQLite refuses: socket events were fanned out and the failure is l
   // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
   other.exec('PRAGMA busy_timeout = 5000');
   try {
-    other.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.raw LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`);
+    other.exec(
+      `CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.raw LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`,
+    );
     const s = freshSession('refused');
     const em = emitterFor(s, 'test-agent');
     const sub = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
@@ -189,15 +216,26 @@ test('a write SQLite refuses: socket events were fanned out and the failure is l
     const emitter = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'test-agent' } }, TOKEN);
     emitter.send(em.emit({ type: 'progress.status', data: { phase: 'poison' } }));
     await sub.next((f) => f.data?.phase === 'poison');
-    await until(() => lines.some((l) => l.includes('store write failed: refused by the test trigger')), 'the failed write is logged');
+    await until(
+      () => lines.some((l) => l.includes('store write failed: refused by the test trigger')),
+      'the failed write is logged',
+    );
 
-    const refused = await post(relay.url, JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'poison-http' } })) + '\n', auth);
+    const refused = await post(
+      relay.url,
+      JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'poison-http' } })) + '\n',
+      auth,
+    );
     assert.is(refused.status, 500);
     assert.is(refused.body.error, 'internal');
 
     emitter.send(em.emit({ type: 'progress.status', data: { phase: 'fine' } }));
     await sub.next((f) => f.data?.phase === 'fine');
-    const ok = await post(relay.url, JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'fine-http' } })) + '\n', auth);
+    const ok = await post(
+      relay.url,
+      JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'fine-http' } })) + '\n',
+      auth,
+    );
     assert.is(ok.status, 202);
     assert.is(ok.body.stored, 1);
     const phases = (await history(relay, s)).map((t) => (JSON.parse(t) as { data: { phase: string } }).data.phase);
@@ -227,7 +265,11 @@ test.after(() => {
 test('a store that keeps refusing is reported once per interval with a count, and says what to do', () => {
   const lines: string[] = [];
   let t = 1_000;
-  const report = storeFailures((l) => lines.push(l), 10_000, () => t);
+  const report = storeFailures(
+    (l) => lines.push(l),
+    10_000,
+    () => t,
+  );
   report(new Error('database or disk is full'));
   for (let i = 0; i < 5; i += 1) {
     t += 1_000;

@@ -9,9 +9,19 @@ import { NatsStore } from '../../src/relay/nats/store.js';
 import { natsUrl, STORE_KIND } from '../support/relay-store.js';
 
 const ev = (session: string, epoch: number, seq: number, source = 'src'): Admission => ({
-  session, source, id: `${session}-${epoch}-${seq}`, epoch, seq, raw: JSON.stringify({ session, epoch, seq, source }),
+  session,
+  source,
+  id: `${session}-${epoch}-${seq}`,
+  epoch,
+  seq,
+  raw: JSON.stringify({ session, epoch, seq, source }),
 });
-const loose = (session: string, id: string): Admission => ({ session, source: 'sender', id, raw: JSON.stringify({ id }) });
+const loose = (session: string, id: string): Admission => ({
+  session,
+  source: 'sender',
+  id,
+  raw: JSON.stringify({ id }),
+});
 // Both stores behind the one interface: SQLite by default, JetStream with AEP_TEST_STORE=nats
 // (a file path maps to one namespace, so reopening it finds the same history).
 const spaces = new Map<string, string>();
@@ -19,12 +29,19 @@ async function open(opts: StoreOptions): Promise<SessionStore> {
   if (STORE_KIND === 'sqlite') return RelayStore.open(opts);
   if (opts.path !== ':memory:' && !spaces.has(opts.path)) spaces.set(opts.path, `st${spaces.size}${process.pid}`);
   const namespace = opts.path === ':memory:' ? `sm${Math.random().toString(36).slice(2, 10)}` : spaces.get(opts.path)!;
-  return NatsStore.open({ servers: await natsUrl(), namespace, ...(opts.bufferCap ? { bufferCap: opts.bufferCap } : {}), ...(opts.sessionCap ? { sessionCap: opts.sessionCap } : {}) });
+  return NatsStore.open({
+    servers: await natsUrl(),
+    namespace,
+    ...(opts.bufferCap ? { bufferCap: opts.bufferCap } : {}),
+    ...(opts.sessionCap ? { sessionCap: opts.sessionCap } : {}),
+  });
 }
 const admit = async (s: SessionStore, a: Admission): Promise<boolean> => (await s.admitAll([a]))[0]!;
-const replay = async (s: SessionStore, session: string, after?: { epoch: number; seq: number }) => s.replay(session, after);
+const replay = async (s: SessionStore, session: string, after?: { epoch: number; seq: number }) =>
+  s.replay(session, after);
 
-const seqs = (items: string[]) => items.map((r) => JSON.parse(r) as { seq?: number; id?: string }).map((o) => o.seq ?? o.id);
+const seqs = (items: string[]) =>
+  items.map((r) => JSON.parse(r) as { seq?: number; id?: string }).map((o) => o.seq ?? o.id);
 
 test('admission dedupes on (source, id); the same id from another source is a different event', async () => {
   const s = await open({ path: ':memory:' });
@@ -88,12 +105,19 @@ test('one batch admits as the same events admitted one by one: caps, dedupe, exh
   for (const store of [whole, single]) assert.equal(await store.sessionIds(), ['b', 'c', 'a']);
   for (const session of ['a', 'b', 'c']) {
     for (const after of [undefined, { epoch: 0, seq: 0 }, { epoch: 0, seq: 7 }]) {
-      assert.equal(await replay(whole, session, after), await replay(single, session, after), `${session} after ${JSON.stringify(after)}`);
+      assert.equal(
+        await replay(whole, session, after),
+        await replay(single, session, after),
+        `${session} after ${JSON.stringify(after)}`,
+      );
     }
   }
   // SQLite keeps one ring per session; JetStream keeps seq-less events in a ring of their own,
   // so the cap of 3 evicts them only among themselves there.
-  assert.equal(seqs((await replay(whole, 'a')).items), STORE_KIND === 'sqlite' ? [6, 'loose-6', 7, 9] : ['loose-0', 'loose-3', 6, 'loose-6', 7, 9]);
+  assert.equal(
+    seqs((await replay(whole, 'a')).items),
+    STORE_KIND === 'sqlite' ? [6, 'loose-6', 7, 9] : ['loose-0', 'loose-3', 6, 'loose-6', 7, 9],
+  );
   assert.equal((await replay(whole, 'a', { epoch: 0, seq: 0 })).exhausted, { epoch: 0, seq: 6 });
   await whole.close();
   await single.close();
@@ -138,13 +162,17 @@ test('a file store: WAL journal, integer columns as INTEGER and read back as num
     assert.equal(other.prepare('PRAGMA journal_mode').get(), { __proto__: null, journal_mode: 'wal' });
     const far = 2 ** 40;
     s.admitAll([ev('a', far, far + 1), ev('a', far, far + 2), ev('a', far, far + 3), loose('a', 'c1')]);
-    const types = other.prepare('SELECT DISTINCT typeof(arrival) a, typeof(epoch) e, typeof(seq) s FROM events WHERE epoch IS NOT NULL').all();
+    const types = other
+      .prepare('SELECT DISTINCT typeof(arrival) a, typeof(epoch) e, typeof(seq) s FROM events WHERE epoch IS NOT NULL')
+      .all();
     assert.equal(types, [{ __proto__: null, a: 'integer', e: 'integer', s: 'integer' }]);
     const r = s.replay('a');
     assert.equal(r.exhausted, { epoch: far, seq: far + 2 });
     assert.is(typeof r.exhausted!.seq, 'number');
     assert.equal(s.counts(), { sessions: 1, events: 3 });
-    other.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.id = 'b-0-1' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    other.exec(
+      `CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.id = 'b-0-1' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
     assert.throws(() => s.admitAll([ev('b', 0, 0), ev('b', 0, 1)]), /refused/);
     assert.equal(s.counts(), { sessions: 1, events: 3 }, 'the event before the refused one was rolled back with it');
     assert.equal(s.admitAll([ev('b', 0, 0)]), [true], 'the next batch is written');
@@ -184,8 +212,15 @@ test('a file store survives reopening with its history, dedupe state and evictio
 });
 
 test('an unopenable store is a clear error: a bad SQLite path, an unreachable NATS server', async () => {
-  const failure = (p: Promise<unknown>) => p.then(() => '', (err: Error) => err.message);
-  assert.match(await failure(NatsStore.open({ servers: 'nats://127.0.0.1:1' })), /cannot reach NATS at nats:\/\/127.0.0.1:1: .*start nats-server -js/);
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => '',
+      (err: Error) => err.message,
+    );
+  assert.match(
+    await failure(NatsStore.open({ servers: 'nats://127.0.0.1:1' })),
+    /cannot reach NATS at nats:\/\/127.0.0.1:1: .*start nats-server -js/,
+  );
   assert.match(await failure(NatsStore.open({ servers: 'http://x' })), /not a NATS server address: "http:\/\/x"/);
   const dir = mkdtempSync(join(tmpdir(), 'relay-store-'));
   const file = join(dir, 'plain-file');

@@ -16,7 +16,11 @@ const TOKEN = 'link-token';
 const sender = { agent: 'test-cli', host: 'test-host' };
 
 async function history(url: string, session: string): Promise<string[]> {
-  const c = await SseClient.open(url, { from: JSON.stringify([{ session }]), live: '0' }, { authorization: `Bearer ${TOKEN}` });
+  const c = await SseClient.open(
+    url,
+    { from: JSON.stringify([{ session }]), live: '0' },
+    { authorization: `Bearer ${TOKEN}` },
+  );
   await c.done();
   return c.messages.filter((m) => m.data).map((m) => m.data!);
 }
@@ -26,7 +30,14 @@ test('events sent while the relay is down are held and delivered in order once i
   const port = probe.port;
   await probe.close();
   const errors: SteeringError[] = [];
-  const link = connectRelay({ url: `ws://127.0.0.1:${port}/socket`, token: TOKEN, agent: 'test-agent', backoffInitialMs: 20, backoffMaxMs: 100, onError: (e) => errors.push(e) });
+  const link = connectRelay({
+    url: `ws://127.0.0.1:${port}/socket`,
+    token: TOKEN,
+    agent: 'test-agent',
+    backoffInitialMs: 20,
+    backoffMaxMs: 100,
+    onError: (e) => errors.push(e),
+  });
   const s = freshSession();
   const em = emitterFor(s);
   const evs = [0, 1, 2].map(() => em.emit({ type: 'progress.status' }));
@@ -37,7 +48,10 @@ test('events sent while the relay is down are held and delivered in order once i
   // The link writes in order on one socket; the last one in history means all arrived.
   let got: string[] = [];
   for (let i = 0; i < 100 && got.length < 3; i++) got = await history(relay.url, s);
-  assert.equal(got, evs.map((e) => JSON.stringify(e)));
+  assert.equal(
+    got,
+    evs.map((e) => JSON.stringify(e)),
+  );
   assert.ok(errors.some((e) => e.code === 'RELAY_UNREACHABLE'));
   await link.close();
   await relay.close();
@@ -48,7 +62,12 @@ test('after a relay restart the link re-claims its sessions, so commands route a
   const first = await testRelay({ port: 0, storePath, token: TOKEN });
   const port = first.port;
   const s = freshSession();
-  const target = await startTestTarget({ url: first.socketUrl, token: TOKEN, accepts: ['control.pause'], sessions: [s] });
+  const target = await startTestTarget({
+    url: first.socketUrl,
+    token: TOKEN,
+    accepts: ['control.pause'],
+    sessions: [s],
+  });
   let h: string[] = [];
   for (let i = 0; i < 100 && h.length < 1; i++) h = await history(first.url, s);
   await first.close();
@@ -71,7 +90,13 @@ test('after a relay restart the link re-claims its sessions, so commands route a
 
 test('a full outbox drops debug/info first and counts every drop', async () => {
   const errors: string[] = [];
-  const link = connectRelay({ url: 'ws://127.0.0.1:9/socket', agent: 'test-agent', outboxCap: 3, backoffInitialMs: 10_000, onError: (e) => errors.push(e.message) });
+  const link = connectRelay({
+    url: 'ws://127.0.0.1:9/socket',
+    agent: 'test-agent',
+    outboxCap: 3,
+    backoffInitialMs: 10_000,
+    onError: (e) => errors.push(e.message),
+  });
   const em = emitterFor(freshSession());
   link.send(em.emit({ type: 'progress.status', severity: 'notice' }));
   link.send(em.emit({ type: 'progress.status', severity: 'info' }));

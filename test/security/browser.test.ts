@@ -18,14 +18,27 @@ test.after(async () => {
 });
 
 /** One raw HTTP exchange with the headers a browser would send (Host and Origin included). */
-function raw(path: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function raw(
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: relay.port, path, method, headers: { authorization: `Bearer ${TOKENS.watcher}`, ...headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: relay.port,
+        path,
+        method,
+        headers: { authorization: `Bearer ${TOKENS.watcher}`, ...headers },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -35,8 +48,17 @@ function raw(path: string, headers: Record<string, string>, method = 'GET'): Pro
 function upgrade(headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request({
-      host: '127.0.0.1', port: relay.port, path: '/socket',
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', authorization: `Bearer ${TOKENS.watcher}`, ...headers },
+      host: '127.0.0.1',
+      port: relay.port,
+      path: '/socket',
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        authorization: `Bearer ${TOKENS.watcher}`,
+        ...headers,
+      },
     });
     req.on('upgrade', (res, socket) => {
       socket.destroy();
@@ -61,7 +83,11 @@ test('a page on another origin cannot open the socket or read the stream; the al
   assert.is(evil.status, 403);
   assert.is(evil.headers['access-control-allow-origin'], undefined);
   assert.match(evil.body, /--allow-origin https:\/\/evil.example/);
-  const preflight = await raw('/events', { origin: 'https://evil.example', 'access-control-request-method': 'POST' }, 'OPTIONS');
+  const preflight = await raw(
+    '/events',
+    { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    'OPTIONS',
+  );
   assert.is(preflight.status, 403);
   assert.is(preflight.headers['access-control-allow-origin'], undefined);
 });
@@ -95,10 +121,13 @@ test('DNS rebinding: a Host the relay does not serve is refused on HTTP, SSE and
   // --allow-host adds a name.
   const named = await testRelay({ port: 0, storePath: ':memory:', allowHosts: ['relay.internal'] });
   const ok = await new Promise<number>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: named.port, path: '/events', headers: { host: 'relay.internal' } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      { host: '127.0.0.1', port: named.port, path: '/events', headers: { host: 'relay.internal' } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.end();
   });

@@ -28,7 +28,10 @@ async function watch(p: WsPeer, id: string, session: string, extra: Record<strin
 }
 
 /** Sends one instruct per declared level through the real adapter link; returns the session. */
-async function steered(declared: (CaptureLevel | null)[], before?: (session: string) => Promise<void>): Promise<string> {
+async function steered(
+  declared: (CaptureLevel | null)[],
+  before?: (session: string) => Promise<void>,
+): Promise<string> {
   const s = freshSession('capture');
   const cc = await adapter(relay, [s]);
   const alice = await consumer(relay, TOKENS.alice, 'alice');
@@ -54,7 +57,11 @@ test('a metadata subscriber never sees instruction text, whether the command say
   const s = await steered(declared, async (session) => {
     live = await peer(relay, TOKENS.alice, 'consumer');
     await watch(live, 'live', session, { capture: 'metadata' });
-    sse = await SseClient.open(relay.url, { filter: JSON.stringify({ session }), capture: 'metadata' }, bearer(TOKENS.alice));
+    sse = await SseClient.open(
+      relay.url,
+      { filter: JSON.stringify({ session }), capture: 'metadata' },
+      bearer(TOKENS.alice),
+    );
   });
   await live.next(() => commandsIn(live).length === 3);
   await sse.until((c) => c.events.filter((e) => e.type === INSTRUCT).length === 3);
@@ -62,7 +69,11 @@ test('a metadata subscriber never sees instruction text, whether the command say
   const replayWs = await peer(relay, TOKENS.alice, 'consumer');
   await watch(replayWs, 'replay', s, { capture: 'metadata', from: [{ session: s }] });
   await replayWs.next(() => commandsIn(replayWs).length === 3);
-  const replaySse = await SseClient.open(relay.url, { from: JSON.stringify([{ session: s }]), capture: 'metadata', live: '0' }, bearer(TOKENS.alice));
+  const replaySse = await SseClient.open(
+    relay.url,
+    { from: JSON.stringify([{ session: s }]), capture: 'metadata', live: '0' },
+    bearer(TOKENS.alice),
+  );
   await replaySse.done();
   const served = [
     ...commandsIn(live).map((f) => f.text),
@@ -78,7 +89,11 @@ test('a metadata subscriber never sees instruction text, whether the command say
     assert.not.ok(e.data !== undefined && 'text' in e.data);
   }
   // A subscriber that asked for nothing lower still reads it: the floor is redacted, not none.
-  const full = await SseClient.open(relay.url, { from: JSON.stringify([{ session: s }]), live: '0' }, bearer(TOKENS.alice));
+  const full = await SseClient.open(
+    relay.url,
+    { from: JSON.stringify([{ session: s }]), live: '0' },
+    bearer(TOKENS.alice),
+  );
   await full.done();
   assert.is(full.messages.filter((m) => m.data?.includes(CANARY)).length, 3);
   live.close();
@@ -101,7 +116,12 @@ test('a watch-only token is served at metadata on every path, even when it asks 
   const replayWs = await peer(relay, TOKENS.watcher, 'consumer');
   await watch(replayWs, 'replay', s, { from: [{ session: s }] });
   await replayWs.next(() => commandsIn(replayWs).length === 2);
-  const texts = [...live.frames.map((f) => f.text), ...replayWs.frames.map((f) => f.text), ...sse.messages.map((m) => m.data ?? ''), ...replay.messages.map((m) => m.data ?? '')];
+  const texts = [
+    ...live.frames.map((f) => f.text),
+    ...replayWs.frames.map((f) => f.text),
+    ...sse.messages.map((m) => m.data ?? ''),
+    ...replay.messages.map((m) => m.data ?? ''),
+  ];
   assert.ok(texts.filter((t) => t.includes(INSTRUCT)).length >= 8);
   assert.not.ok(texts.some((t) => t.includes(CANARY)));
   // The roster tells a watcher who is live and what they accept, never what was said.
@@ -115,7 +135,11 @@ test('a watch-only token is served at metadata on every path, even when it asks 
 
 test('a watch-only entry with its own ceiling (redacted) reads the text it was trusted with, and no more', async () => {
   const s = await steered(['redacted']);
-  const c = await SseClient.open(relay.url, { from: JSON.stringify([{ session: s }]), capture: 'full', live: '0' }, bearer(TOKENS.auditor));
+  const c = await SseClient.open(
+    relay.url,
+    { from: JSON.stringify([{ session: s }]), capture: 'full', live: '0' },
+    bearer(TOKENS.auditor),
+  );
   await c.done();
   const cmd = c.events.find((e) => e.type === INSTRUCT)!;
   assert.is(cmd.capture, 'redacted');

@@ -44,7 +44,10 @@ test('rival claim: a watch-only token cannot claim a live session, so steering s
   const rogue = await peer(relay, TOKENS.rogue, 'emitter');
   const rogueClaim = new SessionEmitter({ agent: AGENT, session: s, host: 'rogue' }).emit({ type: 'session.started' });
   rogue.send(rogueClaim);
-  assert.match((await rogue.next((f) => f.type === 'error' && f.cause === rogueClaim.id)).detail, /claimed by another live connection/);
+  assert.match(
+    (await rogue.next((f) => f.type === 'error' && f.cause === rogueClaim.id)).detail,
+    /claimed by another live connection/,
+  );
   assert.is((await alice.roster()).filter((e) => e.session === s).length, 1);
   const r = await alice.send(instruct(s, 'keep going'), { timeoutMs: 5000 });
   assert.is(r.outcome, 'accepted');
@@ -56,7 +59,7 @@ test('rival claim: a watch-only token cannot claim a live session, so steering s
   await cc.close();
 });
 
-test('forged outcome over WebSocket: a watcher\'s delivered is refused, so instruct never reports delivery', async () => {
+test("forged outcome over WebSocket: a watcher's delivered is refused, so instruct never reports delivery", async () => {
   const s = freshSession('forge-ws');
   const cc = await adapter(relay, [s]);
   const alice = await consumer(relay, TOKENS.alice, 'alice');
@@ -67,11 +70,13 @@ test('forged outcome over WebSocket: a watcher\'s delivered is refused, so instr
   await watcher.next((f) => f.type === 'subscribed');
   const forger = new SessionEmitter({ agent: AGENT, session: s, host: 'attacker', epoch: 7 });
   const forged: string[] = [];
-  void watcher.next((f) => f.type === `x.${AGENT}.control.instruct`).then((cmd) => {
-    const e = forger.emit({ type: `x.${AGENT}.instruction.delivered`, cause: cmd.id, data: { queued_ms: 1 } });
-    forged.push(e.id);
-    watcher.send(e);
-  });
+  void watcher
+    .next((f) => f.type === `x.${AGENT}.control.instruct`)
+    .then((cmd) => {
+      const e = forger.emit({ type: `x.${AGENT}.instruction.delivered`, cause: cmd.id, data: { queued_ms: 1 } });
+      forged.push(e.id);
+      watcher.send(e);
+    });
   const o = await sendInstruction(alice, { sender: 'alice' }, { session: s, text: 'run the tests', timeoutMs: 1500 });
   assert.is(o.outcome, 'timeout');
   assert.is(o.outcome === 'timeout' && o.stage, 'delivery');
@@ -91,8 +96,12 @@ test('forged outcome over HTTP ingest: 403 with the rule, nothing stored or fann
   const seen = await SseClient.open(relay.url, { filter: JSON.stringify({ session: s }) }, bearer(TOKENS.alice));
   const cmd = instruct(s, 'ship it');
   assert.is((await alice.send(cmd, { timeoutMs: 5000 })).outcome, 'accepted');
-  const forge = (host: string) => new SessionEmitter({ agent: AGENT, session: s, host, epoch: 9 })
-    .emit({ type: `x.${AGENT}.instruction.delivered`, cause: cmd.id, data: { queued_ms: 3 } });
+  const forge = (host: string) =>
+    new SessionEmitter({ agent: AGENT, session: s, host, epoch: 9 }).emit({
+      type: `x.${AGENT}.instruction.delivered`,
+      cause: cmd.id,
+      data: { queued_ms: 3 },
+    });
   const byWatcher = await post(relay.url, ndjson([forge('watcher')]), bearer(TOKENS.watcher));
   assert.is(byWatcher.status, 403);
   assert.equal([byWatcher.body.code, byWatcher.body.line], ['unauthorized', 0]);
@@ -104,8 +113,15 @@ test('forged outcome over HTTP ingest: 403 with the rule, nothing stored or fann
   assert.match(byRogue.body.detail, /owned by another identity's claim/);
   assert.is(byRogue.body.retry, undefined, 'a claim lapses with its lease: this refusal may change');
   // A forged ack for a command the adapter never saw is refused the same way.
-  const ack = new SessionEmitter({ agent: AGENT, session: s, host: 'rogue', epoch: 9 }).emit({ type: 'control.accepted', cause: 'made-up' });
-  assert.is((await post(relay.url, JSON.stringify(ack), { ...bearer(TOKENS.rogue), 'content-type': 'application/json' })).status, 403);
+  const ack = new SessionEmitter({ agent: AGENT, session: s, host: 'rogue', epoch: 9 }).emit({
+    type: 'control.accepted',
+    cause: 'made-up',
+  });
+  assert.is(
+    (await post(relay.url, JSON.stringify(ack), { ...bearer(TOKENS.rogue), 'content-type': 'application/json' }))
+      .status,
+    403,
+  );
   await sleep(100);
   assert.not.ok(seen.events.some((e) => e.type.endsWith('.delivered') || e.cause === 'made-up'));
   assert.not.ok((await history(s)).includes(`x.${AGENT}.instruction.delivered`));
@@ -115,7 +131,9 @@ test('forged outcome over HTTP ingest: 403 with the rule, nothing stored or fann
 });
 
 test('hijack while the adapter is down: the claim keeps other identities out for the lease stated in discovery', async () => {
-  const discovery = await (await fetch(`${relay.url}/events`, { headers: bearer(TOKENS.watcher) })).json() as { capabilities: { claims: { lease_ms: number } } };
+  const discovery = (await (await fetch(`${relay.url}/events`, { headers: bearer(TOKENS.watcher) })).json()) as {
+    capabilities: { claims: { lease_ms: number } };
+  };
   assert.is(discovery.capabilities.claims.lease_ms, 30_000);
   const s = freshSession('hijack');
   const cc = await adapter(relay, [s]);
@@ -125,7 +143,9 @@ test('hijack while the adapter is down: the claim keeps other identities out for
   // The adapter is restarting. A watcher and a second emitter identity both try to take over.
   for (const token of [TOKENS.watcher, TOKENS.rogue]) {
     const p = await peer(relay, token, 'emitter');
-    const e = new SessionEmitter({ agent: AGENT, session: s, host: 'attacker', epoch: 3 }).emit({ type: 'session.started' });
+    const e = new SessionEmitter({ agent: AGENT, session: s, host: 'attacker', epoch: 3 }).emit({
+      type: 'session.started',
+    });
     p.send(e);
     assert.is((await p.next((f) => f.type === 'error' && f.cause === e.id)).code, 'unauthorized');
     p.close();
@@ -140,7 +160,10 @@ test('hijack while the adapter is down: the claim keeps other identities out for
   const back = await adapter(relay, [s]);
   await claimed(alice, s);
   assert.is((await alice.send(instruct(s, 'the secret plan'), { timeoutMs: 5000 })).outcome, 'accepted');
-  assert.equal(back.received.map((c) => (c.data as { text: string }).text), ['the secret plan']);
+  assert.equal(
+    back.received.map((c) => (c.data as { text: string }).text),
+    ['the secret plan'],
+  );
   assert.is(rogue.received.length, 0);
   await rogue.close();
   await back.close();
@@ -164,7 +187,7 @@ test('the lease ends: after it another identity with emit rights may claim a ses
   await short.close();
 });
 
-test('spoofed sender: a command naming another sender is refused; aep-steer instruct sends as the token\'s identity', async () => {
+test("spoofed sender: a command naming another sender is refused; aep-steer instruct sends as the token's identity", async () => {
   const s = freshSession('spoof');
   const cc = await adapter(relay, [s]);
   const alice = await consumer(relay, TOKENS.alice, 'admin');
@@ -172,27 +195,61 @@ test('spoofed sender: a command naming another sender is refused; aep-steer inst
   assert.equal(alice.principal, { identity: 'alice', bound: true });
   const r = await alice.send(instruct(s, 'rm -rf /', { agent: 'admin' }), { timeoutMs: 5000 });
   assert.equal(r.outcome === 'refused' && r.code, 'unauthorized');
-  assert.match(r.outcome === 'refused' ? r.detail ?? '' : '', /names "admin" as its sender; this token's identity is "alice"/);
+  assert.match(
+    r.outcome === 'refused' ? (r.detail ?? '') : '',
+    /names "admin" as its sender; this token's identity is "alice"/,
+  );
   assert.is(cc.received.length, 0);
   await alice.close();
   // The CLI, told --sender admin, still sends as alice: the audit names who really sent it.
   const out = sink();
-  const code = await runInstruct('run the tests', {
-    relay: relay.socketUrl, token: TOKENS.alice, sender: 'admin', session: s, wait: false, timeout: '5000', ackWindow: '5000',
-  }, { out: out.stream, err: sink().stream });
+  const code = await runInstruct(
+    'run the tests',
+    {
+      relay: relay.socketUrl,
+      token: TOKENS.alice,
+      sender: 'admin',
+      session: s,
+      wait: false,
+      timeout: '5000',
+      ackWindow: '5000',
+    },
+    { out: out.stream, err: sink().stream },
+  );
   assert.is(code, INSTRUCT_EXIT.accepted, out.text());
-  assert.equal(cc.received.map((c) => c.agent), ['alice']);
+  assert.equal(
+    cc.received.map((c) => c.agent),
+    ['alice'],
+  );
   await cc.close();
   // `aep-steer respond` the same way, to an adapter whose held loop takes answers.
   const s2 = freshSession('spoof-respond');
-  const held = await startTestTarget({ url: relay.socketUrl, token: TOKENS.adapter, agent: AGENT, accepts: ['control.attention.respond'], sessions: [s2] });
+  const held = await startTestTarget({
+    url: relay.socketUrl,
+    token: TOKENS.adapter,
+    agent: AGENT,
+    accepts: ['control.attention.respond'],
+    sessions: [s2],
+  });
   const looking = await consumer(relay, TOKENS.alice, 'alice');
   await claimed(looking, s2);
   await looking.close();
-  await runRespond('allow', {
-    relay: relay.socketUrl, token: TOKENS.alice, sender: 'admin', session: s2, request: 'req-1', timeout: '300',
-  }, { out: sink().stream, err: sink().stream });
-  assert.equal(held.received.map((c) => [c.type, c.agent]), [['control.attention.respond', 'alice']]);
+  await runRespond(
+    'allow',
+    {
+      relay: relay.socketUrl,
+      token: TOKENS.alice,
+      sender: 'admin',
+      session: s2,
+      request: 'req-1',
+      timeout: '300',
+    },
+    { out: sink().stream, err: sink().stream },
+  );
+  assert.equal(
+    held.received.map((c) => [c.type, c.agent]),
+    [['control.attention.respond', 'alice']],
+  );
   await held.close();
 });
 

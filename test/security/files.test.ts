@@ -29,11 +29,20 @@ const mode = (p: string): number => statSync(p).mode & 0o777;
 const fresh = (prefix: string): string => mkdtempSync(join(tmpdir(), prefix));
 
 /** Runs `aep-steer relay` as a real process until it says where it listens (or exits). */
-function runRelay(args: string[], env: NodeJS.ProcessEnv): Promise<{ listening?: string; code?: number | null; stderr: string }> {
+function runRelay(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ listening?: string; code?: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'cli', 'main.ts'), 'relay', '--port', '0', '--memory', ...args], {
-      cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(projectRoot, 'src', 'cli', 'main.ts'), 'relay', '--port', '0', '--memory', ...args],
+      {
+        cwd: projectRoot,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     let listening: string | undefined;
     child.stderr.on('data', (d: Buffer) => {
@@ -48,7 +57,7 @@ function runRelay(args: string[], env: NodeJS.ProcessEnv): Promise<{ listening?:
   });
 }
 
-test('the relay\'s SQLite history, its sidecars and the directory it creates are owner-only', async () => {
+test("the relay's SQLite history, its sidecars and the directory it creates are owner-only", async () => {
   const dir = join(fresh('aep-modes-'), 'state');
   const storePath = join(dir, 'relay.db');
   const relay = await startRelay({ port: 0, storePath });
@@ -77,12 +86,21 @@ test('a tokens file other users can read is refused with the fix; mode 600 is se
   assert.is(run.listening, undefined, 'the relay must not start');
   assert.is(run.code, 1);
   assert.match(run.stderr, 'chmod 600');
-  assert.equal(loadTokensFile(writeTokensFile(0o600)).map((e) => e.identity), TOKENS_FILE.tokens.map((e) => e.identity));
+  assert.equal(
+    loadTokensFile(writeTokensFile(0o600)).map((e) => e.identity),
+    TOKENS_FILE.tokens.map((e) => e.identity),
+  );
 });
 
 test('an empty AEP_HOST counts as unset: the relay binds 127.0.0.1, never every interface', async () => {
   const state = fresh('aep-empty-env-');
-  const run = await runRelay([], { AEP_HOST: '', AEP_TOKEN: '', AEP_TOKENS_FILE: '', AEP_STORE: '', AEP_STATE_DIR: state });
+  const run = await runRelay([], {
+    AEP_HOST: '',
+    AEP_TOKEN: '',
+    AEP_TOKENS_FILE: '',
+    AEP_STORE: '',
+    AEP_STATE_DIR: state,
+  });
   assert.ok(run.listening, run.stderr);
   assert.match(run.listening!, /^http:\/\/127\.0\.0\.1:\d+$/);
   // An empty AEP_TOKEN is no token: the relay makes its local token rather than accept "".
@@ -112,9 +130,19 @@ test('project installs keep the hook secret out of every file a project commits'
   const env = { HOME: join(root, 'home'), AEP_STATE_DIR: join(root, 'state'), AEP_CODEX_BIN: join(root, 'no-codex') };
   writeSecret(SECRET, env);
   const opts = { project, port: 8377, secret: SECRET, neutral: {}, attentionTimeoutMs: 55_000, env };
-  const reports = [installClaudeCode(opts), installCodex({ ...opts, neutral: undefined }), installQwenCode(opts), installVscode(opts)];
+  const reports = [
+    installClaudeCode(opts),
+    installCodex({ ...opts, neutral: undefined }),
+    installQwenCode(opts),
+    installVscode(opts),
+  ];
   const written = filesUnder(project);
-  assert.equal(written.map((f) => f.path).sort(), ['.claude/settings.local.json', '.codex/hooks.json', '.github/hooks/aep-steer.json', '.qwen/settings.json']);
+  assert.equal(written.map((f) => f.path).sort(), [
+    '.claude/settings.local.json',
+    '.codex/hooks.json',
+    '.github/hooks/aep-steer.json',
+    '.qwen/settings.json',
+  ]);
   for (const f of written) {
     // Every hook runs the shim, which reads the secret from the state directory.
     assert.not.match(f.text, SECRET, f.path);
@@ -123,7 +151,11 @@ test('project installs keep the hook secret out of every file a project commits'
   }
   assert.is(mode(join(project, '.claude')), 0o700);
   // Each report says where the secret is and who reads it.
-  for (const r of reports) assert.ok(r.notes.some((n) => n.includes(secretPath(env))), r.file);
+  for (const r of reports)
+    assert.ok(
+      r.notes.some((n) => n.includes(secretPath(env))),
+      r.file,
+    );
 });
 
 test('aep-steer install says where it wrote the hooks and where the secret stays', async () => {
@@ -131,15 +163,22 @@ test('aep-steer install says where it wrote the hooks and where the secret stays
   const project = join(root, 'project');
   mkdirSync(project);
   const env = { AEP_STATE_DIR: join(root, 'state'), HOME: join(root, 'home') };
-  const run = (): Promise<string> => new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'cli', 'main.ts'), 'install', 'claude-code', '--project', project], {
-      cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  const run = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(projectRoot, 'src', 'cli', 'main.ts'), 'install', 'claude-code', '--project', project],
+        {
+          cwd: projectRoot,
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`install exited ${code}: ${out}`))));
     });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`install exited ${code}: ${out}`))));
-  });
   const first = await run();
   const settings = join(project, '.claude', 'settings.local.json');
   assert.match(first, `stored the hook secret in ${secretPath(env)}`);
@@ -154,16 +193,21 @@ test('aep-steer install says where it wrote the hooks and where the secret stays
   assert.match(second, `the hook secret stays in ${secretPath(env)}`);
 });
 
-test('an earlier install\'s hooks (with the secret) are taken out of the committed .claude/settings.json', () => {
+test("an earlier install's hooks (with the secret) are taken out of the committed .claude/settings.json", () => {
   const SECRET = 'old-committed-secret-0123';
   const root = fresh('aep-migrate-');
   const project = join(root, 'project');
   mkdirSync(join(project, '.claude'), { recursive: true });
   const committed = join(project, '.claude', 'settings.json');
-  writeFileSync(committed, JSON.stringify({
-    model: 'opus',
-    hooks: { PostToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: `http://127.0.0.1:8377/hook/${SECRET}` }] }] },
-  }));
+  writeFileSync(
+    committed,
+    JSON.stringify({
+      model: 'opus',
+      hooks: {
+        PostToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: `http://127.0.0.1:8377/hook/${SECRET}` }] }],
+      },
+    }),
+  );
   const env = { AEP_STATE_DIR: join(root, 'state') };
   writeSecret(SECRET, env);
   const r = installClaudeCode({ project, port: 8377, secret: SECRET, neutral: {}, attentionTimeoutMs: 55_000, env });
@@ -180,8 +224,17 @@ test('the installed shim command reads the secret from the state directory and r
   // The adapter's secret, stored where the shim will look (as `aep-steer adapter` stores it).
   const { SECRET } = await import('../support/adapter.js');
   writeSecret(SECRET, env);
-  const r = installClaudeCode({ project, port: a.handle.port, secret: SECRET, neutral: {}, attentionTimeoutMs: 55_000, env });
-  const settings = JSON.parse(readFileSync(r.file, 'utf8')) as { hooks: Record<string, { hooks: { command?: string }[] }[]> };
+  const r = installClaudeCode({
+    project,
+    port: a.handle.port,
+    secret: SECRET,
+    neutral: {},
+    attentionTimeoutMs: 55_000,
+    env,
+  });
+  const settings = JSON.parse(readFileSync(r.file, 'utf8')) as {
+    hooks: Record<string, { hooks: { command?: string }[] }[]>;
+  };
   const cmd = settings.hooks.SessionStart![0]!.hooks[0]!.command!;
   assert.not.match(cmd, SECRET);
   const session = 'shim-secret-session';
@@ -190,11 +243,23 @@ test('the installed shim command reads the secret from the state directory and r
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.on('close', (code) => resolve({ code, stdout }));
-    child.stdin.end(JSON.stringify({ session_id: session, hook_event_name: 'SessionStart', source: 'startup', cwd: project, transcript_path: join(root, 't.jsonl') }));
+    child.stdin.end(
+      JSON.stringify({
+        session_id: session,
+        hook_event_name: 'SessionStart',
+        source: 'startup',
+        cwd: project,
+        transcript_path: join(root, 't.jsonl'),
+      }),
+    );
   });
   assert.is(out.code, 0);
-  for (let i = 0; i < 100 && !a.events.some((e) => e.session === session && e.type === 'session.started'); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(a.events.some((e) => e.session === session && e.type === 'session.started'), `adapter saw: ${a.events.map((e) => e.type).join(', ')} ${out.stdout}`);
+  for (let i = 0; i < 100 && !a.events.some((e) => e.session === session && e.type === 'session.started'); i++)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.ok(
+    a.events.some((e) => e.session === session && e.type === 'session.started'),
+    `adapter saw: ${a.events.map((e) => e.type).join(', ')} ${out.stdout}`,
+  );
   // Without the secret file the shim fails open: the neutral reply, and nothing reaches the adapter.
   writeFileSync(secretPath(env), 'not a valid secret!\n');
   const neutral = await new Promise<string>((resolve) => {

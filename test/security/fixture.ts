@@ -46,7 +46,12 @@ export function writeTokensFile(mode = 0o600): string {
 
 export async function tokensRelay(extra: Partial<RelayOptions> = {}): Promise<RelayHandle> {
   const file = writeTokensFile();
-  return testRelay({ port: 0, storePath: join(mkdtempSync(join(tmpdir(), 'aep-security-store-')), 'relay.db'), tokens: loadTokensFile(file), ...extra });
+  return testRelay({
+    port: 0,
+    storePath: join(mkdtempSync(join(tmpdir(), 'aep-security-store-')), 'relay.db'),
+    tokens: loadTokensFile(file),
+    ...extra,
+  });
 }
 
 /** The adapter: claims `sessions` on the real relay link, acks every instruct, never delivers by itself. */
@@ -57,16 +62,26 @@ export const consumer = (relay: RelayHandle, token: string, agent = 'aep-steer')
   RelayConsumer.connect({ url: relay.socketUrl, token, agent });
 
 /** An instruct as `aep-steer instruct` builds it; `capture` as the sender declares (or not). */
-export function instruct(session: string, text: string, opts: { agent?: string; capture?: CaptureLevel | null } = {}): AepCommand {
+export function instruct(
+  session: string,
+  text: string,
+  opts: { agent?: string; capture?: CaptureLevel | null } = {},
+): AepCommand {
   const capture = opts.capture === undefined ? 'redacted' : opts.capture;
   return command({ agent: opts.agent ?? 'alice', host: 'alice-laptop' }, session, {
-    type: INSTRUCT, data: { text }, ...(capture === null ? {} : { capture }),
+    type: INSTRUCT,
+    data: { text },
+    ...(capture === null ? {} : { capture }),
   });
 }
 
 /** A raw WebSocket peer holding `token`, greeted as `role`. */
-export const peer = (relay: RelayHandle, token: string, role: 'emitter' | 'consumer' | 'both' = 'both', agent: string = AGENT): Promise<WsPeer> =>
-  WsPeer.greet(relay.socketUrl, { role, identity: { agent } }, token);
+export const peer = (
+  relay: RelayHandle,
+  token: string,
+  role: 'emitter' | 'consumer' | 'both' = 'both',
+  agent: string = AGENT,
+): Promise<WsPeer> => WsPeer.greet(relay.socketUrl, { role, identity: { agent } }, token);
 
 /** Waits until the relay's roster shows `session` claimed (the claim travels on another socket). */
 export async function claimed(c: RelayConsumer, session: string): Promise<void> {

@@ -33,8 +33,11 @@ function disk() {
   return Object.assign(d, { write });
 }
 
-const context = (json: unknown): string => (json as { hookSpecificOutput?: { additionalContext?: string } } | undefined)?.hookSpecificOutput?.additionalContext ?? '';
-const loggedEvents = (path: string): AepEvent[] => readEventLog(path).records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
+const context = (json: unknown): string =>
+  (json as { hookSpecificOutput?: { additionalContext?: string } } | undefined)?.hookSpecificOutput
+    ?.additionalContext ?? '';
+const loggedEvents = (path: string): AepEvent[] =>
+  readEventLog(path).records.flatMap((r) => (r.k === 'ev' ? [r.e] : []));
 
 for (const fsync of [false, true]) {
   test(`D22 disk full (fsync ${fsync}): no ack leaves for an unrecorded command, the session is rolled back, health degrades and recovers, the retry is decided durably`, async () => {
@@ -46,8 +49,15 @@ for (const fsync of [false, true]) {
       a.handle.command(instructCmd('c1', 'lost if acked', 's1'));
       await until(() => a.handle.health() === 'degraded', 'degraded');
       await wait(30);
-      assert.not.ok(a.events.some((e) => e.type === 'control.accepted'), 'no ack for a command the log refused');
-      assert.equal(a.handle.sessions().find((s) => s.session === 's1')?.queue, [], 'the queue is as if the command never arrived');
+      assert.not.ok(
+        a.events.some((e) => e.type === 'control.accepted'),
+        'no ack for a command the log refused',
+      );
+      assert.equal(
+        a.handle.sessions().find((s) => s.session === 's1')?.queue,
+        [],
+        'the queue is as if the command never arrived',
+      );
       const degraded = a.events.find((e) => e.type === 'agent.health');
       assert.equal((degraded?.data as { status?: string }).status, 'degraded');
       // A hook while degraded gets the neutral reply and changes nothing.
@@ -55,13 +65,24 @@ for (const fsync of [false, true]) {
       assert.is(context(neutral.json), '');
       d.full = false;
       await until(() => a.handle.health() === 'ok', 'recovered');
-      assert.ok(a.events.some((e) => e.type === 'agent.health' && (e.data as { status?: string }).status === 'ok'), 'recovery reported');
-      assert.not.ok(loggedEvents(a.logPath).some((e) => e.type === 'agent.health'), 'health is sent without logging');
+      assert.ok(
+        a.events.some((e) => e.type === 'agent.health' && (e.data as { status?: string }).status === 'ok'),
+        'recovery reported',
+      );
+      assert.not.ok(
+        loggedEvents(a.logPath).some((e) => e.type === 'agent.health'),
+        'health is sent without logging',
+      );
       // The sender retries the same command: decided now, once, and the log holds the ack.
       const ackP = a.next((e) => e.type === 'control.accepted' && e.cause === 'c1');
       a.handle.command(instructCmd('c1', 'lost if acked', 's1'));
       const ack = await ackP;
-      assert.ok(readEventLog(a.logPath).records.some((r) => r.k === 'ev' && r.ack !== undefined && JSON.stringify(r.e) === JSON.stringify(ack)), 'the ack on the stream is the ack the log holds');
+      assert.ok(
+        readEventLog(a.logPath).records.some(
+          (r) => r.k === 'ev' && r.ack !== undefined && JSON.stringify(r.e) === JSON.stringify(ack),
+        ),
+        'the ack on the stream is the ack the log holds',
+      );
       const reply = await a.post(hookBody('UserPromptSubmit', 's1'));
       assert.match(context(reply.json), /lost if acked/);
       assert.ok(d.refused > 0);
@@ -90,7 +111,10 @@ test('D22 disk full across a restart: the command never acked is decided fresh, 
     await wait(30);
     const acks = second.events.filter((e) => e.type === 'control.accepted' && e.cause === 'c1');
     assert.equal(acksBefore, [], 'the refused command was never acknowledged');
-    assert.ok(acks.every((x) => JSON.stringify(x) === JSON.stringify(ack)), 'every ack of c1 is the same bytes');
+    assert.ok(
+      acks.every((x) => JSON.stringify(x) === JSON.stringify(ack)),
+      'every ack of c1 is the same bytes',
+    );
     assert.is(second.handle.sessions().find((s) => s.session === 's1')?.queue.length, 1);
   } finally {
     await second.handle.close();
@@ -109,9 +133,15 @@ test('D22 a delivery whose record was refused is recorded after recovery (no ins
     d.failOnce = /"reply\.written"/;
     const reply = await a.post(hookBody('UserPromptSubmit', 's1'));
     assert.match(context(reply.json), /deliver me/);
-    await until(() => a.events.some((e) => e.type.endsWith('instruction.delivered') && e.cause === 'c1'), 'delivered after recovery');
+    await until(
+      () => a.events.some((e) => e.type.endsWith('instruction.delivered') && e.cause === 'c1'),
+      'delivered after recovery',
+    );
     assert.is(d.refused, 1);
-    assert.ok(a.events.some((e) => e.type === 'agent.health'), 'the refusal was reported');
+    assert.ok(
+      a.events.some((e) => e.type === 'agent.health'),
+      'the refusal was reported',
+    );
     assert.is(a.events.filter((e) => e.type.endsWith('instruction.delivered')).length, 1);
     assert.is(a.handle.sessions()[0]!.inFlight, 0);
   } finally {
@@ -124,7 +154,14 @@ test('D23 relay down for 1,100 hooks: every logged event, delivered ones include
   let relay = await startRelay({ port: 0, storePath, token: 'tok' });
   const port = relay.port;
   const surface = fakeSurface();
-  const link = connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true), backoffInitialMs: 20, backoffMaxMs: 50 });
+  const link = connectRelay({
+    url: relay.socketUrl,
+    token: 'tok',
+    agent: surface.token,
+    accepts: acceptsFor(surface, true),
+    backoffInitialMs: 20,
+    backoffMaxMs: 50,
+  });
   const a = await adapter({ surface, relay: link });
   try {
     const sessions = Array.from({ length: 10 }, (_, i) => `out-${i}`);
@@ -135,19 +172,37 @@ test('D23 relay down for 1,100 hooks: every logged event, delivered ones include
     await relay.close();
     // Each PreToolUse logs a tool.requested: 1,100 events while the relay is away.
     for (let i = 0; i < 1100; i += 1) await a.post(hookBody('PreToolUse', sessions[i % 10]!));
-    assert.is(a.events.filter((e) => e.type.endsWith('instruction.delivered')).length, 10, 'all ten delivered while the relay was down');
+    assert.is(
+      a.events.filter((e) => e.type.endsWith('instruction.delivered')).length,
+      10,
+      'all ten delivered while the relay was down',
+    );
     relay = await startRelay({ port, storePath, token: 'tok' });
     const positioned = loggedEvents(a.logPath).filter((e) => e.seq !== undefined);
     await until(() => relay.stats().events >= positioned.length, 'relay caught up', 15_000);
     const c = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'auditor' });
     const held = new Set<string>();
-    await c.subscribe({ filter: {}, from: sessions.map((session) => ({ session })) }, { onEvent: (e) => held.add(e.id) });
-    await until(() => positioned.every((e) => held.has(e.id)), 'every logged event replayed by the relay', 5000)
-      .catch(() => assert.equal(positioned.filter((e) => !held.has(e.id)).map((e) => e.type), [], 'events the relay lacks'));
+    await c.subscribe(
+      { filter: {}, from: sessions.map((session) => ({ session })) },
+      { onEvent: (e) => held.add(e.id) },
+    );
+    await until(() => positioned.every((e) => held.has(e.id)), 'every logged event replayed by the relay', 5000).catch(
+      () =>
+        assert.equal(
+          positioned.filter((e) => !held.has(e.id)).map((e) => e.type),
+          [],
+          'events the relay lacks',
+        ),
+    );
     await c.close();
     // The relay's position is recorded next to the log.
-    const confirmed = () => (JSON.parse(readFileSync(`${a.logPath}.relay`, 'utf8')) as { confirmed: { offset: number } }).confirmed.offset;
-    await until(() => confirmed() === readFileSync(a.logPath).length, 'the recorded relay position covers the whole log', 5000);
+    const confirmed = () =>
+      (JSON.parse(readFileSync(`${a.logPath}.relay`, 'utf8')) as { confirmed: { offset: number } }).confirmed.offset;
+    await until(
+      () => confirmed() === readFileSync(a.logPath).length,
+      'the recorded relay position covers the whole log',
+      5000,
+    );
   } finally {
     await a.handle.close();
     await relay.close();
@@ -159,14 +214,25 @@ test('D23 a sender waiting on the relay sees the delivery that happened while th
   let relay = await startRelay({ port: 0, storePath, token: 'tok' });
   const port = relay.port;
   const surface = fakeSurface();
-  const link = connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true), backoffInitialMs: 20, backoffMaxMs: 50 });
+  const link = connectRelay({
+    url: relay.socketUrl,
+    token: 'tok',
+    agent: surface.token,
+    accepts: acceptsFor(surface, true),
+    backoffInitialMs: 20,
+    backoffMaxMs: 50,
+  });
   const a = await adapter({ surface, relay: link });
   try {
     await a.post(hookBody('SessionStart', 'w1'));
     await until(() => link.connected, 'link up');
     const c = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'sender' });
     for (let i = 0; i < 100; i += 1) if ((await c.roster()).some((e) => e.session === 'w1')) break;
-    const cmd = command({ agent: 'sender', host: 'h' }, 'w1', { type: surface.steeringType, capture: 'redacted', data: { text: 'while down' } });
+    const cmd = command({ agent: 'sender', host: 'h' }, 'w1', {
+      type: surface.steeringType,
+      capture: 'redacted',
+      data: { text: 'while down' },
+    });
     assert.is((await c.send(cmd, { timeoutMs: 5000 })).outcome, 'accepted');
     await c.close();
     await relay.close();
@@ -176,7 +242,10 @@ test('D23 a sender waiting on the relay sees the delivery that happened while th
     relay = await startRelay({ port, storePath, token: 'tok' });
     const c2 = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'sender' });
     const seen: AepEvent[] = [];
-    await c2.subscribe({ filter: { session: 'w1', cause: cmd.id }, from: [{ session: 'w1' }] }, { onEvent: (e) => seen.push(e) });
+    await c2.subscribe(
+      { filter: { session: 'w1', cause: cmd.id }, from: [{ session: 'w1' }] },
+      { onEvent: (e) => seen.push(e) },
+    );
     await until(() => seen.some((e) => e.type.endsWith('instruction.delivered')), 'the sender sees delivered', 10_000);
     await c2.close();
   } finally {
@@ -188,13 +257,18 @@ test('D23 a sender waiting on the relay sees the delivery that happened while th
 test('D23 a restarted adapter answers a retry on an ended session with its recorded ack', async () => {
   const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
   const surface = fakeSurface();
-  const link = () => connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true) });
+  const link = () =>
+    connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true) });
   const first = await adapter({ surface, relay: link() });
   const c = await RelayConsumer.connect({ url: relay.socketUrl, token: 'tok', agent: 'sender' });
   try {
     await first.post(hookBody('SessionStart', 'e1'));
     for (let i = 0; i < 200; i += 1) if ((await c.roster()).some((e) => e.session === 'e1')) break;
-    const cmd = command({ agent: 'sender', host: 'h' }, 'e1', { type: surface.steeringType, capture: 'redacted', data: { text: 'x' } });
+    const cmd = command({ agent: 'sender', host: 'h' }, 'e1', {
+      type: surface.steeringType,
+      capture: 'redacted',
+      data: { text: 'x' },
+    });
     const r1 = await c.send(cmd, { timeoutMs: 5000 });
     assert.is(r1.outcome, 'accepted');
     await first.post(hookBody('SessionEnd', 'e1'));
@@ -206,7 +280,11 @@ test('D23 a restarted adapter answers a retry on an ended session with its recor
       r2 = await c.send(cmd, { timeoutMs: 5000 });
     }
     assert.is(r2.outcome, 'accepted');
-    assert.is(JSON.stringify((r2 as { ack: AepEvent }).ack), JSON.stringify((r1 as { ack: AepEvent }).ack), 'byte-identical recorded ack');
+    assert.is(
+      JSON.stringify((r2 as { ack: AepEvent }).ack),
+      JSON.stringify((r1 as { ack: AepEvent }).ack),
+      'byte-identical recorded ack',
+    );
     await second.handle.close();
   } finally {
     await c.close();
@@ -217,7 +295,12 @@ test('D23 a restarted adapter answers a retry on an ended session with its recor
 test('D24 claims: each new session costs one frame, never a resend of the others', async () => {
   const relay = await startRelay({ port: 0, storePath: ':memory:', token: 'tok' });
   const surface = fakeSurface();
-  const link = connectRelay({ url: relay.socketUrl, token: 'tok', agent: surface.token, accepts: acceptsFor(surface, true) });
+  const link = connectRelay({
+    url: relay.socketUrl,
+    token: 'tok',
+    agent: surface.token,
+    accepts: acceptsFor(surface, true),
+  });
   const a = await adapter({ surface, relay: link });
   try {
     await until(() => link.connected, 'link up');
@@ -252,10 +335,17 @@ test('D24 restart reads snapshot + one segment; old segments go once covered; th
   assert.ok(active.generation >= 2, 'the active segment is a later generation');
   const second = await adapter({ logPath });
   try {
-    assert.equal(second.handle.sessions().map((v) => [v.session, v.queue.map((q) => q.id)]), views.map((v) => [v.session, v.queue.map((q) => q.id)]));
+    assert.equal(
+      second.handle.sessions().map((v) => [v.session, v.queue.map((q) => q.id)]),
+      views.map((v) => [v.session, v.queue.map((q) => q.id)]),
+    );
     second.handle.command(instructCmd('c-29-3', 'text 29 3', 'sn-3'));
     await until(() => second.events.some((e) => e.type === 'control.accepted'), 're-ack');
-    assert.is(JSON.stringify(second.events.find((e) => e.type === 'control.accepted')), JSON.stringify(ack), 'recorded ack survives compaction byte for byte');
+    assert.is(
+      JSON.stringify(second.events.find((e) => e.type === 'control.accepted')),
+      JSON.stringify(ack),
+      'recorded ack survives compaction byte for byte',
+    );
     const epochs = new Set(loggedEvents(logPath).map((e) => e.epoch));
     assert.ok(epochs.size <= 1, 'one epoch in the new segment');
   } finally {

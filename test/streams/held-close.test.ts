@@ -14,16 +14,24 @@ import { openHook } from '../support/open-hook.js';
 const SESSION = 'cc-held-1';
 const toolInput = (n: number) => ({ command: `touch /tmp/held-${n}.txt`, description: `step ${n}` });
 const hook = (event: string, extra: Record<string, unknown>) => ({
-  session_id: SESSION, transcript_path: '/tmp/t.jsonl', cwd: '/tmp', prompt_id: 'p-1', permission_mode: 'default', hook_event_name: event, ...extra,
+  session_id: SESSION,
+  transcript_path: '/tmp/t.jsonl',
+  cwd: '/tmp',
+  prompt_id: 'p-1',
+  permission_mode: 'default',
+  hook_event_name: event,
+  ...extra,
 });
-const permission = (n: number) => hook('PermissionRequest', { tool_name: 'Bash', tool_input: toolInput(n), permission_suggestions: [] });
+const permission = (n: number) =>
+  hook('PermissionRequest', { tool_name: 'Bash', tool_input: toolInput(n), permission_suggestions: [] });
 
 const openAt = (a: TestAdapter, body: unknown) => openHook(`http://127.0.0.1:${a.handle.port}/hook/${SECRET}`, body);
 
 const respond = (subject: string, answer: Record<string, unknown>) =>
   command({ agent: 'op' }, SESSION, { type: 'control.attention.respond', subject, cause: subject, data: { answer } });
 
-const ofType = (a: TestAdapter, type: string, subject?: string): AepEvent[] => a.events.filter((e) => e.type === type && (subject === undefined || e.subject === subject));
+const ofType = (a: TestAdapter, type: string, subject?: string): AepEvent[] =>
+  a.events.filter((e) => e.type === type && (subject === undefined || e.subject === subject));
 
 test('a held hook whose socket the caller closes is dismissed at once; a later respond is refused not-pending', async () => {
   const a = await adapter({ surface: surfaceFrom(claudeCode), attentionTimeoutMs: 60_000 });
@@ -61,13 +69,23 @@ test('PostToolUse of the held call answers the request via oob; the held hook ge
     // D35: the request says what the tool will do, at capture redacted.
     assert.is(requested.capture, 'redacted');
     assert.match((requested.data as { prompt: string }).prompt, 'Bash: touch /tmp/held-2.txt');
-    await a.post(hook('PostToolUse', { tool_name: 'Bash', tool_input: toolInput(2), tool_use_id: 'toolu_1', tool_response: { stdout: '' } }));
+    await a.post(
+      hook('PostToolUse', {
+        tool_name: 'Bash',
+        tool_input: toolInput(2),
+        tool_use_id: 'toolu_1',
+        tool_response: { stdout: '' },
+      }),
+    );
     assert.is(await held.reply, '{}', 'the vendor no longer reads the held hook: it gets the neutral reply');
     const answered = ofType(a, 'attention.answered', requested.id);
     assert.is(answered.length, 1);
     assert.equal(answered[0]!.data, { answer: { option: 'allow' }, via: 'oob' });
     const resolved = ofType(a, 'attention.resolved', requested.id);
-    assert.equal(resolved.map((e) => [e.cause, (e.data as { resolution: string }).resolution]), [[answered[0]!.id, 'answered']]);
+    assert.equal(
+      resolved.map((e) => [e.cause, (e.data as { resolution: string }).resolution]),
+      [[answered[0]!.id, 'answered']],
+    );
     const late = respond(requested.id, { option: 'deny' });
     const nack = a.next((e) => e.cause === late.id);
     a.handle.command(late);
@@ -76,8 +94,18 @@ test('PostToolUse of the held call answers the request via oob; the held hook ge
     // Another call's PostToolUse answers nothing.
     const other = openAt(a, permission(3));
     const second = await a.next((e) => e.type === 'attention.requested' && e.id !== requested.id);
-    await a.post(hook('PostToolUse', { tool_name: 'Bash', tool_input: toolInput(4), tool_use_id: 'toolu_2', tool_response: { stdout: '' } }));
-    assert.equal(a.handle.sessions()[0]!.holds.map((h) => h.requestId), [second.id]);
+    await a.post(
+      hook('PostToolUse', {
+        tool_name: 'Bash',
+        tool_input: toolInput(4),
+        tool_use_id: 'toolu_2',
+        tool_response: { stdout: '' },
+      }),
+    );
+    assert.equal(
+      a.handle.sessions()[0]!.holds.map((h) => h.requestId),
+      [second.id],
+    );
     const allow = respond(second.id, { option: 'allow' });
     a.handle.command(allow);
     assert.match(await other.reply, '"behavior":"allow"');

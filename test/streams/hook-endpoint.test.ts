@@ -9,12 +9,21 @@ const SECRET = 's3cret-path';
 
 async function endpoint(extra: { budgetMs?: number; bodyLimit?: number } = {}) {
   const errors: SteeringError[] = [];
-  const ep = await startHookEndpoint({ port: 0, secret: SECRET, neutral: () => ({ body: { neutral: true } }), onError: (e) => errors.push(e), ...extra });
+  const ep = await startHookEndpoint({
+    port: 0,
+    secret: SECRET,
+    neutral: () => ({ body: { neutral: true } }),
+    onError: (e) => errors.push(e),
+    ...extra,
+  });
   return { ep, errors };
 }
 
 const post = (ep: HookEndpoint, body: string, path = `/hook/${SECRET}`) =>
-  fetch(`http://127.0.0.1:${ep.port}${path}`, { method: 'POST', body }).then(async (r) => ({ status: r.status, text: await r.text() }));
+  fetch(`http://127.0.0.1:${ep.port}${path}`, { method: 'POST', body }).then(async (r) => ({
+    status: r.status,
+    text: await r.text(),
+  }));
 
 test('listens on loopback, on the port it reports', async () => {
   const { ep } = await endpoint();
@@ -67,7 +76,10 @@ test('a body over the cap gets the neutral reply and no arrival', async () => {
     const sub = arrivals.subscribe(() => (seen = true));
     const res = await post(ep, JSON.stringify({ big: 'x'.repeat(100) }));
     assert.equal(res, { status: 200, text: '{"neutral":true}' });
-    assert.equal(errors.map((e) => e.code), ['HOOK_BODY_INVALID']);
+    assert.equal(
+      errors.map((e) => e.code),
+      ['HOOK_BODY_INVALID'],
+    );
     assert.is(seen, false);
     sub.unsubscribe();
   } finally {
@@ -82,7 +94,10 @@ test('a reply not ready within the budget becomes the neutral reply; the late wr
     const res = await post(ep, '{"a":1}');
     assert.equal(res, { status: 200, text: '{"neutral":true}' });
     assert.is(await (await got).respond({ body: { late: true } }), false);
-    assert.equal(errors.map((e) => e.code), ['HOOK_TIMEOUT']);
+    assert.equal(
+      errors.map((e) => e.code),
+      ['HOOK_TIMEOUT'],
+    );
   } finally {
     await ep.close();
   }
@@ -139,7 +154,11 @@ test('a reply written while the arrival is handed over arms no budget; a hold ma
     });
     assert.equal(await post(ep, '{"n":1}'), { status: 200, text: '{"now":true}' });
     await pause(80);
-    assert.equal(errors.map((e) => e.code), [], 'no budget expired for the answered hook');
+    assert.equal(
+      errors.map((e) => e.code),
+      [],
+      'no budget expired for the answered hook',
+    );
     // Held during the handover: past the 40 ms budget it still waits, and the late reply lands.
     const held = firstValueFrom(ep.arrivals$.pipe(take(1)));
     const reply = post(ep, '{"n":2}');
@@ -158,7 +177,10 @@ test('an unanswered hook still gets the neutral reply when its budget runs out',
   try {
     const sub = ep.arrivals$.subscribe(() => undefined);
     assert.equal(await post(ep, '{"n":3}'), { status: 200, text: '{"neutral":true}' });
-    assert.equal(errors.map((e) => e.code), ['HOOK_TIMEOUT']);
+    assert.equal(
+      errors.map((e) => e.code),
+      ['HOOK_TIMEOUT'],
+    );
     sub.unsubscribe();
   } finally {
     await ep.close();

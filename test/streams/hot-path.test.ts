@@ -26,7 +26,8 @@ test('hooks, steps and replies open no subscription per hook, empty queue or del
       subscribes += 1;
       return (original as (...x: unknown[]) => unknown).apply(this, args);
     } as typeof original;
-    for (let i = 0; i < 40; i += 1) assert.equal((await a.post(hookBody('PreToolUse', S, { tool_name: 'Bash' }))).json, {});
+    for (let i = 0; i < 40; i += 1)
+      assert.equal((await a.post(hookBody('PreToolUse', S, { tool_name: 'Bash' }))).json, {});
     for (let i = 0; i < 10; i += 1) {
       a.handle.command(instructCmd(`c-hot-${i}`, `instruction ${i}`, S));
       await until(() => a.events.some((e) => e.type === 'control.accepted' && e.cause === `c-hot-${i}`));

@@ -4,7 +4,14 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, fstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { openEventLog, parseLog, readEventLog, segmentPath, type LogRecord, type SyncFn } from '../../src/streams/log.js';
+import {
+  openEventLog,
+  parseLog,
+  readEventLog,
+  segmentPath,
+  type LogRecord,
+  type SyncFn,
+} from '../../src/streams/log.js';
 import { ActorHost } from '../../src/streams/actor-host.js';
 import { replayInto } from '../../src/streams/replay.js';
 import { eventText, type SteeringError } from '../../src/protocol/index.js';
@@ -53,7 +60,10 @@ const flight = (hook: string): LogRecord => ({ k: 'flight', s: 's', hook, ids: [
 const hooksIn = (path: string) => readEventLog(path).records.map((r) => (r.k === 'flight' ? r.hook : r.k));
 const settled = <T>(p: Promise<T>) => {
   const state = { done: false, failed: undefined as unknown };
-  p.then(() => (state.done = true), (e: unknown) => (state.failed = e));
+  p.then(
+    () => (state.done = true),
+    (e: unknown) => (state.failed = e),
+  );
   return state;
 };
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -61,29 +71,46 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 test('records round-trip as one JSON line each', () => {
   const path = tempLog();
   const { log } = openEventLog(path);
-  log.append([{ k: 'flight', s: 's', hook: 'h', ids: ['a', 'b'] }, { k: 'flight', s: 's', hook: 'h2', ids: [] }]);
+  log.append([
+    { k: 'flight', s: 's', hook: 'h', ids: ['a', 'b'] },
+    { k: 'flight', s: 's', hook: 'h2', ids: [] },
+  ]);
   log.append([]);
   log.close();
   assert.is(readFileSync(path, 'utf8').split('\n').length, 3);
-  assert.equal(readEventLog(path).records.map((r) => r.k === 'flight' && r.hook), ['h', 'h2']);
+  assert.equal(
+    readEventLog(path).records.map((r) => r.k === 'flight' && r.hook),
+    ['h', 'h2'],
+  );
 });
 
 test('a bad middle line is reported and skipped; the lines after it still count', () => {
-  const r = parseLog('{"k":"flight","s":"s","hook":"a","ids":[]}\nnot json\n{"k":"flight","s":"s","hook":"b","ids":[]}\n');
+  const r = parseLog(
+    '{"k":"flight","s":"s","hook":"a","ids":[]}\nnot json\n{"k":"flight","s":"s","hook":"b","ids":[]}\n',
+  );
   assert.is(r.records.length, 2);
-  assert.equal(r.problems.map((p) => p.code), ['LOG_TORN_RECORD']);
+  assert.equal(
+    r.problems.map((p) => p.code),
+    ['LOG_TORN_RECORD'],
+  );
 });
 
 test('opening a log with a torn tail cuts it before appending', () => {
   const path = tempLog();
   writeFileSync(path, '{"k":"flight","s":"s","hook":"a","ids":[]}\n{"k":"fli');
   const { log, existing } = openEventLog(path);
-  assert.equal(existing.problems.map((p) => p.code), ['LOG_TORN_RECORD']);
+  assert.equal(
+    existing.problems.map((p) => p.code),
+    ['LOG_TORN_RECORD'],
+  );
   log.append([{ k: 'flight', s: 's', hook: 'b', ids: [] }]);
   log.close();
   const again = readEventLog(path);
   assert.equal(again.problems, []);
-  assert.equal(again.records.map((r) => r.k === 'flight' && r.hook), ['a', 'b']);
+  assert.equal(
+    again.records.map((r) => r.k === 'flight' && r.hook),
+    ['a', 'b'],
+  );
 });
 
 test('appending after close fails with LOG_WRITE_FAILED', () => {
@@ -110,11 +137,17 @@ test('group commit: batches queued during an fsync share the next one, land in c
   first.release();
   const second = await gate.next();
   assert.is(a.done, true);
-  assert.equal(rest.map((r) => r.done), [false, false, false]);
+  assert.equal(
+    rest.map((r) => r.done),
+    [false, false, false],
+  );
   assert.is(second.size, readFileSync(path).length, 'the second fsync covers all three');
   second.release();
   await turn();
-  assert.equal(rest.map((r) => r.done), [true, true, true]);
+  assert.equal(
+    rest.map((r) => r.done),
+    [true, true, true],
+  );
   assert.is(gate.calls, 2);
   await log.close();
   assert.equal(hooksIn(path), ['a', 'b', 'c', 'd']);
@@ -143,14 +176,18 @@ test('group commit: a failed fsync rejects every batch it covered with LOG_WRITE
   const path = tempLog();
   let fail = true;
   const { log } = openEventLog(path, {
-    sync: (_fd, done) => setImmediate(() => {
-      const err = fail ? Object.assign(new Error('EIO'), { code: 'EIO' }) : null;
-      fail = false;
-      done(err);
-    }),
+    sync: (_fd, done) =>
+      setImmediate(() => {
+        const err = fail ? Object.assign(new Error('EIO'), { code: 'EIO' }) : null;
+        fail = false;
+        done(err);
+      }),
   });
   const results = await Promise.allSettled([log.commit([flight('a')]), log.commit([flight('b')])]);
-  assert.equal(results.map((r) => r.status), ['rejected', 'rejected']);
+  assert.equal(
+    results.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
   assert.is(((results[0] as PromiseRejectedResult).reason as SteeringError).code, 'LOG_WRITE_FAILED');
   await log.commit([flight('c')]);
   await log.close();
@@ -188,11 +225,17 @@ test('D4, D12: with a slow fsync no ack leaves before its record is synced', asy
     a.handle.command(instructCmd('c1', 'one', 's-1'));
     const held = await gate.next();
     await turn();
-    assert.not.ok(a.events.some((e) => e.type === 'control.accepted'), 'the ack waits for its fsync');
+    assert.not.ok(
+      a.events.some((e) => e.type === 'control.accepted'),
+      'the ack waits for its fsync',
+    );
     const ack = a.next((e) => e.type === 'control.accepted');
     held.release();
     assert.is((await ack).cause, 'c1');
-    assert.ok(readFileSync(a.logPath, 'utf8').slice(0, gate.durable()).includes('"ack":'), 'its record was in the synced bytes');
+    assert.ok(
+      readFileSync(a.logPath, 'utf8').slice(0, gate.durable()).includes('"ack":'),
+      'its record was in the synced bytes',
+    );
   } finally {
     await a.handle.close();
   }
@@ -209,20 +252,26 @@ test('D4, D9, D12: under concurrent sessions every event and every reply follows
   });
   try {
     const sessions = Array.from({ length: 8 }, (_, i) => `s-${i}`);
-    const delivered = await Promise.all(sessions.map(async (s) => {
-      await a.post(hookBody('SessionStart', s, { agent_id: 'sub' }));
-      const got: string[] = [];
-      for (let round = 0; round < 3; round += 1) {
-        const ids = [0, 1].map((i) => `${s}-${round}-${i}`);
-        for (const id of ids) a.handle.command(instructCmd(id, `text of ${id}`, s));
-        const reply = await a.post(hookBody('UserPromptSubmit', s));
-        const text = (reply.json as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? '';
-        // The reply carries instructions only once their flight record is synced (D12).
-        const journaled = parseLog(syncedText()).records.flatMap((r) => (r.k === 'flight' && r.s === s ? r.ids : []));
-        for (const id of ids) if (text.includes(`text of ${id}`)) got.push(id), assert.ok(journaled.includes(id), `${id} journaled before its reply`);
-      }
-      return got;
-    }));
+    const delivered = await Promise.all(
+      sessions.map(async (s) => {
+        await a.post(hookBody('SessionStart', s, { agent_id: 'sub' }));
+        const got: string[] = [];
+        for (let round = 0; round < 3; round += 1) {
+          const ids = [0, 1].map((i) => `${s}-${round}-${i}`);
+          for (const id of ids) a.handle.command(instructCmd(id, `text of ${id}`, s));
+          const reply = await a.post(hookBody('UserPromptSubmit', s));
+          const text =
+            (reply.json as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput
+              ?.additionalContext ?? '';
+          // The reply carries instructions only once their flight record is synced (D12).
+          const journaled = parseLog(syncedText()).records.flatMap((r) => (r.k === 'flight' && r.s === s ? r.ids : []));
+          for (const id of ids)
+            if (text.includes(`text of ${id}`))
+              got.push(id), assert.ok(journaled.includes(id), `${id} journaled before its reply`);
+        }
+        return got;
+      }),
+    );
     assert.is(delivered.flat().length, 8 * 3 * 2, 'every instruction rode a reply');
     assert.equal(early, []);
     assert.ok(gate.calls < a.events.length, 'steps shared fsyncs');
@@ -244,17 +293,32 @@ test('a moment with nothing to deliver answers before its fsync; its events wait
     // ... while a moment of another session, which hands over nothing, is answered at once.
     const reply = await a.post(hookBody('PreToolUse', 's-2', { tool_name: 'Bash' }));
     assert.equal(reply.json, {}, 'the neutral reply went out');
-    assert.not.ok(readFileSync(a.logPath, 'utf8').slice(0, gate.durable()).includes('"s":"s-2"'), 'the reply did not wait for its own records to be synced');
+    assert.not.ok(
+      readFileSync(a.logPath, 'utf8').slice(0, gate.durable()).includes('"s":"s-2"'),
+      'the reply did not wait for its own records to be synced',
+    );
     await turn();
-    assert.not.ok(a.events.some((e) => e.type === 'control.accepted'), 'the ack still waits for its fsync');
-    assert.not.ok(a.events.some((e) => e.session === 's-2'), "the moment's events wait for the fsync too");
+    assert.not.ok(
+      a.events.some((e) => e.type === 'control.accepted'),
+      'the ack still waits for its fsync',
+    );
+    assert.not.ok(
+      a.events.some((e) => e.session === 's-2'),
+      "the moment's events wait for the fsync too",
+    );
     ackSync.release();
     (await gate.next()).release();
     await a.next((e) => e.type === 'tool.requested' && e.session === 's-2');
     const types = a.events.map((e) => `${e.session}:${e.type}`);
-    assert.ok(types.indexOf('s-1:control.accepted') !== -1 && types.indexOf('s-1:control.accepted') < types.indexOf('s-2:tool.requested'), `events in step order: ${types.join(', ')}`);
+    assert.ok(
+      types.indexOf('s-1:control.accepted') !== -1 &&
+        types.indexOf('s-1:control.accepted') < types.indexOf('s-2:tool.requested'),
+      `events in step order: ${types.join(', ')}`,
+    );
     // Records are in the log in the order the steps ran: the command's input, then the hook's.
-    const inputs = parseLog(readFileSync(a.logPath, 'utf8')).records.flatMap((r) => (r.k === 'in' ? [`${r.s}:${r.i.type}`] : []));
+    const inputs = parseLog(readFileSync(a.logPath, 'utf8')).records.flatMap((r) =>
+      r.k === 'in' ? [`${r.s}:${r.i.type}`] : [],
+    );
     assert.ok(inputs.indexOf('s-1:command.instruct') < inputs.indexOf('s-2:hook.moment'), inputs.join(', '));
   } finally {
     await a.handle.close();
@@ -281,9 +345,12 @@ test('D12 under the fast path: a moment that delivers waits for its in-flight jo
     assert.not.ok(replied, 'no steering reply before its journal is durable');
     flight.release();
     const r = await reply;
-    const text = (r.json as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? '';
+    const text =
+      (r.json as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? '';
     assert.ok(text.includes('run the tests'), JSON.stringify(r.json));
-    const journaled = parseLog(readFileSync(a.logPath, 'utf8').slice(0, gate.durable())).records.some((x) => x.k === 'flight' && x.ids.includes('c1'));
+    const journaled = parseLog(readFileSync(a.logPath, 'utf8').slice(0, gate.durable())).records.some(
+      (x) => x.k === 'flight' && x.ids.includes('c1'),
+    );
     assert.ok(journaled, 'the flight record was in the synced bytes when the reply went out');
     (await gate.next()).release();
   } finally {
@@ -293,7 +360,11 @@ test('D12 under the fast path: a moment that delivers waits for its in-flight jo
 
 test('crash consistency: after SIGKILL mid-stream every printed ack is in the log and replay rebuilds its queue', async () => {
   const path = tempLog();
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/log-writer.ts', import.meta.url)), path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('../support/log-writer.ts', import.meta.url)), path],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const acked: { session: string; cause: string; ack: string }[] = [];
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   for await (const line of createInterface({ input: child.stdout! })) {
@@ -306,15 +377,27 @@ test('crash consistency: after SIGKILL mid-stream every printed ack is in the lo
   appendFileSync(path, '{"k":"ev","e":{"aep":"0.1","id":"01TORN');
   const { log, existing } = openEventLog(path);
   await log.close();
-  assert.equal(existing.problems.map((p) => p.code), ['LOG_TORN_RECORD']);
+  assert.equal(
+    existing.problems.map((p) => p.code),
+    ['LOG_TORN_RECORD'],
+  );
   assert.equal(readEventLog(path).problems, [], 'the torn tail was cut on open');
   const host = new ActorHost({ surface: fakeSurface(), instruct: true, host: 'crash-host' });
   replayInto(host, existing.records);
   for (const x of acked) {
-    const queue = host.views().find((v) => v.session === x.session)?.queue.map((q) => q.id) ?? [];
+    const queue =
+      host
+        .views()
+        .find((v) => v.session === x.session)
+        ?.queue.map((q) => q.id) ?? [];
     assert.ok(queue.includes(x.cause), `${x.cause} queued after replay`);
   }
-  assert.ok(acked.every((x) => existing.records.some((r) => r.k === 'ev' && r.ack !== undefined && JSON.stringify(r.e) === x.ack)), 'acks logged byte for byte');
+  assert.ok(
+    acked.every((x) =>
+      existing.records.some((r) => r.k === 'ev' && r.ack !== undefined && JSON.stringify(r.e) === x.ack),
+    ),
+    'acks logged byte for byte',
+  );
   host.stop();
 });
 
@@ -323,11 +406,12 @@ test('D22: a refused write cuts its bytes, refuses the batches queued behind it,
   const heard: string[] = [];
   let fail = true;
   const { log } = openEventLog(path, {
-    sync: (_fd, done) => setImmediate(() => {
-      const err = fail ? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }) : null;
-      fail = false;
-      done(err);
-    }),
+    sync: (_fd, done) =>
+      setImmediate(() => {
+        const err = fail ? Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }) : null;
+        fail = false;
+        done(err);
+      }),
     onRefused: () => heard.push('owner'),
   });
   const a = log.commit([flight('a')]).catch(() => heard.push('a'));
@@ -365,7 +449,10 @@ test('D24: rotate archives the generation and starts the next with a header; rea
   assert.equal(hooksIn(segmentPath(path, 0)), ['old']);
   const active = readEventLog(path);
   assert.is(active.generation, 1);
-  assert.equal(active.records.map((r) => r.k === 'flight' && r.hook), ['new']);
+  assert.equal(
+    active.records.map((r) => r.k === 'flight' && r.hook),
+    ['new'],
+  );
   assert.match(log.read(0, 0, 1 << 20).toString(), /"old"/);
   assert.match(log.read(1, 0, 1 << 20).toString(), /"seg".*\n.*"new"/s);
   await log.close();
@@ -381,13 +468,23 @@ test('event records are written as JSON.stringify would write them, an ack inclu
   const b = instructCmd('c-text-2', 'second');
   eventText(b); // text made before the log needs it
   const records: LogRecord[] = [
-    { k: 'ev', e: a }, { k: 'ev', e: b, ack: 'ack\u0000"key"' }, { k: 'in', s: 's1', i: { type: 'ttl.tick', at: 1, ttlMs: 5 } },
+    { k: 'ev', e: a },
+    { k: 'ev', e: b, ack: 'ack\u0000"key"' },
+    { k: 'in', s: 's1', i: { type: 'ttl.tick', at: 1, ttlMs: 5 } },
   ];
   log.append(records);
   await log.close();
-  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l !== '');
-  assert.equal(lines, records.map((r) => JSON.stringify(r)));
-  assert.equal(readEventLog(path).records, records.map((r) => JSON.parse(JSON.stringify(r)) as LogRecord));
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
+  assert.equal(
+    lines,
+    records.map((r) => JSON.stringify(r)),
+  );
+  assert.equal(
+    readEventLog(path).records,
+    records.map((r) => JSON.parse(JSON.stringify(r)) as LogRecord),
+  );
 });
 
 test.run();

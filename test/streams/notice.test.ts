@@ -16,12 +16,33 @@ function deliver(table: VendorTable, notice?: boolean) {
   const surface = surfaceFrom(table);
   const host = new ActorHost({ surface, instruct: true, host: 'h', ...(notice === undefined ? {} : { notice }) });
   const hook = (id: string, event: string, at: number) => {
-    const body = { session_id: S, hook_event_name: event, tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: '/p', source: 'startup' };
+    const body = {
+      session_id: S,
+      hook_event_name: event,
+      tool_name: 'Bash',
+      tool_input: { command: 'ls' },
+      cwd: '/p',
+      source: 'startup',
+    };
     return host.step({ kind: 'hook', session: S, hookId: id, at, hook: surface.classify(body) });
   };
   hook('h0', 'SessionStart', 1000);
-  for (const [id, from] of [['c1', 'ops'], ['c2', 'ci'], ['c3', 'ops']] as const) {
-    host.step({ kind: 'command', session: S, at: 1100, command: command({ agent: from, host: 'h' }, S, { type: surface.steeringType, id, data: { text: `do ${id}` }, capture: 'redacted' }) });
+  for (const [id, from] of [
+    ['c1', 'ops'],
+    ['c2', 'ci'],
+    ['c3', 'ops'],
+  ] as const) {
+    host.step({
+      kind: 'command',
+      session: S,
+      at: 1100,
+      command: command({ agent: from, host: 'h' }, S, {
+        type: surface.steeringType,
+        id,
+        data: { text: `do ${id}` },
+        capture: 'redacted',
+      }),
+    });
   }
   const r = hook('h1', 'PostToolUse', 1500);
   const reply = r.effects.find((e): e is Extract<Effect, { kind: 'reply' }> => e.kind === 'reply')!;
@@ -32,10 +53,14 @@ function deliver(table: VendorTable, notice?: boolean) {
 test('Claude Code and Codex replies carry a systemMessage naming the count and the senders once each', () => {
   for (const table of [claudeCode, codex]) {
     const { body } = deliver(table);
-    assert.equal(body, {
-      hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'do c1\n\ndo c2\n\ndo c3' },
-      systemMessage: 'aep-steer: 3 instructions from ops, ci reached the agent (PostToolUse)',
-    }, table.token);
+    assert.equal(
+      body,
+      {
+        hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'do c1\n\ndo c2\n\ndo c3' },
+        systemMessage: 'aep-steer: 3 instructions from ops, ci reached the agent (PostToolUse)',
+      },
+      table.token,
+    );
   }
 });
 
@@ -46,11 +71,14 @@ test('--quiet leaves the reply as the context alone; a vendor without a user fie
 
 test('instruction.delivered names the moment whose reply carried it', () => {
   const { delivered } = deliver(codex);
-  assert.equal(delivered.map((e) => [e.type, e.cause, (e.data as { moment?: string }).moment]), [
-    ['x.codex.instruction.delivered', 'c1', 'PostToolUse'],
-    ['x.codex.instruction.delivered', 'c2', 'PostToolUse'],
-    ['x.codex.instruction.delivered', 'c3', 'PostToolUse'],
-  ]);
+  assert.equal(
+    delivered.map((e) => [e.type, e.cause, (e.data as { moment?: string }).moment]),
+    [
+      ['x.codex.instruction.delivered', 'c1', 'PostToolUse'],
+      ['x.codex.instruction.delivered', 'c2', 'PostToolUse'],
+      ['x.codex.instruction.delivered', 'c3', 'PostToolUse'],
+    ],
+  );
   assert.equal((delivered[0]!.data as { queued_ms: number }).queued_ms, 500);
 });
 

@@ -21,23 +21,36 @@ import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { WsPeer } from '../support/relay-harness.js';
 import { testRelay } from '../support/relay-store.js';
 
-const TOKENS = { adapter: 'adapter-token-0123456789', rogue: 'rogue-token-0123456789', alice: 'alice-token-0123456789' };
+const TOKENS = {
+  adapter: 'adapter-token-0123456789',
+  rogue: 'rogue-token-0123456789',
+  alice: 'alice-token-0123456789',
+};
 
 /** The adapter may publish `ok-*` sessions only: a narrowed emit right, as an operator writes it. */
 function tokensFile(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'aep-refused-')), 'tokens.json');
-  writeFileSync(file, JSON.stringify({
-    tokens: [
-      { token: TOKENS.adapter, identity: 'cc-adapter', emit: [{ agents: ['claude-code'], sessions: ['ok-*'] }] },
-      { token: TOKENS.rogue, identity: 'rogue', emit: ['claude-code'] },
-      { token: TOKENS.alice, identity: 'alice', commands: ['x.*.control.instruct'], capture: 'full' },
-    ],
-  }), { mode: 0o600 });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      tokens: [
+        { token: TOKENS.adapter, identity: 'cc-adapter', emit: [{ agents: ['claude-code'], sessions: ['ok-*'] }] },
+        { token: TOKENS.rogue, identity: 'rogue', emit: ['claude-code'] },
+        { token: TOKENS.alice, identity: 'alice', commands: ['x.*.control.instruct'], capture: 'full' },
+      ],
+    }),
+    { mode: 0o600 },
+  );
   return file;
 }
 
-const positioned = (path: string): AepEvent[] => readEventLog(path).records.flatMap((r) => (r.k === 'ev' && r.e.seq !== undefined ? [r.e] : []));
-const relayState = (logPath: string) => JSON.parse(readFileSync(`${logPath}.relay`, 'utf8')) as { confirmed: { gen: number; offset: number }; refused?: Record<string, unknown> };
+const positioned = (path: string): AepEvent[] =>
+  readEventLog(path).records.flatMap((r) => (r.k === 'ev' && r.e.seq !== undefined ? [r.e] : []));
+const relayState = (logPath: string) =>
+  JSON.parse(readFileSync(`${logPath}.relay`, 'utf8')) as {
+    confirmed: { gen: number; offset: number };
+    refused?: Record<string, unknown>;
+  };
 /** The recorded relay position is the end of the active log: nothing is owed to the relay. */
 const caughtUp = (logPath: string): boolean => {
   if (!existsSync(`${logPath}.relay`)) return false;
@@ -61,7 +74,15 @@ test('a session the token may not publish: its events are settled as refused, sa
   const port = relay.port;
   const surface = fakeSurface();
   const logPath = tempLog();
-  const link = () => connectRelay({ url: `ws://127.0.0.1:${port}/socket`, token: TOKENS.adapter, agent: surface.token, accepts: acceptsFor(surface, true), backoffInitialMs: 20, backoffMaxMs: 50 });
+  const link = () =>
+    connectRelay({
+      url: `ws://127.0.0.1:${port}/socket`,
+      token: TOKENS.adapter,
+      agent: surface.token,
+      accepts: acceptsFor(surface, true),
+      backoffInitialMs: 20,
+      backoffMaxMs: 50,
+    });
   let first = await adapter({ surface, relay: link(), logPath, segmentBytes: 4096, keepSegments: 0 });
   let second: Awaited<ReturnType<typeof adapter>> | undefined;
   try {
@@ -70,9 +91,18 @@ test('a session the token may not publish: its events are settled as refused, sa
     await until(() => caughtUp(logPath), 'the relay position covers the whole log despite the refused session', 15_000);
     const refusedHere = first.errors.filter((e) => e.code === 'RELAY_REFUSED');
     assert.is(refusedHere.length, 1, refusedHere.map((e) => e.message).join('\n'));
-    assert.match(refusedHere[0]!.message, /session no-1 \(unauthorized: cc-adapter may not publish events of claude-code for session no-1\)/);
-    assert.match(refusedHere[0]!.message, /not sent again\. Give this adapter's token emit rights for claude-code in the relay's tokens file/);
-    assert.not.ok(first.errors.some((e) => e.code === 'RELAY_PROTOCOL'), 'no per-event protocol noise');
+    assert.match(
+      refusedHere[0]!.message,
+      /session no-1 \(unauthorized: cc-adapter may not publish events of claude-code for session no-1\)/,
+    );
+    assert.match(
+      refusedHere[0]!.message,
+      /not sent again\. Give this adapter's token emit rights for claude-code in the relay's tokens file/,
+    );
+    assert.not.ok(
+      first.errors.some((e) => e.code === 'RELAY_PROTOCOL'),
+      'no per-event protocol noise',
+    );
     const all = positioned(logPath);
     // The log only holds the active segment's share now; count what the relay refused instead.
     assert.is(first.handle.outboxCounters().refused, relay.stats().refused, 'every refusal is counted as settled');
@@ -88,7 +118,10 @@ test('a session the token may not publish: its events are settled as refused, sa
     assert.not.ok(existsSync(segmentPath(logPath, 0)), 'generation 0 was compacted away');
     const okIds = all.filter((e) => e.session === 'ok-1').map((e) => e.id);
     const relayHas = await held(relay, ['ok-1', 'no-1']);
-    assert.ok(okIds.every((id) => relayHas.has(id)), 'the permitted session reached the relay');
+    assert.ok(
+      okIds.every((id) => relayHas.has(id)),
+      'the permitted session reached the relay',
+    );
     assert.not.ok(all.some((e) => e.session === 'no-1' && relayHas.has(e.id)));
 
     // A reconnect (the relay restarts): nothing of no-1 is sent again, not even as a claim.
@@ -101,10 +134,16 @@ test('a session the token may not publish: its events are settled as refused, sa
     // A restart of the adapter: still nothing resent, nothing said again.
     await first.handle.close();
     second = await adapter({ surface, relay: link(), logPath, segmentBytes: 4096, keepSegments: 0 });
-    await until(async () => (await alice.roster()).some((e) => e.session === 'ok-1'), 'ok-1 claimed by the restarted adapter');
+    await until(
+      async () => (await alice.roster()).some((e) => e.session === 'ok-1'),
+      'ok-1 claimed by the restarted adapter',
+    );
     await wait(300);
     assert.is(relay.stats().refused, 0, 'the restart resent nothing the relay refused');
-    assert.equal(second.errors.filter((e) => e.code === 'RELAY_REFUSED').map((e) => e.message), []);
+    assert.equal(
+      second.errors.filter((e) => e.code === 'RELAY_REFUSED').map((e) => e.message),
+      [],
+    );
     await alice.close();
   } finally {
     await (second ?? first).handle.close();
@@ -113,14 +152,32 @@ test('a session the token may not publish: its events are settled as refused, sa
 });
 
 test('a rival claim refuses for now: the adapter keeps the events and sends them again on the same link once the claim lapses', async () => {
-  const relay = await testRelay({ port: 0, storePath: join(dirname(tempLog()), 'relay.db'), tokens: loadTokensFile(tokensFile()), claimLeaseMs: 100 });
+  const relay = await testRelay({
+    port: 0,
+    storePath: join(dirname(tempLog()), 'relay.db'),
+    tokens: loadTokensFile(tokensFile()),
+    claimLeaseMs: 100,
+  });
   const surface = fakeSurface();
-  const link = connectRelay({ url: relay.socketUrl, token: TOKENS.adapter, agent: surface.token, accepts: acceptsFor(surface, true), backoffInitialMs: 20, backoffMaxMs: 50 });
+  const link = connectRelay({
+    url: relay.socketUrl,
+    token: TOKENS.adapter,
+    agent: surface.token,
+    accepts: acceptsFor(surface, true),
+    backoffInitialMs: 20,
+    backoffMaxMs: 50,
+  });
   const a = await adapter({ surface, relay: link });
   try {
     await until(() => link.connected, 'link up');
-    const rogue = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'claude-code' } }, TOKENS.rogue);
-    const claim = new SessionEmitter({ agent: 'claude-code', session: 'ok-rival', host: 'rogue' }).emit({ type: 'session.started' });
+    const rogue = await WsPeer.greet(
+      relay.socketUrl,
+      { role: 'emitter', identity: { agent: 'claude-code' } },
+      TOKENS.rogue,
+    );
+    const claim = new SessionEmitter({ agent: 'claude-code', session: 'ok-rival', host: 'rogue' }).emit({
+      type: 'session.started',
+    });
     rogue.send(claim);
     const alice = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKENS.alice, agent: 'alice' });
     await until(async () => (await alice.roster()).some((e) => e.session === 'ok-rival'), 'the rival claim in place');
@@ -130,11 +187,17 @@ test('a rival claim refuses for now: the adapter keeps the events and sends them
     await until(() => a.errors.some((e) => e.code === 'RELAY_REFUSED'), 'the refusal is said');
     const said = a.errors.filter((e) => e.code === 'RELAY_REFUSED');
     assert.is(said.length, 1);
-    assert.match(said[0]!.message, /refused events of session ok-rival for now \(unauthorized: .*\); the adapter keeps them and sends them again/);
+    assert.match(
+      said[0]!.message,
+      /refused events of session ok-rival for now \(unauthorized: .*\); the adapter keeps them and sends them again/,
+    );
     rogue.close();
     await until(() => caughtUp(a.logPath), 'the adapter resent them once the rival claim lapsed', 15_000);
     const relayHas = await held(relay, ['ok-rival']);
-    assert.ok(positioned(a.logPath).every((e) => relayHas.has(e.id)), 'the relay holds every event of the session');
+    assert.ok(
+      positioned(a.logPath).every((e) => relayHas.has(e.id)),
+      'the relay holds every event of the session',
+    );
     assert.is(a.handle.outboxCounters().refused, 0, 'nothing settled as refused');
   } finally {
     await a.handle.close();

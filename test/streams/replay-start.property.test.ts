@@ -25,14 +25,30 @@ const surface = fakeSurface();
 // D6); its cell, once a hook spawns it, starts with them.
 const SESSIONS = ['s-a', 's-b', 's-c'];
 const TEXTS = ['tighten the tests', '', 'x'.repeat(4001), 'short', 'y'.repeat(3000)];
-const HOOKS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'Stop', 'PermissionRequest', 'Elicitation', 'SessionEnd'].map((h) => [h, {}] as const);
+const HOOKS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'Stop',
+  'PermissionRequest',
+  'Elicitation',
+  'SessionEnd',
+].map((h) => [h, {}] as const);
 const ANSWERS = [{ option: 'allow' }, { text: 'no, wait' }, { values: { name: 'n' } }];
 const hostOptions = { surface, instruct: true, host: 'prop-host', attentionTimeoutMs: 1000, resumeWindowMs: 50 };
 const SCRIPT = { sessions: SESSIONS, texts: TEXTS, hooks: HOOKS, answers: ANSWERS };
 
 const opArb: fc.Arbitrary<HostOp> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('hook' as const), s: fc.nat(2), h: fc.nat(HOOKS.length - 1) }), weight: 4 },
-  { arbitrary: fc.record({ op: fc.constant('instruct' as const), s: fc.nat(2), id: fc.nat(40), t: fc.nat(TEXTS.length - 1) }), weight: 4 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('instruct' as const),
+      s: fc.nat(2),
+      id: fc.nat(40),
+      t: fc.nat(TEXTS.length - 1),
+    }),
+    weight: 4,
+  },
   fc.record({ op: fc.constant('retry' as const), n: fc.nat(60) }),
   fc.record({ op: fc.constant('respond' as const), s: fc.nat(1), answer: fc.nat(ANSWERS.length - 1) }),
   { arbitrary: fc.record({ op: fc.constant('write' as const), ok: fc.boolean() }), weight: 2 },
@@ -55,14 +71,23 @@ function drive(ops: readonly HostOp[]): Live {
 /** Each session's last sequenced event as the live run emitted it: its position on the stream. */
 const lastPositions = (records: readonly LogRecord[]): Map<string, AepEvent> => {
   const out = new Map<string, AepEvent>();
-  for (const r of records) if (r.k === 'ev' && r.e.session !== undefined && r.e.seq !== undefined && !isCommandType(r.e.type)) out.set(r.e.session, r.e);
+  for (const r of records)
+    if (r.k === 'ev' && r.e.session !== undefined && r.e.seq !== undefined && !isCommandType(r.e.type))
+      out.set(r.e.session, r.e);
   return out;
 };
 
 /** What a D12 recovery says, without the ids and times it mints. */
 const recoveryOf = (results: StepResult[]) =>
   results.map((r) => ({
-    events: r.events.map((e) => ({ type: e.type, session: e.session, cause: e.cause, data: e.data, epoch: e.epoch, seq: e.seq })),
+    events: r.events.map((e) => ({
+      type: e.type,
+      session: e.session,
+      cause: e.cause,
+      data: e.data,
+      epoch: e.epoch,
+      seq: e.seq,
+    })),
     effects: r.effects,
   }));
 
@@ -81,7 +106,10 @@ test('D11: the host replayed from the log file equals the live host: cells, epoc
         // As startAdapter: each record replayed as the file is read.
         const started = new ActorHost(hostOptions);
         const replay = new LogReplay(started);
-        const { log, existing } = openEventLog(path, { fsync: false, onRecord: (r, _end, line) => replay.record(r, line) });
+        const { log, existing } = openEventLog(path, {
+          fsync: false,
+          onRecord: (r, _end, line) => replay.record(r, line),
+        });
         void log.close();
         assert.equal(existing.records, [], 'nothing is held once replayed');
         assert.equal(existing.problems, []);
@@ -93,7 +121,8 @@ test('D11: the host replayed from the log file equals the live host: cells, epoc
         assert.equal(started.exportState(), liveState);
         assert.equal(started.views(), live.host.views());
         assert.equal([...summary.lastEvents.entries()].sort(), [...lastPositions(live.records).entries()].sort());
-        for (const c of live.commands) assert.is(started.recordedAck(`${c.source}\u0000${c.id}`), live.host.recordedAck(`${c.source}\u0000${c.id}`));
+        for (const c of live.commands)
+          assert.is(started.recordedAck(`${c.source}\u0000${c.id}`), live.host.recordedAck(`${c.source}\u0000${c.id}`));
 
         // The same records through replayInto (audit, snapshot tail) rebuild the same host.
         const again = new ActorHost(hostOptions);
@@ -114,12 +143,18 @@ test('D11: the host replayed from the log file equals the live host: cells, epoc
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  assert.ok(sawEnded > 0 && sawHold > 0 && sawOrphan > 0, `runs end sessions (${sawEnded}), hold replies (${sawHold}) and refuse orphans (${sawOrphan})`);
+  assert.ok(
+    sawEnded > 0 && sawHold > 0 && sawOrphan > 0,
+    `runs end sessions (${sawEnded}), hold replies (${sawHold}) and refuse orphans (${sawOrphan})`,
+  );
 });
 
 test('a session that only ever saw refused orphan commands keeps its next epoch through a snapshot', () => {
   const live = drive([{ op: 'instruct', s: 2, id: 1, t: 0 }]);
-  assert.ok(live.records.some((r) => r.k === 'ev' && r.e.session === 's-c' && r.e.seq === 0), 'the refusal took position 0 of epoch 0');
+  assert.ok(
+    live.records.some((r) => r.k === 'ev' && r.e.session === 's-c' && r.e.seq === 0),
+    'the refusal took position 0 of epoch 0',
+  );
   const replayed = new ActorHost(hostOptions);
   replayInto(replayed, live.records);
   assert.equal(live.host.exportState().epochs, [['s-c', 1]]);
@@ -138,42 +173,70 @@ test('parseLog hands each record the byte offset past its line, the line itself,
     const seen: [number, string][] = [];
     const r = parseLog(bytes, (_r, end, line) => seen.push([end, line]), false);
     const ends = [0, 1, 3].map((i) => Buffer.byteLength(lines.slice(0, i + 1).join('\n')) + 1);
-    assert.equal(seen, [[ends[0]!, lines[0]!], [ends[1]!, lines[1]!], [ends[2]!, lines[3]!]], text);
+    assert.equal(
+      seen,
+      [
+        [ends[0]!, lines[0]!],
+        [ends[1]!, lines[1]!],
+        [ends[2]!, lines[3]!],
+      ],
+      text,
+    );
     assert.is(r.goodBytes, ends[2]);
     assert.equal(r.records, [], 'handed over, not collected');
-    assert.equal(r.problems.map((p) => p.message), ['event log line 3 is not a readable record; skipped', 'event log line 5 is torn (no line end); skipped']);
+    assert.equal(
+      r.problems.map((p) => p.message),
+      ['event log line 3 is not a readable record; skipped', 'event log line 5 is torn (no line end); skipped'],
+    );
   }
 });
 
-for (const unicode of [false, true]) test(`a damaged log${unicode ? ' with text outside ASCII' : ''}: the streamed start replays every readable record, as reading it whole does, and reports the rest`, () => {
-  const live = drive([
-    { op: 'hook', s: 0, h: 0 }, { op: 'instruct', s: 0, id: 1, t: 0 }, { op: 'instruct', s: 0, id: 2, t: 3 },
-    { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 3, t: 0 },
-  ]);
-  const lines = live.records.map((r) => JSON.stringify(r));
-  // A broken line in the middle, a torn last line (and text outside ASCII in an instruction).
-  lines.splice(2, 0, '{"k":"in","s":"s-a","i":{"type":"hook.mo');
-  const joined = lines.join('\n');
-  const text = (unicode ? joined.replace('tighten the tests', 'straffez les tests — ünïcødé ✓') : joined) + '\n{"k":"ev","e":{"aep"';
-  const dir = mkdtempSync(join(tmpdir(), 'aep-replay-damaged-'));
-  try {
-    const path = join(dir, 'adapter.jsonl');
-    writeFileSync(path, text);
-    const whole = parseLog(readFileSync(path));
-    const collected = new ActorHost(hostOptions);
-    replayInto(collected, whole.records);
-    const started = new ActorHost(hostOptions);
-    const replay = new LogReplay(started);
-    const { log, existing } = openEventLog(path, { fsync: false, onRecord: (r, _end, line) => replay.record(r, line) });
-    void log.close();
-    assert.equal(existing.problems.map((p) => p.code), ['LOG_TORN_RECORD', 'LOG_TORN_RECORD'], 'the broken line and the torn tail');
-    assert.equal(started.exportState(), collected.exportState());
-    assert.ok(started.views()[0]!.queue.length > 0);
-    assert.is(readFileSync(path, 'utf8'), text.slice(0, text.lastIndexOf('\n') + 1), 'the torn tail is cut, the rest kept');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+for (const unicode of [false, true])
+  test(`a damaged log${unicode ? ' with text outside ASCII' : ''}: the streamed start replays every readable record, as reading it whole does, and reports the rest`, () => {
+    const live = drive([
+      { op: 'hook', s: 0, h: 0 },
+      { op: 'instruct', s: 0, id: 1, t: 0 },
+      { op: 'instruct', s: 0, id: 2, t: 3 },
+      { op: 'hook', s: 0, h: 1 },
+      { op: 'instruct', s: 0, id: 3, t: 0 },
+    ]);
+    const lines = live.records.map((r) => JSON.stringify(r));
+    // A broken line in the middle, a torn last line (and text outside ASCII in an instruction).
+    lines.splice(2, 0, '{"k":"in","s":"s-a","i":{"type":"hook.mo');
+    const joined = lines.join('\n');
+    const text =
+      (unicode ? joined.replace('tighten the tests', 'straffez les tests — ünïcødé ✓') : joined) +
+      '\n{"k":"ev","e":{"aep"';
+    const dir = mkdtempSync(join(tmpdir(), 'aep-replay-damaged-'));
+    try {
+      const path = join(dir, 'adapter.jsonl');
+      writeFileSync(path, text);
+      const whole = parseLog(readFileSync(path));
+      const collected = new ActorHost(hostOptions);
+      replayInto(collected, whole.records);
+      const started = new ActorHost(hostOptions);
+      const replay = new LogReplay(started);
+      const { log, existing } = openEventLog(path, {
+        fsync: false,
+        onRecord: (r, _end, line) => replay.record(r, line),
+      });
+      void log.close();
+      assert.equal(
+        existing.problems.map((p) => p.code),
+        ['LOG_TORN_RECORD', 'LOG_TORN_RECORD'],
+        'the broken line and the torn tail',
+      );
+      assert.equal(started.exportState(), collected.exportState());
+      assert.ok(started.views()[0]!.queue.length > 0);
+      assert.is(
+        readFileSync(path, 'utf8'),
+        text.slice(0, text.lastIndexOf('\n') + 1),
+        'the torn tail is cut, the rest kept',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
 test('D24 with the snapshot unreadable, a start replays the kept segments, oldest first, then the active log: same sessions, same acks', async () => {
   const logPath = tempLog();
@@ -188,7 +251,10 @@ test('D24 with the snapshot unreadable, a start replays the kept segments, oldes
   writeFileSync(siblingPath(logPath, 'snapshot'), '{"v":1,"generation":');
   const second = await adapter({ logPath, segmentBytes: 1 << 30 });
   try {
-    assert.ok(second.errors.some((e) => /snapshot .* unreadable; replaying the kept segments instead/.test(e.message)), 'the unreadable snapshot is reported');
+    assert.ok(
+      second.errors.some((e) => /snapshot .* unreadable; replaying the kept segments instead/.test(e.message)),
+      'the unreadable snapshot is reported',
+    );
     assert.equal(second.handle.sessions(), views);
     const re = second.next((e) => e.type === 'control.accepted' && e.cause === 'c-1-2');
     second.handle.command(instructCmd('c-1-2', 'text 1 2', 'sg-2'));

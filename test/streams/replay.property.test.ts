@@ -15,8 +15,14 @@ const surface = fakeSurface();
 const SESSIONS = ['s-a', 's-b'];
 const TEXTS = ['tighten the tests', '', '   ', 'x'.repeat(4001), 'y'.repeat(3000), 'short'];
 const HOOKS: [string, Record<string, unknown>][] = [
-  ['SessionStart', { agent_id: 'sub' }], ['SessionStart', {}], ['UserPromptSubmit', {}], ['PreToolUse', { agent_id: 'sub' }],
-  ['Stop', {}], ['PermissionRequest', {}], ['Elicitation', {}], ['SessionEnd', {}],
+  ['SessionStart', { agent_id: 'sub' }],
+  ['SessionStart', {}],
+  ['UserPromptSubmit', {}],
+  ['PreToolUse', { agent_id: 'sub' }],
+  ['Stop', {}],
+  ['PermissionRequest', {}],
+  ['Elicitation', {}],
+  ['SessionEnd', {}],
 ];
 
 const opArb: fc.Arbitrary<HostOp> = fc.oneof(
@@ -41,10 +47,18 @@ function drive(ops: readonly HostOp[]): Live {
 }
 
 const stateOf = (host: ActorHost) =>
-  host.sessionKeys().sort().map((s) => ({
-    s, value: host.stateValue(s), queue: host.context(s)!.queue, inFlight: host.context(s)!.inFlight,
-    holds: host.context(s)!.holds, decisions: host.context(s)!.decisions, endedOnce: host.context(s)!.endedOnce,
-  }));
+  host
+    .sessionKeys()
+    .sort()
+    .map((s) => ({
+      s,
+      value: host.stateValue(s),
+      queue: host.context(s)!.queue,
+      inFlight: host.context(s)!.inFlight,
+      holds: host.context(s)!.holds,
+      decisions: host.context(s)!.decisions,
+      endedOnce: host.context(s)!.endedOnce,
+    }));
 
 test('D11: rebuilding from the log gives the live actors, and every retry gets the byte-identical ack', () => {
   let reopenedRuns = 0;
@@ -61,18 +75,32 @@ test('D11: rebuilding from the log gives the live actors, and every retry gets t
         const recorded = live.host.recordedAck(commandKey(c));
         assert.ok(recorded, 'every command has one recorded ack');
         const again = rebuilt.step({ kind: 'command', session: c.session, at: 999_999, command: c });
-        assert.equal(again.events.map((e) => JSON.stringify(e)), [recorded]);
+        assert.equal(
+          again.events.map((e) => JSON.stringify(e)),
+          [recorded],
+        );
         assert.equal(again.effects, []);
       }
     }),
     {
       numRuns: 150,
       // A session that ends, reopens on SessionStart, and takes an instruction again.
-      examples: [[[
-        { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 1, t: 0 }, { op: 'hook', s: 0, h: 7 },
-        { op: 'instruct', s: 0, id: 2, t: 5 }, { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 3, t: 5 },
-        { op: 'retry', n: 0 }, { op: 'hook', s: 0, h: 2 }, { op: 'write', ok: true }, { op: 'hook', s: 0, h: 7 },
-      ]]],
+      examples: [
+        [
+          [
+            { op: 'hook', s: 0, h: 1 },
+            { op: 'instruct', s: 0, id: 1, t: 0 },
+            { op: 'hook', s: 0, h: 7 },
+            { op: 'instruct', s: 0, id: 2, t: 5 },
+            { op: 'hook', s: 0, h: 1 },
+            { op: 'instruct', s: 0, id: 3, t: 5 },
+            { op: 'retry', n: 0 },
+            { op: 'hook', s: 0, h: 2 },
+            { op: 'write', ok: true },
+            { op: 'hook', s: 0, h: 7 },
+          ],
+        ],
+      ],
     },
   );
   assert.ok(reopenedRuns > 0, 'some runs reopen an ended session');
@@ -80,14 +108,26 @@ test('D11: rebuilding from the log gives the live actors, and every retry gets t
 
 test('a reopened session continues its positions in the same epoch and ends once on the stream', () => {
   const live = drive([
-    { op: 'hook', s: 0, h: 1 }, { op: 'hook', s: 0, h: 7 }, { op: 'instruct', s: 0, id: 1, t: 0 },
-    { op: 'hook', s: 0, h: 1 }, { op: 'instruct', s: 0, id: 2, t: 0 }, { op: 'hook', s: 0, h: 7 },
+    { op: 'hook', s: 0, h: 1 },
+    { op: 'hook', s: 0, h: 7 },
+    { op: 'instruct', s: 0, id: 1, t: 0 },
+    { op: 'hook', s: 0, h: 1 },
+    { op: 'instruct', s: 0, id: 2, t: 0 },
+    { op: 'hook', s: 0, h: 7 },
   ]);
   assert.ok(live.reopened);
-  const events = live.records.flatMap((r) => (r.k === 'ev' ? [r.e] : [])).filter((e) => e.session === 's-a' && e.seq !== undefined);
-  assert.equal(events.map((e) => e.seq), events.map((_e, i) => i), 'one run of positions, no gap, no restart');
+  const events = live.records
+    .flatMap((r) => (r.k === 'ev' ? [r.e] : []))
+    .filter((e) => e.session === 's-a' && e.seq !== undefined);
+  assert.equal(
+    events.map((e) => e.seq),
+    events.map((_e, i) => i),
+    'one run of positions, no gap, no restart',
+  );
   assert.ok(events.every((e) => e.epoch === events[0]!.epoch));
-  const kinds = events.map((e) => (e.type === 'control.rejected' ? `rejected:${(e.data as { detail?: string }).detail}` : e.type));
+  const kinds = events.map((e) =>
+    e.type === 'control.rejected' ? `rejected:${(e.data as { detail?: string }).detail}` : e.type,
+  );
   assert.equal(kinds.filter((k) => k === 'session.ended').length, 1);
   assert.ok(kinds.includes('rejected:session ended'), 'refused before the reopening (D6)');
   assert.equal(kinds.filter((k) => k === 'control.accepted').length, 1, 'accepted after it');

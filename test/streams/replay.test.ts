@@ -30,7 +30,9 @@ test('D11: a restart rebuilds queues in order with their accept times, acks byte
     assert.is(JSON.stringify(await re), JSON.stringify(firstAck));
     assert.is(b.handle.sessions()[0]!.queue.length, 2, 'the retry is not queued again');
     const reply = await b.post(hookBody('UserPromptSubmit', S));
-    assert.equal(reply.json, { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'one\n\ntwo' } });
+    assert.equal(reply.json, {
+      hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'one\n\ntwo' },
+    });
     const fresh = b.events.filter((e) => e !== b.events[0]);
     assert.ok(fresh.length > 0);
     for (const e of fresh) assert.is(e.epoch, 1, `${e.type} continues in the next epoch`);
@@ -49,12 +51,23 @@ test('D12: instructions in flight at a crash are dropped delivery-unknown on the
   const { log } = openEventLog(logPath);
   const host = new ActorHost({ surface: fakeSurface(), instruct: true, host: 'test-host' });
   const hook = fakeSurface().classify(hookBody('UserPromptSubmit', S));
-  log.append(host.step({ kind: 'hook', session: S, hookId: 'h0', at: 1000, hook: fakeSurface().classify(hookBody('SessionStart', S, { agent_id: 'x' })) }).records);
+  log.append(
+    host.step({
+      kind: 'hook',
+      session: S,
+      hookId: 'h0',
+      at: 1000,
+      hook: fakeSurface().classify(hookBody('SessionStart', S, { agent_id: 'x' })),
+    }).records,
+  );
   log.append(host.step({ kind: 'command', session: S, at: 1100, command: instructCmd('c1', 'one', S) }).records);
   const inflight = host.step({ kind: 'hook', session: S, hookId: 'h1', at: 1200, hook });
   log.append(inflight.records);
   log.close();
-  assert.ok(inflight.records.some((r) => r.k === 'flight' && r.ids[0] === 'c1'), 'journaled before the reply');
+  assert.ok(
+    inflight.records.some((r) => r.k === 'flight' && r.ids[0] === 'c1'),
+    'journaled before the reply',
+  );
 
   const b = await adapter({ logPath });
   try {
@@ -67,7 +80,10 @@ test('D12: instructions in flight at a crash are dropped delivery-unknown on the
   }
   const events = readEventLog(logPath).records.flatMap((r) => (r.k === 'ev' ? [r.e] : [])) as AepEvent[];
   const dropped = events.filter((e) => e.type === 'x.claude-code.instruction.dropped');
-  assert.equal(dropped.map((e) => [e.cause, e.data, e.epoch]), [['c1', { reason: 'delivery-unknown' }, 1]]);
+  assert.equal(
+    dropped.map((e) => [e.cause, e.data, e.epoch]),
+    [['c1', { reason: 'delivery-unknown' }, 1]],
+  );
 });
 
 test('a torn last record is reported LOG_TORN_RECORD, skipped, and cut so later appends stay whole', async () => {
@@ -80,8 +96,14 @@ test('a torn last record is reported LOG_TORN_RECORD, skipped, and cut so later 
 
   const b = await adapter({ logPath });
   try {
-    assert.equal(b.errors.map((e) => e.code), ['LOG_TORN_RECORD']);
-    assert.equal(b.handle.sessions()[0]!.queue.map((q) => q.id), ['c1']);
+    assert.equal(
+      b.errors.map((e) => e.code),
+      ['LOG_TORN_RECORD'],
+    );
+    assert.equal(
+      b.handle.sessions()[0]!.queue.map((q) => q.id),
+      ['c1'],
+    );
     b.handle.command(instructCmd('c2', 'two', S));
   } finally {
     await b.handle.close();

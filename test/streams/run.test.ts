@@ -16,9 +16,14 @@ test('D15: a hook to the wrong secret gets 404 and drains nothing', async () => 
     assert.is(wrong.status, 404);
     const also = await a.post(hookBody('UserPromptSubmit', S), `/hook/${SECRET}/extra`);
     assert.is(also.status, 404);
-    assert.equal(a.handle.sessions()[0]!.queue.map((q) => q.id), ['c1']);
+    assert.equal(
+      a.handle.sessions()[0]!.queue.map((q) => q.id),
+      ['c1'],
+    );
     const right = await a.post(hookBody('UserPromptSubmit', S));
-    assert.equal(right.json, { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'keep me' } });
+    assert.equal(right.json, {
+      hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'keep me' },
+    });
   } finally {
     await a.handle.close();
   }
@@ -34,8 +39,14 @@ test('D15: a malformed body gets the neutral reply, a HOOK_BODY_INVALID report, 
     assert.equal(bad.json, {});
     const unreadable = await a.post({ no: 'fields' });
     assert.equal(unreadable.json, {});
-    assert.equal(a.errors.map((e) => e.code), ['HOOK_BODY_INVALID', 'HOOK_BODY_INVALID']);
-    assert.equal(a.handle.sessions()[0]!.queue.map((q) => q.id), ['c1']);
+    assert.equal(
+      a.errors.map((e) => e.code),
+      ['HOOK_BODY_INVALID', 'HOOK_BODY_INVALID'],
+    );
+    assert.equal(
+      a.handle.sessions()[0]!.queue.map((q) => q.id),
+      ['c1'],
+    );
   } finally {
     await a.handle.close();
   }
@@ -53,13 +64,22 @@ test('D9: over HTTP the reply carries the instruction and delivered follows the 
     assert.is(ack.source, 'aep://test-host/agent/claude-code/session/s-1');
     const delivered = a.next((e) => e.type === 'x.claude-code.instruction.delivered');
     const reply = await a.post(hookBody('PreToolUse', S, { tool_name: 'Bash' }));
-    assert.equal(reply.json, { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'prefer small commits' } });
+    assert.equal(reply.json, {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: 'prefer small commits' },
+    });
     const d = await delivered;
     assert.is(d.cause, 'c1');
     assert.ok(Number.isInteger((d.data as { queued_ms: number }).queued_ms));
     const seqs = a.events.map((e) => e.seq);
-    assert.equal(seqs, [...seqs].sort((x, y) => (x ?? 0) - (y ?? 0)), 'sequenced in order');
-    assert.equal(a.events.map((e) => e.type), ['session.started', 'control.accepted', 'tool.requested', 'x.claude-code.instruction.delivered']);
+    assert.equal(
+      seqs,
+      [...seqs].sort((x, y) => (x ?? 0) - (y ?? 0)),
+      'sequenced in order',
+    );
+    assert.equal(
+      a.events.map((e) => e.type),
+      ['session.started', 'control.accepted', 'tool.requested', 'x.claude-code.instruction.delivered'],
+    );
     assert.equal(a.handle.sessions()[0]!.queue, []);
   } finally {
     await a.handle.close();
@@ -74,8 +94,14 @@ test('observations are emitted before steering outputs; agent-scoped ones carry 
     const before = a.events.length;
     await a.post(hookBody('TeammateIdle', S));
     const fresh = a.events.slice(before);
-    assert.equal(fresh.map((e) => e.type), ['agent.idle', 'progress.status']);
-    assert.equal([fresh[0]!.session, fresh[0]!.seq, fresh[0]!.source], [undefined, undefined, 'aep://test-host/agent/claude-code']);
+    assert.equal(
+      fresh.map((e) => e.type),
+      ['agent.idle', 'progress.status'],
+    );
+    assert.equal(
+      [fresh[0]!.session, fresh[0]!.seq, fresh[0]!.source],
+      [undefined, undefined, 'aep://test-host/agent/claude-code'],
+    );
     assert.equal([fresh[1]!.session, fresh[1]!.seq], [S, 2]);
   } finally {
     await a.handle.close();
@@ -91,7 +117,10 @@ test('a malformed observation is reported and skipped; the hook still delivers',
     a.handle.command(instructCmd('c1', 'one', S));
     const reply = await a.post(hookBody('UserPromptSubmit', S));
     assert.equal(reply.json, { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'one' } });
-    assert.equal(a.errors.map((e) => e.code), ['EVENT_INVALID', 'EVENT_INVALID']);
+    assert.equal(
+      a.errors.map((e) => e.code),
+      ['EVENT_INVALID', 'EVENT_INVALID'],
+    );
   } finally {
     await a.handle.close();
   }
@@ -107,7 +136,10 @@ test('D9: a reply that cannot be written returns the instructions to the queue a
     const reply = await a.post(hookBody('UserPromptSubmit', S));
     assert.equal(reply.json, {}, 'the vendor still gets the neutral reply');
     await a.post(hookBody('Stop', S, { stop_hook_active: true }));
-    assert.equal(a.handle.sessions()[0]!.queue.map((q) => q.id), ['c1', 'c2']);
+    assert.equal(
+      a.handle.sessions()[0]!.queue.map((q) => q.id),
+      ['c1', 'c2'],
+    );
     assert.not.ok(a.events.some((e) => e.type.endsWith('instruction.delivered')));
   } finally {
     await a.handle.close();
@@ -115,14 +147,21 @@ test('D9: a reply that cannot be written returns the instructions to the queue a
 });
 
 test('D15: a reply builder that throws gets the neutral reply; the instruction returns to the queue', async () => {
-  const surface = fakeSurface({ contextReply: () => { throw new Error('reply table broken'); } });
+  const surface = fakeSurface({
+    contextReply: () => {
+      throw new Error('reply table broken');
+    },
+  });
   const a = await adapter({ surface });
   try {
     await a.post(hookBody('SessionStart', S, { agent_id: 'sub' }));
     a.handle.command(instructCmd('c1', 'one', S));
     const reply = await a.post(hookBody('UserPromptSubmit', S));
     assert.equal(reply.json, {});
-    assert.equal(a.errors.map((e) => e.code), ['EVENT_INVALID']);
+    assert.equal(
+      a.errors.map((e) => e.code),
+      ['EVENT_INVALID'],
+    );
     const view = a.handle.sessions()[0]!;
     assert.equal([view.queue.map((q) => q.id), view.inFlight], [['c1'], 0]);
   } finally {
@@ -200,14 +239,20 @@ test('D13/D14: a held PermissionRequest waits for a respond and replies with the
     const resolved = a.next((e) => e.type === 'attention.resolved');
     a.handle.command(respondCmd('r1', req.id, { option: 'allow' }, S));
     const reply = await heldReply;
-    assert.equal(reply.json, { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } });
+    assert.equal(reply.json, {
+      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+    });
     assert.not.ok(reply.text.includes('steer text'));
     const res = await resolved;
     assert.is(res.subject, req.id);
     const answered = a.events.find((e) => e.type === 'attention.answered')!;
     assert.equal([answered.subject, answered.cause], [req.id, 'r1']);
     assert.is(res.cause, answered.id);
-    assert.equal(a.handle.sessions()[0]!.queue.map((q) => q.id), ['c1'], 'steering still waits for an eligible moment');
+    assert.equal(
+      a.handle.sessions()[0]!.queue.map((q) => q.id),
+      ['c1'],
+      'steering still waits for an eligible moment',
+    );
   } finally {
     await a.handle.close();
   }
@@ -237,7 +282,10 @@ test('D10: SessionEnd drops what is queued, then session.ended; later instructs 
     const tail = a.events.slice(-4).map((e) => [e.type, e.cause ?? null]);
     // The end hook's own observation comes first, and session.ended points at it.
     assert.is(tail[0]![0], 'x.claude-code.session.session_end');
-    assert.equal(tail.slice(1, 3), [['x.claude-code.instruction.dropped', 'c1'], ['x.claude-code.instruction.dropped', 'c2']]);
+    assert.equal(tail.slice(1, 3), [
+      ['x.claude-code.instruction.dropped', 'c1'],
+      ['x.claude-code.instruction.dropped', 'c2'],
+    ]);
     assert.equal(tail[3], ['session.ended', a.events.at(-4)!.id]);
     assert.equal(a.events.at(-1)!.data, { reason: 'normal' }, 'the reason the table read from the end hook');
     const rej = a.next((e) => e.type === 'control.rejected');
@@ -248,7 +296,7 @@ test('D10: SessionEnd drops what is queued, then session.ended; later instructs 
   }
 });
 
-test('D6: a resumed session\'s SessionStart reopens it over HTTP, and a restart rebuilds it reopened', async () => {
+test("D6: a resumed session's SessionStart reopens it over HTTP, and a restart rebuilds it reopened", async () => {
   const a = await adapter();
   const R = 'resumed-1';
   try {
@@ -264,15 +312,25 @@ test('D6: a resumed session\'s SessionStart reopens it over HTTP, and a restart 
     a.handle.command(instructCmd('r1', 'after the resume', R));
     assert.is((await accepted).type, 'control.accepted');
     const r = await a.post(hookBody('UserPromptSubmit', R));
-    assert.equal(r.json, { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'after the resume' } });
+    assert.equal(r.json, {
+      hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'after the resume' },
+    });
     // The delivered event may already be out by the time the reply is read: poll the record.
-    for (let i = 0; i < 500 && !a.events.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === 'r1'); i += 1) await new Promise((res) => setTimeout(res, 10));
+    for (
+      let i = 0;
+      i < 500 && !a.events.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === 'r1');
+      i += 1
+    )
+      await new Promise((res) => setTimeout(res, 10));
     assert.ok(a.events.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === 'r1'));
   } finally {
     await a.handle.close();
   }
   const mine = a.events.filter((e) => e.session === R);
-  assert.ok(mine.every((e, i) => e.epoch === 0 && e.seq === i), 'positions continue in the same epoch');
+  assert.ok(
+    mine.every((e, i) => e.epoch === 0 && e.seq === i),
+    'positions continue in the same epoch',
+  );
   assert.is(mine.filter((e) => e.type === 'session.ended').length, 1);
   // The log rebuilds the reopened session: a retry of r0 gets its refusal back, a new instruct queues.
   const b = await adapter({ logPath: a.logPath });
@@ -280,7 +338,10 @@ test('D6: a resumed session\'s SessionStart reopens it over HTTP, and a restart 
     assert.equal(b.handle.sessions().find((v) => v.session === R)!.state, 'idle');
     const again = b.next((e) => e.cause === 'r0');
     b.handle.command(instructCmd('r0', 'before the resume', R));
-    assert.equal(JSON.stringify(await again), JSON.stringify(a.events.find((e) => e.cause === 'r0' && e.type === 'control.rejected')));
+    assert.equal(
+      JSON.stringify(await again),
+      JSON.stringify(a.events.find((e) => e.cause === 'r0' && e.type === 'control.rejected')),
+    );
     const more = b.next((e) => e.cause === 'r2');
     b.handle.command(instructCmd('r2', 'after the restart', R));
     assert.is((await more).type, 'control.accepted');

@@ -9,11 +9,24 @@ import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
 import { acceptsFor } from '../../src/streams/run.js';
-import type { InputOutcome, InputPolicy, InputRequest, InputTransport, TransportFact, VendorSurface } from '../../src/streams/surface.js';
+import type {
+  InputOutcome,
+  InputPolicy,
+  InputRequest,
+  InputTransport,
+  TransportFact,
+  VendorSurface,
+} from '../../src/streams/surface.js';
 
 const S = 's-1';
 const TYPE = 'x.claude-code.control.send_input';
-const HUB: InputPolicy = { deliveries: ['queue', 'steer'], defaultDelivery: 'queue', refuseIdle: true, reportsConsumption: true, mergesIdentical: true };
+const HUB: InputPolicy = {
+  deliveries: ['queue', 'steer'],
+  defaultDelivery: 'queue',
+  refuseIdle: true,
+  reportsConsumption: true,
+  mergesIdentical: true,
+};
 
 /** UserPromptSubmit opens a turn and Stop closes it, as a vendor table would mark them. */
 function surface(policy: InputPolicy = HUB): VendorSurface {
@@ -46,7 +59,12 @@ class FakeTransport implements InputTransport {
 }
 
 const sendCmd = (id: string, text: string, delivery?: string) =>
-  command({ agent: 'tester', host: 'test-host' }, S, { type: TYPE, id, data: delivery === undefined ? { text } : { text, delivery }, capture: 'redacted' });
+  command({ agent: 'tester', host: 'test-host' }, S, {
+    type: TYPE,
+    id,
+    data: delivery === undefined ? { text } : { text, delivery },
+    capture: 'redacted',
+  });
 
 const caused = (events: AepEvent[], id: string) => events.filter((e) => e.cause === id).map((e) => e.type);
 
@@ -57,7 +75,10 @@ test('send_input: accepted, sent through the transport, consumed, dropped at the
     await a.post(hookBody('SessionStart', S));
     const idle = a.next((e) => e.type === 'control.rejected');
     a.handle.command(sendCmd('c0', 'too early'));
-    assert.equal((await idle).data, { reason: 'refused', detail: 'session idle: send_input would start a turn; send it while the agent is working' });
+    assert.equal((await idle).data, {
+      reason: 'refused',
+      detail: 'session idle: send_input would start a turn; send it while the agent is working',
+    });
     await a.post(hookBody('UserPromptSubmit', S));
     const sentEv = a.next((e) => e.type === 'x.claude-code.input.sent' && e.cause === 'c1');
     a.handle.command(sendCmd('c1', 'check the flaky test', 'steer'));
@@ -72,16 +93,36 @@ test('send_input: accepted, sent through the transport, consumed, dropped at the
     const ended = a.next((e) => e.type === 'session.ended');
     await a.post(hookBody('SessionEnd', S));
     await ended;
-    assert.equal(caused(a.events, 'c1'), ['control.accepted', 'x.claude-code.input.sent', 'x.claude-code.input.consumed']);
-    assert.equal(caused(a.events, 'c2'), ['control.accepted', 'x.claude-code.input.sent', 'x.claude-code.instruction.dropped']);
-    assert.equal(a.events.find((e) => e.cause === 'c2' && e.type.endsWith('dropped'))!.data, { reason: 'session-ended' });
-    assert.not.ok(JSON.stringify(a.events.filter((e) => e.type.includes('input.'))).includes('flaky'), 'outcomes never echo the text');
+    assert.equal(caused(a.events, 'c1'), [
+      'control.accepted',
+      'x.claude-code.input.sent',
+      'x.claude-code.input.consumed',
+    ]);
+    assert.equal(caused(a.events, 'c2'), [
+      'control.accepted',
+      'x.claude-code.input.sent',
+      'x.claude-code.instruction.dropped',
+    ]);
+    assert.equal(a.events.find((e) => e.cause === 'c2' && e.type.endsWith('dropped'))!.data, {
+      reason: 'session-ended',
+    });
+    assert.not.ok(
+      JSON.stringify(a.events.filter((e) => e.type.includes('input.'))).includes('flaky'),
+      'outcomes never echo the text',
+    );
   } finally {
     await a.handle.close();
   }
   const r = await auditFiles([a.logPath]);
   assert.equal(r.violations, []);
-  assert.equal(r.instructions.map((i) => [i.id, i.status]), [['c0', 'rejected'], ['c1', 'delivered'], ['c2', 'dropped']]);
+  assert.equal(
+    r.instructions.map((i) => [i.id, i.status]),
+    [
+      ['c0', 'rejected'],
+      ['c1', 'delivered'],
+      ['c2', 'dropped'],
+    ],
+  );
 });
 
 test('send_input: transport refusal drops send-failed; transport down is busy; gate off is unsupported and absent from hello', async () => {
@@ -119,7 +160,9 @@ test('send_input D4/D11: a retry after restart gets the byte-identical ack; an i
   let release!: (o: InputOutcome) => void;
   transport.send = async (req) => {
     transport.sent.push(req);
-    return new Promise<InputOutcome>((r) => { release = r; });
+    return new Promise<InputOutcome>((r) => {
+      release = r;
+    });
   };
   const a = await adapter({ surface: surface(), transport, sendInput: true });
   let ack: AepEvent;

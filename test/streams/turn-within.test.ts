@@ -32,19 +32,29 @@ class HubStandIn implements InputTransport {
 }
 
 const sendInput = (id: string, text: string) =>
-  command({ agent: 'tester', host: 'test-host' }, S, { type: TYPE, id, data: { text, delivery: 'steer' }, capture: 'redacted' });
+  command({ agent: 'tester', host: 'test-host' }, S, {
+    type: TYPE,
+    id,
+    data: { text, delivery: 'steer' },
+    capture: 'redacted',
+  });
 
 test('PreToolUse before a late TaskStart: the turn is open, send_input is taken; TaskComplete closes it again', async () => {
   const transport = new HubStandIn();
   const a = await adapter({ surface: surfaceFrom(cline), transport, sendInput: true, instruct: true });
   try {
     await a.post(samples.PreToolUse!);
-    const settled = a.next((e) => e.cause === 'c1' && (e.type === 'x.cline.input.sent' || e.type === 'control.rejected'));
+    const settled = a.next(
+      (e) => e.cause === 'c1' && (e.type === 'x.cline.input.sent' || e.type === 'control.rejected'),
+    );
     a.handle.command(sendInput('c1', 'prefer the small fix'));
     const first = await settled;
     assert.is(first.type, 'x.cline.input.sent', JSON.stringify(first.data));
     assert.equal(first.data, { delivery: 'steer' });
-    assert.equal(transport.sent.map((r) => r.commandId), ['c1']);
+    assert.equal(
+      transport.sent.map((r) => r.commandId),
+      ['c1'],
+    );
     // The detached TaskStart lands now: it opens the run (adapter-minted id) and the turn stays open.
     await a.post(samples.TaskStart!);
     const run = a.events.find((e) => e.type === 'run.started' && e.session === S);
@@ -56,7 +66,10 @@ test('PreToolUse before a late TaskStart: the turn is open, send_input is taken;
     await a.post(samples.TaskComplete!);
     const idle = a.next((e) => e.type === 'control.rejected' && e.cause === 'c3');
     a.handle.command(sendInput('c3', 'after the turn'));
-    assert.equal((await idle).data, { reason: 'refused', detail: 'session idle: send_input would start a turn; send it while the agent is working' });
+    assert.equal((await idle).data, {
+      reason: 'refused',
+      detail: 'session idle: send_input would start a turn; send it while the agent is working',
+    });
   } finally {
     await a.handle.close();
   }

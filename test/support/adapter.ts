@@ -26,16 +26,30 @@ export async function adapter(opts: Partial<AdapterOptions> = {}): Promise<TestA
   const errors: SteeringError[] = [];
   const logPath = opts.logPath ?? tempLog();
   const handle = await startAdapter({
-    surface: fakeSurface(), port: 0, secret: SECRET, logPath, instruct: true, host: 'test-host', fsync: false,
-    onError: (e) => errors.push(e), ...opts,
+    surface: fakeSurface(),
+    port: 0,
+    secret: SECRET,
+    logPath,
+    instruct: true,
+    host: 'test-host',
+    fsync: false,
+    onError: (e) => errors.push(e),
+    ...opts,
   });
   const events: AepEvent[] = [];
   handle.events$.subscribe((e) => events.push(e));
   const base = `http://127.0.0.1:${handle.port}`;
   return {
-    handle, events, errors, logPath,
+    handle,
+    events,
+    errors,
+    logPath,
     async post(body, path = `/hook/${SECRET}`) {
-      const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      const res = await fetch(base + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
       const text = await res.text();
       let json: unknown;
       try {
@@ -56,7 +70,8 @@ export async function adapter(opts: Partial<AdapterOptions> = {}): Promise<TestA
 export async function steerRounds(a: TestAdapter, prefix: string, sessions: number, rounds: number): Promise<void> {
   for (let i = 0; i < sessions; i += 1) await a.post(hookBody('SessionStart', `${prefix}-${i}`, { agent_id: 'sub' }));
   for (let r = 0; r < rounds; r += 1) {
-    for (let i = 0; i < sessions; i += 1) a.handle.command(instructCmd(`c-${r}-${i}`, `text ${r} ${i}`, `${prefix}-${i}`));
+    for (let i = 0; i < sessions; i += 1)
+      a.handle.command(instructCmd(`c-${r}-${i}`, `text ${r} ${i}`, `${prefix}-${i}`));
     await wait(2);
     if (r % 3 === 2) for (let i = 0; i < sessions; i += 1) await a.post(hookBody('UserPromptSubmit', `${prefix}-${i}`));
   }

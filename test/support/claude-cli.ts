@@ -87,15 +87,21 @@ export interface ClaudeProcess {
  */
 export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: string }): ClaudeProcess {
   const bin = claudeBinary();
-  if (bin === undefined) throw new Error('Claude Code CLI not installed: run scripts/install-vendor-cli.sh claude-code');
+  if (bin === undefined)
+    throw new Error('Claude Code CLI not installed: run scripts/install-vendor-cli.sh claude-code');
   const args = opts.prompt === undefined ? ['-p', '--input-format', 'stream-json'] : ['-p', opts.prompt];
   args.push('--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5');
   if (opts.bypassPermissions !== false) args.push('--dangerously-skip-permissions');
   args.push(...(opts.extraArgs ?? []));
   const env = claudeEnv(opts.ws, opts.mockUrl);
-  const child = spawn(bin, args, { cwd: opts.ws.project, env, stdio: [opts.prompt === undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, args, {
+    cwd: opts.ws.project,
+    env,
+    stdio: [opts.prompt === undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
   const lines: Record<string, unknown>[] = [];
-  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
+    [];
   let stdout = '';
   let stderr = '';
   let partial = '';
@@ -147,7 +153,10 @@ export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: 
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         waiters.push({ match, resolve });
-        done.then((r) => reject(new Error(`claude exited (${String(r.code)}) before the awaited line: ${r.stderr}`)), reject);
+        done.then(
+          (r) => reject(new Error(`claude exited (${String(r.code)}) before the awaited line: ${r.stderr}`)),
+          reject,
+        );
       });
     },
     done,

@@ -34,17 +34,19 @@ export interface ClineHub {
   close(): Promise<void>;
 }
 
-const freePort = (): Promise<number> => new Promise((resolve, reject) => {
-  const s = createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => {
-    const port = (s.address() as { port: number }).port;
-    s.close(() => resolve(port));
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
   });
-});
 
 type ChatMessage = { role?: string; content?: unknown };
-const messagesOf = (r: RecordedRequest): ChatMessage[] => (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+const messagesOf = (r: RecordedRequest): ChatMessage[] =>
+  (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
 
 export async function startClineHub(): Promise<ClineHub> {
   const bin = vendorBinary('cline');
@@ -53,57 +55,126 @@ export async function startClineHub(): Promise<ClineHub> {
   const ws = workspace('aep-cline-');
   const clineDir = join(ws.home, '.cline');
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH, HOME: ws.home, CLINE_DIR: clineDir, CLINE_DATA_DIR: join(clineDir, 'data'), CLINE_NO_AUTO_UPDATE: '1',
-    CLINE_HUB_PORT: String(await freePort()), OPENAI_API_KEY: 'dummy', NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1',
+    PATH: process.env.PATH,
+    HOME: ws.home,
+    CLINE_DIR: clineDir,
+    CLINE_DATA_DIR: join(clineDir, 'data'),
+    CLINE_NO_AUTO_UPDATE: '1',
+    CLINE_HUB_PORT: String(await freePort()),
+    OPENAI_API_KEY: 'dummy',
+    NO_UPDATE_NOTIFIER: '1',
+    DO_NOT_TRACK: '1',
   };
-  const runCline = (args: string[]): Promise<{ code: number | null; out: string }> => new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd: ws.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', (e) => { clearTimeout(killer); reject(e); });
-    child.on('close', (code) => { clearTimeout(killer); resolve({ code, out }); });
+  const runCline = (args: string[]): Promise<{ code: number | null; out: string }> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(bin, args, { cwd: ws.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const killer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.on('error', (e) => {
+        clearTimeout(killer);
+        reject(e);
+      });
+      child.on('close', (code) => {
+        clearTimeout(killer);
+        resolve({ code, out });
+      });
+    });
+  const stack = await startVendorStack('cline', {
+    CLINE_DATA_DIR: env.CLINE_DATA_DIR,
+    AEP_CLINE_HUB_CONTROL: '1',
+    AEP_INSTRUCT: '1',
   });
-  const stack = await startVendorStack('cline', { CLINE_DATA_DIR: env.CLINE_DATA_DIR, AEP_CLINE_HUB_CONTROL: '1', AEP_INSTRUCT: '1' });
   // The hook files read the secret from the adapter's state directory when they run (D21).
-  installCline({ user: true, port: stack.running.adapter.port, secret: stack.secret, neutral: cline.replies.neutral, attentionTimeoutMs: 55_000, env: { CLINE_DIR: clineDir, AEP_STATE_DIR: stack.stateDir } });
-  const auth = await runCline(['auth', '-p', 'openai-compatible', '-k', 'dummy', '-b', mock.baseUrl, '-m', 'mock-model']);
+  installCline({
+    user: true,
+    port: stack.running.adapter.port,
+    secret: stack.secret,
+    neutral: cline.replies.neutral,
+    attentionTimeoutMs: 55_000,
+    env: { CLINE_DIR: clineDir, AEP_STATE_DIR: stack.stateDir },
+  });
+  const auth = await runCline([
+    'auth',
+    '-p',
+    'openai-compatible',
+    '-k',
+    'dummy',
+    '-b',
+    mock.baseUrl,
+    '-m',
+    'mock-model',
+  ]);
   assert.is(auth.code, 0, auth.out);
   const ensure = await runCline(['hub', 'ensure']);
   assert.is(ensure.code, 0, ensure.out);
   const ep = resolveHubEndpoint(env);
   assert.ok(!('missing' in ep), JSON.stringify(ep));
   const hubPid = 'pid' in ep ? ep.pid : undefined;
-  const driver = new HubConnection({ endpoint: () => resolveHubEndpoint(env), clientId: 'aep-e2e-driver', clientType: 'aep-e2e-driver', commandTimeoutMs: 120_000 });
+  const driver = new HubConnection({
+    endpoint: () => resolveHubEndpoint(env),
+    clientId: 'aep-e2e-driver',
+    clientType: 'aep-e2e-driver',
+    commandTimeoutMs: 120_000,
+  });
   const approvalIds = new Map<string, string>();
   driver.events$.subscribe((e) => {
-    if (e.event === 'approval.requested' && e.sessionId !== undefined && typeof e.payload.approvalId === 'string') approvalIds.set(e.sessionId, e.payload.approvalId);
+    if (e.event === 'approval.requested' && e.sessionId !== undefined && typeof e.payload.approvalId === 'string')
+      approvalIds.set(e.sessionId, e.payload.approvalId);
   });
   await stack.waitFor('the test driver on the hub', () => (driver.ready() ? true : undefined), 20_000);
   let clients: { clientType?: string }[] = [];
-  await stack.waitFor('the adapter registered on the hub', () => {
-    void driver.command('client.list', undefined, {}).then((r) => { clients = (r.payload?.clients as typeof clients | undefined) ?? []; });
-    return clients.find((c) => c.clientType === 'aep-adapter-cline');
-  }, 20_000);
+  await stack.waitFor(
+    'the adapter registered on the hub',
+    () => {
+      void driver.command('client.list', undefined, {}).then((r) => {
+        clients = (r.payload?.clients as typeof clients | undefined) ?? [];
+      });
+      return clients.find((c) => c.clientType === 'aep-adapter-cline');
+    },
+    20_000,
+  );
 
   /** The hub daemon outlives its clients (vendor-clis-observed §4.2): stopped by its pid. */
   async function stopHub(): Promise<void> {
     if (hubPid === undefined) return;
-    try { process.kill(hubPid, 'SIGTERM'); } catch { return; }
+    try {
+      process.kill(hubPid, 'SIGTERM');
+    } catch {
+      return;
+    }
     for (let i = 0; i < 200 && existsSync(`/proc/${hubPid}`); i += 1) await new Promise((r) => setTimeout(r, 50));
-    try { process.kill(hubPid, 'SIGKILL'); } catch { /* gone meanwhile */ }
+    try {
+      process.kill(hubPid, 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
   }
 
   return {
-    mock, stack, ws, driver, approvalIds,
+    mock,
+    stack,
+    ws,
+    driver,
+    approvalIds,
     async createSession(ask = false) {
       const cfg = {
-        providerId: 'openai-compatible', modelId: 'mock-model', apiKey: 'dummy', cwd: ws.project, workspaceRoot: ws.project,
-        systemPrompt: '', mode: 'act', enableTools: true, enableSpawnAgent: false, enableAgentTeams: false,
+        providerId: 'openai-compatible',
+        modelId: 'mock-model',
+        apiKey: 'dummy',
+        cwd: ws.project,
+        workspaceRoot: ws.project,
+        systemPrompt: '',
+        mode: 'act',
+        enableTools: true,
+        enableSpawnAgent: false,
+        enableAgentTeams: false,
       };
       const reply = await driver.command('session.create', undefined, {
-        workspaceRoot: ws.project, cwd: ws.project, sessionConfig: cfg,
+        workspaceRoot: ws.project,
+        cwd: ws.project,
+        sessionConfig: cfg,
         metadata: { provider: 'openai-compatible', model: 'mock-model', enableTools: true, interactive: true },
         runtimeOptions: { mode: 'act', enableTools: true, autoApproveTools: !ask },
         ...(ask ? { toolPolicies: { run_commands: { autoApprove: false } } } : {}),
@@ -115,10 +186,19 @@ export async function startClineHub(): Promise<ClineHub> {
       return session!;
     },
     startTurn: (session, prompt) => driver.command('session.send_input', session, { prompt }),
-    approval: (session) => stack.waitFor('attention.requested', () => stack.events.find((e) => e.session === session && e.type === 'attention.requested')),
-    toolResultsOf: (tag) => mock.modelRequests()
-      .filter((r) => messagesOf(r).some((m) => bodyHas(m.content, tag)))
-      .flatMap((r) => messagesOf(r).filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content))),
+    approval: (session) =>
+      stack.waitFor('attention.requested', () =>
+        stack.events.find((e) => e.session === session && e.type === 'attention.requested'),
+      ),
+    toolResultsOf: (tag) =>
+      mock
+        .modelRequests()
+        .filter((r) => messagesOf(r).some((m) => bodyHas(m.content, tag)))
+        .flatMap((r) =>
+          messagesOf(r)
+            .filter((m) => m.role === 'tool')
+            .map((m) => JSON.stringify(m.content)),
+        ),
     async close() {
       await driver.close();
       await stack.close();

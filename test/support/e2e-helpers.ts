@@ -14,7 +14,9 @@ export function pollFor(events: AepEvent[], defaultLimitMs = 20_000) {
       const v = probe();
       if (v !== undefined) return v;
       if (Date.now() > until) {
-        throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}`);
+        throw new Error(
+          `never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -29,7 +31,8 @@ export function strings(v: unknown, out: string[] = []): string[] {
   return out;
 }
 
-export const bodyHas = (r: RecordedRequest | undefined, s: string): boolean => r !== undefined && strings(r.body).some((x) => x.includes(s));
+export const bodyHas = (r: RecordedRequest | undefined, s: string): boolean =>
+  r !== undefined && strings(r.body).some((x) => x.includes(s));
 
 /**
  * True when the CLI is missing. Under CI that is always a failure; elsewhere too, unless waived

@@ -70,7 +70,14 @@ export async function closeSoaks(): Promise<void> {
 
 export async function runSoak(o: SoakOptions): Promise<Soak> {
   const surface = fakeSurface();
-  const link = connectRelay({ url: o.adapterRelay, token: o.token, agent: surface.token, accepts: acceptsFor(surface, true), backoffInitialMs: 100, backoffMaxMs: 500 });
+  const link = connectRelay({
+    url: o.adapterRelay,
+    token: o.token,
+    agent: surface.token,
+    accepts: acceptsFor(surface, true),
+    backoffInitialMs: 100,
+    backoffMaxMs: 500,
+  });
   const a = await adapter({ surface, relay: link });
   let consumer: RelayConsumer | undefined;
   const close = async () => {
@@ -111,7 +118,11 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
   const send = async (i: number) => {
     const s = sessions[i % o.sessions]!;
     const text = `instruction ${i} of ${o.label}`;
-    const cmd = command({ agent: 'test-cli', host: 'h' }, s, { type: surface.steeringType, capture: 'redacted', data: { text } });
+    const cmd = command({ agent: 'test-cli', host: 'h' }, s, {
+      type: surface.steeringType,
+      capture: 'redacted',
+      data: { text },
+    });
     texts.set(cmd.id, text);
     const until = Date.now() + 60_000;
     for (let n = 1; Date.now() < until; n++) {
@@ -127,7 +138,9 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
       }
       if (r.outcome === 'accepted' || r.outcome === 'rejected') {
         settled.set(cmd.id, r);
-        if (r.outcome === 'rejected') refused[`rejected ${r.reason}: ${r.detail ?? ''}`] = (refused[`rejected ${r.reason}: ${r.detail ?? ''}`] ?? 0) + 1;
+        if (r.outcome === 'rejected')
+          refused[`rejected ${r.reason}: ${r.detail ?? ''}`] =
+            (refused[`rejected ${r.reason}: ${r.detail ?? ''}`] ?? 0) + 1;
         if (r.outcome === 'accepted') acceptedAt.push(Date.now());
         return;
       }
@@ -157,7 +170,8 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
   const carried = (text: string) => replies.reduce((n, r) => n + r.split(text).length - 1, 0);
   for (let i = 0; i < 300; i++) {
     const ids = [...settled].filter(([, r]) => r.outcome === 'accepted').map(([id]) => id);
-    if (ids.every((id) => carried(texts.get(id)!) > 0 && seen.some((e) => e.type === deliveredType && e.cause === id))) break;
+    if (ids.every((id) => carried(texts.get(id)!) > 0 && seen.some((e) => e.type === deliveredType && e.cause === id)))
+      break;
     await sleep(50);
   }
   hooking = false;
@@ -198,10 +212,15 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
     recoveryMs,
     faultMs: faultEnd - faultStart,
   };
-  const codes = Object.entries(refused).map(([c, n]) => `${c} ${n}`).join(', ') || 'none';
-  console.log(`${o.label}: accepted ${accepted}/${o.instructions}, delivered once ${once}, twice ${twice}, lost ${lost}; ` +
-    `${figures.retried} retried, refusals: ${codes} (slowest store-unavailable ${slowestRefusalMs} ms); ` +
-    `fault ${(figures.faultMs / 1000).toFixed(1)} s, recovery ${(recoveryMs / 1000).toFixed(1)} s`);
+  const codes =
+    Object.entries(refused)
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ') || 'none';
+  console.log(
+    `${o.label}: accepted ${accepted}/${o.instructions}, delivered once ${once}, twice ${twice}, lost ${lost}; ` +
+      `${figures.retried} retried, refusals: ${codes} (slowest store-unavailable ${slowestRefusalMs} ms); ` +
+      `fault ${(figures.faultMs / 1000).toFixed(1)} s, recovery ${(recoveryMs / 1000).toFixed(1)} s`,
+  );
   return {
     figures,
     adapter: a,
@@ -228,14 +247,22 @@ async function history(relayUrl: string, token: string, session: string): Promis
   const q = new URLSearchParams({ live: '0', filter: JSON.stringify({ session }) });
   const res = await fetch(`${relayUrl}/stream?${q}`, { headers: { authorization: `Bearer ${token}` } });
   const text = await res.text();
-  return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as AepEvent);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)) as AepEvent);
 }
 
 /**
  * After the fault, the relay holds every sequenced event the adapter logged for its sessions,
  * each once (no hole, no duplicate), waiting while the adapter's resends catch up.
  */
-export async function assertHistoryMatchesLog(s: Soak, relayUrl: string, token: string, waitMs = 15_000): Promise<{ events: number }> {
+export async function assertHistoryMatchesLog(
+  s: Soak,
+  relayUrl: string,
+  token: string,
+  waitMs = 15_000,
+): Promise<{ events: number }> {
   const logged = new Map<string, string[]>();
   let sources = new Set<string>();
   let diff = '';
@@ -244,7 +271,8 @@ export async function assertHistoryMatchesLog(s: Soak, relayUrl: string, token: 
     logged.clear();
     sources = new Set();
     readEventLog(s.adapter.logPath, (r) => {
-      if (r.k !== 'ev' || r.e.session === undefined || r.e.seq === undefined || !s.sessions.includes(r.e.session)) return;
+      if (r.k !== 'ev' || r.e.session === undefined || r.e.seq === undefined || !s.sessions.includes(r.e.session))
+        return;
       sources.add(r.e.source);
       const ids = logged.get(r.e.session) ?? [];
       ids.push(r.e.id);
@@ -253,7 +281,9 @@ export async function assertHistoryMatchesLog(s: Soak, relayUrl: string, token: 
     diff = '';
     for (const session of s.sessions) {
       const want = logged.get(session) ?? [];
-      const held = (await history(relayUrl, token, session)).filter((e) => e.seq !== undefined && sources.has(e.source)).map((e) => e.id);
+      const held = (await history(relayUrl, token, session))
+        .filter((e) => e.seq !== undefined && sources.has(e.source))
+        .map((e) => e.id);
       const counts = new Map<string, number>();
       for (const id of held) counts.set(id, (counts.get(id) ?? 0) + 1);
       const missing = want.filter((id) => !counts.has(id));

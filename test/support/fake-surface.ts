@@ -16,23 +16,67 @@ export function fakeSurface(overrides: Partial<VendorSurface> = {}): VendorSurfa
     classify(input): ClassifiedHook {
       const event = input.hook_event_name;
       const session = input.session_id;
-      if (typeof event !== 'string' || typeof session !== 'string') throw new SteeringError('HOOK_BODY_INVALID', 'hook_event_name and session_id are required');
-      const observations = event === 'SessionStart' ? [{ type: 'session.started', data: {} }]
-        : event === 'PreToolUse' ? [{ type: 'tool.requested', data: { tool: { name: String(input.tool_name ?? 'tool') } } }]
-        : event === 'TeammateIdle' ? [{ type: 'agent.idle', data: {} }, { type: 'progress.status', data: { phase: 'idle' } }]
-        : [];
-      if (event === 'SessionEnd') return { session, event, class: { kind: 'end', reason: input.reason === 'killed' ? 'killed' : 'normal' }, observations: [{ type: 'x.claude-code.session.session_end' }] };
+      if (typeof event !== 'string' || typeof session !== 'string')
+        throw new SteeringError('HOOK_BODY_INVALID', 'hook_event_name and session_id are required');
+      const observations =
+        event === 'SessionStart'
+          ? [{ type: 'session.started', data: {} }]
+          : event === 'PreToolUse'
+            ? [{ type: 'tool.requested', data: { tool: { name: String(input.tool_name ?? 'tool') } } }]
+            : event === 'TeammateIdle'
+              ? [
+                  { type: 'agent.idle', data: {} },
+                  { type: 'progress.status', data: { phase: 'idle' } },
+                ]
+              : [];
+      if (event === 'SessionEnd')
+        return {
+          session,
+          event,
+          class: { kind: 'end', reason: input.reason === 'killed' ? 'killed' : 'normal' },
+          observations: [{ type: 'x.claude-code.session.session_end' }],
+        };
       if (event === 'PermissionRequest') {
-        return { session, event, observations, class: { kind: 'held', hold: 'permission', request: { kind: 'permission', prompt: 'Run a command?', subject: String(input.tool_name ?? 'tool') } } };
+        return {
+          session,
+          event,
+          observations,
+          class: {
+            kind: 'held',
+            hold: 'permission',
+            request: { kind: 'permission', prompt: 'Run a command?', subject: String(input.tool_name ?? 'tool') },
+          },
+        };
       }
       if (event === 'Elicitation') {
-        return { session, event, observations, class: { kind: 'held', hold: 'elicitation', request: { kind: 'form', prompt: 'Which?', fields: [{ id: 'name', type: 'string', label: 'Name', required: true }] } } };
+        return {
+          session,
+          event,
+          observations,
+          class: {
+            kind: 'held',
+            hold: 'elicitation',
+            request: {
+              kind: 'form',
+              prompt: 'Which?',
+              fields: [{ id: 'name', type: 'string', label: 'Name', required: true }],
+            },
+          },
+        };
       }
       const subagent = input.agent_id !== undefined;
       const stopActive = event === 'Stop' && input.stop_hook_active === true;
       const eligible = CONTEXT_MOMENTS.has(event) && !subagent && !stopActive;
       // SessionStart is the start moment that reopens an ended session.
-      return { session, event, observations, class: event === 'SessionStart' && !subagent ? { kind: 'moment', eligible, starts: true } : { kind: 'moment', eligible } };
+      return {
+        session,
+        event,
+        observations,
+        class:
+          event === 'SessionStart' && !subagent
+            ? { kind: 'moment', eligible, starts: true }
+            : { kind: 'moment', eligible },
+      };
     },
     contextReply(hook, text): HookReply {
       return { body: { hookSpecificOutput: { hookEventName: hook.event, additionalContext: text } } };
@@ -50,6 +94,12 @@ export function fakeSurface(overrides: Partial<VendorSurface> = {}): VendorSurfa
   };
 }
 
-export const hookBody = (event: string, session: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-  session_id: session, hook_event_name: event, ...extra,
+export const hookBody = (
+  event: string,
+  session: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> => ({
+  session_id: session,
+  hook_event_name: event,
+  ...extra,
 });

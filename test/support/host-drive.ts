@@ -59,7 +59,8 @@ export function driveHost(host: ActorHost, surface: VendorSurface, script: HostS
     const r = host.step(item);
     script.onStep?.(r);
     out.records.push(...r.records);
-    for (const e of r.effects) if (e.kind === 'reply' && e.confirm && e.session) replies.push({ session: e.session, hookId: e.hookId });
+    for (const e of r.effects)
+      if (e.kind === 'reply' && e.confirm && e.session) replies.push({ session: e.session, hookId: e.hookId });
   };
   for (const o of ops) {
     at += 7;
@@ -67,8 +68,15 @@ export function driveHost(host: ActorHost, surface: VendorSurface, script: HostS
     if (o.op === 'hook') {
       const [name, extra] = script.hooks[o.h]!;
       const wasEnded = host.stateValue(session) === 'ended';
-      if (host.context(session) === undefined && host.exportState().orphans.some(([s]) => s === session)) out.seeded = true;
-      apply({ kind: 'hook', session, hookId: `hook-${hookN++}`, at, hook: surface.classify(hookBody(name, session, extra)) });
+      if (host.context(session) === undefined && host.exportState().orphans.some(([s]) => s === session))
+        out.seeded = true;
+      apply({
+        kind: 'hook',
+        session,
+        hookId: `hook-${hookN++}`,
+        at,
+        hook: surface.classify(hookBody(name, session, extra)),
+      });
       if (wasEnded && host.stateValue(session) !== 'ended') out.reopened = true;
     } else if (o.op === 'instruct') {
       const c = instruct(`c${o.id}`, script.texts[o.t], session, at);
@@ -85,14 +93,20 @@ export function driveHost(host: ActorHost, surface: VendorSurface, script: HostS
       apply({ kind: 'command', session, at, command: c });
     } else if (o.op === 'write') {
       const reply = replies.shift();
-      if (reply) apply({ kind: 'input', session: reply.session, input: { type: o.ok ? 'reply.written' : 'reply.failed', at, hookId: reply.hookId } });
+      if (reply)
+        apply({
+          kind: 'input',
+          session: reply.session,
+          input: { type: o.ok ? 'reply.written' : 'reply.failed', at, hookId: reply.hookId },
+        });
     } else if (o.op === 'timeout') {
       const hold = host.context(session)?.holds[0];
       if (hold) apply({ kind: 'input', session, input: { type: 'attention.timeout', at, requestId: hold.requestId } });
     } else if (o.op === 'tick') {
       apply({ kind: 'input', session, input: { type: 'window.tick', at } });
     } else if (o.op === 'ttl') {
-      if (script.ttlMs !== undefined) apply({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs: script.ttlMs } });
+      if (script.ttlMs !== undefined)
+        apply({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs: script.ttlMs } });
     } else if (o.op === 'wait') {
       at += o.ms;
     } else {

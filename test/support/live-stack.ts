@@ -18,19 +18,45 @@ import { testRelay } from './relay-store.js';
 import { startTestTarget } from './relay-target.js';
 
 const { values } = parseArgs({
-  options: { token: { type: 'string' }, buffer: { type: 'string' }, session: { type: 'string' }, run: { type: 'string' }, adapter: { type: 'string' } },
+  options: {
+    token: { type: 'string' },
+    buffer: { type: 'string' },
+    session: { type: 'string' },
+    run: { type: 'string' },
+    adapter: { type: 'string' },
+  },
 });
-const relay = await testRelay({ port: 0, storePath: ':memory:', ...(values.token ? { token: values.token } : {}), ...(values.buffer ? { bufferCap: Number(values.buffer) } : {}) });
+const relay = await testRelay({
+  port: 0,
+  storePath: ':memory:',
+  ...(values.token ? { token: values.token } : {}),
+  ...(values.buffer ? { bufferCap: Number(values.buffer) } : {}),
+});
 let target: Awaited<ReturnType<typeof startTestTarget>> | undefined;
 let adapter: AdapterHandle | undefined;
 let runId: string | undefined;
 
 /** The start hook (and, for a user-plane vendor, the abort answer) in each vendor's shape. */
-const HOOK_BODIES: Record<string, { start: (s: string) => Record<string, unknown>; abort?: (s: string) => Record<string, unknown> }> = {
+const HOOK_BODIES: Record<
+  string,
+  { start: (s: string) => Record<string, unknown>; abort?: (s: string) => Record<string, unknown> }
+> = {
   'claude-code': { start: (s) => ({ session_id: s, hook_event_name: 'SessionStart', source: 'startup', cwd: '/tmp' }) },
   cline: {
-    start: (s) => ({ hookName: 'agent_start', taskId: 'conv_live', sessionContext: { rootSessionId: s }, agent_id: 'agent_live', parent_agent_id: null }),
-    abort: (s) => ({ hookName: 'session_shutdown', taskId: 'conv_live', sessionContext: { rootSessionId: s }, agent_id: 'agent_live', parent_agent_id: null }),
+    start: (s) => ({
+      hookName: 'agent_start',
+      taskId: 'conv_live',
+      sessionContext: { rootSessionId: s },
+      agent_id: 'agent_live',
+      parent_agent_id: null,
+    }),
+    abort: (s) => ({
+      hookName: 'session_shutdown',
+      taskId: 'conv_live',
+      sessionContext: { rootSessionId: s },
+      agent_id: 'agent_live',
+      parent_agent_id: null,
+    }),
   },
 };
 if (values.adapter && values.session) {
@@ -42,18 +68,35 @@ if (values.adapter && values.session) {
   // A user-plane vendor (Cline) gets a stand-in for its hub: it takes every input, and a cancel
   // is answered the way Cline 3.0.65 answers hub run.abort, with the SessionShutdown hook.
   const plane = surface.cancels === true;
-  const post = (body: Record<string, unknown>) => fetch(`${adapter!.hookUrl}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: Record<string, unknown>) =>
+    fetch(`${adapter!.hookUrl}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const transport: InputTransport = {
     ready: () => true,
     send: async () => ({ ok: true }),
     cancel: async () => {
-      setTimeout(() => { if (hooks.abort) void post(hooks.abort(session)); }, 50);
+      setTimeout(() => {
+        if (hooks.abort) void post(hooks.abort(session));
+      }, 50);
       return { ok: true };
     },
   };
-  const link = connectRelay({ url: relay.socketUrl, agent: surface.token, accepts: acceptsFor(surface, true, plane), ...(values.token ? { token: values.token } : {}) });
+  const link = connectRelay({
+    url: relay.socketUrl,
+    agent: surface.token,
+    accepts: acceptsFor(surface, true, plane),
+    ...(values.token ? { token: values.token } : {}),
+  });
   adapter = await startAdapter({
-    surface, port: 0, secret, instruct: true, relay: link, fsync: false,
+    surface,
+    port: 0,
+    secret,
+    instruct: true,
+    relay: link,
+    fsync: false,
     logPath: join(mkdtempSync(join(tmpdir(), 'aep-live-')), 'events.jsonl'),
     ...(plane ? { transport, sendInput: true } : {}),
   });
@@ -63,8 +106,16 @@ if (values.adapter && values.session) {
   await post(hooks.start(session));
   runId = (await started).run;
 } else if (values.session) {
-  target = await startTestTarget({ url: relay.socketUrl, ...(values.token ? { token: values.token } : {}), accepts: ['control.attention.respond', 'control.cancel'], sessions: [values.session] });
-  if (values.run) target.link.send(target.emitter(values.session).emit({ type: 'run.started', run: values.run, data: { trigger: 'user' } }));
+  target = await startTestTarget({
+    url: relay.socketUrl,
+    ...(values.token ? { token: values.token } : {}),
+    accepts: ['control.attention.respond', 'control.cancel'],
+    sessions: [values.session],
+  });
+  if (values.run)
+    target.link.send(
+      target.emitter(values.session).emit({ type: 'run.started', run: values.run, data: { trigger: 'user' } }),
+    );
 }
 process.stdout.write(`${JSON.stringify({ url: relay.url, ...(runId === undefined ? {} : { run: runId }) })}\n`);
 const stop = async () => {

@@ -12,8 +12,14 @@ import type { HookClass, ObservationSpec, VendorSurface } from '../../src/stream
 import { aepFile, projectRoot, readJson, referenceDir } from './shared-dir.js';
 
 type Expected = { type: string; data?: unknown; subject?: string };
-interface Entry { input: Record<string, unknown>; expected: Expected | Expected[] | null }
-interface Fixture { hooks: Record<string, Entry>; fallback?: Entry }
+interface Entry {
+  input: Record<string, unknown>;
+  expected: Expected | Expected[] | null;
+}
+interface Fixture {
+  hooks: Record<string, Entry>;
+  fallback?: Entry;
+}
 
 const strip = (e: Expected): Expected => {
   const out: Expected = { type: e.type, data: e.data ?? {} };
@@ -27,14 +33,19 @@ const produced = (o: ObservationSpec): Expected => {
   return out;
 };
 
-export interface FixtureCase { name: string; expected: Expected[]; actual: Expected[] }
+export interface FixtureCase {
+  name: string;
+  expected: Expected[];
+  actual: Expected[];
+}
 
 export function fixtureCases(surface: VendorSurface, token: string): FixtureCase[] {
   const fixture = readJson<Fixture>(aepFile('fixtures', 'mappings', `${token}.json`));
   const entries: [string, Entry][] = Object.entries(fixture.hooks);
   if (fixture.fallback !== undefined) entries.push(['(fallback)', fixture.fallback]);
   return entries.map(([name, entry]) => {
-    const expected = entry.expected === null ? [] : (Array.isArray(entry.expected) ? entry.expected : [entry.expected]).map(strip);
+    const expected =
+      entry.expected === null ? [] : (Array.isArray(entry.expected) ? entry.expected : [entry.expected]).map(strip);
     const c = surface.classify(entry.input);
     const actual = c.observations.map(produced);
     if (c.class.kind === 'held') {
@@ -43,7 +54,11 @@ export function fixtureCases(surface: VendorSurface, token: string): FixtureCase
       if (r.options !== undefined) data.options = r.options;
       if (r.fields !== undefined) data.fields = r.fields;
       data.respond_via = ['control'];
-      actual.push(r.subject === undefined ? { type: 'attention.requested', data } : { type: 'attention.requested', data, subject: r.subject });
+      actual.push(
+        r.subject === undefined
+          ? { type: 'attention.requested', data }
+          : { type: 'attention.requested', data, subject: r.subject },
+      );
     }
     if (c.class.kind === 'end') {
       // The runtime emits session.ended itself at the end moment, after any drops (D10), with the
@@ -94,12 +109,19 @@ export const classSummary = (c: HookClass): string =>
 
 /** The hook inputs of a vendor's mapping fixture, by fixture entry name. */
 export function fixtureInputs(token: string): Record<string, Record<string, unknown>> {
-  const fixture = readJson<{ hooks: Record<string, { input: Record<string, unknown> }> }>(aepFile('fixtures', 'mappings', `${token}.json`));
+  const fixture = readJson<{ hooks: Record<string, { input: Record<string, unknown> }> }>(
+    aepFile('fixtures', 'mappings', `${token}.json`),
+  );
   return Object.fromEntries(Object.entries(fixture.hooks).map(([k, v]) => [k, v.input]));
 }
 
 /** Recorded hook inputs (event → input) against the classification each should get (event → summary). */
-export function assertSamplesClassify(surface: VendorSurface, samples: Record<string, Record<string, unknown>>, expected: Record<string, string>, coverage?: string): void {
+export function assertSamplesClassify(
+  surface: VendorSurface,
+  samples: Record<string, Record<string, unknown>>,
+  expected: Record<string, string>,
+  coverage?: string,
+): void {
   assert.equal(Object.keys(samples).sort(), Object.keys(expected).sort(), coverage);
   for (const [event, input] of Object.entries(samples)) {
     const c = surface.classify(input);

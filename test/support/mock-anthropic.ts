@@ -54,20 +54,34 @@ export interface MockAnthropic {
 }
 
 const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((b) => (b && typeof b === 'object' && 'text' in b ? String((b as { text: unknown }).text) : '')).join('') : '';
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content
+          .map((b) => (b && typeof b === 'object' && 'text' in b ? String((b as { text: unknown }).text) : ''))
+          .join('')
+      : '';
 
 /** The first user message's text (where `claude -p "<prompt>"` puts the prompt, among reminders). */
-export const firstUserText = (body: MessagesBody): string => textOf(body.messages?.find((m) => m.role === 'user')?.content);
+export const firstUserText = (body: MessagesBody): string =>
+  textOf(body.messages?.find((m) => m.role === 'user')?.content);
 
 /** Runs each command with Bash in turn, then answers with text (one tool call per request). */
-export const bashThenText = (commands: string[], finalText = 'All done.'): Script => (body) => {
-  if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
-  const step = toolResultCount(body);
-  if (step < commands.length) {
-    return { content: [{ type: 'tool_use', name: 'Bash', input: { command: commands[step]!, description: `step ${step + 1}` } }], stop_reason: 'tool_use' };
-  }
-  return { content: [{ type: 'text', text: finalText }], stop_reason: 'end_turn' };
-};
+export const bashThenText =
+  (commands: string[], finalText = 'All done.'): Script =>
+  (body) => {
+    if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
+    const step = toolResultCount(body);
+    if (step < commands.length) {
+      return {
+        content: [
+          { type: 'tool_use', name: 'Bash', input: { command: commands[step]!, description: `step ${step + 1}` } },
+        ],
+        stop_reason: 'tool_use',
+      };
+    }
+    return { content: [{ type: 'text', text: finalText }], stop_reason: 'end_turn' };
+  };
 
 export async function startMockAnthropic(opts: { script?: Script } = {}): Promise<MockAnthropic> {
   let script: Script = opts.script ?? bashThenText(['echo hi']);
@@ -82,7 +96,13 @@ export async function startMockAnthropic(opts: { script?: Script } = {}): Promis
       b.type === 'tool_use' ? { ...b, id: b.id ?? `toolu_mock${String(++toolIds).padStart(6, '0')}` } : b,
     );
     const stop = turn.stop_reason ?? (blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-    writeMessage(res, { id: `msg_mock${String(messageIds).padStart(6, '0')}`, model: body.model ?? 'claude-mock', blocks, stop, stream: body.stream === true });
+    writeMessage(res, {
+      id: `msg_mock${String(messageIds).padStart(6, '0')}`,
+      model: body.model ?? 'claude-mock',
+      blocks,
+      stop,
+      stream: body.stream === true,
+    });
   }
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -99,7 +119,14 @@ export async function startMockAnthropic(opts: { script?: Script } = {}): Promis
     for (const [k, v] of Object.entries(req.headers)) {
       headers[k] = /key|authorization/i.test(k) ? '[redacted]' : String(v);
     }
-    const recorded: RecordedRequest = { index: requests.length, method: req.method ?? 'GET', url: req.url ?? '/', headers, body, raw };
+    const recorded: RecordedRequest = {
+      index: requests.length,
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers,
+      body,
+      raw,
+    };
     requests.push(recorded);
     const path = (req.url ?? '/').split('?')[0];
 
@@ -110,7 +137,12 @@ export async function startMockAnthropic(opts: { script?: Script } = {}): Promis
         turn = script(body, recorded);
       } catch (err) {
         res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: `mock script failed: ${String(err)}` } }));
+        res.end(
+          JSON.stringify({
+            type: 'error',
+            error: { type: 'api_error', message: `mock script failed: ${String(err)}` },
+          }),
+        );
         return;
       }
       reply(res, body, turn);

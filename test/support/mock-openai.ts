@@ -55,16 +55,30 @@ function waitFileOf(prompt: string): string | undefined {
 const textOf = (content: unknown): string => {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content.map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : '')).join('');
+    return content
+      .map((part) =>
+        part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : '',
+      )
+      .join('');
   }
   return '';
 };
 
 // ---- Responses (Codex) ----------------------------------------------------------------------
 
-interface ResponsesItem { type?: string; role?: string; content?: unknown; name?: string }
+interface ResponsesItem {
+  type?: string;
+  role?: string;
+  content?: unknown;
+  name?: string;
+}
 
-function responsesStep(body: { input?: ResponsesItem[] }): { prompt: string; toolResults: number; spawned: boolean; calls: number } {
+function responsesStep(body: { input?: ResponsesItem[] }): {
+  prompt: string;
+  toolResults: number;
+  spawned: boolean;
+  calls: number;
+} {
   const input = Array.isArray(body.input) ? body.input : [];
   let last = -1;
   for (let i = 0; i < input.length; i += 1) {
@@ -97,23 +111,38 @@ function answerResponses(body: Record<string, unknown>, res: ServerResponse, cou
   let item: Record<string, unknown>;
   if (hasTools && step.prompt.includes('[[SPAWN]]') && !step.spawned && step.calls === 0) {
     item = {
-      type: 'function_call', id: `fc_mock_${n}`, call_id: `call_mock_${n}`, namespace: 'multi_agent_v1', name: 'spawn_agent',
-      arguments: JSON.stringify({ message: `${TURN} subagent task: run one shell command` }), status: 'completed',
+      type: 'function_call',
+      id: `fc_mock_${n}`,
+      call_id: `call_mock_${n}`,
+      namespace: 'multi_agent_v1',
+      name: 'spawn_agent',
+      arguments: JSON.stringify({ message: `${TURN} subagent task: run one shell command` }),
+      status: 'completed',
     };
   } else if (hasTools && step.toolResults - (step.spawned ? 1 : 0) < wanted) {
     const wait = waitFileOf(step.prompt);
-    const cmd = wait === undefined ? `echo TOOL_RAN_${n}` : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
+    const cmd =
+      wait === undefined ? `echo TOOL_RAN_${n}` : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
     item = {
-      type: 'function_call', id: `fc_mock_${n}`, call_id: `call_mock_${n}`, name: 'exec_command',
+      type: 'function_call',
+      id: `fc_mock_${n}`,
+      call_id: `call_mock_${n}`,
+      name: 'exec_command',
       arguments: JSON.stringify({
-        cmd, yield_time_ms: wait === undefined ? 2000 : 30_000,
-        ...(step.prompt.includes('[[ESCALATE]]') ? { sandbox_permissions: 'require_escalated', justification: 'the test asks for approval' } : {}),
+        cmd,
+        yield_time_ms: wait === undefined ? 2000 : 30_000,
+        ...(step.prompt.includes('[[ESCALATE]]')
+          ? { sandbox_permissions: 'require_escalated', justification: 'the test asks for approval' }
+          : {}),
       }),
       status: 'completed',
     };
   } else {
     item = {
-      type: 'message', id: `msg_mock_${n}`, role: 'assistant', status: 'completed',
+      type: 'message',
+      id: `msg_mock_${n}`,
+      role: 'assistant',
+      status: 'completed',
       content: [{ type: 'output_text', text: `MOCK_DONE ${n}`, annotations: [] }],
     };
   }
@@ -121,26 +150,47 @@ function answerResponses(body: Record<string, unknown>, res: ServerResponse, cou
   const created = Math.floor(Date.now() / 1000);
   const base = { id, object: 'response', created_at: created, model };
   let seq = 0;
-  const ev = (type: string, payload: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: seq++, ...payload } });
+  const ev = (type: string, payload: Record<string, unknown>) => ({
+    event: type,
+    data: { type, sequence_number: seq++, ...payload },
+  });
   const events = [ev('response.created', { response: { ...base, status: 'in_progress', output: [] } })];
-  events.push(ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : {}) } }));
+  events.push(
+    ev('response.output_item.added', {
+      output_index: 0,
+      item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : {}) },
+    }),
+  );
   if (item.type === 'message') {
     const text = (item.content as { text: string }[])[0]!.text;
     events.push(ev('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: text }));
   }
   events.push(ev('response.output_item.done', { output_index: 0, item }));
-  events.push(ev('response.completed', {
-    response: {
-      ...base, status: 'completed', output: [item],
-      usage: { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 },
-    },
-  }));
+  events.push(
+    ev('response.completed', {
+      response: {
+        ...base,
+        status: 'completed',
+        output: [item],
+        usage: {
+          input_tokens: 100,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 10,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 110,
+        },
+      },
+    }),
+  );
   sse(res, events);
 }
 
 // ---- Chat Completions (Qwen Code, Cline) -----------------------------------------------------------
 
-interface ChatMessage { role?: string; content?: unknown }
+interface ChatMessage {
+  role?: string;
+  content?: unknown;
+}
 
 function answerChat(body: Record<string, unknown>, res: ServerResponse, counter: () => number): void {
   const n = counter();
@@ -148,34 +198,68 @@ function answerChat(body: Record<string, unknown>, res: ServerResponse, counter:
   const messages = (Array.isArray(body.messages) ? body.messages : []) as ChatMessage[];
   const tools = (Array.isArray(body.tools) ? body.tools : []) as { function?: { name?: string } }[];
   let last = -1;
-  messages.forEach((m, i) => { if (m.role === 'user' && textOf(m.content).includes(TURN)) last = i; });
+  messages.forEach((m, i) => {
+    if (m.role === 'user' && textOf(m.content).includes(TURN)) last = i;
+  });
   const prompt = last >= 0 ? textOf(messages[last]!.content) : '';
   const toolResults = messages.slice(last + 1).filter((m) => m.role === 'tool').length;
   // Qwen Code's shell tool, Cline's `run_commands {commands:[…]}` (vendor-clis-observed §5), or the
   // OpenHands stand-in's (openhands-server.ts).
-  const shell = tools.map((t) => t.function?.name).find((n) => n === 'run_shell_command' || n === 'execute_bash' || n === 'run_commands');
+  const shell = tools
+    .map((t) => t.function?.name)
+    .find((n) => n === 'run_shell_command' || n === 'execute_bash' || n === 'run_commands');
   const id = `chatcmpl_mock_${n}`;
   const created = Math.floor(Date.now() / 1000);
-  const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-    ({ data: { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra } });
+  const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
+    data: {
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+    },
+  });
   const usage = { usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } };
   const callTool = shell !== undefined && last >= 0 && toolResults < toolCountOf(prompt);
   const wait = waitFileOf(prompt);
-  const cmd = wait === undefined ? `echo TOOL_RAN_${n}` : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
-  const args = shell === 'run_commands'
-    ? JSON.stringify({ commands: [cmd] })
-    : JSON.stringify({ command: cmd, description: 'shell command', is_background: false });
+  const cmd =
+    wait === undefined ? `echo TOOL_RAN_${n}` : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
+  const args =
+    shell === 'run_commands'
+      ? JSON.stringify({ commands: [cmd] })
+      : JSON.stringify({ command: cmd, description: 'shell command', is_background: false });
   if (body.stream !== true) {
     const message = callTool
-      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_mock_${n}`, type: 'function', function: { name: shell, arguments: args } }] }
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `call_mock_${n}`, type: 'function', function: { name: shell, arguments: args } }],
+        }
       : { role: 'assistant', content: `MOCK_DONE ${n}` };
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: callTool ? 'tool_calls' : 'stop' }], ...usage }));
+    res.end(
+      JSON.stringify({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message, finish_reason: callTool ? 'tool_calls' : 'stop' }],
+        ...usage,
+      }),
+    );
     return;
   }
   const events = [chunk({ role: 'assistant', content: '' }, null)];
   if (callTool) {
-    events.push(chunk({ tool_calls: [{ index: 0, id: `call_mock_${n}`, type: 'function', function: { name: shell, arguments: '' } }] }, null));
+    events.push(
+      chunk(
+        {
+          tool_calls: [{ index: 0, id: `call_mock_${n}`, type: 'function', function: { name: shell, arguments: '' } }],
+        },
+        null,
+      ),
+    );
     events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null));
     events.push(chunk({}, 'tool_calls', usage));
   } else {
@@ -202,30 +286,48 @@ const REDACTED_HEADERS = new Set(['authorization', 'x-api-key', 'api-key']);
 export async function startMockOpenAi(): Promise<MockOpenAi> {
   const requests: RecordedRequest[] = [];
   let n = 0;
-  const counter = () => { n += 1; return n; };
+  const counter = () => {
+    n += 1;
+    return n;
+  };
   const holds = requestHolds<RecordedRequest>();
   const isModel = (path: string) => path.endsWith('/responses') || path.endsWith('/chat/completions');
   const server: Server = createServer((req, res) => {
-    readBody(req).then(async (text) => {
-      let body: unknown = undefined;
-      try { body = text.length > 0 ? JSON.parse(text) : undefined; } catch { body = undefined; }
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) headers[k] = REDACTED_HEADERS.has(k) ? '[redacted]' : String(v);
-      const path = (req.url ?? '/').split('?')[0]!;
-      const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers, body, text };
-      requests.push(recorded);
-      if (isModel(path)) await holds.pass(recorded);
-      const obj = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-      if (req.method === 'POST' && path.endsWith('/responses')) return answerResponses(obj, res, counter);
-      if (req.method === 'POST' && path.endsWith('/chat/completions')) return answerChat(obj, res, counter);
-      if (req.method === 'GET' && path.endsWith('/models')) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: [{ id: 'mock-model', object: 'model', created: 0, owned_by: 'mock' }] }));
-        return;
-      }
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end('{"error":{"message":"not found"}}');
-    }).catch(() => { res.writeHead(500); res.end(); });
+    readBody(req)
+      .then(async (text) => {
+        let body: unknown = undefined;
+        try {
+          body = text.length > 0 ? JSON.parse(text) : undefined;
+        } catch {
+          body = undefined;
+        }
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers))
+          headers[k] = REDACTED_HEADERS.has(k) ? '[redacted]' : String(v);
+        const path = (req.url ?? '/').split('?')[0]!;
+        const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers, body, text };
+        requests.push(recorded);
+        if (isModel(path)) await holds.pass(recorded);
+        const obj = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+        if (req.method === 'POST' && path.endsWith('/responses')) return answerResponses(obj, res, counter);
+        if (req.method === 'POST' && path.endsWith('/chat/completions')) return answerChat(obj, res, counter);
+        if (req.method === 'GET' && path.endsWith('/models')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              object: 'list',
+              data: [{ id: 'mock-model', object: 'model', created: 0, owned_by: 'mock' }],
+            }),
+          );
+          return;
+        }
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{"error":{"message":"not found"}}');
+      })
+      .catch(() => {
+        res.writeHead(500);
+        res.end();
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -235,10 +337,11 @@ export async function startMockOpenAi(): Promise<MockOpenAi> {
     requests,
     modelRequests: () => requests.filter((r) => isModel(r.path)),
     hold: holds.hold,
-    close: () => new Promise<void>((resolve) => {
-      holds.releaseAll();
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        holds.releaseAll();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

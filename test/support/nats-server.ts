@@ -61,7 +61,9 @@ function spawnServer(name: string, port: number, args: string[]): NatsServer {
     out = (out + b.toString()).slice(-8000);
   };
   const launch = () => {
-    const p = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir, '-n', name, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir, '-n', name, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     p.stdout!.on('data', keep);
     p.stderr!.on('data', keep);
     return { p, exited: new Promise<void>((resolve) => p.once('exit', () => resolve())) };
@@ -121,7 +123,16 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     routes.push(r);
   }
   const routeList = routes.map((r) => `nats://127.0.0.1:${r}`).join(',');
-  const servers = ports.map((p, i) => spawnServer(`c${i}`, p, ['--cluster_name', 'aep', '--cluster', `nats://127.0.0.1:${routes[i]}`, '--routes', routeList]));
+  const servers = ports.map((p, i) =>
+    spawnServer(`c${i}`, p, [
+      '--cluster_name',
+      'aep',
+      '--cluster',
+      `nats://127.0.0.1:${routes[i]}`,
+      '--routes',
+      routeList,
+    ]),
+  );
   try {
     await Promise.all(servers.map((s) => waitForPort(s.port, s.proc, s.output)));
   } catch (err) {

@@ -29,7 +29,15 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readBody } from './mock-openai.js';
 
-export type Status = 'idle' | 'running' | 'paused' | 'waiting_for_confirmation' | 'finished' | 'error' | 'stuck' | 'deleting';
+export type Status =
+  | 'idle'
+  | 'running'
+  | 'paused'
+  | 'waiting_for_confirmation'
+  | 'finished'
+  | 'error'
+  | 'stuck'
+  | 'deleting';
 type Ev = Record<string, unknown> & { id: string; kind: string; timestamp: string; source: string };
 
 export interface LoggedRequest {
@@ -109,13 +117,28 @@ function naiveNow(): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}${pad(micro, 3)}`;
 }
 
-const TOOLS = [{
-  type: 'function',
-  function: { name: 'execute_bash', description: 'Run a shell command', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } },
-}];
+const TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: 'execute_bash',
+      description: 'Run a shell command',
+      parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+    },
+  },
+];
 
 const textPart = (text: string) => [{ type: 'text', text }];
-const textOf = (content: unknown): string => (Array.isArray(content) ? content.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('') : '');
+const textOf = (content: unknown): string =>
+  Array.isArray(content)
+    ? content
+        .map((p) =>
+          p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string'
+            ? (p as { text: string }).text
+            : '',
+        )
+        .join('')
+    : '';
 
 /** The model's view of the conversation, built from its event log the way the SDK's agent does. */
 function messagesOf(events: readonly Ev[]): Record<string, unknown>[] {
@@ -128,14 +151,22 @@ function messagesOf(events: readonly Ev[]): Record<string, unknown>[] {
     } else if (e.kind === 'ActionEvent') {
       // MessageToolCall back into the Chat Completions shape the model speaks.
       const call = e.tool_call as { id: string; name: string; arguments: string };
-      out.push({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] });
-    }
-    else if (e.kind === 'ObservationEvent') out.push({ role: 'tool', tool_call_id: e.tool_call_id, content: textOf((e.observation as { content: unknown }).content) });
-    else if (e.kind === 'UserRejectObservation') out.push({ role: 'tool', tool_call_id: e.tool_call_id, content: `Rejected: ${String(e.rejection_reason)}` });
+      out.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+      });
+    } else if (e.kind === 'ObservationEvent')
+      out.push({
+        role: 'tool',
+        tool_call_id: e.tool_call_id,
+        content: textOf((e.observation as { content: unknown }).content),
+      });
+    else if (e.kind === 'UserRejectObservation')
+      out.push({ role: 'tool', tool_call_id: e.tool_call_id, content: `Rejected: ${String(e.rejection_reason)}` });
   }
   return out;
 }
-
 
 export async function startOpenHandsServer(opts: StandInOptions): Promise<StandIn> {
   let keys = opts.keys ?? [];
@@ -147,7 +178,13 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
   const keyOk = (k: unknown) => keys.length === 0 || (typeof k === 'string' && keys.includes(k));
 
   function info(c: Conversation) {
-    return { id: c.id, execution_status: c.status, created_at: c.createdAt, updated_at: c.events.at(-1)?.timestamp ?? c.createdAt, title: null };
+    return {
+      id: c.id,
+      execution_status: c.status,
+      created_at: c.createdAt,
+      updated_at: c.events.at(-1)?.timestamp ?? c.createdAt,
+      title: null,
+    };
   }
 
   /** The transport dump: exclude_none; v1.36 strips parent_id, v1.37+ keeps it. */
@@ -184,13 +221,32 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
   }
 
   function fullState(c: Conversation): Ev {
-    return { id: randomUUID(), timestamp: naiveNow(), source: 'environment', kind: 'ConversationStateUpdateEvent', key: 'full_state', value: { id: c.id, execution_status: c.status, confirmation_policy: c.confirmation ? 'AlwaysConfirm' : 'NeverConfirm', max_iterations: 500 } };
+    return {
+      id: randomUUID(),
+      timestamp: naiveNow(),
+      source: 'environment',
+      kind: 'ConversationStateUpdateEvent',
+      key: 'full_state',
+      value: {
+        id: c.id,
+        execution_status: c.status,
+        confirmation_policy: c.confirmation ? 'AlwaysConfirm' : 'NeverConfirm',
+        max_iterations: 500,
+      },
+    };
   }
 
   function userMessage(c: Conversation, text: string): void {
     // The append resets finished/stuck to idle (local_conversation.send_message).
     if (c.status === 'finished' || c.status === 'stuck') setStatus(c, 'idle');
-    append(c, { kind: 'MessageEvent', source: 'user', llm_message: { role: 'user', content: textPart(text) }, activated_skills: [], extended_content: [], sender: null });
+    append(c, {
+      kind: 'MessageEvent',
+      source: 'user',
+      llm_message: { role: 'user', content: textPart(text) },
+      activated_skills: [],
+      extended_content: [],
+      sender: null,
+    });
     if (c.looping) c.unread = true;
   }
 
@@ -199,8 +255,18 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     const command = typeof args.command === 'string' ? args.command : '';
     const output = command.startsWith('echo ') ? command.slice(5) : `ran: ${command}`;
     append(c, {
-      kind: 'ObservationEvent', source: 'environment', tool_name: action.tool_name, tool_call_id: action.tool_call_id, action_id: action.id,
-      observation: { kind: 'ExecuteBashObservation', content: textPart(output), is_error: false, command, exit_code: 0 },
+      kind: 'ObservationEvent',
+      source: 'environment',
+      tool_name: action.tool_name,
+      tool_call_id: action.tool_call_id,
+      action_id: action.id,
+      observation: {
+        kind: 'ExecuteBashObservation',
+        content: textPart(output),
+        is_error: false,
+        command,
+        exit_code: 0,
+      },
     });
   }
 
@@ -208,16 +274,31 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
   async function step(c: Conversation): Promise<'continue' | 'finished' | 'waiting' | 'stopped'> {
     c.unread = false;
     c.abort = new AbortController();
-    let reply: { id: string; choices: { message: { content?: string | null; tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[] } }[] };
+    let reply: {
+      id: string;
+      choices: {
+        message: {
+          content?: string | null;
+          tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+        };
+      }[];
+    };
     try {
       const res = await fetch(`${opts.modelUrl}/chat/completions`, {
-        method: 'POST', signal: c.abort.signal, headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        signal: c.abort.signal,
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'mock-model', stream: false, messages: messagesOf(c.events), tools: TOOLS }),
       });
-      reply = await res.json() as typeof reply;
+      reply = (await res.json()) as typeof reply;
     } catch (err) {
       if (c.abort.signal.aborted) return 'stopped';
-      append(c, { kind: 'ConversationErrorEvent', source: 'environment', code: 'LLMConnectionError', detail: String(err) });
+      append(c, {
+        kind: 'ConversationErrorEvent',
+        source: 'environment',
+        code: 'LLMConnectionError',
+        detail: String(err),
+      });
       setStatus(c, 'error');
       return 'stopped';
     } finally {
@@ -227,16 +308,29 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     const message = reply.choices[0]?.message ?? {};
     const calls = message.tool_calls ?? [];
     if (calls.length === 0) {
-      append(c, { kind: 'MessageEvent', source: 'agent', llm_message: { role: 'assistant', content: textPart(message.content ?? '') }, llm_response_id: reply.id, activated_skills: [] });
+      append(c, {
+        kind: 'MessageEvent',
+        source: 'agent',
+        llm_message: { role: 'assistant', content: textPart(message.content ?? '') },
+        llm_response_id: reply.id,
+        activated_skills: [],
+      });
       // A message appended while this step ran is still processed (local_conversation.run).
       return c.unread ? 'continue' : 'finished';
     }
-    const actions = calls.map((call) => append(c, {
-      kind: 'ActionEvent', source: 'agent', thought: [], tool_name: call.function.name === 'run_shell_command' ? 'execute_bash' : call.function.name,
-      tool_call_id: call.id, tool_call: { id: call.id, name: call.function.name, arguments: call.function.arguments, origin: 'completion' },
-      llm_response_id: reply.id, security_risk: 'LOW',
-      action: { kind: 'ExecuteBashAction', ...JSON.parse(call.function.arguments) as Record<string, unknown> },
-    }));
+    const actions = calls.map((call) =>
+      append(c, {
+        kind: 'ActionEvent',
+        source: 'agent',
+        thought: [],
+        tool_name: call.function.name === 'run_shell_command' ? 'execute_bash' : call.function.name,
+        tool_call_id: call.id,
+        tool_call: { id: call.id, name: call.function.name, arguments: call.function.arguments, origin: 'completion' },
+        llm_response_id: reply.id,
+        security_risk: 'LOW',
+        action: { kind: 'ExecuteBashAction', ...(JSON.parse(call.function.arguments) as Record<string, unknown>) },
+      }),
+    );
     if (c.confirmation) {
       c.pending = actions;
       return 'waiting';
@@ -307,11 +401,16 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
       body = Symbol.for('malformed');
     }
     const logged: LoggedRequest = {
-      transport: 'http', method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams),
-      keyHeader: req.headers['x-session-api-key'] !== undefined, ...(typeof body === 'symbol' ? { body: text } : body === undefined ? {} : { body }),
+      transport: 'http',
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      keyHeader: req.headers['x-session-api-key'] !== undefined,
+      ...(typeof body === 'symbol' ? { body: text } : body === undefined ? {} : { body }),
     };
     requests.push(logged);
-    if (!url.pathname.startsWith('/api/') || url.pathname === '/api/init') return json(res, 404, { detail: 'Not Found' }, logged);
+    if (!url.pathname.startsWith('/api/') || url.pathname === '/api/init')
+      return json(res, 404, { detail: 'Not Found' }, logged);
     if (!keyOk(req.headers['x-session-api-key'])) return json(res, 401, { detail: 'Unauthorized' }, logged);
     const parts = url.pathname.split('/').filter(Boolean); // api conversations {id} …
     if (parts[1] !== 'conversations') return json(res, 404, { detail: 'Not Found' }, logged);
@@ -326,14 +425,24 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     if (req.method === 'GET' && rest === '') return json(res, 200, info(c), logged);
     if (req.method === 'GET' && rest === 'events/search') return json(res, 200, page(c.events.map(wire), url), logged);
     if (req.method !== 'POST') return json(res, 405, { detail: 'Method Not Allowed' }, logged);
-    if (typeof body === 'symbol') return json(res, 422, { detail: [{ type: 'json_invalid', msg: 'JSON decode error' }] }, logged);
+    if (typeof body === 'symbol')
+      return json(res, 422, { detail: [{ type: 'json_invalid', msg: 'JSON decode error' }] }, logged);
     const b = (body ?? {}) as Record<string, unknown>;
     switch (rest) {
       case 'events': {
         const role = b.role ?? 'user';
         const content = b.content;
-        if (!['user', 'system', 'assistant', 'tool'].includes(String(role)) || !Array.isArray(content) || (b.run !== undefined && typeof b.run !== 'boolean')) {
-          return json(res, 422, { detail: [{ type: 'validation_error', loc: ['body'], msg: 'invalid SendMessageRequest' }] }, logged);
+        if (
+          !['user', 'system', 'assistant', 'tool'].includes(String(role)) ||
+          !Array.isArray(content) ||
+          (b.run !== undefined && typeof b.run !== 'boolean')
+        ) {
+          return json(
+            res,
+            422,
+            { detail: [{ type: 'validation_error', loc: ['body'], msg: 'invalid SendMessageRequest' }] },
+            logged,
+          );
         }
         // The request model takes any role; the conversation asserts user-only.
         if (role !== 'user') return json(res, 500, { detail: 'Internal Server Error' }, logged);
@@ -342,13 +451,27 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
         return json(res, 200, { success: true }, logged);
       }
       case 'events/respond_to_confirmation': {
-        if (typeof b.accept !== 'boolean') return json(res, 422, { detail: [{ type: 'missing', loc: ['body', 'accept'], msg: 'Field required' }] }, logged);
+        if (typeof b.accept !== 'boolean')
+          return json(
+            res,
+            422,
+            { detail: [{ type: 'missing', loc: ['body', 'accept'], msg: 'Field required' }] },
+            logged,
+          );
         if (c.status === 'waiting_for_confirmation') {
           if (b.accept) run(c);
           else {
             const reason = typeof b.reason === 'string' ? b.reason : 'User rejected the action.';
             for (const a of c.pending) {
-              append(c, { kind: 'UserRejectObservation', source: 'user', tool_name: a.tool_name, tool_call_id: a.tool_call_id, action_id: a.id, rejection_reason: reason, rejection_source: 'user' });
+              append(c, {
+                kind: 'UserRejectObservation',
+                source: 'user',
+                tool_name: a.tool_name,
+                tool_call_id: a.tool_call_id,
+                action_id: a.id,
+                rejection_reason: reason,
+                rejection_source: 'user',
+              });
             }
             c.pending = [];
             setStatus(c, 'idle');
@@ -358,7 +481,8 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
       }
       case 'pause':
         // pause() acts only from idle or running; the route reports anything else as a 400.
-        if (c.status !== 'running' && c.status !== 'idle') return json(res, 400, { detail: `cannot pause from ${c.status}` }, logged);
+        if (c.status !== 'running' && c.status !== 'idle')
+          return json(res, 400, { detail: `cannot pause from ${c.status}` }, logged);
         if (c.looping) c.pauseRequested = true;
         else {
           append(c, { kind: 'PauseEvent', source: 'user' });
@@ -405,13 +529,24 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     ws.send(JSON.stringify(wire(fullState(c))));
     const mode = url.searchParams.get('resend_mode');
     const after = url.searchParams.get('after_timestamp');
-    const resend = mode === 'all' ? c.events : mode === 'since' && after !== null ? c.events.filter((e) => e.timestamp >= after) : [];
+    const resend =
+      mode === 'all'
+        ? c.events
+        : mode === 'since' && after !== null
+          ? c.events.filter((e) => e.timestamp >= after)
+          : [];
     for (const e of resend) ws.send(JSON.stringify(wire(e)));
   }
 
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    requests.push({ transport: 'ws-upgrade', method: 'GET', path: url.pathname, query: Object.fromEntries([...url.searchParams].map(([k, v]) => [k, k === 'session_api_key' ? '[key]' : v])), keyHeader: req.headers['x-session-api-key'] !== undefined });
+    requests.push({
+      transport: 'ws-upgrade',
+      method: 'GET',
+      path: url.pathname,
+      query: Object.fromEntries([...url.searchParams].map(([k, v]) => [k, k === 'session_api_key' ? '[key]' : v])),
+      keyHeader: req.headers['x-session-api-key'] !== undefined,
+    });
     const m = /^\/sockets\/events\/([^/]+)$/.exec(url.pathname);
     if (!m) {
       socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
@@ -429,8 +564,17 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
         let frame: Record<string, unknown> = {};
         try {
           frame = JSON.parse(String(raw)) as Record<string, unknown>;
-        } catch { /* recorded as is */ }
-        requests.push({ transport: 'ws-frame', method: 'FRAME', path: url.pathname, query: {}, keyHeader: false, body: frame.type === 'auth' ? { type: 'auth', session_api_key: '[key]' } : frame });
+        } catch {
+          /* recorded as is */
+        }
+        requests.push({
+          transport: 'ws-frame',
+          method: 'FRAME',
+          path: url.pathname,
+          query: {},
+          keyHeader: false,
+          body: frame.type === 'auth' ? { type: 'auth', session_api_key: '[key]' } : frame,
+        });
         if (frame.type === 'auth') {
           // With no keys configured a later auth frame is ignored.
           if (authed) return;
@@ -480,11 +624,24 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     },
     create(o = {}) {
       const c: Conversation = {
-        id: randomUUID().replace(/-/g, ''), status: 'idle', events: [], subscribers: new Set(), confirmation: o.confirmation === true,
-        pending: [], looping: false, pauseRequested: false, unread: false, createdAt: naiveNow(),
+        id: randomUUID().replace(/-/g, ''),
+        status: 'idle',
+        events: [],
+        subscribers: new Set(),
+        confirmation: o.confirmation === true,
+        pending: [],
+        looping: false,
+        pauseRequested: false,
+        unread: false,
+        createdAt: naiveNow(),
       };
       conversations.set(c.id, c);
-      append(c, { kind: 'SystemPromptEvent', source: 'agent', system_prompt: { type: 'text', text: 'You are a software agent.' }, tools: [] });
+      append(c, {
+        kind: 'SystemPromptEvent',
+        source: 'agent',
+        system_prompt: { type: 'text', text: 'You are a software agent.' },
+        tools: [],
+      });
       if (o.message !== undefined) userMessage(c, o.message);
       if (o.run === true) run(c);
       return c.id;
@@ -531,13 +688,14 @@ export async function startOpenHandsServer(opts: StandInOptions): Promise<StandI
     dropSockets() {
       for (const c of conversations.values()) for (const ws of c.subscribers) ws.close(1012, 'service restart');
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const c of conversations.values()) c.abort?.abort();
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const c of conversations.values()) c.abort?.abort();
+        for (const ws of wss.clients) ws.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   return handle;
 }

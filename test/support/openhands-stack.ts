@@ -50,18 +50,41 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
   await o.beforeBridge?.(server);
   const relay = await startRelay({ port: 0, token, storePath: join(dir, 'relay.db') });
   const logPath = join(dir, 'openhands.jsonl');
-  const env: NodeJS.ProcessEnv = { AEP_STATE_DIR: join(dir, 'state'), ...(o.control ? { AEP_OPENHANDS_CONTROL: '1' } : {}) };
+  const env: NodeJS.ProcessEnv = {
+    AEP_STATE_DIR: join(dir, 'state'),
+    ...(o.control ? { AEP_OPENHANDS_CONTROL: '1' } : {}),
+  };
   const key = o.bridgeKey ?? keys[0];
-  const cfg = adapterConfig('openhands', {
-    port: '0', secret: 'openhands-test-secret-0123', log: logPath, relay: relay.socketUrl, token,
-    server: server.url, poll: '0.05', ...(key === undefined ? {} : { serverKey: key }), ...o.flags,
-  }, env);
+  const cfg = adapterConfig(
+    'openhands',
+    {
+      port: '0',
+      secret: 'openhands-test-secret-0123',
+      log: logPath,
+      relay: relay.socketUrl,
+      token,
+      server: server.url,
+      poll: '0.05',
+      ...(key === undefined ? {} : { serverKey: key }),
+      ...o.flags,
+    },
+    env,
+  );
   const errors: SteeringError[] = [];
   const onError = (e: SteeringError) => errors.push(e);
   const observer = await RelayConsumer.connect({ url: relay.socketUrl, token, agent: 'test-observer' });
   const { seen, waitFor } = await recordEvents(observer);
   const stack: OpenHandsStack = {
-    dir, model, server, relay, token, bridge: await runAdapter(cfg, onError), logPath, errors, seen, waitFor,
+    dir,
+    model,
+    server,
+    relay,
+    token,
+    bridge: await runAdapter(cfg, onError),
+    logPath,
+    errors,
+    seen,
+    waitFor,
     async restartBridge() {
       await stack.bridge.close();
       stack.bridge = await runAdapter(cfg, onError);
@@ -69,7 +92,9 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
     // Delivery is at least once: a redelivery (same source and id) is the same event.
     session: (id) => {
       const once = new Set<string>();
-      return seen.filter((e) => e.session === id && !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true));
+      return seen.filter(
+        (e) => e.session === id && !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true),
+      );
     },
     async stop() {
       await observer.close();

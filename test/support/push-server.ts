@@ -33,7 +33,13 @@ export async function startPushServer(): Promise<PushServer> {
       const hit = s.received.find(test);
       if (hit) return Promise.resolve(hit);
       return new Promise((resolve, reject) => {
-        const w = { test, resolve: (p: Pushed) => { clearTimeout(timer); resolve(p); } };
+        const w = {
+          test,
+          resolve: (p: Pushed) => {
+            clearTimeout(timer);
+            resolve(p);
+          },
+        };
         const timer = setTimeout(() => {
           waiters.splice(waiters.indexOf(w), 1);
           reject(new Error(`no matching push within ${ms} ms (got ${s.received.length})`));
@@ -41,7 +47,11 @@ export async function startPushServer(): Promise<PushServer> {
         waiters.push(w);
       });
     },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
   const server = createServer((req, res) => {
     let text = '';
@@ -58,7 +68,11 @@ export async function startPushServer(): Promise<PushServer> {
       if (status === 200) {
         const p: Pushed = { path: req.url ?? '/', headers: req.headers, body, at: Date.now() };
         s.received.push(p);
-        for (const w of [...waiters]) if (w.test(p)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(p); }
+        for (const w of [...waiters])
+          if (w.test(p)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(p);
+          }
       }
       res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
     });

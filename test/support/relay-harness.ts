@@ -8,7 +8,11 @@ import type { AepEvent } from '../../src/protocol/envelope.js';
 /** Upper bound on any single wait, so a broken relay fails a test instead of hanging it. */
 export const WAIT_MS = 5000;
 
-export async function post(base: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+export async function post(
+  base: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${base}/events`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-ndjson', 'aep-version': '0.1', ...headers },
@@ -40,17 +44,21 @@ export class SseClient {
     const c = new SseClient();
     const qs = new URLSearchParams(query).toString();
     return new Promise((resolve, reject) => {
-      c.req = request(`${base}/stream${qs ? `?${qs}` : ''}`, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
-        c.status = res.statusCode ?? 0;
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => c.feed(chunk));
-        res.on('end', () => {
-          c.ended = true;
-          c.wake();
-        });
-        res.on('error', () => {});
-        resolve(c);
-      });
+      c.req = request(
+        `${base}/stream${qs ? `?${qs}` : ''}`,
+        { headers: { accept: 'text/event-stream', ...headers } },
+        (res) => {
+          c.status = res.statusCode ?? 0;
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => c.feed(chunk));
+          res.on('end', () => {
+            c.ended = true;
+            c.wake();
+          });
+          res.on('error', () => {});
+          resolve(c);
+        },
+      );
       c.req.on('error', reject);
       c.req.end();
     });
@@ -203,7 +211,9 @@ export class WsPeer {
   }
 
   events(): AepEvent[] {
-    return this.frames.filter((f) => typeof f.json?.type === 'string' && f.json.type.includes('.')).map((f) => f.json as AepEvent);
+    return this.frames
+      .filter((f) => typeof f.json?.type === 'string' && f.json.type.includes('.'))
+      .map((f) => f.json as AepEvent);
   }
 
   close(): void {
@@ -212,7 +222,8 @@ export class WsPeer {
 }
 
 /** A session emitter with a fixed host so sources are predictable. */
-export const emitterFor = (session: string, agent = 'test-agent', epoch = 0): SessionEmitter => new SessionEmitter({ agent, session, epoch, host: 'test-host' });
+export const emitterFor = (session: string, agent = 'test-agent', epoch = 0): SessionEmitter =>
+  new SessionEmitter({ agent, session, epoch, host: 'test-host' });
 
 let counter = 0;
 /** A session name unique within the process. */

@@ -14,11 +14,15 @@ export interface RelayNode {
 }
 
 export async function startRelayNode(args: string[], env: Record<string, string> = {}): Promise<RelayNode> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'test/support/relay-cli-entry.ts'), 'relay', '--port', '0', ...args], {
-    cwd: projectRoot,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(projectRoot, 'test/support/relay-cli-entry.ts'), 'relay', '--port', '0', ...args],
+    {
+      cwd: projectRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -40,5 +44,12 @@ export async function startRelayNode(args: string[], env: Record<string, string>
     if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
     await exited;
   };
-  return { url, socketUrl: `${url.replace(/^http/, 'ws')}/socket`, proc, output: () => out, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
+  return {
+    url,
+    socketUrl: `${url.replace(/^http/, 'ws')}/socket`,
+    proc,
+    output: () => out,
+    kill: () => end('SIGKILL'),
+    stop: () => end('SIGTERM'),
+  };
 }

@@ -13,8 +13,17 @@ export interface RelayProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startRelayProcess(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<RelayProcess> {
-  const proc = spawn(cmd, [...args, 'relay', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'], ...(cwd ? { cwd } : {}) });
+export async function startRelayProcess(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<RelayProcess> {
+  const proc = spawn(cmd, [...args, 'relay', '--port', '0'], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    ...(cwd ? { cwd } : {}),
+  });
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => {

@@ -29,7 +29,9 @@ export async function natsUrl(): Promise<string> {
 
 /** A namespace per relay; a file path maps to a fixed one, so a second relay on it reopens the same history. */
 const namespaceFor = (path: string | undefined): string =>
-  path === undefined || path === ':memory:' ? `t${randomBytes(5).toString('hex')}` : `f${createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
+  path === undefined || path === ':memory:'
+    ? `t${randomBytes(5).toString('hex')}`
+    : `f${createHash('sha256').update(path).digest('hex').slice(0, 12)}`;
 
 /** `startRelay` on the store this run tests. */
 export async function testRelay(opts: RelayOptions = {}): Promise<RelayHandle> {

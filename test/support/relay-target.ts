@@ -18,7 +18,12 @@ export interface TestTarget {
 }
 
 export interface TestTargetOptions {
-  url: string; token?: string; agent?: string; accepts: string[]; sessions?: string[]; instance?: string;
+  url: string;
+  token?: string;
+  agent?: string;
+  accepts: string[];
+  sessions?: string[];
+  instance?: string;
   /**
    * The run each session is running, as an adapter knows it: a control.cancel naming no run
    * stops that one, and one to a session running none is rejected no-active-run (the
@@ -32,7 +37,13 @@ export async function startTestTarget(opts: TestTargetOptions): Promise<TestTarg
   const emitters = new Map<string, SessionEmitter>();
   const acks = new Map<string, string>();
   const received: AepCommand[] = [];
-  const link = connectRelay({ url: opts.url, agent, accepts: opts.accepts, ...(opts.token ? { token: opts.token } : {}), ...(opts.instance ? { instance: opts.instance } : {}) });
+  const link = connectRelay({
+    url: opts.url,
+    agent,
+    accepts: opts.accepts,
+    ...(opts.token ? { token: opts.token } : {}),
+    ...(opts.instance ? { instance: opts.instance } : {}),
+  });
   const emitter = (session: string): SessionEmitter => {
     let em = emitters.get(session);
     if (!em) {
@@ -50,12 +61,17 @@ export async function startTestTarget(opts: TestTargetOptions): Promise<TestTarg
       return;
     }
     const em = emitter(cmd.session);
-    const run = cmd.type === 'control.cancel' ? cmd.run ?? opts.running?.get(cmd.session) : undefined;
+    const run = cmd.type === 'control.cancel' ? (cmd.run ?? opts.running?.get(cmd.session)) : undefined;
     const idle = cmd.type === 'control.cancel' && opts.running !== undefined && run === undefined;
     const ack = !opts.accepts.includes(cmd.type)
       ? em.emit({ type: 'control.rejected', cause: cmd.id, data: { reason: 'unsupported' } })
       : idle
-        ? em.emit({ type: 'control.rejected', cause: cmd.id, extensions: { [CODE_ATTR]: 'no-active-run' }, data: { reason: 'refused', detail: 'no active run to cancel' } })
+        ? em.emit({
+            type: 'control.rejected',
+            cause: cmd.id,
+            extensions: { [CODE_ATTR]: 'no-active-run' },
+            data: { reason: 'refused', detail: 'no active run to cancel' },
+          })
         : em.emit({ type: 'control.accepted', cause: cmd.id });
     const text = JSON.stringify(ack);
     acks.set(key, text);

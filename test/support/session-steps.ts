@@ -42,28 +42,62 @@ export function instructCmd(id: string, text: unknown, session = SESSION): AepCo
   return command(SENDER, session, { type: `x.${VENDOR}.control.instruct`, id, data: { text }, capture: 'redacted' });
 }
 
-export function respondCmd(id: string, subject: string, answer: Record<string, unknown>, session = SESSION): AepCommand {
+export function respondCmd(
+  id: string,
+  subject: string,
+  answer: Record<string, unknown>,
+  session = SESSION,
+): AepCommand {
   return command(SENDER, session, { type: 'control.attention.respond', id, subject, cause: subject, data: { answer } });
 }
 
-export const instruct = (id: string, text: unknown, at = 1000, gateOpen = true): SessionInput =>
-  ({ type: 'command.instruct', at, command: instructCmd(id, text), gateOpen });
-export const moment = (hookId: string, at = 2000, eligible = true): SessionInput => ({ type: 'hook.moment', at, hookId, eligible });
+export const instruct = (id: string, text: unknown, at = 1000, gateOpen = true): SessionInput => ({
+  type: 'command.instruct',
+  at,
+  command: instructCmd(id, text),
+  gateOpen,
+});
+export const moment = (hookId: string, at = 2000, eligible = true): SessionInput => ({
+  type: 'hook.moment',
+  at,
+  hookId,
+  eligible,
+});
 export const written = (hookId: string, at = 3000): SessionInput => ({ type: 'reply.written', at, hookId });
 export const failed = (hookId: string, at = 3000): SessionInput => ({ type: 'reply.failed', at, hookId });
 export const heldPermission = (hookId: string, requestId: string, at = 2000): SessionInput => ({
-  type: 'hook.held', at, hookId, requestId, hold: 'permission', timeoutMs: 55_000,
+  type: 'hook.held',
+  at,
+  hookId,
+  requestId,
+  hold: 'permission',
+  timeoutMs: 55_000,
   request: { kind: 'permission', prompt: 'Run?', subject: 'Bash' },
 });
 export const heldForm = (hookId: string, requestId: string, at = 2000): SessionInput => ({
-  type: 'hook.held', at, hookId, requestId, hold: 'elicitation', timeoutMs: 55_000,
+  type: 'hook.held',
+  at,
+  hookId,
+  requestId,
+  hold: 'elicitation',
+  timeoutMs: 55_000,
   request: { kind: 'form', prompt: 'Which?', fields: [{ id: 'name', type: 'string', label: 'Name', required: true }] },
 });
-export const respond = (id: string, subject: string, answer: Record<string, unknown>, at = 2500): SessionInput =>
-  ({ type: 'command.respond', at, command: respondCmd(id, subject, answer), answeredId: `ans-${id}` });
+export const respond = (id: string, subject: string, answer: Record<string, unknown>, at = 2500): SessionInput => ({
+  type: 'command.respond',
+  at,
+  command: respondCmd(id, subject, answer),
+  answeredId: `ans-${id}`,
+});
 export const end = (hookId: string, at = 9000): SessionInput => ({ type: 'hook.end', at, hookId, reason: 'normal' });
 /** The vendor's session-start moment (reopens an ended session). */
-export const startMoment = (hookId: string, at = 10_000, eligible = true): SessionInput => ({ type: 'hook.moment', at, hookId, eligible, starts: true });
+export const startMoment = (hookId: string, at = 10_000, eligible = true): SessionInput => ({
+  type: 'hook.moment',
+  at,
+  hookId,
+  eligible,
+  starts: true,
+});
 export const timeout = (requestId: string, at = 60_000): SessionInput => ({ type: 'attention.timeout', at, requestId });
 
 export const types = (outputs: readonly SessionOutput[]): string[] => outputs.map((o) => o.type);

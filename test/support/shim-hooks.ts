@@ -11,7 +11,11 @@ export type Input = Record<string, unknown>;
 export const SENDER = { agent: 'test-operator' };
 
 /** Runs `cmd` through /bin/sh with `input` as JSON on stdin. */
-export function runHookCommand(cmd: string, input: Input, stderr: 'pipe' | 'ignore' = 'pipe'): Promise<{ code: number | null; stdout: string }> {
+export function runHookCommand(
+  cmd: string,
+  input: Input,
+  stderr: 'pipe' | 'ignore' = 'pipe',
+): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', cmd], { stdio: ['pipe', 'pipe', stderr] });
     let stdout = '';
@@ -23,12 +27,20 @@ export function runHookCommand(cmd: string, input: Input, stderr: 'pipe' | 'igno
 }
 
 /** Polls the adapter's recorded stream (an event may land before a subscription would start). */
-export async function seenOn(a: TestAdapter, what: string, pred: (e: AepEvent) => boolean, limitMs = 20_000): Promise<AepEvent> {
+export async function seenOn(
+  a: TestAdapter,
+  what: string,
+  pred: (e: AepEvent) => boolean,
+  limitMs = 20_000,
+): Promise<AepEvent> {
   const until = Date.now() + limitMs;
   for (;;) {
     const e = a.events.find(pred);
     if (e !== undefined) return e;
-    if (Date.now() > until) throw new Error(`never saw ${what}: ${a.events.map((x) => x.type).join(', ')}; errors: ${a.errors.map((x) => x.message).join('; ')}`);
+    if (Date.now() > until)
+      throw new Error(
+        `never saw ${what}: ${a.events.map((x) => x.type).join(', ')}; errors: ${a.errors.map((x) => x.message).join('; ')}`,
+      );
     await new Promise((r) => setTimeout(r, 10));
   }
 }

@@ -24,7 +24,9 @@ export function startTui(name: string, cwd: string, env: NodeJS.ProcessEnv, argv
   const socket = join(tmpdir(), `aep-tui-${name}-${process.pid}.sock`);
   const server = ['-S', socket];
   const tmux = (...args: string[]) => spawnSync('tmux', [...server, ...args], { encoding: 'utf8' });
-  const vars = Object.entries(env).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+  const vars = Object.entries(env)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`);
   const started = tmux('new-session', '-d', '-s', name, '-x', '200', '-y', '50', '-c', cwd, 'env', ...vars, ...argv);
   assert.is(started.status, 0, started.stderr);
   const screen = (): string => tmux('capture-pane', '-p', '-t', name).stdout;
@@ -54,7 +56,12 @@ export function startTui(name: string, cwd: string, env: NodeJS.ProcessEnv, argv
 /** A stdout stand-in that keeps what was written. */
 export function textSink(): { stream: NodeJS.WriteStream; text: () => string } {
   let text = '';
-  const stream = new Writable({ write(c: Buffer, _e, cb) { text += c.toString(); cb(); } }) as Writable & { isTTY?: boolean };
+  const stream = new Writable({
+    write(c: Buffer, _e, cb) {
+      text += c.toString();
+      cb();
+    },
+  }) as Writable & { isTTY?: boolean };
   stream.isTTY = false;
   return { stream: stream as unknown as NodeJS.WriteStream, text: () => text };
 }
@@ -64,7 +71,11 @@ export function respondVia(relay: string, token: string, sender: string) {
   return async (session: string, request: string | undefined, word: string): Promise<{ code: number; out: string }> => {
     const { runRespond } = await import('../../src/cli/respond-command.js');
     const out = textSink();
-    const code = await runRespond(word, { relay, token, sender, session, timeout: '20000', ...(request === undefined ? {} : { request }) }, { out: out.stream, err: out.stream });
+    const code = await runRespond(
+      word,
+      { relay, token, sender, session, timeout: '20000', ...(request === undefined ? {} : { request }) },
+      { out: out.stream, err: out.stream },
+    );
     return { code, out: out.text() };
   };
 }

@@ -61,11 +61,24 @@ export interface VendorStack {
 export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relayLog: string[] = [];
-  const relay: RelayHandle = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN, log: (l) => relayLog.push(`${new Date().toISOString()} ${l}`) });
+  const relay: RelayHandle = await startRelay({
+    port: 0,
+    storePath: ':memory:',
+    token: TOKEN,
+    log: (l) => relayLog.push(`${new Date().toISOString()} ${l}`),
+  });
   const errors: string[] = [];
   const said: string[] = [];
-  const cfg = adapterConfig(token, { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') }, { ...env, AEP_STATE_DIR: stateDir });
-  const running = await runAdapter(cfg, (e) => errors.push(`${e.code}: ${e.message}`), (line) => said.push(line));
+  const cfg = adapterConfig(
+    token,
+    { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') },
+    { ...env, AEP_STATE_DIR: stateDir },
+  );
+  const running = await runAdapter(
+    cfg,
+    (e) => errors.push(`${e.code}: ${e.message}`),
+    (line) => said.push(line),
+  );
   const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
   const events: AepEvent[] = [];
   await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
@@ -74,23 +87,35 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
     events.find((e) => e.session === session && e.type === type && (cause === undefined || e.cause === cause));
 
   const evidence = new Map<string, () => string>([
-    ['the adapter\'s relay link', () => `handshake ${running.relay?.connected === true ? 'completed (greeted)' : 'not completed'}`],
-    ['adapter status lines (its link, once greeted, says "relay connected")', () => said.join('\n') || '(none: "relay connected" was never said)'],
+    [
+      "the adapter's relay link",
+      () => `handshake ${running.relay?.connected === true ? 'completed (greeted)' : 'not completed'}`,
+    ],
+    [
+      'adapter status lines (its link, once greeted, says "relay connected")',
+      () => said.join('\n') || '(none: "relay connected" was never said)',
+    ],
     ['adapter errors', () => errors.join('\n') || '(none)'],
     ['relay log', () => relayLog.join('\n') || '(empty)'],
     ['relay connections and counts', () => JSON.stringify(relay.stats())],
-    ['the shim, per hook (AEP_HOOK_TRACE=all in the agent\'s environment traces delivered hooks too)', () => tailOf(tracePath(stateDir))],
+    [
+      "the shim, per hook (AEP_HOOK_TRACE=all in the agent's environment traces delivered hooks too)",
+      () => tailOf(tracePath(stateDir)),
+    ],
     ['adapter log (last records)', () => tailOf(cfg.logPath, 15)],
   ]);
-  const report = (): string => [...evidence].map(([name, get]) => {
-    let text: string;
-    try {
-      text = get();
-    } catch (err) {
-      text = `(could not read: ${(err as Error).message})`;
-    }
-    return `--- ${name}\n${text}`;
-  }).join('\n');
+  const report = (): string =>
+    [...evidence]
+      .map(([name, get]) => {
+        let text: string;
+        try {
+          text = get();
+        } catch (err) {
+          text = `(could not read: ${(err as Error).message})`;
+        }
+        return `--- ${name}\n${text}`;
+      })
+      .join('\n');
 
   const keepDir = process.env.AEP_E2E_KEEP ? join(process.env.AEP_E2E_KEEP, `${token}-${process.pid}`) : undefined;
   function keep(file: string, as: string): void {
@@ -106,21 +131,40 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
       const v = probe();
       if (v !== undefined) return v;
       if (Date.now() > until) {
-        throw new Error(`never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}; adapter errors: ${errors.join('; ')}\n${report()}`);
+        throw new Error(
+          `never saw ${what}; stream had: ${events.map((e) => `${e.type}${e.cause ? `<-${e.cause}` : ''}`).join(', ')}; adapter errors: ${errors.join('; ')}\n${report()}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 25));
     }
   }
 
   return {
-    token, running, secret: cfg.secret, stateDir, logPath: cfg.logPath, relayUrl: relay.socketUrl, relayToken: TOKEN, events, errors, said, evidence, waitFor, find,
+    token,
+    running,
+    secret: cfg.secret,
+    stateDir,
+    logPath: cfg.logPath,
+    relayUrl: relay.socketUrl,
+    relayToken: TOKEN,
+    events,
+    errors,
+    said,
+    evidence,
+    waitFor,
+    find,
     async instruct(session, text) {
-      const cmd = command(SENDER, session, { type: `x.${token}.control.instruct`, data: { text }, capture: 'redacted' });
+      const cmd = command(SENDER, session, {
+        type: `x.${token}.control.instruct`,
+        data: { text },
+        capture: 'redacted',
+      });
       const settled = await consumer.send(cmd);
       return { cmd, settled };
     },
     send: (cmd) => consumer.send(cmd),
-    newSession: (from) => waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
+    newSession: (from) =>
+      waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
     keep,
     async close() {
       if (keepDir !== undefined) {
@@ -139,12 +183,18 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
 
 /** The last lines of a file, for a failed wait's evidence. */
 export const tailOf = (file: string, lines = 40): string =>
-  (existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : `(no ${file})`);
+  existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : `(no ${file})`;
 
 /** The pinned CLI binary, if installed. */
 export function vendorBinary(name: 'codex' | 'qwen-code' | 'cline'): string | undefined {
   const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
-  const bin = join(dir, name, 'node_modules', '.bin', ({ codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name]);
+  const bin = join(
+    dir,
+    name,
+    'node_modules',
+    '.bin',
+    ({ codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name],
+  );
   return existsSync(bin) ? bin : undefined;
 }
 
@@ -176,8 +226,14 @@ function run(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, k
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-    child.on('error', (e) => { clearTimeout(killer); reject(e); });
-    child.on('close', (code) => { clearTimeout(killer); resolve({ code, stdout, stderr }); });
+    child.on('error', (e) => {
+      clearTimeout(killer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -188,14 +244,37 @@ export const codexHome = (ws: Workspace): string => join(ws.home, '.codex');
 /** config.toml pointing Codex at the mock; hooks come from hooks.json, written by the installer. */
 export function writeCodexConfig(ws: Workspace, mockBaseUrl: string): void {
   mkdirSync(codexHome(ws), { recursive: true });
-  writeFileSync(join(codexHome(ws), 'config.toml'), [
-    'model = "mock-model"', 'model_provider = "mock"', 'approval_policy = "never"', 'sandbox_mode = "danger-full-access"',
-    'check_for_update_on_startup = false', '', '[analytics]', 'enabled = false', '',
-    '[model_providers.mock]', 'name = "mock"', `base_url = "${mockBaseUrl}"`, 'env_key = "MOCK_API_KEY"', 'wire_api = "responses"',
-    'request_max_retries = 0', 'stream_max_retries = 0', '',
-    '[features]', 'hooks = true', 'plugins = false', 'apps = false', 'remote_plugin = false', '',
-    `[projects."${ws.project}"]`, 'trust_level = "trusted"', '',
-  ].join('\n'));
+  writeFileSync(
+    join(codexHome(ws), 'config.toml'),
+    [
+      'model = "mock-model"',
+      'model_provider = "mock"',
+      'approval_policy = "never"',
+      'sandbox_mode = "danger-full-access"',
+      'check_for_update_on_startup = false',
+      '',
+      '[analytics]',
+      'enabled = false',
+      '',
+      '[model_providers.mock]',
+      'name = "mock"',
+      `base_url = "${mockBaseUrl}"`,
+      'env_key = "MOCK_API_KEY"',
+      'wire_api = "responses"',
+      'request_max_retries = 0',
+      'stream_max_retries = 0',
+      '',
+      '[features]',
+      'hooks = true',
+      'plugins = false',
+      'apps = false',
+      'remote_plugin = false',
+      '',
+      `[projects."${ws.project}"]`,
+      'trust_level = "trusted"',
+      '',
+    ].join('\n'),
+  );
 }
 
 /**
@@ -204,11 +283,26 @@ export function writeCodexConfig(ws: Workspace, mockBaseUrl: string): void {
  */
 export function runCodex(ws: Workspace, prompt: string, resume?: string): Promise<CliRun> {
   const bin = vendorBinary('codex');
-  if (bin === undefined) return Promise.reject(new Error('Codex CLI not installed: run scripts/install-vendor-cli.sh codex'));
-  const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', ...(resume === undefined ? [] : ['resume', resume]), prompt];
+  if (bin === undefined)
+    return Promise.reject(new Error('Codex CLI not installed: run scripts/install-vendor-cli.sh codex'));
+  const args = [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '--dangerously-bypass-approvals-and-sandbox',
+    ...(resume === undefined ? [] : ['resume', resume]),
+    prompt,
+  ];
   return run(bin, args, ws.project, {
-    PATH: process.env.PATH, HOME: ws.home, CODEX_HOME: codexHome(ws), MOCK_API_KEY: 'dummy', OPENAI_API_KEY: 'dummy',
-    NO_UPDATE_NOTIFIER: '1', CODEX_DISABLE_TELEMETRY: '1', DO_NOT_TRACK: '1', RUST_LOG: 'warn',
+    PATH: process.env.PATH,
+    HOME: ws.home,
+    CODEX_HOME: codexHome(ws),
+    MOCK_API_KEY: 'dummy',
+    OPENAI_API_KEY: 'dummy',
+    NO_UPDATE_NOTIFIER: '1',
+    CODEX_DISABLE_TELEMETRY: '1',
+    DO_NOT_TRACK: '1',
+    RUST_LOG: 'warn',
   });
 }
 
@@ -218,20 +312,39 @@ export function writeQwenSettings(ws: Workspace): string {
   const dir = join(ws.home, '.qwen');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'settings.json');
-  writeFileSync(file, JSON.stringify({
-    security: { auth: { selectedType: 'openai' }, folderTrust: { enabled: false } },
-    model: { name: 'mock-model' }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false },
-    general: { disableAutoUpdate: true, disableUpdateNag: true }, ide: { enabled: false },
-  }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        security: { auth: { selectedType: 'openai' }, folderTrust: { enabled: false } },
+        model: { name: 'mock-model' },
+        telemetry: { enabled: false },
+        privacy: { usageStatisticsEnabled: false },
+        general: { disableAutoUpdate: true, disableUpdateNag: true },
+        ide: { enabled: false },
+      },
+      null,
+      2,
+    ),
+  );
   return file;
 }
 
 export function runQwen(ws: Workspace, mockBaseUrl: string, prompt: string, extra: string[] = []): Promise<CliRun> {
   const bin = vendorBinary('qwen-code');
-  if (bin === undefined) return Promise.reject(new Error('Qwen Code CLI not installed: run scripts/install-vendor-cli.sh qwen-code'));
+  if (bin === undefined)
+    return Promise.reject(new Error('Qwen Code CLI not installed: run scripts/install-vendor-cli.sh qwen-code'));
   return run(bin, ['--approval-mode', 'yolo', '-o', 'stream-json', ...extra, prompt], ws.project, {
-    PATH: process.env.PATH, HOME: ws.home, OPENAI_API_KEY: 'dummy', OPENAI_BASE_URL: mockBaseUrl, OPENAI_MODEL: 'mock-model',
-    NO_UPDATE_NOTIFIER: '1', DO_NOT_TRACK: '1', QWEN_CODE_DISABLE_TELEMETRY: '1', NO_COLOR: '1', QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
+    PATH: process.env.PATH,
+    HOME: ws.home,
+    OPENAI_API_KEY: 'dummy',
+    OPENAI_BASE_URL: mockBaseUrl,
+    OPENAI_MODEL: 'mock-model',
+    NO_UPDATE_NOTIFIER: '1',
+    DO_NOT_TRACK: '1',
+    QWEN_CODE_DISABLE_TELEMETRY: '1',
+    NO_COLOR: '1',
+    QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
   });
 }
 

@@ -62,9 +62,16 @@ export class HubConnection {
   /** Sends a command; resolves with the hub's reply, or an error reply when it cannot be sent or answered. */
   command(command: string, sessionId: string | undefined, payload: Record<string, unknown> = {}): Promise<HubReply> {
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) return Promise.resolve({ ok: false, error: { code: 'hub_unreachable' } });
+    if (!socket || socket.readyState !== WebSocket.OPEN)
+      return Promise.resolve({ ok: false, error: { code: 'hub_unreachable' } });
     const requestId = `aep-${++this.seq}`;
-    const envelope: Record<string, unknown> = { version: VERSION, clientId: this.clientId, requestId, command, payload };
+    const envelope: Record<string, unknown> = {
+      version: VERSION,
+      clientId: this.clientId,
+      requestId,
+      command,
+      payload,
+    };
     if (sessionId !== undefined) envelope.sessionId = sessionId;
     return new Promise<HubReply>((resolve) => {
       const timeout = setTimeout(() => {
@@ -87,7 +94,12 @@ export class HubConnection {
     // One report per distinct problem: a hub that stays away is not a stream of errors.
     if (message === this.lastProblem) return;
     this.lastProblem = message;
-    this.opts.onError?.(new SteeringError('RELAY_UNREACHABLE', `Cline hub: ${message}; hooks are still observed, hub control resumes once it is back`));
+    this.opts.onError?.(
+      new SteeringError(
+        'RELAY_UNREACHABLE',
+        `Cline hub: ${message}; hooks are still observed, hub control resumes once it is back`,
+      ),
+    );
   }
 
   private connect(): void {
@@ -109,7 +121,8 @@ export class HubConnection {
       // Only the current socket's end changes the state: a late close of an earlier one must not.
       if (socket !== this.socket) return;
       const was = this.registered;
-      if (was && !this.closed) this.report(`connection closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}); reconnecting`);
+      if (was && !this.closed)
+        this.report(`connection closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''}); reconnecting`);
       this.registered = false;
       this.socket = undefined;
       for (const [, resolve] of this.pending) resolve({ ok: false, error: { code: 'hub_unreachable' } });
@@ -121,7 +134,10 @@ export class HubConnection {
 
   private async register(socket: WebSocket): Promise<void> {
     const reply = await this.command('client.register', undefined, {
-      clientId: this.clientId, clientType: this.opts.clientType ?? 'aep-adapter-cline', displayName: 'AEP adapter', transport: 'native',
+      clientId: this.clientId,
+      clientType: this.opts.clientType ?? 'aep-adapter-cline',
+      displayName: 'AEP adapter',
+      transport: 'native',
       capabilities: this.opts.capabilities ?? [],
     });
     if (socket !== this.socket) return;
@@ -149,15 +165,27 @@ export class HubConnection {
       this.pending.delete(env.requestId);
       resolve?.({
         ok: env.ok === true,
-        ...(typeof env.payload === 'object' && env.payload !== null ? { payload: env.payload as Record<string, unknown> } : {}),
-        ...(typeof env.error === 'object' && env.error !== null ? { error: env.error as HubReply['error'] & object } : {}),
+        ...(typeof env.payload === 'object' && env.payload !== null
+          ? { payload: env.payload as Record<string, unknown> }
+          : {}),
+        ...(typeof env.error === 'object' && env.error !== null
+          ? { error: env.error as HubReply['error'] & object }
+          : {}),
       });
       return;
     }
     if (frame.kind === 'event' && typeof env.event === 'string') {
-      const payload = typeof env.payload === 'object' && env.payload !== null ? env.payload as Record<string, unknown> : {};
-      const sessionId = typeof env.sessionId === 'string' ? env.sessionId : typeof payload.sessionId === 'string' ? payload.sessionId : undefined;
-      this.events.next(sessionId === undefined ? { event: env.event, payload } : { event: env.event, sessionId, payload });
+      const payload =
+        typeof env.payload === 'object' && env.payload !== null ? (env.payload as Record<string, unknown>) : {};
+      const sessionId =
+        typeof env.sessionId === 'string'
+          ? env.sessionId
+          : typeof payload.sessionId === 'string'
+            ? payload.sessionId
+            : undefined;
+      this.events.next(
+        sessionId === undefined ? { event: env.event, payload } : { event: env.event, sessionId, payload },
+      );
     }
   }
 

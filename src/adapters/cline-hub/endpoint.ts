@@ -22,14 +22,19 @@ export function discoveryPath(env: NodeJS.ProcessEnv = process.env): string {
 /** The endpoint, or why there is none right now (a message that says what to do). */
 export function resolveHubEndpoint(env: NodeJS.ProcessEnv = process.env): HubEndpoint | { missing: string } {
   if (env.AEP_CLINE_HUB_URL) {
-    if (!env.AEP_CLINE_HUB_TOKEN) return { missing: 'AEP_CLINE_HUB_URL is set without AEP_CLINE_HUB_TOKEN (the hub\'s authToken)' };
+    if (!env.AEP_CLINE_HUB_TOKEN)
+      return { missing: "AEP_CLINE_HUB_URL is set without AEP_CLINE_HUB_TOKEN (the hub's authToken)" };
     return { url: env.AEP_CLINE_HUB_URL, token: env.AEP_CLINE_HUB_TOKEN };
   }
   const path = discoveryPath(env);
-  if (!existsSync(path)) return { missing: `no Cline hub discovery record at ${path}; start one with \`cline hub ensure\` or set AEP_CLINE_HUB_URL and AEP_CLINE_HUB_TOKEN` };
+  if (!existsSync(path))
+    return {
+      missing: `no Cline hub discovery record at ${path}; start one with \`cline hub ensure\` or set AEP_CLINE_HUB_URL and AEP_CLINE_HUB_TOKEN`,
+    };
   try {
     const rec = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-    if (typeof rec.url !== 'string' || typeof rec.authToken !== 'string') return { missing: `${path} lacks url or authToken` };
+    if (typeof rec.url !== 'string' || typeof rec.authToken !== 'string')
+      return { missing: `${path} lacks url or authToken` };
     return { url: rec.url, token: rec.authToken, ...(typeof rec.pid === 'number' ? { pid: rec.pid } : {}) };
   } catch {
     return { missing: `${path} is not readable JSON` };

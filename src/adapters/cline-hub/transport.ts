@@ -26,7 +26,8 @@ const promptOf = (e: HubEvent): string | undefined => {
   return typeof p === 'object' && p !== null ? str((p as Record<string, unknown>).prompt) : undefined;
 };
 
-const outcome = (reply: HubReply): InputOutcome => (reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' });
+const outcome = (reply: HubReply): InputOutcome =>
+  reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
 
 /** One hub event as the facts it carries (none for the rest of the hub's 48 events). */
 function factsOf(e: HubEvent, at: number): TransportFact[] {
@@ -43,31 +44,51 @@ function factsOf(e: HubEvent, at: number): TransportFact[] {
       const tool = str(e.payload.toolName) ?? 'a tool';
       // D35: what the tool will do rides as `detail` (redacted-class); the tool input itself stays out.
       const detail = toolDetail(parsed(str(e.payload.inputJson)));
-      return [{
-        kind: 'approval', session, at, approvalId,
-        request: {
-          kind: 'permission', prompt: `${TOKEN} requests permission to use ${tool}`, subject: tool,
-          options: [{ id: 'approve', label: 'Approve' }, { id: 'deny', label: 'Deny' }],
-          respondVia: ['control', 'oob'],
-          context: { toolCallId: str(e.payload.toolCallId) ?? '' },
-          ...(detail === undefined ? {} : { detail }),
+      return [
+        {
+          kind: 'approval',
+          session,
+          at,
+          approvalId,
+          request: {
+            kind: 'permission',
+            prompt: `${TOKEN} requests permission to use ${tool}`,
+            subject: tool,
+            options: [
+              { id: 'approve', label: 'Approve' },
+              { id: 'deny', label: 'Deny' },
+            ],
+            respondVia: ['control', 'oob'],
+            context: { toolCallId: str(e.payload.toolCallId) ?? '' },
+            ...(detail === undefined ? {} : { detail }),
+          },
         },
-      }];
+      ];
     }
     case 'approval.resolved': {
       const approvalId = str(e.payload.approvalId);
       if (approvalId === undefined) return [];
       const cancelled = e.payload.cancelled === true || typeof e.payload.approved !== 'boolean';
-      return [cancelled ? { kind: 'approval.resolved', session, at, approvalId } : { kind: 'approval.resolved', session, at, approvalId, approved: e.payload.approved === true }];
+      return [
+        cancelled
+          ? { kind: 'approval.resolved', session, at, approvalId }
+          : { kind: 'approval.resolved', session, at, approvalId, approved: e.payload.approved === true },
+      ];
     }
     default:
       return [];
   }
 }
 
-export function hubTransport(hub: HubConnection, now: () => number = Date.now): InputTransport & { hub: HubConnection } {
+export function hubTransport(
+  hub: HubConnection,
+  now: () => number = Date.now,
+): InputTransport & { hub: HubConnection } {
   const events$: Observable<TransportFact> = hub.events$.pipe(mergeMap((e) => factsOf(e, now())));
-  const lost$: Observable<TransportFact> = hub.up$.pipe(filter((up) => !up), map((): TransportFact => ({ kind: 'lost', at: now() })));
+  const lost$: Observable<TransportFact> = hub.up$.pipe(
+    filter((up) => !up),
+    map((): TransportFact => ({ kind: 'lost', at: now() })),
+  );
   return {
     hub,
     ready: () => hub.ready(),
@@ -80,7 +101,13 @@ export function hubTransport(hub: HubConnection, now: () => number = Date.now): 
       return outcome(await hub.command('run.abort', session, {}));
     },
     async answer(session, approvalId, approved, reason): Promise<InputOutcome> {
-      return outcome(await hub.command('approval.respond', session, { approvalId, approved, ...(reason === undefined ? {} : { reason }) }));
+      return outcome(
+        await hub.command('approval.respond', session, {
+          approvalId,
+          approved,
+          ...(reason === undefined ? {} : { reason }),
+        }),
+      );
     },
     facts$: merge(events$, lost$),
   };

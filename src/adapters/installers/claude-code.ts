@@ -5,8 +5,17 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
-  installJsonHooks, isAdapterHttpHook, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks,
-  type HookGroup, type InstallReport, type ShimTarget,
+  installJsonHooks,
+  isAdapterHttpHook,
+  isShimHook,
+  secretNote,
+  settingsFile,
+  shimCommand,
+  shimTarget,
+  uninstallJsonHooks,
+  type HookGroup,
+  type InstallReport,
+  type ShimTarget,
 } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
@@ -16,11 +25,38 @@ import type { InstallOptions, Installer } from '../table.js';
  * never do.
  */
 export const CLAUDE_CODE_EVENTS = [
-  'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'Notification', 'UserPromptSubmit',
-  'UserPromptExpansion', 'SessionStart', 'SessionEnd', 'Stop', 'StopFailure', 'SubagentStart', 'SubagentStop',
-  'PreCompact', 'PostCompact', 'PreModelSwitch', 'PostModelSwitch', 'PermissionRequest', 'PermissionDenied',
-  'Setup', 'TeammateIdle', 'TaskCreated', 'TaskCompleted', 'Elicitation', 'ElicitationResult', 'ConfigChange',
-  'InstructionsLoaded', 'CwdChanged', 'FileChanged', 'DirectoryAdded', 'MessageDisplay', 'PreSkillShellCommand',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'Notification',
+  'UserPromptSubmit',
+  'UserPromptExpansion',
+  'SessionStart',
+  'SessionEnd',
+  'Stop',
+  'StopFailure',
+  'SubagentStart',
+  'SubagentStop',
+  'PreCompact',
+  'PostCompact',
+  'PreModelSwitch',
+  'PostModelSwitch',
+  'PermissionRequest',
+  'PermissionDenied',
+  'Setup',
+  'TeammateIdle',
+  'TaskCreated',
+  'TaskCompleted',
+  'Elicitation',
+  'ElicitationResult',
+  'ConfigChange',
+  'InstructionsLoaded',
+  'CwdChanged',
+  'FileChanged',
+  'DirectoryAdded',
+  'MessageDisplay',
+  'PreSkillShellCommand',
 ] as const;
 
 /** Tool events take a matcher (§1.4). */
@@ -35,9 +71,14 @@ const SHIM_TIMEOUT_S = 5;
  * keeps out of git, because the HTTP hook URLs carry the secret (D21); `--user` →
  * $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json.
  */
-export function settingsPath(opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string {
+export function settingsPath(
+  opts: Pick<InstallOptions, 'project' | 'user'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const userDir = env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
-  return opts.project !== undefined ? settingsFile(opts, '.claude', 'settings.local.json', userDir) : settingsFile(opts, '.claude', 'settings.json', userDir);
+  return opts.project !== undefined
+    ? settingsFile(opts, '.claude', 'settings.local.json', userDir)
+    : settingsFile(opts, '.claude', 'settings.json', userDir);
 }
 
 /** The project settings file that is usually committed: earlier releases installed there. */
@@ -55,7 +96,11 @@ function ourGroup(event: string, shim: ShimTarget, neutral: unknown, attentionTi
 export function installClaudeCode(opts: InstallOptions): InstallReport {
   const file = settingsPath(opts, opts.env);
   const shim = shimTarget(opts);
-  const { changed, added } = installJsonHooks(file, CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, shim, opts.neutral, opts.attentionTimeoutMs)] as const), isOurHook);
+  const { changed, added } = installJsonHooks(
+    file,
+    CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, shim, opts.neutral, opts.attentionTimeoutMs)] as const),
+    isOurHook,
+  );
   const notes = [
     `every event runs the shim (silent while the adapter is stopped), posting to http://127.0.0.1:${opts.port}/hook/<secret>${opts.project !== undefined ? `; ${file} is the project file Claude Code keeps out of git` : ''}`,
     secretNote(shim),
@@ -63,7 +108,8 @@ export function installClaudeCode(opts: InstallOptions): InstallReport {
   if (opts.project !== undefined) {
     // Hooks an earlier release put in the committed settings.json would leak the secret with it.
     const old = uninstallJsonHooks(committedPath(opts.project), isOurHook);
-    if (old.changed) notes.push(`removed the adapter hooks an earlier install wrote into ${old.file} (they carried the secret)`);
+    if (old.changed)
+      notes.push(`removed the adapter hooks an earlier install wrote into ${old.file} (they carried the secret)`);
   }
   return { file, changed, added, removed: [], notes };
 }
@@ -79,5 +125,6 @@ export const claudeCodeInstaller: Installer = {
   install: installClaudeCode,
   uninstall: uninstallClaudeCode,
   file: settingsPath,
-  describeTarget: '--project DIR writes DIR/.claude/settings.local.json (kept out of git); --user (default) writes $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json',
+  describeTarget:
+    '--project DIR writes DIR/.claude/settings.local.json (kept out of git); --user (default) writes $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json',
 };

@@ -11,16 +11,28 @@ import { secretPath, shellQuote, shimPath, writeTextFile, type InstallReport } f
 import type { InstallOptions, Installer } from '../table.js';
 
 export const CLINE_EVENTS = [
-  'TaskStart', 'TaskResume', 'TaskCancel', 'TaskComplete', 'TaskError',
-  'PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'PreCompact', 'SessionShutdown',
+  'TaskStart',
+  'TaskResume',
+  'TaskCancel',
+  'TaskComplete',
+  'TaskError',
+  'PreToolUse',
+  'PostToolUse',
+  'UserPromptSubmit',
+  'PreCompact',
+  'SessionShutdown',
 ] as const;
 
 export const CLINE_MARKER = '# aep-steer: Cline hook';
 /** Blocking hooks wait for the reply; the others are detached, so a short limit is enough. */
 const SHIM_TIMEOUT_S = 5;
 
-export function clineHooksDir(opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string {
-  if (opts.project !== undefined && opts.user === true) throw new SteeringError('CONFIG_INVALID', 'choose --project DIR or --user, not both');
+export function clineHooksDir(
+  opts: Pick<InstallOptions, 'project' | 'user'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  if (opts.project !== undefined && opts.user === true)
+    throw new SteeringError('CONFIG_INVALID', 'choose --project DIR or --user, not both');
   if (opts.project !== undefined) return join(resolve(opts.project), '.clinerules', 'hooks');
   return join(env.CLINE_DIR || join(env.HOME || homedir(), '.cline'), 'hooks');
 }
@@ -31,8 +43,8 @@ export function clineHookScript(port: number, neutral: unknown, env: NodeJS.Proc
     '#!/bin/sh',
     `${CLINE_MARKER} (aep-steer install cline; aep-steer uninstall cline removes it)`,
     // -k: the shim reads the secret (so no process list shows it) and traces failed hooks next to it.
-    `exec ${shellQuote(shimPath())} -t ${SHIM_TIMEOUT_S} -k ${shellQuote(secretPath(env))} `
-      + `http://127.0.0.1:${port}/hook/ ${shellQuote(JSON.stringify(neutral))}`,
+    `exec ${shellQuote(shimPath())} -t ${SHIM_TIMEOUT_S} -k ${shellQuote(secretPath(env))} ` +
+      `http://127.0.0.1:${port}/hook/ ${shellQuote(JSON.stringify(neutral))}`,
     '',
   ].join('\n');
 }
@@ -59,8 +71,12 @@ export function installCline(opts: InstallOptions): InstallReport {
     }
     chmodSync(file, 0o755);
   }
-  notes.push(`hook files in ${dir} run the shim to http://127.0.0.1:${opts.port}/hook/<secret from ${secretPath(opts.env)}>`);
-  notes.push('send_input, control.cancel and approvals go through the Cline hub: AEP_CLINE_HUB=1 (observe) and AEP_CLINE_HUB_CONTROL=1 (control)');
+  notes.push(
+    `hook files in ${dir} run the shim to http://127.0.0.1:${opts.port}/hook/<secret from ${secretPath(opts.env)}>`,
+  );
+  notes.push(
+    'send_input, control.cancel and approvals go through the Cline hub: AEP_CLINE_HUB=1 (observe) and AEP_CLINE_HUB_CONTROL=1 (control)',
+  );
   return { file: dir, changed, added, removed: [], notes };
 }
 
@@ -81,5 +97,6 @@ export const clineInstaller: Installer = {
   uninstall: uninstallCline,
   // The blocking hook, the one that carries instructions: `aep-steer doctor` checks it.
   file: (opts, env) => join(clineHooksDir(opts, env), 'PreToolUse'),
-  describeTarget: 'writes ten hook files into $CLINE_DIR/hooks (--user, default ~/.cline) or DIR/.clinerules/hooks (--project DIR)',
+  describeTarget:
+    'writes ten hook files into $CLINE_DIR/hooks (--user, default ~/.cline) or DIR/.clinerules/hooks (--project DIR)',
 };

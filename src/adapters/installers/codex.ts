@@ -8,15 +8,33 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import {
-  installJsonHooks, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks, writeTextFile, type HookGroup, type InstallReport,
+  installJsonHooks,
+  isShimHook,
+  secretNote,
+  settingsFile,
+  shimCommand,
+  shimTarget,
+  uninstallJsonHooks,
+  writeTextFile,
+  type HookGroup,
+  type InstallReport,
   type ShimTarget,
 } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /** Codex 0.171.0 hook events (vendor-clis-observed §2.1). */
 export const CODEX_EVENTS = [
-  'SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'PreCompact',
-  'PostCompact', 'SubagentStart', 'SubagentStop', 'Stop', 'SessionEnd',
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PermissionRequest',
+  'PostToolUse',
+  'PreCompact',
+  'PostCompact',
+  'SubagentStart',
+  'SubagentStop',
+  'Stop',
+  'SessionEnd',
 ] as const;
 
 const MATCHED = new Set(['PreToolUse', 'PostToolUse', 'PermissionRequest']);
@@ -26,8 +44,8 @@ const SHIM_TIMEOUT_S = 5;
 const SESSION_END_TIMEOUT_S = 3;
 
 export const CODEX_TRUST_NOTE =
-  'Codex skips hooks it does not trust, silently: start `codex`, open /hooks and trust the aep-steer hooks once '
-  + '(or run `codex exec --dangerously-bypass-hook-trust` for one invocation); AEP_CODEX_BIN=/path/to/codex lets the installer do it';
+  'Codex skips hooks it does not trust, silently: start `codex`, open /hooks and trust the aep-steer hooks once ' +
+  '(or run `codex exec --dangerously-bypass-hook-trust` for one invocation); AEP_CODEX_BIN=/path/to/codex lets the installer do it';
 
 /** Marks the config.toml trust tables this installer wrote. */
 const TRUST_MARKER = '# aep-steer';
@@ -35,12 +53,23 @@ const TRUST_MARKER = '# aep-steer';
 const codexHomeOf = (env: NodeJS.ProcessEnv): string => env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
 
 /** `--project DIR` → DIR/.codex/hooks.json; otherwise $CODEX_HOME/hooks.json (default ~/.codex). */
-export const codexHooksPath = (opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string =>
-  settingsFile(opts, '.codex', 'hooks.json', codexHomeOf(env));
+export const codexHooksPath = (
+  opts: Pick<InstallOptions, 'project' | 'user'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string => settingsFile(opts, '.codex', 'hooks.json', codexHomeOf(env));
 
-function ourHook(event: string, url: ShimTarget, neutral: unknown, attentionTimeoutMs: number): Record<string, unknown> {
+function ourHook(
+  event: string,
+  url: ShimTarget,
+  neutral: unknown,
+  attentionTimeoutMs: number,
+): Record<string, unknown> {
   if (event === 'SessionEnd') {
-    return { type: 'command', command: shimCommand(url, neutral, SESSION_END_TIMEOUT_S - 1), timeout: SESSION_END_TIMEOUT_S };
+    return {
+      type: 'command',
+      command: shimCommand(url, neutral, SESSION_END_TIMEOUT_S - 1),
+      timeout: SESSION_END_TIMEOUT_S,
+    };
   }
   if (event === 'PermissionRequest') {
     // A held loop waits up to the attention timeout (D14); the vendor must wait longer than the shim.
@@ -86,7 +115,12 @@ child.stdin.write([
 ].join('\\n') + '\\n');
 `;
 
-interface ListedHook { key: string; currentHash: string; command?: string; sourcePath?: string }
+interface ListedHook {
+  key: string;
+  currentHash: string;
+  command?: string;
+  sourcePath?: string;
+}
 
 function listCodexHooks(bin: string, env: NodeJS.ProcessEnv, cwd: string): ListedHook[] | string {
   const r = spawnSync(process.execPath, ['-e', HOOKS_LIST, bin, cwd], { env, encoding: 'utf8', timeout: 30_000 });
@@ -123,13 +157,22 @@ function withoutOurTrust(toml: string): string {
 function trustOurHooks(file: string, opts: InstallOptions, env: NodeJS.ProcessEnv): string {
   const bin = codexBinary(env);
   if (bin === undefined) return CODEX_TRUST_NOTE;
-  const listed = listCodexHooks(bin, { ...process.env, ...env, CODEX_HOME: codexHomeOf(env) }, opts.project === undefined ? dirname(file) : resolve(opts.project));
+  const listed = listCodexHooks(
+    bin,
+    { ...process.env, ...env, CODEX_HOME: codexHomeOf(env) },
+    opts.project === undefined ? dirname(file) : resolve(opts.project),
+  );
   if (typeof listed === 'string') return `${listed}; ${CODEX_TRUST_NOTE}`;
-  const ours = listed.filter((h) => h.sourcePath === file && typeof h.command === 'string' && isShimHook({ type: 'command', command: h.command }));
+  const ours = listed.filter(
+    (h) =>
+      h.sourcePath === file && typeof h.command === 'string' && isShimHook({ type: 'command', command: h.command }),
+  );
   if (ours.length === 0) return `codex did not report the hooks in ${file}; ${CODEX_TRUST_NOTE}`;
   const config = join(codexHomeOf(env), 'config.toml');
   const current = existsSync(config) ? readFileSync(config, 'utf8') : '';
-  const tables = ours.map((h) => `[hooks.state.${JSON.stringify(h.key)}]  ${TRUST_MARKER}\ntrusted_hash = ${JSON.stringify(h.currentHash)}`);
+  const tables = ours.map(
+    (h) => `[hooks.state.${JSON.stringify(h.key)}]  ${TRUST_MARKER}\ntrusted_hash = ${JSON.stringify(h.currentHash)}`,
+  );
   const kept = withoutOurTrust(current).replace(/\n+$/, '');
   writeTextFile(config, `${kept === '' ? '' : `${kept}\n\n`}${tables.join('\n\n')}\n`);
   return `trusted ${ours.length} hooks in ${config} (as reported by ${bin})`;
@@ -138,7 +181,11 @@ function trustOurHooks(file: string, opts: InstallOptions, env: NodeJS.ProcessEn
 export function installCodex(opts: InstallOptions): InstallReport {
   const file = codexHooksPath(opts, opts.env);
   const url = shimTarget(opts);
-  const { changed, added } = installJsonHooks(file, CODEX_EVENTS.map((e) => [e, ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs)] as const), isShimHook);
+  const { changed, added } = installJsonHooks(
+    file,
+    CODEX_EVENTS.map((e) => [e, ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs)] as const),
+    isShimHook,
+  );
   const trust = trustOurHooks(file, opts, opts.env ?? process.env);
   return { file, changed, added, removed: [], notes: [trust, `every event runs the shim; ${secretNote(url)}`] };
 }
@@ -159,5 +206,6 @@ export const codexInstaller: Installer = {
   install: installCodex,
   uninstall: uninstallCodex,
   file: codexHooksPath,
-  describeTarget: '--project DIR writes DIR/.codex/hooks.json; --user (default) writes $CODEX_HOME/hooks.json or ~/.codex/hooks.json',
+  describeTarget:
+    '--project DIR writes DIR/.codex/hooks.json; --user (default) writes $CODEX_HOME/hooks.json or ~/.codex/hooks.json',
 };

@@ -11,8 +11,18 @@ import type { InstallOptions, Installer } from '../table.js';
 
 /** The twelve events the adapter registers out of Hermes's 23 (vendor-surfaces §5.2). */
 export const HERMES_EVENTS = [
-  'on_session_start', 'pre_llm_call', 'pre_tool_call', 'post_tool_call', 'on_session_end', 'on_session_finalize',
-  'on_session_reset', 'subagent_start', 'subagent_stop', 'pre_approval_request', 'post_approval_response', 'api_request_error',
+  'on_session_start',
+  'pre_llm_call',
+  'pre_tool_call',
+  'post_tool_call',
+  'on_session_end',
+  'on_session_finalize',
+  'on_session_reset',
+  'subagent_start',
+  'subagent_stop',
+  'pre_approval_request',
+  'post_approval_response',
+  'api_request_error',
 ] as const;
 
 export const HERMES_MARKER = '# aep-steer';
@@ -22,13 +32,19 @@ const HOOK_TIMEOUT_S = 10;
 const SHIM_TIMEOUT_S = 5;
 
 export const HERMES_CONSENT_NOTE =
-  'Hermes asks once per new hook at the terminal before running it; for gateway or unattended runs approve them once '
-  + 'interactively or set hooks_auto_accept: true in config.yaml';
+  'Hermes asks once per new hook at the terminal before running it; for gateway or unattended runs approve them once ' +
+  'interactively or set hooks_auto_accept: true in config.yaml';
 
 /** `$HERMES_HOME/config.yaml`, default ~/.hermes/config.yaml (hooks are read from there only). */
-export function hermesConfigPath(opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string {
+export function hermesConfigPath(
+  opts: Pick<InstallOptions, 'project' | 'user'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   if (opts.project !== undefined) {
-    throw new SteeringError('CONFIG_INVALID', 'Hermes reads hooks from its own config.yaml only: use --user (HERMES_HOME or ~/.hermes)');
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      'Hermes reads hooks from its own config.yaml only: use --user (HERMES_HOME or ~/.hermes)',
+    );
   }
   return join(env.HERMES_HOME || join(env.HOME || homedir(), '.hermes'), 'config.yaml');
 }
@@ -38,7 +54,13 @@ const indentOf = (line: string): number => line.length - line.trimStart().length
 const blank = (line: string): boolean => line.trim() === '' || line.trimStart().startsWith('#');
 
 /** One hook entry as a one-line flow mapping (YAML accepts JSON scalars), marked as ours. */
-function entryLine(indent: string, event: string, url: ShimTarget, neutral: unknown, attentionTimeoutMs: number): string {
+function entryLine(
+  indent: string,
+  event: string,
+  url: ShimTarget,
+  neutral: unknown,
+  attentionTimeoutMs: number,
+): string {
   // A gated pre_tool_call may be held for the attention timeout (D14): the shim and Hermes wait longer.
   const shim = event === 'pre_tool_call' ? Math.ceil(attentionTimeoutMs / 1000) + 5 : SHIM_TIMEOUT_S;
   const timeout = event === 'pre_tool_call' ? shim + 5 : HOOK_TIMEOUT_S;
@@ -55,7 +77,10 @@ export function withoutOurLines(text: string): { text: string; removed: string[]
       // The entry's event is the nearest key above with a smaller indent.
       for (let i = kept.length - 1; i >= 0; i -= 1) {
         const k = /^\s*([A-Za-z0-9_]+):/.exec(kept[i]!);
-        if (k && indentOf(kept[i]!) < indentOf(line)) { removed.add(k[1]!); break; }
+        if (k && indentOf(kept[i]!) < indentOf(line)) {
+          removed.add(k[1]!);
+          break;
+        }
       }
       continue;
     }
@@ -72,12 +97,18 @@ export function withoutOurLines(text: string): { text: string; removed: string[]
       out.unshift(next !== undefined && indentOf(next) > 0 ? 'hooks:' : 'hooks: {}');
       continue;
     }
-    if (!marked(line)) { out.unshift(line); continue; }
+    if (!marked(line)) {
+      out.unshift(line);
+      continue;
+    }
     let children = false;
     for (const l of out) {
       if (l.trim() === '') continue;
       if (indentOf(l) <= indentOf(line)) break;
-      if (!blank(l)) { children = true; break; }
+      if (!blank(l)) {
+        children = true;
+        break;
+      }
     }
     if (children) out.unshift(line.slice(0, line.lastIndexOf(HERMES_MARKER)).trimEnd());
   }
@@ -89,17 +120,26 @@ function insertOurs(text: string, url: ShimTarget, opts: InstallOptions, file: s
   const at = lines.findIndex((l) => /^hooks\s*:/.test(l));
   const events = [...HERMES_EVENTS];
   const block = (indent: string, item: string, evs: string[]) =>
-    evs.flatMap((e) => [`${indent}${e}:  ${HERMES_MARKER}`, entryLine(item, e, url, opts.neutral, opts.attentionTimeoutMs)]);
+    evs.flatMap((e) => [
+      `${indent}${e}:  ${HERMES_MARKER}`,
+      entryLine(item, e, url, opts.neutral, opts.attentionTimeoutMs),
+    ]);
   if (at < 0) {
     while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
     return [...lines, `hooks:  ${HERMES_MARKER}`, ...block('  ', '    ', events), ''].join('\n');
   }
-  const rest = lines[at]!.replace(/^hooks\s*:/, '').replace(/#.*$/, '').trim();
+  const rest = lines[at]!.replace(/^hooks\s*:/, '')
+    .replace(/#.*$/, '')
+    .trim();
   if (rest === '{}' || rest === 'null' || rest === '~') {
     lines.splice(at, 1, rest === '{}' ? `hooks:  ${WAS_EMPTY}` : 'hooks:', ...block('  ', '    ', events));
     return lines.join('\n');
   }
-  if (rest !== '') throw new SteeringError('CONFIG_INVALID', `${file}: "hooks:" is written inline; turn it into a block mapping first, nothing was changed`);
+  if (rest !== '')
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `${file}: "hooks:" is written inline; turn it into a block mapping first, nothing was changed`,
+    );
   // The block runs to the next top-level line.
   let end = at + 1;
   while (end < lines.length && (blank(lines[end]!) || indentOf(lines[end]!) > 0)) end += 1;
@@ -113,10 +153,17 @@ function insertOurs(text: string, url: ShimTarget, opts: InstallOptions, file: s
       additions.push(...block(indent, `${indent}  `, [event]));
       continue;
     }
-    const value = lines[keyAt]!.replace(/^[^:]*:/, '').replace(/#.*$/, '').trim();
-    if (value !== '') throw new SteeringError('CONFIG_INVALID', `${file}: hooks.${event} is written inline; turn it into a block list first, nothing was changed`);
+    const value = lines[keyAt]!.replace(/^[^:]*:/, '')
+      .replace(/#.*$/, '')
+      .trim();
+    if (value !== '')
+      throw new SteeringError(
+        'CONFIG_INVALID',
+        `${file}: hooks.${event} is written inline; turn it into a block list first, nothing was changed`,
+      );
     const item = lines.slice(keyAt + 1, end).find((l) => !blank(l) && indentOf(l) > indent.length);
-    const itemIndent = item !== undefined && item.trimStart().startsWith('- ') ? ' '.repeat(indentOf(item)) : `${indent}  `;
+    const itemIndent =
+      item !== undefined && item.trimStart().startsWith('- ') ? ' '.repeat(indentOf(item)) : `${indent}  `;
     lines.splice(keyAt + 1, 0, entryLine(itemIndent, event, url, opts.neutral, opts.attentionTimeoutMs));
     end += 1;
   }
@@ -134,7 +181,10 @@ export function installHermes(opts: InstallOptions): InstallReport {
   if (changed) writeTextFile(file, next);
   const added = HERMES_EVENTS.filter((e) => !removed.includes(e));
   return {
-    file, changed, added: changed ? added : [], removed: [],
+    file,
+    changed,
+    added: changed ? added : [],
+    removed: [],
     notes: [
       HERMES_CONSENT_NOTE,
       secretNote(shim),

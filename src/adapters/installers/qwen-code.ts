@@ -5,8 +5,18 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
-  hookUrl, installJsonHooks, isAdapterHttpHook, isShimHook, secretNote, settingsFile, shimCommand, shimTarget, uninstallJsonHooks,
-  type HookGroup, type InstallReport, type ShimTarget,
+  hookUrl,
+  installJsonHooks,
+  isAdapterHttpHook,
+  isShimHook,
+  secretNote,
+  settingsFile,
+  shimCommand,
+  shimTarget,
+  uninstallJsonHooks,
+  type HookGroup,
+  type InstallReport,
+  type ShimTarget,
 } from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
@@ -15,9 +25,26 @@ import type { InstallOptions, Installer } from '../table.js';
  * observer does not need, vendor-surfaces §3.2).
  */
 export const QWEN_CODE_EVENTS = [
-  'SessionStart', 'SessionEnd', 'SessionDelete', 'UserPromptSubmit', 'UserPromptExpansion', 'Stop', 'StopFailure',
-  'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch', 'PermissionRequest', 'PermissionDenied',
-  'SubagentStart', 'SubagentStop', 'PreCompact', 'PostCompact', 'Notification', 'TodoCreated', 'TodoCompleted',
+  'SessionStart',
+  'SessionEnd',
+  'SessionDelete',
+  'UserPromptSubmit',
+  'UserPromptExpansion',
+  'Stop',
+  'StopFailure',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'PermissionRequest',
+  'PermissionDenied',
+  'SubagentStart',
+  'SubagentStop',
+  'PreCompact',
+  'PostCompact',
+  'Notification',
+  'TodoCreated',
+  'TodoCompleted',
   'InstructionsLoaded',
 ] as const;
 
@@ -27,25 +54,38 @@ const HOOK_TIMEOUT_S = 10;
 const HOOK_NAME = 'aep-steer';
 
 /** `--project DIR` → DIR/.qwen/settings.json; otherwise ~/.qwen/settings.json. */
-export function qwenSettingsPath(opts: Pick<InstallOptions, 'project' | 'user'>, env: NodeJS.ProcessEnv = process.env): string {
+export function qwenSettingsPath(
+  opts: Pick<InstallOptions, 'project' | 'user'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   return settingsFile(opts, '.qwen', 'settings.json', join(env.HOME || homedir(), '.qwen'));
 }
 
 /** Ours: an HTTP hook named aep-steer, any HTTP hook to a loopback `/hook/<secret>` URL, or the shim. */
 export const isOurQwenHook = (hook: unknown): boolean =>
-  isAdapterHttpHook(hook) || isShimHook(hook) || (hook !== null && typeof hook === 'object' && (hook as Record<string, unknown>).type === 'http' && (hook as Record<string, unknown>).name === HOOK_NAME);
+  isAdapterHttpHook(hook) ||
+  isShimHook(hook) ||
+  (hook !== null &&
+    typeof hook === 'object' &&
+    (hook as Record<string, unknown>).type === 'http' &&
+    (hook as Record<string, unknown>).name === HOOK_NAME);
 
 /**
  * User settings get HTTP hooks (the URL carries the secret; the file is the user's own, mode 600).
  * A project's `.qwen/settings.json` is usually committed and Qwen Code has no local variant, so
  * there every event runs the shim, which reads the secret from the state directory (D21).
  */
-function ourGroup(event: string, to: { url: string } | { shim: ShimTarget; neutral: unknown }, attentionTimeoutMs: number): HookGroup {
+function ourGroup(
+  event: string,
+  to: { url: string } | { shim: ShimTarget; neutral: unknown },
+  attentionTimeoutMs: number,
+): HookGroup {
   // A held loop waits up to the attention timeout (D14), so Qwen must wait longer.
   const timeout = event === 'PermissionRequest' ? Math.ceil(attentionTimeoutMs / 1000) + 10 : HOOK_TIMEOUT_S;
-  const hook = 'url' in to
-    ? { type: 'http', url: to.url, name: HOOK_NAME, timeout }
-    : { type: 'command', command: shimCommand(to.shim, to.neutral, timeout - 2), name: HOOK_NAME, timeout };
+  const hook =
+    'url' in to
+      ? { type: 'http', url: to.url, name: HOOK_NAME, timeout }
+      : { type: 'command', command: shimCommand(to.shim, to.neutral, timeout - 2), name: HOOK_NAME, timeout };
   return MATCHED.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] };
 }
 
@@ -53,10 +93,16 @@ export function installQwenCode(opts: InstallOptions): InstallReport {
   const file = qwenSettingsPath(opts, opts.env);
   const shim = opts.project !== undefined ? shimTarget(opts) : undefined;
   const to = shim !== undefined ? { shim, neutral: opts.neutral } : { url: hookUrl(opts.port, opts.secret) };
-  const { changed, added } = installJsonHooks(file, QWEN_CODE_EVENTS.map((e) => [e, ourGroup(e, to, opts.attentionTimeoutMs)] as const), isOurQwenHook);
-  const notes = [shim !== undefined
-    ? `every event runs the shim, posting to http://127.0.0.1:${opts.port}/hook/<secret>; ${secretNote(shim)}`
-    : `HTTP hooks to http://127.0.0.1:${opts.port}/hook/<secret> in ${file} (mode 600)`];
+  const { changed, added } = installJsonHooks(
+    file,
+    QWEN_CODE_EVENTS.map((e) => [e, ourGroup(e, to, opts.attentionTimeoutMs)] as const),
+    isOurQwenHook,
+  );
+  const notes = [
+    shim !== undefined
+      ? `every event runs the shim, posting to http://127.0.0.1:${opts.port}/hook/<secret>; ${secretNote(shim)}`
+      : `HTTP hooks to http://127.0.0.1:${opts.port}/hook/<secret> in ${file} (mode 600)`,
+  ];
   if (opts.project !== undefined) notes.push('project settings hooks run only when Qwen Code trusts the folder');
   return { file, changed, added, removed: [], notes };
 }
@@ -68,5 +114,6 @@ export const qwenCodeInstaller: Installer = {
   install: installQwenCode,
   uninstall: uninstallQwenCode,
   file: qwenSettingsPath,
-  describeTarget: '--project DIR writes DIR/.qwen/settings.json (trusted folders only); --user (default) writes ~/.qwen/settings.json',
+  describeTarget:
+    '--project DIR writes DIR/.qwen/settings.json (trusted folders only); --user (default) writes ~/.qwen/settings.json',
 };

@@ -5,11 +5,27 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SteeringError } from '../../protocol/errors.js';
-import { readJsonObject, secretNote, shimCommand, shimTarget, writeJsonObject, type InstallReport } from '../install.js';
+import {
+  readJsonObject,
+  secretNote,
+  shimCommand,
+  shimTarget,
+  writeJsonObject,
+  type InstallReport,
+} from '../install.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /** The eight events of the VS Code hook target (vendor-surfaces §4.2). */
-export const VSCODE_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PreCompact', 'SubagentStart', 'SubagentStop', 'Stop'] as const;
+export const VSCODE_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PreCompact',
+  'SubagentStart',
+  'SubagentStop',
+  'Stop',
+] as const;
 
 export const VSCODE_HOOKS_FILE = 'aep-steer.json';
 /** VS Code's default hook timeout (vendor-surfaces §4.1); the gate holds for less (D14: 25 s). */
@@ -18,7 +34,10 @@ const SHIM_TIMEOUT_S = 5;
 
 export function vscodeHooksPath(opts: Pick<InstallOptions, 'project' | 'user'>): string {
   if (opts.user === true) {
-    throw new SteeringError('CONFIG_INVALID', 'VS Code agent hooks are workspace hooks here: pass --project DIR (default: the current directory)');
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      'VS Code agent hooks are workspace hooks here: pass --project DIR (default: the current directory)',
+    );
   }
   return join(resolve(opts.project ?? process.cwd()), '.github', 'hooks', VSCODE_HOOKS_FILE);
 }
@@ -31,7 +50,13 @@ export function installVscode(opts: InstallOptions): InstallReport {
   for (const event of VSCODE_EVENTS) {
     // Only PreToolUse may be held (the opt-in gate); the shim must outlast the hold.
     const shim = event === 'PreToolUse' ? gateShim : SHIM_TIMEOUT_S;
-    hooks[event] = [{ type: 'command', command: shimCommand(url, opts.neutral, shim), timeout: event === 'PreToolUse' ? VENDOR_TIMEOUT_S : SHIM_TIMEOUT_S + 5 }];
+    hooks[event] = [
+      {
+        type: 'command',
+        command: shimCommand(url, opts.neutral, shim),
+        timeout: event === 'PreToolUse' ? VENDOR_TIMEOUT_S : SHIM_TIMEOUT_S + 5,
+      },
+    ];
   }
   const next = { hooks };
   const before = existsSync(file) ? JSON.stringify(readJsonObject(file)) : undefined;
@@ -48,7 +73,8 @@ export function uninstallVscode(opts: Pick<InstallOptions, 'project' | 'user' | 
   const file = vscodeHooksPath(opts);
   if (!existsSync(file)) return { file, changed: false, added: [], removed: [], notes: [] };
   const current = readJsonObject(file);
-  const events = current.hooks !== null && typeof current.hooks === 'object' ? Object.keys(current.hooks as object) : [];
+  const events =
+    current.hooks !== null && typeof current.hooks === 'object' ? Object.keys(current.hooks as object) : [];
   rmSync(file);
   return { file, changed: true, added: [], removed: events, notes: [] };
 }

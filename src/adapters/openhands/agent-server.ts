@@ -61,13 +61,24 @@ export class AgentServer {
       try {
         res = await this.request('GET', `/api/conversations/search?${q}`);
       } catch (cause) {
-        throw new SteeringError('SOURCE_UNREACHABLE', `OpenHands agent server at ${this.base} is not answering: ${(cause as Error).message}`, { cause });
+        throw new SteeringError(
+          'SOURCE_UNREACHABLE',
+          `OpenHands agent server at ${this.base} is not answering: ${(cause as Error).message}`,
+          { cause },
+        );
       }
       if (res.status === 401) {
-        throw new SteeringError('SOURCE_UNAUTHORIZED', `OpenHands agent server at ${this.base} refused the session API key (401): give the bridge one of the server's OH_SESSION_API_KEYS_* with --server-key or AEP_OPENHANDS_KEY`);
+        throw new SteeringError(
+          'SOURCE_UNAUTHORIZED',
+          `OpenHands agent server at ${this.base} refused the session API key (401): give the bridge one of the server's OH_SESSION_API_KEYS_* with --server-key or AEP_OPENHANDS_KEY`,
+        );
       }
-      if (!res.ok) throw new SteeringError('SOURCE_UNREACHABLE', `OpenHands agent server at ${this.base} answered ${res.status} to conversation search`);
-      const body = await res.json() as { items?: unknown; next_page_id?: unknown };
+      if (!res.ok)
+        throw new SteeringError(
+          'SOURCE_UNREACHABLE',
+          `OpenHands agent server at ${this.base} answered ${res.status} to conversation search`,
+        );
+      const body = (await res.json()) as { items?: unknown; next_page_id?: unknown };
       for (const item of Array.isArray(body.items) ? body.items : []) {
         const id = (item as { id?: unknown }).id;
         if (typeof id === 'string' && id !== '') out.push(item as ConversationInfo);
@@ -83,7 +94,8 @@ export class AgentServer {
     try {
       res = await this.request('POST', path, body);
     } catch (cause) {
-      if ((cause as Error).name === 'TimeoutError') return { kind: 'timeout', detail: 'agent server gave no answer in time' };
+      if ((cause as Error).name === 'TimeoutError')
+        return { kind: 'timeout', detail: 'agent server gave no answer in time' };
       return { kind: 'unreachable', detail: `agent server not answering: ${(cause as Error).message}` };
     }
     if (res.ok) {
@@ -92,7 +104,7 @@ export class AgentServer {
     }
     let detail = '';
     try {
-      const j = await res.json() as { detail?: unknown };
+      const j = (await res.json()) as { detail?: unknown };
       detail = typeof j.detail === 'string' ? j.detail : JSON.stringify(j.detail ?? '');
     } catch {
       detail = res.statusText;
@@ -110,7 +122,10 @@ export class AgentServer {
   }
 
   respondToConfirmation(id: string, accept: boolean, reason?: string): Promise<WriteResult> {
-    return this.write(this.conv(id, '/events/respond_to_confirmation'), reason === undefined ? { accept } : { accept, reason });
+    return this.write(
+      this.conv(id, '/events/respond_to_confirmation'),
+      reason === undefined ? { accept } : { accept, reason },
+    );
   }
 
   pause(id: string): Promise<WriteResult> {

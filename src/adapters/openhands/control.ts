@@ -40,16 +40,26 @@ function confirmationOf(command: AepCommand): { accept: boolean; reason?: string
  */
 function outcomeOf(r: WriteResult): Rejection | undefined {
   if (r.kind === 'ok' || r.kind === 'timeout') return undefined;
-  if (r.kind === 'unreachable') return { reason: 'busy', rule: 'transport-down', detail: `${r.detail}; retry once it answers` };
-  return { reason: 'refused', rule: 'vendor-refused', detail: `the agent server answered ${r.status}${r.detail ? `: ${r.detail}` : ''}` };
+  if (r.kind === 'unreachable')
+    return { reason: 'busy', rule: 'transport-down', detail: `${r.detail}; retry once it answers` };
+  return {
+    reason: 'refused',
+    rule: 'vendor-refused',
+    detail: `the agent server answered ${r.status}${r.detail ? `: ${r.detail}` : ''}`,
+  };
 }
 
-export function openHandsControl(server: AgentServer, receiver: Receiver): { transport: InputTransport; controller: Controller } {
+export function openHandsControl(
+  server: AgentServer,
+  receiver: Receiver,
+): { transport: InputTransport; controller: Controller } {
   const transport: InputTransport = {
     ready: () => receiver.health() === 'ok',
     async send(req) {
       const r = await server.sendMessage(req.session, req.text);
-      return r.kind === 'ok' ? { ok: true } : { ok: false, detail: r.kind === 'http' ? `agent server answered ${r.status}` : r.detail };
+      return r.kind === 'ok'
+        ? { ok: true }
+        : { ok: false, detail: r.kind === 'http' ? `agent server answered ${r.status}` : r.detail };
     },
   };
 
@@ -61,10 +71,17 @@ export function openHandsControl(server: AgentServer, receiver: Receiver): { tra
         case INTERRUPT:
           // From anything but running the server ignores it, or (interrupt from idle) pauses a
           // conversation no run exists in.
-          return status === 'running' ? undefined : guard(`forwarded only while the conversation runs; it is ${status}`);
+          return status === 'running'
+            ? undefined
+            : guard(`forwarded only while the conversation runs; it is ${status}`);
         case RESUME:
-          if (status === 'waiting_for_confirmation') return guard('the conversation waits for confirmation: answer it with control.attention.respond (resume would accept the pending actions)');
-          return status === 'paused' ? undefined : guard(`forwarded only from paused (resume from ${status} would start work); it is ${status}`);
+          if (status === 'waiting_for_confirmation')
+            return guard(
+              'the conversation waits for confirmation: answer it with control.attention.respond (resume would accept the pending actions)',
+            );
+          return status === 'paused'
+            ? undefined
+            : guard(`forwarded only from paused (resume from ${status} would start work); it is ${status}`);
         case RESPOND: {
           const open = receiver.attention(session);
           if (open === undefined || command.subject !== open) {
@@ -74,7 +91,13 @@ export function openHandsControl(server: AgentServer, receiver: Receiver): { tra
             if (how !== undefined) return NOT_PENDING[how];
             return { reason: 'refused', rule: 'unknown-request', detail: 'not the live pending confirmation request' };
           }
-          return confirmationOf(command) === undefined ? { reason: 'invalid', rule: 'answer-invalid', detail: 'answer allow or deny (text is a deny with that reason)' } : undefined;
+          return confirmationOf(command) === undefined
+            ? {
+                reason: 'invalid',
+                rule: 'answer-invalid',
+                detail: 'answer allow or deny (text is a deny with that reason)',
+              }
+            : undefined;
         }
         default:
           return { reason: 'unsupported', rule: 'gate-off', detail: `${command.type} is not an OpenHands control` };
@@ -97,7 +120,12 @@ export function openHandsControl(server: AgentServer, receiver: Receiver): { tra
         case RESUME:
         case INTERRUPT: {
           receiver.expect(session, command.id);
-          const call = command.type === PAUSE ? server.pause(session) : command.type === RESUME ? server.run(session) : server.interrupt(session);
+          const call =
+            command.type === PAUSE
+              ? server.pause(session)
+              : command.type === RESUME
+                ? server.run(session)
+                : server.interrupt(session);
           const r = outcomeOf(await call);
           if (r !== undefined) receiver.expect(session, undefined);
           return r;

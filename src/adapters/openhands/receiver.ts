@@ -89,7 +89,12 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     try {
       event = JSON.parse(String(raw));
     } catch {
-      report(new SteeringError('HOOK_BODY_INVALID', `OpenHands socket for ${a.tracker.id} sent a frame that is not JSON; skipped`));
+      report(
+        new SteeringError(
+          'HOOK_BODY_INVALID',
+          `OpenHands socket for ${a.tracker.id} sent a frame that is not JSON; skipped`,
+        ),
+      );
       return;
     }
     if (event === null || typeof event !== 'object' || Array.isArray(event)) return;
@@ -97,8 +102,12 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true, opts.answerable === true);
     if (frame === undefined) return;
     arrivals.next({
-      id: newId(at), at, body: frame as unknown as Record<string, unknown>,
-      respond: NO_REPLY, hold: () => {}, closed: Promise.resolve(),
+      id: newId(at),
+      at,
+      body: frame as unknown as Record<string, unknown>,
+      respond: NO_REPLY,
+      hold: () => {},
+      closed: Promise.resolve(),
     });
   }
 
@@ -124,7 +133,9 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       if (health === 'unauthorized') health = 'ok';
       deliver(a, raw);
     });
-    ws.on('error', () => { /* the close handler decides */ });
+    ws.on('error', () => {
+      /* the close handler decides */
+    });
     ws.on('close', (code) => {
       if (a.ws === ws) a.ws = undefined;
       if (closed) return;
@@ -135,7 +146,12 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       a.attempt += 1;
       if (code === 4001) {
         health = 'unauthorized';
-        report(new SteeringError('SOURCE_UNAUTHORIZED', `OpenHands agent server refused the session API key on the event socket of ${a.tracker.id} (close 4001): give the bridge one of the server's OH_SESSION_API_KEYS_* with --server-key or AEP_OPENHANDS_KEY`));
+        report(
+          new SteeringError(
+            'SOURCE_UNAUTHORIZED',
+            `OpenHands agent server refused the session API key on the event socket of ${a.tracker.id} (close 4001): give the bridge one of the server's OH_SESSION_API_KEYS_* with --server-key or AEP_OPENHANDS_KEY`,
+          ),
+        );
         schedule(a, backoffMax);
         return;
       }
@@ -165,7 +181,8 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       reported.clear();
       for (const c of list) attach(c.id);
     } catch (err) {
-      const e = err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err), { cause: err });
+      const e =
+        err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err), { cause: err });
       health = e.code === 'SOURCE_UNAUTHORIZED' ? 'unauthorized' : 'unreachable';
       report(e);
     }
@@ -196,10 +213,12 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
         clearTimeout(a.timer);
         const ws = a.ws;
         if (ws && ws.readyState !== WebSocket.CLOSED) {
-          closing.push(new Promise<void>((resolve) => {
-            ws.once('close', () => resolve());
-            ws.terminate();
-          }));
+          closing.push(
+            new Promise<void>((resolve) => {
+              ws.once('close', () => resolve());
+              ws.terminate();
+            }),
+          );
         }
       }
       await Promise.all(closing);

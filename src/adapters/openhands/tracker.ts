@@ -67,7 +67,8 @@ export class ConversationTracker {
         if (e.type === 'state.snapshot') snapshotTs = ts;
         else {
           if (oldest === undefined || ts < oldest) oldest = ts;
-          if (snapshotTs !== undefined && ts < snapshotTs && (this.lastTs === undefined || ts > this.lastTs)) this.lastTs = ts;
+          if (snapshotTs !== undefined && ts < snapshotTs && (this.lastTs === undefined || ts > this.lastTs))
+            this.lastTs = ts;
         }
       }
       if (e.type === 'run.started') {
@@ -76,12 +77,14 @@ export class ConversationTracker {
       } else if (RUN_CLOSERS.has(e.type) && e.run === this.run) this.run = undefined;
       if (e.type === 'attention.requested') this.attention = e.id;
       else if ((e.type === 'attention.resolved' || e.type === 'attention.timeout') && e.subject === this.attention) {
-        const by = e.type === 'attention.timeout' ? 'timeout' : e.data?.resolution === 'answered' ? 'answered' : 'answered-oob';
+        const by =
+          e.type === 'attention.timeout' ? 'timeout' : e.data?.resolution === 'answered' ? 'answered' : 'answered-oob';
         this.endAttention(by);
       }
     }
     this.lastTs ??= oldest;
-    this.status = this.attention !== undefined ? 'waiting_for_confirmation' : this.run !== undefined ? 'running' : 'idle';
+    this.status =
+      this.attention !== undefined ? 'waiting_for_confirmation' : this.run !== undefined ? 'running' : 'idle';
   }
 
   /** The last execution_status the socket showed (the gate's guards read it). */
@@ -156,7 +159,11 @@ export class ConversationTracker {
         this.run = `run:${this.id}:${this.runs}`;
       }
       if (moments.some((m) => m.type === 'attention.requested')) this.attention = newId(at);
-      if (this.attention !== undefined && (next === 'waiting_for_confirmation' || this.status === 'waiting_for_confirmation')) f.attention = this.attention;
+      if (
+        this.attention !== undefined &&
+        (next === 'waiting_for_confirmation' || this.status === 'waiting_for_confirmation')
+      )
+        f.attention = this.attention;
       if (this.status === 'waiting_for_confirmation') {
         if (this.settling !== undefined) f.answered = { id: newId(at), ...this.settling };
         // Out of waiting with no respond of ours on its way: the server's own client answered it.

@@ -3,7 +3,16 @@
 // commands stream (short-lived, each node reads its own subject) and the claims bucket (its
 // bucket TTL is the lease, the 2.9 floor has no per-key TTL).
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { SteeringError } from '../../protocol/errors.js';
 import { names, type Names } from './subjects.js';
@@ -61,22 +70,38 @@ const COMMAND_MAX_AGE_MS = 5 * 60_000;
 
 export function parseServers(servers: string | string[]): string[] {
   const list = (Array.isArray(servers) ? servers : servers.split(',')).map((s) => s.trim()).filter((s) => s !== '');
-  if (list.length === 0) throw new SteeringError('CONFIG_INVALID', 'no NATS server given: pass --nats nats://host:4222[,nats://host2:4222]');
+  if (list.length === 0)
+    throw new SteeringError('CONFIG_INVALID', 'no NATS server given: pass --nats nats://host:4222[,nats://host2:4222]');
   for (const s of list) {
-    if (!/^(nats|tls):\/\/[^/\s]+$|^[^/\s:]+:\d+$/.test(s)) throw new SteeringError('CONFIG_INVALID', `not a NATS server address: "${s}" (use nats://host:port)`);
+    if (!/^(nats|tls):\/\/[^/\s]+$|^[^/\s:]+:\d+$/.test(s))
+      throw new SteeringError('CONFIG_INVALID', `not a NATS server address: "${s}" (use nats://host:port)`);
   }
   return list;
 }
 
-async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }, log: (l: string) => void): Promise<void> {
+async function ensureStream(
+  jsm: JetStreamManager,
+  cfg: Partial<StreamConfig> & { name: string },
+  log: (l: string) => void,
+): Promise<void> {
   try {
     const info = await jsm.streams.info(cfg.name);
     const c = info.config;
     const ring = cfg.max_msgs_per_subject ?? c.max_msgs_per_subject;
     const replicas = cfg.num_replicas ?? c.num_replicas;
-    if (c.max_msgs_per_subject !== ring || c.duplicate_window !== (cfg.duplicate_window ?? c.duplicate_window) || c.num_replicas !== replicas) {
-      await jsm.streams.update(cfg.name, { max_msgs_per_subject: ring, duplicate_window: cfg.duplicate_window ?? c.duplicate_window, num_replicas: replicas });
-      log(`relay: stream ${cfg.name} updated (per-session ring ${ring}, ${replicas} replica${replicas === 1 ? '' : 's'})`);
+    if (
+      c.max_msgs_per_subject !== ring ||
+      c.duplicate_window !== (cfg.duplicate_window ?? c.duplicate_window) ||
+      c.num_replicas !== replicas
+    ) {
+      await jsm.streams.update(cfg.name, {
+        max_msgs_per_subject: ring,
+        duplicate_window: cfg.duplicate_window ?? c.duplicate_window,
+        num_replicas: replicas,
+      });
+      log(
+        `relay: stream ${cfg.name} updated (per-session ring ${ring}, ${replicas} replica${replicas === 1 ? '' : 's'})`,
+      );
     }
   } catch (err) {
     if (!/stream not found/i.test((err as Error).message)) throw err;
@@ -93,7 +118,13 @@ export async function untilReady<T>(f: () => Promise<T>, ms = 30_000): Promise<T
       return await f();
     } catch (err) {
       const m = (err as Error).message;
-      if (Date.now() > until || !/temporarily unavailable|no suitable peers|insufficient resources|timeout|no responders|not ready|not enabled|no leader/i.test(m)) throw err;
+      if (
+        Date.now() > until ||
+        !/temporarily unavailable|no suitable peers|insufficient resources|timeout|no responders|not ready|not enabled|no leader/i.test(
+          m,
+        )
+      )
+        throw err;
       await new Promise((r) => setTimeout(r, wait));
     }
   }
@@ -105,9 +136,20 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
   const n = names(opts.namespace);
   let nc: NatsConnection;
   try {
-    nc = await connect({ servers, name: opts.connectionName, noEcho: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000 });
+    nc = await connect({
+      servers,
+      name: opts.connectionName,
+      noEcho: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      timeout: 5000,
+    });
   } catch (err) {
-    throw new SteeringError('RELAY_UNREACHABLE', `cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}; start nats-server -js or fix --nats`, { cause: err });
+    throw new SteeringError(
+      'RELAY_UNREACHABLE',
+      `cannot reach NATS at ${servers.join(', ')}: ${(err as Error).message}; start nats-server -js or fix --nats`,
+      { cause: err },
+    );
   }
   // Given replicas count as asked; unset, the cluster's size decides (R3 on three servers).
   const replicas = opts.replicas ?? clusterReplicas(nc, servers.length);
@@ -115,32 +157,53 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
     // A cluster that has just started elects its JetStream leader first: retry for a while, from
     // the manager's own account check on (it times out while no meta leader answers).
     const jsm = await untilReady(() => jetstreamManager(nc, { timeout: 10_000 }));
-    await untilReady(() => ensureStream(jsm, {
-      name: n.eventsStream,
-      subjects: [n.allEvents],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      discard: DiscardPolicy.Old,
-      max_msgs_per_subject: opts.bufferCap,
-      duplicate_window: nanos(opts.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
-      num_replicas: replicas,
-    }, log));
-    await untilReady(() => ensureStream(jsm, {
-      name: n.commandsStream,
-      subjects: [`${n.namespace}.cmd.>`],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      max_age: nanos(COMMAND_MAX_AGE_MS),
-      max_msgs_per_subject: -1,
-      duplicate_window: nanos(60_000),
-      num_replicas: replicas,
-    }, log));
+    await untilReady(() =>
+      ensureStream(
+        jsm,
+        {
+          name: n.eventsStream,
+          subjects: [n.allEvents],
+          retention: RetentionPolicy.Limits,
+          storage: StorageType.File,
+          discard: DiscardPolicy.Old,
+          max_msgs_per_subject: opts.bufferCap,
+          duplicate_window: nanos(opts.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
+          num_replicas: replicas,
+        },
+        log,
+      ),
+    );
+    await untilReady(() =>
+      ensureStream(
+        jsm,
+        {
+          name: n.commandsStream,
+          subjects: [`${n.namespace}.cmd.>`],
+          retention: RetentionPolicy.Limits,
+          storage: StorageType.File,
+          max_age: nanos(COMMAND_MAX_AGE_MS),
+          max_msgs_per_subject: -1,
+          duplicate_window: nanos(60_000),
+          num_replicas: replicas,
+        },
+        log,
+      ),
+    );
     // A bucket made with fewer replicas gets more (its stream is `KV_<bucket>`).
-    await untilReady(() => jsm.streams.info(`KV_${n.claimsBucket}`).then(
-      (info) => (info.config.num_replicas === replicas ? undefined : ensureStream(jsm, { name: `KV_${n.claimsBucket}`, num_replicas: replicas }, log)),
-      (err: Error) => { if (!/stream not found/i.test(err.message)) throw err; },
-    ));
-    const kv = await untilReady(() => new Kvm(nc).create(n.claimsBucket, { ttl: opts.leaseMs ?? DEFAULT_LEASE_MS, history: 1, replicas }));
+    await untilReady(() =>
+      jsm.streams.info(`KV_${n.claimsBucket}`).then(
+        (info) =>
+          info.config.num_replicas === replicas
+            ? undefined
+            : ensureStream(jsm, { name: `KV_${n.claimsBucket}`, num_replicas: replicas }, log),
+        (err: Error) => {
+          if (!/stream not found/i.test(err.message)) throw err;
+        },
+      ),
+    );
+    const kv = await untilReady(() =>
+      new Kvm(nc).create(n.claimsBucket, { ttl: opts.leaseMs ?? DEFAULT_LEASE_MS, history: 1, replicas }),
+    );
     const quick = {
       js: jetstream(nc, { timeout: QUICK_REQUEST_MS }),
       jsm: await jetstreamManager(nc, { timeout: QUICK_REQUEST_MS, checkAPI: false }),
@@ -149,6 +212,10 @@ export async function openEngine(opts: NatsStoreOptions & { connectionName: stri
     return { nc, js: jetstream(nc, { timeout: 10_000 }), jsm, kv, names: n, servers, replicas, quick };
   } catch (err) {
     await nc.close().catch(() => {});
-    throw new SteeringError('CONFIG_INVALID', `NATS at ${servers.join(', ')} has no usable JetStream: ${(err as Error).message} (run nats-server with -js; replicas ${replicas} need that many servers)`, { cause: err });
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `NATS at ${servers.join(', ')} has no usable JetStream: ${(err as Error).message} (run nats-server with -js; replicas ${replicas} need that many servers)`,
+      { cause: err },
+    );
   }
 }

@@ -43,7 +43,10 @@ class RemotePeer implements Peer {
   readonly control: unknown;
   readonly emits: unknown;
   readonly principal: Principal;
-  constructor(readonly record: ClaimRecord, private readonly send: (r: ClaimRecord, text: string) => void) {
+  constructor(
+    readonly record: ClaimRecord,
+    private readonly send: (r: ClaimRecord, text: string) => void,
+  ) {
     this.role = record.role;
     this.accepts = record.accepts;
     this.claims = new Set([record.session]);
@@ -51,7 +54,14 @@ class RemotePeer implements Peer {
     this.control = record.control;
     this.emits = record.emits;
     // Routing and the roster read this; what the remote party may do was decided on its node.
-    this.principal = { identity: record.owner, commands: [], sessions: [], emit: [], bound: record.bound, authenticated: true };
+    this.principal = {
+      identity: record.owner,
+      commands: [],
+      sessions: [],
+      emit: [],
+      bound: record.bound,
+      authenticated: true,
+    };
   }
 
   sendText(text: string): void {
@@ -106,50 +116,68 @@ export class NatsFabric implements Fabric {
     // The claims bucket read as its stream: one feed this node reopens itself (see feed.ts).
     const bucket = `KV_${names.claimsBucket}`;
     const prefix = `$KV.${names.claimsBucket}.`;
-    this.feeds.push(new Feed({
-      what: 'the claims feed',
-      open: (from) => ephemeral(this.engine, bucket, `${prefix}>`, from, DeliverPolicy.LastPerSubject),
-      lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
-      onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
-    }, this.log, (deaf) => {
-      // Not hearing the bucket is no news of any claim: they hold until a lease after it is heard again.
-      this.claimsDeaf = deaf;
-      if (!deaf) this.deafUntil = Date.now();
-    }));
+    this.feeds.push(
+      new Feed(
+        {
+          what: 'the claims feed',
+          open: (from) => ephemeral(this.engine, bucket, `${prefix}>`, from, DeliverPolicy.LastPerSubject),
+          lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
+          onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
+        },
+        this.log,
+        (deaf) => {
+          // Not hearing the bucket is no news of any claim: they hold until a lease after it is heard again.
+          this.claimsDeaf = deaf;
+          if (!deaf) this.deafUntil = Date.now();
+        },
+      ),
+    );
 
     // Forwarded commands: a durable consumer with the streams' replicas, so losing one server
     // of a cluster moves it to another (its new leader) instead of losing it; one found gone is
     // made again from the last command read.
     const durable = `${names.namespace}_cmd_${this.node}`;
-    const make = (from: FeedStart | undefined) => jsm.consumers.add(names.commandsStream, {
-      durable_name: durable,
-      filter_subject: names.commandsFor(this.node),
-      ack_policy: AckPolicy.Explicit,
-      // Unacked (its pull lost with a server), a command comes again after this; the adapter dedupes.
-      ack_wait: nanos(2000),
-      ...startAt(from, DeliverPolicy.New),
-      num_replicas: this.engine.replicas,
-      // A node that died leaves its consumer behind; the server removes it.
-      inactive_threshold: nanos(Math.max(60_000, this.leaseMs * 6)),
-    });
-    this.feeds.push(new Feed({
-      what: 'the forwarded-commands consumer',
-      durable: true,
-      lastSeq: async () => (await jsm.streams.info(names.commandsStream)).state.last_seq,
-      open: async (from) => {
-        try {
-          return await js.consumers.get(names.commandsStream, durable);
-        } catch (err) {
-          if (!/consumer not found/i.test((err as Error).message)) throw err;
-        }
-        await make(from);
-        return js.consumers.get(names.commandsStream, durable);
-      },
-      onMessage: (m: JsMsg) => {
-        this.deliverCommand(m.headers?.get(CONN) ?? '', m.subject.split('.')[3] ?? '', m.string(), m.headers?.get(BACK_NODE), m.headers?.get(BACK_CONN));
-        m.ack();
-      },
-    }, this.log));
+    const make = (from: FeedStart | undefined) =>
+      jsm.consumers.add(names.commandsStream, {
+        durable_name: durable,
+        filter_subject: names.commandsFor(this.node),
+        ack_policy: AckPolicy.Explicit,
+        // Unacked (its pull lost with a server), a command comes again after this; the adapter dedupes.
+        ack_wait: nanos(2000),
+        ...startAt(from, DeliverPolicy.New),
+        num_replicas: this.engine.replicas,
+        // A node that died leaves its consumer behind; the server removes it.
+        inactive_threshold: nanos(Math.max(60_000, this.leaseMs * 6)),
+      });
+    this.feeds.push(
+      new Feed(
+        {
+          what: 'the forwarded-commands consumer',
+          durable: true,
+          lastSeq: async () => (await jsm.streams.info(names.commandsStream)).state.last_seq,
+          open: async (from) => {
+            try {
+              return await js.consumers.get(names.commandsStream, durable);
+            } catch (err) {
+              if (!/consumer not found/i.test((err as Error).message)) throw err;
+            }
+            await make(from);
+            return js.consumers.get(names.commandsStream, durable);
+          },
+          onMessage: (m: JsMsg) => {
+            this.deliverCommand(
+              m.headers?.get(CONN) ?? '',
+              m.subject.split('.')[3] ?? '',
+              m.string(),
+              m.headers?.get(BACK_NODE),
+              m.headers?.get(BACK_CONN),
+            );
+            m.ack();
+          },
+        },
+        this.log,
+      ),
+    );
     for (const f of this.feeds) await untilReady(() => f.start());
 
     const copies = nc.subscribe(names.allCopies, {
@@ -189,7 +217,9 @@ export class NatsFabric implements Fabric {
       // The last renewal is still out after a third of the lease: as good as failed, so far.
       if (renewing) return void (this.renewFailing = true);
       renewing = true;
-      this.renew().then(renewed, notRenewed).finally(() => (renewing = false));
+      this.renew()
+        .then(renewed, notRenewed)
+        .finally(() => (renewing = false));
     };
     this.timer = setInterval(renewNow, Math.max(100, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
@@ -227,7 +257,12 @@ export class NatsFabric implements Fabric {
     const text = m.string();
     const known = this.remote.get(key);
     if (known && known.text === text) known.heard = at;
-    else this.remote.set(key, { peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)), heard: at, text });
+    else
+      this.remote.set(key, {
+        peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)),
+        heard: at,
+        text,
+      });
   }
 
   private connId(peer: object): string {
@@ -243,7 +278,15 @@ export class NatsFabric implements Fabric {
     const peer: object = p;
     const conn = this.connId(peer);
     const key = `c.${sessionToken(session)}.${this.node}.${conn}`;
-    const r: ClaimRecord = { session, node: this.node, conn, role: p.role, identity: { ...p.identity }, owner: p.principal.identity, bound: p.principal.bound };
+    const r: ClaimRecord = {
+      session,
+      node: this.node,
+      conn,
+      role: p.role,
+      identity: { ...p.identity },
+      owner: p.principal.identity,
+      bound: p.principal.bound,
+    };
     if (p.accepts !== undefined) r.accepts = [...p.accepts];
     if (p.control !== undefined) r.control = p.control;
     if (p.emits !== undefined) r.emits = p.emits;
@@ -251,7 +294,9 @@ export class NatsFabric implements Fabric {
     let keys = this.byPeer.get(peer);
     if (!keys) this.byPeer.set(peer, (keys = new Set()));
     keys.add(key);
-    this.engine.kv.put(key, JSON.stringify(r)).catch(this.failed(`claim of session ${session} not stored (renewed later)`));
+    this.engine.kv
+      .put(key, JSON.stringify(r))
+      .catch(this.failed(`claim of session ${session} not stored (renewed later)`));
   }
 
   /** A failed fabric write, reported unless the store's outage (already said once) explains it. */
@@ -296,7 +341,8 @@ export class NatsFabric implements Fabric {
 
   rival(session: string, who: Principal): string | undefined {
     for (const { r, live } of this.claimsOf(session)) {
-      if (live && (who.bound || r.owner !== who.identity)) return `session ${session} is claimed by another live connection`;
+      if (live && (who.bound || r.owner !== who.identity))
+        return `session ${session} is claimed by another live connection`;
       if (!live && r.owner !== who.identity) {
         const left = r.closedAt! + (this.local?.claimLeaseMs ?? 0) - Date.now();
         return `session ${session} was claimed by another identity; its claim lapses in ${Math.ceil(left / 1000)} s`;
@@ -325,7 +371,9 @@ export class NatsFabric implements Fabric {
   share(line: string, e: { session?: string }): void {
     const h = headers();
     h.set(NODE, this.node);
-    this.engine.nc.publish(this.engine.names.copy(e.session === undefined ? 'agent' : sessionToken(e.session)), line, { headers: h });
+    this.engine.nc.publish(this.engine.names.copy(e.session === undefined ? 'agent' : sessionToken(e.session)), line, {
+      headers: h,
+    });
   }
 
   /** Live claims of other nodes: a claim counts while both it and its node's lease are fresh. */
@@ -356,11 +404,13 @@ export class NatsFabric implements Fabric {
     // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
     const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
     const subject = this.engine.names.command(r.node, sessionToken(r.session));
-    this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS })
-      .then(() => this.faults.writeConfirmed(), (err: Error) => {
+    this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS }).then(
+      () => this.faults.writeConfirmed(),
+      (err: Error) => {
         report(err);
         this.faults.writeFailed(err);
-      });
+      },
+    );
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */
@@ -384,7 +434,12 @@ export class NatsFabric implements Fabric {
       }
       const h = headers();
       h.set(CONN, backConn);
-      const frame = { type: 'error', cause: cmd.id, code: 'no-route', detail: `no live connection claims session ${String(cmd.session)}` };
+      const frame = {
+        type: 'error',
+        cause: cmd.id,
+        code: 'no-route',
+        detail: `no live connection claims session ${String(cmd.session)}`,
+      };
       this.engine.nc.publish(this.engine.names.back(backNode), JSON.stringify(frame), { headers: h });
     }
   }

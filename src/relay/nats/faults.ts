@@ -87,8 +87,10 @@ export class Faults {
     const reason = this.reason();
     if (reason !== undefined && this.down === undefined) {
       this.down = Date.now();
-      this.log(`relay: nats: store unavailable (${reason}); ` +
-        'events and commands are refused store-unavailable until it recovers');
+      this.log(
+        `relay: nats: store unavailable (${reason}); ` +
+          'events and commands are refused store-unavailable until it recovers',
+      );
     } else if (reason === undefined && this.down !== undefined) {
       this.log(`relay: nats: store available again after ${((Date.now() - this.down) / 1000).toFixed(1)} s`);
       this.down = undefined;

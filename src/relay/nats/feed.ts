@@ -131,8 +131,10 @@ export class Feed {
       else {
         from = { time: new Date(Math.floor(this.lastNs / 1e6)).toISOString() };
         this.skipUpToNs = this.lastNs;
-        this.log(`relay: nats: the stream under ${this.spec.what} restarted without its last messages; ` +
-          'resuming from the time of the last one seen');
+        this.log(
+          `relay: nats: the stream under ${this.spec.what} restarted without its last messages; ` +
+            'resuming from the time of the last one seen',
+        );
       }
     }
     const consumer = await this.spec.open(from);
@@ -152,8 +154,10 @@ export class Feed {
     void (async () => {
       for await (const s of msgs.status()) {
         if (gen !== this.generation) return;
-        const quiet = (s.type === 'heartbeats_missed' && s.count >= 2)
-          || s.type === 'consumer_not_found' || s.type === 'consumer_deleted';
+        const quiet =
+          (s.type === 'heartbeats_missed' && s.count >= 2) ||
+          s.type === 'consumer_not_found' ||
+          s.type === 'consumer_deleted';
         if (quiet) return this.restart(s.type.replace(/_/g, ' '));
       }
     })().catch(() => {});

@@ -66,7 +66,9 @@ interface Row {
 /** Orders one session's rows like the SQLite store: positions by `(epoch, seq)`, seq-less ones by arrival among them. */
 export function orderRows(rows: Row[], after: Position | undefined, bufferCap: number): Replay {
   const from = after ?? { epoch: -1, seq: -1 };
-  const all = rows.filter((r) => r.pos !== undefined).sort((a, b) => (before(a.pos!, b.pos!) ? -1 : before(b.pos!, a.pos!) ? 1 : a.arrival - b.arrival));
+  const all = rows
+    .filter((r) => r.pos !== undefined)
+    .sort((a, b) => (before(a.pos!, b.pos!) ? -1 : before(b.pos!, a.pos!) ? 1 : a.arrival - b.arrival));
   const positioned = all.filter((r) => before(from, r.pos!));
   let since = 0;
   if (after !== undefined) for (const r of all) if (!before(from, r.pos!)) since = Math.max(since, r.arrival);
@@ -133,20 +135,23 @@ export class NatsHistory {
     if (upTo === 0 || info.state.messages === 0) ready();
     let indexing = true;
     const quick = this.engine.quick;
-    this.feed = new Feed({
-      what: 'the session index',
-      open: (from) => ephemeral(this.engine, names.eventsStream, names.allEvents, from, DeliverPolicy.LastPerSubject),
-      lastSeq: async () => (await quick.jsm.streams.info(names.eventsStream)).state.last_seq,
-      onMessage: (m) => {
-        if (this.stopped) return;
-        // Once indexed, everything is new (a restarted server may number new events at or below `upTo`).
-        this.see(m, indexing && m.seq <= upTo);
-        if (m.seq >= upTo) {
-          indexing = false;
-          ready();
-        }
+    this.feed = new Feed(
+      {
+        what: 'the session index',
+        open: (from) => ephemeral(this.engine, names.eventsStream, names.allEvents, from, DeliverPolicy.LastPerSubject),
+        lastSeq: async () => (await quick.jsm.streams.info(names.eventsStream)).state.last_seq,
+        onMessage: (m) => {
+          if (this.stopped) return;
+          // Once indexed, everything is new (a restarted server may number new events at or below `upTo`).
+          this.see(m, indexing && m.seq <= upTo);
+          if (m.seq >= upTo) {
+            indexing = false;
+            ready();
+          }
+        },
       },
-    }, this.log);
+      this.log,
+    );
     await untilReady(() => this.feed!.start());
     await indexed;
   }
@@ -191,16 +196,21 @@ export class NatsHistory {
    */
   admitAll(list: readonly Admission[], duplicates: (a: Admission) => void): Promise<boolean[]> {
     const at = Date.now();
-    return Promise.all(list.map((a) => new Promise<boolean>((done, fail) => {
-      const token = sessionToken(a.session);
-      const positioned = a.epoch !== undefined || a.seq !== undefined;
-      const job: Job = { a, token, at, order: ++this.clock, done, fail, duplicates };
-      if (positioned) job.pos = { epoch: a.epoch ?? 0, seq: a.seq ?? 0 };
-      let lane = this.lanes.get(token);
-      if (lane === undefined) this.lanes.set(token, (lane = { queue: [], busy: false }));
-      lane.queue.push(job);
-      if (!lane.busy) void this.run(token, lane);
-    })));
+    return Promise.all(
+      list.map(
+        (a) =>
+          new Promise<boolean>((done, fail) => {
+            const token = sessionToken(a.session);
+            const positioned = a.epoch !== undefined || a.seq !== undefined;
+            const job: Job = { a, token, at, order: ++this.clock, done, fail, duplicates };
+            if (positioned) job.pos = { epoch: a.epoch ?? 0, seq: a.seq ?? 0 };
+            let lane = this.lanes.get(token);
+            if (lane === undefined) this.lanes.set(token, (lane = { queue: [], busy: false }));
+            lane.queue.push(job);
+            if (!lane.busy) void this.run(token, lane);
+          }),
+      ),
+    );
   }
 
   /**
@@ -308,19 +318,27 @@ export class NatsHistory {
         h.set(SEQ, String(job.pos!.seq));
         try {
           const msgID = admissionId(job.a.source, job.a.id);
-          const r = await js.publish(names.events(job.token, true), job.a.raw, { msgID, headers: h, timeout: WRITE_DEADLINE_MS });
+          const r = await js.publish(names.events(job.token, true), job.a.raw, {
+            msgID,
+            headers: h,
+            timeout: WRITE_DEADLINE_MS,
+          });
           failed.shift();
           if (!r.duplicate) {
             this.events += 1;
             this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
           }
-          if (lane.hole && same(job.pos!, lane.hole.pos)) lane.hole = failed[0]?.pos && { pos: failed[0].pos, at: Date.now() };
+          if (lane.hole && same(job.pos!, lane.hole.pos))
+            lane.hole = failed[0]?.pos && { pos: failed[0].pos, at: Date.now() };
         } catch {
           // still failing: the next try follows
         }
       }
       const left = failed[0];
-      if (left) this.report(new Error(`session ${left.a.session}: event ${left.a.id} could not be stored again; its history may lack it`));
+      if (left)
+        this.report(
+          new Error(`session ${left.a.session}: event ${left.a.id} could not be stored again; its history may lack it`),
+        );
     } finally {
       lane.repairing = false;
     }
@@ -348,7 +366,9 @@ export class NatsHistory {
       let oldest = Infinity;
       for (const [t, e] of this.index) if (e.last < oldest) [token, oldest] = [t, e.last];
       this.index.delete(token!);
-      const r = await this.engine.jsm.streams.purge(this.engine.names.eventsStream, { filter: this.engine.names.session(token!) });
+      const r = await this.engine.jsm.streams.purge(this.engine.names.eventsStream, {
+        filter: this.engine.names.session(token!),
+      });
       this.events = Math.max(0, this.events - r.purged);
     }
   }
@@ -359,7 +379,9 @@ export class NatsHistory {
     const info = await jsm.streams.info(names.eventsStream, { subjects_filter: names.session(token) });
     const held = Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
     if (held === 0) return { items: [] };
-    const consumer = await placed(() => ephemeral(this.engine, names.eventsStream, names.session(token), undefined, DeliverPolicy.All));
+    const consumer = await placed(() =>
+      ephemeral(this.engine, names.eventsStream, names.session(token), undefined, DeliverPolicy.All),
+    );
     const rows: Row[] = [];
     try {
       const batch = await consumer.fetch({ max_messages: held, expires: 2000 });

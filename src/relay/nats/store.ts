@@ -47,7 +47,17 @@ export class NatsStore implements SessionStore, StoreFaults {
     });
     const fabric = new NatsFabric(engine, node, leaseMs, report, faults, log);
     const sessionCap = opts.sessionCap ?? DEFAULT_MAX_SESSIONS;
-    const history = new NatsHistory(engine, node, bufferCap, sessionCap, (line) => fabric.fanOut(line), report, faults, () => faults.offline(), log);
+    const history = new NatsHistory(
+      engine,
+      node,
+      bufferCap,
+      sessionCap,
+      (line) => fabric.fanOut(line),
+      report,
+      faults,
+      () => faults.offline(),
+      log,
+    );
     const store = new NatsStore(engine, node, history, fabric, engine.replicas, faults);
     try {
       await history.start();
@@ -55,7 +65,11 @@ export class NatsStore implements SessionStore, StoreFaults {
     } catch (err) {
       await store.close();
       if (err instanceof SteeringError) throw err;
-      throw new SteeringError('RELAY_UNREACHABLE', `JetStream at ${engine.servers.join(', ')} did not answer the relay's start: ${(err as Error).message}; check that every server runs with -js and the cluster has a leader`, { cause: err });
+      throw new SteeringError(
+        'RELAY_UNREACHABLE',
+        `JetStream at ${engine.servers.join(', ')} did not answer the relay's start: ${(err as Error).message}; check that every server runs with -js and the cluster has a leader`,
+        { cause: err },
+      );
     }
     store.watchStatus(log);
     // Counts are for /healthz: a failed refresh while the store is down is that outage, already said.
@@ -87,9 +101,11 @@ export class NatsStore implements SessionStore, StoreFaults {
 
   admitAll(list: readonly Admission[]): Promise<boolean[]> {
     // A redelivery is not stored again, yet every node's subscribers get the copy (AEP-0003 §5).
-    return this.history.admitAll(list, (a) => this.fabric.share(a.raw, a)).catch((err: Error) => {
-      throw new StoreUnavailableError(describe(err), { cause: err });
-    });
+    return this.history
+      .admitAll(list, (a) => this.fabric.share(a.raw, a))
+      .catch((err: Error) => {
+        throw new StoreUnavailableError(describe(err), { cause: err });
+      });
   }
 
   /**

@@ -14,7 +14,8 @@ export function sessionToken(session: string): string {
 }
 
 /** `Nats-Msg-Id` for admission dedupe: a printable digest of `(source, id)`. */
-export const admissionId = (source: string, id: string): string => createHash('sha256').update(`${source}\u0000${id}`, 'utf8').digest('hex');
+export const admissionId = (source: string, id: string): string =>
+  createHash('sha256').update(`${source}\u0000${id}`, 'utf8').digest('hex');
 
 export interface Names {
   namespace: string;
@@ -39,7 +40,10 @@ export interface Names {
 
 export function names(namespace = 'aep'): Names {
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(namespace)) {
-    throw new SteeringError('CONFIG_INVALID', `NATS namespace must be 1-32 letters, digits, _ or -, got "${namespace}"`);
+    throw new SteeringError(
+      'CONFIG_INVALID',
+      `NATS namespace must be 1-32 letters, digits, _ or -, got "${namespace}"`,
+    );
   }
   const ns = namespace;
   const up = ns.toUpperCase().replace(/-/g, '_');
