@@ -269,8 +269,15 @@ const vendor = {
   'control.withdraw': obj({ instruction: str() }),
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),
-  /** D9; D27 names the moment (the vendor's hook event) whose reply carried it. */
-  'instruction.delivered': obj({ queued_ms: int({ min: 0 }) }, { moment: str(), delivery: oneOf(DELIVERIES) }),
+  /**
+   * D9; D27 names the moment (the vendor's hook event) whose reply carried it. D30: `lane` names
+   * the way in (`hook`, or a native lane of the vendor table such as `app-server`, `serve`,
+   * `stream-json`); `ref` is the vendor's own receipt (accepting turn id, message id, uuid).
+   */
+  'instruction.delivered': obj(
+    { queued_ms: int({ min: 0 }) },
+    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str() },
+  ),
   /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
   'instruction.dropped': obj({
     reason: oneOf(['session-ended', 'expired', 'delivery-unknown', 'send-failed', 'turn-ended', 'withdrawn']),
