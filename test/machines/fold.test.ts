@@ -67,16 +67,14 @@ const inputArb: fc.Arbitrary<SessionInput> = fc.oneof(
         command: cmd(`x.${VENDOR}.control.withdraw`, id, { instruction }, other ? { agent: 'someone-else' } : {}),
       }),
     ),
-  fc
-    .record({ id: pick(IDS), req: pick(['r0', 'r1']), answer: pick(ANSWERS), at })
-    .map(
-      ({ id, req, answer, at }): SessionInput => ({
-        type: 'command.respond',
-        at,
-        answeredId: `ans-${id}`,
-        command: cmd('control.attention.respond', id, { answer }, { subject: req, cause: req }),
-      }),
-    ),
+  fc.record({ id: pick(IDS), req: pick(['r0', 'r1']), answer: pick(ANSWERS), at }).map(
+    ({ id, req, answer, at }): SessionInput => ({
+      type: 'command.respond',
+      at,
+      answeredId: `ans-${id}`,
+      command: cmd('control.attention.respond', id, { answer }, { subject: req, cause: req }),
+    }),
+  ),
   fc
     .record({
       hookId: pick(HOOKS),
@@ -116,17 +114,15 @@ const inputArb: fc.Arbitrary<SessionInput> = fc.oneof(
         causeId: `o-${at}`,
       }),
     ),
-  fc
-    .record({ hookId: pick(HOOKS), at, windowMs: pick([undefined, 30_000]) })
-    .map(
-      ({ hookId, at, windowMs }): SessionInput => ({
-        type: 'hook.end',
-        at,
-        hookId,
-        reason: 'normal',
-        ...(windowMs ? { windowMs } : {}),
-      }),
-    ),
+  fc.record({ hookId: pick(HOOKS), at, windowMs: pick([undefined, 30_000]) }).map(
+    ({ hookId, at, windowMs }): SessionInput => ({
+      type: 'hook.end',
+      at,
+      hookId,
+      reason: 'normal',
+      ...(windowMs ? { windowMs } : {}),
+    }),
+  ),
   fc
     .record({ hookId: pick(HOOKS), at, ok: fc.boolean() })
     .map(({ hookId, at, ok }): SessionInput => ({ type: ok ? 'reply.written' : 'reply.failed', at, hookId })),
@@ -136,85 +132,73 @@ const inputArb: fc.Arbitrary<SessionInput> = fc.oneof(
   at.map((t): SessionInput => ({ type: 'ttl.tick', at: t, ttlMs: 60_000 })),
   at.map((t): SessionInput => ({ type: 'window.tick', at: t })),
   at.map((t): SessionInput => ({ type: 'restart.recovered', at: t })),
-  fc
-    .record({ id: pick(IDS), text: pick(TEXTS), at, gateOpen: fc.boolean(), ready: fc.boolean() })
-    .map(
-      ({ id, text, at, gateOpen, ready }): SessionInput => ({
-        type: 'command.send_input',
-        at,
-        gateOpen,
-        ready,
-        policy: POLICY,
-        command: cmd(`x.${VENDOR}.control.send_input`, id, { text }),
-      }),
-    ),
+  fc.record({ id: pick(IDS), text: pick(TEXTS), at, gateOpen: fc.boolean(), ready: fc.boolean() }).map(
+    ({ id, text, at, gateOpen, ready }): SessionInput => ({
+      type: 'command.send_input',
+      at,
+      gateOpen,
+      ready,
+      policy: POLICY,
+      command: cmd(`x.${VENDOR}.control.send_input`, id, { text }),
+    }),
+  ),
   fc
     .record({ id: pick(IDS), at, kind: pick(['input.sent', 'input.failed'] as const) })
     .map(({ id, at, kind }): SessionInput => ({ type: kind, at, commandId: id })),
   fc.record({ text: pick(TEXTS), at }).map(({ text, at }): SessionInput => ({ type: 'input.consumed', at, text })),
-  fc
-    .record({ id: pick(IDS), at, scope: pick(['run', 'session']), gateOpen: fc.boolean(), ready: fc.boolean() })
-    .map(
-      ({ id, at, scope, gateOpen, ready }): SessionInput => ({
-        type: 'command.cancel',
-        at,
-        gateOpen,
-        ready,
-        command: cmd('control.cancel', id, { scope }),
-      }),
-    ),
+  fc.record({ id: pick(IDS), at, scope: pick(['run', 'session']), gateOpen: fc.boolean(), ready: fc.boolean() }).map(
+    ({ id, at, scope, gateOpen, ready }): SessionInput => ({
+      type: 'command.cancel',
+      at,
+      gateOpen,
+      ready,
+      command: cmd('control.cancel', id, { scope }),
+    }),
+  ),
   fc
     .record({ id: pick(IDS), at, ok: fc.boolean() })
     .map(({ id, at, ok }): SessionInput => ({ type: 'cancel.answered', at, commandId: id, ok })),
-  fc
-    .record({ a: pick(['a0', 'a1']), at })
-    .map(
-      ({ a, at }): SessionInput => ({
-        type: 'approval.requested',
-        at,
-        requestId: `r-${a}`,
-        approvalId: a,
-        request: REQUEST,
-      }),
-    ),
-  fc
-    .record({ a: pick(['a0', 'a1']), at, approved: pick([undefined, true, false]) })
-    .map(
-      ({ a, at, approved }): SessionInput => ({
-        type: 'approval.resolved',
-        at,
-        approvalId: a,
-        answeredId: `ans-${a}-${at}`,
-        ...(approved === undefined ? {} : { approved }),
-      }),
-    ),
+  fc.record({ a: pick(['a0', 'a1']), at }).map(
+    ({ a, at }): SessionInput => ({
+      type: 'approval.requested',
+      at,
+      requestId: `r-${a}`,
+      approvalId: a,
+      request: REQUEST,
+    }),
+  ),
+  fc.record({ a: pick(['a0', 'a1']), at, approved: pick([undefined, true, false]) }).map(
+    ({ a, at, approved }): SessionInput => ({
+      type: 'approval.resolved',
+      at,
+      approvalId: a,
+      answeredId: `ans-${a}-${at}`,
+      ...(approved === undefined ? {} : { approved }),
+    }),
+  ),
   at.map((t): SessionInput => ({ type: 'transport.lost', at: t })),
   // D34: a held call the vendor reports run, and a held hook the vendor closed.
-  fc
-    .record({ hookId: pick(HOOKS), requestId: pick(['r0', 'r1']), at })
-    .map(
-      ({ hookId, requestId, at }): SessionInput => ({
-        type: 'hook.held',
-        at,
-        hookId,
-        requestId,
-        hold: 'permission',
-        request: REQUEST,
-        timeoutMs: 55_000,
-        call: 'c0',
-      }),
-    ),
-  fc
-    .record({ hookId: pick(HOOKS), at, eligible: fc.boolean() })
-    .map(
-      ({ hookId, at, eligible }): SessionInput => ({
-        type: 'hook.moment',
-        at,
-        hookId,
-        eligible,
-        ran: { call: 'c0', answeredId: `oob-${at}` },
-      }),
-    ),
+  fc.record({ hookId: pick(HOOKS), requestId: pick(['r0', 'r1']), at }).map(
+    ({ hookId, requestId, at }): SessionInput => ({
+      type: 'hook.held',
+      at,
+      hookId,
+      requestId,
+      hold: 'permission',
+      request: REQUEST,
+      timeoutMs: 55_000,
+      call: 'c0',
+    }),
+  ),
+  fc.record({ hookId: pick(HOOKS), at, eligible: fc.boolean() }).map(
+    ({ hookId, at, eligible }): SessionInput => ({
+      type: 'hook.moment',
+      at,
+      hookId,
+      eligible,
+      ran: { call: 'c0', answeredId: `oob-${at}` },
+    }),
+  ),
   fc.record({ hookId: pick(HOOKS), at }).map(({ hookId, at }): SessionInput => ({ type: 'hold.closed', at, hookId })),
   fc.record({ id: pick(IDS), at, gateOpen: fc.boolean(), refused: fc.boolean() }).map(
     ({ id, at, gateOpen, refused }): SessionInput => ({
@@ -225,16 +209,14 @@ const inputArb: fc.Arbitrary<SessionInput> = fc.oneof(
       ...(refused ? { refusal: { reason: 'refused', rule: 'status-guard', detail: 'idle' } } : {}),
     }),
   ),
-  fc
-    .record({ id: pick(IDS), at, refused: fc.boolean() })
-    .map(
-      ({ id, at, refused }): SessionInput => ({
-        type: 'forward.settled',
-        at,
-        commandId: id,
-        ...(refused ? { rejection: { reason: 'refused', rule: 'vendor-refused', detail: '400' } } : {}),
-      }),
-    ),
+  fc.record({ id: pick(IDS), at, refused: fc.boolean() }).map(
+    ({ id, at, refused }): SessionInput => ({
+      type: 'forward.settled',
+      at,
+      commandId: id,
+      ...(refused ? { rejection: { reason: 'refused', rule: 'vendor-refused', detail: '400' } } : {}),
+    }),
+  ),
 );
 
 const fold = sessionFold;
