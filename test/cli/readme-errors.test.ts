@@ -46,10 +46,10 @@ function unions(): Union[] {
 function literalCodes(): Set<string> {
   const out = new Set<string>();
   for (const { code: text } of sources) {
-    for (const m of text.matchAll(/type: 'error'[^}\n]*?\bcode: '([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
-    for (const m of text.matchAll(/\{ error: '([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
+    for (const m of text.matchAll(/type: 'error'[^}]*?\bcode: '([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
+    for (const m of text.matchAll(/\{\s*error: '([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
     // The MCP tools' and the console's own refusals, before anything is sent (consumer/explain.ts).
-    for (const m of text.matchAll(/\brefusal\('([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
+    for (const m of text.matchAll(/\brefusal\(\s*'([a-z][a-z0-9-]*)'/g)) out.add(m[1]!);
   }
   return out;
 }
