@@ -74,6 +74,8 @@ export interface ClaudeProcess {
   lines: Record<string, unknown>[];
   /** Writes one user turn (with `--input-format stream-json`). */
   sendUser(text: string): void;
+  /** Writes one stream-json line as given (a user message with its own fields, a control request). */
+  write(line: Record<string, unknown>): void;
   /** Closes stdin: the CLI finishes its work and exits. */
   end(): void;
   /** Resolves with the first (past or future) stdout line that matches. */
@@ -144,6 +146,9 @@ export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: 
     lines,
     sendUser(text) {
       child.stdin?.write(`${JSON.stringify({ type: 'user', message: { role: 'user', content: text } })}\n`);
+    },
+    write(line) {
+      child.stdin?.write(`${JSON.stringify(line)}\n`);
     },
     end() {
       child.stdin?.end();
