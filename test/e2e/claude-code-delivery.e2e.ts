@@ -1,7 +1,9 @@
 // D31, D32 end to end on the real Claude Code 2.1.332 against a mock Anthropic API on loopback,
 // through a real relay (tokens file) and adapter: an instruction sent with delivery `queue` while
-// a turn runs reaches the first model request of the next turn and none of the running one; a
-// withdrawn instruction never reaches the model.
+// a turn runs reaches the first model request of the next turn and none of the running one; one
+// sent with delivery `steer` while a slow tool runs reaches the next request of the same turn (at
+// PostToolUse), and with no turn running is refused `session-idle`; a withdrawn instruction never
+// reaches the model.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -158,6 +160,62 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     );
     const d = await waitFor('delivered', () => find(session, 'x.claude-code.instruction.delivered', cmd!.id));
     assert.equal([d.data?.['delivery'], d.data?.['moment']], ['queue', 'UserPromptSubmit']);
+  });
+
+  test('steer sent while a slow tool runs reaches the same turn at PostToolUse; with no turn running it is refused session-idle', async () => {
+    const ws = workspace();
+    const gate = join(ws.root, 'steer.go');
+    mock.setScript(bashThenText([`while [ ! -f '${gate}' ]; do sleep 0.1; done; echo TOOL_RAN`], 'Turn answered.'));
+    const first = mock.hold((r) => r.raw.includes(ws.project));
+    const cli = startClaude({ ws, mockUrl: mock.url });
+    let text = '';
+    let cmd: AepCommand | undefined;
+    try {
+      cli.sendUser('Run the slow command.');
+      const session = (await first.arrived).headers[SESSION_HEADER]!;
+      first.release();
+      // PreToolUse has been answered: the tool waits for the gate, and the next moment is PostToolUse.
+      await waitFor('the slow tool call', () => find(session, 'tool.requested'));
+      text = `Mid-turn, mention STEER-STEER-${session.slice(0, 8)}.`;
+      cmd = await send(session, 'x.claude-code.control.instruct', { text, delivery: 'steer' });
+      writeFileSync(gate, '');
+      await cli.waitForLine((l) => l.type === 'result');
+      const d = await waitFor('delivered', () => find(session, 'x.claude-code.instruction.delivered', cmd!.id));
+      assert.equal([d.data?.['delivery'], d.data?.['moment']], ['steer', 'PostToolUse']);
+      const finished = await waitFor('run.finished', () => find(session, 'run.finished'));
+      const completed = find(session, 'tool.completed');
+      assert.ok(completed && d.seq! < finished.seq!, 'inside the turn, before it finished');
+      const reqs = requestsOf(session);
+      assert.is(reqs.length, 2, 'one tool round: the steer started no turn of its own');
+      assert.not.ok(mentions(reqs[0]!, text), 'not in the request that asked for the tool');
+      assert.ok(bodyHas(reqs[1], 'TOOL_RAN'), "the next request carries the running tool's result");
+      assert.ok(
+        bodyHas(reqs[1], `PostToolUse:Bash hook additional context: ${text}`),
+        "the same turn's next request carries it",
+      );
+      // The turn is over and the session still open: a steer now would start a turn.
+      const late = command(SENDER, session, {
+        type: 'x.claude-code.control.instruct',
+        data: { text: `${text}-LATE`, delivery: 'steer' },
+        capture: 'redacted',
+      });
+      const settled = await consumer.send(late);
+      assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code, settled.ack['code']] : settled, [
+        'refused',
+        'session-idle',
+        'session-idle',
+      ]);
+      assert.not.ok(find(session, 'session.ended'), 'refused as idle, not as ended');
+    } finally {
+      cli.end();
+    }
+    const r = await cli.done;
+    assert.is(r.code, 0, r.stderr);
+    assert.is(
+      mock.messages().filter((q) => mentions(q, `${text}-LATE`)).length,
+      0,
+      'the refused steer reached nothing',
+    );
   });
 
   test('a withdrawn instruction never reaches the model; the audit counts the withdrawal as its terminal', async () => {
