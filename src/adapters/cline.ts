@@ -168,6 +168,9 @@ export const cline: VendorTable = {
     tokenEnv: 'AEP_CLINE_HUB_TOKEN',
     cancels: true, // hub run.abort; on 3.0.65 the abort lands back as the SessionShutdown hook
     approvals: true, // hub approval.requested / approval.respond
+    // D32: a prompt still pending is listed (`session.pending_prompts`) and removed
+    // (`session.remove_pending_prompt`); e2e/cline-delivery "a queued send_input withdrawn while the turn runs".
+    withdraws: true,
     // Loaded when the hub is opened: the table alone (the hook fallback) needs no socket code.
     open: async (env, onError) => {
       const [{ HubConnection }, { resolveHubEndpoint }, { hubTransport }] = await Promise.all([

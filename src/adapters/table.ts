@@ -41,6 +41,8 @@ export interface UserPlane {
   cancels: boolean;
   /** The channel raises approvals: `control.attention.respond` is offered with control. */
   approvals: boolean;
+  /** D32: the channel's queue gives back a send_input the agent has not read yet (withdraw). */
+  withdraws?: boolean;
   open(
     env: NodeJS.ProcessEnv,
     onError: (e: SteeringError) => void,
@@ -469,6 +471,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       : { sendInput: { type: sendInputType(table.token), policy: table.sendInput } }),
     ...(table.userPlane?.cancels === true ? { cancels: true } : {}),
     ...(table.userPlane?.approvals === true ? { approvals: true } : {}),
+    ...(table.userPlane?.withdraws === true ? { withdrawsInputs: true } : {}),
     ...(table.controls === undefined ? {} : { controls: table.controls }),
     resumeWindowMs: resumeWindowOf(table),
     deliveries: deliveriesOf(table),

@@ -8,7 +8,7 @@ import { settledWith, unlessAccepted, type Step } from './step.js';
 import { REJECT, decideInstruct, decideRespond, optionFor } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { fitsMoment, partitionExpired, pendingCount, takeFitting } from './queue.js';
-import { finishedWith } from './withdraw.js';
+import { finishedWith, recoverWithdrawals } from './withdraw.js';
 import type {
   DropReason,
   EndInput,
@@ -515,12 +515,15 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   }
   const forwards = recoverForwards(ctx);
   outputs.push(...forwards.outputs);
+  const withdrawals = recoverWithdrawals({ ...ctx, ...forwards.context });
+  outputs.push(...withdrawals.outputs);
   return {
     context: {
       inFlight: [],
       holds: [],
       inputs: ctx.inputs.filter((i) => i.phase !== 'sending'),
       ...forwards.context,
+      ...withdrawals.context,
       ...(unanswered ? { cancel: undefined } : {}),
       // D12: it may have reached the agent, so a withdraw cannot take it back.
       ...(unknown.length === 0

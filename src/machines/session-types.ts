@@ -93,6 +93,17 @@ export interface PendingInput {
   phase: 'sending' | 'sent';
   /** The vendor reports consumption, so `sent` does not settle it (InputPolicy.reportsConsumption). */
   awaitsConsumption: boolean;
+  /** The command's sender: who may withdraw it (D32). */
+  from?: string;
+}
+
+/** D32: a withdraw of a send_input, asked of the vendor's queue; its answer decides the withdraw. */
+export interface PendingWithdrawal {
+  /** The withdraw command's id. */
+  id: string;
+  key: string;
+  /** The input it takes back. */
+  input: string;
 }
 
 /** A held reply waiting for a decision (D13). */
@@ -150,6 +161,8 @@ export interface SessionContext {
   inputs: PendingInput[];
   /** Commands handed to the vendor's API, waiting for its answer (the decision). */
   forwards: PendingForward[];
+  /** Withdraws of send_inputs waiting for the vendor's queue to answer; absent until one has. */
+  withdrawals?: PendingWithdrawal[];
   /** A turn is running (the table marks the moments that open and close one). */
   turnOpen: boolean;
   /**
@@ -202,6 +215,8 @@ export interface WithdrawInput {
   command: AepCommand;
   /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
   gateOpen: boolean;
+  /** The vendor's queue takes back a send_input not read yet (the surface's `withdrawsInputs`); absent: it cannot. */
+  takesBackInputs?: boolean;
 }
 /** `x.{vendor}.control.send_input` (D28, D29): a session-actor input like instruct. */
 export interface SendInputInput {
@@ -287,6 +302,17 @@ export interface InputFailedInput {
   commandId: string;
 }
 /** The vendor reports an input consumed (matched by its text: the vendor names no command). */
+/**
+ * The vendor's queue answered a withdraw of a send_input: `removed` true took it back, false means
+ * it was read already; absent, the call failed (`detail`).
+ */
+export interface WithdrawAnsweredInput {
+  type: 'withdraw.answered';
+  at: number;
+  commandId: string;
+  removed?: boolean;
+  detail?: string;
+}
 export interface InputConsumedInput {
   type: 'input.consumed';
   at: number;
@@ -400,6 +426,7 @@ export type SessionInput =
   | InputConsumedInput
   | CancelInput
   | CancelAnsweredInput
+  | WithdrawAnsweredInput
   | ApprovalRequestedInput
   | ApprovalResolvedInput
   | TransportLostInput
@@ -466,6 +493,8 @@ export type SessionOutput =
   | { type: 'approval.answer'; approvalId: string; decision: Decision }
   /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
   | { type: 'run.cancel'; cause: string }
+  /** D32: ask the vendor's queue to give back the input `subject` (found by its text); answered by withdraw.answered. */
+  | { type: 'input.withdraw'; cause: string; subject: string; text: string }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */
   | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
   /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */

@@ -5,7 +5,7 @@ import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
 import * as forwards from './forward.js';
-import { withdraw } from './withdraw.js';
+import { withdraw, withdrawAnswered } from './withdraw.js';
 import { compileFold, foldable, type Fold } from './fold.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
@@ -39,6 +39,7 @@ export const sessionMachine = setup({
     refuseEnded: step('command.instruct', (c, e) => parts.instruct(c, e, true)),
     answerHold: step('command.respond', parts.respond),
     withdraw: step('command.withdraw', withdraw),
+    settleWithdraw: step('withdraw.answered', withdrawAnswered),
     deliverPrefix: step('hook.moment', (c, e) => parts.moment(c, e, false)),
     replyNeutral: step('hook.moment', (c, e) => parts.moment(c, e, true)),
     reopen: step('hook.moment', parts.reopen),
@@ -80,6 +81,7 @@ export const sessionMachine = setup({
     'command.instruct': { actions: 'enqueue' },
     'command.respond': { actions: 'answerHold' },
     'command.withdraw': { actions: 'withdraw' },
+    'withdraw.answered': { actions: 'settleWithdraw' },
     'hook.moment': { actions: 'deliverPrefix' },
     'hook.held': { actions: 'openHold' },
     'hook.end': { target: '.ended', actions: 'endSession' },

@@ -6,6 +6,7 @@
 import { droppedType, inputConsumedType, inputSentType } from '../protocol/index.js';
 import { withDecision } from './decisions.js';
 import { decideSendInput } from './gate.js';
+import { finishedWith } from './withdraw.js';
 import { unlessAccepted, type Step } from './step.js';
 import type {
   DropReason,
@@ -47,6 +48,7 @@ export function sendInput(ctx: SessionContext, input: SendInputInput, ended: boo
     awaitsConsumption: input.policy.reportsConsumption,
   };
   if (d.delivery !== undefined) item.delivery = d.delivery;
+  if (typeof input.command.agent === 'string') item.from = input.command.agent;
   const send: SessionOutput = { type: 'input.send', cause, text: item.text };
   if (item.delivery !== undefined) send.delivery = item.delivery;
   return {
@@ -93,5 +95,9 @@ export function inputConsumed(ctx: SessionContext, input: InputConsumedInput): S
     cause: item.id,
     queuedMs: Math.max(0, Math.floor(input.at - item.acceptedAt)),
   });
-  return { context: { inputs: ctx.inputs.filter((i) => i !== item) }, outputs };
+  // Remembered as delivered: a withdraw after this is refused already-delivered (D32).
+  return {
+    context: { inputs: ctx.inputs.filter((i) => i !== item), finished: finishedWith(ctx, 'delivered', [item.id]) },
+    outputs,
+  };
 }

@@ -1,16 +1,20 @@
 // D32: taking back an instruction that still waits. Only its sender may (or a token the relay
 // checked is granted withdraw for the session); what was handed to the
-// agent already, or stopped waiting otherwise, is refused with how it ended.
+// agent already, or stopped waiting otherwise, is refused with how it ended. A send_input waits
+// in the vendor's own queue: where that queue gives inputs back, the withdraw is asked of it and
+// its answer decides, so `withdrawn` is said only once the vendor no longer holds the text.
 import { droppedType, type AepCommand, type Rejection } from '../protocol/index.js';
 import { GRANT_ATTR, WITHDRAW_GRANT } from '../protocol/types.js';
 import { decisionOf, withDecision } from './decisions.js';
-import { commandKey, type GateDecision } from './gate.js';
+import { commandKey, REJECT, type GateDecision } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
 import type {
   FinishedHow,
   FinishedInstruction,
+  PendingInput,
   QueuedInstruction,
   SessionContext,
+  WithdrawAnsweredInput,
   WithdrawInput,
 } from './session-types.js';
 
@@ -54,6 +58,16 @@ export const WITHDRAW_REJECT = {
     detail: "handed to the agent's own input queue already: this adapter cannot take it back",
   },
   withdrawn: { reason: 'refused', rule: 'not-waiting', detail: 'already withdrawn; nothing more was done' },
+  withdrawing: {
+    reason: 'refused',
+    rule: 'not-waiting',
+    detail: "a withdraw of it is already asked of the agent's queue; that withdraw's answer settles it",
+  },
+  readByAgent: {
+    reason: 'refused',
+    rule: 'already-delivered',
+    detail: "the agent's queue no longer holds it: the agent has read it, so it cannot be taken back",
+  },
   dropped: {
     reason: 'refused',
     rule: 'not-waiting',
@@ -71,33 +85,51 @@ export function decideWithdraw(
   ctx: SessionContext,
   command: AepCommand,
   gateOpen: boolean,
-): GateDecision & { item?: QueuedInstruction } {
+  takesBackInputs = false,
+): GateDecision & { item?: QueuedInstruction; input?: PendingInput } {
   const key = commandKey(command);
-  if (decisionOf(ctx.decisions, key) !== undefined) return { kind: 'duplicate', key };
+  // A redelivery of a withdraw still asked of the vendor's queue is the same withdraw: its answer acks both.
+  if (decisionOf(ctx.decisions, key) !== undefined || ctx.withdrawals?.some((w) => w.key === key))
+    return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.gateOff };
   const id = (command.data as Record<string, unknown> | undefined)?.instruction;
   if (typeof id !== 'string' || id === '') return { kind: 'reject', key, rejection: WITHDRAW_REJECT.noId };
   const item = ctx.queue.find((i) => i.id === id);
   // A grant is honoured as given: the relay forwards it only from a token granted withdraw for this session.
   const granted = command[GRANT_ATTR] === WITHDRAW_GRANT;
-  const owned = (i: QueuedInstruction): boolean => granted || i.from === undefined || i.from === command.agent;
+  const owned = (i: { from?: string }): boolean => granted || i.from === undefined || i.from === command.agent;
   if (item !== undefined)
     return owned(item) ? { kind: 'accept', key, item } : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
   const flying = ctx.inFlight.flatMap((b) => b.items).find((i) => i.id === id);
   if (flying !== undefined)
     return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
-  // A send_input is handed to the vendor's own queue at once, and this lane cannot take it back (D32).
-  if (ctx.inputs.some((i) => i.id === id)) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
+  // A send_input is handed to the vendor's own queue at once; only a queue that gives inputs back can undo that.
+  const input = ctx.inputs.find((i) => i.id === id);
+  if (input !== undefined) {
+    if (!owned(input)) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
+    if (!takesBackInputs) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
+    if (ctx.withdrawals?.some((w) => w.input === id))
+      return { kind: 'reject', key, rejection: WITHDRAW_REJECT.withdrawing };
+    return { kind: 'accept', key, input };
+  }
   const ended = ctx.finished?.find((f) => f.id === id);
   return { kind: 'reject', key, rejection: ended === undefined ? WITHDRAW_REJECT.unknown : ENDED[ended.how] };
 }
 
 /** D32: the instruction leaves the queue; its drop names the withdraw as cause and the instruction as subject. */
 export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
-  const d = decideWithdraw(ctx, input.command, input.gateOpen);
+  const d = decideWithdraw(ctx, input.command, input.gateOpen, input.takesBackInputs === true);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
-  if (refused !== undefined || d.item === undefined) return refused ?? { outputs: [] };
+  if (refused !== undefined) return refused;
+  if (d.input !== undefined) {
+    // Not acked yet: the vendor's answer decides whether this withdraw took effect.
+    return {
+      context: { withdrawals: [...(ctx.withdrawals ?? []), { id: cause, key: d.key, input: d.input.id }] },
+      outputs: [{ type: 'input.withdraw', cause, subject: d.input.id, text: d.input.text }],
+    };
+  }
+  if (d.item === undefined) return { outputs: [] };
   const item = d.item;
   return {
     context: {
@@ -109,5 +141,64 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
       { type: 'control.accepted', cause, key: d.key },
       { type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause, reason: 'withdrawn', subject: item.id },
     ],
+  };
+}
+
+/**
+ * The vendor's queue answered a withdraw of a send_input. Removed: the input is dropped
+ * `withdrawn`, cause-linked to the withdraw. Not there: the agent read it (its consumption report
+ * settles the input) and the withdraw is refused `already-delivered`. A failed call changes nothing.
+ */
+export function withdrawAnswered(ctx: SessionContext, answer: WithdrawAnsweredInput): Step {
+  const w = ctx.withdrawals?.find((x) => x.id === answer.commandId);
+  if (w === undefined) return { outputs: [] };
+  const withdrawals = (ctx.withdrawals ?? []).filter((x) => x !== w);
+  const refuse = (rejection: Rejection): Step => ({
+    context: { withdrawals, decisions: withDecision(ctx.decisions, w.key, 'rejected') },
+    outputs: [{ type: 'control.rejected', cause: w.id, key: w.key, rejection }],
+  });
+  if (answer.removed === undefined) {
+    return refuse({
+      ...REJECT.transportDown,
+      detail: `the agent's queue did not answer (${answer.detail ?? 'no detail'}); nothing was changed`,
+    });
+  }
+  const item = ctx.inputs.find((i) => i.id === w.input);
+  if (!answer.removed) return refuse(WITHDRAW_REJECT.readByAgent);
+  // Removed, yet no longer pending here: it ended meanwhile (its session ended) and says so already.
+  if (item === undefined) return refuse(WITHDRAW_REJECT.dropped);
+  return {
+    context: {
+      withdrawals,
+      decisions: withDecision(ctx.decisions, w.key, 'accepted'),
+      inputs: ctx.inputs.filter((i) => i !== item),
+      finished: finishedWith(ctx, 'withdrawn', [item.id]),
+    },
+    outputs: [
+      { type: 'control.accepted', cause: w.id, key: w.key },
+      {
+        type: 'instruction.dropped',
+        eventType: droppedType(ctx.vendor),
+        cause: w.id,
+        reason: 'withdrawn',
+        subject: item.id,
+      },
+    ],
+  };
+}
+
+/** D12: after a restart a withdraw the vendor's queue never answered is refused; the input stays as it was. */
+export function recoverWithdrawals(ctx: SessionContext): Step {
+  const open = ctx.withdrawals ?? [];
+  if (open.length === 0) return { outputs: [] };
+  let decisions = ctx.decisions;
+  for (const w of open) decisions = withDecision(decisions, w.key, 'rejected');
+  const rejection: Rejection = {
+    ...REJECT.transportDown,
+    detail: "the adapter restarted before the agent's queue answered the withdraw; send the withdraw again",
+  };
+  return {
+    context: { withdrawals: [], decisions },
+    outputs: open.map((w) => ({ type: 'control.rejected' as const, cause: w.id, key: w.key, rejection })),
   };
 }

@@ -53,6 +53,8 @@ export type Effect =
   | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
   /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
   | { kind: 'cancel'; session: string; commandId: string }
+  /** D32: ask the transport to take back input `inputId`; its answer feeds withdraw.answered. */
+  | { kind: 'withdraw'; session: string; commandId: string; inputId: string; text: string }
   /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
   | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
   /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
@@ -687,8 +689,17 @@ export class ActorHost {
     }
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
-    if (c.type === withdrawType(this.surface.token))
-      return { type: 'command.withdraw', at: item.at, command: c, gateOpen: this.opts.instruct };
+    if (c.type === withdrawType(this.surface.token)) {
+      // What it takes back came in through instruct or, where the table lets the queue give inputs back, send_input.
+      const takesBackInputs = this.surface.withdrawsInputs === true && this.opts.sendInput === true;
+      return {
+        type: 'command.withdraw',
+        at: item.at,
+        command: c,
+        gateOpen: this.opts.instruct || takesBackInputs,
+        ...(takesBackInputs ? { takesBackInputs } : {}),
+      };
+    }
     return {
       type: 'command.instruct',
       at: item.at,
@@ -956,6 +967,9 @@ export class ActorHost {
         }
         case 'run.cancel':
           effects.push({ kind: 'cancel', session, commandId: o.cause });
+          break;
+        case 'input.withdraw':
+          effects.push({ kind: 'withdraw', session, commandId: o.cause, inputId: o.subject, text: o.text });
           break;
         case 'control.forward':
           effects.push({ kind: 'forward', session, command: o.command });

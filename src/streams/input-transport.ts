@@ -4,21 +4,23 @@
 import { EMPTY, from, map, mergeMap, type Observable } from 'rxjs';
 import { newId, type Rejection } from '../protocol/index.js';
 import type { ActorHost, Effect, SessionItem } from './actor-host.js';
-import type { Controller, InputOutcome, InputTransport } from './surface.js';
+import type { Controller, InputOutcome, InputTransport, WithdrawOutcome } from './surface.js';
 
 type SendEffect = Extract<Effect, { kind: 'send' }>;
 type ForwardEffect = Extract<Effect, { kind: 'forward' }>;
 type CancelEffect = Extract<Effect, { kind: 'cancel' }>;
 type AnswerEffect = Extract<Effect, { kind: 'answer' }>;
-/** Performs a user-plane effect: a send_input, a cancel of the active run, or an approval's answer. */
+type WithdrawEffect = Extract<Effect, { kind: 'withdraw' }>;
+/** Performs a user-plane effect: a send_input, a cancel of the active run, a withdraw, or an approval's answer. */
 export function throughTransport(
   transport: InputTransport | undefined,
-  effect: SendEffect | CancelEffect | AnswerEffect,
+  effect: SendEffect | CancelEffect | AnswerEffect | WithdrawEffect,
   logged: boolean,
   now: () => number,
 ): Observable<SessionItem> {
   if (effect.kind === 'send') return sendThrough(transport, effect, logged, now);
   if (effect.kind === 'cancel') return cancelThrough(transport, effect, logged, now);
+  if (effect.kind === 'withdraw') return withdrawThrough(transport, effect, logged, now);
   // The answer is on the stream already; a vendor that settled the request meanwhile reports it
   // as approval.resolved, which finds the hold gone and adds nothing.
   if (logged)
@@ -48,6 +50,36 @@ export function cancelThrough(
         kind: 'input',
         session: effect.session,
         input: { type: 'cancel.answered', at: now(), commandId: effect.commandId, ok: o.ok },
+      }),
+    ),
+  );
+}
+
+/** D32: asks the vendor's queue for an input back; no durable record of the step means nothing goes out (D22). */
+export function withdrawThrough(
+  transport: InputTransport | undefined,
+  effect: WithdrawEffect,
+  logged: boolean,
+  now: () => number,
+): Observable<SessionItem> {
+  const withdraw = transport?.withdraw?.bind(transport);
+  const outcome: Promise<WithdrawOutcome> =
+    !logged || withdraw === undefined
+      ? Promise.resolve({ error: logged ? 'the transport cannot take inputs back' : 'log not durable' })
+      : Promise.resolve()
+          .then(() => withdraw({ session: effect.session, commandId: effect.inputId, text: effect.text }))
+          .catch((cause: unknown): WithdrawOutcome => ({ error: String(cause) }));
+  return from(outcome).pipe(
+    map(
+      (o): SessionItem => ({
+        kind: 'input',
+        session: effect.session,
+        input: {
+          type: 'withdraw.answered',
+          at: now(),
+          commandId: effect.commandId,
+          ...('removed' in o ? { removed: o.removed } : { detail: o.error }),
+        },
       }),
     ),
   );

@@ -152,6 +152,7 @@ const RETRIED_INPUTS = new Set([
   'input.consumed',
   'forward.settled',
   'cancel.answered',
+  'withdraw.answered',
   'approval.requested',
   'approval.resolved',
   'transport.lost',
@@ -399,7 +400,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Starts an effect; for a steering reply, its outcome goes back to the session (D9). */
   function perform(effect: Effect, logged: boolean): void {
-    if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer') {
+    if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer' || effect.kind === 'withdraw') {
       effects$.next(throughTransport(opts.transport, effect, logged, Date.now));
       return;
     }
@@ -460,7 +461,14 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
       // A send, forward, cancel or answer of a refused step never starts: its command was rolled back and is decided on retry.
-      if (f.kind === 'send' || f.kind === 'forward' || f.kind === 'cancel' || f.kind === 'answer') continue;
+      if (
+        f.kind === 'send' ||
+        f.kind === 'forward' ||
+        f.kind === 'cancel' ||
+        f.kind === 'answer' ||
+        f.kind === 'withdraw'
+      )
+        continue;
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));

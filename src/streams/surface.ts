@@ -121,6 +121,8 @@ export interface VendorSurface {
   cancels?: boolean;
   /** The user-plane transport raises approvals that `control.attention.respond` answers. */
   approvals?: boolean;
+  /** D32: the user-plane transport takes back a send_input not read yet (`InputTransport.withdraw`). */
+  withdrawsInputs?: boolean;
   /**
    * Commands the adapter carries out on the vendor's own API (OpenHands: control.attention.respond,
    * control.pause, control.resume, x.openhands.control.interrupt), decided by the vendor's answer.
@@ -161,6 +163,9 @@ export interface InputRequest {
 /** What the vendor's transport said: it took the input, or it did not (refused or unreachable). */
 export type InputOutcome = { ok: true } | { ok: false; detail: string };
 
+/** D32: the vendor's queue gave the input back (`removed`), no longer held it (read), or did not answer. */
+export type WithdrawOutcome = { removed: boolean } | { error: string };
+
 /** A fact the transport observed about a session, fed to its actor. */
 export type TransportFact =
   | { kind: 'consumed'; session: string; at: number; text: string }
@@ -199,6 +204,8 @@ export interface InputTransport {
   cancel?(session: string): Promise<InputOutcome>;
   /** Answers an approval the vendor raised on this channel. */
   answer?(session: string, approvalId: string, approved: boolean, reason?: string): Promise<InputOutcome>;
+  /** D32: takes back an input sent earlier (`commandId`, `text`) that the agent has not read yet. */
+  withdraw?(req: Omit<InputRequest, 'delivery'>): Promise<WithdrawOutcome>;
   /** Facts about sessions (inputs consumed), live. */
   facts$?: Observable<TransportFact>;
 }

@@ -1,6 +1,7 @@
 // The adapter's Cline hub connection against a stand-in hub speaking the v1 frames Cline 3.0.65
 // was observed to speak (cline-hub-observed §1.2–§1.6): discovery record and token, registration
-// with no capabilities, commands and replies, events as facts, loss and reconnect.
+// with no capabilities, commands and replies, events as facts, withdraw through the pending-prompt
+// commands, loss and reconnect.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -157,6 +158,64 @@ test('connects with the token as subprotocol, registers with no capabilities, su
       approvalId: 'ap1',
       approved: false,
       reason: 'not now',
+    });
+  } finally {
+    await conn.close();
+    await hub.close();
+    rmSync(d.root, { recursive: true, force: true });
+  }
+});
+
+test('withdraw finds the pending prompt by its text and removes it by id; not listed or not removed is removed false; a refusal is an error', async () => {
+  const hub = await stubHub('secret-w');
+  const d = dataDir();
+  d.write(hub.url, 'secret-w');
+  const conn = new HubConnection({ endpoint: () => resolveHubEndpoint(d.env), clientId: 'aep-test' });
+  const t = hubTransport(conn);
+  const commands = () =>
+    hub.frames
+      .filter((f) => f.kind === 'command')
+      .map((f) => (f as { envelope: Record<string, unknown> }).envelope)
+      .filter((e) => String(e.command).includes('pending_prompt'));
+  try {
+    await until(() => t.ready(), 'registered');
+    hub.replies.set('session.pending_prompts', {
+      ok: true,
+      payload: {
+        sessionId: 's1',
+        prompts: [
+          { id: 'pp_other', prompt: 'another text', delivery: 'queue', attachmentCount: 0 },
+          { id: 'pp_mine', prompt: 'take me back', delivery: 'queue', attachmentCount: 0 },
+        ],
+      },
+    });
+    hub.replies.set('session.remove_pending_prompt', {
+      ok: true,
+      payload: { sessionId: 's1', prompts: [], removed: true },
+    });
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c1', text: 'take me back' }), { removed: true });
+    assert.equal(
+      commands().map((e) => [e.command, e.sessionId, e.payload]),
+      [
+        ['session.pending_prompts', 's1', {}],
+        ['session.remove_pending_prompt', 's1', { promptId: 'pp_mine' }],
+      ],
+    );
+    // Not listed: consumed already; nothing is removed.
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c2', text: 'read already' }), { removed: false });
+    assert.is(commands().length, 3, 'listed, never removed');
+    // Listed, but gone by the time the remove arrives.
+    hub.replies.set('session.remove_pending_prompt', {
+      ok: true,
+      payload: { sessionId: 's1', prompts: [], removed: false },
+    });
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c3', text: 'take me back' }), { removed: false });
+    hub.replies.set('session.pending_prompts', {
+      ok: false,
+      error: { code: 'pending_prompts_unavailable', message: 'Pending prompt service is not available.' },
+    });
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c4', text: 'take me back' }), {
+      error: 'pending_prompts_unavailable',
     });
   } finally {
     await conn.close();

@@ -1,7 +1,9 @@
 // D31, D32 end to end on Cline 3.0.65's real hub against the loopback mock Chat Completions API:
 // `x.cline.control.instruct` with delivery `steer` sent while a slow tool runs reaches a model
 // request of that turn; with no turn running it is refused session-idle; `queue` is refused as the
-// instruct lane's table says (it honours moment and steer); a withdrawn instruct never reaches the model.
+// instruct lane's table says (it honours moment and steer); a withdrawn instruct never reaches the model;
+// a queued `x.cline.control.send_input` withdrawn while the turn runs is removed from the hub's pending
+// prompts and never reaches the model, and one the hub has consumed is refused `already-delivered`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
@@ -145,6 +147,44 @@ test('a withdrawn instruct never reaches the model: dropped withdrawn, cause-lin
   assert.ok(find(session, 'tool.completed'), 'PostToolUse came and went with the queue empty');
   assert.is(withText(text).length, 0, 'no request carries the withdrawn text');
   assert.not.ok(find(session, 'x.cline.instruction.delivered', cmd.id));
+});
+
+test('a queued send_input withdrawn while the turn runs is removed from the hub and never read; one read already is refused already-delivered', async () => {
+  const { session, release, turn } = await slowTurn('CWITHDRAWINPUT');
+  const text = `CLINE-INPUT-WITHDRAWN-${session.slice(-8)}`;
+  const cmd = await accepted(session, 'x.cline.control.send_input', { text, delivery: 'queue' });
+  await hub.stack.waitFor('input.sent', () => find(session, 'x.cline.input.sent', cmd.id));
+  const pending = await hub.driver.command('session.pending_prompts', session, {});
+  assert.ok(bodyHas(pending.payload, text), `the hub holds it as a pending prompt: ${JSON.stringify(pending)}`);
+  const w = await accepted(session, 'x.cline.control.withdraw', { instruction: cmd.id }, 'metadata');
+  const dropped = await hub.stack.waitFor('dropped withdrawn', () =>
+    find(session, 'x.cline.instruction.dropped', w.id),
+  );
+  assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
+  const after = await hub.driver.command('session.pending_prompts', session, {});
+  assert.ok(after.ok, JSON.stringify(after));
+  assert.not.ok(bodyHas(after.payload, text), `the hub no longer holds it: ${JSON.stringify(after.payload)}`);
+  // A second input stays queued, is read as the next turn, and then can no longer be withdrawn.
+  const kept = `CLINE-INPUT-KEPT-${session.slice(-8)}`;
+  const keptCmd = await accepted(session, 'x.cline.control.send_input', { text: kept, delivery: 'queue' });
+  await hub.stack.waitFor('input.sent', () => find(session, 'x.cline.input.sent', keptCmd.id));
+  release();
+  const done = await turn;
+  assert.ok(done.ok, JSON.stringify(done));
+  await hub.stack.waitFor('input.consumed', () => find(session, 'x.cline.input.consumed', keptCmd.id), 60_000);
+  await hub.stack.waitFor('a request with the kept text', () => withText(kept)[0], 60_000);
+  const late = await send(session, 'x.cline.control.withdraw', { instruction: keptCmd.id }, 'metadata');
+  assert.is(late.settled.outcome, 'rejected', JSON.stringify(late.settled));
+  if (late.settled.outcome === 'rejected')
+    assert.equal([late.settled.reason, late.settled.code], ['refused', 'already-delivered']);
+  assert.is(withText(text).length, 0, 'no request carries the withdrawn text');
+  assert.not.ok(find(session, 'x.cline.input.consumed', cmd.id), 'the hub never reported it read');
+  assert.equal(
+    // Each event once: the consumer may see a redelivery (same id) of an event it already has.
+    [...new Map(hub.stack.events.filter((e) => e.cause === cmd.id).map((e) => [e.id, e.type])).values()],
+    ['control.accepted', 'x.cline.input.sent'],
+    'its own terminal is the drop the withdraw caused',
+  );
 });
 
 test('the adapter reported no errors once the hub was up', () => {

@@ -1,10 +1,19 @@
 // The Cline hub as the adapter's user-plane transport (D28): send_input is hub
 // `session.send_input {prompt, delivery}` on the hook session's id (`rootSessionId`), the hub's
 // `session.pending_prompt_submitted` reports each consumption, `run.abort` cancels the active run,
-// and the approval loop (`approval.requested` / `approval.respond` / `approval.resolved`) becomes
+// a withdraw finds the input among `session.pending_prompts` by its text (the hub's reply to
+// send_input names no prompt id; the gate keeps pending texts distinct) and takes it out with
+// `session.remove_pending_prompt`, whose `removed` says whether the hub still held it, and the
+// approval loop (`approval.requested` / `approval.respond` / `approval.resolved`) becomes
 // attention requests answered through the same socket.
 import { filter, map, merge, mergeMap, type Observable } from 'rxjs';
-import type { InputOutcome, InputRequest, InputTransport, TransportFact } from '../../streams/surface.js';
+import type {
+  InputOutcome,
+  InputRequest,
+  InputTransport,
+  TransportFact,
+  WithdrawOutcome,
+} from '../../streams/surface.js';
 import type { HubConnection, HubEvent, HubReply } from './connection.js';
 import { toolDetail } from '../table.js';
 
@@ -28,6 +37,16 @@ const promptOf = (e: HubEvent): string | undefined => {
 
 const outcome = (reply: HubReply): InputOutcome =>
   reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
+
+/** The id of the pending prompt holding `text`, from a `session.pending_prompts` reply. */
+function pendingIdOf(reply: HubReply, text: string): string | undefined {
+  const prompts = Array.isArray(reply.payload?.prompts) ? (reply.payload.prompts as unknown[]) : [];
+  for (const p of prompts) {
+    const entry = typeof p === 'object' && p !== null ? (p as Record<string, unknown>) : {};
+    if (entry.prompt === text) return str(entry.id);
+  }
+  return undefined;
+}
 
 /** One hub event as the facts it carries (none for the rest of the hub's 48 events). */
 function factsOf(e: HubEvent, at: number): TransportFact[] {
@@ -89,13 +108,32 @@ export function hubTransport(
     filter((up) => !up),
     map((): TransportFact => ({ kind: 'lost', at: now() })),
   );
+  // A withdraw racing its own send waits for the hub's answer to it: only then is the prompt listed.
+  const sending = new Map<string, Promise<unknown>>();
   return {
     hub,
     ready: () => hub.ready(),
     async send(req: InputRequest): Promise<InputOutcome> {
       const payload: Record<string, unknown> = { prompt: req.text };
       if (req.delivery !== undefined) payload.delivery = req.delivery;
-      return outcome(await hub.command('session.send_input', req.session, payload));
+      const reply = hub.command('session.send_input', req.session, payload);
+      sending.set(req.commandId, reply);
+      try {
+        return outcome(await reply);
+      } finally {
+        sending.delete(req.commandId);
+      }
+    },
+    async withdraw(req): Promise<WithdrawOutcome> {
+      await sending.get(req.commandId);
+      const listed = await hub.command('session.pending_prompts', req.session, {});
+      if (!listed.ok) return { error: listed.error?.code ?? 'session.pending_prompts refused' };
+      const promptId = pendingIdOf(listed, req.text);
+      // Not listed: the agent took it already (its pending_prompt_submitted reports that).
+      if (promptId === undefined) return { removed: false };
+      const removed = await hub.command('session.remove_pending_prompt', req.session, { promptId });
+      if (!removed.ok) return { error: removed.error?.code ?? 'session.remove_pending_prompt refused' };
+      return { removed: removed.payload?.removed === true };
     },
     async cancel(session: string): Promise<InputOutcome> {
       return outcome(await hub.command('run.abort', session, {}));
