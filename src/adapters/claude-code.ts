@@ -181,7 +181,9 @@ export const claudeCode: VendorTable = {
   // Stop fall inside one (steer), between UserPromptSubmit and the Stop that ends it.
   deliveries: {
     honours: ['moment', 'steer', 'queue'],
-    evidence: `${E2E}#UserPromptSubmit delivers an instruction queued between turns; ${E2E}#PreToolUse delivers a queued instruction to the next model request`,
+    evidence:
+      `${E2E}#UserPromptSubmit delivers an instruction queued between turns; ${E2E}#PreToolUse delivers a queued instruction to the next model request; ` +
+      `${E2E}-delivery#steer sent while a slow tool runs reaches the same turn at PostToolUse; with no turn running it is refused session-idle`,
   },
   moments: {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session

@@ -189,6 +189,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.ok(texts.includes(text), 'beside the tool result, as a user message');
     const [first, second] = results(lines);
     assert.is(first!.stop_reason, 'tool_use', "the first message's turn ended before the model read the tool result");
+    assert.is(first!.terminal_reason, 'aborted_tools');
     assert.is(second!.stop_reason, 'end_turn');
     assert.equal(statesOf(lines, FIRST), ['queued', 'started', 'cancelled']);
     assert.equal(statesOf(lines, SECOND), ['queued', 'started', 'completed']);
