@@ -3,6 +3,7 @@
 // becomes session inputs too. A transport that throws counts as unreachable, never as a crash.
 import { EMPTY, from, map, mergeMap, type Observable } from 'rxjs';
 import { newId, type Rejection } from '../protocol/index.js';
+import type { SessionInput } from '../machines/session-types.js';
 import type { ActorHost, Effect, SessionItem } from './actor-host.js';
 import type { Controller, InputOutcome, InputTransport, WithdrawOutcome } from './surface.js';
 
@@ -30,6 +31,28 @@ export function throughTransport(
   return EMPTY;
 }
 
+/**
+ * One call on the transport, as the session input its answer becomes. No durable record of the
+ * step means no call (D22); a missing verb or a throw is an answer too, never a crash.
+ */
+function answered<T>(
+  session: string,
+  call: (() => Promise<T>) | undefined,
+  logged: boolean,
+  failed: (detail: string) => T,
+  toInput: (o: T) => SessionInput,
+): Observable<SessionItem> {
+  const outcome: Promise<T> =
+    !logged || call === undefined
+      ? Promise.resolve(failed(logged ? 'no transport' : 'log not durable'))
+      : Promise.resolve()
+          .then(call)
+          .catch((cause: unknown) => failed(String(cause)));
+  return from(outcome).pipe(map((o): SessionItem => ({ kind: 'input', session, input: toInput(o) })));
+}
+
+const notTaken = (detail: string): InputOutcome => ({ ok: false, detail });
+
 /** Forwards a cancel; no durable record of the step means nothing goes out (D22). */
 export function cancelThrough(
   transport: InputTransport | undefined,
@@ -38,21 +61,12 @@ export function cancelThrough(
   now: () => number,
 ): Observable<SessionItem> {
   const cancel = transport?.cancel?.bind(transport);
-  const outcome: Promise<InputOutcome> =
-    !logged || cancel === undefined
-      ? Promise.resolve({ ok: false, detail: logged ? 'no transport' : 'log not durable' })
-      : Promise.resolve()
-          .then(() => cancel(effect.session))
-          .catch((cause: unknown): InputOutcome => ({ ok: false, detail: String(cause) }));
-  return from(outcome).pipe(
-    map(
-      (o): SessionItem => ({
-        kind: 'input',
-        session: effect.session,
-        input: { type: 'cancel.answered', at: now(), commandId: effect.commandId, ok: o.ok },
-      }),
-    ),
-  );
+  return answered(effect.session, cancel && (() => cancel(effect.session)), logged, notTaken, (o) => ({
+    type: 'cancel.answered',
+    at: now(),
+    commandId: effect.commandId,
+    ok: o.ok,
+  }));
 }
 
 /** D32: asks the vendor's queue for an input back; no durable record of the step means nothing goes out (D22). */
@@ -63,25 +77,18 @@ export function withdrawThrough(
   now: () => number,
 ): Observable<SessionItem> {
   const withdraw = transport?.withdraw?.bind(transport);
-  const outcome: Promise<WithdrawOutcome> =
-    !logged || withdraw === undefined
-      ? Promise.resolve({ error: logged ? 'the transport cannot take inputs back' : 'log not durable' })
-      : Promise.resolve()
-          .then(() => withdraw({ session: effect.session, commandId: effect.inputId, text: effect.text }))
-          .catch((cause: unknown): WithdrawOutcome => ({ error: String(cause) }));
-  return from(outcome).pipe(
-    map(
-      (o): SessionItem => ({
-        kind: 'input',
-        session: effect.session,
-        input: {
-          type: 'withdraw.answered',
-          at: now(),
-          commandId: effect.commandId,
-          ...('removed' in o ? { removed: o.removed } : { detail: o.error }),
-        },
-      }),
-    ),
+  const req = { session: effect.session, commandId: effect.inputId, text: effect.text };
+  return answered(
+    effect.session,
+    withdraw && (() => withdraw(req)),
+    logged,
+    (error): WithdrawOutcome => ({ error }),
+    (o) => ({
+      type: 'withdraw.answered',
+      at: now(),
+      commandId: effect.commandId,
+      ...('removed' in o ? { removed: o.removed } : { detail: o.error }),
+    }),
   );
 }
 
@@ -92,28 +99,17 @@ export function sendThrough(
   logged: boolean,
   now: () => number,
 ): Observable<SessionItem> {
-  const outcome: Promise<InputOutcome> =
-    !logged || transport === undefined
-      ? Promise.resolve({ ok: false, detail: logged ? 'no transport' : 'log not durable' })
-      : Promise.resolve()
-          .then(() =>
-            transport.send({
-              session: effect.session,
-              commandId: effect.commandId,
-              text: effect.text,
-              ...(effect.delivery === undefined ? {} : { delivery: effect.delivery }),
-            }),
-          )
-          .catch((cause: unknown): InputOutcome => ({ ok: false, detail: String(cause) }));
-  return from(outcome).pipe(
-    map(
-      (o): SessionItem => ({
-        kind: 'input',
-        session: effect.session,
-        input: { type: o.ok ? 'input.sent' : 'input.failed', at: now(), commandId: effect.commandId },
-      }),
-    ),
-  );
+  const req = {
+    session: effect.session,
+    commandId: effect.commandId,
+    text: effect.text,
+    ...(effect.delivery === undefined ? {} : { delivery: effect.delivery }),
+  };
+  return answered(effect.session, transport && (() => transport.send(req)), logged, notTaken, (o) => ({
+    type: o.ok ? 'input.sent' : 'input.failed',
+    at: now(),
+    commandId: effect.commandId,
+  }));
 }
 
 /** The transport's observations as session inputs; a lost channel reaches every session holding one of its requests. */

@@ -166,12 +166,22 @@ test('connects with the token as subprotocol, registers with no capabilities, su
   }
 });
 
-test('withdraw finds the pending prompt by its text and removes it by id; not listed or not removed is removed false; a refusal is an error', async () => {
-  const hub = await stubHub('secret-w');
+/** A transport on a stub hub found through its discovery record; `close` undoes all of it. */
+async function transportOnStub(token: string) {
+  const hub = await stubHub(token);
   const d = dataDir();
-  d.write(hub.url, 'secret-w');
+  d.write(hub.url, token);
   const conn = new HubConnection({ endpoint: () => resolveHubEndpoint(d.env), clientId: 'aep-test' });
-  const t = hubTransport(conn);
+  const close = async () => {
+    await conn.close();
+    await hub.close();
+    rmSync(d.root, { recursive: true, force: true });
+  };
+  return { hub, t: hubTransport(conn), close };
+}
+
+test('withdraw finds the pending prompt by its text and removes it by id; not listed or not removed is removed false; a refusal is an error', async () => {
+  const { hub, t, close } = await transportOnStub('secret-w');
   const commands = () =>
     hub.frames
       .filter((f) => f.kind === 'command')
@@ -218,9 +228,7 @@ test('withdraw finds the pending prompt by its text and removes it by id; not li
       error: 'pending_prompts_unavailable',
     });
   } finally {
-    await conn.close();
-    await hub.close();
-    rmSync(d.root, { recursive: true, force: true });
+    await close();
   }
 });
 

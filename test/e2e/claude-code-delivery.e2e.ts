@@ -194,17 +194,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
         "the same turn's next request carries it",
       );
       // The turn is over and the session still open: a steer now would start a turn.
-      const late = command(SENDER, session, {
-        type: 'x.claude-code.control.instruct',
-        data: { text: `${text}-LATE`, delivery: 'steer' },
-        capture: 'redacted',
-      });
-      const settled = await consumer.send(late);
-      assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code, settled.ack['code']] : settled, [
-        'refused',
-        'session-idle',
-        'session-idle',
-      ]);
+      const data = { text: `${text}-LATE`, delivery: 'steer' };
+      const late = await consumer.send(command(SENDER, session, { type: cmd.type, data, capture: 'redacted' }));
+      const outcome = late.outcome === 'rejected' && [late.reason, late.code, late.ack['code']];
+      assert.equal(outcome, ['refused', 'session-idle', 'session-idle'], JSON.stringify(late));
       assert.not.ok(find(session, 'session.ended'), 'refused as idle, not as ended');
     } finally {
       cli.end();

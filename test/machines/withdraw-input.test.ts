@@ -3,17 +3,13 @@
 // `already-delivered` once the agent has it, and nothing changes when the queue does not answer.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { cline } from '../../src/adapters/cline.js';
 import { command } from '../../src/protocol/index.js';
-import type { InputPolicy, SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
 import { end, run, SESSION, step, types, VENDOR, type Snap } from '../support/session-steps.js';
 
-const HUB: InputPolicy = {
-  deliveries: ['queue', 'steer'],
-  defaultDelivery: 'queue',
-  refuseIdle: true,
-  reportsConsumption: true,
-  mergesIdentical: true,
-};
+/** The Cline hub's policy, whose queue gives inputs back. */
+const HUB = cline.sendInput!;
 const sender = (agent: string) => ({ agent, host: 'test-host' });
 
 const opens: SessionInput = { type: 'hook.moment', at: 500, hookId: 'o0', eligible: false, turn: 'opens' };
