@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { auditFiles } from '../../src/audit/audit.js';
 import { command, type AepCommand } from '../../src/protocol/index.js';
 import type { RecordedRequest } from '../support/mock-openai.js';
 import { startClineHub, type ClineHub } from '../support/cline-hub-e2e.js';
@@ -173,6 +174,10 @@ test('a queued send_input withdrawn while the turn runs is removed from the hub 
   assert.ok(done.ok, JSON.stringify(done));
   await hub.stack.waitFor('input.consumed', () => find(session, 'x.cline.input.consumed', keptCmd.id), 60_000);
   await hub.stack.waitFor('a request with the kept text', () => withText(kept)[0], 60_000);
+  // The turn the kept input started ends before the suite goes on (its hooks write into the state dir).
+  const turnsEnded = () =>
+    new Set(hub.stack.events.filter((e) => e.session === session && e.type === 'run.finished').map((e) => e.id)).size;
+  await hub.stack.waitFor('the end of the turn the kept input started', () => turnsEnded() >= 2 || undefined, 60_000);
   const late = await send(session, 'x.cline.control.withdraw', { instruction: keptCmd.id }, 'metadata');
   assert.is(late.settled.outcome, 'rejected', JSON.stringify(late.settled));
   if (late.settled.outcome === 'rejected')
@@ -184,6 +189,13 @@ test('a queued send_input withdrawn while the turn runs is removed from the hub 
     [...new Map(hub.stack.events.filter((e) => e.cause === cmd.id).map((e) => [e.id, e.type])).values()],
     ['control.accepted', 'x.cline.input.sent'],
     'its own terminal is the drop the withdraw caused',
+  );
+  const audit = await auditFiles([hub.stack.logPath]);
+  const rec = audit.instructions.find((i) => i.id === cmd.id);
+  assert.equal([rec?.status, rec?.dropped?.reason], ['dropped', 'withdrawn']);
+  assert.equal(
+    audit.violations.filter((v) => v.message.includes(cmd.id) || v.message.includes(keptCmd.id)),
+    [],
   );
 });
 
