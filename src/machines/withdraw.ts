@@ -147,7 +147,8 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
 /**
  * The vendor's queue answered a withdraw of a send_input. Removed: the input is dropped
  * `withdrawn`, cause-linked to the withdraw. Not there: the agent read it (its consumption report
- * settles the input) and the withdraw is refused `already-delivered`. A failed call changes nothing.
+ * settles the input) and the withdraw is refused `already-delivered`. A failed call is refused `busy`
+ * and the input stays pending here.
  */
 export function withdrawAnswered(ctx: SessionContext, answer: WithdrawAnsweredInput): Step {
   const w = ctx.withdrawals?.find((x) => x.id === answer.commandId);
@@ -160,7 +161,7 @@ export function withdrawAnswered(ctx: SessionContext, answer: WithdrawAnsweredIn
   if (answer.removed === undefined) {
     return refuse({
       ...REJECT.transportDown,
-      detail: `the agent's queue did not answer (${answer.detail ?? 'no detail'}); nothing was changed`,
+      detail: `the agent's queue did not answer (${answer.detail ?? 'no detail'}); the input is still counted as waiting: send the withdraw again`,
     });
   }
   const item = ctx.inputs.find((i) => i.id === w.input);
