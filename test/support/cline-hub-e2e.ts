@@ -200,11 +200,15 @@ export async function startClineHub(): Promise<ClineHub> {
             .map((m) => JSON.stringify(m.content)),
         ),
     async close() {
-      await driver.close();
-      await stack.close();
-      await mock.close();
-      await stopHub();
-      rmSync(ws.root, { recursive: true, force: true });
+      // The hub daemon outlives this process: it is stopped even when an earlier step fails.
+      try {
+        await driver.close();
+        await stack.close();
+        await mock.close();
+      } finally {
+        await stopHub();
+        rmSync(ws.root, { recursive: true, force: true });
+      }
     },
   };
 }
