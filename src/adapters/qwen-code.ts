@@ -5,6 +5,7 @@
 import { int, obj, str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
+import { qwenServeLane } from '../lanes/qwen-serve/lane.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS,
   allowOrDeny,
@@ -93,6 +94,15 @@ export const qwenCode: VendorTable = {
   // D7: hooks fired inside a subagent carry agent_id.
   subagent: carriesAgentId,
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
+  // D30: sessions hosted by `qwen serve` also take mid-turn messages, queued prompts and cancels.
+  nativeLane: {
+    name: 'serve',
+    urlEnv: 'AEP_QWEN_SERVE_URL',
+    tokenFileEnv: 'AEP_QWEN_SERVE_TOKEN_FILE',
+    evidence:
+      "e2e/qwen-serve-lane#a steer during a slow tool call is in the same turn's next model request, with the daemon's receipt",
+    open: (o) => qwenServeLane(o),
+  },
   moments: {
     // `--continue` keeps the session id: the start moment reopens an ended session.
     SessionStart: {

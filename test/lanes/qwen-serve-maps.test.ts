@@ -14,6 +14,8 @@ import {
   type SessionView,
 } from '../../src/lanes/qwen-serve/maps.js';
 import { sseData } from '../../src/lanes/qwen-serve/sse.js';
+import { qwenCode } from '../../src/adapters/qwen-code.js';
+import { readFileSync } from 'node:fs';
 
 const S = 'sess-1';
 const AT = 1000;
@@ -196,6 +198,18 @@ test('queue and withdrawal answers', () => {
   assert.equal(removedOf({ status: 404, body: { error: 'no session' } }), {
     error: 'qwen serve answered the withdrawal with HTTP 404: no session',
   });
+});
+
+test("the vendor table's lane row names the end-to-end test that proves it", () => {
+  const row = qwenCode.nativeLane!;
+  assert.equal([row.name, row.urlEnv, row.tokenFileEnv], ['serve', 'AEP_QWEN_SERVE_URL', 'AEP_QWEN_SERVE_TOKEN_FILE']);
+  const name = /^e2e\/qwen-serve-lane#(.+)$/.exec(row.evidence)?.[1];
+  assert.ok(name, row.evidence);
+  const e2e = readFileSync(new URL('../e2e/qwen-serve-lane.e2e.ts', import.meta.url), 'utf8');
+  assert.ok(
+    [`test('${name}'`, `test("${name}"`].some((s) => e2e.includes(s)),
+    `no e2e test named "${name}"`,
+  );
 });
 
 test.run();
