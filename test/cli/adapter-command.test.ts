@@ -349,8 +349,8 @@ test('qwen serve lane: --serve and --serve-token-file over AEP_QWEN_SERVE_URL / 
   assert.throws(() => adapterConfig('qwen-code', { serve: 'ws://127.0.0.1:4170' }, env()), /http\(s\) URL/);
   assert.throws(() => adapterConfig('qwen-code', { serveTokenFile: file }, env()), /needs --serve/);
   assert.throws(
-    () => adapterConfig('codex', { serve: 'http://127.0.0.1:4170' }, env()),
-    /no serve lane: .* apply to qwen-code/,
+    () => adapterConfig('vscode', { serve: 'http://127.0.0.1:4170' }, env()),
+    /vscode has no serve lane: .* apply to .*qwen-code/,
   );
 });
 
