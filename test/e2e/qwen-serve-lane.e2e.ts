@@ -99,13 +99,15 @@ if (binary === undefined) {
     assert.equal(errors, []);
   });
 
-  test('a steer to an idle session is refused idle: a steer never starts a turn', async () => {
+  test('a steer to an idle session is refused idle: a steer never starts a turn; interrupt has nothing to stop', async () => {
     const before = mock.modelRequests().length;
     const out = await lane.steer({ session, commandId: 'cmd-idle-1', text: 'STEER-SERVE-IDLE' });
     assert.equal(out.ok ? out : out.reason, 'idle', JSON.stringify(out));
     await wait(500);
     assert.is(mock.modelRequests().length, before, 'no model request followed');
     assert.is(seen('STEER-SERVE-IDLE').length, 0);
+    const stop = await lane.interrupt(session);
+    assert.equal(stop, { ok: false, detail: 'no turn runs in this qwen serve session; nothing to stop' });
   });
 
   test("a steer during a slow tool call is in the same turn's next model request, with the daemon's receipt", async () => {

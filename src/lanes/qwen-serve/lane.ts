@@ -169,6 +169,11 @@ export class QwenServeLane implements NativeLane {
    * and the result names it (`withdrawn`); what could not be taken back was already read.
    */
   async interrupt(session: string): Promise<InterruptResult> {
+    const down = await this.unreached(session);
+    if (down !== undefined && !down.ok) return { ok: false, detail: down.detail };
+    // The daemon answers 204 to a cancel with nothing running: that stopped nothing.
+    if (this.sessions.get(session)?.turn === undefined)
+      return { ok: false, detail: 'no turn runs in this qwen serve session; nothing to stop' };
     const withdrawn: string[] = [];
     for (const [commandId, h] of [...this.held]) {
       if (h.session !== session) continue;
