@@ -200,6 +200,16 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   return cfg;
 }
 
+/** Refuses anything but an http(s) URL, saying what it must be. */
+function httpUrl(url: string, must: string): void {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw new SteeringError('CONFIG_INVALID', `${must}, got "${url}"`);
+  }
+}
+
 /** A bridge vendor's server settings; a hook vendor refuses the flags. */
 function sourceConfig(
   table: VendorTable,
@@ -219,15 +229,7 @@ function sourceConfig(
     return undefined;
   }
   const url = f.server ?? (env[spec.env.url] || spec.defaultUrl);
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-  } catch {
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `--server (${spec.env.url}) must be the agent server's http(s) URL, got "${url}"`,
-    );
-  }
+  httpUrl(url, `--server (${spec.env.url}) must be the agent server's http(s) URL`);
   const key = f.serverKey ?? (env[spec.env.key] || undefined);
   const poll = f.poll ?? (env[spec.env.poll] || String(spec.defaultPollSeconds));
   const seconds = Number(poll);
@@ -265,15 +267,7 @@ function laneConfig(table: VendorTable, token: string, f: AdapterFlags, env: Nod
       throw new SteeringError('CONFIG_INVALID', `--serve-token-file needs --serve (${spec.urlEnv}): the daemon's URL`);
     return undefined;
   }
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-  } catch {
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `--serve (${spec.urlEnv}) must be the daemon's http(s) URL, e.g. http://127.0.0.1:4170, got "${url}"`,
-    );
-  }
+  httpUrl(url, `--serve (${spec.urlEnv}) must be the daemon's http(s) URL, e.g. http://127.0.0.1:4170`);
   // Checked now (exists, mode 600, not empty) so a bad file stops the start; the lane re-reads it per call.
   if (tokenFile !== undefined) readTokenFile(tokenFile);
   return { spec, url, ...(tokenFile === undefined ? {} : { tokenFile }) };

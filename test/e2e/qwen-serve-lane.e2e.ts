@@ -15,7 +15,14 @@ import type { SteeringError } from '../../src/protocol/errors.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
 import { until, wait } from '../support/until.js';
-import { strings, vendorBinary, workspace, type Workspace } from '../support/vendor-e2e.js';
+import {
+  chatMessagesOf,
+  chatTextOf,
+  turnPromptOf,
+  vendorBinary,
+  workspace,
+  type Workspace,
+} from '../support/vendor-e2e.js';
 
 const INJECTED = '[User message received during tool execution]: ';
 
@@ -28,17 +35,9 @@ const facts: LaneFact[] = [];
 const errors: SteeringError[] = [];
 const extra: { lane?: QwenServeLane; daemon?: ServeDaemon; ws?: Workspace }[] = [];
 
-type ChatMessage = { role?: string; content?: unknown };
-const messagesOf = (r: RecordedRequest): ChatMessage[] =>
-  (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
-const textOf = (m: ChatMessage): string => strings(m.content).join('');
-/** The turn a request belongs to: its last marked user prompt. */
-const promptOf = (r: RecordedRequest): string =>
-  [...messagesOf(r)]
-    .reverse()
-    .map(textOf)
-    .find((t) => t.includes('[[TURN]]')) ?? '';
-const requestsOf = (tag: string) => mock.modelRequests().filter((r) => promptOf(r).includes(tag));
+const messagesOf = (r: RecordedRequest) => chatMessagesOf(r.body);
+const textOf = chatTextOf;
+const requestsOf = (tag: string) => mock.modelRequests().filter((r) => turnPromptOf(r.body).includes(tag));
 const seen = (text: string) => mock.modelRequests().filter((r) => r.text.includes(text));
 
 const factsFor = (kind: LaneFact['kind']) => facts.filter((f) => f.kind === kind);

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { vendorBinary, writeQwenSettings, type Workspace } from './vendor-e2e.js';
+import { qwenEnv, vendorBinary, writeQwenSettings, type Workspace } from './vendor-e2e.js';
 
 export interface ServeDaemon {
   url: string;
@@ -41,18 +41,7 @@ export async function startQwenServe(
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   const child = spawn(bin, ['serve', '--port', String(o.port ?? 0), '--no-web', '--require-auth'], {
     cwd: ws.project,
-    env: {
-      PATH: process.env.PATH,
-      HOME: ws.home,
-      QWEN_SERVER_TOKEN: token,
-      OPENAI_API_KEY: 'dummy',
-      OPENAI_BASE_URL: mockBaseUrl,
-      OPENAI_MODEL: 'mock-model',
-      NO_UPDATE_NOTIFIER: '1',
-      DO_NOT_TRACK: '1',
-      QWEN_CODE_DISABLE_TELEMETRY: '1',
-      NO_COLOR: '1',
-    },
+    env: { ...qwenEnv(ws, mockBaseUrl), QWEN_SERVER_TOKEN: token },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: a kill reaches the daemon's agent child too.
     detached: true,

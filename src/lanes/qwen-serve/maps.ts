@@ -3,7 +3,7 @@
 // these functions read. Evidence: the daemon's answers and SSE frames observed against the
 // loopback mock model (README "Qwen Code", `test/e2e/qwen-serve-lane.e2e.ts`).
 import type { LaneFact, LaneOutcome } from '../lane.js';
-import { toolDetail } from '../../adapters/table.js';
+import { toolDetail, toolPermissionHold } from '../../adapters/table.js';
 
 const TOKEN = 'qwen-code';
 
@@ -120,24 +120,20 @@ export function factsOf(session: string, e: ServeEvent, view: SessionView, at: n
       const tool = str(rec(call?._meta)?.toolName) ?? str(call?.kind) ?? 'a tool';
       // D35: what the tool will do (its command, path) as redacted-class `detail`.
       const detail = toolDetail(call?.rawInput) ?? str(call?.title);
+      const { request } = toolPermissionHold(
+        TOKEN,
+        tool,
+        { requestId: approvalId, toolCallId: str(call?.toolCallId) ?? '' },
+        undefined,
+        detail,
+      );
+      // First responder wins: the daemon's own clients (its web shell) may answer too.
       facts.push({
         kind: 'approval',
         session,
         at,
         approvalId,
-        request: {
-          kind: 'permission',
-          prompt: `${TOKEN} requests permission to use ${tool}`,
-          subject: tool,
-          options: [
-            { id: 'allow', label: 'Allow' },
-            { id: 'deny', label: 'Deny' },
-          ],
-          // First responder wins: the daemon's own clients (its web shell) may answer too.
-          respondVia: ['control', 'oob'],
-          context: { requestId: approvalId, toolCallId: str(call?.toolCallId) ?? '' },
-          ...(detail === undefined ? {} : { detail }),
-        },
+        request: { ...request, respondVia: ['control', 'oob'] },
       });
       break;
     }
