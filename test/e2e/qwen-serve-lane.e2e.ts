@@ -146,6 +146,26 @@ if (binary === undefined) {
     assert.is(factsFor('delivered').filter((f) => f.kind === 'delivered' && f.commandId === 'cmd-steer-1').length, 1);
   });
 
+  test('a lane attaching while a turn runs reports that turn, and its steer lands in it', async () => {
+    const { turnId, release } = await slowTurn('s-late');
+    const late = qwenServeLane({ url: daemon.url, tokenFile: daemon.tokenFile, onError: (e) => errors.push(e) });
+    extra.push({ lane: late });
+    const got: LaneFact[] = [];
+    late.facts$.subscribe((f) => got.push(f));
+    await until(() => got.some((f) => f.kind === 'turn.started' && f.turnId === turnId), 'the running turn', 10_000);
+    assert.equal(
+      got.map((f) => f.kind),
+      ['attached', 'turn.started'],
+    );
+    const text = 'STEER-SERVE-LATE';
+    assert.equal(await late.steer({ session, commandId: 'cmd-late-1', text }), { ok: true, ref: 'cmd-late-1' });
+    release();
+    await until(() => got.some((f) => f.kind === 'turn.ended' && f.turnId === turnId), 'turn.ended', 30_000);
+    assert.ok(got.some((f) => f.kind === 'delivered' && f.commandId === 'cmd-late-1'));
+    assert.ok(requestsOf('s-late').some((r) => r.text.includes(`${INJECTED}${text}`)));
+    await late.close();
+  });
+
   test('a steer withdrawn before injection never reaches the model', async () => {
     const { turnId, release } = await slowTurn('s-withdraw');
     const text = 'STEER-SERVE-WITHDRAWN';
