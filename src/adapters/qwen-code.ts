@@ -5,7 +5,6 @@
 import { int, obj, str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
-import { qwenServeLane } from '../lanes/qwen-serve/lane.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS,
   allowOrDeny,
@@ -101,7 +100,7 @@ export const qwenCode: VendorTable = {
     tokenFileEnv: 'AEP_QWEN_SERVE_TOKEN_FILE',
     evidence:
       "e2e/qwen-serve-lane#a steer during a slow tool call is in the same turn's next model request, with the daemon's receipt",
-    open: (o) => qwenServeLane(o),
+    open: async (o) => (await import('../lanes/qwen-serve/lane.js')).qwenServeLane(o),
   },
   moments: {
     // `--continue` keeps the session id: the start moment reopens an ended session.

@@ -59,7 +59,8 @@ export interface NativeLaneSpec {
   tokenFileEnv: string;
   /** Where the lane's behaviour is proven. */
   evidence: string;
-  open(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): NativeLane;
+  /** Loaded on use: the hook path (the shim reads this table) never loads the lane's modules. */
+  open(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<NativeLane>;
 }
 
 /** A parsed hook body as the vendor sent it. */

@@ -13,6 +13,7 @@ import {
   type VendorTable,
 } from '../adapters/table.js';
 import { readTokenFile } from '../consumer/connect.js';
+import type { NativeLane } from '../lanes/lane.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { describeOutage } from '../adapters/shim-trace.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -289,6 +290,8 @@ export interface RunningAdapter {
   /** The relay link, when there is one: whether it completed its handshake (`connected`). */
   relay?: { readonly connected: boolean };
   inspector?: InspectorHandle;
+  /** The native lanes handed to the adapter (D30). */
+  lanes?: NativeLane[];
   close(): Promise<void>;
 }
 
@@ -346,7 +349,7 @@ export async function runAdapter(
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
   const l = cfg.lane;
-  const lane = l?.spec.open({
+  const lane = await l?.spec.open({
     url: l.url,
     ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
     onError: report,
@@ -410,6 +413,7 @@ export async function runAdapter(
   };
   if (inspector !== undefined) running.inspector = inspector;
   if (relay !== undefined) running.relay = relay;
+  if (lane !== undefined) running.lanes = [lane];
   return running;
 }
 

@@ -354,4 +354,24 @@ test('qwen serve lane: --serve and --serve-token-file over AEP_QWEN_SERVE_URL / 
   );
 });
 
+test('the adapter opens the serve lane it is given and closes it; hooks do not wait on it', async () => {
+  const cfg = adapterConfig(
+    'qwen-code',
+    { port: '0', relay: false, log: join(dir, 'q.jsonl'), serve: 'http://127.0.0.1:1' },
+    env(),
+  );
+  const running = await runAdapter(cfg, () => undefined);
+  try {
+    assert.equal(
+      running.lanes?.map((l) => l.name),
+      ['serve'],
+    );
+    assert.is(running.lanes![0]!.reaches('any'), false, 'nothing listens there');
+    const r = await postHook(running.adapter.hookUrl, { hook_event_name: 'SessionStart', session_id: 's-1' });
+    assert.is(r.status, 200);
+  } finally {
+    await running.close();
+  }
+});
+
 test.run();

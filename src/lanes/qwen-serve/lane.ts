@@ -108,13 +108,18 @@ export class QwenServeLane implements NativeLane {
     const down = await this.unreached(req.session);
     if (down !== undefined) return down;
     const running = this.sessions.get(req.session)?.turn !== undefined;
+    // The id is known before the answer: a receipt that overtakes the answer still finds its command.
+    const before = this.held.get(req.commandId);
+    this.hold(req, 'steer', req.commandId);
     const r = await this.call('POST', `/session/${enc(req.session)}/mid-turn-message`, {
       message: req.text,
       messageId: req.commandId,
     });
-    if ('reason' in r) return r;
-    const out = steerOutcome(r, req.commandId, running);
-    if (out.ok) this.hold(req, 'steer', out.ref ?? req.commandId);
+    const out = 'reason' in r ? r : steerOutcome(r, req.commandId, running);
+    if (!out.ok && this.held.get(req.commandId)?.text === req.text) {
+      this.release(req.commandId);
+      if (before !== undefined) this.hold({ ...req, text: before.text }, before.via, before.ref);
+    }
     return out;
   }
 
@@ -136,7 +141,18 @@ export class QwenServeLane implements NativeLane {
     });
     if ('reason' in r) return r;
     const out = queueOutcome(r);
-    if (out.ok) this.hold(req, 'queue', out.ref!);
+    if (!out.ok) return out;
+    this.hold(req, 'queue', out.ref!);
+    // The queued prompt may have started before its answer came back: its start was the receipt.
+    const s = this.sessions.get(req.session);
+    if (s !== undefined && (s.turn === out.ref || s.ended.has(out.ref!)))
+      this.receipt({
+        kind: 'delivered',
+        session: req.session,
+        at: this.now(),
+        commandId: req.commandId,
+        ref: out.ref!,
+      });
     return out;
   }
 
@@ -356,6 +372,14 @@ export class QwenServeLane implements NativeLane {
     if (s.attached) this.subject.next({ kind: 'detached', session, at: this.now(), detail });
   }
 
+  private receipt(f: Extract<LaneFact, { kind: 'delivered' }>): void {
+    if (this.delivered.has(f.commandId)) return;
+    this.release(f.commandId);
+    this.delivered.set(f.commandId, f.ref);
+    if (this.delivered.size > DELIVERED_KEPT) this.delivered.delete(this.delivered.keys().next().value!);
+    this.subject.next(f);
+  }
+
   private observe(session: string, s: Followed, e: ServeEvent): void {
     if (e.type === 'permission_request' && typeof e.data?.requestId === 'string')
       s.options.set(e.data.requestId, optionsOf(e));
@@ -373,9 +397,8 @@ export class QwenServeLane implements NativeLane {
         if (s.ended.size > ENDED_KEPT) s.ended.delete(s.ended.values().next().value!);
       }
       if (f.kind === 'delivered') {
-        this.release(f.commandId);
-        this.delivered.set(f.commandId, f.ref);
-        if (this.delivered.size > DELIVERED_KEPT) this.delivered.delete(this.delivered.keys().next().value!);
+        this.receipt(f);
+        continue;
       }
       if (f.kind === 'approval.resolved') s.options.delete(f.approvalId);
       this.subject.next(f);
