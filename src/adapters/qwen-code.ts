@@ -93,6 +93,15 @@ export const qwenCode: VendorTable = {
   // D7: hooks fired inside a subagent carry agent_id.
   subagent: carriesAgentId,
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
+  // D30: sessions hosted by `qwen serve` also take mid-turn messages, queued prompts and cancels.
+  nativeLane: {
+    name: 'serve',
+    urlEnv: 'AEP_QWEN_SERVE_URL',
+    tokenFileEnv: 'AEP_QWEN_SERVE_TOKEN_FILE',
+    evidence:
+      "e2e/qwen-serve-lane#a steer during a slow tool call is in the same turn's next model request, with the daemon's receipt",
+    open: async (o) => (await import('../lanes/qwen-serve/lane.js')).qwenServeLane(o),
+  },
   moments: {
     // `--continue` keeps the session id: the start moment reopens an ended session.
     SessionStart: {

@@ -5,7 +5,15 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
-import { surfaceFrom, type SourceSpec, type SurfaceOptions, type VendorTable } from '../adapters/table.js';
+import {
+  surfaceFrom,
+  type NativeLaneSpec,
+  type SourceSpec,
+  type SurfaceOptions,
+  type VendorTable,
+} from '../adapters/table.js';
+import { readTokenFile } from '../consumer/connect.js';
+import type { NativeLane } from '../lanes/lane.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { describeOutage } from '../adapters/shim-trace.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -56,6 +64,10 @@ export interface AdapterFlags {
   poll?: string;
   /** Map streaming deltas (AEP_OPENHANDS_DELTAS). */
   deltas?: boolean;
+  /** The vendor's native-lane daemon URL, e.g. `qwen serve` (AEP_QWEN_SERVE_URL, D30). */
+  serve?: string;
+  /** The mode-600 file holding its bearer token (AEP_QWEN_SERVE_TOKEN_FILE). */
+  serveTokenFile?: string;
 }
 
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true' || v === 'yes';
@@ -97,6 +109,8 @@ export interface AdapterConfig {
   userPlane?: { control: boolean; env: NodeJS.ProcessEnv };
   /** A bridge vendor's server connection (OpenHands); absent for hook vendors. */
   source?: { spec: SourceSpec; url: string; key?: string; pollMs: number; deltas: boolean };
+  /** The vendor's native lane (D30): its daemon and token file; absent without `--serve`. */
+  lane?: { spec: NativeLaneSpec; url: string; tokenFile?: string };
 }
 
 /** Flags first, then the environment (D16), then the vendor's defaults. */
@@ -179,10 +193,22 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   else if (cfg.relayUrl !== undefined && isLoopbackUrl(cfg.relayUrl)) cfg.token = ensureLocalToken(env).token;
   const source = sourceConfig(table, token, f, env);
   if (source !== undefined) cfg.source = source;
+  const lane = laneConfig(table, token, f, env);
+  if (lane !== undefined) cfg.lane = lane;
   if (f.inspect !== undefined && f.inspect !== false) {
     cfg.inspectPort = f.inspect === true ? DEFAULT_INSPECT_PORT : integer('--inspect', f.inspect, 0, 65535);
   }
   return cfg;
+}
+
+/** Refuses anything but an http(s) URL, saying what it must be. */
+function httpUrl(url: string, must: string): void {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw new SteeringError('CONFIG_INVALID', `${must}, got "${url}"`);
+  }
 }
 
 /** A bridge vendor's server settings; a hook vendor refuses the flags. */
@@ -204,15 +230,7 @@ function sourceConfig(
     return undefined;
   }
   const url = f.server ?? (env[spec.env.url] || spec.defaultUrl);
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-  } catch {
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `--server (${spec.env.url}) must be the agent server's http(s) URL, got "${url}"`,
-    );
-  }
+  httpUrl(url, `--server (${spec.env.url}) must be the agent server's http(s) URL`);
   const key = f.serverKey ?? (env[spec.env.key] || undefined);
   const poll = f.poll ?? (env[spec.env.poll] || String(spec.defaultPollSeconds));
   const seconds = Number(poll);
@@ -228,6 +246,32 @@ function sourceConfig(
     pollMs: Math.round(seconds * 1000),
     deltas: f.deltas === true || truthy(env[spec.env.deltas]),
   };
+}
+
+/** The native lane's daemon (D30); a vendor without one refuses the flags. */
+function laneConfig(table: VendorTable, token: string, f: AdapterFlags, env: NodeJS.ProcessEnv): AdapterConfig['lane'] {
+  const spec = table.nativeLane;
+  if (spec === undefined) {
+    if (f.serve !== undefined || f.serveTokenFile !== undefined) {
+      const with_ = vendorTokens().filter((t) => tableFor(t)?.nativeLane !== undefined);
+      throw new SteeringError(
+        'CONFIG_INVALID',
+        `${token} has no serve lane: --serve and --serve-token-file apply to ${with_.join(', ')}`,
+      );
+    }
+    return undefined;
+  }
+  const url = f.serve ?? (env[spec.urlEnv] || undefined);
+  const tokenFile = f.serveTokenFile ?? (env[spec.tokenFileEnv] || undefined);
+  if (url === undefined) {
+    if (tokenFile !== undefined)
+      throw new SteeringError('CONFIG_INVALID', `--serve-token-file needs --serve (${spec.urlEnv}): the daemon's URL`);
+    return undefined;
+  }
+  httpUrl(url, `--serve (${spec.urlEnv}) must be the daemon's http(s) URL, e.g. http://127.0.0.1:4170`);
+  // Checked now (exists, mode 600, not empty) so a bad file stops the start; the lane re-reads it per call.
+  if (tokenFile !== undefined) readTokenFile(tokenFile);
+  return { spec, url, ...(tokenFile === undefined ? {} : { tokenFile }) };
 }
 
 /**
@@ -246,6 +290,8 @@ export interface RunningAdapter {
   /** The relay link, when there is one: whether it completed its handshake (`connected`). */
   relay?: { readonly connected: boolean };
   inspector?: InspectorHandle;
+  /** The native lanes handed to the adapter (D30). */
+  lanes?: NativeLane[];
   close(): Promise<void>;
 }
 
@@ -302,6 +348,13 @@ export async function runAdapter(
     onError: report,
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
+  const l = cfg.lane;
+  const lane = await l?.spec.open({
+    url: l.url,
+    ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
+    onError: report,
+  });
+  if (lane !== undefined) opts.lanes = [lane];
   const plane =
     cfg.userPlane === undefined
       ? undefined
@@ -339,6 +392,7 @@ export async function runAdapter(
     adapter = await startAdapter(opts);
   } catch (err) {
     status?.stop();
+    await lane?.close();
     await source?.close();
     await relay?.close();
     await plane?.close();
@@ -352,12 +406,14 @@ export async function runAdapter(
       status?.stop();
       await source?.close();
       await adapter.close();
+      await lane?.close();
       await plane?.close();
       await inspector?.stop();
     },
   };
   if (inspector !== undefined) running.inspector = inspector;
   if (relay !== undefined) running.relay = relay;
+  if (lane !== undefined) running.lanes = [lane];
   return running;
 }
 
@@ -423,6 +479,14 @@ export function registerAdapter(program: Command): void {
     )
     .option('--poll <seconds>', 'bridge vendors: conversation discovery interval (AEP_OPENHANDS_POLL; default 15)')
     .option('--deltas', 'bridge vendors: map streaming deltas too (AEP_OPENHANDS_DELTAS=1)')
+    .option(
+      '--serve <url>',
+      'Qwen Code: also steer the sessions a `qwen serve` daemon hosts, e.g. http://127.0.0.1:4170 (AEP_QWEN_SERVE_URL, D30)',
+    )
+    .option(
+      '--serve-token-file <path>',
+      "Qwen Code: the mode-600 file holding the daemon's --token / QWEN_SERVER_TOKEN (AEP_QWEN_SERVE_TOKEN_FILE)",
+    )
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
       const out = (line: string) => process.stderr.write(`${line}\n`);
@@ -444,6 +508,10 @@ export function registerAdapter(program: Command): void {
       out(
         `  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`,
       );
+      if (cfg.lane)
+        out(
+          `  ${cfg.lane.spec.name} lane ${cfg.lane.url}${cfg.lane.tokenFile ? ` (token ${cfg.lane.tokenFile})` : ''}`,
+        );
       if (cfg.userPlane)
         out(`  ${table?.userPlane?.tapEnv ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`);
       if (running.inspector) out(`  inspect ${running.inspector.url}`);

@@ -40,6 +40,7 @@ import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
+import type { NativeLane } from '../lanes/lane.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
 
 export interface AdapterOptions {
@@ -60,6 +61,8 @@ export interface AdapterOptions {
   control?: boolean;
   /** Carries the surface's `controls` out on the vendor's API. */
   controller?: Controller;
+  /** The vendor's native lanes beside the hook lane (D30), e.g. `qwen serve`. */
+  lanes?: NativeLane[];
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */

@@ -2,7 +2,7 @@
 // control.accepts gate (D5), and a relay that is down never holding up a hook (D15).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -316,6 +316,62 @@ test('Cline hub gates: AEP_CLINE_HUB observes, AEP_CLINE_HUB_CONTROL (or --hub-c
     [true, 'ws://127.0.0.1:9/hub', 'tok'],
   );
   assert.throws(() => adapterConfig('codex', { hub: true }, env()), /no user-plane channel/);
+});
+
+test('qwen serve lane: --serve and --serve-token-file over AEP_QWEN_SERVE_URL / _TOKEN_FILE; a loose or missing file, a bad URL and other vendors refused', () => {
+  assert.is(adapterConfig('qwen-code', {}, env()).lane, undefined, 'off by default: hooks only');
+  const file = join(dir, 'serve.token');
+  writeFileSync(file, 'tok\n', { mode: 0o600 });
+  const flagged = adapterConfig(
+    'qwen-code',
+    { serve: 'http://127.0.0.1:4170', serveTokenFile: file },
+    env({ AEP_QWEN_SERVE_URL: 'http://127.0.0.1:1' }),
+  );
+  assert.equal(
+    [flagged.lane?.spec.name, flagged.lane?.url, flagged.lane?.tokenFile],
+    ['serve', 'http://127.0.0.1:4170', file],
+  );
+  const fromEnv = adapterConfig('qwen-code', {}, env({ AEP_QWEN_SERVE_URL: 'http://127.0.0.1:4171' }));
+  assert.equal(
+    [fromEnv.lane?.url, fromEnv.lane?.tokenFile],
+    ['http://127.0.0.1:4171', undefined],
+    'a token-less loopback daemon',
+  );
+  chmodSync(file, 0o644);
+  assert.throws(
+    () => adapterConfig('qwen-code', { serve: 'http://127.0.0.1:4170', serveTokenFile: file }, env()),
+    /chmod 600/,
+  );
+  assert.throws(
+    () => adapterConfig('qwen-code', { serve: 'http://127.0.0.1:4170', serveTokenFile: join(dir, 'none') }, env()),
+    /cannot read the token file/,
+  );
+  assert.throws(() => adapterConfig('qwen-code', { serve: 'ws://127.0.0.1:4170' }, env()), /http\(s\) URL/);
+  assert.throws(() => adapterConfig('qwen-code', { serveTokenFile: file }, env()), /needs --serve/);
+  assert.throws(
+    () => adapterConfig('vscode', { serve: 'http://127.0.0.1:4170' }, env()),
+    /vscode has no serve lane: .* apply to .*qwen-code/,
+  );
+});
+
+test('the adapter opens the serve lane it is given and closes it; hooks do not wait on it', async () => {
+  const cfg = adapterConfig(
+    'qwen-code',
+    { port: '0', relay: false, log: join(dir, 'q.jsonl'), serve: 'http://127.0.0.1:1' },
+    env(),
+  );
+  const running = await runAdapter(cfg, () => undefined);
+  try {
+    assert.equal(
+      running.lanes?.map((l) => l.name),
+      ['serve'],
+    );
+    assert.is(running.lanes![0]!.reaches('any'), false, 'nothing listens there');
+    const r = await postHook(running.adapter.hookUrl, { hook_event_name: 'SessionStart', session_id: 's-1' });
+    assert.is(r.status, 200);
+  } finally {
+    await running.close();
+  }
 });
 
 test.run();

@@ -335,6 +335,14 @@ export function runQwen(ws: Workspace, mockBaseUrl: string, prompt: string, extr
   if (bin === undefined)
     return Promise.reject(new Error('Qwen Code CLI not installed: run scripts/install-vendor-cli.sh qwen-code'));
   return run(bin, ['--approval-mode', 'yolo', '-o', 'stream-json', ...extra, prompt], ws.project, {
+    ...qwenEnv(ws, mockBaseUrl),
+    QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
+  });
+}
+
+/** What Qwen Code runs with here: the workspace's HOME, the mock model, nothing sent elsewhere. */
+export function qwenEnv(ws: Workspace, mockBaseUrl: string): NodeJS.ProcessEnv {
+  return {
     PATH: process.env.PATH,
     HOME: ws.home,
     OPENAI_API_KEY: 'dummy',
@@ -344,9 +352,20 @@ export function runQwen(ws: Workspace, mockBaseUrl: string, prompt: string, extr
     DO_NOT_TRACK: '1',
     QWEN_CODE_DISABLE_TELEMETRY: '1',
     NO_COLOR: '1',
-    QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
-  });
+  };
 }
+
+/** A Chat Completions request's messages, and the text of one (context placement differs, §6). */
+export type ChatMessage = { role?: string; content?: unknown };
+export const chatMessagesOf = (body: unknown): ChatMessage[] =>
+  (body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
+export const chatTextOf = (m: ChatMessage): string => strings(m.content).join('');
+/** The turn a request belongs to: its last user prompt marked `[[TURN]]` (mock-openai.ts). */
+export const turnPromptOf = (body: unknown): string =>
+  [...chatMessagesOf(body)]
+    .reverse()
+    .map(chatTextOf)
+    .find((t) => t.includes('[[TURN]]')) ?? '';
 
 /** Every string inside a parsed body: context placement differs by vendor and version (§6). */
 export function strings(v: unknown, out: string[] = []): string[] {
