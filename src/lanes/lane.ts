@@ -45,6 +45,15 @@ export type LaneFact =
 export interface NativeLane {
   /** The lane's name in the vendor table and on `instruction.delivered` (`app-server`, `serve`). */
   readonly name: string;
+  /** D31: the deliveries it honours beside the hook lane's (`steer`; `queue` where it has a next-turn queue). */
+  readonly deliveries: readonly string[];
+  /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
+  readonly how: string;
+  /**
+   * Makes the lane ready for a new session on request (the Codex app-server is started, or an
+   * already running one reused) and says where clients connect (`{address}`); absent: always ready.
+   */
+  open?(): Promise<Record<string, unknown>>;
   /** Whether it reaches the session now (a session it does not reach keeps the hook lane only). */
   reaches(session: string): boolean;
   /** D31 `steer`: into the running turn. */

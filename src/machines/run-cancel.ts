@@ -19,7 +19,8 @@ export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean):
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   if (refused !== undefined) return refused;
-  return { context: { cancel: { id: cause, key: d.key, acked: false } }, outputs: [{ type: 'run.cancel', cause }] };
+  const out = input.lane === undefined ? { cause } : { cause, lane: input.lane };
+  return { context: { cancel: { id: cause, key: d.key, acked: false } }, outputs: [{ type: 'run.cancel', ...out }] };
 }
 
 export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput): Step {

@@ -20,6 +20,19 @@ export interface QueuedInstruction {
 /** How an accepted instruction stopped waiting, remembered so a late withdraw says which (D32). */
 export type FinishedHow = 'delivered' | 'withdrawn' | 'dropped';
 
+/** D30, D31: a steer handed to a native lane, until the vendor's receipt or its refusal. */
+export interface LanedInstruction {
+  id: string;
+  key: string;
+  text: string;
+  acceptedAt: number;
+  /** The lane's name (`app-server`): `instruction.delivered.lane`. */
+  lane: string;
+  /** `sending`: the lane has not answered; `sent`: the vendor took it for the running turn, receipt awaited. */
+  phase: 'sending' | 'sent';
+  from?: string;
+}
+
 export interface FinishedInstruction {
   id: string;
   how: FinishedHow;
@@ -152,6 +165,15 @@ export interface SessionContext {
   forwards: PendingForward[];
   /** A turn is running (the table marks the moments that open and close one). */
   turnOpen: boolean;
+  /** D30: the native lanes that reach this session now, as the lanes reported; absent: the hook lane only. */
+  lanes?: string[];
+  /** D31: steers handed to a native lane and not settled yet. */
+  laned?: LanedInstruction[];
+  /**
+   * Steers a lane took whose echo at a hook moment may still come (Codex fires UserPromptSubmit
+   * with a steer's text): that moment is the adapter's own steer, not a person's prompt or a new turn.
+   */
+  echoes?: { id: string; text: string }[];
   /**
    * A `control.cancel` handed to the vendor's transport (`acked` once it answered yes): the run's
    * `run.cancelled` names it as cause; the turn's close settles it.
@@ -194,6 +216,8 @@ export interface InstructInput {
   gateOpen: boolean;
   /** D31: the deliveries this session's lanes honour (vendor table); absent is `moment` only. */
   deliveries?: readonly string[];
+  /** D30: what the native lanes add while one reaches the session, and how a session gets one. */
+  native?: { deliveries: readonly string[]; hint: string };
 }
 /** `x.{vendor}.control.withdraw {instruction}` (D32): takes back an instruction that still waits. */
 export interface WithdrawInput {
@@ -221,6 +245,36 @@ export interface CancelInput {
   command: AepCommand;
   gateOpen: boolean;
   ready: boolean;
+  /** D33: the native lane that stops the session's turn, instead of the user-plane transport. */
+  lane?: string;
+}
+/** D30: a native lane reaches the session now (`attached`) or no longer (`detached`). */
+export interface LaneReachInput {
+  type: 'lane.reach';
+  at: number;
+  lane: string;
+  reaches: boolean;
+}
+/** The lane's answer to a steer: taken for the running turn (`ok`), or why not (lane.ts LaneOutcome). */
+export interface LaneAnsweredInput {
+  type: 'lane.answered';
+  at: number;
+  commandId: string;
+  ok: boolean;
+  reason?: 'turn-ended' | 'idle' | 'unreachable' | 'refused';
+}
+/** The vendor's receipt: the steer is in the model's input (`ref`: the vendor's id, the accepting turn). */
+export interface LaneDeliveredInput {
+  type: 'lane.delivered';
+  at: number;
+  commandId: string;
+  ref: string;
+}
+/** The lane saw a turn start or end (its own protocol, beside the hook moments). */
+export interface LaneTurnInput {
+  type: 'lane.turn';
+  at: number;
+  open: boolean;
 }
 /** The vendor's channel raised an approval request (Cline hub `approval.requested`). */
 export interface ApprovalRequestedInput {
@@ -320,6 +374,8 @@ export interface MomentInput {
    * answered yes at the agent (D34); `answeredId` names the `attention.answered` that then says so.
    */
   ran?: { call: string; answeredId: string };
+  /** The moment echoes this steer (its command id), which a native lane handed over: not a turn of its own. */
+  echo?: string;
 }
 export interface HeldInput {
   type: 'hook.held';
@@ -405,7 +461,11 @@ export type SessionInput =
   | TransportLostInput
   | ForwardInput
   | ForwardSettledInput
-  | HoldClosedInput;
+  | HoldClosedInput
+  | LaneReachInput
+  | LaneAnsweredInput
+  | LaneDeliveredInput
+  | LaneTurnInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -421,6 +481,9 @@ export type SessionOutput =
       queuedMs: number;
       moment?: string;
       delivery?: string;
+      /** D30: the native lane that carried it, and the vendor's receipt. */
+      lane?: string;
+      ref?: string;
     }
   /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason; subject?: string }
@@ -465,7 +528,11 @@ export type SessionOutput =
   /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
   | { type: 'approval.answer'; approvalId: string; decision: Decision }
   /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
-  | { type: 'run.cancel'; cause: string }
+  | { type: 'run.cancel'; cause: string; lane?: string }
+  /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */
+  | { type: 'lane.steer'; cause: string; text: string; lane: string }
+  /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */
+  | { type: 'lanes.changed'; eventType: string; lanes: string[] }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */
   | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
   /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */
@@ -486,6 +553,7 @@ export const STREAM_OUTPUTS = [
   'session.ended',
   'session.reopened',
   'session.closed',
+  'lanes.changed',
   'input.sent',
   'input.consumed',
   'run.cancelled',

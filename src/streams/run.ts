@@ -41,6 +41,9 @@ import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
+// D30 native lanes: their plumbing is lanes/attach.ts; the lines marked `lanes:` below use it.
+import { fromLaneFacts, isLaneEffect, laneHostOptions, openLanes, throughLanes } from '../lanes/attach.js';
+import type { NativeLane } from '../lanes/lane.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -60,6 +63,8 @@ export interface AdapterOptions {
   control?: boolean;
   /** Carries the surface's `controls` out on the vendor's API. */
   controller?: Controller;
+  /** D30: the vendor's native lanes (Codex app-server), beside the hook lane; closed with the adapter. */
+  lanes?: NativeLane[];
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
@@ -163,6 +168,8 @@ const answersAtOnce = (f: Effect): boolean => f.kind === 'reply' && !f.confirm;
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
+  const lanes = opts.lanes ?? []; // lanes
+  const laneOpts = laneHostOptions(lanes); // lanes
   const snapPath = siblingPath(opts.logPath, 'snapshot');
   const listDir = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
   const snap = readSnapshot(snapPath, onError);
@@ -185,6 +192,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     ...(opts.notice === undefined ? {} : { notice: opts.notice }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
+    ...(laneOpts === undefined ? {} : { lanes: laneOpts }), // lanes
   });
   let refusedAt: SteeringError | undefined;
   // Start = the snapshot plus the active segment (D24); with no snapshot, the whole history.
@@ -241,6 +249,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
       ...(opts.health === undefined ? {} : { health: opts.health }),
+      ...(lanes.length === 0 ? {} : { openLanes: () => openLanes(lanes) }), // lanes
     });
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
@@ -399,6 +408,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Starts an effect; for a steering reply, its outcome goes back to the session (D9). */
   function perform(effect: Effect, logged: boolean): void {
+    if (isLaneEffect(effect)) return effects$.next(throughLanes(lanes, effect, logged, Date.now)); // lanes
     if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer') {
       effects$.next(throughTransport(opts.transport, effect, logged, Date.now));
       return;
@@ -461,6 +471,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     for (const f of r.effects) {
       // A send, forward, cancel or answer of a refused step never starts: its command was rolled back and is decided on retry.
       if (f.kind === 'send' || f.kind === 'forward' || f.kind === 'cancel' || f.kind === 'answer') continue;
+      if (isLaneEffect(f)) continue; // lanes
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
@@ -517,7 +528,14 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   const recovered$ = from(host.recover(Date.now()));
   const stepped$ = steer(
-    merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host, opts.sendInput === true)),
+    merge(
+      readable$,
+      commands$,
+      feedback$,
+      ticks$,
+      fromTransportFacts(opts.transport, host, opts.sendInput === true),
+      fromLaneFacts(lanes, host, hookItems$.pipe(filter((h) => h.kind !== 'unreadable')), onError), // lanes
+    ),
     host,
   );
   const neutral$: Observable<never> = unreadable$.pipe(
@@ -560,6 +578,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       clearInterval(probe);
       await endpoint.close();
       subscription.unsubscribe();
+      await Promise.all(lanes.map((l) => l.close().catch(() => undefined))); // lanes
       host.stop();
       outbox.close();
       await log.close();
