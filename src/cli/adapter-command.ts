@@ -18,6 +18,7 @@ import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
+import type { NativeLane } from '../lanes/lane.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 
@@ -72,6 +73,8 @@ export interface AdapterConfig {
   port: number;
   secret: string;
   logPath: string;
+  /** D30: the vendor's native lanes (built, not started). */
+  lanes?: NativeLane[];
   /** Where the hook secret lives and the shims leave their trace of hooks that failed open. */
   stateDir?: string;
   /** D24: active log size that triggers a snapshot and a new segment. */
@@ -147,6 +150,8 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
+  // D30: the table's native lanes; none of them runs anything until `aep-steer run` opens it.
+  if (table.lanes !== undefined) cfg.lanes = table.lanes.map((l) => l.make(env, stateDir(env)));
   const plane = table.userPlane;
   if (plane === undefined && (f.hub === true || f.hubControl === true)) {
     throw new SteeringError(
@@ -284,7 +289,13 @@ export async function runAdapter(
       : connectRelay({
           url: cfg.relayUrl,
           agent: cfg.surface.token,
-          accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
+          accepts: [
+            ...acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
+            // D33: a native lane that stops turns takes control.cancel under AEP_INSTRUCT.
+            ...(cfg.instruct && cfg.surface.cancels !== true && cfg.lanes?.some((l) => l.interrupt) === true
+              ? ['control.cancel']
+              : []),
+          ],
           ...(cfg.instruct && cfg.surface.deliveries !== undefined ? { deliveries: cfg.surface.deliveries } : {}), // D31
           onError: say === undefined ? report : (e) => status?.onLinkError(e),
           ...(cfg.token === undefined ? {} : { token: cfg.token }),
@@ -300,6 +311,7 @@ export async function runAdapter(
     resumeWindowMs: cfg.resumeWindowMs,
     notice: cfg.notice,
     onError: report,
+    ...(cfg.lanes === undefined ? {} : { lanes: cfg.lanes }),
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
   const plane =

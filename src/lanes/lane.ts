@@ -73,3 +73,13 @@ export interface NativeLane {
   readonly facts$: Observable<LaneFact>;
   close(): Promise<void>;
 }
+
+/** A vendor table's native lane (D30): its name, where its behaviour was observed, and how it is made. */
+export interface LaneSpec {
+  name: string;
+  evidence: string;
+  /** Builds the lane; nothing runs until it is opened or a session reaches it. */
+  make(env: NodeJS.ProcessEnv, stateDir: string): NativeLane;
+  /** `aep-steer run`: the vendor's own client joined to the opened lane (what `open` answered). */
+  client?(env: NodeJS.ProcessEnv, opened: Record<string, unknown>): { bin: string; args: string[] };
+}
