@@ -13,21 +13,24 @@ export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4 } as const;
 /** Asks the adapter on `port` to ready its lanes; its answer by lane name, or why not. */
 export function openAdapterLanes(port: number, secret: string): Promise<Record<string, unknown> | { error: string }> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: `/lanes/${secret}`, method: 'POST', timeout: 30_000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => {
-        let parsed: Record<string, unknown> = {};
-        try {
-          parsed = JSON.parse(body) as Record<string, unknown>;
-        } catch {
-          /* answered below */
-        }
-        if (res.statusCode === 200) resolve(parsed);
-        else if (res.statusCode === 404) resolve({ error: 'not-found' });
-        else resolve({ error: String(parsed.detail ?? `HTTP ${res.statusCode}`) });
-      });
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: `/lanes/${secret}`, method: 'POST', timeout: 30_000 },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => {
+          let parsed: Record<string, unknown> = {};
+          try {
+            parsed = JSON.parse(body) as Record<string, unknown>;
+          } catch {
+            /* answered below */
+          }
+          if (res.statusCode === 200) resolve(parsed);
+          else if (res.statusCode === 404) resolve({ error: 'not-found' });
+          else resolve({ error: String(parsed.detail ?? `HTTP ${res.statusCode}`) });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('no answer in 30 s')));
     req.on('error', (err) => resolve({ error: `unreachable: ${err.message}` }));
     req.end();
@@ -65,14 +68,14 @@ export async function runVendor(
       opened.error === 'not-found'
         ? `the adapter on 127.0.0.1:${port} runs no native lane (another vendor's adapter, or an older one)`
         : opened.error.startsWith('unreachable')
-          ? `no adapter answers on 127.0.0.1:${port}; ${start}`
+          ? `no adapter answers on 127.0.0.1:${port} (${opened.error}); ${start}`
           : `the adapter could not start its ${spec.name}: ${opened.error}`;
     io.err.write(`run: ${why}\n`);
     return opened.error.startsWith('unreachable') ? RUN_EXIT.noAdapter : RUN_EXIT.laneFailed;
   }
   const lane = ((opened as Record<string, unknown>)[spec.name] ?? {}) as Record<string, unknown>;
-  const client = spec.client(env, lane);
-  const child = spawn(client.bin, [...client.args, ...args], { stdio: 'inherit', env });
+  const client = spec.client(env, lane, args, process.cwd());
+  const child = spawn(client.bin, client.args, { stdio: 'inherit', env });
   return new Promise((resolve) => {
     child.on('error', (err) => {
       io.err.write(`run: cannot start ${client.bin}: ${err.message}\n`);
@@ -89,8 +92,9 @@ export function registerRun(program: Command): void {
     .argument('<vendor>', 'the vendor token (codex)')
     .argument('[args...]', "the vendor CLI's own arguments, passed on")
     .option('--port <n>', "the adapter's hook port (AEP_HOOK_PORT; default the vendor's)")
+    // The vendor's own options pass on as they are (`--` before them also works).
     .allowUnknownOption(true)
-    .passThroughOptions(true)
+    .allowExcessArguments(true)
     .addHelpText(
       'after',
       "\nExit codes: the client's own; 2 usage (a vendor with no native lane), 3 no adapter answers, 4 the lane could not start.",

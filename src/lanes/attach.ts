@@ -96,7 +96,7 @@ export function fromLaneFacts(
           case 'turn.started':
             return [input(f.session, { type: 'lane.turn', at: f.at, open: true })];
           case 'turn.ended':
-            return [input(f.session, { type: 'lane.turn', at: f.at, open: false })];
+            return [input(f.session, { type: 'lane.turn', at: f.at, open: false, interrupted: f.interrupted })];
           case 'delivered':
             return [input(f.session, { type: 'lane.delivered', at: f.at, commandId: f.commandId, ref: f.ref })];
           case 'lost': {

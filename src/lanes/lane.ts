@@ -28,7 +28,8 @@ export type LaneFact =
   | { kind: 'attached'; session: string; at: number }
   | { kind: 'detached'; session: string; at: number; detail: string }
   | { kind: 'turn.started'; session: string; at: number; turnId: string }
-  | { kind: 'turn.ended'; session: string; at: number; turnId: string; status: string }
+  /** `interrupted`: the vendor says the turn was stopped (D33), not finished. */
+  | { kind: 'turn.ended'; session: string; at: number; turnId: string; status: string; interrupted: boolean }
   /** The vendor's receipt: the instruction reached the model's input (`ref`: the vendor's id). */
   | { kind: 'delivered'; session: string; at: number; commandId: string; ref: string }
   | {
@@ -80,6 +81,11 @@ export interface LaneSpec {
   evidence: string;
   /** Builds the lane; nothing runs until it is opened or a session reaches it. */
   make(env: NodeJS.ProcessEnv, stateDir: string): NativeLane;
-  /** `aep-steer run`: the vendor's own client joined to the opened lane (what `open` answered). */
-  client?(env: NodeJS.ProcessEnv, opened: Record<string, unknown>): { bin: string; args: string[] };
+  /** `aep-steer run`: the vendor's own client joined to the opened lane (what `open` answered), with the person's args. */
+  client?(
+    env: NodeJS.ProcessEnv,
+    opened: Record<string, unknown>,
+    args: readonly string[],
+    cwd: string,
+  ): { bin: string; args: string[] };
 }

@@ -126,12 +126,17 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
 export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
   if (input.open) return ctx.turnOpen ? { outputs: [] } : { context: { turnOpen: true }, outputs: [] };
   const outputs: SessionOutput[] = [];
-  if (ctx.cancel?.acked === true)
-    outputs.push({ type: 'run.cancelled', cause: ctx.cancel.id, ...(ctx.run === undefined ? {} : { run: ctx.run }) });
+  const c = ctx.cancel;
+  let cancel: Partial<SessionContext> = {};
+  if (c?.lane !== undefined) {
+    // The interrupt's answer may come after the turn's end: the end is kept for it (cancelAnswered).
+    if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c.id));
+    cancel = !c.acked && input.interrupted === true ? { cancel: { ...c, interrupted: true } } : { cancel: undefined };
+  }
   const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent');
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   return {
-    context: { turnOpen: false, ...(ctx.cancel?.acked === true ? { cancel: undefined } : {}), ...dropped.context },
+    context: { turnOpen: false, ...cancel, ...dropped.context },
     outputs: [...outputs, ...dropped.outputs],
   };
 }
@@ -155,6 +160,13 @@ export function laneReach(ctx: SessionContext, input: LaneReachInput): Step {
   const dropped = stranded.length === 0 ? { outputs: [] } : dropLaned(ctx, stranded, 'delivery-unknown');
   return { context: { lanes, ...dropped.context }, outputs: [changed, ...dropped.outputs] };
 }
+
+/** `run.cancelled {by: "control"}` caused by the cancel command. */
+export const cancelledBy = (ctx: SessionContext, id: string): SessionOutput => ({
+  type: 'run.cancelled',
+  cause: id,
+  ...(ctx.run === undefined ? {} : { run: ctx.run }),
+});
 
 /** The echo of a steer at a hook moment is taken off the awaited list. */
 export const echoTaken = (ctx: SessionContext, id: string): Partial<SessionContext> => ({

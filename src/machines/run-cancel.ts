@@ -5,6 +5,7 @@
 import { withDecision } from './decisions.js';
 import { decideCancel } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
+import { cancelledBy } from './lane-steps.js';
 import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
@@ -19,13 +20,23 @@ export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean):
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   if (refused !== undefined) return refused;
-  const out = input.lane === undefined ? { cause } : { cause, lane: input.lane };
-  return { context: { cancel: { id: cause, key: d.key, acked: false } }, outputs: [{ type: 'run.cancel', ...out }] };
+  const lane = input.lane === undefined ? {} : { lane: input.lane };
+  return {
+    context: { cancel: { id: cause, key: d.key, acked: false, ...lane } },
+    outputs: [{ type: 'run.cancel', cause, ...lane }],
+  };
 }
 
 export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput): Step {
   const c = ctx.cancel;
   if (!c || c.id !== input.commandId || c.acked) return { outputs: [] };
+  // D33: the lane saw the turn end interrupted before this answer: the ack, then its outcome.
+  if (input.ok && c.interrupted === true) {
+    return {
+      context: { cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'accepted') },
+      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }, cancelledBy(ctx, c.id)],
+    };
+  }
   if (input.ok) {
     return {
       context: { cancel: { ...c, acked: true }, decisions: withDecision(ctx.decisions, c.key, 'accepted') },

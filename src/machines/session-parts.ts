@@ -223,7 +223,8 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
           : { turnOpen: true }
         : input.turn === 'opens'
           ? { turnOpen: true, run: input.runId }
-          : { turnOpen: false, cancel: undefined, run: undefined };
+          : // A cancel through a native lane is settled by the lane's own end of the turn (D33).
+            { turnOpen: false, cancel: ctx.cancel?.lane === undefined ? undefined : ctx.cancel, run: undefined };
   const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
   const { taken, rest, text } =
     ended || !input.eligible ? { taken: [], rest: ctx.queue, text: '' } : takeFitting(ctx.queue, place);

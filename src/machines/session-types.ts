@@ -178,7 +178,15 @@ export interface SessionContext {
    * A `control.cancel` handed to the vendor's transport (`acked` once it answered yes): the run's
    * `run.cancelled` names it as cause; the turn's close settles it.
    */
-  cancel?: { id: string; key: string; acked: boolean };
+  cancel?: {
+    id: string;
+    key: string;
+    acked: boolean;
+    /** D33: sent through this native lane, which reports the turn's end itself. */
+    lane?: string;
+    /** The lane saw the turn end interrupted before the vendor's answer to the interrupt came. */
+    interrupted?: boolean;
+  };
   /** The adapter-minted id of the turn now running, for vendors that name none. */
   run?: string;
   /**
@@ -275,6 +283,8 @@ export interface LaneTurnInput {
   type: 'lane.turn';
   at: number;
   open: boolean;
+  /** The turn ended because it was interrupted (the vendor's own status). */
+  interrupted?: boolean;
 }
 /** The vendor's channel raised an approval request (Cline hub `approval.requested`). */
 export interface ApprovalRequestedInput {

@@ -87,7 +87,8 @@ export function decideWithdraw(
   if (flying !== undefined)
     return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
   // A send_input is handed to the vendor's own queue at once, and this lane cannot take it back (D32).
-  if (ctx.inputs.some((i) => i.id === id) || ctx.laned?.some((i) => i.id === id) === true) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
+  if (ctx.inputs.some((i) => i.id === id) || ctx.laned?.some((i) => i.id === id) === true)
+    return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
   const ended = ctx.finished?.find((f) => f.id === id);
   return { kind: 'reject', key, rejection: ended === undefined ? WITHDRAW_REJECT.unknown : ENDED[ended.how] };
 }

@@ -48,6 +48,8 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   const facts$ = new Subject<LaneFact>();
   /** Threads this client resumed (reached), with their running turn. */
   const threads = new Map<string, { turn?: string }>();
+  /** Threads the server announced, followed once they can be resumed. */
+  const announced = new Set<string>();
   /** Steers sent, by command id, until their receipt. */
   const sent = new Set<string>();
   let rpc: RpcClient | undefined;
@@ -62,7 +64,9 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     if (threads.has(threadId) || rpc === undefined) return;
     threads.set(threadId, {});
     try {
-      const r = (await rpc.call('thread/resume', { threadId })) as { thread?: { turns?: { id: string; status: string }[] } };
+      const r = (await rpc.call('thread/resume', { threadId })) as {
+        thread?: { turns?: { id: string; status: string }[] };
+      };
       const running = r.thread?.turns?.find((t) => t.status === 'inProgress');
       fact({ kind: 'attached', session: threadId, at: Date.now() });
       if (running !== undefined && threads.get(threadId)?.turn === undefined) {
@@ -70,6 +74,8 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         fact({ kind: 'turn.started', session: threadId, at: Date.now(), turnId: running.id });
       }
     } catch {
+      // Observed: a thread just announced has no rollout yet ("no rollout found"); its next
+      // notification (its status turning active as its first turn starts) tries again.
       threads.delete(threadId);
     }
   }
@@ -77,10 +83,13 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   function onNotification(method: string, p: Record<string, unknown>): void {
     const threadId = typeof p.threadId === 'string' ? p.threadId : undefined;
     const turn = p.turn as { id?: string; status?: string } | undefined;
+    if (threadId !== undefined && announced.has(threadId) && !threads.has(threadId)) void follow(threadId);
     switch (method) {
       case 'thread/started': {
         const id = (p.thread as { id?: unknown } | undefined)?.id;
-        if (typeof id === 'string') void follow(id);
+        if (typeof id !== 'string') return;
+        announced.add(id);
+        void follow(id);
         return;
       }
       case 'turn/started':
@@ -91,7 +100,15 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       case 'turn/completed':
         if (threadId === undefined || typeof turn?.id !== 'string' || !threads.has(threadId)) return;
         threads.set(threadId, {});
-        fact({ kind: 'turn.ended', session: threadId, at: Date.now(), turnId: turn.id, status: String(turn.status) });
+        fact({
+          kind: 'turn.ended',
+          session: threadId,
+          at: Date.now(),
+          turnId: turn.id,
+          status: String(turn.status),
+          // Observed: `turn/interrupt` ends the turn with status `interrupted` within ~100 ms.
+          interrupted: turn.status === 'interrupted',
+        });
         return;
       case 'item/started':
       case 'item/completed': {
@@ -102,6 +119,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         return;
       }
       case 'thread/closed':
+        if (threadId !== undefined) announced.delete(threadId);
         if (threadId === undefined || !threads.delete(threadId)) return;
         fact({ kind: 'detached', session: threadId, at: Date.now(), detail: 'the thread was closed' });
         return;
@@ -112,6 +130,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     rpc = undefined;
     opening = undefined;
     threads.clear();
+    announced.clear();
     sent.clear();
     if (!closing) fact({ kind: 'lost', at: Date.now(), detail: why });
   }

@@ -13,6 +13,15 @@ export const codexAppServer: LaneSpec = {
     'native-lanes.md "Observed on the pinned binaries" (Codex 0.171.0 app-server); e2e/codex-app-server (steer, receipt, interrupt, loss)',
   make: (env, stateDir) =>
     codexAppServerLane({ bin: codexBinary(env) ?? 'codex', socketPath: codexSocketPath(stateDir), env }),
-  // The stock TUI on the adapter's server (native-lanes.md: `codex --remote unix://PATH`).
-  client: (env, opened) => ({ bin: codexBinary(env) ?? 'codex', args: ['--remote', String(opened.address)] }),
+  // The stock TUI on the adapter's server (native-lanes.md: `codex --remote unix://PATH`). Observed:
+  // a remote TUI's thread runs in the server's directory unless `--cd` names the person's own.
+  client: (env, opened, args, cwd) => ({
+    bin: codexBinary(env) ?? 'codex',
+    args: [
+      '--remote',
+      String(opened.address),
+      ...(args.some((a) => a === '-C' || a === '--cd' || a.startsWith('--cd=')) ? [] : ['--cd', cwd]),
+      ...args,
+    ],
+  }),
 };
