@@ -161,6 +161,19 @@ export function laneReach(ctx: SessionContext, input: LaneReachInput): Step {
   return { context: { lanes, ...dropped.context }, outputs: [changed, ...dropped.outputs] };
 }
 
+/** After a restart: no lane reaches any session until it says so again; its unread steers are delivery-unknown. */
+export function recoverLanes(ctx: SessionContext): Step {
+  const lanes = ctx.lanes ?? [];
+  if (lanes.length === 0 && (ctx.laned ?? []).length === 0) return { outputs: [] };
+  const dropped = dropLaned(ctx, ctx.laned ?? [], 'delivery-unknown');
+  const changed: SessionOutput[] =
+    lanes.length === 0 ? [] : [{ type: 'lanes.changed', eventType: describedType(ctx.vendor), lanes: [HOOK_LANE] }];
+  return {
+    context: { lanes: [], ...(ctx.laned === undefined ? {} : dropped.context) },
+    outputs: [...changed, ...dropped.outputs],
+  };
+}
+
 /** `run.cancelled {by: "control"}` caused by the cancel command. */
 export const cancelledBy = (ctx: SessionContext, id: string): SessionOutput => ({
   type: 'run.cancelled',

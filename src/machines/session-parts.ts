@@ -9,7 +9,7 @@ import { REJECT, decideInstruct, decideRespond, optionFor } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { fitsMoment, partitionExpired, pendingCount, takeFitting } from './queue.js';
 import { finishedWith } from './withdraw.js';
-import { echoTaken, honoured, laneFor, toLane } from './lane-steps.js';
+import { echoTaken, honoured, laneFor, recoverLanes, toLane } from './lane-steps.js';
 import type {
   DropReason,
   EndInput,
@@ -528,12 +528,16 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   }
   const forwards = recoverForwards(ctx);
   outputs.push(...forwards.outputs);
+  // D30, D12: the lanes' connections did not survive the restart; what they took unread is unknown.
+  const lanes = recoverLanes(ctx);
+  outputs.push(...lanes.outputs);
   return {
     context: {
       inFlight: [],
       holds: [],
       inputs: ctx.inputs.filter((i) => i.phase !== 'sending'),
       ...forwards.context,
+      ...lanes.context,
       ...(unanswered ? { cancel: undefined } : {}),
       // D12: it may have reached the agent, so a withdraw cannot take it back.
       ...(unknown.length === 0

@@ -432,7 +432,9 @@ export class ActorHost {
           ctx.holds.length > 0 ||
           ctx.inputs.some((i) => i.phase === 'sending') ||
           ctx.cancel?.acked === false ||
-          ctx.forwards.length > 0);
+          ctx.forwards.length > 0 ||
+          (ctx.lanes?.length ?? 0) > 0 || // lanes
+          (ctx.laned?.length ?? 0) > 0);
       if (!owed) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
