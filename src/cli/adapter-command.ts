@@ -73,8 +73,8 @@ export interface AdapterConfig {
   port: number;
   secret: string;
   logPath: string;
-  /** D30: the vendor's native lanes (built, not started). */
-  lanes?: NativeLane[];
+  /** D30: the environment the vendor's native lanes run with; absent: the vendor has none. */
+  laneEnv?: NodeJS.ProcessEnv;
   /** Where the hook secret lives and the shims leave their trace of hooks that failed open. */
   stateDir?: string;
   /** D24: active log size that triggers a snapshot and a new segment. */
@@ -150,8 +150,8 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
-  // D30: the table's native lanes; none of them runs anything until `aep-steer run` opens it.
-  if (table.lanes !== undefined) cfg.lanes = table.lanes.map((l) => l.make(env, stateDir(env)));
+  // D30: the table's native lanes, made by runAdapter with this environment (the app-server's own).
+  if (table.lanes !== undefined) cfg.laneEnv = env;
   const plane = table.userPlane;
   if (plane === undefined && (f.hub === true || f.hubControl === true)) {
     throw new SteeringError(
@@ -281,6 +281,13 @@ export async function runAdapter(
   // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
   const sendInput = source?.transport !== undefined;
   const control = source?.controller !== undefined;
+  // D30: none of the lanes runs anything until `aep-steer run` opens it.
+  const lanes: NativeLane[] =
+    cfg.laneEnv === undefined
+      ? []
+      : await Promise.all(
+          (tableFor(cfg.surface.token)?.lanes ?? []).map((l) => l.make(cfg.laneEnv!, stateDir(cfg.laneEnv))),
+        );
   // With `say`, the link's outages are said once each (relay-status.ts), not once per retry.
   let status: RelayReporter | undefined;
   const relay =
@@ -292,7 +299,7 @@ export async function runAdapter(
           accepts: [
             ...acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
             // D33: a native lane that stops turns takes control.cancel under AEP_INSTRUCT.
-            ...(cfg.instruct && cfg.surface.cancels !== true && cfg.lanes?.some((l) => l.interrupt) === true
+            ...(cfg.instruct && cfg.surface.cancels !== true && lanes.some((l) => l.interrupt !== undefined)
               ? ['control.cancel']
               : []),
           ],
@@ -311,7 +318,7 @@ export async function runAdapter(
     resumeWindowMs: cfg.resumeWindowMs,
     notice: cfg.notice,
     onError: report,
-    ...(cfg.lanes === undefined ? {} : { lanes: cfg.lanes }),
+    ...(lanes.length === 0 ? {} : { lanes }),
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
   const plane =

@@ -79,8 +79,8 @@ export interface NativeLane {
 export interface LaneSpec {
   name: string;
   evidence: string;
-  /** Builds the lane; nothing runs until it is opened or a session reaches it. */
-  make(env: NodeJS.ProcessEnv, stateDir: string): NativeLane;
+  /** Builds the lane (loaded only by the adapter, never by the hook shim); nothing runs until it is opened. */
+  make(env: NodeJS.ProcessEnv, stateDir: string): Promise<NativeLane>;
   /** `aep-steer run`: the vendor's own client joined to the opened lane (what `open` answered), with the person's args. */
   client?(
     env: NodeJS.ProcessEnv,
