@@ -2,12 +2,14 @@
 // effects of a step are carried out on them, and their answers come back as inputs. A lane that
 // throws counts as unreachable, never as a crash (the hook lane goes on).
 import { EMPTY, asapScheduler, from, map, merge, mergeMap, observeOn, type Observable } from 'rxjs';
-import { SteeringError } from '../protocol/index.js';
+import { SteeringError, newId } from '../protocol/index.js';
+import { laneApproval } from './host.js';
 import type { ActorHost, Effect, SessionItem } from '../streams/actor-host.js';
 import type { LaneEffect, LaneHostOptions } from './host.js';
 import type { LaneFact, LaneOutcome, NativeLane } from './lane.js';
 
-export const isLaneEffect = (f: Effect): f is LaneEffect => f.kind === 'lane.steer' || f.kind === 'lane.interrupt';
+export const isLaneEffect = (f: Effect): f is LaneEffect =>
+  f.kind === 'lane.steer' || f.kind === 'lane.interrupt' || f.kind === 'lane.answer';
 
 /** What the host is told of the lanes: the deliveries they add and how a session gets one. */
 export function laneHostOptions(lanes: readonly NativeLane[]): LaneHostOptions | undefined {
@@ -33,6 +35,14 @@ export function throughLanes(
   now: () => number,
 ): Observable<SessionItem> {
   const lane = lanes.find((l) => l.name === effect.lane);
+  // The answer is on the stream already; a request the vendor settled meanwhile finds the hold gone.
+  if (effect.kind === 'lane.answer') {
+    if (logged)
+      void Promise.resolve()
+        .then(() => lane?.answer?.(effect.session, effect.approvalId, effect.approved))
+        .catch(() => undefined);
+    return EMPTY;
+  }
   if (effect.kind === 'lane.interrupt') {
     const stop = lane?.interrupt?.bind(lane);
     const answer =
@@ -99,6 +109,27 @@ export function fromLaneFacts(
             return [input(f.session, { type: 'lane.turn', at: f.at, open: false, interrupted: f.interrupted })];
           case 'delivered':
             return [input(f.session, { type: 'lane.delivered', at: f.at, commandId: f.commandId, ref: f.ref })];
+          // An approval the lane raised is a hold like the Cline hub's, answered back through the lane.
+          case 'approval':
+            return [
+              input(f.session, {
+                type: 'approval.requested',
+                at: f.at,
+                requestId: newId(f.at),
+                approvalId: laneApproval(lane.name, f.approvalId),
+                request: f.request,
+              }),
+            ];
+          case 'approval.resolved':
+            return [
+              input(f.session, {
+                type: 'approval.resolved',
+                at: f.at,
+                approvalId: laneApproval(lane.name, f.approvalId),
+                answeredId: newId(f.at),
+                ...(f.approved === undefined ? {} : { approved: f.approved }),
+              }),
+            ];
           case 'lost': {
             onError(
               new SteeringError(
@@ -107,10 +138,16 @@ export function fromLaneFacts(
               ),
             );
             for (const s of held.values()) s.delete(lane.name);
-            return host
-              .sessionKeys()
-              .filter((s) => host.context(s)?.lanes?.includes(lane.name) === true)
-              .map((s) => reach(s, lane.name, false, f.at));
+            const prefix = laneApproval(lane.name, '');
+            return host.sessionKeys().flatMap((s): SessionItem[] => {
+              const ctx = host.context(s);
+              const out: SessionItem[] = [];
+              if (ctx?.lanes?.includes(lane.name) === true) out.push(reach(s, lane.name, false, f.at));
+              // Its approvals can no longer be answered from here (the hub's loss does the same).
+              if (ctx?.holds.some((h) => h.external?.startsWith(prefix) === true) === true)
+                out.push(input(s, { type: 'transport.lost', at: f.at }));
+              return out;
+            });
           }
           default:
             return [];

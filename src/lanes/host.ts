@@ -15,7 +15,15 @@ export interface LaneHostOptions {
 
 export type LaneEffect =
   | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string }
-  | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string };
+  | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string }
+  | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean };
+
+/** A lane's approval as the session holds it (`external`): the lane's name, then the vendor's own id. */
+export const laneApproval = (lane: string, id: string): string => `lane:${lane}:${id}`;
+const fromLaneApproval = (external: string): { lane: string; id: string } | undefined => {
+  const m = /^lane:([^:]+):(.*)$/.exec(external);
+  return m === null ? undefined : { lane: m[1]!, id: m[2]! };
+};
 
 /**
  * A hook moment whose prompt is the text of a steer a lane took is the vendor's echo of it (Codex
@@ -60,6 +68,13 @@ export function stampLane(
       if (o.lane === undefined) return false;
       effects.push({ kind: 'lane.interrupt', session, lane: o.lane, commandId: o.cause });
       return true;
+    case 'approval.answer': {
+      const a = fromLaneApproval(o.approvalId);
+      if (a === undefined) return false;
+      const approved = o.decision.option === 'allow' || o.decision.option === 'approve';
+      effects.push({ kind: 'lane.answer', session, lane: a.lane, approvalId: a.id, approved });
+      return true;
+    }
     case 'lanes.changed':
       emit({ type: o.eventType, data: { lanes: o.lanes } });
       return true;

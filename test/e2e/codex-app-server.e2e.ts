@@ -18,7 +18,8 @@ import { RelayConsumer } from '../../src/consumer/connection.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import { projectRoot } from '../support/shared-dir.js';
-import { startTui, tmuxMissing, type Tui } from '../support/tui.js';
+import { respondVia, startTui, tmuxMissing, type Tui } from '../support/tui.js';
+import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import {
   bodyHas,
   codexHome,
@@ -39,6 +40,28 @@ let stack: VendorStack;
 let ws: Workspace;
 let tui: Tui;
 let session: string;
+let env: NodeJS.ProcessEnv;
+
+/** `aep-steer run codex [codex args…]` in a terminal, as a person types it; resolves once the TUI is ready. */
+async function runCodexInTui(name: string, ...codexArgs: string[]): Promise<void> {
+  const entry = join(projectRoot, 'test', 'support', 'run-cli-entry.ts');
+  const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+  const port = String(stack.running.adapter.port);
+  tui = startTui(name, ws.project, env, [
+    process.execPath,
+    '--import',
+    tsx,
+    entry,
+    'run',
+    'codex',
+    '--port',
+    port,
+    ...codexArgs,
+  ]);
+  await tui.shows('Ask Codex to do anything', 90_000).catch((err: Error) => {
+    throw new Error(`${err.message}\nadapter errors: ${stack.errors.join('\n')}`);
+  });
+}
 
 type Item = { type?: string; role?: string; content?: { text?: string }[] };
 const itemsOf = (r: RecordedRequest): Item[] => (r.body as { input?: Item[] } | undefined)?.input ?? [];
@@ -55,6 +78,13 @@ const requestsOf = (tag: string): RecordedRequest[] =>
       .map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
     return ([...users].reverse().find((t) => t.includes('[[TURN]]')) ?? '').includes(tag);
   });
+/** What the shell calls of the turn carrying `tag` gave back to the model. */
+const toolOutputsOf = (tag: string): string[] =>
+  requestsOf(tag).flatMap((r) =>
+    itemsOf(r)
+      .filter((i) => i.type === 'function_call_output')
+      .map((i) => JSON.stringify(i)),
+  );
 /** How many input items of a request carry `text` (a resend injected twice would show twice). */
 const timesIn = (r: RecordedRequest, text: string): number => itemsOf(r).filter((i) => bodyHas(i, text)).length;
 
@@ -106,6 +136,8 @@ if (binary === undefined || tmuxMissing()) {
       CODEX_DISABLE_TELEMETRY: '1',
       RUST_LOG: 'warn',
       AEP_CODEX_BIN: binary,
+      // The held PermissionRequest hook gives up soon, so Codex asks its own clients (the approvals test).
+      AEP_ATTENTION_TIMEOUT_MS: '1500',
     };
     // The adapter's app-server runs with the adapter's environment, as `aep-steer adapter codex` would.
     stack = await startVendorStack('codex', agentEnv);
@@ -117,21 +149,8 @@ if (binary === undefined || tmuxMissing()) {
       attentionTimeoutMs: codex.attentionTimeoutMs,
       env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
     });
-    const entry = join(projectRoot, 'test', 'support', 'run-cli-entry.ts');
-    tui = startTui('codex-app', ws.project, { ...agentEnv, AEP_STATE_DIR: stack.stateDir }, [
-      process.execPath,
-      '--import',
-      join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs'),
-      entry,
-      'run',
-      'codex',
-      '--port',
-      String(stack.running.adapter.port),
-    ]);
-    await tui.shows('Ask Codex to do anything', 90_000).catch((err: Error) => {
-      console.error(`${err.message}\nadapter errors: ${stack.errors.join('\n')}`);
-      throw err;
-    });
+    env = { ...agentEnv, AEP_STATE_DIR: stack.stateDir };
+    await runCodexInTui('codex-app');
   });
 
   test.after(async () => {
@@ -299,6 +318,63 @@ if (binary === undefined || tmuxMissing()) {
     assert.not.ok(of('x.codex.instruction.dropped', kept.id), 'the queued instruction keeps its course');
     assert.not.ok(of('x.codex.instruction.delivered', kept.id));
     writeFileSync(gate, '');
+  });
+
+  test("the app-server's approvals: answered allow and deny through respond, and in the TUI (oob)", async () => {
+    // `run codex` again starts a new app-server (the last one died); the TUI's codex args are
+    // passed on: it asks before a command leaves the sandbox.
+    tui.kill();
+    const from = stack.events.length;
+    await runCodexInTui('codex-app-ask', '-a', 'on-request', '-s', 'read-only');
+    const respond = respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator');
+    /** Submits a prompt whose command leaves the sandbox; resolves with the app-server's own request. */
+    const ask = async (tag: string): Promise<AepEvent> => {
+      const before = stack.events.filter((e) => e.type === 'attention.requested').length;
+      await tui.submit(`[[TURN]] [[ESCALATE]] ${tag} run it`);
+      return stack.waitFor(`${tag}: the app-server's request`, () =>
+        stack.events
+          .filter((e) => e.type === 'attention.requested')
+          .slice(before)
+          .find((e) => JSON.stringify(e.data?.['respond_via']) === '["control","oob"]'),
+      );
+    };
+    const allow = await ask('c-allow');
+    session = allow.session!;
+    assert.ok(
+      stack.events.slice(from).some((e) => e.type === 'attention.timeout'),
+      'the hook asked first, and gave up',
+    );
+    assert.match(String(allow.data?.['prompt']), 'Permission requested: Bash: ');
+    assert.match(String(allow.data?.['prompt']), 'TOOL_RAN_', 'the request says what it runs (D35)');
+    const a = await respond(session, allow.id, 'allow');
+    assert.is(a.code, RESPOND_EXIT.answered, a.out);
+    await stack.waitFor('the command ran', () =>
+      toolOutputsOf('c-allow').some((o) => o.includes('TOOL_RAN_')) ? true : undefined,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\noutputs: ${toolOutputsOf('c-allow').join('\n')}`);
+    });
+    const late = await respond(session, allow.id, 'allow');
+    assert.is(late.code, RESPOND_EXIT.notPending, 'answered once (D34)');
+
+    let fin = all('run.finished').length;
+    const deny = await ask('c-deny');
+    const d = await respond(session, deny.id, 'deny');
+    assert.is(d.code, RESPOND_EXIT.answered, d.out);
+    await finishedAfter(fin);
+    assert.ok(toolOutputsOf('c-deny').length > 0, 'the turn went on with the refusal as the output');
+    for (const o of toolOutputsOf('c-deny')) assert.not.match(o, /TOOL_RAN_\d\\n/, 'the command never ran');
+
+    fin = all('run.finished').length;
+    const oob = await ask('c-oob');
+    await tui.shows('proceed');
+    tui.keys('y');
+    const answered = await stack.waitFor('answered at the agent', () =>
+      all('attention.answered').find((e) => e.subject === oob.id),
+    );
+    assert.equal([answered.data?.['via'], answered.data?.['answer']], ['oob', { option: 'allow' }]);
+    const gone = await respond(session, oob.id, 'deny');
+    assert.is(gone.code, RESPOND_EXIT.notPending, gone.out);
+    await finishedAfter(fin);
   });
 }
 

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../lane.js';
-import { connectRpc, RpcFailure, RpcUnreachable, type RpcClient } from './rpc.js';
+import { connectRpc, RpcFailure, RpcUnreachable, type RpcClient, type ServerRequest } from './rpc.js';
 
 const OBSERVED = 'native-lanes.md "Observed on the pinned binaries", Codex 0.171.0 app-server';
 
@@ -26,6 +26,27 @@ export const STEER_REFUSALS: readonly { match: RegExp; reason: 'turn-ended' | 'r
   },
   { match: /thread not found/i, reason: 'refused', evidence: `${OBSERVED}: "thread not found: …"` },
 ];
+
+/**
+ * The approvals the server asks every client of the thread for (server requests; the first answer
+ * wins and `serverRequest/resolved` tells the others), with the tool name the hook lane reports for
+ * the same action and the field that says what it does (D35).
+ */
+export const APPROVALS: Record<string, { tool: string; detail: (p: Record<string, unknown>) => string | undefined }> = {
+  'item/commandExecution/requestApproval': {
+    tool: 'Bash',
+    detail: (p) => (typeof p.command === 'string' ? p.command : undefined),
+  },
+  'item/fileChange/requestApproval': {
+    tool: 'apply_patch',
+    detail: (p) => (typeof p.grantRoot === 'string' ? `write under ${p.grantRoot}` : str(p.reason)),
+  },
+};
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** `decline` lets the turn go on; a request that lists its decisions without it is refused with `cancel`. */
+const denial = (listed: unknown): string =>
+  !Array.isArray(listed) || listed.includes('decline') ? 'decline' : 'cancel';
 
 export interface CodexLaneOptions {
   /** The `codex` binary. */
@@ -50,6 +71,13 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   const threads = new Map<string, { turn?: string }>();
   /** Threads the server announced, followed once they can be resumed. */
   const announced = new Set<string>();
+  /** Approvals asked and not settled, by their request id: the thread, the item, what may be answered. */
+  const asked = new Map<
+    string,
+    { threadId: string; itemId?: string; id: number | string; decisions: unknown; ours?: boolean }
+  >();
+  /** Approvals settled elsewhere (the TUI), waiting for their item's end to say how. */
+  const settledAt = new Map<string, string>();
   /** Steers sent, by command id, until their receipt. */
   const sent = new Set<string>();
   let rpc: RpcClient | undefined;
@@ -80,6 +108,59 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     }
   }
 
+  function onRequest(r: ServerRequest): void {
+    const kind = APPROVALS[r.method];
+    const threadId = str(r.params.threadId);
+    if (kind === undefined || threadId === undefined || !threads.has(threadId)) return;
+    const approvalId = String(r.id);
+    if (asked.has(approvalId)) return;
+    const itemId = str(r.params.itemId);
+    asked.set(approvalId, {
+      threadId,
+      id: r.id,
+      decisions: r.params.availableDecisions,
+      ...(itemId ? { itemId } : {}),
+    });
+    const detail = kind.detail(r.params);
+    fact({
+      kind: 'approval',
+      session: threadId,
+      at: Date.now(),
+      approvalId,
+      request: {
+        kind: 'permission',
+        prompt: `Permission requested: ${kind.tool}`,
+        subject: kind.tool,
+        options: [
+          { id: 'allow', label: 'Allow' },
+          { id: 'deny', label: 'Deny' },
+        ],
+        context: { tool_name: kind.tool },
+        // The TUI shows the same request and may answer it first.
+        respondVia: ['control', 'oob'],
+        ...(detail === undefined ? {} : { detail }),
+      },
+    });
+  }
+
+  /** An approval settled by another client: its item's end says whether it was allowed. */
+  function settledElsewhere(itemId: string | undefined, threadId: string, status: string | undefined): void {
+    for (const [approvalId, a] of asked) {
+      if (a.threadId !== threadId || (itemId !== undefined && a.itemId !== itemId) || !settledAt.has(approvalId))
+        continue;
+      asked.delete(approvalId);
+      settledAt.delete(approvalId);
+      const approved = status === undefined ? undefined : status !== 'declined';
+      fact({
+        kind: 'approval.resolved',
+        session: threadId,
+        at: Date.now(),
+        approvalId,
+        ...(approved === undefined ? {} : { approved }),
+      });
+    }
+  }
+
   function onNotification(method: string, p: Record<string, unknown>): void {
     const threadId = typeof p.threadId === 'string' ? p.threadId : undefined;
     const turn = p.turn as { id?: string; status?: string } | undefined;
@@ -97,8 +178,17 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         threads.set(threadId, { turn: turn.id });
         fact({ kind: 'turn.started', session: threadId, at: Date.now(), turnId: turn.id });
         return;
+      case 'serverRequest/resolved': {
+        const a = asked.get(String(p.requestId));
+        if (a === undefined) return;
+        if (a.ours === true) asked.delete(String(p.requestId));
+        else settledAt.set(String(p.requestId), a.threadId);
+        return;
+      }
       case 'turn/completed':
         if (threadId === undefined || typeof turn?.id !== 'string' || !threads.has(threadId)) return;
+        // An approval settled elsewhere whose item never ended was cancelled with its turn.
+        settledElsewhere(undefined, threadId, undefined);
         threads.set(threadId, {});
         fact({
           kind: 'turn.ended',
@@ -112,6 +202,9 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         return;
       case 'item/started':
       case 'item/completed': {
+        const item = p.item as { id?: unknown; status?: unknown } | undefined;
+        if (method === 'item/completed' && threadId !== undefined && typeof item?.id === 'string')
+          settledElsewhere(item.id, threadId, str(item.status));
         // The receipt: the steer's user message, `clientId` echoing the command id (observed ~40 ms before the request).
         const m = userMessageOf(p);
         if (threadId === undefined || m?.clientId === undefined || !sent.delete(m.clientId)) return;
@@ -131,12 +224,14 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     opening = undefined;
     threads.clear();
     announced.clear();
+    asked.clear();
+    settledAt.clear();
     sent.clear();
     if (!closing) fact({ kind: 'lost', at: Date.now(), detail: why });
   }
 
   async function connect(): Promise<RpcClient> {
-    const c = await connectRpc(opts.socketPath, onNotification, () => undefined);
+    const c = await connectRpc(opts.socketPath, onNotification, onRequest);
     await c.call('initialize', { clientInfo: { name: 'aep-steer', version: '1' } });
     c.notify('initialized');
     rpc = c;
@@ -237,6 +332,13 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       } catch (err) {
         return { ok: false, detail: String(err) };
       }
+    },
+    async answer(_session, approvalId, approved) {
+      const a = asked.get(approvalId);
+      if (rpc === undefined || a === undefined) return { ok: false, detail: 'the app-server no longer asks this' };
+      a.ours = true;
+      rpc.respond(a.id, { decision: approved ? 'accept' : denial(a.decisions) });
+      return { ok: true };
     },
     async close() {
       closing = true;
