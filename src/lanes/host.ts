@@ -40,17 +40,24 @@ export function asEcho(hook: ClassifiedHook, ctx: SessionContext | undefined): C
   return { ...rest, class: { kind: 'moment', eligible: false }, observations: [], about, echo: echo.id };
 }
 
-/** D33: control.cancel goes to the lane that reaches the session, where one can stop its turn. */
+/**
+ * D33: control.cancel goes to the lane that reaches the session, where one can stop its turn. A
+ * session no such lane reaches (and whose vendor has no other way to cancel) is told how to get one.
+ */
 export function laneCancel(
   command: AepCommand,
   at: number,
   ctx: SessionContext | undefined,
   opts: LaneHostOptions | undefined,
   gateOpen: boolean,
+  otherwise: boolean,
 ): SessionInput | undefined {
+  if (command.type !== 'control.cancel' || opts?.interrupts !== true) return undefined;
   const lane = ctx?.lanes?.[0];
-  if (command.type !== 'control.cancel' || opts?.interrupts !== true || lane === undefined) return undefined;
-  return { type: 'command.cancel', at, command, gateOpen, ready: true, lane };
+  if (lane !== undefined) return { type: 'command.cancel', at, command, gateOpen, ready: true, lane };
+  return otherwise
+    ? undefined
+    : { type: 'command.cancel', at, command, gateOpen, ready: true, unreached: opts.native.hint };
 }
 
 /** The lane outputs as events (`emit`) and effects; false for an output that is not a lane's. */

@@ -2,13 +2,25 @@
 // (Cline hub `run.abort`). The ack follows the transport's answer (an abort the vendor refused is
 // no accepted command); the outcome is not invented here: the vendor's own abort moment maps to
 // `run.cancelled`, which the host stamps with this command as its cause.
-import { withDecision } from './decisions.js';
-import { decideCancel } from './gate.js';
+import { decisionOf, withDecision } from './decisions.js';
+import { commandKey, decideCancel, type GateDecision } from './gate.js';
+import type { Rejection } from '../protocol/index.js';
 import { unlessAccepted, type Step } from './step.js';
 import { cancelledBy } from './lane-steps.js';
 import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
+  if (input.unreached !== undefined) {
+    const key = commandKey(input.command);
+    const rejection: Rejection = {
+      reason: 'unsupported',
+      rule: 'lane-unreached',
+      detail: `this session is on no lane that can stop its turn: ${input.unreached}`,
+    };
+    const d: GateDecision =
+      decisionOf(ctx.decisions, key) === undefined ? { kind: 'reject', key, rejection } : { kind: 'duplicate', key };
+    return unlessAccepted(ctx, d, input.command.id) ?? { outputs: [] };
+  }
   const view = {
     decisions: ctx.decisions,
     ended,

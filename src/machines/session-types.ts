@@ -255,6 +255,8 @@ export interface CancelInput {
   ready: boolean;
   /** D33: the native lane that stops the session's turn, instead of the user-plane transport. */
   lane?: string;
+  /** D33: no lane that stops turns reaches the session; how a session gets one. */
+  unreached?: string;
 }
 /** D30: a native lane reaches the session now (`attached`) or no longer (`detached`). */
 export interface LaneReachInput {

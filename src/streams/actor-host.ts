@@ -664,7 +664,14 @@ export class ActorHost {
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
-    const laned = laneCancel(c, item.at, this.context(item.session), this.opts.lanes, this.opts.instruct); // lanes
+    const laned = laneCancel(
+      c,
+      item.at,
+      this.context(item.session),
+      this.opts.lanes,
+      this.opts.instruct,
+      this.surface.cancels === true,
+    ); // lanes
     if (laned !== undefined) return laned;
     if (this.surface.controls?.includes(c.type) === true) {
       const gateOpen = this.opts.control === true;

@@ -291,6 +291,14 @@ if (binary === undefined || tmuxMissing()) {
       const described = stack.events.filter((e) => e.session === other && e.type === 'x.codex.session.described');
       assert.ok(described.length > 0);
       for (const e of described) assert.equal(e.data?.['lanes'], ['hook']);
+      // Its turns cannot be stopped from here: the refusal says how to get the lane.
+      const cancel = command(SENDER, other, { type: 'control.cancel', data: { scope: 'run' } });
+      const settled = await stack.send(cancel);
+      assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
+        'unsupported',
+        'lane-unreached',
+      ]);
+      assert.match(settled.outcome === 'rejected' ? (settled.detail ?? '') : '', 'aep-steer run codex');
     } finally {
       rmSync(plain.root, { recursive: true, force: true });
     }
@@ -348,11 +356,13 @@ if (binary === undefined || tmuxMissing()) {
     assert.match(String(allow.data?.['prompt']), 'TOOL_RAN_', 'the request says what it runs (D35)');
     const a = await respond(session, allow.id, 'allow');
     assert.is(a.code, RESPOND_EXIT.answered, a.out);
-    await stack.waitFor('the command ran', () =>
-      toolOutputsOf('c-allow').some((o) => o.includes('TOOL_RAN_')) ? true : undefined,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\noutputs: ${toolOutputsOf('c-allow').join('\n')}`);
-    });
+    await stack
+      .waitFor('the command ran', () =>
+        toolOutputsOf('c-allow').some((o) => o.includes('TOOL_RAN_')) ? true : undefined,
+      )
+      .catch((err: Error) => {
+        throw new Error(`${err.message}\noutputs: ${toolOutputsOf('c-allow').join('\n')}`);
+      });
     const late = await respond(session, allow.id, 'allow');
     assert.is(late.code, RESPOND_EXIT.notPending, 'answered once (D34)');
 

@@ -226,6 +226,24 @@ test('cancel through the lane settles on its interrupted end, whichever of answe
   assert.not.ok(types(finished.outputs).includes('run.cancelled'));
 });
 
+test('cancel to a session no lane reaches is refused lane-unreached, saying how to get one; a resend gets the same ack', () => {
+  const cancel: SessionInput = {
+    type: 'command.cancel',
+    at: 1000,
+    gateOpen: true,
+    ready: true,
+    unreached: NATIVE.hint,
+    command: command(sender, SESSION, { type: 'control.cancel', id: 'k9', data: { scope: 'run' } }),
+  };
+  const { outputs } = run([opens(), cancel, cancel]);
+  assert.equal(types(outputs), ['reply.neutral', 'control.rejected', 'control.reack']);
+  assert.equal((outputs[1] as { rejection?: unknown }).rejection, {
+    reason: 'unsupported',
+    rule: 'lane-unreached',
+    detail: 'this session is on no lane that can stop its turn: start it with `aep-steer run codex`',
+  });
+});
+
 test('a lost lane is said once per session; a steer it took unread is delivery-unknown, the hook queue keeps its course', () => {
   const { snap, outputs } = run(
     [send('q1', 'queue'), send('c1', 'steer'), answered('c1'), reach(false, 2000), reach(false, 2100)],
