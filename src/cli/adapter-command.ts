@@ -303,7 +303,10 @@ export async function runAdapter(
               ? ['control.cancel']
               : []),
           ],
-          ...(cfg.instruct && cfg.surface.deliveries !== undefined ? { deliveries: cfg.surface.deliveries } : {}), // D31
+          // D31; D30: what a native lane adds while it reaches a session is honoured too.
+          ...(cfg.instruct && cfg.surface.deliveries !== undefined
+            ? { deliveries: [...new Set([...cfg.surface.deliveries, ...lanes.flatMap((l) => l.deliveries)])] }
+            : {}),
           onError: say === undefined ? report : (e) => status?.onLinkError(e),
           ...(cfg.token === undefined ? {} : { token: cfg.token }),
         });
