@@ -523,7 +523,8 @@ export class ActorHost {
       };
     }
     if (item.kind === 'hook') {
-      item = { ...item, hook: asEcho(item.hook, this.context(item.session)) }; // lanes: a steer's echo
+      const echo = asEcho(item.hook, this.context(item.session)); // lanes: a steer's echo
+      if (echo !== item.hook) item = { ...item, hook: echo };
       const emitter = this.emitterFor(item.session);
       let firstId: string | undefined;
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening

@@ -7,7 +7,7 @@ import { command } from '../../src/protocol/index.js';
 import { asEcho } from '../../src/lanes/host.js';
 import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
 import type { ClassifiedHook } from '../../src/streams/surface.js';
-import { run, start, written, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
+import { run, written, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
 
 const NATIVE = { deliveries: ['steer'], hint: 'start it with `aep-steer run codex`' };
 const sender = { agent: 'tester', host: 'test-host' };
