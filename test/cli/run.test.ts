@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureSecret } from '../../src/adapters/install.js';
 import { RUN_EXIT, runVendor } from '../../src/cli/run-command.js';
+import { adapterConfig, runAdapter } from '../../src/cli/adapter-command.js';
 import { textSink } from '../support/tui.js';
 
 const dirs: string[] = [];
@@ -49,6 +50,25 @@ test('no adapter answers on the port: says so and how to start it', async () => 
   assert.is(code, RUN_EXIT.noAdapter);
   assert.match(err.text(), `run: no adapter answers on 127.0.0.1:${port}`);
   assert.match(err.text(), 'start it first');
+});
+
+test('the adapter cannot start its app-server: lane-unavailable, said with the reason, nothing else runs', async () => {
+  const dir = stateDir();
+  const env = { AEP_STATE_DIR: dir, PATH: join(dir, 'no-bin') };
+  const cfg = adapterConfig('codex', { port: '0', relay: false, instruct: true, log: join(dir, 'a.jsonl') }, env);
+  const errors: string[] = [];
+  const running = await runAdapter(cfg, (e) => errors.push(e.message));
+  try {
+    const err = textSink();
+    const port = String(running.adapter.port);
+    const code = await runVendor('codex', [], { port }, { err: err.stream }, env);
+    assert.is(code, RUN_EXIT.laneFailed, err.text());
+    assert.match(err.text(), 'run: the adapter could not start its app-server: ');
+    assert.match(err.text(), 'cannot run codex');
+    assert.match(err.text(), 'AEP_CODEX_BIN');
+  } finally {
+    await running.close();
+  }
 });
 
 test.run();

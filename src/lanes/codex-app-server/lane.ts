@@ -254,6 +254,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       }
     }
     mkdirSync(dirname(opts.socketPath), { recursive: true, mode: 0o700 });
+    chmodSync(dirname(opts.socketPath), 0o700);
     const c = spawn(opts.bin, ['app-server', '--listen', address], {
       env: opts.env ?? process.env,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -268,9 +269,11 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       if (child === c) child = undefined;
       if (rpc !== undefined) lost(why);
     });
-    c.on('error', () => undefined);
+    let failed: string | undefined;
+    c.on('error', (err) => (failed = `cannot run ${opts.bin}: ${err.message} (set AEP_CODEX_BIN)`));
     const until = Date.now() + (opts.startMs ?? 15_000);
     while (!existsSync(opts.socketPath)) {
+      if (failed !== undefined) throw new Error(failed);
       if (c.exitCode !== null || Date.now() > until)
         throw new Error(`the Codex app-server did not start: ${stderr.trim().split('\n').pop() ?? 'no output'}`);
       await new Promise((r) => setTimeout(r, 50));
