@@ -9,7 +9,7 @@ import type { LaneEffect, LaneHostOptions } from './host.js';
 import type { LaneFact, LaneOutcome, NativeLane } from './lane.js';
 
 export const isLaneEffect = (f: Effect): f is LaneEffect =>
-  f.kind === 'lane.steer' || f.kind === 'lane.interrupt' || f.kind === 'lane.answer';
+  f.kind === 'lane.steer' || f.kind === 'lane.interrupt' || f.kind === 'lane.answer' || f.kind === 'lane.withdraw';
 
 /** What the host is told of the lanes: the deliveries they add and how a session gets one. */
 export function laneHostOptions(lanes: readonly NativeLane[]): LaneHostOptions | undefined {
@@ -18,6 +18,7 @@ export function laneHostOptions(lanes: readonly NativeLane[]): LaneHostOptions |
   return {
     native: { deliveries, hint: lanes.map((l) => l.how).join('; or ') },
     interrupts: lanes.some((l) => l.interrupt !== undefined),
+    withdraws: lanes.filter((l) => l.withdraw !== undefined).map((l) => l.name),
   };
 }
 
@@ -42,6 +43,26 @@ export function throughLanes(
         .then(() => lane?.answer?.(effect.session, effect.approvalId, effect.approved))
         .catch(() => undefined);
     return EMPTY;
+  }
+  if (effect.kind === 'lane.withdraw') {
+    const take = lane?.withdraw?.bind(lane);
+    const answer: Promise<boolean | undefined> =
+      !logged || take === undefined
+        ? Promise.resolve(undefined)
+        : Promise.resolve()
+            .then(() => take(effect.session, effect.instruction))
+            .then((r) => ('removed' in r ? r.removed : undefined))
+            .catch(() => undefined);
+    return from(answer).pipe(
+      map((removed) =>
+        input(effect.session, {
+          type: 'lane.withdrawn',
+          at: now(),
+          commandId: effect.commandId,
+          ...(removed === undefined ? {} : { removed }),
+        }),
+      ),
+    );
   }
   if (effect.kind === 'lane.interrupt') {
     const stop = lane?.interrupt?.bind(lane);

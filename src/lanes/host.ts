@@ -11,12 +11,15 @@ export interface LaneHostOptions {
   native: { deliveries: readonly string[]; hint: string };
   /** D33: a reaching lane can stop the session's turn. */
   interrupts: boolean;
+  /** D32: the lanes that can take back what they hold. */
+  withdraws: readonly string[];
 }
 
 export type LaneEffect =
   | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string }
   | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string }
-  | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean };
+  | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean }
+  | { kind: 'lane.withdraw'; session: string; lane: string; commandId: string; instruction: string };
 
 /** A lane's approval as the session holds it (`external`): the lane's name, then the vendor's own id. */
 export const laneApproval = (lane: string, id: string): string => `lane:${lane}:${id}`;
@@ -70,6 +73,9 @@ export function stampLane(
   switch (o.type) {
     case 'lane.steer':
       effects.push({ kind: 'lane.steer', session, lane: o.lane, commandId: o.cause, text: o.text });
+      return true;
+    case 'lane.withdraw':
+      effects.push({ kind: 'lane.withdraw', session, lane: o.lane, commandId: o.cause, instruction: o.instruction });
       return true;
     case 'run.cancel':
       if (o.lane === undefined) return false;

@@ -4,6 +4,7 @@
 // hook lane's queue, so an instruction has one way in and is delivered once, with both lanes open.
 import { deliveredType, describedType, droppedType } from '../protocol/index.js';
 import { finishedWith } from './withdraw.js';
+import { withDecision } from './decisions.js';
 import type { Step } from './step.js';
 import type {
   DropReason,
@@ -168,9 +169,26 @@ export function recoverLanes(ctx: SessionContext): Step {
   const dropped = dropLaned(ctx, ctx.laned ?? [], 'delivery-unknown');
   const changed: SessionOutput[] =
     lanes.length === 0 ? [] : [{ type: 'lanes.changed', eventType: describedType(ctx.vendor), lanes: [HOOK_LANE] }];
+  // A withdraw the lane never answered: its ack is owed, and the instruction's fate is unknown.
+  const unanswered: SessionOutput[] = (ctx.withdrawing ?? []).map((w) => ({
+    type: 'control.rejected',
+    cause: w.id,
+    key: w.key,
+    rejection: {
+      reason: 'refused',
+      rule: 'not-waiting',
+      detail: 'the adapter restarted before the agent answered the withdraw; the instruction may have been read',
+    },
+  }));
+  let decisions = ctx.decisions;
+  for (const w of ctx.withdrawing ?? []) decisions = withDecision(decisions, w.key, 'rejected');
   return {
-    context: { lanes: [], ...(ctx.laned === undefined ? {} : dropped.context) },
-    outputs: [...changed, ...dropped.outputs],
+    context: {
+      lanes: [],
+      ...(ctx.laned === undefined ? {} : dropped.context),
+      ...(unanswered.length === 0 ? {} : { withdrawing: [], decisions }),
+    },
+    outputs: [...changed, ...unanswered, ...dropped.outputs],
   };
 }
 

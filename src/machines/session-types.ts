@@ -174,6 +174,8 @@ export interface SessionContext {
    * with a steer's text): that moment is the adapter's own steer, not a person's prompt or a new turn.
    */
   echoes?: { id: string; text: string }[];
+  /** D32: withdraws handed to a native lane, acked on its answer. */
+  withdrawing?: { id: string; key: string; instruction: string }[];
   /**
    * A `control.cancel` handed to the vendor's transport (`acked` once it answered yes): the run's
    * `run.cancelled` names it as cause; the turn's close settles it.
@@ -234,6 +236,16 @@ export interface WithdrawInput {
   command: AepCommand;
   /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
   gateOpen: boolean;
+  /** D32: the native lanes that can take back what they hold (Qwen's mid-turn messages). */
+  laneWithdraws?: readonly string[];
+}
+/** The lane's answer to a withdraw: `removed` false, it was read already; absent, the lane could not say. */
+export interface LaneWithdrawnInput {
+  type: 'lane.withdrawn';
+  at: number;
+  /** The withdraw command's id. */
+  commandId: string;
+  removed?: boolean;
 }
 /** `x.{vendor}.control.send_input` (D28, D29): a session-actor input like instruct. */
 export interface SendInputInput {
@@ -477,7 +489,8 @@ export type SessionInput =
   | LaneReachInput
   | LaneAnsweredInput
   | LaneDeliveredInput
-  | LaneTurnInput;
+  | LaneTurnInput
+  | LaneWithdrawnInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -543,6 +556,8 @@ export type SessionOutput =
   | { type: 'run.cancel'; cause: string; lane?: string }
   /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */
   | { type: 'lane.steer'; cause: string; text: string; lane: string }
+  /** D32: ask the lane to take back an instruction it holds; its answer comes back as lane.withdrawn. */
+  | { type: 'lane.withdraw'; cause: string; instruction: string; lane: string }
   /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */
   | { type: 'lanes.changed'; eventType: string; lanes: string[] }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */

@@ -9,6 +9,8 @@ import { unlessAccepted, type Step } from './step.js';
 import type {
   FinishedHow,
   FinishedInstruction,
+  LanedInstruction,
+  LaneWithdrawnInput,
   QueuedInstruction,
   SessionContext,
   WithdrawInput,
@@ -61,6 +63,51 @@ export const WITHDRAW_REJECT = {
   },
 } as const satisfies Record<string, Rejection>;
 
+const WITHDRAW_PENDING: Rejection = {
+  reason: 'refused',
+  rule: 'not-waiting',
+  detail: 'a withdraw of this instruction is under way; its answer says whether it was taken back',
+};
+
+/**
+ * D32: the lane answered a withdraw. Taken back: dropped `withdrawn`, caused by the withdraw. Read
+ * already: refused `already-delivered` (the receipt delivers it). No answer: refused, nothing changed.
+ */
+export function laneWithdrawn(ctx: SessionContext, input: LaneWithdrawnInput): Step {
+  const w = ctx.withdrawing?.find((x) => x.id === input.commandId);
+  if (w === undefined) return { outputs: [] };
+  const withdrawing = (ctx.withdrawing ?? []).filter((x) => x !== w);
+  const item = ctx.laned?.find((i) => i.id === w.instruction);
+  if (input.removed === true && item !== undefined) {
+    return {
+      context: {
+        withdrawing,
+        decisions: withDecision(ctx.decisions, w.key, 'accepted'),
+        laned: (ctx.laned ?? []).filter((i) => i !== item),
+        finished: finishedWith(ctx, 'withdrawn', [item.id]),
+      },
+      outputs: [
+        { type: 'control.accepted', cause: w.id, key: w.key },
+        {
+          type: 'instruction.dropped',
+          eventType: droppedType(ctx.vendor),
+          cause: w.id,
+          reason: 'withdrawn',
+          subject: item.id,
+        },
+      ],
+    };
+  }
+  const rejection: Rejection =
+    input.removed === undefined
+      ? { reason: 'busy', rule: 'transport-down', detail: "the agent's queue did not answer; send the withdraw again" }
+      : WITHDRAW_REJECT.delivered;
+  return {
+    context: { withdrawing, decisions: withDecision(ctx.decisions, w.key, 'rejected') },
+    outputs: [{ type: 'control.rejected', cause: w.id, key: w.key, rejection }],
+  };
+}
+
 const ENDED: Record<FinishedHow, Rejection> = {
   delivered: WITHDRAW_REJECT.delivered,
   withdrawn: WITHDRAW_REJECT.withdrawn,
@@ -71,21 +118,31 @@ export function decideWithdraw(
   ctx: SessionContext,
   command: AepCommand,
   gateOpen: boolean,
-): GateDecision & { item?: QueuedInstruction } {
+  laneWithdraws: readonly string[] = [],
+): GateDecision & { item?: QueuedInstruction; laned?: LanedInstruction } {
   const key = commandKey(command);
-  if (decisionOf(ctx.decisions, key) !== undefined) return { kind: 'duplicate', key };
+  if (decisionOf(ctx.decisions, key) !== undefined || ctx.withdrawing?.some((w) => w.key === key) === true)
+    return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.gateOff };
   const id = (command.data as Record<string, unknown> | undefined)?.instruction;
   if (typeof id !== 'string' || id === '') return { kind: 'reject', key, rejection: WITHDRAW_REJECT.noId };
   const item = ctx.queue.find((i) => i.id === id);
   // A grant is honoured as given: the relay forwards it only from a token granted withdraw for this session.
   const granted = command[GRANT_ATTR] === WITHDRAW_GRANT;
-  const owned = (i: QueuedInstruction): boolean => granted || i.from === undefined || i.from === command.agent;
+  const owned = (i: { from?: string }): boolean => granted || i.from === undefined || i.from === command.agent;
   if (item !== undefined)
     return owned(item) ? { kind: 'accept', key, item } : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
   const flying = ctx.inFlight.flatMap((b) => b.items).find((i) => i.id === id);
   if (flying !== undefined)
     return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
+  // D32: a lane that can take back what it holds is asked (its answer acks the withdraw).
+  const laned = ctx.laned?.find((i) => i.id === id);
+  if (laned !== undefined && laneWithdraws.includes(laned.lane)) {
+    if (!owned(laned)) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
+    if (ctx.withdrawing?.some((w) => w.instruction === id) === true)
+      return { kind: 'reject', key, rejection: WITHDRAW_PENDING };
+    return { kind: 'accept', key, laned };
+  }
   // A send_input is handed to the vendor's own queue at once, and this lane cannot take it back (D32).
   if (ctx.inputs.some((i) => i.id === id) || ctx.laned?.some((i) => i.id === id) === true)
     return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
@@ -95,9 +152,16 @@ export function decideWithdraw(
 
 /** D32: the instruction leaves the queue; its drop names the withdraw as cause and the instruction as subject. */
 export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
-  const d = decideWithdraw(ctx, input.command, input.gateOpen);
+  const d = decideWithdraw(ctx, input.command, input.gateOpen, input.laneWithdraws);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
+  if (refused === undefined && d.laned !== undefined) {
+    const w = { id: cause, key: d.key, instruction: d.laned.id };
+    return {
+      context: { withdrawing: [...(ctx.withdrawing ?? []), w] },
+      outputs: [{ type: 'lane.withdraw', cause, instruction: d.laned.id, lane: d.laned.lane }],
+    };
+  }
   if (refused !== undefined || d.item === undefined) return refused ?? { outputs: [] };
   const item = d.item;
   return {

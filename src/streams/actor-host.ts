@@ -710,7 +710,13 @@ export class ActorHost {
     // Any other command reaching a session is the steering verb or one this adapter does not
     // take; the gate answers both (D5: only the surface's verb can pass).
     if (c.type === withdrawType(this.surface.token))
-      return { type: 'command.withdraw', at: item.at, command: c, gateOpen: this.opts.instruct };
+      return {
+        type: 'command.withdraw',
+        at: item.at,
+        command: c,
+        gateOpen: this.opts.instruct,
+        ...(this.opts.lanes === undefined ? {} : { laneWithdraws: this.opts.lanes.withdraws }), // lanes
+      };
     return {
       type: 'command.instruct',
       at: item.at,

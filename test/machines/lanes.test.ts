@@ -281,4 +281,37 @@ test('after a restart no lane reaches the session until it says so; a steer it t
   assert.equal([snap.context.lanes, snap.context.laned], [[], []]);
 });
 
+test('a lane that can take back what it holds is asked; its answer acks the withdraw (D32)', () => {
+  const laneWithdraw = (id: string, instruction: string): SessionInput => ({
+    ...(withdraw(id, instruction) as Extract<SessionInput, { type: 'command.withdraw' }>),
+    laneWithdraws: ['app-server'],
+  });
+  const answer = (commandId: string, removed?: boolean): SessionInput => ({
+    type: 'lane.withdrawn',
+    at: 1600,
+    commandId,
+    ...(removed === undefined ? {} : { removed }),
+  });
+  const taken = run([send('c1', 'steer'), answered('c1')], laneRunning()).snap;
+  const asked = run([laneWithdraw('w1', 'c1'), laneWithdraw('w1', 'c1')], taken);
+  assert.equal(asked.outputs[0], { type: 'lane.withdraw', cause: 'w1', instruction: 'c1', lane: 'app-server' });
+  assert.equal(types(asked.outputs), ['lane.withdraw', 'control.reack'], 'a resend while it is under way asks once');
+  const back = run([answer('w1', true), receipt('c1', 1700)], asked.snap);
+  assert.equal(types(back.outputs), ['control.accepted', 'instruction.dropped']);
+  assert.equal((back.outputs[1] as { reason: string; subject: string }).subject, 'c1');
+  assert.equal((back.outputs[1] as { reason: string }).reason, 'withdrawn');
+  assert.equal(back.snap.context.laned, [], 'a late receipt finds nothing to deliver');
+  // Read already: refused already-delivered, and the receipt delivers it.
+  const read = run([laneWithdraw('w2', 'c1'), answer('w2', false), receipt('c1', 1700)], taken);
+  assert.equal(types(read.outputs), ['lane.withdraw', 'control.rejected', 'instruction.delivered']);
+  assert.is((read.outputs[1] as { rejection: { rule: string } }).rejection.rule, 'already-delivered');
+  // No answer from the lane: refused busy, the instruction goes on waiting for its receipt.
+  const down = run([laneWithdraw('w3', 'c1'), answer('w3')], taken);
+  assert.is((down.outputs[1] as { rejection: { reason: string } }).rejection.reason, 'busy');
+  assert.is(down.snap.context.laned?.length, 1);
+  // A restart before the answer: the withdraw is refused, the steer delivery-unknown.
+  const restarted = run([laneWithdraw('w4', 'c1'), { type: 'restart.recovered', at: 9000 }], taken);
+  assert.equal(types(restarted.outputs), ['lane.withdraw', 'lanes.changed', 'control.rejected', 'instruction.dropped']);
+});
+
 test.run();
