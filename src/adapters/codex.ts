@@ -4,6 +4,7 @@
 import { obj, str } from './hook-input.js';
 import { compact, namedToolCompleted, namedToolRequested } from './hook-maps.js';
 import { codexInstaller } from './installers/codex.js';
+import { codexAppServer } from '../lanes/codex-app-server/spec.js';
 import {
   allowOrDeny,
   byFields,
@@ -98,6 +99,9 @@ export const codex: VendorTable = {
     honours: ['moment', 'steer', 'queue'],
     evidence: `${RESUMED}; ${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result; vendor-clis-observed §2.7`,
   },
+  // D30: a session whose TUI runs on the adapter's app-server (`aep-steer run codex`) is also
+  // reached by `turn/steer`; a plain `codex` keeps a private in-process server and the hook lane only.
+  lanes: [codexAppServer],
   moments: {
     // `codex exec resume <id>` keeps the session id: the start moment reopens an ended session.
     SessionStart: { role: 'context', starts: true, evidence: RESUMED },

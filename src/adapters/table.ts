@@ -1,6 +1,7 @@
 // A vendor is data: one VendorTable per vendor, and one interpreter (surfaceFrom) that turns any
 // table into the VendorSurface the session runtime speaks. Nothing here branches on a vendor name;
 // every difference between vendors is a field of the table.
+import type { LaneSpec } from '../lanes/lane.js';
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import type { Delivery } from '../protocol/payloads.js';
@@ -245,6 +246,8 @@ export interface VendorTable {
   userPlane?: UserPlane;
   /** The vendor's native lane (D30), attached when its URL is given. */
   nativeLane?: NativeLaneSpec;
+  /** D30: the vendor's native lanes beside the hook lane (`app-server`), each with its evidence. */
+  lanes?: readonly LaneSpec[];
   /**
    * D31: the deliveries instruct's hook lane honours, with the evidence. `queue` needs a moment
    * that opens a turn (a row with `turn: 'opens'`), `steer` an eligible moment inside a running

@@ -13,7 +13,6 @@ import {
   type VendorTable,
 } from '../adapters/table.js';
 import { readTokenFile } from '../consumer/connect.js';
-import type { NativeLane } from '../lanes/lane.js';
 import { ensureSecret, stateDir } from '../adapters/install.js';
 import { describeOutage } from '../adapters/shim-trace.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -26,6 +25,7 @@ import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
+import type { NativeLane } from '../lanes/lane.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 
@@ -84,6 +84,8 @@ export interface AdapterConfig {
   port: number;
   secret: string;
   logPath: string;
+  /** D30: the environment the vendor's native lanes run with; absent: the vendor has none. */
+  laneEnv?: NodeJS.ProcessEnv;
   /** Where the hook secret lives and the shims leave their trace of hooks that failed open. */
   stateDir?: string;
   /** D24: active log size that triggers a snapshot and a new segment. */
@@ -161,6 +163,8 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     control,
   };
   if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
+  // D30: the table's native lanes, made by runAdapter with this environment (the app-server's own).
+  if (table.lanes !== undefined) cfg.laneEnv = env;
   const plane = table.userPlane;
   if (plane === undefined && (f.hub === true || f.hubControl === true)) {
     throw new SteeringError(
@@ -322,6 +326,21 @@ export async function runAdapter(
   // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
   const sendInput = source?.transport !== undefined;
   const control = source?.controller !== undefined;
+  // D30: none of the table's lanes runs anything until `aep-steer run` opens it; a daemon lane
+  // (`--serve`) is attached now.
+  const made: NativeLane[] =
+    cfg.laneEnv === undefined
+      ? []
+      : await Promise.all(
+          (tableFor(cfg.surface.token)?.lanes ?? []).map((l) => l.make(cfg.laneEnv!, stateDir(cfg.laneEnv))),
+        );
+  const l = cfg.lane;
+  const lane = await l?.spec.open({
+    url: l.url,
+    ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
+    onError: report,
+  });
+  const lanes = lane === undefined ? made : [...made, lane];
   // With `say`, the link's outages are said once each (relay-status.ts), not once per retry.
   let status: RelayReporter | undefined;
   const relay =
@@ -330,8 +349,17 @@ export async function runAdapter(
       : connectRelay({
           url: cfg.relayUrl,
           agent: cfg.surface.token,
-          accepts: acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
-          ...(cfg.instruct && cfg.surface.deliveries !== undefined ? { deliveries: cfg.surface.deliveries } : {}), // D31
+          accepts: [
+            ...acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
+            // D33: a native lane that stops turns takes control.cancel under AEP_INSTRUCT.
+            ...(cfg.instruct && cfg.surface.cancels !== true && lanes.some((l) => l.interrupt !== undefined)
+              ? ['control.cancel']
+              : []),
+          ],
+          // D31; D30: what a native lane adds while it reaches a session is honoured too.
+          ...(cfg.instruct && cfg.surface.deliveries !== undefined
+            ? { deliveries: [...new Set([...cfg.surface.deliveries, ...lanes.flatMap((l) => l.deliveries)])] }
+            : {}),
           onError: say === undefined ? report : (e) => status?.onLinkError(e),
           ...(cfg.token === undefined ? {} : { token: cfg.token }),
         });
@@ -346,15 +374,9 @@ export async function runAdapter(
     resumeWindowMs: cfg.resumeWindowMs,
     notice: cfg.notice,
     onError: report,
+    ...(lanes.length === 0 ? {} : { lanes }),
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
-  const l = cfg.lane;
-  const lane = await l?.spec.open({
-    url: l.url,
-    ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
-    onError: report,
-  });
-  if (lane !== undefined) opts.lanes = [lane];
   const plane =
     cfg.userPlane === undefined
       ? undefined
@@ -392,7 +414,7 @@ export async function runAdapter(
     adapter = await startAdapter(opts);
   } catch (err) {
     status?.stop();
-    await lane?.close();
+    for (const x of lanes) await x.close();
     await source?.close();
     await relay?.close();
     await plane?.close();
@@ -413,7 +435,7 @@ export async function runAdapter(
   };
   if (inspector !== undefined) running.inspector = inspector;
   if (relay !== undefined) running.relay = relay;
-  if (lane !== undefined) running.lanes = [lane];
+  if (lanes.length > 0) running.lanes = lanes;
   return running;
 }
 

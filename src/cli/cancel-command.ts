@@ -1,5 +1,5 @@
 // `aep-steer cancel`: stops the turn a session is running (D33, `control.cancel {scope:"run"}`)
-// where its lane can (Cline's hub today), settled on the agent's `run.cancelled`.
+// where its lane can (Cline's hub, Codex's app-server), settled on the agent's `run.cancelled`.
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import type { CancelOutcome } from '../consumer/send.js';

@@ -76,8 +76,13 @@ export const CATALOGUE: readonly Entry[] = [
     load: async () => (await import('./withdraw-command.js')).registerWithdraw,
   },
   {
+    name: 'run',
+    summary: "run a vendor's own client on the adapter's native lane (codex: the TUI on its app-server)",
+    load: async () => (await import('./run-command.js')).registerRun,
+  },
+  {
     name: 'cancel',
-    summary: 'stop the turn a session is running, where its lane can (Cline today)',
+    summary: 'stop the turn a session is running, where its lane can (Cline, Codex on its app-server)',
     load: async () => (await import('./cancel-command.js')).registerCancel,
   },
   {

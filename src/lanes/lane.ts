@@ -28,7 +28,8 @@ export type LaneFact =
   | { kind: 'attached'; session: string; at: number }
   | { kind: 'detached'; session: string; at: number; detail: string }
   | { kind: 'turn.started'; session: string; at: number; turnId: string }
-  | { kind: 'turn.ended'; session: string; at: number; turnId: string; status: string }
+  /** `interrupted`: the vendor says the turn was stopped (D33), not finished. */
+  | { kind: 'turn.ended'; session: string; at: number; turnId: string; status: string; interrupted: boolean }
   /** The vendor's receipt: the instruction reached the model's input (`ref`: the vendor's id). */
   | { kind: 'delivered'; session: string; at: number; commandId: string; ref: string }
   | {
@@ -45,6 +46,15 @@ export type LaneFact =
 export interface NativeLane {
   /** The lane's name in the vendor table and on `instruction.delivered` (`app-server`, `serve`). */
   readonly name: string;
+  /** D31: the deliveries it honours beside the hook lane's (`steer`; `queue` where it has a next-turn queue). */
+  readonly deliveries: readonly string[];
+  /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
+  readonly how: string;
+  /**
+   * Makes the lane ready for a new session on request (the Codex app-server is started, or an
+   * already running one reused) and says where clients connect (`{address}`); absent: always ready.
+   */
+  open?(): Promise<Record<string, unknown>>;
   /** Whether it reaches the session now (a session it does not reach keeps the hook lane only). */
   reaches(session: string): boolean;
   /** D31 `steer`: into the running turn. */
@@ -63,4 +73,19 @@ export interface NativeLane {
   ): Promise<{ ok: true } | { ok: false; detail: string }>;
   readonly facts$: Observable<LaneFact>;
   close(): Promise<void>;
+}
+
+/** A vendor table's native lane (D30): its name, where its behaviour was observed, and how it is made. */
+export interface LaneSpec {
+  name: string;
+  evidence: string;
+  /** Builds the lane (loaded only by the adapter, never by the hook shim); nothing runs until it is opened. */
+  make(env: NodeJS.ProcessEnv, stateDir: string): Promise<NativeLane>;
+  /** `aep-steer run`: the vendor's own client joined to the opened lane (what `open` answered), with the person's args. */
+  client?(
+    env: NodeJS.ProcessEnv,
+    opened: Record<string, unknown>,
+    args: readonly string[],
+    cwd: string,
+  ): { bin: string; args: string[] };
 }

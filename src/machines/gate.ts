@@ -162,10 +162,10 @@ export interface InstructGateView {
 }
 
 /** D31: the session refuses a delivery its lanes cannot honour, naming those it can. */
-export const deliveryUnsupported = (delivery: string, honoured: readonly string[]): Rejection => ({
+export const deliveryUnsupported = (delivery: string, honoured: readonly string[], hint?: string): Rejection => ({
   reason: 'unsupported',
   rule: 'delivery-unsupported',
-  detail: `this session cannot take delivery "${delivery}": it accepts ${honoured.join(', ')}`,
+  detail: `this session cannot take delivery "${delivery}": it accepts ${honoured.join(', ')}${hint === undefined ? '' : `; ${hint}`}`,
 });
 
 export const STEER_IDLE: Rejection = {
@@ -179,13 +179,14 @@ export function checkDelivery(
   data: unknown,
   honoured: readonly string[],
   turnOpen: boolean,
+  hint?: string,
 ): { delivery?: 'steer' | 'queue' } | Rejection {
   const raw = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).delivery : undefined;
   if (raw === undefined || raw === 'moment') return {};
   if (typeof raw !== 'string' || !(DELIVERIES as readonly string[]).includes(raw)) {
     return { reason: 'invalid', rule: 'delivery-invalid', detail: `delivery must be one of ${DELIVERIES.join(', ')}` };
   }
-  if (!honoured.includes(raw)) return deliveryUnsupported(raw, honoured);
+  if (!honoured.includes(raw)) return deliveryUnsupported(raw, honoured, hint);
   if (raw === 'steer' && !turnOpen) return STEER_IDLE;
   return { delivery: raw as 'steer' | 'queue' };
 }
@@ -195,6 +196,7 @@ export function decideInstruct(
   command: AepCommand,
   gateOpen: boolean,
   honoured: readonly string[] = ['moment'],
+  hint?: string,
 ): GateDecision & { text?: string; delivery?: 'steer' | 'queue' } {
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
@@ -202,7 +204,7 @@ export function decideInstruct(
   if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
   const checked = checkText(command.data);
   if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
-  const delivery = checkDelivery(command.data, honoured, view.turnOpen === true);
+  const delivery = checkDelivery(command.data, honoured, view.turnOpen === true, hint);
   if ('rule' in delivery) return { kind: 'reject', key, rejection: delivery };
   if (view.pending >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
   return { kind: 'accept', key, text: checked.text, ...delivery };

@@ -2,12 +2,25 @@
 // (Cline hub `run.abort`). The ack follows the transport's answer (an abort the vendor refused is
 // no accepted command); the outcome is not invented here: the vendor's own abort moment maps to
 // `run.cancelled`, which the host stamps with this command as its cause.
-import { withDecision } from './decisions.js';
-import { decideCancel } from './gate.js';
+import { decisionOf, withDecision } from './decisions.js';
+import { commandKey, decideCancel, type GateDecision } from './gate.js';
+import type { Rejection } from '../protocol/index.js';
 import { unlessAccepted, type Step } from './step.js';
+import { cancelledBy } from './lane-steps.js';
 import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
+  if (input.unreached !== undefined) {
+    const key = commandKey(input.command);
+    const rejection: Rejection = {
+      reason: 'unsupported',
+      rule: 'lane-unreached',
+      detail: `this session is on no lane that can stop its turn: ${input.unreached}`,
+    };
+    const d: GateDecision =
+      decisionOf(ctx.decisions, key) === undefined ? { kind: 'reject', key, rejection } : { kind: 'duplicate', key };
+    return unlessAccepted(ctx, d, input.command.id) ?? { outputs: [] };
+  }
   const view = {
     decisions: ctx.decisions,
     ended,
@@ -19,12 +32,23 @@ export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean):
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   if (refused !== undefined) return refused;
-  return { context: { cancel: { id: cause, key: d.key, acked: false } }, outputs: [{ type: 'run.cancel', cause }] };
+  const lane = input.lane === undefined ? {} : { lane: input.lane };
+  return {
+    context: { cancel: { id: cause, key: d.key, acked: false, ...lane } },
+    outputs: [{ type: 'run.cancel', cause, ...lane }],
+  };
 }
 
 export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput): Step {
   const c = ctx.cancel;
   if (!c || c.id !== input.commandId || c.acked) return { outputs: [] };
+  // D33: the lane saw the turn end interrupted before this answer: the ack, then its outcome.
+  if (input.ok && c.interrupted === true) {
+    return {
+      context: { cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'accepted') },
+      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }, cancelledBy(ctx, c.id)],
+    };
+  }
   if (input.ok) {
     return {
       context: { cancel: { ...c, acked: true }, decisions: withDecision(ctx.decisions, c.key, 'accepted') },

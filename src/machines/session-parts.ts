@@ -9,6 +9,7 @@ import { REJECT, decideInstruct, decideRespond, optionFor } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { fitsMoment, partitionExpired, pendingCount, takeFitting } from './queue.js';
 import { finishedWith, recoverWithdrawals } from './withdraw.js';
+import { echoTaken, honoured, laneFor, recoverLanes, toLane } from './lane-steps.js';
 import type {
   DropReason,
   EndInput,
@@ -74,10 +75,10 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
   const view = {
     decisions: ctx.decisions,
     ended,
-    pending: pendingCount(ctx.queue, ctx.inFlight),
+    pending: pendingCount(ctx.queue, ctx.inFlight) + (ctx.laned?.length ?? 0),
     turnOpen: ctx.turnOpen,
   };
-  const d = decideInstruct(view, input.command, input.gateOpen, input.deliveries);
+  const d = decideInstruct(view, input.command, input.gateOpen, honoured(ctx, input), input.native?.hint);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   // Every refusal names its rule on the wire (the `code` attribute), so the sender is told what to do.
@@ -85,10 +86,15 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
   const item: QueuedInstruction = { id: cause, key: d.key, text: d.text ?? '', acceptedAt: input.at };
   if (typeof input.command.agent === 'string') item.from = input.command.agent;
   if (d.delivery !== undefined) item.delivery = d.delivery;
-  return {
-    context: { decisions: withDecision(ctx.decisions, d.key, 'accepted'), queue: [...ctx.queue, item] },
-    outputs: [{ type: 'control.accepted', cause, key: d.key }],
-  };
+  const accepted: SessionOutput = { type: 'control.accepted', cause, key: d.key };
+  const decisions = withDecision(ctx.decisions, d.key, 'accepted');
+  // D30: a steer goes in through a native lane that reaches the session, never also through the queue.
+  const lane = laneFor(ctx, d.delivery);
+  if (lane !== undefined) {
+    const laned = toLane(ctx, item, lane);
+    return { context: { decisions, ...laned.context }, outputs: [accepted, ...laned.outputs] };
+  }
+  return { context: { decisions, queue: [...ctx.queue, item] }, outputs: [accepted] };
 }
 
 /** D14: a respond answers the open request named by its `subject`. */
@@ -132,6 +138,9 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
 
 /** D7–D8: an eligible moment carries the FIFO prefix that fits; anything else gets the neutral reply. */
 export function moment(ctx: SessionContext, input: MomentInput, ended: boolean): Step {
+  // The vendor's echo of a steer a native lane carried: no turn of its own, and nothing rides it.
+  if (input.echo !== undefined)
+    return { context: echoTaken(ctx, input.echo), outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
   const ran = ranAtAgent(ctx, input);
   if (ran === undefined) return deliver(ctx, input, ended);
   const rest = deliver({ ...ctx, ...ran.context }, input, ended);
@@ -214,7 +223,8 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
           : { turnOpen: true }
         : input.turn === 'opens'
           ? { turnOpen: true, run: input.runId }
-          : { turnOpen: false, cancel: undefined, run: undefined };
+          : // A cancel through a native lane is settled by the lane's own end of the turn (D33).
+            { turnOpen: false, cancel: ctx.cancel?.lane === undefined ? undefined : ctx.cancel, run: undefined };
   const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
   const { taken, rest, text } =
     ended || !input.eligible ? { taken: [], rest: ctx.queue, text: '' } : takeFitting(ctx.queue, place);
@@ -375,6 +385,8 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   outputs.push(
     ...dropped(ctx, gone, windowMs > 0 ? 'turn-ended' : 'session-ended'),
     ...droppedInputs(ctx, ctx.inputs, 'session-ended'),
+    // A steer a native lane took without a receipt may or may not have been read (D12).
+    ...dropped(ctx, ctx.laned ?? [], 'delivery-unknown'),
   );
   // AEP-0002 §7: every request gets its terminal before session.ended.
   for (const h of ctx.holds) {
@@ -421,6 +433,7 @@ export function end(ctx: SessionContext, input: EndInput): Step {
     ...settled,
     ...finished,
     inputs: [],
+    ...(ctx.laned === undefined ? {} : { laned: [] }),
     turnOpen: false,
     cancel: undefined,
     run: undefined,
@@ -517,6 +530,9 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   outputs.push(...forwards.outputs);
   const withdrawals = recoverWithdrawals({ ...ctx, ...forwards.context });
   outputs.push(...withdrawals.outputs);
+  // D30, D12: the lanes' connections did not survive the restart; what they took unread is unknown.
+  const lanes = recoverLanes(ctx);
+  outputs.push(...lanes.outputs);
   return {
     context: {
       inFlight: [],
@@ -524,6 +540,7 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
       inputs: ctx.inputs.filter((i) => i.phase !== 'sending'),
       ...forwards.context,
       ...withdrawals.context,
+      ...lanes.context,
       ...(unanswered ? { cancel: undefined } : {}),
       // D12: it may have reached the agent, so a withdraw cannot take it back.
       ...(unknown.length === 0

@@ -20,6 +20,19 @@ export interface QueuedInstruction {
 /** How an accepted instruction stopped waiting, remembered so a late withdraw says which (D32). */
 export type FinishedHow = 'delivered' | 'withdrawn' | 'dropped';
 
+/** D30, D31: a steer handed to a native lane, until the vendor's receipt or its refusal. */
+export interface LanedInstruction {
+  id: string;
+  key: string;
+  text: string;
+  acceptedAt: number;
+  /** The lane's name (`app-server`): `instruction.delivered.lane`. */
+  lane: string;
+  /** `sending`: the lane has not answered; `sent`: the vendor took it for the running turn, receipt awaited. */
+  phase: 'sending' | 'sent';
+  from?: string;
+}
+
 export interface FinishedInstruction {
   id: string;
   how: FinishedHow;
@@ -165,11 +178,30 @@ export interface SessionContext {
   withdrawals?: PendingWithdrawal[];
   /** A turn is running (the table marks the moments that open and close one). */
   turnOpen: boolean;
+  /** D30: the native lanes that reach this session now, as the lanes reported; absent: the hook lane only. */
+  lanes?: string[];
+  /** D31: steers handed to a native lane and not settled yet. */
+  laned?: LanedInstruction[];
+  /**
+   * Steers a lane took whose echo at a hook moment may still come (Codex fires UserPromptSubmit
+   * with a steer's text): that moment is the adapter's own steer, not a person's prompt or a new turn.
+   */
+  echoes?: { id: string; text: string }[];
+  /** D32: withdraws handed to a native lane, acked on its answer. */
+  withdrawing?: { id: string; key: string; instruction: string }[];
   /**
    * A `control.cancel` handed to the vendor's transport (`acked` once it answered yes): the run's
    * `run.cancelled` names it as cause; the turn's close settles it.
    */
-  cancel?: { id: string; key: string; acked: boolean };
+  cancel?: {
+    id: string;
+    key: string;
+    acked: boolean;
+    /** D33: sent through this native lane, which reports the turn's end itself. */
+    lane?: string;
+    /** The lane saw the turn end interrupted before the vendor's answer to the interrupt came. */
+    interrupted?: boolean;
+  };
   /** The adapter-minted id of the turn now running, for vendors that name none. */
   run?: string;
   /**
@@ -207,6 +239,8 @@ export interface InstructInput {
   gateOpen: boolean;
   /** D31: the deliveries this session's lanes honour (vendor table); absent is `moment` only. */
   deliveries?: readonly string[];
+  /** D30: what the native lanes add while one reaches the session, and how a session gets one. */
+  native?: { deliveries: readonly string[]; hint: string };
 }
 /** `x.{vendor}.control.withdraw {instruction}` (D32): takes back an instruction that still waits. */
 export interface WithdrawInput {
@@ -217,6 +251,16 @@ export interface WithdrawInput {
   gateOpen: boolean;
   /** The vendor's queue takes back a send_input not read yet (the surface's `withdrawsInputs`); absent: it cannot. */
   takesBackInputs?: boolean;
+  /** D32: the native lanes that can take back what they hold (Qwen's mid-turn messages). */
+  laneWithdraws?: readonly string[];
+}
+/** The lane's answer to a withdraw: `removed` false, it was read already; absent, the lane could not say. */
+export interface LaneWithdrawnInput {
+  type: 'lane.withdrawn';
+  at: number;
+  /** The withdraw command's id. */
+  commandId: string;
+  removed?: boolean;
 }
 /** `x.{vendor}.control.send_input` (D28, D29): a session-actor input like instruct. */
 export interface SendInputInput {
@@ -236,6 +280,40 @@ export interface CancelInput {
   command: AepCommand;
   gateOpen: boolean;
   ready: boolean;
+  /** D33: the native lane that stops the session's turn, instead of the user-plane transport. */
+  lane?: string;
+  /** D33: no lane that stops turns reaches the session; how a session gets one. */
+  unreached?: string;
+}
+/** D30: a native lane reaches the session now (`attached`) or no longer (`detached`). */
+export interface LaneReachInput {
+  type: 'lane.reach';
+  at: number;
+  lane: string;
+  reaches: boolean;
+}
+/** The lane's answer to a steer: taken for the running turn (`ok`), or why not (lane.ts LaneOutcome). */
+export interface LaneAnsweredInput {
+  type: 'lane.answered';
+  at: number;
+  commandId: string;
+  ok: boolean;
+  reason?: 'turn-ended' | 'idle' | 'unreachable' | 'refused';
+}
+/** The vendor's receipt: the steer is in the model's input (`ref`: the vendor's id, the accepting turn). */
+export interface LaneDeliveredInput {
+  type: 'lane.delivered';
+  at: number;
+  commandId: string;
+  ref: string;
+}
+/** The lane saw a turn start or end (its own protocol, beside the hook moments). */
+export interface LaneTurnInput {
+  type: 'lane.turn';
+  at: number;
+  open: boolean;
+  /** The turn ended because it was interrupted (the vendor's own status). */
+  interrupted?: boolean;
 }
 /** The vendor's channel raised an approval request (Cline hub `approval.requested`). */
 export interface ApprovalRequestedInput {
@@ -346,6 +424,8 @@ export interface MomentInput {
    * answered yes at the agent (D34); `answeredId` names the `attention.answered` that then says so.
    */
   ran?: { call: string; answeredId: string };
+  /** The moment echoes this steer (its command id), which a native lane handed over: not a turn of its own. */
+  echo?: string;
 }
 export interface HeldInput {
   type: 'hook.held';
@@ -432,7 +512,12 @@ export type SessionInput =
   | TransportLostInput
   | ForwardInput
   | ForwardSettledInput
-  | HoldClosedInput;
+  | HoldClosedInput
+  | LaneReachInput
+  | LaneAnsweredInput
+  | LaneDeliveredInput
+  | LaneTurnInput
+  | LaneWithdrawnInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -448,6 +533,9 @@ export type SessionOutput =
       queuedMs: number;
       moment?: string;
       delivery?: string;
+      /** D30: the native lane that carried it, and the vendor's receipt. */
+      lane?: string;
+      ref?: string;
     }
   /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason; subject?: string }
@@ -492,9 +580,15 @@ export type SessionOutput =
   /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
   | { type: 'approval.answer'; approvalId: string; decision: Decision }
   /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
-  | { type: 'run.cancel'; cause: string }
+  | { type: 'run.cancel'; cause: string; lane?: string }
   /** D32: ask the vendor's queue to give back the input `subject` (found by its text); answered by withdraw.answered. */
   | { type: 'input.withdraw'; cause: string; subject: string; text: string }
+  /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */
+  | { type: 'lane.steer'; cause: string; text: string; lane: string }
+  /** D32: ask the lane to take back an instruction it holds; its answer comes back as lane.withdrawn. */
+  | { type: 'lane.withdraw'; cause: string; instruction: string; lane: string }
+  /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */
+  | { type: 'lanes.changed'; eventType: string; lanes: string[] }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */
   | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
   /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */
@@ -515,6 +609,7 @@ export const STREAM_OUTPUTS = [
   'session.ended',
   'session.reopened',
   'session.closed',
+  'lanes.changed',
   'input.sent',
   'input.consumed',
   'run.cancelled',

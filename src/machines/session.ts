@@ -5,7 +5,8 @@ import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
 import * as forwards from './forward.js';
-import { withdraw, withdrawAnswered } from './withdraw.js';
+import { laneWithdrawn, withdraw, withdrawAnswered } from './withdraw.js';
+import * as lanes from './lane-steps.js';
 import { compileFold, foldable, type Fold } from './fold.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
 
@@ -72,6 +73,11 @@ export const sessionMachine = setup({
     forward: step('command.forward', (c, e) => forwards.forward(c, e, false)),
     refuseForwardEnded: step('command.forward', (c, e) => forwards.forward(c, e, true)),
     settleForward: step('forward.settled', forwards.settle),
+    reachLane: step('lane.reach', lanes.laneReach),
+    settleSteer: step('lane.answered', lanes.laneAnswered),
+    deliverSteer: step('lane.delivered', lanes.laneDelivered),
+    followLaneTurn: step('lane.turn', lanes.laneTurn),
+    settleLaneWithdraw: step('lane.withdrawn', laneWithdrawn),
   },
 }).createMachine({
   id: 'session',
@@ -102,6 +108,11 @@ export const sessionMachine = setup({
     'hold.closed': { actions: 'dismissClosed' },
     'command.forward': { actions: 'forward' },
     'forward.settled': { actions: 'settleForward' },
+    'lane.reach': { actions: 'reachLane' },
+    'lane.answered': { actions: 'settleSteer' },
+    'lane.delivered': { actions: 'deliverSteer' },
+    'lane.turn': { actions: 'followLaneTurn' },
+    'lane.withdrawn': { actions: 'settleLaneWithdraw' },
   },
   states: {
     idle: {

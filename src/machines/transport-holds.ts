@@ -4,6 +4,7 @@
 // `via: "oob"`, and every open request dismissed when the channel is lost (AEP-0002 §7).
 import type { Step } from './session-parts.js';
 import { settledWith } from './step.js';
+import { optionFor } from './gate.js';
 import type {
   ApprovalRequestedInput,
   ApprovalResolvedInput,
@@ -51,7 +52,9 @@ export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInp
       ],
     };
   }
-  const option = input.approved ? 'approve' : 'deny';
+  // D34: the request's own option for what was done (Cline's `approve`, a lane's `allow`).
+  const word = input.approved ? 'allow' : 'deny';
+  const option = optionFor(hold.request.options ?? [], word) ?? (input.approved ? 'approve' : 'deny');
   return {
     context: { holds, settled: settledWith(ctx, 'answered-oob', [hold.requestId]) },
     outputs: [

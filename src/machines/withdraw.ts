@@ -11,6 +11,8 @@ import { unlessAccepted, type Step } from './step.js';
 import type {
   FinishedHow,
   FinishedInstruction,
+  LanedInstruction,
+  LaneWithdrawnInput,
   PendingInput,
   QueuedInstruction,
   SessionContext,
@@ -61,7 +63,7 @@ export const WITHDRAW_REJECT = {
   withdrawing: {
     reason: 'refused',
     rule: 'not-waiting',
-    detail: "a withdraw of it is already asked of the agent's queue; that withdraw's answer settles it",
+    detail: "a withdraw of it is already asked of the agent's queue or lane; that withdraw's answer settles it",
   },
   readByAgent: {
     reason: 'refused',
@@ -75,6 +77,45 @@ export const WITHDRAW_REJECT = {
   },
 } as const satisfies Record<string, Rejection>;
 
+/**
+ * D32: the lane answered a withdraw. Taken back: dropped `withdrawn`, caused by the withdraw. Read
+ * already: refused `already-delivered` (the receipt delivers it). No answer: refused, nothing changed.
+ */
+export function laneWithdrawn(ctx: SessionContext, input: LaneWithdrawnInput): Step {
+  const w = ctx.withdrawing?.find((x) => x.id === input.commandId);
+  if (w === undefined) return { outputs: [] };
+  const withdrawing = (ctx.withdrawing ?? []).filter((x) => x !== w);
+  const item = ctx.laned?.find((i) => i.id === w.instruction);
+  if (input.removed === true && item !== undefined) {
+    return {
+      context: {
+        withdrawing,
+        decisions: withDecision(ctx.decisions, w.key, 'accepted'),
+        laned: (ctx.laned ?? []).filter((i) => i !== item),
+        finished: finishedWith(ctx, 'withdrawn', [item.id]),
+      },
+      outputs: [
+        { type: 'control.accepted', cause: w.id, key: w.key },
+        {
+          type: 'instruction.dropped',
+          eventType: droppedType(ctx.vendor),
+          cause: w.id,
+          reason: 'withdrawn',
+          subject: item.id,
+        },
+      ],
+    };
+  }
+  const rejection: Rejection =
+    input.removed === undefined
+      ? { reason: 'busy', rule: 'transport-down', detail: "the agent's queue did not answer; send the withdraw again" }
+      : WITHDRAW_REJECT.delivered;
+  return {
+    context: { withdrawing, decisions: withDecision(ctx.decisions, w.key, 'rejected') },
+    outputs: [{ type: 'control.rejected', cause: w.id, key: w.key, rejection }],
+  };
+}
+
 const ENDED: Record<FinishedHow, Rejection> = {
   delivered: WITHDRAW_REJECT.delivered,
   withdrawn: WITHDRAW_REJECT.withdrawn,
@@ -86,10 +127,15 @@ export function decideWithdraw(
   command: AepCommand,
   gateOpen: boolean,
   takesBackInputs = false,
-): GateDecision & { item?: QueuedInstruction; input?: PendingInput } {
+  laneWithdraws: readonly string[] = [],
+): GateDecision & { item?: QueuedInstruction; input?: PendingInput; laned?: LanedInstruction } {
   const key = commandKey(command);
-  // A redelivery of a withdraw still asked of the vendor's queue is the same withdraw: its answer acks both.
-  if (decisionOf(ctx.decisions, key) !== undefined || ctx.withdrawals?.some((w) => w.key === key))
+  // A redelivery of a withdraw still asked of the vendor's queue or a lane is the same withdraw: its answer acks both.
+  if (
+    decisionOf(ctx.decisions, key) !== undefined ||
+    ctx.withdrawals?.some((w) => w.key === key) ||
+    ctx.withdrawing?.some((w) => w.key === key) === true
+  )
     return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.gateOff };
   const id = (command.data as Record<string, unknown> | undefined)?.instruction;
@@ -103,6 +149,15 @@ export function decideWithdraw(
   const flying = ctx.inFlight.flatMap((b) => b.items).find((i) => i.id === id);
   if (flying !== undefined)
     return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
+  // D32: a lane that can take back what it holds is asked (its answer acks the withdraw).
+  const laned = ctx.laned?.find((i) => i.id === id);
+  if (laned !== undefined && laneWithdraws.includes(laned.lane)) {
+    if (!owned(laned)) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
+    if (ctx.withdrawing?.some((w) => w.instruction === id) === true)
+      return { kind: 'reject', key, rejection: WITHDRAW_REJECT.withdrawing };
+    return { kind: 'accept', key, laned };
+  }
+  if (laned !== undefined) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
   // A send_input is handed to the vendor's own queue at once; only a queue that gives inputs back can undo that.
   const input = ctx.inputs.find((i) => i.id === id);
   if (input !== undefined) {
@@ -118,10 +173,17 @@ export function decideWithdraw(
 
 /** D32: the instruction leaves the queue; its drop names the withdraw as cause and the instruction as subject. */
 export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
-  const d = decideWithdraw(ctx, input.command, input.gateOpen, input.takesBackInputs === true);
+  const d = decideWithdraw(ctx, input.command, input.gateOpen, input.takesBackInputs === true, input.laneWithdraws);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   if (refused !== undefined) return refused;
+  if (d.laned !== undefined) {
+    const w = { id: cause, key: d.key, instruction: d.laned.id };
+    return {
+      context: { withdrawing: [...(ctx.withdrawing ?? []), w] },
+      outputs: [{ type: 'lane.withdraw', cause, instruction: d.laned.id, lane: d.laned.lane }],
+    };
+  }
   if (d.input !== undefined) {
     // Not acked yet: the vendor's answer decides whether this withdraw took effect.
     return {

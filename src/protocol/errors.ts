@@ -35,6 +35,8 @@ export type RuleId =
   | 'no-active-run'
   | 'cancel-pending'
   | 'cancel-refused'
+  /** D33: no lane that can stop the session's turn reaches it (the detail says how to get one). */
+  | 'lane-unreached'
   /** The vendor's API said no (an HTTP 4xx/5xx answer to a forwarded command). */
   | 'vendor-refused'
   /** The vendor would ignore or misread the command in the status the stream last showed. */

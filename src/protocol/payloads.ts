@@ -290,9 +290,13 @@ const vendor = {
   'session.reopened': obj({}),
   /**
    * D37: what the adapter knows of a session beyond its events: the working directory, the stale
-   * window of its vendor, and a title (the first prompt's first line, redacted-class).
+   * window of its vendor, and a title (the first prompt's first line, redacted-class); D30 the
+   * lanes that reach it now.
    */
-  'session.described': obj({}, { cwd: str(), title: str().at(R), stale_after_ms: int({ min: 0 }) }),
+  'session.described': obj(
+    {},
+    { cwd: str(), title: str().at(R), stale_after_ms: int({ min: 0 }), lanes: arrayOf(str()) },
+  ),
   /** D10: a reopened session's later end moment; AEP allows one session.ended per session. */
   'session.closed': obj({}, { reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']) }),
 } satisfies Record<string, Shape>;

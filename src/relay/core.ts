@@ -57,6 +57,8 @@ export interface RosterEntry {
   /** D37: the working directory, and the first prompt's first line (only to a viewer that may see `redacted`). */
   cwd?: string;
   title?: string;
+  /** D30: the lanes that reach the session: `hook`, and a native one (`app-server`) while it does. */
+  lanes?: string[];
   /**
    * No live connection claims the session: an entry from the relay's history, only when the
    * roster request asks for them (`offline: true`); a command to it is refused `no-route`.
@@ -514,6 +516,7 @@ export class RelayCore {
     e.queued = summary.queued;
     if (about.cwd !== undefined) e.cwd = about.cwd;
     if (titles && about.title !== undefined) e.title = about.title;
+    if (about.lanes !== undefined) e.lanes = about.lanes;
     if (about.staleAfterMs !== undefined) {
       e.stale_after_ms = about.staleAfterMs;
       const last = summary.lastEventAt === undefined ? Number.NaN : Date.parse(summary.lastEventAt);

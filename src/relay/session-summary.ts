@@ -22,6 +22,8 @@ export interface SessionAbout {
   title?: string;
   /** The vendor's stale window: live with no agent event for this long shows `stale` (D37). */
   staleAfterMs?: number;
+  /** D30: the lanes that reach the session (`hook`, and a native one such as `app-server`), as last described. */
+  lanes?: string[];
 }
 
 interface Cell {
@@ -31,6 +33,7 @@ interface Cell {
   cwd?: string;
   title?: string;
   staleAfterMs?: number;
+  lanes?: string[];
   /** Instruct commands seen, until they settle. */
   sent: Set<string>;
   /** Accepted instructs, until delivered or dropped. */
@@ -69,6 +72,8 @@ function describe(c: Cell, d: Record<string, unknown>): void {
   if (typeof d['cwd'] === 'string') c.cwd = d['cwd'];
   if (typeof d['title'] === 'string') c.title ??= d['title'];
   if (typeof d['stale_after_ms'] === 'number') c.staleAfterMs = d['stale_after_ms'];
+  const lanes = d['lanes'];
+  if (Array.isArray(lanes)) c.lanes = lanes.filter((l): l is string => typeof l === 'string');
 }
 
 export class SessionSummaries {
@@ -105,6 +110,7 @@ export class SessionSummaries {
     if (c.cwd !== undefined) a.cwd = c.cwd;
     if (c.title !== undefined) a.title = c.title;
     if (c.staleAfterMs !== undefined) a.staleAfterMs = c.staleAfterMs;
+    if (c.lanes !== undefined) a.lanes = c.lanes;
     return a;
   }
 

@@ -31,6 +31,9 @@ import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
 import type { ClassifiedHook, HookReply, SessionAbout, VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
+// D30 native lanes: kept in their own module (lanes/host.ts); the lines marked `lanes:` below use it.
+import { asEcho, laneCancel, stampLane, type LaneEffect, type LaneHostOptions } from '../lanes/host.js';
+import { lanesOf } from '../machines/lane-steps.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
 
@@ -58,7 +61,9 @@ export type Effect =
   /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
   | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
   /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
-  | { kind: 'forward'; session: string; command: AepCommand };
+  | { kind: 'forward'; session: string; command: AepCommand }
+  /** lanes: a steer or an interrupt for a native lane; its answer feeds lane.answered / cancel.answered. */
+  | LaneEffect;
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */
@@ -91,6 +96,8 @@ export interface HostOptions {
   host?: string;
   inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
   onError?: (e: SteeringError) => void;
+  /** lanes: what the attached native lanes add (D30–D33); absent: the hook lane only. */
+  lanes?: LaneHostOptions;
 }
 
 export interface SessionView {
@@ -427,7 +434,9 @@ export class ActorHost {
           ctx.holds.length > 0 ||
           ctx.inputs.some((i) => i.phase === 'sending') ||
           ctx.cancel?.acked === false ||
-          ctx.forwards.length > 0);
+          ctx.forwards.length > 0 ||
+          (ctx.lanes?.length ?? 0) > 0 || // lanes
+          (ctx.laned?.length ?? 0) > 0);
       if (!owed) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
     }
@@ -516,6 +525,8 @@ export class ActorHost {
       };
     }
     if (item.kind === 'hook') {
+      const echo = asEcho(item.hook, this.context(item.session)); // lanes: a steer's echo
+      if (echo !== item.hook) item = { ...item, hook: echo };
       const emitter = this.emitterFor(item.session);
       let firstId: string | undefined;
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
@@ -609,6 +620,7 @@ export class ActorHost {
     if (cwd !== undefined) data.cwd = cwd;
     if (title !== undefined) data.title = title;
     if (this.surface.staleAfterMs !== undefined) data.stale_after_ms = this.surface.staleAfterMs;
+    if (this.opts.lanes !== undefined) data.lanes = lanesOf(this.context(session)); // lanes
     return { type: describedType(this.vendor), data, capture: title === undefined ? 'metadata' : 'redacted' };
   }
 
@@ -649,11 +661,21 @@ export class ActorHost {
       ...(turn === undefined ? {} : { turn }),
       ...(runId === undefined ? {} : { runId }),
       ...ran,
+      ...(item.hook.echo === undefined ? {} : { echo: item.hook.echo }), // lanes
     };
   }
 
   private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
     const c = item.command;
+    const laned = laneCancel(
+      c,
+      item.at,
+      this.context(item.session),
+      this.opts.lanes,
+      this.opts.instruct,
+      this.surface.cancels === true,
+    ); // lanes
+    if (laned !== undefined) return laned;
     if (this.surface.controls?.includes(c.type) === true) {
       const gateOpen = this.opts.control === true;
       const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
@@ -698,6 +720,7 @@ export class ActorHost {
         command: c,
         gateOpen: this.opts.instruct || takesBackInputs,
         ...(takesBackInputs ? { takesBackInputs } : {}),
+        ...(this.opts.lanes === undefined ? {} : { laneWithdraws: this.opts.lanes.withdraws }), // lanes
       };
     }
     return {
@@ -706,6 +729,7 @@ export class ActorHost {
       command: c,
       gateOpen: this.opts.instruct && c.type === this.surface.steeringType,
       ...(this.surface.deliveries === undefined ? {} : { deliveries: this.surface.deliveries }),
+      ...(this.opts.lanes === undefined ? {} : { native: this.opts.lanes.native }), // lanes
     };
   }
 
@@ -862,6 +886,7 @@ export class ActorHost {
       }
     };
     for (const o of outputs) {
+      if (stampLane(o, session, emit, effects)) continue; // lanes
       switch (o.type) {
         case 'control.accepted':
           emit({ type: 'control.accepted', cause: o.cause }, o.key);
@@ -894,6 +919,7 @@ export class ActorHost {
               queued_ms: o.queuedMs,
               ...(o.moment === undefined ? {} : { moment: o.moment }),
               ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+              ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
             },
           });
           break;

@@ -108,6 +108,8 @@ export interface HookEndpointOptions {
   status?: () => Record<string, unknown>;
   /** Extra fields for `GET /healthz` (a bridge reports its relay and its source). */
   health?: () => Record<string, unknown>;
+  /** `POST /lanes/<secret>` (`aep-steer run`): readies the native lanes and says where clients connect (D30). */
+  openLanes?: () => Promise<Record<string, unknown>>;
   onError?: (e: SteeringError) => void;
 }
 
@@ -295,6 +297,20 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       sameSecret(parts[2] ?? '', opts.secret)
     ) {
       void writeJson(res, 200, opts.status());
+      return;
+    }
+    if (
+      req.method === 'POST' &&
+      opts.openLanes !== undefined &&
+      parts.length === 3 &&
+      parts[1] === 'lanes' &&
+      sameSecret(parts[2] ?? '', opts.secret)
+    ) {
+      req.resume();
+      opts.openLanes().then(
+        (body) => void writeJson(res, 200, body),
+        (err: unknown) => void writeJson(res, 503, { error: 'lane-unavailable', detail: String(err) }),
+      );
       return;
     }
     // Wrong secret or path: 404, and nothing reaches any session (D15).

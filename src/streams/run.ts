@@ -40,8 +40,10 @@ import { steer } from './route.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
-import type { NativeLane } from '../lanes/lane.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
+// D30 native lanes: their plumbing is lanes/attach.ts; the lines marked `lanes:` below use it.
+import { fromLaneFacts, isLaneEffect, laneHostOptions, openLanes, throughLanes } from '../lanes/attach.js';
+import type { NativeLane } from '../lanes/lane.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -61,7 +63,7 @@ export interface AdapterOptions {
   control?: boolean;
   /** Carries the surface's `controls` out on the vendor's API. */
   controller?: Controller;
-  /** The vendor's native lanes beside the hook lane (D30), e.g. `qwen serve`. */
+  /** D30: the vendor's native lanes (Codex app-server, `qwen serve`), beside the hook lane; closed with the adapter. */
   lanes?: NativeLane[];
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
@@ -160,6 +162,7 @@ const RETRIED_INPUTS = new Set([
   'approval.resolved',
   'transport.lost',
   'hold.closed',
+  ...['lane.reach', 'lane.answered', 'lane.delivered', 'lane.turn', 'lane.withdrawn'], // lanes
 ]);
 
 /** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */
@@ -167,6 +170,8 @@ const answersAtOnce = (f: Effect): boolean => f.kind === 'reply' && !f.confirm;
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
+  const lanes = opts.lanes ?? []; // lanes
+  const laneOpts = laneHostOptions(lanes); // lanes
   const snapPath = siblingPath(opts.logPath, 'snapshot');
   const listDir = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
   const snap = readSnapshot(snapPath, onError);
@@ -189,6 +194,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     ...(opts.notice === undefined ? {} : { notice: opts.notice }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
+    ...(laneOpts === undefined ? {} : { lanes: laneOpts }), // lanes
   });
   let refusedAt: SteeringError | undefined;
   // Start = the snapshot plus the active segment (D24); with no snapshot, the whole history.
@@ -245,6 +251,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
       ...(opts.health === undefined ? {} : { health: opts.health }),
+      ...(lanes.length === 0 ? {} : { openLanes: () => openLanes(lanes) }), // lanes
     });
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
@@ -403,6 +410,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Starts an effect; for a steering reply, its outcome goes back to the session (D9). */
   function perform(effect: Effect, logged: boolean): void {
+    if (isLaneEffect(effect)) return effects$.next(throughLanes(lanes, effect, logged, Date.now)); // lanes
     if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer' || effect.kind === 'withdraw') {
       effects$.next(throughTransport(opts.transport, effect, logged, Date.now));
       return;
@@ -472,6 +480,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
         f.kind === 'withdraw'
       )
         continue;
+      if (isLaneEffect(f)) continue; // lanes
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);
       void arrival?.respond(opts.surface.neutralReply(undefined));
@@ -528,7 +537,14 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   const recovered$ = from(host.recover(Date.now()));
   const stepped$ = steer(
-    merge(readable$, commands$, feedback$, ticks$, fromTransportFacts(opts.transport, host, opts.sendInput === true)),
+    merge(
+      readable$,
+      commands$,
+      feedback$,
+      ticks$,
+      fromTransportFacts(opts.transport, host, opts.sendInput === true),
+      fromLaneFacts(lanes, host, hookItems$.pipe(filter((h) => h.kind !== 'unreadable')), onError), // lanes
+    ),
     host,
   );
   const neutral$: Observable<never> = unreadable$.pipe(
@@ -571,6 +587,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       clearInterval(probe);
       await endpoint.close();
       subscription.unsubscribe();
+      await Promise.all(lanes.map((l) => l.close().catch(() => undefined))); // lanes
       host.stop();
       outbox.close();
       await log.close();

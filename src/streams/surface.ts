@@ -68,6 +68,8 @@ export interface ClassifiedHook {
   bounds?: 'opens' | 'closes';
   /** D37: what the input says about its session (the working directory; a prompt, the title's source). */
   about?: SessionAbout;
+  /** D30: the moment is the vendor's echo of this steer (its command id), which a native lane carried. */
+  echo?: string;
 }
 
 export interface SessionAbout {

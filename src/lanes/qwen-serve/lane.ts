@@ -60,6 +60,9 @@ const enc = encodeURIComponent;
 
 export class QwenServeLane implements NativeLane {
   readonly name = 'serve';
+  // D31: queue stays with the hook lane (UserPromptSubmit fires for daemon sessions too).
+  readonly deliveries = ['steer'] as const;
+  readonly how = 'host the session on a `qwen serve` daemon and start the adapter with `--serve URL`';
   readonly facts$: Observable<LaneFact>;
   private readonly client: ServeClient;
   private readonly subject = new Subject<LaneFact>();

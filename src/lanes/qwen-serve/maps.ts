@@ -95,7 +95,8 @@ export function factsOf(session: string, e: ServeEvent, view: SessionView, at: n
   const prompt = str(e.data?.promptId) ?? e.promptId;
   if (e.type === 'turn_complete') {
     if (prompt === undefined || view.ended.has(prompt)) return [];
-    return [{ kind: 'turn.ended', session, at, turnId: prompt, status: str(e.data?.stopReason) ?? 'end_turn' }];
+    const status = str(e.data?.stopReason) ?? 'end_turn';
+    return [{ kind: 'turn.ended', session, at, turnId: prompt, status, interrupted: status === 'cancelled' }];
   }
   if (OPENS.has(e.type) && prompt !== undefined && prompt !== view.turn && !view.ended.has(prompt))
     facts.push({ kind: 'turn.started', session, at, turnId: prompt });

@@ -1,0 +1,374 @@
+// The Codex app-server lane (D30): an app-server this adapter owns on a private Unix socket
+// (`codex app-server --listen unix://PATH`), which the person's stock TUI joins with
+// `codex --remote unix://PATH` (`aep-steer run codex`). The lane follows every thread the server
+// announces (`thread/started` reaches every client; `thread/resume` subscribes to its turns and
+// items) and steers the running turn with `turn/steer`. Facts and answers as in lanes/lane.ts;
+// what each vendor message means is in the tables below, with where it was observed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Subject } from 'rxjs';
+import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../lane.js';
+import { connectRpc, RpcFailure, RpcUnreachable, type RpcClient, type ServerRequest } from './rpc.js';
+
+const OBSERVED = 'native-lanes.md "Observed on the pinned binaries", Codex 0.171.0 app-server';
+
+/**
+ * `turn/steer` refusals (JSON-RPC -32600, no structured data in 0.171.0: the message is matched).
+ * Both "the turn is over" answers are D31 `turn-ended`: never retried as a `turn/start`.
+ */
+export const STEER_REFUSALS: readonly { match: RegExp; reason: 'turn-ended' | 'refused'; evidence: string }[] = [
+  { match: /no active turn/i, reason: 'turn-ended', evidence: `${OBSERVED}: "no active turn to steer"` },
+  {
+    match: /expected active turn id/i,
+    reason: 'turn-ended',
+    evidence: `${OBSERVED}: "expected active turn id \`X\` but found \`Y\`"`,
+  },
+  { match: /thread not found/i, reason: 'refused', evidence: `${OBSERVED}: "thread not found: …"` },
+];
+
+/**
+ * The approvals the server asks every client of the thread for (server requests; the first answer
+ * wins and `serverRequest/resolved` tells the others), with the tool name the hook lane reports for
+ * the same action and the field that says what it does (D35).
+ */
+export const APPROVALS: Record<string, { tool: string; detail: (p: Record<string, unknown>) => string | undefined }> = {
+  'item/commandExecution/requestApproval': {
+    tool: 'Bash',
+    detail: (p) => (typeof p.command === 'string' ? p.command : undefined),
+  },
+  'item/fileChange/requestApproval': {
+    tool: 'apply_patch',
+    detail: (p) => (typeof p.grantRoot === 'string' ? `write under ${p.grantRoot}` : str(p.reason)),
+  },
+};
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** `decline` lets the turn go on; a request that lists its decisions without it is refused with `cancel`. */
+const denial = (listed: unknown): string =>
+  !Array.isArray(listed) || listed.includes('decline') ? 'decline' : 'cancel';
+
+export interface CodexLaneOptions {
+  /** The `codex` binary. */
+  bin: string;
+  /** The private socket, in the adapter's state directory (dir 700, socket 600). */
+  socketPath: string;
+  /** The app-server's environment: the hooks it runs reach this adapter through it. */
+  env?: NodeJS.ProcessEnv;
+  /** How long `open` waits for a started server's socket. */
+  startMs?: number;
+}
+
+const userMessageOf = (params: Record<string, unknown>): { clientId?: string; turnId?: string } | undefined => {
+  const item = params.item as Record<string, unknown> | undefined;
+  if (item?.type !== 'userMessage' || typeof item.clientId !== 'string') return undefined;
+  return { clientId: item.clientId, ...(typeof params.turnId === 'string' ? { turnId: params.turnId } : {}) };
+};
+
+export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
+  const facts$ = new Subject<LaneFact>();
+  /** Threads this client resumed (reached), with their running turn. */
+  const threads = new Map<string, { turn?: string }>();
+  /** Threads the server announced, followed once they can be resumed. */
+  const announced = new Set<string>();
+  /** Approvals asked and not settled, by their request id: the thread, the item, what may be answered. */
+  const asked = new Map<
+    string,
+    { threadId: string; itemId?: string; id: number | string; decisions: unknown; ours?: boolean }
+  >();
+  /** Approvals settled elsewhere (the TUI), waiting for their item's end to say how. */
+  const settledAt = new Map<string, string>();
+  /** Steers sent, by command id, until their receipt. */
+  const sent = new Set<string>();
+  let rpc: RpcClient | undefined;
+  let child: ChildProcess | undefined;
+  let opening: Promise<RpcClient> | undefined;
+  let closing = false;
+  const address = `unix://${opts.socketPath}`;
+
+  const fact = (f: LaneFact): void => facts$.next(f);
+
+  async function follow(threadId: string): Promise<void> {
+    if (threads.has(threadId) || rpc === undefined) return;
+    threads.set(threadId, {});
+    try {
+      const r = (await rpc.call('thread/resume', { threadId })) as {
+        thread?: { turns?: { id: string; status: string }[] };
+      };
+      const running = r.thread?.turns?.find((t) => t.status === 'inProgress');
+      fact({ kind: 'attached', session: threadId, at: Date.now() });
+      if (running !== undefined && threads.get(threadId)?.turn === undefined) {
+        threads.set(threadId, { turn: running.id });
+        fact({ kind: 'turn.started', session: threadId, at: Date.now(), turnId: running.id });
+      }
+    } catch {
+      // Observed: a thread just announced has no rollout yet ("no rollout found"); its next
+      // notification (its status turning active as its first turn starts) tries again.
+      threads.delete(threadId);
+    }
+  }
+
+  function onRequest(r: ServerRequest): void {
+    const kind = APPROVALS[r.method];
+    const threadId = str(r.params.threadId);
+    if (kind === undefined || threadId === undefined || !threads.has(threadId)) return;
+    const approvalId = String(r.id);
+    if (asked.has(approvalId)) return;
+    const itemId = str(r.params.itemId);
+    asked.set(approvalId, {
+      threadId,
+      id: r.id,
+      decisions: r.params.availableDecisions,
+      ...(itemId ? { itemId } : {}),
+    });
+    const detail = kind.detail(r.params);
+    fact({
+      kind: 'approval',
+      session: threadId,
+      at: Date.now(),
+      approvalId,
+      request: {
+        kind: 'permission',
+        prompt: `Permission requested: ${kind.tool}`,
+        subject: kind.tool,
+        options: [
+          { id: 'allow', label: 'Allow' },
+          { id: 'deny', label: 'Deny' },
+        ],
+        context: { tool_name: kind.tool },
+        // The TUI shows the same request and may answer it first.
+        respondVia: ['control', 'oob'],
+        ...(detail === undefined ? {} : { detail }),
+      },
+    });
+  }
+
+  /** An approval settled by another client: its item's end says whether it was allowed. */
+  function settledElsewhere(itemId: string | undefined, threadId: string, status: string | undefined): void {
+    for (const [approvalId, a] of asked) {
+      if (a.threadId !== threadId || (itemId !== undefined && a.itemId !== itemId) || !settledAt.has(approvalId))
+        continue;
+      asked.delete(approvalId);
+      settledAt.delete(approvalId);
+      const approved = status === undefined ? undefined : status !== 'declined';
+      fact({
+        kind: 'approval.resolved',
+        session: threadId,
+        at: Date.now(),
+        approvalId,
+        ...(approved === undefined ? {} : { approved }),
+      });
+    }
+  }
+
+  function onNotification(method: string, p: Record<string, unknown>): void {
+    const threadId = typeof p.threadId === 'string' ? p.threadId : undefined;
+    const turn = p.turn as { id?: string; status?: string } | undefined;
+    if (threadId !== undefined && announced.has(threadId) && !threads.has(threadId)) void follow(threadId);
+    switch (method) {
+      case 'thread/started': {
+        const id = (p.thread as { id?: unknown } | undefined)?.id;
+        if (typeof id !== 'string') return;
+        announced.add(id);
+        void follow(id);
+        return;
+      }
+      case 'turn/started':
+        if (threadId === undefined || typeof turn?.id !== 'string' || !threads.has(threadId)) return;
+        threads.set(threadId, { turn: turn.id });
+        fact({ kind: 'turn.started', session: threadId, at: Date.now(), turnId: turn.id });
+        return;
+      case 'serverRequest/resolved': {
+        const a = asked.get(String(p.requestId));
+        if (a === undefined) return;
+        if (a.ours === true) asked.delete(String(p.requestId));
+        else settledAt.set(String(p.requestId), a.threadId);
+        return;
+      }
+      case 'turn/completed':
+        if (threadId === undefined || typeof turn?.id !== 'string' || !threads.has(threadId)) return;
+        // An approval settled elsewhere whose item never ended was cancelled with its turn.
+        settledElsewhere(undefined, threadId, undefined);
+        threads.set(threadId, {});
+        fact({
+          kind: 'turn.ended',
+          session: threadId,
+          at: Date.now(),
+          turnId: turn.id,
+          status: String(turn.status),
+          // Observed: `turn/interrupt` ends the turn with status `interrupted` within ~100 ms.
+          interrupted: turn.status === 'interrupted',
+        });
+        return;
+      case 'item/started':
+      case 'item/completed': {
+        const item = p.item as { id?: unknown; status?: unknown } | undefined;
+        if (method === 'item/completed' && threadId !== undefined && typeof item?.id === 'string')
+          settledElsewhere(item.id, threadId, str(item.status));
+        // The receipt: the steer's user message, `clientId` echoing the command id (observed ~40 ms before the request).
+        const m = userMessageOf(p);
+        if (threadId === undefined || m?.clientId === undefined || !sent.delete(m.clientId)) return;
+        fact({ kind: 'delivered', session: threadId, at: Date.now(), commandId: m.clientId, ref: m.turnId ?? '' });
+        return;
+      }
+      case 'thread/closed':
+        if (threadId !== undefined) announced.delete(threadId);
+        if (threadId === undefined || !threads.delete(threadId)) return;
+        fact({ kind: 'detached', session: threadId, at: Date.now(), detail: 'the thread was closed' });
+        return;
+    }
+  }
+
+  function lost(why: string): void {
+    rpc = undefined;
+    opening = undefined;
+    threads.clear();
+    announced.clear();
+    asked.clear();
+    settledAt.clear();
+    sent.clear();
+    if (!closing) fact({ kind: 'lost', at: Date.now(), detail: why });
+  }
+
+  async function connect(): Promise<RpcClient> {
+    const c = await connectRpc(opts.socketPath, onNotification, onRequest);
+    await c.call('initialize', { clientInfo: { name: 'aep-steer', version: '1' } });
+    c.notify('initialized');
+    rpc = c;
+    void c.closed.then((why) => {
+      if (rpc === c) lost(`the app-server connection closed: ${why}`);
+    });
+    // Threads already running on a reused server are followed too.
+    const loaded = (await c.call('thread/loaded/list', {}).catch(() => ({ data: [] }))) as { data?: string[] };
+    for (const id of loaded.data ?? []) void follow(id);
+    return c;
+  }
+
+  async function start(): Promise<RpcClient> {
+    // A server this adapter started before (or another run left) is reused when it answers.
+    if (existsSync(opts.socketPath)) {
+      try {
+        return await connect();
+      } catch {
+        rmSync(opts.socketPath, { force: true });
+      }
+    }
+    mkdirSync(dirname(opts.socketPath), { recursive: true, mode: 0o700 });
+    chmodSync(dirname(opts.socketPath), 0o700);
+    const c = spawn(opts.bin, ['app-server', '--listen', address], {
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child = c;
+    let stderr = '';
+    c.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    const exited = new Promise<string>((r) =>
+      c.on('exit', (code, signal) => r(`the app-server exited (${signal ?? code})`)),
+    );
+    void exited.then((why) => {
+      if (child === c) child = undefined;
+      if (rpc !== undefined) lost(why);
+    });
+    let failed: string | undefined;
+    c.on('error', (err) => (failed = `cannot run ${opts.bin}: ${err.message} (set AEP_CODEX_BIN)`));
+    const until = Date.now() + (opts.startMs ?? 15_000);
+    while (!existsSync(opts.socketPath)) {
+      if (failed !== undefined) throw new Error(failed);
+      if (c.exitCode !== null || Date.now() > until)
+        throw new Error(`the Codex app-server did not start: ${stderr.trim().split('\n').pop() ?? 'no output'}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    chmodSync(opts.socketPath, 0o600);
+    return connect();
+  }
+
+  const ready = (): Promise<RpcClient> => {
+    if (rpc !== undefined) return Promise.resolve(rpc);
+    opening ??= start().catch((err: unknown) => {
+      opening = undefined;
+      throw err;
+    });
+    return opening;
+  };
+
+  return {
+    name: 'app-server',
+    deliveries: ['steer'],
+    how: 'start it with `aep-steer run codex`',
+    facts$: facts$.asObservable(),
+    async open() {
+      await ready();
+      return { address, pid: child?.pid ?? null };
+    },
+    reaches: (session) => rpc !== undefined && threads.has(session),
+    async steer(req: LaneRequest): Promise<LaneOutcome> {
+      const c = rpc;
+      const turn = threads.get(req.session)?.turn;
+      if (c === undefined || !threads.has(req.session))
+        return { ok: false, reason: 'unreachable', detail: 'the app-server does not reach this session' };
+      if (turn === undefined) return { ok: false, reason: 'idle', detail: 'no turn is running' };
+      sent.add(req.commandId);
+      try {
+        const r = (await c.call('turn/steer', {
+          threadId: req.session,
+          input: [{ type: 'text', text: req.text }],
+          expectedTurnId: turn,
+          clientUserMessageId: req.commandId,
+        })) as { turnId?: string };
+        return { ok: true, ...(typeof r.turnId === 'string' ? { ref: r.turnId } : {}) };
+      } catch (err) {
+        sent.delete(req.commandId);
+        if (err instanceof RpcFailure) {
+          const known = STEER_REFUSALS.find((x) => x.match.test(err.message));
+          return { ok: false, reason: known?.reason ?? 'refused', detail: err.message };
+        }
+        return { ok: false, reason: 'unreachable', detail: err instanceof RpcUnreachable ? err.message : String(err) };
+      }
+    },
+    async interrupt(session) {
+      const c = rpc;
+      const turn = threads.get(session)?.turn;
+      if (c === undefined || turn === undefined) return { ok: false, detail: 'no turn is running on the app-server' };
+      try {
+        await c.call('turn/interrupt', { threadId: session, turnId: turn });
+        return { ok: true };
+      } catch (err) {
+        return { ok: false, detail: String(err) };
+      }
+    },
+    async answer(_session, approvalId, approved) {
+      const a = asked.get(approvalId);
+      if (rpc === undefined || a === undefined) return { ok: false, detail: 'the app-server no longer asks this' };
+      a.ours = true;
+      rpc.respond(a.id, { decision: approved ? 'accept' : denial(a.decisions) });
+      return { ok: true };
+    },
+    async close() {
+      closing = true;
+      rpc?.close();
+      rpc = undefined;
+      const c = child;
+      child = undefined;
+      // A server this adapter did not start (reused) is left running.
+      if (c === undefined) {
+        facts$.complete();
+        return;
+      }
+      if (c.exitCode === null) {
+        c.kill('SIGTERM');
+        await new Promise((r) => {
+          const t = setTimeout(() => {
+            c.kill('SIGKILL');
+            r(undefined);
+          }, 3000);
+          c.on('exit', () => {
+            clearTimeout(t);
+            r(undefined);
+          });
+        });
+      }
+      rmSync(opts.socketPath, { force: true });
+      facts$.complete();
+    },
+  };
+}

@@ -1,0 +1,208 @@
+// Native lanes (D30–D33) as pure steps: which way an accepted instruction goes in, and what the
+// lane's answers, receipts and turns do to the session. A steer goes to a native lane whenever one
+// reaches the session (the vendor's receipt then says it was read); everything else stays with the
+// hook lane's queue, so an instruction has one way in and is delivered once, with both lanes open.
+import { deliveredType, describedType, droppedType } from '../protocol/index.js';
+import { finishedWith } from './withdraw.js';
+import { withDecision } from './decisions.js';
+import type { Step } from './step.js';
+import type {
+  DropReason,
+  InstructInput,
+  LaneAnsweredInput,
+  LaneDeliveredInput,
+  LanedInstruction,
+  LaneReachInput,
+  LaneTurnInput,
+  QueuedInstruction,
+  SessionContext,
+  SessionOutput,
+} from './session-types.js';
+
+/** The lane every hook vendor has (D30): the reply to the next eligible hook moment. */
+export const HOOK_LANE = 'hook';
+/** Steers whose echo is still awaited, per session (a vendor that fires no echo never empties it). */
+export const ECHOES_KEPT = 20;
+
+/** D31: what instruct honours on this session now: the hook lane's, plus a reaching native lane's. */
+export function honoured(ctx: SessionContext, input: InstructInput): readonly string[] {
+  const hook = input.deliveries ?? ['moment'];
+  if (input.native === undefined || (ctx.lanes?.length ?? 0) === 0) return hook;
+  return [...hook, ...input.native.deliveries.filter((d) => !hook.includes(d))];
+}
+
+/** The native lane an accepted instruction goes to, if any: a steer, while one reaches the session. */
+export const laneFor = (ctx: SessionContext, delivery: string | undefined): string | undefined =>
+  delivery === 'steer' ? ctx.lanes?.[0] : undefined;
+
+/** The accepted steer is handed to the lane at once; it holds a slot (D3) until it settles. */
+export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: string): Step {
+  const laned: LanedInstruction = {
+    id: item.id,
+    key: item.key,
+    text: item.text,
+    acceptedAt: item.acceptedAt,
+    lane,
+    phase: 'sending',
+    ...(item.from === undefined ? {} : { from: item.from }),
+  };
+  return {
+    context: { laned: [...(ctx.laned ?? []), laned] },
+    outputs: [{ type: 'lane.steer', cause: item.id, text: item.text, lane }],
+  };
+}
+
+const dropLaned = (ctx: SessionContext, items: readonly LanedInstruction[], reason: DropReason): Step => {
+  const gone = new Set(items);
+  return {
+    context: {
+      laned: (ctx.laned ?? []).filter((i) => !gone.has(i)),
+      finished: finishedWith(
+        ctx,
+        'dropped',
+        items.map((i) => i.id),
+      ),
+    },
+    outputs: items.map((i) => ({
+      type: 'instruction.dropped',
+      eventType: droppedType(ctx.vendor),
+      cause: i.id,
+      reason,
+    })),
+  };
+};
+
+/**
+ * The lane's answer. Taken: the receipt is awaited, and the echo the vendor may fire for it is
+ * expected. A turn that ended first (or was never running) drops it `turn-ended` and never
+ * becomes a turn start (D31); an unreachable or refusing lane drops it `send-failed`.
+ */
+export function laneAnswered(ctx: SessionContext, input: LaneAnsweredInput): Step {
+  const item = ctx.laned?.find((i) => i.id === input.commandId && i.phase === 'sending');
+  if (item === undefined) return { outputs: [] };
+  if (!input.ok) {
+    const reason = input.reason === 'turn-ended' || input.reason === 'idle' ? 'turn-ended' : 'send-failed';
+    return dropLaned(ctx, [item], reason);
+  }
+  return {
+    context: {
+      laned: (ctx.laned ?? []).map((i) => (i === item ? { ...i, phase: 'sent' as const } : i)),
+      echoes: [...(ctx.echoes ?? []), { id: item.id, text: item.text }].slice(-ECHOES_KEPT),
+    },
+    outputs: [],
+  };
+}
+
+/** The vendor's receipt (it may come before the lane's answer): delivered once, with the lane and its ref. */
+export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): Step {
+  const item = ctx.laned?.find((i) => i.id === input.commandId);
+  if (item === undefined) return { outputs: [] };
+  const echoes = ctx.echoes ?? [];
+  return {
+    context: {
+      laned: (ctx.laned ?? []).filter((i) => i !== item),
+      finished: finishedWith(ctx, 'delivered', [item.id]),
+      ...(item.phase === 'sending' || !echoes.some((e) => e.id === item.id)
+        ? { echoes: [...echoes, { id: item.id, text: item.text }].slice(-ECHOES_KEPT) }
+        : {}),
+    },
+    outputs: [
+      {
+        type: 'instruction.delivered',
+        eventType: deliveredType(ctx.vendor),
+        cause: item.id,
+        queuedMs: Math.max(0, Math.floor(input.at - item.acceptedAt)),
+        delivery: 'steer',
+        lane: item.lane,
+        ref: input.ref,
+      },
+    ],
+  };
+}
+
+/**
+ * A turn seen on the lane. Its start proves a turn runs; its end closes it, settles a cancel under
+ * way (`run.cancelled` names the command, D33), and drops a taken steer that was never read.
+ */
+export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
+  if (input.open) return ctx.turnOpen ? { outputs: [] } : { context: { turnOpen: true }, outputs: [] };
+  const outputs: SessionOutput[] = [];
+  const c = ctx.cancel;
+  let cancel: Partial<SessionContext> = {};
+  if (c?.lane !== undefined) {
+    // The interrupt's answer may come after the turn's end: the end is kept for it (cancelAnswered).
+    if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c.id));
+    cancel = !c.acked && input.interrupted === true ? { cancel: { ...c, interrupted: true } } : { cancel: undefined };
+  }
+  const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent');
+  const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
+  return {
+    context: { turnOpen: false, ...cancel, ...dropped.context },
+    outputs: [...outputs, ...dropped.outputs],
+  };
+}
+
+/**
+ * D30: a lane reaches the session, or no longer does (the daemon died: said once, on the stream).
+ * A steer it took without a receipt may or may not have been read: `delivery-unknown` (D12).
+ * What waits in the hook lane's queue keeps its course.
+ */
+export function laneReach(ctx: SessionContext, input: LaneReachInput): Step {
+  const now = ctx.lanes ?? [];
+  if (now.includes(input.lane) === input.reaches) return { outputs: [] };
+  const lanes = input.reaches ? [...now, input.lane] : now.filter((l) => l !== input.lane);
+  const changed: SessionOutput = {
+    type: 'lanes.changed',
+    eventType: describedType(ctx.vendor),
+    lanes: [HOOK_LANE, ...lanes],
+  };
+  if (input.reaches) return { context: { lanes }, outputs: [changed] };
+  const stranded = (ctx.laned ?? []).filter((i) => i.lane === input.lane);
+  const dropped = stranded.length === 0 ? { outputs: [] } : dropLaned(ctx, stranded, 'delivery-unknown');
+  return { context: { lanes, ...dropped.context }, outputs: [changed, ...dropped.outputs] };
+}
+
+/** After a restart: no lane reaches any session until it says so again; its unread steers are delivery-unknown. */
+export function recoverLanes(ctx: SessionContext): Step {
+  const lanes = ctx.lanes ?? [];
+  if (lanes.length === 0 && (ctx.laned ?? []).length === 0) return { outputs: [] };
+  const dropped = dropLaned(ctx, ctx.laned ?? [], 'delivery-unknown');
+  const changed: SessionOutput[] =
+    lanes.length === 0 ? [] : [{ type: 'lanes.changed', eventType: describedType(ctx.vendor), lanes: [HOOK_LANE] }];
+  // A withdraw the lane never answered: its ack is owed, and the instruction's fate is unknown.
+  const unanswered: SessionOutput[] = (ctx.withdrawing ?? []).map((w) => ({
+    type: 'control.rejected',
+    cause: w.id,
+    key: w.key,
+    rejection: {
+      reason: 'refused',
+      rule: 'not-waiting',
+      detail: 'the adapter restarted before the agent answered the withdraw; the instruction may have been read',
+    },
+  }));
+  let decisions = ctx.decisions;
+  for (const w of ctx.withdrawing ?? []) decisions = withDecision(decisions, w.key, 'rejected');
+  return {
+    context: {
+      lanes: [],
+      ...(ctx.laned === undefined ? {} : dropped.context),
+      ...(unanswered.length === 0 ? {} : { withdrawing: [], decisions }),
+    },
+    outputs: [...changed, ...unanswered, ...dropped.outputs],
+  };
+}
+
+/** `run.cancelled {by: "control"}` caused by the cancel command. */
+export const cancelledBy = (ctx: SessionContext, id: string): SessionOutput => ({
+  type: 'run.cancelled',
+  cause: id,
+  ...(ctx.run === undefined ? {} : { run: ctx.run }),
+});
+
+/** The echo of a steer at a hook moment is taken off the awaited list. */
+export const echoTaken = (ctx: SessionContext, id: string): Partial<SessionContext> => ({
+  echoes: (ctx.echoes ?? []).filter((e) => e.id !== id),
+});
+
+/** A session's lanes as the roster shows them (D30): the hook lane, then the native ones reaching it. */
+export const lanesOf = (ctx: SessionContext | undefined): string[] => [HOOK_LANE, ...(ctx?.lanes ?? [])];

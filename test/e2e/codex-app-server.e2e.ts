@@ -1,0 +1,391 @@
+// D30–D33 end to end on the real Codex 0.171.0 against the loopback mock Responses API: the
+// person runs `aep-steer run codex` in a terminal (tmux), which starts the adapter's app-server on
+// its private socket and runs the stock TUI on it; the adapter follows the thread over the
+// app-server protocol and through the hooks under one session id. A `steer` reaches the next model
+// request of the running turn on the vendor's receipt, a `queue` the first request of the next
+// turn, a withdrawn one never the model, a cancel stops the turn, a resend is one delivery, and a
+// dead app-server is said once while the hook lane goes on.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { codex } from '../../src/adapters/codex.js';
+import { installCodex } from '../../src/adapters/installers/codex.js';
+import { codexSocketPath } from '../../src/lanes/codex-app-server/spec.js';
+import { connectRpc, RpcFailure } from '../../src/lanes/codex-app-server/rpc.js';
+import { STEER_REFUSALS } from '../../src/lanes/codex-app-server/lane.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
+import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
+import { projectRoot } from '../support/shared-dir.js';
+import { respondVia, startTui, tmuxMissing, type Tui } from '../support/tui.js';
+import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
+import {
+  bodyHas,
+  codexHome,
+  runCodex,
+  startVendorStack,
+  vendorBinary,
+  workspace,
+  writeCodexConfig,
+  type VendorStack,
+  type Workspace,
+} from '../support/vendor-e2e.js';
+
+const SENDER = { agent: 'e2e-operator' };
+const binary = vendorBinary('codex');
+
+let mock: MockOpenAi;
+let stack: VendorStack;
+let ws: Workspace;
+let tui: Tui;
+let session: string;
+let env: NodeJS.ProcessEnv;
+
+/** `aep-steer run codex [codex args…]` in a terminal, as a person types it; resolves once the TUI is ready. */
+async function runCodexInTui(name: string, ...codexArgs: string[]): Promise<void> {
+  const entry = join(projectRoot, 'test', 'support', 'run-cli-entry.ts');
+  const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+  const port = String(stack.running.adapter.port);
+  tui = startTui(name, ws.project, env, [
+    process.execPath,
+    '--import',
+    tsx,
+    entry,
+    'run',
+    'codex',
+    '--port',
+    port,
+    ...codexArgs,
+  ]);
+  await tui.shows('Ask Codex to do anything', 90_000).catch((err: Error) => {
+    throw new Error(`${err.message}\nadapter errors: ${stack.errors.join('\n')}`);
+  });
+}
+
+type Item = { type?: string; role?: string; content?: { text?: string }[] };
+const itemsOf = (r: RecordedRequest): Item[] => (r.body as { input?: Item[] } | undefined)?.input ?? [];
+/**
+ * The turn's model requests (those offering tools: a remote TUI also asks the model for the
+ * thread's name) whose prompt carries `tag` (its last marked user message).
+ */
+const requestsOf = (tag: string): RecordedRequest[] =>
+  mock.modelRequests().filter((r) => {
+    const tools = (r.body as { tools?: unknown[] } | undefined)?.tools;
+    if (!Array.isArray(tools) || tools.length === 0) return false;
+    const users = itemsOf(r)
+      .filter((i) => i.type === 'message' && i.role === 'user')
+      .map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
+    return ([...users].reverse().find((t) => t.includes('[[TURN]]')) ?? '').includes(tag);
+  });
+/** What the shell calls of the turn carrying `tag` gave back to the model. */
+const toolOutputsOf = (tag: string): string[] =>
+  requestsOf(tag).flatMap((r) =>
+    itemsOf(r)
+      .filter((i) => i.type === 'function_call_output')
+      .map((i) => JSON.stringify(i)),
+  );
+/** How many input items of a request carry `text` (a resend injected twice would show twice). */
+const timesIn = (r: RecordedRequest, text: string): number => itemsOf(r).filter((i) => bodyHas(i, text)).length;
+
+const of = (type: string, cause?: string): AepEvent | undefined => stack.find(session, type, cause);
+const all = (type: string): AepEvent[] => stack.events.filter((e) => e.session === session && e.type === type);
+
+async function send(type: string, data: Record<string, unknown>, id?: string): Promise<AepCommand> {
+  const cmd = command(SENDER, session, { type, data, capture: 'redacted' });
+  if (id !== undefined) cmd.id = id;
+  return cmd;
+}
+async function accepted(type: string, data: Record<string, unknown>): Promise<AepCommand> {
+  const cmd = await send(type, data);
+  const settled = await stack.send(cmd);
+  assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
+  return cmd;
+}
+
+/** Submits a prompt in the TUI; resolves once its turn's first tool call was requested. */
+async function turnWithSlowTool(tag: string, gate: string): Promise<AepEvent> {
+  const before = all('tool.requested').length;
+  await tui.submit(`[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
+  return stack
+    .waitFor(`${tag}: the slow tool call`, () => all('tool.requested')[before])
+    .catch((err: Error) => {
+      throw new Error(`${err.message}\nthe TUI shows:\n${tui.screen()}`);
+    });
+}
+const finishedAfter = (n: number) => stack.waitFor('the turn finished', () => all('run.finished')[n]);
+
+if (binary === undefined || tmuxMissing()) {
+  test('codex-app-server: the pinned CLI and tmux are installed', () => {
+    assert.unreachable(
+      'Codex 0.171.0 is not installed in .vendor-clis (scripts/install-vendor-cli.sh codex), or tmux is missing',
+    );
+  });
+} else {
+  test.before(async () => {
+    mock = await startMockOpenAi();
+    ws = workspace('aep-codex-app-');
+    writeCodexConfig(ws, mock.baseUrl);
+    const agentEnv = {
+      PATH: process.env.PATH,
+      HOME: ws.home,
+      CODEX_HOME: codexHome(ws),
+      MOCK_API_KEY: 'dummy',
+      OPENAI_API_KEY: 'dummy',
+      NO_UPDATE_NOTIFIER: '1',
+      CODEX_DISABLE_TELEMETRY: '1',
+      RUST_LOG: 'warn',
+      AEP_CODEX_BIN: binary,
+      // The held PermissionRequest hook gives up soon, so Codex asks its own clients (the approvals test).
+      AEP_ATTENTION_TIMEOUT_MS: '1500',
+    };
+    // The adapter's app-server runs with the adapter's environment, as `aep-steer adapter codex` would.
+    stack = await startVendorStack('codex', agentEnv);
+    installCodex({
+      user: true,
+      port: stack.running.adapter.port,
+      secret: stack.secret,
+      neutral: codex.replies.neutral,
+      attentionTimeoutMs: codex.attentionTimeoutMs,
+      env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
+    });
+    env = { ...agentEnv, AEP_STATE_DIR: stack.stateDir };
+    await runCodexInTui('codex-app');
+  });
+
+  test.after(async () => {
+    tui?.kill();
+    await stack?.close();
+    await mock?.close();
+    if (ws) rmSync(ws.root, { recursive: true, force: true });
+  });
+
+  test('run codex: the adapter started its app-server on a private socket; hooks and the lane share the thread id', async () => {
+    const sock = codexSocketPath(stack.stateDir);
+    assert.is(statSync(sock).mode & 0o777, 0o600, 'the socket is mode 600');
+    assert.is(statSync(join(stack.stateDir, 'codex')).mode & 0o777, 0o700, 'its directory is mode 700');
+    const from = stack.events.length;
+    const gate = join(ws.root, 'first.go');
+    const first = tui.submit(`[[TURN]] [[WAITFILE:${gate}]] c-first run the slow command`);
+    await first;
+    session = await stack.newSession(from);
+    await stack.waitFor('the lane reaches the session', () =>
+      all('x.codex.session.described').find((e) => (e.data?.['lanes'] as string[] | undefined)?.includes('app-server')),
+    );
+    writeFileSync(gate, '');
+    await finishedAfter(0);
+    const consumer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.relayToken, agent: 'e2e-roster' });
+    const entry = (await consumer.roster()).find((r) => r.session === session);
+    await consumer.close();
+    assert.equal(entry?.lanes, ['hook', 'app-server'], 'the roster names both lanes');
+  });
+
+  test("steer while a slow tool runs: in the same turn's next request on the vendor's receipt; a resend is one delivery", async () => {
+    const gate = join(ws.root, 'steer.go');
+    const runs = all('run.started').length;
+    const finished = all('run.finished').length;
+    const tool = await turnWithSlowTool('c-steer', gate);
+    const text = `STEER-APP-${session.slice(-8)}`;
+    const cmd = await accepted('x.codex.control.instruct', { text, delivery: 'steer' });
+    const again = await stack.send(cmd);
+    assert.is(again.outcome, 'accepted', 'the resend gets the recorded ack again');
+    writeFileSync(gate, '');
+    const d = await stack.waitFor('delivered', () => of('x.codex.instruction.delivered', cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['steer', 'app-server']);
+    assert.is(d.data?.['ref'], tool.run, 'ref: the accepting turn (the hooks name it as the run)');
+    const end = await finishedAfter(finished);
+    assert.ok(d.seq! < end.seq!, 'delivered before the turn ended');
+    const reqs = requestsOf('c-steer');
+    assert.ok(reqs.length >= 2, `the tool round made a second request (${reqs.length})`);
+    assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
+    assert.is(timesIn(reqs[1]!, text), 1, "once in the same turn's next request");
+    assert.is(timesIn(reqs.at(-1)!, text), 1, 'never injected twice');
+    assert.is(all('x.codex.instruction.delivered').filter((e) => e.cause === cmd.id).length, 1);
+    // Codex fired UserPromptSubmit with the steer's text: the adapter's own steer, not a new run.
+    assert.is(all('run.started').length, runs + 1, 'one run for the turn, none for the steer');
+  });
+
+  test('queue sent mid-turn reaches the first request of the next turn; a withdrawn one never reaches the model', async () => {
+    const gate = join(ws.root, 'queue.go');
+    const finished = all('run.finished').length;
+    await turnWithSlowTool('c-queue', gate);
+    const text = `QUEUE-APP-${session.slice(-8)}`;
+    const gone = `WITHDRAWN-APP-${session.slice(-8)}`;
+    const cmd = await accepted('x.codex.control.instruct', { text, delivery: 'queue' });
+    const w = await accepted('x.codex.control.instruct', { text: gone, delivery: 'queue' });
+    await accepted('x.codex.control.withdraw', { instruction: w.id });
+    const dropped = await stack.waitFor('withdrawn', () =>
+      all('x.codex.instruction.dropped').find((e) => e.subject === w.id),
+    );
+    assert.is(dropped.data?.['reason'], 'withdrawn');
+    writeFileSync(gate, '');
+    await finishedAfter(finished);
+    for (const r of requestsOf('c-queue')) assert.not.ok(bodyHas(r.body, text), 'not in the running turn');
+    await tui.submit('[[TURN]] [[TOOLS:0]] c-next say done');
+    const d = await stack.waitFor('delivered', () => of('x.codex.instruction.delivered', cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['moment']], ['queue', 'UserPromptSubmit']);
+    // The reply carrying it is written before Codex sends the request.
+    const next = await stack.waitFor("the next turn's first request", () => requestsOf('c-next')[0]);
+    assert.ok(bodyHas(next.body, text), "in the next turn's first request");
+    await finishedAfter(finished + 1);
+    assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, gone)).length, 0, 'the withdrawn text never');
+  });
+
+  test('steer with no turn running is refused session-idle; the app-server refuses a stale turn as the lane reads it', async () => {
+    const late = await send('x.codex.control.instruct', { text: 'too late', delivery: 'steer' });
+    const settled = await stack.send(late);
+    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
+      'refused',
+      'session-idle',
+    ]);
+    // The race with a turn's end, as the real server answers it: both refusals read `turn-ended` (D31).
+    const c = await connectRpc(
+      codexSocketPath(stack.stateDir),
+      () => undefined,
+      () => undefined,
+    );
+    await c.call('initialize', { clientInfo: { name: 'e2e', version: '1' } });
+    c.notify('initialized');
+    const turnEnded = async (expectedTurnId: string): Promise<string | undefined> => {
+      try {
+        await c.call('turn/steer', { threadId: session, input: [{ type: 'text', text: 'x' }], expectedTurnId });
+        return 'accepted';
+      } catch (err) {
+        assert.instance(err, RpcFailure);
+        return STEER_REFUSALS.find((r) => r.match.test((err as Error).message))?.reason;
+      }
+    };
+    await c.call('thread/resume', { threadId: session });
+    assert.is(await turnEnded(all('run.finished').at(-1)!.run!), 'turn-ended', 'the turn that just ended');
+    c.close();
+    assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, 'too late')).length, 0);
+  });
+
+  test('cancel {scope: run} stops the running turn through turn/interrupt; run.cancelled names the cancel', async () => {
+    const gate = join(ws.root, 'never.go');
+    await turnWithSlowTool('c-cancel', gate);
+    const cancel = await accepted('control.cancel', { scope: 'run' });
+    const cancelled = await stack.waitFor('run.cancelled', () => of('run.cancelled', cancel.id));
+    assert.is(cancelled.data?.['by'], 'control');
+    const again = await send('x.codex.control.instruct', { text: 'after cancel', delivery: 'steer' });
+    const settled = await stack.send(again);
+    assert.equal(settled.outcome === 'rejected' ? settled.code : settled, 'session-idle', 'the turn is over');
+  });
+
+  test('a plain `codex exec` session has the hook lane only', async () => {
+    const plain = workspace('aep-codex-plain-');
+    try {
+      writeCodexConfig(plain, mock.baseUrl);
+      installCodex({
+        user: true,
+        port: stack.running.adapter.port,
+        secret: stack.secret,
+        neutral: codex.replies.neutral,
+        attentionTimeoutMs: codex.attentionTimeoutMs,
+        env: { CODEX_HOME: codexHome(plain), HOME: plain.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
+      });
+      const from = stack.events.length;
+      const run = await runCodex(plain, '[[TURN]] [[TOOLS:0]] c-plain say done');
+      assert.is(run.code, 0, run.stderr.slice(-2000));
+      const other = await stack.newSession(from);
+      const described = stack.events.filter((e) => e.session === other && e.type === 'x.codex.session.described');
+      assert.ok(described.length > 0);
+      for (const e of described) assert.equal(e.data?.['lanes'], ['hook']);
+      // Its turns cannot be stopped from here: the refusal says how to get the lane.
+      const cancel = command(SENDER, other, { type: 'control.cancel', data: { scope: 'run' } });
+      const settled = await stack.send(cancel);
+      assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
+        'unsupported',
+        'lane-unreached',
+      ]);
+      assert.match(settled.outcome === 'rejected' ? (settled.detail ?? '') : '', 'aep-steer run codex');
+    } finally {
+      rmSync(plain.root, { recursive: true, force: true });
+    }
+  });
+
+  test('the app-server dies mid-session: said once, the session keeps the hook lane and its queue', async () => {
+    const gate = join(ws.root, 'dies.go');
+    await turnWithSlowTool('c-dies', gate);
+    const kept = await accepted('x.codex.control.instruct', { text: 'KEPT-AFTER-LOSS', delivery: 'queue' });
+    const errorsBefore = stack.errors.length;
+    const pid = Number(
+      (await import('node:child_process'))
+        .execFileSync('pgrep', ['-f', `app-server --listen unix://${codexSocketPath(stack.stateDir)}`])
+        .toString()
+        .trim()
+        .split('\n')[0],
+    );
+    process.kill(pid, 'SIGKILL');
+    await stack.waitFor('the lane is gone', () =>
+      all('x.codex.session.described').find((e) => JSON.stringify(e.data?.['lanes']) === '["hook"]'),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const lost = stack.errors.slice(errorsBefore).filter((e) => e.includes('app-server lane is gone'));
+    assert.is(lost.length, 1, `said once: ${stack.errors.join('; ')}`);
+    assert.not.ok(of('x.codex.instruction.dropped', kept.id), 'the queued instruction keeps its course');
+    assert.not.ok(of('x.codex.instruction.delivered', kept.id));
+    writeFileSync(gate, '');
+  });
+
+  test("the app-server's approvals: answered allow and deny through respond, and in the TUI (oob)", async () => {
+    // `run codex` again starts a new app-server (the last one died); the TUI's codex args are
+    // passed on: it asks before a command leaves the sandbox.
+    tui.kill();
+    const from = stack.events.length;
+    await runCodexInTui('codex-app-ask', '-a', 'on-request', '-s', 'read-only');
+    const respond = respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator');
+    /** Submits a prompt whose command leaves the sandbox; resolves with the app-server's own request. */
+    const ask = async (tag: string): Promise<AepEvent> => {
+      const before = stack.events.filter((e) => e.type === 'attention.requested').length;
+      await tui.submit(`[[TURN]] [[ESCALATE]] ${tag} run it`);
+      return stack.waitFor(`${tag}: the app-server's request`, () =>
+        stack.events
+          .filter((e) => e.type === 'attention.requested')
+          .slice(before)
+          .find((e) => JSON.stringify(e.data?.['respond_via']) === '["control","oob"]'),
+      );
+    };
+    const allow = await ask('c-allow');
+    session = allow.session!;
+    assert.ok(
+      stack.events.slice(from).some((e) => e.type === 'attention.timeout'),
+      'the hook asked first, and gave up',
+    );
+    assert.match(String(allow.data?.['prompt']), 'Permission requested: Bash: ');
+    assert.match(String(allow.data?.['prompt']), 'TOOL_RAN_', 'the request says what it runs (D35)');
+    const a = await respond(session, allow.id, 'allow');
+    assert.is(a.code, RESPOND_EXIT.answered, a.out);
+    await stack
+      .waitFor('the command ran', () =>
+        toolOutputsOf('c-allow').some((o) => o.includes('TOOL_RAN_')) ? true : undefined,
+      )
+      .catch((err: Error) => {
+        throw new Error(`${err.message}\noutputs: ${toolOutputsOf('c-allow').join('\n')}`);
+      });
+    const late = await respond(session, allow.id, 'allow');
+    assert.is(late.code, RESPOND_EXIT.notPending, 'answered once (D34)');
+
+    let fin = all('run.finished').length;
+    const deny = await ask('c-deny');
+    const d = await respond(session, deny.id, 'deny');
+    assert.is(d.code, RESPOND_EXIT.answered, d.out);
+    await finishedAfter(fin);
+    assert.ok(toolOutputsOf('c-deny').length > 0, 'the turn went on with the refusal as the output');
+    for (const o of toolOutputsOf('c-deny')) assert.not.match(o, /TOOL_RAN_\d\\n/, 'the command never ran');
+
+    fin = all('run.finished').length;
+    const oob = await ask('c-oob');
+    await tui.shows('proceed');
+    tui.keys('y');
+    const answered = await stack.waitFor('answered at the agent', () =>
+      all('attention.answered').find((e) => e.subject === oob.id),
+    );
+    assert.equal([answered.data?.['via'], answered.data?.['answer']], ['oob', { option: 'allow' }]);
+    const gone = await respond(session, oob.id, 'deny');
+    assert.is(gone.code, RESPOND_EXIT.notPending, gone.out);
+    await finishedAfter(fin);
+  });
+}
+
+test.run();
