@@ -65,7 +65,7 @@ test("a prompt's first frame starts its turn; its later frames and other prompts
 test('turn_complete ends the prompt it names, with its stop reason', () => {
   const done = ev('turn_complete', 'p1', { promptId: 'p1', stopReason: 'cancelled' });
   assert.equal(factsOf(S, done, view({ turn: 'p1' }), AT), [
-    { kind: 'turn.ended', session: S, at: AT, turnId: 'p1', status: 'cancelled' },
+    { kind: 'turn.ended', session: S, at: AT, turnId: 'p1', status: 'cancelled', interrupted: true },
   ]);
   assert.equal(factsOf(S, done, view({ ended: new Set(['p1']) }), AT), [], 'once');
 });
