@@ -41,6 +41,8 @@ export interface SessionRow {
   /** The steering verb this claimant takes, when declared. */
   instruct?: string;
   respond: boolean;
+  /** D30: the lanes that reach the session (`hook`, and a native one such as `app-server`), as its adapter last said. */
+  lanes?: string[];
 }
 
 export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
@@ -63,6 +65,7 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
     if (typeof r.last_event_at === 'string') row.lastEventAt = r.last_event_at;
     if (typeof r.cwd === 'string') row.cwd = r.cwd;
     if (typeof r.title === 'string') row.title = r.title;
+    if (Array.isArray(r.lanes)) row.lanes = r.lanes.filter((l): l is string => typeof l === 'string');
     const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
     if (instruct) row.instruct = instruct;
     return row;

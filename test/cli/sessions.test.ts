@@ -118,6 +118,19 @@ test('rows mark sessions with several claimants; an empty roster says so', () =>
   assert.match(renderRows([], plain, { all: true }), 'no sessions on the relay');
 });
 
+test('the lanes that reach a session are listed; a session whose adapter named none shows a dash', () => {
+  const rows = rowsFrom([
+    { session: 'a', agent: 'codex', lanes: ['hook', 'app-server'] },
+    { session: 'b', agent: 'codex' },
+  ]);
+  assert.equal(rows[0]!.lanes, ['hook', 'app-server']);
+  assert.is(rows[1]!.lanes, undefined);
+  const text = renderRows(rows, plain);
+  assert.match(text, 'LANES');
+  assert.match(text, /a\s.*hook, app-server/);
+  assert.not.match(text, /b\s.*hook/);
+});
+
 test('last activity reads as a short age', () => {
   const now = Date.parse('2026-12-01T12:00:00Z');
   assert.equal(
