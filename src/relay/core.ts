@@ -7,7 +7,7 @@ import type { RelayRefusalCode } from '../protocol/errors.js';
 import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js';
 import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.js';
 import type { Hub, Sink } from './hub.js';
-import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
+import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant, type Route } from './routing.js';
 import type { Admission, Maybe, Replay } from './store.js';
 import { isStoreUnavailable, storeUnavailable, type FaultAwareStore } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
@@ -200,6 +200,17 @@ export class RelayCore {
     return undefined;
   }
 
+  /**
+   * D17 routing over every claimant; D38: no claimant found while other nodes' claims cannot be
+   * read (a JetStream election) is the store's outage, not `no-route`: the sender retries.
+   */
+  private route(sender: Principal, cmd: AepEvent): Route<Peer> {
+    const route = routeCommand(sender, cmd, this.claimants());
+    if (route.kind !== 'refuse' || route.code !== 'no-route') return route;
+    const unheard = this.store.fabric?.unheard?.();
+    return unheard === undefined ? route : { kind: 'refuse', ...storeUnavailable(unheard, "read other nodes' claims") };
+  }
+
   /** D38: the store says it cannot write now, so nothing that needs it is taken (the sender retries). */
   private unwritable(): Refusal | undefined {
     const reason = this.store.unavailable?.();
@@ -220,7 +231,7 @@ export class RelayCore {
     for (const [line, item] of batch.entries()) {
       const e = item.event;
       if (isCommandType(e.type)) {
-        const route = routeCommand(who, e, this.claimants());
+        const route = this.route(who, e);
         if (route.kind === 'refuse') {
           this.counters.refused += 1;
           return { ok: false, line, cause: e.id, command: true, refusal: { code: route.code, detail: route.detail } };
@@ -393,7 +404,7 @@ export class RelayCore {
   command(cmd: Incoming, frame: string, sender: Principal, origin?: Peer): { refused?: Refusal } {
     // D38: with the store down, other nodes' claims cannot be known; never `no-route` for that.
     const down = this.unwritable();
-    const route = down === undefined ? routeCommand(sender, cmd.event, this.claimants()) : undefined;
+    const route = down === undefined ? this.route(sender, cmd.event) : undefined;
     if (route === undefined || route.kind === 'refuse') {
       this.counters.refused += 1;
       return { refused: route === undefined ? down : { code: route.code, detail: route.detail } };

@@ -33,7 +33,7 @@ export class StoreUnavailableError extends Error {
 export const isStoreUnavailable = (err: unknown): boolean =>
   err instanceof Error && err.name === 'StoreUnavailableError';
 
-export const storeUnavailable = (reason: string) => ({
+export const storeUnavailable = (reason: string, what = 'write') => ({
   code: 'store-unavailable' as const,
-  detail: `the relay's store cannot write now (${reason}); send it again shortly`,
+  detail: `the relay's store cannot ${what} now (${reason}); send it again shortly`,
 });

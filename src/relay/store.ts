@@ -118,6 +118,8 @@ export interface Fabric {
   ownerOf(session: string): string | undefined;
   /** Claimants held by other nodes, as peers whose `sendText` forwards to their node. */
   remotePeers(): Iterable<Peer>;
+  /** Why other nodes' claims cannot be read now (D38: no claimant found then is no `no-route`), or undefined. */
+  unheard?(): string | undefined;
   /** Forwards a command frame to a remote claimant; if it left meanwhile, its node refuses it to `replyTo`. */
   forward(target: Peer, frame: string, replyTo?: Peer): void;
 }
