@@ -10,6 +10,7 @@ import type { Principal } from './acl.js';
 import type { Peer } from './core.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
 import { startWorker } from './worker-start.js';
+import { fileStoreFault } from './store-fault.js';
 
 export interface Position {
   epoch: number;
@@ -156,6 +157,7 @@ CREATE TABLE IF NOT EXISTS events (
   UNIQUE (source, id)
 );
 CREATE INDEX IF NOT EXISTS events_by_position ON events (session, epoch, seq);
+CREATE TABLE IF NOT EXISTS write_probe (k INTEGER PRIMARY KEY CHECK (k = 1), at INTEGER NOT NULL, pad BLOB);
 `;
 
 type Row = { arrival: number; epoch: number | null; seq: number | null; raw: string };
@@ -178,6 +180,9 @@ const typed = <P extends SqlValue[] = SqlValue[], R = unknown>(s: SqlStatement):
  * a second process) before refusing; `node:sqlite` does not wait at all unless told.
  */
 const BUSY_TIMEOUT_MS = 5000;
+
+/** The size of the write that tells a failing store file it takes writes again. */
+const PROBE_BYTES = 64 << 10;
 
 /** How often the checkpointer folds the WAL back into the database file. */
 const CHECKPOINT_EVERY_MS = 250;
@@ -282,6 +287,7 @@ export class RelayStore implements SessionStore {
         'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NULL AND arrival > ? ORDER BY arrival',
       ),
       sessionIds: q<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write'),
+      probe: q<[number]>(`INSERT OR REPLACE INTO write_probe (k, at, pad) VALUES (1, ?, zeroblob(${PROBE_BYTES}))`),
       counts: q<[], { sessions: number; events: number }>(
         'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events',
       ),
@@ -337,13 +343,33 @@ export class RelayStore implements SessionStore {
       this.db.exec('COMMIT');
       return out;
     } catch (err) {
-      // A refused statement or commit leaves nothing of the batch; SQLite may have rolled back already.
-      try {
-        this.db.exec('ROLLBACK');
-      } catch {
-        // No transaction left to roll back.
-      }
-      throw err;
+      this.rollback();
+      // D38: a file that cannot take the write now (full, failing, read-only) is refused store-unavailable.
+      throw fileStoreFault(err) ?? err;
+    }
+  }
+
+  /** A refused statement or commit leaves nothing of the batch; SQLite may have rolled back already. */
+  private rollback(): void {
+    try {
+      this.db.exec('ROLLBACK');
+    } catch {
+      // No transaction left to roll back.
+    }
+  }
+
+  /**
+   * Whether the file takes writes again after a fault: one write of PROBE_BYTES (a full file
+   * may still take a few pages where its journal has room, which says little about a batch).
+   */
+  probe(): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      this.q.probe.run(Date.now());
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.rollback();
+      throw fileStoreFault(err) ?? err;
     }
   }
 

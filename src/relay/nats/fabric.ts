@@ -18,6 +18,7 @@ const NODE = 'Aep-Node';
  * server's heartbeat every second: silent longer than this, it may be missing others' claims.
  */
 const CLAIMS_SILENT_MS = 1500;
+const MIN_RENEW_WAIT_MS = 250;
 const CONN = 'Aep-Conn';
 const BACK_NODE = 'Aep-Back-Node';
 const BACK_CONN = 'Aep-Back-Conn';
@@ -230,11 +231,16 @@ export class NatsFabric implements Fabric {
     this.timer.unref();
   }
 
-  /** Puts this node's lease and every claim it holds again (the bucket TTL is the lease). */
+  /**
+   * Puts this node's lease and every claim it holds again (the bucket TTL is the lease). Each put
+   * waits at most a third of the lease: one sent while the bucket had no leader is not answered
+   * by the next, and waiting it out would leave this node's claims unrenewed past the election.
+   */
   private async renew(): Promise<void> {
     const { kv } = this.engine;
-    await kv.put(`n.${this.node}`, JSON.stringify({ node: this.node, at: Date.now() }));
-    await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r))));
+    const opts = { timeout: Math.max(MIN_RENEW_WAIT_MS, Math.floor(this.leaseMs / 3)) };
+    await kv.put(`n.${this.node}`, JSON.stringify({ node: this.node, at: Date.now() }), opts);
+    await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r), opts)));
   }
 
   /** The connection came back: feeds reopen, and the claims known count for one more lease. */

@@ -43,8 +43,8 @@ interface Lane {
   hole?: { pos: Position; at: number };
   /** The last round was confirmed whole: the next one may pipeline. */
   trusted?: boolean;
-  /** Events this node is writing again itself (see `repair`). */
-  repairing?: boolean;
+  /** Events this node is writing again itself, in position order (see `repair`). */
+  repairing?: Job[];
 }
 
 interface Indexed {
@@ -326,9 +326,15 @@ export class NatsHistory {
    * writes the failed ones again itself (same `Nats-Msg-Id`: a resend meanwhile is deduped)
    * until they are confirmed; until then the session's hole holds back its later events.
    */
-  private async repair(lane: Lane, failed: Job[]): Promise<void> {
-    if (lane.repairing) return;
-    lane.repairing = true;
+  private async repair(lane: Lane, more: Job[]): Promise<void> {
+    // A repair under way takes these too: dropped, they would be missing for good.
+    if (lane.repairing) {
+      lane.repairing.push(...more);
+      lane.repairing.sort((a, b) => (before(a.pos!, b.pos!) ? -1 : before(b.pos!, a.pos!) ? 1 : 0));
+      return;
+    }
+    const failed = [...more];
+    lane.repairing = failed;
     const { js, names } = this.engine;
     const until = Date.now() + HOLE_KEPT_MS;
     try {
@@ -363,7 +369,7 @@ export class NatsHistory {
           new Error(`session ${left.a.session}: event ${left.a.id} could not be stored again; its history may lack it`),
         );
     } finally {
-      lane.repairing = false;
+      lane.repairing = undefined;
     }
   }
 
