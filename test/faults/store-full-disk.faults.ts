@@ -9,10 +9,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command } from '../../src/protocol/build.js';
+import { fill, mountTmpfs } from '../support/full-disk.js';
 import { startRelayNode, type RelayNode } from '../support/relay-node.js';
 import { emitterFor, freshSession, post, WsPeer } from '../support/relay-harness.js';
 
@@ -33,23 +34,6 @@ test.after(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Writes a filler file until the filesystem refuses (ENOSPC). */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 << 10, 0x61);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch {
-    try {
-      for (;;) writeSync(fd, chunk, 0, 512);
-    } catch {
-      // full to the last block
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 const fileSize = (p: string) => {
   try {
     return statSync(p).size;
@@ -64,15 +48,13 @@ const health = async () => {
 };
 
 test('a full disk under the SQLite store: store-unavailable within 2 s, nothing forwarded, healthz 503, then recovery', async () => {
-  mkdirSync(dir, { recursive: true });
-  mounted =
-    spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=700', 'tmpfs', dir], { stdio: 'ignore' }).status === 0;
+  mounted = mountTmpfs(dir, '4m');
   const db = join(dir, 'relay.db');
   relay = await startRelayNode(['--token', TOKEN, '--store', db]);
   const pid = relay.proc.pid!;
   let limited = false;
   const makeFull = () => {
-    if (mounted) return fill(join(dir, 'filler'));
+    if (mounted) return fill(dir);
     // No mount here: the process may not grow any file past what the store's files hold now.
     const cap = Math.max(fileSize(db), fileSize(`${db}-wal`), 4096);
     const r = spawnSync('prlimit', ['--pid', String(pid), `--fsize=${cap}:unlimited`]);
