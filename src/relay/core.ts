@@ -11,6 +11,7 @@ import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant, ty
 import type { Admission, Maybe, Replay } from './store.js';
 import { isStoreUnavailable, storeUnavailable, type FaultAwareStore } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
+import { Unstored } from './unstored.js';
 import type { SubscriptionSpec } from './subscription.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
@@ -101,6 +102,8 @@ export class RelayCore {
   private pending: Admission[] = [];
   /** Per pending admission, the connection that sent it: told `store-unavailable` if the write fails (D38). */
   private pendingFrom: (Peer | undefined)[] = [];
+  /** D38: per connection, a session's first event refused for now; its later ones wait for it. */
+  private readonly unstored = new Unstored<Peer>();
   private scheduled = false;
   private readonly summaries: SessionSummaries;
 
@@ -189,13 +192,23 @@ export class RelayCore {
   publish(incoming: Incoming, origin: Peer): Refusal | undefined {
     // The claim is taken even while the store is down, so commands find the session's claimant
     // once it is back; agent-scoped events are not stored and go out meanwhile.
-    const stored = classify(incoming.event) !== 'agent';
+    const e = incoming.event;
+    const cls = classify(e);
+    const stored = cls !== 'agent';
+    const pos = () => ({ epoch: e.epoch ?? 0, seq: e.seq! });
+    const held = cls === 'positioned' && this.unstored.any();
+    const waits = held ? this.unstored.waits(origin, e.session!, pos()) : undefined;
     const refused =
-      this.authorize(incoming.event, origin.principal, origin) ?? (stored ? this.unwritable() : undefined);
+      this.authorize(e, origin.principal, origin) ??
+      (stored ? (this.unwritable() ?? (waits === undefined ? undefined : storeUnavailable(waits))) : undefined);
     if (refused) {
       this.counters.refused += 1;
+      if (cls === 'positioned' && refused.code === 'store-unavailable')
+        this.unstored.refused(origin, e.session!, pos());
       return refused;
     }
+    // Taken in order: what follows it is written after it (a failed write refuses both again).
+    if (held) this.unstored.taken(origin, e.session!, pos());
     this.accept([incoming], origin);
     return undefined;
   }
@@ -285,6 +298,7 @@ export class RelayCore {
     this.peers.delete(peer);
     this.claims.release(peer);
     this.store.fabric?.release(peer);
+    this.unstored.leave(peer);
   }
 
   /**
@@ -363,6 +377,7 @@ export class RelayCore {
     for (const [i, a] of list.entries()) {
       const peer = from[i];
       if (peer === undefined) continue;
+      if (a.seq !== undefined) this.unstored.refused(peer, a.session, { epoch: a.epoch ?? 0, seq: a.seq });
       this.counters.refused += 1;
       peer.sendText(JSON.stringify({ type: 'error', cause: a.id, code, detail }));
     }
