@@ -203,8 +203,7 @@ export class RelayCore {
       (stored ? (this.unwritable() ?? (waits === undefined ? undefined : storeUnavailable(waits))) : undefined);
     if (refused) {
       this.counters.refused += 1;
-      if (cls === 'positioned' && refused.code === 'store-unavailable')
-        this.unstored.refused(origin, e.session!, pos());
+      if (cls === 'positioned' && refused.code === 'store-unavailable') this.holdBack(origin, e.session!, pos());
       return refused;
     }
     // Taken in order: what follows it is written after it (a failed write refuses both again).
@@ -377,10 +376,19 @@ export class RelayCore {
     for (const [i, a] of list.entries()) {
       const peer = from[i];
       if (peer === undefined) continue;
-      if (a.seq !== undefined) this.unstored.refused(peer, a.session, { epoch: a.epoch ?? 0, seq: a.seq });
+      if (a.seq !== undefined) this.holdBack(peer, a.session, { epoch: a.epoch ?? 0, seq: a.seq });
       this.counters.refused += 1;
       peer.sendText(JSON.stringify({ type: 'error', cause: a.id, code, detail }));
     }
+  }
+
+  /**
+   * A positioned event refused for now holds back its session's later ones from `peer`, unless
+   * the store holds its position or a later one already (a claim's redelivery of the last event,
+   * a repeated ack): the sender's resend starts after that anyway, and would never fill the hold.
+   */
+  private holdBack(peer: Peer, session: string, pos: { epoch: number; seq: number }): void {
+    if (this.store.holdsFrom?.(session, pos) !== true) this.unstored.refused(peer, session, pos);
   }
 
   /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */

@@ -225,6 +225,11 @@ export class ThreadedStore implements SessionStore, StoreFaults {
     return this.reader.replay(session).items;
   }
 
+  /** What is committed (a batch still with the writer is not held yet). */
+  holdsFrom(session: string, pos: Position): boolean {
+    return this.reader.holdsFrom(session, pos);
+  }
+
   sessionIds(): Maybe<string[]> {
     return this.afterWrites(() => this.reader.sessionIds());
   }

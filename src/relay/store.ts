@@ -83,6 +83,11 @@ export interface SessionStore {
   committed?(session: string): readonly string[];
   /** Sessions held, least recently written first. */
   sessionIds(): Maybe<string[]>;
+  /**
+   * Whether a position at or after `pos` of `session` is held already, answered at once from
+   * what this process knows (a refused event there is no news to the sender's resend, D23).
+   */
+  holdsFrom?(session: string, pos: Position): boolean;
   counts(): { sessions: number; events: number };
   /** The engine's state for `/healthz`. */
   health(): StoreHealth;
@@ -287,6 +292,9 @@ export class RelayStore implements SessionStore {
         'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NULL AND arrival > ? ORDER BY arrival',
       ),
       sessionIds: q<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write'),
+      top: q<[string], { epoch: number; seq: number }>(
+        'SELECT epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch DESC, seq DESC LIMIT 1',
+      ),
       probe: q<[number]>(`INSERT OR REPLACE INTO write_probe (k, at, pad) VALUES (1, ?, zeroblob(${PROBE_BYTES}))`),
       counts: q<[], { sessions: number; events: number }>(
         'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events',
@@ -471,6 +479,11 @@ export class RelayStore implements SessionStore {
   }
 
   /** Sessions held, least recently written first (replay-all order). */
+  holdsFrom(session: string, pos: Position): boolean {
+    const top = this.q.top.get(session);
+    return top !== undefined && (top.epoch > pos.epoch || (top.epoch === pos.epoch && top.seq >= pos.seq));
+  }
+
   sessionIds(): string[] {
     return this.q.sessionIds.all().map((r) => r.session);
   }

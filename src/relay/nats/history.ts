@@ -445,6 +445,12 @@ export class NatsHistory {
     return orderRows(rows, after, this.bufferCap);
   }
 
+  /** From the session index (every node's writes, as this node heard them). */
+  holdsFrom(session: string, pos: Position): boolean {
+    const top = this.index.get(sessionToken(session))?.top;
+    return top !== undefined && !before(top, pos);
+  }
+
   sessionIds(): string[] {
     return [...this.index.values()].sort((a, b) => a.last - b.last).map((e) => e.session);
   }
