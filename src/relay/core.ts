@@ -7,10 +7,11 @@ import type { RelayRefusalCode } from '../protocol/errors.js';
 import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js';
 import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.js';
 import type { Hub, Sink } from './hub.js';
-import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant } from './routing.js';
+import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant, type Route } from './routing.js';
 import type { Admission, Maybe, Replay } from './store.js';
 import { isStoreUnavailable, storeUnavailable, type FaultAwareStore } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
+import { Unstored } from './unstored.js';
 import type { SubscriptionSpec } from './subscription.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
@@ -103,6 +104,8 @@ export class RelayCore {
   private pending: Admission[] = [];
   /** Per pending admission, the connection that sent it: told `store-unavailable` if the write fails (D38). */
   private pendingFrom: (Peer | undefined)[] = [];
+  /** D38: per connection, a session's first event refused for now; its later ones wait for it. */
+  private readonly unstored = new Unstored<Peer>();
   private scheduled = false;
   private readonly summaries: SessionSummaries;
 
@@ -191,15 +194,35 @@ export class RelayCore {
   publish(incoming: Incoming, origin: Peer): Refusal | undefined {
     // The claim is taken even while the store is down, so commands find the session's claimant
     // once it is back; agent-scoped events are not stored and go out meanwhile.
-    const stored = classify(incoming.event) !== 'agent';
+    const e = incoming.event;
+    const cls = classify(e);
+    const stored = cls !== 'agent';
+    const pos = () => ({ epoch: e.epoch ?? 0, seq: e.seq! });
+    const held = cls === 'positioned' && this.unstored.any();
+    const waits = held ? this.unstored.waits(origin, e.session!, pos()) : undefined;
     const refused =
-      this.authorize(incoming.event, origin.principal, origin) ?? (stored ? this.unwritable() : undefined);
+      this.authorize(e, origin.principal, origin) ??
+      (stored ? (this.unwritable() ?? (waits === undefined ? undefined : storeUnavailable(waits))) : undefined);
     if (refused) {
       this.counters.refused += 1;
+      if (cls === 'positioned' && refused.code === 'store-unavailable') this.holdBack(origin, e.session!, pos());
       return refused;
     }
+    // Taken in order: what follows it is written after it (a failed write refuses both again).
+    if (held) this.unstored.taken(origin, e.session!, pos());
     this.accept([incoming], origin);
     return undefined;
+  }
+
+  /**
+   * D17 routing over every claimant; D38: no claimant found while other nodes' claims cannot be
+   * read (a JetStream election) is the store's outage, not `no-route`: the sender retries.
+   */
+  private route(sender: Principal, cmd: AepEvent): Route<Peer> {
+    const route = routeCommand(sender, cmd, this.claimants());
+    if (route.kind !== 'refuse' || route.code !== 'no-route') return route;
+    const unheard = this.store.fabric?.unheard?.();
+    return unheard === undefined ? route : { kind: 'refuse', ...storeUnavailable(unheard, "read other nodes' claims") };
   }
 
   /** D38: the store says it cannot write now, so nothing that needs it is taken (the sender retries). */
@@ -222,7 +245,7 @@ export class RelayCore {
     for (const [line, item] of batch.entries()) {
       const e = item.event;
       if (isCommandType(e.type)) {
-        const route = routeCommand(who, e, this.claimants());
+        const route = this.route(who, e);
         if (route.kind === 'refuse') {
           this.counters.refused += 1;
           return { ok: false, line, cause: e.id, command: true, refusal: { code: route.code, detail: route.detail } };
@@ -276,6 +299,7 @@ export class RelayCore {
     this.peers.delete(peer);
     this.claims.release(peer);
     this.store.fabric?.release(peer);
+    this.unstored.leave(peer);
   }
 
   /**
@@ -354,9 +378,19 @@ export class RelayCore {
     for (const [i, a] of list.entries()) {
       const peer = from[i];
       if (peer === undefined) continue;
+      if (a.seq !== undefined) this.holdBack(peer, a.session, { epoch: a.epoch ?? 0, seq: a.seq });
       this.counters.refused += 1;
       peer.sendText(JSON.stringify({ type: 'error', cause: a.id, code, detail }));
     }
+  }
+
+  /**
+   * A positioned event refused for now holds back its session's later ones from `peer`, unless
+   * the store holds its position or a later one already (a claim's redelivery of the last event,
+   * a repeated ack): the sender's resend starts after that anyway, and would never fill the hold.
+   */
+  private holdBack(peer: Peer, session: string, pos: { epoch: number; seq: number }): void {
+    if (this.store.holdsFrom?.(session, pos) !== true) this.unstored.refused(peer, session, pos);
   }
 
   /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
@@ -395,7 +429,7 @@ export class RelayCore {
   command(cmd: Incoming, frame: string, sender: Principal, origin?: Peer): { refused?: Refusal } {
     // D38: with the store down, other nodes' claims cannot be known; never `no-route` for that.
     const down = this.unwritable();
-    const route = down === undefined ? routeCommand(sender, cmd.event, this.claimants()) : undefined;
+    const route = down === undefined ? this.route(sender, cmd.event) : undefined;
     if (route === undefined || route.kind === 'refuse') {
       this.counters.refused += 1;
       return { refused: route === undefined ? down : { code: route.code, detail: route.detail } };

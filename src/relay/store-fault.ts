@@ -30,10 +30,32 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** SQLite's primary result codes for a write the file cannot take now, in words for the refusal. */
+const FILE_FAULTS: Record<number, string> = {
+  5: 'the store file is locked by another process',
+  6: 'the store file is locked',
+  8: 'the store file is read-only',
+  10: 'a write to the store file failed',
+  13: 'the disk holding the store is full',
+  14: 'the store file cannot be opened',
+};
+
+/**
+ * A SQLite error as what it means for the relay: a write the file cannot make now (a full disk,
+ * an I/O error, a read-only file), or undefined for anything else (a statement's own fault).
+ */
+export function fileStoreFault(err: unknown): StoreUnavailableError | undefined {
+  const e = err as { errcode?: unknown; errstr?: unknown; message?: unknown } | undefined;
+  if (typeof e?.errcode !== 'number') return undefined;
+  const what = FILE_FAULTS[e.errcode & 0xff];
+  if (what === undefined) return undefined;
+  return new StoreUnavailableError(`${what} (${String(e.errstr ?? e.message)})`, { cause: err });
+}
+
 export const isStoreUnavailable = (err: unknown): boolean =>
   err instanceof Error && err.name === 'StoreUnavailableError';
 
-export const storeUnavailable = (reason: string) => ({
+export const storeUnavailable = (reason: string, what = 'write') => ({
   code: 'store-unavailable' as const,
-  detail: `the relay's store cannot write now (${reason}); send it again shortly`,
+  detail: `the relay's store cannot ${what} now (${reason}); send it again shortly`,
 });

@@ -23,6 +23,7 @@ import {
   type StoreOptions,
 } from './store.js';
 import { startWorker } from './worker-start.js';
+import { FILE_STORE_ADVICE, isStoreUnavailable, StoreUnavailableError, type StoreFaults } from './store-fault.js';
 
 /**
  * A batch as it crosses to the writer: every `raw` in one string (a raw text is one line) and
@@ -67,9 +68,16 @@ export function unpack(b: PackedBatch): Admission[] {
 export type WriterRequest =
   | { id: number; op: 'admit'; batch: PackedBatch }
   | { id: number; op: 'open' }
+  | { id: number; op: 'probe' }
   | { id: number; op: 'close' };
 
-export type WriterReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+/** `fault`: a write the file cannot make now (D38), refused `store-unavailable`. */
+export type WriterReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; message: string; fault?: true };
+
+/** While writes fail, how often the writer tries one small write (what else is refused meanwhile). */
+const PROBE_MS = 500;
 
 type Pending = { resolve: (v: unknown) => void; reject: (err: Error) => void };
 
@@ -79,7 +87,8 @@ interface NextBatch {
   callers: { start: number; n: number; resolve: (r: boolean[]) => void; reject: (err: Error) => void }[];
 }
 
-export class ThreadedStore implements SessionStore {
+export class ThreadedStore implements SessionStore, StoreFaults {
+  readonly advice = FILE_STORE_ADVICE;
   readonly groupWriteMs = GROUP_WRITE_MS;
   readonly bufferCap: number;
   readonly path: string;
@@ -95,6 +104,9 @@ export class ThreadedStore implements SessionStore {
   private next: NextBatch | undefined;
   private failed: Error | undefined;
   private closing: Promise<void> | undefined;
+  /** D38: why the last write failed, while no later one succeeded. */
+  private failing: string | undefined;
+  private probing: NodeJS.Timeout | undefined;
 
   /** A file path gets the writer thread; `:memory:` (one connection, nothing to share) stays in this thread. */
   static async open(opts: StoreOptions): Promise<SessionStore> {
@@ -148,6 +160,10 @@ export class ThreadedStore implements SessionStore {
   private write(list: readonly Admission[]): Promise<boolean[]> {
     this.writing = true;
     const p = this.call<boolean[]>({ id: 0, op: 'admit', batch: pack(list) });
+    p.then(
+      () => this.writable(),
+      (err: Error) => this.unwritable(err),
+    );
     const after = () => {
       this.writing = false;
       const next = this.next;
@@ -166,6 +182,35 @@ export class ThreadedStore implements SessionStore {
     return p;
   }
 
+  /**
+   * D38: why the file cannot take writes now (full, failing, read-only), from the last write's
+   * failure until a probe write succeeds. Meanwhile the core refuses events and commands
+   * `store-unavailable` before anything is fanned out or forwarded; `/healthz` says why.
+   */
+  unavailable(): string | undefined {
+    return this.failing;
+  }
+
+  private unwritable(err: Error): void {
+    if (!isStoreUnavailable(err)) return;
+    this.failing = err.message;
+    if (this.probing !== undefined) return;
+    this.probing = setInterval(() => {
+      if (this.failed !== undefined) return;
+      this.call({ id: 0, op: 'probe' }).then(
+        () => this.writable(),
+        (e: Error) => this.unwritable(e),
+      );
+    }, PROBE_MS);
+    this.probing.unref();
+  }
+
+  private writable(): void {
+    this.failing = undefined;
+    clearInterval(this.probing);
+    this.probing = undefined;
+  }
+
   /** Runs `read` now, or once the latest admission is settled (committed, or refused and so not stored). */
   private afterWrites<T>(read: () => T): Maybe<T> {
     if (this.pending === 0) return read();
@@ -180,6 +225,11 @@ export class ThreadedStore implements SessionStore {
     return this.reader.replay(session).items;
   }
 
+  /** What is committed (a batch still with the writer is not held yet). */
+  holdsFrom(session: string, pos: Position): boolean {
+    return this.reader.holdsFrom(session, pos);
+  }
+
   sessionIds(): Maybe<string[]> {
     return this.afterWrites(() => this.reader.sessionIds());
   }
@@ -192,7 +242,8 @@ export class ThreadedStore implements SessionStore {
   health(): StoreHealth {
     return {
       engine: 'sqlite',
-      ok: this.failed === undefined && this.reader.health().ok,
+      ok: this.failed === undefined && this.failing === undefined && this.reader.health().ok,
+      ...(this.failing === undefined ? {} : { reason: this.failing }),
       writer: this.failed === undefined ? 'running' : this.failed.message,
     };
   }
@@ -200,6 +251,7 @@ export class ThreadedStore implements SessionStore {
   /** The writer closes its connection first, so the relay's is the last and folds the WAL into the file. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      clearInterval(this.probing);
       await this.latest.catch(() => {});
       if (this.failed === undefined) {
         const exited = new Promise<void>((resolve) => this.writer.once('exit', () => resolve()));
@@ -232,7 +284,7 @@ export class ThreadedStore implements SessionStore {
     if (this.waiting.size === 0) this.writer.unref();
     // The statement's own message, as the store on this thread would throw it.
     if (r.ok) w.resolve(r.value);
-    else w.reject(new Error(r.message));
+    else w.reject(r.fault ? new StoreUnavailableError(r.message) : new Error(r.message));
   }
 
   private fail(err: Error): void {

@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { engineOpener } from './sqlite.js';
 import { RelayStore, type StoreOptions } from './store.js';
 import { unpack, type WriterReply, type WriterRequest } from './store-thread.js';
+import { isStoreUnavailable } from './store-fault.js';
 
 const port = parentPort!;
 // The relay's own connection runs the checkpointer; this one only writes and reads.
@@ -16,6 +17,9 @@ function answer(r: WriterRequest): unknown {
       return store.admitAll(unpack(r.batch));
     case 'open':
       return undefined;
+    case 'probe':
+      store.probe();
+      return undefined;
     case 'close':
       store.close();
       return undefined;
@@ -27,7 +31,13 @@ port.on('message', (r: WriterRequest) => {
   try {
     reply = { id: r.id, ok: true, value: answer(r) };
   } catch (err) {
-    reply = { id: r.id, ok: false, message: (err as Error).message };
+    // A write the file cannot make now crosses as such (an error's class does not survive the copy).
+    reply = {
+      id: r.id,
+      ok: false,
+      message: (err as Error).message,
+      ...(isStoreUnavailable(err) ? { fault: true } : {}),
+    };
   }
   port.postMessage(reply);
   if (r.op === 'close') port.close();

@@ -10,6 +10,7 @@ import type { Principal } from './acl.js';
 import type { Peer } from './core.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
 import { startWorker } from './worker-start.js';
+import { fileStoreFault } from './store-fault.js';
 
 export interface Position {
   epoch: number;
@@ -82,6 +83,11 @@ export interface SessionStore {
   committed?(session: string): readonly string[];
   /** Sessions held, least recently written first. */
   sessionIds(): Maybe<string[]>;
+  /**
+   * Whether a position at or after `pos` of `session` is held already, answered at once from
+   * what this process knows (a refused event there is no news to the sender's resend, D23).
+   */
+  holdsFrom?(session: string, pos: Position): boolean;
   counts(): { sessions: number; events: number };
   /** The engine's state for `/healthz`. */
   health(): StoreHealth;
@@ -118,6 +124,8 @@ export interface Fabric {
   ownerOf(session: string): string | undefined;
   /** Claimants held by other nodes, as peers whose `sendText` forwards to their node. */
   remotePeers(): Iterable<Peer>;
+  /** Why other nodes' claims cannot be read now (D38: no claimant found then is no `no-route`), or undefined. */
+  unheard?(): string | undefined;
   /** Forwards a command frame to a remote claimant; if it left meanwhile, its node refuses it to `replyTo`. */
   forward(target: Peer, frame: string, replyTo?: Peer): void;
 }
@@ -154,6 +162,7 @@ CREATE TABLE IF NOT EXISTS events (
   UNIQUE (source, id)
 );
 CREATE INDEX IF NOT EXISTS events_by_position ON events (session, epoch, seq);
+CREATE TABLE IF NOT EXISTS write_probe (k INTEGER PRIMARY KEY CHECK (k = 1), at INTEGER NOT NULL, pad BLOB);
 `;
 
 type Row = { arrival: number; epoch: number | null; seq: number | null; raw: string };
@@ -176,6 +185,9 @@ const typed = <P extends SqlValue[] = SqlValue[], R = unknown>(s: SqlStatement):
  * a second process) before refusing; `node:sqlite` does not wait at all unless told.
  */
 const BUSY_TIMEOUT_MS = 5000;
+
+/** The size of the write that tells a failing store file it takes writes again. */
+const PROBE_BYTES = 64 << 10;
 
 /** How often the checkpointer folds the WAL back into the database file. */
 const CHECKPOINT_EVERY_MS = 250;
@@ -280,6 +292,10 @@ export class RelayStore implements SessionStore {
         'SELECT arrival, epoch, seq, raw FROM events WHERE session = ? AND epoch IS NULL AND arrival > ? ORDER BY arrival',
       ),
       sessionIds: q<[], { session: string }>('SELECT session FROM sessions ORDER BY last_write'),
+      top: q<[string], { epoch: number; seq: number }>(
+        'SELECT epoch, seq FROM events WHERE session = ? AND epoch IS NOT NULL ORDER BY epoch DESC, seq DESC LIMIT 1',
+      ),
+      probe: q<[number]>(`INSERT OR REPLACE INTO write_probe (k, at, pad) VALUES (1, ?, zeroblob(${PROBE_BYTES}))`),
       counts: q<[], { sessions: number; events: number }>(
         'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events',
       ),
@@ -335,13 +351,33 @@ export class RelayStore implements SessionStore {
       this.db.exec('COMMIT');
       return out;
     } catch (err) {
-      // A refused statement or commit leaves nothing of the batch; SQLite may have rolled back already.
-      try {
-        this.db.exec('ROLLBACK');
-      } catch {
-        // No transaction left to roll back.
-      }
-      throw err;
+      this.rollback();
+      // D38: a file that cannot take the write now (full, failing, read-only) is refused store-unavailable.
+      throw fileStoreFault(err) ?? err;
+    }
+  }
+
+  /** A refused statement or commit leaves nothing of the batch; SQLite may have rolled back already. */
+  private rollback(): void {
+    try {
+      this.db.exec('ROLLBACK');
+    } catch {
+      // No transaction left to roll back.
+    }
+  }
+
+  /**
+   * Whether the file takes writes again after a fault: one write of PROBE_BYTES (a full file
+   * may still take a few pages where its journal has room, which says little about a batch).
+   */
+  probe(): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      this.q.probe.run(Date.now());
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.rollback();
+      throw fileStoreFault(err) ?? err;
     }
   }
 
@@ -443,6 +479,11 @@ export class RelayStore implements SessionStore {
   }
 
   /** Sessions held, least recently written first (replay-all order). */
+  holdsFrom(session: string, pos: Position): boolean {
+    const top = this.q.top.get(session);
+    return top !== undefined && (top.epoch > pos.epoch || (top.epoch === pos.epoch && top.seq >= pos.seq));
+  }
+
   sessionIds(): string[] {
     return this.q.sessionIds.all().map((r) => r.session);
   }

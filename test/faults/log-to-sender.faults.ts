@@ -8,24 +8,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-  openSync,
-  writeSync,
-  closeSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { command } from '../../src/protocol/build.js';
+import { fill, mountTmpfs } from '../support/full-disk.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -48,30 +38,6 @@ async function freePort(): Promise<number> {
       s.close(() => resolve(p));
     });
   });
-}
-
-/** A small tmpfs for the adapter's log when this machine lets us mount one. */
-function mountTmpfs(dir: string): boolean {
-  mkdirSync(dir, { recursive: true });
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=700', 'tmpfs', dir], { stdio: 'ignore' });
-  return r.status === 0;
-}
-
-function fill(dir: string): void {
-  const fd = openSync(join(dir, 'filler'), 'w');
-  const chunk = Buffer.alloc(1 << 20, 0x61);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch {
-    // ENOSPC: the disk is full; top up the last bytes too.
-    try {
-      for (;;) writeSync(fd, chunk, 0, 512);
-    } catch {
-      // full
-    }
-  } finally {
-    closeSync(fd);
-  }
 }
 
 class Proc {
@@ -239,7 +205,7 @@ async function relayExport(url: string): Promise<string[]> {
 test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing lost, acks byte-identical and logged, audits clean', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'aep-faults-'));
   const disk = join(dir, 'disk');
-  const tmpfs = mountTmpfs(disk);
+  const tmpfs = mountTmpfs(disk, '48m');
   const flag = join(dir, 'disk-full');
   const logPath = join(disk, 'logs', 'claude-code.jsonl');
   const relayPort = await freePort();

@@ -13,6 +13,12 @@ import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
+/**
+ * The claims feed hears this node's own renewals every third of the lease and, idle, the
+ * server's heartbeat every second: silent longer than this, it may be missing others' claims.
+ */
+const CLAIMS_SILENT_MS = 1500;
+const MIN_RENEW_WAIT_MS = 250;
 const CONN = 'Aep-Conn';
 const BACK_NODE = 'Aep-Back-Node';
 const BACK_CONN = 'Aep-Back-Conn';
@@ -89,6 +95,7 @@ export class NatsFabric implements Fabric {
    */
   private deafUntil = 0;
   private claimsDeaf = false;
+  private claimsFeed: Feed | undefined;
   private renewFailing = false;
 
   constructor(
@@ -116,22 +123,21 @@ export class NatsFabric implements Fabric {
     // The claims bucket read as its stream: one feed this node reopens itself (see feed.ts).
     const bucket = `KV_${names.claimsBucket}`;
     const prefix = `$KV.${names.claimsBucket}.`;
-    this.feeds.push(
-      new Feed(
-        {
-          what: 'the claims feed',
-          open: (from) => ephemeral(this.engine, bucket, `${prefix}>`, from, DeliverPolicy.LastPerSubject),
-          lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
-          onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
-        },
-        this.log,
-        (deaf) => {
-          // Not hearing the bucket is no news of any claim: they hold until a lease after it is heard again.
-          this.claimsDeaf = deaf;
-          if (!deaf) this.deafUntil = Date.now();
-        },
-      ),
+    this.claimsFeed = new Feed(
+      {
+        what: 'the claims feed',
+        open: (from) => ephemeral(this.engine, bucket, `${prefix}>`, from, DeliverPolicy.LastPerSubject),
+        lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
+        onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
+      },
+      this.log,
+      (deaf) => {
+        // Not hearing the bucket is no news of any claim: they hold until a lease after it is heard again.
+        this.claimsDeaf = deaf;
+        if (!deaf) this.deafUntil = Date.now();
+      },
     );
+    this.feeds.push(this.claimsFeed);
 
     // Forwarded commands: a durable consumer with the streams' replicas, so losing one server
     // of a cluster moves it to another (its new leader) instead of losing it; one found gone is
@@ -225,11 +231,16 @@ export class NatsFabric implements Fabric {
     this.timer.unref();
   }
 
-  /** Puts this node's lease and every claim it holds again (the bucket TTL is the lease). */
+  /**
+   * Puts this node's lease and every claim it holds again (the bucket TTL is the lease). Each put
+   * waits at most a third of the lease: one sent while the bucket had no leader is not answered
+   * by the next, and waiting it out would leave this node's claims unrenewed past the election.
+   */
   private async renew(): Promise<void> {
     const { kv } = this.engine;
-    await kv.put(`n.${this.node}`, JSON.stringify({ node: this.node, at: Date.now() }));
-    await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r))));
+    const opts = { timeout: Math.max(MIN_RENEW_WAIT_MS, Math.floor(this.leaseMs / 3)) };
+    await kv.put(`n.${this.node}`, JSON.stringify({ node: this.node, at: Date.now() }), opts);
+    await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r), opts)));
   }
 
   /** The connection came back: feeds reopen, and the claims known count for one more lease. */
@@ -361,11 +372,32 @@ export class NatsFabric implements Fabric {
     return this.claimsDeaf || this.renewFailing;
   }
 
-  /** A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its lease). */
+  /**
+   * Why this node cannot tell now whether another node claims a session, or undefined: a
+   * command it finds no claimant for is then refused `store-unavailable`, not `no-route`.
+   */
+  unheard(now = Date.now()): string | undefined {
+    if (this.claimsDeaf) return 'the claims feed is reopening its consumer (a JetStream server went quiet)';
+    if (this.renewFailing) return 'the claims bucket does not confirm writes (its stream has no leader)';
+    const silent = now - (this.claimsFeed?.heardUntil() ?? now);
+    if (silent > CLAIMS_SILENT_MS) return `the claims feed has heard nothing for ${(silent / 1000).toFixed(1)} s`;
+    return undefined;
+  }
+
+  /**
+   * A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its
+   * lease), measured up to when the claims feed last heard the bucket: a renewal it could not
+   * hear is no sign that the claim lapsed.
+   */
   private fresh(heard: number, node: string, now: number): boolean {
     const n = this.nodesHeard.get(node);
-    const since = (t: number) => now - Math.max(t, this.deaf() ? now : this.deafUntil);
-    return since(heard) <= this.leaseMs && n !== undefined && since(n) <= this.leaseMs;
+    if (this.deaf()) return n !== undefined;
+    return this.since(heard, now) <= this.leaseMs && n !== undefined && this.since(n, now) <= this.leaseMs;
+  }
+
+  /** How long the claims feed has heard the bucket since `t` (or since it could hear again). */
+  private since(t: number, now: number): number {
+    return Math.min(now, this.claimsFeed?.heardUntil() ?? now) - Math.max(t, this.deafUntil);
   }
 
   share(line: string, e: { session?: string }): void {
@@ -381,7 +413,7 @@ export class NatsFabric implements Fabric {
     const now = Date.now();
     for (const [key, c] of this.remote) {
       if (!this.fresh(c.heard, c.peer.record.node, now)) {
-        if (!this.deaf() && now - Math.max(c.heard, this.deafUntil) > this.leaseMs) this.remote.delete(key);
+        if (!this.deaf() && this.since(c.heard, now) > this.leaseMs) this.remote.delete(key);
         continue;
       }
       if (c.peer.record.closedAt === undefined) yield c.peer;

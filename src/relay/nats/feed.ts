@@ -79,6 +79,8 @@ export class Feed {
   private lostAt: number | undefined;
 
   private current: Consumer | undefined;
+  /** When the server last showed this feed was listening: a message, a heartbeat, a pull's end. */
+  private heardAt = Date.now();
 
   constructor(
     private readonly spec: FeedSpec,
@@ -116,6 +118,14 @@ export class Feed {
     });
   }
 
+  /**
+   * Until when this feed is known to have heard everything: a message that did not come before
+   * then was not written (after it, silence may be the feed's, not the writers').
+   */
+  heardUntil(): number {
+    return this.heardAt;
+  }
+
   stop(): void {
     this.stopped = true;
     this.generation += 1;
@@ -145,6 +155,7 @@ export class Feed {
     }
     this.stopCurrent = () => msgs.stop();
     this.current = consumer;
+    this.heardAt = Date.now();
     if (this.lostAt !== undefined) {
       this.deaf(false);
       this.log(`relay: nats: ${this.spec.what} resumed after ${((Date.now() - this.lostAt) / 1000).toFixed(1)} s`);
@@ -154,6 +165,7 @@ export class Feed {
     void (async () => {
       for await (const s of msgs.status()) {
         if (gen !== this.generation) return;
+        if (s.type === 'heartbeat' || s.type === 'debug' || s.type === 'discard') this.heardAt = Date.now();
         const quiet =
           (s.type === 'heartbeats_missed' && s.count >= 2) ||
           s.type === 'consumer_not_found' ||
@@ -164,14 +176,17 @@ export class Feed {
     void (async () => {
       for await (const m of msgs) {
         if (gen !== this.generation) return;
+        this.heardAt = Date.now();
         const ns = Number(m.info.timestampNanos);
         if (this.skipUpToNs > 0 && ns <= this.skipUpToNs) continue;
         this.last = m.seq;
         this.lastNs = ns;
         this.spec.onMessage(m);
       }
-    })().catch((err: Error) => {
-      if (gen === this.generation) this.restart(err.message);
-    });
+    })().then(
+      // Ended without this feed stopping it (the client library gave it up): read on all the same.
+      () => gen === this.generation && this.restart('its consumer stopped'),
+      (err: Error) => gen === this.generation && this.restart(err.message),
+    );
   }
 }

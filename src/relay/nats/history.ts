@@ -16,6 +16,10 @@ const SEQ = 'Aep-Seq';
 
 const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
 const same = (a: Position, b: Position): boolean => a.epoch === b.epoch && a.seq === b.seq;
+/** A replay's fetch: the server ends it after this; silent for a second longer, it is given up. */
+const REPLAY_FETCH_MS = 2000;
+const REPLAY_STALL_MS = REPLAY_FETCH_MS + 1000;
+const REPLAY_STALLED = `the history fetch heard nothing for ${REPLAY_STALL_MS / 1000} s (its JetStream server went quiet)`;
 /** A session whose failed event was never resent stops holding back its later ones after this. */
 const HOLE_KEPT_MS = 10 * 60_000;
 
@@ -39,8 +43,8 @@ interface Lane {
   hole?: { pos: Position; at: number };
   /** The last round was confirmed whole: the next one may pipeline. */
   trusted?: boolean;
-  /** Events this node is writing again itself (see `repair`). */
-  repairing?: boolean;
+  /** Events this node is writing again itself, in position order (see `repair`). */
+  repairing?: Job[];
 }
 
 interface Indexed {
@@ -232,10 +236,15 @@ export class NatsHistory {
     const sent: { job: Job; ack: Promise<PubAck> | undefined }[] = [];
     // Filled in this round (optimistically: a failure of it is undone below).
     let filled = false;
+    // Refused before it was sent, it holds back the session's later events as a failed write does.
+    const unsent = (job: Job, reason: string) => {
+      if (this.holdBack(lane, job)) filled = false;
+      job.fail(new Error(reason));
+    };
     for (const job of jobs) {
       const down = this.down();
       if (down !== undefined) {
-        job.fail(new Error(down));
+        unsent(job, down);
         continue;
       }
       const pos = job.pos;
@@ -253,8 +262,9 @@ export class NatsHistory {
         continue;
       }
       const left = job.at + WRITE_DEADLINE_MS - Date.now();
-      if (left < MIN_PUBLISH_MS && this.faults.reason() !== undefined) {
-        job.fail(new Error(this.faults.reason()));
+      const failing = this.faults.reason();
+      if (left < MIN_PUBLISH_MS && failing !== undefined) {
+        unsent(job, failing);
         continue;
       }
       const h = headers();
@@ -284,7 +294,7 @@ export class NatsHistory {
         this.faults.writeFailed(err as Error);
         if (job.pos) {
           failedJobs.push(job);
-          if (lane.hole === undefined || before(job.pos, lane.hole.pos)) lane.hole = { pos: job.pos, at: Date.now() };
+          this.holdBack(lane, job);
         }
         job.fail(err as Error);
         continue;
@@ -298,14 +308,33 @@ export class NatsHistory {
   }
 
   /**
+   * A positioned event not stored: the session's later events wait for it (a later one stored
+   * would make its sender, learning what the relay holds, never send it again). Not one at or
+   * below the highest position held (a claim's redelivery, sent once and never again): holding
+   * back behind it would wait for a resend that does not come.
+   */
+  private holdBack(lane: Lane, job: Job): boolean {
+    const top = this.index.get(job.token)?.top;
+    if (!job.pos || (top !== undefined && !before(top, job.pos))) return false;
+    if (lane.hole === undefined || before(job.pos, lane.hole.pos)) lane.hole = { pos: job.pos, at: Date.now() };
+    return true;
+  }
+
+  /**
    * A later event of the session was stored although an earlier one of the same round failed:
    * its sender, asking what the relay holds, would never resend the earlier one. So this node
    * writes the failed ones again itself (same `Nats-Msg-Id`: a resend meanwhile is deduped)
    * until they are confirmed; until then the session's hole holds back its later events.
    */
-  private async repair(lane: Lane, failed: Job[]): Promise<void> {
-    if (lane.repairing) return;
-    lane.repairing = true;
+  private async repair(lane: Lane, more: Job[]): Promise<void> {
+    // A repair under way takes these too: dropped, they would be missing for good.
+    if (lane.repairing) {
+      lane.repairing.push(...more);
+      lane.repairing.sort((a, b) => (before(a.pos!, b.pos!) ? -1 : before(b.pos!, a.pos!) ? 1 : 0));
+      return;
+    }
+    const failed = [...more];
+    lane.repairing = failed;
     const { js, names } = this.engine;
     const until = Date.now() + HOLE_KEPT_MS;
     try {
@@ -340,7 +369,7 @@ export class NatsHistory {
           new Error(`session ${left.a.session}: event ${left.a.id} could not be stored again; its history may lack it`),
         );
     } finally {
-      lane.repairing = false;
+      lane.repairing = undefined;
     }
   }
 
@@ -373,28 +402,53 @@ export class NatsHistory {
     }
   }
 
+  /**
+   * One session's history. Bounded in time: a connection's later frames wait for its replay
+   * (an adapter's events behind its outbox's position query), so a replay that never ended
+   * would stop that connection's events for good while commands still reached it.
+   */
   async replay(session: string, after?: Position): Promise<Replay> {
-    const { jsm, names } = this.engine;
+    const { names } = this.engine;
     const token = sessionToken(session);
-    const info = await jsm.streams.info(names.eventsStream, { subjects_filter: names.session(token) });
+    // The quick manager: a request no stream leader took is not answered by the next one.
+    const info = await this.engine.quick.jsm.streams.info(names.eventsStream, {
+      subjects_filter: names.session(token),
+    });
     const held = Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
     if (held === 0) return { items: [] };
     const consumer = await placed(() =>
       ephemeral(this.engine, names.eventsStream, names.session(token), undefined, DeliverPolicy.All),
     );
     const rows: Row[] = [];
+    let stall: NodeJS.Timeout | undefined;
     try {
-      const batch = await consumer.fetch({ max_messages: held, expires: 2000 });
+      const batch = await consumer.fetch({ max_messages: held, expires: REPLAY_FETCH_MS });
+      // The client library stops a fetch whose server went quiet, except when this node's
+      // connection was to that server: after the reconnect it asks the consumer's dead host for
+      // its state without end. Silent for longer than the server lets it last, it is given up here.
+      const quiet = () => {
+        clearTimeout(stall);
+        stall = setTimeout(() => batch.stop(new Error(REPLAY_STALLED)), REPLAY_STALL_MS);
+      };
+      quiet();
       for await (const m of batch) {
+        quiet();
         const raw = m.string();
         const pos = position(m.headers);
         rows.push(pos ? { arrival: m.seq, pos, raw } : { arrival: m.seq, raw });
         if (m.info.pending === 0) break;
       }
     } finally {
+      clearTimeout(stall);
       void consumer.delete().catch(() => {});
     }
     return orderRows(rows, after, this.bufferCap);
+  }
+
+  /** From the session index (every node's writes, as this node heard them). */
+  holdsFrom(session: string, pos: Position): boolean {
+    const top = this.index.get(sessionToken(session))?.top;
+    return top !== undefined && !before(top, pos);
   }
 
   sessionIds(): string[] {

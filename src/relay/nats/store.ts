@@ -125,6 +125,10 @@ export class NatsStore implements SessionStore, StoreFaults {
     return this.history.replay(session, after);
   }
 
+  holdsFrom(session: string, pos: Position): boolean {
+    return this.history.holdsFrom(session, pos);
+  }
+
   sessionIds(): string[] {
     return this.history.sessionIds();
   }
