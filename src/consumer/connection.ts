@@ -7,7 +7,7 @@ import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
 import { CODE_ATTR } from '../protocol/types.js';
-import type { RosterEntry } from '../relay/core.js';
+import type { RosterEntry } from '../relay/types.js';
 import { tokenHint } from '../relay/local-token.js';
 import { relayUrls } from '../relay/urls.js';
 import { Slots } from './slots.js';

@@ -9,12 +9,11 @@ import { fileURLToPath } from 'node:url';
 import {
   readJsonObject,
   settingsFile,
-  stateDir,
   writeJsonObject,
-  writePrivateFile,
   writeTextFile,
   type InstallReport,
 } from '../adapters/install.js';
+import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 import { isLoopbackUrl, localTokenPath } from '../relay/local-token.js';
 import { SteeringError } from '../protocol/errors.js';
 

@@ -5,8 +5,7 @@
 import { headers, nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Principal } from '../acl.js';
-import type { Peer } from '../core.js';
-import type { Fabric, FabricLocal } from '../store.js';
+import type { Fabric, FabricLocal, Peer } from '../types.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
 import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
