@@ -77,7 +77,9 @@ export function relayOptions(f: RelayFlags): RelayOptions {
   return o;
 }
 
-/** `--nats` given: the JetStream store's options (history, claims and routing in the engine), else undefined (SQLite). */
+/**
+ * `--nats` given: the JetStream store's options (history, claims and routing in the engine), else undefined (SQLite).
+ */
 export function natsOptions(f: RelayFlags, o: RelayOptions): NatsStoreOptions | undefined {
   if (f.nats === undefined || f.nats.trim() === '') return undefined;
   const n: NatsStoreOptions = {

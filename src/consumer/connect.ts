@@ -62,7 +62,7 @@ export async function withConsumer<T>(
  * that others may read is refused, like the relay's tokens file (D21).
  */
 export function readTokenFile(path: string): string {
-  let st;
+  let st: ReturnType<typeof statSync>;
   try {
     st = statSync(path);
   } catch (err) {

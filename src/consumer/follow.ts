@@ -49,7 +49,10 @@ export interface Retry {
   onFinal?: (err: unknown) => void;
 }
 
-/** Tries again after each delay until a try succeeds, the caller stops, or an error is final; `cancel` cuts a wait short. */
+/**
+ * Tries again after each delay until a try succeeds, the caller stops, or an error is final; `cancel` cuts a wait
+ * short.
+ */
 export function retrying(r: Retry): { cancel(): void } {
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;

@@ -145,7 +145,9 @@ function takeAdded(file: string, env: NodeJS.ProcessEnv): Added | undefined {
   return a;
 }
 
-/** Writes `config` back without our entries: keys install added go once empty, a file it created once nothing is left. */
+/**
+ * Writes `config` back without our entries: keys install added go once empty, a file it created once nothing is left.
+ */
 function restoreJson(
   file: string,
   config: Record<string, unknown>,

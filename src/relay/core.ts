@@ -514,6 +514,9 @@ function all<T>(list: Maybe<T>[]): Maybe<T[]> {
   return list.some((v) => v instanceof Promise) ? Promise.all(list) : (list as T[]);
 }
 
-/** Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:` line. */
+/**
+ * Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:`
+ * line.
+ */
 export const oneLine = (text: string): string =>
   text.indexOf('\n') < 0 && text.indexOf('\r') < 0 ? text : text.replace(/[\r\n]+/g, '');

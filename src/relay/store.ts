@@ -6,7 +6,6 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
-import type { Principal } from './acl.js';
 import type { Fabric } from './types.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
 import { startWorker } from './worker-start.js';

@@ -50,7 +50,9 @@ export interface Fabric {
   share(line: string, e: { session?: string }): void;
   /** A local peer claimed a session (the core's claim table said yes). */
   claim(peer: Peer, session: string): void;
-  /** A local peer went away: its claims lapse as the core's do (at once for its identity, after the lease for others). */
+  /**
+   * A local peer went away: its claims lapse as the core's do (at once for its identity, after the lease for others).
+   */
   release(peer: Peer): void;
   /** D19 across nodes: why `who` may not claim `session` because of another node's claim, or undefined. */
   rival(session: string, who: Principal): string | undefined;

@@ -143,7 +143,7 @@ type SessionCell =
   | { actor?: undefined; value: SessionSnapshot['value']; context: SessionContext }
   | { actor: SessionActor };
 
-const valueOf = (cell: SessionCell): SessionSnapshot['value'] =>
+const stateValueOf = (cell: SessionCell): SessionSnapshot['value'] =>
   cell.actor ? cell.actor.getSnapshot().value : cell.value;
 const contextOf = (cell: SessionCell): SessionContext => (cell.actor ? cell.actor.getSnapshot().context : cell.context);
 
@@ -251,7 +251,7 @@ export class ActorHost {
     const cell = this.sessions.get(item.session);
     const turn = c.turn ?? item.hook.bounds;
     return repliesNeutral(
-      cell && { value: valueOf(cell), context: contextOf(cell) },
+      cell && { value: stateValueOf(cell), context: contextOf(cell) },
       turn === undefined ? c : { ...c, turn },
     );
   }
@@ -263,7 +263,7 @@ export class ActorHost {
 
   stateValue(session: string): unknown {
     const cell = this.sessions.get(session);
-    return cell && valueOf(cell);
+    return cell && stateValueOf(cell);
   }
 
   views(): SessionView[] {
@@ -271,7 +271,7 @@ export class ActorHost {
       const context = contextOf(cell);
       return {
         session,
-        state: stateName(valueOf(cell)),
+        state: stateName(stateValueOf(cell)),
         queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
         inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
         holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
@@ -440,7 +440,7 @@ export class ActorHost {
     const undo: Undo = {
       stepNo: ++this.stepCount,
       session: item.session,
-      cell: cell && { value: valueOf(cell), context: contextOf(cell) },
+      cell: cell && { value: stateValueOf(cell), context: contextOf(cell) },
       seq: this.seqs.get(item.session),
       orphan: this.orphanDecisions.get(item.session),
       acks: [],
@@ -842,7 +842,8 @@ export class ActorHost {
     // Every `f` below is a literal made for this one call, so it takes the step's time in place.
     const emit = (f: EventFields, ack?: string): void => {
       f.at = at;
-      const e = (emitter ??= this.emitterFor(session)).emit(f);
+      emitter ??= this.emitterFor(session);
+      const e = emitter.emit(f);
       events.push(e);
       records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) {

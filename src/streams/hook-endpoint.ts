@@ -258,17 +258,22 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   }
   const openHooks: OpenHookHost = { neutral: opts.neutral, failOpen, pending };
 
-  function requestOnEnd(req: IncomingMessage, res: ServerResponse, chunks: Buffer[]): void {
+  function requestOnEnd(res: ServerResponse, chunks: Buffer[]): void {
     let body: unknown;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch (cause) {
-      return failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not JSON', { cause }));
+      failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not JSON', { cause }));
+      return;
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object'));
+      failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object'));
+      return;
     }
-    if (!emit) return failOpen(res, new SteeringError('HOOK_TIMEOUT', 'hook endpoint has no consumer'));
+    if (!emit) {
+      failOpen(res, new SteeringError('HOOK_TIMEOUT', 'hook endpoint has no consumer'));
+      return;
+    }
     const at = Date.now();
     const hook = new OpenHook(newId(at), at, body as Record<string, unknown>, res, openHooks);
     emit(hook);
@@ -338,7 +343,7 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause })),
     );
     req.on('end', () => {
-      if (!over) requestOnEnd(req, res, chunks);
+      if (!over) requestOnEnd(res, chunks);
     });
   }
 

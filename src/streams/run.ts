@@ -366,7 +366,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
             const items: SessionItem[] = [];
             for (const session of host.sessionKeys()) {
               const ctx = host.context(session);
-              // Only sessions with something queued can expire anything (D10); only an ended one's window can pass (D25).
+              // Only sessions with something queued can expire anything (D10); only an ended one's window can pass
+              // (D25).
               if (ttlMs > 0 && (ctx?.queue.length ?? 0) > 0)
                 items.push({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs } });
               if (ctx?.resumeUntil !== undefined && at >= ctx.resumeUntil)
@@ -459,7 +460,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     enterDegraded();
     if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
     for (const f of r.effects) {
-      // A send, forward, cancel or answer of a refused step never starts: its command was rolled back and is decided on retry.
+      // A send, forward, cancel or answer of a refused step never starts: its command was rolled back and is decided on
+      // retry.
       if (f.kind === 'send' || f.kind === 'forward' || f.kind === 'cancel' || f.kind === 'answer') continue;
       const arrival = arrivals.get(f.hookId);
       arrivals.delete(f.hookId);

@@ -214,7 +214,10 @@ export class NatsFabric implements Fabric {
     const renewNow = () => {
       if (this.faults.offline() !== undefined) return;
       // The last renewal is still out after a third of the lease: as good as failed, so far.
-      if (renewing) return void (this.renewFailing = true);
+      if (renewing) {
+        this.renewFailing = true;
+        return;
+      }
       renewing = true;
       this.renew()
         .then(renewed, notRenewed)
@@ -291,7 +294,10 @@ export class NatsFabric implements Fabric {
     if (p.emits !== undefined) r.emits = p.emits;
     this.own.set(key, r);
     let keys = this.byPeer.get(peer);
-    if (!keys) this.byPeer.set(peer, (keys = new Set()));
+    if (!keys) {
+      keys = new Set();
+      this.byPeer.set(peer, keys);
+    }
     keys.add(key);
     this.engine.kv
       .put(key, JSON.stringify(r))
@@ -388,7 +394,10 @@ export class NatsFabric implements Fabric {
   }
 
   forward(target: Peer, frame: string, replyTo?: Peer): void {
-    if (!(target instanceof RemotePeer)) return target.sendText(frame);
+    if (!(target instanceof RemotePeer)) {
+      target.sendText(frame);
+      return;
+    }
     this.publishCommand(target.record, frame, replyTo === undefined ? undefined : this.connId(replyTo));
   }
 
