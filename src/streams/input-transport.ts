@@ -3,7 +3,8 @@
 // becomes session inputs too. A transport that throws counts as unreachable, never as a crash.
 import { EMPTY, from, map, mergeMap, type Observable } from 'rxjs';
 import { newId, type Rejection } from '../protocol/index.js';
-import type { ActorHost, Effect, SessionItem } from './actor-host.js';
+import type { ActorHost } from './actor-host.js';
+import type { Effect, SessionItem } from './step-types.js';
 import type { Controller, InputOutcome, InputTransport } from './surface.js';
 
 type SendEffect = Extract<Effect, { kind: 'send' }>;

@@ -5,7 +5,8 @@
 // reader of this log (D23), is opened and fed here too.
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { SteeringError, agentEvent, newId, type AepEvent } from '../protocol/index.js';
-import type { ActorHost, SessionItem, StepResult } from './actor-host.js';
+import type { ActorHost } from './actor-host.js';
+import type { SessionItem, StepResult } from './step-types.js';
 import {
   archivedGenerations,
   headerGeneration,

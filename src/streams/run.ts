@@ -18,7 +18,8 @@ import {
   type Subscription,
 } from 'rxjs';
 import { SteeringError, type AepCommand, type AepEvent } from '../protocol/index.js';
-import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
+import { ActorHost, type SessionView } from './actor-host.js';
+import type { Effect, SessionItem, StepResult } from './step-types.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
 import type { InspectionOption } from './inspect.js';
 import { Journal } from './journal.js';

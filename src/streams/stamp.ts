@@ -1,0 +1,281 @@
+// What a step announced, stamped: each session output becomes an AEP event in the session's
+// sequence (AEP-0001 §7), a log record, or an effect for the outside. A pure function of the
+// session's emitter, the acks recorded before the step, the hooks still owed a reply and the
+// vendor's reply builders: what it would change (acks recorded, hooks answered) it returns, and
+// the actor host applies it with the step's undo beside it (D22).
+import {
+  CODE_ATTR,
+  RESUME_WINDOW_ATTR,
+  SteeringError,
+  eventText,
+  type AepEvent,
+  type EventFields,
+  type SessionEmitter,
+} from '../protocol/index.js';
+import { redactText, redactValue } from '../protocol/redact.js';
+import type { SessionInput, SessionOutput } from '../machines/session-types.js';
+import type { Effect } from './step-types.js';
+import type { LogRecord } from './log.js';
+import type { ClassifiedHook, VendorSurface } from './surface.js';
+
+/** The session a step stamps for, as the host holds it. */
+export interface StampCell {
+  session: string;
+  /** The session's emitter for this step (built on first use): events take its next seqs. */
+  emitter: () => SessionEmitter;
+  /** An ack recorded before this step, byte for byte (D4: a re-ack repeats it). */
+  ack: (key: string) => string | undefined;
+  /** A hook still owed a reply, with what the vendor sent. */
+  hook: (hookId: string) => ClassifiedHook | undefined;
+}
+
+/** The vendor's reply builders, and whether a delivering reply tells the user (D27). */
+export type StampSurface = Pick<VendorSurface, 'contextReply' | 'neutralReply' | 'decisionReply'> & {
+  notice: boolean;
+};
+
+export interface Stamped {
+  /** Events for the sinks, in order (re-acks included). */
+  events: AepEvent[];
+  /** Records for the event log, in order. */
+  records: LogRecord[];
+  effects: Effect[];
+  /** Acks this step recorded, key and exact text, in order (D4). */
+  acks: [string, string][];
+  /** Hooks this step answered: no longer owed a reply. */
+  answered: string[];
+}
+
+/**
+ * D35: a request says what it asks. It goes out at capture `redacted`: the vendor's prompt with
+ * what the tool will do, and the real option and field labels, each through the AEP-0003 §9.4
+ * pipeline. A hop to a metadata ceiling synthesises the prompt from kind and subject (the tool
+ * name) and turns labels into ids (protocol/capture.ts downLevel), so a watcher sees `Bash` only.
+ */
+function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested' }>): EventFields {
+  const r = o.request;
+  const prompt = redactText(r.detail === undefined ? r.prompt : `${r.prompt}: ${r.detail}`);
+  const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: r.respondVia ?? ['control'] };
+  if (r.kind === 'permission') {
+    data.options = (
+      r.options ?? [
+        { id: 'allow', label: 'Allow' },
+        { id: 'deny', label: 'Deny' },
+      ]
+    ).map((x) => ({ id: x.id, label: redactText(x.label) }));
+  }
+  if (r.fields) data.fields = redactValue(r.fields);
+  const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'redacted', data };
+  if (r.subject !== undefined) f.subject = r.subject;
+  if (o.cause !== undefined) f.cause = o.cause;
+  return f;
+}
+
+/**
+ * Stamps `outputs` after what the step already holds (`events`, `records`: its observations come
+ * first). Every event takes the input's time.
+ */
+export function stamp(
+  cell: StampCell,
+  input: SessionInput,
+  outputs: readonly SessionOutput[],
+  surface: StampSurface,
+  events: AepEvent[] = [],
+  records: LogRecord[] = [],
+): Stamped {
+  const { session } = cell;
+  const effects: Effect[] = [];
+  const acks: [string, string][] = [];
+  const answered: string[] = [];
+  const at = input.at;
+  let emitter: SessionEmitter | undefined;
+  const ackText = (key: string): string | undefined => {
+    for (let i = acks.length - 1; i >= 0; i -= 1) if (acks[i]![0] === key) return acks[i]![1];
+    return cell.ack(key);
+  };
+  const openHook = (hookId: string): ClassifiedHook | undefined =>
+    answered.includes(hookId) ? undefined : cell.hook(hookId);
+  const takeHook = (hookId: string): ClassifiedHook => {
+    const hook = openHook(hookId);
+    if (!hook) throw new SteeringError('EVENT_INVALID', `no open hook ${hookId}`);
+    answered.push(hookId);
+    return hook;
+  };
+  // Every `f` below is a literal made for this one call, so it takes the step's time in place.
+  const emit = (f: EventFields, ack?: string): void => {
+    f.at = at;
+    emitter ??= cell.emitter();
+    const e = emitter.emit(f);
+    events.push(e);
+    records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
+    if (ack !== undefined) acks.push([ack, eventText(e)]);
+  };
+  for (const o of outputs) {
+    switch (o.type) {
+      case 'control.accepted':
+        emit({ type: 'control.accepted', cause: o.cause }, o.key);
+        break;
+      case 'control.rejected':
+        // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
+        // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
+        // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
+        emit(
+          {
+            type: 'control.rejected',
+            cause: o.cause,
+            capture: 'redacted',
+            extensions: { [CODE_ATTR]: o.rejection.rule },
+            data: { reason: o.rejection.reason, detail: o.rejection.detail },
+          },
+          o.key,
+        );
+        break;
+      case 'control.reack': {
+        const bytes = ackText(o.key);
+        if (bytes !== undefined) events.push(JSON.parse(bytes) as AepEvent);
+        break;
+      }
+      case 'instruction.delivered':
+        emit({
+          type: o.eventType,
+          cause: o.cause,
+          data: {
+            queued_ms: o.queuedMs,
+            ...(o.moment === undefined ? {} : { moment: o.moment }),
+            ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+          },
+        });
+        break;
+      case 'instruction.dropped':
+        emit({
+          type: o.eventType,
+          cause: o.cause,
+          data: { reason: o.reason },
+          ...(o.subject === undefined ? {} : { subject: o.subject }),
+        });
+        break;
+      case 'attention.requested':
+        emit(requestedFields(o));
+        break;
+      case 'attention.answered': {
+        const textual = o.answer.text !== undefined || o.answer.values !== undefined;
+        emit({
+          type: 'attention.answered',
+          id: o.id,
+          subject: o.subject,
+          cause: o.cause,
+          capture: textual ? 'redacted' : 'metadata',
+          data: { answer: o.answer, via: o.via ?? 'control' },
+        });
+        break;
+      }
+      case 'attention.resolved':
+        emit({
+          type: 'attention.resolved',
+          subject: o.subject,
+          cause: o.cause,
+          data: { resolution: o.resolution, latency_ms: o.latencyMs },
+        });
+        break;
+      case 'attention.timeout':
+        emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
+        break;
+      case 'session.ended':
+      case 'session.closed': {
+        // D36: the resume window rides the end event as the extension attribute `resumewindowms`.
+        const f: EventFields = {
+          type: o.type === 'session.ended' ? o.type : o.eventType,
+          data: { reason: o.reason },
+        };
+        if (o.cause !== undefined) f.cause = o.cause;
+        if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
+        emit(f);
+        break;
+      }
+      case 'session.reopened':
+        emit(o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
+        break;
+      case 'run.cancelled':
+        emit({
+          type: 'run.cancelled',
+          cause: o.cause,
+          ...(o.run === undefined ? {} : { run: o.run }),
+          data: { by: 'control' },
+        });
+        break;
+      case 'approval.answer': {
+        const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
+        effects.push({
+          kind: 'answer',
+          session,
+          approvalId: o.approvalId,
+          approved,
+          ...(o.decision.message === undefined ? {} : { reason: o.decision.message }),
+        });
+        break;
+      }
+      case 'run.cancel':
+        effects.push({ kind: 'cancel', session, commandId: o.cause });
+        break;
+      case 'control.forward':
+        effects.push({ kind: 'forward', session, command: o.command });
+        break;
+      case 'input.send':
+        effects.push({
+          kind: 'send',
+          session,
+          commandId: o.cause,
+          text: o.text,
+          ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+        });
+        break;
+      case 'input.sent':
+        emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
+        break;
+      case 'input.consumed':
+        emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+        break;
+      case 'journal.inflight':
+        records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });
+        break;
+      case 'reply.context': {
+        const hook = takeHook(o.hookId);
+        const notice = surface.notice ? { count: o.ids.length, from: o.from } : undefined;
+        effects.push({
+          kind: 'reply',
+          session,
+          hookId: o.hookId,
+          reply: surface.contextReply(hook, o.text, notice),
+          confirm: true,
+        });
+        break;
+      }
+      case 'reply.neutral':
+        effects.push({
+          kind: 'reply',
+          session,
+          hookId: o.hookId,
+          reply: surface.neutralReply(takeHook(o.hookId)),
+          confirm: false,
+        });
+        break;
+      case 'reply.hold':
+        effects.push({ kind: 'hold', session, hookId: o.hookId, requestId: o.requestId, timeoutMs: o.timeoutMs });
+        break;
+      case 'reply.decision': {
+        const hook = openHook(o.hookId);
+        if (hook) answered.push(o.hookId);
+        if (hook)
+          effects.push({
+            kind: 'reply',
+            session,
+            hookId: o.hookId,
+            reply: surface.decisionReply(hook, o.decision),
+            confirm: false,
+          });
+        break;
+      }
+    }
+  }
+  return { events, records, effects, acks, answered };
+}
