@@ -5,54 +5,33 @@
 // D4). Each step keeps an undo beside it until its records are durable (D22). Muted stepping
 // (replay) advances sessions and touches nothing else.
 import type { InspectionEvent, Observer } from 'xstate';
-import {
-  SessionEmitter,
-  SteeringError,
-  agentEvent,
-  newId,
-  scopeOf,
-  withdrawType,
-  type AepCommand,
-  type AepEvent,
-  type EventFields,
-  type Rejection,
-  describedType,
-} from '../protocol/index.js';
+import { SessionEmitter, SteeringError, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
 import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
-import type { ClassifiedHook, SessionAbout, VendorSurface } from './surface.js';
+import type { ClassifiedHook, VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
 import {
   SessionStepper,
   cellState,
   contextOf,
   stateValueOf,
-  type CellState,
   type SessionCell,
   type SessionRecord,
+  type Undo,
+  viewOf,
+  type SessionView,
 } from './session-record.js';
-import { stamp } from './stamp.js';
+import type { HostState, PersistedCell } from './snapshot.js';
+import { commandInput, description, hookInput, type CommandGates } from './session-inputs.js';
+import { stamp, stampObservations, type ObservationSink, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
 
-/** Observation types that belong to a run and so carry an adapter-minted run id. */
-const RUN_SCOPED = /^(run|tool|delegation)\./;
-
-export interface HostOptions {
+export interface HostOptions extends CommandGates {
   surface: VendorSurface;
-  /** AEP_INSTRUCT (D5). */
-  instruct: boolean;
-  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL); off when absent. */
-  sendInput?: boolean;
-  /** Whether the send_input transport is connected right now. */
-  inputReady?: () => boolean;
-  /** The vendor's control gate for the surface's `controls` (e.g. AEP_OPENHANDS_CONTROL). */
-  control?: boolean;
-  /** The vendor's guard for a forwarded command, from what the stream last showed. */
-  controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   attentionTimeoutMs?: number;
   /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
   resumeWindowMs?: number;
@@ -64,67 +43,12 @@ export interface HostOptions {
   onError?: (e: SteeringError) => void;
 }
 
-export interface SessionView {
-  session: string;
-  state: string;
-  queue: { id: string; acceptedAt: number; chars: number }[];
-  inFlight: number;
-  holds: { requestId: string; hold: string }[];
-  /** Accepted send_inputs the vendor has not settled (D28). */
-  inputs: { id: string; phase: string; chars: number }[];
-}
-
-/** What one step changed, so a step whose records never became durable can be undone (D22). */
-interface Undo {
-  stepNo: number;
-  session: string;
-  /** Whether the session had a record before the step; if not, undoing the step removes it. */
-  existed: boolean;
-  /** The record's cell before the step; undefined when the step spawned it. */
-  cell: CellState | undefined;
-  seq: number | undefined;
-  orphan: Record<string, AckDecision> | undefined;
-  /** Ack keys the step recorded, with what they held before. */
-  acks: [string, string | undefined][];
-  hookId: string | undefined;
-}
-
-/** A session cell as a snapshot holds it: the machine's persisted snapshot (D24). */
-export interface PersistedCell {
-  session: string;
-  snapshot: { value: unknown; context: SessionContext; status?: string };
-}
-
-/** Everything a host holds beyond its log, for a snapshot (D24). */
-export interface HostState {
-  cells: PersistedCell[];
-  /** The epoch each session's next process starts at (D11). */
-  epochs: [string, number][];
-  /** Recorded acks, byte for byte (D4). */
-  acks: [string, string][];
-  orphans: [string, Record<string, AckDecision>][];
-}
-const stateName = (value: unknown): string =>
-  typeof value === 'string'
-    ? value
-    : Object.entries(value as Record<string, unknown>)
-        .map(([k, v]) => `${k}.${stateName(v)}`)
-        .join(',');
-
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
 /** Bound on kept emitters: the sessions active at once, not every session the host holds. */
 const WARM_EMITTERS = 256;
 
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
-
-function titleOf(prompt: string | undefined): string | undefined {
-  const line = prompt
-    ?.split('\n')
-    .map((l) => l.trim())
-    .find((l) => l !== '');
-  return line === undefined ? undefined : line.length > 120 ? `${line.slice(0, 119)}…` : line;
-}
 
 export class ActorHost {
   readonly surface: VendorSurface;
@@ -141,6 +65,10 @@ export class ActorHost {
   /** Undo entries of steps whose records are not durable yet, oldest first (D22). */
   private undos: Undo[] = [];
   private stepCount = 0;
+  /** Who emits a hook's observations and hears of one that cannot be. */
+  private readonly sink: ObservationSink;
+  /** The vendor's reply builders, as stamping calls them. */
+  private readonly replies: StampSurface;
   /** Emitters of the step in progress, by the record they stamp for. */
   private readonly stepping = new Map<SessionRecord, SessionEmitter>();
 
@@ -148,6 +76,14 @@ export class ActorHost {
     this.opts = opts;
     this.surface = opts.surface;
     this.stepper = new SessionStepper(opts.surface.token, opts.inspect);
+    const surface = opts.surface;
+    this.sink = { vendor: surface.token, host: opts.host, onError: opts.onError };
+    this.replies = {
+      contextReply: surface.contextReply.bind(surface),
+      neutralReply: surface.neutralReply.bind(surface),
+      decisionReply: surface.decisionReply.bind(surface),
+      notice: opts.notice !== false,
+    };
   }
 
   get vendor(): string {
@@ -190,18 +126,7 @@ export class ActorHost {
 
   views(): SessionView[] {
     const views: SessionView[] = [];
-    for (const { session, cell } of this.records.values()) {
-      if (!cell) continue;
-      const context = contextOf(cell);
-      views.push({
-        session,
-        state: stateName(stateValueOf(cell)),
-        queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
-        inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
-        holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
-        inputs: context.inputs.map((i) => ({ id: i.id, phase: i.phase, chars: i.text.length })),
-      });
-    }
+    for (const { session, cell } of this.records.values()) if (cell) views.push(viewOf(session, cell));
     return views;
   }
 
@@ -442,66 +367,28 @@ export class ActorHost {
     }
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
-      let firstId: string | undefined;
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
       // moment mints one, and run, tool and delegation events carry it until the turn closes.
       const cls = item.hook.class;
-      const runId =
-        cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : this.context(item.session)?.run;
-      for (const o of item.hook.observations) {
-        // A malformed observation is reported and skipped; steering for this hook goes on.
-        try {
-          const f: EventFields = { type: o.type, at: item.at, id: o.id ?? newId(item.at) };
-          if (o.data !== undefined) f.data = o.data;
-          if (o.subject !== undefined) f.subject = o.subject;
-          if (o.severity !== undefined) f.severity = o.severity;
-          if (o.capture !== undefined) f.capture = o.capture;
-          const scope = scopeOf(o.type);
-          // Agent-scoped observations carry no session, run or seq (AEP-0001 §5.2).
-          if (scope === 'agent') {
-            const e = agentEvent(this.vendor, f, this.opts.host);
-            events.push(e);
-            records.push({ k: 'ev', e });
-            continue;
-          }
-          if (scope !== 'session') {
-            this.opts.onError?.(
-              new SteeringError('EVENT_INVALID', `observation type ${o.type} is a command type; not emitted`),
-            );
-            continue;
-          }
-          if (o.run !== undefined) f.run = o.run;
-          else if (runId !== undefined && RUN_SCOPED.test(o.type)) f.run = runId;
-          if (o.step !== undefined) f.step = o.step;
-          if (o.cause !== undefined) f.cause = o.cause;
-          // The vendor's abort moment answers a cancel under way: its run.cancelled names the command.
-          const cancel = o.type === 'run.cancelled' ? this.context(item.session)?.cancel : undefined;
-          if (cancel?.acked === true) {
-            f.cause = cancel.id;
-            f.data = { ...(f.data ?? {}), by: 'control' };
-          }
-          const e = emitter.emit(f);
-          firstId ??= e.id;
-          events.push(e);
-          records.push({ k: 'ev', e });
-        } catch (cause) {
-          this.opts.onError?.(
-            cause instanceof SteeringError
-              ? cause
-              : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }),
-          );
-        }
-      }
-      const described = this.description(item.session, item.hook.about);
+      const ctx = this.context(item.session);
+      const runId = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : ctx?.run;
+      const firstId = stampObservations(item, emitter, { runId, ctx }, this.sink, events, records);
+      const described = description(this.records.get(item.session)?.described, item.hook.about, this.surface);
       if (described !== undefined) {
-        const e = emitter.emit({ ...described, at: item.at, id: newId(item.at) });
+        this.record(item.session).described = described.described;
+        const e = emitter.emit({ ...described.fields, at: item.at, id: newId(item.at) });
         events.push(e);
         records.push({ k: 'ev', e });
       }
-      input = this.hookInput(item, firstId, cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined);
+      const times = {
+        windowMs: this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0,
+        attentionTimeoutMs: this.attentionTimeoutMs,
+      };
+      const opened = cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined;
+      input = hookInput(item, this.context(item.session), times, firstId, opened);
       this.openHooks.set(item.hookId, item.hook);
     } else if (item.kind === 'command') {
-      input = this.commandInput(item);
+      input = commandInput(item, this.surface, this.opts);
     } else {
       input = item.input;
     }
@@ -520,12 +407,7 @@ export class ActorHost {
       },
       input,
       outputs,
-      {
-        contextReply: this.surface.contextReply.bind(this.surface),
-        neutralReply: this.surface.neutralReply.bind(this.surface),
-        decisionReply: this.surface.decisionReply.bind(this.surface),
-        notice: this.opts.notice !== false,
-      },
+      this.replies,
       events,
       records,
     );
@@ -535,117 +417,6 @@ export class ActorHost {
     }
     for (const hookId of out.answered) this.openHooks.delete(hookId);
     return { events: out.events, records: out.records, effects: out.effects };
-  }
-
-  /**
-   * D37: `x.{vendor}.session.described` when a session is first seen by this process, when its
-   * working directory changes, and once with its title (the first prompt's first line; the
-   * event is then at capture redacted, so a metadata watcher never gets the title).
-   */
-  private description(session: string, about: SessionAbout | undefined): EventFields | undefined {
-    const known = this.records.get(session)?.described;
-    const cwd = about?.cwd ?? known?.cwd;
-    const title = known?.titled === true ? undefined : titleOf(about?.prompt);
-    if (known !== undefined && cwd === known.cwd && title === undefined) return undefined;
-    // Only what the hook input said: a bridge vendor (no `about`) is described by its own events.
-    if (cwd === undefined && title === undefined) return undefined;
-    this.record(session).described = {
-      ...(cwd === undefined ? {} : { cwd }),
-      titled: known?.titled === true || title !== undefined,
-    };
-    const data: Record<string, unknown> = {};
-    if (cwd !== undefined) data.cwd = cwd;
-    if (title !== undefined) data.title = title;
-    if (this.surface.staleAfterMs !== undefined) data.stale_after_ms = this.surface.staleAfterMs;
-    return { type: describedType(this.vendor), data, capture: title === undefined ? 'metadata' : 'redacted' };
-  }
-
-  private hookInput(
-    item: Extract<SessionItem, { kind: 'hook' }>,
-    causeId: string | undefined,
-    runId?: string,
-  ): SessionInput {
-    const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
-    const c = item.hook.class;
-    if (c.kind === 'end') {
-      const windowMs = this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0;
-      return { type: 'hook.end', ...base, reason: c.reason, ...(windowMs > 0 ? { windowMs } : {}) };
-    }
-    if (c.kind === 'held') {
-      return {
-        type: 'hook.held',
-        ...base,
-        requestId: newId(item.at),
-        hold: c.hold,
-        request: c.request,
-        timeoutMs: this.attentionTimeoutMs,
-        ...(c.call === undefined ? {} : { call: c.call }),
-      };
-    }
-    const turn = c.turn ?? item.hook.bounds;
-    // D34: only a moment that reports a call some request of this session holds mints an answer id.
-    const ran =
-      c.ran !== undefined && this.context(item.session)?.holds.some((h) => h.call === c.ran) === true
-        ? { ran: { call: c.ran, answeredId: newId(item.at) } }
-        : {};
-    return {
-      type: 'hook.moment',
-      ...base,
-      eligible: c.eligible,
-      moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}),
-      ...(turn === undefined ? {} : { turn }),
-      ...(runId === undefined ? {} : { runId }),
-      ...ran,
-    };
-  }
-
-  private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
-    const c = item.command;
-    if (this.surface.controls?.includes(c.type) === true) {
-      const gateOpen = this.opts.control === true;
-      const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
-      return {
-        type: 'command.forward',
-        at: item.at,
-        command: c,
-        gateOpen,
-        ...(refusal === undefined ? {} : { refusal }),
-      };
-    }
-    if (c.type === 'control.attention.respond')
-      return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
-    if (c.type === 'control.cancel' && this.surface.cancels === true) {
-      return {
-        type: 'command.cancel',
-        at: item.at,
-        command: c,
-        gateOpen: this.opts.sendInput === true,
-        ready: this.opts.inputReady?.() ?? false,
-      };
-    }
-    const input = this.surface.sendInput;
-    if (input !== undefined && c.type === input.type) {
-      return {
-        type: 'command.send_input',
-        at: item.at,
-        command: c,
-        gateOpen: this.opts.sendInput === true,
-        ready: this.opts.inputReady?.() ?? false,
-        policy: input.policy,
-      };
-    }
-    // Any other command reaching a session is the steering verb or one this adapter does not
-    // take; the gate answers both (D5: only the surface's verb can pass).
-    if (c.type === withdrawType(this.surface.token))
-      return { type: 'command.withdraw', at: item.at, command: c, gateOpen: this.opts.instruct };
-    return {
-      type: 'command.instruct',
-      at: item.at,
-      command: c,
-      gateOpen: this.opts.instruct && c.type === this.surface.steeringType,
-      ...(this.surface.deliveries === undefined ? {} : { deliveries: this.surface.deliveries }),
-    };
   }
 
   /** Steps the session (spawning it for a hook) and returns what it announced. */

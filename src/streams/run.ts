@@ -18,7 +18,8 @@ import {
   type Subscription,
 } from 'rxjs';
 import { SteeringError, type AepCommand, type AepEvent } from '../protocol/index.js';
-import { ActorHost, type SessionView } from './actor-host.js';
+import { ActorHost } from './actor-host.js';
+import type { SessionView } from './session-record.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
 import type { InspectionOption } from './inspect.js';

@@ -46,6 +46,21 @@ export interface SessionRecord {
   described?: { cwd?: string; titled: boolean };
 }
 
+/** What one step changed, so a step whose records never became durable can be undone (D22). */
+export interface Undo {
+  stepNo: number;
+  session: string;
+  /** Whether the session had a record before the step; if not, undoing the step removes it. */
+  existed: boolean;
+  /** The record's cell before the step; undefined when the step spawned it. */
+  cell: CellState | undefined;
+  seq: number | undefined;
+  orphan: Record<string, AckDecision> | undefined;
+  /** Ack keys the step recorded, with what they held before. */
+  acks: [string, string | undefined][];
+  hookId: string | undefined;
+}
+
 export const stateValueOf = (cell: SessionCell): StateValue =>
   cell.actor ? cell.actor.getSnapshot().value : cell.value;
 export const contextOf = (cell: SessionCell): SessionContext =>
@@ -179,4 +194,34 @@ export class SessionStepper {
     }
     return this.pureScope;
   }
+}
+
+export interface SessionView {
+  session: string;
+  state: string;
+  queue: { id: string; acceptedAt: number; chars: number }[];
+  inFlight: number;
+  holds: { requestId: string; hold: string }[];
+  /** Accepted send_inputs the vendor has not settled (D28). */
+  inputs: { id: string; phase: string; chars: number }[];
+}
+
+const stateName = (value: unknown): string =>
+  typeof value === 'string'
+    ? value
+    : Object.entries(value as Record<string, unknown>)
+        .map(([k, v]) => `${k}.${stateName(v)}`)
+        .join(',');
+
+/** What a session holds, as the adapter's `sessions()` shows it. */
+export function viewOf(session: string, cell: SessionCell): SessionView {
+  const context = contextOf(cell);
+  return {
+    session,
+    state: stateName(stateValueOf(cell)),
+    queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
+    inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
+    holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
+    inputs: context.inputs.map((i) => ({ id: i.id, phase: i.phase, chars: i.text.length })),
+  };
 }

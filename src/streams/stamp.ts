@@ -7,14 +7,17 @@ import {
   CODE_ATTR,
   RESUME_WINDOW_ATTR,
   SteeringError,
+  agentEvent,
   eventText,
+  newId,
+  scopeOf,
   type AepEvent,
   type EventFields,
   type SessionEmitter,
 } from '../protocol/index.js';
 import { redactText, redactValue } from '../protocol/redact.js';
-import type { SessionInput, SessionOutput } from '../machines/session-types.js';
-import type { Effect } from './step-types.js';
+import type { SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
+import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
 
@@ -44,6 +47,76 @@ export interface Stamped {
   acks: [string, string][];
   /** Hooks this step answered: no longer owed a reply. */
   answered: string[];
+}
+
+/** Observation types that belong to a run and so carry an adapter-minted run id. */
+const RUN_SCOPED = /^(run|tool|delegation)\./;
+
+/** Who emits a hook's observations, and who hears of one that cannot be emitted. */
+export interface ObservationSink {
+  vendor: string;
+  /** Host segment of event sources. */
+  host?: string | undefined;
+  onError?: ((e: SteeringError) => void) | undefined;
+}
+
+/**
+ * A hook's observations as events, before its step runs (the step's input names the first as
+ * its cause). Agent-scoped ones carry no session, run or seq (AEP-0001 §5.2); run, tool and
+ * delegation events carry the turn's run id; the vendor's abort moment answers a cancel under
+ * way. A malformed observation is reported and skipped: steering for the hook goes on. Returns
+ * the id of the first session event.
+ */
+export function stampObservations(
+  item: Extract<SessionItem, { kind: 'hook' }>,
+  emitter: SessionEmitter,
+  session: { runId: string | undefined; ctx: SessionContext | undefined },
+  sink: ObservationSink,
+  events: AepEvent[],
+  records: LogRecord[],
+): string | undefined {
+  let firstId: string | undefined;
+  const { runId, ctx } = session;
+  for (const o of item.hook.observations) {
+    try {
+      const f: EventFields = { type: o.type, at: item.at, id: o.id ?? newId(item.at) };
+      if (o.data !== undefined) f.data = o.data;
+      if (o.subject !== undefined) f.subject = o.subject;
+      if (o.severity !== undefined) f.severity = o.severity;
+      if (o.capture !== undefined) f.capture = o.capture;
+      const scope = scopeOf(o.type);
+      if (scope === 'agent') {
+        const e = agentEvent(sink.vendor, f, sink.host);
+        events.push(e);
+        records.push({ k: 'ev', e });
+        continue;
+      }
+      if (scope !== 'session') {
+        sink.onError?.(new SteeringError('EVENT_INVALID', `observation type ${o.type} is a command type; not emitted`));
+        continue;
+      }
+      if (o.run !== undefined) f.run = o.run;
+      else if (runId !== undefined && RUN_SCOPED.test(o.type)) f.run = runId;
+      if (o.step !== undefined) f.step = o.step;
+      if (o.cause !== undefined) f.cause = o.cause;
+      const cancel = o.type === 'run.cancelled' ? ctx?.cancel : undefined;
+      if (cancel?.acked === true) {
+        f.cause = cancel.id;
+        f.data = { ...(f.data ?? {}), by: 'control' };
+      }
+      const e = emitter.emit(f);
+      firstId ??= e.id;
+      events.push(e);
+      records.push({ k: 'ev', e });
+    } catch (cause) {
+      sink.onError?.(
+        cause instanceof SteeringError
+          ? cause
+          : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }),
+      );
+    }
+  }
+  return firstId;
 }
 
 /**
