@@ -8,9 +8,8 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { SessionEmitter, SteeringError, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
-import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
-import type { ClassifiedHook, VendorSurface } from './surface.js';
+import type { VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
 import {
   SessionStepper,
@@ -25,6 +24,7 @@ import {
 } from './session-record.js';
 import type { HostState, PersistedCell } from './snapshot.js';
 import { commandInput, description, hookInput, type CommandGates } from './session-inputs.js';
+import { OpenHooks } from './open-hooks.js';
 import { stamp, stampObservations, type ObservationSink, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 
@@ -59,8 +59,8 @@ export class ActorHost {
   private readonly warm = new Set<SessionRecord>();
   /** Command dedupe key → its ack, exactly as first serialised. */
   private readonly recorded = new Map<string, string>();
-  /** Hooks whose reply is still owed, with what the vendor sent. */
-  private readonly openHooks = new Map<string, ClassifiedHook>();
+  /** Hooks whose reply is still owed: the bus's arrivals and what the vendor sent, one map. */
+  readonly hooks = new OpenHooks();
   private readonly stepper: SessionStepper;
   /** Undo entries of steps whose records are not durable yet, oldest first (D22). */
   private undos: Undo[] = [];
@@ -80,7 +80,6 @@ export class ActorHost {
     this.sink = { vendor: surface.token, host: opts.host, onError: opts.onError };
     this.replies = {
       contextReply: surface.contextReply.bind(surface),
-      neutralReply: surface.neutralReply.bind(surface),
       decisionReply: surface.decisionReply.bind(surface),
       notice: opts.notice !== false,
     };
@@ -103,15 +102,6 @@ export class ActorHost {
   context(session: string): SessionContext | undefined {
     const cell = this.records.get(session)?.cell;
     return cell && contextOf(cell);
-  }
-
-  /** D7–D8: this hook is a moment that will get the neutral reply, whatever else its step does. */
-  answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {
-    const c = item.hook.class;
-    if (c.kind !== 'moment') return false;
-    const cell = this.records.get(item.session)?.cell;
-    const turn = c.turn ?? item.hook.bounds;
-    return repliesNeutral(cell && cellState(cell), turn === undefined ? c : { ...c, turn });
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -177,7 +167,7 @@ export class ActorHost {
       if (before === undefined) this.recorded.delete(key);
       else this.recorded.set(key, before);
     }
-    if (u.hookId !== undefined) this.openHooks.delete(u.hookId);
+    if (u.hookId !== undefined) this.hooks.answered(u.hookId);
     const r = this.records.get(u.session);
     if (!r) return;
     r.cell?.actor?.stop();
@@ -326,14 +316,8 @@ export class ActorHost {
       if (item.kind !== 'hook') return EMPTY;
       // Fail open (D15): the waiting hook gets the neutral reply, and anything the step had
       // already handed to that reply goes back to the head of the queue (D9).
-      this.openHooks.delete(item.hookId);
-      const neutral: Effect = {
-        kind: 'reply',
-        session: item.session,
-        hookId: item.hookId,
-        reply: this.surface.neutralReply(item.hook),
-        confirm: false,
-      };
+      this.hooks.answered(item.hookId);
+      const neutral: Effect = { kind: 'neutral', session: item.session, hookId: item.hookId };
       try {
         const back = this.stepUnsafe(
           { kind: 'input', session: item.session, input: { type: 'reply.failed', at: item.at, hookId: item.hookId } },
@@ -358,12 +342,7 @@ export class ActorHost {
     // D37: an invocation that fires nothing but its end moment (`claude mcp list`) is not a
     // session: nothing is emitted, claimed or logged for it, and the hook gets the neutral reply.
     if (item.kind === 'hook' && item.hook.class.kind === 'end' && !this.records.get(item.session)?.cell) {
-      const reply = this.surface.neutralReply(item.hook);
-      return {
-        events,
-        records,
-        effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply, confirm: false }],
-      };
+      return { events, records, effects: [{ kind: 'neutral', session: item.session, hookId: item.hookId }] };
     }
     if (item.kind === 'hook') {
       const emitter = this.emitterFor(item.session);
@@ -386,7 +365,7 @@ export class ActorHost {
       };
       const opened = cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined;
       input = hookInput(item, this.context(item.session), times, firstId, opened);
-      this.openHooks.set(item.hookId, item.hook);
+      this.hooks.classified(item.hookId, item.hook);
     } else if (item.kind === 'command') {
       input = commandInput(item, this.surface, this.opts);
     } else {
@@ -403,7 +382,7 @@ export class ActorHost {
         session: item.session,
         emitter: () => this.emitterFor(item.session),
         ack: (key) => this.recorded.get(key),
-        hook: (hookId) => this.openHooks.get(hookId),
+        hook: (hookId) => this.hooks.hook(hookId),
       },
       input,
       outputs,
@@ -415,7 +394,7 @@ export class ActorHost {
       undo.acks.push([key, this.recorded.get(key)]);
       this.recorded.set(key, text);
     }
-    for (const hookId of out.answered) this.openHooks.delete(hookId);
+    for (const hookId of out.answered) this.hooks.answered(hookId);
     return { events: out.events, records: out.records, effects: out.effects };
   }
 

@@ -128,8 +128,11 @@ const reportToStderr = (e: SteeringError): void => {
 
 type Out = { kind: 'event'; e: AepEvent; live: boolean } | { kind: 'feedback'; item: SessionItem };
 
-/** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */
-const answersAtOnce = (f: Effect): boolean => f.kind === 'reply' && !f.confirm;
+/**
+ * D7–D8: a reply that hands over no instructions (the neutral one the machine announced, or a
+ * decision; nothing to confirm, D9) needs nothing durable first: it goes out as its step ends.
+ */
+const answersAtOnce = (f: Effect): boolean => f.kind === 'neutral' || (f.kind === 'reply' && !f.confirm);
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
@@ -199,10 +202,11 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   let closed = false;
   const injected$ = new Subject<AepCommand>();
-  const arrivals = new Map<string, HookArrival>();
+  // One map of open hooks, the host's: the arrival waits there with what its steps read from it.
+  const hooks = host.hooks;
   const hookItems$ = (opts.arrivals$ ? merge(endpoint.arrivals$, opts.arrivals$) : endpoint.arrivals$).pipe(
     map((a) => {
-      arrivals.set(a.id, a);
+      hooks.arrived(a);
       return a;
     }),
     fromHookArrivals(opts.surface),
@@ -211,7 +215,6 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const unreadable$ = hookItems$.pipe(filter((h: HookItem): h is UnreadableHook => h.kind === 'unreadable'));
   const readable$ = hookItems$.pipe(
     filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'),
-    tap(answerEarly),
   );
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
   const ttlMs = opts.ttlMs ?? 0;
@@ -237,19 +240,6 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
         )
       : EMPTY;
 
-  /**
-   * D7–D8: a moment no instruction can fit gets the neutral reply before its step runs; the step
-   * follows at once and logs it as usual. Its reply effect then finds no waiting arrival, which
-   * for a neutral reply is nothing, and for a delivery would mean reply.failed and the
-   * instructions back at the head of the queue (D9): an early answer can delay a delivery, never lose one.
-   */
-  function answerEarly(h: SessionItem & { kind: 'hook' }): void {
-    if (!host.answersNeutrally(h)) return;
-    const arrival = arrivals.get(h.hookId);
-    arrivals.delete(h.hookId);
-    void arrival?.respond(opts.surface.neutralReply(h.hook), false);
-  }
-
   // What settled steps release reaches the sinks through these two Subjects, so a step costs no
   // Observable of its own: `released$` carries events and feedback once a step's records are
   // durable, `effects$` the few effects that run on as streams (holds, transports, controls).
@@ -267,8 +257,12 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       effects$.next(forwardThrough(opts.controller, effect, logged, Date.now));
       return;
     }
-    const arrival = arrivals.get(effect.hookId);
+    if (effect.kind === 'neutral') {
+      void hooks.take(effect.hookId)?.neutral();
+      return;
+    }
     if (effect.kind === 'hold') {
+      const arrival = hooks.arrival(effect.hookId);
       arrival?.hold(effect.timeoutMs);
       effects$.next(
         timer(effect.timeoutMs).pipe(
@@ -298,12 +292,15 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       }
       return;
     }
-    arrivals.delete(effect.hookId);
-    // D12: a reply with instructions goes out only once its journal record is durable.
-    const reply = logged || !effect.confirm ? effect.reply : opts.surface.neutralReply(undefined);
+    const arrival = hooks.take(effect.hookId);
     // Only a steering reply's outcome matters (D9); the others are written and left.
     const session = effect.confirm ? effect.session : undefined;
-    const written = arrival ? arrival.respond(reply, session !== undefined) : Promise.resolve(false);
+    // D12: a reply with instructions goes out only once its journal record is durable.
+    const written = !arrival
+      ? Promise.resolve(false)
+      : logged || !effect.confirm
+        ? arrival.respond(effect.reply, session !== undefined)
+        : arrival.neutral();
     if (session === undefined) return;
     void written.then((ok) =>
       feedback({
@@ -321,9 +318,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       // A send, forward, cancel or answer of a refused step never starts: its command was rolled
       // back and is decided on retry.
       if (f.kind === 'send' || f.kind === 'forward' || f.kind === 'cancel' || f.kind === 'answer') continue;
-      const arrival = arrivals.get(f.hookId);
-      arrivals.delete(f.hookId);
-      void arrival?.respond(opts.surface.neutralReply(undefined));
+      void hooks.take(f.hookId)?.neutral();
     }
   }
 
@@ -351,8 +346,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const neutral$: Observable<never> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);
-      arrivals.delete(u.arrival.id);
-      return from(u.arrival.respond(opts.surface.neutralReply(undefined))).pipe(mergeMap(() => EMPTY));
+      hooks.take(u.arrival.id);
+      return from(u.arrival.neutral()).pipe(mergeMap(() => EMPTY));
     }),
   );
   const settled$: Observable<never> = merge(recovered$, stepped$).pipe(tap(settle), ignoreElements());

@@ -33,7 +33,7 @@ export interface StampCell {
 }
 
 /** The vendor's reply builders, and whether a delivering reply tells the user (D27). */
-export type StampSurface = Pick<VendorSurface, 'contextReply' | 'neutralReply' | 'decisionReply'> & {
+export type StampSurface = Pick<VendorSurface, 'contextReply' | 'decisionReply'> & {
   notice: boolean;
 };
 
@@ -324,13 +324,9 @@ export function stamp(
         break;
       }
       case 'reply.neutral':
-        effects.push({
-          kind: 'reply',
-          session,
-          hookId: o.hookId,
-          reply: surface.neutralReply(takeHook(o.hookId)),
-          confirm: false,
-        });
+        takeHook(o.hookId);
+        // The open hook writes its own neutral reply: no step builds one.
+        effects.push({ kind: 'neutral', session, hookId: o.hookId });
         break;
       case 'reply.hold':
         effects.push({ kind: 'hold', session, hookId: o.hookId, requestId: o.requestId, timeoutMs: o.timeoutMs });

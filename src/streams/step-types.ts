@@ -15,6 +15,8 @@ export type SessionItem =
 export type Effect =
   /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
   | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
+  /** Answer the waiting hook neutrally (it hands over nothing, D7–D8): the open hook writes that reply itself. */
+  | { kind: 'neutral'; session?: string; hookId: string }
   /** The hook's reply waits for a decision; arm the D14 timer. */
   | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
   /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */

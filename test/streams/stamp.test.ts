@@ -37,7 +37,6 @@ const surface = (notice = true): StampSurface => {
   const s = fakeSurface();
   return {
     contextReply: s.contextReply.bind(s),
-    neutralReply: s.neutralReply.bind(s),
     decisionReply: s.decisionReply.bind(s),
     notice,
   };
@@ -127,6 +126,14 @@ test('a steering reply takes its open hook once: confirmed, with the notice; a s
     () => stamp(cell, input, [...ctx, { type: 'reply.neutral', hookId: 'h1' }], surface()),
     /no open hook h1/,
   );
+});
+
+test('a neutral answer takes its open hook and leaves the reply to the hook itself', () => {
+  const { cell } = cellWith({ hooks: { h1: hook } });
+  const out = stamp(cell, input, [{ type: 'reply.neutral', hookId: 'h1' }], surface());
+  assert.equal(out.effects, [{ kind: 'neutral', session: 's1', hookId: 'h1' }]);
+  assert.equal([out.answered, out.events, out.records], [['h1'], [], []]);
+  assert.throws(() => stamp(cell, input, [{ type: 'reply.neutral', hookId: 'gone' }], surface()), /no open hook gone/);
 });
 
 test('the notice rides the context reply only when the surface asks for it', () => {

@@ -106,6 +106,11 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       at,
       body: frame as unknown as Record<string, unknown>,
       respond: NO_REPLY,
+      neutral: NO_REPLY,
+      failOpen: (err) => {
+        report(err);
+        return NO_REPLY();
+      },
       hold: () => {},
       closed: Promise.resolve(),
     });
