@@ -10,7 +10,8 @@ import { oneLine, SUPPORTED_VERSIONS, type Incoming, type RelayCore } from './co
 import type { Peer } from './types.js';
 import type { Channel, Sink } from './hub.js';
 import type { Position } from './store.js';
-import { parseSubscription, SubscribeError } from './subscription.js';
+import { parseSubscription } from './subscription.js';
+import { SubscribeError } from '../protocol/errors.js';
 
 type Role = 'emitter' | 'consumer' | 'both';
 const ROLES: readonly string[] = ['emitter', 'consumer', 'both'];

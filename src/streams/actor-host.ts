@@ -326,7 +326,7 @@ export class ActorHost {
         return { events: back.events, records: back.records, effects: [...back.effects, neutral] };
       } catch (again) {
         this.opts.onError?.(
-          new SteeringError('EVENT_INVALID', `could not return a failed reply's instructions: ${String(again)}`, {
+          new SteeringError('INTERNAL', `could not return a failed reply's instructions: ${String(again)}`, {
             cause: again,
           }),
         );

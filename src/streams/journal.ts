@@ -225,7 +225,7 @@ export class Journal {
     try {
       fn();
     } catch (err) {
-      this.opts.onError(new SteeringError('EVENT_INVALID', `${what} failed: ${String(err)}`, { cause: err }));
+      this.opts.onError(new SteeringError('INTERNAL', `${what} failed: ${String(err)}`, { cause: err }));
     }
   }
 

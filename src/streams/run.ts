@@ -367,7 +367,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       events$.next(o.e);
     },
     error: (err: unknown) =>
-      onError(new SteeringError('EVENT_INVALID', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
+      onError(new SteeringError('INTERNAL', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
   });
   return {
     port: endpoint.port,

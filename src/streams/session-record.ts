@@ -185,7 +185,7 @@ export class SessionStepper {
         actionExecutor: (a) => {
           if (a.type !== 'xstate.emit')
             throw new SteeringError(
-              'EVENT_INVALID',
+              'INTERNAL',
               `session machine action ${a.type} has an effect; only emits are expected`,
             );
           this.collecting?.push((a.params as { event: SessionOutput }).event);

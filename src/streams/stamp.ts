@@ -170,7 +170,7 @@ export function stamp(
     answered.includes(hookId) ? undefined : cell.hook(hookId);
   const takeHook = (hookId: string): ClassifiedHook => {
     const hook = openHook(hookId);
-    if (!hook) throw new SteeringError('EVENT_INVALID', `no open hook ${hookId}`);
+    if (!hook) throw new SteeringError('INTERNAL', `no open hook ${hookId}`);
     answered.push(hookId);
     return hook;
   };
