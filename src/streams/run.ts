@@ -1,5 +1,5 @@
-// The adapter core: sources merged, routed per session, stepped, logged, performed. This file
-// owns the bus (the only Subjects) and the only subscribe.
+// The adapter core's bus: sources merged, routed per session, stepped (actor-host.ts), committed
+// (journal.ts), performed. This file owns the only Subjects and the only subscribe.
 import {
   EMPTY,
   Subject,
