@@ -8,6 +8,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { SessionEmitter, SteeringError, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
+import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
 import type { VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
@@ -25,7 +26,7 @@ import {
 import type { HostState, PersistedCell } from './snapshot.js';
 import { commandInput, description, hookInput, type CommandGates } from './session-inputs.js';
 import { OpenHooks } from './open-hooks.js';
-import { stamp, stampObservations, type ObservationSink, type StampSurface } from './stamp.js';
+import { stamp, stampObservations, type ObservationSink, type StampSource, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
@@ -67,6 +68,12 @@ export class ActorHost {
   private stepCount = 0;
   /** Who emits a hook's observations and hears of one that cannot be. */
   private readonly sink: ObservationSink;
+  /** What stamping reads from this host: emitters, recorded acks, open hooks. */
+  private readonly source: StampSource = {
+    emitter: (session) => this.emitterFor(session),
+    ack: (key) => this.recorded.get(key),
+    hook: (hookId) => this.hooks.hook(hookId),
+  };
   /** The vendor's reply builders, as stamping calls them. */
   private readonly replies: StampSurface;
   /** Emitters of the step in progress, by the record they stamp for. */
@@ -102,6 +109,19 @@ export class ActorHost {
   context(session: string): SessionContext | undefined {
     const cell = this.records.get(session)?.cell;
     return cell && contextOf(cell);
+  }
+
+  /**
+   * D7–D8: the machine's own answer, before the step, to whether this moment gets the neutral
+   * reply whatever else its step does (machines/session-parts.ts `repliesNeutral`, held equal to
+   * the step on every path by test/machines/paths.test.ts).
+   */
+  answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {
+    const c = item.hook.class;
+    if (c.kind !== 'moment') return false;
+    const cell = this.records.get(item.session)?.cell;
+    const turn = c.turn ?? item.hook.bounds;
+    return repliesNeutral(cell && cellState(cell), turn === undefined ? c : { ...c, turn });
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -377,19 +397,8 @@ export class ActorHost {
     // something, so idle ticks do not grow the log.
     const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
-    const out = stamp(
-      {
-        session: item.session,
-        emitter: () => this.emitterFor(item.session),
-        ack: (key) => this.recorded.get(key),
-        hook: (hookId) => this.hooks.hook(hookId),
-      },
-      input,
-      outputs,
-      this.replies,
-      events,
-      records,
-    );
+    const out = stamp(item.session, this.source, input, outputs, this.replies, events, records);
+
     for (const [key, text] of out.acks) {
       undo.acks.push([key, this.recorded.get(key)]);
       this.recorded.set(key, text);

@@ -5,8 +5,8 @@ import type { HookArrival } from './hook-endpoint.js';
 import type { ClassifiedHook } from './surface.js';
 
 interface OpenEntry {
-  arrival?: HookArrival;
-  hook?: ClassifiedHook;
+  arrival: HookArrival | undefined;
+  hook: ClassifiedHook | undefined;
 }
 
 export class OpenHooks {
@@ -16,14 +16,14 @@ export class OpenHooks {
   arrived(arrival: HookArrival): void {
     const e = this.open.get(arrival.id);
     if (e) e.arrival = arrival;
-    else this.open.set(arrival.id, { arrival });
+    else this.open.set(arrival.id, { arrival, hook: undefined });
   }
 
   /** A step took the hook in: later steps may answer it (a held hook's decision, D13). */
   classified(hookId: string, hook: ClassifiedHook): void {
     const e = this.open.get(hookId);
     if (e) e.hook = hook;
-    else this.open.set(hookId, { hook });
+    else this.open.set(hookId, { arrival: undefined, hook });
   }
 
   /** The classified hook a step answers, while no step answered it yet. */
@@ -40,7 +40,7 @@ export class OpenHooks {
   answered(hookId: string): void {
     const e = this.open.get(hookId);
     if (!e) return;
-    delete e.hook;
+    e.hook = undefined;
     if (e.arrival === undefined) this.open.delete(hookId);
   }
 
@@ -49,7 +49,7 @@ export class OpenHooks {
     const e = this.open.get(hookId);
     if (!e) return undefined;
     const arrival = e.arrival;
-    delete e.arrival;
+    e.arrival = undefined;
     if (e.hook === undefined) this.open.delete(hookId);
     return arrival;
   }

@@ -215,6 +215,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const unreadable$ = hookItems$.pipe(filter((h: HookItem): h is UnreadableHook => h.kind === 'unreadable'));
   const readable$ = hookItems$.pipe(
     filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'),
+    tap(answerEarly),
   );
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
   const ttlMs = opts.ttlMs ?? 0;
@@ -239,6 +240,15 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
           }),
         )
       : EMPTY;
+
+  /**
+   * D7–D8: a moment the machine says no instruction can fit is answered before its step runs, by
+   * the open hook itself; the step follows at once, logs it as usual, and its own neutral answer
+   * finds the hook answered already. Only a neutral reply goes early: a delivery never does.
+   */
+  function answerEarly(h: SessionItem & { kind: 'hook' }): void {
+    if (host.answersNeutrally(h)) void hooks.take(h.hookId)?.neutral();
+  }
 
   // What settled steps release reaches the sinks through these two Subjects, so a step costs no
   // Observable of its own: `released$` carries events and feedback once a step's records are

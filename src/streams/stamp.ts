@@ -21,15 +21,14 @@ import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
 
-/** The session a step stamps for, as the host holds it. */
-export interface StampCell {
-  session: string;
+/** What stamping reads from the host that holds the sessions. */
+export interface StampSource {
   /** The session's emitter for this step (built on first use): events take its next seqs. */
-  emitter: () => SessionEmitter;
+  emitter(session: string): SessionEmitter;
   /** An ack recorded before this step, byte for byte (D4: a re-ack repeats it). */
-  ack: (key: string) => string | undefined;
+  ack(key: string): string | undefined;
   /** A hook still owed a reply, with what the vendor sent. */
-  hook: (hookId: string) => ClassifiedHook | undefined;
+  hook(hookId: string): ClassifiedHook | undefined;
 }
 
 /** The vendor's reply builders, and whether a delivering reply tells the user (D27). */
@@ -144,55 +143,70 @@ function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested'
   return f;
 }
 
+/** One stamping in progress: what it read and what it made so far. */
+interface Stamping {
+  session: string;
+  source: StampSource;
+  at: number;
+  events: AepEvent[];
+  records: LogRecord[];
+  acks: [string, string][];
+  answered: string[];
+  emitter: SessionEmitter | undefined;
+}
+
+/** An ack recorded by this step first, else before it. */
+function ackText(s: Stamping, key: string): string | undefined {
+  for (let i = s.acks.length - 1; i >= 0; i -= 1) if (s.acks[i]![0] === key) return s.acks[i]![1];
+  return s.source.ack(key);
+}
+
+const openHook = (s: Stamping, hookId: string): ClassifiedHook | undefined =>
+  s.answered.includes(hookId) ? undefined : s.source.hook(hookId);
+
+function takeHook(s: Stamping, hookId: string): ClassifiedHook {
+  const hook = openHook(s, hookId);
+  if (!hook) throw new SteeringError('INTERNAL', `no open hook ${hookId}`);
+  s.answered.push(hookId);
+  return hook;
+}
+
+/** Every `f` is a literal made for this one call, so it takes the step's time in place. */
+function emit(s: Stamping, f: EventFields, ack?: string): void {
+  f.at = s.at;
+  s.emitter ??= s.source.emitter(s.session);
+  const e = s.emitter.emit(f);
+  s.events.push(e);
+  s.records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
+  if (ack !== undefined) s.acks.push([ack, eventText(e)]);
+}
+
 /**
  * Stamps `outputs` after what the step already holds (`events`, `records`: its observations come
  * first). Every event takes the input's time.
  */
 export function stamp(
-  cell: StampCell,
+  session: string,
+  source: StampSource,
   input: SessionInput,
   outputs: readonly SessionOutput[],
   surface: StampSurface,
   events: AepEvent[] = [],
   records: LogRecord[] = [],
 ): Stamped {
-  const { session } = cell;
   const effects: Effect[] = [];
-  const acks: [string, string][] = [];
-  const answered: string[] = [];
-  const at = input.at;
-  let emitter: SessionEmitter | undefined;
-  const ackText = (key: string): string | undefined => {
-    for (let i = acks.length - 1; i >= 0; i -= 1) if (acks[i]![0] === key) return acks[i]![1];
-    return cell.ack(key);
-  };
-  const openHook = (hookId: string): ClassifiedHook | undefined =>
-    answered.includes(hookId) ? undefined : cell.hook(hookId);
-  const takeHook = (hookId: string): ClassifiedHook => {
-    const hook = openHook(hookId);
-    if (!hook) throw new SteeringError('INTERNAL', `no open hook ${hookId}`);
-    answered.push(hookId);
-    return hook;
-  };
-  // Every `f` below is a literal made for this one call, so it takes the step's time in place.
-  const emit = (f: EventFields, ack?: string): void => {
-    f.at = at;
-    emitter ??= cell.emitter();
-    const e = emitter.emit(f);
-    events.push(e);
-    records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
-    if (ack !== undefined) acks.push([ack, eventText(e)]);
-  };
+  const s: Stamping = { session, source, at: input.at, events, records, acks: [], answered: [], emitter: undefined };
   for (const o of outputs) {
     switch (o.type) {
       case 'control.accepted':
-        emit({ type: 'control.accepted', cause: o.cause }, o.key);
+        emit(s, { type: 'control.accepted', cause: o.cause }, o.key);
         break;
       case 'control.rejected':
         // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
         // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
         // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
         emit(
+          s,
           {
             type: 'control.rejected',
             cause: o.cause,
@@ -204,12 +218,12 @@ export function stamp(
         );
         break;
       case 'control.reack': {
-        const bytes = ackText(o.key);
+        const bytes = ackText(s, o.key);
         if (bytes !== undefined) events.push(JSON.parse(bytes) as AepEvent);
         break;
       }
       case 'instruction.delivered':
-        emit({
+        emit(s, {
           type: o.eventType,
           cause: o.cause,
           data: {
@@ -220,7 +234,7 @@ export function stamp(
         });
         break;
       case 'instruction.dropped':
-        emit({
+        emit(s, {
           type: o.eventType,
           cause: o.cause,
           data: { reason: o.reason },
@@ -228,11 +242,11 @@ export function stamp(
         });
         break;
       case 'attention.requested':
-        emit(requestedFields(o));
+        emit(s, requestedFields(o));
         break;
       case 'attention.answered': {
         const textual = o.answer.text !== undefined || o.answer.values !== undefined;
-        emit({
+        emit(s, {
           type: 'attention.answered',
           id: o.id,
           subject: o.subject,
@@ -243,7 +257,7 @@ export function stamp(
         break;
       }
       case 'attention.resolved':
-        emit({
+        emit(s, {
           type: 'attention.resolved',
           subject: o.subject,
           cause: o.cause,
@@ -251,7 +265,7 @@ export function stamp(
         });
         break;
       case 'attention.timeout':
-        emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
+        emit(s, { type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
         break;
       case 'session.ended':
       case 'session.closed': {
@@ -262,14 +276,14 @@ export function stamp(
         };
         if (o.cause !== undefined) f.cause = o.cause;
         if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
-        emit(f);
+        emit(s, f);
         break;
       }
       case 'session.reopened':
-        emit(o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
+        emit(s, o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
         break;
       case 'run.cancelled':
-        emit({
+        emit(s, {
           type: 'run.cancelled',
           cause: o.cause,
           ...(o.run === undefined ? {} : { run: o.run }),
@@ -303,16 +317,16 @@ export function stamp(
         });
         break;
       case 'input.sent':
-        emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
+        emit(s, { type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
         break;
       case 'input.consumed':
-        emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+        emit(s, { type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
         break;
       case 'journal.inflight':
         records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });
         break;
       case 'reply.context': {
-        const hook = takeHook(o.hookId);
+        const hook = takeHook(s, o.hookId);
         const notice = surface.notice ? { count: o.ids.length, from: o.from } : undefined;
         effects.push({
           kind: 'reply',
@@ -324,7 +338,7 @@ export function stamp(
         break;
       }
       case 'reply.neutral':
-        takeHook(o.hookId);
+        takeHook(s, o.hookId);
         // The open hook writes its own neutral reply: no step builds one.
         effects.push({ kind: 'neutral', session, hookId: o.hookId });
         break;
@@ -332,8 +346,8 @@ export function stamp(
         effects.push({ kind: 'hold', session, hookId: o.hookId, requestId: o.requestId, timeoutMs: o.timeoutMs });
         break;
       case 'reply.decision': {
-        const hook = openHook(o.hookId);
-        if (hook) answered.push(o.hookId);
+        const hook = openHook(s, o.hookId);
+        if (hook) s.answered.push(o.hookId);
         if (hook)
           effects.push({
             kind: 'reply',
@@ -346,5 +360,5 @@ export function stamp(
       }
     }
   }
-  return { events, records, effects, acks, answered };
+  return { events, records, effects, acks: s.acks, answered: s.answered };
 }

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SessionEmitter, eventText, type AepEvent } from '../../src/protocol/index.js';
 import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
-import { stamp, type StampCell, type StampSurface } from '../../src/streams/stamp.js';
+import { stamp, type StampSource, type StampSurface } from '../../src/streams/stamp.js';
 import type { ClassifiedHook } from '../../src/streams/surface.js';
 import { fakeSurface } from '../support/fake-surface.js';
 
@@ -21,16 +21,16 @@ const hook: ClassifiedHook = {
 function cellWith(opts: { acks?: Record<string, string>; hooks?: Record<string, ClassifiedHook>; seq?: number } = {}) {
   let built = 0;
   const emitter = new SessionEmitter({ agent: 'claude-code', session: 's1', epoch: 2, startSeq: opts.seq ?? 0 });
-  const cell: StampCell = {
-    session: 's1',
-    emitter: () => {
+  const source: StampSource = {
+    emitter: (session) => {
+      assert.is(session, 's1');
       built += 1;
       return emitter;
     },
     ack: (key) => opts.acks?.[key],
     hook: (id) => opts.hooks?.[id],
   };
-  return { cell, built: () => built };
+  return { cell: source, built: () => built };
 }
 
 const surface = (notice = true): StampSurface => {
@@ -44,7 +44,7 @@ const surface = (notice = true): StampSurface => {
 
 test('an accepted command becomes one sequenced event at the step time, its ack returned byte for byte', () => {
   const { cell } = cellWith({ seq: 4 });
-  const out = stamp(cell, input, [{ type: 'control.accepted', cause: 'c1', key: 'k1' }], surface());
+  const out = stamp('s1', cell, input, [{ type: 'control.accepted', cause: 'c1', key: 'k1' }], surface());
   assert.is(out.events.length, 1);
   const e = out.events[0]!;
   assert.equal([e.type, e.cause, e.session, e.epoch, e.seq], ['control.accepted', 'c1', 's1', 2, 4]);
@@ -57,6 +57,7 @@ test('an accepted command becomes one sequenced event at the step time, its ack 
 test('a rejection carries its rule as the code attribute and its reason and detail at capture redacted', () => {
   const { cell } = cellWith();
   const out = stamp(
+    's1',
     cell,
     input,
     [
@@ -84,11 +85,12 @@ test('a rejection carries its rule as the code attribute and its reason and deta
 test('a re-ack repeats the recorded ack unchanged, also one recorded earlier in the same step, and logs nothing', () => {
   const before = JSON.stringify({ id: 'old', type: 'control.accepted' });
   const { cell, built } = cellWith({ acks: { old: before } });
-  const reacked = stamp(cell, input, [{ type: 'control.reack', cause: 'c0', key: 'old' }], surface());
+  const reacked = stamp('s1', cell, input, [{ type: 'control.reack', cause: 'c0', key: 'old' }], surface());
   assert.equal([reacked.events, reacked.records, reacked.acks], [[JSON.parse(before)], [], []]);
   assert.is(built(), 0, 'a re-ack takes no seq, so no emitter is built');
 
   const same = stamp(
+    's1',
     cell,
     input,
     [
@@ -108,7 +110,7 @@ test('a steering reply takes its open hook once: confirmed, with the notice; a s
     { type: 'journal.inflight', hookId: 'h1', ids: ['c1'] },
     { type: 'reply.context', hookId: 'h1', text: 'run the tests', ids: ['c1'], from: ['ops'] },
   ];
-  const out = stamp(cell, input, ctx, surface());
+  const out = stamp('s1', cell, input, ctx, surface());
   assert.equal(out.records, [{ k: 'flight', s: 's1', hook: 'h1', ids: ['c1'] }]);
   assert.equal(out.effects, [
     {
@@ -123,17 +125,20 @@ test('a steering reply takes its open hook once: confirmed, with the notice; a s
   ]);
   assert.equal([out.events, out.answered], [[], ['h1']]);
   assert.throws(
-    () => stamp(cell, input, [...ctx, { type: 'reply.neutral', hookId: 'h1' }], surface()),
+    () => stamp('s1', cell, input, [...ctx, { type: 'reply.neutral', hookId: 'h1' }], surface()),
     /no open hook h1/,
   );
 });
 
 test('a neutral answer takes its open hook and leaves the reply to the hook itself', () => {
   const { cell } = cellWith({ hooks: { h1: hook } });
-  const out = stamp(cell, input, [{ type: 'reply.neutral', hookId: 'h1' }], surface());
+  const out = stamp('s1', cell, input, [{ type: 'reply.neutral', hookId: 'h1' }], surface());
   assert.equal(out.effects, [{ kind: 'neutral', session: 's1', hookId: 'h1' }]);
   assert.equal([out.answered, out.events, out.records], [['h1'], [], []]);
-  assert.throws(() => stamp(cell, input, [{ type: 'reply.neutral', hookId: 'gone' }], surface()), /no open hook gone/);
+  assert.throws(
+    () => stamp('s1', cell, input, [{ type: 'reply.neutral', hookId: 'gone' }], surface()),
+    /no open hook gone/,
+  );
 });
 
 test('the notice rides the context reply only when the surface asks for it', () => {
@@ -146,8 +151,8 @@ test('the notice rides the context reply only when the surface asks for it', () 
     },
   };
   const { cell } = cellWith({ hooks: { h1: hook } });
-  stamp(cell, input, [{ type: 'reply.context', hookId: 'h1', text: 't', ids: ['a', 'b'], from: ['ops'] }], s);
-  stamp(cell, input, [{ type: 'reply.context', hookId: 'h1', text: 't', ids: ['a', 'b'], from: ['ops'] }], {
+  stamp('s1', cell, input, [{ type: 'reply.context', hookId: 'h1', text: 't', ids: ['a', 'b'], from: ['ops'] }], s);
+  stamp('s1', cell, input, [{ type: 'reply.context', hookId: 'h1', text: 't', ids: ['a', 'b'], from: ['ops'] }], {
     ...s,
     notice: true,
   });
@@ -157,6 +162,7 @@ test('the notice rides the context reply only when the surface asks for it', () 
 test('a decision for a hook no longer open writes nothing; holds, sends and cancels become effects', () => {
   const { cell } = cellWith();
   const out = stamp(
+    's1',
     cell,
     input,
     [
@@ -179,6 +185,7 @@ test("stamped events follow the step's observations, continuing the emitter's se
   const { cell } = cellWith({ seq: 7 });
   const prior: AepEvent[] = [];
   const out = stamp(
+    's1',
     cell,
     input,
     [
