@@ -130,26 +130,17 @@ export function commandInput(
   }
   if (c.type === 'control.attention.respond')
     return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
-  if (c.type === 'control.cancel' && surface.cancels === true) {
-    return {
-      type: 'command.cancel',
-      at: item.at,
-      command: c,
-      gateOpen: gates.sendInput === true,
-      ready: gates.inputReady?.() ?? false,
-    };
-  }
+  // A cancel and a send_input go through the vendor's user-plane channel: its gate, and whether it is up.
+  const userPlane = () => ({
+    at: item.at,
+    command: c,
+    gateOpen: gates.sendInput === true,
+    ready: gates.inputReady?.() ?? false,
+  });
+  if (c.type === 'control.cancel' && surface.cancels === true) return { type: 'command.cancel', ...userPlane() };
   const input = surface.sendInput;
-  if (input !== undefined && c.type === input.type) {
-    return {
-      type: 'command.send_input',
-      at: item.at,
-      command: c,
-      gateOpen: gates.sendInput === true,
-      ready: gates.inputReady?.() ?? false,
-      policy: input.policy,
-    };
-  }
+  if (input !== undefined && c.type === input.type)
+    return { type: 'command.send_input', ...userPlane(), policy: input.policy };
   // Any other command reaching a session is the steering verb or one this adapter does not
   // take; the gate answers both (D5: only the surface's verb can pass).
   if (c.type === withdrawType(surface.token))
