@@ -36,6 +36,8 @@ const arrival = (body: Record<string, unknown>, n: number): HookArrival => ({
   at: Date.now(),
   body,
   respond: () => Promise.resolve(true),
+  neutral: () => Promise.resolve(true),
+  failOpen: () => Promise.resolve(true),
   hold: () => undefined,
   closed: Promise.resolve(),
 });

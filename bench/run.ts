@@ -63,11 +63,11 @@ if (wanted.length === 0 || process.env.BENCH_WRITE === '1') {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
     out,
-    JSON.stringify(
+    `${JSON.stringify(
       { node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: results },
       null,
       2,
-    ) + '\n',
+    )}\n`,
   );
   console.log(`\nwritten: ${out}`);
 } else {
@@ -84,11 +84,11 @@ if (wanted.length === 0 || process.env.BENCH_WRITE === '1') {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
     out,
-    JSON.stringify(
+    `${JSON.stringify(
       { node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: merged },
       null,
       2,
-    ) + '\n',
+    )}\n`,
   );
   console.log(`\nmerged into: ${out}`);
 }

@@ -47,7 +47,7 @@ for (const dir of bundled) {
   for (const f of all) if (SOURCE_MAP.test(f) || TS_SOURCE.test(f)) drop(f);
   const src = join(dir, 'src');
   const left = all.filter(
-    (f) => f.startsWith(src + '/') && !SOURCE_MAP.test(f) && !TS_SOURCE.test(f) && !DECLARATION.test(f),
+    (f) => f.startsWith(`${src}/`) && !SOURCE_MAP.test(f) && !TS_SOURCE.test(f) && !DECLARATION.test(f),
   );
   if (left.length > 0 && !left.some((f) => JAVASCRIPT.test(f))) for (const f of left) drop(f);
 }

@@ -57,7 +57,7 @@ if (arg.mode === 'make') {
     hook('UserPromptSubmit');
     hook('PreToolUse');
   }
-  writeFileSync(arg.path, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(arg.path, `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
   answer({ ms: 0, records: records.length });
 } else if (arg.mode === 'replay') {
   // As startAdapter does: each record replayed as it is read, then recover.

@@ -30,7 +30,7 @@ await Promise.all(subs.map((c, i) => subscribe(c, `s${i}`, { session: arg.sessio
 const seen = subs.map(() => 0);
 let wake: (() => void) | undefined;
 const finished = new Promise<void>((resolve) => {
-  subs.forEach((c, i) =>
+  subs.forEach((c, i) => {
     c.ws.on('message', () => {
       seen[i]! += 1;
       if (wake) {
@@ -39,8 +39,8 @@ const finished = new Promise<void>((resolve) => {
         w();
       }
       if (seen.every((n) => n >= arg.events)) resolve();
-    }),
-  );
+    });
+  });
 });
 const stall = setTimeout(() => {
   process.stderr.write(`ws-fanout: ${seen.join('/')} of ${arg.events} after 60 s\n`);

@@ -187,7 +187,8 @@ export const claudeCode: VendorTable = {
   },
   moments: {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
-    // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop").
+    // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at
+    // Stop").
     SessionStart: { role: 'context', starts: true, evidence: 'vendor-clis-observed §1.8' },
     UserPromptSubmit: {
       role: 'context',

@@ -274,7 +274,9 @@ const maps: Record<string, MapRule> = {
   ],
 };
 
-/** Hermes's own fallback rule: `x.hermes.<name with underscores as dots>` (fixture: pre_verify → x.hermes.pre.verify). */
+/**
+ * Hermes's own fallback rule: `x.hermes.<name with underscores as dots>` (fixture: pre_verify → x.hermes.pre.verify).
+ */
 function hermesFallback(input: HookInput): ObservationSpec[] {
   const name = (str(input.hook_event_name) ?? 'unknown')
     .toLowerCase()

@@ -4,15 +4,11 @@
 // `{ matcher?, hooks: [...] }` (Claude Code, Codex, Qwen Code). Each vendor's data and differences
 // live in adapters/installers/<token>.ts.
 import { newSecret } from '../protocol/secret.js';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SteeringError } from '../protocol/errors.js';
-
-/** `AEP_STATE_DIR`, else `~/.aep-steering` (the `HOME` of `env` when it names one). */
-export const stateDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  env.AEP_STATE_DIR || join(env.HOME || homedir(), '.aep-steering');
+import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 
 export const secretPath = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'secret');
 
@@ -44,16 +40,6 @@ export function readSecret(env: NodeJS.ProcessEnv = process.env): string | undef
 export function writeSecret(secret: string, env: NodeJS.ProcessEnv = process.env): string {
   checkSecret(secret);
   return writePrivateFile(secretPath(env), `${secret}\n`);
-}
-
-/** Writes a file only its owner may read (mode 600, in a directory created 700), atomically. */
-export function writePrivateFile(path: string, text: string): string {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
-  return path;
 }
 
 /**
@@ -150,11 +136,7 @@ export function readJsonObject(path: string): Record<string, unknown> {
  * the file mode 600, a directory this creates 700.
  */
 export function writeTextFile(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  writePrivateFile(path, text);
 }
 
 /** Writes JSON atomically (temp file + rename). */

@@ -24,7 +24,10 @@ import {
 const TOKEN = 'qwen-code';
 const E2E = `e2e/${TOKEN}`;
 
-/** Qwen fires TodoCreated and TodoCompleted twice per write; only the persisted (postWrite) firing is the fact (fixture). */
+/**
+ * Qwen fires TodoCreated and TodoCompleted twice per write; only the persisted (postWrite) firing is the fact
+ * (fixture).
+ */
 const persisted = (input: HookInput): boolean => input.phase !== 'validation';
 
 const maps: Record<string, MapRule> = {

@@ -36,7 +36,9 @@ export interface UserPlane {
   tapEnv: string;
   /** `=1` implies the tap and turns on send_input (D28). */
   controlEnv: string;
-  /** The channel's address and credential, instead of the vendor's discovery record (flags `--hub-url`, `--hub-token`). */
+  /**
+   * The channel's address and credential, instead of the vendor's discovery record (flags `--hub-url`, `--hub-token`).
+   */
   urlEnv: string;
   tokenEnv: string;
   /** The channel aborts the active run: `control.cancel` (scope `run`) is offered with control. */
@@ -551,7 +553,9 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
   };
 }
 
-/** D27: what the user at the agent reads, e.g. `aep-steer: 2 instructions from ops, ci reached the agent (PreToolUse)`. */
+/**
+ * D27: what the user at the agent reads, e.g. `aep-steer: 2 instructions from ops, ci reached the agent (PreToolUse)`.
+ */
 export function noticeText(n: DeliveryNotice, moment: string): string {
   const what = n.count === 1 ? '1 instruction' : `${n.count} instructions`;
   const who = n.from.length === 0 ? '' : ` from ${n.from.join(', ')}`;

@@ -13,12 +13,13 @@ import {
   type VendorTable,
 } from '../adapters/table.js';
 import { readTokenFile } from '../consumer/connect.js';
-import { ensureSecret, stateDir } from '../adapters/install.js';
+import { ensureSecret } from '../adapters/install.js';
+import { stateDir } from '../protocol/state-dir.js';
 import { describeOutage } from '../adapters/shim-trace.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
 import { connectRelay } from '../relay/ws-connection.js';
-import { archivedGenerations, fullWhile, readEventLog, segmentPath } from '../streams/log.js';
+import { archivedGenerations, readEventLog, segmentPath, type WriteFn } from '../streams/log.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import { relayReporter, type RelayReporter } from './relay-status.js';
 import { explainListenError } from '../services/port-holder.js';
@@ -92,8 +93,6 @@ export interface AdapterConfig {
   segmentBytes?: number;
   /** D24: archived segments kept once covered (Infinity keeps all). */
   keepSegments?: number;
-  /** Test only (AEP_TEST_LOG_FULL_FLAG): log writes fail with ENOSPC while this file exists. */
-  logFullFlag?: string;
   instruct: boolean;
   attentionTimeoutMs: number;
   ttlMs?: number;
@@ -189,7 +188,6 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   if (seg !== undefined) cfg.segmentBytes = integer('--log-segment-bytes', seg, 4096);
   const keep = f.logKeepSegments ?? (env.AEP_LOG_KEEP_SEGMENTS || undefined);
   if (keep !== undefined) cfg.keepSegments = keep === 'all' ? Infinity : integer('--log-keep-segments', keep, 0);
-  if (env.AEP_TEST_LOG_FULL_FLAG) cfg.logFullFlag = env.AEP_TEST_LOG_FULL_FLAG;
   if (relay !== undefined && relay !== '') cfg.relayUrl = relay;
   const tok = f.token || env.AEP_TOKEN || undefined;
   if (tok !== undefined) cfg.token = tok;
@@ -308,6 +306,7 @@ export async function runAdapter(
   cfg: AdapterConfig,
   onError?: (e: SteeringError) => void,
   say?: (line: string) => void,
+  seams?: AdapterSeams,
 ): Promise<RunningAdapter> {
   const report =
     onError ?? ((e: SteeringError) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
@@ -387,7 +386,7 @@ export async function runAdapter(
   }
   if (cfg.segmentBytes !== undefined) opts.segmentBytes = cfg.segmentBytes;
   if (cfg.keepSegments !== undefined) opts.keepSegments = cfg.keepSegments;
-  if (cfg.logFullFlag !== undefined) opts.logWrite = fullWhile(cfg.logFullFlag);
+  if (seams?.logWrite !== undefined) opts.logWrite = seams.logWrite;
   if (relay !== undefined) opts.relay = relay;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
   if (source !== undefined) {
@@ -439,7 +438,16 @@ export async function runAdapter(
   return running;
 }
 
-export function registerAdapter(program: Command): void {
+/**
+ * What only a test entry passes in (test/support/adapter-cli-entry.ts); the shipped CLI passes
+ * nothing here and reads no environment for it.
+ */
+export interface AdapterSeams {
+  /** How log bytes reach the file: the fault suite's full disk where no tmpfs can be mounted. */
+  logWrite?: WriteFn;
+}
+
+export function registerAdapter(program: Command, seams?: AdapterSeams): void {
   program
     .command('adapter')
     .description('run a vendor adapter: hook endpoint on 127.0.0.1, session runtime, relay link')
@@ -512,7 +520,7 @@ export function registerAdapter(program: Command): void {
     .action(async (token: string, flags: AdapterFlags) => {
       const cfg = adapterConfig(token, flags);
       const out = (line: string) => process.stderr.write(`${line}\n`);
-      const running = await runAdapter(cfg, undefined, out).catch((err: unknown) => {
+      const running = await runAdapter(cfg, undefined, out, seams).catch((err: unknown) => {
         throw explainListenError(
           err,
           cfg.source ? 'health port' : 'hook port',

@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
+import { hookUrl, readSecret, secretPath } from '../adapters/install.js';
+import { stateDir } from '../protocol/state-dir.js';
 import { appendTrace, OUTAGE_FILE } from '../adapters/shim-trace.js';
 // Only the one vendor's table (not the registry, which loads every vendor): this runs on every hook.
 import { loadTable, vendorTokens } from '../adapters/vendors.js';

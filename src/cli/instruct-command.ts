@@ -2,9 +2,7 @@
 // (design record, "Consumer behavior"): the ack, then delivered or dropped, all cause-linked to
 // the command id. Nothing is inferred from local state.
 import type { Command } from 'commander';
-import type { Paint } from '../audit/paint.js';
-import type { InstructOutcome } from '../consumer/send.js';
-import { adviceFor } from '../consumer/explain.js';
+import { describeOutcome, waitingLine } from '../consumer/explain.js';
 import { DELIVERIES } from '../protocol/payloads.js';
 import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
 
@@ -20,42 +18,6 @@ export const INSTRUCT_EXIT = {
   unreachable: 7,
   unauthorized: 8,
 } as const;
-
-/** The line printed while waiting: where the instruction stands and when it will arrive (D27). */
-export function waitingLine(info: { ahead?: number; ended?: boolean; delivery?: string }, p: Paint): string {
-  const ahead = info.ahead === undefined ? 'queued' : `queued (${info.ahead} ahead)`;
-  const when = info.ended
-    ? 'the session has ended; delivered when a resumed run of it starts (its resume window)'
-    : info.delivery === 'queue'
-      ? "delivered when the agent's next turn starts"
-      : info.delivery === 'steer'
-        ? "delivered at the running turn's next tool call, or dropped if the turn ends first"
-        : "delivered at the agent's next prompt or tool call";
-  return `${p.dim('…')} ${ahead}; ${when}`;
-}
-
-export function describeOutcome(o: InstructOutcome, p: Paint): string {
-  switch (o.outcome) {
-    case 'delivered':
-      return `${p.green('✓')} delivered${o.delivery !== undefined && o.delivery !== 'moment' ? ` (${o.delivery})` : ''}${o.moment !== undefined ? ` at ${o.moment}` : ''}${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
-    case 'accepted':
-      return `${p.green('✓')} accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${o.session} follows it)`;
-    case 'dropped':
-      return `${p.red('✗')} dropped: ${o.reason ?? 'no reason given'} (event ${o.dropped})`;
-    case 'rejected':
-      return adviceFor(o.code) !== undefined
-        ? `${p.red('✗')} rejected by the adapter (${o.code}): ${adviceFor(o.code)}; nothing was queued`
-        : `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}${o.code ? ` [${o.code}]` : ''}`;
-    case 'refused':
-      return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
-    case 'timeout':
-      return o.stage === 'ack'
-        ? `${p.yellow('…')} timeout: no ack (sent ${o.sent} time${o.sent === 1 ? '' : 's'} with the same id ${o.command})`
-        : `${p.yellow('…')} timeout: accepted, but neither delivered nor dropped yet; the instruction stays queued`;
-    case 'unreachable':
-      return `${p.red('✗')} ${o.detail}`;
-  }
-}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

@@ -1,7 +1,7 @@
 // `aep-steer relay`: parses flags and environment, starts the relay, stops it on a signal.
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { stateDir } from '../adapters/install.js';
+import { stateDir } from '../protocol/state-dir.js';
 import { SteeringError } from '../protocol/errors.js';
 import { loadTokensFile } from '../relay/acl.js';
 import { DEFAULT_CLAIM_LEASE_MS } from '../relay/claims.js';
@@ -77,7 +77,9 @@ export function relayOptions(f: RelayFlags): RelayOptions {
   return o;
 }
 
-/** `--nats` given: the JetStream store's options (history, claims and routing in the engine), else undefined (SQLite). */
+/**
+ * `--nats` given: the JetStream store's options (history, claims and routing in the engine), else undefined (SQLite).
+ */
 export function natsOptions(f: RelayFlags, o: RelayOptions): NatsStoreOptions | undefined {
   if (f.nats === undefined || f.nats.trim() === '') return undefined;
   const n: NatsStoreOptions = {

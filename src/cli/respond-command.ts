@@ -35,7 +35,10 @@ export function exitOf(o: RespondOutcome): number {
       : RESPOND_EXIT.rejected;
 }
 
-/** `allow` / `deny` are option words the adapter maps onto the request's own options (D34); any other word is free text (D14). */
+/**
+ * `allow` / `deny` are option words the adapter maps onto the request's own options (D34); any other word is free text
+ * (D14).
+ */
 export function answerFrom(word: string | undefined, valuesJson: string | undefined): Answer | { error: string } {
   if (valuesJson !== undefined) {
     if (word !== undefined) return { error: 'give either an answer word or --values, not both' };

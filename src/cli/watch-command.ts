@@ -1,12 +1,14 @@
 // `aep-steer watch`: follows the relay stream as readable lines (or JSON lines), with an
 // attr-match filter (AEP-0003 §6), a session shortcut and a capture ceiling per subscription.
 import type { Command } from 'commander';
-import { CAPTURE_LEVELS, dedupeKey, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
+import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
 import { compileFilter } from '../protocol/filter.js';
-import { FrameError, type RelayConsumer } from '../consumer/connection.js';
+import type { RelayConsumer } from '../consumer/connection.js';
+import { FrameError } from '../protocol/errors.js';
 import { paintFor, type Paint } from '../audit/paint.js';
 import { connectConsumer } from '../consumer/connect.js';
+import { backoffDelay, retrying, SeenOnce } from '../consumer/follow.js';
 import { addRelayOptions, type RelayFlags } from './relay-options.js';
 
 export const WATCH_EXIT = { ok: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
@@ -144,20 +146,6 @@ export interface WatchIo {
   onReconnected?: () => void;
 }
 
-/** `(source, id)` keys already printed, the oldest forgotten past the cap (AEP-0001 §5.3). */
-class Seen {
-  private readonly keys = new Set<string>();
-  constructor(private readonly cap = 50_000) {}
-  /** True the first time a key is offered. */
-  add(e: AepEvent): boolean {
-    const k = dedupeKey(e);
-    if (this.keys.has(k)) return false;
-    this.keys.add(k);
-    if (this.keys.size > this.cap) this.keys.delete(this.keys.values().next().value!);
-    return true;
-  }
-}
-
 export interface WatchOptions {
   /** Opens a connection; called again after each loss. */
   connect: () => Promise<RelayConsumer>;
@@ -165,7 +153,7 @@ export interface WatchOptions {
   backoffMs?: (attempt: number) => number;
 }
 
-const defaultBackoff = (attempt: number): number => Math.min(2000, 250 * 2 ** Math.min(attempt, 3));
+const defaultBackoff = (attempt: number): number => backoffDelay(attempt, 2000);
 
 /**
  * Follows the stream on one connection after another: a lost relay is reconnected and the
@@ -180,7 +168,7 @@ export async function watchStream(
   opts?: WatchOptions,
 ): Promise<number> {
   const p = req.json ? paintFor({}) : paintFor(io.out);
-  const seen = new Seen();
+  const seen = new SeenOnce();
   const startedAt = Date.now();
   let printed = 0;
   let finished = false;
@@ -256,20 +244,9 @@ export async function watchStream(
       return;
     }
     io.err.write('watch: relay connection lost; reconnecting\n');
-    void (async () => {
-      for (let attempt = 0; !finished; attempt++) {
-        await new Promise((r) => setTimeout(r, backoff(attempt)));
-        if (finished) return;
-        try {
-          consumer = await connect();
-        } catch (err) {
-          if (err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED') {
-            io.err.write(`watch: ${err.message}\n`);
-            finish(WATCH_EXIT.unauthorized);
-            return;
-          }
-          continue;
-        }
+    retrying({
+      attempt: async () => {
+        consumer = await connect();
         if (finished) {
           await consumer.close();
           return;
@@ -279,9 +256,15 @@ export async function watchStream(
           io.err.write('watch: reconnected\n');
           io.onReconnected?.();
         }
-        return;
-      }
-    })();
+      },
+      delayMs: backoff,
+      stopped: () => finished,
+      isFinal: (err) => err instanceof SteeringError && err.code === 'RELAY_UNAUTHORIZED',
+      onFinal: (err) => {
+        io.err.write(`watch: ${(err as Error).message}\n`);
+        finish(WATCH_EXIT.unauthorized);
+      },
+    });
   };
   consumer.onClose(onLost);
   const code = await done;

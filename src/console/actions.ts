@@ -1,5 +1,6 @@
 // What the console page may ask its own process to do: send, withdraw or edit an instruction,
-// answer a held request, stop a running turn. Both go through the one consumer core on the console's relay connection; the browser
+// answer a held request, stop a running turn. Both go through the one consumer core on the console's relay connection;
+// the browser
 // never talks to the relay. Each answer is the settled outcome explained in a sentence.
 import type { RelayConsumer } from '../consumer/connection.js';
 import {

@@ -22,13 +22,13 @@ const POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const escape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const page = (title: string, lines: string[], form?: string): string =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-  `<meta name="referrer" content="no-referrer"><title>${escape(title)}</title><style>${STYLE}</style></head><body>` +
-  `<h1 data-field="title">${escape(title)}</h1>${lines.map((l) => `<p>${escape(l)}</p>`).join('')}` +
-  (form ? `<form method="post"><button type="submit">${escape(form)}</button></form>` : '') +
+  `<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>` +
+  `<h1 data-field="title">${escapeHtml(title)}</h1>${lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('')}` +
+  (form ? `<form method="post"><button type="submit">${escapeHtml(form)}</button></form>` : '') +
   '</body></html>';
 
 const send = (res: ServerResponse, status: number, html: string): void => {

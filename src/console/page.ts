@@ -1,5 +1,6 @@
 // The console page: one static document that follows `events` (SSE snapshots of the board) and
-// posts to `api/instruct`, `api/withdraw`, `api/edit`, `api/respond` and `api/cancel` on the console process, which sends through the relay.
+// posts to `api/instruct`, `api/withdraw`, `api/edit`, `api/respond` and `api/cancel` on the console process, which
+// sends through the relay.
 // Everything from the stream is inserted as text, never as markup: event fields are untrusted.
 // Keys: j / k move between sessions, i focuses the instruction box, Ctrl+Enter (or Cmd+Enter)
 // sends, Escape leaves a field.

@@ -1,8 +1,8 @@
-// Opening a consumer connection to the relay: where (URL), with which bearer token, under which
-// sender name, and running one piece of work on a fresh connection that is closed after.
-import { readFileSync, statSync } from 'node:fs';
 import { SteeringError, type SteeringErrorCode } from '../protocol/errors.js';
 import { tokenFor } from '../relay/local-token.js';
+import { readTokenFile } from '../protocol/secret.js';
+
+export { readTokenFile };
 // Type only: the socket client (and `ws`) loads when a command connects, not when it parses flags.
 import type { RelayConsumer } from './connection.js';
 
@@ -55,27 +55,4 @@ export async function withConsumer<T>(
   } finally {
     await consumer.close();
   }
-}
-
-/**
- * Reads a bearer token kept in a file (so agent configs name a path, never the token). A file
- * that others may read is refused, like the relay's tokens file (D21).
- */
-export function readTokenFile(path: string): string {
-  let st;
-  try {
-    st = statSync(path);
-  } catch (err) {
-    throw new SteeringError('CONFIG_INVALID', `cannot read the token file ${path}: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  if ((st.mode & 0o077) !== 0)
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `token file ${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 ${path}`,
-    );
-  const token = readFileSync(path, 'utf8').trim();
-  if (token === '') throw new SteeringError('CONFIG_INVALID', `token file ${path} is empty`);
-  return token;
 }

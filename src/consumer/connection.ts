@@ -3,11 +3,11 @@
 // `cause` = the command id, or a relay error frame with that `cause`, or silence (timeout).
 import WebSocket from 'ws';
 import { AEP_VERSION, type AepCommand, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
-import { SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
+import { FrameError, SteeringError, type RelayRefusalCode } from '../protocol/errors.js';
 import { newId } from '../protocol/build.js';
 import { compileFilter } from '../protocol/filter.js';
 import { CODE_ATTR } from '../protocol/types.js';
-import type { RosterEntry } from '../relay/core.js';
+import type { RosterEntry } from '../relay/types.js';
 import { tokenHint } from '../relay/local-token.js';
 import { relayUrls } from '../relay/urls.js';
 import { Slots } from './slots.js';
@@ -45,17 +45,6 @@ export type Settlement =
   | { outcome: 'rejected'; ack: AepEvent; reason: string; code?: string; detail?: string }
   | { outcome: 'refused'; code: RelayRefusalCode | string; detail?: string }
   | { outcome: 'timeout' };
-
-/** A frame-level refusal of a subscribe or roster request. */
-export class FrameError extends Error {
-  constructor(
-    readonly code: string,
-    detail: string | undefined,
-  ) {
-    super(detail ? `${code}: ${detail}` : code);
-    this.name = 'FrameError';
-  }
-}
 
 type Frame = Record<string, unknown>;
 

@@ -1,7 +1,8 @@
 // Feeds a live board from the relay: one consumer connection, a replay-all subscription
 // (history the relay still holds, then live), and the roster, re-read when sessions come and
-// go. A lost relay is retried with backoff; the page shows the link state meanwhile.
-import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
+// go. A lost relay is retried with backoff; the page shows the link state meanwhile. The
+// reconnect loop and the once-only key set are shared with `aep-steer watch`.
+import { dedupeKey, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
 import { tokenFor } from '../relay/local-token.js';
 import { RelayConsumer } from './connection.js';
 import type { Board } from './board.js';
@@ -32,12 +33,75 @@ export interface Follower {
 
 const BACKOFF_MAX_MS = 5000;
 
+/** Delay before the n-th reconnect attempt: 250 ms doubling, at most `maxMs`. */
+export const backoffDelay = (attempt: number, maxMs: number): number =>
+  Math.min(maxMs, 250 * 2 ** Math.min(attempt, 8));
+
+export interface Retry {
+  /** One try; a throw is tried again after the next delay unless `isFinal` says no retry can mend it. */
+  attempt: () => Promise<void>;
+  delayMs: (attempt: number) => number;
+  /** True once the caller is done: no further try is made. */
+  stopped: () => boolean;
+  /** The number of the first try (its delay is `delayMs(first)`). */
+  first?: number;
+  isFinal?: (err: unknown) => boolean;
+  onFinal?: (err: unknown) => void;
+}
+
+/**
+ * Tries again after each delay until a try succeeds, the caller stops, or an error is final; `cancel` cuts a wait
+ * short.
+ */
+export function retrying(r: Retry): { cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let cancelled = false;
+  const wait = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+  void (async () => {
+    for (let n = r.first ?? 0; ; n++) {
+      await wait(r.delayMs(n));
+      if (cancelled || r.stopped()) return;
+      try {
+        await r.attempt();
+        return;
+      } catch (err) {
+        if (r.isFinal?.(err)) {
+          r.onFinal?.(err);
+          return;
+        }
+      }
+    }
+  })();
+  return {
+    cancel() {
+      cancelled = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** `(source, id)` keys already seen (AEP-0001 §5.3), the oldest forgotten past the cap. */
+export class SeenOnce {
+  private readonly keys = new Set<string>();
+  constructor(private readonly cap = 50_000) {}
+  /** True the first time an event's key is offered. */
+  add(e: AepEvent): boolean {
+    const k = dedupeKey(e);
+    if (this.keys.has(k)) return false;
+    this.keys.add(k);
+    if (this.keys.size > this.cap) this.keys.delete(this.keys.values().next().value!);
+    return true;
+  }
+}
+
 export function followRelay(board: Board, opts: FollowOptions): Follower {
   let consumer: RelayConsumer | undefined;
   let closed = false;
-  let attempt = 0;
   let rosterTimer: NodeJS.Timeout | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
+  let retry: { cancel(): void } | undefined;
   let firstResolve!: () => void;
   let firstReject!: (e: Error) => void;
   const ready = new Promise<void>((resolve, reject) => {
@@ -53,6 +117,16 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
     } catch {
       // The roster is re-read on the next tick; a closed link is handled by onClose.
     }
+  };
+
+  const reconnect = (): void => {
+    if (closed) return;
+    retry = retrying({
+      attempt: connect,
+      delayMs: (n) => backoffDelay(n, BACKOFF_MAX_MS),
+      stopped: () => closed,
+      first: 1,
+    });
   };
 
   const connect = async (): Promise<void> => {
@@ -75,7 +149,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
         board.connected = false;
         board.error = 'connection lost';
         opts.onChange();
-        schedule();
+        reconnect();
       });
       await c.subscribe(
         { filter: {}, from: 'all', ...(opts.capture ? { capture: opts.capture } : {}) },
@@ -95,7 +169,6 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
       // Commands sent on this connection (the console's, the MCP tools') watch their acks and
       // outcomes through one shared relay subscription, however many are in flight.
       await c.shareLive(opts.capture).catch(() => {});
-      attempt = 0;
       board.connected = true;
       board.error = undefined;
       await refreshRoster();
@@ -113,19 +186,13 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
         first = false;
         firstReject(err as Error);
       }
-      schedule();
+      throw err;
     }
-  };
-
-  const schedule = (): void => {
-    if (closed) return;
-    attempt += 1;
-    retryTimer = setTimeout(() => void connect(), Math.min(BACKOFF_MAX_MS, 250 * 2 ** Math.min(attempt, 5)));
   };
 
   rosterTimer = setInterval(() => void refreshRoster(), opts.rosterEveryMs ?? 2000);
   rosterTimer.unref();
-  void connect();
+  connect().catch(reconnect);
 
   return {
     ready,
@@ -133,7 +200,7 @@ export function followRelay(board: Board, opts: FollowOptions): Follower {
     async close() {
       closed = true;
       clearInterval(rosterTimer);
-      clearTimeout(retryTimer);
+      retry?.cancel();
       const c = consumer;
       consumer = undefined;
       await c?.close();

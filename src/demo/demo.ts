@@ -15,7 +15,7 @@ import { auditFiles, type AuditResult } from '../audit/audit.js';
 import { renderText } from '../audit/report.js';
 import { plain, type Paint } from '../audit/paint.js';
 import { sendInstruction, type InstructOutcome } from '../consumer/send.js';
-import { describeOutcome } from '../cli/instruct-command.js';
+import { describeOutcome } from '../consumer/explain.js';
 import { startMockModel, type MockModel } from './mock-model.js';
 import { scriptedSession } from './scripted-session.js';
 import { recordEvents, startStack, type Stack } from './stack.js';

@@ -56,7 +56,9 @@ function writeEvent(res: ServerResponse, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-/** One assistant message as the Messages API sends it: one JSON body, or the SSE event sequence when `stream` is set. */
+/**
+ * One assistant message as the Messages API sends it: one JSON body, or the SSE event sequence when `stream` is set.
+ */
 export function writeMessage(
   res: ServerResponse,
   m: { id: string; model: string; blocks: MessageBlock[]; stop: string; stream: boolean },

@@ -4,7 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { hookUrl, readSecret, secretPath, stateDir } from '../adapters/install.js';
+import { hookUrl, readSecret, secretPath } from '../adapters/install.js';
+import { stateDir } from '../protocol/state-dir.js';
 import { shimOutage, tracePath } from '../adapters/shim-trace.js';
 import type { VendorTable } from '../adapters/table.js';
 import { SteeringError } from '../protocol/errors.js';

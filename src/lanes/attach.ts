@@ -4,7 +4,8 @@
 import { EMPTY, asapScheduler, from, map, merge, mergeMap, observeOn, type Observable } from 'rxjs';
 import { SteeringError, newId } from '../protocol/index.js';
 import { laneApproval } from './host.js';
-import type { ActorHost, Effect, SessionItem } from '../streams/actor-host.js';
+import type { ActorHost } from '../streams/actor-host.js';
+import type { Effect, SessionItem } from '../streams/step-types.js';
 import type { LaneEffect, LaneHostOptions } from './host.js';
 import type { LaneFact, LaneOutcome, NativeLane } from './lane.js';
 

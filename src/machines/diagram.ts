@@ -96,5 +96,5 @@ export function sessionMermaid(machine: AnyStateMachine = sessionMachine): strin
       ...inPlace.map((l) => `    ${l}`),
       '  end note',
     );
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

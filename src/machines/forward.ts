@@ -6,7 +6,7 @@
 // forthcoming ack answers every delivery); after it, the recorded ack goes out again (D4).
 import { commandKey, REJECT } from './gate.js';
 import { decisionOf, withDecision } from './decisions.js';
-import type { Step } from './session-parts.js';
+import type { Step } from './step.js';
 import type { ForwardInput, ForwardSettledInput, SessionContext } from './session-types.js';
 
 /** One decision per command: duplicate, refused now, or handed to the vendor. */

@@ -32,8 +32,6 @@ import type {
   WrittenInput,
 } from './session-types.js';
 
-export type { Step } from './step.js';
-
 export const seedContext = (seed: SessionSeed): SessionContext => ({
   session: seed.session,
   vendor: seed.vendor,

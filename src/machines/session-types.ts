@@ -133,7 +133,9 @@ export interface OpenHold {
    * such a hold has no hook reply: its answer goes back through the transport.
    */
   external?: string;
-  /** The tool call the request is about (the vendor table's call key): a later moment reporting it ran answers it (D34). */
+  /**
+   * The tool call the request is about (the vendor table's call key): a later moment reporting it ran answers it (D34).
+   */
   call?: string;
 }
 

@@ -1,6 +1,7 @@
 // One actor per (vendor, session): the machine is data that names its parts (session-parts.ts).
 import { enqueueActions, setup } from 'xstate';
 import * as parts from './session-parts.js';
+import type { Step } from './step.js';
 import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
@@ -16,8 +17,8 @@ type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }
  * An action that applies one pure step: assign its patch, then announce its outputs in order.
  * The step is also registered with the fold (fold.ts), which replays logs without the interpreter.
  */
-function step<T extends SessionInput['type']>(type: T, fn: (ctx: SessionContext, input: InputOf<T>) => parts.Step) {
-  const pure = (context: SessionContext, event: SessionInput): parts.Step | undefined =>
+function step<T extends SessionInput['type']>(type: T, fn: (ctx: SessionContext, input: InputOf<T>) => Step) {
+  const pure = (context: SessionContext, event: SessionInput): Step | undefined =>
     event.type === type ? fn(context, event as InputOf<T>) : undefined;
   return foldable(
     enqueueActions<SessionContext, SessionInput, undefined, SessionInput, never, never, never, never, SessionOutput>(

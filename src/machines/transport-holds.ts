@@ -2,7 +2,7 @@
 // approvals) as pure steps: the same holds and attention events as a held hook (D13, D14), with
 // the answer going back through the channel, answers given in the vendor's own UI mirrored
 // `via: "oob"`, and every open request dismissed when the channel is lost (AEP-0002 §7).
-import type { Step } from './session-parts.js';
+import type { Step } from './step.js';
 import { settledWith } from './step.js';
 import { optionFor } from './gate.js';
 import type {

@@ -9,12 +9,11 @@ import { fileURLToPath } from 'node:url';
 import {
   readJsonObject,
   settingsFile,
-  stateDir,
   writeJsonObject,
-  writePrivateFile,
   writeTextFile,
   type InstallReport,
 } from '../adapters/install.js';
+import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 import { isLoopbackUrl, localTokenPath } from '../relay/local-token.js';
 import { SteeringError } from '../protocol/errors.js';
 
@@ -146,7 +145,9 @@ function takeAdded(file: string, env: NodeJS.ProcessEnv): Added | undefined {
   return a;
 }
 
-/** Writes `config` back without our entries: keys install added go once empty, a file it created once nothing is left. */
+/**
+ * Writes `config` back without our entries: keys install added go once empty, a file it created once nothing is left.
+ */
 function restoreJson(
   file: string,
   config: Record<string, unknown>,

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { CAPTURE_LEVELS, type AepEvent } from '../protocol/envelope.js';
 import type { Board, BoardSession } from '../consumer/board.js';
-import { FrameError, type RelayConsumer } from '../consumer/connection.js';
+import type { RelayConsumer } from '../consumer/connection.js';
+import { FrameError } from '../protocol/errors.js';
 import { sessionHistory } from '../consumer/history.js';
 import {
   commandIdFor,

@@ -44,7 +44,9 @@ export function captureViolations(
   const out: { path: string; needs: FieldLevel }[] = [];
   const walk = (v: unknown, annotated: string, real: string): void => {
     if (Array.isArray(v)) {
-      v.forEach((x, i) => walk(x, `${annotated}[]`, `${real}[${i}]`));
+      v.forEach((x, i) => {
+        walk(x, `${annotated}[]`, `${real}[${i}]`);
+      });
       return;
     }
     if (!isObject(v)) return;

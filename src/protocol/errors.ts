@@ -1,5 +1,7 @@
-// Two families of failure: a Rejection is the protocol answering no (a value, emitted as
-// control.rejected or a relay error frame); a SteeringError is something local that broke.
+// Two families of failure: the protocol answering no (a Rejection, a value emitted as
+// control.rejected; a ProtocolError, the same no met as an exception: a relay error frame, a
+// refused filter or subscription, an HTTP refusal) and a SteeringError, something local that
+// broke (its code names what; INTERNAL is the adapter's own fault).
 
 /** Why a command was refused by an adapter (AEP-0004 §3 nack reasons this project uses). */
 export type RejectReason = 'invalid' | 'unsupported' | 'refused' | 'unauthorized' | 'busy';
@@ -70,6 +72,8 @@ export type SteeringErrorCode =
   | 'RELAY_REFUSED'
   | 'RELAY_PROTOCOL'
   | 'EVENT_INVALID'
+  /** The adapter's own code failed (a bug): reported, and the hook path still answers (D15). */
+  | 'INTERNAL'
   | 'EXTENSION_INVALID'
   | 'CONFIG_INVALID'
   | 'PORT_IN_USE'
@@ -84,5 +88,54 @@ export class SteeringError extends Error {
     super(message, options);
     this.name = 'SteeringError';
     this.code = code;
+  }
+}
+
+/** The protocol's no as an exception: `code` is the wire code (README "Errors"). */
+export class ProtocolError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'ProtocolError';
+    this.code = code;
+  }
+}
+
+/** A filter the dialect refuses; a relay answers it with `invalid-filter` (AEP-0003 §6.5). */
+export class FilterError extends ProtocolError {
+  declare readonly code: 'invalid-filter';
+  constructor(message: string) {
+    super('invalid-filter', message);
+    this.name = 'FilterError';
+  }
+}
+
+export type SubscribeErrorCode = 'invalid-filter' | 'unauthorized' | 'limit-exceeded';
+
+/** A subscription the relay refuses, with the error frame's code. */
+export class SubscribeError extends ProtocolError {
+  declare readonly code: SubscribeErrorCode;
+  constructor(code: SubscribeErrorCode, message: string) {
+    super(code, message);
+    this.name = 'SubscribeError';
+  }
+}
+
+/** A frame-level refusal of a subscribe or roster request, as a consumer receives it. */
+export class FrameError extends ProtocolError {
+  constructor(code: string, detail: string | undefined) {
+    super(code, detail ? `${code}: ${detail}` : code);
+    this.name = 'FrameError';
+  }
+}
+
+/** A relay's HTTP refusal: the status and the JSON body it answers with (`error` is the code). */
+export class HttpError extends ProtocolError {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(String(body.error), String(body.error));
+    this.name = 'HttpError';
   }
 }

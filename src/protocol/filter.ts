@@ -1,15 +1,7 @@
 // The attr-match filter dialect (AEP-0003 §6). A filter is an AND of predicates on envelope
 // attributes; anything the dialect does not define is refused (fail closed, never match-all).
 import { CAPTURE_LEVELS, CORE_ATTRIBUTES, SEVERITIES, severityRank, type AepEvent } from './envelope.js';
-
-/** A filter the dialect refuses; a relay answers it with `invalid-filter` (AEP-0003 §6.5). */
-export class FilterError extends Error {
-  readonly code = 'invalid-filter' as const;
-  constructor(message: string) {
-    super(message);
-    this.name = 'FilterError';
-  }
-}
+import { FilterError } from './errors.js';
 
 export type EventPredicate = (e: AepEvent) => boolean;
 

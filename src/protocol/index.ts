@@ -1,13 +1,22 @@
-// Public surface of the protocol core: re-exports only.
-export * from './envelope.js';
-export * from './errors.js';
-export * from './types.js';
-export * from './build.js';
-export * from './shape.js';
-export * from './payloads.js';
-export * from './validate.js';
-export * from './capture.js';
-export * from './redact.js';
-export * from './filter.js';
-export * from './stream-checks.js';
-export * from './text.js';
+// The protocol core as the rest of the adapter uses it: each name from the module that defines
+// it. What is not named here is imported from its own module.
+export { dedupeKey, type AepCommand, type AepEvent } from './envelope.js';
+export { SteeringError, type Rejection } from './errors.js';
+export {
+  CODE_ATTR,
+  RESUME_WINDOW_ATTR,
+  closedType,
+  deliveredType,
+  describedType,
+  droppedType,
+  inputConsumedType,
+  inputSentType,
+  instructType,
+  reopenedType,
+  scopeOf,
+  withdrawType,
+} from './types.js';
+export { SessionEmitter, agentEvent, command, newId, type EventFields } from './build.js';
+export { DELIVERIES } from './payloads.js';
+export { checkStream } from './stream-checks.js';
+export { eventText } from './text.js';

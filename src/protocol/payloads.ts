@@ -18,7 +18,6 @@ import {
 import { parseVendorType } from './types.js';
 import { captureRank, type CaptureLevel } from './envelope.js';
 
-const M = 'metadata' as const;
 const R = 'redacted' as const;
 const F = 'full' as const;
 
@@ -263,7 +262,9 @@ const core = {
 
 /** Vendor payloads, keyed by `{category}.{rest}` after `x.{vendor}.`. */
 const vendor = {
-  /** D1: `{ text }`, text is instruction content ([redacted]-class); D31 the sender's delivery; extra fields ignored. */
+  /**
+   * D1: `{ text }`, text is instruction content ([redacted]-class); D31 the sender's delivery; extra fields ignored.
+   */
   'control.instruct': obj({ text: str().at(R) }, { delivery: oneOf(DELIVERIES) }),
   /** D32: takes back an instruction that still waits, named by its command id. */
   'control.withdraw': obj({ instruction: str() }),

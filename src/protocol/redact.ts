@@ -17,7 +17,7 @@ export interface RedactOptions {
   pii?: boolean;
 }
 
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Rule (a) token shapes that need no key in front of them. */
 const BARE_SECRETS: readonly RegExp[] = [
@@ -62,7 +62,7 @@ const CREDENTIAL_WORDS = [
  * as `max_tokens=4000` stay.
  */
 function assignmentPattern(extraNames: readonly string[]): RegExp {
-  const words = [...CREDENTIAL_WORDS, ...extraNames.map(escape)].join('|');
+  const words = [...CREDENTIAL_WORDS, ...extraNames.map(escapeRegExp)].join('|');
   return new RegExp(`((?<![A-Za-z0-9])[A-Za-z0-9_-]*?(?:${words})["']?\\s*[=:]\\s*["']?)([^\\s"'<>,;}\\]]+)`, 'gi');
 }
 const DEFAULT_ASSIGNMENT = assignmentPattern([]);
@@ -91,7 +91,7 @@ export function redactText(s: string, opts: RedactOptions = {}): string {
   // (c) home prefix, then any other user's home.
   const home = opts.home ?? homedir();
   if (home && home !== '/')
-    out = out.replace(new RegExp(`${escape(home.replace(/[\\/]+$/, ''))}(?=$|[\\\\/\\s"'\`:])`, 'g'), '~');
+    out = out.replace(new RegExp(`${escapeRegExp(home.replace(/[\\/]+$/, ''))}(?=$|[\\\\/\\s"'\`:])`, 'g'), '~');
   out = out.replace(HOME_DIRS, '~');
   // (d) PII.
   if (opts.pii !== false) {

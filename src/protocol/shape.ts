@@ -168,7 +168,9 @@ export function arrayOf<S extends Shape>(item: S): Shape<Infer<S>[]> {
         out.push({ path: at(p), message: `${at(p)} must be an array, got ${describe(v)}` });
         return;
       }
-      v.forEach((x, i) => item.check(x, `${at(p)}[${i}]`, out, ceiling));
+      v.forEach((x, i) => {
+        item.check(x, `${at(p)}[${i}]`, out, ceiling);
+      });
     },
   });
 }
@@ -202,7 +204,10 @@ type ObjectOf<R extends Fields, O extends Fields> = Simplify<
  * An open object: `required` fields must be present, `optional` fields may be; both are
  * type-checked when present; other keys pass (AEP-0002 §5: payloads are open).
  */
-export function obj<R extends Fields = {}, O extends Fields = {}>(required: R, optional?: O): Shape<ObjectOf<R, O>> {
+export function obj<R extends Fields = Record<never, never>, O extends Fields = Record<never, never>>(
+  required: R,
+  optional?: O,
+): Shape<ObjectOf<R, O>> {
   const fields: Fields = { ...required, ...(optional ?? {}) };
   const req = Object.keys(required);
   return make<ObjectOf<R, O>>({

@@ -144,7 +144,10 @@ export class StreamChecker {
   private checkAttention(sk: string, e: AepEvent, v: (r: ViolationRule, m: string) => void): void {
     let open = this.openAttention.get(sk);
     if (e.type === 'attention.requested') {
-      if (!open) this.openAttention.set(sk, (open = new Map()));
+      if (!open) {
+        open = new Map();
+        this.openAttention.set(sk, open);
+      }
       open.set(e.id, this.index - 1);
       const fields = (e.data as { kind?: unknown; fields?: unknown } | undefined)?.fields;
       if (Array.isArray(fields)) this.forms.set(k(sk, e.id), fields as FieldSpec[]);

@@ -5,14 +5,16 @@ import { CAPTURE_LEVELS, captureRank } from '../protocol/envelope.js';
 import { isCommandType } from '../protocol/types.js';
 import type { RelayRefusalCode } from '../protocol/errors.js';
 import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js';
-import { ClaimTable, DEFAULT_CLAIM_LEASE_MS, type ClaimHolder } from './claims.js';
+import { ClaimTable, DEFAULT_CLAIM_LEASE_MS } from './claims.js';
 import type { Hub, Sink } from './hub.js';
-import { classify, claimsSession, isOutcomeType, routeCommand, type Claimant, type Route } from './routing.js';
+import { classify, claimsSession, isOutcomeType, routeCommand, type Route } from './routing.js';
 import type { Admission, Maybe, Replay } from './store.js';
-import { isStoreUnavailable, storeUnavailable, type FaultAwareStore } from './store-fault.js';
+import { isStoreUnavailable, storeUnavailable } from './store-fault.js';
+import type { FaultAwareStore } from './store.js';
 import { SessionSummaries } from './session-summary.js';
 import { Unstored } from './unstored.js';
 import type { SubscriptionSpec } from './subscription.js';
+import type { Peer, RosterEntry } from './types.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
 
@@ -25,46 +27,6 @@ export interface RelayLimits {
   maxFrom: number;
   /** Concurrent subscriptions per WS connection. */
   maxSubscriptions: number;
-}
-
-/** A live duplex connection as routing and the roster see it. */
-export interface Peer extends Claimant, ClaimHolder {
-  claims: Set<string>;
-  /** Who authenticated on this connection (D19). */
-  principal: Principal;
-  identity: { agent?: string; instance?: string };
-  /** `hello.capabilities.control`, verbatim for the roster (AEP-0003 §4.1). */
-  control: unknown;
-  emits: unknown;
-  /** Sends text as one frame, unchanged (byte-identical forwarding, AEP-0004 §4). */
-  sendText(text: string): void;
-}
-
-export interface RosterEntry {
-  session: string;
-  agent?: string;
-  instance?: string;
-  control?: unknown;
-  emits?: unknown;
-  /** D26: `ended` once the session's end moment passed (and no start moment reopened it). */
-  state?: 'live' | 'ended';
-  /** `time` of the session's latest event from its agent (D37: commands never refresh it). */
-  last_event_at?: string;
-  /** Accepted instructions not yet delivered or dropped. */
-  queued?: number;
-  /** D37: live, yet silent for longer than the vendor's stale window (`stale_after_ms`). */
-  stale?: boolean;
-  stale_after_ms?: number;
-  /** D37: the working directory, and the first prompt's first line (only to a viewer that may see `redacted`). */
-  cwd?: string;
-  title?: string;
-  /** D30: the lanes that reach the session: `hook`, and a native one (`app-server`) while it does. */
-  lanes?: string[];
-  /**
-   * No live connection claims the session: an entry from the relay's history, only when the
-   * roster request asks for them (`offline: true`); a command to it is refused `no-route`.
-   */
-  offline?: true;
 }
 
 export interface Incoming {
@@ -588,6 +550,9 @@ function all<T>(list: Maybe<T>[]): Maybe<T[]> {
   return list.some((v) => v instanceof Promise) ? Promise.all(list) : (list as T[]);
 }
 
-/** Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:` line. */
+/**
+ * Line breaks only ever sit between JSON tokens, so dropping them keeps the event and lets SSE carry it on one `data:`
+ * line.
+ */
 export const oneLine = (text: string): string =>
   text.indexOf('\n') < 0 && text.indexOf('\r') < 0 ? text : text.replace(/[\r\n]+/g, '');

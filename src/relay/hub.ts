@@ -112,7 +112,8 @@ export class Hub {
       let text = ceiling === undefined ? raw : texts?.get(ceiling);
       if (text === undefined) {
         text = textFor(e, raw, ceiling);
-        (texts ??= new Map()).set(ceiling, text);
+        texts ??= new Map();
+        texts.set(ceiling, text);
       }
       this.deliver(sink, text, e, text === raw ? bytes : undefined);
     }

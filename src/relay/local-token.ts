@@ -4,7 +4,7 @@
 import { newSecret } from '../protocol/secret.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stateDir } from '../adapters/install.js';
+import { stateDir } from '../protocol/state-dir.js';
 import { SteeringError } from '../protocol/errors.js';
 
 export const localTokenPath = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'token');

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { AepEvent } from '../protocol/envelope.js';
-import { SteeringError } from '../protocol/errors.js';
+import { HttpError, SteeringError, SubscribeError } from '../protocol/errors.js';
 import { relayCheck } from '../protocol/validate.js';
 import { accessPolicy, bearerToken, loadTokensFile, samePrincipal, type Principal, type TokenEntry } from './acl.js';
 import { DEFAULT_CLAIM_LEASE_MS } from './claims.js';
@@ -14,8 +14,9 @@ import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type 
 import { SocketConnection } from './socket.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type Position } from './store.js';
 import { ThreadedStore } from './store-thread.js';
-import { FILE_STORE_ADVICE, isStoreUnavailable, type FaultAwareStore } from './store-fault.js';
-import { parseLastEventId, parseSubscription, positionId, SubscribeError } from './subscription.js';
+import { FILE_STORE_ADVICE, isStoreUnavailable } from './store-fault.js';
+import type { FaultAwareStore } from './store.js';
+import { parseLastEventId, parseSubscription, positionId } from './subscription.js';
 import { watchTokensFile, type TokensWatch } from './tokens-file.js';
 
 export const DEFAULT_PORT = 8787;
@@ -108,15 +109,6 @@ const REFUSAL_STATUS: Record<Refusal['code'], number> = {
   'no-route': 409,
   'store-unavailable': 503,
 };
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: Record<string, unknown>,
-  ) {
-    super(String(body.error));
-  }
-}
 
 /** Reads a request body up to `max` bytes; beyond it the rest is drained and a 413 follows. */
 function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
@@ -304,7 +296,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     token: string | undefined,
   ): Promise<void> {
     const q = url.searchParams;
-    let spec;
+    let spec: ReturnType<typeof parseSubscription>;
     let filter: unknown;
     try {
       let from: unknown;

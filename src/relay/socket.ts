@@ -6,10 +6,12 @@ import type { AepEvent } from '../protocol/envelope.js';
 import { relayCheck } from '../protocol/validate.js';
 import { isCommandType } from '../protocol/types.js';
 import type { Principal } from './acl.js';
-import { oneLine, SUPPORTED_VERSIONS, type Incoming, type Peer, type RelayCore } from './core.js';
+import { oneLine, SUPPORTED_VERSIONS, type Incoming, type RelayCore } from './core.js';
+import type { Peer } from './types.js';
 import type { Channel, Sink } from './hub.js';
 import type { Position } from './store.js';
-import { parseSubscription, SubscribeError } from './subscription.js';
+import { parseSubscription } from './subscription.js';
+import { SubscribeError } from '../protocol/errors.js';
 
 type Role = 'emitter' | 'consumer' | 'both';
 const ROLES: readonly string[] = ['emitter', 'consumer', 'both'];

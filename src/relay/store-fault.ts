@@ -1,7 +1,6 @@
 // D38: a store that cannot write says so, and the relay answers for it. What a store may add to
 // `SessionStore` for that (both optional, so a store without them keeps its old behaviour), and
 // the one refusal every binding gives while it cannot write.
-import type { SessionStore } from './store.js';
 
 export interface StoreFaults {
   /**
@@ -12,8 +11,6 @@ export interface StoreFaults {
   /** What an operator does about failed writes, for the relay's log line (it differs per engine). */
   readonly advice?: string;
 }
-
-export type FaultAwareStore = SessionStore & StoreFaults;
 
 /** What a store's rejected write means when the store gives no advice of its own (a SQLite file). */
 export const FILE_STORE_ADVICE = "Free disk space or fix the store file's permissions, then restart the relay";

@@ -146,12 +146,15 @@ export class ThreadedStore implements SessionStore, StoreFaults {
     let p: Promise<boolean[]>;
     if (!this.writing) p = this.write(list);
     else {
-      const next = (this.next ??= { list: [], callers: [] });
+      this.next ??= { list: [], callers: [] };
+      const next = this.next;
       const start = next.list.length;
       for (const a of list) next.list.push(a);
       p = new Promise((resolve, reject) => next.callers.push({ start, n: list.length, resolve, reject }));
     }
-    const done = () => void (this.pending -= 1);
+    const done = (): void => {
+      this.pending -= 1;
+    };
     p.then(done, done);
     this.latest = p;
     return p;
@@ -267,7 +270,8 @@ export class ThreadedStore implements SessionStore, StoreFaults {
 
   private call<T>(r: WriterRequest): Promise<T> {
     if (this.failed !== undefined) return Promise.reject(this.failed);
-    const id = (this.nextId += 1);
+    this.nextId += 1;
+    const id = this.nextId;
     // A request outstanding keeps the process alive until it is answered; an idle writer does not.
     if (this.waiting.size === 0) this.writer.ref();
     const p = new Promise<T>((resolve, reject) =>

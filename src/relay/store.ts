@@ -6,11 +6,10 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
-import type { Principal } from './acl.js';
-import type { Peer } from './core.js';
+import type { Fabric } from './types.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
 import { startWorker } from './worker-start.js';
-import { fileStoreFault } from './store-fault.js';
+import { fileStoreFault, type StoreFaults } from './store-fault.js';
 
 export interface Position {
   epoch: number;
@@ -106,37 +105,6 @@ export interface StoreHealth {
   engine: string;
   ok: boolean;
   [k: string]: unknown;
-}
-
-/** What a multi-node store does beyond history; the core calls it at the points named. */
-export interface Fabric {
-  /** Called once by the core: where remote copies and commands for local peers go. */
-  attach(local: FabricLocal): void;
-  /** A copy that is fanned out but not stored here (agent-scoped), for the other nodes. */
-  share(line: string, e: { session?: string }): void;
-  /** A local peer claimed a session (the core's claim table said yes). */
-  claim(peer: Peer, session: string): void;
-  /** A local peer went away: its claims lapse as the core's do (at once for its identity, after the lease for others). */
-  release(peer: Peer): void;
-  /** D19 across nodes: why `who` may not claim `session` because of another node's claim, or undefined. */
-  rival(session: string, who: Principal): string | undefined;
-  /** The identity owning `session` on another node, live or within its lease. */
-  ownerOf(session: string): string | undefined;
-  /** Claimants held by other nodes, as peers whose `sendText` forwards to their node. */
-  remotePeers(): Iterable<Peer>;
-  /** Why other nodes' claims cannot be read now (D38: no claimant found then is no `no-route`), or undefined. */
-  unheard?(): string | undefined;
-  /** Forwards a command frame to a remote claimant; if it left meanwhile, its node refuses it to `replyTo`. */
-  forward(target: Peer, frame: string, replyTo?: Peer): void;
-}
-
-export interface FabricLocal {
-  /** Live fan-out of a copy another node received. */
-  fanOut(line: string): void;
-  /** The local peers (a forwarded command finds its target among them). */
-  peers(): Iterable<Peer>;
-  /** How long a closed claimant's claim keeps other identities out (D19, discovery's `claims.lease_ms`). */
-  claimLeaseMs: number;
 }
 
 export const DEFAULT_BUFFER = 10_000;
@@ -527,3 +495,6 @@ export class RelayStore implements SessionStore {
     this.db.close();
   }
 }
+
+/** A store that reports its faults (D38): what the core and the server take. */
+export type FaultAwareStore = SessionStore & StoreFaults;

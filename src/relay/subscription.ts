@@ -2,19 +2,9 @@
 // §3.5, §6.5), checked once and failing closed: a bad filter, ceiling or `from` is refused with a
 // code from the closed set, never widened to match-all.
 import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
+import { SubscribeError } from '../protocol/errors.js';
 import { compileFilter } from '../protocol/filter.js';
 import type { Position } from './store.js';
-
-export type SubscribeErrorCode = 'invalid-filter' | 'unauthorized' | 'limit-exceeded';
-
-export class SubscribeError extends Error {
-  readonly code: SubscribeErrorCode;
-  constructor(code: SubscribeErrorCode, message: string) {
-    super(message);
-    this.name = 'SubscribeError';
-    this.code = code;
-  }
-}
 
 /** One resume entry: deliver what `session` holds strictly after `after` (from its start when absent). */
 export interface ResumeEntry {

@@ -158,7 +158,7 @@ export class RelayConnection implements RelayLink {
     if (this.outbox.length >= cap) {
       // Drop debug/info first; only a queue full of notice-and-above loses one of those.
       const i = this.outbox.findIndex((o) => !o.urgent);
-      const [dropped] = this.outbox.splice(i >= 0 ? i : 0, 1);
+      const [dropped] = this.outbox.splice(Math.max(i, 0), 1);
       if (dropped!.urgent) {
         this.drops.high += 1;
         this.report(

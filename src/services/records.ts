@@ -3,7 +3,7 @@
 // pid reused by another process is never taken for ours. Output goes to `$AEP_STATE_DIR/logs/`.
 import { chmodSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { stateDir, writePrivateFile } from '../adapters/install.js';
+import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 
 export interface ServiceRecord {
   /** `relay`, or `adapter-<vendor>`. */

@@ -1,92 +1,41 @@
-// Holds one session actor per session, feeds it inputs, and alone turns its outputs into AEP
-// envelopes: each session's (epoch, seq) lives here and a SessionEmitter built from it stamps
-// each step (AEP-0001 §7).
-// Every command's ack is recorded as its exact serialisation so a retry gets it back byte for
-// byte (AEP-0004 §3, D4). Muted stepping (replay) advances actors and touches nothing else.
-// The session machine is pure, so an unobserved session is kept as its state value and context
-// and stepped through the machine's own transition() (its fold, machines/fold.ts, when the log is
-// replayed); it becomes a live actor only under inspection.
-import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
-import {
-  SessionEmitter,
-  SteeringError,
-  agentEvent,
-  eventText,
-  newId,
-  scopeOf,
-  withdrawType,
-  type AepCommand,
-  type AepEvent,
-  type EventFields,
-  type Rejection,
-  CODE_ATTR,
-  RESUME_WINDOW_ATTR,
-  describedType,
-} from '../protocol/index.js';
-import { redactText, redactValue } from '../protocol/redact.js';
-import { sessionFold, sessionMachine } from '../machines/session.js';
+// Holds every session the adapter serves, feeds each its inputs, and alone turns what it
+// announces into AEP envelopes (stamp.ts): each session is one record (session-record.ts) with
+// its cell, its (epoch, seq) and the emitter that stamps it (AEP-0001 §7). Every command's ack
+// is recorded as its exact serialisation so a retry gets it back byte for byte (AEP-0004 §3,
+// D4). Each step keeps an undo beside it until its records are durable (D22). Muted stepping
+// (replay) advances sessions and touches nothing else.
+import type { InspectionEvent, Observer } from 'xstate';
+import { SessionEmitter, SteeringError, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
 import { repliesNeutral } from '../machines/session-parts.js';
 import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
-import type { ClassifiedHook, HookReply, SessionAbout, VendorSurface } from './surface.js';
+import type { VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
-// D30 native lanes: kept in their own module (lanes/host.ts); the lines marked `lanes:` below use it.
-import { asEcho, laneCancel, stampLane, type LaneEffect, type LaneHostOptions } from '../lanes/host.js';
+import {
+  SessionStepper,
+  cellState,
+  contextOf,
+  stateValueOf,
+  type SessionCell,
+  type SessionRecord,
+  type Undo,
+  viewOf,
+  type SessionView,
+} from './session-record.js';
+import type { HostState, PersistedCell } from './snapshot.js';
+import { commandInput, description, hookInput, type CommandGates } from './session-inputs.js';
+import { OpenHooks } from './open-hooks.js';
+import { stamp, stampObservations, type ObservationSink, type StampSource, type StampSurface } from './stamp.js';
+import type { Effect, SessionItem, StepResult } from './step-types.js';
+// D30 native lanes: kept in their own module (lanes/host.ts); the lines marked `lanes:` use it.
+import { asEcho } from '../lanes/host.js';
 import { lanesOf } from '../machines/lane-steps.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
 
-/** Observation types that belong to a run and so carry an adapter-minted run id. */
-const RUN_SCOPED = /^(run|tool|delegation)\./;
-
-/** Something for one session, in arrival order. */
-export type SessionItem =
-  | { kind: 'hook'; session: string; hookId: string; at: number; hook: ClassifiedHook }
-  | { kind: 'command'; session: string; at: number; command: AepCommand }
-  | { kind: 'input'; session: string; input: SessionInput };
-
-/** What the outside must do after a step. */
-export type Effect =
-  /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
-  | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
-  /** The hook's reply waits for a decision; arm the D14 timer. */
-  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
-  /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
-  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
-  /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
-  | { kind: 'cancel'; session: string; commandId: string }
-  /** D32: ask the transport to take back input `inputId`; its answer feeds withdraw.answered. */
-  | { kind: 'withdraw'; session: string; commandId: string; inputId: string; text: string }
-  /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
-  | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
-  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
-  | { kind: 'forward'; session: string; command: AepCommand }
-  /** lanes: a steer or an interrupt for a native lane; its answer feeds lane.answered / cancel.answered. */
-  | LaneEffect;
-
-export interface StepResult {
-  /** Events for the sinks, in order (re-acks included). */
-  events: AepEvent[];
-  /** Step number: `durable(n)` keeps it, `rollback()` undoes it until then (D22). */
-  stepNo?: number;
-  /** Records for the event log, written before any effect is performed (D12). */
-  records: LogRecord[];
-  effects: Effect[];
-}
-
-export interface HostOptions {
+export interface HostOptions extends CommandGates {
   surface: VendorSurface;
-  /** AEP_INSTRUCT (D5). */
-  instruct: boolean;
-  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL); off when absent. */
-  sendInput?: boolean;
-  /** Whether the send_input transport is connected right now. */
-  inputReady?: () => boolean;
-  /** The vendor's control gate for the surface's `controls` (e.g. AEP_OPENHANDS_CONTROL). */
-  control?: boolean;
-  /** The vendor's guard for a forwarded command, from what the stream last showed. */
-  controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   attentionTimeoutMs?: number;
   /** D25 resume window (`AEP_RESUME_WINDOW_MS`); the surface's otherwise. */
   resumeWindowMs?: number;
@@ -96,72 +45,7 @@ export interface HostOptions {
   host?: string;
   inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
   onError?: (e: SteeringError) => void;
-  /** lanes: what the attached native lanes add (D30–D33); absent: the hook lane only. */
-  lanes?: LaneHostOptions;
 }
-
-export interface SessionView {
-  session: string;
-  state: string;
-  queue: { id: string; acceptedAt: number; chars: number }[];
-  inFlight: number;
-  holds: { requestId: string; hold: string }[];
-  /** Accepted send_inputs the vendor has not settled (D28). */
-  inputs: { id: string; phase: string; chars: number }[];
-}
-
-type SessionActor = Actor<typeof sessionMachine>;
-
-/** What one step changed, so a step whose records never became durable can be undone (D22). */
-interface Undo {
-  stepNo: number;
-  session: string;
-  /** The cell before the step; undefined when the step spawned it. */
-  cell: { value: SessionSnapshot['value']; context: SessionContext } | undefined;
-  seq: number | undefined;
-  orphan: Record<string, AckDecision> | undefined;
-  /** Ack keys the step recorded, with what they held before. */
-  acks: [string, string | undefined][];
-  hookId: string | undefined;
-}
-
-/** A session cell as a snapshot holds it: the machine's persisted snapshot (D24). */
-export interface PersistedCell {
-  session: string;
-  snapshot: { value: unknown; context: SessionContext; status?: string };
-}
-
-/** Everything a host holds beyond its log, for a snapshot (D24). */
-export interface HostState {
-  cells: PersistedCell[];
-  /** The epoch each session's next process starts at (D11). */
-  epochs: [string, number][];
-  /** Recorded acks, byte for byte (D4). */
-  acks: [string, string][];
-  orphans: [string, Record<string, AckDecision>][];
-}
-type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
-type SessionScope = Parameters<typeof sessionMachine.transition>[2];
-
-/**
- * One session: its state value and context, or, under inspection, a live actor so the inspector
- * sees every event and transition. An actor and its system cost ~4 KB each; a session kept as
- * data costs about what its context does, which matters with many idle sessions.
- */
-type SessionCell =
-  | { actor?: undefined; value: SessionSnapshot['value']; context: SessionContext }
-  | { actor: SessionActor };
-
-const valueOf = (cell: SessionCell): SessionSnapshot['value'] =>
-  cell.actor ? cell.actor.getSnapshot().value : cell.value;
-const contextOf = (cell: SessionCell): SessionContext => (cell.actor ? cell.actor.getSnapshot().context : cell.context);
-
-const stateName = (value: unknown): string =>
-  typeof value === 'string'
-    ? value
-    : Object.entries(value as Record<string, unknown>)
-        .map(([k, v]) => `${k}.${stateName(v)}`)
-        .join(',');
 
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
 /** Bound on kept emitters: the sessions active at once, not every session the host holds. */
@@ -170,70 +54,45 @@ const WARM_EMITTERS = 256;
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
 
-/** D37: a title is the first non-blank line of the first prompt, at most 120 characters. */
-function titleOf(prompt: string | undefined): string | undefined {
-  const line = prompt
-    ?.split('\n')
-    .map((l) => l.trim())
-    .find((l) => l !== '');
-  return line === undefined ? undefined : line.length > 120 ? `${line.slice(0, 119)}…` : line;
-}
-
-/**
- * D35: a request says what it asks. It goes out at capture `redacted`: the vendor's prompt with
- * what the tool will do, and the real option and field labels, each through the AEP-0003 §9.4
- * pipeline. A hop to a metadata ceiling synthesises the prompt from kind and subject (the tool
- * name) and turns labels into ids (protocol/capture.ts downLevel), so a watcher sees `Bash` only.
- */
-function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested' }>): EventFields {
-  const r = o.request;
-  const prompt = redactText(r.detail === undefined ? r.prompt : `${r.prompt}: ${r.detail}`);
-  const data: Record<string, unknown> = { kind: r.kind, prompt, respond_via: r.respondVia ?? ['control'] };
-  if (r.kind === 'permission') {
-    data.options = (
-      r.options ?? [
-        { id: 'allow', label: 'Allow' },
-        { id: 'deny', label: 'Deny' },
-      ]
-    ).map((x) => ({ id: x.id, label: redactText(x.label) }));
-  }
-  if (r.fields) data.fields = redactValue(r.fields);
-  const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'redacted', data };
-  if (r.subject !== undefined) f.subject = r.subject;
-  if (o.cause !== undefined) f.cause = o.cause;
-  return f;
-}
-
 export class ActorHost {
   readonly surface: VendorSurface;
   private readonly opts: HostOptions;
-  private readonly sessions = new Map<string, SessionCell>();
-  /** Next seq per session (AEP-0001 §7): two numbers kept, an emitter built per step. */
-  private readonly seqs = new Map<string, number>();
-  /** Emitters of the step in progress. */
-  private readonly emitters = new Map<string, SessionEmitter>();
-  /** Emitters of recently stepped sessions, so a busy session does not rebuild (and re-check) its emitter per step. */
-  private readonly warm = new Map<string, SessionEmitter>();
-  /** Epoch each session's emitter starts at (set by replay: previous max + 1, D11). */
-  private readonly epochs = new Map<string, number>();
+  /** Every session, in the order their cells came into being. */
+  private readonly records = new Map<string, SessionRecord>();
+  /** Records whose emitter is kept warm, so a busy session does not rebuild (and re-check) it per step. */
+  private readonly warm = new Set<SessionRecord>();
   /** Command dedupe key → its ack, exactly as first serialised. */
   private readonly recorded = new Map<string, string>();
-  /** Decisions for commands to sessions that had no actor yet (D6), per session. */
-  private readonly orphanDecisions = new Map<string, Record<string, AckDecision>>();
-  /** Hooks whose reply is still owed, with what the vendor sent. */
-  private readonly openHooks = new Map<string, ClassifiedHook>();
-  /** D37: what this process has described of each session (session.described). */
-  private readonly described = new Map<string, { cwd?: string; titled: boolean }>();
-  private collecting: SessionOutput[] | undefined;
-  private pureScope: SessionScope | undefined;
+  /** Hooks whose reply is still owed: the bus's arrivals and what the vendor sent, one map. */
+  readonly hooks = new OpenHooks();
+  private readonly stepper: SessionStepper;
   /** Undo entries of steps whose records are not durable yet, oldest first (D22). */
   private undos: Undo[] = [];
   private stepCount = 0;
-  private current: Undo | undefined;
+  /** Who emits a hook's observations and hears of one that cannot be. */
+  private readonly sink: ObservationSink;
+  /** What stamping reads from this host: emitters, recorded acks, open hooks. */
+  private readonly source: StampSource = {
+    emitter: (session) => this.emitterFor(session),
+    ack: (key) => this.recorded.get(key),
+    hook: (hookId) => this.hooks.hook(hookId),
+  };
+  /** The vendor's reply builders, as stamping calls them. */
+  private readonly replies: StampSurface;
+  /** Emitters of the step in progress, by the record they stamp for. */
+  private readonly stepping = new Map<SessionRecord, SessionEmitter>();
 
   constructor(opts: HostOptions) {
     this.opts = opts;
     this.surface = opts.surface;
+    this.stepper = new SessionStepper(opts.surface.token, opts.inspect);
+    const surface = opts.surface;
+    this.sink = { vendor: surface.token, host: opts.host, onError: opts.onError };
+    this.replies = {
+      contextReply: surface.contextReply.bind(surface),
+      decisionReply: surface.decisionReply.bind(surface),
+      notice: opts.notice !== false,
+    };
   }
 
   get vendor(): string {
@@ -245,24 +104,27 @@ export class ActorHost {
   }
 
   sessionKeys(): string[] {
-    return [...this.sessions.keys()];
+    const keys: string[] = [];
+    for (const r of this.records.values()) if (r.cell) keys.push(r.session);
+    return keys;
   }
 
   context(session: string): SessionContext | undefined {
-    const cell = this.sessions.get(session);
+    const cell = this.records.get(session)?.cell;
     return cell && contextOf(cell);
   }
 
-  /** D7–D8: this hook is a moment that will get the neutral reply, whatever else its step does. */
+  /**
+   * D7–D8: the machine's own answer, before the step, to whether this moment gets the neutral
+   * reply whatever else its step does (machines/session-parts.ts `repliesNeutral`, held equal to
+   * the step on every path by test/machines/paths.test.ts).
+   */
   answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {
     const c = item.hook.class;
     if (c.kind !== 'moment') return false;
-    const cell = this.sessions.get(item.session);
+    const cell = this.records.get(item.session)?.cell;
     const turn = c.turn ?? item.hook.bounds;
-    return repliesNeutral(
-      cell && { value: valueOf(cell), context: contextOf(cell) },
-      turn === undefined ? c : { ...c, turn },
-    );
+    return repliesNeutral(cell && cellState(cell), turn === undefined ? c : { ...c, turn });
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -271,27 +133,38 @@ export class ActorHost {
   }
 
   stateValue(session: string): unknown {
-    const cell = this.sessions.get(session);
-    return cell && valueOf(cell);
+    const cell = this.records.get(session)?.cell;
+    return cell && stateValueOf(cell);
   }
 
   views(): SessionView[] {
-    return [...this.sessions.entries()].map(([session, cell]) => {
-      const context = contextOf(cell);
-      return {
-        session,
-        state: stateName(valueOf(cell)),
-        queue: context.queue.map((q) => ({ id: q.id, acceptedAt: q.acceptedAt, chars: q.text.length })),
-        inFlight: context.inFlight.reduce((n, b) => n + b.items.length, 0),
-        holds: context.holds.map((h) => ({ requestId: h.requestId, hold: h.hold })),
-        inputs: context.inputs.map((i) => ({ id: i.id, phase: i.phase, chars: i.text.length })),
-      };
-    });
+    const views: SessionView[] = [];
+    for (const { session, cell } of this.records.values()) if (cell) views.push(viewOf(session, cell));
+    return views;
   }
 
   /** The recorded ack for a command key (byte-identical re-ack, D4). */
   recordedAck(key: string): string | undefined {
     return this.recorded.get(key);
+  }
+
+  private record(session: string): SessionRecord {
+    let r = this.records.get(session);
+    if (!r) {
+      r = { session };
+      this.records.set(session, r);
+    }
+    return r;
+  }
+
+  /** Gives the record its first cell; it moves behind the sessions already live, as a new one would. */
+  private setCell(r: SessionRecord, cell: SessionCell): SessionCell {
+    if (!r.cell) {
+      this.records.delete(r.session);
+      this.records.set(r.session, r);
+    }
+    r.cell = cell;
+    return cell;
   }
 
   // ---- durability (D22) -------------------------------------------------------------------
@@ -312,36 +185,26 @@ export class ActorHost {
   }
 
   private undoOne(u: Undo): void {
-    const now = this.sessions.get(u.session);
-    now?.actor?.stop();
-    if (u.cell === undefined) this.sessions.delete(u.session);
-    else if (now?.actor) this.sessions.set(u.session, this.revive(u.session, u.cell));
-    else this.sessions.set(u.session, { value: u.cell.value, context: u.cell.context });
-    if (u.seq === undefined) this.seqs.delete(u.session);
-    else this.seqs.set(u.session, u.seq);
-    if (u.orphan === undefined) this.orphanDecisions.delete(u.session);
-    else this.orphanDecisions.set(u.session, u.orphan);
     for (let i = u.acks.length - 1; i >= 0; i -= 1) {
       const [key, before] = u.acks[i]!;
       if (before === undefined) this.recorded.delete(key);
       else this.recorded.set(key, before);
     }
-    if (u.hookId !== undefined) this.openHooks.delete(u.hookId);
-  }
-
-  /** A live actor (inspection) from a value and context. */
-  private revive(session: string, s: { value: unknown; context: SessionContext }): SessionCell {
-    const persisted = sessionMachine.getPersistedSnapshot(
-      sessionMachine.resolveState({ value: s.value as SessionSnapshot['value'], context: s.context }),
-    );
-    const actor = createActor(sessionMachine, {
-      input: { session, vendor: this.vendor },
-      snapshot: persisted,
-      ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}),
-    });
-    actor.on('*', (o) => this.collecting?.push(o));
-    actor.start();
-    return { actor };
+    if (u.hookId !== undefined) this.hooks.answered(u.hookId);
+    const r = this.records.get(u.session);
+    if (!r) return;
+    r.cell?.actor?.stop();
+    if (!u.existed) {
+      this.records.delete(u.session);
+      this.warm.delete(r);
+      return;
+    }
+    if (u.cell === undefined) delete r.cell;
+    else r.cell = this.stepper.restore(r.session, u.cell);
+    if (u.seq === undefined) delete r.seq;
+    else r.seq = u.seq;
+    if (u.orphan === undefined) delete r.orphan;
+    else r.orphan = u.orphan;
   }
 
   // ---- snapshots (D24) -----------------------------------------------------------------------
@@ -350,39 +213,33 @@ export class ActorHost {
   exportState(): HostState {
     const cells: PersistedCell[] = [];
     const epochs: [string, number][] = [];
-    for (const [session, cell] of this.sessions) {
-      const persisted = cell.actor
-        ? cell.actor.getPersistedSnapshot()
-        : sessionMachine.getPersistedSnapshot(
-            sessionMachine.resolveState({ value: cell.value, context: cell.context }),
-          );
-      const p = persisted as unknown as { value: unknown; context: SessionContext; status?: string };
+    const orphans: [string, Record<string, AckDecision>][] = [];
+    for (const { session, cell } of this.records.values()) {
+      if (!cell) continue;
+      const p = this.stepper.persisted(cell);
       cells.push({
         session,
         snapshot: { value: p.value, context: p.context, ...(p.status ? { status: p.status } : {}) },
       });
     }
-    // A session with no cell may still have emitted (a refused orphan command, D6): its positions count too.
-    const known = new Set([...this.sessions.keys(), ...this.epochs.keys(), ...this.seqs.keys()]);
-    for (const session of known) {
-      const epoch = this.epochs.get(session) ?? 0;
+    // A session with no cell may still have emitted (a refused orphan command, D6): its positions
+    // count too, after the sessions with cells.
+    const positioned = [...this.records.values()].filter((r) => r.cell || r.epoch !== undefined || r.seq !== undefined);
+    for (const r of [...positioned.filter((r) => r.cell), ...positioned.filter((r) => !r.cell)]) {
+      const epoch = r.epoch ?? 0;
       // A session that emitted in this process used `epoch`; the next process takes the one after it.
-      epochs.push([session, (this.seqs.get(session) ?? 0) > 0 ? epoch + 1 : epoch]);
+      epochs.push([r.session, (r.seq ?? 0) > 0 ? epoch + 1 : epoch]);
     }
-    return { cells, epochs, acks: [...this.recorded.entries()], orphans: [...this.orphanDecisions.entries()] };
+    for (const r of this.records.values()) if (r.orphan !== undefined) orphans.push([r.session, r.orphan]);
+    return { cells, epochs, acks: [...this.recorded.entries()], orphans };
   }
 
   /** Restores a host exported by `exportState` (before any replay of the log's tail). */
   importState(s: HostState): void {
-    for (const c of s.cells) {
-      const cell: SessionCell = this.opts.inspect
-        ? this.revive(c.session, c.snapshot)
-        : { value: c.snapshot.value as SessionSnapshot['value'], context: c.snapshot.context };
-      this.sessions.set(c.session, cell);
-    }
-    for (const [session, epoch] of s.epochs) this.epochs.set(session, epoch);
+    for (const c of s.cells) this.setCell(this.record(c.session), this.stepper.restore(c.session, c.snapshot));
+    for (const [session, epoch] of s.epochs) this.record(session).epoch = epoch;
     for (const [key, bytes] of s.acks) this.recorded.set(key, bytes);
-    for (const [session, d] of s.orphans) this.orphanDecisions.set(session, d);
+    for (const [session, d] of s.orphans) this.record(session).orphan = d;
   }
 
   // ---- replay support ---------------------------------------------------------------------
@@ -395,7 +252,8 @@ export class ActorHost {
     if (ack !== undefined) this.recorded.set(ack, bytes ?? JSON.stringify(e));
     if (e.session !== undefined && e.seq !== undefined) {
       const next = (e.epoch ?? 0) + 1;
-      if ((this.epochs.get(e.session) ?? 0) < next) this.epochs.set(e.session, next);
+      const r = this.record(e.session);
+      if ((r.epoch ?? 0) < next) r.epoch = next;
     }
   }
 
@@ -406,27 +264,23 @@ export class ActorHost {
    * take the live path.
    */
   replayInput(session: string, input: SessionInput): void {
-    const fold = typeof sessionFold === 'string' || this.opts.inspect ? undefined : sessionFold;
-    let cell = this.sessions.get(session);
-    if (fold && cell === undefined && SPAWNS.has(input.type)) {
+    const r = this.records.get(session);
+    let cell = r?.cell;
+    if (cell === undefined && SPAWNS.has(input.type) && this.stepper.folds(cell)) {
       // A hook spawns its session as on the live path (spawn()), its initial state folded too.
-      const decisions = this.orphanDecisions.get(session);
-      this.orphanDecisions.delete(session);
-      const initial = fold.initial({ session, vendor: this.vendor, ...(decisions ? { decisions } : {}) });
-      cell = { value: initial.value as SessionSnapshot['value'], context: initial.context };
-      this.sessions.set(session, cell);
+      cell = this.spawn(session, true);
     }
-    if (!fold || cell === undefined || cell.actor) {
+    if (cell === undefined || !this.stepper.folds(cell)) {
       this.apply(session, input);
       return;
     }
-    fold.step(cell, input);
+    this.stepper.advance(cell, input, true);
   }
 
   /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
   recover(at: number): StepResult[] {
     const out: StepResult[] = [];
-    for (const session of this.sessions.keys()) {
+    for (const session of this.sessionKeys()) {
       const ctx = this.context(session);
       const owed =
         ctx !== undefined &&
@@ -445,36 +299,39 @@ export class ActorHost {
 
   // ---- live stepping ----------------------------------------------------------------------
 
-  /** Turns an item into the session input, steps the actor, and stamps what it announced. */
+  /** Turns an item into the session input, steps the session, and stamps what it announced. */
   step(item: SessionItem): StepResult {
-    const cell = this.sessions.get(item.session);
+    const record = this.records.get(item.session);
     const undo: Undo = {
       stepNo: ++this.stepCount,
       session: item.session,
-      cell: cell && { value: valueOf(cell), context: contextOf(cell) },
-      seq: this.seqs.get(item.session),
-      orphan: this.orphanDecisions.get(item.session),
+      existed: record !== undefined,
+      cell: record?.cell && cellState(record.cell),
+      seq: record?.seq,
+      orphan: record?.orphan,
       acks: [],
       hookId: item.kind === 'hook' ? item.hookId : undefined,
     };
-    this.current = undo;
     try {
-      return { ...this.stepFailOpen(item), stepNo: undo.stepNo };
+      return { ...this.stepFailOpen(item, undo), stepNo: undo.stepNo };
     } finally {
-      this.current = undefined;
       this.undos.push(undo);
-      for (const [session, e] of this.emitters) {
-        if (e.position.seq !== (this.seqs.get(session) ?? 0)) this.seqs.set(session, e.position.seq);
-        if (this.warm.size >= WARM_EMITTERS) this.warm.clear();
-        this.warm.set(session, e);
+      for (const [r, e] of this.stepping) {
+        if (e.position.seq !== (r.seq ?? 0)) r.seq = e.position.seq;
+        if (this.warm.size >= WARM_EMITTERS && !this.warm.has(r)) {
+          for (const w of this.warm) delete w.emitter;
+          this.warm.clear();
+        }
+        r.emitter = e;
+        this.warm.add(r);
       }
-      this.emitters.clear();
+      this.stepping.clear();
     }
   }
 
-  private stepFailOpen(item: SessionItem): StepResult {
+  private stepFailOpen(item: SessionItem, undo: Undo): StepResult {
     try {
-      return this.stepUnsafe(item);
+      return this.stepUnsafe(item, undo);
     } catch (cause) {
       const err =
         cause instanceof SteeringError
@@ -484,24 +341,17 @@ export class ActorHost {
       if (item.kind !== 'hook') return EMPTY;
       // Fail open (D15): the waiting hook gets the neutral reply, and anything the step had
       // already handed to that reply goes back to the head of the queue (D9).
-      this.openHooks.delete(item.hookId);
-      const neutral: Effect = {
-        kind: 'reply',
-        session: item.session,
-        hookId: item.hookId,
-        reply: this.surface.neutralReply(item.hook),
-        confirm: false,
-      };
+      this.hooks.answered(item.hookId);
+      const neutral: Effect = { kind: 'neutral', session: item.session, hookId: item.hookId };
       try {
-        const undo = this.stepUnsafe({
-          kind: 'input',
-          session: item.session,
-          input: { type: 'reply.failed', at: item.at, hookId: item.hookId },
-        });
-        return { events: undo.events, records: undo.records, effects: [...undo.effects, neutral] };
+        const back = this.stepUnsafe(
+          { kind: 'input', session: item.session, input: { type: 'reply.failed', at: item.at, hookId: item.hookId } },
+          undo,
+        );
+        return { events: back.events, records: back.records, effects: [...back.effects, neutral] };
       } catch (again) {
         this.opts.onError?.(
-          new SteeringError('EVENT_INVALID', `could not return a failed reply's instructions: ${String(again)}`, {
+          new SteeringError('INTERNAL', `could not return a failed reply's instructions: ${String(again)}`, {
             cause: again,
           }),
         );
@@ -510,84 +360,42 @@ export class ActorHost {
     }
   }
 
-  private stepUnsafe(item: SessionItem): StepResult {
+  private stepUnsafe(item: SessionItem, undo: Undo): StepResult {
     const events: AepEvent[] = [];
     const records: LogRecord[] = [];
     let input: SessionInput;
     // D37: an invocation that fires nothing but its end moment (`claude mcp list`) is not a
     // session: nothing is emitted, claimed or logged for it, and the hook gets the neutral reply.
-    if (item.kind === 'hook' && item.hook.class.kind === 'end' && !this.sessions.has(item.session)) {
-      const reply = this.surface.neutralReply(item.hook);
-      return {
-        events,
-        records,
-        effects: [{ kind: 'reply', session: item.session, hookId: item.hookId, reply, confirm: false }],
-      };
+    if (item.kind === 'hook' && item.hook.class.kind === 'end' && !this.records.get(item.session)?.cell) {
+      return { events, records, effects: [{ kind: 'neutral', session: item.session, hookId: item.hookId }] };
     }
     if (item.kind === 'hook') {
       const echo = asEcho(item.hook, this.context(item.session)); // lanes: a steer's echo
       if (echo !== item.hook) item = { ...item, hook: echo };
       const emitter = this.emitterFor(item.session);
-      let firstId: string | undefined;
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
       // moment mints one, and run, tool and delegation events carry it until the turn closes.
       const cls = item.hook.class;
-      const runId =
-        cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : this.context(item.session)?.run;
-      for (const o of item.hook.observations) {
-        // A malformed observation is reported and skipped; steering for this hook goes on.
-        try {
-          const f: EventFields = { type: o.type, at: item.at, id: o.id ?? newId(item.at) };
-          if (o.data !== undefined) f.data = o.data;
-          if (o.subject !== undefined) f.subject = o.subject;
-          if (o.severity !== undefined) f.severity = o.severity;
-          if (o.capture !== undefined) f.capture = o.capture;
-          const scope = scopeOf(o.type);
-          // Agent-scoped observations carry no session, run or seq (AEP-0001 §5.2).
-          if (scope === 'agent') {
-            const e = agentEvent(this.vendor, f, this.opts.host);
-            events.push(e);
-            records.push({ k: 'ev', e });
-            continue;
-          }
-          if (scope !== 'session') {
-            this.opts.onError?.(
-              new SteeringError('EVENT_INVALID', `observation type ${o.type} is a command type; not emitted`),
-            );
-            continue;
-          }
-          if (o.run !== undefined) f.run = o.run;
-          else if (runId !== undefined && RUN_SCOPED.test(o.type)) f.run = runId;
-          if (o.step !== undefined) f.step = o.step;
-          if (o.cause !== undefined) f.cause = o.cause;
-          // The vendor's abort moment answers a cancel under way: its run.cancelled names the command.
-          const cancel = o.type === 'run.cancelled' ? this.context(item.session)?.cancel : undefined;
-          if (cancel?.acked === true) {
-            f.cause = cancel.id;
-            f.data = { ...(f.data ?? {}), by: 'control' };
-          }
-          const e = emitter.emit(f);
-          firstId ??= e.id;
-          events.push(e);
-          records.push({ k: 'ev', e });
-        } catch (cause) {
-          this.opts.onError?.(
-            cause instanceof SteeringError
-              ? cause
-              : new SteeringError('EVENT_INVALID', `observation ${o.type} not emitted: ${String(cause)}`, { cause }),
-          );
-        }
-      }
-      const described = this.description(item.session, item.hook.about);
+      const ctx = this.context(item.session);
+      const runId = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : ctx?.run;
+      const firstId = stampObservations(item, emitter, { runId, ctx }, this.sink, events, records);
+      const lanes = this.opts.lanes === undefined ? undefined : lanesOf(ctx); // lanes
+      const described = description(this.records.get(item.session)?.described, item.hook.about, this.surface, lanes);
       if (described !== undefined) {
-        const e = emitter.emit({ ...described, at: item.at, id: newId(item.at) });
+        this.record(item.session).described = described.described;
+        const e = emitter.emit({ ...described.fields, at: item.at, id: newId(item.at) });
         events.push(e);
         records.push({ k: 'ev', e });
       }
-      input = this.hookInput(item, firstId, cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined);
-      this.openHooks.set(item.hookId, item.hook);
+      const times = {
+        windowMs: this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0,
+        attentionTimeoutMs: this.attentionTimeoutMs,
+      };
+      const opened = cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined;
+      input = hookInput(item, this.context(item.session), times, firstId, opened);
+      this.hooks.classified(item.hookId, item.hook);
     } else if (item.kind === 'command') {
-      input = this.commandInput(item);
+      input = commandInput(item, this.surface, this.opts, this.context(item.session));
     } else {
       input = item.input;
     }
@@ -597,145 +405,19 @@ export class ActorHost {
     // something, so idle ticks do not grow the log.
     const changed = outputs.length > 0 || this.context(item.session) !== before;
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
-    return this.stamp(item.session, input, outputs, events, records);
-  }
+    const out = stamp(item.session, this.source, input, outputs, this.replies, events, records);
 
-  /**
-   * D37: `x.{vendor}.session.described` when a session is first seen by this process, when its
-   * working directory changes, and once with its title (the first prompt's first line; the
-   * event is then at capture redacted, so a metadata watcher never gets the title).
-   */
-  private description(session: string, about: SessionAbout | undefined): EventFields | undefined {
-    const known = this.described.get(session);
-    const cwd = about?.cwd ?? known?.cwd;
-    const title = known?.titled === true ? undefined : titleOf(about?.prompt);
-    if (known !== undefined && cwd === known.cwd && title === undefined) return undefined;
-    // Only what the hook input said: a bridge vendor (no `about`) is described by its own events.
-    if (cwd === undefined && title === undefined) return undefined;
-    this.described.set(session, {
-      ...(cwd === undefined ? {} : { cwd }),
-      titled: known?.titled === true || title !== undefined,
-    });
-    const data: Record<string, unknown> = {};
-    if (cwd !== undefined) data.cwd = cwd;
-    if (title !== undefined) data.title = title;
-    if (this.surface.staleAfterMs !== undefined) data.stale_after_ms = this.surface.staleAfterMs;
-    if (this.opts.lanes !== undefined) data.lanes = lanesOf(this.context(session)); // lanes
-    return { type: describedType(this.vendor), data, capture: title === undefined ? 'metadata' : 'redacted' };
-  }
-
-  private hookInput(
-    item: Extract<SessionItem, { kind: 'hook' }>,
-    causeId: string | undefined,
-    runId?: string,
-  ): SessionInput {
-    const base = { at: item.at, hookId: item.hookId, ...(causeId === undefined ? {} : { causeId }) };
-    const c = item.hook.class;
-    if (c.kind === 'end') {
-      const windowMs = this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0;
-      return { type: 'hook.end', ...base, reason: c.reason, ...(windowMs > 0 ? { windowMs } : {}) };
+    for (const [key, text] of out.acks) {
+      undo.acks.push([key, this.recorded.get(key)]);
+      this.recorded.set(key, text);
     }
-    if (c.kind === 'held') {
-      return {
-        type: 'hook.held',
-        ...base,
-        requestId: newId(item.at),
-        hold: c.hold,
-        request: c.request,
-        timeoutMs: this.attentionTimeoutMs,
-        ...(c.call === undefined ? {} : { call: c.call }),
-      };
-    }
-    const turn = c.turn ?? item.hook.bounds;
-    // D34: only a moment that reports a call some request of this session holds mints an answer id.
-    const ran =
-      c.ran !== undefined && this.context(item.session)?.holds.some((h) => h.call === c.ran) === true
-        ? { ran: { call: c.ran, answeredId: newId(item.at) } }
-        : {};
-    return {
-      type: 'hook.moment',
-      ...base,
-      eligible: c.eligible,
-      moment: item.hook.event,
-      ...(c.starts === true ? { starts: true } : {}),
-      ...(turn === undefined ? {} : { turn }),
-      ...(runId === undefined ? {} : { runId }),
-      ...ran,
-      ...(item.hook.echo === undefined ? {} : { echo: item.hook.echo }), // lanes
-    };
-  }
-
-  private commandInput(item: Extract<SessionItem, { kind: 'command' }>): SessionInput {
-    const c = item.command;
-    const laned = laneCancel(
-      c,
-      item.at,
-      this.context(item.session),
-      this.opts.lanes,
-      this.opts.instruct,
-      this.surface.cancels === true,
-    ); // lanes
-    if (laned !== undefined) return laned;
-    if (this.surface.controls?.includes(c.type) === true) {
-      const gateOpen = this.opts.control === true;
-      const refusal = gateOpen ? this.opts.controlCheck?.(item.session, c) : undefined;
-      return {
-        type: 'command.forward',
-        at: item.at,
-        command: c,
-        gateOpen,
-        ...(refusal === undefined ? {} : { refusal }),
-      };
-    }
-    if (c.type === 'control.attention.respond')
-      return { type: 'command.respond', at: item.at, command: c, answeredId: newId(item.at) };
-    if (c.type === 'control.cancel' && this.surface.cancels === true) {
-      return {
-        type: 'command.cancel',
-        at: item.at,
-        command: c,
-        gateOpen: this.opts.sendInput === true,
-        ready: this.opts.inputReady?.() ?? false,
-      };
-    }
-    const input = this.surface.sendInput;
-    if (input !== undefined && c.type === input.type) {
-      return {
-        type: 'command.send_input',
-        at: item.at,
-        command: c,
-        gateOpen: this.opts.sendInput === true,
-        ready: this.opts.inputReady?.() ?? false,
-        policy: input.policy,
-      };
-    }
-    // Any other command reaching a session is the steering verb or one this adapter does not
-    // take; the gate answers both (D5: only the surface's verb can pass).
-    if (c.type === withdrawType(this.surface.token)) {
-      // What it takes back came in through instruct or, where the table lets the queue give inputs back, send_input.
-      const takesBackInputs = this.surface.withdrawsInputs === true && this.opts.sendInput === true;
-      return {
-        type: 'command.withdraw',
-        at: item.at,
-        command: c,
-        gateOpen: this.opts.instruct || takesBackInputs,
-        ...(takesBackInputs ? { takesBackInputs } : {}),
-        ...(this.opts.lanes === undefined ? {} : { laneWithdraws: this.opts.lanes.withdraws }), // lanes
-      };
-    }
-    return {
-      type: 'command.instruct',
-      at: item.at,
-      command: c,
-      gateOpen: this.opts.instruct && c.type === this.surface.steeringType,
-      ...(this.surface.deliveries === undefined ? {} : { deliveries: this.surface.deliveries }),
-      ...(this.opts.lanes === undefined ? {} : { native: this.opts.lanes.native }), // lanes
-    };
+    for (const hookId of out.answered) this.hooks.answered(hookId);
+    return { events: out.events, records: out.records, effects: out.effects };
   }
 
   /** Steps the session (spawning it for a hook) and returns what it announced. */
   private apply(session: string, input: SessionInput): SessionOutput[] {
-    let cell = this.sessions.get(session);
+    let cell = this.records.get(session)?.cell;
     if (!cell) {
       if (
         input.type === 'command.instruct' ||
@@ -747,327 +429,55 @@ export class ActorHost {
       ) {
         return this.orphanCommand(session, input);
       }
-      if (input.type !== 'hook.moment' && input.type !== 'hook.held' && input.type !== 'hook.end') return [];
-      cell = this.spawn(session);
+      if (!SPAWNS.has(input.type)) return [];
+      cell = this.spawn(session, false);
     }
-    const outputs: SessionOutput[] = [];
-    this.collecting = outputs;
-    try {
-      if (cell.actor) {
-        cell.actor.send(input);
-      } else if (typeof sessionFold !== 'string') {
-        // The machine's own definition folded (machines/fold.ts), which reaches what transition()
-        // reaches, outputs in order (test/machines/fold.test.ts), without building an XState
-        // snapshot per step. The cell changes only once the whole step succeeded.
-        const next = { value: cell.value, context: cell.context };
-        sessionFold.step(next, input, outputs);
-        cell.value = next.value as SessionSnapshot['value'];
-        cell.context = next.context;
-      } else {
-        // The same microsteps an actor runs; the cell changes only once the whole step succeeded.
-        const next = sessionMachine.transition(
-          sessionMachine.resolveState({ value: cell.value, context: cell.context }),
-          input,
-          this.scope(),
-        );
-        cell.value = next.value;
-        cell.context = next.context;
-      }
-    } finally {
-      this.collecting = undefined;
-    }
-    return outputs;
+    return this.stepper.advance(cell, input);
   }
 
-  private spawn(session: string): SessionCell {
-    const decisions = this.orphanDecisions.get(session);
-    this.orphanDecisions.delete(session);
-    const input = { session, vendor: this.vendor, ...(decisions ? { decisions } : {}) };
-    let cell: SessionCell;
-    if (this.opts.inspect) {
-      const actor = createActor(sessionMachine, { input, inspect: this.opts.inspect });
-      actor.on('*', (o) => this.collecting?.push(o));
-      actor.start();
-      cell = { actor };
-    } else {
-      const initial = sessionMachine.getInitialSnapshot(this.scope(), input);
-      cell = { value: initial.value, context: initial.context };
-    }
-    this.sessions.set(session, cell);
-    return cell;
+  /** A session's first cell, with the decisions taken for it before it had one (D6). */
+  private spawn(session: string, muted: boolean): SessionCell {
+    const r = this.record(session);
+    const decisions = r.orphan;
+    delete r.orphan;
+    return this.setCell(r, this.stepper.spawn(session, decisions, muted));
   }
 
-  /**
-   * One actor scope for every unobserved session. XState's standalone transition() builds a new
-   * actor and system per call (most of a step's cost); the session machine spawns nothing and
-   * its only effects are emits, which this scope collects, so one scope serves every session.
-   */
-  private scope(): SessionScope {
-    if (!this.pureScope) {
-      const self = createActor(sessionMachine, { input: { session: '', vendor: this.vendor } });
-      const none = (): void => undefined;
-      this.pureScope = {
-        self,
-        id: '',
-        sessionId: '',
-        system: self.system,
-        logger: none,
-        defer: none,
-        stopChild: none,
-        emit: none,
-        actionExecutor: (a) => {
-          if (a.type !== 'xstate.emit')
-            throw new SteeringError(
-              'EVENT_INVALID',
-              `session machine action ${a.type} has an effect; only emits are expected`,
-            );
-          this.collecting?.push((a.params as { event: SessionOutput }).event);
-        },
-      };
-    }
-    return this.pureScope;
-  }
-
-  /** D6: a command for a session with no actor is refused, once, and remembered. */
+  /** D6: a command for a session with no cell is refused, once, and remembered. */
   private orphanCommand(session: string, input: SessionInput & { command: AepCommand }): SessionOutput[] {
-    const decisions = this.orphanDecisions.get(session) ?? {};
+    const decisions = this.records.get(session)?.orphan ?? {};
     const d = decideUnknownSession(decisionsFrom(decisions), input.command);
     if (d.kind === 'duplicate') return [{ type: 'control.reack', cause: input.command.id, key: d.key }];
     if (d.kind !== 'reject') return [];
-    this.orphanDecisions.set(session, { ...decisions, [d.key]: 'rejected' });
+    this.record(session).orphan = { ...decisions, [d.key]: 'rejected' };
     return [{ type: 'control.rejected', cause: input.command.id, key: d.key, rejection: d.rejection }];
   }
 
+  /**
+   * The emitter for the step in progress. A recently used one serves again only where the
+   * record's position agrees with it (a rollback or a new epoch moves the position; the emitter
+   * is then built afresh).
+   */
   private emitterFor(session: string): SessionEmitter {
-    let e = this.emitters.get(session);
-    if (!e) {
-      // A recently used emitter serves again only where the host's position agrees with it (a
-      // rollback or a new epoch moves the position; the emitter is then built afresh).
-      const w = this.warm.get(session);
-      const p = w?.position;
-      if (w && p!.seq === (this.seqs.get(session) ?? 0) && w.epoch === (this.epochs.get(session) ?? 0)) {
-        this.emitters.set(session, w);
-        return w;
-      }
-    }
-    if (!e) {
-      e = new SessionEmitter({
-        agent: this.vendor,
-        session,
-        epoch: this.epochs.get(session) ?? 0,
-        startSeq: this.seqs.get(session) ?? 0,
-        ...(this.opts.host ? { host: this.opts.host } : {}),
-      });
-      this.emitters.set(session, e);
-    }
+    const r = this.record(session);
+    const now = this.stepping.get(r);
+    if (now) return now;
+    const w = r.emitter;
+    const e =
+      w && w.position.seq === (r.seq ?? 0) && w.epoch === (r.epoch ?? 0)
+        ? w
+        : new SessionEmitter({
+            agent: this.vendor,
+            session,
+            epoch: r.epoch ?? 0,
+            startSeq: r.seq ?? 0,
+            ...(this.opts.host ? { host: this.opts.host } : {}),
+          });
+    this.stepping.set(r, e);
     return e;
   }
 
-  /** Appends what the outputs announce to `events` and `records` (the step's observations come first). */
-  private stamp(
-    session: string,
-    input: SessionInput,
-    outputs: readonly SessionOutput[],
-    events: AepEvent[] = [],
-    records: LogRecord[] = [],
-  ): StepResult {
-    const effects: Effect[] = [];
-    const at = input.at;
-    let emitter: SessionEmitter | undefined;
-    // Every `f` below is a literal made for this one call, so it takes the step's time in place.
-    const emit = (f: EventFields, ack?: string): void => {
-      f.at = at;
-      const e = (emitter ??= this.emitterFor(session)).emit(f);
-      events.push(e);
-      records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
-      if (ack !== undefined) {
-        this.current?.acks.push([ack, this.recorded.get(ack)]);
-        this.recorded.set(ack, eventText(e));
-      }
-    };
-    for (const o of outputs) {
-      if (stampLane(o, session, emit, effects)) continue; // lanes
-      switch (o.type) {
-        case 'control.accepted':
-          emit({ type: 'control.accepted', cause: o.cause }, o.key);
-          break;
-        case 'control.rejected':
-          // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-          // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
-          // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
-          emit(
-            {
-              type: 'control.rejected',
-              cause: o.cause,
-              capture: 'redacted',
-              extensions: { [CODE_ATTR]: o.rejection.rule },
-              data: { reason: o.rejection.reason, detail: o.rejection.detail },
-            },
-            o.key,
-          );
-          break;
-        case 'control.reack': {
-          const bytes = this.recorded.get(o.key);
-          if (bytes !== undefined) events.push(JSON.parse(bytes) as AepEvent);
-          break;
-        }
-        case 'instruction.delivered':
-          emit({
-            type: o.eventType,
-            cause: o.cause,
-            data: {
-              queued_ms: o.queuedMs,
-              ...(o.moment === undefined ? {} : { moment: o.moment }),
-              ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
-              ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
-            },
-          });
-          break;
-        case 'instruction.dropped':
-          emit({
-            type: o.eventType,
-            cause: o.cause,
-            data: { reason: o.reason },
-            ...(o.subject === undefined ? {} : { subject: o.subject }),
-          });
-          break;
-        case 'attention.requested':
-          emit(requestedFields(o));
-          break;
-        case 'attention.answered': {
-          const textual = o.answer.text !== undefined || o.answer.values !== undefined;
-          emit({
-            type: 'attention.answered',
-            id: o.id,
-            subject: o.subject,
-            cause: o.cause,
-            capture: textual ? 'redacted' : 'metadata',
-            data: { answer: o.answer, via: o.via ?? 'control' },
-          });
-          break;
-        }
-        case 'attention.resolved':
-          emit({
-            type: 'attention.resolved',
-            subject: o.subject,
-            cause: o.cause,
-            data: { resolution: o.resolution, latency_ms: o.latencyMs },
-          });
-          break;
-        case 'attention.timeout':
-          emit({ type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
-          break;
-        case 'session.ended':
-        case 'session.closed': {
-          // D36: the resume window rides the end event as the extension attribute `resumewindowms`.
-          const f: EventFields = {
-            type: o.type === 'session.ended' ? o.type : o.eventType,
-            data: { reason: o.reason },
-          };
-          if (o.cause !== undefined) f.cause = o.cause;
-          if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
-          emit(f);
-          break;
-        }
-        case 'session.reopened':
-          emit(o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
-          break;
-        case 'run.cancelled':
-          emit({
-            type: 'run.cancelled',
-            cause: o.cause,
-            ...(o.run === undefined ? {} : { run: o.run }),
-            data: { by: 'control' },
-          });
-          break;
-        case 'approval.answer': {
-          const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
-          effects.push({
-            kind: 'answer',
-            session,
-            approvalId: o.approvalId,
-            approved,
-            ...(o.decision.message === undefined ? {} : { reason: o.decision.message }),
-          });
-          break;
-        }
-        case 'run.cancel':
-          effects.push({ kind: 'cancel', session, commandId: o.cause });
-          break;
-        case 'input.withdraw':
-          effects.push({ kind: 'withdraw', session, commandId: o.cause, inputId: o.subject, text: o.text });
-          break;
-        case 'control.forward':
-          effects.push({ kind: 'forward', session, command: o.command });
-          break;
-        case 'input.send':
-          effects.push({
-            kind: 'send',
-            session,
-            commandId: o.cause,
-            text: o.text,
-            ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
-          });
-          break;
-        case 'input.sent':
-          emit({ type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
-          break;
-        case 'input.consumed':
-          emit({ type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
-          break;
-        case 'journal.inflight':
-          records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });
-          break;
-        case 'reply.context': {
-          const hook = this.takeHook(o.hookId);
-          const notice = this.opts.notice === false ? undefined : { count: o.ids.length, from: o.from };
-          effects.push({
-            kind: 'reply',
-            session,
-            hookId: o.hookId,
-            reply: this.surface.contextReply(hook, o.text, notice),
-            confirm: true,
-          });
-          break;
-        }
-        case 'reply.neutral':
-          effects.push({
-            kind: 'reply',
-            session,
-            hookId: o.hookId,
-            reply: this.surface.neutralReply(this.takeHook(o.hookId)),
-            confirm: false,
-          });
-          break;
-        case 'reply.hold':
-          effects.push({ kind: 'hold', session, hookId: o.hookId, requestId: o.requestId, timeoutMs: o.timeoutMs });
-          break;
-        case 'reply.decision': {
-          const hook = this.openHooks.get(o.hookId);
-          this.openHooks.delete(o.hookId);
-          if (hook)
-            effects.push({
-              kind: 'reply',
-              session,
-              hookId: o.hookId,
-              reply: this.surface.decisionReply(hook, o.decision),
-              confirm: false,
-            });
-          break;
-        }
-      }
-    }
-    return { events, records, effects };
-  }
-
-  private takeHook(hookId: string): ClassifiedHook {
-    const hook = this.openHooks.get(hookId);
-    this.openHooks.delete(hookId);
-    if (!hook) throw new SteeringError('EVENT_INVALID', `no open hook ${hookId}`);
-    return hook;
-  }
-
   stop(): void {
-    for (const cell of this.sessions.values()) cell.actor?.stop();
+    for (const r of this.records.values()) r.cell?.actor?.stop();
   }
 }

@@ -88,6 +88,10 @@ export interface HookArrival {
    * promise resolves at once with whether it could be started.
    */
   respond(reply: HookReply, wait?: boolean): Promise<boolean>;
+  /** Writes the vendor's neutral reply (D15): what every answer that hands over nothing is. */
+  neutral(): Promise<boolean>;
+  /** Reports `err` and answers neutrally: a failure on the hook path never blocks the agent (D15). */
+  failOpen(err: SteeringError): Promise<boolean>;
   /** The reply waits for a decision (D13): the budget becomes `ms` plus a margin. */
   hold(ms: number): void;
   /** Settles when the connection closes, replied or not. */
@@ -164,26 +168,38 @@ function writeJson(res: ServerResponse, status: number, body: unknown): Promise<
   });
 }
 
-/** What one open hook call owns: its response, its budget timer (armed only if the reply waits). */
+/** What the endpoint gives every open hook: the vendor's neutral reply, the error sink, the waiting set. */
 interface OpenHookHost {
   neutral: () => HookReply;
-  failOpen(res: ServerResponse, err: SteeringError): void;
-  pending: Set<ServerResponse>;
+  report(err: SteeringError): void;
+  pending: Set<OpenHook>;
 }
 
+/**
+ * One hook call from its first byte to its reply: it owns its response, its budget timer (armed
+ * only if the reply waits) and its fail-open. Its `neutral()` is the only place the neutral body
+ * is written.
+ */
 class OpenHook implements HookArrival {
+  id = '';
+  at = 0;
+  body: Record<string, unknown> = {};
   private settled = false;
   private timer: NodeJS.Timeout | undefined;
   private closedP: Promise<void> | undefined;
   private watched = false;
 
   constructor(
-    readonly id: string,
-    readonly at: number,
-    readonly body: Record<string, unknown>,
     private readonly res: ServerResponse,
     private readonly host: OpenHookHost,
   ) {}
+
+  /** The body is read and is a JSON object: the hook gets its id and time, and can be handed over. */
+  arrived(body: Record<string, unknown>, at: number): void {
+    this.id = newId(at);
+    this.at = at;
+    this.body = body;
+  }
 
   respond(reply: HookReply, wait = true): Promise<boolean> {
     if (this.settled) return unanswered;
@@ -192,13 +208,24 @@ class OpenHook implements HookArrival {
     if (!wait) {
       if (writeJsonNow(res, reply.body)) return answered;
       // An unserialisable reply still owes the vendor an answer.
-      if (!res.destroyed && !res.headersSent) writeJsonNow(res, this.host.neutral().body);
+      void this.writeNeutral();
       return unanswered;
     }
     return writeJson(res, 200, reply.body).then((ok) => {
-      if (!ok && !res.destroyed && !res.headersSent) void writeJson(res, 200, this.host.neutral().body);
+      if (!ok) void this.writeNeutral();
       return ok;
     });
+  }
+
+  neutral(): Promise<boolean> {
+    if (this.settled) return unanswered;
+    this.settle();
+    return this.writeNeutral();
+  }
+
+  failOpen(err: SteeringError): Promise<boolean> {
+    this.host.report(err);
+    return this.neutral();
   }
 
   hold(ms: number): void {
@@ -219,9 +246,9 @@ class OpenHook implements HookArrival {
   wait(budget: number): void {
     if (this.settled || this.watched) return;
     this.watched = true;
-    this.host.pending.add(this.res);
+    this.host.pending.add(this);
     this.res.once('close', () => {
-      this.host.pending.delete(this.res);
+      this.host.pending.delete(this);
       if (this.timer) clearTimeout(this.timer);
     });
     // A hold may have set its longer budget already (D13).
@@ -233,10 +260,20 @@ class OpenHook implements HookArrival {
     this.timer = setTimeout(() => this.expire(), ms);
   }
 
+  /** The endpoint closes while this reply still waits: the vendor gets the neutral one. */
+  closing(): Promise<boolean> {
+    return this.writeNeutral();
+  }
+
   private expire(): void {
     if (this.settled) return;
-    this.settle();
-    this.host.failOpen(this.res, new SteeringError('HOOK_TIMEOUT', `hook reply not ready within its budget`));
+    void this.failOpen(new SteeringError('HOOK_TIMEOUT', `hook reply not ready within its budget`));
+  }
+
+  private writeNeutral(): Promise<boolean> {
+    const res = this.res;
+    if (res.destroyed || res.headersSent) return unanswered;
+    return writeJson(res, 200, this.host.neutral().body);
   }
 
   private settle(): void {
@@ -252,27 +289,26 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   const budget = opts.budgetMs ?? DEFAULT_HOOK_BUDGET_MS;
   const report = (e: SteeringError) => opts.onError?.(e);
   let emit: ((a: HookArrival) => void) | undefined;
-  const pending = new Set<ServerResponse>();
+  const pending = new Set<OpenHook>();
+  const openHooks: OpenHookHost = { neutral: opts.neutral, report, pending };
 
-  function failOpen(res: ServerResponse, err: SteeringError): void {
-    report(err);
-    void writeJson(res, 200, opts.neutral().body);
-  }
-  const openHooks: OpenHookHost = { neutral: opts.neutral, failOpen, pending };
-
-  function requestOnEnd(req: IncomingMessage, res: ServerResponse, chunks: Buffer[]): void {
+  function requestOnEnd(hook: OpenHook, chunks: Buffer[]): void {
     let body: unknown;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     } catch (cause) {
-      return failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not JSON', { cause }));
+      void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', 'hook body is not JSON', { cause }));
+      return;
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object'));
+      void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object'));
+      return;
     }
-    if (!emit) return failOpen(res, new SteeringError('HOOK_TIMEOUT', 'hook endpoint has no consumer'));
-    const at = Date.now();
-    const hook = new OpenHook(newId(at), at, body as Record<string, unknown>, res, openHooks);
+    if (!emit) {
+      void hook.failOpen(new SteeringError('HOOK_TIMEOUT', 'hook endpoint has no consumer'));
+      return;
+    }
+    hook.arrived(body as Record<string, unknown>, Date.now());
     emit(hook);
     // A moment answered while it was handed over (D7–D8) needs no timer and no listener; the
     // others wait for their step's reply within the budget.
@@ -324,6 +360,7 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       void writeJson(res, 404, { error: 'not-found' });
       return;
     }
+    const hook = new OpenHook(res, openHooks);
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
@@ -333,14 +370,13 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       size += c.length;
       if (size > limit) {
         over = true;
-        failOpen(res, new SteeringError('HOOK_BODY_INVALID', `hook body exceeds ${limit} bytes`));
+        void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', `hook body exceeds ${limit} bytes`));
         return;
       }
       if (!guard.feed(c)) {
         over = true;
         chunks.length = 0;
-        failOpen(
-          res,
+        void hook.failOpen(
           new SteeringError(
             'HOOK_BODY_INVALID',
             `hook body nests deeper than ${opts.maxDepth ?? DEFAULT_MAX_DEPTH} levels; not parsed`,
@@ -350,11 +386,11 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       }
       chunks.push(c);
     });
-    req.on('error', (cause) =>
-      failOpen(res, new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause })),
-    );
+    req.on('error', (cause) => {
+      void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause }));
+    });
     req.on('end', () => {
-      if (!over) requestOnEnd(req, res, chunks);
+      if (!over) requestOnEnd(hook, chunks);
     });
   }
 
@@ -392,9 +428,7 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
         emit = undefined;
         server.close(() => resolve());
         // Held replies still owe the vendor an answer: the neutral one.
-        void Promise.all([...pending].map((res) => writeJson(res, 200, opts.neutral().body))).then(() =>
-          server.closeAllConnections(),
-        );
+        void Promise.all([...pending].map((hook) => hook.closing())).then(() => server.closeAllConnections());
       }),
   };
 }

@@ -4,7 +4,8 @@
 import { EMPTY, from, map, mergeMap, type Observable } from 'rxjs';
 import { newId, type Rejection } from '../protocol/index.js';
 import type { SessionInput } from '../machines/session-types.js';
-import type { ActorHost, Effect, SessionItem } from './actor-host.js';
+import type { ActorHost } from './actor-host.js';
+import type { Effect, SessionItem } from './step-types.js';
 import type { Controller, InputOutcome, InputTransport, WithdrawOutcome } from './surface.js';
 
 type SendEffect = Extract<Effect, { kind: 'send' }>;

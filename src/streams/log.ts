@@ -484,15 +484,3 @@ export function syncDir(dir: string): void {
 }
 
 export const siblingPath = (path: string, suffix: string): string => join(dirname(path), `${basename(path)}.${suffix}`);
-
-/**
- * Test only (the fault suite where no tmpfs can be mounted): a write that fails with ENOSPC
- * while `flag` exists, exactly where a full disk fails it, so the same refusal path runs.
- */
-export function fullWhile(flag: string): WriteFn {
-  return (fd, buf, offset, length, position) => {
-    if (existsSync(flag))
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
-    return writeSync(fd, buf, offset, length, position);
-  };
-}

@@ -362,7 +362,10 @@ export class Outbox {
   }
 
   private onFrame(f: Record<string, unknown>): void {
-    if (f.type === 'error' && typeof f.cause === 'string' && typeof f.id !== 'string') return this.onRefused(f);
+    if (f.type === 'error' && typeof f.cause === 'string' && typeof f.id !== 'string') {
+      this.onRefused(f);
+      return;
+    }
     const l = this.learn;
     if (!l) return;
     const type = f.type;
@@ -491,7 +494,10 @@ export class Outbox {
   private pump(): void {
     if (!this.sending() || this.cursor === undefined) return;
     while (this.claimQueue.length > 0) {
-      if (!this.roomy()) return this.schedulePump(20);
+      if (!this.roomy()) {
+        this.schedulePump(20);
+        return;
+      }
       const s = this.claimQueue.shift()!;
       const text = this.last.get(s);
       if (text === undefined || this.claimedHere.has(s) || this.lastRefused(s, text)) continue;
@@ -500,7 +506,10 @@ export class Outbox {
       this.counters.claims += 1;
     }
     for (;;) {
-      if (!this.roomy()) return this.schedulePump(20);
+      if (!this.roomy()) {
+        this.schedulePump(20);
+        return;
+      }
       const c: LogPosition = this.cursor;
       const end = this.segmentEnd(c.gen);
       let chunk: Buffer;
@@ -513,7 +522,8 @@ export class Outbox {
             cause,
           }),
         );
-        return this.schedulePump(1000);
+        this.schedulePump(1000);
+        return;
       }
       const whole = chunk.lastIndexOf(0x0a) + 1;
       if (whole === 0) {
@@ -533,9 +543,11 @@ export class Outbox {
         if (this.claimPending) {
           this.claimPending = false;
           this.claimQueue = [...this.last.keys()].filter((s) => !this.claimedHere.has(s));
-          return this.pump();
+          this.pump();
+          return;
         }
-        return this.scheduleLearn();
+        this.scheduleLearn();
+        return;
       }
       this.sendRecords(chunk.subarray(0, whole));
       this.cursor = { gen: c.gen, offset: c.offset + whole };

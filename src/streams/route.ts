@@ -2,7 +2,8 @@
 // a step is synchronous and finishes before the next item arrives, so `map` keeps strict arrival
 // order without an inner Observable per item. A held reply never stalls its session.
 import { groupBy, map, mergeMap, type Observable } from 'rxjs';
-import type { ActorHost, SessionItem, StepResult } from './actor-host.js';
+import type { ActorHost } from './actor-host.js';
+import type { SessionItem, StepResult } from './step-types.js';
 
 export const steer = (
   items$: Observable<SessionItem>,

@@ -1,6 +1,5 @@
-// The adapter core: sources merged, routed per session, stepped, logged, performed. This file
-// owns the bus (the only Subjects) and the only subscribe.
-import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+// The adapter core's bus: sources merged, routed per session, stepped (actor-host.ts), committed
+// (journal.ts), performed. This file owns the only Subjects and the only subscribe.
 import {
   EMPTY,
   Subject,
@@ -18,26 +17,17 @@ import {
   type Observable,
   type Subscription,
 } from 'rxjs';
-import { SteeringError, agentEvent, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
-import { ActorHost, type Effect, type SessionItem, type SessionView, type StepResult } from './actor-host.js';
+import { SteeringError, type AepCommand, type AepEvent } from '../protocol/index.js';
+import { ActorHost } from './actor-host.js';
+import type { SessionView } from './session-record.js';
+import type { Effect, SessionItem, StepResult } from './step-types.js';
 import { startHookEndpoint, type HookArrival, type HookEndpoint } from './hook-endpoint.js';
 import type { InspectionOption } from './inspect.js';
-import {
-  archivedGenerations,
-  headerGeneration,
-  openEventLog,
-  readEventLog,
-  segmentPath,
-  siblingPath,
-  type LogRecord,
-  type SyncFn,
-  type WriteFn,
-} from './log.js';
-import { Outbox, readOutboxState, writeFileDurably } from './outbox.js';
+import { Journal } from './journal.js';
+import type { SyncFn, WriteFn } from './log.js';
+import type { Outbox } from './outbox.js';
 import type { RelayLink } from './relay-link.js';
-import { LogReplay } from './replay.js';
 import { steer } from './route.js';
-import { readSnapshot, snapshotText } from './snapshot.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
@@ -143,42 +133,16 @@ const reportToStderr = (e: SteeringError): void => {
 
 type Out = { kind: 'event'; e: AepEvent; live: boolean } | { kind: 'feedback'; item: SessionItem };
 
-export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_KEEP_SEGMENTS = 2;
-
-/** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
-const RETRIED_INPUTS = new Set([
-  'reply.written',
-  'reply.failed',
-  'attention.timeout',
-  'restart.recovered',
-  'input.sent',
-  'input.failed',
-  'input.consumed',
-  'forward.settled',
-  'cancel.answered',
-  'withdraw.answered',
-  'approval.requested',
-  'approval.resolved',
-  'transport.lost',
-  'hold.closed',
-  ...['lane.reach', 'lane.answered', 'lane.delivered', 'lane.turn', 'lane.withdrawn'], // lanes
-]);
-
-/** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */
-const answersAtOnce = (f: Effect): boolean => f.kind === 'reply' && !f.confirm;
+/**
+ * D7–D8: a reply that hands over no instructions (the neutral one the machine announced, or a
+ * decision; nothing to confirm, D9) needs nothing durable first: it goes out as its step ends.
+ */
+const answersAtOnce = (f: Effect): boolean => f.kind === 'neutral' || (f.kind === 'reply' && !f.confirm);
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
   const lanes = opts.lanes ?? []; // lanes
   const laneOpts = laneHostOptions(lanes); // lanes
-  const snapPath = siblingPath(opts.logPath, 'snapshot');
-  const listDir = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
-  const snap = readSnapshot(snapPath, onError);
-  // A crash between a snapshot and its rotation leaves the covered file active: archive it now.
-  if (snap && existsSync(opts.logPath) && headerGeneration(opts.logPath) < snap.generation) {
-    renameSync(opts.logPath, segmentPath(opts.logPath, headerGeneration(opts.logPath)));
-  }
   const host = new ActorHost({
     surface: opts.surface,
     instruct: opts.instruct,
@@ -196,45 +160,30 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
     ...(laneOpts === undefined ? {} : { lanes: laneOpts }), // lanes
   });
-  let refusedAt: SteeringError | undefined;
-  // Start = the snapshot plus the active segment (D24); with no snapshot, the whole history.
-  // Records are replayed as they are read, oldest segment first, never all held at once.
-  const archived = archivedGenerations(opts.logPath, listDir);
-  const replay = new LogReplay(host);
-  const replayRecord = (r: LogRecord, _end: number, line: string) => replay.record(r, line);
-  if (snap) {
-    host.importState(snap.host);
-  } else {
-    const active = existsSync(opts.logPath) ? headerGeneration(opts.logPath) : 0;
-    for (const g of archived) if (g < active) readEventLog(segmentPath(opts.logPath, g), replayRecord);
-  }
-  const { log, existing } = openEventLog(opts.logPath, {
-    ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
-    ...(opts.logSync === undefined ? {} : { sync: opts.logSync }),
-    ...(opts.logWrite === undefined ? {} : { write: opts.logWrite }),
-    generation: snap?.generation ?? 0,
-    onRecord: replayRecord,
-    // D22: the sessions go back to what the log holds before anyone hears of the refusal.
-    onRefused: (err) => {
-      host.rollback();
-      refusedAt = err;
-    },
-  });
-  for (const p of existing.problems) onError(p);
-  const outbox = new Outbox(
+  // Declared before the journal, whose health events and retried inputs go out through them.
+  const events$ = new Subject<AepEvent>();
+  const feedback$ = new Subject<SessionItem>();
+  const journal = new Journal(
     {
-      log,
+      logPath: opts.logPath,
       vendor: opts.surface.token,
-      statePath: siblingPath(opts.logPath, 'relay'),
       onError,
-      oldestGeneration: archived[0] ?? log.generation,
-      ...(opts.relay ? { link: opts.relay } : {}),
+      onHealth: (e) => events$.next(e),
+      onRetry: (items) => {
+        for (const item of items) feedback$.next(item);
+      },
+      ...(opts.host === undefined ? {} : { host: opts.host }),
+      ...(opts.relay === undefined ? {} : { relay: opts.relay }),
+      ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
+      ...(opts.logSync === undefined ? {} : { sync: opts.logSync }),
+      ...(opts.logWrite === undefined ? {} : { write: opts.logWrite }),
+      ...(opts.segmentBytes === undefined ? {} : { segmentBytes: opts.segmentBytes }),
+      ...(opts.keepSegments === undefined ? {} : { keepSegments: opts.keepSegments }),
+      ...(opts.probeMs === undefined ? {} : { probeMs: opts.probeMs }),
     },
-    readOutboxState(siblingPath(opts.logPath, 'relay')),
+    host,
   );
-  if (snap) outbox.restoreLast(snap.last);
-  for (const e of replay.summary().lastEvents.values()) outbox.restore(e);
-  outbox.start();
+  const outbox = journal.outbox;
 
   let endpoint: HookEndpoint;
   try {
@@ -256,105 +205,17 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
     host.stop();
-    void log.close();
+    journal.abandon();
     throw err;
   }
 
   let closed = false;
-  const events$ = new Subject<AepEvent>();
-  const feedback$ = new Subject<SessionItem>();
   const injected$ = new Subject<AepCommand>();
-  const arrivals = new Map<string, HookArrival>();
-  const synced = opts.fsync ?? true;
-  const segmentBytes = opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
-  const keepSegments = opts.keepSegments ?? DEFAULT_KEEP_SEGMENTS;
-
-  // ---- D22: degraded while appends fail -------------------------------------------------
-  let degraded = false;
-  let probe: NodeJS.Timeout | undefined;
-  const retry: SessionItem[] = [];
-  const healthEvent = (status: 'ok' | 'degraded', at: number): AepEvent =>
-    agentEvent(
-      opts.surface.token,
-      {
-        type: 'agent.health',
-        at,
-        id: newId(at),
-        severity: status === 'ok' ? 'info' : 'warning',
-        capture: 'redacted',
-        data:
-          status === 'ok'
-            ? { status, detail: 'event log appends succeed again; steering resumed' }
-            : {
-                status,
-                detail:
-                  'event log appends fail (disk full or unwritable); hooks get neutral replies and commands are not acknowledged until it recovers',
-              },
-      },
-      opts.host,
-    );
-  function enterDegraded(): void {
-    if (degraded) return;
-    degraded = true;
-    onError(refusedAt ?? new SteeringError('LOG_WRITE_FAILED', 'event log refused a write'));
-    const e = healthEvent('degraded', Date.now());
-    outbox.setHealth(e);
-    events$.next(e);
-    probe = setInterval(() => {
-      if (log.idle() && log.probe(Date.now())) recovered();
-    }, opts.probeMs ?? 500);
-    probe.unref();
-  }
-  function recovered(): void {
-    if (!degraded) return;
-    degraded = false;
-    clearInterval(probe);
-    const e = healthEvent('ok', Date.now());
-    outbox.setHealth(e);
-    events$.next(e);
-    // What could not be recorded is stepped again now, durably (D22).
-    const again = retry.splice(0);
-    queueMicrotask(() => {
-      for (const item of again) feedback$.next(item);
-    });
-  }
-
-  // ---- D24: snapshot, new segment, compaction --------------------------------------------
-  let rotating = false;
-  function maybeRotate(): void {
-    if (rotating || log.end().offset < segmentBytes) return;
-    rotating = true;
-    setImmediate(() => {
-      rotating = false;
-      // Only between steps: with nothing pending the sessions are exactly what the log holds.
-      if (degraded || closed || !log.idle() || log.end().offset < segmentBytes) return;
-      try {
-        writeFileDurably(snapPath, snapshotText(log.generation + 1, host.exportState(), outbox.lastEvents()));
-        const gen = log.rotate();
-        outbox.rotated(gen, log.end().offset);
-        compact(gen);
-      } catch (cause) {
-        onError(
-          new SteeringError(
-            'LOG_WRITE_FAILED',
-            `cannot snapshot the sessions into ${snapPath}; the log keeps growing until it can`,
-            { cause },
-          ),
-        );
-      }
-    });
-  }
-  function compact(current: number): void {
-    // The relay may still need segments it has not confirmed (D23); the rest go past the kept few.
-    const needed = outbox.neededGeneration();
-    for (const g of archivedGenerations(opts.logPath, listDir)) {
-      if (g < current - keepSegments && g < needed) rmSync(segmentPath(opts.logPath, g), { force: true });
-    }
-  }
-
+  // One map of open hooks, the host's: the arrival waits there with what its steps read from it.
+  const hooks = host.hooks;
   const hookItems$ = (opts.arrivals$ ? merge(endpoint.arrivals$, opts.arrivals$) : endpoint.arrivals$).pipe(
     map((a) => {
-      arrivals.set(a.id, a);
+      hooks.arrived(a);
       return a;
     }),
     fromHookArrivals(opts.surface),
@@ -377,7 +238,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
             const items: SessionItem[] = [];
             for (const session of host.sessionKeys()) {
               const ctx = host.context(session);
-              // Only sessions with something queued can expire anything (D10); only an ended one's window can pass (D25).
+              // Only sessions with something queued can expire anything (D10); only an ended one's window can pass
+              // (D25).
               if (ttlMs > 0 && (ctx?.queue.length ?? 0) > 0)
                 items.push({ kind: 'input', session, input: { type: 'ttl.tick', at, ttlMs } });
               if (ctx?.resumeUntil !== undefined && at >= ctx.resumeUntil)
@@ -389,16 +251,12 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       : EMPTY;
 
   /**
-   * D7–D8: a moment no instruction can fit gets the neutral reply before its step runs; the step
-   * follows at once and logs it as usual. Its reply effect then finds no waiting arrival, which
-   * for a neutral reply is nothing, and for a delivery would mean reply.failed and the
-   * instructions back at the head of the queue (D9): an early answer can delay a delivery, never lose one.
+   * D7–D8: a moment the machine says no instruction can fit is answered before its step runs, by
+   * the open hook itself; the step follows at once, logs it as usual, and its own neutral answer
+   * finds the hook answered already. Only a neutral reply goes early: a delivery never does.
    */
   function answerEarly(h: SessionItem & { kind: 'hook' }): void {
-    if (!host.answersNeutrally(h)) return;
-    const arrival = arrivals.get(h.hookId);
-    arrivals.delete(h.hookId);
-    void arrival?.respond(opts.surface.neutralReply(h.hook), false);
+    if (host.answersNeutrally(h)) void hooks.take(h.hookId)?.neutral();
   }
 
   // What settled steps release reaches the sinks through these two Subjects, so a step costs no
@@ -410,7 +268,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** Starts an effect; for a steering reply, its outcome goes back to the session (D9). */
   function perform(effect: Effect, logged: boolean): void {
-    if (isLaneEffect(effect)) return effects$.next(throughLanes(lanes, effect, logged, Date.now)); // lanes
+    if (isLaneEffect(effect)) {
+      effects$.next(throughLanes(lanes, effect, logged, Date.now)); // lanes
+      return;
+    }
     if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer' || effect.kind === 'withdraw') {
       effects$.next(throughTransport(opts.transport, effect, logged, Date.now));
       return;
@@ -419,8 +280,12 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       effects$.next(forwardThrough(opts.controller, effect, logged, Date.now));
       return;
     }
-    const arrival = arrivals.get(effect.hookId);
+    if (effect.kind === 'neutral') {
+      void hooks.take(effect.hookId)?.neutral();
+      return;
+    }
     if (effect.kind === 'hold') {
+      const arrival = hooks.arrival(effect.hookId);
       arrival?.hold(effect.timeoutMs);
       effects$.next(
         timer(effect.timeoutMs).pipe(
@@ -450,12 +315,15 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       }
       return;
     }
-    arrivals.delete(effect.hookId);
-    // D12: a reply with instructions goes out only once its journal record is durable.
-    const reply = logged || !effect.confirm ? effect.reply : opts.surface.neutralReply(undefined);
+    const arrival = hooks.take(effect.hookId);
     // Only a steering reply's outcome matters (D9); the others are written and left.
     const session = effect.confirm ? effect.session : undefined;
-    const written = arrival ? arrival.respond(reply, session !== undefined) : Promise.resolve(false);
+    // D12: a reply with instructions goes out only once its journal record is durable.
+    const written = !arrival
+      ? Promise.resolve(false)
+      : logged || !effect.confirm
+        ? arrival.respond(effect.reply, session !== undefined)
+        : arrival.neutral();
     if (session === undefined) return;
     void written.then((ok) =>
       feedback({
@@ -468,10 +336,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   /** A step whose records were refused emits nothing (D22): neutral replies, inputs kept for later. */
   function refusedStep(r: StepResult & { item?: SessionItem }): void {
-    enterDegraded();
-    if (r.item?.kind === 'input' && RETRIED_INPUTS.has(r.item.input.type)) retry.push(r.item);
+    journal.refused(r.item);
     for (const f of r.effects) {
-      // A send, forward, cancel or answer of a refused step never starts: its command was rolled back and is decided on retry.
+      // A send, forward, cancel, answer or withdraw of a refused step never starts: its command was
+      // rolled back and is decided on retry.
       if (
         f.kind === 'send' ||
         f.kind === 'forward' ||
@@ -481,58 +349,24 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       )
         continue;
       if (isLaneEffect(f)) continue; // lanes
-      const arrival = arrivals.get(f.hookId);
-      arrivals.delete(f.hookId);
-      void arrival?.respond(opts.surface.neutralReply(undefined));
+      void hooks.take(f.hookId)?.neutral();
     }
   }
 
-  /** A failure past the step (a sink or an effect that threw) is reported; the adapter goes on. */
-  function guarded(what: string, fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      onError(new SteeringError('EVENT_INVALID', `${what} failed: ${String(err)}`, { cause: err }));
-    }
-  }
-
+  /** Nothing of a step leaves before its records are durable (D4 acks, D9/D12 replies, D22). */
   function settle(r: StepResult & { item?: SessionItem }): void {
-    const logged: AepEvent[] = [];
-    for (const x of r.records) if (x.k === 'ev') logged.push(x.e);
-    const onDurable = (range: { gen: number; start: number; end: number }): void => {
-      if (r.stepNo !== undefined) host.durable(r.stepNo);
-      outbox.appended(logged, range);
-      if (degraded) recovered();
-      maybeRotate();
-    };
     // A hook moment whose reply carries no instructions answers at once: nothing in that reply
     // must be durable first (only acks, D4, and steering replies, D12, must). Its records still
     // go to the log in step order with the next group commit, and its events wait for that.
-    const early = r.item?.kind === 'hook' && synced ? r.effects.filter(answersAtOnce) : [];
+    const early = r.item?.kind === 'hook' && journal.synced ? r.effects.filter(answersAtOnce) : [];
     for (const f of early) perform(f, true);
-    const release = (): void => {
+    const release = (logged: readonly AepEvent[]): void => {
       // After close the sinks are gone, as a stopped pipeline would leave them.
       if (closed) return;
       for (const e of r.events) released$.next({ kind: 'event', e, live: !logged.includes(e) });
       for (const f of r.effects) if (!early.includes(f)) perform(f, true);
     };
-    // Without fsync a written batch is as durable as this log makes it, so the step settles at once.
-    if (!synced) {
-      try {
-        onDurable(log.append(r.records));
-      } catch {
-        refusedStep(r);
-        return;
-      }
-      release();
-      return;
-    }
-    // Nothing leaves before the step's records are durable (D4 acks, D9/D12 replies, D22).
-    // Commits settle in call order, so events keep the order their steps ran in.
-    log.commit(r.records, { durable: onDurable }).then(
-      () => guarded('releasing a step', release),
-      () => guarded('refusing a step', () => refusedStep(r)),
-    );
+    journal.commit(r, release, () => refusedStep(r));
   }
 
   const recovered$ = from(host.recover(Date.now()));
@@ -550,8 +384,8 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const neutral$: Observable<never> = unreadable$.pipe(
     mergeMap((u) => {
       onError(u.error);
-      arrivals.delete(u.arrival.id);
-      return from(u.arrival.respond(opts.surface.neutralReply(undefined))).pipe(mergeMap(() => EMPTY));
+      hooks.take(u.arrival.id);
+      return from(u.arrival.neutral()).pipe(mergeMap(() => EMPTY));
     }),
   );
   const settled$: Observable<never> = merge(recovered$, stepped$).pipe(tap(settle), ignoreElements());
@@ -571,7 +405,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       events$.next(o.e);
     },
     error: (err: unknown) =>
-      onError(new SteeringError('EVENT_INVALID', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
+      onError(new SteeringError('INTERNAL', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
   });
   return {
     port: endpoint.port,
@@ -579,18 +413,17 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     events$: events$.asObservable(),
     sessions: () => host.views(),
     command: (c) => injected$.next(c),
-    health: () => (degraded ? 'degraded' : 'ok'),
+    health: () => (journal.degraded ? 'degraded' : 'ok'),
     outboxCounters: () => outbox.counters,
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(probe);
+      journal.stop();
       await endpoint.close();
       subscription.unsubscribe();
       await Promise.all(lanes.map((l) => l.close().catch(() => undefined))); // lanes
       host.stop();
-      outbox.close();
-      await log.close();
+      await journal.close();
       events$.complete();
       await opts.relay?.close();
     },

@@ -5,7 +5,23 @@
 // the time to answering hooks depends on live state and one segment, not on history.
 import { existsSync, readFileSync } from 'node:fs';
 import { SteeringError } from '../protocol/index.js';
-import type { HostState } from './actor-host.js';
+import type { AckDecision, SessionContext } from '../machines/session-types.js';
+
+/** A session cell as a snapshot holds it: the machine's persisted snapshot (D24). */
+export interface PersistedCell {
+  session: string;
+  snapshot: { value: unknown; context: SessionContext; status?: string };
+}
+
+/** Everything a host holds beyond its log, for a snapshot (D24). */
+export interface HostState {
+  cells: PersistedCell[];
+  /** The epoch each session's next process starts at (D11). */
+  epochs: [string, number][];
+  /** Recorded acks, byte for byte (D4). */
+  acks: [string, string][];
+  orphans: [string, Record<string, AckDecision>][];
+}
 
 export interface SnapshotFile {
   v: 1;

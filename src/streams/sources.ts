@@ -3,7 +3,7 @@ import { map, type Observable } from 'rxjs';
 import type { AepCommand } from '../protocol/index.js';
 import type { HookArrival } from './hook-endpoint.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
-import type { SessionItem } from './actor-host.js';
+import type { SessionItem } from './step-types.js';
 import { SteeringError } from '../protocol/index.js';
 
 /** A hook the vendor table could not read: it gets the neutral reply and reaches no session. */

@@ -227,7 +227,11 @@ test('a restarted bridge resumes from its log: no event twice, no second session
     const after = stack
       .session(id)
       .slice(before.length)
-      .filter((e) => !known.has(e.id) && (known.add(e.id), true));
+      .filter((e) => {
+        if (known.has(e.id)) return false;
+        known.add(e.id);
+        return true;
+      });
     assert.equal(
       after.map((e) => e.type),
       ['state.snapshot'],
@@ -291,10 +295,10 @@ test("the run's stream passes aep-steer audit: the bridge's log and the relay's 
     const exportPath = join(stack.dir, 'relay-export.jsonl');
     writeFileSync(
       exportPath,
-      stack
+      `${stack
         .session(id)
         .map((e) => JSON.stringify(e))
-        .join('\n') + '\n',
+        .join('\n')}\n`,
     );
     for (const files of [[exportPath], [stack.logPath, exportPath]])
       assert.equal((await auditFiles(files)).violations, [], files.join(' + '));

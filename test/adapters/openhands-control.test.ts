@@ -40,10 +40,12 @@ async function withStack(fn: (stack: OpenHandsStack, consumer: RelayConsumer) =>
     // The run's stream passes aep-steer audit: the bridge's log, and what the relay fanned out.
     const exportPath = join(stack.dir, 'relay-export.jsonl');
     const once = new Set<string>();
-    const exported = stack.seen.filter(
-      (e) => !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true),
-    );
-    writeFileSync(exportPath, exported.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    const exported = stack.seen.filter((e) => {
+      if (once.has(`${e.source} ${e.id}`)) return false;
+      once.add(`${e.source} ${e.id}`);
+      return true;
+    });
+    writeFileSync(exportPath, `${exported.map((e) => JSON.stringify(e)).join('\n')}\n`);
     for (const files of [[stack.logPath], [exportPath], [stack.logPath, exportPath]]) {
       assert.equal((await auditFiles(files)).violations, [], files.join(' + '));
     }

@@ -270,7 +270,7 @@ test('every registered table: a control gate exactly when it has gated rows or v
         rows.some(([, r]) => r.starts === true),
         `${token} names its start moment`,
       );
-    for (const [event, r] of rows.filter(([, row]) => row.role === 'end')) {
+    for (const [event] of rows.filter(([, row]) => row.role === 'end')) {
       const mapped = t.maps[event]?.({ hook_event_name: event, session_id: 's', extra: {} }) ?? [];
       assert.not.ok(
         mapped.some((o) => o.type === 'session.ended'),

@@ -52,10 +52,10 @@ test('logs from a real adapter run pass, and every instruction has its lifecycle
     const exportPath = join(stack.dir, 'relay-export.jsonl');
     writeFileSync(
       exportPath,
-      stack.seen
+      `${stack.seen
         .filter((e) => e.session === s.session)
         .map((e) => JSON.stringify(e))
-        .join('\n') + '\n',
+        .join('\n')}\n`,
     );
 
     for (const files of [[adapterLog], [exportPath], [adapterLog, exportPath]]) {

@@ -55,10 +55,10 @@ test('Codex steered between two exec runs: accepted in the resume window, delive
     const exportPath = join(stack.dir, 'relay-export.jsonl');
     writeFileSync(
       exportPath,
-      stack.seen
+      `${stack.seen
         .filter((e) => e.session === session)
         .map((e) => JSON.stringify(e))
-        .join('\n') + '\n',
+        .join('\n')}\n`,
     );
     for (const files of [[stack.logPath], [exportPath], [stack.logPath, exportPath]]) {
       const r = await auditFiles(files);
@@ -78,9 +78,9 @@ test('Codex steered between two exec runs: accepted in the resume window, delive
     const stripped = join(stack.dir, 'no-window.jsonl');
     writeFileSync(
       stripped,
-      lines
+      `${lines
         .map((e) => JSON.stringify(e['type'] === 'session.ended' ? { ...e, resumewindowms: undefined } : e))
-        .join('\n') + '\n',
+        .join('\n')}\n`,
     );
     assert.equal(
       (await auditFiles([stripped])).violations.map((v) => v.rule),

@@ -41,7 +41,11 @@ test('a figure takes the median of its per-round ratios and judges its goal', ()
 
 test('interleave alternates which side goes first', async () => {
   const order: string[] = [];
-  const runs = await interleave(3, { a: async () => (order.push('a'), 1), b: async () => (order.push('b'), 2) });
+  const side = (name: string, value: number) => async (): Promise<number> => {
+    order.push(name);
+    return value;
+  };
+  const runs = await interleave(3, { a: side('a', 1), b: side('b', 2) });
   assert.equal(order, ['a', 'b', 'b', 'a', 'a', 'b']);
   assert.equal(runs, { a: [1, 1, 1], b: [2, 2, 2] });
   assert.is(quantile([5, 1, 3, 2, 4], 0.5), 3);

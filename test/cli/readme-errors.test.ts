@@ -1,7 +1,8 @@
 // The README's "Errors" tables list exactly the codes the software can send. The codes are read
 // from the sources, wherever they are declared: the string unions of rule ids and refusal and
 // error codes (any `type …RuleId`, `…RefusalCode`, `…ErrorCode` in src/), and the literal codes
-// of relay `error` frames, HTTP error bodies and the MCP tools' and console's own refusals. A new code without a README row fails, and so
+// of relay `error` frames, HTTP error bodies and the MCP tools' and console's own refusals. A new code without a README
+// row fails, and so
 // does a row whose code the software never sends.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

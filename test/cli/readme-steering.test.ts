@@ -40,7 +40,7 @@ function readmeLines(): string[] {
 }
 
 /** A stand-in `claude`: the session's hook inputs go through the hook commands the installer wrote. */
-function writeFakeClaude(session: ReturnType<typeof scriptedSession>): void {
+function writeFakeClaude(_session: ReturnType<typeof scriptedSession>): void {
   mkdirSync(fakeBin, { recursive: true });
   const script = join(fakeBin, 'fake-claude.mjs');
   writeFileSync(

@@ -2,7 +2,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AepEvent } from '../../src/protocol/envelope.js';
-import { FilterError, compileFilter, parseFilterParam } from '../../src/protocol/filter.js';
+import { FilterError } from '../../src/protocol/errors.js';
+import { compileFilter, parseFilterParam } from '../../src/protocol/filter.js';
 import { corpusAvailable, readJson, report } from './corpus.js';
 
 interface Corpus {

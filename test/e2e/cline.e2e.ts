@@ -304,7 +304,7 @@ test('send_input queue during a turn reaches the first request of the next turn'
   await waitUntil('input.consumed', () => find('x.cline.input.consumed', cmd.id));
   const queued = await waitUntil('a request with the queued text', () => requestsWith('QUEUE-MARK-1')[0]);
   const later = mock.modelRequests().slice(before);
-  const first = later.findIndex((r) => r === queued);
+  const first = later.indexOf(queued);
   assert.ok(first >= 0);
   // The current turn's remaining request(s) never saw it; the one that did ends with it as the user message.
   assert.ok(later.slice(0, first).every((r) => !bodyHas(r.body, 'QUEUE-MARK-1')));

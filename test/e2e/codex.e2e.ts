@@ -135,7 +135,7 @@ async function startHookHop(target: number): Promise<HookHop> {
     }
     passed.push({ body, reply });
     const p = pending;
-    if (p && p.pick(body)) {
+    if (p?.pick(body)) {
       pending = undefined;
       p.arrived();
       await p.released;

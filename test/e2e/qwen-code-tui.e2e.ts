@@ -32,7 +32,10 @@ let tui: Tui;
 const respond = (session: string, request: string | undefined, word: string) =>
   respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator')(session, request, word);
 
-/** A prompt whose shell call waits for `gate` (a loop Qwen Code asks permission for); resolves with the request it raised. */
+/**
+ * A prompt whose shell call waits for `gate` (a loop Qwen Code asks permission for); resolves with the request it
+ * raised.
+ */
 async function ask(tag: string, gate: string): Promise<AepEvent> {
   const before = stack.events.filter((e) => e.type === 'attention.requested').length;
   await tui.submit(`[[TURN]] [[WAITFILE:${gate}]] ${tag} run it`);

@@ -20,6 +20,8 @@ import type { AepEvent } from '../../src/protocol/index.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'aep-steer.js');
+// The adapter runs from the test entry: the same command, with the full-disk seam (D22).
+const ADAPTER_ENTRY = ['--import', 'tsx', join(ROOT, 'test', 'support', 'adapter-cli-entry.ts')];
 const TOKEN = 'fault-token-0123456789';
 const SECRET = 'fault-secret-0123456789';
 const SESSIONS = 50;
@@ -51,10 +53,11 @@ class Proc {
     private readonly args: string[],
     private readonly env: NodeJS.ProcessEnv,
     private readonly healthUrl: string,
+    private readonly entry: string[] = [BIN],
   ) {}
   async start(): Promise<void> {
     this.starts += 1;
-    const child = spawn(process.execPath, [BIN, ...this.args], {
+    const child = spawn(process.execPath, [...this.entry, ...this.args], {
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -240,6 +243,7 @@ test('kill -9, relay restarts and a full disk: nothing delivered twice, nothing 
     ],
     { AEP_STATE_DIR: join(dir, 'adapter-state'), ...(tmpfs ? {} : { AEP_TEST_LOG_FULL_FLAG: flag }) },
     `http://127.0.0.1:${hookPort}/healthz`,
+    ADAPTER_ENTRY,
   );
   const hookUrl = `http://127.0.0.1:${hookPort}/hook/${SECRET}`;
   const sender = new Sender(relayUrl);

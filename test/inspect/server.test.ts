@@ -34,8 +34,7 @@ async function snapshotWhere(test: (s: BoardSnapshot) => boolean): Promise<Board
       const { value, done } = await reader.read();
       if (done) throw new Error('event stream ended');
       buf += decoder.decode(value, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
+      for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
         const frame = buf.slice(0, i);
         buf = buf.slice(i + 2);
         const data = frame.split('\n').find((l) => l.startsWith('data: '));

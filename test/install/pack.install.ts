@@ -110,7 +110,7 @@ test('aep-steer relay creates the local token; doctor finds it and passes; insta
   assert.not.ok(existsSync(join(project, '.claude', 'settings.json')));
   const settings = readFileSync(join(project, '.claude', 'settings.local.json'), 'utf8');
   const shim = /"command": "([^ "]+aep-steer-hook\.sh)/.exec(settings)?.[1];
-  assert.ok(shim && shim.startsWith(prefix) && existsSync(shim), `the hooks run the installed shim: ${shim}`);
+  assert.ok(shim?.startsWith(prefix) && existsSync(shim), `the hooks run the installed shim: ${shim}`);
   const vendorDoc = run('aep-steer', ['doctor', 'claude-code', '--relay', url, '--project', project]);
   assert.is(vendorDoc.status, 1, 'no adapter yet');
   assert.match(vendorDoc.stdout, 'fix: AEP_INSTRUCT=1 aep-steer up claude-code');

@@ -69,6 +69,7 @@ const serializeState = (s: Snap): string =>
     s.context.queue.length,
     s.context.inFlight.length,
     s.context.holds.length,
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a decision key joins its parts with NUL
     decisionKeys(s.context.decisions).filter((k) => /\u0000c\d$/.test(k)).length,
     s.context.endedOnce,
   ]);
@@ -125,6 +126,7 @@ const deliveryState = (s: Snap): string =>
     s.context.inFlight.length,
     s.context.turnOpen,
     (s.context.finished ?? []).map((f) => `${f.id}:${f.how}`),
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a decision key joins its parts with NUL
     decisionKeys(s.context.decisions).filter((k) => /\u0000[cw]\d$/.test(k)).length,
     s.context.endedOnce,
   ]);

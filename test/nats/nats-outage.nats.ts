@@ -116,7 +116,12 @@ test('NATS killed and restarted under load: the relays live, refuse store-unavai
     sessions: 3,
     instructions: 80,
     everyMs: 60,
-    fault: { at: 10, run: async () => void (during = await outage([nodeA, nodeB])) },
+    fault: {
+      at: 10,
+      run: async () => {
+        during = await outage([nodeA, nodeB]);
+      },
+    },
   });
   assertSoak(soak, RECOVERY_BOUND_MS);
   const f = soak.figures;

@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AepEvent } from '../../src/protocol/envelope.js';
-import { FilterError, compileFilter, parseFilterParam } from '../../src/protocol/filter.js';
+import { FilterError } from '../../src/protocol/errors.js';
+import { compileFilter, parseFilterParam } from '../../src/protocol/filter.js';
 
 const ev = (over: Partial<AepEvent>): AepEvent => ({
   aep: '0.1',

@@ -76,7 +76,7 @@ test('tokens file errors name the entry and never open the relay', () => {
     'not json',
     '{"tokens": {}}',
     '{"tokens": [{"identity": "x"}]}',
-    '{"tokens": [{"token": "a", "sha256": "' + 'a'.repeat(64) + '", "identity": "x"}]}',
+    `{"tokens": [{"token": "a", "sha256": "${'a'.repeat(64)}", "identity": "x"}]}`,
     '{"tokens": [{"token": "a"}]}',
     '{"tokens": [{"token": "a", "identity": "x", "commands": "control.*"}]}',
     '{"tokens": [{"sha256": "XYZ", "identity": "x"}]}',

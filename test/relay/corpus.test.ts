@@ -30,7 +30,7 @@ test('golden: every event accepted in one batch; a live subscriber gets every li
   const lines = goldenLines();
   assert.ok(lines.length > 50 && lines.length < 64);
   const live = await SseClient.open(relay.url, {});
-  assert.is((await post(relay.url, lines.join('\n') + '\n')).status, 202);
+  assert.is((await post(relay.url, `${lines.join('\n')}\n`)).status, 202);
   await live.until((c) => c.events.length >= lines.length);
   assert.equal(
     live.messages.filter((m) => m.data).map((m) => m.data),
@@ -41,7 +41,7 @@ test('golden: every event accepted in one batch; a live subscriber gets every li
 
 test('golden: each command in the corpus is refused on a tokenless relay, as over WebSocket (D17)', async () => {
   for (const l of allGolden().filter(isCommandLine)) {
-    const r = await post(relay.url, l + '\n');
+    const r = await post(relay.url, `${l}\n`);
     assert.is(r.status, 403, l);
     assert.equal([r.body.code, r.body.cause], ['unauthorized', (JSON.parse(l) as AepEvent).id]);
   }
@@ -64,7 +64,7 @@ test("golden: replay-all serves each session's history as posted (agent-scoped e
   }
   assert.is(served.length, [...bySession.values()].flat().length);
   // Re-posting the corpus stores nothing new: admission dedupes on (source, id).
-  const again = await post(relay.url, lines.join('\n') + '\n');
+  const again = await post(relay.url, `${lines.join('\n')}\n`);
   assert.is(again.body.stored, 0);
 });
 

@@ -78,11 +78,11 @@ test('a batch with one bad line is rejected whole: 400 naming the line, nothing 
   const good = em.emit({ type: 'session.started' });
   const bad = { ...em.emit({ type: 'run.started', run: 'r' }) } as Record<string, unknown>;
   delete bad.id;
-  const res = await post(base, ndjson([good]) + JSON.stringify(bad) + '\n');
+  const res = await post(base, `${ndjson([good])}${JSON.stringify(bad)}\n`);
   assert.is(res.status, 400);
   assert.is(res.body.error, 'invalid-event');
   assert.is(res.body.line, 1);
-  const broken = await post(base, ndjson([good]) + '{not json\n');
+  const broken = await post(base, `${ndjson([good])}{not json\n`);
   assert.is(broken.status, 400);
   assert.is(broken.body.error, 'invalid-json');
   const replay = await SseClient.open(base, { from: JSON.stringify([{ session: s }]), live: '0' });

@@ -167,7 +167,7 @@ test("while another connection holds the file's write lock, events fan out and c
     let answered = false;
     const posted = post(
       relay.url,
-      JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'http' } })) + '\n',
+      `${JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'http' } }))}\n`,
       auth,
     ).then((r) => {
       answered = true;
@@ -223,7 +223,7 @@ test('a write SQLite refuses: socket events were fanned out and the failure is l
 
     const refused = await post(
       relay.url,
-      JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'poison-http' } })) + '\n',
+      `${JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'poison-http' } }))}\n`,
       auth,
     );
     assert.is(refused.status, 500);
@@ -233,7 +233,7 @@ test('a write SQLite refuses: socket events were fanned out and the failure is l
     await sub.next((f) => f.data?.phase === 'fine');
     const ok = await post(
       relay.url,
-      JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'fine-http' } })) + '\n',
+      `${JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'fine-http' } }))}\n`,
       auth,
     );
     assert.is(ok.status, 202);

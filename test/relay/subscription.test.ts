@@ -1,12 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  parseFrom,
-  parseLastEventId,
-  parseSubscription,
-  positionId,
-  SubscribeError,
-} from '../../src/relay/subscription.js';
+import { SubscribeError } from '../../src/protocol/errors.js';
+import { parseFrom, parseLastEventId, parseSubscription, positionId } from '../../src/relay/subscription.js';
 
 const code = (f: () => unknown): string | undefined => {
   try {

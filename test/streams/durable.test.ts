@@ -22,7 +22,7 @@ import { instructCmd } from '../support/session-steps.js';
 function disk() {
   const d = { full: false, refused: 0, failOnce: undefined as RegExp | undefined };
   const write: WriteFn = (fd, buf, off, len, pos) => {
-    const once = d.failOnce !== undefined && d.failOnce.test(buf.toString('utf8', off, off + len));
+    const once = d.failOnce?.test(buf.toString('utf8', off, off + len));
     if (once) d.failOnce = undefined;
     if (d.full || once) {
       d.refused += 1;
@@ -59,7 +59,7 @@ for (const fsync of [false, true]) {
         'the queue is as if the command never arrived',
       );
       const degraded = a.events.find((e) => e.type === 'agent.health');
-      assert.equal((degraded?.data as { status?: string }).status, 'degraded');
+      assert.equal((degraded!.data as { status?: string }).status, 'degraded');
       // A hook while degraded gets the neutral reply and changes nothing.
       const neutral = await a.post(hookBody('UserPromptSubmit', 's1'));
       assert.is(context(neutral.json), '');

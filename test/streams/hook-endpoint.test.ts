@@ -126,7 +126,7 @@ test('D24 DepthGuard: nesting past the limit is caught across chunks; many shall
   const wide = `{"xs":[${Array.from({ length: 300 }, () => '{"k":[1]}').join(',')}]}`;
   assert.ok(feedAll(4, [wide.slice(0, 500), wide.slice(500)]));
   // Brackets inside strings never count as nesting, escaped quotes included.
-  const quoted = JSON.stringify({ text: `${'{['.repeat(200)} \" ${']}'.repeat(200)}` });
+  const quoted = JSON.stringify({ text: `${'{['.repeat(200)} " ${']}'.repeat(200)}` });
   assert.ok(feedAll(2, [quoted.slice(0, 7), quoted.slice(7)]));
   assert.not.ok(feedAll(2, [`{"a":{"b":{"c":1}}}`]), 'three levels against a limit of two');
 });

@@ -266,8 +266,10 @@ test('D4, D9, D12: under concurrent sessions every event and every reply follows
           // The reply carries instructions only once their flight record is synced (D12).
           const journaled = parseLog(syncedText()).records.flatMap((r) => (r.k === 'flight' && r.s === s ? r.ids : []));
           for (const id of ids)
-            if (text.includes(`text of ${id}`))
-              got.push(id), assert.ok(journaled.includes(id), `${id} journaled before its reply`);
+            if (text.includes(`text of ${id}`)) {
+              got.push(id);
+              assert.ok(journaled.includes(id), `${id} journaled before its reply`);
+            }
         }
         return got;
       }),
@@ -429,7 +431,7 @@ test('D22: a refused write cuts its bytes, refuses the batches queued behind it,
 test('D24: parsing counts bytes, not characters, in one pass; a torn multibyte tail is cut exactly', () => {
   const path = tempLog();
   const whole = '{"k":"flight","s":"sé€😀","hook":"ü","ids":[]}\n';
-  writeFileSync(path, whole.repeat(3) + '{"k":"flight","s":"€');
+  writeFileSync(path, `${whole.repeat(3)}{"k":"flight","s":"€`);
   const { log, existing } = openEventLog(path);
   assert.is(existing.goodBytes, Buffer.byteLength(whole) * 3);
   assert.is(existing.records.length, 3);

@@ -7,7 +7,8 @@ import { claudeCode } from '../../src/adapters/claude-code.js';
 import { codex } from '../../src/adapters/codex.js';
 import { qwenCode } from '../../src/adapters/qwen-code.js';
 import { surfaceFrom, type VendorTable } from '../../src/adapters/table.js';
-import { ActorHost, type Effect } from '../../src/streams/actor-host.js';
+import { ActorHost } from '../../src/streams/actor-host.js';
+import type { Effect } from '../../src/streams/step-types.js';
 import { command } from '../../src/protocol/index.js';
 
 const S = 'sess-notice';

@@ -83,7 +83,7 @@ test('a session the token may not publish: its events are settled as refused, sa
       backoffInitialMs: 20,
       backoffMaxMs: 50,
     });
-  let first = await adapter({ surface, relay: link(), logPath, segmentBytes: 4096, keepSegments: 0 });
+  const first = await adapter({ surface, relay: link(), logPath, segmentBytes: 4096, keepSegments: 0 });
   let second: Awaited<ReturnType<typeof adapter>> | undefined;
   try {
     for (const s of ['ok-1', 'no-1']) await first.post(hookBody('SessionStart', s));

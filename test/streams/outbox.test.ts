@@ -106,7 +106,8 @@ test('D23 on a hello the relay is asked what it stored; only the rest is resent,
       [lastOf('h-2'), lastOf('h-3')].sort(),
       'then one claim for each session the resend did not touch, the ended one too',
     );
-    // A second hello, the relay now holding everything: nothing resent, one claim frame per session, ended h-3 included.
+    // A second hello, the relay now holding everything: nothing resent, one claim frame per session, ended h-3
+    // included.
     l.down();
     l.written.length = 0;
     l.hello();

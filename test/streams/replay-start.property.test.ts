@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ActorHost, type StepResult } from '../../src/streams/actor-host.js';
+import { ActorHost } from '../../src/streams/actor-host.js';
+import type { StepResult } from '../../src/streams/step-types.js';
 import { openEventLog, parseLog, siblingPath, type LogRecord } from '../../src/streams/log.js';
 import { LogReplay, replayInto } from '../../src/streams/replay.js';
 import type { AepEvent } from '../../src/protocol/index.js';
@@ -126,7 +127,7 @@ test('D11: the host replayed from the log file equals the live host: cells, epoc
 
         // The same records through replayInto (audit, snapshot tail) rebuild the same host.
         const again = new ActorHost(hostOptions);
-        replayInto(again, parseLog(live.records.map((r) => JSON.stringify(r) + '\n').join('')).records);
+        replayInto(again, parseLog(live.records.map((r) => `${JSON.stringify(r)}\n`).join('')).records);
         assert.equal(again.exportState(), liveState);
 
         // D12: the restart reports the same in-flight, held and unsent work, in the new epoch.
@@ -169,7 +170,7 @@ test('parseLog hands each record the byte offset past its line, the line itself,
       'not json',
       JSON.stringify({ k: 'flight', s: 's-a', hook: 'h2', ids: [text, text] }),
     ];
-    const bytes = Buffer.from(lines.join('\n') + '\n{"k":"in"');
+    const bytes = Buffer.from(`${lines.join('\n')}\n{"k":"in"`);
     const seen: [number, string][] = [];
     const r = parseLog(bytes, (_r, end, line) => seen.push([end, line]), false);
     const ends = [0, 1, 3].map((i) => Buffer.byteLength(lines.slice(0, i + 1).join('\n')) + 1);

@@ -67,7 +67,7 @@ test('D11: rebuilding from the log gives the live actors, and every retry gets t
       const live = drive(ops);
       if (live.reopened) reopenedRuns += 1;
       // Through the real serialisation: the log is JSON lines.
-      const text = live.records.map((r) => JSON.stringify(r)).join('\n') + '\n';
+      const text = `${live.records.map((r) => JSON.stringify(r)).join('\n')}\n`;
       const rebuilt = new ActorHost({ surface, instruct: true, host: 'prop-host', attentionTimeoutMs: 1000 });
       replayInto(rebuilt, parseLog(text).records);
       assert.equal(stateOf(rebuilt), stateOf(live.host));

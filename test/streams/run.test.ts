@@ -355,7 +355,7 @@ test('a port already in use fails with PORT_IN_USE and leaves the log closed', a
   try {
     let code = '';
     try {
-      await adapter({ port: a.handle.port, logPath: a.logPath + '.second' });
+      await adapter({ port: a.handle.port, logPath: `${a.logPath}.second` });
     } catch (e) {
       code = (e as { code?: string }).code ?? '';
     }

@@ -159,7 +159,9 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
     senders.push(send(i));
     if (i === o.fault.at) {
       faultStart = Date.now();
-      fault = o.fault.run().then(() => void (faultEnd = Date.now()));
+      fault = o.fault.run().then(() => {
+        faultEnd = Date.now();
+      });
     }
     await sleep(o.everyMs);
   }

@@ -1,7 +1,8 @@
 // Drives an ActorHost through a list of small operations, as a live adapter would step it (hooks,
 // instructs, retries, answers to holds, reply write results, timeouts, window ticks), and keeps
 // what it logged: for the replay properties, which rebuild a host from those records.
-import type { ActorHost, SessionItem, StepResult } from '../../src/streams/actor-host.js';
+import type { ActorHost } from '../../src/streams/actor-host.js';
+import type { SessionItem, StepResult } from '../../src/streams/step-types.js';
 import type { LogRecord } from '../../src/streams/log.js';
 import type { AepCommand } from '../../src/protocol/index.js';
 import type { VendorSurface } from '../../src/streams/surface.js';

@@ -19,7 +19,7 @@ const a = await startAdapter({
 });
 a.events$.subscribe((e) => {
   if (e.type === 'control.accepted')
-    process.stdout.write(JSON.stringify({ session: e.session, cause: e.cause, ack: JSON.stringify(e) }) + '\n');
+    process.stdout.write(`${JSON.stringify({ session: e.session, cause: e.cause, ack: JSON.stringify(e) })}\n`);
 });
 // A subagent's SessionStart is not an eligible moment (D7): instructions stay queued, so the
 // rebuilt queues show exactly what was accepted.

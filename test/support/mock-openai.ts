@@ -295,7 +295,7 @@ export async function startMockOpenAi(): Promise<MockOpenAi> {
   const server: Server = createServer((req, res) => {
     readBody(req)
       .then(async (text) => {
-        let body: unknown = undefined;
+        let body: unknown;
         try {
           body = text.length > 0 ? JSON.parse(text) : undefined;
         } catch {

@@ -92,9 +92,11 @@ export async function startOpenHandsStack(o: OpenHandsStackOptions = {}): Promis
     // Delivery is at least once: a redelivery (same source and id) is the same event.
     session: (id) => {
       const once = new Set<string>();
-      return seen.filter(
-        (e) => e.session === id && !once.has(`${e.source} ${e.id}`) && (once.add(`${e.source} ${e.id}`), true),
-      );
+      return seen.filter((e) => {
+        if (e.session !== id || once.has(`${e.source} ${e.id}`)) return false;
+        once.add(`${e.source} ${e.id}`);
+        return true;
+      });
     },
     async stop() {
       await observer.close();

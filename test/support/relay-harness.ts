@@ -22,7 +22,7 @@ export async function post(
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-export const ndjson = (events: readonly AepEvent[]): string => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+export const ndjson = (events: readonly AepEvent[]): string => `${events.map((e) => JSON.stringify(e)).join('\n')}\n`;
 
 export interface SseMessage {
   event?: string;
@@ -75,8 +75,7 @@ export class SseClient {
 
   private feed(chunk: string): void {
     this.buffer += chunk;
-    let i: number;
-    while ((i = this.buffer.indexOf('\n\n')) >= 0) {
+    for (let i = this.buffer.indexOf('\n\n'); i >= 0; i = this.buffer.indexOf('\n\n')) {
       const block = this.buffer.slice(0, i);
       this.buffer = this.buffer.slice(i + 2);
       const m: SseMessage = { comments: [] };

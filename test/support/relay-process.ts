@@ -53,6 +53,6 @@ export async function startRelayProcess(
 /** Posts one `session.started` with the local token `stateDir` holds (the relay's first start made it). */
 export async function postWithLocalToken(url: string, stateDir: string): Promise<{ status: number; body: any }> {
   const token = readFileSync(join(stateDir, 'token'), 'utf8').trim();
-  const line = JSON.stringify(emitterFor(freshSession('proc')).emit({ type: 'session.started' })) + '\n';
+  const line = `${JSON.stringify(emitterFor(freshSession('proc')).emit({ type: 'session.started' }))}\n`;
   return post(url, line, { authorization: `Bearer ${token}` });
 }

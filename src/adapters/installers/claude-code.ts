@@ -1,4 +1,5 @@
-// Writes the adapter's hooks into Claude Code's settings (settings.local.json for a project) and takes them out again, leaving
+// Writes the adapter's hooks into Claude Code's settings (settings.local.json for a project) and takes them out again,
+// leaving
 // every other hook and setting as it was. Every event runs the command-hook shim: with the adapter
 // stopped an HTTP hook is reported as a hook error under every hook, while the shim prints the
 // neutral reply and exits 0, silently (its cost against an HTTP hook is in `npm run bench`).

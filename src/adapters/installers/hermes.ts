@@ -162,8 +162,7 @@ function insertOurs(text: string, url: ShimTarget, opts: InstallOptions, file: s
         `${file}: hooks.${event} is written inline; turn it into a block list first, nothing was changed`,
       );
     const item = lines.slice(keyAt + 1, end).find((l) => !blank(l) && indentOf(l) > indent.length);
-    const itemIndent =
-      item !== undefined && item.trimStart().startsWith('- ') ? ' '.repeat(indentOf(item)) : `${indent}  `;
+    const itemIndent = item?.trimStart().startsWith('- ') ? ' '.repeat(indentOf(item)) : `${indent}  `;
     lines.splice(keyAt + 1, 0, entryLine(itemIndent, event, url, opts.neutral, opts.attentionTimeoutMs));
     end += 1;
   }

@@ -26,7 +26,10 @@ const guard = (detail: string): Rejection => ({ reason: 'refused', rule: 'status
 
 const CONFIRMATION = { kind: 'permission' as const, prompt: CONFIRMATION_PROMPT, options: ANSWER_OPTIONS };
 
-/** A respond's answer as the server takes it: allow → accept; deny → reject with the operator's words or the vendor default. */
+/**
+ * A respond's answer as the server takes it: allow → accept; deny → reject with the operator's words or the vendor
+ * default.
+ */
 function confirmationOf(command: AepCommand): { accept: boolean; reason?: string } | undefined {
   const decision = readAnswer(CONFIRMATION, (command.data as Record<string, unknown> | undefined)?.answer);
   if (decision === undefined) return undefined;

@@ -5,12 +5,12 @@
 // Close 4001 (bad key) is reported clearly and retried slowly, 4004 (conversation gone) stops
 // that socket, 1013 (subscriber cap) and anything else reconnect with backoff.
 import WebSocket from 'ws';
-import { Observable, Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import { SteeringError, newId, type AepEvent } from '../../protocol/index.js';
 import type { SettledHow } from '../../machines/session-types.js';
 import type { HookArrival } from '../../streams/hook-endpoint.js';
 import type { Status } from '../openhands-map.js';
-import { AgentServer } from './agent-server.js';
+import type { AgentServer } from './agent-server.js';
 import { ConversationTracker } from './tracker.js';
 
 export interface ReceiverOptions {
@@ -106,6 +106,11 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       at,
       body: frame as unknown as Record<string, unknown>,
       respond: NO_REPLY,
+      neutral: NO_REPLY,
+      failOpen: (err) => {
+        report(err);
+        return NO_REPLY();
+      },
       hold: () => {},
       closed: Promise.resolve(),
     });

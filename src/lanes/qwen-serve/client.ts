@@ -2,7 +2,7 @@
 // token read from a mode-600 file at each call (a fixed or rotated file takes effect without a
 // restart). Failures are SteeringErrors the lane reports: SOURCE_UNREACHABLE (no answer),
 // SOURCE_UNAUTHORIZED (HTTP 401, naming the token file), CONFIG_INVALID (the file itself).
-import { readTokenFile } from '../../consumer/connect.js';
+import { readTokenFile } from '../../protocol/secret.js';
 import { SteeringError } from '../../protocol/errors.js';
 import type { ServeReply } from './maps.js';
 

@@ -5,8 +5,7 @@
 import { headers, nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import type { Principal } from '../acl.js';
-import type { Peer } from '../core.js';
-import type { Fabric, FabricLocal } from '../store.js';
+import type { Fabric, FabricLocal, Peer } from '../types.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
 import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
@@ -221,7 +220,10 @@ export class NatsFabric implements Fabric {
     const renewNow = () => {
       if (this.faults.offline() !== undefined) return;
       // The last renewal is still out after a third of the lease: as good as failed, so far.
-      if (renewing) return void (this.renewFailing = true);
+      if (renewing) {
+        this.renewFailing = true;
+        return;
+      }
       renewing = true;
       this.renew()
         .then(renewed, notRenewed)
@@ -303,7 +305,10 @@ export class NatsFabric implements Fabric {
     if (p.emits !== undefined) r.emits = p.emits;
     this.own.set(key, r);
     let keys = this.byPeer.get(peer);
-    if (!keys) this.byPeer.set(peer, (keys = new Set()));
+    if (!keys) {
+      keys = new Set();
+      this.byPeer.set(peer, keys);
+    }
     keys.add(key);
     this.engine.kv
       .put(key, JSON.stringify(r))
@@ -421,7 +426,10 @@ export class NatsFabric implements Fabric {
   }
 
   forward(target: Peer, frame: string, replyTo?: Peer): void {
-    if (!(target instanceof RemotePeer)) return target.sendText(frame);
+    if (!(target instanceof RemotePeer)) {
+      target.sendText(frame);
+      return;
+    }
     this.publishCommand(target.record, frame, replyTo === undefined ? undefined : this.connId(replyTo));
   }
 

@@ -209,7 +209,10 @@ export class NatsHistory {
             const job: Job = { a, token, at, order: ++this.clock, done, fail, duplicates };
             if (positioned) job.pos = { epoch: a.epoch ?? 0, seq: a.seq ?? 0 };
             let lane = this.lanes.get(token);
-            if (lane === undefined) this.lanes.set(token, (lane = { queue: [], busy: false }));
+            if (lane === undefined) {
+              lane = { queue: [], busy: false };
+              this.lanes.set(token, lane);
+            }
             lane.queue.push(job);
             if (!lane.busy) void this.run(token, lane);
           }),

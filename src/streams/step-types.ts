@@ -1,0 +1,44 @@
+// What goes into a session step and what comes out: the item a source delivers, the effects the
+// outside performs, and a step's result. A leaf the host, the stamp, the journal and the bus share.
+import type { AepCommand, AepEvent } from '../protocol/index.js';
+import type { SessionInput } from '../machines/session-types.js';
+import type { LogRecord } from './log.js';
+import type { ClassifiedHook, HookReply } from './surface.js';
+import type { LaneEffect } from '../lanes/host.js';
+
+/** Something for one session, in arrival order. */
+export type SessionItem =
+  | { kind: 'hook'; session: string; hookId: string; at: number; hook: ClassifiedHook }
+  | { kind: 'command'; session: string; at: number; command: AepCommand }
+  | { kind: 'input'; session: string; input: SessionInput };
+
+/** What the outside must do after a step. */
+export type Effect =
+  /** Write this reply to the waiting hook; `confirm` feeds back reply.written / reply.failed (D9). */
+  | { kind: 'reply'; session?: string; hookId: string; reply: HookReply; confirm: boolean }
+  /** Answer the waiting hook neutrally (it hands over nothing, D7–D8): the open hook writes that reply itself. */
+  | { kind: 'neutral'; session?: string; hookId: string }
+  /** The hook's reply waits for a decision; arm the D14 timer. */
+  | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
+  /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
+  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
+  /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
+  | { kind: 'cancel'; session: string; commandId: string }
+  /** D32: ask the transport to take back input `inputId`; its answer feeds withdraw.answered. */
+  | { kind: 'withdraw'; session: string; commandId: string; inputId: string; text: string }
+  /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
+  | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
+  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
+  | { kind: 'forward'; session: string; command: AepCommand }
+  /** lanes: a steer, withdraw, interrupt or answer for a native lane (D30–D33). */
+  | LaneEffect;
+
+export interface StepResult {
+  /** Events for the sinks, in order (re-acks included). */
+  events: AepEvent[];
+  /** Step number: `durable(n)` keeps it, `rollback()` undoes it until then (D22). */
+  stepNo?: number;
+  /** Records for the event log, written before any effect is performed (D12). */
+  records: LogRecord[];
+  effects: Effect[];
+}
