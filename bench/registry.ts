@@ -15,6 +15,7 @@ export const registry: BenchEntry[] = [
   { id: 'hook', file: 'hook-round-trip.bench.ts', load: () => import('./hook-round-trip.bench.js') },
   { id: 'accept', file: 'accept-deliver.bench.ts', load: () => import('./accept-deliver.bench.js') },
   { id: 'relay', file: 'relay.bench.ts', load: () => import('./relay.bench.js') },
+  { id: 'ingest', file: 'relay-ingest.bench.ts', load: () => import('./relay-ingest.bench.js') },
   { id: 'sqlite', file: 'sqlite-binding.bench.ts', load: () => import('./sqlite-binding.bench.js') },
   { id: 'nats', file: 'relay-nats.bench.ts', load: () => import('./relay-nats.bench.js') },
   { id: 'instruct', file: 'instruct-ack.bench.ts', load: () => import('./instruct-ack.bench.js') },

@@ -1,0 +1,76 @@
+// One pass of an ingest load against a freshly started server process: several emitter
+// processes (bench/load/ingest-emit.ts) start sending at the same moment, one subscriber process
+// (bench/load/ingest-sink.ts) counts every event on each of its WebSocket or SSE subscribers. The
+// rate is events received per subscriber per second, from the start signal to the last event;
+// the server's CPU per event (its event-loop thread, and all its threads) is read from /proc over
+// the same span, so a figure bounded by the load generators still shows what the server spends.
+import { childCpuMs, tsNode, type Child } from './proc.js';
+
+export interface IngestLoad {
+  /** Emitter processes, connections per process, events per connection. */
+  procs: number;
+  conns: number;
+  events: number;
+  mode: 'ws' | 'http';
+  /** WebSocket and SSE subscribers. */
+  ws: number;
+  sse: number;
+  /** Socket events ahead of the server's pong. */
+  window?: number;
+}
+
+export type IngestPass = { rate: number; main: number; all: number };
+
+export const loadWhat = (l: IngestLoad): string =>
+  `${l.procs} emitter processes × ${l.conns} ${l.mode === 'ws' ? 'sockets' : 'keep-alive connections (one POST per event)'} × ` +
+  `${l.events} events, ${[l.ws ? `${l.ws} WebSocket` : '', l.sse ? `${l.sse} SSE` : ''].filter(Boolean).join(' + ')} ` +
+  `subscribers in another process`;
+
+export const ingestPass =
+  (startServer: () => Promise<Child>, load: IngestLoad, token: string) => async (): Promise<IngestPass> => {
+    const server = await startServer();
+    const children: Child[] = [];
+    try {
+      const { socketUrl, url } = server.ready as { socketUrl: string; url: string };
+      const total = load.procs * load.conns * load.events;
+      const sink = await tsNode('load/ingest-sink.ts', {
+        socketUrl,
+        url,
+        token,
+        ws: load.ws,
+        sse: load.sse,
+        expect: total,
+      });
+      children.push(sink);
+      const emitters = await Promise.all(
+        Array.from({ length: load.procs }, (_, p) =>
+          tsNode('load/ingest-emit.ts', {
+            socketUrl,
+            url,
+            token,
+            mode: load.mode,
+            conns: load.conns,
+            events: load.events,
+            session: `bench-ingest-${p}`,
+            window: load.window ?? 1000,
+          }),
+        ),
+      );
+      children.push(...emitters);
+      const before = childCpuMs(server.proc.pid!);
+      const t0 = performance.now();
+      for (const e of emitters) e.proc.kill('SIGUSR2');
+      // An emitter that fails ends the pass with its error instead of leaving the sink waiting.
+      const sent = Promise.all(emitters.map((e) => e.next()));
+      await Promise.race([sink.next(), sent.then(() => new Promise((r) => setTimeout(r, 60_000)))]);
+      const seconds = (performance.now() - t0) / 1000;
+      const after = childCpuMs(server.proc.pid!);
+      await sent;
+      if (seconds >= 60) throw new Error(`ingest pass: the subscribers missed events a minute after the last was sent`);
+      const perEvent = (k: 'all' | 'main') => (before && after ? ((after[k] - before[k]) * 1000) / total : NaN);
+      return { rate: total / seconds, main: perEvent('main'), all: perEvent('all') };
+    } finally {
+      await Promise.all(children.map((c) => c.stop()));
+      await server.stop();
+    }
+  };
