@@ -81,7 +81,10 @@ async function viaSocket(conns: Conn[]): Promise<void> {
       let pinged = 0;
       for (let sent = 0; sent < ls.length; ) {
         c.ws.send(ls[sent++]!);
-        if (sent % step === 0 || sent === ls.length) c.ws.send(`{"type":"ping","t":${(pinged += 1)}}`);
+        if (sent % step === 0 || sent === ls.length) {
+          pinged += 1;
+          c.ws.send(`{"type":"ping","t":${pinged}}`);
+        }
         while ((pinged - answered) * step > arg.window || (sent === ls.length && answered < pinged))
           await new Promise<void>((r) => (wake = r));
       }
