@@ -19,6 +19,10 @@ export interface BenchFigure {
   rounds?: number;
   /** A caveat printed under the table (e.g. which baseline stood in). */
   note?: string;
+  /** Set by bench/run.ts: the Node version that ran it, the 1-minute load average before and after its module, the store it measured. */
+  node?: string;
+  load?: [number, number];
+  store?: string;
 }
 
 export type BenchModule = { default: () => Promise<BenchFigure[]> };

@@ -4,6 +4,8 @@
 // rate is events received per subscriber per second, from the start signal to the last event;
 // the server's CPU per event (its event-loop thread, and all its threads) is read from /proc over
 // the same span, so a figure bounded by the load generators still shows what the server spends.
+// Several servers (relay nodes on one NATS) take the emitters in turn; the subscribers are on the
+// first, so events from the others reach them across nodes; CPU is then each node's and the sum.
 import { childCpuMs, tsNode, type Child } from './proc.js';
 
 export interface IngestLoad {
@@ -26,12 +28,19 @@ export const loadWhat = (l: IngestLoad): string =>
   `${l.events} events, ${[l.ws ? `${l.ws} WebSocket` : '', l.sse ? `${l.sse} SSE` : ''].filter(Boolean).join(' + ')} ` +
   `subscribers in another process`;
 
+/** Where a server of a pass listens. */
+const urlsOf = (c: Child) => c.ready as { socketUrl: string; url: string };
+
+/** `nodes`: the CPU per event of each server when the pass ran on several (their sum is `main`, `all`). */
+export type NodesPass = IngestPass & { nodes: { main: number; all: number }[] };
+
 export const ingestPass =
-  (startServer: () => Promise<Child>, load: IngestLoad, token: string) => async (): Promise<IngestPass> => {
-    const server = await startServer();
+  (startServer: () => Promise<Child | Child[]>, load: IngestLoad, token: string) => async (): Promise<NodesPass> => {
+    const started = await startServer();
+    const servers = Array.isArray(started) ? started : [started];
     const children: Child[] = [];
     try {
-      const { socketUrl, url } = server.ready as { socketUrl: string; url: string };
+      const { socketUrl, url } = urlsOf(servers[0]!);
       const total = load.procs * load.conns * load.events;
       const sink = await tsNode('load/ingest-sink.ts', {
         socketUrl,
@@ -45,8 +54,7 @@ export const ingestPass =
       const emitters = await Promise.all(
         Array.from({ length: load.procs }, (_, p) =>
           tsNode('load/ingest-emit.ts', {
-            socketUrl,
-            url,
+            ...urlsOf(servers[p % servers.length]!),
             token,
             mode: load.mode,
             conns: load.conns,
@@ -57,20 +65,26 @@ export const ingestPass =
         ),
       );
       children.push(...emitters);
-      const before = childCpuMs(server.proc.pid!);
+      const before = servers.map((s) => childCpuMs(s.proc.pid!));
       const t0 = performance.now();
       for (const e of emitters) e.proc.kill('SIGUSR2');
       // An emitter that fails ends the pass with its error instead of leaving the sink waiting.
       const sent = Promise.all(emitters.map((e) => e.next()));
       await Promise.race([sink.next(), sent.then(() => new Promise((r) => setTimeout(r, 60_000)))]);
       const seconds = (performance.now() - t0) / 1000;
-      const after = childCpuMs(server.proc.pid!);
+      const after = servers.map((s) => childCpuMs(s.proc.pid!));
       await sent;
       if (seconds >= 60) throw new Error(`ingest pass: the subscribers missed events a minute after the last was sent`);
-      const perEvent = (k: 'all' | 'main') => (before && after ? ((after[k] - before[k]) * 1000) / total : NaN);
-      return { rate: total / seconds, main: perEvent('main'), all: perEvent('all') };
+      const perEvent = (i: number, k: 'all' | 'main') => {
+        const b = before[i];
+        const a = after[i];
+        return b && a ? ((a[k] - b[k]) * 1000) / total : NaN;
+      };
+      const nodes = servers.map((_, i) => ({ main: perEvent(i, 'main'), all: perEvent(i, 'all') }));
+      const sum = (k: 'all' | 'main') => nodes.reduce((t, n) => t + n[k], 0);
+      return { rate: total / seconds, main: sum('main'), all: sum('all'), nodes };
     } finally {
       await Promise.all(children.map((c) => c.stop()));
-      await server.stop();
+      await Promise.all(servers.map((s) => s.stop()));
     }
   };
