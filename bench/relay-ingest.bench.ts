@@ -29,6 +29,11 @@ const PATHS: { id: string; what: string; load: IngestLoad }[] = [
     load: { mode: 'http', procs: 2, conns: 4, events: 1500 * scale, ws: 2, sse: 0 },
   },
   {
+    id: 'http-ndjson',
+    what: 'HTTP ingest (POST /events, NDJSON bodies of 50 events) → WebSocket fan-out',
+    load: { mode: 'http', procs: 2, conns: 4, events: 5000 * scale, batch: 50, ws: 2, sse: 0 },
+  },
+  {
     id: 'sse',
     what: 'WebSocket ingest → SSE (GET /stream) fan-out',
     load: { mode: 'ws', procs: 2, conns: 2, events: 4000 * scale, ws: 0, sse: 2 },

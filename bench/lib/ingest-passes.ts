@@ -19,12 +19,14 @@ export interface IngestLoad {
   sse: number;
   /** Socket events ahead of the server's pong. */
   window?: number;
+  /** Events per POST (NDJSON above 1). */
+  batch?: number;
 }
 
 export type IngestPass = { rate: number; main: number; all: number };
 
 export const loadWhat = (l: IngestLoad): string =>
-  `${l.procs} emitter processes × ${l.conns} ${l.mode === 'ws' ? 'sockets' : 'keep-alive connections (one POST per event)'} × ` +
+  `${l.procs} emitter processes × ${l.conns} ${l.mode === 'ws' ? 'sockets' : `keep-alive connections (${(l.batch ?? 1) > 1 ? `NDJSON POSTs of ${l.batch} events` : 'one POST per event'})`} × ` +
   `${l.events} events, ${[l.ws ? `${l.ws} WebSocket` : '', l.sse ? `${l.sse} SSE` : ''].filter(Boolean).join(' + ')} ` +
   `subscribers in another process`;
 
@@ -61,6 +63,7 @@ export const ingestPass =
             events: load.events,
             session: `bench-ingest-${p}`,
             window: load.window ?? 1000,
+            batch: load.batch ?? 1,
           }),
         ),
       );

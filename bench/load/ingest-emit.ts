@@ -1,7 +1,7 @@
 // Load generator for ingest, one of several emitter processes: `conns` connections, each sending
-// `events` sequenced events of its own session, over WebSocket frames (`mode: "ws"`) or one
-// `POST /events` per event (`mode: "http"`, keep-alive, the next POST once the last is answered,
-// as a collector posts). It connects, answers `{ ready }`, and sends on SIGUSR2, so every emitter
+// `events` sequenced events of its own session, over WebSocket frames (`mode: "ws"`) or
+// `POST /events` (`mode: "http"`, keep-alive, the next POST once the last is answered, as a
+// collector posts; one event per POST, or `batch` per NDJSON body). It connects, answers `{ ready }`, and sends on SIGUSR2, so every emitter
 // of a pass starts at once; then answers `{ ms }`, its own sending time. A socket emitter keeps at
 // most `window` events ahead of the server's `pong` to its pings, so neither side drowns in
 // buffered frames and the pace is what the server sustains.
@@ -19,6 +19,8 @@ interface Arg {
   events: number;
   session: string;
   window: number;
+  /** Events per POST (`application/x-ndjson` above 1). */
+  batch?: number;
 }
 const arg = argOf<Arg>();
 
@@ -35,8 +37,9 @@ const sessions = Array.from({ length: arg.conns }, (_, c) => `${arg.session}-${c
 const lines = sessions.map(linesFor);
 
 const agent = new Agent({ keepAlive: true, maxSockets: arg.conns });
+const perPost = arg.batch ?? 1;
 const headers = {
-  'content-type': 'application/json',
+  'content-type': perPost > 1 ? 'application/x-ndjson' : 'application/json',
   'aep-version': '0.1',
   authorization: `Bearer ${arg.token}`,
 };
@@ -60,7 +63,7 @@ function post(body: string): Promise<void> {
 async function viaHttp(): Promise<void> {
   await Promise.all(
     lines.map(async (ls) => {
-      for (const l of ls) await post(l);
+      for (let i = 0; i < ls.length; i += perPost) await post(ls.slice(i, i + perPost).join('\n'));
     }),
   );
 }
