@@ -95,6 +95,7 @@ if (lines !== undefined) {
           node: process.version,
           load,
           ...(entry.store ? { store: entry.store } : {}),
+          ...(quick || process.env.BENCH_QUICK === '1' ? { quick: true } : {}),
         });
     } catch (err) {
       // One broken module must not cost the others' figures; the run still exits non-zero.

@@ -23,6 +23,8 @@ export interface BenchFigure {
   node?: string;
   load?: [number, number];
   store?: string;
+  /** From a quick (smoke) run: smaller loads. */
+  quick?: boolean;
 }
 
 export type BenchModule = { default: () => Promise<BenchFigure[]> };

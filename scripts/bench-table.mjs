@@ -23,7 +23,7 @@ export function table(results) {
   const nodes = results.nodes ?? [results.node];
   const rows = [
     `Measured ${results.at.slice(0, 16).replace('T', ' ')} UTC, Node ${nodes.join(', ')}, ${results.cpus ?? '?'} CPUs, ` +
-      `${results.rounds ?? 1} interleaved rounds per figure (medians)${results.quick ? ', quick (smoke) run: smaller loads' : ''}. ` +
+      'interleaved rounds per figure as each row says (medians; "quick": a smoke run, smaller loads). ' +
       'Each row names the Node line that ran it, the 1-minute load average before and after its module, and the relay store it measured.',
     '',
     '| figure | value | baseline (same run) | ratio | goal | rounds | Node | load avg | store |',
@@ -34,7 +34,7 @@ export function table(results) {
     const load = f.load ? `${f.load[0]}–${f.load[1]}` : '';
     rows.push(
       `| ${f.what} | ${fmt(f.value)} ${f.unit} | ${f.baselineWhat}: ${fmt(f.baseline)} ${f.unit} | ${fmt(f.ratio)}x | ${goal} |` +
-        ` ${f.rounds ?? 1} | ${f.node ?? results.node} | ${load} | ${f.store ?? ''} |`,
+        ` ${f.rounds ?? 1}${f.quick ? ' (quick)' : ''} | ${f.node ?? results.node} | ${load} | ${f.store ?? ''} |`,
     );
   }
   const notes = [...new Map(results.figures.filter((f) => f.note).map((f) => [f.name, f.note]))].map(
