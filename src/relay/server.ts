@@ -351,6 +351,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
         streams.delete(res);
       },
     };
+    // As on a socket: the events written to one stream in one turn leave in one write.
+    let corked = false;
     const sink: Sink = {
       sub: 'sse',
       channel,
@@ -358,6 +360,14 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       delivered: new Map<string, Position>(),
       write: (text, e) => {
         const id = positionId(e);
+        if (!corked) {
+          corked = true;
+          res.cork();
+          process.nextTick(() => {
+            corked = false;
+            res.uncork();
+          });
+        }
         res.write(`event: ${e.type}\ndata: ${text}\n${id === undefined ? '' : `id: ${id}\n`}\n`);
       },
       exhausted: (session, p) => res.write(`: replay-exhausted ${session} ${p.epoch}:${p.seq}\n\n`),
