@@ -153,7 +153,17 @@ if (wanted.length > 0 && process.env.BENCH_WRITE !== '1') {
   }
 }
 const fresh = new Set(results.map(keyOf));
-const figures = [...prev.filter((f) => !fresh.has(keyOf(f))), ...results];
+const merged = [...prev.filter((f) => !fresh.has(keyOf(f))), ...results];
+// Table order: modules as registered, each module's figures in its own order, Node lines together.
+const fileRank = new Map(registry.map((e, i) => [e.file, i]));
+const nameRank = new Map<string, number>();
+for (const [i, f] of merged.entries()) if (!nameRank.has(f.name)) nameRank.set(f.name, i);
+const figures = merged.sort(
+  (a, b) =>
+    (fileRank.get(a.file) ?? 99) - (fileRank.get(b.file) ?? 99) ||
+    nameRank.get(a.name)! - nameRank.get(b.name)! ||
+    (a.node ?? '').localeCompare(b.node ?? '', 'en', { numeric: true }),
+);
 const doc: Results = {
   node: process.version,
   nodes: [...new Set(figures.map((f) => f.node ?? process.version))],

@@ -10,14 +10,17 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const START = '<!-- bench-table:start (scripts/bench-table.mjs writes this from bench/results/latest.json) -->';
 const END = '<!-- bench-table:end -->';
 
+// A figure that could not be measured here (NaN, null in the JSON) shows as a dash.
 const fmt = (n) =>
-  !Number.isFinite(n)
-    ? String(n)
-    : Math.abs(n) >= 100
-      ? Math.round(n).toLocaleString('en')
-      : Math.abs(n) >= 1
-        ? n.toFixed(2)
-        : n.toPrecision(3);
+  n === null || Number.isNaN(n)
+    ? '—'
+    : !Number.isFinite(n)
+      ? String(n)
+      : Math.abs(n) >= 100
+        ? Math.round(n).toLocaleString('en')
+        : Math.abs(n) >= 1
+          ? n.toFixed(2)
+          : n.toPrecision(3);
 
 export function table(results) {
   const nodes = results.nodes ?? [results.node];
