@@ -75,7 +75,7 @@ async function measureInChild(which: 'actors' | 'plain'): Promise<void> {
   }
   const after = settle();
   process.stdout.write(
-    JSON.stringify({ bytesPerSession: (after - before) / SESSIONS, heapBytes: after, kept: keep.length }) + '\n',
+    `${JSON.stringify({ bytesPerSession: (after - before) / SESSIONS, heapBytes: after, kept: keep.length })}\n`,
   );
 }
 

@@ -57,7 +57,7 @@ if (isMain) {
     process.stderr.write(`bench-table: README.md has no ${START} … ${END} block\n`);
     process.exit(2);
   }
-  const next = readme.slice(0, a + START.length) + '\n\n' + table(results) + '\n\n' + readme.slice(b);
+  const next = `${readme.slice(0, a + START.length)}\n\n${table(results)}\n\n${readme.slice(b)}`;
   if (process.argv.includes('--check')) {
     process.exit(next === readme ? 0 : 1);
   }

@@ -168,7 +168,7 @@ export function childCpuMs(pid: number): { all: number; main: number } | undefin
 
 /** Prints the one JSON line a child answers with. */
 export const answer = (v: unknown): void => {
-  process.stdout.write(JSON.stringify(v) + '\n');
+  process.stdout.write(`${JSON.stringify(v)}\n`);
 };
 
 /** The JSON argument a child was started with. */

@@ -112,7 +112,7 @@ const fsyncMs: number[] = [];
 if (arg.fsyncs) {
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-fsync-'));
   const fd = openSync(join(dir, 'f'), 'w');
-  const line = Buffer.from(JSON.stringify({ k: 'ev', e: { id: 'x'.repeat(26), type: 'control.accepted' } }) + '\n');
+  const line = Buffer.from(`${JSON.stringify({ k: 'ev', e: { id: 'x'.repeat(26), type: 'control.accepted' } })}\n`);
   for (let i = 0; i < arg.fsyncs; i += 1) {
     const t0 = performance.now();
     writeSync(fd, line);
