@@ -5,10 +5,10 @@
 // own CPU time over the run. The load generator runs in its own process.
 import { interleave, median } from './lib/stats.js';
 import { runLoad, tsNode, withChildren } from './lib/proc.js';
-import { figure, ROUNDS, type BenchFigure } from './types.js';
+import { figure, QUICK, ROUNDS, type BenchFigure } from './types.js';
 
 const SESSIONS = 32;
-const ROUNDS_PER_SESSION = 25;
+const ROUNDS_PER_SESSION = QUICK ? 10 : 25;
 const PER_HOOK = 4;
 
 interface Run {

@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { interleave, median } from './lib/stats.js';
 import { projectDir } from './lib/proc.js';
-import { figure, type BenchFigure } from './types.js';
+import { figure, QUICK, type BenchFigure } from './types.js';
 
-const N = 15;
+const N = QUICK ? 5 : 15;
 
 const timed = (args: string[]): Promise<number> => {
   const t0 = process.hrtime.bigint();

@@ -14,10 +14,10 @@ import { scriptedSession } from '../src/demo/scripted-session.js';
 import { startStack } from '../src/demo/stack.js';
 import { interleave, median } from './lib/stats.js';
 import { projectDir } from './lib/proc.js';
-import { figure, type BenchFigure } from './types.js';
+import { figure, QUICK, type BenchFigure } from './types.js';
 
 const BIN = join(projectDir, 'bin', 'aep-steer.js');
-const N = 15;
+const N = QUICK ? 5 : 15;
 
 function timed(cmd: string, args: string[], stdin?: string): Promise<number> {
   const t0 = process.hrtime.bigint();

@@ -10,11 +10,11 @@ import { spawn } from 'node:child_process';
 import { shimPath } from '../src/adapters/install.js';
 import { interleave, median, quantile } from './lib/stats.js';
 import { runLoad, tsNode, withChildren } from './lib/proc.js';
-import { figure, ROUNDS, type BenchFigure } from './types.js';
+import { figure, QUICK, ROUNDS, type BenchFigure } from './types.js';
 
-const HTTP_N = 1000;
-const HTTP_WARMUP = 200;
-const SPAWN_N = 30;
+const HTTP_N = QUICK ? 300 : 1000;
+const HTTP_WARMUP = QUICK ? 100 : 200;
+const SPAWN_N = QUICK ? 10 : 30;
 
 const hook = (session: string, event: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({

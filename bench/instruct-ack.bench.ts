@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { interleave, median } from './lib/stats.js';
 import { runLoad, tsNode, withChildren } from './lib/proc.js';
 import { post } from './load/http.js';
-import { figure, ROUNDS, type BenchFigure } from './types.js';
+import { figure, QUICK, ROUNDS, type BenchFigure } from './types.js';
 
-const N = 300;
+const N = QUICK ? 100 : 300;
 const TOKEN = 'bench-token';
 
 export default async function instructAck(): Promise<BenchFigure[]> {

@@ -1,105 +1,130 @@
-// The relay on NATS JetStream against the SQLite relay, in the same run: ingest → fan-out
-// events/s and instruct → ack p50 for one SQLite relay, one NATS-backed node, and two
-// NATS-backed nodes with the traffic crossing nodes (emitter or target on one node, subscribers
-// or consumer on the other). One nats-server (JetStream, a temp store dir) is started and killed.
+// Scale-out (P11): the relay on NATS JetStream against itself on one node and against the SQLite
+// relay, every relay node in its own process, the load generators in theirs (bench/lib/
+// ingest-passes.ts), interleaved rounds. One nats-server (JetStream, a temp store dir) is started
+// and killed; every pass uses a fresh namespace, so each starts from empty streams.
+//  - ingest: events/s from several emitter processes through one SQLite relay, one NATS-backed
+//    node, and two NATS-backed nodes (the emitters split between them, the subscribers on the
+//    first, so half the events cross nodes), with each node's CPU per event from /proc;
+//  - what two nodes predict where each has a core of its own (this machine has 2 cores for the
+//    load, the nodes and nats-server alike): one node's CPU per event over the busier node's;
+//  - command round trip: consumer and target on one NATS node, and on two (the command and its
+//    ack cross nodes), p50; the goal is the cross-node one within 1.5x of the single node's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NatsStore } from '../src/relay/nats/store.js';
-import { startRelay, type RelayHandle } from '../src/relay/server.js';
 import { startNatsServer } from '../test/support/nats-server.js';
-import { EVENTS, fanOutRate, instructAckP50, ROUND_TRIPS, SUBSCRIBERS, UNBOUNDED } from './lib/relay-in-process.js';
-import { figure, type BenchFigure } from './types.js';
+import { ingestPass, loadWhat, type IngestLoad, type NodesPass } from './lib/ingest-passes.js';
+import { runLoad, tsNode, type Child } from './lib/proc.js';
+import { interleave, median, quantile } from './lib/stats.js';
+import { figure, QUICK, ROUNDS, type BenchFigure } from './types.js';
 
-const TOKEN = 'bench';
+const TOKEN = 'bench-token';
+const LOAD: IngestLoad = { mode: 'ws', procs: 2, conns: 2, events: QUICK ? 1000 : 4000, ws: 2, sse: 0 };
+const COMMANDS = QUICK ? 100 : 300;
+const TYPE = 'x.bench-target.control.instruct';
 
 export default async function natsBench(): Promise<BenchFigure[]> {
   const server = await startNatsServer();
   const dir = mkdtempSync(join(tmpdir(), 'relay-nats-bench-'));
-  const relays: RelayHandle[] = [];
-  let run = 0;
-  const sqlite = async () => {
-    const r = await startRelay({
-      port: 0,
-      token: TOKEN,
-      storePath: join(dir, `r${run++}.db`),
-      bufferCap: EVENTS,
-      backpressure: UNBOUNDED,
-    });
-    relays.push(r);
-    return r;
-  };
-  // A fresh namespace per pair of nodes, so each pass starts from empty streams.
-  const natsNodes = async (n: number) => {
-    const namespace = `bench${run++}`;
-    const out: RelayHandle[] = [];
-    for (let i = 0; i < n; i++) {
-      const store = await NatsStore.open({ servers: server.url, namespace, bufferCap: EVENTS });
-      const r = await startRelay({ port: 0, token: TOKEN, store, backpressure: UNBOUNDED });
-      relays.push(r);
-      out.push(r);
-    }
+  let n = 0;
+  const sqlite = () => tsNode('servers/relay.ts', { store: join(dir, `r${n++}.db`), token: TOKEN });
+  const nodes = async (count: number): Promise<Child[]> => {
+    const nats = { servers: server.url, namespace: `bench${n++}` };
+    const out: Child[] = [];
+    for (let i = 0; i < count; i += 1) out.push(await tsNode('servers/relay.ts', { store: '', token: TOKEN, nats }));
     return out;
   };
-  try {
-    let fanSqlite = 0;
-    let fanOne = 0;
-    let fanTwo = 0;
-    // Best of three, interleaved, so load elsewhere on the machine hits every side alike.
-    for (let i = 0; i < 3; i++) {
-      const s = await sqlite();
-      fanSqlite = Math.max(fanSqlite, await fanOutRate(s, s, `fan-s${i}`, TOKEN));
-      const [one] = await natsNodes(1);
-      fanOne = Math.max(fanOne, await fanOutRate(one!, one!, `fan-n${i}`, TOKEN));
-      const [a, b] = await natsNodes(2);
-      fanTwo = Math.max(fanTwo, await fanOutRate(a!, b!, `fan-x${i}`, TOKEN));
-      await Promise.all(relays.splice(0).map((r) => r.close()));
+  const commands = (count: number) => async () => {
+    const [a, b = a] = await nodes(count);
+    try {
+      const r = await runLoad<{ ms: number[] }>('load/ws-command.ts', {
+        url: a!.ready.socketUrl,
+        targetUrl: b!.ready.socketUrl,
+        token: TOKEN,
+        n: COMMANDS,
+        warmup: 30,
+        target: 'self',
+        type: TYPE,
+        session: 'bench-cmd',
+      });
+      return quantile(r.ms, 0.5);
+    } finally {
+      await Promise.all([a, b].filter((c, i, all) => all.indexOf(c) === i).map((c) => c!.stop()));
     }
-    const s = await sqlite();
-    const ackSqlite = await instructAckP50(s, s, 'ack-s');
-    const [one] = await natsNodes(1);
-    const ackOne = await instructAckP50(one!, one!, 'ack-n');
-    const [a, b] = await natsNodes(2);
-    const ackTwo = await instructAckP50(a!, b!, 'ack-x');
-    const what = `best of 3 runs of ${EVENTS} events, 1 emitter socket, ${SUBSCRIBERS} subscriber sockets`;
-    const base = 'one SQLite relay (file store), same sockets and frames';
-    const ackBase = 'one SQLite relay, same consumer and target';
+  };
+  try {
+    const pass = (start: () => Promise<Child | Child[]>) => ingestPass(start, LOAD, TOKEN);
+    await pass(() => nodes(1))();
+    const f = await interleave(ROUNDS, {
+      sqlite: pass(sqlite),
+      one: pass(() => nodes(1)),
+      two: pass(() => nodes(2)),
+    });
+    const c = await interleave(ROUNDS, { one: commands(1), two: commands(2) });
+    const what = loadWhat(LOAD);
+    const rate = (xs: NodesPass[]) => median(xs.map((x) => x.rate));
+    const busier = (p: NodesPass) => Math.max(...p.nodes.map((x) => x.all));
+    const predicted = f.one.map((p, i) => p.all / busier(f.two[i]!));
     return [
       figure({
-        name: 'relay-fanout-nats-1-node',
-        what: `relay ingest → fan-out, one NATS-backed node; ${what}`,
+        name: 'relay-ingest-nats-1-node',
+        what: `WebSocket ingest → fan-out through one NATS-backed node; ${what}`,
         unit: 'events/s',
-        value: fanOne,
-        baseline: fanSqlite,
-        baselineWhat: base,
+        value: rate(f.one),
+        baseline: rate(f.sqlite),
+        baselineWhat: 'one SQLite relay (file store), same load',
+        ratios: f.one.map((p, i) => p.rate / f.sqlite[i]!.rate),
       }),
       figure({
-        name: 'relay-fanout-nats-2-nodes',
-        what: `ingest on node A → fan-out to subscribers on node B; ${what}`,
+        name: 'relay-ingest-nats-2-nodes',
+        what: `the same through two NATS-backed nodes (emitters split, subscribers on the first: half the events cross nodes)`,
         unit: 'events/s',
-        value: fanTwo,
-        baseline: fanSqlite,
-        baselineWhat: base,
+        value: rate(f.two),
+        baseline: rate(f.one),
+        baselineWhat: 'one NATS-backed node, same load',
+        ratios: f.two.map((p, i) => p.rate / f.one[i]!.rate),
       }),
       figure({
-        name: 'relay-instruct-ack-nats-1-node-p50',
-        what: `consumer → one NATS-backed node → target acks → consumer, median of ${ROUND_TRIPS}`,
-        unit: 'ms',
-        value: ackOne,
-        baseline: ackSqlite,
-        baselineWhat: ackBase,
+        name: 'relay-nats-cpu-per-event-1-node',
+        what: 'CPU per ingested event of one NATS-backed node, all its threads',
+        unit: 'µs CPU',
+        value: median(f.one.map((p) => p.all)),
+        baseline: median(f.sqlite.map((p) => p.all)),
+        baselineWhat: 'one SQLite relay, all its threads',
+        ratios: f.one.map((p, i) => p.all / f.sqlite[i]!.all),
+      }),
+      ...[0, 1].map((k) =>
+        figure({
+          name: `relay-nats-cpu-per-event-2-nodes-${k === 0 ? 'a' : 'b'}`,
+          what: `CPU per ingested event (of all events) of node ${k === 0 ? 'A (emitters and subscribers)' : 'B (emitters only)'} of two NATS-backed nodes, all its threads`,
+          unit: 'µs CPU',
+          value: median(f.two.map((p) => p.nodes[k]!.all)),
+          baseline: median(f.one.map((p) => p.all)),
+          baselineWhat: 'one NATS-backed node carrying all of it',
+          ratios: f.two.map((p, i) => p.nodes[k]!.all / f.one[i]!.all),
+        }),
+      ),
+      figure({
+        name: 'relay-nats-2-nodes-predicted',
+        what: 'ingest two NATS-backed nodes predict against one where each node has a core of its own: one node’s CPU per event over the busier node’s',
+        unit: 'x',
+        value: median(predicted),
+        baseline: 1,
+        baselineWhat: 'one node (a ratio of CPU per event, measured above)',
+        ratios: predicted,
       }),
       figure({
-        name: 'relay-instruct-ack-nats-2-nodes-p50',
-        what: `consumer on node A, target claiming on node B (the command and its ack cross nodes), median of ${ROUND_TRIPS}`,
+        name: 'relay-command-nats-cross-node-p50',
+        what: `instruct → ack with the consumer on node A and the target claiming on node B (command and ack cross nodes), p50 of ${COMMANDS}`,
         unit: 'ms',
-        value: ackTwo,
-        baseline: ackSqlite,
-        baselineWhat: ackBase,
+        value: median(c.two),
+        baseline: median(c.one),
+        baselineWhat: 'consumer and target on one NATS-backed node',
+        ratios: c.two.map((v, i) => v / c.one[i]!),
+        goal: '<= 1.5',
       }),
     ];
   } finally {
-    await Promise.all(relays.map((r) => r.close()));
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,37 +1,116 @@
 // Runs the registered bench modules (all, or those named on the command line), prints one
 // table and writes bench/results/latest.json. Every figure is a ratio to a baseline measured in
 // the same run; `scripts/bench-table.mjs` turns the JSON into the README's table.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+//   --quick          a smoke run (BENCH_QUICK=1): one round, smaller loads, a few minutes in all
+//   --node 22,24,26  runs the modules once on each supported Node line (scripts/node-line.sh;
+//                    AEP_NODE_CACHE_DIR names where the builds are), one line after another,
+//                    and keeps each line's figures, each naming its line
+// Each figure records the Node version that ran it, the 1-minute load average before and after
+// its module, and the relay store it measured.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { registry } from './registry.js';
-import { ROUNDS, type BenchFigure } from './types.js';
+import type { BenchFigure } from './types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const wanted = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const i = argv.indexOf(name);
+  if (i === -1) return undefined;
+  const v = argv[i + 1];
+  argv.splice(i, 2);
+  return v;
+};
+const quick = argv.includes('--quick');
+if (quick) {
+  argv.splice(argv.indexOf('--quick'), 1);
+  process.env.BENCH_QUICK = '1';
+}
+const lines = flag('--node');
+// A child of a `--node` run writes its figures here instead of latest.json.
+const lineOut = process.env.BENCH_LINE_OUT;
+const wanted = argv;
+const { registry } = await import('./registry.js');
+const { ROUNDS } = await import('./types.js');
+
+type Result = BenchFigure & { file: string };
+interface Results {
+  node: string;
+  nodes?: string[];
+  cpus: number;
+  rounds: number;
+  quick?: boolean;
+  at: string;
+  figures: Result[];
+}
+
 const entries = registry.filter((e) => wanted.length === 0 || wanted.some((w) => e.id === w || e.file === w));
 if (entries.length === 0) {
   process.stderr.write(`bench: nothing matches ${wanted.join(' ')}; ids: ${registry.map((e) => e.id).join(', ')}\n`);
   process.exit(2);
 }
 
-const results: (BenchFigure & { file: string })[] = [];
+const load1 = (): number => Math.round(loadavg()[0]! * 100) / 100;
+const results: Result[] = [];
 const failed: string[] = [];
-for (const entry of entries) {
-  process.stderr.write(`bench: ${entry.id} (${entry.file})\n`);
-  const t0 = performance.now();
+if (lines !== undefined) {
+  // One child per line, each the whole selection on that line's node (and its children too).
+  const tmp = mkdtempSync(join(tmpdir(), 'aep-bench-lines-'));
   try {
-    const mod = await entry.load();
-    for (const f of await mod.default()) results.push({ ...f, file: entry.file });
-  } catch (err) {
-    // One broken module must not cost the others' figures; the run still exits non-zero.
-    failed.push(entry.id);
-    process.stderr.write(
-      `bench: ${entry.id} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
+    for (const line of lines.split(',').map((l) => l.trim())) {
+      const bin = execFileSync('sh', [join(here, '..', 'scripts', 'node-line.sh'), '--bin', line], {
+        encoding: 'utf8',
+      }).trim();
+      const out = join(tmp, `${line}.json`);
+      process.stderr.write(`bench: Node line ${line} (${bin})\n`);
+      const r = spawnSync(join(bin, 'node'), ['--import', 'tsx', join(here, 'run.ts'), ...wanted], {
+        stdio: 'inherit',
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, BENCH_LINE_OUT: out },
+      });
+      if (r.status !== 0) failed.push(`node ${line}`);
+      try {
+        results.push(...(JSON.parse(readFileSync(out, 'utf8')) as Result[]));
+      } catch {
+        failed.push(`node ${line} (no figures)`);
+      }
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
   }
-  process.stderr.write(`bench: ${entry.id} took ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+} else {
+  for (const entry of entries) {
+    process.stderr.write(`bench: ${entry.id} (${entry.file}), load average ${load1()}\n`);
+    const t0 = performance.now();
+    const before = load1();
+    try {
+      const mod = await entry.load();
+      const figures = await mod.default();
+      const load: [number, number] = [before, load1()];
+      for (const f of figures)
+        results.push({
+          ...f,
+          file: entry.file,
+          node: process.version,
+          load,
+          ...(entry.store ? { store: entry.store } : {}),
+          ...(quick || process.env.BENCH_QUICK === '1' ? { quick: true } : {}),
+        });
+    } catch (err) {
+      // One broken module must not cost the others' figures; the run still exits non-zero.
+      failed.push(entry.id);
+      process.stderr.write(
+        `bench: ${entry.id} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+    }
+    process.stderr.write(`bench: ${entry.id} took ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  }
+}
+
+if (lineOut !== undefined) {
+  writeFileSync(lineOut, JSON.stringify(results));
+  process.exit(failed.length > 0 ? 1 : 0);
 }
 
 export const fmt = (n: number): string =>
@@ -48,9 +127,12 @@ const rows = results.map((r) => [
   `${fmt(r.baseline)} ${r.unit}`,
   `${fmt(r.ratio)}x`,
   r.goal ? `${r.goal}x ${r.met ? 'met' : 'NOT met'}` : '',
+  String(r.rounds ?? 1),
+  r.node ?? '',
+  r.load ? `${r.load[0]}–${r.load[1]}` : '',
   r.baselineWhat,
 ]);
-const head = ['figure', 'value', 'baseline', 'ratio', 'goal', 'baseline is'];
+const head = ['figure', 'value', 'baseline', 'ratio', 'goal', 'rounds', 'node', 'load', 'baseline is'];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
 console.log(line(head));
@@ -58,38 +140,42 @@ console.log(widths.map((w) => '-'.repeat(w)).join('  '));
 for (const r of rows) console.log(line(r));
 for (const r of results) if (r.note) console.log(`note (${r.name}): ${r.note}`);
 
-if (wanted.length === 0 || process.env.BENCH_WRITE === '1') {
-  const out = join(here, 'results', 'latest.json');
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(
-    out,
-    `${JSON.stringify(
-      { node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: results },
-      null,
-      2,
-    )}\n`,
-  );
-  console.log(`\nwritten: ${out}`);
-} else {
-  // A partial run merges into latest.json so one module can be re-measured alone.
-  const out = join(here, 'results', 'latest.json');
-  let prev: { figures: (BenchFigure & { file: string })[] } = { figures: [] };
+// A figure is one name on one Node line: a partial run (named modules, or some lines) replaces
+// those and keeps the rest of latest.json, so one module can be re-measured alone.
+const out = join(here, 'results', 'latest.json');
+const keyOf = (f: Result) => `${f.name}\u0000${f.node ?? ''}`;
+let prev: Result[] = [];
+if (wanted.length > 0 && process.env.BENCH_WRITE !== '1') {
   try {
-    prev = JSON.parse((await import('node:fs')).readFileSync(out, 'utf8')) as typeof prev;
+    prev = (JSON.parse(readFileSync(out, 'utf8')) as Results).figures;
   } catch {
     // No earlier run.
   }
-  const names = new Set(results.map((r) => r.name));
-  const merged = [...prev.figures.filter((f) => !names.has(f.name)), ...results];
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(
-    out,
-    `${JSON.stringify(
-      { node: process.version, cpus: cpus().length, rounds: ROUNDS, at: new Date().toISOString(), figures: merged },
-      null,
-      2,
-    )}\n`,
-  );
-  console.log(`\nmerged into: ${out}`);
 }
-if (failed.length > 0) process.exit(1);
+const fresh = new Set(results.map(keyOf));
+const merged = [...prev.filter((f) => !fresh.has(keyOf(f))), ...results];
+// Table order: modules as registered, each module's figures in its own order, Node lines together.
+const fileRank = new Map(registry.map((e, i) => [e.file, i]));
+const nameRank = new Map<string, number>();
+for (const [i, f] of merged.entries()) if (!nameRank.has(f.name)) nameRank.set(f.name, i);
+const figures = merged.sort(
+  (a, b) =>
+    (fileRank.get(a.file) ?? 99) - (fileRank.get(b.file) ?? 99) ||
+    nameRank.get(a.name)! - nameRank.get(b.name)! ||
+    (a.node ?? '').localeCompare(b.node ?? '', 'en', { numeric: true }),
+);
+const doc: Results = {
+  node: process.version,
+  nodes: [...new Set(figures.map((f) => f.node ?? process.version))],
+  cpus: cpus().length,
+  rounds: ROUNDS,
+  ...(quick ? { quick: true } : {}),
+  at: new Date().toISOString(),
+  figures,
+};
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
+console.log(`\n${prev.length > 0 ? 'merged into' : 'written'}: ${out}`);
+if (failed.length > 0) process.stderr.write(`bench: failed: ${failed.join(', ')}\n`);
+// Exits now rather than when the last handle of a module (a client's keep-alive timer) lets go.
+process.exit(failed.length > 0 ? 1 : 0);

@@ -19,6 +19,12 @@ export interface BenchFigure {
   rounds?: number;
   /** A caveat printed under the table (e.g. which baseline stood in). */
   note?: string;
+  /** Set by bench/run.ts: the Node version that ran it, the 1-minute load average before and after its module, the store it measured. */
+  node?: string;
+  load?: [number, number];
+  store?: string;
+  /** From a quick (smoke) run: smaller loads. */
+  quick?: boolean;
 }
 
 export type BenchModule = { default: () => Promise<BenchFigure[]> };
@@ -45,5 +51,8 @@ export const figure = (f: Omit<BenchFigure, 'ratio' | 'met'> & { ratios?: number
   };
 };
 
-/** Rounds per figure (interleaved, medians): `BENCH_ROUNDS`, default 3. */
-export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+/** `--quick` (or `BENCH_QUICK=1`): a smoke run, one round and smaller loads, a few minutes for the whole bench. */
+export const QUICK = process.env.BENCH_QUICK === '1';
+
+/** Rounds per figure (interleaved, medians): `BENCH_ROUNDS`, default 3 (1 in a quick run). */
+export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3)));

@@ -10,29 +10,39 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const START = '<!-- bench-table:start (scripts/bench-table.mjs writes this from bench/results/latest.json) -->';
 const END = '<!-- bench-table:end -->';
 
+// A figure that could not be measured here (NaN, null in the JSON) shows as a dash.
 const fmt = (n) =>
-  !Number.isFinite(n)
-    ? String(n)
-    : Math.abs(n) >= 100
-      ? Math.round(n).toLocaleString('en')
-      : Math.abs(n) >= 1
-        ? n.toFixed(2)
-        : n.toPrecision(3);
+  n === null || Number.isNaN(n)
+    ? '—'
+    : !Number.isFinite(n)
+      ? String(n)
+      : Math.abs(n) >= 100
+        ? Math.round(n).toLocaleString('en')
+        : Math.abs(n) >= 1
+          ? n.toFixed(2)
+          : n.toPrecision(3);
 
 export function table(results) {
+  const nodes = results.nodes ?? [results.node];
   const rows = [
-    `Measured ${results.at.slice(0, 16).replace('T', ' ')} UTC, Node ${results.node}, ${results.cpus ?? '?'} CPUs, ${results.rounds ?? 1} interleaved rounds per figure (medians).`,
+    `Measured ${results.at.slice(0, 16).replace('T', ' ')} UTC, Node ${nodes.join(', ')}, ${results.cpus ?? '?'} CPUs, ` +
+      'interleaved rounds per figure as each row says (medians; "quick": a smoke run, smaller loads). ' +
+      'Each row names the Node line that ran it, the 1-minute load average before and after its module, and the relay store it measured.',
     '',
-    '| figure | value | baseline (same run) | ratio | goal |',
-    '|---|---|---|---|---|',
+    '| figure | value | baseline (same run) | ratio | goal | rounds | Node | load avg | store |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const f of results.figures) {
     const goal = f.goal ? `${f.goal.replace('<=', '≤').replace('>=', '≥')}x ${f.met ? 'met' : '**not met**'}` : '';
+    const load = f.load ? `${f.load[0]}–${f.load[1]}` : '';
     rows.push(
-      `| ${f.what} | ${fmt(f.value)} ${f.unit} | ${f.baselineWhat}: ${fmt(f.baseline)} ${f.unit} | ${fmt(f.ratio)}x | ${goal} |`,
+      `| ${f.what} | ${fmt(f.value)} ${f.unit} | ${f.baselineWhat}: ${fmt(f.baseline)} ${f.unit} | ${fmt(f.ratio)}x | ${goal} |` +
+        ` ${f.rounds ?? 1}${f.quick ? ' (quick)' : ''} | ${f.node ?? results.node} | ${load} | ${f.store ?? ''} |`,
     );
   }
-  const notes = results.figures.filter((f) => f.note).map((f) => `- \`${f.name}\`: ${f.note}`);
+  const notes = [...new Map(results.figures.filter((f) => f.note).map((f) => [f.name, f.note]))].map(
+    ([name, note]) => `- \`${name}\`: ${note}`,
+  );
   return [...rows, ...(notes.length ? ['', ...notes] : [])].join('\n');
 }
 

@@ -26,9 +26,17 @@ export function tsNode(
   env: Record<string, string> = {},
   timeoutMs = 120_000,
 ): Promise<Child> {
+  // `BENCH_PROFILE=DIR`: every server child (bench/servers/) writes a V8 CPU profile there on exit.
+  const profile = process.env.BENCH_PROFILE && file.startsWith('servers/') ? process.env.BENCH_PROFILE : undefined;
   return start(
     process.execPath,
-    ['--import', 'tsx', join(benchDir, file), JSON.stringify(arg ?? {})],
+    [
+      ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []),
+      '--import',
+      'tsx',
+      join(benchDir, file),
+      JSON.stringify(arg ?? {}),
+    ],
     env,
     undefined,
     timeoutMs,

@@ -1,13 +1,14 @@
 // One pass of each relay load against a freshly started server process: ingest → fan-out (rate,
 // and the server's CPU per event from /proc) and the command round trip under a background
 // stream (p50, p99). Shared by the relay figures and the SQLite binding comparison.
+import { QUICK } from '../types.js';
 import { quantile } from './stats.js';
 import { childCpuMs, runLoad, type Child } from './proc.js';
 
 export const EVENTS = 20_000;
 export const SUBSCRIBERS = 2;
 export const WINDOW = 2_000;
-export const COMMANDS = 300;
+export const COMMANDS = QUICK ? 100 : 300;
 export const TOKEN = 'bench-token';
 const TYPE = 'x.bench-target.control.instruct';
 

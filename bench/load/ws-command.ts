@@ -13,6 +13,8 @@ import { close, connect, subscribe, type Conn } from './ws.js';
 
 interface Arg {
   url: string;
+  /** The target's relay node when it is not `url` (a command crossing nodes). */
+  targetUrl?: string;
   token: string;
   n: number;
   warmup: number;
@@ -29,7 +31,7 @@ const conns: Conn[] = [];
 let background: (() => void) | undefined;
 
 if (arg.target === 'self') {
-  const target = await connect(arg.url, arg.token, {
+  const target = await connect(arg.targetUrl ?? arg.url, arg.token, {
     role: 'both',
     identity: { agent: 'bench-target' },
     capabilities: { control: { accepts: [arg.type] } },

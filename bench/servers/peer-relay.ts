@@ -37,7 +37,10 @@ export async function startPeerRelay(dir: string, token: string): Promise<Child>
       AEP_TOKEN: token,
       NODE_PATH: join(projectDir, 'node_modules'),
     },
-    (line) => (line.includes('listening') ? { socketUrl: `ws://127.0.0.1:${port}/socket` } : undefined),
+    (line) =>
+      line.includes('listening')
+        ? { socketUrl: `ws://127.0.0.1:${port}/socket`, url: `http://127.0.0.1:${port}` }
+        : undefined,
   );
   return child;
 }

@@ -1,14 +1,25 @@
-// The relay under test in its own process: `{ store: FILE | ":memory:", token?, engine? }`;
-// `engine: "better-sqlite3"` opens the file store with that binding (bench/lib/better-sqlite3.ts).
+// The relay under test in its own process: `{ store: FILE | ":memory:", token?, engine?, nats? }`;
+// `engine: "better-sqlite3"` opens the file store with that binding (bench/lib/better-sqlite3.ts);
+// `nats: { servers, namespace }` makes it one node on NATS JetStream instead (the scale-out store).
 import { startRelay } from '../../src/relay/server.js';
+import { NatsStore } from '../../src/relay/nats/store.js';
 import { ThreadedStore } from '../../src/relay/store-thread.js';
 import { answer, argOf, serveUntilStopped } from '../lib/proc.js';
 
-const arg = argOf<{ store: string; token?: string; bufferCap?: number; engine?: 'better-sqlite3' }>();
+const arg = argOf<{
+  store: string;
+  token?: string;
+  bufferCap?: number;
+  engine?: 'better-sqlite3';
+  nats?: { servers: string; namespace: string };
+}>();
 const engine = arg.engine ? new URL('../lib/better-sqlite3.ts', import.meta.url).href : undefined;
-const store = engine
-  ? await ThreadedStore.open({ path: arg.store, engine, ...(arg.bufferCap ? { bufferCap: arg.bufferCap } : {}) })
-  : undefined;
+const cap = arg.bufferCap ? { bufferCap: arg.bufferCap } : {};
+const store = arg.nats
+  ? await NatsStore.open({ servers: arg.nats.servers, namespace: arg.nats.namespace, ...cap })
+  : engine
+    ? await ThreadedStore.open({ path: arg.store, engine, ...cap })
+    : undefined;
 const relay = await startRelay({
   port: 0,
   storePath: arg.store,

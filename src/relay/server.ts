@@ -252,7 +252,12 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     }
   }
 
-  async function ingest(req: IncomingMessage, res: Res, token: string | undefined): Promise<void> {
+  async function ingest(
+    req: IncomingMessage,
+    res: Res,
+    token: string | undefined,
+    asked: { policy: typeof policy; principal: Principal },
+  ): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json' && type !== 'application/x-ndjson') {
       throw new HttpError(415, {
@@ -265,10 +270,17 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     if (typeof version !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(version.trim())) {
       throw new HttpError(426, { error: 'version-unsupported', versions: [...SUPPORTED_VERSIONS] });
     }
-    const body = (await readBody(req, limits.maxBody)).toString('utf8');
-    const batch = parseIngest(body, type === 'application/x-ndjson', limits.maxBatch);
-    // Asked after the body arrived: a token revoked while it was uploading is refused (D39).
-    const who = policy.authenticate(token);
+    const bytes = await readBody(req, limits.maxBody);
+    const text = bytes.toString('utf8');
+    const batch = parseIngest(text, type === 'application/x-ndjson', limits.maxBatch);
+    // One event in an ASCII body (a trailing line break allowed) is fanned out as the bytes
+    // received, as a socket frame is, instead of being encoded again for each subscriber.
+    const only = batch.length === 1 ? batch[0]! : undefined;
+    if (only !== undefined && bytes.length === text.length && text.startsWith(only.line))
+      only.bytes = bytes.subarray(0, only.line.length);
+    // Asked again after the body arrived when the tokens file changed meanwhile: a token revoked
+    // while it was uploading is refused (D39).
+    const who = policy === asked.policy ? asked.principal : policy.authenticate(token);
     if (who === undefined) return json(res, 401, { error: 'unauthorized' });
     // Events and commands are authorized and routed exactly as over WebSocket; the refusal is
     // the response, with the rule, and nothing of the body is kept (D17, D19).
@@ -331,6 +343,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
         streams.delete(res);
       },
     };
+    // As on a socket: the events written to one stream in one turn leave in one write.
+    let corked = false;
     const sink: Sink = {
       sub: 'sse',
       channel,
@@ -338,6 +352,14 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       delivered: new Map<string, Position>(),
       write: (text, e) => {
         const id = positionId(e);
+        if (!corked) {
+          corked = true;
+          res.cork();
+          process.nextTick(() => {
+            corked = false;
+            res.uncork();
+          });
+        }
         res.write(`event: ${e.type}\ndata: ${text}\n${id === undefined ? '' : `id: ${id}\n`}\n`);
       },
       exhausted: (session, p) => res.write(`: replay-exhausted ${session} ${p.epoch}:${p.seq}\n\n`),
@@ -386,7 +408,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
     if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep'))
       return json(res, 200, core.discovery());
-    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, token);
+    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, token, { policy, principal });
     if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url, principal, token);
     return json(res, 404, { error: 'not-found' });
   }
