@@ -322,7 +322,8 @@ test('pause, resume and interrupt while running: the status flip on the stream n
     await stack.waitFor((e) => e.session === id && e.type === 'run.started');
     const pause = cmd(id, 'control.pause');
     const pausing = consumer.send(pause);
-    await new Promise((r) => setTimeout(r, 50));
+    // The model stays held until the pause reached the server, so the run is still going then.
+    while (!restWrites(stack).some((r) => r.path.endsWith('/pause'))) await new Promise((r) => setTimeout(r, 10));
     held.release();
     const paused0 = await pausing;
     assert.is(paused0.outcome, 'accepted', JSON.stringify(paused0));
