@@ -77,6 +77,32 @@ export const WITHDRAW_REJECT = {
   },
 } as const satisfies Record<string, Rejection>;
 
+/** D32: the withdraw `w` took `item` back: accepted, and the instruction dropped `withdrawn` (cause: the withdraw). */
+function tookBack(
+  ctx: SessionContext,
+  w: { id: string; key: string },
+  item: string,
+  rest: Partial<SessionContext>,
+): Step {
+  return {
+    context: {
+      ...rest,
+      decisions: withDecision(ctx.decisions, w.key, 'accepted'),
+      finished: finishedWith(ctx, 'withdrawn', [item]),
+    },
+    outputs: [
+      { type: 'control.accepted', cause: w.id, key: w.key },
+      {
+        type: 'instruction.dropped',
+        eventType: droppedType(ctx.vendor),
+        cause: w.id,
+        reason: 'withdrawn',
+        subject: item,
+      },
+    ],
+  };
+}
+
 /**
  * D32: the lane answered a withdraw. Taken back: dropped `withdrawn`, caused by the withdraw. Read
  * already: refused `already-delivered` (the receipt delivers it). No answer: refused, nothing changed.
@@ -87,24 +113,7 @@ export function laneWithdrawn(ctx: SessionContext, input: LaneWithdrawnInput): S
   const withdrawing = (ctx.withdrawing ?? []).filter((x) => x !== w);
   const item = ctx.laned?.find((i) => i.id === w.instruction);
   if (input.removed === true && item !== undefined) {
-    return {
-      context: {
-        withdrawing,
-        decisions: withDecision(ctx.decisions, w.key, 'accepted'),
-        laned: (ctx.laned ?? []).filter((i) => i !== item),
-        finished: finishedWith(ctx, 'withdrawn', [item.id]),
-      },
-      outputs: [
-        { type: 'control.accepted', cause: w.id, key: w.key },
-        {
-          type: 'instruction.dropped',
-          eventType: droppedType(ctx.vendor),
-          cause: w.id,
-          reason: 'withdrawn',
-          subject: item.id,
-        },
-      ],
-    };
+    return tookBack(ctx, w, item.id, { withdrawing, laned: (ctx.laned ?? []).filter((i) => i !== item) });
   }
   const rejection: Rejection =
     input.removed === undefined
@@ -230,24 +239,7 @@ export function withdrawAnswered(ctx: SessionContext, answer: WithdrawAnsweredIn
   if (!answer.removed) return refuse(WITHDRAW_REJECT.readByAgent);
   // Removed, yet no longer pending here: it ended meanwhile (its session ended) and says so already.
   if (item === undefined) return refuse(WITHDRAW_REJECT.dropped);
-  return {
-    context: {
-      withdrawals,
-      decisions: withDecision(ctx.decisions, w.key, 'accepted'),
-      inputs: ctx.inputs.filter((i) => i !== item),
-      finished: finishedWith(ctx, 'withdrawn', [item.id]),
-    },
-    outputs: [
-      { type: 'control.accepted', cause: w.id, key: w.key },
-      {
-        type: 'instruction.dropped',
-        eventType: droppedType(ctx.vendor),
-        cause: w.id,
-        reason: 'withdrawn',
-        subject: item.id,
-      },
-    ],
-  };
+  return tookBack(ctx, w, item.id, { withdrawals, inputs: ctx.inputs.filter((i) => i !== item) });
 }
 
 /** D12: after a restart a withdraw the vendor's queue never answered is refused; the input stays as it was. */
