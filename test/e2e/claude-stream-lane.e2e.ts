@@ -111,11 +111,11 @@ async function startRun(tag: string): Promise<Run> {
   return run;
 }
 
-/** Ends the caller's input: the run ends once its turns are over. */
-async function finish(run: Run): Promise<void> {
+/** Ends the caller's input: the run ends once its turns are over, with the CLI's own exit code. */
+async function finish(run: Run, expected = 0): Promise<void> {
   run.child.stdin!.end();
   const code = await run.done;
-  assert.is(code, 0, run.stderr());
+  assert.is(code, expected, run.stderr());
 }
 
 const all = (run: Run, type: string): AepEvent[] =>
@@ -174,13 +174,42 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is(reqs.length, 2, 'one tool round, no further turn');
     assert.not.ok(has(reqs[0]!, text), 'not in the request that asked for the tool');
     assert.ok(has(reqs[1]!, FOLDED) && has(reqs[1]!, text), "the same turn's next request carries it");
-    assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'one result: the same turn');
     await finish(run);
+    assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'one result: the same turn');
     await stack.waitFor('the lane no longer reaches it', () =>
       all(run, 'x.claude-code.session.described').find(
         (e) => !((e.data?.['lanes'] as string[] | undefined) ?? []).includes('stream-json'),
       ),
     );
+  });
+
+  test('cancel {scope: run} stops the running turn through interrupt; then a steer is refused session-idle', async () => {
+    const run = await startRun('s-cancel');
+    const cancel = await accepted(run, 'control.cancel', { scope: 'run' });
+    const cancelled = await stack.waitFor('run.cancelled', () => of(run, 'run.cancelled', cancel.id));
+    assert.is(cancelled.data?.['by'], 'control');
+    const result = await stack.waitFor('the turn ended', () => run.lines.find((l) => l.type === 'result'));
+    const toolResults = run.lines.filter((l) => l.type === 'user').map((l) => JSON.stringify(l));
+    assert.not.ok(
+      toolResults.some((t) => t.includes('TOOL_RAN')),
+      `the tool was stopped before its end: ${toolResults.join('\n')}`,
+    );
+    assert.is(requestsOf(run).length, 1, 'no request after the stopped tool');
+    await stack.waitFor('the hooks closed the turn', () => all(run, 'run.finished')[0] ?? all(run, 'run.cancelled')[0]);
+    const late = command(SENDER, run.session, {
+      type: 'x.claude-code.control.instruct',
+      data: { text: 'too late', delivery: 'steer' },
+      capture: 'redacted',
+    });
+    const settled = await stack.send(late);
+    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
+      'refused',
+      'session-idle',
+    ]);
+    assert.equal([result.session_id, result.terminal_reason], [run.session, 'aborted_tools']);
+    // Observed: the CLI exits 1 when its last turn ended in error (`is_error`, the interrupt).
+    await finish(run, 1);
+    assert.is(mock.messages().filter((r) => r.raw.includes('too late')).length, 0);
   });
 }
 
