@@ -14,7 +14,7 @@ export interface LaneHostOptions {
 }
 
 export type LaneEffect =
-  | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string }
+  | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string; delivery?: 'queue' }
   | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string }
   | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean };
 
@@ -69,7 +69,14 @@ export function stampLane(
 ): boolean {
   switch (o.type) {
     case 'lane.steer':
-      effects.push({ kind: 'lane.steer', session, lane: o.lane, commandId: o.cause, text: o.text });
+      effects.push({
+        kind: 'lane.steer',
+        session,
+        lane: o.lane,
+        commandId: o.cause,
+        text: o.text,
+        ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+      });
       return true;
     case 'run.cancel':
       if (o.lane === undefined) return false;

@@ -30,6 +30,8 @@ export interface LanedInstruction {
   lane: string;
   /** `sending`: the lane has not answered; `sent`: the vendor took it for the running turn, receipt awaited. */
   phase: 'sending' | 'sent';
+  /** D31 `queue` on a lane with a next-turn queue of its own: it waits there past the running turn's end. */
+  delivery?: 'queue';
   from?: string;
 }
 
@@ -542,7 +544,7 @@ export type SessionOutput =
   /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
   | { type: 'run.cancel'; cause: string; lane?: string }
   /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */
-  | { type: 'lane.steer'; cause: string; text: string; lane: string }
+  | { type: 'lane.steer'; cause: string; text: string; lane: string; delivery?: 'queue' }
   /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */
   | { type: 'lanes.changed'; eventType: string; lanes: string[] }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */

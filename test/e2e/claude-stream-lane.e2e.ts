@@ -183,6 +183,28 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     );
   });
 
+  test("queue while a slow tool runs: none of the running turn's requests, the first request of the next turn", async () => {
+    const run = await startRun('s-queue');
+    const text = `QUEUE-LANE-${run.session.slice(0, 8)}`;
+    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'queue' });
+    await stack.waitFor('the CLI took it', () =>
+      run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
+    );
+    writeFileSync(run.gate, '');
+    const d = await stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'stream-json']);
+    await finish(run);
+    const results = run.lines.filter((l) => l.type === 'result');
+    assert.is(results.length, 2, 'a turn of its own after the first');
+    const reqs = requestsOf(run);
+    assert.is(reqs.length, 3, 'the tool round of turn one, then the next turn');
+    assert.not.ok(has(reqs[0]!, text) || has(reqs[1]!, text), 'no request of the running turn carries it');
+    assert.not.ok(has(reqs[1]!, FOLDED), 'not folded into the running turn');
+    assert.ok(has(reqs[2]!, text), "the next turn's first request carries it");
+    const runs = all(run, 'run.started');
+    assert.is(runs.length, 2, 'the hooks saw the next turn as a run of its own');
+  });
+
   test('cancel {scope: run} stops the running turn through interrupt; then a steer is refused session-idle', async () => {
     const run = await startRun('s-cancel');
     const cancel = await accepted(run, 'control.cancel', { scope: 'run' });
