@@ -9,7 +9,7 @@ import type { LaneEffect, LaneHostOptions } from './host.js';
 import type { LaneFact, LaneOutcome, NativeLane } from './lane.js';
 
 export const isLaneEffect = (f: Effect): f is LaneEffect =>
-  f.kind === 'lane.steer' || f.kind === 'lane.interrupt' || f.kind === 'lane.answer';
+  f.kind === 'lane.steer' || f.kind === 'lane.interrupt' || f.kind === 'lane.answer' || f.kind === 'lane.withdraw';
 
 /** What the host is told of the lanes: the deliveries they add and how a session gets one. */
 export function laneHostOptions(lanes: readonly NativeLane[]): LaneHostOptions | undefined {
@@ -42,6 +42,29 @@ export function throughLanes(
         .then(() => lane?.answer?.(effect.session, effect.approvalId, effect.approved))
         .catch(() => undefined);
     return EMPTY;
+  }
+  if (effect.kind === 'lane.withdraw') {
+    const take = lane?.withdraw?.bind(lane);
+    const answer =
+      !logged || take === undefined
+        ? Promise.resolve(undefined)
+        : Promise.resolve()
+            .then(() => take(effect.session, effect.commandId))
+            .then((r) => ('removed' in r ? r.removed : undefined))
+            .catch(() => undefined);
+    const { session, withdrawId, key, commandId } = effect;
+    return from(answer).pipe(
+      map((removed) =>
+        input(session, {
+          type: 'lane.withdrawn',
+          at: now(),
+          withdrawId,
+          key,
+          commandId,
+          ...(removed === undefined ? {} : { removed }),
+        }),
+      ),
+    );
   }
   if (effect.kind === 'lane.interrupt') {
     const stop = lane?.interrupt?.bind(lane);

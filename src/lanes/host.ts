@@ -16,7 +16,8 @@ export interface LaneHostOptions {
 export type LaneEffect =
   | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string; delivery?: 'queue' }
   | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string }
-  | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean };
+  | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean }
+  | { kind: 'lane.withdraw'; session: string; lane: string; commandId: string; withdrawId: string; key: string };
 
 /** A lane's approval as the session holds it (`external`): the lane's name, then the vendor's own id. */
 export const laneApproval = (lane: string, id: string): string => `lane:${lane}:${id}`;
@@ -76,6 +77,16 @@ export function stampLane(
         commandId: o.cause,
         text: o.text,
         ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+      });
+      return true;
+    case 'lane.withdraw':
+      effects.push({
+        kind: 'lane.withdraw',
+        session,
+        lane: o.lane,
+        commandId: o.subject,
+        withdrawId: o.cause,
+        key: o.key,
       });
       return true;
     case 'run.cancel':

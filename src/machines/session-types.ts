@@ -32,6 +32,8 @@ export interface LanedInstruction {
   phase: 'sending' | 'sent';
   /** D31 `queue` on a lane with a next-turn queue of its own: it waits there past the running turn's end. */
   delivery?: 'queue';
+  /** D32: a withdraw asked of the lane and not answered yet (its command id and decision key). */
+  withdrawing?: { id: string; key: string };
   from?: string;
 }
 
@@ -282,6 +284,15 @@ export interface LaneDeliveredInput {
   commandId: string;
   ref: string;
 }
+/** D32: the lane's answer to a withdraw: `removed` (never read), false (already read), absent (no answer). */
+export interface LaneWithdrawnInput {
+  type: 'lane.withdrawn';
+  at: number;
+  withdrawId: string;
+  key: string;
+  commandId: string;
+  removed?: boolean;
+}
 /** The lane saw a turn start or end (its own protocol, beside the hook moments). */
 export interface LaneTurnInput {
   type: 'lane.turn';
@@ -479,7 +490,8 @@ export type SessionInput =
   | LaneReachInput
   | LaneAnsweredInput
   | LaneDeliveredInput
-  | LaneTurnInput;
+  | LaneTurnInput
+  | LaneWithdrawnInput;
 
 // ---- outputs ---------------------------------------------------------------------------
 
@@ -545,6 +557,8 @@ export type SessionOutput =
   | { type: 'run.cancel'; cause: string; lane?: string }
   /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */
   | { type: 'lane.steer'; cause: string; text: string; lane: string; delivery?: 'queue' }
+  /** D32: take back what the lane holds for a later turn; its answer comes back as lane.withdrawn. */
+  | { type: 'lane.withdraw'; cause: string; key: string; subject: string; lane: string }
   /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */
   | { type: 'lanes.changed'; eventType: string; lanes: string[] }
   /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */

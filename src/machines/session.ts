@@ -5,7 +5,7 @@ import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
 import * as forwards from './forward.js';
-import { withdraw } from './withdraw.js';
+import { laneWithdrawn, withdraw } from './withdraw.js';
 import * as lanes from './lane-steps.js';
 import { compileFold, foldable, type Fold } from './fold.js';
 import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
@@ -76,6 +76,7 @@ export const sessionMachine = setup({
     settleSteer: step('lane.answered', lanes.laneAnswered),
     deliverSteer: step('lane.delivered', lanes.laneDelivered),
     followLaneTurn: step('lane.turn', lanes.laneTurn),
+    settleLaneWithdraw: step('lane.withdrawn', laneWithdrawn),
   },
 }).createMachine({
   id: 'session',
@@ -109,6 +110,7 @@ export const sessionMachine = setup({
     'lane.answered': { actions: 'settleSteer' },
     'lane.delivered': { actions: 'deliverSteer' },
     'lane.turn': { actions: 'followLaneTurn' },
+    'lane.withdrawn': { actions: 'settleLaneWithdraw' },
   },
   states: {
     idle: {

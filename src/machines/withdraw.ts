@@ -9,6 +9,8 @@ import { unlessAccepted, type Step } from './step.js';
 import type {
   FinishedHow,
   FinishedInstruction,
+  LanedInstruction,
+  LaneWithdrawnInput,
   QueuedInstruction,
   SessionContext,
   WithdrawInput,
@@ -71,7 +73,7 @@ export function decideWithdraw(
   ctx: SessionContext,
   command: AepCommand,
   gateOpen: boolean,
-): GateDecision & { item?: QueuedInstruction } {
+): GateDecision & { item?: QueuedInstruction; laned?: LanedInstruction } {
   const key = commandKey(command);
   if (decisionOf(ctx.decisions, key) !== undefined) return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.gateOff };
@@ -80,12 +82,18 @@ export function decideWithdraw(
   const item = ctx.queue.find((i) => i.id === id);
   // A grant is honoured as given: the relay forwards it only from a token granted withdraw for this session.
   const granted = command[GRANT_ATTR] === WITHDRAW_GRANT;
-  const owned = (i: QueuedInstruction): boolean => granted || i.from === undefined || i.from === command.agent;
+  const owned = (i: { from?: string }): boolean => granted || i.from === undefined || i.from === command.agent;
   if (item !== undefined)
     return owned(item) ? { kind: 'accept', key, item } : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
   const flying = ctx.inFlight.flatMap((b) => b.items).find((i) => i.id === id);
   if (flying !== undefined)
     return { kind: 'reject', key, rejection: owned(flying) ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.notSender };
+  // D32: a queue a native lane holds for a later turn is asked of the lane (its answer decides).
+  const laned = ctx.laned?.find((i) => i.id === id && i.delivery === 'queue');
+  if (laned !== undefined)
+    return owned(laned)
+      ? { kind: 'accept', key, laned }
+      : { kind: 'reject', key, rejection: WITHDRAW_REJECT.notSender };
   // A send_input is handed to the vendor's own queue at once, and this lane cannot take it back (D32).
   if (ctx.inputs.some((i) => i.id === id) || ctx.laned?.some((i) => i.id === id) === true)
     return { kind: 'reject', key, rejection: WITHDRAW_REJECT.handedOver };
@@ -98,6 +106,7 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
   const d = decideWithdraw(ctx, input.command, input.gateOpen);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
+  if (refused === undefined && d.laned !== undefined) return askLane(ctx, d.laned, cause, d.key);
   if (refused !== undefined || d.item === undefined) return refused ?? { outputs: [] };
   const item = d.item;
   return {
@@ -109,6 +118,58 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
     outputs: [
       { type: 'control.accepted', cause, key: d.key },
       { type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause, reason: 'withdrawn', subject: item.id },
+    ],
+  };
+}
+
+/** The withdraw goes to the lane holding the instruction; a second one while it is asked waits for the same answer. */
+function askLane(ctx: SessionContext, item: LanedInstruction, cause: string, key: string): Step {
+  if (item.withdrawing !== undefined) return { outputs: [] };
+  return {
+    context: { laned: (ctx.laned ?? []).map((i) => (i === item ? { ...i, withdrawing: { id: cause, key } } : i)) },
+    outputs: [{ type: 'lane.withdraw', cause, key, subject: item.id, lane: item.lane }],
+  };
+}
+
+/** D32: the lane's answer. Removed: the withdraw is accepted and the instruction dropped; else refused. */
+export function laneWithdrawn(ctx: SessionContext, input: LaneWithdrawnInput): Step {
+  if (decisionOf(ctx.decisions, input.key) !== undefined) return { outputs: [] };
+  const item = ctx.laned?.find((i) => i.id === input.commandId);
+  const laned = (ctx.laned ?? []).filter((i) => i !== item);
+  if (input.removed === true) {
+    return {
+      context: {
+        decisions: withDecision(ctx.decisions, input.key, 'accepted'),
+        laned,
+        finished: finishedWith(ctx, 'withdrawn', [input.commandId]),
+      },
+      outputs: [
+        { type: 'control.accepted', cause: input.withdrawId, key: input.key },
+        {
+          type: 'instruction.dropped',
+          eventType: droppedType(ctx.vendor),
+          cause: input.withdrawId,
+          reason: 'withdrawn',
+          subject: input.commandId,
+        },
+      ],
+    };
+  }
+  // Not taken back: the instruction keeps its course (its receipt, or its drop, follows).
+  const unasked = (ctx.laned ?? []).map((i) => {
+    if (i !== item) return i;
+    const { withdrawing: _asked, ...rest } = i;
+    return rest;
+  });
+  return {
+    context: { decisions: withDecision(ctx.decisions, input.key, 'rejected'), laned: unasked },
+    outputs: [
+      {
+        type: 'control.rejected',
+        cause: input.withdrawId,
+        key: input.key,
+        rejection: input.removed === false ? WITHDRAW_REJECT.delivered : WITHDRAW_REJECT.handedOver,
+      },
     ],
   };
 }

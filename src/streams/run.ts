@@ -161,7 +161,7 @@ const RETRIED_INPUTS = new Set([
   'approval.resolved',
   'transport.lost',
   'hold.closed',
-  ...['lane.reach', 'lane.answered', 'lane.delivered', 'lane.turn'], // lanes
+  ...['lane.reach', 'lane.answered', 'lane.delivered', 'lane.turn', 'lane.withdrawn'], // lanes
 ]);
 
 /** A reply that hands over no instructions (nothing to confirm, D9): it needs nothing durable first. */

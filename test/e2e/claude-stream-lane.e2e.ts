@@ -205,6 +205,27 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is(runs.length, 2, 'the hooks saw the next turn as a run of its own');
   });
 
+  test('a queue withdrawn before it is read never reaches the model (cancel_async_message)', async () => {
+    const run = await startRun('s-withdraw');
+    const text = `WITHDRAWN-LANE-${run.session.slice(0, 8)}`;
+    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'queue' });
+    await stack.waitFor('the CLI took it', () =>
+      run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
+    );
+    const w = await accepted(run, 'x.claude-code.control.withdraw', { instruction: cmd.id });
+    const dropped = await stack.waitFor('withdrawn', () => of(run, 'x.claude-code.instruction.dropped', w.id));
+    assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
+    assert.ok(
+      run.lines.some((l) => l.type === 'command_lifecycle' && l.state === 'cancelled'),
+      'the CLI cancelled the message it held',
+    );
+    writeFileSync(run.gate, '');
+    await finish(run);
+    assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn of its own');
+    assert.is(mock.messages().filter((r) => r.raw.includes(text)).length, 0, 'no request carries it');
+    assert.not.ok(of(run, 'x.claude-code.instruction.delivered', cmd.id));
+  });
+
   test('cancel {scope: run} stops the running turn through interrupt; then a steer is refused session-idle', async () => {
     const run = await startRun('s-cancel');
     const cancel = await accepted(run, 'control.cancel', { scope: 'run' });

@@ -86,4 +86,75 @@ test('where the lanes have no queue of their own, a queue stays with the hook la
   );
 });
 
+const withdraw = (id: string, instruction: string, agent = sender.agent): SessionInput => ({
+  type: 'command.withdraw',
+  at: 1500,
+  gateOpen: true,
+  command: command({ ...sender, agent }, SESSION, {
+    type: `x.${VENDOR}.control.withdraw`,
+    id,
+    data: { instruction },
+  }),
+});
+const queued = (): Snap =>
+  run(
+    [send('q1', 'queue', ['steer', 'queue']), { type: 'lane.answered', at: 1100, commandId: 'q1', ok: true }],
+    running(),
+  ).snap;
+
+test('withdraw of a queue the lane holds is asked of the lane; removed: accepted, and the drop names it', () => {
+  const asked = run([withdraw('w1', 'q1'), withdraw('w1', 'q1')], queued());
+  assert.equal(types(asked.outputs), ['lane.withdraw'], 'no ack before the answer; the resend asks nothing more');
+  const w = asked.outputs[0]!;
+  assert.ok(w.type === 'lane.withdraw' && w.subject === 'q1' && w.lane === LANE && w.cause === 'w1');
+  const key = w.type === 'lane.withdraw' ? w.key : '';
+  const done = run(
+    [{ type: 'lane.withdrawn', at: 1600, withdrawId: 'w1', key, commandId: 'q1', removed: true }],
+    asked.snap,
+  );
+  assert.equal(types(done.outputs), ['control.accepted', 'instruction.dropped']);
+  assert.equal(done.outputs[1], {
+    type: 'instruction.dropped',
+    eventType: `x.${VENDOR}.instruction.dropped`,
+    cause: 'w1',
+    reason: 'withdrawn',
+    subject: 'q1',
+  });
+  assert.equal(done.snap.context.laned, []);
+  assert.equal(types(run([{ type: 'lane.delivered', at: 2000, commandId: 'q1', ref: 'u' }], done.snap).outputs), []);
+});
+
+test('withdraw the lane could not take back: refused already-delivered, the instruction keeps its course', () => {
+  for (const removed of [false, undefined]) {
+    const asked = run([withdraw('w1', 'q1')], queued());
+    const w = asked.outputs[0]!;
+    const key = w.type === 'lane.withdraw' ? w.key : '';
+    const answer: SessionInput = {
+      type: 'lane.withdrawn',
+      at: 1600,
+      withdrawId: 'w1',
+      key,
+      commandId: 'q1',
+      ...(removed === undefined ? {} : { removed }),
+    };
+    const done = run([answer], asked.snap);
+    assert.equal(types(done.outputs), ['control.rejected']);
+    const r = done.outputs[0]!;
+    assert.is(r.type === 'control.rejected' && r.rejection.rule, 'already-delivered');
+    assert.equal(
+      done.snap.context.laned?.map((i) => [i.id, i.withdrawing]),
+      [['q1', undefined]],
+    );
+    const later = run([{ type: 'lane.delivered', at: 2000, commandId: 'q1', ref: 'u' }], done.snap);
+    assert.equal(types(later.outputs), ['instruction.delivered']);
+  }
+});
+
+test('only the sender withdraws a queue the lane holds', () => {
+  const { outputs } = run([withdraw('w1', 'q1', 'someone-else')], queued());
+  assert.equal(types(outputs), ['control.rejected']);
+  const r = outputs[0]!;
+  assert.is(r.type === 'control.rejected' && r.rejection.rule, 'not-sender');
+});
+
 test.run();
