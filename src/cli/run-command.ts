@@ -63,9 +63,10 @@ export async function runVendor(
     return RUN_EXIT.usage;
   }
   const secret = readSecret(env);
-  const start = `start it first: \`aep-steer adapter ${token} --instruct\` (or \`aep-steer up\`), and \`aep-steer install ${token}\` once`;
+  const vendor = table.token;
+  const start = `start it first: \`aep-steer adapter ${vendor} --instruct\` (or \`aep-steer up\`), and \`aep-steer install ${vendor}\` once`;
   if (secret === undefined) {
-    io.err.write(`run: no hook secret in ${secretPath(env)}: no ${token} adapter was set up here; ${start}\n`);
+    io.err.write(`run: no hook secret in ${secretPath(env)}: no ${vendor} adapter was set up here; ${start}\n`);
     return RUN_EXIT.noAdapter;
   }
   const opened = await openAdapterLanes(port, secret);

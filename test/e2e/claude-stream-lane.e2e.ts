@@ -133,6 +133,15 @@ async function accepted(run: Run, type: string, data: Record<string, unknown>): 
   return cmd;
 }
 
+/** Sends an instruction while the run's tool waits; resolves once the CLI acknowledged its message (`queued`). */
+async function whileToolRuns(run: Run, text: string, delivery: 'steer' | 'queue'): Promise<AepCommand> {
+  const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery });
+  await stack.waitFor('the CLI took it', () =>
+    run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
+  );
+  return cmd;
+}
+
 const binary = claudeBinary();
 const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
 
@@ -156,10 +165,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is(statSync(join(stack.stateDir, 'claude-code')).mode & 0o777, 0o700, 'its directory is mode 700');
     assert.ok(of(run, 'session.started'), 'the hooks fired under the stream-json session id');
     const text = `STEER-LANE-${run.session.slice(0, 8)}`;
-    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'steer' });
-    await stack.waitFor('the CLI took it', () =>
-      run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued' && l.command_uuid !== undefined),
-    );
+    const cmd = await whileToolRuns(run, text, 'steer');
     writeFileSync(run.gate, '');
     const d = await stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['steer', 'stream-json']);
@@ -186,10 +192,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   test("queue while a slow tool runs: none of the running turn's requests, the first request of the next turn", async () => {
     const run = await startRun('s-queue');
     const text = `QUEUE-LANE-${run.session.slice(0, 8)}`;
-    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'queue' });
-    await stack.waitFor('the CLI took it', () =>
-      run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
-    );
+    const cmd = await whileToolRuns(run, text, 'queue');
     writeFileSync(run.gate, '');
     const d = await stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'stream-json']);
@@ -208,10 +211,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   test('a queue withdrawn before it is read never reaches the model (cancel_async_message)', async () => {
     const run = await startRun('s-withdraw');
     const text = `WITHDRAWN-LANE-${run.session.slice(0, 8)}`;
-    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'queue' });
-    await stack.waitFor('the CLI took it', () =>
-      run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
-    );
+    const cmd = await whileToolRuns(run, text, 'queue');
     const w = await accepted(run, 'x.claude-code.control.withdraw', { instruction: cmd.id });
     const dropped = await stack.waitFor('withdrawn', () => of(run, 'x.claude-code.instruction.dropped', w.id));
     assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);

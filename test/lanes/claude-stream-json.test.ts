@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, filter, take, toArray, type Observable } from 'rxjs';
 import type { LaneFact } from '../../src/lanes/lane.js';
+import { RUN_EXIT, runVendor } from '../../src/cli/run-command.js';
+import { textSink } from '../support/tui.js';
 import { streamJsonLane } from '../../src/lanes/claude-stream-json/lane.js';
 import { headlessArgs } from '../../src/lanes/claude-stream-json/run.js';
 import { lineReader, readLine, uuidFor, userLine, type Line } from '../../src/lanes/claude-stream-json/stream.js';
@@ -233,6 +235,18 @@ test('a second turn of the same run is a turn of its own; a control request the 
     assert.equal(await lane.withdraw!('s1', 'c9'), { error: 'claude did not answer in time' });
   } finally {
     await lane.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('`run claude` is the Claude Code lane (its own command name); with no adapter set up it says how to start one', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aep-sj-run-'));
+  try {
+    const err = textSink();
+    const code = await runVendor('claude', ['-p', 'hi'], {}, { err: err.stream }, { AEP_STATE_DIR: dir });
+    assert.is(code, RUN_EXIT.noAdapter);
+    assert.match(err.text(), 'no claude-code adapter was set up here; start it first: `aep-steer adapter claude-code');
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
