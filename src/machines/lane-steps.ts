@@ -148,8 +148,10 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
     if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c.id));
     cancel = !c.acked && input.interrupted === true ? { cancel: { ...c, interrupted: true } } : { cancel: undefined };
   }
-  // A queued one waits in the vendor's queue for the next turn.
-  const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent' && i.delivery !== 'queue');
+  // A queued one waits in the vendor's queue for the next turn, unless a cancel through the lane
+  // stopped this one: the lane takes back what waits before it interrupts (D33), so it never runs.
+  const stopped = c?.lane !== undefined && input.interrupted === true;
+  const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped));
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   return {
     context: { turnOpen: false, ...cancel, ...dropped.context },

@@ -226,8 +226,10 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.not.ok(of(run, 'x.claude-code.instruction.delivered', cmd.id));
   });
 
-  test('cancel {scope: run} stops the running turn through interrupt; then a steer is refused session-idle', async () => {
+  test('cancel {scope: run} takes back what waits, stops the turn through interrupt; then a steer is refused session-idle', async () => {
     const run = await startRun('s-cancel');
+    const waiting = `QUEUED-BEFORE-CANCEL-${run.session.slice(0, 8)}`;
+    const queued = await whileToolRuns(run, waiting, 'queue');
     const cancel = await accepted(run, 'control.cancel', { scope: 'run' });
     const cancelled = await stack.waitFor('run.cancelled', () => of(run, 'run.cancelled', cancel.id));
     assert.is(cancelled.data?.['by'], 'control');
@@ -238,6 +240,11 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
       `the tool was stopped before its end: ${toolResults.join('\n')}`,
     );
     assert.is(requestsOf(run).length, 1, 'no request after the stopped tool');
+    // What waited for the next turn was taken back before the interrupt: it never runs.
+    const dropped = await stack.waitFor('the queued one dropped', () =>
+      of(run, 'x.claude-code.instruction.dropped', queued.id),
+    );
+    assert.is(dropped.data?.['reason'], 'turn-ended');
     await stack.waitFor('the hooks closed the turn', () => all(run, 'run.finished')[0] ?? all(run, 'run.cancelled')[0]);
     const late = command(SENDER, run.session, {
       type: 'x.claude-code.control.instruct',
@@ -252,7 +259,8 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.equal([result.session_id, result.terminal_reason], [run.session, 'aborted_tools']);
     // Observed: the CLI exits 1 when its last turn ended in error (`is_error`, the interrupt).
     await finish(run, 1);
-    assert.is(mock.messages().filter((r) => r.raw.includes('too late')).length, 0);
+    assert.is(mock.messages().filter((r) => r.raw.includes('too late') || r.raw.includes(waiting)).length, 0);
+    assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn ran after the cancel');
   });
 }
 

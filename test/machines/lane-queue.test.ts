@@ -157,4 +157,27 @@ test('only the sender withdraws a queue the lane holds', () => {
   assert.is(r.type === 'control.rejected' && r.rejection.rule, 'not-sender');
 });
 
+test('a cancel through the lane drops what it held for the next turn turn-ended (the lane took it back first)', () => {
+  const cancel: SessionInput = {
+    type: 'command.cancel',
+    at: 1200,
+    gateOpen: true,
+    ready: true,
+    lane: LANE,
+    command: command(sender, SESSION, { type: 'control.cancel', id: 'x1', data: { scope: 'run' } }),
+  };
+  const { outputs, snap } = run(
+    [
+      cancel,
+      { type: 'cancel.answered', at: 1300, commandId: 'x1', ok: true },
+      { type: 'lane.turn', at: 1400, open: false, interrupted: true },
+    ],
+    queued(),
+  );
+  const drop = outputs.find((o) => o.type === 'instruction.dropped');
+  assert.ok(drop?.type === 'instruction.dropped' && drop.cause === 'q1' && drop.reason === 'turn-ended');
+  assert.ok(outputs.some((o) => o.type === 'run.cancelled'));
+  assert.equal(snap.context.laned, []);
+});
+
 test.run();
