@@ -56,8 +56,11 @@ function script(): void {
   });
 }
 
-/** Starts a run whose one turn's Bash call waits for its gate; resolves once that tool call is on stdout. */
-async function startRun(tag: string): Promise<Run> {
+/**
+ * Spawns `aep-steer run claude` with the prompt after `-p`, or (`onStdin`) written on its stdin,
+ * which then ends; resolves once the run's `system/init` is on its stdout.
+ */
+async function spawnRun(tag: string, onStdin = false): Promise<Run> {
   const ws = claudeWorkspace('aep-cc-lane-');
   workspaces.push(ws);
   installClaudeCode({
@@ -72,7 +75,8 @@ async function startRun(tag: string): Promise<Run> {
   const entry = join(projectRoot, 'test', 'support', 'run-cli-entry.ts');
   const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
   const prompt = `${tag}: run the slow command [[GATE:${gate}]]`;
-  const args = ['--port', String(stack.running.adapter.port), '-p', prompt, '--model', 'claude-sonnet-4-5'];
+  const args = ['--port', String(stack.running.adapter.port), '-p', ...(onStdin ? [] : [prompt])];
+  args.push('--model', 'claude-sonnet-4-5');
   const child = spawn(
     process.execPath,
     ['--import', tsx, entry, 'run', 'claude', ...args, '--dangerously-skip-permissions'],
@@ -92,6 +96,7 @@ async function startRun(tag: string): Promise<Run> {
     for (const p of parts) if (p.trim() !== '') lines.push(JSON.parse(p) as Line);
   });
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  if (onStdin) child.stdin!.end(`${prompt}\n`);
   const done = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const run: Run = { ws, gate, tag, child, lines, stderr: () => stderr, done, session: '' };
   const init = await stack.waitFor(
@@ -100,6 +105,13 @@ async function startRun(tag: string): Promise<Run> {
     60_000,
   );
   run.session = String(init.session_id);
+  return run;
+}
+
+/** Starts a run whose one turn's Bash call waits for its gate; resolves once that tool call is on stdout. */
+async function startRun(tag: string): Promise<Run> {
+  const run = await spawnRun(tag);
+  const { lines } = run;
   await stack.waitFor(`${tag}: the slow tool call`, () =>
     lines.find((l) => l.type === 'assistant' && JSON.stringify(l).includes('"tool_use"')),
   );
@@ -224,6 +236,21 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn of its own');
     assert.is(mock.messages().filter((r) => r.raw.includes(text)).length, 0, 'no request carries it');
     assert.not.ok(of(run, 'x.claude-code.instruction.delivered', cmd.id));
+  });
+
+  test('the prompt on stdin: its turn runs under the hooks, its stream-json is on stdout, and the run exits 0', async () => {
+    const run = await spawnRun('s-stdin', true);
+    writeFileSync(run.gate, '');
+    const code = await run.done;
+    assert.is(code, 0, run.stderr());
+    const result = run.lines.find((l) => l.type === 'result');
+    assert.equal([result?.subtype, result?.session_id], ['success', run.session]);
+    assert.ok(
+      run.lines.some((l) => l.type === 'user' && l.isReplay === true),
+      'the prompt was its first user message',
+    );
+    assert.ok(has(requestsOf(run)[0]!, 's-stdin: run the slow command'));
+    await stack.waitFor('the hooks saw its turn end', () => all(run, 'run.finished')[0]);
   });
 
   test('cancel {scope: run} takes back what waits, stops the turn through interrupt; then a steer is refused session-idle', async () => {

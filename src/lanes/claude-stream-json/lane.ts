@@ -37,7 +37,12 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): NativeLane {
   let nextRequest = 0;
   const fact = (f: LaneFact): void => facts$.next(f);
   const runOf = (session: string): Run | undefined => [...runs].find((r) => r.session === session);
-  const write = (run: Run, l: Line): boolean => !run.socket.destroyed && run.socket.write(`${JSON.stringify(l)}\n`);
+  /** Writes a line to the run; false when the run is gone (a full buffer still queues it). */
+  const write = (run: Run, l: Line): boolean => {
+    if (run.socket.destroyed || !run.socket.writable) return false;
+    run.socket.write(`${JSON.stringify(l)}\n`);
+    return true;
+  };
 
   function onLine(run: Run, l: Line): void {
     const e = readLine(l);

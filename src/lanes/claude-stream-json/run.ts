@@ -153,6 +153,8 @@ export async function runHeadless(
       process.off('SIGTERM', onTerm);
       ended = true;
       lane.destroy();
+      // The caller's stdin, still read while it held the session open, no longer keeps this process up.
+      (io.in as Partial<NodeJS.ReadStream>).destroy?.();
       resolve(code ?? (signal === null ? 1 : 128));
     });
   });
