@@ -4,6 +4,7 @@ import type { EventData } from '../protocol/envelope.js';
 import type { ClassifiedHook, HeldDecision } from '../streams/surface.js';
 import * as m from './hook-maps.js';
 import { claudeCodeInstaller } from './installers/claude-code.js';
+import { claudeStreamJson } from '../lanes/claude-stream-json/spec.js';
 import { arr, obj, str as text } from './hook-input.js';
 import {
   allowOrDeny,
@@ -185,6 +186,9 @@ export const claudeCode: VendorTable = {
       `${E2E}#UserPromptSubmit delivers an instruction queued between turns; ${E2E}#PreToolUse delivers a queued instruction to the next model request; ` +
       `${E2E}-delivery#steer sent while a slow tool runs reaches the same turn at PostToolUse; with no turn running it is refused session-idle`,
   },
+  // D30: a headless session run by `aep-steer run claude -p` is also reached through its stream-json
+  // input; a person's `claude` keeps the hook lane only.
+  lanes: [claudeStreamJson],
   moments: {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
     // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at

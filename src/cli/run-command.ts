@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import type { Command } from 'commander';
 import { readSecret, secretPath } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
+import type { LaneSpec } from '../lanes/lane.js';
 
 export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4 } as const;
 
@@ -41,13 +42,18 @@ export async function runVendor(
   token: string,
   args: string[],
   f: { port?: string },
-  io: { err: NodeJS.WritableStream },
+  io: { err: NodeJS.WritableStream; in?: NodeJS.ReadableStream; out?: NodeJS.WritableStream },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  const table = tableFor(token);
-  const spec = table?.lanes?.find((l) => l.client !== undefined);
-  if (table === undefined || spec?.client === undefined) {
-    const runnable = vendorTokens().filter((t) => tableFor(t)?.lanes?.some((l) => l.client !== undefined));
+  const table =
+    tableFor(token) ??
+    vendorTokens()
+      .map((t) => tableFor(t))
+      .find((t) => t?.lanes?.some((l) => l.command === token));
+  const runs = (l: LaneSpec): boolean => l.client !== undefined || l.run !== undefined;
+  const spec = table?.lanes?.find(runs);
+  if (table === undefined || spec === undefined) {
+    const runnable = vendorTokens().filter((t) => tableFor(t)?.lanes?.some(runs));
     io.err.write(`run: ${token} has no native lane to run on; \`aep-steer run\` takes ${runnable.join(', ')}\n`);
     return RUN_EXIT.usage;
   }
@@ -57,9 +63,10 @@ export async function runVendor(
     return RUN_EXIT.usage;
   }
   const secret = readSecret(env);
-  const start = `start it first: \`aep-steer adapter ${token} --instruct\` (or \`aep-steer up\`), and \`aep-steer install ${token}\` once`;
+  const vendor = table.token;
+  const start = `start it first: \`aep-steer adapter ${vendor} --instruct\` (or \`aep-steer up\`), and \`aep-steer install ${vendor}\` once`;
   if (secret === undefined) {
-    io.err.write(`run: no hook secret in ${secretPath(env)}: no ${token} adapter was set up here; ${start}\n`);
+    io.err.write(`run: no hook secret in ${secretPath(env)}: no ${vendor} adapter was set up here; ${start}\n`);
     return RUN_EXIT.noAdapter;
   }
   const opened = await openAdapterLanes(port, secret);
@@ -74,7 +81,13 @@ export async function runVendor(
     return opened.error.startsWith('unreachable') ? RUN_EXIT.noAdapter : RUN_EXIT.laneFailed;
   }
   const lane = ((opened as Record<string, unknown>)[spec.name] ?? {}) as Record<string, unknown>;
-  const client = spec.client(env, lane, args, process.cwd());
+  if (spec.run !== undefined)
+    return spec.run(env, lane, args, process.cwd(), {
+      in: io.in ?? process.stdin,
+      out: io.out ?? process.stdout,
+      err: io.err,
+    });
+  const client = spec.client!(env, lane, args, process.cwd());
   const child = spawn(client.bin, client.args, { stdio: 'inherit', env });
   return new Promise((resolve) => {
     child.on('error', (err) => {
@@ -88,8 +101,10 @@ export async function runVendor(
 export function registerRun(program: Command): void {
   program
     .command('run')
-    .description("run a vendor's own client on the adapter's native lane (codex: its TUI on the adapter's app-server)")
-    .argument('<vendor>', 'the vendor token (codex)')
+    .description(
+      "run a vendor's own client on the adapter's native lane (codex: its TUI on the adapter's app-server; claude-code: a headless `claude -p` session in stream-json)",
+    )
+    .argument('<vendor>', 'the vendor token (codex, claude-code or claude)')
     .argument('[args...]', "the vendor CLI's own arguments, passed on")
     .option('--port <n>', "the adapter's hook port (AEP_HOOK_PORT; default the vendor's)")
     // The vendor's own options pass on as they are (`--` before them also works).
@@ -100,6 +115,10 @@ export function registerRun(program: Command): void {
       "\nExit codes: the client's own; 2 usage (a vendor with no native lane), 3 no adapter answers, 4 the lane could not start.",
     )
     .action(async (vendor: string, args: string[], f: { port?: string }) => {
-      process.exitCode = await runVendor(vendor, args, f, { err: process.stderr });
+      process.exitCode = await runVendor(vendor, args, f, {
+        err: process.stderr,
+        in: process.stdin,
+        out: process.stdout,
+      });
     });
 }

@@ -78,11 +78,13 @@ export function throughLanes(
     );
   }
   const req = { session: effect.session, commandId: effect.commandId, text: effect.text };
+  // D31: a queue goes to the lane's own next-turn queue (laneFor sends one only to a lane that has it).
+  const send = effect.delivery === 'queue' ? lane?.queue?.bind(lane) : lane?.steer.bind(lane);
   const outcome: Promise<LaneOutcome> =
-    !logged || lane === undefined
+    !logged || send === undefined
       ? Promise.resolve({ ok: false, reason: 'unreachable', detail: logged ? 'no such lane' : 'log not durable' })
       : Promise.resolve()
-          .then(() => lane.steer(req))
+          .then(() => send(req))
           .catch((cause: unknown): LaneOutcome => ({ ok: false, reason: 'unreachable', detail: String(cause) }));
   return from(outcome).pipe(
     map((o) =>

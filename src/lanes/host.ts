@@ -16,7 +16,7 @@ export interface LaneHostOptions {
 }
 
 export type LaneEffect =
-  | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string }
+  | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string; delivery?: 'queue' }
   | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string }
   | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean }
   | { kind: 'lane.withdraw'; session: string; lane: string; commandId: string; instruction: string };
@@ -72,7 +72,14 @@ export function stampLane(
 ): boolean {
   switch (o.type) {
     case 'lane.steer':
-      effects.push({ kind: 'lane.steer', session, lane: o.lane, commandId: o.cause, text: o.text });
+      effects.push({
+        kind: 'lane.steer',
+        session,
+        lane: o.lane,
+        commandId: o.cause,
+        text: o.text,
+        ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+      });
       return true;
     case 'lane.withdraw':
       effects.push({ kind: 'lane.withdraw', session, lane: o.lane, commandId: o.cause, instruction: o.instruction });

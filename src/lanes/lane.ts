@@ -79,6 +79,8 @@ export interface NativeLane {
 export interface LaneSpec {
   name: string;
   evidence: string;
+  /** The vendor's own command, which `aep-steer run` also takes for the vendor token (`run claude`). */
+  command?: string;
   /** Builds the lane (loaded only by the adapter, never by the hook shim); nothing runs until it is opened. */
   make(env: NodeJS.ProcessEnv, stateDir: string): Promise<NativeLane>;
   /** `aep-steer run`: the vendor's own client joined to the opened lane (what `open` answered), with the person's args. */
@@ -88,4 +90,12 @@ export interface LaneSpec {
     args: readonly string[],
     cwd: string,
   ): { bin: string; args: string[] };
+  /** `aep-steer run` where no client of the vendor's own joins the lane: the run itself (a headless session on the caller's stdio), to its exit code. */
+  run?(
+    env: NodeJS.ProcessEnv,
+    opened: Record<string, unknown>,
+    args: readonly string[],
+    cwd: string,
+    io: { in: NodeJS.ReadableStream; out: NodeJS.WritableStream; err: NodeJS.WritableStream },
+  ): Promise<number>;
 }

@@ -31,9 +31,18 @@ export function honoured(ctx: SessionContext, input: InstructInput): readonly st
   return [...hook, ...input.native.deliveries.filter((d) => !hook.includes(d))];
 }
 
-/** The native lane an accepted instruction goes to, if any: a steer, while one reaches the session. */
-export const laneFor = (ctx: SessionContext, delivery: string | undefined): string | undefined =>
-  delivery === 'steer' ? ctx.lanes?.[0] : undefined;
+/**
+ * The native lane an accepted instruction goes to, if any: a steer, while one reaches the session;
+ * a queue too where the lanes have a next-turn queue of their own (`native` lists `queue`).
+ */
+export const laneFor = (
+  ctx: SessionContext,
+  delivery: string | undefined,
+  native?: { deliveries: readonly string[] },
+): string | undefined =>
+  delivery === 'steer' || (delivery === 'queue' && native?.deliveries.includes('queue') === true)
+    ? ctx.lanes?.[0]
+    : undefined;
 
 /** The accepted steer is handed to the lane at once; it holds a slot (D3) until it settles. */
 export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: string): Step {
@@ -45,10 +54,13 @@ export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: strin
     lane,
     phase: 'sending',
     ...(item.from === undefined ? {} : { from: item.from }),
+    ...(item.delivery === 'queue' ? { delivery: 'queue' as const } : {}),
   };
   return {
     context: { laned: [...(ctx.laned ?? []), laned] },
-    outputs: [{ type: 'lane.steer', cause: item.id, text: item.text, lane }],
+    outputs: [
+      { type: 'lane.steer', cause: item.id, text: item.text, lane, ...(laned.delivery ? { delivery: 'queue' } : {}) },
+    ],
   };
 }
 
@@ -84,10 +96,13 @@ export function laneAnswered(ctx: SessionContext, input: LaneAnsweredInput): Ste
     const reason = input.reason === 'turn-ended' || input.reason === 'idle' ? 'turn-ended' : 'send-failed';
     return dropLaned(ctx, [item], reason);
   }
+  // A queued one opens a turn of its own: its prompt is no echo.
   return {
     context: {
       laned: (ctx.laned ?? []).map((i) => (i === item ? { ...i, phase: 'sent' as const } : i)),
-      echoes: [...(ctx.echoes ?? []), { id: item.id, text: item.text }].slice(-ECHOES_KEPT),
+      ...(item.delivery === 'queue'
+        ? {}
+        : { echoes: [...(ctx.echoes ?? []), { id: item.id, text: item.text }].slice(-ECHOES_KEPT) }),
     },
     outputs: [],
   };
@@ -102,7 +117,7 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
     context: {
       laned: (ctx.laned ?? []).filter((i) => i !== item),
       finished: finishedWith(ctx, 'delivered', [item.id]),
-      ...(item.phase === 'sending' || !echoes.some((e) => e.id === item.id)
+      ...(item.delivery !== 'queue' && (item.phase === 'sending' || !echoes.some((e) => e.id === item.id))
         ? { echoes: [...echoes, { id: item.id, text: item.text }].slice(-ECHOES_KEPT) }
         : {}),
     },
@@ -112,7 +127,7 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
         eventType: deliveredType(ctx.vendor),
         cause: item.id,
         queuedMs: Math.max(0, Math.floor(input.at - item.acceptedAt)),
-        delivery: 'steer',
+        delivery: item.delivery ?? 'steer',
         lane: item.lane,
         ref: input.ref,
       },
@@ -134,7 +149,10 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
     if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c.id));
     cancel = !c.acked && input.interrupted === true ? { cancel: { ...c, interrupted: true } } : { cancel: undefined };
   }
-  const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent');
+  // A queued one waits in the vendor's queue for the next turn, unless a cancel through the lane
+  // stopped this one: the lane takes back what waits before it interrupts (D33), so it never runs.
+  const stopped = c?.lane !== undefined && input.interrupted === true;
+  const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped));
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   return {
     context: { turnOpen: false, ...cancel, ...dropped.context },

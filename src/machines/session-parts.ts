@@ -87,7 +87,7 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
   const accepted: SessionOutput = { type: 'control.accepted', cause, key: d.key };
   const decisions = withDecision(ctx.decisions, d.key, 'accepted');
   // D30: a steer goes in through a native lane that reaches the session, never also through the queue.
-  const lane = laneFor(ctx, d.delivery);
+  const lane = laneFor(ctx, d.delivery, input.native);
   if (lane !== undefined) {
     const laned = toLane(ctx, item, lane);
     return { context: { decisions, ...laned.context }, outputs: [accepted, ...laned.outputs] };

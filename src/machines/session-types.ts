@@ -30,6 +30,10 @@ export interface LanedInstruction {
   lane: string;
   /** `sending`: the lane has not answered; `sent`: the vendor took it for the running turn, receipt awaited. */
   phase: 'sending' | 'sent';
+  /** D31 `queue` on a lane with a next-turn queue of its own: it waits there past the running turn's end. */
+  delivery?: 'queue';
+  /** D32: a withdraw asked of the lane and not answered yet (its command id and decision key). */
+  withdrawing?: { id: string; key: string };
   from?: string;
 }
 
@@ -586,7 +590,7 @@ export type SessionOutput =
   /** D32: ask the vendor's queue to give back the input `subject` (found by its text); answered by withdraw.answered. */
   | { type: 'input.withdraw'; cause: string; subject: string; text: string }
   /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */
-  | { type: 'lane.steer'; cause: string; text: string; lane: string }
+  | { type: 'lane.steer'; cause: string; text: string; lane: string; delivery?: 'queue' }
   /** D32: ask the lane to take back an instruction it holds; its answer comes back as lane.withdrawn. */
   | { type: 'lane.withdraw'; cause: string; instruction: string; lane: string }
   /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */

@@ -23,9 +23,9 @@ test.after(() => {
 
 test('a vendor with no native lane is a usage error naming those that have one', async () => {
   const err = textSink();
-  const code = await runVendor('claude-code', [], {}, { err: err.stream }, { AEP_STATE_DIR: stateDir() });
+  const code = await runVendor('qwen-code', [], {}, { err: err.stream }, { AEP_STATE_DIR: stateDir() });
   assert.is(code, RUN_EXIT.usage);
-  assert.match(err.text(), 'run: claude-code has no native lane to run on; `aep-steer run` takes codex');
+  assert.match(err.text(), 'run: qwen-code has no native lane to run on; `aep-steer run` takes claude-code, codex');
 });
 
 test('no adapter set up here: says how to start one', async () => {

@@ -1,0 +1,294 @@
+// D30–D33 on the real Claude Code 2.1.332 against the loopback mock Anthropic API: an orchestrator
+// runs `aep-steer run claude -p "…"`, which joins the Claude Code adapter's stream-json lane and
+// runs the CLI headless with its stream-json on the caller's stdout. The hooks and the lane speak
+// of one session (Claude's session_id). While the turn's slow tool runs, a `steer` reaches the
+// next model request of that turn on the CLI's receipt, a `queue` the first request of the next
+// turn only, a withdrawn one never the model, a cancel stops the turn, and a steer with no turn
+// running is refused session-idle.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
+import { streamJsonSocketPath } from '../../src/lanes/claude-stream-json/spec.js';
+import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import { strings, vendorMissing } from '../support/e2e-helpers.js';
+import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
+import {
+  startMockAnthropic,
+  toolResultCount,
+  type MockAnthropic,
+  type RecordedRequest,
+} from '../support/mock-anthropic.js';
+import { projectRoot } from '../support/shared-dir.js';
+import { startVendorStack, type VendorStack } from '../support/vendor-e2e.js';
+
+type Line = Record<string, unknown>;
+const SENDER = { agent: 'e2e-operator' };
+const FOLDED = 'The user sent a new message while you were working:';
+
+let mock: MockAnthropic;
+let stack: VendorStack;
+const workspaces: ClaudeWorkspace[] = [];
+
+/** One `aep-steer run claude -p` process, as an orchestrator runs it: stream-json lines on its stdout. */
+interface Run {
+  ws: ClaudeWorkspace;
+  gate: string;
+  tag: string;
+  child: ChildProcess;
+  lines: Line[];
+  stderr: () => string;
+  done: Promise<number | null>;
+  session: string;
+}
+
+/** The mock: a prompt carrying `[[GATE:path]]` asks for one Bash call that waits for that file. */
+function script(): void {
+  mock.setScript((body) => {
+    if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
+    const gate = /\[\[GATE:([^\]]+)\]\]/.exec(JSON.stringify(body.messages?.[0] ?? ''))?.[1];
+    if (gate === undefined || toolResultCount(body) > 0)
+      return { content: [{ type: 'text', text: `Answered after ${toolResultCount(body)} tool result(s).` }] };
+    const cmd = `while [ ! -f '${gate}' ]; do sleep 0.1; done; echo TOOL_RAN`;
+    return { content: [{ type: 'tool_use', name: 'Bash', input: { command: cmd, description: 'wait for the gate' } }] };
+  });
+}
+
+/**
+ * Spawns `aep-steer run claude` with the prompt after `-p`, or (`onStdin`) written on its stdin,
+ * which then ends; resolves once the run's `system/init` is on its stdout.
+ */
+async function spawnRun(tag: string, onStdin = false): Promise<Run> {
+  const ws = claudeWorkspace('aep-cc-lane-');
+  workspaces.push(ws);
+  installClaudeCode({
+    project: ws.project,
+    port: stack.running.adapter.port,
+    secret: stack.secret,
+    neutral: {},
+    attentionTimeoutMs: 55_000,
+    env: { AEP_STATE_DIR: stack.stateDir },
+  });
+  const gate = join(ws.root, `${tag}.go`);
+  const entry = join(projectRoot, 'test', 'support', 'run-cli-entry.ts');
+  const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+  const prompt = `${tag}: run the slow command [[GATE:${gate}]]`;
+  const args = ['--port', String(stack.running.adapter.port), '-p', ...(onStdin ? [] : [prompt])];
+  args.push('--model', 'claude-sonnet-4-5');
+  const child = spawn(
+    process.execPath,
+    ['--import', tsx, entry, 'run', 'claude', ...args, '--dangerously-skip-permissions'],
+    {
+      cwd: ws.project,
+      env: { ...claudeEnv(ws, mock.url), AEP_STATE_DIR: stack.stateDir, AEP_CLAUDE_BIN: claudeBinary()! },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  const lines: Line[] = [];
+  let partial = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    partial += d.toString();
+    const parts = partial.split('\n');
+    partial = parts.pop() ?? '';
+    for (const p of parts) if (p.trim() !== '') lines.push(JSON.parse(p) as Line);
+  });
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  if (onStdin) child.stdin!.end(`${prompt}\n`);
+  const done = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const run: Run = { ws, gate, tag, child, lines, stderr: () => stderr, done, session: '' };
+  const init = await stack.waitFor(
+    `${tag}: the run's system/init`,
+    () => lines.find((l) => l.type === 'system' && l.subtype === 'init'),
+    60_000,
+  );
+  run.session = String(init.session_id);
+  return run;
+}
+
+/** Starts a run whose one turn's Bash call waits for its gate; resolves once that tool call is on stdout. */
+async function startRun(tag: string): Promise<Run> {
+  const run = await spawnRun(tag);
+  const { lines } = run;
+  await stack.waitFor(`${tag}: the slow tool call`, () =>
+    lines.find((l) => l.type === 'assistant' && JSON.stringify(l).includes('"tool_use"')),
+  );
+  await stack.waitFor(`${tag}: the lane reaches the session`, () =>
+    all(run, 'x.claude-code.session.described').find((e) =>
+      (e.data?.['lanes'] as string[] | undefined)?.includes('stream-json'),
+    ),
+  );
+  return run;
+}
+
+/** Ends the caller's input: the run ends once its turns are over, with the CLI's own exit code. */
+async function finish(run: Run, expected = 0): Promise<void> {
+  run.child.stdin!.end();
+  const code = await run.done;
+  assert.is(code, expected, run.stderr());
+}
+
+const all = (run: Run, type: string): AepEvent[] =>
+  stack.events.filter((e) => e.session === run.session && e.type === type);
+const of = (run: Run, type: string, cause?: string) => stack.find(run.session, type, cause);
+/** The run's main-thread model requests (side requests such as titles offer no tools). */
+const requestsOf = (run: Run): RecordedRequest[] =>
+  mock.messages().filter((r) => r.raw.includes(`${run.tag}:`) && (r.body?.tools ?? []).some((t) => t.name === 'Bash'));
+const has = (r: RecordedRequest, text: string): boolean => strings(r.body).some((s) => s.includes(text));
+
+async function accepted(run: Run, type: string, data: Record<string, unknown>): Promise<AepCommand> {
+  const cmd = command(SENDER, run.session, { type, data, capture: 'redacted' });
+  const settled = await stack.send(cmd);
+  assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
+  return cmd;
+}
+
+/** Sends an instruction while the run's tool waits; resolves once the CLI acknowledged its message (`queued`). */
+async function whileToolRuns(run: Run, text: string, delivery: 'steer' | 'queue'): Promise<AepCommand> {
+  const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery });
+  await stack.waitFor('the CLI took it', () =>
+    run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
+  );
+  return cmd;
+}
+
+const binary = claudeBinary();
+const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
+
+if (!vendorMissing(binary, 'claude-code', missing)) {
+  test.before(async () => {
+    mock = await startMockAnthropic();
+    script();
+    stack = await startVendorStack('claude-code');
+  });
+
+  test.after(async () => {
+    await stack?.close();
+    await mock?.close();
+    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
+  });
+
+  test("steer while a slow tool runs: in the same turn's next request on the CLI's receipt; hooks and lane are one session", async () => {
+    const run = await startRun('s-steer');
+    const sock = streamJsonSocketPath(stack.stateDir);
+    assert.is(statSync(sock).mode & 0o777, 0o600, 'the socket is mode 600');
+    assert.is(statSync(join(stack.stateDir, 'claude-code')).mode & 0o777, 0o700, 'its directory is mode 700');
+    assert.ok(of(run, 'session.started'), 'the hooks fired under the stream-json session id');
+    const text = `STEER-LANE-${run.session.slice(0, 8)}`;
+    const cmd = await whileToolRuns(run, text, 'steer');
+    writeFileSync(run.gate, '');
+    const d = await stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['steer', 'stream-json']);
+    const uuid = String(d.data?.['ref']);
+    assert.ok(
+      run.lines.some((l) => l.type === 'user' && l.isReplay === true && l.uuid === uuid),
+      "ref: the message uuid the CLI echoed on the run's stdout",
+    );
+    const end = await stack.waitFor('the turn finished', () => all(run, 'run.finished')[0]);
+    assert.ok(d.seq! < end.seq!, 'delivered before the turn ended');
+    const reqs = requestsOf(run);
+    assert.is(reqs.length, 2, 'one tool round, no further turn');
+    assert.not.ok(has(reqs[0]!, text), 'not in the request that asked for the tool');
+    assert.ok(has(reqs[1]!, FOLDED) && has(reqs[1]!, text), "the same turn's next request carries it");
+    await finish(run);
+    assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'one result: the same turn');
+    await stack.waitFor('the lane no longer reaches it', () =>
+      all(run, 'x.claude-code.session.described').find(
+        (e) => !((e.data?.['lanes'] as string[] | undefined) ?? []).includes('stream-json'),
+      ),
+    );
+  });
+
+  test("queue while a slow tool runs: none of the running turn's requests, the first request of the next turn", async () => {
+    const run = await startRun('s-queue');
+    const text = `QUEUE-LANE-${run.session.slice(0, 8)}`;
+    const cmd = await whileToolRuns(run, text, 'queue');
+    writeFileSync(run.gate, '');
+    const d = await stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'stream-json']);
+    await finish(run);
+    const results = run.lines.filter((l) => l.type === 'result');
+    assert.is(results.length, 2, 'a turn of its own after the first');
+    const reqs = requestsOf(run);
+    assert.is(reqs.length, 3, 'the tool round of turn one, then the next turn');
+    assert.not.ok(has(reqs[0]!, text) || has(reqs[1]!, text), 'no request of the running turn carries it');
+    assert.not.ok(has(reqs[1]!, FOLDED), 'not folded into the running turn');
+    assert.ok(has(reqs[2]!, text), "the next turn's first request carries it");
+    const runs = all(run, 'run.started');
+    assert.is(runs.length, 2, 'the hooks saw the next turn as a run of its own');
+  });
+
+  test('a queue withdrawn before it is read never reaches the model (cancel_async_message)', async () => {
+    const run = await startRun('s-withdraw');
+    const text = `WITHDRAWN-LANE-${run.session.slice(0, 8)}`;
+    const cmd = await whileToolRuns(run, text, 'queue');
+    const w = await accepted(run, 'x.claude-code.control.withdraw', { instruction: cmd.id });
+    const dropped = await stack.waitFor('withdrawn', () => of(run, 'x.claude-code.instruction.dropped', w.id));
+    assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
+    assert.ok(
+      run.lines.some((l) => l.type === 'command_lifecycle' && l.state === 'cancelled'),
+      'the CLI cancelled the message it held',
+    );
+    writeFileSync(run.gate, '');
+    await finish(run);
+    assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn of its own');
+    assert.is(mock.messages().filter((r) => r.raw.includes(text)).length, 0, 'no request carries it');
+    assert.not.ok(of(run, 'x.claude-code.instruction.delivered', cmd.id));
+  });
+
+  test('the prompt on stdin: its turn runs under the hooks, its stream-json is on stdout, and the run exits 0', async () => {
+    const run = await spawnRun('s-stdin', true);
+    writeFileSync(run.gate, '');
+    const code = await run.done;
+    assert.is(code, 0, run.stderr());
+    const result = run.lines.find((l) => l.type === 'result');
+    assert.equal([result?.subtype, result?.session_id], ['success', run.session]);
+    assert.ok(
+      run.lines.some((l) => l.type === 'user' && l.isReplay === true),
+      'the prompt was its first user message',
+    );
+    assert.ok(has(requestsOf(run)[0]!, 's-stdin: run the slow command'));
+    await stack.waitFor('the hooks saw its turn end', () => all(run, 'run.finished')[0]);
+  });
+
+  test('cancel {scope: run} takes back what waits, stops the turn through interrupt; then a steer is refused session-idle', async () => {
+    const run = await startRun('s-cancel');
+    const waiting = `QUEUED-BEFORE-CANCEL-${run.session.slice(0, 8)}`;
+    const queued = await whileToolRuns(run, waiting, 'queue');
+    const cancel = await accepted(run, 'control.cancel', { scope: 'run' });
+    const cancelled = await stack.waitFor('run.cancelled', () => of(run, 'run.cancelled', cancel.id));
+    assert.is(cancelled.data?.['by'], 'control');
+    const result = await stack.waitFor('the turn ended', () => run.lines.find((l) => l.type === 'result'));
+    const toolResults = run.lines.filter((l) => l.type === 'user').map((l) => JSON.stringify(l));
+    assert.not.ok(
+      toolResults.some((t) => t.includes('TOOL_RAN')),
+      `the tool was stopped before its end: ${toolResults.join('\n')}`,
+    );
+    assert.is(requestsOf(run).length, 1, 'no request after the stopped tool');
+    // What waited for the next turn was taken back before the interrupt: it never runs.
+    const dropped = await stack.waitFor('the queued one dropped', () =>
+      of(run, 'x.claude-code.instruction.dropped', queued.id),
+    );
+    assert.is(dropped.data?.['reason'], 'turn-ended');
+    await stack.waitFor('the hooks closed the turn', () => all(run, 'run.finished')[0] ?? all(run, 'run.cancelled')[0]);
+    const late = command(SENDER, run.session, {
+      type: 'x.claude-code.control.instruct',
+      data: { text: 'too late', delivery: 'steer' },
+      capture: 'redacted',
+    });
+    const settled = await stack.send(late);
+    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
+      'refused',
+      'session-idle',
+    ]);
+    assert.equal([result.session_id, result.terminal_reason], [run.session, 'aborted_tools']);
+    // Observed: the CLI exits 1 when its last turn ended in error (`is_error`, the interrupt).
+    await finish(run, 1);
+    assert.is(mock.messages().filter((r) => r.raw.includes('too late') || r.raw.includes(waiting)).length, 0);
+    assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn ran after the cancel');
+  });
+}
+
+test.run();
