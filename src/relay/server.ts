@@ -343,8 +343,6 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
         streams.delete(res);
       },
     };
-    // As on a socket: the events written to one stream in one turn leave in one write.
-    let corked = false;
     const sink: Sink = {
       sub: 'sse',
       channel,
@@ -352,14 +350,6 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       delivered: new Map<string, Position>(),
       write: (text, e) => {
         const id = positionId(e);
-        if (!corked) {
-          corked = true;
-          res.cork();
-          process.nextTick(() => {
-            corked = false;
-            res.uncork();
-          });
-        }
         res.write(`event: ${e.type}\ndata: ${text}\n${id === undefined ? '' : `id: ${id}\n`}\n`);
       },
       exhausted: (session, p) => res.write(`: replay-exhausted ${session} ${p.epoch}:${p.seq}\n\n`),
