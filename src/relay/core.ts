@@ -44,14 +44,6 @@ export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
 
 type ReplayJob = { session: string; r: Replay; marker: boolean };
 
-/** A POSTed body waiting for the group write that carries its admissions, `pending[start, start + n)`. */
-interface Committer {
-  start: number;
-  n: number;
-  resolve: (fresh: number) => void;
-  reject: (err: Error) => void;
-}
-
 const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${e.id}`;
 
 /** A refusal on the relay's side: an `error` frame on WebSocket, an HTTP error on ingest. */
@@ -77,9 +69,6 @@ export class RelayCore {
   /** D38: per connection, a session's first event refused for now; its later ones wait for it. */
   private readonly unstored = new Unstored<Peer>();
   private scheduled = false;
-  /** POSTed bodies in `pending`, answered once their write is committed. */
-  private committers: Committer[] = [];
-  private committing = false;
   private readonly summaries: SessionSummaries;
 
   constructor(
@@ -233,7 +222,7 @@ export class RelayCore {
       }
       targets.push(undefined);
     }
-    const start = this.pending.length;
+    this.flushSoon();
     this.accept(batch);
     const routeAll = (stored: number): IngestResult => {
       const routed: string[] = [];
@@ -248,31 +237,18 @@ export class RelayCore {
     };
     // A write the store could not make now: the body is refused whole, nothing of it forwarded;
     // resending it is safe (dedupe). Any other failure stays the caller's (an internal error).
-    // The failed write itself is reported once, by the flush that made it.
     const failed = (err: Error): IngestResult => {
       if (!this.unavailableWrite(err)) throw err;
+      this.report(err);
       return this.unwritten(first, storeUnavailable(err.message));
     };
-    return this.committed(start, this.pending.length - start).then(routeAll, failed);
-  }
-
-  /**
-   * The group write of POSTed bodies: every body whose events were admitted in this turn of the
-   * event loop (and the socket events pending with them) is written in one batch at the end of
-   * the turn, and a file store's writer takes what arrives while it commits as its next batch,
-   * so the bodies share commits as the load grows. Each body is answered with the count of its
-   * own events that were new once the batch holding them is committed (its `202`).
-   */
-  private committed(start: number, n: number): Promise<number> {
-    const p = new Promise<number>((resolve, reject) => this.committers.push({ start, n, resolve, reject }));
-    if (!this.committing) {
-      this.committing = true;
-      setImmediate(() => {
-        this.committing = false;
-        this.flushSoon();
-      });
+    let written: Maybe<number>;
+    try {
+      written = this.flush();
+    } catch (err) {
+      return failed(err as Error);
     }
-    return p;
+    return written instanceof Promise ? written.then(routeAll, failed) : routeAll(written);
   }
 
   private unwritten(first: AepEvent, refusal: Refusal): IngestResult {
@@ -292,7 +268,7 @@ export class RelayCore {
    * Admits and fans out a batch already validated and authorized whole.
    * Admissions are written as one batch per `GROUP_WRITE_MS` (events arriving on sockets
    * meanwhile share it); every read of the store flushes first, so a replay never misses an
-   * event that was already fanned out, and a POSTed body is written at the end of its turn.
+   * event that was already fanned out, and an HTTP ingest flushes its own batch at once.
    */
   accept(batch: readonly Incoming[], origin?: Peer): void {
     for (const { event: e, line } of batch) {
@@ -324,33 +300,21 @@ export class RelayCore {
   /** Writes pending admissions; returns how many were new (not redeliveries). */
   flush(): Maybe<number> {
     this.scheduled = false;
-    if (this.pending.length === 0) {
-      // A body with nothing to store (agent-scoped events only) is answered at once.
-      for (const b of this.committers.splice(0)) b.resolve(0);
-      return 0;
-    }
+    if (this.pending.length === 0) return 0;
     const list = this.pending;
     const from = this.pendingFrom;
-    const bodies = this.committers;
     this.pending = [];
     this.pendingFrom = [];
-    this.committers = [];
     const counted = (results: boolean[]): number => {
       let fresh = 0;
       for (const f of results) {
         if (f) fresh += 1;
         this.counters[f ? 'ingested' : 'duplicates'] += 1;
       }
-      for (const b of bodies) {
-        let own = 0;
-        for (let i = b.start; i < b.start + b.n; i += 1) if (results[i]) own += 1;
-        b.resolve(own);
-      }
       return fresh;
     };
     const refuse = (err: Error): never => {
       if (this.unavailableWrite(err)) this.refuseUnwritten(list, from, err);
-      for (const b of bodies) b.reject(err);
       throw err;
     };
     let written: Maybe<boolean[]>;

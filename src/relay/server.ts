@@ -252,12 +252,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     }
   }
 
-  async function ingest(
-    req: IncomingMessage,
-    res: Res,
-    token: string | undefined,
-    asked: { policy: typeof policy; principal: Principal },
-  ): Promise<void> {
+  async function ingest(req: IncomingMessage, res: Res, token: string | undefined): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json' && type !== 'application/x-ndjson') {
       throw new HttpError(415, {
@@ -270,17 +265,10 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     if (typeof version !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(version.trim())) {
       throw new HttpError(426, { error: 'version-unsupported', versions: [...SUPPORTED_VERSIONS] });
     }
-    const bytes = await readBody(req, limits.maxBody);
-    const text = bytes.toString('utf8');
-    const batch = parseIngest(text, type === 'application/x-ndjson', limits.maxBatch);
-    // One event in an ASCII body (a trailing line break allowed) is fanned out as the bytes
-    // received, as a socket frame is, instead of being encoded again for each subscriber.
-    const only = batch.length === 1 ? batch[0]! : undefined;
-    if (only !== undefined && bytes.length === text.length && text.startsWith(only.line))
-      only.bytes = bytes.subarray(0, only.line.length);
-    // Asked again after the body arrived when the tokens file changed meanwhile: a token revoked
-    // while it was uploading is refused (D39).
-    const who = policy === asked.policy ? asked.principal : policy.authenticate(token);
+    const body = (await readBody(req, limits.maxBody)).toString('utf8');
+    const batch = parseIngest(body, type === 'application/x-ndjson', limits.maxBatch);
+    // Asked after the body arrived: a token revoked while it was uploading is refused (D39).
+    const who = policy.authenticate(token);
     if (who === undefined) return json(res, 401, { error: 'unauthorized' });
     // Events and commands are authorized and routed exactly as over WebSocket; the refusal is
     // the response, with the rule, and nothing of the body is kept (D17, D19).
@@ -308,7 +296,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     token: string | undefined,
   ): Promise<void> {
     const q = url.searchParams;
-    let spec: ReturnType<typeof parseSubscription>;
+    let spec;
     let filter: unknown;
     try {
       let from: unknown;
@@ -398,7 +386,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     if (principal === undefined) return json(res, 401, { error: 'unauthorized' });
     if (req.method === 'GET' && (url.pathname === '/events' || url.pathname === '/.well-known/aep'))
       return json(res, 200, core.discovery());
-    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, token, { policy, principal });
+    if (req.method === 'POST' && url.pathname === '/events') return ingest(req, res, token);
     if (req.method === 'GET' && url.pathname === '/stream') return stream(req, res, url, principal, token);
     return json(res, 404, { error: 'not-found' });
   }
