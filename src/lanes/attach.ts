@@ -152,12 +152,13 @@ export function fromLaneFacts(
               }),
             ];
           case 'lost': {
-            onError(
-              new SteeringError(
-                'EVENT_INVALID',
-                `the ${lane.name} lane is gone (${f.detail}): its sessions keep the hook lane; start them again with it to steer through it`,
-              ),
-            );
+            if (f.said !== true)
+              onError(
+                new SteeringError(
+                  'EVENT_INVALID',
+                  `the ${lane.name} lane is gone (${f.detail}): its sessions keep the hook lane; start them again with it to steer through it`,
+                ),
+              );
             for (const s of held.values()) s.delete(lane.name);
             const prefix = laneApproval(lane.name, '');
             return host.sessionKeys().flatMap((s): SessionItem[] => {

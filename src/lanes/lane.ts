@@ -40,8 +40,11 @@ export type LaneFact =
       request: AttentionRequestSpec & { respondVia?: string[] };
     }
   | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
-  /** The whole lane is gone (the daemon died): every session it reached is hook-lane only again. */
-  | { kind: 'lost'; at: number; detail: string };
+  /**
+   * The whole lane is gone (the daemon died): every session it reached is hook-lane only again.
+   * `said`: the lane already told the person why (its own `onError`), so the core does not again.
+   */
+  | { kind: 'lost'; at: number; detail: string; said?: boolean };
 
 export interface NativeLane {
   /** The lane's name in the vendor table and on `instruction.delivered` (`app-server`, `serve`). */
