@@ -31,6 +31,16 @@ export function honoured(ctx: SessionContext, input: InstructInput): readonly st
   return [...hook, ...input.native.deliveries.filter((d) => !hook.includes(d))];
 }
 
+/**
+ * How a session gets a native lane, said only where it would help: no lane reaches the session and
+ * one would honour the delivery asked for (a lane adding `steer` does nothing for a refused `queue`).
+ */
+export function laneHint(ctx: SessionContext, input: InstructInput): string | undefined {
+  const asked = (input.command.data as { delivery?: unknown } | undefined)?.delivery;
+  if (input.native === undefined || (ctx.lanes?.length ?? 0) > 0 || typeof asked !== 'string') return undefined;
+  return input.native.deliveries.includes(asked) ? input.native.hint : undefined;
+}
+
 /** The native lane an accepted instruction goes to, if any: a steer, while one reaches the session. */
 export const laneFor = (ctx: SessionContext, delivery: string | undefined): string | undefined =>
   delivery === 'steer' ? ctx.lanes?.[0] : undefined;
