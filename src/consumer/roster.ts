@@ -41,6 +41,8 @@ export interface SessionRow {
   /** The steering verb this claimant takes, when declared. */
   instruct?: string;
   respond: boolean;
+  /** D30: the lanes that reach the session (`hook`, and a native one such as `serve`), when described. */
+  lanes?: string[];
 }
 
 export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
@@ -65,6 +67,7 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
     if (typeof r.title === 'string') row.title = r.title;
     const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
     if (instruct) row.instruct = instruct;
+    if (r.lanes !== undefined) row.lanes = r.lanes;
     return row;
   });
 }
