@@ -5,7 +5,8 @@
 // a slow tool runs is in the same turn's next model request, delivered on the daemon's receipt
 // through the `serve` lane; `moment` goes through the hooks (`queue` is refused: neither lane has one); a withdrawn steer never
 // reaches the model; a cancel stops the turn; the audit tells the lanes apart; a killed daemon is
-// said once and the hook lane goes on.
+// said once and the hook lane goes on
+// (it reports the session's end, and a plain `qwen` run is steered through its hooks as before).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -14,9 +15,11 @@ import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
 import { installQwenCode } from '../../src/adapters/installers/qwen-code.js';
 import { qwenCode } from '../../src/adapters/qwen-code.js';
+import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
+import { sink } from '../cli/support.js';
 import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
 import {
   bodyHas,
@@ -120,6 +123,17 @@ if (binary === undefined) {
     } finally {
       await consumer.close();
     }
+    const out = sink();
+    const code = await runSessions(
+      { relay: stack.relayUrl, token: stack.relayToken, sender: 'e2e-roster' },
+      { out: out.stream },
+    );
+    assert.is(code, SESSIONS_EXIT.ok);
+    const row = out
+      .text()
+      .split('\n')
+      .find((l) => l.startsWith(session));
+    assert.match(row ?? out.text(), 'hook, serve', '`aep-steer sessions` names both lanes');
     assert.equal(stack.errors, []);
   });
 
@@ -147,9 +161,16 @@ if (binary === undefined) {
   });
 
   test('steer with no turn running is refused session-idle, and reaches no request', async () => {
-    // The daemon reports the turn's end on its stream a little after the Stop hook: a steer in
-    // between is taken, answered idle by the daemon and dropped turn-ended, never delivered.
-    const until = Date.now() + 15_000;
+    // The daemon ends the turn a little after the Stop hook (a message it takes in between runs
+    // as a prompt of its own): wait until it says no turn runs. Its stream may tell the lane a
+    // moment later: a steer in between is answered idle by the daemon and dropped turn-ended.
+    for (let i = 0; ; i++) {
+      const r = await daemon.api('GET', `/session/${session}/turns/current`);
+      if (r.body?.['state'] !== 'running') break;
+      if (i > 200) assert.unreachable(`the daemon still runs a turn: ${JSON.stringify(r.body)}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const until = Date.now() + 10_000;
     const raced: string[] = [];
     let settled = await stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
     while (settled.outcome === 'accepted' && Date.now() < until) {
@@ -199,10 +220,9 @@ if (binary === undefined) {
     assert.equal([d.data?.['delivery'], d.data?.['moment'], d.data?.['lane']], ['moment', 'PostToolUse', undefined]);
     await finishedAfter(finished);
     const reqs = requestsOf('q-moment');
-    const carrier = chatMessagesOf(reqs[1]?.body).find(
-      (m) => m.role === 'tool' && chatTextOf(m).includes(`MOMENT-SERVE-${tag}`),
-    );
-    assert.ok(carrier, "on the tool result of the same turn's next request");
+    assert.not.ok(bodyHas(reqs[0]!.body, `MOMENT-SERVE-${tag}`), 'not in the request that asked for the tool');
+    // Daemon sessions carry the hook's context as a user message of the turn's next request.
+    assert.ok(bodyHas(reqs[1]?.body, `MOMENT-SERVE-${tag}`), "in the same turn's next request");
     assert.is(withText(`QUEUE-SERVE-${tag}`).length, 0);
   });
 
@@ -243,7 +263,14 @@ if (binary === undefined) {
     const said = stack.errors.slice(errorsBefore);
     assert.is(said.length, 1, `said once: ${said.join(' | ')}`);
     assert.match(said[0]!, 'serve');
-    assert.not.ok(of(DROPPED, kept.id), 'the hook-lane instruction keeps its course');
+    // The daemon's agent fires SessionEnd as it dies: the hooks end the session and what waited
+    // for a moment is dropped session-ended; otherwise it keeps its course. Never delivery-unknown.
+    const gone = of(DROPPED, kept.id);
+    if (gone !== undefined) {
+      assert.is(gone.data?.['reason'], 'session-ended');
+      assert.ok(of('session.ended'), 'the hooks reported the end');
+    }
+    assert.not.ok(of(DELIVERED, kept.id));
     // A plain `qwen` run on the same adapter is steered through its hooks as before.
     const plain = workspace('aep-qwen-serve-plain-');
     workspaces.push(plain);
