@@ -120,6 +120,11 @@ if (binary === undefined) {
     try {
       const entry = (await consumer.roster()).find((r) => r.session === session);
       assert.equal(entry?.lanes, ['hook', 'serve'], 'the roster names both lanes');
+      assert.equal(
+        (entry?.control as { deliveries?: string[] } | undefined)?.deliveries,
+        ['moment', 'steer'],
+        "the adapter's hello declares the steer the serve lane adds",
+      );
     } finally {
       await consumer.close();
     }
