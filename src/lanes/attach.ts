@@ -127,7 +127,15 @@ export function fromLaneFacts(
           case 'turn.started':
             return [input(f.session, { type: 'lane.turn', at: f.at, open: true })];
           case 'turn.ended':
-            return [input(f.session, { type: 'lane.turn', at: f.at, open: false, interrupted: f.interrupted })];
+            return [
+              input(f.session, {
+                type: 'lane.turn',
+                at: f.at,
+                open: false,
+                interrupted: f.interrupted,
+                ...(lane.keepsUnread === true ? { keepsUnread: true } : {}),
+              }),
+            ];
           case 'delivered':
             return [input(f.session, { type: 'lane.delivered', at: f.at, commandId: f.commandId, ref: f.ref })];
           // An approval the lane raised is a hold like the Cline hub's, answered back through the lane.

@@ -51,6 +51,11 @@ export interface NativeLane {
   readonly name: string;
   /** D31: the deliveries it honours beside the hook lane's (`steer`; `queue` where it has a next-turn queue). */
   readonly deliveries: readonly string[];
+  /**
+   * The vendor runs a steer it took but never injected as a prompt of its own once the turn ends
+   * (qwen serve 0.24.4): a turn's end leaves it awaiting its receipt instead of dropping it.
+   */
+  readonly keepsUnread?: boolean;
   /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
   readonly how: string;
   /**

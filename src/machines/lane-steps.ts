@@ -144,7 +144,10 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
     if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c.id));
     cancel = !c.acked && input.interrupted === true ? { cancel: { ...c, interrupted: true } } : { cancel: undefined };
   }
-  const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent');
+  // A lane whose vendor runs an unread steer as a prompt of its own (qwen serve) reports its receipt
+  // later, except at the end of a cancel asked here: the lane took back what it held first (D33).
+  const kept = input.keepsUnread === true && !(c?.lane !== undefined && input.interrupted === true);
+  const unread = kept ? [] : (ctx.laned ?? []).filter((i) => i.phase === 'sent');
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   return {
     context: { turnOpen: false, ...cancel, ...dropped.context },

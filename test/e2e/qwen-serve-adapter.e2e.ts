@@ -167,8 +167,8 @@ if (binary === undefined) {
 
   test('steer with no turn running is refused session-idle, and reaches no request', async () => {
     // The daemon ends the turn a little after the Stop hook (a message it takes in between runs
-    // as a prompt of its own): wait until it says no turn runs. Its stream may tell the lane a
-    // moment later: a steer in between is answered idle by the daemon and dropped turn-ended.
+    // as a prompt of its own, the next test): wait until it says no turn runs. Its stream may tell
+    // the lane a moment later: a steer in between is answered idle by the daemon and dropped turn-ended.
     for (let i = 0; ; i++) {
       const r = await daemon.api('GET', `/session/${session}/turns/current`);
       if (r.body?.['state'] !== 'running') break;
@@ -209,6 +209,33 @@ if (binary === undefined) {
     assert.ok(requestsOf('q-withdraw').length >= 2, 'the turn went on after the tool');
     assert.is(withText(text).length, 0, 'no request carries the withdrawn text');
     assert.not.ok(of(DELIVERED, cmd.id));
+  });
+
+  test('a steer taken as the turn winds down runs as a prompt of its own: delivered on its receipt, never dropped', async () => {
+    // The turn's last model request is held: no tool round follows, so the message is never
+    // injected; the daemon runs it as the next prompt, whose start is the receipt.
+    const hold = mock.hold((r) => turnPromptOf(r.body).includes('q-tail'));
+    const finished = all('run.finished').length;
+    await daemon.prompt(session, '[[TURN]] [[TOOLS:0]] q-tail say done');
+    await hold.arrived;
+    const text = `TAIL-SERVE-${session.slice(0, 8)}`;
+    let cmd = instruct(text, 'steer');
+    // The lane's stream may show the turn a moment after the model was asked.
+    for (let settled = await stack.send(cmd); settled.outcome !== 'accepted'; settled = await stack.send(cmd)) {
+      assert.is('code' in settled ? settled.code : settled.outcome, 'session-idle', JSON.stringify(settled));
+      await new Promise((r) => setTimeout(r, 100));
+      cmd = instruct(text, 'steer');
+    }
+    hold.release();
+    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane'], d.data?.['ref']], ['steer', 'serve', cmd.id]);
+    await finishedAfter(finished + 1);
+    assert.not.ok(of(DROPPED, cmd.id), 'never reported dropped');
+    assert.ok(withText(text).length > 0, 'the model read it');
+    assert.not.ok(
+      requestsOf('q-tail').some((r) => bodyHas(r.body, `${INJECTED}${text}`)),
+      'not injected into the turn',
+    );
   });
 
   test('moment goes through the hooks in a daemon session; queue is refused, naming what it takes', async () => {

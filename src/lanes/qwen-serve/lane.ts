@@ -62,6 +62,9 @@ export class QwenServeLane implements NativeLane {
   readonly name = 'serve';
   // D31: queue stays with the hook lane (UserPromptSubmit fires for daemon sessions too).
   readonly deliveries = ['steer'] as const;
+  // A mid-turn message the turn never injected runs as the next prompt (its id the message id):
+  // `pending_prompt_started` is then its receipt (observed on 0.24.4 at a turn's natural end too).
+  readonly keepsUnread = true;
   readonly how = 'host the session on a `qwen serve` daemon and start the adapter with `--serve URL`';
   readonly facts$: Observable<LaneFact>;
   private readonly client: ServeClient;

@@ -1,5 +1,6 @@
 // D30, D31: a refused delivery names the way to a native lane only where a lane would honour it
-// (pure, through the session machine); a lane that said its own loss is not said again by the core.
+// (pure, through the session machine); a lane that keeps unread steers leaves them to their receipt at
+// a turn's end; a lane that said its own loss is not said again by the core.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Subject } from 'rxjs';
@@ -40,6 +41,30 @@ test('no lane reaches the session: a steer refused names the way to a lane, a qu
 test('a lane reaching the session: a queue neither lane has is refused naming what it takes, without the hint', () => {
   const r = run([{ type: 'lane.reach', at: 500, lane: 'serve', reaches: true }, send('c3', 'queue')]);
   assert.is(detailOf(r.outputs), 'this session cannot take delivery "queue": it accepts moment, steer');
+});
+
+test('a lane that keeps unread steers: a turn end leaves the steer awaiting its receipt, which delivers it', () => {
+  const steer = send('c4', 'steer');
+  const inputs: SessionInput[] = [
+    { type: 'lane.reach', at: 500, lane: 'serve', reaches: true },
+    { type: 'lane.turn', at: 600, open: true },
+    steer,
+    { type: 'lane.answered', at: 1100, commandId: 'c4', ok: true },
+  ];
+  const end: SessionInput = { type: 'lane.turn', at: 2000, open: false, interrupted: false, keepsUnread: true };
+  const kept = run([...inputs, end]);
+  assert.not.ok(
+    kept.outputs.some((o) => o.type === 'instruction.dropped'),
+    'not dropped at the turn end',
+  );
+  const later = run([{ type: 'lane.delivered', at: 2500, commandId: 'c4', ref: 'c4' }], kept.snap);
+  assert.equal(
+    later.outputs.map((o) => o.type),
+    ['instruction.delivered'],
+  );
+  // Without the flag (a lane whose turn end means unread) it is dropped turn-ended, as before.
+  const plain = run([...inputs, { ...end, keepsUnread: undefined }]);
+  assert.ok(plain.outputs.some((o) => o.type === 'instruction.dropped'));
 });
 
 function lost(fact: LaneFact): SteeringError[] {
