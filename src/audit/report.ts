@@ -6,8 +6,10 @@ import { plain, type Paint } from './paint.js';
 
 export function outcomeText(r: InstructionRecord): string {
   switch (r.status) {
-    case 'delivered':
-      return `${r.delivered?.queuedMs !== undefined ? `delivered after ${r.delivered.queuedMs} ms` : 'delivered'}${wayIn(r)}`;
+    case 'delivered': {
+      const after = r.delivered?.queuedMs === undefined ? '' : ` after ${r.delivered.queuedMs} ms`;
+      return `delivered${after}${wayIn(r)}`;
+    }
     case 'dropped':
       return `dropped (${r.dropped?.reason ?? 'no reason given'})`;
     case 'rejected':
