@@ -31,12 +31,11 @@ export interface ServeDaemon {
 export async function startQwenServe(
   ws: Workspace,
   mockBaseUrl: string,
-  o: { port?: number; token?: string; keepSettings?: boolean } = {},
+  o: { port?: number; token?: string } = {},
 ): Promise<ServeDaemon> {
   const bin = vendorBinary('qwen-code');
   if (bin === undefined) throw new Error('Qwen Code CLI not installed: run scripts/install-vendor-cli.sh qwen-code');
-  // `keepSettings`: the workspace's settings are already written (with the adapter's hooks in them).
-  if (o.keepSettings !== true) writeQwenSettings(ws);
+  writeQwenSettings(ws);
   const token = o.token ?? randomBytes(16).toString('hex');
   const tokenFile = join(ws.root, 'qwen-serve.token');
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
