@@ -222,7 +222,8 @@ export class Audit {
       replayInto(host, records);
       for (const session of host.sessionKeys()) {
         const ctx = host.context(session)!;
-        const held = [...ctx.inFlight.flatMap((b) => b.items), ...ctx.queue];
+        // A steer a native lane holds is pending on both sides until the vendor's receipt (D30).
+        const held = [...ctx.inFlight.flatMap((b) => b.items), ...ctx.queue, ...(ctx.laned ?? [])];
         // A send_input still with its transport is pending on both sides; once sent, the stream
         // counts it delivered while the machine waits for the consumption report.
         const sending = new Set(ctx.inputs.filter((i) => i.phase === 'sending').map((i) => i.id));

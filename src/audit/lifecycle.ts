@@ -40,8 +40,11 @@ export interface InstructionRecord {
   delivery?: string;
   accepted?: Sighting;
   rejected?: Sighting & { reason?: string; code?: string; detail?: string };
-  /** `moment`: the vendor moment whose reply carried it (D27), when the adapter names it. */
-  delivered?: Sighting & { queuedMs?: number; moment?: string };
+  /**
+   * `moment`: the vendor moment whose reply carried it (D27), when the adapter names it; `lane`
+   * and `ref`: the native lane that delivered it and the vendor's id for it (D30), absent for the hook lane.
+   */
+  delivered?: Sighting & { queuedMs?: number; moment?: string; lane?: string; ref?: string };
   /** A send_input's `input.sent`: the vendor took it (D28, D29). */
   sent?: Sighting;
   dropped?: Sighting & { reason?: string };
@@ -125,6 +128,8 @@ interface TerminalRecord {
   cause?: string;
   queuedMs?: number;
   moment?: string;
+  lane?: string;
+  ref?: string;
   reason?: string;
 }
 
@@ -240,6 +245,8 @@ export class SteeringFold {
       if (typeof e.cause === 'string') t.cause = e.cause;
       if (typeof data['queued_ms'] === 'number') t.queuedMs = data['queued_ms'];
       if (typeof data['moment'] === 'string') t.moment = data['moment'];
+      if (typeof data['lane'] === 'string') t.lane = data['lane'];
+      if (typeof data['ref'] === 'string') t.ref = data['ref'];
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
@@ -492,6 +499,8 @@ export class SteeringFold {
         r.delivered = { ...first.sighting };
         if (first.queuedMs !== undefined) r.delivered.queuedMs = first.queuedMs;
         if (first.moment !== undefined) r.delivered.moment = first.moment;
+        if (first.lane !== undefined) r.delivered.lane = first.lane;
+        if (first.ref !== undefined) r.delivered.ref = first.ref;
       } else {
         r.dropped = { ...first.sighting };
         if (first.reason !== undefined) r.dropped.reason = first.reason;

@@ -6,8 +6,10 @@ import { plain, type Paint } from './paint.js';
 
 export function outcomeText(r: InstructionRecord): string {
   switch (r.status) {
-    case 'delivered':
-      return r.delivered?.queuedMs !== undefined ? `delivered after ${r.delivered.queuedMs} ms` : 'delivered';
+    case 'delivered': {
+      const after = r.delivered?.queuedMs === undefined ? '' : ` after ${r.delivered.queuedMs} ms`;
+      return `delivered${after}${wayIn(r)}`;
+    }
     case 'dropped':
       return `dropped (${r.dropped?.reason ?? 'no reason given'})`;
     case 'rejected':
@@ -17,6 +19,13 @@ export function outcomeText(r: InstructionRecord): string {
     case 'unacknowledged':
       return 'no ack on the stream';
   }
+}
+
+/** Which lane took it in (D30): a native lane and the vendor's id for it, or the hook moment that carried it. */
+function wayIn(r: InstructionRecord): string {
+  const d = r.delivered;
+  if (d?.lane !== undefined) return ` through the ${d.lane} lane${d.ref === undefined ? '' : ` (ref ${d.ref})`}`;
+  return d?.moment === undefined ? '' : ` at ${d.moment} (hook lane)`;
 }
 
 function colourFor(r: InstructionRecord, p: Paint): (s: string) => string {

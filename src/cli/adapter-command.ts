@@ -355,9 +355,14 @@ export async function runAdapter(
               ? ['control.cancel']
               : []),
           ],
-          // D31; D30: what a native lane adds while it reaches a session is honoured too.
-          ...(cfg.instruct && cfg.surface.deliveries !== undefined
-            ? { deliveries: [...new Set([...cfg.surface.deliveries, ...lanes.flatMap((l) => l.deliveries)])] }
+          // D31; D30: what a native lane adds while it reaches a session is honoured too (a hook
+          // lane that declares none takes `moment` only).
+          ...(cfg.instruct && (cfg.surface.deliveries !== undefined || lanes.some((l) => l.deliveries.length > 0))
+            ? {
+                deliveries: [
+                  ...new Set([...(cfg.surface.deliveries ?? ['moment']), ...lanes.flatMap((l) => l.deliveries)]),
+                ],
+              }
             : {}),
           onError: say === undefined ? report : (e) => status?.onLinkError(e),
           ...(cfg.token === undefined ? {} : { token: cfg.token }),

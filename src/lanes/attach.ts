@@ -130,7 +130,15 @@ export function fromLaneFacts(
           case 'turn.started':
             return [input(f.session, { type: 'lane.turn', at: f.at, open: true })];
           case 'turn.ended':
-            return [input(f.session, { type: 'lane.turn', at: f.at, open: false, interrupted: f.interrupted })];
+            return [
+              input(f.session, {
+                type: 'lane.turn',
+                at: f.at,
+                open: false,
+                interrupted: f.interrupted,
+                ...(lane.keepsUnread === true ? { keepsUnread: true } : {}),
+              }),
+            ];
           case 'delivered':
             return [input(f.session, { type: 'lane.delivered', at: f.at, commandId: f.commandId, ref: f.ref })];
           // An approval the lane raised is a hold like the Cline hub's, answered back through the lane.
@@ -155,12 +163,13 @@ export function fromLaneFacts(
               }),
             ];
           case 'lost': {
-            onError(
-              new SteeringError(
-                'EVENT_INVALID',
-                `the ${lane.name} lane is gone (${f.detail}): its sessions keep the hook lane; start them again with it to steer through it`,
-              ),
-            );
+            if (f.said !== true)
+              onError(
+                new SteeringError(
+                  'EVENT_INVALID',
+                  `the ${lane.name} lane is gone (${f.detail}): its sessions keep the hook lane; start them again with it to steer through it`,
+                ),
+              );
             for (const s of held.values()) s.delete(lane.name);
             const prefix = laneApproval(lane.name, '');
             return host.sessionKeys().flatMap((s): SessionItem[] => {

@@ -40,14 +40,22 @@ export type LaneFact =
       request: AttentionRequestSpec & { respondVia?: string[] };
     }
   | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
-  /** The whole lane is gone (the daemon died): every session it reached is hook-lane only again. */
-  | { kind: 'lost'; at: number; detail: string };
+  /**
+   * The whole lane is gone (the daemon died): every session it reached is hook-lane only again.
+   * `said`: the lane already told the person why (its own `onError`), so the core does not again.
+   */
+  | { kind: 'lost'; at: number; detail: string; said?: boolean };
 
 export interface NativeLane {
   /** The lane's name in the vendor table and on `instruction.delivered` (`app-server`, `serve`). */
   readonly name: string;
   /** D31: the deliveries it honours beside the hook lane's (`steer`; `queue` where it has a next-turn queue). */
   readonly deliveries: readonly string[];
+  /**
+   * The vendor runs a steer it took but never injected as a prompt of its own once the turn ends
+   * (qwen serve 0.24.4): a turn's end leaves it awaiting its receipt instead of dropping it.
+   */
+  readonly keepsUnread?: boolean;
   /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
   readonly how: string;
   /**

@@ -32,6 +32,16 @@ export function honoured(ctx: SessionContext, input: InstructInput): readonly st
 }
 
 /**
+ * How a session gets a native lane, said only where it would help: no lane reaches the session and
+ * one would honour the delivery asked for (a lane adding `steer` does nothing for a refused `queue`).
+ */
+export function laneHint(ctx: SessionContext, input: InstructInput): string | undefined {
+  const asked = (input.command.data as { delivery?: unknown } | undefined)?.delivery;
+  if (input.native === undefined || (ctx.lanes?.length ?? 0) > 0 || typeof asked !== 'string') return undefined;
+  return input.native.deliveries.includes(asked) ? input.native.hint : undefined;
+}
+
+/**
  * The native lane an accepted instruction goes to, if any: a steer, while one reaches the session;
  * a queue too where the lanes have a next-turn queue of their own (`native` lists `queue`).
  */
@@ -149,10 +159,12 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
     if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c.id));
     cancel = !c.acked && input.interrupted === true ? { cancel: { ...c, interrupted: true } } : { cancel: undefined };
   }
-  // A queued one waits in the vendor's queue for the next turn, unless a cancel through the lane
-  // stopped this one: the lane takes back what waits before it interrupts (D33), so it never runs.
+  // A queued one waits in the vendor's queue for the next turn, and a lane whose vendor runs an
+  // unread steer as a prompt of its own (qwen serve) reports its receipt later; except at the end
+  // of a cancel asked here: the lane took back what it held first (D33).
   const stopped = c?.lane !== undefined && input.interrupted === true;
-  const unread = (ctx.laned ?? []).filter((i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped));
+  const kept = input.keepsUnread === true && !stopped;
+  const unread = kept ? [] : (ctx.laned ?? []).filter((i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped));
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   return {
     context: { turnOpen: false, ...cancel, ...dropped.context },

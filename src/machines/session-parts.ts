@@ -9,7 +9,7 @@ import { REJECT, decideInstruct, decideRespond, optionFor } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { fitsMoment, partitionExpired, pendingCount, takeFitting } from './queue.js';
 import { finishedWith, recoverWithdrawals } from './withdraw.js';
-import { echoTaken, honoured, laneFor, recoverLanes, toLane } from './lane-steps.js';
+import { echoTaken, honoured, laneFor, laneHint, recoverLanes, toLane } from './lane-steps.js';
 import type {
   DropReason,
   EndInput,
@@ -76,7 +76,7 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     pending: pendingCount(ctx.queue, ctx.inFlight) + (ctx.laned?.length ?? 0),
     turnOpen: ctx.turnOpen,
   };
-  const d = decideInstruct(view, input.command, input.gateOpen, honoured(ctx, input), input.native?.hint);
+  const d = decideInstruct(view, input.command, input.gateOpen, honoured(ctx, input), laneHint(ctx, input));
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   // Every refusal names its rule on the wire (the `code` attribute), so the sender is told what to do.

@@ -320,6 +320,8 @@ export interface LaneTurnInput {
   open: boolean;
   /** The turn ended because it was interrupted (the vendor's own status). */
   interrupted?: boolean;
+  /** The lane runs what it took unread as a prompt of its own after the turn: its receipt still comes. */
+  keepsUnread?: boolean;
 }
 /** The vendor's channel raised an approval request (Cline hub `approval.requested`). */
 export interface ApprovalRequestedInput {

@@ -296,7 +296,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     token: string | undefined,
   ): Promise<void> {
     const q = url.searchParams;
-    let spec;
+    let spec: ReturnType<typeof parseSubscription>;
     let filter: unknown;
     try {
       let from: unknown;

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
+import { adapterConfig, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { RelayConsumer, type Settlement } from '../../src/consumer/connection.js';
 import { tracePath } from '../../src/adapters/shim-trace.js';
@@ -56,9 +56,14 @@ export interface VendorStack {
 
 /**
  * `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, a vendor's user-plane
- * gates and data directories, …) as a user would set them.
+ * gates and data directories, …) as a user would set them; `flags`, the command-line flags a
+ * user would add (`--serve URL --serve-token-file F`).
  */
-export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {}): Promise<VendorStack> {
+export async function startVendorStack(
+  token: string,
+  env: NodeJS.ProcessEnv = {},
+  flags: AdapterFlags = {},
+): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relayLog: string[] = [];
   const relay: RelayHandle = await startRelay({
@@ -71,7 +76,7 @@ export async function startVendorStack(token: string, env: NodeJS.ProcessEnv = {
   const said: string[] = [];
   const cfg = adapterConfig(
     token,
-    { port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') },
+    { ...flags, port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') },
     { ...env, AEP_STATE_DIR: stateDir },
   );
   const running = await runAdapter(

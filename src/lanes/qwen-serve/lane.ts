@@ -62,6 +62,9 @@ export class QwenServeLane implements NativeLane {
   readonly name = 'serve';
   // D31: queue stays with the hook lane (UserPromptSubmit fires for daemon sessions too).
   readonly deliveries = ['steer'] as const;
+  // A mid-turn message the turn never injected runs as the next prompt (its id the message id):
+  // `pending_prompt_started` is then its receipt (observed on 0.24.4 at a turn's natural end too).
+  readonly keepsUnread = true;
   readonly how = 'host the session on a `qwen serve` daemon and start the adapter with `--serve URL`';
   readonly facts$: Observable<LaneFact>;
   private readonly client: ServeClient;
@@ -326,15 +329,16 @@ export class QwenServeLane implements NativeLane {
     if (next.kind !== 'down' && next.kind !== 'refused') return;
     const same = (prev.kind === 'down' || prev.kind === 'refused') && prev.error.message === next.error.message;
     if (same) return;
-    this.report(next.error);
-    if (prev.kind !== 'up') return;
+    if (prev.kind !== 'up') {
+      this.report(next.error);
+      return;
+    }
+    // Said once, here, with what it means for the sessions; the `lost` fact carries the same words.
+    const detail = `${next.error.message}; its sessions are hook-lane only until it answers again`;
+    this.report(new SteeringError(next.error.code, detail));
     for (const s of this.sessions.values()) s.sub.unsubscribe();
     this.sessions.clear();
-    this.subject.next({
-      kind: 'lost',
-      at: this.now(),
-      detail: `${next.error.message}; its sessions are hook-lane only until it answers again`,
-    });
+    this.subject.next({ kind: 'lost', at: this.now(), detail, said: true });
   }
 
   private follow(session: string): void {

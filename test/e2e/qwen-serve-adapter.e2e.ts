@@ -1,0 +1,336 @@
+// The `qwen serve` lane (D30–D33) through the whole stack: the real Qwen Code 0.24.4 daemon with
+// `--require-auth` against the loopback mock Chat Completions API, its session's hooks posted to
+// this project's adapter (`qwen-code --serve URL --serve-token-file F`), instructions sent through
+// the relay as a consumer sends them. Hooks and lane speak of one session id; a `steer` sent while
+// a slow tool runs is in the same turn's next model request, delivered on the daemon's receipt
+// through the `serve` lane; `moment` goes through the hooks (`queue` is refused: neither lane has one); a withdrawn steer never
+// reaches the model; a cancel stops the turn; the audit tells the lanes apart; a killed daemon is
+// said once and the hook lane goes on
+// (it reports the session's end, and a plain `qwen` run is steered through its hooks as before).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { auditFiles } from '../../src/audit/audit.js';
+import { renderText } from '../../src/audit/report.js';
+import { installQwenCode } from '../../src/adapters/installers/qwen-code.js';
+import { qwenCode } from '../../src/adapters/qwen-code.js';
+import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
+import { RelayConsumer } from '../../src/consumer/connection.js';
+import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
+import { sink } from '../cli/support.js';
+import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
+import {
+  bodyHas,
+  chatMessagesOf,
+  chatTextOf,
+  runQwen,
+  startVendorStack,
+  turnPromptOf,
+  vendorBinary,
+  workspace,
+  writeQwenSettings,
+  type VendorStack,
+  type Workspace,
+} from '../support/vendor-e2e.js';
+
+const SENDER = { agent: 'e2e-operator' };
+const INJECTED = '[User message received during tool execution]: ';
+const INSTRUCT = 'x.qwen-code.control.instruct';
+const DELIVERED = 'x.qwen-code.instruction.delivered';
+const DROPPED = 'x.qwen-code.instruction.dropped';
+
+let mock: MockOpenAi;
+let ws: Workspace;
+let daemon: ServeDaemon;
+let stack: VendorStack;
+let session: string;
+const workspaces: Workspace[] = [];
+
+const of = (type: string, cause?: string): AepEvent | undefined => stack.find(session, type, cause);
+const all = (type: string): AepEvent[] => stack.events.filter((e) => e.session === session && e.type === type);
+const requestsOf = (tag: string) => mock.modelRequests().filter((r) => turnPromptOf(r.body).includes(tag));
+const withText = (text: string) => mock.modelRequests().filter((r) => bodyHas(r.body, text));
+
+function instruct(text: string, delivery: string): AepCommand {
+  return command(SENDER, session, { type: INSTRUCT, data: { text, delivery }, capture: 'redacted' });
+}
+async function accepted(cmd: AepCommand): Promise<AepCommand> {
+  const settled = await stack.send(cmd);
+  assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
+  return cmd;
+}
+
+/** A prompt to the daemon whose shell call waits for a file; resolves once the hooks saw the tool start. */
+async function slowTurn(tag: string): Promise<{ release: () => void; finished: number }> {
+  const gate = join(ws.root, `${tag}.go`);
+  const tools = all('tool.requested').length;
+  const finished = all('run.finished').length;
+  await daemon.prompt(session, `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
+  await stack.waitFor(`${tag}: the slow tool call`, () => all('tool.requested')[tools]);
+  return { release: () => writeFileSync(gate, ''), finished };
+}
+const finishedAfter = (n: number) => stack.waitFor('the turn finished', () => all('run.finished')[n]);
+
+const binary = vendorBinary('qwen-code');
+const missing = 'Qwen Code 0.24.4 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh qwen-code';
+
+if (binary === undefined) {
+  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
+    console.log(`qwen serve adapter e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
+  } else {
+    test('the pinned Qwen Code CLI is installed', () => assert.unreachable(missing));
+  }
+} else {
+  test.before(async () => {
+    mock = await startMockOpenAi();
+    ws = workspace('aep-qwen-serve-adapter-');
+    workspaces.push(ws);
+    daemon = await startQwenServe(ws, mock.baseUrl);
+    stack = await startVendorStack('qwen-code', {}, { serve: daemon.url, serveTokenFile: daemon.tokenFile });
+    stack.evidence.set('qwen serve output', () => daemon.output().slice(-4000));
+    // The user's settings get the adapter's hooks, as `aep-steer install qwen-code` writes them.
+    installQwenCode({
+      user: true,
+      port: stack.running.adapter.port,
+      secret: stack.secret,
+      neutral: qwenCode.replies.neutral,
+      attentionTimeoutMs: qwenCode.attentionTimeoutMs,
+      env: { HOME: ws.home },
+    });
+    session = await daemon.session('yolo');
+  });
+
+  test.after(async () => {
+    await stack?.close();
+    await daemon?.kill();
+    await mock?.close();
+    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
+  });
+
+  test("hooks and the serve lane share the daemon's session id; the roster names both lanes", async () => {
+    await daemon.prompt(session, '[[TURN]] [[TOOLS:0]] q-first say done');
+    await stack.waitFor('the session seen through its hooks', () => of('session.started') ?? of('run.started'));
+    await finishedAfter(0);
+    await stack.waitFor('the lane reaches the session', () =>
+      all('x.qwen-code.session.described').find((e) => (e.data?.['lanes'] as string[] | undefined)?.includes('serve')),
+    );
+    const consumer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.relayToken, agent: 'e2e-roster' });
+    try {
+      const entry = (await consumer.roster()).find((r) => r.session === session);
+      assert.equal(entry?.lanes, ['hook', 'serve'], 'the roster names both lanes');
+      assert.equal(
+        (entry?.control as { deliveries?: string[] } | undefined)?.deliveries,
+        ['moment', 'steer'],
+        "the adapter's hello declares the steer the serve lane adds",
+      );
+    } finally {
+      await consumer.close();
+    }
+    const out = sink();
+    const code = await runSessions(
+      { relay: stack.relayUrl, token: stack.relayToken, sender: 'e2e-roster' },
+      { out: out.stream },
+    );
+    assert.is(code, SESSIONS_EXIT.ok);
+    const row = out
+      .text()
+      .split('\n')
+      .find((l) => l.startsWith(session));
+    assert.match(row ?? out.text(), 'hook, serve', '`aep-steer sessions` names both lanes');
+    assert.equal(stack.errors, []);
+  });
+
+  test("steer while a slow tool runs: the same turn's next request, delivered through the serve lane; a resend is one delivery", async () => {
+    const { release, finished } = await slowTurn('q-steer');
+    const text = `STEER-SERVE-${session.slice(0, 8)}`;
+    const cmd = await accepted(instruct(text, 'steer'));
+    const again = await stack.send(cmd);
+    assert.is(again.outcome, 'accepted', 'the resend gets the recorded ack again');
+    release();
+    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane'], d.data?.['ref']], ['steer', 'serve', cmd.id]);
+    const end = await finishedAfter(finished);
+    assert.ok(d.seq! < end.seq!, 'delivered before the turn ended');
+    const reqs = requestsOf('q-steer');
+    assert.ok(reqs.length >= 2, `the tool round made a second request (${reqs.length})`);
+    assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
+    const msgs = chatMessagesOf(reqs[1]!.body);
+    const at = msgs.findIndex((m) => m.role === 'user' && chatTextOf(m).includes(`${INJECTED}${text}`));
+    assert.ok(at > 0, `${INJECTED}${text} in the next request: ${JSON.stringify(msgs.slice(-3)).slice(0, 1500)}`);
+    assert.is(msgs[at - 1]!.role, 'tool', "right after the running tool's result");
+    assert.is(reqs.at(-1)!.text.split(text).length - 1, 1, 'injected once');
+    assert.is(all(DELIVERED).filter((e) => e.cause === cmd.id).length, 1, 'one delivery');
+    assert.not.ok(of(DROPPED, cmd.id));
+  });
+
+  test('steer with no turn running is refused session-idle, and reaches no request', async () => {
+    // The daemon ends the turn a little after the Stop hook (a message it takes in between runs
+    // as a prompt of its own, the next test): wait until it says no turn runs. Its stream may tell
+    // the lane a moment later: a steer in between is answered idle by the daemon and dropped turn-ended.
+    for (let i = 0; ; i++) {
+      const r = await daemon.api('GET', `/session/${session}/turns/current`);
+      if (r.body?.['state'] !== 'running') break;
+      if (i > 200) assert.unreachable(`the daemon still runs a turn: ${JSON.stringify(r.body)}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const until = Date.now() + 10_000;
+    const raced: string[] = [];
+    let settled = await stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
+    while (settled.outcome === 'accepted' && Date.now() < until) {
+      raced.push(settled.ack.cause!);
+      await new Promise((r) => setTimeout(r, 250));
+      settled = await stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
+    }
+    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
+      'refused',
+      'session-idle',
+    ]);
+    for (const cause of raced) {
+      const d = await stack.waitFor('the raced steer dropped', () => of(DROPPED, cause));
+      assert.is(d.data?.['reason'], 'turn-ended');
+      assert.not.ok(of(DELIVERED, cause));
+    }
+    assert.is(withText('STEER-SERVE-IDLE').length, 0);
+  });
+
+  test('a steer withdrawn before injection is dropped withdrawn and never reaches the model', async () => {
+    const { release, finished } = await slowTurn('q-withdraw');
+    const text = `WITHDRAWN-SERVE-${session.slice(0, 8)}`;
+    const cmd = await accepted(instruct(text, 'steer'));
+    const w = await accepted(
+      command(SENDER, session, { type: 'x.qwen-code.control.withdraw', data: { instruction: cmd.id } }),
+    );
+    const dropped = await stack.waitFor('dropped withdrawn', () => all(DROPPED).find((e) => e.subject === cmd.id));
+    assert.equal([dropped.cause, dropped.data?.['reason']], [w.id, 'withdrawn']);
+    release();
+    await finishedAfter(finished);
+    assert.ok(requestsOf('q-withdraw').length >= 2, 'the turn went on after the tool');
+    assert.is(withText(text).length, 0, 'no request carries the withdrawn text');
+    assert.not.ok(of(DELIVERED, cmd.id));
+  });
+
+  test('a steer taken as the turn winds down runs as a prompt of its own: delivered on its receipt, never dropped', async () => {
+    // The turn's last model request is held: no tool round follows, so the message is never
+    // injected; the daemon runs it as the next prompt, whose start is the receipt.
+    const hold = mock.hold((r) => turnPromptOf(r.body).includes('q-tail'));
+    const finished = all('run.finished').length;
+    await daemon.prompt(session, '[[TURN]] [[TOOLS:0]] q-tail say done');
+    await hold.arrived;
+    const text = `TAIL-SERVE-${session.slice(0, 8)}`;
+    let cmd = instruct(text, 'steer');
+    // The lane's stream may show the turn a moment after the model was asked.
+    for (let settled = await stack.send(cmd); settled.outcome !== 'accepted'; settled = await stack.send(cmd)) {
+      assert.is('code' in settled ? settled.code : settled.outcome, 'session-idle', JSON.stringify(settled));
+      await new Promise((r) => setTimeout(r, 100));
+      cmd = instruct(text, 'steer');
+    }
+    hold.release();
+    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane'], d.data?.['ref']], ['steer', 'serve', cmd.id]);
+    await finishedAfter(finished + 1);
+    assert.not.ok(of(DROPPED, cmd.id), 'never reported dropped');
+    assert.ok(withText(text).length > 0, 'the model read it');
+    assert.not.ok(
+      requestsOf('q-tail').some((r) => bodyHas(r.body, `${INJECTED}${text}`)),
+      'not injected into the turn',
+    );
+  });
+
+  test('moment goes through the hooks in a daemon session; queue is refused, naming what it takes', async () => {
+    const { release, finished } = await slowTurn('q-moment');
+    const tag = session.slice(0, 8);
+    const moment = await accepted(instruct(`MOMENT-SERVE-${tag}`, 'moment'));
+    const q = await stack.send(instruct(`QUEUE-SERVE-${tag}`, 'queue'));
+    release();
+    assert.equal(q.outcome === 'rejected' ? [q.code, q.detail] : q, [
+      'delivery-unsupported',
+      'this session cannot take delivery "queue": it accepts moment, steer',
+    ]);
+    const d = await stack.waitFor('moment delivered', () => of(DELIVERED, moment.id));
+    assert.equal([d.data?.['delivery'], d.data?.['moment'], d.data?.['lane']], ['moment', 'PostToolUse', undefined]);
+    await finishedAfter(finished);
+    const reqs = requestsOf('q-moment');
+    assert.not.ok(bodyHas(reqs[0]!.body, `MOMENT-SERVE-${tag}`), 'not in the request that asked for the tool');
+    // Daemon sessions carry the hook's context as a user message of the turn's next request.
+    assert.ok(bodyHas(reqs[1]?.body, `MOMENT-SERVE-${tag}`), "in the same turn's next request");
+    assert.is(withText(`QUEUE-SERVE-${tag}`).length, 0);
+  });
+
+  test('control.cancel {scope: run} stops the turn through the lane; run.cancelled names the cancel', async () => {
+    await slowTurn('q-cancel');
+    const cancel = await accepted(command(SENDER, session, { type: 'control.cancel', data: { scope: 'run' } }));
+    const cancelled = await stack.waitFor('run.cancelled', () => of('run.cancelled', cancel.id));
+    assert.is(cancelled.data?.['by'], 'control');
+    const after = await stack.send(instruct('after cancel', 'steer'));
+    assert.equal(after.outcome === 'rejected' ? after.code : after, 'session-idle', 'the turn is over');
+  });
+
+  test('the audit of the adapter log is clean and tells the serve lane from the hook lane', async () => {
+    const r = await auditFiles([stack.logPath]);
+    assert.equal(r.violations, []);
+    const mine = r.instructions.filter((i) => i.session === session && i.status === 'delivered');
+    const steer = mine.find((i) => i.delivery === 'steer');
+    const moment = mine.find((i) => i.delivery === 'moment');
+    assert.equal([steer?.delivered?.lane, steer?.delivered?.ref], ['serve', steer?.id]);
+    assert.equal([moment?.delivered?.lane, moment?.delivered?.moment], [undefined, 'PostToolUse']);
+    const text = renderText(r);
+    assert.match(text, `${steer!.id}  session ${session}`);
+    const line = (id: string) => text.split('\n').find((l) => l.includes(id)) ?? '';
+    assert.match(line(steer!.id), 'through the serve lane');
+    assert.match(line(moment!.id), 'at PostToolUse');
+    assert.not.match(line(moment!.id), 'serve lane');
+  });
+
+  test('the daemon killed mid-session: said once; the hook lane goes on (a moment delivers through hooks)', async () => {
+    await slowTurn('q-dies');
+    const kept = await accepted(instruct('KEPT-AFTER-LOSS', 'moment'));
+    const errorsBefore = stack.errors.length;
+    await daemon.kill('SIGKILL');
+    await stack.waitFor('the lane is gone', () =>
+      all('x.qwen-code.session.described').find((e) => JSON.stringify(e.data?.['lanes']) === '["hook"]'),
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const said = stack.errors.slice(errorsBefore);
+    assert.is(said.length, 1, `said once: ${said.join(' | ')}`);
+    assert.match(said[0]!, 'serve');
+    // The daemon's agent fires SessionEnd as it dies: the hooks end the session and what waited
+    // for a moment is dropped session-ended; otherwise it keeps its course. Never delivery-unknown.
+    const gone = of(DROPPED, kept.id);
+    if (gone !== undefined) {
+      assert.is(gone.data?.['reason'], 'session-ended');
+      assert.ok(of('session.ended'), 'the hooks reported the end');
+    }
+    assert.not.ok(of(DELIVERED, kept.id));
+    // A plain `qwen` run on the same adapter is steered through its hooks as before.
+    const plain = workspace('aep-qwen-serve-plain-');
+    workspaces.push(plain);
+    writeQwenSettings(plain);
+    installQwenCode({
+      user: true,
+      port: stack.running.adapter.port,
+      secret: stack.secret,
+      neutral: qwenCode.replies.neutral,
+      attentionTimeoutMs: qwenCode.attentionTimeoutMs,
+      env: { HOME: plain.home },
+    });
+    const gate = join(plain.root, 'plain.go');
+    const from = stack.events.length;
+    const run = runQwen(plain, mock.baseUrl, `[[TURN]] [[WAITFILE:${gate}]] q-plain run the slow command`);
+    const other = await stack.newSession(from);
+    await stack.waitFor('the plain tool call', () => stack.find(other, 'tool.requested'));
+    const text = `MOMENT-PLAIN-${other.slice(0, 8)}`;
+    const m = command(SENDER, other, { type: INSTRUCT, data: { text, delivery: 'moment' }, capture: 'redacted' });
+    assert.is((await stack.send(m)).outcome, 'accepted');
+    writeFileSync(gate, '');
+    const result = await run;
+    assert.is(result.code, 0, result.stderr.slice(-2000));
+    const d = await stack.waitFor('delivered', () => stack.find(other, DELIVERED, m.id));
+    assert.equal([d.data?.['moment'], d.data?.['lane']], ['PostToolUse', undefined]);
+    assert.ok(withText(text).length > 0, 'the model saw it');
+    assert.is(stack.errors.length, errorsBefore + 1, `nothing more said: ${stack.errors.join(' | ')}`);
+  });
+}
+
+test.run();
