@@ -28,7 +28,7 @@ import { commandInput, description, hookInput, type CommandGates } from './sessi
 import { OpenHooks } from './open-hooks.js';
 import { stamp, stampObservations, type ObservationSink, type StampSource, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
-// D30 native lanes: kept in their own module (lanes/host.ts); the lines marked `lanes:` use it.
+// D30 native lanes: a steer's echo and the lanes a session is described with (lanes/host.ts).
 import { asEcho } from '../lanes/host.js';
 import { lanesOf } from '../machines/lane-steps.js';
 
@@ -289,7 +289,7 @@ export class ActorHost {
           ctx.inputs.some((i) => i.phase === 'sending') ||
           ctx.cancel?.acked === false ||
           ctx.forwards.length > 0 ||
-          (ctx.lanes?.length ?? 0) > 0 || // lanes
+          (ctx.lanes?.length ?? 0) > 0 ||
           (ctx.laned?.length ?? 0) > 0);
       if (!owed) continue;
       out.push(this.step({ kind: 'input', session, input: { type: 'restart.recovered', at } }));
@@ -370,7 +370,7 @@ export class ActorHost {
       return { events, records, effects: [{ kind: 'neutral', session: item.session, hookId: item.hookId }] };
     }
     if (item.kind === 'hook') {
-      const echo = asEcho(item.hook, this.context(item.session)); // lanes: a steer's echo
+      const echo = asEcho(item.hook, this.context(item.session)); // D30: a steer's echo
       if (echo !== item.hook) item = { ...item, hook: echo };
       const emitter = this.emitterFor(item.session);
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
@@ -379,7 +379,7 @@ export class ActorHost {
       const ctx = this.context(item.session);
       const runId = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : ctx?.run;
       const firstId = stampObservations(item, emitter, { runId, ctx }, this.sink, events, records);
-      const lanes = this.opts.lanes === undefined ? undefined : lanesOf(ctx); // lanes
+      const lanes = this.opts.lanes === undefined ? undefined : lanesOf(ctx);
       const described = description(this.records.get(item.session)?.described, item.hook.about, this.surface, lanes);
       if (described !== undefined) {
         this.record(item.session).described = described.described;

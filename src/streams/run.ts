@@ -31,7 +31,7 @@ import { steer } from './route.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
-// D30 native lanes: their plumbing is lanes/attach.ts; the lines marked `lanes:` below use it.
+// D30 native lanes: their plumbing (facts in, effects out) is lanes/attach.ts.
 import { fromLaneFacts, isLaneEffect, laneHostOptions, openLanes, throughLanes } from '../lanes/attach.js';
 import type { NativeLane } from '../lanes/lane.js';
 
@@ -141,8 +141,8 @@ const answersAtOnce = (f: Effect): boolean => f.kind === 'neutral' || (f.kind ==
 
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
-  const lanes = opts.lanes ?? []; // lanes
-  const laneOpts = laneHostOptions(lanes); // lanes
+  const lanes = opts.lanes ?? [];
+  const laneOpts = laneHostOptions(lanes);
   const host = new ActorHost({
     surface: opts.surface,
     instruct: opts.instruct,
@@ -158,7 +158,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     ...(opts.notice === undefined ? {} : { notice: opts.notice }),
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
-    ...(laneOpts === undefined ? {} : { lanes: laneOpts }), // lanes
+    ...(laneOpts === undefined ? {} : { lanes: laneOpts }),
   });
   // Declared before the journal, whose health events and retried inputs go out through them.
   const events$ = new Subject<AepEvent>();
@@ -200,7 +200,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       }),
       ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
       ...(opts.health === undefined ? {} : { health: opts.health }),
-      ...(lanes.length === 0 ? {} : { openLanes: () => openLanes(lanes) }), // lanes
+      ...(lanes.length === 0 ? {} : { openLanes: () => openLanes(lanes) }),
     });
   } catch (err) {
     // PORT_IN_USE and the like: leave nothing open behind.
@@ -269,7 +269,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   /** Starts an effect; for a steering reply, its outcome goes back to the session (D9). */
   function perform(effect: Effect, logged: boolean): void {
     if (isLaneEffect(effect)) {
-      effects$.next(throughLanes(lanes, effect, logged, Date.now)); // lanes
+      effects$.next(throughLanes(lanes, effect, logged, Date.now));
       return;
     }
     if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer' || effect.kind === 'withdraw') {
@@ -348,7 +348,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
         f.kind === 'withdraw'
       )
         continue;
-      if (isLaneEffect(f)) continue; // lanes
+      if (isLaneEffect(f)) continue;
       void hooks.take(f.hookId)?.neutral();
     }
   }
@@ -377,7 +377,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       feedback$,
       ticks$,
       fromTransportFacts(opts.transport, host, opts.sendInput === true),
-      fromLaneFacts(lanes, host, hookItems$.pipe(filter((h) => h.kind !== 'unreadable')), onError), // lanes
+      fromLaneFacts(lanes, host, hookItems$.pipe(filter((h) => h.kind !== 'unreadable')), onError),
     ),
     host,
   );
@@ -421,7 +421,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       journal.stop();
       await endpoint.close();
       subscription.unsubscribe();
-      await Promise.all(lanes.map((l) => l.close().catch(() => undefined))); // lanes
+      await Promise.all(lanes.map((l) => l.close().catch(() => undefined)));
       host.stop();
       await journal.close();
       events$.complete();

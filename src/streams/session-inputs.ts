@@ -26,7 +26,7 @@ export interface CommandGates {
   control?: boolean;
   /** The vendor's guard for a forwarded command, from what the stream last showed. */
   controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
-  /** lanes: what the attached native lanes add (D30–D33); absent: the hook lane only. */
+  /** D30: what the attached native lanes add (D30–D33); absent: the hook lane only. */
   lanes?: LaneHostOptions;
 }
 
@@ -69,7 +69,7 @@ export function description(
   if (cwd !== undefined) data.cwd = cwd;
   if (title !== undefined) data.title = title;
   if (surface.staleAfterMs !== undefined) data.stale_after_ms = surface.staleAfterMs;
-  if (lanes !== undefined) data.lanes = lanes; // lanes
+  if (lanes !== undefined) data.lanes = lanes;
   const capture = title === undefined ? 'metadata' : 'redacted';
   return { fields: { type: describedType(surface.token), data, capture }, described };
 }
@@ -113,7 +113,7 @@ export function hookInput(
     ...(turn === undefined ? {} : { turn }),
     ...(runId === undefined ? {} : { runId }),
     ...ran,
-    ...(item.hook.echo === undefined ? {} : { echo: item.hook.echo }), // lanes
+    ...(item.hook.echo === undefined ? {} : { echo: item.hook.echo }),
   };
 }
 
@@ -124,7 +124,7 @@ export function commandInput(
   ctx?: SessionContext,
 ): SessionInput {
   const c = item.command;
-  const laned = laneCancel(c, item.at, ctx, gates.lanes, gates.instruct, surface.cancels === true); // lanes
+  const laned = laneCancel(c, item.at, ctx, gates.lanes, gates.instruct, surface.cancels === true);
   if (laned !== undefined) return laned;
   if (surface.controls?.includes(c.type) === true) {
     const gateOpen = gates.control === true;
@@ -161,7 +161,7 @@ export function commandInput(
       command: c,
       gateOpen: gates.instruct || takesBackInputs,
       ...(takesBackInputs ? { takesBackInputs } : {}),
-      ...(gates.lanes === undefined ? {} : { laneWithdraws: gates.lanes.withdraws }), // lanes
+      ...(gates.lanes === undefined ? {} : { laneWithdraws: gates.lanes.withdraws }),
     };
   }
   return {
@@ -170,6 +170,6 @@ export function commandInput(
     command: c,
     gateOpen: gates.instruct && c.type === surface.steeringType,
     ...(surface.deliveries === undefined ? {} : { deliveries: surface.deliveries }),
-    ...(gates.lanes === undefined ? {} : { native: gates.lanes.native }), // lanes
+    ...(gates.lanes === undefined ? {} : { native: gates.lanes.native }),
   };
 }

@@ -198,7 +198,7 @@ export function stamp(
   const effects: Effect[] = [];
   const s: Stamping = { session, source, at: input.at, events, records, acks: [], answered: [], emitter: undefined };
   for (const o of outputs) {
-    if (stampLane(o, session, (f) => emit(s, f), effects)) continue; // lanes
+    if (stampLane(o, session, (f) => emit(s, f), effects)) continue;
     switch (o.type) {
       case 'control.accepted':
         emit(s, { type: 'control.accepted', cause: o.cause }, o.key);

@@ -30,7 +30,7 @@ export type Effect =
   | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
   /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
   | { kind: 'forward'; session: string; command: AepCommand }
-  /** lanes: a steer, withdraw, interrupt or answer for a native lane (D30–D33). */
+  /** D30: a steer, withdraw, interrupt or answer for a native lane (D30–D33). */
   | LaneEffect;
 
 export interface StepResult {
