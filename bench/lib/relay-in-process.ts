@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { command, SessionEmitter } from '../../src/protocol/build.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import type { RelayHandle } from '../../src/relay/server.js';
-import { connectRelay } from '../../src/relay/ws-connection.js';
+import { connectEmitter } from '../../test/support/emitter-link.js';
 import { startTestTarget } from '../../test/support/relay-target.js';
 
 const EVENTS = 20_000;
@@ -60,7 +60,7 @@ export async function fanOutRate(
   for (const ws of subs) ws.send(JSON.stringify({ type: 'subscribe', id: 's', filter: { session } }));
   await Promise.all(subscribed);
   const done = Promise.all(subs.map((ws) => countFrames(ws, EVENTS)));
-  const link = connectRelay({
+  const link = connectEmitter({
     url: ingest.socketUrl,
     agent: 'bench',
     outboxCap: EVENTS * 2,

@@ -224,8 +224,11 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
           : // A cancel through a native lane is settled by the lane's own end of the turn (D33).
             { turnOpen: false, cancel: ctx.cancel?.lane === undefined ? undefined : ctx.cancel, run: undefined };
   const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
+  // A moment answered early was decided by `repliesNeutral`: nothing is taken for it.
   const { taken, rest, text } =
-    ended || !input.eligible ? { taken: [], rest: ctx.queue, text: '' } : takeFitting(ctx.queue, place);
+    ended || !input.eligible || input.answered === true
+      ? { taken: [], rest: ctx.queue, text: '' }
+      : takeFitting(ctx.queue, place);
   if (taken.length === 0) {
     // D31: a steer whose turn closed before a moment could carry it is dropped, never turned into a queue.
     const late = input.turn === 'closes' ? rest.filter((i) => i.delivery === 'steer') : [];
@@ -262,11 +265,11 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
 }
 
 /**
- * D7–D8 asked before the step: true when `moment` will hand this hook the neutral reply, so the
- * adapter may answer it at once and step it after. No instruction can fit a moment that is not
- * eligible, finds an empty queue, or reaches an ended session it does not reopen; a session's
- * first moment finds an empty queue. The paths test checks the answer against the machine on
- * every path.
+ * D7–D8, the machine's announcement before the step: true when no instruction can fit this
+ * moment, so the adapter answers it neutrally at once and steps it after with `answered`, which
+ * the step takes as decided. Nothing fits a moment that is not eligible, finds an empty queue, or
+ * reaches an ended session it does not reopen; a session's first moment finds an empty queue. The
+ * paths test checks on every path that the step, asked again, would have answered the same.
  */
 export function repliesNeutral(
   state: { value: unknown; context: SessionContext } | undefined,

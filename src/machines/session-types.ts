@@ -434,6 +434,11 @@ export interface MomentInput {
   ran?: { call: string; answeredId: string };
   /** The moment echoes this steer (its command id), which a native lane handed over: not a turn of its own. */
   echo?: string;
+  /**
+   * The hook already got the neutral reply `repliesNeutral` announced for it (D7–D8): the step
+   * takes that as decided and hands the moment nothing.
+   */
+  answered?: true;
 }
 export interface HeldInput {
   type: 'hook.held';

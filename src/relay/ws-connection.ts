@@ -1,13 +1,10 @@
 // The adapter's duplex link to a relay (AEP-0003 §3.5, AEP-0004 §4.4): hello with role,
-// identity and `control.accepts`; commands in as an Observable; events out without ever
-// waiting on the network. The adapter writes through `write()` and resends from its own log
-// (streams/outbox.ts, D23). `send()` is for emitters without a log (test targets): while the
-// relay is down a bounded outbox holds their events (debug/info dropped first, every drop
-// counted, AEP-0003 §8.4), and a reconnect re-claims their sessions by redelivering each one's
-// last event byte-identically (aep-wire §4.4).
+// identity and `control.accepts`; commands in as an Observable; events out through `write()`,
+// which never waits on the network. The adapter resends from its own log (streams/outbox.ts,
+// D23), so the link itself holds nothing while the relay is down.
 import WebSocket from 'ws';
 import { defer, startWith, Subject, type Observable } from 'rxjs';
-import { AEP_VERSION, severityRank, type AepCommand, type AepEvent } from '../protocol/envelope.js';
+import { AEP_VERSION, type AepCommand } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
 import { isCommandType } from '../protocol/types.js';
 import type { RelayLink } from '../streams/relay-link.js';
@@ -27,10 +24,6 @@ export interface RelayConnectionOptions {
   deliveries?: readonly string[];
   ackWindowMs?: number;
   emits?: readonly string[];
-  /** Events held while the relay is unreachable. */
-  outboxCap?: number;
-  /** Sessions remembered for re-claiming after a reconnect. */
-  claimCap?: number;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
   /**
@@ -42,11 +35,9 @@ export interface RelayConnectionOptions {
   onError?: (err: SteeringError) => void;
 }
 
-export const DEFAULT_OUTBOX = 1000;
 export const DEFAULT_BACKOFF_MAX_MS = 1000;
 /** A relay answers hello at once: ten seconds is a stall, not a slow relay (the consumer's bound too). */
 export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
-const NOTICE = severityRank('notice');
 
 export class RelayConnection implements RelayLink {
   readonly commands$: Observable<AepCommand>;
@@ -54,12 +45,7 @@ export class RelayConnection implements RelayLink {
   readonly frames$: Observable<Record<string, unknown>>;
   private readonly state = new Subject<boolean>();
   private readonly frames = new Subject<Record<string, unknown>>();
-  /** Events dropped from a full outbox, by severity class (AEP-0003 §8.4: drops are counted). */
-  readonly drops = { low: 0, high: 0 };
   private readonly commands = new Subject<AepCommand>();
-  private readonly outbox: { text: string; session?: string; positioned: boolean; urgent: boolean }[] = [];
-  /** Last text sent per claimed session, oldest first (insertion order). */
-  private readonly claimed = new Map<string, string>();
   private ws: WebSocket | undefined;
   private greeted = false;
   private closed = false;
@@ -108,31 +94,6 @@ export class RelayConnection implements RelayLink {
     return this.greeted ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  send(e: AepEvent): void {
-    this.enqueue(JSON.stringify(e), e);
-  }
-
-  /**
-   * Redelivers a recorded event unchanged (a re-ack, AEP-0004 §3): the same text goes out,
-   * so the relay and every consumer see a byte-identical copy.
-   */
-  sendText(text: string): void {
-    this.enqueue(text, JSON.parse(text) as AepEvent);
-  }
-
-  private enqueue(text: string, e: AepEvent): void {
-    if (this.closed) return;
-    const positioned = e.session !== undefined && e.seq !== undefined && !isCommandType(e.type);
-    const item = {
-      text,
-      positioned,
-      urgent: severityRank(e.severity) >= NOTICE,
-      ...(e.session !== undefined ? { session: e.session } : {}),
-    };
-    if (this.greeted && this.outbox.length === 0) this.writeItem(item);
-    else this.hold(item);
-  }
-
   close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
@@ -151,32 +112,6 @@ export class RelayConnection implements RelayLink {
 
   private report(code: 'RELAY_UNREACHABLE' | 'RELAY_PROTOCOL', message: string, cause?: unknown): void {
     this.opts.onError?.(new SteeringError(code, message, cause === undefined ? undefined : { cause }));
-  }
-
-  private hold(item: (typeof this.outbox)[number]): void {
-    const cap = this.opts.outboxCap ?? DEFAULT_OUTBOX;
-    if (this.outbox.length >= cap) {
-      // Drop debug/info first; only a queue full of notice-and-above loses one of those.
-      const i = this.outbox.findIndex((o) => !o.urgent);
-      const [dropped] = this.outbox.splice(Math.max(i, 0), 1);
-      if (dropped!.urgent) {
-        this.drops.high += 1;
-        this.report(
-          'RELAY_UNREACHABLE',
-          `relay outbox full (${cap}): dropped a notice-or-above event (${this.drops.high} so far)`,
-        );
-      } else this.drops.low += 1;
-    }
-    this.outbox.push(item);
-  }
-
-  private writeItem(item: { text: string; session?: string; positioned: boolean }): void {
-    this.ws!.send(item.text);
-    if (item.positioned && item.session !== undefined) {
-      this.claimed.delete(item.session);
-      this.claimed.set(item.session, item.text);
-      if (this.claimed.size > (this.opts.claimCap ?? 10_000)) this.claimed.delete(this.claimed.keys().next().value!);
-    }
   }
 
   private connect(): void {
@@ -299,10 +234,6 @@ export class RelayConnection implements RelayLink {
     this.greeted = true;
     this.stallSaid = false;
     this.attempt = 0;
-    // Re-claim every session this link spoke for (a new connection owns nothing, aep-wire §4.4).
-    const claims = [...this.claimed.values()];
-    for (const text of claims) this.ws!.send(text);
-    while (this.outbox.length > 0 && this.greeted) this.writeItem(this.outbox.shift()!);
     this.state.next(true);
     for (const w of this.waiters.splice(0)) w();
   }

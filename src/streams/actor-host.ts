@@ -336,7 +336,7 @@ export class ActorHost {
       const err =
         cause instanceof SteeringError
           ? cause
-          : new SteeringError('EVENT_INVALID', `session step failed: ${String(cause)}`, { cause });
+          : new SteeringError('INTERNAL', `session step failed: ${String(cause)}`, { cause });
       this.opts.onError?.(err);
       if (item.kind !== 'hook') return EMPTY;
       // Fail open (D15): the waiting hook gets the neutral reply, and anything the step had

@@ -1,6 +1,6 @@
 // What the session runtime needs from a relay connection; src/relay/ws-connection.ts supplies it.
 import type { Observable } from 'rxjs';
-import type { AepCommand, AepEvent } from '../protocol/index.js';
+import type { AepCommand } from '../protocol/index.js';
 
 export interface RelayLink {
   /** Commands routed to this adapter (AEP-0004 §4), in arrival order. */
@@ -16,7 +16,5 @@ export interface RelayLink {
   write(text: string): boolean;
   /** Bytes written to the socket and not yet sent (backpressure). */
   buffered(): number;
-  /** Queues an event for the relay in memory (test targets, the demo's helpers); never awaits the network. */
-  send(e: AepEvent): void;
   close(): Promise<void>;
 }

@@ -224,7 +224,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
   const unreadable$ = hookItems$.pipe(filter((h: HookItem): h is UnreadableHook => h.kind === 'unreadable'));
   const readable$ = hookItems$.pipe(
     filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'),
-    tap(answerEarly),
+    map(answerEarly),
   );
   const commands$ = merge(opts.relay?.commands$ ?? EMPTY, injected$).pipe(fromCommands(Date.now));
   const ttlMs = opts.ttlMs ?? 0;
@@ -251,12 +251,14 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       : EMPTY;
 
   /**
-   * D7–D8: a moment the machine says no instruction can fit is answered before its step runs, by
-   * the open hook itself; the step follows at once, logs it as usual, and its own neutral answer
-   * finds the hook answered already. Only a neutral reply goes early: a delivery never does.
+   * D7–D8: a moment the machine announces no instruction can fit is answered before its step runs,
+   * by the open hook itself. The item carries that answer into the step, which takes it as decided
+   * and logs it as usual. Only a neutral reply goes early: a delivery never does.
    */
-  function answerEarly(h: SessionItem & { kind: 'hook' }): void {
-    if (host.answersNeutrally(h)) void hooks.take(h.hookId)?.neutral();
+  function answerEarly(h: SessionItem & { kind: 'hook' }): SessionItem & { kind: 'hook' } {
+    if (!host.answersNeutrally(h)) return h;
+    void hooks.take(h.hookId)?.neutral();
+    return { ...h, answered: 'neutral' };
   }
 
   // What settled steps release reaches the sinks through these two Subjects, so a step costs no

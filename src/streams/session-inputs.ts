@@ -114,6 +114,7 @@ export function hookInput(
     ...(runId === undefined ? {} : { runId }),
     ...ran,
     ...(item.hook.echo === undefined ? {} : { echo: item.hook.echo }),
+    ...(item.answered === undefined ? {} : { answered: true }),
   };
 }
 

@@ -8,7 +8,15 @@ import type { LaneEffect } from '../lanes/host.js';
 
 /** Something for one session, in arrival order. */
 export type SessionItem =
-  | { kind: 'hook'; session: string; hookId: string; at: number; hook: ClassifiedHook }
+  | {
+      kind: 'hook';
+      session: string;
+      hookId: string;
+      at: number;
+      hook: ClassifiedHook;
+      /** The machine announced the neutral reply and the open hook gave it (D7–D8): decided, not asked again. */
+      answered?: 'neutral';
+    }
   | { kind: 'command'; session: string; at: number; command: AepCommand }
   | { kind: 'input'; session: string; input: SessionInput };
 

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SessionEmitter, dedupeKey, type AepCommand } from '../../src/protocol/index.js';
-import { connectRelay } from '../../src/relay/ws-connection.js';
+import { connectEmitter } from '../support/emitter-link.js';
 import { INSTRUCT_EXIT, runInstruct } from '../../src/cli/instruct-command.js';
 import { sink, startTestStack, type TestStack } from './support.js';
 
@@ -173,7 +173,7 @@ test('refused before sending: unknown session (no-route) and ambiguous claim exi
   assert.match(out.text(), 'not sent: no-route: session no-such-session has no live claimant');
 
   const s = await stack.openSession();
-  const rival = connectRelay({ url: stack.relayUrl, token: stack.token, agent: 'rival' });
+  const rival = connectEmitter({ url: stack.relayUrl, token: stack.token, agent: 'rival' });
   await rival.ready();
   rival.send(new SessionEmitter({ agent: 'rival', session: s.session, host: 'h' }).emit({ type: 'session.started' }));
   await stack.waitFor((e) => e.agent === 'rival' && e.session === s.session);
@@ -188,7 +188,7 @@ test('refused before sending: unknown session (no-route) and ambiguous claim exi
 
 test('timeout before the ack: retries reuse the command id; exit 6', async () => {
   const received: AepCommand[] = [];
-  const silent = connectRelay({
+  const silent = connectEmitter({
     url: stack.relayUrl,
     token: stack.token,
     agent: 'claude-code',

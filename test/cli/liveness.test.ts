@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RelayConsumer } from '../../src/consumer/connection.js';
-import { connectRelay } from '../../src/relay/ws-connection.js';
+import { connectEmitter } from '../support/emitter-link.js';
 import { startRelay } from '../../src/relay/server.js';
 import { parseTokensFile } from '../../src/relay/acl.js';
 import { SessionEmitter } from '../../src/protocol/index.js';
@@ -120,7 +120,7 @@ test("sessions: cwd and title, last activity the agent's own, no end-only sessio
 
 test('a live session silent past its stale window shows stale, and a late ack does not refresh it', async () => {
   const stack = await startTestStack();
-  const emitter = connectRelay({
+  const emitter = connectEmitter({
     url: stack.relayUrl,
     token: stack.token,
     agent: 'claude-code',
@@ -167,7 +167,7 @@ test('the roster gives a title only to a viewer whose ceiling allows redacted', 
       }),
     ),
   });
-  const emitter = connectRelay({
+  const emitter = connectEmitter({
     url: relay.socketUrl,
     token: 'emit-tok',
     agent: 'claude-code',

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { RESPOND_EXIT, answerFrom, runRespond } from '../../src/cli/respond-command.js';
 import { captureFor } from '../../src/consumer/send.js';
 import { SessionEmitter } from '../../src/protocol/index.js';
-import { connectRelay } from '../../src/relay/ws-connection.js';
+import { connectEmitter } from '../support/emitter-link.js';
 import { heldPermission, sink, startTestStack, type TestStack } from './support.js';
 
 let stack: TestStack;
@@ -106,13 +106,18 @@ test('refusals and usage: no live claimant exits 4; no answer exits 2; unreachab
 });
 
 test('a claimant that does not declare control.attention.respond: refused unsupported; a silent one: timeout', async () => {
-  const silent = connectRelay({
+  const silent = connectEmitter({
     url: stack.relayUrl,
     token: stack.token,
     agent: 'quiet',
     accepts: ['control.attention.respond'],
   });
-  const other = connectRelay({ url: stack.relayUrl, token: stack.token, agent: 'narrow', accepts: ['control.cancel'] });
+  const other = connectEmitter({
+    url: stack.relayUrl,
+    token: stack.token,
+    agent: 'narrow',
+    accepts: ['control.cancel'],
+  });
   await Promise.all([silent.ready(), other.ready()]);
   silent.send(new SessionEmitter({ agent: 'quiet', session: 'quiet-1', host: 'h' }).emit({ type: 'session.started' }));
   other.send(new SessionEmitter({ agent: 'narrow', session: 'narrow-1', host: 'h' }).emit({ type: 'session.started' }));

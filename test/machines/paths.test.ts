@@ -151,6 +151,15 @@ function checkPath(inputs: readonly SessionInput[], machine: AnyStateMachine = s
     // The adapter answers these moments before stepping them (D7–D8): the machine must agree.
     const early = input.type === 'hook.moment' && repliesNeutral(snap, input);
     const [nextSnap, actions] = transition(machine, snap, input);
+    if (early) {
+      // The adapter steps it with the answer it gave: the step takes it as decided, to the same end.
+      const [taken, takenActions] = transition(machine, snap, { ...input, answered: true });
+      assert.equal(
+        [taken.value, taken.context, outputsOf(takenActions)],
+        [nextSnap.value, nextSnap.context, outputsOf(actions)],
+        `an early answer taken as decided steps as the machine would: ${where()}`,
+      );
+    }
     const next = nextSnap as Snap;
     const outputs = outputsOf(actions);
     for (const o of outputs) checkOutput(o, input, turnWas);

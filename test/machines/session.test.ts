@@ -121,6 +121,19 @@ test('D7: an ineligible moment gets the neutral reply and delivers nothing', () 
   assert.is(snap.context.inFlight.length, 0);
 });
 
+test('D7-D8: a moment answered early is taken as decided: it carries nothing, and what waits waits on', () => {
+  // The instruction was accepted after the adapter had already answered the hook neutrally.
+  const early: SessionInput = { ...moment('h1'), answered: true } as SessionInput;
+  const { snap, outputs } = run([instruct('c1', 'next time'), early]);
+  assert.equal(types(outputs), ['control.accepted', 'reply.neutral']);
+  assert.equal(
+    snap.context.queue.map((i) => i.id),
+    ['c1'],
+  );
+  const next = run([moment('h2')], snap);
+  assert.equal(ofType(next.outputs, 'reply.context')[0]?.ids, ['c1']);
+});
+
 test('D8: pending instructions join FIFO with a blank line, whole, within 10,000 characters', () => {
   const a = 'a'.repeat(4000);
   const b = 'b'.repeat(4000);

@@ -8,7 +8,7 @@ import { command } from '../../src/protocol/build.js';
 import type { SteeringError } from '../../src/protocol/errors.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { testRelay } from '../support/relay-store.js';
-import { connectRelay } from '../../src/relay/ws-connection.js';
+import { connectEmitter } from '../support/emitter-link.js';
 import { startTestTarget } from '../support/relay-target.js';
 import { emitterFor, freshSession, SseClient } from '../support/relay-harness.js';
 
@@ -30,7 +30,7 @@ test('events sent while the relay is down are held and delivered in order once i
   const port = probe.port;
   await probe.close();
   const errors: SteeringError[] = [];
-  const link = connectRelay({
+  const link = connectEmitter({
     url: `ws://127.0.0.1:${port}/socket`,
     token: TOKEN,
     agent: 'test-agent',
@@ -90,7 +90,7 @@ test('after a relay restart the link re-claims its sessions, so commands route a
 
 test('a full outbox drops debug/info first and counts every drop', async () => {
   const errors: string[] = [];
-  const link = connectRelay({
+  const link = connectEmitter({
     url: 'ws://127.0.0.1:9/socket',
     agent: 'test-agent',
     outboxCap: 3,

@@ -25,7 +25,6 @@ class ScriptedLink {
       return true;
     },
     buffered: () => this.buffered,
-    send: () => undefined,
     close: () => Promise.resolve(),
   };
   hello(): void {

@@ -158,9 +158,10 @@ test('D15: a reply builder that throws gets the neutral reply; the instruction r
     a.handle.command(instructCmd('c1', 'one', S));
     const reply = await a.post(hookBody('UserPromptSubmit', S));
     assert.equal(reply.json, {});
+    // The adapter's own fault, not the vendor's input: INTERNAL.
     assert.equal(
       a.errors.map((e) => e.code),
-      ['EVENT_INVALID'],
+      ['INTERNAL'],
     );
     const view = a.handle.sessions()[0]!;
     assert.equal([view.queue.map((q) => q.id), view.inFlight], [['c1'], 0]);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { surfaceFor } from '../../src/adapters/registry.js';
-import { connectRelay } from '../../src/relay/ws-connection.js';
+import { connectEmitter } from './emitter-link.js';
 import { acceptsFor, startAdapter, type AdapterHandle } from '../../src/streams/run.js';
 import type { InputTransport } from '../../src/streams/surface.js';
 import { filter, firstValueFrom } from 'rxjs';
@@ -84,7 +84,7 @@ if (values.adapter && values.session) {
       return { ok: true };
     },
   };
-  const link = connectRelay({
+  const link = connectEmitter({
     url: relay.socketUrl,
     agent: surface.token,
     accepts: acceptsFor(surface, true, plane),

@@ -5,10 +5,10 @@
 import { SessionEmitter } from '../../src/protocol/build.js';
 import { dedupeKey, type AepCommand } from '../../src/protocol/envelope.js';
 import { CODE_ATTR } from '../../src/protocol/types.js';
-import { connectRelay, type RelayConnection } from '../../src/relay/ws-connection.js';
+import { connectEmitter, type EmitterLink } from './emitter-link.js';
 
 export interface TestTarget {
-  link: RelayConnection;
+  link: EmitterLink;
   /** Commands as received, in order (raw JSON text re-serialised is not used: see `raw`). */
   received: AepCommand[];
   emitter(session: string): SessionEmitter;
@@ -37,7 +37,7 @@ export async function startTestTarget(opts: TestTargetOptions): Promise<TestTarg
   const emitters = new Map<string, SessionEmitter>();
   const acks = new Map<string, string>();
   const received: AepCommand[] = [];
-  const link = connectRelay({
+  const link = connectEmitter({
     url: opts.url,
     agent,
     accepts: opts.accepts,
