@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import type { CancelOutcome } from '../consumer/send.js';
-import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
 export const CANCEL_EXIT = {
   cancelled: 0,
@@ -43,13 +43,8 @@ export async function runCancel(
   f: CancelFlags,
   io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
 ): Promise<number> {
-  let timeoutMs: number;
-  try {
-    timeoutMs = parseMs('--timeout', f.timeout);
-  } catch (err) {
-    io.err.write(`cancel: ${(err as Error).message}\n`);
-    return CANCEL_EXIT.usage;
-  }
+  const timeoutMs = timeoutFlag('cancel', f.timeout, io.err);
+  if (timeoutMs === undefined) return CANCEL_EXIT.usage;
   const { print } = outcomePrinter(f.json, io.out, describeCancel);
   const [{ withConsumer }, { sendCancel }] = await Promise.all([
     import('../consumer/connect.js'),
@@ -62,10 +57,7 @@ export async function runCancel(
       print(o);
       return CANCEL_EXIT[o.outcome];
     },
-    (detail, code) => {
-      print({ outcome: 'unreachable', session: f.session, detail });
-      return code === 'RELAY_UNAUTHORIZED' ? CANCEL_EXIT.unauthorized : CANCEL_EXIT.unreachable;
-    },
+    unreachableExit(print, CANCEL_EXIT, (detail) => ({ outcome: 'unreachable' as const, session: f.session, detail })),
   );
 }
 

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { describeOutcome, waitingLine } from '../consumer/explain.js';
 import { DELIVERIES } from '../protocol/payloads.js';
-import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, parseMs, unreachableExit, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome; success is 0 whether it waited for delivery or not. */
 export const INSTRUCT_EXIT = {
@@ -65,11 +65,11 @@ export async function runInstruct(
     }
   }
   const { paint: p, print } = outcomePrinter(f.json, io.out, describeOutcome);
-  const unreachable = (detail: string, code?: string): number => {
-    print({ outcome: 'unreachable', session: f.session, detail });
-    // A relay that refused the token was reached: another fix, another exit code.
-    return code === 'RELAY_UNAUTHORIZED' ? INSTRUCT_EXIT.unauthorized : INSTRUCT_EXIT.unreachable;
-  };
+  const unreachable = unreachableExit(print, INSTRUCT_EXIT, (detail) => ({
+    outcome: 'unreachable' as const,
+    session: f.session,
+    detail,
+  }));
   // Loaded only once the arguments are good: a usage error starts no socket client or builder.
   const [{ withConsumer }, { sendInstruction }] = await Promise.all([
     import('../consumer/connect.js'),

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import { withConsumer } from '../consumer/connect.js';
 import { pendingRequests, type PendingRequest } from '../consumer/pending.js';
-import { addRelayOptions, outcomePrinter, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, unreachableExit, type RelayFlags } from './relay-options.js';
 
 export const PENDING_EXIT = { listed: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
@@ -66,10 +66,7 @@ export async function runPending(
       print({ outcome: 'listed', requests, ...(f.session === undefined ? {} : { session: f.session }) });
       return PENDING_EXIT.listed;
     },
-    (detail, code) => {
-      print({ outcome: 'unreachable', detail });
-      return code === 'RELAY_UNAUTHORIZED' ? PENDING_EXIT.unauthorized : PENDING_EXIT.unreachable;
-    },
+    unreachableExit(print, PENDING_EXIT, (detail) => ({ outcome: 'unreachable' as const, detail })),
   );
 }
 

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import type { WaitingInstruction } from '../consumer/queue.js';
 import { age } from './pending-command.js';
-import { addRelayOptions, outcomePrinter, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, unreachableExit, type RelayFlags } from './relay-options.js';
 
 export const QUEUE_EXIT = { listed: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
@@ -43,10 +43,7 @@ export async function runQueue(
       print({ outcome: 'listed', session: f.session, waiting: await sessionQueue(consumer, f.session) });
       return QUEUE_EXIT.listed;
     },
-    (detail, code) => {
-      print({ outcome: 'unreachable', detail });
-      return code === 'RELAY_UNAUTHORIZED' ? QUEUE_EXIT.unauthorized : QUEUE_EXIT.unreachable;
-    },
+    unreachableExit(print, QUEUE_EXIT, (detail) => ({ outcome: 'unreachable' as const, detail })),
   );
 }
 

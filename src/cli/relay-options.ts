@@ -42,6 +42,31 @@ export function parseMs(name: string, v: string): number {
   return n;
 }
 
+/** `--timeout` in milliseconds, or undefined once the reason is on stderr (the verb exits with its usage code). */
+export function timeoutFlag(verb: string, value: string, err: NodeJS.WritableStream): number | undefined {
+  try {
+    return parseMs('--timeout', value);
+  } catch (e) {
+    err.write(`${verb}: ${(e as Error).message}\n`);
+    return undefined;
+  }
+}
+
+/**
+ * A relay that could not be reached, or that refused the token: the outcome printed, and the
+ * verb's exit code for it (a refused token was reached: another fix, another code).
+ */
+export function unreachableExit<O>(
+  print: (o: O) => void,
+  exits: { unreachable: number; unauthorized: number },
+  outcome: (detail: string) => O,
+): (detail: string, code?: string) => number {
+  return (detail, code) => {
+    print(outcome(detail));
+    return code === 'RELAY_UNAUTHORIZED' ? exits.unauthorized : exits.unreachable;
+  };
+}
+
 /** Prints outcomes as one JSON object a line under --json, else as painted text (colour only on a terminal). */
 export function outcomePrinter<O>(
   json: boolean | undefined,

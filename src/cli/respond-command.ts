@@ -5,7 +5,7 @@ import type { Paint } from '../audit/paint.js';
 import { sendResponse, type Answer, type RespondOutcome } from '../consumer/send.js';
 import { withConsumer } from '../consumer/connect.js';
 import { pendingRequests } from '../consumer/pending.js';
-import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 import { describePending } from './pending-command.js';
 
 /**
@@ -96,18 +96,15 @@ export async function runRespond(
     io.err.write(`respond: ${answer.error}\n`);
     return RESPOND_EXIT.usage;
   }
-  let timeoutMs: number;
-  try {
-    timeoutMs = parseMs('--timeout', f.timeout);
-  } catch (err) {
-    io.err.write(`respond: ${(err as Error).message}\n`);
-    return RESPOND_EXIT.usage;
-  }
+  const timeoutMs = timeoutFlag('respond', f.timeout, io.err);
+  if (timeoutMs === undefined) return RESPOND_EXIT.usage;
   const { print, paint } = outcomePrinter(f.json, io.out, describeResponse);
-  const unreachable = (detail: string, code?: string): number => {
-    print({ outcome: 'unreachable', session: f.session, request: f.request ?? '', detail });
-    return code === 'RELAY_UNAUTHORIZED' ? RESPOND_EXIT.unauthorized : RESPOND_EXIT.unreachable;
-  };
+  const unreachable = unreachableExit(print, RESPOND_EXIT, (detail) => ({
+    outcome: 'unreachable' as const,
+    session: f.session,
+    request: f.request ?? '',
+    detail,
+  }));
   return withConsumer(
     f,
     async (consumer) => {

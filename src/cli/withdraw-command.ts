@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import { adviceFor } from '../consumer/explain.js';
 import type { WithdrawOutcome } from '../consumer/send.js';
-import { addRelayOptions, outcomePrinter, parseMs, type RelayFlags } from './relay-options.js';
+import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `withdraw`: the instruct table's, with 5 for one that reached the agent already. */
 export const WITHDRAW_EXIT = {
@@ -47,13 +47,8 @@ export async function runWithdraw(
   f: WithdrawFlags,
   io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
 ): Promise<number> {
-  let timeoutMs: number;
-  try {
-    timeoutMs = parseMs('--timeout', f.timeout);
-  } catch (err) {
-    io.err.write(`withdraw: ${(err as Error).message}\n`);
-    return WITHDRAW_EXIT.usage;
-  }
+  const timeoutMs = timeoutFlag('withdraw', f.timeout, io.err);
+  if (timeoutMs === undefined) return WITHDRAW_EXIT.usage;
   if ((f.instruction === undefined) === (f.last !== true)) {
     io.err.write('withdraw: give --instruction <id> (the command id instruct printed) or --last, not both\n');
     return WITHDRAW_EXIT.usage;
@@ -94,10 +89,12 @@ export async function runWithdraw(
       if (o.outcome === 'rejected' && o.code === 'already-delivered') return WITHDRAW_EXIT.delivered;
       return WITHDRAW_EXIT[o.outcome];
     },
-    (detail, code) => {
-      print({ outcome: 'unreachable', session: f.session, instruction: f.instruction ?? '', detail });
-      return code === 'RELAY_UNAUTHORIZED' ? WITHDRAW_EXIT.unauthorized : WITHDRAW_EXIT.unreachable;
-    },
+    unreachableExit(print, WITHDRAW_EXIT, (detail) => ({
+      outcome: 'unreachable' as const,
+      session: f.session,
+      instruction: f.instruction ?? '',
+      detail,
+    })),
   );
 }
 

@@ -18,6 +18,40 @@ export interface Sender {
   sender: string;
 }
 
+/** How a steering verb ends when it does not settle its own way (instruct, withdraw, cancel). */
+export type Unsettled =
+  /** The session's actor decided against it: its ack says why. */
+  | {
+      outcome: 'rejected';
+      command: string;
+      session: string;
+      vendor: string;
+      ack: string;
+      reason: string;
+      code?: string;
+      detail?: string;
+    }
+  /** Not sent, or not routed: the roster or the relay said no before any session decided. */
+  | {
+      outcome: 'refused';
+      command?: string;
+      session: string;
+      vendor?: string;
+      code: string;
+      detail?: string;
+      by: 'relay' | 'roster';
+    }
+  | {
+      outcome: 'timeout';
+      command: string;
+      session: string;
+      vendor: string;
+      stage: 'ack' | 'delivery';
+      ack?: string;
+      sent: number;
+    }
+  | { outcome: 'unreachable'; session: string; detail: string };
+
 export type InstructOutcome =
   | {
       outcome: 'delivered';
@@ -42,35 +76,7 @@ export type InstructOutcome =
       at?: string;
     }
   | { outcome: 'accepted'; command: string; session: string; vendor: string; ack: string }
-  | {
-      outcome: 'rejected';
-      command: string;
-      session: string;
-      vendor: string;
-      ack: string;
-      reason: string;
-      code?: string;
-      detail?: string;
-    }
-  | {
-      outcome: 'refused';
-      command?: string;
-      session: string;
-      vendor?: string;
-      code: string;
-      detail?: string;
-      by: 'relay' | 'roster';
-    }
-  | {
-      outcome: 'timeout';
-      command: string;
-      session: string;
-      vendor: string;
-      stage: 'ack' | 'delivery';
-      ack?: string;
-      sent: number;
-    }
-  | { outcome: 'unreachable'; session: string; detail: string };
+  | Unsettled;
 
 export interface InstructRequest {
   session: string;
@@ -270,38 +276,7 @@ export type WithdrawOutcome =
       ack: string;
       dropped: string;
     }
-  | {
-      outcome: 'rejected';
-      command: string;
-      session: string;
-      vendor: string;
-      instruction: string;
-      ack: string;
-      reason: string;
-      detail?: string;
-      code?: string;
-    }
-  | {
-      outcome: 'refused';
-      command?: string;
-      session: string;
-      vendor?: string;
-      instruction: string;
-      code: string;
-      detail?: string;
-      by: 'relay' | 'roster';
-    }
-  | {
-      outcome: 'timeout';
-      command: string;
-      session: string;
-      vendor: string;
-      instruction: string;
-      stage: 'ack' | 'delivery';
-      ack?: string;
-      sent: number;
-    }
-  | { outcome: 'unreachable'; session: string; instruction: string; detail: string };
+  | (Unsettled & { instruction: string });
 
 /**
  * D32: takes back an instruction that still waits (`x.{vendor}.control.withdraw`), settled by
@@ -534,35 +509,7 @@ export async function editInstruction(
 export type CancelOutcome =
   /** D33: the agent stopped the turn; `cancelled` is its `run.cancelled {by: control}`. */
   | { outcome: 'cancelled'; command: string; session: string; vendor: string; ack: string; cancelled: string }
-  | {
-      outcome: 'rejected';
-      command: string;
-      session: string;
-      vendor: string;
-      ack: string;
-      reason: string;
-      detail?: string;
-      code?: string;
-    }
-  | {
-      outcome: 'refused';
-      command?: string;
-      session: string;
-      vendor?: string;
-      code: string;
-      detail?: string;
-      by: 'relay' | 'roster';
-    }
-  | {
-      outcome: 'timeout';
-      command: string;
-      session: string;
-      vendor: string;
-      stage: 'ack' | 'delivery';
-      ack?: string;
-      sent: number;
-    }
-  | { outcome: 'unreachable'; session: string; detail: string };
+  | Unsettled;
 
 /** D33: `control.cancel {scope: "run"}`, settled by the `run.cancelled` the agent's end of the turn brings. */
 export async function sendCancel(
