@@ -23,6 +23,7 @@ import { command, type AepCommand, type AepEvent } from '../../src/protocol/inde
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
 import { sink } from '../cli/support.js';
 import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
+import { until } from '../support/until.js';
 import {
   bodyHas,
   chatMessagesOf,
@@ -262,12 +263,24 @@ if (binary === undefined) {
     const again = await stack.send(cmd);
     assert.is(again.outcome, 'accepted', 'the resend gets the recorded ack again');
     assert.is(withText(tag).length, 0, 'not while the tool runs');
+    // The daemon lists it as a prompt waiting for the next turn.
+    type Pending = { promptId?: string; text?: string; state?: string };
+    let waiting: Pending | undefined;
+    await until(
+      async () => {
+        const r = await daemon.api('GET', `/session/${session}/pending-prompts`);
+        waiting = (r.body?.['pendingPrompts'] as Pending[] | undefined)?.find((p) => p.text?.includes(tag));
+        return waiting !== undefined;
+      },
+      'the pending prompt',
+      30_000,
+    );
+    assert.is(waiting?.state, 'queued');
     release();
     const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
     const end = await finishedAfter(finished);
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
-    const ref = d.data?.['ref'];
-    assert.ok(typeof ref === 'string' && ref !== cmd.id, `the daemon's prompt id: ${JSON.stringify(ref)}`);
+    assert.is(d.data?.['ref'], waiting?.promptId, "the ref is the daemon's prompt id");
     assert.ok(end.seq! < d.seq!, 'delivered once the running turn ended');
     await finishedAfter(finished + 1);
     assert.ok(requestsOf('q-queue').length >= 2, 'the running turn went on after the tool');
