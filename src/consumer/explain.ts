@@ -44,11 +44,12 @@ const why = (code: string): string => {
 /**
  * D31, D32: what a sender does next after the adapter refused a delivery or a withdraw, by the
  * rule it named (the `code` attribute of `control.rejected`); undefined for a rule with no advice of its own.
+ * `session-idle` is the adapter's own detail: only the adapter knows which deliveries that session takes.
  */
-export function adviceFor(code: string | undefined): string | undefined {
+export function adviceFor(code: string | undefined, detail?: string): string | undefined {
   switch (code) {
     case 'session-idle':
-      return 'no turn is running: send it with --delivery queue, or as a moment';
+      return detail ?? 'no turn is running: send it while the agent works';
     case 'delivery-unsupported':
       return "this session's agent cannot take that delivery: send it with one the detail names";
     case 'delivery-invalid':
@@ -148,7 +149,7 @@ export function explainSteer(o: InstructOutcome, opts: { key?: string; waitMs: n
             facts,
           );
     case 'rejected': {
-      const advice = adviceFor(o.code);
+      const advice = adviceFor(o.code, o.detail);
       if (advice !== undefined)
         return result(`Rejected by the adapter (${o.code}): ${advice}. Nothing was queued.`, facts, true);
       return result(
@@ -334,8 +335,8 @@ export function describeOutcome(o: InstructOutcome, p: Paint): string {
     case 'dropped':
       return `${p.red('✗')} dropped: ${o.reason ?? 'no reason given'} (event ${o.dropped})`;
     case 'rejected':
-      return adviceFor(o.code) !== undefined
-        ? `${p.red('✗')} rejected by the adapter (${o.code}): ${adviceFor(o.code)}; nothing was queued`
+      return adviceFor(o.code, o.detail) !== undefined
+        ? `${p.red('✗')} rejected by the adapter (${o.code}): ${adviceFor(o.code, o.detail)}; nothing was queued`
         : `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}${o.code ? ` [${o.code}]` : ''}`;
     case 'refused':
       return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;

@@ -168,11 +168,19 @@ export const deliveryUnsupported = (delivery: string, honoured: readonly string[
   detail: `this session cannot take delivery "${delivery}": it accepts ${honoured.join(', ')}${hint === undefined ? '' : `; ${hint}`}`,
 });
 
-export const STEER_IDLE: Rejection = {
-  reason: 'refused',
-  rule: 'session-idle',
-  detail: 'no turn is running, and a steer never starts one: send it with delivery queue, or as a moment',
-};
+/** How each other delivery is named in the session-idle advice. */
+const IDLE_ADVICE: Record<string, string> = { queue: 'with delivery queue', moment: 'as a moment' };
+
+/** D31: a steer with no turn running; the advice names only what this session takes instead. */
+export function steerIdle(honoured: readonly string[]): Rejection {
+  const ways = ['queue', 'moment'].filter((d) => honoured.includes(d)).map((d) => IDLE_ADVICE[d]!);
+  const next = ways.length === 0 ? 'send it while the agent works' : `send it ${ways.join(', or ')}`;
+  return {
+    reason: 'refused',
+    rule: 'session-idle',
+    detail: `no turn is running, and a steer never starts one: ${next}`,
+  };
+}
 
 /** D31: the delivery the sender asked for (absent: `moment`), or the rule it breaks. */
 export function checkDelivery(
@@ -187,7 +195,7 @@ export function checkDelivery(
     return { reason: 'invalid', rule: 'delivery-invalid', detail: `delivery must be one of ${DELIVERIES.join(', ')}` };
   }
   if (!honoured.includes(raw)) return deliveryUnsupported(raw, honoured, hint);
-  if (raw === 'steer' && !turnOpen) return STEER_IDLE;
+  if (raw === 'steer' && !turnOpen) return steerIdle(honoured);
   return { delivery: raw as 'steer' | 'queue' };
 }
 

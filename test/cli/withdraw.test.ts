@@ -76,7 +76,7 @@ test('--delivery steer rides the running turn; with no turn running it is refuse
   assert.is(await idle.run, INSTRUCT_EXIT.rejected);
   assert.match(
     idle.out.text(),
-    'rejected by the adapter (session-idle): no turn is running: send it with --delivery queue, or as a moment; nothing was queued',
+    'rejected by the adapter (session-idle): no turn is running, and a steer never starts one: send it with delivery queue, or as a moment; nothing was queued',
   );
   assert.equal((await queued(s.session)).waiting, []);
   const bad = instruct('x', s.session, { delivery: 'now' });

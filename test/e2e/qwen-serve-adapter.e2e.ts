@@ -3,7 +3,9 @@
 // this project's adapter (`qwen-code --serve URL --serve-token-file F`), instructions sent through
 // the relay as a consumer sends them. Hooks and lane speak of one session id; a `steer` sent while
 // a slow tool runs is in the same turn's next model request, delivered on the daemon's receipt
-// through the `serve` lane; `moment` goes through the hooks (`queue` is refused: neither lane has one); a withdrawn steer never
+// through the `serve` lane; `moment` goes through the hooks; `queue` is the daemon's prompt queue
+// (the first model request of the turn after the running one, or of the turn it starts when none
+// runs, never inside the running one), taken back while it waits; a withdrawn steer never
 // reaches the model; a cancel stops the turn; the audit tells the lanes apart; a killed daemon is
 // said once and the hook lane goes on
 // (it reports the session's end, and a plain `qwen` run is steered through its hooks as before).
@@ -21,6 +23,7 @@ import { command, type AepCommand, type AepEvent } from '../../src/protocol/inde
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
 import { sink } from '../cli/support.js';
 import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
+import { until } from '../support/until.js';
 import {
   bodyHas,
   chatMessagesOf,
@@ -122,8 +125,8 @@ if (binary === undefined) {
       assert.equal(entry?.lanes, ['hook', 'serve'], 'the roster names both lanes');
       assert.equal(
         (entry?.control as { deliveries?: string[] } | undefined)?.deliveries,
-        ['moment', 'steer'],
-        "the adapter's hello declares the steer the serve lane adds",
+        ['moment', 'steer', 'queue'],
+        "the adapter's hello declares the steer and queue the serve lane adds",
       );
     } finally {
       await consumer.close();
@@ -238,16 +241,11 @@ if (binary === undefined) {
     );
   });
 
-  test('moment goes through the hooks in a daemon session; queue is refused, naming what it takes', async () => {
+  test('moment goes through the hooks in a daemon session', async () => {
     const { release, finished } = await slowTurn('q-moment');
     const tag = session.slice(0, 8);
     const moment = await accepted(instruct(`MOMENT-SERVE-${tag}`, 'moment'));
-    const q = await stack.send(instruct(`QUEUE-SERVE-${tag}`, 'queue'));
     release();
-    assert.equal(q.outcome === 'rejected' ? [q.code, q.detail] : q, [
-      'delivery-unsupported',
-      'this session cannot take delivery "queue": it accepts moment, steer',
-    ]);
     const d = await stack.waitFor('moment delivered', () => of(DELIVERED, moment.id));
     assert.equal([d.data?.['delivery'], d.data?.['moment'], d.data?.['lane']], ['moment', 'PostToolUse', undefined]);
     await finishedAfter(finished);
@@ -255,7 +253,106 @@ if (binary === undefined) {
     assert.not.ok(bodyHas(reqs[0]!.body, `MOMENT-SERVE-${tag}`), 'not in the request that asked for the tool');
     // Daemon sessions carry the hook's context as a user message of the turn's next request.
     assert.ok(bodyHas(reqs[1]?.body, `MOMENT-SERVE-${tag}`), "in the same turn's next request");
-    assert.is(withText(`QUEUE-SERVE-${tag}`).length, 0);
+  });
+
+  test("queue sent mid-turn: none of the running turn's requests, the first request of the next turn, through the serve lane; a resend is one delivery", async () => {
+    const { release, finished } = await slowTurn('q-queue');
+    const tag = `QUEUE-SERVE-${session.slice(0, 8)}`;
+    const text = `[[TURN]] [[TOOLS:0]] ${tag} say done`;
+    const cmd = await accepted(instruct(text, 'queue'));
+    const again = await stack.send(cmd);
+    assert.is(again.outcome, 'accepted', 'the resend gets the recorded ack again');
+    assert.is(withText(tag).length, 0, 'not while the tool runs');
+    // The daemon lists it as a prompt waiting for the next turn.
+    type Pending = { promptId?: string; text?: string; state?: string };
+    let waiting: Pending | undefined;
+    await until(
+      async () => {
+        const r = await daemon.api('GET', `/session/${session}/pending-prompts`);
+        waiting = (r.body?.['pendingPrompts'] as Pending[] | undefined)?.find((p) => p.text?.includes(tag));
+        return waiting !== undefined;
+      },
+      'the pending prompt',
+      30_000,
+    );
+    assert.is(waiting?.state, 'queued');
+    release();
+    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    const end = await finishedAfter(finished);
+    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
+    assert.is(d.data?.['ref'], waiting?.promptId, "the ref is the daemon's prompt id");
+    assert.ok(end.seq! < d.seq!, 'delivered once the running turn ended');
+    await finishedAfter(finished + 1);
+    assert.ok(requestsOf('q-queue').length >= 2, 'the running turn went on after the tool');
+    assert.not.ok(
+      requestsOf('q-queue').some((r) => bodyHas(r.body, tag)),
+      "in none of the running turn's requests",
+    );
+    const reqs = withText(tag);
+    assert.ok(reqs.length >= 1);
+    const msgs = chatMessagesOf(reqs[0]!.body);
+    assert.ok(
+      msgs.at(-1)?.role === 'user' && chatTextOf(msgs.at(-1)!).includes(text),
+      `the next turn's first request ends with it: ${JSON.stringify(msgs.slice(-2)).slice(0, 1500)}`,
+    );
+    assert.is(turnPromptOf(reqs[0]!.body), chatTextOf(msgs.at(-1)!), 'it is the turn the request belongs to');
+    assert.is(all(DELIVERED).filter((e) => e.cause === cmd.id).length, 1, 'one delivery');
+    assert.not.ok(of(DROPPED, cmd.id));
+    const w = await stack.send(
+      command(SENDER, session, { type: 'x.qwen-code.control.withdraw', data: { instruction: cmd.id } }),
+    );
+    assert.equal(w.outcome === 'rejected' ? w.code : w, 'already-delivered', 'withdrawn after: already delivered');
+  });
+
+  test('a queue withdrawn while it waits is dropped withdrawn and never reaches the model; the one behind it runs', async () => {
+    const { release, finished } = await slowTurn('q-qwithdraw');
+    const tag = session.slice(0, 8);
+    const gone = `QUEUE-WITHDRAWN-${tag}`;
+    const kept = `QUEUE-KEPT-${tag}`;
+    const first = await accepted(instruct(`[[TURN]] [[TOOLS:0]] ${gone} say done`, 'queue'));
+    const second = await accepted(instruct(`[[TURN]] [[TOOLS:0]] ${kept} say done`, 'queue'));
+    const w = await accepted(
+      command(SENDER, session, { type: 'x.qwen-code.control.withdraw', data: { instruction: first.id } }),
+    );
+    const dropped = await stack.waitFor('dropped withdrawn', () => all(DROPPED).find((e) => e.subject === first.id));
+    assert.equal([dropped.cause, dropped.data?.['reason']], [w.id, 'withdrawn']);
+    release();
+    // The daemon runs its queue in order: the withdrawn prompt would have run before this one.
+    const d = await stack.waitFor('the one behind delivered', () => of(DELIVERED, second.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
+    await finishedAfter(finished + 1);
+    assert.is(withText(gone).length, 0, 'no request carries the withdrawn text');
+    assert.ok(withText(kept).length > 0, 'the next one ran');
+    assert.not.ok(of(DELIVERED, first.id));
+    assert.equal(
+      all('run.finished').length,
+      finished + 2,
+      'two turns: the running one and the queue kept (the withdrawn one ran none)',
+    );
+  });
+
+  test("queue with no turn running starts a turn of its own at once: its text is that turn's first request", async () => {
+    for (let i = 0; ; i++) {
+      const r = await daemon.api('GET', `/session/${session}/turns/current`);
+      if (r.body?.['state'] !== 'running') break;
+      if (i > 200) assert.unreachable(`the daemon still runs a turn: ${JSON.stringify(r.body)}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const finished = all('run.finished').length;
+    const tag = `QUEUE-IDLE-${session.slice(0, 8)}`;
+    const text = `[[TURN]] [[TOOLS:0]] ${tag} say done`;
+    const cmd = await accepted(instruct(text, 'queue'));
+    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
+    await finishedAfter(finished);
+    const reqs = withText(tag);
+    assert.ok(reqs.length >= 1);
+    const msgs = chatMessagesOf(reqs[0]!.body);
+    assert.ok(
+      msgs.at(-1)?.role === 'user' && chatTextOf(msgs.at(-1)!).includes(text),
+      'the first request ends with it',
+    );
+    assert.is(all(DELIVERED).filter((e) => e.cause === cmd.id).length, 1, 'one delivery');
   });
 
   test('control.cancel {scope: run} stops the turn through the lane; run.cancelled names the cancel', async () => {
@@ -273,12 +370,21 @@ if (binary === undefined) {
     const mine = r.instructions.filter((i) => i.session === session && i.status === 'delivered');
     const steer = mine.find((i) => i.delivery === 'steer');
     const moment = mine.find((i) => i.delivery === 'moment');
+    const queued = mine.filter((i) => i.delivery === 'queue');
     assert.equal([steer?.delivered?.lane, steer?.delivered?.ref], ['serve', steer?.id]);
+    assert.ok(queued.length >= 3, `the queues delivered: ${queued.length}`);
+    for (const q of queued) assert.equal([q.delivered?.lane, typeof q.delivered?.ref], ['serve', 'string']);
+    const withdrawn = r.instructions.filter((i) => i.session === session && i.dropped?.reason === 'withdrawn');
+    assert.ok(
+      withdrawn.some((i) => i.delivery === 'queue' && i.status === 'dropped'),
+      `the withdrawn queue: ${JSON.stringify(withdrawn.map((i) => [i.delivery, i.status]))}`,
+    );
     assert.equal([moment?.delivered?.lane, moment?.delivered?.moment], [undefined, 'PostToolUse']);
     const text = renderText(r);
     assert.match(text, `${steer!.id}  session ${session}`);
     const line = (id: string) => text.split('\n').find((l) => l.includes(id)) ?? '';
     assert.match(line(steer!.id), 'through the serve lane');
+    assert.match(line(queued[0]!.id), 'through the serve lane');
     assert.match(line(moment!.id), 'at PostToolUse');
     assert.not.match(line(moment!.id), 'serve lane');
   });

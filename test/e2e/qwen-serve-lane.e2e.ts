@@ -2,7 +2,8 @@
 // mock Chat Completions API, the lane object driven directly: a steer sent while a slow tool runs
 // is in the next model request of the same turn, with the daemon's receipt as a `delivered`
 // fact; an idle session refuses it; a resend is one injection; a withdrawn message never reaches
-// the model; interrupt withdraws what waits, then stops the turn; queue is the next turn;
+// the model; interrupt withdraws what waits, then stops the turn; queue is the next turn (or,
+// with none running, the turn its prompt starts), and one taken back while it waits ends no turn;
 // permission requests are answered over the lane; a wrong token is refused once, clearly; a
 // killed daemon is one `lost`, and the lane attaches again after a restart.
 import { test } from 'uvu';
@@ -198,9 +199,25 @@ if (binary === undefined) {
     );
   });
 
-  test("queue: the daemon's pending prompt, the next turn's first request; refused idle", async () => {
-    const idle = await lane.queue!({ session, commandId: 'cmd-queue-idle', text: '[[TURN]] q-idle' });
-    assert.equal(idle.ok ? idle : idle.reason, 'idle', JSON.stringify(idle));
+  test('queue with no turn running: the prompt starts its turn at once, and that start is the receipt', async () => {
+    const text = '[[TURN]] [[TOOLS:0]] QUEUE-SERVE-IDLE say done';
+    const out = await lane.queue!({ session, commandId: 'cmd-queue-idle', text });
+    assert.ok(out.ok && typeof out.ref === 'string', JSON.stringify(out));
+    const ref = out.ok ? out.ref! : '';
+    await until(() => turnEnded(ref) !== undefined, 'its turn ended', 30_000);
+    const d = facts.find((f) => f.kind === 'delivered' && f.commandId === 'cmd-queue-idle');
+    assert.equal(d && d.kind === 'delivered' ? d.ref : d, ref);
+    assert.ok(
+      facts.findIndex((f) => f.kind === 'turn.started' && f.turnId === ref) < facts.indexOf(d!),
+      'delivered as its turn started',
+    );
+    const reqs = requestsOf('QUEUE-SERVE-IDLE');
+    assert.ok(reqs.length >= 1);
+    const last = messagesOf(reqs[0]!).at(-1);
+    assert.ok(last?.role === 'user' && textOf(last).includes(text), 'the first request ends with it');
+  });
+
+  test("queue: the daemon's pending prompt, the next turn's first request", async () => {
     const { turnId, release } = await slowTurn('s-queue');
     const text = '[[TURN]] QUEUE-SERVE-ONE next';
     const out = await lane.queue!({ session, commandId: 'cmd-queue-1', text });
@@ -227,11 +244,17 @@ if (binary === undefined) {
     const { turnId, release } = await slowTurn('s-qwithdraw');
     const out = await lane.queue!({ session, commandId: 'cmd-queue-2', text: '[[TURN]] QUEUE-SERVE-WITHDRAWN' });
     assert.ok(out.ok, JSON.stringify(out));
+    const ref = out.ok ? out.ref! : '';
     assert.equal(await lane.withdraw(session, 'cmd-queue-2'), { removed: true });
+    // The daemon sends the removed prompt a `turn_complete {stopReason: "cancelled"}` of its own.
+    assert.not.ok(turnEnded(ref), 'taken back: no turn of its own ended');
+    assert.not.ok(turnEnded(turnId), 'the running turn goes on');
     release();
     await until(() => turnEnded(turnId) !== undefined, 'turn.ended', 30_000);
     await wait(1000);
     assert.is(seen('QUEUE-SERVE-WITHDRAWN').length, 0);
+    assert.not.ok(turnEnded(ref));
+    assert.not.ok(facts.some((f) => f.kind === 'delivered' && f.commandId === 'cmd-queue-2'));
   });
 
   test('a permission request is an approval fact, answered over the lane', async () => {

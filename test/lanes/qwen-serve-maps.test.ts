@@ -70,6 +70,20 @@ test('turn_complete ends the prompt it names, with its stop reason', () => {
   assert.equal(factsOf(S, done, view({ ended: new Set(['p1']) }), AT), [], 'once');
 });
 
+test('a queued prompt taken back gets a turn_complete of its own: it ends no turn while another runs', () => {
+  const removed = ev('turn_complete', 'p-q', { promptId: 'p-q', stopReason: 'cancelled' });
+  assert.equal(factsOf(S, removed, view({ turn: 'p1' }), AT), [], 'the running turn p1 goes on');
+});
+
+test('a queue sent while no turn ran starts its turn with its echo: that start is its receipt', () => {
+  const echo = ev('session_update', 'p-q', { update: { sessionUpdate: 'user_message_chunk' } });
+  assert.equal(factsOf(S, echo, view(), AT), [
+    { kind: 'turn.started', session: S, at: AT, turnId: 'p-q' },
+    { kind: 'delivered', session: S, at: AT, commandId: 'cmd-q', ref: 'p-q' },
+  ]);
+  assert.equal(factsOf(S, echo, view({ turn: 'p-q' }), AT), [], 'its later frames are no second receipt');
+});
+
 test("mid_turn_message_injected is the receipt of the lane's own message ids only", () => {
   const injected = ev('mid_turn_message_injected', 'p1', {
     messages: ['STEER', 'from the web shell'],
@@ -200,16 +214,20 @@ test('queue and withdrawal answers', () => {
   });
 });
 
-test("the vendor table's lane row names the end-to-end test that proves it", () => {
+test("the vendor table's lane row names the end-to-end tests that prove it", () => {
   const row = qwenCode.nativeLane!;
   assert.equal([row.name, row.urlEnv, row.tokenFileEnv], ['serve', 'AEP_QWEN_SERVE_URL', 'AEP_QWEN_SERVE_TOKEN_FILE']);
-  const name = /^e2e\/qwen-serve-lane#(.+)$/.exec(row.evidence)?.[1];
-  assert.ok(name, row.evidence);
-  const e2e = readFileSync(new URL('../e2e/qwen-serve-lane.e2e.ts', import.meta.url), 'utf8');
-  assert.ok(
-    [`test('${name}'`, `test("${name}"`].some((s) => e2e.includes(s)),
-    `no e2e test named "${name}"`,
-  );
+  const refs = row.evidence.split(/; (?=e2e\/)/);
+  assert.ok(refs.length >= 2, row.evidence);
+  for (const ref of refs) {
+    const m = /^e2e\/(qwen-serve-(?:lane|adapter))#(.+)$/.exec(ref);
+    assert.ok(m, ref);
+    const e2e = readFileSync(new URL(`../e2e/${m![1]}.e2e.ts`, import.meta.url), 'utf8');
+    assert.ok(
+      [`test('${m![2]}'`, `test("${m![2]}"`].some((s) => e2e.includes(s)),
+      `no e2e test named "${m![2]}" in ${m![1]}`,
+    );
+  }
 });
 
 test.run();

@@ -59,7 +59,10 @@ test("refusals carry the adapter's code and a sentence: session-idle, unknown-in
   const idle = await mcp.call('instruct', { session: s.session, text: 'x', delivery: 'steer' });
   assert.ok(idle.isError);
   assert.is(idle.facts['code'], 'session-idle');
-  assert.match(idle.text, 'no turn is running: send it with --delivery queue, or as a moment');
+  assert.match(
+    idle.text,
+    'no turn is running, and a steer never starts one: send it with delivery queue, or as a moment',
+  );
   const unknown = await mcp.call('withdraw', { session: s.session, instruction: 'nope' });
   assert.ok(unknown.isError);
   assert.is(unknown.facts['code'], 'unknown-instruction');

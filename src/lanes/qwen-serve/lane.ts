@@ -1,6 +1,6 @@
 // The Qwen Code `qwen serve` native lane (D30–D33): finds the daemon's live sessions, follows
 // each over SSE, and carries steer (a mid-turn message, read at the next model request of the
-// running turn), queue (a pending prompt: the daemon's next turn), withdraw, interrupt (cancel)
+// running turn), queue (a prompt of its own: the daemon's next turn), withdraw, interrupt (cancel)
 // and permission answers over its HTTP API. The command id is the daemon's `messageId`.
 // A daemon that stops answering is one `lost` fact and one message; the lane retries with
 // backoff and attaches again when it is back.
@@ -54,14 +54,16 @@ interface Held {
 
 /** Ended turns remembered per session, so late frames of them start nothing. */
 const ENDED_KEPT = 64;
+/** How long a withdraw waits for the stream to say a queued prompt was removed (it is said at once). */
+const REMOVED_WAIT_MS = 5000;
 /** Receipts remembered, so a resend after one is answered without sending again (the core dedupes too, D4). */
 const DELIVERED_KEPT = 4096;
 const enc = encodeURIComponent;
 
 export class QwenServeLane implements NativeLane {
   readonly name = 'serve';
-  // D31: queue stays with the hook lane (UserPromptSubmit fires for daemon sessions too).
-  readonly deliveries = ['steer'] as const;
+  // D31 `queue` is the daemon's prompt queue, always (`queue()` says why); the hook lane has none.
+  readonly deliveries = ['steer', 'queue'] as const;
   // A mid-turn message the turn never injected runs as the next prompt (its id the message id):
   // `pending_prompt_started` is then its receipt (observed on 0.24.4 at a turn's natural end too).
   readonly keepsUnread = true;
@@ -73,6 +75,10 @@ export class QwenServeLane implements NativeLane {
   private readonly held = new Map<string, Held>();
   private readonly byRef = new Map<string, string>();
   private readonly delivered = new Map<string, string>();
+  /** Queued prompts the daemon has not answered yet: a withdraw waits for the prompt id. */
+  private readonly sending = new Map<string, Promise<LaneOutcome>>();
+  /** Queued prompts taken back, awaiting the stream's word (`pending_prompt_completed`). */
+  private readonly removing = new Map<string, () => void>();
   private health: Health = { kind: 'starting' };
   private workspace: string | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -129,6 +135,15 @@ export class QwenServeLane implements NativeLane {
     return out;
   }
 
+  /**
+   * D31 `queue` is a prompt of its own (`POST /session/:id/prompt`), sent whether a turn runs or
+   * not. While a prompt runs the daemon queues it and runs it as the next turn, right after; with
+   * none running it starts that turn now. The lane cannot tell the two apart exactly (the daemon
+   * counts a turn as running until just after its Stop hook, and its stream tells the lane a
+   * moment later), so `queue` means the same in both: the text is the first model request of the
+   * turn it starts, once, never inside the turn running now. The receipt is that turn's start
+   * (`pending_prompt_started`, or the prompt's echo), named by the daemon's prompt id.
+   */
   async queue(req: LaneRequest): Promise<LaneOutcome> {
     const done = this.delivered.get(req.commandId);
     if (done !== undefined) return { ok: true, ref: done };
@@ -137,11 +152,16 @@ export class QwenServeLane implements NativeLane {
       return mine.text === req.text && mine.via === 'queue'
         ? { ok: true, ref: mine.ref }
         : { ok: false, reason: 'refused', detail: `instruction ${req.commandId} is already held with another text` };
+    const inFlight = this.sending.get(req.commandId);
+    if (inFlight !== undefined) return inFlight;
+    const sent = this.sendPrompt(req).finally(() => this.sending.delete(req.commandId));
+    this.sending.set(req.commandId, sent);
+    return sent;
+  }
+
+  private async sendPrompt(req: LaneRequest): Promise<LaneOutcome> {
     const down = await this.unreached(req.session);
     if (down !== undefined) return down;
-    // A prompt sent to an idle session starts a turn at once: that is no queue, so it is refused.
-    if (this.sessions.get(req.session)?.turn === undefined)
-      return { ok: false, reason: 'idle', detail: 'no turn runs in this qwen serve session; a prompt would start one' };
     const r = await this.call('POST', `/session/${enc(req.session)}/prompt`, {
       prompt: [{ type: 'text', text: req.text }],
     });
@@ -149,7 +169,7 @@ export class QwenServeLane implements NativeLane {
     const out = queueOutcome(r);
     if (!out.ok) return out;
     this.hold(req, 'queue', out.ref!);
-    // The queued prompt may have started before its answer came back: its start was the receipt.
+    // The prompt may have started before its answer came back: its start was the receipt.
     const s = this.sessions.get(req.session);
     if (s !== undefined && (s.turn === out.ref || s.ended.has(out.ref!)))
       this.receipt({
@@ -163,24 +183,49 @@ export class QwenServeLane implements NativeLane {
   }
 
   async withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
+    // A queued prompt whose answer is still awaited has no prompt id yet: the answer comes first.
+    await this.sending.get(commandId);
     if (this.delivered.has(commandId)) return { removed: false };
     const h = this.held.get(commandId);
-    if (h?.via === 'queue') {
-      // Removing a prompt that already started aborts its turn: take it back only while it waits.
-      const list = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
-      if ('reason' in list) return { error: list.detail };
-      const entry = (
-        list.body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined
-      )?.pendingPrompts?.find((p) => p.promptId === h.ref);
-      if (entry?.state !== 'queued') return { removed: false };
-    }
-    const path =
-      h?.via === 'queue'
-        ? `/session/${enc(session)}/pending-prompts/${enc(h.ref)}`
-        : `/session/${enc(session)}/mid-turn-messages/${enc(h?.ref ?? commandId)}`;
-    const r = await this.call('DELETE', path);
+    if (h?.via === 'queue') return this.withdrawPrompt(session, commandId, h);
+    const r = await this.call('DELETE', `/session/${enc(session)}/mid-turn-messages/${enc(h?.ref ?? commandId)}`);
     if ('reason' in r) return { error: r.detail };
     const out = removedOf(r);
+    if ('removed' in out && out.removed) this.release(commandId);
+    return out;
+  }
+
+  /**
+   * A queued prompt is taken back only while it waits: removing one that started aborts its turn.
+   * It may start between the look and the removal; the daemon then still answers `removed`, so
+   * the stream decides: its `pending_prompt_completed {state: "removed"}` comes after the
+   * prompt's start if it started (the receipt, so `already-delivered`), and alone if it did not.
+   */
+  private async withdrawPrompt(
+    session: string,
+    commandId: string,
+    h: Held,
+  ): Promise<{ removed: boolean } | { error: string }> {
+    const list = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
+    if ('reason' in list) return { error: list.detail };
+    const entry = (
+      list.body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined
+    )?.pendingPrompts?.find((p) => p.promptId === h.ref);
+    if (entry?.state !== 'queued') return { removed: false };
+    const said = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, REMOVED_WAIT_MS);
+      this.removing.set(h.ref, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    const r = await this.call('DELETE', `/session/${enc(session)}/pending-prompts/${enc(h.ref)}`);
+    const out = 'reason' in r ? { error: r.detail } : removedOf(r);
+    // Nothing removed: the stream will say nothing of it.
+    if (!('removed' in out) || !out.removed) this.removing.get(h.ref)?.();
+    await said;
+    this.removing.delete(h.ref);
+    if (this.delivered.has(commandId)) return { removed: false };
     if ('removed' in out && out.removed) this.release(commandId);
     return out;
   }
@@ -390,6 +435,12 @@ export class QwenServeLane implements NativeLane {
   private observe(session: string, s: Followed, e: ServeEvent): void {
     if (e.type === 'permission_request' && typeof e.data?.requestId === 'string')
       s.options.set(e.data.requestId, optionsOf(e));
+    const prompt = typeof e.data?.promptId === 'string' ? e.data.promptId : e.promptId;
+    if (e.type === 'pending_prompt_completed' && prompt !== undefined) {
+      // One taken back before it started: its `turn_complete` that follows ends no turn.
+      if (e.data?.state === 'removed' && prompt !== s.turn) s.ended.add(prompt);
+      this.removing.get(prompt)?.();
+    }
     const view: SessionView = {
       ...(s.turn === undefined ? {} : { turn: s.turn }),
       ended: s.ended,

@@ -85,27 +85,29 @@ export function optionsOf(e: ServeEvent): ServeOption[] {
 
 /**
  * The facts one frame carries. `turn_complete` ends the prompt it names (`stopReason` is its
- * status: `end_turn`, `cancelled`); the first frame of a prompt not yet seen starts it;
- * `mid_turn_message_injected` lists the message ids that reached the model (the receipt), and
- * `pending_prompt_started` is the receipt of a queued prompt (and of a mid-turn message a cancel
- * promoted to a prompt: its prompt id is the message id).
+ * status: `end_turn`, `cancelled`), unless another prompt is the one running: a queued prompt
+ * taken back (`DELETE …/pending-prompts/:id`) gets a `turn_complete {stopReason: "cancelled"}` of
+ * its own while the running turn goes on (0.24.4). The first frame of a prompt not yet seen
+ * starts it, and is the receipt when the prompt is the lane's own: a queued prompt starts with
+ * `pending_prompt_started`, one sent while no turn ran with its echo (`session_update`), and a
+ * mid-turn message a cancel promoted to a prompt runs under its message id.
+ * `mid_turn_message_injected` lists the message ids that reached the model (the receipt).
  */
 export function factsOf(session: string, e: ServeEvent, view: SessionView, at: number): LaneFact[] {
   const facts: LaneFact[] = [];
   const prompt = str(e.data?.promptId) ?? e.promptId;
   if (e.type === 'turn_complete') {
     if (prompt === undefined || view.ended.has(prompt)) return [];
+    if (view.turn !== undefined && view.turn !== prompt) return [];
     const status = str(e.data?.stopReason) ?? 'end_turn';
     return [{ kind: 'turn.ended', session, at, turnId: prompt, status, interrupted: status === 'cancelled' }];
   }
-  if (OPENS.has(e.type) && prompt !== undefined && prompt !== view.turn && !view.ended.has(prompt))
+  if (OPENS.has(e.type) && prompt !== undefined && prompt !== view.turn && !view.ended.has(prompt)) {
     facts.push({ kind: 'turn.started', session, at, turnId: prompt });
+    const commandId = view.commandOf(prompt);
+    if (commandId !== undefined) facts.push({ kind: 'delivered', session, at, commandId, ref: prompt });
+  }
   switch (e.type) {
-    case 'pending_prompt_started': {
-      const commandId = prompt === undefined ? undefined : view.commandOf(prompt);
-      if (commandId !== undefined) facts.push({ kind: 'delivered', session, at, commandId, ref: prompt! });
-      break;
-    }
     case 'mid_turn_message_injected': {
       const ids = Array.isArray(e.data?.messageIds) ? e.data.messageIds : [];
       for (const ref of ids) {
@@ -195,7 +197,10 @@ export function steerOutcome(r: ServeReply, commandId: string, turnRunning: bool
   };
 }
 
-/** `POST /session/:id/prompt` while a turn runs: 202 `{promptId}`, the daemon's next-turn queue. */
+/**
+ * `POST /session/:id/prompt`: 202 `{promptId}`. While a prompt runs it waits in the daemon's
+ * queue and runs as the next turn; with none running it is the turn that starts now.
+ */
 export function queueOutcome(r: ServeReply): LaneOutcome {
   const promptId = str(rec(r.body)?.promptId);
   if (r.status !== 202 || promptId === undefined) return failed(r, 'the queued prompt');
