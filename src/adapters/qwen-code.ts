@@ -5,6 +5,7 @@
 import { int, obj, str } from './hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from './hook-maps.js';
 import { qwenCodeInstaller } from './installers/qwen-code.js';
+import { qwenServe } from '../lanes/qwen-serve/spec.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS,
   allowOrDeny,
@@ -98,18 +99,7 @@ export const qwenCode: VendorTable = {
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
   // D30: sessions hosted by `qwen serve` also take mid-turn messages (`steer`), prompts of their
   // own (`queue`: the next turn, or the turn it starts when none runs) and cancels.
-  nativeLane: {
-    name: 'serve',
-    urlEnv: 'AEP_QWEN_SERVE_URL',
-    tokenFileEnv: 'AEP_QWEN_SERVE_TOKEN_FILE',
-    evidence: [
-      "e2e/qwen-serve-lane#a steer during a slow tool call is in the same turn's next model request, with the daemon's receipt",
-      "e2e/qwen-serve-adapter#queue sent mid-turn: none of the running turn's requests, the first request of the next turn, through the serve lane; a resend is one delivery",
-      "e2e/qwen-serve-adapter#queue with no turn running starts a turn of its own at once: its text is that turn's first request",
-      'e2e/qwen-serve-adapter#a queue withdrawn while it waits is dropped withdrawn and never reaches the model; the one behind it runs',
-    ].join('; '),
-    open: async (o) => (await import('../lanes/qwen-serve/lane.js')).qwenServeLane(o),
-  },
+  lanes: [qwenServe],
   moments: {
     // `--continue` keeps the session id: the start moment reopens an ended session.
     SessionStart: {

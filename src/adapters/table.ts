@@ -10,7 +10,6 @@ import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
-import type { NativeLane } from '../lanes/lane.js';
 import type {
   AttentionRequestSpec,
   ClassifiedHook,
@@ -57,17 +56,6 @@ export interface UserPlane {
  * A native lane the adapter can attach beside the hook lane (D30): the vendor's own daemon, named
  * by a URL and a mode-600 token file (flags `--serve`, `--serve-token-file`, or their variables).
  */
-export interface NativeLaneSpec {
-  /** The lane's name on `instruction.delivered` and in the roster (`serve`). */
-  name: string;
-  urlEnv: string;
-  tokenFileEnv: string;
-  /** Where the lane's behaviour is proven. */
-  evidence: string;
-  /** Loaded on use: the hook path (the shim reads this table) never loads the lane's modules. */
-  open(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<NativeLane>;
-}
-
 /** A parsed hook body as the vendor sent it. */
 export type HookInput = Record<string, unknown>;
 
@@ -246,9 +234,10 @@ export interface VendorTable {
   sendInput?: InputPolicy;
   /** The channel send_input and the other user-plane verbs go through. */
   userPlane?: UserPlane;
-  /** The vendor's native lane (D30), attached when its URL is given. */
-  nativeLane?: NativeLaneSpec;
-  /** D30: the vendor's native lanes beside the hook lane (`app-server`), each with its evidence. */
+  /**
+   * D30: the vendor's native lanes beside the hook lane, each with its evidence: owned by the
+   * adapter and opened by \`aep-steer run\` (\`app-server\`), or attached to a daemon by URL (\`serve\`).
+   */
   lanes?: readonly LaneSpec[];
   /**
    * D31: the deliveries instruct's hook lane honours, with the evidence. `queue` needs a moment

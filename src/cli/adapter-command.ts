@@ -5,13 +5,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
-import {
-  surfaceFrom,
-  type NativeLaneSpec,
-  type SourceSpec,
-  type SurfaceOptions,
-  type VendorTable,
-} from '../adapters/table.js';
+import { surfaceFrom, type SourceSpec, type SurfaceOptions, type VendorTable } from '../adapters/table.js';
 import { readTokenFile } from '../consumer/connect.js';
 import { ensureSecret } from '../adapters/install.js';
 import { stateDir } from '../protocol/state-dir.js';
@@ -26,7 +20,7 @@ import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
-import type { NativeLane } from '../lanes/lane.js';
+import type { AttachedLaneSpec, NativeLane } from '../lanes/lane.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 
@@ -111,7 +105,7 @@ export interface AdapterConfig {
   /** A bridge vendor's server connection (OpenHands); absent for hook vendors. */
   source?: { spec: SourceSpec; url: string; key?: string; pollMs: number; deltas: boolean };
   /** The vendor's native lane (D30): its daemon and token file; absent without `--serve`. */
-  lane?: { spec: NativeLaneSpec; url: string; tokenFile?: string };
+  lane?: { spec: AttachedLaneSpec; url: string; tokenFile?: string };
 }
 
 /** Flags first, then the environment (D16), then the vendor's defaults. */
@@ -250,12 +244,18 @@ function sourceConfig(
   };
 }
 
+const attachedLane = (table: VendorTable): AttachedLaneSpec | undefined =>
+  table.lanes?.find((l): l is AttachedLaneSpec => l.joins === 'attached');
+
 /** The native lane's daemon (D30); a vendor without one refuses the flags. */
 function laneConfig(table: VendorTable, token: string, f: AdapterFlags, env: NodeJS.ProcessEnv): AdapterConfig['lane'] {
-  const spec = table.nativeLane;
+  const spec = attachedLane(table);
   if (spec === undefined) {
     if (f.serve !== undefined || f.serveTokenFile !== undefined) {
-      const with_ = vendorTokens().filter((t) => tableFor(t)?.nativeLane !== undefined);
+      const with_ = vendorTokens().filter((t) => {
+        const other = tableFor(t);
+        return other !== undefined && attachedLane(other) !== undefined;
+      });
       throw new SteeringError(
         'CONFIG_INVALID',
         `${token} has no serve lane: --serve and --serve-token-file apply to ${with_.join(', ')}`,
@@ -331,10 +331,12 @@ export async function runAdapter(
     cfg.laneEnv === undefined
       ? []
       : await Promise.all(
-          (tableFor(cfg.surface.token)?.lanes ?? []).map((l) => l.make(cfg.laneEnv!, stateDir(cfg.laneEnv))),
+          (tableFor(cfg.surface.token)?.lanes ?? []).flatMap((l) =>
+            l.joins === 'owned' ? [l.make(cfg.laneEnv!, stateDir(cfg.laneEnv))] : [],
+          ),
         );
   const l = cfg.lane;
-  const lane = await l?.spec.open({
+  const lane = await l?.spec.attach({
     url: l.url,
     ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
     onError: report,

@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import type { Command } from 'commander';
 import { readSecret, secretPath } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
-import type { LaneSpec } from '../lanes/lane.js';
+import type { LaneSpec, OwnedLaneSpec } from '../lanes/lane.js';
 
 export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4 } as const;
 
@@ -49,8 +49,9 @@ export async function runVendor(
     tableFor(token) ??
     vendorTokens()
       .map((t) => tableFor(t))
-      .find((t) => t?.lanes?.some((l) => l.command === token));
-  const runs = (l: LaneSpec): boolean => l.client !== undefined || l.run !== undefined;
+      .find((t) => t?.lanes?.some((l) => l.joins === 'owned' && l.command === token));
+  const runs = (l: LaneSpec): l is OwnedLaneSpec =>
+    l.joins === 'owned' && (l.client !== undefined || l.run !== undefined);
   const spec = table?.lanes?.find(runs);
   if (table === undefined || spec === undefined) {
     const runnable = vendorTokens().filter((t) => tableFor(t)?.lanes?.some(runs));

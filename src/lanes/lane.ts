@@ -3,6 +3,7 @@
 // `lanes/qwen-serve/`) and implements this contract; the adapter core sends through it and turns
 // what it observes into session inputs. Nothing here runs I/O: the contract only.
 import type { Observable } from 'rxjs';
+import type { SteeringError } from '../protocol/errors.js';
 import type { AttentionRequestSpec } from '../streams/surface.js';
 
 /** One instruction handed to a lane; the command id is the vendor's client message id (D30). */
@@ -83,10 +84,18 @@ export interface NativeLane {
   close(): Promise<void>;
 }
 
-/** A vendor table's native lane (D30): its name, where its behaviour was observed, and how it is made. */
-export interface LaneSpec {
+/** A vendor table's native lane (D30): its name, where its behaviour was observed, and how a session gets it. */
+interface LaneSpecBase {
   name: string;
   evidence: string;
+}
+
+/**
+ * A lane the adapter owns: made at the adapter's start, running nothing until `aep-steer run`
+ * opens it (the Codex app-server, a headless Claude Code run).
+ */
+export interface OwnedLaneSpec extends LaneSpecBase {
+  joins: 'owned';
   /** The vendor's own command, which `aep-steer run` also takes for the vendor token (`run claude`). */
   command?: string;
   /** Builds the lane (loaded only by the adapter, never by the hook shim); nothing runs until it is opened. */
@@ -107,3 +116,17 @@ export interface LaneSpec {
     io: { in: NodeJS.ReadableStream; out: NodeJS.WritableStream; err: NodeJS.WritableStream },
   ): Promise<number>;
 }
+
+/**
+ * A lane on a daemon someone else runs (`qwen serve`): attached at the adapter's start when its
+ * URL is given (`--serve URL`, or the table's environment variable), its token from a file.
+ */
+export interface AttachedLaneSpec extends LaneSpecBase {
+  joins: 'attached';
+  urlEnv: string;
+  tokenFileEnv: string;
+  /** Loaded on use: the hook path (the shim reads the vendor table) never loads the lane's modules. */
+  attach(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<NativeLane>;
+}
+
+export type LaneSpec = OwnedLaneSpec | AttachedLaneSpec;

@@ -215,7 +215,8 @@ test('queue and withdrawal answers', () => {
 });
 
 test("the vendor table's lane row names the end-to-end tests that prove it", () => {
-  const row = qwenCode.nativeLane!;
+  const row = qwenCode.lanes?.find((l) => l.joins === 'attached');
+  if (row?.joins !== 'attached') throw new Error('the Qwen Code table attaches no lane');
   assert.equal([row.name, row.urlEnv, row.tokenFileEnv], ['serve', 'AEP_QWEN_SERVE_URL', 'AEP_QWEN_SERVE_TOKEN_FILE']);
   const refs = row.evidence.split(/; (?=e2e\/)/);
   assert.ok(refs.length >= 2, row.evidence);

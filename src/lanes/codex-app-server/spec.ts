@@ -1,13 +1,14 @@
 // The Codex table's native lane (D30): where its app-server listens and which binary runs it.
 import { join } from 'node:path';
 import { codexBinary } from '../../adapters/installers/codex.js';
-import type { LaneSpec } from '../lane.js';
+import type { OwnedLaneSpec } from '../lane.js';
 
 /** The private socket `aep-steer run codex` connects the TUI to, in the adapter's state directory. */
 export const codexSocketPath = (stateDir: string): string => join(stateDir, 'codex', 'app-server.sock');
 
-export const codexAppServer: LaneSpec = {
+export const codexAppServer: OwnedLaneSpec = {
   name: 'app-server',
+  joins: 'owned',
   evidence:
     'native-lanes.md "Observed on the pinned binaries" (Codex 0.171.0 app-server); e2e/codex-app-server (steer, receipt, interrupt, loss)',
   make: async (env, stateDir) =>

@@ -1,0 +1,16 @@
+// The Qwen Code table's native lane (D30): a `qwen serve` daemon the person runs, attached by URL.
+import type { AttachedLaneSpec } from '../lane.js';
+
+export const qwenServe: AttachedLaneSpec = {
+  name: 'serve',
+  joins: 'attached',
+  urlEnv: 'AEP_QWEN_SERVE_URL',
+  tokenFileEnv: 'AEP_QWEN_SERVE_TOKEN_FILE',
+  evidence: [
+    "e2e/qwen-serve-lane#a steer during a slow tool call is in the same turn's next model request, with the daemon's receipt",
+    "e2e/qwen-serve-adapter#queue sent mid-turn: none of the running turn's requests, the first request of the next turn, through the serve lane; a resend is one delivery",
+    "e2e/qwen-serve-adapter#queue with no turn running starts a turn of its own at once: its text is that turn's first request",
+    'e2e/qwen-serve-adapter#a queue withdrawn while it waits is dropped withdrawn and never reaches the model; the one behind it runs',
+  ].join('; '),
+  attach: async (o) => (await import('./lane.js')).qwenServeLane(o),
+};
