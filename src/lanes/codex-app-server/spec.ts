@@ -9,7 +9,7 @@ export const codexSocketPath = (stateDir: string): string => join(stateDir, 'cod
 export const codexAppServer: LaneSpec = {
   name: 'app-server',
   evidence:
-    'native-lanes.md "Observed on the pinned binaries" (Codex 0.171.0 app-server); e2e/codex-app-server (steer, receipt, interrupt, loss)',
+    'native-lanes.md "Observed on the pinned binaries" (Codex 0.171.0 app-server); e2e/codex-app-server (steer, receipt, interrupt, loss, command and file-change approvals); e2e/codex-steer-race (a steer losing the race with the turn end)',
   make: async (env, stateDir) =>
     (await import('./lane.js')).codexAppServerLane({
       bin: codexBinary(env) ?? 'codex',
