@@ -379,6 +379,8 @@ if (binary === undefined || tmuxMissing()) {
       });
     const late = await respond(session, allow.id, 'allow');
     assert.is(late.code, RESPOND_EXIT.notPending, 'answered once (D34)');
+    // The next prompt waits for this turn's end: typed into a running turn, the TUI steers it in.
+    await finishedAfter(0);
 
     let fin = all('run.finished').length;
     const deny = await ask('c-deny');
@@ -388,7 +390,7 @@ if (binary === undefined || tmuxMissing()) {
     // The turn's requests carry the thread's history too: only the denied call's own output counts.
     const denied = /echo (TOOL_RAN_\d+)/.exec(String(deny.data?.['prompt']))?.[1];
     assert.ok(denied, String(deny.data?.['prompt']));
-    assert.ok(lastOutputOf('c-deny') !== undefined, 'the turn went on with the refusal as the output');
+    assert.match(lastOutputOf('c-deny') ?? '', 'rejected by user', 'the turn went on with the refusal as the output');
     assert.not.ok(lastOutputOf('c-deny')?.includes(`${denied}\\n`), 'the command never ran');
     assert.not.ok(
       toolOutputsOf('c-deny').some((o) => o.includes(`${denied}\\n`)),

@@ -61,9 +61,12 @@ export function changesOf(item: Record<string, unknown> | undefined): string | u
   return said.length === 0 ? undefined : said.join(', ');
 }
 
-/** `decline` lets the turn go on; a request that lists its decisions without it is refused with `cancel`. */
-const denial = (listed: unknown): string =>
-  !Array.isArray(listed) || listed.includes('decline') ? 'decline' : 'cancel';
+/**
+ * `deny` is `decline` (not run; the turn goes on, the model told "rejected by user"), as deny means
+ * on every vendor (D34). Observed: an escalated command's `availableDecisions` lists `accept` and
+ * `cancel` only, yet 0.171.0 takes `decline` there as well; `cancel` would interrupt the turn.
+ */
+const DENY = 'decline';
 
 export interface CodexLaneOptions {
   /** The `codex` binary. */
@@ -89,10 +92,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   /** Threads the server announced, followed once they can be resumed. */
   const announced = new Set<string>();
   /** Approvals asked and not settled, by their request id: the thread, the item, what may be answered. */
-  const asked = new Map<
-    string,
-    { threadId: string; itemId?: string; id: number | string; decisions: unknown; ours?: boolean }
-  >();
+  const asked = new Map<string, { threadId: string; itemId?: string; id: number | string; ours?: boolean }>();
   /** Items running now that an approval may name (a fileChange's paths), by thread and item id. */
   const items = new Map<string, Record<string, unknown>>();
   /** Approvals settled elsewhere (the TUI), waiting for their item's end to say how. */
@@ -137,7 +137,6 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     asked.set(approvalId, {
       threadId,
       id: r.id,
-      decisions: r.params.availableDecisions,
       ...(itemId ? { itemId } : {}),
     });
     const detail = kind.detail(r.params, itemId === undefined ? undefined : items.get(`${threadId}/${itemId}`));
@@ -365,7 +364,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       const a = asked.get(approvalId);
       if (rpc === undefined || a === undefined) return { ok: false, detail: 'the app-server no longer asks this' };
       a.ours = true;
-      rpc.respond(a.id, { decision: approved ? 'accept' : denial(a.decisions) });
+      rpc.respond(a.id, { decision: approved ? 'accept' : DENY });
       return { ok: true };
     },
     async close() {
