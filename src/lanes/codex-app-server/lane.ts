@@ -91,7 +91,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   const threads = new Map<string, { turn?: string }>();
   /** Threads the server announced, followed once they can be resumed. */
   const announced = new Set<string>();
-  /** Approvals asked and not settled, by their request id: the thread, the item, what may be answered. */
+  /** Approvals asked and not settled, by their request id: the thread, the item, the id to answer. */
   const asked = new Map<string, { threadId: string; itemId?: string; id: number | string; ours?: boolean }>();
   /** Items running now that an approval may name (a fileChange's paths), by thread and item id. */
   const items = new Map<string, Record<string, unknown>>();
