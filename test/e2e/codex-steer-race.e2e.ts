@@ -149,7 +149,12 @@ if (binary === undefined) {
     person?.close();
     await stack?.close();
     await proxy?.close();
-    server?.kill('SIGTERM');
+    // Its directory goes once it has exited (it writes its locks under CODEX_HOME until then).
+    if (server !== undefined && server.exitCode === null) {
+      const exited = new Promise((r) => server.once('exit', r));
+      server.kill('SIGTERM');
+      await exited;
+    }
     await mock?.close();
     if (ws) rmSync(ws.root, { recursive: true, force: true });
   });
