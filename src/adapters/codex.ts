@@ -22,6 +22,7 @@ import {
 
 const TOKEN = 'codex';
 const E2E = `e2e/${TOKEN}`;
+const DELIVERY = 'e2e/codex-delivery';
 const RESUMED = `${E2E}#steered between runs: an instruction sent after codex exec ends reaches the first model request of codex exec resume`;
 
 /** Codex turn scope is the AEP run (fixture identity `run_from: turn_id`). */
@@ -94,10 +95,11 @@ export const codex: VendorTable = {
   // D7: subagent hooks carry the parent's session_id plus agent_id; their context goes to the subagent.
   subagent: carriesAgentId,
   unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',
-  // D31: UserPromptSubmit opens a turn (queue), PreToolUse and PostToolUse fall inside it (steer), Stop ends it.
+  // D31: UserPromptSubmit opens a turn (queue), Stop ends it. A steer goes through a native lane
+  // (the app-server's `turn/steer`, on its receipt): a plain `codex` refuses it, saying how to get one.
   deliveries: {
-    honours: ['moment', 'steer', 'queue'],
-    evidence: `${RESUMED}; ${E2E}#PreToolUse delivers a queued instruction to the request carrying the tool result; vendor-clis-observed §2.7`,
+    honours: ['moment', 'queue'],
+    evidence: `${RESUMED}; ${DELIVERY}#steer to a plain codex session is refused unsupported, saying how to get the lane, while a moment sent meanwhile reaches the same turn`,
   },
   // D30: a session whose TUI runs on the adapter's app-server (`aep-steer run codex`) is also
   // reached by `turn/steer`; a plain `codex` keeps a private in-process server and the hook lane only.

@@ -143,7 +143,16 @@ test('observations of every recorded hook validate against the AEP payload schem
 test('every evidence string resolves', () => {
   for (const [event, row] of Object.entries(codex.moments)) assert.is(evidenceProblem(row.evidence), undefined, event);
   assert.is(evidenceProblem(codex.replies.userNotice!.evidence), undefined, 'userNotice');
+  for (const ev of codex.deliveries!.evidence.split('; ')) assert.is(evidenceProblem(ev), undefined, ev);
   assert.ok(existsSync(schemaFile('SessionStart')));
+});
+
+test("D31: the hook lane honours moment and queue; steer is the app-server lane's alone", () => {
+  assert.equal(surface.deliveries, ['moment', 'queue']);
+  assert.equal(
+    codex.lanes?.map((l) => l.name),
+    ['app-server'],
+  );
 });
 
 test.run();

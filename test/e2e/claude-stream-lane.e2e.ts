@@ -3,13 +3,15 @@
 // runs the CLI headless with its stream-json on the caller's stdout. The hooks and the lane speak
 // of one session (Claude's session_id). While the turn's slow tool runs, a `steer` reaches the
 // next model request of that turn on the CLI's receipt, a `queue` the first request of the next
-// turn only, a withdrawn one never the model, a cancel stops the turn, and a steer with no turn
-// running is refused session-idle.
+// turn only, a withdrawn one never the model, a cancel stops the turn, a steer with no turn
+// running is refused session-idle, and the audit of the adapter's log finds no violation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { auditFiles } from '../../src/audit/audit.js';
+import { renderText } from '../../src/audit/report.js';
 import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
 import { streamJsonSocketPath } from '../../src/lanes/claude-stream-json/spec.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
@@ -288,6 +290,20 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     await finish(run, 1);
     assert.is(mock.messages().filter((r) => r.raw.includes('too late') || r.raw.includes(waiting)).length, 0);
     assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn ran after the cancel');
+  });
+
+  test('the audit of the adapter log finds no violation and tells the stream-json lane from the hook lane', async () => {
+    const r = await auditFiles([stack.logPath]);
+    assert.equal(r.violations, [], renderText(r));
+    const delivered = r.instructions.filter((i) => i.status === 'delivered');
+    const steer = delivered.find((i) => i.delivery === 'steer');
+    const queue = delivered.find((i) => i.delivery === 'queue');
+    assert.equal([steer?.delivered?.lane, queue?.delivered?.lane], ['stream-json', 'stream-json']);
+    const text = renderText(r);
+    const line = (id: string) => text.split('\n').find((l) => l.includes(id)) ?? '';
+    assert.match(line(steer!.id), 'through the stream-json lane');
+    const dropped = r.instructions.filter((i) => i.status === 'dropped').map((i) => i.dropped?.reason);
+    assert.ok(dropped.includes('withdrawn') && dropped.includes('turn-ended'), JSON.stringify(dropped));
   });
 }
 

@@ -7,8 +7,10 @@
 // dead app-server is said once while the hook lane goes on.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { auditFiles } from '../../src/audit/audit.js';
+import { renderText } from '../../src/audit/report.js';
 import { codex } from '../../src/adapters/codex.js';
 import { installCodex } from '../../src/adapters/installers/codex.js';
 import { codexSocketPath } from '../../src/lanes/codex-app-server/spec.js';
@@ -85,6 +87,17 @@ const toolOutputsOf = (tag: string): string[] =>
       .filter((i) => i.type === 'function_call_output')
       .map((i) => JSON.stringify(i)),
   );
+/** The last tool output the model was given in the turn carrying `tag`: that of the turn's own last call. */
+const lastOutputOf = (tag: string): string | undefined => {
+  const last = requestsOf(tag).at(-1);
+  const out =
+    last === undefined
+      ? undefined
+      : itemsOf(last)
+          .filter((i) => i.type === 'function_call_output')
+          .at(-1);
+  return out === undefined ? undefined : JSON.stringify(out);
+};
 /** How many input items of a request carry `text` (a resend injected twice would show twice). */
 const timesIn = (r: RecordedRequest, text: string): number => itemsOf(r).filter((i) => bodyHas(i, text)).length;
 
@@ -112,6 +125,17 @@ async function turnWithSlowTool(tag: string, gate: string): Promise<AepEvent> {
     .catch((err: Error) => {
       throw new Error(`${err.message}\nthe TUI shows:\n${tui.screen()}`);
     });
+}
+/** Submits a prompt that needs an approval; resolves with the app-server's own request (answerable in the TUI too). */
+async function askApproval(prompt: string, tag: string): Promise<AepEvent> {
+  const before = stack.events.filter((e) => e.type === 'attention.requested').length;
+  await tui.submit(prompt);
+  return stack.waitFor(`${tag}: the app-server's request`, () =>
+    stack.events
+      .filter((e) => e.type === 'attention.requested')
+      .slice(before)
+      .find((e) => JSON.stringify(e.data?.['respond_via']) === '["control","oob"]'),
+  );
 }
 const finishedAfter = (n: number) => stack.waitFor('the turn finished', () => all('run.finished')[n]);
 
@@ -335,17 +359,7 @@ if (binary === undefined || tmuxMissing()) {
     const from = stack.events.length;
     await runCodexInTui('codex-app-ask', '-a', 'on-request', '-s', 'read-only');
     const respond = respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator');
-    /** Submits a prompt whose command leaves the sandbox; resolves with the app-server's own request. */
-    const ask = async (tag: string): Promise<AepEvent> => {
-      const before = stack.events.filter((e) => e.type === 'attention.requested').length;
-      await tui.submit(`[[TURN]] [[ESCALATE]] ${tag} run it`);
-      return stack.waitFor(`${tag}: the app-server's request`, () =>
-        stack.events
-          .filter((e) => e.type === 'attention.requested')
-          .slice(before)
-          .find((e) => JSON.stringify(e.data?.['respond_via']) === '["control","oob"]'),
-      );
-    };
+    const ask = (tag: string) => askApproval(`[[TURN]] [[ESCALATE]] ${tag} run it`, tag);
     const allow = await ask('c-allow');
     session = allow.session!;
     assert.ok(
@@ -365,14 +379,23 @@ if (binary === undefined || tmuxMissing()) {
       });
     const late = await respond(session, allow.id, 'allow');
     assert.is(late.code, RESPOND_EXIT.notPending, 'answered once (D34)');
+    // The next prompt waits for this turn's end: typed into a running turn, the TUI steers it in.
+    await finishedAfter(0);
 
     let fin = all('run.finished').length;
     const deny = await ask('c-deny');
     const d = await respond(session, deny.id, 'deny');
     assert.is(d.code, RESPOND_EXIT.answered, d.out);
     await finishedAfter(fin);
-    assert.ok(toolOutputsOf('c-deny').length > 0, 'the turn went on with the refusal as the output');
-    for (const o of toolOutputsOf('c-deny')) assert.not.match(o, /TOOL_RAN_\d\\n/, 'the command never ran');
+    // The turn's requests carry the thread's history too: only the denied call's own output counts.
+    const denied = /echo (TOOL_RAN_\d+)/.exec(String(deny.data?.['prompt']))?.[1];
+    assert.ok(denied, String(deny.data?.['prompt']));
+    assert.match(lastOutputOf('c-deny') ?? '', 'rejected by user', 'the turn went on with the refusal as the output');
+    assert.not.ok(lastOutputOf('c-deny')?.includes(`${denied}\\n`), 'the command never ran');
+    assert.not.ok(
+      toolOutputsOf('c-deny').some((o) => o.includes(`${denied}\\n`)),
+      'no output of the turn says it ran',
+    );
 
     fin = all('run.finished').length;
     const oob = await ask('c-oob');
@@ -385,6 +408,61 @@ if (binary === undefined || tmuxMissing()) {
     const gone = await respond(session, oob.id, 'deny');
     assert.is(gone.code, RESPOND_EXIT.notPending, gone.out);
     await finishedAfter(fin);
+  });
+
+  test('a file change the model asks for (apply_patch): the request names the file; allow writes it, deny leaves it unwritten and the turn finishes', async () => {
+    // The same read-only TUI: a patch writes outside the sandbox, so the app-server asks its clients
+    // (`item/fileChange/requestApproval`, whose paths come from the `fileChange` item it names).
+    const respond = respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator');
+    const written = join(ws.project, 'patch-allowed.txt');
+    const refused = join(ws.project, 'patch-denied.txt');
+    let fin = all('run.finished').length;
+    const allow = await askApproval('[[TURN]] [[PATCH:patch-allowed.txt]] c-patch-allow write it', 'c-patch-allow');
+    assert.is(allow.session, session, 'the same thread');
+    assert.is(allow.data?.['kind'], 'permission');
+    assert.is(allow.data?.['prompt'], `Permission requested: apply_patch: add ${written}`, 'what it writes (D35)');
+    assert.not.ok(existsSync(written), 'nothing written before the answer');
+    const a = await respond(session, allow.id, 'allow');
+    assert.is(a.code, RESPOND_EXIT.answered, a.out);
+    await finishedAfter(fin);
+    assert.match(readFileSync(written, 'utf8'), /^PATCHED_\d+\n$/, 'allow: the patch was applied');
+    assert.match(lastOutputOf('c-patch-allow') ?? '', 'A patch-allowed.txt', 'the model was told the file was written');
+    const late = await respond(session, allow.id, 'deny');
+    assert.is(late.code, RESPOND_EXIT.notPending, `answered once (D34): ${late.out}`);
+    assert.ok(existsSync(written), 'a late deny takes nothing back');
+
+    fin = all('run.finished').length;
+    const deny = await askApproval('[[TURN]] [[PATCH:patch-denied.txt]] c-patch-deny write it', 'c-patch-deny');
+    assert.is(deny.data?.['prompt'], `Permission requested: apply_patch: add ${refused}`);
+    const d = await respond(session, deny.id, 'deny');
+    assert.is(d.code, RESPOND_EXIT.answered, d.out);
+    await finishedAfter(fin);
+    assert.not.ok(existsSync(refused), 'deny: the file was never written');
+    assert.match(
+      lastOutputOf('c-patch-deny') ?? '',
+      'patch rejected',
+      'the turn went on with the refusal as the output',
+    );
+    const resolved = all('attention.answered').filter((e) => e.subject === allow.id || e.subject === deny.id);
+    assert.equal(
+      resolved.map((e) => [e.subject, e.data?.['via'], e.data?.['answer']]),
+      [
+        [allow.id, 'control', { option: 'allow' }],
+        [deny.id, 'control', { option: 'deny' }],
+      ],
+      'each ends once, answered through control',
+    );
+  });
+
+  test('the audit of the adapter log finds no violation', async () => {
+    const r = await auditFiles([stack.logPath]);
+    assert.equal(r.violations, [], renderText(r));
+    const steered = r.instructions.filter((i) => i.status === 'delivered' && i.delivery === 'steer');
+    assert.ok(steered.length > 0, 'it saw the steer delivered');
+    assert.ok(
+      steered.every((i) => i.delivered?.lane === 'app-server'),
+      'through the app-server lane',
+    );
   });
 }
 

@@ -1,15 +1,18 @@
 // D31, D32 end to end on the real Codex 0.171.0 against the loopback mock Responses API, through
-// this project's relay and adapter: a `moment` or a `steer` sent while a slow tool runs reaches the
-// request that carries that tool's result, in the same turn; a `steer` with no turn running is
-// refused session-idle; a withdrawn instruction never reaches the model.
+// this project's relay and adapter: a `moment` sent while a slow tool runs reaches the request
+// that carries that tool's result, in the same turn; a plain `codex` (no app-server lane: the
+// roster shows the hook lane only) refuses `steer` unsupported, saying how to get the lane; a
+// withdrawn instruction never reaches the model.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { codex } from '../../src/adapters/codex.js';
 import { installCodex } from '../../src/adapters/installers/codex.js';
+import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
 import { command, type AepCommand } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
+import { sink } from '../cli/support.js';
 import {
   bodyHas,
   codexHome,
@@ -116,38 +119,52 @@ if (binary === undefined) {
     assert.ok(call >= 0 && at > call, "a developer item after the tool call, in the same turn's next request");
   });
 
-  test('steer sent while a slow tool runs is honoured inside that turn; once the turn is over it is refused session-idle', async () => {
+  test('steer to a plain codex session is refused unsupported, saying how to get the lane, while a moment sent meanwhile reaches the same turn', async () => {
     const ws = codexWorkspace();
     const gate = join(ws.root, 'steer.go');
     const from = stack.events.length;
     const run = runCodex(ws, `[[TURN]] [[WAITFILE:${gate}]] c-steer run the slow command`);
     const session = await stack.newSession(from);
     await stack.waitFor('the slow tool call', () => stack.find(session, 'tool.requested'));
+    // A turn runs, but no native lane reaches a plain `codex` (D31): refused, naming what it takes.
     const text = `STEER-CODEX-STEER-${session.slice(-8)}`;
-    const cmd = await accepted(session, 'x.codex.control.instruct', { text, delivery: 'steer' });
+    const steer = command(SENDER, session, {
+      type: 'x.codex.control.instruct',
+      data: { text, delivery: 'steer' },
+      capture: 'redacted',
+    });
+    const settled = await stack.send(steer);
+    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code, settled.detail] : settled, [
+      'unsupported',
+      'delivery-unsupported',
+      'this session cannot take delivery "steer": it accepts moment, queue; start it with `aep-steer run codex`',
+    ]);
+    // The roster says why: this session has the hook lane only.
+    const out = sink();
+    const code = await runSessions(
+      { relay: stack.relayUrl, token: stack.relayToken, sender: 'e2e-roster' },
+      { out: out.stream },
+    );
+    assert.is(code, SESSIONS_EXIT.ok);
+    const lines = out.text().split('\n');
+    const head = lines[0] ?? '';
+    const row = lines.find((l) => l.startsWith(session)) ?? '';
+    const lanes = row.slice(head.indexOf('LANES'), head.indexOf('ACCEPTS')).trim();
+    assert.is(lanes, 'hook', `the LANES column of \`aep-steer sessions\`:\n${out.text()}`);
+    const moment = `MOMENT-CODEX-STEER-${session.slice(-8)}`;
+    const cmd = await accepted(session, 'x.codex.control.instruct', { text: moment, delivery: 'moment' });
     writeFileSync(gate, '');
     const result = await run;
     assert.is(result.code, 0, result.stderr.slice(-2000));
     const d = await stack.waitFor('delivered', () => stack.find(session, 'x.codex.instruction.delivered', cmd.id));
-    assert.equal([d.data?.['delivery'], d.data?.['moment']], ['steer', 'PostToolUse']);
-    const stop = stack.find(session, 'run.finished');
-    assert.ok(stop === undefined || d.seq! < stop.seq!, 'inside the turn, before it finished');
+    assert.equal([d.data?.['delivery'], d.data?.['moment']], ['moment', 'PostToolUse']);
+    const stop = await stack.waitFor('run.finished', () => stack.find(session, 'run.finished'));
+    assert.ok(d.seq! < stop.seq!, 'inside the turn, before it finished');
     const reqs = requestsOf('c-steer');
-    assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
-    assert.ok(reqs.length >= 2 && bodyHas(reqs[1]!.body, text), "in the same turn's next request");
-    await stack.waitFor('run.finished', () => stack.find(session, 'run.finished'));
-    const late = command(SENDER, session, {
-      type: 'x.codex.control.instruct',
-      data: { text: `${text}-LATE`, delivery: 'steer' },
-      capture: 'redacted',
-    });
-    const settled = await stack.send(late);
-    assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code, settled.ack['code']] : settled, [
-      'refused',
-      'session-idle',
-      'session-idle',
-    ]);
-    assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, `${text}-LATE`)).length, 0);
+    assert.not.ok(bodyHas(reqs[0]!.body, moment), 'not in the request that asked for the tool');
+    assert.ok(reqs.length >= 2 && bodyHas(reqs[1]!.body, moment), "in the same turn's next request");
+    assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, text)).length, 0, 'the refused steer never');
+    assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', steer.id));
   });
 
   test('a withdrawn instruction never reaches the model: dropped withdrawn, cause-linked to the withdraw', async () => {

@@ -11,7 +11,8 @@
 // makes the first call a Codex subagent (`spawn_agent`) before the shell calls,
 // `[[WAITFILE:/path]]` makes each shell call wait until the test creates that file, and
 // `[[ESCALATE]]` makes each Codex shell call ask to run outside the sandbox (so Codex asks for
-// approval and fires PermissionRequest).
+// approval and fires PermissionRequest), and `[[PATCH:name]]` makes it an `apply_patch` adding
+// that file (Codex runs it as a file change, asking first under a read-only sandbox).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { requestHolds, type Hold as RequestHold } from './request-holds.js';
@@ -51,6 +52,16 @@ function waitFileOf(prompt: string): string | undefined {
   const m = /\[\[WAITFILE:([^\]']+)\]\]/.exec(prompt);
   return m ? m[1] : undefined;
 }
+
+/** `[[PATCH:name]]`: the shell call is an `apply_patch` adding that file (Codex runs it as a file change). */
+function patchFileOf(prompt: string): string | undefined {
+  const m = /\[\[PATCH:([^\]'\s]+)\]\]/.exec(prompt);
+  return m ? m[1] : undefined;
+}
+
+/** The heredoc form of `apply_patch` Codex 0.171.0 intercepts in `exec_command` and runs as a patch. */
+const applyPatchCommand = (file: string, line: string): string =>
+  `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${file}\n+${line}\n*** End Patch\nEOF\n`;
 
 const textOf = (content: unknown): string => {
   if (typeof content === 'string') return content;
@@ -121,8 +132,13 @@ function answerResponses(body: Record<string, unknown>, res: ServerResponse, cou
     };
   } else if (hasTools && step.toolResults - (step.spawned ? 1 : 0) < wanted) {
     const wait = waitFileOf(step.prompt);
+    const patch = patchFileOf(step.prompt);
     const cmd =
-      wait === undefined ? `echo TOOL_RAN_${n}` : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
+      patch !== undefined
+        ? applyPatchCommand(patch, `PATCHED_${n}`)
+        : wait === undefined
+          ? `echo TOOL_RAN_${n}`
+          : `while [ ! -e '${wait}' ]; do sleep 0.05; done; echo TOOL_RAN_${n}`;
     item = {
       type: 'function_call',
       id: `fc_mock_${n}`,

@@ -30,23 +30,43 @@ export const STEER_REFUSALS: readonly { match: RegExp; reason: 'turn-ended' | 'r
 /**
  * The approvals the server asks every client of the thread for (server requests; the first answer
  * wins and `serverRequest/resolved` tells the others), with the tool name the hook lane reports for
- * the same action and the field that says what it does (D35).
+ * the same action and what it does (D35), from the request or from the item it names.
  */
-export const APPROVALS: Record<string, { tool: string; detail: (p: Record<string, unknown>) => string | undefined }> = {
+export const APPROVALS: Record<
+  string,
+  { tool: string; detail: (p: Record<string, unknown>, item?: Record<string, unknown>) => string | undefined }
+> = {
   'item/commandExecution/requestApproval': {
     tool: 'Bash',
     detail: (p) => (typeof p.command === 'string' ? p.command : undefined),
   },
+  // Observed: the request carries no paths; its `fileChange` item, started just before, lists them.
   'item/fileChange/requestApproval': {
     tool: 'apply_patch',
-    detail: (p) => (typeof p.grantRoot === 'string' ? `write under ${p.grantRoot}` : str(p.reason)),
+    detail: (p, item) =>
+      changesOf(item) ?? (typeof p.grantRoot === 'string' ? `write under ${p.grantRoot}` : str(p.reason)),
   },
 };
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** `decline` lets the turn go on; a request that lists its decisions without it is refused with `cancel`. */
-const denial = (listed: unknown): string =>
-  !Array.isArray(listed) || listed.includes('decline') ? 'decline' : 'cancel';
+/** `add /w/a.txt, update /w/b.ts`: a fileChange item's `changes` (`{path, kind: {type}}`), as the TUI lists them. */
+export function changesOf(item: Record<string, unknown> | undefined): string | undefined {
+  const changes = Array.isArray(item?.changes) ? (item.changes as Record<string, unknown>[]) : [];
+  const said = changes
+    .filter((c) => typeof c?.path === 'string')
+    .map((c) => {
+      const kind = str((c.kind as { type?: unknown } | undefined)?.type) ?? str(c.kind);
+      return kind === undefined ? String(c.path) : `${kind} ${String(c.path)}`;
+    });
+  return said.length === 0 ? undefined : said.join(', ');
+}
+
+/**
+ * `deny` is `decline` (not run; the turn goes on, the model told "rejected by user"), as deny means
+ * on every vendor (D34). Observed: an escalated command's `availableDecisions` lists `accept` and
+ * `cancel` only, yet 0.171.0 takes `decline` there as well; `cancel` would interrupt the turn.
+ */
+const DENY = 'decline';
 
 export interface CodexLaneOptions {
   /** The `codex` binary. */
@@ -71,11 +91,10 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   const threads = new Map<string, { turn?: string }>();
   /** Threads the server announced, followed once they can be resumed. */
   const announced = new Set<string>();
-  /** Approvals asked and not settled, by their request id: the thread, the item, what may be answered. */
-  const asked = new Map<
-    string,
-    { threadId: string; itemId?: string; id: number | string; decisions: unknown; ours?: boolean }
-  >();
+  /** Approvals asked and not settled, by their request id: the thread, the item, the id to answer. */
+  const asked = new Map<string, { threadId: string; itemId?: string; id: number | string; ours?: boolean }>();
+  /** Items running now that an approval may name (a fileChange's paths), by thread and item id. */
+  const items = new Map<string, Record<string, unknown>>();
   /** Approvals settled elsewhere (the TUI), waiting for their item's end to say how. */
   const settledAt = new Map<string, string>();
   /** Steers sent, by command id, until their receipt. */
@@ -118,10 +137,9 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     asked.set(approvalId, {
       threadId,
       id: r.id,
-      decisions: r.params.availableDecisions,
       ...(itemId ? { itemId } : {}),
     });
-    const detail = kind.detail(r.params);
+    const detail = kind.detail(r.params, itemId === undefined ? undefined : items.get(`${threadId}/${itemId}`));
     fact({
       kind: 'approval',
       session: threadId,
@@ -189,6 +207,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         if (threadId === undefined || typeof turn?.id !== 'string' || !threads.has(threadId)) return;
         // An approval settled elsewhere whose item never ended was cancelled with its turn.
         settledElsewhere(undefined, threadId, undefined);
+        for (const k of items.keys()) if (k.startsWith(`${threadId}/`)) items.delete(k);
         threads.set(threadId, {});
         fact({
           kind: 'turn.ended',
@@ -202,7 +221,11 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         return;
       case 'item/started':
       case 'item/completed': {
-        const item = p.item as { id?: unknown; status?: unknown } | undefined;
+        const item = p.item as { id?: unknown; status?: unknown; type?: unknown } | undefined;
+        if (threadId !== undefined && typeof item?.id === 'string' && item.type === 'fileChange') {
+          if (method === 'item/started') items.set(`${threadId}/${item.id}`, item as Record<string, unknown>);
+          else items.delete(`${threadId}/${item.id}`);
+        }
         if (method === 'item/completed' && threadId !== undefined && typeof item?.id === 'string')
           settledElsewhere(item.id, threadId, str(item.status));
         // The receipt: the steer's user message, `clientId` echoing the command id (observed ~40 ms before the request).
@@ -225,6 +248,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     threads.clear();
     announced.clear();
     asked.clear();
+    items.clear();
     settledAt.clear();
     sent.clear();
     if (!closing) fact({ kind: 'lost', at: Date.now(), detail: why });
@@ -340,7 +364,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       const a = asked.get(approvalId);
       if (rpc === undefined || a === undefined) return { ok: false, detail: 'the app-server no longer asks this' };
       a.ours = true;
-      rpc.respond(a.id, { decision: approved ? 'accept' : denial(a.decisions) });
+      rpc.respond(a.id, { decision: approved ? 'accept' : DENY });
       return { ok: true };
     },
     async close() {

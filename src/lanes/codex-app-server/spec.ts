@@ -10,7 +10,7 @@ export const codexAppServer: OwnedLaneSpec = {
   name: 'app-server',
   joins: 'owned',
   evidence:
-    'native-lanes.md "Observed on the pinned binaries" (Codex 0.171.0 app-server); e2e/codex-app-server (steer, receipt, interrupt, loss)',
+    'native-lanes.md "Observed on the pinned binaries" (Codex 0.171.0 app-server); e2e/codex-app-server (steer, receipt, interrupt, loss, command and file-change approvals); e2e/codex-steer-race (a steer losing the race with the turn end)',
   make: async (env, stateDir) =>
     (await import('./lane.js')).codexAppServerLane({
       bin: codexBinary(env) ?? 'codex',
