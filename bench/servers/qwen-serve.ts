@@ -1,27 +1,29 @@
 // A stand-in `qwen serve` daemon (Qwen Code 0.24.4), the edge of the world for the native-lane
 // bench: it speaks the routes the adapter's serve lane (src/lanes/qwen-serve/) uses, with no
-// agent behind them. `{ sessions: string[] }` are the sessions it hosts; it answers
-// `{ url }` once it listens. Where each shape comes from:
-// - `GET /capabilities` → `{v, mode, features, workspaceCwd}`: the daemon's own docs
-//   (bundled/qc-helper/docs/qwen-serve.md, "curl …/capabilities"); the lane reads workspaceCwd.
-// - `GET /workspaces/:cwd/sessions/live-state` → `{sessions: [{sessionId, workspaceCwd,
-//   clientCount, hasActivePrompt}]}`: the entries as the docs list a live session's summary
-//   (`GET /session/:id/status`); the lane reads `sessionId` (lane.ts `list`, observed against
-//   0.24.4 in test/e2e/qwen-serve-lane.e2e.ts).
-// - `GET /session/:id/events`: SSE frames `id: N`, `event: TYPE`, `data: {id, v: 1, type, data,
-//   promptId?}`, the whole envelope on one line (the docs' "Subscribe to the event stream";
-//   test/lanes/qwen-serve-sse.test.ts), `Last-Event-ID` replaying what came after it.
-// - A turn's start: a `session_update` frame (`user_message_chunk`, the prompt's echo) under the
-//   prompt's id (test/lanes/qwen-serve-maps.test.ts, frames shaped as 0.24.4 sent them).
-// - `GET /session/:id/turns/current` → `{state: "running" | "idle", promptId?}`: what the lane
-//   reads when it attaches to a turn already running (lane.ts `syncTurn`).
+// agent behind them. `{ sessions: string[] }` are the sessions it hosts; it answers `{ url }`
+// once it listens. Every shape below was observed on the pinned 0.24.4 daemon
+// (`qwen serve --no-web --require-auth` against the loopback mock model, 2026-12-02: a session,
+// a prompt whose shell call waited, one mid-turn message), trimmed to the fields named here:
+// - `GET /capabilities` → `{v, qwenCodeVersion, mode: "http-bridge", features, workspaceCwd, …}`
+//   (also in the daemon's docs, bundled/qc-helper/docs/qwen-serve.md); the lane reads workspaceCwd.
+// - `GET /workspaces/:cwd/sessions/live-state` → `{v, catalogVersion, sessions: [{sessionId,
+//   clientCount, hasActivePrompt, activeWorkState: "idle" | "active", isWaitingForPermission,
+//   isWaitingForUserQuestion}]}`; the lane reads `sessionId`.
+// - `GET /session/:id/events`: SSE frames `id: N`, `event: TYPE`, `data: {id, v: 1, type,
+//   promptId?, data, _meta: {serverTimestamp}}`, the whole envelope on one line (the docs'
+//   "Subscribe to the event stream" too); `Last-Event-ID` replays what came after it.
+// - A turn's start: `session_update` under the prompt's id, `data: {sessionId, update:
+//   {sessionUpdate: "user_message_chunk", content: {type: "text", text}, _meta: {source:
+//   "bridge-echo"}}}`, the daemon's echo of the prompt.
+// - `GET /session/:id/turns/current` → `{sessionId, state: "idle"}`, or `{sessionId, state:
+//   "running", promptId, promptText, queuedAt, startedAt}`.
 // - `POST /session/:id/mid-turn-message {message, messageId}` → 200 `{accepted: true,
-//   messageId}` while a turn runs, 200 `{accepted: false, reason: "session_idle"}` when none
-//   does, `{accepted: false}` for a known id with another text, the same id and text accepted
-//   again (native-lanes.md, "Observed on the pinned binaries", Qwen Code 0.24.4). Here the
-//   receipt follows at once: a `mid_turn_message_injected` frame listing `messages` and
-//   `messageIds` (native-lanes.md; the maps test's frame), where the real daemon sends it at
-//   the turn's next model request.
+//   messageId}` in a turn (the same id and text again: the same answer, injected once),
+//   200 `{accepted: false, reason: "session_idle"}` with none; another text under a known id
+//   gets `{accepted: false}` (native-lanes.md, "Observed on the pinned binaries").
+// - The receipt: `mid_turn_message_injected` under the turn's prompt id, `data: {sessionId,
+//   messages, messageIds, items}`. The daemon sends it at the turn's next model request; here it
+//   follows the answer at once, so the figure is the adapter's and the lane's own time.
 // `POST /bench/turn?session=S` (the bench's own route, never the lane's) starts a turn.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,7 +37,7 @@ interface Session {
   seq: number;
   ring: string[];
   streams: Set<ServerResponse>;
-  turn?: string;
+  turn?: { promptId: string; promptText: string; queuedAt: number; startedAt: number };
   messages: Map<string, string>;
 }
 
@@ -48,7 +50,14 @@ let prompts = 0;
 /** One frame to every open stream of the session, kept in its ring for a reconnect. */
 function emit(s: Session, type: string, data: Record<string, unknown>, promptId?: string): void {
   const id = ++s.seq;
-  const envelope = { id, v: 1, type, data, ...(promptId === undefined ? {} : { promptId }) };
+  const envelope = {
+    id,
+    v: 1,
+    type,
+    ...(promptId === undefined ? {} : { promptId }),
+    data: { sessionId: s.id, ...data },
+    _meta: { serverTimestamp: Date.now() },
+  };
   const frame = `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(envelope)}\n\n`;
   s.ring.push(frame);
   if (s.ring.length > RING) s.ring.shift();
@@ -72,28 +81,41 @@ const server = createServer((req, res) => {
     if (route === 'GET /capabilities')
       return json(res, 200, {
         v: 1,
+        qwenCodeVersion: '0.24.4',
         mode: 'http-bridge',
         features: ['health', 'capabilities', 'session_create'],
         workspaceCwd: WORKSPACE,
       });
     if (req.method === 'GET' && parts[1] === 'workspaces' && parts[3] === 'sessions' && parts[4] === 'live-state')
       return json(res, 200, {
+        v: 1,
+        catalogVersion: { generation: 'bench', revision: 1 },
         sessions: [...sessions.values()].map((x) => ({
           sessionId: x.id,
-          workspaceCwd: WORKSPACE,
           clientCount: x.streams.size,
           hasActivePrompt: x.turn !== undefined,
+          activeWorkState: x.turn === undefined ? 'idle' : 'active',
+          isWaitingForPermission: false,
+          isWaitingForUserQuestion: false,
         })),
       });
     if (route === 'POST /bench/turn') {
       const t = sessions.get(url.searchParams.get('session') ?? '');
       if (t === undefined) return json(res, 404, { error: 'no such session' });
-      const promptId = `${t.id}########${prompts++}`;
-      t.turn = promptId;
+      const promptId = `bench-prompt-${prompts++}`;
+      const promptText = 'run the slow command';
+      const now = Date.now();
+      t.turn = { promptId, promptText, queuedAt: now, startedAt: now };
       emit(
         t,
         'session_update',
-        { sessionId: t.id, update: { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'go' } } },
+        {
+          update: {
+            sessionUpdate: 'user_message_chunk',
+            content: { type: 'text', text: promptText },
+            _meta: { serverTimestamp: now, source: 'bridge-echo' },
+          },
+        },
         promptId,
       );
       return json(res, 200, { promptId });
@@ -115,7 +137,10 @@ const server = createServer((req, res) => {
       return;
     }
     if (route === 'GET /session/:id/turns/current')
-      return json(res, 200, s.turn === undefined ? { state: 'idle' } : { state: 'running', promptId: s.turn });
+      return json(res, 200, {
+        sessionId: s.id,
+        ...(s.turn === undefined ? { state: 'idle' } : { state: 'running', ...s.turn }),
+      });
     if (route === 'POST /session/:id/mid-turn-message') {
       let m: { message?: unknown; messageId?: unknown };
       try {
@@ -132,7 +157,7 @@ const server = createServer((req, res) => {
       // The same id and text is injected once (native-lanes.md): a resend gets no second receipt.
       if (had === undefined) {
         s.messages.set(id, text);
-        emit(s, 'mid_turn_message_injected', { sessionId: s.id, messages: [text], messageIds: [id] }, s.turn);
+        emit(s, 'mid_turn_message_injected', { messages: [text], messageIds: [id], items: [{}] }, s.turn.promptId);
       }
       return;
     }
