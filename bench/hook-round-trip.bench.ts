@@ -43,7 +43,7 @@ function timedSpawn(cmd: string, args: string[], stdin: string): Promise<number>
   });
 }
 
-const BEFORE = 'the same POST through the adapter of the checkout AEP_BENCH_BEFORE_DIR names';
+const BEFORE = 'the same POSTs through the adapter of the checkout AEP_BENCH_BEFORE_DIR names';
 
 export default async function hookRoundTrip(): Promise<BenchFigure[]> {
   const figures: BenchFigure[] = [];
