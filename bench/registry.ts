@@ -18,6 +18,7 @@ const SQLITE = 'node:sqlite file (WAL)';
 export const registry: BenchEntry[] = [
   { id: 'hook', file: 'hook-round-trip.bench.ts', load: () => import('./hook-round-trip.bench.js') },
   { id: 'accept', file: 'accept-deliver.bench.ts', load: () => import('./accept-deliver.bench.js') },
+  { id: 'lane', file: 'native-lane.bench.ts', load: () => import('./native-lane.bench.js') },
   { id: 'relay', file: 'relay.bench.ts', load: () => import('./relay.bench.js'), store: SQLITE },
   { id: 'ingest', file: 'relay-ingest.bench.ts', load: () => import('./relay-ingest.bench.js'), store: SQLITE },
   {

@@ -47,15 +47,17 @@ export class LoadTimeout extends Error {}
 
 /** Starts a process and waits for its first JSON stdout line; a child that dies first fails the bench. */
 /** Past `timeoutMs` without a first line the child is killed and the promise rejects with LoadTimeout. */
+/** `cwd` is this checkout unless another is named (the bench's before-and-after figures). */
 export function start(
   cmd: string,
   args: string[],
   env: Record<string, string> = {},
   readyLine?: (line: string) => Record<string, unknown> | undefined,
   timeoutMs = 120_000,
+  cwd = projectDir,
 ): Promise<Child> {
   const proc = spawn(cmd, args, {
-    cwd: projectDir,
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

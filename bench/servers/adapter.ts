@@ -1,13 +1,17 @@
-// The adapter under test in its own process. `{ surface: "claude-code" | "bench", fsync,
-// relay?: { url, token } }`. Besides the hook endpoint it serves a control port for the bench:
-// `POST /inject?session=S&n=N` hands N instructions to the session as the relay would
-// (AdapterHandle.command), `GET /stats` reports the process's CPU time.
+// The adapter under test in its own process. `{ surface: "claude-code" | "qwen-code" | "bench",
+// fsync, relay?: { url, token }, serve?: URL, timed? }`. `serve` attaches the table's native lane
+// to that daemon as `aep-steer adapter <vendor> --serve URL` does. Besides the hook endpoint it
+// serves a control port for the bench: `POST /inject?session=S&n=N[&delivery=D]` hands N
+// instructions to the session as the relay would (AdapterHandle.command) and answers their ids,
+// `GET /stats` reports the process's CPU time. With `timed`, `GET /settled?id=ID` answers once
+// that instruction is settled: `{outcome: "delivered", ms, lane, delivery}`, ms from its
+// injection to its `instruction.delivered` (both read in this process), or how it was refused.
 import { fdatasync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { surfaceFor } from '../../src/adapters/registry.js';
+import { surfaceFor, tableFor } from '../../src/adapters/registry.js';
 import { command } from '../../src/protocol/index.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { acceptsFor, startAdapter } from '../../src/streams/run.js';
@@ -15,9 +19,11 @@ import { answer, argOf, serveUntilStopped } from '../lib/proc.js';
 import { benchSurface } from '../lib/surface.js';
 
 interface Arg {
-  surface: 'claude-code' | 'bench';
+  surface: 'claude-code' | 'qwen-code' | 'bench';
   fsync?: boolean;
   relay?: { url: string; token: string };
+  serve?: string;
+  timed?: boolean;
 }
 const arg = argOf<Arg>();
 
@@ -32,6 +38,9 @@ const relay = arg.relay
       accepts: acceptsFor(surface, true),
     })
   : undefined;
+const laneSpec = arg.serve === undefined ? undefined : tableFor(surface.token)?.nativeLane;
+if (arg.serve !== undefined && laneSpec === undefined) throw new Error(`${surface.token} has no serve lane`);
+const lane = await laneSpec?.open({ url: arg.serve!, onError: () => undefined });
 const adapter = await startAdapter({
   surface,
   port: 0,
@@ -42,6 +51,7 @@ const adapter = await startAdapter({
   fsync: arg.fsync ?? true,
   onError: () => undefined,
   ...(relay ? { relay } : {}),
+  ...(lane ? { lanes: [lane] } : {}),
   // Counted, and otherwise what the log does by default.
   logSync: (fd, done) => {
     syncs += 1;
@@ -52,6 +62,32 @@ if (relay) await relay.ready();
 
 const sender = { agent: 'bench-sender', host: 'bench' };
 const TEXT = 'keep the change small and run the unit tests before committing';
+
+type Settled = { outcome: string; ms?: number; lane?: unknown; delivery?: unknown; reason?: unknown; detail?: unknown };
+/** Timed instructions: when each was injected, how it settled, who waits for that. */
+const injectedAt = new Map<string, number>();
+const settled = new Map<string, Settled>();
+const waiting = new Map<string, (s: Settled) => void>();
+const settle = (id: string, s: Settled) => {
+  injectedAt.delete(id);
+  const w = waiting.get(id);
+  if (w === undefined) settled.set(id, s);
+  else {
+    waiting.delete(id);
+    w(s);
+  }
+};
+if (arg.timed === true)
+  adapter.events$.subscribe((e) => {
+    const id = e.cause;
+    const t0 = id === undefined ? undefined : injectedAt.get(id);
+    if (id === undefined || t0 === undefined) return;
+    const d = (e.data ?? {}) as Record<string, unknown>;
+    if (e.type.endsWith('.instruction.delivered'))
+      settle(id, { outcome: 'delivered', ms: performance.now() - t0, lane: d.lane, delivery: d.delivery });
+    else if (e.type.endsWith('.instruction.dropped') || e.type === 'control.rejected')
+      settle(id, { outcome: e.type.split('.').pop()!, reason: d.reason, detail: d.detail });
+  });
 const control = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
   req.resume();
@@ -59,11 +95,32 @@ const control = createServer((req, res) => {
     if (url.pathname === '/inject') {
       const session = url.searchParams.get('session') ?? 'bench';
       const n = Number(url.searchParams.get('n') ?? 1);
-      for (let i = 0; i < n; i += 1)
-        adapter.command(
-          command(sender, session, { type: surface.steeringType, data: { text: TEXT }, capture: 'redacted' }),
-        );
-      res.writeHead(200, { 'content-length': 2 }).end('{}');
+      const delivery = url.searchParams.get('delivery');
+      const ids: string[] = [];
+      for (let i = 0; i < n; i += 1) {
+        const c = command(sender, session, {
+          type: surface.steeringType,
+          data: delivery === null ? { text: TEXT } : { text: TEXT, delivery },
+          capture: 'redacted',
+        });
+        ids.push(c.id);
+        if (arg.timed === true) injectedAt.set(c.id, performance.now());
+        adapter.command(c);
+      }
+      const body = JSON.stringify({ ids });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    } else if (url.pathname === '/settled') {
+      const id = url.searchParams.get('id') ?? '';
+      const reply = (s: Settled) => {
+        const body = JSON.stringify(s);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      };
+      const done = settled.get(id);
+      if (done !== undefined) {
+        settled.delete(id);
+        reply(done);
+      } else if (!injectedAt.has(id)) reply({ outcome: 'unknown', detail: `no timed instruction ${id} waits` });
+      else waiting.set(id, reply);
     } else {
       const cpu = process.cpuUsage();
       // Logged steps: one `in` record each (one fsync each when every step synced alone). Counted
