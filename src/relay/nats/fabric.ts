@@ -8,7 +8,8 @@ import type { Principal } from '../acl.js';
 import type { Fabric, FabricLocal, Peer } from '../types.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
-import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
+import { describe, WRITE_DEADLINE_MS, type Faults } from './faults.js';
+import { storeUnavailable } from '../store-fault.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -441,16 +442,34 @@ export class NatsFabric implements Fabric {
       h.set(BACK_NODE, this.node);
       h.set(BACK_CONN, replyConn);
     }
-    // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
+    // Not stored: not forwarded. D38: a sender on this node is told `store-unavailable` and
+    // retries with the same id (its node dedupes the history write).
     const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
     const subject = this.engine.names.command(r.node, sessionToken(r.session));
     this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS }).then(
-      () => this.faults.writeConfirmed(),
+      () => this.faults.writeConfirmed('commands'),
       (err: Error) => {
         report(err);
-        this.faults.writeFailed(err);
+        this.faults.writeFailed(err, 'commands');
+        if (replyConn !== undefined) this.unforwarded(replyConn, text, err);
       },
     );
+  }
+
+  /** The sender (this node's connection `conn`) hears that its command was not forwarded. */
+  private unforwarded(conn: string, text: string, err: Error): void {
+    let id: unknown;
+    try {
+      id = (JSON.parse(text) as { id?: unknown }).id;
+    } catch {
+      // a frame this node already parsed; unreadable here means nothing to name
+    }
+    const { code, detail } = storeUnavailable(
+      this.faults.reason('commands') ?? `JetStream did not confirm a forwarded command: ${describe(err)}`,
+      'forward a command',
+    );
+    const frame = JSON.stringify({ type: 'error', ...(typeof id === 'string' ? { cause: id } : {}), code, detail });
+    for (const p of this.local?.peers() ?? []) if (this.connIds.get(p) === conn) p.sendText(frame);
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */
