@@ -8,8 +8,7 @@ import type { Principal } from '../acl.js';
 import type { Fabric, FabricLocal, Peer } from '../types.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
-import { describe, WRITE_DEADLINE_MS, type Faults } from './faults.js';
-import { storeUnavailable } from '../store-fault.js';
+import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -94,6 +93,13 @@ export class NatsFabric implements Fabric {
    * not refused `no-route` for a claimant the outage only hid.
    */
   private deafUntil = 0;
+  /**
+   * When the bucket last took one of this node's own renewals, as the claims feed heard it (its
+   * stream time). Claims lapse by the bucket's writes, not by the clock: a feed still hearing the
+   * server's heartbeats while the bucket has no leader (an election) hears nobody's renewals,
+   * which says nothing about whether the other nodes still renew theirs.
+   */
+  private ownHeardAt = 0;
   private claimsDeaf = false;
   private claimsFeed: Feed | undefined;
   private renewFailing = false;
@@ -230,7 +236,7 @@ export class NatsFabric implements Fabric {
         .then(renewed, notRenewed)
         .finally(() => (renewing = false));
     };
-    this.timer = setInterval(renewNow, Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.timer = setInterval(renewNow, this.renewEveryMs());
     this.timer.unref();
   }
 
@@ -258,7 +264,10 @@ export class NatsFabric implements Fabric {
     const op = m.headers?.get('KV-Operation');
     const gone = op === 'DEL' || op === 'PURGE';
     if (kind === 'n') {
-      if (a === this.node) return;
+      if (a === this.node) {
+        if (!gone) this.ownRenewal(at);
+        return;
+      }
       if (gone) this.nodesHeard.delete(a!);
       else this.nodesHeard.set(a!, at);
       return;
@@ -277,6 +286,20 @@ export class NatsFabric implements Fabric {
         heard: at,
         text,
       });
+  }
+
+  /**
+   * The bucket took this node's renewal at `at`. Two renewal periods since the last one means it
+   * took no one's meanwhile: every claim known counts for one more lease from here.
+   */
+  private ownRenewal(at: number): void {
+    if (this.ownHeardAt > 0 && at - this.ownHeardAt > 2 * this.renewEveryMs())
+      this.deafUntil = Math.max(this.deafUntil, at);
+    this.ownHeardAt = Math.max(this.ownHeardAt, at);
+  }
+
+  private renewEveryMs(): number {
+    return Math.max(100, Math.floor(this.leaseMs / 3));
   }
 
   private connId(peer: object): string {
@@ -401,9 +424,13 @@ export class NatsFabric implements Fabric {
     return this.since(heard, now) <= this.leaseMs && n !== undefined && this.since(n, now) <= this.leaseMs;
   }
 
-  /** How long the claims feed has heard the bucket since `t` (or since it could hear again). */
+  /**
+   * How long the bucket has been heard taking writes since `t` (or since it could be heard again):
+   * up to this node's last renewal the claims feed heard, and no later than the feed heard at all.
+   */
   private since(t: number, now: number): number {
-    return Math.min(now, this.claimsFeed?.heardUntil() ?? now) - Math.max(t, this.deafUntil);
+    const until = Math.min(now, this.claimsFeed?.heardUntil() ?? now, this.ownHeardAt > 0 ? this.ownHeardAt : now);
+    return until - Math.max(t, this.deafUntil);
   }
 
   share(line: string, e: { session?: string }): void {
@@ -442,8 +469,7 @@ export class NatsFabric implements Fabric {
       h.set(BACK_NODE, this.node);
       h.set(BACK_CONN, replyConn);
     }
-    // Not stored: not forwarded. D38: a sender on this node is told `store-unavailable` and
-    // retries with the same id (its node dedupes the history write).
+    // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
     const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
     const subject = this.engine.names.command(r.node, sessionToken(r.session));
     this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS }).then(
@@ -451,25 +477,8 @@ export class NatsFabric implements Fabric {
       (err: Error) => {
         report(err);
         this.faults.writeFailed(err, 'commands');
-        if (replyConn !== undefined) this.unforwarded(replyConn, text, err);
       },
     );
-  }
-
-  /** The sender (this node's connection `conn`) hears that its command was not forwarded. */
-  private unforwarded(conn: string, text: string, err: Error): void {
-    let id: unknown;
-    try {
-      id = (JSON.parse(text) as { id?: unknown }).id;
-    } catch {
-      // a frame this node already parsed; unreadable here means nothing to name
-    }
-    const { code, detail } = storeUnavailable(
-      this.faults.reason('commands') ?? `JetStream did not confirm a forwarded command: ${describe(err)}`,
-      'forward a command',
-    );
-    const frame = JSON.stringify({ type: 'error', ...(typeof id === 'string' ? { cause: id } : {}), code, detail });
-    for (const p of this.local?.peers() ?? []) if (this.connIds.get(p) === conn) p.sendText(frame);
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */
