@@ -397,18 +397,10 @@ export class RelayCore {
       return { refused: route === undefined ? down : { code: route.code, detail: route.detail } };
     }
     this.counters.forwarded += 1;
-    if (this.store.fabric === undefined) {
-      // Sent before it is written: a failed write does not make it unsent, so no refusal follows.
-      this.accept([cmd]);
-      // One node: the target's answer can only come back through this core, after this
-      // command in the pending batch, so history keeps their order without the command waiting
-      // for the store to write (no latency spike while the store writes).
-      route.target.sendText(frame);
-      return {};
-    }
-    // In history before its target can answer it: a target on another node answers fast.
+    // D22-D24: forwarded only once it is in history, so an answer means it was kept. Not
+    // written: not forwarded, and `origin` is told `store-unavailable`. Written at once (not
+    // after the group write's wait), the events pending with it too.
     // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
-    // Not written: not forwarded, and `origin` is told `store-unavailable`.
     this.accept([cmd], origin);
     const fabric = this.store.fabric;
     this.afterFlush(() =>

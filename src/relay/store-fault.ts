@@ -13,7 +13,8 @@ export interface StoreFaults {
 }
 
 /** What a store's rejected write means when the store gives no advice of its own (a SQLite file). */
-export const FILE_STORE_ADVICE = "Free disk space or fix the store file's permissions, then restart the relay";
+export const FILE_STORE_ADVICE =
+  "Free disk space, fix the store file's permissions or end the other process that holds it locked; the relay writes again by itself once a probe write succeeds";
 
 /**
  * A write the store could not make now (as opposed to one it refuses for good): its senders

@@ -1,8 +1,8 @@
 // A file store whose writes run on a worker thread (store-writer.ts). The relay's event loop
 // hands its admissions to the writer and goes on: no SQLite statement or commit for them runs on
-// the thread that parses, routes and fans out, so fan-out and command forwarding never wait for
-// the store, and a commit never delays a command (after socket writes, the store was the main
-// thread's largest cost in a CPU profile of the fan-out bench).
+// the thread that parses, routes and fans out, so fan-out never waits for the store, and a
+// command waits only for its own commit, off this thread (after socket writes, the store was the
+// main thread's largest cost in a CPU profile of the fan-out bench).
 // One batch is with the writer at a time; what arrives meanwhile joins the next one, so the
 // batch grows with the load and a busy relay posts (and commits) less often.
 // Reads keep the core's ordering rule ("every read flushes first"): a read made while batches
@@ -162,11 +162,17 @@ export class ThreadedStore implements SessionStore, StoreFaults {
 
   private write(list: readonly Admission[]): Promise<boolean[]> {
     this.writing = true;
-    const p = this.call<boolean[]>({ id: 0, op: 'admit', batch: pack(list) });
-    p.then(
-      () => this.writable(),
-      (err: Error) => this.unwritable(err),
-    );
+    // D38: a batch that queued behind a write the file refused is refused with it, at once: its
+    // senders hear within one busy timeout (a locked file), not one per batch queued.
+    const p =
+      this.failing === undefined
+        ? this.call<boolean[]>({ id: 0, op: 'admit', batch: pack(list) })
+        : Promise.reject(new StoreUnavailableError(this.failing));
+    if (this.failing === undefined)
+      p.then(
+        () => this.writable(),
+        (err: Error) => this.unwritable(err),
+      );
     const after = () => {
       this.writing = false;
       const next = this.next;
@@ -198,9 +204,17 @@ export class ThreadedStore implements SessionStore, StoreFaults {
     if (!isStoreUnavailable(err)) return;
     this.failing = err.message;
     if (this.probing !== undefined) return;
+    let asking = false;
     this.probing = setInterval(() => {
-      if (this.failed !== undefined) return;
-      this.call({ id: 0, op: 'probe' }).then(
+      // A probe waits up to the busy timeout on a locked file: one at a time, none queued behind it.
+      if (this.failed !== undefined || asking) return;
+      asking = true;
+      const done = () => {
+        asking = false;
+      };
+      const p = this.call({ id: 0, op: 'probe' });
+      p.then(done, done);
+      p.then(
         () => this.writable(),
         (e: Error) => this.unwritable(e),
       );

@@ -63,8 +63,8 @@ export type Maybe<T> = T | Promise<T>;
  * How long socket events wait to share a store write. An emitter sending a few events every
  * millisecond otherwise costs a write (a commit, a message to the writer thread) per turn, and
  * a command arriving meanwhile waits behind it: with one per turn the command round trip under
- * such a stream was 2-3x the one without it. Nothing waits for these writes but reads, which
- * flush first.
+ * such a stream was 2-3x the one without it. Nothing waits for these writes but reads and
+ * commands, which flush first.
  */
 export const GROUP_WRITE_MS = 5;
 
@@ -149,10 +149,12 @@ const typed = <P extends SqlValue[] = SqlValue[], R = unknown>(s: SqlStatement):
   s as unknown as Query<P, R>;
 
 /**
- * SQLite waits this long for a lock another connection holds (the writer behind a checkpoint or
- * a second process) before refusing; `node:sqlite` does not wait at all unless told.
+ * SQLite waits this long for a lock another connection holds (a second process writing the file;
+ * the relay's own checkpoints never block its writer) before refusing; `node:sqlite` does not
+ * wait at all unless told. D38: a write refused for the lock is answered `store-unavailable`
+ * within 2 s, so the wait stays well below that.
  */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 1000;
 
 /** The size of the write that tells a failing store file it takes writes again. */
 const PROBE_BYTES = 64 << 10;
@@ -313,7 +315,7 @@ export class RelayStore implements SessionStore {
    */
   admitAll(list: readonly Admission[]): boolean[] {
     // IMMEDIATE takes the write lock at BEGIN, where SQLite's busy timeout applies.
-    this.db.exec('BEGIN IMMEDIATE');
+    this.begin();
     try {
       const out = this.admitBatch(list);
       this.db.exec('COMMIT');
@@ -321,6 +323,15 @@ export class RelayStore implements SessionStore {
     } catch (err) {
       this.rollback();
       // D38: a file that cannot take the write now (full, failing, read-only) is refused store-unavailable.
+      throw fileStoreFault(err) ?? err;
+    }
+  }
+
+  /** Takes the write lock; D38: a file another process holds locked past the busy timeout is refused for now. */
+  private begin(): void {
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (err) {
       throw fileStoreFault(err) ?? err;
     }
   }
@@ -339,7 +350,7 @@ export class RelayStore implements SessionStore {
    * may still take a few pages where its journal has room, which says little about a batch).
    */
   probe(): void {
-    this.db.exec('BEGIN IMMEDIATE');
+    this.begin();
     try {
       this.q.probe.run(Date.now());
       this.db.exec('COMMIT');

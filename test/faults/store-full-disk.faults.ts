@@ -2,7 +2,8 @@
 // up (a small tmpfs where one can be mounted; else the relay process's file size limit,
 // RLIMIT_FSIZE, lowered to what the files hold). Events are sent until the store refuses one.
 // Asserted while it cannot write: every event (socket and HTTP) and every command is refused
-// `store-unavailable` with the reason within 2 s, no command reaches its target, `/healthz`
+// `store-unavailable` with the reason within 2 s, no command reaches its target (the first one
+// whose write failed on the filling disk included; sent again later, it is delivered once), `/healthz`
 // answers 503 with the reason, the relay lives. After space is freed: `/healthz` 200, a later
 // event waits until the refused ones are sent again (no hole for the adapter's resend to
 // skip), commands are forwarded again, and the history holds every event taken or resent and
@@ -93,25 +94,48 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
   accepted.push(first.e.id);
 
   makeFull();
-  // Until the store refuses: the WAL may still have room for some writes.
+  // Commands until the store refuses one: the WAL may still have room for some writes. D22-D24:
+  // each is either delivered (its write was confirmed) or refused, never both; the first one
+  // refused, the first whose write failed on the full disk, never reaches its target.
   const big = 'x'.repeat(8000);
+  const instruct = (text: string) =>
+    command({ agent: 'test-cli', host: 'h' }, session, { type: TYPE, capture: 'redacted', data: { text, big } });
+  const delivered = (id: string) => target.frames.filter((f) => f.json?.id === id).length;
   let refused: { code: string; detail: string } | undefined;
-  /** Socket events refused for now, as an adapter keeps them to send again. */
-  const unsent: AepEvent[] = [];
+  let firstRefused: AepEvent | undefined;
+  const forwarded: string[] = [];
   for (let i = 0; i < 400 && refused === undefined; i++) {
-    const e = em.emit({ type: 'progress.status', data: { phase: `fill ${i}`, big } });
-    const from = target.frames.length;
-    target.send(e);
-    const r = await target.next((f) => f.type === 'error' && f.cause === e.id, from).catch(() => undefined);
-    if (r === undefined) accepted.push(e.id);
+    const cmd = instruct(`fill ${i}`);
+    const from = sender.frames.length;
+    const toTarget = target.frames.length;
+    sender.send(cmd);
+    // Each waiter gives up after its own wait; the race's loser must not reject unhandled.
+    const outcome = await Promise.race([
+      target
+        .next((f) => f.id === cmd.id, toTarget)
+        .then(() => 'delivered' as const)
+        .catch(() => undefined),
+      sender.next((f) => f.type === 'error' && f.cause === cmd.id, from).catch(() => undefined),
+    ]);
+    assert.ok(outcome !== undefined, `command ${i} was neither delivered nor refused`);
+    if (outcome === 'delivered') forwarded.push(cmd.id);
     else {
-      refused = r as { code: string; detail: string };
-      unsent.push(e);
+      refused = outcome as { code: string; detail: string };
+      firstRefused = cmd;
     }
   }
-  assert.ok(refused, 'the store never refused a write on the full disk');
+  assert.ok(refused && firstRefused, 'the store never refused a write on the full disk');
   assert.is(refused.code, 'store-unavailable', JSON.stringify(refused));
-  console.log(`refused after ${accepted.length - 1} more events: ${refused.detail}`);
+  console.log(`first command refused after ${forwarded.length} more were stored and delivered: ${refused.detail}`);
+  await sleep(300);
+  assert.is(delivered(firstRefused.id), 0, 'the first command whose write failed was forwarded to its target');
+  for (const id of forwarded)
+    assert.not.ok(
+      sender.frames.some((f) => f.json?.type === 'error' && f.json?.cause === id),
+      `command ${id} was delivered and refused`,
+    );
+  /** Socket events refused for now, as an adapter keeps them to send again. */
+  const unsent: AepEvent[] = [];
 
   // While it cannot write: each event and command refused store-unavailable within 2 s, with the reason.
   const why = /disk holding the store is full|write to the store file failed/;
@@ -185,6 +209,16 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
   });
   sender.send(cmd);
   await target.next((f) => f.id === cmd.id);
+  // The command refused when the disk filled, sent again as its sender retries: delivered once.
+  const retryFrom = sender.frames.length;
+  sender.send(firstRefused);
+  await target.next((f) => f.id === firstRefused.id);
+  await sleep(300);
+  assert.is(delivered(firstRefused.id), 1, 'the retried command was not delivered exactly once');
+  assert.not.ok(
+    sender.frames.slice(retryFrom).some((f) => f.json?.type === 'error'),
+    'the retried command was refused after space returned',
+  );
 
   // History: everything accepted or resent, no refused command.
   const res = await fetch(
@@ -196,6 +230,8 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
     .filter((l) => l.startsWith('data: '))
     .map((l) => (JSON.parse(l.slice(6)) as { id: string }).id);
   for (const id of accepted) assert.ok(ids.includes(id), `accepted event ${id} not in history`);
+  for (const id of forwarded) assert.ok(ids.includes(id), `delivered command ${id} not in history`);
+  assert.is(ids.filter((id) => id === firstRefused.id).length, 1, 'the retried command is in history once');
   for (const id of refusedIds) assert.not.ok(ids.includes(id), `refused ${id} is in history`);
   assert.ok(ids.includes(cmd.id), 'the command after recovery is in history');
   assert.not.ok(limited);

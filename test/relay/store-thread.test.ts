@@ -1,6 +1,6 @@
 // The file store's writer thread against a real relay and a real SQLite file: frames fan out as
-// the bytes received; fan-out and command forwarding go on while the file cannot be written;
-// replay and an HTTP POST's answer still wait for the commit; a write SQLite refuses behaves as
+// the bytes received; fan-out goes on while the file cannot be written; a forwarded command,
+// replay and an HTTP POST's answer wait for the commit; a write SQLite refuses behaves as
 // it did with the store on the relay's own thread. A second connection to the same file (the
 // lock, the refusing trigger) is the fault, so nothing in the relay is replaced.
 import { test } from 'uvu';
@@ -131,7 +131,7 @@ test('a frame is fanned out as the bytes received: spacing, key order, escapes a
   }
 });
 
-test("while another connection holds the file's write lock, events fan out and commands route; replay and the POST's 202 wait for the commit", async () => {
+test("while another connection holds the file's write lock, events fan out; a command, replay and the POST's 202 wait for the commit", async () => {
   const { relay, path } = await fileRelay();
   const other = new Database(path);
   // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
@@ -161,9 +161,12 @@ test("while another connection holds the file's write lock, events fan out and c
       data: { text: 'go on' },
     });
     sub.send(cmd);
-    await target.next((f) => f.id === cmd.id);
-    target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
-    await sub.next((f) => f.type === 'control.accepted' && f.cause === cmd.id);
+    let forwarded = false;
+    const delivered = target
+      .next((f) => f.id === cmd.id)
+      .then(() => {
+        forwarded = true;
+      });
     let answered = false;
     const posted = post(
       relay.url,
@@ -182,14 +185,21 @@ test("while another connection holds the file's write lock, events fan out and c
     await new Promise((r) => setTimeout(r, 200));
     assert.not.ok(answered, 'the POST is answered only once its event is stored');
     assert.not.ok(replayed, 'a replay waits for what was fanned out before it');
+    assert.not.ok(forwarded, 'a command is forwarded only once it is stored');
 
     other.exec('COMMIT');
+    await delivered;
+    target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
+    await sub.next((f) => f.type === 'control.accepted' && f.cause === cmd.id);
     const r = await posted;
     assert.is(r.status, 202);
     assert.is(r.body.stored, 1);
-    const h = (await replay).map((t) => JSON.parse(t) as { type: string; id: string });
-    assert.is(h.length, 1 + 20 + 1 + 1 + 1, 'session.started, 20 progress, the command, its ack, the POSTed event');
+    const waited = (await replay).map((t) => JSON.parse(t) as { type: string; id: string; data?: { phase?: string } });
+    assert.is(waited.at(-1)?.data?.phase, 'http', 'the replay read what was written before it');
+    const h = (await history(relay, s)).map((t) => JSON.parse(t) as { type: string; id: string });
+    assert.is(h.length, 1 + 20 + 1 + 1 + 1, 'session.started, 20 progress, the command, the POSTed event, its ack');
     assert.is(h[21]!.id, cmd.id);
+    assert.is(h[23]!.type, 'control.accepted');
     target.close();
     sub.close();
   } finally {

@@ -91,6 +91,13 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
 
   const c = await RelayConsumer.connect({ url: o.consumerRelay, token: o.token, agent: 'test-cli' });
   consumer = c;
+  // The adapter's claims reach the consumer's node through the claims bucket: a command sent
+  // before that node heard them is `no-route` there, as it would be before any claim.
+  for (let i = 0; i < 100; i++) {
+    const listed = new Set((await c.roster()).map((e) => e.session));
+    if (sessions.every((s) => listed.has(s))) break;
+    await sleep(100);
+  }
   const seen: AepEvent[] = [];
   await c.subscribe({ filter: { session: sessions } }, { onEvent: (e) => seen.push(e) });
 

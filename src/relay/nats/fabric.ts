@@ -93,6 +93,13 @@ export class NatsFabric implements Fabric {
    * not refused `no-route` for a claimant the outage only hid.
    */
   private deafUntil = 0;
+  /**
+   * When the bucket last took one of this node's own renewals, as the claims feed heard it (its
+   * stream time). Claims lapse by the bucket's writes, not by the clock: a feed still hearing the
+   * server's heartbeats while the bucket has no leader (an election) hears nobody's renewals,
+   * which says nothing about whether the other nodes still renew theirs.
+   */
+  private ownHeardAt = 0;
   private claimsDeaf = false;
   private claimsFeed: Feed | undefined;
   private renewFailing = false;
@@ -229,7 +236,7 @@ export class NatsFabric implements Fabric {
         .then(renewed, notRenewed)
         .finally(() => (renewing = false));
     };
-    this.timer = setInterval(renewNow, Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.timer = setInterval(renewNow, this.renewEveryMs());
     this.timer.unref();
   }
 
@@ -257,7 +264,10 @@ export class NatsFabric implements Fabric {
     const op = m.headers?.get('KV-Operation');
     const gone = op === 'DEL' || op === 'PURGE';
     if (kind === 'n') {
-      if (a === this.node) return;
+      if (a === this.node) {
+        if (!gone) this.ownRenewal(at);
+        return;
+      }
       if (gone) this.nodesHeard.delete(a!);
       else this.nodesHeard.set(a!, at);
       return;
@@ -276,6 +286,20 @@ export class NatsFabric implements Fabric {
         heard: at,
         text,
       });
+  }
+
+  /**
+   * The bucket took this node's renewal at `at`. Two renewal periods since the last one means it
+   * took no one's meanwhile: every claim known counts for one more lease from here.
+   */
+  private ownRenewal(at: number): void {
+    if (this.ownHeardAt > 0 && at - this.ownHeardAt > 2 * this.renewEveryMs())
+      this.deafUntil = Math.max(this.deafUntil, at);
+    this.ownHeardAt = Math.max(this.ownHeardAt, at);
+  }
+
+  private renewEveryMs(): number {
+    return Math.max(100, Math.floor(this.leaseMs / 3));
   }
 
   private connId(peer: object): string {
@@ -400,9 +424,13 @@ export class NatsFabric implements Fabric {
     return this.since(heard, now) <= this.leaseMs && n !== undefined && this.since(n, now) <= this.leaseMs;
   }
 
-  /** How long the claims feed has heard the bucket since `t` (or since it could hear again). */
+  /**
+   * How long the bucket has been heard taking writes since `t` (or since it could be heard again):
+   * up to this node's last renewal the claims feed heard, and no later than the feed heard at all.
+   */
   private since(t: number, now: number): number {
-    return Math.min(now, this.claimsFeed?.heardUntil() ?? now) - Math.max(t, this.deafUntil);
+    const until = Math.min(now, this.claimsFeed?.heardUntil() ?? now, this.ownHeardAt > 0 ? this.ownHeardAt : now);
+    return until - Math.max(t, this.deafUntil);
   }
 
   share(line: string, e: { session?: string }): void {
@@ -445,10 +473,10 @@ export class NatsFabric implements Fabric {
     const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
     const subject = this.engine.names.command(r.node, sessionToken(r.session));
     this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS }).then(
-      () => this.faults.writeConfirmed(),
+      () => this.faults.writeConfirmed('commands'),
       (err: Error) => {
         report(err);
-        this.faults.writeFailed(err);
+        this.faults.writeFailed(err, 'commands');
       },
     );
   }

@@ -1,7 +1,9 @@
 // D38 on JetStream: whether this node can write now, said once when it stops and once when it
 // resumes. Two ways to lose it: the connection (the client reconnects by itself) and writes that
 // JetStream does not confirm while connected (a stream leader lost with its server, until the
-// cluster elects another). While writes fail, a probe asks the events stream's leader every
+// cluster elects another). Each stream is followed on its own: the commands stream without a
+// leader while the events stream has one is one outage until the commands stream answers, not
+// one per command. While writes fail, a probe asks each failing stream for its leader every
 // PROBE_MS (with a short timeout: a request no leader took is not answered by the next one), so
 // `/healthz` says the recovery without waiting for traffic.
 
@@ -15,23 +17,37 @@ export const STORE_ADVICE =
   'Check that nats-server is running with -js and reachable (a cluster needs a majority of its servers for a leader); ' +
   'the relay reconnects and resumes by itself';
 
+/**
+ * The streams a node writes: history (`AEP_EVENTS`) and forwarded commands (`AEP_CMD`). Each
+ * has its own leader, so one may take writes while the other has none.
+ */
+export type StreamKind = 'events' | 'commands';
+
+const STREAM_WORDS: Record<StreamKind, string> = {
+  events: 'a write',
+  commands: 'a forwarded command',
+};
+
 export class Faults {
   private disconnected: { server: string; since: number } | undefined;
-  private failing: { reason: string; since: number } | undefined;
+  /** Per stream whose write was not confirmed, why; until that stream confirms one (or its probe answers). */
+  private readonly failing = new Map<StreamKind, { reason: string; since: number }>();
   private down: number | undefined;
   private probing: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly log: (line: string) => void,
-    /** Resolves when the events stream answers with a leader; rejects otherwise. */
-    private readonly probe: () => Promise<void>,
+    /** Resolves when the stream answers with a leader; rejects otherwise. */
+    private readonly probe: (stream: StreamKind) => Promise<void>,
   ) {}
 
-  /** Why writes cannot succeed now, or undefined. */
-  reason(): string | undefined {
+  /** Why writes (to `stream`, or to any stream when absent) cannot succeed now, or undefined. */
+  reason(stream?: StreamKind): string | undefined {
     const offline = this.offline();
     if (offline !== undefined) return offline;
-    if (this.failing) return `JetStream did not confirm a write: ${this.failing.reason}`;
+    for (const [kind, f] of this.failing)
+      if (stream === undefined || stream === kind)
+        return `JetStream did not confirm ${STREAM_WORDS[kind]}: ${f.reason}`;
     return undefined;
   }
 
@@ -47,21 +63,22 @@ export class Faults {
 
   reconnected(): void {
     this.disconnected = undefined;
-    // A write that failed meanwhile stays failing until JetStream answers again.
-    if (this.failing) this.startProbe();
+    // A write that failed meanwhile stays failing until its stream answers again.
+    if (this.failing.size > 0) this.startProbe();
     this.changed();
   }
 
-  /** A write was not confirmed (timeout, no responders, no leader). */
-  writeFailed(err: Error): void {
-    if (this.disconnected === undefined) this.failing ??= { reason: describe(err), since: Date.now() };
+  /** A write to `stream` was not confirmed (timeout, no responders, no leader). */
+  writeFailed(err: Error, stream: StreamKind = 'events'): void {
+    if (this.disconnected === undefined && !this.failing.has(stream))
+      this.failing.set(stream, { reason: describe(err), since: Date.now() });
     this.startProbe();
     this.changed();
   }
 
-  writeConfirmed(): void {
-    if (this.failing === undefined) return;
-    this.failing = undefined;
+  /** `stream` confirmed a write: it has a leader (another stream's outage is not over for that). */
+  writeConfirmed(stream: StreamKind = 'events'): void {
+    if (!this.failing.delete(stream)) return;
     this.changed();
   }
 
@@ -70,15 +87,23 @@ export class Faults {
     this.probing = undefined;
   }
 
+  /** Asks each failing stream for its leader, every PROBE_MS, until none is failing. */
   private startProbe(): void {
     if (this.probing !== undefined) return;
     this.probing = setTimeout(() => {
       this.probing = undefined;
-      if (this.disconnected !== undefined || this.failing === undefined) return;
-      this.probe().then(
-        () => this.writeConfirmed(),
-        () => this.startProbe(),
-      );
+      if (this.disconnected !== undefined || this.failing.size === 0) return;
+      const kinds = [...this.failing.keys()];
+      void Promise.allSettled(
+        kinds.map((k) =>
+          this.probe(k).then(
+            () => this.writeConfirmed(k),
+            () => undefined,
+          ),
+        ),
+      ).then(() => {
+        if (this.failing.size > 0) this.startProbe();
+      });
     }, PROBE_MS);
     this.probing.unref();
   }

@@ -265,7 +265,7 @@ export class NatsHistory {
         continue;
       }
       const left = job.at + WRITE_DEADLINE_MS - Date.now();
-      const failing = this.faults.reason();
+      const failing = this.faults.reason('events');
       if (left < MIN_PUBLISH_MS && failing !== undefined) {
         unsent(job, failing);
         continue;

@@ -40,9 +40,10 @@ export class NatsStore implements SessionStore, StoreFaults {
     const bufferCap = opts.bufferCap ?? DEFAULT_BUFFER;
     const engine = await openEngine({ ...opts, bufferCap, connectionName: `aep-relay ${node}` });
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-    // The probe: the events stream answers with a leader (a write would be taken).
-    const faults = new Faults(log, async () => {
-      const info = await engine.quick.probe.streams.info(engine.names.eventsStream);
+    // The probe: the stream answers with a leader (a write would be taken).
+    const faults = new Faults(log, async (stream) => {
+      const name = stream === 'commands' ? engine.names.commandsStream : engine.names.eventsStream;
+      const info = await engine.quick.probe.streams.info(name);
       if (info.cluster !== undefined && !info.cluster.leader) throw new Error('no leader');
     });
     const fabric = new NatsFabric(engine, node, leaseMs, report, faults, log);
@@ -120,7 +121,7 @@ export class NatsStore implements SessionStore, StoreFaults {
   replay(session: string, after?: Position): Promise<Replay> {
     // Refused at once while the store is down, not after a request timeout: an adapter learns
     // what the relay holds by a replay, and sends nothing (not even its claims) until answered.
-    const down = this.unavailable() ?? this.faults.reason();
+    const down = this.unavailable() ?? this.faults.reason('events');
     if (down !== undefined) return Promise.reject(new Error(down));
     return this.history.replay(session, after);
   }
