@@ -38,9 +38,11 @@ const relay = arg.relay
       accepts: acceptsFor(surface, true),
     })
   : undefined;
-const laneSpec = arg.serve === undefined ? undefined : tableFor(surface.token)?.nativeLane;
-if (arg.serve !== undefined && laneSpec === undefined) throw new Error(`${surface.token} has no serve lane`);
-const lane = await laneSpec?.open({ url: arg.serve!, onError: () => undefined });
+const laneSpec =
+  arg.serve === undefined ? undefined : tableFor(surface.token)?.lanes?.find((l) => l.joins === 'attached');
+if (arg.serve !== undefined && laneSpec?.joins !== 'attached') throw new Error(`${surface.token} has no serve lane`);
+const lane =
+  laneSpec?.joins === 'attached' ? await laneSpec.attach({ url: arg.serve!, onError: () => undefined }) : undefined;
 const adapter = await startAdapter({
   surface,
   port: 0,
