@@ -272,11 +272,10 @@ export class Journal {
       // Only between steps: with nothing pending the sessions are exactly what the log holds.
       if (this.degradedNow || this.closed || !this.log.idle() || this.log.end().offset < this.segmentBytes) return;
       try {
-        writeFileDurably(
-          this.snapPath,
-          snapshotText(this.log.generation + 1, this.host.exportState(), this.outbox.lastEvents()),
+        // The snapshot is written once the next generation's file is whole, and names it.
+        const gen = this.log.rotate((next) =>
+          writeFileDurably(this.snapPath, snapshotText(next, this.host.exportState(), this.outbox.lastEvents())),
         );
-        const gen = this.log.rotate();
         this.outbox.rotated(gen, this.log.end().offset);
         this.compact(gen);
       } catch (cause) {

@@ -21,6 +21,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  rmSync,
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -170,9 +171,11 @@ export interface EventLog {
   probe(at: number): boolean;
   /**
    * Archives the active file as the current generation's segment and starts the next one
-   * (D24). Only while idle; the caller has made a snapshot covering everything so far durable.
+   * (D24). Only while idle. The next file, header and all, is durable before `beforeSwap(next)`
+   * runs (the caller makes its snapshot there) and before any file is renamed: a full disk or a
+   * failed snapshot throws and leaves the log exactly as it was.
    */
-  rotate(): number;
+  rotate(beforeSwap?: (next: number) => void): number;
   /** Bytes of generation `gen` from `offset` up to what is durable (the active one included). */
   read(gen: number, offset: number, maxBytes: number): Buffer;
   /** Stops taking records; batches already queued are still written. Resolves once the file is closed. */
@@ -257,6 +260,8 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   const tailTorn = existing.problems.some((p) => p.message.includes('torn'));
   if (tailTorn && existing.goodBytes < size) ftruncateSync(fd, existing.goodBytes);
   let position = tailTorn ? existing.goodBytes : size;
+  /** The end of what is durable: reads stop here, so nothing leaves that a failed sync may cut. */
+  let syncedEnd = position;
   let generation = existing.generation;
   const durable = opts.fsync ?? true;
   // fdatasync: an append's bytes and the file size it needs to be read back, without the
@@ -345,6 +350,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
         if (buf.length > 0) {
           writeAll(buf);
           if (durable) await syncOnce();
+          syncedEnd = position;
         }
       } catch (cause) {
         // The write landed but its sync failed: what the file holds is unknown, so cut it.
@@ -380,6 +386,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       try {
         writeAll(buf);
         if (durable) fdatasyncSync(fd);
+        syncedEnd = position;
       } catch (cause) {
         cutBack(start);
         const err = writeFailed(cause);
@@ -420,29 +427,45 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
       try {
         writeAll(encode([{ k: 'mark', at }]));
         if (durable) fsyncSync(fd);
+        syncedEnd = position;
         return true;
       } catch {
         cutBack(start);
         return false;
       }
     },
-    rotate() {
+    rotate(beforeSwap) {
       if (!log.idle() || closed)
         throw new SteeringError('LOG_WRITE_FAILED', `event log ${path} cannot rotate while writing`);
+      const next = generation + 1;
+      const nextPath = `${path}.next`;
+      const header = encode([{ k: 'seg', g: next }]);
+      let nextFd: number | undefined;
+      try {
+        nextFd = openSync(nextPath, 'w+', 0o600);
+        let done = 0;
+        while (done < header.length) done += writeFd(nextFd, header, done, header.length - done, done);
+        fsyncSync(nextFd);
+        beforeSwap?.(next);
+      } catch (cause) {
+        if (nextFd !== undefined) closeSync(nextFd);
+        rmSync(nextPath, { force: true });
+        throw new SteeringError('LOG_WRITE_FAILED', `event log ${path} cannot start generation ${next}`, { cause });
+      }
       if (durable) fsyncSync(fd);
       closeSync(fd);
       renameSync(path, segmentPath(path, generation));
-      generation += 1;
-      fd = openSync(path, 'w+', 0o600);
-      position = 0;
-      writeAll(encode([{ k: 'seg', g: generation }]));
-      fsyncSync(fd);
+      renameSync(nextPath, path);
       syncDir(dirname(path));
+      fd = nextFd;
+      generation = next;
+      position = header.length;
+      syncedEnd = position;
       return generation;
     },
     read(gen, offset, maxBytes) {
       const file = gen === generation ? undefined : segmentPath(path, gen);
-      const limit = gen === generation ? position : Infinity;
+      const limit = gen === generation ? syncedEnd : Infinity;
       const f = file === undefined ? fd : openSync(file, 'r');
       try {
         const size = Math.min(limit, fstatSync(f).size);

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { appendFileSync, fstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, fstatSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
@@ -461,6 +461,74 @@ test('D24: rotate archives the generation and starts the next with a header; rea
   const again = openEventLog(path);
   assert.is(again.log.generation, 1, 'a reopened log keeps its generation');
   await again.log.close();
+});
+
+test('D24: a rotation the disk cannot take leaves the log as it was: no segment, no headerless file, appends go on', async () => {
+  const path = tempLog();
+  let full = false;
+  const { log } = openEventLog(path, {
+    write: (fd, buf, off, len, pos) => {
+      if (full) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      return writeSync(fd, buf, off, len, pos);
+    },
+  });
+  log.append([flight('old')]);
+  full = true;
+  let snapshots = 0;
+  assert.throws(
+    () => log.rotate(() => (snapshots += 1)),
+    (e: SteeringError) => e.code === 'LOG_WRITE_FAILED' && /generation 1/.test(e.message),
+  );
+  assert.is(snapshots, 0, 'no snapshot names a generation whose file could not be started');
+  assert.is(log.generation, 0);
+  assert.not.ok(existsSync(segmentPath(path, 0)), 'nothing archived');
+  assert.not.ok(existsSync(`${path}.next`), 'the half-started file is gone');
+  full = false;
+  log.append([flight('after')]);
+  assert.equal(hooksIn(path), ['old', 'after'], 'the active file took the next append');
+  assert.is(log.rotate(), 1, 'a later rotation goes through');
+  assert.equal(hooksIn(segmentPath(path, 0)), ['old', 'after']);
+  assert.is(readEventLog(path).generation, 1);
+  await log.close();
+});
+
+test('D24: a snapshot that fails inside the rotation leaves the log as it was; one that succeeds finds the next file whole', async () => {
+  const path = tempLog();
+  const { log } = openEventLog(path);
+  log.append([flight('old')]);
+  assert.throws(() =>
+    log.rotate(() => {
+      throw new Error('snapshot refused');
+    }),
+  );
+  assert.is(log.generation, 0);
+  assert.not.ok(existsSync(segmentPath(path, 0)));
+  assert.not.ok(existsSync(`${path}.next`));
+  let seen = '';
+  const gen = log.rotate((next) => {
+    seen = `${next}:${readFileSync(`${path}.next`, 'utf8')}`;
+  });
+  assert.is(gen, 1);
+  assert.is(seen, '1:{"k":"seg","g":1}\n', 'the next generation was on disk, header and all, before the snapshot');
+  assert.equal(hooksIn(segmentPath(path, 0)), ['old']);
+  await log.close();
+});
+
+test('reads stop at what is synced: bytes written but waiting for their fsync are not handed out', async () => {
+  const path = tempLog();
+  const gate = gatedSync();
+  const { log } = openEventLog(path, { sync: gate.sync });
+  log.append([flight('synced')]);
+  const before = log.read(0, 0, 1 << 20).length;
+  const c = settled(log.commit([flight('waiting')]));
+  const held = await gate.next();
+  assert.ok(statSync(path).size > before, 'the batch is in the file');
+  assert.is(log.read(0, 0, 1 << 20).length, before, 'but not readable before its sync');
+  held.release();
+  await turn();
+  assert.is(c.done, true);
+  assert.match(log.read(0, 0, 1 << 20).toString(), /"waiting"/);
+  await log.close();
 });
 
 test('event records are written as JSON.stringify would write them, an ack included, whichever asked for the text first', async () => {
