@@ -1,6 +1,7 @@
 // Native lanes (D30–D33) as pure steps: which way an accepted instruction goes in, and what the
 // lane's answers, receipts and turns do to the session. A steer goes to a native lane whenever one
-// reaches the session (the vendor's receipt then says it was read); everything else stays with the
+// reaches the session, and so does a queue where the lane keeps a next-turn queue of its own (the
+// Qwen serve lane); the vendor's receipt then says it was read. Everything else stays with the
 // hook lane's queue, so an instruction has one way in and is delivered once, with both lanes open.
 import { deliveredType, describedType, droppedType } from '../protocol/index.js';
 import { finishedWith } from './withdraw.js';
