@@ -353,6 +353,46 @@ test('D24 restart reads snapshot + one segment; old segments go once covered; th
   }
 });
 
+test('D24 a rotation whose new file the disk refuses loses nothing: the log stays whole, a restart keeps every ack', async () => {
+  const logPath = tempLog();
+  const d = disk();
+  // Only the next generation's header is refused: the appends around it go through.
+  d.failOnce = /^\{"k":"seg","g":1\}/;
+  const first = await adapter({ logPath, segmentBytes: 4096, keepSegments: Infinity, logWrite: d.write });
+  for (let i = 0; i < 4; i += 1) await first.post(hookBody('SessionStart', `rf-${i}`, { agent_id: 'sub' }));
+  // Traffic until the rotation has failed, and one command after it: no later rotation mends it.
+  let r = 0;
+  for (; d.refused === 0 && r < 200; r += 1) {
+    for (let i = 0; i < 4; i += 1) first.handle.command(instructCmd(`c-${r}-${i}`, `text ${r} ${i}`, `rf-${i}`));
+    await wait(5);
+  }
+  first.handle.command(instructCmd(`c-${r}-0`, `text ${r} 0`, 'rf-0'));
+  await until(() => first.events.some((e) => e.cause === `c-${r}-0`), 'the command after the failed rotation');
+  assert.is(d.refused, 1, 'the first rotation met a full disk');
+  assert.ok(
+    first.errors.some((e) => e.code === 'LOG_WRITE_FAILED' && /snapshot/.test(e.message)),
+    'the failed rotation is reported',
+  );
+  const acks = first.events.filter((e) => e.type === 'control.accepted');
+  await first.handle.close();
+  const second = await adapter({ logPath, segmentBytes: 4096, keepSegments: Infinity });
+  try {
+    const files = readdirSync(dirname(logPath)).filter((f) => f.includes('.seg-'));
+    const history = [...files.sort().map((f) => `${dirname(logPath)}/${f}`), logPath].flatMap(loggedEvents);
+    const held = new Set(history.map((e) => JSON.stringify(e)));
+    for (const a of acks) assert.ok(held.has(JSON.stringify(a)), `the ack of ${a.cause} is in the log`);
+    // The restored sessions re-ack the first command and the last one byte for byte.
+    for (const a of [acks[0]!, acks.at(-1)!]) {
+      const [, r, i] = /^c-(\d+)-(\d+)$/.exec(a.cause!)!;
+      second.handle.command(instructCmd(a.cause!, `text ${r} ${i}`, `rf-${i}`));
+      await until(() => second.events.some((e) => e.cause === a.cause), `re-ack of ${a.cause}`);
+      assert.is(JSON.stringify(second.events.find((e) => e.cause === a.cause)), JSON.stringify(a));
+    }
+  } finally {
+    await second.handle.close();
+  }
+});
+
 test('D24 a session_id over 256 characters gets the neutral reply and reaches no session', async () => {
   const a = await adapter();
   try {
