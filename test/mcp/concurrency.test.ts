@@ -51,7 +51,10 @@ test(`${CALLS} concurrent instruct calls on distinct keys are all answered: acce
     results.find((r) => r.facts['outcome'] !== 'delivered')?.text,
   );
   assert.is(new Set(results.map((r) => r.facts['command_id'])).size, CALLS, 'one command per key');
-  // Each delivered event is the adapter's, caused by that call's command.
+  // Each delivered event is the adapter's, caused by that call's command. The MCP server may hear
+  // a delivered event before the test's own observer does: wait for the observer to see them all.
+  const seenDelivered = () => results.every((r) => stack.seen.some((e) => e.id === r.facts['delivered_id']));
+  for (let i = 0; i < 1000 && !seenDelivered(); i++) await new Promise((r) => setTimeout(r, 10));
   for (const [i, r] of results.entries()) {
     const cmd = stack.seen.find((e) => e.id === r.facts['command_id']);
     assert.equal(cmd?.data, { text: calls[i]!.text });
