@@ -24,6 +24,7 @@ import { respondVia, startTui, tmuxMissing, type Tui } from '../support/tui.js';
 import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import {
   bodyHas,
+  codexEnv,
   codexHome,
   runCodex,
   startVendorStack,
@@ -151,14 +152,7 @@ if (binary === undefined || tmuxMissing()) {
     ws = workspace('aep-codex-app-');
     writeCodexConfig(ws, mock.baseUrl);
     const agentEnv = {
-      PATH: process.env.PATH,
-      HOME: ws.home,
-      CODEX_HOME: codexHome(ws),
-      MOCK_API_KEY: 'dummy',
-      OPENAI_API_KEY: 'dummy',
-      NO_UPDATE_NOTIFIER: '1',
-      CODEX_DISABLE_TELEMETRY: '1',
-      RUST_LOG: 'warn',
+      ...codexEnv(ws),
       AEP_CODEX_BIN: binary,
       // The held PermissionRequest hook gives up soon, so Codex asks its own clients (the approvals test).
       AEP_ATTENTION_TIMEOUT_MS: '1500',

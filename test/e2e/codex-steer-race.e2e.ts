@@ -24,6 +24,7 @@ import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.js';
 import {
   bodyHas,
+  codexEnv,
   codexHome,
   startVendorStack,
   vendorBinary,
@@ -100,14 +101,7 @@ if (binary === undefined) {
     ws = workspace('aep-codex-race-');
     writeCodexConfig(ws, mock.baseUrl);
     const agentEnv = {
-      PATH: process.env.PATH,
-      HOME: ws.home,
-      CODEX_HOME: codexHome(ws),
-      MOCK_API_KEY: 'dummy',
-      OPENAI_API_KEY: 'dummy',
-      NO_UPDATE_NOTIFIER: '1',
-      CODEX_DISABLE_TELEMETRY: '1',
-      RUST_LOG: 'warn',
+      ...codexEnv(ws),
       AEP_CODEX_BIN: binary,
     };
     stack = await startVendorStack('codex', agentEnv);

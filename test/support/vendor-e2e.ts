@@ -298,7 +298,12 @@ export function runCodex(ws: Workspace, prompt: string, resume?: string): Promis
     ...(resume === undefined ? [] : ['resume', resume]),
     prompt,
   ];
-  return run(bin, args, ws.project, {
+  return run(bin, args, ws.project, codexEnv(ws));
+}
+
+/** The environment a Codex process runs with against the mock model: its own home, no telemetry. */
+export function codexEnv(ws: Workspace): NodeJS.ProcessEnv {
+  return {
     PATH: process.env.PATH,
     HOME: ws.home,
     CODEX_HOME: codexHome(ws),
@@ -308,7 +313,7 @@ export function runCodex(ws: Workspace, prompt: string, resume?: string): Promis
     CODEX_DISABLE_TELEMETRY: '1',
     DO_NOT_TRACK: '1',
     RUST_LOG: 'warn',
-  });
+  };
 }
 
 // ---- Qwen Code 0.24.4 (vendor-clis-observed §3.2, §3.3) -------------------------------------
