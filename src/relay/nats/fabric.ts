@@ -8,7 +8,8 @@ import type { Principal } from '../acl.js';
 import type { Fabric, FabricLocal, Peer } from '../types.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
-import { WRITE_DEADLINE_MS, type Faults } from './faults.js';
+import { describe, WRITE_DEADLINE_MS, type Faults } from './faults.js';
+import { storeUnavailable } from '../store-fault.js';
 import { sessionToken } from './subjects.js';
 
 const NODE = 'Aep-Node';
@@ -469,16 +470,38 @@ export class NatsFabric implements Fabric {
       h.set(BACK_NODE, this.node);
       h.set(BACK_CONN, replyConn);
     }
-    // Not stored: the sender hears nothing and retries with the same id (its node dedupes).
-    const report = this.failed(`a command for session ${r.session} was not forwarded (the sender retries)`);
+    const report = this.failed(`a command for session ${r.session} was not confirmed forwarded`);
     const subject = this.engine.names.command(r.node, sessionToken(r.session));
     this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS }).then(
       () => this.faults.writeConfirmed('commands'),
       (err: Error) => {
         report(err);
         this.faults.writeFailed(err, 'commands');
+        if (replyConn !== undefined) this.unconfirmed(replyConn, text, err);
       },
     );
+  }
+
+  /**
+   * D38: the sender (this node's connection `conn`) hears that JetStream did not confirm its
+   * command within the write deadline. A publish that timed out may still have been stored and
+   * reach the target, so the answer says "not confirmed", not "not sent": the same command sent
+   * again is answered once by its target (D4), whichever copy arrives.
+   */
+  private unconfirmed(conn: string, text: string, err: Error): void {
+    let id: unknown;
+    try {
+      id = (JSON.parse(text) as { id?: unknown }).id;
+    } catch {
+      // a frame this node parsed already; without its id the answer names no cause
+    }
+    const reason = this.faults.reason('commands') ?? `JetStream did not confirm the command: ${describe(err)}`;
+    const { code } = storeUnavailable(reason);
+    const detail =
+      `the relay's store did not confirm the command within ${WRITE_DEADLINE_MS / 1000} s (${reason}); ` +
+      'it may still reach its target: send the same command again shortly (its target answers it once)';
+    const frame = JSON.stringify({ type: 'error', ...(typeof id === 'string' ? { cause: id } : {}), code, detail });
+    for (const p of this.local?.peers() ?? []) if (this.connIds.get(p) === conn) p.sendText(frame);
   }
 
   /** A command forwarded here: to the local connection it names, if it still claims the session. */
