@@ -56,6 +56,8 @@ export interface Soak {
   consumer: RelayConsumer;
   /** Every accepted instruction's `delivered` event, as the consumer saw it. */
   deliveredSeen: number;
+  /** The `delivered` events the adapter emitted that the consumer never saw: `id@seq (cause)`. */
+  deliveriesUnseen: string[];
   /** Each instruction's settlement, by command id. */
   settled: Map<string, Settlement>;
   close(): Promise<void>;
@@ -191,6 +193,7 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
   let lost = 0;
   let accepted = 0;
   let deliveredSeen = 0;
+  const deliveriesUnseen: string[] = [];
   for (const [id, text] of texts) {
     const n = carried(text);
     if (settled.get(id)?.outcome === 'accepted') accepted += 1;
@@ -198,6 +201,9 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
     else if (n > 1) twice += 1;
     else lost += 1;
     if (seen.some((e) => e.type === deliveredType && e.cause === id)) deliveredSeen += 1;
+    else
+      for (const e of a.events)
+        if (e.type === deliveredType && e.cause === id) deliveriesUnseen.push(`${e.id}@${e.seq} (${id})`);
   }
   acceptedAt.sort((x, y) => x - y);
   let recoveryMs = 0;
@@ -236,6 +242,7 @@ export async function runSoak(o: SoakOptions): Promise<Soak> {
     sessions,
     consumer: c,
     deliveredSeen,
+    deliveriesUnseen,
     settled,
     close,
   };
@@ -247,7 +254,11 @@ export function assertSoak(s: Soak, boundMs: number): void {
   assert.is(f.lost, 0, `${f.label}: ${f.lost} instructions lost`);
   assert.is(f.twice, 0, `${f.label}: ${f.twice} instructions delivered twice`);
   assert.is(f.accepted, f.sent, `${f.label}: ${f.sent - f.accepted} instructions never accepted`);
-  assert.is(s.deliveredSeen, f.sent, `${f.label}: the sender saw ${s.deliveredSeen} of ${f.sent} deliveries`);
+  assert.is(
+    s.deliveredSeen,
+    f.sent,
+    `${f.label}: the sender saw ${s.deliveredSeen} of ${f.sent} deliveries; not seen: ${s.deliveriesUnseen.join(', ')}`,
+  );
   assert.ok(f.recoveryMs <= boundMs, `${f.label}: recovery took ${f.recoveryMs} ms, bound ${boundMs} ms`);
 }
 

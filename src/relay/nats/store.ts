@@ -19,6 +19,13 @@ export class NatsStore implements SessionStore, StoreFaults {
   readonly advice = STORE_ADVICE;
   private connected = true;
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Admissions handed to JetStream and not settled yet. A read waits for those made before it
+   * (the core's rule: every read flushes first): an adapter learns what the relay holds by a
+   * replay, and takes an event it sent before asking and not refused by the answer as stored,
+   * so a refusal that came after the answer would leave a hole its resend skips.
+   */
+  private readonly writing = new Set<Promise<void>>();
 
   private constructor(
     private readonly engine: Engine,
@@ -102,11 +109,20 @@ export class NatsStore implements SessionStore, StoreFaults {
 
   admitAll(list: readonly Admission[]): Promise<boolean[]> {
     // A redelivery is not stored again, yet every node's subscribers get the copy (AEP-0003 §5).
-    return this.history
+    const p = this.history
       .admitAll(list, (a) => this.fabric.share(a.raw, a))
       .catch((err: Error) => {
         throw new StoreUnavailableError(describe(err), { cause: err });
       });
+    // Registered before the caller's handlers, so a refusal reaches its sender before a read
+    // waiting on this write answers.
+    const settled = p.then(
+      () => {},
+      () => {},
+    );
+    this.writing.add(settled);
+    void settled.then(() => this.writing.delete(settled));
+    return p;
   }
 
   /**
@@ -121,9 +137,13 @@ export class NatsStore implements SessionStore, StoreFaults {
   replay(session: string, after?: Position): Promise<Replay> {
     // Refused at once while the store is down, not after a request timeout: an adapter learns
     // what the relay holds by a replay, and sends nothing (not even its claims) until answered.
-    const down = this.unavailable() ?? this.faults.reason('events');
-    if (down !== undefined) return Promise.reject(new Error(down));
-    return this.history.replay(session, after);
+    const read = (): Promise<Replay> => {
+      const down = this.unavailable() ?? this.faults.reason('events');
+      if (down !== undefined) return Promise.reject(new Error(down));
+      return this.history.replay(session, after);
+    };
+    // Writes made before it settle first (each within the write deadline).
+    return this.writing.size === 0 ? read() : Promise.all([...this.writing]).then(read);
   }
 
   holdsFrom(session: string, pos: Position): boolean {
