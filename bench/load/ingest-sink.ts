@@ -35,16 +35,32 @@ for (let i = 0; i < arg.ws; i += 1) {
   });
 }
 
+/**
+ * A stream is live once the server says so (`: connected`), or, for a server that sends nothing
+ * before its first event (the reference relay writes its headers with it), once its `/healthz`
+ * counts `n` subscribers.
+ */
+async function counted(n: number, live: () => boolean): Promise<void> {
+  while (!live()) {
+    const r = await fetch(`${arg.url}/healthz`, { headers: { authorization: `Bearer ${arg.token}` } });
+    const body = (await r.json().catch(() => ({}))) as { subscribers?: unknown };
+    if (typeof body.subscribers === 'number' && body.subscribers >= n) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 // SSE events are counted by their `data:` lines; a chunk may end inside one, so its tail is kept.
 const DATA = '\ndata: ';
 for (let i = 0; i < arg.sse; i += 1) {
   const k = seen.push(0) - 1;
+  let connected = false;
+  const registered = counted(arg.ws + i + 1, () => connected);
   await new Promise<void>((resolve, reject) => {
+    registered.then(resolve, reject);
     const req = request(`${arg.url}/stream`, { headers: { authorization: `Bearer ${arg.token}` } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`GET /stream answered ${res.statusCode}`));
       res.setEncoding('utf8');
       let tail = '';
-      let connected = false;
       res.on('data', (chunk: string) => {
         const text = tail + chunk;
         let at = text.indexOf(DATA);
