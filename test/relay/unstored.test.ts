@@ -23,8 +23,40 @@ test('held back after the first refused position until it is taken again', () =>
   u.taken(a, 's', p(4));
   assert.ok(u.waits(a, 's', p(6)), 'an earlier position taken does not free it');
   u.taken(a, 's', p(5));
-  assert.is(u.waits(a, 's', p(6)), undefined);
+  assert.is(u.waits(a, 's', p(6)), undefined, 'the next one passes');
+  assert.match(u.waits(a, 's', p(7)) ?? '', /\(0:6\) is not stored yet/, 'the hold moved on to the next position');
+  u.taken(a, 's', p(6));
+  u.taken(a, 's', p(7));
+  assert.is(u.waits(a, 's', p(8)), undefined);
+});
+
+test('the held event sent alone (a repeated ack, live) does not free the ones refused behind it', () => {
+  const u = new Unstored<object>();
+  const a = {};
+  // 1 refused for now; 2..4 refused behind it; then 1 comes again alone, out of the log's order.
+  u.refused(a, 's', p(1), 0);
+  for (const seq of [2, 3, 4]) assert.ok(u.waits(a, 's', p(seq), 10));
+  u.taken(a, 's', p(1), 20);
+  // A new event (5) before the resend of 2..4: stored, it would hide them from that resend.
+  assert.match(u.waits(a, 's', p(5), 30) ?? '', /\(0:2\)/);
+  for (const seq of [2, 3, 4]) {
+    assert.is(u.waits(a, 's', p(seq), 40), undefined);
+    u.taken(a, 's', p(seq), 40);
+  }
+  assert.is(u.waits(a, 's', p(5), 50), undefined);
+});
+
+test('a moved hold lets a later epoch pass, and ends when taken past its time', () => {
+  const u = new Unstored<object>();
+  const a = {};
+  u.refused(a, 's', p(3), 0);
+  assert.ok(u.waits(a, 's', p(0, 1), 10), 'not moved yet: a later epoch waits for the refused one');
+  u.taken(a, 's', p(3), 20);
+  assert.is(u.waits(a, 's', p(0, 1), 30), undefined, "the taken one may have been its epoch's last");
   assert.not.ok(u.any());
+  u.refused(a, 's', p(3), 0);
+  u.taken(a, 's', p(3), 10_001);
+  assert.not.ok(u.any(), 'taken after the hold ran out: dropped');
 });
 
 test('a lower refusal moves the hold back; a connection leaving drops its holds', () => {
