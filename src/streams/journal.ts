@@ -128,8 +128,14 @@ export class Journal {
     this.snapPath = siblingPath(logPath, 'snapshot');
     const snap = readSnapshot(this.snapPath, onError);
     // A crash between a snapshot and its rotation leaves the covered file active: archive it now.
+    // A headerless file whose segment is archived already is no such file: an older version
+    // left it so when the disk refused the next generation's header after the snapshot. It holds
+    // what came after the snapshot, so it is replayed as that generation, and segment 0 is kept.
+    let headerless: number | undefined;
     if (snap && existsSync(logPath) && headerGeneration(logPath) < snap.generation) {
-      renameSync(logPath, segmentPath(logPath, headerGeneration(logPath)));
+      const gen = headerGeneration(logPath);
+      if (gen === 0 && existsSync(segmentPath(logPath, 0))) headerless = snap.generation;
+      else renameSync(logPath, segmentPath(logPath, gen));
     }
     const archived = archivedGenerations(logPath, listDir);
     const replay = new LogReplay(host);
@@ -145,6 +151,7 @@ export class Journal {
       ...(opts.sync === undefined ? {} : { sync: opts.sync }),
       ...(opts.write === undefined ? {} : { write: opts.write }),
       generation: snap?.generation ?? 0,
+      ...(headerless === undefined ? {} : { headerless }),
       onRecord: replayRecord,
       // D22: the sessions go back to what the log holds before anyone hears of the refusal.
       onRefused: (err) => {

@@ -199,6 +199,12 @@ export interface EventLogOptions {
   /** Generation a log created by this call starts at (after a snapshot, D24); 0 writes no header. */
   generation?: number;
   /**
+   * The generation an existing file without a header is (an older version could leave the
+   * file after a snapshot headerless when the disk refused the header); its offsets stay as
+   * they are, so the outbox's recorded positions in it still hold.
+   */
+  headerless?: number;
+  /**
    * Takes each record the file already holds as it is read; `existing.records` then stays empty
    * (a start replays its log without holding all of it, D11).
    */
@@ -262,6 +268,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   let position = tailTorn ? existing.goodBytes : size;
   /** The end of what is durable: reads stop here, so nothing leaves that a failed sync may cut. */
   let syncedEnd = position;
+  if (!fresh && existing.generation === 0 && (opts.headerless ?? 0) > 0) existing.generation = opts.headerless!;
   let generation = existing.generation;
   const durable = opts.fsync ?? true;
   // fdatasync: an append's bytes and the file size it needs to be read back, without the

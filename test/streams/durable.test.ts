@@ -4,7 +4,7 @@
 // log's write call, which is where a full disk reports it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdirSync, readFileSync, writeSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { command } from '../../src/protocol/build.js';
@@ -12,7 +12,7 @@ import { startRelay } from '../../src/relay/server.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { acceptsFor } from '../../src/streams/run.js';
-import { parseLog, readEventLog, type WriteFn } from '../../src/streams/log.js';
+import { headerGeneration, parseLog, readEventLog, segmentPath, type WriteFn } from '../../src/streams/log.js';
 import { adapter, steerRounds, tempLog } from '../support/adapter.js';
 import { until, wait } from '../support/until.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
@@ -388,6 +388,43 @@ test('D24 a rotation whose new file the disk refuses loses nothing: the log stay
       await until(() => second.events.some((e) => e.cause === a.cause), `re-ack of ${a.cause}`);
       assert.is(JSON.stringify(second.events.find((e) => e.cause === a.cause)), JSON.stringify(a));
     }
+  } finally {
+    await second.handle.close();
+  }
+});
+
+test('D24 a headerless active file an older version left after a snapshot is replayed as its generation; segment 0 is kept', async () => {
+  const logPath = tempLog();
+  const first = await adapter({ logPath, segmentBytes: 4096, keepSegments: Infinity });
+  for (let i = 0; i < 2; i += 1) await first.post(hookBody('SessionStart', `hl-${i}`, { agent_id: 'sub' }));
+  let r = 0;
+  for (; headerGeneration(logPath) === 0 && r < 200; r += 1) {
+    for (let i = 0; i < 2; i += 1) first.handle.command(instructCmd(`h-${r}-${i}`, `text ${r} ${i}`, `hl-${i}`));
+    await wait(5);
+  }
+  assert.ok(existsSync(segmentPath(logPath, 0)), 'no rotation happened');
+  // Commands after the snapshot: their acks are only in the active file.
+  first.handle.command(instructCmd('after-0', 'after the snapshot', 'hl-0'));
+  await until(() => first.events.some((e) => e.cause === 'after-0'), 'the ack after the rotation');
+  const ack = first.events.find((e) => e.cause === 'after-0')!;
+  await first.handle.close();
+  // What an older version left when the disk refused the header: the same file without it.
+  const active = readFileSync(logPath, 'utf8');
+  assert.match(active, /^\{"k":"seg","g":1\}\n/);
+  writeFileSync(logPath, active.slice(active.indexOf('\n') + 1));
+  const seg0 = readFileSync(segmentPath(logPath, 0));
+
+  const second = await adapter({ logPath, segmentBytes: 4096, keepSegments: Infinity });
+  try {
+    assert.ok(readFileSync(segmentPath(logPath, 0)).equals(seg0), 'segment 0 was overwritten');
+    // The post-snapshot decision is replayed: the retry gets the recorded ack byte for byte.
+    second.handle.command(instructCmd('after-0', 'after the snapshot', 'hl-0'));
+    await until(() => second.events.some((e) => e.cause === 'after-0'), 're-ack of after-0');
+    assert.is(JSON.stringify(second.events.find((e) => e.cause === 'after-0')), JSON.stringify(ack));
+    assert.ok(
+      loggedEvents(logPath).some((e) => e.id === ack.id),
+      'the headerless file is still the active log',
+    );
   } finally {
     await second.handle.close();
   }
