@@ -9,8 +9,17 @@ import type { Fabric, FabricLocal, Peer } from '../types.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
 import { describe, WRITE_DEADLINE_MS, type Faults } from './faults.js';
-import { storeUnavailable } from '../store-fault.js';
+import type { RelayRefusalCode } from '../../protocol/errors.js';
 import { sessionToken } from './subjects.js';
+
+/** A forwarded command's id and session, from a frame a node parsed already ({} if unreadable). */
+function commandOf(text: string): { id?: unknown; session?: unknown } {
+  try {
+    return JSON.parse(text) as { id?: unknown; session?: unknown };
+  } catch {
+    return {};
+  }
+}
 
 const NODE = 'Aep-Node';
 /**
@@ -489,14 +498,9 @@ export class NatsFabric implements Fabric {
    * again is answered once by its target (D4), whichever copy arrives.
    */
   private unconfirmed(conn: string, text: string, err: Error): void {
-    let id: unknown;
-    try {
-      id = (JSON.parse(text) as { id?: unknown }).id;
-    } catch {
-      // a frame this node parsed already; without its id the answer names no cause
-    }
+    const { id } = commandOf(text);
     const reason = this.faults.reason('commands') ?? `JetStream did not confirm the command: ${describe(err)}`;
-    const { code } = storeUnavailable(reason);
+    const code: RelayRefusalCode = 'store-unavailable';
     const detail =
       `the relay's store did not confirm the command within ${WRITE_DEADLINE_MS / 1000} s (${reason}); ` +
       'it may still reach its target: send the same command again shortly (its target answers it once)';
@@ -517,12 +521,7 @@ export class NatsFabric implements Fabric {
     }
     // Its claimant left after the sender's node routed it: the single-node answer, to the sender.
     if (backNode !== undefined && backConn !== undefined) {
-      let cmd: { id?: unknown; session?: unknown } = {};
-      try {
-        cmd = JSON.parse(text) as typeof cmd;
-      } catch {
-        // a frame the sender's node already parsed; unreadable here means nothing to say
-      }
+      const cmd = commandOf(text);
       const h = headers();
       h.set(CONN, backConn);
       const frame = {
