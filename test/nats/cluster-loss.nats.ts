@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { startNatsCluster, type NatsCluster } from '../support/nats-server.js';
-import { startRelayNode, type RelayNode } from '../support/relay-node.js';
+import { startFabricNodes, type RelayNode } from '../support/relay-node.js';
 import { assertHistoryMatchesLog, assertSoak, closeSoaks, runSoak } from '../support/fabric-soak.js';
 
 const TOKEN = 'cluster-loss-secret';
@@ -29,19 +29,7 @@ let nc: NatsConnection;
 const nodes: RelayNode[] = [];
 test.before(async () => {
   cluster = await startNatsCluster(3);
-  const args = [
-    '--token',
-    TOKEN,
-    '--memory',
-    '--nats',
-    cluster.urls,
-    '--nats-lease-ms',
-    String(LEASE_MS),
-    '--nats-namespace',
-    'loss',
-  ];
-  nodes.push(await startRelayNode(args));
-  nodes.push(await startRelayNode(args));
+  nodes.push(...(await startFabricNodes({ token: TOKEN, nats: cluster.urls, namespace: 'loss', leaseMs: LEASE_MS })));
   nc = await connect({ servers: cluster.urls.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
 });
 test.after(async () => {

@@ -12,7 +12,7 @@ import { RelayConsumer } from '../../src/consumer/connection.js';
 import { connectRelay } from '../../src/relay/ws-connection.js';
 import { acceptsFor } from '../../src/streams/run.js';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
-import { startRelayNode, type RelayNode } from '../support/relay-node.js';
+import { startFabricNodes, type RelayNode } from '../support/relay-node.js';
 import { adapter, type TestAdapter } from '../support/adapter.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { freshSession } from '../support/relay-harness.js';
@@ -27,9 +27,7 @@ let c: RelayConsumer | undefined;
 const nodes: RelayNode[] = [];
 test.before(async () => {
   server = await startNatsServer();
-  const args = ['--token', TOKEN, '--memory', '--nats', server.url, '--nats-lease-ms', '1500'];
-  nodes.push(await startRelayNode([...args, '--nats-namespace', 'cmdloss']));
-  nodes.push(await startRelayNode([...args, '--nats-namespace', 'cmdloss']));
+  nodes.push(...(await startFabricNodes({ token: TOKEN, nats: server.url, namespace: 'cmdloss', leaseMs: 1500 })));
   nc = await connect({ servers: server.url });
 });
 test.after(async () => {

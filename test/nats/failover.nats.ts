@@ -8,7 +8,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startNatsCluster, type NatsCluster } from '../support/nats-server.js';
-import { startRelayNode, type RelayNode } from '../support/relay-node.js';
+import { startFabricNodes, type RelayNode } from '../support/relay-node.js';
 import { assertHistoryMatchesLog, assertSoak, closeSoaks, runSoak } from '../support/fabric-soak.js';
 
 const TOKEN = 'failover-secret';
@@ -18,21 +18,15 @@ let cluster: NatsCluster;
 const nodes: RelayNode[] = [];
 test.before(async () => {
   cluster = await startNatsCluster(3);
-  const args = [
-    '--token',
-    TOKEN,
-    '--memory',
-    '--nats',
-    cluster.urls,
-    '--nats-replicas',
-    '3',
-    '--nats-lease-ms',
-    String(LEASE_MS),
-    '--nats-namespace',
-    'failover',
-  ];
-  nodes.push(await startRelayNode(args));
-  nodes.push(await startRelayNode(args));
+  nodes.push(
+    ...(await startFabricNodes({
+      token: TOKEN,
+      nats: cluster.urls,
+      namespace: 'failover',
+      leaseMs: LEASE_MS,
+      replicas: 3,
+    })),
+  );
 });
 test.after(async () => {
   await closeSoaks();

@@ -9,7 +9,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startNatsServer, type NatsServer } from '../support/nats-server.js';
-import { startRelayNode, type RelayNode } from '../support/relay-node.js';
+import { startFabricNodes, type RelayNode } from '../support/relay-node.js';
 import { emitterFor, freshSession, WsPeer } from '../support/relay-harness.js';
 import { assertHistoryMatchesLog, assertSoak, closeSoaks, runSoak } from '../support/fabric-soak.js';
 
@@ -23,19 +23,7 @@ let server: NatsServer;
 const nodes: RelayNode[] = [];
 test.before(async () => {
   server = await startNatsServer();
-  const args = [
-    '--token',
-    TOKEN,
-    '--memory',
-    '--nats',
-    server.url,
-    '--nats-lease-ms',
-    String(LEASE_MS),
-    '--nats-namespace',
-    'outage',
-  ];
-  nodes.push(await startRelayNode(args));
-  nodes.push(await startRelayNode(args));
+  nodes.push(...(await startFabricNodes({ token: TOKEN, nats: server.url, namespace: 'outage', leaseMs: LEASE_MS })));
 });
 test.after(async () => {
   await closeSoaks();

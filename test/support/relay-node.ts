@@ -53,3 +53,24 @@ export async function startRelayNode(args: string[], env: Record<string, string>
     stop: () => end('SIGTERM'),
   };
 }
+
+/** Relay nodes on one NATS fabric (`--memory`, the same token, lease and namespace), one process each, started in turn. */
+export async function startFabricNodes(o: {
+  token: string;
+  nats: string;
+  namespace: string;
+  leaseMs: number;
+  /** `--nats-replicas`; unset, the cluster's size decides. */
+  replicas?: number;
+  count?: number;
+}): Promise<RelayNode[]> {
+  const args = ['--token', o.token, '--memory', '--nats', o.nats, '--nats-lease-ms', String(o.leaseMs)];
+  args.push(
+    '--nats-namespace',
+    o.namespace,
+    ...(o.replicas === undefined ? [] : ['--nats-replicas', String(o.replicas)]),
+  );
+  const nodes: RelayNode[] = [];
+  for (let i = 0; i < (o.count ?? 2); i += 1) nodes.push(await startRelayNode(args));
+  return nodes;
+}
