@@ -42,6 +42,8 @@ export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
   return v instanceof Promise ? v.then(f) : f(v);
 }
 
+const NOW = { now: true } as const;
+
 type ReplayJob = { session: string; r: Replay; marker: boolean };
 
 const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${e.id}`;
@@ -297,8 +299,12 @@ export class RelayCore {
     }
   }
 
-  /** Writes pending admissions; returns how many were new (not redeliveries). */
-  flush(): Maybe<number> {
+  /**
+   * Writes pending admissions; returns how many were new (not redeliveries). `now`: a caller
+   * waits on this write (a command to forward, a POST to answer, a read), so a store that
+   * batches its writes takes it at once.
+   */
+  flush(now = false): Maybe<number> {
     this.scheduled = false;
     if (this.pending.length === 0) return 0;
     const list = this.pending;
@@ -319,7 +325,7 @@ export class RelayCore {
     };
     let written: Maybe<boolean[]>;
     try {
-      written = this.store.admitAll(list);
+      written = this.store.admitAll(list, now ? NOW : undefined);
     } catch (err) {
       return refuse(err as Error);
     }
@@ -356,9 +362,9 @@ export class RelayCore {
   }
 
   /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
-  private afterFlush(f: () => void): void {
+  private afterFlush(f: () => void, now = false): void {
     try {
-      const done = then(this.flush(), f);
+      const done = then(this.flush(now), f);
       if (done instanceof Promise) done.catch((err: Error) => this.report(err));
     } catch (err) {
       this.report(err as Error);
@@ -372,7 +378,7 @@ export class RelayCore {
       return 0;
     };
     try {
-      const f = this.flush();
+      const f = this.flush(true);
       return f instanceof Promise ? f.catch(failed) : f;
     } catch (err) {
       return failed(err as Error);
@@ -403,10 +409,12 @@ export class RelayCore {
     // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
     this.accept([cmd], origin);
     const fabric = this.store.fabric;
-    this.afterFlush(() =>
-      fabric !== undefined && !this.peers.has(route.target)
-        ? fabric.forward(route.target, frame, origin)
-        : route.target.sendText(frame),
+    this.afterFlush(
+      () =>
+        fabric !== undefined && !this.peers.has(route.target)
+          ? fabric.forward(route.target, frame, origin)
+          : route.target.sendText(frame),
+      true,
     );
     return {};
   }

@@ -66,7 +66,8 @@ export function unpack(b: PackedBatch): Admission[] {
 }
 
 export type WriterRequest =
-  | { id: number; op: 'admit'; batch: PackedBatch }
+  /** `after`: the batch posted before this one, still unanswered then; if it was refused, so is this one. */
+  | { id: number; op: 'admit'; batch: PackedBatch; after?: number }
   | { id: number; op: 'open' }
   | { id: number; op: 'probe' }
   | { id: number; op: 'close' };
@@ -99,8 +100,10 @@ export class ThreadedStore implements SessionStore, StoreFaults {
   private pending = 0;
   /** The result of the latest admission call: a read waits for it. */
   private latest: Promise<unknown> = Promise.resolve();
-  /** A batch is with the writer. */
-  private writing = false;
+  /** Batches with the writer. */
+  private inFlight = 0;
+  /** The request id of the latest batch posted. */
+  private lastAdmit = 0;
   private next: NextBatch | undefined;
   private failed: Error | undefined;
   private closing: Promise<void> | undefined;
@@ -140,18 +143,23 @@ export class ThreadedStore implements SessionStore, StoreFaults {
     this.writer.on('exit', (code) => this.fail(new Error(`the store's writer thread exited (code ${code})`)));
   }
 
-  admitAll(list: readonly Admission[]): Promise<boolean[]> {
+  /**
+   * `now`: the caller waits on this commit (a command to forward, a POST to answer). Its
+   * admissions, with what waits for the next batch, are posted at once even while a batch is
+   * with the writer: the writer takes messages in order, so this saves waiting for that batch's
+   * answer before posting.
+   */
+  admitAll(list: readonly Admission[], opts?: { now?: boolean }): Promise<boolean[]> {
     if (list.length === 0) return Promise.resolve([]);
     this.pending += 1;
-    let p: Promise<boolean[]>;
-    if (!this.writing) p = this.write(list);
-    else {
-      this.next ??= { list: [], callers: [] };
-      const next = this.next;
-      const start = next.list.length;
-      for (const a of list) next.list.push(a);
-      p = new Promise((resolve, reject) => next.callers.push({ start, n: list.length, resolve, reject }));
-    }
+    this.next ??= { list: [], callers: [] };
+    const next = this.next;
+    const start = next.list.length;
+    for (const a of list) next.list.push(a);
+    const p = new Promise<boolean[]>((resolve, reject) =>
+      next.callers.push({ start, n: list.length, resolve, reject }),
+    );
+    if (this.inFlight === 0 || opts?.now === true) this.post();
     const done = (): void => {
       this.pending -= 1;
     };
@@ -160,35 +168,38 @@ export class ThreadedStore implements SessionStore, StoreFaults {
     return p;
   }
 
-  private write(list: readonly Admission[]): Promise<boolean[]> {
-    this.writing = true;
+  /** Hands what waits for the next batch to the writer; each caller gets its slice of the answer. */
+  private post(): void {
+    const next = this.next;
+    this.next = undefined;
+    if (next === undefined) return;
     // D38: a batch that queued behind a write the file refused is refused with it, at once: its
-    // senders hear within one busy timeout (a locked file), not one per batch queued.
+    // senders hear within one busy timeout (a locked file), not one per batch queued. One posted
+    // behind a batch still with the writer names it, and the writer refuses it if that one failed.
+    const after = this.inFlight > 0 ? this.lastAdmit : undefined;
     const p =
       this.failing === undefined
-        ? this.call<boolean[]>({ id: 0, op: 'admit', batch: pack(list) })
+        ? this.call<boolean[]>({
+            id: 0,
+            op: 'admit',
+            batch: pack(next.list),
+            ...(after === undefined ? {} : { after }),
+          })
         : Promise.reject(new StoreUnavailableError(this.failing));
-    if (this.failing === undefined)
-      p.then(
-        () => this.writable(),
-        (err: Error) => this.unwritable(err),
-      );
-    const after = () => {
-      this.writing = false;
-      const next = this.next;
-      this.next = undefined;
-      if (next === undefined) return;
-      this.write(next.list).then(
-        (r) => {
-          for (const c of next.callers) c.resolve(r.slice(c.start, c.start + c.n));
-        },
-        (err: Error) => {
-          for (const c of next.callers) c.reject(err);
-        },
-      );
-    };
-    p.then(after, after);
-    return p;
+    this.inFlight += 1;
+    p.then(
+      (r) => {
+        this.writable();
+        for (const c of next.callers) c.resolve(r.slice(c.start, c.start + c.n));
+      },
+      (err: Error) => {
+        this.unwritable(err);
+        for (const c of next.callers) c.reject(err);
+      },
+    ).finally(() => {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.post();
+    });
   }
 
   /**
@@ -286,6 +297,7 @@ export class ThreadedStore implements SessionStore, StoreFaults {
     if (this.failed !== undefined) return Promise.reject(this.failed);
     this.nextId += 1;
     const id = this.nextId;
+    if (r.op === 'admit') this.lastAdmit = id;
     // A request outstanding keeps the process alive until it is answered; an idle writer does not.
     if (this.waiting.size === 0) this.writer.ref();
     const p = new Promise<T>((resolve, reject) =>

@@ -11,9 +11,13 @@ const port = parentPort!;
 const opts = workerData as StoreOptions;
 const store = RelayStore.open({ ...opts, checkpoint: false }, await engineOpener(opts.engine));
 
+/** The last batch the file refused (D38), by request id and reason: one posted behind it is refused too. */
+let refused: { id: number; message: string } | undefined;
+
 function answer(r: WriterRequest): unknown {
   switch (r.op) {
     case 'admit':
+      if (r.after !== undefined && r.after === refused?.id) throw new QueuedBehind(refused.message);
       return store.admitAll(unpack(r.batch));
     case 'open':
       return undefined;
@@ -26,18 +30,19 @@ function answer(r: WriterRequest): unknown {
   }
 }
 
+/** A batch refused because the one before it was: the same fault (D38), nothing of it written. */
+class QueuedBehind extends Error {}
+
 port.on('message', (r: WriterRequest) => {
   let reply: WriterReply;
   try {
     reply = { id: r.id, ok: true, value: answer(r) };
   } catch (err) {
     // A write the file cannot make now crosses as such (an error's class does not survive the copy).
-    reply = {
-      id: r.id,
-      ok: false,
-      message: (err as Error).message,
-      ...(isStoreUnavailable(err) ? { fault: true } : {}),
-    };
+    const fault = isStoreUnavailable(err) || err instanceof QueuedBehind;
+    const message = (err as Error).message;
+    if (r.op === 'admit' && fault) refused = { id: r.id, message };
+    reply = { id: r.id, ok: false, message, ...(fault ? { fault: true } : {}) };
   }
   port.postMessage(reply);
   if (r.op === 'close') port.close();

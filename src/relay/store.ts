@@ -72,8 +72,11 @@ export interface SessionStore {
   readonly bufferCap: number;
   /** Names the store in the relay's log line (a file, `:memory:`, or an engine address). */
   readonly path: string;
-  /** One result per admission: false for a redelivery of a held `(source, id)`. */
-  admitAll(list: readonly Admission[]): Maybe<boolean[]>;
+  /**
+   * One result per admission: false for a redelivery of a held `(source, id)`. `now`: the
+   * caller waits on this write; a store that batches its writes does not hold it back.
+   */
+  admitAll(list: readonly Admission[], opts?: { now?: boolean }): Maybe<boolean[]>;
   replay(session: string, after?: Position): Maybe<Replay>;
   /**
    * What is already committed for a session, read at once, for a store whose `replay` may answer

@@ -13,6 +13,7 @@ import { command } from '../../src/protocol/build.js';
 import { startRelay, storeFailures, type RelayHandle } from '../../src/relay/server.js';
 import { pack, ThreadedStore, unpack } from '../../src/relay/store-thread.js';
 import type { Admission } from '../../src/relay/store.js';
+import { isStoreUnavailable } from '../../src/relay/store-fault.js';
 import { emitterFor, freshSession, post, SseClient, WAIT_MS, WsPeer } from '../support/relay-harness.js';
 
 const TOKEN = 'thread-token';
@@ -101,6 +102,52 @@ test('admissions made while a batch is with the writer share the next one; each 
     [0, 1, 2],
   );
   await s.close();
+});
+
+test('an urgent batch is posted while one is with the writer: the writer takes them in order', async () => {
+  const s = await ThreadedStore.open({ path: join(freshDir(), 'relay.db') });
+  const first = s.admitAll([ev('a', 0), ev('a', 1)]);
+  const urgent = s.admitAll([ev('a', 1), ev('a', 2)], { now: true });
+  // Not urgent: waits for the batches in flight, then goes as one.
+  const later = s.admitAll([ev('a', 2), ev('b', 0)]);
+  assert.equal(await first, [true, true]);
+  assert.equal(await urgent, [false, true], 'committed after the batch posted before it');
+  assert.equal(await later, [false, true]);
+  assert.equal(
+    (await s.replay('a')).items.map((t) => JSON.parse(t).seq),
+    [0, 1, 2],
+  );
+  await s.close();
+});
+
+test('an urgent batch posted behind one the locked file refuses is refused with it, though the lock is gone by its turn', async () => {
+  const path = join(freshDir(), 'relay.db');
+  const s = (await ThreadedStore.open({ path })) as ThreadedStore;
+  const other = new Database(path);
+  other.exec('PRAGMA busy_timeout = 5000');
+  try {
+    other.exec('BEGIN IMMEDIATE');
+    const first = s.admitAll([ev('a', 0)]);
+    const urgent = s.admitAll([ev('a', 1)], { now: true });
+    const e1 = await first.then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    // Released before the writer could take the urgent batch on its own: it would commit now.
+    other.exec('COMMIT');
+    const e2 = await urgent.then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    assert.ok(e1 !== undefined && isStoreUnavailable(e1), `the locked write is refused for now: ${e1?.message}`);
+    assert.ok(e2 !== undefined && isStoreUnavailable(e2), 'the batch queued behind it is refused with it (D38)');
+    assert.is(e2!.message, e1!.message, 'for the same reason');
+    await until(() => s.unavailable() === undefined, 'a probe finds the file writable again');
+    assert.equal(await s.admitAll([ev('a', 0), ev('a', 1)]), [true, true], 'neither refused batch was stored');
+  } finally {
+    other.close();
+    await s.close();
+  }
 });
 
 test('a frame is fanned out as the bytes received: spacing, key order, escapes and non-ASCII text kept; line breaks only are removed', async () => {
