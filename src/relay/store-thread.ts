@@ -144,13 +144,26 @@ export class ThreadedStore implements SessionStore, StoreFaults {
   }
 
   /**
-   * `now`: the caller waits on this commit (a command to forward, a POST to answer). Its
-   * admissions, with what waits for the next batch, are posted at once even while a batch is
-   * with the writer: the writer takes messages in order, so this saves waiting for that batch's
-   * answer before posting.
+   * `now`: the caller waits on this commit (a command to forward, a read). With no batch at the
+   * writer it is written here and answered at once; otherwise its admissions, with what waits for
+   * the next batch, are posted at once even while a batch is with the writer: the writer takes
+   * messages in order, so this saves waiting for that batch's answer before posting.
    */
-  admitAll(list: readonly Admission[], opts?: { now?: boolean }): Promise<boolean[]> {
-    if (list.length === 0) return Promise.resolve([]);
+  admitAll(list: readonly Admission[], opts?: { now?: boolean }): Maybe<boolean[]> {
+    if (list.length === 0) return [];
+    // Waited on, with nothing of ours before it still to commit: this thread's own connection
+    // writes it now if the file's lock is free, which saves the two thread hops. Otherwise (the
+    // lock held, a fault) it takes the writer's way, which waits for the lock and reports.
+    if (
+      opts?.now === true &&
+      this.inFlight === 0 &&
+      this.failing === undefined &&
+      this.failed === undefined &&
+      this.closing === undefined
+    ) {
+      const done = this.reader.tryAdmitAll(list);
+      if (done !== undefined) return done;
+    }
     this.pending += 1;
     this.next ??= { list: [], callers: [] };
     const next = this.next;
@@ -187,19 +200,23 @@ export class ThreadedStore implements SessionStore, StoreFaults {
           })
         : Promise.reject(new StoreUnavailableError(this.failing));
     this.inFlight += 1;
+    // Counted out before its callers hear, so what they do next sees the writer as it is.
+    const answered = (): void => {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.post();
+    };
     p.then(
       (r) => {
         this.writable();
+        answered();
         for (const c of next.callers) c.resolve(r.slice(c.start, c.start + c.n));
       },
       (err: Error) => {
         this.unwritable(err);
+        answered();
         for (const c of next.callers) c.reject(err);
       },
-    ).finally(() => {
-      this.inFlight -= 1;
-      if (this.inFlight === 0) this.post();
-    });
+    );
   }
 
   /**

@@ -207,6 +207,8 @@ export class RelayStore implements SessionStore {
   private readonly db: SqlDatabase;
   private isOpen = true;
   private sessionCount: number;
+  /** `PRAGMA data_version` when `sessionCount` was last read: it changes when another connection commits. */
+  private seen: number;
   private readonly q;
   private checkpointer: Worker | undefined;
 
@@ -272,8 +274,11 @@ export class RelayStore implements SessionStore {
       counts: q<[], { sessions: number; events: number }>(
         'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM events) AS events',
       ),
+      sessionTotal: q<[], { n: number }>('SELECT count(*) AS n FROM sessions'),
+      dataVersion: q<[], { data_version: number }>('PRAGMA data_version'),
     };
     this.sessionCount = this.q.counts.get()!.sessions;
+    this.seen = this.q.dataVersion.get()!.data_version;
   }
 
   /** Opens (and creates) the store; `open` is the binding, `node:sqlite` unless `opts.engine` names another. */
@@ -330,6 +335,30 @@ export class RelayStore implements SessionStore {
     }
   }
 
+  /**
+   * Admits a batch at once if the file's write lock is free now, without waiting for it;
+   * `undefined` (nothing written) when it is held or the write fails, so the caller can take the
+   * usual way, which waits for the lock and reports a fault (D38).
+   */
+  tryAdmitAll(list: readonly Admission[]): boolean[] | undefined {
+    this.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch {
+      return undefined;
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+    try {
+      const out = this.admitBatch(list);
+      this.db.exec('COMMIT');
+      return out;
+    } catch {
+      this.rollback();
+      return undefined;
+    }
+  }
+
   /** Takes the write lock; D38: a file another process holds locked past the busy timeout is refused for now. */
   private begin(): void {
     try {
@@ -364,6 +393,12 @@ export class RelayStore implements SessionStore {
   }
 
   private admitBatch(list: readonly Admission[]): boolean[] {
+    // Another connection to the file (the relay's thread beside its writer) may have added sessions.
+    const version = this.q.dataVersion.get()!.data_version;
+    if (version !== this.seen) {
+      this.seen = version;
+      this.sessionCount = this.q.sessionTotal.get()!.n;
+    }
     const out = new Array<boolean>(list.length);
     /** Per session of this batch: what was added and the last arrival, in first-seen order. */
     const touched = new Map<string, { positioned: number; unpositioned: number; last: number }>();

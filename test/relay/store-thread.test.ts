@@ -120,6 +120,50 @@ test('an urgent batch is posted while one is with the writer: the writer takes t
   await s.close();
 });
 
+test("an urgent batch with nothing at the writer is written on the relay's thread and answered at once; a held lock sends it the writer's way", async () => {
+  const path = join(freshDir(), 'relay.db');
+  const s = (await ThreadedStore.open({ path })) as ThreadedStore;
+  const other = new Database(path);
+  other.exec('PRAGMA busy_timeout = 5000');
+  try {
+    const at = s.admitAll([ev('a', 0), ev('a', 1)], { now: true });
+    assert.equal(at, [true, true], 'answered in the same turn, not a promise');
+    assert.equal(s.admitAll([ev('a', 1)], { now: true }), [false], 'dedupe as on the writer');
+    assert.equal(await s.admitAll([ev('a', 2)]), [true], 'the writer goes on after it');
+    other.exec('BEGIN IMMEDIATE');
+    const held = s.admitAll([ev('a', 3)], { now: true });
+    assert.ok(held instanceof Promise, 'the lock is held elsewhere: it waits on the writer');
+    other.exec('COMMIT');
+    assert.equal(await held, [true]);
+    assert.equal(
+      ((await s.replay('a')) as { items: string[] }).items.map((t) => JSON.parse(t).seq),
+      [0, 1, 2, 3],
+    );
+  } finally {
+    other.close();
+    await s.close();
+  }
+  const again = await ThreadedStore.open({ path });
+  assert.is((await again.replay('a')).items.length, 4, 'both connections wrote to the file');
+  await again.close();
+});
+
+test("the session cap holds across the relay's thread and the writer: each counts the sessions the other added", async () => {
+  const s = (await ThreadedStore.open({ path: join(freshDir(), 'relay.db'), sessionCap: 2 })) as ThreadedStore;
+  try {
+    assert.equal(await s.admitAll([ev('a', 0)]), [true], 'by the writer');
+    assert.equal(s.admitAll([ev('b', 0)], { now: true }), [true], "on the relay's thread");
+    assert.equal(await s.admitAll([ev('c', 0)]), [true], 'by the writer: a third session');
+    assert.equal(s.counts(), { sessions: 2, events: 2 }, 'the least recently written session is evicted');
+    assert.is(((await s.replay('a')) as { items: string[] }).items.length, 0);
+    assert.equal(s.admitAll([ev('d', 0)], { now: true }), [true], "on the relay's thread again");
+    assert.equal(s.counts(), { sessions: 2, events: 2 });
+    assert.is(((await s.replay('b')) as { items: string[] }).items.length, 0);
+  } finally {
+    await s.close();
+  }
+});
+
 test('an urgent batch posted behind one the locked file refuses is refused with it, though the lock is gone by its turn', async () => {
   const path = join(freshDir(), 'relay.db');
   const s = (await ThreadedStore.open({ path })) as ThreadedStore;
@@ -127,8 +171,8 @@ test('an urgent batch posted behind one the locked file refuses is refused with 
   other.exec('PRAGMA busy_timeout = 5000');
   try {
     other.exec('BEGIN IMMEDIATE');
-    const first = s.admitAll([ev('a', 0)]);
-    const urgent = s.admitAll([ev('a', 1)], { now: true });
+    const first = Promise.resolve(s.admitAll([ev('a', 0)]));
+    const urgent = Promise.resolve(s.admitAll([ev('a', 1)], { now: true }));
     const e1 = await first.then(
       () => undefined,
       (e: Error) => e,
