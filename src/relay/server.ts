@@ -18,7 +18,6 @@ import { FILE_STORE_ADVICE, isStoreUnavailable } from './store-fault.js';
 import type { FaultAwareStore } from './store.js';
 import { parseLastEventId, parseSubscription, positionId } from './subscription.js';
 import { watchTokensFile, type TokensWatch } from './tokens-file.js';
-import { corkPerTurn } from './cork.js';
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -324,8 +323,6 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       ...res[CORS],
     });
     res.write(': connected\n\n');
-    // This turn's events leave in one write, as on a socket.
-    const cork = corkPerTurn(res);
     const channel: Channel = {
       pressure: () => res.writableLength,
       overflow: () => {
@@ -341,13 +338,9 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
       delivered: new Map<string, Position>(),
       write: (text, e) => {
         const id = positionId(e);
-        cork();
         res.write(`event: ${e.type}\ndata: ${text}\n${id === undefined ? '' : `id: ${id}\n`}\n`);
       },
-      exhausted: (session, p) => {
-        cork();
-        res.write(`: replay-exhausted ${session} ${p.epoch}:${p.seq}\n\n`);
-      },
+      exhausted: (session, p) => res.write(`: replay-exhausted ${session} ${p.epoch}:${p.seq}\n\n`),
     };
     const session = (filter as { session?: unknown } | undefined)?.session;
     const alsoSession = !live && typeof session === 'string' ? session : undefined;

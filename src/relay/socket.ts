@@ -12,7 +12,6 @@ import type { Channel, Sink } from './hub.js';
 import type { Position } from './store.js';
 import { parseSubscription } from './subscription.js';
 import { SubscribeError } from '../protocol/errors.js';
-import { corkPerTurn } from './cork.js';
 
 type Role = 'emitter' | 'consumer' | 'both';
 const ROLES: readonly string[] = ['emitter', 'consumer', 'both'];
@@ -35,8 +34,7 @@ export class SocketConnection implements Peer, Channel {
   /** Frames that arrived while a replay from a store that answers later was running, in order. */
   private waiting: [RawData, boolean][] | undefined;
   private readonly subs = new Map<string, Sink>();
-  /** Before each send: this turn's frames leave in one write. */
-  private readonly cork: () => void;
+  private corked = false;
   /** D39: frames that arrive after revocation (during the close handshake) are not served. */
   private revoked = false;
 
@@ -46,9 +44,8 @@ export class SocketConnection implements Peer, Channel {
     /** Who authenticated (the anonymous party on a tokenless relay); a refused token never gets here. */
     readonly principal: Principal,
     /** The upgraded socket under `ws`: frames sent in one turn leave in one write. */
-    socket?: Duplex,
+    private readonly socket?: Duplex,
   ) {
-    this.cork = socket === undefined ? () => undefined : corkPerTurn(socket);
     ws.on('message', (data, isBinary) => {
       if (this.revoked) return;
       if (this.waiting) this.waiting.push([data, isBinary]);
@@ -74,6 +71,22 @@ export class SocketConnection implements Peer, Channel {
     if (this.ws.readyState !== this.ws.OPEN) return;
     this.cork();
     this.ws.send(text);
+  }
+
+  /**
+   * Holds this turn's frames in the socket and writes them with one `writev` once the turn's
+   * work is done: a chunk of received frames fans out as one write per subscriber instead of a
+   * system call per frame (the largest cost of fan-out in a CPU profile). Order is unchanged.
+   */
+  private cork(): void {
+    const socket = this.socket;
+    if (this.corked || socket === undefined) return;
+    this.corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      socket.uncork();
+    });
   }
 
   /** A text frame whose UTF-8 bytes are at hand (a received frame fanned out as it came). */
