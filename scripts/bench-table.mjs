@@ -40,9 +40,21 @@ export function table(results) {
         ` ${f.rounds ?? 1}${f.quick ? ' (quick)' : ''} | ${f.node ?? results.node} | ${load} | ${f.store ?? ''} |`,
     );
   }
-  const notes = [...new Map(results.figures.filter((f) => f.note).map((f) => [f.name, f.note]))].map(
-    ([name, note]) => `- \`${name}\`: ${note}`,
-  );
+  // One line per figure and note; a figure whose note differs between Node lines names the line.
+  const byName = new Map();
+  for (const f of results.figures) {
+    const lines = byName.get(f.name) ?? new Map();
+    lines.set(f.node ?? results.node, f.note);
+    byName.set(f.name, lines);
+  }
+  const notes = [];
+  for (const [name, lines] of byName) {
+    const said = [...lines].filter(([, note]) => note);
+    if (said.length === 0) continue;
+    const shared = said.length === lines.size && new Set(said.map(([, note]) => note)).size === 1;
+    if (shared) notes.push(`- \`${name}\`: ${said[0][1]}`);
+    else for (const [node, note] of said) notes.push(`- \`${name}\` (${node}): ${note}`);
+  }
   return [...rows, ...(notes.length ? ['', ...notes] : [])].join('\n');
 }
 
