@@ -85,59 +85,21 @@ test('the README table renders every figure with its goal verdict', () => {
 });
 
 test('a note that differs between Node lines is given per line; one they share, once', () => {
-  const text = table({
-    at: '2026-12-01T15:00:00.000Z',
-    node: 'v24',
-    nodes: ['v22', 'v24'],
-    cpus: 2,
-    rounds: 3,
-    figures: [
-      figure({
-        name: 'a',
-        what: 'A',
-        unit: 'ms',
-        value: 1,
-        baseline: 1,
-        baselineWhat: 'x',
-        node: 'v22',
-        note: 'absent',
-      }),
-      figure({
-        name: 'a',
-        what: 'A',
-        unit: 'ms',
-        value: 1,
-        baseline: 1,
-        baselineWhat: 'x',
-        node: 'v24',
-        note: 'measured',
-      }),
-      figure({ name: 'b', what: 'B', unit: 'ms', value: 1, baseline: 1, baselineWhat: 'x', node: 'v22', note: 'same' }),
-      figure({ name: 'b', what: 'B', unit: 'ms', value: 1, baseline: 1, baselineWhat: 'x', node: 'v24', note: 'same' }),
-    ],
-  }) as string;
+  const on = (name: string, node: string, note?: string) =>
+    figure({ name, what: name, unit: 'ms', value: 1, baseline: 1, baselineWhat: 'x', node, ...(note ? { note } : {}) });
+  const notes = (figures: ReturnType<typeof figure>[]) =>
+    table({ at: '2026-12-01T15:00:00.000Z', node: 'v24', nodes: ['v22', 'v24'], cpus: 2, figures }) as string;
+  const text = notes([
+    on('a', 'v22', 'absent'),
+    on('a', 'v24', 'measured'),
+    on('b', 'v22', 'same'),
+    on('b', 'v24', 'same'),
+  ]);
   assert.ok(text.includes('- `a` (v22): absent'), text);
   assert.ok(text.includes('- `a` (v24): measured'), text);
   assert.ok(text.includes('- `b`: same'), text);
   assert.not.ok(text.includes('- `b` ('), text);
-  const partly = table({
-    at: '2026-12-01T15:00:00.000Z',
-    node: 'v24',
-    cpus: 2,
-    figures: [
-      figure({
-        name: 'c',
-        what: 'C',
-        unit: 'ms',
-        value: 1,
-        baseline: 1,
-        baselineWhat: 'x',
-        node: 'v22',
-        note: 'absent',
-      }),
-      figure({ name: 'c', what: 'C', unit: 'ms', value: 1, baseline: 1, baselineWhat: 'x', node: 'v24' }),
-    ],
-  }) as string;
+  const partly = notes([on('c', 'v22', 'absent'), on('c', 'v24')]);
   assert.ok(partly.includes('- `c` (v22): absent'), 'a note only some lines have names them');
 });
 
