@@ -301,8 +301,8 @@ export class RelayCore {
 
   /**
    * Writes pending admissions; returns how many were new (not redeliveries). `now`: a caller
-   * waits on this write (a command to forward, a POST to answer, a read), so a store that
-   * batches its writes takes it at once.
+   * waits on this write (a command to forward, a read), so a store that batches its writes
+   * takes it at once. A POST's body does not: it joins the next batch (its group write).
    */
   flush(now = false): Maybe<number> {
     this.scheduled = false;

@@ -46,6 +46,14 @@ async function until(pred: () => boolean, what: string): Promise<void> {
   }
 }
 
+/** A second connection to the store's file: its lock (BEGIN IMMEDIATE) and triggers are the faults. */
+function otherConnection(path: string): Database {
+  const db = new Database(path);
+  // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
+  db.exec('PRAGMA busy_timeout = 5000');
+  return db;
+}
+
 const ev = (session: string, seq: number): Admission => ({
   session,
   source: 'src',
@@ -123,8 +131,7 @@ test('an urgent batch is posted while one is with the writer: the writer takes t
 test("an urgent batch with nothing at the writer is written on the relay's thread and answered at once; a held lock sends it the writer's way", async () => {
   const path = join(freshDir(), 'relay.db');
   const s = (await ThreadedStore.open({ path })) as ThreadedStore;
-  const other = new Database(path);
-  other.exec('PRAGMA busy_timeout = 5000');
+  const other = otherConnection(path);
   try {
     const at = s.admitAll([ev('a', 0), ev('a', 1)], { now: true });
     assert.equal(at, [true, true], 'answered in the same turn, not a promise');
@@ -167,8 +174,7 @@ test("the session cap holds across the relay's thread and the writer: each count
 test('an urgent batch posted behind one the locked file refuses is refused with it, though the lock is gone by its turn', async () => {
   const path = join(freshDir(), 'relay.db');
   const s = (await ThreadedStore.open({ path })) as ThreadedStore;
-  const other = new Database(path);
-  other.exec('PRAGMA busy_timeout = 5000');
+  const other = otherConnection(path);
   try {
     other.exec('BEGIN IMMEDIATE');
     const first = Promise.resolve(s.admitAll([ev('a', 0)]));
@@ -224,9 +230,7 @@ test('a frame is fanned out as the bytes received: spacing, key order, escapes a
 
 test("while another connection holds the file's write lock, events fan out; a command, replay and the POST's 202 wait for the commit", async () => {
   const { relay, path } = await fileRelay();
-  const other = new Database(path);
-  // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
-  other.exec('PRAGMA busy_timeout = 5000');
+  const other = otherConnection(path);
   try {
     const s = freshSession('locked');
     const em = emitterFor(s, 'test-agent');
@@ -302,9 +306,7 @@ test("while another connection holds the file's write lock, events fan out; a co
 test('a write SQLite refuses: socket events were fanned out and the failure is logged, a refused POST is a 500 that keeps nothing, and the relay goes on storing', async () => {
   const lines: string[] = [];
   const { relay, path } = await fileRelay(lines);
-  const other = new Database(path);
-  // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
-  other.exec('PRAGMA busy_timeout = 5000');
+  const other = otherConnection(path);
   try {
     other.exec(
       `CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.raw LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`,
