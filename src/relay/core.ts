@@ -303,14 +303,14 @@ export class RelayCore {
    * Writes pending admissions; returns how many were new (not redeliveries). `now`: a caller
    * waits on this write (a command to forward, a read), so a store that batches its writes
    * takes it at once. A POST's body does not: it joins the next batch (its group write).
+   * `session`: that session's pending admissions only (a command's), the rest left pending.
    */
-  flush(now = false): Maybe<number> {
-    this.scheduled = false;
-    if (this.pending.length === 0) return 0;
-    const list = this.pending;
-    const from = this.pendingFrom;
-    this.pending = [];
-    this.pendingFrom = [];
+  flush(now = false, session?: string): Maybe<number> {
+    if (this.pending.length === 0) {
+      this.scheduled = false;
+      return 0;
+    }
+    const { list, from } = session === undefined ? this.takeAll() : this.takeSession(session);
     const counted = (results: boolean[]): number => {
       let fresh = 0;
       for (const f of results) {
@@ -330,6 +330,40 @@ export class RelayCore {
       return refuse(err as Error);
     }
     return written instanceof Promise ? written.then(counted, refuse) : counted(written);
+  }
+
+  private takeAll(): { list: Admission[]; from: (Peer | undefined)[] } {
+    const taken = { list: this.pending, from: this.pendingFrom };
+    this.pending = [];
+    this.pendingFrom = [];
+    this.scheduled = false;
+    return taken;
+  }
+
+  /**
+   * A session's pending admissions, in arrival order, out of what is pending; the rest stays for
+   * the group write, whose timer is still set. Replays are per session, so what other sessions
+   * have pending need not be written first.
+   */
+  private takeSession(session: string): { list: Admission[]; from: (Peer | undefined)[] } {
+    const list: Admission[] = [];
+    const from: (Peer | undefined)[] = [];
+    let kept = 0;
+    for (let i = 0; i < this.pending.length; i += 1) {
+      const a = this.pending[i]!;
+      if (a.session === session) {
+        list.push(a);
+        from.push(this.pendingFrom[i]);
+      } else {
+        this.pending[kept] = a;
+        this.pendingFrom[kept] = this.pendingFrom[i];
+        kept += 1;
+      }
+    }
+    this.pending.length = kept;
+    this.pendingFrom.length = kept;
+    if (kept === 0) this.scheduled = false;
+    return { list, from };
   }
 
   private unavailableWrite(err: Error): boolean {
@@ -362,9 +396,9 @@ export class RelayCore {
   }
 
   /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
-  private afterFlush(f: () => void, now = false): void {
+  private afterFlush(f: () => void, now = false, session?: string): void {
     try {
-      const done = then(this.flush(now), f);
+      const done = then(this.flush(now, session), f);
       if (done instanceof Promise) done.catch((err: Error) => this.report(err));
     } catch (err) {
       this.report(err as Error);
@@ -405,7 +439,8 @@ export class RelayCore {
     this.counters.forwarded += 1;
     // D22-D24: forwarded only once it is in history, so an answer means it was kept. Not
     // written: not forwarded, and `origin` is told `store-unavailable`. Written at once (not
-    // after the group write's wait), the events pending with it too.
+    // after the group write's wait), with its own session's pending events ahead of it; other
+    // sessions' stay for the group write, so a busy stream elsewhere adds nothing to its commit.
     // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
     this.accept([cmd], origin);
     const fabric = this.store.fabric;
@@ -415,6 +450,7 @@ export class RelayCore {
           ? fabric.forward(route.target, frame, origin)
           : route.target.sendText(frame),
       true,
+      cmd.event.session,
     );
     return {};
   }
