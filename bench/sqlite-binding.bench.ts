@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RelayStore } from '../src/relay/store.js';
 import { openDatabase as nodeSqlite, type OpenDatabase } from '../src/relay/sqlite.js';
-import { betterSqlite3Dir, openDatabase as betterSqlite3 } from './lib/better-sqlite3.js';
+import { betterSqlite3Dir, betterSqlite3Unusable, openDatabase as betterSqlite3 } from './lib/better-sqlite3.js';
 import { tsNode } from './lib/proc.js';
 import { commands, COMMANDS, fanout, fanoutWhat, TOKEN } from './lib/relay-passes.js';
 import { interleave, median } from './lib/stats.js';
@@ -68,6 +68,12 @@ export default async function sqliteBindingBench(): Promise<BenchFigure[]> {
       'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in ' +
       '(README, "Conformance and benchmarks")';
     return ROWS.map((r) => figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note }));
+  }
+  const unusable = betterSqlite3Unusable();
+  if (unusable !== undefined) {
+    return ROWS.map((r) =>
+      figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note: unusable }),
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-sqlite-'));
   let n = 0;

@@ -14,3 +14,21 @@ export const openDatabase: OpenDatabase = (path) => {
   const Database = createRequire(join(dir, 'noop.js'))('better-sqlite3') as new (path: string) => SqlDatabase;
   return new Database(path);
 };
+
+/**
+ * Why the binding cannot serve this Node line, or undefined when it loads: a native build serves
+ * the Node ABI it was built for only, so a build made for one line fails to load on another.
+ */
+export function betterSqlite3Unusable(): string | undefined {
+  try {
+    const db = openDatabase(':memory:');
+    db.close();
+    return undefined;
+  } catch (err) {
+    const first = ((err as Error).message ?? String(err)).replace(/\s+/g, ' ').slice(0, 240);
+    return (
+      `absent: better-sqlite3 in ${betterSqlite3Dir()} does not load on Node ${process.version} (${first}); ` +
+      'build it with this line\'s headers (README, "Conformance and benchmarks")'
+    );
+  }
+}
