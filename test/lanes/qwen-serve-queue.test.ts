@@ -174,6 +174,23 @@ test('a withdraw sent before the answer waits for the prompt id; a queued prompt
   );
 });
 
+test('two withdraws of one queued prompt at once share one removal, and both hear the stream say it', async () => {
+  const { d, lane, facts } = await attached();
+  d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });
+  await until(() => facts.some((f) => f.kind === 'turn.started'), 'a turn runs');
+  d.nextPrompt = { id: 'p-4' };
+  assert.equal(await lane.queue!({ session: S, commandId: 'cmd-4', text: 'x' }), { ok: true, ref: 'p-4' });
+  d.pending = [{ promptId: 'p-4', state: 'queued' }];
+  d.onDelete = (p) => {
+    d.pending = [];
+    d.frame('pending_prompt_completed', p, { state: 'removed' });
+  };
+  // An interrupt's withdraw and a user's, for the same instruction.
+  const both = await Promise.all([lane.withdraw!(S, 'cmd-4'), lane.withdraw!(S, 'cmd-4')]);
+  assert.equal(both, [{ removed: true }, { removed: true }]);
+  assert.is(d.seen.filter((s) => s === `DELETE /session/${S}/pending-prompts/p-4`).length, 1, 'one removal');
+});
+
 test("a withdraw crossing the prompt's start: the daemon says removed, the stream says it started first: already read", async () => {
   const { d, lane, facts } = await attached();
   d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });

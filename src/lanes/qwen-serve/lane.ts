@@ -79,6 +79,8 @@ export class QwenServeLane implements NativeLane {
   private readonly sending = new Map<string, Promise<LaneOutcome>>();
   /** Queued prompts taken back, awaiting the stream's word (`pending_prompt_completed`). */
   private readonly removing = new Map<string, () => void>();
+  /** Withdraws under way, by command id. */
+  private readonly withdrawing = new Map<string, Promise<{ removed: boolean } | { error: string }>>();
   private health: Health = { kind: 'starting' };
   private workspace: string | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -182,7 +184,20 @@ export class QwenServeLane implements NativeLane {
     return out;
   }
 
-  async withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
+  /**
+   * Two withdraws of one instruction at once (an interrupt's and a user's) share one attempt: a
+   * second removal would find nothing, and its wait for the stream's word would replace the
+   * first's, which then waited out `REMOVED_WAIT_MS`.
+   */
+  withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
+    const running = this.withdrawing.get(commandId);
+    if (running !== undefined) return running;
+    const attempt = this.withdrawOnce(session, commandId).finally(() => this.withdrawing.delete(commandId));
+    this.withdrawing.set(commandId, attempt);
+    return attempt;
+  }
+
+  private async withdrawOnce(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
     // A queued prompt whose answer is still awaited has no prompt id yet: the answer comes first.
     await this.sending.get(commandId);
     if (this.delivered.has(commandId)) return { removed: false };
