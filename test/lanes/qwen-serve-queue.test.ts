@@ -174,13 +174,20 @@ test('a withdraw sent before the answer waits for the prompt id; a queued prompt
   );
 });
 
-test('two withdraws of one queued prompt at once share one removal, and both hear the stream say it', async () => {
-  const { d, lane, facts } = await attached();
+/** A turn runs (p-0) and `commandId` is queued behind it as the daemon's prompt `promptId`, waiting. */
+async function queuedBehindATurn(promptId: string, commandId: string) {
+  const ctx = await attached();
+  const { d, lane, facts } = ctx;
   d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });
   await until(() => facts.some((f) => f.kind === 'turn.started'), 'a turn runs');
-  d.nextPrompt = { id: 'p-4' };
-  assert.equal(await lane.queue!({ session: S, commandId: 'cmd-4', text: 'x' }), { ok: true, ref: 'p-4' });
-  d.pending = [{ promptId: 'p-4', state: 'queued' }];
+  d.nextPrompt = { id: promptId };
+  assert.equal(await lane.queue!({ session: S, commandId, text: 'x' }), { ok: true, ref: promptId });
+  d.pending = [{ promptId, state: 'queued' }];
+  return ctx;
+}
+
+test('two withdraws of one queued prompt at once share one removal, and both hear the stream say it', async () => {
+  const { d, lane } = await queuedBehindATurn('p-4', 'cmd-4');
   d.onDelete = (p) => {
     d.pending = [];
     d.frame('pending_prompt_completed', p, { state: 'removed' });
@@ -192,12 +199,7 @@ test('two withdraws of one queued prompt at once share one removal, and both hea
 });
 
 test("a withdraw crossing the prompt's start: the daemon says removed, the stream says it started first: already read", async () => {
-  const { d, lane, facts } = await attached();
-  d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });
-  await until(() => facts.some((f) => f.kind === 'turn.started'), 'a turn runs');
-  d.nextPrompt = { id: 'p-4' };
-  assert.equal(await lane.queue!({ session: S, commandId: 'cmd-4', text: 'x' }), { ok: true, ref: 'p-4' });
-  d.pending = [{ promptId: 'p-4', state: 'queued' }];
+  const { d, lane, facts } = await queuedBehindATurn('p-4', 'cmd-4');
   // The running turn ends and the queued prompt starts between the look and the removal.
   d.onDelete = (p) => {
     d.frame('turn_complete', 'p-0', { stopReason: 'end_turn' });
