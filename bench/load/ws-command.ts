@@ -55,9 +55,21 @@ await subscribe(consumer, 'acks', { session: arg.session, type: ['control.accept
 // Commands route only once the relay knows the session's claimant (D17): wait for the roster.
 if (!arg.bare) {
   for (let i = 0; ; i += 1) {
-    const listed = consumer.waitFor((m) => m.type === 'roster' && m.id === `r${i}`);
+    const listed = consumer.waitFor((m) => (m.type === 'roster' || m.type === 'error') && m.id === `r${i}`);
     consumer.ws.send(JSON.stringify({ type: 'roster', id: `r${i}` }));
-    const r = (await listed) as { entries?: { session?: string }[] };
+    // A relay that never answers a roster request would hold the load until its caller's limit.
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${arg.url} did not answer a roster request within 5 s; the load needs one that does`)),
+        5000,
+      );
+    });
+    const r = (await Promise.race([listed, silent]).finally(() => clearTimeout(timer))) as {
+      type: string;
+      entries?: { session?: string }[];
+    };
+    if (r.type === 'error') throw new Error(`${arg.url} refused a roster request: ${JSON.stringify(r)}`);
     if (r.entries?.some((e) => e.session === arg.session)) break;
     if (i > 200) throw new Error(`session ${arg.session} never appeared in the roster`);
     await new Promise((res) => setTimeout(res, 20));
