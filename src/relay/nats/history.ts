@@ -22,6 +22,27 @@ const REPLAY_STALL_MS = REPLAY_FETCH_MS + 1000;
 const REPLAY_STALLED = `the history fetch heard nothing for ${REPLAY_STALL_MS / 1000} s (its JetStream server went quiet)`;
 /** A session whose failed event was never resent stops holding back its later ones after this. */
 const HOLE_KEPT_MS = 10 * 60_000;
+/** Beyond this many failed positions a lane keeps the earliest (a resend starts there). */
+const HOLES_KEPT = 65_536;
+
+/** The index of the first of the sorted `list` not before `pos` (`list.length` if none). */
+function firstFrom(list: readonly Position[], pos: Position): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(list[mid]!, pos)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first failed position of `lane` after `pos`, or undefined. */
+function holeAfter(lane: Lane, pos: Position): Position | undefined {
+  const i = firstFrom(lane.holes, pos);
+  const at = lane.holes[i];
+  return at !== undefined && same(at, pos) ? lane.holes[i + 1] : at;
+}
 
 interface Job {
   a: Admission;
@@ -36,11 +57,18 @@ interface Job {
   duplicates: (a: Admission) => void;
 }
 
-/** One session's writes in flight and the position it failed at, if one did and was not resent yet. */
+/** One session's writes in flight and the positions that failed and were not stored since. */
 interface Lane {
   queue: Job[];
   busy: boolean;
-  hole?: { pos: Position; at: number };
+  /**
+   * Failed positions not stored since, earliest first: the first holds back the session's later
+   * events; once it is stored the next one does (the first may be resent alone, a repeated ack
+   * out of its log's order, before the resend of the rest).
+   */
+  holes: Position[];
+  /** When a failed position was last added to `holes`. */
+  holesAt: number;
   /** The last round was confirmed whole: the next one may pipeline. */
   trusted?: boolean;
   /** Events this node is writing again itself, in position order (see `repair`). */
@@ -210,7 +238,7 @@ export class NatsHistory {
             if (positioned) job.pos = { epoch: a.epoch ?? 0, seq: a.seq ?? 0 };
             let lane = this.lanes.get(token);
             if (lane === undefined) {
-              lane = { queue: [], busy: false };
+              lane = { queue: [], busy: false, holes: [], holesAt: 0 };
               this.lanes.set(token, lane);
             }
             lane.queue.push(job);
@@ -231,17 +259,18 @@ export class NatsHistory {
     lane.busy = true;
     while (lane.queue.length > 0) await this.round(lane, lane.queue.splice(0, lane.trusted ? lane.queue.length : 1));
     lane.busy = false;
-    if (lane.hole === undefined || Date.now() - lane.hole.at > HOLE_KEPT_MS) this.lanes.delete(token);
+    if (lane.holes.length === 0 || Date.now() - lane.holesAt > HOLE_KEPT_MS) this.lanes.delete(token);
   }
 
   private async round(lane: Lane, jobs: Job[]): Promise<void> {
     const { js, names } = this.engine;
     const sent: { job: Job; ack: Promise<PubAck> | undefined }[] = [];
-    // Filled in this round (optimistically: a failure of it is undone below).
-    let filled = false;
+    // The earliest position not stored as this round goes: a hole sent in it counts as filled
+    // (optimistically: a failure of it is undone below), and the next failed one holds then.
+    let hole = lane.holes[0];
     // Refused before it was sent, it holds back the session's later events as a failed write does.
     const unsent = (job: Job, reason: string) => {
-      if (this.holdBack(lane, job)) filled = false;
+      if (this.holdBack(lane, job) && (hole === undefined || before(job.pos!, hole))) hole = job.pos;
       job.fail(new Error(reason));
     };
     for (const job of jobs) {
@@ -251,13 +280,12 @@ export class NatsHistory {
         continue;
       }
       const pos = job.pos;
-      const hole = lane.hole;
-      if (pos && hole && !filled && before(hole.pos, pos)) {
-        const at = `${hole.pos.epoch}:${hole.pos.seq}`;
+      if (pos && hole && before(hole, pos)) {
+        const at = `${hole.epoch}:${hole.seq}`;
         job.fail(new Error(`an earlier event of session ${job.a.session} (${at}) is not stored yet; resend from it`));
         continue;
       }
-      if (pos && hole && same(pos, hole.pos)) filled = true;
+      if (pos && hole && same(pos, hole)) hole = holeAfter(lane, pos);
       // The claim-renewing redelivery of a session's last event, past the dedupe window.
       const entry = this.index.get(job.token);
       if (pos && entry?.top && same(entry.top, pos) && entry.topId === admissionId(job.a.source, job.a.id)) {
@@ -304,7 +332,7 @@ export class NatsHistory {
       }
       if (r !== undefined) this.faults.writeConfirmed();
       if (failedJobs.length > 0 && job.pos && r !== undefined && !r.duplicate) storedAfter = true;
-      if (job.pos && lane.hole && same(job.pos, lane.hole.pos)) lane.hole = undefined;
+      if (job.pos) this.filled(lane, job.pos);
       await this.confirmed(job, r);
     }
     if (storedAfter) void this.repair(lane, failedJobs);
@@ -318,16 +346,32 @@ export class NatsHistory {
    */
   private holdBack(lane: Lane, job: Job): boolean {
     const top = this.index.get(job.token)?.top;
-    if (!job.pos || (top !== undefined && !before(top, job.pos))) return false;
-    if (lane.hole === undefined || before(job.pos, lane.hole.pos)) lane.hole = { pos: job.pos, at: Date.now() };
+    const pos = job.pos;
+    if (!pos || (top !== undefined && !before(top, pos))) return false;
+    lane.holesAt = Date.now();
+    // Mostly in order: placed from the end.
+    const list = lane.holes;
+    let i = list.length;
+    while (i > 0 && before(pos, list[i - 1]!)) i -= 1;
+    if (i > 0 && same(list[i - 1]!, pos)) return true;
+    if (i === list.length && list.length >= HOLES_KEPT) return true;
+    list.splice(i, 0, { epoch: pos.epoch, seq: pos.seq });
+    if (list.length > HOLES_KEPT) list.pop();
     return true;
+  }
+
+  /** `pos` is stored: it is no longer a hole. */
+  private filled(lane: Lane, pos: Position): void {
+    const i = firstFrom(lane.holes, pos);
+    const at = lane.holes[i];
+    if (at !== undefined && same(at, pos)) lane.holes.splice(i, 1);
   }
 
   /**
    * A later event of the session was stored although an earlier one of the same round failed:
    * its sender, asking what the relay holds, would never resend the earlier one. So this node
    * writes the failed ones again itself (same `Nats-Msg-Id`: a resend meanwhile is deduped)
-   * until they are confirmed; until then the session's hole holds back its later events.
+   * until they are confirmed; until then the session's holes hold back its later events.
    */
   private async repair(lane: Lane, more: Job[]): Promise<void> {
     // A repair under way takes these too: dropped, they would be missing for good.
@@ -360,8 +404,7 @@ export class NatsHistory {
             this.events += 1;
             this.note(job.token, job.a.session, job.order, job.pos, admissionId(job.a.source, job.a.id));
           }
-          if (lane.hole && same(job.pos!, lane.hole.pos))
-            lane.hole = failed[0]?.pos && { pos: failed[0].pos, at: Date.now() };
+          this.filled(lane, job.pos!);
         } catch {
           // still failing: the next try follows
         }
