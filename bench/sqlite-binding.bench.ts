@@ -63,17 +63,13 @@ function admitCpu(open: OpenDatabase, dir: string): number {
 }
 
 export default async function sqliteBindingBench(): Promise<BenchFigure[]> {
-  if (betterSqlite3Dir() === undefined) {
-    const note =
-      'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in ' +
-      '(README, "Conformance and benchmarks")';
-    return ROWS.map((r) => figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note }));
-  }
-  const unusable = betterSqlite3Unusable();
-  if (unusable !== undefined) {
-    return ROWS.map((r) =>
-      figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note: unusable }),
-    );
+  const absent =
+    betterSqlite3Dir() === undefined
+      ? 'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in ' +
+        '(README, "Conformance and benchmarks")'
+      : betterSqlite3Unusable();
+  if (absent !== undefined) {
+    return ROWS.map((r) => figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note: absent }));
   }
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-sqlite-'));
   let n = 0;

@@ -10,11 +10,9 @@ import type { Fabric } from './types.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
 import { startWorker } from './worker-start.js';
 import { fileStoreFault, type StoreFaults } from './store-fault.js';
+import { before, type Position } from './positions.js';
 
-export interface Position {
-  epoch: number;
-  seq: number;
-}
+export type { Position } from './positions.js';
 
 /** What the store needs of an event; `epoch`/`seq` absent for seq-less session events. */
 export interface Admission {
@@ -181,8 +179,6 @@ function startCheckpointer(path: string, engine: string | undefined): Worker {
   w.unref();
   return w;
 }
-
-const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
 
 /** Positioned rows in their order, with the seq-less ones placed among them by arrival. */
 export function interleaveByArrival(

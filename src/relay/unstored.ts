@@ -9,12 +9,13 @@
 // that. The hold moves on through the refused positions because the held event may come alone:
 // an adapter sends a repeated ack live, out of its log's order, and the events refused behind
 // it come only with its in-order resend; a later event stored meanwhile would hide them.
+import { before, placeSorted } from './positions.js';
 import type { Position } from './store.js';
 
 /** An adapter resends what was refused for now at most 2 s apart while it lasts. */
 const HOLD_MS = 10_000;
 
-const after = (a: Position, b: Position): boolean => a.epoch > b.epoch || (a.epoch === b.epoch && a.seq > b.seq);
+const after = (a: Position, b: Position): boolean => before(b, a);
 
 /** The refused positions of one session from one connection, earliest first (the held one). */
 interface Held {
@@ -41,13 +42,7 @@ export class Unstored<P extends object> {
     const list = held.refused;
     // Refused again at or before the held one: its sender is still resending, it holds on.
     if (list.length === 0 || !after(pos, list[0]!)) held.at = now;
-    // Mostly in order: placed from the end.
-    let i = list.length;
-    while (i > 0 && after(list[i - 1]!, pos)) i -= 1;
-    if (i > 0 && !after(pos, list[i - 1]!)) return;
-    if (list.length >= MAX_REFUSED && i === list.length) return;
-    list.splice(i, 0, { epoch: pos.epoch, seq: pos.seq });
-    if (list.length > MAX_REFUSED) list.pop();
+    placeSorted(list, pos, MAX_REFUSED);
   }
 
   /** Why `pos` must wait (an earlier event of the session is not stored yet), or undefined. */

@@ -4,6 +4,7 @@
 // ordered consumer and orders them as the SQLite store does.
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { DeliverPolicy, type JsMsg, type PubAck } from '@nats-io/jetstream';
+import { before, firstFrom, placeSorted, same } from '../positions.js';
 import { interleaveByArrival, type Admission, type Position, type Replay } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed } from './feed.js';
@@ -14,8 +15,6 @@ const NODE = 'Aep-Node';
 const EPOCH = 'Aep-Epoch';
 const SEQ = 'Aep-Seq';
 
-const before = (a: Position, b: Position): boolean => a.epoch < b.epoch || (a.epoch === b.epoch && a.seq < b.seq);
-const same = (a: Position, b: Position): boolean => a.epoch === b.epoch && a.seq === b.seq;
 /** A replay's fetch: the server ends it after this; silent for a second longer, it is given up. */
 const REPLAY_FETCH_MS = 2000;
 const REPLAY_STALL_MS = REPLAY_FETCH_MS + 1000;
@@ -24,18 +23,6 @@ const REPLAY_STALLED = `the history fetch heard nothing for ${REPLAY_STALL_MS / 
 const HOLE_KEPT_MS = 10 * 60_000;
 /** Beyond this many failed positions a lane keeps the earliest (a resend starts there). */
 const HOLES_KEPT = 65_536;
-
-/** The index of the first of the sorted `list` not before `pos` (`list.length` if none). */
-function firstFrom(list: readonly Position[], pos: Position): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (before(list[mid]!, pos)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** The first failed position of `lane` after `pos`, or undefined. */
 function holeAfter(lane: Lane, pos: Position): Position | undefined {
@@ -349,14 +336,7 @@ export class NatsHistory {
     const pos = job.pos;
     if (!pos || (top !== undefined && !before(top, pos))) return false;
     lane.holesAt = Date.now();
-    // Mostly in order: placed from the end.
-    const list = lane.holes;
-    let i = list.length;
-    while (i > 0 && before(pos, list[i - 1]!)) i -= 1;
-    if (i > 0 && same(list[i - 1]!, pos)) return true;
-    if (i === list.length && list.length >= HOLES_KEPT) return true;
-    list.splice(i, 0, { epoch: pos.epoch, seq: pos.seq });
-    if (list.length > HOLES_KEPT) list.pop();
+    placeSorted(lane.holes, pos, HOLES_KEPT);
     return true;
   }
 
