@@ -112,6 +112,31 @@ test('admissions made while a batch is with the writer share the next one; each 
   await s.close();
 });
 
+test('admissions handed in during one turn with nothing at the writer go as one batch once the turn is done', async () => {
+  const s = await ThreadedStore.open({ path: join(freshDir(), 'relay.db') });
+  const commits = (): unknown => s.health().commits;
+  try {
+    // As several POSTs read in one poll hand in their bodies: one commit for all of them.
+    const calls = [0, 1, 2, 3, 4].map((i) => s.admitAll([ev('a', i)]));
+    assert.is(commits(), 0, 'nothing posted before the turn ends');
+    assert.equal(await Promise.all(calls), [[true], [true], [true], [true], [true]]);
+    assert.is(commits(), 1, 'five admissions, one write');
+    // An urgent one in the same turn as others goes at once and takes them with it, in order.
+    const before = s.admitAll([ev('b', 0)]);
+    const urgent = s.admitAll([ev('b', 0), ev('b', 1)], { now: true });
+    assert.ok(urgent instanceof Promise, 'not written on the relay thread ahead of what was handed in first');
+    assert.equal(await before, [true]);
+    assert.equal(await urgent, [false, true], 'committed after the admission made before it');
+    assert.is(commits(), 2);
+    assert.equal(
+      (await s.replay('a')).items.map((t) => JSON.parse(t).seq),
+      [0, 1, 2, 3, 4],
+    );
+  } finally {
+    await s.close();
+  }
+});
+
 test('an urgent batch is posted while one is with the writer: the writer takes them in order', async () => {
   const s = await ThreadedStore.open({ path: join(freshDir(), 'relay.db') });
   const first = s.admitAll([ev('a', 0), ev('a', 1)]);
