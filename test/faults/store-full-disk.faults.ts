@@ -73,11 +73,7 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
 
   const session = freshSession('full');
   const em = emitterFor(session, 'test-agent');
-  const target = await WsPeer.greet(
-    relay.socketUrl,
-    { role: 'emitter', identity: { agent: 'test-agent' }, capabilities: { control: { accepts: [TYPE] } } },
-    TOKEN,
-  );
+  const target = await WsPeer.target(relay.socketUrl, 'test-agent', [TYPE], TOKEN);
   const sender = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
   const accepted: string[] = [];
   const send = async (data: Record<string, unknown>) => {

@@ -63,11 +63,7 @@ test('a store file another process holds the write lock of: store-unavailable wi
   relay = await startRelayNode(['--token', TOKEN, '--store', db]);
   const session = freshSession('locked');
   const em = emitterFor(session, 'test-agent');
-  const target = await WsPeer.greet(
-    relay.socketUrl,
-    { role: 'emitter', identity: { agent: 'test-agent' }, capabilities: { control: { accepts: [TYPE] } } },
-    TOKEN,
-  );
+  const target = await WsPeer.target(relay.socketUrl, 'test-agent', [TYPE], TOKEN);
   const sender = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
   const instruct = (text: string) =>
     command({ agent: 'test-cli', host: 'h' }, session, { type: TYPE, capture: 'redacted', data: { text } });

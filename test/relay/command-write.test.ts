@@ -51,15 +51,7 @@ const history = async (session: string) => {
 test("a command's write takes its session's pending events, in order, and leaves another session's for the group write", async () => {
   const steered = freshSession('steered');
   const busy = freshSession('busy');
-  const target = await WsPeer.greet(
-    relay.socketUrl,
-    {
-      role: 'emitter',
-      identity: { agent: 'target' },
-      capabilities: { control: { accepts: ['x.test-target.control.instruct'] } },
-    },
-    TOKEN,
-  );
+  const target = await WsPeer.target(relay.socketUrl, 'target', ['x.test-target.control.instruct'], TOKEN);
   const other = await WsPeer.greet(relay.socketUrl, { role: 'emitter', identity: { agent: 'busy' } }, TOKEN);
   const watcher = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
   watcher.send({ type: 'subscribe', id: 'all', filter: {} });

@@ -52,15 +52,7 @@ const consumer = (token?: string) =>
 test('forwarded byte-identically to the one claimant, acked, and kept in session history', async () => {
   const s = freshSession('team');
   const em = emitterFor(s, 'raw-target');
-  const target = await WsPeer.greet(
-    relay.socketUrl,
-    {
-      role: 'emitter',
-      identity: { agent: 'raw-target' },
-      capabilities: { control: { accepts: ['x.test-target.control.instruct'] } },
-    },
-    TOKEN,
-  );
+  const target = await WsPeer.target(relay.socketUrl, 'raw-target', ['x.test-target.control.instruct'], TOKEN);
   const cmd = instruct(s);
   // Odd spacing and key order survive: the relay forwards the frame text, not a re-serialisation.
   const text = `{ "type":"${cmd.type}",  "aep":"0.1", "id":"${cmd.id}", "time":"${cmd.time}", "source":"${cmd.source}", "agent":"${cmd.agent}", "session":"${s}", "capture":"redacted", "data":{"text":"please"} }`;

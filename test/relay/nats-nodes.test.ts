@@ -63,11 +63,7 @@ async function claimsSeen(r: RelayHandle, session: string, n: number): Promise<v
 test('a consumer on A commands a session claimed on B: forwarded byte-identically, the ack reaches A', async () => {
   const s = freshSession('team');
   const em = emitterFor(s, 'raw-target');
-  const target = await WsPeer.greet(
-    b.socketUrl,
-    { role: 'emitter', identity: { agent: 'raw-target' }, capabilities: { control: { accepts: [TYPE] } } },
-    TOKEN,
-  );
+  const target = await WsPeer.target(b.socketUrl, 'raw-target', [TYPE], TOKEN);
   const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
   peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
   await peer.next((f) => f.type === 'subscribed');

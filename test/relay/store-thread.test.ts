@@ -260,11 +260,7 @@ test("while another connection holds the file's write lock, events fan out; a co
     const s = freshSession('locked');
     const em = emitterFor(s, 'test-agent');
     const type = 'x.test-target.control.instruct';
-    const target = await WsPeer.greet(
-      relay.socketUrl,
-      { role: 'emitter', identity: { agent: 'test-agent' }, capabilities: { control: { accepts: [type] } } },
-      TOKEN,
-    );
+    const target = await WsPeer.target(relay.socketUrl, 'test-agent', [type], TOKEN);
     const sub = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
     sub.send({ type: 'subscribe', id: 'w', filter: { session: s } });
     await sub.next((f) => f.type === 'subscribed');

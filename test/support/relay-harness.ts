@@ -166,6 +166,15 @@ export class WsPeer {
     return p;
   }
 
+  /** A command target: an emitter for `agent` that accepts the command types `accepts`. */
+  static target(url: string, agent: string, accepts: readonly string[], token?: string): Promise<WsPeer> {
+    return WsPeer.greet(
+      url,
+      { role: 'emitter', identity: { agent }, capabilities: { control: { accepts: [...accepts] } } },
+      token,
+    );
+  }
+
   send(frame: unknown): void {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
