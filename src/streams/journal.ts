@@ -63,6 +63,7 @@ export interface JournalOptions {
   fsync?: boolean;
   sync?: SyncFn;
   write?: WriteFn;
+  lazyMs?: number;
   /** Active log size that triggers a snapshot and a new segment (D24). */
   segmentBytes?: number;
   /** Archived segments kept after a snapshot covers them. */
@@ -150,6 +151,7 @@ export class Journal {
       ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
       ...(opts.sync === undefined ? {} : { sync: opts.sync }),
       ...(opts.write === undefined ? {} : { write: opts.write }),
+      ...(opts.lazyMs === undefined ? {} : { lazyMs: opts.lazyMs }),
       generation: snap?.generation ?? 0,
       ...(headerless === undefined ? {} : { headerless }),
       onRecord: replayRecord,
@@ -184,9 +186,10 @@ export class Journal {
 
   /**
    * Makes a step's records durable, then `release`s it; `refuse` if the log refused them.
-   * Commits settle in call order, so events keep the order their steps ran in.
+   * Commits settle in call order, so events keep the order their steps ran in. `lazy`: only the
+   * step's events wait for it, so it may share a later fsync (log.ts, LAZY_SYNC_MS).
    */
-  commit(r: StepResult, release: (logged: readonly AepEvent[]) => void, refuse: () => void): void {
+  commit(r: StepResult, release: (logged: readonly AepEvent[]) => void, refuse: () => void, lazy = false): void {
     const logged: AepEvent[] = [];
     for (const x of r.records) if (x.k === 'ev') logged.push(x.e);
     const onDurable = (range: { gen: number; start: number; end: number }): void => {
@@ -205,7 +208,7 @@ export class Journal {
       release(logged);
       return;
     }
-    this.log.commit(r.records, { durable: onDurable }).then(
+    this.log.commit(r.records, { durable: onDurable, ...(lazy ? { lazy } : {}) }).then(
       () => this.guarded('releasing a step', () => release(logged)),
       () => this.guarded('refusing a step', refuse),
     );

@@ -82,6 +82,8 @@ export interface AdapterOptions {
   logSync?: SyncFn;
   /** How log bytes reach the file (default `fs.writeSync`); the fault suite injects ENOSPC here. */
   logWrite?: WriteFn;
+  /** How long an answered moment's records may wait to share an fsync (default `LAZY_SYNC_MS`). */
+  logLazyMs?: number;
   /** Active log size that triggers a snapshot and a new segment (D24; default 16 MiB). */
   segmentBytes?: number;
   /** Archived segments kept after a snapshot covers them (default 2; Infinity keeps all). */
@@ -177,6 +179,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       ...(opts.fsync === undefined ? {} : { fsync: opts.fsync }),
       ...(opts.logSync === undefined ? {} : { sync: opts.logSync }),
       ...(opts.logWrite === undefined ? {} : { write: opts.logWrite }),
+      ...(opts.logLazyMs === undefined ? {} : { lazyMs: opts.logLazyMs }),
       ...(opts.segmentBytes === undefined ? {} : { segmentBytes: opts.segmentBytes }),
       ...(opts.keepSegments === undefined ? {} : { keepSegments: opts.keepSegments }),
       ...(opts.probeMs === undefined ? {} : { probeMs: opts.probeMs }),
@@ -368,7 +371,9 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       for (const e of r.events) released$.next({ kind: 'event', e, live: !logged.includes(e) });
       for (const f of r.effects) if (!early.includes(f)) perform(f, true);
     };
-    journal.commit(r, release, () => refusedStep(r));
+    // Answered already and nothing else to do: only its events wait, so its fsync may be shared.
+    const lazy = early.length > 0 && early.length === r.effects.length;
+    journal.commit(r, release, () => refusedStep(r), lazy);
   }
 
   const recovered$ = from(host.recover(Date.now()));

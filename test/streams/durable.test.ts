@@ -45,6 +45,9 @@ for (const fsync of [false, true]) {
     const a = await adapter({ logWrite: d.write, fsync, probeMs: 20 });
     try {
       await a.post(hookBody('SessionStart', 's1', { agent_id: 'sub' }));
+      // The moment was answered at once; its records may wait a moment to share an fsync, and
+      // its events leave once they are durable. The disk fills after that.
+      await until(() => a.events.some((e) => e.type === 'session.started'), 'the session start is logged');
       d.full = true;
       a.handle.command(instructCmd('c1', 'lost if acked', 's1'));
       await until(() => a.handle.health() === 'degraded', 'degraded');

@@ -18,6 +18,7 @@ import { eventText, type SteeringError } from '../../src/protocol/index.js';
 import { adapter, tempLog } from '../support/adapter.js';
 import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { instructCmd } from '../support/session-steps.js';
+import { until } from '../support/until.js';
 
 /** An fsync that waits to be released; `durable` is how many bytes the released syncs cover. */
 function gatedSync(auto?: (release: () => void) => void) {
@@ -151,6 +152,50 @@ test('group commit: batches queued during an fsync share the next one, land in c
   assert.is(gate.calls, 2);
   await log.close();
   assert.equal(hooksIn(path), ['a', 'b', 'c', 'd']);
+});
+
+test('lazy batches wait to share one fsync; one that goes at once takes them with it, in call order', async () => {
+  const path = tempLog();
+  const gate = gatedSync((release) => setImmediate(release));
+  const { log } = openEventLog(path, { sync: gate.sync, lazyMs: 300 });
+  const durable: string[] = [];
+  const lazy = (h: string) => settled(log.commit([flight(h)], { lazy: true, durable: () => durable.push(h) }));
+  // Answered moments, one after another (a burst of hooks): none is written before its wait ends.
+  const a = lazy('a');
+  await new Promise((r) => setTimeout(r, 20));
+  const b = lazy('b');
+  await new Promise((r) => setTimeout(r, 20));
+  assert.is(gate.calls, 0, 'no fsync within the wait');
+  assert.equal(hooksIn(path), [], 'nothing written yet');
+  assert.equal([a.done, b.done], [false, false], 'not durable, so not resolved');
+  await until(() => a.done && b.done, 'the lazy batches after their wait');
+  assert.is(gate.calls, 1, 'one fsync for both');
+  assert.equal(durable, ['a', 'b']);
+  // A batch that goes at once (an ack, a reply that carries instructions) does not wait, and
+  // the lazy one queued before it is written first, in the same fsync.
+  const c = lazy('c');
+  const d = settled(log.commit([flight('d')]));
+  await until(() => d.done, 'the batch that goes at once', 200);
+  assert.is(c.done, true, 'settled with it, ahead of it');
+  assert.is(gate.calls, 2);
+  // Close does not wait out a lazy batch's wait either.
+  const e = lazy('e');
+  const t0 = performance.now();
+  await log.close();
+  assert.ok(performance.now() - t0 < 250, 'closed without waiting out the 300 ms');
+  await turn();
+  assert.is(e.done, true);
+  assert.equal(hooksIn(path), ['a', 'b', 'c', 'd', 'e']);
+});
+
+test('a log without fsync never holds a lazy batch', async () => {
+  const path = tempLog();
+  const { log } = openEventLog(path, { fsync: false, lazyMs: 10_000 });
+  const t0 = performance.now();
+  await log.commit([flight('a')], { lazy: true });
+  assert.ok(performance.now() - t0 < 1000, 'nothing to share, nothing to wait for');
+  await log.close();
+  assert.equal(hooksIn(path), ['a']);
 });
 
 test('group commit: an empty batch resolves after the batches before it; a synchronous append keeps call order', async () => {
@@ -322,6 +367,54 @@ test('a moment with nothing to deliver answers before its fsync; its events wait
       r.k === 'in' ? [`${r.s}:${r.i.type}`] : [],
     );
     assert.ok(inputs.indexOf('s-1:command.instruct') < inputs.indexOf('s-2:hook.moment'), inputs.join(', '));
+  } finally {
+    await a.handle.close();
+  }
+});
+
+test('a burst of answered moments shares fsyncs; an ack among them is synced at once, and nothing leaves unsynced', async () => {
+  let syncs = 0;
+  let syncedTo = 0;
+  const a = await adapter({
+    fsync: true,
+    logLazyMs: 400,
+    logSync: (fd, done) => {
+      syncs += 1;
+      const size = fstatSync(fd).size;
+      setImmediate(() => {
+        syncedTo = size;
+        done(null);
+      });
+    },
+  });
+  // Every event that leaves is in the part of the log an fsync covered (D22).
+  const unsynced: string[] = [];
+  a.handle.events$.subscribe((e) => {
+    if (e.type === 'agent.health') return;
+    if (!readFileSync(a.logPath, 'utf8').slice(0, syncedTo).includes(`"id":"${e.id}"`)) unsynced.push(e.type);
+  });
+  try {
+    await a.post(hookBody('SessionStart', 's-1', { agent_id: 'sub' }));
+    await until(() => a.events.some((e) => e.type === 'session.started'), 'the start after its wait');
+    const before = syncs;
+    // An agent's tool calls one after another, each answered at once with nothing to deliver.
+    for (let i = 0; i < 20; i += 1) {
+      const r = await a.post(hookBody('PreToolUse', 's-1', { tool_name: 'Bash', tool_input: { command: `ls ${i}` } }));
+      assert.equal(r.json, {});
+    }
+    assert.ok(syncs - before <= 1, `20 moments within the wait share at most one fsync (${syncs - before})`);
+    // An instruct in the middle of the wait: its ack does not wait for the moments' window.
+    const t0 = performance.now();
+    const ack = a.next((e) => e.type === 'control.accepted');
+    a.handle.command(instructCmd('c1', 'one', 's-1'));
+    await ack;
+    assert.ok(performance.now() - t0 < 300, 'the ack went out without waiting out the 400 ms');
+    assert.ok(syncs - before <= 2, 'and its fsync carried the moments queued before it');
+    const requested = a.events.filter((e) => e.type === 'tool.requested').length;
+    assert.is(requested, 20, "every moment's event left with the ack's fsync, ahead of it");
+    const types = a.events.map((e) => e.type);
+    assert.ok(types.lastIndexOf('tool.requested') < types.indexOf('control.accepted'), 'in step order');
+    assert.equal(unsynced, [], 'no event left before an fsync covered it');
   } finally {
     await a.handle.close();
   }
