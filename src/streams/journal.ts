@@ -208,7 +208,7 @@ export class Journal {
       release(logged);
       return;
     }
-    this.log.commit(r.records, { durable: onDurable, ...(lazy ? { lazy } : {}) }).then(
+    this.log.commit(r.records, { durable: onDurable, lazy }).then(
       () => this.guarded('releasing a step', () => release(logged)),
       () => this.guarded('refusing a step', refuse),
     );

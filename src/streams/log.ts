@@ -414,13 +414,9 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
 
   /** How long the drain may still wait: only while every queued batch is lazy and the log is open. */
   function lazyWait(): number {
-    if (closed || !durable) return 0;
-    let oldest = Infinity;
-    for (const q of pending) {
-      if (q.lazySince === undefined) return 0;
-      if (q.lazySince < oldest) oldest = q.lazySince;
-    }
-    return Math.ceil(oldest + lazyMs - performance.now());
+    if (closed || !durable || pending.some((q) => q.lazySince === undefined)) return 0;
+    // Batches queue in call order, so the first waited longest.
+    return Math.ceil(pending[0]!.lazySince! + lazyMs - performance.now());
   }
 
   const log: EventLog = {
