@@ -10,7 +10,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchFigure } from './types.js';
 
@@ -32,6 +32,27 @@ const lines = flag('--node');
 // A child of a `--node` run writes its figures here instead of latest.json.
 const lineOut = process.env.BENCH_LINE_OUT;
 const wanted = argv;
+// Every figure measures the build the CLI runs (dist/, tsc output), not tsx's transform of the
+// sources (bench/lib/built-hooks.mjs): built once here, before any module loads, for this tree
+// and the checkout AEP_BENCH_BEFORE_DIR names; a `--node` line's child inherits the build. The
+// hook serves this process too (in-process figures) and every child the bench starts.
+if (process.env.AEP_BENCH_BUILT_ROOTS === undefined) {
+  const project = join(here, '..');
+  const before = process.env.AEP_BENCH_BEFORE_DIR ? resolve(process.env.AEP_BENCH_BEFORE_DIR) : undefined;
+  for (const dir of before === undefined ? [project] : [project, before]) {
+    const r = spawnSync(process.execPath, [join(dir, 'scripts', 'build.mjs')], { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) {
+      process.stderr.write(
+        `bench: the build in ${dir} failed (${`${r.stdout}${r.stderr}`.trim().split('\n').slice(0, 5).join('; ')}); ` +
+          `install its dependencies there (npm ci)${dir === before ? ' or unset AEP_BENCH_BEFORE_DIR' : ''}\n`,
+      );
+      process.exit(2);
+    }
+  }
+  process.env.AEP_BENCH_BUILT_ROOTS = before === undefined ? project : `${project}:${before}`;
+}
+// @ts-expect-error plain ESM script without types
+await import('./lib/built.mjs');
 const { registry } = await import('./registry.js');
 const { ROUNDS } = await import('./types.js');
 

@@ -1,11 +1,11 @@
 // Another checkout of this project, for a before-and-after figure in one run: the directory
 // AEP_BENCH_BEFORE_DIR names (e.g. `git worktree add DIR fd805d8 --detach`, its node_modules
-// installed). Its own bench server is started the way this tree's is (tsx from its sources, in
-// its own directory), so both sides run the same harness code of their own commit.
+// installed). Its own bench server is started the way this tree's is (its own harness code, in
+// its own directory, its modules from its own build when bench/run.ts built both).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, type Child } from './proc.js';
+import { builtImport, start, type Child } from './proc.js';
 
 export const beforeDir = (): string | undefined => process.env.AEP_BENCH_BEFORE_DIR || undefined;
 
@@ -39,7 +39,7 @@ export async function startBefore(server: string, arg: unknown, needs: readonly 
     throw new Error(`AEP_BENCH_BEFORE_DIR (${dir}) has no node_modules/tsx: install its dependencies there`);
   const child = await start(
     process.execPath,
-    ['--import', 'tsx', file, JSON.stringify(arg)],
+    ['--import', 'tsx', ...builtImport(), file, JSON.stringify(arg)],
     {},
     undefined,
     120_000,

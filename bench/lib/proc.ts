@@ -19,6 +19,13 @@ export interface Child<R = Record<string, unknown>> {
   stop(): Promise<void>;
 }
 
+/**
+ * With `AEP_BENCH_BUILT_ROOTS` set (bench/run.ts sets it once it has built them), a child loads
+ * those checkouts' `src/` modules from their `dist/`: the build the CLI runs (lib/built-hooks.mjs).
+ */
+export const builtImport = (env: NodeJS.ProcessEnv = process.env): string[] =>
+  env.AEP_BENCH_BUILT_ROOTS ? ['--import', join(benchDir, 'lib', 'built.mjs')] : [];
+
 /** `node --import tsx <bench-relative file> <json arg>`; TypeScript children need tsx. */
 export function tsNode(
   file: string,
@@ -34,6 +41,7 @@ export function tsNode(
       ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []),
       '--import',
       'tsx',
+      ...builtImport(),
       join(benchDir, file),
       JSON.stringify(arg ?? {}),
     ],

@@ -417,12 +417,14 @@ function classOf(table: VendorTable, gate: Gate, input: HookInput, event: string
   const row = table.moments[event];
   if (row === undefined) return { kind: 'moment', eligible: false, reason: table.unlistedReason };
   const cls = rowClass(table, gate, input, row);
-  // D34: the tool call a held request is about, and the moment that reports it ran.
-  const call = table.callOf === undefined ? undefined : table.callOf(input);
-  if (call === undefined) return cls;
-  if (cls.kind === 'held') return { ...cls, call };
+  // D34: the tool call a held request is about, and the moment that reports it ran. Named only
+  // where one of the two needs it: the name digests the tool input.
+  if (table.callOf === undefined) return cls;
   const ran = row.role === 'gated' ? row.open.ran : row.ran;
-  return cls.kind === 'moment' && ran !== undefined ? { ...cls, ran: call } : cls;
+  if (cls.kind !== 'held' && !(cls.kind === 'moment' && ran !== undefined)) return cls;
+  const call = table.callOf(input);
+  if (call === undefined) return cls;
+  return cls.kind === 'held' ? { ...cls, call } : { ...cls, ran: call };
 }
 
 function rowClass(table: VendorTable, gate: Gate, input: HookInput, row: MomentRow): HookClass {
