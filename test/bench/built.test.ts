@@ -21,6 +21,16 @@ const checkout = (): string => {
   return dir;
 };
 
+/** Runs `body` on a fresh checkout, removed afterwards. */
+const inCheckout = (body: (dir: string) => void): void => {
+  const dir = checkout();
+  try {
+    body(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
 const run = (dir: string, roots?: string) => {
   const env = { ...process.env };
   delete env.AEP_BENCH_BUILT_ROOTS;
@@ -32,42 +42,30 @@ const run = (dir: string, roots?: string) => {
   });
 };
 
-test('a checkout the bench built loads its src/ modules from dist/', () => {
-  const dir = checkout();
-  try {
+test('a checkout the bench built loads its src/ modules from dist/', () =>
+  inCheckout((dir) => {
     const old = new Date(Date.now() - 60_000);
     utimesSync(join(dir, 'src', 'where.ts'), old, old);
     const r = run(dir, dir);
     assert.is(r.status, 0, r.stderr);
     assert.is(r.stdout.trim(), 'build');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('without the roots set, the sources run through tsx as before', () => {
-  const dir = checkout();
-  try {
+test('without the roots set, the sources run through tsx as before', () =>
+  inCheckout((dir) => {
     const r = run(dir);
     assert.is(r.status, 0, r.stderr);
     assert.is(r.stdout.trim(), 'source');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a build older than its source stops the child and says to build', () => {
-  const dir = checkout();
-  try {
+test('a build older than its source stops the child and says to build', () =>
+  inCheckout((dir) => {
     const old = new Date(Date.now() - 60_000);
     utimesSync(join(dir, 'dist', 'where.js'), old, old);
     const r = run(dir, dir);
     assert.is.not(r.status, 0);
     assert.match(r.stderr, 'is missing or older than its source; run `npm run build`');
     assert.is.not(r.stdout.trim(), 'source');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 test.run();
