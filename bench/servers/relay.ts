@@ -2,7 +2,6 @@
 // `engine: "better-sqlite3"` opens the file store with that binding (bench/lib/better-sqlite3.ts);
 // `nats: { servers, namespace }` makes it one node on NATS JetStream instead (the scale-out store).
 import { startRelay } from '../../src/relay/server.js';
-import { NatsStore } from '../../src/relay/nats/store.js';
 import { ThreadedStore } from '../../src/relay/store-thread.js';
 import { answer, argOf, serveUntilStopped } from '../lib/proc.js';
 
@@ -15,8 +14,13 @@ const arg = argOf<{
 }>();
 const engine = arg.engine ? new URL('../lib/better-sqlite3.ts', import.meta.url).href : undefined;
 const cap = arg.bufferCap ? { bufferCap: arg.bufferCap } : {};
+// The NATS client loads only for a NATS node, so a SQLite relay's process holds none of it.
 const store = arg.nats
-  ? await NatsStore.open({ servers: arg.nats.servers, namespace: arg.nats.namespace, ...cap })
+  ? await (await import('../../src/relay/nats/store.js')).NatsStore.open({
+      servers: arg.nats.servers,
+      namespace: arg.nats.namespace,
+      ...cap,
+    })
   : engine
     ? await ThreadedStore.open({ path: arg.store, engine, ...cap })
     : undefined;
