@@ -12,6 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { projectDir } from './lib/proc.js';
 import type { BenchFigure } from './types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,7 +38,7 @@ const wanted = argv;
 // and the checkout AEP_BENCH_BEFORE_DIR names; a `--node` line's child inherits the build. The
 // hook serves this process too (in-process figures) and every child the bench starts.
 if (process.env.AEP_BENCH_BUILT_ROOTS === undefined) {
-  const project = join(here, '..');
+  const project = projectDir;
   const before = process.env.AEP_BENCH_BEFORE_DIR ? resolve(process.env.AEP_BENCH_BEFORE_DIR) : undefined;
   for (const dir of before === undefined ? [project] : [project, before]) {
     const r = spawnSync(process.execPath, [join(dir, 'scripts', 'build.mjs')], { cwd: dir, encoding: 'utf8' });
@@ -81,7 +82,7 @@ if (lines !== undefined) {
   const tmp = mkdtempSync(join(tmpdir(), 'aep-bench-lines-'));
   try {
     for (const line of lines.split(',').map((l) => l.trim())) {
-      const bin = execFileSync('sh', [join(here, '..', 'scripts', 'node-line.sh'), '--bin', line], {
+      const bin = execFileSync('sh', [join(projectDir, 'scripts', 'node-line.sh'), '--bin', line], {
         encoding: 'utf8',
       }).trim();
       const out = join(tmp, `${line}.json`);

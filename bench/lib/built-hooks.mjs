@@ -14,7 +14,7 @@ export function builtOf(roots, resolved) {
   const path = fileURLToPath(resolved.url);
   const root = roots.find((d) => path.startsWith(`${d}/src/`));
   if (root === undefined || !path.endsWith('.ts')) return resolved;
-  const built = `${root}/dist/${path.slice(root.length + 5, -3)}.js`;
+  const built = `${root}/dist/${path.slice(`${root}/src/`.length, -'.ts'.length)}.js`;
   if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs)
     throw new Error(`bench: ${built} is missing or older than its source; run \`npm run build\` in ${root}`);
   return { ...resolved, url: pathToFileURL(built).href, format: 'module' };

@@ -421,7 +421,8 @@ function classOf(table: VendorTable, gate: Gate, input: HookInput, event: string
   // where one of the two needs it: the name digests the tool input.
   if (table.callOf === undefined) return cls;
   const ran = row.role === 'gated' ? row.open.ran : row.ran;
-  if (cls.kind !== 'held' && !(cls.kind === 'moment' && ran !== undefined)) return cls;
+  const named = cls.kind === 'held' || (cls.kind === 'moment' && ran !== undefined);
+  if (!named) return cls;
   const call = table.callOf(input);
   if (call === undefined) return cls;
   return cls.kind === 'held' ? { ...cls, call } : { ...cls, ran: call };
