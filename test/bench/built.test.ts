@@ -31,11 +31,18 @@ const inCheckout = (body: (dir: string) => void): void => {
   }
 };
 
-const run = (dir: string, roots?: string) => {
+// A Node line without `module.registerHooks` (22.13-22.14): this one with it taken away, after
+// tsx has registered its own, so built.mjs takes the loader-thread form (`module.register`).
+const WITHOUT_REGISTER_HOOKS =
+  'data:text/javascript,import m from "node:module"; delete m.registerHooks; ' +
+  'if (typeof m.registerHooks === "function") throw new Error("registerHooks is still there");';
+
+const run = (dir: string, roots?: string, opts: { loaderThread?: boolean } = {}) => {
   const env = { ...process.env };
   delete env.AEP_BENCH_BUILT_ROOTS;
   if (roots !== undefined) env.AEP_BENCH_BUILT_ROOTS = roots;
-  return spawnSync(process.execPath, ['--import', 'tsx', ...builtImport(env), join(dir, 'bench', 'main.ts')], {
+  const pre = opts.loaderThread ? ['--import', WITHOUT_REGISTER_HOOKS] : [];
+  return spawnSync(process.execPath, ['--import', 'tsx', ...pre, ...builtImport(env), join(dir, 'bench', 'main.ts')], {
     cwd: join(import.meta.dirname, '..', '..'),
     env,
     encoding: 'utf8',
@@ -67,5 +74,23 @@ test('a build older than its source stops the child and says to build', () =>
     assert.match(r.stderr, 'is missing or older than its source; run `npm run build`');
     assert.is.not(r.stdout.trim(), 'source');
   }));
+
+test('without module.registerHooks, the loader-thread form loads the build and refuses a stale one', () => {
+  inCheckout((dir) => {
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(dir, 'src', 'where.ts'), old, old);
+    const r = run(dir, dir, { loaderThread: true });
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stdout.trim(), 'build');
+  });
+  inCheckout((dir) => {
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(dir, 'dist', 'where.js'), old, old);
+    const r = run(dir, dir, { loaderThread: true });
+    assert.is.not(r.status, 0);
+    assert.match(r.stderr, 'is missing or older than its source; run `npm run build`');
+    assert.is.not(r.stdout.trim(), 'source');
+  });
+});
 
 test.run();
