@@ -2,8 +2,10 @@
 // same run: the AEP reference relay (in memory) when AEP_PEER_RELAY_DIR holds its files, a bare
 // `ws` broadcaster otherwise (see servers/peer-relay.ts). Every server runs in its own process,
 // the load generator in its own: consumer → relay → acking target → relay → consumer while
-// another session streams events into the store all along, p50 and p99. The ingest paths'
-// figures are bench/relay-ingest.bench.ts.
+// another session streams events into the store all along, p50 and p99. With the reference
+// relay at hand, two more pairs split the gap: this relay on `--memory` under the same stream
+// (what is left without the file's commit) and both relays without the stream (the command
+// path alone). The ingest paths' figures are bench/relay-ingest.bench.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +14,8 @@ import { tsNode } from './lib/proc.js';
 import { commands, COMMANDS, TOKEN } from './lib/relay-passes.js';
 import { peerRelayDir, peerRelayHint, startPeerRelay } from './servers/peer-relay.js';
 import { figure, ROUNDS, type BenchFigure } from './types.js';
+
+type Pass = { p50: number; p99: number };
 
 export default async function relayBench(): Promise<BenchFigure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'aep-bench-relay-'));
@@ -27,21 +31,60 @@ export default async function relayBench(): Promise<BenchFigure[]> {
   try {
     // One discarded pass each warms the disk cache and the module cache.
     await commands(ours, false)();
-    const c = await interleave(ROUNDS, { base: commands(base, !peer), file: commands(ours, false) });
-    return [
-      ...(['p50', 'p99'] as const).map((q) =>
+    const memory = () => tsNode('servers/relay.ts', { store: ':memory:', token: TOKEN });
+    const c = await interleave(ROUNDS, {
+      base: commands(base, !peer),
+      file: commands(ours, false),
+      ...(peer
+        ? {
+            memory: commands(memory, false),
+            quietBase: commands(base, false, { quiet: true }),
+            quietFile: commands(ours, false, { quiet: true }),
+          }
+        : {}),
+    } as Record<'base' | 'file' | 'memory' | 'quietBase' | 'quietFile', () => Promise<Pass>>);
+    const load = 'while another session streams events into the SQLite store';
+    const pair = (name: string, what: string, runs: Pass[], base: Pass[], baseWhat: string, goal?: string) =>
+      (['p50', 'p99'] as const).map((q) =>
         figure({
-          name: `relay-command-${q}`,
-          what: `instruct → ack through the relay to an acking target while another session streams events into the SQLite store, ${q} of ${COMMANDS}`,
+          name: name.replace('{q}', q),
+          what: what.replace('{q}', `${q} of ${COMMANDS}`),
           unit: 'ms',
-          value: median(c.file.map((r) => r[q])),
-          baseline: median(c.base.map((r) => r[q])),
-          baselineWhat: baseName,
-          ratios: c.file.map((r, i) => r[q] / c.base[i]![q]),
-          ...(peer ? { goal: '<= 1.2' } : {}),
+          value: median(runs.map((r) => r[q])),
+          baseline: median(base.map((r) => r[q])),
+          baselineWhat: baseWhat,
+          ratios: runs.map((r, i) => r[q] / base[i]![q]),
+          ...(goal ? { goal } : {}),
           ...(note ? { note } : {}),
         }),
+      );
+    return [
+      ...pair(
+        'relay-command-{q}',
+        `instruct → ack through the relay to an acking target ${load}, {q}`,
+        c.file,
+        c.base,
+        baseName,
+        peer ? '<= 1.2' : undefined,
       ),
+      ...(peer
+        ? [
+            ...pair(
+              'relay-command-memory-{q}',
+              "instruct → ack through this relay on --memory (SQLite in memory on the relay's thread: no file, no commit to wait for) to an acking target while another session streams events, {q}",
+              c.memory,
+              c.base,
+              baseName,
+            ),
+            ...pair(
+              'relay-command-quiet-{q}',
+              'instruct → ack through the relay (SQLite file store) to an acking target, no background stream, {q}',
+              c.quietFile,
+              c.quietBase,
+              'the AEP reference relay (in memory), no background stream',
+            ),
+          ]
+        : []),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

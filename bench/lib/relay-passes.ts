@@ -43,20 +43,25 @@ export const fanout = (start: () => Promise<Child>) => (): Promise<FanoutPass> =
     return { rate: r.rate, main: perEvent('main'), all: perEvent('all') };
   });
 
-/** `bare`: the target is a server that forwards without the AEP handshake (the `ws` broadcaster). */
-export const commands = (start: () => Promise<Child>, bare: boolean) => (): Promise<{ p50: number; p99: number }> =>
-  once(start, (url) =>
-    runLoad<{ ms: number[] }>('load/ws-command.ts', {
-      url,
-      token: TOKEN,
-      n: COMMANDS,
-      warmup: 30,
-      target: 'self',
-      type: TYPE,
-      session: 'bench-cmd',
-      background: true,
-      bare,
-    }).then((r) => ({ p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) })),
-  );
+/**
+ * `bare`: the target is a server that forwards without the AEP handshake (the `ws` broadcaster).
+ * `quiet`: no background stream, so the round trip is the command path's alone.
+ */
+export const commands =
+  (start: () => Promise<Child>, bare: boolean, opts: { quiet?: boolean } = {}) =>
+  (): Promise<{ p50: number; p99: number }> =>
+    once(start, (url) =>
+      runLoad<{ ms: number[] }>('load/ws-command.ts', {
+        url,
+        token: TOKEN,
+        n: COMMANDS,
+        warmup: 30,
+        target: 'self',
+        type: TYPE,
+        session: 'bench-cmd',
+        background: opts.quiet !== true,
+        bare,
+      }).then((r) => ({ p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) })),
+    );
 
 export const fanoutWhat = `${EVENTS} events, 1 emitter socket, ${SUBSCRIBERS} subscriber sockets, at most ${WINDOW} in flight`;
