@@ -44,7 +44,14 @@ export default async function relayBench(): Promise<BenchFigure[]> {
         : {}),
     } as Record<'base' | 'file' | 'memory' | 'quietBase' | 'quietFile', () => Promise<Pass>>);
     const load = 'while another session streams events into the SQLite store';
-    const pair = (name: string, what: string, runs: Pass[], base: Pass[], baseWhat: string, goal?: string) =>
+    const pair = (
+      name: string,
+      what: string,
+      runs: Pass[],
+      base: Pass[],
+      baseWhat: string,
+      opts: { goal?: string; store?: string } = {},
+    ) =>
       (['p50', 'p99'] as const).map((q) =>
         figure({
           name: name.replace('{q}', q),
@@ -54,7 +61,8 @@ export default async function relayBench(): Promise<BenchFigure[]> {
           baseline: median(base.map((r) => r[q])),
           baselineWhat: baseWhat,
           ratios: runs.map((r, i) => r[q] / base[i]![q]),
-          ...(goal ? { goal } : {}),
+          ...(opts.goal ? { goal: opts.goal } : {}),
+          ...(opts.store ? { store: opts.store } : {}),
           ...(note ? { note } : {}),
         }),
       );
@@ -65,7 +73,7 @@ export default async function relayBench(): Promise<BenchFigure[]> {
         c.file,
         c.base,
         baseName,
-        peer ? '<= 1.2' : undefined,
+        peer ? { goal: '<= 1.2' } : {},
       ),
       ...(peer
         ? [
@@ -75,6 +83,7 @@ export default async function relayBench(): Promise<BenchFigure[]> {
               c.memory,
               c.base,
               baseName,
+              { store: 'node:sqlite :memory: (--memory)' },
             ),
             ...pair(
               'relay-command-quiet-{q}',

@@ -116,7 +116,8 @@ if (lines !== undefined) {
           file: entry.file,
           node: process.version,
           load,
-          ...(entry.store ? { store: entry.store } : {}),
+          // A figure that measured another store than its module's names it itself.
+          ...((f.store ?? entry.store) ? { store: f.store ?? entry.store } : {}),
           ...(quick || process.env.BENCH_QUICK === '1' ? { quick: true } : {}),
         });
     } catch (err) {

@@ -19,7 +19,10 @@ export interface BenchFigure {
   rounds?: number;
   /** A caveat printed under the table (e.g. which baseline stood in). */
   note?: string;
-  /** Set by bench/run.ts: the Node version that ran it, the 1-minute load average before and after its module, the store it measured. */
+  /**
+   * Set by bench/run.ts: the Node version that ran it, the 1-minute load average before and after
+   * its module, the store it measured (its module's, unless the figure names its own).
+   */
   node?: string;
   load?: [number, number];
   store?: string;
