@@ -13,6 +13,7 @@ import { isStoreUnavailable, storeUnavailable } from './store-fault.js';
 import type { FaultAwareStore } from './store.js';
 import { SessionSummaries } from './session-summary.js';
 import { Unstored } from './unstored.js';
+import { CrossedAnswers } from './crossed.js';
 import type { SubscriptionSpec } from './subscription.js';
 import type { Peer, RosterEntry } from './types.js';
 
@@ -72,6 +73,8 @@ export class RelayCore {
   private readonly unstored = new Unstored<Peer>();
   private scheduled = false;
   private readonly summaries: SessionSummaries;
+  /** Answers from other nodes already fanned out once (a fabric store). */
+  private readonly crossed = new CrossedAnswers();
 
   constructor(
     readonly store: FaultAwareStore,
@@ -96,6 +99,8 @@ export class RelayCore {
     store.fabric?.attach({
       fanOut: (line) => {
         const e = JSON.parse(line) as AepEvent;
+        // An answer arrives twice, early and stored (accept, below): one of the two goes out.
+        if (isOutcomeType(e.type) && !this.crossed.first(e.source, e.id)) return;
         this.summaries.observe(e);
         this.hub.fanOut(e, line);
       },
@@ -273,12 +278,17 @@ export class RelayCore {
    * event that was already fanned out, and an HTTP ingest flushes its own batch at once.
    */
   accept(batch: readonly Incoming[], origin?: Peer): void {
+    const fabric = this.store.fabric;
     for (const { event: e, line } of batch) {
       const cls = classify(e);
       if (cls === 'agent') {
-        this.store.fabric?.share(line, e);
+        fabric?.share(line, e);
         continue;
       }
+      // An answer to a command also crosses to the other nodes at once, beside its write: a
+      // sender waiting on another node hears it as soon as one here, whose fan-out never waits
+      // for the store either; the stored copy that node's feed brings later is dropped there.
+      if (fabric !== undefined && isOutcomeType(e.type)) fabric.share(line, e);
       const a: Admission = { session: e.session!, source: e.source, id: e.id, raw: line };
       if (cls === 'positioned') {
         a.epoch = e.epoch ?? 0;

@@ -48,7 +48,10 @@ export interface RosterEntry {
 export interface Fabric {
   /** Called once by the core: where remote copies and commands for local peers go. */
   attach(local: FabricLocal): void;
-  /** A copy that is fanned out but not stored here (agent-scoped), for the other nodes. */
+  /**
+   * A copy for the other nodes' live fan-out: of what is not stored (agent-scoped, redeliveries),
+   * and of an answer to a command ahead of its stored copy.
+   */
   share(line: string, e: { session?: string }): void;
   /** A local peer claimed a session (the core's claim table said yes). */
   claim(peer: Peer, session: string): void;

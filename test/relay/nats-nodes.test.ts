@@ -96,6 +96,33 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
   target.ws.close();
 });
 
+test('an answer crossing to the sender node is fanned out there once: its early copy or its stored one', async () => {
+  const s = freshSession('team');
+  const em = emitterFor(s, 'once-target');
+  const target = await WsPeer.target(b.socketUrl, 'once-target', [TYPE], TOKEN);
+  const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
+  peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
+  await peer.next((f) => f.type === 'subscribed');
+  target.send(em.emit({ type: 'session.started' }));
+  await peer.next((f) => f.type === 'session.started');
+  await claimsSeen(a, s, 1);
+  const answers = (id: string) => peer.events().filter((e) => e.type === 'control.accepted' && e.cause === id);
+  for (let i = 0; i < 3; i++) {
+    const cmd = instruct(s);
+    peer.send(cmd);
+    await target.next((f) => f.id === cmd.id);
+    target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
+    // An event B stores after the answer reaches A through the same ordered feed as the answer's
+    // stored copy, so by then both copies of the answer have come.
+    const after = em.emit({ type: 'progress.status', data: { phase: `after ${i}` } });
+    target.send(after);
+    await peer.next((f) => f.id === after.id);
+    assert.is(answers(cmd.id).length, 1, JSON.stringify(answers(cmd.id)));
+  }
+  peer.close();
+  target.ws.close();
+});
+
 test('the single-node refusals across nodes: no-route, unsupported, unauthorized, ambiguous', async () => {
   const s = freshSession('team');
   const c = await consumerOn(a);
