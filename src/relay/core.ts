@@ -13,7 +13,7 @@ import { isStoreUnavailable, storeUnavailable } from './store-fault.js';
 import type { FaultAwareStore } from './store.js';
 import { SessionSummaries } from './session-summary.js';
 import { Unstored } from './unstored.js';
-import { CrossedAnswers } from './crossed.js';
+import { CrossedAnswers, SETTLE_MS } from './crossed.js';
 import type { SubscriptionSpec } from './subscription.js';
 import type { Peer, RosterEntry } from './types.js';
 
@@ -97,10 +97,10 @@ export class RelayCore {
       return [];
     });
     store.fabric?.attach({
-      fanOut: (line) => {
+      fanOut: (line, via) => {
         const e = JSON.parse(line) as AepEvent;
-        // An answer arrives twice, early and stored (accept, below): one of the two goes out.
-        if (isOutcomeType(e.type) && !this.crossed.first(e.source, e.id)) return;
+        // An answer arrives twice, early and stored (accept, below): one of the two goes out, in order.
+        if (via === 'answer' ? !this.crossed.answer(e) : via === 'stored' && !this.crossed.stored(e)) return;
         this.summaries.observe(e);
         this.hub.fanOut(e, line);
       },
@@ -287,8 +287,8 @@ export class RelayCore {
       }
       // An answer to a command also crosses to the other nodes at once, beside its write: a
       // sender waiting on another node hears it as soon as one here, whose fan-out never waits
-      // for the store either; the stored copy that node's feed brings later is dropped there.
-      if (fabric !== undefined && isOutcomeType(e.type)) fabric.share(line, e);
+      // for the store either, unless it would overtake its session's events there (crossed.ts).
+      if (fabric !== undefined && isOutcomeType(e.type)) fabric.share(line, e, true);
       const a: Admission = { session: e.session!, source: e.source, id: e.id, raw: line };
       if (cls === 'positioned') {
         a.epoch = e.epoch ?? 0;
@@ -493,7 +493,9 @@ export class RelayCore {
       }
       for (const [text, e] of held) if (!seen.has(key(e))) sink.write(text, e);
     };
-    return then(this.flushForRead(), () => then(this.replays(spec, opts), (jobs) => then(all(jobs), finish)));
+    // Answers sent here ahead of their stored copies (crossed.ts) are in what this read gives.
+    const read = () => then(this.crossed.settled(SETTLE_MS), () => this.replays(spec, opts));
+    return then(this.flushForRead(), () => then(read(), (jobs) => then(all(jobs), finish)));
   }
 
   private replays(spec: SubscriptionSpec, opts: { alsoSession?: string }): Maybe<Maybe<ReplayJob>[]> {

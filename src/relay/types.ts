@@ -52,7 +52,7 @@ export interface Fabric {
    * A copy for the other nodes' live fan-out: of what is not stored (agent-scoped, redeliveries),
    * and of an answer to a command ahead of its stored copy.
    */
-  share(line: string, e: { session?: string }): void;
+  share(line: string, e: { session?: string }, answer?: boolean): void;
   /** A local peer claimed a session (the core's claim table said yes). */
   claim(peer: Peer, session: string): void;
   /**
@@ -72,8 +72,11 @@ export interface Fabric {
 }
 
 export interface FabricLocal {
-  /** Live fan-out of a copy another node received. */
-  fanOut(line: string): void;
+  /**
+   * Live fan-out of what another node received: `stored`, from the history feed, in order;
+   * `copy`, not stored (agent-scoped, a redelivery); `answer`, an answer's early copy (crossed.ts).
+   */
+  fanOut(line: string, via: 'stored' | 'copy' | 'answer'): void;
   /** The local peers (a forwarded command finds its target among them). */
   peers(): Iterable<Peer>;
   /** How long a closed claimant's claim keeps other identities out (D19, discovery's `claims.lease_ms`). */

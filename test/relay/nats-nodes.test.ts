@@ -23,18 +23,16 @@ const namespace = `nodes${process.pid}`;
 let a: RelayHandle;
 let b: RelayHandle;
 
-const node = async (): Promise<RelayHandle> =>
-  startRelay({
-    port: 0,
-    token: TOKEN,
-    tokens,
-    claimLeaseMs: CLAIM_LEASE_MS,
-    store: await NatsStore.open({ servers: await natsUrl(), namespace, leaseMs: 2000 }),
-  });
+let storeB: NatsStore;
+
+const node = async (store: NatsStore): Promise<RelayHandle> =>
+  startRelay({ port: 0, token: TOKEN, tokens, claimLeaseMs: CLAIM_LEASE_MS, store });
+const natsStore = async () => NatsStore.open({ servers: await natsUrl(), namespace, leaseMs: 2000 });
 
 test.before(async () => {
-  a = await node();
-  b = await node();
+  a = await node(await natsStore());
+  storeB = await natsStore();
+  b = await node(storeB);
 });
 test.after(async () => {
   await Promise.all([a.close(), b.close()]);
@@ -96,7 +94,7 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
   target.ws.close();
 });
 
-test('an answer crossing to the sender node is fanned out there once: its early copy or its stored one', async () => {
+test('an answer crossing to the sender node is fanned out there once and in its session order', async () => {
   const s = freshSession('team');
   const em = emitterFor(s, 'once-target');
   const target = await WsPeer.target(b.socketUrl, 'once-target', [TYPE], TOKEN);
@@ -107,10 +105,13 @@ test('an answer crossing to the sender node is fanned out there once: its early 
   await peer.next((f) => f.type === 'session.started');
   await claimsSeen(a, s, 1);
   const answers = (id: string) => peer.events().filter((e) => e.type === 'control.accepted' && e.cause === id);
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 6; i++) {
     const cmd = instruct(s);
     peer.send(cmd);
     await target.next((f) => f.id === cmd.id);
+    // Every other round an event goes just ahead of the answer: the answer's early copy would
+    // overtake it on A, so there the answer waits for its turn.
+    if (i % 2 === 1) target.send(em.emit({ type: 'progress.status', data: { phase: `before ${i}` } }));
     target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
     // An event B stores after the answer reaches A through the same ordered feed as the answer's
     // stored copy, so by then both copies of the answer have come.
@@ -119,8 +120,45 @@ test('an answer crossing to the sender node is fanned out there once: its early 
     await peer.next((f) => f.id === after.id);
     assert.is(answers(cmd.id).length, 1, JSON.stringify(answers(cmd.id)));
   }
+  const seqs = peer
+    .events()
+    .filter((e) => e.seq !== undefined)
+    .map((e) => e.seq!);
+  assert.equal(
+    seqs,
+    [...seqs].sort((x, y) => x - y),
+    'A fanned out the session out of order',
+  );
   peer.close();
   target.ws.close();
+});
+
+test('what a sender on A was answered from B is in the history A reads next, however slow B writes', async () => {
+  const s = freshSession('team');
+  const t = await startTestTarget({ url: b.socketUrl, token: TOKEN, accepts: [TYPE], sessions: [s] });
+  await claimsSeen(a, s, 1);
+  const c = await consumerOn(a);
+  // B's writes take 300 ms (a slow JetStream): the answer reaches A long before it is stored.
+  const admitAll = storeB.admitAll.bind(storeB);
+  storeB.admitAll = (list) => new Promise((r) => setTimeout(r, 300)).then(() => admitAll(list));
+  for (let i = 0; i < 3; i++) {
+    const cmd = instruct(s);
+    const r = await c.send(cmd, { timeoutMs: 3000 });
+    assert.is(r.outcome, 'accepted');
+    const h = await SseClient.open(
+      a.url,
+      { from: JSON.stringify([{ session: s }]), live: '0' },
+      { authorization: `Bearer ${TOKEN}` },
+    );
+    await h.done();
+    assert.ok(
+      h.events.some((e) => e.type === 'control.accepted' && e.cause === cmd.id),
+      `round ${i}: the answer is not in A's history yet`,
+    );
+  }
+  storeB.admitAll = admitAll;
+  await c.close();
+  await t.close();
 });
 
 test('the single-node refusals across nodes: no-route, unsupported, unauthorized, ambiguous', async () => {

@@ -29,6 +29,8 @@ const NODE = 'Aep-Node';
 const CLAIMS_SILENT_MS = 1500;
 const MIN_RENEW_WAIT_MS = 250;
 const CONN = 'Aep-Conn';
+/** On a copy: an answer sent ahead of its stored copy (crossed.ts), not a redelivery. */
+const ANSWER = 'Aep-Answer';
 const BACK_NODE = 'Aep-Back-Node';
 const BACK_CONN = 'Aep-Back-Conn';
 
@@ -127,9 +129,9 @@ export class NatsFabric implements Fabric {
     this.local = local;
   }
 
-  /** A copy another node received: fanned out to this node's subscribers. */
-  fanOut(line: string): void {
-    this.local?.fanOut(line);
+  /** What another node received: fanned out to this node's subscribers. */
+  fanOut(line: string, via: 'stored' | 'copy' | 'answer'): void {
+    this.local?.fanOut(line, via);
   }
 
   async start(): Promise<void> {
@@ -205,7 +207,7 @@ export class NatsFabric implements Fabric {
     const copies = nc.subscribe(names.allCopies, {
       callback: (err, m) => {
         if (err) return this.report(err);
-        if (m.headers?.get(NODE) !== this.node) this.fanOut(m.string());
+        if (m.headers?.get(NODE) !== this.node) this.fanOut(m.string(), m.headers?.has(ANSWER) ? 'answer' : 'copy');
       },
     });
     this.stops.push(() => copies.unsubscribe());
@@ -443,9 +445,10 @@ export class NatsFabric implements Fabric {
     return until - Math.max(t, this.deafUntil);
   }
 
-  share(line: string, e: { session?: string }): void {
+  share(line: string, e: { session?: string }, answer = false): void {
     const h = headers();
     h.set(NODE, this.node);
+    if (answer) h.set(ANSWER, '1');
     this.engine.nc.publish(this.engine.names.copy(e.session === undefined ? 'agent' : sessionToken(e.session)), line, {
       headers: h,
     });

@@ -60,7 +60,7 @@ export class NatsStore implements SessionStore, StoreFaults {
       node,
       bufferCap,
       sessionCap,
-      (line) => fabric.fanOut(line),
+      (line) => fabric.fanOut(line, 'stored'),
       report,
       faults,
       () => faults.offline(),
