@@ -58,17 +58,36 @@ async function claimsSeen(r: RelayHandle, session: string, n: number): Promise<v
   }
 }
 
-test('a consumer on A commands a session claimed on B: forwarded byte-identically, the ack reaches A', async () => {
+/** The session's whole history as node `r` serves it (`live=0`). */
+async function historyOf(r: RelayHandle, s: string): Promise<SseClient> {
+  const h = await SseClient.open(
+    r.url,
+    { from: JSON.stringify([{ session: s }]), live: '0' },
+    { authorization: `Bearer ${TOKEN}` },
+  );
+  await h.done();
+  return h;
+}
+
+/**
+ * A session claimed on B by a raw target for `agent`, watched by a raw consumer on A that has
+ * seen its start: A sees B's events once they are stored; the claim crosses through the bucket.
+ */
+async function claimedOnB(agent: string) {
   const s = freshSession('team');
-  const em = emitterFor(s, 'raw-target');
-  const target = await WsPeer.target(b.socketUrl, 'raw-target', [TYPE], TOKEN);
+  const em = emitterFor(s, agent);
+  const target = await WsPeer.target(b.socketUrl, agent, [TYPE], TOKEN);
   const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
   peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
   await peer.next((f) => f.type === 'subscribed');
   target.send(em.emit({ type: 'session.started' }));
-  // A sees B's events once they are stored; the claim crosses through the bucket.
   await peer.next((f) => f.type === 'session.started');
   await claimsSeen(a, s, 1);
+  return { s, em, target, peer };
+}
+
+test('a consumer on A commands a session claimed on B: forwarded byte-identically, the ack reaches A', async () => {
+  const { s, em, target, peer } = await claimedOnB('raw-target');
   const cmd = instruct(s);
   const text = `{ "type":"${cmd.type}",  "aep":"0.1", "id":"${cmd.id}", "time":"${cmd.time}", "source":"${cmd.source}", "agent":"${cmd.agent}", "session":"${s}", "capture":"redacted", "data":{"text":"please"} }`;
   peer.send(text);
@@ -78,12 +97,7 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
   assert.is((await peer.next((f) => f.type === 'control.accepted')).cause, cmd.id);
   // Either node serves the session's history, the command kept once, as it arrived.
   for (const r of [a, b]) {
-    const h = await SseClient.open(
-      r.url,
-      { from: JSON.stringify([{ session: s }]), live: '0' },
-      { authorization: `Bearer ${TOKEN}` },
-    );
-    await h.done();
+    const h = await historyOf(r, s);
     assert.equal(
       h.events.map((e) => e.type),
       ['session.started', cmd.type, 'control.accepted'],
@@ -95,15 +109,7 @@ test('a consumer on A commands a session claimed on B: forwarded byte-identicall
 });
 
 test('an answer crossing to the sender node is fanned out there once and in its session order', async () => {
-  const s = freshSession('team');
-  const em = emitterFor(s, 'once-target');
-  const target = await WsPeer.target(b.socketUrl, 'once-target', [TYPE], TOKEN);
-  const peer = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
-  peer.send({ type: 'subscribe', id: 'w', filter: { session: s } });
-  await peer.next((f) => f.type === 'subscribed');
-  target.send(em.emit({ type: 'session.started' }));
-  await peer.next((f) => f.type === 'session.started');
-  await claimsSeen(a, s, 1);
+  const { s, em, target, peer } = await claimedOnB('once-target');
   const answers = (id: string) => peer.events().filter((e) => e.type === 'control.accepted' && e.cause === id);
   for (let i = 0; i < 6; i++) {
     const cmd = instruct(s);
@@ -145,12 +151,7 @@ test('what a sender on A was answered from B is in the history A reads next, how
     const cmd = instruct(s);
     const r = await c.send(cmd, { timeoutMs: 3000 });
     assert.is(r.outcome, 'accepted');
-    const h = await SseClient.open(
-      a.url,
-      { from: JSON.stringify([{ session: s }]), live: '0' },
-      { authorization: `Bearer ${TOKEN}` },
-    );
-    await h.done();
+    const h = await historyOf(a, s);
     assert.ok(
       h.events.some((e) => e.type === 'control.accepted' && e.cause === cmd.id),
       `round ${i}: the answer is not in A's history yet`,
@@ -228,12 +229,7 @@ test('a retry with the same id crosses again and its recorded, byte-identical ac
   assert.is(peer.frames.slice(n).find((f) => f.json === again)!.text, peer.frames.find((f) => f.json === first)!.text);
   assert.is(t.received.length, 2);
   // History keeps one ack (the re-ack is a redelivery), read on either node.
-  const h = await SseClient.open(
-    b.url,
-    { from: JSON.stringify([{ session: s }]), live: '0' },
-    { authorization: `Bearer ${TOKEN}` },
-  );
-  await h.done();
+  const h = await historyOf(b, s);
   assert.is(h.events.filter((e) => e.type === 'control.accepted').length, 1);
   peer.close();
   await t.close();
@@ -314,12 +310,7 @@ test('session ids NATS subjects reserve (dots, wildcards, spaces) or that are to
     const c = await consumerOn(a);
     const r = await c.send(instruct(s), { timeoutMs: 3000 });
     assert.is(r.outcome, 'accepted');
-    const h = await SseClient.open(
-      a.url,
-      { from: JSON.stringify([{ session: s }]), live: '0' },
-      { authorization: `Bearer ${TOKEN}` },
-    );
-    await h.done();
+    const h = await historyOf(a, s);
     // (Which of the claim and the command was stored first is up to the two nodes' timing.)
     assert.equal(h.events.map((e) => e.type).sort(), ['control.accepted', 'session.started', TYPE].sort());
     assert.ok(h.events.every((e) => e.session === s));
