@@ -73,7 +73,7 @@ export class RelayCore {
   private readonly unstored = new Unstored<Peer>();
   private scheduled = false;
   private readonly summaries: SessionSummaries;
-  /** Answers from other nodes already fanned out once (a fabric store). */
+  /** A fabric store: what of other nodes' sessions went out here, answers early and in order (crossed.ts). */
   private readonly crossed = new CrossedAnswers();
 
   constructor(
