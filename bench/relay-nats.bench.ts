@@ -14,14 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNatsServer } from '../test/support/nats-server.js';
 import { ingestPass, loadWhat, type IngestLoad, type NodesPass } from './lib/ingest-passes.js';
-import { runLoad, tsNode, type Child } from './lib/proc.js';
+import { tsNode, type Child } from './lib/proc.js';
+import { commandRoundTrips, COMMANDS } from './lib/relay-passes.js';
 import { interleave, median, quantile } from './lib/stats.js';
 import { figure, QUICK, ROUNDS, type BenchFigure } from './types.js';
 
 const TOKEN = 'bench-token';
 const LOAD: IngestLoad = { mode: 'ws', procs: 2, conns: 2, events: QUICK ? 1000 : 4000, ws: 2, sse: 0 };
-const COMMANDS = QUICK ? 100 : 300;
-const TYPE = 'x.bench-target.control.instruct';
 
 export default async function natsBench(): Promise<BenchFigure[]> {
   const server = await startNatsServer();
@@ -37,17 +36,11 @@ export default async function natsBench(): Promise<BenchFigure[]> {
   const commands = (count: number) => async () => {
     const [a, b = a] = await nodes(count);
     try {
-      const r = await runLoad<{ ms: number[] }>('load/ws-command.ts', {
-        url: a!.ready.socketUrl,
-        targetUrl: b!.ready.socketUrl,
-        token: TOKEN,
-        n: COMMANDS,
-        warmup: 30,
-        target: 'self',
-        type: TYPE,
-        session: 'bench-cmd',
+      const ms = await commandRoundTrips(a!.ready.socketUrl as string, {
+        background: false,
+        targetUrl: b!.ready.socketUrl as string,
       });
-      return quantile(r.ms, 0.5);
+      return quantile(ms, 0.5);
     } finally {
       await Promise.all([a, b].filter((c, i, all) => all.indexOf(c) === i).map((c) => c!.stop()));
     }

@@ -44,24 +44,37 @@ export const fanout = (start: () => Promise<Child>) => (): Promise<FanoutPass> =
   });
 
 /**
- * `bare`: the target is a server that forwards without the AEP handshake (the `ws` broadcaster).
- * `quiet`: no background stream, so the round trip is the command path's alone.
+ * One run of the command load (bench/load/ws-command.ts): its round trips in ms. `background`:
+ * another session streams events all along; `targetUrl`: the target's relay node when it is
+ * not `url`; `bare`: the target is a server that forwards without the AEP handshake (the `ws`
+ * broadcaster).
  */
+export const commandRoundTrips = (
+  url: string,
+  opts: { background: boolean; targetUrl?: string; bare?: boolean },
+): Promise<number[]> =>
+  runLoad<{ ms: number[] }>('load/ws-command.ts', {
+    url,
+    ...(opts.targetUrl ? { targetUrl: opts.targetUrl } : {}),
+    token: TOKEN,
+    n: COMMANDS,
+    warmup: 30,
+    target: 'self',
+    type: TYPE,
+    session: 'bench-cmd',
+    background: opts.background,
+    bare: opts.bare === true,
+  }).then((r) => r.ms);
+
+/** The command round trip under a background stream (unless `quiet`), p50 and p99. */
 export const commands =
   (start: () => Promise<Child>, bare: boolean, opts: { quiet?: boolean } = {}) =>
   (): Promise<{ p50: number; p99: number }> =>
     once(start, (url) =>
-      runLoad<{ ms: number[] }>('load/ws-command.ts', {
-        url,
-        token: TOKEN,
-        n: COMMANDS,
-        warmup: 30,
-        target: 'self',
-        type: TYPE,
-        session: 'bench-cmd',
-        background: opts.quiet !== true,
-        bare,
-      }).then((r) => ({ p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) })),
+      commandRoundTrips(url, { bare, background: opts.quiet !== true }).then((ms) => ({
+        p50: quantile(ms, 0.5),
+        p99: quantile(ms, 0.99),
+      })),
     );
 
 export const fanoutWhat = `${EVENTS} events, 1 emitter socket, ${SUBSCRIBERS} subscriber sockets, at most ${WINDOW} in flight`;

@@ -100,7 +100,7 @@ export class RelayCore {
       fanOut: (line, via) => {
         const e = JSON.parse(line) as AepEvent;
         // An answer arrives twice, early and stored (accept, below): one of the two goes out, in order.
-        if (via === 'answer' ? !this.crossed.answer(e) : via === 'stored' && !this.crossed.stored(e)) return;
+        if (!this.crossed.goesOut(e, via)) return;
         this.summaries.observe(e);
         this.hub.fanOut(e, line);
       },

@@ -56,6 +56,11 @@ export class CrossedAnswers {
     return true;
   }
 
+  /** Whether a line another node received goes out here: a plain copy always does. */
+  goesOut(e: AepEvent, via: 'stored' | 'copy' | 'answer'): boolean {
+    return via === 'answer' ? this.answer(e) : via === 'stored' ? this.stored(e) : true;
+  }
+
   /** An early copy of an answer: true if it goes out now (it is its session's next position). */
   answer(e: AepEvent): boolean {
     const session = e.session;
