@@ -2,6 +2,7 @@
 // instructions the adapter accepted that are neither delivered nor dropped. The text is shown
 // only where the token is served it (redacted-class, D20); the relay drops it below.
 import type { AepEvent } from '../protocol/envelope.js';
+import { endedInstruction } from '../protocol/instruction-end.js';
 import type { RelayConsumer } from './connection.js';
 import { sessionHistory } from './history.js';
 
@@ -16,7 +17,6 @@ export interface WaitingInstruction {
 }
 
 const INSTRUCT = /^x\.[a-z0-9_-]+\.control\.instruct$/;
-const TERMINAL = /^x\.[a-z0-9_-]+\.instruction\.(delivered|dropped)$/;
 
 /** The accepted, unsettled instructions among `events`, oldest first. */
 export function waitingOf(events: readonly AepEvent[], now: number): WaitingInstruction[] {
@@ -26,10 +26,9 @@ export function waitingOf(events: readonly AepEvent[], now: number): WaitingInst
   for (const e of events) {
     if (INSTRUCT.test(e.type)) sent.set(e.id, e);
     else if (e.type === 'control.accepted' && typeof e.cause === 'string') accepted.add(e.cause);
-    else if (TERMINAL.test(e.type)) {
-      // A withdrawal's drop is caused by the withdraw and names the instruction as subject (D32).
-      const id = e.data?.['reason'] === 'withdrawn' && typeof e.subject === 'string' ? e.subject : e.cause;
-      if (typeof id === 'string') settled.add(id);
+    else {
+      const ended = endedInstruction(e);
+      if (ended !== undefined) settled.add(ended);
     }
   }
   const out: WaitingInstruction[] = [];

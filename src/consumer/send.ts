@@ -128,6 +128,8 @@ interface Verb {
   run?: string;
   /** Extension attributes of the command (a withdraw's grant, D32). */
   extensions?: Record<string, string>;
+  /** A later command can end this one and names it as `subject` (a withdraw's drop, D32). */
+  endedBySubject?: boolean;
 }
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
@@ -179,7 +181,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     retries,
     terminal: t,
   } = await sendAndFollow(consumer, cmd, {
-    filter: { session, cause: cmd.id },
+    filters: [{ session, cause: cmd.id }, ...(verb.endedBySubject ? [{ session, subject: cmd.id }] : [])],
     // A caller-chosen id may have settled before: read the session's history for it too.
     ...(req.id ? { from: [{ session }] } : {}),
     settles: (e) => verb.settles.test(e.type),
@@ -260,6 +262,7 @@ export function sendInstruction(consumer: RelayConsumer, f: Sender, req: Instruc
     data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
     settles: /\.instruction\.(delivered|dropped)$/,
     success: /\.instruction\.delivered$/,
+    endedBySubject: true,
   });
 }
 
@@ -365,6 +368,7 @@ export function sendInput(
     data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
     settles: /\.(input\.(sent|dropped)|instruction\.dropped)$/,
     success: /\.input\.sent$/,
+    endedBySubject: true,
   });
 }
 
@@ -441,7 +445,7 @@ export async function sendResponse(
     capture: captureFor(req.answer),
   });
   const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
-    filter: { session, cause: cmd.id, type: 'attention.answered' },
+    filters: [{ session, cause: cmd.id, type: 'attention.answered' }],
     settles: (e) => e.type === 'attention.answered',
     timeoutMs: req.timeoutMs,
     ackWindowMs: req.ackWindowMs,

@@ -5,11 +5,14 @@ import type { AepCommand, AepEvent } from '../protocol/envelope.js';
 import type { RelayConsumer, Settlement, SubscribeRequest } from './connection.js';
 
 export interface FollowRequest {
-  /** The subscription filter; it names the session and the command as `cause`. */
-  filter: Record<string, unknown>;
+  /**
+   * The subscription filters, one subscription each: they name the session and the command as
+   * `cause`, and where a later command can end this one (a withdraw, D32), as `subject` too.
+   */
+  filters: readonly Record<string, unknown>[];
   /** Replay from the relay's history too (a retried command may have settled already). */
   from?: SubscribeRequest['from'];
-  /** Whether an event caused by the command settles it (delivered, dropped, answered). */
+  /** Whether an event naming the command (cause or subject) settles it (delivered, dropped, answered). */
   settles: (e: AepEvent) => boolean;
   /** Whole local wait, ack and settling event together. */
   timeoutMs: number;
@@ -34,15 +37,13 @@ export interface Followed {
 export async function sendAndFollow(consumer: RelayConsumer, cmd: AepCommand, req: FollowRequest): Promise<Followed> {
   let terminal: AepEvent | undefined;
   let wake: (() => void) | undefined;
-  const watch = await consumer.subscribe(
-    { filter: req.filter, ...(req.from ? { from: req.from } : {}) },
-    {
-      onEvent: (e) => {
-        if (e.cause !== cmd.id || terminal || !req.settles(e)) return;
-        terminal = e;
-        wake?.();
-      },
-    },
+  const onEvent = (e: AepEvent): void => {
+    if ((e.cause !== cmd.id && e.subject !== cmd.id) || terminal || !req.settles(e)) return;
+    terminal = e;
+    wake?.();
+  };
+  const watches = await Promise.all(
+    req.filters.map((filter) => consumer.subscribe({ filter, ...(req.from ? { from: req.from } : {}) }, { onEvent })),
   );
   const started = Date.now();
   try {
@@ -63,6 +64,6 @@ export async function sendAndFollow(consumer: RelayConsumer, cmd: AepCommand, re
     const settled = terminal as AepEvent | undefined;
     return settled === undefined ? { settlement, retries } : { settlement, retries, terminal: settled };
   } finally {
-    watch.close();
+    for (const w of watches) w.close();
   }
 }

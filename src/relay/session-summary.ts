@@ -3,6 +3,7 @@
 // the adapter described it as (vendor, working directory, title, stale window). Derived only from
 // the events the relay carries, so every relay binding and a restarted relay agree.
 import type { AepEvent } from '../protocol/envelope.js';
+import { endedInstruction } from '../protocol/instruction-end.js';
 import { isAgentActivity } from '../protocol/types.js';
 
 export interface SessionSummary {
@@ -41,7 +42,6 @@ interface Cell {
 }
 
 const INSTRUCT = /^x\.[a-z0-9_-]+\.control\.instruct$/;
-const SETTLED = /^x\.[a-z0-9_-]+\.instruction\.(delivered|dropped)$/;
 const CLOSED = /^x\.[a-z0-9_-]+\.session\.closed$/;
 const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
 const DESCRIBED = /^x\.[a-z0-9_-]+\.session\.described$/;
@@ -57,11 +57,12 @@ function apply(c: Cell, e: AepEvent): void {
   if (e.seq !== undefined && isAgentActivity(e.type)) c.lastEventAt = e.time;
   if (e.seq !== undefined) c.agent ??= e.agent;
   const cause = e.cause;
+  const ended = vendor ? endedInstruction(e) : undefined;
   if (e.type === 'control.accepted' && cause !== undefined && c.sent.has(cause)) c.pending.add(cause);
   else if (e.type === 'control.rejected' && cause !== undefined) c.sent.delete(cause);
-  else if (vendor && SETTLED.test(e.type) && cause !== undefined) {
-    c.pending.delete(cause);
-    c.sent.delete(cause);
+  else if (ended !== undefined) {
+    c.pending.delete(ended);
+    c.sent.delete(ended);
   } else if (e.type === 'session.ended' || (vendor && CLOSED.test(e.type))) c.ended = true;
   else if (e.type === 'session.started' || (vendor && REOPENED.test(e.type))) c.ended = false;
   else if (vendor && DESCRIBED.test(e.type)) describe(c, e.data ?? {});

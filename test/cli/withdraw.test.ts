@@ -140,4 +140,27 @@ test('queue lists what waits; withdraw takes it back; refusals keep the queue as
   assert.match(none.text, "none of alice's instructions waits");
 });
 
+test('a sender waiting on its instruction hears at once that it was withdrawn elsewhere; the roster and queue agree', async () => {
+  const s = await stack.openSession();
+  const acceptedOf = async (text: string) => {
+    const cmd = await stack.waitFor((e) => e.session === s.session && e.data?.['text'] === text);
+    return stack.waitFor((e) => e.type === 'control.accepted' && e.cause === cmd.id);
+  };
+  const { run, out } = instruct('rename the module', s.session, { delivery: 'queue', timeout: '120000' });
+  const accepted = await acceptedOf('rename the module');
+  // Another terminal takes it back while the first still waits for delivery.
+  const other = await withdraw(s.session, { instruction: accepted.cause });
+  assert.is(other.code, WITHDRAW_EXIT.withdrawn, other.text);
+  assert.is(await run, INSTRUCT_EXIT.dropped, out.text());
+  assert.match(out.text(), /✗ dropped: withdrawn/);
+  const entry = (await stack.observer.roster()).find((r) => r.session === s.session)!;
+  assert.is(entry.queued, 0, 'the roster no longer counts the withdrawn instruction');
+  assert.equal((await queued(s.session)).waiting, []);
+  const next = instruct('then the docs', s.session, { delivery: 'queue' });
+  const nextAck = await acceptedOf('then the docs');
+  assert.is((await withdraw(s.session, { instruction: nextAck.cause })).code, WITHDRAW_EXIT.withdrawn);
+  assert.is(await next.run, INSTRUCT_EXIT.dropped);
+  assert.match(next.out.text(), 'queued (0 ahead)');
+});
+
 test.run();

@@ -54,6 +54,23 @@ test('a reopened session is live again; a closed one is ended again; a drop sett
   assert.equal([s.get(S).state, s.get(S).queued], ['ended', 0]);
 });
 
+test('a withdrawal settles the instruction it names as subject, though the withdraw caused the drop', () => {
+  const s = new SessionSummaries(() => []);
+  const a = adapter();
+  for (const e of lifecycle().slice(0, 5)) s.observe(e);
+  assert.is(s.get(S).queued, 2);
+  // D32: the drop is caused by the withdraw command (w1) and names the instruction (c2) as subject.
+  s.observe(a.emit({ type: 'x.codex.instruction.dropped', cause: 'w1', subject: 'c2', data: { reason: 'withdrawn' } }));
+  assert.is(s.get(S).queued, 1);
+  const rebuilt = new SessionSummaries(() =>
+    [
+      ...lifecycle().slice(0, 5),
+      a.emit({ type: 'x.codex.instruction.dropped', cause: 'w1', subject: 'c1', data: { reason: 'withdrawn' } }),
+    ].map((e) => JSON.stringify(e)),
+  );
+  assert.is(rebuilt.get(S).queued, 1, 'a relay restarted on its store agrees');
+});
+
 test('after a restart the summary is rebuilt from what the store holds', () => {
   const raws = lifecycle().map((e) => JSON.stringify(e));
   const s = new SessionSummaries((session) => (session === S ? [...raws, 'not json'] : []));
