@@ -1,6 +1,6 @@
 // Every vendor table at hand, for the commands that serve or list any of them. The list itself
 // is src/adapters/vendors.ts (loaded on demand there); this module loads all of it once.
-import { loadTable, vendorTokens } from './vendors.js';
+import { loadTable, vendorToken, vendorTokens } from './vendors.js';
 import { surfaceFrom, type SurfaceOptions, type VendorTable } from './table.js';
 import type { VendorSurface } from '../streams/surface.js';
 
@@ -8,10 +8,12 @@ const TABLES: readonly VendorTable[] = await Promise.all(vendorTokens().map(asyn
 
 export const vendorTables: ReadonlyMap<string, VendorTable> = new Map(TABLES.map((t) => [t.token, t]));
 
-export { vendorTokens };
+export { vendorAliases, vendorToken, vendorTokens } from './vendors.js';
 
-export function tableFor(token: string): VendorTable | undefined {
-  return vendorTables.get(token);
+/** The vendor's table, by its token or an alias (`claude`); undefined for an unknown name. */
+export function tableFor(name: string): VendorTable | undefined {
+  const token = vendorToken(name);
+  return token === undefined ? undefined : vendorTables.get(token);
 }
 
 /** The vendor's surface; `opts` turns on its opt-in held gate (CONFIG_INVALID on a vendor without one). */

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
 import { USAGE_EXIT, VERSION } from './usage.js';
+import { acceptVendorNames } from './vendor-names.js';
 
 type Register = (program: Command) => void;
 
@@ -155,6 +156,7 @@ export async function programFor(args: readonly string[]): Promise<Command> {
     (await entry.load())(program);
     // Commander copies exitOverride only onto commands created after it was set; set it on all.
     for (const c of program.commands) c.exitOverride();
+    acceptVendorNames(program);
   } else {
     for (const c of CATALOGUE) program.command(c.name).description(c.summary);
   }
