@@ -61,7 +61,7 @@ export async function runDoctor(
     io.out.write(
       problems.length === 0
         ? `${p.green('all checks hold')}${table === undefined ? ' (name a vendor to check its adapter, hooks and CLI too)' : ''}\n`
-        : `${p.red(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}: fix the first one first, then run aep-steer doctor${vendor ? ` ${vendor}` : ''} again\n`,
+        : `${p.red(`${problems.length} problem${problems.length === 1 ? '' : 's'}`)}: fix the first one first, then run aep-steer doctor${table ? ` ${table.token}` : ''} again\n`,
     );
   }
   return problems.length === 0 ? DOCTOR_EXIT.ok : DOCTOR_EXIT.problems;
@@ -79,7 +79,10 @@ export function registerDoctor(program: Command): void {
     .option('--token <token>', 'relay token (AEP_TOKEN; default for a loopback relay: the local token)', env.AEP_TOKEN)
     .option('--port <n>', "adapter hook port (AEP_HOOK_PORT; default: the vendor's)")
     .option('--project <dir>', "check the hooks of this project instead of the user's")
-    .option('--cli <path>', 'the vendor CLI binary (default: its name on PATH)')
+    .option(
+      '--cli <path>',
+      "the vendor CLI binary (default: its name on PATH, else the pinned one in the clone's .vendor-clis/)",
+    )
     .option('--json', 'print the checks as JSON')
     .addHelpText(
       'after',

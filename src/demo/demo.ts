@@ -3,10 +3,9 @@
 // landed, then the audit of the logs. The real CLI runs when it is installed (against a mock model
 // API on loopback); otherwise a scripted session posts the hook inputs the CLI would send.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { installClaudeCode } from '../adapters/installers/claude-code.js';
 import { writeSecret } from '../adapters/install.js';
 import type { AepEvent } from '../protocol/envelope.js';
@@ -16,6 +15,7 @@ import { renderText } from '../audit/report.js';
 import { plain, type Paint } from '../audit/paint.js';
 import { sendInstruction, type InstructOutcome } from '../consumer/send.js';
 import { describeOutcome } from '../consumer/explain.js';
+import { pinnedCli } from '../doctor/vendor-clis.js';
 import { startMockModel, type MockModel } from './mock-model.js';
 import { scriptedSession } from './scripted-session.js';
 import { recordEvents, startStack, type Stack } from './stack.js';
@@ -48,22 +48,9 @@ export interface DemoResult {
   dir: string;
 }
 
-/** The project root: the nearest folder above this module with a package.json. */
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) return process.cwd();
-    dir = up;
-  }
-}
-
 /** The pinned CLI that `scripts/install-vendor-cli.sh claude-code` installs, if it is there. */
 export function installedClaude(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const dir = env['AEP_VENDOR_CLIS_DIR'] ?? join(projectRoot(), '.vendor-clis');
-  const bin = join(dir, 'claude-code', 'node_modules', '.bin', 'claude');
-  return existsSync(bin) ? bin : undefined;
+  return pinnedCli('claude-code', 'claude', env);
 }
 
 /** Every string inside a parsed value: context placement in a model request varies (vendor-clis-observed §1.8). */

@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { hookUrl, readSecret, secretPath } from '../adapters/install.js';
 import { stateDir } from '../protocol/state-dir.js';
 import { shimOutage, tracePath } from '../adapters/shim-trace.js';
@@ -11,6 +12,7 @@ import type { VendorTable } from '../adapters/table.js';
 import { SteeringError } from '../protocol/errors.js';
 import { RelayConsumer } from '../consumer/connection.js';
 import { isLoopbackUrl, localTokenPath, tokenFor, tokenHint } from '../relay/local-token.js';
+import { installScript, onPath, pathLine, pinnedBinDir, pinnedCli } from './vendor-clis.js';
 
 export interface Check {
   name: string;
@@ -239,21 +241,73 @@ export function shimTraceChecks(table: VendorTable, env: NodeJS.ProcessEnv): Che
   return [fail('hook trace', detail, fix)];
 }
 
-/** The vendor CLI on PATH (or `bin`), its version against the version the table was observed on. */
+/** The PATH line as a shell takes it pasted, with where to keep it after a `#`. */
+const keepLine = (dir: string): string =>
+  `${pathLine(dir)}   # and the same line in ~/.bashrc (or ~/.profile) to keep it in new terminals`;
+
+/** What `bin --version` printed (its x.y.z), or why it did not run. */
+function versionOf(bin: string, env: NodeJS.ProcessEnv): { version?: string; error?: string } {
+  const r = spawnSync(bin, ['--version'], { env, encoding: 'utf8', timeout: 15_000 });
+  if (r.error !== undefined || r.status !== 0) return { error: r.error?.message ?? `exit ${r.status}` };
+  const version = /\d+\.\d+\.\d+/.exec(`${r.stdout}${r.stderr}`)?.[0];
+  return version === undefined ? {} : { version };
+}
+
+/**
+ * The vendor CLI: `bin` when given, else its name on PATH, else the pinned one in this clone's
+ * .vendor-clis/ (scripts/install-vendor-cli.sh), checked against the version the table was
+ * observed on. A pinned CLI off PATH is a problem whose fix is the exact PATH line.
+ */
 export function cliCheck(table: VendorTable, bin: string | undefined, env: NodeJS.ProcessEnv): Check {
   const cli = table.cli;
   const name = bin ?? cli?.bin;
-  if (name === undefined) return pass('vendor CLI', `${table.token}: no CLI to check`);
-  const fix = cli?.install ?? `install ${table.token} ${table.version}`;
-  const r = spawnSync(name, ['--version'], { env, encoding: 'utf8', timeout: 15_000 });
-  if (r.error !== undefined || r.status !== 0)
-    return fail('vendor CLI', `${name} not found or failed (${r.error?.message ?? `exit ${r.status}`})`, fix);
-  const found = /\d+\.\d+\.\d+/.exec(`${r.stdout}${r.stderr}`)?.[0];
-  if (found === table.version)
-    return pass('vendor CLI', `${name} ${found}, the version the ${table.token} table was observed on`);
+  if (name === undefined || cli === undefined) return pass('vendor CLI', `${table.token}: no CLI to check`);
+  const want = table.version;
+  const observed = `the version the ${table.token} table was observed on`;
+  const script = installScript(table.token);
+  const pinnedDir = pinnedBinDir(table.token, env);
+  const pinnedPath = join(pinnedDir, cli.bin);
+  const install = script === undefined ? cli.install : `${script} ${table.token}`;
+  const mismatch = (who: string, v: { version?: string; error?: string }) =>
+    v.error !== undefined
+      ? `${who} failed to run (${v.error})`
+      : `${who} is ${v.version ?? '(no version)'}; the ${table.token} table was observed on ${want}, and other versions may place context differently`;
+
+  if (bin !== undefined) {
+    const v = versionOf(bin, env);
+    if (v.version === want) return pass('vendor CLI', `${bin} ${want}, ${observed}`);
+    const fix = script === undefined ? install : `${install}, then --cli ${pinnedPath}`;
+    if (v.error !== undefined) return fail('vendor CLI', `${bin} not found or failed (${v.error})`, fix);
+    return fail('vendor CLI', mismatch(bin, v), fix);
+  }
+
+  const found = onPath(cli.bin, env);
+  const pinned = pinnedCli(table.token, cli.bin, env);
+  const pinnedGood = pinned !== undefined && versionOf(pinned, env).version === want;
+  // With the pinned one installed, the fix is the PATH line; without it, install it first.
+  const installFix = script === undefined ? install : `${install}, then ${pathLine(pinnedDir)}`;
+  if (found !== undefined) {
+    const v = versionOf(found, env);
+    if (v.version === want) return pass('vendor CLI', `${cli.bin} ${want} (${found}), ${observed}`);
+    if (pinnedGood)
+      return fail(
+        'vendor CLI',
+        `${mismatch(found, v)}; the pinned ${want} in ${pinnedDir} is not first on PATH`,
+        keepLine(pinnedDir),
+      );
+    return fail('vendor CLI', mismatch(found, v), installFix);
+  }
+  if (pinnedGood)
+    return fail(
+      'vendor CLI',
+      `${cli.bin} is not on PATH; the pinned ${cli.bin} ${want} is in ${pinnedDir}`,
+      keepLine(pinnedDir),
+    );
+  if (pinned !== undefined)
+    return fail('vendor CLI', `${cli.bin} is not on PATH, and ${mismatch(pinned, versionOf(pinned, env))}`, installFix);
   return fail(
     'vendor CLI',
-    `${name} ${found ?? '(no version)'}; the ${table.token} table was observed on ${table.version}, and other versions may place context differently`,
-    fix,
+    script === undefined ? `${cli.bin} is not on PATH` : `${cli.bin} is not on PATH, nor installed in ${pinnedDir}`,
+    installFix,
   );
 }

@@ -20,6 +20,7 @@ const env: NodeJS.ProcessEnv = {
   CLAUDE_CONFIG_DIR: join(root, 'claude'),
   AEP_TOKEN: '',
   AEP_HOOK_PORT: '',
+  AEP_VENDOR_CLIS_DIR: join(root, 'vendor-clis'),
 };
 let relay: RelayHandle;
 let adapter: RunningAdapter | undefined;
@@ -126,7 +127,12 @@ test('each broken piece is named with its fix: gate off, stale hooks, wrong CLI 
   assert.is(hooks.fix, 'aep-steer install claude-code');
   const cli = byName(r.checks, 'vendor CLI');
   assert.match(cli.detail, '2.1.197; the claude-code table was observed on 2.1.332');
-  assert.is(cli.fix, 'npm install -g @anthropic-ai/claude-code@2.1.332');
+  // In a clone, the fix is the clone's pinned install and the binary it puts in .vendor-clis/.
+  const pinned = join(root, 'vendor-clis', 'claude-code', 'node_modules', '.bin', 'claude');
+  assert.is(
+    cli.fix,
+    `${join(import.meta.dirname, '..', '..', 'scripts', 'install-vendor-cli.sh')} claude-code, then --cli ${pinned}`,
+  );
   await a.close();
   adapter = undefined;
   const down = await doctor('claude-code', { token: 'doc-token', port: String(a.adapter.port) });
