@@ -2,6 +2,8 @@
 // where its lane can (Cline's hub, Codex's app-server), settled on the agent's `run.cancelled`.
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
+import { refusedLine } from '../consumer/explain.js';
+import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import type { CancelOutcome } from '../consumer/send.js';
 import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
@@ -20,12 +22,12 @@ export function describeCancel(o: CancelOutcome, p: Paint): string {
     case 'cancelled':
       return `${p.green('✓')} the running turn was stopped (event ${o.cancelled})`;
     case 'rejected':
-      return `${p.red('✗')} not stopped: ${o.detail ?? o.reason}`;
+      return `${p.red('✗')} not stopped (${o.code ?? o.reason}): ${refusalSentence(o.code, CLI_VOICE, o)}; the turn goes on`;
     case 'refused':
-      return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
+      return refusedLine(o, p);
     case 'timeout':
       return o.stage === 'ack'
-        ? `${p.yellow('…')} timeout: no ack from the session`
+        ? `${p.yellow('…')} timeout: no ack from the session; nothing says the turn stopped: ${CLI_VOICE.events(o.session)}`
         : `${p.yellow('…')} accepted, but the agent has not reported the turn stopped yet; \`aep-steer watch --session ${o.session}\` follows it`;
     case 'unreachable':
       return `${p.red('✗')} ${o.detail}`;

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
 import { DEFAULT_RELAY, DEFAULT_SENDER, type ConsumerTarget } from '../consumer/connect.js';
 import { paintFor, type Paint } from '../audit/paint.js';
+import { CLI_VOICE } from '../consumer/next-step.js';
 
 /** The relay flags are the consumer's target: relay URL, token and sender name. */
 export type RelayFlags = ConsumerTarget;
@@ -62,8 +63,10 @@ export function unreachableExit<O>(
   outcome: (detail: string) => O,
 ): (detail: string, code?: string) => number {
   return (detail, code) => {
-    print(outcome(detail));
-    return code === 'RELAY_UNAUTHORIZED' ? exits.unauthorized : exits.unreachable;
+    // A refused token's detail already says where the token came from and how to give another.
+    const refused = code === 'RELAY_UNAUTHORIZED';
+    print(outcome(refused ? detail : `${detail}; ${CLI_VOICE.relayDown}`));
+    return refused ? exits.unauthorized : exits.unreachable;
   };
 }
 

@@ -2,6 +2,8 @@
 // (AEP-0004 §4.2, D14) and settles on the stream: the ack, then attention.answered caused by it.
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
+import { refusedLine } from '../consumer/explain.js';
+import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import { sendResponse, type Answer, type RespondOutcome } from '../consumer/send.js';
 import { withConsumer } from '../consumer/connect.js';
 import { pendingRequests } from '../consumer/pending.js';
@@ -64,14 +66,15 @@ export function describeResponse(o: RespondOutcome, p: Paint): string {
       return `${p.green('✓')} answered: ${JSON.stringify(o.answer ?? {})} (event ${o.answered})`;
     case 'rejected':
       // D34: a request that ended already is told as such, never as an answer.
-      if (o.code === 'not-pending') return `${p.red('✗')} not pending: ${o.detail ?? 'the request ended'}`;
-      return `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}`;
+      if (o.code === 'not-pending')
+        return `${p.red('✗')} not pending: ${o.detail ?? 'the request ended'}; ${CLI_VOICE.pending(o.session)}`;
+      return `${p.red('✗')} rejected by the adapter (${o.code ?? o.reason}): ${refusalSentence(o.code, CLI_VOICE, o)}`;
     case 'refused':
-      return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
+      return refusedLine(o, p);
     case 'timeout':
       return o.stage === 'ack'
-        ? `${p.yellow('…')} timeout: no ack for ${o.command}`
-        : `${p.yellow('…')} timeout: accepted, but no attention.answered yet`;
+        ? `${p.yellow('…')} timeout: no ack for ${o.command}; ${CLI_VOICE.pending(o.session)}`
+        : `${p.yellow('…')} timeout: accepted, but no attention.answered yet; ${CLI_VOICE.pending(o.session)}`;
     case 'unreachable':
       return `${p.red('✗')} ${o.detail}`;
   }

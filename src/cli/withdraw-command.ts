@@ -2,7 +2,8 @@
 // `instruction.dropped {reason: withdrawn}`; a refusal says how the instruction stands instead.
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
-import { adviceFor } from '../consumer/explain.js';
+import { refusedLine } from '../consumer/explain.js';
+import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import type { WithdrawOutcome } from '../consumer/send.js';
 import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
@@ -23,9 +24,9 @@ export function describeWithdraw(o: WithdrawOutcome, p: Paint): string {
     case 'withdrawn':
       return `${p.green('✓')} withdrawn: ${o.instruction} will not reach the agent (event ${o.dropped})`;
     case 'rejected':
-      return `${p.red('✗')} not withdrawn (${o.code ?? o.reason}): ${adviceFor(o.code) ?? o.detail ?? 'no detail'}`;
+      return `${p.red('✗')} not withdrawn (${o.code ?? o.reason}): ${refusalSentence(o.code, CLI_VOICE, { session: o.session, vendor: o.vendor })}`;
     case 'refused':
-      return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
+      return refusedLine(o, p);
     case 'timeout':
       return `${p.yellow('…')} timeout: no answer from the session; \`aep-steer queue --session ${o.session}\` shows whether it still waits`;
     case 'unreachable':

@@ -12,6 +12,7 @@ import {
   refusal,
   type Explained,
 } from '../consumer/explain.js';
+import { CONSOLE_VOICE } from '../consumer/next-step.js';
 import {
   editInstruction,
   sendCancel,
@@ -67,7 +68,7 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
         { sender: ctx.sender },
         { session, text, noWait: true, timeoutMs: ACK_WAIT_MS },
       );
-      return reply(explainSteer(o, { waitMs: ACK_WAIT_MS, noun: 'instruction' }));
+      return reply(explainSteer(o, { waitMs: ACK_WAIT_MS, noun: 'instruction', voice: CONSOLE_VOICE }));
     },
     // D32: Withdraw and Edit on a queued instruction; Edit sends the new text only once the old one is withdrawn.
     async withdraw(body) {
@@ -80,6 +81,7 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       return reply(
         explainWithdraw(
           await sendWithdraw(c, { sender: ctx.sender }, { session, instruction, timeoutMs: ACK_WAIT_MS }),
+          CONSOLE_VOICE,
         ),
       );
     },
@@ -100,7 +102,7 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
         { sender: ctx.sender },
         { session, instruction, text, timeoutMs: ACK_WAIT_MS, noWait: true, ...(delivery ? { delivery } : {}) },
       );
-      return reply(explainEdit(o, ACK_WAIT_MS));
+      return reply(explainEdit(o, ACK_WAIT_MS, CONSOLE_VOICE));
     },
     // D33: Stop on a session whose claimant declares control.cancel; the answer waits for run.cancelled.
     async cancel(body) {
@@ -108,7 +110,12 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       if (session === undefined) return reply(refusal('invalid-request', 'give the session whose turn to stop.'), 400);
       const c = connected();
       if (!('roster' in c)) return c;
-      return reply(explainCancel(await sendCancel(c, { sender: ctx.sender }, { session, timeoutMs: ANSWER_WAIT_MS })));
+      return reply(
+        explainCancel(
+          await sendCancel(c, { sender: ctx.sender }, { session, timeoutMs: ANSWER_WAIT_MS }),
+          CONSOLE_VOICE,
+        ),
+      );
     },
     async respond(body) {
       const session = str(body['session']);
@@ -128,6 +135,7 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       return reply(
         explainRespond(
           await sendResponse(c, { sender: ctx.sender }, { session, request, answer, timeoutMs: ANSWER_WAIT_MS }),
+          CONSOLE_VOICE,
         ),
       );
     },

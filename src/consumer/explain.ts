@@ -1,8 +1,9 @@
 // A settled outcome told plainly, for an orchestrating model (the MCP tools) and a person (the
-// console) alike: one sentence that says what happened and what to do next, the stream facts in
-// snake case, and whether it is an error (a refusal by the relay or the roster, with its `code`,
-// or the adapter's rejection).
+// console, the CLI) alike: one sentence that says what happened and what to do next, in the words
+// of the consumer that shows it (its voice), the stream facts in snake case, and whether it is an
+// error (a refusal by the relay or the roster, with its `code`, or the adapter's rejection).
 import type { Paint } from '../audit/paint.js';
+import { CLI_VOICE, refusalSentence, type RefusalContext, type Voice } from './next-step.js';
 import type { CancelOutcome, EditOutcome, InstructOutcome, RespondOutcome, WithdrawOutcome } from './send.js';
 
 export interface Explained {
@@ -20,51 +21,14 @@ export function refusal(code: string, sentence: string, facts: Record<string, un
   return result(`Refused (${code}): ${sentence}`, { outcome: 'refused', code, detail: sentence, ...facts }, true);
 }
 
-const why = (code: string): string => {
-  switch (code) {
-    case 'no-route':
-      return 'Call list_sessions to see which sessions are live.';
-    case 'adapter-offline':
-      return 'Nothing was sent: the session waits for its adapter to connect again.';
-    case 'vendor-mismatch':
-      return "Send it again without a vendor, or with the session's own.";
-    case 'ambiguous':
-      return 'More than one adapter claims the session; stop the extra adapter.';
-    case 'unsupported':
-      return 'This session does not take that command; list_sessions shows what each one declares.';
-    case 'unauthorized':
-      return 'The relay token this server uses may not send that command; ask for a token that may.';
-    case 'store-unavailable':
-      return 'The relay cannot write its store right now; send the same command again in a few seconds.';
-    default:
-      return 'See the detail.';
-  }
-};
+/** "Refused (code): detail; next step." for a refusal by the relay or the roster. */
+function refusedText(o: { code: string; detail?: string } & RefusalContext, voice: Voice): string {
+  return `Refused (${o.code}): ${refusalSentence(o.code, voice, o)}.`;
+}
 
-/**
- * D31, D32: what a sender does next after the adapter refused a delivery or a withdraw, by the
- * rule it named (the `code` attribute of `control.rejected`); undefined for a rule with no advice of its own.
- * `session-idle` is the adapter's own detail: only the adapter knows which deliveries that session takes.
- */
-export function adviceFor(code: string | undefined, detail?: string): string | undefined {
-  switch (code) {
-    case 'session-idle':
-      return detail ?? 'no turn is running: send it while the agent works';
-    case 'delivery-unsupported':
-      return "this session's agent cannot take that delivery: send it with one the detail names";
-    case 'delivery-invalid':
-      return 'the delivery must be moment, steer or queue';
-    case 'already-delivered':
-      return 'the agent has it already: send a new instruction that corrects it';
-    case 'not-waiting':
-      return 'it no longer waits (withdrawn, expired, or its turn or session ended): nothing was changed';
-    case 'unknown-instruction':
-      return 'the session has no instruction with that id: `aep-steer queue --session <id>` lists what waits';
-    case 'not-sender':
-      return 'only its sender may take it back; ask them, or send a new instruction';
-    default:
-      return undefined;
-  }
+/** The relay could not be reached, or refused the token: what happened and what to do. */
+function unreachableText(detail: string, voice: Voice): string {
+  return `Relay unreachable: ${detail}; ${voice.relayDown}.`;
 }
 
 /** The ids every outcome may carry: the command's, and its ack's. */
@@ -116,7 +80,11 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
 }
 
 /** The settled outcome of `instruct` / `send_input` as a tool result. */
-export function explainSteer(o: InstructOutcome, opts: { key?: string; waitMs: number; noun: string }): Explained {
+export function explainSteer(
+  o: InstructOutcome,
+  opts: { key?: string; waitMs: number; noun: string; voice: Voice },
+): Explained {
+  const voice = opts.voice;
   const facts = steerFacts(o, opts.key);
   const again =
     opts.key !== undefined ? ` Call again with the same idempotency_key to check on it without sending it twice.` : '';
@@ -145,32 +113,24 @@ export function explainSteer(o: InstructOutcome, opts: { key?: string; waitMs: n
             true,
           )
         : result(
-            `Still queued after ${opts.waitMs} ms: session ${o.session} accepted the ${opts.noun} and will receive it at its next eligible moment (its next tool call or prompt).${again}`,
+            `Still queued after ${opts.waitMs} ms: session ${o.session} accepted the ${opts.noun} and will receive it at its next eligible moment; ${voice.queue(o.session)}.${again}`,
             facts,
           );
-    case 'rejected': {
-      const advice = adviceFor(o.code, o.detail);
-      if (advice !== undefined)
-        return result(`Rejected by the adapter (${o.code}): ${advice}. Nothing was queued.`, facts, true);
+    case 'rejected':
       return result(
-        `Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. Fix the ${opts.noun} and send it again.`,
+        `Rejected by the adapter (${o.code ?? o.reason}): ${refusalSentence(o.code, voice, o)}. Nothing was queued.`,
         facts,
         true,
       );
-    }
     case 'refused':
-      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+      return result(refusedText(o, voice), facts, true);
     case 'unreachable':
-      return result(
-        `Relay unreachable: ${o.detail}. Start it with \`aep-steer relay\` or check the server's --relay URL.`,
-        facts,
-        true,
-      );
+      return result(unreachableText(o.detail, voice), facts, true);
   }
 }
 
 /** The settled outcome of a withdraw (D32) as a tool result: the same codes as the adapter's. */
-export function explainWithdraw(o: WithdrawOutcome): Explained {
+export function explainWithdraw(o: WithdrawOutcome, voice: Voice): Explained {
   const facts = idFacts(o as { command?: string; ack?: string }, {
     outcome: o.outcome,
     session: o.session,
@@ -185,29 +145,25 @@ export function explainWithdraw(o: WithdrawOutcome): Explained {
       if (o.code !== undefined) facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
       return result(
-        `Not withdrawn (${o.code ?? o.reason}): ${adviceFor(o.code) ?? o.detail ?? 'no detail'}.`,
+        `Not withdrawn (${o.code ?? o.reason}): ${refusalSentence(o.code, voice, { session: o.session, vendor: o.vendor })}.`,
         facts,
         true,
       );
     case 'refused':
       facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+      return result(refusedText(o, voice), facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
-      return result(
-        `No answer in time from session ${o.session}; call again with the same idempotency_key to learn how it ended.`,
-        facts,
-        true,
-      );
+      return result(`No answer in time from session ${o.session}; ${voice.queue(o.session)}.`, facts, true);
     case 'unreachable':
       facts['detail'] = o.detail;
-      return result(`Relay unreachable: ${o.detail}.`, facts, true);
+      return result(unreachableText(o.detail, voice), facts, true);
   }
 }
 
 /** D33: a cancel settles on the agent's `run.cancelled`; a rejection says the turn was not stopped. */
-export function explainCancel(o: CancelOutcome): Explained {
+export function explainCancel(o: CancelOutcome, voice: Voice): Explained {
   const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session });
   if ('vendor' in o && o.vendor !== undefined) facts['vendor'] = o.vendor;
   switch (o.outcome) {
@@ -219,7 +175,7 @@ export function explainCancel(o: CancelOutcome): Explained {
       if (o.code !== undefined) facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
       return result(
-        `Not cancelled (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}. The turn goes on; session_events shows where it stands.`,
+        `Not cancelled (${o.code ?? o.reason}): ${refusalSentence(o.code, voice, o)}. The turn goes on.`,
         facts,
         true,
       );
@@ -227,7 +183,7 @@ export function explainCancel(o: CancelOutcome): Explained {
       facts['code'] = o.code;
       facts['by'] = o.by;
       if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+      return result(refusedText(o, voice), facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
       return o.stage === 'ack'
@@ -237,17 +193,17 @@ export function explainCancel(o: CancelOutcome): Explained {
             true,
           )
         : result(
-            `Accepted, but session ${o.session} has not reported the turn stopped yet; session_events shows whether run.cancelled came.`,
+            `Accepted, but session ${o.session} has not reported the turn stopped yet; ${voice.events(o.session)}.`,
             facts,
             true,
           );
     case 'unreachable':
       facts['detail'] = o.detail;
-      return result(`Relay unreachable: ${o.detail}.`, facts, true);
+      return result(unreachableText(o.detail, voice), facts, true);
   }
 }
 
-export function explainRespond(o: RespondOutcome): Explained {
+export function explainRespond(o: RespondOutcome, voice: Voice): Explained {
   const facts = idFacts(o as { command?: string; ack?: string }, {
     outcome: o.outcome,
     session: o.session,
@@ -268,43 +224,43 @@ export function explainRespond(o: RespondOutcome): Explained {
       // D34: a request that ended already is no error to fix: the agent went on without this answer.
       if (o.code === 'not-pending')
         return result(
-          `Not pending: ${o.detail ?? 'the request ended'}. Nothing was sent to the agent; pending_requests shows what still waits.`,
+          `Not pending: ${o.detail ?? 'the request ended'}; ${voice.pending(o.session)}. Nothing was sent to the agent.`,
           facts,
           true,
         );
       return result(
-        `Rejected by the adapter (${o.reason}): ${o.detail ?? 'no detail'}. pending_requests shows what is still open and what it accepts.`,
+        `Rejected by the adapter (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}; ${voice.pending(o.session)} with what each one accepts.`,
         facts,
         true,
       );
     case 'refused':
       facts['code'] = o.code;
       if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(`Refused (${o.code}): ${o.detail ?? 'no detail'}. ${why(o.code)}`, facts, true);
+      return result(refusedText(o, voice), facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
       return result(
-        `No ${o.stage === 'ack' ? 'acknowledgement' : 'answer event'} in time for request ${o.request}; pending_requests shows whether it is still open.`,
+        `No ${o.stage === 'ack' ? 'acknowledgement' : 'answer event'} in time for request ${o.request}; ${voice.pending(o.session)}.`,
         facts,
         true,
       );
     case 'unreachable':
       facts['detail'] = o.detail;
-      return result(`Relay unreachable: ${o.detail}.`, facts, true);
+      return result(unreachableText(o.detail, voice), facts, true);
   }
 }
 
 /** An edit (withdraw + send): a lost race says the old text was delivered and that nothing new was sent. */
-export function explainEdit(o: EditOutcome, waitMs: number): Explained {
+export function explainEdit(o: EditOutcome, waitMs: number, voice: Voice): Explained {
   if (o.sent === undefined) {
-    const w = explainWithdraw(o.withdraw);
+    const w = explainWithdraw(o.withdraw, voice);
     const lost = o.withdraw.outcome === 'rejected' && o.withdraw.code === 'already-delivered';
     const text = lost
       ? 'It was delivered before the edit: the agent has the old text, and the new one was not sent.'
       : `${w.text} The new text was not sent.`;
     return result(text, { ...w.facts, sent: false }, true);
   }
-  const s = explainSteer(o.sent, { waitMs, noun: 'instruction' });
+  const s = explainSteer(o.sent, { waitMs, noun: 'instruction', voice });
   return result(
     `Edited: the old text was withdrawn. ${s.text}`,
     { ...s.facts, withdrawn: o.withdraw.instruction, sent: true },
@@ -320,7 +276,7 @@ export function waitingLine(info: { ahead?: number; ended?: boolean; delivery?: 
     : info.delivery === 'queue'
       ? "delivered when the agent's next turn starts"
       : info.delivery === 'steer'
-        ? "delivered at the running turn's next tool call, or dropped if the turn ends first"
+        ? "delivered into the running turn, with the model's next request after the running tool's output; dropped if the turn ends first"
         : "delivered at the agent's next prompt or tool call";
   return `${p.dim('…')} ${ahead}; ${when}`;
 }
@@ -335,16 +291,22 @@ export function describeOutcome(o: InstructOutcome, p: Paint): string {
     case 'dropped':
       return `${p.red('✗')} dropped: ${o.reason ?? 'no reason given'} (event ${o.dropped})`;
     case 'rejected':
-      return adviceFor(o.code, o.detail) !== undefined
-        ? `${p.red('✗')} rejected by the adapter (${o.code}): ${adviceFor(o.code, o.detail)}; nothing was queued`
-        : `${p.red('✗')} rejected by the adapter: ${o.reason}${o.detail ? `: ${o.detail}` : ''}${o.code ? ` [${o.code}]` : ''}`;
+      return `${p.red('✗')} rejected by the adapter (${o.code ?? o.reason}): ${refusalSentence(o.code, CLI_VOICE, o)}; nothing was queued`;
     case 'refused':
-      return `${p.red('✗')} ${o.by === 'relay' ? 'relay refused the command' : 'not sent'}: ${o.code}${o.detail ? `: ${o.detail}` : ''}`;
+      return refusedLine(o, p);
     case 'timeout':
       return o.stage === 'ack'
-        ? `${p.yellow('…')} timeout: no ack (sent ${o.sent} time${o.sent === 1 ? '' : 's'} with the same id ${o.command})`
-        : `${p.yellow('…')} timeout: accepted, but neither delivered nor dropped yet; the instruction stays queued`;
+        ? `${p.yellow('…')} timeout: no ack (sent ${o.sent} time${o.sent === 1 ? '' : 's'} with the same id ${o.command}); ${CLI_VOICE.events(o.session)}`
+        : `${p.yellow('…')} timeout: accepted, but neither delivered nor dropped yet; the instruction stays queued: ${CLI_VOICE.queue(o.session)}, and \`aep-steer withdraw --session ${o.session} --instruction ${o.command}\` takes it back`;
     case 'unreachable':
       return `${p.red('✗')} ${o.detail}`;
   }
+}
+
+/** A refusal by the relay or the roster as one CLI line: what happened, the detail, the next step. */
+export function refusedLine(
+  o: { by: 'relay' | 'roster'; code: string; detail?: string } & RefusalContext,
+  p: Paint,
+): string {
+  return `${p.red('✗')} ${o.by === 'relay' ? 'the relay refused the command' : 'not sent'} (${o.code}): ${refusalSentence(o.code, CLI_VOICE, o)}`;
 }

@@ -76,15 +76,17 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
  * Why a session has no claimant, from the roster with its offline entries (D37): its adapter is
  * not connected (the relay knows the session), or the relay never heard of it.
  */
-export function whyNoRoute(roster: RosterEntry[], session: string): { code: RosterRefusalCode; detail: string } {
+export function whyNoRoute(
+  roster: RosterEntry[],
+  session: string,
+): { code: RosterRefusalCode; detail: string; vendor?: string } {
   const known = roster.find((r) => r.session === session);
   if (known === undefined) return { code: 'no-route', detail: `session ${session} has no live claimant on the relay` };
   const vendor = known.agent ?? '<vendor>';
   return {
     code: 'adapter-offline',
-    detail:
-      `session ${session} (${vendor}) is known to the relay, but its adapter is not connected: ` +
-      `start \`aep-steer adapter ${vendor}\` (or \`aep-steer up\`)`,
+    detail: `session ${session} (${vendor}) is known to the relay, but its adapter is not connected`,
+    ...(known.agent === undefined ? {} : { vendor: known.agent }),
   };
 }
 
@@ -95,7 +97,7 @@ export function vendorMismatch(
   asked: string,
 ): { code: RosterRefusalCode; detail: string } | undefined {
   if (entry.agent === undefined || entry.agent === asked) return undefined;
-  const detail = `session ${session} is a ${entry.agent} session, not ${asked}: drop --vendor or give --vendor ${entry.agent}`;
+  const detail = `session ${session} is a ${entry.agent} session, not ${asked}`;
   return { code: 'vendor-mismatch', detail };
 }
 
@@ -103,7 +105,7 @@ export function vendorMismatch(
  * The session's one claimant, or the refusal a sender gives before sending (AEP-0004 §4.4, D37):
  * `adapter-offline` / `no-route` read from the relay's history, `ambiguous`, `vendor-mismatch`.
  */
-export type Route = { entry: RosterEntry } | { code: RosterRefusalCode; detail: string };
+export type Route = { entry: RosterEntry } | { code: RosterRefusalCode; detail: string; vendor?: string };
 
 export async function routeOf(consumer: RelayConsumer, session: string, vendor?: string): Promise<Route> {
   const found = claimantOf(await consumer.roster(), session);

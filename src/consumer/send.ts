@@ -6,7 +6,16 @@
 import { createHash } from 'node:crypto';
 import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import { command as buildCommand } from '../protocol/build.js';
-import { GRANT_ATTR, instructType, sendInputType, WITHDRAW_GRANT, withdrawType } from '../protocol/types.js';
+import {
+  deliveredType,
+  droppedType,
+  GRANT_ATTR,
+  inputSentType,
+  instructType,
+  sendInputType,
+  WITHDRAW_GRANT,
+  withdrawType,
+} from '../protocol/types.js';
 import { acceptsType } from '../relay/routing.js';
 import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
@@ -40,6 +49,8 @@ export type Unsettled =
       code: string;
       detail?: string;
       by: 'relay' | 'roster';
+      /** The claimant does not declare the steering verbs (D5): its adapter runs with steering off. */
+      steeringOff?: boolean;
     }
   | {
       outcome: 'timeout';
@@ -116,8 +127,10 @@ export function commandIdFor(sender: string, session: string, key: string): stri
 /** One steering verb as the core sends it: its command type, hint, payload and settling events. */
 interface Verb {
   type: (vendor: string) => string;
-  /** What to do when the claimant does not declare the verb. */
+  /** Why a claimant may not declare the verb, said after "does not declare …". */
   hint: string;
+  /** The verb is one of the steering verbs that D5's opt-in switches on. */
+  steering?: boolean;
   data: Record<string, unknown>;
   /** The events caused by the command that settle it, and which of them mean it arrived. */
   settles: RegExp;
@@ -128,8 +141,12 @@ interface Verb {
   run?: string;
   /** Extension attributes of the command (a withdraw's grant, D32). */
   extensions?: Record<string, string>;
-  /** A later command can end this one and names it as `subject` (a withdraw's drop, D32). */
-  endedBySubject?: boolean;
+  /**
+   * The event types that settle it, where a later command can end it naming it as `subject` (a
+   * withdraw's drop, D32): the sender then follows those types on the session, not only its own
+   * `cause`, on one subscription.
+   */
+  endTypes?: (vendor: string) => string[];
 }
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
@@ -142,7 +159,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
       code: found.code,
       detail: found.detail,
       by: 'roster',
-      ...(req.vendor ? { vendor: req.vendor } : {}),
+      ...(req.vendor || found.vendor ? { vendor: req.vendor ?? found.vendor } : {}),
     };
   const vendor = req.vendor ?? found.entry.agent;
   if (vendor === undefined)
@@ -163,7 +180,8 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
       vendor,
       code: 'unsupported',
       by: 'roster',
-      detail: `${who} does not declare ${type}; ${verb.hint}`,
+      detail: `${who} does not declare ${type}: ${verb.hint}`,
+      ...(verb.steering ? { steeringOff: true } : {}),
     };
   }
 
@@ -181,7 +199,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
     retries,
     terminal: t,
   } = await sendAndFollow(consumer, cmd, {
-    filters: [{ session, cause: cmd.id }, ...(verb.endedBySubject ? [{ session, subject: cmd.id }] : [])],
+    filter: verb.endTypes ? { session, type: verb.endTypes(vendor) } : { session, cause: cmd.id },
     // A caller-chosen id may have settled before: read the session's history for it too.
     ...(req.id ? { from: [{ session }] } : {}),
     settles: (e) => verb.settles.test(e.type),
@@ -258,11 +276,12 @@ const detailOf = (s: { detail?: string }): { detail?: string } => (s.detail ? { 
 export function sendInstruction(consumer: RelayConsumer, f: Sender, req: InstructRequest): Promise<InstructOutcome> {
   return steer(consumer, f, req, {
     type: instructType,
-    hint: 'steering is opt-in (the adapter runs with AEP_INSTRUCT=1 to accept it)',
+    hint: 'its adapter runs with steering off (steering is opt-in)',
+    steering: true,
     data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
     settles: /\.instruction\.(delivered|dropped)$/,
     success: /\.instruction\.delivered$/,
-    endedBySubject: true,
+    endTypes: (v) => [deliveredType(v), droppedType(v)],
   });
 }
 
@@ -313,7 +332,8 @@ export async function sendWithdraw(
     },
     {
       type: withdrawType,
-      hint: 'withdraw comes with instruct: the adapter runs with AEP_INSTRUCT=1',
+      hint: 'withdraw comes with instruct, and its adapter runs with steering off',
+      steering: true,
       data: { instruction: req.instruction },
       ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
       settles: /\.instruction\.dropped$/,
@@ -366,9 +386,9 @@ export function sendInput(
     type: sendInputType,
     hint: "send_input is for sessions whose adapter drives the vendor's input API (Cline, OpenHands) with its control switched on",
     data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}) },
-    settles: /\.(input\.(sent|dropped)|instruction\.dropped)$/,
+    settles: /\.(input\.sent|instruction\.dropped)$/,
     success: /\.input\.sent$/,
-    endedBySubject: true,
+    endTypes: (v) => [inputSentType(v), droppedType(v)],
   });
 }
 
@@ -445,7 +465,7 @@ export async function sendResponse(
     capture: captureFor(req.answer),
   });
   const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
-    filters: [{ session, cause: cmd.id, type: 'attention.answered' }],
+    filter: { session, cause: cmd.id, type: 'attention.answered' },
     settles: (e) => e.type === 'attention.answered',
     timeoutMs: req.timeoutMs,
     ackWindowMs: req.ackWindowMs,
@@ -532,7 +552,7 @@ export async function sendCancel(
     },
     {
       type: () => 'control.cancel',
-      hint: 'only a session whose lane can stop a running turn takes it (Cline with its hub control on)',
+      hint: 'only a session reached by a way in that can stop a running turn takes it (a native lane or hub, not hooks alone)',
       data: { scope: 'run' },
       settles: /^run\.cancelled$/,
       success: /^run\.cancelled$/,

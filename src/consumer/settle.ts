@@ -6,10 +6,10 @@ import type { RelayConsumer, Settlement, SubscribeRequest } from './connection.j
 
 export interface FollowRequest {
   /**
-   * The subscription filters, one subscription each: they name the session and the command as
-   * `cause`, and where a later command can end this one (a withdraw, D32), as `subject` too.
+   * The subscription filter: the session, and the command as `cause` or, where a later command
+   * can end this one (a withdraw names it as `subject`, D32), the types that settle it.
    */
-  filters: readonly Record<string, unknown>[];
+  filter: Record<string, unknown>;
   /** Replay from the relay's history too (a retried command may have settled already). */
   from?: SubscribeRequest['from'];
   /** Whether an event naming the command (cause or subject) settles it (delivered, dropped, answered). */
@@ -37,13 +37,15 @@ export interface Followed {
 export async function sendAndFollow(consumer: RelayConsumer, cmd: AepCommand, req: FollowRequest): Promise<Followed> {
   let terminal: AepEvent | undefined;
   let wake: (() => void) | undefined;
-  const onEvent = (e: AepEvent): void => {
-    if ((e.cause !== cmd.id && e.subject !== cmd.id) || terminal || !req.settles(e)) return;
-    terminal = e;
-    wake?.();
-  };
-  const watches = await Promise.all(
-    req.filters.map((filter) => consumer.subscribe({ filter, ...(req.from ? { from: req.from } : {}) }, { onEvent })),
+  const watch = await consumer.subscribe(
+    { filter: req.filter, ...(req.from ? { from: req.from } : {}) },
+    {
+      onEvent: (e) => {
+        if ((e.cause !== cmd.id && e.subject !== cmd.id) || terminal || !req.settles(e)) return;
+        terminal = e;
+        wake?.();
+      },
+    },
   );
   const started = Date.now();
   try {
@@ -64,6 +66,6 @@ export async function sendAndFollow(consumer: RelayConsumer, cmd: AepCommand, re
     const settled = terminal as AepEvent | undefined;
     return settled === undefined ? { settlement, retries } : { settlement, retries, terminal: settled };
   } finally {
-    for (const w of watches) w.close();
+    watch.close();
   }
 }

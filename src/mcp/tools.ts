@@ -27,6 +27,7 @@ import {
   result as explained,
   type Explained,
 } from '../consumer/explain.js';
+import { MCP_VOICE } from '../consumer/next-step.js';
 import { DELIVERIES } from '../protocol/payloads.js';
 
 export interface ToolResult {
@@ -49,8 +50,9 @@ const result = (text: string, facts: Record<string, unknown>, isError = false): 
   tool(explained(text, facts, isError));
 const refusal = (code: string, sentence: string, facts: Record<string, unknown> = {}): ToolResult =>
   tool(refused(code, sentence, facts));
-const steerResult = (...a: Parameters<typeof explainSteer>): ToolResult => tool(explainSteer(...a));
-const respondResult = (o: Parameters<typeof explainRespond>[0]): ToolResult => tool(explainRespond(o));
+const steerResult = (o: Parameters<typeof explainSteer>[0], opts: { key?: string; waitMs: number; noun: string }) =>
+  tool(explainSteer(o, { ...opts, voice: MCP_VOICE }));
+const respondResult = (o: Parameters<typeof explainRespond>[0]): ToolResult => tool(explainRespond(o, MCP_VOICE));
 
 export interface ToolContext {
   board: Board;
@@ -108,7 +110,7 @@ class KeyLedger {
 
 const unreachable = (ctx: ToolContext): ToolResult =>
   result(
-    `Relay unreachable at ${ctx.relayUrl}${ctx.board.error ? ` (${ctx.board.error})` : ''}; the server keeps retrying. Start the relay with \`aep-steer relay\` or check --relay and --token.`,
+    `Relay unreachable at ${ctx.relayUrl}${ctx.board.error ? ` (${ctx.board.error})` : ''}; the server keeps retrying; ${MCP_VOICE.relayDown}.`,
     { outcome: 'unreachable', relay: ctx.relayUrl },
     true,
   );
@@ -300,7 +302,7 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
             ...(a.granted ? { granted: true } : {}),
           },
         );
-        return tool(explainWithdraw(o));
+        return tool(explainWithdraw(o, MCP_VOICE));
       }),
   );
 
@@ -336,7 +338,7 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
             ...(a.run ? { run: a.run } : {}),
           },
         );
-        return tool(explainCancel(o));
+        return tool(explainCancel(o, MCP_VOICE));
       }),
   );
 

@@ -52,7 +52,7 @@ test('a session that takes no cancel is refused by the roster, nothing sent; exi
   assert.is(await runCancel(flags(s.session), { out: out.stream, err: sink().stream }), CANCEL_EXIT.refused);
   assert.match(
     out.text(),
-    'not sent: unsupported: claude-code does not declare control.cancel; only a session whose lane can stop a running turn takes it',
+    'not sent (unsupported): claude-code does not declare control.cancel: only a session reached by a way in that can stop a running turn takes it (a native lane or hub, not hooks alone); this session does not take that command: `aep-steer sessions` lists the live ones with what each one takes',
   );
   assert.not.ok(stack.seen.some((e) => e.type === 'control.cancel' && e.session === s.session));
 });

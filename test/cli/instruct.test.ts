@@ -150,7 +150,10 @@ test('rejected by the adapter (D2: empty text) exits 3 with the rule detail', as
   const out = sink();
   const code = await runInstruct('   ', flags(stack, s.session), { out: out.stream, err: sink().stream });
   assert.is(code, INSTRUCT_EXIT.rejected);
-  assert.match(out.text(), 'rejected by the adapter: invalid: text is empty');
+  assert.match(
+    out.text(),
+    'rejected by the adapter (text-empty): text is empty; fix the text and send it again; nothing was queued',
+  );
 });
 
 test('dropped at SessionEnd (D10) exits 5 with the reason', async () => {
@@ -170,7 +173,10 @@ test('refused before sending: unknown session (no-route) and ambiguous claim exi
     await runInstruct('x', flags(stack, 'no-such-session'), { out: out.stream, err: sink().stream }),
     INSTRUCT_EXIT.refused,
   );
-  assert.match(out.text(), 'not sent: no-route: session no-such-session has no live claimant');
+  assert.match(
+    out.text(),
+    'not sent (no-route): session no-such-session has no live claimant on the relay; no adapter claims session no-such-session now: `aep-steer sessions` lists the live ones',
+  );
 
   const s = await stack.openSession();
   const rival = connectEmitter({ url: stack.relayUrl, token: stack.token, agent: 'rival' });
@@ -248,6 +254,7 @@ test('usage errors exit 2; an unreachable relay exits 7', async () => {
   );
   assert.is(code, INSTRUCT_EXIT.unreachable);
   assert.match(out.text(), 'cannot reach relay');
+  assert.match(out.text(), 'start it with `aep-steer up`');
 });
 
 test('the claimant does not declare the verb when AEP_INSTRUCT is off (D5): refused unsupported, exit 4', async () => {
@@ -259,7 +266,10 @@ test('the claimant does not declare the verb when AEP_INSTRUCT is off (D5): refu
       await runInstruct('x', flags(off, s.session), { out: out.stream, err: sink().stream }),
       INSTRUCT_EXIT.refused,
     );
-    assert.match(out.text(), 'not sent: unsupported: claude-code does not declare x.claude-code.control.instruct');
+    assert.match(
+      out.text(),
+      'not sent (unsupported): claude-code does not declare x.claude-code.control.instruct: its adapter runs with steering off (steering is opt-in); restart its adapter with steering on: `aep-steer down claude-code`, then `aep-steer up claude-code --instruct`',
+    );
     assert.not.ok(off.seen.some((e) => e.type === 'x.claude-code.control.instruct'));
   } finally {
     await off.stop();
@@ -275,7 +285,8 @@ test("a watch-only relay (no token) refuses the command on the target's behalf: 
       await runInstruct('x', flags(open, s.session), { out: out.stream, err: sink().stream }),
       INSTRUCT_EXIT.refused,
     );
-    assert.match(out.text(), 'relay refused the command: unauthorized');
+    assert.match(out.text(), 'the relay refused the command (unauthorized): ');
+    assert.match(out.text(), 'use a token that may');
   } finally {
     await open.stop();
   }

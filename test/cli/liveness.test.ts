@@ -105,7 +105,7 @@ test("sessions: cwd and title, last activity the agent's own, no end-only sessio
     assert.match(refused.text(), 'adapter-offline');
     assert.match(
       refused.text(),
-      'its adapter is not connected: start `aep-steer adapter claude-code` (or `aep-steer up`)',
+      'its adapter is not connected; start its adapter again with `aep-steer up claude-code`, then send again',
     );
     const unknown = sink();
     assert.is(

@@ -42,7 +42,7 @@ test('a rejection names its rule in `code`, for the sender and for a metadata wa
       assert.is(o['code'], code);
       const human = sink();
       assert.is(await runInstruct(text, flags, { out: human.stream, err: sink().stream }), INSTRUCT_EXIT.rejected);
-      assert.match(human.text(), `[${code}]`);
+      assert.match(human.text(), `rejected by the adapter (${code}): `);
     }
     await stack.postHook(s.closing[1]!);
     await stack.waitFor((e) => e.session === s.session && e.type === 'session.ended');

@@ -128,7 +128,7 @@ test('a claimant that does not declare control.attention.respond: refused unsupp
     await runRespond('allow', flags('narrow-1', 'r1'), { out: out.stream, err: sink().stream }),
     RESPOND_EXIT.refused,
   );
-  assert.match(out.text(), 'unsupported: narrow does not declare control.attention.respond');
+  assert.match(out.text(), 'not sent (unsupported): narrow does not declare control.attention.respond; ');
   const t = sink();
   assert.is(
     await runRespond('deny', flags('quiet-1', 'r1', { timeout: '300', json: true }), {
@@ -153,7 +153,7 @@ test("a watch-only relay refuses the respond on the target's behalf: exit 4", as
       { out: out.stream, err: sink().stream },
     );
     assert.is(code, RESPOND_EXIT.refused);
-    assert.match(out.text(), 'relay refused the command: unauthorized');
+    assert.match(out.text(), 'the relay refused the command (unauthorized): ');
   } finally {
     await open.stop();
   }

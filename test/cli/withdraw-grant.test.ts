@@ -147,7 +147,7 @@ test('the grant attribute on anything but a withdraw is refused unauthorized', a
 async function sendInstructionRaw(cmd: ReturnType<typeof command>): Promise<{ code: string; detail?: string }> {
   const { sendAndFollow } = await import('../../src/consumer/settle.js');
   const { settlement } = await sendAndFollow(alice, cmd, {
-    filters: [{ session: cmd.session!, cause: cmd.id }],
+    filter: { session: cmd.session!, cause: cmd.id },
     settles: () => true,
     timeoutMs: 5000,
   });

@@ -69,7 +69,7 @@ test('an unknown session is refused no-route', async () => {
   const r = await mcp.call('cancel', { session: 'no-such-session' });
   assert.ok(r.isError);
   assert.is(r.facts['code'], 'no-route');
-  assert.match(r.text, 'Call list_sessions');
+  assert.match(r.text, 'call list_sessions to see the live ones');
 });
 
 test.run();

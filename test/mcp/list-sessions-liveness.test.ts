@@ -40,7 +40,7 @@ test('list_sessions gives cwd and title; instruct to an offline session says to 
     assert.is(offline.facts['code'], 'adapter-offline');
     assert.match(
       offline.text,
-      'its adapter is not connected: start `aep-steer adapter claude-code` (or `aep-steer up`)',
+      'its adapter is not connected; nothing was sent; tell the person who runs that agent to start its adapter again',
     );
   } finally {
     await mcp.close();

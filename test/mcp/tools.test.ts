@@ -188,14 +188,14 @@ test('instruct refusals are tool errors with the code and a sentence: rejected, 
   assert.ok(rejected.isError);
   assert.is(rejected.facts['outcome'], 'rejected');
   assert.is(rejected.facts['reason'], 'invalid');
-  assert.match(rejected.text, 'Rejected by the adapter (invalid): text is empty');
+  assert.match(rejected.text, 'Rejected by the adapter (text-empty): text is empty; fix the text and send it again.');
 
   const noRoute = await mcp.call('instruct', { session: 'no-such-session', text: 'hello' });
   assert.ok(noRoute.isError);
   assert.is(noRoute.facts['code'], 'no-route');
   assert.match(
     noRoute.text,
-    'Refused (no-route): session no-such-session has no live claimant on the relay. Call list_sessions',
+    'Refused (no-route): session no-such-session has no live claimant on the relay; no adapter claims session no-such-session now: call list_sessions to see the live ones.',
   );
 
   // Claude Code takes instruct, not send_input: the roster says so before anything is sent.
@@ -337,7 +337,7 @@ test('tokens file: a watch-only token is refused by the relay with its code; a g
     const r = await watcher.call('instruct', { session: 'w-1', text: 'hello', wait_ms: 3000 });
     assert.ok(r.isError, r.text);
     assert.is(r.facts['code'], 'unauthorized');
-    assert.match(r.text, /^Refused \(unauthorized\): .+ token this server uses may not send/);
+    assert.match(r.text, /^Refused \(unauthorized\): .+; nothing was sent: the token in use may not send that/);
     assert.is(target.received.length, 0);
     // The granted token: the relay forwards it, and the command names the token's identity (D19).
     const ok = await lead.call('instruct', { session: 'w-1', text: 'hello', wait_ms: 300 });
@@ -362,7 +362,8 @@ test('relay unreachable: tools answer with an error that says what to do; once t
     const r = await lonely.call('list_sessions', {});
     assert.ok(r.isError);
     assert.match(r.text, `Relay unreachable at ${url}`);
-    assert.match(r.text, 'aep-steer relay');
+    assert.match(r.text, 'tell the person who runs this MCP server that the relay it follows is down');
+    assert.not.match(r.text, /--[a-z]/, 'an MCP answer names no CLI flag');
     const i = await lonely.call('instruct', { session: 's', text: 't' });
     assert.ok(i.isError);
     assert.is(i.facts['outcome'], 'unreachable');
