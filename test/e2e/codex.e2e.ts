@@ -473,8 +473,12 @@ if (binary === undefined) {
     await stack.waitFor("the subagent's second request", () =>
       mock.modelRequests().find((r) => promptOf(r).includes('subagent task') && bodyHas(r.body, 'TOOL_RAN')),
     );
-    const subagentTools = ofSession(session).filter((e) => e.type === 'tool.completed' && e.seq! > mainWaiting.seq!);
-    assert.ok(subagentTools.length > 0, "the subagent's PostToolUse fired after the instruction was queued");
+    // The subagent's PostToolUse reached the adapter before that request, but its event may still be
+    // on its way through the relay: wait for it on the stream rather than read what arrived so far.
+    const subagentTools = await stack.waitFor("the subagent's PostToolUse on the stream", () => {
+      const seen = ofSession(session).filter((e) => e.type === 'tool.completed' && e.seq! > mainWaiting.seq!);
+      return seen.length > 0 ? seen : undefined;
+    });
     assert.not.ok(stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'no subagent hook took it');
     writeFileSync(gate, '');
     assert.is((await run).code, 0);
