@@ -1,12 +1,14 @@
-// Every command's vendor argument takes a vendor's token or its alias (its CLI's name: `claude`,
-// `qwen`; src/adapters/vendors.ts holds them) and hands the command the token, so no command
-// compares names itself and each command's output names the token. Applied once to the program
-// (catalogue.ts), by the names the commands give their arguments and options.
+// Every command's vendor argument (and `--vendor`) takes a vendor's token or its alias (its CLI's
+// name: `claude`, `qwen`; src/adapters/vendors.ts holds them) and hands the command the token, so
+// no command compares names itself and each command's output names the token. Applied once to the
+// program (catalogue.ts), by the names the commands give their arguments and options.
 import type { Command } from 'commander';
 import { vendorToken } from '../adapters/vendors.js';
 
 /** Arguments that name vendors: `install <vendor> [orchestrator]`, `up [vendors...]`, `down [services...]`. */
 const VENDOR_ARGUMENTS: ReadonlySet<string> = new Set(['vendor', 'vendors', 'services', 'orchestrator']);
+/** Options whose value is a vendor (`instruct --vendor claude`). */
+const VENDOR_OPTIONS: ReadonlySet<string> = new Set(['--vendor']);
 /** Options whose value may start with `<vendor>=` (`up --hook-port claude=18377`). */
 const VENDOR_PREFIXED_OPTIONS: ReadonlySet<string> = new Set(['--hook-port']);
 
@@ -34,10 +36,16 @@ export function acceptVendorNames(program: Command): void {
       });
     }
     for (const option of command.options) {
-      if (option.long === undefined || !VENDOR_PREFIXED_OPTIONS.has(option.long)) continue;
+      const long = option.long ?? '';
+      const map = VENDOR_OPTIONS.has(long)
+        ? canonicalVendor
+        : VENDOR_PREFIXED_OPTIONS.has(long)
+          ? canonicalPrefix
+          : undefined;
+      if (map === undefined) continue;
       const own = option.parseArg as ParseFn | undefined;
       option.argParser((value: string, previous: unknown) =>
-        own === undefined ? canonicalPrefix(value) : own(canonicalPrefix(value), previous),
+        own === undefined ? map(value) : own(map(value), previous),
       );
     }
   }

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableFor, vendorAliases, vendorToken, vendorTokens } from '../../src/adapters/registry.js';
+import { startTestStack } from './support.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'aep-steer.js');
 let dir = '';
@@ -147,6 +148,31 @@ test('run takes claude and qwen and names the vendor by its token', async () => 
   assert.ok(q.status !== 0 && q.status !== null, `exit ${q.status}`);
   assert.match(q.stderr, /^run: .*qwen-code/);
   assert.not.match(q.stderr, /\bqwen\b(?!-code)/);
+});
+
+test('instruct --vendor claude sends x.claude-code.control.instruct, which the adapter takes', async () => {
+  const stack = await startTestStack();
+  try {
+    const s = await stack.openSession();
+    const r = await cli([
+      'instruct',
+      '--session',
+      s.session,
+      '--vendor',
+      'claude',
+      '--relay',
+      stack.relayUrl,
+      '--token',
+      stack.token,
+      '--no-wait',
+      'Run the tests first.',
+    ]);
+    assert.is(r.status, 0, `${r.stdout}${r.stderr}`);
+    const sent = await stack.waitFor((e) => e.type.endsWith('.control.instruct') && e.session === s.session);
+    assert.is(sent.type, 'x.claude-code.control.instruct');
+  } finally {
+    await stack.stop();
+  }
 });
 
 test('an unknown name is still refused by each command, as it was given', async () => {
