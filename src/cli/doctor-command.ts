@@ -1,7 +1,7 @@
 // `aep-steer doctor [vendor]`: runs the checks of src/doctor/checks.ts and prints each with its
 // fix. Exit 0 only when every check holds.
 import type { Command } from 'commander';
-import { tableFor, vendorTokens } from '../adapters/registry.js';
+import { tableFor, vendorAliases, vendorTokens } from '../adapters/registry.js';
 import { paintFor } from '../audit/paint.js';
 import {
   adapterChecks,
@@ -74,7 +74,10 @@ export function registerDoctor(program: Command): void {
     .description(
       'check the relay, the token, and with a vendor its adapter, hooks and CLI; print each problem with its fix',
     )
-    .argument('[vendor]', `vendor token (${vendorTokens().join(', ')})`)
+    .argument(
+      '[vendor]',
+      `vendor token (${vendorTokens().join(', ')}) or its CLI's name (${[...vendorAliases().keys()].join(', ')})`,
+    )
     .option('--relay <url>', 'relay WebSocket URL (AEP_RELAY)', env.AEP_RELAY || DEFAULT_RELAY)
     .option('--token <token>', 'relay token (AEP_TOKEN; default for a loopback relay: the local token)', env.AEP_TOKEN)
     .option('--port <n>', "adapter hook port (AEP_HOOK_PORT; default: the vendor's)")
