@@ -53,6 +53,7 @@ function nodeOutside(range, version) {
   if (words.length === 0) return '';
   return (
     `use Node.js ${words.join(', ')} (package.json engines: ${range}); ` +
-    'in a clone of aep-steering, eval "$(scripts/node-line.sh 24)" puts Node.js 24 on PATH'
+    'in a clone of aep-steering, eval "$(scripts/node-line.sh 24)" puts Node.js 24 on PATH for this shell, ' +
+    'and scripts/node-line.sh --profile 24 keeps it (and aep-steer) there for new terminals'
   );
 }

@@ -31,6 +31,7 @@ test('a Node outside engines: one line naming the supported lines, exit 2, nothi
   assert.match(lines[0]!, `Node.js ${process.versions.node} is not supported`);
   assert.match(lines[0]!, 'use Node.js 997 (997.1.0 or later), 998, 999 or newer');
   assert.match(lines[0]!, 'scripts/node-line.sh');
+  assert.match(lines[0]!, 'scripts/node-line.sh --profile 24 keeps it', 'the way to keep it for new terminals too');
   assert.not.match(r.stderr, 'dist', 'the check runs before the missing build is noticed');
 });
 
