@@ -1,6 +1,6 @@
 // Runs the registered bench modules (all, or those named on the command line), prints one
 // table and writes bench/results/latest.json. Every figure is a ratio to a baseline measured in
-// the same run; `scripts/bench-table.mjs` turns the JSON into the README's table.
+// the same run; `scripts/bench-table.mjs` turns the JSON into the table in docs/benchmarks.md.
 //   --quick          a smoke run (BENCH_QUICK=1): one round, smaller loads, a few minutes in all
 //   --node 22,24,26  runs the modules once on each supported Node line (scripts/node-line.sh;
 //                    AEP_NODE_CACHE_DIR names where the builds are), one line after another,

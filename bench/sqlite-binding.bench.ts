@@ -65,8 +65,7 @@ function admitCpu(open: OpenDatabase, dir: string): number {
 export default async function sqliteBindingBench(): Promise<BenchFigure[]> {
   const absent =
     betterSqlite3Dir() === undefined
-      ? 'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in ' +
-        '(README, "Conformance and benchmarks")'
+      ? 'absent: set AEP_BENCH_BETTER_SQLITE3_DIR to a directory better-sqlite3 resolves in (docs/benchmarks.md)'
       : betterSqlite3Unusable();
   if (absent !== undefined) {
     return ROWS.map((r) => figure({ ...r, value: NaN, baseline: NaN, baselineWhat: `${BASE} (absent)`, note: absent }));

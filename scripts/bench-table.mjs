@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Regenerates the README's benchmark table from bench/results/latest.json (written by
+// Regenerates the benchmark table in docs/benchmarks.md from bench/results/latest.json (written by
 // `npm run bench`): the lines between the two bench-table markers are replaced, nothing else.
-// `--check` exits 1 when the README's table differs from what the JSON gives.
+// `--check` exits 1 when the table there differs from what the JSON gives.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,18 +61,18 @@ export function table(results) {
 const isMain = process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1];
 if (isMain) {
   const results = JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8'));
-  const readmePath = join(root, 'README.md');
-  const readme = readFileSync(readmePath, 'utf8');
-  const a = readme.indexOf(START);
-  const b = readme.indexOf(END);
+  const docPath = join(root, 'docs', 'benchmarks.md');
+  const doc = readFileSync(docPath, 'utf8');
+  const a = doc.indexOf(START);
+  const b = doc.indexOf(END);
   if (a === -1 || b === -1 || b < a) {
-    process.stderr.write(`bench-table: README.md has no ${START} … ${END} block\n`);
+    process.stderr.write(`bench-table: docs/benchmarks.md has no ${START} … ${END} block\n`);
     process.exit(2);
   }
-  const next = `${readme.slice(0, a + START.length)}\n\n${table(results)}\n\n${readme.slice(b)}`;
+  const next = `${doc.slice(0, a + START.length)}\n\n${table(results)}\n\n${doc.slice(b)}`;
   if (process.argv.includes('--check')) {
-    process.exit(next === readme ? 0 : 1);
+    process.exit(next === doc ? 0 : 1);
   }
-  writeFileSync(readmePath, next);
-  process.stdout.write(`bench-table: README.md table from ${results.figures.length} figures\n`);
+  writeFileSync(docPath, next);
+  process.stdout.write(`bench-table: docs/benchmarks.md table from ${results.figures.length} figures\n`);
 }

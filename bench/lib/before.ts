@@ -23,7 +23,7 @@ export function beforeCommit(): string {
 /** Why a before-and-after row measured nothing, said in the row's note. */
 export const beforeAbsent =
   'absent: set AEP_BENCH_BEFORE_DIR to a checkout of the commit to compare with, its node_modules ' +
-  'installed (README, "Conformance and benchmarks")';
+  'installed (docs/benchmarks.md)';
 
 /**
  * Starts `bench/servers/<server>` of the other checkout with the argument this tree's server

@@ -28,7 +28,7 @@ export function betterSqlite3Unusable(): string | undefined {
     const first = ((err as Error).message ?? String(err)).replace(/\s+/g, ' ').slice(0, 240);
     return (
       `absent: better-sqlite3 in ${betterSqlite3Dir()} does not load on Node ${process.version} (${first}); ` +
-      'build it with this line\'s headers (README, "Conformance and benchmarks")'
+      "build it with this line's headers (docs/benchmarks.md)"
     );
   }
 }

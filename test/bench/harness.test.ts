@@ -1,5 +1,5 @@
 // The bench harness itself: every module is registered, figures carry their goal verdicts, the
-// interleaving alternates sides, and the README table is exactly what latest.json gives.
+// interleaving alternates sides, and the table in docs/benchmarks.md is exactly what latest.json gives.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -51,7 +51,7 @@ test('interleave alternates which side goes first', async () => {
   assert.is(quantile([5, 1, 3, 2, 4], 0.5), 3);
 });
 
-test('the README table renders every figure with its goal verdict', () => {
+test('the benchmark table renders every figure with its goal verdict', () => {
   const text = table({
     at: '2026-12-01T15:00:00.000Z',
     node: 'v20',
@@ -103,10 +103,10 @@ test('a note that differs between Node lines is given per line; one they share, 
   assert.ok(partly.includes('- `c` (v22): absent'), 'a note only some lines have names them');
 });
 
-test('README.md has the table block the script writes', () => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  assert.ok(readme.includes('<!-- bench-table:start'));
-  assert.ok(readme.includes('<!-- bench-table:end -->'));
+test('docs/benchmarks.md has the table block the script writes', () => {
+  const doc = readFileSync(join(root, 'docs', 'benchmarks.md'), 'utf8');
+  assert.ok(doc.includes('<!-- bench-table:start'));
+  assert.ok(doc.includes('<!-- bench-table:end -->'));
 });
 
 test.run();

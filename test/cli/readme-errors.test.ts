@@ -1,9 +1,8 @@
-// The README's "Errors" tables list exactly the codes the software can send. The codes are read
+// The tables of docs/errors.md list exactly the codes the software can send. The codes are read
 // from the sources, wherever they are declared: the string unions of rule ids and refusal and
 // error codes (any `type …RuleId`, `…RefusalCode`, `…ErrorCode` in src/), and the literal codes
-// of relay `error` frames, HTTP error bodies and the MCP tools' and console's own refusals. A new code without a README
-// row fails, and so
-// does a row whose code the software never sends.
+// of relay `error` frames, HTTP error bodies and the MCP tools' and console's own refusals. A new
+// code without a row there fails, and so does a row whose code the software never sends.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -55,14 +54,11 @@ function literalCodes(): Set<string> {
   return out;
 }
 
-/** The first cell of every table row in the README's "Errors" section. */
-function readmeCodes(): string[] {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf('\n## Errors\n');
-  assert.ok(start >= 0, 'README has an "Errors" section');
-  const next = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, next < 0 ? undefined : next);
-  return [...section.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!);
+/** The first cell of every table row in docs/errors.md. */
+function documentedCodes(): string[] {
+  const doc = readFileSync(join(root, 'docs', 'errors.md'), 'utf8');
+  assert.ok(doc.startsWith('# Errors\n'), 'docs/errors.md is the "Errors" page');
+  return [...doc.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!);
 }
 
 test('every code union member is sent somewhere, not only declared', () => {
@@ -80,17 +76,25 @@ test('every code union member is sent somewhere, not only declared', () => {
   }
 });
 
-test('the README "Errors" tables list exactly the codes the sources can send', () => {
+test('the docs/errors.md tables list exactly the codes the sources can send', () => {
   const code = new Set([...unions().flatMap((u) => u.members), ...literalCodes()]);
-  const rows = readmeCodes();
+  const rows = documentedCodes();
   assert.equal(
     rows.filter((c, i) => rows.indexOf(c) !== i),
     [],
     'each code has one row',
   );
   const listed = new Set(rows);
-  assert.equal([...code].filter((c) => !listed.has(c)).sort(), [], 'codes the sources send with no README row');
-  assert.equal([...listed].filter((c) => !code.has(c)).sort(), [], 'README rows for codes the sources never send');
+  assert.equal(
+    [...code].filter((c) => !listed.has(c)).sort(),
+    [],
+    'codes the sources send with no row in docs/errors.md',
+  );
+  assert.equal(
+    [...listed].filter((c) => !code.has(c)).sort(),
+    [],
+    'docs/errors.md rows for codes the sources never send',
+  );
 });
 
 test.run();

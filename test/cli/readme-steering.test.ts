@@ -28,10 +28,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The README block, line by line, comments cut. */
+/** The README block (the first `sh` block under the "Steering a real agent" heading), line by line, comments cut. */
 function readmeLines(): string[] {
   const text = readFileSync(join(projectRoot, 'README.md'), 'utf8');
-  const block = /Steering a real agent[^\n]*\n\n```sh\n([\s\S]*?)```/.exec(text)?.[1];
+  const block = /\n## Steering a real agent\n[\s\S]*?\n```sh\n([\s\S]*?)```/.exec(text)?.[1];
   assert.ok(block, 'the README has the block');
   return block!
     .split('\n')

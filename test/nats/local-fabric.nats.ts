@@ -1,4 +1,4 @@
-// The README's "Running several relays" example, run as written (scripts/local-fabric.sh) on
+// The "Running several relays" example of docs/operations.md, run as written (scripts/local-fabric.sh) on
 // free ports: three JetStream servers, three relay nodes; an instruction sent on node 1 reaches
 // a target claiming on node 3 and is acked; a client given a dead node first moves on; SIGTERM
 // stops every process the script started.
