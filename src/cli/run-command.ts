@@ -1,15 +1,22 @@
 // `aep-steer run <vendor> [args…]`: the vendor's own client on the adapter's native lane (D30).
-// The adapter starts its lane (for Codex an app-server on a private socket) or reuses the one it
-// runs; the stock client then joins it, so the person works as usual and the session can be steered
-// into its running turn. Exits with the client's own exit code.
+// Codex: the run starts its own app-server with the caller's environment (what the person's
+// `codex` would have: the model key, PATH, tools), the adapter joins it, and the stock TUI runs on
+// it until it exits, taking its server with it. Claude Code: a headless session the adapter
+// reaches. Qwen Code: a session of its own on the `qwen serve` daemon the adapter's lane attached.
+// Before anything starts, a missing model key the vendor's CLI needs for certain stops it.
+// Exits with the client's own exit code.
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import type { Command } from 'commander';
 import { readSecret, secretPath } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
-import type { LaneSpec, OwnedLaneSpec } from '../lanes/lane.js';
+import type { LaneSpec, ServedLane } from '../lanes/lane.js';
+import { credentialGaps } from '../services/credentials.js';
 
-export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4 } as const;
+export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4, noCredentials: 5 } as const;
+
+/** Vendors whose `run` starts their CLI with the caller's environment, so the caller's keys decide. */
+const CALLER_ENV = new Set(['codex', 'claude-code']);
 
 /** Asks the adapter on `port` to ready its lanes; its answer by lane name, or why not. */
 export function openAdapterLanes(port: number, secret: string): Promise<Record<string, unknown> | { error: string }> {
@@ -45,13 +52,13 @@ export async function runVendor(
   io: { err: NodeJS.WritableStream; in?: NodeJS.ReadableStream; out?: NodeJS.WritableStream },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  const runs = (l: LaneSpec): boolean =>
+    l.joins === 'owned' ? l.client !== undefined || l.run !== undefined : l.run !== undefined;
   const table =
     tableFor(token) ??
     vendorTokens()
       .map((t) => tableFor(t))
       .find((t) => t?.lanes?.some((l) => l.joins === 'owned' && l.command === token));
-  const runs = (l: LaneSpec): l is OwnedLaneSpec =>
-    l.joins === 'owned' && (l.client !== undefined || l.run !== undefined);
   const spec = table?.lanes?.find(runs);
   if (table === undefined || spec === undefined) {
     const runnable = vendorTokens().filter((t) => tableFor(t)?.lanes?.some(runs));
@@ -63,39 +70,108 @@ export async function runVendor(
     io.err.write(`run: bad adapter port "${f.port ?? env.AEP_HOOK_PORT}"\n`);
     return RUN_EXIT.usage;
   }
-  const secret = readSecret(env);
   const vendor = table.token;
-  const start = `start it first: \`aep-steer adapter ${vendor} --instruct\` (or \`aep-steer up\`), and \`aep-steer install ${vendor}\` once`;
+  const cwd = process.cwd();
+  // Said before anything starts: the CLI runs with this terminal's environment.
+  if (CALLER_ENV.has(vendor)) {
+    const gaps = credentialGaps(vendor, env, { args, cwd });
+    const certain = gaps.find((g) => g.certain);
+    if (certain !== undefined) {
+      io.err.write(
+        `run: ${vendor} would fail its first prompt: this terminal lacks ${certain.missing}; ${certain.fix} here and run again\n`,
+      );
+      return RUN_EXIT.noCredentials;
+    }
+    for (const g of gaps)
+      io.err.write(`run: warning: ${vendor} may not reach its model: this terminal lacks ${g.missing}; ${g.fix}\n`);
+  }
+  const secret = readSecret(env);
+  const start =
+    spec.joins === 'attached'
+      ? `start it first: \`aep-steer up ${vendor} --serve --instruct\`, and \`aep-steer install ${vendor}\` once`
+      : `start it first: \`aep-steer adapter ${vendor} --instruct\` (or \`aep-steer up\`), and \`aep-steer install ${vendor}\` once`;
   if (secret === undefined) {
     io.err.write(`run: no hook secret in ${secretPath(env)}: no ${vendor} adapter was set up here; ${start}\n`);
     return RUN_EXIT.noAdapter;
   }
+  const noLane =
+    spec.joins === 'attached'
+      ? `the ${vendor} adapter on 127.0.0.1:${port} has no ${spec.name} lane; start it with one: \`aep-steer down ${vendor}\`, then \`aep-steer up ${vendor} --serve --instruct\``
+      : `the adapter on 127.0.0.1:${port} runs no ${spec.name} lane (another vendor's adapter, or an older one); start the ${vendor} adapter there: \`aep-steer up ${vendor} --instruct\``;
   const opened = await openAdapterLanes(port, secret);
   if ('error' in opened && typeof opened.error === 'string') {
     const why =
       opened.error === 'not-found'
-        ? `the adapter on 127.0.0.1:${port} runs no native lane (another vendor's adapter, or an older one)`
+        ? noLane
         : opened.error.startsWith('unreachable')
           ? `no adapter answers on 127.0.0.1:${port} (${opened.error}); ${start}`
           : `the adapter could not start its ${spec.name}: ${opened.error}`;
     io.err.write(`run: ${why}\n`);
     return opened.error.startsWith('unreachable') ? RUN_EXIT.noAdapter : RUN_EXIT.laneFailed;
   }
-  const lane = ((opened as Record<string, unknown>)[spec.name] ?? {}) as Record<string, unknown>;
-  if (spec.run !== undefined)
-    return spec.run(env, lane, args, process.cwd(), {
-      in: io.in ?? process.stdin,
-      out: io.out ?? process.stdout,
-      err: io.err,
-    });
-  const client = spec.client!(env, lane, args, process.cwd());
+  let lane = ((opened as Record<string, unknown>)[spec.name] ?? undefined) as Record<string, unknown> | undefined;
+  if (lane === undefined) {
+    io.err.write(`run: ${noLane}\n`);
+    return RUN_EXIT.laneFailed;
+  }
+  const stdio = { in: io.in ?? process.stdin, out: io.out ?? process.stdout, err: io.err };
+  if (spec.run !== undefined) return spec.run(env, lane, args, cwd, stdio);
+  if (spec.joins !== 'owned' || spec.client === undefined) return RUN_EXIT.usage;
+  let served: ServedLane | undefined;
+  if (spec.serve !== undefined) {
+    try {
+      served = await spec.serve(env, lane, cwd);
+    } catch (err) {
+      io.err.write(`run: cannot start the ${spec.name}: ${(err as Error).message}\n`);
+      return RUN_EXIT.laneFailed;
+    }
+    // The adapter joins the server this run started; without it the session could not be steered.
+    const joined = await openAdapterLanes(port, secret);
+    const now = (joined as Record<string, unknown>)[spec.name] as { servers?: unknown } | undefined;
+    if (!Array.isArray(now?.servers) || !now.servers.includes(served.address)) {
+      await served.stop();
+      const why = 'error' in joined ? String(joined.error) : `it did not join ${served.address}`;
+      io.err.write(
+        `run: the adapter on 127.0.0.1:${port} could not join this run's ${spec.name} (${why}); nothing was left running\n`,
+      );
+      return RUN_EXIT.laneFailed;
+    }
+    lane = { ...lane, address: served.address };
+  }
+  const client = spec.client(env, lane, args, cwd);
+  return runClient(client, env, io.err, served);
+}
+
+/** Runs the client on the caller's terminal; a server the run started ends with it. */
+function runClient(
+  client: { bin: string; args: string[] },
+  env: NodeJS.ProcessEnv,
+  err: NodeJS.WritableStream,
+  served: ServedLane | undefined,
+): Promise<number> {
   const child = spawn(client.bin, client.args, { stdio: 'inherit', env });
+  // A terminal closed or a `kill` of the run reaches the client, so the server is stopped after it.
+  const pass = (s: NodeJS.Signals) => () => child.kill(s);
+  const onHup = pass('SIGHUP');
+  const onTerm = pass('SIGTERM');
+  process.on('SIGHUP', onHup);
+  process.on('SIGTERM', onTerm);
+  const done = async (code: number): Promise<number> => {
+    process.off('SIGHUP', onHup);
+    process.off('SIGTERM', onTerm);
+    await served?.stop();
+    return code;
+  };
   return new Promise((resolve) => {
-    child.on('error', (err) => {
-      io.err.write(`run: cannot start ${client.bin}: ${err.message}\n`);
-      resolve(RUN_EXIT.laneFailed);
+    child.on('error', (e) => {
+      err.write(`run: cannot start ${client.bin}: ${e.message}\n`);
+      void done(RUN_EXIT.laneFailed).then(resolve);
     });
-    child.on('exit', (code) => resolve(code ?? 1));
+    child.on('exit', (code, signal) => {
+      const sig =
+        signal === null ? undefined : ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15, SIGKILL: 9 } as const)[signal as string];
+      void done(code ?? 128 + (sig ?? 1)).then(resolve);
+    });
   });
 }
 
@@ -103,9 +179,9 @@ export function registerRun(program: Command): void {
   program
     .command('run')
     .description(
-      "run a vendor's own client on the adapter's native lane (codex: its TUI on the adapter's app-server; claude-code: a headless `claude -p` session in stream-json)",
+      "run a vendor's own client on the adapter's native lane (codex: its TUI on an app-server of its own with this terminal's environment; claude-code: a headless `claude -p` session in stream-json; qwen-code: a session on the `qwen serve` daemon of `up qwen-code --serve`)",
     )
-    .argument('<vendor>', 'the vendor token (codex, claude-code or claude)')
+    .argument('<vendor>', 'the vendor (codex, claude-code or claude, qwen-code or qwen)')
     .argument('[args...]', "the vendor CLI's own arguments, passed on")
     .option('--port <n>', "the adapter's hook port (AEP_HOOK_PORT; default the vendor's)")
     // The vendor's own options pass on as they are (`--` before them also works).
@@ -113,7 +189,7 @@ export function registerRun(program: Command): void {
     .allowExcessArguments(true)
     .addHelpText(
       'after',
-      "\nExit codes: the client's own; 2 usage (a vendor with no native lane), 3 no adapter answers, 4 the lane could not start.",
+      "\nExit codes: the client's own; 2 usage (a vendor with no native lane), 3 no adapter answers, 4 the lane could not start, 5 this terminal lacks the model key the vendor's CLI needs.",
     )
     .action(async (vendor: string, args: string[], f: { port?: string }) => {
       process.exitCode = await runVendor(vendor, args, f, {

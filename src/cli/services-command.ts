@@ -2,6 +2,10 @@
 // the terminal an agent's TUI runs in never gets their output. `up` starts each one detached with
 // its output in `$AEP_STATE_DIR/logs/<name>.log`, waits until it serves, and writes nothing after
 // it returns; `status` says what runs; `down` stops exactly what `up` started (records in run/).
+// `up qwen-code --serve` also starts (or attaches to) a `qwen serve` daemon for the serve lane,
+// with its token in a mode-600 file, started before the adapter and stopped after it. Before
+// anything starts, `up` warns of a vendor whose CLI would lack its model credentials here.
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -19,7 +23,18 @@ import {
   serviceLog,
   type ServiceRecord,
 } from '../services/records.js';
-import { getJson, startService, stopService, waitReady } from '../services/supervise.js';
+import { getJson, startProcess, startService, stopService, waitReady } from '../services/supervise.js';
+import { credentialGaps } from '../services/credentials.js';
+import { stateDir } from '../protocol/state-dir.js';
+import { readTokenFile } from '../protocol/secret.js';
+import {
+  ensureServeToken,
+  QWEN_SERVE_PORT,
+  qwenBinary,
+  qwenServeCommand,
+  serveAnswers,
+  untrustedHooks,
+} from '../lanes/qwen-serve/daemon.js';
 
 /** `up`'s exit when a port is taken (as `demo`'s). */
 export const PORT_TAKEN_EXIT = 3;
@@ -33,12 +48,24 @@ interface UpFlags {
   hookPort: string[];
   instruct?: boolean;
   timeoutMs: string;
+  /** `--serve` (true: start or attach to a daemon on `--serve-port`) or `--serve URL` (attach to the person's). */
+  serve?: string | boolean;
+  servePort?: string;
+  serveTokenFile?: string;
 }
+
+/** The vendor whose serve lane `--serve` starts a daemon for, and the daemon's service name. */
+const SERVE_VENDOR = 'qwen-code';
+const DAEMON = 'qwen-serve';
 
 interface Planned {
   name: string;
   port: number;
+  /** `aep-steer` arguments; or, for a vendor's daemon, its whole command line in `command`. */
   args: string[];
+  command?: { argv: string[]; env: NodeJS.ProcessEnv; cwd: string; url: string; tokenFile: string };
+  /** Started after the relay and before the adapters (a daemon an adapter's lane attaches to). */
+  daemon?: boolean;
   /** What to say when its port is taken: which port, and the flag that moves it. */
   what: string;
   flag: string;
@@ -76,7 +103,88 @@ const adapterLinked = (port: number) => async () => {
   return h !== undefined && (h['relay'] === undefined || h['relay'] === 'connected');
 };
 
-type Plan = { relay: Planned; adapters: Planned[] };
+type Plan = {
+  relay: Planned;
+  adapters: Planned[];
+  /** A daemon `up` would start, unless one is already there to attach to (`attach`, said before starting). */
+  daemon?: Planned;
+  /** `--serve URL`, or a daemon found answering on the port with the token: attached, not started. */
+  attach?: { url: string; tokenFile?: string };
+};
+
+/** What `--serve` asks for: the daemon's URL and token file, and whether `up` starts it. */
+async function servePlan(
+  f: UpFlags,
+  vendors: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ daemon?: Planned; attach?: { url: string; tokenFile?: string } } | undefined> {
+  if (f.serve === undefined || f.serve === false) {
+    if (f.servePort !== undefined || f.serveTokenFile !== undefined)
+      throw invalid(`--serve-port and --serve-token-file go with --serve: \`aep-steer up ${SERVE_VENDOR} --serve\``);
+    return undefined;
+  }
+  if (!vendors.includes(SERVE_VENDOR))
+    throw invalid(
+      `--serve starts the \`qwen serve\` daemon of ${SERVE_VENDOR}'s serve lane: \`aep-steer up ${SERVE_VENDOR} --serve\``,
+    );
+  if (typeof f.serve === 'string') {
+    // The person's own daemon: attached, never started or stopped by up.
+    try {
+      const u = new URL(f.serve);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    } catch {
+      throw invalid(`--serve URL must be the daemon's http(s) URL, e.g. http://127.0.0.1:4170, got "${f.serve}"`);
+    }
+    if (f.servePort !== undefined)
+      throw invalid('--serve-port starts a daemon; with --serve URL, up attaches to that one');
+    if (f.serveTokenFile !== undefined) readTokenFile(f.serveTokenFile);
+    return { attach: { url: f.serve, ...(f.serveTokenFile === undefined ? {} : { tokenFile: f.serveTokenFile }) } };
+  }
+  const port = portNumber('--serve-port', f.servePort ?? String(QWEN_SERVE_PORT));
+  const url = `http://${HOST}:${port}`;
+  const tokenFile = f.serveTokenFile ?? join(stateDir(env), 'qwen-serve.token');
+  const running = readRecord(DAEMON, env);
+  if (running !== undefined && isRunning(running) && running.url !== undefined) {
+    if (running.port !== port)
+      throw invalid(
+        `the qwen serve daemon up started runs on port ${running.port} (pid ${running.pid}); \`aep-steer down ${DAEMON}\` first to move it to ${port}`,
+      );
+    return {
+      daemon: daemonPlanned(running.argv, env, port, url, running.tokenFile ?? tokenFile, running.cwd ?? process.cwd()),
+    };
+  }
+  const { token } = ensureServeToken(tokenFile);
+  // A daemon already answering there with this token (the person's, or one up lost the record of) is attached to.
+  if (!(await portFree(port, HOST)) && (await serveAnswers(url, token))) return { attach: { url, tokenFile } };
+  const bin = qwenBinary(env);
+  if (bin === undefined)
+    throw invalid(
+      '--serve runs `qwen serve`, and no qwen binary is on PATH: install Qwen Code 0.24.4 ' +
+        '(`npm install -g @qwen-code/qwen-code@0.24.4`) or set AEP_QWEN_BIN=/path/to/qwen',
+    );
+  const cmd = qwenServeCommand(bin, port, token, env);
+  return { daemon: daemonPlanned(cmd.argv, cmd.env, port, url, tokenFile, process.cwd()) };
+}
+
+function daemonPlanned(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  url: string,
+  tokenFile: string,
+  cwd: string,
+): Planned {
+  return {
+    name: DAEMON,
+    port,
+    args: [],
+    command: { argv, env, cwd, url, tokenFile },
+    daemon: true,
+    what: 'qwen serve port',
+    flag: '--serve-port (or --serve URL to attach to the daemon there)',
+    ready: async () => serveAnswers(url, readTokenFile(tokenFile)),
+  };
+}
 
 async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<Plan> {
   const unknown = vendors.filter((v) => !vendorTokens().includes(v));
@@ -101,6 +209,8 @@ async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Prom
     flag: '--relay-port (AEP_PORT)',
     ready: relayServes(relayPort),
   };
+  const served = await servePlan(f, vendors, env);
+  const lane = served?.daemon?.command ?? served?.attach;
   const given = hookPorts(f.hookPort, vendors);
   const single = vendors.length === 1 ? env['AEP_HOOK_PORT'] || undefined : undefined;
   const adapters: Planned[] = [];
@@ -118,17 +228,42 @@ async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Prom
         '--relay',
         `ws://${HOST}:${relayPort}/socket`,
         ...(f.instruct ? ['--instruct'] : []),
+        ...(v === SERVE_VENDOR && lane !== undefined
+          ? ['--serve', lane.url, ...(lane.tokenFile === undefined ? [] : ['--serve-token-file', lane.tokenFile])]
+          : []),
       ],
       what: `${v} hook port`,
       flag: `--hook-port ${v}=<port>`,
       ready: adapterLinked(port),
     });
   }
-  const ports = [relay, ...adapters].map((p) => p.port);
+  const ports = [relay, ...adapters, ...(served?.daemon === undefined ? [] : [served.daemon])].map((p) => p.port);
   const twice = ports.find((p, i) => ports.indexOf(p) !== i);
   if (twice !== undefined)
-    throw invalid(`port ${twice} is given to two services; move one with --relay-port or --hook-port <vendor>=<port>`);
-  return { relay, adapters };
+    throw invalid(
+      `port ${twice} is given to two services; move one with --relay-port, --hook-port <vendor>=<port> or --serve-port`,
+    );
+  return {
+    relay,
+    adapters,
+    ...(served?.daemon === undefined ? {} : { daemon: served.daemon }),
+    ...(served?.attach === undefined ? {} : { attach: served.attach }),
+  };
+}
+
+/**
+ * One warning per vendor whose CLI would lack its model credentials here. A daemon `up` starts
+ * runs with this environment, so its lack is the daemon's; the other CLIs run where the person
+ * starts them, which is usually this terminal.
+ */
+function credentialWarnings(vendors: string[], daemon: boolean, env: NodeJS.ProcessEnv): string[] {
+  return [...new Set(vendors)].flatMap((v) =>
+    credentialGaps(v, env, { cwd: process.cwd() }).map((g) =>
+      v === SERVE_VENDOR && daemon
+        ? `up: warning: the qwen serve daemon up starts here lacks ${g.missing}, so its sessions' prompts would fail; ${g.fix}, then \`aep-steer down ${DAEMON}\` and \`aep-steer up ${SERVE_VENDOR} --serve\` again`
+        : `up: warning: ${v} started from this terminal would lack ${g.missing}; ${g.fix} in the terminal you start ${v === 'codex' ? 'codex (or `aep-steer run codex`)' : v === 'claude-code' ? 'claude' : v === SERVE_VENDOR ? 'qwen' : v} in`,
+    ),
+  );
 }
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -138,8 +273,8 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
   const timeoutMs = Number(f.timeoutMs);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
     throw invalid(`--timeout-ms must be a whole number >= 1, got "${f.timeoutMs}"`);
-  const { relay, adapters } = await plan(vendors, f, env);
-  const all = [relay, ...adapters];
+  const { relay, adapters, daemon, attach } = await plan(vendors, f, env);
+  const all = [relay, ...(daemon === undefined ? [] : [daemon]), ...adapters];
   const already = new Map<string, ServiceRecord>();
   for (const p of all) {
     const r = readRecord(p.name, env);
@@ -153,6 +288,21 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
     );
     return 1;
   }
+  // An adapter already running without the serve lane would not reach the daemon: said, nothing started.
+  const laneless = adapters.find((p) => {
+    const r = already.get(p.name);
+    return r !== undefined && p.args.includes('--serve') && !r.argv.includes('--serve');
+  });
+  if (laneless !== undefined) {
+    const r = already.get(laneless.name)!;
+    warn(
+      `up: ${laneless.name} already runs without the serve lane (pid ${r.pid}); \`aep-steer down ${SERVE_VENDOR}\` first, then \`aep-steer up ${SERVE_VENDOR} --serve\` again`,
+    );
+    return 1;
+  }
+  for (const w of credentialWarnings(vendors, daemon !== undefined && !already.has(DAEMON), env)) warn(w);
+  const untrusted = daemon === undefined || already.has(DAEMON) ? undefined : untrustedHooks(env, daemon.command!.cwd);
+  if (untrusted !== undefined) warn(`up: warning: ${untrusted}`);
   // Every port is checked before anything starts: a taken one leaves nothing half started.
   const toStart = all.filter((p) => !already.has(p.name));
   const taken: string[] = [];
@@ -164,6 +314,10 @@ async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promis
     return PORT_TAKEN_EXIT;
   }
   for (const [name, r] of already) say(`${name}: already runs (pid ${r.pid}, port ${r.port}, log ${r.log})`);
+  if (attach !== undefined)
+    say(
+      `${DAEMON}: attached to the daemon at ${attach.url}${attach.tokenFile === undefined ? '' : ` (token ${attach.tokenFile})`}; up did not start it and down leaves it running`,
+    );
   const started: ServiceRecord[] = [];
   const stopStarted = async () => {
     for (const s of [...started].reverse()) {
@@ -207,12 +361,26 @@ async function startAll(
     warn(started.length > 0 ? `up: stopped what this run started (${names})` : 'up: nothing was left running');
     return tail.some((l) => l.includes('PORT_IN_USE')) ? PORT_TAKEN_EXIT : 1;
   };
-  // The relay first: adapters connect to it, and are ready once their link is up.
-  const order = [toStart.filter((p) => p.name === 'relay'), toStart.filter((p) => p.name !== 'relay')];
+  // The relay first: adapters connect to it, and are ready once their link is up; a daemon an
+  // adapter's lane attaches to comes before the adapters.
+  const order = [
+    toStart.filter((p) => p.name === 'relay'),
+    toStart.filter((p) => p.daemon === true),
+    toStart.filter((p) => p.name !== 'relay' && p.daemon !== true),
+  ];
   for (const group of order) {
     const launched = group.map((p) => {
       const from = logSize(serviceLog(p.name, env));
-      return { p, from, r: startService(p.name, p.args, p.port, env) };
+      const c = p.command;
+      const r =
+        c === undefined
+          ? startService(p.name, p.args, p.port, env)
+          : startProcess(p.name, c.argv, p.port, c.env, {
+              cwd: c.cwd,
+              extra: { url: c.url, tokenFile: c.tokenFile },
+              recordEnv: env,
+            });
+      return { p, from, r };
     });
     started.push(...launched.map((l) => l.r));
     const ready = await Promise.all(
@@ -222,8 +390,11 @@ async function startAll(
     if (bad !== undefined) return failed(bad.p, bad.r);
     for (const l of ready) {
       say(`${l.p.name}: started (pid ${l.r.pid}, port ${l.p.port}, log ${l.r.log})`);
+      const c = l.p.command;
+      // A daemon says a great deal; where it serves, its folder and its token file are what matter.
+      if (c !== undefined) say(`  serving ${c.url} for ${c.cwd}; its token is in ${c.tokenFile} (mode 600)`);
       // What it said while starting (the local token created, where it listens), once, here.
-      for (const line of logSince(l.r.log, l.from)) say(`  ${line}`);
+      else for (const line of logSince(l.r.log, l.from)) say(`  ${line}`);
     }
   }
   say('aep-steer status shows them; aep-steer down stops them');
@@ -250,7 +421,16 @@ function uptime(s: number): string {
 async function rowOf(r: ServiceRecord): Promise<Row> {
   const running = isRunning(r);
   let link = '-';
-  if (running) {
+  if (running && r.url !== undefined) {
+    // A vendor's daemon answers its own health route, behind its token.
+    let token: string | undefined;
+    try {
+      token = r.tokenFile === undefined ? undefined : readTokenFile(r.tokenFile);
+    } catch {
+      token = undefined;
+    }
+    link = token !== undefined && (await serveAnswers(r.url, token)) ? 'serving' : 'not answering';
+  } else if (running) {
     const h = await getJson(r.port, '/healthz');
     if (h === undefined) link = 'not answering';
     else if (r.name === 'relay') link = 'serving';
@@ -304,11 +484,17 @@ async function status(json: boolean | undefined, env: NodeJS.ProcessEnv): Promis
 }
 
 async function down(names: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const wanted = new Set(names.map((n) => (n === 'relay' ? n : adapterName(n))));
-  // Adapters before the relay, so they end with their last events sent.
+  // A vendor's name stops its adapter and the daemon up started for it (`qwen-code`: `qwen-serve`).
+  const wanted = new Set(
+    names.flatMap((n) =>
+      n === 'relay' || n === DAEMON ? [n] : n === SERVE_VENDOR ? [adapterName(n), DAEMON] : [adapterName(n)],
+    ),
+  );
+  // Adapters first, so they end with their last events sent, then the daemons they attached to, then the relay.
+  const rank = (r: ServiceRecord) => (r.name === 'relay' ? 2 : r.url !== undefined ? 1 : 0);
   const records = listRecords(env)
     .filter((r) => wanted.size === 0 || wanted.has(r.name))
-    .reverse();
+    .sort((a, b) => rank(a) - rank(b));
   if (records.length === 0) say('nothing started by aep-steer up to stop');
   for (const r of records) {
     const outcome = await stopService(r);
@@ -334,6 +520,15 @@ export function registerServices(program: Command, env: NodeJS.ProcessEnv = proc
       [],
     )
     .option('--instruct', 'the adapters accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
+    .option(
+      '--serve [url]',
+      `qwen-code: start a \`qwen serve\` daemon in this folder for the serve lane (or attach to the one at URL), token in a mode-600 file`,
+    )
+    .option('--serve-port <n>', `the daemon's port on 127.0.0.1 (default ${QWEN_SERVE_PORT})`)
+    .option(
+      '--serve-token-file <path>',
+      "the mode-600 file holding the daemon's token (default AEP_STATE_DIR/qwen-serve.token, created if missing)",
+    )
     .option('--timeout-ms <ms>', 'how long each service may take to become ready', String(DEFAULT_READY_MS))
     .addHelpText(
       'after',
@@ -354,7 +549,7 @@ export function registerServices(program: Command, env: NodeJS.ProcessEnv = proc
   program
     .command('down')
     .description('stop what aep-steer up started (all, or the vendors named and "relay")')
-    .argument('[services...]', 'vendor tokens, or "relay" (default: everything up started)')
+    .argument('[services...]', 'vendor tokens, "relay" or "qwen-serve" (default: everything up started)')
     .action(async (names: string[]) => {
       process.exitCode = await down(names, env);
     });

@@ -108,14 +108,29 @@ export interface OwnedLaneSpec extends LaneSpecBase {
     cwd: string,
   ): { bin: string; args: string[] };
   /** `aep-steer run` where no client of the vendor's own joins the lane: the run itself (a headless session on the caller's stdio), to its exit code. */
-  run?(
-    env: NodeJS.ProcessEnv,
-    opened: Record<string, unknown>,
-    args: readonly string[],
-    cwd: string,
-    io: { in: NodeJS.ReadableStream; out: NodeJS.WritableStream; err: NodeJS.WritableStream },
-  ): Promise<number>;
+  run?: LaneRun;
+  /**
+   * `aep-steer run` starts the vendor's server itself, with the caller's environment and in the
+   * caller's directory, where the opened lane says; the adapter is asked to open the lane again
+   * (its answer lists the servers it joined as `servers`) and the client joins `address`.
+   */
+  serve?(env: NodeJS.ProcessEnv, opened: Record<string, unknown>, cwd: string): Promise<ServedLane>;
 }
+
+/** A server `aep-steer run` started for its client: where it listens, and its end once the client exits. */
+export interface ServedLane {
+  address: string;
+  stop(): Promise<void>;
+}
+
+/** `aep-steer run`'s own session on a lane (headless, on the caller's stdio), to its exit code. */
+export type LaneRun = (
+  env: NodeJS.ProcessEnv,
+  opened: Record<string, unknown>,
+  args: readonly string[],
+  cwd: string,
+  io: { in: NodeJS.ReadableStream; out: NodeJS.WritableStream; err: NodeJS.WritableStream },
+) => Promise<number>;
 
 /**
  * A lane on a daemon someone else runs (`qwen serve`): attached at the adapter's start when its
@@ -127,6 +142,8 @@ export interface AttachedLaneSpec extends LaneSpecBase {
   tokenFileEnv: string;
   /** Loaded on use: the hook path (the shim reads the vendor table) never loads the lane's modules. */
   attach(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<NativeLane>;
+  /** `aep-steer run`: a session of its own on the daemon the adapter's lane attached (what `open` answered). */
+  run?: LaneRun;
 }
 
 export type LaneSpec = OwnedLaneSpec | AttachedLaneSpec;

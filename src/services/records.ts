@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 
 export interface ServiceRecord {
-  /** `relay`, or `adapter-<vendor>`. */
+  /** `relay`, `adapter-<vendor>`, or a vendor's daemon (`qwen-serve`). */
   name: string;
   pid: number;
   /** /proc/<pid>/stat start time (clock ticks since boot); undefined where /proc is not there. */
@@ -15,6 +15,11 @@ export interface ServiceRecord {
   port: number;
   log: string;
   startedAt: string;
+  /** A vendor's daemon: where it serves and the mode-600 file holding its token (`status` asks it with that). */
+  url?: string;
+  tokenFile?: string;
+  /** The directory it was started in (a daemon's workspace). */
+  cwd?: string;
 }
 
 export const runDir = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'run');

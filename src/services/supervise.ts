@@ -12,17 +12,48 @@ import { isRunning, openServiceLog, startTicksOf, writeRecord, type ServiceRecor
 export const BIN = fileURLToPath(new URL('../../bin/aep-steer.js', import.meta.url));
 
 export function startService(name: string, args: string[], port: number, env: NodeJS.ProcessEnv): ServiceRecord {
-  const { fd, path } = openServiceLog(name, env);
-  const argv = [process.execPath, BIN, ...args];
+  return startProcess(name, [process.execPath, BIN, ...args], port, env);
+}
+
+/**
+ * Starts any command as a service (a vendor's daemon: `qwen serve`), detached, its output in its
+ * log, recorded like the relay; `extra` adds what `status` needs to ask it (its URL, token file).
+ */
+export function startProcess(
+  name: string,
+  argv: string[],
+  port: number,
+  env: NodeJS.ProcessEnv,
+  o: { cwd?: string; extra?: Pick<ServiceRecord, 'url' | 'tokenFile'>; recordEnv?: NodeJS.ProcessEnv } = {},
+): ServiceRecord {
+  // The record and log live in the state directory `up` was given; the child may run with more.
+  const stateEnv = o.recordEnv ?? env;
+  const { fd, path } = openServiceLog(name, stateEnv);
   try {
-    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', fd, fd], env });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env,
+      ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+    });
     child.unref();
+    // A binary that cannot run has no pid: said by the throw below, not as an unhandled 'error'.
+    child.on('error', () => undefined);
     const pid = child.pid;
-    if (pid === undefined) throw new Error(`could not start ${name}`);
-    const r: ServiceRecord = { name, pid, argv, port, log: path, startedAt: new Date().toISOString() };
+    if (pid === undefined) throw new Error(`could not start ${name}: cannot run ${argv[0]}`);
+    const r: ServiceRecord = {
+      name,
+      pid,
+      argv,
+      port,
+      log: path,
+      startedAt: new Date().toISOString(),
+      ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+      ...o.extra,
+    };
     const ticks = startTicksOf(pid);
     if (ticks !== undefined) r.startTicks = ticks;
-    writeRecord(r, env);
+    writeRecord(r, stateEnv);
     return r;
   } finally {
     closeSync(fd); // the child holds its own copy

@@ -77,6 +77,11 @@ export interface CodexLaneOptions {
   env?: NodeJS.ProcessEnv;
   /** How long `open` waits for a started server's socket. */
   startMs?: number;
+  /**
+   * Join a server someone else started (`aep-steer run codex`, with the person's environment):
+   * `open` fails when none answers on the socket, and never starts or removes one.
+   */
+  attachOnly?: boolean;
 }
 
 const userMessageOf = (params: Record<string, unknown>): { clientId?: string; turnId?: string } | undefined => {
@@ -273,10 +278,12 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     if (existsSync(opts.socketPath)) {
       try {
         return await connect();
-      } catch {
+      } catch (err) {
+        if (opts.attachOnly === true) throw err;
         rmSync(opts.socketPath, { force: true });
       }
     }
+    if (opts.attachOnly === true) throw new Error(`no Codex app-server listens on ${opts.socketPath}`);
     mkdirSync(dirname(opts.socketPath), { recursive: true, mode: 0o700 });
     chmodSync(dirname(opts.socketPath), 0o700);
     const c = spawn(opts.bin, ['app-server', '--listen', address], {

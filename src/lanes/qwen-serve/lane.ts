@@ -111,6 +111,11 @@ export class QwenServeLane implements NativeLane {
     void this.tick();
   }
 
+  /** `aep-steer run qwen-code`: where the daemon is, so the run opens a session of its own there. */
+  async open(): Promise<Record<string, unknown>> {
+    return { url: this.client.url, ...(this.o.tokenFile === undefined ? {} : { tokenFile: this.o.tokenFile }) };
+  }
+
   reaches(session: string): boolean {
     return this.health.kind === 'up' && this.sessions.get(session)?.attached === true;
   }

@@ -1,4 +1,6 @@
-// The Qwen Code table's native lane (D30): a `qwen serve` daemon the person runs, attached by URL.
+// The Qwen Code table's native lane (D30): a `qwen serve` daemon (started by `aep-steer up
+// qwen-code --serve`, or one the person runs), attached by URL; `aep-steer run qwen-code` opens a
+// session of its own there.
 import type { AttachedLaneSpec } from '../lane.js';
 
 export const qwenServe: AttachedLaneSpec = {
@@ -13,4 +15,5 @@ export const qwenServe: AttachedLaneSpec = {
     'e2e/qwen-serve-adapter#a queue withdrawn while it waits is dropped withdrawn and never reaches the model; the one behind it runs',
   ].join('; '),
   attach: async (o) => (await import('./lane.js')).qwenServeLane(o),
+  run: async (env, opened, args, cwd, io) => (await import('./run.js')).runServeSession(env, opened, args, cwd, io),
 };
