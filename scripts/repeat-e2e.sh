@@ -7,7 +7,8 @@
 #   e.g. scripts/repeat-e2e.sh 20 cline
 #        scripts/repeat-e2e.sh --load 2 5 all      every test/e2e file, 5 runs each, 2 busy workers
 #   RUNS    how many consecutive passes to reach per file (default 20)
-#   FILTER  which test/e2e/*.e2e.ts file(s) (default cline); `all` runs each file on its own
+#   FILTER  which test/e2e/*.e2e.ts file(s) (default cline), or one file's path; `all` runs each
+#           file on its own
 #   AEP_REPEAT_DIR  where each run's output goes (default a new directory under $TMPDIR)
 set -u
 load=0
@@ -20,6 +21,8 @@ mkdir -p "$dir"
 
 if [ "$filter" = all ]; then
   files=$(ls test/e2e/*.e2e.ts)
+elif [ -f "$filter" ]; then
+  files="$filter"
 else
   files=$(ls test/e2e/*"$filter"*.e2e.ts 2>/dev/null)
 fi
