@@ -3,8 +3,10 @@
 // with a per-file time limit, so one file's open socket or timer cannot hang or skew the others.
 // Usage: node scripts/test.mjs <dir> <file-suffix> [--jobs N] [--timeout-ms N] [--verbose] [--no-build] [filter...]
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { RUN_MARK, endLeftovers, vendorLeftovers } from './leftover-processes.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -46,12 +48,14 @@ if (!noBuild) {
 }
 
 const results = [];
+// What the test files start carries this run's mark, so what they leave behind can be found.
+const mark = randomUUID();
 const runOne = (file) =>
   new Promise((resolve) => {
     const started = Date.now();
     const child = spawn(process.execPath, ['--import', 'tsx', file], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0' },
+      env: { ...process.env, FORCE_COLOR: '0', [RUN_MARK]: mark },
     });
     let out = '';
     child.stdout.on('data', (b) => {
@@ -93,4 +97,14 @@ await Promise.all(
 );
 const failed = results.filter((r) => !r.ok);
 console.log(`\n${results.length - failed.length}/${results.length} test files passed`);
-process.exit(failed.length ? 1 : 0);
+// No test may leave a vendor CLI running (a daemon that outlived its TUI, a run never ended).
+let leaked = [];
+if (suffix === '.e2e.ts') {
+  leaked = vendorLeftovers(mark);
+  if (leaked.length > 0) {
+    console.log(`FAIL ${leaked.length} vendor process(es) the tests left running (now ended):`);
+    for (const p of leaked) console.log(`     | pid ${p.pid}: ${p.command}`);
+    await endLeftovers(leaked);
+  }
+}
+process.exit(failed.length || leaked.length ? 1 : 0);

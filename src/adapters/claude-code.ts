@@ -189,6 +189,15 @@ export const claudeCode: VendorTable = {
   // D30: a headless session run by `aep-steer run claude -p` is also reached through its stream-json
   // input; a person's `claude` keeps the hook lane only.
   lanes: [claudeStreamJson],
+  // D33: only the stream-json lane stops a turn (its `interrupt` control request); a person's
+  // `claude` in a terminal is reached by hooks alone, which cannot.
+  cancel: {
+    by: ['stream-json'],
+    how: 'run it headless with `aep-steer run claude -p`',
+    enable: 'start its adapter with AEP_INSTRUCT=1, and run the session headless with `aep-steer run claude -p`',
+    evidence:
+      'e2e/claude-stream-lane#cancel {scope: run} takes back what waits, stops the turn through interrupt; then a steer is refused session-idle',
+  },
   moments: {
     // `--resume` and `--continue` keep the session id: the start moment reopens an ended session
     // (e2e: "a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at

@@ -182,6 +182,13 @@ export const cline: VendorTable = {
       return { ...hubTransport(hub), close: () => hub.close() };
     },
   },
+  // D33: the hub's run.abort stops any of its sessions' turns, once the adapter has hub control.
+  cancel: {
+    by: ['user-plane'],
+    how: 'turn on the hub control (AEP_CLINE_HUB_CONTROL=1) on its adapter',
+    enable: 'start its adapter with AEP_CLINE_HUB_CONTROL=1',
+    evidence: 'e2e/cline#control.cancel aborts the run and run.cancelled names the command',
+  },
   identify: (input) => {
     const session = clineSession(input);
     const event = str(input.hookName);

@@ -102,8 +102,21 @@ export const codex: VendorTable = {
     evidence: `${RESUMED}; ${DELIVERY}#steer to a plain codex session is refused unsupported, saying how to get the lane, while a moment sent meanwhile reaches the same turn`,
   },
   // D30: a session whose TUI runs on the adapter's app-server (`aep-steer run codex`) is also
-  // reached by `turn/steer`; a plain `codex` keeps a private in-process server and the hook lane only.
+  // reached by `turn/steer`; a plain `codex` runs on a server of its own (0.171.0: a managed daemon that outlives the TUI) and has the hook lane only.
   lanes: [codexAppServer],
+  // D33: only the app-server stops a turn (`turn/interrupt`). Observed on 0.171.0: the turn ends
+  // `interrupted` while a running shell command goes on under the server until it exits.
+  cancel: {
+    by: ['app-server'],
+    how: 'start it with `aep-steer run codex`',
+    enable: 'start its adapter with AEP_INSTRUCT=1, and the session with `aep-steer run codex`',
+    leaves:
+      'a running shell command goes on: run.cancelled names it (left_running); `kill_tools` (`aep-steer cancel --kill-tools`) ends it',
+    evidence:
+      'e2e/codex-app-server#cancel {scope: run} stops the running turn through turn/interrupt; run.cancelled names the cancel, its run, and the command Codex left running; ' +
+      'e2e/codex-app-server#cancel with kill_tools also ends the shell command the vendor would leave running; run.cancelled names it killed; ' +
+      'e2e/codex-app-server#a plain `codex exec` session has the hook lane only',
+  },
   moments: {
     // `codex exec resume <id>` keeps the session id: the start moment reopens an ended session.
     SessionStart: { role: 'context', starts: true, evidence: RESUMED },

@@ -100,6 +100,14 @@ export const qwenCode: VendorTable = {
   // D30: sessions hosted by `qwen serve` also take mid-turn messages (`steer`), prompts of their
   // own (`queue`: the next turn, or the turn it starts when none runs) and cancels.
   lanes: [qwenServe],
+  // D33: only a `qwen serve` daemon stops a turn (`POST /session/:id/cancel`); the TUI's hooks cannot.
+  cancel: {
+    by: ['serve'],
+    how: 'host the session on a `qwen serve` daemon and start the adapter with `--serve URL`',
+    enable: 'start its adapter with AEP_INSTRUCT=1 and `--serve URL` of the `qwen serve` daemon that hosts the session',
+    evidence:
+      'e2e/qwen-serve-adapter#control.cancel {scope: run} stops the turn through the lane; run.cancelled names the cancel',
+  },
   moments: {
     // `--continue` keeps the session id: the start moment reopens an ended session.
     SessionStart: {

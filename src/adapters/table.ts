@@ -56,6 +56,26 @@ export interface UserPlane {
  * A native lane the adapter can attach beside the hook lane (D30): the vendor's own daemon, named
  * by a URL and a mode-600 token file (flags `--serve`, `--serve-token-file`, or their variables).
  */
+/**
+ * D33: what stops a running turn of this vendor, so that Stop is offered only where something
+ * can (the console, `aep-steer cancel`), and said truly where it does.
+ */
+export interface CancelRow {
+  /**
+   * The ways in that can stop a turn: native lanes by name (a session reached by none of them,
+   * its hook lane only, cannot be stopped), or `user-plane` (the vendor's own channel: every
+   * session of an adapter that declares `control.cancel`).
+   */
+  by: readonly string[];
+  /** How a session gets one of them (said where none reaches it). */
+  how: string;
+  /** What to do so a session's turns can be stopped where its adapter declares no `control.cancel`. */
+  enable: string;
+  /** What the vendor leaves running when it stops a turn, and what the adapter does about it. */
+  leaves?: string;
+  evidence: string;
+}
+
 /** A parsed hook body as the vendor sent it. */
 export type HookInput = Record<string, unknown>;
 
@@ -239,6 +259,8 @@ export interface VendorTable {
    * adapter and opened by \`aep-steer run\` (\`app-server\`), or attached to a daemon by URL (\`serve\`).
    */
   lanes?: readonly LaneSpec[];
+  /** D33: what `control.cancel` can do on this vendor, for every place that offers Stop. */
+  cancel?: CancelRow;
   /**
    * D31: the deliveries instruct's hook lane honours, with the evidence. `queue` needs a moment
    * that opens a turn (a row with `turn: 'opens'`), `steer` an eligible moment inside a running

@@ -2,7 +2,7 @@
 // where its lane can (Cline's hub, Codex's app-server), settled on the agent's `run.cancelled`.
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
-import { refusedLine } from '../consumer/explain.js';
+import { refusedLine, toolList } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import type { CancelOutcome } from '../consumer/send.js';
 import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
@@ -17,10 +17,25 @@ export const CANCEL_EXIT = {
   unauthorized: 8,
 } as const;
 
+/**
+ * The exit code of an outcome. An adapter's `unsupported` (no lane that can stop the session's
+ * turn reaches it, D33: a plain `codex` or `claude` in a terminal) is the session taking no
+ * cancel, as the roster's refusal is: 4.
+ */
+export const cancelExit = (o: CancelOutcome): number =>
+  o.outcome === 'rejected' && o.reason === 'unsupported' ? CANCEL_EXIT.refused : CANCEL_EXIT[o.outcome];
+
 export function describeCancel(o: CancelOutcome, p: Paint): string {
   switch (o.outcome) {
-    case 'cancelled':
-      return `${p.green('✓')} the running turn was stopped (event ${o.cancelled})`;
+    case 'cancelled': {
+      // D33: what the agent left running is said, never passed over as stopped.
+      const { leftRunning = [], killed = [] } = o;
+      const lines = [`${p.green('✓')} the running turn was stopped (event ${o.cancelled})`];
+      if (killed.length > 0) lines.push(`  and the tool processes it left were ended: ${toolList(killed)}`);
+      if (leftRunning.length > 0)
+        lines.push(`${p.yellow('!')} the agent left these running: ${toolList(leftRunning)}; ${CLI_VOICE.killTools}`);
+      return lines.join('\n');
+    }
     case 'rejected':
       return `${p.red('✗')} not stopped (${o.code ?? o.reason}): ${refusalSentence(o.code, CLI_VOICE, o)}; the turn goes on`;
     case 'refused':
@@ -39,6 +54,7 @@ interface CancelFlags extends RelayFlags {
   run?: string;
   json?: boolean;
   timeout: string;
+  killTools?: boolean;
 }
 
 export async function runCancel(
@@ -55,9 +71,16 @@ export async function runCancel(
   return withConsumer(
     f,
     async (consumer) => {
-      const o = await sendCancel(consumer, f, { session: f.session, timeoutMs, ...(f.run ? { run: f.run } : {}) });
+      // D33 `kill_tools`: the lane also ends the tool processes the agent would leave running.
+      const req: Parameters<typeof sendCancel>[2] = {
+        session: f.session,
+        timeoutMs,
+        ...(f.run ? { run: f.run } : {}),
+        ...(f.killTools === true ? { killTools: true } : {}),
+      };
+      const o = await sendCancel(consumer, f, req);
       print(o);
-      return CANCEL_EXIT[o.outcome];
+      return cancelExit(o);
     },
     unreachableExit(print, CANCEL_EXIT, (detail) => ({ outcome: 'unreachable' as const, session: f.session, detail })),
   );
@@ -70,11 +93,15 @@ export function registerCancel(program: Command): void {
     .requiredOption('--session <id>', 'the session')
     .option('--run <id>', "the run to stop; the session's running one when absent")
     .option('--timeout <ms>', 'give up waiting for the agent to report the turn stopped after this long', '30000')
+    .option(
+      '--kill-tools',
+      'also end the tool processes (shell commands) the agent would leave running, where its lane can (the Codex app-server)',
+    )
     .option('--json', 'print the outcome as one JSON object');
   addRelayOptions(cmd)
     .addHelpText(
       'after',
-      '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel), 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
+      '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel: its adapter declares none, or it runs on the hook lane only, as a plain `codex` or `claude` in a terminal\ndoes), 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
     )
     .action(async (f: CancelFlags) => {
       process.exitCode = await runCancel(f, { out: process.stdout, err: process.stderr });

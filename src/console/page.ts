@@ -260,9 +260,18 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     ]);
   }
 
-  // D33: Stop where the claimant can abort a running turn (it declares control.cancel).
+  // D33: Stop only where a way in can stop the turn (the console process works it out from the
+  // roster and the vendor's cancel row: s.stop). A session on the hook lane alone shows Stop
+  // disabled with how to get a lane that can; one whose adapter takes no cancel says why, without it.
   function stopBox(s) {
-    if (s.state === 'ended' || !(s.accepts || []).some(function (t) { return t === 'control.cancel'; })) return el('div', { 'data-field': 'stop' }, []);
+    var offer = s.stop || { offered: (s.accepts || []).some(function (t) { return t === 'control.cancel'; }) };
+    if (s.state === 'ended' || (!offer.offered && offer.code === 'session-ended')) return el('div', { 'data-field': 'stop' }, []);
+    if (!offer.offered) {
+      var why = el('p', { class: 'muted', id: 'stop-why', 'data-code': offer.code || 'unsupported' }, [offer.why || 'This session takes no cancel.']);
+      if (offer.code !== 'lane-unreached') return el('div', { 'data-field': 'stop' }, [why]);
+      var off = el('button', { type: 'button', class: 'act deny', id: 'stop', disabled: '', 'aria-describedby': 'stop-why' }, ['Stop the running turn']);
+      return el('div', { 'data-field': 'stop' }, [el('div', { class: 'row' }, [off]), why]);
+    }
     var stop = el('button', { type: 'button', class: 'act deny', id: 'stop' }, ['Stop the running turn']);
     var note = stopNote[s.session];
     var status = el('div', { class: 'status', id: 'stop-status' }, note ? [note.message] : []);

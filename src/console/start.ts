@@ -3,7 +3,6 @@
 // actions sent on that same connection. With notify targets it pushes when a session waits, with
 // one-tap answer links served outside the secret path (each link is its own credential).
 import { newSecret } from '../protocol/secret.js';
-import { Board } from '../consumer/board.js';
 import { followRelay, type Follower } from '../consumer/follow.js';
 import { startInspectServer, type InspectServer } from '../inspect/server.js';
 import { Notifier, type NotifierOptions } from '../notify/notifier.js';
@@ -13,6 +12,7 @@ import { AnswerLinks, DEFAULT_LINK_TTL_MS } from './answer-links.js';
 import { ANSWER_PATH, serveAnswer } from './answer-page.js';
 import { appFiles } from './app-manifest.js';
 import { CONSOLE_HTML } from './page.js';
+import { StopBoard } from './stop-board.js';
 
 export const DEFAULT_CONSOLE_PORT = 8791;
 export const DEFAULT_CONSOLE_SENDER = 'aep-steer-console';
@@ -50,7 +50,7 @@ export interface ConsoleHandle {
 export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle> {
   const secret = newSecret(24);
   const sender = opts.sender ?? DEFAULT_CONSOLE_SENDER;
-  const board = new Board(opts.relay);
+  const board = new StopBoard(opts.relay);
   const links = new AnswerLinks(opts.linkTtlMs ?? DEFAULT_LINK_TTL_MS);
   let follower: Follower | undefined;
   const actions = consoleActions({ consumer: () => follower?.consumer(), sender, relayUrl: opts.relay });
@@ -67,6 +67,7 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle>
       [ANSWER_PATH]: (token, req, res) => serveAnswer({ links, respond: actions['respond']! }, token, req, res),
     },
   });
+  board.onRows = () => server.changed();
   // Every link a person is handed names the public address when there is one.
   const root = opts.publicUrl
     ? new URL(opts.publicUrl.endsWith('/') ? opts.publicUrl : `${opts.publicUrl}/`)

@@ -4,7 +4,14 @@
 // error (a refusal by the relay or the roster, with its `code`, or the adapter's rejection).
 import type { Paint } from '../audit/paint.js';
 import { CLI_VOICE, refusalSentence, type RefusalContext, type Voice } from './next-step.js';
-import type { CancelOutcome, EditOutcome, InstructOutcome, RespondOutcome, WithdrawOutcome } from './send.js';
+import type {
+  CancelOutcome,
+  EditOutcome,
+  InstructOutcome,
+  RespondOutcome,
+  ToolProcessSaid,
+  WithdrawOutcome,
+} from './send.js';
 
 export interface Explained {
   text: string;
@@ -163,13 +170,33 @@ export function explainWithdraw(o: WithdrawOutcome, voice: Voice): Explained {
 }
 
 /** D33: a cancel settles on the agent's `run.cancelled`; a rejection says the turn was not stopped. */
+/** Tool processes as a person reads them: `pid 41 \`sleep 30\``. */
+export const toolList = (list: readonly ToolProcessSaid[]): string =>
+  list
+    .map((t) =>
+      [t.pid === undefined ? '' : `pid ${t.pid}`, t.command === undefined ? '' : `\`${t.command}\``].join(' ').trim(),
+    )
+    .map((t) => t || 'a process')
+    .join(', ');
+
 export function explainCancel(o: CancelOutcome, voice: Voice): Explained {
   const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session });
   if ('vendor' in o && o.vendor !== undefined) facts['vendor'] = o.vendor;
   switch (o.outcome) {
-    case 'cancelled':
+    case 'cancelled': {
       facts['cancelled_id'] = o.cancelled;
-      return result(`Cancelled: session ${o.session} stopped its running turn (run.cancelled ${o.cancelled}).`, facts);
+      // D33: what the agent left running is said, never passed over as stopped.
+      const lines = [`Cancelled: session ${o.session} stopped its running turn (run.cancelled ${o.cancelled}).`];
+      if (o.killed !== undefined) {
+        facts['killed'] = o.killed;
+        lines.push(`The tool processes it left were ended: ${toolList(o.killed)}.`);
+      }
+      if (o.leftRunning !== undefined) {
+        facts['left_running'] = o.leftRunning;
+        lines.push(`The agent left these running: ${toolList(o.leftRunning)}; ${voice.killTools}.`);
+      }
+      return result(lines.join(' '), facts);
+    }
     case 'rejected':
       facts['reason'] = o.reason;
       if (o.code !== undefined) facts['code'] = o.code;

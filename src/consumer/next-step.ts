@@ -22,6 +22,8 @@ export interface Voice {
   adapterDown: (vendor: string | undefined) => string;
   /** The session's adapter runs with steering off (D5). */
   steeringOff: (vendor: string | undefined) => string;
+  /** How a later stop also ends the tool processes the agent leaves running (D33 `kill_tools`). */
+  killTools: string;
 }
 
 const vendorOr = (vendor: string | undefined): string => vendor ?? '<vendor>';
@@ -39,6 +41,7 @@ export const CLI_VOICE: Voice = {
   adapterDown: (v) => `start its adapter again with \`aep-steer up ${vendorOr(v)}\`, then send again`,
   steeringOff: (v) =>
     `restart its adapter with steering on: \`aep-steer down ${vendorOr(v)}\`, then \`aep-steer up ${vendorOr(v)} --instruct\``,
+  killTools: 'end them yourself, or stop turns with `aep-steer cancel --kill-tools` to end them with the turn',
 };
 
 export const MCP_VOICE: Voice = {
@@ -54,6 +57,8 @@ export const MCP_VOICE: Voice = {
     'nothing was sent; tell the person who runs that agent to start its adapter again, and call list_sessions to see when it is back',
   steeringOff: () =>
     'its adapter does not take instructions; tell the person who runs it to restart the adapter with steering on',
+  killTools:
+    'call cancel with kill_tools: true next time to end them with the turn, or ask the person at that machine to end them',
 };
 
 export const CONSOLE_VOICE: Voice = {
@@ -67,6 +72,8 @@ export const CONSOLE_VOICE: Voice = {
   adapterDown: (v) => `start its adapter again (\`aep-steer up ${vendorOr(v)}\` on that machine), then send again`,
   steeringOff: (v) =>
     `restart its adapter with steering on (\`aep-steer up ${vendorOr(v)} --instruct\` on that machine)`,
+  killTools:
+    'end them on that machine, or stop turns with `aep-steer cancel --kill-tools`, which ends them with the turn',
 };
 
 /** What the sender knows of the command a refusal answers. */

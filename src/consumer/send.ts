@@ -147,6 +147,8 @@ interface Verb {
    * `cause`, on one subscription.
    */
   endTypes?: (vendor: string) => string[];
+  /** What the verb's outcome also carries from the event that delivered it. */
+  read?: (data: Record<string, unknown>) => Record<string, unknown>;
 }
 
 async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, verb: Verb): Promise<InstructOutcome> {
@@ -256,6 +258,7 @@ async function steer(consumer: RelayConsumer, f: Sender, req: InstructRequest, v
       ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}),
       ...(typeof data['moment'] === 'string' ? { moment: data['moment'] } : {}),
       ...(typeof data['delivery'] === 'string' ? { delivery: data['delivery'] } : {}),
+      ...verb.read?.(data),
     };
   }
   return {
@@ -530,16 +533,43 @@ export async function editInstruction(
   return { withdraw, sent };
 }
 
+/** D33: a tool process (a shell command) the agent's turn ran, as `run.cancelled` names it. */
+export interface ToolProcessSaid {
+  pid?: number;
+  /** Absent where the sender's capture ceiling hides command lines (they are redacted-class). */
+  command?: string;
+}
+
 export type CancelOutcome =
-  /** D33: the agent stopped the turn; `cancelled` is its `run.cancelled {by: control}`. */
-  | { outcome: 'cancelled'; command: string; session: string; vendor: string; ack: string; cancelled: string }
+  /**
+   * D33: the agent stopped the turn; `cancelled` is its `run.cancelled {by: control}`, with the
+   * tool processes the vendor left running (`leftRunning`) or the lane ended on `killTools`.
+   */
+  | {
+      outcome: 'cancelled';
+      command: string;
+      session: string;
+      vendor: string;
+      ack: string;
+      cancelled: string;
+      leftRunning?: ToolProcessSaid[];
+      killed?: ToolProcessSaid[];
+    }
   | Unsettled;
+
+const toolsSaid = (v: unknown): ToolProcessSaid[] | undefined => {
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  return v.map((t: { pid?: unknown; command?: unknown }) => ({
+    ...(typeof t?.pid === 'number' ? { pid: t.pid } : {}),
+    ...(typeof t?.command === 'string' ? { command: t.command } : {}),
+  }));
+};
 
 /** D33: `control.cancel {scope: "run"}`, settled by the `run.cancelled` the agent's end of the turn brings. */
 export async function sendCancel(
   consumer: RelayConsumer,
   f: Sender,
-  req: { session: string; run?: string; timeoutMs: number; ackWindowMs?: number },
+  req: { session: string; run?: string; timeoutMs: number; ackWindowMs?: number; killTools?: boolean },
 ): Promise<CancelOutcome> {
   const o = await steer(
     consumer,
@@ -553,15 +583,23 @@ export async function sendCancel(
     {
       type: () => 'control.cancel',
       hint: 'only a session reached by a way in that can stop a running turn takes it (a native lane or hub, not hooks alone)',
-      data: { scope: 'run' },
+      // D33 `kill_tools`: the lane also ends the tool processes the vendor would leave running.
+      data: { scope: 'run', ...(req.killTools === true ? { kill_tools: true } : {}) },
       settles: /^run\.cancelled$/,
       success: /^run\.cancelled$/,
       capture: 'metadata',
+      read: (data) => {
+        const left = toolsSaid(data['left_running']);
+        const killed = toolsSaid(data['killed']);
+        return { ...(left ? { leftRunning: left } : {}), ...(killed ? { killed } : {}) };
+      },
       ...(req.run ? { run: req.run } : {}),
     },
   );
   switch (o.outcome) {
-    case 'delivered':
+    case 'delivered': {
+      // What `read` took from the run.cancelled.
+      const { leftRunning, killed } = o as { leftRunning?: ToolProcessSaid[]; killed?: ToolProcessSaid[] };
       return {
         outcome: 'cancelled',
         command: o.command,
@@ -569,7 +607,10 @@ export async function sendCancel(
         vendor: o.vendor,
         ack: o.ack,
         cancelled: o.delivered,
+        ...(leftRunning ? { leftRunning } : {}),
+        ...(killed ? { killed } : {}),
       };
+    }
     case 'dropped':
     case 'accepted':
       return {

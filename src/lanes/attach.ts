@@ -71,7 +71,7 @@ export function throughLanes(
       !logged || stop === undefined
         ? Promise.resolve({ ok: false })
         : Promise.resolve()
-            .then(() => stop(effect.session))
+            .then(() => stop(effect.session, effect.killTools === true ? { killTools: true } : {}))
             .catch(() => ({ ok: false }));
     return from(answer).pipe(
       map((o) => input(effect.session, { type: 'cancel.answered', at: now(), commandId: effect.commandId, ok: o.ok })),
@@ -137,6 +137,8 @@ export function fromLaneFacts(
                 open: false,
                 interrupted: f.interrupted,
                 ...(lane.keepsUnread === true ? { keepsUnread: true } : {}),
+                ...(f.leftRunning?.length ? { leftRunning: f.leftRunning } : {}),
+                ...(f.killed?.length ? { killed: f.killed } : {}),
               }),
             ];
           case 'delivered':

@@ -2,7 +2,8 @@
 // echo of a steer at a hook moment, route control.cancel to a lane that can stop the turn, and
 // turn the lane outputs into events and effects. Pure: the lanes themselves are reached in run.ts.
 import type { AepCommand, EventFields } from '../protocol/index.js';
-import type { SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
+import { redactText } from '../protocol/redact.js';
+import type { SessionContext, SessionInput, SessionOutput, ToolProcess } from '../machines/session-types.js';
 import type { ClassifiedHook } from '../streams/surface.js';
 
 /** What the host knows of the attached lanes (their names never matter to it, only what they add). */
@@ -17,7 +18,7 @@ export interface LaneHostOptions {
 
 export type LaneEffect =
   | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string; delivery?: 'queue' }
-  | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string }
+  | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string; killTools?: true }
   | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean }
   | { kind: 'lane.withdraw'; session: string; lane: string; commandId: string; instruction: string };
 
@@ -86,7 +87,13 @@ export function stampLane(
       return true;
     case 'run.cancel':
       if (o.lane === undefined) return false;
-      effects.push({ kind: 'lane.interrupt', session, lane: o.lane, commandId: o.cause });
+      effects.push({
+        kind: 'lane.interrupt',
+        session,
+        lane: o.lane,
+        commandId: o.cause,
+        ...(o.killTools === true ? { killTools: true } : {}),
+      });
       return true;
     case 'approval.answer': {
       const a = fromLaneApproval(o.approvalId);
@@ -101,4 +108,28 @@ export function stampLane(
     default:
       return false;
   }
+}
+
+const toolData = (t: ToolProcess): Record<string, unknown> => ({
+  ...(t.pid === undefined ? {} : { pid: t.pid }),
+  command: redactText(t.command),
+});
+
+/**
+ * D33: `run.cancelled {by: "control"}` as it goes out: its run, and the tool processes the vendor
+ * left running (`left_running`) or the lane ended (`killed`). A command line is redacted-class
+ * text (as a permission request's command is, D35): a metadata watcher sees the pids only.
+ */
+export function cancelledFields(o: Extract<SessionOutput, { type: 'run.cancelled' }>): EventFields {
+  const data: Record<string, unknown> = { by: 'control' };
+  if (o.leftRunning?.length) data.left_running = o.leftRunning.map(toolData);
+  if (o.killed?.length) data.killed = o.killed.map(toolData);
+  const tools = data.left_running !== undefined || data.killed !== undefined;
+  return {
+    type: 'run.cancelled',
+    cause: o.cause,
+    ...(o.run === undefined ? {} : { run: o.run }),
+    data,
+    ...(tools ? { capture: 'redacted' as const } : {}),
+  };
 }

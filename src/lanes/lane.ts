@@ -5,6 +5,7 @@
 import type { Observable } from 'rxjs';
 import type { SteeringError } from '../protocol/errors.js';
 import type { AttentionRequestSpec } from '../streams/surface.js';
+import type { ToolsAtStop } from '../machines/session-types.js';
 
 /** One instruction handed to a lane; the command id is the vendor's client message id (D30). */
 export interface LaneRequest {
@@ -29,8 +30,18 @@ export type LaneFact =
   | { kind: 'attached'; session: string; at: number }
   | { kind: 'detached'; session: string; at: number; detail: string }
   | { kind: 'turn.started'; session: string; at: number; turnId: string }
-  /** `interrupted`: the vendor says the turn was stopped (D33), not finished. */
-  | { kind: 'turn.ended'; session: string; at: number; turnId: string; status: string; interrupted: boolean }
+  /**
+   * `interrupted`: the vendor says the turn was stopped (D33), not finished; with what became of
+   * the turn's tool processes (one the vendor left running, or one the lane ended on `killTools`).
+   */
+  | ({
+      kind: 'turn.ended';
+      session: string;
+      at: number;
+      turnId: string;
+      status: string;
+      interrupted: boolean;
+    } & ToolsAtStop)
   /** The vendor's receipt: the instruction reached the model's input (`ref`: the vendor's id). */
   | { kind: 'delivered'; session: string; at: number; commandId: string; ref: string }
   | {
@@ -72,8 +83,11 @@ export interface NativeLane {
   queue?(req: LaneRequest): Promise<LaneOutcome>;
   /** D32: takes back what the vendor still holds; `removed` false means it was already read. */
   withdraw?(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }>;
-  /** D33: stops the running turn. */
-  interrupt?(session: string): Promise<{ ok: true } | { ok: false; detail: string }>;
+  /**
+   * D33: stops the running turn. `killTools`: the tool processes the vendor leaves running are
+   * ended too, where the lane can find them (its turn end then names them as `killed`).
+   */
+  interrupt?(session: string, opts?: { killTools?: boolean }): Promise<{ ok: true } | { ok: false; detail: string }>;
   /** Answers an approval the vendor raised on this lane. */
   answer?(
     session: string,

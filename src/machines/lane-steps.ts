@@ -18,6 +18,7 @@ import type {
   QueuedInstruction,
   SessionContext,
   SessionOutput,
+  ToolsAtStop,
 } from './session-types.js';
 
 /** The lane every hook vendor has (D30): the reply to the next eligible hook moment. */
@@ -155,10 +156,14 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
   const outputs: SessionOutput[] = [];
   const c = ctx.cancel;
   let cancel: Partial<SessionContext> = {};
+  const tools = toolsAtStop(input);
   if (c?.lane !== undefined) {
     // The interrupt's answer may come after the turn's end: the end is kept for it (cancelAnswered).
-    if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c.id));
-    cancel = !c.acked && input.interrupted === true ? { cancel: { ...c, interrupted: true } } : { cancel: undefined };
+    if (c.acked && input.interrupted === true) outputs.push(cancelledBy(ctx, c, tools));
+    cancel =
+      !c.acked && input.interrupted === true
+        ? { cancel: { ...c, interrupted: true, ...(tools === undefined ? {} : { tools }) } }
+        : { cancel: undefined };
   }
   // A queued one waits in the vendor's queue for the next turn, and a lane whose vendor runs an
   // unread steer as a prompt of its own (qwen serve) reports its receipt later; except at the end
@@ -167,8 +172,9 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
   const kept = input.keepsUnread === true && !stopped;
   const unread = kept ? [] : (ctx.laned ?? []).filter((i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped));
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
+  // The turn is over: its run with it (a vendor that fires no closing hook on an interrupt leaves none).
   return {
-    context: { turnOpen: false, ...cancel, ...dropped.context },
+    context: { turnOpen: false, run: undefined, ...cancel, ...dropped.context },
     outputs: [...outputs, ...dropped.outputs],
   };
 }
@@ -223,12 +229,27 @@ export function recoverLanes(ctx: SessionContext): Step {
   };
 }
 
-/** `run.cancelled {by: "control"}` caused by the cancel command. */
-export const cancelledBy = (ctx: SessionContext, id: string): SessionOutput => ({
-  type: 'run.cancelled',
-  cause: id,
-  ...(ctx.run === undefined ? {} : { run: ctx.run }),
-});
+const toolsAtStop = (input: ToolsAtStop): ToolsAtStop | undefined => {
+  const t: ToolsAtStop = {
+    ...(input.leftRunning?.length ? { leftRunning: input.leftRunning } : {}),
+    ...(input.killed?.length ? { killed: input.killed } : {}),
+  };
+  return t.leftRunning === undefined && t.killed === undefined ? undefined : t;
+};
+
+/**
+ * `run.cancelled {by: "control"}` caused by the cancel command. It names the run the cancel
+ * stopped, as that run's start did (AEP-0002 §2.1 pairs them by `run`), and what the lane saw of
+ * the tool processes: one the vendor left running is said, never passed over as stopped.
+ */
+export const cancelledBy = (
+  ctx: SessionContext,
+  c: { id: string; run?: string },
+  tools?: ToolsAtStop,
+): SessionOutput => {
+  const run = c.run ?? ctx.run;
+  return { type: 'run.cancelled', cause: c.id, ...(run === undefined ? {} : { run }), ...tools };
+};
 
 /** The echo of a steer at a hook moment is taken off the awaited list. */
 export const echoTaken = (ctx: SessionContext, id: string): Partial<SessionContext> => ({

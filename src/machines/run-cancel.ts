@@ -15,7 +15,7 @@ export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean):
     const rejection: Rejection = {
       reason: 'unsupported',
       rule: 'lane-unreached',
-      detail: `this session is on no lane that can stop its turn: ${input.unreached}`,
+      detail: `this session runs on the hook lane only, which cannot stop a turn; to be able to stop its turns, ${input.unreached}`,
     };
     const d: GateDecision =
       decisionOf(ctx.decisions, key) === undefined ? { kind: 'reject', key, rejection } : { kind: 'duplicate', key };
@@ -33,9 +33,15 @@ export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean):
   const refused = unlessAccepted(ctx, d, cause);
   if (refused !== undefined) return refused;
   const lane = input.lane === undefined ? {} : { lane: input.lane };
+  // `kill_tools`: the lane also ends the tool processes the vendor leaves running (only a lane can).
+  const kill =
+    input.lane !== undefined && (input.command.data as { kill_tools?: unknown } | undefined)?.kill_tools === true
+      ? { killTools: true as const }
+      : {};
+  const run = ctx.run === undefined ? {} : { run: ctx.run };
   return {
-    context: { cancel: { id: cause, key: d.key, acked: false, ...lane } },
-    outputs: [{ type: 'run.cancel', cause, ...lane }],
+    context: { cancel: { id: cause, key: d.key, acked: false, ...lane, ...run, ...kill } },
+    outputs: [{ type: 'run.cancel', cause, ...lane, ...kill }],
   };
 }
 
@@ -46,7 +52,7 @@ export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput):
   if (input.ok && c.interrupted === true) {
     return {
       context: { cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'accepted') },
-      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }, cancelledBy(ctx, c.id)],
+      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }, cancelledBy(ctx, c, c.tools)],
     };
   }
   if (input.ok) {

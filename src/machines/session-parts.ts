@@ -9,7 +9,7 @@ import { REJECT, decideInstruct, decideRespond, optionFor } from './gate.js';
 import { recoverForwards } from './forward.js';
 import { fitsMoment, partitionExpired, pendingCount, takeFitting } from './queue.js';
 import { finishedWith, recoverWithdrawals } from './withdraw.js';
-import { echoTaken, honoured, laneFor, laneHint, recoverLanes, toLane } from './lane-steps.js';
+import { cancelledBy, echoTaken, honoured, laneFor, laneHint, recoverLanes, toLane } from './lane-steps.js';
 import type {
   DropReason,
   EndInput,
@@ -377,10 +377,7 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   const windowMs = input.windowMs ?? 0;
   // Cline 3.0.65 answers a hub run.abort with its shutdown moment, not an abort moment: the run
   // the cancel aimed at ends here, and its run.cancelled names the command.
-  const outputs: SessionOutput[] =
-    ctx.cancel?.acked === true
-      ? [{ type: 'run.cancelled', cause: ctx.cancel.id, ...(ctx.run === undefined ? {} : { run: ctx.run }) }]
-      : [];
+  const outputs: SessionOutput[] = ctx.cancel?.acked === true ? [cancelledBy(ctx, ctx.cancel, ctx.cancel.tools)] : [];
   // D31: a steer waits for no resumed run: its turn is over.
   const gone = windowMs > 0 ? ctx.queue.filter((i) => i.delivery === 'steer') : ctx.queue;
   outputs.push(

@@ -207,8 +207,17 @@ export interface SessionContext {
     lane?: string;
     /** The lane saw the turn end interrupted before the vendor's answer to the interrupt came. */
     interrupted?: boolean;
+    /** The run the cancel stopped, kept for its `run.cancelled` whichever of answer and end comes first. */
+    run?: string;
+    /** The sender asked the lane to end the tool processes the vendor leaves running (`kill_tools`). */
+    killTools?: boolean;
+    /** What the lane saw of the tool processes at the interrupted end, kept for a later answer. */
+    tools?: ToolsAtStop;
   };
-  /** The adapter-minted id of the turn now running, for vendors that name none. */
+  /**
+   * The run of the turn now running, as its opening moment named it (the vendor's own id, or one
+   * the adapter minted for a vendor that names none): the turn's terminal names the same run.
+   */
   run?: string;
   /**
    * `session.ended` is already on the stream. AEP allows one per session, so a session reopened by
@@ -314,7 +323,23 @@ export interface LaneDeliveredInput {
   ref: string;
 }
 /** The lane saw a turn start or end (its own protocol, beside the hook moments). */
-export interface LaneTurnInput {
+/** A tool process (a shell command the agent ran), as the lane found it on this host. */
+export interface ToolProcess {
+  /** Its process id; absent where the lane could not look (the vendor's process is not its own). */
+  pid?: number;
+  /** The command as the vendor showed it. */
+  command: string;
+}
+/**
+ * D33: what became of the turn's tool processes when the vendor stopped the turn. The vendor may
+ * stop the turn and leave a command running (Codex 0.171.0): `leftRunning` names it; `killed`
+ * names those the lane ended on the sender's `kill_tools`.
+ */
+export interface ToolsAtStop {
+  leftRunning?: ToolProcess[];
+  killed?: ToolProcess[];
+}
+export interface LaneTurnInput extends ToolsAtStop {
   type: 'lane.turn';
   at: number;
   open: boolean;
@@ -588,12 +613,15 @@ export type SessionOutput =
   | { type: 'control.forward'; cause: string; command: AepCommand }
   /** Hand an accepted send_input to the vendor's transport; its answer comes back as input.sent / input.failed. */
   | { type: 'input.send'; cause: string; text: string; delivery?: string }
-  /** `run.cancelled {by:"control"}`: the session ended while a cancel of its run was under way. */
-  | { type: 'run.cancelled'; cause: string; run?: string }
+  /**
+   * `run.cancelled {by:"control"}`: the cancel's run ended stopped (or the session ended while a
+   * cancel of its run was under way), with what the lane saw of its tool processes.
+   */
+  | ({ type: 'run.cancelled'; cause: string; run?: string } & ToolsAtStop)
   /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
   | { type: 'approval.answer'; approvalId: string; decision: Decision }
   /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
-  | { type: 'run.cancel'; cause: string; lane?: string }
+  | { type: 'run.cancel'; cause: string; lane?: string; killTools?: true }
   /** D32: ask the vendor's queue to give back the input `subject` (found by its text); answered by withdraw.answered. */
   | { type: 'input.withdraw'; cause: string; subject: string; text: string }
   /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */

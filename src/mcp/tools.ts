@@ -318,6 +318,12 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
       inputSchema: z.object({
         session: z.string().min(1).describe('The session whose running turn to stop.'),
         run: z.string().min(1).optional().describe("The run to stop; the session's running one when absent."),
+        kill_tools: z
+          .boolean()
+          .optional()
+          .describe(
+            'Also end the shell commands the agent would leave running when its turn stops, where its way in can (the Codex app-server).',
+          ),
         wait_ms: z
           .number()
           .int()
@@ -336,6 +342,7 @@ export function registerSteeringTools(server: McpServer, ctx: ToolContext): void
             session: a.session,
             timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)),
             ...(a.run ? { run: a.run } : {}),
+            ...(a.kill_tools === true ? { killTools: true } : {}),
           },
         );
         return tool(explainCancel(o, MCP_VOICE));

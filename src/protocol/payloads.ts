@@ -45,6 +45,7 @@ const document = obj(
   { id: str(), score: num(), content_redacted: str().at(R), content: str().at(F), metadata: anyObject() },
 );
 const span = obj({}, { start: int(), end: int() });
+const toolProcess = obj({}, { pid: int({ min: 1 }), command: str().at(R) });
 
 /** D31: how an instruction reaches the agent; `moment` (the next eligible hook moment) when absent. */
 export const DELIVERIES = ['moment', 'steer', 'queue'] as const;
@@ -117,7 +118,15 @@ const core = {
   'run.failed': obj({ reason: str() }, { error: errorInfo, duration_ms: int({ min: 0 }) }),
   'run.cancelled': obj(
     {},
-    { by: oneOf(['user', 'control', 'policy', 'shutdown']), reason: str().at(R), duration_ms: int({ min: 0 }) },
+    {
+      by: oneOf(['user', 'control', 'policy', 'shutdown']),
+      reason: str().at(R),
+      duration_ms: int({ min: 0 }),
+      // D33: the tool processes the vendor left running when it stopped the turn, and those the
+      // adapter ended on the cancel's `kill_tools`; a command line is redacted-class text (D35).
+      left_running: arrayOf(toolProcess),
+      killed: arrayOf(toolProcess),
+    },
   ),
   'run.step.started': obj({}, { name: str().at(R), initial_num_steps: int({ min: 0 }) }),
   'run.step.finished': obj({}, { status: str() }),
@@ -251,7 +260,8 @@ const core = {
     },
   ),
   'control.attention.respond': obj({ answer }),
-  'control.cancel': obj({ scope: oneOf(['run', 'session']) }, { reason: str().at(R) }),
+  // D33: `kill_tools` also ends the tool processes the vendor leaves running, where the adapter can.
+  'control.cancel': obj({ scope: oneOf(['run', 'session']) }, { reason: str().at(R), kill_tools: bool() }),
   'control.pause': obj({}),
   'control.resume': obj({}),
   'control.accepted': obj({}),

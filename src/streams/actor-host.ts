@@ -375,9 +375,14 @@ export class ActorHost {
       const emitter = this.emitterFor(item.session);
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening
       // moment mints one, and run, tool and delegation events carry it until the turn closes.
+      // A vendor that names its runs (Codex turn_id, Claude Code prompt_id) has the run its opening
+      // moment names kept instead, so the turn's terminal (a cancel's `run.cancelled`) names it too.
       const cls = item.hook.class;
       const ctx = this.context(item.session);
-      const runId = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : ctx?.run;
+      const opens = cls.kind === 'moment' && (cls.turn ?? item.hook.bounds) === 'opens';
+      const minted = cls.kind === 'moment' && cls.turn === 'opens' ? `run_${newId(item.at)}` : undefined;
+      const named = opens ? item.hook.observations.find((o) => o.type === 'run.started')?.run : undefined;
+      const runId = opens ? (minted ?? named) : ctx?.run;
       const firstId = stampObservations(item, emitter, { runId, ctx }, this.sink, events, records);
       const lanes = this.opts.lanes === undefined ? undefined : lanesOf(ctx);
       const described = description(this.records.get(item.session)?.described, item.hook.about, this.surface, lanes);
@@ -391,7 +396,7 @@ export class ActorHost {
         windowMs: this.opts.resumeWindowMs ?? this.surface.resumeWindowMs ?? 0,
         attentionTimeoutMs: this.attentionTimeoutMs,
       };
-      const opened = cls.kind === 'moment' && cls.turn === 'opens' ? runId : undefined;
+      const opened = opens ? runId : undefined;
       input = hookInput(item, this.context(item.session), times, firstId, opened);
       this.hooks.classified(item.hookId, item.hook);
     } else if (item.kind === 'command') {

@@ -20,7 +20,7 @@ import type { SessionContext, SessionInput, SessionOutput } from '../machines/se
 import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
-import { stampLane } from '../lanes/host.js';
+import { cancelledFields, stampLane } from '../lanes/host.js';
 
 /** What stamping reads from the host that holds the sessions. */
 export interface StampSource {
@@ -286,12 +286,7 @@ export function stamp(
         emit(s, o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
         break;
       case 'run.cancelled':
-        emit(s, {
-          type: 'run.cancelled',
-          cause: o.cause,
-          ...(o.run === undefined ? {} : { run: o.run }),
-          data: { by: 'control' },
-        });
+        emit(s, cancelledFields(o));
         break;
       case 'approval.answer': {
         const approved = o.decision.option === 'approve' || o.decision.option === 'allow';

@@ -4,6 +4,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CANCEL_EXIT, runCancel } from '../../src/cli/cancel-command.js';
+import { explainCancel } from '../../src/consumer/explain.js';
+import { CONSOLE_VOICE, MCP_VOICE } from '../../src/consumer/next-step.js';
+import type { AepCommand } from '../../src/protocol/index.js';
 import { startTestTarget, type TestTarget } from '../support/relay-target.js';
 import { sink, startTestStack, type TestStack } from './support.js';
 
@@ -17,6 +20,13 @@ test.before(async () => {
     agent: 'cline',
     accepts: ['control.cancel'],
     sessions: ['hub-1'],
+    // As the Codex app-server lane says it (D33): a stop that leaves a shell command running
+    // names it; one sent with kill_tools names it ended.
+    cancelledData: (cmd: AepCommand) => {
+      const tool = { pid: 4242, command: 'sleep 600' };
+      if (cmd.run !== 'run-left') return {};
+      return (cmd.data as { kill_tools?: boolean }).kill_tools === true ? { killed: [tool] } : { left_running: [tool] };
+    },
   });
   await stack.waitFor((e) => e.session === 'hub-1');
 });
@@ -44,6 +54,48 @@ test('cancel stops the running turn: control.cancel {scope:"run"}, settled on ru
   assert.equal([cmd.type, cmd.data, cmd.run], ['control.cancel', { scope: 'run' }, 'run-7']);
   const cancelled = stack.seen.find((e) => e.id === o.cancelled)!;
   assert.equal([cancelled.type, cancelled.cause, cancelled.data?.['by']], ['run.cancelled', cmd.id, 'control']);
+});
+
+test('a stop that leaves a shell command running says so, names it, and says how to end it; --kill-tools asks for it ended', async () => {
+  const out = sink();
+  const code = await runCancel(flags('hub-1', { run: 'run-left' }), { out: out.stream, err: sink().stream });
+  assert.is(code, CANCEL_EXIT.cancelled, out.text());
+  const lines = out.text().trim().split('\n');
+  assert.match(lines[0]!, /^✓ the running turn was stopped \(event /);
+  assert.is(
+    lines[1],
+    '! the agent left these running: pid 4242 `sleep 600`; end them yourself, or stop turns with `aep-steer cancel --kill-tools` to end them with the turn',
+  );
+  const json = sink();
+  await runCancel(flags('hub-1', { run: 'run-left', json: true }), { out: json.stream, err: sink().stream });
+  assert.equal(JSON.parse(json.text()).leftRunning, [{ pid: 4242, command: 'sleep 600' }]);
+
+  const killed = sink();
+  assert.is(
+    await runCancel(flags('hub-1', { run: 'run-left', killTools: true }), { out: killed.stream, err: sink().stream }),
+    CANCEL_EXIT.cancelled,
+  );
+  const sent = target.received.at(-1)!;
+  assert.equal(sent.data, { scope: 'run', kill_tools: true });
+  assert.match(killed.text(), '  and the tool processes it left were ended: pid 4242 `sleep 600`');
+  assert.not.match(killed.text(), 'left these running');
+});
+
+test('MCP and the console say a command left running in their own words', () => {
+  const o = {
+    outcome: 'cancelled' as const,
+    command: 'c1',
+    session: 's1',
+    vendor: 'codex',
+    ack: 'a1',
+    cancelled: 'e1',
+    leftRunning: [{ pid: 7, command: 'make test' }],
+  };
+  const mcp = explainCancel(o, MCP_VOICE).text;
+  assert.match(mcp, 'The agent left these running: pid 7 `make test`; call cancel with kill_tools: true');
+  assert.not.match(mcp, 'aep-steer');
+  assert.match(explainCancel(o, CONSOLE_VOICE).text, 'end them on that machine');
+  assert.equal(explainCancel(o, MCP_VOICE).facts['left_running'], o.leftRunning);
 });
 
 test('a session that takes no cancel is refused by the roster, nothing sent; exit 4', async () => {

@@ -16,6 +16,7 @@ import { installClaudeCode } from '../../src/adapters/installers/claude-code.js'
 import { streamJsonSocketPath } from '../../src/lanes/claude-stream-json/spec.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { strings, vendorMissing } from '../support/e2e-helpers.js';
+import { processTable } from '../../src/lanes/tool-processes.js';
 import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
 import {
   startMockAnthropic,
@@ -132,6 +133,14 @@ async function finish(run: Run, expected = 0): Promise<void> {
   assert.is(code, expected, run.stderr());
 }
 
+/**
+ * The mock's command runs, however the Bash tool quotes it: a process names the gate, other than
+ * the run itself (whose prompt names it as `[[GATE:…]]`).
+ */
+const gateLoopRuns = (run: Run): boolean =>
+  (processTable() ?? []).some(
+    (p) => p.state !== 'Z' && p.argv.some((a) => a.includes(run.gate) && !a.includes('[[GATE:')),
+  );
 const all = (run: Run, type: string): AepEvent[] =>
   stack.events.filter((e) => e.session === run.session && e.type === type);
 const of = (run: Run, type: string, cause?: string) => stack.find(run.session, type, cause);
@@ -259,9 +268,17 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const run = await startRun('s-cancel');
     const waiting = `QUEUED-BEFORE-CANCEL-${run.session.slice(0, 8)}`;
     const queued = await whileToolRuns(run, waiting, 'queue');
+    const started = all(run, 'run.started').at(-1)!;
+    await stack.waitFor('the Bash command runs', () => (gateLoopRuns(run) ? true : undefined));
     const cancel = await accepted(run, 'control.cancel', { scope: 'run' });
     const cancelled = await stack.waitFor('run.cancelled', () => of(run, 'run.cancelled', cancel.id));
     assert.is(cancelled.data?.['by'], 'control');
+    // AEP-0002 §2.1: the terminal names the run its start named (Claude Code's prompt_id).
+    assert.ok(started.run, 'the turn named its run');
+    assert.is(cancelled.run, started.run);
+    // Observed on 2.1.332: the interrupt ends the running Bash command with the turn; nothing is said left running.
+    assert.is(cancelled.data?.['left_running'], undefined);
+    await stack.waitFor('no command waits for the gate any more', () => (gateLoopRuns(run) ? undefined : true));
     const result = await stack.waitFor('the turn ended', () => run.lines.find((l) => l.type === 'result'));
     const toolResults = run.lines.filter((l) => l.type === 'user').map((l) => JSON.stringify(l));
     assert.not.ok(

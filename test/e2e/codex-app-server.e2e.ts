@@ -16,6 +16,7 @@ import { installCodex } from '../../src/adapters/installers/codex.js';
 import { codexSocketPath } from '../../src/lanes/codex-app-server/spec.js';
 import { connectRpc, RpcFailure } from '../../src/lanes/codex-app-server/rpc.js';
 import { STEER_REFUSALS } from '../../src/lanes/codex-app-server/lane.js';
+import { descendantsOf, processTable } from '../../src/lanes/tool-processes.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
@@ -103,6 +104,14 @@ const lastOutputOf = (tag: string): string | undefined => {
 const timesIn = (r: RecordedRequest, text: string): number => itemsOf(r).filter((i) => bodyHas(i, text)).length;
 
 const of = (type: string, cause?: string): AepEvent | undefined => stack.find(session, type, cause);
+/** A process is alive: it exists and is not a zombie waiting to be reaped. */
+const alive = (pid: number): boolean => {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
 const all = (type: string): AepEvent[] => stack.events.filter((e) => e.session === session && e.type === type);
 
 async function send(type: string, data: Record<string, unknown>, id?: string): Promise<AepCommand> {
@@ -126,6 +135,32 @@ async function turnWithSlowTool(tag: string, gate: string): Promise<AepEvent> {
     .catch((err: Error) => {
       throw new Error(`${err.message}\nthe TUI shows:\n${tui.screen()}`);
     });
+}
+/** The pids of the shells running their loop while they wait for `gate`. */
+const shellsWaitingFor = (gate: string): number[] => {
+  const table = processTable() ?? [];
+  return table
+    .filter((p) => p.argv[0] === '/bin/bash' && p.argv.at(-1)?.includes(gate) === true && alive(p.pid))
+    .filter((p) => descendantsOf(p.pid, table).length > 0)
+    .map((p) => p.pid);
+};
+/**
+ * A turn with two slow shell calls: Codex hands the first back after 300 ms and lets it go on in
+ * the background (`yield_time_ms`), the turn then runs the second. Resolves with both shells'
+ * pids once both run their loops (PreToolUse fires before Codex starts a command).
+ */
+async function turnWithBackgroundCommand(tag: string, gate: string): Promise<number[]> {
+  const before = all('tool.requested').length;
+  await tui.submit(`[[TURN]] [[TOOLS:2]] [[YIELDFIRST:300]] [[WAITFILE:${gate}]] ${tag} run the slow commands`);
+  await stack
+    .waitFor(`${tag}: the second slow call`, () => all('tool.requested')[before + 1])
+    .catch((err: Error) => {
+      throw new Error(`${err.message}\nthe TUI shows:\n${tui.screen()}`);
+    });
+  return stack.waitFor(`${tag}: both commands run`, () => {
+    const pids = shellsWaitingFor(gate);
+    return pids.length === 2 ? pids : undefined;
+  });
 }
 /** Submits a prompt that needs an approval; resolves with the app-server's own request (answerable in the TUI too). */
 async function askApproval(prompt: string, tag: string): Promise<AepEvent> {
@@ -279,15 +314,54 @@ if (binary === undefined || tmuxMissing()) {
     assert.is(mock.modelRequests().filter((r) => bodyHas(r.body, 'too late')).length, 0);
   });
 
-  test('cancel {scope: run} stops the running turn through turn/interrupt; run.cancelled names the cancel', async () => {
+  test('cancel {scope: run} stops the running turn through turn/interrupt; run.cancelled names the cancel, its run, and the command Codex left running', async () => {
     const gate = join(ws.root, 'never.go');
-    await turnWithSlowTool('c-cancel', gate);
+    const shells = await turnWithBackgroundCommand('c-cancel', gate);
+    const started = all('run.started').at(-1)!;
     const cancel = await accepted('control.cancel', { scope: 'run' });
     const cancelled = await stack.waitFor('run.cancelled', () => of('run.cancelled', cancel.id));
     assert.is(cancelled.data?.['by'], 'control');
+    // AEP-0002 §2.1: the terminal names the run its start named (Codex's turn_id).
+    assert.ok(started.run, 'the turn named its run');
+    assert.is(cancelled.run, started.run);
+    // Observed on 0.171.0: the turn ends `interrupted` and the command it was running ends with
+    // it, but the one it had sent to the background goes on under the app-server.
+    const left = cancelled.data?.['left_running'] as { pid?: number; command?: string }[] | undefined;
+    assert.is(left?.length, 1, JSON.stringify(cancelled.data));
+    assert.match(String(left![0]!.command), gate, 'what it runs');
+    const pid = left![0]!.pid!;
+    assert.ok(shells.includes(pid), `one of the turn's commands (${shells.join(', ')})`);
+    assert.ok(alive(pid), `pid ${pid} still runs`);
+    assert.equal(
+      shells.filter((p) => p !== pid && alive(p)),
+      [],
+      'the command the turn was running is not said left: Codex ended it',
+    );
     const again = await send('x.codex.control.instruct', { text: 'after cancel', delivery: 'steer' });
     const settled = await stack.send(again);
     assert.equal(settled.outcome === 'rejected' ? settled.code : settled, 'session-idle', 'the turn is over');
+    // Its gate lets it finish: it was running all along, and leaves nothing behind.
+    writeFileSync(gate, '');
+    await stack.waitFor(`pid ${pid} ends once its gate exists`, () => (alive(pid) ? undefined : true));
+  });
+
+  test('cancel with kill_tools also ends the command the vendor would leave running; run.cancelled names it killed', async () => {
+    const gate = join(ws.root, 'killed.go');
+    const shells = await turnWithBackgroundCommand('c-kill', gate);
+    const started = all('run.started').at(-1)!;
+    const cancel = await accepted('control.cancel', { scope: 'run', kill_tools: true });
+    const cancelled = await stack.waitFor('run.cancelled', () => of('run.cancelled', cancel.id));
+    assert.is(cancelled.run, started.run);
+    assert.is(cancelled.data?.['left_running'], undefined, JSON.stringify(cancelled.data));
+    const killed = cancelled.data?.['killed'] as { pid?: number; command?: string }[] | undefined;
+    assert.is(killed?.length, 1, JSON.stringify(cancelled.data));
+    assert.match(String(killed![0]!.command), gate);
+    assert.ok(shells.includes(killed![0]!.pid!), 'the process that ran the call');
+    assert.equal(
+      shells.filter((p) => alive(p)),
+      [],
+      'nothing the turn started runs when run.cancelled says so',
+    );
   });
 
   test('a plain `codex exec` session has the hook lane only', async () => {

@@ -16,6 +16,7 @@ import { respondVia, startTui, tmuxMissing, type Tui } from '../support/tui.js';
 import {
   codexHome,
   startVendorStack,
+  stopCodexDaemon,
   vendorBinary,
   workspace,
   writeCodexConfig,
@@ -32,6 +33,17 @@ let tui: Tui;
 
 const respond = (session: string, request: string, word: string) =>
   respondVia(stack.relayUrl, stack.relayToken, 'e2e-operator')(session, request, word);
+
+/** The environment the person's `codex` runs with (its daemon is found by the same CODEX_HOME). */
+const tuiEnv = (): NodeJS.ProcessEnv => ({
+  HOME: ws.home,
+  CODEX_HOME: codexHome(ws),
+  MOCK_API_KEY: 'dummy',
+  OPENAI_API_KEY: 'dummy',
+  NO_UPDATE_NOTIFIER: '1',
+  CODEX_DISABLE_TELEMETRY: '1',
+  PATH: process.env.PATH,
+});
 
 /** Types a prompt whose shell call asks to leave the sandbox; resolves with the permission request it raised. */
 async function ask(tag: string): Promise<AepEvent> {
@@ -89,16 +101,7 @@ if (binary === undefined || tmuxMissing()) {
       attentionTimeoutMs: codex.attentionTimeoutMs,
       env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
     });
-    const env = {
-      HOME: ws.home,
-      CODEX_HOME: codexHome(ws),
-      MOCK_API_KEY: 'dummy',
-      OPENAI_API_KEY: 'dummy',
-      NO_UPDATE_NOTIFIER: '1',
-      CODEX_DISABLE_TELEMETRY: '1',
-      PATH: process.env.PATH,
-    };
-    tui = startTui('codex', ws.project, env, [binary]);
+    tui = startTui('codex', ws.project, tuiEnv(), [binary]);
     await tui.shows('Ask Codex to do anything').catch(async () => {
       // The installer could not reach Codex to trust the hooks: trust them as a person would, once.
       if (!tui.screen().includes('Hooks need review')) throw new Error(`Codex did not start:\n${tui.screen()}`);
@@ -110,6 +113,8 @@ if (binary === undefined || tmuxMissing()) {
 
   test.after(async () => {
     tui?.kill();
+    // The managed app-server daemon the TUI started outlives it (0.171.0): ended here.
+    if (ws && binary !== undefined) await stopCodexDaemon(ws, binary, tuiEnv());
     await stack?.close();
     await mock?.close();
     if (ws) rmSync(ws.root, { recursive: true, force: true });

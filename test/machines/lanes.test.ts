@@ -226,6 +226,32 @@ test('cancel through the lane settles on its interrupted end, whichever of answe
   assert.not.ok(types(finished.outputs).includes('run.cancelled'));
 });
 
+test('run.cancelled names the run the opening moment named, and the tool processes the lane saw, in either order', () => {
+  const named = run([{ ...opens(), runId: 'turn-7' } as SessionInput, reach()]).snap;
+  const cancel = (id: string, data: Record<string, unknown> = { scope: 'run' }): SessionInput => ({
+    type: 'command.cancel',
+    at: 1000,
+    gateOpen: true,
+    ready: true,
+    lane: 'app-server',
+    command: command(sender, SESSION, { type: 'control.cancel', id, data }),
+  });
+  const ok = (commandId: string): SessionInput => ({ type: 'cancel.answered', at: 1100, commandId, ok: true });
+  const left = [{ pid: 4242, command: "/bin/bash -lc 'sleep 600'" }];
+  const end: SessionInput = { type: 'lane.turn', at: 4000, open: false, interrupted: true, leftRunning: left };
+  const answerFirst = run([cancel('k1'), ok('k1'), end], named);
+  assert.equal(answerFirst.outputs.at(-1), { type: 'run.cancelled', cause: 'k1', run: 'turn-7', leftRunning: left });
+  // The end clears the turn's run; the answer that comes after it still names the run it stopped.
+  const endFirst = run([cancel('k2'), end, ok('k2')], named);
+  assert.equal(endFirst.outputs.at(-1), { type: 'run.cancelled', cause: 'k2', run: 'turn-7', leftRunning: left });
+  assert.is(endFirst.snap.context.run, undefined, 'the turn and its run are over');
+  // kill_tools goes to the lane with the interrupt; a cancel without it asks for no kill.
+  const kill = run([cancel('k3', { scope: 'run', kill_tools: true })], named);
+  assert.equal(kill.outputs, [{ type: 'run.cancel', cause: 'k3', lane: 'app-server', killTools: true }]);
+  const plain = run([cancel('k4')], named);
+  assert.equal(plain.outputs, [{ type: 'run.cancel', cause: 'k4', lane: 'app-server' }]);
+});
+
 test('cancel to a session no lane reaches is refused lane-unreached, saying how to get one; a resend gets the same ack', () => {
   const cancel: SessionInput = {
     type: 'command.cancel',
@@ -240,7 +266,8 @@ test('cancel to a session no lane reaches is refused lane-unreached, saying how 
   assert.equal((outputs[1] as { rejection?: unknown }).rejection, {
     reason: 'unsupported',
     rule: 'lane-unreached',
-    detail: 'this session is on no lane that can stop its turn: start it with `aep-steer run codex`',
+    detail:
+      'this session runs on the hook lane only, which cannot stop a turn; to be able to stop its turns, start it with `aep-steer run codex`',
   });
 });
 

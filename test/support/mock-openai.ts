@@ -9,7 +9,8 @@
 // UserPromptSubmit with an empty prompt after each tool batch, §5.3 caveat, so only marked
 // prompts reset the count), `[[TOOLS:n]]` asks for n shell calls (default 1), and `[[SPAWN]]`
 // makes the first call a Codex subagent (`spawn_agent`) before the shell calls,
-// `[[WAITFILE:/path]]` makes each shell call wait until the test creates that file, and
+// `[[WAITFILE:/path]]` makes each shell call wait until the test creates that file (with
+// `[[YIELDFIRST:ms]]` the first call's command goes on in the background after `ms`), and
 // `[[ESCALATE]]` makes each Codex shell call ask to run outside the sandbox (so Codex asks for
 // approval and fires PermissionRequest), and `[[PATCH:name]]` makes it an `apply_patch` adding
 // that file (Codex runs it as a file change, asking first under a read-only sandbox).
@@ -51,6 +52,15 @@ function toolCountOf(prompt: string): number {
 function waitFileOf(prompt: string): string | undefined {
   const m = /\[\[WAITFILE:([^\]']+)\]\]/.exec(prompt);
   return m ? m[1] : undefined;
+}
+
+/**
+ * `[[YIELDFIRST:ms]]`: the turn's first shell call asks Codex to give its output back after `ms`
+ * (`yield_time_ms`); a command still running then goes on in the background while the turn does.
+ */
+function yieldFirstOf(prompt: string): number | undefined {
+  const m = /\[\[YIELDFIRST:(\d+)\]\]/.exec(prompt);
+  return m ? Number(m[1]) : undefined;
 }
 
 /** `[[PATCH:name]]`: the shell call is an `apply_patch` adding that file (Codex runs it as a file change). */
@@ -146,7 +156,12 @@ function answerResponses(body: Record<string, unknown>, res: ServerResponse, cou
       name: 'exec_command',
       arguments: JSON.stringify({
         cmd,
-        yield_time_ms: wait === undefined ? 2000 : 30_000,
+        yield_time_ms:
+          step.toolResults === 0 && yieldFirstOf(step.prompt) !== undefined
+            ? yieldFirstOf(step.prompt)
+            : wait === undefined
+              ? 2000
+              : 30_000,
         ...(step.prompt.includes('[[ESCALATE]]')
           ? { sandbox_permissions: 'require_escalated', justification: 'the test asks for approval' }
           : {}),

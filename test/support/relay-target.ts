@@ -30,6 +30,8 @@ export interface TestTargetOptions {
    * adapter's rule). Without it, only a command naming its run gets run.cancelled.
    */
   running?: Map<string, string>;
+  /** What a control.cancel's run.cancelled also says (D33: the tool processes left or ended). */
+  cancelledData?: (cmd: AepCommand) => Record<string, unknown>;
 }
 
 export async function startTestTarget(opts: TestTargetOptions): Promise<TestTarget> {
@@ -78,7 +80,15 @@ export async function startTestTarget(opts: TestTargetOptions): Promise<TestTarg
     link.sendText(text);
     if (ack.type === 'control.accepted' && run !== undefined) {
       opts.running?.delete(cmd.session);
-      link.send(em.emit({ type: 'run.cancelled', run, cause: cmd.id, severity: 'notice', data: { by: 'control' } }));
+      link.send(
+        em.emit({
+          type: 'run.cancelled',
+          run,
+          cause: cmd.id,
+          severity: 'notice',
+          data: { by: 'control', ...opts.cancelledData?.(cmd) },
+        }),
+      );
     }
   });
   const claim = (session: string) => link.send(emitter(session).emit({ type: 'session.started' }));

@@ -246,6 +246,35 @@ function run(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, k
 
 export const codexHome = (ws: Workspace): string => join(ws.home, '.codex');
 
+/**
+ * Ends the managed app-server daemon a plain `codex` TUI started for this workspace. Observed on
+ * 0.171.0: the TUI's first prompt starts `codex app-server --listen unix:// --managed-daemon` (a
+ * copy of the binary under $CODEX_HOME/packages/app-server-daemon/, serving the TUI's threads on
+ * $CODEX_HOME/app-server-control/) and a `codex app-server daemon pid-update-loop`; both outlive
+ * the TUI. Codex's own `app-server daemon stop` ends the daemon; the pid loop stays, so whatever
+ * still runs from this workspace's copy is ended by its pid. Resolves once none runs.
+ */
+export async function stopCodexDaemon(ws: Workspace, bin: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const { spawnSync } = await import('node:child_process');
+  const { processTable } = await import('../../src/lanes/tool-processes.js');
+  const stopped = spawnSync(bin, ['app-server', 'daemon', 'stop'], { env, encoding: 'utf8', timeout: 30_000 });
+  if (stopped.status !== 0) console.error(`codex app-server daemon stop exited ${stopped.status}: ${stopped.stderr}`);
+  const copy = join(codexHome(ws), 'packages', 'app-server-daemon');
+  const ours = () => (processTable() ?? []).filter((p) => p.state !== 'Z' && p.argv[0]?.startsWith(copy) === true);
+  for (const p of ours()) {
+    try {
+      process.kill(p.pid, 'SIGTERM');
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const until = Date.now() + 10_000;
+  while (ours().length > 0) {
+    if (Date.now() > until) throw new Error(`codex daemons still run: ${JSON.stringify(ours())}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** config.toml pointing Codex at the mock; hooks come from hooks.json, written by the installer. */
 export function writeCodexConfig(ws: Workspace, mockBaseUrl: string): void {
   mkdirSync(codexHome(ws), { recursive: true });

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../lane.js';
+import { endTools, findTools, pidsUnder, processTable, shellToolsSince } from '../tool-processes.js';
 import { connectRpc, RpcFailure, RpcUnreachable, type RpcClient, type ServerRequest } from './rpc.js';
 
 const OBSERVED = 'native-lanes.md "Observed on the pinned binaries", Codex 0.171.0 app-server';
@@ -104,13 +105,75 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   const settledAt = new Map<string, string>();
   /** Steers sent, by command id, until their receipt. */
   const sent = new Set<string>();
+  /** Shell commands started and not completed, by thread and item id: what an interrupt may leave running. */
+  const commands = new Map<string, string>();
+  /** What ran under the server as each thread's turn started: what is new at an interrupted end, the turn started. */
+  const baseline = new Map<string, Set<number>>();
+  /** Threads whose interrupt asked for their tool processes to be ended too (D33 `kill_tools`). */
+  const killing = new Set<string>();
+  /** A turn end waiting for its tool processes to be ended: later facts go out after it, in order. */
+  let behind: Promise<void> | undefined;
   let rpc: RpcClient | undefined;
   let child: ChildProcess | undefined;
   let opening: Promise<RpcClient> | undefined;
   let closing = false;
   const address = `unix://${opts.socketPath}`;
 
-  const fact = (f: LaneFact): void => facts$.next(f);
+  const fact = (f: LaneFact): void => {
+    if (behind === undefined) facts$.next(f);
+    else behind = behind.then(() => facts$.next(f));
+  };
+  /** A fact that is ready later (a turn end after its tools were ended); the facts after it wait for it. */
+  const factLater = (f: Promise<LaneFact>): void => {
+    const mine = (behind ?? Promise.resolve()).then(() => f).then((x) => facts$.next(x));
+    behind = mine;
+    void mine.finally(() => {
+      if (behind === mine) behind = undefined;
+    });
+  };
+
+  /**
+   * The app-server's pid: the one this lane started, or one started elsewhere (`aep-steer run
+   * codex`) found by the socket it was told to listen on (its tool processes are its descendants).
+   */
+  const serverPid = (): number | undefined =>
+    child?.pid ?? processTable()?.find((p) => p.argv.includes('app-server') && p.argv.includes(address))?.pid;
+
+  /**
+   * D33, observed on 0.171.0: `turn/interrupt` ends the turn (`interrupted`) but a running shell
+   * command's item never completes and its process goes on under the app-server. The turn's end
+   * names such processes; on `kill_tools` the lane ends them first and names them `killed`.
+   */
+  function interruptedEnd(
+    base: Extract<LaneFact, { kind: 'turn.ended' }>,
+    open: string[],
+    before: Set<number> | undefined,
+    kill: boolean,
+  ): void {
+    const pid = serverPid();
+    const left = findTools(pid, open);
+    // Observed with the TUI as client: a command's item is announced only when it returns, so
+    // the shell tools the turn started are looked for too.
+    if (before !== undefined)
+      for (const t of shellToolsSince(pid, before)) if (!left.some((l) => l.pid === t.pid)) left.push(t);
+    if (left.length === 0) {
+      fact(base);
+      return;
+    }
+    if (!kill) {
+      fact({ ...base, leftRunning: left });
+      return;
+    }
+    factLater(
+      endTools(left)
+        .then((r) => ({
+          ...base,
+          ...(r.killed.length ? { killed: r.killed } : {}),
+          ...(r.leftRunning.length ? { leftRunning: r.leftRunning } : {}),
+        }))
+        .catch(() => ({ ...base, leftRunning: left })),
+    );
+  }
 
   async function follow(threadId: string): Promise<void> {
     if (threads.has(threadId) || rpc === undefined) return;
@@ -123,6 +186,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       fact({ kind: 'attached', session: threadId, at: Date.now() });
       if (running !== undefined && threads.get(threadId)?.turn === undefined) {
         threads.set(threadId, { turn: running.id });
+        turnStarts(threadId);
         fact({ kind: 'turn.started', session: threadId, at: Date.now(), turnId: running.id });
       }
     } catch {
@@ -199,6 +263,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       case 'turn/started':
         if (threadId === undefined || typeof turn?.id !== 'string' || !threads.has(threadId)) return;
         threads.set(threadId, { turn: turn.id });
+        turnStarts(threadId);
         fact({ kind: 'turn.started', session: threadId, at: Date.now(), turnId: turn.id });
         return;
       case 'serverRequest/resolved': {
@@ -214,7 +279,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         settledElsewhere(undefined, threadId, undefined);
         for (const k of items.keys()) if (k.startsWith(`${threadId}/`)) items.delete(k);
         threads.set(threadId, {});
-        fact({
+        turnEnded(threadId, {
           kind: 'turn.ended',
           session: threadId,
           at: Date.now(),
@@ -230,6 +295,11 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         if (threadId !== undefined && typeof item?.id === 'string' && item.type === 'fileChange') {
           if (method === 'item/started') items.set(`${threadId}/${item.id}`, item as Record<string, unknown>);
           else items.delete(`${threadId}/${item.id}`);
+        }
+        if (threadId !== undefined && typeof item?.id === 'string' && item.type === 'commandExecution') {
+          const command = str((item as { command?: unknown }).command);
+          if (method === 'item/started' && command !== undefined) commands.set(`${threadId}/${item.id}`, command);
+          else commands.delete(`${threadId}/${item.id}`);
         }
         if (method === 'item/completed' && threadId !== undefined && typeof item?.id === 'string')
           settledElsewhere(item.id, threadId, str(item.status));
@@ -247,6 +317,28 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     }
   }
 
+  /** A turn starts: what runs under the server now is not the turn's (read only where a stop may ask). */
+  function turnStarts(threadId: string): void {
+    const now = pidsUnder(serverPid());
+    if (now === undefined) baseline.delete(threadId);
+    else baseline.set(threadId, now);
+  }
+
+  /** A turn's end, with the shell commands it never finished when it was interrupted. */
+  function turnEnded(threadId: string, base: Extract<LaneFact, { kind: 'turn.ended' }>): void {
+    const open: string[] = [];
+    for (const [k, cmd] of commands) {
+      if (!k.startsWith(`${threadId}/`)) continue;
+      open.push(cmd);
+      commands.delete(k);
+    }
+    const kill = killing.delete(threadId);
+    const before = baseline.get(threadId);
+    baseline.delete(threadId);
+    if (base.interrupted) interruptedEnd(base, open, before, kill);
+    else fact(base);
+  }
+
   function lost(why: string): void {
     rpc = undefined;
     opening = undefined;
@@ -256,6 +348,9 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
     items.clear();
     settledAt.clear();
     sent.clear();
+    commands.clear();
+    killing.clear();
+    baseline.clear();
     if (!closing) fact({ kind: 'lost', at: Date.now(), detail: why });
   }
 
@@ -356,14 +451,17 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
         return { ok: false, reason: 'unreachable', detail: err instanceof RpcUnreachable ? err.message : String(err) };
       }
     },
-    async interrupt(session) {
+    async interrupt(session, o) {
       const c = rpc;
       const turn = threads.get(session)?.turn;
       if (c === undefined || turn === undefined) return { ok: false, detail: 'no turn is running on the app-server' };
+      // Set before the call: the turn's end may come before its answer.
+      if (o?.killTools === true) killing.add(session);
       try {
         await c.call('turn/interrupt', { threadId: session, turnId: turn });
         return { ok: true };
       } catch (err) {
+        killing.delete(session);
         return { ok: false, detail: String(err) };
       }
     },
