@@ -4,8 +4,8 @@
 // `hooks/list`) for the key and hash of each hook it wrote and persists that trust in config.toml
 // the way Codex itself does; otherwise the report says plainly what the user must do.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import {
   installJsonHooks,
@@ -115,14 +115,17 @@ child.stdin.write([
 ].join('\\n') + '\\n');
 `;
 
-interface ListedHook {
+export interface ListedHook {
   key: string;
   currentHash: string;
   command?: string;
   sourcePath?: string;
+  /** `trusted`, `untrusted`, … as Codex sees the hook now. */
+  trustStatus?: string;
 }
 
-function listCodexHooks(bin: string, env: NodeJS.ProcessEnv, cwd: string): ListedHook[] | string {
+/** The hooks Codex reports for a folder (`hooks/list` on a one-shot `codex app-server`), or why not. */
+export function listCodexHooks(bin: string, env: NodeJS.ProcessEnv, cwd: string): ListedHook[] | string {
   const r = spawnSync(process.execPath, ['-e', HOOKS_LIST, bin, cwd], { env, encoding: 'utf8', timeout: 30_000 });
   if (r.status !== 0 || r.stdout === '') return `codex app-server did not list the hooks (exit ${String(r.status)})`;
   try {
@@ -157,25 +160,57 @@ function withoutOurTrust(toml: string): string {
 function trustOurHooks(file: string, opts: InstallOptions, env: NodeJS.ProcessEnv): string {
   const bin = codexBinary(env);
   if (bin === undefined) return CODEX_TRUST_NOTE;
-  const listed = listCodexHooks(
-    bin,
-    { ...process.env, ...env, CODEX_HOME: codexHomeOf(env) },
-    opts.project === undefined ? dirname(file) : resolve(opts.project),
-  );
+  const cwd = opts.project === undefined ? dirname(file) : resolve(opts.project);
+  const config = join(codexHomeOf(env), 'config.toml');
+  const listed = listCodexHooks(bin, { ...process.env, ...env, CODEX_HOME: codexHomeOf(env) }, cwd);
   if (typeof listed === 'string') return `${listed}; ${CODEX_TRUST_NOTE}`;
-  const ours = listed.filter(
+  let ours = listed.filter(
     (h) =>
       h.sourcePath === file && typeof h.command === 'string' && isShimHook({ type: 'command', command: h.command }),
   );
+  let folderNote = '';
+  if (ours.length === 0 && opts.project !== undefined && !foldersTrustIn(config, cwd)) {
+    // Codex lists no hook of a folder it has not been asked to trust yet (0.171.0), so the first
+    // `codex` there would ask to review them. A scratch CODEX_HOME that trusts the folder reports
+    // their keys and hashes (a key names the hooks file, never CODEX_HOME); only the hooks' trust
+    // is written here: whether to trust the folder stays Codex's question to the person.
+    const scratch = listedAsTrusted(bin, env, config, cwd);
+    if (typeof scratch !== 'string') {
+      ours = scratch.filter(
+        (h) =>
+          h.sourcePath === file && typeof h.command === 'string' && isShimHook({ type: 'command', command: h.command }),
+      );
+      folderNote = `; Codex has not trusted ${cwd} yet: its first start there asks "Trust this folder?", then runs the hooks`;
+    }
+  }
   if (ours.length === 0) return `codex did not report the hooks in ${file}; ${CODEX_TRUST_NOTE}`;
-  const config = join(codexHomeOf(env), 'config.toml');
   const current = existsSync(config) ? readFileSync(config, 'utf8') : '';
   const tables = ours.map(
     (h) => `[hooks.state.${JSON.stringify(h.key)}]  ${TRUST_MARKER}\ntrusted_hash = ${JSON.stringify(h.currentHash)}`,
   );
   const kept = withoutOurTrust(current).replace(/\n+$/, '');
   writeTextFile(config, `${kept === '' ? '' : `${kept}\n\n`}${tables.join('\n\n')}\n`);
-  return `trusted ${ours.length} hooks in ${config} (as reported by ${bin})`;
+  return `trusted ${ours.length} hooks in ${config} (as reported by ${bin})${folderNote}`;
+}
+
+/** Whether config.toml has a trust entry for the folder (either way: the person's answer stands). */
+function foldersTrustIn(config: string, cwd: string): boolean {
+  if (!existsSync(config)) return false;
+  return readFileSync(config, 'utf8').includes(`[projects.${JSON.stringify(cwd)}]`);
+}
+
+/** `hooks/list` as Codex answers it once the folder is trusted, from a scratch copy of the config. */
+function listedAsTrusted(bin: string, env: NodeJS.ProcessEnv, config: string, cwd: string): ListedHook[] | string {
+  const home = mkdtempSync(join(tmpdir(), 'aep-codex-trust-'));
+  try {
+    const copy = join(home, 'config.toml');
+    if (existsSync(config)) copyFileSync(config, copy);
+    const before = existsSync(copy) ? readFileSync(copy, 'utf8') : '';
+    writeFileSync(copy, `${before}\n[projects.${JSON.stringify(cwd)}]\ntrust_level = "trusted"\n`);
+    return listCodexHooks(bin, { ...process.env, ...env, CODEX_HOME: home }, cwd);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 }
 
 export function installCodex(opts: InstallOptions): InstallReport {
