@@ -172,13 +172,19 @@ export const cline: VendorTable = {
     // (`session.remove_pending_prompt`); e2e/cline-delivery "a queued send_input withdrawn while the turn runs".
     withdraws: true,
     // Loaded when the hub is opened: the table alone (the hook fallback) needs no socket code.
-    open: async (env, onError) => {
+    open: async (env, onError, onNote) => {
       const [{ HubConnection }, { resolveHubEndpoint }, { hubTransport }] = await Promise.all([
         import('./cline-hub/connection.js'),
         import('./cline-hub/endpoint.js'),
         import('./cline-hub/transport.js'),
       ]);
-      const hub = new HubConnection({ endpoint: () => resolveHubEndpoint(env), onError });
+      const hub = new HubConnection({
+        endpoint: () => resolveHubEndpoint(env),
+        onError,
+        ...(onNote === undefined
+          ? {}
+          : { onBack: (url: string) => onNote(`Cline hub: connected to ${url}; hub control on`) }),
+      });
       return { ...hubTransport(hub), close: () => hub.close() };
     },
   },

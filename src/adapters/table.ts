@@ -46,9 +46,11 @@ export interface UserPlane {
   approvals: boolean;
   /** D32: the channel's queue gives back a send_input the agent has not read yet (withdraw). */
   withdraws?: boolean;
+  /** `onNote`: a line for the adapter's log when the channel comes back after a reported problem. */
   open(
     env: NodeJS.ProcessEnv,
     onError: (e: SteeringError) => void,
+    onNote?: (line: string) => void,
   ): Promise<InputTransport & { close(): Promise<void> }>;
 }
 

@@ -386,7 +386,9 @@ export async function runAdapter(
   const plane =
     cfg.userPlane === undefined
       ? undefined
-      : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report);
+      : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report, (line) =>
+          process.stderr.write(`aep-steer adapter: ${line}\n`),
+        );
   if (plane !== undefined) {
     opts.transport = plane;
     opts.sendInput = cfg.userPlane?.control === true;

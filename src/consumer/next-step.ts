@@ -20,6 +20,8 @@ export interface Voice {
   tokenRefused: string;
   /** The session's adapter is not connected. */
   adapterDown: (vendor: string | undefined) => string;
+  /** The adapter runs, but its link to the agent's own channel (a hub, a server) is down. */
+  channelDown: string;
   /** The session's adapter runs with steering off (D5). */
   steeringOff: (vendor: string | undefined) => string;
   /** How a later stop also ends the tool processes the agent leaves running (D33 `kill_tools`). */
@@ -39,6 +41,8 @@ export const CLI_VOICE: Voice = {
   tokenRefused:
     'give the token that relay issued (--token or AEP_TOKEN; on one machine the local token file is read); `aep-steer doctor` says which token was read',
   adapterDown: (v) => `start its adapter again with \`aep-steer up ${vendorOr(v)}\`, then send again`,
+  channelDown:
+    "its adapter runs but has not reached the agent's own channel (Cline's hub starts with the first `cline`); the adapter's log (`aep-steer status` names it) says `connected` once it has: send again then",
   steeringOff: (v) =>
     `restart its adapter with steering on: \`aep-steer down ${vendorOr(v)}\`, then \`aep-steer up ${vendorOr(v)} --instruct\``,
   killTools: 'end them yourself, or stop turns with `aep-steer cancel --kill-tools` to end them with the turn',
@@ -55,6 +59,8 @@ export const MCP_VOICE: Voice = {
   tokenRefused: 'nothing was sent; tell the person who set up this MCP server that the relay refuses its token',
   adapterDown: () =>
     'nothing was sent; tell the person who runs that agent to start its adapter again, and call list_sessions to see when it is back',
+  channelDown:
+    "its adapter runs but has not reached the agent's own channel yet; call again in a moment, or tell the person who runs that agent to start it",
   steeringOff: () =>
     'its adapter does not take instructions; tell the person who runs it to restart the adapter with steering on',
   killTools:
@@ -70,6 +76,8 @@ export const CONSOLE_VOICE: Voice = {
   relayDown: 'start it on its machine with `aep-steer up`; the page reconnects by itself',
   tokenRefused: 'open the console again from the URL `aep-steer console` printed',
   adapterDown: (v) => `start its adapter again (\`aep-steer up ${vendorOr(v)}\` on that machine), then send again`,
+  channelDown:
+    "its adapter runs but has not reached the agent's own channel yet (Cline's hub starts with the first `cline`); send again in a moment",
   steeringOff: (v) =>
     `restart its adapter with steering on (\`aep-steer up ${vendorOr(v)} --instruct\` on that machine)`,
   killTools:
@@ -96,8 +104,9 @@ export function nextStep(code: string | undefined, voice: Voice, c: RefusalConte
     case 'unknown-session':
       return `no adapter claims session ${c.session} now: ${voice.sessions}`;
     case 'adapter-offline':
-    case 'transport-down':
       return voice.adapterDown(c.vendor);
+    case 'transport-down':
+      return voice.channelDown;
     case 'vendor-mismatch':
       return `send it again without ${voice.vendorChoice}, or with the session's own vendor`;
     case 'ambiguous':

@@ -276,8 +276,9 @@ test('hub events become facts: consumption, approvals asked and settled; other e
   }
 });
 
-test('fail open: a wrong token or no hub leaves it down (busy), reported once; a lost hub is a lost fact; a restarted hub with a new token is found again', async () => {
+test('fail open: a wrong token or no hub leaves it down (busy), reported once; a lost hub is a lost fact; a restarted hub with a new token is found again, and each return is said', async () => {
   const errors: SteeringError[] = [];
+  const backs: string[] = [];
   const hub = await stubHub('right');
   const d = dataDir();
   d.write(hub.url, 'wrong');
@@ -285,6 +286,7 @@ test('fail open: a wrong token or no hub leaves it down (busy), reported once; a
     endpoint: () => resolveHubEndpoint(d.env),
     reconnectMs: 50,
     onError: (e) => errors.push(e),
+    onBack: (url) => backs.push(url),
   });
   const t = hubTransport(conn);
   const facts: TransportFact[] = [];
@@ -297,6 +299,8 @@ test('fail open: a wrong token or no hub leaves it down (busy), reported once; a
     assert.match(errors[0]!.message, 'hooks are still observed');
     d.write(hub.url, 'right');
     await until(() => t.ready(), 'registered after the record changed');
+    // The log said the hub was unreachable: it also says when it is back.
+    assert.equal(backs, [hub.url]);
     const port = hub.port;
     await hub.close();
     await until(() => facts.some((f) => f.kind === 'lost'), 'lost');
@@ -304,6 +308,7 @@ test('fail open: a wrong token or no hub leaves it down (busy), reported once; a
     const again = await stubHub('new-token', port);
     d.write(again.url, 'new-token');
     await until(() => t.ready(), 'reconnected to the restarted hub');
+    assert.equal(backs, [hub.url, again.url]);
     await again.close();
   } finally {
     await conn.close();

@@ -128,4 +128,13 @@ test('a timeout says where the instruction stands and how to take it back, on th
   assert.match(line, '`aep-steer withdraw --session s-1 --instruction c-7`');
 });
 
+test("a link to the agent's own channel that is down is not called an adapter that is down", () => {
+  const ctx = { session: 's-1', vendor: 'cline' };
+  for (const voice of [CLI_VOICE, MCP_VOICE, CONSOLE_VOICE]) {
+    const step = nextStep('transport-down', voice, ctx)!;
+    assert.match(step, "has not reached the agent's own channel");
+    assert.not.match(step, 'start its adapter again');
+  }
+  assert.match(nextStep('adapter-offline', CLI_VOICE, ctx)!, '`aep-steer up cline`');
+});
 test.run();

@@ -29,6 +29,8 @@ export interface HubConnectionOptions {
   /** A command's reply limit; send_input with queue/steer answers within milliseconds. */
   commandTimeoutMs?: number;
   onError?: (e: SteeringError) => void;
+  /** Called when the hub is reached again after a reported problem, so the log says it is back. */
+  onBack?: (url: string) => void;
 }
 
 const VERSION = 'v1';
@@ -148,6 +150,7 @@ export class HubConnection {
     }
     socket.send(JSON.stringify({ kind: 'stream.subscribe', clientId: this.clientId }));
     this.registered = true;
+    if (this.lastProblem !== '') this.opts.onBack?.(socket.url);
     this.lastProblem = '';
     this.state.next(true);
   }
