@@ -1,7 +1,7 @@
 // A vendor is data: one VendorTable per vendor, and one interpreter (surfaceFrom) that turns any
 // table into the VendorSurface the session runtime speaks. Nothing here branches on a vendor name;
 // every difference between vendors is a field of the table.
-import type { LaneSpec } from '../lanes/lane.js';
+import type { LaneSpec } from './lane-spec.js';
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import type { Delivery } from '../protocol/payloads.js';

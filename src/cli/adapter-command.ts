@@ -20,7 +20,8 @@ import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
-import type { AttachedLaneSpec, NativeLane } from '../lanes/lane.js';
+import type { AttachedLaneSpec } from '../adapters/lane-spec.js';
+import type { NativeLane } from '../streams/lane.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 

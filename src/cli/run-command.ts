@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import type { Command } from 'commander';
 import { readSecret, secretPath } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
-import type { LaneSpec, ServedLane } from '../lanes/lane.js';
+import type { LaneSpec, ServedLane } from '../adapters/lane-spec.js';
 import { credentialGaps } from '../services/credentials.js';
 
 export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4, noCredentials: 5 } as const;

@@ -16,7 +16,7 @@ import { installClaudeCode } from '../../src/adapters/installers/claude-code.js'
 import { streamJsonSocketPath } from '../../src/lanes/claude-stream-json/spec.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { strings, vendorMissing } from '../support/e2e-helpers.js';
-import { processTable } from '../../src/lanes/tool-processes.js';
+import { processTable } from '../../src/adapters/tool-processes.js';
 import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
 import {
   startMockAnthropic,

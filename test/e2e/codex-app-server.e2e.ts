@@ -16,7 +16,7 @@ import { installCodex } from '../../src/adapters/installers/codex.js';
 import { codexSocketPath } from '../../src/lanes/codex-app-server/spec.js';
 import { connectRpc, RpcFailure } from '../../src/lanes/codex-app-server/rpc.js';
 import { STEER_REFUSALS } from '../../src/lanes/codex-app-server/lane.js';
-import { descendantsOf, processTable } from '../../src/lanes/tool-processes.js';
+import { descendantsOf, processTable } from '../../src/adapters/tool-processes.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';

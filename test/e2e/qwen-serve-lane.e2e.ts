@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LaneFact } from '../../src/lanes/lane.js';
+import type { LaneFact } from '../../src/streams/lane.js';
 import { qwenServeLane, type QwenServeLane } from '../../src/lanes/qwen-serve/lane.js';
 import type { SteeringError } from '../../src/protocol/errors.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';

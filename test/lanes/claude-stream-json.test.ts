@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, filter, take, toArray, type Observable } from 'rxjs';
-import type { LaneFact } from '../../src/lanes/lane.js';
+import type { LaneFact } from '../../src/streams/lane.js';
 import { RUN_EXIT, runVendor } from '../../src/cli/run-command.js';
 import { textSink } from '../support/tui.js';
 import { streamJsonLane } from '../../src/lanes/claude-stream-json/lane.js';

@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LaneFact } from '../../src/lanes/lane.js';
+import type { LaneFact } from '../../src/streams/lane.js';
 import { qwenServeLane, type QwenServeLane } from '../../src/lanes/qwen-serve/lane.js';
 import { until } from '../support/until.js';
 

@@ -2,12 +2,12 @@
 // runs for an orchestrator. Each run joins this lane over a private Unix socket in the adapter's
 // state directory and relays the CLI's stream-json both ways: what the CLI prints comes here, what
 // the lane writes goes to the CLI's stdin. A session is Claude's `session_id` (the hooks carry the
-// same id). Facts and answers as in lanes/lane.ts; what each line means is in stream.ts.
+// same id). Facts and answers as in streams/lane.ts; what each line means is in stream.ts.
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../lane.js';
+import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../streams/lane.js';
 import { controlLine, lineReader, readLine, userLine, uuidFor, type Line } from './stream.js';
 
 export interface StreamJsonLaneOptions {

@@ -1,6 +1,6 @@
 // The Claude Code table's native lane (D30): the socket headless runs join, and the run itself.
 import { join } from 'node:path';
-import type { OwnedLaneSpec } from '../lane.js';
+import type { OwnedLaneSpec } from '../../adapters/lane-spec.js';
 
 /** The private socket `aep-steer run claude` joins, in the adapter's state directory. */
 export const streamJsonSocketPath = (stateDir: string): string => join(stateDir, 'claude-code', 'stream-json.sock');

@@ -2,14 +2,14 @@
 // (`codex app-server --listen unix://PATH`), which the person's stock TUI joins with
 // `codex --remote unix://PATH` (`aep-steer run codex`). The lane follows every thread the server
 // announces (`thread/started` reaches every client; `thread/resume` subscribes to its turns and
-// items) and steers the running turn with `turn/steer`. Facts and answers as in lanes/lane.ts;
+// items) and steers the running turn with `turn/steer`. Facts and answers as in streams/lane.ts;
 // what each vendor message means is in the tables below, with where it was observed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../lane.js';
-import { endTools, findTools, pidsUnder, processTable, shellToolsSince } from '../tool-processes.js';
+import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../streams/lane.js';
+import { endTools, findTools, pidsUnder, processTable, shellToolsSince } from '../../adapters/tool-processes.js';
 import { connectRpc, RpcFailure, RpcUnreachable, type RpcClient, type ServerRequest } from './rpc.js';
 
 const OBSERVED = 'native-lanes.md "Observed on the pinned binaries", Codex 0.171.0 app-server';

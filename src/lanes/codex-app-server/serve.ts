@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
-import type { ServedLane } from '../lane.js';
+import type { ServedLane } from '../../adapters/lane-spec.js';
 
 /** The first run's socket; a run beside it takes `app-server-<pid>.sock`. */
 export const FIRST_SOCKET = 'app-server.sock';

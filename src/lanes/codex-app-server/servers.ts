@@ -7,7 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Subject, type Subscription } from 'rxjs';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../lane.js';
+import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../streams/lane.js';
 import { codexAppServerLane } from './lane.js';
 import { ensurePrivateDir } from './serve.js';
 

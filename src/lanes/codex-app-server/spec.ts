@@ -2,7 +2,7 @@
 // a run starts its own, and which binary runs it.
 import { join } from 'node:path';
 import { codexBinary } from '../../adapters/installers/codex.js';
-import type { OwnedLaneSpec } from '../lane.js';
+import type { OwnedLaneSpec } from '../../adapters/lane-spec.js';
 
 /** The private directory the runs' app-servers listen in, in the adapter's state directory. */
 export const codexSocketDir = (stateDir: string): string => join(stateDir, 'codex');

@@ -6,7 +6,7 @@
 // backoff and attaches again when it is back.
 import { Observable, Subject, type Subscription } from 'rxjs';
 import { SteeringError } from '../../protocol/errors.js';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../lane.js';
+import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../streams/lane.js';
 import { serveClient, type ServeClient, type ServeClientOptions } from './client.js';
 import {
   factsOf,

@@ -2,7 +2,7 @@
 // answer means as a lane outcome. Pure: the lane (`lane.ts`) does the I/O and keeps the state
 // these functions read. Evidence: the daemon's answers and SSE frames observed against the
 // loopback mock model (README "Qwen Code", `test/e2e/qwen-serve-lane.e2e.ts`).
-import type { LaneFact, LaneOutcome } from '../lane.js';
+import type { LaneFact, LaneOutcome } from '../../streams/lane.js';
 import { toolDetail, toolPermissionHold } from '../../adapters/table.js';
 
 const TOKEN = 'qwen-code';

@@ -1,7 +1,7 @@
 // The Qwen Code table's native lane (D30): a `qwen serve` daemon (started by `aep-steer up
 // qwen-code --serve`, or one the person runs), attached by URL; `aep-steer run qwen-code` opens a
 // session of its own there.
-import type { AttachedLaneSpec } from '../lane.js';
+import type { AttachedLaneSpec } from '../../adapters/lane-spec.js';
 
 export const qwenServe: AttachedLaneSpec = {
   name: 'serve',

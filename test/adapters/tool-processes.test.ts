@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { descendantsOf, endTools, findTools, processTable, shellWords } from '../../src/lanes/tool-processes.js';
+import { descendantsOf, endTools, findTools, processTable, shellWords } from '../../src/adapters/tool-processes.js';
 import { until } from '../support/until.js';
 
 const children: ChildProcess[] = [];

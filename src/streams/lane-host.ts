@@ -4,7 +4,7 @@
 import type { AepCommand, EventFields } from '../protocol/index.js';
 import { redactText } from '../protocol/redact.js';
 import type { SessionContext, SessionInput, SessionOutput, ToolProcess } from '../machines/session-types.js';
-import type { ClassifiedHook } from '../streams/surface.js';
+import type { ClassifiedHook } from './surface.js';
 
 /** What the host knows of the attached lanes (their names never matter to it, only what they add). */
 export interface LaneHostOptions {

@@ -3,7 +3,7 @@
 // `control.cancel` for all its sessions when one of its lanes can stop a turn, yet a session that
 // lane does not reach (a person's `claude` or `codex` in a terminal: the hook lane only) cannot
 // be stopped: Stop is not offered there, and the reason says how to get a way in that can.
-import type { CancelRow } from '../adapters/table.js';
+import type { CancelRow } from './table.js';
 
 /** What the roster says of a session (a board or roster row). */
 export interface StopView {

@@ -3,10 +3,10 @@
 // throws counts as unreachable, never as a crash (the hook lane goes on).
 import { EMPTY, asapScheduler, from, map, merge, mergeMap, observeOn, type Observable } from 'rxjs';
 import { SteeringError, newId } from '../protocol/index.js';
-import { laneApproval } from './host.js';
-import type { ActorHost } from '../streams/actor-host.js';
-import type { Effect, SessionItem } from '../streams/step-types.js';
-import type { LaneEffect, LaneHostOptions } from './host.js';
+import { laneApproval } from './lane-host.js';
+import type { ActorHost } from './actor-host.js';
+import type { Effect, SessionItem } from './step-types.js';
+import type { LaneEffect, LaneHostOptions } from './lane-host.js';
 import type { LaneFact, LaneOutcome, NativeLane } from './lane.js';
 
 export const isLaneEffect = (f: Effect): f is LaneEffect =>

@@ -6,7 +6,7 @@ import { claudeCode } from '../../src/adapters/claude-code.js';
 import { cline } from '../../src/adapters/cline.js';
 import { codex } from '../../src/adapters/codex.js';
 import { qwenCode } from '../../src/adapters/qwen-code.js';
-import { stopOffer } from '../../src/lanes/stop-offer.js';
+import { stopOffer } from '../../src/adapters/stop-offer.js';
 
 const CANCEL = ['x.claude-code.control.instruct', 'control.cancel'];
 
