@@ -1,6 +1,6 @@
 // `aep-steer install <vendor>` / `aep-steer uninstall <vendor>`: wire a vendor's hooks to its
 // adapter (D15) and take them out again. Parses flags and prints what changed; the work is in
-// adapters/installers/.
+// each vendor folder (adapters/<vendor>/installer.ts).
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { existsSync } from 'node:fs';

@@ -2,10 +2,10 @@
 // session and its vendor's cancel row (pure), and each vendor's row agrees with its lanes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { claudeCode } from '../../src/adapters/claude-code.js';
-import { cline } from '../../src/adapters/cline.js';
-import { codex } from '../../src/adapters/codex.js';
-import { qwenCode } from '../../src/adapters/qwen-code.js';
+import { claudeCode } from '../../src/adapters/claude-code/table.js';
+import { cline } from '../../src/adapters/cline/table.js';
+import { codex } from '../../src/adapters/codex/table.js';
+import { qwenCode } from '../../src/adapters/qwen-code/table.js';
 import { stopOffer } from '../../src/adapters/stop-offer.js';
 
 const CANCEL = ['x.claude-code.control.instruct', 'control.cancel'];
@@ -74,11 +74,11 @@ test("each vendor's cancel row names its own lanes, and says how to get one as t
       `${t.token}: the lanes that stop a turn are its lanes`,
     );
   }
-  const { streamJsonLane } = await import('../../src/lanes/claude-stream-json/lane.js');
+  const { streamJsonLane } = await import('../../src/adapters/claude-code/stream-json/lane.js');
   const claude = streamJsonLane({ socketPath: '/nonexistent/never-opened.sock' });
   assert.is(claudeCode.cancel!.how, claude.how);
   await claude.close();
-  const { codexServersLane } = await import('../../src/lanes/codex-app-server/servers.js');
+  const { codexServersLane } = await import('../../src/adapters/codex/app-server/servers.js');
   const app = codexServersLane({ dir: '/nonexistent', bin: 'codex' });
   assert.is(codex.cancel!.how, app.how);
   await app.close();

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LaneFact } from '../../src/streams/lane.js';
-import { qwenServeLane, type QwenServeLane } from '../../src/lanes/qwen-serve/lane.js';
+import { qwenServeLane, type QwenServeLane } from '../../src/adapters/qwen-code/serve/lane.js';
 import type { SteeringError } from '../../src/protocol/errors.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
