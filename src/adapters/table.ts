@@ -10,6 +10,7 @@ import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
+import type { McpConfig } from './mcp-config.js';
 import type {
   AttentionRequestSpec,
   ClassifiedHook,
@@ -303,6 +304,8 @@ export interface VendorTable {
   fallback?: MapRule;
   /** How `aep-steer install <token>` wires the vendor's hooks to the adapter. */
   installer?: Installer;
+  /** Where `aep-steer install mcp <token>` puts the MCP server, for a vendor that orchestrates. */
+  mcp?: McpConfig;
   /** The vendor's CLI, for `aep-steer doctor` to compare its version with `version`. */
   cli?: { bin: string; install: string };
   /**

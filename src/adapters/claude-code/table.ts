@@ -4,6 +4,7 @@ import type { EventData } from '../../protocol/envelope.js';
 import type { ClassifiedHook, HeldDecision } from '../../streams/surface.js';
 import * as m from '../hook-maps.js';
 import { claudeCodeInstaller } from './installer.js';
+import { claudeCodeMcp } from './mcp.js';
 import { claudeStreamJson } from './stream-json/spec.js';
 import { arr, obj, str as text } from '../hook-input.js';
 import {
@@ -310,5 +311,6 @@ export const claudeCode: VendorTable = {
     WorktreeRemove: m.vendorSession(`x.${TOKEN}.session.worktree_remove`),
   },
   installer: claudeCodeInstaller,
+  mcp: claudeCodeMcp,
   cli: { bin: 'claude', install: 'npm install -g @anthropic-ai/claude-code@2.1.332' },
 };

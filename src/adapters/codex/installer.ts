@@ -50,7 +50,7 @@ export const CODEX_TRUST_NOTE =
 /** Marks the config.toml trust tables this installer wrote. */
 const TRUST_MARKER = '# aep-steer';
 
-const codexHomeOf = (env: NodeJS.ProcessEnv): string => env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
+export const codexHomeOf = (env: NodeJS.ProcessEnv): string => env.CODEX_HOME || join(env.HOME || homedir(), '.codex');
 
 /** `--project DIR` → DIR/.codex/hooks.json; otherwise $CODEX_HOME/hooks.json (default ~/.codex). */
 export const codexHooksPath = (

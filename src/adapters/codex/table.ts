@@ -4,6 +4,7 @@
 import { obj, str } from '../hook-input.js';
 import { compact, namedToolCompleted, namedToolRequested } from '../hook-maps.js';
 import { codexInstaller } from './installer.js';
+import { codexMcp } from './mcp.js';
 import { codexAppServer } from './app-server/spec.js';
 import {
   allowOrDeny,
@@ -184,5 +185,6 @@ export const codex: VendorTable = {
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
   fallback: mechanicalFallback(TOKEN),
   installer: codexInstaller,
+  mcp: codexMcp,
   cli: { bin: 'codex', install: 'npm install -g @openai/codex@0.171.0' },
 };
