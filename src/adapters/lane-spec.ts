@@ -52,13 +52,11 @@ export type LaneRun = (
 ) => Promise<number>;
 
 /**
- * A lane on a daemon someone else runs (`qwen serve`): attached at the adapter's start when its
- * URL is given (`--serve URL`, or the table's environment variable), its token from a file.
+ * A lane on a daemon someone else runs (`qwen serve`): attached at the adapter's start when the
+ * vendor's `lane-url` option gives its URL, its token from the `lane-token-file` option's file.
  */
 export interface AttachedLaneSpec extends LaneSpecBase {
   joins: 'attached';
-  urlEnv: string;
-  tokenFileEnv: string;
   /** Loaded on use: the hook path (the shim reads the vendor table) never loads the lane's modules. */
   attach(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<NativeLane>;
   /** `aep-steer run`: a session of its own on the daemon the adapter's lane attached (what `open` answered). */

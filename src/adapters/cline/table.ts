@@ -8,6 +8,7 @@ import type { ObservationSpec } from '../../streams/surface.js';
 import { int, obj, str } from '../hook-input.js';
 import { compact, digest } from '../hook-maps.js';
 import { clineInstaller } from './installer.js';
+import { clineOptions } from './options.js';
 import { collapseEndReason, type HookInput, type MapRule, type VendorTable } from '../table.js';
 
 const TOKEN = 'cline';
@@ -161,11 +162,9 @@ export const cline: VendorTable = {
     reportsConsumption: true,
     mergesIdentical: true,
   },
+  // The hub, turned on by the options (options.ts): observe-only, or with its verbs.
+  options: clineOptions,
   userPlane: {
-    tapEnv: 'AEP_CLINE_HUB',
-    controlEnv: 'AEP_CLINE_HUB_CONTROL',
-    urlEnv: 'AEP_CLINE_HUB_URL',
-    tokenEnv: 'AEP_CLINE_HUB_TOKEN',
     cancels: true, // hub run.abort; on 3.0.65 the abort lands back as the SessionShutdown hook
     approvals: true, // hub approval.requested / approval.respond
     // D32: a prompt still pending is listed (`session.pending_prompts`) and removed

@@ -7,6 +7,7 @@ import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../../stream
 import { int, obj, str } from '../hook-input.js';
 import { compact, digest } from '../hook-maps.js';
 import { hermesInstaller } from './installer.js';
+import { hermesOptions } from './options.js';
 import {
   collapseEndReason,
   toolDetail,
@@ -304,7 +305,7 @@ export const hermes: VendorTable = {
   subagent: () => false,
   unlistedReason: 'Hermes reads context only from the pre_llm_call reply (vendor-surfaces §5.3)',
   // The pre_tool_call gate is opt-in, scoped by a tool regex (default: every tool; vendor-surfaces §5.4).
-  control: { env: 'AEP_HERMES_CONTROL', toolsEnv: 'AEP_HERMES_GATE_TOOLS' },
+  options: hermesOptions,
   moments: {
     // Observed only, but the start moment: a resumed session keeps its id and reopens.
     on_session_start: {

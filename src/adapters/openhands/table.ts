@@ -9,6 +9,7 @@ import { str } from '../hook-input.js';
 import { TOKEN, mapFrame, statusOf, type OpenHandsFrame } from './map.js';
 import { AgentServer } from './agent-server.js';
 import { CONTROLS, openHandsControl } from './control.js';
+import { openhandsOptions } from './options.js';
 import { startReceiver } from './receiver.js';
 import type { HookInput, MapRule, MomentRow, SourceSpec, VendorTable } from '../table.js';
 
@@ -55,14 +56,6 @@ const frameRule: MapRule = (input) => mapFrame(frameOf(input));
 
 /** The agent server (uvicorn, default port 8000), polled for conversations, one socket each. */
 const source: SourceSpec = {
-  env: {
-    url: 'AEP_OPENHANDS_URL',
-    key: 'AEP_OPENHANDS_KEY',
-    poll: 'AEP_OPENHANDS_POLL',
-    deltas: 'AEP_OPENHANDS_DELTAS',
-  },
-  defaultUrl: 'http://127.0.0.1:8000',
-  defaultPollSeconds: 15,
   start(opts) {
     const server = new AgentServer({ url: opts.url, ...(opts.key === undefined ? {} : { key: opts.key }) });
     const receiver = startReceiver({
@@ -110,8 +103,9 @@ export const openhands: VendorTable = {
   maps: {},
   fallback: frameRule,
   source,
-  // The one gate for the five writes (D29): it mints no permission the key did not already carry.
-  control: { env: 'AEP_OPENHANDS_CONTROL' },
+  // Its server (options.ts), and the one gate for the five writes (D29): it mints no permission
+  // the key did not already carry.
+  options: openhandsOptions,
   // One append plane, no delivery choice, no idle refusal: the append lands in every status with
   // run:false, and what the server does with it is observed (D29).
   sendInput: { deliveries: [], refuseIdle: false, reportsConsumption: false, mergesIdentical: false },

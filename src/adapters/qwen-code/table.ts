@@ -5,6 +5,7 @@
 import { int, obj, str } from '../hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from '../hook-maps.js';
 import { qwenCodeInstaller } from './installer.js';
+import { qwenCodeOptions } from './options.js';
 import { qwenServe } from './serve/spec.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS,
@@ -98,8 +99,10 @@ export const qwenCode: VendorTable = {
   subagent: carriesAgentId,
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
   // D30: sessions hosted by `qwen serve` also take mid-turn messages (`steer`), prompts of their
-  // own (`queue`: the next turn, or the turn it starts when none runs) and cancels.
+  // own (`queue`: the next turn, or the turn it starts when none runs) and cancels. The adapter
+  // attaches to the daemon its options name.
   lanes: [qwenServe],
+  options: qwenCodeOptions,
   // D33: only a `qwen serve` daemon stops a turn (`POST /session/:id/cancel`); the TUI's hooks cannot.
   cancel: {
     by: ['serve'],

@@ -6,6 +6,7 @@ import type { ClassifiedHook, HeldDecision } from '../../streams/surface.js';
 import { str } from '../hook-input.js';
 import { namedToolCompleted, namedToolRequested, observation as spec } from '../hook-maps.js';
 import { vscodeInstaller } from './installer.js';
+import { vscodeOptions } from './options.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS,
   hookSpecificOutputContext,
@@ -89,7 +90,7 @@ export const vscode: VendorTable = {
     typeof input.agent_id === 'string' && input.agent_id !== '' && input.hook_event_name !== 'SubagentStart',
   unlistedReason: 'no context surface on this event (vendor-surfaces §4.3)',
   // The PreToolUse gate is opt-in, scoped by a tool regex (vendor-surfaces §4.4).
-  control: { env: 'AEP_VSCODE_CONTROL', toolsEnv: 'AEP_VSCODE_GATE_TOOLS' },
+  options: vscodeOptions,
   moments: {
     SessionStart: { role: 'context', starts: true, evidence: DR },
     UserPromptSubmit: { role: 'context', evidence: DR },

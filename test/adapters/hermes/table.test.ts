@@ -50,7 +50,13 @@ test('approval hooks carry session_id "" and are identified by extra.session_key
 });
 
 test('the pre_tool_call gate is opt-in (--control / AEP_HERMES_CONTROL=1) and scoped by the --gate-tools regex', () => {
-  assert.equal(hermes.control, { env: 'AEP_HERMES_CONTROL', toolsEnv: 'AEP_HERMES_GATE_TOOLS' });
+  assert.equal(
+    hermes.options?.map((o) => [o.flag, o.env, o.sets]),
+    [
+      ['--control', 'AEP_HERMES_CONTROL', 'gate'],
+      ['--gate-tools <regex>', 'AEP_HERMES_GATE_TOOLS', 'gate-tools'],
+    ],
+  );
   assert.is(summary(surface.classify(inputs.pre_tool_call!).class), 'ineligible', 'gate off by default');
   assert.is(surface.holds, false, 'with the gate off Hermes holds nothing');
   const gated = surfaceFrom(hermes, { control: true, gateTools: 'terminal' });

@@ -217,7 +217,14 @@ test('queue and withdrawal answers', () => {
 test("the vendor table's lane row names the end-to-end tests that prove it", () => {
   const row = qwenCode.lanes?.find((l) => l.joins === 'attached');
   if (row?.joins !== 'attached') throw new Error('the Qwen Code table attaches no lane');
-  assert.equal([row.name, row.urlEnv, row.tokenFileEnv], ['serve', 'AEP_QWEN_SERVE_URL', 'AEP_QWEN_SERVE_TOKEN_FILE']);
+  assert.is(row.name, 'serve');
+  assert.equal(
+    qwenCode.options?.map((o) => [o.flag, o.env, o.sets]),
+    [
+      ['--serve <url>', 'AEP_QWEN_SERVE_URL', 'lane-url'],
+      ['--serve-token-file <path>', 'AEP_QWEN_SERVE_TOKEN_FILE', 'lane-token-file'],
+    ],
+  );
   const refs = row.evidence.split(/; (?=e2e\/)/);
   assert.ok(refs.length >= 2, row.evidence);
   for (const ref of refs) {

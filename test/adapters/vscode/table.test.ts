@@ -56,7 +56,13 @@ test('D7: a tool hook fired inside a subagent is not eligible', () => {
 });
 
 test('the PreToolUse gate is off by default and opt-in by --control (AEP_VSCODE_CONTROL=1), scoped by --gate-tools', () => {
-  assert.equal(vscode.control, { env: 'AEP_VSCODE_CONTROL', toolsEnv: 'AEP_VSCODE_GATE_TOOLS' });
+  assert.equal(
+    vscode.options?.map((o) => [o.flag, o.env, o.sets]),
+    [
+      ['--control', 'AEP_VSCODE_CONTROL', 'gate'],
+      ['--gate-tools <regex>', 'AEP_VSCODE_GATE_TOOLS', 'gate-tools'],
+    ],
+  );
   assert.is(summary(surface.classify(inputs.PreToolUse!).class), 'eligible', 'gate off by default');
   assert.is(surface.holds, false, 'with the gate off VS Code holds nothing');
   assert.is(

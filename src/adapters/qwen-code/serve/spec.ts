@@ -6,8 +6,6 @@ import type { AttachedLaneSpec } from '../../lane-spec.js';
 export const qwenServe: AttachedLaneSpec = {
   name: 'serve',
   joins: 'attached',
-  urlEnv: 'AEP_QWEN_SERVE_URL',
-  tokenFileEnv: 'AEP_QWEN_SERVE_TOKEN_FILE',
   evidence: [
     "e2e/qwen-serve-lane#a steer during a slow tool call is in the same turn's next model request, with the daemon's receipt",
     "e2e/qwen-serve-adapter#queue sent mid-turn: none of the running turn's requests, the first request of the next turn, through the serve lane; a resend is one delivery",
