@@ -81,7 +81,7 @@ export interface AdapterConfig {
   control: boolean;
   gateTools?: string;
   /** The vendor's user-plane channel (Cline hub): connect it, and whether its verbs are on. */
-  userPlane?: { control: boolean; env: NodeJS.ProcessEnv };
+  userPlane?: VendorSettings['userPlane'];
   /** A bridge vendor's server connection (OpenHands); absent for hook vendors. */
   source?: VendorSettings['source'];
   /** The vendor's attached native lane (D30): its daemon and token file; absent until its URL is given. */
@@ -192,7 +192,7 @@ export async function runAdapter(
   const sendInput = source?.transport !== undefined;
   const control = source?.controller !== undefined;
   // D30: none of the table's lanes runs anything until `aep-steer run` opens it; a daemon lane
-  // (`--serve`) is attached now.
+  // (its URL given by the vendor's `lane-url` option) is attached now.
   const made: NativeLane[] =
     cfg.laneEnv === undefined
       ? []
