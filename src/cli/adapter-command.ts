@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { tableFor, vendorTables, vendorTokens } from '../adapters/registry.js';
 import { optionFor, surfaceFrom } from '../adapters/table.js';
-import { adapterOptions, vendorSettings, type VendorSettings } from '../adapters/options.js';
+import { adapterOptions, vendorSettings, type VendorSettings } from '../adapters/vendor-settings.js';
 import { ensureSecret } from '../adapters/install.js';
 import { stateDir } from '../protocol/state-dir.js';
 import { describeOutage } from '../adapters/shim-trace.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { vendorTables } from '../../src/adapters/registry.js';
-import { adapterOptions, flagName, optionKey, vendorSettings } from '../../src/adapters/options.js';
+import { adapterOptions, flagName, optionKey, vendorSettings } from '../../src/adapters/vendor-settings.js';
 import { SWITCHES, type VendorTable } from '../../src/adapters/table.js';
 import { registerAdapter } from '../../src/cli/adapter-command.js';
 import { projectRoot } from '../support/shared-dir.js';
