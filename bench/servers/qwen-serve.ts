@@ -1,5 +1,5 @@
 // A stand-in `qwen serve` daemon (Qwen Code 0.24.4), the edge of the world for the native-lane
-// bench: it speaks the routes the adapter's serve lane (src/lanes/qwen-serve/) uses, with no
+// bench: it speaks the routes the adapter's serve lane (src/adapters/qwen-code/serve/) uses, with no
 // agent behind them. `{ sessions: string[] }` are the sessions it hosts; it answers `{ url }`
 // once it listens. Every shape below was observed on the pinned 0.24.4 daemon
 // (`qwen serve --no-web --require-auth` against the loopback mock model, 2026-12-02: a session,

@@ -2,7 +2,7 @@
 // hook URL built from them, and the shim's location; and what the installers share: atomic writes,
 // and merging or removing our hooks in a JSON settings file whose `hooks` maps an event to groups
 // `{ matcher?, hooks: [...] }` (Claude Code, Codex, Qwen Code). Each vendor's data and differences
-// live in adapters/installers/<token>.ts.
+// live in its folder, adapters/<token>/installer.ts.
 import { newSecret } from '../protocol/secret.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

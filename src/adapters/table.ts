@@ -1,7 +1,7 @@
 // A vendor is data: one VendorTable per vendor, and one interpreter (surfaceFrom) that turns any
 // table into the VendorSurface the session runtime speaks. Nothing here branches on a vendor name;
 // every difference between vendors is a field of the table.
-import type { LaneSpec } from '../lanes/lane.js';
+import type { LaneSpec } from './lane-spec.js';
 import { SteeringError } from '../protocol/errors.js';
 import { instructType, sendInputType, vendorType } from '../protocol/types.js';
 import type { Delivery } from '../protocol/payloads.js';
@@ -10,6 +10,7 @@ import type { Observable } from 'rxjs';
 import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
+import type { McpConfig } from './mcp-config.js';
 import type {
   AttentionRequestSpec,
   ClassifiedHook,
@@ -27,19 +28,12 @@ import type {
 } from '../streams/surface.js';
 
 /**
- * A vendor's user-plane channel beside its hooks (the Cline hub): two trust grants, each its own
- * variable (D16). The tap observes; control also declares and accepts the user-plane verbs.
+ * A vendor's user-plane channel beside its hooks (the Cline hub): two trust grants, each an option
+ * of the vendor's (D16): the tap (`user-plane`) observes; control (`user-plane-control`) also
+ * declares and accepts the user-plane verbs. Options that set `user-plane-env` reach `open`'s
+ * environment.
  */
 export interface UserPlane {
-  /** `=1` connects (observe-only while it cannot). */
-  tapEnv: string;
-  /** `=1` implies the tap and turns on send_input (D28). */
-  controlEnv: string;
-  /**
-   * The channel's address and credential, instead of the vendor's discovery record (flags `--hub-url`, `--hub-token`).
-   */
-  urlEnv: string;
-  tokenEnv: string;
   /** The channel aborts the active run: `control.cancel` (scope `run`) is offered with control. */
   cancels: boolean;
   /** The channel raises approvals: `control.attention.respond` is offered with control. */
@@ -151,7 +145,7 @@ export interface EndRow extends RowBase {
 
 /**
  * A moment an opt-in gate may hold (VS Code `PreToolUse`, Hermes `pre_tool_call`): held when the
- * table's `control` gate is on and `tool` matches its tool pattern, otherwise it is the `open` row.
+ * table's opt-in gate (its `gate` option) is on and `tool` matches its tool pattern, otherwise it is the `open` row.
  * A held reply carries only the decision (D13).
  */
 export interface GatedRow extends RowBase {
@@ -163,17 +157,55 @@ export interface GatedRow extends RowBase {
   open: ContextRow | ObserveRow;
 }
 
-/** The opt-in held gate of a table with `gated` rows: its environment names (D16). */
-export interface ControlGate {
-  /** `=1` turns the gate on (flag `--control`). */
+/**
+ * Which of the adapter's settings a vendor option sets, by the way in it belongs to:
+ * - `gate`: the opt-in held gate is on (D13; a bridge's writes, D29); `gate-tools`: the tool
+ *   pattern it holds, matched in full (every tool when unset);
+ * - `user-plane`: the user-plane channel connects, observe-only; `user-plane-control`: it also
+ *   carries the user-plane verbs (D28); `user-plane-env`: a variable the channel reads itself;
+ * - `source-url`, `source-key`, `source-poll` (seconds), `source-deltas`: a bridge's server;
+ * - `lane-url`, `lane-token-file`: the daemon an attached native lane joins (D30).
+ */
+export type OptionTarget =
+  | 'gate'
+  | 'gate-tools'
+  | 'user-plane'
+  | 'user-plane-control'
+  | 'user-plane-env'
+  | 'source-url'
+  | 'source-key'
+  | 'source-poll'
+  | 'source-deltas'
+  | 'lane-url'
+  | 'lane-token-file';
+
+/** The targets an option turns on (a flag without a value; its variable is on at `1`, `true` or `yes`). */
+export const SWITCHES: ReadonlySet<OptionTarget> = new Set([
+  'gate',
+  'user-plane',
+  'user-plane-control',
+  'source-deltas',
+]);
+
+/**
+ * One flag of `aep-steer adapter <token>` that only this vendor's adapter takes (D16: with its
+ * variable). The vendor's folder declares them (`options.ts`); the command reads any vendor's.
+ */
+export interface VendorOption {
+  /** As commander spells it: `--hub-url <url>` takes a value; a switch has none (`--hub`). */
+  flag: string;
+  /** Read when the flag is absent. */
   env: string;
-  /** A regular expression a tool name must match in full to be held (flag `--gate-tools`); every tool when unset. */
-  toolsEnv?: string;
+  /** What it does on this vendor, for `--help` (which adds the variable and the default). */
+  help: string;
+  sets: OptionTarget;
+  /** The value when neither the flag nor the variable gives one. */
+  default?: string;
 }
 
 /** How a surface is built from its table: the opt-in held gate and its tool pattern. */
 export interface SurfaceOptions {
-  /** Turns on the table's opt-in held gate (`ControlGate.env`). */
+  /** Turns on the table's opt-in held gate (its `gate` option). */
   control?: boolean;
   /** Tool pattern for the gate; every tool when absent or empty. */
   gateTools?: string;
@@ -231,14 +263,10 @@ export interface BridgeSource {
 }
 
 /**
- * A vendor observed over its own server instead of hooks (OpenHands): the environment names of
- * its settings (each with a flag, D16) and how to start it.
+ * A vendor observed over its own server instead of hooks (OpenHands): how to start it. Its
+ * settings are the vendor's `source-*` options (D16).
  */
 export interface SourceSpec {
-  env: { url: string; key: string; poll: string; deltas: string };
-  defaultUrl: string;
-  /** Discovery interval default, seconds (the environment variable is in seconds too). */
-  defaultPollSeconds: number;
   start(opts: SourceOptions): BridgeSource;
 }
 
@@ -285,8 +313,12 @@ export interface VendorTable {
    * that reports it ran (rows with `ran`); absent where no such moment follows a dialog answer.
    */
   callOf?: (input: HookInput) => string | undefined;
-  /** The opt-in gate that enables the `gated` rows; present exactly when the table has one. */
-  control?: ControlGate;
+  /**
+   * The flags only this vendor's adapter takes, each with its variable (D16), and what each sets:
+   * the opt-in gate that enables the `gated` rows (and a bridge's writes) exists exactly when one
+   * sets `gate`.
+   */
+  options?: readonly VendorOption[];
   /** Why a hook with no row is not eligible (kept on the classification for the log). */
   unlistedReason: string;
   replies: {
@@ -305,6 +337,8 @@ export interface VendorTable {
   fallback?: MapRule;
   /** How `aep-steer install <token>` wires the vendor's hooks to the adapter. */
   installer?: Installer;
+  /** Where `aep-steer install mcp <token>` puts the MCP server, for a vendor that orchestrates. */
+  mcp?: McpConfig;
   /** The vendor's CLI, for `aep-steer doctor` to compare its version with `version`. */
   cli?: { bin: string; install: string };
   /**
@@ -409,9 +443,13 @@ export function collapseEndReason(raw: unknown): EndReason {
 /** The gate as the interpreter applies it: off, or on with a compiled tool pattern. */
 type Gate = { on: false } | { on: true; tools: RegExp | undefined };
 
+/** The vendor's option that sets `target`; undefined where it has none. */
+export const optionFor = (table: VendorTable, target: OptionTarget): VendorOption | undefined =>
+  table.options?.find((o) => o.sets === target);
+
 function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
   if (opts.control !== true) return { on: false };
-  if (table.control === undefined) {
+  if (optionFor(table, 'gate') === undefined) {
     throw new SteeringError(
       'CONFIG_INVALID',
       `${table.token} has no opt-in held gate; its held loops, if any, are always on`,
@@ -424,7 +462,7 @@ function gateOf(table: VendorTable, opts: SurfaceOptions): Gate {
   } catch (cause) {
     throw new SteeringError(
       'CONFIG_INVALID',
-      `${table.control.toolsEnv ?? '--gate-tools'} is not a valid regular expression: ${pattern}`,
+      `${optionFor(table, 'gate-tools')?.env ?? 'the gate tool pattern'} is not a valid regular expression: ${pattern}`,
       { cause },
     );
   }

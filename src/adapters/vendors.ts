@@ -5,13 +5,13 @@
 import type { VendorTable } from './table.js';
 
 const VENDORS: readonly (readonly [string, readonly string[], () => Promise<VendorTable>])[] = [
-  ['claude-code', ['claude'], async () => (await import('./claude-code.js')).claudeCode],
-  ['codex', [], async () => (await import('./codex.js')).codex],
-  ['qwen-code', ['qwen'], async () => (await import('./qwen-code.js')).qwenCode],
-  ['vscode', [], async () => (await import('./vscode.js')).vscode],
-  ['hermes', [], async () => (await import('./hermes.js')).hermes],
-  ['openhands', [], async () => (await import('./openhands.js')).openhands],
-  ['cline', [], async () => (await import('./cline.js')).cline],
+  ['claude-code', ['claude'], async () => (await import('./claude-code/table.js')).claudeCode],
+  ['codex', [], async () => (await import('./codex/table.js')).codex],
+  ['qwen-code', ['qwen'], async () => (await import('./qwen-code/table.js')).qwenCode],
+  ['vscode', [], async () => (await import('./vscode/table.js')).vscode],
+  ['hermes', [], async () => (await import('./hermes/table.js')).hermes],
+  ['openhands', [], async () => (await import('./openhands/table.js')).openhands],
+  ['cline', [], async () => (await import('./cline/table.js')).cline],
 ];
 
 const loaders = new Map(VENDORS.map(([token, , load]) => [token, load]));

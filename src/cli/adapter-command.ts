@@ -1,12 +1,13 @@
 // `aep-steer adapter <vendor>`: runs one vendor's adapter daemon. Parses flags (each with its
 // environment variable, D16), connects to the relay without ever waiting on it, and starts the
-// session runtime with the vendor's surface from the registry.
+// session runtime with the vendor's surface from the registry. The flags only some vendors take
+// are their tables' options (adapters/<vendor>/options.ts), registered and read generically.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { tableFor, vendorTokens } from '../adapters/registry.js';
-import { surfaceFrom, type SourceSpec, type SurfaceOptions, type VendorTable } from '../adapters/table.js';
-import { readTokenFile } from '../consumer/connect.js';
+import { tableFor, vendorTables, vendorTokens } from '../adapters/registry.js';
+import { optionFor, surfaceFrom } from '../adapters/table.js';
+import { adapterOptions, vendorSettings, type VendorSettings } from '../adapters/vendor-settings.js';
 import { ensureSecret } from '../adapters/install.js';
 import { stateDir } from '../protocol/state-dir.js';
 import { describeOutage } from '../adapters/shim-trace.js';
@@ -20,7 +21,7 @@ import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
-import type { AttachedLaneSpec, NativeLane } from '../lanes/lane.js';
+import type { NativeLane } from '../streams/lane.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 
@@ -40,29 +41,8 @@ export interface AdapterFlags {
   relay?: string | boolean;
   token?: string;
   inspect?: string | boolean;
-  /** Turns on the vendor's opt-in held gate (AEP_VSCODE_CONTROL, AEP_HERMES_CONTROL). */
-  control?: boolean;
-  /** The gate's tool pattern (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS). */
-  gateTools?: string;
-  /** Connect the vendor's user-plane channel, observe-only (AEP_CLINE_HUB=1). */
-  hub?: boolean;
-  /** Also carry send_input, control.cancel and approvals over it (AEP_CLINE_HUB_CONTROL=1). */
-  hubControl?: boolean;
-  /** Where it is, instead of the vendor's discovery record (AEP_CLINE_HUB_URL, AEP_CLINE_HUB_TOKEN). */
-  hubUrl?: string;
-  hubToken?: string;
-  /** A bridge vendor's server URL (AEP_OPENHANDS_URL). */
-  server?: string;
-  /** Its key (AEP_OPENHANDS_KEY). */
-  serverKey?: string;
-  /** Discovery interval in seconds (AEP_OPENHANDS_POLL). */
-  poll?: string;
-  /** Map streaming deltas (AEP_OPENHANDS_DELTAS). */
-  deltas?: boolean;
-  /** The vendor's native-lane daemon URL, e.g. `qwen serve` (AEP_QWEN_SERVE_URL, D30). */
-  serve?: string;
-  /** The mode-600 file holding its bearer token (AEP_QWEN_SERVE_TOKEN_FILE). */
-  serveTokenFile?: string;
+  /** A vendor's own options (its table's `options`), by commander's property name (`hubUrl`). */
+  [vendorOption: string]: string | boolean | undefined;
 }
 
 const truthy = (v: string | undefined): boolean => v === '1' || v === 'true' || v === 'yes';
@@ -101,11 +81,11 @@ export interface AdapterConfig {
   control: boolean;
   gateTools?: string;
   /** The vendor's user-plane channel (Cline hub): connect it, and whether its verbs are on. */
-  userPlane?: { control: boolean; env: NodeJS.ProcessEnv };
+  userPlane?: VendorSettings['userPlane'];
   /** A bridge vendor's server connection (OpenHands); absent for hook vendors. */
-  source?: { spec: SourceSpec; url: string; key?: string; pollMs: number; deltas: boolean };
-  /** The vendor's native lane (D30): its daemon and token file; absent without `--serve`. */
-  lane?: { spec: AttachedLaneSpec; url: string; tokenFile?: string };
+  source?: VendorSettings['source'];
+  /** The vendor's attached native lane (D30): its daemon and token file; absent until its URL is given. */
+  lane?: VendorSettings['lane'];
 }
 
 /** Flags first, then the environment (D16), then the vendor's defaults. */
@@ -113,24 +93,9 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   const table = tableFor(token);
   if (table === undefined)
     throw new SteeringError('CONFIG_INVALID', `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`);
-  // The opt-in held gate is the table's (D16: each variable has its flag); a vendor without one refuses both flags.
-  const gate = table.control;
-  if (gate === undefined && (f.control === true || f.gateTools !== undefined)) {
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `${token} has no opt-in held gate: --control and --gate-tools apply to ${vendorTokens()
-        .filter((t) => tableFor(t)?.control !== undefined)
-        .join(', ')}`,
-    );
-  }
-  if (gate !== undefined && gate.toolsEnv === undefined && f.gateTools !== undefined) {
-    throw new SteeringError('CONFIG_INVALID', `${token}'s control gate holds no tools: --gate-tools does not apply`);
-  }
-  const control = f.control === true || (gate !== undefined && truthy(env[gate.env]));
-  const gateTools = f.gateTools ?? (gate?.toolsEnv === undefined ? undefined : env[gate.toolsEnv]);
-  const surfaceOpts: SurfaceOptions = { control };
-  if (gateTools !== undefined && gateTools !== '') surfaceOpts.gateTools = gateTools;
-  const surface = surfaceFrom(table, surfaceOpts);
+  // The vendor's own options (D16: each with its variable); a flag of another vendor's is refused.
+  const vendor = vendorSettings(table, f, env, [...vendorTables.values()]);
+  const surface = surfaceFrom(table, vendor.gate);
   const port = integer('--port', f.port ?? (env.AEP_HOOK_PORT || undefined) ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
   const attention = f.attentionTimeoutMs ?? (env.AEP_ATTENTION_TIMEOUT_MS || undefined);
@@ -153,30 +118,12 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     resumeWindowMs:
       window === undefined || window === '' ? (surface.resumeWindowMs ?? 0) : integer('--resume-window-ms', window, 0),
     notice: !(f.quiet === true || truthy(env.AEP_QUIET)),
-    control,
+    control: vendor.gate.control === true,
   };
-  if (surfaceOpts.gateTools !== undefined) cfg.gateTools = surfaceOpts.gateTools;
+  if (vendor.gate.gateTools !== undefined) cfg.gateTools = vendor.gate.gateTools;
   // D30: the table's native lanes, made by runAdapter with this environment (the app-server's own).
   if (table.lanes !== undefined) cfg.laneEnv = env;
-  const plane = table.userPlane;
-  if (plane === undefined && (f.hub === true || f.hubControl === true)) {
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `${token} has no user-plane channel: --hub and --hub-control apply to ${vendorTokens()
-        .filter((t) => tableFor(t)?.userPlane !== undefined)
-        .join(', ')}`,
-    );
-  }
-  const hubControl = f.hubControl === true || (plane !== undefined && truthy(env[plane.controlEnv]));
-  if (plane !== undefined && (hubControl || f.hub === true || truthy(env[plane.tapEnv]))) {
-    // The flags win over the variables the channel reads (D16).
-    const planeEnv = {
-      ...env,
-      ...(f.hubUrl ? { [plane.urlEnv]: f.hubUrl } : {}),
-      ...(f.hubToken ? { [plane.tokenEnv]: f.hubToken } : {}),
-    };
-    cfg.userPlane = { control: hubControl, env: planeEnv };
-  }
+  if (vendor.userPlane !== undefined) cfg.userPlane = vendor.userPlane;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   const seg = f.logSegmentBytes ?? (env.AEP_LOG_SEGMENT_BYTES || undefined);
   if (seg !== undefined) cfg.segmentBytes = integer('--log-segment-bytes', seg, 4096);
@@ -187,93 +134,12 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   if (tok !== undefined) cfg.token = tok;
   // Zero-config: a loopback relay shares the local token (whichever of the two starts first creates it).
   else if (cfg.relayUrl !== undefined && isLoopbackUrl(cfg.relayUrl)) cfg.token = ensureLocalToken(env).token;
-  const source = sourceConfig(table, token, f, env);
-  if (source !== undefined) cfg.source = source;
-  const lane = laneConfig(table, token, f, env);
-  if (lane !== undefined) cfg.lane = lane;
+  if (vendor.source !== undefined) cfg.source = vendor.source;
+  if (vendor.lane !== undefined) cfg.lane = vendor.lane;
   if (f.inspect !== undefined && f.inspect !== false) {
     cfg.inspectPort = f.inspect === true ? DEFAULT_INSPECT_PORT : integer('--inspect', f.inspect, 0, 65535);
   }
   return cfg;
-}
-
-/** Refuses anything but an http(s) URL, saying what it must be. */
-function httpUrl(url: string, must: string): void {
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-  } catch {
-    throw new SteeringError('CONFIG_INVALID', `${must}, got "${url}"`);
-  }
-}
-
-/** A bridge vendor's server settings; a hook vendor refuses the flags. */
-function sourceConfig(
-  table: VendorTable,
-  token: string,
-  f: AdapterFlags,
-  env: NodeJS.ProcessEnv,
-): AdapterConfig['source'] {
-  const spec = table.source;
-  if (spec === undefined) {
-    if (f.server !== undefined || f.serverKey !== undefined || f.poll !== undefined || f.deltas === true) {
-      const bridges = vendorTokens().filter((t) => tableFor(t)?.source !== undefined);
-      throw new SteeringError(
-        'CONFIG_INVALID',
-        `${token} is observed through hooks: --server, --server-key, --poll and --deltas apply to ${bridges.join(', ')}`,
-      );
-    }
-    return undefined;
-  }
-  const url = f.server ?? (env[spec.env.url] || spec.defaultUrl);
-  httpUrl(url, `--server (${spec.env.url}) must be the agent server's http(s) URL`);
-  const key = f.serverKey ?? (env[spec.env.key] || undefined);
-  const poll = f.poll ?? (env[spec.env.poll] || String(spec.defaultPollSeconds));
-  const seconds = Number(poll);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600)
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `--poll (${spec.env.poll}) must be seconds between 0 and 3600, got "${poll}"`,
-    );
-  return {
-    spec,
-    url,
-    ...(key === undefined ? {} : { key }),
-    pollMs: Math.round(seconds * 1000),
-    deltas: f.deltas === true || truthy(env[spec.env.deltas]),
-  };
-}
-
-const attachedLane = (table: VendorTable): AttachedLaneSpec | undefined =>
-  table.lanes?.find((l): l is AttachedLaneSpec => l.joins === 'attached');
-
-/** The native lane's daemon (D30); a vendor without one refuses the flags. */
-function laneConfig(table: VendorTable, token: string, f: AdapterFlags, env: NodeJS.ProcessEnv): AdapterConfig['lane'] {
-  const spec = attachedLane(table);
-  if (spec === undefined) {
-    if (f.serve !== undefined || f.serveTokenFile !== undefined) {
-      const with_ = vendorTokens().filter((t) => {
-        const other = tableFor(t);
-        return other !== undefined && attachedLane(other) !== undefined;
-      });
-      throw new SteeringError(
-        'CONFIG_INVALID',
-        `${token} has no serve lane: --serve and --serve-token-file apply to ${with_.join(', ')}`,
-      );
-    }
-    return undefined;
-  }
-  const url = f.serve ?? (env[spec.urlEnv] || undefined);
-  const tokenFile = f.serveTokenFile ?? (env[spec.tokenFileEnv] || undefined);
-  if (url === undefined) {
-    if (tokenFile !== undefined)
-      throw new SteeringError('CONFIG_INVALID', `--serve-token-file needs --serve (${spec.urlEnv}): the daemon's URL`);
-    return undefined;
-  }
-  httpUrl(url, `--serve (${spec.urlEnv}) must be the daemon's http(s) URL, e.g. http://127.0.0.1:4170`);
-  // Checked now (exists, mode 600, not empty) so a bad file stops the start; the lane re-reads it per call.
-  if (tokenFile !== undefined) readTokenFile(tokenFile);
-  return { spec, url, ...(tokenFile === undefined ? {} : { tokenFile }) };
 }
 
 /**
@@ -326,7 +192,7 @@ export async function runAdapter(
   const sendInput = source?.transport !== undefined;
   const control = source?.controller !== undefined;
   // D30: none of the table's lanes runs anything until `aep-steer run` opens it; a daemon lane
-  // (`--serve`) is attached now.
+  // (its URL given by the vendor's `lane-url` option) is attached now.
   const made: NativeLane[] =
     cfg.laneEnv === undefined
       ? []
@@ -457,7 +323,7 @@ export interface AdapterSeams {
 }
 
 export function registerAdapter(program: Command, seams?: AdapterSeams): void {
-  program
+  const command = program
     .command('adapter')
     .description('run a vendor adapter: hook endpoint on 127.0.0.1, session runtime, relay link')
     .argument('<vendor>', `vendor token (${vendorTokens().join(', ')})`)
@@ -489,79 +355,45 @@ export function registerAdapter(program: Command, seams?: AdapterSeams): void {
       '--token <t>',
       'relay bearer token (AEP_TOKEN; default for a loopback relay: the local token in AEP_STATE_DIR/token)',
     )
-    .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`)
-    .option(
-      '--control',
-      "turn on the vendor's opt-in gate: VS Code PreToolUse, Hermes pre_tool_call (AEP_VSCODE_CONTROL=1, AEP_HERMES_CONTROL=1; D13); OpenHands send_input, respond, pause, resume, interrupt (AEP_OPENHANDS_CONTROL=1; D29)",
-    )
-    .option(
-      '--gate-tools <regex>',
-      'hold only tools whose whole name matches (AEP_VSCODE_GATE_TOOLS, AEP_HERMES_GATE_TOOLS; default: every tool)',
-    )
-    .option('--hub', 'Cline: connect to the Cline hub, observe-only; hooks work without it (AEP_CLINE_HUB=1)')
-    .option(
-      '--hub-control',
-      'Cline: also accept send_input, control.cancel and approval answers over the hub (AEP_CLINE_HUB_CONTROL=1, D28)',
-    )
-    .option(
-      '--hub-url <url>',
-      'Cline: the hub WebSocket instead of its discovery record (AEP_CLINE_HUB_URL; needs --hub-token)',
-    )
-    .option('--hub-token <t>', "Cline: the hub's authToken (AEP_CLINE_HUB_TOKEN)")
-    .option(
-      '--server <url>',
-      'bridge vendors: the agent server to observe (AEP_OPENHANDS_URL; default http://127.0.0.1:8000)',
-    )
-    .option(
-      '--server-key <key>',
-      "bridge vendors: the server's session API key, one of its OH_SESSION_API_KEYS_* (AEP_OPENHANDS_KEY)",
-    )
-    .option('--poll <seconds>', 'bridge vendors: conversation discovery interval (AEP_OPENHANDS_POLL; default 15)')
-    .option('--deltas', 'bridge vendors: map streaming deltas too (AEP_OPENHANDS_DELTAS=1)')
-    .option(
-      '--serve <url>',
-      'Qwen Code: also steer the sessions a `qwen serve` daemon hosts, e.g. http://127.0.0.1:4170 (AEP_QWEN_SERVE_URL, D30)',
-    )
-    .option(
-      '--serve-token-file <path>',
-      "Qwen Code: the mode-600 file holding the daemon's --token / QWEN_SERVER_TOKEN (AEP_QWEN_SERVE_TOKEN_FILE)",
-    )
-    .action(async (token: string, flags: AdapterFlags) => {
-      const cfg = adapterConfig(token, flags);
-      const out = (line: string) => process.stderr.write(`${line}\n`);
-      const running = await runAdapter(cfg, undefined, out, seams).catch((err: unknown) => {
-        throw explainListenError(
-          err,
-          cfg.source ? 'health port' : 'hook port',
-          cfg.port,
-          '127.0.0.1',
-          '--port (AEP_HOOK_PORT)',
-        );
-      });
-      const table = tableFor(token);
-      out(
-        cfg.source
-          ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
-          : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`,
+    .option('--inspect [port]', `serve XState inspection on ws://127.0.0.1:<port> (default ${DEFAULT_INSPECT_PORT})`);
+  // Each vendor's own flags, as its folder declares them (adapters/<vendor>/options.ts).
+  for (const o of adapterOptions([...vendorTables.values()])) command.option(o.flag, o.help);
+  command.action(async (token: string, flags: AdapterFlags) => {
+    const cfg = adapterConfig(token, flags);
+    const out = (line: string) => process.stderr.write(`${line}\n`);
+    const running = await runAdapter(cfg, undefined, out, seams).catch((err: unknown) => {
+      throw explainListenError(
+        err,
+        cfg.source ? 'health port' : 'hook port',
+        cfg.port,
+        '127.0.0.1',
+        '--port (AEP_HOOK_PORT)',
       );
-      out(
-        `  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table?.control ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`,
-      );
-      if (cfg.lane)
-        out(
-          `  ${cfg.lane.spec.name} lane ${cfg.lane.url}${cfg.lane.tokenFile ? ` (token ${cfg.lane.tokenFile})` : ''}`,
-        );
-      if (cfg.userPlane)
-        out(`  ${table?.userPlane?.tapEnv ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`);
-      if (running.inspector) out(`  inspect ${running.inspector.url}`);
-      const stop = () => {
-        setTimeout(() => process.exit(1), 5000).unref();
-        running.close().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
     });
+    const table = tableFor(token);
+    out(
+      cfg.source
+        ? `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: observing ${cfg.source.url}; health on http://127.0.0.1:${running.adapter.port}/healthz`
+        : `aep-steer adapter ${token}${table ? ` (${table.version})` : ''}: hooks on http://127.0.0.1:${running.adapter.port}/hook/<secret>`,
+    );
+    out(
+      `  log ${cfg.logPath}; relay ${cfg.relayUrl ?? 'off'}; instruct ${cfg.instruct ? 'on' : 'off'}; resume window ${cfg.resumeWindowMs} ms; ttl ${cfg.ttlMs === undefined ? 'off' : `${cfg.ttlMs} ms`}${table && optionFor(table, 'gate') ? `; control ${cfg.control ? `on${cfg.gateTools ? ` (${cfg.gateTools})` : ''}` : 'off'}` : ''}`,
+    );
+    if (cfg.lane)
+      out(`  ${cfg.lane.spec.name} lane ${cfg.lane.url}${cfg.lane.tokenFile ? ` (token ${cfg.lane.tokenFile})` : ''}`);
+    if (cfg.userPlane)
+      out(
+        `  ${(table && optionFor(table, 'user-plane')?.env) ?? 'user plane'} on; send_input ${cfg.userPlane.control ? 'on' : 'off'}`,
+      );
+    if (running.inspector) out(`  inspect ${running.inspector.url}`);
+    const stop = () => {
+      setTimeout(() => process.exit(1), 5000).unref();
+      running.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
 }

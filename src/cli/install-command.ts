@@ -1,6 +1,6 @@
 // `aep-steer install <vendor>` / `aep-steer uninstall <vendor>`: wire a vendor's hooks to its
 // adapter (D15) and take them out again. Parses flags and prints what changed; the work is in
-// adapters/installers/.
+// each vendor folder (adapters/<vendor>/installer.ts).
 import type { Command } from 'commander';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import { existsSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ensureSecret, secretPath } from '../adapters/install.js';
 import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
-import { MCP_ENTRY, MCP_VENDORS, installMcp, uninstallMcp } from '../mcp/install.js';
+import { MCP_ENTRY, installMcp, mcpVendors, uninstallMcp } from '../mcp/install.js';
 import type { InstallReport } from '../adapters/install.js';
 import type { Installer, VendorTable } from '../adapters/table.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -68,7 +68,7 @@ function installMcpServer(vendor: string | undefined, flags: InstallFlags): void
   if (vendor === undefined)
     throw new SteeringError(
       'CONFIG_INVALID',
-      `name the orchestrating agent: aep-steer install mcp <${Object.keys(MCP_VENDORS).join('|')}>`,
+      `name the orchestrating agent: aep-steer install mcp <${mcpVendors().join('|')}>`,
     );
   let tokenFile = flags.tokenFile;
   if (flags.token !== undefined) {
@@ -95,7 +95,7 @@ export function registerInstall(program: Command): void {
     .argument('<vendor>', `vendor token (${vendorTokens().join(', ')}), or "mcp"`)
     .argument(
       '[orchestrator]',
-      `with "mcp": the agent whose MCP config gets the aep-steer server (${Object.keys(MCP_VENDORS).join(', ')})`,
+      `with "mcp": the agent whose MCP config gets the aep-steer server (${mcpVendors().join(', ')})`,
     )
     .option('--project <dir>', "install into this project's settings")
     .option('--user', "install into the user's settings (default)")

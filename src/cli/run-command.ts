@@ -10,13 +10,10 @@ import { request } from 'node:http';
 import type { Command } from 'commander';
 import { readSecret, secretPath } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
-import type { LaneSpec, ServedLane } from '../lanes/lane.js';
+import type { LaneSpec, ServedLane } from '../adapters/lane-spec.js';
 import { credentialGaps } from '../services/credentials.js';
 
 export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4, noCredentials: 5 } as const;
-
-/** Vendors whose `run` starts their CLI with the caller's environment, so the caller's keys decide. */
-const CALLER_ENV = new Set(['codex', 'claude-code']);
 
 /** Asks the adapter on `port` to ready its lanes; its answer by lane name, or why not. */
 export function openAdapterLanes(port: number, secret: string): Promise<Record<string, unknown> | { error: string }> {
@@ -72,8 +69,10 @@ export async function runVendor(
   }
   const vendor = table.token;
   const cwd = process.cwd();
-  // Said before anything starts: the CLI runs with this terminal's environment.
-  if (CALLER_ENV.has(vendor)) {
+  // Said before anything starts: a run on an owned lane starts the vendor's CLI (or its server)
+  // with this terminal's environment, so this terminal's keys decide; an attached lane's session
+  // runs in the daemon's.
+  if (spec.joins === 'owned') {
     const gaps = credentialGaps(vendor, env, { args, cwd });
     const certain = gaps.find((g) => g.certain);
     if (certain !== undefined) {

@@ -34,7 +34,7 @@ import {
   qwenServeCommand,
   serveAnswers,
   untrustedHooks,
-} from '../lanes/qwen-serve/daemon.js';
+} from '../adapters/qwen-code/serve/daemon.js';
 
 /** `up`'s exit when a port is taken (as `demo`'s). */
 export const PORT_TAKEN_EXIT = 3;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Action } from '../inspect/server.js';
 import { FRAME_HEADERS } from '../inspect/page-policy.js';
 import { createHash } from 'node:crypto';
-import type { AnswerLinks, LinkUse } from './answer-links.js';
+import type { AnswerLinks, LinkUse } from '../notify/answer-links.js';
 
 export const ANSWER_PATH = '/answer/';
 

@@ -8,7 +8,7 @@ import { startInspectServer, type InspectServer } from '../inspect/server.js';
 import { Notifier, type NotifierOptions } from '../notify/notifier.js';
 import type { NotifyTarget } from '../notify/targets.js';
 import { consoleActions } from './actions.js';
-import { AnswerLinks, DEFAULT_LINK_TTL_MS } from './answer-links.js';
+import { AnswerLinks, DEFAULT_LINK_TTL_MS } from '../notify/answer-links.js';
 import { ANSWER_PATH, serveAnswer } from './answer-page.js';
 import { appFiles } from './app-manifest.js';
 import { CONSOLE_HTML } from './page.js';

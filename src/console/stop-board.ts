@@ -7,7 +7,7 @@ import type { RosterEntry } from '../consumer/connection.js';
 import { acceptsOf } from '../consumer/roster.js';
 import type { CancelRow } from '../adapters/table.js';
 import { loadTable } from '../adapters/vendors.js';
-import { stopOffer, type StopOffer } from '../lanes/stop-offer.js';
+import { stopOffer, type StopOffer } from '../adapters/stop-offer.js';
 
 export type ConsoleSession = BoardSession & { stop?: StopOffer };
 

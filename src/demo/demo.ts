@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installClaudeCode } from '../adapters/installers/claude-code.js';
+import { installClaudeCode } from '../adapters/claude-code/installer.js';
 import { writeSecret } from '../adapters/install.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import { RelayConsumer } from '../consumer/connection.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { hookUrl, readSecret, secretPath } from '../adapters/install.js';
 import { stateDir } from '../protocol/state-dir.js';
 import { shimOutage, tracePath } from '../adapters/shim-trace.js';
-import type { VendorTable } from '../adapters/table.js';
+import { optionFor, type VendorTable } from '../adapters/table.js';
 import { SteeringError } from '../protocol/errors.js';
 import { RelayConsumer } from '../consumer/connection.js';
 import { isLoopbackUrl, localTokenPath, tokenFor, tokenHint } from '../relay/local-token.js';
@@ -106,7 +106,7 @@ function getJson(
 /** The adapter on its port, holding the installed secret, with the steering gate on (D5). */
 /** A user-plane vendor steers with send_input, switched on by its control gate (D28, D29). */
 const gateEnvOf = (table: VendorTable): string =>
-  table.steering === 'send_input' ? `${table.control?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1';
+  table.steering === 'send_input' ? `${optionFor(table, 'gate')?.env ?? 'AEP_INSTRUCT'}=1` : 'AEP_INSTRUCT=1';
 // `up` runs it in the background with its output in the state dir's logs, never over a TUI.
 const startCommand = (table: VendorTable): string => `${gateEnvOf(table)} aep-steer up ${table.token}`;
 
@@ -185,7 +185,10 @@ export function hookChecks(
   const installer = table.installer;
   if (table.source !== undefined)
     return [
-      pass('hooks', `${table.token} is observed over its own server (${table.source.env.url}), not through hooks`),
+      pass(
+        'hooks',
+        `${table.token} is observed over its own server (${optionFor(table, 'source-url')?.env ?? 'its URL'}), not through hooks`,
+      ),
     ];
   if (installer === undefined) return [pass('hooks', `${table.token} has no installer; wire its hooks by hand`)];
   const where = opts.project === undefined ? {} : { project: opts.project };

@@ -1,18 +1,14 @@
 // `aep-steer install mcp <vendor>`: adds the `aep-steer mcp` server to an orchestrating agent's
-// MCP config, keeping every other server, and takes it out again. Vendor differences are data:
-// where the config lives, its format, and what the entry needs. The entry names a token file,
-// never the token (D21): configs like `.mcp.json` are often committed.
+// MCP config, keeping every other server, and takes it out again. Vendor differences are data,
+// each vendor's MCP row (adapters/<vendor>/mcp.ts): where the config lives, its format, and what
+// the entry needs. The entry names a token file, never the token (D21): configs like `.mcp.json`
+// are often committed.
 import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  readJsonObject,
-  settingsFile,
-  writeJsonObject,
-  writeTextFile,
-  type InstallReport,
-} from '../adapters/install.js';
+import { readJsonObject, writeJsonObject, writeTextFile, type InstallReport } from '../adapters/install.js';
+import { MCP_TOOL_TIMEOUT_S, type McpConfig, type McpScope } from '../adapters/mcp-config.js';
+import { tableFor, vendorTables } from '../adapters/registry.js';
 import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 import { isLoopbackUrl, localTokenPath } from '../relay/local-token.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -24,49 +20,12 @@ export interface McpServerEntry {
   args: string[];
 }
 
-export interface McpInstallOptions {
-  project?: string;
-  user?: boolean;
+export interface McpInstallOptions extends McpScope {
   relay: string;
   tokenFile?: string;
   sender?: string;
   env?: NodeJS.ProcessEnv;
 }
-
-interface McpVendor {
-  /** The config file for a project (`--project DIR`) or for the user. */
-  file(opts: McpInstallOptions, env: NodeJS.ProcessEnv): string;
-  format: 'mcp-json' | 'codex-toml';
-  /** Where the evidence for the format is. */
-  evidence: string;
-  notes: string[];
-}
-
-const claudeConfigDir = (env: NodeJS.ProcessEnv): string => env['CLAUDE_CONFIG_DIR'] || env['HOME'] || homedir();
-const codexHome = (env: NodeJS.ProcessEnv): string => env['CODEX_HOME'] || join(env['HOME'] || homedir(), '.codex');
-
-/** instruct waits up to its wait_ms; the host must wait longer than that for the tool result. */
-const TOOL_TIMEOUT_S = 660;
-
-export const MCP_VENDORS: Record<string, McpVendor> = {
-  'claude-code': {
-    // Project scope: `.mcp.json` at the project root; user scope: `mcpServers` in ~/.claude.json.
-    file: (o, env) =>
-      o.project !== undefined ? settingsFile(o, '', '.mcp.json', '') : join(claudeConfigDir(env), '.claude.json'),
-    format: 'mcp-json',
-    evidence:
-      'Claude Code 2.1.332 loads `mcpServers` from .mcp.json (approved via enabledMcpjsonServers) and lists mcp__aep-steer__* tools (test/e2e/mcp-orchestrator.e2e.ts)',
-    notes: [
-      'Claude Code asks once before it starts a project .mcp.json server; the installer approves it in .claude/settings.local.json (enabledMcpjsonServers)',
-    ],
-  },
-  codex: {
-    file: (o, env) => settingsFile(o, '.codex', 'config.toml', codexHome(env)),
-    format: 'codex-toml',
-    evidence: 'Codex 0.171.0 reads `[mcp_servers.<name>]` tables (command, args, tool_timeout_sec) from config.toml',
-    notes: [`tool_timeout_sec = ${TOOL_TIMEOUT_S}, so Codex waits for instruct's held result`],
-  },
-};
 
 /** The project root: the nearest folder above this module with a package.json. */
 function packageRoot(): string {
@@ -87,13 +46,14 @@ export function serverEntry(o: McpInstallOptions): McpServerEntry {
   return { command: process.execPath, args };
 }
 
-function vendorOf(token: string): McpVendor {
-  const v = MCP_VENDORS[token];
+/** The vendors whose table says where their MCP servers go. */
+export const mcpVendors = (): string[] =>
+  [...vendorTables.values()].flatMap((t) => (t.mcp === undefined ? [] : [t.token]));
+
+function vendorOf(token: string): McpConfig {
+  const v = tableFor(token)?.mcp;
   if (v === undefined)
-    throw new SteeringError(
-      'CONFIG_INVALID',
-      `no MCP config writer for "${token}"; known: ${Object.keys(MCP_VENDORS).join(', ')}`,
-    );
+    throw new SteeringError('CONFIG_INVALID', `no MCP config writer for "${token}"; known: ${mcpVendors().join(', ')}`);
   return v;
 }
 
@@ -201,35 +161,28 @@ function uninstallJson(file: string, env: NodeJS.ProcessEnv): boolean {
   return true;
 }
 
-const approvalFile = (project: string): string => join(resolve(project), '.claude', 'settings.local.json');
+type Approval = NonNullable<McpConfig['approves']>;
 
-/** Approves the project server for Claude Code, so a headless run starts it without asking. */
-function approveProjectServer(project: string, env: NodeJS.ProcessEnv): string {
-  const file = approvalFile(project);
+/** Approves the project server where the vendor asks first, so a headless run starts it without asking. */
+function approveProjectServer(a: Approval, project: string, env: NodeJS.ProcessEnv): string {
+  const file = a.file(project);
   const settings = readJsonObject(file);
-  const enabled = Array.isArray(settings['enabledMcpjsonServers'])
-    ? (settings['enabledMcpjsonServers'] as unknown[])
-    : [];
+  const enabled = Array.isArray(settings[a.key]) ? (settings[a.key] as unknown[]) : [];
   if (!enabled.includes(MCP_ENTRY)) {
-    noteBefore(file, ['enabledMcpjsonServers'], env);
-    writeJsonObject(file, { ...settings, enabledMcpjsonServers: [...enabled, MCP_ENTRY] });
+    noteBefore(file, [a.key], env);
+    writeJsonObject(file, { ...settings, [a.key]: [...enabled, MCP_ENTRY] });
   }
   return file;
 }
 
 /** Takes our approval out again; true when there was one. */
-function withdrawApproval(project: string, env: NodeJS.ProcessEnv): boolean {
-  const file = approvalFile(project);
+function withdrawApproval(a: Approval, project: string, env: NodeJS.ProcessEnv): boolean {
+  const file = a.file(project);
   if (!existsSync(file)) return false;
   const settings = readJsonObject(file);
-  const enabled = settings['enabledMcpjsonServers'];
+  const enabled = settings[a.key];
   if (!Array.isArray(enabled) || !enabled.includes(MCP_ENTRY)) return false;
-  restoreJson(
-    file,
-    { ...settings, enabledMcpjsonServers: enabled.filter((e) => e !== MCP_ENTRY) },
-    takeAdded(file, env),
-    ['enabledMcpjsonServers'],
-  );
+  restoreJson(file, { ...settings, [a.key]: enabled.filter((e) => e !== MCP_ENTRY) }, takeAdded(file, env), [a.key]);
   return true;
 }
 
@@ -253,7 +206,7 @@ const tomlTable = (entry: McpServerEntry): string =>
     TOML_HEADER,
     `command = ${JSON.stringify(entry.command)}`,
     `args = [${entry.args.map((a) => JSON.stringify(a)).join(', ')}]`,
-    `tool_timeout_sec = ${TOOL_TIMEOUT_S}`,
+    `tool_timeout_sec = ${MCP_TOOL_TIMEOUT_S}`,
   ].join('\n');
 
 function installToml(file: string, entry: McpServerEntry, env: NodeJS.ProcessEnv): boolean {
@@ -302,8 +255,8 @@ export function installMcp(token: string, o: McpInstallOptions): InstallReport {
   const entry = serverEntry(o);
   const changed = v.format === 'mcp-json' ? installJson(file, entry, env) : installToml(file, entry, env);
   const notes = [...v.notes];
-  if (v.format === 'mcp-json' && o.project !== undefined)
-    notes.push(`approved in ${approveProjectServer(o.project, env)}`);
+  if (v.approves !== undefined && o.project !== undefined)
+    notes.push(`approved in ${approveProjectServer(v.approves, o.project, env)}`);
   notes.push(authStatement(o, env));
   return { file, changed, added: changed ? [MCP_ENTRY] : [], removed: [], notes };
 }
@@ -312,10 +265,10 @@ export function installMcp(token: string, o: McpInstallOptions): InstallReport {
 export function uninstallMcp(token: string, o: Pick<McpInstallOptions, 'project' | 'user' | 'env'>): InstallReport {
   const v = vendorOf(token);
   const env = o.env ?? process.env;
-  const file = v.file({ ...o, relay: '' }, env);
+  const file = v.file(o, env);
   const changed = v.format === 'mcp-json' ? uninstallJson(file, env) : uninstallToml(file, env);
   const notes: string[] = [];
-  if (v.format === 'mcp-json' && o.project !== undefined && withdrawApproval(o.project, env))
-    notes.push(`withdrew the approval in ${approvalFile(o.project)}`);
+  if (v.approves !== undefined && o.project !== undefined && withdrawApproval(v.approves, o.project, env))
+    notes.push(`withdrew the approval in ${v.approves.file(o.project)}`);
   return { file, changed, added: [], removed: changed ? [MCP_ENTRY] : [], notes };
 }

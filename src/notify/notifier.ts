@@ -6,7 +6,7 @@
 // once until it works again; the console never waits on it.
 import { downLevel } from '../protocol/capture.js';
 import { AEP_VERSION, type AepEvent } from '../protocol/envelope.js';
-import { endedBecause, type AnswerLinks } from '../console/answer-links.js';
+import { endedBecause, type AnswerLinks } from './answer-links.js';
 import { DEFAULT_RETRY, deliver, type RetryPolicy } from './deliver.js';
 import { buildNotice, RENDER } from './notices.js';
 import { targetLabel, type NotifyKind, type NotifyTarget } from './targets.js';

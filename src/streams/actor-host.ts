@@ -28,8 +28,8 @@ import { commandInput, description, hookInput, type CommandGates } from './sessi
 import { OpenHooks } from './open-hooks.js';
 import { stamp, stampObservations, type ObservationSink, type StampSource, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
-// D30 native lanes: a steer's echo and the lanes a session is described with (lanes/host.ts).
-import { asEcho } from '../lanes/host.js';
+// D30 native lanes: a steer's echo and the lanes a session is described with (lane-host.ts).
+import { asEcho } from './lane-host.js';
 import { lanesOf } from '../machines/lane-steps.js';
 
 export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14

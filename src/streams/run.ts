@@ -31,9 +31,9 @@ import { steer } from './route.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
 import type { Controller, InputTransport, VendorSurface } from './surface.js';
 import { forwardThrough, fromTransportFacts, throughTransport } from './input-transport.js';
-// D30 native lanes: their plumbing (facts in, effects out) is lanes/attach.ts.
-import { fromLaneFacts, isLaneEffect, laneHostOptions, openLanes, throughLanes } from '../lanes/attach.js';
-import type { NativeLane } from '../lanes/lane.js';
+// D30 native lanes: their plumbing (facts in, effects out) is native-lanes.ts.
+import { fromLaneFacts, isLaneEffect, laneHostOptions, openLanes, throughLanes } from './native-lanes.js';
+import type { NativeLane } from './lane.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;

@@ -12,7 +12,7 @@ import {
 import type { SessionContext, SessionInput } from '../machines/session-types.js';
 import type { SessionItem } from './step-types.js';
 import type { SessionAbout, VendorSurface } from './surface.js';
-import { laneCancel, type LaneHostOptions } from '../lanes/host.js';
+import { laneCancel, type LaneHostOptions } from './lane-host.js';
 
 /** The gates a command passes through (D5, D28) and the vendor checks it meets. */
 export interface CommandGates {

@@ -20,7 +20,7 @@ import type { SessionContext, SessionInput, SessionOutput } from '../machines/se
 import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
-import { cancelledFields, stampLane } from '../lanes/host.js';
+import { cancelledFields, stampLane } from './lane-host.js';
 
 /** What stamping reads from the host that holds the sessions. */
 export interface StampSource {

@@ -4,7 +4,7 @@ import type { AepCommand, AepEvent } from '../protocol/index.js';
 import type { SessionInput } from '../machines/session-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, HookReply } from './surface.js';
-import type { LaneEffect } from '../lanes/host.js';
+import type { LaneEffect } from './lane-host.js';
 
 /** Something for one session, in arrival order. */
 export type SessionItem =

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { cline } from '../../src/adapters/cline.js';
+import { cline } from '../../src/adapters/cline/table.js';
 import { shimPath, writeSecret } from '../../src/adapters/install.js';
 import { OUTAGE_FILE, readTrace, shimOutage, TRACE_FILE } from '../../src/adapters/shim-trace.js';
 import { adapterConfig, runAdapter } from '../../src/cli/adapter-command.js';

@@ -7,6 +7,7 @@ import {
   collapseEndReason,
   fallbackType,
   holdsAny,
+  optionFor,
   snakeCase,
   surfaceFrom,
   type VendorTable,
@@ -48,7 +49,10 @@ const toy: VendorTable = {
       evidence: 'toy §6',
     },
   },
-  control: { env: 'TOY_CONTROL', toolsEnv: 'TOY_GATE_TOOLS' },
+  options: [
+    { flag: '--control', env: 'TOY_CONTROL', sets: 'gate', help: 'hold tool' },
+    { flag: '--gate-tools <regex>', env: 'TOY_GATE_TOOLS', sets: 'gate-tools', help: 'which tools' },
+  ],
   replies: { neutral: undefined, context: (event, text) => ({ ctx: text, at: event }) },
   maps: { turn_start: () => [{ type: 'run.started', data: { trigger: 'user' } }], chatter: () => [] },
 };
@@ -217,7 +221,7 @@ test('the opt-in gate: off by default, on with control, scoped by the tool patte
 });
 
 test('a bad gate pattern, or control on a table without a gate, is CONFIG_INVALID when the surface is built', () => {
-  const { control: _control, ...rest } = toy;
+  const { options: _options, ...rest } = toy;
   const noGate: VendorTable = {
     ...rest,
     moments: Object.fromEntries(Object.entries(toy.moments).filter(([k]) => k !== 'tool')),
@@ -260,10 +264,14 @@ test('holds: an always-held row holds; a gated row only with its gate on', () =>
   assert.is(surfaceFrom(gatedOnly, { control: true }).holds, true);
 });
 
-test('every registered table: a control gate exactly when it has gated rows or vendor-API controls; one start row, no end row mapped to session.ended', () => {
+test('every registered table: a gate option exactly when it has gated rows or vendor-API controls; one start row, no end row mapped to session.ended', () => {
   for (const [token, t] of vendorTables) {
     const rows = Object.entries(t.moments);
-    assert.is(t.control !== undefined, rows.some(([, r]) => r.role === 'gated') || t.controls !== undefined, token);
+    assert.is(
+      optionFor(t, 'gate') !== undefined,
+      rows.some(([, r]) => r.role === 'gated') || t.controls !== undefined,
+      token,
+    );
     // A bridge's sessions never reopen: an OpenHands conversation that reached `deleting` is gone.
     if (t.source === undefined)
       assert.ok(

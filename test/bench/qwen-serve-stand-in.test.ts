@@ -6,8 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { firstValueFrom, filter, type Subscription } from 'rxjs';
 import { tsNode, type Child } from '../../bench/lib/proc.js';
-import type { LaneFact } from '../../src/lanes/lane.js';
-import { qwenServeLane } from '../../src/lanes/qwen-serve/lane.js';
+import type { LaneFact } from '../../src/streams/lane.js';
+import { qwenServeLane } from '../../src/adapters/qwen-code/serve/lane.js';
 
 const S = 'stand-in-session';
 

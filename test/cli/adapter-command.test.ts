@@ -315,7 +315,7 @@ test('Cline hub gates: AEP_CLINE_HUB observes, AEP_CLINE_HUB_CONTROL (or --hub-c
     [flagged.userPlane?.control, flagged.userPlane?.env.AEP_CLINE_HUB_URL, flagged.userPlane?.env.AEP_CLINE_HUB_TOKEN],
     [true, 'ws://127.0.0.1:9/hub', 'tok'],
   );
-  assert.throws(() => adapterConfig('codex', { hub: true }, env()), /no user-plane channel/);
+  assert.throws(() => adapterConfig('codex', { hub: true }, env()), /codex takes no --hub: --hub is for cline/);
 });
 
 test('qwen serve lane: --serve and --serve-token-file over AEP_QWEN_SERVE_URL / _TOKEN_FILE; a loose or missing file, a bad URL and other vendors refused', () => {
@@ -350,7 +350,7 @@ test('qwen serve lane: --serve and --serve-token-file over AEP_QWEN_SERVE_URL / 
   assert.throws(() => adapterConfig('qwen-code', { serveTokenFile: file }, env()), /needs --serve/);
   assert.throws(
     () => adapterConfig('vscode', { serve: 'http://127.0.0.1:4170' }, env()),
-    /vscode has no serve lane: .* apply to .*qwen-code/,
+    /vscode takes no --serve: --serve is for qwen-code/,
   );
 });
 

@@ -25,7 +25,7 @@ import { Readable } from 'node:stream';
 import { ensureSecret } from '../../src/adapters/install.js';
 import { RUN_EXIT, runVendor } from '../../src/cli/run-command.js';
 import { adapterConfig, runAdapter } from '../../src/cli/adapter-command.js';
-import { codexSocketPath } from '../../src/lanes/codex-app-server/spec.js';
+import { codexSocketPath } from '../../src/adapters/codex/app-server/spec.js';
 import { textSink } from '../support/tui.js';
 import { until } from '../support/until.js';
 

@@ -71,14 +71,14 @@ for (const vendor of ['claude-code', 'codex', 'qwen-code', 'vscode', 'hermes', '
     assert.is(r.status, 0, r.stderr);
     assert.match(r.stderr, /no adapter is listening/);
     assert.ok(
-      r.urls.some((u) => u.endsWith(`/adapters/${vendor}.js`)),
+      r.urls.some((u) => u.endsWith(`/adapters/${vendor}/table.js`)),
       `${vendor}'s table was loaded`,
     );
     const heavy = r.urls.filter((u) => HEAVY.some((h) => u.includes(h)));
     assert.equal(heavy, [], `hook ${vendor} loaded ${heavy.join(', ')}`);
     const others = r.urls.filter(
       (u) =>
-        VENDOR_MODULES.some((v) => v !== vendor && u.endsWith(`/adapters/${v}.js`)) ||
+        VENDOR_MODULES.some((v) => v !== vendor && u.endsWith(`/adapters/${v}/table.js`)) ||
         u.endsWith('/adapters/registry.js'),
     );
     assert.equal(others, [], `hook ${vendor} loaded other vendors' tables`);

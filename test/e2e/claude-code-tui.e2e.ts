@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
+import { installClaudeCode } from '../../src/adapters/claude-code/installer.js';
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';

@@ -12,11 +12,11 @@ import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
-import { installClaudeCode } from '../../src/adapters/installers/claude-code.js';
-import { streamJsonSocketPath } from '../../src/lanes/claude-stream-json/spec.js';
+import { installClaudeCode } from '../../src/adapters/claude-code/installer.js';
+import { streamJsonSocketPath } from '../../src/adapters/claude-code/stream-json/spec.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { strings, vendorMissing } from '../support/e2e-helpers.js';
-import { processTable } from '../../src/lanes/tool-processes.js';
+import { processTable } from '../../src/adapters/tool-processes.js';
 import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
 import {
   startMockAnthropic,

@@ -11,12 +11,12 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
-import { codex } from '../../src/adapters/codex.js';
-import { installCodex } from '../../src/adapters/installers/codex.js';
-import { codexSocketPath } from '../../src/lanes/codex-app-server/spec.js';
-import { connectRpc, RpcFailure } from '../../src/lanes/codex-app-server/rpc.js';
-import { STEER_REFUSALS } from '../../src/lanes/codex-app-server/lane.js';
-import { descendantsOf, processTable } from '../../src/lanes/tool-processes.js';
+import { codex } from '../../src/adapters/codex/table.js';
+import { installCodex } from '../../src/adapters/codex/installer.js';
+import { codexSocketPath } from '../../src/adapters/codex/app-server/spec.js';
+import { connectRpc, RpcFailure } from '../../src/adapters/codex/app-server/rpc.js';
+import { STEER_REFUSALS } from '../../src/adapters/codex/app-server/lane.js';
+import { descendantsOf, processTable } from '../../src/adapters/tool-processes.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';

@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
-import { codex } from '../../src/adapters/codex.js';
-import { installCodex } from '../../src/adapters/installers/codex.js';
+import { codex } from '../../src/adapters/codex/table.js';
+import { installCodex } from '../../src/adapters/codex/installer.js';
 import { checkStream, command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {

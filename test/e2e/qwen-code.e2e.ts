@@ -6,8 +6,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
-import { installQwenCode } from '../../src/adapters/installers/qwen-code.js';
-import { qwenCode } from '../../src/adapters/qwen-code.js';
+import { installQwenCode } from '../../src/adapters/qwen-code/installer.js';
+import { qwenCode } from '../../src/adapters/qwen-code/table.js';
 import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
 import {

@@ -3,7 +3,7 @@
 // `already-delivered` once the agent has it, and nothing changes when the queue does not answer.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cline } from '../../src/adapters/cline.js';
+import { cline } from '../../src/adapters/cline/table.js';
 import { command } from '../../src/protocol/index.js';
 import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
 import { end, run, SESSION, step, types, VENDOR, type Snap } from '../support/session-steps.js';

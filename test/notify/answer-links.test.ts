@@ -2,7 +2,7 @@
 // an ended request's links say how it ended, and the bound expires them.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AnswerLinks, endedBecause } from '../../src/console/answer-links.js';
+import { AnswerLinks, endedBecause } from '../../src/notify/answer-links.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';
 
 const ev = (type: string, data: Record<string, unknown>, agent = 'claude-code'): AepEvent =>

@@ -4,7 +4,7 @@
 // to the targets that asked.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AnswerLinks } from '../../src/console/answer-links.js';
+import { AnswerLinks } from '../../src/notify/answer-links.js';
 import { Notifier } from '../../src/notify/notifier.js';
 import { parseTarget } from '../../src/notify/targets.js';
 import type { AepEvent } from '../../src/protocol/envelope.js';

@@ -3,9 +3,9 @@
 // turns it off, and the delivered event names the moment that carried it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { claudeCode } from '../../src/adapters/claude-code.js';
-import { codex } from '../../src/adapters/codex.js';
-import { qwenCode } from '../../src/adapters/qwen-code.js';
+import { claudeCode } from '../../src/adapters/claude-code/table.js';
+import { codex } from '../../src/adapters/codex/table.js';
+import { qwenCode } from '../../src/adapters/qwen-code/table.js';
 import { surfaceFrom, type VendorTable } from '../../src/adapters/table.js';
 import { ActorHost } from '../../src/streams/actor-host.js';
 import type { Effect } from '../../src/streams/step-types.js';

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Subject } from 'rxjs';
-import { cline } from '../../src/adapters/cline.js';
+import { cline } from '../../src/adapters/cline/table.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { command } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';

@@ -256,7 +256,7 @@ export const codexHome = (ws: Workspace): string => join(ws.home, '.codex');
  */
 export async function stopCodexDaemon(ws: Workspace, bin: string, env: NodeJS.ProcessEnv): Promise<void> {
   const { spawnSync } = await import('node:child_process');
-  const { processTable } = await import('../../src/lanes/tool-processes.js');
+  const { processTable } = await import('../../src/adapters/tool-processes.js');
   const stopped = spawnSync(bin, ['app-server', 'daemon', 'stop'], { env, encoding: 'utf8', timeout: 30_000 });
   if (stopped.status !== 0) console.error(`codex app-server daemon stop exited ${stopped.status}: ${stopped.stderr}`);
   const copy = join(codexHome(ws), 'packages', 'app-server-daemon');

@@ -7,7 +7,7 @@
 import { NOT_PENDING, readAnswer } from '../../machines/gate.js';
 import type { AepCommand, Rejection } from '../../protocol/index.js';
 import type { Controller, InputTransport } from '../../streams/surface.js';
-import { ANSWER_OPTIONS, CONFIRMATION_PROMPT } from '../openhands-map.js';
+import { ANSWER_OPTIONS, CONFIRMATION_PROMPT } from './map.js';
 import type { AgentServer, WriteResult } from './agent-server.js';
 import type { Receiver } from './receiver.js';
 

@@ -1,5 +1,5 @@
 // The receiver state of one conversation: what the bridge has seen, so each transport event can be
-// framed for the pure table (openhands-map.ts). The vendor event id is the dedupe key across
+// framed for the pure table (map.ts). The vendor event id is the dedupe key across
 // replay and reconnect; the status plane's last value drives run synthesis, with run ids
 // `run:<conversation>:<n>`.
 //
@@ -16,7 +16,7 @@
 //   resend's timestamp order: never the snapshot's own time, never a live event that overtook
 //   the resend, so a drop mid-resend resumes where the resend stood (the overlap is deduped).
 import { newId, type AepEvent } from '../../protocol/index.js';
-import { statusMoments, statusOf, type OpenHandsFrame, type Status } from '../openhands-map.js';
+import { statusMoments, statusOf, type OpenHandsFrame, type Status } from './map.js';
 import type { SettledHow } from '../../machines/session-types.js';
 
 const RUN_CLOSERS = new Set(['run.finished', 'run.failed', 'run.cancelled']);

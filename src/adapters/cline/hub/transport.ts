@@ -1,0 +1,152 @@
+// The Cline hub as the adapter's user-plane transport (D28): send_input is hub
+// `session.send_input {prompt, delivery}` on the hook session's id (`rootSessionId`), the hub's
+// `session.pending_prompt_submitted` reports each consumption, `run.abort` cancels the active run,
+// a withdraw finds the input among `session.pending_prompts` by its text (the hub's reply to
+// send_input names no prompt id; the gate keeps pending texts distinct) and takes it out with
+// `session.remove_pending_prompt`, whose `removed` says whether the hub still held it, and the
+// approval loop (`approval.requested` / `approval.respond` / `approval.resolved`) becomes
+// attention requests answered through the same socket.
+import { filter, map, merge, mergeMap, type Observable } from 'rxjs';
+import type {
+  InputOutcome,
+  InputRequest,
+  InputTransport,
+  TransportFact,
+  WithdrawOutcome,
+} from '../../../streams/surface.js';
+import type { HubConnection, HubEvent, HubReply } from './connection.js';
+import { toolDetail } from '../../table.js';
+
+const TOKEN = 'cline';
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** The hub's `inputJson`, parsed; undefined when absent or not JSON. */
+function parsed(json: string | undefined): unknown {
+  if (json === undefined) return undefined;
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
+
+const promptOf = (e: HubEvent): string | undefined => {
+  const p = e.payload.prompt;
+  return typeof p === 'object' && p !== null ? str((p as Record<string, unknown>).prompt) : undefined;
+};
+
+const outcome = (reply: HubReply): InputOutcome =>
+  reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
+
+/** The id of the pending prompt holding `text`, from a `session.pending_prompts` reply. */
+function pendingIdOf(reply: HubReply, text: string): string | undefined {
+  const prompts = Array.isArray(reply.payload?.prompts) ? (reply.payload.prompts as unknown[]) : [];
+  for (const p of prompts) {
+    const entry = typeof p === 'object' && p !== null ? (p as Record<string, unknown>) : {};
+    if (entry.prompt === text) return str(entry.id);
+  }
+  return undefined;
+}
+
+/** One hub event as the facts it carries (none for the rest of the hub's 48 events). */
+function factsOf(e: HubEvent, at: number): TransportFact[] {
+  const session = e.sessionId;
+  if (session === undefined) return [];
+  switch (e.event) {
+    case 'session.pending_prompt_submitted': {
+      const text = promptOf(e);
+      return text === undefined ? [] : [{ kind: 'consumed', session, at, text }];
+    }
+    case 'approval.requested': {
+      const approvalId = str(e.payload.approvalId);
+      if (approvalId === undefined) return [];
+      const tool = str(e.payload.toolName) ?? 'a tool';
+      // D35: what the tool will do rides as `detail` (redacted-class); the tool input itself stays out.
+      const detail = toolDetail(parsed(str(e.payload.inputJson)));
+      return [
+        {
+          kind: 'approval',
+          session,
+          at,
+          approvalId,
+          request: {
+            kind: 'permission',
+            prompt: `${TOKEN} requests permission to use ${tool}`,
+            subject: tool,
+            options: [
+              { id: 'approve', label: 'Approve' },
+              { id: 'deny', label: 'Deny' },
+            ],
+            respondVia: ['control', 'oob'],
+            context: { toolCallId: str(e.payload.toolCallId) ?? '' },
+            ...(detail === undefined ? {} : { detail }),
+          },
+        },
+      ];
+    }
+    case 'approval.resolved': {
+      const approvalId = str(e.payload.approvalId);
+      if (approvalId === undefined) return [];
+      const cancelled = e.payload.cancelled === true || typeof e.payload.approved !== 'boolean';
+      return [
+        cancelled
+          ? { kind: 'approval.resolved', session, at, approvalId }
+          : { kind: 'approval.resolved', session, at, approvalId, approved: e.payload.approved === true },
+      ];
+    }
+    default:
+      return [];
+  }
+}
+
+export function hubTransport(
+  hub: HubConnection,
+  now: () => number = Date.now,
+): InputTransport & { hub: HubConnection } {
+  const events$: Observable<TransportFact> = hub.events$.pipe(mergeMap((e) => factsOf(e, now())));
+  const lost$: Observable<TransportFact> = hub.up$.pipe(
+    filter((up) => !up),
+    map((): TransportFact => ({ kind: 'lost', at: now() })),
+  );
+  // A withdraw racing its own send waits for the hub's answer to it: only then is the prompt listed.
+  const sending = new Map<string, Promise<unknown>>();
+  return {
+    hub,
+    ready: () => hub.ready(),
+    async send(req: InputRequest): Promise<InputOutcome> {
+      const payload: Record<string, unknown> = { prompt: req.text };
+      if (req.delivery !== undefined) payload.delivery = req.delivery;
+      const reply = hub.command('session.send_input', req.session, payload);
+      sending.set(req.commandId, reply);
+      try {
+        return outcome(await reply);
+      } finally {
+        sending.delete(req.commandId);
+      }
+    },
+    async withdraw(req): Promise<WithdrawOutcome> {
+      await sending.get(req.commandId);
+      const listed = await hub.command('session.pending_prompts', req.session, {});
+      if (!listed.ok) return { error: listed.error?.code ?? 'session.pending_prompts refused' };
+      const promptId = pendingIdOf(listed, req.text);
+      // Not listed: the agent took it already (its pending_prompt_submitted reports that).
+      if (promptId === undefined) return { removed: false };
+      const removed = await hub.command('session.remove_pending_prompt', req.session, { promptId });
+      if (!removed.ok) return { error: removed.error?.code ?? 'session.remove_pending_prompt refused' };
+      return { removed: removed.payload?.removed === true };
+    },
+    async cancel(session: string): Promise<InputOutcome> {
+      return outcome(await hub.command('run.abort', session, {}));
+    },
+    async answer(session, approvalId, approved, reason): Promise<InputOutcome> {
+      return outcome(
+        await hub.command('approval.respond', session, {
+          approvalId,
+          approved,
+          ...(reason === undefined ? {} : { reason }),
+        }),
+      );
+    },
+    facts$: merge(events$, lost$),
+  };
+}

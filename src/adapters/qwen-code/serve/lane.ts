@@ -1,0 +1,489 @@
+// The Qwen Code `qwen serve` native lane (D30–D33): finds the daemon's live sessions, follows
+// each over SSE, and carries steer (a mid-turn message, read at the next model request of the
+// running turn), queue (a prompt of its own: the daemon's next turn), withdraw, interrupt (cancel)
+// and permission answers over its HTTP API. The command id is the daemon's `messageId`.
+// A daemon that stops answering is one `lost` fact and one message; the lane retries with
+// backoff and attaches again when it is back.
+import { Observable, Subject, type Subscription } from 'rxjs';
+import { SteeringError } from '../../../protocol/errors.js';
+import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../../streams/lane.js';
+import { serveClient, type ServeClient, type ServeClientOptions } from './client.js';
+import {
+  factsOf,
+  optionsOf,
+  permissionAnswer,
+  queueOutcome,
+  removedOf,
+  steerOutcome,
+  type ServeEvent,
+  type ServeOption,
+  type SessionView,
+} from './maps.js';
+import { followSession } from './sse.js';
+
+export interface QwenServeLaneOptions extends ServeClientOptions {
+  /** How often the live sessions are listed while the daemon answers (default 1 s). */
+  pollMs?: number;
+  /** First retry delay while it does not, doubled up to `maxRetryMs` (defaults 250 ms, 10 s). */
+  retryMs?: number;
+  maxRetryMs?: number;
+  /** One message per change of the daemon's state (down, refused, back), never one per retry. */
+  onError?: (e: SteeringError) => void;
+  now?: () => number;
+}
+
+/** What `interrupt` did: the cancel, and the held instructions it took back first. */
+export type InterruptResult = { ok: true; withdrawn: string[] } | { ok: false; detail: string };
+
+type Health = { kind: 'starting' } | { kind: 'up' } | { kind: 'down' | 'refused'; error: SteeringError };
+
+interface Followed {
+  sub: Subscription;
+  attached: boolean;
+  turn?: string;
+  ended: Set<string>;
+  options: Map<string, ServeOption[]>;
+}
+
+interface Held {
+  session: string;
+  text: string;
+  via: 'steer' | 'queue';
+  ref: string;
+}
+
+/** Ended turns remembered per session, so late frames of them start nothing. */
+const ENDED_KEPT = 64;
+/** How long a withdraw waits for the stream to say a queued prompt was removed (it is said at once). */
+const REMOVED_WAIT_MS = 5000;
+/** Receipts remembered, so a resend after one is answered without sending again (the core dedupes too, D4). */
+const DELIVERED_KEPT = 4096;
+const enc = encodeURIComponent;
+
+export class QwenServeLane implements NativeLane {
+  readonly name = 'serve';
+  // D31 `queue` is the daemon's prompt queue, always (`queue()` says why); the hook lane has none.
+  readonly deliveries = ['steer', 'queue'] as const;
+  // A mid-turn message the turn never injected runs as the next prompt (its id the message id):
+  // `pending_prompt_started` is then its receipt (observed on 0.24.4 at a turn's natural end too).
+  readonly keepsUnread = true;
+  readonly how = 'host the session on a `qwen serve` daemon and start the adapter with `--serve URL`';
+  readonly facts$: Observable<LaneFact>;
+  private readonly client: ServeClient;
+  private readonly subject = new Subject<LaneFact>();
+  private readonly sessions = new Map<string, Followed>();
+  private readonly held = new Map<string, Held>();
+  private readonly byRef = new Map<string, string>();
+  private readonly delivered = new Map<string, string>();
+  /** Queued prompts the daemon has not answered yet: a withdraw waits for the prompt id. */
+  private readonly sending = new Map<string, Promise<LaneOutcome>>();
+  /** Queued prompts taken back, awaiting the stream's word (`pending_prompt_completed`). */
+  private readonly removing = new Map<string, () => void>();
+  /** Withdraws under way, by command id. */
+  private readonly withdrawing = new Map<string, Promise<{ removed: boolean } | { error: string }>>();
+  private health: Health = { kind: 'starting' };
+  private workspace: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private retry: number;
+  private started = false;
+  private closed = false;
+  private polling: Promise<void> | undefined;
+  private readonly now: () => number;
+  private readonly report: (e: SteeringError) => void;
+
+  constructor(private readonly o: QwenServeLaneOptions) {
+    this.client = serveClient(o);
+    this.now = o.now ?? Date.now;
+    this.retry = o.retryMs ?? 250;
+    this.report = o.onError ?? ((e) => process.stderr.write(`aep-steer adapter: ${e.code}: ${e.message}\n`));
+    // Discovery starts with the first subscriber, so no fact is emitted before anyone listens.
+    this.facts$ = new Observable<LaneFact>((sub) => {
+      const s = this.subject.subscribe(sub);
+      this.start();
+      return s;
+    });
+  }
+
+  /** Starts discovery (the first subscription to `facts$` does this too). */
+  start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
+    void this.tick();
+  }
+
+  /** `aep-steer run qwen-code`: where the daemon is, so the run opens a session of its own there. */
+  async open(): Promise<Record<string, unknown>> {
+    return { url: this.client.url, ...(this.o.tokenFile === undefined ? {} : { tokenFile: this.o.tokenFile }) };
+  }
+
+  reaches(session: string): boolean {
+    return this.health.kind === 'up' && this.sessions.get(session)?.attached === true;
+  }
+
+  async steer(req: LaneRequest): Promise<LaneOutcome> {
+    const done = this.delivered.get(req.commandId);
+    // The daemon dedupes on the id too, but after the receipt a resend would only be acknowledged.
+    if (done !== undefined) return { ok: true, ref: done };
+    const down = await this.unreached(req.session);
+    if (down !== undefined) return down;
+    const running = this.sessions.get(req.session)?.turn !== undefined;
+    // The id is known before the answer: a receipt that overtakes the answer still finds its command.
+    const before = this.held.get(req.commandId);
+    this.hold(req, 'steer', req.commandId);
+    const r = await this.call('POST', `/session/${enc(req.session)}/mid-turn-message`, {
+      message: req.text,
+      messageId: req.commandId,
+    });
+    const out = 'reason' in r ? r : steerOutcome(r, req.commandId, running);
+    if (!out.ok && this.held.get(req.commandId)?.text === req.text) {
+      this.release(req.commandId);
+      if (before !== undefined) this.hold({ ...req, text: before.text }, before.via, before.ref);
+    }
+    return out;
+  }
+
+  /**
+   * D31 `queue` is a prompt of its own (`POST /session/:id/prompt`), sent whether a turn runs or
+   * not. While a prompt runs the daemon queues it and runs it as the next turn, right after; with
+   * none running it starts that turn now. The lane cannot tell the two apart exactly (the daemon
+   * counts a turn as running until just after its Stop hook, and its stream tells the lane a
+   * moment later), so `queue` means the same in both: the text is the first model request of the
+   * turn it starts, once, never inside the turn running now. The receipt is that turn's start
+   * (`pending_prompt_started`, or the prompt's echo), named by the daemon's prompt id.
+   */
+  async queue(req: LaneRequest): Promise<LaneOutcome> {
+    const done = this.delivered.get(req.commandId);
+    if (done !== undefined) return { ok: true, ref: done };
+    const mine = this.held.get(req.commandId);
+    if (mine !== undefined)
+      return mine.text === req.text && mine.via === 'queue'
+        ? { ok: true, ref: mine.ref }
+        : { ok: false, reason: 'refused', detail: `instruction ${req.commandId} is already held with another text` };
+    const inFlight = this.sending.get(req.commandId);
+    if (inFlight !== undefined) return inFlight;
+    const sent = this.sendPrompt(req).finally(() => this.sending.delete(req.commandId));
+    this.sending.set(req.commandId, sent);
+    return sent;
+  }
+
+  private async sendPrompt(req: LaneRequest): Promise<LaneOutcome> {
+    const down = await this.unreached(req.session);
+    if (down !== undefined) return down;
+    const r = await this.call('POST', `/session/${enc(req.session)}/prompt`, {
+      prompt: [{ type: 'text', text: req.text }],
+    });
+    if ('reason' in r) return r;
+    const out = queueOutcome(r);
+    if (!out.ok) return out;
+    this.hold(req, 'queue', out.ref!);
+    // The prompt may have started before its answer came back: its start was the receipt.
+    const s = this.sessions.get(req.session);
+    if (s !== undefined && (s.turn === out.ref || s.ended.has(out.ref!)))
+      this.receipt({
+        kind: 'delivered',
+        session: req.session,
+        at: this.now(),
+        commandId: req.commandId,
+        ref: out.ref!,
+      });
+    return out;
+  }
+
+  /**
+   * Two withdraws of one instruction at once (an interrupt's and a user's) share one attempt: a
+   * second removal would find nothing, and its wait for the stream's word would replace the
+   * first's, which then waited out `REMOVED_WAIT_MS`.
+   */
+  withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
+    const running = this.withdrawing.get(commandId);
+    if (running !== undefined) return running;
+    const attempt = this.withdrawOnce(session, commandId).finally(() => this.withdrawing.delete(commandId));
+    this.withdrawing.set(commandId, attempt);
+    return attempt;
+  }
+
+  private async withdrawOnce(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
+    // A queued prompt whose answer is still awaited has no prompt id yet: the answer comes first.
+    await this.sending.get(commandId);
+    if (this.delivered.has(commandId)) return { removed: false };
+    const h = this.held.get(commandId);
+    if (h?.via === 'queue') return this.withdrawPrompt(session, commandId, h);
+    const r = await this.call('DELETE', `/session/${enc(session)}/mid-turn-messages/${enc(h?.ref ?? commandId)}`);
+    if ('reason' in r) return { error: r.detail };
+    const out = removedOf(r);
+    if ('removed' in out && out.removed) this.release(commandId);
+    return out;
+  }
+
+  /**
+   * A queued prompt is taken back only while it waits: removing one that started aborts its turn.
+   * It may start between the look and the removal; the daemon then still answers `removed`, so
+   * the stream decides: its `pending_prompt_completed {state: "removed"}` comes after the
+   * prompt's start if it started (the receipt, so `already-delivered`), and alone if it did not.
+   */
+  private async withdrawPrompt(
+    session: string,
+    commandId: string,
+    h: Held,
+  ): Promise<{ removed: boolean } | { error: string }> {
+    const list = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
+    if ('reason' in list) return { error: list.detail };
+    const entry = (
+      list.body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined
+    )?.pendingPrompts?.find((p) => p.promptId === h.ref);
+    if (entry?.state !== 'queued') return { removed: false };
+    const said = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, REMOVED_WAIT_MS);
+      this.removing.set(h.ref, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    const r = await this.call('DELETE', `/session/${enc(session)}/pending-prompts/${enc(h.ref)}`);
+    const out = 'reason' in r ? { error: r.detail } : removedOf(r);
+    // Nothing removed: the stream will say nothing of it.
+    if (!('removed' in out) || !out.removed) this.removing.get(h.ref)?.();
+    await said;
+    this.removing.delete(h.ref);
+    if (this.delivered.has(commandId)) return { removed: false };
+    if ('removed' in out && out.removed) this.release(commandId);
+    return out;
+  }
+
+  /**
+   * Cancels the running turn. A mid-turn message still waiting at a cancel is not dropped by the
+   * daemon: it runs as a new prompt. So what the lane holds for the session is withdrawn first,
+   * and the result names it (`withdrawn`); what could not be taken back was already read.
+   */
+  async interrupt(session: string): Promise<InterruptResult> {
+    const down = await this.unreached(session);
+    if (down !== undefined && !down.ok) return { ok: false, detail: down.detail };
+    // The daemon answers 204 to a cancel with nothing running: that stopped nothing.
+    if (this.sessions.get(session)?.turn === undefined)
+      return { ok: false, detail: 'no turn runs in this qwen serve session; nothing to stop' };
+    const withdrawn: string[] = [];
+    for (const [commandId, h] of [...this.held]) {
+      if (h.session !== session) continue;
+      const w = await this.withdraw(session, commandId);
+      if ('removed' in w && w.removed) withdrawn.push(commandId);
+    }
+    const r = await this.call('POST', `/session/${enc(session)}/cancel`, {});
+    if ('reason' in r) return { ok: false, detail: r.detail };
+    if (r.status !== 204 && r.status !== 200)
+      return { ok: false, detail: `qwen serve answered the cancel with HTTP ${r.status}` };
+    return { ok: true, withdrawn };
+  }
+
+  async answer(
+    session: string,
+    approvalId: string,
+    approved: boolean,
+  ): Promise<{ ok: true } | { ok: false; detail: string }> {
+    const options = this.sessions.get(session)?.options.get(approvalId);
+    if (options === undefined) return { ok: false, detail: `no pending qwen serve permission request ${approvalId}` };
+    const r = await this.call(
+      'POST',
+      `/session/${enc(session)}/permission/${enc(approvalId)}`,
+      permissionAnswer(options, approved),
+    );
+    if ('reason' in r) return { ok: false, detail: r.detail };
+    if (r.status !== 200)
+      return { ok: false, detail: `qwen serve answered the permission with HTTP ${r.status} (already answered?)` };
+    return { ok: true };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    for (const s of this.sessions.values()) s.sub.unsubscribe();
+    this.sessions.clear();
+    await this.polling?.catch(() => {});
+    this.subject.complete();
+  }
+
+  // ---- requests ---------------------------------------------------------------------------
+
+  /** One HTTP call; a failure is the lane outcome it means (unreachable, or refused on a 401). */
+  private async call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: unknown } | { ok: false; reason: 'unreachable' | 'refused'; detail: string }> {
+    try {
+      return await this.client.request(method, path, body);
+    } catch (err) {
+      const e = err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err));
+      return { ok: false, reason: e.code === 'SOURCE_UNREACHABLE' ? 'unreachable' : 'refused', detail: e.message };
+    }
+  }
+
+  /** Why the lane cannot reach the session now; undefined when it can (a new session is looked for once). */
+  private async unreached(session: string): Promise<LaneOutcome | undefined> {
+    if (!this.reaches(session)) await this.poll();
+    if (this.reaches(session)) return undefined;
+    const h = this.health;
+    if (h.kind === 'refused') return { ok: false, reason: 'refused', detail: h.error.message };
+    if (h.kind === 'down') return { ok: false, reason: 'unreachable', detail: h.error.message };
+    return { ok: false, reason: 'unreachable', detail: `qwen serve at ${this.client.url} hosts no session ${session}` };
+  }
+
+  private hold(req: LaneRequest, via: Held['via'], ref: string): void {
+    this.held.set(req.commandId, { session: req.session, text: req.text, via, ref });
+    this.byRef.set(ref, req.commandId);
+  }
+
+  private release(commandId: string): void {
+    const h = this.held.get(commandId);
+    if (h === undefined) return;
+    this.held.delete(commandId);
+    this.byRef.delete(h.ref);
+  }
+
+  // ---- discovery ----------------------------------------------------------------------------
+
+  private async tick(): Promise<void> {
+    if (this.closed) return;
+    await this.poll();
+    if (this.closed) return;
+    const up = this.health.kind === 'up';
+    const wait = up ? (this.o.pollMs ?? 1000) : this.retry;
+    this.retry = up ? (this.o.retryMs ?? 250) : Math.min(this.retry * 2, this.o.maxRetryMs ?? 10_000);
+    this.timer = setTimeout(() => void this.tick(), wait);
+  }
+
+  /** Lists the daemon's live sessions once (concurrent callers share the one in flight). */
+  private poll(): Promise<void> {
+    this.polling ??= this.list().finally(() => {
+      this.polling = undefined;
+    });
+    return this.polling;
+  }
+
+  private async list(): Promise<void> {
+    try {
+      if (this.workspace === undefined || this.health.kind !== 'up') {
+        const caps = await this.client.request('GET', '/capabilities');
+        const cwd = (caps.body as { workspaceCwd?: unknown } | undefined)?.workspaceCwd;
+        if (caps.status !== 200 || typeof cwd !== 'string')
+          throw new SteeringError(
+            'SOURCE_UNREACHABLE',
+            `${this.client.url} is not a qwen serve daemon (/capabilities)`,
+          );
+        this.workspace = cwd;
+      }
+      const r = await this.client.request('GET', `/workspaces/${enc(this.workspace)}/sessions/live-state`);
+      if (r.status !== 200)
+        throw new SteeringError('SOURCE_UNREACHABLE', `qwen serve answered its session list with HTTP ${r.status}`);
+      const list = (r.body as { sessions?: { sessionId?: unknown }[] } | undefined)?.sessions ?? [];
+      const live = new Set(list.flatMap((s) => (typeof s.sessionId === 'string' ? [s.sessionId] : [])));
+      if (this.closed) return;
+      this.become({ kind: 'up' });
+      for (const id of live) if (!this.sessions.has(id)) this.follow(id);
+      for (const id of [...this.sessions.keys()]) if (!live.has(id)) this.detach(id, 'qwen serve no longer hosts it');
+    } catch (err) {
+      const e = err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err));
+      if (this.closed) return;
+      this.become({ kind: e.code === 'SOURCE_UNREACHABLE' ? 'down' : 'refused', error: e });
+    }
+  }
+
+  /** A change of the daemon's state: said once, and `lost` once when a reachable daemon goes. */
+  private become(next: Health): void {
+    const prev = this.health;
+    this.health = next;
+    if (next.kind !== 'down' && next.kind !== 'refused') return;
+    const same = (prev.kind === 'down' || prev.kind === 'refused') && prev.error.message === next.error.message;
+    if (same) return;
+    if (prev.kind !== 'up') {
+      this.report(next.error);
+      return;
+    }
+    // Said once, here, with what it means for the sessions; the `lost` fact carries the same words.
+    const detail = `${next.error.message}; its sessions are hook-lane only until it answers again`;
+    this.report(new SteeringError(next.error.code, detail));
+    for (const s of this.sessions.values()) s.sub.unsubscribe();
+    this.sessions.clear();
+    this.subject.next({ kind: 'lost', at: this.now(), detail, said: true });
+  }
+
+  private follow(session: string): void {
+    const s: Followed = {
+      sub: undefined as unknown as Subscription,
+      attached: false,
+      ended: new Set(),
+      options: new Map(),
+    };
+    this.sessions.set(session, s);
+    s.sub = followSession(this.client, session, {
+      onOpen: () => {
+        if (s.attached) return;
+        s.attached = true;
+        this.subject.next({ kind: 'attached', session, at: this.now() });
+        void this.syncTurn(session, s);
+      },
+    }).subscribe({
+      next: (e) => this.observe(session, s, e),
+      complete: () => this.detach(session, 'its event stream closed (session_died)'),
+    });
+  }
+
+  /** A turn already running when the lane attached shows in no frame it replays: ask for it once. */
+  private async syncTurn(session: string, s: Followed): Promise<void> {
+    const r = await this.call('GET', `/session/${enc(session)}/turns/current`);
+    const b = 'reason' in r ? undefined : (r.body as { state?: unknown; promptId?: unknown } | undefined);
+    const id = b?.promptId;
+    if (b?.state !== 'running' || typeof id !== 'string' || s.turn !== undefined || s.ended.has(id)) return;
+    this.observe(session, s, { type: 'pending_prompt_started', promptId: id, data: { promptId: id } });
+  }
+
+  private detach(session: string, detail: string): void {
+    const s = this.sessions.get(session);
+    if (s === undefined) return;
+    s.sub.unsubscribe();
+    this.sessions.delete(session);
+    if (s.attached) this.subject.next({ kind: 'detached', session, at: this.now(), detail });
+  }
+
+  private receipt(f: Extract<LaneFact, { kind: 'delivered' }>): void {
+    if (this.delivered.has(f.commandId)) return;
+    this.release(f.commandId);
+    this.delivered.set(f.commandId, f.ref);
+    if (this.delivered.size > DELIVERED_KEPT) this.delivered.delete(this.delivered.keys().next().value!);
+    this.subject.next(f);
+  }
+
+  private observe(session: string, s: Followed, e: ServeEvent): void {
+    if (e.type === 'permission_request' && typeof e.data?.requestId === 'string')
+      s.options.set(e.data.requestId, optionsOf(e));
+    const prompt = typeof e.data?.promptId === 'string' ? e.data.promptId : e.promptId;
+    if (e.type === 'pending_prompt_completed' && prompt !== undefined) {
+      // One taken back before it started: its `turn_complete` that follows ends no turn.
+      if (e.data?.state === 'removed' && prompt !== s.turn) s.ended.add(prompt);
+      this.removing.get(prompt)?.();
+    }
+    const view: SessionView = {
+      ...(s.turn === undefined ? {} : { turn: s.turn }),
+      ended: s.ended,
+      commandOf: (ref) => this.byRef.get(ref),
+      optionsOf: (id) => s.options.get(id),
+    };
+    for (const f of factsOf(session, e, view, this.now())) {
+      if (f.kind === 'turn.started') s.turn = f.turnId;
+      if (f.kind === 'turn.ended') {
+        if (s.turn === f.turnId) delete s.turn;
+        s.ended.add(f.turnId);
+        if (s.ended.size > ENDED_KEPT) s.ended.delete(s.ended.values().next().value!);
+      }
+      if (f.kind === 'delivered') {
+        this.receipt(f);
+        continue;
+      }
+      if (f.kind === 'approval.resolved') s.options.delete(f.approvalId);
+      this.subject.next(f);
+    }
+  }
+}
+
+export function qwenServeLane(o: QwenServeLaneOptions): QwenServeLane {
+  return new QwenServeLane(o);
+}

@@ -1,0 +1,319 @@
+// The adapter's Cline hub connection against a stand-in hub speaking the v1 frames Cline 3.0.65
+// was observed to speak (cline-hub-observed §1.2–§1.6): discovery record and token, registration
+// with no capabilities, commands and replies, events as facts, withdraw through the pending-prompt
+// commands, loss and reconnect.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { HubConnection } from '../../../src/adapters/cline/hub/connection.js';
+import { discoveryPath, resolveHubEndpoint } from '../../../src/adapters/cline/hub/endpoint.js';
+import { hubTransport } from '../../../src/adapters/cline/hub/transport.js';
+import type { SteeringError } from '../../../src/protocol/index.js';
+import type { TransportFact } from '../../../src/streams/surface.js';
+
+interface StubHub {
+  url: string;
+  port: number;
+  frames: Record<string, unknown>[];
+  protocols: string[];
+  sockets: Set<WebSocket>;
+  /** The reply to a command, by command name (default ok with no payload). */
+  replies: Map<string, Record<string, unknown>>;
+  event(event: string, sessionId: string, payload: Record<string, unknown>): void;
+  close(): Promise<void>;
+}
+
+async function stubHub(token: string, port = 0): Promise<StubHub> {
+  const frames: Record<string, unknown>[] = [];
+  const protocols: string[] = [];
+  const sockets = new Set<WebSocket>();
+  const replies = new Map<string, Record<string, unknown>>();
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port,
+    path: '/hub',
+    // Missing or wrong token: refused at the upgrade (HTTP 401), as the real hub does.
+    verifyClient: (info, done) => {
+      const offered = String(info.req.headers['sec-websocket-protocol'] ?? '');
+      protocols.push(offered);
+      done(offered === `cline-hub-auth.${token}`, 401);
+    },
+  });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  wss.on('connection', (ws) => {
+    sockets.add(ws);
+    ws.on('close', () => sockets.delete(ws));
+    ws.on('message', (data) => {
+      const frame = JSON.parse(String(data)) as { kind: string; envelope?: Record<string, unknown> };
+      frames.push(frame);
+      const env = frame.envelope;
+      if (frame.kind !== 'command' || env === undefined) return;
+      const reply = replies.get(String(env.command)) ?? { ok: true, payload: {} };
+      ws.send(JSON.stringify({ kind: 'reply', envelope: { version: 'v1', requestId: env.requestId, ...reply } }));
+    });
+  });
+  const actual = (wss.address() as { port: number }).port;
+  return {
+    url: `ws://127.0.0.1:${actual}/hub`,
+    port: actual,
+    frames,
+    protocols,
+    sockets,
+    replies,
+    event(event, sessionId, payload) {
+      for (const ws of sockets)
+        ws.send(JSON.stringify({ kind: 'event', envelope: { version: 'v1', event, sessionId, payload } }));
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const ws of sockets) ws.terminate();
+        wss.close(() => r());
+      }),
+  };
+}
+
+const until = async <T>(probe: () => T | undefined, what: string, ms = 5000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`never saw ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+function dataDir(): { env: NodeJS.ProcessEnv; write(url: string, token: string): void; root: string } {
+  const root = mkdtempSync(join(tmpdir(), 'aep-cline-hub-'));
+  const env = { CLINE_DATA_DIR: join(root, 'data') };
+  return {
+    env,
+    root,
+    write(url, token) {
+      const file = discoveryPath(env);
+      mkdirSync(join(file, '..'), { recursive: true });
+      writeFileSync(file, JSON.stringify({ hubId: 'h', protocolVersion: 'v1', url, authToken: token, pid: 4242 }), {
+        mode: 0o600,
+      });
+    },
+  };
+}
+
+test('endpoint: AEP_CLINE_HUB_URL needs its token; without either the discovery record is read, and its absence says what to do', () => {
+  assert.match(
+    JSON.stringify(resolveHubEndpoint({ AEP_CLINE_HUB_URL: 'ws://127.0.0.1:1/hub' })),
+    'AEP_CLINE_HUB_TOKEN',
+  );
+  assert.equal(resolveHubEndpoint({ AEP_CLINE_HUB_URL: 'ws://127.0.0.1:1/hub', AEP_CLINE_HUB_TOKEN: 't' }), {
+    url: 'ws://127.0.0.1:1/hub',
+    token: 't',
+  });
+  const d = dataDir();
+  try {
+    assert.match((resolveHubEndpoint(d.env) as { missing: string }).missing, 'cline hub ensure');
+    d.write('ws://127.0.0.1:2/hub', 'tok');
+    assert.equal(resolveHubEndpoint(d.env), { url: 'ws://127.0.0.1:2/hub', token: 'tok', pid: 4242 });
+    assert.is(discoveryPath({ AEP_CLINE_HUB_DISCOVERY: '/x/y.json' }), '/x/y.json');
+  } finally {
+    rmSync(d.root, { recursive: true, force: true });
+  }
+});
+
+test('connects with the token as subprotocol, registers with no capabilities, subscribes; send_input, run.abort and approval.respond go out as hub commands', async () => {
+  const hub = await stubHub('secret-1');
+  const d = dataDir();
+  d.write(hub.url, 'secret-1');
+  const conn = new HubConnection({ endpoint: () => resolveHubEndpoint(d.env), clientId: 'aep-test' });
+  const t = hubTransport(conn);
+  try {
+    await until(() => t.ready() && hub.frames.length >= 2, 'registered and subscribed');
+    assert.equal(hub.protocols, ['cline-hub-auth.secret-1']);
+    const register = hub.frames[0] as { envelope: { command: string; payload: Record<string, unknown> } };
+    assert.is(register.envelope.command, 'client.register');
+    assert.equal(
+      [register.envelope.payload.clientType, register.envelope.payload.capabilities],
+      ['aep-adapter-cline', []],
+    );
+    assert.equal(hub.frames[1], { kind: 'stream.subscribe', clientId: 'aep-test' });
+    assert.equal(await t.send({ session: 's1', commandId: 'c1', text: 'hi', delivery: 'steer' }), { ok: true });
+    const sent = hub.frames.at(-1) as { envelope: Record<string, unknown> };
+    assert.equal(
+      [sent.envelope.command, sent.envelope.sessionId, sent.envelope.payload],
+      ['session.send_input', 's1', { prompt: 'hi', delivery: 'steer' }],
+    );
+    hub.replies.set('session.send_input', {
+      ok: false,
+      error: { code: 'session_not_found', message: 'Unknown session: s1' },
+    });
+    assert.equal(await t.send({ session: 's1', commandId: 'c2', text: 'again' }), {
+      ok: false,
+      detail: 'session_not_found',
+    });
+    assert.equal(await t.cancel!('s1'), { ok: true });
+    assert.is((hub.frames.at(-1) as { envelope: { command: string } }).envelope.command, 'run.abort');
+    await t.answer!('s1', 'ap1', false, 'not now');
+    assert.equal((hub.frames.at(-1) as { envelope: { payload: unknown } }).envelope.payload, {
+      approvalId: 'ap1',
+      approved: false,
+      reason: 'not now',
+    });
+  } finally {
+    await conn.close();
+    await hub.close();
+    rmSync(d.root, { recursive: true, force: true });
+  }
+});
+
+/** A transport on a stub hub found through its discovery record; `close` undoes all of it. */
+async function transportOnStub(token: string) {
+  const hub = await stubHub(token);
+  const d = dataDir();
+  d.write(hub.url, token);
+  const conn = new HubConnection({ endpoint: () => resolveHubEndpoint(d.env), clientId: 'aep-test' });
+  const close = async () => {
+    await conn.close();
+    await hub.close();
+    rmSync(d.root, { recursive: true, force: true });
+  };
+  return { hub, t: hubTransport(conn), close };
+}
+
+test('withdraw finds the pending prompt by its text and removes it by id; not listed or not removed is removed false; a refusal is an error', async () => {
+  const { hub, t, close } = await transportOnStub('secret-w');
+  const commands = () =>
+    hub.frames
+      .filter((f) => f.kind === 'command')
+      .map((f) => (f as { envelope: Record<string, unknown> }).envelope)
+      .filter((e) => String(e.command).includes('pending_prompt'));
+  try {
+    await until(() => t.ready(), 'registered');
+    hub.replies.set('session.pending_prompts', {
+      ok: true,
+      payload: {
+        sessionId: 's1',
+        prompts: [
+          { id: 'pp_other', prompt: 'another text', delivery: 'queue', attachmentCount: 0 },
+          { id: 'pp_mine', prompt: 'take me back', delivery: 'queue', attachmentCount: 0 },
+        ],
+      },
+    });
+    hub.replies.set('session.remove_pending_prompt', {
+      ok: true,
+      payload: { sessionId: 's1', prompts: [], removed: true },
+    });
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c1', text: 'take me back' }), { removed: true });
+    assert.equal(
+      commands().map((e) => [e.command, e.sessionId, e.payload]),
+      [
+        ['session.pending_prompts', 's1', {}],
+        ['session.remove_pending_prompt', 's1', { promptId: 'pp_mine' }],
+      ],
+    );
+    // Not listed: consumed already; nothing is removed.
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c2', text: 'read already' }), { removed: false });
+    assert.is(commands().length, 3, 'listed, never removed');
+    // Listed, but gone by the time the remove arrives.
+    hub.replies.set('session.remove_pending_prompt', {
+      ok: true,
+      payload: { sessionId: 's1', prompts: [], removed: false },
+    });
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c3', text: 'take me back' }), { removed: false });
+    hub.replies.set('session.pending_prompts', {
+      ok: false,
+      error: { code: 'pending_prompts_unavailable', message: 'Pending prompt service is not available.' },
+    });
+    assert.equal(await t.withdraw!({ session: 's1', commandId: 'c4', text: 'take me back' }), {
+      error: 'pending_prompts_unavailable',
+    });
+  } finally {
+    await close();
+  }
+});
+
+test('hub events become facts: consumption, approvals asked and settled; other events none', async () => {
+  const hub = await stubHub('s');
+  const conn = new HubConnection({ endpoint: () => ({ url: hub.url, token: 's' }) });
+  const t = hubTransport(conn, () => 7);
+  const facts: TransportFact[] = [];
+  t.facts$!.subscribe((f) => facts.push(f));
+  try {
+    await until(() => t.ready(), 'registered');
+    hub.event('assistant.delta', 's1', { text: 'x' });
+    hub.event('session.pending_prompt_submitted', 's1', {
+      sessionId: 's1',
+      prompt: { id: 'p1', prompt: 'STEER', delivery: 'steer' },
+    });
+    hub.event('approval.requested', 's1', {
+      approvalId: 'ap1',
+      toolName: 'run_commands',
+      toolCallId: 'call_1',
+      inputJson: '{"commands":["rm -rf x"]}',
+    });
+    hub.event('approval.resolved', 's1', { approvalId: 'ap1', approved: true });
+    hub.event('approval.resolved', 's1', { approvalId: 'ap2', approved: false, cancelled: true });
+    await until(() => facts.length >= 4, 'facts');
+    assert.equal(facts[0], { kind: 'consumed', session: 's1', at: 7, text: 'STEER' });
+    const asked = facts[1] as Extract<TransportFact, { kind: 'approval' }>;
+    assert.equal(
+      [asked.approvalId, asked.request.subject, asked.request.respondVia, asked.request.options?.map((o) => o.id)],
+      ['ap1', 'run_commands', ['control', 'oob'], ['approve', 'deny']],
+    );
+    // D35: what the tool will do rides only as the redacted-class `detail`; the tool input stays out.
+    assert.is(asked.request.detail, 'rm -rf x');
+    assert.not.ok(
+      JSON.stringify({ ...asked, request: { ...asked.request, detail: undefined } }).includes('rm -rf'),
+      'the tool input stays out',
+    );
+    assert.equal(facts.slice(2), [
+      { kind: 'approval.resolved', session: 's1', at: 7, approvalId: 'ap1', approved: true },
+      { kind: 'approval.resolved', session: 's1', at: 7, approvalId: 'ap2' },
+    ]);
+  } finally {
+    await conn.close();
+    await hub.close();
+  }
+});
+
+test('fail open: a wrong token or no hub leaves it down (busy), reported once; a lost hub is a lost fact; a restarted hub with a new token is found again, and each return is said', async () => {
+  const errors: SteeringError[] = [];
+  const backs: string[] = [];
+  const hub = await stubHub('right');
+  const d = dataDir();
+  d.write(hub.url, 'wrong');
+  const conn = new HubConnection({
+    endpoint: () => resolveHubEndpoint(d.env),
+    reconnectMs: 50,
+    onError: (e) => errors.push(e),
+    onBack: (url) => backs.push(url),
+  });
+  const t = hubTransport(conn);
+  const facts: TransportFact[] = [];
+  t.facts$!.subscribe((f) => facts.push(f));
+  try {
+    await new Promise((r) => setTimeout(r, 400));
+    assert.not.ok(t.ready());
+    assert.equal(await t.send({ session: 's', commandId: 'c', text: 'x' }), { ok: false, detail: 'hub_unreachable' });
+    assert.ok(errors.length >= 1 && errors.length <= 2, `reported once per problem, got ${errors.length}`);
+    assert.match(errors[0]!.message, 'hooks are still observed');
+    d.write(hub.url, 'right');
+    await until(() => t.ready(), 'registered after the record changed');
+    // The log said the hub was unreachable: it also says when it is back.
+    assert.equal(backs, [hub.url]);
+    const port = hub.port;
+    await hub.close();
+    await until(() => facts.some((f) => f.kind === 'lost'), 'lost');
+    assert.not.ok(t.ready());
+    const again = await stubHub('new-token', port);
+    d.write(again.url, 'new-token');
+    await until(() => t.ready(), 'reconnected to the restarted hub');
+    assert.equal(backs, [hub.url, again.url]);
+    await again.close();
+  } finally {
+    await conn.close();
+    rmSync(d.root, { recursive: true, force: true });
+  }
+});
+
+test.run();
