@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installCodex, listCodexHooks } from '../../src/adapters/installers/codex.js';
+import { installCodex, listCodexHooks } from '../../src/adapters/codex/installer.js';
 import { vendorMissing } from '../support/e2e-helpers.js';
 import { codexHome, vendorBinary, workspace, writeCodexConfig, type Workspace } from '../support/vendor-e2e.js';
 
