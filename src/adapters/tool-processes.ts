@@ -198,6 +198,23 @@ function alive(pid: number): boolean {
   return p !== undefined && p.state !== 'Z';
 }
 
+/**
+ * The tools still running once the vendor had `graceMs` to end what it ends itself: observed on
+ * Codex 0.171.0, an interrupt ends the command the turn was running a moment after the turn's end
+ * is announced, so only what outlasts that is left running. A tool without a pid is kept: it
+ * cannot be looked at, and nothing may call it stopped.
+ */
+export async function outlasting(tools: readonly ToolProcess[], opts: EndOptions = {}): Promise<ToolProcess[]> {
+  const graceMs = opts.graceMs ?? 5000;
+  const pollMs = opts.pollMs ?? 50;
+  const until = Date.now() + graceMs;
+  const live = (): ToolProcess[] => tools.filter((t) => t.pid === undefined || alive(t.pid));
+  while (Date.now() < until && live().some((t) => t.pid !== undefined)) {
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+  return live();
+}
+
 /** Sends a signal; false where it is not this process's to signal (EPERM) or already gone. */
 function signal(pid: number, sig: NodeJS.Signals): boolean {
   try {

@@ -6,7 +6,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { descendantsOf, endTools, findTools, processTable, shellWords } from '../../src/adapters/tool-processes.js';
+import {
+  descendantsOf,
+  endTools,
+  findTools,
+  outlasting,
+  processTable,
+  shellWords,
+} from '../../src/adapters/tool-processes.js';
 import { until } from '../support/until.js';
 
 const children: ChildProcess[] = [];
@@ -94,6 +101,22 @@ if (!procs) {
     assert.equal(r.killed, [{ pid: c.pid, command: script }]);
     await gone;
     assert.is(c.signalCode, 'SIGKILL');
+  });
+
+  test('only what outlasts the vendor is left running: a command the vendor ends meanwhile is not', async () => {
+    const script = (n: number) => `while true; do sleep 0.05; done; echo ${n}`;
+    const ended = await start(['/bin/bash', '-c', script(1)], (a) => a[2] === script(1));
+    const stays = await start(['/bin/bash', '-c', script(2)], (a) => a[2] === script(2));
+    const tools = [
+      { pid: ended.pid!, command: script(1) },
+      { pid: stays.pid!, command: script(2) },
+      { command: 'unseen' },
+    ];
+    const left = outlasting(tools, { graceMs: 2000 });
+    // The vendor ends the command its turn was running, just after it said the turn ended.
+    ended.kill('SIGKILL');
+    assert.equal(await left, [tools[1], tools[2]]);
+    stays.kill('SIGKILL');
   });
 
   test('where the lane cannot look (no vendor pid) the command is said without a pid, and never claimed ended', async () => {

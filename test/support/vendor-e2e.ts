@@ -3,7 +3,7 @@
 // the stream, and runners for the pinned CLIs (installed by scripts/install-vendor-cli.sh into
 // .vendor-clis) headless against the loopback mock model API (vendor-clis-observed §2, §3).
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterConfig, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
@@ -126,8 +126,17 @@ export async function startVendorStack(
   function keep(file: string, as: string): void {
     if (keepDir === undefined || !existsSync(file)) return;
     mkdirSync(keepDir, { recursive: true });
-    // Never the hook secret.
-    cpSync(file, join(keepDir, as), { recursive: true, filter: (src) => !src.endsWith('/secret') });
+    // Never the hook secret; never a socket (a lane's, which Node's copy cannot take) or anything gone meanwhile.
+    const kept = (src: string): boolean => {
+      if (src.endsWith('/secret')) return false;
+      try {
+        const st = lstatSync(src);
+        return st.isFile() || st.isDirectory();
+      } catch {
+        return false;
+      }
+    };
+    cpSync(file, join(keepDir, as), { recursive: true, filter: kept });
   }
 
   async function waitFor<T>(what: string, probe: () => T | undefined, limitMs = 60_000): Promise<T> {

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../../streams/lane.js';
-import { endTools, findTools, pidsUnder, processTable, shellToolsSince } from '../../tool-processes.js';
+import { endTools, findTools, outlasting, pidsUnder, processTable, shellToolsSince } from '../../tool-processes.js';
 import { connectRpc, RpcFailure, RpcUnreachable, type RpcClient, type ServerRequest } from './rpc.js';
 
 const OBSERVED = 'native-lanes.md "Observed on the pinned binaries", Codex 0.171.0 app-server';
@@ -160,17 +160,19 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
       fact(base);
       return;
     }
-    if (!kill) {
-      fact({ ...base, leftRunning: left });
-      return;
-    }
+    // What the vendor is still ending is neither left running nor ours to end: only what outlasts it is.
     factLater(
-      endTools(left)
-        .then((r) => ({
-          ...base,
-          ...(r.killed.length ? { killed: r.killed } : {}),
-          ...(r.leftRunning.length ? { leftRunning: r.leftRunning } : {}),
-        }))
+      outlasting(left)
+        .then(async (still) => {
+          if (still.length === 0) return base;
+          if (!kill) return { ...base, leftRunning: still };
+          const r = await endTools(still);
+          return {
+            ...base,
+            ...(r.killed.length ? { killed: r.killed } : {}),
+            ...(r.leftRunning.length ? { leftRunning: r.leftRunning } : {}),
+          };
+        })
         .catch(() => ({ ...base, leftRunning: left })),
     );
   }
