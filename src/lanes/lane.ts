@@ -5,7 +5,7 @@
 import type { Observable } from 'rxjs';
 import type { SteeringError } from '../protocol/errors.js';
 import type { AttentionRequestSpec } from '../streams/surface.js';
-import type { ToolsAtStop } from '../machines/session-types.js';
+import type { ToolsAtStop } from '../machines/session-context.js';
 
 /** One instruction handed to a lane; the command id is the vendor's client message id (D30). */
 export interface LaneRequest {

@@ -16,7 +16,9 @@ import {
   type SessionEmitter,
 } from '../protocol/index.js';
 import { redactText, redactValue } from '../protocol/redact.js';
-import type { SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
+import type { SessionContext } from '../machines/session-context.js';
+import type { SessionInput } from '../machines/session-input.js';
+import type { SessionOutput } from '../machines/session-output.js';
 import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
