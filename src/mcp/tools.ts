@@ -9,15 +9,12 @@ import type { Board, BoardSession } from '../consumer/board.js';
 import type { RelayConsumer } from '../consumer/connection.js';
 import { FrameError } from '../protocol/errors.js';
 import { sessionHistory } from '../consumer/history.js';
-import {
-  commandIdFor,
-  sendCancel,
-  sendInput,
-  sendInstruction,
-  sendResponse,
-  sendWithdraw,
-  type Answer,
-} from '../consumer/send.js';
+import { commandIdFor } from '../consumer/verb.js';
+import { sendCancel } from '../consumer/cancel.js';
+import { sendInput } from '../consumer/send-input.js';
+import { sendInstruction } from '../consumer/instruct.js';
+import { sendResponse, type Answer } from '../consumer/respond.js';
+import { sendWithdraw } from '../consumer/withdraw.js';
 import {
   explainCancel,
   explainRespond,
