@@ -4,7 +4,7 @@
 // a process among the vendor process's descendants (Linux `/proc`), says it, and on the sender's
 // `kill_tools` ends it. Nothing here runs unless a lane asks; nothing throws (fail open).
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ToolProcess } from '../machines/session-types.js';
+import type { ToolProcess } from '../machines/session-context.js';
 
 /** One process as `/proc` shows it. */
 export interface ProcInfo {

@@ -9,7 +9,8 @@ import { surfaceFor } from '../adapters/registry.js';
 import { ActorHost } from '../streams/actor-host.js';
 import type { LogRecord } from '../streams/log.js';
 import { replayInto } from '../streams/replay.js';
-import { SteeringFold, type Finding, type InstructionRecord, type SessionView } from './lifecycle.js';
+import { SteeringFold } from './lifecycle.js';
+import type { Finding, InstructionRecord, SessionView } from './views.js';
 import { StreamChecker, type ViolationRule as StreamRule } from '../protocol/stream-checks.js';
 import { IdLedger } from './order.js';
 

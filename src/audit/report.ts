@@ -1,7 +1,7 @@
 // Renders an audit result: one line per instruction's lifecycle, then each violation with where
 // it happened (file:line, event id), then a summary. The JSON form carries the same facts.
 import type { AuditResult, Violation } from './audit.js';
-import type { InstructionRecord } from './lifecycle.js';
+import type { InstructionRecord } from './views.js';
 import { plain, type Paint } from './paint.js';
 
 export function outcomeText(r: InstructionRecord): string {

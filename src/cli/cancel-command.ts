@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import { refusedLine, toolList } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
-import type { CancelOutcome } from '../consumer/send.js';
+import type { CancelOutcome } from '../consumer/cancel.js';
 import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
 export const CANCEL_EXIT = {
@@ -66,7 +66,7 @@ export async function runCancel(
   const { print } = outcomePrinter(f.json, io.out, describeCancel);
   const [{ withConsumer }, { sendCancel }] = await Promise.all([
     import('../consumer/connect.js'),
-    import('../consumer/send.js'),
+    import('../consumer/cancel.js'),
   ]);
   return withConsumer(
     f,

@@ -73,7 +73,7 @@ export async function runInstruct(
   // Loaded only once the arguments are good: a usage error starts no socket client or builder.
   const [{ withConsumer }, { sendInstruction }] = await Promise.all([
     import('../consumer/connect.js'),
-    import('../consumer/send.js'),
+    import('../consumer/instruct.js'),
   ]);
   return withConsumer(
     f,

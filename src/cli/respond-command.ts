@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import { refusedLine } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
-import { sendResponse, type Answer, type RespondOutcome } from '../consumer/send.js';
+import { sendResponse, type Answer, type RespondOutcome } from '../consumer/respond.js';
 import { withConsumer } from '../consumer/connect.js';
 import { pendingRequests } from '../consumer/pending.js';
 import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';

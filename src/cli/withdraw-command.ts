@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import { refusedLine } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
-import type { WithdrawOutcome } from '../consumer/send.js';
+import type { WithdrawOutcome } from '../consumer/withdraw.js';
 import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `withdraw`: the instruct table's, with 5 for one that reached the agent already. */
@@ -57,7 +57,7 @@ export async function runWithdraw(
   const { print } = outcomePrinter(f.json, io.out, describeWithdraw);
   const [{ withConsumer, senderOf }, { sendWithdraw }, { sessionQueue, newestOf }] = await Promise.all([
     import('../consumer/connect.js'),
-    import('../consumer/send.js'),
+    import('../consumer/withdraw.js'),
     import('../consumer/queue.js'),
   ]);
   return withConsumer(

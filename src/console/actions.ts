@@ -13,14 +13,11 @@ import {
   type Explained,
 } from '../consumer/explain.js';
 import { CONSOLE_VOICE } from '../consumer/next-step.js';
-import {
-  editInstruction,
-  sendCancel,
-  sendInstruction,
-  sendResponse,
-  sendWithdraw,
-  type Answer,
-} from '../consumer/send.js';
+import { editInstruction } from '../consumer/edit.js';
+import { sendCancel } from '../consumer/cancel.js';
+import { sendInstruction } from '../consumer/instruct.js';
+import { sendResponse, type Answer } from '../consumer/respond.js';
+import { sendWithdraw } from '../consumer/withdraw.js';
 import type { Action } from '../inspect/server.js';
 
 export interface ConsoleContext {

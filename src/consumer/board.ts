@@ -2,7 +2,8 @@
 // folded through the same steering fold the audit uses (audit/lifecycle.ts), plus the relay's
 // roster (who claims each session and what it declares).
 import type { AepEvent } from '../protocol/envelope.js';
-import { SteeringFold, type InstructionRecord, type SessionView } from '../audit/lifecycle.js';
+import { SteeringFold } from '../audit/lifecycle.js';
+import type { InstructionRecord, SessionView } from '../audit/views.js';
 import type { RosterEntry } from './connection.js';
 import { acceptsOf } from './roster.js';
 

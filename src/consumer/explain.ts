@@ -4,14 +4,11 @@
 // error (a refusal by the relay or the roster, with its `code`, or the adapter's rejection).
 import type { Paint } from '../audit/paint.js';
 import { CLI_VOICE, refusalSentence, type RefusalContext, type Voice } from './next-step.js';
-import type {
-  CancelOutcome,
-  EditOutcome,
-  InstructOutcome,
-  RespondOutcome,
-  ToolProcessSaid,
-  WithdrawOutcome,
-} from './send.js';
+import type { CancelOutcome, ToolProcessSaid } from './cancel.js';
+import type { EditOutcome } from './edit.js';
+import type { InstructOutcome } from './verb.js';
+import type { RespondOutcome } from './respond.js';
+import type { WithdrawOutcome } from './withdraw.js';
 
 export interface Explained {
   text: string;

@@ -72,19 +72,36 @@ const servedHosts = (host: string, port: number): string[] => [
   `localhost:${port}`,
 ];
 
+/** What the request handlers read: the server's options and page, its open streams, the names it answers to. */
+interface Served {
+  board: Board;
+  opts: PageServerOptions;
+  base: string;
+  page: string;
+  csp: string;
+  clients: Set<ServerResponse>;
+  /** Set once the server listens (its port is known then); until then no Host passes. */
+  hosts: string[];
+  origins: string[];
+}
+
 export async function startInspectServer(board: Board, opts: PageServerOptions = {}): Promise<InspectServer> {
   const host = opts.host ?? '127.0.0.1';
-  const base = opts.basePath ?? '/';
   const page = opts.page ?? PAGE_HTML;
-  const csp = pagePolicy(page);
-  let hosts: string[] = [];
-  let origins: string[] = [];
-  let origin = '';
+  const sv: Served = {
+    board,
+    opts,
+    base: opts.basePath ?? '/',
+    page,
+    csp: pagePolicy(page),
+    clients: new Set<ServerResponse>(),
+    hosts: [],
+    origins: [],
+  };
   const scheme = opts.tls ? 'https' : 'http';
   const publicUrl = opts.publicUrl === undefined ? undefined : new URL(opts.publicUrl);
-  const clients = new Set<ServerResponse>();
+  const clients = sv.clients;
   let pending = false;
-  let port = 0;
 
   const push = (): void => {
     pending = false;
@@ -92,92 +109,10 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     for (const res of clients) res.write(frame);
   };
 
-  const onAction = async (name: string, req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const action = opts.actions?.[name];
-    if (action === undefined) return json(res, 404, { error: `no action ${name}` });
-    // Same origin only (a page on another site cannot post here), and JSON only (no form posts).
-    // The page's origin is the name it was opened under: the bind address, localhost or the public URL.
-    if (req.headers.origin !== undefined && !origins.includes(req.headers.origin)) {
-      return json(res, 403, { error: 'cross-origin request refused' });
-    }
-    if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
-      return json(res, 415, { error: 'send application/json' });
-    const body = await readJson(req);
-    if (body === undefined)
-      return json(res, 400, { error: `the body must be one JSON object of at most ${MAX_ACTION_BODY} bytes` });
-    const out = await action(body);
-    json(res, out.status, out.body);
-  };
-
-  const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    for (const [name, value] of Object.entries(FRAME_HEADERS)) res.setHeader(name, value);
-    const full = (req.url ?? '/').split('?')[0]!;
-    // Host must be the loopback name we serve (DNS rebinding, D21).
-    if (req.headers.host !== undefined && !hosts.includes(req.headers.host)) {
-      res.writeHead(421, { 'content-type': 'text/plain' }).end('wrong host\n');
-      return;
-    }
-    for (const [prefix, serve] of Object.entries(opts.routes ?? {})) {
-      if (!full.startsWith(prefix)) continue;
-      serve(full.slice(prefix.length), req, res).catch((err: Error) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`);
-      });
-      return;
-    }
-    if (base !== '/' && full === base.slice(0, -1)) {
-      res.writeHead(301, { location: base }).end();
-      return;
-    }
-    if (!full.startsWith(base)) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-      return;
-    }
-    const path = `/${full.slice(base.length)}`;
-    if (req.method === 'POST' && path.startsWith('/api/')) {
-      onAction(path.slice('/api/'.length), req, res).catch((err: Error) => {
-        if (!res.headersSent) json(res, 500, { error: err.message });
-      });
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: opts.actions ? 'GET, HEAD, POST' : 'GET, HEAD' }).end();
-      return;
-    }
-    if (path === '/' || path === '/index.html') {
-      res.writeHead(200, {
-        'content-type': 'text/html; charset=utf-8',
-        'cache-control': 'no-store',
-        'referrer-policy': 'no-referrer',
-        'content-security-policy': csp,
-      });
-      res.end(page);
-      return;
-    }
-    const file = opts.files && Object.hasOwn(opts.files, path.slice(1)) ? opts.files[path.slice(1)] : undefined;
-    if (file !== undefined) {
-      res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-cache' });
-      res.end(file.body);
-      return;
-    }
-    if (path === '/state') {
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify(board.snapshot()));
-      return;
-    }
-    if (path === '/events') {
-      res.writeHead(200, {
-        'content-type': 'text/event-stream',
-        'cache-control': 'no-store',
-        connection: 'keep-alive',
-      });
-      res.write(`event: snapshot\ndata: ${JSON.stringify(board.snapshot())}\n\n`);
-      clients.add(res);
-      req.on('close', () => clients.delete(res));
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-  };
-  const server = opts.tls ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, handle) : createServer(handle);
+  const handler = (req: IncomingMessage, res: ServerResponse): void => handle(sv, req, res);
+  const server = opts.tls
+    ? createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler)
+    : createServer(handler);
 
   const keepalive = setInterval(() => {
     for (const res of clients) res.write(': ping\n\n');
@@ -196,16 +131,16 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
     });
     server.listen(opts.port ?? DEFAULT_INSPECT_PORT, host, () => resolve());
   });
-  port = (server.address() as AddressInfo).port;
-  hosts = servedHosts(host, port);
-  origin = `${scheme}://${hosts[0]}`;
-  origins = hosts.map((h) => `${scheme}://${h}`);
+  const port = (server.address() as AddressInfo).port;
+  sv.hosts = servedHosts(host, port);
+  const origin = `${scheme}://${sv.hosts[0]}`;
+  sv.origins = sv.hosts.map((h) => `${scheme}://${h}`);
   if (publicUrl) {
-    hosts.push(publicUrl.host);
-    origins.push(publicUrl.origin);
+    sv.hosts.push(publicUrl.host);
+    sv.origins.push(publicUrl.origin);
   }
   return {
-    url: `${origin}${base}`,
+    url: `${origin}${sv.base}`,
     port,
     changed() {
       if (pending) return;
@@ -221,4 +156,97 @@ export async function startInspectServer(board: Board, opts: PageServerOptions =
         server.close(() => resolve());
       }),
   };
+}
+
+/** A POST under api/: same origin and JSON only, so another site in the browser cannot drive it. */
+async function onAction(sv: Served, name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const action = sv.opts.actions?.[name];
+  if (action === undefined) return json(res, 404, { error: `no action ${name}` });
+  // Same origin only (a page on another site cannot post here), and JSON only (no form posts).
+  // The page's origin is the name it was opened under: the bind address, localhost or the public URL.
+  if (req.headers.origin !== undefined && !sv.origins.includes(req.headers.origin)) {
+    return json(res, 403, { error: 'cross-origin request refused' });
+  }
+  if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
+    return json(res, 415, { error: 'send application/json' });
+  const body = await readJson(req);
+  if (body === undefined)
+    return json(res, 400, { error: `the body must be one JSON object of at most ${MAX_ACTION_BODY} bytes` });
+  const out = await action(body);
+  json(res, out.status, out.body);
+}
+
+/** Every request: the host check (D21), the routes outside the base path, the actions, then the GETs. */
+function handle(sv: Served, req: IncomingMessage, res: ServerResponse): void {
+  for (const [name, value] of Object.entries(FRAME_HEADERS)) res.setHeader(name, value);
+  const full = (req.url ?? '/').split('?')[0]!;
+  // Host must be the loopback name we serve (DNS rebinding, D21).
+  if (req.headers.host !== undefined && !sv.hosts.includes(req.headers.host)) {
+    res.writeHead(421, { 'content-type': 'text/plain' }).end('wrong host\n');
+    return;
+  }
+  for (const [prefix, serve] of Object.entries(sv.opts.routes ?? {})) {
+    if (!full.startsWith(prefix)) continue;
+    serve(full.slice(prefix.length), req, res).catch((err: Error) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`);
+    });
+    return;
+  }
+  if (sv.base !== '/' && full === sv.base.slice(0, -1)) {
+    res.writeHead(301, { location: sv.base }).end();
+    return;
+  }
+  if (!full.startsWith(sv.base)) {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    return;
+  }
+  const path = `/${full.slice(sv.base.length)}`;
+  if (req.method === 'POST' && path.startsWith('/api/')) {
+    onAction(sv, path.slice('/api/'.length), req, res).catch((err: Error) => {
+      if (!res.headersSent) json(res, 500, { error: err.message });
+    });
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: sv.opts.actions ? 'GET, HEAD, POST' : 'GET, HEAD' }).end();
+    return;
+  }
+  serveGet(sv, path, req, res);
+}
+
+/** The GET routes under the base path: the page, its files, the snapshot and the snapshot stream. */
+function serveGet(sv: Served, path: string, req: IncomingMessage, res: ServerResponse): void {
+  if (path === '/' || path === '/index.html') {
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+      'content-security-policy': sv.csp,
+    });
+    res.end(sv.page);
+    return;
+  }
+  const file = sv.opts.files && Object.hasOwn(sv.opts.files, path.slice(1)) ? sv.opts.files[path.slice(1)] : undefined;
+  if (file !== undefined) {
+    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-cache' });
+    res.end(file.body);
+    return;
+  }
+  if (path === '/state') {
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify(sv.board.snapshot()));
+    return;
+  }
+  if (path === '/events') {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+    });
+    res.write(`event: snapshot\ndata: ${JSON.stringify(sv.board.snapshot())}\n\n`);
+    sv.clients.add(res);
+    req.on('close', () => sv.clients.delete(res));
+    return;
+  }
+  res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
 }

@@ -3,7 +3,7 @@
 // of FAN sealed chunks of one size is merged into one chunk (a log-structured merge). Each key is
 // copied O(log n) times and a lookup reads O(log n) chunks, so a session that receives many
 // commands stays fast, live and when its log is replayed at start.
-import type { AckDecision, Decisions } from './session-types.js';
+import type { AckDecision, Decisions } from './session-context.js';
 
 export const DECISION_CHUNK = 16;
 /** Sealed chunks of one size merged into one. */

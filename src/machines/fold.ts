@@ -80,12 +80,21 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
     if (why) return why;
   }
   if (machine.root.type !== 'compound') return 'the root has no states';
+  const leaves = compileLeaves(machine, nodes);
+  return typeof leaves === 'string' ? leaves : foldOver<C, E, O>(machine, leaves);
+}
 
+/** The leaf a transition to `n` lands in: `n` itself or its initial descendants. */
+const landing = (n: AnyStateNode): AnyStateNode => (n.type === 'compound' ? landing(n.initial.target![0]!) : n);
+
+/**
+ * Every atomic state of the machine as a leaf: its candidates per event type and its eventless
+ * ones, with guards and steps looked up once; a part that is not plain data is the reason.
+ */
+function compileLeaves(machine: AnyStateMachine, nodes: readonly AnyStateNode[]): Map<AnyStateNode, Leaf> | string {
   const guards = machine.implementations.guards as Record<string, unknown>;
   const actions = machine.implementations.actions as Record<string, unknown>;
   const leaves = new Map<AnyStateNode, Leaf>();
-  /** The leaf a transition to `n` lands in: `n` itself or its initial descendants. */
-  const landing = (n: AnyStateNode): AnyStateNode => (n.type === 'compound' ? landing(n.initial.target![0]!) : n);
 
   let problem: string | undefined;
   const guardOf = (t: AnyTransitionDefinition): Guard | undefined => {
@@ -144,7 +153,14 @@ export function compileFold<C, E extends { type: string }, O>(machine: AnyStateM
   }
   if (problem) return problem;
   for (const [c, n] of pending) c.target = leaves.get(n);
+  return leaves;
+}
 
+/** Steps over the compiled leaves: XState's selection, assign semantics and eventless settling. */
+function foldOver<C, E extends { type: string }, O>(
+  machine: AnyStateMachine,
+  leaves: ReadonlyMap<AnyStateNode, Leaf>,
+): Fold<C, E, O> {
   // The value of a top-level atomic state is its name: the common case, looked up directly.
   const atomicByName = new Map<string, Leaf>();
   for (const [n, leaf] of leaves) if (n.parent === machine.root) atomicByName.set(n.key, leaf);

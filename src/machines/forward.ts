@@ -7,7 +7,9 @@
 import { commandKey, REJECT } from './gate.js';
 import { decisionOf, withDecision } from './decisions.js';
 import type { Step } from './step.js';
-import type { ForwardInput, ForwardSettledInput, SessionContext } from './session-types.js';
+import type { ForwardInput } from './command-inputs.js';
+import type { ForwardSettledInput } from './vendor-inputs.js';
+import type { SessionContext } from './session-context.js';
 
 /** One decision per command: duplicate, refused now, or handed to the vendor. */
 export function forward(ctx: SessionContext, input: ForwardInput, ended: boolean): Step {

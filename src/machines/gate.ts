@@ -8,12 +8,12 @@ import type {
   AttentionRequest,
   Decision,
   Decisions,
-  InputPolicy,
   OpenHold,
   PendingInput,
   SettledHow,
   SettledRequest,
-} from './session-types.js';
+} from './session-context.js';
+import type { InputPolicy } from './command-inputs.js';
 
 export type GateDecision =
   | { kind: 'duplicate'; key: string }

@@ -7,19 +7,10 @@ import { deliveredType, describedType, droppedType } from '../protocol/index.js'
 import { finishedWith } from './withdraw.js';
 import { withDecision } from './decisions.js';
 import type { Step } from './step.js';
-import type {
-  DropReason,
-  InstructInput,
-  LaneAnsweredInput,
-  LaneDeliveredInput,
-  LanedInstruction,
-  LaneReachInput,
-  LaneTurnInput,
-  QueuedInstruction,
-  SessionContext,
-  SessionOutput,
-  ToolsAtStop,
-} from './session-types.js';
+import type { DropReason, SessionOutput } from './session-output.js';
+import type { InstructInput } from './command-inputs.js';
+import type { LaneAnsweredInput, LaneDeliveredInput, LaneReachInput, LaneTurnInput } from './vendor-inputs.js';
+import type { LanedInstruction, QueuedInstruction, SessionContext, ToolsAtStop } from './session-context.js';
 
 /** The lane every hook vendor has (D30): the reply to the next eligible hook moment. */
 export const HOOK_LANE = 'hook';

@@ -1,5 +1,7 @@
 // The per-session instruction queue: FIFO, capped, delivered as a prefix of whole instructions.
-import type { InFlightBatch, QueuedInstruction } from './session-types.js';
+import { droppedType } from '../protocol/index.js';
+import type { InFlightBatch, QueuedInstruction, SessionContext } from './session-context.js';
+import type { DropReason, SessionOutput } from './session-output.js';
 
 export const QUEUE_CAP = 20; // D3: pending instructions per session, in-flight ones included
 export const TEXT_CAP = 4000; // D2: JavaScript string length of one instruction
@@ -71,3 +73,11 @@ export function takeFitting(queue: readonly QueuedInstruction[], place: MomentPl
   const taken = new Set(p.taken);
   return { taken: p.taken, rest: queue.filter((i) => !taken.has(i)), text: p.text };
 }
+
+/** Each instruction's `instruction.dropped` with this reason, in queue order (D10). */
+export const droppedInstructions = (
+  ctx: SessionContext,
+  items: readonly QueuedInstruction[],
+  reason: DropReason,
+): SessionOutput[] =>
+  items.map((i) => ({ type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause: i.id, reason }));

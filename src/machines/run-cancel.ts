@@ -7,7 +7,9 @@ import { commandKey, decideCancel, type GateDecision } from './gate.js';
 import type { Rejection } from '../protocol/index.js';
 import { unlessAccepted, type Step } from './step.js';
 import { cancelledBy } from './lane-steps.js';
-import type { CancelAnsweredInput, CancelInput, SessionContext } from './session-types.js';
+import type { CancelAnsweredInput } from './vendor-inputs.js';
+import type { CancelInput } from './command-inputs.js';
+import type { SessionContext } from './session-context.js';
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
   if (input.unreached !== undefined) {

@@ -1,6 +1,14 @@
-// One actor per (vendor, session): the machine is data that names its parts (session-parts.ts).
+// One actor per (vendor, session): the machine is data that names its parts, the guards
+// (guards.ts) and the pure steps, each in the module of its job.
 import { enqueueActions, setup } from 'xstate';
-import * as parts from './session-parts.js';
+import { guards } from './guards.js';
+import { seedContext } from './seed.js';
+import { instruct } from './instruct.js';
+import { held, holdClosed, respond, timeout } from './attention.js';
+import { failed, moment, written } from './moment.js';
+import { end, reopen } from './session-end.js';
+import { closeWindow, tick } from './ticks.js';
+import { recover } from './recover.js';
 import type { Step } from './step.js';
 import * as inputs from './user-input.js';
 import * as cancels from './run-cancel.js';
@@ -9,7 +17,9 @@ import * as forwards from './forward.js';
 import { laneWithdrawn, withdraw, withdrawAnswered } from './withdraw.js';
 import * as lanes from './lane-steps.js';
 import { compileFold, foldable, type Fold } from './fold.js';
-import type { SessionContext, SessionInput, SessionOutput, SessionSeed } from './session-types.js';
+import type { SessionContext, SessionSeed } from './session-context.js';
+import type { SessionInput } from './session-input.js';
+import type { SessionOutput } from './session-output.js';
 
 type InputOf<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
 
@@ -35,29 +45,29 @@ function step<T extends SessionInput['type']>(type: T, fn: (ctx: SessionContext,
 
 export const sessionMachine = setup({
   types: {} as { context: SessionContext; events: SessionInput; emitted: SessionOutput; input: SessionSeed },
-  guards: parts.guards,
+  guards,
   actions: {
-    enqueue: step('command.instruct', (c, e) => parts.instruct(c, e, false)),
-    refuseEnded: step('command.instruct', (c, e) => parts.instruct(c, e, true)),
-    answerHold: step('command.respond', parts.respond),
+    enqueue: step('command.instruct', (c, e) => instruct(c, e, false)),
+    refuseEnded: step('command.instruct', (c, e) => instruct(c, e, true)),
+    answerHold: step('command.respond', respond),
     withdraw: step('command.withdraw', withdraw),
     settleWithdraw: step('withdraw.answered', withdrawAnswered),
-    deliverPrefix: step('hook.moment', (c, e) => parts.moment(c, e, false)),
-    replyNeutral: step('hook.moment', (c, e) => parts.moment(c, e, true)),
-    reopen: step('hook.moment', parts.reopen),
-    openHold: step('hook.held', (c, e) => parts.held(c, e, false)),
-    declineHold: step('hook.held', (c, e) => parts.held(c, e, true)),
-    endSession: step('hook.end', parts.end),
+    deliverPrefix: step('hook.moment', (c, e) => moment(c, e, false)),
+    replyNeutral: step('hook.moment', (c, e) => moment(c, e, true)),
+    reopen: step('hook.moment', reopen),
+    openHold: step('hook.held', (c, e) => held(c, e, false)),
+    declineHold: step('hook.held', (c, e) => held(c, e, true)),
+    endSession: step('hook.end', end),
     replyEndedAgain: step('hook.end', (_c, e) => ({ outputs: [{ type: 'reply.neutral', hookId: e.hookId }] })),
-    markDelivered: step('reply.written', parts.written),
-    requeue: step('reply.failed', (c, e) => parts.failed(c, e, false)),
+    markDelivered: step('reply.written', written),
+    requeue: step('reply.failed', (c, e) => failed(c, e, false)),
     // Inside a resume window a failed reply's instructions wait for the resumed run (D25).
-    dropUnwritten: step('reply.failed', (c, e) => parts.failed(c, e, c.resumeUntil === undefined)),
-    expireHold: step('attention.timeout', parts.timeout),
-    expireQueued: step('ttl.tick', parts.tick),
-    closeWindow: step('window.tick', parts.closeWindow),
-    closeWindowFirst: step('command.instruct', parts.closeWindow),
-    reportUnknownDelivery: step('restart.recovered', parts.recover),
+    dropUnwritten: step('reply.failed', (c, e) => failed(c, e, c.resumeUntil === undefined)),
+    expireHold: step('attention.timeout', timeout),
+    expireQueued: step('ttl.tick', tick),
+    closeWindow: step('window.tick', closeWindow),
+    closeWindowFirst: step('command.instruct', closeWindow),
+    reportUnknownDelivery: step('restart.recovered', recover),
     sendInput: step('command.send_input', (c, e) => inputs.sendInput(c, e, false)),
     refuseInputEnded: step('command.send_input', (c, e) => inputs.sendInput(c, e, true)),
     markInputSent: step('input.sent', inputs.inputSent),
@@ -70,7 +80,7 @@ export const sessionMachine = setup({
     ignoreApproval: step('approval.requested', (c, e) => approvals.approvalRequested(c, e, true)),
     mirrorApproval: step('approval.resolved', approvals.approvalResolved),
     dismissLost: step('transport.lost', approvals.transportLost),
-    dismissClosed: step('hold.closed', parts.holdClosed),
+    dismissClosed: step('hold.closed', holdClosed),
     forward: step('command.forward', (c, e) => forwards.forward(c, e, false)),
     refuseForwardEnded: step('command.forward', (c, e) => forwards.forward(c, e, true)),
     settleForward: step('forward.settled', forwards.settle),
@@ -83,7 +93,7 @@ export const sessionMachine = setup({
 }).createMachine({
   id: 'session',
   initial: 'idle',
-  context: ({ input }) => parts.seedContext(input),
+  context: ({ input }) => seedContext(input),
   on: {
     'command.instruct': { actions: 'enqueue' },
     'command.respond': { actions: 'answerHold' },

@@ -2,7 +2,8 @@
 // a redelivered command gets its recorded ack again, a refused one is recorded and answered.
 import { withDecision } from './decisions.js';
 import type { GateDecision } from './gate.js';
-import type { SessionContext, SessionOutput, SettledHow, SettledRequest } from './session-types.js';
+import type { SessionContext, SettledHow, SettledRequest } from './session-context.js';
+import type { SessionOutput } from './session-output.js';
 
 export interface Step {
   context?: Partial<SessionContext>;

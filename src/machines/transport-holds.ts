@@ -5,14 +5,9 @@
 import type { Step } from './step.js';
 import { settledWith } from './step.js';
 import { optionFor } from './gate.js';
-import type {
-  ApprovalRequestedInput,
-  ApprovalResolvedInput,
-  OpenHold,
-  SessionContext,
-  SessionOutput,
-  TransportLostInput,
-} from './session-types.js';
+import type { ApprovalRequestedInput, ApprovalResolvedInput, TransportLostInput } from './vendor-inputs.js';
+import type { OpenHold, SessionContext } from './session-context.js';
+import type { SessionOutput } from './session-output.js';
 
 export function approvalRequested(ctx: SessionContext, input: ApprovalRequestedInput, ended: boolean): Step {
   if (ended || ctx.holds.some((h) => h.external === input.approvalId)) return { outputs: [] };

@@ -8,16 +8,10 @@ import { withDecision } from './decisions.js';
 import { decideSendInput } from './gate.js';
 import { finishedWith } from './withdraw.js';
 import { unlessAccepted, type Step } from './step.js';
-import type {
-  DropReason,
-  InputConsumedInput,
-  InputFailedInput,
-  InputSentInput,
-  PendingInput,
-  SendInputInput,
-  SessionContext,
-  SessionOutput,
-} from './session-types.js';
+import type { DropReason, SessionOutput } from './session-output.js';
+import type { InputConsumedInput, InputFailedInput, InputSentInput } from './vendor-inputs.js';
+import type { PendingInput, SessionContext } from './session-context.js';
+import type { SendInputInput } from './command-inputs.js';
 
 const sentOutput = (ctx: SessionContext, i: PendingInput): SessionOutput => {
   const o: SessionOutput = { type: 'input.sent', eventType: inputSentType(ctx.vendor), cause: i.id };

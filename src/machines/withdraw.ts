@@ -12,13 +12,12 @@ import type {
   FinishedHow,
   FinishedInstruction,
   LanedInstruction,
-  LaneWithdrawnInput,
   PendingInput,
   QueuedInstruction,
   SessionContext,
-  WithdrawAnsweredInput,
-  WithdrawInput,
-} from './session-types.js';
+} from './session-context.js';
+import type { LaneWithdrawnInput, WithdrawAnsweredInput } from './vendor-inputs.js';
+import type { WithdrawInput } from './command-inputs.js';
 
 /** Finished instructions remembered for late withdraws; older ones are answered `unknown-instruction`. */
 export const FINISHED_KEPT = 64;

@@ -142,6 +142,16 @@ export function suppliedIssue(f: Record<string, unknown>): Issue | undefined {
 /** The envelope tier: the whole schema, formats included, without payloads. */
 function envelopeIssues(e: Record<string, unknown>): Issue[] {
   const out: Issue[] = [];
+  attributeIssues(e, out);
+  const type = typeof e.type === 'string' && e.type !== '' ? e.type : undefined;
+  valueIssues(e, type, out);
+  extensionIssues(e, out);
+  if (type !== undefined) scopingIssues(e, type, out);
+  return out;
+}
+
+/** The version, the required and optional string attributes, and the sequence numbers (AEP-0001 §5.1, §7). */
+function attributeIssues(e: Record<string, unknown>, out: Issue[]): void {
   if (e.aep !== AEP_VERSION)
     out.push({ rule: 'version', path: 'aep', message: `aep must be "${AEP_VERSION}" (AEP-0001 §5.1)` });
   for (const a of REQUIRED_STRINGS) {
@@ -164,7 +174,10 @@ function envelopeIssues(e: Record<string, unknown>): Issue[] {
     if (e[a] !== undefined && !isNonNegInt(e[a]))
       out.push({ rule: 'attr-type', path: a, message: `${a} must be an integer >= 0 (AEP-0001 §7)` });
   }
-  const type = typeof e.type === 'string' && e.type !== '' ? e.type : undefined;
+}
+
+/** The grammar and formats of the attribute values: type, time, source, traceparent, enums, data. */
+function valueIssues(e: Record<string, unknown>, type: string | undefined, out: Issue[]): void {
   if (type !== undefined && !TYPE_PATTERN.test(type)) {
     out.push({
       rule: 'type-syntax',
@@ -209,6 +222,10 @@ function envelopeIssues(e: Record<string, unknown>): Issue[] {
   }
   if (e.data !== undefined && !isObject(e.data))
     out.push({ rule: 'attr-type', path: 'data', message: 'data must be a JSON object (AEP-0001 §5)' });
+}
+
+/** Attribute names, and extension attributes that must be scalars (AEP-0001 §5.4). */
+function extensionIssues(e: Record<string, unknown>, out: Issue[]): void {
   for (const [name, v] of Object.entries(e)) {
     if (!PROPERTY_NAME.test(name)) {
       out.push({
@@ -226,40 +243,41 @@ function envelopeIssues(e: Record<string, unknown>): Issue[] {
         message: `extension attribute "${name}" must be a string, integer or boolean (AEP-0001 §5.4)`,
       });
   }
-  if (type !== undefined) {
-    const has = (a: string): boolean => e[a] !== undefined;
-    if (type.startsWith('agent.')) {
-      const found = ['session', 'run', 'step', 'seq'].filter(has);
-      if (found.length > 0)
-        out.push({
-          rule: 'scoping',
-          path: found[0]!,
-          message: `agent-scoped ${type} must omit session, run, step and seq; found ${found.join(', ')} (AEP-0001 §5.2)`,
-        });
-    } else if (COMMAND_SCOPED_PATTERN.test(type)) {
-      if (!has('session'))
-        out.push({
-          rule: 'scoping',
-          path: 'session',
-          message: `${type} must carry the target session (AEP-0004 §2.2)`,
-        });
-      if (has('seq'))
-        out.push({
-          rule: 'scoping',
-          path: 'seq',
-          message: `${type} is a foreign-emitter event and must omit seq (AEP-0001 §5.2, AEP-0004 §2.2)`,
-        });
-    } else {
-      const missing = ['session', 'seq'].filter((a) => !has(a));
-      if (missing.length > 0)
-        out.push({
-          rule: 'scoping',
-          path: missing[0]!,
-          message: `session-scoped ${type} must carry session and seq; missing ${missing.join(', ')} (AEP-0001 §5.2)`,
-        });
-    }
+}
+
+/** Which of session, run, step and seq the type's scope requires or forbids (AEP-0001 §5.2, AEP-0004 §2.2). */
+function scopingIssues(e: Record<string, unknown>, type: string, out: Issue[]): void {
+  const has = (a: string): boolean => e[a] !== undefined;
+  if (type.startsWith('agent.')) {
+    const found = ['session', 'run', 'step', 'seq'].filter(has);
+    if (found.length > 0)
+      out.push({
+        rule: 'scoping',
+        path: found[0]!,
+        message: `agent-scoped ${type} must omit session, run, step and seq; found ${found.join(', ')} (AEP-0001 §5.2)`,
+      });
+  } else if (COMMAND_SCOPED_PATTERN.test(type)) {
+    if (!has('session'))
+      out.push({
+        rule: 'scoping',
+        path: 'session',
+        message: `${type} must carry the target session (AEP-0004 §2.2)`,
+      });
+    if (has('seq'))
+      out.push({
+        rule: 'scoping',
+        path: 'seq',
+        message: `${type} is a foreign-emitter event and must omit seq (AEP-0001 §5.2, AEP-0004 §2.2)`,
+      });
+  } else {
+    const missing = ['session', 'seq'].filter((a) => !has(a));
+    if (missing.length > 0)
+      out.push({
+        rule: 'scoping',
+        path: missing[0]!,
+        message: `session-scoped ${type} must carry session and seq; missing ${missing.join(', ')} (AEP-0001 §5.2)`,
+      });
   }
-  return out;
 }
 
 /**

@@ -8,8 +8,10 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { SessionEmitter, SteeringError, newId, type AepCommand, type AepEvent } from '../protocol/index.js';
 import { decideUnknownSession } from '../machines/gate.js';
 import { decisionsFrom } from '../machines/decisions.js';
-import { repliesNeutral } from '../machines/session-parts.js';
-import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
+import { repliesNeutral } from '../machines/moment.js';
+import type { AckDecision, SessionContext } from '../machines/session-context.js';
+import type { SessionInput } from '../machines/session-input.js';
+import type { SessionOutput } from '../machines/session-output.js';
 import type { VendorSurface } from './surface.js';
 import type { LogRecord } from './log.js';
 import {
@@ -116,7 +118,7 @@ export class ActorHost {
 
   /**
    * D7–D8: the machine's own answer, before the step, to whether this moment gets the neutral
-   * reply whatever else its step does (machines/session-parts.ts `repliesNeutral`, held equal to
+   * reply whatever else its step does (machines/moment.ts `repliesNeutral`, held equal to
    * the step on every path by test/machines/paths.test.ts).
    */
   answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {

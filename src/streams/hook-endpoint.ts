@@ -316,99 +316,13 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   }
 
   function serverOnRequest(req: IncomingMessage, res: ServerResponse): void {
-    // The path only: a query string is ignored, as before, without a URL parse per hook.
-    const raw = req.url ?? '/';
-    const q = raw.indexOf('?');
-    const pathname = q === -1 ? raw : raw.slice(0, q);
-    if (req.method === 'GET' && pathname === '/healthz') {
-      void writeJson(res, 200, { ok: true, ...opts.health?.() });
-      return;
-    }
-    const parts = pathname.split('/');
-    if (
-      req.method === 'GET' &&
-      opts.status !== undefined &&
-      parts.length === 3 &&
-      parts[1] === 'hook' &&
-      sameSecret(parts[2] ?? '', opts.secret)
-    ) {
-      void writeJson(res, 200, opts.status());
-      return;
-    }
-    if (
-      req.method === 'POST' &&
-      opts.openLanes !== undefined &&
-      parts.length === 3 &&
-      parts[1] === 'lanes' &&
-      sameSecret(parts[2] ?? '', opts.secret)
-    ) {
-      req.resume();
-      opts.openLanes().then(
-        (body) => void writeJson(res, 200, body),
-        (err: unknown) => void writeJson(res, 503, { error: 'lane-unavailable', detail: String(err) }),
-      );
-      return;
-    }
-    // Wrong secret or path: 404, and nothing reaches any session (D15).
-    if (
-      req.method !== 'POST' ||
-      parts.length !== 3 ||
-      parts[1] !== 'hook' ||
-      !sameSecret(parts[2] ?? '', opts.secret)
-    ) {
-      req.resume();
-      void writeJson(res, 404, { error: 'not-found' });
-      return;
-    }
+    if (routeOther(req, res, opts)) return;
     const hook = new OpenHook(res, openHooks);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    const guard = new DepthGuard(opts.maxDepth ?? DEFAULT_MAX_DEPTH);
-    req.on('data', (c: Buffer) => {
-      if (over) return;
-      size += c.length;
-      if (size > limit) {
-        over = true;
-        void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', `hook body exceeds ${limit} bytes`));
-        return;
-      }
-      if (!guard.feed(c)) {
-        over = true;
-        chunks.length = 0;
-        void hook.failOpen(
-          new SteeringError(
-            'HOOK_BODY_INVALID',
-            `hook body nests deeper than ${opts.maxDepth ?? DEFAULT_MAX_DEPTH} levels; not parsed`,
-          ),
-        );
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('error', (cause) => {
-      void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause }));
-    });
-    req.on('end', () => {
-      if (!over) requestOnEnd(hook, chunks);
-    });
+    readBody(req, hook, limit, opts.maxDepth ?? DEFAULT_MAX_DEPTH, (chunks) => requestOnEnd(hook, chunks));
   }
 
   const server: Server = createServer(serverOnRequest);
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new SteeringError('PORT_IN_USE', `port ${opts.port} on ${host} is in use`, { cause: err })
-          : err,
-      );
-    };
-    server.once('error', onError);
-    server.listen(opts.port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
+  await listen(server, opts.port, host);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
 
@@ -431,4 +345,107 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
         void Promise.all([...pending].map((hook) => hook.closing())).then(() => server.closeAllConnections());
       }),
   };
+}
+
+/**
+ * Answers every request that is not a hook POST under the secret: the health route, the status
+ * and lanes routes behind the secret, and 404 for the rest (D15). False leaves it to the hook path.
+ */
+function routeOther(req: IncomingMessage, res: ServerResponse, opts: HookEndpointOptions): boolean {
+  // The path only: a query string is ignored, as before, without a URL parse per hook.
+  const raw = req.url ?? '/';
+  const q = raw.indexOf('?');
+  const pathname = q === -1 ? raw : raw.slice(0, q);
+  if (req.method === 'GET' && pathname === '/healthz') {
+    void writeJson(res, 200, { ok: true, ...opts.health?.() });
+    return true;
+  }
+  const parts = pathname.split('/');
+  if (
+    req.method === 'GET' &&
+    opts.status !== undefined &&
+    parts.length === 3 &&
+    parts[1] === 'hook' &&
+    sameSecret(parts[2] ?? '', opts.secret)
+  ) {
+    void writeJson(res, 200, opts.status());
+    return true;
+  }
+  if (
+    req.method === 'POST' &&
+    opts.openLanes !== undefined &&
+    parts.length === 3 &&
+    parts[1] === 'lanes' &&
+    sameSecret(parts[2] ?? '', opts.secret)
+  ) {
+    req.resume();
+    opts.openLanes().then(
+      (body) => void writeJson(res, 200, body),
+      (err: unknown) => void writeJson(res, 503, { error: 'lane-unavailable', detail: String(err) }),
+    );
+    return true;
+  }
+  // Wrong secret or path: 404, and nothing reaches any session (D15).
+  if (req.method !== 'POST' || parts.length !== 3 || parts[1] !== 'hook' || !sameSecret(parts[2] ?? '', opts.secret)) {
+    req.resume();
+    void writeJson(res, 404, { error: 'not-found' });
+    return true;
+  }
+  return false;
+}
+
+/** Reads a hook's body as it arrives, refusing one over `limit` bytes or nested past `maxDepth` unparsed (D24). */
+function readBody(
+  req: IncomingMessage,
+  hook: OpenHook,
+  limit: number,
+  maxDepth: number,
+  onEnd: (chunks: Buffer[]) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  const guard = new DepthGuard(maxDepth);
+  req.on('data', (c: Buffer) => {
+    if (over) return;
+    size += c.length;
+    if (size > limit) {
+      over = true;
+      void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', `hook body exceeds ${limit} bytes`));
+      return;
+    }
+    if (!guard.feed(c)) {
+      over = true;
+      chunks.length = 0;
+      void hook.failOpen(
+        new SteeringError('HOOK_BODY_INVALID', `hook body nests deeper than ${maxDepth} levels; not parsed`),
+      );
+      return;
+    }
+    chunks.push(c);
+  });
+  req.on('error', (cause) => {
+    void hook.failOpen(new SteeringError('HOOK_BODY_INVALID', 'hook body could not be read', { cause }));
+  });
+  req.on('end', () => {
+    if (!over) onEnd(chunks);
+  });
+}
+
+/** Listens on `host`; a port in use is PORT_IN_USE. */
+async function listen(server: Server, port: number, host: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new SteeringError('PORT_IN_USE', `port ${port} on ${host} is in use`, { cause: err })
+          : err,
+      );
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
 }

@@ -3,7 +3,7 @@
 // becomes session inputs too. A transport that throws counts as unreachable, never as a crash.
 import { EMPTY, from, map, mergeMap, type Observable } from 'rxjs';
 import { newId, type Rejection } from '../protocol/index.js';
-import type { SessionInput } from '../machines/session-types.js';
+import type { SessionInput } from '../machines/session-input.js';
 import type { ActorHost } from './actor-host.js';
 import type { Effect, SessionItem } from './step-types.js';
 import type { Controller, InputOutcome, InputTransport, WithdrawOutcome } from './surface.js';

@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
 import { createWebSocketInspector } from '@statelyai/inspect';
 import type { InspectionEvent, Observer } from 'xstate';
-import type { SessionContext } from '../machines/session-types.js';
+import type { SessionContext } from '../machines/session-context.js';
 
 export type InspectionOption = Observer<InspectionEvent> | ((e: InspectionEvent) => void);
 

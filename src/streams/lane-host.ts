@@ -3,8 +3,10 @@
 // turn the lane outputs into events and effects. Pure: the lanes themselves are reached in run.ts.
 import type { AepCommand, EventFields } from '../protocol/index.js';
 import { redactText } from '../protocol/redact.js';
-import type { SessionContext, SessionInput, SessionOutput, ToolProcess } from '../machines/session-types.js';
 import type { ClassifiedHook } from './surface.js';
+import type { SessionContext, ToolProcess } from '../machines/session-context.js';
+import type { SessionInput } from '../machines/session-input.js';
+import type { SessionOutput } from '../machines/session-output.js';
 
 /** What the host knows of the attached lanes (their names never matter to it, only what they add). */
 export interface LaneHostOptions {

@@ -4,7 +4,7 @@
 // turns what it observes into session inputs. Nothing here runs I/O: the contract only.
 import type { Observable } from 'rxjs';
 import type { AttentionRequestSpec } from './surface.js';
-import type { ToolsAtStop } from '../machines/session-types.js';
+import type { ToolsAtStop } from '../machines/session-context.js';
 
 /** One instruction handed to a lane; the command id is the vendor's client message id (D30). */
 export interface LaneRequest {

@@ -27,7 +27,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { isAscii } from 'node:buffer';
 import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
-import type { SessionInput } from '../machines/session-types.js';
+import type { SessionInput } from '../machines/session-input.js';
 
 /**
  * - `in`: one input as it reached a session actor (commands verbatim inside); replay feeds these.

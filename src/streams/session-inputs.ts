@@ -9,7 +9,8 @@ import {
   type EventFields,
   type Rejection,
 } from '../protocol/index.js';
-import type { SessionContext, SessionInput } from '../machines/session-types.js';
+import type { SessionContext } from '../machines/session-context.js';
+import type { SessionInput } from '../machines/session-input.js';
 import type { SessionItem } from './step-types.js';
 import type { SessionAbout, VendorSurface } from './surface.js';
 import { laneCancel, type LaneHostOptions } from './lane-host.js';

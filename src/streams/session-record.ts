@@ -10,7 +10,9 @@
 import { createActor, type Actor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import { SteeringError, type SessionEmitter } from '../protocol/index.js';
 import { sessionFold, sessionMachine } from '../machines/session.js';
-import type { AckDecision, SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
+import type { AckDecision, SessionContext } from '../machines/session-context.js';
+import type { SessionInput } from '../machines/session-input.js';
+import type { SessionOutput } from '../machines/session-output.js';
 
 type SessionActor = Actor<typeof sessionMachine>;
 type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;

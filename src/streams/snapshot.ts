@@ -5,7 +5,7 @@
 // the time to answering hooks depends on live state and one segment, not on history.
 import { existsSync, readFileSync } from 'node:fs';
 import { SteeringError } from '../protocol/index.js';
-import type { AckDecision, SessionContext } from '../machines/session-types.js';
+import type { AckDecision, SessionContext } from '../machines/session-context.js';
 
 /** A session cell as a snapshot holds it: the machine's persisted snapshot (D24). */
 export interface PersistedCell {

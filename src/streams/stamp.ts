@@ -16,7 +16,9 @@ import {
   type SessionEmitter,
 } from '../protocol/index.js';
 import { redactText, redactValue } from '../protocol/redact.js';
-import type { SessionContext, SessionInput, SessionOutput } from '../machines/session-types.js';
+import type { SessionContext } from '../machines/session-context.js';
+import type { SessionInput } from '../machines/session-input.js';
+import type { SessionOutput } from '../machines/session-output.js';
 import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
@@ -199,167 +201,185 @@ export function stamp(
   const s: Stamping = { session, source, at: input.at, events, records, acks: [], answered: [], emitter: undefined };
   for (const o of outputs) {
     if (stampLane(o, session, (f) => emit(s, f), effects)) continue;
-    switch (o.type) {
-      case 'control.accepted':
-        emit(s, { type: 'control.accepted', cause: o.cause }, o.key);
-        break;
-      case 'control.rejected':
-        // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-        // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
-        // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
-        emit(
-          s,
-          {
-            type: 'control.rejected',
-            cause: o.cause,
-            capture: 'redacted',
-            extensions: { [CODE_ATTR]: o.rejection.rule },
-            data: { reason: o.rejection.reason, detail: o.rejection.detail },
-          },
-          o.key,
-        );
-        break;
-      case 'control.reack': {
-        const bytes = ackText(s, o.key);
-        if (bytes !== undefined) events.push(JSON.parse(bytes) as AepEvent);
-        break;
-      }
-      case 'instruction.delivered':
-        emit(s, {
-          type: o.eventType,
-          cause: o.cause,
-          data: {
-            queued_ms: o.queuedMs,
-            ...(o.moment === undefined ? {} : { moment: o.moment }),
-            ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
-            ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
-          },
-        });
-        break;
-      case 'instruction.dropped':
-        emit(s, {
-          type: o.eventType,
-          cause: o.cause,
-          data: { reason: o.reason },
-          ...(o.subject === undefined ? {} : { subject: o.subject }),
-        });
-        break;
-      case 'attention.requested':
-        emit(s, requestedFields(o));
-        break;
-      case 'attention.answered': {
-        const textual = o.answer.text !== undefined || o.answer.values !== undefined;
-        emit(s, {
-          type: 'attention.answered',
-          id: o.id,
-          subject: o.subject,
-          cause: o.cause,
-          capture: textual ? 'redacted' : 'metadata',
-          data: { answer: o.answer, via: o.via ?? 'control' },
-        });
-        break;
-      }
-      case 'attention.resolved':
-        emit(s, {
-          type: 'attention.resolved',
-          subject: o.subject,
-          cause: o.cause,
-          data: { resolution: o.resolution, latency_ms: o.latencyMs },
-        });
-        break;
-      case 'attention.timeout':
-        emit(s, { type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
-        break;
-      case 'session.ended':
-      case 'session.closed': {
-        // D36: the resume window rides the end event as the extension attribute `resumewindowms`.
-        const f: EventFields = {
-          type: o.type === 'session.ended' ? o.type : o.eventType,
-          data: { reason: o.reason },
-        };
-        if (o.cause !== undefined) f.cause = o.cause;
-        if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
-        emit(s, f);
-        break;
-      }
-      case 'session.reopened':
-        emit(s, o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
-        break;
-      case 'run.cancelled':
-        emit(s, cancelledFields(o));
-        break;
-      case 'approval.answer': {
-        const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
-        effects.push({
-          kind: 'answer',
-          session,
-          approvalId: o.approvalId,
-          approved,
-          ...(o.decision.message === undefined ? {} : { reason: o.decision.message }),
-        });
-        break;
-      }
-      case 'run.cancel':
-        effects.push({ kind: 'cancel', session, commandId: o.cause });
-        break;
-      case 'input.withdraw':
-        effects.push({ kind: 'withdraw', session, commandId: o.cause, inputId: o.subject, text: o.text });
-        break;
-      case 'control.forward':
-        effects.push({ kind: 'forward', session, command: o.command });
-        break;
-      case 'input.send':
-        effects.push({
-          kind: 'send',
-          session,
-          commandId: o.cause,
-          text: o.text,
-          ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
-        });
-        break;
-      case 'input.sent':
-        emit(s, { type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
-        break;
-      case 'input.consumed':
-        emit(s, { type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
-        break;
-      case 'journal.inflight':
-        records.push({ k: 'flight', s: session, hook: o.hookId, ids: o.ids });
-        break;
-      case 'reply.context': {
-        const hook = takeHook(s, o.hookId);
-        const notice = surface.notice ? { count: o.ids.length, from: o.from } : undefined;
-        effects.push({
-          kind: 'reply',
-          session,
-          hookId: o.hookId,
-          reply: surface.contextReply(hook, o.text, notice),
-          confirm: true,
-        });
-        break;
-      }
-      case 'reply.neutral':
-        takeHook(s, o.hookId);
-        // The open hook writes its own neutral reply: no step builds one.
-        effects.push({ kind: 'neutral', session, hookId: o.hookId });
-        break;
-      case 'reply.hold':
-        effects.push({ kind: 'hold', session, hookId: o.hookId, requestId: o.requestId, timeoutMs: o.timeoutMs });
-        break;
-      case 'reply.decision': {
-        const hook = openHook(s, o.hookId);
-        if (hook) s.answered.push(o.hookId);
-        if (hook)
-          effects.push({
-            kind: 'reply',
-            session,
-            hookId: o.hookId,
-            reply: surface.decisionReply(hook, o.decision),
-            confirm: false,
-          });
-        break;
-      }
-    }
+    if (!stampEvent(s, o)) stampEffect(s, o, surface, effects);
   }
   return { events, records, effects, acks: s.acks, answered: s.answered };
+}
+
+/** An output that becomes an event (or a re-ack, or a journal record): stamped; false for any other. */
+function stampEvent(s: Stamping, o: SessionOutput): boolean {
+  switch (o.type) {
+    case 'control.accepted':
+      emit(s, { type: 'control.accepted', cause: o.cause }, o.key);
+      return true;
+    case 'control.rejected':
+      // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
+      // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
+      // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
+      emit(
+        s,
+        {
+          type: 'control.rejected',
+          cause: o.cause,
+          capture: 'redacted',
+          extensions: { [CODE_ATTR]: o.rejection.rule },
+          data: { reason: o.rejection.reason, detail: o.rejection.detail },
+        },
+        o.key,
+      );
+      return true;
+    case 'control.reack': {
+      const bytes = ackText(s, o.key);
+      if (bytes !== undefined) s.events.push(JSON.parse(bytes) as AepEvent);
+      return true;
+    }
+    case 'instruction.delivered':
+      emit(s, {
+        type: o.eventType,
+        cause: o.cause,
+        data: {
+          queued_ms: o.queuedMs,
+          ...(o.moment === undefined ? {} : { moment: o.moment }),
+          ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+          ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
+        },
+      });
+      return true;
+    case 'instruction.dropped':
+      emit(s, {
+        type: o.eventType,
+        cause: o.cause,
+        data: { reason: o.reason },
+        ...(o.subject === undefined ? {} : { subject: o.subject }),
+      });
+      return true;
+    case 'attention.requested':
+      emit(s, requestedFields(o));
+      return true;
+    case 'attention.answered': {
+      const textual = o.answer.text !== undefined || o.answer.values !== undefined;
+      emit(s, {
+        type: 'attention.answered',
+        id: o.id,
+        subject: o.subject,
+        cause: o.cause,
+        capture: textual ? 'redacted' : 'metadata',
+        data: { answer: o.answer, via: o.via ?? 'control' },
+      });
+      return true;
+    }
+    case 'attention.resolved':
+      emit(s, {
+        type: 'attention.resolved',
+        subject: o.subject,
+        cause: o.cause,
+        data: { resolution: o.resolution, latency_ms: o.latencyMs },
+      });
+      return true;
+    case 'attention.timeout':
+      emit(s, { type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
+      return true;
+    case 'session.ended':
+    case 'session.closed': {
+      // D36: the resume window rides the end event as the extension attribute `resumewindowms`.
+      const f: EventFields = {
+        type: o.type === 'session.ended' ? o.type : o.eventType,
+        data: { reason: o.reason },
+      };
+      if (o.cause !== undefined) f.cause = o.cause;
+      if (o.resumeWindowMs !== undefined) f.extensions = { [RESUME_WINDOW_ATTR]: o.resumeWindowMs };
+      emit(s, f);
+      return true;
+    }
+    case 'session.reopened':
+      emit(s, o.cause === undefined ? { type: o.eventType } : { type: o.eventType, cause: o.cause });
+      return true;
+    case 'run.cancelled':
+      emit(s, cancelledFields(o));
+      return true;
+    case 'input.sent':
+      emit(s, { type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
+      return true;
+    case 'input.consumed':
+      emit(s, { type: o.eventType, cause: o.cause, data: { queued_ms: o.queuedMs } });
+      return true;
+    case 'journal.inflight':
+      s.records.push({ k: 'flight', s: s.session, hook: o.hookId, ids: o.ids });
+      return true;
+  }
+  return false;
+}
+
+/** An output that asks the outside for something (a reply, a vendor call): its effect. */
+function stampEffect(s: Stamping, o: SessionOutput, surface: StampSurface, effects: Effect[]): void {
+  switch (o.type) {
+    case 'approval.answer': {
+      const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
+      effects.push({
+        kind: 'answer',
+        session: s.session,
+        approvalId: o.approvalId,
+        approved,
+        ...(o.decision.message === undefined ? {} : { reason: o.decision.message }),
+      });
+      return;
+    }
+    case 'run.cancel':
+      effects.push({ kind: 'cancel', session: s.session, commandId: o.cause });
+      return;
+    case 'input.withdraw':
+      effects.push({ kind: 'withdraw', session: s.session, commandId: o.cause, inputId: o.subject, text: o.text });
+      return;
+    case 'control.forward':
+      effects.push({ kind: 'forward', session: s.session, command: o.command });
+      return;
+    case 'input.send':
+      effects.push({
+        kind: 'send',
+        session: s.session,
+        commandId: o.cause,
+        text: o.text,
+        ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+      });
+      return;
+    case 'reply.context': {
+      const hook = takeHook(s, o.hookId);
+      const notice = surface.notice ? { count: o.ids.length, from: o.from } : undefined;
+      effects.push({
+        kind: 'reply',
+        session: s.session,
+        hookId: o.hookId,
+        reply: surface.contextReply(hook, o.text, notice),
+        confirm: true,
+      });
+      return;
+    }
+    case 'reply.neutral':
+      takeHook(s, o.hookId);
+      // The open hook writes its own neutral reply: no step builds one.
+      effects.push({ kind: 'neutral', session: s.session, hookId: o.hookId });
+      return;
+    case 'reply.hold':
+      effects.push({
+        kind: 'hold',
+        session: s.session,
+        hookId: o.hookId,
+        requestId: o.requestId,
+        timeoutMs: o.timeoutMs,
+      });
+      return;
+    case 'reply.decision': {
+      const hook = openHook(s, o.hookId);
+      if (hook) s.answered.push(o.hookId);
+      if (hook)
+        effects.push({
+          kind: 'reply',
+          session: s.session,
+          hookId: o.hookId,
+          reply: surface.decisionReply(hook, o.decision),
+          confirm: false,
+        });
+      return;
+    }
+  }
 }

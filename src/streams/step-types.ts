@@ -1,7 +1,7 @@
 // What goes into a session step and what comes out: the item a source delivers, the effects the
 // outside performs, and a step's result. A leaf the host, the stamp, the journal and the bus share.
 import type { AepCommand, AepEvent } from '../protocol/index.js';
-import type { SessionInput } from '../machines/session-types.js';
+import type { SessionInput } from '../machines/session-input.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, HookReply } from './surface.js';
 import type { LaneEffect } from './lane-host.js';

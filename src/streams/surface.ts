@@ -4,7 +4,8 @@
 import type { AepCommand, EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
 import type { Rejection } from '../protocol/errors.js';
 import type { Observable } from 'rxjs';
-import type { EndReason, InputPolicy } from '../machines/session-types.js';
+import type { EndReason } from '../machines/session-output.js';
+import type { InputPolicy } from '../machines/command-inputs.js';
 
 /** An attention request as the vendor raised it (AEP-0002 §7; D14). */
 export interface AttentionRequestSpec {

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { outcomeText } from '../../src/audit/report.js';
-import type { InstructionRecord } from '../../src/audit/lifecycle.js';
+import type { InstructionRecord } from '../../src/audit/views.js';
 
 const delivered = (extra: Record<string, unknown>): InstructionRecord =>
   ({

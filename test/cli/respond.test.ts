@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RESPOND_EXIT, answerFrom, runRespond } from '../../src/cli/respond-command.js';
-import { captureFor } from '../../src/consumer/send.js';
+import { captureFor } from '../../src/consumer/respond.js';
 import { SessionEmitter } from '../../src/protocol/index.js';
 import { connectEmitter } from '../support/emitter-link.js';
 import { heldPermission, sink, startTestStack, type TestStack } from './support.js';

@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { runWithdraw, WITHDRAW_EXIT } from '../../src/cli/withdraw-command.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
-import { sendInstruction } from '../../src/consumer/send.js';
+import { sendInstruction } from '../../src/consumer/instruct.js';
 import { command } from '../../src/protocol/build.js';
 import { GRANT_ATTR } from '../../src/protocol/types.js';
 import { sink, startTestStack, type TestStack } from './support.js';

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { paintFor } from '../../src/audit/paint.js';
 import { describeOutcome, explainSteer, explainWithdraw } from '../../src/consumer/explain.js';
 import { CLI_VOICE, CONSOLE_VOICE, MCP_VOICE, nextStep } from '../../src/consumer/next-step.js';
-import type { InstructOutcome } from '../../src/consumer/send.js';
+import type { InstructOutcome } from '../../src/consumer/verb.js';
 
 const MCP_TOOLS = /\b(list_sessions|session_events|pending_requests|send_input)\b/;
 const CLI_WORDS = /aep-steer |(^|\s)--[a-z]/;

@@ -8,7 +8,10 @@ import { assign, createMachine, setup } from 'xstate';
 import { compileFold, type FoldState } from '../../src/machines/fold.js';
 import { sessionFold } from '../../src/machines/session.js';
 import { command } from '../../src/protocol/index.js';
-import type { InputPolicy, SessionContext, SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { InputPolicy } from '../../src/machines/command-inputs.js';
+import type { SessionContext } from '../../src/machines/session-context.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import { SESSION, start, step, VENDOR } from '../support/session-steps.js';
 
 const SENDER = { agent: 'tester', host: 'test-host' };

@@ -3,7 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { end, heldForm, heldPermission, respond, run, timeout, types } from '../support/session-steps.js';
-import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import { NOT_PENDING, OPTION_WORDS, optionFor, readAnswer } from '../../src/machines/gate.js';
 import { SETTLED_KEPT } from '../../src/machines/step.js';
 

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/index.js';
-import type { SessionInput } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
 import { run, types, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
 
 const LANE = 'stream-json';

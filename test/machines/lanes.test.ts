@@ -5,7 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/index.js';
 import { asEcho } from '../../src/streams/lane-host.js';
-import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import type { ClassifiedHook } from '../../src/streams/surface.js';
 import { run, written, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
 

@@ -6,8 +6,9 @@ import * as assert from 'uvu/assert';
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { sessionMachine } from '../../src/machines/session.js';
 import { decisionKeys } from '../../src/machines/decisions.js';
-import { repliesNeutral } from '../../src/machines/session-parts.js';
-import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import { repliesNeutral } from '../../src/machines/moment.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import { initialTransition, transition, enqueueActions, type AnyStateMachine } from 'xstate';
 import { end, heldPermission, instruct, instructCmd, outputsOf, respond, type Snap } from '../support/session-steps.js';
 

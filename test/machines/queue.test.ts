@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { JOIN_CAP, QUEUE_CAP, TEXT_CAP, partitionExpired, pendingCount, takePrefix } from '../../src/machines/queue.js';
-import type { QueuedInstruction } from '../../src/machines/session-types.js';
+import type { QueuedInstruction } from '../../src/machines/session-context.js';
 
 const item = (id: string, text: string, acceptedAt = 0): QueuedInstruction => ({
   id,

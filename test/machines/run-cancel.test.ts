@@ -4,7 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/index.js';
-import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import { end, run, SESSION, types } from '../support/session-steps.js';
 
 const SENDER = { agent: 'tester', host: 'test-host' };

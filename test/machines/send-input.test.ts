@@ -3,7 +3,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/index.js';
-import type { InputPolicy, SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { InputPolicy } from '../../src/machines/command-inputs.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import { end, run, SESSION, start, types, VENDOR } from '../support/session-steps.js';
 
 const HUB: InputPolicy = {

@@ -16,7 +16,8 @@ import {
   types,
   written,
 } from '../support/session-steps.js';
-import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 
 const rejected = (outs: SessionOutput[]) =>
   outs.filter((o): o is Extract<SessionOutput, { type: 'control.rejected' }> => o.type === 'control.rejected');

@@ -3,7 +3,9 @@
 // answers, dismissed at the session end or when the channel is lost.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { AttentionRequest, SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { AttentionRequest } from '../../src/machines/session-context.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import { end, respond, run, types } from '../support/session-steps.js';
 
 const REQUEST: AttentionRequest = {

@@ -5,7 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cline } from '../../src/adapters/cline/table.js';
 import { command } from '../../src/protocol/index.js';
-import type { SessionInput, SessionOutput } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
 import { end, run, SESSION, step, types, VENDOR, type Snap } from '../support/session-steps.js';
 
 /** The Cline hub's policy, whose queue gives inputs back. */

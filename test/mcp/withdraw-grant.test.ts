@@ -3,7 +3,7 @@
 // serves one user and has every grant); without it the adapter refuses not-sender.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { sendInstruction } from '../../src/consumer/send.js';
+import { sendInstruction } from '../../src/consumer/instruct.js';
 import { startTestStack, type TestStack } from '../cli/support.js';
 import { startMcp, type McpClient } from './support.js';
 

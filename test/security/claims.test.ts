@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SessionEmitter } from '../../src/protocol/build.js';
 import { INSTRUCT_EXIT, runInstruct } from '../../src/cli/instruct-command.js';
-import { sendInstruction } from '../../src/consumer/send.js';
+import { sendInstruction } from '../../src/consumer/instruct.js';
 import { runRespond } from '../../src/cli/respond-command.js';
 import { startTestTarget } from '../support/relay-target.js';
 import type { RelayHandle } from '../../src/relay/server.js';

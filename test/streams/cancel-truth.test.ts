@@ -13,7 +13,7 @@ import { surfaceFrom, type VendorTable } from '../../src/adapters/table.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { downLevel } from '../../src/protocol/capture.js';
 import type { LaneFact, NativeLane } from '../../src/streams/lane.js';
-import type { ToolsAtStop } from '../../src/machines/session-types.js';
+import type { ToolsAtStop } from '../../src/machines/session-context.js';
 import { adapter, type TestAdapter } from '../support/adapter.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 

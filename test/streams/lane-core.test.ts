@@ -7,7 +7,7 @@ import { Subject } from 'rxjs';
 import { command, type SteeringError } from '../../src/protocol/index.js';
 import { fromLaneFacts } from '../../src/streams/native-lanes.js';
 import type { LaneFact, NativeLane } from '../../src/streams/lane.js';
-import type { SessionInput } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
 import type { ActorHost } from '../../src/streams/actor-host.js';
 import { run, SESSION, VENDOR } from '../support/session-steps.js';
 

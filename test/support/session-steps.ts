@@ -2,7 +2,9 @@
 // collecting the outputs each step would emit (nothing is run).
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { sessionMachine } from '../../src/machines/session.js';
-import type { SessionInput, SessionOutput, SessionSeed } from '../../src/machines/session-types.js';
+import type { SessionInput } from '../../src/machines/session-input.js';
+import type { SessionOutput } from '../../src/machines/session-output.js';
+import type { SessionSeed } from '../../src/machines/session-context.js';
 import { command } from '../../src/protocol/index.js';
 import type { AepCommand } from '../../src/protocol/index.js';
 

@@ -7,7 +7,7 @@
 import WebSocket from 'ws';
 import { type Observable, Subject } from 'rxjs';
 import { SteeringError, newId, type AepEvent } from '../../protocol/index.js';
-import type { SettledHow } from '../../machines/session-types.js';
+import type { SettledHow } from '../../machines/session-context.js';
 import type { HookArrival } from '../../streams/hook-endpoint.js';
 import type { Status } from './map.js';
 import type { AgentServer } from './agent-server.js';

@@ -17,7 +17,7 @@
 //   the resend, so a drop mid-resend resumes where the resend stood (the overlap is deduped).
 import { newId, type AepEvent } from '../../protocol/index.js';
 import { statusMoments, statusOf, type OpenHandsFrame, type Status } from './map.js';
-import type { SettledHow } from '../../machines/session-types.js';
+import type { SettledHow } from '../../machines/session-context.js';
 
 const RUN_CLOSERS = new Set(['run.finished', 'run.failed', 'run.cancelled']);
 /** Ended requests a tracker remembers, as the session machine does (D34). */

@@ -12,7 +12,7 @@ import { RESPOND_EXIT, runRespond } from '../../../src/cli/respond-command.js';
 import { command } from '../../../src/protocol/build.js';
 import type { AepEvent } from '../../../src/protocol/index.js';
 import { RelayConsumer } from '../../../src/consumer/connection.js';
-import { sendInput as consumerSendInput } from '../../../src/consumer/send.js';
+import { sendInput as consumerSendInput } from '../../../src/consumer/send-input.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DOCTOR_EXIT, runDoctor } from '../../../src/cli/doctor-command.js';

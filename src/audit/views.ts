@@ -1,0 +1,96 @@
+// What the steering fold gives out: each session's state as the session machine would hold it,
+// each instruction's lifecycle, and the steering-rule breaches it found. The audit and the live
+// boards (inspect, console, MCP) read these shapes.
+export type SessionState = 'idle' | 'queued' | 'holding.permission' | 'holding.elicitation' | 'ended';
+
+export type InstructionStatus = 'unacknowledged' | 'pending' | 'delivered' | 'dropped' | 'rejected';
+
+/** Where an event came from; the audit sets file and line, the live page leaves them out. */
+export interface EventPlace {
+  file?: string;
+  line?: number;
+}
+
+export interface Sighting {
+  id: string;
+  time: string;
+  place: EventPlace;
+  epoch?: number;
+  seq?: number;
+}
+
+export interface InstructionRecord {
+  /** The command id: every later step of this instruction names it in `cause` (D4, D9, D10). */
+  id: string;
+  session: string;
+  /** Vendor token from `x.{vendor}.control.instruct`, or from the terminal's type. */
+  vendor?: string;
+  /** The sender: the command's `agent` (AEP-0004 §2). */
+  sender?: string;
+  sentAt?: string;
+  command?: Sighting;
+  /** Text as carried on the stream (present only at capture redacted or above). */
+  text?: string;
+  /** D31: the delivery the sender chose, when it named one. */
+  delivery?: string;
+  accepted?: Sighting;
+  rejected?: Sighting & { reason?: string; code?: string; detail?: string };
+  /**
+   * `moment`: the vendor moment whose reply carried it (D27), when the adapter names it; `lane`
+   * and `ref`: the native lane that delivered it and the vendor's id for it (D30), absent for the hook lane.
+   */
+  delivered?: Sighting & { queuedMs?: number; moment?: string; lane?: string; ref?: string };
+  /** A send_input's `input.sent`: the vendor took it (D28, D29). */
+  sent?: Sighting;
+  dropped?: Sighting & { reason?: string };
+  status: InstructionStatus;
+}
+
+export interface HoldView {
+  request: string;
+  kind: string;
+  prompt?: string;
+  /** Option ids a permission offers (`allow`, `deny`), and a form's fields, as requested. */
+  options?: string[];
+  fields?: unknown[];
+  since: string;
+}
+
+export interface SessionView {
+  session: string;
+  agent?: string;
+  source?: string;
+  state: SessionState;
+  /** Pending instructions, FIFO by acceptance (D3). */
+  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string }[];
+  holds: HoldView[];
+  epoch?: number;
+  seq?: number;
+  events: number;
+  startedAt?: string;
+  endedAt?: string;
+  updatedAt: string;
+}
+
+/** A steering-rule breach found by the fold; the audit adds where it happened. */
+export interface Finding {
+  rule: FindingRule;
+  message: string;
+  place: EventPlace;
+  eventId: string;
+  /** The instruction a `terminal-missing` finding is about. */
+  instruction?: string;
+}
+
+export type FindingRule =
+  | 'ack-uncaused'
+  | 'terminal-uncaused'
+  | 'terminal-cause'
+  | 'terminal-orphan'
+  | 'terminal-duplicate'
+  /** D32: an instruction delivered after its withdraw was accepted. */
+  | 'delivered-after-withdraw'
+  | 'terminal-unaccepted'
+  | 'terminal-missing'
+  | 'accepted-after-end'
+  | 'capture-text';

@@ -1,0 +1,88 @@
+// The commands a sender's steering verbs become as session-actor inputs: each carries the AEP
+// command and the gates and vendor facts as they stood when it arrived, since the machine knows
+// no vendor and reads no setting.
+import type { AepCommand, Rejection } from '../protocol/index.js';
+
+/**
+ * How a vendor's user-plane input (`x.{vendor}.control.send_input`) behaves, from its table
+ * (D28, D29). The machine knows no vendor: these facts arrive on the command input.
+ */
+export interface InputPolicy {
+  /** Allowed `delivery` values; empty means the verb takes none (OpenHands). */
+  deliveries: readonly string[];
+  /** The delivery an input without one gets (Cline: `queue`). */
+  defaultDelivery?: string;
+  /** Refuse while no turn runs: input to an idle session would start the agent (D28). */
+  refuseIdle: boolean;
+  /** The transport reports when the agent consumed an input (Cline `pending_prompt_submitted`). */
+  reportsConsumption: boolean;
+  /** Identical pending texts merge into one on the vendor side, so a second one is refused (D28). */
+  mergesIdentical: boolean;
+}
+export interface InstructInput {
+  type: 'command.instruct';
+  at: number;
+  command: AepCommand;
+  /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** D31: the deliveries this session's lanes honour (vendor table); absent is `moment` only. */
+  deliveries?: readonly string[];
+  /** D30: what the native lanes add while one reaches the session, and how a session gets one. */
+  native?: { deliveries: readonly string[]; hint: string };
+}
+/** `x.{vendor}.control.withdraw {instruction}` (D32): takes back an instruction that still waits. */
+export interface WithdrawInput {
+  type: 'command.withdraw';
+  at: number;
+  command: AepCommand;
+  /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** The vendor's queue takes back a send_input not read yet (the surface's `withdrawsInputs`); absent: it cannot. */
+  takesBackInputs?: boolean;
+  /** D32: the native lanes that can take back what they hold (Qwen's mid-turn messages). */
+  laneWithdraws?: readonly string[];
+}
+/** `x.{vendor}.control.send_input` (D28, D29): a session-actor input like instruct. */
+export interface SendInputInput {
+  type: 'command.send_input';
+  at: number;
+  command: AepCommand;
+  /** The vendor's control gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** The transport that carries the input is connected; otherwise the command is refused `busy`. */
+  ready: boolean;
+  policy: InputPolicy;
+}
+/** `control.cancel {scope}` (AEP-0004 §5): forwarded to the vendor's transport, acked on its answer. */
+export interface CancelInput {
+  type: 'command.cancel';
+  at: number;
+  command: AepCommand;
+  gateOpen: boolean;
+  ready: boolean;
+  /** D33: the native lane that stops the session's turn, instead of the user-plane transport. */
+  lane?: string;
+  /** D33: no lane that stops turns reaches the session; how a session gets one. */
+  unreached?: string;
+}
+/**
+ * A command the adapter carries out on the vendor's own API (OpenHands pause, resume, interrupt,
+ * respond_to_confirmation). The vendor's answer decides it; its guard was evaluated by the
+ * adapter from what the stream last showed, so refusals match what consumers see.
+ */
+export interface ForwardInput {
+  type: 'command.forward';
+  at: number;
+  command: AepCommand;
+  /** The vendor's control gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  /** The vendor guard's refusal, when there is one. */
+  refusal?: Rejection;
+}
+export interface RespondInput {
+  type: 'command.respond';
+  at: number;
+  command: AepCommand;
+  /** Id for the `attention.answered` event, so `attention.resolved` can point at it. */
+  answeredId: string;
+}
