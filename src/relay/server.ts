@@ -12,10 +12,9 @@ import { oneLine, RelayCore, SUPPORTED_VERSIONS, type Incoming, type Refusal, ty
 import { checkBrowserOrigin, checkHost, corsHeaders } from './origin.js';
 import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits, type Channel, type Sink } from './hub.js';
 import { SocketConnection } from './socket.js';
-import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type Position } from './store.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type FaultAwareStore, type Position } from './session-store.js';
 import { ThreadedStore } from './store-thread.js';
 import { FILE_STORE_ADVICE, isStoreUnavailable } from './store-fault.js';
-import type { FaultAwareStore } from './store.js';
 import { parseLastEventId, parseSubscription, positionId } from './subscription.js';
 import { watchTokensFile, type TokensWatch } from './tokens-file.js';
 
