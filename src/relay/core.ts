@@ -13,7 +13,7 @@ import { ClaimTable, DEFAULT_CLAIM_LEASE_MS } from './claims.js';
 import { FanOut } from './fan-out.js';
 import { GroupWrite } from './group-write.js';
 import type { Hub, Sink } from './hub.js';
-import { all, then } from './maybe.js';
+import { all, andThen } from './maybe.js';
 import { roster, type RosterOptions } from './roster.js';
 import { claimantsAcross, classify, forwardCommand, routeAcross, type Route } from './routing.js';
 import type { FaultAwareStore, Maybe, Replay } from './session-store.js';
@@ -22,7 +22,9 @@ import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 import type { Incoming, Peer, Refusal, RosterEntry } from './types.js';
 
-export { then } from './maybe.js';
+// Kept under its old name for importers of this file. maybe.ts calls it `andThen`: a module that
+// exports `then` cannot be loaded with `await import()`, which takes its namespace for a promise.
+export { andThen as then } from './maybe.js';
 export type { Incoming, Refusal } from './types.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
@@ -265,13 +267,13 @@ export class RelayCore {
       for (const [text, e] of held) if (!seen.has(key(e))) sink.write(text, e);
     };
     // Answers sent here ahead of their stored copies (crossed.ts) are in what this read gives.
-    const read = () => then(this.fanOut.settled(), () => this.replays(spec, opts));
-    return then(this.writes.flushForRead(), () => then(read(), (jobs) => then(all(jobs), finish)));
+    const read = () => andThen(this.fanOut.settled(), () => this.replays(spec, opts));
+    return andThen(this.writes.flushForRead(), () => andThen(read(), (jobs) => andThen(all(jobs), finish)));
   }
 
   private replays(spec: SubscriptionSpec, opts: { alsoSession?: string }): Maybe<Maybe<ReplayJob>[]> {
     const one = (session: string, marker: boolean, after?: { epoch: number; seq: number }): Maybe<ReplayJob> =>
-      then(this.store.replay(session, after), (r) => ({ session, r, marker }));
+      andThen(this.store.replay(session, after), (r) => ({ session, r, marker }));
     const from = spec.from;
     const extra = () => {
       // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
@@ -280,7 +282,8 @@ export class RelayCore {
         ? [one(s, false)]
         : [];
     };
-    if (from === 'all') return then(this.store.sessionIds(), (ids) => [...ids.map((s) => one(s, false)), ...extra()]);
+    if (from === 'all')
+      return andThen(this.store.sessionIds(), (ids) => [...ids.map((s) => one(s, false)), ...extra()]);
     const jobs = from === undefined ? [] : from.map((entry) => one(entry.session, true, entry.after));
     return [...jobs, ...extra()];
   }

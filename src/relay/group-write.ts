@@ -4,7 +4,7 @@
 // ingest or a command flushes its own batch at once. D38: a write the store did not confirm is
 // refused back to each sender still connected, which sends it again.
 import type { AepEvent } from '../protocol/envelope.js';
-import { then } from './maybe.js';
+import { andThen } from './maybe.js';
 import type { EventClass } from './routing.js';
 import { isStoreUnavailable, storeUnavailable } from './store-fault.js';
 import type { Admission, FaultAwareStore, Maybe, Position } from './session-store.js';
@@ -146,7 +146,7 @@ export class GroupWrite {
   /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
   afterFlush(f: () => void, now = false, session?: string): void {
     try {
-      const done = then(this.flush(now, session), f);
+      const done = andThen(this.flush(now, session), f);
       if (done instanceof Promise) done.catch((err: Error) => this.report(err));
     } catch (err) {
       this.report(err as Error);

@@ -3,7 +3,7 @@
 import type { Maybe } from './session-store.js';
 
 /** Runs `f` on a value now, or when its promise settles: one code path for both kinds of store. */
-export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
+export function andThen<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
   return v instanceof Promise ? v.then(f) : f(v);
 }
 

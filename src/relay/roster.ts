@@ -3,7 +3,7 @@
 // (D37); each entry says what the session's events say about it (D26, D37).
 import { captureRank } from '../protocol/envelope.js';
 import { ceilingFor, type Principal } from './acl.js';
-import { then } from './maybe.js';
+import { andThen } from './maybe.js';
 import type { SessionSummaries } from './session-summary.js';
 import type { Maybe } from './session-store.js';
 import type { Peer, RosterEntry } from './types.js';
@@ -39,7 +39,7 @@ export function roster(
     }
   }
   if (opts.offline !== true) return entries;
-  return then(sessionIds(), (ids) => {
+  return andThen(sessionIds(), (ids) => {
     for (const session of ids) {
       if (claimed.has(session)) continue;
       const agent = summaries.about(session).agent;
