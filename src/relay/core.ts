@@ -1,21 +1,31 @@
-// The relay's state shared by its bindings: store, fan-out, live connections, and the
-// one ingest path every binding feeds (AEP-0003 §3.2, §5; aep-wire §6 items 1–4, 9).
+// The relay's one core, shared by its bindings (HTTP, SSE, WebSocket) and by every store (SQLite,
+// memory, JetStream): the live connections, the one ingest path every binding feeds, commands,
+// subscriptions and the roster (AEP-0003 §3.2, §5; aep-wire §6 items 1–4, 9). Each job it joins
+// has one owner beside it: admission control (admission.ts), routing (routing.ts), the store
+// writes (group-write.ts), fan-out (fan-out.ts, with the early answers of crossed.ts) and the
+// roster (roster.ts).
 import type { AepEvent } from '../protocol/envelope.js';
-import { CAPTURE_LEVELS, captureRank } from '../protocol/envelope.js';
+import { CAPTURE_LEVELS } from '../protocol/envelope.js';
 import { isCommandType } from '../protocol/types.js';
-import type { RelayRefusalCode } from '../protocol/errors.js';
-import { ceilingFor, mayEmit, type AccessPolicy, type Principal } from './acl.js';
+import { ceilingFor, type AccessPolicy, type Principal } from './acl.js';
+import { AdmissionControl } from './admission.js';
 import { ClaimTable, DEFAULT_CLAIM_LEASE_MS } from './claims.js';
+import { FanOut } from './fan-out.js';
+import { GroupWrite } from './group-write.js';
 import type { Hub, Sink } from './hub.js';
-import { classify, claimsSession, isOutcomeType, routeCommand, type Route } from './routing.js';
-import type { Admission, Maybe, Replay } from './store.js';
-import { isStoreUnavailable, storeUnavailable } from './store-fault.js';
-import type { FaultAwareStore } from './store.js';
+import { all, andThen } from './maybe.js';
+import { roster, type RosterOptions } from './roster.js';
+import { claimantsAcross, classify, forwardCommand, routeAcross, type Route } from './routing.js';
+import type { FaultAwareStore, Maybe, Replay } from './session-store.js';
+import { storeUnavailable } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
-import { Unstored } from './unstored.js';
-import { CrossedAnswers, SETTLE_MS } from './crossed.js';
 import type { SubscriptionSpec } from './subscription.js';
-import type { Peer, RosterEntry } from './types.js';
+import type { Incoming, Peer, Refusal, RosterEntry } from './types.js';
+
+// Kept under its old name for importers of this file. maybe.ts calls it `andThen`: a module that
+// exports `then` cannot be loaded with `await import()`, which takes its namespace for a promise.
+export { andThen as then } from './maybe.js';
+export type { Incoming, Refusal } from './types.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;
 
@@ -30,32 +40,9 @@ export interface RelayLimits {
   maxSubscriptions: number;
 }
 
-export interface Incoming {
-  event: AepEvent;
-  /** The event as served: the received text with line breaks removed. */
-  line: string;
-  /** `line` as the UTF-8 bytes received (a WebSocket frame without line breaks), forwarded as they are. */
-  bytes?: Buffer;
-}
-
-/** Runs `f` on a value now, or when its promise settles: one code path for both kinds of store. */
-export function then<T, R>(v: Maybe<T>, f: (t: T) => Maybe<R>): Maybe<R> {
-  return v instanceof Promise ? v.then(f) : f(v);
-}
-
-const NOW = { now: true } as const;
-
 type ReplayJob = { session: string; r: Replay; marker: boolean };
 
 const key = (e: Pick<AepEvent, 'source' | 'id'>): string => `${e.source}\u0000${e.id}`;
-
-/** A refusal on the relay's side: an `error` frame on WebSocket, an HTTP error on ingest. */
-export interface Refusal {
-  code: RelayRefusalCode;
-  detail: string;
-  /** False when sending the same event again cannot change the answer (the token lacks the right). */
-  retry?: false;
-}
 
 /** The outcome of one POSTed body: everything admitted, or the first refusal and nothing admitted. */
 export type IngestResult =
@@ -66,15 +53,10 @@ export class RelayCore {
   readonly peers = new Set<Peer>();
   readonly counters = { ingested: 0, duplicates: 0, forwarded: 0, refused: 0 };
   readonly claims: ClaimTable<Peer>;
-  private pending: Admission[] = [];
-  /** Per pending admission, the connection that sent it: told `store-unavailable` if the write fails (D38). */
-  private pendingFrom: (Peer | undefined)[] = [];
-  /** D38: per connection, a session's first event refused for now; its later ones wait for it. */
-  private readonly unstored = new Unstored<Peer>();
-  private scheduled = false;
+  private readonly admission: AdmissionControl;
+  private readonly writes: GroupWrite;
+  private readonly fanOut: FanOut;
   private readonly summaries: SessionSummaries;
-  /** A fabric store: what of other nodes' sessions went out here, answers early and in order (crossed.ts). */
-  private readonly crossed = new CrossedAnswers();
 
   constructor(
     readonly store: FaultAwareStore,
@@ -87,6 +69,10 @@ export class RelayCore {
     claimLeaseMs: number = DEFAULT_CLAIM_LEASE_MS,
   ) {
     this.claims = new ClaimTable<Peer>(claimLeaseMs);
+    this.admission = new AdmissionControl(store, this.claims);
+    this.writes = new GroupWrite(store, this.counters, report, (peer, session, pos) =>
+      this.admission.holdBack(peer, session, pos),
+    );
     // A store that answers later (JetStream) gives no history here: such a node summarises
     // what it sees from its start on.
     this.summaries = new SessionSummaries((session) => {
@@ -96,14 +82,9 @@ export class RelayCore {
       r.catch(() => {});
       return [];
     });
+    this.fanOut = new FanOut(hub, this.summaries, store.fabric);
     store.fabric?.attach({
-      fanOut: (line, via) => {
-        const e = JSON.parse(line) as AepEvent;
-        // An answer arrives twice, early and stored (accept, below): one of the two goes out, in order.
-        if (!this.crossed.goesOut(e, via)) return;
-        this.summaries.observe(e);
-        this.hub.fanOut(e, line);
-      },
+      fanOut: (line, via) => this.fanOut.remote(line, via),
       peers: () => this.peers,
       claimLeaseMs,
     });
@@ -111,93 +92,27 @@ export class RelayCore {
 
   /** Every claimant a command may reach: this node's peers, then other nodes' (a fabric store). */
   claimants(): Iterable<Peer> {
-    const remote = this.store.fabric?.remotePeers();
-    return remote === undefined ? this.peers : [...this.peers, ...remote];
+    return claimantsAcross(this.peers, this.store.fabric?.remotePeers());
   }
 
-  /**
-   * D19, the one place that decides whether a party may publish a non-command event: it needs
-   * emit rights for the event's agent and session; over WebSocket a sequenced event claims the
-   * session for its connection (refused while another owns it); over HTTP, which never claims,
-   * it may not speak for a session another identity owns; outcome events of the control loop
-   * come only from the session's claimant. A refusal leaves no trace: no claim, no admission.
-   */
+  /** D19: whether `who` may publish `e` (over WebSocket, from `origin`); see admission.ts. */
   authorize(e: AepEvent, who: Principal, origin?: Peer): Refusal | undefined {
-    const emit = mayEmit(who, e.agent, e.session);
-    // Only a new tokens file changes this answer; a claim refusal below lapses with its lease.
-    if (!emit.ok) return { code: 'unauthorized', detail: emit.detail, retry: false };
-    const session = e.session;
-    if (session === undefined) return undefined;
-    if (origin !== undefined) {
-      if (claimsSession(e) !== undefined) {
-        // Another node's claim counts as this node's own would (a fabric store).
-        const rival = origin.claims.has(session) ? undefined : this.store.fabric?.rival(session, who);
-        if (rival !== undefined) return { code: 'unauthorized', detail: rival };
-        const v = this.claims.claim(session, origin);
-        if (!v.ok) return { code: 'unauthorized', detail: v.detail };
-        if (v.fresh) this.store.fabric?.claim(origin, session);
-      }
-      if (isOutcomeType(e.type) && !this.claims.holds(session, origin)) {
-        return {
-          code: 'unauthorized',
-          detail: `${e.type} for session ${session} is accepted only from the session's claimant`,
-        };
-      }
-      return undefined;
-    }
-    const owner = this.claims.ownerOf(session) ?? this.store.fabric?.ownerOf(session);
-    if (owner !== undefined && owner !== who.identity) {
-      return { code: 'unauthorized', detail: `session ${session} is owned by another identity's claim` };
-    }
-    // A one-user relay (shared token, no token) may import history for a session nobody claims.
-    if (isOutcomeType(e.type) && owner === undefined && who.bound) {
-      return {
-        code: 'unauthorized',
-        detail: `${e.type} for session ${session} is accepted only from the session's claimant, and it has none`,
-      };
-    }
-    return undefined;
+    return this.admission.authorize(e, who, origin);
   }
 
-  /** One event from a WS connection: authorized (D19), then admitted and fanned out. */
+  /** One event from a WS connection: admitted (D19, D38), then fanned out and written. */
   publish(incoming: Incoming, origin: Peer): Refusal | undefined {
-    // The claim is taken even while the store is down, so commands find the session's claimant
-    // once it is back; agent-scoped events are not stored and go out meanwhile.
-    const e = incoming.event;
-    const cls = classify(e);
-    const stored = cls !== 'agent';
-    const pos = () => ({ epoch: e.epoch ?? 0, seq: e.seq! });
-    const held = cls === 'positioned' && this.unstored.any();
-    const waits = held ? this.unstored.waits(origin, e.session!, pos()) : undefined;
-    const refused =
-      this.authorize(e, origin.principal, origin) ??
-      (stored ? (this.unwritable() ?? (waits === undefined ? undefined : storeUnavailable(waits))) : undefined);
+    const refused = this.admission.admit(incoming.event, origin);
     if (refused) {
       this.counters.refused += 1;
-      if (cls === 'positioned' && refused.code === 'store-unavailable') this.holdBack(origin, e.session!, pos());
       return refused;
     }
-    // Taken in order: what follows it is written after it (a failed write refuses both again).
-    if (held) this.unstored.taken(origin, e.session!, pos());
     this.accept([incoming], origin);
     return undefined;
   }
 
-  /**
-   * D17 routing over every claimant; D38: no claimant found while other nodes' claims cannot be
-   * read (a JetStream election) is the store's outage, not `no-route`: the sender retries.
-   */
   private route(sender: Principal, cmd: AepEvent): Route<Peer> {
-    const route = routeCommand(sender, cmd, this.claimants());
-    if (route.kind !== 'refuse' || route.code !== 'no-route') return route;
-    const unheard = this.store.fabric?.unheard?.();
-    return unheard === undefined ? route : { kind: 'refuse', ...storeUnavailable(unheard, "read other nodes' claims") };
-  }
-
-  /** D38: the store says it cannot write now, so nothing that needs it is taken (the sender retries). */
-  private unwritable(): Refusal | undefined {
-    const reason = this.store.unavailable?.();
-    return reason === undefined ? undefined : storeUnavailable(reason);
+    return routeAcross(sender, cmd, this.claimants(), this.store.fabric);
   }
 
   /**
@@ -208,7 +123,7 @@ export class RelayCore {
    */
   ingest(batch: readonly Incoming[], who: Principal): Maybe<IngestResult> {
     const first = batch[0]!.event;
-    const down = this.unwritable();
+    const down = this.admission.unwritable();
     if (down) return this.unwritten(first, down);
     const targets: (Peer | undefined)[] = [];
     for (const [line, item] of batch.entries()) {
@@ -245,7 +160,7 @@ export class RelayCore {
     // A write the store could not make now: the body is refused whole, nothing of it forwarded;
     // resending it is safe (dedupe). Any other failure stays the caller's (an internal error).
     const failed = (err: Error): IngestResult => {
-      if (!this.unavailableWrite(err)) throw err;
+      if (!this.writes.unavailableWrite(err)) throw err;
       this.report(err);
       return this.unwritten(first, storeUnavailable(err.message));
     };
@@ -268,170 +183,32 @@ export class RelayCore {
     this.peers.delete(peer);
     this.claims.release(peer);
     this.store.fabric?.release(peer);
-    this.unstored.leave(peer);
+    this.admission.leave(peer);
   }
 
   /**
-   * Admits and fans out a batch already validated and authorized whole.
-   * Admissions are written as one batch per `GROUP_WRITE_MS` (events arriving on sockets
-   * meanwhile share it); every read of the store flushes first, so a replay never misses an
-   * event that was already fanned out, and an HTTP ingest flushes its own batch at once.
+   * Takes a batch already validated and authorized whole: what other nodes should hear at once
+   * crosses to them, what is stored joins the group write, and all of it goes to this node's
+   * subscribers without waiting for the store.
    */
   accept(batch: readonly Incoming[], origin?: Peer): void {
-    const fabric = this.store.fabric;
     for (const { event: e, line } of batch) {
       const cls = classify(e);
-      if (cls === 'agent') {
-        fabric?.share(line, e);
-        continue;
-      }
-      // An answer to a command also crosses to the other nodes at once, beside its write: a
-      // sender waiting on another node hears it as soon as one here, whose fan-out never waits
-      // for the store either, unless it would overtake its session's events there (crossed.ts).
-      if (fabric !== undefined && isOutcomeType(e.type)) fabric.share(line, e, true);
-      const a: Admission = { session: e.session!, source: e.source, id: e.id, raw: line };
-      if (cls === 'positioned') {
-        a.epoch = e.epoch ?? 0;
-        a.seq = e.seq!;
-      }
-      this.pending.push(a);
-      this.pendingFrom.push(origin);
+      this.fanOut.cross(line, e, cls);
+      if (cls !== 'agent') this.writes.add(e, cls, line, origin);
     }
-    if (this.pending.length > 0 && !this.scheduled) {
-      this.scheduled = true;
-      const wait = this.store.groupWriteMs ?? 0;
-      if (wait > 0) setTimeout(() => this.flushSoon(), wait);
-      else setImmediate(() => this.flushSoon());
-    }
-    for (const { event: e, line, bytes } of batch) {
-      this.summaries.observe(e);
-      this.hub.fanOut(e, line, bytes);
-    }
+    this.writes.schedule();
+    this.fanOut.local(batch);
   }
 
-  /**
-   * Writes pending admissions; returns how many were new (not redeliveries). `now`: a caller
-   * waits on this write (a command to forward, a read), so a store that batches its writes
-   * takes it at once. A POST's body does not: it joins the next batch (its group write).
-   * `session`: that session's pending admissions only (a command's), the rest left pending.
-   */
+  /** Writes what is pending (see group-write.ts); returns how many were new. */
   flush(now = false, session?: string): Maybe<number> {
-    if (this.pending.length === 0) {
-      this.scheduled = false;
-      return 0;
-    }
-    const { list, from } = session === undefined ? this.takeAll() : this.takeSession(session);
-    const counted = (results: boolean[]): number => {
-      let fresh = 0;
-      for (const f of results) {
-        if (f) fresh += 1;
-        this.counters[f ? 'ingested' : 'duplicates'] += 1;
-      }
-      return fresh;
-    };
-    const refuse = (err: Error): never => {
-      if (this.unavailableWrite(err)) this.refuseUnwritten(list, from, err);
-      throw err;
-    };
-    let written: Maybe<boolean[]>;
-    try {
-      written = this.store.admitAll(list, now ? NOW : undefined);
-    } catch (err) {
-      return refuse(err as Error);
-    }
-    return written instanceof Promise ? written.then(counted, refuse) : counted(written);
-  }
-
-  private takeAll(): { list: Admission[]; from: (Peer | undefined)[] } {
-    const taken = { list: this.pending, from: this.pendingFrom };
-    this.pending = [];
-    this.pendingFrom = [];
-    this.scheduled = false;
-    return taken;
-  }
-
-  /**
-   * A session's pending admissions, in arrival order, out of what is pending; the rest stays for
-   * the group write, whose timer is still set. Replays are per session, so what other sessions
-   * have pending need not be written first.
-   */
-  private takeSession(session: string): { list: Admission[]; from: (Peer | undefined)[] } {
-    const list: Admission[] = [];
-    const from: (Peer | undefined)[] = [];
-    let kept = 0;
-    for (let i = 0; i < this.pending.length; i += 1) {
-      const a = this.pending[i]!;
-      if (a.session === session) {
-        list.push(a);
-        from.push(this.pendingFrom[i]);
-      } else {
-        this.pending[kept] = a;
-        this.pendingFrom[kept] = this.pendingFrom[i];
-        kept += 1;
-      }
-    }
-    this.pending.length = kept;
-    this.pendingFrom.length = kept;
-    if (kept === 0) this.scheduled = false;
-    return { list, from };
-  }
-
-  private unavailableWrite(err: Error): boolean {
-    return isStoreUnavailable(err) || this.store.unavailable?.() !== undefined;
-  }
-
-  /**
-   * D38: a write the store did not confirm. Each sender still connected hears `store-unavailable`
-   * for its events, so it sends them again (an adapter from its log, D23); what the store did
-   * keep of the batch is deduped on the resend.
-   */
-  private refuseUnwritten(list: readonly Admission[], from: readonly (Peer | undefined)[], err: Error): void {
-    const { code, detail } = storeUnavailable(err.message);
-    for (const [i, a] of list.entries()) {
-      const peer = from[i];
-      if (peer === undefined) continue;
-      if (a.seq !== undefined) this.holdBack(peer, a.session, { epoch: a.epoch ?? 0, seq: a.seq });
-      this.counters.refused += 1;
-      peer.sendText(JSON.stringify({ type: 'error', cause: a.id, code, detail }));
-    }
-  }
-
-  /**
-   * A positioned event refused for now holds back its session's later ones from `peer`, unless
-   * the store holds its position or a later one already (a claim's redelivery of the last event,
-   * a repeated ack): the sender's resend starts after that anyway, and would never fill the hold.
-   */
-  private holdBack(peer: Peer, session: string, pos: { epoch: number; seq: number }): void {
-    if (this.store.holdsFrom?.(session, pos) !== true) this.unstored.refused(peer, session, pos);
-  }
-
-  /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
-  private afterFlush(f: () => void, now = false, session?: string): void {
-    try {
-      const done = then(this.flush(now, session), f);
-      if (done instanceof Promise) done.catch((err: Error) => this.report(err));
-    } catch (err) {
-      this.report(err as Error);
-    }
-  }
-
-  /** A read waits for what is pending; a failed write was told to its senders and is no reason to refuse the read. */
-  private flushForRead(): Maybe<number> {
-    const failed = (err: Error): number => {
-      this.report(err);
-      return 0;
-    };
-    try {
-      const f = this.flush(true);
-      return f instanceof Promise ? f.catch(failed) : f;
-    } catch (err) {
-      return failed(err as Error);
-    }
+    return this.writes.flush(now, session);
   }
 
   /** Flushes without a caller to tell: a failed write is reported. */
   flushSoon(): void {
-    this.afterFlush(() => {});
+    this.writes.flushSoon();
   }
 
   /**
@@ -440,7 +217,7 @@ export class RelayCore {
    */
   command(cmd: Incoming, frame: string, sender: Principal, origin?: Peer): { refused?: Refusal } {
     // D38: with the store down, other nodes' claims cannot be known; never `no-route` for that.
-    const down = this.unwritable();
+    const down = this.admission.unwritable();
     const route = down === undefined ? this.route(sender, cmd.event) : undefined;
     if (route === undefined || route.kind === 'refuse') {
       this.counters.refused += 1;
@@ -451,14 +228,10 @@ export class RelayCore {
     // written: not forwarded, and `origin` is told `store-unavailable`. Written at once (not
     // after the group write's wait), with its own session's pending events ahead of it; other
     // sessions' stay for the group write, so a busy stream elsewhere adds nothing to its commit.
-    // A target on another node that left before the frame got there is refused `no-route` back to `origin`.
     this.accept([cmd], origin);
     const fabric = this.store.fabric;
-    this.afterFlush(
-      () =>
-        fabric !== undefined && !this.peers.has(route.target)
-          ? fabric.forward(route.target, frame, origin)
-          : route.target.sendText(frame),
+    this.writes.afterFlush(
+      () => forwardCommand(route.target, frame, origin, this.peers, fabric),
       true,
       cmd.event.session,
     );
@@ -494,13 +267,13 @@ export class RelayCore {
       for (const [text, e] of held) if (!seen.has(key(e))) sink.write(text, e);
     };
     // Answers sent here ahead of their stored copies (crossed.ts) are in what this read gives.
-    const read = () => then(this.crossed.settled(SETTLE_MS), () => this.replays(spec, opts));
-    return then(this.flushForRead(), () => then(read(), (jobs) => then(all(jobs), finish)));
+    const read = () => andThen(this.fanOut.settled(), () => this.replays(spec, opts));
+    return andThen(this.writes.flushForRead(), () => andThen(read(), (jobs) => andThen(all(jobs), finish)));
   }
 
   private replays(spec: SubscriptionSpec, opts: { alsoSession?: string }): Maybe<Maybe<ReplayJob>[]> {
     const one = (session: string, marker: boolean, after?: { epoch: number; seq: number }): Maybe<ReplayJob> =>
-      then(this.store.replay(session, after), (r) => ({ session, r, marker }));
+      andThen(this.store.replay(session, after), (r) => ({ session, r, marker }));
     const from = spec.from;
     const extra = () => {
       // `live=0` with a session filter and no position for it replays that whole session (aep timeline).
@@ -509,64 +282,16 @@ export class RelayCore {
         ? [one(s, false)]
         : [];
     };
-    if (from === 'all') return then(this.store.sessionIds(), (ids) => [...ids.map((s) => one(s, false)), ...extra()]);
+    if (from === 'all')
+      return andThen(this.store.sessionIds(), (ids) => [...ids.map((s) => one(s, false)), ...extra()]);
     const jobs = from === undefined ? [] : from.map((entry) => one(entry.session, true, entry.after));
     return [...jobs, ...extra()];
   }
 
-  /**
-   * One entry per live (connection, claimed session) pair, never merged (AEP-0003 §4.1). With
-   * `offline`, also one entry per session the relay holds history of and no one claims (D37).
-   * `title` is redacted-class: only a viewer whose ceiling allows `redacted` gets it.
-   */
-  roster(opts: { viewer?: Principal; offline?: boolean; now?: number } = {}): Maybe<RosterEntry[]> {
+  /** The roster as `viewer` may see it (roster.ts); with `offline`, sessions nobody claims too (D37). */
+  roster(opts: RosterOptions = {}): Maybe<RosterEntry[]> {
     this.flushSoon();
-    const now = opts.now ?? Date.now();
-    const titles =
-      opts.viewer === undefined || captureRank(ceilingFor(opts.viewer, undefined) ?? 'full') >= captureRank('redacted');
-    const entries: RosterEntry[] = [];
-    const claimed = new Set<string>();
-    for (const p of this.claimants()) {
-      if (p.role === 'consumer') continue;
-      for (const session of p.claims) {
-        claimed.add(session);
-        const e: RosterEntry = { session };
-        if (p.identity.agent !== undefined) e.agent = p.identity.agent;
-        if (p.identity.instance !== undefined) e.instance = p.identity.instance;
-        if (p.control !== undefined) e.control = p.control;
-        if (p.emits !== undefined) e.emits = p.emits;
-        entries.push(this.summarised(e, now, titles));
-      }
-    }
-    if (opts.offline !== true) return entries;
-    return then(this.store.sessionIds(), (ids) => {
-      for (const session of ids) {
-        if (claimed.has(session)) continue;
-        const agent = this.summaries.about(session).agent;
-        entries.push(
-          this.summarised({ session, ...(agent === undefined ? {} : { agent }), offline: true }, now, titles),
-        );
-      }
-      return entries;
-    });
-  }
-
-  /** An entry with what the session's events say about it (D26, D37). */
-  private summarised(e: RosterEntry, now: number, titles: boolean): RosterEntry {
-    const summary = this.summaries.get(e.session);
-    const about = this.summaries.about(e.session);
-    e.state = summary.state;
-    if (summary.lastEventAt !== undefined) e.last_event_at = summary.lastEventAt;
-    e.queued = summary.queued;
-    if (about.cwd !== undefined) e.cwd = about.cwd;
-    if (titles && about.title !== undefined) e.title = about.title;
-    if (about.lanes !== undefined) e.lanes = about.lanes;
-    if (about.staleAfterMs !== undefined) {
-      e.stale_after_ms = about.staleAfterMs;
-      const last = summary.lastEventAt === undefined ? Number.NaN : Date.parse(summary.lastEventAt);
-      if (summary.state === 'live' && now - last > about.staleAfterMs) e.stale = true;
-    }
-    return e;
+    return roster(this.claimants(), this.summaries, () => this.store.sessionIds(), opts);
   }
 
   /** The capabilities block of discovery and of the relay's `hello` (AEP-0003 §3.4, §4). */
@@ -591,11 +316,6 @@ export class RelayCore {
       capabilities: this.capabilities(),
     };
   }
-}
-
-/** All values, now when every one is ready, else as one promise (order kept). */
-function all<T>(list: Maybe<T>[]): Maybe<T[]> {
-  return list.some((v) => v instanceof Promise) ? Promise.all(list) : (list as T[]);
 }
 
 /**

@@ -4,7 +4,7 @@
 // subscriber is disconnected with a reason, never dropped silently.
 import { captureRank, severityRank, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
 import { downLevel } from '../protocol/capture.js';
-import type { Position, Replay } from './store.js';
+import type { Position, Replay } from './session-store.js';
 import type { SubscriptionSpec } from './subscription.js';
 
 /** A delivery channel (one WS connection or one SSE response) that frames and buffers text. */

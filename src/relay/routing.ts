@@ -1,10 +1,12 @@
 // What the relay does with one ingested event, and where a command goes (AEP-0004 §4, D17).
-// Pure: the server supplies the claimants and performs the outcome.
+// The decisions are pure: the core supplies the claimants (its own and, on a fabric store, other
+// nodes') and performs the outcome; `forwardCommand` is the one place a routed frame is sent.
 import type { AepEvent } from '../protocol/envelope.js';
 import type { RelayRefusalCode } from '../protocol/errors.js';
 import { isCommandType } from '../protocol/types.js';
 import { GRANT_ATTR } from '../protocol/types.js';
 import { mayClaimGrant, mayCommand, type Principal } from './acl.js';
+import { storeUnavailable } from './store-fault.js';
 
 /**
  * - `command`: routed to one target, then kept in the session's unpositioned history;
@@ -79,4 +81,41 @@ export function routeCommand<T extends Claimant>(
     return { kind: 'refuse', code: 'unsupported', detail: `the target does not accept ${cmd.type}` };
   }
   return { kind: 'forward', target };
+}
+
+/** Every claimant a command may reach: this node's peers, then other nodes' (a fabric store). */
+export function claimantsAcross<T>(local: Iterable<T>, remote: Iterable<T> | undefined): Iterable<T> {
+  return remote === undefined ? local : [...local, ...remote];
+}
+
+/**
+ * D17 routing over every claimant; D38: no claimant found while other nodes' claims cannot be
+ * read (a JetStream election) is the store's outage, not `no-route`: the sender retries.
+ */
+export function routeAcross<T extends Claimant>(
+  sender: Principal,
+  cmd: AepEvent,
+  claimants: Iterable<T>,
+  fabric: { unheard?(): string | undefined } | undefined,
+): Route<T> {
+  const route = routeCommand(sender, cmd, claimants);
+  if (route.kind !== 'refuse' || route.code !== 'no-route') return route;
+  const unheard = fabric?.unheard?.();
+  return unheard === undefined ? route : { kind: 'refuse', ...storeUnavailable(unheard, "read other nodes' claims") };
+}
+
+/**
+ * Sends a routed command frame to its claimant: a peer of this node directly, another node's
+ * through the fabric, which refuses it `no-route` back to `origin` if the claimant left before
+ * the frame got there.
+ */
+export function forwardCommand<T extends { sendText(text: string): void }>(
+  target: T,
+  frame: string,
+  origin: T | undefined,
+  local: { has(peer: T): boolean },
+  fabric: { forward(target: T, frame: string, replyTo?: T): void } | undefined,
+): void {
+  if (fabric !== undefined && !local.has(target)) fabric.forward(target, frame, origin);
+  else target.sendText(frame);
 }

@@ -9,7 +9,7 @@ import type { Principal } from './acl.js';
 import { oneLine, SUPPORTED_VERSIONS, type Incoming, type RelayCore } from './core.js';
 import type { Peer } from './types.js';
 import type { Channel, Sink } from './hub.js';
-import type { Position } from './store.js';
+import type { Position } from './session-store.js';
 import { parseSubscription } from './subscription.js';
 import { SubscribeError } from '../protocol/errors.js';
 

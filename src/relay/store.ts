@@ -6,31 +6,33 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
-import type { Fabric } from './types.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
 import { startWorker } from './worker-start.js';
-import { fileStoreFault, type StoreFaults } from './store-fault.js';
+import { fileStoreFault } from './store-fault.js';
 import { before, type Position } from './positions.js';
+import {
+  DEFAULT_BUFFER,
+  DEFAULT_MAX_SESSIONS,
+  GROUP_WRITE_MS,
+  type Admission,
+  type Replay,
+  type SessionStore,
+  type StoreHealth,
+} from './session-store.js';
 
-export type { Position } from './positions.js';
-
-/** What the store needs of an event; `epoch`/`seq` absent for seq-less session events. */
-export interface Admission {
-  session: string;
-  source: string;
-  id: string;
-  epoch?: number;
-  seq?: number;
-  /** The event text exactly as it will be served (one line). */
-  raw: string;
-}
-
-export interface Replay {
-  /** Set when the requested position predates what is still held (AEP-0003 §7). */
-  exhausted?: Position;
-  /** Raw event texts in session order. */
-  items: string[];
-}
+// The seam every store offers the core, re-exported for the importers of this file.
+export {
+  DEFAULT_BUFFER,
+  DEFAULT_MAX_SESSIONS,
+  GROUP_WRITE_MS,
+  type Admission,
+  type FaultAwareStore,
+  type Maybe,
+  type Position,
+  type Replay,
+  type SessionStore,
+  type StoreHealth,
+} from './session-store.js';
 
 export interface StoreOptions {
   /** A file path, or `:memory:`. */
@@ -48,68 +50,6 @@ export interface StoreOptions {
    */
   engine?: string;
 }
-
-/** A value now (the SQLite store) or later (a networked store such as JetStream). */
-export type Maybe<T> = T | Promise<T>;
-
-/**
- * What the relay core needs of a history store (the seam between the one routing and
- * authorization core and its stores). The SQLite store answers synchronously; a networked one
- * answers with promises, and may add a fabric that joins several relay nodes.
- */
-/**
- * How long socket events wait to share a store write. An emitter sending a few events every
- * millisecond otherwise costs a write (a commit, a message to the writer thread) per turn, and
- * a command arriving meanwhile waits behind it: with one per turn the command round trip under
- * such a stream was 2-3x the one without it. Nothing waits for these writes but reads and
- * commands, which flush first.
- */
-export const GROUP_WRITE_MS = 5;
-
-export interface SessionStore {
-  readonly bufferCap: number;
-  /** Names the store in the relay's log line (a file, `:memory:`, or an engine address). */
-  readonly path: string;
-  /**
-   * One result per admission: false for a redelivery of a held `(source, id)`. `now`: the
-   * caller waits on this write; a store that batches its writes does not hold it back.
-   */
-  admitAll(list: readonly Admission[], opts?: { now?: boolean }): Maybe<boolean[]>;
-  replay(session: string, after?: Position): Maybe<Replay>;
-  /**
-   * What is already committed for a session, read at once, for a store whose `replay` may answer
-   * later (the roster's summary of a session it meets first after a restart). Absent otherwise.
-   */
-  committed?(session: string): readonly string[];
-  /** Sessions held, least recently written first. */
-  sessionIds(): Maybe<string[]>;
-  /**
-   * Whether a position at or after `pos` of `session` is held already, answered at once from
-   * what this process knows (a refused event there is no news to the sender's resend, D23).
-   */
-  holdsFrom?(session: string, pos: Position): boolean;
-  counts(): { sessions: number; events: number };
-  /** The engine's state for `/healthz`. */
-  health(): StoreHealth;
-  close(): Maybe<void>;
-  /** Present when the store joins several relay nodes (claims, commands, live copies). */
-  readonly fabric?: Fabric;
-  /**
-   * How long socket events may wait to share one write (the core's group write). A store whose
-   * write is local takes `GROUP_WRITE_MS`; one whose write carries events to other nodes
-   * (NATS: copies and acks cross nodes through it) leaves this out and is written every turn.
-   */
-  readonly groupWriteMs?: number;
-}
-
-export interface StoreHealth {
-  engine: string;
-  ok: boolean;
-  [k: string]: unknown;
-}
-
-export const DEFAULT_BUFFER = 10_000;
-export const DEFAULT_MAX_SESSIONS = 500;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -540,6 +480,3 @@ export class RelayStore implements SessionStore {
     this.db.close();
   }
 }
-
-/** A store that reports its faults (D38): what the core and the server take. */
-export type FaultAwareStore = SessionStore & StoreFaults;

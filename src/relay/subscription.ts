@@ -4,7 +4,7 @@
 import { CAPTURE_LEVELS, type AepEvent, type CaptureLevel } from '../protocol/envelope.js';
 import { SubscribeError } from '../protocol/errors.js';
 import { compileFilter } from '../protocol/filter.js';
-import type { Position } from './store.js';
+import type { Position } from './session-store.js';
 
 /** One resume entry: deliver what `session` holds strictly after `after` (from its start when absent). */
 export interface ResumeEntry {

@@ -1,5 +1,8 @@
-// The relay's shared shapes, a leaf the core, the stores and the fabric all import: a live
-// connection (Peer), a roster row, and what a multi-node store offers the core (Fabric).
+// The relay's shared shapes, a leaf the core, its parts, the stores and the fabric all import: a
+// live connection (Peer), an event as received, a refusal, a roster row, and what a multi-node
+// store offers the core (Fabric).
+import type { AepEvent } from '../protocol/envelope.js';
+import type { RelayRefusalCode } from '../protocol/errors.js';
 import type { Principal } from './acl.js';
 import type { ClaimHolder } from './claims.js';
 import type { Claimant } from './routing.js';
@@ -15,6 +18,23 @@ export interface Peer extends Claimant, ClaimHolder {
   emits: unknown;
   /** Sends text as one frame, unchanged (byte-identical forwarding, AEP-0004 §4). */
   sendText(text: string): void;
+}
+
+/** One received event, as the core takes it from any binding. */
+export interface Incoming {
+  event: AepEvent;
+  /** The event as served: the received text with line breaks removed. */
+  line: string;
+  /** `line` as the UTF-8 bytes received (a WebSocket frame without line breaks), forwarded as they are. */
+  bytes?: Buffer;
+}
+
+/** A refusal on the relay's side: an `error` frame on WebSocket, an HTTP error on ingest. */
+export interface Refusal {
+  code: RelayRefusalCode;
+  detail: string;
+  /** False when sending the same event again cannot change the answer (the token lacks the right). */
+  retry?: false;
 }
 
 export interface RosterEntry {

@@ -10,7 +10,7 @@
 // an adapter sends a repeated ack live, out of its log's order, and the events refused behind
 // it come only with its in-order resend; a later event stored meanwhile would hide them.
 import { before, placeSorted } from './positions.js';
-import type { Position } from './store.js';
+import type { Position } from './session-store.js';
 
 /** An adapter resends what was refused for now at most 2 s apart while it lasts. */
 const HOLD_MS = 10_000;

@@ -1,129 +1,65 @@
-// What joins relay nodes beyond history: claims as leases in the claims bucket (a node renews
-// its own and its node key; a claim lapses with its connection, or a lease after its node
-// died), commands forwarded to the claimant's node through the commands stream, and copies that
-// are fanned out but not stored (agent-scoped events, redeliveries) on core subjects.
-import { headers, nanos } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+// What joins relay nodes beyond history: claims as leases in the claims bucket (claim-leases.ts),
+// commands forwarded to the claimant's node through the commands stream (commands.ts), and
+// copies that are fanned out but not stored (agent-scoped events, redeliveries, answers ahead of
+// their stored copies) on core subjects, here.
+import { headers } from '@nats-io/transport-node';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { Principal } from '../acl.js';
 import type { Fabric, FabricLocal, Peer } from '../types.js';
+import { ClaimLeases, RemotePeer } from './claim-leases.js';
+import { ForwardedCommands, NODE } from './commands.js';
 import { untilReady, type Engine } from './engine.js';
-import { ephemeral, Feed, startAt, type FeedStart } from './feed.js';
-import { describe, WRITE_DEADLINE_MS, type Faults } from './faults.js';
-import type { RelayRefusalCode } from '../../protocol/errors.js';
+import type { Faults } from './faults.js';
+import type { Feed } from './feed.js';
 import { sessionToken } from './subjects.js';
 
-/** A forwarded command's id and session, from a frame a node parsed already ({} if unreadable). */
-function commandOf(text: string): { id?: unknown; session?: unknown } {
-  try {
-    return JSON.parse(text) as { id?: unknown; session?: unknown };
-  } catch {
-    return {};
-  }
-}
-
-const NODE = 'Aep-Node';
-/**
- * The claims feed hears this node's own renewals every third of the lease and, idle, the
- * server's heartbeat every second: silent longer than this, it may be missing others' claims.
- */
-const CLAIMS_SILENT_MS = 1500;
-const MIN_RENEW_WAIT_MS = 250;
-const CONN = 'Aep-Conn';
 /** On a copy: an answer sent ahead of its stored copy (crossed.ts), not a redelivery. */
 const ANSWER = 'Aep-Answer';
-const BACK_NODE = 'Aep-Back-Node';
-const BACK_CONN = 'Aep-Back-Conn';
-
-/** A claim as the bucket holds it: what routing and the roster need of the claimant. */
-interface ClaimRecord {
-  session: string;
-  node: string;
-  conn: string;
-  role: Peer['role'];
-  accepts?: readonly string[];
-  identity: Peer['identity'];
-  control?: unknown;
-  emits?: unknown;
-  /** The claimant's authenticated identity and whether it is a tokens-file one (D19). */
-  owner: string;
-  bound: boolean;
-  /** Set when the connection closed: the claim keeps other identities out until `closedAt` + the claim lease. */
-  closedAt?: number;
-}
-
-/** A claimant on another node; `sendText` forwards the frame, unchanged, to that node. */
-class RemotePeer implements Peer {
-  readonly role: Peer['role'];
-  readonly accepts: readonly string[] | undefined;
-  readonly claims: Set<string>;
-  readonly identity: Peer['identity'];
-  readonly control: unknown;
-  readonly emits: unknown;
-  readonly principal: Principal;
-  constructor(
-    readonly record: ClaimRecord,
-    private readonly send: (r: ClaimRecord, text: string) => void,
-  ) {
-    this.role = record.role;
-    this.accepts = record.accepts;
-    this.claims = new Set([record.session]);
-    this.identity = record.identity;
-    this.control = record.control;
-    this.emits = record.emits;
-    // Routing and the roster read this; what the remote party may do was decided on its node.
-    this.principal = {
-      identity: record.owner,
-      commands: [],
-      sessions: [],
-      emit: [],
-      bound: record.bound,
-      authenticated: true,
-    };
-  }
-
-  sendText(text: string): void {
-    this.send(this.record, text);
-  }
-}
 
 export class NatsFabric implements Fabric {
   private local: FabricLocal | undefined;
   private readonly connIds = new WeakMap<object, string>();
   private nextConn = 0;
-  /** This node's claims: key in the bucket → record. */
-  private readonly own = new Map<string, ClaimRecord>();
-  private readonly byPeer = new Map<object, Set<string>>();
-  /** Other nodes' claims and when each was last heard of (local clock). */
-  private readonly remote = new Map<string, { peer: RemotePeer; heard: number; text: string }>();
-  private readonly nodesHeard = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
   private readonly stops: (() => void)[] = [];
   private readonly feeds: Feed[] = [];
-  /**
-   * When this node could last not hear the bucket (a reconnect, a reopened feed): every claim
-   * it knew counts for one more lease from then, while their nodes renew them, so a command is
-   * not refused `no-route` for a claimant the outage only hid.
-   */
-  private deafUntil = 0;
-  /**
-   * When the bucket last took one of this node's own renewals, as the claims feed heard it (its
-   * stream time). Claims lapse by the bucket's writes, not by the clock: a feed still hearing the
-   * server's heartbeats while the bucket has no leader (an election) hears nobody's renewals,
-   * which says nothing about whether the other nodes still renew theirs.
-   */
-  private ownHeardAt = 0;
-  private claimsDeaf = false;
-  private claimsFeed: Feed | undefined;
-  private renewFailing = false;
+  private readonly claims: ClaimLeases;
+  private readonly commands: ForwardedCommands;
 
   constructor(
     private readonly engine: Engine,
     readonly node: string,
-    private readonly leaseMs: number,
+    leaseMs: number,
     private readonly report: (err: Error) => void,
     private readonly faults: Faults,
-    private readonly log: (line: string) => void = () => {},
-  ) {}
+    log: (line: string) => void = () => {},
+  ) {
+    this.claims = new ClaimLeases(
+      engine,
+      node,
+      leaseMs,
+      faults,
+      {
+        connId: (peer) => this.connId(peer),
+        claimLeaseMs: () => this.local?.claimLeaseMs ?? 0,
+        failed: (what) => this.failed(what),
+        publishCommand: (r, text) => this.commands.publish(r, text),
+      },
+      log,
+    );
+    this.commands = new ForwardedCommands(
+      engine,
+      node,
+      leaseMs,
+      faults,
+      {
+        peers: () => this.local?.peers() ?? [],
+        connIdOf: (peer) => this.connIds.get(peer),
+        failed: (what) => this.failed(what),
+        report: (err) => this.report(err),
+      },
+      log,
+    );
+  }
 
   attach(local: FabricLocal): void {
     this.local = local;
@@ -136,72 +72,9 @@ export class NatsFabric implements Fabric {
 
   async start(): Promise<void> {
     const { nc, names } = this.engine;
-    const { js, jsm } = this.engine.quick;
-    await untilReady(() => this.renew());
-    // The claims bucket read as its stream: one feed this node reopens itself (see feed.ts).
-    const bucket = `KV_${names.claimsBucket}`;
-    const prefix = `$KV.${names.claimsBucket}.`;
-    this.claimsFeed = new Feed(
-      {
-        what: 'the claims feed',
-        open: (from) => ephemeral(this.engine, bucket, `${prefix}>`, from, DeliverPolicy.LastPerSubject),
-        lastSeq: async () => (await jsm.streams.info(bucket)).state.last_seq,
-        onMessage: (m) => this.heard(m, m.subject.slice(prefix.length)),
-      },
-      this.log,
-      (deaf) => {
-        // Not hearing the bucket is no news of any claim: they hold until a lease after it is heard again.
-        this.claimsDeaf = deaf;
-        if (!deaf) this.deafUntil = Date.now();
-      },
-    );
-    this.feeds.push(this.claimsFeed);
-
-    // Forwarded commands: a durable consumer with the streams' replicas, so losing one server
-    // of a cluster moves it to another (its new leader) instead of losing it; one found gone is
-    // made again from the last command read.
-    const durable = `${names.namespace}_cmd_${this.node}`;
-    const make = (from: FeedStart | undefined) =>
-      jsm.consumers.add(names.commandsStream, {
-        durable_name: durable,
-        filter_subject: names.commandsFor(this.node),
-        ack_policy: AckPolicy.Explicit,
-        // Unacked (its pull lost with a server), a command comes again after this; the adapter dedupes.
-        ack_wait: nanos(2000),
-        ...startAt(from, DeliverPolicy.New),
-        num_replicas: this.engine.replicas,
-        // A node that died leaves its consumer behind; the server removes it.
-        inactive_threshold: nanos(Math.max(60_000, this.leaseMs * 6)),
-      });
-    this.feeds.push(
-      new Feed(
-        {
-          what: 'the forwarded-commands consumer',
-          durable: true,
-          lastSeq: async () => (await jsm.streams.info(names.commandsStream)).state.last_seq,
-          open: async (from) => {
-            try {
-              return await js.consumers.get(names.commandsStream, durable);
-            } catch (err) {
-              if (!/consumer not found/i.test((err as Error).message)) throw err;
-            }
-            await make(from);
-            return js.consumers.get(names.commandsStream, durable);
-          },
-          onMessage: (m: JsMsg) => {
-            this.deliverCommand(
-              m.headers?.get(CONN) ?? '',
-              m.subject.split('.')[3] ?? '',
-              m.string(),
-              m.headers?.get(BACK_NODE),
-              m.headers?.get(BACK_CONN),
-            );
-            m.ack();
-          },
-        },
-        this.log,
-      ),
-    );
+    await untilReady(() => this.claims.renew());
+    this.feeds.push(this.claims.openFeed());
+    this.feeds.push(this.commands.openFeed());
     for (const f of this.feeds) await untilReady(() => f.start());
 
     const copies = nc.subscribe(names.allCopies, {
@@ -211,107 +84,19 @@ export class NatsFabric implements Fabric {
       },
     });
     this.stops.push(() => copies.unsubscribe());
-
-    const back = nc.subscribe(names.back(this.node), {
-      callback: (err, m) => {
-        if (err) return this.report(err);
-        const conn = m.headers?.get(CONN);
-        for (const p of this.local?.peers() ?? []) if (this.connIds.get(p) === conn) p.sendText(m.string());
-      },
-    });
-    this.stops.push(() => back.unsubscribe());
-
-    // Not while the connection is down (the client would hold the puts and time them out later);
-    // a failed renewal while the store is down is that outage, already said once.
-    const renewFailed = this.failed('claims not renewed');
-    // While this node cannot renew its own claims, the others cannot renew theirs either (the
-    // bucket has no leader): theirs hold until a lease after renewing works again.
-    const renewed = () => {
-      if (!this.renewFailing) return;
-      this.renewFailing = false;
-      this.deafUntil = Date.now();
-    };
-    const notRenewed = (err: Error) => {
-      this.renewFailing = true;
-      renewFailed(err);
-    };
-    let renewing = false;
-    const renewNow = () => {
-      if (this.faults.offline() !== undefined) return;
-      // The last renewal is still out after a third of the lease: as good as failed, so far.
-      if (renewing) {
-        this.renewFailing = true;
-        return;
-      }
-      renewing = true;
-      this.renew()
-        .then(renewed, notRenewed)
-        .finally(() => (renewing = false));
-    };
-    this.timer = setInterval(renewNow, this.renewEveryMs());
-    this.timer.unref();
-  }
-
-  /**
-   * Puts this node's lease and every claim it holds again (the bucket TTL is the lease). Each put
-   * waits at most a third of the lease: one sent while the bucket had no leader is not answered
-   * by the next, and waiting it out would leave this node's claims unrenewed past the election.
-   */
-  private async renew(): Promise<void> {
-    const { kv } = this.engine;
-    const opts = { timeout: Math.max(MIN_RENEW_WAIT_MS, Math.floor(this.leaseMs / 3)) };
-    await kv.put(`n.${this.node}`, JSON.stringify({ node: this.node, at: Date.now() }), opts);
-    await Promise.all([...this.own].map(([key, r]) => kv.put(key, JSON.stringify(r), opts)));
+    this.stops.push(this.commands.listenBack());
+    this.claims.startRenewing();
   }
 
   /** The connection came back: feeds reopen, and the claims known count for one more lease. */
   reconnected(): void {
-    this.deafUntil = Date.now();
+    this.claims.reconnected();
     for (const f of this.feeds) f.reconnected();
   }
 
+  /** The claims feed's handler (claim-leases.ts), kept here for a test that feeds it messages. */
   private heard(m: JsMsg, key: string): void {
-    const at = Math.min(Date.now(), Math.floor(m.info.timestampNanos / 1e6));
-    const [kind, a, b] = key.split('.');
-    const op = m.headers?.get('KV-Operation');
-    const gone = op === 'DEL' || op === 'PURGE';
-    if (kind === 'n') {
-      if (a === this.node) {
-        if (!gone) this.ownRenewal(at);
-        return;
-      }
-      if (gone) this.nodesHeard.delete(a!);
-      else this.nodesHeard.set(a!, at);
-      return;
-    }
-    if (kind !== 'c' || b === this.node) return;
-    if (gone) {
-      this.remote.delete(key);
-      return;
-    }
-    const text = m.string();
-    const known = this.remote.get(key);
-    if (known && known.text === text) known.heard = at;
-    else
-      this.remote.set(key, {
-        peer: new RemotePeer(JSON.parse(text) as ClaimRecord, (r, t) => this.publishCommand(r, t)),
-        heard: at,
-        text,
-      });
-  }
-
-  /**
-   * The bucket took this node's renewal at `at`. Two renewal periods since the last one means it
-   * took no one's meanwhile: every claim known counts for one more lease from here.
-   */
-  private ownRenewal(at: number): void {
-    if (this.ownHeardAt > 0 && at - this.ownHeardAt > 2 * this.renewEveryMs())
-      this.deafUntil = Math.max(this.deafUntil, at);
-    this.ownHeardAt = Math.max(this.ownHeardAt, at);
-  }
-
-  private renewEveryMs(): number {
-    return Math.max(100, Math.floor(this.leaseMs / 3));
+    this.claims.heard(m, key);
   }
 
   private connId(peer: object): string {
@@ -323,34 +108,6 @@ export class NatsFabric implements Fabric {
     return id;
   }
 
-  claim(p: Peer, session: string): void {
-    const peer: object = p;
-    const conn = this.connId(peer);
-    const key = `c.${sessionToken(session)}.${this.node}.${conn}`;
-    const r: ClaimRecord = {
-      session,
-      node: this.node,
-      conn,
-      role: p.role,
-      identity: { ...p.identity },
-      owner: p.principal.identity,
-      bound: p.principal.bound,
-    };
-    if (p.accepts !== undefined) r.accepts = [...p.accepts];
-    if (p.control !== undefined) r.control = p.control;
-    if (p.emits !== undefined) r.emits = p.emits;
-    this.own.set(key, r);
-    let keys = this.byPeer.get(peer);
-    if (!keys) {
-      keys = new Set();
-      this.byPeer.set(peer, keys);
-    }
-    keys.add(key);
-    this.engine.kv
-      .put(key, JSON.stringify(r))
-      .catch(this.failed(`claim of session ${session} not stored (renewed later)`));
-  }
-
   /** A failed fabric write, reported unless the store's outage (already said once) explains it. */
   private failed(what: string): (err: Error) => void {
     return (err) => {
@@ -358,91 +115,28 @@ export class NatsFabric implements Fabric {
     };
   }
 
-  release(peer: Peer): void {
-    const keys = this.byPeer.get(peer);
-    if (!keys) return;
-    this.byPeer.delete(peer);
-    const lease = this.local?.claimLeaseMs ?? 0;
-    for (const key of keys) {
-      const r = this.own.get(key);
-      if (r === undefined) continue;
-      // Closed, still renewed through the claim lease, then gone (D19 on every node).
-      r.closedAt = Date.now();
-      this.engine.kv.put(key, JSON.stringify(r)).catch(this.failed('closed claim not stored'));
-      const drop = () => {
-        if (this.own.get(key) !== r) return;
-        this.own.delete(key);
-        this.engine.kv.delete(key).catch(this.failed('lapsed claim not removed (its lease ends it)'));
-      };
-      if (lease <= 0) drop();
-      else setTimeout(drop, lease).unref();
-    }
+  claim(p: Peer, session: string): void {
+    this.claims.claim(p, session);
   }
 
-  /** Other nodes' claims of `session` that still count: live ones, and closed ones within their lease. */
-  private *claimsOf(session: string): Iterable<{ r: ClaimRecord; live: boolean }> {
-    const now = Date.now();
-    const lease = this.local?.claimLeaseMs ?? 0;
-    for (const c of this.remote.values()) {
-      const r = c.peer.record;
-      if (r.session !== session || !this.fresh(c.heard, r.node, now)) continue;
-      if (r.closedAt === undefined) yield { r, live: true };
-      else if (r.closedAt + lease > now) yield { r, live: false };
-    }
+  release(peer: Peer): void {
+    this.claims.release(peer);
   }
 
   rival(session: string, who: Principal): string | undefined {
-    for (const { r, live } of this.claimsOf(session)) {
-      if (live && (who.bound || r.owner !== who.identity))
-        return `session ${session} is claimed by another live connection`;
-      if (!live && r.owner !== who.identity) {
-        const left = r.closedAt! + (this.local?.claimLeaseMs ?? 0) - Date.now();
-        return `session ${session} was claimed by another identity; its claim lapses in ${Math.ceil(left / 1000)} s`;
-      }
-    }
-    return undefined;
+    return this.claims.rival(session, who);
   }
 
   ownerOf(session: string): string | undefined {
-    for (const { r } of this.claimsOf(session)) return r.owner;
-    return undefined;
+    return this.claims.ownerOf(session);
   }
 
-  /** This node cannot hear the bucket, or nobody can write it: no news of any claim. */
-  private deaf(): boolean {
-    return this.claimsDeaf || this.renewFailing;
-  }
-
-  /**
-   * Why this node cannot tell now whether another node claims a session, or undefined: a
-   * command it finds no claimant for is then refused `store-unavailable`, not `no-route`.
-   */
   unheard(now = Date.now()): string | undefined {
-    if (this.claimsDeaf) return 'the claims feed is reopening its consumer (a JetStream server went quiet)';
-    if (this.renewFailing) return 'the claims bucket does not confirm writes (its stream has no leader)';
-    const silent = now - (this.claimsFeed?.heardUntil() ?? now);
-    if (silent > CLAIMS_SILENT_MS) return `the claims feed has heard nothing for ${(silent / 1000).toFixed(1)} s`;
-    return undefined;
+    return this.claims.unheard(now);
   }
 
-  /**
-   * A claim counts while it and its node's lease are fresh (a dead node's claims lapse with its
-   * lease), measured up to when the claims feed last heard the bucket: a renewal it could not
-   * hear is no sign that the claim lapsed.
-   */
-  private fresh(heard: number, node: string, now: number): boolean {
-    const n = this.nodesHeard.get(node);
-    if (this.deaf()) return n !== undefined;
-    return this.since(heard, now) <= this.leaseMs && n !== undefined && this.since(n, now) <= this.leaseMs;
-  }
-
-  /**
-   * How long the bucket has been heard taking writes since `t` (or since it could be heard again):
-   * up to this node's last renewal the claims feed heard, and no later than the feed heard at all.
-   */
-  private since(t: number, now: number): number {
-    const until = Math.min(now, this.claimsFeed?.heardUntil() ?? now, this.ownHeardAt > 0 ? this.ownHeardAt : now);
-    return until - Math.max(t, this.deafUntil);
+  remotePeers(): Iterable<Peer> {
+    return this.claims.remotePeers();
   }
 
   share(line: string, e: { session?: string }, answer = false): void {
@@ -454,104 +148,25 @@ export class NatsFabric implements Fabric {
     });
   }
 
-  /** Live claims of other nodes: a claim counts while both it and its node's lease are fresh. */
-  *remotePeers(): Iterable<Peer> {
-    const now = Date.now();
-    for (const [key, c] of this.remote) {
-      if (!this.fresh(c.heard, c.peer.record.node, now)) {
-        if (!this.deaf() && this.since(c.heard, now) > this.leaseMs) this.remote.delete(key);
-        continue;
-      }
-      if (c.peer.record.closedAt === undefined) yield c.peer;
-    }
-  }
-
   forward(target: Peer, frame: string, replyTo?: Peer): void {
     if (!(target instanceof RemotePeer)) {
       target.sendText(frame);
       return;
     }
-    this.publishCommand(target.record, frame, replyTo === undefined ? undefined : this.connId(replyTo));
-  }
-
-  private publishCommand(r: ClaimRecord, text: string, replyConn?: string): void {
-    const h = headers();
-    h.set(NODE, this.node);
-    h.set(CONN, r.conn);
-    if (replyConn !== undefined) {
-      h.set(BACK_NODE, this.node);
-      h.set(BACK_CONN, replyConn);
-    }
-    const report = this.failed(`a command for session ${r.session} was not confirmed forwarded`);
-    const subject = this.engine.names.command(r.node, sessionToken(r.session));
-    this.engine.js.publish(subject, text, { headers: h, timeout: WRITE_DEADLINE_MS }).then(
-      () => this.faults.writeConfirmed('commands'),
-      (err: Error) => {
-        report(err);
-        this.faults.writeFailed(err, 'commands');
-        if (replyConn !== undefined) this.unconfirmed(replyConn, text, err);
-      },
-    );
-  }
-
-  /**
-   * D38: the sender (this node's connection `conn`) hears that JetStream did not confirm its
-   * command within the write deadline. A publish that timed out may still have been stored and
-   * reach the target, so the answer says "not confirmed", not "not sent": the same command sent
-   * again is answered once by its target (D4), whichever copy arrives.
-   */
-  private unconfirmed(conn: string, text: string, err: Error): void {
-    const { id } = commandOf(text);
-    const reason = this.faults.reason('commands') ?? `JetStream did not confirm the command: ${describe(err)}`;
-    const code: RelayRefusalCode = 'store-unavailable';
-    const detail =
-      `the relay's store did not confirm the command within ${WRITE_DEADLINE_MS / 1000} s (${reason}); ` +
-      'it may still reach its target: send the same command again shortly (its target answers it once)';
-    const frame = JSON.stringify({ type: 'error', ...(typeof id === 'string' ? { cause: id } : {}), code, detail });
-    for (const p of this.local?.peers() ?? []) if (this.connIds.get(p) === conn) p.sendText(frame);
-  }
-
-  /** A command forwarded here: to the local connection it names, if it still claims the session. */
-  private deliverCommand(conn: string, token: string, text: string, backNode?: string, backConn?: string): void {
-    for (const p of this.local?.peers() ?? []) {
-      if (this.connIds.get(p) !== conn) continue;
-      for (const s of p.claims) {
-        if (sessionToken(s) === token) {
-          p.sendText(text);
-          return;
-        }
-      }
-    }
-    // Its claimant left after the sender's node routed it: the single-node answer, to the sender.
-    if (backNode !== undefined && backConn !== undefined) {
-      const cmd = commandOf(text);
-      const h = headers();
-      h.set(CONN, backConn);
-      const frame = {
-        type: 'error',
-        cause: cmd.id,
-        code: 'no-route',
-        detail: `no live connection claims session ${String(cmd.session)}`,
-      };
-      this.engine.nc.publish(this.engine.names.back(backNode), JSON.stringify(frame), { headers: h });
-    }
+    this.commands.publish(target.record, frame, replyTo === undefined ? undefined : this.connId(replyTo));
   }
 
   /** Claims held and other nodes seen, for `/healthz`. */
   state(): { claims: number; remoteClaims: number; nodes: number } {
-    const now = Date.now();
-    let nodes = 1;
-    for (const at of this.nodesHeard.values()) if (now - at <= this.leaseMs) nodes += 1;
-    return { claims: this.own.size, remoteClaims: this.remote.size, nodes };
+    return this.claims.state();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.claims.stopRenewing();
     for (const f of this.feeds) f.stop();
     for (const s of this.stops.splice(0)) s();
-    const { kv, jsm, names } = this.engine;
-    await Promise.all([...this.own.keys(), `n.${this.node}`].map((k) => kv.delete(k).catch(() => {})));
-    await jsm.consumers.delete(names.commandsStream, `${names.namespace}_cmd_${this.node}`).catch(() => {});
-    this.own.clear();
+    await this.claims.withdraw();
+    await this.commands.remove();
+    this.claims.clear();
   }
 }

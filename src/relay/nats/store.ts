@@ -2,9 +2,9 @@
 // engine, so any number of relay nodes serve one steering fabric behind the one relay core.
 import { randomBytes } from 'node:crypto';
 import { SteeringError } from '../../protocol/errors.js';
-import type { Admission, Position, Replay, SessionStore, StoreHealth } from '../store.js';
+import type { Admission, Position, Replay, SessionStore, StoreHealth } from '../session-store.js';
 import { StoreUnavailableError, type StoreFaults } from '../store-fault.js';
-import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../store.js';
+import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../session-store.js';
 import { DEFAULT_LEASE_MS, openEngine, type Engine, type NatsStoreOptions } from './engine.js';
 import { NatsFabric } from './fabric.js';
 import { NatsHistory } from './history.js';
