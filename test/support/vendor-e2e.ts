@@ -190,7 +190,8 @@ export async function startVendorStack(
       await running.close();
       await relay.close();
       keep(stateDir, 'adapter-state');
-      rmSync(stateDir, { recursive: true, force: true });
+      // A lane's server may still be writing its last file there as it exits: the removal retries.
+      rmSync(stateDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
