@@ -208,6 +208,16 @@ if (binary === undefined || tmuxMissing()) {
 
   test.after(async () => {
     tui?.kill();
+    // The run ends its app-server when its terminal closes (SIGHUP): waited for, so nothing outlives the test.
+    if (stack !== undefined) {
+      const socket = `app-server --listen unix://${codexSocketPath(stack.stateDir)}`;
+      await stack.waitFor(
+        'the app-server of `aep-steer run codex` to end with its terminal',
+        () =>
+          (processTable() ?? []).some((p) => p.state !== 'Z' && p.argv.join(' ').includes(socket)) ? undefined : true,
+        30_000,
+      );
+    }
     await stack?.close();
     await mock?.close();
     if (ws) rmSync(ws.root, { recursive: true, force: true });
