@@ -20,7 +20,7 @@ export interface AckRecord {
   accepted: boolean;
   reason?: string;
   detail?: string;
-  /** The stable machine code beside `reason` (README "Errors"). */
+  /** The stable machine code beside `reason` (docs/errors.md). */
   code?: string;
 }
 

@@ -2,5 +2,5 @@
 // a usage error (a bad flag, value or argument), whatever the command.
 export const VERSION = '0.1.0';
 
-/** A bad option, value or argument; the message names it (README "Commands"). */
+/** A bad option, value or argument; the message names it (docs/commands.md). */
 export const USAGE_EXIT = 2;

@@ -96,7 +96,7 @@ export interface RefusalContext {
 
 /**
  * The next step for a refusal or rejection code (the relay's, the roster's or the adapter's rule,
- * README "Errors"), in `voice`; undefined when the code's detail already says all there is.
+ * docs/errors.md), in `voice`; undefined when the code's detail already says all there is.
  */
 export function nextStep(code: string | undefined, voice: Voice, c: RefusalContext): string | undefined {
   switch (code) {

@@ -133,6 +133,6 @@ export interface Verb {
   read?: (data: Record<string, unknown>) => Record<string, unknown>;
 }
 
-/** The rejection's stable code (README "Errors") and its sentence, when the adapter sent them. */
+/** The rejection's stable code (docs/errors.md) and its sentence, when the adapter sent them. */
 export const codeOf = (s: { code?: string }): { code?: string } => (s.code === undefined ? {} : { code: s.code });
 export const detailOf = (s: { detail?: string }): { detail?: string } => (s.detail ? { detail: s.detail } : {});

@@ -91,7 +91,7 @@ export class SteeringError extends Error {
   }
 }
 
-/** The protocol's no as an exception: `code` is the wire code (README "Errors"). */
+/** The protocol's no as an exception: `code` is the wire code (docs/errors.md). */
 export class ProtocolError extends Error {
   readonly code: string;
   constructor(code: string, message: string) {

@@ -72,7 +72,7 @@ export const isAgentActivity = (type: string): boolean => !isCommandType(type) &
 
 /**
  * The extension attribute (AEP-0001 §5.4) of a `control.rejected` that names the rule it failed,
- * a stable code beside the AEP `reason` enum (README "Errors").
+ * a stable code beside the AEP `reason` enum (docs/errors.md).
  */
 export const CODE_ATTR = 'code';
 

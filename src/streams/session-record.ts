@@ -2,7 +2,7 @@
 // A record holds the session's cell (its machine state), its position in the stream (next seq,
 // epoch, the emitter that stamps it), and the decisions taken for it before it had a cell (D6).
 //
-// The machine is stepped one of three ways, all here (README "The session machine"):
+// The machine is stepped one of three ways, all here (docs/architecture.md):
 // - folded (machines/fold.ts): the machine's own definition applied without the interpreter;
 //   the default, live and on replay, for a session kept as data;
 // - transition(): XState's pure step over a shared scope, when the machine cannot be folded;

@@ -215,7 +215,7 @@ function stampEvent(s: Stamping, o: SessionOutput): boolean {
     case 'control.rejected':
       // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
       // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
-      // `code` (AEP-0001 §5.4, a scalar any capture level keeps; README "Errors").
+      // `code` (AEP-0001 §5.4, a scalar any capture level keeps; docs/errors.md).
       emit(
         s,
         {

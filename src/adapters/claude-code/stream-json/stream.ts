@@ -1,7 +1,7 @@
 // Claude Code's stream-json input and output (`claude -p --input-format stream-json
 // --output-format stream-json --verbose --replay-user-messages`) as pure maps: the lines the lane
 // writes, and what a line the CLI printed means to the lane. Observed on 2.1.332 against the
-// loopback mock (e2e/claude-stream-json; README "Claude Code" notes).
+// loopback mock (e2e/claude-stream-json; docs/vendors.md, Claude Code notes).
 import { createHash } from 'node:crypto';
 
 export type Line = Record<string, unknown>;
