@@ -1,7 +1,7 @@
 // Qwen Code 0.24.4 `qwen serve` as data: which daemon events are lane facts, and what each HTTP
 // answer means as a lane outcome. Pure: the lane (`lane.ts`) does the I/O and keeps the state
 // these functions read. Evidence: the daemon's answers and SSE frames observed against the
-// loopback mock model (README "Qwen Code", `test/e2e/qwen-serve-lane.e2e.ts`).
+// loopback mock model (docs/vendors.md, Qwen Code notes, `test/e2e/qwen-serve-lane.e2e.ts`).
 import type { LaneFact, LaneOutcome } from '../../../streams/lane.js';
 import { toolDetail, toolPermissionHold } from '../../table.js';
 
