@@ -37,6 +37,7 @@ import {
   type Workspace,
 } from '../support/vendor-e2e.js';
 import { projectRoot } from '../support/shared-dir.js';
+import { ensureHub } from '../support/cline-hub-e2e.js';
 
 const bin = vendorBinary('cline');
 let mock: MockOpenAi;
@@ -198,7 +199,7 @@ test.before(
       'mock-model',
     ]);
     assert.is(auth.code, 0, auth.out);
-    const ensure = await runCline(['hub', 'ensure']);
+    const ensure = await ensureHub(runCline);
     assert.is(ensure.code, 0, ensure.out);
     const ep = resolveHubEndpoint(env);
     assert.ok(!('missing' in ep), JSON.stringify(ep));

@@ -15,6 +15,20 @@ import type { AepEvent } from '../../src/protocol/index.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from './mock-openai.js';
 import { bodyHas, startVendorStack, vendorBinary, workspace, type VendorStack, type Workspace } from './vendor-e2e.js';
 
+/**
+ * `cline hub ensure`, again while it gives up on its own start-up limit: Cline 3.0.65 waits 15 s
+ * for the detached hub and then fails, though the hub may come up just after (a busy machine);
+ * `ensure` attaches to a hub that runs, so the next call settles it.
+ */
+export async function ensureHub(
+  runCline: (args: string[]) => Promise<{ code: number | null; out: string }>,
+): Promise<{ code: number | null; out: string }> {
+  let r = await runCline(['hub', 'ensure']);
+  for (let i = 0; i < 3 && r.code !== 0 && /waiting for detached hub startup/.test(r.out); i += 1)
+    r = await runCline(['hub', 'ensure']);
+  return r;
+}
+
 export interface ClineHub {
   mock: MockOpenAi;
   stack: VendorStack;
@@ -107,7 +121,7 @@ export async function startClineHub(): Promise<ClineHub> {
     'mock-model',
   ]);
   assert.is(auth.code, 0, auth.out);
-  const ensure = await runCline(['hub', 'ensure']);
+  const ensure = await ensureHub(runCline);
   assert.is(ensure.code, 0, ensure.out);
   const ep = resolveHubEndpoint(env);
   assert.ok(!('missing' in ep), JSON.stringify(ep));
