@@ -9,6 +9,30 @@ import { DELIVERIES } from '../../protocol/payloads.js';
 import { refusal, steerResult } from '../tool-result.js';
 import type { RegisterTool, ToolContext } from '../tool-kit.js';
 
+/**
+ * The command id an idempotency key names (`key`: the key as this tool scopes it), or the refusal
+ * when the ledger holds that id for another body: a key names one text.
+ */
+function keyedId(
+  sender: string,
+  ledger: Parameters<RegisterTool>[1]['ledger'],
+  a: { session: string; idempotency_key?: string | undefined },
+  key: string | undefined,
+  body: string,
+  fresh: string,
+): { id: string | undefined } | { refused: ReturnType<typeof refusal> } {
+  if (key === undefined) return { id: undefined };
+  const id = commandIdFor(sender, a.session, key);
+  if (ledger.check(id, body)) return { id };
+  return {
+    refused: refusal(
+      'idempotency-conflict',
+      `idempotency_key "${a.idempotency_key}" was already used for a different text on session ${a.session}; use a new key for ${fresh}.`,
+      { session: a.session },
+    ),
+  };
+}
+
 /** The input both tools take, with the waits of this server. */
 const steerInput = (ctx: ToolContext) => ({
   session: z.string().min(1).describe('Target session id, as list_sessions gives it.'),
@@ -59,14 +83,16 @@ export const instruct: RegisterTool = (server, { ctx, ledger, waitOf, withConsum
     },
     async (a) => {
       const waitMs = waitOf(a.wait_ms);
-      const id = a.idempotency_key === undefined ? undefined : commandIdFor(ctx.sender, a.session, a.idempotency_key);
-      if (id !== undefined && !ledger.check(id, `${a.delivery ?? 'moment'}\n${a.text}`)) {
-        return refusal(
-          'idempotency-conflict',
-          `idempotency_key "${a.idempotency_key}" was already used for a different text on session ${a.session}; use a new key for a new instruction.`,
-          { session: a.session },
-        );
-      }
+      const keyed = keyedId(
+        ctx.sender,
+        ledger,
+        a,
+        a.idempotency_key,
+        `${a.delivery ?? 'moment'}\n${a.text}`,
+        'a new instruction',
+      );
+      if ('refused' in keyed) return keyed.refused;
+      const id = keyed.id;
       return withConsumer(async (c) => {
         const o = await sendInstruction(
           c,
@@ -110,17 +136,10 @@ export const sendInput: RegisterTool = (server, { ctx, ledger, waitOf, withConsu
     },
     async (a) => {
       const waitMs = waitOf(a.wait_ms);
-      const id =
-        a.idempotency_key === undefined
-          ? undefined
-          : commandIdFor(ctx.sender, a.session, `input\n${a.idempotency_key}`);
-      if (id !== undefined && !ledger.check(id, a.text)) {
-        return refusal(
-          'idempotency-conflict',
-          `idempotency_key "${a.idempotency_key}" was already used for a different text on session ${a.session}; use a new key for new input.`,
-          { session: a.session },
-        );
-      }
+      const key = a.idempotency_key === undefined ? undefined : `input\n${a.idempotency_key}`;
+      const keyed = keyedId(ctx.sender, ledger, a, key, a.text, 'new input');
+      if ('refused' in keyed) return keyed.refused;
+      const id = keyed.id;
       return withConsumer(async (c) => {
         const o = await sendInputCommand(
           c,
