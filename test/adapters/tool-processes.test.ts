@@ -96,6 +96,8 @@ if (!procs) {
   test('a process that ignores SIGTERM is ended with SIGKILL after the grace', async () => {
     const script = "trap '' TERM; while true; do sleep 0.05; done";
     const c = await start(['/bin/bash', '-c', script], (a) => a[2] === script);
+    // The loop's first `sleep` runs only after the trap is set: a TERM before it would end the shell.
+    await until(() => descendantsOf(c.pid!, processTable()!).length > 0, 'the trap set and the loop running');
     const gone = exited(c);
     const r = await endTools([{ pid: c.pid!, command: script }], { graceMs: 300 });
     assert.equal(r.killed, [{ pid: c.pid, command: script }]);
