@@ -1,7 +1,7 @@
 // A vendor table's native lanes (D30): how the adapter makes or attaches each one and how
 // `aep-steer run` joins it. Rows of the table; the lane itself speaks streams/lane.ts.
 import type { SteeringError } from '../protocol/errors.js';
-import type { NativeLane } from '../streams/lane.js';
+import type { SteeringLane } from '../streams/lane.js';
 
 /** A vendor table's native lane (D30): its name, where its behaviour was observed, and how a session gets it. */
 interface LaneSpecBase {
@@ -18,7 +18,7 @@ export interface OwnedLaneSpec extends LaneSpecBase {
   /** The vendor's own command, which `aep-steer run` also takes for the vendor token (`run claude`). */
   command?: string;
   /** Builds the lane (loaded only by the adapter, never by the hook shim); nothing runs until it is opened. */
-  make(env: NodeJS.ProcessEnv, stateDir: string): Promise<NativeLane>;
+  make(env: NodeJS.ProcessEnv, stateDir: string): Promise<SteeringLane>;
   /** `aep-steer run`: the vendor's own client joined to the opened lane (what `open` answered), with the person's args. */
   client?(
     env: NodeJS.ProcessEnv,
@@ -58,7 +58,7 @@ export type LaneRun = (
 export interface AttachedLaneSpec extends LaneSpecBase {
   joins: 'attached';
   /** Loaded on use: the hook path (the shim reads the vendor table) never loads the lane's modules. */
-  attach(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<NativeLane>;
+  attach(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<SteeringLane>;
   /** `aep-steer run`: a session of its own on the daemon the adapter's lane attached (what `open` answered). */
   run?: LaneRun;
 }

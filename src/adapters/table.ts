@@ -11,17 +11,16 @@ import type { HookArrival } from '../streams/hook-endpoint.js';
 import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type { McpConfig } from './mcp-config.js';
+import type { Lane } from '../streams/lane.js';
 import type {
   AttentionRequestSpec,
   ClassifiedHook,
-  Controller,
   DeliveryNotice,
   EndReason,
   HeldDecision,
   HookClass,
   HookReply,
   InputPolicy,
-  InputTransport,
   ObservationSpec,
   SessionAbout,
   VendorSurface,
@@ -41,11 +40,7 @@ export interface UserPlane {
   /** D32: the channel's queue gives back a send_input the agent has not read yet (withdraw). */
   withdraws?: boolean;
   /** `onNote`: a line for the adapter's log when the channel comes back after a reported problem. */
-  open(
-    env: NodeJS.ProcessEnv,
-    onError: (e: SteeringError) => void,
-    onNote?: (line: string) => void,
-  ): Promise<InputTransport & { close(): Promise<void> }>;
+  open(env: NodeJS.ProcessEnv, onError: (e: SteeringError) => void, onNote?: (line: string) => void): Promise<Lane>;
 }
 
 /**
@@ -245,7 +240,7 @@ export interface SourceOptions {
   key?: string;
   pollMs: number;
   deltas: boolean;
-  /** The table's control gate is on: the source also supplies the transport and controller. */
+  /** The table's control gate is on: the source also supplies its lane (send_input and the controls). */
   control: boolean;
   /** What the adapter's log holds from earlier runs (a restart resumes from it). */
   history: readonly AepEvent[];
@@ -255,9 +250,8 @@ export interface SourceOptions {
 /** A running bridge source: arrivals for the pipeline, its health for `/healthz`. */
 export interface BridgeSource {
   arrivals$: Observable<HookArrival>;
-  /** send_input's channel and the forwarded controls, when the control gate is on. */
-  transport?: InputTransport;
-  controller?: Controller;
+  /** The lane send_input and the forwarded controls go through, when the control gate is on. */
+  lane?: Lane;
   health(): Record<string, unknown>;
   close(): Promise<void>;
 }

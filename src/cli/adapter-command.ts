@@ -21,7 +21,7 @@ import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
-import type { NativeLane } from '../streams/lane.js';
+import type { Lane } from '../streams/lane.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 
@@ -158,8 +158,8 @@ export interface RunningAdapter {
   /** The relay link, when there is one: whether it completed its handshake (`connected`). */
   relay?: { readonly connected: boolean };
   inspector?: InspectorHandle;
-  /** The native lanes handed to the adapter (D30). */
-  lanes?: NativeLane[];
+  /** The lanes handed to the adapter (D28–D30). */
+  lanes?: Lane[];
   close(): Promise<void>;
 }
 
@@ -188,12 +188,9 @@ export async function runAdapter(
     history,
     onError: report,
   });
-  // A bridge's control gate covers its send_input and its forwarded controls (D29), with what it supplies.
-  const sendInput = source?.transport !== undefined;
-  const control = source?.controller !== undefined;
   // D30: none of the table's lanes runs anything until `aep-steer run` opens it; a daemon lane
   // (its URL given by the vendor's `lane-url` option) is attached now.
-  const made: NativeLane[] =
+  const made: Lane[] =
     cfg.laneEnv === undefined
       ? []
       : await Promise.all(
@@ -207,7 +204,19 @@ export async function runAdapter(
     ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
     onError: report,
   });
-  const lanes = lane === undefined ? made : [...made, lane];
+  // The vendor's user-plane channel: a bridge's (its control gate covers send_input and the
+  // forwarded controls, D29), or one the table opens beside the hooks (the Cline hub, D28).
+  const plane =
+    source?.lane ??
+    (cfg.userPlane === undefined
+      ? undefined
+      : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report, (line) =>
+          process.stderr.write(`aep-steer adapter: ${line}\n`),
+        ));
+  const sendInput = source?.lane !== undefined || (plane !== undefined && cfg.userPlane?.control === true);
+  const control = source?.lane !== undefined;
+  const steering = lane === undefined ? made : [...made, lane];
+  const lanes = plane === undefined ? steering : [...steering, plane];
   // With `say`, the link's outages are said once each (relay-status.ts), not once per retry.
   let status: RelayReporter | undefined;
   const relay =
@@ -217,18 +226,18 @@ export async function runAdapter(
           url: cfg.relayUrl,
           agent: cfg.surface.token,
           accepts: [
-            ...acceptsFor(cfg.surface, cfg.instruct, sendInput || cfg.userPlane?.control === true, control), // D5, D28
+            ...acceptsFor(cfg.surface, cfg.instruct, sendInput, control), // D5, D28
             // D33: a native lane that stops turns takes control.cancel under AEP_INSTRUCT.
-            ...(cfg.instruct && cfg.surface.cancels !== true && lanes.some((l) => l.interrupt !== undefined)
+            ...(cfg.instruct && cfg.surface.cancels !== true && steering.some((l) => l.interrupt !== undefined)
               ? ['control.cancel']
               : []),
           ],
           // D31; D30: what a native lane adds while it reaches a session is honoured too (a hook
           // lane that declares none takes `moment` only).
-          ...(cfg.instruct && (cfg.surface.deliveries !== undefined || lanes.some((l) => l.deliveries.length > 0))
+          ...(cfg.instruct && (cfg.surface.deliveries !== undefined || steering.some((l) => l.deliveries.length > 0))
             ? {
                 deliveries: [
-                  ...new Set([...(cfg.surface.deliveries ?? ['moment']), ...lanes.flatMap((l) => l.deliveries)]),
+                  ...new Set([...(cfg.surface.deliveries ?? ['moment']), ...steering.flatMap((l) => l.deliveries)]),
                 ],
               }
             : {}),
@@ -249,32 +258,14 @@ export async function runAdapter(
     ...(lanes.length === 0 ? {} : { lanes }),
   };
   if (cfg.ttlMs !== undefined) opts.ttlMs = cfg.ttlMs;
-  const plane =
-    cfg.userPlane === undefined
-      ? undefined
-      : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report, (line) =>
-          process.stderr.write(`aep-steer adapter: ${line}\n`),
-        );
-  if (plane !== undefined) {
-    opts.transport = plane;
-    opts.sendInput = cfg.userPlane?.control === true;
-  }
+  if (sendInput) opts.sendInput = true;
+  if (control) opts.control = true;
   if (cfg.segmentBytes !== undefined) opts.segmentBytes = cfg.segmentBytes;
   if (cfg.keepSegments !== undefined) opts.keepSegments = cfg.keepSegments;
   if (seams?.logWrite !== undefined) opts.logWrite = seams.logWrite;
   if (relay !== undefined) opts.relay = relay;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
-  if (source !== undefined) {
-    opts.arrivals$ = source.arrivals$;
-    if (source.transport !== undefined) {
-      opts.sendInput = true;
-      opts.transport = source.transport;
-    }
-    if (source.controller !== undefined) {
-      opts.control = true;
-      opts.controller = source.controller;
-    }
-  }
+  if (source !== undefined) opts.arrivals$ = source.arrivals$;
   // `/healthz` names the relay link's state (`aep-steer status`, and `up` waits for it).
   opts.health = () => ({
     relay: relay === undefined ? 'off' : relay.connected ? 'connected' : 'connecting',
@@ -291,7 +282,6 @@ export async function runAdapter(
     for (const x of lanes) await x.close();
     await source?.close();
     await relay?.close();
-    await plane?.close();
     await inspector?.stop();
     throw err;
   }
@@ -301,9 +291,8 @@ export async function runAdapter(
     async close() {
       status?.stop();
       await source?.close();
+      // The adapter closes every lane it was handed.
       await adapter.close();
-      await lane?.close();
-      await plane?.close();
       await inspector?.stop();
     },
   };

@@ -1,6 +1,6 @@
-// What the actor host does for native lanes (D30–D33), kept apart from it: recognise a vendor's
-// echo of a steer at a hook moment, route control.cancel to a lane that can stop the turn, and
-// turn the lane outputs into events and effects. Pure: the lanes themselves are reached in run.ts.
+// What the actor host does for lanes (D28–D33), kept apart from it: recognise a vendor's echo of a
+// steer at a hook moment, route control.cancel to a lane that can stop the turn, and turn the
+// outputs that ask a lane for something into the one lane effect. Pure: lanes.ts reaches the lanes.
 import type { AepCommand, EventFields } from '../protocol/index.js';
 import { redactText } from '../protocol/redact.js';
 import type { ClassifiedHook } from './surface.js';
@@ -18,15 +18,30 @@ export interface LaneHostOptions {
   withdraws: readonly string[];
 }
 
-export type LaneEffect =
-  | { kind: 'lane.steer'; session: string; lane: string; commandId: string; text: string; delivery?: 'queue' }
-  | { kind: 'lane.interrupt'; session: string; lane: string; commandId: string; killTools?: true }
-  | { kind: 'lane.answer'; session: string; lane: string; approvalId: string; approved: boolean }
-  | { kind: 'lane.withdraw'; session: string; lane: string; commandId: string; instruction: string };
+/** One call on a lane, by verb; its answer comes back to the session as the input the verb names. */
+export type LaneCall =
+  /** D31: into the running turn (or the lane's next-turn queue); answered by lane.answered. */
+  | { verb: 'steer'; commandId: string; text: string; delivery?: 'queue' }
+  /** D28 send_input; answered by input.sent / input.failed. */
+  | { verb: 'send'; commandId: string; text: string; delivery?: string }
+  /** D33: stop the running turn; answered by cancel.answered. */
+  | { verb: 'interrupt'; commandId: string; killTools?: true }
+  /**
+   * D32: take back `target`: an instruction the lane took (answered by lane.withdrawn) or a
+   * send_input the channel holds, found by its text (answered by withdraw.answered).
+   */
+  | { verb: 'withdraw'; commandId: string; target: string; of: 'instruction' | 'input'; text?: string }
+  /** Answer an approval the lane raised; the answer is on the stream already, so nothing comes back. */
+  | { verb: 'answer'; approvalId: string; approved: boolean; reason?: string }
+  /** Carry one of the vendor's own controls out (D29); answered by forward.settled. */
+  | { verb: 'perform'; command: AepCommand };
+
+/** The one effect a step asks of a lane. `lane` absent: the vendor's user-plane channel. */
+export type LaneEffect = { kind: 'lane'; session: string; lane?: string; call: LaneCall };
 
 /** A lane's approval as the session holds it (`external`): the lane's name, then the vendor's own id. */
 export const laneApproval = (lane: string, id: string): string => `lane:${lane}:${id}`;
-const fromLaneApproval = (external: string): { lane: string; id: string } | undefined => {
+export const fromLaneApproval = (external: string): { lane: string; id: string } | undefined => {
   const m = /^lane:([^:]+):(.*)$/.exec(external);
   return m === null ? undefined : { lane: m[1]!, id: m[2]! };
 };
@@ -66,49 +81,55 @@ export function laneCancel(
     : { type: 'command.cancel', at, command, gateOpen, ready: true, unreached: opts.native.hint };
 }
 
-/** The lane outputs as events (`emit`) and effects; false for an output that is not a lane's. */
-export function stampLane(
-  o: SessionOutput,
-  session: string,
-  emit: (f: EventFields) => void,
-  effects: { push(e: LaneEffect): unknown },
-): boolean {
+/** The outputs that ask a lane for something, as the effect; undefined for any other output. */
+export function laneEffectOf(o: SessionOutput, session: string): LaneEffect | undefined {
+  const on = (call: LaneCall, lane?: string): LaneEffect => ({
+    kind: 'lane',
+    session,
+    ...(lane === undefined ? {} : { lane }),
+    call,
+  });
   switch (o.type) {
     case 'lane.steer':
-      effects.push({
-        kind: 'lane.steer',
-        session,
-        lane: o.lane,
+      return on(
+        {
+          verb: 'steer',
+          commandId: o.cause,
+          text: o.text,
+          ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+        },
+        o.lane,
+      );
+    case 'input.send':
+      return on({
+        verb: 'send',
         commandId: o.cause,
         text: o.text,
         ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
       });
-      return true;
     case 'lane.withdraw':
-      effects.push({ kind: 'lane.withdraw', session, lane: o.lane, commandId: o.cause, instruction: o.instruction });
-      return true;
+      return on({ verb: 'withdraw', commandId: o.cause, target: o.instruction, of: 'instruction' }, o.lane);
+    case 'input.withdraw':
+      return on({ verb: 'withdraw', commandId: o.cause, target: o.subject, of: 'input', text: o.text });
     case 'run.cancel':
-      if (o.lane === undefined) return false;
-      effects.push({
-        kind: 'lane.interrupt',
-        session,
-        lane: o.lane,
-        commandId: o.cause,
-        ...(o.killTools === true ? { killTools: true } : {}),
-      });
-      return true;
+      return on(
+        { verb: 'interrupt', commandId: o.cause, ...(o.killTools === true ? { killTools: true } : {}) },
+        o.lane,
+      );
+    case 'control.forward':
+      return on({ verb: 'perform', command: o.command });
     case 'approval.answer': {
+      // A hold restored from a log written before approvals named their lane goes to the channel.
       const a = fromLaneApproval(o.approvalId);
-      if (a === undefined) return false;
       const approved = o.decision.option === 'allow' || o.decision.option === 'approve';
-      effects.push({ kind: 'lane.answer', session, lane: a.lane, approvalId: a.id, approved });
-      return true;
+      const reason = o.decision.message;
+      return on(
+        { verb: 'answer', approvalId: a?.id ?? o.approvalId, approved, ...(reason === undefined ? {} : { reason }) },
+        a?.lane,
+      );
     }
-    case 'lanes.changed':
-      emit({ type: o.eventType, data: { lanes: o.lanes } });
-      return true;
     default:
-      return false;
+      return undefined;
   }
 }
 

@@ -1,12 +1,15 @@
-// A native lane (D30): the vendor's own API for putting input into a session, beside the hook
-// lane. Each vendor's ways in live in its folder (`adapters/codex/app-server/`,
-// `adapters/qwen-code/serve/`) and implement this contract; the adapter core sends through it and
-// turns what it observes into session inputs. Nothing here runs I/O: the contract only.
+// A lane: one way the adapter reaches a vendor's sessions besides answering their hooks. Every
+// way in is one: the vendors' own APIs for putting input into a running session (D30: Codex
+// app-server, `qwen serve`, Claude Code stream-json) and the vendors' user-plane channels (D28,
+// D29: the Cline hub, the OpenHands agent server). A lane declares what it can do by the verbs it
+// has; the adapter core calls only those and turns what the lane observes into session inputs
+// (lanes.ts). Each vendor's lanes live in its folder. Nothing here runs I/O: the contract only.
 import type { Observable } from 'rxjs';
+import type { AepCommand, Rejection } from '../protocol/index.js';
 import type { AttentionRequestSpec } from './surface.js';
 import type { ToolsAtStop } from '../machines/session-context.js';
 
-/** One instruction handed to a lane; the command id is the vendor's client message id (D30). */
+/** One instruction or input handed to a lane; the command id is the vendor's client message id (D30). */
 export interface LaneRequest {
   session: string;
   commandId: string;
@@ -15,13 +18,19 @@ export interface LaneRequest {
 
 /**
  * The vendor's answer. `accepted` means the vendor took it for delivery (queued in the running
- * turn, or in its next-turn queue), not that the model read it: the receipt is a `delivered`
- * fact. `turn-ended`: the turn the steer was meant for is over (D31, never retried as a start);
- * `idle`: no turn runs; `unreachable`: the lane is down or the call failed.
+ * turn, or in its next-turn queue), not that the model read it: the receipt is a `delivered` or
+ * `consumed` fact. `turn-ended`: the turn a steer was meant for is over (D31, never retried as a
+ * start); `idle`: no turn runs; `unreachable`: the lane is down or the call failed.
  */
 export type LaneOutcome =
   | { ok: true; ref?: string }
   | { ok: false; reason: 'turn-ended' | 'idle' | 'unreachable' | 'refused'; detail: string };
+
+/** A verb's plain answer: done, or why not. */
+export type LaneDone = { ok: true } | { ok: false; detail: string };
+
+/** D32: the vendor gave the input back (`removed`), no longer held it (read), or did not answer. */
+export type LaneWithdrawn = { removed: boolean } | { error: string };
 
 /** What a lane observed about one of its sessions. */
 export type LaneFact =
@@ -41,8 +50,11 @@ export type LaneFact =
       status: string;
       interrupted: boolean;
     } & ToolsAtStop)
-  /** The vendor's receipt: the instruction reached the model's input (`ref`: the vendor's id). */
+  /** The vendor's receipt for a steer: the instruction reached the model's input (`ref`: the vendor's id). */
   | { kind: 'delivered'; session: string; at: number; commandId: string; ref: string }
+  /** The vendor's receipt for a send: the agent read the input (found by its text: the vendor names no command). */
+  | { kind: 'consumed'; session: string; at: number; text: string }
+  /** The vendor asks its user to approve something (answered with `answer`, or in the vendor's own UI). */
   | {
       kind: 'approval';
       session: string;
@@ -50,17 +62,19 @@ export type LaneFact =
       approvalId: string;
       request: AttentionRequestSpec & { respondVia?: string[] };
     }
+  /** The vendor settled an approval; `approved` absent: cancelled. */
   | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
   /**
-   * The whole lane is gone (the daemon died): every session it reached is hook-lane only again.
-   * `said`: the lane already told the person why (its own `onError`), so the core does not again.
+   * The whole lane is gone (the daemon died, the channel dropped): every session it reached is
+   * hook-lane only again and its open approvals are void. `said`: the lane already told the
+   * person why (its own `onError`), so the core does not again.
    */
   | { kind: 'lost'; at: number; detail: string; said?: boolean };
 
-export interface NativeLane {
-  /** The lane's name in the vendor table and on `instruction.delivered` (`app-server`, `serve`). */
+export interface Lane {
+  /** Its name in the vendor table, on `instruction.delivered` and in a session's `lanes` (`app-server`, `hub`). */
   readonly name: string;
-  /** D31: the deliveries it honours beside the hook lane's (`steer`; `queue` where it has a next-turn queue). */
+  /** D31: the instruct deliveries it honours while it reaches a session (`steer`, `queue`); none for a channel. */
   readonly deliveries: readonly string[];
   /**
    * The vendor runs a steer it took but never injected as a prompt of its own once the turn ends
@@ -74,25 +88,43 @@ export interface NativeLane {
    * already running one reused) and says where clients connect (`{address}`); absent: always ready.
    */
   open?(): Promise<Record<string, unknown>>;
-  /** Whether it reaches the session now (a session it does not reach keeps the hook lane only). */
+  /** Whether it steers the session now (a session no lane reaches keeps the hook lane only). */
   reaches(session: string): boolean;
-  /** D31 `steer`: into the running turn. */
-  steer(req: LaneRequest): Promise<LaneOutcome>;
+  /** Whether the channel is connected now (a send while it is not is refused `busy`); absent: always. */
+  ready?(): boolean;
+  /** D31 `steer`: an instruction into the running turn; its receipt is a `delivered` fact. */
+  steer?(req: LaneRequest): Promise<LaneOutcome>;
   /** D31 `queue`, where the vendor has a next-turn queue of its own. */
   queue?(req: LaneRequest): Promise<LaneOutcome>;
-  /** D32: takes back what the vendor still holds; `removed` false means it was already read. */
-  withdraw?(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }>;
+  /** D28 send_input: the text as the user's own input (`delivery` as the vendor names it); its receipt is `consumed`. */
+  send?(req: LaneRequest & { delivery?: string }): Promise<LaneOutcome>;
+  /** D32: takes back what the vendor still holds (`text`: how a vendor that names no id finds it). */
+  withdraw?(req: Omit<LaneRequest, 'text'> & { text?: string }): Promise<LaneWithdrawn>;
   /**
    * D33: stops the running turn. `killTools`: the tool processes the vendor leaves running are
    * ended too, where the lane can find them (its turn end then names them as `killed`).
    */
-  interrupt?(session: string, opts?: { killTools?: boolean }): Promise<{ ok: true } | { ok: false; detail: string }>;
-  /** Answers an approval the vendor raised on this lane. */
-  answer?(
-    session: string,
-    approvalId: string,
-    approved: boolean,
-  ): Promise<{ ok: true } | { ok: false; detail: string }>;
+  interrupt?(session: string, opts?: { killTools?: boolean }): Promise<LaneDone>;
+  /** Answers an approval the vendor raised on this lane (`reason`: the person's words with a deny). */
+  answer?(session: string, approvalId: string, approved: boolean, reason?: string): Promise<LaneDone>;
+  /**
+   * The vendor's own controls (the surface's `controls`, D29): `check` is the vendor's guard from
+   * what the lane last showed, before anything is written; `perform` resolves with the refusal
+   * when the vendor says no, or undefined once it took the command.
+   */
+  check?(session: string, command: AepCommand): Rejection | undefined;
+  perform?(session: string, command: AepCommand): Promise<Rejection | undefined>;
   readonly facts$: Observable<LaneFact>;
   close(): Promise<void>;
 }
+
+/** A lane that steers instructions into turns (D30), as against a user-plane channel. */
+export type SteeringLane = Lane & Required<Pick<Lane, 'steer'>>;
+export const steers = (l: Lane): l is SteeringLane => l.steer !== undefined;
+
+/** The vendor's user-plane channel among the lanes: where send_input, its cancel and its controls go. */
+export const channelOf = (lanes: readonly Lane[]): Lane | undefined =>
+  lanes.find((l) => l.send !== undefined || l.perform !== undefined);
+
+/** @deprecated the former name of `SteeringLane`. */
+export type NativeLane = SteeringLane;

@@ -1,24 +1,20 @@
 // What a settled step does once its records are durable (D4 acks, D9/D12 replies, D22): its
-// events go to the sinks and its effects start: hook replies, holds and their timers, the vendor's
-// transport, controller and native lanes. The Subjects these feed belong to run.ts; this module
+// events go to the sinks and its effects start: hook replies, holds and their timers, and calls on
+// the vendor's lanes. The Subjects these feed belong to run.ts; this module
 // only calls the two doors it is given.
 import { from, map, timer, type Observable } from 'rxjs';
 import type { AepEvent } from '../protocol/index.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 import type { Journal } from './journal.js';
 import type { OpenHooks } from './open-hooks.js';
-import type { Controller, InputTransport } from './surface.js';
-import { forwardThrough, throughTransport } from './input-transport.js';
-import { isLaneEffect, throughLanes } from './native-lanes.js';
-import type { NativeLane } from './lane.js';
+import { isLaneEffect, throughLanes } from './lanes.js';
+import type { Lane } from './lane.js';
 
 /** What a settled step releases to the sinks: an event (live: not from the log), or an item fed back to the sessions. */
 export type Out = { kind: 'event'; e: AepEvent; live: boolean } | { kind: 'feedback'; item: SessionItem };
 
 export interface PerformContext {
-  transport: InputTransport | undefined;
-  controller: Controller | undefined;
-  lanes: readonly NativeLane[];
+  lanes: readonly Lane[];
   hooks: OpenHooks;
   journal: Journal;
   /** Starts an effect that runs on as a stream; what it yields goes back to the sessions. */
@@ -47,14 +43,6 @@ export function performer(c: PerformContext): Performer {
   function perform(effect: Effect, logged: boolean): void {
     if (isLaneEffect(effect)) {
       c.start(throughLanes(c.lanes, effect, logged, Date.now));
-      return;
-    }
-    if (effect.kind === 'send' || effect.kind === 'cancel' || effect.kind === 'answer' || effect.kind === 'withdraw') {
-      c.start(throughTransport(c.transport, effect, logged, Date.now));
-      return;
-    }
-    if (effect.kind === 'forward') {
-      c.start(forwardThrough(c.controller, effect, logged, Date.now));
       return;
     }
     if (effect.kind === 'neutral') {
@@ -115,16 +103,7 @@ export function performer(c: PerformContext): Performer {
   function refusedStep(r: StepResult & { item?: SessionItem }): void {
     c.journal.refused(r.item);
     for (const f of r.effects) {
-      // A send, forward, cancel, answer or withdraw of a refused step never starts: its command was
-      // rolled back and is decided on retry.
-      if (
-        f.kind === 'send' ||
-        f.kind === 'forward' ||
-        f.kind === 'cancel' ||
-        f.kind === 'answer' ||
-        f.kind === 'withdraw'
-      )
-        continue;
+      // A lane call of a refused step never starts: its command was rolled back and is decided on retry.
       if (isLaneEffect(f)) continue;
       void c.hooks.take(f.hookId)?.neutral();
     }

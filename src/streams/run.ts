@@ -27,13 +27,12 @@ import type { Outbox } from './outbox.js';
 import type { RelayLink } from './relay-link.js';
 import { steer } from './route.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
-import type { Controller, InputTransport, VendorSurface } from './surface.js';
-import { fromTransportFacts } from './input-transport.js';
+import type { VendorSurface } from './surface.js';
 import { performer, type Out } from './perform.js';
 import { sessionTicks } from './ticks.js';
-// D30 native lanes: their plumbing (facts in, effects out) is native-lanes.ts.
-import { fromLaneFacts, laneHostOptions, openLanes } from './native-lanes.js';
-import type { NativeLane } from './lane.js';
+// Lanes, every way in beside the hooks: their plumbing (facts in, effects out) is lanes.ts.
+import { fromLaneFacts, laneHostOptions, openLanes } from './lanes.js';
+import { channelOf, steers, type Lane } from './lane.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -45,16 +44,16 @@ export interface AdapterOptions {
   logPath: string;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
-  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL, D28); needs `transport`. */
+  /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL, D28); needs a channel among `lanes`. */
   sendInput?: boolean;
-  /** The vendor's user-plane channel that send_input goes through (D28, D29). */
-  transport?: InputTransport;
-  /** The vendor's control gate for the surface's `controls` (AEP_OPENHANDS_CONTROL); needs `controller`. */
+  /** The vendor's control gate for the surface's `controls` (AEP_OPENHANDS_CONTROL); needs a channel that performs them. */
   control?: boolean;
-  /** Carries the surface's `controls` out on the vendor's API. */
-  controller?: Controller;
-  /** D30: the vendor's native lanes (Codex app-server, `qwen serve`), beside the hook lane; closed with the adapter. */
-  lanes?: NativeLane[];
+  /**
+   * The vendor's lanes beside the hook lane (D28–D33): the ones that steer turns (Codex app-server,
+   * `qwen serve`, Claude Code stream-json) and its user-plane channel (the Cline hub, the OpenHands
+   * agent server). Closed with the adapter.
+   */
+  lanes?: Lane[];
   /** AEP_ATTENTION_TIMEOUT_MS (D14); the surface's default otherwise. */
   attentionTimeoutMs?: number;
   /** AEP_INSTRUCT_TTL_MS (D10); off when absent. */
@@ -136,7 +135,7 @@ const reportToStderr = (e: SteeringError): void => {
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
   const lanes = opts.lanes ?? [];
-  const host = new ActorHost(hostOptions(opts, onError, laneHostOptions(lanes)));
+  const host = new ActorHost(hostOptions(opts, lanes, onError));
   // Declared before the journal, whose health events and retried inputs go out through them.
   const events$ = new Subject<AepEvent>();
   const feedback$ = new Subject<SessionItem>();
@@ -167,12 +166,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 
   // What settled steps release reaches the sinks through these two Subjects, so a step costs no
   // Observable of its own: `released$` carries events and feedback once a step's records are
-  // durable, `effects$` the few effects that run on as streams (holds, transports, controls).
+  // durable, `effects$` the few effects that run on as streams (holds and lane calls).
   const released$ = new Subject<Out>();
   const effects$ = new Subject<Observable<SessionItem>>();
   const { settle } = performer({
-    transport: opts.transport,
-    controller: opts.controller,
     lanes,
     hooks,
     journal,
@@ -188,8 +185,10 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
       commands$,
       feedback$,
       ticks$,
-      fromTransportFacts(opts.transport, host, opts.sendInput === true),
-      fromLaneFacts(lanes, host, hookItems$.pipe(filter((h) => h.kind !== 'unreadable')), onError),
+      fromLaneFacts(lanes, host, hookItems$.pipe(filter((h) => h.kind !== 'unreadable')), onError, {
+        // A channel tapped without its gate: its approvals are answered in the vendor's own UI.
+        observedOnly: opts.sendInput === true ? [] : [channelOf(lanes)?.name ?? ''],
+      }),
     ),
     host,
   );
@@ -243,20 +242,18 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 }
 
 /** The sessions' host, as the adapter's options set it up. */
-function hostOptions(
-  opts: AdapterOptions,
-  onError: (e: SteeringError) => void,
-  laneOpts: HostOptions['lanes'],
-): HostOptions {
+function hostOptions(opts: AdapterOptions, lanes: readonly Lane[], onError: (e: SteeringError) => void): HostOptions {
+  const channel = channelOf(lanes);
+  const laneOpts = laneHostOptions(lanes);
   return {
     surface: opts.surface,
     instruct: opts.instruct,
     onError,
-    ...(opts.sendInput === true && opts.transport
-      ? { sendInput: true, inputReady: () => opts.transport?.ready() ?? false }
+    ...(opts.sendInput === true && channel?.send !== undefined
+      ? { sendInput: true, inputReady: () => channel.ready?.() ?? true }
       : {}),
-    ...(opts.control === true && opts.controller
-      ? { control: true, controlCheck: opts.controller.check.bind(opts.controller) }
+    ...(opts.control === true && channel?.check !== undefined
+      ? { control: true, controlCheck: channel.check.bind(channel) }
       : {}),
     ...(opts.attentionTimeoutMs === undefined ? {} : { attentionTimeoutMs: opts.attentionTimeoutMs }),
     ...(opts.resumeWindowMs === undefined ? {} : { resumeWindowMs: opts.resumeWindowMs }),
@@ -298,7 +295,7 @@ function journalOptions(
 function endpointOptions(
   opts: AdapterOptions,
   host: ActorHost,
-  lanes: NativeLane[],
+  lanes: Lane[],
   onError: (e: SteeringError) => void,
 ): HookEndpointOptions {
   return {
@@ -309,12 +306,12 @@ function endpointOptions(
     status: () => ({
       vendor: opts.surface.token,
       instruct: opts.instruct,
-      sendInput: opts.sendInput === true && opts.transport !== undefined,
+      sendInput: opts.sendInput === true && channelOf(lanes)?.send !== undefined,
       sessions: host.sessionKeys().length,
     }),
     ...(opts.hookBudgetMs === undefined ? {} : { budgetMs: opts.hookBudgetMs }),
     ...(opts.health === undefined ? {} : { health: opts.health }),
-    ...(lanes.length === 0 ? {} : { openLanes: () => openLanes(lanes) }),
+    ...(lanes.some(steers) ? { openLanes: () => openLanes(lanes) } : {}),
   };
 }
 

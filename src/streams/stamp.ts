@@ -22,7 +22,7 @@ import type { SessionOutput } from '../machines/session-output.js';
 import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
-import { cancelledFields, stampLane } from './lane-host.js';
+import { cancelledFields, laneEffectOf } from './lane-host.js';
 
 /** What stamping reads from the host that holds the sessions. */
 export interface StampSource {
@@ -200,7 +200,11 @@ export function stamp(
   const effects: Effect[] = [];
   const s: Stamping = { session, source, at: input.at, events, records, acks: [], answered: [], emitter: undefined };
   for (const o of outputs) {
-    if (stampLane(o, session, (f) => emit(s, f), effects)) continue;
+    const call = laneEffectOf(o, session);
+    if (call !== undefined) {
+      effects.push(call);
+      continue;
+    }
     if (!stampEvent(s, o)) stampEffect(s, o, surface, effects);
   }
   return { events, records, effects, acks: s.acks, answered: s.answered };
@@ -297,6 +301,9 @@ function stampEvent(s: Stamping, o: SessionOutput): boolean {
     case 'run.cancelled':
       emit(s, cancelledFields(o));
       return true;
+    case 'lanes.changed':
+      emit(s, { type: o.eventType, data: { lanes: o.lanes } });
+      return true;
     case 'input.sent':
       emit(s, { type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
       return true;
@@ -313,35 +320,6 @@ function stampEvent(s: Stamping, o: SessionOutput): boolean {
 /** An output that asks the outside for something (a reply, a vendor call): its effect. */
 function stampEffect(s: Stamping, o: SessionOutput, surface: StampSurface, effects: Effect[]): void {
   switch (o.type) {
-    case 'approval.answer': {
-      const approved = o.decision.option === 'approve' || o.decision.option === 'allow';
-      effects.push({
-        kind: 'answer',
-        session: s.session,
-        approvalId: o.approvalId,
-        approved,
-        ...(o.decision.message === undefined ? {} : { reason: o.decision.message }),
-      });
-      return;
-    }
-    case 'run.cancel':
-      effects.push({ kind: 'cancel', session: s.session, commandId: o.cause });
-      return;
-    case 'input.withdraw':
-      effects.push({ kind: 'withdraw', session: s.session, commandId: o.cause, inputId: o.subject, text: o.text });
-      return;
-    case 'control.forward':
-      effects.push({ kind: 'forward', session: s.session, command: o.command });
-      return;
-    case 'input.send':
-      effects.push({
-        kind: 'send',
-        session: s.session,
-        commandId: o.cause,
-        text: o.text,
-        ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
-      });
-      return;
     case 'reply.context': {
       const hook = takeHook(s, o.hookId);
       const notice = surface.notice ? { count: o.ids.length, from: o.from } : undefined;

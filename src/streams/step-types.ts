@@ -28,17 +28,7 @@ export type Effect =
   | { kind: 'neutral'; session?: string; hookId: string }
   /** The hook's reply waits for a decision; arm the D14 timer. */
   | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
-  /** Hand an accepted send_input to the vendor's transport; its answer feeds input.sent / input.failed. */
-  | { kind: 'send'; session: string; commandId: string; text: string; delivery?: string }
-  /** Ask the transport to abort the active run; its answer feeds cancel.answered. */
-  | { kind: 'cancel'; session: string; commandId: string }
-  /** D32: ask the transport to take back input `inputId`; its answer feeds withdraw.answered. */
-  | { kind: 'withdraw'; session: string; commandId: string; inputId: string; text: string }
-  /** Answer a request the vendor raised on its channel (approve / deny, with the operator's words). */
-  | { kind: 'answer'; session: string; approvalId: string; approved: boolean; reason?: string }
-  /** Carry a command out on the vendor's API; its answer feeds forward.settled. */
-  | { kind: 'forward'; session: string; command: AepCommand }
-  /** D30: a steer, withdraw, interrupt or answer for a native lane (D30–D33). */
+  /** A call on a lane: a steer, send, withdraw, interrupt, answer or vendor control (D28–D33). */
   | LaneEffect;
 
 export interface StepResult {

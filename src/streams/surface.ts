@@ -1,9 +1,7 @@
 // What the session runtime needs from a vendor, declared here and supplied by src/adapters
 // (each vendor is a data table; adapters/table.ts turns a table into a VendorSurface).
 // No machine and no stream ever sees a vendor name: they see these shapes only.
-import type { AepCommand, EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
-import type { Rejection } from '../protocol/errors.js';
-import type { Observable } from 'rxjs';
+import type { EventData, Severity, CaptureLevel } from '../protocol/envelope.js';
 import type { EndReason } from '../machines/session-output.js';
 import type { InputPolicy } from '../machines/command-inputs.js';
 
@@ -152,63 +150,4 @@ export interface VendorSurface {
   neutralReply(hook: ClassifiedHook | undefined): HookReply;
   /** A held loop's decision reply (D13: never carries steering). `undefined` = no decision (timeout, D14). */
   decisionReply(hook: ClassifiedHook, decision: HeldDecision | undefined): HookReply;
-}
-
-/** One send_input handed to the vendor's transport. */
-export interface InputRequest {
-  session: string;
-  /** The command id, for the transport's own correlation and logs. */
-  commandId: string;
-  text: string;
-  delivery?: string;
-}
-
-/** What the vendor's transport said: it took the input, or it did not (refused or unreachable). */
-export type InputOutcome = { ok: true } | { ok: false; detail: string };
-
-/** D32: the vendor's queue gave the input back (`removed`), no longer held it (read), or did not answer. */
-export type WithdrawOutcome = { removed: boolean } | { error: string };
-
-/** A fact the transport observed about a session, fed to its actor. */
-export type TransportFact =
-  | { kind: 'consumed'; session: string; at: number; text: string }
-  /** The vendor asks its user to approve something (answered with `answer`, or in the vendor's UI). */
-  | {
-      kind: 'approval';
-      session: string;
-      at: number;
-      approvalId: string;
-      request: AttentionRequestSpec & { respondVia?: string[] };
-    }
-  /** The vendor settled an approval; `approved` absent: cancelled. */
-  | { kind: 'approval.resolved'; session: string; at: number; approvalId: string; approved?: boolean }
-  /** The channel was lost (every open approval on it is void). */
-  | { kind: 'lost'; at: number };
-
-/**
- * Carries out the surface's `controls` on the vendor's API, supplied by the adapter that owns the
- * connection. `check` is the vendor's guard, taken from what the stream last showed, before any
- * write; `perform` resolves with the refusal when the vendor says no, or undefined at 2xx.
- */
-export interface Controller {
-  check(session: string, command: AepCommand): Rejection | undefined;
-  perform(session: string, command: AepCommand): Promise<Rejection | undefined>;
-}
-
-/**
- * The vendor's user-plane channel (Cline hub WebSocket, OpenHands REST), supplied by the adapter
- * that owns it. The session runtime only sends through it and listens to it.
- */
-export interface InputTransport {
-  /** Connected now; a send_input while it is not is refused `busy`. */
-  ready(): boolean;
-  send(req: InputRequest): Promise<InputOutcome>;
-  /** Aborts the session's active run (control.cancel), where the vendor has such a verb. */
-  cancel?(session: string): Promise<InputOutcome>;
-  /** Answers an approval the vendor raised on this channel. */
-  answer?(session: string, approvalId: string, approved: boolean, reason?: string): Promise<InputOutcome>;
-  /** D32: takes back an input sent earlier (`commandId`, `text`) that the agent has not read yet. */
-  withdraw?(req: Omit<InputRequest, 'delivery'>): Promise<WithdrawOutcome>;
-  /** Facts about sessions (inputs consumed), live. */
-  facts$?: Observable<TransportFact>;
 }

@@ -142,7 +142,7 @@ if (binary === undefined) {
     assert.is(reqs[1]!.text.split(text).length - 1, 1, 'injected once');
     assert.is(seen('STEER-SERVE-OTHER').length, 0, 'the refused text reached no request');
     // After the receipt a withdraw finds nothing to take back, and a resend sends nothing more.
-    assert.equal(await lane.withdraw(session, 'cmd-steer-1'), { removed: false });
+    assert.equal(await lane.withdraw({ session, commandId: 'cmd-steer-1' }), { removed: false });
     assert.equal(await lane.steer({ session, commandId: 'cmd-steer-1', text }), { ok: true, ref: 'cmd-steer-1' });
     assert.is(factsFor('delivered').filter((f) => f.kind === 'delivered' && f.commandId === 'cmd-steer-1').length, 1);
   });
@@ -171,7 +171,7 @@ if (binary === undefined) {
     const { turnId, release } = await slowTurn('s-withdraw');
     const text = 'STEER-SERVE-WITHDRAWN';
     assert.equal(await lane.steer({ session, commandId: 'cmd-withdraw-1', text }), { ok: true, ref: 'cmd-withdraw-1' });
-    assert.equal(await lane.withdraw(session, 'cmd-withdraw-1'), { removed: true });
+    assert.equal(await lane.withdraw({ session, commandId: 'cmd-withdraw-1' }), { removed: true });
     release();
     await until(() => turnEnded(turnId) !== undefined, 'turn.ended', 30_000);
     await wait(500);
@@ -237,7 +237,7 @@ if (binary === undefined) {
       messagesOf(reqs[0]!).some((m) => m.role === 'user' && textOf(m).includes(text)),
       `the prompt itself: ${JSON.stringify(messagesOf(reqs[0]!).slice(-2)).slice(0, 1500)}`,
     );
-    assert.equal(await lane.withdraw(session, 'cmd-queue-1'), { removed: false }, 'already delivered');
+    assert.equal(await lane.withdraw({ session, commandId: 'cmd-queue-1' }), { removed: false }, 'already delivered');
   });
 
   test('a queued prompt withdrawn while it waits never runs', async () => {
@@ -245,7 +245,7 @@ if (binary === undefined) {
     const out = await lane.queue!({ session, commandId: 'cmd-queue-2', text: '[[TURN]] QUEUE-SERVE-WITHDRAWN' });
     assert.ok(out.ok, JSON.stringify(out));
     const ref = out.ok ? out.ref! : '';
-    assert.equal(await lane.withdraw(session, 'cmd-queue-2'), { removed: true });
+    assert.equal(await lane.withdraw({ session, commandId: 'cmd-queue-2' }), { removed: true });
     // The daemon sends the removed prompt a `turn_complete {stopReason: "cancelled"}` of its own.
     assert.not.ok(turnEnded(ref), 'taken back: no turn of its own ended');
     assert.not.ok(turnEnded(turnId), 'the running turn goes on');

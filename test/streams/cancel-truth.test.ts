@@ -12,7 +12,7 @@ import { claudeCode } from '../../src/adapters/claude-code/table.js';
 import { surfaceFrom, type VendorTable } from '../../src/adapters/table.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { downLevel } from '../../src/protocol/capture.js';
-import type { LaneFact, NativeLane } from '../../src/streams/lane.js';
+import type { LaneFact, SteeringLane } from '../../src/streams/lane.js';
 import type { ToolsAtStop } from '../../src/machines/session-context.js';
 import { adapter, type TestAdapter } from '../support/adapter.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
@@ -22,7 +22,7 @@ const codexSamples = readJson<Record<string, Input>>(referenceFile('samples', 'c
 const claudeSamples = readJson<Record<string, Input>>(referenceFile('samples', 'claude-code-2.1.332.json'));
 
 /** A lane that reaches every session it is told of and answers interrupts as the test says. */
-class StandInLane implements NativeLane {
+class StandInLane implements SteeringLane {
   readonly name = 'app-server';
   readonly deliveries = ['steer'];
   readonly how = 'start it with `aep-steer run codex`';

@@ -9,14 +9,8 @@ import { fakeSurface, hookBody } from '../support/fake-surface.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
 import { acceptsFor } from '../../src/streams/run.js';
-import type {
-  InputOutcome,
-  InputPolicy,
-  InputRequest,
-  InputTransport,
-  TransportFact,
-  VendorSurface,
-} from '../../src/streams/surface.js';
+import type { InputPolicy, VendorSurface } from '../../src/streams/surface.js';
+import type { Lane, LaneFact, LaneOutcome, LaneRequest } from '../../src/streams/lane.js';
 
 const S = 's-1';
 const TYPE = 'x.claude-code.control.send_input';
@@ -43,19 +37,27 @@ function surface(policy: InputPolicy = HUB): VendorSurface {
   };
 }
 
-class FakeTransport implements InputTransport {
+/** The vendor's user-plane channel as a lane, answering as the vendor's would. */
+class FakeChannel implements Lane {
+  readonly name = 'channel';
+  readonly deliveries = [];
+  readonly how = 'connect the channel';
   up = true;
-  outcome: InputOutcome = { ok: true };
-  readonly sent: InputRequest[] = [];
-  readonly facts = new Subject<TransportFact>();
+  outcome: LaneOutcome = { ok: true };
+  readonly sent: (LaneRequest & { delivery?: string })[] = [];
+  readonly facts = new Subject<LaneFact>();
   readonly facts$ = this.facts.asObservable();
+  reaches(): boolean {
+    return this.up;
+  }
   ready(): boolean {
     return this.up;
   }
-  async send(req: InputRequest): Promise<InputOutcome> {
+  async send(req: LaneRequest & { delivery?: string }): Promise<LaneOutcome> {
     this.sent.push(req);
     return this.outcome;
   }
+  async close(): Promise<void> {}
 }
 
 const sendCmd = (id: string, text: string, delivery?: string) =>
@@ -69,8 +71,8 @@ const sendCmd = (id: string, text: string, delivery?: string) =>
 const caused = (events: AepEvent[], id: string) => events.filter((e) => e.cause === id).map((e) => e.type);
 
 test('send_input: accepted, sent through the transport, consumed, dropped at the end; every outcome cause-linked; the log passes the audit', async () => {
-  const transport = new FakeTransport();
-  const a = await adapter({ surface: surface(), transport, sendInput: true });
+  const transport = new FakeChannel();
+  const a = await adapter({ surface: surface(), lanes: [transport], sendInput: true });
   try {
     await a.post(hookBody('SessionStart', S));
     const idle = a.next((e) => e.type === 'control.rejected');
@@ -126,11 +128,11 @@ test('send_input: accepted, sent through the transport, consumed, dropped at the
 });
 
 test('send_input: transport refusal drops send-failed; transport down is busy; gate off is unsupported and absent from hello', async () => {
-  const transport = new FakeTransport();
-  const a = await adapter({ surface: surface(), transport, sendInput: true });
+  const transport = new FakeChannel();
+  const a = await adapter({ surface: surface(), lanes: [transport], sendInput: true });
   try {
     await a.post(hookBody('UserPromptSubmit', S));
-    transport.outcome = { ok: false, detail: 'session_not_found' };
+    transport.outcome = { ok: false, reason: 'refused', detail: 'session_not_found' };
     const dropped = a.next((e) => e.type === 'x.claude-code.instruction.dropped');
     a.handle.command(sendCmd('c1', 'one'));
     assert.equal((await dropped).data, { reason: 'send-failed' });
@@ -142,7 +144,7 @@ test('send_input: transport refusal drops send-failed; transport down is busy; g
   } finally {
     await a.handle.close();
   }
-  const off = await adapter({ surface: surface(), transport: new FakeTransport() });
+  const off = await adapter({ surface: surface(), lanes: [new FakeChannel()] });
   try {
     await off.post(hookBody('UserPromptSubmit', S));
     const rejected = off.next((e) => e.type === 'control.rejected');
@@ -156,15 +158,15 @@ test('send_input: transport refusal drops send-failed; transport down is busy; g
 });
 
 test('send_input D4/D11: a retry after restart gets the byte-identical ack; an input with no transport answer is reported delivery-unknown, never re-sent', async () => {
-  const transport = new FakeTransport();
-  let release!: (o: InputOutcome) => void;
+  const transport = new FakeChannel();
+  let release!: (o: LaneOutcome) => void;
   transport.send = async (req) => {
     transport.sent.push(req);
-    return new Promise<InputOutcome>((r) => {
+    return new Promise<LaneOutcome>((r) => {
       release = r;
     });
   };
-  const a = await adapter({ surface: surface(), transport, sendInput: true });
+  const a = await adapter({ surface: surface(), lanes: [transport], sendInput: true });
   let ack: AepEvent;
   try {
     await a.post(hookBody('UserPromptSubmit', S));
@@ -175,8 +177,8 @@ test('send_input D4/D11: a retry after restart gets the byte-identical ack; an i
     await a.handle.close();
   }
   release({ ok: true });
-  const again = new FakeTransport();
-  const b = await adapter({ surface: surface(), transport: again, sendInput: true, logPath: a.logPath });
+  const again = new FakeChannel();
+  const b = await adapter({ surface: surface(), lanes: [again], sendInput: true, logPath: a.logPath });
   try {
     // Recovery runs as the adapter starts, before this test could subscribe: read the log.
     const logged = (await import('node:fs')).readFileSync(a.logPath, 'utf8');

@@ -176,8 +176,8 @@ test('a decision for a hook no longer open writes nothing; holds, sends and canc
   );
   assert.equal(out.effects, [
     { kind: 'hold', session: 's1', hookId: 'h2', requestId: 'r1', timeoutMs: 500 },
-    { kind: 'send', session: 's1', commandId: 'c4', text: 'hello', delivery: 'queue' },
-    { kind: 'cancel', session: 's1', commandId: 'c5' },
+    { kind: 'lane', session: 's1', call: { verb: 'send', commandId: 'c4', text: 'hello', delivery: 'queue' } },
+    { kind: 'lane', session: 's1', call: { verb: 'interrupt', commandId: 'c5' } },
   ]);
   assert.equal([out.events, out.records, out.answered], [[], [], []]);
 });

@@ -10,7 +10,7 @@ import { cline } from '../../src/adapters/cline/table.js';
 import { surfaceFrom } from '../../src/adapters/table.js';
 import { command } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
-import type { InputOutcome, InputRequest, InputTransport, TransportFact } from '../../src/streams/surface.js';
+import type { Lane, LaneFact, LaneOutcome, LaneRequest } from '../../src/streams/lane.js';
 import { adapter } from '../support/adapter.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 
@@ -18,17 +18,21 @@ const samples = readJson<Record<string, Record<string, unknown>>>(referenceFile(
 const S = (samples.PreToolUse!.sessionContext as { rootSessionId: string }).rootSessionId;
 const TYPE = 'x.cline.control.send_input';
 
-class HubStandIn implements InputTransport {
-  readonly sent: InputRequest[] = [];
-  readonly facts = new Subject<TransportFact>();
+class HubStandIn implements Lane {
+  readonly name = 'hub';
+  readonly deliveries = [];
+  readonly how = 'run Cline with its hub';
+  readonly sent: LaneRequest[] = [];
+  readonly facts = new Subject<LaneFact>();
   readonly facts$ = this.facts.asObservable();
-  ready(): boolean {
+  reaches(): boolean {
     return true;
   }
-  async send(req: InputRequest): Promise<InputOutcome> {
+  async send(req: LaneRequest): Promise<LaneOutcome> {
     this.sent.push(req);
     return { ok: true };
   }
+  async close(): Promise<void> {}
 }
 
 const sendInput = (id: string, text: string) =>
@@ -41,7 +45,7 @@ const sendInput = (id: string, text: string) =>
 
 test('PreToolUse before a late TaskStart: the turn is open, send_input is taken; TaskComplete closes it again', async () => {
   const transport = new HubStandIn();
-  const a = await adapter({ surface: surfaceFrom(cline), transport, sendInput: true, instruct: true });
+  const a = await adapter({ surface: surfaceFrom(cline), lanes: [transport], sendInput: true, instruct: true });
   try {
     await a.post(samples.PreToolUse!);
     const settled = a.next(

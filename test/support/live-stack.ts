@@ -12,8 +12,8 @@ import { parseArgs } from 'node:util';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { connectEmitter } from './emitter-link.js';
 import { acceptsFor, startAdapter, type AdapterHandle } from '../../src/streams/run.js';
-import type { InputTransport } from '../../src/streams/surface.js';
-import { filter, firstValueFrom } from 'rxjs';
+import type { Lane } from '../../src/streams/lane.js';
+import { EMPTY, filter, firstValueFrom } from 'rxjs';
 import { testRelay } from './relay-store.js';
 import { startTestTarget } from './relay-target.js';
 
@@ -74,10 +74,15 @@ if (values.adapter && values.session) {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const transport: InputTransport = {
-    ready: () => true,
+  const channel: Lane = {
+    name: 'channel',
+    deliveries: [],
+    how: 'connect the channel',
+    reaches: () => true,
+    facts$: EMPTY,
+    close: async () => undefined,
     send: async () => ({ ok: true }),
-    cancel: async () => {
+    interrupt: async () => {
       setTimeout(() => {
         if (hooks.abort) void post(hooks.abort(session));
       }, 50);
@@ -98,7 +103,7 @@ if (values.adapter && values.session) {
     relay: link,
     fsync: false,
     logPath: join(mkdtempSync(join(tmpdir(), 'aep-live-')), 'events.jsonl'),
-    ...(plane ? { transport, sendInput: true } : {}),
+    ...(plane ? { lanes: [channel], sendInput: true } : {}),
   });
   const started = firstValueFrom(adapter.events$.pipe(filter((e) => e.session === session)));
   // The session's first hook makes the adapter emit its first event, which claims it on the relay;

@@ -172,10 +172,10 @@ export const cline: VendorTable = {
     withdraws: true,
     // Loaded when the hub is opened: the table alone (the hook fallback) needs no socket code.
     open: async (env, onError, onNote) => {
-      const [{ HubConnection }, { resolveHubEndpoint }, { hubTransport }] = await Promise.all([
+      const [{ HubConnection }, { resolveHubEndpoint }, { hubLane }] = await Promise.all([
         import('./hub/connection.js'),
         import('./hub/endpoint.js'),
-        import('./hub/transport.js'),
+        import('./hub/lane.js'),
       ]);
       const hub = new HubConnection({
         endpoint: () => resolveHubEndpoint(env),
@@ -184,7 +184,7 @@ export const cline: VendorTable = {
           ? {}
           : { onBack: (url: string) => onNote(`Cline hub: connected to ${url}; hub control on`) }),
       });
-      return { ...hubTransport(hub), close: () => hub.close() };
+      return hubLane(hub);
     },
   },
   // D33: the hub's run.abort stops any of its sessions' turns, once the adapter has hub control.

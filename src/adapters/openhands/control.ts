@@ -1,12 +1,13 @@
-// The control gate's writes (AEP_OPENHANDS_CONTROL=1, D29), over REST only: the event socket stays
-// auth-frame-only. send_input goes through the shared user-plane path (an InputTransport: the
-// append with run:false pinned, `x.openhands.input.sent` at 2xx); the other four verbs are
-// forwarded commands decided by the server's answer. Each guard reads the status the stream last
+// The control gate's writes (AEP_OPENHANDS_CONTROL=1, D29) as the adapter's lane `agent-server`,
+// over REST only: the event socket stays auth-frame-only. send_input is the lane's `send` (the
+// append with run:false pinned, `x.openhands.input.sent` at 2xx); the other four verbs are its
+// `perform`, decided by the server's answer. Each guard reads the status the stream last
 // showed, so a refusal matches what consumers see: a write the server would silently ignore, or
 // one that would start, resume or approve work nobody asked for, is refused before it is sent.
 import { NOT_PENDING, readAnswer } from '../../machines/gate.js';
 import type { AepCommand, Rejection } from '../../protocol/index.js';
-import type { Controller, InputTransport } from '../../streams/surface.js';
+import { EMPTY } from 'rxjs';
+import type { Lane } from '../../streams/lane.js';
 import { ANSWER_OPTIONS, CONFIRMATION_PROMPT } from './map.js';
 import type { AgentServer, WriteResult } from './agent-server.js';
 import type { Receiver } from './receiver.js';
@@ -52,21 +53,25 @@ function outcomeOf(r: WriteResult): Rejection | undefined {
   };
 }
 
-export function openHandsControl(
-  server: AgentServer,
-  receiver: Receiver,
-): { transport: InputTransport; controller: Controller } {
-  const transport: InputTransport = {
+export function openHandsLane(server: AgentServer, receiver: Receiver): Lane {
+  return {
+    name: 'agent-server',
+    deliveries: [],
+    how: 'start its adapter with AEP_OPENHANDS_CONTROL=1',
+    // What the conversations do is observed on the event socket (the bridge's arrivals), not here.
+    facts$: EMPTY,
+    reaches: (session) => receiver.status(session) !== undefined,
     ready: () => receiver.health() === 'ok',
     async send(req) {
       const r = await server.sendMessage(req.session, req.text);
       return r.kind === 'ok'
         ? { ok: true }
-        : { ok: false, detail: r.kind === 'http' ? `agent server answered ${r.status}` : r.detail };
+        : {
+            ok: false,
+            reason: r.kind === 'http' ? 'refused' : 'unreachable',
+            detail: r.kind === 'http' ? `agent server answered ${r.status}` : r.detail,
+          };
     },
-  };
-
-  const controller: Controller = {
     check(session, command) {
       const status = receiver.status(session) ?? 'unknown';
       switch (command.type) {
@@ -137,6 +142,7 @@ export function openHandsControl(
           return { reason: 'unsupported', rule: 'gate-off', detail: `${command.type} is not an OpenHands control` };
       }
     },
+    // The socket and the server client are the bridge source's to close.
+    close: async () => undefined,
   };
-  return { transport, controller };
 }

@@ -8,7 +8,7 @@
 import { str } from '../hook-input.js';
 import { TOKEN, mapFrame, statusOf, type OpenHandsFrame } from './map.js';
 import { AgentServer } from './agent-server.js';
-import { CONTROLS, openHandsControl } from './control.js';
+import { CONTROLS, openHandsLane } from './control.js';
 import { openhandsOptions } from './options.js';
 import { startReceiver } from './receiver.js';
 import type { HookInput, MapRule, MomentRow, SourceSpec, VendorTable } from '../table.js';
@@ -68,7 +68,7 @@ const source: SourceSpec = {
     });
     return {
       arrivals$: receiver.arrivals$,
-      ...(opts.control ? openHandsControl(server, receiver) : {}),
+      ...(opts.control ? { lane: openHandsLane(server, receiver) } : {}),
       health: () => ({ source: receiver.health() }),
       close: () => receiver.close(),
     };

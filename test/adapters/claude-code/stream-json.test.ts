@@ -171,7 +171,7 @@ test('the lane on its socket: reach, idle refusal, steer and its receipt, queue,
     assert.ok((await lane.queue!({ session: 's1', commandId: 'c2', text: 'LATER' })).ok);
     await until(() => run.got.length === 2);
     assert.is(run.got[1]!.priority, 'later');
-    const withdrawn = lane.withdraw!('s1', 'c2');
+    const withdrawn = lane.withdraw!({ session: 's1', commandId: 'c2' });
     await until(() => run.got.length === 3);
     const req = run.got[2]!;
     assert.equal(req.request, { subtype: 'cancel_async_message', message_uuid: uuidFor('c2') });
@@ -238,7 +238,7 @@ test('a second turn of the same run is a turn of its own; a control request the 
     run.print({ type: 'system', subtype: 'init', session_id: 's1' });
     const [a, b] = await turns;
     assert.ok(a?.kind === 'turn.started' && b?.kind === 'turn.started' && a.turnId !== b.turnId);
-    assert.equal(await lane.withdraw!('s1', 'c9'), { error: 'claude did not answer in time' });
+    assert.equal(await lane.withdraw!({ session: 's1', commandId: 'c9' }), { error: 'claude did not answer in time' });
   } finally {
     await lane.close();
     rmSync(dir, { recursive: true, force: true });

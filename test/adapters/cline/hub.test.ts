@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { HubConnection } from '../../../src/adapters/cline/hub/connection.js';
 import { discoveryPath, resolveHubEndpoint } from '../../../src/adapters/cline/hub/endpoint.js';
-import { hubTransport } from '../../../src/adapters/cline/hub/transport.js';
+import { hubLane } from '../../../src/adapters/cline/hub/lane.js';
 import type { SteeringError } from '../../../src/protocol/index.js';
-import type { TransportFact } from '../../../src/streams/surface.js';
+import type { LaneFact } from '../../../src/streams/lane.js';
 
 interface StubHub {
   url: string;
@@ -126,9 +126,9 @@ test('connects with the token as subprotocol, registers with no capabilities, su
   const d = dataDir();
   d.write(hub.url, 'secret-1');
   const conn = new HubConnection({ endpoint: () => resolveHubEndpoint(d.env), clientId: 'aep-test' });
-  const t = hubTransport(conn);
+  const t = hubLane(conn);
   try {
-    await until(() => t.ready() && hub.frames.length >= 2, 'registered and subscribed');
+    await until(() => t.ready!() && hub.frames.length >= 2, 'registered and subscribed');
     assert.equal(hub.protocols, ['cline-hub-auth.secret-1']);
     const register = hub.frames[0] as { envelope: { command: string; payload: Record<string, unknown> } };
     assert.is(register.envelope.command, 'client.register');
@@ -137,7 +137,7 @@ test('connects with the token as subprotocol, registers with no capabilities, su
       ['aep-adapter-cline', []],
     );
     assert.equal(hub.frames[1], { kind: 'stream.subscribe', clientId: 'aep-test' });
-    assert.equal(await t.send({ session: 's1', commandId: 'c1', text: 'hi', delivery: 'steer' }), { ok: true });
+    assert.equal(await t.send!({ session: 's1', commandId: 'c1', text: 'hi', delivery: 'steer' }), { ok: true });
     const sent = hub.frames.at(-1) as { envelope: Record<string, unknown> };
     assert.equal(
       [sent.envelope.command, sent.envelope.sessionId, sent.envelope.payload],
@@ -147,11 +147,12 @@ test('connects with the token as subprotocol, registers with no capabilities, su
       ok: false,
       error: { code: 'session_not_found', message: 'Unknown session: s1' },
     });
-    assert.equal(await t.send({ session: 's1', commandId: 'c2', text: 'again' }), {
+    assert.equal(await t.send!({ session: 's1', commandId: 'c2', text: 'again' }), {
       ok: false,
+      reason: 'refused',
       detail: 'session_not_found',
     });
-    assert.equal(await t.cancel!('s1'), { ok: true });
+    assert.equal(await t.interrupt!('s1'), { ok: true });
     assert.is((hub.frames.at(-1) as { envelope: { command: string } }).envelope.command, 'run.abort');
     await t.answer!('s1', 'ap1', false, 'not now');
     assert.equal((hub.frames.at(-1) as { envelope: { payload: unknown } }).envelope.payload, {
@@ -177,7 +178,7 @@ async function transportOnStub(token: string) {
     await hub.close();
     rmSync(d.root, { recursive: true, force: true });
   };
-  return { hub, t: hubTransport(conn), close };
+  return { hub, t: hubLane(conn), close };
 }
 
 test('withdraw finds the pending prompt by its text and removes it by id; not listed or not removed is removed false; a refusal is an error', async () => {
@@ -188,7 +189,7 @@ test('withdraw finds the pending prompt by its text and removes it by id; not li
       .map((f) => (f as { envelope: Record<string, unknown> }).envelope)
       .filter((e) => String(e.command).includes('pending_prompt'));
   try {
-    await until(() => t.ready(), 'registered');
+    await until(() => t.ready!(), 'registered');
     hub.replies.set('session.pending_prompts', {
       ok: true,
       payload: {
@@ -235,11 +236,11 @@ test('withdraw finds the pending prompt by its text and removes it by id; not li
 test('hub events become facts: consumption, approvals asked and settled; other events none', async () => {
   const hub = await stubHub('s');
   const conn = new HubConnection({ endpoint: () => ({ url: hub.url, token: 's' }) });
-  const t = hubTransport(conn, () => 7);
-  const facts: TransportFact[] = [];
+  const t = hubLane(conn, () => 7);
+  const facts: LaneFact[] = [];
   t.facts$!.subscribe((f) => facts.push(f));
   try {
-    await until(() => t.ready(), 'registered');
+    await until(() => t.ready!(), 'registered');
     hub.event('assistant.delta', 's1', { text: 'x' });
     hub.event('session.pending_prompt_submitted', 's1', {
       sessionId: 's1',
@@ -255,7 +256,7 @@ test('hub events become facts: consumption, approvals asked and settled; other e
     hub.event('approval.resolved', 's1', { approvalId: 'ap2', approved: false, cancelled: true });
     await until(() => facts.length >= 4, 'facts');
     assert.equal(facts[0], { kind: 'consumed', session: 's1', at: 7, text: 'STEER' });
-    const asked = facts[1] as Extract<TransportFact, { kind: 'approval' }>;
+    const asked = facts[1] as Extract<LaneFact, { kind: 'approval' }>;
     assert.equal(
       [asked.approvalId, asked.request.subject, asked.request.respondVia, asked.request.options?.map((o) => o.id)],
       ['ap1', 'run_commands', ['control', 'oob'], ['approve', 'deny']],
@@ -288,26 +289,30 @@ test('fail open: a wrong token or no hub leaves it down (busy), reported once; a
     onError: (e) => errors.push(e),
     onBack: (url) => backs.push(url),
   });
-  const t = hubTransport(conn);
-  const facts: TransportFact[] = [];
+  const t = hubLane(conn);
+  const facts: LaneFact[] = [];
   t.facts$!.subscribe((f) => facts.push(f));
   try {
     await new Promise((r) => setTimeout(r, 400));
-    assert.not.ok(t.ready());
-    assert.equal(await t.send({ session: 's', commandId: 'c', text: 'x' }), { ok: false, detail: 'hub_unreachable' });
+    assert.not.ok(t.ready!());
+    assert.equal(await t.send!({ session: 's', commandId: 'c', text: 'x' }), {
+      ok: false,
+      reason: 'refused',
+      detail: 'hub_unreachable',
+    });
     assert.ok(errors.length >= 1 && errors.length <= 2, `reported once per problem, got ${errors.length}`);
     assert.match(errors[0]!.message, 'hooks are still observed');
     d.write(hub.url, 'right');
-    await until(() => t.ready(), 'registered after the record changed');
+    await until(() => t.ready!(), 'registered after the record changed');
     // The log said the hub was unreachable: it also says when it is back.
     assert.equal(backs, [hub.url]);
     const port = hub.port;
     await hub.close();
     await until(() => facts.some((f) => f.kind === 'lost'), 'lost');
-    assert.not.ok(t.ready());
+    assert.not.ok(t.ready!());
     const again = await stubHub('new-token', port);
     d.write(again.url, 'new-token');
-    await until(() => t.ready(), 'reconnected to the restarted hub');
+    await until(() => t.ready!(), 'reconnected to the restarted hub');
     assert.equal(backs, [hub.url, again.url]);
     await again.close();
   } finally {

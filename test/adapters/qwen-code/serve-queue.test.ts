@@ -153,7 +153,7 @@ test('a withdraw sent before the answer waits for the prompt id; a queued prompt
   d.nextPrompt = { id: 'p-3', answer: new Promise((r) => (answer = r)) };
   const out = lane.queue!({ session: S, commandId: 'cmd-3', text: 'x' });
   await until(() => d.seen.includes(`POST /session/${S}/prompt`), 'the prompt sent');
-  const taken = lane.withdraw!(S, 'cmd-3');
+  const taken = lane.withdraw!({ session: S, commandId: 'cmd-3' });
   d.frame('pending_prompt_added', 'p-3', { text: 'x' });
   d.pending = [{ promptId: 'p-3', state: 'queued' }];
   // As the daemon does when it removes a queued prompt: its own terminal frames, then the answer.
@@ -193,7 +193,10 @@ test('two withdraws of one queued prompt at once share one removal, and both hea
     d.frame('pending_prompt_completed', p, { state: 'removed' });
   };
   // An interrupt's withdraw and a user's, for the same instruction.
-  const both = await Promise.all([lane.withdraw!(S, 'cmd-4'), lane.withdraw!(S, 'cmd-4')]);
+  const both = await Promise.all([
+    lane.withdraw!({ session: S, commandId: 'cmd-4' }),
+    lane.withdraw!({ session: S, commandId: 'cmd-4' }),
+  ]);
   assert.equal(both, [{ removed: true }, { removed: true }]);
   assert.is(d.seen.filter((s) => s === `DELETE /session/${S}/pending-prompts/p-4`).length, 1, 'one removal');
 });
@@ -206,7 +209,7 @@ test("a withdraw crossing the prompt's start: the daemon says removed, the strea
     d.frame('pending_prompt_started', p, { text: 'x' });
     d.frame('pending_prompt_completed', p, { state: 'removed' });
   };
-  assert.equal(await lane.withdraw!(S, 'cmd-4'), { removed: false });
+  assert.equal(await lane.withdraw!({ session: S, commandId: 'cmd-4' }), { removed: false });
   assert.equal(kinds(facts), ['turn.started', 'turn.ended', 'turn.started', 'delivered cmd-4']);
 });
 
@@ -217,7 +220,7 @@ test('a queued prompt that already started is not removed (that would abort its 
   d.nextPrompt = { id: 'p-5' };
   await lane.queue!({ session: S, commandId: 'cmd-5', text: 'x' });
   d.pending = [{ promptId: 'p-5', state: 'running' }];
-  assert.equal(await lane.withdraw!(S, 'cmd-5'), { removed: false });
+  assert.equal(await lane.withdraw!({ session: S, commandId: 'cmd-5' }), { removed: false });
   assert.not.ok(
     d.seen.some((s) => s.startsWith('DELETE')),
     'no DELETE sent',

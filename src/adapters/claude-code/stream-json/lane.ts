@@ -176,7 +176,7 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): NativeLane {
     reaches: (session) => runOf(session) !== undefined,
     steer: async (req) => send(req, false),
     queue: async (req) => send(req, true),
-    withdraw,
+    withdraw: (req) => withdraw(req.session, req.commandId),
     async interrupt(session) {
       const run = runOf(session);
       if (run === undefined || run.turn === undefined) return { ok: false, detail: 'no turn is running' };

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Subject, type Subscription } from 'rxjs';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../../streams/lane.js';
+import type { LaneFact, LaneOutcome, LaneRequest, SteeringLane } from '../../../streams/lane.js';
 import { codexAppServerLane } from './lane.js';
 import { ensurePrivateDir } from './serve.js';
 
@@ -19,7 +19,7 @@ export interface CodexServersOptions {
 }
 
 interface Joined {
-  lane: NativeLane;
+  lane: SteeringLane;
   /** The threads this server's lane reaches, to detach them alone when it goes. */
   sessions: Set<string>;
   sub?: Subscription;
@@ -31,7 +31,7 @@ const unreached = (session: string): LaneOutcome => ({
   detail: `no app-server of an \`aep-steer run codex\` reaches session ${session}`,
 });
 
-export function codexServersLane(o: CodexServersOptions): NativeLane {
+export function codexServersLane(o: CodexServersOptions): SteeringLane {
   const facts$ = new Subject<LaneFact>();
   const joined = new Map<string, Joined>();
   const joining = new Map<string, Promise<void>>();
@@ -83,7 +83,7 @@ export function codexServersLane(o: CodexServersOptions): NativeLane {
     return p;
   }
 
-  const route = async <T>(session: string, call: (l: NativeLane) => Promise<T>, none: T): Promise<T> => {
+  const route = async <T>(session: string, call: (l: SteeringLane) => Promise<T>, none: T): Promise<T> => {
     const j = holder(session);
     return j === undefined ? none : call(j.lane);
   };
@@ -105,7 +105,7 @@ export function codexServersLane(o: CodexServersOptions): NativeLane {
     reaches: (session) => holder(session) !== undefined,
     steer: (req: LaneRequest) => route(req.session, (l) => l.steer(req), unreached(req.session)),
     // Whatever the interrupt takes besides the session (D33 `killTools`) is passed on as it is.
-    interrupt: (...a: Parameters<NonNullable<NativeLane['interrupt']>>) =>
+    interrupt: (...a: Parameters<NonNullable<SteeringLane['interrupt']>>) =>
       route(a[0], (l) => l.interrupt!(...a), {
         ok: false as const,
         detail: 'no turn is running on an app-server of `aep-steer run codex`',

@@ -6,7 +6,7 @@
 // backoff and attaches again when it is back.
 import { Observable, Subject, type Subscription } from 'rxjs';
 import { SteeringError } from '../../../protocol/errors.js';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../../streams/lane.js';
+import type { LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn, SteeringLane } from '../../../streams/lane.js';
 import { serveClient, type ServeClient, type ServeClientOptions } from './client.js';
 import {
   factsOf,
@@ -60,7 +60,7 @@ const REMOVED_WAIT_MS = 5000;
 const DELIVERED_KEPT = 4096;
 const enc = encodeURIComponent;
 
-export class QwenServeLane implements NativeLane {
+export class QwenServeLane implements SteeringLane {
   readonly name = 'serve';
   // D31 `queue` is the daemon's prompt queue, always (`queue()` says why); the hook lane has none.
   readonly deliveries = ['steer', 'queue'] as const;
@@ -194,7 +194,7 @@ export class QwenServeLane implements NativeLane {
    * second removal would find nothing, and its wait for the stream's word would replace the
    * first's, which then waited out `REMOVED_WAIT_MS`.
    */
-  withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
+  withdraw({ session, commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
     const running = this.withdrawing.get(commandId);
     if (running !== undefined) return running;
     const attempt = this.withdrawOnce(session, commandId).finally(() => this.withdrawing.delete(commandId));
@@ -264,7 +264,7 @@ export class QwenServeLane implements NativeLane {
     const withdrawn: string[] = [];
     for (const [commandId, h] of [...this.held]) {
       if (h.session !== session) continue;
-      const w = await this.withdraw(session, commandId);
+      const w = await this.withdraw({ session, commandId });
       if ('removed' in w && w.removed) withdrawn.push(commandId);
     }
     const r = await this.call('POST', `/session/${enc(session)}/cancel`, {});

@@ -1,4 +1,4 @@
-// The Cline hub as the adapter's user-plane transport (D28): send_input is hub
+// The Cline hub as the adapter's lane `hub`, the vendor's user-plane channel (D28): send_input is hub
 // `session.send_input {prompt, delivery}` on the hook session's id (`rootSessionId`), the hub's
 // `session.pending_prompt_submitted` reports each consumption, `run.abort` cancels the active run,
 // a withdraw finds the input among `session.pending_prompts` by its text (the hub's reply to
@@ -7,13 +7,7 @@
 // approval loop (`approval.requested` / `approval.respond` / `approval.resolved`) becomes
 // attention requests answered through the same socket.
 import { filter, map, merge, mergeMap, type Observable } from 'rxjs';
-import type {
-  InputOutcome,
-  InputRequest,
-  InputTransport,
-  TransportFact,
-  WithdrawOutcome,
-} from '../../../streams/surface.js';
+import type { Lane, LaneFact, LaneOutcome, LaneWithdrawn } from '../../../streams/lane.js';
 import type { HubConnection, HubEvent, HubReply } from './connection.js';
 import { toolDetail } from '../../table.js';
 
@@ -35,7 +29,9 @@ const promptOf = (e: HubEvent): string | undefined => {
   return typeof p === 'object' && p !== null ? str((p as Record<string, unknown>).prompt) : undefined;
 };
 
-const outcome = (reply: HubReply): InputOutcome =>
+const outcome = (reply: HubReply): LaneOutcome =>
+  reply.ok ? { ok: true } : { ok: false, reason: 'refused', detail: reply.error?.code ?? 'hub refused' };
+const done = (reply: HubReply): { ok: true } | { ok: false; detail: string } =>
   reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
 
 /** The id of the pending prompt holding `text`, from a `session.pending_prompts` reply. */
@@ -49,7 +45,7 @@ function pendingIdOf(reply: HubReply, text: string): string | undefined {
 }
 
 /** One hub event as the facts it carries (none for the rest of the hub's 48 events). */
-function factsOf(e: HubEvent, at: number): TransportFact[] {
+function factsOf(e: HubEvent, at: number): LaneFact[] {
   const session = e.sessionId;
   if (session === undefined) return [];
   switch (e.event) {
@@ -99,21 +95,24 @@ function factsOf(e: HubEvent, at: number): TransportFact[] {
   }
 }
 
-export function hubTransport(
-  hub: HubConnection,
-  now: () => number = Date.now,
-): InputTransport & { hub: HubConnection } {
-  const events$: Observable<TransportFact> = hub.events$.pipe(mergeMap((e) => factsOf(e, now())));
-  const lost$: Observable<TransportFact> = hub.up$.pipe(
+export function hubLane(hub: HubConnection, now: () => number = Date.now): Lane & { hub: HubConnection } {
+  const events$: Observable<LaneFact> = hub.events$.pipe(mergeMap((e) => factsOf(e, now())));
+  // The connection says itself why the hub went away (and when it is back).
+  const lost$: Observable<LaneFact> = hub.up$.pipe(
     filter((up) => !up),
-    map((): TransportFact => ({ kind: 'lost', at: now() })),
+    map((): LaneFact => ({ kind: 'lost', at: now(), detail: 'the Cline hub connection dropped', said: true })),
   );
   // A withdraw racing its own send waits for the hub's answer to it: only then is the prompt listed.
   const sending = new Map<string, Promise<unknown>>();
   return {
     hub,
+    name: 'hub',
+    deliveries: [],
+    how: 'run Cline with its hub (`cline hub ensure`) and the adapter with `--user-plane-control`',
+    // The hub reaches every session of the Cline it serves; send_input is refused while it is down.
+    reaches: () => hub.ready(),
     ready: () => hub.ready(),
-    async send(req: InputRequest): Promise<InputOutcome> {
+    async send(req): Promise<LaneOutcome> {
       const payload: Record<string, unknown> = { prompt: req.text };
       if (req.delivery !== undefined) payload.delivery = req.delivery;
       const reply = hub.command('session.send_input', req.session, payload);
@@ -124,22 +123,22 @@ export function hubTransport(
         sending.delete(req.commandId);
       }
     },
-    async withdraw(req): Promise<WithdrawOutcome> {
+    async withdraw(req): Promise<LaneWithdrawn> {
       await sending.get(req.commandId);
       const listed = await hub.command('session.pending_prompts', req.session, {});
       if (!listed.ok) return { error: listed.error?.code ?? 'session.pending_prompts refused' };
-      const promptId = pendingIdOf(listed, req.text);
+      const promptId = pendingIdOf(listed, req.text ?? '');
       // Not listed: the agent took it already (its pending_prompt_submitted reports that).
       if (promptId === undefined) return { removed: false };
       const removed = await hub.command('session.remove_pending_prompt', req.session, { promptId });
       if (!removed.ok) return { error: removed.error?.code ?? 'session.remove_pending_prompt refused' };
       return { removed: removed.payload?.removed === true };
     },
-    async cancel(session: string): Promise<InputOutcome> {
-      return outcome(await hub.command('run.abort', session, {}));
+    async interrupt(session) {
+      return done(await hub.command('run.abort', session, {}));
     },
-    async answer(session, approvalId, approved, reason): Promise<InputOutcome> {
-      return outcome(
+    async answer(session, approvalId, approved, reason) {
+      return done(
         await hub.command('approval.respond', session, {
           approvalId,
           approved,
@@ -148,5 +147,6 @@ export function hubTransport(
       );
     },
     facts$: merge(events$, lost$),
+    close: () => hub.close(),
   };
 }
