@@ -22,7 +22,6 @@ const FILES_OVER: readonly string[] = ['src/adapters/table.ts'];
 const FUNCTIONS_OVER: readonly string[] = [
   'src/adapters/openhands/receiver.ts#startReceiver',
   'src/cli/adapter-command.ts#runAdapter',
-  'src/adapters/qwen-code/serve/run.ts#converse',
 ];
 
 interface Oversize {
