@@ -15,7 +15,7 @@ import { codex } from '../../src/adapters/codex/table.js';
 import { installCodex } from '../../src/adapters/codex/installer.js';
 import { codexSocketPath } from '../../src/adapters/codex/app-server/spec.js';
 import { connectRpc, RpcFailure } from '../../src/adapters/codex/app-server/rpc.js';
-import { STEER_REFUSALS } from '../../src/adapters/codex/app-server/lane.js';
+import { STEER_REFUSALS } from '../../src/adapters/codex/app-server/messages.js';
 import { descendantsOf, processTable } from '../../src/adapters/tool-processes.js';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';

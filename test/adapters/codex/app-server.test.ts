@@ -3,7 +3,7 @@
 // and both "the turn is over" refusals of `turn/steer` read `turn-ended` (D31).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { APPROVALS, changesOf, STEER_REFUSALS } from '../../../src/adapters/codex/app-server/lane.js';
+import { APPROVALS, changesOf, STEER_REFUSALS } from '../../../src/adapters/codex/app-server/messages.js';
 
 const fileChange = {
   type: 'fileChange',

@@ -2,31 +2,21 @@
 // runs for an orchestrator. Each run joins this lane over a private Unix socket in the adapter's
 // state directory and relays the CLI's stream-json both ways: what the CLI prints comes here, what
 // the lane writes goes to the CLI's stdin. A session is Claude's `session_id` (the hooks carry the
-// same id). Facts and answers as in streams/lane.ts; what each line means is in stream.ts.
+// same id). Facts and answers as in streams/lane.ts; what each line means is in stream.ts, and
+// how each run is tracked in joined-runs.ts.
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../../streams/lane.js';
-import { controlLine, lineReader, readLine, userLine, uuidFor, type Line } from './stream.js';
+import { controlRequest, joinRun, writeLine, type Run } from './joined-runs.js';
+import { userLine, uuidFor, type Line } from './stream.js';
 
 export interface StreamJsonLaneOptions {
   /** The private socket runs join (dir 700, socket 600). */
   socketPath: string;
   /** How long a control request waits for the CLI's answer. */
   answerMs?: number;
-}
-
-/** One run's session as the lane tracks it. */
-interface Run {
-  socket: Socket;
-  session?: string;
-  turn?: string;
-  turns: number;
-  /** Messages written and not yet read, by uuid: the command id and whether it waits for a later turn. */
-  unread: Map<string, { commandId: string; later: boolean }>;
-  answers: Map<string, (a: { ok: boolean; response: Line }) => void>;
-  stopping?: boolean;
 }
 
 export function streamJsonLane(opts: StreamJsonLaneOptions): NativeLane {
@@ -37,87 +27,11 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): NativeLane {
   let nextRequest = 0;
   const fact = (f: LaneFact): void => facts$.next(f);
   const runOf = (session: string): Run | undefined => [...runs].find((r) => r.session === session);
-  /** Writes a line to the run; false when the run is gone (a full buffer still queues it). */
-  const write = (run: Run, l: Line): boolean => {
-    if (run.socket.destroyed || !run.socket.writable) return false;
-    run.socket.write(`${JSON.stringify(l)}\n`);
-    return true;
-  };
-
-  function onLine(run: Run, l: Line): void {
-    const e = readLine(l);
-    const at = Date.now();
-    switch (e.kind) {
-      case 'init':
-        if (run.session === undefined) {
-          run.session = e.session;
-          fact({ kind: 'attached', session: e.session, at });
-        }
-        if (run.turn === undefined) {
-          run.turn = `${e.session}:${++run.turns}`;
-          fact({ kind: 'turn.started', session: e.session, at, turnId: run.turn });
-        }
-        return;
-      case 'result': {
-        if (run.session === undefined || run.turn === undefined) return;
-        const turnId = run.turn;
-        run.turn = undefined;
-        const interrupted = e.interrupted || run.stopping === true;
-        run.stopping = false;
-        fact({ kind: 'turn.ended', session: run.session, at, turnId, status: e.status, interrupted });
-        return;
-      }
-      case 'read': {
-        const m = run.unread.get(e.uuid);
-        if (m === undefined || run.session === undefined) return;
-        run.unread.delete(e.uuid);
-        fact({ kind: 'delivered', session: run.session, at, commandId: m.commandId, ref: e.uuid });
-        return;
-      }
-      case 'cancelled':
-        run.unread.delete(e.uuid);
-        return;
-      case 'answer':
-        run.answers.get(e.requestId)?.(e);
-        run.answers.delete(e.requestId);
-        return;
-    }
-  }
-
-  function join(socket: Socket): void {
-    const run: Run = { socket, turns: 0, unread: new Map(), answers: new Map() };
-    runs.add(run);
-    socket.on(
-      'data',
-      lineReader((l) => onLine(run, l)),
-    );
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      runs.delete(run);
-      for (const a of run.answers.values()) a({ ok: false, response: { error: 'the run ended' } });
-      if (run.session !== undefined)
-        fact({ kind: 'detached', session: run.session, at: Date.now(), detail: 'the claude -p run ended' });
-    });
-  }
 
   /** A control request to the run's CLI; its answer, or why there is none. */
   function control(run: Run, request: Line): Promise<{ ok: boolean; response: Line }> {
     const id = `aep-${++nextRequest}`;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        run.answers.delete(id);
-        resolve({ ok: false, response: { error: 'claude did not answer in time' } });
-      }, opts.answerMs ?? 10_000);
-      run.answers.set(id, (a) => {
-        clearTimeout(timer);
-        resolve(a);
-      });
-      if (!write(run, controlLine(id, request))) {
-        clearTimeout(timer);
-        run.answers.delete(id);
-        resolve({ ok: false, response: { error: 'the run is gone' } });
-      }
-    });
+    return controlRequest(run, id, request, opts.answerMs ?? 10_000);
   }
 
   function send(req: LaneRequest, later: boolean): LaneOutcome {
@@ -126,7 +40,7 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): NativeLane {
     if (!later && run.turn === undefined) return { ok: false, reason: 'idle', detail: 'no turn is running' };
     const uuid = uuidFor(req.commandId);
     run.unread.set(uuid, { commandId: req.commandId, later });
-    if (!write(run, userLine(uuid, req.text, later ? 'later' : undefined))) {
+    if (!writeLine(run, userLine(uuid, req.text, later ? 'later' : undefined))) {
       run.unread.delete(uuid);
       return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
     }
@@ -150,7 +64,7 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): NativeLane {
       chmodSync(dirname(opts.socketPath), 0o700);
       // A socket left by an adapter that died is stale: this adapter is the one listening now.
       rmSync(opts.socketPath, { force: true });
-      const s = createServer(join);
+      const s = createServer((socket) => joinRun(socket, runs, fact));
       s.once('error', (err) => {
         listening = undefined;
         reject(err);
