@@ -273,7 +273,7 @@ export interface VendorTable {
   steering: 'instruct' | 'send_input';
   /**
    * The user-plane verb `x.{token}.control.send_input` and how the vendor treats that input
-   * (D28, D29). A table may offer it beside instruct; its transport is the adapter's to supply.
+   * (D28, D29). A table may offer it beside instruct; its channel is the adapter's to supply.
    */
   sendInput?: InputPolicy;
   /** The channel send_input and the other user-plane verbs go through. */

@@ -225,7 +225,7 @@ export class Audit {
         const ctx = host.context(session)!;
         // A steer a native lane holds is pending on both sides until the vendor's receipt (D30).
         const held = [...ctx.inFlight.flatMap((b) => b.items), ...ctx.queue, ...(ctx.laned ?? [])];
-        // A send_input still with its transport is pending on both sides; once sent, the stream
+        // A send_input still with its channel is pending on both sides; once sent, the stream
         // counts it delivered while the machine waits for the consumption report.
         const sending = new Set(ctx.inputs.filter((i) => i.phase === 'sending').map((i) => i.id));
         const sent = new Set(ctx.inputs.filter((i) => i.phase === 'sent').map((i) => i.id));

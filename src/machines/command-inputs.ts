@@ -14,7 +14,7 @@ export interface InputPolicy {
   defaultDelivery?: string;
   /** Refuse while no turn runs: input to an idle session would start the agent (D28). */
   refuseIdle: boolean;
-  /** The transport reports when the agent consumed an input (Cline `pending_prompt_submitted`). */
+  /** The channel reports when the agent consumed an input (Cline `pending_prompt_submitted`). */
   reportsConsumption: boolean;
   /** Identical pending texts merge into one on the vendor side, so a second one is refused (D28). */
   mergesIdentical: boolean;
@@ -49,18 +49,18 @@ export interface SendInputInput {
   command: AepCommand;
   /** The vendor's control gate as it stood when the command arrived (D5). */
   gateOpen: boolean;
-  /** The transport that carries the input is connected; otherwise the command is refused `busy`. */
+  /** The channel that carries the input is connected; otherwise the command is refused `busy`. */
   ready: boolean;
   policy: InputPolicy;
 }
-/** `control.cancel {scope}` (AEP-0004 §5): forwarded to the vendor's transport, acked on its answer. */
+/** `control.cancel {scope}` (AEP-0004 §5): forwarded to the vendor's channel, acked on its answer. */
 export interface CancelInput {
   type: 'command.cancel';
   at: number;
   command: AepCommand;
   gateOpen: boolean;
   ready: boolean;
-  /** D33: the native lane that stops the session's turn, instead of the user-plane transport. */
+  /** D33: the native lane that stops the session's turn, instead of the user-plane channel. */
   lane?: string;
   /** D33: no lane that stops turns reaches the session; how a session gets one. */
   unreached?: string;

@@ -14,7 +14,7 @@ import type { RecoveredInput } from './session-input.js';
 export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   const unknown = ctx.inFlight.flatMap((b) => b.items);
   const outputs: SessionOutput[] = droppedInstructions(ctx, unknown, 'delivery-unknown');
-  // A send_input handed to the transport without an answer may or may not have reached the
+  // A send_input handed to the channel without an answer may or may not have reached the
   // vendor: reported, never re-sent (D12). Sent ones still await their consumption report.
   const sending = ctx.inputs.filter((i) => i.phase === 'sending');
   outputs.push(...droppedInputs(ctx, sending, 'delivery-unknown'));
@@ -27,7 +27,7 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
       latencyMs: Math.max(0, input.at - h.openedAt),
     });
   }
-  // A cancel the transport never answered: its ack is owed, and the restart cannot know the answer.
+  // A cancel the channel never answered: its ack is owed, and the restart cannot know the answer.
   const c = ctx.cancel;
   const unanswered = c !== undefined && !c.acked;
   if (unanswered) {

@@ -1,5 +1,5 @@
-// control.cancel as pure steps, for vendors whose user-plane transport aborts the active run
-// (Cline hub `run.abort`). The ack follows the transport's answer (an abort the vendor refused is
+// control.cancel as pure steps, for vendors whose user-plane channel aborts the active run
+// (Cline hub `run.abort`). The ack follows the channel's answer (an abort the vendor refused is
 // no accepted command); the outcome is not invented here: the vendor's own abort moment maps to
 // `run.cancelled`, which the host stamps with this command as its cause.
 import { decisionOf, withDecision } from './decisions.js';

@@ -87,7 +87,7 @@ export interface PendingInput {
   /** The effective delivery (the policy's default applied); absent when the verb takes none. */
   delivery?: string;
   acceptedAt: number;
-  /** `sending`: handed to the transport, no answer yet; `sent`: the vendor took it, consumption awaited. */
+  /** `sending`: handed to the channel, no answer yet; `sent`: the vendor took it, consumption awaited. */
   phase: 'sending' | 'sent';
   /** The vendor reports consumption, so `sent` does not settle it (InputPolicy.reportsConsumption). */
   awaitsConsumption: boolean;
@@ -115,7 +115,7 @@ export interface OpenHold {
   timeoutMs: number;
   /**
    * The vendor's own id for a request raised on its user-plane channel (Cline hub approvalId);
-   * such a hold has no hook reply: its answer goes back through the transport.
+   * such a hold has no hook reply: its answer goes back through the channel.
    */
   external?: string;
   /**
@@ -195,7 +195,7 @@ export interface SessionContext {
   /** D32: withdraws handed to a native lane, acked on its answer. */
   withdrawing?: { id: string; key: string; instruction: string }[];
   /**
-   * A `control.cancel` handed to the vendor's transport (`acked` once it answered yes): the run's
+   * A `control.cancel` handed to the vendor's channel (`acked` once it answered yes): the run's
    * `run.cancelled` names it as cause; the turn's close settles it.
    */
   cancel?: {

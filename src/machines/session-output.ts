@@ -60,7 +60,7 @@ export type SessionOutput =
   | { type: 'reply.decision'; hookId: string; decision?: Decision }
   /** Carry a command out on the vendor's API; its answer comes back as forward.settled. */
   | { type: 'control.forward'; cause: string; command: AepCommand }
-  /** Hand an accepted send_input to the vendor's transport; its answer comes back as input.sent / input.failed. */
+  /** Hand an accepted send_input to the vendor's channel; its answer comes back as input.sent / input.failed. */
   | { type: 'input.send'; cause: string; text: string; delivery?: string }
   /**
    * `run.cancelled {by:"control"}`: the cancel's run ended stopped (or the session ended while a
@@ -69,7 +69,7 @@ export type SessionOutput =
   | ({ type: 'run.cancelled'; cause: string; run?: string } & ToolsAtStop)
   /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
   | { type: 'approval.answer'; approvalId: string; decision: Decision }
-  /** Ask the vendor's transport to abort the active run; its answer comes back as cancel.answered. */
+  /** Ask the vendor's channel to abort the active run; its answer comes back as cancel.answered. */
   | { type: 'run.cancel'; cause: string; lane?: string; killTools?: true }
   /** D32: ask the vendor's queue to give back the input `subject` (found by its text); answered by withdraw.answered. */
   | { type: 'input.withdraw'; cause: string; subject: string; text: string }
@@ -79,7 +79,7 @@ export type SessionOutput =
   | { type: 'lane.withdraw'; cause: string; instruction: string; lane: string }
   /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */
   | { type: 'lanes.changed'; eventType: string; lanes: string[] }
-  /** `x.{vendor}.input.sent {delivery?}`: the transport took it (never echoes the text). */
+  /** `x.{vendor}.input.sent {delivery?}`: the channel took it (never echoes the text). */
   | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
   /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */
   | { type: 'input.consumed'; eventType: string; cause: string; queuedMs: number };

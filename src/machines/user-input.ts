@@ -26,7 +26,7 @@ export const droppedInputs = (
 ): SessionOutput[] =>
   items.map((i) => ({ type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause: i.id, reason }));
 
-/** D2–D6 and D28: one decision per command; accepted, the text goes to the transport at once. */
+/** D2–D6 and D28: one decision per command; accepted, the text goes to the channel at once. */
 export function sendInput(ctx: SessionContext, input: SendInputInput, ended: boolean): Step {
   const view = { decisions: ctx.decisions, ended, turnOpen: ctx.turnOpen, inputs: ctx.inputs };
   const d = decideSendInput(view, input.command, input.gateOpen, input.ready, input.policy);
@@ -52,7 +52,7 @@ export function sendInput(ctx: SessionContext, input: SendInputInput, ended: boo
 }
 
 /**
- * The transport took the input: `input.sent`. Where the vendor reports consumption the input
+ * The channel took the input: `input.sent`. Where the vendor reports consumption the input
  * stays pending until then; elsewhere `input.sent` settles it.
  */
 export function inputSent(ctx: SessionContext, input: InputSentInput): Step {
@@ -64,7 +64,7 @@ export function inputSent(ctx: SessionContext, input: InputSentInput): Step {
   return { context: { inputs }, outputs: [sentOutput(ctx, item)] };
 }
 
-/** The transport refused the input or was unreachable: it never reached the agent. */
+/** The channel refused the input or was unreachable: it never reached the agent. */
 export function inputFailed(ctx: SessionContext, input: InputFailedInput): Step {
   const item = ctx.inputs.find((i) => i.id === input.commandId && i.phase === 'sending');
   if (!item) return { outputs: [] };
@@ -77,7 +77,7 @@ export function inputFailed(ctx: SessionContext, input: InputFailedInput): Step 
 /**
  * The vendor reports a prompt consumed. It names no command, so the oldest pending input with
  * that exact text is the one (the gate keeps identical texts from sharing a vendor prompt). A
- * consumption seen before the transport's answer proves the send too.
+ * consumption seen before the channel's answer proves the send too.
  */
 export function inputConsumed(ctx: SessionContext, input: InputConsumedInput): Step {
   const item = ctx.inputs.find((i) => i.text === input.text);

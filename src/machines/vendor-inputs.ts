@@ -1,15 +1,15 @@
-// What the vendor's own channels report to a session actor: its user-plane transport (inputs,
+// What the vendor's own channels report to a session actor: its user-plane channel (inputs,
 // approvals, cancels, forwarded commands, withdraws) and its native lanes (reach, steers, turns).
 import type { Rejection } from '../protocol/index.js';
 import type { AttentionRequest, ToolsAtStop } from './session-context.js';
 
-/** The transport took the input (Cline hub reply ok, OpenHands REST 2xx). */
+/** The channel took the input (Cline hub reply ok, OpenHands REST 2xx). */
 export interface InputSentInput {
   type: 'input.sent';
   at: number;
   commandId: string;
 }
-/** The transport refused the input or could not be reached. */
+/** The channel refused the input or could not be reached. */
 export interface InputFailedInput {
   type: 'input.failed';
   at: number;
@@ -32,7 +32,7 @@ export interface WithdrawAnsweredInput {
   removed?: boolean;
   detail?: string;
 }
-/** The transport's answer to a forwarded cancel. */
+/** The channel's answer to a forwarded cancel. */
 export interface CancelAnsweredInput {
   type: 'cancel.answered';
   at: number;

@@ -125,6 +125,3 @@ export const steers = (l: Lane): l is SteeringLane => l.steer !== undefined;
 /** The vendor's user-plane channel among the lanes: where send_input, its cancel and its controls go. */
 export const channelOf = (lanes: readonly Lane[]): Lane | undefined =>
   lanes.find((l) => l.send !== undefined || l.perform !== undefined);
-
-/** @deprecated the former name of `SteeringLane`. */
-export type NativeLane = SteeringLane;

@@ -139,7 +139,7 @@ export function throughLanes(
               },
       );
     case 'perform':
-      // A controller that throws counts as unreachable (`busy`).
+      // A channel that throws counts as unreachable (`busy`).
       return answered(
         effect,
         lane,

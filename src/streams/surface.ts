@@ -115,19 +115,19 @@ export interface VendorSurface {
   holds?: boolean;
   /**
    * The user-plane verb `x.{token}.control.send_input` and how the vendor treats such input
-   * (D28, D29); absent when the vendor takes none. Its transport comes with the adapter options.
+   * (D28, D29); absent when the vendor takes none. Its channel comes with the adapter options.
    */
   sendInput?: { type: string; policy: InputPolicy };
-  /** `control.cancel` aborts the active run through the user-plane transport (scope `run` only). */
+  /** `control.cancel` aborts the active run through the user-plane channel (scope `run` only). */
   cancels?: boolean;
-  /** The user-plane transport raises approvals that `control.attention.respond` answers. */
+  /** The user-plane channel raises approvals that `control.attention.respond` answers. */
   approvals?: boolean;
-  /** D32: the user-plane transport takes back a send_input not read yet (`InputTransport.withdraw`). */
+  /** D32: the user-plane channel takes back a send_input not read yet (the lane's `withdraw`). */
   withdrawsInputs?: boolean;
   /**
    * Commands the adapter carries out on the vendor's own API (OpenHands: control.attention.respond,
    * control.pause, control.resume, x.openhands.control.interrupt), decided by the vendor's answer.
-   * Listed in hello only while the control gate is on; carried out by the adapter's Controller.
+   * Listed in hello only while the control gate is on; carried out by the channel lane's `perform`.
    */
   controls?: readonly string[];
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */

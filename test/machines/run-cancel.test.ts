@@ -1,5 +1,5 @@
 // control.cancel through the pure session machine, for vendors whose transport aborts the active
-// run: scope run only, only while a run is active, acked on the transport's answer, and the run's
+// run: scope run only, only while a run is active, acked on the channel's answer, and the run's
 // end names the command.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,5 +1,5 @@
 // send_input (D28, D29) through the real adapter runtime: hook endpoint, session actor, fsynced
-// log, and a transport at the edge that answers as the vendor's would. The log it leaves passes
+// log, and a channel at the edge that answers as the vendor's would. The log it leaves passes
 // the audit, and a restart replays it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../../streams/lane.js';
+import type { LaneFact, LaneOutcome, LaneRequest, SteeringLane } from '../../../streams/lane.js';
 import { controlRequest, joinRun, writeLine, type Run } from './joined-runs.js';
 import { userLine, uuidFor, type Line } from './stream.js';
 
@@ -19,7 +19,7 @@ export interface StreamJsonLaneOptions {
   answerMs?: number;
 }
 
-export function streamJsonLane(opts: StreamJsonLaneOptions): NativeLane {
+export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
   const facts$ = new Subject<LaneFact>();
   const runs = new Set<Run>();
   let server: Server | undefined;

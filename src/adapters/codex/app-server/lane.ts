@@ -6,14 +6,14 @@
 // what each vendor message means is in messages.ts, with where it was observed; the threads it
 // follows in threads.ts, their turns in turns.ts, the server and its connection in connection.ts.
 import { Subject } from 'rxjs';
-import type { LaneFact, LaneOutcome, LaneRequest, NativeLane } from '../../../streams/lane.js';
+import type { LaneFact, LaneOutcome, LaneRequest, SteeringLane } from '../../../streams/lane.js';
 import { appServerConnection, type CodexLaneOptions } from './connection.js';
 import { DENY, STEER_REFUSALS } from './messages.js';
 import { RpcFailure, RpcUnreachable } from './rpc.js';
 import { threadTracker } from './threads.js';
 import { orderedFacts, turnBook } from './turns.js';
 
-export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
+export function codexAppServerLane(opts: CodexLaneOptions): SteeringLane {
   const facts$ = new Subject<LaneFact>();
   const facts = orderedFacts(facts$);
   let closing = false;
