@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const benchDir = dirname(dirname(fileURLToPath(import.meta.url)));
+const benchDir = dirname(dirname(fileURLToPath(import.meta.url)));
 export const projectDir = dirname(benchDir);
 
 export interface Child<R = Record<string, unknown>> {

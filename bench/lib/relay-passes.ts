@@ -5,9 +5,9 @@ import { QUICK } from '../types.js';
 import { quantile } from './stats.js';
 import { childCpuMs, runLoad, type Child } from './proc.js';
 
-export const EVENTS = 20_000;
-export const SUBSCRIBERS = 2;
-export const WINDOW = 2_000;
+const EVENTS = 20_000;
+const SUBSCRIBERS = 2;
+const WINDOW = 2_000;
 export const COMMANDS = QUICK ? 100 : 300;
 export const TOKEN = 'bench-token';
 const TYPE = 'x.bench-target.control.instruct';

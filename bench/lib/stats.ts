@@ -27,6 +27,3 @@ export async function interleave<S extends Record<string, () => Promise<unknown>
   }
   return out as { [K in keyof S]: Awaited<ReturnType<S[K]>>[] };
 }
-
-/** The median over rounds of one number picked out of each round's result. */
-export const medianOf = <T>(runs: readonly T[], pick: (r: T) => number): number => median(runs.map(pick));

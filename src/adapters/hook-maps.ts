@@ -31,7 +31,7 @@ export function compact(data: Record<string, unknown>): EventData {
 }
 
 /** The run a hook belongs to: the vendor's per-prompt id (a Claude Code turn is an AEP run). */
-export const runOf = (input: HookInput, field = 'prompt_id'): string | undefined => str(input[field]);
+const runOf = (input: HookInput, field = 'prompt_id'): string | undefined => str(input[field]);
 
 /** AEP `tool` of a Claude-style tool hook: its name and the vendor's call id. */
 export const toolOf = (input: HookInput): EventData =>

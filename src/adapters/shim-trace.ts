@@ -51,7 +51,7 @@ export function appendTrace(dir: string, line: Omit<TraceLine, 'time'>, now = ne
 
 const OUTCOME = /^(\S+) (\S+) ((?:failed|ok)(?: [a-z]+=\S+)*|skipped) (.*)$/;
 
-export function parseTraceLine(text: string): TraceLine | undefined {
+function parseTraceLine(text: string): TraceLine | undefined {
   const m = OUTCOME.exec(text);
   return m === null ? undefined : { time: m[1]!, where: m[2]!, outcome: m[3]!, why: m[4]! };
 }

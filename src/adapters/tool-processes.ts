@@ -128,7 +128,7 @@ function shellScript(words: readonly string[]): { shell: string; script: string 
  * the same script (observed: Codex 0.171.0 shows `/bin/bash -lc '…'` and may run `/bin/bash -c
  * '…'`); or the shell ran a single command in its own place, whose words the argv then is.
  */
-export function runs(p: ProcInfo, command: string): boolean {
+function runs(p: ProcInfo, command: string): boolean {
   const words = shellWords(command);
   if (words === undefined) return p.argv.join(' ') === command;
   if (same(p.argv, words)) return true;

@@ -14,7 +14,7 @@ import type { Finding, InstructionRecord, SessionView } from './views.js';
 import { StreamChecker, type ViolationRule as StreamRule } from '../protocol/stream-checks.js';
 import { IdLedger } from './order.js';
 
-export type ViolationRule =
+type ViolationRule =
   | Finding['rule']
   | Exclude<StreamRule, 'id-collision'>
   | 'line-invalid'
@@ -30,7 +30,7 @@ export interface Violation {
   eventId?: string;
 }
 
-export interface AuditNote {
+interface AuditNote {
   kind: 'torn-tail' | 'not-an-event' | 'machine-skipped' | 'in-flight';
   file: string;
   line: number;
@@ -73,7 +73,7 @@ function adapterLogEvent(r: Record<string, unknown>): Record<string, unknown> | 
   return undefined;
 }
 
-export class Audit {
+class Audit {
   readonly fold = new SteeringFold();
   private readonly ids = new IdLedger();
   private readonly violations: Violation[] = [];

@@ -74,7 +74,7 @@ export const sightingOf = (e: AepEvent, place: EventPlace): Sighting => {
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** `(epoch, seq)` order of two sightings from one emitter; undefined when either lacks a seq. */
-export const after = (a: Sighting, b: Sighting): boolean | undefined => {
+const after = (a: Sighting, b: Sighting): boolean | undefined => {
   if (a.seq === undefined || b.seq === undefined) return undefined;
   const ea = a.epoch ?? 0;
   const eb = b.epoch ?? 0;

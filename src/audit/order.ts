@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { dedupeKey, type AepEvent } from '../protocol/envelope.js';
 
-export type OrderRule = 'id-conflict';
+type OrderRule = 'id-conflict';
 
 export interface OrderIssue {
   rule: OrderRule;
@@ -12,7 +12,7 @@ export interface OrderIssue {
 }
 
 /** Canonical JSON (sorted keys), so a relay that re-serialises an event does not look like a conflict. */
-export function canonical(value: unknown): string {
+function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value).sort();

@@ -40,7 +40,7 @@ function colourFor(r: InstructionRecord, p: Paint): (s: string) => string {
   }
 }
 
-export function instructionLine(r: InstructionRecord, p: Paint = plain): string {
+function instructionLine(r: InstructionRecord, p: Paint = plain): string {
   const sender = r.sender ?? 'unknown sender';
   const steps: string[] = [];
   if (r.accepted) steps.push('accepted');
@@ -48,14 +48,12 @@ export function instructionLine(r: InstructionRecord, p: Paint = plain): string 
   return `${p.bold(r.id)}  session ${r.session}${r.vendor ? ` (${r.vendor})` : ''}  from ${sender}  ${steps.join(' → ')}`;
 }
 
-export function violationLine(v: Violation, p: Paint = plain): string {
+function violationLine(v: Violation, p: Paint = plain): string {
   const where = v.file !== undefined ? `${v.file}${v.line !== undefined ? `:${v.line}` : ''}` : '(stream)';
   return `${p.red('✗')} ${where}${v.eventId ? `  event ${v.eventId}` : ''}  ${p.bold(v.rule)}: ${v.message}`;
 }
 
-export function summary(
-  r: AuditResult,
-): Record<'delivered' | 'dropped' | 'pending' | 'rejected' | 'unacknowledged', number> {
+function summary(r: AuditResult): Record<'delivered' | 'dropped' | 'pending' | 'rejected' | 'unacknowledged', number> {
   const counts = { delivered: 0, dropped: 0, pending: 0, rejected: 0, unacknowledged: 0 };
   for (const i of r.instructions) counts[i.status] += 1;
   return counts;

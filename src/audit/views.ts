@@ -3,7 +3,7 @@
 // boards (inspect, console, MCP) read these shapes.
 export type SessionState = 'idle' | 'queued' | 'holding.permission' | 'holding.elicitation' | 'ended';
 
-export type InstructionStatus = 'unacknowledged' | 'pending' | 'delivered' | 'dropped' | 'rejected';
+type InstructionStatus = 'unacknowledged' | 'pending' | 'delivered' | 'dropped' | 'rejected';
 
 /** Where an event came from; the audit sets file and line, the live page leaves them out. */
 export interface EventPlace {
@@ -82,7 +82,7 @@ export interface Finding {
   instruction?: string;
 }
 
-export type FindingRule =
+type FindingRule =
   | 'ack-uncaused'
   | 'terminal-uncaused'
   | 'terminal-cause'

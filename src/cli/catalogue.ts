@@ -140,7 +140,7 @@ export function commandNamed(args: readonly string[]): string | undefined {
   return args.slice(args.indexOf('help') + 1).find((a) => !a.startsWith('-'));
 }
 
-export function newProgram(): Command {
+function newProgram(): Command {
   return new Command('aep-steer')
     .description('Steering for coding agents over the Agent Event Protocol (AEP)')
     .version(VERSION)
@@ -149,7 +149,7 @@ export function newProgram(): Command {
 }
 
 /** Builds the program for one command line: the named command for real, else the catalogue's summaries. */
-export async function programFor(args: readonly string[]): Promise<Command> {
+async function programFor(args: readonly string[]): Promise<Command> {
   const program = newProgram();
   const entry = CATALOGUE.find((c) => c.name === commandNamed(args));
   if (entry !== undefined) {

@@ -13,7 +13,7 @@ const VENDOR_OPTIONS: ReadonlySet<string> = new Set(['--vendor']);
 const VENDOR_PREFIXED_OPTIONS: ReadonlySet<string> = new Set(['--hook-port']);
 
 /** The token a name stands for; any other word (`relay`, `mcp`, an unknown name) as it was, for the command to judge. */
-export const canonicalVendor = (name: string): string => vendorToken(name) ?? name;
+const canonicalVendor = (name: string): string => vendorToken(name) ?? name;
 
 /** `claude=18377` → `claude-code=18377`; anything else unchanged. */
 const canonicalPrefix = (value: string): string => {

@@ -13,7 +13,7 @@ function chunk(type: string, data: Buffer): Buffer {
 }
 
 /** A square icon: the console's blue, a white ring and a dot (a waiting light), full bleed for maskable use. */
-export function iconPng(size: number): Buffer {
+function iconPng(size: number): Buffer {
   const rows: Buffer[] = [];
   const mid = (size - 1) / 2;
   for (let y = 0; y < size; y++) {
@@ -43,7 +43,7 @@ export function iconPng(size: number): Buffer {
 }
 
 /** Relative URLs: the manifest lives under the console's secret path, and so do start_url and scope. */
-export const MANIFEST = JSON.stringify({
+const MANIFEST = JSON.stringify({
   name: 'aep-steer console',
   short_name: 'aep-steer',
   description: 'Sessions waiting for you, their requests, and instructions to them',

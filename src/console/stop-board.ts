@@ -9,7 +9,7 @@ import type { CancelRow } from '../adapters/table.js';
 import { loadTable } from '../adapters/vendors.js';
 import { stopOffer, type StopOffer } from '../adapters/stop-offer.js';
 
-export type ConsoleSession = BoardSession & { stop?: StopOffer };
+type ConsoleSession = BoardSession & { stop?: StopOffer };
 
 export class StopBoard extends Board {
   private entries: RosterEntry[] = [];

@@ -49,7 +49,7 @@ export type Settlement =
 type Frame = Record<string, unknown>;
 
 /** History replays one shared connection runs at once, well inside the relay's 64 subscriptions. */
-export const REPLAY_SLOTS = 16;
+const REPLAY_SLOTS = 16;
 
 export class RelayConsumer {
   private readonly pending = new Map<string, (f: Frame) => void>();

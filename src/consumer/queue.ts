@@ -19,7 +19,7 @@ export interface WaitingInstruction {
 const INSTRUCT = /^x\.[a-z0-9_-]+\.control\.instruct$/;
 
 /** The accepted, unsettled instructions among `events`, oldest first. */
-export function waitingOf(events: readonly AepEvent[], now: number): WaitingInstruction[] {
+function waitingOf(events: readonly AepEvent[], now: number): WaitingInstruction[] {
   const sent = new Map<string, AepEvent>();
   const accepted = new Set<string>();
   const settled = new Set<string>();

@@ -8,7 +8,7 @@ import { acceptsOf, routeOf } from './roster.js';
 import { sendAndFollow } from './settle.js';
 import { codeOf, detailOf, type Sender } from './verb.js';
 
-export const RESPOND_TYPE = 'control.attention.respond';
+const RESPOND_TYPE = 'control.attention.respond';
 
 export interface Answer {
   option?: string;

@@ -4,7 +4,7 @@ import type { RosterRefusalCode } from '../protocol/errors.js';
 import type { RelayConsumer, RosterEntry } from './connection.js';
 
 /** The one claimant of a session, or a refusal that says why a command could not be routed (AEP-0004 §4.4). */
-export function claimantOf(roster: RosterEntry[], session: string): Route {
+function claimantOf(roster: RosterEntry[], session: string): Route {
   const entries = roster.filter((r) => r.session === session && r.offline !== true);
   if (entries.length === 0) return { code: 'no-route', detail: `session ${session} has no live claimant on the relay` };
   if (entries.length > 1)
@@ -21,7 +21,7 @@ export const acceptsOf = (entry: RosterEntry): string[] | undefined => {
  * D26, D37: `ended` once the end moment passed; `stale` while live but silent past the vendor's
  * stale window; `adapter offline` when no adapter claims it (the relay's history knows it).
  */
-export type RowState = 'live' | 'stale' | 'ended' | 'adapter offline';
+type RowState = 'live' | 'stale' | 'ended' | 'adapter offline';
 
 export interface SessionRow {
   session: string;
@@ -76,7 +76,7 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
  * Why a session has no claimant, from the roster with its offline entries (D37): its adapter is
  * not connected (the relay knows the session), or the relay never heard of it.
  */
-export function whyNoRoute(
+function whyNoRoute(
   roster: RosterEntry[],
   session: string,
 ): { code: RosterRefusalCode; detail: string; vendor?: string } {
@@ -91,7 +91,7 @@ export function whyNoRoute(
 }
 
 /** D37: a `--vendor` that is not the session's own, said with the vendor the session is. */
-export function vendorMismatch(
+function vendorMismatch(
   entry: RosterEntry,
   session: string,
   asked: string,

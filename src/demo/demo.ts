@@ -22,7 +22,7 @@ import { scriptedSession } from './scripted-session.js';
 import { recordEvents, startStack, type EventRecord, type Stack } from './stack.js';
 
 export const DEFAULT_DEMO_TEXT = 'Before you finish, say which tests you ran.';
-export const DEMO_SENDER = 'aep-steer-demo';
+const DEMO_SENDER = 'aep-steer-demo';
 /** The demo's whole budget: it must never hang a terminal or a CI job. */
 const CLI_KILL_MS = 60_000;
 

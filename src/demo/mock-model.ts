@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface ModelRequest {
+interface ModelRequest {
   index: number;
   raw: string;
   body:

@@ -3,7 +3,7 @@
 // and with the fields it sends (vendor-clis-observed §1.5, §1.6). Only ids and paths are fresh.
 import { randomUUID } from 'node:crypto';
 
-export type HookInput = Record<string, unknown> & { hook_event_name: string; session_id: string };
+type HookInput = Record<string, unknown> & { hook_event_name: string; session_id: string };
 
 export interface ScriptedSession {
   session: string;

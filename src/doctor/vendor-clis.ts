@@ -7,7 +7,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The project root: the nearest folder above this module with a package.json. */
-export function projectRoot(): string {
+function projectRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(join(dir, 'package.json'))) return dir;
@@ -17,7 +17,7 @@ export function projectRoot(): string {
   }
 }
 
-export function vendorClisDir(env: NodeJS.ProcessEnv = process.env): string {
+function vendorClisDir(env: NodeJS.ProcessEnv = process.env): string {
   return env['AEP_VENDOR_CLIS_DIR'] || join(projectRoot(), '.vendor-clis');
 }
 

@@ -162,7 +162,7 @@ export interface InstructGateView {
 }
 
 /** D31: the session refuses a delivery its lanes cannot honour, naming those it can. */
-export const deliveryUnsupported = (delivery: string, honoured: readonly string[], hint?: string): Rejection => ({
+const deliveryUnsupported = (delivery: string, honoured: readonly string[], hint?: string): Rejection => ({
   reason: 'unsupported',
   rule: 'delivery-unsupported',
   detail: `this session cannot take delivery "${delivery}": it accepts ${honoured.join(', ')}${hint === undefined ? '' : `; ${hint}`}`,
@@ -336,7 +336,7 @@ export function readAnswer(request: AttentionRequest, answer: unknown): Decision
 }
 
 /** The answer does not fit: which answers would (D34: the sentence names what to send instead). */
-export function answerMisfit(request: AttentionRequest): Rejection {
+function answerMisfit(request: AttentionRequest): Rejection {
   if (request.kind === 'form') {
     return {
       ...REJECT.answerInvalid,

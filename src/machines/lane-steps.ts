@@ -13,9 +13,9 @@ import type { LaneAnsweredInput, LaneDeliveredInput, LaneReachInput, LaneTurnInp
 import type { LanedInstruction, QueuedInstruction, SessionContext, ToolsAtStop } from './session-context.js';
 
 /** The lane every hook vendor has (D30): the reply to the next eligible hook moment. */
-export const HOOK_LANE = 'hook';
+const HOOK_LANE = 'hook';
 /** Steers whose echo is still awaited, per session (a vendor that fires no echo never empties it). */
-export const ECHOES_KEPT = 20;
+const ECHOES_KEPT = 20;
 
 /** D31: what instruct honours on this session now: the hook lane's, plus a reaching native lane's. */
 export function honoured(ctx: SessionContext, input: InstructInput): readonly string[] {

@@ -6,7 +6,7 @@ import type { DropReason, SessionOutput } from './session-output.js';
 export const QUEUE_CAP = 20; // D3: pending instructions per session, in-flight ones included
 export const TEXT_CAP = 4000; // D2: JavaScript string length of one instruction
 export const JOIN_CAP = 10_000; // D8: characters in one reply
-export const JOIN_SEPARATOR = '\n\n'; // D8: a blank line, no added framing
+const JOIN_SEPARATOR = '\n\n'; // D8: a blank line, no added framing
 
 /** Instructions that hold a slot (D3): queued, or handed to a reply not yet confirmed. */
 export function pendingCount(queue: readonly QueuedInstruction[], inFlight: readonly InFlightBatch[]): number {

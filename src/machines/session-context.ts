@@ -72,7 +72,7 @@ export interface Decision {
 export type HoldKind = 'permission' | 'elicitation';
 
 /** A command carried out on the vendor's API, undecided until the vendor answers. */
-export interface PendingForward {
+interface PendingForward {
   /** The command id: `cause` of its ack. */
   id: string;
   key: string;
@@ -96,7 +96,7 @@ export interface PendingInput {
 }
 
 /** D32: a withdraw of a send_input, asked of the vendor's queue; its answer decides the withdraw. */
-export interface PendingWithdrawal {
+interface PendingWithdrawal {
   /** The withdraw command's id. */
   id: string;
   key: string;

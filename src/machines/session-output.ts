@@ -83,24 +83,3 @@ export type SessionOutput =
   | { type: 'input.sent'; eventType: string; cause: string; delivery?: string }
   /** `x.{vendor}.input.consumed {queued_ms}`: the vendor reports the agent read it. */
   | { type: 'input.consumed'; eventType: string; cause: string; queuedMs: number };
-
-export type OutputType = SessionOutput['type'];
-
-/** The outputs that become AEP events on the stream (the rest steer the hook reply or the journal). */
-export const STREAM_OUTPUTS = [
-  'control.accepted',
-  'control.rejected',
-  'instruction.delivered',
-  'instruction.dropped',
-  'attention.requested',
-  'attention.answered',
-  'attention.resolved',
-  'attention.timeout',
-  'session.ended',
-  'session.reopened',
-  'session.closed',
-  'lanes.changed',
-  'input.sent',
-  'input.consumed',
-  'run.cancelled',
-] as const satisfies readonly OutputType[];

@@ -174,7 +174,5 @@ export const sessionMachine = setup({
   },
 });
 
-export type SessionMachine = typeof sessionMachine;
-
 /** The session machine as a fold for log replay; a string says why it cannot be one (replay then uses transition()). */
 export const sessionFold: Fold<SessionContext, SessionInput, SessionOutput> | string = compileFold(sessionMachine);

@@ -20,14 +20,14 @@ import type { LaneWithdrawnInput, WithdrawAnsweredInput } from './vendor-inputs.
 import type { WithdrawInput } from './command-inputs.js';
 
 /** Finished instructions remembered for late withdraws; older ones are answered `unknown-instruction`. */
-export const FINISHED_KEPT = 64;
+const FINISHED_KEPT = 64;
 
 /** The session's finished list with these instructions added, newest last, at most FINISHED_KEPT long. */
 export function finishedWith(ctx: SessionContext, how: FinishedHow, ids: readonly string[]): FinishedInstruction[] {
   return [...(ctx.finished ?? []), ...ids.map((id) => ({ id, how }))].slice(-FINISHED_KEPT);
 }
 
-export const WITHDRAW_REJECT = {
+const WITHDRAW_REJECT = {
   gateOff: {
     reason: 'unsupported',
     rule: 'gate-off',
@@ -130,7 +130,7 @@ const ENDED: Record<FinishedHow, Rejection> = {
   dropped: WITHDRAW_REJECT.dropped,
 };
 
-export function decideWithdraw(
+function decideWithdraw(
   ctx: SessionContext,
   command: AepCommand,
   gateOpen: boolean,

@@ -15,7 +15,7 @@ import { SteeringError } from '../protocol/errors.js';
 
 export const MCP_ENTRY = 'aep-steer';
 
-export interface McpServerEntry {
+interface McpServerEntry {
   command: string;
   args: string[];
 }
@@ -39,7 +39,7 @@ function packageRoot(): string {
 }
 
 /** The command that starts the server: this Node and this package's bin, by absolute path. */
-export function serverEntry(o: McpInstallOptions): McpServerEntry {
+function serverEntry(o: McpInstallOptions): McpServerEntry {
   const args = [join(packageRoot(), 'bin', 'aep-steer.js'), 'mcp', '--relay', o.relay];
   if (o.tokenFile !== undefined) args.push('--token-file', resolve(o.tokenFile));
   if (o.sender !== undefined) args.push('--sender', o.sender);
@@ -237,7 +237,7 @@ function uninstallToml(file: string, env: NodeJS.ProcessEnv): boolean {
  * entry names one; else AEP_TOKEN from the agent's environment, and for a loopback relay without
  * it the local token.
  */
-export function authStatement(o: McpInstallOptions, env: NodeJS.ProcessEnv = o.env ?? process.env): string {
+function authStatement(o: McpInstallOptions, env: NodeJS.ProcessEnv = o.env ?? process.env): string {
   if (o.tokenFile !== undefined)
     return `auth: the relay token in ${resolve(o.tokenFile)} (read at each start; it must stay mode 600)`;
   if (isLoopbackUrl(o.relay)) {

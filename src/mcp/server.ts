@@ -8,7 +8,7 @@ import { Board } from '../consumer/board.js';
 import { followRelay, type Follower } from '../consumer/follow.js';
 import { registerSteeringTools } from './tools.js';
 
-export const MCP_SERVER_NAME = 'aep-steer';
+const MCP_SERVER_NAME = 'aep-steer';
 export const DEFAULT_MCP_SENDER = 'aep-steer-mcp';
 export const DEFAULT_WAIT_MS = 60_000;
 export const MAX_WAIT_MS = 600_000;
@@ -28,7 +28,7 @@ const INSTRUCTIONS =
   'safely. pending_requests and respond answer the permission and form requests agents are waiting on; session_events reads what a ' +
   'session did.';
 
-export function createSteeringServer(opts: McpOptions, board: Board, follower: Follower): McpServer {
+function createSteeringServer(opts: McpOptions, board: Board, follower: Follower): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version: '0.1.0' },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },

@@ -23,7 +23,7 @@ export interface ToolContext {
 const CAPACITY = 'limit-exceeded';
 
 /** Tracks which text each idempotency key was first used with: a key names one instruction. */
-export class KeyLedger {
+class KeyLedger {
   private readonly texts = new Map<string, string>();
   check(id: string, text: string): boolean {
     const first = this.texts.get(id);

@@ -8,7 +8,7 @@ import { newSecret } from '../protocol/secret.js';
 export const DEFAULT_LINK_TTL_MS = 10 * 60_000;
 const TOKEN_CHARS = 24;
 /** A token is 24 characters of nanoid's alphabet; anything else is refused without a look-up. */
-export const TOKEN_SHAPE = /^[A-Za-z0-9_-]{24}$/;
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{24}$/;
 
 export interface AnswerLink {
   token: string;

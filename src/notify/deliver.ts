@@ -21,7 +21,7 @@ export type Delivered = { ok: true; tries: number } | { ok: false; tries: number
 const retryable = (status: number): boolean => status >= 500 || status === 408 || status === 429;
 
 /** Credentials in the URL (`https://user:pass@host/topic`) become a Basic header; fetch refuses them in the URL. */
-export function withCredentials(post: Post): Post {
+function withCredentials(post: Post): Post {
   const u = new URL(post.url);
   if (u.username === '' && u.password === '') return post;
   const auth = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');

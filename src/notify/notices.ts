@@ -5,7 +5,7 @@ import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 import type { Post } from './deliver.js';
 import type { NotifyKind, NotifyTarget, TargetKind } from './targets.js';
 
-export const NOTICE_VERSION = 1;
+const NOTICE_VERSION = 1;
 
 export interface Notice {
   type: 'aep-steer.notice';

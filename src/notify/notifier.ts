@@ -11,7 +11,7 @@ import { DEFAULT_RETRY, deliver, type RetryPolicy } from './deliver.js';
 import { buildNotice, RENDER } from './notices.js';
 import { targetLabel, type NotifyKind, type NotifyTarget } from './targets.js';
 
-export const DEFAULT_GRACE_MS = 300;
+const DEFAULT_GRACE_MS = 300;
 
 export interface NotifierOptions {
   targets: NotifyTarget[];

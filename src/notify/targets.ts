@@ -6,7 +6,7 @@ import { CAPTURE_LEVELS, type CaptureLevel } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
 
 /** What a target may be told about; `attention` (a person is waited for) unless `on=` says more. */
-export const NOTIFY_KINDS = ['attention', 'dropped', 'ended-queued', 'offline'] as const;
+const NOTIFY_KINDS = ['attention', 'dropped', 'ended-queued', 'offline'] as const;
 export type NotifyKind = (typeof NOTIFY_KINDS)[number];
 
 export type TargetKind = 'ntfy' | 'webhook';
@@ -20,7 +20,7 @@ export interface NotifyTarget {
   on: NotifyKind[];
 }
 
-export const TARGET_FORMS = [
+const TARGET_FORMS = [
   'ntfy:https://ntfy.sh/<topic>            an ntfy topic URL (any ntfy server)',
   'webhook:https://example.org/hook        a URL that takes the JSON body',
   'options after #: capture=none|metadata|redacted|full (default metadata),',

@@ -1,11 +1,11 @@
 // Capture levels and gating (AEP-0001 §8.2, AEP-0002 §5.1/§5.3, AEP-0003 §6.4/§9).
 // A hop may lower an event's level and never raises it; `redacted` is a provenance claim a
 // mechanical hop cannot mint (§8.2e), so a full event under a redacted ceiling lands on metadata.
-import { CAPTURE_LEVELS, captureRank, type AepEvent, type CaptureLevel } from './envelope.js';
+import { captureRank, type AepEvent, type CaptureLevel } from './envelope.js';
 import { payloadShape, type FieldSpec } from './payloads.js';
 import { annotationPaths, type FieldLevel } from './shape.js';
 
-export { CAPTURE_LEVELS, captureRank, type CaptureLevel };
+export type { CaptureLevel };
 export type { FieldLevel };
 
 const annotationCache = new Map<string, ReadonlyMap<string, FieldLevel> | null>();

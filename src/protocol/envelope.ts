@@ -35,7 +35,6 @@ export const CORE_ATTRIBUTES = [
   'capture',
   'data',
 ] as const;
-export type CoreAttribute = (typeof CORE_ATTRIBUTES)[number];
 
 export interface AepEvent<T extends string = string, D extends EventData = EventData> {
   aep: typeof AEP_VERSION;

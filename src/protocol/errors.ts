@@ -4,10 +4,10 @@
 // broke (its code names what; INTERNAL is the adapter's own fault).
 
 /** Why a command was refused by an adapter (AEP-0004 §3 nack reasons this project uses). */
-export type RejectReason = 'invalid' | 'unsupported' | 'refused' | 'unauthorized' | 'busy';
+type RejectReason = 'invalid' | 'unsupported' | 'refused' | 'unauthorized' | 'busy';
 
 /** Stable ids of the rules a command can fail; tests assert on these. */
-export type RuleId =
+type RuleId =
   | 'text-empty'
   | 'text-too-long'
   | 'text-not-string'
@@ -92,7 +92,7 @@ export class SteeringError extends Error {
 }
 
 /** The protocol's no as an exception: `code` is the wire code (docs/errors.md). */
-export class ProtocolError extends Error {
+class ProtocolError extends Error {
   readonly code: string;
   constructor(code: string, message: string) {
     super(message);

@@ -52,10 +52,9 @@ export const DELIVERIES = ['moment', 'steer', 'queue'] as const;
 export type Delivery = (typeof DELIVERIES)[number];
 
 export const NACK_REASONS = ['unsupported', 'unauthorized', 'busy', 'refused', 'invalid'] as const;
-export type NackReason = (typeof NACK_REASONS)[number];
 
 /** AEP-0006 field_spec: a select field must list its choices. */
-export const fieldSpec = obj(
+const fieldSpec = obj(
   { id: str(), type: oneOf(['string', 'number', 'boolean', 'select']), label: str() },
   {
     required: bool(),
@@ -331,19 +330,6 @@ export type PayloadMap = { [K in keyof Core]: Infer<Core[K]> } & {
 } & {
   [K in `x.${string}.input.consumed`]: Infer<Vendor['input.consumed']>;
 };
-
-export type PayloadOf<T extends keyof PayloadMap> = PayloadMap[T];
-export type InstructPayload = Infer<Vendor['control.instruct']>;
-export type WithdrawPayload = Infer<Vendor['control.withdraw']>;
-export type SendInputPayload = Infer<Vendor['control.send_input']>;
-export type DeliveredPayload = Infer<Vendor['instruction.delivered']>;
-export type DroppedPayload = Infer<Vendor['instruction.dropped']>;
-export type DropReason = DroppedPayload['reason'];
-export type InputSentPayload = Infer<Vendor['input.sent']>;
-export type AttentionRequestedPayload = PayloadMap['attention.requested'];
-export type AttentionAnsweredPayload = PayloadMap['attention.answered'];
-export type RespondPayload = PayloadMap['control.attention.respond'];
-export type RejectedPayload = PayloadMap['control.rejected'];
 
 /** Registered core types with a payload shape (registry/types.json, schema ≠ null). */
 export const CORE_PAYLOAD_TYPES = Object.keys(core) as (keyof Core)[];

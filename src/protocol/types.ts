@@ -15,7 +15,6 @@ export const CATEGORIES = [
   'message',
   'control',
 ] as const;
-export type Category = (typeof CATEGORIES)[number];
 
 /** The schema's type pattern, verbatim in meaning: 13 core categories or `x.{vendor}.{category}.{rest}`. */
 export const TYPE_PATTERN = new RegExp(
@@ -34,9 +33,6 @@ export const scopeOf = (type: string): Scope =>
 /** A command is a `control.*` imperative or a vendor `x.{vendor}.control.*` verb (D17). */
 export const isCommandType = (type: string): boolean =>
   /^control\.(attention\.respond|cancel|pause|resume)$/.test(type) || /^x\.[a-z0-9_-]+\.control\./.test(type);
-
-/** Vendor tokens as used in `x.{vendor}.…` and as the envelope `agent`. */
-export const VENDOR_TOKEN_PATTERN = /^[a-z0-9_-]+$/;
 
 /** Types already checked: a session step builds the same few per vendor on every output. */
 const checkedTypes = new Set<string>();
@@ -152,8 +148,6 @@ const OPTIONAL = [
   'control.rejected',
 ] as const;
 const RESERVED = ['message.user.submitted', 'message.agent.replied'] as const;
-
-export type RegisteredType = (typeof MANDATORY)[number] | (typeof OPTIONAL)[number] | (typeof RESERVED)[number];
 
 /** The 0.1 registry: every core type and its status. Vendor types are not registered. */
 export const REGISTRY: ReadonlyMap<string, TypeStatus> = new Map<string, TypeStatus>([

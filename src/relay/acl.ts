@@ -8,7 +8,7 @@ import { SteeringError } from '../protocol/errors.js';
 import { WITHDRAW_GRANT } from '../protocol/types.js';
 
 /** D19: the agents (and optionally sessions) a party may claim and publish session events for. */
-export interface EmitRight {
+interface EmitRight {
   agents: string[];
   sessions: string[];
 }
@@ -60,7 +60,7 @@ export interface AccessPolicy {
 const EVERYTHING: EmitRight[] = [{ agents: ['*'], sessions: ['*'] }];
 
 /** The party a tokenless relay serves: it may watch and emit, never command (AEP-0004 §4.1). */
-export const ANONYMOUS: Principal = Object.freeze({
+const ANONYMOUS: Principal = Object.freeze({
   identity: 'anonymous',
   commands: [],
   sessions: [],
@@ -81,7 +81,7 @@ const SHARED: Principal = Object.freeze({
 }) as Principal;
 
 /** D20: a watch-only entry (no commands, no emit) without its own ceiling is served at `metadata`. */
-export function principalOf(entry: TokenEntry): Principal {
+function principalOf(entry: TokenEntry): Principal {
   const commands = entry.commands ?? [];
   const emit = entry.emit ?? [];
   const p: Principal = {
@@ -299,7 +299,7 @@ function parseEmit(v: unknown, at: string): EmitRight[] {
  * D21: a tokens file anyone else on the machine can read (or write) hands out every token in it,
  * so it is refused rather than served. Windows has no POSIX modes to check.
  */
-export function checkPrivateFile(path: string, what: string): void {
+function checkPrivateFile(path: string, what: string): void {
   if (process.platform === 'win32') return;
   const mode = statSync(path).mode & 0o777;
   if ((mode & 0o077) !== 0) {

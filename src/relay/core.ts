@@ -22,9 +22,6 @@ import { SessionSummaries } from './session-summary.js';
 import type { SubscriptionSpec } from './subscription.js';
 import type { Incoming, Peer, Refusal, RosterEntry } from './types.js';
 
-// Kept under its old name for importers of this file. maybe.ts calls it `andThen`: a module that
-// exports `then` cannot be loaded with `await import()`, which takes its namespace for a promise.
-export { andThen as then } from './maybe.js';
 export type { Incoming, Refusal } from './types.js';
 
 export const SUPPORTED_VERSIONS = ['0.1'] as const;

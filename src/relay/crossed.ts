@@ -9,7 +9,7 @@
 import type { AepEvent } from '../protocol/envelope.js';
 
 /** Sessions and early answers held at most; past it the oldest are forgotten (the stored path remains). */
-export const CROSSED_CAP = 4096;
+const CROSSED_CAP = 4096;
 
 /**
  * How long a read waits for an early answer's stored copy: past a fabric's write deadline

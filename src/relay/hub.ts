@@ -47,7 +47,7 @@ const INSTRUCTION_VERB = /^x\.[a-z0-9_-]+\.control\.(instruct|send_input)$/;
  * fields it carries (D20), so a command declared `metadata`, or with no capture at all, cannot
  * carry instruction text past a `metadata` subscriber.
  */
-export function levelOf(e: AepEvent): CaptureLevel {
+function levelOf(e: AepEvent): CaptureLevel {
   const declared = e.capture ?? 'metadata';
   const carriesText = INSTRUCTION_VERB.test(e.type) && e.data !== undefined && 'text' in e.data;
   return carriesText && captureRank(declared) < captureRank('redacted') ? 'redacted' : declared;

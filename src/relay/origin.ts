@@ -6,7 +6,7 @@ import { isIP } from 'node:net';
 import { SteeringError } from '../protocol/errors.js';
 
 /** The name part of a `Host` header: `[::1]:8787` → `::1`, `Relay.example:80` → `relay.example`. */
-export function hostName(header: string): string {
+function hostName(header: string): string {
   const h = header.trim().toLowerCase();
   if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);
   const colon = h.lastIndexOf(':');

@@ -60,7 +60,7 @@ export interface RelayOptions {
   allowHosts?: string[];
 }
 
-export interface RelayStats {
+interface RelayStats {
   connections: number;
   subscriptions: number;
   ingested: number;
@@ -87,7 +87,7 @@ export interface RelayHandle {
 }
 
 /** How often a store that keeps refusing writes is reported; the refusals between are counted. */
-export const STORE_FAILURE_REPORT_MS = 10_000;
+const STORE_FAILURE_REPORT_MS = 10_000;
 
 /**
  * A store that keeps refusing writes (a full disk, NATS down) is reported once per

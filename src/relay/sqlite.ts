@@ -37,7 +37,10 @@ function isSqliteWarning(warning: string | Error, rest: unknown[]): boolean {
   return type === 'ExperimentalWarning' && text.startsWith(WARNING);
 }
 
-/** Runs `load` with the SQLite experimental warning held back; any other warning it emits goes out. */
+/**
+ * Runs `load` with the SQLite experimental warning held back; any other warning it emits goes out.
+ * @public test/relay/sqlite-warning.test.ts imports it in a child process, where knip cannot see it.
+ */
 export function withoutSqliteWarning<T>(load: () => T): T {
   const emit = process.emitWarning;
   process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]): void {

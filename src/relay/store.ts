@@ -95,7 +95,7 @@ const typed = <P extends SqlValue[] = SqlValue[], R = unknown>(s: SqlStatement):
  * wait at all unless told. D38: a write refused for the lock is answered `store-unavailable`
  * within 2 s, so the wait stays well below that.
  */
-export const BUSY_TIMEOUT_MS = 1000;
+const BUSY_TIMEOUT_MS = 1000;
 
 /** The size of the write that tells a failing store file it takes writes again. */
 const PROBE_BYTES = 64 << 10;

@@ -22,7 +22,7 @@ export interface SubscriptionSpec {
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
-export function parseCeiling(v: unknown): CaptureLevel | undefined {
+function parseCeiling(v: unknown): CaptureLevel | undefined {
   if (v === undefined) return undefined;
   if (typeof v === 'string' && (CAPTURE_LEVELS as readonly string[]).includes(v)) return v as CaptureLevel;
   // Unspecified values are refused rather than guessed (aep-wire §8.9).

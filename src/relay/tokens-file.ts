@@ -8,7 +8,7 @@ import { basename, dirname } from 'node:path';
 import { loadTokensFile, type TokenEntry } from './acl.js';
 
 /** How often the file is stat'ed besides fs.watch. */
-export const TOKENS_POLL_MS = 1000;
+const TOKENS_POLL_MS = 1000;
 /** A burst of writes (an editor saving) is read once, after it settles. */
 const SETTLE_MS = 25;
 

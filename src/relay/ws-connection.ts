@@ -37,7 +37,7 @@ export interface RelayConnectionOptions {
 
 export const DEFAULT_BACKOFF_MAX_MS = 1000;
 /** A relay answers hello at once: ten seconds is a stall, not a slow relay (the consumer's bound too). */
-export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
+const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
 
 export class RelayConnection implements RelayLink {
   readonly commands$: Observable<AepCommand>;

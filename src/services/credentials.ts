@@ -27,7 +27,7 @@ type Toml = Record<string, Record<string, string | boolean>>;
  * The string and boolean keys of a TOML file by table (`""` the top level, `model_providers.mock`,
  * `profiles.work`): enough to find a model provider and its `env_key`. Anything else is skipped.
  */
-export function readTomlTables(text: string): Toml {
+function readTomlTables(text: string): Toml {
   const out: Toml = { '': {} };
   let table = '';
   const unquote = (k: string) =>

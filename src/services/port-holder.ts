@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { SteeringError } from '../protocol/errors.js';
 
-export interface PortHolder {
+interface PortHolder {
   pid: number;
   /** Its command line, spaces between the arguments. */
   command: string;
@@ -33,7 +33,7 @@ function listeningInodes(port: number): Set<string> {
   return inodes;
 }
 
-export function commandLineOf(pid: number): string | undefined {
+function commandLineOf(pid: number): string | undefined {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
       .split('\0')
@@ -45,7 +45,7 @@ export function commandLineOf(pid: number): string | undefined {
 }
 
 /** The process listening on `port`, if this user can see it; undefined when it cannot tell. */
-export function portHolder(port: number): PortHolder | undefined {
+function portHolder(port: number): PortHolder | undefined {
   const inodes = listeningInodes(port);
   if (inodes.size === 0) return undefined;
   let pids: string[];
@@ -78,7 +78,7 @@ export function portHolder(port: number): PortHolder | undefined {
 const MAX_COMMAND = 120;
 
 /** ` by pid 123 (node aep-steer.js relay)`, or `` when the holder cannot be told. */
-export function heldBy(port: number): string {
+function heldBy(port: number): string {
   const h = portHolder(port);
   if (h === undefined) return '';
   const cmd = h.command.length > MAX_COMMAND ? `${h.command.slice(0, MAX_COMMAND - 1)}…` : h.command;

@@ -22,10 +22,9 @@ export interface ServiceRecord {
   cwd?: string;
 }
 
-export const runDir = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'run');
-export const logsDir = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'logs');
-export const recordPath = (name: string, env: NodeJS.ProcessEnv = process.env): string =>
-  join(runDir(env), `${name}.pid`);
+const runDir = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'run');
+const logsDir = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'logs');
+const recordPath = (name: string, env: NodeJS.ProcessEnv = process.env): string => join(runDir(env), `${name}.pid`);
 export const serviceLog = (name: string, env: NodeJS.ProcessEnv = process.env): string =>
   join(logsDir(env), `${name}.log`);
 

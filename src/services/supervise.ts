@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { isRunning, openServiceLog, startTicksOf, writeRecord, type ServiceRecord } from './records.js';
 
 /** `bin/aep-steer.js` of this package (from src/services or dist/services alike). */
-export const BIN = fileURLToPath(new URL('../../bin/aep-steer.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/aep-steer.js', import.meta.url));
 
 export function startService(name: string, args: string[], port: number, env: NodeJS.ProcessEnv): ServiceRecord {
   return startProcess(name, [process.execPath, BIN, ...args], port, env);

@@ -7,10 +7,10 @@ import { Observable, share } from 'rxjs';
 import { SteeringError, newId } from '../protocol/index.js';
 import type { HookReply } from './surface.js';
 
-export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024; // tool outputs ride in hook bodies
-export const DEFAULT_HOOK_BUDGET_MS = 2000; // a step slower than this gets the neutral reply
+const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024; // tool outputs ride in hook bodies
+const DEFAULT_HOOK_BUDGET_MS = 2000; // a step slower than this gets the neutral reply
 /** Deeper than any vendor's hook input (tool inputs included); deeper bodies are refused unparsed (D24). */
-export const DEFAULT_MAX_DEPTH = 64;
+const DEFAULT_MAX_DEPTH = 64;
 
 /**
  * Tracks JSON nesting over a body's chunks as they arrive, so a deep body is refused before it

@@ -24,8 +24,8 @@ import type { RelayLink } from './relay-link.js';
 import { LogReplay } from './replay.js';
 import { readSnapshot, snapshotText } from './snapshot.js';
 
-export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_KEEP_SEGMENTS = 2;
+const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
+const DEFAULT_KEEP_SEGMENTS = 2;
 
 /** Inputs worth stepping again once the log takes appends (D22); ticks recur on their own. */
 const RETRIED_INPUTS = new Set([

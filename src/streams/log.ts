@@ -23,7 +23,6 @@ import {
 } from './log-format.js';
 
 // The log's parts, re-exported for the importers of this file.
-export { LAZY_SYNC_MS, type CommitHooks } from './log-commit.js';
 export { syncDir, type SyncFn, type WriteFn } from './log-file.js';
 export {
   archivedGenerations,
@@ -35,7 +34,6 @@ export {
   type LogPosition,
   type LogRecord,
   type ReadResult,
-  type RecordFn,
 } from './log-format.js';
 
 export interface EventLog {

@@ -16,9 +16,9 @@ export interface UnreadableHook {
 export type HookItem = (SessionItem & { kind: 'hook' }) | UnreadableHook;
 
 /** D24: no vendor sends a longer `session_id`; a longer one reaches no session. */
-export const MAX_SESSION_ID = 256;
+const MAX_SESSION_ID = 256;
 
-export function classifyArrival(surface: VendorSurface, arrival: HookArrival): HookItem {
+function classifyArrival(surface: VendorSurface, arrival: HookArrival): HookItem {
   let hook: ClassifiedHook;
   try {
     hook = surface.classify(arrival.body);

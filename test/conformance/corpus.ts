@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const configured = process.env.AEP_CONFORMANCE_DIR;
-export const corpusDir = configured
+const corpusDir = configured
   ? isAbsolute(configured)
     ? configured
     : resolve(root, configured)

@@ -7,7 +7,7 @@ import { projectRoot } from '../support/shared-dir.js';
 
 export const BIN = join(projectRoot, 'bin', 'aep-steer.js');
 
-export interface ToolCall {
+interface ToolCall {
   isError: boolean;
   text: string;
   facts: Record<string, unknown>;

@@ -6,8 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from './shared-dir.js';
 
-export const CLAUDE_CODE_VERSION = '2.1.332';
-
 /** The CLI installed by `scripts/install-vendor-cli.sh claude-code`, if present. */
 export function claudeBinary(): string | undefined {
   const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');

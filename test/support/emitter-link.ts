@@ -8,7 +8,7 @@ import { SteeringError } from '../../src/protocol/errors.js';
 import { isCommandType } from '../../src/protocol/types.js';
 import { RelayConnection, type RelayConnectionOptions } from '../../src/relay/ws-connection.js';
 
-export const DEFAULT_OUTBOX = 1000;
+const DEFAULT_OUTBOX = 1000;
 const NOTICE = severityRank('notice');
 
 export interface EmitterLinkOptions extends RelayConnectionOptions {

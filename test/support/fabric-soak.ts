@@ -34,7 +34,7 @@ export interface SoakOptions {
   attemptMs?: number;
 }
 
-export interface SoakFigures {
+interface SoakFigures {
   label: string;
   sent: number;
   accepted: number;

@@ -27,7 +27,7 @@ export interface MessagesBody {
   [k: string]: unknown;
 }
 
-export type Block =
+type Block =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
 
@@ -39,7 +39,7 @@ export interface Turn {
 /** Decides the reply from the request alone (stateless, §5). */
 export type Script = (body: MessagesBody, request: RecordedRequest) => Turn;
 
-export type Hold = RequestHold<RecordedRequest>;
+type Hold = RequestHold<RecordedRequest>;
 
 export interface MockAnthropic {
   url: string;

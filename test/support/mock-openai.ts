@@ -27,7 +27,7 @@ export interface RecordedRequest {
   text: string;
 }
 
-export type Hold = RequestHold<RecordedRequest>;
+type Hold = RequestHold<RecordedRequest>;
 
 export interface MockOpenAi {
   /** `http://127.0.0.1:<port>/v1`: what a CLI takes as its base URL. */

@@ -6,7 +6,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const NATS_SERVER_BIN = process.env.AEP_NATS_SERVER_BIN ?? 'nats-server';
+const NATS_SERVER_BIN = process.env.AEP_NATS_SERVER_BIN ?? 'nats-server';
 
 export interface NatsServer {
   name: string;

@@ -29,18 +29,10 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readBody } from './mock-openai.js';
 
-export type Status =
-  | 'idle'
-  | 'running'
-  | 'paused'
-  | 'waiting_for_confirmation'
-  | 'finished'
-  | 'error'
-  | 'stuck'
-  | 'deleting';
+type Status = 'idle' | 'running' | 'paused' | 'waiting_for_confirmation' | 'finished' | 'error' | 'stuck' | 'deleting';
 type Ev = Record<string, unknown> & { id: string; kind: string; timestamp: string; source: string };
 
-export interface LoggedRequest {
+interface LoggedRequest {
   transport: 'http' | 'ws-upgrade' | 'ws-frame';
   method: string;
   path: string;

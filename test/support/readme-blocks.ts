@@ -50,7 +50,7 @@ function commentStart(line: string): number {
   return -1;
 }
 
-export function parseLine(raw: string): ReadmeLine {
+function parseLine(raw: string): ReadmeLine {
   const at = commentStart(raw);
   const command = (at < 0 ? raw : raw.slice(0, at)).trim();
   const comment = at < 0 ? '' : raw.slice(at + 1).trim();
@@ -58,7 +58,7 @@ export function parseLine(raw: string): ReadmeLine {
 }
 
 /** The text of a `## ` section, from its heading to the next one. */
-export function section(readme: string, heading: string): string {
+function section(readme: string, heading: string): string {
   const start = readme.indexOf(`\n## ${heading}\n`);
   if (start < 0) throw new Error(`README.md has no "## ${heading}" section`);
   const next = readme.indexOf('\n## ', start + 4);
@@ -95,7 +95,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The pinned vendor CLIs: the package folder under .vendor-clis and the command it installs. */
-export const VENDOR_CLIS = {
+const VENDOR_CLIS = {
   'claude-code': 'claude',
   codex: 'codex',
   'qwen-code': 'qwen',
@@ -103,7 +103,7 @@ export const VENDOR_CLIS = {
 } as const;
 export type VendorCli = keyof typeof VENDOR_CLIS;
 
-export const vendorClisDir = (): string => process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
+const vendorClisDir = (): string => process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
 export const vendorBin = (v: VendorCli): string => join(vendorClisDir(), v, 'node_modules', '.bin', VENDOR_CLIS[v]);
 
 export interface LineRun {

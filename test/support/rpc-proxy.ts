@@ -8,7 +8,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 
 type Message = Record<string, unknown>;
 
-export interface Passed {
+interface Passed {
   /** `up`: client to server; `down`: server to client. */
   dir: 'up' | 'down';
   message: Message;

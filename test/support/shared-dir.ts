@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const aepDir = resolve(projectRoot, process.env.AEP_CONFORMANCE_DIR ?? '../shared/aep');
+const aepDir = resolve(projectRoot, process.env.AEP_CONFORMANCE_DIR ?? '../shared/aep');
 export const referenceDir = resolve(projectRoot, process.env.AEP_REFERENCE_DIR ?? '../shared/reference');
 
 export const readJson = <T = unknown>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;

@@ -23,7 +23,7 @@ export const CLINE_EVENTS = [
   'SessionShutdown',
 ] as const;
 
-export const CLINE_MARKER = '# aep-steer: Cline hook';
+const CLINE_MARKER = '# aep-steer: Cline hook';
 /** Blocking hooks wait for the reply; the others are detached, so a short limit is enough. */
 const SHIM_TIMEOUT_S = 5;
 
@@ -38,7 +38,7 @@ export function clineHooksDir(
 }
 
 /** One hook file: the secret is read at run time, so the file holds none (D21). */
-export function clineHookScript(port: number, neutral: unknown, env: NodeJS.ProcessEnv = process.env): string {
+function clineHookScript(port: number, neutral: unknown, env: NodeJS.ProcessEnv = process.env): string {
   return [
     '#!/bin/sh',
     `${CLINE_MARKER} (aep-steer install cline; aep-steer uninstall cline removes it)`,

@@ -43,7 +43,7 @@ const SHIM_TIMEOUT_S = 5;
 /** Codex clamps the SessionEnd hook to 3 s (vendor-clis-observed §2.3). */
 const SESSION_END_TIMEOUT_S = 3;
 
-export const CODEX_TRUST_NOTE =
+const CODEX_TRUST_NOTE =
   'Codex skips hooks it does not trust, silently: start `codex`, open /hooks and trust the aep-steer hooks once ' +
   '(or run `codex exec --dangerously-bypass-hook-trust` for one invocation); AEP_CODEX_BIN=/path/to/codex lets the installer do it';
 

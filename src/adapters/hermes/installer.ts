@@ -25,18 +25,18 @@ export const HERMES_EVENTS = [
   'api_request_error',
 ] as const;
 
-export const HERMES_MARKER = '# aep-steer';
+const HERMES_MARKER = '# aep-steer';
 /** Marks a `hooks: {}` the install turned into a block, so uninstall can give the `{}` back. */
 const WAS_EMPTY = `${HERMES_MARKER} (was {})`;
 const HOOK_TIMEOUT_S = 10;
 const SHIM_TIMEOUT_S = 5;
 
-export const HERMES_CONSENT_NOTE =
+const HERMES_CONSENT_NOTE =
   'Hermes asks once per new hook at the terminal before running it; for gateway or unattended runs approve them once ' +
   'interactively or set hooks_auto_accept: true in config.yaml';
 
 /** `$HERMES_HOME/config.yaml`, default ~/.hermes/config.yaml (hooks are read from there only). */
-export function hermesConfigPath(
+function hermesConfigPath(
   opts: Pick<InstallOptions, 'project' | 'user'>,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
@@ -68,7 +68,7 @@ function entryLine(
 }
 
 /** Takes out our lines; a key we added stays only if someone put their own entries under it. */
-export function withoutOurLines(text: string): { text: string; removed: string[] } {
+function withoutOurLines(text: string): { text: string; removed: string[] } {
   const lines = text.split('\n');
   const removed = new Set<string>();
   const kept: string[] = [];

@@ -54,7 +54,7 @@ const HOOK_TIMEOUT_S = 10;
 const HOOK_NAME = 'aep-steer';
 
 /** `--project DIR` → DIR/.qwen/settings.json; otherwise ~/.qwen/settings.json. */
-export function qwenSettingsPath(
+function qwenSettingsPath(
   opts: Pick<InstallOptions, 'project' | 'user'>,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
@@ -62,7 +62,7 @@ export function qwenSettingsPath(
 }
 
 /** Ours: an HTTP hook named aep-steer, any HTTP hook to a loopback `/hook/<secret>` URL, or the shim. */
-export const isOurQwenHook = (hook: unknown): boolean =>
+const isOurQwenHook = (hook: unknown): boolean =>
   isAdapterHttpHook(hook) ||
   isShimHook(hook) ||
   (hook !== null &&

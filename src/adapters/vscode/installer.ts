@@ -27,12 +27,12 @@ export const VSCODE_EVENTS = [
   'Stop',
 ] as const;
 
-export const VSCODE_HOOKS_FILE = 'aep-steer.json';
+const VSCODE_HOOKS_FILE = 'aep-steer.json';
 /** VS Code's default hook timeout (vendor-surfaces §4.1); the gate holds for less (D14: 25 s). */
 const VENDOR_TIMEOUT_S = 30;
 const SHIM_TIMEOUT_S = 5;
 
-export function vscodeHooksPath(opts: Pick<InstallOptions, 'project' | 'user'>): string {
+function vscodeHooksPath(opts: Pick<InstallOptions, 'project' | 'user'>): string {
   if (opts.user === true) {
     throw new SteeringError(
       'CONFIG_INVALID',

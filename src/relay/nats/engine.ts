@@ -54,21 +54,21 @@ export interface Engine {
 const PROBE_REQUEST_MS = 750;
 
 /** The request timeout of `Engine.quick`. */
-export const QUICK_REQUEST_MS = 1000;
+const QUICK_REQUEST_MS = 1000;
 
 /** The replicas a cluster allows: one per server it gossips, at most 3 (a single server: 1). */
-export function clusterReplicas(nc: NatsConnection, given: number): number {
+function clusterReplicas(nc: NatsConnection, given: number): number {
   const info = nc.info;
   if (info?.cluster === undefined) return 1;
   return Math.min(3, Math.max(1, info.connect_urls?.length ?? 1, given));
 }
 
 export const DEFAULT_LEASE_MS = 10_000;
-export const DEFAULT_DEDUPE_WINDOW_MS = 10 * 60_000;
+const DEFAULT_DEDUPE_WINDOW_MS = 10 * 60_000;
 /** A forwarded command is read within moments or its sender retries; older ones are dead weight. */
 const COMMAND_MAX_AGE_MS = 5 * 60_000;
 
-export function parseServers(servers: string | string[]): string[] {
+function parseServers(servers: string | string[]): string[] {
   const list = (Array.isArray(servers) ? servers : servers.split(',')).map((s) => s.trim()).filter((s) => s !== '');
   if (list.length === 0)
     throw new SteeringError('CONFIG_INVALID', 'no NATS server given: pass --nats nats://host:4222[,nats://host2:4222]');

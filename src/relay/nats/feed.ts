@@ -11,7 +11,7 @@ import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerConfig, type JsMs
 import type { Engine } from './engine.js';
 
 /** A pull's lifetime; the server's idle heartbeat is half of it (the client library's rule). */
-export const FEED_EXPIRES_MS = 2000;
+const FEED_EXPIRES_MS = 2000;
 const RETRY_FIRST_MS = 200;
 const RETRY_MAX_MS = 1000;
 

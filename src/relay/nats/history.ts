@@ -83,7 +83,7 @@ interface Row {
 }
 
 /** Orders one session's rows like the SQLite store: positions by `(epoch, seq)`, seq-less ones by arrival among them. */
-export function orderRows(rows: Row[], after: Position | undefined, bufferCap: number): Replay {
+function orderRows(rows: Row[], after: Position | undefined, bufferCap: number): Replay {
   const from = after ?? { epoch: -1, seq: -1 };
   const all = rows
     .filter((r) => r.pos !== undefined)

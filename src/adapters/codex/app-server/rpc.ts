@@ -2,7 +2,7 @@
 // (`codex app-server --listen unix://PATH`; native-lanes.md "Observed": WebSocket, not JSON lines).
 import WebSocket from 'ws';
 
-export interface RpcError {
+interface RpcError {
   code: number;
   message: string;
 }

@@ -5,7 +5,7 @@ import { codexBinary } from '../installer.js';
 import type { OwnedLaneSpec } from '../../lane-spec.js';
 
 /** The private directory the runs' app-servers listen in, in the adapter's state directory. */
-export const codexSocketDir = (stateDir: string): string => join(stateDir, 'codex');
+const codexSocketDir = (stateDir: string): string => join(stateDir, 'codex');
 /** The socket the first `aep-steer run codex` listens on (another beside it takes `app-server-<pid>.sock`). */
 export const codexSocketPath = (stateDir: string): string => join(codexSocketDir(stateDir), 'app-server.sock');
 

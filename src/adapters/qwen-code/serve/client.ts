@@ -23,7 +23,7 @@ export interface ServeClient {
 }
 
 /** What a 401 means to the person running the adapter, and what to do about it. */
-export function unauthorizedMessage(url: string, tokenFile: string | undefined): string {
+function unauthorizedMessage(url: string, tokenFile: string | undefined): string {
   return tokenFile === undefined
     ? `qwen serve at ${url} requires a bearer token (HTTP 401): pass --serve-token-file naming a mode-600 file ` +
         'that holds its --token or QWEN_SERVER_TOKEN'
