@@ -43,7 +43,7 @@ export interface ServedLane {
 }
 
 /** `aep-steer run`'s own session on a lane (headless, on the caller's stdio), to its exit code. */
-export type LaneRun = (
+type LaneRun = (
   env: NodeJS.ProcessEnv,
   opened: Record<string, unknown>,
   args: readonly string[],

@@ -1,7 +1,8 @@
 // Every vendor table at hand, for the commands that serve or list any of them. The list itself
 // is src/adapters/vendors.ts (loaded on demand there); this module loads all of it once.
 import { loadTable, vendorToken, vendorTokens } from './vendors.js';
-import { surfaceFrom, type SurfaceOptions, type VendorTable } from './table.js';
+import type { SurfaceOptions, VendorTable } from './table.js';
+import { surfaceFrom } from './surface-from.js';
 import type { VendorSurface } from '../streams/surface.js';
 
 const TABLES: readonly VendorTable[] = await Promise.all(vendorTokens().map(async (t) => (await loadTable(t))!));

@@ -6,7 +6,6 @@ import { SteeringError } from '../protocol/errors.js';
 import { readTokenFile } from '../protocol/secret.js';
 import type { AttachedLaneSpec } from './lane-spec.js';
 import {
-  optionFor,
   SWITCHES,
   type OptionTarget,
   type SourceSpec,
@@ -14,6 +13,7 @@ import {
   type VendorOption,
   type VendorTable,
 } from './table.js';
+import { optionFor } from './surface-from.js';
 
 /** What the command line gave, by commander's property name (`--hub-url` → `hubUrl`). */
 export type GivenOptions = Readonly<Record<string, string | boolean | undefined>>;

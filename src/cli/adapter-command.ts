@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { tableFor, vendorTables, vendorTokens } from '../adapters/registry.js';
-import { optionFor, surfaceFrom } from '../adapters/table.js';
+import { optionFor, surfaceFrom } from '../adapters/surface-from.js';
 import { adapterOptions, vendorSettings, type VendorSettings } from '../adapters/vendor-settings.js';
 import { ensureSecret } from '../adapters/install.js';
 import { stateDir } from '../protocol/state-dir.js';
@@ -22,6 +22,7 @@ import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } fro
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
 import type { Lane } from '../streams/lane.js';
+import type { BridgeSource } from '../adapters/table.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 
@@ -188,35 +189,7 @@ export async function runAdapter(
     history,
     onError: report,
   });
-  // D30: none of the table's lanes runs anything until `aep-steer run` opens it; a daemon lane
-  // (its URL given by the vendor's `lane-url` option) is attached now.
-  const made: Lane[] =
-    cfg.laneEnv === undefined
-      ? []
-      : await Promise.all(
-          (tableFor(cfg.surface.token)?.lanes ?? []).flatMap((l) =>
-            l.joins === 'owned' ? [l.make(cfg.laneEnv!, stateDir(cfg.laneEnv))] : [],
-          ),
-        );
-  const l = cfg.lane;
-  const lane = await l?.spec.attach({
-    url: l.url,
-    ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
-    onError: report,
-  });
-  // The vendor's user-plane channel: a bridge's (its control gate covers send_input and the
-  // forwarded controls, D29), or one the table opens beside the hooks (the Cline hub, D28).
-  const plane =
-    source?.lane ??
-    (cfg.userPlane === undefined
-      ? undefined
-      : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report, (line) =>
-          process.stderr.write(`aep-steer adapter: ${line}\n`),
-        ));
-  const sendInput = source?.lane !== undefined || (plane !== undefined && cfg.userPlane?.control === true);
-  const control = source?.lane !== undefined;
-  const steering = lane === undefined ? made : [...made, lane];
-  const lanes = plane === undefined ? steering : [...steering, plane];
+  const { steering, lanes, sendInput, control } = await adapterLanes(cfg, source, report);
   // With `say`, the link's outages are said once each (relay-status.ts), not once per retry.
   let status: RelayReporter | undefined;
   const relay =
@@ -300,6 +273,43 @@ export async function runAdapter(
   if (relay !== undefined) running.relay = relay;
   if (lanes.length > 0) running.lanes = lanes;
   return running;
+}
+
+/**
+ * The adapter's lanes: the table's own (none runs anything until `aep-steer run` opens it, D30), a
+ * daemon lane named by the vendor's `lane-url` option, and the vendor's user-plane channel: a
+ * bridge's (its control gate covers send_input and the forwarded controls, D29), or one the table
+ * opens beside the hooks (the Cline hub, D28).
+ */
+async function adapterLanes(cfg: AdapterConfig, source: BridgeSource | undefined, report: (e: SteeringError) => void) {
+  const made: Lane[] =
+    cfg.laneEnv === undefined
+      ? []
+      : await Promise.all(
+          (tableFor(cfg.surface.token)?.lanes ?? []).flatMap((l) =>
+            l.joins === 'owned' ? [l.make(cfg.laneEnv!, stateDir(cfg.laneEnv))] : [],
+          ),
+        );
+  const l = cfg.lane;
+  const lane = await l?.spec.attach({
+    url: l.url,
+    ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
+    onError: report,
+  });
+  const plane =
+    source?.lane ??
+    (cfg.userPlane === undefined
+      ? undefined
+      : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report, (line) =>
+          process.stderr.write(`aep-steer adapter: ${line}\n`),
+        ));
+  const steering = lane === undefined ? made : [...made, lane];
+  return {
+    steering,
+    lanes: plane === undefined ? steering : [...steering, plane],
+    sendInput: source?.lane !== undefined || (plane !== undefined && cfg.userPlane?.control === true),
+    control: source?.lane !== undefined,
+  };
 }
 
 /**

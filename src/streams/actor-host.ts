@@ -34,7 +34,7 @@ import type { Effect, SessionItem, StepResult } from './step-types.js';
 import { asEcho } from './lane-host.js';
 import { lanesOf } from '../machines/lane-steps.js';
 
-export const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
+const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
 
 export interface HostOptions extends CommandGates {
   surface: VendorSurface;

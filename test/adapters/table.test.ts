@@ -2,16 +2,8 @@
 // real vendor's data, so the interpreter cannot be leaning on one.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  byFields,
-  collapseEndReason,
-  fallbackType,
-  holdsAny,
-  optionFor,
-  snakeCase,
-  surfaceFrom,
-  type VendorTable,
-} from '../../src/adapters/table.js';
+import { byFields, collapseEndReason, fallbackType, snakeCase, type VendorTable } from '../../src/adapters/table.js';
+import { holdsAny, optionFor, surfaceFrom } from '../../src/adapters/surface-from.js';
 import { vendorTables } from '../../src/adapters/registry.js';
 import { ActorHost } from '../../src/streams/actor-host.js';
 import { SteeringError } from '../../src/protocol/errors.js';

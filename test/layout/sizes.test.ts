@@ -16,12 +16,10 @@ const MAX_FILE_LINES = 500;
 const MAX_FUNCTION_LINES = 120;
 
 /** Files over MAX_FILE_LINES when the rule came in (paths from the project root). */
-const FILES_OVER: readonly string[] = ['src/adapters/table.ts'];
+const FILES_OVER: readonly string[] = [];
 
 /** Functions over MAX_FUNCTION_LINES when the rule came in: `file#name` (a method as `Class.method`). */
 const FUNCTIONS_OVER: readonly string[] = [
-  'src/adapters/openhands/receiver.ts#startReceiver',
-  'src/cli/adapter-command.ts#runAdapter',
 ];
 
 interface Oversize {

@@ -15,7 +15,7 @@ import { installCodex } from '../../src/adapters/codex/installer.js';
 import { installQwenCode } from '../../src/adapters/qwen-code/installer.js';
 import { installVscode } from '../../src/adapters/vscode/installer.js';
 import { secretPath, writeSecret } from '../../src/adapters/install.js';
-import { surfaceFrom } from '../../src/adapters/table.js';
+import { surfaceFrom } from '../../src/adapters/surface-from.js';
 import { claudeCode } from '../../src/adapters/claude-code/table.js';
 import { loadTokensFile } from '../../src/relay/acl.js';
 import { startRelay } from '../../src/relay/server.js';

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { claudeCode } from '../../src/adapters/claude-code/table.js';
-import { surfaceFrom } from '../../src/adapters/table.js';
+import { surfaceFrom } from '../../src/adapters/surface-from.js';
 import { command, type AepEvent } from '../../src/protocol/index.js';
 import { adapter, SECRET, type TestAdapter } from '../support/adapter.js';
 import { openHook } from '../support/open-hook.js';

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Subject } from 'rxjs';
 import { cline } from '../../src/adapters/cline/table.js';
-import { surfaceFrom } from '../../src/adapters/table.js';
+import { surfaceFrom } from '../../src/adapters/surface-from.js';
 import { command } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
 import type { Lane, LaneFact, LaneOutcome, LaneRequest } from '../../src/streams/lane.js';

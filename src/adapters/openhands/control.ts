@@ -12,16 +12,16 @@ import { ANSWER_OPTIONS, CONFIRMATION_PROMPT } from './map.js';
 import type { AgentServer, WriteResult } from './agent-server.js';
 import type { Receiver } from './receiver.js';
 
-export const PAUSE = 'control.pause';
-export const RESUME = 'control.resume';
-export const RESPOND = 'control.attention.respond';
-export const INTERRUPT = 'x.openhands.control.interrupt';
+const PAUSE = 'control.pause';
+const RESUME = 'control.resume';
+const RESPOND = 'control.attention.respond';
+const INTERRUPT = 'x.openhands.control.interrupt';
 
 /** The forwarded verbs in hello order (send_input is declared by the shared path). */
 export const CONTROLS = [RESPOND, PAUSE, RESUME, INTERRUPT] as const;
 
 /** The vendor's own deny reason when the operator gives none (event_router respond_to_confirmation). */
-export const DEFAULT_REJECT_REASON = 'User rejected the action.';
+const DEFAULT_REJECT_REASON = 'User rejected the action.';
 
 const guard = (detail: string): Rejection => ({ reason: 'refused', rule: 'status-guard', detail });
 

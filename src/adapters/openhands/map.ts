@@ -12,7 +12,7 @@ import { snakeCase } from '../table.js';
 export const TOKEN = 'openhands';
 
 /** The server's ConversationExecutionStatus enum (openhands-agent-server §2.3), unchanged v1.36.1 → HEAD. */
-export const STATUSES = [
+const STATUSES = [
   'idle',
   'running',
   'paused',
@@ -24,8 +24,7 @@ export const STATUSES = [
 ] as const;
 export type Status = (typeof STATUSES)[number];
 
-export const isStatus = (v: unknown): v is Status =>
-  typeof v === 'string' && (STATUSES as readonly string[]).includes(v);
+const isStatus = (v: unknown): v is Status => typeof v === 'string' && (STATUSES as readonly string[]).includes(v);
 
 /** The prompt of the read-only attention request: structural, no vendor text (AEP-0003 §9.2). */
 export const CONFIRMATION_PROMPT = 'Awaiting confirmation for a pending action';

@@ -30,7 +30,7 @@ export interface ReceiverOptions {
 }
 
 /** What the healthz endpoint reports about the agent server. */
-export type SourceHealth = 'unknown' | 'ok' | 'unauthorized' | 'unreachable';
+type SourceHealth = 'unknown' | 'ok' | 'unauthorized' | 'unreachable';
 
 export interface Receiver {
   arrivals$: Observable<HookArrival>;
@@ -60,6 +60,77 @@ interface Attached {
   gone: boolean;
 }
 
+/** The adapter's earlier events per conversation, which a restart resumes each tracker from. */
+function bySession(events: readonly AepEvent[]): Map<string, AepEvent[]> {
+  const history = new Map<string, AepEvent[]>();
+  for (const e of events) {
+    if (typeof e.session !== 'string') continue;
+    const list = history.get(e.session) ?? [];
+    list.push(e);
+    history.set(e.session, list);
+  }
+  return history;
+}
+
+/** A socket frame as a hook arrival: nothing waits for a reply, and a failure is only reported. */
+function arrivalOf(body: Record<string, unknown>, at: number, report: (e: SteeringError) => void): HookArrival {
+  return {
+    id: newId(at),
+    at,
+    body,
+    respond: NO_REPLY,
+    neutral: NO_REPLY,
+    failOpen: (err) => {
+      report(err);
+      return NO_REPLY();
+    },
+    hold: () => {},
+    closed: Promise.resolve(),
+  };
+}
+
+/** One socket frame as its tracker makes it; undefined: skipped (a frame that is not JSON is reported). */
+function frameOf(
+  a: Attached,
+  raw: WebSocket.RawData,
+  at: number,
+  opts: ReceiverOptions,
+  report: (e: SteeringError) => void,
+): Record<string, unknown> | undefined {
+  let event: unknown;
+  try {
+    event = JSON.parse(String(raw));
+  } catch {
+    report(
+      new SteeringError(
+        'HOOK_BODY_INVALID',
+        `OpenHands socket for ${a.tracker.id} sent a frame that is not JSON; skipped`,
+      ),
+    );
+    return undefined;
+  }
+  if (event === null || typeof event !== 'object' || Array.isArray(event)) return undefined;
+  const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true, opts.answerable === true);
+  return frame as unknown as Record<string, unknown> | undefined;
+}
+
+const keyRefused = (id: string): SteeringError =>
+  new SteeringError(
+    'SOURCE_UNAUTHORIZED',
+    `OpenHands agent server refused the session API key on the event socket of ${id} (close 4001): give the bridge one of the server's OH_SESSION_API_KEYS_* with --server-key or AEP_OPENHANDS_KEY`,
+  );
+
+/** Stops a conversation's reconnects and ends its socket. */
+function ended(a: Attached): Promise<void> {
+  clearTimeout(a.timer);
+  const ws = a.ws;
+  if (ws === undefined || ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    ws.once('close', () => resolve());
+    ws.terminate();
+  });
+}
+
 export function startReceiver(opts: ReceiverOptions): Receiver {
   const arrivals = new Subject<HookArrival>();
   const attached = new Map<string, Attached>();
@@ -69,13 +140,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
   /** Problems reported since the server last answered well: each once, however long it lasts. */
   const reported = new Set<string>();
   let closed = false;
-  const history = new Map<string, AepEvent[]>();
-  for (const e of opts.history ?? []) {
-    if (typeof e.session !== 'string') continue;
-    const list = history.get(e.session) ?? [];
-    list.push(e);
-    history.set(e.session, list);
-  }
+  const history = bySession(opts.history ?? []);
 
   /** One report per distinct problem, so a long outage does not flood stderr. */
   function report(e: SteeringError): void {
@@ -85,35 +150,9 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
   }
 
   function deliver(a: Attached, raw: WebSocket.RawData): void {
-    let event: unknown;
-    try {
-      event = JSON.parse(String(raw));
-    } catch {
-      report(
-        new SteeringError(
-          'HOOK_BODY_INVALID',
-          `OpenHands socket for ${a.tracker.id} sent a frame that is not JSON; skipped`,
-        ),
-      );
-      return;
-    }
-    if (event === null || typeof event !== 'object' || Array.isArray(event)) return;
     const at = Date.now();
-    const frame = a.tracker.frame(event as Record<string, unknown>, at, opts.deltas === true, opts.answerable === true);
-    if (frame === undefined) return;
-    arrivals.next({
-      id: newId(at),
-      at,
-      body: frame as unknown as Record<string, unknown>,
-      respond: NO_REPLY,
-      neutral: NO_REPLY,
-      failOpen: (err) => {
-        report(err);
-        return NO_REPLY();
-      },
-      hold: () => {},
-      closed: Promise.resolve(),
-    });
+    const body = frameOf(a, raw, at, opts, report);
+    if (body !== undefined) arrivals.next(arrivalOf(body, at, report));
   }
 
   function schedule(a: Attached, ms: number): void {
@@ -138,9 +177,8 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       if (health === 'unauthorized') health = 'ok';
       deliver(a, raw);
     });
-    ws.on('error', () => {
-      /* the close handler decides */
-    });
+    // The close handler decides what an error means.
+    ws.on('error', () => undefined);
     ws.on('close', (code) => {
       if (a.ws === ws) a.ws = undefined;
       if (closed) return;
@@ -151,12 +189,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
       a.attempt += 1;
       if (code === 4001) {
         health = 'unauthorized';
-        report(
-          new SteeringError(
-            'SOURCE_UNAUTHORIZED',
-            `OpenHands agent server refused the session API key on the event socket of ${a.tracker.id} (close 4001): give the bridge one of the server's OH_SESSION_API_KEYS_* with --server-key or AEP_OPENHANDS_KEY`,
-          ),
-        );
+        report(keyRefused(a.tracker.id));
         schedule(a, backoffMax);
         return;
       }
@@ -213,20 +246,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
     async close() {
       closed = true;
       clearTimeout(poll);
-      const closing: Promise<void>[] = [];
-      for (const a of attached.values()) {
-        clearTimeout(a.timer);
-        const ws = a.ws;
-        if (ws && ws.readyState !== WebSocket.CLOSED) {
-          closing.push(
-            new Promise<void>((resolve) => {
-              ws.once('close', () => resolve());
-              ws.terminate();
-            }),
-          );
-        }
-      }
-      await Promise.all(closing);
+      await Promise.all([...attached.values()].map(ended));
       arrivals.complete();
     },
   };

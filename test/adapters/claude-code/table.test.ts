@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { claudeCode } from '../../../src/adapters/claude-code/table.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import { surfaceFor } from '../../../src/adapters/registry.js';
 import { captureViolations } from '../../../src/protocol/capture.js';
 import { TYPE_PATTERN } from '../../../src/protocol/types.js';

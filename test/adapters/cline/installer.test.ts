@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { cline } from '../../../src/adapters/cline/table.js';
 import { writeSecret } from '../../../src/adapters/install.js';
 import { CLINE_EVENTS, clineHooksDir, installCline, uninstallCline } from '../../../src/adapters/cline/installer.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import { adapter, SECRET } from '../../support/adapter.js';
 import { readJson, referenceFile } from '../../support/shared-dir.js';
 import { instructOn, runHookCommand, seenOn } from '../../support/shim-hooks.js';

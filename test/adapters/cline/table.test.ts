@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cline, CLINE_HOOK_FILES } from '../../../src/adapters/cline/table.js';
 import { surfaceFor } from '../../../src/adapters/registry.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import { acceptsFor } from '../../../src/streams/run.js';
 import {
   classSummary as summary,

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import Ajv from 'ajv';
 import { codex } from '../../../src/adapters/codex/table.js';
 import { surfaceFor } from '../../../src/adapters/registry.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import {
   assertSamplesClassify,
   classSummary as summary,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { hermes } from '../../../src/adapters/hermes/table.js';
 import { installHermes } from '../../../src/adapters/hermes/installer.js';
 import { writeSecret } from '../../../src/adapters/install.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import { command, type AepEvent } from '../../../src/protocol/index.js';
 import { adapter, SECRET, type TestAdapter } from '../../support/adapter.js';
 import { fixtureInputs } from '../../support/mapping-fixture.js';

@@ -7,7 +7,7 @@ import { openhands } from '../../../src/adapters/openhands/table.js';
 import { kindType, mapEvent, mapFrame, statusMoments, type Status } from '../../../src/adapters/openhands/map.js';
 import { canonicalJson, digest } from '../../../src/adapters/hook-maps.js';
 import { surfaceFor } from '../../../src/adapters/registry.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import type { ObservationSpec } from '../../../src/streams/surface.js';
 import { classSummary, evidenceProblem, schemaProblem } from '../../support/mapping-fixture.js';
 import { aepFile, readJson } from '../../support/shared-dir.js';

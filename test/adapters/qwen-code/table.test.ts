@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { qwenCode } from '../../../src/adapters/qwen-code/table.js';
 import { surfaceFor } from '../../../src/adapters/registry.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import {
   assertSamplesClassify,
   classSummary as summary,

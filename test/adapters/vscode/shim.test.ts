@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installVscode } from '../../../src/adapters/vscode/installer.js';
 import { writeSecret } from '../../../src/adapters/install.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import { vscode } from '../../../src/adapters/vscode/table.js';
 import { command, type AepEvent } from '../../../src/protocol/index.js';
 import { adapter, SECRET, type TestAdapter } from '../../support/adapter.js';

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { surfaceFor } from '../../../src/adapters/registry.js';
-import { surfaceFrom } from '../../../src/adapters/table.js';
+import { surfaceFrom } from '../../../src/adapters/surface-from.js';
 import { vscode } from '../../../src/adapters/vscode/table.js';
 import {
   classSummary as summary,

@@ -7,7 +7,7 @@
 // approval loop (`approval.requested` / `approval.respond` / `approval.resolved`) becomes
 // attention requests answered through the same socket.
 import { filter, map, merge, mergeMap, type Observable } from 'rxjs';
-import type { Lane, LaneFact, LaneOutcome, LaneWithdrawn } from '../../../streams/lane.js';
+import type { Lane, LaneDone, LaneFact, LaneOutcome, LaneWithdrawn } from '../../../streams/lane.js';
 import type { HubConnection, HubEvent, HubReply } from './connection.js';
 import { toolDetail } from '../../table.js';
 
@@ -31,7 +31,7 @@ const promptOf = (e: HubEvent): string | undefined => {
 
 const outcome = (reply: HubReply): LaneOutcome =>
   reply.ok ? { ok: true } : { ok: false, reason: 'refused', detail: reply.error?.code ?? 'hub refused' };
-const done = (reply: HubReply): { ok: true } | { ok: false; detail: string } =>
+const done = (reply: HubReply): LaneDone =>
   reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
 
 /** The id of the pending prompt holding `text`, from a `session.pending_prompts` reply. */
