@@ -12,6 +12,7 @@ import type { AepEvent } from '../protocol/envelope.js';
 import type { InstallReport } from './install.js';
 import type { McpConfig } from './mcp-config.js';
 import type { Lane } from '../streams/lane.js';
+import type { CredentialCheck } from './credentials.js';
 import type {
   AttentionRequestSpec,
   ClassifiedHook,
@@ -342,6 +343,8 @@ export interface VendorTable {
   describe?: (input: HookInput, event: string) => SessionAbout;
   /** D37: the stale window; DEFAULT_STALE_AFTER_MS when absent. */
   staleAfterMs?: number;
+  /** How `up` and `run` check that the vendor's CLI would find its model credentials (loaded on use). */
+  credentials?: () => Promise<CredentialCheck>;
 }
 
 /** D37: `cwd` from one field of every hook input, a prompt from named fields of named moments. */

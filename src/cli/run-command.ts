@@ -11,7 +11,6 @@ import type { Command } from 'commander';
 import { readSecret, secretPath } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import type { LaneSpec, ServedLane } from '../adapters/lane-spec.js';
-import { credentialGaps } from '../services/credentials.js';
 
 export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4, noCredentials: 5 } as const;
 
@@ -73,7 +72,7 @@ export async function runVendor(
   // with this terminal's environment, so this terminal's keys decide; an attached lane's session
   // runs in the daemon's.
   if (spec.joins === 'owned') {
-    const gaps = credentialGaps(vendor, env, { args, cwd });
+    const gaps = (await table.credentials?.())?.gaps(env, { args, cwd }) ?? [];
     const certain = gaps.find((g) => g.certain);
     if (certain !== undefined) {
       io.err.write(

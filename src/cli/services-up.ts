@@ -1,7 +1,6 @@
 // `aep-steer up`: warns of what would fail, checks every port, then starts what is not running yet
 // in order (relay, daemon, adapters), each detached with its output in its log, and waits until it
 // serves; one that does not leaves nothing this call started behind.
-import { credentialGaps } from '../services/credentials.js';
 import { portFree, portTakenMessage } from '../services/port-holder.js';
 import {
   isRunning,
@@ -33,14 +32,20 @@ import { plan } from './services-plan.js';
  * runs with this environment, so its lack is the daemon's; the other CLIs run where the person
  * starts them, which is usually this terminal.
  */
-function credentialWarnings(vendors: string[], daemon: boolean, env: NodeJS.ProcessEnv): string[] {
-  return [...new Set(vendors)].flatMap((v) =>
-    credentialGaps(v, env, { cwd: process.cwd() }).map((g) =>
-      v === SERVE_VENDOR && daemon
-        ? `up: warning: the qwen serve daemon up starts here lacks ${g.missing}, so its sessions' prompts would fail; ${g.fix}, then \`aep-steer down ${DAEMON}\` and \`aep-steer up ${SERVE_VENDOR} --serve\` again`
-        : `up: warning: ${v} started from this terminal would lack ${g.missing}; ${g.fix} in the terminal you start ${v === 'codex' ? 'codex (or `aep-steer run codex`)' : v === 'claude-code' ? 'claude' : v === SERVE_VENDOR ? 'qwen' : v} in`,
-    ),
-  );
+async function credentialWarnings(vendors: string[], daemon: boolean, env: NodeJS.ProcessEnv): Promise<string[]> {
+  // The tables load only here: `status` and `down` share this module and load none of them.
+  const { tableFor } = await import('../adapters/registry.js');
+  const out: string[] = [];
+  for (const v of new Set(vendors)) {
+    const check = await tableFor(v)?.credentials?.();
+    for (const g of check?.gaps(env, { cwd: process.cwd() }) ?? [])
+      out.push(
+        v === SERVE_VENDOR && daemon
+          ? `up: warning: the qwen serve daemon up starts here lacks ${g.missing}, so its sessions' prompts would fail; ${g.fix}, then \`aep-steer down ${DAEMON}\` and \`aep-steer up ${SERVE_VENDOR} --serve\` again`
+          : `up: warning: ${v} started from this terminal would lack ${g.missing}; ${g.fix} in the terminal you start ${check?.startedAs ?? v} in`,
+      );
+  }
+  return out;
 }
 
 export async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<number> {
@@ -74,7 +79,7 @@ export async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv):
     );
     return 1;
   }
-  for (const w of credentialWarnings(vendors, daemon !== undefined && !already.has(DAEMON), env)) warn(w);
+  for (const w of await credentialWarnings(vendors, daemon !== undefined && !already.has(DAEMON), env)) warn(w);
   const untrusted = daemon === undefined || already.has(DAEMON) ? undefined : untrustedHooks(env, daemon.command!.cwd);
   if (untrusted !== undefined) warn(`up: warning: ${untrusted}`);
   // Every port is checked before anything starts: a taken one leaves nothing half started.

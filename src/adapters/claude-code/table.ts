@@ -167,6 +167,7 @@ function decideElicitation(_hook: ClassifiedHook, d: HeldDecision): unknown {
 const E2E = `e2e/${TOKEN}`;
 
 export const claudeCode: VendorTable = {
+  credentials: async () => (await import('./credentials.js')).claudeCredentials,
   token: TOKEN,
   version: '2.1.332',
   steering: 'instruct',

@@ -148,6 +148,7 @@ function clineFallback(input: HookInput): ObservationSpec[] {
 const notRead = 'fire-and-forget in Cline 3.0.65: its reply is never read';
 
 export const cline: VendorTable = {
+  credentials: async () => (await import('./credentials.js')).clineCredentials,
   token: TOKEN,
   version: '3.0.65',
   steering: 'instruct',

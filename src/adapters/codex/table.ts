@@ -85,6 +85,7 @@ function heldPermission(input: HookInput): HeldSpec {
 }
 
 export const codex: VendorTable = {
+  credentials: async () => (await import('./credentials.js')).codexCredentials,
   token: TOKEN,
   version: '0.171.0',
   steering: 'instruct',

@@ -87,6 +87,7 @@ function heldPermission(input: HookInput): HeldSpec {
 }
 
 export const qwenCode: VendorTable = {
+  credentials: async () => (await import('./credentials.js')).qwenCredentials,
   token: TOKEN,
   version: '0.24.4',
   steering: 'instruct',
