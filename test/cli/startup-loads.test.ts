@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tableFor, vendorTokens } from '../../src/adapters/registry.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const bin = join(root, 'bin', 'aep-steer.js');
@@ -60,8 +61,9 @@ for (const [label, args, status] of [
 
 // `aep-steer hook` runs on every hook of a vendor without curl: it loads its own vendor's table,
 // never the registry (which loads every vendor, OpenHands' bridge and the Cline hub included).
-const VENDOR_MODULES = ['claude-code', 'codex', 'qwen-code', 'vscode', 'hermes', 'cline', 'openhands'];
-for (const vendor of ['claude-code', 'codex', 'qwen-code', 'vscode', 'hermes', 'cline']) {
+// Every vendor in the registry; those observed by hooks (a bridge's vendor has no hook to run).
+const VENDOR_MODULES = vendorTokens();
+for (const vendor of VENDOR_MODULES.filter((v) => tableFor(v)?.source === undefined)) {
   test(`hook ${vendor} loads its own vendor table only, and no ws, SQLite, XState, Ajv or RxJS`, () => {
     // Port 1: nothing listens, so the hook fails open with the neutral reply after the whole path ran.
     const r = loadsOf(
