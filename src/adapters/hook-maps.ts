@@ -41,18 +41,22 @@ export const toolOf = (input: HookInput): EventData =>
 export const observation = (type: string, data: Record<string, unknown>, subject?: string): ObservationSpec =>
   subject === undefined ? { type, data: compact(data) } : { type, data: compact(data), subject };
 
-const obs = (
-  type: string,
-  input: HookInput,
-  data: Record<string, unknown>,
-  extra: Partial<ObservationSpec> = {},
-): ObservationSpec => {
-  const spec: ObservationSpec = { type, data: compact(data) };
-  const run = runOf(input);
-  if (run !== undefined) spec.run = run;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) (spec as unknown as Record<string, unknown>)[k] = v;
-  return spec;
-};
+/**
+ * An observation builder for hooks whose run `runIn` reads: the data compacted, the run when the
+ * hook names one, then each of `extra` (subject, severity, capture) that is set.
+ */
+export const observationIn =
+  (runIn: (input: HookInput) => string | undefined) =>
+  (type: string, input: HookInput, data: Record<string, unknown>, extra: Partial<ObservationSpec> = {}) => {
+    const spec: ObservationSpec = { type, data: compact(data) };
+    const run = runIn(input);
+    if (run !== undefined) spec.run = run;
+    for (const [k, v] of Object.entries(extra))
+      if (v !== undefined) (spec as unknown as Record<string, unknown>)[k] = v;
+    return spec;
+  };
+
+const obs = observationIn((input) => runOf(input));
 
 /** Deliberately no observation (Annex A "not captured", or raised by the runtime itself). */
 export const none: MapRule = () => [];
