@@ -91,6 +91,13 @@ const userMessageOf = (params: Record<string, unknown>): { clientId?: string; tu
   return { clientId: item.clientId, ...(typeof params.turnId === 'string' ? { turnId: params.turnId } : {}) };
 };
 
+/** What the app-server lane is to the table, one server or all of a state directory's: its name, deliveries and way in. */
+export const APP_SERVER_LANE = {
+  name: 'app-server',
+  deliveries: ['steer'],
+  how: 'start it with `aep-steer run codex`',
+} as const satisfies Pick<NativeLane, 'name' | 'deliveries' | 'how'>;
+
 export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   const facts$ = new Subject<LaneFact>();
   /** Threads this client resumed (reached), with their running turn. */
@@ -420,9 +427,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): NativeLane {
   };
 
   return {
-    name: 'app-server',
-    deliveries: ['steer'],
-    how: 'start it with `aep-steer run codex`',
+    ...APP_SERVER_LANE,
     facts$: facts$.asObservable(),
     async open() {
       await ready();
