@@ -70,6 +70,21 @@ export const sessionStarted =
     },
   ];
 
+/**
+ * session.started of a hook with no run (Codex, Qwen Code, VS Code): the client, what started it
+ * (`source`), the model, then each of `fields` as the hook sent it.
+ */
+export const sessionStartedBy =
+  (clientName: string, fields: readonly string[] = []): MapRule =>
+  (input) => [
+    observation('session.started', {
+      client: { name: clientName },
+      trigger: str(input.source),
+      'gen_ai.request.model': str(input.model),
+      ...Object.fromEntries(fields.map((f) => [f, str(input[f])])),
+    }),
+  ];
+
 export const runStarted: MapRule = (input) => [obs('run.started', input, { trigger: 'user' })];
 export const runFinished: MapRule = (input) => [obs('run.finished', input, {})];
 export const runFailed: MapRule = (input) => [
@@ -125,6 +140,21 @@ export const subagentStopped: MapRule = (input) => [
     { subject: str(input.agent_id) },
   ),
 ];
+
+/**
+ * The tool and subagent hooks of a vendor whose hooks carry no run (Qwen Code, VS Code), mapped
+ * alike: each names its tool or its subagent as subject.
+ */
+export const namedMaps: Record<string, MapRule> = {
+  PreToolUse: namedToolRequested,
+  PostToolUse: namedToolCompleted,
+  SubagentStart: (input) => [
+    observation('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
+  SubagentStop: (input) => [
+    observation('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
+};
 
 export const sessionCompacted: MapRule = (input) => [
   { type: 'session.compacted', data: compact({ trigger: str(input.trigger) }) },
