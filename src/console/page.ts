@@ -5,7 +5,7 @@
 // Keys: j / k move between sessions, i focuses the instruction box, Ctrl+Enter (or Cmd+Enter)
 // sends, Escape leaves a field.
 import { PAGE_SCRIPT_COMMON } from '../inspect/page-script.js';
-import { RELAY_MARKS, pageHead } from '../inspect/page-head.js';
+import { RELAY_MARKS, headerStart, pageHead } from '../inspect/page-head.js';
 
 export const CONSOLE_HTML = `${pageHead('aep-steer console')}
 <meta name="referrer" content="no-referrer">
@@ -70,9 +70,7 @@ ${RELAY_MARKS}
 </style>
 </head>
 <body>
-<header>
-  <h1>aep-steer console</h1>
-  <span class="relay" id="relay" data-connected="false">connecting…</span>
+${headerStart('aep-steer console')}
   <span class="keys">j/k session · i instruct · Ctrl+Enter send · Esc leave field</span>
 </header>
 <section id="waiting" aria-label="Waiting for you"><h2 data-field="waiting-title">Waiting for you: none</h2><ul id="waiting-list"></ul></section>

@@ -1,5 +1,6 @@
 // What the inspect page and the console page begin alike: the document up to their own head
-// elements, and the marks of the relay link's state that PAGE_SCRIPT_COMMON's showRelay sets.
+// elements, and their header's title and relay link, whose state PAGE_SCRIPT_COMMON's showRelay
+// sets (RELAY_MARKS draw it).
 
 /** `<!doctype html>` through the viewport meta, with this title. */
 export const pageHead = (title: string): string => `<!doctype html>
@@ -12,3 +13,8 @@ export const pageHead = (title: string): string => `<!doctype html>
 /** The relay link's dot (`data-connected`): green once connected, red while not. */
 export const RELAY_MARKS = `  .relay[data-connected="true"]::before { content: "● "; color: #1e9e4a; }
   .relay[data-connected="false"]::before { content: "● "; color: #c2352b; }`;
+
+/** The header's opening: the page's title, then the relay link showRelay finds by its id. */
+export const headerStart = (title: string): string => `<header>
+  <h1>${title}</h1>
+  <span class="relay" id="relay" data-connected="false">connecting…</span>`;

@@ -1,7 +1,7 @@
 // The inspect page: one static document that follows /events (SSE snapshots) and redraws.
 // Everything from the stream is inserted as text, never as markup: event fields are untrusted.
 import { PAGE_SCRIPT_COMMON } from './page-script.js';
-import { RELAY_MARKS, pageHead } from './page-head.js';
+import { RELAY_MARKS, headerStart, pageHead } from './page-head.js';
 
 export const PAGE_HTML = `${pageHead('aep-steer inspect')}
 <style>
@@ -35,9 +35,7 @@ ${RELAY_MARKS}
 </style>
 </head>
 <body>
-<header>
-  <h1>aep-steer inspect</h1>
-  <span class="relay" id="relay" data-connected="false">connecting…</span>
+${headerStart('aep-steer inspect')}
   <span class="muted" id="count"></span>
 </header>
 <h2>Sessions</h2>
