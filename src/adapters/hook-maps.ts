@@ -41,18 +41,22 @@ export const toolOf = (input: HookInput): EventData =>
 export const observation = (type: string, data: Record<string, unknown>, subject?: string): ObservationSpec =>
   subject === undefined ? { type, data: compact(data) } : { type, data: compact(data), subject };
 
-const obs = (
-  type: string,
-  input: HookInput,
-  data: Record<string, unknown>,
-  extra: Partial<ObservationSpec> = {},
-): ObservationSpec => {
-  const spec: ObservationSpec = { type, data: compact(data) };
-  const run = runOf(input);
-  if (run !== undefined) spec.run = run;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) (spec as unknown as Record<string, unknown>)[k] = v;
-  return spec;
-};
+/**
+ * An observation builder for hooks whose run `runIn` reads: the data compacted, the run when the
+ * hook names one, then each of `extra` (subject, severity, capture) that is set.
+ */
+export const observationIn =
+  (runIn: (input: HookInput) => string | undefined) =>
+  (type: string, input: HookInput, data: Record<string, unknown>, extra: Partial<ObservationSpec> = {}) => {
+    const spec: ObservationSpec = { type, data: compact(data) };
+    const run = runIn(input);
+    if (run !== undefined) spec.run = run;
+    for (const [k, v] of Object.entries(extra))
+      if (v !== undefined) (spec as unknown as Record<string, unknown>)[k] = v;
+    return spec;
+  };
+
+const obs = observationIn((input) => runOf(input));
 
 /** Deliberately no observation (Annex A "not captured", or raised by the runtime itself). */
 export const none: MapRule = () => [];
@@ -64,6 +68,21 @@ export const sessionStarted =
       type: 'session.started',
       data: compact({ client: { name: clientName }, 'gen_ai.request.model': str(input.model) }),
     },
+  ];
+
+/**
+ * session.started of a hook with no run (Codex, Qwen Code, VS Code): the client, what started it
+ * (`source`), the model, then each of `fields` as the hook sent it.
+ */
+export const sessionStartedBy =
+  (clientName: string, fields: readonly string[] = []): MapRule =>
+  (input) => [
+    observation('session.started', {
+      client: { name: clientName },
+      trigger: str(input.source),
+      'gen_ai.request.model': str(input.model),
+      ...Object.fromEntries(fields.map((f) => [f, str(input[f])])),
+    }),
   ];
 
 export const runStarted: MapRule = (input) => [obs('run.started', input, { trigger: 'user' })];
@@ -121,6 +140,21 @@ export const subagentStopped: MapRule = (input) => [
     { subject: str(input.agent_id) },
   ),
 ];
+
+/**
+ * The tool and subagent hooks of a vendor whose hooks carry no run (Qwen Code, VS Code), mapped
+ * alike: each names its tool or its subagent as subject.
+ */
+export const namedMaps: Record<string, MapRule> = {
+  PreToolUse: namedToolRequested,
+  PostToolUse: namedToolCompleted,
+  SubagentStart: (input) => [
+    observation('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
+  SubagentStop: (input) => [
+    observation('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id)),
+  ],
+};
 
 export const sessionCompacted: MapRule = (input) => [
   { type: 'session.compacted', data: compact({ trigger: str(input.trigger) }) },

@@ -5,7 +5,8 @@ import type { Paint } from '../audit/paint.js';
 import { refusedLine, toolList } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import type { CancelOutcome } from '../consumer/cancel.js';
-import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
+import { withConsumer } from '../consumer/connect.js';
+import { relayAction, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
 export const CANCEL_EXIT = {
   cancelled: 0,
@@ -64,10 +65,7 @@ export async function runCancel(
   const timeoutMs = timeoutFlag('cancel', f.timeout, io.err);
   if (timeoutMs === undefined) return CANCEL_EXIT.usage;
   const { print } = outcomePrinter(f.json, io.out, describeCancel);
-  const [{ withConsumer }, { sendCancel }] = await Promise.all([
-    import('../consumer/connect.js'),
-    import('../consumer/cancel.js'),
-  ]);
+  const { sendCancel } = await import('../consumer/cancel.js');
   return withConsumer(
     f,
     async (consumer) => {
@@ -98,12 +96,9 @@ export function registerCancel(program: Command): void {
       'also end the tool processes (shell commands) the agent would leave running, where its lane can (the Codex app-server)',
     )
     .option('--json', 'print the outcome as one JSON object');
-  addRelayOptions(cmd)
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel: its adapter declares none, or it runs on the hook lane only, as a plain `codex` or `claude` in a terminal\ndoes), 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
-    )
-    .action(async (f: CancelFlags) => {
-      process.exitCode = await runCancel(f, { out: process.stdout, err: process.stderr });
-    });
+  relayAction(
+    cmd,
+    '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel: its adapter declares none, or it runs on the hook lane only, as a plain `codex` or `claude` in a terminal\ndoes), 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
+    (f: CancelFlags) => runCancel(f, { out: process.stdout, err: process.stderr }),
+  );
 }

@@ -6,6 +6,7 @@ import { readTokenFile } from '../consumer/connect.js';
 import { SteeringError } from '../protocol/errors.js';
 import { DEFAULT_CONSOLE_PORT, DEFAULT_CONSOLE_SENDER, startConsole, type ConsoleHandle } from '../console/start.js';
 import { addRelayOptions, type RelayFlags } from './relay-options.js';
+import { exitOnSignal } from './exit-on-signal.js';
 import { explainListenError } from '../services/port-holder.js';
 import { addReachOptions, reachOptions, type ReachFlags } from './console-reach.js';
 import { targetLabel } from '../notify/targets.js';
@@ -67,13 +68,6 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
     for (const t of reach.notify ?? [])
       process.stdout.write(`  notify ${targetLabel(t)} (capture ${t.capture}; on ${t.on.join(', ')})\n`);
     handle.follower.ready.catch((err: Error) => process.stderr.write(`console: ${err.message}; retrying\n`));
-    const stop = () => {
-      handle.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    exitOnSignal(() => handle.close());
   });
 }

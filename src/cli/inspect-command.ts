@@ -7,6 +7,7 @@ import { followRelay, type Follower } from '../consumer/follow.js';
 import { DEFAULT_INSPECT_PORT, startInspectServer, type InspectServer } from '../inspect/server.js';
 import { DEFAULT_RELAY } from '../consumer/connect.js';
 import { tokenFor } from '../relay/local-token.js';
+import { exitOnSignal } from './exit-on-signal.js';
 
 export interface InspectHandle {
   url: string;
@@ -66,13 +67,6 @@ export function registerInspect(program: Command): void {
       }
       process.stderr.write(`aep-steer inspect: ${handle.url} (relay ${f.relay})\n`);
       handle.follower.ready.catch((err: Error) => process.stderr.write(`inspect: ${err.message}; retrying\n`));
-      const stop = () => {
-        handle.close().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      exitOnSignal(() => handle.close());
     });
 }

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { describeOutcome, waitingLine } from '../consumer/explain.js';
 import { DELIVERIES } from '../protocol/payloads.js';
-import { addRelayOptions, outcomePrinter, parseMs, unreachableExit, type RelayFlags } from './relay-options.js';
+import { relayAction, outcomePrinter, parseMs, unreachableExit, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome; success is 0 whether it waited for delivery or not. */
 export const INSTRUCT_EXIT = {
@@ -119,12 +119,9 @@ export function registerInstruct(program: Command): void {
     .option('--timeout <ms>', 'give up waiting after this long (ack and delivery together)', '120000')
     .option('--ack-window <ms>', 'wait this long for the ack before resending the same command (AEP-0004 §3)', '10000')
     .option('--json', 'print the outcome as one JSON object');
-  addRelayOptions(cmd)
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 delivered (or accepted, with --no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable,\n8 the relay refused the token.',
-    )
-    .action(async (text: string | undefined, f: InstructFlags) => {
-      process.exitCode = await runInstruct(text, f, { out: process.stdout, err: process.stderr });
-    });
+  relayAction(
+    cmd,
+    '\nExit codes: 0 delivered (or accepted, with --no-wait), 2 usage, 3 rejected by the adapter,\n4 refused (relay, or the claimant does not declare the verb), 5 dropped, 6 timeout, 7 relay unreachable,\n8 the relay refused the token.',
+    (text: string | undefined, f: InstructFlags) => runInstruct(text, f, { out: process.stdout, err: process.stderr }),
+  );
 }

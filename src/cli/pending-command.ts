@@ -3,9 +3,8 @@
 // and how long it has waited.
 import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
-import { withConsumer } from '../consumer/connect.js';
 import { pendingRequests, type PendingRequest } from '../consumer/pending.js';
-import { addRelayOptions, outcomePrinter, unreachableExit, type RelayFlags } from './relay-options.js';
+import { relayAction, runListing, type Listing, type RelayFlags } from './relay-options.js';
 
 export const PENDING_EXIT = { listed: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
@@ -48,26 +47,15 @@ interface PendingFlags extends RelayFlags {
   json?: boolean;
 }
 
-type Listed =
-  | { outcome: 'listed'; requests: PendingRequest[]; session?: string }
-  | { outcome: 'unreachable'; detail: string };
+type Listed = Listing<{ requests: PendingRequest[]; session?: string }>;
 
-export async function runPending(
-  f: PendingFlags,
-  io: { out: NodeJS.WritableStream & { isTTY?: boolean } },
-): Promise<number> {
+export function runPending(f: PendingFlags, io: { out: NodeJS.WritableStream & { isTTY?: boolean } }): Promise<number> {
   const describe = (o: Listed, p: Paint): string =>
     o.outcome === 'listed' ? describePending(o.requests, p, o.session) : `${p.red('✗')} ${o.detail}`;
-  const { print } = outcomePrinter<Listed>(f.json, io.out, describe);
-  return withConsumer(
-    f,
-    async (consumer) => {
-      const requests = await pendingRequests(consumer, f.session === undefined ? {} : { session: f.session });
-      print({ outcome: 'listed', requests, ...(f.session === undefined ? {} : { session: f.session }) });
-      return PENDING_EXIT.listed;
-    },
-    unreachableExit(print, PENDING_EXIT, (detail) => ({ outcome: 'unreachable' as const, detail })),
-  );
+  return runListing(f, io.out, PENDING_EXIT, describe, async (consumer) => ({
+    requests: await pendingRequests(consumer, f.session === undefined ? {} : { session: f.session }),
+    ...(f.session === undefined ? {} : { session: f.session }),
+  }));
 }
 
 export function registerPending(program: Command): void {
@@ -76,12 +64,9 @@ export function registerPending(program: Command): void {
     .description('list held permission and form requests: id, session, kind, what is asked, age')
     .option('--session <id>', "only this session's requests")
     .option('--json', 'print one JSON object: {outcome, requests: [...]}');
-  addRelayOptions(cmd)
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 listed (none pending included), 2 usage, 7 relay unreachable, 8 token refused.',
-    )
-    .action(async (f: PendingFlags) => {
-      process.exitCode = await runPending(f, { out: process.stdout });
-    });
+  relayAction(
+    cmd,
+    '\nExit codes: 0 listed (none pending included), 2 usage, 7 relay unreachable, 8 token refused.',
+    (f: PendingFlags) => runPending(f, { out: process.stdout }),
+  );
 }

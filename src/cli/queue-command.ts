@@ -4,13 +4,11 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import type { WaitingInstruction } from '../consumer/queue.js';
 import { age } from './pending-command.js';
-import { addRelayOptions, outcomePrinter, unreachableExit, type RelayFlags } from './relay-options.js';
+import { relayAction, runListing, type Listing, type RelayFlags } from './relay-options.js';
 
 export const QUEUE_EXIT = { listed: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
-type Listed =
-  | { outcome: 'listed'; session: string; waiting: WaitingInstruction[] }
-  | { outcome: 'unreachable'; detail: string };
+type Listed = Listing<{ session: string; waiting: WaitingInstruction[] }>;
 
 export function describeQueue(o: Listed, p: Paint): string {
   if (o.outcome === 'unreachable') return `${p.red('✗')} ${o.detail}`;
@@ -32,19 +30,11 @@ export async function runQueue(
   f: QueueFlags,
   io: { out: NodeJS.WritableStream & { isTTY?: boolean } },
 ): Promise<number> {
-  const { print } = outcomePrinter<Listed>(f.json, io.out, describeQueue);
-  const [{ withConsumer }, { sessionQueue }] = await Promise.all([
-    import('../consumer/connect.js'),
-    import('../consumer/queue.js'),
-  ]);
-  return withConsumer(
-    f,
-    async (consumer) => {
-      print({ outcome: 'listed', session: f.session, waiting: await sessionQueue(consumer, f.session) });
-      return QUEUE_EXIT.listed;
-    },
-    unreachableExit(print, QUEUE_EXIT, (detail) => ({ outcome: 'unreachable' as const, detail })),
-  );
+  const { sessionQueue } = await import('../consumer/queue.js');
+  return runListing(f, io.out, QUEUE_EXIT, describeQueue, async (consumer) => ({
+    session: f.session,
+    waiting: await sessionQueue(consumer, f.session),
+  }));
 }
 
 export function registerQueue(program: Command): void {
@@ -53,12 +43,9 @@ export function registerQueue(program: Command): void {
     .description('list the instructions still waiting in a session: id, sender, delivery, age, text')
     .requiredOption('--session <id>', 'the session')
     .option('--json', 'print one JSON object: {outcome, session, waiting: [...]}');
-  addRelayOptions(cmd)
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 listed (an empty queue included), 2 usage, 7 relay unreachable, 8 token refused.',
-    )
-    .action(async (f: QueueFlags) => {
-      process.exitCode = await runQueue(f, { out: process.stdout });
-    });
+  relayAction(
+    cmd,
+    '\nExit codes: 0 listed (an empty queue included), 2 usage, 7 relay unreachable, 8 token refused.',
+    (f: QueueFlags) => runQueue(f, { out: process.stdout }),
+  );
 }

@@ -12,6 +12,7 @@ import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
 import { DEFAULT_LEASE_MS, type NatsStoreOptions } from '../relay/nats/engine.js';
 import { NatsStore } from '../relay/nats/store.js';
 import { explainListenError } from '../services/port-holder.js';
+import { exitOnSignal } from './exit-on-signal.js';
 
 /** `AEP_STATE_DIR/relay.db`, beside the local token and the adapters' logs. */
 export const defaultStore = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'relay.db');
@@ -196,15 +197,7 @@ export function registerRelay(program: Command): void {
         );
       });
       log(`relay: socket ${relay.socketUrl}`);
-      const stop = () => {
-        // Graceful: SSE `: shutting-down`, WS close 1001, exit 0; forced exit 1 after 5 s.
-        setTimeout(() => process.exit(1), 5000).unref();
-        relay.close().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      // Graceful: SSE `: shutting-down`, WS close 1001, exit 0; forced exit 1 after 5 s.
+      exitOnSignal(() => relay.close(), 5000);
     });
 }

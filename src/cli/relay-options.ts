@@ -2,7 +2,8 @@
 // their environment defaults, duration flags, and printing one outcome as a line or as JSON.
 import type { Command } from 'commander';
 import { SteeringError } from '../protocol/errors.js';
-import { DEFAULT_RELAY, DEFAULT_SENDER, type ConsumerTarget } from '../consumer/connect.js';
+import { DEFAULT_RELAY, DEFAULT_SENDER, withConsumer, type ConsumerTarget } from '../consumer/connect.js';
+import type { RelayConsumer } from '../consumer/connection.js';
 import { paintFor, type Paint } from '../audit/paint.js';
 import { CLI_VOICE } from '../consumer/next-step.js';
 
@@ -34,6 +35,22 @@ export function addRelayOptions(
         sender,
       )
   );
+}
+
+/**
+ * A consumer command's last part: the relay flags, what its exit codes mean (said after the help),
+ * and its action, whose result is the process's exit code.
+ */
+export function relayAction<A extends unknown[]>(
+  cmd: Command,
+  exitHelp: string,
+  run: (...args: A) => Promise<number>,
+): void {
+  addRelayOptions(cmd)
+    .addHelpText('after', exitHelp)
+    .action(async (...args: A) => {
+      process.exitCode = await run(...args);
+    });
 }
 
 export function parseMs(name: string, v: string): number {
@@ -78,4 +95,29 @@ export function outcomePrinter<O>(
 ): { paint: Paint; print: (o: O) => void } {
   const paint = json ? paintFor({}) : paintFor(out);
   return { paint, print: (o) => out.write(json ? `${JSON.stringify(o)}\n` : `${describe(o, paint)}\n`) };
+}
+
+/** What a listing command prints: what it listed, or why the relay could not be asked. */
+export type Listing<L> = ({ outcome: 'listed' } & L) | { outcome: 'unreachable'; detail: string };
+
+/**
+ * A listing command's run: what `list` reads on the relay, printed (exit `listed`), or the relay
+ * that could not be reached (its own exits, as `unreachableExit` tells them apart).
+ */
+export function runListing<L extends object>(
+  f: RelayFlags & { json?: boolean },
+  out: NodeJS.WritableStream & { isTTY?: boolean },
+  exits: { listed: number; unreachable: number; unauthorized: number },
+  describe: (o: Listing<L>, p: Paint) => string,
+  list: (consumer: RelayConsumer) => Promise<L>,
+): Promise<number> {
+  const { print } = outcomePrinter<Listing<L>>(f.json, out, describe);
+  return withConsumer(
+    f,
+    async (consumer) => {
+      print({ outcome: 'listed', ...(await list(consumer)) });
+      return exits.listed;
+    },
+    unreachableExit(print, exits, (detail) => ({ outcome: 'unreachable' as const, detail })),
+  );
 }

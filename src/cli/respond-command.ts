@@ -7,7 +7,7 @@ import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import { sendResponse, type Answer, type RespondOutcome } from '../consumer/respond.js';
 import { withConsumer } from '../consumer/connect.js';
 import { pendingRequests } from '../consumer/pending.js';
-import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
+import { relayAction, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 import { describePending } from './pending-command.js';
 
 /**
@@ -150,14 +150,11 @@ export function registerRespond(program: Command): void {
     .option('--values <json>', 'form answers: a JSON object of field id to value')
     .option('--timeout <ms>', 'give up waiting after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
-  addRelayOptions(cmd)
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 answered, 2 usage (several requests pending and no --request), 3 rejected by the adapter, 4 refused, ' +
-        '5 not pending (already answered or dismissed at the agent, timed out), 6 timeout, 7 relay unreachable, 8 token refused, ' +
-        '9 the answer does not fit the request (an option it does not have).',
-    )
-    .action(async (word: string | undefined, f: RespondFlags) => {
-      process.exitCode = await runRespond(word, f, { out: process.stdout, err: process.stderr });
-    });
+  relayAction(
+    cmd,
+    '\nExit codes: 0 answered, 2 usage (several requests pending and no --request), 3 rejected by the adapter, 4 refused, ' +
+      '5 not pending (already answered or dismissed at the agent, timed out), 6 timeout, 7 relay unreachable, 8 token refused, ' +
+      '9 the answer does not fit the request (an option it does not have).',
+    (word: string | undefined, f: RespondFlags) => runRespond(word, f, { out: process.stdout, err: process.stderr }),
+  );
 }

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { paintFor, type Paint } from '../audit/paint.js';
 import { rowsFrom, type SessionRow } from '../consumer/roster.js';
 import { withConsumer } from '../consumer/connect.js';
-import { addRelayOptions, type RelayFlags } from './relay-options.js';
+import { relayAction, type RelayFlags } from './relay-options.js';
 
 export const SESSIONS_EXIT = { ok: 0, unreachable: 7, unauthorized: 8 } as const;
 
@@ -115,9 +115,7 @@ export function registerSessions(program: Command): void {
     )
     .option('--all', "also list ended sessions, and those whose adapter is not connected (from the relay's history)")
     .option('--json', 'print the roster rows as JSON');
-  addRelayOptions(cmd)
-    .addHelpText('after', '\nExit codes: 0 listed, 2 usage, 7 relay unreachable, 8 token refused.')
-    .action(async (f: SessionsFlags) => {
-      process.exitCode = await runSessions(f, { out: process.stdout });
-    });
+  relayAction(cmd, '\nExit codes: 0 listed, 2 usage, 7 relay unreachable, 8 token refused.', (f: SessionsFlags) =>
+    runSessions(f, { out: process.stdout }),
+  );
 }

@@ -9,7 +9,7 @@ import { FrameError } from '../protocol/errors.js';
 import { paintFor, type Paint } from '../audit/paint.js';
 import { connectConsumer } from '../consumer/connect.js';
 import { backoffDelay, retrying, SeenOnce } from '../consumer/follow.js';
-import { addRelayOptions, type RelayFlags } from './relay-options.js';
+import { relayAction, type RelayFlags } from './relay-options.js';
 
 export const WATCH_EXIT = { ok: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
@@ -79,8 +79,8 @@ export interface WatchRequest {
   json?: boolean;
 }
 
-/** Parses --filter, --session and --capture into one subscription; a usage error names what is wrong. */
-export function watchRequest(f: {
+/** The flags of `watch` that say what to follow, as the command line gives them. */
+interface WatchChoice {
   filter?: string;
   session?: string;
   capture?: string;
@@ -88,7 +88,10 @@ export function watchRequest(f: {
   history?: string;
   limit?: string;
   json?: boolean;
-}): WatchRequest | { error: string } {
+}
+
+/** Parses --filter, --session and --capture into one subscription; a usage error names what is wrong. */
+export function watchRequest(f: WatchChoice): WatchRequest | { error: string } {
   let filter: Record<string, unknown> = {};
   if (f.filter !== undefined) {
     try {
@@ -273,15 +276,7 @@ export async function watchStream(
   return code;
 }
 
-interface WatchFlags extends RelayFlags {
-  filter?: string;
-  session?: string;
-  capture?: string;
-  replay?: boolean;
-  history?: string;
-  limit?: string;
-  json?: boolean;
-}
+interface WatchFlags extends RelayFlags, WatchChoice {}
 
 export async function runWatch(
   f: WatchFlags,
@@ -324,15 +319,14 @@ export function registerWatch(program: Command): void {
     .option('--history <n>', 'start with the n most recent matching events the relay holds, then go live')
     .option('--limit <n>', 'exit after this many events')
     .option('--json', 'print each event as it arrived, one JSON object per line');
-  addRelayOptions(cmd)
-    .addHelpText(
-      'after',
-      '\nColour only on a terminal and never with NO_COLOR set.\nEach event is printed once, keyed on (source, id), across reconnects.\nExit codes: 0 done (limit reached or interrupted), 2 usage or refused filter, 7 relay unreachable at start, 8 token refused.',
-    )
-    .action(async (f: WatchFlags) => {
+  relayAction(
+    cmd,
+    '\nColour only on a terminal and never with NO_COLOR set.\nEach event is printed once, keyed on (source, id), across reconnects.\nExit codes: 0 done (limit reached or interrupted), 2 usage or refused filter, 7 relay unreachable at start, 8 token refused.',
+    (f: WatchFlags) => {
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
-      process.exitCode = await runWatch(f, { out: process.stdout, err: process.stderr }, stop.signal);
-    });
+      return runWatch(f, { out: process.stdout, err: process.stderr }, stop.signal);
+    },
+  );
 }

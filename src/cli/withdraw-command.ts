@@ -5,7 +5,8 @@ import type { Paint } from '../audit/paint.js';
 import { refusedLine } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import type { WithdrawOutcome } from '../consumer/withdraw.js';
-import { addRelayOptions, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
+import { senderOf, withConsumer } from '../consumer/connect.js';
+import { relayAction, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `withdraw`: the instruct table's, with 5 for one that reached the agent already. */
 export const WITHDRAW_EXIT = {
@@ -55,8 +56,7 @@ export async function runWithdraw(
     return WITHDRAW_EXIT.usage;
   }
   const { print } = outcomePrinter(f.json, io.out, describeWithdraw);
-  const [{ withConsumer, senderOf }, { sendWithdraw }, { sessionQueue, newestOf }] = await Promise.all([
-    import('../consumer/connect.js'),
+  const [{ sendWithdraw }, { sessionQueue, newestOf }] = await Promise.all([
     import('../consumer/withdraw.js'),
     import('../consumer/queue.js'),
   ]);
@@ -113,12 +113,9 @@ export function registerWithdraw(program: Command): void {
     )
     .option('--timeout <ms>', 'give up waiting for the answer after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
-  addRelayOptions(cmd)
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 withdrawn, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting), 4 refused,\n5 already delivered, 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
-    )
-    .action(async (f: WithdrawFlags) => {
-      process.exitCode = await runWithdraw(f, { out: process.stdout, err: process.stderr });
-    });
+  relayAction(
+    cmd,
+    '\nExit codes: 0 withdrawn, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting), 4 refused,\n5 already delivered, 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
+    (f: WithdrawFlags) => runWithdraw(f, { out: process.stdout, err: process.stderr }),
+  );
 }

@@ -35,51 +35,49 @@ const reply = (x: Explained, status = 200) => ({ status, body: { ...x.facts, mes
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/** A request the page got wrong: refused before anything is sent, with what to give. */
+const invalid = (sentence: string) => reply(refusal('invalid-request', sentence), 400);
+const TOO_LONG = `the text is longer than ${MAX_TEXT} characters.`;
+
 export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
-  const connected = (): RelayConsumer | { status: number; body: unknown } => {
+  const f = { sender: ctx.sender };
+  /** Runs `send` on the console's relay connection and answers its explained outcome; 503 while there is none. */
+  const onRelay = async (send: (c: RelayConsumer) => Promise<Explained>) => {
     const c = ctx.consumer();
-    return (
-      c ??
-      reply(
+    if (c === undefined) {
+      return reply(
         {
           text: `The console is not connected to the relay at ${ctx.relayUrl}; it keeps retrying.`,
           facts: { outcome: 'unreachable' },
           isError: true,
         },
         503,
-      )
-    );
+      );
+    }
+    return reply(await send(c));
   };
   return {
     async instruct(body) {
       const session = str(body['session']);
       const text = body['text'];
-      if (session === undefined || typeof text !== 'string')
-        return reply(refusal('invalid-request', 'give a session and the instruction text.'), 400);
-      if (text.length > MAX_TEXT)
-        return reply(refusal('invalid-request', `the text is longer than ${MAX_TEXT} characters.`), 400);
-      const c = connected();
-      if (!('roster' in c)) return c;
-      const o = await sendInstruction(
-        c,
-        { sender: ctx.sender },
-        { session, text, noWait: true, timeoutMs: ACK_WAIT_MS },
+      if (session === undefined || typeof text !== 'string') return invalid('give a session and the instruction text.');
+      if (text.length > MAX_TEXT) return invalid(TOO_LONG);
+      return onRelay(async (c) =>
+        explainSteer(await sendInstruction(c, f, { session, text, noWait: true, timeoutMs: ACK_WAIT_MS }), {
+          waitMs: ACK_WAIT_MS,
+          noun: 'instruction',
+          voice: CONSOLE_VOICE,
+        }),
       );
-      return reply(explainSteer(o, { waitMs: ACK_WAIT_MS, noun: 'instruction', voice: CONSOLE_VOICE }));
     },
     // D32: Withdraw and Edit on a queued instruction; Edit sends the new text only once the old one is withdrawn.
     async withdraw(body) {
       const session = str(body['session']);
       const instruction = str(body['instruction']);
       if (session === undefined || instruction === undefined)
-        return reply(refusal('invalid-request', 'give the session and the instruction id.'), 400);
-      const c = connected();
-      if (!('roster' in c)) return c;
-      return reply(
-        explainWithdraw(
-          await sendWithdraw(c, { sender: ctx.sender }, { session, instruction, timeoutMs: ACK_WAIT_MS }),
-          CONSOLE_VOICE,
-        ),
+        return invalid('give the session and the instruction id.');
+      return onRelay(async (c) =>
+        explainWithdraw(await sendWithdraw(c, f, { session, instruction, timeoutMs: ACK_WAIT_MS }), CONSOLE_VOICE),
       );
     },
     async edit(body) {
@@ -88,37 +86,31 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       const text = body['text'];
       const delivery = str(body['delivery']);
       if (session === undefined || instruction === undefined || typeof text !== 'string' || text.trim() === '') {
-        return reply(refusal('invalid-request', 'give the session, the instruction id and the new text.'), 400);
+        return invalid('give the session, the instruction id and the new text.');
       }
-      if (text.length > MAX_TEXT)
-        return reply(refusal('invalid-request', `the text is longer than ${MAX_TEXT} characters.`), 400);
-      const c = connected();
-      if (!('roster' in c)) return c;
-      const o = await editInstruction(
-        c,
-        { sender: ctx.sender },
-        { session, instruction, text, timeoutMs: ACK_WAIT_MS, noWait: true, ...(delivery ? { delivery } : {}) },
-      );
-      return reply(explainEdit(o, ACK_WAIT_MS, CONSOLE_VOICE));
+      if (text.length > MAX_TEXT) return invalid(TOO_LONG);
+      const req = {
+        session,
+        instruction,
+        text,
+        timeoutMs: ACK_WAIT_MS,
+        noWait: true,
+        ...(delivery ? { delivery } : {}),
+      };
+      return onRelay(async (c) => explainEdit(await editInstruction(c, f, req), ACK_WAIT_MS, CONSOLE_VOICE));
     },
     // D33: Stop on a session whose claimant declares control.cancel; the answer waits for run.cancelled.
     async cancel(body) {
       const session = str(body['session']);
-      if (session === undefined) return reply(refusal('invalid-request', 'give the session whose turn to stop.'), 400);
-      const c = connected();
-      if (!('roster' in c)) return c;
-      return reply(
-        explainCancel(
-          await sendCancel(c, { sender: ctx.sender }, { session, timeoutMs: ANSWER_WAIT_MS }),
-          CONSOLE_VOICE,
-        ),
+      if (session === undefined) return invalid('give the session whose turn to stop.');
+      return onRelay(async (c) =>
+        explainCancel(await sendCancel(c, f, { session, timeoutMs: ANSWER_WAIT_MS }), CONSOLE_VOICE),
       );
     },
     async respond(body) {
       const session = str(body['session']);
       const request = str(body['request']);
-      if (session === undefined || request === undefined)
-        return reply(refusal('invalid-request', 'give the session and the request id.'), 400);
+      if (session === undefined || request === undefined) return invalid('give the session and the request id.');
       let answer: Answer;
       // The adapter checks the option against the request (D14): allow/deny, or a form's decline/cancel.
       if (typeof body['option'] === 'string' && /^[a-z_-]{1,32}$/.test(body['option']))
@@ -127,11 +119,9 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       else if (body['values'] !== null && typeof body['values'] === 'object' && !Array.isArray(body['values']))
         answer = { values: body['values'] as Record<string, unknown> };
       else return reply(refusal('invalid-answer', 'give allow, deny, a text answer or form values.'), 400);
-      const c = connected();
-      if (!('roster' in c)) return c;
-      return reply(
+      return onRelay(async (c) =>
         explainRespond(
-          await sendResponse(c, { sender: ctx.sender }, { session, request, answer, timeoutMs: ANSWER_WAIT_MS }),
+          await sendResponse(c, f, { session, request, answer, timeoutMs: ANSWER_WAIT_MS }),
           CONSOLE_VOICE,
         ),
       );

@@ -5,13 +5,9 @@
 // Keys: j / k move between sessions, i focuses the instruction box, Ctrl+Enter (or Cmd+Enter)
 // sends, Escape leaves a field.
 import { PAGE_SCRIPT_COMMON } from '../inspect/page-script.js';
+import { RELAY_MARKS, headerStart, pageHead } from '../inspect/page-head.js';
 
-export const CONSOLE_HTML = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>aep-steer console</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
+export const CONSOLE_HTML = `${pageHead('aep-steer console')}
 <meta name="referrer" content="no-referrer">
 <meta name="theme-color" content="#2f6fdb">
 <link rel="manifest" href="manifest.webmanifest">
@@ -26,8 +22,7 @@ export const CONSOLE_HTML = `<!doctype html>
   h2 { font-size: 15px; margin: 0 0 8px; }
   h3 { font-size: 13px; margin: 14px 0 6px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
   .relay { font-size: 13px; color: var(--muted); overflow-wrap: anywhere; }
-  .relay[data-connected="true"]::before { content: "● "; color: #1e9e4a; }
-  .relay[data-connected="false"]::before { content: "● "; color: #c2352b; }
+${RELAY_MARKS}
   .keys { font-size: 12px; color: var(--muted); margin-left: auto; }
   main { display: grid; grid-template-columns: minmax(240px, 340px) 1fr; gap: 16px; padding: 16px; align-items: start; }
   @media (max-width: 720px) { main { grid-template-columns: 1fr; padding: 10px; } .keys { display: none; } }
@@ -75,9 +70,7 @@ export const CONSOLE_HTML = `<!doctype html>
 </style>
 </head>
 <body>
-<header>
-  <h1>aep-steer console</h1>
-  <span class="relay" id="relay" data-connected="false">connecting…</span>
+${headerStart('aep-steer console')}
   <span class="keys">j/k session · i instruct · Ctrl+Enter send · Esc leave field</span>
 </header>
 <section id="waiting" aria-label="Waiting for you"><h2 data-field="waiting-title">Waiting for you: none</h2><ul id="waiting-list"></ul></section>

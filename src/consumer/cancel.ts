@@ -2,7 +2,7 @@
 // the `run.cancelled` the agent's end of the turn brings, with the tool processes it names.
 import type { RelayConsumer } from './connection.js';
 import { steer } from './steer.js';
-import type { Sender, Unsettled } from './verb.js';
+import { deliveryTimeout, type Sender, type Unsettled } from './verb.js';
 
 /** D33: a tool process (a shell command) the agent's turn ran, as `run.cancelled` names it. */
 export interface ToolProcessSaid {
@@ -84,15 +84,7 @@ export async function sendCancel(
     }
     case 'dropped':
     case 'accepted':
-      return {
-        outcome: 'timeout',
-        command: o.command,
-        session: o.session,
-        vendor: o.vendor,
-        stage: 'delivery',
-        ack: o.ack,
-        sent: 1,
-      };
+      return deliveryTimeout(o, {});
     default:
       return o;
   }

@@ -42,6 +42,58 @@ function idFacts(o: { command?: string; ack?: string }, f: Record<string, unknow
   return f;
 }
 
+/** The facts a verb's outcome starts with: what it came to, its session, what it names, its ids. */
+function outcomeFacts(o: { outcome: string; session: string }, named: Record<string, unknown> = {}) {
+  return idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session, ...named });
+}
+
+/** An adapter's rejection as facts: its reason, and its code and detail when it gave them. */
+function rejectionFacts(f: Record<string, unknown>, o: { reason: string; code?: string; detail?: string }): void {
+  f['reason'] = o.reason;
+  if (o.code !== undefined) f['code'] = o.code;
+  if (o.detail !== undefined) f['detail'] = o.detail;
+}
+
+/** A refusal by the relay or the roster as facts: its code, who refused where asked, its detail. */
+function refusalFacts(f: Record<string, unknown>, o: { code: string; detail?: string }, by?: string): void {
+  f['code'] = o.code;
+  if (by !== undefined) f['by'] = by;
+  if (o.detail !== undefined) f['detail'] = o.detail;
+}
+
+/** An adapter's rejection as an error result: `text` says what it means for the verb. */
+function rejectedResult(
+  o: { reason: string; code?: string; detail?: string },
+  facts: Record<string, unknown>,
+  text: string,
+): Explained {
+  rejectionFacts(facts, o);
+  return result(text, facts, true);
+}
+
+/**
+ * An outcome no session decided, as an error result: a refusal by the relay or the roster (`by`
+ * among the facts where the verb names it), or a relay that could not be reached.
+ */
+function undecided(
+  o:
+    | ({ outcome: 'refused'; code: string; detail?: string; by: string } & RefusalContext)
+    | { outcome: 'unreachable'; detail: string },
+  facts: Record<string, unknown>,
+  voice: Voice,
+  namesBy = false,
+): Explained {
+  if (o.outcome === 'unreachable') return unreachableResult(o, facts, voice);
+  refusalFacts(facts, o, namesBy ? o.by : undefined);
+  return result(refusedText(o, voice), facts, true);
+}
+
+/** A relay that could not be reached as an error result. */
+function unreachableResult(o: { detail: string }, facts: Record<string, unknown>, voice: Voice): Explained {
+  facts['detail'] = o.detail;
+  return result(unreachableText(o.detail, voice), facts, true);
+}
+
 /** Snake-case facts of an instruct or send_input outcome, as the stream gave them. */
 function steerFacts(o: InstructOutcome, key: string | undefined): Record<string, unknown> {
   const f: Record<string, unknown> = { outcome: o.outcome, session: o.session };
@@ -62,14 +114,10 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
       if (o.at !== undefined) f['dropped_at'] = o.at;
       break;
     case 'rejected':
-      f['reason'] = o.reason;
-      if (o.code !== undefined) f['code'] = o.code;
-      if (o.detail !== undefined) f['detail'] = o.detail;
+      rejectionFacts(f, o);
       break;
     case 'refused':
-      f['code'] = o.code;
-      f['by'] = o.by;
-      if (o.detail !== undefined) f['detail'] = o.detail;
+      refusalFacts(f, o, o.by);
       break;
     case 'timeout':
       f['stage'] = o.stage;
@@ -129,40 +177,28 @@ export function explainSteer(
     case 'refused':
       return result(refusedText(o, voice), facts, true);
     case 'unreachable':
-      return result(unreachableText(o.detail, voice), facts, true);
+      return unreachableResult(o, facts, voice);
   }
 }
 
 /** The settled outcome of a withdraw (D32) as a tool result: the same codes as the adapter's. */
 export function explainWithdraw(o: WithdrawOutcome, voice: Voice): Explained {
-  const facts = idFacts(o as { command?: string; ack?: string }, {
-    outcome: o.outcome,
-    session: o.session,
-    instruction: o.instruction,
-  });
+  const facts = outcomeFacts(o, { instruction: o.instruction });
   switch (o.outcome) {
     case 'withdrawn':
       facts['dropped_id'] = o.dropped;
       return result(`Withdrawn: instruction ${o.instruction} will never reach session ${o.session}.`, facts);
     case 'rejected':
-      facts['reason'] = o.reason;
-      if (o.code !== undefined) facts['code'] = o.code;
-      if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(
-        `Not withdrawn (${o.code ?? o.reason}): ${refusalSentence(o.code, voice, { session: o.session, vendor: o.vendor })}.`,
+      return rejectedResult(
+        o,
         facts,
-        true,
+        `Not withdrawn (${o.code ?? o.reason}): ${refusalSentence(o.code, voice, { session: o.session, vendor: o.vendor })}.`,
       );
-    case 'refused':
-      facts['code'] = o.code;
-      if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(refusedText(o, voice), facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
       return result(`No answer in time from session ${o.session}; ${voice.queue(o.session)}.`, facts, true);
-    case 'unreachable':
-      facts['detail'] = o.detail;
-      return result(unreachableText(o.detail, voice), facts, true);
+    default:
+      return undecided(o, facts, voice);
   }
 }
 
@@ -177,7 +213,7 @@ export const toolList = (list: readonly ToolProcessSaid[]): string =>
     .join(', ');
 
 export function explainCancel(o: CancelOutcome, voice: Voice): Explained {
-  const facts = idFacts(o as { command?: string; ack?: string }, { outcome: o.outcome, session: o.session });
+  const facts = outcomeFacts(o);
   if ('vendor' in o && o.vendor !== undefined) facts['vendor'] = o.vendor;
   switch (o.outcome) {
     case 'cancelled': {
@@ -195,19 +231,11 @@ export function explainCancel(o: CancelOutcome, voice: Voice): Explained {
       return result(lines.join(' '), facts);
     }
     case 'rejected':
-      facts['reason'] = o.reason;
-      if (o.code !== undefined) facts['code'] = o.code;
-      if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(
-        `Not cancelled (${o.code ?? o.reason}): ${refusalSentence(o.code, voice, o)}. The turn goes on.`,
+      return rejectedResult(
+        o,
         facts,
-        true,
+        `Not cancelled (${o.code ?? o.reason}): ${refusalSentence(o.code, voice, o)}. The turn goes on.`,
       );
-    case 'refused':
-      facts['code'] = o.code;
-      facts['by'] = o.by;
-      if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(refusedText(o, voice), facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
       return o.stage === 'ack'
@@ -221,18 +249,13 @@ export function explainCancel(o: CancelOutcome, voice: Voice): Explained {
             facts,
             true,
           );
-    case 'unreachable':
-      facts['detail'] = o.detail;
-      return result(unreachableText(o.detail, voice), facts, true);
+    default:
+      return undecided(o, facts, voice, true);
   }
 }
 
 export function explainRespond(o: RespondOutcome, voice: Voice): Explained {
-  const facts = idFacts(o as { command?: string; ack?: string }, {
-    outcome: o.outcome,
-    session: o.session,
-    request: o.request,
-  });
+  const facts = outcomeFacts(o, { request: o.request });
   switch (o.outcome) {
     case 'answered':
       facts['answered_id'] = o.answered;
@@ -242,25 +265,14 @@ export function explainRespond(o: RespondOutcome, voice: Voice): Explained {
         facts,
       );
     case 'rejected':
-      facts['reason'] = o.reason;
-      if (o.code !== undefined) facts['code'] = o.code;
-      if (o.detail !== undefined) facts['detail'] = o.detail;
       // D34: a request that ended already is no error to fix: the agent went on without this answer.
-      if (o.code === 'not-pending')
-        return result(
-          `Not pending: ${o.detail ?? 'the request ended'}; ${voice.pending(o.session)}. Nothing was sent to the agent.`,
-          facts,
-          true,
-        );
-      return result(
-        `Rejected by the adapter (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}; ${voice.pending(o.session)} with what each one accepts.`,
+      return rejectedResult(
+        o,
         facts,
-        true,
+        o.code === 'not-pending'
+          ? `Not pending: ${o.detail ?? 'the request ended'}; ${voice.pending(o.session)}. Nothing was sent to the agent.`
+          : `Rejected by the adapter (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}; ${voice.pending(o.session)} with what each one accepts.`,
       );
-    case 'refused':
-      facts['code'] = o.code;
-      if (o.detail !== undefined) facts['detail'] = o.detail;
-      return result(refusedText(o, voice), facts, true);
     case 'timeout':
       facts['stage'] = o.stage;
       return result(
@@ -268,9 +280,8 @@ export function explainRespond(o: RespondOutcome, voice: Voice): Explained {
         facts,
         true,
       );
-    case 'unreachable':
-      facts['detail'] = o.detail;
-      return result(unreachableText(o.detail, voice), facts, true);
+    default:
+      return undecided(o, facts, voice);
   }
 }
 

@@ -6,7 +6,7 @@ import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
 import { acceptsOf, routeOf } from './roster.js';
 import { sendAndFollow } from './settle.js';
-import { codeOf, detailOf, type Sender } from './verb.js';
+import { ackRejected, relayRefused, type Sender } from './verb.js';
 
 const RESPOND_TYPE = 'control.attention.respond';
 
@@ -88,23 +88,8 @@ export async function sendResponse(
   });
   const base = { command: cmd.id, session, request };
   if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
-  if (settlement.outcome === 'refused')
-    return {
-      ...base,
-      outcome: 'refused',
-      code: settlement.code,
-      by: 'relay',
-      ...(settlement.detail ? { detail: settlement.detail } : {}),
-    };
-  if (settlement.outcome === 'rejected')
-    return {
-      ...base,
-      outcome: 'rejected',
-      ack: settlement.ack.id,
-      reason: settlement.reason,
-      ...codeOf(settlement),
-      ...detailOf(settlement),
-    };
+  if (settlement.outcome === 'refused') return { ...base, ...relayRefused(settlement) };
+  if (settlement.outcome === 'rejected') return { ...base, ...ackRejected(settlement) };
   if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
   return {
     ...base,

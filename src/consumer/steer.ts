@@ -8,7 +8,14 @@ import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
 import { acceptsOf, routeOf } from './roster.js';
 import { sendAndFollow, type Followed } from './settle.js';
-import { codeOf, detailOf, type InstructOutcome, type InstructRequest, type Sender, type Verb } from './verb.js';
+import {
+  ackRejected,
+  relayRefused,
+  type InstructOutcome,
+  type InstructRequest,
+  type Sender,
+  type Verb,
+} from './verb.js';
 
 /** Sends `verb` to the session `req` names and settles it: the outcome any verb's own send maps from. */
 export async function steer(
@@ -95,22 +102,9 @@ function outcomeOf(
     case 'timeout':
       return { ...base, outcome: 'timeout', stage: 'ack', sent: retries + 1 };
     case 'refused':
-      return {
-        ...base,
-        outcome: 'refused',
-        code: settlement.code,
-        by: 'relay',
-        ...(settlement.detail ? { detail: settlement.detail } : {}),
-      };
+      return { ...base, ...relayRefused(settlement) };
     case 'rejected':
-      return {
-        ...base,
-        outcome: 'rejected',
-        ack: settlement.ack.id,
-        reason: settlement.reason,
-        ...codeOf(settlement),
-        ...detailOf(settlement),
-      };
+      return { ...base, ...ackRejected(settlement) };
     case 'accepted':
       break;
   }

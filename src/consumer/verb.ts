@@ -133,6 +133,40 @@ export interface Verb {
   read?: (data: Record<string, unknown>) => Record<string, unknown>;
 }
 
-/** The rejection's stable code (docs/errors.md) and its sentence, when the adapter sent them. */
-export const codeOf = (s: { code?: string }): { code?: string } => (s.code === undefined ? {} : { code: s.code });
-export const detailOf = (s: { detail?: string }): { detail?: string } => (s.detail ? { detail: s.detail } : {});
+/** The relay's refusal of a sent command, as the outcome says it (after the outcome's ids). */
+export const relayRefused = (s: { code: string; detail?: string }) => ({
+  outcome: 'refused' as const,
+  code: s.code,
+  by: 'relay' as const,
+  ...(s.detail ? { detail: s.detail } : {}),
+});
+
+/**
+ * The adapter's rejection of a sent command, as the outcome says it: its ack, its reason, and the
+ * stable code (docs/errors.md) and sentence when the adapter sent them.
+ */
+export const ackRejected = (s: { ack: { id: string }; reason: string; code?: string; detail?: string }) => ({
+  outcome: 'rejected' as const,
+  ack: s.ack.id,
+  reason: s.reason,
+  ...(s.code === undefined ? {} : { code: s.code }),
+  ...(s.detail ? { detail: s.detail } : {}),
+});
+
+/**
+ * The timeout of a verb that settles on its success event alone (cancel, withdraw): acked, but
+ * no such event in time. `extra` is what the verb's outcomes name besides the ids.
+ */
+export const deliveryTimeout = <E extends object>(
+  o: { command: string; session: string; vendor: string; ack: string },
+  extra: E,
+) => ({
+  outcome: 'timeout' as const,
+  command: o.command,
+  session: o.session,
+  vendor: o.vendor,
+  ...extra,
+  stage: 'delivery' as const,
+  ack: o.ack,
+  sent: 1,
+});

@@ -3,7 +3,7 @@
 import { GRANT_ATTR, WITHDRAW_GRANT, withdrawType } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
 import { steer } from './steer.js';
-import type { Sender, Unsettled } from './verb.js';
+import { deliveryTimeout, type Sender, type Unsettled } from './verb.js';
 
 export type WithdrawOutcome =
   /** D32: the instruction was taken back; `dropped` is its `instruction.dropped {reason: withdrawn}`. */
@@ -74,16 +74,7 @@ export async function sendWithdraw(
     case 'dropped':
     case 'accepted':
       // The success pattern matches every drop and noWait is never set: neither reaches here.
-      return {
-        outcome: 'timeout',
-        command: o.command,
-        session: o.session,
-        vendor: o.vendor,
-        instruction,
-        stage: 'delivery',
-        ack: o.ack,
-        sent: 1,
-      };
+      return deliveryTimeout(o, { instruction });
     default:
       return { ...o, instruction };
   }

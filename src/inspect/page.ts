@@ -1,13 +1,9 @@
 // The inspect page: one static document that follows /events (SSE snapshots) and redraws.
 // Everything from the stream is inserted as text, never as markup: event fields are untrusted.
 import { PAGE_SCRIPT_COMMON } from './page-script.js';
+import { RELAY_MARKS, headerStart, pageHead } from './page-head.js';
 
-export const PAGE_HTML = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>aep-steer inspect</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
+export const PAGE_HTML = `${pageHead('aep-steer inspect')}
 <style>
   :root { font-family: system-ui, sans-serif; color: #1d232a; background: #f5f6f8; }
   body { margin: 0; padding: 16px 24px; }
@@ -15,8 +11,7 @@ export const PAGE_HTML = `<!doctype html>
   h1 { font-size: 20px; margin: 0 0 12px; }
   h2 { font-size: 15px; margin: 20px 0 8px; color: #4a5360; }
   .relay { font-size: 13px; color: #4a5360; }
-  .relay[data-connected="true"]::before { content: "● "; color: #1e9e4a; }
-  .relay[data-connected="false"]::before { content: "● "; color: #c2352b; }
+${RELAY_MARKS}
   .sessions { display: grid; grid-template-columns: repeat(auto-fill, minmax(360px, 1fr)); gap: 12px; }
   .session { background: #fff; border: 1px solid #d8dce2; border-radius: 8px; padding: 12px 14px; }
   .session h3 { margin: 0 0 6px; font-size: 14px; font-family: ui-monospace, monospace; word-break: break-all; }
@@ -40,9 +35,7 @@ export const PAGE_HTML = `<!doctype html>
 </style>
 </head>
 <body>
-<header>
-  <h1>aep-steer inspect</h1>
-  <span class="relay" id="relay" data-connected="false">connecting…</span>
+${headerStart('aep-steer inspect')}
   <span class="muted" id="count"></span>
 </header>
 <h2>Sessions</h2>

@@ -3,6 +3,7 @@
 import { withDecision } from './decisions.js';
 import { settledWith, type Step } from './step.js';
 import { REJECT, decideRespond, optionFor } from './gate.js';
+import { answeredAtAgent, dismissed, resolvedBy } from './hold-ends.js';
 import type { SessionOutput } from './session-output.js';
 import type { HeldInput, HoldClosedInput, MomentInput } from './hook-inputs.js';
 import type { RespondInput } from './command-inputs.js';
@@ -34,13 +35,7 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
     outputs: [
       { type: 'control.accepted', cause, key: d.key },
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },
-      {
-        type: 'attention.resolved',
-        subject: hold.requestId,
-        cause: input.answeredId,
-        resolution: 'answered',
-        latencyMs: Math.max(0, input.at - hold.openedAt),
-      },
+      resolvedBy(hold, input.answeredId, input.at),
       hold.external === undefined
         ? { type: 'reply.decision', hookId: hold.hookId, decision: d.decision }
         : { type: 'approval.answer', approvalId: hold.external, decision: d.decision },
@@ -57,7 +52,6 @@ export function ranAtAgent(ctx: SessionContext, input: MomentInput): Step | unde
   const ran = input.ran;
   const hold = ran === undefined ? undefined : ctx.holds.find((h) => h.call === ran.call && h.external === undefined);
   if (ran === undefined || hold === undefined) return undefined;
-  const answeredId = ran.answeredId;
   // A form answered in the dialog ran with the person's answers, which this moment does not carry.
   const option =
     hold.request.kind === 'form'
@@ -69,21 +63,7 @@ export function ranAtAgent(ctx: SessionContext, input: MomentInput): Step | unde
       settled: settledWith(ctx, 'answered-oob', [hold.requestId]),
     },
     outputs: [
-      {
-        type: 'attention.answered',
-        id: answeredId,
-        subject: hold.requestId,
-        cause: hold.requestId,
-        answer: { option },
-        via: 'oob',
-      },
-      {
-        type: 'attention.resolved',
-        subject: hold.requestId,
-        cause: answeredId,
-        resolution: 'answered',
-        latencyMs: Math.max(0, input.at - hold.openedAt),
-      },
+      ...answeredAtAgent(hold, ran.answeredId, option, input.at),
       { type: 'reply.decision', hookId: hold.hookId },
     ],
   };
@@ -98,16 +78,7 @@ export function holdClosed(ctx: SessionContext, input: HoldClosedInput): Step {
   if (hold === undefined) return { outputs: [] };
   return {
     context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
-    outputs: [
-      {
-        type: 'attention.resolved',
-        subject: hold.requestId,
-        cause: hold.requestId,
-        resolution: 'dismissed',
-        latencyMs: Math.max(0, input.at - hold.openedAt),
-      },
-      { type: 'reply.decision', hookId: hold.hookId },
-    ],
+    outputs: [dismissed(hold, input.at), { type: 'reply.decision', hookId: hold.hookId }],
   };
 }
 

@@ -22,40 +22,28 @@ export type GateDecision =
 
 export const commandKey = (c: Pick<AepCommand, 'source' | 'id'>): string => dedupeKey(c);
 
+/** A command whose gate is off on this adapter: unsupported until that gate is switched on. */
+export const gateOff = (detail: string) => ({ reason: 'unsupported', rule: 'gate-off', detail }) as const;
+
 export const REJECT = {
-  gateOff: {
-    reason: 'unsupported',
-    rule: 'gate-off',
-    detail: 'command type not enabled on this adapter (AEP_INSTRUCT)',
-  },
+  gateOff: gateOff('command type not enabled on this adapter (AEP_INSTRUCT)'),
   notString: { reason: 'invalid', rule: 'text-not-string', detail: 'text must be a string' },
   empty: { reason: 'invalid', rule: 'text-empty', detail: 'text is empty' },
   tooLong: { reason: 'invalid', rule: 'text-too-long', detail: `text exceeds ${TEXT_CAP} characters` },
   queueFull: { reason: 'invalid', rule: 'queue-full', detail: `queue full (${QUEUE_CAP})` },
   unknownSession: { reason: 'refused', rule: 'unknown-session', detail: 'unknown session' },
   ended: { reason: 'refused', rule: 'session-ended', detail: 'session ended' },
-  oobOnly: {
-    reason: 'unsupported',
-    rule: 'gate-off',
-    detail:
-      "this request is answered in the agent's own UI (respond_via oob); answering it here needs the control gate",
-  },
+  oobOnly: gateOff(
+    "this request is answered in the agent's own UI (respond_via oob); answering it here needs the control gate",
+  ),
   unknownRequest: {
     reason: 'invalid',
     rule: 'unknown-request',
     detail: 'unknown attention request: `aep-steer pending` lists the ones still held, with their ids',
   },
   answerInvalid: { reason: 'invalid', rule: 'answer-invalid', detail: 'answer does not fit the request' },
-  controlGateOff: {
-    reason: 'unsupported',
-    rule: 'gate-off',
-    detail: 'control is not enabled on this adapter (its control gate is off)',
-  },
-  inputGateOff: {
-    reason: 'unsupported',
-    rule: 'gate-off',
-    detail: 'send_input is not enabled on this adapter (its control gate is off)',
-  },
+  controlGateOff: gateOff('control is not enabled on this adapter (its control gate is off)'),
+  inputGateOff: gateOff('send_input is not enabled on this adapter (its control gate is off)'),
   idle: {
     reason: 'refused',
     rule: 'session-idle',
@@ -66,11 +54,7 @@ export const REJECT = {
     rule: 'transport-down',
     detail: 'the agent connection is down; retry once the adapter has reconnected',
   },
-  cancelGateOff: {
-    reason: 'unsupported',
-    rule: 'gate-off',
-    detail: 'control.cancel is not enabled on this adapter (its control gate is off)',
-  },
+  cancelGateOff: gateOff('control.cancel is not enabled on this adapter (its control gate is off)'),
   cancelScope: {
     reason: 'refused',
     rule: 'cancel-scope',
@@ -153,6 +137,25 @@ export function checkText(data: unknown): { text: string } | Rejection {
   return { text };
 }
 
+/**
+ * The first checks of a verb that carries text, in the gate's order: dedupe (D4), its gate (D5),
+ * the session's life (D6), the text (D2). A decision when one of them decides, else the text.
+ */
+function textCommand(
+  view: { decisions: Decisions; ended: boolean },
+  command: AepCommand,
+  gateOpen: boolean,
+  gateOff: Rejection,
+): GateDecision | { key: string; text: string } {
+  const key = commandKey(command);
+  if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
+  if (!gateOpen) return { kind: 'reject', key, rejection: gateOff };
+  if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
+  const checked = checkText(command.data);
+  if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
+  return { key, text: checked.text };
+}
+
 export interface InstructGateView {
   decisions: Decisions;
   ended: boolean;
@@ -206,16 +209,13 @@ export function decideInstruct(
   honoured: readonly string[] = ['moment'],
   hint?: string,
 ): GateDecision & { text?: string; delivery?: 'steer' | 'queue' } {
-  const key = commandKey(command);
-  if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
-  if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.gateOff };
-  if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
-  const checked = checkText(command.data);
-  if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
+  const checked = textCommand(view, command, gateOpen, REJECT.gateOff);
+  if ('kind' in checked) return checked;
+  const { key, text } = checked;
   const delivery = checkDelivery(command.data, honoured, view.turnOpen === true, hint);
   if ('rule' in delivery) return { kind: 'reject', key, rejection: delivery };
   if (view.pending >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
-  return { kind: 'accept', key, text: checked.text, ...delivery };
+  return { kind: 'accept', key, text, ...delivery };
 }
 
 export interface SendInputGateView {
@@ -237,12 +237,9 @@ export function decideSendInput(
   ready: boolean,
   policy: InputPolicy,
 ): GateDecision & { text?: string; delivery?: string } {
-  const key = commandKey(command);
-  if (decisionOf(view.decisions, key) !== undefined) return { kind: 'duplicate', key };
-  if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.inputGateOff };
-  if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
-  const checked = checkText(command.data);
-  if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
+  const checked = textCommand(view, command, gateOpen, REJECT.inputGateOff);
+  if ('kind' in checked) return checked;
+  const { key, text } = checked;
   const raw = (command.data as Record<string, unknown>).delivery;
   const delivery = raw === undefined ? policy.defaultDelivery : raw;
   if (raw !== undefined && (typeof raw !== 'string' || !policy.deliveries.includes(raw))) {
@@ -253,11 +250,11 @@ export function decideSendInput(
     return { kind: 'reject', key, rejection: { reason: 'invalid', rule: 'delivery-invalid', detail } };
   }
   if (policy.refuseIdle && !view.turnOpen) return { kind: 'reject', key, rejection: REJECT.idle };
-  if (policy.mergesIdentical && view.inputs.some((i) => i.text === checked.text))
+  if (policy.mergesIdentical && view.inputs.some((i) => i.text === text))
     return { kind: 'reject', key, rejection: REJECT.identicalPending };
   if (!ready) return { kind: 'reject', key, rejection: REJECT.transportDown };
   if (view.inputs.length >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
-  return { kind: 'accept', key, text: checked.text, ...(typeof delivery === 'string' ? { delivery } : {}) };
+  return { kind: 'accept', key, text, ...(typeof delivery === 'string' ? { delivery } : {}) };
 }
 
 /**

@@ -74,10 +74,10 @@ export function takeFitting(queue: readonly QueuedInstruction[], place: MomentPl
   return { taken: p.taken, rest: queue.filter((i) => !taken.has(i)), text: p.text };
 }
 
-/** Each instruction's `instruction.dropped` with this reason, in queue order (D10). */
+/** Each instruction's (or send_input's) `instruction.dropped` with this reason, in order (D10, D28). */
 export const droppedInstructions = (
   ctx: SessionContext,
-  items: readonly QueuedInstruction[],
+  items: readonly { id: string }[],
   reason: DropReason,
 ): SessionOutput[] =>
   items.map((i) => ({ type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause: i.id, reason }));

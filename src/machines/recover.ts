@@ -1,11 +1,12 @@
 // The restart step (D12): what was in flight, held or sent without an answer when the adapter
 // stopped is reported once, never re-delivered.
-import { droppedInputs } from './user-input.js';
-import { settledWith, type Step } from './step.js';
+import { settledAll, type Step } from './step.js';
+import { dismissed } from './hold-ends.js';
 import { recoverForwards } from './forward.js';
 import { droppedInstructions } from './queue.js';
-import { finishedWith, recoverWithdrawals } from './withdraw.js';
+import { finishedAll, recoverWithdrawals } from './withdraw.js';
 import { recoverLanes } from './lane-steps.js';
+import { cancelRefused } from './run-cancel.js';
 import type { SessionOutput } from './session-output.js';
 import type { SessionContext } from './session-context.js';
 import type { RecoveredInput } from './session-input.js';
@@ -17,30 +18,15 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
   // A send_input handed to the channel without an answer may or may not have reached the
   // vendor: reported, never re-sent (D12). Sent ones still await their consumption report.
   const sending = ctx.inputs.filter((i) => i.phase === 'sending');
-  outputs.push(...droppedInputs(ctx, sending, 'delivery-unknown'));
-  for (const h of ctx.holds) {
-    outputs.push({
-      type: 'attention.resolved',
-      subject: h.requestId,
-      cause: h.requestId,
-      resolution: 'dismissed',
-      latencyMs: Math.max(0, input.at - h.openedAt),
-    });
-  }
+  outputs.push(...droppedInstructions(ctx, sending, 'delivery-unknown'));
+  outputs.push(...ctx.holds.map((h) => dismissed(h, input.at)));
   // A cancel the channel never answered: its ack is owed, and the restart cannot know the answer.
   const c = ctx.cancel;
   const unanswered = c !== undefined && !c.acked;
   if (unanswered) {
-    outputs.push({
-      type: 'control.rejected',
-      cause: c.id,
-      key: c.key,
-      rejection: {
-        reason: 'refused',
-        rule: 'cancel-refused',
-        detail: 'the adapter restarted before the agent answered the cancel; send it again if the run goes on',
-      },
-    });
+    outputs.push(
+      cancelRefused(c, 'the adapter restarted before the agent answered the cancel; send it again if the run goes on'),
+    );
   }
   const forwards = recoverForwards(ctx);
   outputs.push(...forwards.outputs);
@@ -59,24 +45,8 @@ export function recover(ctx: SessionContext, input: RecoveredInput): Step {
       ...lanes.context,
       ...(unanswered ? { cancel: undefined } : {}),
       // D12: it may have reached the agent, so a withdraw cannot take it back.
-      ...(unknown.length === 0
-        ? {}
-        : {
-            finished: finishedWith(
-              ctx,
-              'delivered',
-              unknown.map((i) => i.id),
-            ),
-          }),
-      ...(ctx.holds.length === 0
-        ? {}
-        : {
-            settled: settledWith(
-              ctx,
-              'dismissed',
-              ctx.holds.map((h) => h.requestId),
-            ),
-          }),
+      ...finishedAll(ctx, 'delivered', unknown),
+      ...settledAll(ctx, 'dismissed', ctx.holds),
     },
     outputs,
   };

@@ -10,6 +10,15 @@ import { cancelledBy } from './lane-steps.js';
 import type { CancelAnsweredInput } from './vendor-inputs.js';
 import type { CancelInput } from './command-inputs.js';
 import type { SessionContext } from './session-context.js';
+import type { SessionOutput } from './session-output.js';
+
+/** The cancel refused `cancel-refused` after the gate took it: the agent did not stop the run, or may not have. */
+export const cancelRefused = (c: { id: string; key: string }, detail: string): SessionOutput => ({
+  type: 'control.rejected',
+  cause: c.id,
+  key: c.key,
+  rejection: { reason: 'refused', rule: 'cancel-refused', detail },
+});
 
 export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean): Step {
   if (input.unreached !== undefined) {
@@ -65,17 +74,6 @@ export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput):
   }
   return {
     context: { cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'rejected') },
-    outputs: [
-      {
-        type: 'control.rejected',
-        cause: c.id,
-        key: c.key,
-        rejection: {
-          reason: 'refused',
-          rule: 'cancel-refused',
-          detail: 'the agent did not abort the run (no active run on its side, or it is unreachable)',
-        },
-      },
-    ],
+    outputs: [cancelRefused(c, 'the agent did not abort the run (no active run on its side, or it is unreachable)')],
   };
 }

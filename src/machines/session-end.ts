@@ -1,9 +1,9 @@
 // The end moment (D10, D25, D36) and the start moment that reopens an ended session (D6).
 import { closedType, reopenedType } from '../protocol/index.js';
-import { droppedInputs } from './user-input.js';
-import { settledWith, type Step } from './step.js';
+import { settledAll, type Step } from './step.js';
+import { dismissed } from './hold-ends.js';
 import { droppedInstructions } from './queue.js';
-import { finishedWith } from './withdraw.js';
+import { finishedAll } from './withdraw.js';
 import { cancelledBy } from './lane-steps.js';
 import { moment } from './moment.js';
 import type { SessionOutput } from './session-output.js';
@@ -26,21 +26,12 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   const gone = windowMs > 0 ? ctx.queue.filter((i) => i.delivery === 'steer') : ctx.queue;
   outputs.push(
     ...droppedInstructions(ctx, gone, windowMs > 0 ? 'turn-ended' : 'session-ended'),
-    ...droppedInputs(ctx, ctx.inputs, 'session-ended'),
+    ...droppedInstructions(ctx, ctx.inputs, 'session-ended'),
     // A steer a native lane took without a receipt may or may not have been read (D12).
     ...droppedInstructions(ctx, ctx.laned ?? [], 'delivery-unknown'),
   );
   // AEP-0002 §7: every request gets its terminal before session.ended.
-  for (const h of ctx.holds) {
-    outputs.push({
-      type: 'attention.resolved',
-      subject: h.requestId,
-      cause: h.requestId,
-      resolution: 'dismissed',
-      latencyMs: Math.max(0, input.at - h.openedAt),
-    });
-    outputs.push({ type: 'reply.decision', hookId: h.hookId });
-  }
+  for (const h of ctx.holds) outputs.push(dismissed(h, input.at), { type: 'reply.decision', hookId: h.hookId });
   const reason = input.reason ?? 'normal';
   const ended: SessionOutput = ctx.endedOnce
     ? { type: 'session.closed', eventType: closedType(ctx.vendor), reason }
@@ -50,30 +41,10 @@ export function end(ctx: SessionContext, input: EndInput): Step {
   if (windowMs > 0) ended.resumeWindowMs = windowMs;
   outputs.push(ended);
   outputs.push({ type: 'reply.neutral', hookId: input.hookId });
-  const settled =
-    ctx.holds.length === 0
-      ? {}
-      : {
-          settled: settledWith(
-            ctx,
-            'dismissed',
-            ctx.holds.map((h) => h.requestId),
-          ),
-        };
-  const finished =
-    gone.length === 0
-      ? {}
-      : {
-          finished: finishedWith(
-            ctx,
-            'dropped',
-            gone.map((i) => i.id),
-          ),
-        };
   const common = {
     holds: [],
-    ...settled,
-    ...finished,
+    ...settledAll(ctx, 'dismissed', ctx.holds),
+    ...finishedAll(ctx, 'dropped', gone),
     inputs: [],
     ...(ctx.laned === undefined ? {} : { laned: [] }),
     turnOpen: false,

@@ -30,3 +30,19 @@ export function settledWith(ctx: SessionContext, how: SettledHow, requestIds: re
   const added = requestIds.map((requestId) => ({ requestId, how }));
   return [...(ctx.settled ?? []), ...added].slice(-SETTLED_KEPT);
 }
+
+/** The context change that remembers these requests settled; none when there are none. */
+export const settledAll = (
+  ctx: SessionContext,
+  how: SettledHow,
+  holds: readonly { requestId: string }[],
+): { settled?: SettledRequest[] } =>
+  holds.length === 0
+    ? {}
+    : {
+        settled: settledWith(
+          ctx,
+          how,
+          holds.map((h) => h.requestId),
+        ),
+      };

@@ -2,7 +2,7 @@
 // resume window closes (D25).
 import type { Step } from './step.js';
 import { droppedInstructions, partitionExpired } from './queue.js';
-import { finishedWith } from './withdraw.js';
+import { finishedAll } from './withdraw.js';
 import type { InstructInput } from './command-inputs.js';
 import type { SessionContext } from './session-context.js';
 import type { TtlInput, WindowInput } from './session-input.js';
@@ -13,18 +13,8 @@ import type { TtlInput, WindowInput } from './session-input.js';
  */
 export function closeWindow(ctx: SessionContext, input: WindowInput | InstructInput): Step {
   if (ctx.resumeUntil === undefined || input.at < ctx.resumeUntil) return { outputs: [] };
-  const finished =
-    ctx.queue.length === 0
-      ? {}
-      : {
-          finished: finishedWith(
-            ctx,
-            'dropped',
-            ctx.queue.map((i) => i.id),
-          ),
-        };
   return {
-    context: { queue: [], resumeUntil: undefined, ...finished },
+    context: { queue: [], resumeUntil: undefined, ...finishedAll(ctx, 'dropped', ctx.queue) },
     outputs: droppedInstructions(ctx, ctx.queue, 'session-ended'),
   };
 }
@@ -34,14 +24,7 @@ export function tick(ctx: SessionContext, input: TtlInput): Step {
   const { expired, kept } = partitionExpired(ctx.queue, input.at, input.ttlMs);
   if (expired.length === 0) return { outputs: [] };
   return {
-    context: {
-      queue: kept,
-      finished: finishedWith(
-        ctx,
-        'dropped',
-        expired.map((i) => i.id),
-      ),
-    },
+    context: { queue: kept, ...finishedAll(ctx, 'dropped', expired) },
     outputs: droppedInstructions(ctx, expired, 'expired'),
   };
 }

@@ -2,12 +2,11 @@
 // approvals) as pure steps: the same holds and attention events as a held hook (D13, D14), with
 // the answer going back through the channel, answers given in the vendor's own UI mirrored
 // `via: "oob"`, and every open request dismissed when the channel is lost (AEP-0002 §7).
-import type { Step } from './step.js';
-import { settledWith } from './step.js';
+import { settledAll, settledWith, type Step } from './step.js';
+import { answeredAtAgent, dismissed } from './hold-ends.js';
 import { optionFor } from './gate.js';
 import type { ApprovalRequestedInput, ApprovalResolvedInput, TransportLostInput } from './vendor-inputs.js';
 import type { OpenHold, SessionContext } from './session-context.js';
-import type { SessionOutput } from './session-output.js';
 
 export function approvalRequested(ctx: SessionContext, input: ApprovalRequestedInput, ended: boolean): Step {
   if (ended || ctx.holds.some((h) => h.external === input.approvalId)) return { outputs: [] };
@@ -31,20 +30,11 @@ export function approvalRequested(ctx: SessionContext, input: ApprovalRequestedI
 export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInput): Step {
   const hold = ctx.holds.find((h) => h.external === input.approvalId);
   if (!hold) return { outputs: [] };
-  const latencyMs = Math.max(0, input.at - hold.openedAt);
   const holds = ctx.holds.filter((h) => h !== hold);
   if (input.approved === undefined) {
     return {
       context: { holds, settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
-      outputs: [
-        {
-          type: 'attention.resolved',
-          subject: hold.requestId,
-          cause: hold.requestId,
-          resolution: 'dismissed',
-          latencyMs,
-        },
-      ],
+      outputs: [dismissed(hold, input.at)],
     };
   }
   // D34: the request's own option for what was done (Cline's `approve`, a lane's `allow`).
@@ -52,23 +42,7 @@ export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInp
   const option = optionFor(hold.request.options ?? [], word) ?? (input.approved ? 'approve' : 'deny');
   return {
     context: { holds, settled: settledWith(ctx, 'answered-oob', [hold.requestId]) },
-    outputs: [
-      {
-        type: 'attention.answered',
-        id: input.answeredId,
-        subject: hold.requestId,
-        cause: hold.requestId,
-        answer: { option },
-        via: 'oob',
-      },
-      {
-        type: 'attention.resolved',
-        subject: hold.requestId,
-        cause: input.answeredId,
-        resolution: 'answered',
-        latencyMs,
-      },
-    ],
+    outputs: answeredAtAgent(hold, input.answeredId, option, input.at),
   };
 }
 
@@ -76,17 +50,8 @@ export function approvalResolved(ctx: SessionContext, input: ApprovalResolvedInp
 export function transportLost(ctx: SessionContext, input: TransportLostInput): Step {
   const lost = ctx.holds.filter((h) => h.external !== undefined);
   if (lost.length === 0) return { outputs: [] };
-  const outputs: SessionOutput[] = lost.map((h) => ({
-    type: 'attention.resolved',
-    subject: h.requestId,
-    cause: h.requestId,
-    resolution: 'dismissed',
-    latencyMs: Math.max(0, input.at - h.openedAt),
-  }));
-  const settled = settledWith(
-    ctx,
-    'dismissed',
-    lost.map((h) => h.requestId),
-  );
-  return { context: { holds: ctx.holds.filter((h) => h.external === undefined), settled }, outputs };
+  return {
+    context: { holds: ctx.holds.filter((h) => h.external === undefined), ...settledAll(ctx, 'dismissed', lost) },
+    outputs: lost.map((h) => dismissed(h, input.at)),
+  };
 }

@@ -3,12 +3,13 @@
 // vendor's own transport (Cline hub, OpenHands REST), whose answer and later consumption report
 // come back as inputs. Every accepted input ends in exactly one outcome the stream can show:
 // sent (and consumed, where the vendor reports it) or dropped.
-import { droppedType, inputConsumedType, inputSentType } from '../protocol/index.js';
+import { inputConsumedType, inputSentType } from '../protocol/index.js';
 import { withDecision } from './decisions.js';
 import { decideSendInput } from './gate.js';
 import { finishedWith } from './withdraw.js';
+import { droppedInstructions } from './queue.js';
 import { unlessAccepted, type Step } from './step.js';
-import type { DropReason, SessionOutput } from './session-output.js';
+import type { SessionOutput } from './session-output.js';
 import type { InputConsumedInput, InputFailedInput, InputSentInput } from './vendor-inputs.js';
 import type { PendingInput, SessionContext } from './session-context.js';
 import type { SendInputInput } from './command-inputs.js';
@@ -18,13 +19,6 @@ const sentOutput = (ctx: SessionContext, i: PendingInput): SessionOutput => {
   if (i.delivery !== undefined) o.delivery = i.delivery;
   return o;
 };
-
-export const droppedInputs = (
-  ctx: SessionContext,
-  items: readonly PendingInput[],
-  reason: DropReason,
-): SessionOutput[] =>
-  items.map((i) => ({ type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause: i.id, reason }));
 
 /** D2–D6 and D28: one decision per command; accepted, the text goes to the channel at once. */
 export function sendInput(ctx: SessionContext, input: SendInputInput, ended: boolean): Step {
@@ -70,7 +64,7 @@ export function inputFailed(ctx: SessionContext, input: InputFailedInput): Step 
   if (!item) return { outputs: [] };
   return {
     context: { inputs: ctx.inputs.filter((i) => i !== item) },
-    outputs: droppedInputs(ctx, [item], 'send-failed'),
+    outputs: droppedInstructions(ctx, [item], 'send-failed'),
   };
 }
 

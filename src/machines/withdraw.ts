@@ -6,7 +6,7 @@
 import { droppedType, type AepCommand, type Rejection } from '../protocol/index.js';
 import { GRANT_ATTR, WITHDRAW_GRANT } from '../protocol/types.js';
 import { decisionOf, withDecision } from './decisions.js';
-import { commandKey, REJECT, type GateDecision } from './gate.js';
+import { commandKey, gateOff, REJECT, type GateDecision } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
 import type {
   FinishedHow,
@@ -27,12 +27,24 @@ export function finishedWith(ctx: SessionContext, how: FinishedHow, ids: readonl
   return [...(ctx.finished ?? []), ...ids.map((id) => ({ id, how }))].slice(-FINISHED_KEPT);
 }
 
+/** The context change that remembers these instructions finished; none when there are none. */
+export const finishedAll = (
+  ctx: SessionContext,
+  how: FinishedHow,
+  items: readonly { id: string }[],
+): { finished?: FinishedInstruction[] } =>
+  items.length === 0
+    ? {}
+    : {
+        finished: finishedWith(
+          ctx,
+          how,
+          items.map((i) => i.id),
+        ),
+      };
+
 const WITHDRAW_REJECT = {
-  gateOff: {
-    reason: 'unsupported',
-    rule: 'gate-off',
-    detail: 'withdraw is not enabled on this adapter (AEP_INSTRUCT)',
-  },
+  gateOff: gateOff('withdraw is not enabled on this adapter (AEP_INSTRUCT)'),
   noId: {
     reason: 'invalid',
     rule: 'unknown-instruction',
@@ -201,17 +213,7 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
   }
   if (d.item === undefined) return { outputs: [] };
   const item = d.item;
-  return {
-    context: {
-      decisions: withDecision(ctx.decisions, d.key, 'accepted'),
-      queue: ctx.queue.filter((i) => i !== item),
-      finished: finishedWith(ctx, 'withdrawn', [item.id]),
-    },
-    outputs: [
-      { type: 'control.accepted', cause, key: d.key },
-      { type: 'instruction.dropped', eventType: droppedType(ctx.vendor), cause, reason: 'withdrawn', subject: item.id },
-    ],
-  };
+  return tookBack(ctx, { id: cause, key: d.key }, item.id, { queue: ctx.queue.filter((i) => i !== item) });
 }
 
 /**

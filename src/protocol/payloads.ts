@@ -314,21 +314,19 @@ const vendor = {
 type Core = typeof core;
 type Vendor = typeof vendor;
 
+/** The vendor-scoped types a payload is looked up by, as `x.<vendor>.<name>` for any vendor. */
+type Scoped =
+  | 'control.instruct'
+  | 'control.withdraw'
+  | 'control.send_input'
+  | 'instruction.delivered'
+  | 'instruction.dropped'
+  | 'input.sent'
+  | 'input.consumed';
+
 /** Every payload type this project builds or reads, by AEP type string. */
 export type PayloadMap = { [K in keyof Core]: Infer<Core[K]> } & {
-  [K in `x.${string}.control.instruct`]: Infer<Vendor['control.instruct']>;
-} & {
-  [K in `x.${string}.control.withdraw`]: Infer<Vendor['control.withdraw']>;
-} & {
-  [K in `x.${string}.control.send_input`]: Infer<Vendor['control.send_input']>;
-} & {
-  [K in `x.${string}.instruction.delivered`]: Infer<Vendor['instruction.delivered']>;
-} & {
-  [K in `x.${string}.instruction.dropped`]: Infer<Vendor['instruction.dropped']>;
-} & {
-  [K in `x.${string}.input.sent`]: Infer<Vendor['input.sent']>;
-} & {
-  [K in `x.${string}.input.consumed`]: Infer<Vendor['input.consumed']>;
+  [N in Scoped as `x.${string}.${N}`]: Infer<Vendor[N]>;
 };
 
 /** Registered core types with a payload shape (registry/types.json, schema ≠ null). */

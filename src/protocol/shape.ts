@@ -81,39 +81,32 @@ const describe = (v: unknown): string =>
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function str(): Shape<string> {
-  return make<string>({
-    kind: 'string',
+/** A string or a boolean: its kind is also what `typeof` says of a value that fits. */
+function typed<T>(kind: 'string' | 'boolean', noun: string): Shape<T> {
+  return make<T>({
+    kind,
     level: 'metadata',
     rules: [],
     test: (v, p, out) => {
-      if (typeof v !== 'string') out.push({ path: at(p), message: `${at(p)} must be a string, got ${describe(v)}` });
+      if (typeof v !== kind) out.push({ path: at(p), message: `${at(p)} must be ${noun}, got ${describe(v)}` });
     },
   });
 }
 
-export function int(bounds: { min?: number } = {}): Shape<number> {
+/** A number that `fits` says is of its kind (integer, finite), then within the bounds given. */
+function numeric(
+  kind: 'integer' | 'number',
+  noun: string,
+  fits: (v: number) => boolean,
+  bounds: { min?: number; max?: number },
+): Shape<number> {
   return make<number>({
-    kind: 'integer',
+    kind,
     level: 'metadata',
     rules: [],
     test: (v, p, out) => {
-      if (typeof v !== 'number' || !Number.isInteger(v))
-        out.push({ path: at(p), message: `${at(p)} must be an integer, got ${describe(v)}` });
-      else if (bounds.min !== undefined && v < bounds.min)
-        out.push({ path: at(p), message: `${at(p)} must be >= ${bounds.min}` });
-    },
-  });
-}
-
-export function num(bounds: { min?: number; max?: number } = {}): Shape<number> {
-  return make<number>({
-    kind: 'number',
-    level: 'metadata',
-    rules: [],
-    test: (v, p, out) => {
-      if (typeof v !== 'number' || !Number.isFinite(v))
-        out.push({ path: at(p), message: `${at(p)} must be a number, got ${describe(v)}` });
+      if (typeof v !== 'number' || !fits(v))
+        out.push({ path: at(p), message: `${at(p)} must be ${noun}, got ${describe(v)}` });
       else if (bounds.min !== undefined && v < bounds.min)
         out.push({ path: at(p), message: `${at(p)} must be >= ${bounds.min}` });
       else if (bounds.max !== undefined && v > bounds.max)
@@ -122,16 +115,12 @@ export function num(bounds: { min?: number; max?: number } = {}): Shape<number> 
   });
 }
 
-export function bool(): Shape<boolean> {
-  return make<boolean>({
-    kind: 'boolean',
-    level: 'metadata',
-    rules: [],
-    test: (v, p, out) => {
-      if (typeof v !== 'boolean') out.push({ path: at(p), message: `${at(p)} must be a boolean, got ${describe(v)}` });
-    },
-  });
-}
+export const str = (): Shape<string> => typed('string', 'a string');
+export const int = (bounds: { min?: number } = {}): Shape<number> =>
+  numeric('integer', 'an integer', Number.isInteger, bounds);
+export const num = (bounds: { min?: number; max?: number } = {}): Shape<number> =>
+  numeric('number', 'a number', Number.isFinite, bounds);
+export const bool = (): Shape<boolean> => typed('boolean', 'a boolean');
 
 export function oneOf<const V extends readonly string[]>(values: V): Shape<V[number]> {
   return make<V[number]>({

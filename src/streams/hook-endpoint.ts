@@ -347,6 +347,15 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
   };
 }
 
+/** The request is `method /<route>/<secret>` with this adapter's secret (the secret compared last). */
+const behindSecret = (
+  req: IncomingMessage,
+  parts: readonly string[],
+  method: string,
+  route: string,
+  secret: string,
+): boolean => req.method === method && parts.length === 3 && parts[1] === route && sameSecret(parts[2] ?? '', secret);
+
 /**
  * Answers every request that is not a hook POST under the secret: the health route, the status
  * and lanes routes behind the secret, and 404 for the rest (D15). False leaves it to the hook path.
@@ -361,23 +370,11 @@ function routeOther(req: IncomingMessage, res: ServerResponse, opts: HookEndpoin
     return true;
   }
   const parts = pathname.split('/');
-  if (
-    req.method === 'GET' &&
-    opts.status !== undefined &&
-    parts.length === 3 &&
-    parts[1] === 'hook' &&
-    sameSecret(parts[2] ?? '', opts.secret)
-  ) {
+  if (opts.status !== undefined && behindSecret(req, parts, 'GET', 'hook', opts.secret)) {
     void writeJson(res, 200, opts.status());
     return true;
   }
-  if (
-    req.method === 'POST' &&
-    opts.openLanes !== undefined &&
-    parts.length === 3 &&
-    parts[1] === 'lanes' &&
-    sameSecret(parts[2] ?? '', opts.secret)
-  ) {
+  if (opts.openLanes !== undefined && behindSecret(req, parts, 'POST', 'lanes', opts.secret)) {
     req.resume();
     opts.openLanes().then(
       (body) => void writeJson(res, 200, body),
@@ -386,7 +383,7 @@ function routeOther(req: IncomingMessage, res: ServerResponse, opts: HookEndpoin
     return true;
   }
   // Wrong secret or path: 404, and nothing reaches any session (D15).
-  if (req.method !== 'POST' || parts.length !== 3 || parts[1] !== 'hook' || !sameSecret(parts[2] ?? '', opts.secret)) {
+  if (!behindSecret(req, parts, 'POST', 'hook', opts.secret)) {
     req.resume();
     void writeJson(res, 404, { error: 'not-found' });
     return true;

@@ -5,19 +5,8 @@
 // neutral reply and exits 0, silently (its cost against an HTTP hook is in `npm run bench`).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import {
-  installJsonHooks,
-  isAdapterHttpHook,
-  isShimHook,
-  secretNote,
-  settingsFile,
-  shimCommand,
-  shimTarget,
-  uninstallJsonHooks,
-  type HookGroup,
-  type InstallReport,
-  type ShimTarget,
-} from '../install.js';
+import { secretNote, settingsFile, shimCommand, shimTarget, type InstallReport, type ShimTarget } from '../install.js';
+import { installJsonHooks, isAdapterHook, uninstallJsonHooks, type HookGroup } from '../hook-settings.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /**
@@ -67,6 +56,9 @@ const HELD = new Set(['PermissionRequest', 'Elicitation']);
 
 const SHIM_TIMEOUT_S = 5;
 
+/** Ours: an HTTP hook to a loopback `/hook/<secret>` URL, or a command running the shim. */
+export const isOurHook = isAdapterHook;
+
 /**
  * Settings file: `--project DIR` → DIR/.claude/settings.local.json, the project file Claude Code
  * keeps out of git, because the HTTP hook URLs carry the secret (D21); `--user` →
@@ -85,9 +77,6 @@ export function settingsPath(
 /** The project settings file that is usually committed: earlier releases installed there. */
 const committedPath = (project: string): string => settingsFile({ project }, '.claude', 'settings.json', '');
 
-/** Ours: an HTTP hook to a loopback `/hook/<secret>` URL, or a command running the shim. */
-export const isOurHook = (hook: unknown): boolean => isAdapterHttpHook(hook) || isShimHook(hook);
-
 function ourGroup(event: string, shim: ShimTarget, neutral: unknown, attentionTimeoutMs: number): HookGroup {
   const seconds = HELD.has(event) ? Math.ceil(attentionTimeoutMs / 1000) + 10 : SHIM_TIMEOUT_S;
   const hook = { type: 'command', command: shimCommand(shim, neutral, seconds), timeout: seconds + 1 };
@@ -97,11 +86,8 @@ function ourGroup(event: string, shim: ShimTarget, neutral: unknown, attentionTi
 export function installClaudeCode(opts: InstallOptions): InstallReport {
   const file = settingsPath(opts, opts.env);
   const shim = shimTarget(opts);
-  const { changed, added } = installJsonHooks(
-    file,
-    CLAUDE_CODE_EVENTS.map((e) => [e, ourGroup(e, shim, opts.neutral, opts.attentionTimeoutMs)] as const),
-    isOurHook,
-  );
+  const group = (e: string) => ourGroup(e, shim, opts.neutral, opts.attentionTimeoutMs);
+  const { changed, added } = installJsonHooks(file, CLAUDE_CODE_EVENTS, group, isOurHook);
   const notes = [
     `every event runs the shim (silent while the adapter is stopped), posting to http://127.0.0.1:${opts.port}/hook/<secret>${opts.project !== undefined ? `; ${file} is the project file Claude Code keeps out of git` : ''}`,
     secretNote(shim),

@@ -9,10 +9,6 @@ import { claudeStreamJson } from './stream-json/spec.js';
 import { arr, obj, str as text } from '../hook-input.js';
 import {
   allowOrDeny,
-  byFields,
-  carriesAgentId,
-  collapseEndReason,
-  describeBy,
   hookSpecificOutputContext,
   OPERATOR_DENIED,
   permissionRequestReply,
@@ -22,6 +18,7 @@ import {
   type HookInput,
   type VendorTable,
 } from '../table.js';
+import { dialectSession, endReason } from '../claude-dialect.js';
 
 const TOKEN = 'claude-code';
 
@@ -173,11 +170,9 @@ export const claudeCode: VendorTable = {
   steering: 'instruct',
   port: 8377, // D15
   attentionTimeoutMs: 55_000, // D14
-  identify: byFields('session_id', 'hook_event_name'),
-  // D37: every hook input carries `cwd`; UserPromptSubmit carries the prompt (samples/claude-code-2.1.332.json).
-  describe: describeBy('cwd', { UserPromptSubmit: 'prompt' }),
-  // D7: hooks fired inside a subagent carry agent_id; their context goes to the subagent.
-  subagent: carriesAgentId,
+  // D37 (samples/claude-code-2.1.332.json); D7: hooks fired inside a subagent carry agent_id, and
+  // their context goes to the subagent.
+  ...dialectSession,
   unlistedReason: 'the reply accepts no context (vendor-clis-observed §1.7)',
   callOf,
   // D31: UserPromptSubmit is the first moment of a turn (queue); PreToolUse, PostToolUse and
@@ -257,7 +252,7 @@ export const claudeCode: VendorTable = {
     // `reason` (clear, logout, prompt_input_exit, other, …) names no failure: normal (vendor-surfaces §1.2).
     SessionEnd: {
       role: 'end',
-      reason: (input) => collapseEndReason(input.reason),
+      reason: endReason,
       evidence: `${E2E}#an instruction still queued at SessionEnd is dropped before session.ended`,
     },
   },

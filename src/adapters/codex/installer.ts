@@ -7,19 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
-import {
-  installJsonHooks,
-  isShimHook,
-  secretNote,
-  settingsFile,
-  shimCommand,
-  shimTarget,
-  uninstallJsonHooks,
-  writeTextFile,
-  type HookGroup,
-  type InstallReport,
-  type ShimTarget,
-} from '../install.js';
+import { secretNote, settingsFile, shimCommand, shimTarget, writeTextFile } from '../install.js';
+import type { InstallReport, ShimTarget } from '../install.js';
+import { installJsonHooks, isShimHook, uninstallJsonHooks, type HookGroup } from '../hook-settings.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /** Codex 0.171.0 hook events (vendor-clis-observed §2.1). */
@@ -216,11 +206,8 @@ function listedAsTrusted(bin: string, env: NodeJS.ProcessEnv, config: string, cw
 export function installCodex(opts: InstallOptions): InstallReport {
   const file = codexHooksPath(opts, opts.env);
   const url = shimTarget(opts);
-  const { changed, added } = installJsonHooks(
-    file,
-    CODEX_EVENTS.map((e) => [e, ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs)] as const),
-    isShimHook,
-  );
+  const group = (e: string) => ourGroup(e, url, opts.neutral, opts.attentionTimeoutMs);
+  const { changed, added } = installJsonHooks(file, CODEX_EVENTS, group, isShimHook);
   const trust = trustOurHooks(file, opts, opts.env ?? process.env);
   return { file, changed, added, removed: [], notes: [trust, `every event runs the shim; ${secretNote(url)}`] };
 }

@@ -2,24 +2,13 @@
 // reach the main agent (D7), PermissionRequest held (D13, D14), SessionEnd the drop moment (D10),
 // and the AEP-0002 Annex A mapping (vendor-surfaces §2.2; turn_id is the AEP run).
 import { obj, str } from '../hook-input.js';
-import { compact, namedToolCompleted, namedToolRequested } from '../hook-maps.js';
+import { compact, namedToolCompleted, namedToolRequested, sessionStartedBy } from '../hook-maps.js';
 import { codexInstaller } from './installer.js';
 import { codexMcp } from './mcp.js';
 import { codexAppServer } from './app-server/spec.js';
-import {
-  allowOrDeny,
-  byFields,
-  carriesAgentId,
-  collapseEndReason,
-  hookSpecificOutputContext,
-  mechanicalFallback,
-  permissionHold,
-  describeBy,
-  type HeldSpec,
-  type HookInput,
-  type MapRule,
-  type VendorTable,
-} from '../table.js';
+import { allowOrDeny, hookSpecificOutputContext, mechanicalFallback, permissionHold } from '../table.js';
+import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
+import { dialectSession, endReason } from '../claude-dialect.js';
 
 const TOKEN = 'codex';
 const E2E = `e2e/${TOKEN}`;
@@ -39,12 +28,7 @@ const withRun = (input: HookInput, spec: { type: string; data?: Record<string, u
 };
 
 const maps: Record<string, MapRule> = {
-  SessionStart: (input) => [
-    {
-      type: 'session.started',
-      data: compact({ client: { name: TOKEN }, trigger: str(input.source), 'gen_ai.request.model': str(input.model) }),
-    },
-  ],
+  SessionStart: sessionStartedBy(TOKEN),
   UserPromptSubmit: (input) => [withRun(input, { type: 'run.started', data: { trigger: 'user' } })],
   Stop: (input) => [withRun(input, { type: 'run.finished', data: {} })],
   PreToolUse: (input) => namedToolRequested(input).map((o) => withRun(input, o)),
@@ -91,11 +75,9 @@ export const codex: VendorTable = {
   steering: 'instruct',
   port: 8378, // D15
   attentionTimeoutMs: 55_000, // D14
-  identify: byFields('session_id', 'hook_event_name'),
-  // D37: every hook input carries `cwd`; UserPromptSubmit carries the prompt (samples/codex-0.171.0.json).
-  describe: describeBy('cwd', { UserPromptSubmit: 'prompt' }),
-  // D7: subagent hooks carry the parent's session_id plus agent_id; their context goes to the subagent.
-  subagent: carriesAgentId,
+  // D37 (samples/codex-0.171.0.json); D7: subagent hooks carry the parent's session_id plus agent_id,
+  // and their context goes to the subagent.
+  ...dialectSession,
   unlistedReason: 'the reply cannot carry additionalContext on this event (vendor-clis-observed §2.1)',
   // D31: UserPromptSubmit opens a turn (queue), Stop ends it. A steer goes through a native lane
   // (the app-server's `turn/steer`, on its receipt): a plain `codex` refuses it, saying how to get one.
@@ -165,7 +147,7 @@ export const codex: VendorTable = {
     SessionEnd: {
       role: 'end',
       since: '0.171.0',
-      reason: (input) => collapseEndReason(input.reason),
+      reason: endReason,
       resumeWindowMs: 30 * 60_000,
       evidence: `${E2E}#an instruction still queued at SessionEnd waits out the resume window, then drops before any later start`,
     },

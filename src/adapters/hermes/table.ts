@@ -5,18 +5,11 @@
 // pre_tool_call carries the deny decision only (D13).
 import type { ClassifiedHook, HeldDecision, ObservationSpec } from '../../streams/surface.js';
 import { int, obj, str } from '../hook-input.js';
-import { compact, digest } from '../hook-maps.js';
+import { compact, digest, observationIn } from '../hook-maps.js';
 import { hermesInstaller } from './installer.js';
 import { hermesOptions } from './options.js';
-import {
-  collapseEndReason,
-  toolDetail,
-  toolPermissionHold,
-  type HeldSpec,
-  type HookInput,
-  type MapRule,
-  type VendorTable,
-} from '../table.js';
+import { collapseEndReason, toolDetail, toolPermissionHold } from '../table.js';
+import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
 
 const TOKEN = 'hermes';
 const DR = 'vendor-surfaces §5.3';
@@ -43,18 +36,8 @@ function decidePreTool(_hook: ClassifiedHook, d: HeldDecision): unknown {
 
 // ---- AEP-0002 Annex A, Hermes table (vendor-surfaces §5.2) ----------------------------------
 
-const spec = (
-  input: HookInput,
-  type: string,
-  data: Record<string, unknown>,
-  extra: Partial<ObservationSpec> = {},
-): ObservationSpec => {
-  const out: ObservationSpec = { type, data: compact(data) };
-  const run = str(extraOf(input).turn_id);
-  if (run !== undefined) out.run = run;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) (out as unknown as Record<string, unknown>)[k] = v;
-  return out;
-};
+/** Hermes names the turn (the AEP run) in `extra.turn_id`. */
+const observe = observationIn((input) => str(extraOf(input).turn_id));
 
 const toolOf = (input: HookInput) =>
   compact({ name: str(input.tool_name) ?? 'unknown', call_id: str(extraOf(input).tool_call_id) });
@@ -93,9 +76,9 @@ function clarifyCard(input: HookInput): ObservationSpec[] {
         }
       : { id: '1', type: 'string', label: question, required: true };
   return [
-    spec(
-      input,
+    observe(
       'attention.requested',
+      input,
       { kind: 'form', prompt: `${TOKEN} asks a question`, fields: [field], respond_via: ['oob'] },
       {
         subject: str(extraOf(input).tool_call_id),
@@ -112,7 +95,7 @@ const DISMISSED_SENTINEL = /^(the user cancelled|\[clarify prompt could not be d
 function clarifyOutcome(input: HookInput): ObservationSpec[] {
   const extra = extraOf(input);
   const subject = str(extra.tool_call_id);
-  const dismissed = spec(input, 'attention.resolved', { resolution: 'dismissed' }, { subject });
+  const dismissed = observe('attention.resolved', input, { resolution: 'dismissed' }, { subject });
   if (extra.status !== 'ok') return [dismissed];
   let result: Record<string, unknown> = {};
   try {
@@ -122,14 +105,14 @@ function clarifyOutcome(input: HookInput): ObservationSpec[] {
   }
   const response = typeof result.user_response === 'string' ? result.user_response.trim() : '';
   if (response === '' || DISMISSED_SENTINEL.test(response)) return [dismissed];
-  if (TIMEOUT_SENTINEL.test(response)) return [spec(input, 'attention.timeout', {}, { subject })];
+  if (TIMEOUT_SENTINEL.test(response)) return [observe('attention.timeout', input, {}, { subject })];
   const offered = Array.isArray(result.choices_offered) ? result.choices_offered.map((c) => String(c).trim()) : [];
   const picked = offered.indexOf(response);
   const value = picked >= 0 ? String(picked + 1) : response;
   return [
-    spec(
-      input,
+    observe(
       'attention.answered',
+      input,
       { answer: { values: { '1': value } }, via: 'oob' },
       {
         subject,
@@ -146,18 +129,18 @@ function postToolCall(input: HookInput): ObservationSpec[] {
   const subject = str(input.tool_name);
   let first: ObservationSpec;
   if (extra.status === 'blocked')
-    first = spec(input, 'tool.denied', { tool, duration_ms: duration, by: 'policy' }, { subject });
+    first = observe('tool.denied', input, { tool, duration_ms: duration, by: 'policy' }, { subject });
   else if (extra.status === 'error') {
-    first = spec(
-      input,
+    first = observe(
       'tool.failed',
+      input,
       { tool, duration_ms: duration, error: { type: str(extra.error_type) ?? 'error' } },
       { subject, severity: 'warning' },
     );
   } else {
-    first = spec(
-      input,
+    first = observe(
       'tool.completed',
+      input,
       { tool, duration_ms: duration, result_digest: extra.result === undefined ? undefined : digest(extra.result) },
       { subject },
     );
@@ -172,21 +155,30 @@ const APPROVAL_OPTIONS = [
   { id: 'deny', label: 'Deny' },
 ];
 
+/** A subagent hook: the child session is its subject, and leads its data. */
+const subagent =
+  (type: string, data: (extra: Record<string, unknown>) => Record<string, unknown>): MapRule =>
+  (input) => {
+    const extra = extraOf(input);
+    const child = str(extra.child_session_id);
+    return [observe(type, input, { child: compact({ session: child }), ...data(extra) }, { subject: child })];
+  };
+
 const maps: Record<string, MapRule> = {
-  on_session_start: (input) => [spec(input, 'session.started', { client: { name: TOKEN } })],
+  on_session_start: (input) => [observe('session.started', input, { client: { name: TOKEN } })],
   pre_llm_call: (input) => {
     const message = extraOf(input).user_message;
     return [
-      spec(input, 'run.started', {
+      observe('run.started', input, {
         trigger: 'user',
         message_digest: message === undefined ? undefined : digest(message),
       }),
     ];
   },
   pre_tool_call: (input) => [
-    spec(
-      input,
+    observe(
       'tool.requested',
+      input,
       { tool: toolOf(input), args_digest: input.tool_input == null ? undefined : digest(input.tool_input) },
       { subject: str(input.tool_name) },
     ),
@@ -198,9 +190,9 @@ const maps: Record<string, MapRule> = {
     const extra = extraOf(input);
     const command = str(extra.command);
     return [
-      spec(
-        input,
+      observe(
         'attention.requested',
+        input,
         {
           kind: 'permission',
           prompt: command === undefined ? `${TOKEN} requests approval` : `Approval requested: ${command}`,
@@ -214,50 +206,32 @@ const maps: Record<string, MapRule> = {
   post_approval_response: (input) => {
     const extra = extraOf(input);
     const subject = str(extra.pattern_key);
-    if (extra.choice === 'timeout') return [spec(input, 'attention.timeout', {}, { subject })];
+    if (extra.choice === 'timeout') return [observe('attention.timeout', input, {}, { subject })];
     return [
-      spec(input, 'attention.answered', { answer: { option: str(extra.choice) ?? 'deny' }, via: 'oob' }, { subject }),
+      observe(
+        'attention.answered',
+        input,
+        { answer: { option: str(extra.choice) ?? 'deny' }, via: 'oob' },
+        { subject },
+      ),
     ];
   },
   // Fires per turn: it closes the run, never the session (vendor-surfaces §5.2).
   on_session_end: (input) =>
     extraOf(input).interrupted === true
-      ? [spec(input, 'run.cancelled', { by: 'user' })]
-      : [spec(input, 'run.finished', {})],
-  subagent_start: (input) => {
-    const extra = extraOf(input);
-    const child = str(extra.child_session_id);
-    return [
-      spec(
-        input,
-        'delegation.subagent.started',
-        { child: compact({ session: child }), role: str(extra.child_role) },
-        { subject: child },
-      ),
-    ];
-  },
-  subagent_stop: (input) => {
-    const extra = extraOf(input);
-    const child = str(extra.child_session_id);
-    return [
-      spec(
-        input,
-        'delegation.subagent.stopped',
-        {
-          child: compact({ session: child }),
-          status: str(extra.child_status),
-          duration_ms: int(extra.duration_ms),
-        },
-        { subject: child },
-      ),
-    ];
-  },
+      ? [observe('run.cancelled', input, { by: 'user' })]
+      : [observe('run.finished', input, {})],
+  subagent_start: subagent('delegation.subagent.started', (extra) => ({ role: str(extra.child_role) })),
+  subagent_stop: subagent('delegation.subagent.stopped', (extra) => ({
+    status: str(extra.child_status),
+    duration_ms: int(extra.duration_ms),
+  })),
   api_request_error: (input) => {
     const extra = extraOf(input);
     return [
-      spec(
-        input,
+      observe(
         `x.${TOKEN}.api.error`,
+        input,
         {
           status_code: int(extra.status_code),
           retry_count: int(extra.retry_count),
@@ -285,7 +259,7 @@ function hermesFallback(input: HookInput): ObservationSpec[] {
     .replace(/^_+|_+$/g, '');
   const parts = name.split('_').filter((p) => p !== '');
   const type = parts.length >= 2 ? `x.${TOKEN}.${parts.join('.')}` : `x.${TOKEN}.session.${parts[0] ?? 'unknown'}`;
-  return [spec(input, type, {})];
+  return [observe(type, input, {})];
 }
 
 export const hermes: VendorTable = {

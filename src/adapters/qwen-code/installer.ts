@@ -4,20 +4,9 @@
 // run only in a trusted folder (vendor-clis-observed §3.2).
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import {
-  hookUrl,
-  installJsonHooks,
-  isAdapterHttpHook,
-  isShimHook,
-  secretNote,
-  settingsFile,
-  shimCommand,
-  shimTarget,
-  uninstallJsonHooks,
-  type HookGroup,
-  type InstallReport,
-  type ShimTarget,
-} from '../install.js';
+import { hookUrl, secretNote, settingsFile, shimCommand, shimTarget } from '../install.js';
+import type { InstallReport, ShimTarget } from '../install.js';
+import { installJsonHooks, isAdapterHook, uninstallJsonHooks, type HookGroup } from '../hook-settings.js';
 import type { InstallOptions, Installer } from '../table.js';
 
 /**
@@ -63,8 +52,7 @@ function qwenSettingsPath(
 
 /** Ours: an HTTP hook named aep-steer, any HTTP hook to a loopback `/hook/<secret>` URL, or the shim. */
 const isOurQwenHook = (hook: unknown): boolean =>
-  isAdapterHttpHook(hook) ||
-  isShimHook(hook) ||
+  isAdapterHook(hook) ||
   (hook !== null &&
     typeof hook === 'object' &&
     (hook as Record<string, unknown>).type === 'http' &&
@@ -93,11 +81,8 @@ export function installQwenCode(opts: InstallOptions): InstallReport {
   const file = qwenSettingsPath(opts, opts.env);
   const shim = opts.project !== undefined ? shimTarget(opts) : undefined;
   const to = shim !== undefined ? { shim, neutral: opts.neutral } : { url: hookUrl(opts.port, opts.secret) };
-  const { changed, added } = installJsonHooks(
-    file,
-    QWEN_CODE_EVENTS.map((e) => [e, ourGroup(e, to, opts.attentionTimeoutMs)] as const),
-    isOurQwenHook,
-  );
+  const group = (e: string) => ourGroup(e, to, opts.attentionTimeoutMs);
+  const { changed, added } = installJsonHooks(file, QWEN_CODE_EVENTS, group, isOurQwenHook);
   const notes = [
     shim !== undefined
       ? `every event runs the shim, posting to http://127.0.0.1:${opts.port}/hook/<secret>; ${secretNote(shim)}`

@@ -3,25 +3,19 @@
 // PermissionRequest held (D13, D14), SessionEnd the drop moment (D10), and the AEP-0002 Annex A
 // mapping (vendor-surfaces §3.2). Qwen escapes `<` and `>` in the context it forwards (§3.6).
 import { int, obj, str } from '../hook-input.js';
-import { namedToolCompleted, namedToolRequested, observation as spec, toolOf } from '../hook-maps.js';
+import { namedMaps, observation as spec, sessionStartedBy, toolOf } from '../hook-maps.js';
 import { qwenCodeInstaller } from './installer.js';
 import { qwenCodeOptions } from './options.js';
 import { qwenServe } from './serve/spec.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS,
   allowOrDeny,
-  byFields,
-  carriesAgentId,
-  collapseEndReason,
   hookSpecificOutputContext,
   mechanicalFallback,
   permissionHold,
-  describeBy,
-  type HeldSpec,
-  type HookInput,
-  type MapRule,
-  type VendorTable,
 } from '../table.js';
+import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
+import { dialectSession, endReason } from '../claude-dialect.js';
 
 const TOKEN = 'qwen-code';
 const E2E = `e2e/${TOKEN}`;
@@ -33,22 +27,14 @@ const E2E = `e2e/${TOKEN}`;
 const persisted = (input: HookInput): boolean => input.phase !== 'validation';
 
 const maps: Record<string, MapRule> = {
-  SessionStart: (input) => [
-    spec('session.started', {
-      client: { name: TOKEN },
-      trigger: str(input.source),
-      'gen_ai.request.model': str(input.model),
-      permission_mode: str(input.permission_mode),
-    }),
-  ],
+  SessionStart: sessionStartedBy(TOKEN, ['permission_mode']),
   // The end moment (D10): the runtime emits session.ended itself, after the drops.
   SessionEnd: () => [],
   // The empty-prompt refire after each tool batch continues the run; it starts none (vendor-clis-observed §3.4).
   UserPromptSubmit: (input) => (input.prompt === '' ? [] : [spec('run.started', { trigger: 'user' })]),
   Stop: (input) => [spec('run.finished', { 'gen_ai.usage.input_tokens': int(input.input_tokens) })],
   StopFailure: (input) => [{ ...spec('run.failed', { reason: str(input.error) ?? 'error' }), severity: 'error' }],
-  PreToolUse: namedToolRequested,
-  PostToolUse: namedToolCompleted,
+  ...namedMaps,
   PostToolUseFailure: (input) => [
     {
       ...spec(
@@ -63,12 +49,6 @@ const maps: Record<string, MapRule> = {
   PostToolBatch: () => [],
   // Held: the runtime raises attention.requested from the classification (D14).
   PermissionRequest: () => [],
-  SubagentStart: (input) => [
-    spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id)),
-  ],
-  SubagentStop: (input) => [
-    spec('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id)),
-  ],
   PreCompact: () => [],
   PostCompact: (input) => [spec('session.compacted', { trigger: str(input.trigger) })],
   // permission_prompt duplicates PermissionRequest (fixture); other notifications are status.
@@ -93,11 +73,8 @@ export const qwenCode: VendorTable = {
   steering: 'instruct',
   port: 8380, // D15
   attentionTimeoutMs: 55_000, // D14
-  identify: byFields('session_id', 'hook_event_name'),
-  // D37: every hook input carries `cwd`; UserPromptSubmit carries the prompt (samples/qwen-code-0.24.4.json).
-  describe: describeBy('cwd', { UserPromptSubmit: 'prompt' }),
-  // D7: hooks fired inside a subagent carry agent_id.
-  subagent: carriesAgentId,
+  // D37 (samples/qwen-code-0.24.4.json); D7: hooks fired inside a subagent carry agent_id.
+  ...dialectSession,
   unlistedReason: 'the reply carries no context Qwen Code consumes (vendor-clis-observed §3.7)',
   // D30: sessions hosted by `qwen serve` also take mid-turn messages (`steer`), prompts of their
   // own (`queue`: the next turn, or the turn it starts when none runs) and cancels. The adapter
@@ -153,7 +130,7 @@ export const qwenCode: VendorTable = {
     // Qwen reads `hookSpecificOutput.decision { behavior, message }` (PermissionRequestHookOutput in 0.24.4).
     PermissionRequest: { role: 'held', hold: heldPermission, decide: allowOrDeny, evidence: 'vendor-surfaces §3.4' },
     // Does not fire headless (-p); fires in the interactive UI, ACP mode and on /clear (§3.4).
-    SessionEnd: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: 'vendor-surfaces §3.5' },
+    SessionEnd: { role: 'end', reason: endReason, evidence: 'vendor-surfaces §3.5' },
   },
   replies: {
     // Qwen reads JSON only with content-type application/json; `{}` is "continue" (0.24.4 HttpHookRunner).

@@ -4,7 +4,7 @@
 // opt-in held PreToolUse gate whose reply carries the decision only (D13), and no session end.
 import type { ClassifiedHook, HeldDecision } from '../../streams/surface.js';
 import { str } from '../hook-input.js';
-import { namedToolCompleted, namedToolRequested, observation as spec } from '../hook-maps.js';
+import { namedMaps, observation as spec, sessionStartedBy } from '../hook-maps.js';
 import { vscodeInstaller } from './installer.js';
 import { vscodeOptions } from './options.js';
 import {
@@ -13,11 +13,8 @@ import {
   mechanicalFallback,
   toolDetail,
   toolPermissionHold,
-  type HeldSpec,
-  type HookInput,
-  type MapRule,
-  type VendorTable,
 } from '../table.js';
+import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
 
 const TOKEN = 'vscode';
 const DR = 'vendor-surfaces §4.3';
@@ -49,25 +46,11 @@ function decidePreTool(_hook: ClassifiedHook, d: HeldDecision): unknown {
 
 // AEP-0002 Annex A, VS Code table (vendor-surfaces §4.2). transcript_path never rides.
 const maps: Record<string, MapRule> = {
-  SessionStart: (input) => [
-    spec('session.started', {
-      client: { name: TOKEN },
-      trigger: str(input.source),
-      'gen_ai.request.model': str(input.model),
-      agent_type: str(input.agent_type),
-    }),
-  ],
+  SessionStart: sessionStartedBy(TOKEN, ['agent_type']),
   UserPromptSubmit: () => [spec('run.started', { trigger: 'user' })],
-  PreToolUse: namedToolRequested,
-  PostToolUse: namedToolCompleted,
+  ...namedMaps,
   // Only the pre moment exists on this target, so compaction is recorded there, once.
   PreCompact: (input) => [spec('session.compacted', { trigger: str(input.trigger) })],
-  SubagentStart: (input) => [
-    spec('delegation.subagent.started', { agent_type: str(input.agent_type) }, str(input.agent_id)),
-  ],
-  SubagentStop: (input) => [
-    spec('delegation.subagent.stopped', { agent_type: str(input.agent_type) }, str(input.agent_id)),
-  ],
   Stop: () => [spec('run.finished', {})],
 };
 

@@ -2,35 +2,63 @@
 // send_input (the vendor's own input API, D28). They share their input schema and the idempotency
 // key ledger, so a key names one text.
 import { z } from 'zod';
-import { commandIdFor } from '../../consumer/verb.js';
+import type { RelayConsumer } from '../../consumer/connection.js';
+import { commandIdFor, type InstructOutcome, type InstructRequest, type Sender } from '../../consumer/verb.js';
 import { sendInput as sendInputCommand } from '../../consumer/send-input.js';
 import { sendInstruction } from '../../consumer/instruct.js';
 import { DELIVERIES } from '../../protocol/payloads.js';
-import { refusal, steerResult } from '../tool-result.js';
-import type { RegisterTool, ToolContext } from '../tool-kit.js';
+import { refusal, steerResult, type ToolResult } from '../tool-result.js';
+import type { RegisterTool, ToolContext, ToolKit } from '../tool-kit.js';
+
+/** What one of the two tools sends: its consumer verb, what its key names, and its words. */
+interface Sending<D extends string> {
+  send: (c: RelayConsumer, f: Sender, req: InstructRequest & { delivery?: D }) => Promise<InstructOutcome>;
+  /** The key as this tool scopes it, and the body the key names (a key names one text). */
+  key: string | undefined;
+  body: string;
+  /** What a conflicting key should be given for, and what the result calls the text. */
+  fresh: string;
+  noun: string;
+}
 
 /**
- * The command id an idempotency key names (`key`: the key as this tool scopes it), or the refusal
- * when the ledger holds that id for another body: a key names one text.
+ * Sends the text once its idempotency key checks out, and explains how it settled. The key names
+ * one command id, unless the ledger holds that id for another body: then it is refused.
  */
-function keyedId(
-  sender: string,
-  ledger: Parameters<RegisterTool>[1]['ledger'],
-  a: { session: string; idempotency_key?: string | undefined },
-  key: string | undefined,
-  body: string,
-  fresh: string,
-): { id: string | undefined } | { refused: ReturnType<typeof refusal> } {
-  if (key === undefined) return { id: undefined };
-  const id = commandIdFor(sender, a.session, key);
-  if (ledger.check(id, body)) return { id };
-  return {
-    refused: refusal(
+async function sendKeyed<D extends string>(
+  { ctx, ledger, waitOf, withConsumer }: ToolKit,
+  a: {
+    session: string;
+    text: string;
+    idempotency_key?: string | undefined;
+    wait_ms?: number | undefined;
+    delivery?: D | undefined;
+  },
+  how: Sending<D>,
+): Promise<ToolResult> {
+  const waitMs = waitOf(a.wait_ms);
+  const id = how.key === undefined ? undefined : commandIdFor(ctx.sender, a.session, how.key);
+  if (id !== undefined && !ledger.check(id, how.body)) {
+    return refusal(
       'idempotency-conflict',
-      `idempotency_key "${a.idempotency_key}" was already used for a different text on session ${a.session}; use a new key for ${fresh}.`,
+      `idempotency_key "${a.idempotency_key}" was already used for a different text on session ${a.session}; use a new key for ${how.fresh}.`,
       { session: a.session },
-    ),
-  };
+    );
+  }
+  return withConsumer(async (c) => {
+    const o = await how.send(
+      c,
+      { sender: ctx.sender },
+      {
+        session: a.session,
+        text: a.text,
+        timeoutMs: waitMs,
+        ...(id ? { id } : {}),
+        ...(a.delivery ? { delivery: a.delivery } : {}),
+      },
+    );
+    return steerResult(o, { waitMs, noun: how.noun, ...(a.idempotency_key ? { key: a.idempotency_key } : {}) });
+  });
 }
 
 /** The input both tools take, with the waits of this server. */
@@ -59,7 +87,7 @@ const steerInput = (ctx: ToolContext) => ({
 });
 
 /** `instruct`: an instruction, held until delivered, dropped, refused, or `wait_ms` ran out. */
-export const instruct: RegisterTool = (server, { ctx, ledger, waitOf, withConsumer }) => {
+export const instruct: RegisterTool = (server, kit) => {
   server.registerTool(
     'instruct',
     {
@@ -74,49 +102,26 @@ export const instruct: RegisterTool = (server, { ctx, ledger, waitOf, withConsum
         'moment of the next turn). A session that cannot honour one refuses it with code delivery-unsupported, naming those it takes. ' +
         'The result carries command_id: withdraw takes it back while it still waits.',
       inputSchema: z.object({
-        ...steerInput(ctx),
+        ...steerInput(kit.ctx),
         delivery: z
           .enum(DELIVERIES)
           .optional()
           .describe('moment (default), steer (the running turn) or queue (the next turn).'),
       }),
     },
-    async (a) => {
-      const waitMs = waitOf(a.wait_ms);
-      const keyed = keyedId(
-        ctx.sender,
-        ledger,
-        a,
-        a.idempotency_key,
-        `${a.delivery ?? 'moment'}\n${a.text}`,
-        'a new instruction',
-      );
-      if ('refused' in keyed) return keyed.refused;
-      const id = keyed.id;
-      return withConsumer(async (c) => {
-        const o = await sendInstruction(
-          c,
-          { sender: ctx.sender },
-          {
-            session: a.session,
-            text: a.text,
-            timeoutMs: waitMs,
-            ...(id ? { id } : {}),
-            ...(a.delivery ? { delivery: a.delivery } : {}),
-          },
-        );
-        return steerResult(o, {
-          waitMs,
-          noun: 'instruction',
-          ...(a.idempotency_key ? { key: a.idempotency_key } : {}),
-        });
-      });
-    },
+    (a) =>
+      sendKeyed(kit, a, {
+        send: sendInstruction,
+        key: a.idempotency_key,
+        body: `${a.delivery ?? 'moment'}\n${a.text}`,
+        fresh: 'a new instruction',
+        noun: 'instruction',
+      }),
   );
 };
 
 /** `send_input`: input through the agent's own input API (Cline hub, OpenHands). */
-export const sendInput: RegisterTool = (server, { ctx, ledger, waitOf, withConsumer }) => {
+export const sendInput: RegisterTool = (server, kit) => {
   server.registerTool(
     'send_input',
     {
@@ -127,33 +132,20 @@ export const sendInput: RegisterTool = (server, { ctx, ledger, waitOf, withConsu
         'others use instruct. Cline refuses input to an idle session (it would start a turn). The result is held until the adapter reports the ' +
         'input sent (x.<vendor>.input.sent), it is rejected, refused, or wait_ms runs out.',
       inputSchema: z.object({
-        ...steerInput(ctx),
+        ...steerInput(kit.ctx),
         delivery: z
           .enum(['queue', 'steer'])
           .optional()
           .describe('Cline only: queue (default) waits for the current turn; steer folds it into the running turn.'),
       }),
     },
-    async (a) => {
-      const waitMs = waitOf(a.wait_ms);
-      const key = a.idempotency_key === undefined ? undefined : `input\n${a.idempotency_key}`;
-      const keyed = keyedId(ctx.sender, ledger, a, key, a.text, 'new input');
-      if ('refused' in keyed) return keyed.refused;
-      const id = keyed.id;
-      return withConsumer(async (c) => {
-        const o = await sendInputCommand(
-          c,
-          { sender: ctx.sender },
-          {
-            session: a.session,
-            text: a.text,
-            timeoutMs: waitMs,
-            ...(id ? { id } : {}),
-            ...(a.delivery ? { delivery: a.delivery } : {}),
-          },
-        );
-        return steerResult(o, { waitMs, noun: 'input', ...(a.idempotency_key ? { key: a.idempotency_key } : {}) });
-      });
-    },
+    (a) =>
+      sendKeyed(kit, a, {
+        send: sendInputCommand,
+        key: a.idempotency_key === undefined ? undefined : `input\n${a.idempotency_key}`,
+        body: a.text,
+        fresh: 'new input',
+        noun: 'input',
+      }),
   );
 };

@@ -13,6 +13,13 @@ import { RpcFailure, RpcUnreachable } from './rpc.js';
 import { threadTracker } from './threads.js';
 import { orderedFacts, turnBook } from './turns.js';
 
+/** What the app-server lane is to the table, one server or all of a state directory's: its name, deliveries and way in. */
+export const APP_SERVER_LANE = {
+  name: 'app-server',
+  deliveries: ['steer'],
+  how: 'start it with `aep-steer run codex`',
+} as const satisfies Pick<SteeringLane, 'name' | 'deliveries' | 'how'>;
+
 export function codexAppServerLane(opts: CodexLaneOptions): SteeringLane {
   const facts$ = new Subject<LaneFact>();
   const facts = orderedFacts(facts$);
@@ -33,9 +40,7 @@ export function codexAppServerLane(opts: CodexLaneOptions): SteeringLane {
   const { killing } = turns;
 
   return {
-    name: 'app-server',
-    deliveries: ['steer'],
-    how: 'start it with `aep-steer run codex`',
+    ...APP_SERVER_LANE,
     facts$: facts$.asObservable(),
     async open() {
       await server.ready();

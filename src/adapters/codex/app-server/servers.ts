@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Subject, type Subscription } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, SteeringLane } from '../../../streams/lane.js';
-import { codexAppServerLane } from './lane.js';
+import { APP_SERVER_LANE, codexAppServerLane } from './lane.js';
 import { ensurePrivateDir } from './serve.js';
 
 export interface CodexServersOptions {
@@ -89,9 +89,7 @@ export function codexServersLane(o: CodexServersOptions): SteeringLane {
   };
 
   return {
-    name: 'app-server',
-    deliveries: ['steer'],
-    how: 'start it with `aep-steer run codex`',
+    ...APP_SERVER_LANE,
     facts$: facts$.asObservable(),
     async open() {
       ensurePrivateDir(o.dir);
