@@ -27,10 +27,7 @@ export const isAdapterHook = (hook: unknown): boolean => isAdapterHttpHook(hook)
 export type HookGroup = { matcher?: string; hooks: Hook[] };
 
 /** Removes our hooks from one event's groups; drops groups that held only ours, keeps everything else. */
-function withoutOurHooks(
-  groups: unknown,
-  isOurs: (hook: unknown) => boolean,
-): { kept: unknown[]; removed: number } {
+function withoutOurHooks(groups: unknown, isOurs: (hook: unknown) => boolean): { kept: unknown[]; removed: number } {
   if (!Array.isArray(groups)) return { kept: [], removed: 0 };
   let removed = 0;
   const kept: unknown[] = [];

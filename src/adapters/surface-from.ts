@@ -165,6 +165,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     // D37: the D26 TTL bounds every vendor's queue; a table may set its own.
     instructTtlMs: table.instructTtlMs ?? DEFAULT_INSTRUCT_TTL_MS,
     staleAfterMs: table.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
+    ...(table.startNote === undefined ? {} : { startNote: table.startNote.text }),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');

@@ -343,6 +343,11 @@ export interface VendorTable {
   describe?: (input: HookInput, event: string) => SessionAbout;
   /** D37: the stale window; DEFAULT_STALE_AFTER_MS when absent. */
   staleAfterMs?: number;
+  /**
+   * D43: why a session this vendor's lanes do not reach cannot be started from outside (the
+   * interactive TUI's own way in is closed), with the evidence; the lanes that can say how themselves.
+   */
+  startNote?: { text: string; evidence: string };
   /** How `up` and `run` check that the vendor's CLI would find its model credentials (loaded on use). */
   credentials?: () => Promise<CredentialCheck>;
 }

@@ -127,6 +127,11 @@ export function nextStep(code: string | undefined, voice: Voice, c: RefusalConte
       return undefined;
     case 'delivery-invalid':
       return 'the delivery must be moment, steer or queue';
+    case 'idle-invalid':
+      return 'idle must be refuse, wait or start';
+    case 'start-unsupported':
+      // The adapter's detail says which way in could start the session.
+      return undefined;
     case 'text-empty':
     case 'text-too-long':
     case 'text-not-string':

@@ -29,6 +29,16 @@ export interface InstructInput {
   deliveries?: readonly string[];
   /** D30: what the native lanes add while one reaches the session, and how a session gets one. */
   native?: { deliveries: readonly string[]; hint: string };
+  /** D43: the lanes that can start a turn (a channel reaches every session), and how a session gets one. */
+  starts?: LaneStarts;
+}
+
+/** D43: which lanes can start a turn; `channel` reaches every session of the vendor. */
+export interface LaneStarts {
+  lanes: readonly string[];
+  channel?: string;
+  /** What a person does so a session can be started, and why this vendor's other ways in cannot. */
+  hint: string;
 }
 /** `x.{vendor}.control.withdraw {instruction}` (D32): takes back an instruction that still waits. */
 export interface WithdrawInput {

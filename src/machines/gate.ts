@@ -1,7 +1,7 @@
 // The command gate: one decision per command, taken at once (AEP-0004 §3). Dedupe comes first so
 // a redelivered command never reaches validation or the queue twice (D4); then AEP_INSTRUCT (D5),
 // the session's life (D6), the payload (D2) and the queue cap (D3).
-import { DELIVERIES, dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
+import { DELIVERIES, IDLE, dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
 import { QUEUE_CAP, TEXT_CAP } from './queue.js';
 import { decisionOf } from './decisions.js';
 import type {
@@ -189,7 +189,6 @@ export function steerIdle(honoured: readonly string[]): Rejection {
 export function checkDelivery(
   data: unknown,
   honoured: readonly string[],
-  turnOpen: boolean,
   hint?: string,
 ): { delivery?: 'steer' | 'queue' } | Rejection {
   const raw = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).delivery : undefined;
@@ -198,8 +197,41 @@ export function checkDelivery(
     return { reason: 'invalid', rule: 'delivery-invalid', detail: `delivery must be one of ${DELIVERIES.join(', ')}` };
   }
   if (!honoured.includes(raw)) return deliveryUnsupported(raw, honoured, hint);
-  if (raw === 'steer' && !turnOpen) return steerIdle(honoured);
   return { delivery: raw as 'steer' | 'queue' };
+}
+
+/** D43: how a session may be started, as its lanes stand: a lane that can, or why none can here. */
+export type StartWay = { lane: string } | { unsupported: string };
+
+/**
+ * D43: what an instruct asks for while no turn runs (absent: `refuse` for a steer, `wait` for the
+ * rest), or the rule it breaks. `start` needs a lane that can start a turn in this session.
+ */
+function checkIdle(
+  data: unknown,
+  delivery: 'steer' | 'queue' | undefined,
+  turnOpen: boolean,
+  honoured: readonly string[],
+  start: StartWay | undefined,
+): { idle?: 'wait' | 'start' } | Rejection {
+  const raw = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).idle : undefined;
+  if (raw !== undefined && (typeof raw !== 'string' || !(IDLE as readonly string[]).includes(raw)))
+    return { reason: 'invalid', rule: 'idle-invalid', detail: `idle must be one of ${IDLE.join(', ')}` };
+  // While a turn runs, idle changes nothing.
+  if (turnOpen) return {};
+  const idle = raw ?? (delivery === 'steer' ? 'refuse' : 'wait');
+  if (idle === 'refuse')
+    return delivery === 'steer'
+      ? steerIdle(honoured)
+      : { reason: 'refused', rule: 'session-idle', detail: 'no turn is running, and idle "refuse" was asked for' };
+  if (idle === 'wait') return delivery === 'steer' ? { idle: 'wait' } : {};
+  if (start === undefined || 'unsupported' in start)
+    return {
+      reason: 'unsupported',
+      rule: 'start-unsupported',
+      detail: `no way into this session can start a turn${start === undefined ? '' : `: ${start.unsupported}`}`,
+    };
+  return { idle: 'start' };
 }
 
 export function decideInstruct(
@@ -208,14 +240,17 @@ export function decideInstruct(
   gateOpen: boolean,
   honoured: readonly string[] = ['moment'],
   hint?: string,
-): GateDecision & { text?: string; delivery?: 'steer' | 'queue' } {
+  start?: StartWay,
+): GateDecision & { text?: string; delivery?: 'steer' | 'queue'; idle?: 'wait' | 'start' } {
   const checked = textCommand(view, command, gateOpen, REJECT.gateOff);
   if ('kind' in checked) return checked;
   const { key, text } = checked;
-  const delivery = checkDelivery(command.data, honoured, view.turnOpen === true, hint);
+  const delivery = checkDelivery(command.data, honoured, hint);
   if ('rule' in delivery) return { kind: 'reject', key, rejection: delivery };
+  const idle = checkIdle(command.data, delivery.delivery, view.turnOpen === true, honoured, start);
+  if ('rule' in idle) return { kind: 'reject', key, rejection: idle };
   if (view.pending >= QUEUE_CAP) return { kind: 'reject', key, rejection: REJECT.queueFull };
-  return { kind: 'accept', key, text, ...delivery };
+  return { kind: 'accept', key, text, ...delivery, ...idle };
 }
 
 export interface SendInputGateView {

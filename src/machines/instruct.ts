@@ -1,10 +1,11 @@
 // The instruct step: the gate decides the command once (D2–D6), and an accepted instruction is
-// queued for a hook moment or handed to a native lane that reaches the session (D30, D31).
+// queued for a hook moment or handed to a lane that reaches the session (D30, D31), or to a lane
+// that starts a turn with it where the sender asked for that and no turn runs (D43).
 import { withDecision } from './decisions.js';
 import { unlessAccepted, type Step } from './step.js';
 import { decideInstruct } from './gate.js';
 import { pendingCount } from './queue.js';
-import { honoured, laneFor, laneHint, toLane } from './lane-steps.js';
+import { honoured, laneFor, laneHint, startWay, toLane } from './lane-steps.js';
 import type { SessionOutput } from './session-output.js';
 import type { InstructInput } from './command-inputs.js';
 import type { QueuedInstruction, SessionContext } from './session-context.js';
@@ -17,7 +18,8 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     pending: pendingCount(ctx.queue, ctx.inFlight) + (ctx.laned?.length ?? 0),
     turnOpen: ctx.turnOpen,
   };
-  const d = decideInstruct(view, input.command, input.gateOpen, honoured(ctx, input), laneHint(ctx, input));
+  const start = startWay(ctx, input.starts);
+  const d = decideInstruct(view, input.command, input.gateOpen, honoured(ctx, input), laneHint(ctx, input), start);
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   // Every refusal names its rule on the wire (the `code` attribute), so the sender is told what to do.
@@ -27,8 +29,14 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
   if (d.delivery !== undefined) item.delivery = d.delivery;
   const accepted: SessionOutput = { type: 'control.accepted', cause, key: d.key };
   const decisions = withDecision(ctx.decisions, d.key, 'accepted');
-  // D30: a steer goes in through a native lane that reaches the session, never also through the queue.
-  const lane = laneFor(ctx, d.delivery, input.native);
+  // D43: a start goes to the lane that can start a turn; if one began meanwhile it goes in as asked.
+  if (d.idle === 'start' && start !== undefined && 'lane' in start) {
+    const laned = toLane(ctx, item, start.lane, d.delivery === 'queue' ? 'queue' : 'steer');
+    return { context: { decisions, ...laned.context }, outputs: [accepted, ...laned.outputs] };
+  }
+  // D30: a steer goes in through a native lane that reaches the session, never also through the
+  // queue; one that waits for the next turn (D43 `wait`) waits in the hook lane's queue.
+  const lane = d.idle === 'wait' ? undefined : laneFor(ctx, d.delivery, input.native);
   if (lane !== undefined) {
     const laned = toLane(ctx, item, lane);
     return { context: { decisions, ...laned.context }, outputs: [accepted, ...laned.outputs] };

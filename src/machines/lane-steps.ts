@@ -8,7 +8,8 @@ import { finishedWith } from './withdraw.js';
 import { withDecision } from './decisions.js';
 import type { Step } from './step.js';
 import type { DropReason, SessionOutput } from './session-output.js';
-import type { InstructInput } from './command-inputs.js';
+import type { InstructInput, LaneStarts } from './command-inputs.js';
+import type { StartWay } from './gate.js';
 import type { LaneAnsweredInput, LaneDeliveredInput, LaneReachInput, LaneTurnInput } from './vendor-inputs.js';
 import type { LanedInstruction, QueuedInstruction, SessionContext, ToolsAtStop } from './session-context.js';
 
@@ -47,8 +48,21 @@ export const laneFor = (
     ? ctx.lanes?.[0]
     : undefined;
 
-/** The accepted steer is handed to the lane at once; it holds a slot (D3) until it settles. */
-export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: string): Step {
+/**
+ * D43: the lane that would start a turn in this session (one reaching it, or the vendor's channel,
+ * which reaches every session), or why none can; undefined where the vendor has none at all.
+ */
+export function startWay(ctx: SessionContext, starts: LaneStarts | undefined): StartWay | undefined {
+  if (starts === undefined) return undefined;
+  const lane = ctx.lanes?.find((l) => starts.lanes.includes(l)) ?? starts.channel;
+  return lane === undefined ? { unsupported: starts.hint } : { lane };
+}
+
+/**
+ * The accepted steer is handed to the lane at once; it holds a slot (D3) until it settles. With
+ * `start` (D43) the lane starts a turn with it, or, finding one begun meanwhile, puts it in as that.
+ */
+export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: string, start?: 'steer' | 'queue'): Step {
   const laned: LanedInstruction = {
     id: item.id,
     key: item.key,
@@ -57,12 +71,20 @@ export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: strin
     lane,
     phase: 'sending',
     ...(item.from === undefined ? {} : { from: item.from }),
-    ...(item.delivery === 'queue' ? { delivery: 'queue' as const } : {}),
+    ...(item.delivery === 'queue' && start === undefined ? { delivery: 'queue' as const } : {}),
+    ...(start === undefined ? {} : { start: 'asked' as const }),
   };
   return {
     context: { laned: [...(ctx.laned ?? []), laned] },
     outputs: [
-      { type: 'lane.steer', cause: item.id, text: item.text, lane, ...(laned.delivery ? { delivery: 'queue' } : {}) },
+      {
+        type: 'lane.steer',
+        cause: item.id,
+        text: item.text,
+        lane,
+        ...(laned.delivery ? { delivery: 'queue' } : {}),
+        ...(start === undefined ? {} : { start }),
+      },
     ],
   };
 }
@@ -99,13 +121,19 @@ export function laneAnswered(ctx: SessionContext, input: LaneAnsweredInput): Ste
     const reason = input.reason === 'turn-ended' || input.reason === 'idle' ? 'turn-ended' : 'send-failed';
     return dropLaned(ctx, [item], reason);
   }
-  // A queued one opens a turn of its own: its prompt is no echo.
+  // D43: a start either began the turn, or went into one begun meanwhile as what it became.
+  const taken: LanedInstruction =
+    item.start === 'asked'
+      ? input.became === undefined
+        ? { ...item, phase: 'sent', start: 'started' }
+        : { ...item, phase: 'sent', start: 'raced', ...(input.became === 'queue' ? { delivery: 'queue' } : {}) }
+      : { ...item, phase: 'sent' };
+  // A queued one, or one that began a turn, opens a turn of its own: its prompt is no echo.
+  const own = taken.delivery === 'queue' || taken.start === 'started';
   return {
     context: {
-      laned: (ctx.laned ?? []).map((i) => (i === item ? { ...i, phase: 'sent' as const } : i)),
-      ...(item.delivery === 'queue'
-        ? {}
-        : { echoes: [...(ctx.echoes ?? []), { id: item.id, text: item.text }].slice(-ECHOES_KEPT) }),
+      laned: (ctx.laned ?? []).map((i) => (i === item ? taken : i)),
+      ...(own ? {} : { echoes: [...(ctx.echoes ?? []), { id: item.id, text: item.text }].slice(-ECHOES_KEPT) }),
     },
     outputs: [],
   };
@@ -116,11 +144,15 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
   const item = ctx.laned?.find((i) => i.id === input.commandId);
   if (item === undefined) return { outputs: [] };
   const echoes = ctx.echoes ?? [];
+  // D43: whether it began the turn, as the lane says, or as its answer said.
+  const started = input.started ?? (item.start === 'started' ? true : item.start === 'raced' ? false : undefined);
   return {
     context: {
       laned: (ctx.laned ?? []).filter((i) => i !== item),
       finished: finishedWith(ctx, 'delivered', [item.id]),
-      ...(item.delivery !== 'queue' && (item.phase === 'sending' || !echoes.some((e) => e.id === item.id))
+      ...(item.delivery !== 'queue' &&
+      started !== true &&
+      (item.phase === 'sending' || !echoes.some((e) => e.id === item.id))
         ? { echoes: [...echoes, { id: item.id, text: item.text }].slice(-ECHOES_KEPT) }
         : {}),
     },
@@ -130,9 +162,11 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
         eventType: deliveredType(ctx.vendor),
         cause: item.id,
         queuedMs: Math.max(0, Math.floor(input.at - item.acceptedAt)),
-        delivery: item.delivery ?? 'steer',
+        // A turn it began took it as its prompt: no delivery into a turn to name.
+        ...(started === true ? {} : { delivery: item.delivery ?? 'steer' }),
         lane: item.lane,
         ref: input.ref,
+        ...(started === undefined ? {} : { started }),
       },
     ],
   };

@@ -32,6 +32,11 @@ export interface LanedInstruction {
   delivery?: 'queue';
   /** D32: a withdraw asked of the lane and not answered yet (its command id and decision key). */
   withdrawing?: { id: string; key: string };
+  /**
+   * D43: asked to start a turn with it (`asked`); the lane started one (`started`), or found one
+   * begun meanwhile and put it in as `delivery` instead (`raced`).
+   */
+  start?: 'asked' | 'started' | 'raced';
   from?: string;
 }
 

@@ -23,6 +23,8 @@ export type SessionOutput =
       /** D30: the native lane that carried it, and the vendor's receipt. */
       lane?: string;
       ref?: string;
+      /** D43: it began the turn (true), or a start went into a turn begun meanwhile (false). */
+      started?: boolean;
     }
   /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
   | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason; subject?: string }
@@ -74,7 +76,7 @@ export type SessionOutput =
   /** D32: ask the vendor's queue to give back the input `subject` (found by its text); answered by withdraw.answered. */
   | { type: 'input.withdraw'; cause: string; subject: string; text: string }
   /** D31: hand a steer to a native lane; its answer comes back as lane.answered, its receipt as lane.delivered. */
-  | { type: 'lane.steer'; cause: string; text: string; lane: string; delivery?: 'queue' }
+  | { type: 'lane.steer'; cause: string; text: string; lane: string; delivery?: 'queue'; start?: 'steer' | 'queue' }
   /** D32: ask the lane to take back an instruction it holds; its answer comes back as lane.withdrawn. */
   | { type: 'lane.withdraw'; cause: string; instruction: string; lane: string }
   /** D30: the lanes that reach the session changed (`x.{vendor}.session.described {lanes}`). */

@@ -84,6 +84,8 @@ export interface LaneAnsweredInput {
   commandId: string;
   ok: boolean;
   reason?: 'turn-ended' | 'idle' | 'unreachable' | 'refused';
+  /** D43: a start found a turn begun meanwhile and went into it as this delivery instead. */
+  became?: 'steer' | 'queue';
 }
 /** The vendor's receipt: the steer is in the model's input (`ref`: the vendor's id, the accepting turn). */
 export interface LaneDeliveredInput {
@@ -91,6 +93,8 @@ export interface LaneDeliveredInput {
   at: number;
   commandId: string;
   ref: string;
+  /** D43: the lane says whether the instruction began the turn (`ref`) or went into one already running. */
+  started?: boolean;
 }
 /** The lane saw a turn start or end (its own protocol, beside the hook moments). */
 export interface LaneTurnInput extends ToolsAtStop {

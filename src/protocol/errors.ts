@@ -20,6 +20,10 @@ type RuleId =
   | 'not-pending'
   | 'answer-invalid'
   | 'delivery-invalid'
+  /** D43: `idle` is not refuse, wait or start. */
+  | 'idle-invalid'
+  /** D43: no way into the session can start a turn (the detail says which would). */
+  | 'start-unsupported'
   /** D31: the session's lanes cannot honour the delivery asked for (the detail names those it can). */
   | 'delivery-unsupported'
   /** D32: the withdrawn instruction was handed to the agent already. */

@@ -17,6 +17,6 @@ export {
   withdrawType,
 } from './types.js';
 export { SessionEmitter, agentEvent, command, newId, type EventFields } from './build.js';
-export { DELIVERIES } from './payloads.js';
+export { DELIVERIES, IDLE } from './payloads.js';
 export { checkStream } from './stream-checks.js';
 export { eventText } from './text.js';

@@ -50,6 +50,9 @@ const toolProcess = obj({}, { pid: int({ min: 1 }), command: str().at(R) });
 /** D31: how an instruction reaches the agent; `moment` (the next eligible hook moment) when absent. */
 export const DELIVERIES = ['moment', 'steer', 'queue'] as const;
 export type Delivery = (typeof DELIVERIES)[number];
+/** D43: what an instruct asks for when no turn runs (`refuse`, `wait`, or `start` a turn with it). */
+export const IDLE = ['refuse', 'wait', 'start'] as const;
+export type Idle = (typeof IDLE)[number];
 
 export const NACK_REASONS = ['unsupported', 'unauthorized', 'busy', 'refused', 'invalid'] as const;
 
@@ -272,9 +275,10 @@ const core = {
 /** Vendor payloads, keyed by `{category}.{rest}` after `x.{vendor}.`. */
 const vendor = {
   /**
-   * D1: `{ text }`, text is instruction content ([redacted]-class); D31 the sender's delivery; extra fields ignored.
+   * D1: `{ text }`, text is instruction content ([redacted]-class); D31 the sender's delivery; D43
+   * what to do when no turn runs; extra fields ignored.
    */
-  'control.instruct': obj({ text: str().at(R) }, { delivery: oneOf(DELIVERIES) }),
+  'control.instruct': obj({ text: str().at(R) }, { delivery: oneOf(DELIVERIES), idle: oneOf(IDLE) }),
   /** D32: takes back an instruction that still waits, named by its command id. */
   'control.withdraw': obj({ instruction: str() }),
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
@@ -282,11 +286,13 @@ const vendor = {
   /**
    * D9; D27 names the moment (the vendor's hook event) whose reply carried it. D30: `lane` names
    * the way in (`hook`, or a native lane of the vendor table such as `app-server`, `serve`,
-   * `stream-json`); `ref` is the vendor's own receipt (accepting turn id, message id, uuid).
+   * `stream-json`); `ref` is the vendor's own receipt (accepting turn id, message id, uuid). D43:
+   * `started` true when it began the turn (`ref` that turn), false when a start found a turn begun
+   * meanwhile and went into it as `delivery` says.
    */
   'instruction.delivered': obj(
     { queued_ms: int({ min: 0 }) },
-    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str() },
+    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str(), started: bool() },
   ),
   /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
   'instruction.dropped': obj({
@@ -301,11 +307,17 @@ const vendor = {
   /**
    * D37: what the adapter knows of a session beyond its events: the working directory, the stale
    * window of its vendor, and a title (the first prompt's first line, redacted-class); D30 the
-   * lanes that reach it now.
+   * lanes that reach it now, and D43 whether one of them can start a turn in it (`startable`).
    */
   'session.described': obj(
     {},
-    { cwd: str(), title: str().at(R), stale_after_ms: int({ min: 0 }), lanes: arrayOf(str()) },
+    {
+      cwd: str(),
+      title: str().at(R),
+      stale_after_ms: int({ min: 0 }),
+      lanes: arrayOf(str()),
+      startable: bool(),
+    },
   ),
   /** D10: a reopened session's later end moment; AEP allows one session.ended per session. */
   'session.closed': obj({}, { reason: oneOf(['normal', 'error', 'timeout', 'killed', 'compaction']) }),

@@ -31,7 +31,7 @@ import { OpenHooks } from './open-hooks.js';
 import { stamp, stampObservations, type ObservationSink, type StampSource, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 // D30 native lanes: a steer's echo and the lanes a session is described with (lane-host.ts).
-import { asEcho } from './lane-host.js';
+import { asEcho, startable } from './lane-host.js';
 import { lanesOf } from '../machines/lane-steps.js';
 
 const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
@@ -94,6 +94,7 @@ export class ActorHost {
       contextReply: surface.contextReply.bind(surface),
       decisionReply: surface.decisionReply.bind(surface),
       notice: opts.notice !== false,
+      ...(opts.starts === undefined ? {} : { startable: (lanes) => startable(lanes, opts.starts) }),
     };
   }
 
@@ -387,7 +388,14 @@ export class ActorHost {
       const runId = opens ? (minted ?? named) : ctx?.run;
       const firstId = stampObservations(item, emitter, { runId, ctx }, this.sink, events, records);
       const lanes = this.opts.lanes === undefined ? undefined : lanesOf(ctx);
-      const described = description(this.records.get(item.session)?.described, item.hook.about, this.surface, lanes);
+      const starts = this.opts.starts === undefined ? undefined : startable(lanesOf(ctx), this.opts.starts);
+      const described = description(
+        this.records.get(item.session)?.described,
+        item.hook.about,
+        this.surface,
+        lanes,
+        starts,
+      );
       if (described !== undefined) {
         this.record(item.session).described = described.described;
         const e = emitter.emit({ ...described.fields, at: item.at, id: newId(item.at) });

@@ -6,6 +6,7 @@ import { redactText } from '../protocol/redact.js';
 import type { ClassifiedHook } from './surface.js';
 import type { SessionContext, ToolProcess } from '../machines/session-context.js';
 import type { SessionInput } from '../machines/session-input.js';
+import type { LaneStarts } from '../machines/command-inputs.js';
 import type { SessionOutput } from '../machines/session-output.js';
 
 /** What the host knows of the attached lanes (their names never matter to it, only what they add). */
@@ -22,6 +23,8 @@ export interface LaneHostOptions {
 export type LaneCall =
   /** D31: into the running turn (or the lane's next-turn queue); answered by lane.answered. */
   | { verb: 'steer'; commandId: string; text: string; delivery?: 'queue' }
+  /** D43: a turn started with the text (or, one running, the text put in as `otherwise`); answered by lane.answered. */
+  | { verb: 'start'; commandId: string; text: string; otherwise: 'steer' | 'queue' }
   /** D28 send_input; answered by input.sent / input.failed. */
   | { verb: 'send'; commandId: string; text: string; delivery?: string }
   /** D33: stop the running turn; answered by cancel.answered. */
@@ -38,6 +41,10 @@ export type LaneCall =
 
 /** The one effect a step asks of a lane. `lane` absent: the vendor's user-plane channel. */
 export type LaneEffect = { kind: 'lane'; session: string; lane?: string; call: LaneCall };
+
+/** D43: whether a turn can be started in a session reached by `lanes` (the channel reaches every one). */
+export const startable = (lanes: readonly string[], starts: LaneStarts | undefined): boolean =>
+  starts !== undefined && (starts.channel !== undefined || lanes.some((l) => starts.lanes.includes(l)));
 
 /** A lane's approval as the session holds it (`external`): the lane's name, then the vendor's own id. */
 export const laneApproval = (lane: string, id: string): string => `lane:${lane}:${id}`;
@@ -92,12 +99,14 @@ export function laneEffectOf(o: SessionOutput, session: string): LaneEffect | un
   switch (o.type) {
     case 'lane.steer':
       return on(
-        {
-          verb: 'steer',
-          commandId: o.cause,
-          text: o.text,
-          ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
-        },
+        o.start !== undefined
+          ? { verb: 'start', commandId: o.cause, text: o.text, otherwise: o.start }
+          : {
+              verb: 'steer',
+              commandId: o.cause,
+              text: o.text,
+              ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+            },
         o.lane,
       );
     case 'input.send':

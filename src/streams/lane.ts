@@ -23,7 +23,8 @@ export interface LaneRequest {
  * start); `idle`: no turn runs; `unreachable`: the lane is down or the call failed.
  */
 export type LaneOutcome =
-  | { ok: true; ref?: string }
+  /** `became`: a start found a turn begun meanwhile and put the text in as that instead (D43). */
+  | { ok: true; ref?: string; became?: 'steer' | 'queue' }
   | { ok: false; reason: 'turn-ended' | 'idle' | 'unreachable' | 'refused'; detail: string };
 
 /** A verb's plain answer: done, or why not. */
@@ -50,8 +51,11 @@ export type LaneFact =
       status: string;
       interrupted: boolean;
     } & ToolsAtStop)
-  /** The vendor's receipt for a steer: the instruction reached the model's input (`ref`: the vendor's id). */
-  | { kind: 'delivered'; session: string; at: number; commandId: string; ref: string }
+  /**
+   * The vendor's receipt for a steer or a start: the instruction reached the model's input (`ref`:
+   * the vendor's id). `started`: it began the turn (D43), as the lane that started it knows.
+   */
+  | { kind: 'delivered'; session: string; at: number; commandId: string; ref: string; started?: boolean }
   /** The vendor's receipt for a send: the agent read the input (found by its text: the vendor names no command). */
   | { kind: 'consumed'; session: string; at: number; text: string }
   /** The vendor asks its user to approve something (answered with `answer`, or in the vendor's own UI). */
@@ -96,6 +100,12 @@ export interface Lane {
   steer?(req: LaneRequest): Promise<LaneOutcome>;
   /** D31 `queue`, where the vendor has a next-turn queue of its own. */
   queue?(req: LaneRequest): Promise<LaneOutcome>;
+  /**
+   * D43: starts a turn in an idle session with the text as its prompt; where a turn began
+   * meanwhile (the person's own), puts the text into it as `otherwise` and answers `became`. Its
+   * receipt is a `delivered` fact naming the turn it began.
+   */
+  startTurn?(req: LaneRequest & { otherwise: 'steer' | 'queue' }): Promise<LaneOutcome>;
   /** D28 send_input: the text as the user's own input (`delivery` as the vendor names it); its receipt is `consumed`. */
   send?(req: LaneRequest & { delivery?: string }): Promise<LaneOutcome>;
   /** D32: takes back what the vendor still holds (`text`: how a vendor that names no id finds it). */

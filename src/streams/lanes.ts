@@ -5,6 +5,7 @@
 import { EMPTY, asapScheduler, from, map, merge, mergeMap, observeOn, type Observable } from 'rxjs';
 import { SteeringError, newId, type Rejection } from '../protocol/index.js';
 import type { SessionInput } from '../machines/session-input.js';
+import type { LaneStarts } from '../machines/command-inputs.js';
 import { fromLaneApproval, laneApproval, type LaneCall, type LaneEffect, type LaneHostOptions } from './lane-host.js';
 import type { ActorHost } from './actor-host.js';
 import type { Effect, SessionItem } from './step-types.js';
@@ -22,6 +23,20 @@ export function laneHostOptions(all: readonly Lane[]): LaneHostOptions | undefin
     interrupts: lanes.some((l) => l.interrupt !== undefined),
     withdraws: lanes.filter((l) => l.withdraw !== undefined).map((l) => l.name),
   };
+}
+
+/**
+ * D43: the lanes that can start a turn: those that steer, while they reach a session, and the
+ * vendor's channel (only under its gate: a tapped channel starts nothing). The hint says how a
+ * session gets one, and `note` why the vendor's other ways in cannot (an interactive TUI).
+ */
+export function laneStarts(all: readonly Lane[], channelGate: boolean, note?: string): LaneStarts | undefined {
+  const lanes = all.filter((l) => steers(l) && l.startTurn !== undefined);
+  const channel = channelGate ? channelOf(all) : undefined;
+  const viaChannel = channel?.startTurn === undefined ? undefined : channel.name;
+  if (lanes.length === 0 && viaChannel === undefined) return undefined;
+  const hint = [...lanes.map((l) => l.how), ...(note === undefined ? [] : [note])].join('; ');
+  return { lanes: lanes.map((l) => l.name), ...(viaChannel === undefined ? {} : { channel: viaChannel }), hint };
 }
 
 const input = (session: string, i: SessionInput): SessionItem => ({ kind: 'input', session, input: i });
@@ -78,13 +93,16 @@ export function throughLanes(
           .catch(() => undefined);
       return EMPTY;
     case 'steer':
+    case 'start':
     case 'send': {
       const req = { session: s, commandId: c.commandId, text: c.text };
       // D31: a queue goes to the lane's own next-turn queue (laneFor sends one only to a lane that has it).
       const call =
         c.verb === 'send'
           ? (l: Lane) => l.send?.({ ...req, ...(c.delivery === undefined ? {} : { delivery: c.delivery }) })
-          : (l: Lane) => (c.delivery === 'queue' ? l.queue?.(req) : l.steer?.(req));
+          : c.verb === 'start'
+            ? (l: Lane) => l.startTurn?.({ ...req, otherwise: c.otherwise })
+            : (l: Lane) => (c.delivery === 'queue' ? l.queue?.(req) : l.steer?.(req));
       return answered(
         effect,
         lane,
@@ -98,7 +116,7 @@ export function throughLanes(
                 at: now(),
                 commandId: c.commandId,
                 ok: o.ok,
-                ...(o.ok ? {} : { reason: o.reason }),
+                ...(o.ok ? (o.became === undefined ? {} : { became: o.became }) : { reason: o.reason }),
               },
       );
     }
@@ -211,7 +229,15 @@ export function fromLaneFacts(
               }),
             ];
           case 'delivered':
-            return [input(f.session, { type: 'lane.delivered', at: f.at, commandId: f.commandId, ref: f.ref })];
+            return [
+              input(f.session, {
+                type: 'lane.delivered',
+                at: f.at,
+                commandId: f.commandId,
+                ref: f.ref,
+                ...(f.started === undefined ? {} : { started: f.started }),
+              }),
+            ];
           case 'consumed':
             return [input(f.session, { type: 'input.consumed', at: f.at, text: f.text })];
           // An approval the lane raised is a hold answered back through the same lane.

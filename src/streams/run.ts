@@ -31,7 +31,7 @@ import type { VendorSurface } from './surface.js';
 import { performer, type Out } from './perform.js';
 import { sessionTicks } from './ticks.js';
 // Lanes, every way in beside the hooks: their plumbing (facts in, effects out) is lanes.ts.
-import { fromLaneFacts, laneHostOptions, openLanes } from './lanes.js';
+import { fromLaneFacts, laneHostOptions, laneStarts, openLanes } from './lanes.js';
 import { channelOf, steers, type Lane } from './lane.js';
 
 export interface AdapterOptions {
@@ -245,6 +245,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
 function hostOptions(opts: AdapterOptions, lanes: readonly Lane[], onError: (e: SteeringError) => void): HostOptions {
   const channel = channelOf(lanes);
   const laneOpts = laneHostOptions(lanes);
+  const starts = laneStarts(lanes, opts.sendInput === true || opts.control === true, opts.surface.startNote);
   return {
     surface: opts.surface,
     instruct: opts.instruct,
@@ -261,6 +262,7 @@ function hostOptions(opts: AdapterOptions, lanes: readonly Lane[], onError: (e: 
     ...(opts.host === undefined ? {} : { host: opts.host }),
     ...(opts.inspect === undefined ? {} : { inspect: opts.inspect }),
     ...(laneOpts === undefined ? {} : { lanes: laneOpts }),
+    ...(starts === undefined ? {} : { starts }),
   };
 }
 

@@ -15,6 +15,8 @@ import type { SessionItem } from './step-types.js';
 import type { SessionAbout, VendorSurface } from './surface.js';
 import { laneCancel, type LaneHostOptions } from './lane-host.js';
 
+import type { LaneStarts } from '../machines/command-inputs.js';
+
 /** The gates a command passes through (D5, D28) and the vendor checks it meets. */
 export interface CommandGates {
   /** AEP_INSTRUCT (D5). */
@@ -29,6 +31,8 @@ export interface CommandGates {
   controlCheck?: (session: string, command: AepCommand) => Rejection | undefined;
   /** D30: what the attached native lanes add (D30–D33); absent: the hook lane only. */
   lanes?: LaneHostOptions;
+  /** D43: the lanes that can start a turn, and how a session gets one; absent: none can. */
+  starts?: LaneStarts;
 }
 
 /** D37: what this process has described of a session. */
@@ -56,6 +60,7 @@ export function description(
   about: SessionAbout | undefined,
   surface: Pick<VendorSurface, 'token' | 'staleAfterMs'>,
   lanes?: string[],
+  startable?: boolean,
 ): { fields: EventFields; described: Described } | undefined {
   const cwd = about?.cwd ?? known?.cwd;
   const title = known?.titled === true ? undefined : titleOf(about?.prompt);
@@ -71,6 +76,7 @@ export function description(
   if (title !== undefined) data.title = title;
   if (surface.staleAfterMs !== undefined) data.stale_after_ms = surface.staleAfterMs;
   if (lanes !== undefined) data.lanes = lanes;
+  if (startable !== undefined) data.startable = startable;
   const capture = title === undefined ? 'metadata' : 'redacted';
   return { fields: { type: describedType(surface.token), data, capture }, described };
 }
@@ -173,5 +179,6 @@ export function commandInput(
     gateOpen: gates.instruct && c.type === surface.steeringType,
     ...(surface.deliveries === undefined ? {} : { deliveries: surface.deliveries }),
     ...(gates.lanes === undefined ? {} : { native: gates.lanes.native }),
+    ...(gates.starts === undefined ? {} : { starts: gates.starts }),
   };
 }

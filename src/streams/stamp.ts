@@ -37,6 +37,8 @@ export interface StampSource {
 /** The vendor's reply builders, and whether a delivering reply tells the user (D27). */
 export type StampSurface = Pick<VendorSurface, 'contextReply' | 'decisionReply'> & {
   notice: boolean;
+  /** D43: whether a session these lanes reach can be started; absent: the vendor has no lane that can. */
+  startable?: (lanes: readonly string[]) => boolean;
 };
 
 export interface Stamped {
@@ -205,13 +207,13 @@ export function stamp(
       effects.push(call);
       continue;
     }
-    if (!stampEvent(s, o)) stampEffect(s, o, surface, effects);
+    if (!stampEvent(s, o, surface)) stampEffect(s, o, surface, effects);
   }
   return { events, records, effects, acks: s.acks, answered: s.answered };
 }
 
 /** An output that becomes an event (or a re-ack, or a journal record): stamped; false for any other. */
-function stampEvent(s: Stamping, o: SessionOutput): boolean {
+function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boolean {
   switch (o.type) {
     case 'control.accepted':
       emit(s, { type: 'control.accepted', cause: o.cause }, o.key);
@@ -246,6 +248,7 @@ function stampEvent(s: Stamping, o: SessionOutput): boolean {
           ...(o.moment === undefined ? {} : { moment: o.moment }),
           ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
           ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
+          ...(o.started === undefined ? {} : { started: o.started }),
         },
       });
       return true;
@@ -301,9 +304,11 @@ function stampEvent(s: Stamping, o: SessionOutput): boolean {
     case 'run.cancelled':
       emit(s, cancelledFields(o));
       return true;
-    case 'lanes.changed':
-      emit(s, { type: o.eventType, data: { lanes: o.lanes } });
+    case 'lanes.changed': {
+      const startable = surface.startable?.(o.lanes);
+      emit(s, { type: o.eventType, data: { lanes: o.lanes, ...(startable === undefined ? {} : { startable }) } });
       return true;
+    }
     case 'input.sent':
       emit(s, { type: o.eventType, cause: o.cause, data: o.delivery === undefined ? {} : { delivery: o.delivery } });
       return true;

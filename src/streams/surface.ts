@@ -132,6 +132,8 @@ export interface VendorSurface {
   controls?: readonly string[];
   /** D25 resume window of the end moment, from the vendor table; absent or 0: none. */
   resumeWindowMs?: number;
+  /** D43: why a session on the hook lane alone cannot be started from outside (an interactive TUI); with the lanes' ways. */
+  startNote?: string;
   /** D31: the deliveries instruct honours on this surface's lanes; absent: `moment` only. */
   deliveries?: readonly string[];
   /** D26 default instruction TTL (D37: every vendor has one); absent: none. */

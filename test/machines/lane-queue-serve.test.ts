@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/index.js';
-import { checkDelivery, steerIdle } from '../../src/machines/gate.js';
+import { steerIdle } from '../../src/machines/gate.js';
 import type { SessionInput } from '../../src/machines/session-input.js';
 import { run, types, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
 
@@ -101,8 +101,8 @@ test('a lane without a queue of its own leaves queue to the hook lane, which ref
 
 test('session-idle advice names only the deliveries the session takes', () => {
   const detail = (honoured: string[]) => {
-    const r = checkDelivery({ delivery: 'steer' }, honoured, false);
-    return 'rule' in r ? [r.rule, r.detail] : r;
+    const r = steerIdle(honoured);
+    return [r.rule, r.detail];
   };
   const words = 'no turn is running, and a steer never starts one';
   assert.equal(detail(['moment', 'steer', 'queue']), [

@@ -165,6 +165,12 @@ const E2E = `e2e/${TOKEN}`;
 
 export const claudeCode: VendorTable = {
   credentials: async () => (await import('./credentials.js')).claudeCredentials,
+  // An interactive claude takes outside input only through Channels, which 2.1.332 keeps off.
+  startNote: {
+    text: 'an interactive claude TUI cannot be started from outside: its Channels are off in Claude Code 2.1.332 (the server-side flag tengu_harbor)',
+    evidence:
+      'e2e/claude-channels (the development channel is ignored: "Channels are not currently available"); copilot-opencode-observed §3',
+  },
   token: TOKEN,
   version: '2.1.332',
   steering: 'instruct',

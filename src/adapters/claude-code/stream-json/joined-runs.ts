@@ -12,7 +12,7 @@ export interface Run {
   turn?: string;
   turns: number;
   /** Messages written and not yet read, by uuid: the command id and whether it waits for a later turn. */
-  unread: Map<string, { commandId: string; later: boolean }>;
+  unread: Map<string, { commandId: string; later: boolean; startsTurn?: string }>;
   answers: Map<string, (a: { ok: boolean; response: Line }) => void>;
   stopping?: boolean;
 }
@@ -69,7 +69,14 @@ function onLine(run: Run, l: Line, fact: (f: LaneFact) => void): void {
       const m = run.unread.get(e.uuid);
       if (m === undefined || run.session === undefined) return;
       run.unread.delete(e.uuid);
-      fact({ kind: 'delivered', session: run.session, at, commandId: m.commandId, ref: e.uuid });
+      // D43: a message that began a turn is received as that turn's prompt: its ref is the turn.
+      fact({
+        kind: 'delivered',
+        session: run.session,
+        at,
+        commandId: m.commandId,
+        ...(m.startsTurn === undefined ? { ref: e.uuid } : { ref: m.startsTurn, started: true }),
+      });
       return;
     }
     case 'cancelled':

@@ -47,6 +47,27 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
     return { ok: true, ref: uuid };
   }
 
+  /**
+   * D43: a user message to a run between turns begins its next turn (the turn `<session>:<n+1>`,
+   * as the run numbers them); with a turn running (begun meanwhile) it goes in as `otherwise`.
+   */
+  function startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): LaneOutcome {
+    const run = runOf(req.session);
+    if (run === undefined) return { ok: false, reason: 'unreachable', detail: 'no claude -p run of this session' };
+    if (run.turn !== undefined) {
+      const o = send(req, req.otherwise === 'queue');
+      return o.ok ? { ...o, became: req.otherwise } : o;
+    }
+    const uuid = uuidFor(req.commandId);
+    const turn = `${req.session}:${run.turns + 1}`;
+    run.unread.set(uuid, { commandId: req.commandId, later: false, startsTurn: turn });
+    if (!writeLine(run, userLine(uuid, req.text, undefined))) {
+      run.unread.delete(uuid);
+      return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
+    }
+    return { ok: true, ref: turn };
+  }
+
   async function withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
     const run = runOf(session);
     if (run === undefined) return { error: 'no claude -p run of this session' };
@@ -90,6 +111,7 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
     reaches: (session) => runOf(session) !== undefined,
     steer: async (req) => send(req, false),
     queue: async (req) => send(req, true),
+    startTurn: async (req) => startTurn(req),
     withdraw: (req) => withdraw(req.session, req.commandId),
     async interrupt(session) {
       const run = runOf(session);

@@ -20,6 +20,15 @@ export const APP_SERVER_LANE = {
   how: 'start it with `aep-steer run codex`',
 } as const satisfies Pick<SteeringLane, 'name' | 'deliveries' | 'how'>;
 
+/** A refused or failed call as the lane's answer (a known steer refusal keeps its D31 reason). */
+function failed(err: unknown): LaneOutcome {
+  if (err instanceof RpcFailure) {
+    const known = STEER_REFUSALS.find((x) => x.match.test(err.message));
+    return { ok: false, reason: known?.reason ?? 'refused', detail: err.message };
+  }
+  return { ok: false, reason: 'unreachable', detail: err instanceof RpcUnreachable ? err.message : String(err) };
+}
+
 export function codexAppServerLane(opts: CodexLaneOptions): SteeringLane {
   const facts$ = new Subject<LaneFact>();
   const facts = orderedFacts(facts$);
@@ -36,8 +45,66 @@ export function codexAppServerLane(opts: CodexLaneOptions): SteeringLane {
       if (!closing) facts.fact({ kind: 'lost', at: Date.now(), detail: why });
     },
   });
-  const { threads, asked, sent } = tracker;
+  const { threads, asked, sent, starts } = tracker;
   const { killing } = turns;
+
+  /** D31: into the running turn, named by its id (`turn/steer` refuses any other). */
+  async function steer(req: LaneRequest): Promise<LaneOutcome> {
+    const c = server.rpc;
+    const turn = threads.get(req.session)?.turn;
+    if (c === undefined || !threads.has(req.session))
+      return { ok: false, reason: 'unreachable', detail: 'the app-server does not reach this session' };
+    if (turn === undefined) return { ok: false, reason: 'idle', detail: 'no turn is running' };
+    sent.add(req.commandId);
+    try {
+      const r = (await c.call('turn/steer', {
+        threadId: req.session,
+        input: [{ type: 'text', text: req.text }],
+        expectedTurnId: turn,
+        clientUserMessageId: req.commandId,
+      })) as { turnId?: string };
+      return { ok: true, ...(typeof r.turnId === 'string' ? { ref: r.turnId } : {}) };
+    } catch (err) {
+      sent.delete(req.commandId);
+      return failed(err);
+    }
+  }
+
+  /**
+   * D43: `turn/start` on the thread the person's TUI shows, which shows the turn as its own. A turn
+   * running already: the text goes into it as a steer (the lane has no next-turn queue). On a thread
+   * that turned busy meanwhile the server steers it instead: the receipt tells which it was.
+   */
+  async function startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): Promise<LaneOutcome> {
+    const c = server.rpc;
+    const t = threads.get(req.session);
+    if (c === undefined || t === undefined)
+      return { ok: false, reason: 'unreachable', detail: 'the app-server does not reach this session' };
+    if (t.turn !== undefined) {
+      if (req.otherwise === 'queue')
+        return {
+          ok: false,
+          reason: 'refused',
+          detail: 'a turn began meanwhile, and the app-server keeps no queue for the next turn',
+        };
+      const o = await steer(req);
+      return o.ok ? { ...o, became: 'steer' } : o;
+    }
+    sent.add(req.commandId);
+    starts.add(req.commandId);
+    try {
+      const r = (await c.call('turn/start', {
+        threadId: req.session,
+        input: [{ type: 'text', text: req.text }],
+        clientUserMessageId: req.commandId,
+      })) as { turn?: { id?: unknown } };
+      return { ok: true, ...(typeof r.turn?.id === 'string' ? { ref: r.turn.id } : {}) };
+    } catch (err) {
+      sent.delete(req.commandId);
+      starts.delete(req.commandId);
+      return failed(err);
+    }
+  }
 
   return {
     ...APP_SERVER_LANE,
@@ -47,30 +114,8 @@ export function codexAppServerLane(opts: CodexLaneOptions): SteeringLane {
       return { address: server.address, pid: server.ownPid ?? null };
     },
     reaches: (session) => server.rpc !== undefined && threads.has(session),
-    async steer(req: LaneRequest): Promise<LaneOutcome> {
-      const c = server.rpc;
-      const turn = threads.get(req.session)?.turn;
-      if (c === undefined || !threads.has(req.session))
-        return { ok: false, reason: 'unreachable', detail: 'the app-server does not reach this session' };
-      if (turn === undefined) return { ok: false, reason: 'idle', detail: 'no turn is running' };
-      sent.add(req.commandId);
-      try {
-        const r = (await c.call('turn/steer', {
-          threadId: req.session,
-          input: [{ type: 'text', text: req.text }],
-          expectedTurnId: turn,
-          clientUserMessageId: req.commandId,
-        })) as { turnId?: string };
-        return { ok: true, ...(typeof r.turnId === 'string' ? { ref: r.turnId } : {}) };
-      } catch (err) {
-        sent.delete(req.commandId);
-        if (err instanceof RpcFailure) {
-          const known = STEER_REFUSALS.find((x) => x.match.test(err.message));
-          return { ok: false, reason: known?.reason ?? 'refused', detail: err.message };
-        }
-        return { ok: false, reason: 'unreachable', detail: err instanceof RpcUnreachable ? err.message : String(err) };
-      }
-    },
+    steer,
+    startTurn,
     async interrupt(session, o) {
       const c = server.rpc;
       const turn = threads.get(session)?.turn;

@@ -102,6 +102,8 @@ export function codexServersLane(o: CodexServersOptions): SteeringLane {
     },
     reaches: (session) => holder(session) !== undefined,
     steer: (req: LaneRequest) => route(req.session, (l) => l.steer(req), unreached(req.session)),
+    startTurn: (req) =>
+      route(req.session, (l) => l.startTurn?.(req) ?? Promise.resolve(unreached(req.session)), unreached(req.session)),
     // Whatever the interrupt takes besides the session (D33 `killTools`) is passed on as it is.
     interrupt: (...a: Parameters<NonNullable<SteeringLane['interrupt']>>) =>
       route(a[0], (l) => l.interrupt!(...a), {

@@ -15,6 +15,8 @@ export interface ThreadTracker {
   readonly asked: Map<string, Asked>;
   /** Steers sent, by command id, until their receipt. */
   readonly sent: Set<string>;
+  /** D43: of those, the ones sent with `turn/start` (their receipt says whether they began the turn). */
+  readonly starts: Set<string>;
   onNotification(method: string, p: Record<string, unknown>): void;
   onRequest(r: ServerRequest): void;
   /** Follows the threads already running on a server (one reused). */
@@ -34,6 +36,12 @@ export function threadTracker(
   const announced = new Set<string>();
   const approvals = approvalBook(fact, (threadId) => threads.has(threadId));
   const sent = new Set<string>();
+  const starts = new Set<string>();
+  /**
+   * D43: each turn's first user message, by turn id (`''`: one not sent here, the person's). On a
+   * busy thread `turn/start` steers the running turn; a start is the turn's own only if it came first.
+   */
+  const firstUser = new Map<string, string>();
 
   async function follow(threadId: string): Promise<void> {
     const c = rpc();
@@ -68,10 +76,28 @@ export function threadTracker(
       }
       approvals.onItem(method, threadId, item as { id: string; status?: unknown; type?: unknown });
     }
+    const turnId = typeof p.turnId === 'string' ? p.turnId : undefined;
+    if (item?.type === 'userMessage' && turnId !== undefined && !firstUser.has(turnId)) {
+      firstUser.set(
+        turnId,
+        typeof (item as { clientId?: unknown }).clientId === 'string'
+          ? String((item as { clientId: string }).clientId)
+          : '',
+      );
+      if (firstUser.size > 64) firstUser.delete(firstUser.keys().next().value as string);
+    }
     // The receipt: the steer's user message, `clientId` echoing the command id (observed ~40 ms before the request).
     const m = userMessageOf(p);
     if (threadId === undefined || m?.clientId === undefined || !sent.delete(m.clientId)) return;
-    fact({ kind: 'delivered', session: threadId, at: Date.now(), commandId: m.clientId, ref: m.turnId ?? '' });
+    const start = starts.delete(m.clientId);
+    fact({
+      kind: 'delivered',
+      session: threadId,
+      at: Date.now(),
+      commandId: m.clientId,
+      ref: m.turnId ?? '',
+      ...(start ? { started: m.turnId !== undefined && firstUser.get(m.turnId) === m.clientId } : {}),
+    });
   }
 
   function onNotification(method: string, p: Record<string, unknown>): void {
@@ -125,6 +151,7 @@ export function threadTracker(
     threads,
     asked: approvals.asked,
     sent,
+    starts,
     onNotification,
     onRequest: approvals.onRequest,
     async followLoaded(c) {
@@ -136,6 +163,8 @@ export function threadTracker(
       announced.clear();
       approvals.clear();
       sent.clear();
+      starts.clear();
+      firstUser.clear();
       turns.clear();
     },
   };

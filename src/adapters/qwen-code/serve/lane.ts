@@ -79,6 +79,8 @@ export class QwenServeLane implements SteeringLane {
   private readonly sending = new Map<string, Promise<LaneOutcome>>();
   /** Queued prompts taken back, awaiting the stream's word (`pending_prompt_completed`). */
   private readonly removing = new Map<string, () => void>();
+  /** D43: prompts sent to start a turn, by command id: their receipt says they began it. */
+  private readonly starting = new Set<string>();
   /** Withdraws under way, by command id. */
   private readonly withdrawing = new Map<string, Promise<{ removed: boolean } | { error: string }>>();
   private health: Health = { kind: 'starting' };
@@ -187,6 +189,22 @@ export class QwenServeLane implements SteeringLane {
         ref: out.ref!,
       });
     return out;
+  }
+
+  /**
+   * D43: a prompt of its own starts the turn (the daemon's prompt route). A turn running already (the
+   * person's, begun meanwhile): the text goes into it as `otherwise`. A prompt the daemon had to
+   * queue behind a turn the stream had not shown yet still runs as a turn of its own, after it.
+   */
+  async startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): Promise<LaneOutcome> {
+    if (this.sessions.get(req.session)?.turn !== undefined) {
+      const o = req.otherwise === 'steer' ? await this.steer(req) : await this.queue(req);
+      return o.ok ? { ...o, became: req.otherwise } : o;
+    }
+    this.starting.add(req.commandId);
+    const o = await this.queue(req);
+    if (!o.ok) this.starting.delete(req.commandId);
+    return o;
   }
 
   /**
@@ -446,6 +464,7 @@ export class QwenServeLane implements SteeringLane {
 
   private receipt(f: Extract<LaneFact, { kind: 'delivered' }>): void {
     if (this.delivered.has(f.commandId)) return;
+    if (this.starting.delete(f.commandId)) f = { ...f, started: true };
     this.release(f.commandId);
     this.delivered.set(f.commandId, f.ref);
     if (this.delivered.size > DELIVERED_KEPT) this.delivered.delete(this.delivered.keys().next().value!);
