@@ -34,6 +34,8 @@ export interface TerminalRecord {
   lane?: string;
   ref?: string;
   reason?: string;
+  /** D43: the delivery began the agent's turn. */
+  started?: boolean;
 }
 
 export interface Mark {
@@ -62,6 +64,8 @@ export interface SessionRecord {
   acks: Map<string, AckRecord[]>;
   ackIds: Map<string, string>;
   terminals: TerminalRecord[];
+  /** The agent's turns as the stream shows them: each run's start and end, in arrival order (D43). */
+  runs: { kind: 'start' | 'end'; sighting: Sighting }[];
 }
 
 export const sightingOf = (e: AepEvent, place: EventPlace): Sighting => {
@@ -92,6 +96,7 @@ export const newSessionRecord = (session: string, time: string): SessionRecord =
   ackIds: new Map(),
   terminals: [],
   marks: [],
+  runs: [],
 });
 
 export const endMark = (e: AepEvent, sighting: Sighting): Mark => {

@@ -98,6 +98,7 @@ export class SteeringFold {
       if (typeof data['moment'] === 'string') t.moment = data['moment'];
       if (typeof data['lane'] === 'string') t.lane = data['lane'];
       if (typeof data['ref'] === 'string') t.ref = data['ref'];
+      if (data['started'] === true) t.started = true;
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
@@ -112,6 +113,14 @@ export class SteeringFold {
     switch (e.type) {
       case 'session.started':
         s.startedAt ??= e.time;
+        break;
+      case 'run.started':
+        s.runs.push({ kind: 'start', sighting: sight });
+        break;
+      case 'run.finished':
+      case 'run.failed':
+      case 'run.cancelled':
+        s.runs.push({ kind: 'end', sighting: sight });
         break;
       case 'session.ended':
         s.ended ??= sight;

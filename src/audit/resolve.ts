@@ -36,6 +36,7 @@ export function resolveSession(s: SessionRecord): { records: InstructionRecord[]
   fromAcks(s, records, terminals);
   fromTerminals(records, terminals, findings);
   findings.push(...deliveredAfterWithdraw(s, terminals));
+  findings.push(...startsBesideTurns(s, terminals));
   settleStatus(s, records, findings);
   return { records: [...records.byId.values()], findings };
 }
@@ -227,6 +228,35 @@ function windowClosed(s: SessionRecord, end: Mark): boolean {
 const isEndedRefusal = (a: AckRecord): boolean => a.code === 'session-ended' || a.detail === 'session ended';
 
 const WITHDRAW = /^x\.[a-z0-9_-]+\.control\.withdraw$/;
+
+/**
+ * D43: an instruction delivered `started: true` began a turn, so the session was idle when it was
+ * accepted (no run open on the stream), and no turn but the one it began started before its
+ * delivery: a second run started meanwhile would be a turn beside the running one.
+ */
+function startsBesideTurns(s: SessionRecord, terminals: ReadonlyMap<string, TerminalRecord[]>): Finding[] {
+  const out: Finding[] = [];
+  for (const [id, list] of terminals) {
+    const t = list.find((x) => x.kind === 'delivered' && x.started === true);
+    const ack = s.acks.get(id)?.find((a) => a.accepted);
+    if (t === undefined || ack === undefined) continue;
+    const before = s.runs.filter((r) => order(r.sighting, ack.sighting) < 0);
+    const open = before.filter((r) => r.kind === 'start').length > before.filter((r) => r.kind === 'end').length;
+    const between = s.runs.filter(
+      (r) => r.kind === 'start' && order(r.sighting, ack.sighting) > 0 && order(r.sighting, t.sighting) < 0,
+    );
+    if (!open && between.length <= 1) continue;
+    out.push({
+      rule: 'start-beside-turn',
+      message: open
+        ? `instruction ${id} was delivered as starting a turn, but a turn was running when it was accepted (D43)`
+        : `instruction ${id} was delivered as starting a turn, but ${between.length} turns started between its acceptance and its delivery (D43)`,
+      place: t.sighting.place,
+      eventId: t.sighting.id,
+    });
+  }
+  return out;
+}
 
 /** D32: once a withdraw is accepted the instruction is withdrawn for good; a delivery after that ack is a breach. */
 function deliveredAfterWithdraw(s: SessionRecord, terminals: ReadonlyMap<string, TerminalRecord[]>): Finding[] {

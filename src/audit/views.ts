@@ -90,6 +90,8 @@ type FindingRule =
   | 'terminal-duplicate'
   /** D32: an instruction delivered after its withdraw was accepted. */
   | 'delivered-after-withdraw'
+  /** D43: a delivery said to start a turn, where a turn was running or another began meanwhile. */
+  | 'start-beside-turn'
   | 'terminal-unaccepted'
   | 'terminal-missing'
   | 'accepted-after-end'

@@ -3,7 +3,7 @@
 // the command id. Nothing is inferred from local state.
 import type { Command } from 'commander';
 import { describeOutcome, waitingLine } from '../consumer/explain.js';
-import { DELIVERIES } from '../protocol/payloads.js';
+import { DELIVERIES, IDLE } from '../protocol/payloads.js';
 import { relayAction, outcomePrinter, parseMs, unreachableExit, type RelayFlags } from './relay-options.js';
 
 /** Exit codes of `instruct`, one per outcome; success is 0 whether it waited for delivery or not. */
@@ -33,6 +33,8 @@ interface InstructFlags extends RelayFlags {
   timeout: string;
   ackWindow: string;
   delivery?: string;
+  idle?: string;
+  start?: boolean;
 }
 
 export async function runInstruct(
@@ -47,6 +49,12 @@ export async function runInstruct(
     ackWindowMs = parseMs('--ack-window', f.ackWindow);
     if (f.delivery !== undefined && !(DELIVERIES as readonly string[]).includes(f.delivery)) {
       throw new Error(`--delivery must be one of ${DELIVERIES.join(', ')}, not "${f.delivery}"`);
+    }
+    if (f.idle !== undefined && !(IDLE as readonly string[]).includes(f.idle)) {
+      throw new Error(`--idle must be one of ${IDLE.join(', ')}, not "${f.idle}"`);
+    }
+    if (f.start === true && f.idle !== undefined && f.idle !== 'start') {
+      throw new Error(`--start is --idle start: give one of them, not --start with --idle ${f.idle}`);
     }
   } catch (err) {
     io.err.write(`instruct: ${(err as Error).message}\n`);
@@ -86,6 +94,7 @@ export async function runInstruct(
         noWait: !f.wait,
         ...(f.vendor ? { vendor: f.vendor } : {}),
         ...(f.delivery ? { delivery: f.delivery } : {}),
+        ...(f.start === true ? { idle: 'start' } : f.idle ? { idle: f.idle } : {}),
         onSending: ({ command, type }) => {
           if (!f.json) io.out.write(`${p.dim('→')} ${type} ${command} to session ${f.session}\n`);
         },
@@ -115,6 +124,11 @@ export function registerInstruct(program: Command): void {
       '--delivery <how>',
       'moment (the next eligible moment, the default), steer (into the running turn) or queue (the next turn)',
     )
+    .option(
+      '--idle <how>',
+      'while no turn runs: refuse, wait (for the next turn someone starts) or start (a turn with this text); default refuse for steer, wait otherwise',
+    )
+    .option('--start', 'start the agent\'s turn with it if the session is idle (--idle start)')
     .option('--no-wait', 'return once the adapter acknowledged (exit 0), without waiting for delivery')
     .option('--timeout <ms>', 'give up waiting after this long (ack and delivery together)', '120000')
     .option('--ack-window <ms>', 'wait this long for the ack before resending the same command (AEP-0004 §3)', '10000')

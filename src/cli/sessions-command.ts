@@ -49,7 +49,7 @@ export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {
     return [p.dim(opts.all ? 'no sessions on the relay' : 'no live sessions on the relay'), hint]
       .filter(Boolean)
       .join('\n');
-  const head = ['SESSION', 'VENDOR', 'STATE', 'LAST ACTIVITY', 'QUEUE', 'CWD', 'TITLE', 'STEERING', 'LANES', 'ACCEPTS'];
+  const head = ['SESSION', 'VENDOR', 'STATE', 'LAST ACTIVITY', 'QUEUE', 'CWD', 'TITLE', 'STEERING', 'LANES', 'START', 'ACCEPTS'];
   const body = rows.map((r) => [
     r.session + (r.claimants > 1 ? ` (${r.claimants} claimants)` : ''),
     `${r.agent ?? '?'}${r.instance ? `@${r.instance}` : ''}`,
@@ -60,6 +60,8 @@ export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {
     r.title === undefined ? '-' : r.title.length > 40 ? `${r.title.slice(0, 39)}…` : r.title,
     r.instruct ? 'instruct' : 'off',
     r.lanes?.join(', ') || '-',
+    // D43: where `instruct --start` can wake the session.
+    r.startable === true ? 'yes' : '-',
     r.accepts.join(', ') || '-',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));

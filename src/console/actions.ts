@@ -62,8 +62,12 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       const text = body['text'];
       if (session === undefined || typeof text !== 'string') return invalid('give a session and the instruction text.');
       if (text.length > MAX_TEXT) return invalid(TOO_LONG);
+      // D43: "Start now" on an idle session that can be started.
+      const idle = str(body['idle']);
+      if (idle !== undefined && idle !== 'start') return invalid('idle, when given, is start.');
+      const req = { session, text, noWait: true, timeoutMs: ACK_WAIT_MS, ...(idle === undefined ? {} : { idle }) };
       return onRelay(async (c) =>
-        explainSteer(await sendInstruction(c, f, { session, text, noWait: true, timeoutMs: ACK_WAIT_MS }), {
+        explainSteer(await sendInstruction(c, f, req), {
           waitMs: ACK_WAIT_MS,
           noun: 'instruction',
           voice: CONSOLE_VOICE,

@@ -213,14 +213,19 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     var steerable = (s.accepts || []).some(function (t) { return /\\.control\\.instruct$/.test(t); });
     var sendBtn = el('button', { type: 'button', class: 'act', id: 'instruct-send' }, ['Send instruction']);
     if (!steerable) sendBtn.setAttribute('disabled', '');
+    // D43: an idle session a lane can start gets "Start now": the text becomes its turn's prompt.
+    var startBtn = steerable && s.startable && s.state === 'idle'
+      ? el('button', { type: 'button', class: 'act', id: 'instruct-start' }, ['Start now']) : null;
     var status = el('div', { class: 'status', id: 'instruct-status' }, []);
     var mine = (snap.instructions || []).filter(function (i) { return i.id === lastCommand[s.session]; })[0];
     if (mine) { status.textContent = lifecycle(mine); status.setAttribute('data-status', mine.status); status.setAttribute('data-command', mine.id); }
     else if (lastNote[s.session]) { status.textContent = lastNote[s.session].message; status.setAttribute('data-status', lastNote[s.session].error ? 'error' : 'pending'); }
-    function send() {
+    function send(start) {
       if (!text.value.trim() || sendBtn.disabled) return;
       var body = { session: s.session, text: text.value };
+      if (start === true) body.idle = 'start';
       sendBtn.setAttribute('disabled', '');
+      if (startBtn) startBtn.setAttribute('disabled', '');
       status.textContent = 'sending…'; status.removeAttribute('data-status');
       post('instruct', body).then(function (r) {
         lastNote[s.session] = r;
@@ -228,12 +233,13 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
         render();
       });
     }
-    sendBtn.addEventListener('click', send);
+    sendBtn.addEventListener('click', function () { send(false); });
+    if (startBtn) startBtn.addEventListener('click', function () { send(true); });
     text.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); send(); } });
     return el('div', {}, [
       el('h3', {}, ['Instruct']),
       steerable ? null : el('p', { class: 'muted' }, ['This session does not declare a steering verb (its adapter runs without AEP_INSTRUCT=1).']),
-      text, el('div', { class: 'row' }, [sendBtn]), status,
+      text, el('div', { class: 'row' }, startBtn ? [sendBtn, ' ', startBtn] : [sendBtn]), status,
     ]);
   }
 

@@ -21,6 +21,8 @@ export interface BoardSession extends SessionView {
   stale?: boolean;
   cwd?: string;
   title?: string;
+  /** D43, from the roster: a turn can be started in it (instruct with idle start). */
+  startable?: boolean;
 }
 
 /** What the roster's entry says about the session beyond its claim (D37). */
@@ -29,6 +31,7 @@ function described(b: BoardSession, r: RosterEntry | undefined): BoardSession {
   if (r.stale === true) b.stale = true;
   if (typeof r.cwd === 'string') b.cwd = r.cwd;
   if (typeof r.title === 'string') b.title = r.title;
+  if (typeof r.startable === 'boolean') b.startable = r.startable;
   return b;
 }
 

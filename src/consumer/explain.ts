@@ -106,6 +106,8 @@ function steerFacts(o: InstructOutcome, key: string | undefined): Record<string,
       if (o.queuedMs !== undefined) f['queued_ms'] = o.queuedMs;
       if (o.moment !== undefined) f['moment'] = o.moment;
       if (o.delivery !== undefined) f['delivery'] = o.delivery;
+      if (o.started !== undefined) f['started'] = o.started;
+      if (o.ref !== undefined) f['ref'] = o.ref;
       if (o.at !== undefined) f['delivered_at'] = o.at;
       break;
     case 'dropped':
@@ -319,8 +321,16 @@ export function waitingLine(info: { ahead?: number; ended?: boolean; delivery?: 
 /** An instruct outcome as one painted line, for the CLI and the demo. */
 export function describeOutcome(o: InstructOutcome, p: Paint): string {
   switch (o.outcome) {
-    case 'delivered':
-      return `${p.green('✓')} delivered${o.delivery !== undefined && o.delivery !== 'moment' ? ` (${o.delivery})` : ''}${o.moment !== undefined ? ` at ${o.moment}` : ''}${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})`;
+    case 'delivered': {
+      // D43: a start says whether it began the turn or went into one begun meanwhile.
+      const start =
+        o.started === true
+          ? `: it started the agent's turn${o.ref === undefined ? '' : ` ${o.ref}`}`
+          : o.started === false
+            ? `: a turn had begun meanwhile, so it went into that turn as ${o.delivery ?? 'steer'} instead of starting one`
+            : '';
+      return `${p.green('✓')} delivered${o.delivery !== undefined && o.delivery !== 'moment' && o.started === undefined ? ` (${o.delivery})` : ''}${o.moment !== undefined ? ` at ${o.moment}` : ''}${o.queuedMs !== undefined ? ` after ${o.queuedMs} ms` : ''} (event ${o.delivered})${start}`;
+    }
     case 'accepted':
       return `${p.green('✓')} accepted and queued; not waiting for delivery (--no-wait; aep-steer watch --session ${o.session} follows it)`;
     case 'dropped':

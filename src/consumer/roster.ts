@@ -43,6 +43,8 @@ export interface SessionRow {
   respond: boolean;
   /** D30: the lanes that reach the session (`hook`, and a native one such as `app-server`), as its adapter last said. */
   lanes?: string[];
+  /** D43: a turn can be started in it (`instruct --start`), as its adapter last said. */
+  startable?: boolean;
 }
 
 export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
@@ -66,6 +68,7 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
     if (typeof r.cwd === 'string') row.cwd = r.cwd;
     if (typeof r.title === 'string') row.title = r.title;
     if (Array.isArray(r.lanes)) row.lanes = r.lanes.filter((l): l is string => typeof l === 'string');
+    if (typeof r.startable === 'boolean') row.startable = r.startable;
     const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
     if (instruct) row.instruct = instruct;
     return row;

@@ -122,6 +122,8 @@ function outcomeOf(
       ...(typeof data['queued_ms'] === 'number' ? { queuedMs: data['queued_ms'] } : {}),
       ...(typeof data['moment'] === 'string' ? { moment: data['moment'] } : {}),
       ...(typeof data['delivery'] === 'string' ? { delivery: data['delivery'] } : {}),
+      ...(typeof data['started'] === 'boolean' ? { started: data['started'] } : {}),
+      ...(typeof data['ref'] === 'string' ? { ref: data['ref'] } : {}),
       ...verb.read?.(data),
     };
   }

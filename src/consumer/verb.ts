@@ -57,6 +57,10 @@ export type InstructOutcome =
       at?: string;
       moment?: string;
       delivery?: string;
+      /** D43: it began the turn (true), or a start went into a turn begun meanwhile (false). */
+      started?: boolean;
+      /** The vendor's own receipt (the turn it began, a message id). */
+      ref?: string;
     }
   | {
       outcome: 'dropped';
@@ -77,6 +81,8 @@ export interface InstructRequest {
   vendor?: string;
   /** D31: `moment` (the default), `steer` or `queue`; absent sends none. */
   delivery?: string;
+  /** D43: what to do while no turn runs: `refuse`, `wait` or `start`; absent sends none. */
+  idle?: string;
   noWait?: boolean;
   /**
    * A caller-chosen command id (see `commandIdFor`): a second send with it is a retry of the

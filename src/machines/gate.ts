@@ -186,7 +186,7 @@ export function steerIdle(honoured: readonly string[]): Rejection {
 }
 
 /** D31: the delivery the sender asked for (absent: `moment`), or the rule it breaks. */
-export function checkDelivery(
+function checkDelivery(
   data: unknown,
   honoured: readonly string[],
   hint?: string,

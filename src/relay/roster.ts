@@ -61,6 +61,7 @@ function summarised(summaries: SessionSummaries, e: RosterEntry, now: number, ti
   if (about.cwd !== undefined) e.cwd = about.cwd;
   if (titles && about.title !== undefined) e.title = about.title;
   if (about.lanes !== undefined) e.lanes = about.lanes;
+  if (about.startable !== undefined) e.startable = about.startable;
   if (about.staleAfterMs !== undefined) {
     e.stale_after_ms = about.staleAfterMs;
     const last = summary.lastEventAt === undefined ? Number.NaN : Date.parse(summary.lastEventAt);

@@ -25,6 +25,8 @@ export interface SessionAbout {
   staleAfterMs?: number;
   /** D30: the lanes that reach the session (`hook`, and a native one such as `app-server`), as last described. */
   lanes?: string[];
+  /** D43: a turn can be started in it from outside, as last described. */
+  startable?: boolean;
 }
 
 interface Cell {
@@ -35,6 +37,7 @@ interface Cell {
   title?: string;
   staleAfterMs?: number;
   lanes?: string[];
+  startable?: boolean;
   /** Instruct commands seen, until they settle. */
   sent: Set<string>;
   /** Accepted instructs, until delivered or dropped. */
@@ -75,6 +78,7 @@ function describe(c: Cell, d: Record<string, unknown>): void {
   if (typeof d['stale_after_ms'] === 'number') c.staleAfterMs = d['stale_after_ms'];
   const lanes = d['lanes'];
   if (Array.isArray(lanes)) c.lanes = lanes.filter((l): l is string => typeof l === 'string');
+  if (typeof d['startable'] === 'boolean') c.startable = d['startable'];
 }
 
 export class SessionSummaries {
@@ -112,6 +116,7 @@ export class SessionSummaries {
     if (c.title !== undefined) a.title = c.title;
     if (c.staleAfterMs !== undefined) a.staleAfterMs = c.staleAfterMs;
     if (c.lanes !== undefined) a.lanes = c.lanes;
+    if (c.startable !== undefined) a.startable = c.startable;
     return a;
   }
 

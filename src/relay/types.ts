@@ -57,6 +57,8 @@ export interface RosterEntry {
   title?: string;
   /** D30: the lanes that reach the session: `hook`, and a native one (`app-server`) while it does. */
   lanes?: string[];
+  /** D43: an instruct with `idle: "start"` can start a turn in it (a lane that can reaches it). */
+  startable?: boolean;
   /**
    * No live connection claims the session: an entry from the relay's history, only when the
    * roster request asks for them (`offline: true`); a command to it is refused `no-route`.

@@ -413,4 +413,39 @@ test('a delivery after a withdraw was accepted is flagged delivered-after-withdr
   assert.equal(ok.violations, []);
 });
 
+/** D43: an instruct with idle start on session `session`; `before` runs the turn that may already run. */
+function startSession(session: string, o: { runBefore?: boolean; turnsBetween?: number } = {}) {
+  const em = new SessionEmitter({ agent: 'codex', session, host: 'h' });
+  const sender = { agent: 'alice', host: 'h' };
+  const events: AepEvent[] = [em.emit({ type: 'session.started', at: T0 })];
+  if (o.runBefore === true) events.push(em.emit({ type: 'run.started', at: T0 + 1 }));
+  const c = command(sender, session, {
+    type: instructType('codex'),
+    data: { text: 'wake up and run the tests', idle: 'start' },
+    capture: 'redacted',
+    at: T0 + 10,
+  });
+  events.push(c, em.emit({ type: 'control.accepted', cause: c.id, at: T0 + 11 }));
+  for (let i = 0; i < (o.turnsBetween ?? 1); i++) events.push(em.emit({ type: 'run.started', at: T0 + 20 + i }));
+  const d = em.emit({
+    type: deliveredType('codex'),
+    cause: c.id,
+    data: { queued_ms: 30, lane: 'app-server', ref: 'turn-1', started: true },
+    at: T0 + 40,
+  });
+  return { events: [...events, d], d };
+}
+
+test('a start that began the turn of an idle session passes; one beside a running turn is start-beside-turn (D43)', async () => {
+  const good = startSession('s-start-1');
+  assert.equal((await auditFiles([writeLog(good.events)])).violations, []);
+  const running = startSession('s-start-2', { runBefore: true });
+  const r = await auditFiles([writeLog(running.events)]);
+  assert.ok(rules(r).includes('start-beside-turn'), rules(r).join(','));
+  assert.is(r.violations.find((v) => v.rule === 'start-beside-turn')!.eventId, running.d.id);
+  const two = startSession('s-start-3', { turnsBetween: 2 });
+  const r2 = await auditFiles([writeLog(two.events)]);
+  assert.match(r2.violations.find((v) => v.rule === 'start-beside-turn')!.message, '2 turns started');
+});
+
 test.run();

@@ -44,6 +44,8 @@ test('every command is there with its flags', () => {
     '--session',
     '--vendor',
     '--delivery',
+    '--idle',
+    '--start',
     '--no-wait',
     '--timeout',
     '--ack-window',

@@ -20,6 +20,8 @@ function sessionRow(s: BoardSession): Record<string, unknown> {
     live: s.claimants === 1,
     ...(s.claimants > 1 ? { claimants: s.claimants } : {}),
     steering: steeringVerbs(s),
+    // D43: instruct with idle "start" can start its turn while it waits for its person.
+    startable: s.startable === true,
     queue_length: s.relayQueued ?? s.queue.length,
     pending_requests: s.holds.length,
     last_activity: s.updatedAt,

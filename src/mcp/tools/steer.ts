@@ -6,7 +6,7 @@ import type { RelayConsumer } from '../../consumer/connection.js';
 import { commandIdFor, type InstructOutcome, type InstructRequest, type Sender } from '../../consumer/verb.js';
 import { sendInput as sendInputCommand } from '../../consumer/send-input.js';
 import { sendInstruction } from '../../consumer/instruct.js';
-import { DELIVERIES } from '../../protocol/payloads.js';
+import { DELIVERIES, IDLE } from '../../protocol/payloads.js';
 import { refusal, steerResult, type ToolResult } from '../tool-result.js';
 import type { RegisterTool, ToolContext, ToolKit } from '../tool-kit.js';
 
@@ -33,6 +33,7 @@ async function sendKeyed<D extends string>(
     idempotency_key?: string | undefined;
     wait_ms?: number | undefined;
     delivery?: D | undefined;
+    idle?: string | undefined;
   },
   how: Sending<D>,
 ): Promise<ToolResult> {
@@ -55,6 +56,7 @@ async function sendKeyed<D extends string>(
         timeoutMs: waitMs,
         ...(id ? { id } : {}),
         ...(a.delivery ? { delivery: a.delivery } : {}),
+        ...(a.idle ? { idle: a.idle } : {}),
       },
     );
     return steerResult(o, { waitMs, noun: how.noun, ...(a.idempotency_key ? { key: a.idempotency_key } : {}) });
@@ -94,8 +96,8 @@ export const instruct: RegisterTool = (server, kit) => {
       title: 'Steer an agent session',
       description:
         "Sends an instruction to another coding agent's live session (Claude Code, Codex, Qwen Code, …) through the relay. The adapter queues it and " +
-        'hands it to that agent at its next eligible moment (a tool call, a prompt), so its model reads it on its next request; it does not start a ' +
-        'turn by itself. The result is held until the stream settles: delivered (after how many ms, at which moment, when), dropped (with the reason, ' +
+        'hands it to that agent at its next eligible moment (a tool call, a prompt), so its model reads it on its next request; it starts a turn ' +
+        'only when asked (idle: start) on a session list_sessions marks startable. The result is held until the stream settles: delivered (after how many ms, at which moment, when), dropped (with the reason, ' +
         'e.g. the session ended), rejected by the adapter (e.g. empty text), refused by the relay or roster (code: no-route, unsupported, unauthorized, ' +
         'ambiguous), or still queued when wait_ms ran out. Give an idempotency_key to make retries safe. delivery chooses when it arrives: ' +
         'moment (default: the next eligible moment), steer (into the turn running now; refused session-idle when none runs), queue (the first ' +
@@ -107,13 +109,20 @@ export const instruct: RegisterTool = (server, kit) => {
           .enum(DELIVERIES)
           .optional()
           .describe('moment (default), steer (the running turn) or queue (the next turn).'),
+        idle: z
+          .enum(IDLE)
+          .optional()
+          .describe(
+            'While no turn runs: refuse (default for steer), wait for the next turn someone starts (default otherwise), or start ' +
+              'a turn with this text (only where list_sessions says startable; refused start-unsupported elsewhere, naming the way that would).',
+          ),
       }),
     },
     (a) =>
       sendKeyed(kit, a, {
         send: sendInstruction,
         key: a.idempotency_key,
-        body: `${a.delivery ?? 'moment'}\n${a.text}`,
+        body: `${a.delivery ?? 'moment'}\n${a.idle ?? ''}\n${a.text}`,
         fresh: 'a new instruction',
         noun: 'instruction',
       }),
