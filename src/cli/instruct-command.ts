@@ -128,7 +128,7 @@ export function registerInstruct(program: Command): void {
       '--idle <how>',
       'while no turn runs: refuse, wait (for the next turn someone starts) or start (a turn with this text); default refuse for steer, wait otherwise',
     )
-    .option('--start', 'start the agent\'s turn with it if the session is idle (--idle start)')
+    .option('--start', "start the agent's turn with it if the session is idle (--idle start)")
     .option('--no-wait', 'return once the adapter acknowledged (exit 0), without waiting for delivery')
     .option('--timeout <ms>', 'give up waiting after this long (ack and delivery together)', '120000')
     .option('--ack-window <ms>', 'wait this long for the ack before resending the same command (AEP-0004 §3)', '10000')

@@ -49,7 +49,19 @@ export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {
     return [p.dim(opts.all ? 'no sessions on the relay' : 'no live sessions on the relay'), hint]
       .filter(Boolean)
       .join('\n');
-  const head = ['SESSION', 'VENDOR', 'STATE', 'LAST ACTIVITY', 'QUEUE', 'CWD', 'TITLE', 'STEERING', 'LANES', 'START', 'ACCEPTS'];
+  const head = [
+    'SESSION',
+    'VENDOR',
+    'STATE',
+    'LAST ACTIVITY',
+    'QUEUE',
+    'CWD',
+    'TITLE',
+    'STEERING',
+    'LANES',
+    'START',
+    'ACCEPTS',
+  ];
   const body = rows.map((r) => [
     r.session + (r.claimants > 1 ? ` (${r.claimants} claimants)` : ''),
     `${r.agent ?? '?'}${r.instance ? `@${r.instance}` : ''}`,

@@ -11,7 +11,11 @@ export function sendInstruction(consumer: RelayConsumer, f: Sender, req: Instruc
     type: instructType,
     hint: 'its adapter runs with steering off (steering is opt-in)',
     steering: true,
-    data: { text: req.text, ...(req.delivery ? { delivery: req.delivery } : {}), ...(req.idle ? { idle: req.idle } : {}) },
+    data: {
+      text: req.text,
+      ...(req.delivery ? { delivery: req.delivery } : {}),
+      ...(req.idle ? { idle: req.idle } : {}),
+    },
     settles: /\.instruction\.(delivered|dropped)$/,
     success: /\.instruction\.delivered$/,
     endTypes: (v) => [deliveredType(v), droppedType(v)],

@@ -52,7 +52,6 @@ export const DELIVERIES = ['moment', 'steer', 'queue'] as const;
 export type Delivery = (typeof DELIVERIES)[number];
 /** D43: what an instruct asks for when no turn runs (`refuse`, `wait`, or `start` a turn with it). */
 export const IDLE = ['refuse', 'wait', 'start'] as const;
-type Idle = (typeof IDLE)[number];
 
 export const NACK_REASONS = ['unsupported', 'unauthorized', 'busy', 'refused', 'invalid'] as const;
 
