@@ -39,4 +39,5 @@ export const registry: BenchEntry[] = [
   { id: 'replay', file: 'log-replay.bench.ts', load: () => import('./log-replay.bench.js') },
   { id: 'restart', file: 'restart.bench.ts', load: () => import('./restart.bench.js') },
   { id: 'idle', file: 'idle-sessions.bench.ts', load: () => import('./idle-sessions.bench.js') },
+  { id: 'suite', file: 'test-suite.bench.ts', load: () => import('./test-suite.bench.js') },
 ];

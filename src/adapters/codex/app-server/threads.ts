@@ -25,6 +25,46 @@ export interface ThreadTracker {
   clear(): void;
 }
 
+/**
+ * The receipts of what was sent here: a steer's or a start's user message, `clientId` echoing the
+ * command id (observed ~40 ms before the request). D43: each turn's first user message is kept by
+ * turn id (`''`: one not sent here, the person's); on a busy thread `turn/start` steers the running
+ * turn, so a start began the turn only if its message came first.
+ */
+function receiptBook(fact: (f: LaneFact) => void) {
+  const sent = new Set<string>();
+  const starts = new Set<string>();
+  const first = new Map<string, string>();
+  return {
+    sent,
+    starts,
+    onItem(threadId: string | undefined, p: Record<string, unknown>): void {
+      const item = p.item as { type?: unknown; clientId?: unknown } | undefined;
+      const turnId = typeof p.turnId === 'string' ? p.turnId : undefined;
+      if (item?.type === 'userMessage' && turnId !== undefined && !first.has(turnId)) {
+        first.set(turnId, typeof item.clientId === 'string' ? item.clientId : '');
+        if (first.size > 64) first.delete(first.keys().next().value as string);
+      }
+      const m = userMessageOf(p);
+      if (threadId === undefined || m?.clientId === undefined || !sent.delete(m.clientId)) return;
+      const start = starts.delete(m.clientId);
+      fact({
+        kind: 'delivered',
+        session: threadId,
+        at: Date.now(),
+        commandId: m.clientId,
+        ref: m.turnId ?? '',
+        ...(start ? { started: m.turnId !== undefined && first.get(m.turnId) === m.clientId } : {}),
+      });
+    },
+    clear(): void {
+      sent.clear();
+      starts.clear();
+      first.clear();
+    },
+  };
+}
+
 /** `rpc`: the connection now, if any (a thread is followed through it). */
 export function threadTracker(
   rpc: () => RpcClient | undefined,
@@ -35,13 +75,7 @@ export function threadTracker(
   /** Threads the server announced, followed once they can be resumed. */
   const announced = new Set<string>();
   const approvals = approvalBook(fact, (threadId) => threads.has(threadId));
-  const sent = new Set<string>();
-  const starts = new Set<string>();
-  /**
-   * D43: each turn's first user message, by turn id (`''`: one not sent here, the person's). On a
-   * busy thread `turn/start` steers the running turn; a start is the turn's own only if it came first.
-   */
-  const firstUser = new Map<string, string>();
+  const receipts = receiptBook(fact);
 
   async function follow(threadId: string): Promise<void> {
     const c = rpc();
@@ -76,28 +110,7 @@ export function threadTracker(
       }
       approvals.onItem(method, threadId, item as { id: string; status?: unknown; type?: unknown });
     }
-    const turnId = typeof p.turnId === 'string' ? p.turnId : undefined;
-    if (item?.type === 'userMessage' && turnId !== undefined && !firstUser.has(turnId)) {
-      firstUser.set(
-        turnId,
-        typeof (item as { clientId?: unknown }).clientId === 'string'
-          ? String((item as { clientId: string }).clientId)
-          : '',
-      );
-      if (firstUser.size > 64) firstUser.delete(firstUser.keys().next().value as string);
-    }
-    // The receipt: the steer's user message, `clientId` echoing the command id (observed ~40 ms before the request).
-    const m = userMessageOf(p);
-    if (threadId === undefined || m?.clientId === undefined || !sent.delete(m.clientId)) return;
-    const start = starts.delete(m.clientId);
-    fact({
-      kind: 'delivered',
-      session: threadId,
-      at: Date.now(),
-      commandId: m.clientId,
-      ref: m.turnId ?? '',
-      ...(start ? { started: m.turnId !== undefined && firstUser.get(m.turnId) === m.clientId } : {}),
-    });
+    receipts.onItem(threadId, p);
   }
 
   function onNotification(method: string, p: Record<string, unknown>): void {
@@ -150,8 +163,8 @@ export function threadTracker(
   return {
     threads,
     asked: approvals.asked,
-    sent,
-    starts,
+    sent: receipts.sent,
+    starts: receipts.starts,
     onNotification,
     onRequest: approvals.onRequest,
     async followLoaded(c) {
@@ -162,9 +175,7 @@ export function threadTracker(
       threads.clear();
       announced.clear();
       approvals.clear();
-      sent.clear();
-      starts.clear();
-      firstUser.clear();
+      receipts.clear();
       turns.clear();
     },
   };

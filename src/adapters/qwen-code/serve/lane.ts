@@ -16,10 +16,10 @@ import {
   removedOf,
   steerOutcome,
   type ServeEvent,
-  type ServeOption,
   type SessionView,
 } from './maps.js';
 import { followSession } from './sse.js';
+import { DELIVERED_KEPT, ENDED_KEPT, REMOVED_WAIT_MS, type Followed, type Health, type Held } from './lane-state.js';
 
 export interface QwenServeLaneOptions extends ServeClientOptions {
   /** How often the live sessions are listed while the daemon answers (default 1 s). */
@@ -35,29 +35,6 @@ export interface QwenServeLaneOptions extends ServeClientOptions {
 /** What `interrupt` did: the cancel, and the held instructions it took back first. */
 export type InterruptResult = { ok: true; withdrawn: string[] } | { ok: false; detail: string };
 
-type Health = { kind: 'starting' } | { kind: 'up' } | { kind: 'down' | 'refused'; error: SteeringError };
-
-interface Followed {
-  sub: Subscription;
-  attached: boolean;
-  turn?: string;
-  ended: Set<string>;
-  options: Map<string, ServeOption[]>;
-}
-
-interface Held {
-  session: string;
-  text: string;
-  via: 'steer' | 'queue';
-  ref: string;
-}
-
-/** Ended turns remembered per session, so late frames of them start nothing. */
-const ENDED_KEPT = 64;
-/** How long a withdraw waits for the stream to say a queued prompt was removed (it is said at once). */
-const REMOVED_WAIT_MS = 5000;
-/** Receipts remembered, so a resend after one is answered without sending again (the core dedupes too, D4). */
-const DELIVERED_KEPT = 4096;
 const enc = encodeURIComponent;
 
 export class QwenServeLane implements SteeringLane {
