@@ -62,7 +62,8 @@ type ChatMessage = { role?: string; content?: unknown };
 const messagesOf = (r: RecordedRequest): ChatMessage[] =>
   (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
 
-export async function startClineHub(): Promise<ClineHub> {
+/** `control: false`: the adapter only taps the hub (AEP_CLINE_HUB=1), without its verbs. */
+export async function startClineHub(opts: { control?: boolean } = {}): Promise<ClineHub> {
   const bin = vendorBinary('cline');
   if (bin === undefined) throw new Error('Cline CLI not installed: run scripts/install-vendor-cli.sh cline');
   const mock = await startMockOpenAi();
@@ -97,7 +98,7 @@ export async function startClineHub(): Promise<ClineHub> {
     });
   const stack = await startVendorStack('cline', {
     CLINE_DATA_DIR: env.CLINE_DATA_DIR,
-    AEP_CLINE_HUB_CONTROL: '1',
+    ...(opts.control === false ? { AEP_CLINE_HUB: '1' } : { AEP_CLINE_HUB_CONTROL: '1' }),
     AEP_INSTRUCT: '1',
   });
   // The hook files read the secret from the adapter's state directory when they run (D21).

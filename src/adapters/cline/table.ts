@@ -4,8 +4,8 @@
 // their `contextModification` reached the next model request, so they alone carry instructions.
 // The user-plane verb send_input and the approval loop ride the hub (hub/), with
 // the idle refusal and the merge rule of D28 as the table's input policy.
-import type { ObservationSpec } from '../../streams/surface.js';
-import { int, obj, str } from '../hook-input.js';
+import type { ObservationSpec, SessionAbout } from '../../streams/surface.js';
+import { arr, int, obj, str } from '../hook-input.js';
 import { compact, digest } from '../hook-maps.js';
 import { clineInstaller } from './installer.js';
 import { clineOptions } from './options.js';
@@ -32,6 +32,20 @@ export const CLINE_HOOK_FILES = {
 /** The hub session id; older payloads (and the AEP fixture) carry only `taskId`. */
 export const clineSession = (input: HookInput): string | undefined =>
   str(obj(input.sessionContext).rootSessionId) ?? str(input.taskId);
+
+/**
+ * D37: the session's workspace, which every hook input names (`workspaceInfo.rootPath`, else the
+ * first of `workspaceRoots`); Cline sends no working directory of its own. No title: its one
+ * prompt-bearing hook (`prompt_submit`) fires for a mid-turn steer, not for a turn's prompt.
+ */
+function clineAbout(input: HookInput): SessionAbout {
+  const cwd =
+    str(obj(input.workspaceInfo).rootPath) ??
+    arr(input.workspaceRoots)
+      .map(str)
+      .find((r) => r !== undefined);
+  return cwd === undefined ? {} : { cwd };
+}
 
 /** A typed parent id marks a spawned agent: its moments are the child's, never the main agent's (D7). */
 const parented = (input: HookInput): boolean => str(input.parent_agent_id) !== undefined;
@@ -195,6 +209,7 @@ export const cline: VendorTable = {
     enable: 'start its adapter with AEP_CLINE_HUB_CONTROL=1',
     evidence: 'e2e/cline#control.cancel aborts the run and run.cancelled names the command',
   },
+  describe: clineAbout,
   identify: (input) => {
     const session = clineSession(input);
     const event = str(input.hookName);

@@ -22,6 +22,8 @@ interface StubHub {
   sockets: Set<WebSocket>;
   /** The reply to a command, by command name (default ok with no payload). */
   replies: Map<string, Record<string, unknown>>;
+  /** What the hub sends before its reply to a command, by command name (the events it sets off). */
+  before: Map<string, (envelope: Record<string, unknown>) => void>;
   event(event: string, sessionId: string, payload: Record<string, unknown>): void;
   close(): Promise<void>;
 }
@@ -31,6 +33,7 @@ async function stubHub(token: string, port = 0): Promise<StubHub> {
   const protocols: string[] = [];
   const sockets = new Set<WebSocket>();
   const replies = new Map<string, Record<string, unknown>>();
+  const before = new Map<string, (envelope: Record<string, unknown>) => void>();
   const wss = new WebSocketServer({
     host: '127.0.0.1',
     port,
@@ -51,6 +54,7 @@ async function stubHub(token: string, port = 0): Promise<StubHub> {
       frames.push(frame);
       const env = frame.envelope;
       if (frame.kind !== 'command' || env === undefined) return;
+      before.get(String(env.command))?.(env);
       const reply = replies.get(String(env.command)) ?? { ok: true, payload: {} };
       ws.send(JSON.stringify({ kind: 'reply', envelope: { version: 'v1', requestId: env.requestId, ...reply } }));
     });
@@ -63,6 +67,7 @@ async function stubHub(token: string, port = 0): Promise<StubHub> {
     protocols,
     sockets,
     replies,
+    before,
     event(event, sessionId, payload) {
       for (const ws of sockets)
         ws.send(JSON.stringify({ kind: 'event', envelope: { version: 'v1', event, sessionId, payload } }));
@@ -274,6 +279,170 @@ test('hub events become facts: consumption, approvals asked and settled; other e
   } finally {
     await conn.close();
     await hub.close();
+  }
+});
+
+/**
+ * The hub's answer to a queued send_input, as Cline 3.0.65 was seen to give it (e2e/cline-start):
+ * `run.started` naming the command's request id, the pending listing with the prompt's id, and,
+ * when the agent is idle, its submission, all before the reply.
+ */
+function hubTakes(hub: StubHub, clientId: string, o: { id: string; idle: boolean; others?: unknown[] }) {
+  hub.before.set('session.send_input', (env) => {
+    const session = String(env.sessionId);
+    const prompt = String((env.payload as { prompt: string }).prompt);
+    const entry = { id: o.id, prompt, delivery: 'queue', attachmentCount: 0 };
+    hub.event('run.started', session, { requestId: env.requestId, clientId });
+    hub.event('session.pending_prompts', session, { sessionId: session, prompts: [...(o.others ?? []), entry] });
+    if (!o.idle) return;
+    hub.event('session.pending_prompts', session, { sessionId: session, prompts: [] });
+    hub.event('session.pending_prompt_submitted', session, { sessionId: session, prompt: entry });
+  });
+}
+
+const commandsOf = (hub: StubHub) =>
+  hub.frames
+    .filter((f) => f.kind === 'command')
+    .map((f) => (f as { envelope: Record<string, unknown> }).envelope)
+    .filter((e) => e.command !== 'client.register');
+
+test('startTurn on an idle session: a queued send_input the hub submits before its reply began the turn: delivered started, named by the prompt id', async () => {
+  const { hub, t, close } = await transportOnStub('secret-s1');
+  const facts: LaneFact[] = [];
+  t.facts$.subscribe((f) => facts.push(f));
+  try {
+    await until(() => t.ready!(), 'registered');
+    hubTakes(hub, 'aep-test', { id: 'pending_1', idle: true });
+    assert.equal(await t.startTurn!({ session: 's1', commandId: 'c1', text: 'wake up', otherwise: 'steer' }), {
+      ok: true,
+      ref: 'pending_1',
+    });
+    assert.equal(
+      commandsOf(hub).map((e) => [e.command, e.sessionId, e.payload]),
+      [['session.send_input', 's1', { prompt: 'wake up', delivery: 'queue' }]],
+      'queued, never steered: the hub begins a turn with a queued prompt only when the agent is idle',
+    );
+    const delivered = facts.filter((f) => f.kind === 'delivered');
+    assert.equal(delivered, [
+      { kind: 'delivered', session: 's1', at: delivered[0]!.at, commandId: 'c1', ref: 'pending_1', started: true },
+    ]);
+    // Its consumption is still said, as for any prompt the hub submits.
+    assert.ok(facts.some((f) => f.kind === 'consumed' && f.text === 'wake up'));
+  } finally {
+    await close();
+  }
+});
+
+test('startTurn on a busy session: still pending at the reply, it waits for the next turn (became queue) or is folded into the running one (became steer); its later submission is delivered, not started', async () => {
+  const { hub, t, close } = await transportOnStub('secret-s2');
+  const facts: LaneFact[] = [];
+  t.facts$.subscribe((f) => facts.push(f));
+  const delivered = () => facts.filter((f): f is Extract<LaneFact, { kind: 'delivered' }> => f.kind === 'delivered');
+  try {
+    await until(() => t.ready!(), 'registered');
+    const other = { id: 'pending_0', prompt: 'the person typed this', delivery: 'queue', attachmentCount: 0 };
+    hubTakes(hub, 'aep-test', { id: 'pending_2', idle: false, others: [other] });
+    assert.equal(await t.startTurn!({ session: 's2', commandId: 'c2', text: 'after you', otherwise: 'queue' }), {
+      ok: true,
+      ref: 'pending_2',
+      became: 'queue',
+    });
+    assert.is(commandsOf(hub).length, 1, 'a queue stays as the hub holds it');
+    hubTakes(hub, 'aep-test', { id: 'pending_3', idle: false });
+    hub.replies.set('session.update_pending_prompt', { ok: true, payload: { sessionId: 's2', updated: true } });
+    assert.equal(await t.startTurn!({ session: 's2', commandId: 'c3', text: 'now please', otherwise: 'steer' }), {
+      ok: true,
+      ref: 'pending_3',
+      became: 'steer',
+    });
+    const update = commandsOf(hub).at(-1)!;
+    assert.equal(
+      [update.command, update.sessionId, update.payload],
+      ['session.update_pending_prompt', 's2', { promptId: 'pending_3', delivery: 'steer' }],
+    );
+    assert.equal(delivered(), [], 'nothing submitted yet');
+    // Another prompt with the same text is not this one: the receipt names the hub's id.
+    hub.event('session.pending_prompt_submitted', 's2', {
+      sessionId: 's2',
+      prompt: { id: 'pending_9', prompt: 'now please', delivery: 'queue' },
+    });
+    hub.event('session.pending_prompt_submitted', 's2', {
+      sessionId: 's2',
+      prompt: { id: 'pending_3', prompt: 'now please', delivery: 'steer' },
+    });
+    hub.event('session.pending_prompt_submitted', 's2', {
+      sessionId: 's2',
+      prompt: { id: 'pending_2', prompt: 'after you', delivery: 'queue' },
+    });
+    await until(() => delivered().length >= 2, 'both receipts');
+    assert.equal(
+      delivered().map((f) => [f.commandId, f.ref, f.started]),
+      [
+        ['c3', 'pending_3', false],
+        ['c2', 'pending_2', false],
+      ],
+    );
+  } finally {
+    await close();
+  }
+});
+
+test("startTurn: a run.started for another client's request names no start; a refusal or a hub that is down is not taken; a steer the hub finds gone because the next turn took it became a queue", async () => {
+  const { hub, t, close } = await transportOnStub('secret-s3');
+  const facts: LaneFact[] = [];
+  t.facts$.subscribe((f) => facts.push(f));
+  try {
+    await until(() => t.ready!(), 'registered');
+    // The request id is this client's, but the hub says another client sent it: not this start.
+    hubTakes(hub, 'someone-else', { id: 'pending_4', idle: false });
+    hub.replies.set('session.update_pending_prompt', { ok: true, payload: { sessionId: 's3', updated: true } });
+    assert.equal(await t.startTurn!({ session: 's3', commandId: 'c4', text: 'x', otherwise: 'steer' }), {
+      ok: true,
+      became: 'queue',
+    });
+    assert.is(commandsOf(hub).at(-1)!.command, 'session.send_input', 'no id to steer by: it waits as queued');
+    // The running turn ends between the reply and the steer: the hub began the next turn with it.
+    hub.before.set('session.send_input', (env) => {
+      const prompt = { id: 'pending_5', prompt: 'y', delivery: 'queue' };
+      hub.event('run.started', 's3', { requestId: env.requestId, clientId: 'aep-test' });
+      hub.event('session.pending_prompts', 's3', { sessionId: 's3', prompts: [prompt] });
+    });
+    hub.before.set('session.update_pending_prompt', () =>
+      hub.event('session.pending_prompt_submitted', 's3', {
+        sessionId: 's3',
+        prompt: { id: 'pending_5', prompt: 'y', delivery: 'queue' },
+      }),
+    );
+    hub.replies.set('session.update_pending_prompt', { ok: true, payload: { sessionId: 's3', updated: false } });
+    assert.equal(await t.startTurn!({ session: 's3', commandId: 'c5', text: 'y', otherwise: 'steer' }), {
+      ok: true,
+      ref: 'pending_5',
+      became: 'queue',
+    });
+    await until(() => facts.some((f) => f.kind === 'delivered'), 'its receipt');
+    assert.equal(
+      facts.filter((f) => f.kind === 'delivered').map((f) => [f.commandId, f.started]),
+      [['c5', false]],
+    );
+    hub.before.clear();
+    hub.replies.set('session.send_input', {
+      ok: false,
+      error: { code: 'session_not_found', message: 'Unknown session: s3' },
+    });
+    assert.equal(await t.startTurn!({ session: 's3', commandId: 'c6', text: 'z', otherwise: 'queue' }), {
+      ok: false,
+      reason: 'refused',
+      detail: 'session_not_found',
+    });
+    await hub.close();
+    await until(() => !t.ready!() || undefined, 'down');
+    assert.equal(await t.startTurn!({ session: 's3', commandId: 'c7', text: 'z', otherwise: 'queue' }), {
+      ok: false,
+      reason: 'unreachable',
+      detail: 'hub_unreachable',
+    });
+  } finally {
+    await close();
   }
 });
 

@@ -79,6 +79,14 @@ test('recorded samples map to AEP observations with the iteration as step', () =
   );
 });
 
+test('D37: a session is described by the workspace its hook inputs name (rootPath, else the first root); no title', () => {
+  for (const input of Object.values(samples)) assert.equal(surface.classify(input).about, { cwd: '/home/dev/project' });
+  const { workspaceInfo: _info, ...rootsOnly } = samples.TaskStart!;
+  assert.equal(surface.classify({ ...rootsOnly, workspaceRoots: ['', '/w/two'] }).about, { cwd: '/w/two' });
+  const { workspaceRoots: _roots, ...neither } = rootsOnly;
+  assert.is(surface.classify(neither).about, undefined);
+});
+
 test('D8: PreToolUse and PostToolUse replies are {"contextModification": text}; everything else gets {}', () => {
   const c = surface.classify(samples.PostToolUse!);
   assert.equal(surface.contextReply(c, 'one\n\ntwo').body, { contextModification: 'one\n\ntwo' });

@@ -63,10 +63,31 @@ export class HubConnection {
 
   /** Sends a command; resolves with the hub's reply, or an error reply when it cannot be sent or answered. */
   command(command: string, sessionId: string | undefined, payload: Record<string, unknown> = {}): Promise<HubReply> {
+    return this.issue(command, sessionId, payload).reply;
+  }
+
+  /**
+   * A command and its request id, which the hub repeats in what the command sets off (its
+   * `run.started` for a send_input), so a caller can tell its own command's events from others'.
+   */
+  issue(
+    command: string,
+    sessionId: string | undefined,
+    payload: Record<string, unknown> = {},
+  ): { requestId: string; reply: Promise<HubReply> } {
+    const requestId = `aep-${++this.seq}`;
+    return { requestId, reply: this.send(requestId, command, sessionId, payload) };
+  }
+
+  private send(
+    requestId: string,
+    command: string,
+    sessionId: string | undefined,
+    payload: Record<string, unknown>,
+  ): Promise<HubReply> {
     const socket = this.socket;
     if (!socket || socket.readyState !== WebSocket.OPEN)
       return Promise.resolve({ ok: false, error: { code: 'hub_unreachable' } });
-    const requestId = `aep-${++this.seq}`;
     const envelope: Record<string, unknown> = {
       version: VERSION,
       clientId: this.clientId,

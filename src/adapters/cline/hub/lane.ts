@@ -5,10 +5,12 @@
 // send_input names no prompt id; the gate keeps pending texts distinct) and takes it out with
 // `session.remove_pending_prompt`, whose `removed` says whether the hub still held it, and the
 // approval loop (`approval.requested` / `approval.respond` / `approval.resolved`) becomes
-// attention requests answered through the same socket.
-import { filter, map, merge, mergeMap, type Observable } from 'rxjs';
-import type { Lane, LaneDone, LaneFact, LaneOutcome, LaneWithdrawn } from '../../../streams/lane.js';
+// attention requests answered through the same socket. D43: a start is a queued send_input the hub
+// begins a turn with when the session is idle (starts.ts).
+import { filter, map, merge, mergeMap, tap, type Observable } from 'rxjs';
+import type { Lane, LaneDone, LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn } from '../../../streams/lane.js';
 import type { HubConnection, HubEvent, HubReply } from './connection.js';
+import { startBook } from './starts.js';
 import { toolDetail } from '../../table.js';
 
 const TOKEN = 'cline';
@@ -31,6 +33,15 @@ const promptOf = (e: HubEvent): string | undefined => {
 
 const outcome = (reply: HubReply): LaneOutcome =>
   reply.ok ? { ok: true } : { ok: false, reason: 'refused', detail: reply.error?.code ?? 'hub refused' };
+/** A start the hub did not take: down or unanswered is unreachable, the rest its refusal. */
+const notTaken = (reply: HubReply): LaneOutcome => {
+  const code = reply.error?.code ?? 'hub refused';
+  return {
+    ok: false,
+    reason: code === 'hub_unreachable' || code === 'hub_timeout' ? 'unreachable' : 'refused',
+    detail: code,
+  };
+};
 const done = (reply: HubReply): LaneDone =>
   reply.ok ? { ok: true } : { ok: false, detail: reply.error?.code ?? 'hub refused' };
 
@@ -97,13 +108,50 @@ function factsOf(e: HubEvent, at: number): LaneFact[] {
 
 export function hubLane(hub: HubConnection, now: () => number = Date.now): Lane & { hub: HubConnection } {
   const events$: Observable<LaneFact> = hub.events$.pipe(mergeMap((e) => factsOf(e, now())));
+  const starts = startBook(hub, now);
   // The connection says itself why the hub went away (and when it is back).
   const lost$: Observable<LaneFact> = hub.up$.pipe(
     filter((up) => !up),
+    tap(() => starts.clear()),
     map((): LaneFact => ({ kind: 'lost', at: now(), detail: 'the Cline hub connection dropped', said: true })),
   );
   // A withdraw racing its own send waits for the hub's answer to it: only then is the prompt listed.
   const sending = new Map<string, Promise<unknown>>();
+
+  /**
+   * D43: the prompt goes in queued; the hub begins a turn with it at once if the agent is idle
+   * (its submission comes before the reply), else holds it for the next turn. Held, it is the
+   * start's `otherwise`: `queue` as it stands, `steer` once the hub is asked to fold it into the
+   * running turn (`session.update_pending_prompt`, as Cline's own "steer" on a queued prompt).
+   */
+  async function startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): Promise<LaneOutcome> {
+    const { requestId, reply } = hub.issue('session.send_input', req.session, { prompt: req.text, delivery: 'queue' });
+    const s = starts.open(req, requestId);
+    sending.set(req.commandId, reply);
+    let answer: HubReply;
+    try {
+      answer = await reply;
+    } finally {
+      sending.delete(req.commandId);
+    }
+    s.replied = true;
+    const ref = s.promptId === undefined ? {} : { ref: s.promptId };
+    if (!answer.ok || s.submitted) {
+      starts.close(s);
+      return answer.ok ? { ok: true, ...ref } : notTaken(answer);
+    }
+    if (req.otherwise === 'queue' || s.promptId === undefined) return { ok: true, ...ref, became: 'queue' };
+    const steered = await hub.command('session.update_pending_prompt', req.session, {
+      promptId: s.promptId,
+      delivery: 'steer',
+    });
+    if (steered.ok && steered.payload?.updated === true) return { ok: true, ...ref, became: 'steer' };
+    // Not held any more: the running turn ended and the hub began the next with it; or the steer
+    // was refused and it still waits for the next turn.
+    if (s.submitted || !steered.ok) return { ok: true, ...ref, became: 'queue' };
+    starts.close(s);
+    return { ok: false, reason: 'refused', detail: 'the hub no longer holds the prompt' };
+  }
   return {
     hub,
     name: 'hub',
@@ -146,7 +194,8 @@ export function hubLane(hub: HubConnection, now: () => number = Date.now): Lane 
         }),
       );
     },
-    facts$: merge(events$, lost$),
+    startTurn,
+    facts$: merge(events$, starts.facts$, lost$),
     close: () => hub.close(),
   };
 }
