@@ -151,7 +151,7 @@ export interface E2e<V extends Vendor> {
 }
 
 /** uvu drops an error thrown in a `before` (every test then just counts as not run): it is printed. */
-const reported = (setUp: () => Promise<void>) => async (): Promise<void> => {
+export const reported = (setUp: () => Promise<void>) => async (): Promise<void> => {
   try {
     await setUp();
   } catch (err) {

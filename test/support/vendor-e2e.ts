@@ -73,6 +73,13 @@ export interface VendorStack {
   send(cmd: AepCommand): Promise<Settlement>;
   /** A command of the operator's. */
   command(session: string, type: string, data: Record<string, unknown>, capture?: Capture): AepCommand;
+  /** Sends a command of the operator's, whatever comes of it: the command, and how it settled. */
+  sent(
+    session: string,
+    type: string,
+    data: Record<string, unknown>,
+    capture?: Capture,
+  ): Promise<{ cmd: AepCommand; settled: Settlement }>;
   /** Sends a command of the operator's; it fails the test unless the adapter accepted it. */
   accepted(session: string, type: string, data: Record<string, unknown>, capture?: Capture): Promise<AepCommand>;
   /** Waits for `x.{token}.instruction.delivered` caused by the instruction. */
@@ -248,6 +255,10 @@ export async function startVendorStack(
     },
     send: (cmd) => consumer.send(cmd),
     command: commandOf,
+    async sent(session, type, data, capture) {
+      const cmd = commandOf(session, type, data, capture);
+      return { cmd, settled: await consumer.send(cmd) };
+    },
     async accepted(session, type, data, capture) {
       const cmd = commandOf(session, type, data, capture);
       const settled = await consumer.send(cmd);
