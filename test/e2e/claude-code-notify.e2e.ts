@@ -14,13 +14,12 @@ import { bashThenText } from '../support/mock-anthropic.js';
 import { startPushServer, type PushServer } from '../support/push-server.js';
 import { bodyHas } from '../support/vendor-e2e.js';
 
-const CONSOLE_TOKEN = 'e2e-notify-console-token';
 // The suite's own consumer only watches; the console alone may answer.
 const e2e = e2eSuite('claude-code', {
   label: 'claude-code notify',
   access: {
     commands: [],
-    others: [{ token: CONSOLE_TOKEN, identity: 'aep-steer-console', commands: ['control.attention.respond'] }],
+    parties: { 'aep-steer-console': ['control.attention.respond'] },
   },
   flags: { instruct: false, attentionTimeoutMs: '40000' },
 });
@@ -33,7 +32,7 @@ if (e2e.installed) {
     e2e.defer(() => push.close());
     const konsole = await startConsole({
       relay: e2e.stack.relayUrl,
-      token: CONSOLE_TOKEN,
+      token: e2e.stack.tokenOf('aep-steer-console'),
       port: 0,
       notify: [parseTarget(`ntfy:${push.url}/phone-topic`)],
     });

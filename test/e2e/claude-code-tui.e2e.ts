@@ -17,13 +17,12 @@ import { e2eSuite, type VendorWorkspace } from '../support/e2e-stack.js';
 import type { Tui } from '../support/tui.js';
 import type { MessagesBody, Turn } from '../support/mock-anthropic.js';
 
-const WATCHER_TOKEN = 'tui-watcher-token';
 const e2e = e2eSuite('claude-code', {
   label: 'claude-code-tui',
   tmux: true,
   access: {
     commands: ['control.attention.respond'],
-    others: [{ token: WATCHER_TOKEN, identity: 'tui-watcher' }],
+    parties: { 'tui-watcher': [] },
   },
   flags: { instruct: false, attentionTimeoutMs: '50000' },
 });
@@ -75,7 +74,7 @@ async function ask(file: string): Promise<AepEvent> {
 if (e2e.installed) {
   test.before(async () => {
     e2e.mock.setScript(oneCallPerPrompt);
-    watched = await e2e.stack.watch(WATCHER_TOKEN, 'tui-watcher');
+    watched = await e2e.stack.watch('tui-watcher');
     ws = await e2e.workspace({ attentionTimeoutMs: 50_000 });
     // A first run's onboarding, folder trust and API key questions, answered as a person once would.
     writeFileSync(
@@ -133,22 +132,8 @@ if (e2e.installed) {
 
   test('Esc in the TUI dismisses the request at once; a later respond allow exits not-pending and the command never runs', async () => {
     const requested = await ask('esc.txt');
-    const pressed = Date.now();
-    tui.keys('Escape');
-    const resolved = await e2e.stack.waitFor('attention.resolved', () =>
-      e2e.stack.events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
-    );
-    const tookMs = Date.now() - pressed;
-    console.log(`  Esc in the TUI → attention.resolved {dismissed} in ${tookMs} ms`);
-    assert.is((resolved.data as { resolution: string }).resolution, 'dismissed');
+    const tookMs = await e2e.escDismisses(tui, requested);
     assert.ok(tookMs < 10_000, `ended long before the 50 s hold timeout (${tookMs} ms)`);
-    const late = await e2e.respond(requested.session!, requested.id, 'allow');
-    assert.is(late.code, RESPOND_EXIT.notPending, late.out);
-    assert.match(late.out, 'dismissed at the agent');
-    assert.not.ok(
-      e2e.stack.events.some((e) => e.type === 'attention.answered' && e.subject === requested.id),
-      'nothing recorded as answered',
-    );
     assert.not.ok(existsSync(join(ws.project, 'esc.txt')), 'the command never ran');
   });
 

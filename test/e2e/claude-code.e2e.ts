@@ -24,11 +24,10 @@ import { freePort } from '../support/readme-blocks.js';
 import { bodyHas } from '../support/vendor-e2e.js';
 
 const INSTRUCT = 'x.claude-code.control.instruct';
-const WATCHER_TOKEN = 'e2e-watcher-token';
 const e2e = e2eSuite('claude-code', {
   access: {
     commands: [INSTRUCT, 'control.attention.respond'],
-    others: [{ token: WATCHER_TOKEN, identity: 'e2e-watcher' }],
+    parties: { 'e2e-watcher': [] },
   },
   flags: { attentionTimeoutMs: '40000' },
 });
@@ -69,7 +68,7 @@ function assertAckThenDelivered(session: string, cmd: AepCommand): void {
 
 if (e2e.installed) {
   test.before(async () => {
-    watched = await e2e.stack.watch(WATCHER_TOKEN, 'e2e-watcher');
+    watched = await e2e.stack.watch('e2e-watcher');
   });
 
   test('PreToolUse delivers a queued instruction to the next model request', async () => {

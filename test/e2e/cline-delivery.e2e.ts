@@ -6,10 +6,8 @@
 // prompts and never reaches the model, and one the hub has consumed is refused `already-delivered`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
-import { clineHub, type ClineHub } from '../support/cline-hub-e2e.js';
+import { clineHub } from '../support/cline-hub-e2e.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { bodyHas, chatMessagesOf } from '../support/vendor-e2e.js';
 
@@ -20,24 +18,13 @@ let startupErrors = 0;
 
 const find = (session: string, type: string, cause?: string) => e2e.stack.find(session, type, cause);
 
-/** A turn held open by a slow shell call, until `release`. */
-async function slowTurn(
-  tag: string,
-): Promise<{ session: string; release: () => void; turn: ReturnType<ClineHub['startTurn']> }> {
-  const session = await hub.createSession();
-  const gate = join(e2e.home.root, `${tag}.go`);
-  const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
-  await e2e.stack.waitFor('the slow tool call', () => find(session, 'tool.requested'));
-  return { session, release: () => writeFileSync(gate, ''), turn };
-}
-
 if (e2e.installed) {
   test.before(() => {
     startupErrors = e2e.stack.errors.length;
   });
 
   test('instruct steer sent while a slow tool runs reaches a model request of that turn', async () => {
-    const { session, release, turn } = await slowTurn('CSTEERTURN');
+    const { session, release, turn } = await hub.slowTurn('CSTEERTURN');
     const text = `CLINE-STEER-${session.slice(-8)}`;
     const cmd = await e2e.stack.accepted(session, 'x.cline.control.instruct', { text, delivery: 'steer' });
     const before = e2e.mock.modelRequests().length;
@@ -99,7 +86,7 @@ if (e2e.installed) {
   });
 
   test('a withdrawn instruct never reaches the model: dropped withdrawn, cause-linked to the withdraw', async () => {
-    const { session, release, turn } = await slowTurn('CWITHDRAWTURN');
+    const { session, release, turn } = await hub.slowTurn('CWITHDRAWTURN');
     const text = `CLINE-WITHDRAWN-${session.slice(-8)}`;
     const cmd = await e2e.stack.accepted(session, 'x.cline.control.instruct', { text });
     const w = await e2e.stack.accepted(session, 'x.cline.control.withdraw', { instruction: cmd.id }, 'metadata');
@@ -122,7 +109,7 @@ if (e2e.installed) {
   });
 
   test('a queued send_input withdrawn while the turn runs is removed from the hub and never read; one read already is refused already-delivered', async () => {
-    const { session, release, turn } = await slowTurn('CWITHDRAWINPUT');
+    const { session, release, turn } = await hub.slowTurn('CWITHDRAWINPUT');
     const text = `CLINE-INPUT-WITHDRAWN-${session.slice(-8)}`;
     const cmd = await e2e.stack.accepted(session, 'x.cline.control.send_input', { text, delivery: 'queue' });
     await e2e.stack.waitFor('input.sent', () => find(session, 'x.cline.input.sent', cmd.id));

@@ -16,9 +16,7 @@ const answeredOf = (request: string) =>
 
 if (e2e.installed) {
   test('respond allow answers a hub approval as approve: the tool runs', async () => {
-    const s = await hub.createSession(true);
-    const turn = hub.startTurn(s, '[[TURN]] ALLOWWORD run it');
-    const r = await hub.approval(s);
+    const { session: s, turn, request: r } = await hub.asking('ALLOWWORD');
     assert.equal(
       (r.data as { options: { id: string }[] }).options.map((o) => o.id),
       ['approve', 'deny'],
@@ -38,9 +36,7 @@ if (e2e.installed) {
   });
 
   test("respond deny (no --request: the session's only one) refuses the tool", async () => {
-    const s = await hub.createSession(true);
-    const turn = hub.startTurn(s, '[[TURN]] DENYWORD run it');
-    const r = await hub.approval(s);
+    const { session: s, turn, request: r } = await hub.asking('DENYWORD');
     const d = await e2e.respond(s, undefined, 'deny');
     assert.is(d.code, RESPOND_EXIT.answered, d.out);
     assert.ok((await turn).ok);
@@ -54,9 +50,7 @@ if (e2e.installed) {
   });
 
   test('an approval answered in Cline first: a later respond exits not pending, already answered at the agent', async () => {
-    const s = await hub.createSession(true);
-    const turn = hub.startTurn(s, '[[TURN]] OOBWORD run it');
-    const r = await hub.approval(s);
+    const { session: s, turn, request: r } = await hub.asking('OOBWORD');
     const approvalId = await e2e.stack.waitFor('the hub approval', () => hub.approvalIds.get(s));
     assert.ok((await hub.driver.command('approval.respond', s, { approvalId, approved: true })).ok);
     assert.ok((await turn).ok);

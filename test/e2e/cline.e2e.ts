@@ -43,18 +43,13 @@ const waitUntil = <T>(what: string, probe: () => T | undefined, limitMs = 60_000
 
 if (e2e.installed) {
   test('send_input steer during a slow tool reaches the next model request of the same turn; input.sent and input.consumed name the command', async () => {
-    const session = await hub.createSession();
-    const gate = join(e2e.home.root, 'steer.go');
-    const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] STEERTEST run the slow command`);
-    await waitUntil('the slow tool call', () =>
-      e2e.stack.events.find((e) => e.session === session && e.type === 'tool.requested'),
-    );
+    const { session, release, turn } = await hub.slowTurn('STEERTEST');
     const cmd = sendInput(session, 'STEER-MARK-1 prefer the small fix', 'steer');
     const settled = await e2e.stack.send(cmd);
     assert.is(settled.outcome, 'accepted', `${JSON.stringify(settled)} ${e2e.stack.errors.join('; ')}`);
     const sent = await waitUntil('input.sent', () => find('x.cline.input.sent', cmd.id));
     assert.equal(sent.data, { delivery: 'steer' });
-    writeFileSync(gate, '');
+    release();
     const done = await turn;
     assert.ok(done.ok, JSON.stringify(done));
     const consumed = await waitUntil('input.consumed', () => find('x.cline.input.consumed', cmd.id));
@@ -73,18 +68,13 @@ if (e2e.installed) {
   });
 
   test('send_input queue during a turn reaches the first request of the next turn', async () => {
-    const session = await hub.createSession();
-    const gate = join(e2e.home.root, 'queue.go');
-    const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] QUEUETEST run the slow command`);
-    await waitUntil('the slow tool call', () =>
-      e2e.stack.events.find((e) => e.session === session && e.type === 'tool.requested'),
-    );
+    const { session, release, turn } = await hub.slowTurn('QUEUETEST');
     const cmd = sendInput(session, 'QUEUE-MARK-1 then update the changelog');
     const settled = await e2e.stack.send(cmd);
     assert.is(settled.outcome, 'accepted', `${JSON.stringify(settled)} ${e2e.stack.errors.join('; ')}`);
     assert.equal((await waitUntil('input.sent', () => find('x.cline.input.sent', cmd.id))).data, { delivery: 'queue' });
     const before = e2e.mock.modelRequests().length;
-    writeFileSync(gate, '');
+    release();
     await turn;
     await waitUntil('input.consumed', () => find('x.cline.input.consumed', cmd.id));
     const queued = await waitUntil('a request with the queued text', () => e2e.withText('QUEUE-MARK-1')[0]);
@@ -120,15 +110,10 @@ if (e2e.installed) {
   });
 
   test('instruct reaches the next model request after a tool call', async () => {
-    const session = await hub.createSession();
-    const gate = join(e2e.home.root, 'instruct.go');
-    const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] INSTRUCTTEST run the slow command`);
-    await waitUntil('the slow tool call', () =>
-      e2e.stack.events.find((e) => e.session === session && e.type === 'tool.requested'),
-    );
+    const { session, release, turn } = await hub.slowTurn('INSTRUCTTEST');
     const { cmd, settled } = await e2e.stack.instruct(session, 'INSTRUCT-MARK-1 keep the diff small');
     assert.is(settled.outcome, 'accepted');
-    writeFileSync(gate, '');
+    release();
     await turn;
     const delivered = await waitUntil('delivered', () => find('x.cline.instruction.delivered', cmd.id));
     assert.type((delivered.data as { queued_ms: number }).queued_ms, 'number');
@@ -139,12 +124,7 @@ if (e2e.installed) {
   });
 
   test('control.cancel aborts the run and run.cancelled names the command', async () => {
-    const session = await hub.createSession();
-    const gate = join(e2e.home.root, 'cancel.go');
-    const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] [[TOOLS:2]] CANCELTEST run the slow command`);
-    await waitUntil('the slow tool call', () =>
-      e2e.stack.events.find((e) => e.session === session && e.type === 'tool.requested'),
-    );
+    const { session, release, turn } = await hub.slowTurn('CANCELTEST', 2);
     const wrong = e2e.stack.command(session, 'control.cancel', { scope: 'session' }, null);
     const refused = await e2e.stack.send(wrong);
     assert.is(refused.outcome, 'rejected', 'the hub has no session stop');
@@ -153,7 +133,7 @@ if (e2e.installed) {
     assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
     const cancelled = await waitUntil('run.cancelled', () => find('run.cancelled', cmd.id));
     assert.equal(cancelled.data, { by: 'control' });
-    writeFileSync(gate, '');
+    release();
     await turn;
     // The aborted turn made no further model request for its second tool call.
     assert.ok(e2e.withText('CANCELTEST').length <= 2, `requests: ${e2e.withText('CANCELTEST').length}`);
@@ -174,9 +154,7 @@ if (e2e.installed) {
       assert.is(r.code, RESPOND_EXIT.answered, r.out);
     };
     // approve: the tool runs and its output reaches the model.
-    const s1 = await hub.createSession(true);
-    const t1 = hub.startTurn(s1, '[[TURN]] APPROVETEST run it');
-    const r1 = await hub.approval(s1);
+    const { session: s1, turn: t1, request: r1 } = await hub.asking('APPROVETEST');
     assert.equal((r1.data as { respond_via: string[] }).respond_via, ['control', 'oob']);
     assert.equal(
       (r1.data as { options: { id: string }[] }).options.map((o) => o.id),
@@ -197,9 +175,7 @@ if (e2e.installed) {
       e2e.stack.events.find((e) => e.type === 'attention.resolved' && e.subject === r1.id),
     );
     // deny: the tool is refused and never runs.
-    const s2 = await hub.createSession(true);
-    const t2 = hub.startTurn(s2, '[[TURN]] DENYTEST run it');
-    const r2 = await hub.approval(s2);
+    const { session: s2, turn: t2, request: r2 } = await hub.asking('DENYTEST');
     await respond(s2, r2.id, 'deny');
     assert.ok((await t2).ok);
     const denied = e2e.toolOutputs('DENYTEST');
@@ -208,9 +184,7 @@ if (e2e.installed) {
       `the denied tool did not run: ${denied.join(' | ')}`,
     );
     // out of band: Cline's own client answers; the adapter mirrors it.
-    const s3 = await hub.createSession(true);
-    const t3 = hub.startTurn(s3, '[[TURN]] OOBTEST run it');
-    const r3 = await hub.approval(s3);
+    const { session: s3, turn: t3, request: r3 } = await hub.asking('OOBTEST');
     const pending = await waitUntil('the hub approval', () => hub.approvalIds.get(s3));
     assert.ok((await hub.driver.command('approval.respond', s3, { approvalId: pending, approved: true })).ok);
     assert.ok((await t3).ok);

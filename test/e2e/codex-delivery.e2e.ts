@@ -5,11 +5,7 @@
 // withdrawn instruction never reaches the model.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
 import type { RecordedRequest } from '../support/mock-openai.js';
-import { sink } from '../cli/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { bodyHas } from '../support/vendor-e2e.js';
 
@@ -20,14 +16,11 @@ const itemsOf = (r: RecordedRequest): Item[] => (r.body as { input?: Item[] } | 
 
 if (e2e.installed) {
   test("moment sent while a slow tool runs reaches the request carrying that tool's result, in the same turn", async () => {
-    const ws = await e2e.workspace();
-    const gate = join(ws.root, 'moment.go');
-    const { session, run } = await e2e.startRun(ws, `[[TURN]] [[WAITFILE:${gate}]] c-moment run the slow command`);
-    const tool = await e2e.stack.waitFor('the slow tool call', () => e2e.stack.find(session, 'tool.requested'));
+    const { session, run, tool, release } = await e2e.slowRun('c-moment');
     const text = `STEER-CODEX-MOMENT-${session.slice(-8)}`;
     const cmd = await e2e.stack.accepted(session, 'x.codex.control.instruct', { text, delivery: 'moment' });
     assert.not.ok(e2e.stack.find(session, 'x.codex.instruction.delivered', cmd.id), 'waits while the tool runs');
-    writeFileSync(gate, '');
+    release();
     const result = await run;
     assert.is(result.code, 0, result.stderr.slice(-2000));
     const d = await e2e.stack.delivered(session, cmd);
@@ -47,10 +40,7 @@ if (e2e.installed) {
   });
 
   test('steer to a plain codex session is refused unsupported, saying how to get the lane, while a moment sent meanwhile reaches the same turn', async () => {
-    const ws = await e2e.workspace();
-    const gate = join(ws.root, 'steer.go');
-    const { session, run } = await e2e.startRun(ws, `[[TURN]] [[WAITFILE:${gate}]] c-steer run the slow command`);
-    await e2e.stack.waitFor('the slow tool call', () => e2e.stack.find(session, 'tool.requested'));
+    const { session, run, release } = await e2e.slowRun('c-steer');
     // A turn runs, but no native lane reaches a plain `codex` (D31): refused, naming what it takes.
     const text = `STEER-CODEX-STEER-${session.slice(-8)}`;
     const steer = e2e.stack.command(session, 'x.codex.control.instruct', { text, delivery: 'steer' });
@@ -61,20 +51,15 @@ if (e2e.installed) {
       'this session cannot take delivery "steer": it accepts moment, queue; start it with `aep-steer run codex`',
     ]);
     // The roster says why: this session has the hook lane only.
-    const out = sink();
-    const code = await runSessions(
-      { relay: e2e.stack.relayUrl, token: e2e.stack.relayToken, sender: 'e2e-roster' },
-      { out: out.stream },
-    );
-    assert.is(code, SESSIONS_EXIT.ok);
-    const lines = out.text().split('\n');
+    const table = await e2e.sessions();
+    const lines = table.split('\n');
     const head = lines[0] ?? '';
     const row = lines.find((l) => l.startsWith(session)) ?? '';
     const lanes = row.slice(head.indexOf('LANES'), head.indexOf('ACCEPTS')).trim();
-    assert.is(lanes, 'hook', `the LANES column of \`aep-steer sessions\`:\n${out.text()}`);
+    assert.is(lanes, 'hook', `the LANES column of \`aep-steer sessions\`:\n${table}`);
     const moment = `MOMENT-CODEX-STEER-${session.slice(-8)}`;
     const cmd = await e2e.stack.accepted(session, 'x.codex.control.instruct', { text: moment, delivery: 'moment' });
-    writeFileSync(gate, '');
+    release();
     const result = await run;
     assert.is(result.code, 0, result.stderr.slice(-2000));
     const d = await e2e.stack.delivered(session, cmd);

@@ -20,6 +20,7 @@ import { connectRpc, type RpcClient } from '../../src/adapters/codex/app-server/
 import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.js';
+import { until } from '../support/until.js';
 
 const e2e = e2eSuite('codex', {
   label: 'codex-steer-race',
@@ -90,8 +91,7 @@ if (e2e.installed) {
       server.kill('SIGTERM');
       await exited;
     });
-    for (let i = 0; i < 300 && !existsSync(real); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(existsSync(real), 'the app-server listens');
+    await until(() => existsSync(real), 'the app-server to listen', 15_000);
     const sock = codexSocketPath(e2e.stack.stateDir);
     mkdirSync(join(e2e.stack.stateDir, 'codex'), { recursive: true, mode: 0o700 });
     proxy = await startRpcProxy(sock, real);

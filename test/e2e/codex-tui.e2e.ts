@@ -38,20 +38,7 @@ if (e2e.installed) {
   test('Esc while the hook is held interrupts the turn: the request is dismissed at once, a later respond exits not pending', async () => {
     const requested = await ask('ESCTUI');
     await tui.shows('Running hook');
-    const pressed = Date.now();
-    tui.keys('Escape');
-    const resolved = await e2e.stack.waitFor('attention.resolved', () =>
-      e2e.stack.events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
-    );
-    console.log(`  Esc in the Codex TUI → attention.resolved {dismissed} in ${Date.now() - pressed} ms`);
-    assert.is((resolved.data as { resolution: string }).resolution, 'dismissed');
-    const late = await e2e.respond(requested.session!, requested.id, 'allow');
-    assert.is(late.code, RESPOND_EXIT.notPending, late.out);
-    assert.match(late.out, 'dismissed at the agent');
-    assert.not.ok(
-      e2e.stack.events.some((e) => e.type === 'attention.answered' && e.subject === requested.id),
-      'nothing recorded as answered',
-    );
+    await e2e.escDismisses(tui, requested);
     assert.not.ok(ran('ESCTUI'), 'the command never ran');
   });
 }

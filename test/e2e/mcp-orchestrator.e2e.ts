@@ -13,9 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { dedupeKey } from '../../src/protocol/index.js';
 import { sessionHistory } from '../../src/consumer/history.js';
 import { installMcp } from '../../src/mcp/install.js';
-import { vendorMissing } from '../support/e2e-helpers.js';
 import { e2eSuite } from '../support/e2e-stack.js';
-import { bodyHas, strings, vendorBinary, workspace } from '../support/vendor-e2e.js';
+import { bodyHas, strings, vendorBinary, workspace, vendorMissing } from '../support/vendor-e2e.js';
 import {
   bashThenText,
   toolResultCount,
@@ -25,14 +24,13 @@ import {
 } from '../support/mock-anthropic.js';
 
 const TOOL = 'mcp__aep-steer__instruct';
-const ORCHESTRATOR_TOKEN = 'orchestrator-token-0123456789';
 // The suite's own consumer observes at full capture; the orchestrator's server holds a token of its own.
 const e2e = e2eSuite('claude-code', {
   label: 'mcp-orchestrator',
   access: {
     commands: [],
     capture: 'full',
-    others: [{ token: ORCHESTRATOR_TOKEN, identity: 'orchestrator', commands: ['x.*.control.instruct'] }],
+    parties: { orchestrator: ['x.*.control.instruct'] },
   },
   flags: { attentionTimeoutMs: '40000' },
 });
@@ -61,7 +59,7 @@ if (e2e.installed) {
     // The orchestrator's project has the MCP server only, no hooks.
     const lead = await e2e.workspace({ hooks: false });
     const tokenFile = join(lead.root, 'orchestrator-token');
-    writeFileSync(tokenFile, `${ORCHESTRATOR_TOKEN}\n`, { mode: 0o600 });
+    writeFileSync(tokenFile, `${e2e.stack.tokenOf('orchestrator')}\n`, { mode: 0o600 });
     const installed = installMcp('claude-code', { project: lead.project, relay: e2e.stack.relayUrl, tokenFile });
     assert.ok(installed.changed);
 

@@ -4,8 +4,6 @@
 // says (it honours `moment` only) and nothing waits; a withdrawn instruction never reaches the model.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { RelayConsumer } from '../../src/consumer/connection.js';
 import { sessionQueue } from '../../src/consumer/queue.js';
 import type { AepCommand } from '../../src/protocol/index.js';
@@ -31,10 +29,7 @@ async function waiting(session: string) {
 
 if (e2e.installed) {
   test("moment sent while a slow tool runs reaches the request carrying that tool's result; steer and queue are refused", async () => {
-    const ws = await e2e.workspace();
-    const gate = join(ws.root, 'moment.go');
-    const { session, run } = await e2e.startRun(ws, `[[TURN]] [[WAITFILE:${gate}]] q-moment run the slow command`);
-    const tool = await e2e.stack.waitFor('the slow tool call', () => e2e.stack.find(session, 'tool.requested'));
+    const { session, run, tool, release } = await e2e.slowRun('q-moment');
     const marker = `STEER-QWEN-MOMENT-${session.slice(0, 8)}`;
     const cmd = await e2e.stack.accepted(session, INSTRUCT, { text: marker, delivery: 'moment' });
     // The table honours moment only: steer (a turn runs now) and queue are refused, naming it.
@@ -58,7 +53,7 @@ if (e2e.installed) {
       'only the moment waits',
     );
     assert.not.ok(e2e.stack.find(session, 'x.qwen-code.instruction.delivered', cmd.id), 'PreToolUse left it (D7)');
-    writeFileSync(gate, '');
+    release();
     const result = await run;
     assert.is(result.code, 0, result.stderr.slice(-2000));
     const d = await e2e.stack.delivered(session, cmd);

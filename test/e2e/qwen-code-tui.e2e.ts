@@ -47,20 +47,7 @@ if (e2e.installed) {
 
   test('Esc while the hook is held cancels the request: dismissed at once, a later respond exits not pending', async () => {
     const requested = await ask('ESCQTUI', join(ws.root, 'esc.go'));
-    const pressed = Date.now();
-    tui.keys('Escape');
-    const resolved = await e2e.stack.waitFor('attention.resolved', () =>
-      e2e.stack.events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
-    );
-    console.log(`  Esc in the Qwen Code TUI → attention.resolved {dismissed} in ${Date.now() - pressed} ms`);
-    assert.is((resolved.data as { resolution: string }).resolution, 'dismissed');
-    const late = await e2e.respond(requested.session!, requested.id, 'allow');
-    assert.is(late.code, RESPOND_EXIT.notPending, late.out);
-    assert.match(late.out, 'dismissed at the agent');
-    assert.not.ok(
-      e2e.stack.events.some((e) => e.type === 'attention.answered' && e.subject === requested.id),
-      'nothing recorded as answered',
-    );
+    await e2e.escDismisses(tui, requested);
     assert.not.ok(ran('ESCQTUI'), 'the command never ran');
   });
 }

@@ -15,9 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
-import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
 import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
-import { sink } from '../cli/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
 import { until } from '../support/until.js';
@@ -60,6 +58,13 @@ async function slowTurn(tag: string): Promise<{ release: () => void; finished: n
   await e2e.stack.waitFor(`${tag}: the slow tool call`, () => all('tool.requested')[tools]);
   return { release: () => writeFileSync(gate, ''), finished };
 }
+/** Resolves once the daemon says no turn of the session runs. */
+const daemonIdle = (): Promise<void> =>
+  until(
+    async () => (await daemon.api('GET', `/session/${session}/turns/current`)).body?.['state'] !== 'running',
+    'the daemon to run no turn',
+    20_000,
+  );
 const finishedAfter = (n: number) => e2e.stack.waitFor('the turn finished', () => all('run.finished')[n]);
 
 if (e2e.installed) {
@@ -82,17 +87,9 @@ if (e2e.installed) {
       ['moment', 'steer', 'queue'],
       "the adapter's hello declares the steer and queue the serve lane adds",
     );
-    const out = sink();
-    const code = await runSessions(
-      { relay: e2e.stack.relayUrl, token: e2e.stack.relayToken, sender: 'e2e-roster' },
-      { out: out.stream },
-    );
-    assert.is(code, SESSIONS_EXIT.ok);
-    const row = out
-      .text()
-      .split('\n')
-      .find((l) => l.startsWith(session));
-    assert.match(row ?? out.text(), 'hook, serve', '`aep-steer sessions` names both lanes');
+    const table = await e2e.sessions();
+    const row = table.split('\n').find((l) => l.startsWith(session));
+    assert.match(row ?? table, 'hook, serve', '`aep-steer sessions` names both lanes');
     assert.equal(e2e.stack.errors, []);
   });
 
@@ -123,12 +120,7 @@ if (e2e.installed) {
     // The daemon ends the turn a little after the Stop hook (a message it takes in between runs
     // as a prompt of its own, the next test): wait until it says no turn runs. Its stream may tell
     // the lane a moment later: a steer in between is answered idle by the daemon and dropped turn-ended.
-    for (let i = 0; ; i++) {
-      const r = await daemon.api('GET', `/session/${session}/turns/current`);
-      if (r.body?.['state'] !== 'running') break;
-      if (i > 200) assert.unreachable(`the daemon still runs a turn: ${JSON.stringify(r.body)}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await daemonIdle();
     const until = Date.now() + 10_000;
     const raced: string[] = [];
     let settled = await e2e.stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
@@ -283,12 +275,7 @@ if (e2e.installed) {
   });
 
   test("queue with no turn running starts a turn of its own at once: its text is that turn's first request", async () => {
-    for (let i = 0; ; i++) {
-      const r = await daemon.api('GET', `/session/${session}/turns/current`);
-      if (r.body?.['state'] !== 'running') break;
-      if (i > 200) assert.unreachable(`the daemon still runs a turn: ${JSON.stringify(r.body)}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await daemonIdle();
     const finished = all('run.finished').length;
     const tag = `QUEUE-IDLE-${session.slice(0, 8)}`;
     const text = `[[TURN]] [[TOOLS:0]] ${tag} say done`;
@@ -361,17 +348,11 @@ if (e2e.installed) {
     }
     assert.not.ok(of(DELIVERED, kept.id));
     // A plain `qwen` run on the same adapter is steered through its hooks as before.
-    const plain = await e2e.workspace();
-    const gate = join(plain.root, 'plain.go');
-    const { session: other, run } = await e2e.startRun(
-      plain,
-      `[[TURN]] [[WAITFILE:${gate}]] q-plain run the slow command`,
-    );
-    await e2e.stack.waitFor('the plain tool call', () => e2e.stack.find(other, 'tool.requested'));
+    const { session: other, run, release } = await e2e.slowRun('q-plain');
     const text = `MOMENT-PLAIN-${other.slice(0, 8)}`;
     const m = e2e.stack.command(other, INSTRUCT, { text, delivery: 'moment' });
     assert.is((await e2e.stack.send(m)).outcome, 'accepted');
-    writeFileSync(gate, '');
+    release();
     const result = await run;
     assert.is(result.code, 0, result.stderr.slice(-2000));
     const d = await e2e.stack.waitFor('delivered', () => e2e.stack.find(other, DELIVERED, m.id));

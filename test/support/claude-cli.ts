@@ -5,9 +5,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { vendorBinary, type Workspace } from './vendor-e2e.js';
 
-/** The CLI installed by `scripts/install-vendor-cli.sh claude-code`, if present. */
-export const claudeBinary = (): string | undefined => vendorBinary('claude-code');
-
 /** A HOME with a project folder inside it (vendor-e2e.ts `workspace`). */
 export type ClaudeWorkspace = Workspace;
 
@@ -71,7 +68,7 @@ export interface ClaudeProcess {
  * as stream-json lines from stdin (§1.2 multi-turn).
  */
 export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: string }): ClaudeProcess {
-  const bin = claudeBinary();
+  const bin = vendorBinary('claude-code');
   if (bin === undefined)
     throw new Error('Claude Code CLI not installed: run scripts/install-vendor-cli.sh claude-code');
   const args = opts.prompt === undefined ? ['-p', '--input-format', 'stream-json'] : ['-p', opts.prompt];
@@ -152,12 +149,4 @@ export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: 
     },
     done,
   };
-}
-
-export function runClaude(opts: ClaudeRunOptions): Promise<ClaudeRun> {
-  try {
-    return startClaude(opts).done;
-  } catch (err) {
-    return Promise.reject(err);
-  }
 }

@@ -3,7 +3,7 @@
 // AEP_CLINE_HUB_CONTROL=1, the home with Cline's provider pointing at the mock and the real
 // installer's hook files), with a hub client of the test's own that creates and starts sessions
 // the way Cline's UI does (cline-hub-observed §1.7) and sees the hub's own approval ids.
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -38,8 +38,13 @@ export interface ClineHub {
   createSession(ask?: boolean): Promise<string>;
   /** Starts a turn as a user would; resolves when the turn ends. */
   startTurn(session: string, prompt: string): Promise<HubReply>;
-  /** The session's first attention.requested. */
-  approval(session: string): Promise<AepEvent>;
+  /**
+   * A new session whose turn's shell call waits for a gate (`tools`: calls the turn asks for in
+   * all); resolves once the call is on the stream. `release` lets it end; `turn` ends with the turn.
+   */
+  slowTurn(tag: string, tools?: number): Promise<{ session: string; release(): void; turn: Promise<HubReply> }>;
+  /** A new session whose run_commands asks first, its turn started: resolves with the request on the stream. */
+  asking(tag: string): Promise<{ session: string; turn: Promise<HubReply>; request: AepEvent }>;
   /** Stops the hub daemon by its pid (it outlives its clients, vendor-clis-observed §4.2). */
   stop(): Promise<void>;
 }
@@ -84,10 +89,22 @@ export function clineHub(e2e: E2e<'cline'>): ClineHub {
       return session!;
     },
     startTurn: (session, prompt) => hub.driver.command('session.send_input', session, { prompt }),
-    approval: (session) =>
-      e2e.stack.waitFor('attention.requested', () =>
-        e2e.stack.events.find((e) => e.session === session && e.type === 'attention.requested'),
-      ),
+    async slowTurn(tag, tools) {
+      const session = await hub.createSession();
+      const gate = join(e2e.home.root, `${tag}.go`);
+      const more = tools === undefined ? '' : `[[TOOLS:${tools}]] `;
+      const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] ${more}${tag} run the slow command`);
+      await e2e.stack.waitFor(`${tag}: the slow tool call`, () => e2e.stack.find(session, 'tool.requested'));
+      return { session, release: () => writeFileSync(gate, ''), turn };
+    },
+    async asking(tag) {
+      const session = await hub.createSession(true);
+      const turn = hub.startTurn(session, `[[TURN]] ${tag} run it`);
+      const request = await e2e.stack.waitFor('attention.requested', () =>
+        e2e.stack.find(session, 'attention.requested'),
+      );
+      return { session, turn, request };
+    },
     async stop() {
       const pid = hub.pid;
       if (pid === undefined) return;

@@ -4,13 +4,14 @@
 // pinned CLI (headless, in its terminal UI, under `aep-steer run`), the operator's consumer that
 // sends through the relay, and one teardown that ends all of it, leaving no process behind.
 // What differs per vendor is its row in e2e-vendors.ts.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
+import * as assert from 'uvu/assert';
 import type { AdapterFlags } from '../../src/cli/adapter-command.js';
+import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
+import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
 import type { AepEvent } from '../../src/protocol/index.js';
-import { vendorMissing } from './e2e-helpers.js';
 import {
   VENDORS,
   type HookTarget,
@@ -20,11 +21,12 @@ import {
   type VendorWorkspace,
 } from './e2e-vendors.js';
 import { projectRoot } from './shared-dir.js';
-import { respondVia, startTui, tmuxMissing, type Tui } from './tui.js';
+import { respondVia, startTui, textSink, tmuxMissing, type Tui } from './tui.js';
 import {
   bodyHas,
   startVendorStack,
   vendorBinary,
+  vendorMissing,
   workspace,
   type Access,
   type Started,
@@ -33,7 +35,7 @@ import {
 
 export type { Vendor, VendorWorkspace } from './e2e-vendors.js';
 
-export interface WorkspaceOptions<V extends Vendor> {
+interface WorkspaceOptions<V extends Vendor> {
   /** The adapter the hooks post to; default the suite's. */
   to?: VendorStack;
   /** Hooks to this port instead (a hop between shim and adapter, or nothing listening at all). */
@@ -43,7 +45,6 @@ export interface WorkspaceOptions<V extends Vendor> {
   attentionTimeoutMs?: number;
   /** The CLI's own settings, where its row takes some (Codex's config.toml). */
   settings?: Kinds[V]['settings'];
-  prefix?: string;
 }
 
 export interface SuiteOptions<V extends Vendor> {
@@ -54,25 +55,30 @@ export interface SuiteOptions<V extends Vendor> {
   /** Tokens-file mode for the relay (D18–D20); default one shared token. */
   access?: Access;
   /**
-   * The adapter's settings as a user sets them; a function is given the suite's home, which is
-   * then made (its CLI settings written) before the adapter starts, and gets the hooks after.
+   * The adapter's settings as a user sets them; a function is given the suite's home (`e2e.home`),
+   * which is then made (its CLI settings written) before the adapter starts, and gets the hooks after.
    */
   env?: NodeJS.ProcessEnv | ((home: VendorWorkspace, e2e: E2e<V>) => NodeJS.ProcessEnv);
   /** The adapter's flags; a function, like `env`, is given the home (a daemon started in it). */
   flags?: AdapterFlags | ((home: VendorWorkspace, e2e: E2e<V>) => AdapterFlags | Promise<AdapterFlags>);
-  /** A home of the suite's own, made before the adapter (always so for a vendor whose adapter reads the CLI's environment). */
-  home?: WorkspaceOptions<V>;
 }
 
-export interface Held<V extends Vendor> {
+interface Held<V extends Vendor> {
   session: string;
-  /** The model request held. */
-  held: Kinds[V]['request'];
+  /** Lets the held request's reply go out. */
   release(): void;
   run: Promise<Kinds[V]['run']>;
 }
 
-export interface TuiOptions {
+interface SlowRun<V extends Vendor> {
+  session: string;
+  /** The slow call's `tool.requested`. */
+  tool: AepEvent;
+  run: Promise<Kinds[V]['run']>;
+  release(): void;
+}
+
+interface TuiOptions {
   /** The tmux session's name (default: the vendor). */
   name?: string;
   /** Default: the CLI's own TUI. */
@@ -90,7 +96,10 @@ export interface E2e<V extends Vendor> {
   /** Set once the suite started (uvu's `before`). */
   mock: Kinds[V]['mock'];
   stack: VendorStack;
-  /** The suite's home (option `home`, or a function for `env` or `flags`). */
+  /**
+   * The suite's home, made before the adapter: when `env` or `flags` is a function of it, or the
+   * vendor's adapter reads the CLI's environment (Cline's hub).
+   */
   home: VendorWorkspace;
   /** Another adapter with settings of its own, on a relay of its own; it talks to the same mock. */
   adapter(env?: NodeJS.ProcessEnv, flags?: AdapterFlags): Promise<VendorStack>;
@@ -104,6 +113,11 @@ export interface E2e<V extends Vendor> {
     prompt: string,
     o?: RunOptions & { to?: VendorStack },
   ): Promise<{ session: string; run: Promise<Kinds[V]['run']> }>;
+  /**
+   * A headless run in a fresh workspace whose one shell call waits for a gate file: resolves once
+   * the call is on the stream (`to`'s, default the suite's); `release` lets it end.
+   */
+  slowRun(tag: string, o?: { to?: VendorStack }): Promise<SlowRun<V>>;
   /**
    * A headless run whose first model request that matches is held: resolves once it arrived and
    * the run's session is on the stream (`to`'s, default the suite's), so what the test sends next
@@ -127,8 +141,8 @@ export interface E2e<V extends Vendor> {
   withText(text: string): Kinds[V]['request'][];
   /** What the tool calls after the prompt carrying `tag` gave back, as the model read it. */
   toolOutputs(tag: string): string[];
+  /** The prompt of the turn a model request belongs to. */
   turnOf(r: Kinds[V]['request']): string;
-  textOf(r: Kinds[V]['request']): string;
   /** The CLI's terminal UI in tmux; resolves once it takes a prompt. Ended with the suite. */
   tui(ws: VendorWorkspace, o?: TuiOptions): Promise<Tui>;
   /**
@@ -136,10 +150,18 @@ export interface E2e<V extends Vendor> {
    * default the next `attention.requested`); a miss says what the terminal shows.
    */
   typed(tui: Tui, prompt: string, what?: string, match?: (e: AepEvent) => boolean): Promise<AepEvent>;
+  /**
+   * Esc in the TUI while `requested` is held: the request ends dismissed at once (D34), a later
+   * `respond allow` exits not pending and nothing is recorded as answered. Resolves with how long
+   * the end took after the key.
+   */
+  escDismisses(tui: Tui, requested: AepEvent): Promise<number>;
   /** The command line of `aep-steer run <vendor> --port <the adapter's> …args`, from the sources. */
   aepRun(...args: string[]): string[];
   /** The environment `aep-steer run` gets beside the adapter: the CLI's, its binary, the state directory. */
   runEnv(ws: VendorWorkspace): NodeJS.ProcessEnv;
+  /** `aep-steer sessions` as the operator runs it: the table it printed (it must exit 0). */
+  sessions(): Promise<string>;
   /** `aep-steer respond` as the operator runs it. */
   respond(session: string, request: string | undefined, word: string): Promise<{ code: number; out: string }>;
   /** A process the suite started itself (the CLI in stream-json mode), ended with the suite. */
@@ -184,19 +206,15 @@ class Suite<V extends Vendor> implements E2e<V> {
   async start(): Promise<void> {
     const { o, row } = this;
     this.mock = await row.api.start();
-    const homeFirst =
-      o.home !== undefined ||
-      typeof o.env === 'function' ||
-      typeof o.flags === 'function' ||
-      row.adapterEnv !== undefined;
-    if (homeFirst) this.home = await this.configured(o.home ?? {});
+    const homeFirst = typeof o.env === 'function' || typeof o.flags === 'function' || row.adapterEnv !== undefined;
+    if (homeFirst) this.home = await this.configured({});
     const env = {
       ...(homeFirst ? row.adapterEnv?.(this.home.env) : {}),
       ...(typeof o.env === 'function' ? o.env(this.home, this) : o.env),
     };
     const flags = typeof o.flags === 'function' ? await o.flags(this.home, this) : o.flags;
     this.stack = await startVendorStack(this.vendor, env, flags, o.access);
-    if (homeFirst && o.home?.hooks !== false) this.hooks(this.home, o.home ?? {});
+    if (homeFirst) this.hooks(this.home, {});
   }
 
   async close(): Promise<void> {
@@ -223,7 +241,7 @@ class Suite<V extends Vendor> implements E2e<V> {
   }
 
   private async configured(o: WorkspaceOptions<V>): Promise<VendorWorkspace> {
-    const ws = workspace(o.prefix ?? `aep-${this.vendor}-`);
+    const ws = workspace(`aep-${this.vendor}-`);
     this.dirs.push(ws.root);
     return { ...ws, env: await this.row.setUp(ws, this.mock, this.binary, o.settings) };
   }
@@ -274,6 +292,17 @@ class Suite<V extends Vendor> implements E2e<V> {
     return { session: await to.newSession(from), run };
   }
 
+  async slowRun(tag: string, o: { to?: VendorStack } = {}): Promise<SlowRun<V>> {
+    const prompt = this.row.api.slowPrompt;
+    if (prompt === undefined) throw new Error(`the mock of ${this.row.pinned} is scripted per test: no slow run here`);
+    const to = o.to ?? this.stack;
+    const ws = await this.workspace({ to });
+    const gate = join(ws.root, `${tag}.go`);
+    const { session, run } = await this.startRun(ws, prompt(gate, tag), { to });
+    const tool = await to.waitFor(`${tag}: the slow tool call`, () => to.find(session, 'tool.requested'));
+    return { session, tool, run, release: () => writeFileSync(gate, '') };
+  }
+
   async startHeld(
     ws: VendorWorkspace,
     prompt: string,
@@ -282,18 +311,16 @@ class Suite<V extends Vendor> implements E2e<V> {
   ): Promise<Held<V>> {
     const to = o.to ?? this.stack;
     const from = to.events.length;
-    const hold = (this.mock.hold as (m: typeof match) => { arrived: Promise<Kinds[V]['request']>; release(): void })(
-      match,
-    );
+    const hold = this.row.api.hold(this.mock, match);
     const run = this.begin(ws, prompt, o).done;
-    const held = await Promise.race([
+    await Promise.race([
       hold.arrived,
       run.then((r) => {
         throw new Error(`${this.row.pinned} exited before the held request: ${r.stderr.slice(-2000)}`);
       }),
     ]);
     const session = await to.newSession(from);
-    return { session, held, release: hold.release, run };
+    return { session, release: hold.release, run };
   }
 
   requests(): Kinds[V]['request'][] {
@@ -302,10 +329,6 @@ class Suite<V extends Vendor> implements E2e<V> {
 
   turnOf(r: Kinds[V]['request']): string {
     return this.row.api.turnOf(this.row.api.body(r));
-  }
-
-  textOf(r: Kinds[V]['request']): string {
-    return this.row.api.text(r);
   }
 
   requestsOf(tag: string): Kinds[V]['request'][] {
@@ -360,6 +383,26 @@ class Suite<V extends Vendor> implements E2e<V> {
       });
   }
 
+  async escDismisses(tui: Tui, requested: AepEvent): Promise<number> {
+    const { events } = this.stack;
+    const pressed = Date.now();
+    tui.keys('Escape');
+    const resolved = await this.stack.waitFor('attention.resolved', () =>
+      events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
+    );
+    const tookMs = Date.now() - pressed;
+    console.log(`  Esc in the ${this.row.pinned} TUI → attention.resolved {dismissed} in ${tookMs} ms`);
+    assert.is((resolved.data as { resolution: string }).resolution, 'dismissed');
+    const late = await this.respond(requested.session!, requested.id, 'allow');
+    assert.is(late.code, RESPOND_EXIT.notPending, late.out);
+    assert.match(late.out, 'dismissed at the agent');
+    assert.not.ok(
+      events.some((e) => e.type === 'attention.answered' && e.subject === requested.id),
+      'nothing recorded as answered',
+    );
+    return tookMs;
+  }
+
   aepRun(...args: string[]): string[] {
     const as = this.row.aepRun?.as;
     if (as === undefined) throw new Error(`${this.row.pinned} has no \`aep-steer run\``);
@@ -385,6 +428,16 @@ class Suite<V extends Vendor> implements E2e<V> {
       ...(binVar === undefined ? {} : { [binVar]: this.binary }),
       AEP_STATE_DIR: this.stack.stateDir,
     };
+  }
+
+  async sessions(): Promise<string> {
+    const out = textSink();
+    const code = await runSessions(
+      { relay: this.stack.relayUrl, token: this.stack.relayToken, sender: 'e2e-roster' },
+      { out: out.stream },
+    );
+    assert.is(code, SESSIONS_EXIT.ok, out.text());
+    return out.text();
   }
 
   respond(session: string, request: string | undefined, word: string): Promise<{ code: number; out: string }> {
@@ -421,11 +474,4 @@ export function e2eSuite<V extends Vendor>(vendor: V, o: SuiteOptions<V> = {}): 
     test.after(() => suite.close());
   }
   return suite;
-}
-
-/** A scratch directory removed with the suite. */
-export function scratch(e2e: E2e<Vendor>, prefix = 'aep-e2e-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  e2e.deferAfterAdapter(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }

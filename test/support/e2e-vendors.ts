@@ -21,6 +21,7 @@ import {
 } from './mock-anthropic.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest as OpenAiRequest } from './mock-openai.js';
 import { freePort } from './readme-blocks.js';
+import type { Hold } from './request-holds.js';
 import {
   chatMessagesOf,
   codexEnv,
@@ -75,12 +76,15 @@ interface ModelApi<M, R> {
   start(): Promise<M>;
   /** The model requests, in arrival order (side requests of the CLI's included). */
   requests(mock: M): R[];
-  text(r: R): string;
+  /** Holds the next model request that matches until `release()`. */
+  hold(mock: M, match: (r: R) => boolean): Hold<R>;
   body(r: R): unknown;
   /** The prompt of the turn a request belongs to. */
   turnOf(body: unknown): string;
   /** What the tool calls after the first message carrying `tag` gave back, each as JSON. */
   outputsAfter(body: unknown, tag: string): string[];
+  /** A prompt whose one shell call waits until `gate` exists (mock-openai.ts); a scripted mock has none. */
+  slowPrompt?: (gate: string, tag: string) => string;
 }
 
 /** The items of a list from the first that matches on. */
@@ -93,7 +97,7 @@ type AnthropicMessage = { role?: string; content?: unknown };
 const messagesApi: ModelApi<MockAnthropic, MessagesRequest> = {
   start: () => startMockAnthropic(),
   requests: (m) => m.messages(),
-  text: (r) => r.raw,
+  hold: (m, match) => m.hold(match),
   body: (r) => r.body,
   turnOf: (body) => firstUserText((body ?? {}) as MessagesBody),
   outputsAfter: (body, tag) =>
@@ -112,7 +116,7 @@ const itemsOf = (body: unknown): ResponsesItem[] => (body as { input?: Responses
 const responsesApi: ModelApi<MockOpenAi, OpenAiRequest> = {
   start: () => startMockOpenAi(),
   requests: (m) => m.modelRequests(),
-  text: (r) => r.text,
+  hold: (m, match) => m.hold(match),
   body: (r) => r.body,
   turnOf: (body) =>
     itemsOf(body)
@@ -122,6 +126,7 @@ const responsesApi: ModelApi<MockOpenAi, OpenAiRequest> = {
       )
       .reverse()
       .find((t) => t.includes('[[TURN]]')) ?? '',
+  slowPrompt: (gate, tag) => `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`,
   outputsAfter: (body, tag) =>
     from(itemsOf(body), (i) => i.type === 'message' && JSON.stringify(i).includes(tag))
       .filter((i) => i.type === 'function_call_output')

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adapterConfig, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
@@ -29,8 +30,11 @@ export interface Access {
   commands: string[];
   /** The operator's ceiling (D20); absent: what the relay gives such an identity. */
   capture?: CaptureLevel;
-  /** Further identities with tokens of their own: a watcher, the console, an orchestrator. */
-  others?: (TokenEntry & { token: string })[];
+  /**
+   * Further identities, each with a token of its own (`tokenOf`) and the command types it may
+   * send: a watcher (none), the console, an orchestrator's MCP server.
+   */
+  parties?: Record<string, string[]>;
 }
 
 /** A command's capture level; null: the command carries none. */
@@ -84,14 +88,18 @@ export interface VendorStack {
   accepted(session: string, type: string, data: Record<string, unknown>, capture?: Capture): Promise<AepCommand>;
   /** Waits for `x.{token}.instruction.delivered` caused by the instruction. */
   delivered(session: string, cmd: AepCommand): Promise<AepEvent>;
-  /** Follows the stream under another identity's token: what it is served, with the raw frames. */
-  watch(token: string, agent: string): Promise<{ e: AepEvent; raw: string }[]>;
+  /** The token of a party of the tokens file (`Access.parties`). */
+  tokenOf(identity: string): string;
+  /** Follows the stream as that party: what it is served, with the raw frames. */
+  watch(identity: string): Promise<{ e: AepEvent; raw: string }[]>;
   waitFor<T>(what: string, probe: () => T | undefined, limitMs?: number): Promise<T>;
   find(session: string, type: string, cause?: string): AepEvent | undefined;
   /** The first session.started seen after `from` events: each test runs one CLI at a time. */
   newSession(from: number): Promise<string>;
   close(): Promise<void>;
 }
+
+const partyToken = (identity: string): string => `${identity}-token`;
 
 /** The relay, on the shared token or (with `access`) on a tokens file written into `dir`. */
 async function relayFor(
@@ -115,7 +123,11 @@ async function relayFor(
   const tokens = [
     { token: adapterToken, identity: `e2e-${token}-adapter`, emit: [token] },
     operator,
-    ...(access.others ?? []),
+    ...Object.entries(access.parties ?? {}).map(([identity, commands]) => ({
+      token: partyToken(identity),
+      identity,
+      commands,
+    })),
   ];
   const file = join(dir, 'tokens.json');
   writeFileSync(file, JSON.stringify({ tokens }), { mode: 0o600 });
@@ -232,6 +244,11 @@ export async function startVendorStack(
   const commandOf = (session: string, type: string, data: Record<string, unknown>, capture: Capture = 'redacted') =>
     command(SENDER, session, { type, data, ...(capture === null ? {} : { capture }) });
 
+  const tokenOf = (identity: string): string => {
+    if (access?.parties?.[identity] === undefined) throw new Error(`no party ${identity} in the tokens file`);
+    return partyToken(identity);
+  };
+
   return {
     token,
     running,
@@ -271,9 +288,10 @@ export async function startVendorStack(
     },
     delivered: (session, cmd) =>
       waitFor(`delivered for ${cmd.id}`, () => find(session, `x.${token}.instruction.delivered`, cmd.id)),
-    async watch(watcherToken, agent) {
+    tokenOf,
+    async watch(identity) {
       const seen: { e: AepEvent; raw: string }[] = [];
-      const watcher = await RelayConsumer.connect({ url: relay.socketUrl, token: watcherToken, agent });
+      const watcher = await RelayConsumer.connect({ url: relay.socketUrl, token: tokenOf(identity), agent: identity });
       watchers.push(watcher);
       await watcher.subscribe({}, { onEvent: (e, raw) => seen.push({ e, raw }) });
       return seen;
@@ -313,6 +331,22 @@ export function vendorBinary(name: 'claude-code' | 'codex' | 'qwen-code' | 'clin
     ({ 'claude-code': 'claude', codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name],
   );
   return existsSync(bin) ? bin : undefined;
+}
+
+/**
+ * True when the CLI is missing. Under CI that is always a failure; elsewhere too, unless waived
+ * with AEP_SKIP_VENDOR_E2E=1.
+ */
+export function vendorMissing(binary: string | undefined, suite: string, missing: string): boolean {
+  if (binary !== undefined) return false;
+  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
+    console.log(`${suite} e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
+  } else {
+    test(`${suite}: the pinned CLI is installed`, () => {
+      assert.unreachable(missing);
+    });
+  }
+  return true;
 }
 
 export interface CliRun {
