@@ -7,111 +7,42 @@
 // identity, and a watch-only watcher follows the whole run at its default `metadata` ceiling.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installClaudeCode } from '../../src/adapters/claude-code/installer.js';
-import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
-import { loadTokensFile } from '../../src/relay/acl.js';
-import { RelayConsumer } from '../../src/consumer/connection.js';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
-import { bodyHas, pollFor, vendorMissing } from '../support/e2e-helpers.js';
-import {
-  claudeBinary,
-  claudeWorkspace,
-  runClaude,
-  startClaude,
-  type ClaudeRun,
-  type ClaudeWorkspace,
-} from '../support/claude-cli.js';
+import { startClaude } from '../support/claude-cli.js';
+import { e2eSuite, type VendorWorkspace } from '../support/e2e-stack.js';
 import {
   bashThenText,
   firstUserText,
-  startMockAnthropic,
   toolResultCount,
   type MessagesBody,
-  type MockAnthropic,
   type RecordedRequest,
 } from '../support/mock-anthropic.js';
+import { freePort } from '../support/readme-blocks.js';
+import { bodyHas } from '../support/vendor-e2e.js';
 
-const ADAPTER_TOKEN = 'e2e-adapter-token';
-const TOKEN = 'e2e-operator-token';
-const WATCHER_TOKEN = 'e2e-watcher-token';
-/** The operator's commands name its tokens-file identity: the relay refuses any other sender (D19). */
-const SENDER = { agent: 'e2e-operator' };
-const TOKENS_FILE = {
-  tokens: [
-    { token: ADAPTER_TOKEN, identity: 'e2e-claude-adapter', emit: ['claude-code'] },
-    { token: TOKEN, identity: SENDER.agent, commands: ['x.claude-code.control.instruct', 'control.attention.respond'] },
-    { token: WATCHER_TOKEN, identity: 'e2e-watcher' },
-  ],
-};
-const SESSION_HEADER = 'x-claude-code-session-id';
-
-let mock: MockAnthropic;
-let relay: RelayHandle;
-let running: RunningAdapter;
-let consumer: RelayConsumer;
-let watcher: RelayConsumer;
-let secret = '';
-let stateDir = '';
-const events: AepEvent[] = [];
+const INSTRUCT = 'x.claude-code.control.instruct';
+const e2e = e2eSuite('claude-code', {
+  access: {
+    commands: [INSTRUCT, 'control.attention.respond'],
+    parties: { 'e2e-watcher': [] },
+  },
+  flags: { attentionTimeoutMs: '40000' },
+});
 /** What the watch-only watcher was served. */
-const watched: { e: AepEvent; raw: string }[] = [];
-const adapterErrors: string[] = [];
-const workspaces: ClaudeWorkspace[] = [];
+let watched: { e: AepEvent; raw: string }[] = [];
 
-const waitFor = pollFor(events);
-
-const ofSession = (session: string) => events.filter((e) => e.session === session);
-const find = (session: string, type: string, cause?: string) =>
-  ofSession(session).find((e) => e.type === type && (cause === undefined || e.cause === cause));
-const requestsOf = (session: string): RecordedRequest[] =>
-  mock.messages().filter((r) => r.headers[SESSION_HEADER] === session);
-
-function workspace(): ClaudeWorkspace {
-  const ws = claudeWorkspace();
-  workspaces.push(ws);
-  // The shim reads the secret from the adapter's state directory (D21).
-  installClaudeCode({
-    project: ws.project,
-    port: running.adapter.port,
-    secret,
-    neutral: {},
-    attentionTimeoutMs: 55_000,
-    env: { AEP_STATE_DIR: stateDir },
-  });
-  return ws;
-}
-
-async function instruct(session: string, text: string): Promise<AepCommand> {
-  const cmd = command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text }, capture: 'redacted' });
-  const s = await consumer.send(cmd);
-  assert.is(s.outcome, 'accepted', `instruct settled ${JSON.stringify(s)}`);
-  return cmd;
-}
+const ofSession = (session: string) => e2e.stack.events.filter((e) => e.session === session);
+const find = (session: string, type: string, cause?: string) => e2e.stack.find(session, type, cause);
+const requestsOf = (session: string): RecordedRequest[] => e2e.requestsIn(session);
+const instruct = (session: string, text: string): Promise<AepCommand> =>
+  e2e.stack.accepted(session, INSTRUCT, { text });
 
 /** Starts a run whose first model request is held; resolves once the session is live on the relay. */
-async function startHeld(
-  ws: ClaudeWorkspace,
-  prompt: string,
-  bypassPermissions = true,
-): Promise<{ session: string; release: () => void; run: Promise<ClaudeRun> }> {
-  const first = mock.hold((r) => r.raw.includes(ws.project));
-  const run = runClaude({ ws, mockUrl: mock.url, prompt, bypassPermissions });
-  const held = await Promise.race([
-    first.arrived,
-    run.then((r) => {
-      throw new Error(`claude exited before its first request: ${r.stderr}`);
-    }),
-  ]);
-  const session = held.headers[SESSION_HEADER];
-  assert.type(session, 'string');
-  await waitFor('session.started', () => find(session!, 'session.started'));
-  return { session: session!, release: first.release, run };
-}
+const startHeld = (ws: VendorWorkspace, prompt: string, bypassPermissions = true) =>
+  e2e.startHeld(ws, prompt, (r) => r.raw.includes(ws.project), { bypassPermissions });
 
 const delivered = (session: string, cmd: AepCommand) => find(session, 'x.claude-code.instruction.delivered', cmd.id);
 
@@ -135,49 +66,14 @@ function assertAckThenDelivered(session: string, cmd: AepCommand): void {
   );
 }
 
-const binary = claudeBinary();
-const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
-
-if (!vendorMissing(binary, 'claude-code', missing)) {
+if (e2e.installed) {
   test.before(async () => {
-    stateDir = mkdtempSync(join(tmpdir(), 'aep-cc-state-'));
-    mock = await startMockAnthropic();
-    const tokensFile = join(stateDir, 'tokens.json');
-    writeFileSync(tokensFile, JSON.stringify(TOKENS_FILE), { mode: 0o600 });
-    relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(tokensFile) });
-    const cfg = adapterConfig(
-      'claude-code',
-      {
-        port: '0',
-        relay: relay.socketUrl,
-        token: ADAPTER_TOKEN,
-        instruct: true,
-        log: join(stateDir, 'adapter.jsonl'),
-        attentionTimeoutMs: '40000',
-      },
-      { AEP_STATE_DIR: stateDir },
-    );
-    secret = cfg.secret;
-    running = await runAdapter(cfg, (e) => adapterErrors.push(`${e.code}: ${e.message}`));
-    consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
-    await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
-    watcher = await RelayConsumer.connect({ url: relay.socketUrl, token: WATCHER_TOKEN, agent: 'e2e-watcher' });
-    await watcher.subscribe({}, { onEvent: (e, raw) => watched.push({ e, raw }) });
-  });
-
-  test.after(async () => {
-    await watcher?.close();
-    await consumer?.close();
-    await running?.close();
-    await relay?.close();
-    await mock?.close();
-    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
-    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+    watched = await e2e.stack.watch('e2e-watcher');
   });
 
   test('PreToolUse delivers a queued instruction to the next model request', async () => {
-    const ws = workspace();
-    mock.setScript(bashThenText(['echo hi']));
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText(['echo hi']));
     const { session, release, run } = await startHeld(ws, 'Say hi with bash.');
     const text = `Also mention the marker STEER-PRE-${session.slice(0, 8)}.`;
     const cmd = await instruct(session, text);
@@ -188,16 +84,16 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.is(reqs.length, 2, 'one tool call, then the final answer');
     assert.not.ok(reqs[0]!.raw.includes(text), 'the held request predates the instruction');
     assert.ok(
-      bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`),
+      bodyHas(reqs[1]?.body, `PreToolUse:Bash hook additional context: ${text}`),
       'the next request carries it as PreToolUse context',
     );
-    await waitFor('delivered', () => delivered(session, cmd));
+    await e2e.stack.delivered(session, cmd);
     assertAckThenDelivered(session, cmd);
   });
 
   test('Stop delivers while stop_hook_active is false and the model takes another turn', async () => {
-    const ws = workspace();
-    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText([], 'Nothing to run.'));
     const { session, release, run } = await startHeld(ws, 'Just answer.');
     const text = `Before you stop, report STEER-STOP-${session.slice(0, 8)}.`;
     const cmd = await instruct(session, text);
@@ -208,24 +104,24 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     // The first Stop carries the instruction and forces a second model request; the second Stop
     // (stop_hook_active true) stays neutral, so there is no third.
     assert.is(reqs.length, 2);
-    assert.ok(bodyHas(reqs[1], `Stop hook additional context: ${text}`));
-    await waitFor('delivered', () => delivered(session, cmd));
+    assert.ok(bodyHas(reqs[1]?.body, `Stop hook additional context: ${text}`));
+    await e2e.stack.delivered(session, cmd);
     assertAckThenDelivered(session, cmd);
   });
 
   test('an instruction still queued at SessionEnd is dropped before session.ended', async () => {
-    const ws = workspace();
-    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText([], 'Nothing to run.'));
     const { session, release, run } = await startHeld(ws, 'Just answer.');
     const first = await instruct(session, `First STEER-A-${session.slice(0, 8)}.`);
-    const second = mock.hold((r) => r.headers[SESSION_HEADER] === session);
+    const second = e2e.mock.hold((r) => e2e.sessionOf(r) === session);
     release();
     await second.arrived; // the continuation Stop forced: no eligible moment follows it
     const late = await instruct(session, `Too late STEER-B-${session.slice(0, 8)}.`);
     second.release();
     const r = await run;
     assert.is(r.code, 0, r.stderr);
-    const ended = await waitFor('session.ended', () => find(session, 'session.ended'));
+    const ended = await e2e.stack.waitFor('session.ended', () => find(session, 'session.ended'));
     const dropped = find(session, 'x.claude-code.instruction.dropped', late.id);
     assert.ok(dropped, 'the late instruction is dropped');
     assert.equal(dropped!.data, { reason: 'session-ended' });
@@ -239,50 +135,48 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   });
 
   test('a resumed session reopens: refused after SessionEnd, accepted once --resume starts it, delivered at Stop', async () => {
-    const ws = workspace();
-    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText([], 'Nothing to run.'));
     const { session, release, run } = await startHeld(ws, 'Just answer.');
     release();
     const first = await run;
     assert.is(first.code, 0, first.stderr);
-    const ended = await waitFor('session.ended', () => find(session, 'session.ended'));
+    const ended = await e2e.stack.waitFor('session.ended', () => find(session, 'session.ended'));
     assert.equal(ended.data, { reason: 'normal' });
     // D6 until a start moment: the ended session refuses.
     const early = `Too early STEER-EARLY-${session.slice(0, 8)}.`;
-    const refused = await consumer.send(
-      command(SENDER, session, { type: 'x.claude-code.control.instruct', data: { text: early }, capture: 'redacted' }),
-    );
+    const refused = await e2e.stack.send(e2e.stack.command(session, INSTRUCT, { text: early }));
     assert.equal(
       [refused.outcome, refused.outcome === 'rejected' ? refused.detail : undefined],
       ['rejected', 'session ended'],
       JSON.stringify(refused),
     );
     // --resume keeps the id; its SessionStart reopens the session before the first model request.
-    const held = mock.hold((r) => r.headers[SESSION_HEADER] === session);
-    const resumed = runClaude({ ws, mockUrl: mock.url, prompt: 'Answer once more.', extraArgs: ['--resume', session] });
+    const held = e2e.mock.hold((r) => e2e.sessionOf(r) === session);
+    const resumed = e2e.run(ws, 'Answer once more.', { resume: session });
     await Promise.race([
       held.arrived,
       resumed.then((r) => {
         throw new Error(`claude --resume exited before its first request: ${r.stderr}`);
       }),
     ]);
-    await waitFor('session reopened', () => find(session, 'x.claude-code.session.reopened'));
+    await e2e.stack.waitFor('session reopened', () => find(session, 'x.claude-code.session.reopened'));
     const text = `After the resume, report STEER-RESUMED-${session.slice(0, 8)}.`;
     const cmd = await instruct(session, text);
     held.release();
     const r = await resumed;
     assert.is(r.code, 0, r.stderr);
-    await waitFor('delivered', () => delivered(session, cmd));
+    await e2e.stack.delivered(session, cmd);
     assertAckThenDelivered(session, cmd);
     assert.ok(
-      requestsOf(session).some((q) => bodyHas(q, `Stop hook additional context: ${text}`)),
+      requestsOf(session).some((q) => bodyHas(q.body, `Stop hook additional context: ${text}`)),
       "the resumed run's model request carries it",
     );
     assert.not.ok(
       requestsOf(session).some((q) => q.raw.includes('STEER-EARLY')),
       'the refused instruction never reached the model',
     );
-    await waitFor('session closed', () => find(session, 'x.claude-code.session.closed'));
+    await e2e.stack.waitFor('session closed', () => find(session, 'x.claude-code.session.closed'));
     assert.is(
       ofSession(session).filter((e) => e.type === 'session.ended').length,
       1,
@@ -292,19 +186,15 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
 
   test('an instruction to an ended session outside its window is refused session ended', async () => {
     // Claude Code's resume window is 0 (D25): the drop and the refusal ride SessionEnd.
-    const ws = workspace();
-    mock.setScript(bashThenText([], 'Nothing to run.'));
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText([], 'Nothing to run.'));
     const { session, release, run } = await startHeld(ws, 'Just answer.');
     release();
     assert.is((await run).code, 0);
-    await waitFor('session.ended', () => find(session, 'session.ended'));
+    await e2e.stack.waitFor('session.ended', () => find(session, 'session.ended'));
     const text = `After the end STEER-ENDED-${session.slice(0, 8)}.`;
-    const cmd = command(SENDER, session, {
-      type: 'x.claude-code.control.instruct',
-      data: { text },
-      capture: 'redacted',
-    });
-    const settled = await consumer.send(cmd);
+    const cmd = e2e.stack.command(session, INSTRUCT, { text });
+    const settled = await e2e.stack.send(cmd);
     assert.equal(
       [settled.outcome, settled.outcome === 'rejected' ? [settled.reason, settled.detail] : undefined],
       ['rejected', ['refused', 'session ended']],
@@ -316,16 +206,16 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   });
 
   test('systemMessage is shown to the user and absent from the model request, while the instruction reaches the model', async () => {
-    const ws = workspace();
-    mock.setScript(bashThenText(['echo hi']));
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText(['echo hi']));
     const { session, release, run } = await startHeld(ws, 'Say hi with bash.');
     const text = `Mention STEER-SEEN-${session.slice(0, 8)}.`;
     const cmd = await instruct(session, text);
     release();
     const r = await run;
     assert.is(r.code, 0, r.stderr);
-    await waitFor('delivered', () => delivered(session, cmd));
-    const notice = `aep-steer: 1 instruction from ${SENDER.agent} reached the agent (PreToolUse)`;
+    await e2e.stack.delivered(session, cmd);
+    const notice = `aep-steer: 1 instruction from ${e2e.stack.sender} reached the agent (PreToolUse)`;
     // Claude Code shows the reply's systemMessage to the user as an informational line (D27).
     const shown = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'informational');
     assert.ok(
@@ -334,7 +224,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     );
     const reqs = requestsOf(session);
     assert.ok(
-      bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${text}`),
+      bodyHas(reqs[1]?.body, `PreToolUse:Bash hook additional context: ${text}`),
       'the instruction reaches the model',
     );
     assert.not.ok(
@@ -350,28 +240,9 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
 
   test('with the adapter stopped every hook stays silent: no hook error, the run goes on', async () => {
     // Hooks installed for an adapter that is not running (nothing listens on the port).
-    const ws = claudeWorkspace();
-    workspaces.push(ws);
-    const { createServer } = await import('node:net');
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    const deadPort = (probe.address() as { port: number }).port;
-    await new Promise<void>((r) => probe.close(() => r()));
-    installClaudeCode({
-      project: ws.project,
-      port: deadPort,
-      secret,
-      neutral: {},
-      attentionTimeoutMs: 55_000,
-      env: { AEP_STATE_DIR: stateDir },
-    });
-    mock.setScript(bashThenText(['echo hi']));
-    const r = await runClaude({
-      ws,
-      mockUrl: mock.url,
-      prompt: 'Say hi with bash.',
-      extraArgs: ['--include-hook-events'],
-    });
+    const ws = await e2e.workspace({ port: await freePort() });
+    e2e.mock.setScript(bashThenText(['echo hi']));
+    const r = await e2e.run(ws, 'Say hi with bash.', { args: ['--include-hook-events'] });
     assert.is(r.code, 0, r.stderr);
     const responses = r.lines.filter((l) => l['type'] === 'system' && l['subtype'] === 'hook_response');
     assert.ok(responses.length >= 4, `the hooks ran: ${responses.map((l) => l['hook_event']).join(', ')}`);
@@ -387,16 +258,16 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   });
 
   test('UserPromptSubmit delivers an instruction queued between turns', async () => {
-    const ws = workspace();
-    mock.setScript(bashThenText([], 'Turn answered.'));
-    const cli = startClaude({ ws, mockUrl: mock.url });
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText([], 'Turn answered.'));
+    const cli = e2e.track(startClaude({ ws, mockUrl: e2e.mock.url }));
     let cmd: AepCommand | undefined;
     let text = '';
     try {
       cli.sendUser('First question.');
       const first = await cli.waitForLine((l) => l.type === 'result');
       const session = String(first.session_id);
-      await waitFor('run.finished', () => find(session, 'run.finished'));
+      await e2e.stack.waitFor('run.finished', () => find(session, 'run.finished'));
       // Turn one is over (its Stop passed with nothing queued); the next moment is turn two's prompt.
       text = `For this turn, mention STEER-UPS-${session.slice(0, 8)}.`;
       cmd = await instruct(session, text);
@@ -411,23 +282,23 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const reqs = requestsOf(session);
     assert.is(reqs.length, 2, 'one model request per turn');
     assert.not.ok(reqs[0]!.raw.includes(text));
-    assert.ok(bodyHas(reqs[1], `UserPromptSubmit hook additional context: ${text}`));
-    await waitFor('delivered', () => delivered(session, cmd!));
+    assert.ok(bodyHas(reqs[1]?.body, `UserPromptSubmit hook additional context: ${text}`));
+    await e2e.stack.delivered(session, cmd!);
     assertAckThenDelivered(session, cmd!);
   });
 
   test('PostToolUseFailure delivers an instruction queued while the failing tool ran', async () => {
-    const ws = workspace();
+    const ws = await e2e.workspace();
     const go = join(ws.root, 'go');
     // The command waits for the test's signal, so the instruction is queued after PreToolUse
     // and before the tool fails.
-    mock.setScript(bashThenText([`while [ ! -f ${go} ]; do sleep 0.05; done; echo failing >&2; exit 3`]));
+    e2e.mock.setScript(bashThenText([`while [ ! -f ${go} ]; do sleep 0.05; done; echo failing >&2; exit 3`]));
     const { session, release, run } = await startHeld(ws, 'Run the failing step.');
     release();
     let cmd: AepCommand | undefined;
     const text = `The step failed; note STEER-FAIL-${session.slice(0, 8)}.`;
     try {
-      await waitFor('tool.requested', () => find(session, 'tool.requested'));
+      await e2e.stack.waitFor('tool.requested', () => find(session, 'tool.requested'));
       cmd = await instruct(session, text);
     } finally {
       writeFileSync(go, '');
@@ -437,14 +308,14 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.ok(find(session, 'tool.failed'), 'the tool failed');
     const reqs = requestsOf(session);
     assert.is(reqs.length, 2);
-    assert.ok(bodyHas(reqs[1], `PostToolUseFailure:Bash hook additional context: ${text}`));
-    await waitFor('delivered', () => delivered(session, cmd!));
+    assert.ok(bodyHas(reqs[1]?.body, `PostToolUseFailure:Bash hook additional context: ${text}`));
+    await e2e.stack.delivered(session, cmd!);
     assertAckThenDelivered(session, cmd);
   });
 
   test('joined instructions over 10,000 characters arrive over two moments, none split', async () => {
-    const ws = workspace();
-    mock.setScript(bashThenText(['echo hi']));
+    const ws = await e2e.workspace();
+    e2e.mock.setScript(bashThenText(['echo hi']));
     const { session, release, run } = await startHeld(ws, 'Say hi with bash.');
     const make = (tag: string) => {
       const head = `${tag}-START `;
@@ -463,12 +334,12 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     // 4000 + 2 + 4000 fits the 10,000 cap; adding the third would not (D8): PreToolUse takes the
     // first two joined by a blank line, PostToolUse the third, each whole.
     assert.ok(
-      bodyHas(reqs[1], `PreToolUse:Bash hook additional context: ${texts[0]}\n\n${texts[1]}`),
+      bodyHas(reqs[1]?.body, `PreToolUse:Bash hook additional context: ${texts[0]}\n\n${texts[1]}`),
       'first two at PreToolUse',
     );
-    assert.ok(bodyHas(reqs[1], `PostToolUse:Bash hook additional context: ${texts[2]}`), 'third at PostToolUse');
+    assert.ok(bodyHas(reqs[1]?.body, `PostToolUse:Bash hook additional context: ${texts[2]}`), 'third at PostToolUse');
     assert.not.ok(reqs[1]!.raw.includes('persisted-output'), 'nothing moved to a file by the 10,000 cap');
-    for (const c of cmds) await waitFor('delivered', () => delivered(session, c));
+    for (const c of cmds) await e2e.stack.delivered(session, c);
     for (const c of cmds) assertAckThenDelivered(session, c);
   });
 
@@ -478,25 +349,25 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
       ['allow', { option: 'allow' }],
       ['deny', { text: 'Do not create files here; use /tmp instead.' }],
     ] as const) {
-      const ws = workspace();
+      const ws = await e2e.workspace();
       const target = join(ws.project, `${verdict}.txt`);
-      mock.setScript(bashThenText([`touch ${target}`]));
+      e2e.mock.setScript(bashThenText([`touch ${target}`]));
       // Default permission mode: a file-writing Bash call raises PermissionRequest (§1.2).
       const { session, release, run } = await startHeld(ws, `Create ${verdict}.txt with bash.`, false);
       release();
-      const requested = await waitFor('attention.requested', () => find(session, 'attention.requested'));
+      const requested = await e2e.stack.waitFor('attention.requested', () => find(session, 'attention.requested'));
       assert.is((requested.data as { kind?: string }).kind, 'permission');
-      const respond = command(SENDER, session, {
+      const respond = command({ agent: e2e.stack.sender }, session, {
         type: 'control.attention.respond',
         subject: requested.id,
         data: { answer },
         capture: 'redacted',
       });
-      const s = await consumer.send(respond);
+      const s = await e2e.stack.send(respond);
       assert.is(s.outcome, 'accepted', JSON.stringify(s));
       const r = await run;
       assert.is(r.code, 0, r.stderr);
-      await waitFor('attention.resolved', () => find(session, 'attention.resolved'));
+      await e2e.stack.waitFor('attention.resolved', () => find(session, 'attention.resolved'));
       outcomes[verdict] = { file: existsSync(target), reqs: requestsOf(session), session, requestId: requested.id };
     }
     assert.ok(outcomes.allow!.file, 'allow: the command ran');
@@ -511,9 +382,9 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   });
 
   test("a subagent's hooks do not take the main session's instructions", async () => {
-    const ws = workspace();
+    const ws = await e2e.workspace();
     const isSub = (b: MessagesBody) => firstUserText(b).includes('SUBTASK');
-    mock.setScript((body) => {
+    e2e.mock.setScript((body) => {
       if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
       const step = toolResultCount(body);
       if (isSub(body)) {
@@ -537,21 +408,14 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
           }
         : { content: [{ type: 'text', text: 'Main done.' }] };
     });
-    const sub = mock.hold((r) => r.raw.includes(ws.project) && r.body !== undefined && isSub(r.body));
-    const run = runClaude({ ws, mockUrl: mock.url, prompt: 'Delegate the work to a subagent.' });
-    const held = await Promise.race([
-      sub.arrived,
-      run.then((r) => {
-        throw new Error(`claude exited before the subagent asked: ${r.stderr}`);
-      }),
-    ]);
-    const session = held.headers[SESSION_HEADER]!;
+    const isMine = (r: RecordedRequest) => r.raw.includes(ws.project) && r.body !== undefined && isSub(r.body);
+    const { session, release, run } = await e2e.startHeld(ws, 'Delegate the work to a subagent.', isMine);
     const text = `Main agent only: STEER-MAIN-${session.slice(0, 8)}.`;
     const cmd = await instruct(session, text);
-    sub.release(); // the subagent's PreToolUse (agent_id set) now fires with the instruction queued
+    release(); // the subagent's PreToolUse (agent_id set) now fires with the instruction queued
     const r = await run;
     assert.is(r.code, 0, r.stderr);
-    await waitFor('delivered', () => delivered(session, cmd));
+    await e2e.stack.delivered(session, cmd);
     const reqs = requestsOf(session);
     const subReqs = reqs.filter((q) => q.body !== undefined && isSub(q.body));
     const mainReqs = reqs.filter((q) => q.body !== undefined && !isSub(q.body));
@@ -569,7 +433,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
   });
 
   test('aep-steer audit passes the log this run produced', async () => {
-    const result = await auditFiles([join(stateDir, 'adapter.jsonl')]);
+    const result = await auditFiles([e2e.stack.logPath]);
     assert.equal(result.violations, []);
     const delivered = result.instructions.filter((i) => i.status === 'delivered').length;
     const dropped = result.instructions.filter((i) => i.status === 'dropped').length;
@@ -579,19 +443,19 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
 
   test('the adapter reported no errors on the hook path, and the relay refused none of its events', () => {
     assert.equal(
-      adapterErrors.filter((e) => !e.startsWith('RELAY')),
+      e2e.stack.errors.filter((e) => !e.startsWith('RELAY')),
       [],
     );
     assert.equal(
-      adapterErrors.filter((e) => /unauthorized/.test(e)),
+      e2e.stack.errors.filter((e) => /unauthorized/.test(e)),
       [],
     );
   });
 
   test('the watch-only watcher followed every instruction to its outcome without reading one word of it', () => {
-    const commands = events.filter((e) => e.type === 'x.claude-code.control.instruct');
+    const commands = e2e.stack.events.filter((e) => e.type === INSTRUCT);
     assert.ok(commands.length >= 9, `instructions sent: ${commands.length}`);
-    const seen = watched.filter((w) => w.e.type === 'x.claude-code.control.instruct');
+    const seen = watched.filter((w) => w.e.type === INSTRUCT);
     assert.equal(
       seen.map((w) => w.e.id),
       commands.map((e) => e.id),
@@ -607,7 +471,9 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
       'no instruction text reached the watcher',
     );
     // Outcomes are metadata: the watcher saw each delivered and dropped, cause-linked.
-    const outcomes = events.filter((e) => /\.instruction\.(delivered|dropped)$/.test(e.type)).map((e) => e.id);
+    const outcomes = e2e.stack.events
+      .filter((e) => /\.instruction\.(delivered|dropped)$/.test(e.type))
+      .map((e) => e.id);
     assert.equal(
       watched.filter((w) => /\.instruction\.(delivered|dropped)$/.test(w.e.type)).map((w) => w.e.id),
       outcomes,

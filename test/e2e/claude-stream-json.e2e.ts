@@ -17,22 +17,15 @@
 //   waits is not dropped, it runs as the next turn.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { strings, vendorMissing } from '../support/e2e-helpers.js';
-import {
-  claudeBinary,
-  claudeWorkspace,
-  startClaude,
-  type ClaudeProcess,
-  type ClaudeWorkspace,
-} from '../support/claude-cli.js';
-import {
-  startMockAnthropic,
-  toolResultCount,
-  type MockAnthropic,
-  type RecordedRequest,
-} from '../support/mock-anthropic.js';
+import { startClaude, type ClaudeProcess } from '../support/claude-cli.js';
+import { e2eSuite } from '../support/e2e-stack.js';
+import { toolResultCount, type RecordedRequest } from '../support/mock-anthropic.js';
+import { strings } from '../support/vendor-e2e.js';
+
+// What the CLI does on its own: its workspaces get no hooks, and the suite's adapter stays idle.
+const e2e = e2eSuite('claude-code', { label: 'claude-code stream-json' });
 
 type Line = Record<string, unknown>;
 
@@ -40,9 +33,6 @@ const FIRST = '00000000-0000-4000-8000-000000000001';
 const SECOND = '00000000-0000-4000-8000-000000000002';
 const THIRD = '00000000-0000-4000-8000-000000000003';
 const FOLDED = 'The user sent a new message while you were working:';
-
-let mock: MockAnthropic;
-const workspaces: ClaudeWorkspace[] = [];
 
 const userLine = (uuid: string, text: string, priority?: string): Line => ({
   type: 'user',
@@ -62,7 +52,7 @@ const answerOf = (l: Line) => (l.response as { response?: unknown }).response;
 
 /** The main thread's model requests (side requests such as titles carry no tools). */
 const mainRequests = (): RecordedRequest[] =>
-  mock.messages().filter((r) => (r.body?.tools ?? []).some((t) => t.name === 'Bash'));
+  e2e.requests().filter((r) => (r.body?.tools ?? []).some((t) => t.name === 'Bash'));
 const count = (r: RecordedRequest, text: string) => r.raw.split(text).length - 1;
 
 /** The tool_result blocks of a request's last message, and its text blocks. */
@@ -85,17 +75,16 @@ interface Turn {
  * resolves once that tool call is on stdout (the tool is starting or running).
  */
 async function startSlowTurn(): Promise<Turn> {
-  const ws = claudeWorkspace('aep-cc-stream-');
-  workspaces.push(ws);
+  const ws = await e2e.workspace({ hooks: false });
   const gate = join(ws.root, 'tool.go');
-  mock.setScript((body) => {
+  e2e.mock.setScript((body) => {
     if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
     const n = toolResultCount(body);
     if (n > 0) return { content: [{ type: 'text', text: `Answered after ${n} tool result(s).` }] };
     const command = `while [ ! -f '${gate}' ]; do sleep 0.1; done; echo TOOL_RAN`;
     return { content: [{ type: 'tool_use', name: 'Bash', input: { command, description: 'wait for the gate' } }] };
   });
-  const cli = startClaude({ ws, mockUrl: mock.url, extraArgs: ['--replay-user-messages'] });
+  const cli = e2e.track(startClaude({ ws, mockUrl: e2e.mock.url, extraArgs: ['--replay-user-messages'] }));
   cli.write(userLine(FIRST, 'FIRST: run the slow command.'));
   await cli.waitForLine((l) => l.type === 'assistant' && JSON.stringify(l).includes('"tool_use"'));
   return { cli, gate };
@@ -115,21 +104,9 @@ async function finish(t: Turn, resultCount: number): Promise<Line[]> {
   return run.lines;
 }
 
-const binary = claudeBinary();
-const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
-
-if (!vendorMissing(binary, 'claude-code', missing)) {
-  test.before(async () => {
-    mock = await startMockAnthropic();
-  });
-
+if (e2e.installed) {
   test.before.each(() => {
-    mock.requests.length = 0;
-  });
-
-  test.after(async () => {
-    await mock?.close();
-    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
+    e2e.mock.requests.length = 0;
   });
 
   for (const priority of [undefined, 'next'] as const) {

@@ -8,36 +8,25 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
-import { installClaudeCode } from '../../src/adapters/claude-code/installer.js';
 import { streamJsonSocketPath } from '../../src/adapters/claude-code/stream-json/spec.js';
-import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
-import { strings, vendorMissing } from '../support/e2e-helpers.js';
+import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
 import { processTable } from '../../src/adapters/tool-processes.js';
-import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
-import {
-  startMockAnthropic,
-  toolResultCount,
-  type MockAnthropic,
-  type RecordedRequest,
-} from '../support/mock-anthropic.js';
-import { projectRoot } from '../support/shared-dir.js';
-import { startVendorStack, type VendorStack } from '../support/vendor-e2e.js';
+import { e2eSuite, type VendorWorkspace } from '../support/e2e-stack.js';
+import { toolResultCount, type RecordedRequest } from '../support/mock-anthropic.js';
+import { bodyHas } from '../support/vendor-e2e.js';
 
 type Line = Record<string, unknown>;
-const SENDER = { agent: 'e2e-operator' };
 const FOLDED = 'The user sent a new message while you were working:';
 
-let mock: MockAnthropic;
-let stack: VendorStack;
-const workspaces: ClaudeWorkspace[] = [];
+const e2e = e2eSuite('claude-code');
 
 /** One `aep-steer run claude -p` process, as an orchestrator runs it: stream-json lines on its stdout. */
 interface Run {
-  ws: ClaudeWorkspace;
+  ws: VendorWorkspace;
   gate: string;
   tag: string;
   child: ChildProcess;
@@ -49,7 +38,7 @@ interface Run {
 
 /** The mock: a prompt carrying `[[GATE:path]]` asks for one Bash call that waits for that file. */
 function script(): void {
-  mock.setScript((body) => {
+  e2e.mock.setScript((body) => {
     if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
     const gate = /\[\[GATE:([^\]]+)\]\]/.exec(JSON.stringify(body.messages?.[0] ?? ''))?.[1];
     if (gate === undefined || toolResultCount(body) > 0)
@@ -64,30 +53,18 @@ function script(): void {
  * which then ends; resolves once the run's `system/init` is on its stdout.
  */
 async function spawnRun(tag: string, onStdin = false): Promise<Run> {
-  const ws = claudeWorkspace('aep-cc-lane-');
-  workspaces.push(ws);
-  installClaudeCode({
-    project: ws.project,
-    port: stack.running.adapter.port,
-    secret: stack.secret,
-    neutral: {},
-    attentionTimeoutMs: 55_000,
-    env: { AEP_STATE_DIR: stack.stateDir },
-  });
+  const ws = await e2e.workspace();
   const gate = join(ws.root, `${tag}.go`);
-  const entry = join(projectRoot, 'test', 'support', 'run-cli-entry.ts');
-  const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
   const prompt = `${tag}: run the slow command [[GATE:${gate}]]`;
-  const args = ['--port', String(stack.running.adapter.port), '-p', ...(onStdin ? [] : [prompt])];
-  args.push('--model', 'claude-sonnet-4-5');
-  const child = spawn(
-    process.execPath,
-    ['--import', tsx, entry, 'run', 'claude', ...args, '--dangerously-skip-permissions'],
-    {
-      cwd: ws.project,
-      env: { ...claudeEnv(ws, mock.url), AEP_STATE_DIR: stack.stateDir, AEP_CLAUDE_BIN: claudeBinary()! },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
+  const [node, ...argv] = e2e.aepRun(
+    '-p',
+    ...(onStdin ? [] : [prompt]),
+    '--model',
+    'claude-sonnet-4-5',
+    '--dangerously-skip-permissions',
+  );
+  const child = e2e.track(
+    spawn(node!, argv, { cwd: ws.project, env: e2e.runEnv(ws), stdio: ['pipe', 'pipe', 'pipe'] }),
   );
   const lines: Line[] = [];
   let partial = '';
@@ -102,7 +79,7 @@ async function spawnRun(tag: string, onStdin = false): Promise<Run> {
   if (onStdin) child.stdin!.end(`${prompt}\n`);
   const done = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const run: Run = { ws, gate, tag, child, lines, stderr: () => stderr, done, session: '' };
-  const init = await stack.waitFor(
+  const init = await e2e.stack.waitFor(
     `${tag}: the run's system/init`,
     () => lines.find((l) => l.type === 'system' && l.subtype === 'init'),
     60_000,
@@ -115,10 +92,10 @@ async function spawnRun(tag: string, onStdin = false): Promise<Run> {
 async function startRun(tag: string): Promise<Run> {
   const run = await spawnRun(tag);
   const { lines } = run;
-  await stack.waitFor(`${tag}: the slow tool call`, () =>
+  await e2e.stack.waitFor(`${tag}: the slow tool call`, () =>
     lines.find((l) => l.type === 'assistant' && JSON.stringify(l).includes('"tool_use"')),
   );
-  await stack.waitFor(`${tag}: the lane reaches the session`, () =>
+  await e2e.stack.waitFor(`${tag}: the lane reaches the session`, () =>
     all(run, 'x.claude-code.session.described').find((e) =>
       (e.data?.['lanes'] as string[] | undefined)?.includes('stream-json'),
     ),
@@ -142,70 +119,55 @@ const gateLoopRuns = (run: Run): boolean =>
     (p) => p.state !== 'Z' && p.argv.some((a) => a.includes(run.gate) && !a.includes('[[GATE:')),
   );
 const all = (run: Run, type: string): AepEvent[] =>
-  stack.events.filter((e) => e.session === run.session && e.type === type);
-const of = (run: Run, type: string, cause?: string) => stack.find(run.session, type, cause);
+  e2e.stack.events.filter((e) => e.session === run.session && e.type === type);
+const of = (run: Run, type: string, cause?: string) => e2e.stack.find(run.session, type, cause);
 /** The run's main-thread model requests (side requests such as titles offer no tools). */
 const requestsOf = (run: Run): RecordedRequest[] =>
-  mock.messages().filter((r) => r.raw.includes(`${run.tag}:`) && (r.body?.tools ?? []).some((t) => t.name === 'Bash'));
-const has = (r: RecordedRequest, text: string): boolean => strings(r.body).some((s) => s.includes(text));
+  e2e.requests().filter((r) => r.raw.includes(`${run.tag}:`) && (r.body?.tools ?? []).some((t) => t.name === 'Bash'));
 
-async function accepted(run: Run, type: string, data: Record<string, unknown>): Promise<AepCommand> {
-  const cmd = command(SENDER, run.session, { type, data, capture: 'redacted' });
-  const settled = await stack.send(cmd);
-  assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
-  return cmd;
-}
+const accepted = (run: Run, type: string, data: Record<string, unknown>): Promise<AepCommand> =>
+  e2e.stack.accepted(run.session, type, data);
 
 /** Sends an instruction while the run's tool waits; resolves once the CLI acknowledged its message (`queued`). */
 async function whileToolRuns(run: Run, text: string, delivery: 'steer' | 'queue'): Promise<AepCommand> {
   const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery });
-  await stack.waitFor('the CLI took it', () =>
+  await e2e.stack.waitFor('the CLI took it', () =>
     run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
   );
   return cmd;
 }
 
-const binary = claudeBinary();
-const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
-
-if (!vendorMissing(binary, 'claude-code', missing)) {
-  test.before(async () => {
-    mock = await startMockAnthropic();
-    script();
-    stack = await startVendorStack('claude-code');
-  });
-
-  test.after(async () => {
-    await stack?.close();
-    await mock?.close();
-    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
-  });
+if (e2e.installed) {
+  test.before(() => script());
 
   test("steer while a slow tool runs: in the same turn's next request on the CLI's receipt; hooks and lane are one session", async () => {
     const run = await startRun('s-steer');
-    const sock = streamJsonSocketPath(stack.stateDir);
+    const sock = streamJsonSocketPath(e2e.stack.stateDir);
     assert.is(statSync(sock).mode & 0o777, 0o600, 'the socket is mode 600');
-    assert.is(statSync(join(stack.stateDir, 'claude-code')).mode & 0o777, 0o700, 'its directory is mode 700');
+    assert.is(statSync(join(e2e.stack.stateDir, 'claude-code')).mode & 0o777, 0o700, 'its directory is mode 700');
     assert.ok(of(run, 'session.started'), 'the hooks fired under the stream-json session id');
     const text = `STEER-LANE-${run.session.slice(0, 8)}`;
     const cmd = await whileToolRuns(run, text, 'steer');
     writeFileSync(run.gate, '');
-    const d = await stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
+    const d = await e2e.stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['steer', 'stream-json']);
     const uuid = String(d.data?.['ref']);
     assert.ok(
       run.lines.some((l) => l.type === 'user' && l.isReplay === true && l.uuid === uuid),
       "ref: the message uuid the CLI echoed on the run's stdout",
     );
-    const end = await stack.waitFor('the turn finished', () => all(run, 'run.finished')[0]);
+    const end = await e2e.stack.waitFor('the turn finished', () => all(run, 'run.finished')[0]);
     assert.ok(d.seq! < end.seq!, 'delivered before the turn ended');
     const reqs = requestsOf(run);
     assert.is(reqs.length, 2, 'one tool round, no further turn');
-    assert.not.ok(has(reqs[0]!, text), 'not in the request that asked for the tool');
-    assert.ok(has(reqs[1]!, FOLDED) && has(reqs[1]!, text), "the same turn's next request carries it");
+    assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
+    assert.ok(
+      bodyHas(reqs[1]!.body, FOLDED) && bodyHas(reqs[1]!.body, text),
+      "the same turn's next request carries it",
+    );
     await finish(run);
     assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'one result: the same turn');
-    await stack.waitFor('the lane no longer reaches it', () =>
+    await e2e.stack.waitFor('the lane no longer reaches it', () =>
       all(run, 'x.claude-code.session.described').find(
         (e) => !((e.data?.['lanes'] as string[] | undefined) ?? []).includes('stream-json'),
       ),
@@ -217,16 +179,19 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const text = `QUEUE-LANE-${run.session.slice(0, 8)}`;
     const cmd = await whileToolRuns(run, text, 'queue');
     writeFileSync(run.gate, '');
-    const d = await stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
+    const d = await e2e.stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'stream-json']);
     await finish(run);
     const results = run.lines.filter((l) => l.type === 'result');
     assert.is(results.length, 2, 'a turn of its own after the first');
     const reqs = requestsOf(run);
     assert.is(reqs.length, 3, 'the tool round of turn one, then the next turn');
-    assert.not.ok(has(reqs[0]!, text) || has(reqs[1]!, text), 'no request of the running turn carries it');
-    assert.not.ok(has(reqs[1]!, FOLDED), 'not folded into the running turn');
-    assert.ok(has(reqs[2]!, text), "the next turn's first request carries it");
+    assert.not.ok(
+      bodyHas(reqs[0]!.body, text) || bodyHas(reqs[1]!.body, text),
+      'no request of the running turn carries it',
+    );
+    assert.not.ok(bodyHas(reqs[1]!.body, FOLDED), 'not folded into the running turn');
+    assert.ok(bodyHas(reqs[2]!.body, text), "the next turn's first request carries it");
     const runs = all(run, 'run.started');
     assert.is(runs.length, 2, 'the hooks saw the next turn as a run of its own');
   });
@@ -236,7 +201,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const text = `WITHDRAWN-LANE-${run.session.slice(0, 8)}`;
     const cmd = await whileToolRuns(run, text, 'queue');
     const w = await accepted(run, 'x.claude-code.control.withdraw', { instruction: cmd.id });
-    const dropped = await stack.waitFor('withdrawn', () => of(run, 'x.claude-code.instruction.dropped', w.id));
+    const dropped = await e2e.stack.waitFor('withdrawn', () => of(run, 'x.claude-code.instruction.dropped', w.id));
     assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
     assert.ok(
       run.lines.some((l) => l.type === 'command_lifecycle' && l.state === 'cancelled'),
@@ -245,7 +210,7 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     writeFileSync(run.gate, '');
     await finish(run);
     assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn of its own');
-    assert.is(mock.messages().filter((r) => r.raw.includes(text)).length, 0, 'no request carries it');
+    assert.is(e2e.requests().filter((r) => r.raw.includes(text)).length, 0, 'no request carries it');
     assert.not.ok(of(run, 'x.claude-code.instruction.delivered', cmd.id));
   });
 
@@ -260,8 +225,8 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
       run.lines.some((l) => l.type === 'user' && l.isReplay === true),
       'the prompt was its first user message',
     );
-    assert.ok(has(requestsOf(run)[0]!, 's-stdin: run the slow command'));
-    await stack.waitFor('the hooks saw its turn end', () => all(run, 'run.finished')[0]);
+    assert.ok(bodyHas(requestsOf(run)[0]!.body, 's-stdin: run the slow command'));
+    await e2e.stack.waitFor('the hooks saw its turn end', () => all(run, 'run.finished')[0]);
   });
 
   test('cancel {scope: run} takes back what waits, stops the turn through interrupt; then a steer is refused session-idle', async () => {
@@ -269,17 +234,17 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     const waiting = `QUEUED-BEFORE-CANCEL-${run.session.slice(0, 8)}`;
     const queued = await whileToolRuns(run, waiting, 'queue');
     const started = all(run, 'run.started').at(-1)!;
-    await stack.waitFor('the Bash command runs', () => (gateLoopRuns(run) ? true : undefined));
+    await e2e.stack.waitFor('the Bash command runs', () => (gateLoopRuns(run) ? true : undefined));
     const cancel = await accepted(run, 'control.cancel', { scope: 'run' });
-    const cancelled = await stack.waitFor('run.cancelled', () => of(run, 'run.cancelled', cancel.id));
+    const cancelled = await e2e.stack.waitFor('run.cancelled', () => of(run, 'run.cancelled', cancel.id));
     assert.is(cancelled.data?.['by'], 'control');
     // AEP-0002 §2.1: the terminal names the run its start named (Claude Code's prompt_id).
     assert.ok(started.run, 'the turn named its run');
     assert.is(cancelled.run, started.run);
     // Observed on 2.1.332: the interrupt ends the running Bash command with the turn; nothing is said left running.
     assert.is(cancelled.data?.['left_running'], undefined);
-    await stack.waitFor('no command waits for the gate any more', () => (gateLoopRuns(run) ? undefined : true));
-    const result = await stack.waitFor('the turn ended', () => run.lines.find((l) => l.type === 'result'));
+    await e2e.stack.waitFor('no command waits for the gate any more', () => (gateLoopRuns(run) ? undefined : true));
+    const result = await e2e.stack.waitFor('the turn ended', () => run.lines.find((l) => l.type === 'result'));
     const toolResults = run.lines.filter((l) => l.type === 'user').map((l) => JSON.stringify(l));
     assert.not.ok(
       toolResults.some((t) => t.includes('TOOL_RAN')),
@@ -287,17 +252,19 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     );
     assert.is(requestsOf(run).length, 1, 'no request after the stopped tool');
     // What waited for the next turn was taken back before the interrupt: it never runs.
-    const dropped = await stack.waitFor('the queued one dropped', () =>
+    const dropped = await e2e.stack.waitFor('the queued one dropped', () =>
       of(run, 'x.claude-code.instruction.dropped', queued.id),
     );
     assert.is(dropped.data?.['reason'], 'turn-ended');
-    await stack.waitFor('the hooks closed the turn', () => all(run, 'run.finished')[0] ?? all(run, 'run.cancelled')[0]);
-    const late = command(SENDER, run.session, {
-      type: 'x.claude-code.control.instruct',
-      data: { text: 'too late', delivery: 'steer' },
-      capture: 'redacted',
+    await e2e.stack.waitFor(
+      'the hooks closed the turn',
+      () => all(run, 'run.finished')[0] ?? all(run, 'run.cancelled')[0],
+    );
+    const late = e2e.stack.command(run.session, 'x.claude-code.control.instruct', {
+      text: 'too late',
+      delivery: 'steer',
     });
-    const settled = await stack.send(late);
+    const settled = await e2e.stack.send(late);
     assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
       'refused',
       'session-idle',
@@ -305,12 +272,12 @@ if (!vendorMissing(binary, 'claude-code', missing)) {
     assert.equal([result.session_id, result.terminal_reason], [run.session, 'aborted_tools']);
     // Observed: the CLI exits 1 when its last turn ended in error (`is_error`, the interrupt).
     await finish(run, 1);
-    assert.is(mock.messages().filter((r) => r.raw.includes('too late') || r.raw.includes(waiting)).length, 0);
+    assert.is(e2e.requests().filter((r) => r.raw.includes('too late') || r.raw.includes(waiting)).length, 0);
     assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn ran after the cancel');
   });
 
   test('the audit of the adapter log finds no violation and tells the stream-json lane from the hook lane', async () => {
-    const r = await auditFiles([stack.logPath]);
+    const r = await auditFiles([e2e.stack.logPath]);
     assert.equal(r.violations, [], renderText(r));
     const delivered = r.instructions.filter((i) => i.status === 'delivered');
     const steer = delivered.find((i) => i.delivery === 'steer');

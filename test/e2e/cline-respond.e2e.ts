@@ -4,103 +4,66 @@
 // and nothing more is recorded as answered.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Writable } from 'node:stream';
-import { RESPOND_EXIT, runRespond } from '../../src/cli/respond-command.js';
-import { startClineHub, type ClineHub } from '../support/cline-hub-e2e.js';
+import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
+import { clineHub } from '../support/cline-hub-e2e.js';
+import { e2eSuite } from '../support/e2e-stack.js';
 
-let hub: ClineHub;
-
-test.before(async () => {
-  hub = await startClineHub();
-});
-test.after(async () => {
-  await hub?.close();
-});
-
-const sink = () => {
-  let text = '';
-  return {
-    stream: new Writable({
-      write(chunk, _enc, done) {
-        text += String(chunk);
-        done();
-      },
-    }),
-    text: () => text,
-  };
-};
-
-async function respond(session: string, word: string, request?: string): Promise<{ code: number; out: string }> {
-  const out = sink();
-  const flags = {
-    relay: hub.stack.relayUrl,
-    token: hub.stack.relayToken,
-    sender: 'e2e-operator',
-    session,
-    timeout: '20000',
-    ...(request ? { request } : {}),
-  };
-  const code = await runRespond(word, flags, { out: out.stream, err: out.stream });
-  return { code, out: out.text() };
-}
+const e2e = e2eSuite('cline', { label: 'cline respond' });
+const hub = clineHub(e2e);
 
 const answeredOf = (request: string) =>
-  hub.stack.events.filter((e) => e.type === 'attention.answered' && e.subject === request);
+  e2e.stack.events.filter((e) => e.type === 'attention.answered' && e.subject === request);
 
-test('respond allow answers a hub approval as approve: the tool runs', async () => {
-  const s = await hub.createSession(true);
-  const turn = hub.startTurn(s, '[[TURN]] ALLOWWORD run it');
-  const r = await hub.approval(s);
-  assert.equal(
-    (r.data as { options: { id: string }[] }).options.map((o) => o.id),
-    ['approve', 'deny'],
-  );
-  // D35: the operator reads what the tool will run.
-  assert.is(r.capture, 'redacted');
-  assert.match((r.data as { prompt: string }).prompt, /run_commands: .*TOOL_RAN_/);
-  const a = await respond(s, 'allow', r.id);
-  assert.is(a.code, RESPOND_EXIT.answered, a.out);
-  assert.ok((await turn).ok);
-  assert.ok(
-    hub.toolResultsOf('ALLOWWORD').some((t) => t.includes('TOOL_RAN_')),
-    'the approved tool ran',
-  );
-  const answered = await hub.stack.waitFor('attention.answered', () => answeredOf(r.id)[0]);
-  assert.equal(answered.data, { answer: { option: 'approve' }, via: 'control' });
-});
+if (e2e.installed) {
+  test('respond allow answers a hub approval as approve: the tool runs', async () => {
+    const { session: s, turn, request: r } = await hub.asking('ALLOWWORD');
+    assert.equal(
+      (r.data as { options: { id: string }[] }).options.map((o) => o.id),
+      ['approve', 'deny'],
+    );
+    // D35: the operator reads what the tool will run.
+    assert.is(r.capture, 'redacted');
+    assert.match((r.data as { prompt: string }).prompt, /run_commands: .*TOOL_RAN_/);
+    const a = await e2e.respond(s, r.id, 'allow');
+    assert.is(a.code, RESPOND_EXIT.answered, a.out);
+    assert.ok((await turn).ok);
+    assert.ok(
+      e2e.toolOutputs('ALLOWWORD').some((t) => t.includes('TOOL_RAN_')),
+      'the approved tool ran',
+    );
+    const answered = await e2e.stack.waitFor('attention.answered', () => answeredOf(r.id)[0]);
+    assert.equal(answered.data, { answer: { option: 'approve' }, via: 'control' });
+  });
 
-test("respond deny (no --request: the session's only one) refuses the tool", async () => {
-  const s = await hub.createSession(true);
-  const turn = hub.startTurn(s, '[[TURN]] DENYWORD run it');
-  const r = await hub.approval(s);
-  const d = await respond(s, 'deny');
-  assert.is(d.code, RESPOND_EXIT.answered, d.out);
-  assert.ok((await turn).ok);
-  const results = hub.toolResultsOf('DENYWORD');
-  assert.ok(
-    results.length > 0 && results.every((t) => !t.includes('TOOL_RAN_')),
-    `the denied tool did not run: ${results.join(' | ')}`,
-  );
-  const answered = await hub.stack.waitFor('attention.answered', () => answeredOf(r.id)[0]);
-  assert.equal(answered.data, { answer: { option: 'deny' }, via: 'control' });
-});
+  test("respond deny (no --request: the session's only one) refuses the tool", async () => {
+    const { session: s, turn, request: r } = await hub.asking('DENYWORD');
+    const d = await e2e.respond(s, undefined, 'deny');
+    assert.is(d.code, RESPOND_EXIT.answered, d.out);
+    assert.ok((await turn).ok);
+    const results = e2e.toolOutputs('DENYWORD');
+    assert.ok(
+      results.length > 0 && results.every((t) => !t.includes('TOOL_RAN_')),
+      `the denied tool did not run: ${results.join(' | ')}`,
+    );
+    const answered = await e2e.stack.waitFor('attention.answered', () => answeredOf(r.id)[0]);
+    assert.equal(answered.data, { answer: { option: 'deny' }, via: 'control' });
+  });
 
-test('an approval answered in Cline first: a later respond exits not pending, already answered at the agent', async () => {
-  const s = await hub.createSession(true);
-  const turn = hub.startTurn(s, '[[TURN]] OOBWORD run it');
-  const r = await hub.approval(s);
-  const approvalId = await hub.stack.waitFor('the hub approval', () => hub.approvalIds.get(s));
-  assert.ok((await hub.driver.command('approval.respond', s, { approvalId, approved: true })).ok);
-  assert.ok((await turn).ok);
-  await hub.stack.waitFor('the oob answer', () => answeredOf(r.id)[0]);
-  const late = await respond(s, 'deny', r.id);
-  assert.is(late.code, RESPOND_EXIT.notPending, late.out);
-  assert.match(late.out, 'already answered at the agent');
-  assert.equal(
-    answeredOf(r.id).map((e) => (e.data as { via: string }).via),
-    ['oob'],
-    'only the answer given in Cline',
-  );
-});
+  test('an approval answered in Cline first: a later respond exits not pending, already answered at the agent', async () => {
+    const { session: s, turn, request: r } = await hub.asking('OOBWORD');
+    const approvalId = await e2e.stack.waitFor('the hub approval', () => hub.approvalIds.get(s));
+    assert.ok((await hub.driver.command('approval.respond', s, { approvalId, approved: true })).ok);
+    assert.ok((await turn).ok);
+    await e2e.stack.waitFor('the oob answer', () => answeredOf(r.id)[0]);
+    const late = await e2e.respond(s, r.id, 'deny');
+    assert.is(late.code, RESPOND_EXIT.notPending, late.out);
+    assert.match(late.out, 'already answered at the agent');
+    assert.equal(
+      answeredOf(r.id).map((e) => (e.data as { via: string }).via),
+      ['oob'],
+      'only the answer given in Cline',
+    );
+  });
+}
 
 test.run();

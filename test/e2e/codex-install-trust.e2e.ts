@@ -5,11 +5,17 @@
 // folder itself: that stays Codex's own question. A folder the person marked untrusted is left so.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { installCodex, listCodexHooks } from '../../src/adapters/codex/installer.js';
-import { vendorMissing } from '../support/e2e-helpers.js';
-import { codexHome, vendorBinary, workspace, writeCodexConfig, type Workspace } from '../support/vendor-e2e.js';
+import {
+  codexHome,
+  vendorBinary,
+  workspace,
+  writeCodexConfig,
+  type Workspace,
+  vendorMissing,
+} from '../support/vendor-e2e.js';
 
 const binary = vendorBinary('codex');
 const workspaces: Workspace[] = [];
@@ -20,12 +26,9 @@ test.after(() => {
 function fresh(): { ws: Workspace; env: NodeJS.ProcessEnv; config: string } {
   const ws = workspace('aep-codex-trust-');
   workspaces.push(ws);
-  writeCodexConfig(ws, 'http://127.0.0.1:9/v1');
+  // A new folder: Codex has no answer of the person's about trusting it yet.
+  writeCodexConfig(ws, 'http://127.0.0.1:9/v1', { trusted: false });
   const config = join(codexHome(ws), 'config.toml');
-  // The workspace helper trusts its project the way a person's earlier answer would; a new folder has no entry.
-  const text = readFileSync(config, 'utf8');
-  writeFileSync(config, text.replace(/\n\[projects\.[^\n]*\]\ntrust_level = "[a-z]+"\n?/g, '\n'));
-  mkdirSync(ws.project, { recursive: true });
   return { ws, config, env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary! } };
 }
 

@@ -6,34 +6,23 @@
 // server ends with the TUI's terminal.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { codex } from '../../src/adapters/codex/table.js';
-import { installCodex } from '../../src/adapters/codex/installer.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { codexSocketPath } from '../../src/adapters/codex/app-server/spec.js';
-import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
-import { projectRoot } from '../support/shared-dir.js';
-import { startTui, tmuxMissing, type Tui } from '../support/tui.js';
+import { e2eSuite } from '../support/e2e-stack.js';
+import type { Tui } from '../support/tui.js';
 import { until } from '../support/until.js';
-import {
-  bodyHas,
-  codexEnv,
-  codexHome,
-  startVendorStack,
-  vendorBinary,
-  workspace,
-  writeCodexConfig,
-  type VendorStack,
-  type Workspace,
-} from '../support/vendor-e2e.js';
 
-const binary = vendorBinary('codex');
+/** An environment without the model key (the `env_key` of the config's model provider). */
+const keyless = ({ MOCK_API_KEY: _key, OPENAI_API_KEY: _openai, ...rest }: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
+  rest;
 
-let mock: MockOpenAi;
-let stack: VendorStack;
-let ws: Workspace;
+// The adapter runs as `aep-steer up` left it: no model key in its environment.
+const e2e = e2eSuite('codex', {
+  label: 'codex-run-env',
+  tmux: true,
+  env: (home, e2e) => ({ ...keyless(home.env), AEP_CODEX_BIN: e2e.binary }),
+});
 let tui: Tui | undefined;
-let caller: NodeJS.ProcessEnv;
 
 /** Pids of the processes whose command line names `needle`. */
 function processesWith(needle: string): number[] {
@@ -47,86 +36,32 @@ function processesWith(needle: string): number[] {
       }
     });
 }
-const serverProcesses = () => processesWith(`app-server --listen unix://${codexSocketPath(stack.stateDir)}`);
+const serverProcesses = () => processesWith(`app-server --listen unix://${codexSocketPath(e2e.stack.stateDir)}`);
 
-if (binary === undefined || tmuxMissing()) {
-  test('codex-run-env: the pinned CLI and tmux are installed', () => {
-    assert.unreachable(
-      'Codex 0.171.0 is not installed in .vendor-clis (scripts/install-vendor-cli.sh codex), or tmux is missing',
-    );
-  });
-} else {
-  test.before(async () => {
-    mock = await startMockOpenAi();
-    ws = workspace('aep-codex-env-');
-    writeCodexConfig(ws, mock.baseUrl);
-    const { MOCK_API_KEY: _key, OPENAI_API_KEY: _openai, ...withoutKeys } = codexEnv(ws);
-    // The adapter runs as `aep-steer up` left it: no model key in its environment.
-    stack = await startVendorStack('codex', { ...withoutKeys, AEP_CODEX_BIN: binary });
-    installCodex({
-      user: true,
-      port: stack.running.adapter.port,
-      secret: stack.secret,
-      neutral: codex.replies.neutral,
-      attentionTimeoutMs: codex.attentionTimeoutMs,
-      env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
-    });
-    // The person's terminal has it.
-    caller = {
-      ...withoutKeys,
-      MOCK_API_KEY: 'key-of-this-terminal',
-      AEP_CODEX_BIN: binary,
-      AEP_STATE_DIR: stack.stateDir,
-    };
-  });
-
-  test.after(async () => {
-    tui?.kill();
-    const dir = stack?.stateDir;
-    await stack?.close();
+if (e2e.installed) {
+  test.before(() => {
     // Whoever owned it (the run, or an adapter that started it), no app-server outlives the test.
-    if (dir !== undefined)
-      await until(
-        () => processesWith(`app-server --listen unix://${codexSocketPath(dir)}`).length === 0,
-        'the app-server to end',
-        20_000,
-      );
-    await mock?.close();
-    if (ws) rmSync(ws.root, { recursive: true, force: true });
+    e2e.deferAfterAdapter(() => until(() => serverProcesses().length === 0, 'the app-server to end', 20_000));
   });
 
   test("the key only in run codex's terminal: the first prompt reaches the model, and the adapter reaches the session", async () => {
-    const entry = join(projectRoot, 'test', 'support', 'run-cli-entry.ts');
-    const tsx = join(projectRoot, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
-    tui = startTui('codex-env', ws.project, caller, [
-      process.execPath,
-      '--import',
-      tsx,
-      entry,
-      'run',
-      'codex',
-      '--port',
-      String(stack.running.adapter.port),
-    ]);
-    await tui.shows('Ask Codex to do anything', 90_000).catch((err: Error) => {
-      throw new Error(`${err.message}\nadapter errors: ${stack.errors.join('\n')}`);
-    });
-    const from = stack.events.length;
+    // The person's terminal has it.
+    const caller = { ...keyless(e2e.runEnv(e2e.home)), MOCK_API_KEY: 'key-of-this-terminal' };
+    tui = await e2e.tui(e2e.home, { name: 'codex-env', argv: e2e.aepRun(), env: caller });
+    const from = e2e.stack.events.length;
     await tui.submit('[[TURN]] e-first hello from the person');
-    await stack
-      .waitFor('the first prompt in a model request', () =>
-        mock.modelRequests().find((r) => bodyHas(r.body, 'e-first hello from the person')),
-      )
+    await e2e.stack
+      .waitFor('the first prompt in a model request', () => e2e.withText('e-first hello from the person')[0])
       .catch((err: Error) => {
         throw new Error(`${err.message}\nthe TUI shows:\n${tui?.screen()}`);
       });
-    assert.not.match(tui.screen(), 'Missing environment variable');
-    const session = await stack.newSession(from);
-    await stack.waitFor('the turn finished', () =>
-      stack.events.find((e) => e.session === session && e.type === 'run.finished'),
+    assert.not.match(tui!.screen(), 'Missing environment variable');
+    const session = await e2e.stack.newSession(from);
+    await e2e.stack.waitFor('the turn finished', () =>
+      e2e.stack.events.find((e) => e.session === session && e.type === 'run.finished'),
     );
-    await stack.waitFor('the app-server lane reaches the session', () =>
-      stack.events.find(
+    await e2e.stack.waitFor('the app-server lane reaches the session', () =>
+      e2e.stack.events.find(
         (e) =>
           e.session === session &&
           e.type === 'x.codex.session.described' &&

@@ -7,48 +7,33 @@
 // token, and the orchestrator's commands carry its token's identity (D19).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { installClaudeCode } from '../../src/adapters/claude-code/installer.js';
-import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
-import { dedupeKey, type AepEvent } from '../../src/protocol/index.js';
-import { RelayConsumer } from '../../src/consumer/connection.js';
+import { dedupeKey } from '../../src/protocol/index.js';
 import { sessionHistory } from '../../src/consumer/history.js';
 import { installMcp } from '../../src/mcp/install.js';
-import { startRelay, type RelayHandle } from '../../src/relay/server.js';
-import { bodyHas, pollFor, strings, vendorMissing } from '../support/e2e-helpers.js';
-import { vendorBinary, workspace } from '../support/vendor-e2e.js';
-import { claudeBinary, claudeWorkspace, runClaude, type ClaudeWorkspace } from '../support/claude-cli.js';
+import { e2eSuite } from '../support/e2e-stack.js';
+import { bodyHas, strings, vendorBinary, workspace, vendorMissing } from '../support/vendor-e2e.js';
 import {
   bashThenText,
-  startMockAnthropic,
   toolResultCount,
   type MessagesBody,
-  type MockAnthropic,
   type RecordedRequest,
   type Turn,
 } from '../support/mock-anthropic.js';
 
-const SESSION_HEADER = 'x-claude-code-session-id';
 const TOOL = 'mcp__aep-steer__instruct';
-const TOKENS = {
-  adapter: 'adapter-token-0123456789',
-  orchestrator: 'orchestrator-token-0123456789',
-  observer: 'observer-token-0123456789',
-};
-
-let mock: MockAnthropic;
-let relay: RelayHandle;
-let running: RunningAdapter;
-let observer: RelayConsumer;
-let secret = '';
-let root = '';
-const events: AepEvent[] = [];
-const workspaces: ClaudeWorkspace[] = [];
-
-const waitFor = pollFor(events, 30_000);
+// The suite's own consumer observes at full capture; the orchestrator's server holds a token of its own.
+const e2e = e2eSuite('claude-code', {
+  label: 'mcp-orchestrator',
+  access: {
+    commands: [],
+    capture: 'full',
+    parties: { orchestrator: ['x.*.control.instruct'] },
+  },
+  flags: { attentionTimeoutMs: '40000' },
+});
 
 /** The tool results the orchestrator's CLI put into its model request, in order. */
 function toolResults(body: MessagesBody | undefined): { tool_use_id: string; text: string; is_error?: boolean }[] {
@@ -68,72 +53,18 @@ function toolResults(body: MessagesBody | undefined): { tool_use_id: string; tex
 /** The tool's structured content as the CLI passed it on, without the reminder it appends. */
 const resultJson = (text: string): string => text.split(/\n\s*<system-reminder>/)[0]!.trim();
 
-const binary = claudeBinary();
-const missing = 'Claude Code 2.1.332 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh claude-code';
-
-if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
-  test.before(async () => {
-    root = mkdtempSync(join(tmpdir(), 'aep-mcp-e2e-'));
-    mock = await startMockAnthropic();
-    relay = await startRelay({
-      port: 0,
-      storePath: join(root, 'relay.db'),
-      tokens: [
-        {
-          token: TOKENS.adapter,
-          identity: 'claude-code-adapter',
-          emit: [{ agents: ['claude-code'], sessions: ['*'] }],
-        },
-        { token: TOKENS.orchestrator, identity: 'orchestrator', commands: ['x.*.control.instruct'] },
-        { token: TOKENS.observer, identity: 'observer', commands: [], capture: 'full' },
-      ],
-    });
-    const cfg = adapterConfig(
-      'claude-code',
-      {
-        port: '0',
-        relay: relay.socketUrl,
-        token: TOKENS.adapter,
-        instruct: true,
-        log: join(root, 'adapter.jsonl'),
-        attentionTimeoutMs: '40000',
-      },
-      { AEP_STATE_DIR: join(root, 'state') },
-    );
-    secret = cfg.secret;
-    running = await runAdapter(cfg, (e) => console.error('ADAPTER', e.code, e.message));
-    observer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKENS.observer, agent: 'observer' });
-    await observer.subscribe({}, { onEvent: (e) => events.push(e) });
-  });
-
-  test.after(async () => {
-    await observer?.close();
-    await running?.close();
-    await relay?.close();
-    await mock?.close();
-    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
-    if (root) rmSync(root, { recursive: true, force: true });
-  });
-
+if (e2e.installed) {
   test('an orchestrator claude -p steers a worker claude -p through the instruct tool; the same key twice is one delivery', async () => {
-    const worker = claudeWorkspace('aep-worker-');
-    const lead = claudeWorkspace('aep-lead-');
-    workspaces.push(worker, lead);
-    installClaudeCode({
-      project: worker.project,
-      port: running.adapter.port,
-      secret,
-      neutral: {},
-      attentionTimeoutMs: 40_000,
-      env: { AEP_STATE_DIR: join(root, 'state') },
-    });
-    const tokenFile = join(root, 'orchestrator-token');
-    writeFileSync(tokenFile, `${TOKENS.orchestrator}\n`, { mode: 0o600 });
-    const installed = installMcp('claude-code', { project: lead.project, relay: relay.socketUrl, tokenFile });
+    const worker = await e2e.workspace({ attentionTimeoutMs: 40_000 });
+    // The orchestrator's project has the MCP server only, no hooks.
+    const lead = await e2e.workspace({ hooks: false });
+    const tokenFile = join(lead.root, 'orchestrator-token');
+    writeFileSync(tokenFile, `${e2e.stack.tokenOf('orchestrator')}\n`, { mode: 0o600 });
+    const installed = installMcp('claude-code', { project: lead.project, relay: e2e.stack.relayUrl, tokenFile });
     assert.ok(installed.changed);
 
     // Claude Code itself reads the entry the installer wrote.
-    const got = spawnSync(binary!, ['mcp', 'get', 'aep-steer'], {
+    const got = spawnSync(e2e.binary, ['mcp', 'get', 'aep-steer'], {
       cwd: lead.project,
       env: {
         PATH: process.env.PATH,
@@ -169,55 +100,47 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
       return { content: [{ type: 'text', text: 'The worker has the instruction.' }], stop_reason: 'end_turn' };
     };
     const workerScript = bashThenText(['echo working on the parser']);
-    mock.setScript((body, r) => (isLead(r) ? leadScript(body) : workerScript(body, r)));
+    e2e.mock.setScript((body, r) => (isLead(r) ? leadScript(body) : workerScript(body, r)));
 
     // The worker starts and its first model request is held: it is live on the relay, mid-turn.
-    const firstWorker = mock.hold((r) => r.raw.includes(worker.project));
-    const workerRun = runClaude({
-      ws: worker,
-      mockUrl: mock.url,
-      prompt: 'Refactor the parser module.',
+    const started = await e2e.startHeld(worker, 'Refactor the parser module.', (r) => r.raw.includes(worker.project), {
       killAfterMs: 120_000,
     });
-    const held = await firstWorker.arrived;
-    workerSession = held.headers[SESSION_HEADER]!;
-    assert.type(workerSession, 'string');
-    await waitFor('worker session.started', () =>
-      events.find((e) => e.session === workerSession && e.type === 'session.started'),
-    );
+    workerSession = started.session;
 
     // The orchestrator runs; its MCP server sends the instruction and holds the tool result.
-    const leadRun = runClaude({
-      ws: lead,
-      mockUrl: mock.url,
-      prompt: 'Check on the worker session and redirect it to the failing parser test.',
+    const leadRun = e2e.run(lead, 'Check on the worker session and redirect it to the failing parser test.', {
       killAfterMs: 120_000,
     });
-    const cmd = await waitFor('the instruct command', () =>
-      events.find((e) => e.session === workerSession && e.type === 'x.claude-code.control.instruct'),
+    const cmd = await e2e.stack.waitFor('the instruct command', () =>
+      e2e.stack.events.find((e) => e.session === workerSession && e.type === 'x.claude-code.control.instruct'),
     );
-    await waitFor('control.accepted', () => events.find((e) => e.type === 'control.accepted' && e.cause === cmd.id));
+    await e2e.stack.waitFor('control.accepted', () =>
+      e2e.stack.events.find((e) => e.type === 'control.accepted' && e.cause === cmd.id),
+    );
     assert.is(cmd.agent, 'orchestrator', "the command names the orchestrator token's identity");
     // The orchestrator is still waiting on its tool call: one model request so far.
-    assert.is(mock.messages().filter(isLead).length, 1);
+    assert.is(e2e.requests().filter(isLead).length, 1);
 
     // The worker goes on: its tool call's PreToolUse hook carries the instruction.
-    firstWorker.release();
-    const w = await workerRun;
+    started.release();
+    const w = await started.run;
     assert.is(w.code, 0, w.stderr);
-    const workerReqs = mock.messages().filter((r) => r.headers[SESSION_HEADER] === workerSession);
+    const workerReqs = e2e.requestsIn(workerSession);
     assert.ok(workerReqs.length >= 2, `worker made ${workerReqs.length} model requests`);
-    assert.not.ok(bodyHas(workerReqs[0], text), 'the held request predates the instruction');
+    assert.not.ok(bodyHas(workerReqs[0]?.body, text), 'the held request predates the instruction');
     assert.ok(
-      bodyHas(workerReqs[1], `PreToolUse:Bash hook additional context: ${text}`),
+      bodyHas(workerReqs[1]?.body, `PreToolUse:Bash hook additional context: ${text}`),
       "the worker's next model request carries the instruction",
     );
 
     const o = await leadRun;
     assert.is(o.code, 0, o.stderr);
-    const leadReqs = mock.messages().filter(isLead);
+    const leadReqs = e2e.requests().filter(isLead);
     assert.is(leadReqs.length, 3, 'tool call, retried tool call, final answer');
-    const delivered = events.find((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id)!;
+    const delivered = e2e.stack.events.find(
+      (e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id,
+    )!;
     assert.ok(delivered, 'delivered on the stream');
 
     // The orchestrator's next model request carries the tool result: delivered, with the stream facts.
@@ -243,14 +166,18 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     assert.equal(
       [
         ...new Set(
-          events
+          e2e.stack.events
             .filter((e) => e.type === 'x.claude-code.control.instruct' && e.session === workerSession)
             .map((e) => e.id),
         ),
       ],
       [cmd.id],
     );
-    const history = await sessionHistory(observer, { session: workerSession, limit: 500, capture: 'metadata' });
+    const history = await sessionHistory(e2e.stack.consumer, {
+      session: workerSession,
+      limit: 500,
+      capture: 'metadata',
+    });
     assert.is(
       history.filter((e) => e.type === 'x.claude-code.control.instruct').length,
       1,
@@ -264,7 +191,9 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
     // A consumer may see an event twice (redelivery); it is one event per (source, id) (AEP-0001 §5.3).
     assert.is(
       new Set(
-        events.filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id).map(dedupeKey),
+        e2e.stack.events
+          .filter((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === cmd.id)
+          .map(dedupeKey),
       ).size,
       1,
       'delivered once',
@@ -273,8 +202,8 @@ if (!vendorMissing(binary, 'mcp-orchestrator', missing)) {
       workerReqs.filter(
         (r, i) =>
           i > 0 &&
-          bodyHas(r, `hook additional context: ${text}`) &&
-          !bodyHas(workerReqs[i - 1], `hook additional context: ${text}`),
+          bodyHas(r.body, `hook additional context: ${text}`) &&
+          !bodyHas(workerReqs[i - 1]?.body, `hook additional context: ${text}`),
       ).length,
       1,
       'the text arrived in one hook reply',

@@ -11,152 +11,100 @@
 // (it reports the session's end, and a plain `qwen` run is steered through its hooks as before).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
-import { installQwenCode } from '../../src/adapters/qwen-code/installer.js';
-import { qwenCode } from '../../src/adapters/qwen-code/table.js';
-import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
-import { RelayConsumer } from '../../src/consumer/connection.js';
-import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
-import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
-import { sink } from '../cli/support.js';
+import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
+import { e2eSuite } from '../support/e2e-stack.js';
 import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
 import { until } from '../support/until.js';
-import {
-  bodyHas,
-  chatMessagesOf,
-  chatTextOf,
-  runQwen,
-  startVendorStack,
-  turnPromptOf,
-  vendorBinary,
-  workspace,
-  writeQwenSettings,
-  type VendorStack,
-  type Workspace,
-} from '../support/vendor-e2e.js';
+import { bodyHas, chatMessagesOf, chatTextOf, turnPromptOf } from '../support/vendor-e2e.js';
 
-const SENDER = { agent: 'e2e-operator' };
 const INJECTED = '[User message received during tool execution]: ';
 const INSTRUCT = 'x.qwen-code.control.instruct';
 const DELIVERED = 'x.qwen-code.instruction.delivered';
 const DROPPED = 'x.qwen-code.instruction.dropped';
 
-let mock: MockOpenAi;
-let ws: Workspace;
 let daemon: ServeDaemon;
-let stack: VendorStack;
 let session: string;
-const workspaces: Workspace[] = [];
+// The daemon runs in the suite's home; the adapter attaches to it as `--serve URL --serve-token-file F`.
+const e2e = e2eSuite('qwen-code', {
+  label: 'qwen serve adapter',
+  async flags(home, e2e) {
+    daemon = await startQwenServe(home, e2e.mock.baseUrl);
+    e2e.deferAfterAdapter(() => daemon.kill());
+    return { serve: daemon.url, serveTokenFile: daemon.tokenFile };
+  },
+});
 
-const of = (type: string, cause?: string): AepEvent | undefined => stack.find(session, type, cause);
-const all = (type: string): AepEvent[] => stack.events.filter((e) => e.session === session && e.type === type);
-const requestsOf = (tag: string) => mock.modelRequests().filter((r) => turnPromptOf(r.body).includes(tag));
-const withText = (text: string) => mock.modelRequests().filter((r) => bodyHas(r.body, text));
+const of = (type: string, cause?: string): AepEvent | undefined => e2e.stack.find(session, type, cause);
+const all = (type: string): AepEvent[] => e2e.stack.events.filter((e) => e.session === session && e.type === type);
 
-function instruct(text: string, delivery: string): AepCommand {
-  return command(SENDER, session, { type: INSTRUCT, data: { text, delivery }, capture: 'redacted' });
-}
+const instruct = (text: string, delivery: string): AepCommand =>
+  e2e.stack.command(session, INSTRUCT, { text, delivery });
 async function accepted(cmd: AepCommand): Promise<AepCommand> {
-  const settled = await stack.send(cmd);
+  const settled = await e2e.stack.send(cmd);
   assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
   return cmd;
 }
 
 /** A prompt to the daemon whose shell call waits for a file; resolves once the hooks saw the tool start. */
 async function slowTurn(tag: string): Promise<{ release: () => void; finished: number }> {
-  const gate = join(ws.root, `${tag}.go`);
+  const gate = join(e2e.home.root, `${tag}.go`);
   const tools = all('tool.requested').length;
   const finished = all('run.finished').length;
   await daemon.prompt(session, `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
-  await stack.waitFor(`${tag}: the slow tool call`, () => all('tool.requested')[tools]);
+  await e2e.stack.waitFor(`${tag}: the slow tool call`, () => all('tool.requested')[tools]);
   return { release: () => writeFileSync(gate, ''), finished };
 }
-const finishedAfter = (n: number) => stack.waitFor('the turn finished', () => all('run.finished')[n]);
+/** Resolves once the daemon says no turn of the session runs. */
+const daemonIdle = (): Promise<void> =>
+  until(
+    async () => (await daemon.api('GET', `/session/${session}/turns/current`)).body?.['state'] !== 'running',
+    'the daemon to run no turn',
+    20_000,
+  );
+const finishedAfter = (n: number) => e2e.stack.waitFor('the turn finished', () => all('run.finished')[n]);
 
-const binary = vendorBinary('qwen-code');
-const missing = 'Qwen Code 0.24.4 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh qwen-code';
-
-if (binary === undefined) {
-  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
-    console.log(`qwen serve adapter e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
-  } else {
-    test('the pinned Qwen Code CLI is installed', () => assert.unreachable(missing));
-  }
-} else {
+if (e2e.installed) {
   test.before(async () => {
-    mock = await startMockOpenAi();
-    ws = workspace('aep-qwen-serve-adapter-');
-    workspaces.push(ws);
-    daemon = await startQwenServe(ws, mock.baseUrl);
-    stack = await startVendorStack('qwen-code', {}, { serve: daemon.url, serveTokenFile: daemon.tokenFile });
-    stack.evidence.set('qwen serve output', () => daemon.output().slice(-4000));
-    // The user's settings get the adapter's hooks, as `aep-steer install qwen-code` writes them.
-    installQwenCode({
-      user: true,
-      port: stack.running.adapter.port,
-      secret: stack.secret,
-      neutral: qwenCode.replies.neutral,
-      attentionTimeoutMs: qwenCode.attentionTimeoutMs,
-      env: { HOME: ws.home },
-    });
+    e2e.stack.evidence.set('qwen serve output', () => daemon.output().slice(-4000));
     session = await daemon.session('yolo');
-  });
-
-  test.after(async () => {
-    await stack?.close();
-    await daemon?.kill();
-    await mock?.close();
-    for (const w of workspaces) rmSync(w.root, { recursive: true, force: true });
   });
 
   test("hooks and the serve lane share the daemon's session id; the roster names both lanes", async () => {
     await daemon.prompt(session, '[[TURN]] [[TOOLS:0]] q-first say done');
-    await stack.waitFor('the session seen through its hooks', () => of('session.started') ?? of('run.started'));
+    await e2e.stack.waitFor('the session seen through its hooks', () => of('session.started') ?? of('run.started'));
     await finishedAfter(0);
-    await stack.waitFor('the lane reaches the session', () =>
+    await e2e.stack.waitFor('the lane reaches the session', () =>
       all('x.qwen-code.session.described').find((e) => (e.data?.['lanes'] as string[] | undefined)?.includes('serve')),
     );
-    const consumer = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.relayToken, agent: 'e2e-roster' });
-    try {
-      const entry = (await consumer.roster()).find((r) => r.session === session);
-      assert.equal(entry?.lanes, ['hook', 'serve'], 'the roster names both lanes');
-      assert.equal(
-        (entry?.control as { deliveries?: string[] } | undefined)?.deliveries,
-        ['moment', 'steer', 'queue'],
-        "the adapter's hello declares the steer and queue the serve lane adds",
-      );
-    } finally {
-      await consumer.close();
-    }
-    const out = sink();
-    const code = await runSessions(
-      { relay: stack.relayUrl, token: stack.relayToken, sender: 'e2e-roster' },
-      { out: out.stream },
+    const entry = (await e2e.stack.consumer.roster()).find((r) => r.session === session);
+    assert.equal(entry?.lanes, ['hook', 'serve'], 'the roster names both lanes');
+    assert.equal(
+      (entry?.control as { deliveries?: string[] } | undefined)?.deliveries,
+      ['moment', 'steer', 'queue'],
+      "the adapter's hello declares the steer and queue the serve lane adds",
     );
-    assert.is(code, SESSIONS_EXIT.ok);
-    const row = out
-      .text()
-      .split('\n')
-      .find((l) => l.startsWith(session));
-    assert.match(row ?? out.text(), 'hook, serve', '`aep-steer sessions` names both lanes');
-    assert.equal(stack.errors, []);
+    const table = await e2e.sessions();
+    const row = table.split('\n').find((l) => l.startsWith(session));
+    assert.match(row ?? table, 'hook, serve', '`aep-steer sessions` names both lanes');
+    assert.equal(e2e.stack.errors, []);
   });
 
   test("steer while a slow tool runs: the same turn's next request, delivered through the serve lane; a resend is one delivery", async () => {
     const { release, finished } = await slowTurn('q-steer');
     const text = `STEER-SERVE-${session.slice(0, 8)}`;
     const cmd = await accepted(instruct(text, 'steer'));
-    const again = await stack.send(cmd);
+    const again = await e2e.stack.send(cmd);
     assert.is(again.outcome, 'accepted', 'the resend gets the recorded ack again');
     release();
-    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    const d = await e2e.stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane'], d.data?.['ref']], ['steer', 'serve', cmd.id]);
     const end = await finishedAfter(finished);
     assert.ok(d.seq! < end.seq!, 'delivered before the turn ended');
-    const reqs = requestsOf('q-steer');
+    const reqs = e2e.requestsOf('q-steer');
     assert.ok(reqs.length >= 2, `the tool round made a second request (${reqs.length})`);
     assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
     const msgs = chatMessagesOf(reqs[1]!.body);
@@ -172,71 +120,64 @@ if (binary === undefined) {
     // The daemon ends the turn a little after the Stop hook (a message it takes in between runs
     // as a prompt of its own, the next test): wait until it says no turn runs. Its stream may tell
     // the lane a moment later: a steer in between is answered idle by the daemon and dropped turn-ended.
-    for (let i = 0; ; i++) {
-      const r = await daemon.api('GET', `/session/${session}/turns/current`);
-      if (r.body?.['state'] !== 'running') break;
-      if (i > 200) assert.unreachable(`the daemon still runs a turn: ${JSON.stringify(r.body)}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await daemonIdle();
     const until = Date.now() + 10_000;
     const raced: string[] = [];
-    let settled = await stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
+    let settled = await e2e.stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
     while (settled.outcome === 'accepted' && Date.now() < until) {
       raced.push(settled.ack.cause!);
       await new Promise((r) => setTimeout(r, 250));
-      settled = await stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
+      settled = await e2e.stack.send(instruct('STEER-SERVE-IDLE', 'steer'));
     }
     assert.equal(settled.outcome === 'rejected' ? [settled.reason, settled.code] : settled, [
       'refused',
       'session-idle',
     ]);
     for (const cause of raced) {
-      const d = await stack.waitFor('the raced steer dropped', () => of(DROPPED, cause));
+      const d = await e2e.stack.waitFor('the raced steer dropped', () => of(DROPPED, cause));
       assert.is(d.data?.['reason'], 'turn-ended');
       assert.not.ok(of(DELIVERED, cause));
     }
-    assert.is(withText('STEER-SERVE-IDLE').length, 0);
+    assert.is(e2e.withText('STEER-SERVE-IDLE').length, 0);
   });
 
   test('a steer withdrawn before injection is dropped withdrawn and never reaches the model', async () => {
     const { release, finished } = await slowTurn('q-withdraw');
     const text = `WITHDRAWN-SERVE-${session.slice(0, 8)}`;
     const cmd = await accepted(instruct(text, 'steer'));
-    const w = await accepted(
-      command(SENDER, session, { type: 'x.qwen-code.control.withdraw', data: { instruction: cmd.id } }),
-    );
-    const dropped = await stack.waitFor('dropped withdrawn', () => all(DROPPED).find((e) => e.subject === cmd.id));
+    const w = await accepted(e2e.stack.command(session, 'x.qwen-code.control.withdraw', { instruction: cmd.id }, null));
+    const dropped = await e2e.stack.waitFor('dropped withdrawn', () => all(DROPPED).find((e) => e.subject === cmd.id));
     assert.equal([dropped.cause, dropped.data?.['reason']], [w.id, 'withdrawn']);
     release();
     await finishedAfter(finished);
-    assert.ok(requestsOf('q-withdraw').length >= 2, 'the turn went on after the tool');
-    assert.is(withText(text).length, 0, 'no request carries the withdrawn text');
+    assert.ok(e2e.requestsOf('q-withdraw').length >= 2, 'the turn went on after the tool');
+    assert.is(e2e.withText(text).length, 0, 'no request carries the withdrawn text');
     assert.not.ok(of(DELIVERED, cmd.id));
   });
 
   test('a steer taken as the turn winds down runs as a prompt of its own: delivered on its receipt, never dropped', async () => {
     // The turn's last model request is held: no tool round follows, so the message is never
     // injected; the daemon runs it as the next prompt, whose start is the receipt.
-    const hold = mock.hold((r) => turnPromptOf(r.body).includes('q-tail'));
+    const hold = e2e.mock.hold((r) => e2e.turnOf(r).includes('q-tail'));
     const finished = all('run.finished').length;
     await daemon.prompt(session, '[[TURN]] [[TOOLS:0]] q-tail say done');
     await hold.arrived;
     const text = `TAIL-SERVE-${session.slice(0, 8)}`;
     let cmd = instruct(text, 'steer');
     // The lane's stream may show the turn a moment after the model was asked.
-    for (let settled = await stack.send(cmd); settled.outcome !== 'accepted'; settled = await stack.send(cmd)) {
+    for (let settled = await e2e.stack.send(cmd); settled.outcome !== 'accepted'; settled = await e2e.stack.send(cmd)) {
       assert.is('code' in settled ? settled.code : settled.outcome, 'session-idle', JSON.stringify(settled));
       await new Promise((r) => setTimeout(r, 100));
       cmd = instruct(text, 'steer');
     }
     hold.release();
-    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    const d = await e2e.stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane'], d.data?.['ref']], ['steer', 'serve', cmd.id]);
     await finishedAfter(finished + 1);
     assert.not.ok(of(DROPPED, cmd.id), 'never reported dropped');
-    assert.ok(withText(text).length > 0, 'the model read it');
+    assert.ok(e2e.withText(text).length > 0, 'the model read it');
     assert.not.ok(
-      requestsOf('q-tail').some((r) => bodyHas(r.body, `${INJECTED}${text}`)),
+      e2e.requestsOf('q-tail').some((r) => bodyHas(r.body, `${INJECTED}${text}`)),
       'not injected into the turn',
     );
   });
@@ -246,10 +187,10 @@ if (binary === undefined) {
     const tag = session.slice(0, 8);
     const moment = await accepted(instruct(`MOMENT-SERVE-${tag}`, 'moment'));
     release();
-    const d = await stack.waitFor('moment delivered', () => of(DELIVERED, moment.id));
+    const d = await e2e.stack.waitFor('moment delivered', () => of(DELIVERED, moment.id));
     assert.equal([d.data?.['delivery'], d.data?.['moment'], d.data?.['lane']], ['moment', 'PostToolUse', undefined]);
     await finishedAfter(finished);
-    const reqs = requestsOf('q-moment');
+    const reqs = e2e.requestsOf('q-moment');
     assert.not.ok(bodyHas(reqs[0]!.body, `MOMENT-SERVE-${tag}`), 'not in the request that asked for the tool');
     // Daemon sessions carry the hook's context as a user message of the turn's next request.
     assert.ok(bodyHas(reqs[1]?.body, `MOMENT-SERVE-${tag}`), "in the same turn's next request");
@@ -260,9 +201,9 @@ if (binary === undefined) {
     const tag = `QUEUE-SERVE-${session.slice(0, 8)}`;
     const text = `[[TURN]] [[TOOLS:0]] ${tag} say done`;
     const cmd = await accepted(instruct(text, 'queue'));
-    const again = await stack.send(cmd);
+    const again = await e2e.stack.send(cmd);
     assert.is(again.outcome, 'accepted', 'the resend gets the recorded ack again');
-    assert.is(withText(tag).length, 0, 'not while the tool runs');
+    assert.is(e2e.withText(tag).length, 0, 'not while the tool runs');
     // The daemon lists it as a prompt waiting for the next turn.
     type Pending = { promptId?: string; text?: string; state?: string };
     let waiting: Pending | undefined;
@@ -277,18 +218,18 @@ if (binary === undefined) {
     );
     assert.is(waiting?.state, 'queued');
     release();
-    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    const d = await e2e.stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
     const end = await finishedAfter(finished);
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
     assert.is(d.data?.['ref'], waiting?.promptId, "the ref is the daemon's prompt id");
     assert.ok(end.seq! < d.seq!, 'delivered once the running turn ended');
     await finishedAfter(finished + 1);
-    assert.ok(requestsOf('q-queue').length >= 2, 'the running turn went on after the tool');
+    assert.ok(e2e.requestsOf('q-queue').length >= 2, 'the running turn went on after the tool');
     assert.not.ok(
-      requestsOf('q-queue').some((r) => bodyHas(r.body, tag)),
+      e2e.requestsOf('q-queue').some((r) => bodyHas(r.body, tag)),
       "in none of the running turn's requests",
     );
-    const reqs = withText(tag);
+    const reqs = e2e.withText(tag);
     assert.ok(reqs.length >= 1);
     const msgs = chatMessagesOf(reqs[0]!.body);
     assert.ok(
@@ -298,8 +239,8 @@ if (binary === undefined) {
     assert.is(turnPromptOf(reqs[0]!.body), chatTextOf(msgs.at(-1)!), 'it is the turn the request belongs to');
     assert.is(all(DELIVERED).filter((e) => e.cause === cmd.id).length, 1, 'one delivery');
     assert.not.ok(of(DROPPED, cmd.id));
-    const w = await stack.send(
-      command(SENDER, session, { type: 'x.qwen-code.control.withdraw', data: { instruction: cmd.id } }),
+    const w = await e2e.stack.send(
+      e2e.stack.command(session, 'x.qwen-code.control.withdraw', { instruction: cmd.id }, null),
     );
     assert.equal(w.outcome === 'rejected' ? w.code : w, 'already-delivered', 'withdrawn after: already delivered');
   });
@@ -312,17 +253,19 @@ if (binary === undefined) {
     const first = await accepted(instruct(`[[TURN]] [[TOOLS:0]] ${gone} say done`, 'queue'));
     const second = await accepted(instruct(`[[TURN]] [[TOOLS:0]] ${kept} say done`, 'queue'));
     const w = await accepted(
-      command(SENDER, session, { type: 'x.qwen-code.control.withdraw', data: { instruction: first.id } }),
+      e2e.stack.command(session, 'x.qwen-code.control.withdraw', { instruction: first.id }, null),
     );
-    const dropped = await stack.waitFor('dropped withdrawn', () => all(DROPPED).find((e) => e.subject === first.id));
+    const dropped = await e2e.stack.waitFor('dropped withdrawn', () =>
+      all(DROPPED).find((e) => e.subject === first.id),
+    );
     assert.equal([dropped.cause, dropped.data?.['reason']], [w.id, 'withdrawn']);
     release();
     // The daemon runs its queue in order: the withdrawn prompt would have run before this one.
-    const d = await stack.waitFor('the one behind delivered', () => of(DELIVERED, second.id));
+    const d = await e2e.stack.waitFor('the one behind delivered', () => of(DELIVERED, second.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
     await finishedAfter(finished + 1);
-    assert.is(withText(gone).length, 0, 'no request carries the withdrawn text');
-    assert.ok(withText(kept).length > 0, 'the next one ran');
+    assert.is(e2e.withText(gone).length, 0, 'no request carries the withdrawn text');
+    assert.ok(e2e.withText(kept).length > 0, 'the next one ran');
     assert.not.ok(of(DELIVERED, first.id));
     assert.equal(
       all('run.finished').length,
@@ -332,20 +275,15 @@ if (binary === undefined) {
   });
 
   test("queue with no turn running starts a turn of its own at once: its text is that turn's first request", async () => {
-    for (let i = 0; ; i++) {
-      const r = await daemon.api('GET', `/session/${session}/turns/current`);
-      if (r.body?.['state'] !== 'running') break;
-      if (i > 200) assert.unreachable(`the daemon still runs a turn: ${JSON.stringify(r.body)}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await daemonIdle();
     const finished = all('run.finished').length;
     const tag = `QUEUE-IDLE-${session.slice(0, 8)}`;
     const text = `[[TURN]] [[TOOLS:0]] ${tag} say done`;
     const cmd = await accepted(instruct(text, 'queue'));
-    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    const d = await e2e.stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
     await finishedAfter(finished);
-    const reqs = withText(tag);
+    const reqs = e2e.withText(tag);
     assert.ok(reqs.length >= 1);
     const msgs = chatMessagesOf(reqs[0]!.body);
     assert.ok(
@@ -357,15 +295,15 @@ if (binary === undefined) {
 
   test('control.cancel {scope: run} stops the turn through the lane; run.cancelled names the cancel', async () => {
     await slowTurn('q-cancel');
-    const cancel = await accepted(command(SENDER, session, { type: 'control.cancel', data: { scope: 'run' } }));
-    const cancelled = await stack.waitFor('run.cancelled', () => of('run.cancelled', cancel.id));
+    const cancel = await accepted(e2e.stack.command(session, 'control.cancel', { scope: 'run' }, null));
+    const cancelled = await e2e.stack.waitFor('run.cancelled', () => of('run.cancelled', cancel.id));
     assert.is(cancelled.data?.['by'], 'control');
-    const after = await stack.send(instruct('after cancel', 'steer'));
+    const after = await e2e.stack.send(instruct('after cancel', 'steer'));
     assert.equal(after.outcome === 'rejected' ? after.code : after, 'session-idle', 'the turn is over');
   });
 
   test('the audit of the adapter log is clean and tells the serve lane from the hook lane', async () => {
-    const r = await auditFiles([stack.logPath]);
+    const r = await auditFiles([e2e.stack.logPath]);
     assert.equal(r.violations, []);
     const mine = r.instructions.filter((i) => i.session === session && i.status === 'delivered');
     const steer = mine.find((i) => i.delivery === 'steer');
@@ -392,13 +330,13 @@ if (binary === undefined) {
   test('the daemon killed mid-session: said once; the hook lane goes on (a moment delivers through hooks)', async () => {
     await slowTurn('q-dies');
     const kept = await accepted(instruct('KEPT-AFTER-LOSS', 'moment'));
-    const errorsBefore = stack.errors.length;
+    const errorsBefore = e2e.stack.errors.length;
     await daemon.kill('SIGKILL');
-    await stack.waitFor('the lane is gone', () =>
+    await e2e.stack.waitFor('the lane is gone', () =>
       all('x.qwen-code.session.described').find((e) => JSON.stringify(e.data?.['lanes']) === '["hook"]'),
     );
     await new Promise((r) => setTimeout(r, 1500));
-    const said = stack.errors.slice(errorsBefore);
+    const said = e2e.stack.errors.slice(errorsBefore);
     assert.is(said.length, 1, `said once: ${said.join(' | ')}`);
     assert.match(said[0]!, 'serve');
     // The daemon's agent fires SessionEnd as it dies: the hooks end the session and what waited
@@ -410,32 +348,17 @@ if (binary === undefined) {
     }
     assert.not.ok(of(DELIVERED, kept.id));
     // A plain `qwen` run on the same adapter is steered through its hooks as before.
-    const plain = workspace('aep-qwen-serve-plain-');
-    workspaces.push(plain);
-    writeQwenSettings(plain);
-    installQwenCode({
-      user: true,
-      port: stack.running.adapter.port,
-      secret: stack.secret,
-      neutral: qwenCode.replies.neutral,
-      attentionTimeoutMs: qwenCode.attentionTimeoutMs,
-      env: { HOME: plain.home },
-    });
-    const gate = join(plain.root, 'plain.go');
-    const from = stack.events.length;
-    const run = runQwen(plain, mock.baseUrl, `[[TURN]] [[WAITFILE:${gate}]] q-plain run the slow command`);
-    const other = await stack.newSession(from);
-    await stack.waitFor('the plain tool call', () => stack.find(other, 'tool.requested'));
+    const { session: other, run, release } = await e2e.slowRun('q-plain');
     const text = `MOMENT-PLAIN-${other.slice(0, 8)}`;
-    const m = command(SENDER, other, { type: INSTRUCT, data: { text, delivery: 'moment' }, capture: 'redacted' });
-    assert.is((await stack.send(m)).outcome, 'accepted');
-    writeFileSync(gate, '');
+    const m = e2e.stack.command(other, INSTRUCT, { text, delivery: 'moment' });
+    assert.is((await e2e.stack.send(m)).outcome, 'accepted');
+    release();
     const result = await run;
     assert.is(result.code, 0, result.stderr.slice(-2000));
-    const d = await stack.waitFor('delivered', () => stack.find(other, DELIVERED, m.id));
+    const d = await e2e.stack.waitFor('delivered', () => e2e.stack.find(other, DELIVERED, m.id));
     assert.equal([d.data?.['moment'], d.data?.['lane']], ['PostToolUse', undefined]);
-    assert.ok(withText(text).length > 0, 'the model saw it');
-    assert.is(stack.errors.length, errorsBefore + 1, `nothing more said: ${stack.errors.join(' | ')}`);
+    assert.ok(e2e.withText(text).length > 0, 'the model saw it');
+    assert.is(e2e.stack.errors.length, errorsBefore + 1, `nothing more said: ${e2e.stack.errors.join(' | ')}`);
   });
 }
 

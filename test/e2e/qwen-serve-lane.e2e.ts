@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LaneFact } from '../../src/streams/lane.js';
+import { processTable } from '../../src/adapters/tool-processes.js';
 import { qwenServeLane, type QwenServeLane } from '../../src/adapters/qwen-code/serve/lane.js';
 import type { SteeringError } from '../../src/protocol/errors.js';
 import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from '../support/mock-openai.js';
@@ -23,6 +24,7 @@ import {
   vendorBinary,
   workspace,
   type Workspace,
+  vendorMissing,
 } from '../support/vendor-e2e.js';
 
 const INJECTED = '[User message received during tool execution]: ';
@@ -45,6 +47,16 @@ const factsFor = (kind: LaneFact['kind']) => facts.filter((f) => f.kind === kind
 const turnEnded = (turnId: string) =>
   facts.find((f): f is Extract<LaneFact, { kind: 'turn.ended' }> => f.kind === 'turn.ended' && f.turnId === turnId);
 
+/** A lane of the test's own besides the suite's, closed with it: what it said, and the facts it gave. */
+function extraLane(o: Omit<Parameters<typeof qwenServeLane>[0], 'onError'>) {
+  const said: SteeringError[] = [];
+  const lane = qwenServeLane({ ...o, onError: (e) => said.push(e) });
+  extra.push({ lane });
+  const got: LaneFact[] = [];
+  lane.facts$.subscribe((f) => got.push(f));
+  return { lane, said, got };
+}
+
 /** Starts a turn whose shell call waits for a file; resolves once the tool runs (the model asked for it). */
 async function slowTurn(tag: string): Promise<{ turnId: string; release: () => void }> {
   const gate = join(ws.root, `${tag}.go`);
@@ -56,21 +68,19 @@ async function slowTurn(tag: string): Promise<{ turnId: string; release: () => v
     30_000,
   );
   await until(() => mock.modelRequests().length > before, 'the model asked for the tool', 30_000);
-  // The tool call is streamed back; give the daemon a moment to start the shell.
-  await wait(500);
+  // The tool call is streamed back: the daemon's shell runs the loop that waits for the gate.
+  await until(
+    () => (processTable() ?? []).some((p) => p.state !== 'Z' && p.argv.some((a) => a.includes(gate))),
+    'the slow shell call to run',
+    30_000,
+  );
   return { turnId, release: () => writeFileSync(gate, '') };
 }
 
 const binary = vendorBinary('qwen-code');
 const missing = 'Qwen Code 0.24.4 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh qwen-code';
 
-if (binary === undefined) {
-  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
-    console.log(`qwen serve lane e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
-  } else {
-    test('the pinned Qwen Code CLI is installed', () => assert.unreachable(missing));
-  }
-} else {
+if (!vendorMissing(binary, 'qwen serve lane', missing)) {
   test.before(async () => {
     mock = await startMockOpenAi();
     ws = workspace('aep-qwen-serve-');
@@ -149,10 +159,7 @@ if (binary === undefined) {
 
   test('a lane attaching while a turn runs reports that turn, and its steer lands in it', async () => {
     const { turnId, release } = await slowTurn('s-late');
-    const late = qwenServeLane({ url: daemon.url, tokenFile: daemon.tokenFile, onError: (e) => errors.push(e) });
-    extra.push({ lane: late });
-    const got: LaneFact[] = [];
-    late.facts$.subscribe((f) => got.push(f));
+    const { lane: late, got } = extraLane({ url: daemon.url, tokenFile: daemon.tokenFile });
     await until(() => got.some((f) => f.kind === 'turn.started' && f.turnId === turnId), 'the running turn', 10_000);
     assert.equal(
       got.map((f) => f.kind),
@@ -290,17 +297,7 @@ if (binary === undefined) {
   test('a wrong token is refused once, naming the token file; fixed, the lane attaches', async () => {
     const file = join(ws.root, 'wrong.token');
     writeFileSync(file, 'not-the-token\n', { mode: 0o600 });
-    const said: SteeringError[] = [];
-    const wrong = qwenServeLane({
-      url: daemon.url,
-      tokenFile: file,
-      retryMs: 50,
-      maxRetryMs: 100,
-      onError: (e) => said.push(e),
-    });
-    extra.push({ lane: wrong });
-    const got: LaneFact[] = [];
-    wrong.facts$.subscribe((f) => got.push(f));
+    const { lane: wrong, said, got } = extraLane({ url: daemon.url, tokenFile: file, retryMs: 50, maxRetryMs: 100 });
     await until(() => said.length > 0, 'the refusal', 10_000);
     await wait(1000);
     assert.is(said.length, 1, `said once, not once per retry: ${said.map((e) => e.message).join(' | ')}`);
@@ -327,18 +324,17 @@ if (binary === undefined) {
     const d1 = await startQwenServe(w2, mock.baseUrl);
     extra.push({ ws: w2, daemon: d1 });
     const s1 = await d1.session('yolo');
-    const said: SteeringError[] = [];
-    const l2 = qwenServeLane({
+    const {
+      lane: l2,
+      said,
+      got,
+    } = extraLane({
       url: d1.url,
       tokenFile: d1.tokenFile,
       pollMs: 100,
       retryMs: 50,
       maxRetryMs: 200,
-      onError: (e) => said.push(e),
     });
-    extra.push({ lane: l2 });
-    const got: LaneFact[] = [];
-    l2.facts$.subscribe((f) => got.push(f));
     await until(() => l2.reaches(s1), 'attached', 30_000);
     await d1.kill('SIGKILL');
     await until(() => got.some((f) => f.kind === 'lost'), 'lost', 10_000);

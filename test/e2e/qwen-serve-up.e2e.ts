@@ -8,12 +8,20 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
 import { projectRoot } from '../support/shared-dir.js';
+import { freePort } from '../support/readme-blocks.js';
 import { until } from '../support/until.js';
-import { bodyHas, qwenEnv, vendorBinary, workspace, writeQwenSettings, type Workspace } from '../support/vendor-e2e.js';
+import {
+  bodyHas,
+  qwenEnv,
+  vendorBinary,
+  workspace,
+  writeQwenSettings,
+  type Workspace,
+  vendorMissing,
+} from '../support/vendor-e2e.js';
 
 const BIN = join(projectRoot, 'bin', 'aep-steer.js');
 const INJECTED = '[User message received during tool execution]: ';
@@ -46,14 +54,6 @@ async function done(args: string[]): Promise<{ code: number | null; out: string;
   return { code, out: r.out(), err: r.err() };
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 /** Processes running in the workspace (the daemon and its agent children run in the project folder). */
 function inWorkspace(): number[] {
   return readdirSync('/proc')
@@ -69,13 +69,9 @@ function inWorkspace(): number[] {
 
 const relay = () => ['--relay', `ws://127.0.0.1:${ports.relay}/socket`];
 
-if (binary === undefined) {
-  test('qwen-serve-up: the pinned CLI is installed', () => {
-    assert.unreachable(
-      'Qwen Code 0.24.4 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh qwen-code',
-    );
-  });
-} else {
+const missing = 'Qwen Code 0.24.4 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh qwen-code';
+
+if (!vendorMissing(binary, 'qwen-serve-up', missing)) {
   test.before(async () => {
     mock = await startMockOpenAi();
     ws = workspace('aep-qwen-up-');
@@ -83,7 +79,7 @@ if (binary === undefined) {
     // `qwen` on PATH, as an installed Qwen Code puts it there.
     env = {
       ...qwenEnv(ws, mock.baseUrl),
-      PATH: `${dirname(binary)}:${process.env.PATH}`,
+      PATH: `${dirname(binary!)}:${process.env.PATH}`,
       AEP_STATE_DIR: join(ws.root, 'state'),
       QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
     };

@@ -1,32 +1,12 @@
 // Runs the pinned Claude Code CLI headless and offline against a loopback mock model API, with
 // HOME, config and temp dirs isolated per run (vendor-clis-observed §1.2).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from './shared-dir.js';
+import { vendorBinary, type Workspace } from './vendor-e2e.js';
 
-/** The CLI installed by `scripts/install-vendor-cli.sh claude-code`, if present. */
-export function claudeBinary(): string | undefined {
-  const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
-  const bin = join(dir, 'claude-code', 'node_modules', '.bin', 'claude');
-  return existsSync(bin) ? bin : undefined;
-}
-
-export interface ClaudeWorkspace {
-  root: string;
-  home: string;
-  project: string;
-}
-
-/** A fresh HOME with a project folder inside it. */
-export function claudeWorkspace(prefix = 'aep-cc-'): ClaudeWorkspace {
-  const root = mkdtempSync(join(tmpdir(), prefix));
-  const home = join(root, 'home');
-  const project = join(home, 'project');
-  mkdirSync(project, { recursive: true });
-  return { root, home, project };
-}
+/** A HOME with a project folder inside it (vendor-e2e.ts `workspace`). */
+export type ClaudeWorkspace = Workspace;
 
 /** The offline environment of one run: its own HOME and temp dir, the mock model, no traffic elsewhere. */
 export function claudeEnv(ws: ClaudeWorkspace, mockUrl: string): NodeJS.ProcessEnv {
@@ -76,6 +56,8 @@ export interface ClaudeProcess {
   write(line: Record<string, unknown>): void;
   /** Closes stdin: the CLI finishes its work and exits. */
   end(): void;
+  /** Ends the CLI at once (a test that failed midway leaves nothing running). */
+  kill(): void;
   /** Resolves with the first (past or future) stdout line that matches. */
   waitForLine(match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   done: Promise<ClaudeRun>;
@@ -86,7 +68,7 @@ export interface ClaudeProcess {
  * as stream-json lines from stdin (§1.2 multi-turn).
  */
 export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: string }): ClaudeProcess {
-  const bin = claudeBinary();
+  const bin = vendorBinary('claude-code');
   if (bin === undefined)
     throw new Error('Claude Code CLI not installed: run scripts/install-vendor-cli.sh claude-code');
   const args = opts.prompt === undefined ? ['-p', '--input-format', 'stream-json'] : ['-p', opts.prompt];
@@ -151,6 +133,9 @@ export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: 
     end() {
       child.stdin?.end();
     },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
     waitForLine(match) {
       const seen = lines.find(match);
       if (seen !== undefined) return Promise.resolve(seen);
@@ -164,12 +149,4 @@ export function startClaude(opts: Omit<ClaudeRunOptions, 'prompt'> & { prompt?: 
     },
     done,
   };
-}
-
-export function runClaude(opts: ClaudeRunOptions): Promise<ClaudeRun> {
-  try {
-    return startClaude(opts).done;
-  } catch (err) {
-    return Promise.reject(err);
-  }
 }

@@ -1,28 +1,26 @@
-// Wiring for end-to-end tests on Cline 3.0.65's real hub daemon (`cline hub ensure`): the
-// loopback mock Chat Completions API, this project's relay and adapter (AEP_CLINE_HUB_CONTROL=1),
-// the real installer's hook files, and a hub client of the test's own that creates and starts
-// sessions the way Cline's UI does (cline-hub-observed §1.7) and sees the hub's own approval ids.
-import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+// Cline 3.0.65's real hub daemon (`cline hub ensure`) for the end-to-end suites, on the suite's
+// stack (e2e-stack.ts: the mock Chat Completions API, this project's relay and adapter with
+// AEP_CLINE_HUB_CONTROL=1, the home with Cline's provider pointing at the mock and the real
+// installer's hook files), with a hub client of the test's own that creates and starts sessions
+// the way Cline's UI does (cline-hub-observed §1.7) and sees the hub's own approval ids.
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cline } from '../../src/adapters/cline/table.js';
-import { installCline } from '../../src/adapters/cline/installer.js';
 import { HubConnection, type HubReply } from '../../src/adapters/cline/hub/connection.js';
 import { resolveHubEndpoint } from '../../src/adapters/cline/hub/endpoint.js';
 import type { AepEvent } from '../../src/protocol/index.js';
-import { startMockOpenAi, type MockOpenAi, type RecordedRequest } from './mock-openai.js';
-import { bodyHas, startVendorStack, vendorBinary, workspace, type VendorStack, type Workspace } from './vendor-e2e.js';
+import { reported, type E2e } from './e2e-stack.js';
+import { spawnCli, tailOf } from './vendor-e2e.js';
+
+type Outcome = { code: number | null; out: string };
 
 /**
  * `cline hub ensure`, again while it gives up on its own start-up limit: Cline 3.0.65 waits 15 s
  * for the detached hub and then fails, though the hub may come up just after (a busy machine);
  * `ensure` attaches to a hub that runs, so the next call settles it.
  */
-export async function ensureHub(
-  runCline: (args: string[]) => Promise<{ code: number | null; out: string }>,
-): Promise<{ code: number | null; out: string }> {
+async function ensureHub(runCline: (args: string[]) => Promise<Outcome>): Promise<Outcome> {
   let r = await runCline(['hub', 'ensure']);
   for (let i = 0; i < 3 && r.code !== 0 && /waiting for detached hub startup/.test(r.out); i += 1)
     r = await runCline(['hub', 'ensure']);
@@ -30,165 +28,55 @@ export async function ensureHub(
 }
 
 export interface ClineHub {
-  mock: MockOpenAi;
-  stack: VendorStack;
-  ws: Workspace;
   /** The test's own hub client, as Cline's UI. */
   driver: HubConnection;
   /** The hub's approval ids by session, as Cline's UI sees them. */
   approvalIds: Map<string, string>;
+  /** The hub daemon's process. */
+  pid: number | undefined;
   /** A hub session in act mode; `ask` makes run_commands ask for approval. */
   createSession(ask?: boolean): Promise<string>;
   /** Starts a turn as a user would; resolves when the turn ends. */
   startTurn(session: string, prompt: string): Promise<HubReply>;
-  /** The session's first attention.requested. */
-  approval(session: string): Promise<AepEvent>;
-  /** The tool results the model saw in the requests of one turn (by its tag). */
-  toolResultsOf(tag: string): string[];
-  close(): Promise<void>;
+  /**
+   * A new session whose turn's shell call waits for a gate (`tools`: calls the turn asks for in
+   * all); resolves once the call is on the stream. `release` lets it end; `turn` ends with the turn.
+   */
+  slowTurn(tag: string, tools?: number): Promise<{ session: string; release(): void; turn: Promise<HubReply> }>;
+  /** A new session whose run_commands asks first, its turn started: resolves with the request on the stream. */
+  asking(tag: string): Promise<{ session: string; turn: Promise<HubReply>; request: AepEvent }>;
+  /** Stops the hub daemon by its pid (it outlives its clients, vendor-clis-observed §4.2). */
+  stop(): Promise<void>;
 }
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-type ChatMessage = { role?: string; content?: unknown };
-const messagesOf = (r: RecordedRequest): ChatMessage[] =>
-  (r.body as { messages?: ChatMessage[] } | undefined)?.messages ?? [];
-
-/** `control: false`: the adapter only taps the hub (AEP_CLINE_HUB=1), without its verbs. */
-export async function startClineHub(opts: { control?: boolean } = {}): Promise<ClineHub> {
-  const bin = vendorBinary('cline');
-  if (bin === undefined) throw new Error('Cline CLI not installed: run scripts/install-vendor-cli.sh cline');
-  const mock = await startMockOpenAi();
-  const ws = workspace('aep-cline-');
-  const clineDir = join(ws.home, '.cline');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: ws.home,
-    CLINE_DIR: clineDir,
-    CLINE_DATA_DIR: join(clineDir, 'data'),
-    CLINE_NO_AUTO_UPDATE: '1',
-    CLINE_HUB_PORT: String(await freePort()),
-    OPENAI_API_KEY: 'dummy',
-    NO_UPDATE_NOTIFIER: '1',
-    DO_NOT_TRACK: '1',
-  };
-  const runCline = (args: string[]): Promise<{ code: number | null; out: string }> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(bin, args, { cwd: ws.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const killer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-      child.on('error', (e) => {
-        clearTimeout(killer);
-        reject(e);
-      });
-      child.on('close', (code) => {
-        clearTimeout(killer);
-        resolve({ code, out });
-      });
-    });
-  const stack = await startVendorStack('cline', {
-    CLINE_DATA_DIR: env.CLINE_DATA_DIR,
-    ...(opts.control === false ? { AEP_CLINE_HUB: '1' } : { AEP_CLINE_HUB_CONTROL: '1' }),
-    AEP_INSTRUCT: '1',
-  });
-  // The hook files read the secret from the adapter's state directory when they run (D21).
-  installCline({
-    user: true,
-    port: stack.running.adapter.port,
-    secret: stack.secret,
-    neutral: cline.replies.neutral,
-    attentionTimeoutMs: 55_000,
-    env: { CLINE_DIR: clineDir, AEP_STATE_DIR: stack.stateDir },
-  });
-  const auth = await runCline([
-    'auth',
-    '-p',
-    'openai-compatible',
-    '-k',
-    'dummy',
-    '-b',
-    mock.baseUrl,
-    '-m',
-    'mock-model',
-  ]);
-  assert.is(auth.code, 0, auth.out);
-  const ensure = await ensureHub(runCline);
-  assert.is(ensure.code, 0, ensure.out);
-  const ep = resolveHubEndpoint(env);
-  assert.ok(!('missing' in ep), JSON.stringify(ep));
-  const hubPid = 'pid' in ep ? ep.pid : undefined;
-  const driver = new HubConnection({
-    endpoint: () => resolveHubEndpoint(env),
-    clientId: 'aep-e2e-driver',
-    clientType: 'aep-e2e-driver',
-    commandTimeoutMs: 120_000,
-  });
+/**
+ * Registers, after the suite's start, the hub's: the adapter's relay link greeted, `cline hub
+ * ensure` in the suite's home, the test's hub client and the adapter's registered on the hub; the
+ * hub stops with the suite, even when an earlier step of the teardown failed.
+ */
+export function clineHub(e2e: E2e<'cline'>): ClineHub {
   const approvalIds = new Map<string, string>();
-  driver.events$.subscribe((e) => {
-    if (e.event === 'approval.requested' && e.sessionId !== undefined && typeof e.payload.approvalId === 'string')
-      approvalIds.set(e.sessionId, e.payload.approvalId);
-  });
-  await stack.waitFor('the test driver on the hub', () => (driver.ready() ? true : undefined), 20_000);
-  let clients: { clientType?: string }[] = [];
-  await stack.waitFor(
-    'the adapter registered on the hub',
-    () => {
-      void driver.command('client.list', undefined, {}).then((r) => {
-        clients = (r.payload?.clients as typeof clients | undefined) ?? [];
-      });
-      return clients.find((c) => c.clientType === 'aep-adapter-cline');
-    },
-    20_000,
-  );
-
-  /** The hub daemon outlives its clients (vendor-clis-observed §4.2): stopped by its pid. */
-  async function stopHub(): Promise<void> {
-    if (hubPid === undefined) return;
-    try {
-      process.kill(hubPid, 'SIGTERM');
-    } catch {
-      return;
-    }
-    for (let i = 0; i < 200 && existsSync(`/proc/${hubPid}`); i += 1) await new Promise((r) => setTimeout(r, 50));
-    try {
-      process.kill(hubPid, 'SIGKILL');
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-
-  return {
-    mock,
-    stack,
-    ws,
-    driver,
+  const hub: ClineHub = {
+    driver: undefined as unknown as HubConnection,
     approvalIds,
+    pid: undefined,
     async createSession(ask = false) {
+      const { project } = e2e.home;
       const cfg = {
         providerId: 'openai-compatible',
         modelId: 'mock-model',
         apiKey: 'dummy',
-        cwd: ws.project,
-        workspaceRoot: ws.project,
+        cwd: project,
+        workspaceRoot: project,
         systemPrompt: '',
         mode: 'act',
         enableTools: true,
         enableSpawnAgent: false,
         enableAgentTeams: false,
       };
-      const reply = await driver.command('session.create', undefined, {
-        workspaceRoot: ws.project,
-        cwd: ws.project,
+      const reply = await hub.driver.command('session.create', undefined, {
+        workspaceRoot: project,
+        cwd: project,
         sessionConfig: cfg,
         metadata: { provider: 'openai-compatible', model: 'mock-model', enableTools: true, interactive: true },
         runtimeOptions: { mode: 'act', enableTools: true, autoApproveTools: !ask },
@@ -200,30 +88,93 @@ export async function startClineHub(opts: { control?: boolean } = {}): Promise<C
       assert.type(session, 'string');
       return session!;
     },
-    startTurn: (session, prompt) => driver.command('session.send_input', session, { prompt }),
-    approval: (session) =>
-      stack.waitFor('attention.requested', () =>
-        stack.events.find((e) => e.session === session && e.type === 'attention.requested'),
-      ),
-    toolResultsOf: (tag) =>
-      mock
-        .modelRequests()
-        .filter((r) => messagesOf(r).some((m) => bodyHas(m.content, tag)))
-        .flatMap((r) =>
-          messagesOf(r)
-            .filter((m) => m.role === 'tool')
-            .map((m) => JSON.stringify(m.content)),
-        ),
-    async close() {
-      // The hub daemon outlives this process: it is stopped even when an earlier step fails.
+    startTurn: (session, prompt) => hub.driver.command('session.send_input', session, { prompt }),
+    async slowTurn(tag, tools) {
+      const session = await hub.createSession();
+      const gate = join(e2e.home.root, `${tag}.go`);
+      const more = tools === undefined ? '' : `[[TOOLS:${tools}]] `;
+      const turn = hub.startTurn(session, `[[TURN]] [[WAITFILE:${gate}]] ${more}${tag} run the slow command`);
+      await e2e.stack.waitFor(`${tag}: the slow tool call`, () => e2e.stack.find(session, 'tool.requested'));
+      return { session, release: () => writeFileSync(gate, ''), turn };
+    },
+    async asking(tag) {
+      const session = await hub.createSession(true);
+      const turn = hub.startTurn(session, `[[TURN]] ${tag} run it`);
+      const request = await e2e.stack.waitFor('attention.requested', () =>
+        e2e.stack.find(session, 'attention.requested'),
+      );
+      return { session, turn, request };
+    },
+    async stop() {
+      const pid = hub.pid;
+      if (pid === undefined) return;
       try {
-        await driver.close();
-        await stack.close();
-        await mock.close();
-      } finally {
-        await stopHub();
-        rmSync(ws.root, { recursive: true, force: true });
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        return;
+      }
+      for (let i = 0; i < 200 && existsSync(`/proc/${pid}`); i += 1) await new Promise((r) => setTimeout(r, 50));
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
       }
     },
   };
+  if (!e2e.installed) return hub;
+
+  test.before(
+    reported(async () => {
+      const { stack, home } = e2e;
+      const hubLog = join(home.env.CLINE_DATA_DIR!, 'logs', 'hub-daemon.log');
+      stack.evidence.set('Cline hub log', () => tailOf(hubLog));
+      stack.evidence.set('Cline hub discovery record', () => {
+        const ep = resolveHubEndpoint(home.env);
+        return 'missing' in ep ? ep.missing : `hub at ${ep.url} (pid ${String(ep.pid)})`;
+      });
+      e2e.defer(() => stack.keep(hubLog, 'hub-daemon.log'));
+      e2e.deferAfterAdapter(() => hub.stop());
+      // Every hook event reaches the relay only over a greeted link: fail here, with the evidence, if it is not.
+      await stack.waitFor(
+        "the adapter's relay link greeted",
+        () => stack.said.find((l) => l.includes('relay connected')),
+        20_000,
+      );
+      const runCline = async (args: string[]): Promise<Outcome> => {
+        const r = await spawnCli(e2e.binary, args, home.project, home.env, 90_000).done;
+        return { code: r.code, out: r.stdout + r.stderr };
+      };
+      const ensure = await ensureHub(runCline);
+      assert.is(ensure.code, 0, ensure.out);
+      const ep = resolveHubEndpoint(home.env);
+      assert.ok(!('missing' in ep), JSON.stringify(ep));
+      hub.pid = 'pid' in ep ? ep.pid : undefined;
+      hub.driver = new HubConnection({
+        endpoint: () => resolveHubEndpoint(home.env),
+        clientId: 'aep-e2e-driver',
+        clientType: 'aep-e2e-driver',
+        commandTimeoutMs: 120_000,
+      });
+      e2e.defer(() => hub.driver.close());
+      hub.driver.events$.subscribe((e) => {
+        if (e.event === 'approval.requested' && e.sessionId !== undefined && typeof e.payload.approvalId === 'string')
+          approvalIds.set(e.sessionId, e.payload.approvalId);
+      });
+      await stack.waitFor('the test driver on the hub', () => (hub.driver.ready() ? true : undefined), 20_000);
+      // The adapter's own hub connection registers as aep-adapter-cline with no capabilities.
+      let clients: { clientType?: string; capabilities?: unknown[] }[] = [];
+      const adapter = await stack.waitFor(
+        'the adapter registered on the hub',
+        () => {
+          void hub.driver.command('client.list', undefined, {}).then((r) => {
+            clients = (r.payload?.clients as typeof clients | undefined) ?? [];
+          });
+          return clients.find((c) => c.clientType === 'aep-adapter-cline');
+        },
+        20_000,
+      );
+      assert.equal(adapter.capabilities ?? [], []);
+    }),
+  );
+  return hub;
 }

@@ -1,7 +1,7 @@
 // A vendor CLI's own terminal UI in tmux, driven like a person at the keyboard: `send-keys` in,
 // `capture-pane` out. Each test runs its own tmux server, so no other session is touched.
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -18,7 +18,21 @@ export interface Tui {
   /** Resolves once the terminal shows `text`; fails with what it shows instead. */
   shows(text: string, limitMs?: number): Promise<void>;
   kill(): void;
+  /**
+   * Ends the terminal and resolves once what ran in it exited: a CLI that outlives the hangup
+   * (Claude Code 2.1.332's TUI does) is killed, with its process group, after `graceMs`.
+   */
+  end(graceMs?: number): Promise<void>;
 }
+
+/** A process is there: it exists and is not a zombie waiting to be reaped. */
+const running = (pid: number): boolean => {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
 
 export function startTui(name: string, cwd: string, env: NodeJS.ProcessEnv, argv: string[]): Tui {
   const socket = join(tmpdir(), `aep-tui-${name}-${process.pid}.sock`);
@@ -31,6 +45,10 @@ export function startTui(name: string, cwd: string, env: NodeJS.ProcessEnv, argv
   assert.is(started.status, 0, started.stderr);
   const screen = (): string => tmux('capture-pane', '-p', '-t', name).stdout;
   const keys = (...k: string[]): void => assert.is(tmux('send-keys', '-t', name, ...k).status, 0);
+  const kill = (): void => {
+    tmux('kill-server');
+    rmSync(socket, { force: true });
+  };
   return {
     screen,
     keys,
@@ -46,9 +64,20 @@ export function startTui(name: string, cwd: string, env: NodeJS.ProcessEnv, argv
         await new Promise((r) => setTimeout(r, 100));
       }
     },
-    kill() {
-      tmux('kill-server');
-      rmSync(socket, { force: true });
+    kill,
+    async end(graceMs = 5000) {
+      const pid = Number(tmux('display-message', '-p', '-t', name, '#{pane_pid}').stdout.trim());
+      kill();
+      if (!Number.isInteger(pid) || pid <= 0) return;
+      const until = Date.now() + graceMs;
+      while (running(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      if (!running(pid)) return;
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        process.kill(pid, 'SIGKILL');
+      }
+      while (running(pid)) await new Promise((r) => setTimeout(r, 50));
     },
   };
 }

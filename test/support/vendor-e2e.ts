@@ -1,20 +1,44 @@
-// Wiring for the Codex and Qwen Code end-to-end suites: this project's relay and adapter
-// in-process on ephemeral ports, a consumer that sends instructions THROUGH THE RELAY and records
-// the stream, and runners for the pinned CLIs (installed by scripts/install-vendor-cli.sh into
-// .vendor-clis) headless against the loopback mock model API (vendor-clis-observed §2, §3).
+// Wiring for the vendor end-to-end suites: this project's relay and adapter in-process on
+// ephemeral ports, a consumer that sends instructions THROUGH THE RELAY and records the stream,
+// and the pinned CLIs' own settings (installed by scripts/install-vendor-cli.sh into .vendor-clis)
+// pointing headless runs at the loopback mock model API (vendor-clis-observed §2, §3). The suites
+// reach all of it through one builder, e2e-stack.ts.
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
 import { adapterConfig, runAdapter, type AdapterFlags, type RunningAdapter } from '../../src/cli/adapter-command.js';
 import { command, type AepCommand, type AepEvent } from '../../src/protocol/index.js';
+import type { CaptureLevel } from '../../src/protocol/envelope.js';
 import { RelayConsumer, type Settlement } from '../../src/consumer/connection.js';
 import { tracePath } from '../../src/adapters/shim-trace.js';
+import { loadTokensFile, type TokenEntry } from '../../src/relay/acl.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { projectRoot } from './shared-dir.js';
 
 const TOKEN = 'e2e-relay-token';
 const SENDER = { agent: 'e2e-operator' };
+
+/**
+ * A relay on a tokens file (D18–D20) instead of one shared token: the adapter holds an `emit`
+ * identity for its vendor, the stack's consumer (the operator, `e2e-operator`) one of its own.
+ */
+export interface Access {
+  /** The command types the operator may send; none: it only watches. */
+  commands: string[];
+  /** The operator's ceiling (D20); absent: what the relay gives such an identity. */
+  capture?: CaptureLevel;
+  /**
+   * Further identities, each with a token of its own (`tokenOf`) and the command types it may
+   * send: a watcher (none), the console, an orchestrator's MCP server.
+   */
+  parties?: Record<string, string[]>;
+}
+
+/** A command's capture level; null: the command carries none. */
+type Capture = 'redacted' | 'metadata' | null;
 
 export interface VendorStack {
   token: string;
@@ -22,9 +46,13 @@ export interface VendorStack {
   secret: string;
   /** The adapter's event log. */
   logPath: string;
-  /** The relay's WebSocket URL and token, for the consumer commands (`aep-steer respond`). */
+  /** The relay's WebSocket URL and the operator's token, for the consumer commands (`aep-steer respond`). */
   relayUrl: string;
   relayToken: string;
+  /** The operator's identity: the `agent` its commands name. */
+  sender: string;
+  /** The operator's connection to the relay. */
+  consumer: RelayConsumer;
   /** The adapter's state directory: the hook secret the shim reads lives here (D21). */
   stateDir: string;
   events: AepEvent[];
@@ -47,6 +75,23 @@ export interface VendorStack {
   instruct(session: string, text: string): Promise<{ cmd: AepCommand; settled: Settlement }>;
   /** Sends any command through the relay and waits for its ack. */
   send(cmd: AepCommand): Promise<Settlement>;
+  /** A command of the operator's. */
+  command(session: string, type: string, data: Record<string, unknown>, capture?: Capture): AepCommand;
+  /** Sends a command of the operator's, whatever comes of it: the command, and how it settled. */
+  sent(
+    session: string,
+    type: string,
+    data: Record<string, unknown>,
+    capture?: Capture,
+  ): Promise<{ cmd: AepCommand; settled: Settlement }>;
+  /** Sends a command of the operator's; it fails the test unless the adapter accepted it. */
+  accepted(session: string, type: string, data: Record<string, unknown>, capture?: Capture): Promise<AepCommand>;
+  /** Waits for `x.{token}.instruction.delivered` caused by the instruction. */
+  delivered(session: string, cmd: AepCommand): Promise<AepEvent>;
+  /** The token of a party of the tokens file (`Access.parties`). */
+  tokenOf(identity: string): string;
+  /** Follows the stream as that party: what it is served, with the raw frames. */
+  watch(identity: string): Promise<{ e: AepEvent; raw: string }[]>;
   waitFor<T>(what: string, probe: () => T | undefined, limitMs?: number): Promise<T>;
   find(session: string, type: string, cause?: string): AepEvent | undefined;
   /** The first session.started seen after `from` events: each test runs one CLI at a time. */
@@ -54,29 +99,71 @@ export interface VendorStack {
   close(): Promise<void>;
 }
 
+const partyToken = (identity: string): string => `${identity}-token`;
+
+/** The relay, on the shared token or (with `access`) on a tokens file written into `dir`. */
+async function relayFor(
+  token: string,
+  dir: string,
+  access: Access | undefined,
+  log: (line: string) => void,
+): Promise<{ relay: RelayHandle; adapterToken: string; operatorToken: string }> {
+  if (access === undefined) {
+    const relay = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN, log });
+    return { relay, adapterToken: TOKEN, operatorToken: TOKEN };
+  }
+  const adapterToken = `e2e-${token}-adapter-token`;
+  const operatorToken = 'e2e-operator-token';
+  const operator: TokenEntry & { token: string } = {
+    token: operatorToken,
+    identity: SENDER.agent,
+    commands: access.commands,
+    ...(access.capture === undefined ? {} : { capture: access.capture }),
+  };
+  const tokens = [
+    { token: adapterToken, identity: `e2e-${token}-adapter`, emit: [token] },
+    operator,
+    ...Object.entries(access.parties ?? {}).map(([identity, commands]) => ({
+      token: partyToken(identity),
+      identity,
+      commands,
+    })),
+  ];
+  const file = join(dir, 'tokens.json');
+  writeFileSync(file, JSON.stringify({ tokens }), { mode: 0o600 });
+  const relay = await startRelay({ port: 0, storePath: ':memory:', tokens: loadTokensFile(file), log });
+  return { relay, adapterToken, operatorToken };
+}
+
 /**
  * `env` adds adapter settings (AEP_RESUME_WINDOW_MS, AEP_INSTRUCT_TTL_MS, a vendor's user-plane
  * gates and data directories, …) as a user would set them; `flags`, the command-line flags a
- * user would add (`--serve URL --serve-token-file F`).
+ * user would add (`--serve URL --serve-token-file F`; `instruct: false` leaves instruct off);
+ * `access`, a tokens file for the relay.
  */
 export async function startVendorStack(
   token: string,
   env: NodeJS.ProcessEnv = {},
   flags: AdapterFlags = {},
+  access?: Access,
 ): Promise<VendorStack> {
   const stateDir = mkdtempSync(join(tmpdir(), `aep-${token}-state-`));
   const relayLog: string[] = [];
-  const relay: RelayHandle = await startRelay({
-    port: 0,
-    storePath: ':memory:',
-    token: TOKEN,
-    log: (l) => relayLog.push(`${new Date().toISOString()} ${l}`),
-  });
+  const { relay, adapterToken, operatorToken } = await relayFor(token, stateDir, access, (l) =>
+    relayLog.push(`${new Date().toISOString()} ${l}`),
+  );
   const errors: string[] = [];
   const said: string[] = [];
   const cfg = adapterConfig(
     token,
-    { ...flags, port: '0', relay: relay.socketUrl, token: TOKEN, instruct: true, log: join(stateDir, 'adapter.jsonl') },
+    {
+      instruct: true,
+      ...flags,
+      port: '0',
+      relay: relay.socketUrl,
+      token: adapterToken,
+      log: join(stateDir, 'adapter.jsonl'),
+    },
     { ...env, AEP_STATE_DIR: stateDir },
   );
   const running = await runAdapter(
@@ -84,9 +171,10 @@ export async function startVendorStack(
     (e) => errors.push(`${e.code}: ${e.message}`),
     (line) => said.push(line),
   );
-  const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: SENDER.agent });
+  const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: operatorToken, agent: SENDER.agent });
   const events: AepEvent[] = [];
   await consumer.subscribe({}, { onEvent: (e) => events.push(e) });
+  const watchers: RelayConsumer[] = [];
 
   const find = (session: string, type: string, cause?: string) =>
     events.find((e) => e.session === session && e.type === type && (cause === undefined || e.cause === cause));
@@ -153,6 +241,14 @@ export async function startVendorStack(
     }
   }
 
+  const commandOf = (session: string, type: string, data: Record<string, unknown>, capture: Capture = 'redacted') =>
+    command(SENDER, session, { type, data, ...(capture === null ? {} : { capture }) });
+
+  const tokenOf = (identity: string): string => {
+    if (access?.parties?.[identity] === undefined) throw new Error(`no party ${identity} in the tokens file`);
+    return partyToken(identity);
+  };
+
   return {
     token,
     running,
@@ -160,7 +256,9 @@ export async function startVendorStack(
     stateDir,
     logPath: cfg.logPath,
     relayUrl: relay.socketUrl,
-    relayToken: TOKEN,
+    relayToken: operatorToken,
+    sender: SENDER.agent,
+    consumer,
     events,
     errors,
     said,
@@ -168,15 +266,36 @@ export async function startVendorStack(
     waitFor,
     find,
     async instruct(session, text) {
-      const cmd = command(SENDER, session, {
-        type: `x.${token}.control.instruct`,
-        data: { text },
-        capture: 'redacted',
-      });
+      const cmd = commandOf(session, `x.${token}.control.instruct`, { text });
       const settled = await consumer.send(cmd);
       return { cmd, settled };
     },
     send: (cmd) => consumer.send(cmd),
+    command: commandOf,
+    async sent(session, type, data, capture) {
+      const cmd = commandOf(session, type, data, capture);
+      return { cmd, settled: await consumer.send(cmd) };
+    },
+    async accepted(session, type, data, capture) {
+      const cmd = commandOf(session, type, data, capture);
+      const settled = await consumer.send(cmd);
+      assert.is(
+        settled.outcome,
+        'accepted',
+        `${type} settled ${JSON.stringify(settled)}; adapter errors: ${errors.join('; ')}`,
+      );
+      return cmd;
+    },
+    delivered: (session, cmd) =>
+      waitFor(`delivered for ${cmd.id}`, () => find(session, `x.${token}.instruction.delivered`, cmd.id)),
+    tokenOf,
+    async watch(identity) {
+      const seen: { e: AepEvent; raw: string }[] = [];
+      const watcher = await RelayConsumer.connect({ url: relay.socketUrl, token: tokenOf(identity), agent: identity });
+      watchers.push(watcher);
+      await watcher.subscribe({}, { onEvent: (e, raw) => seen.push({ e, raw }) });
+      return seen;
+    },
     newSession: (from) =>
       waitFor('session.started', () => events.slice(from).find((e) => e.type === 'session.started')?.session),
     keep,
@@ -186,6 +305,7 @@ export async function startVendorStack(
         writeFileSync(join(keepDir, 'evidence.txt'), `${report()}\n`);
         writeFileSync(join(keepDir, 'stream.jsonl'), events.map((e) => `${JSON.stringify(e)}\n`).join(''));
       }
+      for (const w of watchers) await w.close();
       await consumer.close();
       await running.close();
       await relay.close();
@@ -201,16 +321,32 @@ export const tailOf = (file: string, lines = 40): string =>
   existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : `(no ${file})`;
 
 /** The pinned CLI binary, if installed. */
-export function vendorBinary(name: 'codex' | 'qwen-code' | 'cline'): string | undefined {
+export function vendorBinary(name: 'claude-code' | 'codex' | 'qwen-code' | 'cline'): string | undefined {
   const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
   const bin = join(
     dir,
     name,
     'node_modules',
     '.bin',
-    ({ codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name],
+    ({ 'claude-code': 'claude', codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name],
   );
   return existsSync(bin) ? bin : undefined;
+}
+
+/**
+ * True when the CLI is missing. Under CI that is always a failure; elsewhere too, unless waived
+ * with AEP_SKIP_VENDOR_E2E=1.
+ */
+export function vendorMissing(binary: string | undefined, suite: string, missing: string): boolean {
+  if (binary !== undefined) return false;
+  if (process.env.CI !== 'true' && process.env.AEP_SKIP_VENDOR_E2E === '1') {
+    console.log(`${suite} e2e not run (AEP_SKIP_VENDOR_E2E=1): ${missing}`);
+  } else {
+    test(`${suite}: the pinned CLI is installed`, () => {
+      assert.unreachable(missing);
+    });
+  }
+  return true;
 }
 
 export interface CliRun {
@@ -233,9 +369,22 @@ export function workspace(prefix: string): Workspace {
   return { root, home, project };
 }
 
-function run(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, killAfterMs = 120_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** A CLI run: what it printed and how it ended, and a way to end it first. */
+export interface Started<R> {
+  done: Promise<R>;
+  kill(): void;
+}
+
+/** Runs a CLI to its end, or until `killAfterMs` (a stuck run fails its test instead of hanging the suite). */
+export function spawnCli(
+  bin: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  killAfterMs = 120_000,
+): Started<CliRun> {
+  const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const done = new Promise<CliRun>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -250,6 +399,7 @@ function run(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, k
       resolve({ code, stdout, stderr });
     });
   });
+  return { done, kill: () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL') };
 }
 
 // ---- Codex 0.171.0 (vendor-clis-observed §2.2, §2.4) ----------------------------------------
@@ -285,16 +435,24 @@ export async function stopCodexDaemon(ws: Workspace, bin: string, env: NodeJS.Pr
   }
 }
 
+/** What a suite sets otherwise than a trusted project where Codex runs anything unasked. */
+export interface CodexSettings {
+  approval_policy?: string;
+  sandbox_mode?: string;
+  /** False: a folder Codex has not been asked to trust yet (a fresh clone). */
+  trusted?: boolean;
+}
+
 /** config.toml pointing Codex at the mock; hooks come from hooks.json, written by the installer. */
-export function writeCodexConfig(ws: Workspace, mockBaseUrl: string): void {
+export function writeCodexConfig(ws: Workspace, mockBaseUrl: string, o: CodexSettings = {}): void {
   mkdirSync(codexHome(ws), { recursive: true });
   writeFileSync(
     join(codexHome(ws), 'config.toml'),
     [
       'model = "mock-model"',
       'model_provider = "mock"',
-      'approval_policy = "never"',
-      'sandbox_mode = "danger-full-access"',
+      `approval_policy = "${o.approval_policy ?? 'never'}"`,
+      `sandbox_mode = "${o.sandbox_mode ?? 'danger-full-access'}"`,
       'check_for_update_on_startup = false',
       '',
       '[analytics]',
@@ -314,30 +472,9 @@ export function writeCodexConfig(ws: Workspace, mockBaseUrl: string): void {
       'apps = false',
       'remote_plugin = false',
       '',
-      `[projects."${ws.project}"]`,
-      'trust_level = "trusted"',
-      '',
+      ...(o.trusted === false ? [] : [`[projects."${ws.project}"]`, 'trust_level = "trusted"', '']),
     ].join('\n'),
   );
-}
-
-/**
- * Runs `codex exec`, or `codex exec resume <id>` to continue a recorded session under the same id;
- * hooks run only when trusted, which the installer persists (§2.4).
- */
-export function runCodex(ws: Workspace, prompt: string, resume?: string): Promise<CliRun> {
-  const bin = vendorBinary('codex');
-  if (bin === undefined)
-    return Promise.reject(new Error('Codex CLI not installed: run scripts/install-vendor-cli.sh codex'));
-  const args = [
-    'exec',
-    '--json',
-    '--skip-git-repo-check',
-    '--dangerously-bypass-approvals-and-sandbox',
-    ...(resume === undefined ? [] : ['resume', resume]),
-    prompt,
-  ];
-  return run(bin, args, ws.project, codexEnv(ws));
 }
 
 /** The environment a Codex process runs with against the mock model: its own home, no telemetry. */
@@ -377,16 +514,6 @@ export function writeQwenSettings(ws: Workspace): string {
     ),
   );
   return file;
-}
-
-export function runQwen(ws: Workspace, mockBaseUrl: string, prompt: string, extra: string[] = []): Promise<CliRun> {
-  const bin = vendorBinary('qwen-code');
-  if (bin === undefined)
-    return Promise.reject(new Error('Qwen Code CLI not installed: run scripts/install-vendor-cli.sh qwen-code'));
-  return run(bin, ['--approval-mode', 'yolo', '-o', 'stream-json', ...extra, prompt], ws.project, {
-    ...qwenEnv(ws, mockBaseUrl),
-    QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
-  });
 }
 
 /** What Qwen Code runs with here: the workspace's HOME, the mock model, nothing sent elsewhere. */
