@@ -13,8 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { claudeBinary, claudeEnv, claudeWorkspace, type ClaudeWorkspace } from '../support/claude-cli.js';
-import { strings, vendorMissing } from '../support/e2e-helpers.js';
+import { claudeEnv, type ClaudeWorkspace } from '../support/claude-cli.js';
+import { strings, vendorBinary, vendorMissing, workspace } from '../support/vendor-e2e.js';
 import { startMockAnthropic, type MockAnthropic, type RecordedRequest } from '../support/mock-anthropic.js';
 import { startTui, tmuxMissing, type Tui } from '../support/tui.js';
 
@@ -68,7 +68,7 @@ const alive = (pid: number): boolean => {
 /** The parent of a process (Claude's for the channel server, the tmux server's for Claude). */
 const parentOf = (pid: number): number => Number(readText(`/proc/${pid}/stat`).split(') ')[1]?.split(' ')[1]);
 
-const binary = claudeBinary();
+const binary = vendorBinary('claude-code');
 const missing =
   'Claude Code 2.1.332 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh claude-code), or tmux is missing (apt-get install tmux)';
 
@@ -81,7 +81,7 @@ if (!vendorMissing(tmuxMissing() ? undefined : binary, 'claude-channels', missin
     const version = spawnSync(binary!, ['--version'], { encoding: 'utf8' }).stdout.trim();
     console.log(`  claude --version: ${version}`);
     mock = await startMockAnthropic({ script: () => ({ content: [{ type: 'text', text: ANSWER }] }) });
-    ws = claudeWorkspace('aep-channels-');
+    ws = workspace('aep-channels-');
     chanDir = join(ws.root, 'channel');
     debugFile = join(ws.root, 'claude-debug.log');
     // Onboarding, folder trust and the key answered as a person once would; the channel is a
