@@ -195,7 +195,12 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
   // of a cancel asked here: the lane took back what it held first (D33).
   const stopped = c?.lane !== undefined && input.interrupted === true;
   const kept = input.keepsUnread === true && !stopped;
-  const unread = kept ? [] : (ctx.laned ?? []).filter((i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped));
+  // D43: a start awaits the receipt of the turn it began, not this turn's end.
+  const unread = kept
+    ? []
+    : (ctx.laned ?? []).filter(
+        (i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped) && (i.start !== 'started' || stopped),
+      );
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   // The turn is over: its run with it (a vendor that fires no closing hook on an interrupt leaves none).
   return {

@@ -276,6 +276,32 @@ if (e2e.installed) {
     assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn ran after the cancel');
   });
 
+  test('start on a run idle between turns: a turn of its own with the text as its prompt, delivered started with that turn as ref (D43)', async () => {
+    const run = await startRun('s-start');
+    writeFileSync(run.gate, '');
+    await e2e.stack.waitFor('the first turn finished', () => all(run, 'run.finished')[0]);
+    assert.ok(
+      all(run, 'x.claude-code.session.described').some((e) => e.data?.['startable'] === true),
+      'described startable while the lane reaches it',
+    );
+    const before = requestsOf(run).length;
+    const text = `s-start: START-LANE-${run.session.slice(0, 8)}`;
+    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, idle: 'start' });
+    const d = await e2e.stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
+    assert.equal(
+      [d.data?.['started'], d.data?.['lane'], d.data?.['ref'], d.data?.['delivery']],
+      [true, 'stream-json', `${run.session}:2`, undefined],
+    );
+    await e2e.stack.waitFor('the turn it started finished', () => all(run, 'run.finished')[1]);
+    const turn = requestsOf(run).slice(before);
+    assert.ok(turn.length > 0, 'the model was asked');
+    const users = (turn[0]!.body?.messages ?? []).filter((m) => m.role === 'user');
+    assert.ok(bodyHas(users.at(-1), text), "the new turn's first request ends with the text as the user's message");
+    assert.not.ok(bodyHas(turn[0]!.body, FOLDED), 'a prompt of its own, not folded into a running turn');
+    await finish(run);
+    assert.is(run.lines.filter((l) => l.type === 'result').length, 2, 'two turns: the first, and the one it started');
+  });
+
   test('the audit of the adapter log finds no violation and tells the stream-json lane from the hook lane', async () => {
     const r = await auditFiles([e2e.stack.logPath]);
     assert.equal(r.violations, [], renderText(r));

@@ -75,6 +75,20 @@ test('a start that found a turn begun meanwhile is delivered as what it became, 
   assert.ok(s.type === 'instruction.delivered' && s.started === false && s.delivery === 'steer');
 });
 
+test('a start sent while the last turn was still ending awaits its own turn: not dropped at that end', () => {
+  // The hooks said the turn closed; the lane had not seen its end yet, and took the text as is.
+  const asked = run([reach, send('c9', { idle: 'start' })]);
+  const taken = run([{ type: 'lane.answered', at: 1100, commandId: 'c9', ok: true }], asked.snap);
+  const ended = run([turn(false, 1150)], taken.snap);
+  assert.not.ok(
+    ended.outputs.some((o) => o.type === 'instruction.dropped'),
+    'the end of the turn before is not its end',
+  );
+  const got = run([{ type: 'lane.delivered', at: 1300, commandId: 'c9', ref: 's:2', started: true }], ended.snap);
+  const d = last(got.outputs);
+  assert.ok(d.type === 'instruction.delivered' && d.started === true && d.ref === 's:2');
+});
+
 test('while a turn runs, idle changes nothing: a start is an ordinary steer into the turn', () => {
   const r = run([reach, turn(true, 700), send('c3', { idle: 'start', delivery: 'steer' })]);
   const out = last(r.outputs);

@@ -12,7 +12,7 @@ export interface Run {
   turn?: string;
   turns: number;
   /** Messages written and not yet read, by uuid: the command id and whether it waits for a later turn. */
-  unread: Map<string, { commandId: string; later: boolean; startsTurn?: string }>;
+  unread: Map<string, { commandId: string; later: boolean; startsTurn?: string; startedIn?: string }>;
   answers: Map<string, (a: { ok: boolean; response: Line }) => void>;
   stopping?: boolean;
 }
@@ -69,13 +69,20 @@ function onLine(run: Run, l: Line, fact: (f: LaneFact) => void): void {
       const m = run.unread.get(e.uuid);
       if (m === undefined || run.session === undefined) return;
       run.unread.delete(e.uuid);
-      // D43: a message that began a turn is received as that turn's prompt: its ref is the turn.
+      // D43: a message that began a turn is received as that turn's prompt: its ref is the turn. One
+      // sent to start a turn while the last one was still ending began one only if it is read in another.
       fact({
         kind: 'delivered',
         session: run.session,
         at,
         commandId: m.commandId,
-        ...(m.startsTurn === undefined ? { ref: e.uuid } : { ref: m.startsTurn, started: true }),
+        ...(m.startsTurn !== undefined
+          ? { ref: m.startsTurn, started: true }
+          : m.startedIn !== undefined
+            ? run.turn === m.startedIn
+              ? { ref: e.uuid, started: false }
+              : { ref: run.turn ?? `${run.session}:${run.turns + 1}`, started: true }
+            : { ref: e.uuid }),
       });
       return;
     }

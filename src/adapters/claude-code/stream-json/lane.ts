@@ -49,23 +49,30 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
 
   /**
    * D43: a user message to a run between turns begins its next turn (the turn `<session>:<n+1>`,
-   * as the run numbers them); with a turn running (begun meanwhile) it goes in as `otherwise`.
+   * as the run numbers them). With a turn still shown running (the person's, or one whose end the
+   * CLI has not printed yet) a queue waits for the next turn; a plain message is folded into the
+   * turn if it still runs, or begins the next: its receipt says which.
    */
   function startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): LaneOutcome {
     const run = runOf(req.session);
     if (run === undefined) return { ok: false, reason: 'unreachable', detail: 'no claude -p run of this session' };
-    if (run.turn !== undefined) {
-      const o = send(req, req.otherwise === 'queue');
-      return o.ok ? { ...o, became: req.otherwise } : o;
+    if (run.turn !== undefined && req.otherwise === 'queue') {
+      const o = send(req, true);
+      return o.ok ? { ...o, became: 'queue' } : o;
     }
     const uuid = uuidFor(req.commandId);
     const turn = `${req.session}:${run.turns + 1}`;
-    run.unread.set(uuid, { commandId: req.commandId, later: false, startsTurn: turn });
+    run.unread.set(
+      uuid,
+      run.turn === undefined
+        ? { commandId: req.commandId, later: false, startsTurn: turn }
+        : { commandId: req.commandId, later: false, startedIn: run.turn },
+    );
     if (!writeLine(run, userLine(uuid, req.text, undefined))) {
       run.unread.delete(uuid);
       return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
     }
-    return { ok: true, ref: turn };
+    return run.turn === undefined ? { ok: true, ref: turn } : { ok: true };
   }
 
   async function withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {

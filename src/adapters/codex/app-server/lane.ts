@@ -71,25 +71,23 @@ export function codexAppServerLane(opts: CodexLaneOptions): SteeringLane {
   }
 
   /**
-   * D43: `turn/start` on the thread the person's TUI shows, which shows the turn as its own. A turn
-   * running already: the text goes into it as a steer (the lane has no next-turn queue). On a thread
-   * that turned busy meanwhile the server steers it instead: the receipt tells which it was.
+   * D43: `turn/start` on the thread the person's TUI shows, which shows the turn as its own. On a
+   * thread that is busy (or turned busy meanwhile) the server steers the running turn instead: the
+   * receipt tells which it was.
    */
   async function startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): Promise<LaneOutcome> {
     const c = server.rpc;
     const t = threads.get(req.session);
     if (c === undefined || t === undefined)
       return { ok: false, reason: 'unreachable', detail: 'the app-server does not reach this session' };
-    if (t.turn !== undefined) {
-      if (req.otherwise === 'queue')
-        return {
-          ok: false,
-          reason: 'refused',
-          detail: 'a turn began meanwhile, and the app-server keeps no queue for the next turn',
-        };
-      const o = await steer(req);
-      return o.ok ? { ...o, became: 'steer' } : o;
-    }
+    // On a busy thread `turn/start` steers the running turn itself (start-or-steer), which is what
+    // a start that lost the race asks for as `steer`; the lane has no queue for the next turn.
+    if (t.turn !== undefined && req.otherwise === 'queue')
+      return {
+        ok: false,
+        reason: 'refused',
+        detail: 'a turn began meanwhile, and the app-server keeps no queue for the next turn',
+      };
     sent.add(req.commandId);
     starts.add(req.commandId);
     try {
