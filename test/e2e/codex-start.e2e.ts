@@ -229,12 +229,12 @@ if (binary === undefined || tmuxMissing()) {
     if (outcome.outcome !== 'delivered') return;
     assert.equal([outcome.started, outcome.delivery], [true, undefined], 'it began the turn: no delivery into one');
     // The stream says the same, cause-linked to the command.
-    assert.ok(of('control.accepted', outcome.command), 'accepted');
-    const d = of(DELIVERED, outcome.command);
-    assert.equal([d?.data?.['started'], d?.data?.['lane'], d?.data?.['delivery']], [true, 'app-server', undefined]);
+    await stack.waitFor('accepted', () => of('control.accepted', outcome.command));
+    const d = await stack.waitFor('delivered', () => of(DELIVERED, outcome.command));
+    assert.equal([d.data?.['started'], d.data?.['lane'], d.data?.['delivery']], [true, 'app-server', undefined]);
     // The vendor's receipt names the turn the server started for it.
     const turn = await stack.waitFor("the server's turn/started", () => started()[turnsBefore]);
-    assert.is(d?.data?.['ref'], turn, 'ref: the new turn');
+    assert.is(d.data?.['ref'], turn, 'ref: the new turn');
     assert.is(outcome.ref, turn);
     const run = await stack.waitFor('its run', () => all('run.started')[runs]);
     assert.is(run.run, turn, 'the hooks name the same turn as the run');
