@@ -56,8 +56,10 @@ export class QwenServeLane implements SteeringLane {
   private readonly sending = new Map<string, Promise<LaneOutcome>>();
   /** Queued prompts taken back, awaiting the stream's word (`pending_prompt_completed`). */
   private readonly removing = new Map<string, () => void>();
-  /** D43: prompts sent to start a turn, by command id: their receipt says they began it. */
+  /** D43: prompts sent to start a turn, by command id: their receipt says whether they began it. */
   private readonly starting = new Set<string>();
+  /** Prompts the daemon queued behind a running turn (`pending_prompt_added`), by prompt id. */
+  private readonly queued = new Set<string>();
   /** Withdraws under way, by command id. */
   private readonly withdrawing = new Map<string, Promise<{ removed: boolean } | { error: string }>>();
   private health: Health = { kind: 'starting' };
@@ -169,19 +171,34 @@ export class QwenServeLane implements SteeringLane {
   }
 
   /**
-   * D43: a prompt of its own starts the turn (the daemon's prompt route). A turn running already (the
-   * person's, begun meanwhile): the text goes into it as `otherwise`. A prompt the daemon had to
-   * queue behind a turn the stream had not shown yet still runs as a turn of its own, after it.
+   * D43: a prompt of its own starts the turn (the daemon's prompt route). A turn running already
+   * (the person's, begun meanwhile): the text goes into it as a steer, or, with `queue`, as a
+   * prompt waiting behind it. The daemon queues a prompt that arrives while any turn runs, one the
+   * stream has not shown yet too: the daemon's queue says whether it waits (a queue, not a start).
    */
   async startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): Promise<LaneOutcome> {
-    if (this.sessions.get(req.session)?.turn !== undefined) {
-      const o = req.otherwise === 'steer' ? await this.steer(req) : await this.queue(req);
-      return o.ok ? { ...o, became: req.otherwise } : o;
+    if (req.otherwise === 'steer' && this.sessions.get(req.session)?.turn !== undefined) {
+      const o = await this.steer(req);
+      // The turn the lane saw ended before the daemon took the message: nothing went in, so it starts one.
+      if (o.ok || o.reason !== 'turn-ended') return o.ok ? { ...o, became: 'steer' } : o;
     }
     this.starting.add(req.commandId);
     const o = await this.queue(req);
-    if (!o.ok) this.starting.delete(req.commandId);
-    return o;
+    if (!o.ok || !(await this.waits(req.session, o.ref!))) {
+      if (!o.ok) this.starting.delete(req.commandId);
+      return o;
+    }
+    this.starting.delete(req.commandId);
+    return { ...o, became: 'queue' };
+  }
+
+  /** Whether the prompt waits for a turn to end, as the stream or the daemon's queue says (unknown: no). */
+  private async waits(session: string, promptId: string): Promise<boolean> {
+    if (this.queued.has(promptId)) return true;
+    const r = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
+    if ('reason' in r) return false;
+    const list = (r.body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined)?.pendingPrompts;
+    return list?.some((p) => p.promptId === promptId && p.state === 'queued') === true;
   }
 
   /**
@@ -441,7 +458,8 @@ export class QwenServeLane implements SteeringLane {
 
   private receipt(f: Extract<LaneFact, { kind: 'delivered' }>): void {
     if (this.delivered.has(f.commandId)) return;
-    if (this.starting.delete(f.commandId)) f = { ...f, started: true };
+    // A prompt the daemon queued first (`pending_prompt_added`) began no turn: it waited for one to end.
+    if (this.starting.delete(f.commandId)) f = { ...f, started: !this.queued.has(f.ref) };
     this.release(f.commandId);
     this.delivered.set(f.commandId, f.ref);
     if (this.delivered.size > DELIVERED_KEPT) this.delivered.delete(this.delivered.keys().next().value!);
@@ -452,6 +470,10 @@ export class QwenServeLane implements SteeringLane {
     if (e.type === 'permission_request' && typeof e.data?.requestId === 'string')
       s.options.set(e.data.requestId, optionsOf(e));
     const prompt = typeof e.data?.promptId === 'string' ? e.data.promptId : e.promptId;
+    if (e.type === 'pending_prompt_added' && prompt !== undefined) {
+      this.queued.add(prompt);
+      if (this.queued.size > DELIVERED_KEPT) this.queued.delete(this.queued.values().next().value!);
+    }
     if (e.type === 'pending_prompt_completed' && prompt !== undefined) {
       // One taken back before it started: its `turn_complete` that follows ends no turn.
       if (e.data?.state === 'removed' && prompt !== s.turn) s.ended.add(prompt);
