@@ -29,7 +29,7 @@ import {
   bodyHas,
   codexEnv,
   codexHome,
-  runCodex,
+  spawnCli,
   startVendorStack,
   vendorBinary,
   workspace,
@@ -325,7 +325,13 @@ if (binary === undefined || tmuxMissing()) {
         env: { CODEX_HOME: codexHome(plain), HOME: plain.home, AEP_CODEX_BIN: binary, AEP_STATE_DIR: stack.stateDir },
       });
       const from = stack.events.length;
-      const run = await runCodex(plain, '[[TURN]] [[TOOLS:0]] c-plain say done');
+      const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox'];
+      const run = await spawnCli(
+        binary!,
+        [...args, '[[TURN]] [[TOOLS:0]] c-plain say done'],
+        plain.project,
+        codexEnv(plain),
+      ).done;
       assert.is(run.code, 0, run.stderr.slice(-2000));
       const other = await stack.newSession(from);
       const described = stack.events.filter((e) => e.session === other && e.type === DESCRIBED);

@@ -3,6 +3,7 @@
 import type { Subscription } from 'rxjs';
 import type { SteeringError } from '../../../protocol/index.js';
 import type { ServeOption } from './maps.js';
+import type { ServeClientOptions } from './client.js';
 
 export type Health = { kind: 'starting' } | { kind: 'up' } | { kind: 'down' | 'refused'; error: SteeringError };
 
@@ -27,3 +28,23 @@ export const ENDED_KEPT = 64;
 export const REMOVED_WAIT_MS = 5000;
 /** Receipts remembered, so a resend after one is answered without sending again (the core dedupes too, D4). */
 export const DELIVERED_KEPT = 4096;
+
+export interface QwenServeLaneOptions extends ServeClientOptions {
+  /** How often the live sessions are listed while the daemon answers (default 1 s). */
+  pollMs?: number;
+  /** First retry delay while it does not, doubled up to `maxRetryMs` (defaults 250 ms, 10 s). */
+  retryMs?: number;
+  maxRetryMs?: number;
+  /** One message per change of the daemon's state (down, refused, back), never one per retry. */
+  onError?: (e: SteeringError) => void;
+  now?: () => number;
+}
+
+/** What `interrupt` did: the cancel, and the held instructions it took back first. */
+export type InterruptResult = { ok: true; withdrawn: string[] } | { ok: false; detail: string };
+
+/** Whether the daemon's `pending-prompts` answer lists the prompt as queued (waiting for a turn to end). */
+export const queuedIn = (body: unknown, promptId: string): boolean =>
+  (body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined)?.pendingPrompts?.some(
+    (p) => p.promptId === promptId && p.state === 'queued',
+  ) === true;

@@ -7,7 +7,7 @@
 import { Observable, Subject, type Subscription } from 'rxjs';
 import { SteeringError } from '../../../protocol/errors.js';
 import type { LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn, SteeringLane } from '../../../streams/lane.js';
-import { serveClient, type ServeClient, type ServeClientOptions } from './client.js';
+import { serveClient, type ServeClient } from './client.js';
 import {
   factsOf,
   optionsOf,
@@ -19,21 +19,17 @@ import {
   type SessionView,
 } from './maps.js';
 import { followSession } from './sse.js';
-import { DELIVERED_KEPT, ENDED_KEPT, REMOVED_WAIT_MS, type Followed, type Health, type Held } from './lane-state.js';
-
-export interface QwenServeLaneOptions extends ServeClientOptions {
-  /** How often the live sessions are listed while the daemon answers (default 1 s). */
-  pollMs?: number;
-  /** First retry delay while it does not, doubled up to `maxRetryMs` (defaults 250 ms, 10 s). */
-  retryMs?: number;
-  maxRetryMs?: number;
-  /** One message per change of the daemon's state (down, refused, back), never one per retry. */
-  onError?: (e: SteeringError) => void;
-  now?: () => number;
-}
-
-/** What `interrupt` did: the cancel, and the held instructions it took back first. */
-export type InterruptResult = { ok: true; withdrawn: string[] } | { ok: false; detail: string };
+import {
+  DELIVERED_KEPT,
+  ENDED_KEPT,
+  REMOVED_WAIT_MS,
+  type Followed,
+  type Health,
+  type Held,
+  type InterruptResult,
+  type QwenServeLaneOptions,
+  queuedIn,
+} from './lane-state.js';
 
 const enc = encodeURIComponent;
 
@@ -184,21 +180,16 @@ export class QwenServeLane implements SteeringLane {
     }
     this.starting.add(req.commandId);
     const o = await this.queue(req);
-    if (!o.ok || !(await this.waits(req.session, o.ref!))) {
-      if (!o.ok) this.starting.delete(req.commandId);
-      return o;
-    }
-    this.starting.delete(req.commandId);
-    return { ...o, became: 'queue' };
+    const waits = o.ok && (await this.waits(req.session, o.ref!));
+    if (!o.ok || waits) this.starting.delete(req.commandId);
+    return waits ? { ...o, became: 'queue' } : o;
   }
 
   /** Whether the prompt waits for a turn to end, as the stream or the daemon's queue says (unknown: no). */
   private async waits(session: string, promptId: string): Promise<boolean> {
     if (this.queued.has(promptId)) return true;
     const r = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
-    if ('reason' in r) return false;
-    const list = (r.body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined)?.pendingPrompts;
-    return list?.some((p) => p.promptId === promptId && p.state === 'queued') === true;
+    return !('reason' in r) && queuedIn(r.body, promptId);
   }
 
   /**
