@@ -292,4 +292,32 @@ test("a watch-only relay (no token) refuses the command on the target's behalf: 
   }
 });
 
+test('--start: sent as idle start; a session no lane can start refuses start-unsupported, exit 3, saying so (D43)', async () => {
+  const s = await stack.openSession();
+  // The turn ends (Stop): the session waits for its person.
+  const ended = stack.waitFor((e) => e.session === s.session && e.type === 'run.finished');
+  await stack.postHook(s.closing[0]!);
+  await ended;
+  const out = sink();
+  const code = await runInstruct('wake up and run the tests', flags(stack, s.session, { start: true }), {
+    out: out.stream,
+    err: sink().stream,
+  });
+  assert.is(code, INSTRUCT_EXIT.rejected, out.text());
+  assert.match(out.text(), 'no way into this session can start a turn');
+  const cmd = stack.seen.find((e) => e.type === 'x.claude-code.control.instruct' && e.session === s.session)!;
+  assert.equal(cmd.data, { text: 'wake up and run the tests', idle: 'start' });
+});
+
+test('--idle takes refuse, wait or start; --start with another --idle is a usage error; both before anything is sent', async () => {
+  const s = await stack.openSession();
+  for (const extra of [{ idle: 'later' }, { start: true, idle: 'wait' }]) {
+    const err = sink();
+    const code = await runInstruct('x', flags(stack, s.session, extra), { out: sink().stream, err: err.stream });
+    assert.is(code, INSTRUCT_EXIT.usage, err.text());
+    assert.match(err.text(), /--idle must be one of refuse, wait, start|--start is --idle start/);
+  }
+  assert.not.ok(stack.seen.some((e) => e.type === 'x.claude-code.control.instruct' && e.session === s.session));
+});
+
 test.run();

@@ -147,6 +147,21 @@ test('instruct with idempotency_key: a second call is the same command, one deli
   assert.is(c.facts['code'], 'idempotency-conflict');
 });
 
+test('instruct idle start: sent as data.idle; a session no lane can start is refused start-unsupported; list_sessions says startable false (D43)', async () => {
+  const s = await stack.openSession();
+  const ended = stack.waitFor((e) => e.session === s.session && e.type === 'run.finished');
+  await stack.postHook(s.closing[0]!);
+  await ended;
+  const r = await mcp.call('instruct', { session: s.session, text: 'wake up', idle: 'start' });
+  assert.ok(r.isError, r.text);
+  assert.is(r.facts['code'], 'start-unsupported');
+  const cmd = stack.seen.find((e) => e.type === 'x.claude-code.control.instruct' && e.session === s.session)!;
+  assert.equal(cmd.data, { text: 'wake up', idle: 'start' });
+  const listed = await mcp.call('list_sessions', {});
+  const row = (listed.facts['sessions'] as Record<string, unknown>[]).find((x) => x['session'] === s.session);
+  assert.is(row?.['startable'], false);
+});
+
 test('instruct: still queued at wait_ms is a result, not an error; a retry with the key then sees the delivery', async () => {
   const s = await stack.openSession();
   const r = await mcp.call('instruct', {
