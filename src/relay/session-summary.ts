@@ -29,15 +29,10 @@ export interface SessionAbout {
   startable?: boolean;
 }
 
-interface Cell {
+/** What the events say of the session, and its instructions in flight. */
+interface Cell extends SessionAbout {
   ended: boolean;
   lastEventAt?: string;
-  agent?: string;
-  cwd?: string;
-  title?: string;
-  staleAfterMs?: number;
-  lanes?: string[];
-  startable?: boolean;
   /** Instruct commands seen, until they settle. */
   sent: Set<string>;
   /** Accepted instructs, until delivered or dropped. */
@@ -109,15 +104,9 @@ export class SessionSummaries {
   }
 
   about(session: string): SessionAbout {
-    const c = this.cell(session);
-    const a: SessionAbout = {};
-    if (c.agent !== undefined) a.agent = c.agent;
-    if (c.cwd !== undefined) a.cwd = c.cwd;
-    if (c.title !== undefined) a.title = c.title;
-    if (c.staleAfterMs !== undefined) a.staleAfterMs = c.staleAfterMs;
-    if (c.lanes !== undefined) a.lanes = c.lanes;
-    if (c.startable !== undefined) a.startable = c.startable;
-    return a;
+    const { ended: _ended, lastEventAt: _last, sent: _sent, pending: _pending, ...about } = this.cell(session);
+    // Only what the events said: no key stands for a field they never gave.
+    return Object.fromEntries(Object.entries(about).filter(([, v]) => v !== undefined)) as SessionAbout;
   }
 
   private cell(session: string): Cell {

@@ -164,7 +164,6 @@ function decideElicitation(_hook: ClassifiedHook, d: HeldDecision): unknown {
 const E2E = `e2e/${TOKEN}`;
 
 export const claudeCode: VendorTable = {
-  credentials: async () => (await import('./credentials.js')).claudeCredentials,
   // An interactive claude takes outside input only through Channels, which 2.1.332 keeps off.
   startNote: {
     text: 'an interactive claude TUI cannot be started from outside: its Channels are off in Claude Code 2.1.332 (the server-side flag tengu_harbor)',
@@ -315,4 +314,6 @@ export const claudeCode: VendorTable = {
   installer: claudeCodeInstaller,
   mcp: claudeCodeMcp,
   cli: { bin: 'claude', install: 'npm install -g @anthropic-ai/claude-code@2.1.332' },
+  // What `up` and `run` check before the CLI runs: its model credentials.
+  credentials: async () => (await import('./credentials.js')).claudeCredentials,
 };

@@ -162,7 +162,6 @@ function clineFallback(input: HookInput): ObservationSpec[] {
 const notRead = 'fire-and-forget in Cline 3.0.65: its reply is never read';
 
 export const cline: VendorTable = {
-  credentials: async () => (await import('./credentials.js')).clineCredentials,
   token: TOKEN,
   version: '3.0.65',
   steering: 'instruct',
@@ -268,4 +267,6 @@ export const cline: VendorTable = {
   fallback: clineFallback,
   installer: clineInstaller,
   cli: { bin: 'cline', install: 'npm install -g cline@3.0.65' },
+  // What `up` and `run` check before the CLI runs: its model credentials.
+  credentials: async () => (await import('./credentials.js')).clineCredentials,
 };

@@ -69,7 +69,6 @@ function heldPermission(input: HookInput): HeldSpec {
 }
 
 export const codex: VendorTable = {
-  credentials: async () => (await import('./credentials.js')).codexCredentials,
   token: TOKEN,
   version: '0.171.0',
   steering: 'instruct',
@@ -170,4 +169,6 @@ export const codex: VendorTable = {
   installer: codexInstaller,
   mcp: codexMcp,
   cli: { bin: 'codex', install: 'npm install -g @openai/codex@0.171.0' },
+  // What `up` and `run` check before the CLI runs: its model credentials.
+  credentials: async () => (await import('./credentials.js')).codexCredentials,
 };

@@ -67,7 +67,6 @@ function heldPermission(input: HookInput): HeldSpec {
 }
 
 export const qwenCode: VendorTable = {
-  credentials: async () => (await import('./credentials.js')).qwenCredentials,
   token: TOKEN,
   version: '0.24.4',
   steering: 'instruct',
@@ -145,4 +144,6 @@ export const qwenCode: VendorTable = {
   // D26: SessionEnd never fires headless, so a finished `qwen -p` session would keep its queue
   // forever (e2e: "a finished headless session never ends: an instruction to it is dropped expired under a short TTL").
   instructTtlMs: DEFAULT_INSTRUCT_TTL_MS,
+  // What `up` and `run` check before the CLI runs: its model credentials.
+  credentials: async () => (await import('./credentials.js')).qwenCredentials,
 };
