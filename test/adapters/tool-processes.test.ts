@@ -26,6 +26,8 @@ async function start(argv: string[], ready: (argv: string[]) => boolean): Promis
   await until(
     () => processTable()?.some((p) => p.pid === c.pid && ready(p.argv)) === true,
     `${argv.join(' ')} running`,
+    // A loaded machine may take a while to start a shell; the wait ends as soon as it runs.
+    20_000,
   );
   return c;
 }
