@@ -166,6 +166,17 @@ test('instruct: accepted through the relay, then delivered on the board the page
   assert.type(b.instructions.find((i) => i.id === id)!.delivered!.queuedMs, 'number');
 });
 
+test('instruct with idle start (Start now): sent as data.idle; anything but start is refused before it is sent (D43)', async () => {
+  const s = await stack.openSession();
+  const r = await act('instruct', { session: s.session, text: 'start the release notes', idle: 'start' });
+  // The session's turn runs (its prompt opened one), so idle changes nothing: accepted as sent.
+  assert.is(r['outcome'], 'accepted', String(r['message']));
+  const cmd = stack.seen.find((e) => e.id === r['command_id'])!;
+  assert.equal(cmd.data, { text: 'start the release notes', idle: 'start' });
+  const bad = await act('instruct', { session: s.session, text: 'x', idle: 'later' });
+  assert.is(bad['code'], 'invalid-request');
+});
+
 test('instruct refusals come back as a sentence with the code', async () => {
   const r = await act('instruct', { session: 'no-such-session', text: 'hello' });
   assert.is(r['error'], true);
