@@ -26,6 +26,7 @@ import { ensureSecret } from '../../src/adapters/install.js';
 import { RUN_EXIT, runVendor } from '../../src/cli/run-command.js';
 import { adapterConfig, runAdapter } from '../../src/cli/adapter-command.js';
 import { codexSocketPath } from '../../src/adapters/codex/app-server/spec.js';
+import { socketAnswers } from '../../src/adapters/codex/app-server/serve.js';
 import { textSink } from '../support/tui.js';
 import { until } from '../support/until.js';
 
@@ -229,7 +230,8 @@ test("a run beside another's app-server starts a server of its own; the adapter 
     env: { ...adapterEnv, MOCK_API_KEY: 'first' },
   });
   try {
-    await until(() => existsSync(codexSocketPath(dir)), 'the first server to listen');
+    // Listening, not only bound: a socket that takes no connection yet would look left behind.
+    await until(() => socketAnswers(codexSocketPath(dir)), 'the first server to listen', 20_000);
     const caller = { ...adapterEnv, CODEX_HOME: codexHomeWithEnvKey(dir), MOCK_API_KEY: 'second' };
     const err = textSink();
     const code = await runVendor('codex', [], { port: String(running.adapter.port) }, { err: err.stream }, caller);
