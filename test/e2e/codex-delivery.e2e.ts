@@ -55,8 +55,11 @@ if (e2e.installed) {
     const lines = table.split('\n');
     const head = lines[0] ?? '';
     const row = lines.find((l) => l.startsWith(session)) ?? '';
-    const lanes = row.slice(head.indexOf('LANES'), head.indexOf('ACCEPTS')).trim();
+    const lanes = row.slice(head.indexOf('LANES'), head.indexOf('START')).trim();
     assert.is(lanes, 'hook', `the LANES column of \`aep-steer sessions\`:\n${table}`);
+    // D43: nothing can start a plain `codex exec` session from outside.
+    const start = row.slice(head.indexOf('START'), head.indexOf('ACCEPTS')).trim();
+    assert.is(start, '-', `the START column of \`aep-steer sessions\`:\n${table}`);
     const moment = `MOMENT-CODEX-STEER-${session.slice(-8)}`;
     const cmd = await e2e.stack.accepted(session, 'x.codex.control.instruct', { text: moment, delivery: 'moment' });
     release();
