@@ -239,19 +239,7 @@ function spawnClaude(claude: string, project: string, home: string, modelUrl: st
     {
       cwd: project,
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env['PATH'],
-        HOME: home,
-        ANTHROPIC_API_KEY: 'sk-ant-demo',
-        ANTHROPIC_BASE_URL: modelUrl,
-        DISABLE_TELEMETRY: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        DISABLE_BUG_COMMAND: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        CLAUDE_CODE_TMPDIR: tmp,
-        IS_SANDBOX: '1',
-      },
+      env: offlineClaudeEnv(home, 'sk-ant-demo', modelUrl, tmp),
     },
   );
 }
@@ -284,4 +272,21 @@ async function scripted(run: DemoRun): Promise<Landing> {
   say(describeOutcome(late, p));
   await waitFor((e) => e.session === s.session && e.type === 'session.ended');
   return { outcome, landed };
+}
+
+/** Claude Code run offline: its own HOME and temp dir, a local model URL, no traffic elsewhere. */
+export function offlineClaudeEnv(home: string, key: string, modelUrl: string, tmp: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env['PATH'],
+    HOME: home,
+    ANTHROPIC_API_KEY: key,
+    ANTHROPIC_BASE_URL: modelUrl,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    DISABLE_BUG_COMMAND: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    CLAUDE_CODE_TMPDIR: tmp,
+    IS_SANDBOX: '1',
+  };
 }

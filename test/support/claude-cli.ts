@@ -1,5 +1,6 @@
 // Runs the pinned Claude Code CLI headless and offline against a loopback mock model API, with
 // HOME, config and temp dirs isolated per run (vendor-clis-observed §1.2).
+import { offlineClaudeEnv } from '../../src/demo/demo.js';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,19 +13,7 @@ export type ClaudeWorkspace = Workspace;
 export function claudeEnv(ws: ClaudeWorkspace, mockUrl: string): NodeJS.ProcessEnv {
   const tmp = join(ws.root, 'tmp');
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
-  return {
-    PATH: process.env.PATH,
-    HOME: ws.home,
-    ANTHROPIC_API_KEY: 'sk-ant-test',
-    ANTHROPIC_BASE_URL: mockUrl,
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    DISABLE_BUG_COMMAND: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    CLAUDE_CODE_TMPDIR: tmp,
-    IS_SANDBOX: '1',
-  };
+  return offlineClaudeEnv(ws.home, 'sk-ant-test', mockUrl, tmp);
 }
 
 export interface ClaudeRun {
