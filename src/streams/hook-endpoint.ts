@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Observable, share } from 'rxjs';
 import { SteeringError, newId } from '../protocol/index.js';
 import type { HookReply } from './surface.js';
+import { recordShape } from '../protocol/wire-shapes.js';
 
 const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024; // tool outputs ride in hook bodies
 const DEFAULT_HOOK_BUDGET_MS = 2000; // a step slower than this gets the neutral reply
@@ -308,7 +309,9 @@ export async function startHookEndpoint(opts: HookEndpointOptions): Promise<Hook
       void hook.failOpen(new SteeringError('HOOK_TIMEOUT', 'hook endpoint has no consumer'));
       return;
     }
-    hook.arrived(body as Record<string, unknown>, Date.now());
+    const input = body as Record<string, unknown>;
+    recordShape('hook', input.hook_event_name ?? input.hookEventName ?? input.hook, input);
+    hook.arrived(input, Date.now());
     emit(hook);
     // A moment answered while it was handed over (D7–D8) needs no timer and no listener; the
     // others wait for their step's reply within the budget.

@@ -3,6 +3,7 @@
 // writes, and what a line the CLI printed means to the lane. Observed on 2.1.332 against the
 // loopback mock (e2e/claude-stream-json; docs/vendors.md, Claude Code notes).
 import { createHash } from 'node:crypto';
+import { recordShape } from '../../../protocol/wire-shapes.js';
 
 export type Line = Record<string, unknown>;
 
@@ -108,8 +109,11 @@ export function lineReader(onLine: (l: Line) => void, bad: (text: string) => voi
         bad(text);
         continue;
       }
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) onLine(parsed as Line);
-      else bad(text);
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        const line = parsed as Record<string, unknown>;
+        recordShape('claude-code stream-json', line.subtype ? `${line.type}/${line.subtype}` : line.type, line);
+        onLine(parsed as Line);
+      } else bad(text);
     }
   };
 }

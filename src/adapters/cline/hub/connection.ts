@@ -6,6 +6,7 @@ import { Subject, type Observable } from 'rxjs';
 import WebSocket from 'ws';
 import { SteeringError } from '../../../protocol/errors.js';
 import type { HubEndpoint } from './endpoint.js';
+import { recordShape } from '../../../protocol/wire-shapes.js';
 
 export interface HubEvent {
   event: string;
@@ -184,6 +185,7 @@ export class HubConnection {
       return;
     }
     const env = frame.envelope ?? {};
+    recordShape('cline hub', `${frame.kind}/${env.type ?? env.method ?? ''}`, frame);
     if (frame.kind === 'reply' && typeof env.requestId === 'string') {
       const resolve = this.pending.get(env.requestId);
       this.pending.delete(env.requestId);

@@ -1,6 +1,7 @@
 // JSON-RPC 2.0 over the WebSocket a Codex app-server speaks on its Unix socket
 // (`codex app-server --listen unix://PATH`; native-lanes.md "Observed": WebSocket, not JSON lines).
 import WebSocket from 'ws';
+import { recordShape } from '../../../protocol/wire-shapes.js';
 
 interface RpcError {
   code: number;
@@ -63,6 +64,7 @@ export function connectRpc(
       } catch {
         return;
       }
+      recordShape('codex app-server', m.method ?? 'reply', m);
       const params = (m.params ?? {}) as Record<string, unknown>;
       if (typeof m.method === 'string') {
         if (m.id !== undefined && m.id !== null) onRequest({ id: m.id as number | string, method: m.method, params });

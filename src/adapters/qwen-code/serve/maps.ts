@@ -4,6 +4,7 @@
 // loopback mock model (docs/vendors.md, Qwen Code notes, `test/e2e/qwen-serve-lane.e2e.ts`).
 import type { LaneFact, LaneOutcome } from '../../../streams/lane.js';
 import { toolDetail, toolPermissionHold } from '../../table.js';
+import { recordShape } from '../../../protocol/wire-shapes.js';
 
 const TOKEN = 'qwen-code';
 
@@ -43,6 +44,7 @@ export function parseServeEvent(data: string): ServeEvent | undefined {
   const o = rec(v);
   const type = str(o?.type);
   if (o === undefined || type === undefined) return undefined;
+  recordShape('qwen-code serve', type, o);
   const e: ServeEvent = { type };
   if (typeof o.id === 'number') e.id = o.id;
   const promptId = str(o.promptId);
