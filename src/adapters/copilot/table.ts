@@ -105,4 +105,3 @@ export const copilot: VendorTable = {
   cli: { bin: 'copilot', install: 'npm install -g @github/copilot@1.0.102' },
   credentials: async () => (await import('./credentials.js')).copilotCredentials,
 };
-

@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** The user's Copilot config file (COPILOT_HOME moves the whole directory). */
-export const copilotConfigPath = (env: NodeJS.ProcessEnv): string =>
+const copilotConfigPath = (env: NodeJS.ProcessEnv): string =>
   join(env.COPILOT_HOME || join(env.HOME || homedir(), '.copilot'), 'config.json');
 
 /** The folders the config trusts; empty where the file is missing or unreadable. */

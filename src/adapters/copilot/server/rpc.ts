@@ -9,7 +9,7 @@ export interface CopilotRpc {
 }
 
 /** A JSON-RPC error answer: the server's own message. */
-export class CopilotRpcError extends Error {}
+class CopilotRpcError extends Error {}
 
 /** Splits the byte stream into framed messages (headers, a blank line, then Content-Length bytes). */
 export function frameReader(onMessage: (m: Record<string, unknown>) => void): (chunk: Buffer) => void {

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { OwnedLaneSpec } from '../../lane-spec.js';
 
-export const copilotSocketPath = (stateDir: string): string => join(stateDir, 'copilot', 'server.sock');
+const copilotSocketPath = (stateDir: string): string => join(stateDir, 'copilot', 'server.sock');
 
 export const copilotServer: OwnedLaneSpec = {
   name: 'server',
