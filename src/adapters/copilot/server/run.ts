@@ -6,7 +6,7 @@
 // named; the lane's calls come back the same way (wire.ts). The caller's stdin holds the session
 // open for steering until it ends and no turn runs. A lost adapter leaves the session running
 // unsteered (fail open): a permission asked meanwhile is answered "user not available".
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { SteeringError } from '../../../protocol/errors.js';
 import { copilotRpc, type CopilotRpc } from './rpc.js';
@@ -62,6 +62,33 @@ async function createSession(rpc: CopilotRpc, env: NodeJS.ProcessEnv, cwd: strin
   })) as { sessionId?: unknown };
   if (typeof r.sessionId !== 'string') throw new Error('session.create answered no sessionId');
   return r.sessionId;
+}
+
+/** The server's exit code (0 once the run ended it), or 4 where it did not start. */
+function exitOf(child: ChildProcess, bin: string, io: RunIo, ended: () => boolean): Promise<number> {
+  return new Promise<number>((resolve) => {
+    child.on('error', (err) => {
+      io.err.write(`run: cannot start ${bin}: ${err.message} (set AEP_COPILOT_BIN)\n`);
+      resolve(4);
+    });
+    child.on('exit', (code, signal) => resolve(ended() ? 0 : (code ?? (signal === null ? 1 : 128))));
+  });
+}
+
+/** The lane's calls, made on the server for the run's own session, and only the lane's methods. */
+function relayCalls(lane: Socket, rpc: CopilotRpc, session: () => string | undefined): (chunk: Buffer) => void {
+  return wireReader((l) => {
+    if (l.type !== 'call') return;
+    const id = session();
+    if (!LANE_METHODS.has(l.method) || id === undefined) {
+      writeWire(lane, { type: 'answer', id: l.id, error: `${l.method} is not passed on by the run` });
+      return;
+    }
+    rpc.call(l.method, { ...l.params, sessionId: id }).then(
+      (result) => writeWire(lane, { type: 'answer', id: l.id, result }),
+      (err: unknown) => writeWire(lane, { type: 'answer', id: l.id, error: String((err as Error).message ?? err) }),
+    );
+  });
 }
 
 export async function runCopilot(
@@ -154,25 +181,9 @@ export async function runCopilot(
   });
   lane.on(
     'data',
-    wireReader((l) => {
-      if (l.type !== 'call') return;
-      if (!LANE_METHODS.has(l.method) || session === undefined) {
-        writeWire(lane, { type: 'answer', id: l.id, error: `${l.method} is not passed on by the run` });
-        return;
-      }
-      rpc.call(l.method, { ...l.params, sessionId: session }).then(
-        (result) => writeWire(lane, { type: 'answer', id: l.id, result }),
-        (err: unknown) => writeWire(lane, { type: 'answer', id: l.id, error: String((err as Error).message ?? err) }),
-      );
-    }),
+    relayCalls(lane, rpc, () => session),
   );
-  const exited = new Promise<number>((resolve) => {
-    child.on('error', (err) => {
-      io.err.write(`run: cannot start ${bin}: ${err.message} (set AEP_COPILOT_BIN)\n`);
-      resolve(4);
-    });
-    child.on('exit', (code, signal) => resolve(ending ? 0 : (code ?? (signal === null ? 1 : 128))));
-  });
+  const exited = exitOf(child, bin, io, () => ending);
   try {
     session = await createSession(rpc, env, cwd, args.providerFile);
     writeWire(lane, { type: 'session', sessionId: session });
