@@ -77,7 +77,9 @@ export function copilotServerLane(opts: CopilotLaneOptions): SteeringLane {
 
   const listen = (): Promise<void> =>
     (listening ??= listenOn(opts.socketPath, (socket) => joinRun(socket, runs, fact)).then(
-      (s) => void (server = s),
+      (s) => {
+        server = s;
+      },
       (err: unknown) => {
         listening = undefined;
         throw err;
