@@ -9,6 +9,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
+import { closeLaneServer } from '../../run-socket.js';
 import type { LaneFact, LaneOutcome, LaneRequest, SteeringLane } from '../../../streams/lane.js';
 import { callRun, joinRun, receipt, type HostedRun } from './hosted-runs.js';
 
@@ -145,9 +146,7 @@ export function copilotServerLane(opts: CopilotLaneOptions): SteeringLane {
       }
     },
     async close() {
-      for (const r of runs) r.socket.destroy();
-      await new Promise((r) => (server === undefined ? r(undefined) : server.close(() => r(undefined))));
-      if (server !== undefined) rmSync(opts.socketPath, { force: true });
+      await closeLaneServer(server, opts.socketPath, runs);
       server = undefined;
       facts$.complete();
     },

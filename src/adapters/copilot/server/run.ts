@@ -7,7 +7,8 @@
 // open for steering until it ends and no turn runs. A lost adapter leaves the session running
 // unsteered (fail open): a permission asked meanwhile is answered "user not available".
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { joinLane, readAll } from '../../run-socket.js';
 import { SteeringError } from '../../../protocol/errors.js';
 import { copilotRpc, type CopilotRpc } from './rpc.js';
 import { sessionProvider } from './provider.js';
@@ -32,21 +33,6 @@ export function runArgs(args: readonly string[]): { prompt?: string; providerFil
   }
   return { ...(prompt === undefined ? {} : { prompt }), ...(providerFile === undefined ? {} : { providerFile }), rest };
 }
-
-const readAll = (s: NodeJS.ReadableStream): Promise<string> =>
-  new Promise((resolve) => {
-    let text = '';
-    s.on('data', (d: Buffer | string) => (text += d.toString()));
-    s.on('end', () => resolve(text));
-    s.on('error', () => resolve(text));
-  });
-
-const joinLane = (path: string): Promise<Socket | string> =>
-  new Promise((resolve) => {
-    const s = connect(path);
-    s.once('connect', () => resolve(s));
-    s.once('error', (err) => resolve(err.message));
-  });
 
 /** Creates the session on a connected server; its id. */
 async function createSession(rpc: CopilotRpc, env: NodeJS.ProcessEnv, cwd: string, file?: string): Promise<string> {
