@@ -229,6 +229,11 @@ export interface Installer {
   describeTarget: string;
   /** The file `install` writes for these options (`aep-steer doctor` reads it). */
   file(opts: Pick<InstallOptions, 'project' | 'user'>, env?: NodeJS.ProcessEnv): string;
+  /** What else must hold for the hooks to fire (Copilot's folder trust), for `aep-steer doctor`. */
+  checks?(
+    opts: Pick<InstallOptions, 'project' | 'user'>,
+    env: NodeJS.ProcessEnv,
+  ): { name: string; ok: boolean; detail: string; fix?: string }[];
 }
 
 /** What a bridge source is started with: the agent server's address and key (flags or environment). */

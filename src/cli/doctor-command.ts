@@ -46,6 +46,7 @@ export async function runDoctor(
   if (table !== undefined) {
     checks.push(...(await adapterChecks(table, port, env)));
     checks.push(...hookChecks(table, port, f.project === undefined ? {} : { project: f.project }, env));
+    checks.push(...(table.installer?.checks?.(f.project === undefined ? {} : { project: f.project }, env) ?? []));
     checks.push(...shimTraceChecks(table, env));
     checks.push(cliCheck(table, f.cli, env));
   }

@@ -321,14 +321,16 @@ export const tailOf = (file: string, lines = 40): string =>
   existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : `(no ${file})`;
 
 /** The pinned CLI binary, if installed. */
-export function vendorBinary(name: 'claude-code' | 'codex' | 'qwen-code' | 'cline'): string | undefined {
+export function vendorBinary(name: 'claude-code' | 'codex' | 'qwen-code' | 'cline' | 'copilot'): string | undefined {
   const dir = process.env.AEP_VENDOR_CLIS_DIR ?? join(projectRoot, '.vendor-clis');
   const bin = join(
     dir,
     name,
     'node_modules',
     '.bin',
-    ({ 'claude-code': 'claude', codex: 'codex', 'qwen-code': 'qwen', cline: 'cline' } as const)[name],
+    ({ 'claude-code': 'claude', codex: 'codex', 'qwen-code': 'qwen', cline: 'cline', copilot: 'copilot' } as const)[
+      name
+    ],
   );
   return existsSync(bin) ? bin : undefined;
 }

@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
+import { closeLaneServer } from '../../run-socket.js';
 import type { LaneFact, LaneOutcome, LaneRequest, SteeringLane } from '../../../streams/lane.js';
 import { controlRequest, joinRun, writeLine, type Run } from './joined-runs.js';
 import { userLine, uuidFor, type Line } from './stream.js';
@@ -131,9 +132,7 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
       return a.ok ? { ok: true } : { ok: false, detail: String(a.response.error ?? 'refused') };
     },
     async close() {
-      for (const r of runs) r.socket.destroy();
-      await new Promise((r) => (server === undefined ? r(undefined) : server.close(() => r(undefined))));
-      if (server !== undefined) rmSync(opts.socketPath, { force: true });
+      await closeLaneServer(server, opts.socketPath, runs);
       server = undefined;
       facts$.complete();
     },

@@ -6,7 +6,7 @@
 // this run, with its code. A lost adapter leaves the session running unsteered (fail open).
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { connect, type Socket } from 'node:net';
+import { joinLane, readAll } from '../../run-socket.js';
 import { lineReader, userLine, type Line } from './stream.js';
 
 /** The flags the lane needs, added where the caller did not give them. */
@@ -51,21 +51,6 @@ export interface HeadlessIo {
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
 }
-
-const readAll = (s: NodeJS.ReadableStream): Promise<string> =>
-  new Promise((resolve) => {
-    let text = '';
-    s.on('data', (d: Buffer | string) => (text += d.toString()));
-    s.on('end', () => resolve(text));
-    s.on('error', () => resolve(text));
-  });
-
-const joinLane = (path: string): Promise<Socket | string> =>
-  new Promise((resolve) => {
-    const s = connect(path);
-    s.once('connect', () => resolve(s));
-    s.once('error', (err) => resolve(err.message));
-  });
 
 export async function runHeadless(
   bin: string,

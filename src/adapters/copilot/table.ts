@@ -1,0 +1,107 @@
+// GitHub Copilot CLI 1.0.102 as a table (D50): repository command hooks (`.github/hooks/*.json`,
+// only in a trusted folder) whose `additionalContext` reaches the model at sessionStart,
+// userPromptSubmitted and postToolUse, and the headless JSON-RPC server that `aep-steer run
+// copilot` hosts a session on (server/). What each hook and each server call was seen to do is in
+// copilot-opencode-observed §1; the rows cite it. Copilot's hook input names no event: the
+// installer's command adds `hook_event_name` (installer.ts).
+import { str } from '../hook-input.js';
+import { digest, observation as spec } from '../hook-maps.js';
+import { collapseEndReason, describeBy, mechanicalFallback } from '../table.js';
+import type { HookInput, MapRule, VendorTable } from '../table.js';
+import { copilotInstaller } from './installer.js';
+import { copilotServer } from './server/spec.js';
+
+const TOKEN = 'copilot';
+const OBS = 'copilot-opencode-observed §1';
+const HOOKS = `${OBS} (hooks: where each additionalContext landed)`;
+
+const tool = (input: HookInput) => ({ name: str(input.toolName) ?? 'unknown' });
+const argsDigest = (input: HookInput): string | undefined =>
+  input.toolArgs === undefined ? undefined : digest(input.toolArgs);
+
+const maps: Record<string, MapRule> = {
+  sessionStart: (input) => [spec('session.started', { client: { name: TOKEN }, trigger: str(input.source) })],
+  // The end moment (D10): the runtime emits session.ended itself, after the drops.
+  sessionEnd: () => [],
+  userPromptSubmitted: () => [spec('run.started', { trigger: 'user' })],
+  agentStop: (input) => [spec('run.finished', { reason: str(input.stopReason) })],
+  errorOccurred: () => [{ ...spec('run.failed', { reason: 'error' }), severity: 'error' }],
+  preToolUse: (input) => [spec('tool.requested', { tool: tool(input), args_digest: argsDigest(input) })],
+  postToolUse: (input) => [
+    spec('tool.completed', {
+      tool: tool(input),
+      result_digest: input.toolResult === undefined ? undefined : digest(input.toolResult),
+    }),
+  ],
+  postToolUseFailure: (input) => [
+    { ...spec('tool.failed', { tool: tool(input), error: { type: 'tool_error' } }), severity: 'warning' },
+  ],
+  // The server lane's permission events are the held requests (server/); the hook is observed.
+  permissionRequest: (input) => [spec('x.copilot.permission.requested', { tool: tool(input) })],
+};
+
+/** A hook fired inside a subagent names it (subagentStart/Stop carry the agent; main-agent hooks do not). */
+const subagent = (input: HookInput): boolean => str(input.agentId) !== undefined || str(input.agent_id) !== undefined;
+
+export const copilot: VendorTable = {
+  token: TOKEN,
+  version: '1.0.102',
+  steering: 'instruct',
+  port: 8395, // D15
+  attentionTimeoutMs: 55_000, // D14
+  identify: (input) => {
+    const session = str(input.sessionId);
+    const event = str(input.hook_event_name) ?? str(input.hookName);
+    return session === undefined || session === '' || event === undefined ? undefined : { session, event };
+  },
+  subagent,
+  describe: describeBy('cwd', { userPromptSubmitted: 'prompt', sessionStart: 'initialPrompt' }),
+  unlistedReason: `the reply carries no context Copilot CLI was seen to consume (${OBS})`,
+  // D31: userPromptSubmitted opens a turn (queue rides it), postToolUse falls inside one (steer).
+  deliveries: {
+    honours: ['moment', 'steer', 'queue'],
+    evidence: `${HOOKS}: userPromptSubmitted context is appended to the prompt; postToolUse context to the tool result, in the same turn's next request`,
+  },
+  // D30: a session `aep-steer run copilot` hosts on the headless server is also steered there.
+  lanes: [copilotServer],
+  // D33: only the server stops a turn (`session.abort`); a person's `copilot` is reached by hooks alone.
+  cancel: {
+    by: ['server'],
+    how: 'host the session with `aep-steer run copilot`',
+    enable: 'start its adapter with AEP_INSTRUCT=1 and host the session with `aep-steer run copilot`',
+    evidence: `${OBS} (headless server: session.abort → abort, assistant.turn_end); test/adapters/copilot/server-lane.test.ts`,
+  },
+  moments: {
+    sessionStart: { role: 'context', starts: true, evidence: `${HOOKS}: its own user message` },
+    userPromptSubmitted: { role: 'context', bounds: 'opens', evidence: `${HOOKS}: inside <system_reminder>` },
+    postToolUse: { role: 'context', evidence: `${HOOKS}: appended to the tool result` },
+    preToolUse: {
+      role: 'observe',
+      reason: 'its context was seen only beside permissionDecision "allow", which would also approve the call',
+      evidence: HOOKS,
+    },
+    postToolUseFailure: { role: 'observe', reason: 'not seen carrying context on 1.0.102', evidence: OBS },
+    agentStop: {
+      role: 'observe',
+      bounds: 'closes',
+      reason: 'it reads only decision "block", which starts another prompt, not context',
+      evidence: HOOKS,
+    },
+    permissionRequest: {
+      role: 'observe',
+      reason: "held on the headless server's permission.requested event instead (server lane)",
+      evidence: OBS,
+    },
+    sessionEnd: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: `${OBS} (sessionEnd)` },
+  },
+  replies: {
+    // An empty object changes nothing; `additionalContext` is read at the context moments.
+    neutral: {},
+    context: (_event, text) => ({ additionalContext: text }),
+  },
+  maps,
+  fallback: mechanicalFallback(TOKEN),
+  installer: copilotInstaller,
+  cli: { bin: 'copilot', install: 'npm install -g @github/copilot@1.0.102' },
+  credentials: async () => (await import('./credentials.js')).copilotCredentials,
+};
