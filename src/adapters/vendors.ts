@@ -12,6 +12,7 @@ const VENDORS: readonly (readonly [string, readonly string[], () => Promise<Vend
   ['hermes', [], async () => (await import('./hermes/table.js')).hermes],
   ['openhands', [], async () => (await import('./openhands/table.js')).openhands],
   ['cline', [], async () => (await import('./cline/table.js')).cline],
+  ['opencode', [], async () => (await import('./opencode/table.js')).opencode],
 ];
 
 const loaders = new Map(VENDORS.map(([token, , load]) => [token, load]));

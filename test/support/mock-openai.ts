@@ -235,10 +235,10 @@ function answerChat(body: Record<string, unknown>, res: ServerResponse, counter:
   const prompt = last >= 0 ? textOf(messages[last]!.content) : '';
   const toolResults = messages.slice(last + 1).filter((m) => m.role === 'tool').length;
   // Qwen Code's shell tool, Cline's `run_commands {commands:[…]}` (vendor-clis-observed §5), or the
-  // OpenHands stand-in's (openhands-server.ts).
+  // OpenHands stand-in's (openhands-server.ts), or opencode's `bash`.
   const shell = tools
     .map((t) => t.function?.name)
-    .find((n) => n === 'run_shell_command' || n === 'execute_bash' || n === 'run_commands');
+    .find((n) => n === 'run_shell_command' || n === 'execute_bash' || n === 'run_commands' || n === 'bash');
   const id = `chatcmpl_mock_${n}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
