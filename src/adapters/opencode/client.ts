@@ -18,7 +18,7 @@ export interface OpencodeClientOptions {
 }
 
 /** An HTTP answer: its status and parsed JSON body (undefined when none or not JSON). */
-export interface OpencodeReply {
+interface OpencodeReply {
   status: number;
   body: unknown;
 }

@@ -40,8 +40,7 @@ export function parseOpencodeEvent(raw: string): OpencodeEvent | undefined {
   };
 }
 
-/** A prompt the server admitted (`session.next.prompt.admitted`) or folded into the loop (`session.next.prompted`). */
-export const PROMPT_ADMITTED = 'session.next.prompt.admitted';
+/** A prompt the server folded into the loop (after `session.next.prompt.admitted`): the receipt. */
 export const PROMPTED = 'session.next.prompted';
 /** A step's end: after one, the server may be idle (it says so only on `GET /api/session/active`). */
 export const STEP_ENDS: ReadonlySet<string> = new Set([
@@ -113,6 +112,7 @@ export function arrivalBody(e: OpencodeEvent, first: boolean): Record<string, un
     body.error = str(error.type) ?? 'error';
     body.is_interrupt = /interrupt|abort/i.test(str(error.message) ?? '');
   }
-  for (const k of ['id', 'requestID', 'reply', 'messageID', 'finish', 'status']) if (d[k] !== undefined) body[k] = d[k];
+  for (const k of ['id', 'requestID', 'reply', 'messageID', 'finish', 'turnId', 'interrupted'])
+    if (d[k] !== undefined) body[k] = d[k];
   return body;
 }

@@ -5,7 +5,7 @@
 // in. opencode 1.18.33 has no way to take an admitted prompt back, so a queued instruction
 // stays with the lane (D44: the adapter keeps an item until it must hand it over) until the
 // running turn ends, and only then goes to the server's queue; until then withdraw removes it.
-import { Observable, Subject, merge, map, mergeMap, type Subscription } from 'rxjs';
+import { type Observable, Subject, merge, map, mergeMap, type Subscription } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn, SteeringLane } from '../../streams/lane.js';
 import { toolPermissionHold } from '../table.js';
 import {
@@ -44,7 +44,9 @@ interface Waiting {
 export class OpencodeLane implements SteeringLane {
   readonly name = 'serve';
   readonly deliveries = ['steer', 'queue'] as const;
-  readonly how = 'host the session on `opencode serve` (or `aep-steer run opencode`) and start the adapter with `--serve URL`';
+  readonly keepsQueued = true;
+  readonly how =
+    'host the session on `opencode serve` (or `aep-steer run opencode`) and start the adapter with `--serve URL`';
   readonly facts$: Observable<LaneFact>;
   /** Prompts the server admitted, by message id, until their receipt. */
   private readonly sent = new Map<string, Sent>();

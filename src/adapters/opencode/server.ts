@@ -5,7 +5,7 @@
 // after each step's end. Those two moments go out as synthetic frames (`aep.turn.*`) so the
 // table and the lane read one stream. A server that stops answering is said once; the
 // connection retries and comes back on its own.
-import { Observable, Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import { SteeringError } from '../../protocol/errors.js';
 import { sseData } from '../qwen-code/serve/sse.js';
 import { opencodeClient, type OpencodeClient, type OpencodeClientOptions } from './client.js';
@@ -160,7 +160,13 @@ export class OpencodeServer {
   }
 
   private asDown(err: unknown): ServerHealth {
-    const e = err instanceof SteeringError ? err : new SteeringError('SOURCE_UNREACHABLE', String(err));
+    const e =
+      err instanceof SteeringError
+        ? err
+        : new SteeringError(
+            'SOURCE_UNREACHABLE',
+            `opencode server at ${this.client.url} stopped answering: ${String(err)}`,
+          );
     return { kind: e.code === 'SOURCE_UNAUTHORIZED' || e.code === 'CONFIG_INVALID' ? 'refused' : 'down', error: e };
   }
 
@@ -168,7 +174,10 @@ export class OpencodeServer {
   private async discover(): Promise<void> {
     const list = await this.client.request('GET', '/api/session');
     if (list.status !== 200)
-      throw new SteeringError('SOURCE_UNREACHABLE', `opencode server answered its session list with HTTP ${list.status}`);
+      throw new SteeringError(
+        'SOURCE_UNREACHABLE',
+        `opencode server answered its session list with HTTP ${list.status}`,
+      );
     for (const s of sessionsOf(list.body)) this.know(s.id, s.directory);
     const running = await this.running();
     for (const id of running ?? []) {
@@ -198,7 +207,8 @@ export class OpencodeServer {
       const opener = str(e.data.messageID);
       if (opener !== undefined) this.open(id, s, opener);
     }
-    if (e.type === 'session.next.tool.failed' && /interrupt/i.test(JSON.stringify(e.data.error ?? ''))) s.stopping = true;
+    if (e.type === 'session.next.tool.failed' && /interrupt/i.test(JSON.stringify(e.data.error ?? '')))
+      s.stopping = true;
     this.subject.next(enriched);
     if (STEP_ENDS.has(e.type)) void this.settle(id, SETTLE_TRIES);
     if (e.type === SESSION_DELETED) {
@@ -267,9 +277,12 @@ export class OpencodeServer {
         this.report(new SteeringError('SOURCE_UNREACHABLE', `opencode server at ${this.client.url} answers again`));
       return;
     }
-    const same = (prev.kind === 'down' || prev.kind === 'refused') && prev.error.message === next.error.message;
-    if (same) return;
-    if (prev.kind !== 'up') return this.report(next.error);
+    // One outage is said once, whatever each retry's error says; a change between down and refused is new.
+    if (prev.kind === next.kind) return;
+    if (prev.kind !== 'up') {
+      this.report(next.error);
+      return;
+    }
     const detail = `${next.error.message}; its sessions are not steered until it answers again`;
     this.report(new SteeringError(next.error.code, detail));
     // Turns the server ran are over as far as anyone can tell; the sessions are looked up again.

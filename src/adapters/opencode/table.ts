@@ -87,4 +87,3 @@ export const opencode: VendorTable = {
   fallback: mechanicalFallback(TOKEN),
   cli: { bin: 'opencode', install: 'npm install -g opencode-ai@1.18.33' },
 };
-
