@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { readBody } from './mock-openai.js';
 
-export interface StandinCall {
+interface StandinCall {
   method: string;
   path: string;
   body: any;
