@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs one pinned vendor CLI into .vendor-clis/NAME (npm --prefix, never global) and prints
 # the path of its binary. Idempotent: when the pinned version is already there, nothing is fetched.
-# Usage: scripts/install-vendor-cli.sh claude-code|codex|qwen-code|cline|copilot
+# Usage: scripts/install-vendor-cli.sh claude-code|codex|qwen-code|cline|copilot|opencode
 set -eu
 
 name="${1:-}"
@@ -11,8 +11,9 @@ case "$name" in
   qwen-code)   pkg='@qwen-code/qwen-code';      version='0.24.4';  bin='qwen' ;;
   cline)       pkg='cline';                     version='3.0.65';  bin='cline' ;;
   copilot)     pkg='@github/copilot';           version='1.0.102'; bin='copilot' ;;
+  opencode)    pkg='opencode-ai';               version='1.18.33'; bin='opencode' ;;
   *)
-    echo "usage: $0 claude-code|codex|qwen-code|cline|copilot" >&2
+    echo "usage: $0 claude-code|codex|qwen-code|cline|copilot|opencode" >&2
     exit 2 ;;
 esac
 

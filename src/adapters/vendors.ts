@@ -13,6 +13,8 @@ const VENDORS: readonly (readonly [string, readonly string[], () => Promise<Vend
   ['openhands', [], async () => (await import('./openhands/table.js')).openhands],
   ['cline', [], async () => (await import('./cline/table.js')).cline],
   ['copilot', [], async () => (await import('./copilot/table.js')).copilot],
+
+  ['opencode', [], async () => (await import('./opencode/table.js')).opencode],
 ];
 
 const loaders = new Map(VENDORS.map(([token, , load]) => [token, load]));

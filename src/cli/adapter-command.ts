@@ -21,7 +21,7 @@ import { explainListenError } from '../services/port-holder.js';
 import { acceptsFor, startAdapter, type AdapterHandle, type AdapterOptions } from '../streams/run.js';
 import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../streams/inspect.js';
 import type { VendorSurface } from '../streams/surface.js';
-import type { Lane } from '../streams/lane.js';
+import { steers, type Lane } from '../streams/lane.js';
 import type { BridgeSource } from '../adapters/table.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
@@ -204,6 +204,10 @@ export async function runAdapter(
             ...(cfg.instruct && cfg.surface.cancels !== true && steering.some((l) => l.interrupt !== undefined)
               ? ['control.cancel']
               : []),
+            // A steering lane that raises approvals of its own (opencode's server) takes their answers.
+            ...(cfg.surface.holds !== true && steering.some((l) => l.answer !== undefined)
+              ? ['control.attention.respond']
+              : []),
           ],
           // D31; D30: what a native lane adds while it reaches a session is honoured too (a hook
           // lane that declares none takes `moment` only).
@@ -296,19 +300,22 @@ async function adapterLanes(cfg: AdapterConfig, source: BridgeSource | undefined
     ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
     onError: report,
   });
+  // A bridge whose lane steers turns (opencode's server, D50) adds a steering lane, not a user-plane channel.
+  const own = source?.lane !== undefined && steers(source.lane) ? source.lane : undefined;
   const plane =
-    source?.lane ??
+    (own === undefined ? source?.lane : undefined) ??
     (cfg.userPlane === undefined
       ? undefined
       : await tableFor(cfg.surface.token)?.userPlane?.open(cfg.userPlane.env, report, (line) =>
           process.stderr.write(`aep-steer adapter: ${line}\n`),
         ));
-  const steering = lane === undefined ? made : [...made, lane];
+  const steering = [...made, ...(lane === undefined ? [] : [lane]), ...(own === undefined ? [] : [own])];
+  const bridged = own === undefined && source?.lane !== undefined;
   return {
     steering,
     lanes: plane === undefined ? steering : [...steering, plane],
-    sendInput: source?.lane !== undefined || (plane !== undefined && cfg.userPlane?.control === true),
-    control: source?.lane !== undefined,
+    sendInput: bridged || (plane !== undefined && cfg.userPlane?.control === true),
+    control: bridged,
   };
 }
 

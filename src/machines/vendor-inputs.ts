@@ -105,6 +105,8 @@ export interface LaneTurnInput extends ToolsAtStop {
   interrupted?: boolean;
   /** The lane runs what it took unread as a prompt of its own after the turn: its receipt still comes. */
   keepsUnread?: boolean;
+  /** D44: the lane keeps its queued instructions across a stop (opencode's server lane): a cancel drops none. */
+  keepsQueued?: boolean;
 }
 /** The lane's answer to a withdraw: `removed` false, it was read already; absent, the lane could not say. */
 export interface LaneWithdrawnInput {

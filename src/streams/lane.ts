@@ -85,6 +85,8 @@ export interface Lane {
    * (qwen serve 0.24.4): a turn's end leaves it awaiting its receipt instead of dropping it.
    */
   readonly keepsUnread?: boolean;
+  /** D44: queued instructions it keeps stay queued across a stop, and go after a later turn ends. */
+  readonly keepsQueued?: boolean;
   /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
   readonly how: string;
   /**

@@ -314,7 +314,7 @@ test("through the runtime, each vendor's end moment yields exactly one session.e
     assert.equal(ended[0]!.data, { reason: 'normal' }, token);
     assert.is(host.stateValue('s-end'), 'ended', token);
   }
-  assert.is(vendorsWithEnd, 5, 'Claude Code, Codex, Qwen Code, Hermes and Cline have an end moment');
+  assert.is(vendorsWithEnd, 6, 'Claude Code, Codex, Qwen Code, Hermes, Cline and opencode have an end moment');
 });
 
 test('snakeCase and fallbackType name hooks the way AEP vendor types need', () => {

@@ -235,7 +235,8 @@ function answerChat(body: Record<string, unknown>, res: ServerResponse, counter:
   const prompt = last >= 0 ? textOf(messages[last]!.content) : '';
   const toolResults = messages.slice(last + 1).filter((m) => m.role === 'tool').length;
   // Qwen Code's shell tool, Cline's `run_commands {commands:[…]}` (vendor-clis-observed §5), the
-  // OpenHands stand-in's (openhands-server.ts), or Copilot CLI's `bash` (copilot-opencode-observed §1).
+  // OpenHands stand-in's (openhands-server.ts), or the `bash` of Copilot CLI and opencode
+  // (copilot-opencode-observed §1).
   const shell = tools
     .map((t) => t.function?.name)
     .find((n) => n === 'run_shell_command' || n === 'execute_bash' || n === 'run_commands' || n === 'bash');

@@ -1,0 +1,243 @@
+// The opencode server lane (D50) against a stand-in shaped like opencode 1.18.33's server: the
+// session seen is reached; steer and start go to the V2 prompt route with `delivery` and a
+// `msg_` id, and are delivered on `session.next.prompted`; a queue is kept while the turn runs,
+// can be withdrawn there, and goes to the server's queue when the turn ends; a stop keeps it;
+// cancel is `interrupt`, or the V1 abort where that is missing; a permission request is a held
+// request answered on the server; a wrong password is said once, naming the file.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SteeringError } from '../../../src/protocol/errors.js';
+import type { LaneFact } from '../../../src/streams/lane.js';
+import { OpencodeLane } from '../../../src/adapters/opencode/lane.js';
+import { OpencodeServer } from '../../../src/adapters/opencode/server.js';
+import { startOpencodeStandin, type OpencodeStandin } from '../../support/opencode-standin.js';
+import { until } from '../../support/until.js';
+
+const S = 'ses_standin0001';
+const dir = mkdtempSync(join(tmpdir(), 'aep-opencode-lane-'));
+const passwordFile = join(dir, 'password');
+writeFileSync(passwordFile, 'sekret');
+chmodSync(passwordFile, 0o600);
+
+interface Rig {
+  standin: OpencodeStandin;
+  server: OpencodeServer;
+  lane: OpencodeLane;
+  facts: LaneFact[];
+  errors: SteeringError[];
+  close(): Promise<void>;
+}
+
+async function rig(o: { password?: string; file?: string } = {}): Promise<Rig> {
+  const standin = await startOpencodeStandin(o.password === undefined ? {} : { password: o.password });
+  standin.sessions.add(S);
+  const errors: SteeringError[] = [];
+  const server = new OpencodeServer({
+    url: standin.url,
+    ...(o.file === undefined ? {} : { passwordFile: o.file }),
+    pollMs: 50,
+    retryMs: 20,
+    maxRetryMs: 100,
+    onError: (e) => errors.push(e),
+  });
+  const lane = new OpencodeLane(server);
+  const facts: LaneFact[] = [];
+  lane.facts$.subscribe((f) => facts.push(f));
+  server.start();
+  return {
+    standin,
+    server,
+    lane,
+    facts,
+    errors,
+    async close() {
+      await lane.close();
+      await server.close();
+      await standin.close();
+    },
+  };
+}
+
+/** The person's prompt opens a turn: admitted, then folded in; the session runs. */
+function turn(r: Rig, messageID: string): void {
+  r.standin.running.add(S);
+  r.standin.emit('session.next.prompted', S, { messageID, prompt: { text: 'go' }, delivery: 'steer' });
+}
+/** The turn's last step ends and the session no longer runs. */
+function endTurn(r: Rig, finish = 'stop'): void {
+  r.standin.running.delete(S);
+  r.standin.emit('session.next.step.ended', S, { assistantMessageID: 'msg_x', finish });
+}
+const prompts = (r: Rig) => r.standin.calls.filter((c) => c.path === `/api/session/${S}/prompt`);
+const kinds = (r: Rig) => r.facts.map((f) => f.kind);
+
+test('a listed session is reached; a steer is a V2 prompt with delivery steer, delivered on prompted', async () => {
+  const r = await rig();
+  try {
+    await until(() => r.lane.reaches(S), 'the lane reaches the session');
+    assert.ok(r.facts.some((f) => f.kind === 'attached' && f.session === S));
+    const idle = await r.lane.steer({ session: S, commandId: 'c-idle', text: 'early' });
+    assert.equal(idle.ok ? idle : idle.reason, 'idle', 'no turn: a steer starts none');
+    turn(r, 'msg_person1');
+    await until(() => r.server.turnOf(S) === 'msg_person1', 'the turn opens');
+    const o = await r.lane.steer({ session: S, commandId: 'c-steer', text: 'STEER' });
+    assert.ok(o.ok && o.ref?.startsWith('msg_'), JSON.stringify(o));
+    const call = prompts(r).at(-1)!;
+    assert.equal([call.body.delivery, call.body.prompt.text, call.body.id], ['steer', 'STEER', o.ok ? o.ref : '']);
+    const again = await r.lane.steer({ session: S, commandId: 'c-steer', text: 'STEER' });
+    assert.equal(again, o, 'a resend is answered without sending again');
+    assert.is(prompts(r).length, 1);
+    r.standin.emit('session.next.prompted', S, { messageID: call.body.id, prompt: { text: 'STEER' } });
+    await until(() => r.facts.some((f) => f.kind === 'delivered'), 'the receipt');
+    const d = r.facts.find((f) => f.kind === 'delivered') as Extract<LaneFact, { kind: 'delivered' }>;
+    assert.equal([d.commandId, d.ref, d.started], ['c-steer', call.body.id, undefined]);
+    endTurn(r);
+    await until(() => r.facts.some((f) => f.kind === 'turn.ended'), 'the turn ends when the server is idle');
+    assert.equal(
+      kinds(r).filter((k) => k.startsWith('turn')),
+      ['turn.started', 'turn.ended'],
+    );
+  } finally {
+    await r.close();
+  }
+});
+
+test('a queue is kept while the turn runs, withdrawn there, and handed over when the turn ends', async () => {
+  const r = await rig();
+  try {
+    await until(() => r.lane.reaches(S), 'reached');
+    turn(r, 'msg_person2');
+    await until(() => r.server.turnOf(S) !== undefined, 'the turn opens');
+    const keep = await r.lane.queue({ session: S, commandId: 'c-q1', text: 'QUEUED' });
+    const gone = await r.lane.queue({ session: S, commandId: 'c-q2', text: 'WITHDRAWN' });
+    assert.ok(keep.ok && gone.ok);
+    assert.is(prompts(r).length, 0, 'nothing goes to the server while the turn runs');
+    assert.equal(await r.lane.withdraw({ session: S, commandId: 'c-q2' }), { removed: true });
+    endTurn(r);
+    await until(() => prompts(r).length === 1, 'the kept queue goes at the turn end');
+    const call = prompts(r)[0]!;
+    assert.equal(
+      [call.body.delivery, call.body.prompt.text, call.body.id],
+      ['queue', 'QUEUED', keep.ok ? keep.ref : ''],
+    );
+    r.standin.running.add(S);
+    r.standin.emit('session.next.prompted', S, { messageID: call.body.id, prompt: { text: 'QUEUED' } });
+    await until(() => r.facts.some((f) => f.kind === 'delivered'), 'its receipt');
+    assert.equal(await r.lane.withdraw({ session: S, commandId: 'c-q1' }), { removed: false }, 'delivered: too late');
+  } finally {
+    await r.close();
+  }
+});
+
+test('a stop keeps the queue: interrupt (or the V1 abort where it is missing), the turn ends interrupted, nothing is sent', async () => {
+  const r = await rig();
+  try {
+    await until(() => r.lane.reaches(S), 'reached');
+    turn(r, 'msg_person3');
+    await until(() => r.server.turnOf(S) !== undefined, 'the turn opens');
+    await r.lane.queue({ session: S, commandId: 'c-kept', text: 'KEPT' });
+    r.standin.noInterrupt = true;
+    assert.equal(await r.lane.interrupt(S), { ok: true });
+    assert.equal(
+      r.standin.calls.filter((c) => c.method === 'POST' && !c.path.endsWith('/prompt')).map((c) => c.path),
+      [`/api/session/${S}/interrupt`, `/session/${S}/abort`],
+    );
+    endTurn(r, 'tool-calls');
+    await until(() => r.facts.some((f) => f.kind === 'turn.ended'), 'the turn ends');
+    const end = r.facts.find((f) => f.kind === 'turn.ended') as Extract<LaneFact, { kind: 'turn.ended' }>;
+    assert.is(end.interrupted, true);
+    assert.ok(r.lane.keepsQueued, 'the core is told the queue stays');
+    await new Promise((res) => setTimeout(res, 150));
+    assert.is(prompts(r).length, 0, 'the stop sent nothing');
+    assert.equal(await r.lane.interrupt(S), {
+      ok: false,
+      detail: 'no turn runs in this opencode session; nothing to stop',
+    });
+    // The next turn's end hands it over.
+    turn(r, 'msg_person4');
+    await until(() => r.server.turnOf(S) === 'msg_person4', 'the next turn');
+    endTurn(r);
+    await until(() => prompts(r).length === 1, 'handed over then');
+    assert.is(prompts(r)[0]!.body.prompt.text, 'KEPT');
+  } finally {
+    await r.close();
+  }
+});
+
+test('a start on an idle session is a prompt that opens the turn: delivered started', async () => {
+  const r = await rig();
+  try {
+    await until(() => r.lane.reaches(S), 'reached');
+    const o = await r.lane.startTurn({ session: S, commandId: 'c-start', text: 'BEGIN', otherwise: 'queue' });
+    assert.ok(o.ok && o.became === undefined);
+    turn(r, prompts(r)[0]!.body.id);
+    await until(() => r.facts.some((f) => f.kind === 'delivered'), 'the receipt');
+    const d = r.facts.find((f) => f.kind === 'delivered') as Extract<LaneFact, { kind: 'delivered' }>;
+    assert.equal([d.commandId, d.started], ['c-start', true]);
+    const meanwhile = await r.lane.startTurn({ session: S, commandId: 'c-start2', text: 'LATER', otherwise: 'queue' });
+    assert.ok(meanwhile.ok && meanwhile.became === 'queue', 'a turn runs: it became a queue');
+  } finally {
+    await r.close();
+  }
+});
+
+test('a permission request is a held request, answered on the server; its reply resolves it', async () => {
+  const r = await rig();
+  try {
+    await until(() => r.lane.reaches(S), 'reached');
+    r.standin.emit('permission.v2.asked', S, {
+      id: 'per_1',
+      action: 'bash',
+      resources: ['rm -rf build'],
+      source: { type: 'tool', messageID: 'msg_a', callID: 'call_1' },
+    });
+    await until(() => r.facts.some((f) => f.kind === 'approval'), 'the approval');
+    const a = r.facts.find((f) => f.kind === 'approval') as Extract<LaneFact, { kind: 'approval' }>;
+    assert.is(a.approvalId, 'per_1');
+    assert.match(JSON.stringify(a.request), 'rm -rf build');
+    assert.equal(await r.lane.answer(S, 'per_1', false, 'not that'), { ok: true });
+    const reply = r.standin.calls.find((c) => c.path.endsWith('/permission/per_1/reply'))!;
+    assert.equal(reply.body, { reply: 'reject', message: 'not that' });
+    r.standin.emit('permission.v2.replied', S, { requestID: 'per_1', reply: 'reject' });
+    await until(() => r.facts.some((f) => f.kind === 'approval.resolved'), 'resolved');
+    const resolved = r.facts.find((f) => f.kind === 'approval.resolved') as Extract<
+      LaneFact,
+      { kind: 'approval.resolved' }
+    >;
+    assert.is(resolved.approved, false);
+  } finally {
+    await r.close();
+  }
+});
+
+test('a wrong password is said once, naming the file; a lost server is said once and is one lost fact', async () => {
+  const bad = await rig({ password: 'other', file: passwordFile });
+  try {
+    await until(() => bad.errors.length > 0, 'the refusal');
+    await new Promise((res) => setTimeout(res, 300));
+    assert.is(bad.errors.length, 1, bad.errors.map((e) => e.message).join(' | '));
+    assert.equal([bad.errors[0]!.code, bad.errors[0]!.message.includes(passwordFile)], ['SOURCE_UNAUTHORIZED', true]);
+    assert.not.ok(bad.lane.reaches(S));
+  } finally {
+    await bad.close();
+  }
+  const r = await rig({ password: 'sekret', file: passwordFile });
+  try {
+    await until(() => r.lane.reaches(S), 'the right password reaches it');
+    await r.standin.close();
+    await until(() => r.facts.some((f) => f.kind === 'lost'), 'lost');
+    await new Promise((res) => setTimeout(res, 300));
+    assert.is(r.errors.length, 1, r.errors.map((e) => e.message).join(' | '));
+    assert.is(kinds(r).filter((k) => k === 'lost').length, 1);
+    const q = await r.lane.queue({ session: S, commandId: 'c-down', text: 'DOWN' });
+    assert.equal(q.ok ? q : q.reason, 'unreachable');
+  } finally {
+    await r.lane.close();
+    await r.server.close();
+  }
+});
+
+test.run();
