@@ -106,7 +106,11 @@ export async function servePair(ctx: PairContext, code: string, req: IncomingMes
     problem = (err as Error).message.replace(/^device name/, 'The name');
   }
   const peek = ctx.codes.peek(code);
-  if (!peek.ok) return refused(ctx, res, peek);
+  if (!peek.ok) {
+    // An expired code is spent too, so it is refused the same way from then on.
+    if (peek.code === 'pair-code-expired') ctx.codes.take(code);
+    return refused(ctx, res, peek);
+  }
   if (problem !== undefined) return send(res, 400, 'Pair this device', para(problem) + form(peek.pair.rights, name));
   const take = ctx.codes.take(code);
   if (!take.ok) return refused(ctx, res, take);
