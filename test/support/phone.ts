@@ -5,7 +5,7 @@ import type { DeviceRights } from '../../src/console/devices.js';
 
 /** The pairing URL's path on the console's own listening address (a test cannot resolve a tailnet name). */
 export const onLocal = (konsole: ConsoleHandle, url: string): string =>
-  new URL(new URL(url).pathname, konsole.localUrl).toString();
+  new URL(new URL(url).pathname + new URL(url).hash, konsole.localUrl).toString();
 
 export async function exchange(konsole: ConsoleHandle, url: string, name: string): Promise<Response> {
   return fetch(onLocal(konsole, url), {
