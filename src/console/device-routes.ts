@@ -13,8 +13,8 @@ import { DEVICE_HTML, DEVICE_POLICY, SERVICE_WORKER } from './device-page.js';
 import { servePair, type PairContext } from './pair-page.js';
 
 export const DEVICE_PATH = '/device/';
-export const PAIR_PATH = '/pair/';
-export const DEVICE_COOKIE = 'aep_device';
+const PAIR_PATH = '/pair/';
+const DEVICE_COOKIE = 'aep_device';
 /** How often open streams are checked against the device files. */
 const REVOKE_POLL_MS = 250;
 
@@ -34,7 +34,7 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
 };
 
 /** No Origin (a same-origin GET-less client) or one naming the very host asked, which was checked already. */
-export function sameOrigin(req: IncomingMessage): boolean {
+function sameOrigin(req: IncomingMessage): boolean {
   const origin = req.headers.origin;
   if (origin === undefined) return true;
   try {
@@ -44,7 +44,7 @@ export function sameOrigin(req: IncomingMessage): boolean {
   }
 }
 
-export function tokenOf(req: IncomingMessage): string | undefined {
+function tokenOf(req: IncomingMessage): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [k, v] = part.trim().split('=');
     if (k === DEVICE_COOKIE && v !== undefined) return v;

@@ -3,8 +3,8 @@
 // pairs the device and hands its token over as an HttpOnly cookie, then sends the browser to
 // /device/. A refused code pairs nothing, and every refusal counts toward the rate limit.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createHash } from 'node:crypto';
 import { FRAME_HEADERS } from '../inspect/page-policy.js';
+import { formPagePolicy } from './answer-page.js';
 import { checkDeviceName, type Device, type DeviceStore } from './devices.js';
 import type { FailureLimit, PairingCodes, PairTake } from './pairing.js';
 
@@ -22,13 +22,7 @@ const STYLE =
   'body{font-family:system-ui,sans-serif;margin:0;padding:24px;max-width:32rem;color:#1d232a}h1{font-size:20px}' +
   'p{overflow-wrap:anywhere}label{display:block;margin:12px 0 4px}input{font:inherit;padding:10px;width:100%;box-sizing:border-box}' +
   'button{font:inherit;margin-top:16px;padding:12px 20px;min-height:48px;border-radius:8px;border:1px solid #2f6fdb;background:#2f6fdb;color:#fff}';
-const POLICY = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const POLICY = formPagePolicy(STYLE);
 /** A form body is a name and nothing else. */
 const MAX_FORM = 2048;
 /** A paired device keeps its cookie for a year; revoking it is what ends its access. */

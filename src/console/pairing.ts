@@ -11,7 +11,7 @@ import { newSecret } from '../protocol/secret.js';
 import { stateDir, writePrivateFile } from '../protocol/state-dir.js';
 import type { DeviceRights } from './devices.js';
 
-export const PAIR_TTL_MS = 5 * 60_000;
+const PAIR_TTL_MS = 5 * 60_000;
 const CODE_CHARS = 24;
 const CODE_SHAPE = /^[A-Za-z0-9_-]{24}$/;
 

@@ -38,7 +38,7 @@ export interface ConsoleAddress extends ReachFacts {
   pid: number;
 }
 
-export const consoleAddressFile = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'console.json');
+const consoleAddressFile = (env: NodeJS.ProcessEnv = process.env): string => join(stateDir(env), 'console.json');
 
 export function readConsoleAddress(env: NodeJS.ProcessEnv = process.env): ConsoleAddress | undefined {
   try {

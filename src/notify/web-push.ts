@@ -53,7 +53,7 @@ export interface WebPusherOptions {
 }
 
 /** The whole payload: what waits is found by opening `path` on the console, behind the device's token. */
-export const pushPayload = (path: string): string => JSON.stringify({ kind: 'waiting', path });
+const pushPayload = (path: string): string => JSON.stringify({ kind: 'waiting', path });
 
 const ENDS = new Set(['attention.answered', 'attention.resolved', 'attention.timeout']);
 const GONE = new Set([404, 410]);

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface ReceivedPush {
+interface ReceivedPush {
   id: string;
   urgency: string | undefined;
   ttl: string | undefined;
