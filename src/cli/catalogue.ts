@@ -127,6 +127,16 @@ export const CATALOGUE: readonly Entry[] = [
     load: async () => (await import('./console-command.js')).registerConsole,
   },
   {
+    name: 'pair',
+    summary: 'pair a phone with the running console: a QR code for a one-time code',
+    load: async () => (await import('./pair-command.js')).registerPair,
+  },
+  {
+    name: 'devices',
+    summary: 'list paired devices; devices revoke NAME ends one',
+    load: async () => (await import('./pair-command.js')).registerPair,
+  },
+  {
     name: 'inspect',
     summary: "serve a live page with each session's machine state and queue",
     load: async () => (await import('./inspect-command.js')).registerInspect,

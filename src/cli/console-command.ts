@@ -10,8 +10,9 @@ import { exitOnSignal } from './exit-on-signal.js';
 import { explainListenError } from '../services/port-holder.js';
 import { addReachOptions, reachOptions, type ReachFlags } from './console-reach.js';
 import { targetLabel } from '../notify/targets.js';
+import { addPhoneOptions, phoneAtStart, type PhoneFlags } from './console-phone.js';
 
-interface ConsoleFlags extends RelayFlags, ReachFlags {
+interface ConsoleFlags extends RelayFlags, ReachFlags, PhoneFlags {
   port: string;
   tokenFile?: string;
 }
@@ -29,6 +30,7 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
   // Its own sender name by default, so the audit tells these commands from a person's CLI.
   addRelayOptions(cmd, env, DEFAULT_CONSOLE_SENDER);
   addReachOptions(cmd, env);
+  addPhoneOptions(cmd);
   cmd.addHelpText(
     'after',
     '\nThe URL it prints carries a secret made anew at each start; anyone with it can steer through this console.\nExit codes: 2 bad flag, 4 port taken, 1 other failure.',
@@ -48,10 +50,19 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
       process.exitCode = 2;
       return;
     }
+    const phone = phoneAtStart(f, port, reach);
+    if (phone.done) return;
     const token = f.tokenFile !== undefined ? readTokenFile(f.tokenFile) : f.token;
     let handle: ConsoleHandle;
     try {
-      handle = await startConsole({ relay: f.relay, sender: f.sender, port, ...(token ? { token } : {}), ...reach });
+      handle = await startConsole({
+        relay: f.relay,
+        sender: f.sender,
+        port,
+        ...(token ? { token } : {}),
+        ...reach,
+        phone: { onPaired: (d) => process.stdout.write(`  paired ${d.name} (rights ${d.rights})\n`) },
+      });
     } catch (caught) {
       const err = explainListenError(caught, 'console port', port, reach.host ?? '127.0.0.1', '--port');
       process.stderr.write(`console: ${err instanceof SteeringError ? err.message : String(err)}\n`);
@@ -67,6 +78,7 @@ export function registerConsole(program: Command, env: NodeJS.ProcessEnv = proce
       );
     for (const t of reach.notify ?? [])
       process.stdout.write(`  notify ${targetLabel(t)} (capture ${t.capture}; on ${t.on.join(', ')})\n`);
+    await phone.started(handle);
     handle.follower.ready.catch((err: Error) => process.stderr.write(`console: ${err.message}; retrying\n`));
     exitOnSignal(() => handle.close());
   });

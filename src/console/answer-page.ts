@@ -14,13 +14,16 @@ const STYLE =
   'body{font-family:system-ui,sans-serif;margin:0;padding:24px;max-width:32rem;color:#1d232a}' +
   'h1{font-size:20px}p{overflow-wrap:anywhere}button{font:inherit;padding:12px 20px;min-height:48px;border-radius:8px;' +
   'border:1px solid #2f6fdb;background:#2f6fdb;color:#fff}';
-const POLICY = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** The policy of a small form page: its one inline style by hash, posting only to itself, never framed. */
+export const formPagePolicy = (style: string): string =>
+  [
+    "default-src 'none'",
+    `style-src 'sha256-${createHash('sha256').update(style, 'utf8').digest('base64')}'`,
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+const POLICY = formPagePolicy(STYLE);
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

@@ -13,6 +13,7 @@ import { ANSWER_PATH, serveAnswer } from './answer-page.js';
 import { appFiles } from './app-manifest.js';
 import { CONSOLE_HTML } from './page.js';
 import { StopBoard } from './stop-board.js';
+import { phoneDevices, type PhoneHandle, type PhoneOptions } from './phone.js';
 
 export const DEFAULT_CONSOLE_PORT = 8791;
 export const DEFAULT_CONSOLE_SENDER = 'aep-steer-console';
@@ -35,6 +36,8 @@ export interface ConsoleOptions {
   notifyTuning?: Pick<NotifierOptions, 'graceMs' | 'retry'>;
   /** Where a failed delivery is reported (stderr by default). */
   warn?: (message: string) => void;
+  /** Paired devices, pairing and Web Push: where their files live, push tuning for tests. */
+  phone?: PhoneOptions;
 }
 
 export interface ConsoleHandle {
@@ -44,6 +47,8 @@ export interface ConsoleHandle {
   localUrl: string;
   server: InspectServer;
   follower: Follower;
+  /** The console's paired devices and their pairing codes. */
+  phone: PhoneHandle;
   close(): Promise<void>;
 }
 
@@ -54,6 +59,12 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle>
   const links = new AnswerLinks(opts.linkTtlMs ?? DEFAULT_LINK_TTL_MS);
   let follower: Follower | undefined;
   const actions = consoleActions({ consumer: () => follower?.consumer(), sender, relayUrl: opts.relay });
+  const phone = phoneDevices(board, actions, {
+    ...opts.phone,
+    secure: opts.tls !== undefined || opts.publicUrl?.startsWith('https:') === true,
+    ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}),
+    warn: opts.warn ?? ((m) => process.stderr.write(`console: ${m}\n`)),
+  });
   const server = await startInspectServer(board, {
     port: opts.port,
     ...(opts.host ? { host: opts.host } : {}),
@@ -65,14 +76,19 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle>
     actions,
     routes: {
       [ANSWER_PATH]: (token, req, res) => serveAnswer({ links, respond: actions['respond']! }, token, req, res),
+      ...phone.routes,
     },
   });
-  board.onRows = () => server.changed();
+  board.onRows = () => {
+    server.changed();
+    phone.changed();
+  };
   // Every link a person is handed names the public address when there is one.
   const root = opts.publicUrl
     ? new URL(opts.publicUrl.endsWith('/') ? opts.publicUrl : `${opts.publicUrl}/`)
     : new URL('/', server.url);
   const url = new URL(`${secret}/`, root).toString();
+  phone.started(root.toString(), server.url);
   const targets = opts.notify ?? [];
   const notifier =
     targets.length === 0
@@ -92,10 +108,17 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle>
     url: opts.relay,
     agent: sender,
     ...(opts.token ? { token: opts.token } : {}),
-    onEvent: (e) => notifier?.observe(e),
-    onLive: () => notifier?.arm(),
+    onEvent: (e) => {
+      notifier?.observe(e);
+      phone.observe(e);
+    },
+    onLive: () => {
+      notifier?.arm();
+      phone.arm();
+    },
     onChange: () => {
       server.changed();
+      phone.changed();
       if (watchLiveness) notifier?.liveness(board.snapshot().sessions);
     },
   });
@@ -105,7 +128,9 @@ export async function startConsole(opts: ConsoleOptions): Promise<ConsoleHandle>
     localUrl: server.url,
     server,
     follower: f,
+    phone: phone.handle,
     async close() {
+      await phone.close();
       await notifier?.close();
       await f.close();
       await server.close();

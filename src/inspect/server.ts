@@ -24,8 +24,17 @@ export interface InspectServer {
 /** SSE keep-alive comment, so idle proxies and browsers keep the stream open. */
 const KEEPALIVE_MS = 20_000;
 
+/** Who asked, when not the console's own page: a paired device (its name, and `device:<name>`). */
+interface ActionCaller {
+  device: string;
+  identity: string;
+}
+
 /** A POST action under `api/`: the parsed JSON body in, a status and a JSON body out. */
-export type Action = (body: Record<string, unknown>) => Promise<{ status: number; body: unknown }>;
+export type Action = (
+  body: Record<string, unknown>,
+  caller?: ActionCaller,
+) => Promise<{ status: number; body: unknown }>;
 
 export interface PageServerOptions {
   port?: number;
@@ -46,7 +55,7 @@ export interface PageServerOptions {
 
 const MAX_ACTION_BODY = 64 * 1024;
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
+export async function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const c of req) {
