@@ -96,7 +96,7 @@ export function deviceRoutes(opts: DeviceRoutesOptions) {
       }
       return json(res, 401, NOT_PAIRED);
     }
-    if (req.method === 'POST' && rest.startsWith('api/')) return act(rest.slice(4), device, req, res);
+    if (req.method === 'POST' && rest.startsWith('api/')) return act(opts, rest.slice(4), device, req, res);
     if (req.method !== 'GET') {
       req.resume();
       res.writeHead(405, { allow: 'GET, POST' }).end();
@@ -130,53 +130,6 @@ export function deviceRoutes(opts: DeviceRoutesOptions) {
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
   };
 
-  const act = async (name: string, device: Device, req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // Same origin (the Host was checked already) and JSON only: another site cannot drive it.
-    if (!sameOrigin(req)) {
-      req.resume();
-      return json(res, 403, { error: true, code: 'cross-origin', message: 'cross-origin request refused' });
-    }
-    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) {
-      req.resume();
-      return json(res, 415, { error: true, code: 'not-json', message: 'send application/json' });
-    }
-    const body = await readJson(req);
-    if (body === undefined)
-      return json(res, 400, { error: true, code: 'invalid-request', message: 'the body must be one JSON object' });
-    if (name === 'subscribe') return subscribe(device, body, res);
-    const action = opts.actions[name];
-    if (action === undefined) return json(res, 404, { error: true, code: 'no-action', message: `no action ${name}` });
-    if (!mayAct(device.rights, name)) {
-      return json(res, 403, {
-        error: true,
-        code: 'right-not-given',
-        message: `This device was paired with the right to ${device.rights}, which does not cover ${name}. Pair it again with --rights ${name === 'respond' ? 'answer' : 'steer'} to do this from it.`,
-      });
-    }
-    const out = await action(body, { device: device.name, identity: `device:${device.name}` });
-    json(res, out.status, out.body);
-  };
-
-  const subscribe = (device: Device, body: Record<string, unknown>, res: ServerResponse): void => {
-    const keys = body['keys'] as Record<string, unknown> | undefined;
-    const endpoint = body['endpoint'];
-    let ok = typeof endpoint === 'string' && typeof keys?.['p256dh'] === 'string' && typeof keys['auth'] === 'string';
-    if (ok) ok = URL.canParse(endpoint as string) && new URL(endpoint as string).protocol === 'https:';
-    if (!ok) {
-      json(res, 400, {
-        error: true,
-        code: 'push-subscription-invalid',
-        message: 'give the PushSubscription as JSON: an https endpoint and keys p256dh and auth.',
-      });
-      return;
-    }
-    opts.store.setPush(device.name, {
-      endpoint: endpoint as string,
-      keys: { p256dh: keys!['p256dh'] as string, auth: keys!['auth'] as string },
-    });
-    json(res, 200, { error: false, message: 'This device is told when something waits.' });
-  };
-
   const broadcast = (): void => {
     pending = false;
     const frame = `event: snapshot\ndata: ${JSON.stringify(opts.board.snapshot())}\n\n`;
@@ -200,4 +153,63 @@ export function deviceRoutes(opts: DeviceRoutesOptions) {
       clients.clear();
     },
   };
+}
+
+/** A device's POST: same origin, JSON, and only what its rights cover. */
+async function act(
+  opts: DeviceRoutesOptions,
+  name: string,
+  device: Device,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  // Same origin (the Host was checked already) and JSON only: another site cannot drive it.
+  if (!sameOrigin(req)) {
+    req.resume();
+    return json(res, 403, { error: true, code: 'cross-origin', message: 'cross-origin request refused' });
+  }
+  if (!(req.headers['content-type'] ?? '').startsWith('application/json')) {
+    req.resume();
+    return json(res, 415, { error: true, code: 'not-json', message: 'send application/json' });
+  }
+  const body = await readJson(req);
+  if (body === undefined)
+    return json(res, 400, { error: true, code: 'invalid-request', message: 'the body must be one JSON object' });
+  if (name === 'subscribe') return subscribe(opts, device, body, res);
+  const action = opts.actions[name];
+  if (action === undefined) return json(res, 404, { error: true, code: 'no-action', message: `no action ${name}` });
+  if (!mayAct(device.rights, name)) {
+    return json(res, 403, {
+      error: true,
+      code: 'right-not-given',
+      message: `This device was paired with the right to ${device.rights}, which does not cover ${name}. Pair it again with --rights ${name === 'respond' ? 'answer' : 'steer'} to do this from it.`,
+    });
+  }
+  const out = await action(body, { device: device.name, identity: `device:${device.name}` });
+  json(res, out.status, out.body);
+}
+
+function subscribe(
+  opts: DeviceRoutesOptions,
+  device: Device,
+  body: Record<string, unknown>,
+  res: ServerResponse,
+): void {
+  const keys = body['keys'] as Record<string, unknown> | undefined;
+  const endpoint = body['endpoint'];
+  let ok = typeof endpoint === 'string' && typeof keys?.['p256dh'] === 'string' && typeof keys['auth'] === 'string';
+  if (ok) ok = URL.canParse(endpoint as string) && new URL(endpoint as string).protocol === 'https:';
+  if (!ok) {
+    json(res, 400, {
+      error: true,
+      code: 'push-subscription-invalid',
+      message: 'give the PushSubscription as JSON: an https endpoint and keys p256dh and auth.',
+    });
+    return;
+  }
+  opts.store.setPush(device.name, {
+    endpoint: endpoint as string,
+    keys: { p256dh: keys!['p256dh'] as string, auth: keys!['auth'] as string },
+  });
+  json(res, 200, { error: false, message: 'This device is told when something waits.' });
 }
