@@ -289,9 +289,10 @@ test("through the runtime, each vendor's end moment yields exactly one session.e
     vendorsWithEnd += 1;
     const surface = surfaceFrom(t);
     const host = new ActorHost({ surface, instruct: true, host: 'table-test' });
-    // Claude-style field names, and Cline's (`taskId`, `hookName`).
+    // Claude-style field names, Cline's (`taskId`, `hookName`) and Copilot's (`sessionId`).
     const body = (event: string, extra: Record<string, unknown> = {}) => ({
       session_id: 's-end',
+      sessionId: 's-end',
       hook_event_name: event,
       taskId: 's-end',
       hookName: event,
@@ -314,7 +315,7 @@ test("through the runtime, each vendor's end moment yields exactly one session.e
     assert.equal(ended[0]!.data, { reason: 'normal' }, token);
     assert.is(host.stateValue('s-end'), 'ended', token);
   }
-  assert.is(vendorsWithEnd, 6, 'Claude Code, Codex, Qwen Code, Hermes, Cline and opencode have an end moment');
+  assert.is(vendorsWithEnd, 7, 'Claude Code, Codex, Qwen Code, Hermes, Cline, Copilot and opencode have an end moment');
 });
 
 test('snakeCase and fallbackType name hooks the way AEP vendor types need', () => {
