@@ -322,6 +322,11 @@ export interface VendorTable {
      * model, with the evidence; absent where the vendor has none.
      */
     userNotice?: { field: string; evidence: string };
+    /**
+     * D27, D43: why no reply can tell the person anything (no such field), so a steer's sender
+     * or who started a turn is not shown at the agent; exactly one of this and `userNotice`.
+     */
+    noUserNotice?: { why: string; evidence: string };
   };
   maps: Record<string, MapRule>;
   /** Observations for a hook with no `maps` rule; `x.{token}.session.<snake_case>` when absent. */

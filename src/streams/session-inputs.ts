@@ -121,6 +121,7 @@ export function hookInput(
     ...(runId === undefined ? {} : { runId }),
     ...ran,
     ...(item.hook.echo === undefined ? {} : { echo: item.hook.echo }),
+    ...(item.hook.opener === undefined ? {} : { opener: item.hook.opener }),
     ...(item.answered === undefined ? {} : { answered: true }),
   };
 }

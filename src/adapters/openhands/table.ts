@@ -99,6 +99,10 @@ export const openhands: VendorTable = {
     // Nothing is ever written back on the socket but the auth frame.
     neutral: undefined,
     context: () => undefined,
+    noUserNotice: {
+      why: 'the agent server is observed over its event socket and answers no hook: there is no reply to carry a notice',
+      evidence: 'openhands-agent-server.md',
+    },
   },
   maps: {},
   fallback: frameRule,

@@ -135,6 +135,10 @@ export const qwenCode: VendorTable = {
     // Qwen reads JSON only with content-type application/json; `{}` is "continue" (0.24.4 HttpHookRunner).
     neutral: {},
     context: hookSpecificOutputContext,
+    noUserNotice: {
+      why: 'Qwen Code 0.24.4 reads hookSpecificOutput, decision and reason from a hook reply; nothing in it is shown to the user alone',
+      evidence: 'vendor-clis-observed §3.6',
+    },
   },
   maps,
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.
