@@ -209,7 +209,11 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
   const unread = kept
     ? []
     : (ctx.laned ?? []).filter(
-        (i) => i.phase === 'sent' && (i.delivery !== 'queue' || stopped) && (i.start !== 'started' || stopped),
+        (i) =>
+          i.phase === 'sent' &&
+          (i.delivery !== 'queue' || stopped) &&
+          (i.start !== 'started' || stopped) &&
+          input.kept?.includes(i.id) !== true,
       );
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   // The turn is over: its run with it (a vendor that fires no closing hook on an interrupt leaves none).

@@ -105,6 +105,8 @@ export interface LaneTurnInput extends ToolsAtStop {
   interrupted?: boolean;
   /** The lane runs what it took unread as a prompt of its own after the turn: its receipt still comes. */
   keepsUnread?: boolean;
+  /** Steers (command ids) the lane could not take back at the turn's end: the vendor runs them next, receipt to come. */
+  kept?: string[];
 }
 /** The lane's answer to a withdraw: `removed` false, it was read already; absent, the lane could not say. */
 export interface LaneWithdrawnInput {

@@ -224,6 +224,7 @@ export function fromLaneFacts(
                 open: false,
                 interrupted: f.interrupted,
                 ...(lane.keepsUnread === true ? { keepsUnread: true } : {}),
+                ...(f.kept?.length ? { kept: f.kept } : {}),
                 ...(f.leftRunning?.length ? { leftRunning: f.leftRunning } : {}),
                 ...(f.killed?.length ? { killed: f.killed } : {}),
               }),

@@ -116,10 +116,13 @@ export const qwenCode: VendorTable = {
       reason: 'context dropped for built-in agents on 0.24.4 (D7)',
       evidence: 'vendor-clis-observed §3.7',
     },
+    // D43: the turn is over for instruct at Stop; a `qwen serve` daemon still counts it running
+    // for about 0.65 s (0.24.4), and a start sent then begins the next turn (serve/lane.ts).
     Stop: {
       role: 'observe',
       reason: 'context starts no new model request headless (D7)',
-      evidence: 'vendor-clis-observed §3.7',
+      bounds: 'closes',
+      evidence: `e2e/qwen-serve-start#a start sent right after the Stop hook begins a turn of its own`,
     },
     PreCompact: {
       role: 'observe',

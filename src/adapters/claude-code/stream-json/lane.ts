@@ -25,7 +25,11 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
   let server: Server | undefined;
   let listening: Promise<void> | undefined;
   let nextRequest = 0;
-  const fact = (f: LaneFact): void => facts$.next(f);
+  // Facts go out in the order the runs printed them, a turn's end once its unread steers are settled.
+  let said = Promise.resolve();
+  const fact = (f: LaneFact): void => {
+    said = said.then(() => (f.kind === 'turn.ended' ? turnEnded(f) : f)).then((g) => facts$.next(g));
+  };
   const runOf = (session: string): Run | undefined => [...runs].find((r) => r.session === session);
 
   /** A control request to the run's CLI; its answer, or why there is none. */
@@ -73,6 +77,24 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
       return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
     }
     return run.turn === undefined ? { ok: true, ref: turn } : { ok: true };
+  }
+
+  /**
+   * A plain steer the turn ended without reading would begin the run's next turn, a turn nobody
+   * asked for: it is taken back (`cancel_async_message`) and dropped `turn-ended` with the turn. One
+   * the CLI would not give back is already being run: kept, its receipt (the read) delivers it.
+   */
+  async function turnEnded(f: Extract<LaneFact, { kind: 'turn.ended' }>): Promise<LaneFact> {
+    const run = runOf(f.session);
+    const plain = [...(run?.unread.values() ?? [])].filter(
+      (m) => !m.later && m.startsTurn === undefined && m.startedIn === undefined,
+    );
+    const kept: string[] = [];
+    for (const m of plain) {
+      const w = await withdraw(f.session, m.commandId);
+      if (!('removed' in w) || !w.removed) kept.push(m.commandId);
+    }
+    return kept.length === 0 ? f : { ...f, kept };
   }
 
   async function withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
