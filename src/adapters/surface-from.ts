@@ -166,6 +166,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     instructTtlMs: table.instructTtlMs ?? DEFAULT_INSTRUCT_TTL_MS,
     staleAfterMs: table.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     ...(table.startNote === undefined ? {} : { startNote: table.startNote.text }),
+    ...(table.instructStarts === true ? { startType: instructType(table.token) } : {}),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');

@@ -353,6 +353,11 @@ export interface VendorTable {
    * interactive TUI's own way in is closed), with the evidence; the lanes that can say how themselves.
    */
   startNote?: { text: string; evidence: string };
+  /**
+   * D43: a vendor steered only through send_input that still takes instruct, but only to start a
+   * turn in an idle session (its channel's `startTurn`): no moment of it carries steering.
+   */
+  instructStarts?: true;
   /** How `up` and `run` check that the vendor's CLI would find its model credentials (loaded on use). */
   credentials?: () => Promise<CredentialCheck>;
 }

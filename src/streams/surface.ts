@@ -138,6 +138,8 @@ export interface VendorSurface {
   resumeWindowMs?: number;
   /** D43: why a session on the hook lane alone cannot be started from outside (an interactive TUI); with the lanes' ways. */
   startNote?: string;
+  /** D43: instruct, taken only with `idle: start` where the steering verb is send_input (OpenHands). */
+  startType?: string;
   /** D31: the deliveries instruct honours on this surface's lanes; absent: `moment` only. */
   deliveries?: readonly string[];
   /** D26 default instruction TTL (D37: every vendor has one); absent: none. */

@@ -114,4 +114,6 @@ export const openhands: VendorTable = {
   // run:false, and what the server does with it is observed (D29).
   sendInput: { deliveries: [], refuseIdle: false, reportsConsumption: false, mergesIdentical: false },
   controls: CONTROLS,
+  // D43: with the control gate on, instruct with idle start begins a turn (the append with run true).
+  instructStarts: true,
 };

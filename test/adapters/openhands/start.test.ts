@@ -14,6 +14,11 @@ import { statusOf, type OpenHandsFrame, type Status } from '../../../src/adapter
 import type { Lane, LaneFact } from '../../../src/streams/lane.js';
 import { startMockOpenAi, type MockOpenAi } from '../../support/mock-openai.js';
 import { startOpenHandsServer, type StandIn } from '../../support/openhands-server.js';
+import { auditFiles } from '../../../src/audit/audit.js';
+import { acceptsOf } from '../../../src/consumer/roster.js';
+import { RelayConsumer } from '../../../src/consumer/connection.js';
+import { sendInstruction } from '../../../src/consumer/instruct.js';
+import { startOpenHandsStack } from '../../support/openhands-stack.js';
 
 const KEY = 'oh-key-0';
 
@@ -136,6 +141,42 @@ test('paused or waiting for confirmation: not started, nothing written; an unsee
     const unseen = await lane.startTurn!({ session: 'no-such', commandId: 'cmd-u', text: 'hi', otherwise: 'steer' });
     assert.equal(unseen.ok ? undefined : unseen.reason, 'unreachable');
   });
+});
+
+test('through the relay: instruct with idle start begins the turn, delivered started with the run id; without it, refused start-only', async () => {
+  const stack = await startOpenHandsStack({ control: true, flags: { instruct: true } });
+  const consumer = await RelayConsumer.connect({ url: stack.relay.socketUrl, token: stack.token, agent: 'alice' });
+  try {
+    const id = stack.server.create({ message: 'hello' });
+    await stack.waitFor((e) => e.session === id && e.type === 'state.snapshot');
+    const entry = (await consumer.roster()).find((r) => r.session === id)!;
+    assert.ok(acceptsOf(entry)?.includes('x.openhands.control.instruct'), 'hello takes instruct with the control gate');
+
+    const plain = await sendInstruction(consumer, { sender: 'alice' }, { session: id, text: 'hi', timeoutMs: 10_000 });
+    assert.is(plain.outcome, 'rejected');
+    assert.is(plain.outcome === 'rejected' ? plain.code : '', 'start-only');
+    assert.is(stack.server.conversation(id)!.status, 'idle', 'nothing ran');
+
+    const text = '[[TURN]] START-CANARY: write the release notes';
+    const o = await sendInstruction(
+      consumer,
+      { sender: 'alice' },
+      { session: id, text, idle: 'start', timeoutMs: 10_000 },
+    );
+    assert.is(o.outcome, 'delivered', JSON.stringify(o));
+    if (o.outcome !== 'delivered') return;
+    assert.is(o.started, true);
+    assert.is(o.ref, `run:${id}:1`);
+    await stack.server.until(id, 'finished');
+    assert.ok(stack.model.modelRequests().some((r) => r.text.includes('START-CANARY')));
+    const started = stack.session(id).filter((e) => e.type === 'run.started');
+    assert.is(started.length, 1, 'one turn');
+    assert.equal(stack.errors, []);
+    assert.equal((await auditFiles([stack.logPath])).violations, []);
+  } finally {
+    await consumer.close();
+    await stack.stop();
+  }
 });
 
 test.run();
