@@ -30,8 +30,7 @@ import { commandInput, description, hookInput, type CommandGates } from './sessi
 import { OpenHooks } from './open-hooks.js';
 import { stamp, stampObservations, type ObservationSink, type StampSource, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
-// D30 native lanes: a steer's echo and the lanes a session is described with (lane-host.ts).
-import { asEcho, asOpened, startable } from './lane-host.js';
+import { asEcho, asOpened, startable } from './lane-host.js'; // D30, D43: echoes, openers, lanes
 import { lanesOf } from '../machines/lane-steps.js';
 
 const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14

@@ -65,8 +65,9 @@ export function description(
   const cwd = about?.cwd ?? known?.cwd;
   const title = known?.titled === true ? undefined : titleOf(about?.prompt);
   if (known !== undefined && cwd === known.cwd && title === undefined) return undefined;
-  // Only what the hook input said: a bridge vendor (no `about`) is described by its own events.
-  if (cwd === undefined && title === undefined) return undefined;
+  // Only what the hook input said: a bridge vendor (no `about`) is described by its own events,
+  // and once, on first sight, where it can be started (D43), so the roster can say so.
+  if (cwd === undefined && title === undefined && (known !== undefined || startable !== true)) return undefined;
   const described: Described = {
     ...(cwd === undefined ? {} : { cwd }),
     titled: known?.titled === true || title !== undefined,

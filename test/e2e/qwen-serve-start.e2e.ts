@@ -263,7 +263,7 @@ if (binary === undefined) {
     const ran = all('run.finished').length;
     await daemon.prompt(session, '[[TURN]] [[TOOLS:0]] q-before say done');
     const stop = await finishedAfter(ran);
-    const from = stack.events.findIndex((e) => e === stop) + 1;
+    const from = stack.events.indexOf(stop) + 1;
     const ended = laneFacts.filter((f) => f.kind === 'turn.ended').length;
     const tag = `START-STOP-${session.slice(0, 8)}`;
     const text = `[[TURN]] [[TOOLS:0]] ${tag} say done`;

@@ -151,6 +151,9 @@ test('through the relay: instruct with idle start begins the turn, delivered sta
     await stack.waitFor((e) => e.session === id && e.type === 'state.snapshot');
     const entry = (await consumer.roster()).find((r) => r.session === id)!;
     assert.ok(acceptsOf(entry)?.includes('x.openhands.control.instruct'), 'hello takes instruct with the control gate');
+    const described = await stack.waitFor((e) => e.session === id && e.type === 'x.openhands.session.described');
+    assert.is(described.data?.startable, true, 'the roster can say it can be started');
+    assert.is((await consumer.roster()).find((r) => r.session === id)?.startable, true);
 
     const plain = await sendInstruction(consumer, { sender: 'alice' }, { session: id, text: 'hi', timeoutMs: 10_000 });
     assert.is(plain.outcome, 'rejected');
