@@ -166,6 +166,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
     instructTtlMs: table.instructTtlMs ?? DEFAULT_INSTRUCT_TTL_MS,
     staleAfterMs: table.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     ...(table.startNote === undefined ? {} : { startNote: table.startNote.text }),
+    ...(table.instructStarts === true ? { startType: instructType(table.token) } : {}),
     classify(input) {
       if (input === null || typeof input !== 'object' || Array.isArray(input)) {
         throw new SteeringError('HOOK_BODY_INVALID', 'hook body is not a JSON object');
@@ -205,6 +206,12 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
       if (notice === undefined || field === undefined || body === null || typeof body !== 'object') return { body };
       return { body: { ...(body as Record<string, unknown>), [field]: noticeText(notice, hook.event) } };
     },
+    noticeReply(hook, notice) {
+      const field = table.replies.userNotice?.field;
+      if (field === undefined || hook.class.kind !== 'moment') return neutral;
+      const body = neutral.body === null || typeof neutral.body !== 'object' ? {} : neutral.body;
+      return { body: { ...(body as Record<string, unknown>), [field]: noticeText(notice, hook.event) } };
+    },
     neutralReply() {
       return neutral;
     },
@@ -224,5 +231,11 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
 function noticeText(n: DeliveryNotice, moment: string): string {
   const what = n.count === 1 ? '1 instruction' : `${n.count} instructions`;
   const who = n.from.length === 0 ? '' : ` from ${n.from.join(', ')}`;
-  return `aep-steer: ${what}${who} reached the agent (${moment})`;
+  // D43: a turn begun from outside says so first, naming who began it.
+  const started =
+    n.startedBy === undefined
+      ? undefined
+      : `${n.startedBy === '' ? 'a steering client' : n.startedBy} started this turn`;
+  const reached = n.count === 0 ? undefined : `${what}${who} reached the agent`;
+  return `aep-steer: ${[started, reached].filter((t) => t !== undefined).join('; ')} (${moment})`;
 }

@@ -327,6 +327,11 @@ export interface VendorTable {
      * model, with the evidence; absent where the vendor has none.
      */
     userNotice?: { field: string; evidence: string };
+    /**
+     * D27, D43: why no reply can tell the person anything (no such field), so a steer's sender
+     * or who started a turn is not shown at the agent; exactly one of this and `userNotice`.
+     */
+    noUserNotice?: { why: string; evidence: string };
   };
   maps: Record<string, MapRule>;
   /** Observations for a hook with no `maps` rule; `x.{token}.session.<snake_case>` when absent. */
@@ -353,6 +358,11 @@ export interface VendorTable {
    * interactive TUI's own way in is closed), with the evidence; the lanes that can say how themselves.
    */
   startNote?: { text: string; evidence: string };
+  /**
+   * D43: a vendor steered only through send_input that still takes instruct, but only to start a
+   * turn in an idle session (its channel's `startTurn`): no moment of it carries steering.
+   */
+  instructStarts?: true;
   /** How `up` and `run` check that the vendor's CLI would find its model credentials (loaded on use). */
   credentials?: () => Promise<CredentialCheck>;
 }

@@ -162,6 +162,7 @@ function fromTerminals(records: Records, terminals: ReadonlyMap<string, Terminal
       if (first.moment !== undefined) r.delivered.moment = first.moment;
       if (first.lane !== undefined) r.delivered.lane = first.lane;
       if (first.ref !== undefined) r.delivered.ref = first.ref;
+      if (first.started === true) r.delivered.started = true;
     } else {
       r.dropped = { ...first.sighting };
       if (first.reason !== undefined) r.dropped.reason = first.reason;

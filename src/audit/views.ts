@@ -37,9 +37,10 @@ export interface InstructionRecord {
   rejected?: Sighting & { reason?: string; code?: string; detail?: string };
   /**
    * `moment`: the vendor moment whose reply carried it (D27), when the adapter names it; `lane`
-   * and `ref`: the native lane that delivered it and the vendor's id for it (D30), absent for the hook lane.
+   * and `ref`: the native lane that delivered it and the vendor's id for it (D30), absent for the hook lane;
+   * `started`: it began the agent's turn (D43).
    */
-  delivered?: Sighting & { queuedMs?: number; moment?: string; lane?: string; ref?: string };
+  delivered?: Sighting & { queuedMs?: number; moment?: string; lane?: string; ref?: string; started?: boolean };
   /** A send_input's `input.sent`: the vendor took it (D28, D29). */
   sent?: Sighting;
   dropped?: Sighting & { reason?: string };

@@ -99,6 +99,8 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
   function lifecycle(i) {
     if (i.status === 'delivered') {
       var d = i.delivered || {};
+      // D43: an instruction that began the agent's turn says so, with the turn's id.
+      if (d.started) return 'started a turn' + (d.ref ? ' (' + d.ref + ')' : '') + ' at ' + clock(d.time);
       return 'delivered' + (typeof d.queuedMs === 'number' ? ' after ' + d.queuedMs + ' ms' : '') + (d.moment ? ' at ' + d.moment + ' (' + clock(d.time) + ')' : ' at ' + clock(d.time));
     }
     if (i.status === 'dropped') return 'dropped: ' + ((i.dropped && i.dropped.reason) || 'no reason') + (i.dropped ? ' at ' + clock(i.dropped.time) : '');

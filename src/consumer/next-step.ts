@@ -130,6 +130,7 @@ export function nextStep(code: string | undefined, voice: Voice, c: RefusalConte
     case 'idle-invalid':
       return 'idle must be refuse, wait or start';
     case 'start-unsupported':
+    case 'start-only':
       // The adapter's detail says which way in could start the session.
       return undefined;
     case 'text-empty':

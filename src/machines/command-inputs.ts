@@ -31,6 +31,8 @@ export interface InstructInput {
   native?: { deliveries: readonly string[]; hint: string };
   /** D43: the lanes that can start a turn (a channel reaches every session), and how a session gets one. */
   starts?: LaneStarts;
+  /** D43: the vendor takes instruct only to start a turn (its steering verb is send_input). */
+  startOnly?: true;
 }
 
 /** D43: which lanes can start a turn; `channel` reaches every session of the vendor. */

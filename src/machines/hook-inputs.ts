@@ -26,6 +26,8 @@ export interface MomentInput {
   ran?: { call: string; answeredId: string };
   /** The moment echoes this steer (its command id), which a native lane handed over: not a turn of its own. */
   echo?: string;
+  /** D27, D43: the moment's prompt is the text of this start (its command id): the turn it began. */
+  opener?: string;
   /**
    * The hook already got the neutral reply `repliesNeutral` announced for it (D7–D8): the step
    * takes that as decided and hands the moment nothing.

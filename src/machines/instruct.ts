@@ -10,6 +10,18 @@ import type { SessionOutput } from './session-output.js';
 import type { InstructInput } from './command-inputs.js';
 import type { QueuedInstruction, SessionContext } from './session-context.js';
 
+/** D43: a vendor steered through send_input takes instruct only to start a turn. */
+const START_ONLY = (key: string): ReturnType<typeof decideInstruct> => ({
+  kind: 'reject',
+  key,
+  rejection: {
+    reason: 'unsupported',
+    rule: 'start-only',
+    detail:
+      'this vendor takes instruct only with idle start, to begin a turn in an idle session: send other input, or input for a running turn, with send_input',
+  },
+});
+
 /** D2–D6: one decision per command; D4 ack as soon as the instruction is queued. */
 export function instruct(ctx: SessionContext, input: InstructInput, ended: boolean): Step {
   const view = {
@@ -19,7 +31,18 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     turnOpen: ctx.turnOpen,
   };
   const start = startWay(ctx, input.starts);
-  const d = decideInstruct(view, input.command, input.gateOpen, honoured(ctx, input), laneHint(ctx, input), start);
+  const decided = decideInstruct(
+    view,
+    input.command,
+    input.gateOpen,
+    honoured(ctx, input),
+    laneHint(ctx, input),
+    start,
+  );
+  const d =
+    input.startOnly === true && decided.kind === 'accept' && decided.idle !== 'start'
+      ? START_ONLY(decided.key)
+      : decided;
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   // Every refusal names its rule on the wire (the `code` attribute), so the sender is told what to do.

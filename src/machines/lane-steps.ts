@@ -74,8 +74,13 @@ export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: strin
     ...(item.delivery === 'queue' && start === undefined ? { delivery: 'queue' as const } : {}),
     ...(start === undefined ? {} : { start: 'asked' as const }),
   };
+  // D27: the started turn's first moment says who started it (kept like echoes, newest last).
+  const opener = { id: item.id, text: item.text, ...(item.from === undefined ? {} : { from: item.from }) };
   return {
-    context: { laned: [...(ctx.laned ?? []), laned] },
+    context: {
+      laned: [...(ctx.laned ?? []), laned],
+      ...(start === undefined ? {} : { openers: [...(ctx.openers ?? []), opener].slice(-ECHOES_KEPT) }),
+    },
     outputs: [
       {
         type: 'lane.steer',
@@ -117,9 +122,13 @@ const dropLaned = (ctx: SessionContext, items: readonly LanedInstruction[], reas
 export function laneAnswered(ctx: SessionContext, input: LaneAnsweredInput): Step {
   const item = ctx.laned?.find((i) => i.id === input.commandId && i.phase === 'sending');
   if (item === undefined) return { outputs: [] };
+  // A start that began no turn of its own has no first moment to tell the person at.
+  const unopened = (ctx.openers ?? []).filter((o) => o.id !== item.id);
+  const openers = item.start === 'asked' && (!input.ok || input.became !== undefined) ? { openers: unopened } : {};
   if (!input.ok) {
     const reason = input.reason === 'turn-ended' || input.reason === 'idle' ? 'turn-ended' : 'send-failed';
-    return dropLaned(ctx, [item], reason);
+    const dropped = dropLaned(ctx, [item], reason);
+    return { context: { ...dropped.context, ...openers }, outputs: dropped.outputs };
   }
   // D43: a start either began the turn, or went into one begun meanwhile as what it became.
   const taken: LanedInstruction =
@@ -133,6 +142,7 @@ export function laneAnswered(ctx: SessionContext, input: LaneAnsweredInput): Ste
   return {
     context: {
       laned: (ctx.laned ?? []).map((i) => (i === item ? taken : i)),
+      ...openers,
       ...(own ? {} : { echoes: [...(ctx.echoes ?? []), { id: item.id, text: item.text }].slice(-ECHOES_KEPT) }),
     },
     outputs: [],
@@ -202,7 +212,8 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
         (i) =>
           i.phase === 'sent' &&
           (i.delivery !== 'queue' || (stopped && input.keepsQueued !== true)) &&
-          (i.start !== 'started' || stopped),
+          (i.start !== 'started' || stopped) &&
+          input.kept?.includes(i.id) !== true,
       );
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   // The turn is over: its run with it (a vendor that fires no closing hook on an interrupt leaves none).

@@ -36,6 +36,11 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
           ? { turnOpen: true, run: input.runId }
           : // A cancel through a native lane is settled by the lane's own end of the turn (D33).
             { turnOpen: false, cancel: ctx.cancel?.lane === undefined ? undefined : ctx.cancel, run: undefined };
+  // D27, D43: the first moment of a turn a start began is its opener's, taken whatever the reply.
+  const opener = input.opener === undefined ? undefined : ctx.openers?.find((o) => o.id === input.opener);
+  if (opener !== undefined) turn.openers = (ctx.openers ?? []).filter((o) => o !== opener);
+  const tells = opener !== undefined && !ended && input.eligible && input.answered !== true;
+  const startedBy = tells ? { startedBy: opener.from ?? '' } : {};
   const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
   // A moment answered early was decided by `repliesNeutral`: nothing is taken for it.
   const { taken, rest, text } =
@@ -45,7 +50,15 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
   if (taken.length === 0) {
     // D31: a steer whose turn closed before a moment could carry it is dropped, never turned into a queue.
     const late = input.turn === 'closes' ? rest.filter((i) => i.delivery === 'steer') : [];
-    if (late.length === 0) return { context: turn, outputs: [{ type: 'reply.neutral', hookId: input.hookId }] };
+    if (late.length === 0)
+      return {
+        context: turn,
+        outputs: [
+          tells
+            ? { type: 'reply.notice', hookId: input.hookId, ...startedBy }
+            : { type: 'reply.neutral', hookId: input.hookId },
+        ],
+      };
     return {
       context: {
         ...turn,
@@ -72,7 +85,7 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
     context: { ...turn, queue: rest, inFlight: [...ctx.inFlight, batch] },
     outputs: [
       { type: 'journal.inflight', hookId: input.hookId, ids },
-      { type: 'reply.context', hookId: input.hookId, text, ids, from },
+      { type: 'reply.context', hookId: input.hookId, text, ids, from, ...startedBy },
     ],
   };
 }
@@ -86,11 +99,13 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
  */
 export function repliesNeutral(
   state: { value: unknown; context: SessionContext } | undefined,
-  input: Pick<MomentInput, 'eligible' | 'starts' | 'turn'>,
+  input: Pick<MomentInput, 'eligible' | 'starts' | 'turn' | 'opener'>,
 ): boolean {
   if (state === undefined) return true;
   if (state.value === 'ended') return input.starts !== true;
   if (!input.eligible) return true;
+  // D27, D43: the first moment of a turn a start began tells the person who started it.
+  if (input.opener !== undefined && state.context.openers?.some((o) => o.id === input.opener) === true) return false;
   // D31: what waits may not fit this moment (a late steer dropped at a closing one still gets the neutral reply).
   const place = { opensTurn: input.turn === 'opens', inTurn: state.context.turnOpen || input.turn === 'within' };
   return !state.context.queue.some((i) => fitsMoment(i, place));

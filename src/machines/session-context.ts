@@ -197,6 +197,11 @@ export interface SessionContext {
    * with a steer's text): that moment is the adapter's own steer, not a person's prompt or a new turn.
    */
   echoes?: { id: string; text: string }[];
+  /**
+   * D27, D43: starts handed to a lane whose turn's first hook moment has not come yet: that moment
+   * (its prompt is the start's text) tells the person who started the turn.
+   */
+  openers?: { id: string; text: string; from?: string }[];
   /** D32: withdraws handed to a native lane, acked on its answer. */
   withdrawing?: { id: string; key: string; instruction: string }[];
   /**

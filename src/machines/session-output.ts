@@ -53,8 +53,10 @@ export type SessionOutput =
   | { type: 'session.closed'; eventType: string; reason: EndReason; cause?: string; resumeWindowMs?: number }
   /** D12: written to the journal before the reply that carries these instructions. */
   | { type: 'journal.inflight'; hookId: string; ids: string[] }
-  /** The hook's reply carries steering text (D8). */
-  | { type: 'reply.context'; hookId: string; text: string; ids: string[]; from: string[] }
+  /** The hook's reply carries steering text (D8); `startedBy`: the moment opens a turn a start began (D27, D43). */
+  | { type: 'reply.context'; hookId: string; text: string; ids: string[]; from: string[]; startedBy?: string }
+  /** D27, D43: the first moment of a turn a start began tells the person who started it, and carries nothing. */
+  | { type: 'reply.notice'; hookId: string; startedBy?: string }
   | { type: 'reply.neutral'; hookId: string }
   /** The hook's reply waits for a decision (D13). */
   | { type: 'reply.hold'; hookId: string; requestId: string; timeoutMs: number }

@@ -107,6 +107,8 @@ export interface LaneTurnInput extends ToolsAtStop {
   keepsUnread?: boolean;
   /** D44: the lane keeps its queued instructions across a stop (opencode's server lane): a cancel drops none. */
   keepsQueued?: boolean;
+  /** Steers (command ids) the lane could not take back at the turn's end: the vendor runs them next, receipt to come. */
+  kept?: string[];
 }
 /** The lane's answer to a withdraw: `removed` false, it was read already; absent, the lane could not say. */
 export interface LaneWithdrawnInput {

@@ -24,6 +24,7 @@ type RuleId =
   | 'idle-invalid'
   /** D43: no way into the session can start a turn (the detail says which would). */
   | 'start-unsupported'
+  | 'start-only'
   /** D31: the session's lanes cannot honour the delivery asked for (the detail names those it can). */
   | 'delivery-unsupported'
   /** D32: the withdrawn instruction was handed to the agent already. */

@@ -30,8 +30,7 @@ import { commandInput, description, hookInput, type CommandGates } from './sessi
 import { OpenHooks } from './open-hooks.js';
 import { stamp, stampObservations, type ObservationSink, type StampSource, type StampSurface } from './stamp.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
-// D30 native lanes: a steer's echo and the lanes a session is described with (lane-host.ts).
-import { asEcho, startable } from './lane-host.js';
+import { asEcho, asOpened, startable } from './lane-host.js'; // D30, D43: echoes, openers, lanes
 import { lanesOf } from '../machines/lane-steps.js';
 
 const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
@@ -93,6 +92,7 @@ export class ActorHost {
     this.replies = {
       contextReply: surface.contextReply.bind(surface),
       decisionReply: surface.decisionReply.bind(surface),
+      ...(surface.noticeReply === undefined ? {} : { noticeReply: surface.noticeReply.bind(surface) }),
       notice: opts.notice !== false,
       ...(opts.starts === undefined ? {} : { startable: (lanes) => startable(lanes, opts.starts) }),
     };
@@ -127,7 +127,9 @@ export class ActorHost {
     if (c.kind !== 'moment') return false;
     const cell = this.records.get(item.session)?.cell;
     const turn = c.turn ?? item.hook.bounds;
-    return repliesNeutral(cell && cellState(cell), turn === undefined ? c : { ...c, turn });
+    const opener = asOpened(item.hook, this.context(item.session)).opener;
+    const input = { ...c, ...(turn === undefined ? {} : { turn }), ...(opener === undefined ? {} : { opener }) };
+    return repliesNeutral(cell && cellState(cell), input);
   }
 
   /** True once the session passed its end moment (and no start moment reopened it). */
@@ -373,7 +375,7 @@ export class ActorHost {
       return { events, records, effects: [{ kind: 'neutral', session: item.session, hookId: item.hookId }] };
     }
     if (item.kind === 'hook') {
-      const echo = asEcho(item.hook, this.context(item.session)); // D30: a steer's echo
+      const echo = asOpened(asEcho(item.hook, this.context(item.session)), this.context(item.session)); // D30, D43
       if (echo !== item.hook) item = { ...item, hook: echo };
       const emitter = this.emitterFor(item.session);
       // A vendor that names no run but marks its turns gets adapter-minted run ids: the opening

@@ -69,6 +69,18 @@ export function asEcho(hook: ClassifiedHook, ctx: SessionContext | undefined): C
 }
 
 /**
+ * D27, D43: a hook moment whose prompt is the text of a start a lane was handed is the first moment
+ * of the turn that start began: its reply tells the person who started the turn.
+ */
+export function asOpened(hook: ClassifiedHook, ctx: SessionContext | undefined): ClassifiedHook {
+  const prompt = hook.about?.prompt;
+  const opener = prompt === undefined ? undefined : ctx?.openers?.find((o) => o.text === prompt);
+  return opener === undefined || hook.class.kind !== 'moment' || hook.echo !== undefined
+    ? hook
+    : { ...hook, opener: opener.id };
+}
+
+/**
  * D33: control.cancel goes to the lane that reaches the session, where one can stop its turn. A
  * session no such lane reaches (and whose vendor has no other way to cancel) is told how to get one.
  */

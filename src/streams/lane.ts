@@ -50,6 +50,8 @@ export type LaneFact =
       turnId: string;
       status: string;
       interrupted: boolean;
+      /** Steers (command ids) still unread that the lane could not take back: the vendor runs them next. */
+      kept?: string[];
     } & ToolsAtStop)
   /**
    * The vendor's receipt for a steer or a start: the instruction reached the model's input (`ref`:

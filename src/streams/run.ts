@@ -113,7 +113,10 @@ export interface AdapterHandle {
  * with AEP_INSTRUCT (D5); the surface's vendor-API controls only with its control gate on.
  */
 export const acceptsFor = (
-  surface: Pick<VendorSurface, 'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals'>,
+  surface: Pick<
+    VendorSurface,
+    'steeringType' | 'holds' | 'sendInput' | 'controls' | 'cancels' | 'approvals' | 'startType'
+  >,
   instruct: boolean,
   sendInput = false,
   control = false,
@@ -124,6 +127,8 @@ export const acceptsFor = (
     : []),
   ...(control ? (surface.controls ?? []) : []),
   ...(instruct && surface.steeringType !== surface.sendInput?.type ? [surface.steeringType] : []),
+  // D43: a send_input vendor's instruct starts turns through its channel, so only with that gate on.
+  ...(instruct && control && surface.startType !== undefined ? [surface.startType] : []),
   ...(sendInput && surface.cancels === true ? ['control.cancel'] : []),
   ...(sendInput && surface.sendInput !== undefined ? [surface.sendInput.type] : []),
 ];

@@ -65,8 +65,9 @@ export function description(
   const cwd = about?.cwd ?? known?.cwd;
   const title = known?.titled === true ? undefined : titleOf(about?.prompt);
   if (known !== undefined && cwd === known.cwd && title === undefined) return undefined;
-  // Only what the hook input said: a bridge vendor (no `about`) is described by its own events.
-  if (cwd === undefined && title === undefined) return undefined;
+  // Only what the hook input said: a bridge vendor (no `about`) is described by its own events,
+  // and once, on first sight, where it can be started (D43), so the roster can say so.
+  if (cwd === undefined && title === undefined && (known !== undefined || startable !== true)) return undefined;
   const described: Described = {
     ...(cwd === undefined ? {} : { cwd }),
     titled: known?.titled === true || title !== undefined,
@@ -121,6 +122,7 @@ export function hookInput(
     ...(runId === undefined ? {} : { runId }),
     ...ran,
     ...(item.hook.echo === undefined ? {} : { echo: item.hook.echo }),
+    ...(item.hook.opener === undefined ? {} : { opener: item.hook.opener }),
     ...(item.answered === undefined ? {} : { answered: true }),
   };
 }
@@ -176,7 +178,8 @@ export function commandInput(
     type: 'command.instruct',
     at: item.at,
     command: c,
-    gateOpen: gates.instruct && c.type === surface.steeringType,
+    gateOpen: gates.instruct && (c.type === surface.steeringType || c.type === surface.startType),
+    ...(c.type === surface.startType ? { startOnly: true as const } : {}),
     ...(surface.deliveries === undefined ? {} : { deliveries: surface.deliveries }),
     ...(gates.lanes === undefined ? {} : { native: gates.lanes.native }),
     ...(gates.starts === undefined ? {} : { starts: gates.starts }),

@@ -35,7 +35,7 @@ export interface StampSource {
 }
 
 /** The vendor's reply builders, and whether a delivering reply tells the user (D27). */
-export type StampSurface = Pick<VendorSurface, 'contextReply' | 'decisionReply'> & {
+export type StampSurface = Pick<VendorSurface, 'contextReply' | 'noticeReply' | 'decisionReply'> & {
   notice: boolean;
   /** D43: whether a session these lanes reach can be started; absent: the vendor has no lane that can. */
   startable?: (lanes: readonly string[]) => boolean;
@@ -327,7 +327,9 @@ function stampEffect(s: Stamping, o: SessionOutput, surface: StampSurface, effec
   switch (o.type) {
     case 'reply.context': {
       const hook = takeHook(s, o.hookId);
-      const notice = surface.notice ? { count: o.ids.length, from: o.from } : undefined;
+      const notice = surface.notice
+        ? { count: o.ids.length, from: o.from, ...(o.startedBy === undefined ? {} : { startedBy: o.startedBy }) }
+        : undefined;
       effects.push({
         kind: 'reply',
         session: s.session,
@@ -335,6 +337,22 @@ function stampEffect(s: Stamping, o: SessionOutput, surface: StampSurface, effec
         reply: surface.contextReply(hook, o.text, notice),
         confirm: true,
       });
+      return;
+    }
+    case 'reply.notice': {
+      // D27, D43: nothing is carried, so nothing is confirmed; `--quiet` leaves the neutral reply.
+      const hook = takeHook(s, o.hookId);
+      effects.push(
+        surface.notice && surface.noticeReply !== undefined
+          ? {
+              kind: 'reply',
+              session: s.session,
+              hookId: o.hookId,
+              reply: surface.noticeReply(hook, { count: 0, from: [], startedBy: o.startedBy ?? '' }),
+              confirm: false,
+            }
+          : { kind: 'neutral', session: s.session, hookId: o.hookId },
+      );
       return;
     }
     case 'reply.neutral':

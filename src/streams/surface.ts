@@ -69,6 +69,8 @@ export interface ClassifiedHook {
   about?: SessionAbout;
   /** D30: the moment is the vendor's echo of this steer (its command id), which a native lane carried. */
   echo?: string;
+  /** D27, D43: the moment's prompt is this start's text (its command id): the first moment of the turn it began. */
+  opener?: string;
 }
 
 export interface SessionAbout {
@@ -91,6 +93,8 @@ export interface DeliveryNotice {
   count: number;
   /** Senders (command `agent`), first-come order, once each. */
   from: string[];
+  /** D43: the moment opens a turn a start began, by this sender (empty: a sender unnamed). */
+  startedBy?: string;
 }
 
 /** The reply the hook caller gets. `body` is written as JSON; `undefined` means an empty 200. */
@@ -134,6 +138,8 @@ export interface VendorSurface {
   resumeWindowMs?: number;
   /** D43: why a session on the hook lane alone cannot be started from outside (an interactive TUI); with the lanes' ways. */
   startNote?: string;
+  /** D43: instruct, taken only with `idle: start` where the steering verb is send_input (OpenHands). */
+  startType?: string;
   /** D31: the deliveries instruct honours on this surface's lanes; absent: `moment` only. */
   deliveries?: readonly string[];
   /** D26 default instruction TTL (D37: every vendor has one); absent: none. */
@@ -148,6 +154,11 @@ export interface VendorSurface {
    * sees and the model does not read (D27).
    */
   contextReply(hook: ClassifiedHook, text: string, notice?: DeliveryNotice): HookReply;
+  /**
+   * D27, D43: the reply to a started turn's first moment, which carries nothing but tells the user
+   * who started the turn; the neutral reply where the vendor has no field for it.
+   */
+  noticeReply?(hook: ClassifiedHook, notice: DeliveryNotice): HookReply;
   /** The neutral reply: what the vendor gets when there is nothing to say, and on any failure (D15). */
   neutralReply(hook: ClassifiedHook | undefined): HookReply;
   /** A held loop's decision reply (D13: never carries steering). `undefined` = no decision (timeout, D14). */

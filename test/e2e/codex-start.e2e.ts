@@ -3,9 +3,10 @@
 // the stock TUI shows. Once its first turn is over the session is described startable, and
 // `aep-steer instruct --start` begins a turn with the text as its prompt through `turn/start`:
 // delivered on the vendor's receipt with `started: true` and the new turn's id, the text the
-// turn's first model request ends with, shown in the person's TUI, one turn for it. While a turn
-// runs, a start is an ordinary steer. A session no lane can start refuses it, naming the way; an
-// unknown `idle` and an empty text are refused before anything reaches the agent.
+// turn's first model request ends with, shown in the person's TUI with a notice naming who
+// started it (D27), one turn for it. While a turn runs, a start is an ordinary steer. A session no
+// lane can start refuses it, naming the way; an unknown `idle` and an empty text are refused
+// before anything reaches the agent.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -258,6 +259,11 @@ if (binary === undefined || tmuxMissing()) {
     // The person's TUI shows the turn as its own.
     await tui.shows(tag).catch((err: Error) => {
       throw new Error(`${err.message}\n(the start's turn is not in the TUI)`);
+    });
+    // D27: the turn's UserPromptSubmit reply says who started it; Codex shows a hook's systemMessage
+    // in the TUI (`↳ Hook · …`), for a turn begun on the app-server as for the person's own.
+    await tui.shows(`aep-steer: ${SENDER.agent} started this turn (UserPromptSubmit)`).catch((err: Error) => {
+      throw new Error(`${err.message}\n(the D27 notice of the started turn is not in the TUI)`);
     });
     // One turn for it: no second turn started beside it, one run on the stream.
     assert.equal(started().slice(turnsBefore), [turn], 'one turn/started');

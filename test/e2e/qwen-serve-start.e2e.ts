@@ -255,6 +255,38 @@ if (binary === undefined) {
     assert.is(all(DELIVERED).filter((e) => e.cause === cmd.id).length, 1, 'one delivery');
   });
 
+  test('a start sent right after the Stop hook begins a turn of its own', async () => {
+    // Sent as soon as the stream shows the turn finished (its Stop hook), not once the serve lane
+    // saw it end: the daemon counts that turn running for about 0.65 s more and queues the prompt
+    // behind it alone, so the prompt begins the next turn.
+    await laneIdle();
+    const ran = all('run.finished').length;
+    await daemon.prompt(session, '[[TURN]] [[TOOLS:0]] q-before say done');
+    const stop = await finishedAfter(ran);
+    const from = stack.events.indexOf(stop) + 1;
+    const ended = laneFacts.filter((f) => f.kind === 'turn.ended').length;
+    const tag = `START-STOP-${session.slice(0, 8)}`;
+    const text = `[[TURN]] [[TOOLS:0]] ${tag} say done`;
+    const cmd = await accepted(instruct({ text, delivery: 'queue', idle: 'start' }));
+    const inGap = laneFacts.filter((f) => f.kind === 'turn.ended').length === ended;
+    console.log(`the start was accepted ${inGap ? 'before' : 'after'} the serve lane saw the last turn end`);
+    const answer = await laneAnswer(cmd.id);
+    assert.equal([answer['ok'], answer['became']], [true, undefined], JSON.stringify(answer));
+    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    assert.equal([d.data?.['started'], d.data?.['lane'], d.data?.['delivery']], [true, 'serve', undefined]);
+    starts.push({ id: cmd.id, started: d.data?.['started'], ref: d.data?.['ref'] });
+    await finishedAfter(ran + 1);
+    const reqs = requestsOf(tag);
+    assert.ok(reqs.length >= 1, 'its turn asked the model');
+    assert.is(lastMessage(reqs[0]!), text, 'its own turn begins with its text');
+    assert.not.ok(
+      requestsOf('q-before').some((r) => bodyHas(r.body, tag)),
+      'not in the turn that was ending',
+    );
+    assert.is(runShape(from), '[]', 'one turn of its own');
+    assert.is(all(DELIVERED).filter((e) => e.cause === cmd.id).length, 1, 'one delivery');
+  });
+
   test("a start whose prompt reaches the daemon just after a person's prompt began a turn: queued behind it, delivered started false; one turn at a time, never mixed", async () => {
     await laneIdle();
     const from = stack.events.length;

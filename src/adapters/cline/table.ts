@@ -262,6 +262,10 @@ export const cline: VendorTable = {
     // An empty object: no cancel, no context, nothing the agent acts on.
     neutral: {},
     context: (_event, text) => ({ contextModification: text }),
+    noUserNotice: {
+      why: 'Cline 3.0.65 reads cancel and contextModification from a hook reply: the context goes to the model, nothing to the user alone',
+      evidence: 'vendor-clis-observed §4.3',
+    },
   },
   maps,
   fallback: clineFallback,

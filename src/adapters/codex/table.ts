@@ -157,7 +157,8 @@ export const codex: VendorTable = {
     neutral: undefined,
     context: hookSpecificOutputContext,
     // D27: a common output field of every Codex hook schema (vendor-clis-observed §2.7). Observed:
-    // `codex exec` 0.171.0 prints only the hook's status, not the message; the TUI was not exercised.
+    // `codex exec` 0.171.0 prints only the hook's status, not the message; the TUI shows it as
+    // `↳ Hook · <message>`, for a turn begun on the app-server too (e2e/codex-start).
     userNotice: {
       field: 'systemMessage',
       evidence: `${E2E}#systemMessage passes Codex's output schema and never reaches the model, while the instruction does`,

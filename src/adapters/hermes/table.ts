@@ -314,6 +314,10 @@ export const hermes: VendorTable = {
     // The shim's default posture answers {} to every hook: no block, no context (vendor-surfaces §5.1).
     neutral: {},
     context: (_event, text) => ({ context: text }),
+    noUserNotice: {
+      why: 'Hermes accepts only `context` (and a block on pre_tool_call) from a hook: nothing is shown to the user alone',
+      evidence: 'vendor-surfaces §5.3',
+    },
   },
   maps,
   fallback: hermesFallback,

@@ -121,6 +121,11 @@ export class AgentServer {
     return this.write(this.conv(id, '/events'), { role: 'user', content: [{ type: 'text', text }], run: false });
   }
 
+  /** D43: appends a user message and runs the loop with it (`run: true`): only for a start asked for. */
+  startWith(id: string, text: string): Promise<WriteResult> {
+    return this.write(this.conv(id, '/events'), { role: 'user', content: [{ type: 'text', text }], run: true });
+  }
+
   respondToConfirmation(id: string, accept: boolean, reason?: string): Promise<WriteResult> {
     return this.write(
       this.conv(id, '/events/respond_to_confirmation'),

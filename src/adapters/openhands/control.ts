@@ -6,11 +6,11 @@
 // one that would start, resume or approve work nobody asked for, is refused before it is sent.
 import { NOT_PENDING, readAnswer } from '../../machines/gate.js';
 import type { AepCommand, Rejection } from '../../protocol/index.js';
-import { EMPTY } from 'rxjs';
 import type { Lane } from '../../streams/lane.js';
 import { ANSWER_OPTIONS, CONFIRMATION_PROMPT } from './map.js';
 import type { AgentServer, WriteResult } from './agent-server.js';
 import type { Receiver } from './receiver.js';
+import { openHandsStarter } from './start.js';
 
 const PAUSE = 'control.pause';
 const RESUME = 'control.resume';
@@ -54,12 +54,15 @@ function outcomeOf(r: WriteResult): Rejection | undefined {
 }
 
 export function openHandsLane(server: AgentServer, receiver: Receiver): Lane {
+  const starter = openHandsStarter(server, (s) => receiver.status(s), receiver.arrivals$);
   return {
     name: 'agent-server',
     deliveries: [],
     how: 'start its adapter with AEP_OPENHANDS_CONTROL=1',
-    // What the conversations do is observed on the event socket (the bridge's arrivals), not here.
-    facts$: EMPTY,
+    // What the conversations do is observed on the event socket (the bridge's arrivals); the lane
+    // reads it only for its own starts' receipts (D43).
+    facts$: starter.facts$,
+    startTurn: starter.startTurn,
     reaches: (session) => receiver.status(session) !== undefined,
     ready: () => receiver.health() === 'ok',
     async send(req) {

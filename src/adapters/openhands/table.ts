@@ -99,6 +99,10 @@ export const openhands: VendorTable = {
     // Nothing is ever written back on the socket but the auth frame.
     neutral: undefined,
     context: () => undefined,
+    noUserNotice: {
+      why: 'the agent server is observed over its event socket and answers no hook: there is no reply to carry a notice',
+      evidence: 'openhands-agent-server.md',
+    },
   },
   maps: {},
   fallback: frameRule,
@@ -110,4 +114,6 @@ export const openhands: VendorTable = {
   // run:false, and what the server does with it is observed (D29).
   sendInput: { deliveries: [], refuseIdle: false, reportsConsumption: false, mergesIdentical: false },
   controls: CONTROLS,
+  // D43: with the control gate on, instruct with idle start begins a turn (the append with run true).
+  instructStarts: true,
 };

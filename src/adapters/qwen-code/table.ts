@@ -116,10 +116,13 @@ export const qwenCode: VendorTable = {
       reason: 'context dropped for built-in agents on 0.24.4 (D7)',
       evidence: 'vendor-clis-observed §3.7',
     },
+    // D43: the turn is over for instruct at Stop; a `qwen serve` daemon still counts it running
+    // for about 0.65 s (0.24.4), and a start sent then begins the next turn (serve/lane.ts).
     Stop: {
       role: 'observe',
       reason: 'context starts no new model request headless (D7)',
-      evidence: 'vendor-clis-observed §3.7',
+      bounds: 'closes',
+      evidence: `e2e/qwen-serve-start#a start sent right after the Stop hook begins a turn of its own`,
     },
     PreCompact: {
       role: 'observe',
@@ -135,6 +138,10 @@ export const qwenCode: VendorTable = {
     // Qwen reads JSON only with content-type application/json; `{}` is "continue" (0.24.4 HttpHookRunner).
     neutral: {},
     context: hookSpecificOutputContext,
+    noUserNotice: {
+      why: 'Qwen Code 0.24.4 reads hookSpecificOutput, decision and reason from a hook reply; nothing in it is shown to the user alone',
+      evidence: 'vendor-clis-observed §3.6',
+    },
   },
   maps,
   // AEP-0001 §6 mechanical fallback for hooks a later version adds.

@@ -94,6 +94,10 @@ export const vscode: VendorTable = {
   replies: {
     neutral: {},
     context: hookSpecificOutputContext,
+    noUserNotice: {
+      why: 'the VS Code agent hooks (Preview) read hookSpecificOutput only: no field is documented as shown to the user alone',
+      evidence: 'vendor-surfaces §4',
+    },
   },
   maps,
   // AEP-0001 §6 mechanical fallback; the Preview surface may grow events.

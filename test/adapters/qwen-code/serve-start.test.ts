@@ -2,8 +2,9 @@
 // answers are shaped as Qwen Code 0.24.4 sends them: a prompt sent to an idle session is the turn
 // it begins (`started: true` on its start); one the daemon queued behind a turn begun meanwhile,
 // which the stream had not shown yet, is a queue (`became: "queue"`, never `started: true`), as
-// the daemon's queue or its `pending_prompt_added` frame says; and a start that finds the turn the
-// lane saw already over starts one instead of being lost as a steer.
+// the daemon's queue or its `pending_prompt_added` frame says; and a start queued only behind the
+// turn that was ending when it was sent (the hooks closed it at Stop; the daemon still ran it)
+// begins the next turn: started.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -156,31 +157,57 @@ test('queued first, started before the lane asked: its pending_prompt_added deci
   assert.equal([r?.ref, r?.started], ['p-1', false]);
 });
 
-test('the turn the lane still saw is over: the steer it became is refused idle, and the start goes on as a prompt', async () => {
+test('the turn the lane still sees is the one ending (a start is asked once the hooks closed it): no steer into it; the prompt begins the next turn, started', async () => {
   const { d, lane, facts } = await attached();
   d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });
   await until(() => facts.some((f) => f.kind === 'turn.started' && f.turnId === 'p-0'), 'the turn seen');
-  d.midTurn = { accepted: false, reason: 'session_idle' };
-  d.pending = [];
-  assert.equal(await start(lane, 'cmd-4'), { ok: true, ref: 'p-1' });
-  assert.ok(d.seen.includes(`POST /session/${S}/mid-turn-message`), 'tried as a steer first');
-  assert.ok(d.seen.includes(`POST /session/${S}/prompt`), 'then started');
-  d.frame('turn_complete', 'p-0', { stopReason: 'end_turn' });
-  d.frame('session_update', 'p-1', { update: { sessionUpdate: 'user_message_chunk' } });
-  await until(() => receipt(facts, 'cmd-4') !== undefined, 'the receipt');
-  assert.equal([receipt(facts, 'cmd-4')!.ref, receipt(facts, 'cmd-4')!.started], ['p-1', true]);
-});
-
-test('a turn the lane sees running takes a steer as the start it became; with queue, a prompt behind it', async () => {
-  const { d, lane, facts } = await attached();
-  d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });
-  await until(() => facts.some((f) => f.kind === 'turn.started' && f.turnId === 'p-0'), 'the turn seen');
-  assert.equal(await start(lane, 'cmd-5'), { ok: true, ref: 'cmd-5', became: 'steer' });
+  // The daemon still runs p-0 (its Stop hook fired already) and queues the prompt behind it alone.
   d.pending = [
     { promptId: 'p-0', state: 'running' },
     { promptId: 'p-1', state: 'queued' },
   ];
-  assert.equal(await start(lane, 'cmd-6', 'queue'), { ok: true, ref: 'p-1', became: 'queue' });
+  assert.equal(await start(lane, 'cmd-4'), { ok: true, ref: 'p-1' });
+  assert.not.ok(d.seen.includes(`POST /session/${S}/mid-turn-message`), 'never a steer into the ending turn');
+  d.frame('pending_prompt_added', 'p-1');
+  d.frame('turn_complete', 'p-0', { stopReason: 'end_turn' });
+  d.frame('pending_prompt_started', 'p-1');
+  await until(() => receipt(facts, 'cmd-4') !== undefined, 'the receipt');
+  assert.equal([receipt(facts, 'cmd-4')!.ref, receipt(facts, 'cmd-4')!.started], ['p-1', true]);
+});
+
+test('behind the ending turn and begun before the lane looked: the stream shows the ending turn ran just before it, started', async () => {
+  const { d, lane, facts } = await attached();
+  d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });
+  await until(() => facts.some((f) => f.kind === 'turn.started' && f.turnId === 'p-0'), 'the turn seen');
+  let answer!: () => void;
+  d.prompt = {
+    id: 'p-1',
+    before: () => {
+      d.frame('pending_prompt_added', 'p-1');
+      d.frame('turn_complete', 'p-0', { stopReason: 'end_turn' });
+      d.frame('pending_prompt_started', 'p-1');
+    },
+    answer: new Promise((r) => (answer = r)),
+  };
+  d.pending = [{ promptId: 'p-1', state: 'running' }];
+  const sent = start(lane, 'cmd-5');
+  await until(() => facts.some((f) => f.kind === 'turn.started' && f.turnId === 'p-1'), 'its turn seen');
+  answer();
+  assert.equal(await sent, { ok: true, ref: 'p-1' });
+  assert.equal([receipt(facts, 'cmd-5')?.ref, receipt(facts, 'cmd-5')?.started], ['p-1', true]);
+});
+
+test("behind a turn begun after the ending one (the person's): a queue whatever the delivery, not a start", async () => {
+  const { d, lane, facts } = await attached();
+  d.frame('session_update', 'p-0', { update: { sessionUpdate: 'user_message_chunk' } });
+  await until(() => facts.some((f) => f.kind === 'turn.started' && f.turnId === 'p-0'), 'the turn seen');
+  d.pending = [
+    { promptId: 'p-0', state: 'running' },
+    { promptId: 'p-9', state: 'queued' },
+    { promptId: 'p-1', state: 'queued' },
+  ];
+  assert.equal(await start(lane, 'cmd-6'), { ok: true, ref: 'p-1', became: 'queue' });
+  assert.equal(await start(lane, 'cmd-7', 'queue'), { ok: true, ref: 'p-1', became: 'queue' });
 });
 
 test.run();

@@ -20,60 +20,86 @@ export interface StreamJsonLaneOptions {
   answerMs?: number;
 }
 
+/** A steer (`later` false) or a queue written to the run's CLI as a user message. */
+function sendTo(run: Run | undefined, req: LaneRequest, later: boolean): LaneOutcome {
+  if (run === undefined) return { ok: false, reason: 'unreachable', detail: 'no claude -p run of this session' };
+  if (!later && run.turn === undefined) return { ok: false, reason: 'idle', detail: 'no turn is running' };
+  const uuid = uuidFor(req.commandId);
+  run.unread.set(uuid, { commandId: req.commandId, later });
+  if (!writeLine(run, userLine(uuid, req.text, later ? 'later' : undefined))) {
+    run.unread.delete(uuid);
+    return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
+  }
+  return { ok: true, ref: uuid };
+}
+
+/**
+ * D43: a user message to a run between turns begins its next turn (the turn `<session>:<n+1>`,
+ * as the run numbers them). With a turn still shown running (the person's, or one whose end the
+ * CLI has not printed yet) a queue waits for the next turn; a plain message is folded into the
+ * turn if it still runs, or begins the next: its receipt says which.
+ */
+function startIn(run: Run | undefined, req: LaneRequest & { otherwise: 'steer' | 'queue' }): LaneOutcome {
+  if (run === undefined) return { ok: false, reason: 'unreachable', detail: 'no claude -p run of this session' };
+  if (run.turn !== undefined && req.otherwise === 'queue') {
+    const o = sendTo(run, req, true);
+    return o.ok ? { ...o, became: 'queue' } : o;
+  }
+  const uuid = uuidFor(req.commandId);
+  const turn = `${req.session}:${run.turns + 1}`;
+  run.unread.set(
+    uuid,
+    run.turn === undefined
+      ? { commandId: req.commandId, later: false, startsTurn: turn }
+      : { commandId: req.commandId, later: false, startedIn: run.turn },
+  );
+  if (!writeLine(run, userLine(uuid, req.text, undefined))) {
+    run.unread.delete(uuid);
+    return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
+  }
+  return run.turn === undefined ? { ok: true, ref: turn } : { ok: true };
+}
+
+/**
+ * A plain steer the turn ended without reading would begin the run's next turn, a turn nobody
+ * asked for: it is taken back (`cancel_async_message`) and dropped `turn-ended` with the turn. One
+ * the CLI would not give back is already being run: kept, its receipt (the read) delivers it.
+ */
+async function settleUnread(
+  f: Extract<LaneFact, { kind: 'turn.ended' }>,
+  run: Run | undefined,
+  withdraw: (session: string, commandId: string) => Promise<{ removed: boolean } | { error: string }>,
+): Promise<LaneFact> {
+  const plain = [...(run?.unread.values() ?? [])].filter(
+    (m) => !m.later && m.startsTurn === undefined && m.startedIn === undefined,
+  );
+  const kept: string[] = [];
+  for (const m of plain) {
+    const w = await withdraw(f.session, m.commandId);
+    if (!('removed' in w) || !w.removed) kept.push(m.commandId);
+  }
+  return kept.length === 0 ? f : { ...f, kept };
+}
+
 export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
   const facts$ = new Subject<LaneFact>();
   const runs = new Set<Run>();
   let server: Server | undefined;
   let listening: Promise<void> | undefined;
   let nextRequest = 0;
-  const fact = (f: LaneFact): void => facts$.next(f);
+  // Facts go out in the order the runs printed them, a turn's end once its unread steers are settled.
+  let said = Promise.resolve();
+  const fact = (f: LaneFact): void => {
+    said = said
+      .then(() => (f.kind === 'turn.ended' ? settleUnread(f, runOf(f.session), withdraw) : f))
+      .then((g) => facts$.next(g));
+  };
   const runOf = (session: string): Run | undefined => [...runs].find((r) => r.session === session);
 
   /** A control request to the run's CLI; its answer, or why there is none. */
   function control(run: Run, request: Line): Promise<{ ok: boolean; response: Line }> {
     const id = `aep-${++nextRequest}`;
     return controlRequest(run, id, request, opts.answerMs ?? 10_000);
-  }
-
-  function send(req: LaneRequest, later: boolean): LaneOutcome {
-    const run = runOf(req.session);
-    if (run === undefined) return { ok: false, reason: 'unreachable', detail: 'no claude -p run of this session' };
-    if (!later && run.turn === undefined) return { ok: false, reason: 'idle', detail: 'no turn is running' };
-    const uuid = uuidFor(req.commandId);
-    run.unread.set(uuid, { commandId: req.commandId, later });
-    if (!writeLine(run, userLine(uuid, req.text, later ? 'later' : undefined))) {
-      run.unread.delete(uuid);
-      return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
-    }
-    return { ok: true, ref: uuid };
-  }
-
-  /**
-   * D43: a user message to a run between turns begins its next turn (the turn `<session>:<n+1>`,
-   * as the run numbers them). With a turn still shown running (the person's, or one whose end the
-   * CLI has not printed yet) a queue waits for the next turn; a plain message is folded into the
-   * turn if it still runs, or begins the next: its receipt says which.
-   */
-  function startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): LaneOutcome {
-    const run = runOf(req.session);
-    if (run === undefined) return { ok: false, reason: 'unreachable', detail: 'no claude -p run of this session' };
-    if (run.turn !== undefined && req.otherwise === 'queue') {
-      const o = send(req, true);
-      return o.ok ? { ...o, became: 'queue' } : o;
-    }
-    const uuid = uuidFor(req.commandId);
-    const turn = `${req.session}:${run.turns + 1}`;
-    run.unread.set(
-      uuid,
-      run.turn === undefined
-        ? { commandId: req.commandId, later: false, startsTurn: turn }
-        : { commandId: req.commandId, later: false, startedIn: run.turn },
-    );
-    if (!writeLine(run, userLine(uuid, req.text, undefined))) {
-      run.unread.delete(uuid);
-      return { ok: false, reason: 'unreachable', detail: 'the run is gone' };
-    }
-    return run.turn === undefined ? { ok: true, ref: turn } : { ok: true };
   }
 
   async function withdraw(session: string, commandId: string): Promise<{ removed: boolean } | { error: string }> {
@@ -117,9 +143,9 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
       return { address: opts.socketPath };
     },
     reaches: (session) => runOf(session) !== undefined,
-    steer: async (req) => send(req, false),
-    queue: async (req) => send(req, true),
-    startTurn: async (req) => startTurn(req),
+    steer: async (req) => sendTo(runOf(req.session), req, false),
+    queue: async (req) => sendTo(runOf(req.session), req, true),
+    startTurn: async (req) => startIn(runOf(req.session), req),
     withdraw: (req) => withdraw(req.session, req.commandId),
     async interrupt(session) {
       const run = runOf(session);

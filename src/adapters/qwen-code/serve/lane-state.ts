@@ -48,3 +48,29 @@ export const queuedIn = (body: unknown, promptId: string): boolean =>
   (body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined)?.pendingPrompts?.some(
     (p) => p.promptId === promptId && p.state === 'queued',
   ) === true;
+
+/**
+ * D43: where a start's prompt stands: begun or about to (`no`); queued only behind the turn that
+ * was ending when it was sent (`behind-ending`: the turn after that one is its own); behind another
+ * (`behind-other`: a turn begun meanwhile, so a queue). `listed`: the daemon's queue (absent when
+ * it did not answer); `stream`: whether it showed the prompt queued, and the turn that ran just
+ * before it, once it began.
+ */
+export type Standing = 'no' | 'behind-ending' | 'behind-other';
+export function standing(
+  listed: unknown,
+  promptId: string,
+  ending: string | undefined,
+  stream: { queued: boolean; before?: string | undefined },
+): Standing {
+  if (listed === undefined || !queuedIn(listed, promptId)) {
+    if (!stream.queued) return 'no';
+    return ending !== undefined && stream.before === ending ? 'behind-ending' : 'behind-other';
+  }
+  const list = (listed as { pendingPrompts?: { promptId?: string }[] }).pendingPrompts ?? [];
+  const ahead = list.slice(
+    0,
+    list.findIndex((p) => p.promptId === promptId),
+  );
+  return ending !== undefined && ahead.every((p) => p.promptId === ending) ? 'behind-ending' : 'behind-other';
+}

@@ -29,6 +29,8 @@ import {
   type InterruptResult,
   type QwenServeLaneOptions,
   queuedIn,
+  standing,
+  type Standing,
 } from './lane-state.js';
 
 const enc = encodeURIComponent;
@@ -52,8 +54,8 @@ export class QwenServeLane implements SteeringLane {
   private readonly sending = new Map<string, Promise<LaneOutcome>>();
   /** Queued prompts taken back, awaiting the stream's word (`pending_prompt_completed`). */
   private readonly removing = new Map<string, () => void>();
-  /** D43: prompts sent to start a turn, by command id: their receipt says whether they began it. */
-  private readonly starting = new Set<string>();
+  /** D43: prompts sent to start a turn, by command id, with the turn ending when each was sent. */
+  private readonly starting = new Map<string, string | undefined>();
   /** Prompts the daemon queued behind a running turn (`pending_prompt_added`), by prompt id. */
   private readonly queued = new Set<string>();
   /** Withdraws under way, by command id. */
@@ -120,13 +122,10 @@ export class QwenServeLane implements SteeringLane {
   }
 
   /**
-   * D31 `queue` is a prompt of its own (`POST /session/:id/prompt`), sent whether a turn runs or
-   * not. While a prompt runs the daemon queues it and runs it as the next turn, right after; with
-   * none running it starts that turn now. The lane cannot tell the two apart exactly (the daemon
-   * counts a turn as running until just after its Stop hook, and its stream tells the lane a
-   * moment later), so `queue` means the same in both: the text is the first model request of the
-   * turn it starts, once, never inside the turn running now. The receipt is that turn's start
-   * (`pending_prompt_started`, or the prompt's echo), named by the daemon's prompt id.
+   * D31 `queue` is a prompt of its own (`POST /session/:id/prompt`): the daemon runs it as the next
+   * turn, or now if none runs; either way the text is the first model request of the turn it
+   * starts, once. The receipt is that turn's start (`pending_prompt_started`, or the prompt's
+   * echo), named by the daemon's prompt id.
    */
   async queue(req: LaneRequest): Promise<LaneOutcome> {
     const done = this.delivered.get(req.commandId);
@@ -167,29 +166,28 @@ export class QwenServeLane implements SteeringLane {
   }
 
   /**
-   * D43: a prompt of its own starts the turn (the daemon's prompt route). A turn running already
-   * (the person's, begun meanwhile): the text goes into it as a steer, or, with `queue`, as a
-   * prompt waiting behind it. The daemon queues a prompt that arrives while any turn runs, one the
-   * stream has not shown yet too: the daemon's queue says whether it waits (a queue, not a start).
+   * D43: a prompt of its own starts the turn (the daemon's prompt route). The daemon queues a
+   * prompt that arrives while any turn runs, one the stream has not shown yet too: the daemon's
+   * queue says whether it waits, and behind which turn.
    */
   async startTurn(req: LaneRequest & { otherwise: 'steer' | 'queue' }): Promise<LaneOutcome> {
-    if (req.otherwise === 'steer' && this.sessions.get(req.session)?.turn !== undefined) {
-      const o = await this.steer(req);
-      // The turn the lane saw ended before the daemon took the message: nothing went in, so it starts one.
-      if (o.ok || o.reason !== 'turn-ended') return o.ok ? { ...o, became: 'steer' } : o;
-    }
-    this.starting.add(req.commandId);
+    // A start is asked only once the session's hooks said its turn ended (Stop): a turn the lane
+    // still sees running now is that one, finishing on the daemon (observed: about 0.65 s on 0.24.4).
+    const ending = this.sessions.get(req.session)?.turn;
+    this.starting.set(req.commandId, ending);
     const o = await this.queue(req);
-    const waits = o.ok && (await this.waits(req.session, o.ref!));
-    if (!o.ok || waits) this.starting.delete(req.commandId);
-    return waits ? { ...o, became: 'queue' } : o;
+    const waits = o.ok ? await this.waits(req.session, o.ref!, ending) : 'no';
+    if (!o.ok || waits === 'behind-other') this.starting.delete(req.commandId);
+    // A turn begun meanwhile (the person's): the prompt waits behind it, whatever the sender's
+    // delivery: the daemon has no way to fold a queued prompt into the running turn.
+    return o.ok && waits === 'behind-other' ? { ...o, became: 'queue' } : o;
   }
 
-  /** Whether the prompt waits for a turn to end, as the stream or the daemon's queue says (unknown: no). */
-  private async waits(session: string, promptId: string): Promise<boolean> {
-    if (this.queued.has(promptId)) return true;
+  /** D43: where a start's prompt stands (`standing`), from the daemon's queue, else from what the stream showed. */
+  private async waits(session: string, promptId: string, ending?: string): Promise<Standing> {
     const r = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
-    return !('reason' in r) && queuedIn(r.body, promptId);
+    const stream = { queued: this.queued.has(promptId), before: this.before(session, promptId) };
+    return standing('reason' in r ? undefined : r.body, promptId, ending, stream);
   }
 
   /**
@@ -231,10 +229,7 @@ export class QwenServeLane implements SteeringLane {
   ): Promise<{ removed: boolean } | { error: string }> {
     const list = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
     if ('reason' in list) return { error: list.detail };
-    const entry = (
-      list.body as { pendingPrompts?: { promptId?: string; state?: string }[] } | undefined
-    )?.pendingPrompts?.find((p) => p.promptId === h.ref);
-    if (entry?.state !== 'queued') return { removed: false };
+    if (!queuedIn(list.body, h.ref)) return { removed: false };
     const said = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, REMOVED_WAIT_MS);
       this.removing.set(h.ref, () => {
@@ -304,8 +299,6 @@ export class QwenServeLane implements SteeringLane {
     this.subject.complete();
   }
 
-  // ---- requests ---------------------------------------------------------------------------
-
   /** One HTTP call; a failure is the lane outcome it means (unreachable, or refused on a 401). */
   private async call(
     method: string,
@@ -330,6 +323,12 @@ export class QwenServeLane implements SteeringLane {
     return { ok: false, reason: 'unreachable', detail: `qwen serve at ${this.client.url} hosts no session ${session}` };
   }
 
+  /** The turn that ran just before this prompt's, once it began. */
+  private before(session: string, promptId: string): string | undefined {
+    const s = this.sessions.get(session);
+    return s?.turn === promptId ? [...s.ended].at(-1) : undefined;
+  }
+
   private hold(req: LaneRequest, via: Held['via'], ref: string): void {
     this.held.set(req.commandId, { session: req.session, text: req.text, via, ref });
     this.byRef.set(ref, req.commandId);
@@ -341,8 +340,6 @@ export class QwenServeLane implements SteeringLane {
     this.held.delete(commandId);
     this.byRef.delete(h.ref);
   }
-
-  // ---- discovery ----------------------------------------------------------------------------
 
   private async tick(): Promise<void> {
     if (this.closed) return;
@@ -449,8 +446,13 @@ export class QwenServeLane implements SteeringLane {
 
   private receipt(f: Extract<LaneFact, { kind: 'delivered' }>): void {
     if (this.delivered.has(f.commandId)) return;
-    // A prompt the daemon queued first (`pending_prompt_added`) began no turn: it waited for one to end.
-    if (this.starting.delete(f.commandId)) f = { ...f, started: !this.queued.has(f.ref) };
+    // A prompt the daemon queued first (`pending_prompt_added`) began no turn, unless all it
+    // waited for was the turn ending when it was sent (the one that ran just before it).
+    const ending = this.starting.get(f.commandId);
+    if (this.starting.delete(f.commandId)) {
+      const after = ending !== undefined && this.before(f.session, f.ref) === ending;
+      f = { ...f, started: !this.queued.has(f.ref) || after };
+    }
     this.release(f.commandId);
     this.delivered.set(f.commandId, f.ref);
     if (this.delivered.size > DELIVERED_KEPT) this.delivered.delete(this.delivered.keys().next().value!);
