@@ -98,6 +98,10 @@ export const copilot: VendorTable = {
     // An empty object changes nothing; `additionalContext` is read at the context moments.
     neutral: {},
     context: (_event, text) => ({ additionalContext: text }),
+    noUserNotice: {
+      why: "Copilot CLI 1.0.102 puts a hook reply's additionalContext in the model's request; no reply field was seen shown to the person alone",
+      evidence: 'copilot-opencode-observed §1 (hook output table)',
+    },
   },
   maps,
   fallback: mechanicalFallback(TOKEN),

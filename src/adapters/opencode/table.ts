@@ -82,7 +82,14 @@ export const opencode: VendorTable = {
     'permission.v2.replied': observe(),
     'session.deleted': { role: 'end', reason: () => 'normal', evidence: OBSERVED },
   },
-  replies: { neutral: undefined, context: () => undefined },
+  replies: {
+    neutral: undefined,
+    context: () => undefined,
+    noUserNotice: {
+      why: 'opencode 1.18.33 has no command hooks, so there is no reply to carry a notice; the attached TUI shows a started turn by its prompt',
+      evidence: 'copilot-opencode-observed §2',
+    },
+  },
   maps,
   fallback: mechanicalFallback(TOKEN),
   cli: { bin: 'opencode', install: 'npm install -g opencode-ai@1.18.33' },
