@@ -23,6 +23,7 @@ import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
 import { cancelledFields, laneEffectOf } from './lane-host.js';
+import { decidedByData } from '../machines/decided-by.js';
 
 /** What stamping reads from the host that holds the sessions. */
 export interface StampSource {
@@ -142,9 +143,22 @@ function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested'
     ).map((x) => ({ id: x.id, label: redactText(x.label) }));
   }
   if (r.fields) data.fields = redactValue(r.fields);
+  // D48: the rule's name and why only, which a metadata reader sees; never the command it matched.
+  if (r.risky !== undefined) data.risky = { rule: r.risky.rule, why: r.risky.why };
   const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'redacted', data };
   if (r.subject !== undefined) f.subject = r.subject;
   if (o.cause !== undefined) f.cause = o.cause;
+  return f;
+}
+
+/** D48: a first allow of a risky request, taken: the ack says a second identity must allow it too, and who gave the first. */
+function pendingSecond(o: Extract<SessionOutput, { type: 'control.accepted' }>): EventFields {
+  const f: EventFields = {
+    type: 'control.accepted',
+    cause: o.cause,
+    data: { status: 'pending-second', first_by: decidedByData(o.pendingSecond!) },
+  };
+  if (o.subject !== undefined) f.subject = o.subject;
   return f;
 }
 
@@ -216,7 +230,7 @@ export function stamp(
 function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boolean {
   switch (o.type) {
     case 'control.accepted':
-      emit(s, { type: 'control.accepted', cause: o.cause }, o.key);
+      emit(s, o.pendingSecond === undefined ? { type: 'control.accepted', cause: o.cause } : pendingSecond(o), o.key);
       return true;
     case 'control.rejected':
       // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
@@ -256,7 +270,7 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
       emit(s, {
         type: o.eventType,
         cause: o.cause,
-        data: { reason: o.reason },
+        data: o.decidedBy === undefined ? { reason: o.reason } : { reason: o.reason, decided_by: decidedByData(o.decidedBy) },
         ...(o.subject === undefined ? {} : { subject: o.subject }),
       });
       return true;
@@ -280,11 +294,21 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
         type: 'attention.resolved',
         subject: o.subject,
         cause: o.cause,
-        data: { resolution: o.resolution, latency_ms: o.latencyMs },
+        data: {
+          resolution: o.resolution,
+          latency_ms: o.latencyMs,
+          decided_by: decidedByData(o.decidedBy),
+          ...(o.firstBy === undefined ? {} : { first_by: decidedByData(o.firstBy) }),
+        },
       });
       return true;
     case 'attention.timeout':
-      emit(s, { type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
+      emit(s, {
+        type: 'attention.timeout',
+        subject: o.subject,
+        cause: o.cause,
+        data: { after_ms: o.afterMs, decided_by: decidedByData(o.decidedBy) },
+      });
       return true;
     case 'session.ended':
     case 'session.closed': {
