@@ -70,7 +70,7 @@ export const BUILTIN_RULES: readonly Rule[] = [
     why: 'a recursive forced delete reaches outside the working directory',
     test: (s) => {
       const targets = s.command === undefined ? undefined : rmRfTargets(s.command);
-      return targets !== undefined && targets.some((t) => t === '/' || t === '*' || outside(t, s.cwd) || t.includes('$'));
+      return targets?.some((t) => t === '/' || t === '*' || outside(t, s.cwd) || t.includes('$')) === true;
     },
   },
   {

@@ -24,6 +24,8 @@ import {
   type TerminalRecord,
 } from './fold-record.js';
 import { resolveSession } from './resolve.js';
+import { readDecidedBy } from '../machines/decided-by.js';
+import { RequestDecisions, type RequestDecision } from './decisions.js';
 import type { EventPlace, Finding, HoldView, InstructionRecord, SessionState, SessionView } from './views.js';
 
 const ACKS = new Set(['control.accepted', 'control.rejected']);
@@ -33,6 +35,8 @@ export class SteeringFold {
   private readonly sessionsByKey = new Map<string, SessionRecord>();
   private readonly seen = new Set<string>();
   private readonly immediate: Finding[] = [];
+  /** D46/D48: who settled each request, and the first allows of risky ones still held. */
+  private readonly requests = new RequestDecisions();
 
   /** Applies one event. A redelivery of an event already applied (same source and id) is ignored (AEP-0001 §5.3). */
   apply(e: AepEvent, place: EventPlace = {}): boolean {
@@ -60,6 +64,7 @@ export class SteeringFold {
       return true;
     }
     if (ACKS.has(e.type)) {
+      this.requests.apply(e);
       if (typeof e.cause !== 'string') {
         this.immediate.push({
           rule: 'ack-uncaused',
@@ -99,6 +104,8 @@ export class SteeringFold {
       if (typeof data['lane'] === 'string') t.lane = data['lane'];
       if (typeof data['ref'] === 'string') t.ref = data['ref'];
       if (data['started'] === true) t.started = true;
+      const by = readDecidedBy(data);
+      if (by !== undefined) t.decidedBy = by;
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
@@ -127,6 +134,7 @@ export class SteeringFold {
         s.marks.push(endMark(e, sight));
         break;
       case 'attention.requested': {
+        this.requests.apply(e);
         const data = e.data ?? {};
         const hold: HoldView = { request: e.id, kind: str(data['kind']) ?? 'other', since: e.time };
         const prompt = str(data['prompt']);
@@ -138,11 +146,15 @@ export class SteeringFold {
           : [];
         if (options.length > 0) hold.options = options;
         if (Array.isArray(data['fields'])) hold.fields = data['fields'];
+        const risky = data['risky'] as { rule?: unknown; why?: unknown } | undefined;
+        if (typeof risky?.rule === 'string')
+          hold.risky = { rule: risky.rule, ...(typeof risky.why === 'string' ? { why: risky.why } : {}) };
         s.holds.set(e.id, hold);
         break;
       }
       case 'attention.resolved':
       case 'attention.timeout':
+        this.requests.apply(e);
         if (typeof e.subject === 'string') s.holds.delete(e.subject);
         break;
       default:
@@ -171,6 +183,11 @@ export class SteeringFold {
       this.sessionsByKey.set(id, s);
     }
     return s;
+  }
+
+  /** D46: every request that ended, with who decided it, in the order the ends were seen. */
+  requestDecisions(): RequestDecision[] {
+    return this.requests.list();
   }
 
   /** Each instruction's lifecycle, in order of first sighting per session. */
@@ -207,7 +224,10 @@ export class SteeringFold {
         if (r.delivery !== undefined) q.delivery = r.delivery;
         return q;
       });
-    const holds = [...s.holds.values()];
+    const holds = [...s.holds.values()].map((h) => {
+      const first = this.requests.firstOf(h.request);
+      return first === undefined ? h : { ...h, firstBy: first };
+    });
     const hold = holds.at(-1);
     const state: SessionState =
       lastMark(s)?.kind === 'end'

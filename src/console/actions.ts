@@ -39,8 +39,12 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const invalid = (sentence: string) => reply(refusal('invalid-request', sentence), 400);
 const TOO_LONG = `the text is longer than ${MAX_TEXT} characters.`;
 
-export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
-  const f = { sender: ctx.sender };
+/**
+ * The page's actions, sent as surface `console`; the one-tap link route gets its own set sent as
+ * `link` (D46). Neither reads a surface from what it is asked: the page cannot say `link` or `mcp`.
+ */
+export function consoleActions(ctx: ConsoleContext, surface: 'console' | 'link' = 'console'): Record<string, Action> {
+  const f = { sender: ctx.sender, surface };
   /** Runs `send` on the console's relay connection and answers its explained outcome; 503 while there is none. */
   const onRelay = async (send: (c: RelayConsumer) => Promise<Explained>) => {
     const c = ctx.consumer();

@@ -110,6 +110,8 @@ interface PendingWithdrawal {
   key: string;
   /** The input it takes back. */
   input: string;
+  /** D46: who asked. */
+  by?: DecidedBy;
 }
 
 /** A held reply waiting for a decision (D13). */
@@ -203,7 +205,7 @@ export interface SessionContext {
    */
   echoes?: { id: string; text: string }[];
   /** D32: withdraws handed to a native lane, acked on its answer. */
-  withdrawing?: { id: string; key: string; instruction: string }[];
+  withdrawing?: { id: string; key: string; instruction: string; by?: DecidedBy }[];
   /**
    * A `control.cancel` handed to the vendor's channel (`acked` once it answered yes): the run's
    * `run.cancelled` names it as cause; the turn's close settles it.
@@ -222,6 +224,8 @@ export interface SessionContext {
     killTools?: boolean;
     /** What the lane saw of the tool processes at the interrupted end, kept for a later answer. */
     tools?: ToolsAtStop;
+    /** D46: who asked for the stop. */
+    by?: DecidedBy;
   };
   /**
    * The run of the turn now running, as its opening moment named it (the vendor's own id, or one

@@ -108,6 +108,7 @@ export function stampObservations(
       if (cancel?.acked === true) {
         f.cause = cancel.id;
         f.data = { ...(f.data ?? {}), by: 'control' };
+        if (cancel.by !== undefined) f.data.decided_by = decidedByData(cancel.by);
       }
       const e = emitter.emit(f);
       firstId ??= e.id;
@@ -270,7 +271,10 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
       emit(s, {
         type: o.eventType,
         cause: o.cause,
-        data: o.decidedBy === undefined ? { reason: o.reason } : { reason: o.reason, decided_by: decidedByData(o.decidedBy) },
+        data:
+          o.decidedBy === undefined
+            ? { reason: o.reason }
+            : { reason: o.reason, decided_by: decidedByData(o.decidedBy) },
         ...(o.subject === undefined ? {} : { subject: o.subject }),
       });
       return true;

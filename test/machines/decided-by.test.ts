@@ -7,7 +7,7 @@ import type { AepCommand } from '../../src/protocol/index.js';
 import type { SessionInput } from '../../src/machines/session-input.js';
 import type { SessionOutput } from '../../src/machines/session-output.js';
 import { decidedByOf, describeDecidedBy, readDecidedBy } from '../../src/machines/decided-by.js';
-import { heldPermission, run, timeout, types } from '../support/session-steps.js';
+import { SESSION, VENDOR, heldPermission, instruct, run, timeout, types } from '../support/session-steps.js';
 
 const answerCmd = (id: string, request: string, option: string, agent: string, extra: Record<string, unknown> = {}) =>
   command({ agent, host: 'h' }, 'sess-1', {
@@ -33,7 +33,10 @@ const rules = (outs: SessionOutput[]) => only(outs, 'control.rejected').map((o) 
 
 test('a respond resolves the request decided_by its relay-checked sender and the surface it names', () => {
   const held = run([heldPermission('hp', 'req-1')]);
-  const out = run([answer(answerCmd('c1', 'req-1', 'allow', 'alice', { surface: 'console', device: 'laptop' }))], held.snap);
+  const out = run(
+    [answer(answerCmd('c1', 'req-1', 'allow', 'alice', { surface: 'console', device: 'laptop' }))],
+    held.snap,
+  );
   assert.equal(only(out.outputs, 'attention.resolved')[0]?.decidedBy, {
     identity: 'alice',
     surface: 'console',
@@ -130,6 +133,23 @@ test('D48: the person at the agent answers a risky request alone', () => {
   );
   assert.equal(only(ran.outputs, 'attention.resolved')[0]?.decidedBy, { identity: 'local-user', surface: 'agent' });
   assert.is(ran.snap.context.holds.length, 0);
+});
+
+const withdrawBy = (id: string, agent: string, data: Record<string, unknown>): SessionInput => ({
+  type: 'command.withdraw',
+  at: 1500,
+  gateOpen: true,
+  command: command({ agent, host: 'h' }, SESSION, { type: `x.${VENDOR}.control.withdraw`, id, data }),
+});
+
+test('a withdraw names who took the instruction back; a reserved surface is rejected and the instruction stays', () => {
+  const queued = run([instruct('i1', 'later')]);
+  // The instruct's sender is `tester` (session-steps).
+  const bad = run([withdrawBy('w0', 'tester', { instruction: 'i1', surface: 'timeout' })], queued.snap);
+  assert.equal(rules(bad.outputs), ['surface-reserved']);
+  assert.is(bad.snap.context.queue.length, 1);
+  const out = run([withdrawBy('w1', 'tester', { instruction: 'i1', surface: 'mcp' })], bad.snap);
+  assert.equal(only(out.outputs, 'instruction.dropped')[0]?.decidedBy, { identity: 'tester', surface: 'mcp' });
 });
 
 test.run();

@@ -241,10 +241,22 @@ test('run.cancelled names the run the opening moment named, and the tool process
   const left = [{ pid: 4242, command: "/bin/bash -lc 'sleep 600'" }];
   const end: SessionInput = { type: 'lane.turn', at: 4000, open: false, interrupted: true, leftRunning: left };
   const answerFirst = run([cancel('k1'), ok('k1'), end], named);
-  assert.equal(answerFirst.outputs.at(-1), { type: 'run.cancelled', cause: 'k1', run: 'turn-7', leftRunning: left });
+  assert.equal(answerFirst.outputs.at(-1), {
+    type: 'run.cancelled',
+    cause: 'k1',
+    run: 'turn-7',
+    leftRunning: left,
+    decidedBy: { identity: 'tester', surface: 'cli' },
+  });
   // The end clears the turn's run; the answer that comes after it still names the run it stopped.
   const endFirst = run([cancel('k2'), end, ok('k2')], named);
-  assert.equal(endFirst.outputs.at(-1), { type: 'run.cancelled', cause: 'k2', run: 'turn-7', leftRunning: left });
+  assert.equal(endFirst.outputs.at(-1), {
+    type: 'run.cancelled',
+    cause: 'k2',
+    run: 'turn-7',
+    leftRunning: left,
+    decidedBy: { identity: 'tester', surface: 'cli' },
+  });
   assert.is(endFirst.snap.context.run, undefined, 'the turn and its run are over');
   // kill_tools goes to the lane with the interrupt; a cancel without it asks for no kill.
   const kill = run([cancel('k3', { scope: 'run', kill_tools: true })], named);
