@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { SteeringError } from '../protocol/errors.js';
 
-export interface RiskMark {
+interface RiskMark {
   rule: string;
   why: string;
 }
@@ -57,7 +57,7 @@ function rmRfTargets(command: string): string[] | undefined {
   return undefined;
 }
 
-export const BUILTIN_RULES: readonly Rule[] = [
+const BUILTIN_RULES: readonly Rule[] = [
   {
     name: 'force-push',
     why: "a force push rewrites a remote branch's history",

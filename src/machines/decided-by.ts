@@ -4,11 +4,11 @@
 // command: `agent`, `timeout` and `policy` are the adapter's own, never a sender's.
 import type { AepCommand, Rejection } from '../protocol/index.js';
 
-export const SURFACES = ['cli', 'console', 'link', 'mcp', 'agent', 'policy', 'timeout'] as const;
-export type Surface = (typeof SURFACES)[number];
+const SURFACES = ['cli', 'console', 'link', 'mcp', 'agent', 'policy', 'timeout'] as const;
+type Surface = (typeof SURFACES)[number];
 
 /** The surfaces a command may name; a command that names none came from a command line. */
-export const SENDER_SURFACES: readonly Surface[] = ['cli', 'console', 'link', 'mcp'];
+const SENDER_SURFACES: readonly Surface[] = ['cli', 'console', 'link', 'mcp'];
 const DEFAULT_SURFACE: Surface = 'cli';
 
 export interface DecidedBy {
@@ -27,7 +27,7 @@ export const BY_AGENT_SIDE: DecidedBy = Object.freeze({ identity: 'adapter', sur
 
 const DEVICE_MAX = 64;
 
-export const SURFACE_REJECT = {
+const SURFACE_REJECT = {
   reserved: {
     reason: 'invalid',
     rule: 'surface-reserved',

@@ -13,7 +13,7 @@ export type SecondKey =
   | { kind: 'second'; first: DecidedBy }
   | { kind: 'refuse'; rejection: Rejection };
 
-export const SECOND_KEY_REJECT = {
+const SECOND_KEY_REJECT = {
   link: {
     reason: 'refused',
     rule: 'risky-link',
