@@ -17,18 +17,25 @@ export interface RequestDecision {
   time: string;
 }
 
+/** D48: the rule (and why) an `attention.requested` is risky by; undefined when no rule marked it. */
+export function riskyOf(data: Record<string, unknown>): { rule: string; why?: string } | undefined {
+  const risky = data['risky'] as { rule?: unknown; why?: unknown } | undefined;
+  if (typeof risky?.rule !== 'string') return undefined;
+  return { rule: risky.rule, ...(typeof risky.why === 'string' ? { why: risky.why } : {}) };
+}
+
 /** What the request events say about risk and approvers; the fold keeps one per session. */
 export class RequestDecisions {
   private readonly risky = new Map<string, string>();
   private readonly firsts = new Map<string, DecidedBy>();
   private readonly ended: RequestDecision[] = [];
 
-  /** Takes an attention or ack event; true when it was one this keeps anything of. */
+  /** Takes any event; keeps what the attention events and the acks of a first allow say. */
   apply(e: AepEvent): void {
     const data = (e.data ?? {}) as Record<string, unknown>;
     if (e.type === 'attention.requested') {
-      const rule = (data['risky'] as { rule?: unknown } | undefined)?.rule;
-      if (typeof rule === 'string') this.risky.set(e.id, rule);
+      const risky = riskyOf(data);
+      if (risky !== undefined) this.risky.set(e.id, risky.rule);
       return;
     }
     if (e.subject === undefined) return;

@@ -25,7 +25,7 @@ import {
 } from './fold-record.js';
 import { resolveSession } from './resolve.js';
 import { readDecidedBy } from '../machines/decided-by.js';
-import { RequestDecisions, type RequestDecision } from './decisions.js';
+import { RequestDecisions, riskyOf, type RequestDecision } from './decisions.js';
 import type { EventPlace, Finding, HoldView, InstructionRecord, SessionState, SessionView } from './views.js';
 
 const ACKS = new Set(['control.accepted', 'control.rejected']);
@@ -59,12 +59,12 @@ export class SteeringFold {
       }
     }
     this.checkCapture(e, place);
+    this.requests.apply(e);
     if (command) {
       s.commands.set(e.id, { event: e, sighting: sight });
       return true;
     }
     if (ACKS.has(e.type)) {
-      this.requests.apply(e);
       if (typeof e.cause !== 'string') {
         this.immediate.push({
           rule: 'ack-uncaused',
@@ -134,7 +134,6 @@ export class SteeringFold {
         s.marks.push(endMark(e, sight));
         break;
       case 'attention.requested': {
-        this.requests.apply(e);
         const data = e.data ?? {};
         const hold: HoldView = { request: e.id, kind: str(data['kind']) ?? 'other', since: e.time };
         const prompt = str(data['prompt']);
@@ -146,15 +145,13 @@ export class SteeringFold {
           : [];
         if (options.length > 0) hold.options = options;
         if (Array.isArray(data['fields'])) hold.fields = data['fields'];
-        const risky = data['risky'] as { rule?: unknown; why?: unknown } | undefined;
-        if (typeof risky?.rule === 'string')
-          hold.risky = { rule: risky.rule, ...(typeof risky.why === 'string' ? { why: risky.why } : {}) };
+        const risky = riskyOf(data);
+        if (risky !== undefined) hold.risky = risky;
         s.holds.set(e.id, hold);
         break;
       }
       case 'attention.resolved':
       case 'attention.timeout':
-        this.requests.apply(e);
         if (typeof e.subject === 'string') s.holds.delete(e.subject);
         break;
       default:

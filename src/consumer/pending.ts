@@ -5,6 +5,7 @@ import type { AepEvent } from '../protocol/envelope.js';
 import type { RelayConsumer } from './connection.js';
 import { sessionHistory } from './history.js';
 import { firstOfTwo } from './respond.js';
+import { riskyOf } from '../audit/decisions.js';
 import type { DecidedBy } from '../machines/decided-by.js';
 
 export interface PendingRequest {
@@ -60,9 +61,8 @@ export function pendingOf(events: readonly AepEvent[], now: number): PendingRequ
     const options = ids.filter((o): o is string => typeof o === 'string');
     if (options.length > 0) r.options = options;
     if (Array.isArray(d.fields)) r.fields = d.fields;
-    const risky = d.risky as { rule?: unknown; why?: unknown } | undefined;
-    if (typeof risky?.rule === 'string')
-      r.risky = { rule: risky.rule, ...(typeof risky.why === 'string' ? { why: risky.why } : {}) };
+    const risky = riskyOf(d);
+    if (risky !== undefined) r.risky = risky;
     const first = firsts.get(e.id);
     if (first !== undefined) r.firstBy = first;
     return r;

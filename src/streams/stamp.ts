@@ -23,7 +23,7 @@ import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
 import { cancelledFields, laneEffectOf } from './lane-host.js';
-import { decidedByData } from '../machines/decided-by.js';
+import { decidedByData, type DecidedBy } from '../machines/decided-by.js';
 
 /** What stamping reads from the host that holds the sessions. */
 export interface StampSource {
@@ -152,6 +152,10 @@ function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested'
   return f;
 }
 
+/** D46: `decided_by` in an event's data, where the machine named who decided. */
+const decided = (by: DecidedBy | undefined): { decided_by?: Record<string, string> } =>
+  by === undefined ? {} : { decided_by: decidedByData(by) };
+
 /** D48: a first allow of a risky request, taken: the ack says a second identity must allow it too, and who gave the first. */
 function pendingSecond(o: Extract<SessionOutput, { type: 'control.accepted' }>): EventFields {
   const f: EventFields = {
@@ -271,10 +275,7 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
       emit(s, {
         type: o.eventType,
         cause: o.cause,
-        data:
-          o.decidedBy === undefined
-            ? { reason: o.reason }
-            : { reason: o.reason, decided_by: decidedByData(o.decidedBy) },
+        data: { reason: o.reason, ...decided(o.decidedBy) },
         ...(o.subject === undefined ? {} : { subject: o.subject }),
       });
       return true;
