@@ -84,13 +84,15 @@ test("a policy file adds the user's rules, may switch the built-ins off, and a b
 
 test('a risky Claude Code permission is marked with the rule name, which a metadata reader sees without the command', () => {
   const surface = surfaceFor('claude-code')!;
-  const hook = surface.classify({
-    session_id: 's1',
-    hook_event_name: 'PermissionRequest',
-    cwd: '/work/proj',
-    tool_name: 'Bash',
-    tool_input: { command: 'git push --force origin main' },
-  });
+  const permission = (command: string) =>
+    surface.classify({
+      session_id: 's1',
+      hook_event_name: 'PermissionRequest',
+      cwd: '/work/proj',
+      tool_name: 'Bash',
+      tool_input: { command },
+    });
+  const hook = permission('git push --force origin main');
   assert.is(hook.class.kind, 'held');
   const request = (hook.class as { request: { risky?: unknown } }).request;
   assert.equal(request.risky, { rule: 'force-push', why: "a force push rewrites a remote branch's history" });
@@ -109,13 +111,7 @@ test('a risky Claude Code permission is marked with the rule name, which a metad
     assert.equal(seen.data?.['risky'], { rule: 'force-push', why: "a force push rewrites a remote branch's history" });
     if (level === 'metadata') assert.not.match(JSON.stringify(seen), 'git push', 'no command text at metadata');
   }
-  const plain = surface.classify({
-    session_id: 's1',
-    hook_event_name: 'PermissionRequest',
-    cwd: '/work/proj',
-    tool_name: 'Bash',
-    tool_input: { command: 'ls' },
-  });
+  const plain = permission('ls');
   assert.is((plain.class as { request: { risky?: unknown } }).request.risky, undefined);
 });
 

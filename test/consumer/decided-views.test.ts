@@ -44,18 +44,19 @@ function session(): AepEvent[] {
     data: { answer: { option: 'allow' }, surface: 'console' },
     at: T0 + 2,
   });
-  out.push(
-    plain,
-    em.emit({ type: 'control.accepted', cause: r1.id, at: T0 + 3 }),
-    em.emit({ type: 'attention.answered', subject: plain.id, cause: r1.id, data: { answer: { option: 'allow' } } }),
+  /** The ack of an allow `cause`, its answer, and the resolution carrying `ends` (who decided). */
+  const allowed = (request: string, cause: string, at: number, ends: Record<string, unknown>) => [
+    em.emit({ type: 'control.accepted', cause, at }),
+    em.emit({ type: 'attention.answered', subject: request, cause, data: { answer: { option: 'allow' } } }),
     em.emit({
       type: 'attention.resolved',
-      subject: plain.id,
-      cause: r1.id,
-      data: { resolution: 'answered', latency_ms: 5, decided_by: { identity: 'alice', surface: 'console' } },
-      at: T0 + 4,
+      subject: request,
+      cause,
+      data: { resolution: 'answered', latency_ms: 5, ...ends },
+      at: at + 1,
     }),
-  );
+  ];
+  out.push(plain, ...allowed(plain.id, r1.id, T0 + 3, { decided_by: { identity: 'alice', surface: 'console' } }));
   const risky = em.emit({
     type: 'attention.requested',
     subject: 'Bash',
@@ -74,19 +75,9 @@ function session(): AepEvent[] {
       data: { status: 'pending-second', first_by: { identity: 'alice', surface: 'cli' } },
       at: T0 + 6,
     }),
-    em.emit({ type: 'control.accepted', cause: second.id, at: T0 + 7 }),
-    em.emit({ type: 'attention.answered', subject: risky.id, cause: second.id, data: { answer: { option: 'allow' } } }),
-    em.emit({
-      type: 'attention.resolved',
-      subject: risky.id,
-      cause: second.id,
-      data: {
-        resolution: 'answered',
-        latency_ms: 9,
-        decided_by: { identity: 'bob', surface: 'mcp' },
-        first_by: { identity: 'alice', surface: 'cli' },
-      },
-      at: T0 + 8,
+    ...allowed(risky.id, second.id, T0 + 7, {
+      decided_by: { identity: 'bob', surface: 'mcp' },
+      first_by: { identity: 'alice', surface: 'cli' },
     }),
   );
   const i1 = command({ agent: 'alice', host: 'h' }, 's1', {
