@@ -13,6 +13,7 @@ import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
 import { parseTarget } from '../../src/notify/targets.js';
 import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import { auditFiles } from '../../src/audit/audit.js';
+import { validateEvent } from '../../src/protocol/validate.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { e2eSuite, type VendorWorkspace } from '../support/e2e-stack.js';
 import { bashThenText } from '../support/mock-anthropic.js';
@@ -186,6 +187,20 @@ if (e2e.installed) {
     assert.equal(answered?.data?.['answer'], { option: 'deny' });
     await forced.run;
     assert.not.ok(existsSync(target), 'the command never ran');
+    // The whole log, with its pending-second ack and two-key resolution, breaks no rule and validates.
+    const audit = await auditFiles([e2e.stack.logPath]);
+    assert.equal(audit.violations, []);
+    for (const e of e2e.stack.events.filter(
+      (x) => x.data?.['decided_by'] !== undefined || x.data?.['risky'] !== undefined,
+    ))
+      assert.equal(validateEvent(e), [], `${e.type} validates with decided_by and risky beside its payload`);
+    assert.equal(
+      audit.requests?.slice(-2).map((d) => [d.risky, d.decidedBy?.identity, d.firstBy?.identity]),
+      [
+        ['force-push', 'bob', 'e2e-operator'],
+        ['force-push', 'aep-steer-console', undefined],
+      ],
+    );
   });
 }
 
