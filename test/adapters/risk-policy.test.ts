@@ -7,6 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEFAULT_POLICY, loadPolicy, parsePolicy, subjectOf } from '../../src/adapters/risk-policy.js';
 import { SteeringError } from '../../src/protocol/errors.js';
+import { adapterConfig } from '../../src/cli/adapter-command.js';
 import { surfaceFor } from '../../src/adapters/registry.js';
 import { downLevel } from '../../src/protocol/capture.js';
 import { SessionEmitter, newId } from '../../src/protocol/index.js';
@@ -113,6 +114,26 @@ test('a risky Claude Code permission is marked with the rule name, which a metad
   }
   const plain = permission('ls');
   assert.is((plain.class as { request: { risky?: unknown } }).request.risky, undefined);
+});
+
+test('the adapter takes --policy FILE (or AEP_POLICY): its rules mark requests; a bad file stops the start', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'policy-flag-'));
+  const env = { AEP_STATE_DIR: join(dir, 'state') };
+  const file = join(dir, 'policy.json');
+  writeFileSync(file, JSON.stringify({ rules: [{ name: 'deploy', command: '\\bkubectl apply\\b' }] }));
+  const held = (policy: Record<string, string>, flags: { policy?: string } = {}) =>
+    adapterConfig('claude-code', flags, { ...env, ...policy }).surface.classify({
+      session_id: 's1',
+      hook_event_name: 'PermissionRequest',
+      cwd: '/work/proj',
+      tool_name: 'Bash',
+      tool_input: { command: 'kubectl apply -f x.yaml' },
+    }).class as { request: { risky?: { rule: string } } };
+  assert.is(held({}, { policy: file }).request.risky?.rule, 'deploy');
+  assert.is(held({ AEP_POLICY: file }).request.risky?.rule, 'deploy');
+  assert.is(held({}).request.risky, undefined, 'the built-ins alone do not mark it');
+  writeFileSync(file, '{"rules": [{"name": "x"}]}');
+  assert.throws(() => held({}, { policy: file }), /needs at least one of tool, command, path/);
 });
 
 test.run();
