@@ -12,6 +12,7 @@ import type {
   ObservationSpec,
   VendorSurface,
 } from '../streams/surface.js';
+import { DEFAULT_POLICY, subjectOf, type RiskPolicy } from './risk-policy.js';
 import {
   DEFAULT_INSTRUCT_TTL_MS,
   fallbackType,
@@ -141,6 +142,21 @@ function observationsOf(table: VendorTable, input: HookInput, event: string): Ob
 }
 
 /**
+ * D48: a tool permission the policy finds risky carries the rule's name and why. Read from the
+ * tool input the vendor's hold put in the request's context (`tool_name`, `tool_input`); the
+ * working directory from the hook's own `cwd` when the table does not describe one.
+ */
+function markRisk(cls: HookClass & { kind: 'held' }, input: HookInput, cwd: string | undefined, policy: RiskPolicy) {
+  const ctx = cls.request.context;
+  if (cls.request.kind !== 'permission' || ctx === undefined || typeof ctx.tool_name !== 'string') return cls;
+  const toolInput = ctx.tool_input;
+  if (typeof toolInput !== 'object' || toolInput === null || Array.isArray(toolInput)) return cls;
+  const dir = cwd ?? (typeof input.cwd === 'string' ? input.cwd : undefined);
+  const risky = policy.match(subjectOf(ctx.tool_name, toolInput as Record<string, unknown>, dir));
+  return risky === undefined ? cls : { ...cls, request: { ...cls.request, risky } };
+}
+
+/**
  * Interprets a vendor table as the runtime's VendorSurface. The opt-in held gate comes in as
  * options (from flags or the environment, D16); a bad tool pattern is CONFIG_INVALID here, once.
  */
@@ -186,6 +202,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
         });
       }
       const about = table.describe?.(input, id.event);
+      if (cls.kind === 'held') cls = markRisk(cls, input, about?.cwd, opts.policy ?? DEFAULT_POLICY);
       const bounds = table.moments[id.event]?.bounds;
       const main = cls.kind === 'moment' && bounds !== undefined && !table.subagent(input);
       const hook: ClassifiedHook = {

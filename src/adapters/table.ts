@@ -2,6 +2,7 @@
 // is written with, and the replies vendors share. One interpreter (surface-from.ts) turns any table
 // into the VendorSurface the session runtime speaks; every difference between vendors is a field.
 import type { LaneSpec } from './lane-spec.js';
+import type { RiskPolicy } from './risk-policy.js';
 import type { SteeringError } from '../protocol/errors.js';
 import { vendorType } from '../protocol/types.js';
 import type { Delivery } from '../protocol/payloads.js';
@@ -201,6 +202,8 @@ export interface SurfaceOptions {
   control?: boolean;
   /** Tool pattern for the gate; every tool when absent or empty. */
   gateTools?: string;
+  /** D48: the rules that mark a held request risky; the built-in rules when absent. */
+  policy?: RiskPolicy;
 }
 
 export type MomentRow = ContextRow | ObserveRow | HeldRow | EndRow | GatedRow;

@@ -13,6 +13,7 @@ import { SteeringFold } from './lifecycle.js';
 import type { Finding, InstructionRecord, SessionView } from './views.js';
 import { StreamChecker, type ViolationRule as StreamRule } from '../protocol/stream-checks.js';
 import { IdLedger } from './order.js';
+import type { RequestDecision } from './decisions.js';
 
 type ViolationRule =
   | Finding['rule']
@@ -43,6 +44,8 @@ export interface AuditResult {
   /** Identical copies of an event already read (legal: delivery is at-least-once). */
   redeliveries: number;
   instructions: InstructionRecord[];
+  /** D46: each request that ended and who decided it. */
+  requests?: RequestDecision[];
   sessions: SessionView[];
   violations: Violation[];
   notes: AuditNote[];
@@ -300,6 +303,7 @@ class Audit {
       events: this.events,
       redeliveries: this.redeliveries,
       instructions: this.fold.instructions(),
+      requests: this.fold.requestDecisions(),
       sessions: this.fold.sessions(),
       violations,
       notes,

@@ -4,6 +4,7 @@
 import type { AepEvent } from '../protocol/envelope.js';
 import { RESUME_WINDOW_ATTR } from '../protocol/types.js';
 import type { EventPlace, HoldView, Sighting } from './views.js';
+import type { DecidedBy } from '../machines/decided-by.js';
 
 // A send_input (D28, D29) is followed like an instruct: `input.sent` is its delivery, or only a
 // step towards it where the vendor also reports `input.consumed` (or the session drops it unread).
@@ -36,6 +37,8 @@ export interface TerminalRecord {
   reason?: string;
   /** D43: the delivery began the agent's turn. */
   started?: boolean;
+  /** D46: who withdrew it. */
+  decidedBy?: DecidedBy;
 }
 
 export interface Mark {

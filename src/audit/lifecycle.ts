@@ -24,6 +24,8 @@ import {
   type TerminalRecord,
 } from './fold-record.js';
 import { resolveSession } from './resolve.js';
+import { readDecidedBy } from '../machines/decided-by.js';
+import { RequestDecisions, riskyOf, type RequestDecision } from './decisions.js';
 import type { EventPlace, Finding, HoldView, InstructionRecord, SessionState, SessionView } from './views.js';
 
 const ACKS = new Set(['control.accepted', 'control.rejected']);
@@ -33,6 +35,8 @@ export class SteeringFold {
   private readonly sessionsByKey = new Map<string, SessionRecord>();
   private readonly seen = new Set<string>();
   private readonly immediate: Finding[] = [];
+  /** D46/D48: who settled each request, and the first allows of risky ones still held. */
+  private readonly requests = new RequestDecisions();
 
   /** Applies one event. A redelivery of an event already applied (same source and id) is ignored (AEP-0001 §5.3). */
   apply(e: AepEvent, place: EventPlace = {}): boolean {
@@ -55,6 +59,7 @@ export class SteeringFold {
       }
     }
     this.checkCapture(e, place);
+    this.requests.apply(e);
     if (command) {
       s.commands.set(e.id, { event: e, sighting: sight });
       return true;
@@ -99,6 +104,8 @@ export class SteeringFold {
       if (typeof data['lane'] === 'string') t.lane = data['lane'];
       if (typeof data['ref'] === 'string') t.ref = data['ref'];
       if (data['started'] === true) t.started = true;
+      const by = readDecidedBy(data);
+      if (by !== undefined) t.decidedBy = by;
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
@@ -138,6 +145,8 @@ export class SteeringFold {
           : [];
         if (options.length > 0) hold.options = options;
         if (Array.isArray(data['fields'])) hold.fields = data['fields'];
+        const risky = riskyOf(data);
+        if (risky !== undefined) hold.risky = risky;
         s.holds.set(e.id, hold);
         break;
       }
@@ -171,6 +180,11 @@ export class SteeringFold {
       this.sessionsByKey.set(id, s);
     }
     return s;
+  }
+
+  /** D46: every request that ended, with who decided it, in the order the ends were seen. */
+  requestDecisions(): RequestDecision[] {
+    return this.requests.list();
   }
 
   /** Each instruction's lifecycle, in order of first sighting per session. */
@@ -207,7 +221,10 @@ export class SteeringFold {
         if (r.delivery !== undefined) q.delivery = r.delivery;
         return q;
       });
-    const holds = [...s.holds.values()];
+    const holds = [...s.holds.values()].map((h) => {
+      const first = this.requests.firstOf(h.request);
+      return first === undefined ? h : { ...h, firstBy: first };
+    });
     const hold = holds.at(-1);
     const state: SessionState =
       lastMark(s)?.kind === 'end'

@@ -3,6 +3,8 @@
 import type { AuditResult, Violation } from './audit.js';
 import type { InstructionRecord } from './views.js';
 import { plain, type Paint } from './paint.js';
+import { describeDecidedBy } from '../machines/decided-by.js';
+import type { RequestDecision } from './decisions.js';
 
 export function outcomeText(r: InstructionRecord): string {
   switch (r.status) {
@@ -10,8 +12,10 @@ export function outcomeText(r: InstructionRecord): string {
       const after = r.delivered?.queuedMs === undefined ? '' : ` after ${r.delivered.queuedMs} ms`;
       return `delivered${after}${wayIn(r)}`;
     }
-    case 'dropped':
-      return `dropped (${r.dropped?.reason ?? 'no reason given'})`;
+    case 'dropped': {
+      const by = r.dropped?.decidedBy;
+      return `dropped (${r.dropped?.reason ?? 'no reason given'}${by === undefined ? '' : ` by ${describeDecidedBy(by)}`})`;
+    }
     case 'rejected':
       return `rejected ${r.rejected?.reason ?? ''}${r.rejected?.detail ? `: ${r.rejected.detail}` : ''}`.trimEnd();
     case 'pending':
@@ -48,6 +52,14 @@ function instructionLine(r: InstructionRecord, p: Paint = plain): string {
   return `${p.bold(r.id)}  session ${r.session}${r.vendor ? ` (${r.vendor})` : ''}  from ${sender}  ${steps.join(' → ')}`;
 }
 
+/** D46: a request's end and who decided it; D48: who gave the first allow of a risky one. */
+function requestLine(d: RequestDecision, p: Paint = plain): string {
+  const by = d.decidedBy === undefined ? 'decided by an unnamed party' : `by ${describeDecidedBy(d.decidedBy)}`;
+  const first = d.firstBy === undefined ? '' : `, first allow by ${describeDecidedBy(d.firstBy)}`;
+  const risky = d.risky === undefined ? '' : p.yellow(` risky (${d.risky})`);
+  return `${p.bold(d.request)}  session ${d.session}  request${risky}  ${d.outcome} ${by}${first}`;
+}
+
 function violationLine(v: Violation, p: Paint = plain): string {
   const where = v.file !== undefined ? `${v.file}${v.line !== undefined ? `:${v.line}` : ''}` : '(stream)';
   return `${p.red('✗')} ${where}${v.eventId ? `  event ${v.eventId}` : ''}  ${p.bold(v.rule)}: ${v.message}`;
@@ -63,6 +75,7 @@ export function renderText(r: AuditResult, p: Paint = plain): string {
   const lines: string[] = [];
   if (r.instructions.length === 0) lines.push(p.dim('no instructions in these logs'));
   for (const i of r.instructions) lines.push(instructionLine(i, p));
+  for (const d of r.requests ?? []) lines.push(requestLine(d, p));
   const tornOrSkipped = r.notes.filter((n) => n.kind === 'torn-tail');
   for (const n of tornOrSkipped) lines.push(p.dim(`note: ${n.file}:${n.line}  ${n.message}`));
   if (r.violations.length > 0) {

@@ -166,6 +166,7 @@ function fromTerminals(records: Records, terminals: ReadonlyMap<string, Terminal
     } else {
       r.dropped = { ...first.sighting };
       if (first.reason !== undefined) r.dropped.reason = first.reason;
+      if (first.decidedBy !== undefined) r.dropped.decidedBy = first.decidedBy;
     }
   }
 }

@@ -1,6 +1,7 @@
 // What the steering fold gives out: each session's state as the session machine would hold it,
 // each instruction's lifecycle, and the steering-rule breaches it found. The audit and the live
 // boards (inspect, console, MCP) read these shapes.
+import type { DecidedBy } from '../machines/decided-by.js';
 export type SessionState = 'idle' | 'queued' | 'holding.permission' | 'holding.elicitation' | 'ended';
 
 type InstructionStatus = 'unacknowledged' | 'pending' | 'delivered' | 'dropped' | 'rejected';
@@ -43,7 +44,8 @@ export interface InstructionRecord {
   delivered?: Sighting & { queuedMs?: number; moment?: string; lane?: string; ref?: string; started?: boolean };
   /** A send_input's `input.sent`: the vendor took it (D28, D29). */
   sent?: Sighting;
-  dropped?: Sighting & { reason?: string };
+  /** `decidedBy`: D46, who withdrew it. */
+  dropped?: Sighting & { reason?: string; decidedBy?: DecidedBy };
   status: InstructionStatus;
 }
 
@@ -55,6 +57,9 @@ export interface HoldView {
   options?: string[];
   fields?: unknown[];
   since: string;
+  /** D48: the rule that marks it risky, and the first allow it has (it needs a second approver). */
+  risky?: { rule: string; why?: string };
+  firstBy?: DecidedBy;
 }
 
 export interface SessionView {

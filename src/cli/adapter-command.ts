@@ -9,6 +9,7 @@ import { tableFor, vendorTables, vendorTokens } from '../adapters/registry.js';
 import { optionFor, surfaceFrom } from '../adapters/surface-from.js';
 import { adapterOptions, vendorSettings, type VendorSettings } from '../adapters/vendor-settings.js';
 import { ensureSecret } from '../adapters/install.js';
+import { loadPolicy } from '../adapters/risk-policy.js';
 import { stateDir } from '../protocol/state-dir.js';
 import { describeOutage } from '../adapters/shim-trace.js';
 import { SteeringError } from '../protocol/errors.js';
@@ -36,6 +37,8 @@ export interface AdapterFlags {
   logSegmentBytes?: string;
   logKeepSegments?: string;
   resumeWindowMs?: string;
+  /** `--policy FILE`: D48 risk rules added to the built-in ones. */
+  policy?: string;
   /** `--quiet`: no user-visible notice in delivering replies (D27). */
   quiet?: boolean;
   /** A URL, or false for `--no-relay` (commander sets true when only the negation is defined). */
@@ -96,7 +99,10 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
     throw new SteeringError('CONFIG_INVALID', `unknown vendor "${token}"; known: ${vendorTokens().join(', ')}`);
   // The vendor's own options (D16: each with its variable); a flag of another vendor's is refused.
   const vendor = vendorSettings(table, f, env, [...vendorTables.values()]);
-  const surface = surfaceFrom(table, vendor.gate);
+  // D48: the rules that mark a request risky; a bad file stops the start with what is wrong.
+  const policyFile = f.policy ?? (env.AEP_POLICY || undefined);
+  const policy = typeof policyFile === 'string' ? loadPolicy(policyFile) : undefined;
+  const surface = surfaceFrom(table, policy === undefined ? vendor.gate : { ...vendor.gate, policy });
   const port = integer('--port', f.port ?? (env.AEP_HOOK_PORT || undefined) ?? String(surface.port), 0, 65535);
   const { secret } = ensureSecret(f.secret, env);
   const attention = f.attentionTimeoutMs ?? (env.AEP_ATTENTION_TIMEOUT_MS || undefined);
@@ -355,6 +361,10 @@ export function registerAdapter(program: Command, seams?: AdapterSeams): void {
       "after the end moment, keep the queue this long for a resumed run (AEP_RESUME_WINDOW_MS, D25; default: the vendor's)",
     )
     .option('--quiet', 'do not tell the user at the agent that an instruction arrived (AEP_QUIET=1, D27)')
+    .option(
+      '--policy <file>',
+      'JSON rules that mark held requests risky, added to the built-in ones; a risky remote allow needs two identities (AEP_POLICY, D48)',
+    )
     .option('--relay <url>', `relay WebSocket URL (AEP_RELAY; default ${DEFAULT_RELAY_URL})`)
     .option('--no-relay', 'run without a relay (events go to the log only)')
     .option(

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import { pendingRequests, type PendingRequest } from '../consumer/pending.js';
 import { relayAction, runListing, type Listing, type RelayFlags } from './relay-options.js';
+import { secondApproverNote } from '../consumer/explain-second.js';
 
 export const PENDING_EXIT = { listed: 0, usage: 2, unreachable: 7, unauthorized: 8 } as const;
 
@@ -32,6 +33,9 @@ export function askedLine(r: PendingRequest): string {
     );
   }
   if (r.options) parts.push(`options: ${r.options.join(', ')}`);
+  // D48: a risky request says why, and whether it waits for a second approver.
+  const second = secondApproverNote(r.risky, r.firstBy);
+  if (second !== '') parts.push(second);
   return parts.join('; ');
 }
 

@@ -9,11 +9,13 @@ import { withConsumer } from '../consumer/connect.js';
 import { pendingRequests } from '../consumer/pending.js';
 import { relayAction, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 import { describePending } from './pending-command.js';
+import { pendingSecondSentence } from '../consumer/explain-second.js';
 
 /**
  * Exit codes of `respond`: 3 the adapter rejected it (an unknown request among others), 5 the
  * request is no longer pending (answered or dismissed at the agent, timed out: D34), 9 the answer
- * names an option the request does not have.
+ * names an option the request does not have, 10 the request is risky and this allow was the first
+ * of two (D48): it is still held until a second identity allows it.
  */
 export const RESPOND_EXIT = {
   answered: 0,
@@ -25,6 +27,8 @@ export const RESPOND_EXIT = {
   unreachable: 7,
   unauthorized: 8,
   misfit: 9,
+  /** D48: a risky request took this allow as the first of two; it is still held. */
+  'pending-second': 10,
 } as const;
 
 /** The exit code of an outcome: a rejection by its code (D34), the rest by outcome. */
@@ -77,6 +81,8 @@ export function describeResponse(o: RespondOutcome, p: Paint): string {
         : `${p.yellow('…')} timeout: accepted, but no attention.answered yet; ${CLI_VOICE.pending(o.session)}`;
     case 'unreachable':
       return `${p.red('✗')} ${o.detail}`;
+    case 'pending-second':
+      return `${p.yellow('…')} ${pendingSecondSentence(o.request, o.first)}`;
   }
 }
 

@@ -39,8 +39,14 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const invalid = (sentence: string) => reply(refusal('invalid-request', sentence), 400);
 const TOO_LONG = `the text is longer than ${MAX_TEXT} characters.`;
 
-export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
-  const f = { sender: ctx.sender };
+/**
+ * The page's actions, sent as surface `console`; the one-tap link route gets its own set sent as
+ * `link` (D46). Neither reads a surface from what it is asked: the page cannot say `link` or `mcp`.
+ */
+export function consoleActions(ctx: ConsoleContext, surface: 'console' | 'link' = 'console'): Record<string, Action> {
+  const base = { sender: ctx.sender, surface };
+  // A paired device's request names the device the console authenticated (D46 `decided_by.device`).
+  const from = (caller?: { device: string }) => (caller === undefined ? base : { ...base, device: caller.device });
   /** Runs `send` on the console's relay connection and answers its explained outcome; 503 while there is none. */
   const onRelay = async (send: (c: RelayConsumer) => Promise<Explained>) => {
     const c = ctx.consumer();
@@ -57,7 +63,8 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
     return reply(await send(c));
   };
   return {
-    async instruct(body) {
+    async instruct(body, caller) {
+      const f = from(caller);
       const session = str(body['session']);
       const text = body['text'];
       if (session === undefined || typeof text !== 'string') return invalid('give a session and the instruction text.');
@@ -75,7 +82,8 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       );
     },
     // D32: Withdraw and Edit on a queued instruction; Edit sends the new text only once the old one is withdrawn.
-    async withdraw(body) {
+    async withdraw(body, caller) {
+      const f = from(caller);
       const session = str(body['session']);
       const instruction = str(body['instruction']);
       if (session === undefined || instruction === undefined)
@@ -84,7 +92,8 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
         explainWithdraw(await sendWithdraw(c, f, { session, instruction, timeoutMs: ACK_WAIT_MS }), CONSOLE_VOICE),
       );
     },
-    async edit(body) {
+    async edit(body, caller) {
+      const f = from(caller);
       const session = str(body['session']);
       const instruction = str(body['instruction']);
       const text = body['text'];
@@ -104,14 +113,16 @@ export function consoleActions(ctx: ConsoleContext): Record<string, Action> {
       return onRelay(async (c) => explainEdit(await editInstruction(c, f, req), ACK_WAIT_MS, CONSOLE_VOICE));
     },
     // D33: Stop on a session whose claimant declares control.cancel; the answer waits for run.cancelled.
-    async cancel(body) {
+    async cancel(body, caller) {
+      const f = from(caller);
       const session = str(body['session']);
       if (session === undefined) return invalid('give the session whose turn to stop.');
       return onRelay(async (c) =>
         explainCancel(await sendCancel(c, f, { session, timeoutMs: ANSWER_WAIT_MS }), CONSOLE_VOICE),
       );
     },
-    async respond(body) {
+    async respond(body, caller) {
+      const f = from(caller);
       const session = str(body['session']);
       const request = str(body['request']);
       if (session === undefined || request === undefined) return invalid('give the session and the request id.');

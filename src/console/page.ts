@@ -96,6 +96,14 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       .then(function (r) { return r.json(); })
       .catch(function (e) { return { error: true, message: 'The console process did not answer: ' + e.message }; });
   }
+  // D46: who decided, and through what.
+  function who(b) { return b.identity + ' via ' + b.surface + (b.device ? ' (' + b.device + ')' : ''); }
+  // D48: a risky request says why; an allow of it needs two identities.
+  function riskyNote(h) {
+    if (!h.risky) return null;
+    var why = 'Risky (' + h.risky.rule + (h.risky.why ? ': ' + h.risky.why : '') + '). ';
+    return el('p', { class: 'risky', 'data-field': 'risky' }, [why + (h.firstBy ? 'Needs a second approver: the first allow is by ' + who(h.firstBy) + '.' : 'An allow needs two approvers; a deny settles it at once.')]);
+  }
   function lifecycle(i) {
     if (i.status === 'delivered') {
       var d = i.delivered || {};
@@ -103,7 +111,7 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       if (d.started) return 'started a turn' + (d.ref ? ' (' + d.ref + ')' : '') + ' at ' + clock(d.time);
       return 'delivered' + (typeof d.queuedMs === 'number' ? ' after ' + d.queuedMs + ' ms' : '') + (d.moment ? ' at ' + d.moment + ' (' + clock(d.time) + ')' : ' at ' + clock(d.time));
     }
-    if (i.status === 'dropped') return 'dropped: ' + ((i.dropped && i.dropped.reason) || 'no reason') + (i.dropped ? ' at ' + clock(i.dropped.time) : '');
+    if (i.status === 'dropped') return 'dropped: ' + ((i.dropped && i.dropped.reason) || 'no reason') + (i.dropped && i.dropped.decidedBy ? ' by ' + who(i.dropped.decidedBy) : '') + (i.dropped ? ' at ' + clock(i.dropped.time) : '');
     if (i.status === 'rejected') return 'rejected: ' + ((i.rejected && i.rejected.reason) || '') + (i.rejected && i.rejected.detail ? ' (' + i.rejected.detail + ')' : '');
     if (i.status === 'pending') return 'accepted' + (i.accepted ? ' at ' + clock(i.accepted.time) : '') + ', queued';
     return 'sent, no ack yet';
@@ -171,6 +179,13 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     return values;
   }
 
+  function decidedList(s) {
+    var mine = (snap.decisions || []).filter(function (d) { return d.session === s.session; }).slice(-10).reverse();
+    if (!mine.length) return null;
+    return el('ul', { class: 'muted', 'data-field': 'decided' }, mine.map(function (d) {
+      return el('li', { 'data-decided': d.request }, [d.request.slice(-8) + ' ' + d.outcome + (d.decidedBy ? ' by ' + who(d.decidedBy) : '') + (d.firstBy ? ', first allow by ' + who(d.firstBy) : '') + ' · ' + clock(d.time)]);
+    }));
+  }
   function requestBox(s, h) {
     var form = h.kind === 'form' && h.fields && h.fields.length;
     var answer = el('input', { type: 'text', 'aria-label': 'answer', placeholder: h.kind === 'permission' ? 'or deny with a message' : 'answer' });
@@ -190,6 +205,7 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     var box = el('div', { class: 'request', 'data-request': h.request }, [
       el('p', {}, [el('strong', {}, [h.kind]), ' · since ' + clock(h.since)]),
       el('p', {}, [h.prompt || '(no prompt at this capture level)']),
+      riskyNote(h),
       form ? el('div', { 'data-field': 'form' }, h.fields.map(function (f) { return fieldInput(h, f); })) : null,
       el('div', { class: 'row' }, buttons),
       note,
@@ -301,6 +317,7 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       el('h3', {}, ['Pending requests']),
       s.holds.length ? el('div', { 'data-field': 'requests' }, s.holds.map(function (h) { return requestBox(s, h); })) : el('p', { class: 'muted', 'data-field': 'requests' }, ['none']),
       instructBox(s),
+      decidedList(s),
       el('h3', {}, ['Queue']),
       s.queue.length ? el('ol', { class: 'queue', 'data-field': 'queue' }, s.queue.map(function (q) { return queueItem(s, q); })) : el('p', { class: 'muted', 'data-field': 'queue' }, ['empty']),
       el('div', { class: 'status', id: 'queue-status' }, queueNote[s.session] ? [queueNote[s.session].message] : []),

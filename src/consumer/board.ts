@@ -6,6 +6,7 @@ import { SteeringFold } from '../audit/lifecycle.js';
 import type { InstructionRecord, SessionView } from '../audit/views.js';
 import type { RosterEntry } from './connection.js';
 import { acceptsOf } from './roster.js';
+import type { RequestDecision } from '../audit/decisions.js';
 
 export interface BoardSession extends SessionView {
   /** Live claimants on the relay (0 = not live; more than 1 = ambiguous). */
@@ -51,9 +52,12 @@ export interface BoardSnapshot {
   instructions: InstructionRecord[];
   recent: BoardEvent[];
   events: number;
+  /** D46: the requests that ended, newest last, with who decided each. */
+  decisions?: RequestDecision[];
 }
 
 const RECENT = 50;
+const DECISIONS_SHOWN = 200;
 
 function fromRoster(session: string, live: RosterEntry[]): BoardSession {
   const r = live[0]!;
@@ -123,6 +127,14 @@ export class Board {
     );
     const relay: BoardSnapshot['relay'] = { url: this.relayUrl, connected: this.connected };
     if (this.error !== undefined) relay.error = this.error;
-    return { relay, sessions, instructions: this.fold.instructions(), recent: [...this.recent], events: this.events };
+    const decisions = this.fold.requestDecisions().slice(-DECISIONS_SHOWN);
+    return {
+      relay,
+      sessions,
+      instructions: this.fold.instructions(),
+      recent: [...this.recent],
+      events: this.events,
+      decisions,
+    };
   }
 }

@@ -2,7 +2,7 @@
 // the `run.cancelled` the agent's end of the turn brings, with the tool processes it names.
 import type { RelayConsumer } from './connection.js';
 import { steer } from './steer.js';
-import { deliveryTimeout, type Sender, type Unsettled } from './verb.js';
+import { deliveryTimeout, surfaceData, type Sender, type Unsettled } from './verb.js';
 
 /** D33: a tool process (a shell command) the agent's turn ran, as `run.cancelled` names it. */
 export interface ToolProcessSaid {
@@ -55,7 +55,7 @@ export async function sendCancel(
       type: () => 'control.cancel',
       hint: 'only a session reached by a way in that can stop a running turn takes it (a native lane or hub, not hooks alone)',
       // D33 `kill_tools`: the lane also ends the tool processes the vendor would leave running.
-      data: { scope: 'run', ...(req.killTools === true ? { kill_tools: true } : {}) },
+      data: { scope: 'run', ...(req.killTools === true ? { kill_tools: true } : {}), ...surfaceData(f) },
       settles: /^run\.cancelled$/,
       success: /^run\.cancelled$/,
       capture: 'metadata',

@@ -9,6 +9,7 @@ import type { EditOutcome } from './edit.js';
 import type { InstructOutcome } from './verb.js';
 import type { RespondOutcome } from './respond.js';
 import type { WithdrawOutcome } from './withdraw.js';
+import { pendingSecondSentence } from './explain-second.js';
 
 export interface Explained {
   text: string;
@@ -275,6 +276,9 @@ export function explainRespond(o: RespondOutcome, voice: Voice): Explained {
           ? `Not pending: ${o.detail ?? 'the request ended'}; ${voice.pending(o.session)}. Nothing was sent to the agent.`
           : `Rejected by the adapter (${o.code ?? o.reason}): ${o.detail ?? 'no detail'}; ${voice.pending(o.session)} with what each one accepts.`,
       );
+    case 'pending-second':
+      facts['first_by'] = o.first;
+      return result(pendingSecondSentence(o.request, o.first), facts);
     case 'timeout':
       facts['stage'] = o.stage;
       return result(

@@ -4,6 +4,9 @@
 import type { AepEvent } from '../protocol/envelope.js';
 import type { RelayConsumer } from './connection.js';
 import { sessionHistory } from './history.js';
+import { firstOfTwo } from './respond.js';
+import { riskyOf } from '../audit/decisions.js';
+import type { DecidedBy } from '../machines/decided-by.js';
 
 export interface PendingRequest {
   /** The `attention.requested` event id: what `respond --request` names. */
@@ -18,19 +21,29 @@ export interface PendingRequest {
   fields?: unknown[];
   since: string;
   ageMs: number;
+  /** D48: the policy rule that marks it risky (an allow then needs two identities). */
+  risky?: { rule: string; why?: string };
+  /** D48: who gave the first allow of this risky request; it needs a second approver. */
+  firstBy?: DecidedBy;
 }
 
 const ENDS = new Set(['attention.answered', 'attention.resolved', 'attention.timeout']);
-const TYPES = ['attention.requested', ...ENDS];
+// D48: an ack that took a risky request's first allow names the request as its subject.
+const TYPES = ['attention.requested', 'control.accepted', ...ENDS];
 /** Per session, more attention events than any session holds open at once. */
 const HISTORY = 2000;
 
 /** The requests still held in `events` (one session's attention events, oldest first). */
 export function pendingOf(events: readonly AepEvent[], now: number): PendingRequest[] {
   const open = new Map<string, AepEvent>();
+  const firsts = new Map<string, DecidedBy>();
   for (const e of events) {
     if (e.type === 'attention.requested') open.set(e.id, e);
     else if (ENDS.has(e.type) && e.subject !== undefined) open.delete(e.subject);
+    else if (e.type === 'control.accepted' && e.subject !== undefined) {
+      const first = firstOfTwo(e);
+      if (first !== undefined) firsts.set(e.subject, first);
+    }
   }
   return [...open.values()].map((e) => {
     const d = (e.data ?? {}) as Record<string, unknown>;
@@ -48,6 +61,10 @@ export function pendingOf(events: readonly AepEvent[], now: number): PendingRequ
     const options = ids.filter((o): o is string => typeof o === 'string');
     if (options.length > 0) r.options = options;
     if (Array.isArray(d.fields)) r.fields = d.fields;
+    const risky = riskyOf(d);
+    if (risky !== undefined) r.risky = risky;
+    const first = firsts.get(e.id);
+    if (first !== undefined) r.firstBy = first;
     return r;
   });
 }

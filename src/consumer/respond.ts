@@ -6,7 +6,15 @@ import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
 import { acceptsOf, routeOf } from './roster.js';
 import { sendAndFollow } from './settle.js';
-import { ackRejected, relayRefused, type Sender } from './verb.js';
+import { ackRejected, relayRefused, surfaceData, type Sender } from './verb.js';
+import { readDecidedBy, type DecidedBy } from '../machines/decided-by.js';
+import type { AepEvent } from '../protocol/envelope.js';
+
+/** D48: the first approver an ack names when it took an allow as the first of two. */
+export const firstOfTwo = (ack: AepEvent): DecidedBy | undefined =>
+  ack.data?.['status'] === 'pending-second'
+    ? readDecidedBy({ decided_by: ack.data['first_by'] } as Record<string, unknown>)
+    : undefined;
 
 const RESPOND_TYPE = 'control.attention.respond';
 
@@ -51,6 +59,8 @@ export type RespondOutcome =
       by: 'relay' | 'roster';
     }
   | { outcome: 'timeout'; command: string; session: string; request: string; stage: 'ack' | 'answer'; ack?: string }
+  /** D48: the request is risky; this allow was taken as the first of two, and a second, distinct identity must allow it too. */
+  | { outcome: 'pending-second'; command: string; session: string; request: string; ack: string; first: DecidedBy }
   | { outcome: 'unreachable'; session: string; request: string; detail: string };
 
 export async function sendResponse(
@@ -77,7 +87,7 @@ export async function sendResponse(
     type: RESPOND_TYPE,
     subject: request,
     cause: request,
-    data: { answer: req.answer },
+    data: { answer: req.answer, ...surfaceData(f) },
     capture: captureFor(req.answer),
   });
   const { settlement, terminal: a } = await sendAndFollow(consumer, cmd, {
@@ -85,11 +95,15 @@ export async function sendResponse(
     settles: (e) => e.type === 'attention.answered',
     timeoutMs: req.timeoutMs,
     ackWindowMs: req.ackWindowMs,
+    // D48: a first allow of a risky request is settled by its ack: nothing more comes until a second identity allows.
+    afterAck: (ack) => firstOfTwo(ack) === undefined,
   });
   const base = { command: cmd.id, session, request };
   if (settlement.outcome === 'timeout') return { ...base, outcome: 'timeout', stage: 'ack' };
   if (settlement.outcome === 'refused') return { ...base, ...relayRefused(settlement) };
   if (settlement.outcome === 'rejected') return { ...base, ...ackRejected(settlement) };
+  const first = firstOfTwo(settlement.ack);
+  if (first !== undefined) return { ...base, outcome: 'pending-second', ack: settlement.ack.id, first };
   if (!a) return { ...base, outcome: 'timeout', stage: 'answer', ack: settlement.ack.id };
   return {
     ...base,

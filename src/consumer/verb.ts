@@ -7,7 +7,20 @@ import type { AepEvent, CaptureLevel } from '../protocol/envelope.js';
 /** Who the commands name as their sender (`agent` of the command, AEP-0004 §2). */
 export interface Sender {
   sender: string;
+  /**
+   * D46: the surface the verb is sent from (`console`, `link`, `mcp`); absent, the adapter counts
+   * it as `cli`. Each face sets its own; no face takes it from what it is asked.
+   */
+  surface?: 'cli' | 'console' | 'link' | 'mcp';
+  /** D46: the paired device the face authenticated (the console's device routes), when one asked. */
+  device?: string;
 }
+
+/** The `surface` and `device` fields of a settling verb's data, when the face names them (D46). */
+export const surfaceData = (f: Sender): { surface?: string; device?: string } => ({
+  ...(f.surface === undefined ? {} : { surface: f.surface }),
+  ...(f.device === undefined ? {} : { device: f.device }),
+});
 
 /** How a steering verb ends when it does not settle its own way (instruct, withdraw, cancel). */
 export type Unsettled =

@@ -3,7 +3,7 @@
 import { GRANT_ATTR, WITHDRAW_GRANT, withdrawType } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
 import { steer } from './steer.js';
-import { deliveryTimeout, type Sender, type Unsettled } from './verb.js';
+import { deliveryTimeout, surfaceData, type Sender, type Unsettled } from './verb.js';
 
 export type WithdrawOutcome =
   /** D32: the instruction was taken back; `dropped` is its `instruction.dropped {reason: withdrawn}`. */
@@ -52,7 +52,7 @@ export async function sendWithdraw(
       type: withdrawType,
       hint: 'withdraw comes with instruct, and its adapter runs with steering off',
       steering: true,
-      data: { instruction: req.instruction },
+      data: { instruction: req.instruction, ...surfaceData(f) },
       ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
       settles: /\.instruction\.dropped$/,
       success: /\.instruction\.dropped$/,

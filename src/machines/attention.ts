@@ -4,25 +4,39 @@ import { withDecision } from './decisions.js';
 import { settledWith, type Step } from './step.js';
 import { REJECT, decideRespond, optionFor } from './gate.js';
 import { answeredAtAgent, dismissed, resolvedBy } from './hold-ends.js';
+import { AT_AGENT, BY_TIMEOUT, decidedByOf, isRejection } from './decided-by.js';
+import { secondKey } from './second-key.js';
+import type { Rejection } from '../protocol/index.js';
 import type { SessionOutput } from './session-output.js';
 import type { HeldInput, HoldClosedInput, MomentInput } from './hook-inputs.js';
 import type { RespondInput } from './command-inputs.js';
 import type { OpenHold, SessionContext } from './session-context.js';
 import type { TimeoutInput } from './session-input.js';
 
-/** D14: a respond answers the open request named by its `subject`. */
+/** D14: a respond answers the open request named by its `subject`; D46: it says who decided; D48: a risky allow needs two. */
 export function respond(ctx: SessionContext, input: RespondInput): Step {
   const d = decideRespond(ctx, input.command);
   const cause = input.command.id;
   if (d.kind === 'duplicate') return { outputs: [{ type: 'control.reack', cause, key: d.key }] };
-  if (d.kind === 'reject' || !d.hold || !d.decision) {
-    const rejection = d.kind === 'reject' ? d.rejection : REJECT.answerInvalid;
-    return {
-      context: { decisions: withDecision(ctx.decisions, d.key, 'rejected') },
-      outputs: [{ type: 'control.rejected', cause, key: d.key, rejection }],
-    };
+  const by = d.kind === 'reject' ? undefined : decidedByOf(input.command);
+  if (d.kind === 'reject' || !d.hold || !d.decision || by === undefined || isRejection(by)) {
+    const rejection =
+      d.kind === 'reject' ? d.rejection : by !== undefined && isRejection(by) ? by : REJECT.answerInvalid;
+    return rejected(ctx, cause, d.key, rejection);
   }
   const hold = d.hold;
+  const two = secondKey(hold, d.decision.option, by);
+  if (two.kind === 'refuse') return rejected(ctx, cause, d.key, two.rejection);
+  if (two.kind === 'first') {
+    const waiting: OpenHold = { ...hold, firstAllow: by };
+    return {
+      context: {
+        decisions: withDecision(ctx.decisions, d.key, 'accepted'),
+        holds: ctx.holds.map((h) => (h === hold ? waiting : h)),
+      },
+      outputs: [{ type: 'control.accepted', cause, key: d.key, pendingSecond: by, subject: hold.requestId }],
+    };
+  }
   const answer: Record<string, unknown> = { option: d.decision.option };
   if (d.decision.message !== undefined) answer.text = d.decision.message;
   if (d.decision.values !== undefined) answer.values = d.decision.values;
@@ -35,13 +49,18 @@ export function respond(ctx: SessionContext, input: RespondInput): Step {
     outputs: [
       { type: 'control.accepted', cause, key: d.key },
       { type: 'attention.answered', id: input.answeredId, subject: hold.requestId, cause, answer },
-      resolvedBy(hold, input.answeredId, input.at),
+      resolvedBy(hold, input.answeredId, input.at, by, two.kind === 'second' ? two.first : undefined),
       hold.external === undefined
         ? { type: 'reply.decision', hookId: hold.hookId, decision: d.decision }
         : { type: 'approval.answer', approvalId: hold.external, decision: d.decision },
     ],
   };
 }
+
+const rejected = (ctx: SessionContext, cause: string, key: string, rejection: Rejection): Step => ({
+  context: { decisions: withDecision(ctx.decisions, key, 'rejected') },
+  outputs: [{ type: 'control.rejected', cause, key, rejection }],
+});
 
 /**
  * D34: the moment reports that a held tool call ran, so the person allowed it in the agent's own
@@ -78,7 +97,7 @@ export function holdClosed(ctx: SessionContext, input: HoldClosedInput): Step {
   if (hold === undefined) return { outputs: [] };
   return {
     context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'dismissed', [hold.requestId]) },
-    outputs: [dismissed(hold, input.at), { type: 'reply.decision', hookId: hold.hookId }],
+    outputs: [dismissed(hold, input.at, AT_AGENT), { type: 'reply.decision', hookId: hold.hookId }],
   };
 }
 
@@ -112,7 +131,13 @@ export function timeout(ctx: SessionContext, input: TimeoutInput): Step {
   return {
     context: { holds: ctx.holds.filter((h) => h !== hold), settled: settledWith(ctx, 'timeout', [hold.requestId]) },
     outputs: [
-      { type: 'attention.timeout', subject: hold.requestId, cause: hold.requestId, afterMs: hold.timeoutMs },
+      {
+        type: 'attention.timeout',
+        subject: hold.requestId,
+        cause: hold.requestId,
+        afterMs: hold.timeoutMs,
+        decidedBy: BY_TIMEOUT,
+      },
       { type: 'reply.decision', hookId: hold.hookId },
     ],
   };

@@ -4,6 +4,7 @@
 import { DELIVERIES, IDLE, dedupeKey, type AepCommand, type Rejection } from '../protocol/index.js';
 import { QUEUE_CAP, TEXT_CAP } from './queue.js';
 import { decisionOf } from './decisions.js';
+import { surfaceRefusal } from './decided-by.js';
 import type {
   AttentionRequest,
   Decision,
@@ -305,6 +306,8 @@ export function decideCancel(
   const key = commandKey(command);
   if (decisionOf(view.decisions, key) !== undefined || view.cancel?.key === key) return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: REJECT.cancelGateOff };
+  const surface = surfaceRefusal(command);
+  if (surface !== undefined) return { kind: 'reject', key, rejection: surface };
   if (view.ended) return { kind: 'reject', key, rejection: REJECT.ended };
   const scope = (command.data as Record<string, unknown> | undefined)?.scope;
   if (scope === 'session') return { kind: 'reject', key, rejection: REJECT.cancelScope };

@@ -12,6 +12,7 @@ import type { InstructInput, LaneStarts } from './command-inputs.js';
 import type { StartWay } from './gate.js';
 import type { LaneAnsweredInput, LaneDeliveredInput, LaneReachInput, LaneTurnInput } from './vendor-inputs.js';
 import type { LanedInstruction, QueuedInstruction, SessionContext, ToolsAtStop } from './session-context.js';
+import type { DecidedBy } from './decided-by.js';
 
 /** The lane every hook vendor has (D30): the reply to the next eligible hook moment. */
 const HOOK_LANE = 'hook';
@@ -288,11 +289,12 @@ const toolsAtStop = (input: ToolsAtStop): ToolsAtStop | undefined => {
  */
 export const cancelledBy = (
   ctx: SessionContext,
-  c: { id: string; run?: string },
+  c: { id: string; run?: string; by?: DecidedBy },
   tools?: ToolsAtStop,
 ): SessionOutput => {
   const run = c.run ?? ctx.run;
-  return { type: 'run.cancelled', cause: c.id, ...(run === undefined ? {} : { run }), ...tools };
+  const by = c.by === undefined ? {} : { decidedBy: c.by };
+  return { type: 'run.cancelled', cause: c.id, ...(run === undefined ? {} : { run }), ...tools, ...by };
 };
 
 /** The echo of a steer at a hook moment is taken off the awaited list. */

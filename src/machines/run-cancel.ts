@@ -7,6 +7,7 @@ import { commandKey, decideCancel, type GateDecision } from './gate.js';
 import type { Rejection } from '../protocol/index.js';
 import { unlessAccepted, type Step } from './step.js';
 import { cancelledBy } from './lane-steps.js';
+import { decidedByOf, isRejection } from './decided-by.js';
 import type { CancelAnsweredInput } from './vendor-inputs.js';
 import type { CancelInput } from './command-inputs.js';
 import type { SessionContext } from './session-context.js';
@@ -50,8 +51,10 @@ export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean):
       ? { killTools: true as const }
       : {};
   const run = ctx.run === undefined ? {} : { run: ctx.run };
+  const found = decidedByOf(input.command);
+  const by = isRejection(found) ? {} : { by: found };
   return {
-    context: { cancel: { id: cause, key: d.key, acked: false, ...lane, ...run, ...kill } },
+    context: { cancel: { id: cause, key: d.key, acked: false, ...lane, ...run, ...kill, ...by } },
     outputs: [{ type: 'run.cancel', cause, ...lane, ...kill }],
   };
 }

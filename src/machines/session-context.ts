@@ -1,6 +1,7 @@
 // What a session actor holds between inputs: its queue, the hooks and requests still open, the
 // commands still undecided and the decisions taken. The machine's context is data only: time and
 // ids always arrive on inputs, so nothing here reads a clock or mints an id.
+import type { DecidedBy } from './decided-by.js';
 /** One accepted instruction (D3). `acceptedAt` is the ack time, kept across restarts (D11). */
 export interface QueuedInstruction {
   /** The command id: `cause` of every later event about this instruction. */
@@ -65,6 +66,8 @@ export interface AttentionRequest {
   respondVia?: string[];
   /** What the tool will do (its command, path or URL), as the vendor shows its own user (D35); redacted-class. */
   detail?: string;
+  /** D48: the policy rule the request breaks, by name and why; a remote allow then needs two identities. */
+  risky?: { rule: string; why: string };
 }
 
 /** A held loop's answer in vendor-neutral terms (D14). Same shape as the surface's. */
@@ -107,6 +110,8 @@ interface PendingWithdrawal {
   key: string;
   /** The input it takes back. */
   input: string;
+  /** D46: who asked. */
+  by?: DecidedBy;
 }
 
 /** A held reply waiting for a decision (D13). */
@@ -127,6 +132,8 @@ export interface OpenHold {
    * The tool call the request is about (the vendor table's call key): a later moment reporting it ran answers it (D34).
    */
   call?: string;
+  /** D48: the first remote allow of a risky request, waiting for a second, distinct identity's. */
+  firstAllow?: DecidedBy;
 }
 
 /** How a request that is no longer pending ended (D34): a later respond is told which. */
@@ -203,7 +210,7 @@ export interface SessionContext {
    */
   openers?: { id: string; text: string; from?: string }[];
   /** D32: withdraws handed to a native lane, acked on its answer. */
-  withdrawing?: { id: string; key: string; instruction: string }[];
+  withdrawing?: { id: string; key: string; instruction: string; by?: DecidedBy }[];
   /**
    * A `control.cancel` handed to the vendor's channel (`acked` once it answered yes): the run's
    * `run.cancelled` names it as cause; the turn's close settles it.
@@ -222,6 +229,8 @@ export interface SessionContext {
     killTools?: boolean;
     /** What the lane saw of the tool processes at the interrupted end, kept for a later answer. */
     tools?: ToolsAtStop;
+    /** D46: who asked for the stop. */
+    by?: DecidedBy;
   };
   /**
    * The run of the turn now running, as its opening moment named it (the vendor's own id, or one

@@ -2,6 +2,7 @@
 // reply, journal record or vendor call they ask of the adapter.
 import type { AepCommand, Rejection } from '../protocol/index.js';
 import type { AttentionRequest, Decision, ToolsAtStop } from './session-context.js';
+import type { DecidedBy } from './decided-by.js';
 
 export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown' | 'send-failed' | 'turn-ended' | 'withdrawn';
 
@@ -9,7 +10,8 @@ export type DropReason = 'session-ended' | 'expired' | 'delivery-unknown' | 'sen
 export type EndReason = 'normal' | 'error' | 'timeout' | 'killed' | 'compaction';
 
 export type SessionOutput =
-  | { type: 'control.accepted'; cause: string; key: string }
+  /** `pendingSecond`: D48, a first allow of a risky request, taken and waiting for a second identity's. */
+  | { type: 'control.accepted'; cause: string; key: string; pendingSecond?: DecidedBy; subject?: string }
   | { type: 'control.rejected'; cause: string; key: string; rejection: Rejection }
   /** A redelivered command: the recorded ack goes out again unchanged (AEP-0004 §3, D4). */
   | { type: 'control.reack'; cause: string; key: string }
@@ -27,7 +29,15 @@ export type SessionOutput =
       started?: boolean;
     }
   /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
-  | { type: 'instruction.dropped'; eventType: string; cause: string; reason: DropReason; subject?: string }
+  | {
+      type: 'instruction.dropped';
+      eventType: string;
+      cause: string;
+      reason: DropReason;
+      subject?: string;
+      /** D46: who withdrew it. */
+      decidedBy?: DecidedBy;
+    }
   | { type: 'attention.requested'; id: string; cause?: string; request: AttentionRequest }
   | {
       type: 'attention.answered';
@@ -43,8 +53,12 @@ export type SessionOutput =
       cause: string;
       resolution: 'answered' | 'dismissed';
       latencyMs: number;
+      /** D46: who settled it. */
+      decidedBy: DecidedBy;
+      /** D48: who gave the first allow of a risky request this second allow settled. */
+      firstBy?: DecidedBy;
     }
-  | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number }
+  | { type: 'attention.timeout'; subject: string; cause: string; afterMs: number; decidedBy: DecidedBy }
   /** `resumeWindowMs`: the D25 window this end leaves open, stated on the stream (D36). */
   | { type: 'session.ended'; reason: EndReason; cause?: string; resumeWindowMs?: number }
   /** `x.{vendor}.session.reopened`: a start moment reopened the ended session. */
@@ -70,7 +84,7 @@ export type SessionOutput =
    * `run.cancelled {by:"control"}`: the cancel's run ended stopped (or the session ended while a
    * cancel of its run was under way), with what the lane saw of its tool processes.
    */
-  | ({ type: 'run.cancelled'; cause: string; run?: string } & ToolsAtStop)
+  | ({ type: 'run.cancelled'; cause: string; run?: string; decidedBy?: DecidedBy } & ToolsAtStop)
   /** Answer a request raised on the vendor's channel through that channel (D14, never a hook reply). */
   | { type: 'approval.answer'; approvalId: string; decision: Decision }
   /** Ask the vendor's channel to abort the active run; its answer comes back as cancel.answered. */

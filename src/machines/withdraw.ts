@@ -4,6 +4,7 @@
 // in the vendor's own queue: where that queue gives inputs back, the withdraw is asked of it and
 // its answer decides, so `withdrawn` is said only once the vendor no longer holds the text.
 import { droppedType, type AepCommand, type Rejection } from '../protocol/index.js';
+import { decidedByOf, isRejection, surfaceRefusal, type DecidedBy } from './decided-by.js';
 import { GRANT_ATTR, WITHDRAW_GRANT } from '../protocol/types.js';
 import { decisionOf, withDecision } from './decisions.js';
 import { commandKey, gateOff, REJECT, type GateDecision } from './gate.js';
@@ -91,7 +92,7 @@ const WITHDRAW_REJECT = {
 /** D32: the withdraw `w` took `item` back: accepted, and the instruction dropped `withdrawn` (cause: the withdraw). */
 function tookBack(
   ctx: SessionContext,
-  w: { id: string; key: string },
+  w: { id: string; key: string; by?: DecidedBy },
   item: string,
   rest: Partial<SessionContext>,
 ): Step {
@@ -109,6 +110,7 @@ function tookBack(
         cause: w.id,
         reason: 'withdrawn',
         subject: item,
+        ...(w.by === undefined ? {} : { decidedBy: w.by }),
       },
     ],
   };
@@ -158,6 +160,8 @@ function decideWithdraw(
   )
     return { kind: 'duplicate', key };
   if (!gateOpen) return { kind: 'reject', key, rejection: WITHDRAW_REJECT.gateOff };
+  const surface = surfaceRefusal(command);
+  if (surface !== undefined) return { kind: 'reject', key, rejection: surface };
   const id = (command.data as Record<string, unknown> | undefined)?.instruction;
   if (typeof id !== 'string' || id === '') return { kind: 'reject', key, rejection: WITHDRAW_REJECT.noId };
   const item = ctx.queue.find((i) => i.id === id);
@@ -197,8 +201,11 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
   const cause = input.command.id;
   const refused = unlessAccepted(ctx, d, cause);
   if (refused !== undefined) return refused;
+  // D46: checked by the gate above, so a sender's surface.
+  const found = decidedByOf(input.command);
+  const by = isRejection(found) ? undefined : { by: found };
   if (d.laned !== undefined) {
-    const w = { id: cause, key: d.key, instruction: d.laned.id };
+    const w = { id: cause, key: d.key, instruction: d.laned.id, ...by };
     return {
       context: { withdrawing: [...(ctx.withdrawing ?? []), w] },
       outputs: [{ type: 'lane.withdraw', cause, instruction: d.laned.id, lane: d.laned.lane }],
@@ -207,13 +214,13 @@ export function withdraw(ctx: SessionContext, input: WithdrawInput): Step {
   if (d.input !== undefined) {
     // Not acked yet: the vendor's answer decides whether this withdraw took effect.
     return {
-      context: { withdrawals: [...(ctx.withdrawals ?? []), { id: cause, key: d.key, input: d.input.id }] },
+      context: { withdrawals: [...(ctx.withdrawals ?? []), { id: cause, key: d.key, input: d.input.id, ...by }] },
       outputs: [{ type: 'input.withdraw', cause, subject: d.input.id, text: d.input.text }],
     };
   }
   if (d.item === undefined) return { outputs: [] };
   const item = d.item;
-  return tookBack(ctx, { id: cause, key: d.key }, item.id, { queue: ctx.queue.filter((i) => i !== item) });
+  return tookBack(ctx, { id: cause, key: d.key, ...by }, item.id, { queue: ctx.queue.filter((i) => i !== item) });
 }
 
 /**

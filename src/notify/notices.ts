@@ -22,7 +22,8 @@ export interface Notice {
   capture: CaptureLevel;
   time: string;
   console_url: string;
-  request?: { id: string; kind?: string; asks?: string; options?: string[] };
+  /** `risky`: D48, the rule that marks it; its allow is not offered as a link (`open` instead). */
+  request?: { id: string; kind?: string; asks?: string; options?: string[]; risky?: string };
   /** One-tap answers by option id: POST to answer, GET shows what the link would do. */
   answers?: Record<string, string>;
   instruction?: { id: string; outcome: 'dropped' | 'rejected'; reason?: string };
@@ -44,14 +45,23 @@ export interface NoticeInput {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/** D48: the rule a request is risky by, from its (metadata) `risky` field. */
+export const riskyRule = (e: AepEvent): string | undefined =>
+  str((e.data?.['risky'] as { rule?: unknown } | undefined)?.rule);
+
 const texts: Record<NotifyKind, (i: NoticeInput) => { title: string; message: string }> = {
   attention: (i) => {
     const kind = str(i.event.data?.['kind']);
+    const asks =
+      str(i.event.data?.['prompt']) ??
+      (i.event.subject ? `${i.vendor} asks about ${i.event.subject}` : 'Open the console to see what it asks.');
+    const rule = riskyRule(i.event);
     return {
-      title: `${i.vendor} waits for you${kind ? `: ${kind}` : ''}`,
-      message:
-        str(i.event.data?.['prompt']) ??
-        (i.event.subject ? `${i.vendor} asks about ${i.event.subject}` : 'Open the console to see what it asks.'),
+      title: `${i.vendor} waits for you${kind ? `: ${kind}` : ''}${rule ? ' (risky)' : ''}`,
+      // D48: why a risky request has no Allow button: it needs two approvers, in the console.
+      message: rule
+        ? `${asks}\nRisky (${rule}): an allow needs two approvers, so this notice offers Deny and Open; allow it in the console.`
+        : asks,
     };
   },
   dropped: (i) => {
@@ -96,6 +106,8 @@ export function buildNotice(i: NoticeInput): Notice {
       req.options = d['options']
         .map((o) => str((o as { id?: unknown } | null)?.id))
         .filter((o): o is string => o !== undefined);
+    const rule = riskyRule(i.event);
+    if (rule) req.risky = rule;
     n.request = req;
     if (i.answers && Object.keys(i.answers).length > 0) n.answers = i.answers;
   }
@@ -130,15 +142,16 @@ export const RENDER: Record<TargetKind, (t: NotifyTarget, n: Notice) => Post> = 
     const topicUrl = new URL(t.url);
     const topic = topicUrl.pathname.replace(/\/+$/, '').split('/').pop()!;
     const root = new URL('.', topicUrl.href.replace(/\/+$/, ''));
-    const actions = Object.entries(n.answers ?? {})
-      .slice(0, NTFY_ACTIONS)
-      .map(([option, url]) => ({
-        action: 'http',
-        label: label(option),
-        url,
-        method: 'POST',
-        clear: true,
-      }));
+    const answers: Record<string, unknown>[] = Object.entries(n.answers ?? {}).map(([option, url]) => ({
+      action: 'http',
+      label: label(option),
+      url,
+      method: 'POST',
+      clear: true,
+    }));
+    // D48: a risky request is allowed in the console, never by a tap: its notice opens it.
+    if (n.request?.risky !== undefined) answers.push({ action: 'view', label: 'Open', url: n.console_url });
+    const actions = answers.slice(0, NTFY_ACTIONS);
     const body = {
       topic,
       title: n.title,

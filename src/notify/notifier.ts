@@ -8,7 +8,8 @@ import { downLevel } from '../protocol/capture.js';
 import { AEP_VERSION, type AepEvent } from '../protocol/envelope.js';
 import { endedBecause, type AnswerLinks } from './answer-links.js';
 import { DEFAULT_RETRY, deliver, type RetryPolicy } from './deliver.js';
-import { buildNotice, RENDER } from './notices.js';
+import { buildNotice, RENDER, riskyRule } from './notices.js';
+import { isAllow } from '../machines/second-key.js';
 import { targetLabel, type NotifyKind, type NotifyTarget } from './targets.js';
 
 const DEFAULT_GRACE_MS = 300;
@@ -122,9 +123,11 @@ export class Notifier {
       if (this.ended.has(e.id) || this.pushed.has(e.id)) return;
       remember(this.pushed, e.id);
       // Answer links only where the request's own options are the answer (a permission's allow/deny).
-      const options = Array.isArray(e.data?.['options'])
+      const offered = Array.isArray(e.data?.['options'])
         ? (e.data['options'] as { id?: unknown }[]).map((o) => o?.id).filter((o): o is string => typeof o === 'string')
         : [];
+      // D48: no allow link for a risky request (the adapter refuses one from a link anyway).
+      const options = riskyRule(e) === undefined ? offered : offered.filter((o) => !isAllow(o));
       const tokens = this.opts.links.mint(session, e.id, options);
       const answers = Object.fromEntries(Object.entries(tokens).map(([o, t]) => [o, this.opts.answerUrl(t)]));
       this.push('attention', e, session, { answers });

@@ -47,7 +47,14 @@ type RuleId =
   /** The vendor's API said no (an HTTP 4xx/5xx answer to a forwarded command). */
   | 'vendor-refused'
   /** The vendor would ignore or misread the command in the status the stream last showed. */
-  | 'status-guard';
+  | 'status-guard'
+  /** D46: a command named a surface that is not a sender's (agent, policy, timeout) or none known. */
+  | 'surface-reserved'
+  | 'surface-invalid'
+  /** D48: a one-tap link cannot allow a risky request. */
+  | 'risky-link'
+  /** D48: the second allow of a risky request came from the identity that gave the first. */
+  | 'second-approver-same';
 
 export interface Rejection {
   reason: RejectReason;

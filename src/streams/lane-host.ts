@@ -8,6 +8,7 @@ import type { SessionContext, ToolProcess } from '../machines/session-context.js
 import type { SessionInput } from '../machines/session-input.js';
 import type { LaneStarts } from '../machines/command-inputs.js';
 import type { SessionOutput } from '../machines/session-output.js';
+import { decidedByData } from '../machines/decided-by.js';
 
 /** What the host knows of the attached lanes (their names never matter to it, only what they add). */
 export interface LaneHostOptions {
@@ -166,6 +167,7 @@ const toolData = (t: ToolProcess): Record<string, unknown> => ({
  */
 export function cancelledFields(o: Extract<SessionOutput, { type: 'run.cancelled' }>): EventFields {
   const data: Record<string, unknown> = { by: 'control' };
+  if (o.decidedBy !== undefined) data.decided_by = decidedByData(o.decidedBy);
   if (o.leftRunning?.length) data.left_running = o.leftRunning.map(toolData);
   if (o.killed?.length) data.killed = o.killed.map(toolData);
   const tools = data.left_running !== undefined || data.killed !== undefined;

@@ -23,6 +23,7 @@ import type { Effect, SessionItem } from './step-types.js';
 import type { LogRecord } from './log.js';
 import type { ClassifiedHook, VendorSurface } from './surface.js';
 import { cancelledFields, laneEffectOf } from './lane-host.js';
+import { decidedByData, type DecidedBy } from '../machines/decided-by.js';
 
 /** What stamping reads from the host that holds the sessions. */
 export interface StampSource {
@@ -107,6 +108,7 @@ export function stampObservations(
       if (cancel?.acked === true) {
         f.cause = cancel.id;
         f.data = { ...(f.data ?? {}), by: 'control' };
+        if (cancel.by !== undefined) f.data.decided_by = decidedByData(cancel.by);
       }
       const e = emitter.emit(f);
       firstId ??= e.id;
@@ -142,9 +144,26 @@ function requestedFields(o: Extract<SessionOutput, { type: 'attention.requested'
     ).map((x) => ({ id: x.id, label: redactText(x.label) }));
   }
   if (r.fields) data.fields = redactValue(r.fields);
+  // D48: the rule's name and why only, which a metadata reader sees; never the command it matched.
+  if (r.risky !== undefined) data.risky = { rule: r.risky.rule, why: r.risky.why };
   const f: EventFields = { type: 'attention.requested', id: o.id, severity: 'notice', capture: 'redacted', data };
   if (r.subject !== undefined) f.subject = r.subject;
   if (o.cause !== undefined) f.cause = o.cause;
+  return f;
+}
+
+/** D46: `decided_by` in an event's data, where the machine named who decided. */
+const decided = (by: DecidedBy | undefined): { decided_by?: Record<string, string> } =>
+  by === undefined ? {} : { decided_by: decidedByData(by) };
+
+/** D48: a first allow of a risky request, taken: the ack says a second identity must allow it too, and who gave the first. */
+function pendingSecond(o: Extract<SessionOutput, { type: 'control.accepted' }>): EventFields {
+  const f: EventFields = {
+    type: 'control.accepted',
+    cause: o.cause,
+    data: { status: 'pending-second', first_by: decidedByData(o.pendingSecond!) },
+  };
+  if (o.subject !== undefined) f.subject = o.subject;
   return f;
 }
 
@@ -216,7 +235,7 @@ export function stamp(
 function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boolean {
   switch (o.type) {
     case 'control.accepted':
-      emit(s, { type: 'control.accepted', cause: o.cause }, o.key);
+      emit(s, o.pendingSecond === undefined ? { type: 'control.accepted', cause: o.cause } : pendingSecond(o), o.key);
       return true;
     case 'control.rejected':
       // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
@@ -256,7 +275,7 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
       emit(s, {
         type: o.eventType,
         cause: o.cause,
-        data: { reason: o.reason },
+        data: { reason: o.reason, ...decided(o.decidedBy) },
         ...(o.subject === undefined ? {} : { subject: o.subject }),
       });
       return true;
@@ -280,11 +299,21 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
         type: 'attention.resolved',
         subject: o.subject,
         cause: o.cause,
-        data: { resolution: o.resolution, latency_ms: o.latencyMs },
+        data: {
+          resolution: o.resolution,
+          latency_ms: o.latencyMs,
+          decided_by: decidedByData(o.decidedBy),
+          ...(o.firstBy === undefined ? {} : { first_by: decidedByData(o.firstBy) }),
+        },
       });
       return true;
     case 'attention.timeout':
-      emit(s, { type: 'attention.timeout', subject: o.subject, cause: o.cause, data: { after_ms: o.afterMs } });
+      emit(s, {
+        type: 'attention.timeout',
+        subject: o.subject,
+        cause: o.cause,
+        data: { after_ms: o.afterMs, decided_by: decidedByData(o.decidedBy) },
+      });
       return true;
     case 'session.ended':
     case 'session.closed': {

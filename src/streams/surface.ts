@@ -16,6 +16,8 @@ export interface AttentionRequestSpec {
   context?: EventData;
   /** What the tool will do (its command, path or URL) as the vendor shows its user (D35); redacted-class. */
   detail?: string;
+  /** D48: the policy rule the request breaks, by name and why (never the command text). */
+  risky?: { rule: string; why: string };
 }
 
 export type { EndReason, InputPolicy };

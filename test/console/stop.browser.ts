@@ -79,7 +79,7 @@ test("Stop stops the running turn (settled on run.cancelled); a second Stop show
   await page.waitForSelector('#stop-status[data-status="delivered"]');
   const cmd = target.received.find((c) => c.type === 'control.cancel' && c.session === 'hub-stop')!;
   assert.ok(cmd, 'the adapter received the cancel');
-  assert.equal(cmd.data, { scope: 'run' });
+  assert.equal(cmd.data, { scope: 'run', surface: 'console' });
   const cancelled = await stack.waitFor((e) => e.type === 'run.cancelled' && e.cause === cmd.id);
   assert.is(cancelled.run, 'run-41');
   assert.is(

@@ -113,6 +113,8 @@ if (e2e.installed) {
       e2e.stack.events.find((e) => e.type === 'attention.resolved' && e.subject === requested.id),
     );
     assert.equal([resolved.cause, (resolved.data as { resolution: string }).resolution], [answered.id, 'answered']);
+    // D46: answered by the person at the agent's own UI.
+    assert.equal(resolved.data?.['decided_by'], { identity: 'local-user', surface: 'agent' });
     assert.ok(existsSync(join(ws.project, 'yes.txt')), 'the command ran');
     assert.ok(tookMs < 10_000, `ended long before the 50 s hold timeout (${tookMs} ms)`);
 

@@ -132,7 +132,7 @@ if (e2e.installed) {
     const settled = await e2e.stack.send(cmd);
     assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
     const cancelled = await waitUntil('run.cancelled', () => find('run.cancelled', cmd.id));
-    assert.equal(cancelled.data, { by: 'control' });
+    assert.equal(cancelled.data, { by: 'control', decided_by: { identity: 'e2e-operator', surface: 'cli' } });
     release();
     await turn;
     // The aborted turn made no further model request for its second tool call.

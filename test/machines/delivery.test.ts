@@ -210,6 +210,7 @@ test('withdraw × every state: a waiting instruction is dropped withdrawn, cause
           cause: 'w1',
           reason: 'withdrawn',
           subject: 'c1',
+          decidedBy: { identity: 'tester', surface: 'cli' },
         },
       ],
       state,

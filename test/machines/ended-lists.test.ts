@@ -3,6 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { answeredAtAgent, dismissed, resolvedBy } from '../../src/machines/hold-ends.js';
+import { AT_AGENT } from '../../src/machines/decided-by.js';
 import { settledAll } from '../../src/machines/step.js';
 import { finishedAll } from '../../src/machines/withdraw.js';
 import type { OpenHold, SessionContext } from '../../src/machines/session-context.js';
@@ -20,6 +21,7 @@ test('a dismissed request resolves itself; latency never goes below zero', () =>
     cause: 'req-1',
     resolution: 'dismissed',
     latencyMs: 500,
+    decidedBy: { identity: 'adapter', surface: 'agent' },
   });
   assert.is((dismissed(hold, 900) as { latencyMs: number }).latencyMs, 0);
 });
@@ -34,14 +36,15 @@ test('an answer at the agent is mirrored via oob, then resolves the request, cau
       answer: { option: 'allow' },
       via: 'oob',
     },
-    resolvedBy(hold, 'ans-1', 1250),
+    resolvedBy(hold, 'ans-1', 1250, AT_AGENT),
   ]);
-  assert.equal(resolvedBy(hold, 'ans-1', 1250), {
+  assert.equal(resolvedBy(hold, 'ans-1', 1250, AT_AGENT), {
     type: 'attention.resolved',
     subject: 'req-1',
     cause: 'ans-1',
     resolution: 'answered',
     latencyMs: 250,
+    decidedBy: { identity: 'local-user', surface: 'agent' },
   });
 });
 

@@ -35,6 +35,8 @@ test('the vendor closing a held hook dismisses its request at once; a later resp
     cause: 'req-1',
     resolution: 'dismissed',
     latencyMs: 400,
+    // D46: the person at the agent closed it.
+    decidedBy: { identity: 'local-user', surface: 'agent' },
   });
   assert.equal(only(outputs, 'reply.decision')[0], { type: 'reply.decision', hookId: 'hp' });
   assert.equal(snap.context.holds, []);
@@ -67,6 +69,7 @@ test('a moment reporting the held call ran answers the request via oob; a later 
     cause: 'oob-post',
     resolution: 'answered',
     latencyMs: 900,
+    decidedBy: { identity: 'local-user', surface: 'agent' },
   });
   assert.equal(only(outputs, 'reply.decision')[0], { type: 'reply.decision', hookId: 'hp' });
   assert.equal(

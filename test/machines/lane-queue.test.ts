@@ -117,6 +117,7 @@ test('withdraw of a queue the lane holds is asked of the lane; removed: accepted
     cause: 'w1',
     reason: 'withdrawn',
     subject: 'q1',
+    decidedBy: { identity: 'tester', surface: 'cli' },
   });
   assert.equal(done.snap.context.laned, []);
   assert.equal(types(run([{ type: 'lane.delivered', at: 2000, commandId: 'q1', ref: 'u' }], done.snap).outputs), []);

@@ -240,11 +240,18 @@ test('run.cancelled names the run the opening moment named, and the tool process
   const ok = (commandId: string): SessionInput => ({ type: 'cancel.answered', at: 1100, commandId, ok: true });
   const left = [{ pid: 4242, command: "/bin/bash -lc 'sleep 600'" }];
   const end: SessionInput = { type: 'lane.turn', at: 4000, open: false, interrupted: true, leftRunning: left };
+  const cancelled = (cause: string) => ({
+    type: 'run.cancelled',
+    cause,
+    run: 'turn-7',
+    leftRunning: left,
+    decidedBy: { identity: 'tester', surface: 'cli' },
+  });
   const answerFirst = run([cancel('k1'), ok('k1'), end], named);
-  assert.equal(answerFirst.outputs.at(-1), { type: 'run.cancelled', cause: 'k1', run: 'turn-7', leftRunning: left });
+  assert.equal(answerFirst.outputs.at(-1), cancelled('k1'));
   // The end clears the turn's run; the answer that comes after it still names the run it stopped.
   const endFirst = run([cancel('k2'), end, ok('k2')], named);
-  assert.equal(endFirst.outputs.at(-1), { type: 'run.cancelled', cause: 'k2', run: 'turn-7', leftRunning: left });
+  assert.equal(endFirst.outputs.at(-1), cancelled('k2'));
   assert.is(endFirst.snap.context.run, undefined, 'the turn and its run are over');
   // kill_tools goes to the lane with the interrupt; a cancel without it asks for no kill.
   const kill = run([cancel('k3', { scope: 'run', kill_tools: true })], named);

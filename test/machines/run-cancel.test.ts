@@ -46,7 +46,7 @@ test('cancel: forwarded while a run is active, acked once the transport answers 
   ]);
   assert.equal(
     outputs.find((o) => o.type === 'run.cancelled'),
-    { type: 'run.cancelled', cause: 'k1' },
+    { type: 'run.cancelled', cause: 'k1', decidedBy: { identity: 'tester', surface: 'cli' } },
   );
   assert.is(snap.context.cancel, undefined);
 });
@@ -110,7 +110,7 @@ test("cancel: a command naming another run than the active one is refused; the s
   assert.equal(rules(outputs), [['k1', 'refused', 'no-active-run']]);
   assert.equal(
     outputs.find((o) => o.type === 'run.cancelled'),
-    { type: 'run.cancelled', cause: 'k2', run: 'run_a' },
+    { type: 'run.cancelled', cause: 'k2', run: 'run_a', decidedBy: { identity: 'tester', surface: 'cli' } },
   );
 });
 

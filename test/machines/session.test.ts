@@ -470,7 +470,13 @@ test('D14: no answer in time: attention.timeout and a reply with no decision', (
   const held = run([heldPermission('hp', 'req-1')]);
   const { snap, outputs } = run([timeout('req-1')], held.snap);
   assert.equal(outputs, [
-    { type: 'attention.timeout', subject: 'req-1', cause: 'req-1', afterMs: 55_000 },
+    {
+      type: 'attention.timeout',
+      subject: 'req-1',
+      cause: 'req-1',
+      afterMs: 55_000,
+      decidedBy: { identity: 'adapter', surface: 'timeout' },
+    },
     { type: 'reply.decision', hookId: 'hp' },
   ]);
   assert.is(snap.value, 'idle');

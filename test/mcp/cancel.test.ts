@@ -42,7 +42,7 @@ test('cancel stops the running turn: control.cancel {scope:"run"}, settled on ru
   assert.is(r.facts['outcome'], 'cancelled');
   const cmd = target.received.find((c) => c.id === r.facts['command_id'])!;
   assert.ok(cmd, 'the target received the command the result names');
-  assert.equal([cmd.type, cmd.data, cmd.run], ['control.cancel', { scope: 'run' }, 'run-3']);
+  assert.equal([cmd.type, cmd.data, cmd.run], ['control.cancel', { scope: 'run', surface: 'mcp' }, 'run-3']);
   const cancelled = stack.seen.find((e) => e.id === r.facts['cancelled_id'])!;
   assert.equal([cancelled.type, cancelled.cause], ['run.cancelled', cmd.id]);
   assert.match(r.text, `Cancelled: session hub-9 stopped its running turn (run.cancelled ${cancelled.id}).`);

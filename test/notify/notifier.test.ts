@@ -145,4 +145,41 @@ test('ntfy credentials in the URL go as a Basic header to the server root', asyn
   await n.close();
 });
 
+// D48: a risky request's push has no one-tap allow: Deny and Open (the console), and why.
+test('a risky request is pushed with Deny and Open, no Allow, saying why and naming the rule, never the command', async () => {
+  const n = notifier([`ntfy:${push.url}/risky`, `webhook:${push.url}/risky-hook`]);
+  const rule = { rule: 'force-push', why: "a force push rewrites a remote branch's history" };
+  const options = [
+    { id: 'allow', label: 'Allow' },
+    { id: 'deny', label: 'Deny' },
+  ];
+  const prompt = 'Bash: git push --force origin main';
+  const data = { kind: 'permission', prompt, options, risky: rule };
+  n.observe(event('attention.requested', { subject: 'Bash', capture: 'redacted', data }));
+  const ntfy = await push.next((p) => p.path === '/' && p.body['topic'] === 'risky');
+  const hook = await push.next((p) => p.path === '/risky-hook');
+  const actions = ntfy.body['actions'] as { action: string; label: string; url: string }[];
+  assert.equal(
+    actions.map((a) => [a.action, a.label]),
+    [
+      ['http', 'Deny'],
+      ['view', 'Open'],
+    ],
+  );
+  assert.match(actions[1]!.url, 'https://console.example/secret/#session=sess-1');
+  assert.match(String(ntfy.body['message']), 'Risky (force-push): an allow needs two approvers');
+  assert.match(String(ntfy.body['title']), '(risky)');
+  assert.not.match(JSON.stringify(ntfy.body), 'git push', 'at metadata: the rule, not the command');
+  assert.equal(Object.keys(hook.body['answers'] as object), ['deny']);
+  assert.is((hook.body['request'] as Record<string, unknown>)['risky'], 'force-push');
+  // The same request without a rule keeps its one-tap Allow.
+  n.observe(event('attention.requested', { subject: 'Bash', data: { kind: 'permission', options } }));
+  const plain = await push.next((p) => p.path === '/' && p.body['topic'] === 'risky' && p !== ntfy);
+  assert.equal(
+    (plain.body['actions'] as { label: string }[]).map((a) => a.label),
+    ['Allow', 'Deny'],
+  );
+  await n.close();
+});
+
 test.run();

@@ -18,6 +18,9 @@ import type { ToolsAtStop } from '../../src/machines/session-context.js';
 import { adapter, type TestAdapter } from '../support/adapter.js';
 import { readJson, referenceFile } from '../support/shared-dir.js';
 
+/** A cancel's stop as the stream says it: by control, decided by its sender from a command line (D46). */
+const CONTROL = { by: 'control', decided_by: { identity: 'tester', surface: 'cli' } };
+
 type Input = Record<string, unknown>;
 const codexSamples = readJson<Record<string, Input>>(referenceFile('samples', 'codex-0.171.0.json'));
 const claudeSamples = readJson<Record<string, Input>>(referenceFile('samples', 'claude-code-2.1.332.json'));
@@ -103,7 +106,7 @@ for (const [name, table, samples, field] of [
         assert.is(started.run, String(samples.UserPromptSubmit![field]));
         const cancelled = await cancel(a, session, { scope: 'run' });
         assert.is(cancelled.run, started.run, 'the terminal pairs with its start by run (AEP-0002 §2.1)');
-        assert.equal(cancelled.data, { by: 'control' }, 'nothing was left running, and nothing is said to be');
+        assert.equal(cancelled.data, CONTROL, 'nothing was left running, and nothing is said to be');
         assert.equal(lane.interrupts, [{ session }], 'no kill asked');
       } finally {
         await a.handle.close();
@@ -119,10 +122,10 @@ test('a tool process the vendor left running is said on run.cancelled, its comma
   try {
     const cancelled = await cancel(a, session, { scope: 'run' });
     assert.is(cancelled.run, started.run);
-    assert.equal(cancelled.data, { by: 'control', left_running: [{ pid: 4242, command }] });
+    assert.equal(cancelled.data, { ...CONTROL, left_running: [{ pid: 4242, command }] });
     assert.is(cancelled.capture, 'redacted');
     // A metadata watcher learns that a process was left, and its pid, never the command line.
-    assert.equal(downLevel(cancelled, 'metadata').data, { by: 'control', left_running: [{ pid: 4242 }] });
+    assert.equal(downLevel(cancelled, 'metadata').data, { ...CONTROL, left_running: [{ pid: 4242 }] });
   } finally {
     await a.handle.close();
   }
@@ -138,7 +141,7 @@ test('kill_tools reaches the lane; what it ended is said as killed, what it coul
     const cancelled = await cancel(a, session, { scope: 'run', kill_tools: true });
     assert.equal(lane.interrupts, [{ session, killTools: true }]);
     assert.equal(cancelled.data, {
-      by: 'control',
+      ...CONTROL,
       left_running: [{ command: 'npm run watch' }],
       killed: [{ pid: 11, command: 'make test' }],
     });

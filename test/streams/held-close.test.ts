@@ -42,7 +42,12 @@ test('a held hook whose socket the caller closes is dismissed at once; a later r
     const resolved = a.next((e) => e.type === 'attention.resolved' && e.subject === requested.id);
     held.abort();
     const r = await resolved;
-    assert.equal(r.data, { resolution: 'dismissed', latency_ms: (r.data as { latency_ms: number }).latency_ms });
+    // D46: the caller closing its held hook is the person at the agent (Claude ends it on Esc).
+    assert.equal(r.data, {
+      resolution: 'dismissed',
+      latency_ms: (r.data as { latency_ms: number }).latency_ms,
+      decided_by: { identity: 'local-user', surface: 'agent' },
+    });
     assert.is(r.cause, requested.id);
     assert.equal(a.handle.sessions()[0]!.holds, [], 'nothing is held any more');
     const late = respond(requested.id, { option: 'allow' });

@@ -266,7 +266,7 @@ test('D14: with no answer, attention.timeout and a reply with no decision', asyn
     assert.equal(reply.json, {});
     const t = a.events.find((e) => e.type === 'attention.timeout');
     assert.ok(t);
-    assert.equal(t!.data, { after_ms: 30 });
+    assert.equal(t!.data, { after_ms: 30, decided_by: { identity: 'adapter', surface: 'timeout' } });
     assert.is(t!.subject, a.events.find((e) => e.type === 'attention.requested')!.id);
   } finally {
     await a.handle.close();

@@ -9,6 +9,7 @@ import type { SessionOutput } from '../../src/machines/session-output.js';
 import { stamp, type StampSource, type StampSurface } from '../../src/streams/stamp.js';
 import type { ClassifiedHook } from '../../src/streams/surface.js';
 import { fakeSurface } from '../support/fake-surface.js';
+import { BY_TIMEOUT } from '../../src/machines/decided-by.js';
 
 const AT = 1_700_000_000_000;
 const input: SessionInput = { type: 'ttl.tick', at: AT, ttlMs: 1000 };
@@ -191,7 +192,7 @@ test("stamped events follow the step's observations, continuing the emitter's se
     input,
     [
       { type: 'session.ended', reason: 'normal', resumeWindowMs: 60_000 },
-      { type: 'attention.timeout', subject: 'r1', cause: 'h9', afterMs: 500 },
+      { type: 'attention.timeout', subject: 'r1', cause: 'h9', afterMs: 500, decidedBy: BY_TIMEOUT },
     ],
     surface(),
     prior,

@@ -39,7 +39,7 @@ export const cancel: RegisterTool = (server, { ctx, waitOf, withConsumer }) => {
       withConsumer(async (c) => {
         const o = await sendCancel(
           c,
-          { sender: ctx.sender },
+          { sender: ctx.sender, surface: 'mcp' },
           {
             session: a.session,
             timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { sendResponse, type Answer } from '../../consumer/respond.js';
 import { refusal, respondResult, result } from '../tool-result.js';
 import { unreachable, type RegisterTool } from '../tool-kit.js';
+import { secondApproverNote } from '../../consumer/explain-second.js';
 
 /** `pending_requests`: the board's open holds, oldest first. */
 export const pendingRequests: RegisterTool = (server, { ctx }) => {
@@ -35,7 +36,7 @@ export const pendingRequests: RegisterTool = (server, { ctx }) => {
           : rows
               .map(
                 (r) =>
-                  `${r.request} ${r.kind} in ${r.session}: ${r.prompt ?? '(no prompt)'}${r.options ? ` [options: ${r.options.join(', ')}]` : ''} since ${r.since}`,
+                  `${r.request} ${r.kind} in ${r.session}: ${r.prompt ?? '(no prompt)'}${r.options ? ` [options: ${r.options.join(', ')}]` : ''} since ${r.since}${r.risky ? `; ${secondApproverNote(r.risky, r.firstBy)}` : ''}`,
               )
               .join('\n');
       return result(text, { requests: rows });
@@ -90,7 +91,7 @@ export const respond: RegisterTool = (server, { ctx, waitOf, withConsumer }) => 
         respondResult(
           await sendResponse(
             c,
-            { sender: ctx.sender },
+            { sender: ctx.sender, surface: 'mcp' },
             {
               session: a.session,
               request: a.request,

@@ -43,7 +43,7 @@ export const withdraw: RegisterTool = (server, { ctx, waitOf, withConsumer }) =>
         const id = commandIdFor(ctx.sender, a.session, `withdraw${a.granted ? '-granted' : ''}\n${a.instruction}`);
         const o = await sendWithdraw(
           c,
-          { sender: ctx.sender },
+          { sender: ctx.sender, surface: 'mcp' },
           {
             session: a.session,
             instruction: a.instruction,
