@@ -6,6 +6,7 @@ import { droppedInstructions, fitsMoment, takeFitting } from './queue.js';
 import { finishedWith } from './withdraw.js';
 import { echoTaken } from './lane-steps.js';
 import { ranAtAgent } from './attention.js';
+import { queueHeld } from './queue-verbs.js';
 import type { SessionOutput } from './session-output.js';
 import type { FailedInput, MomentInput, WrittenInput } from './hook-inputs.js';
 import type { SessionContext } from './session-context.js';
@@ -36,7 +37,11 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
           ? { turnOpen: true, run: input.runId }
           : // A cancel through a native lane is settled by the lane's own end of the turn (D33).
             { turnOpen: false, cancel: ctx.cancel?.lane === undefined ? undefined : ctx.cancel, run: undefined };
-  const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
+  const place = {
+    opensTurn: input.turn === 'opens',
+    inTurn: ctx.turnOpen || (input.turn === 'within' && !ended),
+    held: queueHeld(ctx),
+  };
   // A moment answered early was decided by `repliesNeutral`: nothing is taken for it.
   const { taken, rest, text } =
     ended || !input.eligible || input.answered === true
@@ -92,7 +97,11 @@ export function repliesNeutral(
   if (state.value === 'ended') return input.starts !== true;
   if (!input.eligible) return true;
   // D31: what waits may not fit this moment (a late steer dropped at a closing one still gets the neutral reply).
-  const place = { opensTurn: input.turn === 'opens', inTurn: state.context.turnOpen || input.turn === 'within' };
+  const place = {
+    opensTurn: input.turn === 'opens',
+    inTurn: state.context.turnOpen || input.turn === 'within',
+    held: queueHeld(state.context),
+  };
   return !state.context.queue.some((i) => fitsMoment(i, place));
 }
 
@@ -118,6 +127,7 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
       };
       if (batch.moment !== undefined) o.moment = batch.moment;
       o.delivery = i.delivery ?? 'moment';
+      if (i.version !== undefined) o.version = i.version;
       return o;
     }),
   };

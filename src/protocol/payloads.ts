@@ -262,7 +262,11 @@ const core = {
   ),
   'control.attention.respond': obj({ answer }),
   // D33: `kill_tools` also ends the tool processes the vendor leaves running, where the adapter can.
-  'control.cancel': obj({ scope: oneOf(['run', 'session']) }, { reason: str().at(R), kill_tools: bool() }),
+  // D44: `clear` also withdraws everything waiting in the session's queue.
+  'control.cancel': obj(
+    { scope: oneOf(['run', 'session']) },
+    { reason: str().at(R), kill_tools: bool(), clear: bool() },
+  ),
   'control.pause': obj({}),
   'control.resume': obj({}),
   'control.accepted': obj({}),
@@ -280,6 +284,16 @@ const vendor = {
   'control.instruct': obj({ text: str().at(R) }, { delivery: oneOf(DELIVERIES), idle: oneOf(IDLE) }),
   /** D32: takes back an instruction that still waits, named by its command id. */
   'control.withdraw': obj({ instruction: str() }),
+  /** D44: the sender's verbs on what waits: edit in place, move, promote to a steer now, pause the queue. */
+  'control.edit': obj({ instruction: str(), text: str().at(R) }),
+  'control.move': obj({ instruction: str() }, { before: str(), to: oneOf(['front', 'back']) }),
+  'control.promote': obj({ instruction: str() }, { idle: oneOf(IDLE) }),
+  'control.hold': obj({ paused: bool() }),
+  /** D44: what each verb settled: the new text version, the new place (1 is the front), the pause. */
+  'instruction.edited': obj({ version: int({ min: 2 }) }),
+  'instruction.moved': obj({ position: int({ min: 1 }) }),
+  'instruction.promoted': obj({}, { lane: str() }),
+  'queue.held': obj({ paused: bool() }),
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),
   /**
@@ -291,7 +305,7 @@ const vendor = {
    */
   'instruction.delivered': obj(
     { queued_ms: int({ min: 0 }) },
-    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str(), started: bool() },
+    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str(), started: bool(), version: int({ min: 2 }) },
   ),
   /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
   'instruction.dropped': obj({
@@ -329,6 +343,14 @@ type Vendor = typeof vendor;
 type Scoped =
   | 'control.instruct'
   | 'control.withdraw'
+  | 'control.edit'
+  | 'control.move'
+  | 'control.promote'
+  | 'control.hold'
+  | 'instruction.edited'
+  | 'instruction.moved'
+  | 'instruction.promoted'
+  | 'queue.held'
   | 'control.send_input'
   | 'instruction.delivered'
   | 'instruction.dropped'
