@@ -75,7 +75,7 @@ function rejectedResult(
  * An outcome no session decided, as an error result: a refusal by the relay or the roster (`by`
  * among the facts where the verb names it), or a relay that could not be reached.
  */
-function undecided(
+export function undecided(
   o:
     | ({ outcome: 'refused'; code: string; detail?: string; by: string } & RefusalContext)
     | { outcome: 'unreachable'; detail: string },

@@ -117,6 +117,10 @@ test('D32 withdraw grants: session globs from the tokens file, claimed only on a
   });
   assert.equal(mayClaimGrant(p, W, 'team-7', undefined), { ok: true }, 'no claim: only the sender rule applies');
   assert.not.ok(mayClaimGrant(l, 'x.claude-code.control.instruct', 'team-7', 'withdraw').ok);
+  // D44: the queue verbs on one instruction carry withdraw's right; a hold names no instruction.
+  for (const v of ['edit', 'move', 'promote'])
+    assert.ok(mayClaimGrant(l, `x.claude-code.control.${v}`, 'team-7', 'withdraw').ok, v);
+  assert.not.ok(mayClaimGrant(l, 'x.claude-code.control.hold', 'team-7', 'withdraw').ok);
   assert.not.ok(mayClaimGrant(l, W, 'team-7', 'everything').ok);
   assert.ok(
     mayClaimGrant(accessPolicy({ token: 'shared' }).authenticate('shared')!, W, 'any', 'withdraw').ok,
