@@ -36,6 +36,20 @@ export interface TerminalRecord {
   reason?: string;
   /** D43: the delivery began the agent's turn. */
   started?: boolean;
+  /** D44: the text version the delivery carried (absent: 1). */
+  version?: number;
+}
+
+/** An adapter's settled queue change (`x.{vendor}.instruction.edited|moved|promoted`, `x.{vendor}.queue.held`). */
+export const QUEUE_CHANGE = /^x\.[a-z0-9_-]+\.(?:instruction\.(edited|moved|promoted)|queue\.(held))$/;
+
+export interface QueueChange {
+  kind: 'edited' | 'moved' | 'promoted' | 'held';
+  subject?: string;
+  /** The verb that made it: an edit's command carries the new text. */
+  cause?: string;
+  data: Record<string, unknown>;
+  sighting: Sighting;
 }
 
 export interface Mark {
@@ -66,6 +80,8 @@ export interface SessionRecord {
   terminals: TerminalRecord[];
   /** The agent's turns as the stream shows them: each run's start and end, in arrival order (D43). */
   runs: { kind: 'start' | 'end'; sighting: Sighting }[];
+  /** D44: the adapter's settled queue changes (edits, moves, promotions, pauses), as seen. */
+  changes: QueueChange[];
 }
 
 export const sightingOf = (e: AepEvent, place: EventPlace): Sighting => {
@@ -97,6 +113,7 @@ export const newSessionRecord = (session: string, time: string): SessionRecord =
   terminals: [],
   marks: [],
   runs: [],
+  changes: [],
 });
 
 export const endMark = (e: AepEvent, sighting: Sighting): Mark => {

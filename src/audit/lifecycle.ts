@@ -22,6 +22,8 @@ import {
   type AckRecord,
   type SessionRecord,
   type TerminalRecord,
+  QUEUE_CHANGE,
+  type QueueChange,
 } from './fold-record.js';
 import { resolveSession } from './resolve.js';
 import type { EventPlace, Finding, HoldView, InstructionRecord, SessionState, SessionView } from './views.js';
@@ -99,11 +101,24 @@ export class SteeringFold {
       if (typeof data['lane'] === 'string') t.lane = data['lane'];
       if (typeof data['ref'] === 'string') t.ref = data['ref'];
       if (data['started'] === true) t.started = true;
+      if (typeof data['version'] === 'number') t.version = data['version'];
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
       if (dropped && reason === 'withdrawn' && typeof e.subject === 'string') t.cause = e.subject;
       s.terminals.push(t);
+      return true;
+    }
+    const change = QUEUE_CHANGE.exec(e.type);
+    if (change) {
+      const kind = (change[1] ?? change[2]) as QueueChange['kind'];
+      s.changes.push({
+        kind,
+        data: e.data ?? {},
+        sighting: sight,
+        ...(typeof e.subject === 'string' ? { subject: e.subject } : {}),
+        ...(typeof e.cause === 'string' ? { cause: e.cause } : {}),
+      });
       return true;
     }
     if (REOPENED.test(e.type) || CLOSED.test(e.type)) {

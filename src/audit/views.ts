@@ -92,6 +92,12 @@ type FindingRule =
   | 'delivered-after-withdraw'
   /** D43: a delivery said to start a turn, where a turn was running or another began meanwhile. */
   | 'start-beside-turn'
+  /** D44: a delivery from the queue after its pause was acked and before its resume. */
+  | 'delivered-while-paused'
+  /** D44: a delivery out of the queue's order after a move was acked. */
+  | 'delivered-out-of-order'
+  /** D44: a delivery of a text version an acked edit had replaced. */
+  | 'delivered-superseded'
   | 'terminal-unaccepted'
   | 'terminal-missing'
   | 'accepted-after-end'

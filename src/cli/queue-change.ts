@@ -46,7 +46,7 @@ export const asksChange = (f: QueueChangeFlags): boolean =>
   [f.edit, f.move, f.promote].some((x) => x !== undefined) || f.pause === true || f.resume === true || f.clear === true;
 
 /** The one verb the flags ask for, or what is wrong with them. */
-export function verbOf(f: QueueChangeFlags): { verb: QueueVerb; data: Record<string, unknown> } | { usage: string } {
+function verbOf(f: QueueChangeFlags): { verb: QueueVerb; data: Record<string, unknown> } | { usage: string } {
   const asked = [f.edit, f.move, f.promote, f.pause, f.resume, f.clear].filter((x) => x !== undefined && x !== false);
   if (asked.length !== 1) return { usage: 'give one of --edit, --move, --promote, --pause, --resume, --clear' };
   if (f.edit !== undefined) {
@@ -64,7 +64,7 @@ export function verbOf(f: QueueChangeFlags): { verb: QueueVerb; data: Record<str
   return { verb: 'hold', data: { paused: f.pause === true } };
 }
 
-export function describeChange(o: QueueVerbOutcome, p: Paint): string {
+function describeChange(o: QueueVerbOutcome, p: Paint): string {
   switch (o.outcome) {
     case 'changed': {
       const it = o.instruction ?? '';

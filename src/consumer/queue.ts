@@ -41,7 +41,7 @@ function placed(order: string[], id: string, position: number): string[] {
 }
 
 /** The accepted, unsettled instructions among `events`, in the queue's order, and the pause. */
-export function queueOf(events: readonly AepEvent[], now: number): QueueState {
+function queueOf(events: readonly AepEvent[], now: number): QueueState {
   const sent = new Map<string, AepEvent>();
   const edits = new Map<string, string>();
   const accepted = new Set<string>();
