@@ -61,8 +61,10 @@ export interface SessionView {
   agent?: string;
   source?: string;
   state: SessionState;
-  /** Pending instructions, FIFO by acceptance (D3). */
-  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string }[];
+  /** Pending instructions, FIFO by acceptance (D3) unless the sender moved them (D44). */
+  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string; version?: number }[];
+  /** D44: the sender paused the queue. */
+  paused?: boolean;
   holds: HoldView[];
   epoch?: number;
   seq?: number;
