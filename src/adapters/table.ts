@@ -71,7 +71,7 @@ export interface CancelRow {
  * takes a `queue` instruction at once (withdraw reaches it there; an edit, move or promote of it
  * answers `already-delivered`, as for any item handed to a vendor that cannot change it).
  */
-export interface QueueRow {
+interface QueueRow {
   keeps: 'adapter' | { vendor: readonly string[] };
   /** The vendor's own calls on its queue, where it has them, and which the adapter uses. */
   calls: string;

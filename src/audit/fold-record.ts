@@ -41,7 +41,7 @@ export interface TerminalRecord {
 }
 
 /** An adapter's settled queue change (`x.{vendor}.instruction.edited|moved|promoted`, `x.{vendor}.queue.held`). */
-export const QUEUE_CHANGE = /^x\.[a-z0-9_-]+\.(?:instruction\.(edited|moved|promoted)|queue\.(held))$/;
+const QUEUE_CHANGE = /^x\.[a-z0-9_-]+\.(?:instruction\.(edited|moved|promoted)|queue\.(held))$/;
 
 export interface QueueChange {
   kind: 'edited' | 'moved' | 'promoted' | 'held';
@@ -50,6 +50,19 @@ export interface QueueChange {
   cause?: string;
   data: Record<string, unknown>;
   sighting: Sighting;
+}
+
+/** D44: the queue change an event settles, or undefined when it settles none. */
+export function queueChangeOf(e: AepEvent, sighting: Sighting): QueueChange | undefined {
+  const m = QUEUE_CHANGE.exec(e.type);
+  if (!m) return undefined;
+  return {
+    kind: (m[1] ?? m[2]) as QueueChange['kind'],
+    data: e.data ?? {},
+    sighting,
+    ...(typeof e.subject === 'string' ? { subject: e.subject } : {}),
+    ...(typeof e.cause === 'string' ? { cause: e.cause } : {}),
+  };
 }
 
 export interface Mark {

@@ -22,8 +22,7 @@ import {
   type AckRecord,
   type SessionRecord,
   type TerminalRecord,
-  QUEUE_CHANGE,
-  type QueueChange,
+  queueChangeOf,
 } from './fold-record.js';
 import { resolveSession } from './resolve.js';
 import { replayQueue } from './queue-rules.js';
@@ -110,18 +109,8 @@ export class SteeringFold {
       s.terminals.push(t);
       return true;
     }
-    const change = QUEUE_CHANGE.exec(e.type);
-    if (change) {
-      const kind = (change[1] ?? change[2]) as QueueChange['kind'];
-      s.changes.push({
-        kind,
-        data: e.data ?? {},
-        sighting: sight,
-        ...(typeof e.subject === 'string' ? { subject: e.subject } : {}),
-        ...(typeof e.cause === 'string' ? { cause: e.cause } : {}),
-      });
-      return true;
-    }
+    const change = queueChangeOf(e, sight);
+    if (change) return s.changes.push(change) > 0;
     if (REOPENED.test(e.type) || CLOSED.test(e.type)) {
       s.marks.push(REOPENED.test(e.type) ? { kind: 'reopen', sighting: sight } : endMark(e, sight));
       return true;

@@ -16,6 +16,7 @@ import {
   type ShapeIssue,
 } from './shape.js';
 import { parseVendorType } from './types.js';
+import { QUEUE_PAYLOADS } from './queue-payloads.js';
 import { captureRank, type CaptureLevel } from './envelope.js';
 
 const R = 'redacted' as const;
@@ -284,16 +285,7 @@ const vendor = {
   'control.instruct': obj({ text: str().at(R) }, { delivery: oneOf(DELIVERIES), idle: oneOf(IDLE) }),
   /** D32: takes back an instruction that still waits, named by its command id. */
   'control.withdraw': obj({ instruction: str() }),
-  /** D44: the sender's verbs on what waits: edit in place, move, promote to a steer now, pause the queue. */
-  'control.edit': obj({ instruction: str(), text: str().at(R) }),
-  'control.move': obj({ instruction: str() }, { before: str(), to: oneOf(['front', 'back']) }),
-  'control.promote': obj({ instruction: str() }, { idle: oneOf(IDLE) }),
-  'control.hold': obj({ paused: bool() }),
-  /** D44: what each verb settled: the new text version, the new place (1 is the front), the pause. */
-  'instruction.edited': obj({ version: int({ min: 2 }) }),
-  'instruction.moved': obj({ position: int({ min: 1 }) }),
-  'instruction.promoted': obj({}, { lane: str() }),
-  'queue.held': obj({ paused: bool() }),
+  ...QUEUE_PAYLOADS,
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),
   /**
@@ -343,14 +335,7 @@ type Vendor = typeof vendor;
 type Scoped =
   | 'control.instruct'
   | 'control.withdraw'
-  | 'control.edit'
-  | 'control.move'
-  | 'control.promote'
-  | 'control.hold'
-  | 'instruction.edited'
-  | 'instruction.moved'
-  | 'instruction.promoted'
-  | 'queue.held'
+  | keyof typeof QUEUE_PAYLOADS
   | 'control.send_input'
   | 'instruction.delivered'
   | 'instruction.dropped'

@@ -69,6 +69,11 @@ test('D18 tokens file: identities, command globs and session globs', () => {
   const v = mayCommand(viewer, 'control.pause', 'proj-1');
   assert.is(v.ok, false);
   assert.match((v as { detail: string }).detail, /watch-only/);
+  // D44: a watch-only token cannot pause a queue, nor change what waits.
+  for (const verb of ['hold', 'edit', 'move', 'promote']) {
+    const q = mayCommand(viewer, `x.claude-code.control.${verb}`, 'proj-1');
+    assert.match(q.ok ? '' : q.detail, /watch-only/, verb);
+  }
 });
 
 test('tokens file errors name the entry and never open the relay', () => {
