@@ -9,19 +9,11 @@ import type { QueueVerbOutcome, QueueVerbRequest } from '../consumer/queue-verbs
 import type { WithdrawOutcome } from '../consumer/withdraw.js';
 import type { QueueVerb } from '../machines/command-inputs.js';
 import { outcomePrinter, unreachableExit, type RelayFlags } from './relay-options.js';
+import { WITHDRAW_EXIT } from './withdraw-command.js';
 
 /** Exit codes of `queue`: the withdraw table's, with 0 for a listing or a change that took effect. */
-export const QUEUE_EXIT = {
-  listed: 0,
-  changed: 0,
-  usage: 2,
-  rejected: 3,
-  refused: 4,
-  delivered: 5,
-  timeout: 6,
-  unreachable: 7,
-  unauthorized: 8,
-} as const;
+const { withdrawn: _withdrawn, ...REFUSALS } = WITHDRAW_EXIT;
+export const QUEUE_EXIT = { listed: 0, changed: 0, ...REFUSALS } as const;
 
 export interface QueueChangeFlags extends RelayFlags {
   session: string;

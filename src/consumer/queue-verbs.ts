@@ -7,7 +7,7 @@ import type { RelayConsumer } from './connection.js';
 import { result, undecided, type Explained } from './explain.js';
 import { refusalSentence, type Voice } from './next-step.js';
 import { steer } from './steer.js';
-import { deliveryTimeout, type Sender, type Unsettled } from './verb.js';
+import { deliveryTimeout, verbRequest, type Sender, type Unsettled } from './verb.js';
 
 export type QueueVerbOutcome =
   /** The change took effect: `event` is its settling event, `data` what it settled (version, position, paused). */
@@ -46,30 +46,18 @@ export async function sendQueueVerb(
   f: Sender,
   req: QueueVerbRequest,
 ): Promise<QueueVerbOutcome> {
-  const o = await steer(
-    consumer,
-    f,
-    {
-      session: req.session,
-      text: '',
-      timeoutMs: req.timeoutMs,
-      ...(req.vendor ? { vendor: req.vendor } : {}),
-      ...(req.id ? { id: req.id } : {}),
-      ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }),
-    },
-    {
-      type: (vendor) => queueVerbType(vendor, req.verb),
-      hint: 'the queue verbs come with instruct, and its adapter runs with steering off',
-      steering: true,
-      data: req.data,
-      ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
-      settles: SETTLES,
-      success: SETTLES,
-      // Only an edit carries instruction text.
-      capture: req.verb === 'edit' ? 'redacted' : 'metadata',
-      read: (data) => ({ data }),
-    },
-  );
+  const o = await steer(consumer, f, verbRequest(req), {
+    type: (vendor) => queueVerbType(vendor, req.verb),
+    hint: 'the queue verbs come with instruct, and its adapter runs with steering off',
+    steering: true,
+    data: req.data,
+    ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
+    settles: SETTLES,
+    success: SETTLES,
+    // Only an edit carries instruction text.
+    capture: req.verb === 'edit' ? 'redacted' : 'metadata',
+    read: (data) => ({ data }),
+  });
   const named = typeof req.data['instruction'] === 'string' ? { instruction: req.data['instruction'] } : {};
   switch (o.outcome) {
     case 'delivered':

@@ -8,7 +8,7 @@ import { GRANT_ATTR, WITHDRAW_GRANT, queueChangeType } from '../protocol/types.j
 import { decisionOf, withDecision } from './decisions.js';
 import { checkText, commandKey, gateOff, REJECT, type GateDecision } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
-import { finishedWith } from './withdraw.js';
+import { finishedWith, NAMED_REJECT } from './withdraw.js';
 import { honoured, laneFor, startWay, toLane } from './lane-steps.js';
 import type { QueueVerbInput } from './command-inputs.js';
 import type { FinishedHow, QueuedInstruction, SessionContext } from './session-context.js';
@@ -16,16 +16,7 @@ import type { SessionOutput } from './session-output.js';
 
 const QUEUE_REJECT = {
   gateOff: gateOff('queue verbs are not enabled on this adapter (AEP_INSTRUCT)'),
-  noId: {
-    reason: 'invalid',
-    rule: 'unknown-instruction',
-    detail: 'instruction must name the command id of an instruction sent to this session',
-  },
-  unknown: {
-    reason: 'invalid',
-    rule: 'unknown-instruction',
-    detail: 'this session never accepted an instruction with that id: `aep-steer queue` lists what still waits',
-  },
+  ...NAMED_REJECT,
   notSender: {
     reason: 'unauthorized',
     rule: 'not-sender',
