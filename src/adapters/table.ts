@@ -65,6 +65,20 @@ export interface CancelRow {
   evidence: string;
 }
 
+/**
+ * D44: who keeps a queued instruction until the agent reads it, so the sender's edit, move and
+ * promote mean the same everywhere: `adapter` keeps it in the session's own queue until a moment
+ * takes it (every verb works until then); `vendor` names the native lanes whose own next-turn queue
+ * takes a `queue` instruction at once (withdraw reaches it there; an edit, move or promote of it
+ * answers `already-delivered`, as for any item handed to a vendor that cannot change it).
+ */
+interface QueueRow {
+  keeps: 'adapter' | { vendor: readonly string[] };
+  /** The vendor's own calls on its queue, where it has them, and which the adapter uses. */
+  calls: string;
+  evidence: string;
+}
+
 /** A parsed hook body as the vendor sent it. */
 export type HookInput = Record<string, unknown>;
 
@@ -290,6 +304,8 @@ export interface VendorTable {
   lanes?: readonly LaneSpec[];
   /** D33: what `control.cancel` can do on this vendor, for every place that offers Stop. */
   cancel?: CancelRow;
+  /** D44: who keeps what waits, with the vendor's own queue calls. */
+  queue?: QueueRow;
   /**
    * D31: the deliveries instruct's hook lane honours, with the evidence. `queue` needs a moment
    * that opens a turn (a row with `turn: 'opens'`), `steer` an eligible moment inside a running

@@ -39,6 +39,33 @@ export interface TerminalRecord {
   started?: boolean;
   /** D46: who withdrew it. */
   decidedBy?: DecidedBy;
+  /** D44: the text version the delivery carried (absent: 1). */
+  version?: number;
+}
+
+/** An adapter's settled queue change (`x.{vendor}.instruction.edited|moved|promoted`, `x.{vendor}.queue.held`). */
+const QUEUE_CHANGE = /^x\.[a-z0-9_-]+\.(?:instruction\.(edited|moved|promoted)|queue\.(held))$/;
+
+export interface QueueChange {
+  kind: 'edited' | 'moved' | 'promoted' | 'held';
+  subject?: string;
+  /** The verb that made it: an edit's command carries the new text. */
+  cause?: string;
+  data: Record<string, unknown>;
+  sighting: Sighting;
+}
+
+/** D44: the queue change an event settles, or undefined when it settles none. */
+export function queueChangeOf(e: AepEvent, sighting: Sighting): QueueChange | undefined {
+  const m = QUEUE_CHANGE.exec(e.type);
+  if (!m) return undefined;
+  return {
+    kind: (m[1] ?? m[2]) as QueueChange['kind'],
+    data: e.data ?? {},
+    sighting,
+    ...(typeof e.subject === 'string' ? { subject: e.subject } : {}),
+    ...(typeof e.cause === 'string' ? { cause: e.cause } : {}),
+  };
 }
 
 export interface Mark {
@@ -69,6 +96,8 @@ export interface SessionRecord {
   terminals: TerminalRecord[];
   /** The agent's turns as the stream shows them: each run's start and end, in arrival order (D43). */
   runs: { kind: 'start' | 'end'; sighting: Sighting }[];
+  /** D44: the adapter's settled queue changes (edits, moves, promotions, pauses), as seen. */
+  changes: QueueChange[];
 }
 
 export const sightingOf = (e: AepEvent, place: EventPlace): Sighting => {
@@ -100,6 +129,7 @@ export const newSessionRecord = (session: string, time: string): SessionRecord =
   terminals: [],
   marks: [],
   runs: [],
+  changes: [],
 });
 
 export const endMark = (e: AepEvent, sighting: Sighting): Mark => {

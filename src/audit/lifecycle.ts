@@ -22,10 +22,12 @@ import {
   type AckRecord,
   type SessionRecord,
   type TerminalRecord,
+  queueChangeOf,
 } from './fold-record.js';
 import { resolveSession } from './resolve.js';
 import { readDecidedBy } from '../machines/decided-by.js';
 import { RequestDecisions, riskyOf, type RequestDecision } from './decisions.js';
+import { replayQueue } from './queue-rules.js';
 import type { EventPlace, Finding, HoldView, InstructionRecord, SessionState, SessionView } from './views.js';
 
 const ACKS = new Set(['control.accepted', 'control.rejected']);
@@ -106,6 +108,7 @@ export class SteeringFold {
       if (data['started'] === true) t.started = true;
       const by = readDecidedBy(data);
       if (by !== undefined) t.decidedBy = by;
+      if (typeof data['version'] === 'number') t.version = data['version'];
       const reason = str(data['reason']);
       if (reason !== undefined) t.reason = reason;
       // D32: a withdrawal's drop is caused by the withdraw and names the instruction as its subject.
@@ -113,6 +116,8 @@ export class SteeringFold {
       s.terminals.push(t);
       return true;
     }
+    const change = queueChangeOf(e, sight);
+    if (change) return s.changes.push(change) > 0;
     if (REOPENED.test(e.type) || CLOSED.test(e.type)) {
       s.marks.push(REOPENED.test(e.type) ? { kind: 'reopen', sighting: sight } : endMark(e, sight));
       return true;
@@ -211,14 +216,24 @@ export class SteeringFold {
 
   private view(s: SessionRecord): SessionView {
     const { records } = resolveSession(s);
+    // D44: the queue in the order the sender's moves left it, each at its newest text version.
+    const replay = replayQueue(s);
+    const place = (id: string) => {
+      const at = replay.order.indexOf(id);
+      return at < 0 ? Number.MAX_SAFE_INTEGER : at;
+    };
     const queue = records
       .filter((r) => r.status === 'pending' && r.accepted)
-      .sort((a, b) => order(a.accepted!, b.accepted!))
+      .sort((a, b) => place(a.id) - place(b.id) || order(a.accepted!, b.accepted!))
       .map((r) => {
         const q: SessionView['queue'][number] = { id: r.id, acceptedAt: r.accepted!.time };
         if (r.sender !== undefined) q.sender = r.sender;
-        if (r.text !== undefined) q.text = r.text;
-        if (r.delivery !== undefined) q.delivery = r.delivery;
+        const text = replay.texts.get(r.id) ?? r.text;
+        if (text !== undefined) q.text = text;
+        const delivery = replay.delivery.get(r.id) ?? r.delivery;
+        if (delivery !== undefined && (delivery !== 'moment' || r.delivery !== undefined)) q.delivery = delivery;
+        const version = replay.versions.get(r.id);
+        if (version !== undefined) q.version = version;
         return q;
       });
     const holds = [...s.holds.values()].map((h) => {
@@ -237,6 +252,7 @@ export class SteeringFold {
             ? 'queued'
             : 'idle';
     const v: SessionView = { session: s.session, state, queue, holds, events: s.events, updatedAt: s.updatedAt };
+    if (replay.paused) v.paused = true;
     if (s.agent !== undefined) v.agent = s.agent;
     if (s.source !== undefined) v.source = s.source;
     if (s.epoch !== undefined) v.epoch = s.epoch;

@@ -1,6 +1,7 @@
 // One session's instructions and findings, resolved from what the fold kept of it. The phases run
 // in a fixed order (commands, terminals, acks, outcomes, withdraws, ends), and each adds records
 // and findings in that order, so the result never depends on the order events arrived in.
+import { replayQueue } from './queue-rules.js';
 import type { Finding, InstructionRecord, Sighting } from './views.js';
 import {
   INSTRUCT,
@@ -37,6 +38,7 @@ export function resolveSession(s: SessionRecord): { records: InstructionRecord[]
   fromTerminals(records, terminals, findings);
   findings.push(...deliveredAfterWithdraw(s, terminals));
   findings.push(...startsBesideTurns(s, terminals));
+  findings.push(...replayQueue(s).findings);
   settleStatus(s, records, findings);
   return { records: [...records.byId.values()], findings };
 }

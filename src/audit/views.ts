@@ -67,8 +67,10 @@ export interface SessionView {
   agent?: string;
   source?: string;
   state: SessionState;
-  /** Pending instructions, FIFO by acceptance (D3). */
-  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string }[];
+  /** Pending instructions, FIFO by acceptance (D3) unless the sender moved them (D44). */
+  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string; version?: number }[];
+  /** D44: the sender paused the queue. */
+  paused?: boolean;
   holds: HoldView[];
   epoch?: number;
   seq?: number;
@@ -98,6 +100,12 @@ type FindingRule =
   | 'delivered-after-withdraw'
   /** D43: a delivery said to start a turn, where a turn was running or another began meanwhile. */
   | 'start-beside-turn'
+  /** D44: a delivery from the queue after its pause was acked and before its resume. */
+  | 'delivered-while-paused'
+  /** D44: a delivery out of the queue's order after a move was acked. */
+  | 'delivered-out-of-order'
+  /** D44: a delivery of a text version an acked edit had replaced. */
+  | 'delivered-superseded'
   | 'terminal-unaccepted'
   | 'terminal-missing'
   | 'accepted-after-end'

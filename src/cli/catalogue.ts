@@ -88,7 +88,7 @@ export const CATALOGUE: readonly Entry[] = [
   },
   {
     name: 'queue',
-    summary: "list what waits in a session's queue: id, sender, delivery, age, text",
+    summary: "list what waits in a session's queue in order, or edit, move, promote, pause, resume, clear it",
     load: async () => (await import('./queue-command.js')).registerQueue,
   },
   {

@@ -1,11 +1,10 @@
-// What the console page may ask its own process to do: send, withdraw or edit an instruction,
+// What the console page may ask its own process to do: send, withdraw, edit, move or promote an instruction, pause a queue,
 // answer a held request, stop a running turn. Both go through the one consumer core on the console's relay connection;
 // the browser
 // never talks to the relay. Each answer is the settled outcome explained in a sentence.
 import type { RelayConsumer } from '../consumer/connection.js';
 import {
   explainCancel,
-  explainEdit,
   explainRespond,
   explainSteer,
   explainWithdraw,
@@ -13,12 +12,13 @@ import {
   type Explained,
 } from '../consumer/explain.js';
 import { CONSOLE_VOICE } from '../consumer/next-step.js';
-import { editInstruction } from '../consumer/edit.js';
+import { explainQueueVerb, sendQueueVerb } from '../consumer/queue-verbs.js';
 import { sendCancel } from '../consumer/cancel.js';
 import { sendInstruction } from '../consumer/instruct.js';
 import { sendResponse, type Answer } from '../consumer/respond.js';
 import { sendWithdraw } from '../consumer/withdraw.js';
-import type { Action } from '../inspect/server.js';
+import type { Action, ActionCaller } from '../inspect/server.js';
+import type { QueueVerb } from '../machines/command-inputs.js';
 
 export interface ConsoleContext {
   consumer(): RelayConsumer | undefined;
@@ -62,6 +62,18 @@ export function consoleActions(ctx: ConsoleContext, surface: 'console' | 'link' 
     }
     return reply(await send(c));
   };
+  const queueVerb = (
+    caller: ActionCaller | undefined,
+    session: string,
+    verb: QueueVerb,
+    data: Record<string, unknown>,
+  ) =>
+    onRelay(async (c) =>
+      explainQueueVerb(
+        await sendQueueVerb(c, from(caller), { session, verb, data, timeoutMs: ACK_WAIT_MS }),
+        CONSOLE_VOICE,
+      ),
+    );
   return {
     async instruct(body, caller) {
       const f = from(caller);
@@ -81,7 +93,7 @@ export function consoleActions(ctx: ConsoleContext, surface: 'console' | 'link' 
         }),
       );
     },
-    // D32: Withdraw and Edit on a queued instruction; Edit sends the new text only once the old one is withdrawn.
+    // D32: Withdraw on a queued instruction.
     async withdraw(body, caller) {
       const f = from(caller);
       const session = str(body['session']);
@@ -92,25 +104,43 @@ export function consoleActions(ctx: ConsoleContext, surface: 'console' | 'link' 
         explainWithdraw(await sendWithdraw(c, f, { session, instruction, timeoutMs: ACK_WAIT_MS }), CONSOLE_VOICE),
       );
     },
+    // D44: Edit in place, Up/Down, Promote and Pause; each answers once the adapter settled it, and
+    // the board shows the change from the stream, never before.
     async edit(body, caller) {
-      const f = from(caller);
       const session = str(body['session']);
       const instruction = str(body['instruction']);
       const text = body['text'];
-      const delivery = str(body['delivery']);
-      if (session === undefined || instruction === undefined || typeof text !== 'string' || text.trim() === '') {
+      if (session === undefined || instruction === undefined || typeof text !== 'string')
         return invalid('give the session, the instruction id and the new text.');
-      }
-      if (text.length > MAX_TEXT) return invalid(TOO_LONG);
-      const req = {
-        session,
+      // Empty or oversize text goes to the adapter, which refuses it with its own code (D2).
+      return queueVerb(caller, session, 'edit', { instruction, text });
+    },
+    async move(body, caller) {
+      const session = str(body['session']);
+      const instruction = str(body['instruction']);
+      const before = str(body['before']);
+      const to = str(body['to']);
+      if (session === undefined || instruction === undefined || (before === undefined) === (to === undefined))
+        return invalid(
+          'give the session, the instruction id, and either before (an instruction id) or to (front or back).',
+        );
+      return queueVerb(caller, session, 'move', { instruction, ...(before ? { before } : { to }) });
+    },
+    async promote(body, caller) {
+      const session = str(body['session']);
+      const instruction = str(body['instruction']);
+      if (session === undefined || instruction === undefined)
+        return invalid('give the session and the instruction id.');
+      return queueVerb(caller, session, 'promote', {
         instruction,
-        text,
-        timeoutMs: ACK_WAIT_MS,
-        noWait: true,
-        ...(delivery ? { delivery } : {}),
-      };
-      return onRelay(async (c) => explainEdit(await editInstruction(c, f, req), ACK_WAIT_MS, CONSOLE_VOICE));
+        ...(body['idle'] === 'start' ? { idle: 'start' } : {}),
+      });
+    },
+    async hold(body, caller) {
+      const session = str(body['session']);
+      if (session === undefined || typeof body['paused'] !== 'boolean')
+        return invalid('give the session and paused (true or false).');
+      return queueVerb(caller, session, 'hold', { paused: body['paused'] });
     },
     // D33: Stop on a session whose claimant declares control.cancel; the answer waits for run.cancelled.
     async cancel(body, caller) {

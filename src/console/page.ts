@@ -1,5 +1,5 @@
 // The console page: one static document that follows `events` (SSE snapshots of the board) and
-// posts to `api/instruct`, `api/withdraw`, `api/edit`, `api/respond` and `api/cancel` on the console process, which
+// posts to `api/instruct`, `api/withdraw`, `api/edit`, `api/move`, `api/promote`, `api/hold`, `api/respond` and `api/cancel` on the console process, which
 // sends through the relay.
 // Everything from the stream is inserted as text, never as markup: event fields are untrusted.
 // Keys: j / k move between sessions, i focuses the instruction box, Ctrl+Enter (or Cmd+Enter)
@@ -56,6 +56,7 @@ ${RELAY_MARKS}
   .request p { margin: 0 0 4px; overflow-wrap: anywhere; }
   ol.queue { margin: 0; padding-left: 20px; font-size: 13px; }
   ol.queue li { overflow-wrap: anywhere; }
+  ol.queue li { margin-bottom: 4px; } ol.queue textarea { width: 100%; box-sizing: border-box; }
   .muted { color: var(--muted); font-size: 13px; }
   #waiting { padding: 10px 16px 0; }
   #waiting ul { list-style: none; margin: 0; padding: 0; display: grid; gap: 6px; }
@@ -85,7 +86,8 @@ ${headerStart('aep-steer console')}
   var selected = decodeURIComponent((location.hash.match(/session=([^&]+)/) || [])[1] || '');
   var lastCommand = {};   // session -> the command id this page sent last
   var lastNote = {};      // session -> the sentence the console answered with
-  var queueNote = {};     // session -> the sentence a Withdraw or Edit was answered with
+  var queueNote = {};     // session -> the sentence a queue action was answered with
+  var editing = {};       // instruction -> its text being edited in place, kept across redraws
   var stopNote = {};      // session -> the sentence a Stop was answered with
   var drafts = {};        // session -> unsent text, kept across redraws
   var formDrafts = {};    // request -> form values entered so far
@@ -261,20 +263,43 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     ]);
   }
 
-  // D32: each waiting instruction can be withdrawn, or edited (withdraw + send as one action).
-  function queueItem(s, q) {
-    var withdraw = el('button', { type: 'button', 'data-withdraw': q.id }, ['Withdraw']);
-    var edit = el('button', { type: 'button', 'data-edit': q.id }, ['Edit']);
+  // D32, D44: each waiting instruction can be withdrawn, edited in place, moved up or down and
+  // promoted to a steer; the board redraws only from the stream, so a change shows once settled.
+  function queueItem(s, q, at) {
     function done(r) { queueNote[s.session] = r; render(); }
-    withdraw.addEventListener('click', function () { post('withdraw', { session: s.session, instruction: q.id }).then(done); });
-    edit.addEventListener('click', function () {
-      var text = window.prompt('Replace this instruction with:', q.text || '');
-      if (text === null || !text.trim()) return;
-      post('edit', { session: s.session, instruction: q.id, text: text, delivery: q.delivery }).then(done);
-    });
-    return el('li', { 'data-instruction': q.id }, [
-      q.id.slice(-8) + ' from ' + (q.sender || '?') + (q.delivery && q.delivery !== 'moment' ? ' (' + q.delivery + ')' : '') + (q.text ? ': ' + q.text : ''), ' ', withdraw, ' ', edit,
+    function act(name, body) { return function () { post(name, Object.assign({ session: s.session, instruction: q.id }, body)).then(done); }; }
+    function button(attr, label, title, fn, off) {
+      var b = el('button', Object.assign({ type: 'button', title: title }, attr), [label]);
+      b.disabled = !!off;
+      b.addEventListener('click', fn);
+      return b;
+    }
+    var label = q.id.slice(-8) + ' from ' + (q.sender || '?') + (q.delivery && q.delivery !== 'moment' ? ' (' + q.delivery + ')' : '') + (q.version > 1 ? ' v' + q.version : '');
+    if (editing[q.id] !== undefined) {
+      var area = el('textarea', { id: 'edit-' + q.id, 'data-edit-text': q.id, 'aria-label': 'new text', rows: '2' }, []);
+      area.value = editing[q.id];
+      area.addEventListener('input', function () { editing[q.id] = area.value; });
+      return el('li', { 'data-instruction': q.id }, [label + ': ', area,
+        el('div', { class: 'row' }, [
+          button({ 'data-save': q.id }, 'Save', 'Replace the text, keeping its place', function () {
+            post('edit', { session: s.session, instruction: q.id, text: area.value }).then(function (r) { if (!r.error) delete editing[q.id]; done(r); });
+          }), ' ',
+          button({ 'data-discard': q.id }, 'Cancel', 'Keep the text as it is', function () { delete editing[q.id]; render(); }),
+        ])]);
+    }
+    return el('li', { 'data-instruction': q.id, 'data-version': String(q.version || 1) }, [
+      label + (q.text ? ': ' + q.text : ''), ' ',
+      button({ 'data-up': q.id }, '↑', 'Move up', act('move', at === 1 ? { to: 'front' } : { before: (s.queue[at - 1] || {}).id }), at === 0), ' ',
+      button({ 'data-down': q.id }, '↓', 'Move down', act('move', at + 2 >= s.queue.length ? { to: 'back' } : { before: (s.queue[at + 2] || {}).id }), at === s.queue.length - 1), ' ',
+      button({ 'data-edit': q.id }, 'Edit', 'Edit the text in place', function () { editing[q.id] = q.text || ''; render(); }), ' ',
+      button({ 'data-promote': q.id }, 'Steer now', 'Deliver it into the running turn now', act('promote', {})), ' ',
+      button({ 'data-withdraw': q.id }, 'Withdraw', 'Take it back', act('withdraw', {})),
     ]);
+  }
+  function holdButton(s) {
+    var b = el('button', { type: 'button', id: 'queue-hold', 'data-paused': String(!!s.paused) }, [s.paused ? 'Resume queue' : 'Pause queue']);
+    b.addEventListener('click', function () { post('hold', { session: s.session, paused: !s.paused }).then(function (r) { queueNote[s.session] = r; render(); }); });
+    return el('div', { class: 'row' }, [b, s.paused ? el('span', { class: 'muted', 'data-field': 'paused' }, [' paused: nothing waiting is delivered']) : '']);
   }
 
   // D33: Stop only where a way in can stop the turn (the console process works it out from the
@@ -319,7 +344,8 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       instructBox(s),
       decidedList(s),
       el('h3', {}, ['Queue']),
-      s.queue.length ? el('ol', { class: 'queue', 'data-field': 'queue' }, s.queue.map(function (q) { return queueItem(s, q); })) : el('p', { class: 'muted', 'data-field': 'queue' }, ['empty']),
+      s.state === 'ended' ? '' : holdButton(s),
+      s.queue.length ? el('ol', { class: 'queue', 'data-field': 'queue' }, s.queue.map(function (q, at) { return queueItem(s, q, at); })) : el('p', { class: 'muted', 'data-field': 'queue' }, ['empty']),
       el('div', { class: 'status', id: 'queue-status' }, queueNote[s.session] ? [queueNote[s.session].message] : []),
       el('h3', {}, ['Audit']),
       audit.length ? el('div', { class: 'table' }, [el('table', { 'data-field': 'audit' }, [
@@ -330,7 +356,7 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
         })),
       ])]) : el('p', { class: 'muted' }, ['No instructions yet.'])
     );
-    if (focused === 'instruct-text') { var t = document.getElementById('instruct-text'); t.focus(); t.setSelectionRange(t.value.length, t.value.length); }
+    if (focused === 'instruct-text' || (focused && focused.indexOf('edit-') === 0 && document.getElementById(focused))) { var t = document.getElementById(focused); t.focus(); t.setSelectionRange(t.value.length, t.value.length); }
   }
 
   // Every pending request of every session, newest first: what a person away from the desk opens the page for.

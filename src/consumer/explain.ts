@@ -5,7 +5,6 @@
 import type { Paint } from '../audit/paint.js';
 import { CLI_VOICE, refusalSentence, type RefusalContext, type Voice } from './next-step.js';
 import type { CancelOutcome, ToolProcessSaid } from './cancel.js';
-import type { EditOutcome } from './edit.js';
 import type { InstructOutcome } from './verb.js';
 import type { RespondOutcome } from './respond.js';
 import type { WithdrawOutcome } from './withdraw.js';
@@ -76,7 +75,7 @@ function rejectedResult(
  * An outcome no session decided, as an error result: a refusal by the relay or the roster (`by`
  * among the facts where the verb names it), or a relay that could not be reached.
  */
-function undecided(
+export function undecided(
   o:
     | ({ outcome: 'refused'; code: string; detail?: string; by: string } & RefusalContext)
     | { outcome: 'unreachable'; detail: string },
@@ -289,24 +288,6 @@ export function explainRespond(o: RespondOutcome, voice: Voice): Explained {
     default:
       return undecided(o, facts, voice);
   }
-}
-
-/** An edit (withdraw + send): a lost race says the old text was delivered and that nothing new was sent. */
-export function explainEdit(o: EditOutcome, waitMs: number, voice: Voice): Explained {
-  if (o.sent === undefined) {
-    const w = explainWithdraw(o.withdraw, voice);
-    const lost = o.withdraw.outcome === 'rejected' && o.withdraw.code === 'already-delivered';
-    const text = lost
-      ? 'It was delivered before the edit: the agent has the old text, and the new one was not sent.'
-      : `${w.text} The new text was not sent.`;
-    return result(text, { ...w.facts, sent: false }, true);
-  }
-  const s = explainSteer(o.sent, { waitMs, noun: 'instruction', voice });
-  return result(
-    `Edited: the old text was withdrawn. ${s.text}`,
-    { ...s.facts, withdrawn: o.withdraw.instruction, sent: true },
-    s.isError,
-  );
 }
 
 /** The line printed while waiting: where the instruction stands and when it will arrive (D27). */

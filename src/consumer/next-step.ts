@@ -149,6 +149,12 @@ export function nextStep(code: string | undefined, voice: Voice, c: RefusalConte
       return `the session has no instruction with that id: ${voice.queue(c.session)}`;
     case 'not-sender':
       return 'only its sender may take it back: ask them, or send a new instruction';
+    case 'move-invalid':
+      return 'name either the instruction to put it before, or the front or the back of the queue';
+    case 'move-target-unknown':
+      return `the instruction to put it before must wait in the same session: ${voice.queue(c.session)}`;
+    case 'paused-invalid':
+      return 'paused must be true (pause) or false (resume)';
     case 'no-active-run':
       return 'no turn is running, so there is nothing to stop';
     case 'cancel-pending':

@@ -189,3 +189,19 @@ export const deliveryTimeout = <E extends object>(
   ack: o.ack,
   sent: 1,
 });
+
+/** The steer request a verb on a named session sends: no text of its own, a caller's id kept (D4). */
+export const verbRequest = (req: {
+  session: string;
+  timeoutMs: number;
+  vendor?: string;
+  id?: string;
+  ackWindowMs?: number;
+}) => ({
+  session: req.session,
+  text: '',
+  timeoutMs: req.timeoutMs,
+  ...(req.vendor ? { vendor: req.vendor } : {}),
+  ...(req.id ? { id: req.id } : {}),
+  ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }),
+});

@@ -3,7 +3,7 @@
 import { GRANT_ATTR, WITHDRAW_GRANT, withdrawType } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
 import { steer } from './steer.js';
-import { deliveryTimeout, surfaceData, type Sender, type Unsettled } from './verb.js';
+import { deliveryTimeout, surfaceData, verbRequest, type Sender, type Unsettled } from './verb.js';
 
 export type WithdrawOutcome =
   /** D32: the instruction was taken back; `dropped` is its `instruction.dropped {reason: withdrawn}`. */
@@ -37,28 +37,16 @@ export async function sendWithdraw(
     ackWindowMs?: number;
   },
 ): Promise<WithdrawOutcome> {
-  const o = await steer(
-    consumer,
-    f,
-    {
-      session: req.session,
-      text: '',
-      timeoutMs: req.timeoutMs,
-      ...(req.vendor ? { vendor: req.vendor } : {}),
-      ...(req.id ? { id: req.id } : {}),
-      ...(req.ackWindowMs === undefined ? {} : { ackWindowMs: req.ackWindowMs }),
-    },
-    {
-      type: withdrawType,
-      hint: 'withdraw comes with instruct, and its adapter runs with steering off',
-      steering: true,
-      data: { instruction: req.instruction, ...surfaceData(f) },
-      ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
-      settles: /\.instruction\.dropped$/,
-      success: /\.instruction\.dropped$/,
-      capture: 'metadata',
-    },
-  );
+  const o = await steer(consumer, f, verbRequest(req), {
+    type: withdrawType,
+    hint: 'withdraw comes with instruct, and its adapter runs with steering off',
+    steering: true,
+    data: { instruction: req.instruction, ...surfaceData(f) },
+    ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
+    settles: /\.instruction\.dropped$/,
+    success: /\.instruction\.dropped$/,
+    capture: 'metadata',
+  });
   const instruction = req.instruction;
   switch (o.outcome) {
     case 'delivered':

@@ -25,7 +25,7 @@ export interface InspectServer {
 const KEEPALIVE_MS = 20_000;
 
 /** Who asked, when not the console's own page: a paired device (its name, and `device:<name>`). */
-interface ActionCaller {
+export interface ActionCaller {
   device: string;
   identity: string;
 }

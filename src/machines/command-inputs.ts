@@ -54,6 +54,22 @@ export interface WithdrawInput {
   /** D32: the native lanes that can take back what they hold (Qwen's mid-turn messages). */
   laneWithdraws?: readonly string[];
 }
+/**
+ * D44: `x.{vendor}.control.edit|move|promote|hold`, the sender's verbs on what waits. A promote
+ * carries the same lane facts as instruct, since it may hand the instruction to a lane.
+ */
+export interface QueueVerbInput {
+  type: 'command.queue';
+  at: number;
+  verb: QueueVerb;
+  command: AepCommand;
+  /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
+  gateOpen: boolean;
+  deliveries?: readonly string[];
+  native?: { deliveries: readonly string[]; hint: string };
+  starts?: LaneStarts;
+}
+export type QueueVerb = 'edit' | 'move' | 'promote' | 'hold';
 /** `x.{vendor}.control.send_input` (D28, D29): a session-actor input like instruct. */
 export interface SendInputInput {
   type: 'command.send_input';

@@ -58,8 +58,10 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
     return { context: { decisions, ...laned.context }, outputs: [accepted, ...laned.outputs] };
   }
   // D30: a steer goes in through a native lane that reaches the session, never also through the
-  // queue; one that waits for the next turn (D43 `wait`) waits in the hook lane's queue.
-  const lane = d.idle === 'wait' ? undefined : laneFor(ctx, d.delivery, input.native);
+  // queue; one that waits for the next turn (D43 `wait`) waits in the hook lane's queue, and so
+  // does a queue sent while the sender paused the queue (D44), so the pause holds it.
+  const kept = d.idle === 'wait' || (ctx.paused === true && d.delivery === 'queue');
+  const lane = kept ? undefined : laneFor(ctx, d.delivery, input.native);
   if (lane !== undefined) {
     const laned = toLane(ctx, item, lane);
     return { context: { decisions, ...laned.context }, outputs: [accepted, ...laned.outputs] };

@@ -20,7 +20,7 @@ const HOOK_LANE = 'hook';
 const ECHOES_KEPT = 20;
 
 /** D31: what instruct honours on this session now: the hook lane's, plus a reaching native lane's. */
-export function honoured(ctx: SessionContext, input: InstructInput): readonly string[] {
+export function honoured(ctx: SessionContext, input: Pick<InstructInput, 'deliveries' | 'native'>): readonly string[] {
   const hook = input.deliveries ?? ['moment'];
   if (input.native === undefined || (ctx.lanes?.length ?? 0) === 0) return hook;
   return [...hook, ...input.native.deliveries.filter((d) => !hook.includes(d))];
@@ -72,6 +72,7 @@ export function toLane(ctx: SessionContext, item: QueuedInstruction, lane: strin
     lane,
     phase: 'sending',
     ...(item.from === undefined ? {} : { from: item.from }),
+    ...(item.version === undefined ? {} : { version: item.version }),
     ...(item.delivery === 'queue' && start === undefined ? { delivery: 'queue' as const } : {}),
     ...(start === undefined ? {} : { start: 'asked' as const }),
   };
@@ -178,6 +179,7 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
         lane: item.lane,
         ref: input.ref,
         ...(started === undefined ? {} : { started }),
+        ...(item.version === undefined ? {} : { version: item.version }),
       },
     ],
   };

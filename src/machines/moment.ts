@@ -6,6 +6,7 @@ import { droppedInstructions, fitsMoment, takeFitting } from './queue.js';
 import { finishedWith } from './withdraw.js';
 import { echoTaken } from './lane-steps.js';
 import { ranAtAgent } from './attention.js';
+import { queueHeld } from './queue-verbs.js';
 import type { SessionOutput } from './session-output.js';
 import type { FailedInput, MomentInput, WrittenInput } from './hook-inputs.js';
 import type { SessionContext } from './session-context.js';
@@ -41,7 +42,11 @@ function deliver(ctx: SessionContext, input: MomentInput, ended: boolean): Step 
   if (opener !== undefined) turn.openers = (ctx.openers ?? []).filter((o) => o !== opener);
   const tells = opener !== undefined && !ended && input.eligible && input.answered !== true;
   const startedBy = tells ? { startedBy: opener.from ?? '' } : {};
-  const place = { opensTurn: input.turn === 'opens', inTurn: ctx.turnOpen || (input.turn === 'within' && !ended) };
+  const place = {
+    opensTurn: input.turn === 'opens',
+    inTurn: ctx.turnOpen || (input.turn === 'within' && !ended),
+    held: queueHeld(ctx),
+  };
   // A moment answered early was decided by `repliesNeutral`: nothing is taken for it.
   const { taken, rest, text } =
     ended || !input.eligible || input.answered === true
@@ -107,7 +112,11 @@ export function repliesNeutral(
   // D27, D43: the first moment of a turn a start began tells the person who started it.
   if (input.opener !== undefined && state.context.openers?.some((o) => o.id === input.opener) === true) return false;
   // D31: what waits may not fit this moment (a late steer dropped at a closing one still gets the neutral reply).
-  const place = { opensTurn: input.turn === 'opens', inTurn: state.context.turnOpen || input.turn === 'within' };
+  const place = {
+    opensTurn: input.turn === 'opens',
+    inTurn: state.context.turnOpen || input.turn === 'within',
+    held: queueHeld(state.context),
+  };
   return !state.context.queue.some((i) => fitsMoment(i, place));
 }
 
@@ -133,6 +142,7 @@ export function written(ctx: SessionContext, input: WrittenInput): Step {
       };
       if (batch.moment !== undefined) o.moment = batch.moment;
       o.delivery = i.delivery ?? 'moment';
+      if (i.version !== undefined) o.version = i.version;
       return o;
     }),
   };

@@ -56,10 +56,13 @@ export interface MomentPlace {
   opensTurn: boolean;
   /** A turn was running when the moment came: a moment inside it carries `steer`. */
   inTurn: boolean;
+  /** D44: the sender paused the queue: only a steer may leave it. */
+  held?: boolean;
 }
 
 /** D31: `moment` rides any eligible moment, `queue` only a turn's first, `steer` only one inside a running turn. */
 export function fitsMoment(item: QueuedInstruction, place: MomentPlace): boolean {
+  if (place.held === true && item.delivery !== 'steer') return false;
   if (item.delivery === 'queue') return place.opensTurn;
   if (item.delivery === 'steer') return place.inTurn && !place.opensTurn;
   return true;

@@ -8,6 +8,7 @@ import type { Rejection } from '../protocol/index.js';
 import { unlessAccepted, type Step } from './step.js';
 import { cancelledBy } from './lane-steps.js';
 import { decidedByOf, isRejection } from './decided-by.js';
+import { clearQueue } from './queue-verbs.js';
 import type { CancelAnsweredInput } from './vendor-inputs.js';
 import type { CancelInput } from './command-inputs.js';
 import type { SessionContext } from './session-context.js';
@@ -53,8 +54,10 @@ export function cancel(ctx: SessionContext, input: CancelInput, ended: boolean):
   const run = ctx.run === undefined ? {} : { run: ctx.run };
   const found = decidedByOf(input.command);
   const by = isRejection(found) ? {} : { by: found };
+  // D44: the queue stays unless the sender asks to clear it; then it is held until the answer.
+  const clear = (input.command.data as { clear?: unknown } | undefined)?.clear === true ? { clear: true } : {};
   return {
-    context: { cancel: { id: cause, key: d.key, acked: false, ...lane, ...run, ...kill, ...by } },
+    context: { cancel: { id: cause, key: d.key, acked: false, ...lane, ...run, ...kill, ...by, ...clear } },
     outputs: [{ type: 'run.cancel', cause, ...lane, ...kill }],
   };
 }
@@ -63,16 +66,27 @@ export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput):
   const c = ctx.cancel;
   if (!c || c.id !== input.commandId || c.acked) return { outputs: [] };
   // D33: the lane saw the turn end interrupted before this answer: the ack, then its outcome.
+  // D44: with `clear`, the stop's ack withdraws everything waiting, each drop caused by the cancel.
+  const cleared = input.ok && c.clear === true ? clearQueue(ctx, c.id) : { outputs: [] };
+  const { clear: _done, ...kept } = c;
   if (input.ok && c.interrupted === true) {
     return {
-      context: { cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'accepted') },
-      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }, cancelledBy(ctx, c, c.tools)],
+      context: { ...cleared.context, cancel: undefined, decisions: withDecision(ctx.decisions, c.key, 'accepted') },
+      outputs: [
+        { type: 'control.accepted', cause: c.id, key: c.key },
+        ...cleared.outputs,
+        cancelledBy(ctx, c, c.tools),
+      ],
     };
   }
   if (input.ok) {
     return {
-      context: { cancel: { ...c, acked: true }, decisions: withDecision(ctx.decisions, c.key, 'accepted') },
-      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }],
+      context: {
+        ...cleared.context,
+        cancel: { ...kept, acked: true },
+        decisions: withDecision(ctx.decisions, c.key, 'accepted'),
+      },
+      outputs: [{ type: 'control.accepted', cause: c.id, key: c.key }, ...cleared.outputs],
     };
   }
   return {

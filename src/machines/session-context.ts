@@ -14,6 +14,8 @@ export interface QueuedInstruction {
   from?: string;
   /** D31: `steer` or `queue` as the sender chose; absent is `moment`. */
   delivery?: 'steer' | 'queue';
+  /** D44: the text's version, raised by each edit; absent is 1. */
+  version?: number;
 }
 
 /** How an accepted instruction stopped waiting, remembered so a late withdraw says which (D32). */
@@ -39,6 +41,8 @@ export interface LanedInstruction {
    */
   start?: 'asked' | 'started' | 'raced';
   from?: string;
+  /** D44: the text version it carries (absent: 1). */
+  version?: number;
 }
 
 export interface FinishedInstruction {
@@ -195,6 +199,8 @@ export interface SessionContext {
   withdrawals?: PendingWithdrawal[];
   /** A turn is running (the table marks the moments that open and close one). */
   turnOpen: boolean;
+  /** D44: the sender paused the queue: nothing but a steer is delivered from it until resumed. */
+  paused?: boolean;
   /** D30: the native lanes that reach this session now, as the lanes reported; absent: the hook lane only. */
   lanes?: string[];
   /** D31: steers handed to a native lane and not settled yet. */
@@ -231,6 +237,8 @@ export interface SessionContext {
     tools?: ToolsAtStop;
     /** D46: who asked for the stop. */
     by?: DecidedBy;
+    /** D44: `clear`: nothing is delivered from the queue until the answer, which withdraws all of it. */
+    clear?: boolean;
   };
   /**
    * The run of the turn now running, as its opening moment named it (the vendor's own id, or one

@@ -4,6 +4,7 @@ import type {
   CancelInput,
   ForwardInput,
   InstructInput,
+  QueueVerbInput,
   RespondInput,
   SendInputInput,
   WithdrawInput,
@@ -49,6 +50,7 @@ export interface RecoveredInput {
 export type SessionInput =
   | InstructInput
   | WithdrawInput
+  | QueueVerbInput
   | RespondInput
   | MomentInput
   | HeldInput

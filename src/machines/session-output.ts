@@ -27,7 +27,14 @@ export type SessionOutput =
       ref?: string;
       /** D43: it began the turn (true), or a start went into a turn begun meanwhile (false). */
       started?: boolean;
+      /** D44: the text version it carried, when an edit raised it past 1. */
+      version?: number;
     }
+  /**
+   * D44: a queue verb took effect (`x.{vendor}.instruction.edited|moved|promoted`, `x.{vendor}.queue.held`),
+   * caused by the verb, naming the instruction as `subject`; `data` is the settled state.
+   */
+  | { type: 'queue.changed'; eventType: string; cause: string; subject?: string; data: Record<string, unknown> }
   /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
   | {
       type: 'instruction.dropped';

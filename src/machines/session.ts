@@ -15,6 +15,7 @@ import * as cancels from './run-cancel.js';
 import * as approvals from './transport-holds.js';
 import * as forwards from './forward.js';
 import { laneWithdrawn, withdraw, withdrawAnswered } from './withdraw.js';
+import { queueVerb } from './queue-verbs.js';
 import * as lanes from './lane-steps.js';
 import { compileFold, foldable, type Fold } from './fold.js';
 import type { SessionContext, SessionSeed } from './session-context.js';
@@ -51,6 +52,8 @@ export const sessionMachine = setup({
     refuseEnded: step('command.instruct', (c, e) => instruct(c, e, true)),
     answerHold: step('command.respond', respond),
     withdraw: step('command.withdraw', withdraw),
+    changeQueue: step('command.queue', (c, e) => queueVerb(c, e, false)),
+    changeQueueEnded: step('command.queue', (c, e) => queueVerb(c, e, true)),
     settleWithdraw: step('withdraw.answered', withdrawAnswered),
     deliverPrefix: step('hook.moment', (c, e) => moment(c, e, false)),
     replyNeutral: step('hook.moment', (c, e) => moment(c, e, true)),
@@ -98,6 +101,7 @@ export const sessionMachine = setup({
     'command.instruct': { actions: 'enqueue' },
     'command.respond': { actions: 'answerHold' },
     'command.withdraw': { actions: 'withdraw' },
+    'command.queue': { actions: 'changeQueue' },
     'withdraw.answered': { actions: 'settleWithdraw' },
     'hook.moment': { actions: 'deliverPrefix' },
     'hook.held': { actions: 'openHold' },
@@ -162,6 +166,7 @@ export const sessionMachine = setup({
         ],
         'window.tick': { actions: 'closeWindow' },
         'command.send_input': { actions: 'refuseInputEnded' },
+        'command.queue': { actions: 'changeQueueEnded' },
         'command.cancel': { actions: 'refuseCancelEnded' },
         'approval.requested': { actions: 'ignoreApproval' },
         'command.forward': { actions: 'refuseForwardEnded' },

@@ -44,8 +44,8 @@ export const finishedAll = (
         ),
       };
 
-const WITHDRAW_REJECT = {
-  gateOff: gateOff('withdraw is not enabled on this adapter (AEP_INSTRUCT)'),
+/** The refusals of a verb naming an instruction that is not there (withdraw, and the queue verbs, D44). */
+export const NAMED_REJECT = {
   noId: {
     reason: 'invalid',
     rule: 'unknown-instruction',
@@ -56,6 +56,11 @@ const WITHDRAW_REJECT = {
     rule: 'unknown-instruction',
     detail: 'this session never accepted an instruction with that id: `aep-steer queue` lists what still waits',
   },
+} as const satisfies Record<string, Rejection>;
+
+const WITHDRAW_REJECT = {
+  gateOff: gateOff('withdraw is not enabled on this adapter (AEP_INSTRUCT)'),
+  ...NAMED_REJECT,
   notSender: {
     reason: 'unauthorized',
     rule: 'not-sender',

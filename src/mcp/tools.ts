@@ -8,6 +8,7 @@ import { toolKit, type RegisterTool, type ToolContext } from './tool-kit.js';
 import { listSessions } from './tools/sessions.js';
 import { instruct, sendInput } from './tools/steer.js';
 import { withdraw } from './tools/withdraw.js';
+import { queueTools } from './tools/queue.js';
 import { cancel } from './tools/cancel.js';
 import { pendingRequests, respond } from './tools/requests.js';
 import { sessionEvents } from './tools/events.js';
@@ -16,6 +17,7 @@ const TOOLS: readonly RegisterTool[] = [
   listSessions,
   instruct,
   withdraw,
+  queueTools,
   cancel,
   sendInput,
   pendingRequests,

@@ -35,6 +35,12 @@ type RuleId =
   | 'unknown-instruction'
   /** D32: only the instruction's sender (or a token granted withdraw) may take it back. */
   | 'not-sender'
+  /** D44: a move names neither `before` nor `to`, or both. */
+  | 'move-invalid'
+  /** D44: a move's `before` names no other instruction waiting in the same session. */
+  | 'move-target-unknown'
+  /** D44: a hold's `paused` is not a boolean. */
+  | 'paused-invalid'
   | 'session-idle'
   | 'transport-down'
   | 'input-pending-identical'

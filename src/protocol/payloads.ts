@@ -16,6 +16,7 @@ import {
   type ShapeIssue,
 } from './shape.js';
 import { parseVendorType } from './types.js';
+import { QUEUE_PAYLOADS } from './queue-payloads.js';
 import { captureRank, type CaptureLevel } from './envelope.js';
 
 const R = 'redacted' as const;
@@ -262,7 +263,11 @@ const core = {
   ),
   'control.attention.respond': obj({ answer }),
   // D33: `kill_tools` also ends the tool processes the vendor leaves running, where the adapter can.
-  'control.cancel': obj({ scope: oneOf(['run', 'session']) }, { reason: str().at(R), kill_tools: bool() }),
+  // D44: `clear` also withdraws everything waiting in the session's queue.
+  'control.cancel': obj(
+    { scope: oneOf(['run', 'session']) },
+    { reason: str().at(R), kill_tools: bool(), clear: bool() },
+  ),
   'control.pause': obj({}),
   'control.resume': obj({}),
   'control.accepted': obj({}),
@@ -280,6 +285,7 @@ const vendor = {
   'control.instruct': obj({ text: str().at(R) }, { delivery: oneOf(DELIVERIES), idle: oneOf(IDLE) }),
   /** D32: takes back an instruction that still waits, named by its command id. */
   'control.withdraw': obj({ instruction: str() }),
+  ...QUEUE_PAYLOADS,
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),
   /**
@@ -291,7 +297,7 @@ const vendor = {
    */
   'instruction.delivered': obj(
     { queued_ms: int({ min: 0 }) },
-    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str(), started: bool() },
+    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str(), started: bool(), version: int({ min: 2 }) },
   ),
   /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
   'instruction.dropped': obj({
@@ -329,6 +335,7 @@ type Vendor = typeof vendor;
 type Scoped =
   | 'control.instruct'
   | 'control.withdraw'
+  | keyof typeof QUEUE_PAYLOADS
   | 'control.send_input'
   | 'instruction.delivered'
   | 'instruction.dropped'

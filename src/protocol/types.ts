@@ -50,6 +50,11 @@ export function vendorType<V extends string, R extends string>(vendor: V, rest: 
 export const instructType = (vendor: string) => vendorType(vendor, 'control.instruct');
 export const sendInputType = (vendor: string) => vendorType(vendor, 'control.send_input');
 export const withdrawType = (vendor: string) => vendorType(vendor, 'control.withdraw');
+/** D44: the sender's queue verbs and what each settles on the stream. */
+export const queueVerbType = (vendor: string, verb: 'edit' | 'move' | 'promote' | 'hold') =>
+  vendorType(vendor, `control.${verb}`);
+export const queueChangeType = (vendor: string, change: 'edited' | 'moved' | 'promoted' | 'held') =>
+  vendorType(vendor, change === 'held' ? 'queue.held' : `instruction.${change}`);
 export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction.delivered');
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');
@@ -61,7 +66,8 @@ export const closedType = (vendor: string) => vendorType(vendor, 'session.closed
  */
 const ADAPTER_ANSWERS = new RegExp(
   '^(?:control\\.(?:accepted|rejected)|attention\\.(?:answered|resolved|timeout)' +
-    '|x\\.[a-z0-9_-]+\\.(?:instruction\\.(?:delivered|dropped)|input\\.(?:sent|consumed)|session\\.described))$',
+    '|x\\.[a-z0-9_-]+\\.(?:instruction\\.(?:delivered|dropped|edited|moved|promoted)|queue\\.held' +
+    '|input\\.(?:sent|consumed)|session\\.described))$',
 );
 /** D37: an event of the session's agent, which refreshes its last activity (a command never does). */
 export const isAgentActivity = (type: string): boolean => !isCommandType(type) && !ADAPTER_ANSWERS.test(type);

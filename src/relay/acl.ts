@@ -183,14 +183,15 @@ export function mayCommand(p: Principal, type: string, session: string, agent?: 
 /**
  * D32: a command claiming a withdraw grant (the `grant` attribute) passes only when it is a
  * withdraw and the party's tokens-file entry grants withdraw for the session; the adapter then
- * takes back any sender's instruction. Without the attribute nothing changes.
+ * takes back any sender's instruction. D44: the queue verbs on one instruction carry the same right.
+ * Without the attribute nothing changes.
  */
 export function mayClaimGrant(p: Principal, type: string, session: string, grant: unknown): CommandVerdict {
   if (grant === undefined) return YES;
-  if (grant !== WITHDRAW_GRANT || !/\.control\.withdraw$/.test(type)) {
+  if (grant !== WITHDRAW_GRANT || !/\.control\.(?:withdraw|edit|move|promote)$/.test(type)) {
     return {
       ok: false,
-      detail: `the grant attribute names what a token was granted: only "${WITHDRAW_GRANT}", on a withdraw`,
+      detail: `the grant attribute names what a token was granted: only "${WITHDRAW_GRANT}", on a withdraw, edit, move or promote`,
     };
   }
   if (!(p.withdraw ?? []).some((g) => globMatch(g, session)))

@@ -47,8 +47,11 @@ export interface Claimant {
   claims: ReadonlySet<string>;
 }
 
-/** D32: a target that takes a vendor's instruct takes its withdraw, which only takes instructions back. */
-const WITHDRAW = /^(x\.[a-z0-9_-]+\.control\.)withdraw$/;
+/**
+ * D32: a target that takes a vendor's instruct takes its withdraw, which only takes instructions
+ * back; D44: and the queue verbs, which only change what waits.
+ */
+const WITHDRAW = /^(x\.[a-z0-9_-]+\.control\.)(?:withdraw|edit|move|promote|hold)$/;
 export function acceptsType(accepts: readonly string[], type: string): boolean {
   if (accepts.includes(type)) return true;
   const m = WITHDRAW.exec(type);

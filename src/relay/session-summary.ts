@@ -27,6 +27,8 @@ export interface SessionAbout {
   lanes?: string[];
   /** D43: a turn can be started in it from outside, as last described. */
   startable?: boolean;
+  /** D44: its sender paused its queue (`x.{vendor}.queue.held`), until resumed. */
+  paused?: boolean;
 }
 
 /** What the events say of the session, and its instructions in flight. */
@@ -43,6 +45,7 @@ const INSTRUCT = /^x\.[a-z0-9_-]+\.control\.instruct$/;
 const CLOSED = /^x\.[a-z0-9_-]+\.session\.closed$/;
 const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
 const DESCRIBED = /^x\.[a-z0-9_-]+\.session\.described$/;
+const HELD = /^x\.[a-z0-9_-]+\.queue\.held$/;
 
 /** Steps one cell with one event; redelivered events change nothing (every update is idempotent). */
 function apply(c: Cell, e: AepEvent): void {
@@ -64,6 +67,7 @@ function apply(c: Cell, e: AepEvent): void {
   } else if (e.type === 'session.ended' || (vendor && CLOSED.test(e.type))) c.ended = true;
   else if (e.type === 'session.started' || (vendor && REOPENED.test(e.type))) c.ended = false;
   else if (vendor && DESCRIBED.test(e.type)) describe(c, e.data ?? {});
+  else if (vendor && HELD.test(e.type)) c.paused = e.data?.['paused'] === true ? true : undefined;
 }
 
 /** The working directory as last described, the first title, the stale window as last declared. */

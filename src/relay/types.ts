@@ -59,6 +59,8 @@ export interface RosterEntry {
   lanes?: string[];
   /** D43: an instruct with `idle: "start"` can start a turn in it (a lane that can reaches it). */
   startable?: boolean;
+  /** D44: the sender paused the session's queue: nothing but a steer is delivered until resumed. */
+  paused?: true;
   /**
    * No live connection claims the session: an entry from the relay's history, only when the
    * roster request asks for them (`offline: true`); a command to it is refused `no-route`.

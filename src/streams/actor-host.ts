@@ -439,6 +439,7 @@ export class ActorHost {
       if (
         input.type === 'command.instruct' ||
         input.type === 'command.withdraw' ||
+        input.type === 'command.queue' ||
         input.type === 'command.respond' ||
         input.type === 'command.send_input' ||
         input.type === 'command.forward' ||

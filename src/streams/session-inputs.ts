@@ -15,7 +15,10 @@ import type { SessionItem } from './step-types.js';
 import type { SessionAbout, VendorSurface } from './surface.js';
 import { laneCancel, type LaneHostOptions } from './lane-host.js';
 
-import type { LaneStarts } from '../machines/command-inputs.js';
+import type { LaneStarts, QueueVerb } from '../machines/command-inputs.js';
+import { queueVerbType } from '../protocol/types.js';
+
+const QUEUE_VERBS: readonly QueueVerb[] = ['edit', 'move', 'promote', 'hold'];
 
 /** The gates a command passes through (D5, D28) and the vendor checks it meets. */
 export interface CommandGates {
@@ -174,6 +177,19 @@ export function commandInput(
       ...(gates.lanes === undefined ? {} : { laneWithdraws: gates.lanes.withdraws }),
     };
   }
+  const verb = QUEUE_VERBS.find((v) => c.type === queueVerbType(surface.token, v));
+  // D44: the queue verbs carry instruct's gate and lane facts (a promote may hand it to a lane).
+  if (verb !== undefined)
+    return {
+      type: 'command.queue',
+      verb,
+      at: item.at,
+      command: c,
+      gateOpen: gates.instruct,
+      ...(surface.deliveries === undefined ? {} : { deliveries: surface.deliveries }),
+      ...(gates.lanes === undefined ? {} : { native: gates.lanes.native }),
+      ...(gates.starts === undefined ? {} : { starts: gates.starts }),
+    };
   return {
     type: 'command.instruct',
     at: item.at,

@@ -268,7 +268,16 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
           ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
           ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
           ...(o.started === undefined ? {} : { started: o.started }),
+          ...(o.version === undefined ? {} : { version: o.version }),
         },
+      });
+      return true;
+    case 'queue.changed':
+      emit(s, {
+        type: o.eventType,
+        cause: o.cause,
+        data: o.data,
+        ...(o.subject === undefined ? {} : { subject: o.subject }),
       });
       return true;
     case 'instruction.dropped':

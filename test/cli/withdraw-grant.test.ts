@@ -139,7 +139,7 @@ test('the grant attribute on anything but a withdraw is refused unauthorized', a
   const sent = await sendInstructionRaw(forged);
   assert.equal(sent, {
     code: 'unauthorized',
-    detail: 'the grant attribute names what a token was granted: only "withdraw", on a withdraw',
+    detail: 'the grant attribute names what a token was granted: only "withdraw", on a withdraw, edit, move or promote',
   });
 });
 

@@ -1,7 +1,7 @@
-// The console's queue in headless Chromium on a real relay and Claude Code adapter (D32): two
+// The console's queue in headless Chromium on a real relay and Claude Code adapter (D32, D44): two
 // waiting instructions shown live, Withdraw takes one back (the agent never reads it), Edit
-// replaces the other (withdraw + send as one action), and an edit that loses the race to the
-// delivery says so and sends nothing.
+// changes the other's text in place (same id, version 2), and an edit of one already delivered is
+// refused already-delivered with nothing changed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Page } from 'playwright-core';
@@ -67,24 +67,26 @@ test('the queue shows two waiting instructions; Withdraw removes one, Edit repla
   const dropped = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.dropped' && e.subject === first);
   assert.is(dropped.data?.['reason'], 'withdrawn');
 
-  page.once('dialog', (d) => void d.accept('Rename the module to steering-core.'));
+  // D44: Edit in place keeps the id and the place; the entry shows the new text once settled.
   await page.click(`#detail [data-edit="${second}"]`);
-  await page.waitForSelector(`#detail [data-field="queue"] [data-instruction="${second}"]`, { state: 'detached' });
-  await page.waitForSelector('#detail [data-field="queue"] li:has-text("Rename the module to steering-core.")');
-  await statusSays('Edited:');
-  assert.match((await page.textContent('#queue-status'))!, /^Edited: the old text was withdrawn\./);
-  const [edited] = await queueIds(page);
-  assert.ok(edited !== undefined && edited !== second);
+  await page.fill(`#detail [data-edit-text="${second}"]`, 'Rename the module to steering-core.');
+  await page.click(`#detail [data-save="${second}"]`);
+  await page.waitForSelector(
+    `#detail [data-instruction="${second}"][data-version="2"]:has-text("Rename the module to steering-core.")`,
+  );
+  await statusSays('Edited in place:');
+  assert.equal(await queueIds(page), [second], 'the same instruction, in the same place');
+  const edited = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.edited' && e.subject === second);
+  assert.is(edited.data?.['version'], 2);
 
-  // The agent's next moment carries only the edited text.
+  // The agent's next moment carries only the edited text, and the delivery names its version.
   assert.is(contextOf(await stack.postHook(s.toolCall[0]!)), 'Rename the module to steering-core.');
-  await stack.waitFor((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === edited);
+  const delivered = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === second);
+  assert.is(delivered.data?.['version'], 2);
   await page.waitForSelector('#detail [data-field="queue"]:has-text("empty")');
-  for (const id of [first, second])
-    assert.not.ok(stack.seen.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === id));
+  assert.not.ok(stack.seen.some((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === first));
 
-  // An edit of one the agent already has loses the race: the page says so and nothing is sent.
-  const before = stack.seen.filter((e) => e.type === 'x.claude-code.control.instruct').length;
+  // An edit of one the agent already has is refused already-delivered, and nothing changes.
   const late = await page.evaluate(
     async (a) => {
       const r = await fetch('api/edit', {
@@ -92,19 +94,16 @@ test('the queue shows two waiting instructions; Withdraw removes one, Edit repla
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(a),
       });
-      return (await r.json()) as { message: string; error: boolean; sent: boolean };
+      return (await r.json()) as { message: string; error: boolean; code: string };
     },
-    { session: s.session, instruction: edited, text: 'too late' },
+    { session: s.session, instruction: second, text: 'too late' },
   );
-  assert.equal([late.error, late.sent], [true, false]);
+  assert.equal([late.error, late.code], [true, 'already-delivered']);
+  assert.match(late.message, /^Not changed \(already-delivered\): /);
   assert.is(
-    late.message,
-    'It was delivered before the edit: the agent has the old text, and the new one was not sent.',
-  );
-  assert.is(
-    stack.seen.filter((e) => e.type === 'x.claude-code.control.instruct').length,
-    before,
-    'no new instruction was sent',
+    stack.seen.filter((e) => e.type === 'x.claude-code.instruction.edited').length,
+    1,
+    'no second edit took effect',
   );
 });
 

@@ -34,14 +34,18 @@ const freePort = (): Promise<number> =>
 
 const acceptedOn = (session: string) => stack.waitFor((e) => e.session === session && e.type === 'control.accepted');
 
-test('tools/list: the eight steering tools, each described, with typed inputs', async () => {
+test('tools/list: the twelve steering tools, each described, with typed inputs', async () => {
   const { tools } = await mcp.client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.equal(names, [
     'cancel',
+    'edit_instruction',
+    'hold_queue',
     'instruct',
     'list_sessions',
+    'move_instruction',
     'pending_requests',
+    'promote_instruction',
     'respond',
     'send_input',
     'session_events',

@@ -69,6 +69,11 @@ test('D18 tokens file: identities, command globs and session globs', () => {
   const v = mayCommand(viewer, 'control.pause', 'proj-1');
   assert.is(v.ok, false);
   assert.match((v as { detail: string }).detail, /watch-only/);
+  // D44: a watch-only token cannot pause a queue, nor change what waits.
+  for (const verb of ['hold', 'edit', 'move', 'promote']) {
+    const q = mayCommand(viewer, `x.claude-code.control.${verb}`, 'proj-1');
+    assert.match(q.ok ? '' : q.detail, /watch-only/, verb);
+  }
 });
 
 test('tokens file errors name the entry and never open the relay', () => {
@@ -117,6 +122,10 @@ test('D32 withdraw grants: session globs from the tokens file, claimed only on a
   });
   assert.equal(mayClaimGrant(p, W, 'team-7', undefined), { ok: true }, 'no claim: only the sender rule applies');
   assert.not.ok(mayClaimGrant(l, 'x.claude-code.control.instruct', 'team-7', 'withdraw').ok);
+  // D44: the queue verbs on one instruction carry withdraw's right; a hold names no instruction.
+  for (const v of ['edit', 'move', 'promote'])
+    assert.ok(mayClaimGrant(l, `x.claude-code.control.${v}`, 'team-7', 'withdraw').ok, v);
+  assert.not.ok(mayClaimGrant(l, 'x.claude-code.control.hold', 'team-7', 'withdraw').ok);
   assert.not.ok(mayClaimGrant(l, W, 'team-7', 'everything').ok);
   assert.ok(
     mayClaimGrant(accessPolicy({ token: 'shared' }).authenticate('shared')!, W, 'any', 'withdraw').ok,

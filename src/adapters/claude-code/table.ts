@@ -191,6 +191,15 @@ export const claudeCode: VendorTable = {
   // D30: a headless session run by `aep-steer run claude -p` is also reached through its stream-json
   // input; a person's `claude` keeps the hook lane only.
   lanes: [claudeStreamJson],
+  // D44: the hook lane's queue is the adapter's own; a headless run's `queue` goes at once into
+  // stream-json's `priority: "later"` messages, which only `cancel_async_message` can take back.
+  queue: {
+    keeps: { vendor: ['stream-json'] },
+    calls:
+      'stream-json: cancel_async_message {message_uuid} removes a waiting message (withdraw uses it); no edit or reorder call, so an edit, move or promote of a message handed over answers already-delivered',
+    evidence:
+      'e2e/claude-stream-lane#a queue withdrawn before it is read never reaches the model (cancel_async_message)',
+  },
   // D33: only the stream-json lane stops a turn (its `interrupt` control request); a person's
   // `claude` in a terminal is reached by hooks alone, which cannot.
   cancel: {

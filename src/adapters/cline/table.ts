@@ -201,6 +201,15 @@ export const cline: VendorTable = {
       return hubLane(hub);
     },
   },
+  // D44: instruct's queue is the adapter's own (the hub lane carries send_input, not instruct); the
+  // hub's own pending prompts (update_pending_prompt, remove_pending_prompt) hold send_input only.
+  queue: {
+    keeps: 'adapter',
+    calls:
+      'the hub has session.update_pending_prompt {promptId, prompt?, delivery?}, session.remove_pending_prompt and session.steer_first_pending_prompt; instruct never puts items there, so the adapter edits, moves and promotes its own queue',
+    evidence:
+      'e2e/cline-delivery#a withdrawn instruct never reaches the model: dropped withdrawn, cause-linked to the withdraw',
+  },
   // D33: the hub's run.abort stops any of its sessions' turns, once the adapter has hub control.
   cancel: {
     by: ['user-plane'],

@@ -87,6 +87,14 @@ export const codex: VendorTable = {
   // D30: a session whose TUI runs on the adapter's app-server (`aep-steer run codex`) is also
   // reached by `turn/steer`; a plain `codex` runs on a server of its own (0.171.0: a managed daemon that outlives the TUI) and has the hook lane only.
   lanes: [codexAppServer],
+  // D44: the app-server takes steers only (turn/steer), so everything queued is the adapter's own.
+  queue: {
+    keeps: 'adapter',
+    calls:
+      'none: the app-server has no next-turn queue; the adapter keeps what waits and edits, moves and promotes it itself',
+    evidence:
+      'e2e/codex-app-server#queue sent mid-turn reaches the first request of the next turn; a withdrawn one never reaches the model',
+  },
   // D33: only the app-server stops a turn (`turn/interrupt`). Observed on 0.171.0: the turn ends
   // `interrupted` while a running shell command goes on under the server until it exits.
   cancel: {

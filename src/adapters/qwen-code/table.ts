@@ -80,6 +80,15 @@ export const qwenCode: VendorTable = {
   // attaches to the daemon its options name.
   lanes: [qwenServe],
   options: qwenCodeOptions,
+  // D44: the hook lane's queue is the adapter's own; on a `qwen serve` session a `queue` goes at
+  // once to the daemon's pending prompts, which can be listed and removed but not edited or reordered.
+  queue: {
+    keeps: { vendor: ['serve'] },
+    calls:
+      'serve: GET/DELETE /session/:id/pending-prompts[/:promptId] (withdraw uses DELETE); no edit or reorder call, so an edit, move or promote of a prompt handed over answers already-delivered',
+    evidence:
+      'e2e/qwen-serve-adapter#a queue withdrawn while it waits is dropped withdrawn and never reaches the model; the one behind it runs',
+  },
   // D33: only a `qwen serve` daemon stops a turn (`POST /session/:id/cancel`); the TUI's hooks cannot.
   cancel: {
     by: ['serve'],
