@@ -46,7 +46,26 @@ type RuleId =
   /** The vendor's API said no (an HTTP 4xx/5xx answer to a forwarded command). */
   | 'vendor-refused'
   /** The vendor would ignore or misread the command in the status the stream last showed. */
-  | 'status-guard';
+  | 'status-guard'
+  /** D45: spawn is off on this adapter (no `--spawn-root`), or the spawn went to a session that is not its home. */
+  | 'spawn-off'
+  /** D45: the spawn's prompt is missing or blank. */
+  | 'prompt-empty'
+  /** D45: the spawn's `cwd` lies outside every spawn root (after following symlinks, or by `..`). */
+  | 'cwd-outside-roots'
+  /** D45: the spawn's `cwd` climbs with `..`. */
+  | 'cwd-dotdot'
+  /** D45: the spawn's `cwd` (or a link in it) is a symlink that leads out of its root. */
+  | 'cwd-symlink-escape'
+  /** D45: the spawn's `cwd` does not exist or is not a directory. */
+  | 'cwd-not-directory'
+  /** D45: a worktree was asked for in a directory that is not in a git repository, or git refused it. */
+  | 'worktree-not-repo'
+  | 'worktree-invalid'
+  /** D45: the adapter already runs `--max-spawned` spawned sessions. */
+  | 'spawn-cap'
+  /** D45: the vendor's process or server did not start the session. */
+  | 'spawn-failed';
 
 export interface Rejection {
   reason: RejectReason;

@@ -50,6 +50,9 @@ export function vendorType<V extends string, R extends string>(vendor: V, rest: 
 export const instructType = (vendor: string) => vendorType(vendor, 'control.instruct');
 export const sendInputType = (vendor: string) => vendorType(vendor, 'control.send_input');
 export const withdrawType = (vendor: string) => vendorType(vendor, 'control.withdraw');
+/** D45: starts a session; sent to the adapter's home session. */
+export const spawnType = (vendor: string) => vendorType(vendor, 'control.spawn');
+export const isSpawnType = (type: string): boolean => /^x\.[a-z0-9_-]+\.control\.spawn$/.test(type);
 export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction.delivered');
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');
