@@ -15,8 +15,6 @@ export {
   reopenedType,
   scopeOf,
   withdrawType,
-  spawnType,
-  isSpawnType,
 } from './types.js';
 export { SessionEmitter, agentEvent, command, newId, type EventFields } from './build.js';
 export { DELIVERIES, IDLE } from './payloads.js';

@@ -50,8 +50,7 @@ export function vendorType<V extends string, R extends string>(vendor: V, rest: 
 export const instructType = (vendor: string) => vendorType(vendor, 'control.instruct');
 export const sendInputType = (vendor: string) => vendorType(vendor, 'control.send_input');
 export const withdrawType = (vendor: string) => vendorType(vendor, 'control.withdraw');
-/** D45: starts a session; sent to the adapter's home session. */
-export const spawnType = (vendor: string) => vendorType(vendor, 'control.spawn');
+/** D45: `x.{vendor}.control.spawn`, which starts a session; sent to the adapter's home session. */
 export const isSpawnType = (type: string): boolean => /^x\.[a-z0-9_-]+\.control\.spawn$/.test(type);
 export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction.delivered');
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');

@@ -139,7 +139,9 @@ export async function makeWorktree(plan: WorktreePlan): Promise<{ cwd: string } 
     await git(plan.top, ['worktree', 'remove', '--force', plan.path]);
     await git(plan.top, ['branch', '-D', plan.branch]);
     rmSync(plan.path, { recursive: true, force: true });
-    const why = String((err as { stderr?: string }).stderr ?? (err as Error).message).trim().split('\n')[0];
+    const why = String((err as { stderr?: string }).stderr ?? (err as Error).message)
+      .trim()
+      .split('\n')[0];
     return refuse('worktree-invalid', `git could not make the worktree ${plan.path}: ${why}`);
   }
   return { cwd: plan.within === '' ? plan.path : join(plan.path, plan.within) };
