@@ -49,8 +49,6 @@ type RuleId =
   | 'status-guard'
   /** D45: spawn is off on this adapter (no `--spawn-root`), or the spawn went to a session that is not its home. */
   | 'spawn-off'
-  /** D45: the spawn's prompt is missing or blank. */
-  | 'prompt-empty'
   /** D45: the spawn's `cwd` lies outside every spawn root (after following symlinks, or by `..`). */
   | 'cwd-outside-roots'
   /** D45: the spawn's `cwd` climbs with `..`. */
@@ -63,9 +61,7 @@ type RuleId =
   | 'worktree-not-repo'
   | 'worktree-invalid'
   /** D45: the adapter already runs `--max-spawned` spawned sessions. */
-  | 'spawn-cap'
-  /** D45: the vendor's process or server did not start the session. */
-  | 'spawn-failed';
+  | 'spawn-cap';
 
 export interface Rejection {
   reason: RejectReason;
