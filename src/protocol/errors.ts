@@ -61,7 +61,9 @@ type RuleId =
   | 'worktree-not-repo'
   | 'worktree-invalid'
   /** D45: the adapter already runs `--max-spawned` spawned sessions. */
-  | 'spawn-cap';
+  | 'spawn-cap'
+  /** D45: the checks passed but the vendor's worker did not start (its launcher said why). */
+  | 'spawn-failed';
 
 export interface Rejection {
   reason: RejectReason;
