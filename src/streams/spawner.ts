@@ -6,7 +6,7 @@ import type { Rejection } from '../protocol/index.js';
 import { checkSpawnCwd, makeWorktree, planWorktree, realRoots, SpawnSlots } from './spawn-place.js';
 
 /** What a spawn asks for, as `x.{vendor}.control.spawn` carries it. */
-export interface SpawnRequest {
+interface SpawnRequest {
   prompt: string;
   cwd: string;
   worktree?: boolean | string;
@@ -27,7 +27,7 @@ export interface Worker {
 export type Launcher = (req: { cwd: string; prompt: string; model?: string; commandId: string }) => Promise<Worker>;
 
 /** A spawn's answer: the new session (and the worktree made for it), or why not. */
-export type SpawnOutcome = { ok: true; session: string; cwd: string; worktree?: string } | ({ ok: false } & Rejection);
+type SpawnOutcome = { ok: true; session: string; cwd: string; worktree?: string } | ({ ok: false } & Rejection);
 
 export interface SpawnerOptions {
   /** `--spawn-root`s, as given (none: spawn is off). */
@@ -37,7 +37,7 @@ export interface SpawnerOptions {
   launch: Launcher;
 }
 
-export const DEFAULT_MAX_SPAWNED = 4;
+const DEFAULT_MAX_SPAWNED = 4;
 
 export interface Spawner {
   spawn(req: SpawnRequest): Promise<SpawnOutcome>;
