@@ -45,6 +45,8 @@ export interface SessionRow {
   lanes?: string[];
   /** D43: a turn can be started in it (`instruct --start`), as its adapter last said. */
   startable?: boolean;
+  /** D45: who spawned it: the spawner's identity, its spawn command, its own session. */
+  spawnedBy?: { identity: string; command: string; parent?: string };
 }
 
 export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
@@ -69,6 +71,7 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
     if (typeof r.title === 'string') row.title = r.title;
     if (Array.isArray(r.lanes)) row.lanes = r.lanes.filter((l): l is string => typeof l === 'string');
     if (typeof r.startable === 'boolean') row.startable = r.startable;
+    if (r.spawned_by !== undefined) row.spawnedBy = r.spawned_by;
     const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
     if (instruct) row.instruct = instruct;
     return row;

@@ -59,6 +59,8 @@ export interface RosterEntry {
   lanes?: string[];
   /** D43: an instruct with `idle: "start"` can start a turn in it (a lane that can reaches it). */
   startable?: boolean;
+  /** D45: who spawned the session (identity, spawn command, the spawner's own session). */
+  spawned_by?: { identity: string; command: string; parent?: string };
   /**
    * No live connection claims the session: an entry from the relay's history, only when the
    * roster request asks for them (`offline: true`); a command to it is refused `no-route`.
