@@ -53,10 +53,12 @@ if (e2e.installed) {
     const env = e2e.runEnv(ws);
     workers = spawner({
       roots: [ws.root],
+      // The launcher as the Claude Code table makes it, with the worker's stdout followed here;
+      // the worker's Bash call needs no one's permission.
       launch: claudeLauncher({
         bin: env.AEP_CLAUDE_BIN || e2e.binary,
         env,
-        args: ['--dangerously-skip-permissions'],
+        args: ['--permission-mode', 'bypassPermissions'],
         onLine: (_session, line) => printed.push(line),
         open: async () => {
           const opened = await openAdapterLanes(e2e.stack.running.adapter.port, e2e.stack.secret);

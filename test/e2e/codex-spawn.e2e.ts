@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { codexLauncher } from '../../src/adapters/codex/app-server/spawn.js';
+import { codexAppServer } from '../../src/adapters/codex/app-server/spec.js';
 import { openAdapterLanes } from '../../src/cli/run-command.js';
 import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { spawner, type Spawner } from '../../src/streams/spawner.js';
@@ -54,12 +54,10 @@ if (e2e.installed) {
     workers = spawner({
       roots: [e2e.home.root],
       max: 2,
-      launch: codexLauncher({
-        bin: e2e.binary,
-        dir: join(e2e.stack.stateDir, 'codex'),
-        env: e2e.runEnv(e2e.home),
-        join: () => openAdapterLanes(e2e.stack.running.adapter.port, e2e.stack.secret),
-      }),
+      // The Codex table's own launcher, as the adapter has it, with the adapter's state directory.
+      launch: await codexAppServer.spawn!(e2e.runEnv(e2e.home), e2e.stack.stateDir, () =>
+        openAdapterLanes(e2e.stack.running.adapter.port, e2e.stack.secret),
+      ),
     });
     e2e.defer(() => workers.stopAll());
   });
