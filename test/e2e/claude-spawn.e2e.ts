@@ -5,7 +5,6 @@
 // stopping the spawner leaves no CLI running.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeLauncher } from '../../src/adapters/claude-code/stream-json/spawn.js';
@@ -15,6 +14,7 @@ import { processTable } from '../../src/adapters/tool-processes.js';
 import { spawner, type Spawner } from '../../src/streams/spawner.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { scratchRepo } from '../support/scratch-repo.js';
 import { toolResultCount } from '../support/mock-anthropic.js';
 import { bodyHas } from '../support/vendor-e2e.js';
 
@@ -42,14 +42,7 @@ if (e2e.installed) {
     });
     const ws = await e2e.workspace();
     // The project is the scratch repository, its hook settings committed: a worktree of it has them.
-    repo = ws.project;
-    const g = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe' });
-    g('init', '-q', '-b', 'main');
-    g('config', 'user.email', 'e2e@example.invalid');
-    g('config', 'user.name', 'e2e');
-    writeFileSync(join(repo, 'README'), 'scratch\n');
-    g('add', '-f', '-A');
-    g('commit', '-q', '-m', 'scratch');
+    repo = scratchRepo(ws.project);
     const env = e2e.runEnv(ws);
     workers = spawner({
       roots: [ws.root],

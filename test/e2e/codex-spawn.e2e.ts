@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { codexAppServer } from '../../src/adapters/codex/app-server/spec.js';
 import { openAdapterLanes } from '../../src/cli/run-command.js';
@@ -14,6 +14,7 @@ import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { spawner, type Spawner } from '../../src/streams/spawner.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { scratchRepo } from '../support/scratch-repo.js';
 import { bodyHas } from '../support/vendor-e2e.js';
 
 const e2e = e2eSuite('codex', {
@@ -42,15 +43,7 @@ const spawnedServers = (): number[] =>
 
 if (e2e.installed) {
   test.before(async () => {
-    repo = join(e2e.home.root, 'scratch');
-    mkdirSync(repo, { recursive: true });
-    const g = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe' });
-    g('init', '-q', '-b', 'main');
-    g('config', 'user.email', 'e2e@example.invalid');
-    g('config', 'user.name', 'e2e');
-    writeFileSync(join(repo, 'README'), 'scratch\n');
-    g('add', '.');
-    g('commit', '-q', '-m', 'scratch');
+    repo = scratchRepo(join(e2e.home.root, 'scratch'));
     workers = spawner({
       roots: [e2e.home.root],
       max: 2,

@@ -3,34 +3,23 @@
 // `read` gives the final answer the Stop hook carried.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestStack, type TestStack } from '../cli/support.js';
-import { startMcp, type McpClient } from './support.js';
+import { mcpOnStack } from './support.js';
 
-let stack: TestStack;
-let mcp: McpClient;
-
-test.before(async () => {
-  stack = await startTestStack();
-  mcp = await startMcp(['--relay', stack.relayUrl, '--token', stack.token, '--wait-ms', '20000']);
-});
-test.after(async () => {
-  await mcp?.close();
-  await stack?.stop();
-});
+const on = mcpOnStack();
 
 test('wait: still running within its bound, then the turn end and the next step; read: the final answer', async () => {
-  const s = await stack.openSession();
-  const running = await mcp.call('wait', { session: s.session, wait_ms: 300 });
+  const s = await on.stack.openSession();
+  const running = await on.mcp.call('wait', { session: s.session, wait_ms: 300 });
   assert.not.ok(running.isError, running.text);
   assert.is(running.facts['outcome'], 'timeout');
   assert.match(running.text, /^Still running: turn 1 of session .* Wait again/);
-  const waiting = mcp.call('wait', { session: s.session, for: ['turn-end'] });
-  for (const h of s.toolCall) await stack.postHook(h);
-  await stack.postHook(s.closing[0]!);
+  const waiting = on.mcp.call('wait', { session: s.session, for: ['turn-end'] });
+  for (const h of s.toolCall) await on.stack.postHook(h);
+  await on.stack.postHook(s.closing[0]!);
   const ended = await waiting;
   assert.is(ended.facts['outcome'], 'turn-ended');
   assert.match(ended.text, /Turn 1 of session .* finished\. Next: call read \{session: ".*", turn: 1\}/);
-  const read = await mcp.call('read', { session: s.session });
+  const read = await on.mcp.call('read', { session: s.session });
   assert.not.ok(read.isError, read.text);
   assert.match(read.text, /Its final answer:\nPrinted hi\./);
   assert.is((read.facts['turn'] as { answer?: string }).answer, 'Printed hi.');

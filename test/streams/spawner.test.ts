@@ -1,23 +1,16 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { realRoots, WORKTREE_DIR } from '../../src/streams/spawn-place.js';
+import { scratchRepo } from '../support/scratch-repo.js';
 import { spawner, type Launcher, type Worker } from '../../src/streams/spawner.js';
 
 const base = realRoots([mkdtempSync(join(tmpdir(), 'aep-spawner-'))]).roots[0]!;
 const root = join(base, 'root');
 const repo = join(root, 'repo');
-mkdirSync(repo, { recursive: true });
-const g = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'pipe' });
-g('init', '-q', '-b', 'main');
-g('config', 'user.email', 't@example.invalid');
-g('config', 'user.name', 't');
-writeFileSync(join(repo, 'a.txt'), 'a');
-g('add', '.');
-g('commit', '-q', '-m', 'one');
+scratchRepo(repo);
 
 /** A launcher that records what it was asked and hands out workers the test ends. */
 function fakeLauncher() {
@@ -55,7 +48,7 @@ test('a spawn in a worktree: the launcher runs in it, the answer names the sessi
   assert.is(r.worktree, join(root, WORKTREE_DIR, 'aep-cmd1'));
   assert.is(f.asked[0]?.cwd, r.worktree);
   assert.is(f.asked[0]?.prompt, 'do it');
-  assert.ok(existsSync(join(r.worktree!, 'a.txt')));
+  assert.ok(existsSync(join(r.worktree!, 'README')));
   assert.equal(s.running(), ['s-1']);
   await s.stopAll();
   assert.equal(s.running(), []);
