@@ -3,6 +3,7 @@
 // `metadata` (AEP-0003 §9 default posture): names, ids, counts, durations and digests, never free text.
 import { hash } from 'node:crypto';
 import type { EventData } from '../protocol/envelope.js';
+import { redactText } from '../protocol/redact.js';
 import type { ObservationSpec } from '../streams/surface.js';
 import { int, str } from './hook-input.js';
 import type { HookInput, MapRule } from './table.js';
@@ -86,7 +87,22 @@ export const sessionStartedBy =
   ];
 
 export const runStarted: MapRule = (input) => [obs('run.started', input, { trigger: 'user' })];
-export const runFinished: MapRule = (input) => [obs('run.finished', input, {})];
+export const runFinished: MapRule = (input) => [withAnswer(obs('run.finished', input, {}), input)];
+
+/** The longest final answer carried on the stream; a longer one is cut, and says so. */
+const ANSWER_MAX = 16_000;
+
+/**
+ * D45: the turn's final answer (the Stop hook's `last_assistant_message`) as `run.finished`
+ * `summary`, redacted-class: secrets and PII scrubbed here, and the relay serves it only to a
+ * reader whose capture allows it (a metadata reader sees that the turn finished, not what it said).
+ */
+export function withAnswer(spec: ObservationSpec, input: HookInput): ObservationSpec {
+  const said = str(input.last_assistant_message);
+  if (said === undefined || said === '') return spec;
+  const cut = said.length > ANSWER_MAX ? `${said.slice(0, ANSWER_MAX)} [cut at ${ANSWER_MAX} characters]` : said;
+  return { ...spec, capture: 'redacted', data: { ...spec.data, summary: redactText(cut) } };
+}
 export const runFailed: MapRule = (input) => [
   obs('run.failed', input, { reason: 'error', error: compact({ type: str(input.error) }) }, { severity: 'error' }),
 ];

@@ -2,6 +2,7 @@
 // `aep-steer run` joins it. Rows of the table; the lane itself speaks streams/lane.ts.
 import type { SteeringError } from '../protocol/errors.js';
 import type { SteeringLane } from '../streams/lane.js';
+import type { Launcher } from '../streams/spawner.js';
 
 /** A vendor table's native lane (D30): its name, where its behaviour was observed, and how a session gets it. */
 interface LaneSpecBase {
@@ -34,6 +35,11 @@ export interface OwnedLaneSpec extends LaneSpecBase {
    * (its answer lists the servers it joined as `servers`) and the client joins `address`.
    */
   serve?(env: NodeJS.ProcessEnv, opened: Record<string, unknown>, cwd: string): Promise<ServedLane>;
+  /**
+   * D45: how the adapter starts a worker on this lane (`x.{vendor}.control.spawn`), with the
+   * adapter's environment; `open` opens the lane (what `aep-steer run` asks of the adapter).
+   */
+  spawn?(env: NodeJS.ProcessEnv, stateDir: string, open: () => Promise<Record<string, unknown>>): Promise<Launcher>;
 }
 
 /** A server `aep-steer run` started for its client: where it listens, and its end once the client exits. */

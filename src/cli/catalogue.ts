@@ -72,6 +72,16 @@ export const CATALOGUE: readonly Entry[] = [
     load: async () => (await import('./instruct-command.js')).registerInstruct,
   },
   {
+    name: 'wait',
+    summary: "wait until a session's turn ends, a request of it waits, or it ends",
+    load: async () => (await import('./wait-command.js')).registerWait,
+  },
+  {
+    name: 'read',
+    summary: "print a turn's final answer, as far as the token's capture allows",
+    load: async () => (await import('./wait-command.js')).registerRead,
+  },
+  {
     name: 'withdraw',
     summary: "take back an instruction that still waits in a session's queue",
     load: async () => (await import('./withdraw-command.js')).registerWithdraw,

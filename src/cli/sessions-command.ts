@@ -7,6 +7,7 @@ import { paintFor, type Paint } from '../audit/paint.js';
 import { rowsFrom, type SessionRow } from '../consumer/roster.js';
 import { withConsumer } from '../consumer/connect.js';
 import { relayAction, type RelayFlags } from './relay-options.js';
+import { treeRows } from './sessions-tree.js';
 
 export const SESSIONS_EXIT = { ok: 0, unreachable: 7, unauthorized: 8 } as const;
 
@@ -92,6 +93,8 @@ export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {
 export interface SessionsFlags extends RelayFlags {
   json?: boolean;
   all?: boolean;
+  /** D45: workers under the sessions that spawned them. */
+  tree?: boolean;
 }
 
 export async function runSessions(
@@ -109,7 +112,8 @@ export async function runSessions(
     io.out.write(f.json ? `${JSON.stringify({ error: rows.error })}\n` : `✗ ${rows.error}\n`);
     return rows.unauthorized ? SESSIONS_EXIT.unauthorized : SESSIONS_EXIT.unreachable;
   }
-  const shown = f.all ? rows : rows.filter(isShownByDefault);
+  const listed = f.all ? rows : rows.filter(isShownByDefault);
+  const shown = f.tree === true && f.json !== true ? treeRows(listed) : listed;
   const hidden = (state: SessionRow['state']) => (f.all ? 0 : rows.filter((r) => r.state === state).length);
   const opts: RenderOptions = {
     all: f.all === true,
@@ -128,7 +132,8 @@ export function registerSessions(program: Command): void {
         'queued instructions, what each claimant declares',
     )
     .option('--all', "also list ended sessions, and those whose adapter is not connected (from the relay's history)")
-    .option('--json', 'print the roster rows as JSON');
+    .option('--json', 'print the roster rows as JSON')
+    .option('--tree', 'list each spawned session under the session that spawned it, naming its spawner (D45)');
   relayAction(cmd, '\nExit codes: 0 listed, 2 usage, 7 relay unreachable, 8 token refused.', (f: SessionsFlags) =>
     runSessions(f, { out: process.stdout }),
   );

@@ -47,6 +47,8 @@ export interface SessionRow {
   startable?: boolean;
   /** D44: its queue is paused: nothing but a steer is delivered until resumed. */
   paused?: boolean;
+  /** D45: who spawned it: the spawner's identity, its spawn command, its own session. */
+  spawnedBy?: { identity: string; command: string; parent?: string };
 }
 
 export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
@@ -72,6 +74,7 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
     if (Array.isArray(r.lanes)) row.lanes = r.lanes.filter((l): l is string => typeof l === 'string');
     if (typeof r.startable === 'boolean') row.startable = r.startable;
     if (r.paused === true) row.paused = true;
+    if (r.spawned_by !== undefined) row.spawnedBy = r.spawned_by;
     const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));
     if (instruct) row.instruct = instruct;
     return row;

@@ -12,6 +12,7 @@ import { queueTools } from './tools/queue.js';
 import { cancel } from './tools/cancel.js';
 import { pendingRequests, respond } from './tools/requests.js';
 import { sessionEvents } from './tools/events.js';
+import { readTool, waitTool } from './tools/turns.js';
 
 const TOOLS: readonly RegisterTool[] = [
   listSessions,
@@ -23,6 +24,8 @@ const TOOLS: readonly RegisterTool[] = [
   pendingRequests,
   respond,
   sessionEvents,
+  waitTool,
+  readTool,
 ];
 
 export function registerSteeringTools(server: McpServer, ctx: ToolContext): void {

@@ -60,7 +60,24 @@ type RuleId =
   /** D48: a one-tap link cannot allow a risky request. */
   | 'risky-link'
   /** D48: the second allow of a risky request came from the identity that gave the first. */
-  | 'second-approver-same';
+  | 'second-approver-same'
+  /** D45: spawn is off on this adapter (no `--spawn-root`), or the spawn went to a session that is not its home. */
+  | 'spawn-off'
+  /** D45: the spawn's `cwd` lies outside every spawn root (after following symlinks, or by `..`). */
+  | 'cwd-outside-roots'
+  /** D45: the spawn's `cwd` climbs with `..`. */
+  | 'cwd-dotdot'
+  /** D45: the spawn's `cwd` (or a link in it) is a symlink that leads out of its root. */
+  | 'cwd-symlink-escape'
+  /** D45: the spawn's `cwd` does not exist or is not a directory. */
+  | 'cwd-not-directory'
+  /** D45: a worktree was asked for in a directory that is not in a git repository, or git refused it. */
+  | 'worktree-not-repo'
+  | 'worktree-invalid'
+  /** D45: the adapter already runs `--max-spawned` spawned sessions. */
+  | 'spawn-cap'
+  /** D45: the checks passed but the vendor's worker did not start (its launcher said why). */
+  | 'spawn-failed';
 
 export interface Rejection {
   reason: RejectReason;

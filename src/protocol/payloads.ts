@@ -286,6 +286,12 @@ const vendor = {
   /** D32: takes back an instruction that still waits, named by its command id. */
   'control.withdraw': obj({ instruction: str() }),
   ...QUEUE_PAYLOADS,
+  /**
+   * D45: starts a session on a lane the adapter owns, sent to the adapter's home session: the
+   * prompt (redacted-class, like an instruction) in `cwd` under a spawn root, optionally in a new
+   * git worktree (`true`, or the branch to make) and on a given model.
+   */
+  'control.spawn': obj({ prompt: str().at(R), cwd: str() }, { worktree: either(bool(), str()), model: str() }),
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),
   /**
@@ -322,6 +328,10 @@ const vendor = {
       stale_after_ms: int({ min: 0 }),
       lanes: arrayOf(str()),
       startable: bool(),
+      /** D45: who started the session: the spawner's identity, its spawn command, its own session. */
+      spawned_by: obj({ identity: str(), command: str() }, { parent: str() }),
+      /** D45: the git worktree a spawn made for the session (kept after it ends). */
+      worktree: str(),
     },
   ),
   /** D10: a reopened session's later end moment; AEP allows one session.ended per session. */
@@ -336,6 +346,7 @@ type Scoped =
   | 'control.instruct'
   | 'control.withdraw'
   | keyof typeof QUEUE_PAYLOADS
+  | 'control.spawn'
   | 'control.send_input'
   | 'instruction.delivered'
   | 'instruction.dropped'

@@ -55,6 +55,8 @@ export const queueVerbType = (vendor: string, verb: 'edit' | 'move' | 'promote' 
   vendorType(vendor, `control.${verb}`);
 export const queueChangeType = (vendor: string, change: 'edited' | 'moved' | 'promoted' | 'held') =>
   vendorType(vendor, change === 'held' ? 'queue.held' : `instruction.${change}`);
+/** D45: `x.{vendor}.control.spawn`, which starts a session; sent to the adapter's home session. */
+export const isSpawnType = (type: string): boolean => /^x\.[a-z0-9_-]+\.control\.spawn$/.test(type);
 export const deliveredType = (vendor: string) => vendorType(vendor, 'instruction.delivered');
 export const droppedType = (vendor: string) => vendorType(vendor, 'instruction.dropped');
 export const reopenedType = (vendor: string) => vendorType(vendor, 'session.reopened');

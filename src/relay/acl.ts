@@ -5,7 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../protocol/envelope.js';
 import { SteeringError } from '../protocol/errors.js';
-import { WITHDRAW_GRANT } from '../protocol/types.js';
+import { isSpawnType, WITHDRAW_GRANT } from '../protocol/types.js';
 
 /** D19: the agents (and optionally sessions) a party may claim and publish session events for. */
 interface EmitRight {
@@ -27,6 +27,8 @@ export interface Principal {
   capture?: CaptureLevel;
   /** D32: sessions (globs) in which this party may withdraw any sender's instruction; empty = only its own. */
   withdraw?: string[];
+  /** D45: may start sessions (`x.{vendor}.control.spawn`); off unless its tokens-file entry says `"spawn": true`. */
+  spawn?: boolean;
   /**
    * True for a tokens-file identity: its commands must carry `agent` = `identity`, and its claims
    * are its own (D19). The shared token and a tokenless relay serve one user, so several of their
@@ -49,6 +51,8 @@ export interface TokenEntry {
   capture?: CaptureLevel;
   /** D32: session globs in which this identity may withdraw others' instructions. */
   withdraw?: string[];
+  /** D45: the spawn right, off by default. */
+  spawn?: boolean;
 }
 
 export interface AccessPolicy {
@@ -76,6 +80,8 @@ const SHARED: Principal = Object.freeze({
   sessions: ['*'],
   emit: EVERYTHING,
   withdraw: ['*'],
+  // The one user's own token: the adapter's `--spawn-root` is what turns spawning on.
+  spawn: true,
   bound: false,
   authenticated: true,
 }) as Principal;
@@ -93,6 +99,7 @@ function principalOf(entry: TokenEntry): Principal {
     authenticated: true,
   };
   if (entry.withdraw !== undefined && entry.withdraw.length > 0) p.withdraw = entry.withdraw;
+  if (entry.spawn === true) p.spawn = true;
   const capture = entry.capture ?? (commands.length === 0 && emit.length === 0 ? 'metadata' : undefined);
   if (capture !== undefined) p.capture = capture;
   return p;
@@ -181,6 +188,18 @@ export function mayCommand(p: Principal, type: string, session: string, agent?: 
 }
 
 /**
+ * D45: a spawn starts a process on the adapter's machine, so `commands: ["*"]` is not enough: the
+ * party's tokens-file entry must also say `"spawn": true`.
+ */
+export function maySpawn(p: Principal, type: string): CommandVerdict {
+  if (!isSpawnType(type) || p.spawn === true) return YES;
+  return {
+    ok: false,
+    detail: `${p.identity} has no spawn right; add "spawn": true to its entry in the relay's tokens file to let it start sessions`,
+  };
+}
+
+/**
  * D32: a command claiming a withdraw grant (the `grant` attribute) passes only when it is a
  * withdraw and the party's tokens-file entry grants withdraw for the session; the adapter then
  * takes back any sender's instruction. D44: the queue verbs on one instruction carry the same right.
@@ -228,7 +247,7 @@ const isStringArray = (v: unknown): v is string[] =>
 
 /**
  * Parses the tokens file (D18):
- * `{"tokens":[{"token"|"sha256", "identity", "commands"?, "sessions"?, "emit"?, "capture"?, "withdraw"?: [glob]}]}`.
+ * `{"tokens":[{"token"|"sha256", "identity", "commands"?, "sessions"?, "emit"?, "capture"?, "withdraw"?: [glob], "spawn"?: bool}]}`.
  * A bad file is a CONFIG_INVALID error naming the entry, never a silently open relay.
  */
 export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry[] {
@@ -254,6 +273,8 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
       if (e[key] !== undefined && !isStringArray(e[key]))
         throw new SteeringError('CONFIG_INVALID', `${at}.${key} must be an array of non-empty strings`);
     }
+    if (e.spawn !== undefined && typeof e.spawn !== 'boolean')
+      throw new SteeringError('CONFIG_INVALID', `${at}.spawn must be true or false`);
     if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) {
       throw new SteeringError('CONFIG_INVALID', `${at}.capture must be one of ${CAPTURE_LEVELS.join(', ')}`);
     }
@@ -265,6 +286,7 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
     if (e.withdraw !== undefined) out.withdraw = e.withdraw as string[];
     if (e.emit !== undefined) out.emit = parseEmit(e.emit, `${at}.emit`);
     if (e.capture !== undefined) out.capture = e.capture as CaptureLevel;
+    if (e.spawn === true) out.spawn = true;
     return out;
   });
 }

@@ -63,6 +63,7 @@ function summarised(summaries: SessionSummaries, e: RosterEntry, now: number, ti
   if (about.lanes !== undefined) e.lanes = about.lanes;
   if (about.startable !== undefined) e.startable = about.startable;
   if (about.paused === true) e.paused = true;
+  if (about.spawnedBy !== undefined) e.spawned_by = about.spawnedBy;
   if (about.staleAfterMs !== undefined) {
     e.stale_after_ms = about.staleAfterMs;
     const last = summary.lastEventAt === undefined ? Number.NaN : Date.parse(summary.lastEventAt);

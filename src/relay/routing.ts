@@ -5,7 +5,7 @@ import type { AepEvent } from '../protocol/envelope.js';
 import type { RelayRefusalCode } from '../protocol/errors.js';
 import { isCommandType } from '../protocol/types.js';
 import { GRANT_ATTR } from '../protocol/types.js';
-import { mayClaimGrant, mayCommand, type Principal } from './acl.js';
+import { mayClaimGrant, mayCommand, maySpawn, type Principal } from './acl.js';
 import { storeUnavailable } from './store-fault.js';
 
 /**
@@ -73,6 +73,8 @@ export function routeCommand<T extends Claimant>(
   if (!verdict.ok) return { kind: 'refuse', code: 'unauthorized', detail: verdict.detail };
   const granted = mayClaimGrant(sender, cmd.type, session, cmd[GRANT_ATTR]);
   if (!granted.ok) return { kind: 'refuse', code: 'unauthorized', detail: granted.detail };
+  const spawns = maySpawn(sender, cmd.type);
+  if (!spawns.ok) return { kind: 'refuse', code: 'unauthorized', detail: spawns.detail };
   const targets: T[] = [];
   for (const c of connections) if (c.role !== 'consumer' && c.claims.has(session)) targets.push(c);
   if (targets.length === 0)

@@ -29,6 +29,25 @@ export interface SessionAbout {
   startable?: boolean;
   /** D44: its sender paused its queue (`x.{vendor}.queue.held`), until resumed. */
   paused?: boolean;
+  /** D45: who spawned it, as first described: the spawner's identity, its command, its own session. */
+  spawnedBy?: SpawnedBy;
+}
+
+/** D45: `spawned_by` of `x.{vendor}.session.described`. */
+interface SpawnedBy {
+  identity: string;
+  command: string;
+  parent?: string;
+}
+
+function spawnedByOf(v: unknown): SpawnedBy | undefined {
+  const o = v as Record<string, unknown> | undefined;
+  if (typeof o?.['identity'] !== 'string' || typeof o['command'] !== 'string') return undefined;
+  return {
+    identity: o['identity'],
+    command: o['command'],
+    ...(typeof o['parent'] === 'string' ? { parent: o['parent'] } : {}),
+  };
 }
 
 /** What the events say of the session, and its instructions in flight. */
@@ -78,6 +97,8 @@ function describe(c: Cell, d: Record<string, unknown>): void {
   const lanes = d['lanes'];
   if (Array.isArray(lanes)) c.lanes = lanes.filter((l): l is string => typeof l === 'string');
   if (typeof d['startable'] === 'boolean') c.startable = d['startable'];
+  // Who started a session does not change: the first word on it stands.
+  c.spawnedBy ??= spawnedByOf(d['spawned_by']);
 }
 
 export class SessionSummaries {

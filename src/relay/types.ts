@@ -61,6 +61,8 @@ export interface RosterEntry {
   startable?: boolean;
   /** D44: the sender paused the session's queue: nothing but a steer is delivered until resumed. */
   paused?: true;
+  /** D45: who spawned the session (identity, spawn command, the spawner's own session). */
+  spawned_by?: { identity: string; command: string; parent?: string };
   /**
    * No live connection claims the session: an entry from the relay's history, only when the
    * roster request asks for them (`offline: true`); a command to it is refused `no-route`.

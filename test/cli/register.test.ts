@@ -76,7 +76,7 @@ test('every command is there with its flags', () => {
     '--token',
     '--sender',
   ]);
-  assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--relay', '--token', '--sender']);
+  assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--tree', '--relay', '--token', '--sender']);
   assert.equal(flagsOf(p, 'audit'), ['--json']);
   assert.equal(flagsOf(p, 'inspect'), ['--port', '--relay', '--token']);
   assert.equal(flagsOf(p, 'demo'), ['--port', '--relay-port', '--text', '--scripted', '--claude', '--keep']);

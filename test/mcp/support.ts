@@ -3,6 +3,8 @@
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { test } from 'uvu';
+import { startTestStack, type TestStack } from '../cli/support.js';
 import { projectRoot } from '../support/shared-dir.js';
 
 export const BIN = join(projectRoot, 'bin', 'aep-steer.js');
@@ -48,4 +50,21 @@ export async function startMcp(args: string[], env: Record<string, string> = {})
     stderr: () => stderr,
     close: () => client.close(),
   };
+}
+
+/**
+ * A relay and Claude Code adapter (the CLI tests' stack) and `aep-steer mcp` on it, started
+ * before the file's tests and ended after them; read the fields once the tests run.
+ */
+export function mcpOnStack(): { stack: TestStack; mcp: McpClient } {
+  const on = {} as { stack: TestStack; mcp: McpClient };
+  test.before(async () => {
+    on.stack = await startTestStack();
+    on.mcp = await startMcp(['--relay', on.stack.relayUrl, '--token', on.stack.token, '--wait-ms', '20000']);
+  });
+  test.after(async () => {
+    await on.mcp?.close();
+    await on.stack?.stop();
+  });
+  return on;
 }

@@ -34,7 +34,7 @@ const freePort = (): Promise<number> =>
 
 const acceptedOn = (session: string) => stack.waitFor((e) => e.session === session && e.type === 'control.accepted');
 
-test('tools/list: the twelve steering tools, each described, with typed inputs', async () => {
+test('tools/list: the steering tools, each described, with typed inputs', async () => {
   const { tools } = await mcp.client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.equal(names, [
@@ -46,9 +46,11 @@ test('tools/list: the twelve steering tools, each described, with typed inputs',
     'move_instruction',
     'pending_requests',
     'promote_instruction',
+    'read',
     'respond',
     'send_input',
     'session_events',
+    'wait',
     'withdraw',
   ]);
   for (const t of tools) assert.ok((t.description ?? '').length > 120, `${t.name} has a description a model can use`);

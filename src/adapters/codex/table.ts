@@ -2,7 +2,7 @@
 // reach the main agent (D7), PermissionRequest held (D13, D14), SessionEnd the drop moment (D10),
 // and the AEP-0002 Annex A mapping (vendor-surfaces §2.2; turn_id is the AEP run).
 import { obj, str } from '../hook-input.js';
-import { compact, namedToolCompleted, namedToolRequested, sessionStartedBy } from '../hook-maps.js';
+import { compact, namedToolCompleted, namedToolRequested, sessionStartedBy, withAnswer } from '../hook-maps.js';
 import { codexInstaller } from './installer.js';
 import { codexMcp } from './mcp.js';
 import { codexAppServer } from './app-server/spec.js';
@@ -30,7 +30,7 @@ const withRun = (input: HookInput, spec: { type: string; data?: Record<string, u
 const maps: Record<string, MapRule> = {
   SessionStart: sessionStartedBy(TOKEN),
   UserPromptSubmit: (input) => [withRun(input, { type: 'run.started', data: { trigger: 'user' } })],
-  Stop: (input) => [withRun(input, { type: 'run.finished', data: {} })],
+  Stop: (input) => [withAnswer(withRun(input, { type: 'run.finished', data: {} }), input)],
   PreToolUse: (input) => namedToolRequested(input).map((o) => withRun(input, o)),
   // No failure hook exists: non-zero exits land here too (vendor-surfaces §2.2).
   PostToolUse: (input) => namedToolCompleted(input).map((o) => withRun(input, o)),

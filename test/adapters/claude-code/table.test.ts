@@ -297,19 +297,22 @@ test('observations follow AEP-0002 Annex A for every recorded hook', () => {
   }
 });
 
-test('observation payloads validate against the AEP schemas and stay at capture metadata', () => {
+test("observation payloads validate against the AEP schemas and stay at capture metadata (a turn's final answer: redacted, D45)", () => {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats.default(ajv);
   for (const input of Object.values(samples)) {
     for (const o of surface.classify(input).observations) {
       assert.ok(TYPE_PATTERN.test(o.type), o.type);
-      assert.ok(o.capture === undefined || o.capture === 'metadata', o.type);
+      // D45: the Stop hook's last message rides run.finished as its redacted-class summary, and nothing else does.
+      const answer = o.type === 'run.finished' && typeof o.data?.['summary'] === 'string';
+      assert.ok(answer ? o.capture === 'redacted' : o.capture === undefined || o.capture === 'metadata', o.type);
+      if (answer) assert.equal(captureViolations(o.type, o.data ?? {}, 'redacted'), [], o.type);
       if (o.type.startsWith('x.')) continue;
       const schemaPath = aepFile('schemas', 'types', `${o.type}.schema.json`);
       assert.ok(existsSync(schemaPath), `schema for ${o.type}`);
       const validate = ajv.getSchema(readJson<{ $id: string }>(schemaPath).$id) ?? ajv.compile(readJson(schemaPath));
       assert.ok(validate(o.data ?? {}), `${o.type}: ${ajv.errorsText(validate.errors)}`);
-      assert.equal(captureViolations(o.type, o.data ?? {}, 'metadata'), [], o.type);
+      if (!answer) assert.equal(captureViolations(o.type, o.data ?? {}, 'metadata'), [], o.type);
     }
   }
 });

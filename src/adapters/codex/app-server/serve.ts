@@ -30,15 +30,15 @@ export function socketAnswers(path: string): Promise<boolean> {
 }
 
 /** A socket name in `dir` no live server holds; a dead server's leftover is removed. */
-async function freeSocket(dir: string, pid: number): Promise<string> {
-  for (const name of [FIRST_SOCKET, `app-server-${pid}.sock`]) {
+async function freeSocket(dir: string, pid: number, own?: string): Promise<string> {
+  for (const name of own === undefined ? [FIRST_SOCKET, `app-server-${pid}.sock`] : [own]) {
     const path = join(dir, name);
     if (!existsSync(path)) return path;
     if (await socketAnswers(path)) continue;
     rmSync(path, { force: true });
     return path;
   }
-  throw new Error(`another app-server already listens on ${join(dir, `app-server-${pid}.sock`)}`);
+  throw new Error(`another app-server already listens on ${join(dir, own ?? `app-server-${pid}.sock`)}`);
 }
 
 export interface RunServerOptions {
@@ -49,11 +49,15 @@ export interface RunServerOptions {
   cwd: string;
   /** How long the server may take to listen (default 20 s). */
   startMs?: number;
+  /** The socket's own name in `dir` (a spawned worker's); default the run's. */
+  socketName?: string;
 }
 
-export async function startRunServer(o: RunServerOptions): Promise<ServedLane & { pid: number; socketPath: string }> {
+export async function startRunServer(
+  o: RunServerOptions,
+): Promise<ServedLane & { pid: number; socketPath: string; exited: Promise<void> }> {
   ensurePrivateDir(o.dir);
-  const socketPath = await freeSocket(o.dir, process.pid);
+  const socketPath = await freeSocket(o.dir, process.pid, o.socketName);
   const address = `unix://${socketPath}`;
   // Its stdout and stderr stay off the terminal the TUI draws on; the last of stderr says why it failed.
   const child = spawn(o.bin, ['app-server', '--listen', address], {
@@ -86,6 +90,7 @@ export async function startRunServer(o: RunServerOptions): Promise<ServedLane & 
     address,
     socketPath,
     pid: child.pid!,
+    exited,
     async stop() {
       // A server that died on its own keeps its socket: the adapter said so, and the next run reuses the name.
       if (!running()) return;

@@ -28,6 +28,14 @@ export const codexAppServer: OwnedLaneSpec = {
       env,
       cwd,
     }),
+  // A worker's server runs with the adapter's environment: no person's terminal stands behind it.
+  spawn: async (env, stateDir, open) =>
+    (await import('./spawn.js')).codexLauncher({
+      bin: codexBinary(env) ?? 'codex',
+      dir: codexSocketDir(stateDir),
+      env,
+      join: open,
+    }),
   // The stock TUI on that server (native-lanes.md: `codex --remote unix://PATH`). Observed: a
   // remote TUI's thread runs in the server's directory unless `--cd` names the person's own.
   client: (env, opened, args, cwd) => ({
