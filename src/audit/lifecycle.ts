@@ -138,23 +138,9 @@ export class SteeringFold {
         s.ended ??= sight;
         s.marks.push(endMark(e, sight));
         break;
-      case 'attention.requested': {
-        const data = e.data ?? {};
-        const hold: HoldView = { request: e.id, kind: str(data['kind']) ?? 'other', since: e.time };
-        const prompt = str(data['prompt']);
-        if (prompt !== undefined) hold.prompt = prompt;
-        const options = Array.isArray(data['options'])
-          ? data['options']
-              .map((o) => str((o as { id?: unknown } | null)?.id))
-              .filter((o): o is string => o !== undefined)
-          : [];
-        if (options.length > 0) hold.options = options;
-        if (Array.isArray(data['fields'])) hold.fields = data['fields'];
-        const risky = riskyOf(data);
-        if (risky !== undefined) hold.risky = risky;
-        s.holds.set(e.id, hold);
+      case 'attention.requested':
+        s.holds.set(e.id, holdOf(e));
         break;
-      }
       case 'attention.resolved':
       case 'attention.timeout':
         if (typeof e.subject === 'string') s.holds.delete(e.subject);
@@ -261,4 +247,20 @@ export class SteeringFold {
     if (s.ended !== undefined) v.endedAt = s.ended.time;
     return v;
   }
+}
+
+/** A held request as the fold keeps it: what it asks, its options or fields, and a D48 risk mark. */
+function holdOf(e: AepEvent): HoldView {
+  const data = e.data ?? {};
+  const hold: HoldView = { request: e.id, kind: str(data['kind']) ?? 'other', since: e.time };
+  const prompt = str(data['prompt']);
+  if (prompt !== undefined) hold.prompt = prompt;
+  const options = Array.isArray(data['options'])
+    ? data['options'].map((o) => str((o as { id?: unknown } | null)?.id)).filter((o): o is string => o !== undefined)
+    : [];
+  if (options.length > 0) hold.options = options;
+  if (Array.isArray(data['fields'])) hold.fields = data['fields'];
+  const risky = riskyOf(data);
+  if (risky !== undefined) hold.risky = risky;
+  return hold;
 }

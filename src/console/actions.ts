@@ -13,6 +13,7 @@ import {
 } from '../consumer/explain.js';
 import { CONSOLE_VOICE } from '../consumer/next-step.js';
 import { explainQueueVerb, sendQueueVerb } from '../consumer/queue-verbs.js';
+import { queueActions } from './queue-actions.js';
 import { sendCancel } from '../consumer/cancel.js';
 import { sendInstruction } from '../consumer/instruct.js';
 import { sendResponse, type Answer } from '../consumer/respond.js';
@@ -104,44 +105,7 @@ export function consoleActions(ctx: ConsoleContext, surface: 'console' | 'link' 
         explainWithdraw(await sendWithdraw(c, f, { session, instruction, timeoutMs: ACK_WAIT_MS }), CONSOLE_VOICE),
       );
     },
-    // D44: Edit in place, Up/Down, Promote and Pause; each answers once the adapter settled it, and
-    // the board shows the change from the stream, never before.
-    async edit(body, caller) {
-      const session = str(body['session']);
-      const instruction = str(body['instruction']);
-      const text = body['text'];
-      if (session === undefined || instruction === undefined || typeof text !== 'string')
-        return invalid('give the session, the instruction id and the new text.');
-      // Empty or oversize text goes to the adapter, which refuses it with its own code (D2).
-      return queueVerb(caller, session, 'edit', { instruction, text });
-    },
-    async move(body, caller) {
-      const session = str(body['session']);
-      const instruction = str(body['instruction']);
-      const before = str(body['before']);
-      const to = str(body['to']);
-      if (session === undefined || instruction === undefined || (before === undefined) === (to === undefined))
-        return invalid(
-          'give the session, the instruction id, and either before (an instruction id) or to (front or back).',
-        );
-      return queueVerb(caller, session, 'move', { instruction, ...(before ? { before } : { to }) });
-    },
-    async promote(body, caller) {
-      const session = str(body['session']);
-      const instruction = str(body['instruction']);
-      if (session === undefined || instruction === undefined)
-        return invalid('give the session and the instruction id.');
-      return queueVerb(caller, session, 'promote', {
-        instruction,
-        ...(body['idle'] === 'start' ? { idle: 'start' } : {}),
-      });
-    },
-    async hold(body, caller) {
-      const session = str(body['session']);
-      if (session === undefined || typeof body['paused'] !== 'boolean')
-        return invalid('give the session and paused (true or false).');
-      return queueVerb(caller, session, 'hold', { paused: body['paused'] });
-    },
+    ...queueActions(queueVerb, invalid),
     // D33: Stop on a session whose claimant declares control.cancel; the answer waits for run.cancelled.
     async cancel(body, caller) {
       const f = from(caller);

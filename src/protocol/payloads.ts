@@ -286,11 +286,7 @@ const vendor = {
   /** D32: takes back an instruction that still waits, named by its command id. */
   'control.withdraw': obj({ instruction: str() }),
   ...QUEUE_PAYLOADS,
-  /**
-   * D45: starts a session on a lane the adapter owns, sent to the adapter's home session: the
-   * prompt (redacted-class, like an instruction) in `cwd` under a spawn root, optionally in a new
-   * git worktree (`true`, or the branch to make) and on a given model.
-   */
+  /** D45: a new session from the adapter's home session: its prompt (redacted-class) in `cwd` under a spawn root. */
   'control.spawn': obj({ prompt: str().at(R), cwd: str() }, { worktree: either(bool(), str()), model: str() }),
   /** Cline / OpenHands user-plane input (vendor-surfaces §6.5, §7.5). */
   'control.send_input': obj({ text: str().at(R) }, { delivery: oneOf(['queue', 'steer']) }),

@@ -34,6 +34,10 @@ import { asEcho, asOpened, startable } from './lane-host.js'; // D30, D43: echoe
 import { lanesOf } from '../machines/lane-steps.js';
 
 const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
+/** Commands for a session this host does not know: each is answered, never spawns a session. */
+const ORPHAN_COMMANDS: ReadonlySet<string> = new Set(
+  ['instruct', 'withdraw', 'queue', 'respond', 'send_input', 'forward', 'cancel'].map((v) => `command.${v}`),
+);
 
 export interface HostOptions extends CommandGates {
   surface: VendorSurface;
@@ -436,17 +440,7 @@ export class ActorHost {
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.records.get(session)?.cell;
     if (!cell) {
-      if (
-        input.type === 'command.instruct' ||
-        input.type === 'command.withdraw' ||
-        input.type === 'command.queue' ||
-        input.type === 'command.respond' ||
-        input.type === 'command.send_input' ||
-        input.type === 'command.forward' ||
-        input.type === 'command.cancel'
-      ) {
-        return this.orphanCommand(session, input);
-      }
+      if (ORPHAN_COMMANDS.has(input.type) && 'command' in input) return this.orphanCommand(session, input);
       if (!SPAWNS.has(input.type)) return [];
       cell = this.spawn(session, false);
     }

@@ -238,20 +238,7 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
       emit(s, o.pendingSecond === undefined ? { type: 'control.accepted', cause: o.cause } : pendingSecond(o), o.key);
       return true;
     case 'control.rejected':
-      // control.rejected.detail is redacted-class; the detail never carries instruction text (D2).
-      // The rule's stable id rides beside AEP's coarse `reason` as the extension attribute
-      // `code` (AEP-0001 §5.4, a scalar any capture level keeps; docs/errors.md).
-      emit(
-        s,
-        {
-          type: 'control.rejected',
-          cause: o.cause,
-          capture: 'redacted',
-          extensions: { [CODE_ATTR]: o.rejection.rule },
-          data: { reason: o.rejection.reason, detail: o.rejection.detail },
-        },
-        o.key,
-      );
+      emit(s, rejectedFields(o), o.key);
       return true;
     case 'control.reack': {
       const bytes = ackText(s, o.key);
@@ -259,18 +246,7 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
       return true;
     }
     case 'instruction.delivered':
-      emit(s, {
-        type: o.eventType,
-        cause: o.cause,
-        data: {
-          queued_ms: o.queuedMs,
-          ...(o.moment === undefined ? {} : { moment: o.moment }),
-          ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
-          ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
-          ...(o.started === undefined ? {} : { started: o.started }),
-          ...(o.version === undefined ? {} : { version: o.version }),
-        },
-      });
+      emit(s, deliveredFields(o));
       return true;
     case 'queue.changed':
       emit(s, {
@@ -359,6 +335,32 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
   }
   return false;
 }
+
+type Output<T extends SessionOutput['type']> = Extract<SessionOutput, { type: T }>;
+
+// control.rejected.detail is redacted-class; the detail never carries instruction text (D2). The
+// rule's stable id rides beside AEP's coarse `reason` as the extension attribute `code` (AEP-0001
+// §5.4, a scalar any capture level keeps; docs/errors.md).
+const rejectedFields = (o: Output<'control.rejected'>): EventFields => ({
+  type: 'control.rejected',
+  cause: o.cause,
+  capture: 'redacted',
+  extensions: { [CODE_ATTR]: o.rejection.rule },
+  data: { reason: o.rejection.reason, detail: o.rejection.detail },
+});
+
+const deliveredFields = (o: Output<'instruction.delivered'>): EventFields => ({
+  type: o.eventType,
+  cause: o.cause,
+  data: {
+    queued_ms: o.queuedMs,
+    ...(o.moment === undefined ? {} : { moment: o.moment }),
+    ...(o.delivery === undefined ? {} : { delivery: o.delivery }),
+    ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
+    ...(o.started === undefined ? {} : { started: o.started }),
+    ...(o.version === undefined ? {} : { version: o.version }),
+  },
+});
 
 /** An output that asks the outside for something (a reply, a vendor call): its effect. */
 function stampEffect(s: Stamping, o: SessionOutput, surface: StampSurface, effects: Effect[]): void {

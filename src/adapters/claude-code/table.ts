@@ -12,12 +12,12 @@ import {
   hookSpecificOutputContext,
   OPERATOR_DENIED,
   permissionRequestReply,
-  toolDetail,
   toolPermissionHold,
   type HeldSpec,
   type HookInput,
   type VendorTable,
 } from '../table.js';
+import { toolDetail } from '../tool-detail.js';
 import { dialectSession, endReason } from '../claude-dialect.js';
 
 const TOKEN = 'claude-code';

@@ -8,7 +8,8 @@ import { int, obj, str } from '../hook-input.js';
 import { compact, digest, observationIn } from '../hook-maps.js';
 import { hermesInstaller } from './installer.js';
 import { hermesOptions } from './options.js';
-import { collapseEndReason, toolDetail, toolPermissionHold } from '../table.js';
+import { collapseEndReason, toolPermissionHold } from '../table.js';
+import { toolDetail } from '../tool-detail.js';
 import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
 
 const TOKEN = 'hermes';

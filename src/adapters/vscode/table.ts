@@ -11,9 +11,9 @@ import {
   DEFAULT_INSTRUCT_TTL_MS,
   hookSpecificOutputContext,
   mechanicalFallback,
-  toolDetail,
   toolPermissionHold,
 } from '../table.js';
+import { toolDetail } from '../tool-detail.js';
 import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
 
 const TOKEN = 'vscode';

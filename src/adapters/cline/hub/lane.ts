@@ -11,7 +11,7 @@ import { filter, map, merge, mergeMap, tap, type Observable } from 'rxjs';
 import type { Lane, LaneDone, LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn } from '../../../streams/lane.js';
 import type { HubConnection, HubEvent, HubReply } from './connection.js';
 import { startBook } from './starts.js';
-import { toolDetail } from '../../table.js';
+import { toolDetail } from '../../tool-detail.js';
 
 const TOKEN = 'cline';
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

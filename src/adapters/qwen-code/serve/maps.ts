@@ -3,7 +3,8 @@
 // these functions read. Evidence: the daemon's answers and SSE frames observed against the
 // loopback mock model (docs/vendors.md, Qwen Code notes, `test/e2e/qwen-serve-lane.e2e.ts`).
 import type { LaneFact, LaneOutcome } from '../../../streams/lane.js';
-import { toolDetail, toolPermissionHold } from '../../table.js';
+import { toolPermissionHold } from '../../table.js';
+import { toolDetail } from '../../tool-detail.js';
 import { recordShape } from '../../../protocol/wire-shapes.js';
 
 const TOKEN = 'qwen-code';
