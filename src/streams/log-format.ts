@@ -175,7 +175,8 @@ export function headerGeneration(path: string): number {
 
 /** A record's line up to its chain keys (without the closing brace); an event record reuses its event's text. */
 function body(r: LogRecord): string {
-  if (r.k === 'ev') return `{"k":"ev","e":${eventText(r.e)}${r.ack === undefined ? '' : `,"ack":${JSON.stringify(r.ack)}`}`;
+  if (r.k === 'ev')
+    return `{"k":"ev","e":${eventText(r.e)}${r.ack === undefined ? '' : `,"ack":${JSON.stringify(r.ack)}`}`;
   const { n: _n, p: _p, ...rest } = r;
   return JSON.stringify(rest).slice(0, -1);
 }

@@ -27,7 +27,7 @@ function eventText(r: Extract<LogRecord, { k: 'ev' }>, ack: string, line: string
   if (line === undefined || !line.startsWith(EV_PREFIX)) return undefined;
   // The chain's keys close the line (D47): the ack is what comes before them.
   const linked = r.p !== undefined && r.n !== undefined;
-  if (linked) line = line.slice(0, line.length - CHAIN_TAIL - String(r.n).length) + '}';
+  if (linked) line = `${line.slice(0, line.length - CHAIN_TAIL - String(r.n).length)}}`;
   const tail = `,"ack":${JSON.stringify(ack)}}`;
   if (!line.endsWith(tail) || Object.keys(r).length !== (linked ? 5 : 3)) return undefined;
   const text = line.slice(EV_PREFIX.length, line.length - tail.length);
