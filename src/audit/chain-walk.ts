@@ -20,7 +20,7 @@ export interface Checkpoint {
   head: string;
 }
 
-export type BreakKind = 'changed' | 'removed' | 'inserted' | 'reordered';
+type BreakKind = 'changed' | 'removed' | 'inserted' | 'reordered';
 
 export interface ChainBreak {
   chain: string;

@@ -29,7 +29,7 @@ interface Scan {
 }
 
 /** The files of a log, oldest generation first, the active file last. */
-export function logFiles(path: string): string[] {
+function logFiles(path: string): string[] {
   const list = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir) : []);
   return [...archivedGenerations(path, list).map((g) => segmentPath(path, g)), ...(existsSync(path) ? [path] : [])];
 }

@@ -33,7 +33,7 @@ export const CHECKPOINT_TYPE = 'x.aep-steer.state.checkpoint';
  * The bytes a checkpoint signs: a fixed label, then one line per chain in the order given. The
  * label keeps a signature over these bytes from meaning anything else.
  */
-export function checkpointMessage(heads: readonly SignedHead[]): Buffer {
+function checkpointMessage(heads: readonly SignedHead[]): Buffer {
   let text = 'aep-steer checkpoint v1\n';
   for (const h of heads) text += `${JSON.stringify(h.source)} ${h.n} ${h.head}\n`;
   return Buffer.from(text);
