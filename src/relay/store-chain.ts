@@ -22,6 +22,9 @@ CREATE TABLE IF NOT EXISTS chain_gone (source TEXT NOT NULL, n INTEGER NOT NULL,
 CREATE TABLE IF NOT EXISTS checkpoints (k INTEGER PRIMARY KEY, at INTEGER NOT NULL, raw TEXT NOT NULL);
 `;
 
+const RELAY_AGENT = 'aep-steer-relay';
+const AUDIT_SESSION = 'audit';
+
 /** A checkpoint is made after this many rows, or on the first row this long after the last one. */
 export const CHECKPOINT_EVERY = 1000;
 const CHECKPOINT_MS = 60_000;
@@ -59,6 +62,8 @@ export class StoreChain {
   private moved = new Set<string>();
   private unsigned = new Set<string>();
   private sinceCheckpoint = 0;
+  /** Checkpoints in the file: the next one's `seq`. */
+  private made: number;
   private lastCheckpoint = Date.now();
   private readonly q;
 
@@ -76,7 +81,9 @@ export class StoreChain {
       head: q<[string], { n: number; head: string }>('SELECT n, head FROM chain_heads WHERE source = ?'),
       setHead: q<[string, number, string]>('INSERT OR REPLACE INTO chain_heads (source, n, head) VALUES (?, ?, ?)'),
       keep: q<[number, string]>('INSERT INTO checkpoints (at, raw) VALUES (?, ?)'),
+      last: q<[], { k: number | null }>('SELECT max(k) AS k FROM checkpoints'),
     };
+    this.made = this.q.last.get()?.k ?? 0;
   }
 
   /** Another connection wrote the file: what this one holds of the heads may be behind. */
@@ -119,11 +126,16 @@ export class StoreChain {
   private checkpoint(t: number): void {
     const heads: SignedHead[] = [...this.unsigned].sort().map((source) => ({ source, ...this.heads.get(source)! }));
     const key = this.key!;
+    this.made += 1;
+    // A valid AEP event of the relay's own audit session, so any AEP reader can carry it.
     const event = {
       aep: '0.1',
       id: randomUUID(),
       type: CHECKPOINT_TYPE,
-      source: 'aep-steer/relay',
+      source: `aep://relay/agent/${RELAY_AGENT}/session/${AUDIT_SESSION}`,
+      agent: RELAY_AGENT,
+      session: AUDIT_SESSION,
+      seq: this.made,
       time: new Date(t).toISOString(),
       data: { key_id: keyId(key.publicKey), heads, sig: signHeads(heads, key.privateKey) },
     };

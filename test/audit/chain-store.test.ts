@@ -15,12 +15,13 @@ import { openDatabase } from '../../src/relay/sqlite.js';
 import { CHECKPOINT_EVERY } from '../../src/relay/store-chain.js';
 import { verifyStore } from '../../src/audit/verify-store.js';
 import { rowHash } from '../../src/protocol/chain.js';
+import { validateEvent } from '../../src/protocol/validate.js';
 import { runVerify, VERIFY_EXIT } from '../../src/cli/audit-verify.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chain-store-'));
 const keyFile = join(dir, 'key.pem');
 const key = ensureSigningKey(keyFile);
-const SOURCES = ['aep-steer/claude-code@a', 'aep-steer/codex@b', 'aep-steer/cli@c'];
+const SOURCES = ['aep://host-a/agent/claude-code', 'aep://host-b/agent/codex', 'aep://host-c/agent/cli'];
 
 /** A store written by the relay's own store class: three sources, six sessions, a small buffer. */
 async function writeStore(path: string, events: number): Promise<void> {
@@ -32,7 +33,19 @@ async function writeStore(path: string, events: number): Promise<void> {
       seq += 1;
       const source = SOURCES[seq % 3]!;
       const session = `s${(seq >> 4) % 6}`;
-      const e = { aep: '0.1', id: `e${seq}`, type: 'session.status', source, session, seq, data: { n: seq } };
+      const agent = source.split('/').at(-1)!;
+      const time = new Date(1_790_000_000_000 + seq).toISOString();
+      const e = {
+        aep: '0.1',
+        id: `e${seq}`,
+        type: 'session.status',
+        source,
+        agent,
+        time,
+        session,
+        seq,
+        data: { n: seq },
+      };
       batch.push({ session, source, id: e.id, epoch: 0, seq, raw: JSON.stringify(e) });
     }
     store.admitAll(batch);
@@ -77,6 +90,9 @@ test('D47 a store written through evictions verifies whole, with signed checkpoi
   const gone = sql(BASE, 'SELECT count(*) AS c FROM chain_gone')[0]!.c as number;
   assert.ok(gone > 1000, `rows were evicted (${gone}) and still the chains link`);
   assert.is(statSync(keyFile).mode & 0o777, 0o600);
+  // The chain sits beside the envelope: every stored event and every checkpoint is a valid AEP event.
+  for (const r of sql(BASE, 'SELECT raw FROM events UNION ALL SELECT raw FROM checkpoints'))
+    assert.equal(validateEvent(JSON.parse(r.raw as string), { registry: false }), []);
 });
 
 test('D47 a changed, deleted, copied or reordered row is named at that row', () => {
