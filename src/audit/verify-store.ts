@@ -21,7 +21,7 @@ export interface StoreVerdict {
   breaks: ChainBreak[];
 }
 
-type Gone = { source: string; n: number; prev: string; h: string };
+type Gone = { source: string; n: number; prev: string };
 type Row = { arrival: number; source: string; n: number | null; prev: string | null; raw: string };
 
 interface CheckpointData {
@@ -73,7 +73,7 @@ export function verifyStore(path: string, key: KeyObject | undefined): StoreVerd
   const db = openStore(path);
   try {
     const rows = db.prepare('SELECT arrival, source, n, prev, raw FROM events ORDER BY arrival').all() as Row[];
-    const gone = db.prepare('SELECT source, n, prev, h FROM chain_gone ORDER BY source, n').all() as Gone[];
+    const gone = db.prepare('SELECT source, n, prev FROM chain_gone ORDER BY source, n').all() as Gone[];
     const badCheckpoints: StoreVerdict['badCheckpoints'] = [];
     const cps = readCheckpoints(db, key, badCheckpoints);
     const chains = new Map<string, Link[]>();
@@ -94,12 +94,10 @@ export function verifyStore(path: string, key: KeyObject | undefined): StoreVerd
         links,
         gone.filter((g) => g.source === source),
       );
-      breaks.push(
-        ...walkChain(source, withGone, {
-          start: FIRST,
-          checkpoints: [...(cps.bySource.get(source) ?? []), ...own(db, source)],
-        }),
-      );
+      // An evicted place with nothing after it left no hash to check a signed head against.
+      const unknown = new Set(withGone.filter((l) => l.h.startsWith('evicted')).map((l) => l.n));
+      const signed = [...(cps.bySource.get(source) ?? []), ...own(db, source)].filter((c) => !unknown.has(c.n));
+      breaks.push(...walkChain(source, withGone, { start: FIRST, checkpoints: signed }));
     }
     return {
       path,
@@ -117,17 +115,20 @@ export function verifyStore(path: string, key: KeyObject | undefined): StoreVerd
 
 /**
  * Puts the places evicted rows left among the stored rows, each before the first row placed
- * after it. Its text is gone: its link is checked, and the hash it left by the row after it.
+ * after it. Its text is gone: its link is checked; its hash is what the record after it names
+ * (nothing can check that one link, and nothing is lost: the row it stood for is gone anyway).
  */
 function mergeGone(links: readonly Link[], gone: readonly Gone[]): Link[] {
   const out: Link[] = [];
   let g = 0;
-  const evicted = (x: Gone): Link => ({ at: `evicted ${x.n}`, n: x.n, p: x.prev, h: x.h });
+  const evicted = (x: Gone): Link => ({ at: `evicted ${x.n}`, n: x.n, p: x.prev, h: `evicted ${x.n}` });
   for (const l of links) {
     while (g < gone.length && gone[g]!.n < l.n) out.push(evicted(gone[g++]!));
     out.push(l);
   }
   while (g < gone.length) out.push(evicted(gone[g++]!));
+  const linkTo = new Map(out.map((l) => [l.n - 1, l.p]));
+  for (const l of out) if (l.at.startsWith('evicted')) l.h = linkTo.get(l.n) ?? l.h;
   return out;
 }
 

@@ -1,7 +1,7 @@
 // D47: the hash chain that sits beside every stored record (an adapter log line, a relay store
 // row), never inside the AEP envelope, and the relay's signed checkpoints of chain heads. What a
 // writer stamps and a verifier recomputes must be the same bytes, so both use these functions.
-import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, hash, sign, verify, type KeyObject } from 'node:crypto';
 
 /** What the first record of a chain holds as its predecessor's hash. */
 export const GENESIS = '0'.repeat(64);
@@ -15,11 +15,10 @@ export interface ChainHead {
 export const FIRST: ChainHead = { n: 0, head: GENESIS };
 
 /** The SHA-256 of an adapter log line, exactly as written (its `n` and `p` included). */
-export const lineHash = (line: string): string => createHash('sha256').update(line).digest('hex');
+export const lineHash = (line: string): string => hash('sha256', line, 'hex');
 
 /** A relay row's hash: its place, its predecessor's hash, then the event text as stored. */
-export const rowHash = (n: number, prev: string, raw: string): string =>
-  createHash('sha256').update(`${n}\n${prev}\n`).update(raw).digest('hex');
+export const rowHash = (n: number, prev: string, raw: string): string => hash('sha256', `${n}\n${prev}\n${raw}`, 'hex');
 
 /** One chain's head as a checkpoint signs it. */
 export interface SignedHead extends ChainHead {

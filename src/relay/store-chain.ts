@@ -1,8 +1,8 @@
 // D47: the relay store's hash chains, one per event source. Each row holds its place in its
-// source's chain (`n`), its predecessor's hash (`prev`) and its own (`h`, a convenience the
-// verifier never trusts: it hashes the row again). A row the buffer evicts (D24) leaves its place,
-// link and hash behind in `chain_gone`, so the rows around it still link. Every 1,000 rows or 60 s the
-// heads that moved are signed with the relay's Ed25519 key and kept as a checkpoint event.
+// source's chain (`n`) and its predecessor's hash (`prev`); its own hash is the next row's `prev`,
+// and the verifier computes it again from the row. A row the buffer evicts (D24) leaves its place
+// and link in `chain_gone`, so the rows around it still link. Every 1,000 rows or 60 s the heads
+// that moved are signed with the relay's Ed25519 key and kept as a checkpoint event.
 import { randomUUID } from 'node:crypto';
 import {
   CHECKPOINT_TYPE,
@@ -18,7 +18,7 @@ import { loadSigningKey, type SigningKey } from './signing-key.js';
 
 const CHAIN_SCHEMA = `
 CREATE TABLE IF NOT EXISTS chain_heads (source TEXT PRIMARY KEY, n INTEGER NOT NULL, head TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS chain_gone (source TEXT NOT NULL, n INTEGER NOT NULL, prev TEXT NOT NULL, h TEXT NOT NULL, PRIMARY KEY (source, n)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chain_gone (source TEXT NOT NULL, n INTEGER NOT NULL, prev TEXT NOT NULL, PRIMARY KEY (source, n)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS checkpoints (k INTEGER PRIMARY KEY, at INTEGER NOT NULL, raw TEXT NOT NULL);
 `;
 
@@ -50,7 +50,6 @@ export function migrateChain(db: SqlDatabase): void {
   for (const [col, type] of [
     ['n', 'INTEGER'],
     ['prev', 'TEXT'],
-    ['h', 'TEXT'],
   ] as const)
     if (!cols.has(col)) db.exec(`ALTER TABLE events ADD COLUMN ${col} ${type}`);
 }
@@ -153,7 +152,7 @@ export class StoreChain {
 export function goneStatements(db: SqlDatabase) {
   const keep = (where: string) =>
     db.prepare(
-      `INSERT OR IGNORE INTO chain_gone (source, n, prev, h) SELECT source, n, prev, h FROM events WHERE n IS NOT NULL AND ${where}`,
+      `INSERT OR IGNORE INTO chain_gone (source, n, prev) SELECT source, n, prev FROM events WHERE n IS NOT NULL AND ${where}`,
     );
   return {
     positionedUpTo: keep('session = ? AND epoch IS NOT NULL AND (epoch < ? OR (epoch = ? AND seq <= ?))'),

@@ -160,8 +160,8 @@ export class RelayStore implements SessionStore {
     this.sessionCap = opts.sessionCap ?? DEFAULT_MAX_SESSIONS;
     const q = <P extends SqlValue[] = SqlValue[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
     this.q = {
-      insert: q<[string, number | null, number | null, string, string, string, number, string, string]>(
-        'INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw, n, prev, h) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      insert: q<[string, number | null, number | null, string, string, string, number, string]>(
+        'INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw, n, prev) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       session: q<[string], { positioned: number; unpositioned: number }>(
         'SELECT positioned, unpositioned FROM sessions WHERE session = ?',
@@ -358,7 +358,7 @@ export class RelayStore implements SessionStore {
         a.source,
         a.id,
         a.raw,
-        ...([link.n, link.prev, link.h] as const),
+        ...([link.n, link.prev] as const),
       );
       out[i] = res.changes > 0;
       if (!out[i]) continue;
