@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { lineHash } from '../../src/protocol/chain.js';
 import { verifyLog } from '../../src/audit/verify-log.js';
+import { runVerify, VERIFY_EXIT } from '../../src/cli/audit-verify.js';
+import { validateEvent } from '../../src/protocol/validate.js';
 import { adapter, steerRounds, tempLog } from '../support/adapter.js';
 import { instructCmd } from '../support/session-steps.js';
 import { until } from '../support/until.js';
@@ -37,6 +39,25 @@ test('D47 a log as the adapter wrote it verifies whole, every record linked', ()
   assert.equal(v.breaks, []);
   assert.is(v.records, LINES.length);
   assert.ok(LINES.length > 40, `a log of some length (${LINES.length} records)`);
+});
+
+test('D47 the chain sits beside the envelope: every logged event is still a valid AEP event', () => {
+  const events = LINES.map((l) => JSON.parse(l) as { k: string; e?: unknown }).filter((r) => r.k === 'ev');
+  assert.ok(events.length > 10);
+  for (const r of events) assert.equal(validateEvent(r.e), []);
+});
+
+test('D47 audit --verify on an edited log exits 3 and names the line', async () => {
+  const lines = [...LINES];
+  lines[4] = lines[4]!.replace('"k":"', '"k" :"');
+  const path = join(mkdtempSync(join(tmpdir(), 'chain-')), 'events.jsonl');
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  const out: string[] = [];
+  const w = { write: (s: string) => out.push(s) };
+  assert.is(await runVerify(path, {}, { out: w, err: w } as never), VERIFY_EXIT.broken);
+  assert.match(out.join(''), 'changed at events.jsonl:5');
+  writeFileSync(path, `${LINES.join('\n')}\n`);
+  assert.is(await runVerify(path, {}, { out: w, err: w } as never), VERIFY_EXIT.intact);
 });
 
 test('D47 a changed record is named: the first break is the line that was edited', () => {
