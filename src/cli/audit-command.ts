@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { auditFiles } from '../audit/audit.js';
 import { paintFor } from '../audit/paint.js';
 import { renderJson, renderText } from '../audit/report.js';
+import { runVerify, type VerifyOptions } from './audit-verify.js';
 
 export const AUDIT_EXIT = { clean: 0, violations: 1, usage: 2 } as const;
 
@@ -52,10 +53,21 @@ export function registerAudit(program: Command): void {
   program
     .command('audit')
     .description("replay AEP JSONL logs (adapter logs or a relay export) and check every instruction's lifecycle")
-    .argument('<log...>', 'AEP JSONL files, read in the order given')
+    .argument('[log...]', 'AEP JSONL files, read in the order given')
     .option('--json', 'print the result as JSON')
-    .addHelpText('after', '\nExit codes: 0 no violations, 1 violations found, 2 usage (unreadable file).')
-    .action(async (logs: string[], opts: { json?: boolean }) => {
-      process.exitCode = await runAudit(logs, opts, { out: process.stdout, err: process.stderr });
+    .option(
+      '--verify <target>',
+      "check the hash chains of an adapter log or a relay's store file and its signed checkpoints (D47)",
+    )
+    .option('--key <file>', "with --verify: the relay's public (or private) key, PEM")
+    .option('--relay <url>', "with --verify: read the relay's public key from its discovery document")
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 no violations, 1 violations found, 2 usage (unreadable file); --verify: 0 intact, 3 a record changed, removed, inserted or reordered, 4 a checkpoint fails its signature.',
+    )
+    .action(async (logs: string[], opts: { json?: boolean; verify?: string } & VerifyOptions) => {
+      const io = { out: process.stdout, err: process.stderr };
+      process.exitCode =
+        opts.verify !== undefined ? await runVerify(opts.verify, opts, io) : await runAudit(logs, opts, io);
     });
 }

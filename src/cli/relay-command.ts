@@ -8,6 +8,7 @@ import { DEFAULT_CLAIM_LEASE_MS } from '../relay/claims.js';
 import { parseAllowedOrigins } from '../relay/origin.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startRelay, type RelayOptions } from '../relay/server.js';
 import { ensureLocalToken } from '../relay/local-token.js';
+import { defaultSigningKeyPath } from '../relay/signing-key.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS } from '../relay/store.js';
 import { DEFAULT_LEASE_MS, type NatsStoreOptions } from '../relay/nats/engine.js';
 import { NatsStore } from '../relay/nats/store.js';
@@ -36,6 +37,7 @@ interface RelayFlags {
   natsReplicas?: string;
   natsLeaseMs?: string;
   natsNamespace?: string;
+  signingKey?: string;
 }
 
 /** D21: an empty environment variable counts as unset (`AEP_HOST=` never binds all interfaces). */
@@ -181,11 +183,19 @@ export function registerRelay(program: Command): void {
       'prefix of the streams, bucket and subjects (AEP_NATS_NAMESPACE)',
       envOf(env, 'AEP_NATS_NAMESPACE') ?? 'aep',
     )
+    .option(
+      '--signing-key <file>',
+      "Ed25519 key (PEM, mode 600) that signs the history's chain checkpoints (AEP_SIGNING_KEY; default AEP_STATE_DIR/relay-signing-key.pem, made on first start, D47)",
+      envOf(env, 'AEP_SIGNING_KEY'),
+    )
     .action(async (flags: RelayFlags) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       const { options, note } = withLocalToken(relayOptions(flags), flags);
       if (note !== undefined) log(note);
       const nats = natsOptions(flags, options);
+      // D47: a kept history is signed; a memory one ends with the process and has no one to show it to.
+      if (flags.signingKey !== undefined || (!flags.memory && !nats))
+        options.signingKey = flags.signingKey ?? defaultSigningKeyPath(env);
       if (nats) options.store = await NatsStore.open({ ...nats, log });
       const relay = await startRelay({ ...options, log, reloadSignal: 'SIGHUP' }).catch((err: unknown) => {
         throw explainListenError(

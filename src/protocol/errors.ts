@@ -111,6 +111,8 @@ export type SteeringErrorCode =
   | 'INTERNAL'
   | 'EXTENSION_INVALID'
   | 'CONFIG_INVALID'
+  /** D47: the relay's signing key file is missing, not Ed25519, or readable by others. */
+  | 'SIGNING_KEY_INVALID'
   | 'PORT_IN_USE'
   /** An observed agent server (OpenHands) cannot be reached; the bridge keeps retrying. */
   | 'SOURCE_UNREACHABLE'

@@ -54,6 +54,8 @@ export class RelayCore {
   private readonly writes: GroupWrite;
   private readonly fanOut: FanOut;
   private readonly summaries: SessionSummaries;
+  /** D47: how a reader checks the store's chains (discovery's `audit`), when the relay signs them. */
+  audit: Record<string, unknown> | undefined;
 
   constructor(
     readonly store: FaultAwareStore,
@@ -311,6 +313,7 @@ export class RelayCore {
       role: 'relay',
       endpoints: { events: '/events', stream: '/stream', socket: '/socket' },
       capabilities: this.capabilities(),
+      ...(this.audit !== undefined ? { audit: this.audit } : {}),
     };
   }
 }

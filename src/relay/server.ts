@@ -15,6 +15,7 @@ import { DEFAULT_BACKPRESSURE, Hub, type BackpressureLimits } from './hub.js';
 import { SocketConnection } from './socket.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type FaultAwareStore } from './session-store.js';
 import { ThreadedStore } from './store-thread.js';
+import { auditBlock, ensureSigningKey } from './signing-key.js';
 import { FILE_STORE_ADVICE, isStoreUnavailable } from './store-fault.js';
 import { watchTokensFile, type TokensWatch } from './tokens-file.js';
 
@@ -58,6 +59,8 @@ export interface RelayOptions {
   allowOrigins?: string[];
   /** D21: extra `Host` names served besides IP literals, `localhost` and the bind name (`--allow-host`). */
   allowHosts?: string[];
+  /** D47: the Ed25519 key file that signs the store's chain checkpoints, made there if absent. */
+  signingKey?: string;
 }
 
 interface RelayStats {
@@ -124,12 +127,14 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
   const tokensFile = opts.tokensFile;
   // A bad tokens file at start is a start error, before any store is opened.
   const entries = opts.tokens ?? (tokensFile !== undefined ? loadTokensFile(tokensFile) : undefined);
+  const signing = opts.signingKey === undefined ? undefined : ensureSigningKey(opts.signingKey);
   const store: FaultAwareStore =
     opts.store ??
     (await ThreadedStore.open({
       path: opts.storePath ?? ':memory:',
       bufferCap: opts.bufferCap ?? DEFAULT_BUFFER,
       sessionCap: opts.sessionCap ?? DEFAULT_MAX_SESSIONS,
+      ...(opts.signingKey !== undefined ? { signingKey: opts.signingKey } : {}),
     }));
   const policyOf = (list: TokenEntry[] | undefined) =>
     accessPolicy({ token: opts.token, entries: list, fromFile: tokensFile !== undefined });
@@ -150,6 +155,7 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     reportFailures,
     opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS,
   );
+  if (signing !== undefined) core.audit = auditBlock(signing);
   const allowOrigins = opts.allowOrigins ?? [];
   const host = opts.host || DEFAULT_HOST;
   const servedHosts = [host, ...(opts.allowHosts ?? [])];

@@ -137,9 +137,9 @@ export class ThreadedStore implements SessionStore, StoreFaults {
   ) {
     this.bufferCap = reader.bufferCap;
     this.path = reader.path;
-    const { path, bufferCap, sessionCap, engine } = opts;
+    const { path, bufferCap, sessionCap, engine, signingKey } = opts;
     this.writer = startWorker('store-writer', {
-      workerData: { path, bufferCap, sessionCap, engine } satisfies StoreOptions,
+      workerData: { path, bufferCap, sessionCap, engine, signingKey } satisfies StoreOptions,
     });
     this.writer.unref();
     this.writer.on('message', (r: WriterReply) => this.settle(r));

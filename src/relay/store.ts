@@ -8,6 +8,7 @@ import { isMainThread, type Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
 import { startWorker } from './worker-start.js';
+import { goneStatements, migrateChain, StoreChain } from './store-chain.js';
 import { fileStoreFault } from './store-fault.js';
 import { before, type Position } from './positions.js';
 import {
@@ -49,6 +50,8 @@ export interface StoreOptions {
    * `RelayStore.open` takes must be that module's.
    */
   engine?: string;
+  /** D47: the relay's Ed25519 private key file (PEM); with it, the store signs checkpoints of its chains. */
+  signingKey?: string;
 }
 
 const SCHEMA = `
@@ -147,6 +150,8 @@ export class RelayStore implements SessionStore {
   private seen: number;
   private readonly q;
   private checkpointer: Worker | undefined;
+  private readonly chain: StoreChain;
+  private readonly gone: ReturnType<typeof goneStatements>;
 
   private constructor(db: SqlDatabase, opts: StoreOptions) {
     this.db = db;
@@ -155,8 +160,8 @@ export class RelayStore implements SessionStore {
     this.sessionCap = opts.sessionCap ?? DEFAULT_MAX_SESSIONS;
     const q = <P extends SqlValue[] = SqlValue[], R = unknown>(sql: string) => typed<P, R>(db.prepare(sql));
     this.q = {
-      insert: q<[string, number | null, number | null, string, string, string]>(
-        'INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw) VALUES (?, ?, ?, ?, ?, ?)',
+      insert: q<[string, number | null, number | null, string, string, string, number, string]>(
+        'INSERT OR IGNORE INTO events (session, epoch, seq, source, id, raw, n, prev) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       session: q<[string], { positioned: number; unpositioned: number }>(
         'SELECT positioned, unpositioned FROM sessions WHERE session = ?',
@@ -213,6 +218,7 @@ export class RelayStore implements SessionStore {
       sessionTotal: q<[], { n: number }>('SELECT count(*) AS n FROM sessions'),
       dataVersion: q<[], { data_version: number }>('PRAGMA data_version'),
     };
+    [this.chain, this.gone] = [new StoreChain(db, opts.signingKey), goneStatements(db)];
     this.sessionCount = this.q.counts.get()!.sessions;
     this.seen = this.q.dataVersion.get()!.data_version;
   }
@@ -233,6 +239,7 @@ export class RelayStore implements SessionStore {
       db.exec('PRAGMA synchronous = NORMAL');
       if (onDisk) db.exec('PRAGMA wal_autocheckpoint = 0');
       db.exec(SCHEMA);
+      migrateChain(db);
       if (onDisk)
         for (const f of [opts.path, `${opts.path}-wal`, `${opts.path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
       const store = new RelayStore(db, opts);
@@ -306,6 +313,7 @@ export class RelayStore implements SessionStore {
 
   /** A refused statement or commit leaves nothing of the batch; SQLite may have rolled back already. */
   private rollback(): void {
+    this.chain.forget();
     try {
       this.db.exec('ROLLBACK');
     } catch {
@@ -334,6 +342,7 @@ export class RelayStore implements SessionStore {
     if (version !== this.seen) {
       this.seen = version;
       this.sessionCount = this.q.sessionTotal.get()!.n;
+      this.chain.forget();
     }
     const out = new Array<boolean>(list.length);
     /** Per session of this batch: what was added and the last arrival, in first-seen order. */
@@ -341,6 +350,7 @@ export class RelayStore implements SessionStore {
     for (let i = 0; i < list.length; i += 1) {
       const a = list[i]!;
       const positioned = a.epoch !== undefined || a.seq !== undefined;
+      const link = this.chain.next(a.source, a.raw);
       const res = this.q.insert.run(
         a.session,
         positioned ? (a.epoch ?? 0) : null,
@@ -348,9 +358,11 @@ export class RelayStore implements SessionStore {
         a.source,
         a.id,
         a.raw,
+        ...([link.n, link.prev] as const),
       );
       out[i] = res.changes > 0;
       if (!out[i]) continue;
+      this.chain.taken(a.source, link);
       let t = touched.get(a.session);
       if (t === undefined) {
         t = { positioned: 0, unpositioned: 0, last: 0 };
@@ -375,11 +387,13 @@ export class RelayStore implements SessionStore {
     }
     // Least recently written first; a session this batch wrote is the most recent.
     while (this.sessionCount > this.sessionCap) this.evictSession();
+    this.chain.settle();
     return out;
   }
 
   /** Drops the `n` oldest seq-less events of a session beyond the cap. */
   private dropUnpositioned(session: string, n: number): void {
+    this.gone.oldestUnpositioned.run(session, n);
     const gone = Number(this.q.dropOldestUnpositioned.run(session, n).changes);
     if (gone > 0) this.q.lessUnpositioned.run(gone, session);
   }
@@ -391,10 +405,12 @@ export class RelayStore implements SessionStore {
   private evictOldest(session: string, n: number): void {
     const last = this.q.nthPositioned.get(session, n - 1);
     if (!last) return;
+    this.gone.positionedUpTo.run(session, last.epoch, last.epoch, last.seq);
     const gone = Number(this.q.deletePositionedUpTo.run(session, last.epoch, last.epoch, last.seq).changes);
     this.q.evicted.run(gone, last.epoch, last.seq, session);
     const next = this.q.oldestPositioned.get(session);
     if (next) {
+      this.gone.unpositionedBefore.run(session, next.arrival);
       this.q.pruneUnpositioned.run(session, next.arrival);
       this.q.recount.run(session, session);
     }
@@ -403,6 +419,7 @@ export class RelayStore implements SessionStore {
   private evictSession(): void {
     const lru = this.q.lru.get();
     if (!lru) return;
+    this.gone.session.run(lru.session);
     this.q.deleteSessionEvents.run(lru.session);
     this.q.deleteSession.run(lru.session);
     this.sessionCount -= 1;

@@ -5,6 +5,7 @@
 // state back first.
 import { fdatasyncSync } from 'node:fs';
 import { SteeringError } from '../protocol/index.js';
+import type { ChainHead } from '../protocol/chain.js';
 import type { LogFile, SyncFn } from './log-file.js';
 import { encode, type LogRecord } from './log-format.js';
 
@@ -29,6 +30,8 @@ export const LAZY_SYNC_MS = 2;
 
 interface Queued {
   buf: Buffer;
+  /** The chain's head after this batch's last record (D47). */
+  chain: ChainHead;
   hooks?: CommitHooks;
   /** When a lazy batch was queued (`performance.now()`); absent for a batch that goes at once. */
   lazySince?: number;
@@ -53,11 +56,18 @@ export class GroupCommit {
   private pending: Queued[] = [];
   /** Ends a lazy wait early: a batch that goes at once, or close. */
   wake: (() => void) | undefined;
+  /**
+   * The chain's head after the last batch encoded (D47): batches are linked as they queue, in
+   * call order, which is the order they reach the file; a refused write takes this back.
+   */
+  private chain: ChainHead;
 
   constructor(
     private readonly file: LogFile,
     private readonly opts: CommitOptions,
-  ) {}
+  ) {
+    this.chain = file.chain;
+  }
 
   idle(): boolean {
     return !this.draining && this.pending.length === 0;
@@ -72,14 +82,18 @@ export class GroupCommit {
     if (records.length === 0) return { gen: file.generation, start: file.position, end: file.position };
     if (file.closed) throw new SteeringError('LOG_WRITE_FAILED', `event log ${file.path} is closed`);
     // The drain still settles the queued batches, so their callers hear back in call order.
-    const buf = Buffer.concat([...this.pending.map((q) => q.buf), encode(records)]);
+    const own = encode(records, this.chain);
+    const buf = Buffer.concat([...this.pending.map((q) => q.buf), own.buf]);
     const start = file.position;
     try {
       file.writeAll(buf);
       if (this.opts.durable) fdatasyncSync(file.fd);
       file.syncedEnd = file.position;
+      file.chain = own.at;
+      this.chain = own.at;
     } catch (cause) {
       file.cutBack(start);
+      this.chain = file.chain;
       const err = file.writeFailed(cause);
       for (const q of this.pending) q.error = err;
       this.opts.onRefused(err);
@@ -103,15 +117,19 @@ export class GroupCommit {
     const file = this.file;
     if (file.closed) return Promise.reject(new SteeringError('LOG_WRITE_FAILED', `event log ${file.path} is closed`));
     let buf: Buffer;
+    const before = this.chain;
     try {
-      buf = encode(records);
+      ({ buf, at: this.chain } = encode(records, before));
     } catch (cause) {
+      this.chain = before;
       return Promise.reject(file.writeFailed(cause));
     }
+    const chain = this.chain;
     const lazy = hooks?.lazy === true;
     const done = new Promise<void>((resolve, reject) =>
       this.pending.push({
         buf,
+        chain,
         resolve,
         reject,
         ...(hooks ? { hooks } : {}),
@@ -137,6 +155,8 @@ export class GroupCommit {
   private refuse(batch: Queued[], err: SteeringError): void {
     const behind = this.pending;
     this.pending = [];
+    // Every batch linked on top of the refused one goes with it: the chain resumes from the file.
+    this.chain = this.file.chain;
     this.opts.onRefused(err);
     for (const q of [...batch, ...behind]) q.reject(q.error ?? err);
   }
@@ -181,6 +201,7 @@ export class GroupCommit {
           file.writeAll(buf);
           if (this.opts.durable) await this.syncOnce();
           file.syncedEnd = file.position;
+          file.chain = batch.at(-1)!.chain;
         }
       } catch (cause) {
         // The write landed but its sync failed: what the file holds is unknown, so cut it.

@@ -15,7 +15,8 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { SteeringError } from '../protocol/index.js';
-import { encode, segmentPath } from './log-format.js';
+import { FIRST, type ChainHead } from '../protocol/chain.js';
+import { encodeFrame, segmentPath } from './log-format.js';
 
 /** Makes what was written to `fd` durable; `fs.fdatasync` unless replaced. */
 export type SyncFn = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
@@ -34,6 +35,8 @@ export class LogFile {
   readonly whenClosed = new Promise<void>((resolve) => {
     this.onClosed = resolve;
   });
+  /** D47: the chain's head after the last record written (a cut-back write restores it). */
+  chain: ChainHead = FIRST;
 
   constructor(
     readonly path: string,
@@ -92,7 +95,7 @@ export class LogFile {
   probe(at: number, durable: boolean): boolean {
     const start = this.position;
     try {
-      this.writeAll(encode([{ k: 'mark', at }]));
+      this.writeAll(encodeFrame({ k: 'mark', at }));
       if (durable) fsyncSync(this.fd);
       this.syncedEnd = this.position;
       return true;
@@ -111,7 +114,8 @@ export class LogFile {
     const path = this.path;
     const next = this.generation + 1;
     const nextPath = `${path}.next`;
-    const header = encode([{ k: 'seg', g: next }]);
+    // The header carries the head, so the chain checks across the rename and any compaction (D47).
+    const header = encodeFrame({ k: 'seg', g: next, n: this.chain.n, h: this.chain.head });
     let nextFd: number | undefined;
     try {
       nextFd = openSync(nextPath, 'w+', 0o600);

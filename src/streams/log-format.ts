@@ -5,6 +5,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs
 import { basename, dirname, join } from 'node:path';
 import { isAscii } from 'node:buffer';
 import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
+import { FIRST, lineHash, type ChainHead } from '../protocol/chain.js';
 import type { SessionInput } from '../machines/session-input.js';
 
 /**
@@ -12,13 +13,29 @@ import type { SessionInput } from '../machines/session-input.js';
  * - `ev`: one event the adapter emitted; `ack` is the command's dedupe key when it is an ack.
  * - `flight`: D12 journal, written before the reply that carries these instructions.
  */
-export type LogRecord =
+export type LogRecord = (
   | { k: 'in'; s: string; i: SessionInput }
   | { k: 'ev'; e: AepEvent; ack?: string }
-  | { k: 'flight'; s: string; hook: string; ids: string[] };
+  | { k: 'flight'; s: string; hook: string; ids: string[] }
+) &
+  Linked;
 
-/** Lines that frame the log itself and carry nothing to replay: a segment header, a write probe. */
-export type FrameRecord = { k: 'seg'; g: number } | { k: 'mark'; at: number };
+/**
+ * D47: a record's place in the log's one hash chain, written as the line's last two keys: `n`
+ * counts the log's records from 1 across every generation, `p` is the SHA-256 of the record line
+ * before it (GENESIS for the first). Absent on records an older version wrote.
+ */
+interface Linked {
+  n?: number;
+  p?: string;
+}
+
+/**
+ * Lines that frame the log itself and carry nothing to replay: a segment header, a write probe.
+ * A header carries the chain's head where the generation starts (`n`, `h`), so the records
+ * before it may be compacted away and the chain still checks from there (D24, D47).
+ */
+export type FrameRecord = { k: 'seg'; g: number; n?: number; h?: string } | { k: 'mark'; at: number };
 
 export interface ReadResult {
   records: LogRecord[];
@@ -27,6 +44,8 @@ export interface ReadResult {
   problems: SteeringError[];
   /** The generation named by the segment header; 0 for a file without one. */
   generation: number;
+  /** The chain's head after the file's last whole record (or its header's, or the first). */
+  chain: ChainHead;
 }
 
 /** A place in the log: a generation and a byte offset inside its file. */
@@ -66,6 +85,11 @@ export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = tru
   let goodBytes = 0;
   let lineNo = 0;
   let generation = 0;
+  let chain = FIRST;
+  // Only the last record's line is hashed, once the file is read: the head is all a writer needs.
+  let lastLine: [number, number] | undefined;
+  let lastN: number | undefined;
+  let count = 0;
   while (offset < buf.length) {
     const nl = text !== undefined ? text.indexOf('\n', offset) : buf.indexOf(NL, offset);
     const last = nl === -1;
@@ -86,9 +110,16 @@ export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = tru
     if (kind !== undefined && RECORD_KINDS.has(kind)) {
       if (keep) records.push(parsed as LogRecord);
       goodBytes = nl + 1;
+      lastLine = [offset, nl];
+      lastN = (parsed as Linked).n;
+      count += 1;
       onRecord?.(parsed as LogRecord, nl + 1, line);
     } else if (kind !== undefined && FRAME_KINDS.has(kind)) {
-      if (kind === 'seg' && lineNo === 1) generation = Number((parsed as { g?: unknown }).g) || 0;
+      if (kind === 'seg' && lineNo === 1) {
+        const seg = parsed as { g?: unknown; n?: unknown; h?: unknown };
+        generation = Number(seg.g) || 0;
+        if (Number.isInteger(seg.n) && typeof seg.h === 'string') chain = { n: seg.n as number, head: seg.h };
+      }
       goodBytes = nl + 1;
     } else if (end > offset) {
       problems.push(
@@ -100,12 +131,17 @@ export function parseLog(input: string | Buffer, onRecord?: RecordFn, keep = tru
     }
     offset = last ? buf.length : nl + 1;
   }
-  return { records, goodBytes, problems, generation };
+  if (lastLine !== undefined) {
+    const [from, to] = lastLine;
+    const last = text !== undefined ? text.slice(from, to) : buf.toString('utf8', from, to);
+    chain = { n: lastN ?? chain.n + count, head: lineHash(last) };
+  }
+  return { records, goodBytes, problems, generation, chain };
 }
 
 /** Reads a log file; with `onRecord`, its records are handed over as read and not collected. */
 export function readEventLog(path: string, onRecord?: RecordFn): ReadResult {
-  if (!existsSync(path)) return { records: [], goodBytes: 0, problems: [], generation: 0 };
+  if (!existsSync(path)) return { records: [], goodBytes: 0, problems: [], generation: 0, chain: FIRST };
   return parseLog(readFileSync(path), onRecord, onRecord === undefined);
 }
 
@@ -126,27 +162,43 @@ export function headerGeneration(path: string): number {
   if (!existsSync(path)) return 0;
   const fd = openSync(path, 'r');
   try {
-    const buf = Buffer.alloc(64);
-    const n = readSync(fd, buf, 0, 64, 0);
+    // Room for a header with its chain keys (D47).
+    const buf = Buffer.alloc(192);
+    const n = readSync(fd, buf, 0, 192, 0);
     const line = buf.toString('utf8', 0, n).split('\n')[0] ?? '';
-    const m = /^\{"k":"seg","g":(\d+)\}$/.exec(line);
+    const m = /^\{"k":"seg","g":(\d+)(,"n":\d+,"h":"[0-9a-f]{64}")?\}$/.exec(line);
     return m ? Number(m[1]) : 0;
   } finally {
     closeSync(fd);
   }
 }
 
-/** One record's line; an event record reuses its event's text (the same JSON as stringifying the record). */
-const line = (r: LogRecord | FrameRecord): string =>
-  r.k === 'ev'
-    ? `{"k":"ev","e":${eventText(r.e)}${r.ack === undefined ? '' : `,"ack":${JSON.stringify(r.ack)}`}}`
-    : JSON.stringify(r);
+/** A record's line up to its chain keys (without the closing brace); an event record reuses its event's text. */
+function body(r: LogRecord): string {
+  if (r.k === 'ev')
+    return `{"k":"ev","e":${eventText(r.e)}${r.ack === undefined ? '' : `,"ack":${JSON.stringify(r.ack)}`}`;
+  const { n: _n, p: _p, ...rest } = r;
+  return JSON.stringify(rest).slice(0, -1);
+}
 
-export const encode = (records: readonly (LogRecord | FrameRecord)[]): Buffer => {
-  if (records.length === 0) return Buffer.alloc(0);
+/** Frame lines: a header or a probe, outside the chain. */
+export const encodeFrame = (r: FrameRecord): Buffer => Buffer.from(`${JSON.stringify(r)}\n`);
+
+/**
+ * Records as lines, each linked to the one before (D47): `at` is the chain's head before the
+ * first; returns the bytes and the head after the last.
+ */
+export function encode(records: readonly LogRecord[], at: ChainHead): { buf: Buffer; at: ChainHead } {
+  if (records.length === 0) return { buf: Buffer.alloc(0), at };
   let text = '';
-  for (const r of records) text += `${line(r)}\n`;
-  return Buffer.from(text);
-};
+  let { n, head } = at;
+  for (const r of records) {
+    n += 1;
+    const line = `${body(r)},"n":${n},"p":"${head}"}`;
+    head = lineHash(line);
+    text += `${line}\n`;
+  }
+  return { buf: Buffer.from(text), at: { n, head } };
+}
 
 export const siblingPath = (path: string, suffix: string): string => join(dirname(path), `${basename(path)}.${suffix}`);

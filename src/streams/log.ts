@@ -11,10 +11,11 @@
 import { existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SteeringError } from '../protocol/index.js';
+import type { ChainHead } from '../protocol/chain.js';
 import { GroupCommit, LAZY_SYNC_MS, type CommitHooks } from './log-commit.js';
 import { defaultWrite, LogFile, type SyncFn, type WriteFn } from './log-file.js';
 import {
-  encode,
+  encodeFrame,
   readEventLog,
   type LogPosition,
   type LogRecord,
@@ -89,6 +90,8 @@ export interface EventLogOptions {
    * they are, so the outbox's recorded positions in it still hold.
    */
   headerless?: number;
+  /** Where the chain stands before a log this call creates (after a snapshot whose segments are gone, D47). */
+  chain?: ChainHead;
   /**
    * Takes each record the file already holds as it is read; `existing.records` then stays empty
    * (a start replays its log without holding all of it, D11).
@@ -103,11 +106,13 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   const existing = readEventLog(path, opts.onRecord);
   const fd = openSync(path, fresh ? 'w+' : 'r+', 0o600);
   if (fresh && (opts.generation ?? 0) > 0) {
-    const header = encode([{ k: 'seg', g: opts.generation! }]);
+    const at = opts.chain ?? existing.chain;
+    const header = encodeFrame({ k: 'seg', g: opts.generation!, n: at.n, h: at.head });
     writeSync(fd, header, 0, header.length, 0);
     fsyncSync(fd);
     existing.generation = opts.generation!;
     existing.goodBytes = header.length;
+    existing.chain = at;
   }
   // Cut after the last whole line only when the tail is torn; a bad middle line stays for audit.
   const size = fstatSync(fd).size;
@@ -116,6 +121,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   const position = tailTorn ? existing.goodBytes : size;
   if (!fresh && existing.generation === 0 && (opts.headerless ?? 0) > 0) existing.generation = opts.headerless!;
   const file = new LogFile(path, fd, position, existing.generation, opts.write ?? defaultWrite);
+  file.chain = existing.chain;
   const durable = opts.fsync ?? true;
   const commits = new GroupCommit(file, {
     durable,

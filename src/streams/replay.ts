@@ -16,6 +16,8 @@ export interface ReplaySummary {
 }
 
 const EV_PREFIX = '{"k":"ev","e":';
+/** `,"n":` + `,"p":"` + 64 hex + `"}`, around the digits of `n`. */
+const CHAIN_TAIL = 5 + 6 + 64 + 2;
 
 /**
  * The logged text of an ack record's event, when the line is exactly what the log's encoder
@@ -23,8 +25,11 @@ const EV_PREFIX = '{"k":"ev","e":';
  */
 function eventText(r: Extract<LogRecord, { k: 'ev' }>, ack: string, line: string | undefined): string | undefined {
   if (line === undefined || !line.startsWith(EV_PREFIX)) return undefined;
+  // The chain's keys close the line (D47): the ack is what comes before them.
+  const linked = r.p !== undefined && r.n !== undefined;
+  if (linked) line = `${line.slice(0, line.length - CHAIN_TAIL - String(r.n).length)}}`;
   const tail = `,"ack":${JSON.stringify(ack)}}`;
-  if (!line.endsWith(tail) || Object.keys(r).length !== 3) return undefined;
+  if (!line.endsWith(tail) || Object.keys(r).length !== (linked ? 5 : 3)) return undefined;
   const text = line.slice(EV_PREFIX.length, line.length - tail.length);
   // Copied: the line may be a view into the whole file's text, which a kept slice would keep alive.
   return text.startsWith('{') && text.endsWith('}') ? structuredClone(text) : undefined;

@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { GENESIS, lineHash } from '../../src/protocol/chain.js';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, fstatSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
@@ -602,7 +603,13 @@ test('D24: a snapshot that fails inside the rotation leaves the log as it was; o
     seen = `${next}:${readFileSync(`${path}.next`, 'utf8')}`;
   });
   assert.is(gen, 1);
-  assert.is(seen, '1:{"k":"seg","g":1}\n', 'the next generation was on disk, header and all, before the snapshot');
+  // The header carries the chain's head at the rotation (D47): one record, the hash of its line.
+  const head = lineHash(readFileSync(segmentPath(path, 0), 'utf8').trimEnd());
+  assert.is(
+    seen,
+    `1:{"k":"seg","g":1,"n":1,"h":"${head}"}\n`,
+    'the next generation was on disk, header and all, before the snapshot',
+  );
   assert.equal(hooksIn(segmentPath(path, 0)), ['old']);
   await log.close();
 });
@@ -640,13 +647,17 @@ test('event records are written as JSON.stringify would write them, an ack inclu
   const lines = readFileSync(path, 'utf8')
     .split('\n')
     .filter((l) => l !== '');
-  assert.equal(
-    lines,
-    records.map((r) => JSON.stringify(r)),
-  );
+  // Each line closes with its place in the chain and its predecessor's hash (D47).
+  let p = GENESIS;
+  const linked = records.map((r, i) => {
+    const line = JSON.stringify({ ...r, n: i + 1, p });
+    p = lineHash(line);
+    return line;
+  });
+  assert.equal(lines, linked);
   assert.equal(
     readEventLog(path).records,
-    records.map((r) => JSON.parse(JSON.stringify(r)) as LogRecord),
+    linked.map((l) => JSON.parse(l) as LogRecord),
   );
 });
 

@@ -1,0 +1,141 @@
+// D47: checks a relay's SQLite store: each source's chain of rows (in the order they arrived,
+// rows the buffer evicted standing in by the place and hash they left), and each checkpoint the
+// relay signed, against the relay's public key. A checkpoint whose signature does not verify is
+// named; one that does vouches for the heads it signed, which the rows must still reach.
+import type { KeyObject } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { SteeringError } from '../protocol/errors.js';
+import { CHECKPOINT_TYPE, FIRST, rowHash, verifyHeads, type SignedHead } from '../protocol/chain.js';
+import { openDatabase, type SqlDatabase } from '../relay/sqlite.js';
+import { walkChain, type ChainBreak, type Checkpoint, type Link } from './chain-walk.js';
+
+export interface StoreVerdict {
+  path: string;
+  sources: number;
+  rows: number;
+  /** Rows an older version stored without a place in a chain. */
+  unlinked: number;
+  checkpoints: number;
+  /** Checkpoints whose signature the key does not verify (another key, or an edited checkpoint). */
+  badCheckpoints: { id: string; detail: string }[];
+  breaks: ChainBreak[];
+}
+
+type Gone = { source: string; n: number; prev: string };
+type Row = { arrival: number; source: string; n: number | null; prev: string | null; raw: string };
+
+interface CheckpointData {
+  key_id?: unknown;
+  heads?: unknown;
+  sig?: unknown;
+}
+
+/** The signed heads of the store's checkpoints, per source; bad ones are listed apart. */
+function readCheckpoints(db: SqlDatabase, key: KeyObject | undefined, bad: StoreVerdict['badCheckpoints']) {
+  const bySource = new Map<string, Checkpoint[]>();
+  const rows = db.prepare('SELECT k, raw FROM checkpoints ORDER BY k').all() as { k: number; raw: string }[];
+  for (const r of rows) {
+    let id = `checkpoint ${r.k}`;
+    let data: CheckpointData;
+    try {
+      const e = JSON.parse(r.raw) as { id?: string; type?: string; data?: CheckpointData };
+      if (e.type !== CHECKPOINT_TYPE) throw new Error(`its type is ${e.type}`);
+      id = `checkpoint ${e.id ?? r.k}`;
+      data = e.data ?? {};
+    } catch (err) {
+      bad.push({ id, detail: `not a readable checkpoint: ${(err as Error).message}` });
+      continue;
+    }
+    const heads = Array.isArray(data.heads) ? (data.heads as SignedHead[]) : [];
+    if (key === undefined) continue;
+    if (typeof data.sig !== 'string' || !verifyHeads(heads, data.sig, key)) {
+      bad.push({ id, detail: "its signature does not verify with the relay's public key" });
+      continue;
+    }
+    for (const h of heads) {
+      const list = bySource.get(h.source) ?? [];
+      list.push({ id, n: h.n, head: h.head });
+      bySource.set(h.source, list);
+    }
+  }
+  return { count: rows.length, bySource };
+}
+
+/** Opens a store file without creating one where none is. */
+function openStore(path: string): SqlDatabase {
+  if (!existsSync(path))
+    throw new SteeringError('CONFIG_INVALID', `no relay store at ${path}; give the relay's --store file`);
+  return openDatabase(path);
+}
+
+/** Checks every chain and checkpoint of the SQLite store at `path`; `key`: the relay's public key. */
+export function verifyStore(path: string, key: KeyObject | undefined): StoreVerdict {
+  const db = openStore(path);
+  try {
+    const rows = db.prepare('SELECT arrival, source, n, prev, raw FROM events ORDER BY arrival').all() as Row[];
+    const gone = db.prepare('SELECT source, n, prev FROM chain_gone ORDER BY source, n').all() as Gone[];
+    const badCheckpoints: StoreVerdict['badCheckpoints'] = [];
+    const cps = readCheckpoints(db, key, badCheckpoints);
+    const chains = new Map<string, Link[]>();
+    let unlinked = 0;
+    for (const r of rows) {
+      if (r.n === null || r.prev === null) {
+        unlinked += 1;
+        continue;
+      }
+      const list = chains.get(r.source) ?? [];
+      list.push({ at: `row ${r.arrival}`, n: r.n, p: r.prev, h: rowHash(r.n, r.prev, r.raw) });
+      chains.set(r.source, list);
+    }
+    for (const g of gone) if (!chains.has(g.source)) chains.set(g.source, []);
+    const breaks: ChainBreak[] = [];
+    for (const [source, links] of chains) {
+      const withGone = mergeGone(
+        links,
+        gone.filter((g) => g.source === source),
+      );
+      // An evicted place with nothing after it left no hash to check a signed head against.
+      const unknown = new Set(withGone.filter((l) => l.h.startsWith('evicted')).map((l) => l.n));
+      const signed = [...(cps.bySource.get(source) ?? []), ...own(db, source)].filter((c) => !unknown.has(c.n));
+      breaks.push(...walkChain(source, withGone, { start: FIRST, checkpoints: signed }));
+    }
+    return {
+      path,
+      sources: chains.size,
+      rows: rows.length - unlinked,
+      unlinked,
+      checkpoints: cps.count,
+      badCheckpoints,
+      breaks,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Puts the places evicted rows left among the stored rows, each before the first row placed
+ * after it. Its text is gone: its link is checked; its hash is what the record after it names
+ * (nothing can check that one link, and nothing is lost: the row it stood for is gone anyway).
+ */
+function mergeGone(links: readonly Link[], gone: readonly Gone[]): Link[] {
+  const out: Link[] = [];
+  let g = 0;
+  const evicted = (x: Gone): Link => ({ at: `evicted ${x.n}`, n: x.n, p: x.prev, h: `evicted ${x.n}` });
+  for (const l of links) {
+    while (g < gone.length && gone[g]!.n < l.n) out.push(evicted(gone[g++]!));
+    out.push(l);
+  }
+  while (g < gone.length) out.push(evicted(gone[g++]!));
+  const linkTo = new Map(out.map((l) => [l.n - 1, l.p]));
+  for (const l of out) if (l.at.startsWith('evicted')) l.h = linkTo.get(l.n) ?? l.h;
+  return out;
+}
+
+/** The head the store itself keeps for a source: unsigned, but a deleted last row leaves it behind. */
+function own(db: SqlDatabase, source: string): Checkpoint[] {
+  const h = db.prepare('SELECT n, head FROM chain_heads WHERE source = ?').get(source) as
+    | { n: number; head: string }
+    | undefined;
+  return h === undefined ? [] : [{ id: "the store's own head", n: h.n, head: h.head }];
+}

@@ -1,0 +1,98 @@
+// `aep-steer audit --verify TARGET`: checks the hash chains of an adapter log or a relay's SQLite
+// store, and the store's signed checkpoints (D47). Exit 0 intact, 3 a record was changed,
+// removed, inserted or reordered, 4 a checkpoint does not verify with the relay's key, 2 usage.
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { verifyLog } from '../audit/verify-log.js';
+import { verifyStore, type StoreVerdict } from '../audit/verify-store.js';
+import type { ChainBreak } from '../audit/chain-walk.js';
+import { publicKeyFrom } from '../protocol/chain.js';
+import { defaultSigningKeyPath } from '../relay/signing-key.js';
+
+export const VERIFY_EXIT = { intact: 0, usage: 2, broken: 3, badCheckpoint: 4 } as const;
+
+const SQLITE_MAGIC = 'SQLite format 3\0';
+
+function isSqlite(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(16);
+    return readSync(fd, buf, 0, 16, 0) === 16 && buf.toString('latin1') === SQLITE_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The relay's public key: `--key` (a public or private PEM), `--relay` discovery's, or the local relay's key file. */
+async function relayKey(opts: VerifyOptions): Promise<KeyObject | string> {
+  if (opts.key !== undefined) {
+    try {
+      return createPublicKey(readFileSync(opts.key, 'utf8'));
+    } catch (err) {
+      return `cannot read the key ${opts.key}: ${(err as Error).message}`;
+    }
+  }
+  if (opts.relay !== undefined) {
+    try {
+      const doc = (await (await fetch(new URL('/.well-known/aep', opts.relay))).json()) as {
+        audit?: { public_key?: string };
+      };
+      const key = doc.audit?.public_key === undefined ? undefined : publicKeyFrom(doc.audit.public_key);
+      return key ?? `the relay at ${opts.relay} publishes no audit.public_key in its discovery document`;
+    } catch (err) {
+      return `cannot read the discovery document of ${opts.relay}: ${(err as Error).message}`;
+    }
+  }
+  const local = defaultSigningKeyPath(opts.env);
+  if (existsSync(local)) return createPublicKey(readFileSync(local, 'utf8'));
+  return `no key to check the checkpoints with: give --key FILE or --relay URL (${local} does not exist)`;
+}
+
+export interface VerifyOptions {
+  key?: string;
+  relay?: string;
+  json?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+const line = (b: ChainBreak): string =>
+  `  ${b.kind} at ${b.at} (record ${b.n} of ${b.chain}): ${b.detail}${b.contradicts ? `; contradicts ${b.contradicts}` : ''}`;
+
+export async function runVerify(
+  target: string,
+  opts: VerifyOptions,
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
+): Promise<number> {
+  if (!existsSync(target)) {
+    io.err.write(`audit --verify: cannot read ${target}; give an adapter log or a relay's store file\n`);
+    return VERIFY_EXIT.usage;
+  }
+  let breaks: ChainBreak[];
+  let bad: StoreVerdict['badCheckpoints'] = [];
+  let summary: string;
+  let verdict: unknown;
+  if (isSqlite(target)) {
+    const key = await relayKey(opts);
+    if (typeof key === 'string') {
+      io.err.write(`audit --verify: ${key}\n`);
+      return VERIFY_EXIT.usage;
+    }
+    const v = verifyStore(target, key);
+    ({ breaks, badCheckpoints: bad } = v);
+    summary = `${v.rows} rows in ${v.sources} chains, ${v.checkpoints} checkpoints`;
+    verdict = v;
+  } else {
+    const v = verifyLog(target);
+    breaks = v.breaks;
+    summary = `${v.records} records in ${v.files.length} files${v.start.n > 0 ? `, from compacted head ${v.start.n}` : ''}`;
+    verdict = v;
+  }
+  const code = breaks.length > 0 ? VERIFY_EXIT.broken : bad.length > 0 ? VERIFY_EXIT.badCheckpoint : VERIFY_EXIT.intact;
+  if (opts.json) io.out.write(`${JSON.stringify(verdict)}\n`);
+  else {
+    const head = code === VERIFY_EXIT.intact ? 'intact' : breaks.length > 0 ? 'BROKEN' : 'CHECKPOINTS FAIL';
+    const text = [`${target}: ${head}: ${summary}`, ...breaks.map(line), ...bad.map((b) => `  ${b.id}: ${b.detail}`)];
+    io.out.write(`${text.join('\n')}\n`);
+  }
+  return code;
+}
