@@ -59,8 +59,10 @@ if (!procs) {
     const script = 'while true; do sleep 0.05; done; echo never';
     const shown = `/bin/bash -lc '${script}'`;
     const c = await start(['/bin/bash', '-lc', script], (a) => a[2] === script);
-    // Its loop's `sleep` runs under it: the whole tree goes.
-    await until(() => descendantsOf(c.pid!, processTable()!).length > 0, 'the loop running a sleep');
+    // Its loop's `sleep` runs under it: the whole tree goes. A login shell first runs the profile,
+    // whose own children (a version manager's init) are not the loop: wait for the sleep itself.
+    const loopSleeps = () => descendantsOf(c.pid!, processTable()!).some((p) => p.argv[0] === 'sleep');
+    await until(loopSleeps, 'the loop running a sleep');
     const found = findTools(process.pid, [shown, '/bin/bash -lc "never started"']);
     assert.equal(found, [{ pid: c.pid, command: shown }], 'the running one, with its pid; the other is not there');
     const gone = exited(c);
@@ -99,7 +101,10 @@ if (!procs) {
     const script = "trap '' TERM; while true; do sleep 0.05; done";
     const c = await start(['/bin/bash', '-c', script], (a) => a[2] === script);
     // The loop's first `sleep` runs only after the trap is set: a TERM before it would end the shell.
-    await until(() => descendantsOf(c.pid!, processTable()!).length > 0, 'the trap set and the loop running');
+    await until(
+      () => descendantsOf(c.pid!, processTable()!).some((p) => p.argv[0] === 'sleep'),
+      'the trap set and the loop running',
+    );
     const gone = exited(c);
     const r = await endTools([{ pid: c.pid!, command: script }], { graceMs: 300 });
     assert.equal(r.killed, [{ pid: c.pid, command: script }]);
