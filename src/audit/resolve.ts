@@ -50,7 +50,8 @@ function fromChanges(s: SessionRecord, records: Records): void {
   for (const c of changes.sort((a, b) => order(a.sighting, b.sighting))) {
     const r = records.get(c.subject!);
     const kind = c.kind as 'edited' | 'moved' | 'promoted';
-    (r.changes ??= []).push({ ...c.sighting, kind, ...(c.decidedBy === undefined ? {} : { decidedBy: c.decidedBy }) });
+    const by = c.decidedBy === undefined ? {} : { decidedBy: c.decidedBy };
+    r.changes = [...(r.changes ?? []), { ...c.sighting, kind, ...by }];
   }
 }
 
