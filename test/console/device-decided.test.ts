@@ -37,8 +37,7 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const resolvedOf = (request: string) =>
-  stack.waitFor((e) => e.type === 'attention.resolved' && e.subject === request);
+const resolvedOf = (request: string) => stack.waitFor((e) => e.type === 'attention.resolved' && e.subject === request);
 
 test('a paired device answers a held request: decided_by names it; a name, surface or identity in the body is ignored', async () => {
   const phone = await pairDevice(konsole, 'answer', 'pixel-7');
