@@ -61,7 +61,10 @@ test('pair prints the QR code and URL of a one-time code; the code pairs that de
 
   const listed = aep(['devices']);
   assert.is(listed.status, 0, listed.stderr);
-  const [head, row, ...rest] = listed.stdout.trim().split('\n').map((l) => l.trimEnd());
+  const [head, row, ...rest] = listed.stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.trimEnd());
   assert.match(head!, /^NAME\s+RIGHTS\s+PAIRED\s+LAST SEEN$/);
   assert.match(row!, /^kitchen-tablet\s+watch\s+\d{4}-\d\d-\d\dT\S+\s+\d{4}-\d\d-\d\dT\S+$/);
   assert.equal(rest, [], 'one device, the one paired');
