@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import QRCode from 'qrcode';
-import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
+import type { ConsoleHandle } from '../../src/console/start.js';
 import { startTestStack, type TestStack } from './support.js';
-import { asDevice, exchange } from '../support/phone.js';
+import { asDevice, exchange, phoneConsole } from '../support/phone.js';
 import { projectRoot } from '../support/shared-dir.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aep-pair-cli-'));
@@ -21,26 +21,18 @@ const CLI = join(projectRoot, 'src/cli/main.ts');
 let stack: TestStack;
 let konsole: ConsoleHandle;
 
-const aep = (args: string[], e: NodeJS.ProcessEnv = env) =>
-  spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { env: e, encoding: 'utf8', timeout: 30_000 });
-
 test.before(async () => {
   stack = await startTestStack();
-  konsole = await startConsole({
-    relay: stack.relayUrl,
-    token: stack.token,
-    port: 0,
-    publicUrl: 'https://laptop.tail1234.ts.net',
-    phone: { env },
-  });
-  await konsole.follower.ready;
+  konsole = await phoneConsole(stack, env);
 });
+
+const aep = (args: string[], e: NodeJS.ProcessEnv = env) =>
+  spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], { env: e, encoding: 'utf8', timeout: 30_000 });
 
 test.after(async () => {
   await konsole?.close();
   await stack?.stop();
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(idle, { recursive: true, force: true });
+  for (const d of [dir, idle]) rmSync(d, { recursive: true, force: true });
 });
 
 test('pair prints the QR code and URL of a one-time code; the code pairs that device; devices lists it', async () => {

@@ -7,11 +7,10 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
-import { RelayConsumer } from '../../src/consumer/connection.js';
-import { sendResponse } from '../../src/consumer/respond.js';
+import type { ConsoleHandle } from '../../src/console/start.js';
+import { allowAs } from '../support/second-key.js';
 import { heldPermission, permissionRequest, startTestStack, type TestStack } from '../cli/support.js';
-import { asDevice, pairDevice } from '../support/phone.js';
+import { asDevice, pairDevice, phoneConsole } from '../support/phone.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aep-device-decided-'));
 let stack: TestStack;
@@ -21,14 +20,7 @@ const CONSOLE = 'aep-steer-console';
 
 test.before(async () => {
   stack = await startTestStack();
-  konsole = await startConsole({
-    relay: stack.relayUrl,
-    token: stack.token,
-    port: 0,
-    publicUrl: 'https://laptop.tail1234.ts.net',
-    phone: { env: { ...process.env, HOME: dir, AEP_STATE_DIR: dir } },
-  });
-  await konsole.follower.ready;
+  konsole = await phoneConsole(stack, { ...process.env, HOME: dir, AEP_STATE_DIR: dir });
 });
 
 test.after(async () => {
@@ -92,17 +84,7 @@ test("a device's allow of a risky request is the first key only; another device 
     'still held: one identity gave both allows',
   );
 
-  const bob = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: 'bob' });
-  try {
-    const second = await sendResponse(
-      bob,
-      { sender: 'bob' },
-      { session: s.session, request: requested.id, answer: { option: 'allow' }, timeoutMs: 20_000 },
-    );
-    assert.is(second.outcome, 'answered');
-  } finally {
-    await bob.close();
-  }
+  assert.is(await allowAs(stack, 'bob', s.session, requested.id), 'answered');
   assert.match(JSON.stringify((await reply).body), 'allow');
   const resolved = await resolvedOf(requested.id);
   assert.equal(resolved.data?.['decided_by'], { identity: 'bob', surface: 'cli' });

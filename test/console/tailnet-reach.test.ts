@@ -38,31 +38,51 @@ const konsole = (path: string, ...args: string[]) =>
     timeout: 30_000,
   });
 
+/** The command ended with `status`, and its `stream` says every one of `has` and none of `hasNot`. */
+function says(
+  r: ReturnType<typeof konsole>,
+  status: number,
+  stream: 'stdout' | 'stderr',
+  has: readonly string[],
+  hasNot: readonly string[] = [],
+): void {
+  assert.is(r.status, status, r.stderr);
+  for (const h of has) assert.match(r[stream], h);
+  for (const h of hasNot) assert.not.match(r[stream], h);
+}
+
 test('with tailscale up, --reach names the tailnet address and how to serve the console on it', () => {
-  const r = konsole(UP, '--port', '8798', '--reach');
-  assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, 'a phone cannot open that address');
-  assert.match(r.stdout, 'this machine is laptop.tail1234.ts.net on the tailnet');
-  assert.match(r.stdout, 'tailscale serve --bg 8798');
-  assert.match(r.stdout, 'aep-steer console --port 8798 --public-url https://laptop.tail1234.ts.net');
-  assert.not.match(r.stdout, 'ssh -N -L', 'no SSH forward offered where the tailnet serves');
+  says(
+    konsole(UP, '--port', '8798', '--reach'),
+    0,
+    'stdout',
+    [
+      'a phone cannot open that address',
+      'this machine is laptop.tail1234.ts.net on the tailnet',
+      'tailscale serve --bg 8798',
+      'aep-steer console --port 8798 --public-url https://laptop.tail1234.ts.net',
+    ],
+    // No SSH forward offered where the tailnet serves.
+    ['ssh -N -L'],
+  );
 });
 
 test('with tailscale up, --pair on loopback makes no pairing URL and points at the tailnet', () => {
   const r = konsole(UP, '--port', '0', '--pair');
-  assert.is(r.status, 2, r.stderr);
-  assert.match(r.stderr, 'no pairing URL made');
-  assert.match(r.stderr, 'loopback, which a phone cannot open');
-  assert.match(r.stderr, '--public-url https://laptop.tail1234.ts.net');
+  says(r, 2, 'stderr', [
+    'no pairing URL made',
+    'loopback, which a phone cannot open',
+    '--public-url https://laptop.tail1234.ts.net',
+  ]);
   assert.not.match(r.stdout, '/pair/', 'nothing printed a pairing URL');
 });
 
 test('tailscale installed but not up: the SSH forward and the TLS proxy are offered instead', () => {
-  const r = konsole(DOWN, '--port', '8797', '--reach');
-  assert.is(r.status, 0, r.stderr);
-  assert.match(r.stdout, 'tailscale is not installed (or not up)');
-  assert.match(r.stdout, 'ssh -N -L 8797:127.0.0.1:8797');
-  assert.match(r.stdout, 'TLS reverse proxy');
+  says(konsole(DOWN, '--port', '8797', '--reach'), 0, 'stdout', [
+    'tailscale is not installed (or not up)',
+    'ssh -N -L 8797:127.0.0.1:8797',
+    'TLS reverse proxy',
+  ]);
 });
 
 test('a --public-url, the tailnet name or a TLS reverse proxy, is the address a paired phone opens', () => {

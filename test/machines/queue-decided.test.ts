@@ -79,27 +79,28 @@ test('a verb naming a reserved or unknown surface, or a bad device, is refused a
   assert.is(held.snap.context.paused, undefined, 'a refused hold leaves the queue running');
 });
 
-test('cancel {clear: true}: each withdrawal names who asked for the clear; a plain cancel withdraws nothing', () => {
-  const cancel: SessionInput = {
+/** `agent`'s control.cancel of the running turn, answered as the lane answers it. */
+function cancelled(id: string, agent: string, data: Record<string, unknown>, ok = true) {
+  const asked = then(three(), opens, {
     type: 'command.cancel',
     at: 1500,
     gateOpen: true,
     ready: true,
-    command: command(who('carol'), SESSION, {
-      type: 'control.cancel',
-      id: 'k1',
-      data: { scope: 'run', clear: true, surface: 'mcp' },
-    }),
-  };
-  const asked = then(three(), opens, cancel);
-  const cleared = then(asked.snap, { type: 'cancel.answered', at: 1700, commandId: 'k1', ok: true });
-  const drops = cleared.outputs.flatMap((o) => (o.type === 'instruction.dropped' ? [[o.subject, o.decidedBy]] : []));
+    command: command(who(agent), SESSION, { type: 'control.cancel', id, data: { scope: 'run', ...data } }),
+  });
+  const answered = then(asked.snap, { type: 'cancel.answered', at: 1700, commandId: id, ok });
+  return answered.outputs.flatMap((o) => (o.type === 'instruction.dropped' ? [[o.subject, o.decidedBy]] : []));
+}
+
+test('cancel {clear: true}: each withdrawal names who asked for the clear; a plain cancel withdraws nothing', () => {
   const carol = { identity: 'carol', surface: 'mcp' };
-  assert.equal(drops, [
+  assert.equal(cancelled('k1', 'carol', { clear: true, surface: 'mcp' }), [
     ['a', carol],
     ['b', carol],
     ['c', carol],
   ]);
+  assert.equal(cancelled('k2', 'carol', { surface: 'mcp' }), []);
+  assert.equal(cancelled('k3', 'carol', { clear: true }, false), [], 'a refused cancel clears nothing');
 });
 
 test('on the stream: the settled event carries decided_by in its data beside what it settled', () => {
