@@ -5,7 +5,7 @@ import type { DeviceRights } from '../../src/console/devices.js';
 import type { TestStack } from '../cli/support.js';
 
 /** The tailnet address the phone tests' consoles say a phone opens. */
-export const PHONE_URL = 'https://laptop.tail1234.ts.net';
+const PHONE_URL = 'https://laptop.tail1234.ts.net';
 
 /** A console on the stack's relay that pairs phones, its state in `env`'s state directory; ready to use. */
 export async function phoneConsole(
