@@ -4,7 +4,7 @@
 import type { AepEvent } from '../protocol/envelope.js';
 import { RESUME_WINDOW_ATTR } from '../protocol/types.js';
 import type { EventPlace, HoldView, Sighting } from './views.js';
-import type { DecidedBy } from '../machines/decided-by.js';
+import { readDecidedBy, type DecidedBy } from '../machines/decided-by.js';
 
 // A send_input (D28, D29) is followed like an instruct: `input.sent` is its delivery, or only a
 // step towards it where the vendor also reports `input.consumed` (or the session drops it unread).
@@ -53,13 +53,17 @@ export interface QueueChange {
   cause?: string;
   data: Record<string, unknown>;
   sighting: Sighting;
+  /** D46: who made the change. */
+  decidedBy?: DecidedBy;
 }
 
 /** D44: the queue change an event settles, or undefined when it settles none. */
 export function queueChangeOf(e: AepEvent, sighting: Sighting): QueueChange | undefined {
   const m = QUEUE_CHANGE.exec(e.type);
   if (!m) return undefined;
+  const by = readDecidedBy(e.data);
   return {
+    ...(by === undefined ? {} : { decidedBy: by }),
     kind: (m[1] ?? m[2]) as QueueChange['kind'],
     data: e.data ?? {},
     sighting,

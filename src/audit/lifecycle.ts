@@ -239,6 +239,7 @@ export class SteeringFold {
             : 'idle';
     const v: SessionView = { session: s.session, state, queue, holds, events: s.events, updatedAt: s.updatedAt };
     if (replay.paused) v.paused = true;
+    if (replay.pausedBy !== undefined) v.pausedBy = replay.pausedBy;
     if (s.agent !== undefined) v.agent = s.agent;
     if (s.source !== undefined) v.source = s.source;
     if (s.epoch !== undefined) v.epoch = s.epoch;

@@ -5,6 +5,7 @@
 // The same replay gives the live boards the queue's order, versions and pause.
 import { order, str, type QueueChange, type SessionRecord, type TerminalRecord } from './fold-record.js';
 import type { Finding, Sighting } from './views.js';
+import type { DecidedBy } from '../machines/decided-by.js';
 
 const INSTRUCT_ONLY = /^x\.[a-z0-9_-]+\.control\.instruct$/;
 
@@ -16,6 +17,8 @@ export interface QueueReplay {
   texts: Map<string, string>;
   delivery: Map<string, string>;
   paused: boolean;
+  /** D46: who paused it, while it stays paused. */
+  pausedBy?: DecidedBy;
   findings: Finding[];
 }
 
@@ -66,8 +69,10 @@ export function replayQueue(s: SessionRecord): QueueReplay {
     }
     if (step.kind === 'change') {
       const { kind, subject, data } = step.change;
-      if (kind === 'held') r.paused = data['paused'] === true;
-      else if (subject === undefined) continue;
+      if (kind === 'held') {
+        r.paused = data['paused'] === true;
+        r.pausedBy = r.paused ? step.change.decidedBy : undefined;
+      } else if (subject === undefined) continue;
       else if (kind === 'edited' && typeof data['version'] === 'number') {
         r.versions.set(subject, data['version']);
         const text = str(s.commands.get(step.change.cause ?? '')?.event.data?.['text']);

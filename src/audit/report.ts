@@ -48,6 +48,9 @@ function instructionLine(r: InstructionRecord, p: Paint = plain): string {
   const sender = r.sender ?? 'unknown sender';
   const steps: string[] = [];
   if (r.accepted) steps.push('accepted');
+  // D46: each change the sender made while it waited, and who made it.
+  for (const c of r.changes ?? [])
+    steps.push(c.decidedBy === undefined ? c.kind : `${c.kind} by ${describeDecidedBy(c.decidedBy)}`);
   steps.push(colourFor(r, p)(outcomeText(r)));
   return `${p.bold(r.id)}  session ${r.session}${r.vendor ? ` (${r.vendor})` : ''}  from ${sender}  ${steps.join(' → ')}`;
 }
@@ -76,6 +79,8 @@ export function renderText(r: AuditResult, p: Paint = plain): string {
   if (r.instructions.length === 0) lines.push(p.dim('no instructions in these logs'));
   for (const i of r.instructions) lines.push(instructionLine(i, p));
   for (const d of r.requests ?? []) lines.push(requestLine(d, p));
+  for (const s of r.sessions)
+    if (s.pausedBy !== undefined) lines.push(`session ${s.session}  queue paused by ${describeDecidedBy(s.pausedBy)}`);
   const tornOrSkipped = r.notes.filter((n) => n.kind === 'torn-tail');
   for (const n of tornOrSkipped) lines.push(p.dim(`note: ${n.file}:${n.line}  ${n.message}`));
   if (r.violations.length > 0) {

@@ -32,6 +32,7 @@ export function resolveSession(s: SessionRecord): { records: InstructionRecord[]
   const findings: Finding[] = [];
   const records = new Records(s.session);
   fromCommands(s, records);
+  fromChanges(s, records);
   // Terminals first decide which acks belong to instructions when the command itself is not in the log.
   const terminals = terminalsByCommand(s, records, findings);
   fromAcks(s, records, terminals);
@@ -41,6 +42,17 @@ export function resolveSession(s: SessionRecord): { records: InstructionRecord[]
   findings.push(...replayQueue(s).findings);
   settleStatus(s, records, findings);
   return { records: [...records.byId.values()], findings };
+}
+
+/** D44, D46: the queue verbs that changed an instruction seen, and who made each change. */
+function fromChanges(s: SessionRecord, records: Records): void {
+  const changes = s.changes.filter((c) => c.kind !== 'held' && c.subject !== undefined && records.byId.has(c.subject));
+  for (const c of changes.sort((a, b) => order(a.sighting, b.sighting))) {
+    const r = records.get(c.subject!);
+    const kind = c.kind as 'edited' | 'moved' | 'promoted';
+    const by = c.decidedBy === undefined ? {} : { decidedBy: c.decidedBy };
+    r.changes = [...(r.changes ?? []), { ...c.sighting, kind, ...by }];
+  }
 }
 
 /** Each instruct (or send_input) command seen: its vendor, sender, time, text and delivery. */

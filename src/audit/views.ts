@@ -46,6 +46,8 @@ export interface InstructionRecord {
   sent?: Sighting;
   /** `decidedBy`: D46, who withdrew it. */
   dropped?: Sighting & { reason?: string; decidedBy?: DecidedBy };
+  /** D44: the sender's edits, moves and promotions of it while it waited, in order; D46: who made each. */
+  changes?: (Sighting & { kind: 'edited' | 'moved' | 'promoted'; decidedBy?: DecidedBy })[];
   status: InstructionStatus;
 }
 
@@ -69,8 +71,9 @@ export interface SessionView {
   state: SessionState;
   /** Pending instructions, FIFO by acceptance (D3) unless the sender moved them (D44). */
   queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string; version?: number }[];
-  /** D44: the sender paused the queue. */
+  /** D44: the sender paused the queue; D46: who paused it. */
   paused?: boolean;
+  pausedBy?: DecidedBy;
   holds: HoldView[];
   epoch?: number;
   seq?: number;

@@ -185,7 +185,8 @@ async function act(
       message: `This device was paired with the right to ${device.rights}, which does not cover ${name}. Pair it again with --rights ${name === 'respond' ? 'answer' : 'steer'} to do this from it.`,
     });
   }
-  const out = await action(body, { device: device.name, identity: `device:${device.name}` });
+  // The device speaks with the console's relay identity (D48: never a second key of its own).
+  const out = await action(body, { device: device.name });
   json(res, out.status, out.body);
 }
 

@@ -24,10 +24,12 @@ export interface InspectServer {
 /** SSE keep-alive comment, so idle proxies and browsers keep the stream open. */
 const KEEPALIVE_MS = 20_000;
 
-/** Who asked, when not the console's own page: a paired device (its name, and `device:<name>`). */
+/**
+ * Who asked, when not the console's own page: a paired device, by the name its token was issued
+ * under. It names the device in `decided_by` (D46); the identity stays the console's (D48).
+ */
 export interface ActionCaller {
   device: string;
-  identity: string;
 }
 
 /** A POST action under `api/`: the parsed JSON body in, a status and a JSON body out. */

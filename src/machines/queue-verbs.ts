@@ -6,6 +6,7 @@
 import { droppedType, type AepCommand, type Rejection } from '../protocol/index.js';
 import { GRANT_ATTR, WITHDRAW_GRANT, queueChangeType } from '../protocol/types.js';
 import { decisionOf, withDecision } from './decisions.js';
+import { decidedByOf, isRejection, surfaceRefusal, type DecidedBy } from './decided-by.js';
 import { checkText, commandKey, gateOff, REJECT, type GateDecision } from './gate.js';
 import { unlessAccepted, type Step } from './step.js';
 import { finishedWith, NAMED_REJECT } from './withdraw.js';
@@ -86,21 +87,28 @@ function waitingItem(ctx: SessionContext, c: AepCommand, key: string): QueuedIns
   return reject(ended === undefined ? QUEUE_REJECT.unknown : ENDED[ended.how]);
 }
 
+/** D46: who made the change; the gate refused a command whose surface claim is bad, so this one is good. */
+const byOf = (c: AepCommand): { decidedBy?: DecidedBy } => {
+  const by = decidedByOf(c);
+  return isRejection(by) ? {} : { decidedBy: by };
+};
+
 const changed = (
   ctx: SessionContext,
-  cause: string,
+  c: AepCommand,
   change: 'edited' | 'moved' | 'promoted' | 'held',
   data: Record<string, unknown>,
   subject?: string,
 ): SessionOutput => ({
   type: 'queue.changed',
   eventType: queueChangeType(ctx.vendor, change),
-  cause,
+  cause: c.id,
   ...(subject === undefined ? {} : { subject }),
   data,
+  ...byOf(c),
 });
 
-/** The accepted verb: its ack, then what it settled (where a `decided_by` sits beside the outcome, D46). */
+/** The accepted verb: its ack, then what it settled (its `decided_by` beside the outcome, D46). */
 const accepted = (
   ctx: SessionContext,
   key: string,
@@ -117,7 +125,7 @@ function edit(ctx: SessionContext, c: AepCommand, key: string, item: QueuedInstr
   if ('rule' in checked) return { kind: 'reject', key, rejection: checked };
   const version = (item.version ?? 1) + 1;
   const queue = ctx.queue.map((i) => (i === item ? { ...i, text: checked.text, version } : i));
-  return accepted(ctx, key, c.id, { queue }, [changed(ctx, c.id, 'edited', { version }, item.id)]);
+  return accepted(ctx, key, c.id, { queue }, [changed(ctx, c, 'edited', { version }, item.id)]);
 }
 
 function move(ctx: SessionContext, c: AepCommand, key: string, item: QueuedInstruction): Step | GateDecision {
@@ -135,7 +143,7 @@ function move(ctx: SessionContext, c: AepCommand, key: string, item: QueuedInstr
     }
   } else return { kind: 'reject', key, rejection: QUEUE_REJECT.moveInvalid };
   const position = queue.indexOf(item) + 1;
-  return accepted(ctx, key, c.id, { queue }, [changed(ctx, c.id, 'moved', { position }, item.id)]);
+  return accepted(ctx, key, c.id, { queue }, [changed(ctx, c, 'moved', { position }, item.id)]);
 }
 
 /**
@@ -169,7 +177,7 @@ function promote(
       });
     const laned = toLane({ ...ctx, queue: rest }, steer, way.lane, 'steer');
     return accepted(ctx, key, c.id, { queue: rest, ...laned.context }, [
-      changed(ctx, c.id, 'promoted', { lane: way.lane }, item.id),
+      changed(ctx, c, 'promoted', { lane: way.lane }, item.id),
       ...laned.outputs,
     ]);
   }
@@ -178,17 +186,17 @@ function promote(
   if (lane !== undefined) {
     const laned = toLane({ ...ctx, queue: rest }, steer, lane);
     return accepted(ctx, key, c.id, { queue: rest, ...laned.context }, [
-      changed(ctx, c.id, 'promoted', { lane }, item.id),
+      changed(ctx, c, 'promoted', { lane }, item.id),
       ...laned.outputs,
     ]);
   }
-  return accepted(ctx, key, c.id, { queue: [steer, ...rest] }, [changed(ctx, c.id, 'promoted', {}, item.id)]);
+  return accepted(ctx, key, c.id, { queue: [steer, ...rest] }, [changed(ctx, c, 'promoted', {}, item.id)]);
 }
 
 function hold(ctx: SessionContext, c: AepCommand, key: string): Step | GateDecision {
   const paused = dataOf(c).paused;
   if (typeof paused !== 'boolean') return { kind: 'reject', key, rejection: QUEUE_REJECT.pausedInvalid };
-  return accepted(ctx, key, c.id, { paused: paused ? true : undefined }, [changed(ctx, c.id, 'held', { paused })]);
+  return accepted(ctx, key, c.id, { paused: paused ? true : undefined }, [changed(ctx, c, 'held', { paused })]);
 }
 
 /** D44: one queue verb, decided at once: a duplicate is re-acked, a refusal changes nothing. */
@@ -198,6 +206,8 @@ export function queueVerb(ctx: SessionContext, input: QueueVerbInput, ended: boo
   const decide = (): Step | GateDecision => {
     if (decisionOf(ctx.decisions, key) !== undefined) return { kind: 'duplicate', key };
     if (!input.gateOpen) return { kind: 'reject', key, rejection: QUEUE_REJECT.gateOff };
+    const surface = surfaceRefusal(c);
+    if (surface !== undefined) return { kind: 'reject', key, rejection: surface };
     if (input.verb === 'hold') return hold(ctx, c, key);
     const item = waitingItem(ctx, c, key);
     if ('kind' in item) return item;
@@ -214,7 +224,7 @@ export function queueVerb(ctx: SessionContext, input: QueueVerbInput, ended: boo
 export const queueHeld = (ctx: SessionContext): boolean => ctx.paused === true || ctx.cancel?.clear === true;
 
 /** D44: `control.cancel {clear: true}` took effect: everything waiting is withdrawn, each drop caused by the cancel. */
-export function clearQueue(ctx: SessionContext, cancel: string): Step {
+export function clearQueue(ctx: SessionContext, cancel: string, by?: DecidedBy): Step {
   if (ctx.queue.length === 0) return { outputs: [] };
   return {
     context: {
@@ -231,6 +241,8 @@ export function clearQueue(ctx: SessionContext, cancel: string): Step {
       cause: cancel,
       reason: 'withdrawn',
       subject: i.id,
+      // D46: whoever asked for the clear withdrew each of them.
+      ...(by === undefined ? {} : { decidedBy: by }),
     })),
   };
 }

@@ -67,7 +67,7 @@ export function cancelAnswered(ctx: SessionContext, input: CancelAnsweredInput):
   if (!c || c.id !== input.commandId || c.acked) return { outputs: [] };
   // D33: the lane saw the turn end interrupted before this answer: the ack, then its outcome.
   // D44: with `clear`, the stop's ack withdraws everything waiting, each drop caused by the cancel.
-  const cleared = input.ok && c.clear === true ? clearQueue(ctx, c.id) : { outputs: [] };
+  const cleared = input.ok && c.clear === true ? clearQueue(ctx, c.id, c.by) : { outputs: [] };
   const { clear: _done, ...kept } = c;
   if (input.ok && c.interrupted === true) {
     return {

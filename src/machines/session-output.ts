@@ -34,7 +34,15 @@ export type SessionOutput =
    * D44: a queue verb took effect (`x.{vendor}.instruction.edited|moved|promoted`, `x.{vendor}.queue.held`),
    * caused by the verb, naming the instruction as `subject`; `data` is the settled state.
    */
-  | { type: 'queue.changed'; eventType: string; cause: string; subject?: string; data: Record<string, unknown> }
+  | {
+      type: 'queue.changed';
+      eventType: string;
+      cause: string;
+      subject?: string;
+      data: Record<string, unknown>;
+      /** D46: who changed it. */
+      decidedBy?: DecidedBy;
+    }
   /** D32: a withdrawn instruction's drop is caused by the withdraw and names the instruction as `subject`. */
   | {
       type: 'instruction.dropped';

@@ -252,7 +252,7 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
       emit(s, {
         type: o.eventType,
         cause: o.cause,
-        data: o.data,
+        data: { ...o.data, ...decided(o.decidedBy) },
         ...(o.subject === undefined ? {} : { subject: o.subject }),
       });
       return true;

@@ -6,9 +6,9 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SessionEmitter, command, deliveredType, instructType, type AepEvent } from '../../src/protocol/index.js';
-import { queueChangeType, queueVerbType } from '../../src/protocol/types.js';
+import type { AepEvent } from '../../src/protocol/index.js';
 import { auditFiles } from '../../src/audit/audit.js';
+import { queueOfThree } from '../support/queue-log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aep-queue-audit-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,47 +19,6 @@ const audit = (events: AepEvent[]) => {
   writeFileSync(file, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
   return auditFiles([file]);
 };
-
-const V = 'claude-code';
-const T0 = Date.parse('2026-12-01T10:00:00.000Z');
-
-/** A session with three queued instructions accepted, and helpers to change and deliver them. */
-function queueOfThree(session: string) {
-  const em = new SessionEmitter({ agent: V, session, host: 'h' });
-  const sender = { agent: 'alice', host: 'h' };
-  let at = T0;
-  const events: AepEvent[] = [em.emit({ type: 'session.started', at: at++ })];
-  const ids: string[] = [];
-  for (const text of ['one', 'two', 'three']) {
-    const c = command(sender, session, {
-      type: instructType(V),
-      data: { text, delivery: 'queue' },
-      capture: 'redacted',
-      at: at++,
-    });
-    events.push(c, em.emit({ type: 'control.accepted', cause: c.id, at: at++ }));
-    ids.push(c.id);
-  }
-  const verb = (
-    v: 'edit' | 'move' | 'hold',
-    data: Record<string, unknown>,
-    change: 'edited' | 'moved' | 'held',
-    settled: Record<string, unknown>,
-  ) => {
-    const c = command(sender, session, { type: queueVerbType(V, v), data, capture: 'redacted', at: at++ });
-    const subject = typeof data['instruction'] === 'string' ? { subject: data['instruction'] } : {};
-    events.push(
-      c,
-      em.emit({ type: 'control.accepted', cause: c.id, at: at++ }),
-      em.emit({ type: queueChangeType(V, change), cause: c.id, ...subject, data: settled, at: at++ }),
-    );
-  };
-  const deliver = (id: string, data: Record<string, unknown> = {}) =>
-    events.push(
-      em.emit({ type: deliveredType(V), cause: id, data: { moment: 'UserPromptSubmit', ...data }, at: at++ }),
-    );
-  return { ids: ids as [string, string, string], events, verb, deliver };
-}
 
 const rulesOf = async (events: AepEvent[]) => (await audit(events)).violations.map((v) => v.rule).sort();
 

@@ -89,7 +89,8 @@ test('queue three, edit the second, move the third to the front, pause; resume: 
   const delivered = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.delivered' && e.cause === b);
   assert.is(delivered.data?.['version'], 2, 'the delivery names the version it carried');
   const edited = await stack.waitFor((e) => e.type === 'x.claude-code.instruction.edited' && e.subject === b);
-  assert.equal(edited.data, { version: 2 });
+  // D46: the settled edit names who made it.
+  assert.equal(edited.data, { version: 2, decided_by: { identity: 'alice', surface: 'cli' } });
   void a;
 });
 

@@ -9,10 +9,10 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
+import type { ConsoleHandle } from '../../src/console/start.js';
 import { pairingUrl } from '../../src/console/phone-reach.js';
 import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
-import { asDevice, exchange, onLocal, pairDevice } from '../support/phone.js';
+import { asDevice, exchange, onLocal, pairDevice, phoneConsole } from '../support/phone.js';
 import { projectRoot } from '../support/shared-dir.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aep-pairing-'));
@@ -22,14 +22,7 @@ let konsole: ConsoleHandle;
 
 test.before(async () => {
   stack = await startTestStack();
-  konsole = await startConsole({
-    relay: stack.relayUrl,
-    token: stack.token,
-    port: 0,
-    publicUrl: 'https://laptop.tail1234.ts.net',
-    phone: { env },
-  });
-  await konsole.follower.ready;
+  konsole = await phoneConsole(stack, env);
 });
 
 test.after(async () => {

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchChromium, type Browser } from '../support/browser.js';
-import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
+import type { ConsoleHandle } from '../../src/console/start.js';
 import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
-import { onLocal } from '../support/phone.js';
+import { onLocal, phoneConsole } from '../support/phone.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aep-phone-browser-'));
 let stack: TestStack;
@@ -21,14 +21,7 @@ let page: Page;
 
 test.before(async () => {
   stack = await startTestStack();
-  konsole = await startConsole({
-    relay: stack.relayUrl,
-    token: stack.token,
-    port: 0,
-    publicUrl: 'https://laptop.tail1234.ts.net',
-    phone: { env: { ...process.env, AEP_STATE_DIR: dir } },
-  });
-  await konsole.follower.ready;
+  konsole = await phoneConsole(stack, { ...process.env, AEP_STATE_DIR: dir });
   browser = await launchChromium({ width: 390, height: 844 });
   page = browser.page;
 });

@@ -6,8 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { launchChromium, type Browser } from '../support/browser.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
-import { RelayConsumer } from '../../src/consumer/connection.js';
-import { sendResponse } from '../../src/consumer/respond.js';
+import { allowAs } from '../support/second-key.js';
 import { permissionRequest, startTestStack, type TestStack } from '../cli/support.js';
 
 let stack: TestStack;
@@ -53,17 +52,7 @@ test("a risky request on the page: Allow is the first of two; a second identity'
     'still held after one allow',
   );
 
-  const bob = await RelayConsumer.connect({ url: stack.relayUrl, token: stack.token, agent: 'bob' });
-  try {
-    const second = await sendResponse(
-      bob,
-      { sender: 'bob' },
-      { session: s.session, request: requested.id, answer: { option: 'allow' }, timeoutMs: 20_000 },
-    );
-    assert.is(second.outcome, 'answered');
-  } finally {
-    await bob.close();
-  }
+  assert.is(await allowAs(stack, 'bob', s.session, requested.id), 'answered');
   const r = await reply;
   assert.is(r.status, 200);
   assert.match(JSON.stringify(r.body), 'allow');

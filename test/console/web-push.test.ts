@@ -7,9 +7,9 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startConsole, type ConsoleHandle } from '../../src/console/start.js';
+import type { ConsoleHandle } from '../../src/console/start.js';
 import { heldPermission, startTestStack, type TestStack } from '../cli/support.js';
-import { asDevice, pairDevice } from '../support/phone.js';
+import { asDevice, pairDevice, phoneConsole } from '../support/phone.js';
 import { startPushService, type PushService } from '../support/web-push-service.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aep-web-push-'));
@@ -23,18 +23,13 @@ const warned: ((m: string) => void)[] = [];
 test.before(async () => {
   stack = await startTestStack();
   svc = await startPushService();
-  konsole = await startConsole({
-    relay: stack.relayUrl,
-    token: stack.token,
-    port: 0,
-    publicUrl: 'https://laptop.tail1234.ts.net',
+  konsole = await phoneConsole(stack, env, {
     phone: { env, pushAgent: svc.agent },
     warn: (m) => {
       warnings.push(m);
       for (const w of warned) w(m);
     },
   });
-  await konsole.follower.ready;
 });
 
 test.after(async () => {

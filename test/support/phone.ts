@@ -1,7 +1,29 @@
 // A paired phone over plain HTTP, for the console's device tests: the pairing exchange (the
 // form POST a phone's browser sends), then requests that carry the cookie it was handed.
-import type { ConsoleHandle } from '../../src/console/start.js';
+import { startConsole, type ConsoleHandle, type ConsoleOptions } from '../../src/console/start.js';
 import type { DeviceRights } from '../../src/console/devices.js';
+import type { TestStack } from '../cli/support.js';
+
+/** The tailnet address the phone tests' consoles say a phone opens. */
+const PHONE_URL = 'https://laptop.tail1234.ts.net';
+
+/** A console on the stack's relay that pairs phones, its state in `env`'s state directory; ready to use. */
+export async function phoneConsole(
+  stack: TestStack,
+  env: NodeJS.ProcessEnv,
+  more: Partial<ConsoleOptions> = {},
+): Promise<ConsoleHandle> {
+  const konsole = await startConsole({
+    relay: stack.relayUrl,
+    token: stack.token,
+    port: 0,
+    publicUrl: PHONE_URL,
+    phone: { env },
+    ...more,
+  });
+  await konsole.follower.ready;
+  return konsole;
+}
 
 /** The pairing URL's path on the console's own listening address (a test cannot resolve a tailnet name). */
 export const onLocal = (konsole: ConsoleHandle, url: string): string =>
