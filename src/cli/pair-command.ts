@@ -2,7 +2,7 @@
 // `aep-steer devices` (the paired devices; `devices revoke NAME` ends one's access). Both work on
 // the files in the state directory, which the console reads on every request a device makes.
 import type { Command } from 'commander';
-import QRCode from 'qrcode';
+import { renderUnicodeCompact } from 'uqr';
 import { DEVICE_RIGHTS, DeviceStore, checkDeviceName, checkRights, devicesDir } from '../console/devices.js';
 import { PairingCodes, pairingDir } from '../console/pairing.js';
 import { readConsoleAddress, withTailnet } from '../console/phone.js';
@@ -11,7 +11,7 @@ import { SteeringError } from '../protocol/errors.js';
 
 /** The QR code (terminal blocks) and the same URL as text, with when it stops working. */
 export async function printPairing(url: string, expiresAt: number, out: NodeJS.WritableStream): Promise<void> {
-  const qr = await QRCode.toString(url, { type: 'terminal', small: true, errorCorrectionLevel: 'M' });
+  const qr = renderUnicodeCompact(url, { ecc: 'M' });
   out.write(
     `${qr}\nScan it with the phone's camera, or open:\n  ${url}\n` +
       `One use, until ${new Date(expiresAt).toLocaleTimeString()} (5 minutes). Treat it as a password until then.\n`,

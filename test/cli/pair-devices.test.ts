@@ -3,12 +3,12 @@
 // `aep-steer devices` lists it (name, rights, paired at, last seen); with no console running,
 // `pair` says so and mints nothing; bad rights are refused before anything is made.
 import { test } from 'uvu';
+import { renderUnicodeCompact } from 'uqr';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import QRCode from 'qrcode';
 import type { ConsoleHandle } from '../../src/console/start.js';
 import { startTestStack, type TestStack } from './support.js';
 import { asDevice, exchange, phoneConsole } from '../support/phone.js';
@@ -40,7 +40,7 @@ test('pair prints the QR code and URL of a one-time code; the code pairs that de
   assert.is(r.status, 0, r.stderr);
   const url = /https:\/\/laptop\.tail1234\.ts\.net\/pair\/[A-Za-z0-9_-]{24}/.exec(r.stdout)?.[0];
   assert.ok(url, r.stdout);
-  const qr = await QRCode.toString(url, { type: 'terminal', small: true, errorCorrectionLevel: 'M' });
+  const qr = renderUnicodeCompact(url, { ecc: 'M' });
   assert.ok(r.stdout.startsWith(qr), 'the QR code printed encodes exactly that URL');
   assert.match(r.stdout, 'One use, until');
 
