@@ -2,7 +2,9 @@
 // `prepack`: takes out of the bundled runtime dependencies (the lockfile's node_modules entries not
 // marked dev) what nothing runs, so the tarball carries code and not its leftovers: source maps,
 // TypeScript sources (declarations stay: the typecheck of a clone reads them), and a `src/` tree
-// left with no JavaScript in it (superjson's holds its tests and a 6.6 MB fixture). Run in a
+// left with no JavaScript in it (superjson's holds its tests and a 6.6 MB fixture), and the
+// browser builds (UMD and minified copies: rxjs, xstate, tweetnacl) that Node never loads, unless
+// the package's own entry points name one. Run in a
 // clone's node_modules, which `npm ci` rebuilds; `--dry-run` only counts.
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +16,24 @@ const SOURCE_MAP = /\.map$/;
 const TS_SOURCE = /(?<!\.d)\.[mc]?ts$/;
 const JAVASCRIPT = /\.[mc]?js$/;
 const DECLARATION = /\.d\.[mc]?ts$/;
+const BROWSER_BUILD = /\.(?:umd|min)(?:\.min)?\.[mc]?js$/;
+
+/** Every file a package's manifest names as an entry for Node or a bundler (`main`, `module`, `exports`). */
+function entriesOf(dir) {
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  } catch {
+    return new Set();
+  }
+  const out = new Set();
+  const walk = (v) => {
+    if (typeof v === 'string') out.add(join(dir, v));
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x);
+  };
+  walk([manifest.main, manifest.module, manifest.exports]);
+  return out;
+}
 
 /** Files under `dir`, not descending into a nested node_modules (its packages are listed on their own). */
 function filesIn(dir) {
@@ -45,6 +65,8 @@ for (const dir of bundled) {
     continue; // an optional dependency not installed here
   }
   for (const f of all) if (SOURCE_MAP.test(f) || TS_SOURCE.test(f)) drop(f);
+  const entries = entriesOf(dir);
+  for (const f of all) if (BROWSER_BUILD.test(f) && !entries.has(f)) drop(f);
   const src = join(dir, 'src');
   const left = all.filter(
     (f) => f.startsWith(`${src}/`) && !SOURCE_MAP.test(f) && !TS_SOURCE.test(f) && !DECLARATION.test(f),
