@@ -68,7 +68,7 @@ export interface RunOptions {
   args?: string[];
   /** Continues that recorded session under its id. */
   resume?: string;
-  /** Claude Code: false runs in default permission mode (a file-writing call asks). */
+  /** Claude Code: false runs in default permission mode (a file-writing call asks); Copilot: without --allow-all (a shell call asks). */
   bypassPermissions?: boolean;
   killAfterMs?: number;
 }
@@ -338,7 +338,15 @@ export const VENDORS: { [V in Vendor]: VendorRow<V> } = {
     run: (ws, _mock, bin, prompt, o) =>
       spawnCli(
         bin,
-        ['--trust-folder', '--allow-all', '--output-format', 'json', ...(o.args ?? []), '-p', prompt],
+        [
+          '--trust-folder',
+          ...(o.bypassPermissions === false ? [] : ['--allow-all']),
+          '--output-format',
+          'json',
+          ...(o.args ?? []),
+          '-p',
+          prompt,
+        ],
         ws.project,
         ws.env,
         o.killAfterMs,
