@@ -107,6 +107,8 @@ export interface LaneTurnInput extends ToolsAtStop {
   keepsUnread?: boolean;
   /** D44: the lane keeps its queued instructions across a stop (opencode's server lane): a cancel drops none. */
   keepsQueued?: boolean;
+  /** D44: the lane takes a queued instruction only as a turn of its own: the first waiting one goes at this end. */
+  startsQueued?: boolean;
   /** Steers (command ids) the lane could not take back at the turn's end: the vendor runs them next, receipt to come. */
   kept?: string[];
 }

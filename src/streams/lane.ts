@@ -89,6 +89,11 @@ export interface Lane {
   readonly keepsUnread?: boolean;
   /** D44: queued instructions it keeps stay queued across a stop, and go after a later turn ends. */
   readonly keepsQueued?: boolean;
+  /**
+   * D44: the vendor takes a queued instruction only as a turn of its own (the lane has no `queue`):
+   * the adapter keeps what waits, and hands the first over with `startTurn` as each turn ends.
+   */
+  readonly startsQueued?: boolean;
   /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
   readonly how: string;
   /**

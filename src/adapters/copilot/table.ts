@@ -83,6 +83,15 @@ export const copilot: VendorTable = {
   },
   // D30: a session `aep-steer run copilot` hosts on the headless server is also steered there.
   lanes: [copilotServer],
+  // D44: what waits is the adapter's: the server's queue takes a send for good (its edit calls are
+  // experimental), so the adapter hands one over per turn end, as a start, and the verbs act here.
+  queue: {
+    keeps: 'adapter',
+    calls:
+      'server: a queued instruction goes over as `session.send` when a turn ends (a start, D43), one per turn end, none while paused or after a cancel; session.queue.updateText, moveItem, sendNow and setDrainPaused are not used',
+    evidence:
+      'e2e/copilot-queue-verbs#three queued, the second edited, the third moved, paused and resumed: the turns after carry them in the new order with the edited text',
+  },
   // D33: only the server stops a turn (`session.abort`); a person's `copilot` is reached by hooks alone.
   cancel: {
     by: ['server'],
