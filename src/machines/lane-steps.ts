@@ -180,6 +180,7 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
         ref: input.ref,
         ...(started === undefined ? {} : { started }),
         ...(item.version === undefined ? {} : { version: item.version }),
+        ...(input.backgrounded === undefined ? {} : { backgrounded: input.backgrounded }),
       },
     ],
   };

@@ -95,6 +95,8 @@ export interface LaneDeliveredInput {
   ref: string;
   /** D43: the lane says whether the instruction began the turn (`ref`) or went into one already running. */
   started?: boolean;
+  /** D50: taking it moved the running shell command to the background. */
+  backgrounded?: { command: string };
 }
 /** The lane saw a turn start or end (its own protocol, beside the hook moments). */
 export interface LaneTurnInput extends ToolsAtStop {

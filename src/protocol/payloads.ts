@@ -303,7 +303,16 @@ const vendor = {
    */
   'instruction.delivered': obj(
     { queued_ms: int({ min: 0 }) },
-    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str(), started: bool(), version: int({ min: 2 }) },
+    {
+      moment: str(),
+      delivery: oneOf(DELIVERIES),
+      lane: str(),
+      ref: str(),
+      started: bool(),
+      version: int({ min: 2 }),
+      // D50: the steer moved the running shell command to the background (Copilot's `immediate`).
+      backgrounded: obj({ command: str() }),
+    },
   ),
   /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
   'instruction.dropped': obj({

@@ -239,6 +239,7 @@ export function fromLaneFacts(
                 commandId: f.commandId,
                 ref: f.ref,
                 ...(f.started === undefined ? {} : { started: f.started }),
+                ...(f.backgrounded === undefined ? {} : { backgrounded: f.backgrounded }),
               }),
             ];
           case 'consumed':

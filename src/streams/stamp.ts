@@ -269,6 +269,7 @@ function stampEvent(s: Stamping, o: SessionOutput, surface: StampSurface): boole
           ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
           ...(o.started === undefined ? {} : { started: o.started }),
           ...(o.version === undefined ? {} : { version: o.version }),
+          ...(o.backgrounded === undefined ? {} : { backgrounded: o.backgrounded }),
         },
       });
       return true;
