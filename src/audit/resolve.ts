@@ -256,10 +256,16 @@ function startsBesideTurns(s: SessionRecord, terminals: ReadonlyMap<string, Term
     const t = list.find((x) => x.kind === 'delivered' && x.started === true);
     const ack = s.acks.get(id)?.find((a) => a.accepted);
     if (t === undefined || ack === undefined) continue;
-    const before = s.runs.filter((r) => order(r.sighting, ack.sighting) < 0);
+    // D44: one queued may be handed over as a start when a turn ends (Copilot's server): judged from
+    // the last turn end between its acceptance and its delivery, where there is one.
+    const ends = s.runs.filter(
+      (r) => r.kind === 'end' && order(r.sighting, ack.sighting) > 0 && order(r.sighting, t.sighting) < 0,
+    );
+    const from = ends.length > 0 ? ends[ends.length - 1]!.sighting : ack.sighting;
+    const before = s.runs.filter((r) => order(r.sighting, from) <= 0);
     const open = before.filter((r) => r.kind === 'start').length > before.filter((r) => r.kind === 'end').length;
     const between = s.runs.filter(
-      (r) => r.kind === 'start' && order(r.sighting, ack.sighting) > 0 && order(r.sighting, t.sighting) < 0,
+      (r) => r.kind === 'start' && order(r.sighting, from) > 0 && order(r.sighting, t.sighting) < 0,
     );
     if (!open && between.length <= 1) continue;
     out.push({

@@ -180,6 +180,7 @@ export function laneDelivered(ctx: SessionContext, input: LaneDeliveredInput): S
         ref: input.ref,
         ...(started === undefined ? {} : { started }),
         ...(item.version === undefined ? {} : { version: item.version }),
+        ...(input.backgrounded === undefined ? {} : { backgrounded: input.backgrounded }),
       },
     ],
   };
@@ -220,10 +221,30 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
       );
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   // The turn is over: its run with it (a vendor that fires no closing hook on an interrupt leaves none).
+  const ended = { ...ctx, turnOpen: false, run: undefined, ...cancel, ...dropped.context };
+  const handed = input.startsQueued === true ? handOverQueued(ended, input.interrupted === true) : { outputs: [] };
   return {
-    context: { turnOpen: false, run: undefined, ...cancel, ...dropped.context },
-    outputs: [...outputs, ...dropped.outputs],
+    context: { turnOpen: false, run: undefined, ...cancel, ...dropped.context, ...handed.context },
+    outputs: [...outputs, ...dropped.outputs, ...handed.outputs],
   };
+}
+
+/**
+ * D44 on a lane whose vendor takes a queued instruction only as a turn of its own (Copilot's
+ * server): the adapter keeps the queue, so every verb works on it, and hands the first waiting
+ * `queue` item over as a start (D43) when a turn ends in its own time, one per turn: never while
+ * paused, and not after an interrupt, where what waits stays queued for a later turn (a cancel
+ * keeps the queue).
+ */
+function handOverQueued(ctx: SessionContext, interrupted: boolean): Step {
+  const lane = ctx.lanes?.[0];
+  const item = ctx.queue.find((i) => i.delivery === 'queue');
+  if (lane === undefined || interrupted || ctx.paused === true || item === undefined) return { outputs: [] };
+  const queue = ctx.queue.filter((i) => i !== item);
+  const laned = toLane({ ...ctx, queue }, item, lane, 'queue');
+  // Until its receipt, the turn it opens takes nothing else from the queue: the order stays true.
+  const marked = (laned.context?.laned ?? []).map((i) => (i.id === item.id ? { ...i, fromQueue: true as const } : i));
+  return { context: { queue, ...laned.context, laned: marked }, outputs: laned.outputs };
 }
 
 /**

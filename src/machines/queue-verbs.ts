@@ -221,7 +221,8 @@ export function queueVerb(ctx: SessionContext, input: QueueVerbInput, ended: boo
 }
 
 /** D44: while paused, or while a cancel that clears the queue awaits its answer, only a steer leaves the queue. */
-export const queueHeld = (ctx: SessionContext): boolean => ctx.paused === true || ctx.cancel?.clear === true;
+export const queueHeld = (ctx: SessionContext): boolean =>
+  ctx.paused === true || ctx.cancel?.clear === true || ctx.laned?.some((i) => i.fromQueue === true) === true;
 
 /** D44: `control.cancel {clear: true}` took effect: everything waiting is withdrawn, each drop caused by the cancel. */
 export function clearQueue(ctx: SessionContext, cancel: string, by?: DecidedBy): Step {

@@ -29,6 +29,8 @@ export type SessionOutput =
       started?: boolean;
       /** D44: the text version it carried, when an edit raised it past 1. */
       version?: number;
+      /** D50: taking it moved the running shell command to the background. */
+      backgrounded?: { command: string };
     }
   /**
    * D44: a queue verb took effect (`x.{vendor}.instruction.edited|moved|promoted`, `x.{vendor}.queue.held`),

@@ -95,6 +95,8 @@ export interface LaneDeliveredInput {
   ref: string;
   /** D43: the lane says whether the instruction began the turn (`ref`) or went into one already running. */
   started?: boolean;
+  /** D50: taking it moved the running shell command to the background. */
+  backgrounded?: { command: string };
 }
 /** The lane saw a turn start or end (its own protocol, beside the hook moments). */
 export interface LaneTurnInput extends ToolsAtStop {
@@ -107,6 +109,8 @@ export interface LaneTurnInput extends ToolsAtStop {
   keepsUnread?: boolean;
   /** D44: the lane keeps its queued instructions across a stop (opencode's server lane): a cancel drops none. */
   keepsQueued?: boolean;
+  /** D44: the lane takes a queued instruction only as a turn of its own: the first waiting one goes at this end. */
+  startsQueued?: boolean;
   /** Steers (command ids) the lane could not take back at the turn's end: the vendor runs them next, receipt to come. */
   kept?: string[];
 }

@@ -17,6 +17,7 @@ import {
 } from './shape.js';
 import { parseVendorType } from './types.js';
 import { QUEUE_PAYLOADS } from './queue-payloads.js';
+import { KNOWLEDGE_PAYLOADS } from './knowledge-payloads.js';
 import { captureRank, type CaptureLevel } from './envelope.js';
 
 const R = 'redacted' as const;
@@ -41,11 +42,6 @@ const tool = obj({ name: str() }, { call_id: str() });
 const errorInfo = obj({}, { type: str(), message: str().at(R) });
 const child = obj({}, { session: str(), run: str(), agent: str() });
 const task = obj({}, { id: str(), title: str().at(R) });
-const document = obj(
-  {},
-  { id: str(), score: num(), content_redacted: str().at(R), content: str().at(F), metadata: anyObject() },
-);
-const span = obj({}, { start: int(), end: int() });
 const toolProcess = obj({}, { pid: int({ min: 1 }), command: str().at(R) });
 
 /** D31: how an instruction reaches the agent; `moment` (the next eligible hook moment) when absent. */
@@ -181,86 +177,7 @@ const core = {
   'error.raised': obj({}, { error: errorInfo, code: str(), fatal: bool() }),
   'state.snapshot': obj({}, { state: anyObject().at(R), key: str(), rev: int({ min: 0 }) }),
   'state.delta': obj({}, { delta: arrayOf(anyObject()).at(R), key: str(), rev: int({ min: 0 }) }),
-  'resource.retrieval.requested': obj(
-    {},
-    { query: str().at(R), query_digest: str(), corpus: str(), top_k: int({ min: 0 }) },
-  ),
-  'resource.retrieval.returned': obj(
-    {},
-    {
-      documents: arrayOf(document),
-      count: int({ min: 0 }),
-      corpus: str(),
-      duration_ms: int({ min: 0 }),
-    },
-  ),
-  'resource.retrieval.reranked': obj(
-    {},
-    {
-      query: str().at(R),
-      query_digest: str(),
-      model: str(),
-      top_k: int({ min: 0 }),
-      input_documents: arrayOf(document),
-      output_documents: arrayOf(document),
-      count: int({ min: 0 }),
-      duration_ms: int({ min: 0 }),
-    },
-  ),
-  'resource.citation.recorded': obj(
-    {},
-    {
-      citations: arrayOf(
-        obj(
-          {},
-          {
-            source: obj({}, { id: str(), uri: str().at(R), title: str().at(R) }),
-            cited_text_redacted: str().at(R),
-            cited_text: str().at(F),
-            offset: obj(
-              {},
-              {
-                char: span,
-                page: obj({}, { page: int(), start: int(), end: int() }),
-                block: obj({}, { block: int(), start: int(), end: int() }),
-              },
-            ),
-            document_index: int({ min: 0 }),
-          },
-        ),
-      ),
-      count: int({ min: 0 }),
-    },
-  ),
-  'assessment.evaluation.recorded': obj(
-    {},
-    {
-      'gen_ai.evaluation.name': str(),
-      'gen_ai.evaluation.score.value': num(),
-      'gen_ai.evaluation.score.label': str(),
-      'gen_ai.evaluation.explanation': str().at(R),
-      evaluator: str(),
-    },
-  ),
-  'assessment.feedback.received': obj(
-    {},
-    { rating: num(), label: str(), comment: str().at(R), correction: str().at(R), source: str() },
-  ),
-  'assessment.guardrail.recorded': obj(
-    {},
-    {
-      guardrail: obj(
-        {},
-        {
-          stage: oneOf(['input', 'output']),
-          verdict: oneOf(['allowed', 'flagged', 'blocked', 'modified']),
-          categories: arrayOf(obj({}, { name: str(), score: num() })),
-          detector: obj({}, { name: str(), version: str() }),
-          explanation: str().at(R),
-        },
-      ),
-    },
-  ),
+  ...KNOWLEDGE_PAYLOADS,
   'control.attention.respond': obj({ answer }),
   // D33: `kill_tools` also ends the tool processes the vendor leaves running, where the adapter can.
   // D44: `clear` also withdraws everything waiting in the session's queue.
@@ -299,7 +216,16 @@ const vendor = {
    */
   'instruction.delivered': obj(
     { queued_ms: int({ min: 0 }) },
-    { moment: str(), delivery: oneOf(DELIVERIES), lane: str(), ref: str(), started: bool(), version: int({ min: 2 }) },
+    {
+      moment: str(),
+      delivery: oneOf(DELIVERIES),
+      lane: str(),
+      ref: str(),
+      started: bool(),
+      version: int({ min: 2 }),
+      // D50: the steer moved the running shell command to the background (Copilot's `immediate`).
+      backgrounded: obj({ command: str() }),
+    },
   ),
   /** D10, D12; D31 a steer whose turn ended first; D32 withdrawn (cause: the withdraw, subject: the instruction). */
   'instruction.dropped': obj({

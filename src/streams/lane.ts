@@ -57,7 +57,16 @@ export type LaneFact =
    * The vendor's receipt for a steer or a start: the instruction reached the model's input (`ref`:
    * the vendor's id). `started`: it began the turn (D43), as the lane that started it knows.
    */
-  | { kind: 'delivered'; session: string; at: number; commandId: string; ref: string; started?: boolean }
+  | {
+      kind: 'delivered';
+      session: string;
+      at: number;
+      commandId: string;
+      ref: string;
+      started?: boolean;
+      /** D50: taking it moved the running shell command to the background (the command's text). */
+      backgrounded?: { command: string };
+    }
   /** The vendor's receipt for a send: the agent read the input (found by its text: the vendor names no command). */
   | { kind: 'consumed'; session: string; at: number; text: string }
   /** The vendor asks its user to approve something (answered with `answer`, or in the vendor's own UI). */
@@ -89,6 +98,11 @@ export interface Lane {
   readonly keepsUnread?: boolean;
   /** D44: queued instructions it keeps stay queued across a stop, and go after a later turn ends. */
   readonly keepsQueued?: boolean;
+  /**
+   * D44: the vendor takes a queued instruction only as a turn of its own (the lane has no `queue`):
+   * the adapter keeps what waits, and hands the first over with `startTurn` as each turn ends.
+   */
+  readonly startsQueued?: boolean;
   /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
   readonly how: string;
   /**

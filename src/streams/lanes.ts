@@ -225,6 +225,7 @@ export function fromLaneFacts(
                 interrupted: f.interrupted,
                 ...(lane.keepsUnread === true ? { keepsUnread: true } : {}),
                 ...(lane.keepsQueued === true ? { keepsQueued: true } : {}),
+                ...(lane.startsQueued === true ? { startsQueued: true } : {}),
                 ...(f.kept?.length ? { kept: f.kept } : {}),
                 ...(f.leftRunning?.length ? { leftRunning: f.leftRunning } : {}),
                 ...(f.killed?.length ? { killed: f.killed } : {}),
@@ -238,6 +239,7 @@ export function fromLaneFacts(
                 commandId: f.commandId,
                 ref: f.ref,
                 ...(f.started === undefined ? {} : { started: f.started }),
+                ...(f.backgrounded === undefined ? {} : { backgrounded: f.backgrounded }),
               }),
             ];
           case 'consumed':

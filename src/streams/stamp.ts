@@ -359,6 +359,7 @@ const deliveredFields = (o: Output<'instruction.delivered'>): EventFields => ({
     ...(o.lane === undefined ? {} : { lane: o.lane, ...(o.ref === undefined ? {} : { ref: o.ref }) }),
     ...(o.started === undefined ? {} : { started: o.started }),
     ...(o.version === undefined ? {} : { version: o.version }),
+    ...(o.backgrounded === undefined ? {} : { backgrounded: o.backgrounded }),
   },
 });
 

@@ -414,7 +414,7 @@ test('a delivery after a withdraw was accepted is flagged delivered-after-withdr
 });
 
 /** D43: an instruct with idle start on session `session`; `before` runs the turn that may already run. */
-function startSession(session: string, o: { runBefore?: boolean; turnsBetween?: number } = {}) {
+function startSession(session: string, o: { runBefore?: boolean; turnsBetween?: number; endAfter?: boolean } = {}) {
   const em = new SessionEmitter({ agent: 'codex', session, host: 'h' });
   const sender = { agent: 'alice', host: 'h' };
   const events: AepEvent[] = [em.emit({ type: 'session.started', at: T0 })];
@@ -426,6 +426,8 @@ function startSession(session: string, o: { runBefore?: boolean; turnsBetween?: 
     at: T0 + 10,
   });
   events.push(c, em.emit({ type: 'control.accepted', cause: c.id, at: T0 + 11 }));
+  // D44, D50: a queued one handed over as a start once the running turn ended.
+  if (o.endAfter === true) events.push(em.emit({ type: 'run.finished', at: T0 + 15 }));
   for (let i = 0; i < (o.turnsBetween ?? 1); i++) events.push(em.emit({ type: 'run.started', at: T0 + 20 + i }));
   const d = em.emit({
     type: deliveredType('codex'),
@@ -443,6 +445,12 @@ test('a start that began the turn of an idle session passes; one beside a runnin
   const r = await auditFiles([writeLog(running.events)]);
   assert.ok(rules(r).includes('start-beside-turn'), rules(r).join(','));
   assert.is(r.violations.find((v) => v.rule === 'start-beside-turn')!.eventId, running.d.id);
+  const handed = startSession('s-start-4', { runBefore: true, endAfter: true });
+  assert.equal(
+    (await auditFiles([writeLog(handed.events)])).violations,
+    [],
+    'one handed over after the running turn ended is judged from that end',
+  );
   const two = startSession('s-start-3', { turnsBetween: 2 });
   const r2 = await auditFiles([writeLog(two.events)]);
   assert.match(r2.violations.find((v) => v.rule === 'start-beside-turn')!.message, '2 turns started');

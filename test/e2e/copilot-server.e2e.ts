@@ -2,7 +2,8 @@
 // login): `aep-steer run copilot`'s run hosts a session on the headless server and joins the
 // adapter's server lane. While the turn's slow shell call runs: a withdrawn queue never reaches
 // the model, a steer lands in the same turn's next request, a queue in the first request of the
-// next turn; then a start on idle opens a turn, and a cancel stops a turn at once. Every
+// next turn (the steer's receipt names the shell command it moved to the background); then a start
+// on idle opens a turn, and a cancel stops a turn at once. Every
 // permission the server asks is a held request, answered through the lane.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -85,7 +86,12 @@ if (!vendorMissing(bin, 'copilot-server', 'scripts/install-vendor-cli.sh copilot
     assert.equal(await lane.withdraw!({ session, commandId: 'c-w' }), { removed: true });
     assert.ok((await lane.queue!({ session, commandId: 'c-q', text: 'QUEUE-MARK' })).ok);
     assert.ok((await lane.steer({ session, commandId: 'c-s', text: 'STEER-MARK' })).ok);
-    await fact((f) => f.kind === 'delivered' && f.commandId === 'c-s');
+    const steered = await fact((f) => f.kind === 'delivered' && f.commandId === 'c-s');
+    // D50: the immediate send moved the running slow shell command to the background, and says so.
+    assert.ok(
+      steered.kind === 'delivered' && steered.backgrounded?.command.includes(gate) === true,
+      `the steer's receipt names the command it moved to the background: ${JSON.stringify(steered)}`,
+    );
     writeFileSync(gate, '');
     await fact((f) => f.kind === 'delivered' && f.commandId === 'c-q');
     await fact((f) => f.kind === 'turn.ended');

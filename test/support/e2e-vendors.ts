@@ -7,6 +7,7 @@ import { installCline } from '../../src/adapters/cline/installer.js';
 import { installClaudeCode } from '../../src/adapters/claude-code/installer.js';
 import { codex } from '../../src/adapters/codex/table.js';
 import { installCodex } from '../../src/adapters/codex/installer.js';
+import { copilotInstaller } from '../../src/adapters/copilot/installer.js';
 import { installQwenCode } from '../../src/adapters/qwen-code/installer.js';
 import { qwenCode } from '../../src/adapters/qwen-code/table.js';
 import * as assert from 'uvu/assert';
@@ -44,6 +45,7 @@ export interface Kinds {
   codex: { mock: MockOpenAi; request: OpenAiRequest; run: CliRun; settings: CodexSettings };
   'qwen-code': { mock: MockOpenAi; request: OpenAiRequest; run: CliRun; settings: never };
   cline: { mock: MockOpenAi; request: OpenAiRequest; run: CliRun; settings: never };
+  copilot: { mock: MockOpenAi; request: OpenAiRequest; run: CliRun; settings: never };
 }
 export type Vendor = keyof Kinds;
 
@@ -66,7 +68,7 @@ export interface RunOptions {
   args?: string[];
   /** Continues that recorded session under its id. */
   resume?: string;
-  /** Claude Code: false runs in default permission mode (a file-writing call asks). */
+  /** Claude Code: false runs in default permission mode (a file-writing call asks); Copilot: without --allow-all (a shell call asks). */
   bypassPermissions?: boolean;
   killAfterMs?: number;
 }
@@ -305,5 +307,49 @@ export const VENDORS: { [V in Vendor]: VendorRow<V> } = {
       }),
     // The adapter reaches the hub the CLI's environment names, and carries send_input through it.
     adapterEnv: (cli) => ({ CLINE_DATA_DIR: cli.CLINE_DATA_DIR, AEP_CLINE_HUB_CONTROL: '1', AEP_INSTRUCT: '1' }),
+  },
+  copilot: {
+    pinned: 'GitHub Copilot CLI 1.0.102',
+    api: chatApi,
+    aepRun: { as: 'copilot', binVar: 'AEP_COPILOT_BIN' },
+    // BYOK from the environment: no GitHub login (copilot-opencode-observed §1).
+    setUp: async (ws, mock) => ({
+      PATH: process.env.PATH,
+      HOME: ws.home,
+      TERM: 'dumb',
+      NO_COLOR: '1',
+      COPILOT_OFFLINE: 'true',
+      COPILOT_AUTO_UPDATE: 'false',
+      COPILOT_PROVIDER_BASE_URL: mock.baseUrl,
+      COPILOT_PROVIDER_API_KEY: 'sk-mock',
+      COPILOT_MODEL: 'mock-model',
+    }),
+    install: (ws, to) => {
+      copilotInstaller.install({
+        project: ws.project,
+        port: to.port,
+        secret: to.secret,
+        neutral: {},
+        attentionTimeoutMs: to.attentionTimeoutMs ?? 55_000,
+        env: { HOME: ws.home, AEP_STATE_DIR: to.stateDir },
+      });
+    },
+    // The project's hooks run only in a trusted folder: this run trusts it (--trust-folder).
+    run: (ws, _mock, bin, prompt, o) =>
+      spawnCli(
+        bin,
+        [
+          '--trust-folder',
+          ...(o.bypassPermissions === false ? [] : ['--allow-all']),
+          '--output-format',
+          'json',
+          ...(o.args ?? []),
+          '-p',
+          prompt,
+        ],
+        ws.project,
+        ws.env,
+        o.killAfterMs,
+      ),
   },
 };

@@ -6,8 +6,17 @@
 // installer's command adds `hook_event_name` (installer.ts).
 import { str } from '../hook-input.js';
 import { digest, observation as spec } from '../hook-maps.js';
-import { collapseEndReason, describeBy, mechanicalFallback } from '../table.js';
-import type { HookInput, MapRule, VendorTable } from '../table.js';
+import {
+  OPERATOR_DENIED,
+  collapseEndReason,
+  describeBy,
+  mechanicalFallback,
+  toolPermissionHold,
+} from '../table.js';
+import { toolDetail } from '../tool-detail.js';
+import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
+import type { ClassifiedHook, HeldDecision } from '../../streams/surface.js';
+import { gateOptions } from '../gate-options.js';
 import { copilotInstaller } from './installer.js';
 import { copilotServer } from './server/spec.js';
 
@@ -36,9 +45,19 @@ const maps: Record<string, MapRule> = {
   postToolUseFailure: (input) => [
     { ...spec('tool.failed', { tool: tool(input), error: { type: 'tool_error' } }), severity: 'warning' },
   ],
-  // The server lane's permission events are the held requests (server/); the hook is observed.
-  permissionRequest: (input) => [spec('x.copilot.permission.requested', { tool: tool(input) })],
+  // The held request is the hook's own (moments below): nothing more to record.
+  permissionRequest: () => [],
 };
+
+/** D34, D35: the tool and what it will do (`toolInput`: a shell command's text, a path, a URL). */
+const heldPermission = (input: HookInput): HeldSpec => {
+  const name = tool(input).name;
+  return toolPermissionHold(TOKEN, name, { tool_name: name }, undefined, toolDetail(input.toolInput));
+};
+
+/** Copilot reads `{behavior}` at the top level; a deny's `message` becomes the tool's result (observed). */
+const decidePermission = (_hook: ClassifiedHook, d: HeldDecision): unknown =>
+  d.option === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: d.message ?? OPERATOR_DENIED };
 
 /** A hook fired inside a subagent names it (subagentStart/Stop carry the agent; main-agent hooks do not). */
 const subagent = (input: HookInput): boolean => str(input.agentId) !== undefined || str(input.agent_id) !== undefined;
@@ -64,6 +83,15 @@ export const copilot: VendorTable = {
   },
   // D30: a session `aep-steer run copilot` hosts on the headless server is also steered there.
   lanes: [copilotServer],
+  // D44: what waits is the adapter's: the server's queue takes a send for good (its edit calls are
+  // experimental), so the adapter hands one over per turn end, as a start, and the verbs act here.
+  queue: {
+    keeps: 'adapter',
+    calls:
+      'server: a queued instruction goes over as `session.send` when a turn ends (a start, D43), one per turn end, none while paused or after a cancel; session.queue.updateText, moveItem, sendNow and setDrainPaused are not used',
+    evidence:
+      'e2e/copilot-queue-verbs#three queued, the second edited, the third moved, paused and resumed: the turns after carry them in the new order with the edited text',
+  },
   // D33: only the server stops a turn (`session.abort`); a person's `copilot` is reached by hooks alone.
   cancel: {
     by: ['server'],
@@ -71,6 +99,8 @@ export const copilot: VendorTable = {
     enable: 'start its adapter with AEP_INSTRUCT=1 and host the session with `aep-steer run copilot`',
     evidence: `${OBS} (headless server: session.abort → abort, assistant.turn_end); test/adapters/copilot/server-lane.test.ts`,
   },
+  // The held permissionRequest gate is opt-in, scoped by a tool regex.
+  options: gateOptions('AEP_COPILOT', 'permissionRequest'),
   moments: {
     sessionStart: { role: 'context', starts: true, evidence: `${HOOKS}: its own user message` },
     userPromptSubmitted: { role: 'context', bounds: 'opens', evidence: `${HOOKS}: inside <system_reminder>` },
@@ -87,10 +117,21 @@ export const copilot: VendorTable = {
       reason: 'it reads only decision "block", which starts another prompt, not context',
       evidence: HOOKS,
     },
+    // Opt-in (D13): the hook fires for every call, --allow-all or not, so holding it by default
+    // would stop each call for an answer. Left neutral, Copilot decides its own way (its rules, its
+    // prompt, or the server's permission.requested the server lane holds; one a hook settled arrives
+    // `resolvedByHook` and is not held twice).
     permissionRequest: {
-      role: 'observe',
-      reason: "held on the headless server's permission.requested event instead (server lane)",
-      evidence: OBS,
+      role: 'gated',
+      tool: (input) => tool(input).name,
+      hold: heldPermission,
+      decide: decidePermission,
+      open: {
+        role: 'observe',
+        reason: 'it fires for every tool call, allowed or not; held only with the gate on (AEP_COPILOT_CONTROL=1)',
+        evidence: OBS,
+      },
+      evidence: `${OBS} (permissionRequest fires before each tool call, with or without --allow-all); e2e/copilot-hook-permissions: {behavior:"allow"} runs the call, {behavior:"deny",message} makes the message its result`,
     },
     sessionEnd: { role: 'end', reason: (input) => collapseEndReason(input.reason), evidence: `${OBS} (sessionEnd)` },
   },

@@ -26,6 +26,9 @@ export interface HostedRun {
   sent: Map<string, Sent>;
   /** Receipts seen before their send's answer (the event may overtake the answer): id → delivery. */
   early: Map<string, string>;
+  /** Shell commands running, by tool call id; and the one a steer just moved to the background. */
+  shells: Map<string, string>;
+  backgrounded?: string;
   calls: Map<number, (a: { result?: unknown; error?: string }) => void>;
 }
 
@@ -70,8 +73,20 @@ export function receipt(run: HostedRun, messageId: string, delivery: string, fac
     commandId: m.commandId,
     ref: began && m.start && run.turn !== undefined ? run.turn : messageId,
     ...(m.start ? { started: began } : {}),
+    // Observed on 1.0.102: an `immediate` send ends a running sync shell call by moving it to the
+    // background, and its tool result says so just before the steering user.message.
+    ...(delivery === 'steering' && run.backgrounded !== undefined
+      ? { backgrounded: { command: run.backgrounded } }
+      : {}),
   });
+  if (delivery === 'steering') run.backgrounded = undefined;
 }
+
+/** The text a completed tool call gave the model (`result.content`), where it is text. */
+const resultText = (data: Record<string, unknown>): string => {
+  const content = (data.result as { content?: unknown } | undefined)?.content;
+  return typeof content === 'string' ? content : '';
+};
 
 function onEvent(run: HostedRun, e: CopilotEvent, fact: Fact): void {
   const session = run.session;
@@ -96,6 +111,18 @@ function onEvent(run: HostedRun, e: CopilotEvent, fact: Fact): void {
     case 'abort':
       run.aborted = true;
       return;
+    case 'tool.execution_start': {
+      const command = (data.arguments as { command?: unknown } | undefined)?.command;
+      if (typeof data.toolCallId === 'string' && typeof command === 'string') run.shells.set(data.toolCallId, command);
+      return;
+    }
+    case 'tool.execution_complete': {
+      const id = typeof data.toolCallId === 'string' ? data.toolCallId : '';
+      const command = run.shells.get(id);
+      run.shells.delete(id);
+      if (command !== undefined && /moved to background by the user/.test(resultText(data))) run.backgrounded = command;
+      return;
+    }
     case 'session.idle': {
       if (run.turn === undefined) return;
       const turnId = run.turn;
@@ -150,6 +177,7 @@ export function joinRun(socket: Socket, runs: Set<HostedRun>, fact: Fact): void 
     aborted: false,
     sent: new Map(),
     early: new Map(),
+    shells: new Map(),
     calls: new Map(),
   };
   runs.add(run);

@@ -18,9 +18,12 @@ export interface CopilotLaneOptions {
   answerMs?: number;
 }
 
+// D44: `queue` stays with the adapter (the lane does not honour it), where every queue verb works;
+// the first waiting one goes over as a start each time a turn ends (`startsQueued`).
 export const COPILOT_SERVER_LANE = {
   name: 'server',
-  deliveries: ['steer', 'queue'],
+  deliveries: ['steer'],
+  startsQueued: true,
   how: 'host it with `aep-steer run copilot`',
 } as const;
 
