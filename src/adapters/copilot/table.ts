@@ -6,13 +6,7 @@
 // installer's command adds `hook_event_name` (installer.ts).
 import { str } from '../hook-input.js';
 import { digest, observation as spec } from '../hook-maps.js';
-import {
-  OPERATOR_DENIED,
-  collapseEndReason,
-  describeBy,
-  mechanicalFallback,
-  toolPermissionHold,
-} from '../table.js';
+import { OPERATOR_DENIED, collapseEndReason, describeBy, mechanicalFallback, toolPermissionHold } from '../table.js';
 import { toolDetail } from '../tool-detail.js';
 import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
 import type { ClassifiedHook, HeldDecision } from '../../streams/surface.js';
