@@ -51,6 +51,8 @@ export async function adapterSpawner(
   lanes: readonly Lane[],
 ): Promise<Spawner> {
   const spec = spawnLane(token);
-  const launch = await spec!.spawn!(env, stateDir(env), () => openLanes(lanes));
+  // What opening the adapter's lanes answered for this lane (Claude Code's stream-json names its socket).
+  const open = async () => ((await openLanes(lanes))[spec!.name] ?? {}) as Record<string, unknown>;
+  const launch = await spec!.spawn!(env, stateDir(env), open);
   return spawner({ roots: cfg.roots, max: cfg.max, launch });
 }
