@@ -130,4 +130,20 @@ test('a restart: a repeated spawn gets its first ack again from the log, and not
   await second.a.handle.close();
 });
 
+test('a spawn still starting when the adapter stops: rejected spawn-failed, said once', async () => {
+  const a = await adapter({
+    surface: fakeSurface({ token: 'codex', steeringType: 'x.codex.control.instruct' }),
+    // A worker that never comes up: its answer is still owed when the adapter stops.
+    spawner: spawner({ roots: [root], launch: () => new Promise(() => undefined) }),
+  });
+  await until(() => a.events.some((e) => e.session === HOME), 'home');
+  const c = spawnCmd('SLOW1', { prompt: 'x', cwd: repo });
+  const rejected = a.next((e) => e.cause === c.id && e.type === 'control.rejected');
+  a.handle.command(c);
+  await a.handle.close();
+  const r = await rejected;
+  assert.is((r as { code?: string }).code, 'spawn-failed');
+  assert.match(String(r.data?.['detail']), /stopped before the worker started/);
+});
+
 test.run();
