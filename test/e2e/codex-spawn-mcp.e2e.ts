@@ -6,12 +6,12 @@
 // stream and leaves no app-server of it running.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { alive, spawnedServers } from '../support/spawned-servers.js';
 import { scratchRepo } from '../support/scratch-repo.js';
 
 const e2e = e2eSuite('codex', {
@@ -20,21 +20,8 @@ const e2e = e2eSuite('codex', {
   flags: (home) => ({ spawnRoot: home.root, maxSpawned: '2' }),
 });
 
-const alive = (pid: number): boolean => {
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-};
-/** The app-servers the adapter's spawns started (their sockets are `spawn-*` in the lane's directory). */
-const spawnedServers = (): number[] =>
-  execFileSync('ps', ['-eo', 'pid=,args='])
-    .toString()
-    .split('\n')
-    .filter((l) => l.includes('app-server --listen') && l.includes(join(e2e.stack.stateDir, 'codex', 'spawn-')))
-    .map((l) => Number(l.trim().split(/\s+/)[0]))
-    .filter(alive);
+/** The app-servers the adapter's spawns started, running now. */
+const servers = (): number[] => spawnedServers(e2e.stack.stateDir);
 
 let mcp: McpClient;
 
@@ -72,8 +59,8 @@ if (e2e.installed) {
     assert.not.ok(read.isError, read.text);
     assert.match(read.text, /MOCK_DONE/);
 
-    assert.is(spawnedServers().length, 1, "the worker's own app-server runs");
-    const pids = spawnedServers();
+    assert.is(servers().length, 1, "the worker's own app-server runs");
+    const pids = servers();
     await e2e.stack.running.close();
     assert.equal(pids.filter(alive), [], 'its app-server is gone');
     await e2e.stack.waitFor('the worker ended on the stream', () =>
