@@ -237,7 +237,8 @@ export async function closeHome(
   spawner: Spawner,
   events$: Observable<AepEvent>,
   feed: (item: SessionItem) => void,
-  boundMs = 10_000,
+  // Inside the 5 s the adapter's own stop allows itself before it exits (adapter-command.ts).
+  boundMs = 3_000,
 ): Promise<void> {
   const left = new Set(home.running());
   const ended =
