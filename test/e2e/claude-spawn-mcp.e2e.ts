@@ -6,7 +6,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { processTable } from '../../src/adapters/tool-processes.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';

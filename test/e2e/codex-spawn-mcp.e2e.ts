@@ -50,7 +50,8 @@ if (e2e.installed) {
     const described = await e2e.stack.waitFor('the worker described with spawned_by', () =>
       e2e.stack.events.find((e) => e.session === session && e.data?.['spawned_by'] !== undefined),
     );
-    assert.is(((described.data ?? {})['spawned_by'] as { command: string }).command, spawned.facts['command']);
+    const by = described.data?.['spawned_by'] as { command?: string } | undefined;
+    assert.is(by?.command, spawned.facts['command']);
 
     const waited = await mcp.call('wait', { session, for: ['turn-end'] });
     assert.not.ok(waited.isError, waited.text);
