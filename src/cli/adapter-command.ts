@@ -24,6 +24,7 @@ import { createInspector, DEFAULT_INSPECT_PORT, type InspectorHandle } from '../
 import type { VendorSurface } from '../streams/surface.js';
 import { steers, type Lane } from '../streams/lane.js';
 import type { BridgeSource } from '../adapters/table.js';
+import { adapterSpawner, collectRoots, spawnConfig, type SpawnConfig } from './adapter-spawn.js';
 
 export const DEFAULT_RELAY_URL = 'ws://127.0.0.1:8787/socket';
 
@@ -45,6 +46,9 @@ export interface AdapterFlags {
   relay?: string | boolean;
   token?: string;
   inspect?: string | boolean;
+  /** D45: `--spawn-root` (repeatable: the roots joined by NUL, which no path holds) and `--max-spawned`. */
+  spawnRoot?: string;
+  maxSpawned?: string;
   /** A vendor's own options (its table's `options`), by commander's property name (`hubUrl`). */
   [vendorOption: string]: string | boolean | undefined;
 }
@@ -90,6 +94,8 @@ export interface AdapterConfig {
   source?: VendorSettings['source'];
   /** The vendor's attached native lane (D30): its daemon and token file; absent until its URL is given. */
   lane?: VendorSettings['lane'];
+  /** D45: the spawn roots and cap; absent: spawning is off. */
+  spawn?: SpawnConfig;
 }
 
 /** Flags first, then the environment (D16), then the vendor's defaults. */
@@ -130,6 +136,8 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   if (vendor.gate.gateTools !== undefined) cfg.gateTools = vendor.gate.gateTools;
   // D30: the table's native lanes, made by runAdapter with this environment (the app-server's own).
   if (table.lanes !== undefined) cfg.laneEnv = env;
+  const spawn = spawnConfig(token, f.spawnRoot, f.maxSpawned);
+  if (spawn !== undefined) cfg.spawn = spawn;
   if (vendor.userPlane !== undefined) cfg.userPlane = vendor.userPlane;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
   const seg = f.logSegmentBytes ?? (env.AEP_LOG_SEGMENT_BYTES || undefined);
@@ -196,6 +204,8 @@ export async function runAdapter(
     onError: report,
   });
   const { steering, lanes, sendInput, control } = await adapterLanes(cfg, source, report);
+  const token = cfg.surface.token;
+  const spawner = cfg.spawn && cfg.laneEnv && (await adapterSpawner(token, cfg.spawn, cfg.laneEnv, steering));
   // With `say`, the link's outages are said once each (relay-status.ts), not once per retry.
   let status: RelayReporter | undefined;
   const relay =
@@ -214,6 +224,7 @@ export async function runAdapter(
             ...(cfg.surface.holds !== true && steering.some((l) => l.answer !== undefined)
               ? ['control.attention.respond']
               : []),
+            ...(spawner ? [`x.${token}.control.spawn`] : []), // D45: to the home session
           ],
           // D31; D30: what a native lane adds while it reaches a session is honoured too (a hook
           // lane that declares none takes `moment` only).
@@ -247,6 +258,7 @@ export async function runAdapter(
   if (cfg.keepSegments !== undefined) opts.keepSegments = cfg.keepSegments;
   if (seams?.logWrite !== undefined) opts.logWrite = seams.logWrite;
   if (relay !== undefined) opts.relay = relay;
+  if (spawner) opts.spawner = spawner;
   if (inspector !== undefined) opts.inspect = inspector.inspect;
   if (source !== undefined) opts.arrivals$ = source.arrivals$;
   // `/healthz` names the relay link's state (`aep-steer status`, and `up` waits for it).
@@ -365,6 +377,12 @@ export function registerAdapter(program: Command, seams?: AdapterSeams): void {
       '--policy <file>',
       'JSON rules that mark held requests risky, added to the built-in ones; a risky remote allow needs two identities (AEP_POLICY, D48)',
     )
+    .option(
+      '--spawn-root <dir>',
+      'let spawns start sessions under this directory (repeatable; none: spawn off, D45)',
+      collectRoots,
+    )
+    .option('--max-spawned <n>', 'spawned sessions running at once (D45; default 4)')
     .option('--relay <url>', `relay WebSocket URL (AEP_RELAY; default ${DEFAULT_RELAY_URL})`)
     .option('--no-relay', 'run without a relay (events go to the log only)')
     .option(

@@ -72,6 +72,11 @@ export const CATALOGUE: readonly Entry[] = [
     load: async () => (await import('./instruct-command.js')).registerInstruct,
   },
   {
+    name: 'spawn',
+    summary: 'start a worker session on an adapter run with --spawn-root; print its session id',
+    load: async () => (await import('./spawn-command.js')).registerSpawn,
+  },
+  {
     name: 'wait',
     summary: "wait until a session's turn ends, a request of it waits, or it ends",
     load: async () => (await import('./wait-command.js')).registerWait,

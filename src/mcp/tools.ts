@@ -13,6 +13,7 @@ import { cancel } from './tools/cancel.js';
 import { pendingRequests, respond } from './tools/requests.js';
 import { sessionEvents } from './tools/events.js';
 import { readTool, waitTool } from './tools/turns.js';
+import { spawnTool } from './tools/spawn.js';
 
 const TOOLS: readonly RegisterTool[] = [
   listSessions,
@@ -24,6 +25,7 @@ const TOOLS: readonly RegisterTool[] = [
   pendingRequests,
   respond,
   sessionEvents,
+  spawnTool,
   waitTool,
   readTool,
 ];

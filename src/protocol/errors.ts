@@ -77,7 +77,11 @@ type RuleId =
   /** D45: the adapter already runs `--max-spawned` spawned sessions. */
   | 'spawn-cap'
   /** D45: the checks passed but the vendor's worker did not start (its launcher said why). */
-  | 'spawn-failed';
+  | 'spawn-failed'
+  /** D45: a spawn whose prompt, cwd, worktree or model is not of the right kind. */
+  | 'spawn-invalid'
+  /** D45: a command other than a spawn sent to the adapter's home session. */
+  | 'home-spawn-only';
 
 export interface Rejection {
   reason: RejectReason;

@@ -32,12 +32,9 @@ import { stamp, stampObservations, type ObservationSink, type StampSource, type 
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 import { asEcho, asOpened, startable } from './lane-host.js'; // D30, D43: echoes, openers, lanes
 import { lanesOf } from '../machines/lane-steps.js';
+import type { HomeInput, HomeSession } from './home.js';
 
 const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
-/** Commands for a session this host does not know: each is answered, never spawns a session. */
-const ORPHAN_COMMANDS: ReadonlySet<string> = new Set(
-  ['instruct', 'withdraw', 'queue', 'respond', 'send_input', 'forward', 'cancel'].map((v) => `command.${v}`),
-);
 
 export interface HostOptions extends CommandGates {
   surface: VendorSurface;
@@ -50,6 +47,8 @@ export interface HostOptions extends CommandGates {
   host?: string;
   inspect?: Observer<InspectionEvent> | ((e: InspectionEvent) => void);
   onError?: (e: SteeringError) => void;
+  /** D45: the home session spawns go to, when spawning is on. */
+  home?: HomeSession;
 }
 
 const EMPTY: StepResult = { events: [], records: [], effects: [] };
@@ -58,6 +57,10 @@ const WARM_EMITTERS = 256;
 
 /** Inputs that bring a session's cell into being (the hook moments, see apply()). */
 const SPAWNS = new Set<string>(['hook.moment', 'hook.held', 'hook.end']);
+/** Commands that, for a session with no cell, are refused once and remembered (D6). */
+const ORPHANS = new Set<string>(
+  ['instruct', 'withdraw', 'queue', 'respond', 'send_input', 'forward', 'cancel'].map((c) => `command.${c}`),
+);
 
 export class ActorHost {
   readonly surface: VendorSurface;
@@ -121,11 +124,8 @@ export class ActorHost {
     return cell && contextOf(cell);
   }
 
-  /**
-   * D7–D8: the machine's own answer, before the step, to whether this moment gets the neutral
-   * reply whatever else its step does (machines/moment.ts `repliesNeutral`, held equal to
-   * the step on every path by test/machines/paths.test.ts).
-   */
+  /** D7–D8: the machine's own answer, before the step, to whether this moment gets the neutral reply
+   * whatever its step does (machines/moment.ts `repliesNeutral`; test/machines/paths.test.ts). */
   answersNeutrally(item: Extract<SessionItem, { kind: 'hook' }>): boolean {
     const c = item.hook.class;
     if (c.kind !== 'moment') return false;
@@ -253,10 +253,7 @@ export class ActorHost {
 
   // ---- replay support ---------------------------------------------------------------------
 
-  /**
-   * Restores a recorded ack and the epoch memory from a logged event (D11). `bytes` is the
-   * event's text as logged, when the reader has it (the same bytes JSON.stringify gives back).
-   */
+  /** Restores a recorded ack and the epoch memory from a logged event (D11); `bytes`: its text as logged. */
   restoreEvent(e: AepEvent, ack: string | undefined, bytes?: string): void {
     if (ack !== undefined) this.recorded.set(ack, bytes ?? JSON.stringify(e));
     if (e.session !== undefined && e.seq !== undefined) {
@@ -266,13 +263,10 @@ export class ActorHost {
     }
   }
 
-  /**
-   * Feeds one logged input to its session with every sink muted. A session kept as data folds
-   * it through the machine's definition (machines/fold.ts: XState's result without its
-   * interpreter, ~10x faster); a new session, an orphan command and a live actor (inspection)
-   * take the live path.
-   */
+  /** Feeds one logged input to its session, every sink muted: a session kept as data folds it
+   * (machines/fold.ts, ~10x faster); a new session, an orphan command, a live actor take the live path. */
   replayInput(session: string, input: SessionInput): void {
+    if (session === this.opts.home?.session) return void this.opts.home.replay(input as unknown as HomeInput);
     const r = this.records.get(session);
     let cell = r?.cell;
     if (cell === undefined && SPAWNS.has(input.type) && this.stepper.folds(cell)) {
@@ -289,6 +283,8 @@ export class ActorHost {
   /** D12 after replay: in-flight instructions and orphaned holds are reported in the new epoch. */
   recover(at: number): StepResult[] {
     const out: StepResult[] = [];
+    const home = this.opts.home?.recover(at);
+    if (home !== undefined) out.push(this.step(home));
     for (const session of this.sessionKeys()) {
       const ctx = this.context(session);
       const owed =
@@ -370,6 +366,11 @@ export class ActorHost {
   }
 
   private stepUnsafe(item: SessionItem, undo: Undo): StepResult {
+    if (item.session === this.opts.home?.session) {
+      const h = this.opts.home.step(item, this.source);
+      this.keepAcks(h.acks, undo);
+      return h;
+    }
     const events: AepEvent[] = [];
     const records: LogRecord[] = [];
     let input: SessionInput;
@@ -428,19 +429,24 @@ export class ActorHost {
     if (item.kind !== 'input' || changed) records.push({ k: 'in', s: item.session, i: input });
     const out = stamp(item.session, this.source, input, outputs, this.replies, events, records);
 
-    for (const [key, text] of out.acks) {
+    this.keepAcks(out.acks, undo);
+    for (const hookId of out.answered) this.hooks.answered(hookId);
+    return { events: out.events, records: out.records, effects: out.effects };
+  }
+
+  /** Records a step's acks (D4), each with what it replaced for the step's undo (D22). */
+  private keepAcks(acks: readonly [string, string][], undo: Undo): void {
+    for (const [key, text] of acks) {
       undo.acks.push([key, this.recorded.get(key)]);
       this.recorded.set(key, text);
     }
-    for (const hookId of out.answered) this.hooks.answered(hookId);
-    return { events: out.events, records: out.records, effects: out.effects };
   }
 
   /** Steps the session (spawning it for a hook) and returns what it announced. */
   private apply(session: string, input: SessionInput): SessionOutput[] {
     let cell = this.records.get(session)?.cell;
     if (!cell) {
-      if (ORPHAN_COMMANDS.has(input.type) && 'command' in input) return this.orphanCommand(session, input);
+      if (ORPHANS.has(input.type) && 'command' in input) return this.orphanCommand(session, input);
       if (!SPAWNS.has(input.type)) return [];
       cell = this.spawn(session, false);
     }
@@ -465,11 +471,8 @@ export class ActorHost {
     return [{ type: 'control.rejected', cause: input.command.id, key: d.key, rejection: d.rejection }];
   }
 
-  /**
-   * The emitter for the step in progress. A recently used one serves again only where the
-   * record's position agrees with it (a rollback or a new epoch moves the position; the emitter
-   * is then built afresh).
-   */
+  /** The emitter for the step in progress; a recent one serves again only where the record's position
+   * agrees with it (a rollback or a new epoch moves the position, and it is built afresh). */
   private emitterFor(session: string): SessionEmitter {
     const r = this.record(session);
     const now = this.stepping.get(r);

@@ -9,6 +9,8 @@ import type { Journal } from './journal.js';
 import type { OpenHooks } from './open-hooks.js';
 import { isLaneEffect, throughLanes } from './lanes.js';
 import type { Lane } from './lane.js';
+import { performSpawn } from './home.js';
+import type { Spawner } from './spawner.js';
 
 /** What a settled step releases to the sinks: an event (live: not from the log), or an item fed back to the sessions. */
 export type Out = { kind: 'event'; e: AepEvent; live: boolean } | { kind: 'feedback'; item: SessionItem };
@@ -23,6 +25,8 @@ export interface PerformContext {
   release(out: Out): void;
   /** After close the sinks are gone. */
   closed(): boolean;
+  /** D45: starts workers for the home session's spawns. */
+  spawner?: Spawner;
 }
 
 export interface Performer {
@@ -43,6 +47,11 @@ export function performer(c: PerformContext): Performer {
   function perform(effect: Effect, logged: boolean): void {
     if (isLaneEffect(effect)) {
       c.start(throughLanes(c.lanes, effect, logged, Date.now));
+      return;
+    }
+    if (effect.kind === 'spawn') {
+      // D45: logged before it runs (D12); without a spawner (spawn off) the home never logs one.
+      if (c.spawner !== undefined) c.start(performSpawn(c.spawner, effect));
       return;
     }
     if (effect.kind === 'neutral') {
@@ -104,7 +113,7 @@ export function performer(c: PerformContext): Performer {
     c.journal.refused(r.item);
     for (const f of r.effects) {
       // A lane call of a refused step never starts: its command was rolled back and is decided on retry.
-      if (isLaneEffect(f)) continue;
+      if (isLaneEffect(f) || f.kind === 'spawn') continue;
       void c.hooks.take(f.hookId)?.neutral();
     }
   }

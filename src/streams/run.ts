@@ -33,6 +33,8 @@ import { sessionTicks } from './ticks.js';
 // Lanes, every way in beside the hooks: their plumbing (facts in, effects out) is lanes.ts.
 import { fromLaneFacts, laneHostOptions, laneStarts, openLanes } from './lanes.js';
 import { channelOf, steers, type Lane } from './lane.js';
+import { closeHome, homeOpened, HomeSession, homeSessionOf } from './home.js';
+import type { Spawner } from './spawner.js';
 
 export interface AdapterOptions {
   surface: VendorSurface;
@@ -90,6 +92,8 @@ export interface AdapterOptions {
   /** How often a degraded adapter probes the log (D22; default 500 ms). */
   probeMs?: number;
   onError?: (e: SteeringError) => void;
+  /** D45: `--spawn-root` is set: the home session takes spawns and this spawner runs them. */
+  spawner?: Spawner;
 }
 
 export interface AdapterHandle {
@@ -140,7 +144,8 @@ const reportToStderr = (e: SteeringError): void => {
 export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle> {
   const onError = opts.onError ?? reportToStderr;
   const lanes = opts.lanes ?? [];
-  const host = new ActorHost(hostOptions(opts, lanes, onError));
+  const home = opts.spawner && new HomeSession(homeSessionOf(opts.surface.token, opts.host), opts.surface.token);
+  const host = new ActorHost({ ...hostOptions(opts, lanes, onError), ...(home === undefined ? {} : { home }) });
   // Declared before the journal, whose health events and retried inputs go out through them.
   const events$ = new Subject<AepEvent>();
   const feedback$ = new Subject<SessionItem>();
@@ -181,6 +186,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     start: (effect$) => effects$.next(effect$),
     release: (out) => released$.next(out),
     closed: () => closed,
+    ...(opts.spawner === undefined ? {} : { spawner: opts.spawner }),
   });
 
   const recovered$ = from(host.recover(Date.now()));
@@ -223,6 +229,12 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     error: (err: unknown) =>
       onError(new SteeringError('INTERNAL', `adapter pipeline stopped: ${String(err)}`, { cause: err })),
   });
+  // D45: the home session's first event of this run claims it, so the relay routes spawns here;
+  // stepped once start has returned, so whoever listens to `events$` sees it.
+  if (home !== undefined)
+    setImmediate(() => {
+      if (!closed) feedback$.next({ kind: 'input', session: home.session, input: homeOpened(Date.now()) });
+    });
   return {
     port: endpoint.port,
     hookUrl: endpoint.url,
@@ -233,6 +245,7 @@ export async function startAdapter(opts: AdapterOptions): Promise<AdapterHandle>
     outboxCounters: () => outbox.counters,
     async close() {
       if (closed) return;
+      if (home !== undefined) await closeHome(home, opts.spawner!, events$, (item) => feedback$.next(item));
       closed = true;
       journal.stop();
       await endpoint.close();

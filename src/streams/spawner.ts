@@ -27,7 +27,9 @@ export interface Worker {
 export type Launcher = (req: { cwd: string; prompt: string; model?: string; commandId: string }) => Promise<Worker>;
 
 /** A spawn's answer: the new session (and the worktree made for it), or why not. */
-type SpawnOutcome = { ok: true; session: string; cwd: string; worktree?: string } | ({ ok: false } & Rejection);
+type SpawnOutcome =
+  | { ok: true; session: string; cwd: string; worktree?: string; ended: Promise<void> }
+  | ({ ok: false } & Rejection);
 
 export interface SpawnerOptions {
   /** `--spawn-root`s, as given (none: spawn is off). */
@@ -102,7 +104,8 @@ export function spawner(o: SpawnerOptions): Spawner {
       workers.delete(worker.session);
       slots.ended(worker.session);
     });
-    return { ok: true, session: worker.session, cwd, ...(worktree === undefined ? {} : { worktree }) };
+    const ended = worker.ended;
+    return { ok: true, session: worker.session, cwd, ended, ...(worktree === undefined ? {} : { worktree }) };
   }
 
   return {

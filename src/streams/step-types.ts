@@ -29,7 +29,17 @@ export type Effect =
   /** The hook's reply waits for a decision; arm the D14 timer. */
   | { kind: 'hold'; session: string; hookId: string; requestId: string; timeoutMs: number }
   /** A call on a lane: a steer, send, withdraw, interrupt, answer or vendor control (D28–D33). */
-  | LaneEffect;
+  | LaneEffect
+  /** D45: run the spawner for a spawn the home session logged; its answer comes back as an input. */
+  | SpawnEffect;
+
+/** D45: the effect a logged spawn asks for (home.ts): run the spawner, feed its answer back. */
+export interface SpawnEffect {
+  kind: 'spawn';
+  session: string;
+  key: string;
+  command: AepCommand;
+}
 
 export interface StepResult {
   /** Events for the sinks, in order (re-acks included). */

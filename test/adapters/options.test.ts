@@ -90,7 +90,7 @@ test('flags over variables over defaults; a switch is on by its flag or its vari
 test("a flag the vendor lacks is refused, naming the vendors that take it; another vendor's variable is ignored", () => {
   assert.throws(
     () => vendorSettings(table('claude-code'), { control: true, gateTools: 'x' }, {}, tables),
-    /claude-code takes no --control or --gate-tools: --control is for vscode, hermes, openhands; --gate-tools is for vscode, hermes/,
+    /claude-code takes no --control or --gate-tools: --control is for vscode, hermes, openhands, copilot; --gate-tools is for vscode, hermes, copilot/,
   );
   assert.throws(() => vendorSettings(table('openhands'), { gateTools: 'x' }, {}, tables), /--gate-tools is for/);
   assert.throws(() => vendorSettings(table('codex'), { hubUrl: 'ws://h' }, {}, tables), /--hub-url is for cline/);

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { codexAppServer } from '../../src/adapters/codex/app-server/spec.js';
 import { openAdapterLanes } from '../../src/cli/run-command.js';
@@ -14,6 +14,7 @@ import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { spawner, type Spawner } from '../../src/streams/spawner.js';
 import type { AepEvent } from '../../src/protocol/index.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { alive, spawnedServers } from '../support/spawned-servers.js';
 import { scratchRepo } from '../support/scratch-repo.js';
 import { bodyHas } from '../support/vendor-e2e.js';
 
@@ -25,21 +26,8 @@ const e2e = e2eSuite('codex', {
 let workers: Spawner;
 let repo: string;
 
-const alive = (pid: number): boolean => {
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-};
-/** The app-servers running in the lane's directory now, by pid. */
-const spawnedServers = (): number[] =>
-  execFileSync('ps', ['-eo', 'pid=,args='])
-    .toString()
-    .split('\n')
-    .filter((l) => l.includes('app-server --listen') && l.includes(join(e2e.stack.stateDir, 'codex', 'spawn-')))
-    .map((l) => Number(l.trim().split(/\s+/)[0]))
-    .filter(alive);
+/** The app-servers the adapter's spawns started, running now. */
+const spawned = (): number[] => spawnedServers(e2e.stack.stateDir);
 
 if (e2e.installed) {
   test.before(async () => {
@@ -89,7 +77,7 @@ if (e2e.installed) {
     assert.not.ok(bodyHas(reqs[0]!.body, text), 'not in the request that asked for the tool');
     assert.ok(bodyHas(reqs[1]!.body, text), "in the same turn's next request");
     assert.equal(workers.running(), [session]);
-    const pids = spawnedServers();
+    const pids = spawned();
     assert.is(pids.length, 1, 'one app-server for the worker');
     await workers.stopAll();
     assert.equal(workers.running(), []);

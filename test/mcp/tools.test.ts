@@ -50,6 +50,7 @@ test('tools/list: the steering tools, each described, with typed inputs', async 
     'respond',
     'send_input',
     'session_events',
+    'spawn',
     'wait',
     'withdraw',
   ]);

@@ -1,0 +1,58 @@
+// D45: the adapter's spawn settings (`--spawn-root`, repeatable; `--max-spawned`) and the spawner
+// they make from the vendor table's launcher. No root: spawning is off, and the adapter has no
+// home session at all, so a spawn meets no one to take it.
+import { SteeringError } from '../protocol/index.js';
+import { stateDir } from '../protocol/state-dir.js';
+import { tableFor } from '../adapters/registry.js';
+import type { OwnedLaneSpec } from '../adapters/lane-spec.js';
+import { openLanes } from '../streams/lanes.js';
+import type { Lane } from '../streams/lane.js';
+import { spawner, type Spawner } from '../streams/spawner.js';
+
+export interface SpawnConfig {
+  roots: string[];
+  max: number;
+}
+
+/** Collects a repeatable flag's values (`--spawn-root A --spawn-root B`), joined by NUL, which no path holds. */
+export const collectRoots = (v: string, prev: string | undefined): string => (prev === undefined ? v : `${prev}\0${v}`);
+
+const spawnLane = (token: string): OwnedLaneSpec | undefined =>
+  tableFor(token)?.lanes?.find((l): l is OwnedLaneSpec => l.joins === 'owned' && l.spawn !== undefined);
+
+/** The spawn settings from the flags; undefined when no root is given (spawn off). */
+export function spawnConfig(
+  token: string,
+  joined: string | undefined,
+  max: string | undefined,
+): SpawnConfig | undefined {
+  const roots = joined === undefined ? [] : joined.split('\0').filter((r) => r !== '');
+  if (roots.length === 0) {
+    if (max !== undefined)
+      throw new SteeringError(
+        'CONFIG_INVALID',
+        '--max-spawned needs at least one --spawn-root: spawning is off without one',
+      );
+    return undefined;
+  }
+  if (spawnLane(token) === undefined)
+    throw new SteeringError('CONFIG_INVALID', `the ${token} adapter cannot start sessions: drop --spawn-root`);
+  const n = Number(max ?? '4');
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new SteeringError('CONFIG_INVALID', `--max-spawned must be an integer 1-64, got "${max}"`);
+  return { roots, max: n };
+}
+
+/** The spawner of an adapter: the vendor's launcher, joined to the adapter's own lanes. */
+export async function adapterSpawner(
+  token: string,
+  cfg: SpawnConfig,
+  env: NodeJS.ProcessEnv,
+  lanes: readonly Lane[],
+): Promise<Spawner> {
+  const spec = spawnLane(token);
+  // What opening the adapter's lanes answered for this lane (Claude Code's stream-json names its socket).
+  const open = async () => ((await openLanes(lanes))[spec!.name] ?? {}) as Record<string, unknown>;
+  const launch = await spec!.spawn!(env, stateDir(env), open);
+  return spawner({ roots: cfg.roots, max: cfg.max, launch });
+}

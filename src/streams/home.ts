@@ -1,0 +1,264 @@
+// D45: the adapter's home session, the one session a `control.spawn` may target. It holds no
+// machine of its own: a spawn command is logged as its input, the spawn runs as an effect (the
+// spawner's I/O stays outside the step), and its answer comes back as a logged input that acks
+// with the new session's id and describes that session with who spawned it. Replaying the log
+// rebuilds what is pending and what runs, so a restart answers or ends each of them once.
+import { hostname } from 'node:os';
+import { concat, from, map, mergeMap, of, type Observable } from 'rxjs';
+import { newId, type AepCommand, type AepEvent, type EventFields, type Rejection } from '../protocol/index.js';
+import { CODE_ATTR, isSpawnType } from '../protocol/types.js';
+import { commandKey } from '../machines/gate.js';
+import type { SessionInput } from '../machines/session-input.js';
+import type { LogRecord } from './log.js';
+import type { StampSource } from './stamp.js';
+import type { SessionItem, SpawnEffect } from './step-types.js';
+import type { Spawner } from './spawner.js';
+
+/** The home session's id: one per adapter host and vendor, so a consumer finds it on the roster. */
+export const homeSessionOf = (vendor: string, host = hostname()): string => `aep-home-${vendor}-${host}`;
+
+/** A spawn's answer, as the spawner gives it (the worker's end apart). */
+type SpawnAnswer = { ok: true; session: string; cwd: string; worktree?: string } | ({ ok: false } & Rejection);
+
+/** The inputs of the home session, as logged (`{k:'in', s: home, i}`). */
+export type HomeInput =
+  | { type: 'home.opened'; at: number }
+  | { type: 'command.spawn'; at: number; command: AepCommand }
+  | { type: 'spawn.answered'; at: number; key: string; command: string; answer: SpawnAnswer; by: SpawnedBy }
+  | { type: 'spawn.ended'; at: number; session: string }
+  /** The adapter stops (or restarted): every worker still on record ends, every pending spawn fails. */
+  | { type: 'home.closed'; at: number };
+
+interface SpawnedBy {
+  identity: string;
+  command: string;
+}
+
+export interface HomeStep {
+  events: AepEvent[];
+  records: LogRecord[];
+  effects: SpawnEffect[];
+  /** Acks recorded by this step (key, exact text), for the host's D4 record and undo. */
+  acks: [string, string][];
+}
+
+/** The input that announces the home session at each start. */
+export const homeOpened = (at: number): SessionInput => ({ type: 'home.opened', at }) as unknown as SessionInput;
+
+const homeInput = (item: SessionItem): HomeInput =>
+  item.kind === 'command'
+    ? { type: 'command.spawn', at: item.at, command: item.command }
+    : ((item.kind === 'input' ? item.input : { type: 'home.opened', at: item.at }) as HomeInput);
+
+/** What a spawn asks for, checked for shape (the spawner checks where and how many). */
+function spawnAsk(c: AepCommand): Rejection | undefined {
+  const d = (c.data ?? {}) as Record<string, unknown>;
+  const bad = (detail: string): Rejection => ({ reason: 'invalid', rule: 'spawn-invalid', detail });
+  if (typeof d.prompt !== 'string' || d.prompt.trim() === '') return bad('data.prompt must be non-empty text');
+  if (typeof d.cwd !== 'string' || d.cwd === '') return bad('data.cwd must be the absolute directory to run in');
+  if (d.worktree !== undefined && typeof d.worktree !== 'boolean' && typeof d.worktree !== 'string')
+    return bad('data.worktree must be true or a branch name');
+  if (d.model !== undefined && typeof d.model !== 'string') return bad('data.model must be a model name');
+  return undefined;
+}
+
+export class HomeSession {
+  /** Spawn commands whose answer is not in yet, by dedupe key. */
+  private readonly pending = new Map<string, AepCommand>();
+  /** Workers on record that have not ended on the stream. */
+  private readonly workers = new Set<string>();
+
+  constructor(
+    readonly session: string,
+    private readonly vendor: string,
+  ) {}
+
+  /** Sessions spawned here that have not ended. */
+  running(): string[] {
+    return [...this.workers];
+  }
+
+  /** Replays a logged input: what is pending and what runs, nothing emitted. */
+  replay(input: HomeInput): void {
+    this.apply(input, undefined);
+  }
+
+  /** After replay: a closing to log when the last process left spawns or workers open. */
+  recover(at: number): SessionItem | undefined {
+    if (this.pending.size === 0 && this.workers.size === 0) return undefined;
+    return { kind: 'input', session: this.session, input: { type: 'home.closed', at } as unknown as SessionInput };
+  }
+
+  step(item: SessionItem, source: StampSource): HomeStep {
+    const input = homeInput(item);
+    const out: HomeStep = { events: [], records: [], effects: [], acks: [] };
+    out.records.push({ k: 'in', s: this.session, i: input as unknown as SessionInput });
+    this.apply(input, { source, out });
+    return out;
+  }
+
+  private apply(input: HomeInput, live: { source: StampSource; out: HomeStep } | undefined): void {
+    const emit = (session: string, f: EventFields, ack?: string): void => {
+      if (live === undefined) return;
+      const e = live.source.emitter(session).emit({ ...f, at: input.at, id: newId(input.at) });
+      live.out.events.push(e);
+      live.out.records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
+      if (ack !== undefined) live.out.acks.push([ack, JSON.stringify(e)]);
+    };
+    const reject = (cause: string, key: string, r: Rejection): void =>
+      emit(
+        this.session,
+        {
+          type: 'control.rejected',
+          cause,
+          capture: 'redacted',
+          extensions: { [CODE_ATTR]: r.rule },
+          data: { reason: r.reason, detail: r.detail },
+        },
+        key,
+      );
+    switch (input.type) {
+      case 'home.opened':
+        emit(this.session, { type: `x.${this.vendor}.session.described`, data: { lanes: ['spawn'] } });
+        return;
+      case 'command.spawn': {
+        const c = input.command;
+        const key = commandKey(c);
+        const acked = live?.source.ack(key);
+        if (acked !== undefined) {
+          live!.out.events.push(JSON.parse(acked) as AepEvent); // D4: the same bytes again
+          return;
+        }
+        if (this.pending.has(key)) return; // its answer is on its way
+        const wrong: Rejection | undefined = !isSpawnType(c.type)
+          ? {
+              reason: 'unsupported',
+              rule: 'home-spawn-only',
+              detail: `the home session takes spawns only, not ${c.type}`,
+            }
+          : spawnAsk(c);
+        if (wrong !== undefined) {
+          reject(c.id, key, wrong);
+          return;
+        }
+        this.pending.set(key, c);
+        live?.out.effects.push({ kind: 'spawn', session: this.session, key, command: c });
+        return;
+      }
+      case 'spawn.answered': {
+        if (!this.pending.delete(input.key)) return;
+        const a = input.answer;
+        if (!a.ok) {
+          reject(input.command, input.key, a);
+          return;
+        }
+        this.workers.add(a.session);
+        // The ack names the new session: the consumer waits and reads it from here on.
+        emit(
+          this.session,
+          {
+            type: 'control.accepted',
+            cause: input.command,
+            data: { session: a.session, cwd: a.cwd, ...(a.worktree === undefined ? {} : { worktree: a.worktree }) },
+          },
+          input.key,
+        );
+        emit(a.session, {
+          type: `x.${this.vendor}.session.described`,
+          data: { cwd: a.cwd, spawned_by: input.by, ...(a.worktree === undefined ? {} : { worktree: a.worktree }) },
+        });
+        return;
+      }
+      case 'spawn.ended':
+        if (!this.workers.delete(input.session)) return;
+        emit(input.session, { type: 'session.ended', data: { reason: 'normal' } });
+        return;
+      case 'home.closed':
+        for (const [key, c] of this.pending)
+          reject(c.id, key, {
+            reason: 'unsupported',
+            rule: 'spawn-failed',
+            detail: 'the adapter stopped before the worker started; spawn again',
+          });
+        this.pending.clear();
+        for (const s of this.workers) emit(s, { type: 'session.ended', data: { reason: 'killed' } });
+        this.workers.clear();
+        return;
+    }
+  }
+}
+
+/**
+ * Who a spawn names as its spawner: the relay-checked sender (the command's `agent`) and the
+ * command. A parent session is named only by the relay, which alone knows what the sender claims;
+ * a sender's own word for it is not taken.
+ */
+const spawnedBy = (c: AepCommand): SpawnedBy => ({
+  identity: typeof c.agent === 'string' ? c.agent : 'unknown',
+  command: c.id,
+});
+
+/** Runs a logged spawn: the answer, then (for a worker) its end, come back to the home session. */
+export function performSpawn(spawner: Spawner, e: SpawnEffect): Observable<SessionItem> {
+  const back = (input: HomeInput): SessionItem => ({
+    kind: 'input',
+    session: e.session,
+    input: input as unknown as SessionInput,
+  });
+  const d = e.command.data as { prompt: string; cwd: string; worktree?: boolean | string; model?: string };
+  const asked = spawner.spawn({
+    prompt: d.prompt,
+    cwd: d.cwd,
+    commandId: e.command.id,
+    ...(d.worktree === undefined ? {} : { worktree: d.worktree }),
+    ...(d.model === undefined ? {} : { model: d.model }),
+  });
+  return from(asked).pipe(
+    mergeMap((o) => {
+      const by = spawnedBy(e.command);
+      const at = Date.now();
+      if (!o.ok) return of(back({ type: 'spawn.answered', at, key: e.key, command: e.command.id, answer: o, by }));
+      const { ended, ...answer } = o;
+      return concat(
+        of(back({ type: 'spawn.answered', at, key: e.key, command: e.command.id, answer, by })),
+        from(ended).pipe(map(() => back({ type: 'spawn.ended', at: Date.now(), session: o.session }))),
+      );
+    }),
+  );
+}
+
+/**
+ * The adapter stops: every worker is stopped and gone (no process left), then each ends on the
+ * stream once, by its own end or by the closing that ends whatever is left. Waits (bounded) until
+ * those ends are released, so they are in the log and on their way before the log closes.
+ */
+export async function closeHome(
+  home: HomeSession,
+  spawner: Spawner,
+  events$: Observable<AepEvent>,
+  feed: (item: SessionItem) => void,
+  // Inside the 5 s the adapter's own stop allows itself before it exits (adapter-command.ts).
+  boundMs = 3_000,
+): Promise<void> {
+  const left = new Set(home.running());
+  const ended =
+    left.size === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const sub = events$.subscribe((e) => {
+            if (e.type === 'session.ended' && left.delete(e.session ?? '') && left.size === 0) {
+              sub.unsubscribe();
+              resolve();
+            }
+          });
+        });
+  await spawner.stopAll();
+  feed({
+    kind: 'input',
+    session: home.session,
+    input: { type: 'home.closed', at: Date.now() } as unknown as SessionInput,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([ended, new Promise<void>((r) => (timer = setTimeout(r, boundMs)))]);
+  clearTimeout(timer);
+}

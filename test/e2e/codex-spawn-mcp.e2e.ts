@@ -1,0 +1,74 @@
+// D45 end to end, as an orchestrator sees it: the Codex adapter runs with `--spawn-root`, and the
+// official MCP client calls `aep-steer mcp`'s `spawn` (a worktree of a scratch repository), then
+// `wait` for the worker's turn and `read` for its answer (the mock model's text). The spawn went
+// to the adapter's home session through the relay; its ack named the session, which the relay's
+// roster shows spawned by the MCP server's sender. Stopping the adapter ends the worker on the
+// stream and leaves no app-server of it running.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
+import { startMcp, type McpClient } from '../mcp/support.js';
+import { e2eSuite } from '../support/e2e-stack.js';
+import { alive, spawnedServers } from '../support/spawned-servers.js';
+import { scratchRepo } from '../support/scratch-repo.js';
+
+const e2e = e2eSuite('codex', {
+  label: 'codex-spawn-mcp',
+  env: (home, e2e) => ({ ...home.env, AEP_CODEX_BIN: e2e.binary }),
+  flags: (home) => ({ spawnRoot: home.root, maxSpawned: '2' }),
+});
+
+/** The app-servers the adapter's spawns started, running now. */
+const servers = (): number[] => spawnedServers(e2e.stack.stateDir);
+
+let mcp: McpClient;
+
+if (e2e.installed) {
+  test.before(async () => {
+    mcp = await startMcp(['--relay', e2e.stack.relayUrl, '--token', e2e.stack.relayToken, '--wait-ms', '240000']);
+    e2e.defer(() => mcp.close());
+  });
+
+  test('spawn through MCP: the session id, wait for its turn, read its answer; the adapter stop ends it, nothing left', async () => {
+    const repo = scratchRepo(join(e2e.home.root, 'scratch'));
+    const spawned = await mcp.call('spawn', {
+      vendor: 'codex',
+      cwd: repo,
+      worktree: true,
+      prompt: '[[TURN]] w-spawnmcp look around the worktree',
+    });
+    assert.not.ok(spawned.isError, spawned.text);
+    const session = spawned.facts['session'] as string;
+    assert.type(session, 'string');
+    const worktree = spawned.facts['worktree'] as string;
+    assert.ok(worktree.startsWith(join(e2e.home.root, WORKTREE_DIR)), worktree);
+    assert.ok(existsSync(worktree), 'the worktree is made');
+    assert.match(spawned.text, /Next: call wait/);
+    // The spawned session is described with its spawner: the MCP server's sender and the spawn command.
+    const described = await e2e.stack.waitFor('the worker described with spawned_by', () =>
+      e2e.stack.events.find((e) => e.session === session && e.data?.['spawned_by'] !== undefined),
+    );
+    const by = described.data?.['spawned_by'] as { command?: string } | undefined;
+    assert.is(by?.command, spawned.facts['command']);
+
+    const waited = await mcp.call('wait', { session, for: ['turn-end'] });
+    assert.not.ok(waited.isError, waited.text);
+    assert.is(waited.facts['outcome'], 'turn-ended', waited.text);
+    const read = await mcp.call('read', { session });
+    assert.not.ok(read.isError, read.text);
+    assert.match(read.text, /MOCK_DONE/);
+
+    assert.is(servers().length, 1, "the worker's own app-server runs");
+    const pids = servers();
+    await e2e.stack.running.close();
+    assert.equal(pids.filter(alive), [], 'its app-server is gone');
+    await e2e.stack.waitFor('the worker ended on the stream', () =>
+      e2e.stack.events.find((e) => e.session === session && e.type === 'session.ended'),
+    );
+    assert.ok(existsSync(worktree), 'the worktree is kept');
+  });
+}
+
+test.run();
