@@ -105,7 +105,7 @@ export interface LaneTurnInput extends ToolsAtStop {
   interrupted?: boolean;
   /** The lane runs what it took unread as a prompt of its own after the turn: its receipt still comes. */
   keepsUnread?: boolean;
-  /** D44: the lane keeps its queued instructions across a stop (opencode's server lane): a cancel drops none. */
+  /** D44: the lane takes a queue only between turns (opencode's server lane): its end hands what waits over. */
   keepsQueued?: boolean;
   /** Steers (command ids) the lane could not take back at the turn's end: the vendor runs them next, receipt to come. */
   kept?: string[];

@@ -2,9 +2,10 @@
 // route's `delivery`, start on idle (D43) to a prompt, cancel to `interrupt` (V1 `abort` where
 // the server lacks it), and permission requests to held requests answered on the server. The
 // receipt for each prompt is `session.next.prompted` naming its message id: the loop folded it
-// in. opencode 1.18.33 has no way to take an admitted prompt back, so a queued instruction
-// stays with the lane (D44: the adapter keeps an item until it must hand it over) until the
-// running turn ends, and only then goes to the server's queue; until then withdraw removes it.
+// in. opencode 1.18.33 has no way to edit, reorder or take back a prompt it admitted, so the lane
+// takes a `queue` only between turns (`keepsQueued`): one sent while a turn runs waits in the
+// session's own queue, where the D44 verbs work on it, and is handed over when the turn ends
+// (machines/queue-handover.ts); the lane posts what it is handed in order, one after another.
 import { type Observable, Subject, merge, map, mergeMap, type Subscription } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn, SteeringLane } from '../../streams/lane.js';
 import { toolPermissionHold } from '../table.js';
@@ -35,12 +36,6 @@ interface Sent {
   starting: boolean;
 }
 
-interface Waiting {
-  commandId: string;
-  text: string;
-  ref: string;
-}
-
 export class OpencodeLane implements SteeringLane {
   readonly name = 'serve';
   readonly deliveries = ['steer', 'queue'] as const;
@@ -52,8 +47,8 @@ export class OpencodeLane implements SteeringLane {
   private readonly sent = new Map<string, Sent>();
   private readonly byCommand = new Map<string, string>();
   private readonly delivered = new Map<string, string>();
-  /** Queued instructions the lane keeps while a turn runs, per session, in order. */
-  private readonly waiting = new Map<string, Waiting[]>();
+  /** The last queue post per session: the next waits for it, so the server admits them in order. */
+  private readonly posting = new Map<string, Promise<unknown>>();
   private readonly local = new Subject<LaneFact>();
   private readonly sub: Subscription;
 
@@ -83,18 +78,25 @@ export class OpencodeLane implements SteeringLane {
     return this.post(req, 'steer', false);
   }
 
-  /** D31 `queue`: kept by the lane while a turn runs (see the head of the file); sent at once when none does. */
-  async queue(req: LaneRequest): Promise<LaneOutcome> {
-    const done = this.answered(req);
-    if (done !== undefined) return done;
-    const kept = this.waiting.get(req.session)?.find((w) => w.commandId === req.commandId);
-    if (kept !== undefined) return { ok: true, ref: kept.ref };
-    if (!(await this.found(req.session)))
-      return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
-    if (this.server.turnOf(req.session) === undefined) return this.post(req, 'queue', false);
-    const ref = messageIdFor(req.commandId, Date.now());
-    this.waiting.set(req.session, [...(this.waiting.get(req.session) ?? []), { ...req, ref }]);
-    return { ok: true, ref };
+  /**
+   * D31 `queue`: the server's next-turn queue (the first of several handed over at a turn's end
+   * starts the next turn); posted after the session's previous one was answered, so in order.
+   */
+  queue(req: LaneRequest): Promise<LaneOutcome> {
+    const send = async (): Promise<LaneOutcome> => {
+      const done = this.answered(req);
+      if (done !== undefined) return done;
+      if (!(await this.found(req.session)))
+        return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
+      return this.post(req, 'queue', false);
+    };
+    const next = (this.posting.get(req.session) ?? Promise.resolve()).then(send);
+    const tail = next.catch(() => undefined);
+    this.posting.set(req.session, tail);
+    void tail.then(() => {
+      if (this.posting.get(req.session) === tail) this.posting.delete(req.session);
+    });
+    return next;
   }
 
   /** D43: a prompt on an idle session starts its turn; a turn begun meanwhile takes it as `otherwise`. */
@@ -110,13 +112,7 @@ export class OpencodeLane implements SteeringLane {
     return this.post(req, 'steer', true);
   }
 
-  async withdraw({ session, commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
-    const list = this.waiting.get(session) ?? [];
-    const i = list.findIndex((w) => w.commandId === commandId);
-    if (i >= 0) {
-      list.splice(i, 1);
-      return { removed: true };
-    }
+  async withdraw({ commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
     const ref = this.byCommand.get(commandId);
     if (ref !== undefined && this.sent.has(ref))
       return {
@@ -189,12 +185,8 @@ export class OpencodeLane implements SteeringLane {
     return `the opencode server at ${this.server.client.url} hosts no session ${session}`;
   }
 
-  private async post(
-    req: LaneRequest,
-    delivery: 'steer' | 'queue',
-    starting: boolean,
-    ref = messageIdFor(req.commandId, Date.now()),
-  ): Promise<LaneOutcome> {
+  private async post(req: LaneRequest, delivery: 'steer' | 'queue', starting: boolean): Promise<LaneOutcome> {
+    const ref = messageIdFor(req.commandId, Date.now());
     // Known before the answer: a receipt that overtakes the answer still finds its command.
     this.sent.set(ref, { session: req.session, commandId: req.commandId, text: req.text, starting });
     this.byCommand.set(req.commandId, ref);
@@ -216,18 +208,6 @@ export class OpencodeLane implements SteeringLane {
     } catch (err) {
       forget();
       return { ok: false, reason: 'unreachable', detail: (err as Error).message };
-    }
-  }
-
-  /** A turn ended normally: what the lane kept goes to the server's queue, in order (the first starts the next turn). */
-  private async flush(session: string): Promise<void> {
-    const list = this.waiting.get(session);
-    if (list === undefined || list.length === 0) return;
-    this.waiting.delete(session);
-    for (const w of list) {
-      const o = await this.post({ session, commandId: w.commandId, text: w.text }, 'queue', false, w.ref);
-      // Not taken: kept again for the next turn's end, where the core's TTL still bounds it.
-      if (!o.ok) this.waiting.set(session, [...(this.waiting.get(session) ?? []), w]);
     }
   }
 
@@ -269,8 +249,6 @@ export class OpencodeLane implements SteeringLane {
       case TURN_ENDED: {
         if (turnId === undefined) return [];
         const interrupted = e.data.interrupted === true;
-        // What waits stays kept after a stop (opencode parks its own queue too); it goes at the next turn's end.
-        if (!interrupted) void this.flush(session);
         const status = interrupted ? 'interrupted' : 'completed';
         return [{ kind: 'turn.ended', session, at, turnId, status, interrupted }];
       }
