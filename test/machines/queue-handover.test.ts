@@ -52,7 +52,7 @@ const handed = (outputs: readonly { type: string }[]) =>
   outputs
     .filter((o) => o.type === 'lane.steer')
     .map((o) => {
-      const s = o as { cause: string; text: string; delivery?: string; lane: string };
+      const s = o as unknown as { cause: string; text: string; delivery?: string; lane: string };
       return [s.cause, s.text, s.delivery, s.lane];
     });
 

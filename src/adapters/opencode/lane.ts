@@ -30,10 +30,15 @@ const KEPT = 4096;
 
 interface Sent {
   session: string;
-  commandId: string;
-  text: string;
+  /** The commands the prompt carries: one, or a queue handed over in one step (their texts joined). */
+  commandIds: string[];
   /** D43: sent to start a turn; its receipt says whether it began one. */
   starting: boolean;
+}
+
+interface Batched {
+  req: LaneRequest;
+  resolve: (o: LaneOutcome) => void;
 }
 
 export class OpencodeLane implements SteeringLane {
@@ -49,6 +54,8 @@ export class OpencodeLane implements SteeringLane {
   private readonly delivered = new Map<string, string>();
   /** The last queue post per session: the next waits for it, so the server admits them in order. */
   private readonly posting = new Map<string, Promise<unknown>>();
+  /** Queues handed over in one step of the core, gathered per session until the step's calls are in. */
+  private readonly batches = new Map<string, Batched[]>();
   private readonly local = new Subject<LaneFact>();
   private readonly sub: Subscription;
 
@@ -75,28 +82,46 @@ export class OpencodeLane implements SteeringLane {
       return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
     if (this.server.turnOf(req.session) === undefined)
       return { ok: false, reason: 'idle', detail: 'no turn runs in this opencode session; a steer never starts one' };
-    return this.post(req, 'steer', false);
+    return this.post([req], 'steer', false);
   }
 
   /**
-   * D31 `queue`: the server's next-turn queue (the first of several handed over at a turn's end
-   * starts the next turn); posted after the session's previous one was answered, so in order.
+   * D31 `queue`: the server's next-turn queue. The queues the core hands over at a turn's end come
+   * in one step; they go as one prompt, their texts in order, since a first prompt on an idle
+   * session starts a turn at once and the ones behind it would wait for the turn after (observed
+   * on 1.18.33). Each session's posts wait for the one before, so the server admits them in order.
    */
   queue(req: LaneRequest): Promise<LaneOutcome> {
-    const send = async (): Promise<LaneOutcome> => {
-      const done = this.answered(req);
-      if (done !== undefined) return done;
-      if (!(await this.found(req.session)))
-        return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
-      return this.post(req, 'queue', false);
-    };
-    const next = (this.posting.get(req.session) ?? Promise.resolve()).then(send);
-    const tail = next.catch(() => undefined);
-    this.posting.set(req.session, tail);
-    void tail.then(() => {
-      if (this.posting.get(req.session) === tail) this.posting.delete(req.session);
+    const done = this.answered(req);
+    if (done !== undefined) return Promise.resolve(done);
+    const batch = this.batches.get(req.session);
+    return new Promise((resolve) => {
+      if (batch !== undefined) return void batch.push({ req, resolve });
+      this.batches.set(req.session, [{ req, resolve }]);
+      // The step's other calls are made in this turn of the event loop.
+      setImmediate(() => this.sendBatch(req.session));
     });
-    return next;
+  }
+
+  private sendBatch(session: string): void {
+    const batch = this.batches.get(session) ?? [];
+    this.batches.delete(session);
+    const send = async (): Promise<LaneOutcome> => {
+      if (!(await this.found(session))) return { ok: false, reason: 'unreachable', detail: this.unreachable(session) };
+      return this.post(
+        batch.map((b) => b.req),
+        'queue',
+        false,
+      );
+    };
+    const next = (this.posting.get(session) ?? Promise.resolve()).then(send);
+    const tail = next.catch(() => undefined);
+    this.posting.set(session, tail);
+    void tail.then((o) => {
+      if (this.posting.get(session) === tail) this.posting.delete(session);
+      const outcome: LaneOutcome = o ?? { ok: false, reason: 'unreachable', detail: 'the queue post failed' };
+      for (const b of batch) b.resolve(outcome);
+    });
   }
 
   /** D43: a prompt on an idle session starts its turn; a turn begun meanwhile takes it as `otherwise`. */
@@ -109,7 +134,7 @@ export class OpencodeLane implements SteeringLane {
       const o = req.otherwise === 'steer' ? await this.steer(req) : await this.queue(req);
       return o.ok ? { ...o, became: req.otherwise } : o;
     }
-    return this.post(req, 'steer', true);
+    return this.post([req], 'steer', true);
   }
 
   async withdraw({ commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
@@ -185,19 +210,22 @@ export class OpencodeLane implements SteeringLane {
     return `the opencode server at ${this.server.client.url} hosts no session ${session}`;
   }
 
-  private async post(req: LaneRequest, delivery: 'steer' | 'queue', starting: boolean): Promise<LaneOutcome> {
-    const ref = messageIdFor(req.commandId, Date.now());
-    // Known before the answer: a receipt that overtakes the answer still finds its command.
-    this.sent.set(ref, { session: req.session, commandId: req.commandId, text: req.text, starting });
-    this.byCommand.set(req.commandId, ref);
+  /** One prompt carrying these commands (one, or a queue handed over together), answered by their receipt. */
+  private async post(reqs: LaneRequest[], delivery: 'steer' | 'queue', starting: boolean): Promise<LaneOutcome> {
+    const session = reqs[0]!.session;
+    const commandIds = reqs.map((r) => r.commandId);
+    const ref = messageIdFor(commandIds[0]!, Date.now());
+    // Known before the answer: a receipt that overtakes the answer still finds its commands.
+    this.sent.set(ref, { session, commandIds, starting });
+    for (const id of commandIds) this.byCommand.set(id, ref);
     const forget = () => {
       this.sent.delete(ref);
-      this.byCommand.delete(req.commandId);
+      for (const id of commandIds) this.byCommand.delete(id);
     };
     try {
-      const r = await this.server.client.request('POST', `/api/session/${enc(req.session)}/prompt`, {
+      const r = await this.server.client.request('POST', `/api/session/${enc(session)}/prompt`, {
         id: ref,
-        prompt: { text: req.text },
+        prompt: { text: reqs.map((q) => q.text).join('\n\n') },
         delivery,
       });
       if (r.status === 200) return { ok: true, ref };
@@ -217,19 +245,21 @@ export class OpencodeLane implements SteeringLane {
     const s = this.sent.get(ref);
     if (s === undefined) return [];
     this.sent.delete(ref);
-    this.byCommand.delete(s.commandId);
-    this.delivered.set(s.commandId, ref);
-    if (this.delivered.size > KEPT) this.delivered.delete(this.delivered.keys().next().value!);
-    return [
-      {
+    for (const id of s.commandIds) {
+      this.byCommand.delete(id);
+      this.delivered.set(id, ref);
+    }
+    while (this.delivered.size > KEPT) this.delivered.delete(this.delivered.keys().next().value!);
+    return s.commandIds.map(
+      (commandId): LaneFact => ({
         kind: 'delivered',
         session,
         at: Date.now(),
-        commandId: s.commandId,
+        commandId,
         ref,
         ...(s.starting ? { started } : {}),
-      },
-    ];
+      }),
+    );
   }
 
   private factsOf(e: OpencodeEvent): LaneFact[] {

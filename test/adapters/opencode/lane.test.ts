@@ -1,7 +1,7 @@
 // The opencode server lane (D50) against a stand-in shaped like opencode 1.18.33's server: the
 // session seen is reached; steer and start go to the V2 prompt route with `delivery` and a
 // `msg_` id, and are delivered on `session.next.prompted`; queues handed over together (the core
-// keeps them during a turn, D44) go to the server's queue in their order, one after another;
+// keeps them during a turn, D44) go to the server's queue as one prompt, their texts in order;
 // cancel is `interrupt`, or the V1 abort where that is missing; a permission request is a held
 // request answered on the server; a wrong password is said once, naming the file.
 import { test } from 'uvu';
@@ -105,7 +105,7 @@ test('a listed session is reached; a steer is a V2 prompt with delivery steer, d
   }
 });
 
-test('queues handed over together are posted in their order, each after the previous answer, as delivery queue', async () => {
+test('queues handed over together go as one prompt, their texts in order, delivery queue; each is delivered on its receipt', async () => {
   const r = await rig();
   try {
     await until(() => r.lane.reaches(S), 'reached');
@@ -117,22 +117,27 @@ test('queues handed over together are posted in their order, each after the prev
     assert.ok(answers.every((a) => a.ok));
     assert.equal(
       prompts(r).map((c) => [c.body.delivery, c.body.prompt.text]),
-      [
-        ['queue', 'Q1'],
-        ['queue', 'Q2'],
-        ['queue', 'Q3'],
-      ],
+      [['queue', 'Q1\n\nQ2\n\nQ3']],
     );
-    const ids = prompts(r).map((c) => c.body.id as string);
-    assert.equal([...ids].sort(), ids, "ascending ids: the server's order is the queue's");
+    const id = prompts(r)[0]!.body.id as string;
+    assert.equal(
+      answers.map((a) => (a.ok ? a.ref : '')),
+      [id, id, id],
+    );
     const again = await r.lane.queue({ session: S, commandId: 'c-q2', text: 'Q2' });
     assert.equal(again, answers[1], 'a resend is answered without a second post');
-    assert.is(prompts(r).length, 3);
+    const later = await r.lane.queue({ session: S, commandId: 'c-q4', text: 'Q4' });
+    assert.ok(later.ok && (later.ref ?? '') > id, 'a later one is a prompt of its own, after');
+    assert.is(prompts(r).length, 2);
     const refused = await r.lane.withdraw({ session: S, commandId: 'c-q1' });
     assert.match(String((refused as { error?: string }).error), 'has no way to take it back');
     r.standin.running.add(S);
-    r.standin.emit('session.next.prompted', S, { messageID: ids[0], prompt: { text: 'Q1' } });
-    await until(() => r.facts.some((f) => f.kind === 'delivered'), 'its receipt');
+    r.standin.emit('session.next.prompted', S, { messageID: id, prompt: { text: 'Q1' } });
+    await until(() => r.facts.filter((f) => f.kind === 'delivered').length === 3, 'the receipts');
+    assert.equal(
+      r.facts.filter((f) => f.kind === 'delivered').map((f) => (f as { commandId: string }).commandId),
+      ['c-q1', 'c-q2', 'c-q3'],
+    );
     assert.equal(await r.lane.withdraw({ session: S, commandId: 'c-q1' }), { removed: false }, 'delivered: too late');
   } finally {
     await r.close();
