@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { readSecret, secretPath } from '../adapters/install.js';
 import { tableFor, vendorTokens } from '../adapters/registry.js';
 import type { LaneSpec, ServedLane } from '../adapters/lane-spec.js';
+import { opencodeAttach } from './run-opencode.js';
 
 export const RUN_EXIT = { usage: 2, noAdapter: 3, laneFailed: 4, noCredentials: 5 } as const;
 
@@ -48,6 +49,11 @@ export async function runVendor(
   io: { err: NodeJS.WritableStream; in?: NodeJS.ReadableStream; out?: NodeJS.WritableStream },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  // opencode has no native lane of the table's kind: its TUI attaches to the server the adapter follows.
+  if (token === 'opencode') {
+    const c = await opencodeAttach(args, env, io.err, RUN_EXIT);
+    return typeof c === 'number' ? c : runClient(c, c.env, io.err, undefined);
+  }
   const runs = (l: LaneSpec): boolean =>
     l.joins === 'owned' ? l.client !== undefined || l.run !== undefined : l.run !== undefined;
   const table =
@@ -177,9 +183,9 @@ export function registerRun(program: Command): void {
   program
     .command('run')
     .description(
-      "run a vendor's own client on the adapter's native lane (codex: its TUI on an app-server of its own with this terminal's environment; claude-code: a headless `claude -p` session in stream-json; qwen-code: a session on the `qwen serve` daemon of `up qwen-code --serve`)",
+      "run a vendor's own client on the adapter's native lane (codex: its TUI on an app-server of its own with this terminal's environment; claude-code: a headless `claude -p` session in stream-json; qwen-code: a session on the `qwen serve` daemon of `up qwen-code --serve`; opencode: its TUI attached to the server `up opencode` starts)",
     )
-    .argument('<vendor>', 'the vendor (codex, claude-code or claude, qwen-code or qwen)')
+    .argument('<vendor>', 'the vendor (codex, claude-code or claude, qwen-code or qwen, opencode)')
     .argument('[args...]', "the vendor CLI's own arguments, passed on")
     .option('--port <n>', "the adapter's hook port (AEP_HOOK_PORT; default the vendor's)")
     // The vendor's own options pass on as they are (`--` before them also works).

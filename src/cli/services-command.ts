@@ -31,7 +31,7 @@ export function registerServices(program: Command, env: NodeJS.ProcessEnv = proc
     .option('--instruct', 'the adapters accept x.<vendor>.control.instruct (AEP_INSTRUCT=1, D5)')
     .option(
       '--serve [url]',
-      `qwen-code: start a \`qwen serve\` daemon in this folder for the serve lane (or attach to the one at URL), token in a mode-600 file`,
+      `qwen-code: start a \`qwen serve\` daemon in this folder for the serve lane (or attach to the one at URL), token in a mode-600 file; opencode: attach to the \`opencode serve\` at URL instead of starting one in this folder`,
     )
     .option('--serve-port <n>', `the daemon's port on 127.0.0.1 (default ${QWEN_SERVE_PORT})`)
     .option(
@@ -58,7 +58,10 @@ export function registerServices(program: Command, env: NodeJS.ProcessEnv = proc
   program
     .command('down')
     .description('stop what aep-steer up started (all, or the vendors named and "relay")')
-    .argument('[services...]', 'vendor tokens, "relay" or "qwen-serve" (default: everything up started)')
+    .argument(
+      '[services...]',
+      'vendor tokens, "relay", "qwen-serve" or "opencode-serve" (default: everything up started)',
+    )
     .action(async (names: string[]) => {
       process.exitCode = await down(names, env);
     });

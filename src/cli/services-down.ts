@@ -2,12 +2,19 @@
 import { listRecords, removeRecord, type ServiceRecord } from '../services/records.js';
 import { stopService } from '../services/supervise.js';
 import { DAEMON, SERVE_VENDOR, adapterName, say } from './services-base.js';
+import { OPENCODE_DAEMON } from '../adapters/opencode/daemon.js';
 
 export async function down(names: string[], env: NodeJS.ProcessEnv): Promise<number> {
   // A vendor's name stops its adapter and the daemon up started for it (`qwen-code`: `qwen-serve`).
   const wanted = new Set(
     names.flatMap((n) =>
-      n === 'relay' || n === DAEMON ? [n] : n === SERVE_VENDOR ? [adapterName(n), DAEMON] : [adapterName(n)],
+      n === 'relay' || n === DAEMON || n === OPENCODE_DAEMON
+        ? [n]
+        : n === SERVE_VENDOR
+          ? [adapterName(n), DAEMON]
+          : n === 'opencode'
+            ? [adapterName(n), OPENCODE_DAEMON]
+            : [adapterName(n)],
     ),
   );
   // Adapters first, so they end with their last events sent, then the daemons they attached to, then the relay.

@@ -14,6 +14,7 @@ import {
   type UpFlags,
 } from './services-base.js';
 import { servePlan } from './services-serve.js';
+import { OPENCODE, opencodePlan } from './services-opencode.js';
 
 /** `--hook-port vendor=N` (repeatable), or a bare N when one vendor is named. */
 function hookPorts(values: string[], vendors: string[]): Map<string, number> {
@@ -43,7 +44,7 @@ export type Plan = {
   /** A daemon `up` would start, unless one is already there to attach to (`attach`, said before starting). */
   daemon?: Planned;
   /** `--serve URL`, or a daemon found answering on the port with the token: attached, not started. */
-  attach?: { url: string; tokenFile?: string };
+  attach?: { url: string; tokenFile?: string; name?: string };
 };
 
 export async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<Plan> {
@@ -69,8 +70,11 @@ export async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv
     flag: '--relay-port (AEP_PORT)',
     ready: relayServes(relayPort),
   };
-  const served = await servePlan(f, vendors, env);
-  const lane = served?.daemon?.command ?? served?.attach;
+  // opencode's first: it refuses --serve naming both vendors before qwen's would start anything.
+  const oc = await opencodePlan(f, vendors, env);
+  const qwen = await servePlan(f, vendors, env);
+  const served = qwen ?? oc;
+  const lane = qwen?.daemon?.command ?? qwen?.attach;
   const given = hookPorts(f.hookPort, vendors);
   const single = vendors.length === 1 ? env['AEP_HOOK_PORT'] || undefined : undefined;
   const adapters: Planned[] = [];
@@ -90,6 +94,9 @@ export async function plan(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv
         ...(f.instruct ? ['--instruct'] : []),
         ...(v === SERVE_VENDOR && lane !== undefined
           ? ['--serve', lane.url, ...(lane.tokenFile === undefined ? [] : ['--serve-token-file', lane.tokenFile])]
+          : []),
+        ...(v === OPENCODE && oc !== undefined
+          ? ['--serve', oc.lane.url, ...(oc.lane.tokenFile ? ['--serve-password-file', oc.lane.tokenFile] : [])]
           : []),
       ],
       what: `${v} hook port`,

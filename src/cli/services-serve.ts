@@ -20,6 +20,8 @@ export async function servePlan(
   vendors: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ daemon?: Planned; attach?: { url: string; tokenFile?: string } } | undefined> {
+  // `up opencode` takes the same flags for its own server (services-opencode.ts).
+  if (!vendors.includes(SERVE_VENDOR) && vendors.includes('opencode')) return undefined;
   if (f.serve === undefined || f.serve === false) {
     if (f.servePort !== undefined || f.serveTokenFile !== undefined)
       throw invalid(`--serve-port and --serve-token-file go with --serve: \`aep-steer up ${SERVE_VENDOR} --serve\``);

@@ -1,4 +1,5 @@
 // `aep-steer status`: what `up` started, one row each (pid, port, relay link, uptime, last error).
+import { OPENCODE_DAEMON, opencodeAnswers } from '../adapters/opencode/daemon.js';
 import { readTokenFile } from '../protocol/secret.js';
 import { isRunning, lastError, listRecords, type ServiceRecord } from '../services/records.js';
 import { getJson } from '../services/supervise.js';
@@ -33,7 +34,8 @@ async function rowOf(r: ServiceRecord): Promise<Row> {
     } catch {
       token = undefined;
     }
-    link = token !== undefined && (await serveAnswers(r.url, token)) ? 'serving' : 'not answering';
+    const answers = r.name === OPENCODE_DAEMON ? opencodeAnswers : serveAnswers;
+    link = token !== undefined && (await answers(r.url, token)) ? 'serving' : 'not answering';
   } else if (running) {
     const h = await getJson(r.port, '/healthz');
     if (h === undefined) link = 'not answering';

@@ -48,6 +48,8 @@ async function credentialWarnings(vendors: string[], daemon: boolean, env: NodeJ
   return out;
 }
 
+const vendorOf = (p: Planned): string => p.name.replace(/^adapter-/, '');
+
 export async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv): Promise<number> {
   const timeoutMs = Number(f.timeoutMs);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
@@ -75,12 +77,13 @@ export async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv):
   if (laneless !== undefined) {
     const r = already.get(laneless.name)!;
     warn(
-      `up: ${laneless.name} already runs without the serve lane (pid ${r.pid}); \`aep-steer down ${SERVE_VENDOR}\` first, then \`aep-steer up ${SERVE_VENDOR} --serve\` again`,
+      `up: ${laneless.name} already runs without the serve lane (pid ${r.pid}); \`aep-steer down ${vendorOf(laneless)}\` first, then \`aep-steer up ${vendorOf(laneless)}${vendorOf(laneless) === SERVE_VENDOR ? ' --serve' : ''}\` again`,
     );
     return 1;
   }
   for (const w of await credentialWarnings(vendors, daemon !== undefined && !already.has(DAEMON), env)) warn(w);
-  const untrusted = daemon === undefined || already.has(DAEMON) ? undefined : untrustedHooks(env, daemon.command!.cwd);
+  const untrusted =
+    daemon?.name !== DAEMON || already.has(DAEMON) ? undefined : untrustedHooks(env, daemon.command!.cwd);
   if (untrusted !== undefined) warn(`up: warning: ${untrusted}`);
   // Every port is checked before anything starts: a taken one leaves nothing half started.
   const toStart = all.filter((p) => !already.has(p.name));
@@ -95,7 +98,7 @@ export async function up(vendors: string[], f: UpFlags, env: NodeJS.ProcessEnv):
   for (const [name, r] of already) say(`${name}: already runs (pid ${r.pid}, port ${r.port}, log ${r.log})`);
   if (attach !== undefined)
     say(
-      `${DAEMON}: attached to the daemon at ${attach.url}${attach.tokenFile === undefined ? '' : ` (token ${attach.tokenFile})`}; up did not start it and down leaves it running`,
+      `${attach.name ?? DAEMON}: attached to the ${attach.name === undefined ? 'daemon' : 'server'} at ${attach.url}${attach.tokenFile === undefined ? '' : ` (token ${attach.tokenFile})`}; up did not start it and down leaves it running`,
     );
   const started: ServiceRecord[] = [];
   const stopStarted = async () => {
@@ -171,7 +174,10 @@ async function startAll(
       say(`${l.p.name}: started (pid ${l.r.pid}, port ${l.p.port}, log ${l.r.log})`);
       const c = l.p.command;
       // A daemon says a great deal; where it serves, its folder and its token file are what matter.
-      if (c !== undefined) say(`  serving ${c.url} for ${c.cwd}; its token is in ${c.tokenFile} (mode 600)`);
+      if (c !== undefined)
+        say(
+          `  serving ${c.url} for ${c.cwd}; its ${l.p.name === DAEMON ? 'token' : 'password'} is in ${c.tokenFile} (mode 600)`,
+        );
       // What it said while starting (the local token created, where it listens), once, here.
       else for (const line of logSince(l.r.log, l.from)) say(`  ${line}`);
     }

@@ -28,7 +28,7 @@ export interface InstructInput {
   /** D31: the deliveries this session's lanes honour (vendor table); absent is `moment` only. */
   deliveries?: readonly string[];
   /** D30: what the native lanes add while one reaches the session, and how a session gets one. */
-  native?: { deliveries: readonly string[]; hint: string };
+  native?: NativeLanes;
   /** D43: the lanes that can start a turn (a channel reaches every session), and how a session gets one. */
   starts?: LaneStarts;
   /** D43: the vendor takes instruct only to start a turn (its steering verb is send_input). */
@@ -58,6 +58,15 @@ export interface WithdrawInput {
  * D44: `x.{vendor}.control.edit|move|promote|hold`, the sender's verbs on what waits. A promote
  * carries the same lane facts as instruct, since it may hand the instruction to a lane.
  */
+/**
+ * D30: what the native lanes add while one reaches the session, and how a session gets one;
+ * `keepsQueued` (D44): they take a `queue` only between turns, so one sent during a turn waits here.
+ */
+export interface NativeLanes {
+  deliveries: readonly string[];
+  hint: string;
+  keepsQueued?: boolean;
+}
 export interface QueueVerbInput {
   type: 'command.queue';
   at: number;
@@ -66,7 +75,7 @@ export interface QueueVerbInput {
   /** The AEP_INSTRUCT gate as it stood when the command arrived (D5). */
   gateOpen: boolean;
   deliveries?: readonly string[];
-  native?: { deliveries: readonly string[]; hint: string };
+  native?: NativeLanes;
   starts?: LaneStarts;
 }
 export type QueueVerb = 'edit' | 'move' | 'promote' | 'hold';

@@ -11,7 +11,8 @@ import { checkText, commandKey, gateOff, REJECT, type GateDecision } from './gat
 import { unlessAccepted, type Step } from './step.js';
 import { finishedWith, NAMED_REJECT } from './withdraw.js';
 import { honoured, laneFor, startWay, toLane } from './lane-steps.js';
-import type { QueueVerbInput } from './command-inputs.js';
+import type { NativeLanes, QueueVerbInput } from './command-inputs.js';
+import { handQueued } from './queue-handover.js';
 import type { FinishedHow, QueuedInstruction, SessionContext } from './session-context.js';
 import type { SessionOutput } from './session-output.js';
 
@@ -193,10 +194,14 @@ function promote(
   return accepted(ctx, key, c.id, { queue: [steer, ...rest] }, [changed(ctx, c, 'promoted', {}, item.id)]);
 }
 
-function hold(ctx: SessionContext, c: AepCommand, key: string): Step | GateDecision {
+function hold(ctx: SessionContext, c: AepCommand, key: string, native?: NativeLanes): Step | GateDecision {
   const paused = dataOf(c).paused;
   if (typeof paused !== 'boolean') return { kind: 'reject', key, rejection: QUEUE_REJECT.pausedInvalid };
-  return accepted(ctx, key, c.id, { paused: paused ? true : undefined }, [changed(ctx, c, 'held', { paused })]);
+  const held = accepted(ctx, key, c.id, { paused: paused ? true : undefined }, [changed(ctx, c, 'held', { paused })]);
+  // A resume with no turn running hands over what a lane taking queues between turns would have had.
+  if (paused || native?.keepsQueued !== true || ctx.turnOpen === true) return held;
+  const h = handQueued({ ...ctx, ...held.context });
+  return { context: { ...held.context, ...h.context }, outputs: [...held.outputs, ...h.outputs] };
 }
 
 /** D44: one queue verb, decided at once: a duplicate is re-acked, a refusal changes nothing. */
@@ -208,7 +213,7 @@ export function queueVerb(ctx: SessionContext, input: QueueVerbInput, ended: boo
     if (!input.gateOpen) return { kind: 'reject', key, rejection: QUEUE_REJECT.gateOff };
     const surface = surfaceRefusal(c);
     if (surface !== undefined) return { kind: 'reject', key, rejection: surface };
-    if (input.verb === 'hold') return hold(ctx, c, key);
+    if (input.verb === 'hold') return hold(ctx, c, key, input.native);
     const item = waitingItem(ctx, c, key);
     if ('kind' in item) return item;
     if (input.verb === 'edit') return edit(ctx, c, key, item);

@@ -17,6 +17,7 @@ import * as forwards from './forward.js';
 import { laneWithdrawn, withdraw, withdrawAnswered } from './withdraw.js';
 import { queueVerb } from './queue-verbs.js';
 import * as lanes from './lane-steps.js';
+import { laneTurnHanding } from './queue-handover.js';
 import { compileFold, foldable, type Fold } from './fold.js';
 import type { SessionContext, SessionSeed } from './session-context.js';
 import type { SessionInput } from './session-input.js';
@@ -90,7 +91,7 @@ export const sessionMachine = setup({
     reachLane: step('lane.reach', lanes.laneReach),
     settleSteer: step('lane.answered', lanes.laneAnswered),
     deliverSteer: step('lane.delivered', lanes.laneDelivered),
-    followLaneTurn: step('lane.turn', lanes.laneTurn),
+    followLaneTurn: step('lane.turn', laneTurnHanding),
     settleLaneWithdraw: step('lane.withdrawn', laneWithdrawn),
   },
 }).createMachine({

@@ -107,7 +107,7 @@ export interface LaneTurnInput extends ToolsAtStop {
   interrupted?: boolean;
   /** The lane runs what it took unread as a prompt of its own after the turn: its receipt still comes. */
   keepsUnread?: boolean;
-  /** D44: the lane keeps its queued instructions across a stop (opencode's server lane): a cancel drops none. */
+  /** D44: the lane takes a queue only between turns (opencode's server lane): its end hands what waits over. */
   keepsQueued?: boolean;
   /** D44: the lane takes a queued instruction only as a turn of its own: the first waiting one goes at this end. */
   startsQueued?: boolean;

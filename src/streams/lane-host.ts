@@ -6,14 +6,14 @@ import { redactText } from '../protocol/redact.js';
 import type { ClassifiedHook } from './surface.js';
 import type { SessionContext, ToolProcess } from '../machines/session-context.js';
 import type { SessionInput } from '../machines/session-input.js';
-import type { LaneStarts } from '../machines/command-inputs.js';
+import type { LaneStarts, NativeLanes } from '../machines/command-inputs.js';
 import type { SessionOutput } from '../machines/session-output.js';
 import { decidedByData } from '../machines/decided-by.js';
 
 /** What the host knows of the attached lanes (their names never matter to it, only what they add). */
 export interface LaneHostOptions {
   /** D31: the deliveries a native lane adds while it reaches a session, and how a session gets one. */
-  native: { deliveries: readonly string[]; hint: string };
+  native: NativeLanes;
   /** D33: a reaching lane can stop the session's turn. */
   interrupts: boolean;
   /** D32: the lanes that can take back what they hold. */

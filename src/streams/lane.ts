@@ -96,7 +96,11 @@ export interface Lane {
    * (qwen serve 0.24.4): a turn's end leaves it awaiting its receipt instead of dropping it.
    */
   readonly keepsUnread?: boolean;
-  /** D44: queued instructions it keeps stay queued across a stop, and go after a later turn ends. */
+  /**
+   * D44: it takes a `queue` only between turns: one sent while a turn runs waits in the session's
+   * own queue (every verb works on it) and is handed over when the turn ends normally; what waits
+   * stays across a stop and goes after a later turn ends.
+   */
   readonly keepsQueued?: boolean;
   /**
    * D44: the vendor takes a queued instruction only as a turn of its own (the lane has no `queue`):

@@ -19,7 +19,11 @@ export function laneHostOptions(all: readonly Lane[]): LaneHostOptions | undefin
   if (lanes.length === 0) return undefined;
   const deliveries = [...new Set(lanes.flatMap((l) => l.deliveries))];
   return {
-    native: { deliveries, hint: lanes.map((l) => l.how).join('; or ') },
+    native: {
+      deliveries,
+      hint: lanes.map((l) => l.how).join('; or '),
+      ...(lanes.some((l) => l.keepsQueued === true) ? { keepsQueued: true } : {}),
+    },
     interrupts: lanes.some((l) => l.interrupt !== undefined),
     withdraws: lanes.filter((l) => l.withdraw !== undefined).map((l) => l.name),
   };

@@ -10,6 +10,7 @@ const EXPECTED: Record<string, 'adapter' | readonly string[]> = {
   codex: 'adapter',
   cline: 'adapter',
   'qwen-code': ['serve'],
+  opencode: 'adapter',
 };
 
 for (const [token, keeps] of Object.entries(EXPECTED)) {

@@ -33,7 +33,7 @@ export function opencodeBinary(): string | undefined {
 }
 
 /** The environment opencode runs with in the workspace: nothing of the machine's own settings. */
-function opencodeEnv(ws: Workspace): NodeJS.ProcessEnv {
+export function opencodeEnv(ws: Workspace): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: ws.home,
@@ -50,7 +50,7 @@ function opencodeEnv(ws: Workspace): NodeJS.ProcessEnv {
 }
 
 /** `opencode.json` in the project: the mock as the only model; `ask` makes bash ask permission first. */
-function writeOpencodeConfig(ws: Workspace, mockBaseUrl: string, bash: 'allow' | 'ask' = 'allow'): void {
+export function writeOpencodeConfig(ws: Workspace, mockBaseUrl: string, bash: 'allow' | 'ask' = 'allow'): void {
   mkdirSync(ws.project, { recursive: true });
   const config = {
     model: 'mock/mock-model',

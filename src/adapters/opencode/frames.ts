@@ -80,6 +80,19 @@ export function runningOf(body: unknown): Set<string> {
   return new Set(Object.entries(data).flatMap(([id, v]) => (rec(v)?.type === 'running' ? [id] : [])));
 }
 
+/**
+ * V1 `/session/status` → the sessions it says are busy. The TUI (`opencode attach`) prompts
+ * through the V1 routes, whose turns 1.18.33 shows there only: not in `/api/session/active`, and
+ * with no `session.next.*` frame.
+ */
+export function busyOf(body: unknown): Set<string> {
+  return new Set(
+    Object.entries(rec(body) ?? {}).flatMap(([id, v]) =>
+      rec(v)?.type === 'busy' || rec(v)?.type === 'retry' ? [id] : [],
+    ),
+  );
+}
+
 /** `/api/session` → the ids of the sessions it lists, with their folders. */
 export function sessionsOf(body: unknown): { id: string; directory?: string }[] {
   const list = Array.isArray(rec(body)?.data) ? (rec(body)!.data as unknown[]) : [];

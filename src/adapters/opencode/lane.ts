@@ -2,9 +2,10 @@
 // route's `delivery`, start on idle (D43) to a prompt, cancel to `interrupt` (V1 `abort` where
 // the server lacks it), and permission requests to held requests answered on the server. The
 // receipt for each prompt is `session.next.prompted` naming its message id: the loop folded it
-// in. opencode 1.18.33 has no way to take an admitted prompt back, so a queued instruction
-// stays with the lane (D44: the adapter keeps an item until it must hand it over) until the
-// running turn ends, and only then goes to the server's queue; until then withdraw removes it.
+// in. opencode 1.18.33 has no way to edit, reorder or take back a prompt it admitted, so the lane
+// takes a `queue` only between turns (`keepsQueued`): one sent while a turn runs waits in the
+// session's own queue, where the D44 verbs work on it, and is handed over when the turn ends
+// (machines/queue-handover.ts); the lane posts what it is handed in order, one after another.
 import { type Observable, Subject, merge, map, mergeMap, type Subscription } from 'rxjs';
 import type { LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn, SteeringLane } from '../../streams/lane.js';
 import { toolPermissionHold } from '../table.js';
@@ -29,16 +30,15 @@ const KEPT = 4096;
 
 interface Sent {
   session: string;
-  commandId: string;
-  text: string;
+  /** The commands the prompt carries: one, or a queue handed over in one step (their texts joined). */
+  commandIds: string[];
   /** D43: sent to start a turn; its receipt says whether it began one. */
   starting: boolean;
 }
 
-interface Waiting {
-  commandId: string;
-  text: string;
-  ref: string;
+interface Batched {
+  req: LaneRequest;
+  resolve: (o: LaneOutcome) => void;
 }
 
 export class OpencodeLane implements SteeringLane {
@@ -52,8 +52,10 @@ export class OpencodeLane implements SteeringLane {
   private readonly sent = new Map<string, Sent>();
   private readonly byCommand = new Map<string, string>();
   private readonly delivered = new Map<string, string>();
-  /** Queued instructions the lane keeps while a turn runs, per session, in order. */
-  private readonly waiting = new Map<string, Waiting[]>();
+  /** The last queue post per session: the next waits for it, so the server admits them in order. */
+  private readonly posting = new Map<string, Promise<unknown>>();
+  /** Queues handed over in one step of the core, gathered per session until the step's calls are in. */
+  private readonly batches = new Map<string, Batched[]>();
   private readonly local = new Subject<LaneFact>();
   private readonly sub: Subscription;
 
@@ -80,21 +82,46 @@ export class OpencodeLane implements SteeringLane {
       return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
     if (this.server.turnOf(req.session) === undefined)
       return { ok: false, reason: 'idle', detail: 'no turn runs in this opencode session; a steer never starts one' };
-    return this.post(req, 'steer', false);
+    return this.post([req], 'steer', false);
   }
 
-  /** D31 `queue`: kept by the lane while a turn runs (see the head of the file); sent at once when none does. */
-  async queue(req: LaneRequest): Promise<LaneOutcome> {
+  /**
+   * D31 `queue`: the server's next-turn queue. The queues the core hands over at a turn's end come
+   * in one step; they go as one prompt, their texts in order, since a first prompt on an idle
+   * session starts a turn at once and the ones behind it would wait for the turn after (observed
+   * on 1.18.33). Each session's posts wait for the one before, so the server admits them in order.
+   */
+  queue(req: LaneRequest): Promise<LaneOutcome> {
     const done = this.answered(req);
-    if (done !== undefined) return done;
-    const kept = this.waiting.get(req.session)?.find((w) => w.commandId === req.commandId);
-    if (kept !== undefined) return { ok: true, ref: kept.ref };
-    if (!(await this.found(req.session)))
-      return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
-    if (this.server.turnOf(req.session) === undefined) return this.post(req, 'queue', false);
-    const ref = messageIdFor(req.commandId, Date.now());
-    this.waiting.set(req.session, [...(this.waiting.get(req.session) ?? []), { ...req, ref }]);
-    return { ok: true, ref };
+    if (done !== undefined) return Promise.resolve(done);
+    const batch = this.batches.get(req.session);
+    return new Promise((resolve) => {
+      if (batch !== undefined) return void batch.push({ req, resolve });
+      this.batches.set(req.session, [{ req, resolve }]);
+      // The step's other calls are made in this turn of the event loop.
+      setImmediate(() => this.sendBatch(req.session));
+    });
+  }
+
+  private sendBatch(session: string): void {
+    const batch = this.batches.get(session) ?? [];
+    this.batches.delete(session);
+    const send = async (): Promise<LaneOutcome> => {
+      if (!(await this.found(session))) return { ok: false, reason: 'unreachable', detail: this.unreachable(session) };
+      return this.post(
+        batch.map((b) => b.req),
+        'queue',
+        false,
+      );
+    };
+    const next = (this.posting.get(session) ?? Promise.resolve()).then(send);
+    const tail = next.catch(() => undefined);
+    this.posting.set(session, tail);
+    void tail.then((o) => {
+      if (this.posting.get(session) === tail) this.posting.delete(session);
+      const outcome: LaneOutcome = o ?? { ok: false, reason: 'unreachable', detail: 'the queue post failed' };
+      for (const b of batch) b.resolve(outcome);
+    });
   }
 
   /** D43: a prompt on an idle session starts its turn; a turn begun meanwhile takes it as `otherwise`. */
@@ -107,16 +134,10 @@ export class OpencodeLane implements SteeringLane {
       const o = req.otherwise === 'steer' ? await this.steer(req) : await this.queue(req);
       return o.ok ? { ...o, became: req.otherwise } : o;
     }
-    return this.post(req, 'steer', true);
+    return this.post([req], 'steer', true);
   }
 
-  async withdraw({ session, commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
-    const list = this.waiting.get(session) ?? [];
-    const i = list.findIndex((w) => w.commandId === commandId);
-    if (i >= 0) {
-      list.splice(i, 1);
-      return { removed: true };
-    }
+  async withdraw({ commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
     const ref = this.byCommand.get(commandId);
     if (ref !== undefined && this.sent.has(ref))
       return {
@@ -189,23 +210,22 @@ export class OpencodeLane implements SteeringLane {
     return `the opencode server at ${this.server.client.url} hosts no session ${session}`;
   }
 
-  private async post(
-    req: LaneRequest,
-    delivery: 'steer' | 'queue',
-    starting: boolean,
-    ref = messageIdFor(req.commandId, Date.now()),
-  ): Promise<LaneOutcome> {
-    // Known before the answer: a receipt that overtakes the answer still finds its command.
-    this.sent.set(ref, { session: req.session, commandId: req.commandId, text: req.text, starting });
-    this.byCommand.set(req.commandId, ref);
+  /** One prompt carrying these commands (one, or a queue handed over together), answered by their receipt. */
+  private async post(reqs: LaneRequest[], delivery: 'steer' | 'queue', starting: boolean): Promise<LaneOutcome> {
+    const session = reqs[0]!.session;
+    const commandIds = reqs.map((r) => r.commandId);
+    const ref = messageIdFor(commandIds[0]!, Date.now());
+    // Known before the answer: a receipt that overtakes the answer still finds its commands.
+    this.sent.set(ref, { session, commandIds, starting });
+    for (const id of commandIds) this.byCommand.set(id, ref);
     const forget = () => {
       this.sent.delete(ref);
-      this.byCommand.delete(req.commandId);
+      for (const id of commandIds) this.byCommand.delete(id);
     };
     try {
-      const r = await this.server.client.request('POST', `/api/session/${enc(req.session)}/prompt`, {
+      const r = await this.server.client.request('POST', `/api/session/${enc(session)}/prompt`, {
         id: ref,
-        prompt: { text: req.text },
+        prompt: { text: reqs.map((q) => q.text).join('\n\n') },
         delivery,
       });
       if (r.status === 200) return { ok: true, ref };
@@ -219,37 +239,27 @@ export class OpencodeLane implements SteeringLane {
     }
   }
 
-  /** A turn ended normally: what the lane kept goes to the server's queue, in order (the first starts the next turn). */
-  private async flush(session: string): Promise<void> {
-    const list = this.waiting.get(session);
-    if (list === undefined || list.length === 0) return;
-    this.waiting.delete(session);
-    for (const w of list) {
-      const o = await this.post({ session, commandId: w.commandId, text: w.text }, 'queue', false, w.ref);
-      // Not taken: kept again for the next turn's end, where the core's TTL still bounds it.
-      if (!o.ok) this.waiting.set(session, [...(this.waiting.get(session) ?? []), w]);
-    }
-  }
-
   // ---- facts ------------------------------------------------------------------------------------
 
   private receipt(session: string, ref: string, started: boolean): LaneFact[] {
     const s = this.sent.get(ref);
     if (s === undefined) return [];
     this.sent.delete(ref);
-    this.byCommand.delete(s.commandId);
-    this.delivered.set(s.commandId, ref);
-    if (this.delivered.size > KEPT) this.delivered.delete(this.delivered.keys().next().value!);
-    return [
-      {
+    for (const id of s.commandIds) {
+      this.byCommand.delete(id);
+      this.delivered.set(id, ref);
+    }
+    while (this.delivered.size > KEPT) this.delivered.delete(this.delivered.keys().next().value!);
+    return s.commandIds.map(
+      (commandId): LaneFact => ({
         kind: 'delivered',
         session,
         at: Date.now(),
-        commandId: s.commandId,
+        commandId,
         ref,
         ...(s.starting ? { started } : {}),
-      },
-    ];
+      }),
+    );
   }
 
   private factsOf(e: OpencodeEvent): LaneFact[] {
@@ -269,8 +279,6 @@ export class OpencodeLane implements SteeringLane {
       case TURN_ENDED: {
         if (turnId === undefined) return [];
         const interrupted = e.data.interrupted === true;
-        // What waits stays kept after a stop (opencode parks its own queue too); it goes at the next turn's end.
-        if (!interrupted) void this.flush(session);
         const status = interrupted ? 'interrupted' : 'completed';
         return [{ kind: 'turn.ended', session, at, turnId, status, interrupted }];
       }

@@ -16,6 +16,7 @@ import {
   STEP_ENDS,
   TURN_ENDED,
   TURN_STARTED,
+  busyOf,
   parseOpencodeEvent,
   runningOf,
   sessionsOf,
@@ -149,7 +150,11 @@ export class OpencodeServer {
           if (e !== undefined) this.take(e);
         }
       }
-      throw new SteeringError('SOURCE_UNREACHABLE', `opencode server at ${this.client.url} closed its event stream`);
+      // 1.18.33 closes its event stream now and then while a TUI is attached (observed in
+      // e2e/opencode-tui): it is opened again at once; a server that then does not answer is lost.
+      if (this.closed) return;
+      this.timer = setTimeout(() => void this.connect(), 0);
+      return;
     } catch (err) {
       if (this.closed) return;
       this.become(this.asDown(err));
@@ -252,17 +257,36 @@ export class OpencodeServer {
   }
 
   private async pollTurns(): Promise<void> {
-    if (this.health.kind !== 'up' || ![...this.sessions.values()].some((s) => s.turn !== undefined)) return;
-    const running = await this.running();
-    if (running === undefined) return;
-    for (const [id, s] of this.sessions) if (s.turn !== undefined && !running.has(id)) this.end(id, s);
+    if (this.health.kind !== 'up') return;
+    const busy = (await this.busyV1()) ?? new Set<string>();
+    const v2 = await this.running(new Set());
+    if (v2 === undefined) return;
+    for (const [id, s] of this.sessions) if (s.turn !== undefined && !v2.has(id) && !busy.has(id)) this.end(id, s);
+    // A turn the TUI started through V1 shows only as busy there (a V2 one opens on its prompt): named by its session.
+    for (const id of busy) {
+      const s = this.sessions.get(id);
+      if (s !== undefined && s.turn === undefined && !v2.has(id)) this.open(id, s, `${id}#running`);
+    }
   }
 
-  /** The sessions running now; undefined when the server did not say. */
-  private async running(): Promise<Set<string> | undefined> {
+  /** The sessions running now (V2's active ones and V1's busy ones); undefined when the server did not say. */
+  private async running(busy?: Set<string>): Promise<Set<string> | undefined> {
     try {
       const r = await this.client.request('GET', '/api/session/active');
-      return r.status === 200 ? runningOf(r.body) : undefined;
+      if (r.status !== 200) return undefined;
+      const all = runningOf(r.body);
+      for (const id of busy ?? (await this.busyV1()) ?? []) all.add(id);
+      return all;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The sessions V1 says are busy and V2 does not list as running: the TUI's turns. */
+  private async busyV1(): Promise<Set<string> | undefined> {
+    try {
+      const r = await this.client.request('GET', '/session/status');
+      return r.status === 200 ? busyOf(r.body) : undefined;
     } catch {
       return undefined;
     }

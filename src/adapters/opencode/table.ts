@@ -60,6 +60,14 @@ export const opencode: VendorTable = {
   unlistedReason: NO_REPLY,
   source: opencodeSource,
   options: opencodeOptions,
+  // D44: the server cannot edit, reorder or take back a prompt it admitted, so what is queued during
+  // a turn stays the adapter's until the turn ends (machines/queue-handover.ts).
+  queue: {
+    keeps: 'adapter',
+    calls:
+      'none to change an admitted prompt; the adapter keeps what is queued while a turn runs, edits, moves, promotes (a V2 `delivery: "steer"`) and holds it itself, and hands it over as one V2 `delivery: "queue"` prompt when the turn ends',
+    evidence: `e2e/opencode-queue-verbs#queue three, edit the second, move the third first, pause: the turn ends and nothing goes; resumed, the next turn has them in the new order`,
+  },
   // D33: the server stops a turn (`POST /api/session/:id/interrupt`, V1 `abort` where missing).
   cancel: {
     by: ['serve'],

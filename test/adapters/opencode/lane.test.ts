@@ -1,7 +1,7 @@
 // The opencode server lane (D50) against a stand-in shaped like opencode 1.18.33's server: the
 // session seen is reached; steer and start go to the V2 prompt route with `delivery` and a
-// `msg_` id, and are delivered on `session.next.prompted`; a queue is kept while the turn runs,
-// can be withdrawn there, and goes to the server's queue when the turn ends; a stop keeps it;
+// `msg_` id, and are delivered on `session.next.prompted`; queues handed over together (the core
+// keeps them during a turn, D44) go to the server's queue as one prompt, their texts in order;
 // cancel is `interrupt`, or the V1 abort where that is missing; a permission request is a held
 // request answered on the server; a wrong password is said once, naming the file.
 import { test } from 'uvu';
@@ -105,40 +105,51 @@ test('a listed session is reached; a steer is a V2 prompt with delivery steer, d
   }
 });
 
-test('a queue is kept while the turn runs, withdrawn there, and handed over when the turn ends', async () => {
+test('queues handed over together go as one prompt, their texts in order, delivery queue; each is delivered on its receipt', async () => {
   const r = await rig();
   try {
     await until(() => r.lane.reaches(S), 'reached');
-    turn(r, 'msg_person2');
-    await until(() => r.server.turnOf(S) !== undefined, 'the turn opens');
-    const keep = await r.lane.queue({ session: S, commandId: 'c-q1', text: 'QUEUED' });
-    const gone = await r.lane.queue({ session: S, commandId: 'c-q2', text: 'WITHDRAWN' });
-    assert.ok(keep.ok && gone.ok);
-    assert.is(prompts(r).length, 0, 'nothing goes to the server while the turn runs');
-    assert.equal(await r.lane.withdraw({ session: S, commandId: 'c-q2' }), { removed: true });
-    endTurn(r);
-    await until(() => prompts(r).length === 1, 'the kept queue goes at the turn end');
-    const call = prompts(r)[0]!;
-    assert.equal(
-      [call.body.delivery, call.body.prompt.text, call.body.id],
-      ['queue', 'QUEUED', keep.ok ? keep.ref : ''],
+    assert.ok(r.lane.keepsQueued, 'the core keeps what is queued during a turn (D44)');
+    // The core hands a turn's waiting queue over in one step: three calls at once.
+    const answers = await Promise.all(
+      ['c-q1', 'c-q2', 'c-q3'].map((commandId, i) => r.lane.queue({ session: S, commandId, text: `Q${i + 1}` })),
     );
+    assert.ok(answers.every((a) => a.ok));
+    assert.equal(
+      prompts(r).map((c) => [c.body.delivery, c.body.prompt.text]),
+      [['queue', 'Q1\n\nQ2\n\nQ3']],
+    );
+    const id = prompts(r)[0]!.body.id as string;
+    assert.equal(
+      answers.map((a) => (a.ok ? a.ref : '')),
+      [id, id, id],
+    );
+    const again = await r.lane.queue({ session: S, commandId: 'c-q2', text: 'Q2' });
+    assert.equal(again, answers[1], 'a resend is answered without a second post');
+    const later = await r.lane.queue({ session: S, commandId: 'c-q4', text: 'Q4' });
+    assert.ok(later.ok && (later.ref ?? '') > id, 'a later one is a prompt of its own, after');
+    assert.is(prompts(r).length, 2);
+    const refused = await r.lane.withdraw({ session: S, commandId: 'c-q1' });
+    assert.match(String((refused as { error?: string }).error), 'has no way to take it back');
     r.standin.running.add(S);
-    r.standin.emit('session.next.prompted', S, { messageID: call.body.id, prompt: { text: 'QUEUED' } });
-    await until(() => r.facts.some((f) => f.kind === 'delivered'), 'its receipt');
+    r.standin.emit('session.next.prompted', S, { messageID: id, prompt: { text: 'Q1' } });
+    await until(() => r.facts.filter((f) => f.kind === 'delivered').length === 3, 'the receipts');
+    assert.equal(
+      r.facts.filter((f) => f.kind === 'delivered').map((f) => (f as { commandId: string }).commandId),
+      ['c-q1', 'c-q2', 'c-q3'],
+    );
     assert.equal(await r.lane.withdraw({ session: S, commandId: 'c-q1' }), { removed: false }, 'delivered: too late');
   } finally {
     await r.close();
   }
 });
 
-test('a stop keeps the queue: interrupt (or the V1 abort where it is missing), the turn ends interrupted, nothing is sent', async () => {
+test('a stop is interrupt, or the V1 abort where it is missing; the turn ends interrupted and nothing is sent', async () => {
   const r = await rig();
   try {
     await until(() => r.lane.reaches(S), 'reached');
     turn(r, 'msg_person3');
     await until(() => r.server.turnOf(S) !== undefined, 'the turn opens');
-    await r.lane.queue({ session: S, commandId: 'c-kept', text: 'KEPT' });
     r.standin.noInterrupt = true;
     assert.equal(await r.lane.interrupt(S), { ok: true });
     assert.equal(
@@ -149,19 +160,11 @@ test('a stop keeps the queue: interrupt (or the V1 abort where it is missing), t
     await until(() => r.facts.some((f) => f.kind === 'turn.ended'), 'the turn ends');
     const end = r.facts.find((f) => f.kind === 'turn.ended') as Extract<LaneFact, { kind: 'turn.ended' }>;
     assert.is(end.interrupted, true);
-    assert.ok(r.lane.keepsQueued, 'the core is told the queue stays');
-    await new Promise((res) => setTimeout(res, 150));
     assert.is(prompts(r).length, 0, 'the stop sent nothing');
     assert.equal(await r.lane.interrupt(S), {
       ok: false,
       detail: 'no turn runs in this opencode session; nothing to stop',
     });
-    // The next turn's end hands it over.
-    turn(r, 'msg_person4');
-    await until(() => r.server.turnOf(S) === 'msg_person4', 'the next turn');
-    endTurn(r);
-    await until(() => prompts(r).length === 1, 'handed over then');
-    assert.is(prompts(r)[0]!.body.prompt.text, 'KEPT');
   } finally {
     await r.close();
   }

@@ -1,0 +1,166 @@
+// `aep-steer run opencode` on the real opencode 1.18.33 against the loopback mock Chat Completions
+// API, as a person runs it in their project folder in a terminal (tmux): it starts what `up
+// opencode --instruct` starts (the relay, an `opencode serve` in this folder behind a mode-600
+// password file, the adapter following it) and runs the person's `opencode attach URL` TUI on
+// that server. A prompt typed in the TUI runs a slow tool; `aep-steer instruct --delivery steer`
+// sent meanwhile (the adapter follows the TUI's V1 turn by its busy status) is accepted and its
+// text reaches the model. `aep-steer down` then stops the adapter,
+// the server and the relay.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
+import { opencodeBinary, opencodeEnv, writeOpencodeConfig } from '../support/opencode-serve.js';
+import { projectRoot } from '../support/shared-dir.js';
+import { freePort } from '../support/readme-blocks.js';
+import { startTui, tmuxMissing, type Tui } from '../support/tui.js';
+import { until } from '../support/until.js';
+import { chatMessagesOf, chatTextOf, vendorMissing, workspace, type Workspace } from '../support/vendor-e2e.js';
+
+const BIN = join(projectRoot, 'bin', 'aep-steer.js');
+const binary = opencodeBinary();
+
+let mock: MockOpenAi;
+let ws: Workspace;
+let env: NodeJS.ProcessEnv;
+let tui: Tui | undefined;
+const ports = { relay: 0, hook: 0, serve: 0 };
+
+/** A command as the person runs it in the project folder: its output as it comes, and its end. */
+function aep(args: string[]): { child: ChildProcess; out: () => string; code: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ws.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = new Promise<number | null>((r) => child.once('close', (c) => r(c)));
+  return { child, out: () => out, code };
+}
+async function done(args: string[]): Promise<{ code: number | null; out: string }> {
+  const r = aep(args);
+  return { code: await r.code, out: r.out() };
+}
+const relay = () => ['--relay', `ws://127.0.0.1:${ports.relay}/socket`];
+
+/** Processes running in the workspace (the server runs in the project folder). */
+function inWorkspace(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`).startsWith(ws.root) ? [Number(pid)] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+
+const userTexts = (body: unknown): string[] =>
+  chatMessagesOf(body)
+    .filter((m) => m.role === 'user')
+    .map((m) => chatTextOf(m));
+
+const missing = 'opencode 1.18.33 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh opencode)';
+
+if (
+  !vendorMissing(binary, 'opencode-tui', missing) &&
+  !vendorMissing(tmuxMissing() ? undefined : 'tmux', 'opencode-tui', 'tmux is not installed')
+) {
+  test.before(async () => {
+    mock = await startMockOpenAi();
+    ws = workspace('aep-opencode-tui-');
+    writeOpencodeConfig(ws, mock.baseUrl);
+    ports.relay = await freePort();
+    ports.hook = await freePort();
+    ports.serve = await freePort();
+    // `opencode` on PATH, as an installed opencode puts it there; nothing of the machine's own settings.
+    env = {
+      ...opencodeEnv(ws),
+      PATH: `${dirname(binary!)}:${dirname(process.execPath)}:${process.env.PATH}`,
+      TERM: 'xterm-256color',
+      AEP_STATE_DIR: join(ws.root, 'state'),
+      AEP_PORT: String(ports.relay),
+      AEP_HOOK_PORT: String(ports.hook),
+      AEP_OPENCODE_SERVE_PORT: String(ports.serve),
+    };
+  });
+
+  test.after(async () => {
+    await tui?.end();
+    await done(['down']);
+    await mock?.close();
+    if (ws) rmSync(ws.root, { recursive: true, force: true });
+  });
+
+  test.after.each(() => {
+    writeFileSync(join(ws.root, 'slow.go'), '');
+  });
+
+  test('run opencode starts the server and the adapter and attaches the TUI; a steer sent while its turn runs reaches the model', async () => {
+    tui = startTui('opencode-run', ws.project, env, [process.execPath, BIN, 'run', 'opencode']);
+    const passwordFile = join(env.AEP_STATE_DIR!, 'opencode-serve.password');
+    await until(
+      async () => (await done(['status', '--json'])).out.includes('"opencode-serve"'),
+      'run to start the server',
+      60_000,
+    );
+    assert.is(statSync(passwordFile).mode & 0o777, 0o600, 'the password file is mode 600');
+
+    const gate = join(ws.root, 'slow.go');
+    const tag = 'o-tui run the slow command';
+    // The TUI draws its prompt once it has the server's sessions and models.
+    await until(() => tui!.screen().toLowerCase().includes('mock'), 'the TUI to show its model', 90_000).catch(
+      (e: Error) => {
+        throw new Error(`${e.message}\n${tui!.screen()}`);
+      },
+    );
+    await tui.submit(`[[TURN]] [[WAITFILE:${gate}]] ${tag}`);
+    const asked = () => mock.modelRequests().filter((r) => userTexts(r.body).some((t) => t.includes(tag)));
+    await until(() => asked().length > 0, 'the model asked for the slow tool', 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}\n${tui!.screen()}`);
+    });
+    let session = '';
+    await until(
+      async () => {
+        const s = await done(['sessions', '--json', ...relay()]);
+        const rows = s.code === 0 ? (JSON.parse(s.out) as { session: string; lanes?: string[] }[]) : [];
+        session = rows.find((r) => r.lanes?.includes('serve') === true)?.session ?? '';
+        return session !== '';
+      },
+      'the serve lane to reach the TUI session',
+      30_000,
+    );
+
+    const text = `STEER-INTO-THE-TUI-${session.slice(-8)}`;
+    const instruct = aep(['instruct', '--session', session, '--delivery', 'steer', ...relay(), text]);
+    await until(() => instruct.out().includes('accepted'), 'the steer accepted', 30_000).catch((e: Error) => {
+      throw new Error(`${e.message}\n${instruct.out()}`);
+    });
+    writeFileSync(gate, '');
+    const carrying = () => mock.modelRequests().filter((r) => userTexts(r.body).some((t) => t.includes(text)));
+    await until(() => carrying().length > 0, 'the steer in a model request', 30_000);
+    assert.ok(
+      carrying().some((r) => JSON.stringify(r.body).includes('mock-model')),
+      'a request of the session the TUI opened on the mock model',
+    );
+    // Not asserted (not built yet, D50): that it is the same turn's next request after the tool's
+    // result; the TUI's V1 turn sends no `prompted` receipt for a V2 steer, so `instruct` ends
+    // `dropped: turn-ended` although the model got it; the TUI does not draw the V2 prompt.
+    await instruct.code;
+  });
+
+  test('down stops the adapter, the server and the relay; no process of the server is left', async () => {
+    await tui?.end();
+    tui = undefined;
+    const down = await done(['down']);
+    assert.is(down.code, 0, down.out);
+    assert.match(down.out, 'opencode-serve: stopped');
+    assert.match(down.out, 'adapter-opencode: stopped');
+    await until(() => inWorkspace().length === 0, 'no process left in the workspace', 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}: ${inWorkspace().join(', ')}`);
+    });
+  });
+}
+
+test.run();
