@@ -4,7 +4,7 @@
 // each call, so a fixed file takes effect without a restart. Failures are SteeringErrors:
 // SOURCE_UNREACHABLE (no answer), SOURCE_UNAUTHORIZED (HTTP 401), CONFIG_INVALID (the file).
 import { readTokenFile } from '../../protocol/secret.js';
-import { SteeringError } from '../../protocol/errors.js';
+import { serverHttp } from '../server-http.js';
 
 export interface OpencodeClientOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:4096`. */
@@ -41,59 +41,19 @@ function unauthorizedMessage(url: string, file: string | undefined): string {
 }
 
 export function opencodeClient(o: OpencodeClientOptions): OpencodeClient {
-  const url = o.url.replace(/\/+$/, '');
-  const timeoutMs = o.timeoutMs ?? 10_000;
-  const headers = (): Record<string, string> => {
-    const h: Record<string, string> = { accept: 'application/json' };
-    if (o.passwordFile !== undefined) {
-      const basic = Buffer.from(`${o.username ?? 'opencode'}:${readTokenFile(o.passwordFile)}`).toString('base64');
-      h.authorization = `Basic ${basic}`;
-    }
-    return h;
-  };
-  const unreachable = (err: unknown) =>
-    new SteeringError('SOURCE_UNREACHABLE', `opencode server at ${url} does not answer: ${(err as Error).message}`, {
-      cause: err,
-    });
-  const checked = (res: Response): Response => {
-    if (res.status === 401) throw new SteeringError('SOURCE_UNAUTHORIZED', unauthorizedMessage(url, o.passwordFile));
-    return res;
-  };
+  const http = serverHttp({
+    url: o.url,
+    name: 'opencode server',
+    ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    authorization: () =>
+      o.passwordFile === undefined
+        ? undefined
+        : `Basic ${Buffer.from(`${o.username ?? 'opencode'}:${readTokenFile(o.passwordFile)}`).toString('base64')}`,
+    unauthorized: (url) => unauthorizedMessage(url, o.passwordFile),
+  });
   return {
-    url,
-    async request(method, path, body) {
-      const h = headers();
-      if (body !== undefined) h['content-type'] = 'application/json';
-      let res: Response;
-      try {
-        res = await fetch(`${url}${path}`, {
-          method,
-          headers: h,
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (err) {
-        throw unreachable(err);
-      }
-      checked(res);
-      const text = await res.text().catch(() => '');
-      let parsed: unknown;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: res.status, body: parsed };
-    },
-    async events(signal) {
-      const h: Record<string, string> = { ...headers(), accept: 'text/event-stream' };
-      let res: Response;
-      try {
-        res = await fetch(`${url}/api/event`, { headers: h, signal });
-      } catch (err) {
-        throw unreachable(err);
-      }
-      return checked(res);
-    },
+    url: http.url,
+    request: (method, path, body) => http.request(method, path, body),
+    events: (signal) => http.stream('/api/event', {}, signal),
   };
 }

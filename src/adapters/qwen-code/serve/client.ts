@@ -3,7 +3,7 @@
 // restart). Failures are SteeringErrors the lane reports: SOURCE_UNREACHABLE (no answer),
 // SOURCE_UNAUTHORIZED (HTTP 401, naming the token file), CONFIG_INVALID (the file itself).
 import { readTokenFile } from '../../../protocol/secret.js';
-import { SteeringError } from '../../../protocol/errors.js';
+import { serverHttp } from '../../server-http.js';
 import type { ServeReply } from './maps.js';
 
 export interface ServeClientOptions {
@@ -32,57 +32,21 @@ function unauthorizedMessage(url: string, tokenFile: string | undefined): string
 }
 
 export function serveClient(o: ServeClientOptions): ServeClient {
-  const url = o.url.replace(/\/+$/, '');
-  const timeoutMs = o.timeoutMs ?? 10_000;
-  const headers = (): Record<string, string> => {
-    const h: Record<string, string> = { accept: 'application/json' };
-    if (o.tokenFile !== undefined) h.authorization = `Bearer ${readTokenFile(o.tokenFile)}`;
-    return h;
-  };
-  const unreachable = (err: unknown) =>
-    new SteeringError('SOURCE_UNREACHABLE', `qwen serve at ${url} does not answer: ${(err as Error).message}`, {
-      cause: err,
-    });
-  const checked = (res: Response): Response => {
-    if (res.status === 401) throw new SteeringError('SOURCE_UNAUTHORIZED', unauthorizedMessage(url, o.tokenFile));
-    return res;
-  };
+  const http = serverHttp({
+    url: o.url,
+    name: 'qwen serve',
+    ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    authorization: () => (o.tokenFile === undefined ? undefined : `Bearer ${readTokenFile(o.tokenFile)}`),
+    unauthorized: (url) => unauthorizedMessage(url, o.tokenFile),
+  });
   return {
-    url,
-    async request(method, path, body) {
-      const h = headers();
-      if (body !== undefined) h['content-type'] = 'application/json';
-      let res: Response;
-      try {
-        res = await fetch(`${url}${path}`, {
-          method,
-          headers: h,
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (err) {
-        throw unreachable(err);
-      }
-      checked(res);
-      const text = await res.text().catch(() => '');
-      let parsed: unknown;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: res.status, body: parsed };
-    },
-    async events(session, lastEventId, signal) {
-      const h: Record<string, string> = { ...headers(), accept: 'text/event-stream' };
-      if (lastEventId !== undefined) h['last-event-id'] = String(lastEventId);
-      let res: Response;
-      try {
-        res = await fetch(`${url}/session/${encodeURIComponent(session)}/events`, { headers: h, signal });
-      } catch (err) {
-        throw unreachable(err);
-      }
-      return checked(res);
-    },
+    url: http.url,
+    request: (method, path, body) => http.request(method, path, body) as Promise<ServeReply>,
+    events: (session, lastEventId, signal) =>
+      http.stream(
+        `/session/${encodeURIComponent(session)}/events`,
+        lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) },
+        signal,
+      ),
   };
 }
