@@ -34,17 +34,27 @@ const page = (title: string, lines: string[], form?: string): string =>
   (form ? `<form method="post"><button type="submit">${escapeHtml(form)}</button></form>` : '') +
   '</body></html>';
 
-const send = (res: ServerResponse, status: number, html: string): void => {
+/** A form page (answer link, pairing): never framed, cached or sent on as a referrer; only its own style and form. */
+export function sendFormPage(
+  res: ServerResponse,
+  policy: string,
+  status: number,
+  html: string,
+  headers: Record<string, string> = {},
+): void {
   for (const [k, v] of Object.entries(FRAME_HEADERS)) res.setHeader(k, v);
   res
     .writeHead(status, {
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
-      'content-security-policy': POLICY,
+      'content-security-policy': policy,
+      ...headers,
     })
     .end(html);
-};
+}
+
+const send = (res: ServerResponse, status: number, html: string): void => sendFormPage(res, POLICY, status, html);
 
 const label = (option: string): string => (option === 'allow' ? 'Allow' : option === 'deny' ? 'Deny' : option);
 

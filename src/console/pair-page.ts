@@ -4,7 +4,7 @@
 // /device/. A refused code pairs nothing, and every refusal counts toward the rate limit.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FRAME_HEADERS } from '../inspect/page-policy.js';
-import { formPagePolicy } from './answer-page.js';
+import { formPagePolicy, sendFormPage } from './answer-page.js';
 import { checkDeviceName, type Device, type DeviceStore } from './devices.js';
 import type { FailureLimit, PairingCodes, PairTake } from './pairing.js';
 
@@ -31,20 +31,15 @@ const COOKIE_AGE_S = 365 * 24 * 3600;
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function send(res: ServerResponse, status: number, title: string, body: string, headers: Record<string, string> = {}) {
-  for (const [k, v] of Object.entries(FRAME_HEADERS)) res.setHeader(k, v);
-  res
-    .writeHead(status, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'referrer-policy': 'no-referrer',
-      'content-security-policy': POLICY,
-      ...headers,
-    })
-    .end(
-      '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
-        `<meta name="referrer" content="no-referrer"><title>${esc(title)}</title><style>${STYLE}</style></head><body>` +
-        `<h1 data-field="title">${esc(title)}</h1>${body}</body></html>`,
-    );
+  sendFormPage(
+    res,
+    POLICY,
+    status,
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+      `<meta name="referrer" content="no-referrer"><title>${esc(title)}</title><style>${STYLE}</style></head><body>` +
+      `<h1 data-field="title">${esc(title)}</h1>${body}</body></html>`,
+    headers,
+  );
 }
 
 const para = (text: string): string => `<p data-field="message">${esc(text)}</p>`;
