@@ -3,33 +3,19 @@
 // lane's facts. The connection starts with the first subscriber to the arrivals, so no frame is
 // read before the adapter listens.
 import { Observable, filter, map } from 'rxjs';
-import { newId, type SteeringError } from '../../protocol/index.js';
+import type { SteeringError } from '../../protocol/index.js';
+import { sourceArrival } from '../source-arrival.js';
 import type { HookArrival } from '../../streams/hook-endpoint.js';
 import type { BridgeSource, SourceSpec } from '../table.js';
 import { OBSERVED, SESSION_SEEN, TURN_ENDED, TURN_STARTED, arrivalBody, type OpencodeEvent } from './frames.js';
 import { OpencodeLane } from './lane.js';
 import { OpencodeServer } from './server.js';
 
-const NO_REPLY = async (): Promise<boolean> => true;
-
 /** The frames the table maps: the observed ones and the connection's own (a session seen, a turn's ends). */
 const ARRIVES = new Set([...OBSERVED, SESSION_SEEN, TURN_STARTED, TURN_ENDED]);
 
 function arrivalOf(e: OpencodeEvent, report: (err: SteeringError) => void): HookArrival {
-  const at = Date.now();
-  return {
-    id: newId(at),
-    at,
-    body: arrivalBody(e, e.type === SESSION_SEEN),
-    respond: NO_REPLY,
-    neutral: NO_REPLY,
-    failOpen: (err) => {
-      report(err);
-      return NO_REPLY();
-    },
-    hold: () => {},
-    closed: Promise.resolve(),
-  };
+  return sourceArrival(arrivalBody(e, e.type === SESSION_SEEN), Date.now(), report);
 }
 
 export const opencodeSource: SourceSpec = {

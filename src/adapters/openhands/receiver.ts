@@ -6,9 +6,10 @@
 // that socket, 1013 (subscriber cap) and anything else reconnect with backoff.
 import WebSocket from 'ws';
 import { type Observable, Subject } from 'rxjs';
-import { SteeringError, newId, type AepEvent } from '../../protocol/index.js';
+import { SteeringError, type AepEvent } from '../../protocol/index.js';
 import type { SettledHow } from '../../machines/session-context.js';
 import type { HookArrival } from '../../streams/hook-endpoint.js';
+import { sourceArrival } from '../source-arrival.js';
 import type { Status } from './map.js';
 import type { AgentServer } from './agent-server.js';
 import { ConversationTracker } from './tracker.js';
@@ -50,8 +51,6 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-const NO_REPLY = async (): Promise<boolean> => true;
-
 interface Attached {
   tracker: ConversationTracker;
   ws?: WebSocket;
@@ -73,21 +72,6 @@ function bySession(events: readonly AepEvent[]): Map<string, AepEvent[]> {
 }
 
 /** A socket frame as a hook arrival: nothing waits for a reply, and a failure is only reported. */
-function arrivalOf(body: Record<string, unknown>, at: number, report: (e: SteeringError) => void): HookArrival {
-  return {
-    id: newId(at),
-    at,
-    body,
-    respond: NO_REPLY,
-    neutral: NO_REPLY,
-    failOpen: (err) => {
-      report(err);
-      return NO_REPLY();
-    },
-    hold: () => {},
-    closed: Promise.resolve(),
-  };
-}
 
 /** One socket frame as its tracker makes it; undefined: skipped (a frame that is not JSON is reported). */
 function frameOf(
@@ -152,7 +136,7 @@ export function startReceiver(opts: ReceiverOptions): Receiver {
   function deliver(a: Attached, raw: WebSocket.RawData): void {
     const at = Date.now();
     const body = frameOf(a, raw, at, opts, report);
-    if (body !== undefined) arrivals.next(arrivalOf(body, at, report));
+    if (body !== undefined) arrivals.next(sourceArrival(body, at, report));
   }
 
   function schedule(a: Attached, ms: number): void {
