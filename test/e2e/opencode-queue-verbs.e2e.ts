@@ -15,6 +15,7 @@ import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
 import { opencodeBinary, startOpencodeServe, type OpencodeServe } from '../support/opencode-serve.js';
 import { chatMessagesOf, chatTextOf, startVendorStack, vendorMissing, workspace } from '../support/vendor-e2e.js';
 import type { VendorStack } from '../support/vendor-e2e.js';
+import { until } from '../support/until.js';
 
 const DELIVERED = 'x.opencode.instruction.delivered';
 const DROPPED = 'x.opencode.instruction.dropped';
@@ -112,7 +113,10 @@ if (
     }
     assert.is(got[1]!.data?.['version'], 2, 'the edited text went');
     await finishedAfter(finished + 1);
-    const first = mock.modelRequests().find((r) => userTexts(r.body).includes(texts[2]!));
+    // The receipt (`prompted`) is the server taking the prompt in; its model request follows.
+    const carrying = () => mock.modelRequests().find((r) => userTexts(r.body).includes(texts[2]!));
+    await until(() => carrying() !== undefined, 'a model request carrying the first of them', 60_000);
+    const first = carrying();
     assert.ok(first, 'a request carries the first of them');
     const body = userTexts(first!.body);
     const at = [texts[2]!, texts[0]!, edited].map((t) => body.indexOf(t));
