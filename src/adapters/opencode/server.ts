@@ -243,9 +243,11 @@ export class OpencodeServer {
 
   /** After a step's end: whether the session went idle, asked again a few times while it says running. */
   private async settle(session: string, tries: number): Promise<void> {
+    // An answer asked before a newer turn opened says nothing of that turn: only the turn asked about may end.
+    const asked = this.sessions.get(session)?.turn;
     const running = await this.running();
     const s = this.sessions.get(session);
-    if (running === undefined || s?.turn === undefined || this.closed) return;
+    if (running === undefined || s?.turn === undefined || s.turn !== asked || this.closed) return;
     if (!running.has(session)) return this.end(session, s);
     if (tries > 1) this.timer2(() => void this.settle(session, tries - 1));
   }
@@ -258,10 +260,12 @@ export class OpencodeServer {
 
   private async pollTurns(): Promise<void> {
     if (this.health.kind !== 'up') return;
+    const asked = new Map([...this.sessions].map(([id, s]) => [id, s.turn]));
     const busy = (await this.busyV1()) ?? new Set<string>();
     const v2 = await this.running(new Set());
     if (v2 === undefined) return;
-    for (const [id, s] of this.sessions) if (s.turn !== undefined && !v2.has(id) && !busy.has(id)) this.end(id, s);
+    for (const [id, s] of this.sessions)
+      if (s.turn !== undefined && s.turn === asked.get(id) && !v2.has(id) && !busy.has(id)) this.end(id, s);
     // A turn the TUI started through V1 shows only as busy there (a V2 one opens on its prompt): named by its session.
     for (const id of busy) {
       const s = this.sessions.get(id);
