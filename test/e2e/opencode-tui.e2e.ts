@@ -133,8 +133,25 @@ if (
     );
 
     const text = `STEER-INTO-THE-TUI-${session.slice(-8)}`;
-    const instruct = aep(['instruct', '--session', session, '--delivery', 'steer', ...relay(), text]);
-    await until(() => instruct.out().includes('accepted'), 'the steer accepted', 30_000).catch((e: Error) => {
+    // The adapter learns of a turn the TUI started through V1 from its poll of the server's status, so
+    // a steer sent before that poll is refused idle (nothing queued): it is sent again until one is accepted.
+    let exited = false;
+    const steer = () => {
+      exited = false;
+      const r = aep(['instruct', '--session', session, '--delivery', 'steer', ...relay(), text]);
+      void r.code.then(() => (exited = true));
+      return r;
+    };
+    let instruct = steer();
+    await until(
+      () => {
+        if (instruct.out().includes('accepted')) return true;
+        if (exited && instruct.out().includes('session-idle')) instruct = steer();
+        return false;
+      },
+      'the steer accepted',
+      30_000,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}\n${instruct.out()}`);
     });
     writeFileSync(gate, '');
