@@ -9,7 +9,8 @@
 // (whose reply carries it). Interleaved rounds, one instruction at a time, p50 and p99 per
 // round; daemon, adapter and load generator each in their own process.
 import { post } from './load/http.js';
-import { runLoad, tsNode, withChildren } from './lib/proc.js';
+import { beforeCommit, beforeDir, startBefore } from './lib/before.js';
+import { runLoad, tsNode, withChildren, type Child } from './lib/proc.js';
 import { interleave, median, quantile } from './lib/stats.js';
 import { figure, QUICK, ROUNDS, type BenchFigure } from './types.js';
 
@@ -29,46 +30,71 @@ const sessionStart = (session: string) =>
     model: 'mock-model',
   });
 
-export default async function nativeLane(): Promise<BenchFigure[]> {
+type Ready = { url: string; injectUrl: string; statsUrl: string };
+type Pass = { p50: number; p99: number };
+const ADAPTER_ARG = { surface: 'qwen-code', fsync: true, timed: true };
+
+/** Both sessions known through their first hook, and the daemon's session in a turn for the whole bench. */
+async function prepare(daemon: Child, a: Ready): Promise<void> {
+  for (const s of [SERVE, HOOK]) await post(a.url, sessionStart(s));
+  await post(`${daemon.ready.url as string}/bench/turn?session=${SERVE}`, '{}');
+}
+
+/** One round of `n` instructions on one lane of one adapter, timed inside it. */
+const passOf = (a: Ready, lane: 'serve' | 'hook', session: string) => async (): Promise<Pass> => {
+  const r = await runLoad<{ ms: number[] }>('load/lane-steer.ts', {
+    lane,
+    hookUrl: a.url,
+    injectUrl: a.injectUrl,
+    settledUrl: a.statsUrl.replace(/\/stats$/, '/settled'),
+    session,
+    n: N,
+    warmup: WARMUP,
+  });
+  return { p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) };
+};
+
+/**
+ * With AEP_BENCH_BEFORE_DIR set, the same adapter server of that checkout on its own stand-in
+ * daemon, interleaved with this tree's: the steer's before-and-after pair in one run.
+ */
+async function withBefore<T>(body: (before: Ready | undefined) => Promise<T>): Promise<T> {
+  if (beforeDir() === undefined) return body(undefined);
   return withChildren([() => tsNode('servers/qwen-serve.ts', { sessions: [SERVE] })], ([daemon]) =>
     withChildren(
-      [
-        () =>
-          tsNode('servers/adapter.ts', { surface: 'qwen-code', fsync: true, serve: daemon!.ready.url, timed: true }),
-      ],
+      [() => startBefore('adapter.ts', { ...ADAPTER_ARG, serve: daemon!.ready.url }, ['url', 'injectUrl', 'statsUrl'])],
       async ([adapter]) => {
-        const a = adapter!.ready as { url: string; injectUrl: string; statsUrl: string };
-        const settledUrl = a.statsUrl.replace(/\/stats$/, '/settled');
-        // Both sessions are known through their first hook (a lane's reach waits for it); the
-        // daemon's session then runs a turn for the whole bench.
-        for (const s of [SERVE, HOOK]) await post(a.url, sessionStart(s));
-        await post(`${daemon!.ready.url as string}/bench/turn?session=${SERVE}`, '{}');
-        const pass = (lane: 'serve' | 'hook', session: string, warmup: number) => async () => {
-          const r = await runLoad<{ ms: number[] }>('load/lane-steer.ts', {
-            lane,
-            hookUrl: a.url,
-            injectUrl: a.injectUrl,
-            settledUrl,
-            session,
-            n: N,
-            warmup,
-          });
-          return { p50: quantile(r.ms, 0.5), p99: quantile(r.ms, 0.99) };
-        };
+        const a = adapter!.ready as Ready;
+        await prepare(daemon!, a);
+        return body(a);
+      },
+    ),
+  );
+}
+
+export default async function nativeLane(): Promise<BenchFigure[]> {
+  return withChildren([() => tsNode('servers/qwen-serve.ts', { sessions: [SERVE] })], ([daemon]) =>
+    withChildren([() => tsNode('servers/adapter.ts', { ...ADAPTER_ARG, serve: daemon!.ready.url })], ([adapter]) =>
+      withBefore(async (before) => {
+        const a = adapter!.ready as Ready;
+        await prepare(daemon!, a);
         // One unmeasured pass each: the lane attaches (the steer is retried until it has) and
         // both paths are warm.
-        await pass('serve', SERVE, WARMUP)();
-        await pass('hook', HOOK, WARMUP)();
+        await passOf(a, 'serve', SERVE)();
+        await passOf(a, 'hook', HOOK)();
+        if (before !== undefined) await passOf(before, 'serve', SERVE)();
         const runs = await interleave(ROUNDS, {
-          serve: pass('serve', SERVE, WARMUP),
-          hook: pass('hook', HOOK, WARMUP),
-        });
-        return (['p50', 'p99'] as const).map((q) =>
+          serve: passOf(a, 'serve', SERVE),
+          hook: passOf(a, 'hook', HOOK),
+          ...(before !== undefined ? { before: passOf(before, 'serve', SERVE) } : {}),
+        } as Record<'serve' | 'hook' | 'before', () => Promise<Pass>>);
+        const steer =
+          `a steer through the qwen-code serve lane (stand-in qwen serve daemon, receipt at once), ` +
+          `instruct's injection → instruction.delivered, log fsynced`;
+        return (['p50', 'p99'] as const).flatMap((q) => [
           figure({
             name: `native-lane-steer-${q}`,
-            what:
-              `a steer through the qwen-code serve lane (stand-in qwen serve daemon, receipt at once), ` +
-              `instruct's injection → instruction.delivered, log fsynced, ${q} of ${N} per round`,
+            what: `${steer}, ${q} of ${N} per round`,
             unit: 'ms',
             value: median(runs.serve.map((r) => r[q])),
             baseline: median(runs.hook.map((r) => r[q])),
@@ -77,8 +103,21 @@ export default async function nativeLane(): Promise<BenchFigure[]> {
               'posted at once, injection → instruction.delivered',
             ratios: runs.serve.map((r, i) => r[q] / runs.hook[i]![q]),
           }),
-        );
-      },
+          ...(before === undefined
+            ? []
+            : [
+                figure({
+                  name: `native-lane-steer-vs-before-${q}`,
+                  what: `${steer}, against the same through the adapter of the checkout before, ${q} of ${N} per round`,
+                  unit: 'ms',
+                  value: median(runs.serve.map((r) => r[q])),
+                  baseline: median(runs.before.map((r) => r[q])),
+                  baselineWhat: `the same steers through the adapter of the checkout AEP_BENCH_BEFORE_DIR names (${beforeCommit()})`,
+                  ratios: runs.serve.map((r, i) => r[q] / runs.before[i]![q]),
+                }),
+              ]),
+        ]);
+      }),
     ),
   );
 }

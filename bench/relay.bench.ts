@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { interleave, median } from './lib/stats.js';
 import { tsNode } from './lib/proc.js';
 import { commands, COMMANDS, TOKEN } from './lib/relay-passes.js';
+import { beforeCommit, beforeDir, startBefore } from './lib/before.js';
 import { peerRelayDir, peerRelayHint, startPeerRelay } from './servers/peer-relay.js';
 import { figure, ROUNDS, type BenchFigure } from './types.js';
 
@@ -32,7 +33,11 @@ export default async function relayBench(): Promise<BenchFigure[]> {
     // One discarded pass each warms the disk cache and the module cache.
     await commands(ours, false)();
     const memory = () => tsNode('servers/relay.ts', { store: ':memory:', token: TOKEN });
+    // The same relay server of the checkout AEP_BENCH_BEFORE_DIR names, for a before-and-after pair in one run.
+    const before = () =>
+      startBefore('relay.ts', { store: join(dir, `before-${n++}.db`), token: TOKEN }, ['socketUrl', 'url']);
     const c = await interleave(ROUNDS, {
+      ...(beforeDir() !== undefined ? { before: commands(before, false) } : {}),
       base: commands(base, !peer),
       file: commands(ours, false),
       ...(peer
@@ -42,7 +47,7 @@ export default async function relayBench(): Promise<BenchFigure[]> {
             quietFile: commands(ours, false, { quiet: true }),
           }
         : {}),
-    } as Record<'base' | 'file' | 'memory' | 'quietBase' | 'quietFile', () => Promise<Pass>>);
+    } as Record<'base' | 'file' | 'memory' | 'quietBase' | 'quietFile' | 'before', () => Promise<Pass>>);
     const load = 'while another session streams events into the SQLite store';
     const pair = (
       name: string,
@@ -75,6 +80,15 @@ export default async function relayBench(): Promise<BenchFigure[]> {
         baseName,
         peer ? { goal: '<= 1.2' } : {},
       ),
+      ...(beforeDir() !== undefined
+        ? pair(
+            'relay-command-vs-before-{q}',
+            `instruct → ack through this relay against the same through the relay of the checkout before (${beforeCommit()}) ${load}, {q}`,
+            c.file,
+            c.before,
+            `the same commands through the relay of the checkout AEP_BENCH_BEFORE_DIR names (${beforeCommit()})`,
+          )
+        : []),
       ...(peer
         ? [
             ...pair(
