@@ -223,6 +223,8 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
         if (opts.reloadSignal !== undefined) process.off(opts.reloadSignal, onReloadSignal);
         await shutDown(server, wss, conns);
         await core.flush();
+        // D47: the rows no checkpoint covers yet are signed before the store closes.
+        await Promise.resolve(store.checkpointIdle?.()).catch(checkpointFailed);
         await store.close();
       })();
       return closing;

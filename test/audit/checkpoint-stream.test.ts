@@ -135,4 +135,21 @@ test('D47 an idle relay signs its last rows on the next tick, within the checkpo
   assert.match(out.join(''), /6 rows in 1 chains, 2 checkpoints/);
 });
 
+test('D47 a relay that closes signs the rows no checkpoint covers yet', async () => {
+  const { ticker } = manualTicker();
+  const storePath = join(dir, 'close.db');
+  const relay = await startRelay({ port: 0, storePath, signingKey: join(dir, 'k3.pem'), checkpointTicker: ticker });
+  const em = emitterFor('cp-close');
+  const evs = Array.from({ length: 3 }, () => em.emit({ type: 'progress.status', data: { phase: 'p' } }));
+  assert.is((await post(relay.url, ndjson(evs))).status, 202);
+  await relay.close();
+  const db = openDatabase(storePath);
+  const kept = db.prepare('SELECT raw FROM checkpoints').all() as { raw: string }[];
+  db.close();
+  assert.equal(
+    kept.map((k) => (JSON.parse(k.raw) as { data: { heads: SignedHead[] } }).data.heads.map((h) => h.n)),
+    [[3]],
+  );
+});
+
 test.run();
