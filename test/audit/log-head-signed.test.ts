@@ -100,4 +100,20 @@ test('D47 a signed log checked with no key at hand is a usage error naming the k
   assert.match(r.text, 'give --key FILE');
 });
 
+test('D47 an adapter key others may read, or one that is not Ed25519, stops the start with its own code', async () => {
+  const loose = join(stateDir, 'loose.pem');
+  writeFileSync(loose, readFileSync(keyFile), { mode: 0o644 });
+  const rsa = join(stateDir, 'rsa.pem');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(rsa, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  for (const [file, why] of [
+    [loose, 'may be read by others'],
+    [rsa, 'not Ed25519'],
+  ] as const) {
+    const err = await adapter({ signingKey: file }).catch((e: unknown) => e);
+    assert.is((err as { code?: string }).code, 'SIGNING_KEY_INVALID');
+    assert.match((err as Error).message, why);
+  }
+});
+
 test.run();
