@@ -3,7 +3,8 @@
 // later header must continue the file before it, and every record must link to the one before.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { FIRST, lineHash, type ChainHead } from '../protocol/chain.js';
+import type { KeyObject } from 'node:crypto';
+import { FIRST, lineHash, verifyLogHead, type ChainHead } from '../protocol/chain.js';
 import { archivedGenerations, segmentPath } from '../streams/log.js';
 import { walkChain, type ChainBreak, type Link } from './chain-walk.js';
 
@@ -17,6 +18,11 @@ export interface LogVerdict {
   /** Where the chain starts: the first record, or the head a compaction left in the oldest header. */
   start: ChainHead;
   breaks: ChainBreak[];
+  /** Generation headers whose head the adapter's key signed, and those checked against a key. */
+  signed: number;
+  checked: number;
+  /** A header whose signature does not verify, or a compacted start no signature vouches for. */
+  badHeads: { id: string; detail: string }[];
 }
 
 interface Scan {
@@ -26,6 +32,15 @@ interface Scan {
   start?: ChainHead;
   /** The head the last file ended on, which the next file's header must name. */
   end?: ChainHead;
+  headers: Header[];
+}
+
+/** A generation header as read: where, its generation and head, and its signature if any. */
+interface Header {
+  at: string;
+  g: number;
+  head: ChainHead;
+  s?: string;
 }
 
 /** The files of a log, oldest generation first, the active file last. */
@@ -34,7 +49,7 @@ function logFiles(path: string): string[] {
   return [...archivedGenerations(path, list).map((g) => segmentPath(path, g)), ...(existsSync(path) ? [path] : [])];
 }
 
-type Parsed = { k?: unknown; n?: unknown; p?: unknown; g?: unknown; h?: unknown };
+type Parsed = { k?: unknown; n?: unknown; p?: unknown; g?: unknown; h?: unknown; s?: unknown };
 
 function scanFile(file: string, scan: Scan, first: boolean): void {
   const text = readFileSync(file, 'utf8');
@@ -71,6 +86,7 @@ function scanFile(file: string, scan: Scan, first: boolean): void {
 function header(v: Parsed, at: string, file: string, scan: Scan, oldest: boolean): void {
   if (typeof v.n !== 'number' || typeof v.h !== 'string') return;
   const named = { n: v.n, head: v.h };
+  scan.headers.push({ at, g: Number(v.g), head: named, ...(typeof v.s === 'string' ? { s: v.s } : {}) });
   if (oldest) {
     scan.start = named;
     return;
@@ -86,15 +102,45 @@ function header(v: Parsed, at: string, file: string, scan: Scan, oldest: boolean
     });
 }
 
-/** Checks the chain of the log at `path` (its archived segments and active file). */
-export function verifyLog(path: string): LogVerdict {
+/**
+ * Checks the chain of the log at `path` (its archived segments and active file); with the
+ * adapter's public `key`, each signed generation header too. A compacted start (the oldest kept
+ * header names records before it) must be signed: nothing else vouches for where it starts.
+ */
+export function verifyLog(path: string, key?: KeyObject): LogVerdict {
   const files = logFiles(path);
-  const scan: Scan = { links: [], unlinked: 0, breaks: [] };
+  const scan: Scan = { links: [], unlinked: 0, breaks: [], headers: [] };
   files.forEach((f, i) => {
     scanFile(f, scan, i === 0);
   });
   // A log an older version began has no head to start from: its first linked record is taken as it is.
   const start = scan.start ?? (scan.unlinked > 0 ? undefined : FIRST);
   const breaks = [...scan.breaks, ...walkChain(path, scan.links, start ? { start } : {})];
-  return { chain: path, files, records: scan.links.length, unlinked: scan.unlinked, start: start ?? FIRST, breaks };
+  const badHeads: LogVerdict['badHeads'] = [];
+  let checked = 0;
+  for (const h of scan.headers) {
+    if (h.s === undefined || key === undefined) continue;
+    checked += 1;
+    if (!verifyLogHead(h.g, h.head, h.s, key))
+      badHeads.push({ id: `header ${h.at}`, detail: "its signature does not verify with the adapter's key" });
+  }
+  const oldest = scan.headers[0];
+  if (scan.start !== undefined && scan.start.n > 0 && oldest?.s === undefined)
+    badHeads.push({
+      id: `header ${oldest?.at ?? files[0]}`,
+      detail: `the compacted head it starts from (record ${scan.start.n}) is not signed`,
+    });
+  const signed = scan.headers.filter((h) => h.s !== undefined).length;
+  const records = scan.links.length;
+  return {
+    chain: path,
+    files,
+    records,
+    unlinked: scan.unlinked,
+    start: start ?? FIRST,
+    breaks,
+    signed,
+    checked,
+    badHeads,
+  };
 }

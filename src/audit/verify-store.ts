@@ -97,7 +97,7 @@ export function verifyStore(path: string, key: KeyObject | undefined): StoreVerd
       // An evicted place with nothing after it left no hash to check a signed head against.
       const unknown = new Set(withGone.filter((l) => l.h.startsWith('evicted')).map((l) => l.n));
       const signed = [...(cps.bySource.get(source) ?? []), ...own(db, source)].filter((c) => !unknown.has(c.n));
-      breaks.push(...walkChain(source, withGone, { start: FIRST, checkpoints: signed }));
+      breaks.push(...walkChain(source, withGone, { ...chainStart(withGone), checkpoints: signed }));
     }
     return {
       path,
@@ -130,6 +130,16 @@ function mergeGone(links: readonly Link[], gone: readonly Gone[]): Link[] {
   const linkTo = new Map(out.map((l) => [l.n - 1, l.p]));
   for (const l of out) if (l.at.startsWith('evicted')) l.h = linkTo.get(l.n) ?? l.h;
   return out;
+}
+
+/**
+ * Where a source's chain starts: its first record, or, when the store pruned the evicted places
+ * below its oldest row (it keeps the highest of them), that place: the records before it were
+ * evicted, and nothing is left to check them against.
+ */
+function chainStart(links: readonly Link[]): { start: typeof FIRST } | { floor: number } {
+  const first = links[0];
+  return first?.at.startsWith('evicted') && first.n > 1 ? { floor: first.n - 1 } : { start: FIRST };
 }
 
 /** The head the store itself keeps for a source: unsigned, but a deleted last row leaves it behind. */

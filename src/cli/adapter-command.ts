@@ -11,6 +11,7 @@ import { adapterOptions, vendorSettings, type VendorSettings } from '../adapters
 import { ensureSecret } from '../adapters/install.js';
 import { loadPolicy } from '../adapters/risk-policy.js';
 import { stateDir } from '../protocol/state-dir.js';
+import { adapterKeyPath } from '../protocol/key-file.js';
 import { describeOutage } from '../adapters/shim-trace.js';
 import { SteeringError } from '../protocol/errors.js';
 import { ensureLocalToken, isLoopbackUrl } from '../relay/local-token.js';
@@ -256,6 +257,8 @@ export async function runAdapter(
   if (control) opts.control = true;
   if (cfg.segmentBytes !== undefined) opts.segmentBytes = cfg.segmentBytes;
   if (cfg.keepSegments !== undefined) opts.keepSegments = cfg.keepSegments;
+  // D47: the adapter's own key signs its log's generation heads, so compaction leaves a vouched start.
+  if (cfg.stateDir !== undefined) opts.signingKey = adapterKeyPath({ AEP_STATE_DIR: cfg.stateDir });
   if (seams?.logWrite !== undefined) opts.logWrite = seams.logWrite;
   if (relay !== undefined) opts.relay = relay;
   if (spawner) opts.spawner = spawner;

@@ -1,6 +1,7 @@
 // `aep-steer audit --verify TARGET`: checks the hash chains of an adapter log or a relay's SQLite
-// store, and the store's signed checkpoints (D47). Exit 0 intact, 3 a record was changed,
-// removed, inserted or reordered, 4 a checkpoint does not verify with the relay's key, 2 usage.
+// store, the store's signed checkpoints and the log's signed generation heads (D47). Exit 0
+// intact, 3 a record was changed, removed, inserted or reordered, 4 a checkpoint or head does not
+// verify with the relay's or the adapter's key (or a compacted head is unsigned), 2 usage.
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { verifyLog } from '../audit/verify-log.js';
@@ -8,6 +9,7 @@ import { verifyStore, type StoreVerdict } from '../audit/verify-store.js';
 import type { ChainBreak } from '../audit/chain-walk.js';
 import { publicKeyFrom } from '../protocol/chain.js';
 import { defaultSigningKeyPath } from '../relay/signing-key.js';
+import { adapterKeyPath } from '../protocol/key-file.js';
 
 export const VERIFY_EXIT = { intact: 0, usage: 2, broken: 3, badCheckpoint: 4 } as const;
 
@@ -48,6 +50,17 @@ async function relayKey(opts: VerifyOptions): Promise<KeyObject | string> {
   return `no key to check the checkpoints with: give --key FILE or --relay URL (${local} does not exist)`;
 }
 
+/** The adapter's public key for a log: `--key`, else the local adapter's key file; undefined when neither is there. */
+function adapterKey(opts: VerifyOptions): KeyObject | string | undefined {
+  const path = opts.key ?? adapterKeyPath(opts.env);
+  if (opts.key === undefined && !existsSync(path)) return undefined;
+  try {
+    return createPublicKey(readFileSync(path, 'utf8'));
+  } catch (err) {
+    return `cannot read the key ${path}: ${(err as Error).message}`;
+  }
+}
+
 export interface VerifyOptions {
   key?: string;
   relay?: string;
@@ -82,9 +95,20 @@ export async function runVerify(
     summary = `${v.rows} rows in ${v.sources} chains, ${v.checkpoints} checkpoints`;
     verdict = v;
   } else {
-    const v = verifyLog(target);
-    breaks = v.breaks;
-    summary = `${v.records} records in ${v.files.length} files${v.start.n > 0 ? `, from compacted head ${v.start.n}` : ''}`;
+    const key = adapterKey(opts);
+    if (typeof key === 'string') {
+      io.err.write(`audit --verify: ${key}\n`);
+      return VERIFY_EXIT.usage;
+    }
+    const v = verifyLog(target, key);
+    if (v.signed > 0 && key === undefined) {
+      io.err.write(
+        `audit --verify: ${target}'s generation heads are signed, and no key checks them: give --key FILE (the adapter's ${adapterKeyPath(opts.env)})\n`,
+      );
+      return VERIFY_EXIT.usage;
+    }
+    ({ breaks, badHeads: bad } = v);
+    summary = `${v.records} records in ${v.files.length} files${v.start.n > 0 ? `, from compacted head ${v.start.n}` : ''}${v.checked > 0 ? `, ${v.checked} signed heads` : ''}`;
     verdict = v;
   }
   const code = breaks.length > 0 ? VERIFY_EXIT.broken : bad.length > 0 ? VERIFY_EXIT.badCheckpoint : VERIFY_EXIT.intact;

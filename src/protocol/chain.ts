@@ -65,3 +65,28 @@ export function publicKeyFrom(pem: string): KeyObject | undefined {
     return undefined;
   }
 }
+
+/** The bytes a log generation's header signs: a label of its own, the generation and the head it starts from. */
+const logHeadMessage = (g: number, at: ChainHead): Buffer =>
+  Buffer.from(`aep-steer log head v1\n${g} ${at.n} ${at.head}\n`);
+
+/** A generation header's signature fields: `s` over its head, `key` the signer's key id. */
+export interface HeadSignature {
+  s: string;
+  key: string;
+}
+
+/** Signs the head generation `g` of an adapter log starts from (its `seg` header, D47). */
+export const signLogHead = (g: number, at: ChainHead, privateKey: KeyObject, publicKey: KeyObject): HeadSignature => ({
+  s: sign(null, logHeadMessage(g, at), privateKey).toString('base64'),
+  key: keyId(publicKey),
+});
+
+/** True when `s` is `publicKey`'s signature over generation `g` starting from `at`. */
+export function verifyLogHead(g: number, at: ChainHead, s: string, publicKey: KeyObject): boolean {
+  try {
+    return verify(null, logHeadMessage(g, at), publicKey, Buffer.from(s, 'base64'));
+  } catch {
+    return false;
+  }
+}

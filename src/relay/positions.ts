@@ -36,3 +36,18 @@ export function firstFrom(list: readonly Position[], pos: Position): number {
   }
   return lo;
 }
+
+/** Positioned rows in their order, with the seq-less ones placed among them by arrival. */
+export function interleaveByArrival(
+  positioned: readonly { arrival: number; raw: string }[],
+  loose: readonly { arrival: number; raw: string }[],
+): string[] {
+  const items: string[] = [];
+  let i = 0;
+  for (const p of positioned) {
+    while (i < loose.length && loose[i]!.arrival < p.arrival) items.push(loose[i++]!.raw);
+    items.push(p.raw);
+  }
+  while (i < loose.length) items.push(loose[i++]!.raw);
+  return items;
+}

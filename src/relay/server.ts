@@ -16,6 +16,7 @@ import { SocketConnection } from './socket.js';
 import { DEFAULT_BUFFER, DEFAULT_MAX_SESSIONS, type FaultAwareStore } from './session-store.js';
 import { ThreadedStore } from './store-thread.js';
 import { auditBlock, ensureSigningKey } from './signing-key.js';
+import { streamCheckpoints, type Ticker } from './checkpoint-stream.js';
 import { FILE_STORE_ADVICE, isStoreUnavailable } from './store-fault.js';
 import { watchTokensFile, type TokensWatch } from './tokens-file.js';
 
@@ -61,6 +62,8 @@ export interface RelayOptions {
   allowHosts?: string[];
   /** D47: the Ed25519 key file that signs the store's chain checkpoints, made there if absent. */
   signingKey?: string;
+  /** D47: the clock of the idle checkpoint tick (a test's own). */
+  checkpointTicker?: Ticker;
 }
 
 interface RelayStats {
@@ -156,6 +159,9 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     opts.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS,
   );
   if (signing !== undefined) core.audit = auditBlock(signing);
+  const checkpointFailed = (err: Error) =>
+    log(`relay: idle checkpoint not signed: ${err.message}; a later tick signs it`);
+  const stopCheckpoints = streamCheckpoints(store, core.hub, checkpointFailed, opts.checkpointTicker);
   const allowOrigins = opts.allowOrigins ?? [];
   const host = opts.host || DEFAULT_HOST;
   const servedHosts = [host, ...(opts.allowHosts ?? [])];
@@ -212,10 +218,13 @@ export async function startRelay(opts: RelayOptions = {}): Promise<RelayHandle> 
     close() {
       closing ??= (async () => {
         clearInterval(timer);
+        stopCheckpoints();
         tokensWatch?.close();
         if (opts.reloadSignal !== undefined) process.off(opts.reloadSignal, onReloadSignal);
         await shutDown(server, wss, conns);
         await core.flush();
+        // D47: the rows no checkpoint covers yet are signed before the store closes.
+        await Promise.resolve(store.checkpointIdle?.()).catch(checkpointFailed);
         await store.close();
       })();
       return closing;

@@ -76,6 +76,10 @@ export interface SessionStore {
    * (NATS: copies and acks cross nodes through it) leaves this out and is written every turn.
    */
   readonly groupWriteMs?: number;
+  /** D47: a store that signs checkpoints of its chains hands each committed one here. */
+  onCheckpoint?(listener: (raw: string) => void): void;
+  /** D47: signs the heads no checkpoint covers yet (an idle relay's last rows). */
+  checkpointIdle?(): Maybe<boolean>;
 }
 
 export interface StoreHealth {

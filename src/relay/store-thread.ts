@@ -70,12 +70,17 @@ export type WriterRequest =
   | { id: number; op: 'admit'; batch: PackedBatch; after?: number }
   | { id: number; op: 'open' }
   | { id: number; op: 'probe' }
+  | { id: number; op: 'checkpoint' }
   | { id: number; op: 'close' };
 
-/** `fault`: a write the file cannot make now (D38), refused `store-unavailable`. */
+/**
+ * `fault`: a write the file cannot make now (D38), refused `store-unavailable`. `checkpoint`: one
+ * the writer signed and committed (D47), answering no request.
+ */
 export type WriterReply =
   | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; message: string; fault?: true };
+  | { id: number; ok: false; message: string; fault?: true }
+  | { id: 0; checkpoint: string };
 
 /** While writes fail, how often the writer tries one small write (what else is refused meanwhile). */
 const PROBE_MS = 500;
@@ -114,6 +119,8 @@ export class ThreadedStore implements SessionStore, StoreFaults {
   /** D38: why the last write failed, while no later one succeeded. */
   private failing: string | undefined;
   private probing: NodeJS.Timeout | undefined;
+  /** D47: gets each checkpoint either connection commits. */
+  private checkpointed: ((raw: string) => void) | undefined;
 
   /** A file path gets the writer thread; `:memory:` (one connection, nothing to share) stays in this thread. */
   static async open(opts: StoreOptions): Promise<SessionStore> {
@@ -280,6 +287,22 @@ export class ThreadedStore implements SessionStore, StoreFaults {
     this.probing = undefined;
   }
 
+  onCheckpoint(listener: (raw: string) => void): void {
+    this.checkpointed = listener;
+    this.reader.onCheckpoint(listener);
+  }
+
+  /**
+   * D47: signs what no checkpoint covers yet, on both connections: the writer's after its
+   * batches, this thread's only if the lock is free now (its turn comes again).
+   */
+  async checkpointIdle(): Promise<boolean> {
+    if (this.closing !== undefined || this.failed !== undefined) return false;
+    const here = this.reader.checkpointIdle(false);
+    const there = await this.call<boolean>({ id: 0, op: 'checkpoint' });
+    return here || there;
+  }
+
   /** Runs `read` now, or once the latest admission is settled (committed, or refused and so not stored). */
   private afterWrites<T>(read: () => T): Maybe<T> {
     if (this.pending === 0) return read();
@@ -350,6 +373,10 @@ export class ThreadedStore implements SessionStore, StoreFaults {
   }
 
   private settle(r: WriterReply): void {
+    if ('checkpoint' in r) {
+      this.checkpointed?.(r.checkpoint);
+      return;
+    }
     const w = this.waiting.get(r.id);
     if (w === undefined) return;
     this.waiting.delete(r.id);

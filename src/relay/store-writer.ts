@@ -10,6 +10,8 @@ const port = parentPort!;
 // The relay's own connection runs the checkpointer; this one only writes and reads.
 const opts = workerData as StoreOptions;
 const store = RelayStore.open({ ...opts, checkpoint: false }, await engineOpener(opts.engine));
+// D47: a checkpoint committed here crosses to the relay's thread, which puts it on the stream.
+store.onCheckpoint((checkpoint) => port.postMessage({ id: 0, checkpoint } satisfies WriterReply));
 
 /** The last batch the file refused (D38), by request id and reason: one posted behind it is refused too. */
 let refused: { id: number; message: string } | undefined;
@@ -24,6 +26,8 @@ function answer(r: WriterRequest): unknown {
     case 'probe':
       store.probe();
       return undefined;
+    case 'checkpoint':
+      return store.checkpointIdle();
     case 'close':
       store.close();
       return undefined;

@@ -7,10 +7,10 @@ import { dirname } from 'node:path';
 import { isMainThread, type Worker } from 'node:worker_threads';
 import { SteeringError } from '../protocol/errors.js';
 import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite.js';
-import { startWorker } from './worker-start.js';
+import { startCheckpointer } from './worker-start.js';
 import { goneStatements, migrateChain, StoreChain } from './store-chain.js';
 import { fileStoreFault } from './store-fault.js';
-import { before, type Position } from './positions.js';
+import { before, interleaveByArrival, type Position } from './positions.js';
 import {
   DEFAULT_BUFFER,
   DEFAULT_MAX_SESSIONS,
@@ -102,41 +102,6 @@ const BUSY_TIMEOUT_MS = 1000;
 
 /** The size of the write that tells a failing store file it takes writes again. */
 const PROBE_BYTES = 64 << 10;
-
-/** How often the checkpointer folds the WAL back into the database file. */
-const CHECKPOINT_EVERY_MS = 250;
-
-/**
- * A WAL checkpoint copies pages and fsyncs; SQLite's automatic one runs inside whichever commit
- * crosses 1,000 pages, stalling the event loop, and with it fan-out and command forwarding, for
- * milliseconds. Here commits never checkpoint; a worker thread with its own connection runs
- * PASSIVE checkpoints beside them (they never block the writer).
- */
-function startCheckpointer(path: string, engine: string | undefined): Worker {
-  const w = startWorker('store-checkpointer', {
-    workerData: { path, engine, everyMs: CHECKPOINT_EVERY_MS },
-    execArgv: [],
-  });
-  // A checkpointer that cannot run leaves SQLite's data safe in the WAL; the next open folds it in.
-  w.on('error', () => undefined);
-  w.unref();
-  return w;
-}
-
-/** Positioned rows in their order, with the seq-less ones placed among them by arrival. */
-export function interleaveByArrival(
-  positioned: readonly { arrival: number; raw: string }[],
-  loose: readonly { arrival: number; raw: string }[],
-): string[] {
-  const items: string[] = [];
-  let i = 0;
-  for (const p of positioned) {
-    while (i < loose.length && loose[i]!.arrival < p.arrival) items.push(loose[i++]!.raw);
-    items.push(p.raw);
-  }
-  while (i < loose.length) items.push(loose[i++]!.raw);
-  return items;
-}
 
 export class RelayStore implements SessionStore {
   readonly groupWriteMs = GROUP_WRITE_MS;
@@ -270,6 +235,7 @@ export class RelayStore implements SessionStore {
     try {
       const out = this.admitBatch(list);
       this.db.exec('COMMIT');
+      this.chain.committed();
       return out;
     } catch (err) {
       this.rollback();
@@ -284,21 +250,52 @@ export class RelayStore implements SessionStore {
    * usual way, which waits for the lock and reports a fault (D38).
    */
   tryAdmitAll(list: readonly Admission[]): boolean[] | undefined {
-    this.db.exec('PRAGMA busy_timeout = 0');
-    try {
-      this.db.exec('BEGIN IMMEDIATE');
-    } catch {
-      return undefined;
-    } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    }
+    if (!this.tryBegin()) return undefined;
     try {
       const out = this.admitBatch(list);
       this.db.exec('COMMIT');
+      this.chain.committed();
       return out;
     } catch {
       this.rollback();
       return undefined;
+    }
+  }
+
+  /** D47: each checkpoint this connection signs, once committed (the relay puts it on the stream). */
+  onCheckpoint(listener: (raw: string) => void): void {
+    this.chain.listener = listener;
+  }
+
+  /** The write lock if it is free now, without waiting for it. */
+  private tryBegin(): boolean {
+    this.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
+  /**
+   * D47: signs the heads no checkpoint covers yet (an idle relay's last rows). False when there
+   * were none, or (`wait` false: the relay's event loop) the write lock is held now.
+   */
+  checkpointIdle(wait = true): boolean {
+    if (!this.chain.pending) return false;
+    if (wait) this.begin();
+    else if (!this.tryBegin()) return false;
+    try {
+      const made = this.chain.flushIdle();
+      this.db.exec('COMMIT');
+      this.chain.committed();
+      return made;
+    } catch (err) {
+      this.rollback();
+      throw fileStoreFault(err) ?? err;
     }
   }
 

@@ -5,7 +5,10 @@
 // reader of this log (D23), is opened and fed here too.
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { SteeringError, agentEvent, newId, type AepEvent } from '../protocol/index.js';
+import { signLogHead } from '../protocol/chain.js';
+import { ensureSigningKey } from '../protocol/key-file.js';
 import type { ActorHost } from './actor-host.js';
+import type { HeadSigner } from './log-format.js';
 import type { SessionItem, StepResult } from './step-types.js';
 import {
   archivedGenerations,
@@ -54,6 +57,8 @@ const RETRIED_INPUTS = new Set([
 export interface JournalOptions {
   /** The adapter's own event log (D11). */
   logPath: string;
+  /** D47: the adapter's Ed25519 key file, made there if absent; it signs each generation's head. */
+  signingKey?: string;
   /** The vendor token: the source of health events and the outbox's claims. */
   vendor: string;
   /** Host segment of event sources. */
@@ -155,6 +160,7 @@ export class Journal {
       generation: snap?.generation ?? 0,
       ...(headerless === undefined ? {} : { headerless }),
       onRecord: replayRecord,
+      ...headSigner(opts.signingKey),
       // D22: the sessions go back to what the log holds before anyone hears of the refusal.
       onRefused: (err) => {
         host.rollback();
@@ -310,3 +316,10 @@ export class Journal {
 }
 
 const listDir = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir) : []);
+
+/** The log's header signer from the adapter's key file (D47); none without one. */
+function headSigner(path: string | undefined): { signHead?: HeadSigner } {
+  if (path === undefined) return {};
+  const { privateKey, publicKey } = ensureSigningKey(path);
+  return { signHead: (g, at) => signLogHead(g, at, privateKey, publicKey) };
+}

@@ -16,7 +16,7 @@ import {
 import { dirname } from 'node:path';
 import { SteeringError } from '../protocol/index.js';
 import { FIRST, type ChainHead } from '../protocol/chain.js';
-import { encodeFrame, segmentPath } from './log-format.js';
+import { encodeFrame, segHeader, segmentPath, type HeadSigner } from './log-format.js';
 
 /** Makes what was written to `fd` durable; `fs.fdatasync` unless replaced. */
 export type SyncFn = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
@@ -37,6 +37,8 @@ export class LogFile {
   });
   /** D47: the chain's head after the last record written (a cut-back write restores it). */
   chain: ChainHead = FIRST;
+  /** D47: signs each new generation's head in its header. */
+  signHead: HeadSigner | undefined;
 
   constructor(
     readonly path: string,
@@ -115,7 +117,7 @@ export class LogFile {
     const next = this.generation + 1;
     const nextPath = `${path}.next`;
     // The header carries the head, so the chain checks across the rename and any compaction (D47).
-    const header = encodeFrame({ k: 'seg', g: next, n: this.chain.n, h: this.chain.head });
+    const header = segHeader(next, this.chain, this.signHead);
     let nextFd: number | undefined;
     try {
       nextFd = openSync(nextPath, 'w+', 0o600);

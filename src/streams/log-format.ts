@@ -5,7 +5,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs
 import { basename, dirname, join } from 'node:path';
 import { isAscii } from 'node:buffer';
 import { SteeringError, eventText, type AepEvent } from '../protocol/index.js';
-import { FIRST, lineHash, type ChainHead } from '../protocol/chain.js';
+import { FIRST, lineHash, type ChainHead, type HeadSignature } from '../protocol/chain.js';
 import type { SessionInput } from '../machines/session-input.js';
 
 /**
@@ -33,9 +33,19 @@ interface Linked {
 /**
  * Lines that frame the log itself and carry nothing to replay: a segment header, a write probe.
  * A header carries the chain's head where the generation starts (`n`, `h`), so the records
- * before it may be compacted away and the chain still checks from there (D24, D47).
+ * before it may be compacted away and the chain still checks from there (D24, D47); an adapter
+ * with a key signs that head (`s`, by key id `key`), so a compacted log's start is vouched for.
  */
-export type FrameRecord = { k: 'seg'; g: number; n?: number; h?: string } | { k: 'mark'; at: number };
+export type FrameRecord =
+  | { k: 'seg'; g: number; n?: number; h?: string; s?: string; key?: string }
+  | { k: 'mark'; at: number };
+
+/** Signs the head a generation starts from, for its header (D47); absent: headers go unsigned. */
+export type HeadSigner = (g: number, at: ChainHead) => HeadSignature;
+
+/** A generation's header, its head signed when the log has a signer. */
+export const segHeader = (g: number, at: ChainHead, sign: HeadSigner | undefined): Buffer =>
+  encodeFrame({ k: 'seg', g, n: at.n, h: at.head, ...sign?.(g, at) });
 
 export interface ReadResult {
   records: LogRecord[];
@@ -162,11 +172,13 @@ export function headerGeneration(path: string): number {
   if (!existsSync(path)) return 0;
   const fd = openSync(path, 'r');
   try {
-    // Room for a header with its chain keys (D47).
-    const buf = Buffer.alloc(192);
-    const n = readSync(fd, buf, 0, 192, 0);
+    // Room for a header with its chain keys and signature (D47).
+    const buf = Buffer.alloc(384);
+    const n = readSync(fd, buf, 0, 384, 0);
     const line = buf.toString('utf8', 0, n).split('\n')[0] ?? '';
-    const m = /^\{"k":"seg","g":(\d+)(,"n":\d+,"h":"[0-9a-f]{64}")?\}$/.exec(line);
+    const m = /^\{"k":"seg","g":(\d+)(,"n":\d+,"h":"[0-9a-f]{64}"(,"s":"[A-Za-z0-9+/=]+","key":"[0-9a-f]+")?)?\}$/.exec(
+      line,
+    );
     return m ? Number(m[1]) : 0;
   } finally {
     closeSync(fd);

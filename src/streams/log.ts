@@ -15,8 +15,9 @@ import type { ChainHead } from '../protocol/chain.js';
 import { GroupCommit, LAZY_SYNC_MS, type CommitHooks } from './log-commit.js';
 import { defaultWrite, LogFile, type SyncFn, type WriteFn } from './log-file.js';
 import {
-  encodeFrame,
   readEventLog,
+  segHeader,
+  type HeadSigner,
   type LogPosition,
   type LogRecord,
   type ReadResult,
@@ -92,6 +93,8 @@ export interface EventLogOptions {
   headerless?: number;
   /** Where the chain stands before a log this call creates (after a snapshot whose segments are gone, D47). */
   chain?: ChainHead;
+  /** D47: signs the head each generation's header names (the adapter's key). */
+  signHead?: HeadSigner;
   /**
    * Takes each record the file already holds as it is read; `existing.records` then stays empty
    * (a start replays its log without holding all of it, D11).
@@ -107,7 +110,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   const fd = openSync(path, fresh ? 'w+' : 'r+', 0o600);
   if (fresh && (opts.generation ?? 0) > 0) {
     const at = opts.chain ?? existing.chain;
-    const header = encodeFrame({ k: 'seg', g: opts.generation!, n: at.n, h: at.head });
+    const header = segHeader(opts.generation!, at, opts.signHead);
     writeSync(fd, header, 0, header.length, 0);
     fsyncSync(fd);
     existing.generation = opts.generation!;
@@ -122,6 +125,7 @@ export function openEventLog(path: string, opts: EventLogOptions = {}): { log: E
   if (!fresh && existing.generation === 0 && (opts.headerless ?? 0) > 0) existing.generation = opts.headerless!;
   const file = new LogFile(path, fd, position, existing.generation, opts.write ?? defaultWrite);
   file.chain = existing.chain;
+  file.signHead = opts.signHead;
   const durable = opts.fsync ?? true;
   const commits = new GroupCommit(file, {
     durable,

@@ -44,6 +44,8 @@ export interface AdapterOptions {
   secret: string;
   /** The adapter's own event log (D11). */
   logPath: string;
+  /** D47: the adapter's Ed25519 key file, which signs the head each generation of its log starts from. */
+  signingKey?: string;
   /** AEP_INSTRUCT (D5). */
   instruct: boolean;
   /** The vendor's send_input gate (e.g. AEP_CLINE_HUB_CONTROL, D28); needs a channel among `lanes`. */
@@ -307,6 +309,7 @@ function journalOptions(
     ...(opts.logLazyMs === undefined ? {} : { lazyMs: opts.logLazyMs }),
     ...(opts.segmentBytes === undefined ? {} : { segmentBytes: opts.segmentBytes }),
     ...(opts.keepSegments === undefined ? {} : { keepSegments: opts.keepSegments }),
+    ...(opts.signingKey === undefined ? {} : { signingKey: opts.signingKey }),
     ...(opts.probeMs === undefined ? {} : { probeMs: opts.probeMs }),
   };
 }

@@ -4,8 +4,8 @@
 // ordered consumer and orders them as the SQLite store does.
 import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { DeliverPolicy, type JsMsg, type PubAck } from '@nats-io/jetstream';
-import { before, firstFrom, placeSorted, same } from '../positions.js';
-import { interleaveByArrival, type Admission, type Position, type Replay } from '../store.js';
+import { before, firstFrom, interleaveByArrival, placeSorted, same } from '../positions.js';
+import type { Admission, Position, Replay } from '../store.js';
 import { untilReady, type Engine } from './engine.js';
 import { ephemeral, Feed } from './feed.js';
 import { MIN_PUBLISH_MS, WRITE_DEADLINE_MS, type Faults } from './faults.js';
