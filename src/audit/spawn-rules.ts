@@ -24,7 +24,7 @@ interface Seen {
   n: number;
 }
 
-const HOME_DESCRIBED = /^x\.[a-z0-9_-]+\.session\.described$/;
+const DESCRIBED = /^x\.[a-z0-9_-]+\.session\.described$/;
 const isHome = (session: string | undefined): boolean => session?.startsWith('aep-home-') === true;
 const obj = (v: unknown): Record<string, unknown> | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
@@ -43,14 +43,15 @@ export class SpawnCheck {
   /** Takes one event, the first copy only (the audit's ledger drops repeats). */
   see(e: AepEvent, place: EventPlace): void {
     const s: Seen = { e, place, n: this.n++ };
+    const session = e.session;
     if (isSpawnType(e.type)) this.spawns.set(e.id, s);
-    else if (e.type === 'control.accepted' && isHome(e.session) && typeof e.data?.['session'] === 'string')
-      this.acked.set(e.data['session'], s);
-    else if (HOME_DESCRIBED.test(e.type) && e.session !== undefined) {
-      if (isHome(e.session)) this.starts.set(e.session, [...(this.starts.get(e.session) ?? []), s]);
-      else if (obj(e.data?.['spawned_by']) !== undefined && !this.named.has(e.session)) this.named.set(e.session, s);
-    } else if (e.type === 'session.ended' && e.session !== undefined && !this.ends.has(e.session))
-      this.ends.set(e.session, s);
+    if (session === undefined) return;
+    const worker = e.data?.['session'];
+    if (e.type === 'control.accepted' && isHome(session) && typeof worker === 'string') this.acked.set(worker, s);
+    else if (DESCRIBED.test(e.type)) {
+      if (isHome(session)) this.starts.set(session, [...(this.starts.get(session) ?? []), s]);
+      else if (obj(e.data?.['spawned_by']) !== undefined && !this.named.has(session)) this.named.set(session, s);
+    } else if (e.type === 'session.ended' && !this.ends.has(session)) this.ends.set(session, s);
   }
 
   findings(): SpawnFinding[] {
@@ -86,8 +87,9 @@ export class SpawnCheck {
     if (spawn.e.agent !== identity) return `spawned_by names ${identity}, but ${command} was sent by ${spawn.e.agent}`;
     const ack = this.acked.get(worker);
     if (ack === undefined || ack.e.cause !== command) return `no ack of ${command} names this session`;
-    if ((parent ?? undefined) !== (spawn.e[SPAWN_PARENT_ATTR] ?? undefined))
-      return `spawned_by names parent ${String(parent)}, the relay set ${String(spawn.e[SPAWN_PARENT_ATTR])} on ${command}`;
+    const set = spawn.e[SPAWN_PARENT_ATTR];
+    if (parent !== set)
+      return `spawned_by names parent ${String(parent ?? 'none')}, the relay set ${String(set ?? 'none')} on ${command}`;
     return undefined;
   }
 }

@@ -12,6 +12,12 @@ import * as assert from 'uvu/assert';
 import { auditFiles } from '../../src/audit/audit.js';
 import { SessionEmitter, command, type AepEvent } from '../../src/protocol/index.js';
 import { SPAWN_PARENT_ATTR } from '../../src/protocol/types.js';
+import { homeSessionOf } from '../../src/streams/home.js';
+import { realRoots } from '../../src/streams/spawn-place.js';
+import { spawner, type Launcher } from '../../src/streams/spawner.js';
+import { adapter } from '../support/adapter.js';
+import { fakeSurface } from '../support/fake-surface.js';
+import { until } from '../support/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aep-spawn-audit-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,7 +109,7 @@ test('a parent the relay did not set on the spawn is spawn-right-unshown', async
     got.map((v) => v.rule),
     ['spawn-right-unshown'],
   );
-  assert.match(got[0]!.message, /names parent someone-else, the relay set undefined/);
+  assert.match(got[0]!.message, /names parent someone-else, the relay set none/);
 });
 
 test('a worker still open when its adapter started again is spawn-outlived-adapter', async () => {
@@ -120,6 +126,29 @@ test('a worker still open when its adapter started again is spawn-outlived-adapt
   );
   // No restart on the record: the adapter may still run, nothing to say yet.
   assert.equal(await spawnRules(open), []);
+});
+
+test("an adapter's own log of a spawn, its worker and the stop audits clean, the machine replay included", async () => {
+  const root = realRoots([mkdtempSync(join(dir, 'root-'))]).roots[0]!;
+  let end!: () => void;
+  const launch: Launcher = async () => ({
+    session: 'w-real',
+    ended: new Promise<void>((r) => (end = r)),
+    stop: async () => end(),
+  });
+  const a = await adapter({
+    surface: fakeSurface({ token: 'codex', steeringType: 'x.codex.control.instruct' }),
+    spawner: spawner({ roots: [root], launch }),
+  });
+  const home = homeSessionOf('codex', 'test-host');
+  await until(() => a.events.some((e) => e.session === home), 'home');
+  const c = command({ agent: 'orch', host: 'h' }, home, { type: 'x.codex.control.spawn', data: { prompt: 'x', cwd: root } });
+  const ack = a.next((e) => e.cause === c.id);
+  a.handle.command(c);
+  assert.is((await ack).type, 'control.accepted');
+  await a.handle.close();
+  const r = await auditFiles([a.logPath]);
+  assert.equal(r.violations, []);
 });
 
 test.run();

@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { adapterConfig } from '../../src/cli/adapter-command.js';
+import { adapterConfig, type AdapterFlags } from '../../src/cli/adapter-command.js';
 import { collectRoots } from '../../src/cli/adapter-spawn.js';
 import { SteeringError } from '../../src/protocol/index.js';
 
 // The hook secret is made once in the state dir: a directory of this test's own.
 const base = { AEP_STATE_DIR: mkdtempSync(join(tmpdir(), 'aep-spawn-env-')) };
-const config = (flags: Record<string, unknown>, env: Record<string, string>) =>
+const config = (flags: AdapterFlags, env: Record<string, string>) =>
   adapterConfig('codex', flags, { ...base, ...env });
 
 test('AEP_SPAWN_ROOT with the path separator gives each root; AEP_MAX_SPAWNED the cap', () => {
@@ -30,7 +30,7 @@ test('a flag replaces its variable whole', () => {
 });
 
 test('a cap without a root, a bad cap and a vendor that cannot spawn: CONFIG_INVALID naming flag and variable', () => {
-  const fails = (flags: Record<string, unknown>, env: Record<string, string>, token = 'codex'): SteeringError => {
+  const fails = (flags: AdapterFlags, env: Record<string, string>, token = 'codex'): SteeringError => {
     try {
       adapterConfig(token, flags, { ...base, ...env });
     } catch (err) {

@@ -115,11 +115,11 @@ test('a sender that claims no session gets no parent; over HTTP a bound identity
   await claim(orch, mine, 'claude-code');
   const viaHttp = spawnFrom('orch', { [SPAWN_PARENT_ATTR]: mine });
   const r = await post(relay.url, `${JSON.stringify(viaHttp)}\n`, { authorization: 'Bearer orch-t' });
-  assert.is(r.status, 200, JSON.stringify(r.body));
+  assert.is(r.status, 202, JSON.stringify(r.body));
   assert.is((await home.next((f) => f.id === viaHttp.id))[SPAWN_PARENT_ATTR], mine);
   const bossForged = spawnFrom('boss', { [SPAWN_PARENT_ATTR]: mine });
   const refused = await post(relay.url, `${JSON.stringify(bossForged)}\n`, { authorization: 'Bearer boss-t' });
-  assert.is.not(refused.status, 200);
+  assert.is(refused.status, 403, JSON.stringify(refused.body));
   assert.match(JSON.stringify(refused.body), /does not claim/);
   assert.is(forwarded(bossForged.id), undefined);
   orch.close();
