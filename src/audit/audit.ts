@@ -291,7 +291,8 @@ class Audit {
     // write result or the restart's delivery-unknown (D9, D12) ends it.
     const inFlight = new Set([...this.adapterLogs.values()].flatMap(unsettledFlights));
     const notes = [...this.notes];
-    for (const f of this.spawned.findings()) violations.push({ rule: f.rule, message: f.message, eventId: f.eventId, ...f.place });
+    for (const f of this.spawned.findings())
+      violations.push({ rule: f.rule, message: f.message, eventId: f.eventId, ...f.place });
     for (const f of this.fold.findings()) {
       if (f.rule === 'terminal-missing' && f.instruction !== undefined && inFlight.has(f.instruction)) {
         const message = `instruction ${f.instruction} was in a reply whose write result the log does not hold`;

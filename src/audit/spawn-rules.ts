@@ -60,7 +60,11 @@ export class SpawnCheck {
       void out.push({ rule, message, place: at.place, eventId: at.e.id });
     for (const [worker, ack] of this.acked) {
       if (!this.named.has(worker))
-        find('spawn-unnamed', ack, `session ${worker} was spawned (${ack.e.cause}) but never described with spawned_by`);
+        find(
+          'spawn-unnamed',
+          ack,
+          `session ${worker} was spawned (${ack.e.cause}) but never described with spawned_by`,
+        );
       const next = (this.starts.get(ack.e.session!) ?? []).find((s) => s.n > ack.n);
       const end = this.ends.get(worker);
       if (next !== undefined && (end === undefined || end.n > next.n))

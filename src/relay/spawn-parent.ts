@@ -27,7 +27,7 @@ function verified(sender: Principal, claims: SenderClaims, session: string): boo
 }
 
 /** The parent the relay names, undefined for none, or why the sender's own value is refused. */
-export function spawnParentOf(
+function spawnParentOf(
   sender: Principal,
   cmd: AepEvent,
   claims: SenderClaims,

@@ -59,7 +59,13 @@ function tree(opts: { parent?: boolean; by?: string } = {}): Tree {
     ended,
   ];
   const later = new SessionEmitter({ agent: 'codex', session: HOME, host: 'h', epoch: 1 });
-  return { events, spawn, described, ended, restart: () => later.emit({ type: DESCRIBED, data: { lanes: ['spawn'] }, at: at + 20 }) };
+  return {
+    events,
+    spawn,
+    described,
+    ended,
+    restart: () => later.emit({ type: DESCRIBED, data: { lanes: ['spawn'] }, at: at + 20 }),
+  };
 }
 
 let n = 0;
@@ -142,7 +148,10 @@ test("an adapter's own log of a spawn, its worker and the stop audits clean, the
   });
   const home = homeSessionOf('codex', 'test-host');
   await until(() => a.events.some((e) => e.session === home), 'home');
-  const c = command({ agent: 'orch', host: 'h' }, home, { type: 'x.codex.control.spawn', data: { prompt: 'x', cwd: root } });
+  const c = command({ agent: 'orch', host: 'h' }, home, {
+    type: 'x.codex.control.spawn',
+    data: { prompt: 'x', cwd: root },
+  });
   const ack = a.next((e) => e.cause === c.id);
   a.handle.command(c);
   assert.is((await ack).type, 'control.accepted');

@@ -9,12 +9,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adapterConfig, type AdapterFlags } from '../../src/cli/adapter-command.js';
 import { collectRoots } from '../../src/cli/adapter-spawn.js';
-import { SteeringError } from '../../src/protocol/index.js';
+import type { SteeringError } from '../../src/protocol/index.js';
 
 // The hook secret is made once in the state dir: a directory of this test's own.
 const base = { AEP_STATE_DIR: mkdtempSync(join(tmpdir(), 'aep-spawn-env-')) };
-const config = (flags: AdapterFlags, env: Record<string, string>) =>
-  adapterConfig('codex', flags, { ...base, ...env });
+const config = (flags: AdapterFlags, env: Record<string, string>) => adapterConfig('codex', flags, { ...base, ...env });
 
 test('AEP_SPAWN_ROOT with the path separator gives each root; AEP_MAX_SPAWNED the cap', () => {
   const cfg = config({}, { AEP_SPAWN_ROOT: ['/a', '/b', ''].join(delimiter), AEP_MAX_SPAWNED: '2' });
@@ -41,8 +40,14 @@ test('a cap without a root, a bad cap and a vendor that cannot spawn: CONFIG_INV
   const noRoot = fails({}, { AEP_MAX_SPAWNED: '2' });
   assert.is(noRoot.code, 'CONFIG_INVALID');
   assert.match(noRoot.message, /--max-spawned \(AEP_MAX_SPAWNED\) needs at least one --spawn-root \(AEP_SPAWN_ROOT\)/);
-  assert.match(fails({}, { AEP_SPAWN_ROOT: '/a', AEP_MAX_SPAWNED: 'lots' }).message, /AEP_MAX_SPAWNED\) must be an integer 1-64, got "lots"/);
-  assert.match(fails({}, { AEP_SPAWN_ROOT: '/a' }, 'qwen-code').message, /cannot start sessions: drop --spawn-root \(and AEP_SPAWN_ROOT\)/);
+  assert.match(
+    fails({}, { AEP_SPAWN_ROOT: '/a', AEP_MAX_SPAWNED: 'lots' }).message,
+    /AEP_MAX_SPAWNED\) must be an integer 1-64, got "lots"/,
+  );
+  assert.match(
+    fails({}, { AEP_SPAWN_ROOT: '/a' }, 'qwen-code').message,
+    /cannot start sessions: drop --spawn-root \(and AEP_SPAWN_ROOT\)/,
+  );
 });
 
 test.run();

@@ -36,7 +36,12 @@ test('a spawn logged but unanswered at a crash is rejected spawn-failed once on 
   const logPath = tempLog();
   // The dead process: the spawn is durable in its log, its answer never came.
   const { log } = openEventLog(logPath);
-  const host = new ActorHost({ surface: surface(), instruct: true, host: 'test-host', home: new HomeSession(HOME, 'codex') });
+  const host = new ActorHost({
+    surface: surface(),
+    instruct: true,
+    host: 'test-host',
+    home: new HomeSession(HOME, 'codex'),
+  });
   const stepped = host.step({ kind: 'command', session: HOME, at: 1000, command: spawnCmd('CRASH1') });
   assert.equal(
     stepped.effects.map((e) => e.kind),
@@ -59,7 +64,10 @@ test('a spawn logged but unanswered at a crash is rejected spawn-failed once on 
       answers.map((e) => [e.type, (e as { code?: string }).code]),
       [['control.rejected', 'spawn-failed']],
     );
-    assert.match(String(answers[0]!.data?.['detail']), /ended before it answered this spawn, so no worker of it is on record/);
+    assert.match(
+      String(answers[0]!.data?.['detail']),
+      /ended before it answered this spawn, so no worker of it is on record/,
+    );
     const again = b.next((e) => e.cause === 'CRASH1');
     b.handle.command(spawnCmd('CRASH1'));
     assert.is(JSON.stringify(await again), JSON.stringify(answers[0]));
