@@ -9,9 +9,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { processTable } from '../../src/adapters/tool-processes.js';
 import { installMcp } from '../../src/mcp/install.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { claudeSpawnEnv, claudeWorkerProcesses } from '../support/spawned-servers.js';
 import { strings } from '../support/vendor-e2e.js';
 import { scratchRepo } from '../support/scratch-repo.js';
 import type { MessagesBody, RecordedRequest, Turn } from '../support/mock-anthropic.js';
@@ -19,11 +19,7 @@ import type { MessagesBody, RecordedRequest, Turn } from '../support/mock-anthro
 const ANSWER = 'WORKER-ORCH-ANSWER: the worktree is clean.';
 const e2e = e2eSuite('claude-code', {
   label: 'mcp-orchestrator-spawn',
-  env: (home, e2e) => ({
-    ...home.env,
-    AEP_CLAUDE_BIN: e2e.binary,
-    AEP_CLAUDE_SPAWN_PERMISSION_MODE: 'bypassPermissions',
-  }),
+  env: claudeSpawnEnv,
   flags: (home) => ({ spawnRoot: home.root }),
 });
 
@@ -47,9 +43,6 @@ const call = (name: string, input: Record<string, unknown>): Turn => ({
   content: [{ type: 'tool_use', name: `mcp__aep-steer__${name}`, input }],
   stop_reason: 'tool_use',
 });
-
-const workerProcesses = (session: string): number[] =>
-  (processTable() ?? []).filter((p) => p.state !== 'Z' && p.argv.includes(session)).map((p) => p.pid);
 
 if (e2e.installed) {
   test('an orchestrator claude -p spawns a worker, waits for its turn and reads its answer through aep-steer mcp', async () => {
@@ -103,9 +96,9 @@ if (e2e.installed) {
     const by = described.data?.['spawned_by'] as { command?: string } | undefined;
     assert.is(by?.command, spawned!['command']);
 
-    assert.ok(workerProcesses(session).length > 0, 'the worker runs until stopped');
+    assert.ok(claudeWorkerProcesses(session).length > 0, 'the worker runs until stopped');
     await e2e.stack.running.close();
-    assert.equal(workerProcesses(session), [], 'no process of the worker is left');
+    assert.equal(claudeWorkerProcesses(session), [], 'no process of the worker is left');
     await e2e.stack.waitFor('the worker ended on the stream', () =>
       e2e.stack.events.find((e) => e.session === session && e.type === 'session.ended'),
     );

@@ -11,23 +11,18 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterConfig, runAdapter, type RunningAdapter } from '../../src/cli/adapter-command.js';
-import { processTable } from '../../src/adapters/tool-processes.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { VENDORS } from '../support/e2e-vendors.js';
 import type { MockOpenAi } from '../support/mock-openai.js';
 import { scratchRepo } from '../support/scratch-repo.js';
-import { alive, spawnedServers } from '../support/spawned-servers.js';
+import { alive, spawnedServers, claudeSpawnEnv, claudeWorkerProcesses } from '../support/spawned-servers.js';
 import { bodyHas, vendorBinary, workspace } from '../support/vendor-e2e.js';
 
 const CLAUDE_ANSWER = 'CLAUDE-WORKER-ANSWER from its worktree.';
 const e2e = e2eSuite('claude-code', {
   label: 'spawn-two-workers',
-  env: (home, e2e) => ({
-    ...home.env,
-    AEP_CLAUDE_BIN: e2e.binary,
-    AEP_CLAUDE_SPAWN_PERMISSION_MODE: 'bypassPermissions',
-  }),
+  env: claudeSpawnEnv,
   flags: (home) => ({ spawnRoot: home.root, maxSpawned: '2' }),
 });
 const codexBin = vendorBinary('codex');
@@ -36,10 +31,6 @@ let mcp: McpClient;
 let codexMock: MockOpenAi;
 let codex: RunningAdapter;
 let codexState: string;
-
-/** Processes whose command line names the Claude Code worker's session (its `--session-id`). */
-const claudeWorker = (session: string): number[] =>
-  (processTable() ?? []).filter((p) => p.state !== 'Z' && p.argv.includes(session)).map((p) => p.pid);
 
 /** The Codex model requests of the turn whose prompt carries `tag`, those that offer tools. */
 const codexTurn = (tag: string) =>
@@ -158,11 +149,11 @@ if (e2e.installed && codexBin !== undefined) {
     writeFileSync(gate2, '');
 
     // The adapters stop (what `down` does): both workers end on the stream, nothing of them runs.
-    assert.ok(claudeWorker(claudeSession).length > 0, 'the Claude Code worker runs until stopped');
+    assert.ok(claudeWorkerProcesses(claudeSession).length > 0, 'the Claude Code worker runs until stopped');
     const servers = spawnedServers(codexState);
     assert.is(servers.length, 1, "the Codex worker's own app-server runs");
     await Promise.all([e2e.stack.running.close(), codex.close()]);
-    assert.equal(claudeWorker(claudeSession), [], 'no process of the Claude Code worker is left');
+    assert.equal(claudeWorkerProcesses(claudeSession), [], 'no process of the Claude Code worker is left');
     assert.equal(servers.filter(alive), [], "the Codex worker's app-server is gone");
     for (const session of [claudeSession, codexSession])
       await e2e.stack.waitFor(`${session} ended on the stream`, () =>
