@@ -14,9 +14,11 @@ import type { Finding, InstructionRecord, SessionView } from './views.js';
 import { StreamChecker, type ViolationRule as StreamRule } from '../protocol/stream-checks.js';
 import { IdLedger } from './order.js';
 import type { RequestDecision } from './decisions.js';
+import { SpawnCheck, type SpawnRule } from './spawn-rules.js';
 
 type ViolationRule =
   | Finding['rule']
+  | SpawnRule
   | Exclude<StreamRule, 'id-collision'>
   | 'line-invalid'
   | 'envelope-invalid'
@@ -78,6 +80,8 @@ function adapterLogEvent(r: Record<string, unknown>): Record<string, unknown> | 
 
 class Audit {
   readonly fold = new SteeringFold();
+  /** D45: the worker tree's rules. */
+  private readonly spawned = new SpawnCheck();
   private readonly ids = new IdLedger();
   private readonly violations: Violation[] = [];
   private readonly notes: AuditNote[] = [];
@@ -134,6 +138,7 @@ class Audit {
       return;
     }
     this.fold.apply(e, place);
+    this.spawned.see(e, place);
   }
 
   private addLine(raw: string, file: string, line: number, track: StreamChecker, last: boolean): void {
@@ -286,6 +291,8 @@ class Audit {
     // write result or the restart's delivery-unknown (D9, D12) ends it.
     const inFlight = new Set([...this.adapterLogs.values()].flatMap(unsettledFlights));
     const notes = [...this.notes];
+    for (const f of this.spawned.findings())
+      violations.push({ rule: f.rule, message: f.message, eventId: f.eventId, ...f.place });
     for (const f of this.fold.findings()) {
       if (f.rule === 'terminal-missing' && f.instruction !== undefined && inFlight.has(f.instruction)) {
         const message = `instruction ${f.instruction} was in a reply whose write result the log does not hold`;

@@ -137,7 +137,7 @@ export function adapterConfig(token: string, f: AdapterFlags, env: NodeJS.Proces
   if (vendor.gate.gateTools !== undefined) cfg.gateTools = vendor.gate.gateTools;
   // D30: the table's native lanes, made by runAdapter with this environment (the app-server's own).
   if (table.lanes !== undefined) cfg.laneEnv = env;
-  const spawn = spawnConfig(token, f.spawnRoot, f.maxSpawned);
+  const spawn = spawnConfig(token, f.spawnRoot, f.maxSpawned, env);
   if (spawn !== undefined) cfg.spawn = spawn;
   if (vendor.userPlane !== undefined) cfg.userPlane = vendor.userPlane;
   if (ttl !== undefined && ttl !== '' && ttl !== '0') cfg.ttlMs = integer('--instruct-ttl-ms', ttl, 1);
@@ -382,10 +382,10 @@ export function registerAdapter(program: Command, seams?: AdapterSeams): void {
     )
     .option(
       '--spawn-root <dir>',
-      'let spawns start sessions under this directory (repeatable; none: spawn off, D45)',
+      'let spawns start sessions under this directory (repeatable; AEP_SPAWN_ROOT, roots joined by the path separator; none: spawn off, D45)',
       collectRoots,
     )
-    .option('--max-spawned <n>', 'spawned sessions running at once (D45; default 4)')
+    .option('--max-spawned <n>', 'spawned sessions running at once (AEP_MAX_SPAWNED, D45; default 4)')
     .option('--relay <url>', `relay WebSocket URL (AEP_RELAY; default ${DEFAULT_RELAY_URL})`)
     .option('--no-relay', 'run without a relay (events go to the log only)')
     .option(

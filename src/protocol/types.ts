@@ -93,6 +93,8 @@ export const GRANT_ATTR = 'grant';
 export const WITHDRAW_GRANT = 'withdraw';
 
 export const RESUME_WINDOW_ATTR = 'resumewindowms';
+/** D45: the extension attribute of a forwarded spawn naming the sender's own session; only the relay sets it. */
+export const SPAWN_PARENT_ATTR = 'spawnparent';
 /** D37: the adapter's description of a session (working directory, stale window, title). */
 export const describedType = (vendor: string) => vendorType(vendor, 'session.described');
 export const inputSentType = (vendor: string) => vendorType(vendor, 'input.sent');

@@ -19,6 +19,7 @@ import { claimantsAcross, classify, forwardCommand, routeAcross, type Route } fr
 import type { FaultAwareStore, Maybe, Replay } from './session-store.js';
 import { storeUnavailable } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
+import { withSpawnParent } from './spawn-parent.js';
 import type { SubscriptionSpec } from './subscription.js';
 import type { Incoming, Peer, Refusal, RosterEntry } from './types.js';
 
@@ -114,26 +115,36 @@ export class RelayCore {
     return routeAcross(sender, cmd, this.claimants(), this.store.fabric);
   }
 
+  /** D45: a spawn carries the parent session the relay verified of its sender (spawn-parent.ts). */
+  private stamp(sender: Principal, item: Incoming, origin?: Peer): Incoming | Refusal {
+    return withSpawnParent(sender, item, { own: origin?.claims, ownerOf: (s) => this.claims.ownerOf(s) });
+  }
+
   /**
    * A POSTed body, decided whole before anything happens (reject-whole, aep-wire §8.6): every
    * event is authorized as over WebSocket, every command routed exactly as over WebSocket
    * (D17); the first refusal is the answer and nothing of the body is stored, fanned out or
    * forwarded. Otherwise events are admitted and each command goes to its one claimant.
    */
-  ingest(batch: readonly Incoming[], who: Principal): Maybe<IngestResult> {
-    const first = batch[0]!.event;
+  ingest(body: readonly Incoming[], who: Principal): Maybe<IngestResult> {
+    const first = body[0]!.event;
     const down = this.admission.unwritable();
     if (down) return this.unwritten(first, down);
     const targets: (Peer | undefined)[] = [];
-    for (const [line, item] of batch.entries()) {
+    // As kept and forwarded: a spawn with the parent the relay named (D45).
+    const batch: Incoming[] = [];
+    for (const [line, item] of body.entries()) {
       const e = item.event;
       if (isCommandType(e.type)) {
         const route = this.route(who, e);
-        if (route.kind === 'refuse') {
+        const stamped: Incoming | Refusal =
+          route.kind === 'forward' ? this.stamp(who, item) : { code: route.code, detail: route.detail };
+        if ('code' in stamped) {
           this.counters.refused += 1;
-          return { ok: false, line, cause: e.id, command: true, refusal: { code: route.code, detail: route.detail } };
+          return { ok: false, line, cause: e.id, command: true, refusal: stamped };
         }
-        targets.push(route.target);
+        batch.push(stamped);
+        targets.push(route.kind === 'forward' ? route.target : undefined);
         continue;
       }
       const refused = this.authorize(e, who);
@@ -141,6 +152,7 @@ export class RelayCore {
         this.counters.refused += 1;
         return { ok: false, line, cause: e.id, command: false, refusal: refused };
       }
+      batch.push(item);
       targets.push(undefined);
     }
     this.flushSoon();
@@ -222,15 +234,21 @@ export class RelayCore {
       this.counters.refused += 1;
       return { refused: route === undefined ? down : { code: route.code, detail: route.detail } };
     }
+    const stamped = this.stamp(sender, cmd, origin);
+    if ('code' in stamped) {
+      this.counters.refused += 1;
+      return { refused: stamped };
+    }
+    const sent = stamped === cmd ? frame : stamped.line;
     this.counters.forwarded += 1;
     // D22-D24: forwarded only once it is in history, so an answer means it was kept. Not
     // written: not forwarded, and `origin` is told `store-unavailable`. Written at once (not
     // after the group write's wait), with its own session's pending events ahead of it; other
     // sessions' stay for the group write, so a busy stream elsewhere adds nothing to its commit.
-    this.accept([cmd], origin);
+    this.accept([stamped], origin);
     const fabric = this.store.fabric;
     this.writes.afterFlush(
-      () => forwardCommand(route.target, frame, origin, this.peers, fabric),
+      () => forwardCommand(route.target, sent, origin, this.peers, fabric),
       true,
       cmd.event.session,
     );

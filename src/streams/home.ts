@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { concat, from, map, mergeMap, of, type Observable } from 'rxjs';
 import { newId, type AepCommand, type AepEvent, type EventFields, type Rejection } from '../protocol/index.js';
-import { CODE_ATTR, isSpawnType } from '../protocol/types.js';
+import { CODE_ATTR, isSpawnType, SPAWN_PARENT_ATTR } from '../protocol/types.js';
 import { commandKey } from '../machines/gate.js';
 import type { SessionInput } from '../machines/session-input.js';
 import type { LogRecord } from './log.js';
@@ -26,12 +26,16 @@ export type HomeInput =
   | { type: 'command.spawn'; at: number; command: AepCommand }
   | { type: 'spawn.answered'; at: number; key: string; command: string; answer: SpawnAnswer; by: SpawnedBy }
   | { type: 'spawn.ended'; at: number; session: string }
-  /** The adapter stops (or restarted): every worker still on record ends, every pending spawn fails. */
-  | { type: 'home.closed'; at: number };
+  /**
+   * The adapter stops, or `recovered` after a crash: every worker still on record ends, every
+   * pending spawn fails (what the crash left unanswered is said as unknown, never as not started).
+   */
+  | { type: 'home.closed'; at: number; recovered?: true };
 
 interface SpawnedBy {
   identity: string;
   command: string;
+  parent?: string;
 }
 
 export interface HomeStep {
@@ -86,7 +90,8 @@ export class HomeSession {
   /** After replay: a closing to log when the last process left spawns or workers open. */
   recover(at: number): SessionItem | undefined {
     if (this.pending.size === 0 && this.workers.size === 0) return undefined;
-    return { kind: 'input', session: this.session, input: { type: 'home.closed', at } as unknown as SessionInput };
+    const closed: HomeInput = { type: 'home.closed', at, recovered: true };
+    return { kind: 'input', session: this.session, input: closed as unknown as SessionInput };
   }
 
   step(item: SessionItem, source: StampSource): HomeStep {
@@ -178,7 +183,10 @@ export class HomeSession {
           reject(c.id, key, {
             reason: 'unsupported',
             rule: 'spawn-failed',
-            detail: 'the adapter stopped before the worker started; spawn again',
+            detail:
+              input.recovered === true
+                ? 'the adapter ended before it answered this spawn, so no worker of it is on record or followed; spawn again'
+                : 'the adapter stopped before the worker started; spawn again',
           });
         this.pending.clear();
         for (const s of this.workers) emit(s, { type: 'session.ended', data: { reason: 'killed' } });
@@ -189,14 +197,18 @@ export class HomeSession {
 }
 
 /**
- * Who a spawn names as its spawner: the relay-checked sender (the command's `agent`) and the
- * command. A parent session is named only by the relay, which alone knows what the sender claims;
- * a sender's own word for it is not taken.
+ * Who a spawn names as its spawner: the relay-checked sender (the command's `agent`), the command,
+ * and the spawner's own session where the relay named one (`spawnparent`, which the relay sets
+ * from the sender's verified claims and refuses from a sender that does not claim it).
  */
-const spawnedBy = (c: AepCommand): SpawnedBy => ({
-  identity: typeof c.agent === 'string' ? c.agent : 'unknown',
-  command: c.id,
-});
+const spawnedBy = (c: AepCommand): SpawnedBy => {
+  const parent = c[SPAWN_PARENT_ATTR];
+  return {
+    identity: typeof c.agent === 'string' ? c.agent : 'unknown',
+    command: c.id,
+    ...(typeof parent === 'string' && parent !== '' ? { parent } : {}),
+  };
+};
 
 /** Runs a logged spawn: the answer, then (for a worker) its end, come back to the home session. */
 export function performSpawn(spawner: Spawner, e: SpawnEffect): Observable<SessionItem> {

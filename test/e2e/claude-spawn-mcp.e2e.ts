@@ -6,25 +6,17 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
-import { processTable } from '../../src/adapters/tool-processes.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { claudeSpawnEnv, claudeWorkerProcesses } from '../support/spawned-servers.js';
 import { scratchRepo } from '../support/scratch-repo.js';
 
 const e2e = e2eSuite('claude-code', {
   label: 'claude-spawn-mcp',
   // The worker runs with the suite home's settings, as a user's adapter would start it.
-  env: (home, e2e) => ({
-    ...home.env,
-    AEP_CLAUDE_BIN: e2e.binary,
-    AEP_CLAUDE_SPAWN_PERMISSION_MODE: 'bypassPermissions',
-  }),
+  env: claudeSpawnEnv,
   flags: (home) => ({ spawnRoot: home.root }),
 });
-
-/** Processes whose command line names the session (the worker's `--session-id`), still alive. */
-const workerProcesses = (session: string): number[] =>
-  (processTable() ?? []).filter((p) => p.state !== 'Z' && p.argv.includes(session)).map((p) => p.pid);
 
 let mcp: McpClient;
 
@@ -51,9 +43,9 @@ if (e2e.installed) {
     assert.is(waited.facts['outcome'], 'turn-ended', waited.text);
     const read = await mcp.call('read', { session });
     assert.match(read.text, /WORKER-ANSWER from the worktree/);
-    assert.ok(workerProcesses(session).length > 0, 'the worker runs until stopped');
+    assert.ok(claudeWorkerProcesses(session).length > 0, 'the worker runs until stopped');
     await e2e.stack.running.close();
-    assert.equal(workerProcesses(session), [], 'no process of the worker is left');
+    assert.equal(claudeWorkerProcesses(session), [], 'no process of the worker is left');
     await e2e.stack.waitFor('the worker ended on the stream', () =>
       e2e.stack.events.find((e) => e.session === session && e.type === 'session.ended'),
     );

@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { command } from '../../src/protocol/build.js';
 import type { AepEvent } from '../../src/protocol/index.js';
+import { SPAWN_PARENT_ATTR } from '../../src/protocol/types.js';
 import { homeSessionOf } from '../../src/streams/home.js';
 import { realRoots, WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { spawner, type Launcher } from '../../src/streams/spawner.js';
@@ -84,6 +85,15 @@ test('a spawn: the ack names the session and worktree, the session is described 
   await a.handle.close();
   assert.ok(await ended);
   assert.equal(l.stopped, ['w-1']);
+});
+
+test('the parent the relay named (spawnparent) is in spawned_by; without it there is none', async () => {
+  const { a } = await spawning(2);
+  const c = { ...spawnCmd('PARENT1', { prompt: 'do it', cwd: repo }), [SPAWN_PARENT_ATTR]: 'lead-1' };
+  const described = a.next((e) => e.session === 'w-1' && e.type === 'x.codex.session.described');
+  assert.is((await ask(a, c)).type, 'control.accepted');
+  assert.equal((await described).data?.['spawned_by'], { identity: 'orch', command: 'PARENT1', parent: 'lead-1' });
+  await a.handle.close();
 });
 
 test('refusals: each its own code, nothing started', async () => {
