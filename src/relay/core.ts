@@ -241,16 +241,33 @@ export class RelayCore {
     }
     const sent = stamped === cmd ? frame : stamped.line;
     this.counters.forwarded += 1;
-    // D22-D24: forwarded only once it is in history, so an answer means it was kept. Not
-    // written: not forwarded, and `origin` is told `store-unavailable`. Written at once (not
-    // after the group write's wait), with its own session's pending events ahead of it; other
-    // sessions' stay for the group write, so a busy stream elsewhere adds nothing to its commit.
     this.accept([stamped], origin);
     const fabric = this.store.fabric;
+    if (fabric !== undefined) {
+      // D22-D24 across nodes: forwarded only once it is in history (D41's copy beside the
+      // stream write is not built), so an answer means it was kept.
+      this.writes.afterFlush(
+        () => forwardCommand(route.target, sent, origin, this.peers, fabric),
+        true,
+        cmd.event.session,
+      );
+      return {};
+    }
+    // D41: handed to its target at once, written meanwhile (with its own session's pending
+    // events ahead of it, the rest left for the group write); the target's answer waits for
+    // the write, and a write that fails after the forward is told to the sender as `unknown`.
+    forwardCommand(route.target, sent, origin, this.peers, undefined);
+    const id = cmd.event.id;
+    this.writes.forwarded(id);
+    this.fanOut.forwardedUnwritten(id);
     this.writes.afterFlush(
-      () => forwardCommand(route.target, sent, origin, this.peers, fabric),
+      () => {},
       true,
       cmd.event.session,
+      () => {
+        this.writes.settled(id);
+        this.fanOut.written(id);
+      },
     );
     return {};
   }

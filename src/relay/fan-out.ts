@@ -13,6 +13,10 @@ import type { Fabric, Incoming } from './types.js';
 export class FanOut {
   /** A fabric store: what of other nodes' sessions went out here, answers early and in order (crossed.ts). */
   private readonly crossed = new CrossedAnswers();
+  /** D41: commands handed on before their write was confirmed; an answer to one waits for it. */
+  private readonly unwritten = new Set<string>();
+  /** D41: per session, what waits behind a held answer, in arrival order. */
+  private readonly held = new Map<string, Incoming[]>();
 
   constructor(
     private readonly hub: Hub,
@@ -35,10 +39,42 @@ export class FanOut {
 
   /** What this node took, to its own subscribers, without waiting for the store. */
   local(batch: readonly Incoming[]): void {
-    for (const { event: e, line, bytes } of batch) {
-      this.summaries.observe(e);
-      this.hub.fanOut(e, line, bytes);
+    for (const item of batch) {
+      const session = item.event.session;
+      const queue = session === undefined ? undefined : this.held.get(session);
+      if (queue !== undefined) queue.push(item);
+      else if (session !== undefined && this.waitsForWrite(item.event)) this.held.set(session, [item]);
+      else this.send(item);
     }
+  }
+
+  /**
+   * D41: a command handed to its target before its write is confirmed. Its answers, and what
+   * follows them in their session (so no subscriber sees the session out of order), wait here
+   * until `written` says the write ended, either way.
+   */
+  forwardedUnwritten(commandId: string): void {
+    this.unwritten.add(commandId);
+  }
+
+  /** The write of a command handed on early ended: what waited on it goes out, in order. */
+  written(commandId: string): void {
+    if (!this.unwritten.delete(commandId)) return;
+    for (const [session, queue] of this.held) {
+      let i = 0;
+      while (i < queue.length && !this.waitsForWrite(queue[i]!.event)) this.send(queue[i++]!);
+      if (i === queue.length) this.held.delete(session);
+      else queue.splice(0, i);
+    }
+  }
+
+  private waitsForWrite(e: AepEvent): boolean {
+    return e.cause !== undefined && this.unwritten.has(e.cause) && isOutcomeType(e.type);
+  }
+
+  private send({ event: e, line, bytes }: Incoming): void {
+    this.summaries.observe(e);
+    this.hub.fanOut(e, line, bytes);
   }
 
   /** What another node received: an answer arrives twice, early and stored; one of the two goes out, in order. */

@@ -12,6 +12,11 @@ import type { Peer } from './types.js';
 
 const NOW = { now: true } as const;
 
+/** What a sender is told of a command handed on before a write that then failed (D41). */
+const EARLY =
+  'the command was handed to its target before the write failed, so whether it took effect is unknown; ' +
+  'send it again with the same id, and its target answers with what it recorded';
+
 /** The core's counters this part moves. */
 interface Counted {
   ingested: number;
@@ -24,6 +29,8 @@ export class GroupWrite {
   /** Per pending admission, the connection that sent it: told `store-unavailable` if the write fails (D38). */
   private pendingFrom: (Peer | undefined)[] = [];
   private scheduled = false;
+  /** D41: commands handed to their target before this write; a failed write says `outcome: unknown` for them. */
+  private readonly early = new Set<string>();
 
   constructor(
     private readonly store: FaultAwareStore,
@@ -77,6 +84,7 @@ export class GroupWrite {
     };
     const refuse = (err: Error): never => {
       if (this.unavailableWrite(err)) this.refuseUnwritten(list, from, err);
+      else this.tellEarly(list, from, err);
       throw err;
     };
     let written: Maybe<boolean[]>;
@@ -139,17 +147,57 @@ export class GroupWrite {
       if (peer === undefined) continue;
       if (a.seq !== undefined) this.holdBack(peer, a.session, { epoch: a.epoch ?? 0, seq: a.seq });
       this.counters.refused += 1;
-      peer.sendText(JSON.stringify({ type: 'error', cause: a.id, code, detail }));
+      const early = this.early.delete(a.id);
+      const frame = early
+        ? { type: 'error', cause: a.id, code, outcome: 'unknown', detail: `${detail}: ${EARLY}` }
+        : { type: 'error', cause: a.id, code, detail };
+      peer.sendText(JSON.stringify(frame));
     }
   }
 
-  /** Runs `f` once what is pending is written; a failed write is reported and `f` does not run. */
-  afterFlush(f: () => void, now = false, session?: string): void {
+  /**
+   * D41: any other failed write (a bug, a refusing trigger) still leaves the senders of commands
+   * handed on before it not knowing: each is told, as for a store that cannot write.
+   */
+  private tellEarly(list: readonly Admission[], from: readonly (Peer | undefined)[], err: Error): void {
+    const early = list.flatMap((a, i) => (this.early.has(a.id) ? [i] : []));
+    if (early.length > 0)
+      this.refuseUnwritten(
+        early.map((i) => list[i]!),
+        early.map((i) => from[i]),
+        err,
+      );
+  }
+
+  /** D41: `id`, a command in the pending write, was already handed to its target. */
+  forwarded(id: string): void {
+    this.early.add(id);
+  }
+
+  /** The write of a command handed on early ended (a failure was told already). */
+  settled(id: string): void {
+    this.early.delete(id);
+  }
+
+  /**
+   * Runs `f` once what is pending is written; a failed write is reported and `f` does not run.
+   * `ended` runs once the write ended, either way (after `f`, or after the failure was told).
+   */
+  afterFlush(f: () => void, now = false, session?: string, ended?: () => void): void {
+    const settle = (): void => {
+      ended?.();
+    };
     try {
       const done = andThen(this.flush(now, session), f);
-      if (done instanceof Promise) done.catch((err: Error) => this.report(err));
+      if (done instanceof Promise)
+        done.then(settle, (err: Error) => {
+          this.report(err);
+          settle();
+        });
+      else settle();
     } catch (err) {
       this.report(err as Error);
+      settle();
     }
   }
 

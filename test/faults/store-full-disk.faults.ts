@@ -2,8 +2,9 @@
 // up (a small tmpfs where one can be mounted; else the relay process's file size limit,
 // RLIMIT_FSIZE, lowered to what the files hold). Events are sent until the store refuses one.
 // Asserted while it cannot write: every event (socket and HTTP) and every command is refused
-// `store-unavailable` with the reason within 2 s, no command reaches its target (the first one
-// whose write failed on the filling disk included; sent again later, it is delivered once), `/healthz`
+// `store-unavailable` with the reason within 2 s, no command reaches its target (but the first
+// one whose write failed on the filling disk, handed on before its write and so told `outcome:
+// unknown` (D41); sent again later, it is handed on once more and stored once), `/healthz`
 // answers 503 with the reason, the relay lives. After space is freed: `/healthz` 200, a later
 // event waits until the refused ones are sent again (no hole for the adapter's resend to
 // skip), commands are forwarded again, and the history holds every event taken or resent and
@@ -90,14 +91,25 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
   accepted.push(first.e.id);
 
   makeFull();
-  // Commands until the store refuses one: the WAL may still have room for some writes. D22-D24:
-  // each is either delivered (its write was confirmed) or refused, never both; the first one
-  // refused, the first whose write failed on the full disk, never reaches its target.
+  // Commands until the store refuses one: the WAL may still have room for some writes. D41: each
+  // goes to its target at once, while its write is under way; a read of history waits for that
+  // write, so it shows whether the command was kept. The first one not kept is told to its sender
+  // as store-unavailable with outcome unknown (it reached its target), never as refused outright.
   const big = 'x'.repeat(8000);
   const instruct = (text: string) =>
     command({ agent: 'test-cli', host: 'h' }, session, { type: TYPE, capture: 'redacted', data: { text, big } });
   const delivered = (id: string) => target.frames.filter((f) => f.json?.id === id).length;
-  let refused: { code: string; detail: string } | undefined;
+  const stored = async (): Promise<string[]> => {
+    const res = await fetch(
+      `${relay!.url}/stream?${new URLSearchParams({ live: '0', filter: JSON.stringify({ session }) })}`,
+      { headers: auth },
+    );
+    return (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => (JSON.parse(l.slice(6)) as { id: string }).id);
+  };
+  let refused: { code: string; detail: string; outcome?: string } | undefined;
   let firstRefused: AepEvent | undefined;
   const forwarded: string[] = [];
   for (let i = 0; i < 400 && refused === undefined; i++) {
@@ -105,30 +117,22 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
     const from = sender.frames.length;
     const toTarget = target.frames.length;
     sender.send(cmd);
-    // Each waiter gives up after its own wait; the race's loser must not reject unhandled.
-    const outcome = await Promise.race([
-      target
-        .next((f) => f.id === cmd.id, toTarget)
-        .then(() => 'delivered' as const)
-        .catch(() => undefined),
-      sender.next((f) => f.type === 'error' && f.cause === cmd.id, from).catch(() => undefined),
-    ]);
-    assert.ok(outcome !== undefined, `command ${i} was neither delivered nor refused`);
-    if (outcome === 'delivered') forwarded.push(cmd.id);
+    await target.next((f) => f.id === cmd.id, toTarget);
+    if ((await stored()).includes(cmd.id)) forwarded.push(cmd.id);
     else {
-      refused = outcome as { code: string; detail: string };
+      refused = await sender.next((f) => f.type === 'error' && f.cause === cmd.id, from);
       firstRefused = cmd;
     }
   }
   assert.ok(refused && firstRefused, 'the store never refused a write on the full disk');
   assert.is(refused.code, 'store-unavailable', JSON.stringify(refused));
+  assert.is(refused.outcome, 'unknown', 'a command handed on before its write failed: its outcome is unknown');
   console.log(`first command refused after ${forwarded.length} more were stored and delivered: ${refused.detail}`);
-  await sleep(300);
-  assert.is(delivered(firstRefused.id), 0, 'the first command whose write failed was forwarded to its target');
+  assert.is(delivered(firstRefused.id), 1, 'the first command whose write failed reached its target once');
   for (const id of forwarded)
     assert.not.ok(
       sender.frames.some((f) => f.json?.type === 'error' && f.json?.cause === id),
-      `command ${id} was delivered and refused`,
+      `command ${id} was stored and refused`,
     );
   /** Socket events refused for now, as an adapter keeps them to send again. */
   const unsent: AepEvent[] = [];
@@ -161,6 +165,7 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
     sender.send(cmd);
     const answer = await sender.next((f) => f.type === 'error' && f.cause === cmd.id, from);
     assert.is(answer.code, 'store-unavailable');
+    assert.is(answer.outcome, undefined, 'refused before the forward: its outcome is known');
     assert.match(answer.detail, why);
     assert.ok(Date.now() - c0 <= REFUSAL_MS, `command refusal took ${Date.now() - c0} ms`);
     refusedIds.push(cmd.id);
@@ -205,12 +210,14 @@ test('a full disk under the SQLite store: store-unavailable within 2 s, nothing 
   });
   sender.send(cmd);
   await target.next((f) => f.id === cmd.id);
-  // The command refused when the disk filled, sent again as its sender retries: delivered once.
+  // The command whose write failed when the disk filled, sent again with its id as its sender
+  // retries: handed on once more (its target answers a resend with what it recorded).
   const retryFrom = sender.frames.length;
+  const retryTo = target.frames.length;
   sender.send(firstRefused);
-  await target.next((f) => f.id === firstRefused.id);
+  await target.next((f) => f.id === firstRefused.id, retryTo);
   await sleep(300);
-  assert.is(delivered(firstRefused.id), 1, 'the retried command was not delivered exactly once');
+  assert.is(delivered(firstRefused.id), 2, 'the retried command was not handed on once more');
   assert.not.ok(
     sender.frames.slice(retryFrom).some((f) => f.json?.type === 'error'),
     'the retried command was refused after space returned',

@@ -1,42 +1,28 @@
 // The file store's writer thread against a real relay and a real SQLite file: frames fan out as
-// the bytes received; fan-out goes on while the file cannot be written; a forwarded command,
-// replay and an HTTP POST's answer wait for the commit; a write SQLite refuses behaves as
+// the bytes received; fan-out goes on while the file cannot be written (a command there:
+// forward-early.test.ts); a write SQLite refuses behaves as
 // it did with the store on the relay's own thread. A second connection to the same file (the
 // lock, the refusing trigger) is the fault, so nothing in the relay is replaced.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DatabaseSync as Database } from 'node:sqlite';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { command } from '../../src/protocol/build.js';
-import { startRelay, storeFailures, type RelayHandle } from '../../src/relay/server.js';
+import { startRelay, storeFailures } from '../../src/relay/server.js';
 import { pack, ThreadedStore, unpack } from '../../src/relay/store-thread.js';
 import type { Admission } from '../../src/relay/store.js';
 import { isStoreUnavailable } from '../../src/relay/store-fault.js';
-import { emitterFor, freshSession, post, SseClient, WAIT_MS, WsPeer } from '../support/relay-harness.js';
+import {
+  FILE_RELAY_TOKEN,
+  fileRelay,
+  fileRelayAuth,
+  freshDir,
+  history,
+  otherConnection,
+  removeFileRelayDirs,
+} from '../support/file-relay.js';
+import { emitterFor, freshSession, post, WAIT_MS, WsPeer } from '../support/relay-harness.js';
 
-const TOKEN = 'thread-token';
-const auth = { authorization: `Bearer ${TOKEN}` };
-const dirs: string[] = [];
-const freshDir = (): string => {
-  const d = mkdtempSync(join(tmpdir(), 'aep-store-thread-'));
-  dirs.push(d);
-  return d;
-};
-
-async function fileRelay(lines: string[] = []): Promise<{ relay: RelayHandle; path: string }> {
-  const path = join(freshDir(), 'relay.db');
-  const relay = await startRelay({ port: 0, storePath: path, token: TOKEN, log: (l) => lines.push(l) });
-  return { relay, path };
-}
-
-/** Every event the relay's history serves for `session`, as text. */
-async function history(relay: RelayHandle, session: string): Promise<string[]> {
-  const h = await SseClient.open(relay.url, { from: JSON.stringify([{ session }]), live: '0' }, auth);
-  await h.done();
-  return h.messages.filter((m) => m.data !== undefined).map((m) => m.data!);
-}
+const TOKEN = FILE_RELAY_TOKEN;
+const auth = fileRelayAuth;
 
 async function until(pred: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + WAIT_MS;
@@ -44,14 +30,6 @@ async function until(pred: () => boolean, what: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-/** A second connection to the store's file: its lock (BEGIN IMMEDIATE) and triggers are the faults. */
-function otherConnection(path: string): Database {
-  const db = new Database(path);
-  // Waits for the writer's lock instead of failing on it (node:sqlite's connections wait for none unless told).
-  db.exec('PRAGMA busy_timeout = 5000');
-  return db;
 }
 
 const ev = (session: string, seq: number): Admission => ({
@@ -253,77 +231,6 @@ test('a frame is fanned out as the bytes received: spacing, key order, escapes a
   }
 });
 
-test("while another connection holds the file's write lock, events fan out; a command, replay and the POST's 202 wait for the commit", async () => {
-  const { relay, path } = await fileRelay();
-  const other = otherConnection(path);
-  try {
-    const s = freshSession('locked');
-    const em = emitterFor(s, 'test-agent');
-    const type = 'x.test-target.control.instruct';
-    const target = await WsPeer.target(relay.socketUrl, 'test-agent', [type], TOKEN);
-    const sub = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
-    sub.send({ type: 'subscribe', id: 'w', filter: { session: s } });
-    await sub.next((f) => f.type === 'subscribed');
-    target.send(em.emit({ type: 'session.started' }));
-    await sub.next((f) => f.type === 'session.started');
-
-    other.exec('BEGIN IMMEDIATE');
-    // The writer thread now waits on the lock (SQLite's busy timeout); the relay's thread does not.
-    for (let i = 0; i < 20; i += 1) target.send(em.emit({ type: 'progress.status', data: { phase: `p${i}` } }));
-    await sub.next((f) => f.type === 'progress.status' && f.data?.phase === 'p19');
-    const cmd = command({ agent: 'test-cli', host: 'test-host' }, s, {
-      type,
-      capture: 'redacted',
-      data: { text: 'go on' },
-    });
-    sub.send(cmd);
-    let forwarded = false;
-    const delivered = target
-      .next((f) => f.id === cmd.id)
-      .then(() => {
-        forwarded = true;
-      });
-    let answered = false;
-    const posted = post(
-      relay.url,
-      `${JSON.stringify(em.emit({ type: 'progress.status', data: { phase: 'http' } }))}\n`,
-      auth,
-    ).then((r) => {
-      answered = true;
-      return r;
-    });
-    await sub.next((f) => f.data?.phase === 'http');
-    let replayed = false;
-    const replay = history(relay, s).then((h) => {
-      replayed = true;
-      return h;
-    });
-    await new Promise((r) => setTimeout(r, 200));
-    assert.not.ok(answered, 'the POST is answered only once its event is stored');
-    assert.not.ok(replayed, 'a replay waits for what was fanned out before it');
-    assert.not.ok(forwarded, 'a command is forwarded only once it is stored');
-
-    other.exec('COMMIT');
-    await delivered;
-    target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
-    await sub.next((f) => f.type === 'control.accepted' && f.cause === cmd.id);
-    const r = await posted;
-    assert.is(r.status, 202);
-    assert.is(r.body.stored, 1);
-    const waited = (await replay).map((t) => JSON.parse(t) as { type: string; id: string; data?: { phase?: string } });
-    assert.is(waited.at(-1)?.data?.phase, 'http', 'the replay read what was written before it');
-    const h = (await history(relay, s)).map((t) => JSON.parse(t) as { type: string; id: string });
-    assert.is(h.length, 1 + 20 + 1 + 1 + 1, 'session.started, 20 progress, the command, the POSTed event, its ack');
-    assert.is(h[21]!.id, cmd.id);
-    assert.is(h[23]!.type, 'control.accepted');
-    target.close();
-    sub.close();
-  } finally {
-    other.close();
-    await relay.close();
-  }
-});
-
 test('a write SQLite refuses: socket events were fanned out and the failure is logged, a refused POST is a 500 that keeps nothing, and the relay goes on storing', async () => {
   const lines: string[] = [];
   const { relay, path } = await fileRelay(lines);
@@ -383,7 +290,7 @@ test('a store path the relay cannot open is the same clear error as before', asy
 });
 
 test.after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removeFileRelayDirs();
 });
 
 test('a store that keeps refusing is reported once per interval with a count, and says what to do', () => {
