@@ -136,6 +136,9 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
   return {
     name: 'stream-json',
     deliveries: ['steer', 'queue'],
+    // D44: the CLI cannot edit or reorder a `later` message, so what is queued during a turn stays
+    // the adapter's and goes over at the turn's end, all of it, as the next turn's start.
+    handsQueue: { take: 'all', as: 'start' },
     how: 'run it headless with `aep-steer run claude -p`',
     facts$: facts$.asObservable(),
     async open() {
@@ -150,8 +153,9 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
     async interrupt(session) {
       const run = runOf(session);
       if (run === undefined || run.turn === undefined) return { ok: false, detail: 'no turn is running' };
-      // Observed: what still waits when the turn is interrupted runs next; it is taken back first.
-      for (const m of [...run.unread.values()]) await withdraw(session, m.commandId);
+      // Observed: what still waits when the turn is interrupted runs next. A steer is taken back
+      // first; a `later` one is the queue, which a cancel keeps (D44): it runs next, as it would.
+      for (const m of [...run.unread.values()]) if (!m.later) await withdraw(session, m.commandId);
       run.stopping = true;
       const a = await control(run, { subtype: 'interrupt' });
       if (!a.ok) run.stopping = false;
