@@ -10,32 +10,20 @@
 // end hands it over.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
 import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
-import { e2eSuite } from '../support/e2e-stack.js';
-import { startQwenServe, type ServeDaemon } from '../support/qwen-serve.js';
+import { qwenServeSuite } from '../support/qwen-serve-suite.js';
 import { bodyHas, chatMessagesOf, chatTextOf } from '../support/vendor-e2e.js';
 
 const INJECTED = '[User message received during tool execution]: ';
 const V = 'x.qwen-code';
 const DELIVERED = `${V}.instruction.delivered`;
 
-let daemon: ServeDaemon;
 let session: string;
-const e2e = e2eSuite('qwen-code', {
-  label: 'qwen serve queue verbs',
-  async flags(home, e2e) {
-    daemon = await startQwenServe(home, e2e.mock.baseUrl);
-    e2e.deferAfterAdapter(() => daemon.kill());
-    return { serve: daemon.url, serveTokenFile: daemon.tokenFile };
-  },
-});
+const { e2e, serve, all, slowTurn } = qwenServeSuite('qwen serve queue verbs', () => session);
 
 const of = (type: string, cause?: string): AepEvent | undefined => e2e.stack.find(session, type, cause);
-const all = (type: string): AepEvent[] => e2e.stack.events.filter((e) => e.session === session && e.type === type);
 const finishedAfter = (n: number) => e2e.stack.waitFor(`turn ${n + 1} finished`, () => all('run.finished')[n]);
 /** A queued prompt of its own: the mock answers it with text, no tool call. */
 const prompt = (tag: string): string => `[[TURN]] [[TOOLS:0]] ${tag} say done`;
@@ -51,18 +39,9 @@ async function settled(verb: string, data: Record<string, unknown>, change: stri
   );
   return e2e.stack.waitFor(change, () => of(`${V}.${change}`, cmd.id));
 }
-/** A prompt to the daemon whose shell call waits for a file; resolves once the hooks saw the tool start. */
-async function slowTurn(tag: string): Promise<{ release: () => void; finished: number }> {
-  const gate = join(e2e.home.root, `${tag}.go`);
-  const tools = all('tool.requested').length;
-  const finished = all('run.finished').length;
-  await daemon.prompt(session, `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
-  await e2e.stack.waitFor(`${tag}: the slow tool call`, () => all('tool.requested')[tools]);
-  return { release: () => writeFileSync(gate, ''), finished };
-}
 /** The daemon's pending prompts that carry `text`. */
 async function pendingWith(text: string): Promise<unknown[]> {
-  const r = await daemon.api('GET', `/session/${session}/pending-prompts`);
+  const r = await serve().api('GET', `/session/${session}/pending-prompts`);
   return ((r.body?.['pendingPrompts'] as { text?: string }[] | undefined) ?? []).filter((p) => p.text?.includes(text));
 }
 /** Where the first model request carrying `text` falls among all the mock saw (-1: none). */
@@ -70,9 +49,9 @@ const firstAt = (text: string): number => e2e.requests().findIndex((r) => bodyHa
 
 if (e2e.installed) {
   test.before(async () => {
-    e2e.stack.evidence.set('qwen serve output', () => daemon.output().slice(-4000));
-    session = await daemon.session('yolo');
-    await daemon.prompt(session, prompt('qv-first'));
+    e2e.stack.evidence.set('qwen serve output', () => serve().output().slice(-4000));
+    session = await serve().session('yolo');
+    await serve().prompt(session, prompt('qv-first'));
     await finishedAfter(0);
     await e2e.stack.waitFor('the lane reaches the session', () =>
       all(`${V}.session.described`).find((e) => (e.data?.['lanes'] as string[] | undefined)?.includes('serve')),
@@ -149,7 +128,7 @@ if (e2e.installed) {
     assert.equal(await pendingWith(tag), [], 'still with the adapter');
     // The person's next turn; at its end the kept one goes over and opens the turn after.
     const turns = all('run.finished').length;
-    await daemon.prompt(session, prompt('qv-after-cancel'));
+    await serve().prompt(session, prompt('qv-after-cancel'));
     const d = await e2e.stack.waitFor('the kept one delivered', () => of(DELIVERED, cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'serve']);
     await finishedAfter(turns + 1);
