@@ -220,6 +220,8 @@ export class SteeringFold {
         if (delivery !== undefined && (delivery !== 'moment' || r.delivery !== undefined)) q.delivery = delivery;
         const version = replay.versions.get(r.id);
         if (version !== undefined) q.version = version;
+        const changed = replay.changedBy.get(r.id);
+        if (changed !== undefined) q.changedBy = changed;
         return q;
       });
     const holds = [...s.holds.values()].map((h) => {

@@ -4,7 +4,7 @@
 // instruction the sender had moved before it, and a delivery of a text an edit had replaced.
 // The same replay gives the live boards the queue's order, versions and pause.
 import { order, str, type QueueChange, type SessionRecord, type TerminalRecord } from './fold-record.js';
-import type { Finding, Sighting } from './views.js';
+import type { Finding, QueueChangedBy, Sighting } from './views.js';
 import type { DecidedBy } from '../machines/decided-by.js';
 
 const INSTRUCT_ONLY = /^x\.[a-z0-9_-]+\.control\.instruct$/;
@@ -19,6 +19,8 @@ export interface QueueReplay {
   paused: boolean;
   /** D46: who paused it, while it stays paused. */
   pausedBy?: DecidedBy;
+  /** D46: the last edit, move or promote of each instruction, and who made it. */
+  changedBy: Map<string, QueueChangedBy>;
   findings: Finding[];
 }
 
@@ -54,6 +56,7 @@ export function replayQueue(s: SessionRecord): QueueReplay {
     texts: new Map(),
     delivery: new Map(),
     paused: false,
+    changedBy: new Map(),
     findings: [],
   };
   let moved = false;
@@ -72,8 +75,12 @@ export function replayQueue(s: SessionRecord): QueueReplay {
       if (kind === 'held') {
         r.paused = data['paused'] === true;
         r.pausedBy = r.paused ? step.change.decidedBy : undefined;
-      } else if (subject === undefined) continue;
-      else if (kind === 'edited' && typeof data['version'] === 'number') {
+        continue;
+      }
+      if (subject === undefined) continue;
+      const by = step.change.decidedBy;
+      if (by !== undefined) r.changedBy.set(subject, { change: kind, by });
+      if (kind === 'edited' && typeof data['version'] === 'number') {
         r.versions.set(subject, data['version']);
         const text = str(s.commands.get(step.change.cause ?? '')?.event.data?.['text']);
         if (text !== undefined) r.texts.set(subject, text);

@@ -64,13 +64,28 @@ export interface HoldView {
   firstBy?: DecidedBy;
 }
 
+/** D44, D46: the last change made to one waiting instruction, and who made it. */
+export interface QueueChangedBy {
+  change: 'edited' | 'moved' | 'promoted';
+  by: DecidedBy;
+}
+
 export interface SessionView {
   session: string;
   agent?: string;
   source?: string;
   state: SessionState;
   /** Pending instructions, FIFO by acceptance (D3) unless the sender moved them (D44). */
-  queue: { id: string; sender?: string; acceptedAt: string; text?: string; delivery?: string; version?: number }[];
+  queue: {
+    id: string;
+    sender?: string;
+    acceptedAt: string;
+    text?: string;
+    delivery?: string;
+    version?: number;
+    /** D46: who last edited, moved or promoted it. */
+    changedBy?: QueueChangedBy;
+  }[];
   /** D44: the sender paused the queue; D46: who paused it. */
   paused?: boolean;
   pausedBy?: DecidedBy;

@@ -265,6 +265,11 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
 
   // D32, D44: each waiting instruction can be withdrawn, edited in place, moved up or down and
   // promoted to a steer; the board redraws only from the stream, so a change shows once settled.
+  // D46: who last edited, moved or promoted it, as the stream settled it.
+  function changedBy(q) {
+    var c = q.changedBy;
+    return c && c.by ? ', ' + c.change + ' by ' + c.by.identity + ' (' + c.by.surface + (c.by.device ? ' ' + c.by.device : '') + ')' : '';
+  }
   function queueItem(s, q, at) {
     function done(r) { queueNote[s.session] = r; render(); }
     function act(name, body) { return function () { post(name, Object.assign({ session: s.session, instruction: q.id }, body)).then(done); }; }
@@ -274,7 +279,7 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
       b.addEventListener('click', fn);
       return b;
     }
-    var label = q.id.slice(-8) + ' from ' + (q.sender || '?') + (q.delivery && q.delivery !== 'moment' ? ' (' + q.delivery + ')' : '') + (q.version > 1 ? ' v' + q.version : '');
+    var label = q.id.slice(-8) + ' from ' + (q.sender || '?') + (q.delivery && q.delivery !== 'moment' ? ' (' + q.delivery + ')' : '') + (q.version > 1 ? ' v' + q.version : '') + changedBy(q);
     if (editing[q.id] !== undefined) {
       var area = el('textarea', { id: 'edit-' + q.id, 'data-edit-text': q.id, 'aria-label': 'new text', rows: '2' }, []);
       area.value = editing[q.id];

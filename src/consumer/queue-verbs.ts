@@ -7,7 +7,7 @@ import type { RelayConsumer } from './connection.js';
 import { result, undecided, type Explained } from './explain.js';
 import { refusalSentence, type Voice } from './next-step.js';
 import { steer } from './steer.js';
-import { deliveryTimeout, verbRequest, type Sender, type Unsettled } from './verb.js';
+import { deliveryTimeout, surfaceData, verbRequest, type Sender, type Unsettled } from './verb.js';
 
 export type QueueVerbOutcome =
   /** The change took effect: `event` is its settling event, `data` what it settled (version, position, paused). */
@@ -50,7 +50,8 @@ export async function sendQueueVerb(
     type: (vendor) => queueVerbType(vendor, req.verb),
     hint: 'the queue verbs come with instruct, and its adapter runs with steering off',
     steering: true,
-    data: req.data,
+    // D46: the surface the sender's software names (the console, MCP) goes with the verb, as withdraw's does.
+    data: { ...req.data, ...surfaceData(f) },
     ...(req.granted ? { extensions: { [GRANT_ATTR]: WITHDRAW_GRANT } } : {}),
     settles: SETTLES,
     success: SETTLES,

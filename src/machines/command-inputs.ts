@@ -2,6 +2,7 @@
 // command and the gates and vendor facts as they stood when it arrived, since the machine knows
 // no vendor and reads no setting.
 import type { AepCommand, Rejection } from '../protocol/index.js';
+import type { QueueHandover } from './vendor-inputs.js';
 
 /**
  * How a vendor's user-plane input (`x.{vendor}.control.send_input`) behaves, from its table
@@ -60,12 +61,12 @@ export interface WithdrawInput {
  */
 /**
  * D30: what the native lanes add while one reaches the session, and how a session gets one;
- * `keepsQueued` (D44): they take a `queue` only between turns, so one sent during a turn waits here.
+ * `handover` (D44): the lane's hand-over row, so a `queue` sent during a turn waits here.
  */
 export interface NativeLanes {
   deliveries: readonly string[];
   hint: string;
-  keepsQueued?: boolean;
+  handover?: QueueHandover;
 }
 export interface QueueVerbInput {
   type: 'command.queue';

@@ -60,8 +60,8 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
   // D30: a steer goes in through a native lane that reaches the session, never also through the
   // queue; one that waits for the next turn (D43 `wait`) waits in the hook lane's queue, and so
   // does a queue sent while the sender paused the queue (D44), so the pause holds it.
-  // A lane that takes a queue only between turns leaves it here while one runs (D44, queue-handover).
-  const between = input.native?.keepsQueued === true && ctx.turnOpen === true;
+  // A lane with a hand-over row leaves it here while a turn runs (D44, queue-handover).
+  const between = input.native?.handover !== undefined && ctx.turnOpen === true;
   const kept = d.idle === 'wait' || ((ctx.paused === true || between) && d.delivery === 'queue');
   const lane = kept ? undefined : laneFor(ctx, d.delivery, input.native);
   if (lane !== undefined) {

@@ -206,7 +206,8 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
   }
   // A queued one waits in the vendor's queue for the next turn, and a lane whose vendor runs an
   // unread steer as a prompt of its own (qwen serve) reports its receipt later; except at the end
-  // of a cancel asked here: the lane took back what it held first (D33).
+  // of a cancel asked here, where the lane took back what it held first (D33), unless the lane
+  // hands the adapter's queue over (D44): a cancel keeps what waits, there as here.
   const stopped = c?.lane !== undefined && input.interrupted === true;
   const kept = input.keepsUnread === true && !stopped;
   // D43: a start awaits the receipt of the turn it began, not this turn's end.
@@ -215,36 +216,16 @@ export function laneTurn(ctx: SessionContext, input: LaneTurnInput): Step {
     : (ctx.laned ?? []).filter(
         (i) =>
           i.phase === 'sent' &&
-          (i.delivery !== 'queue' || (stopped && input.keepsQueued !== true)) &&
+          (i.delivery !== 'queue' || (stopped && input.handover === undefined)) &&
           (i.start !== 'started' || stopped) &&
           input.kept?.includes(i.id) !== true,
       );
   const dropped = unread.length === 0 ? { outputs: [] } : dropLaned(ctx, unread, 'turn-ended');
   // The turn is over: its run with it (a vendor that fires no closing hook on an interrupt leaves none).
-  const ended = { ...ctx, turnOpen: false, run: undefined, ...cancel, ...dropped.context };
-  const handed = input.startsQueued === true ? handOverQueued(ended, input.interrupted === true) : { outputs: [] };
   return {
-    context: { turnOpen: false, run: undefined, ...cancel, ...dropped.context, ...handed.context },
-    outputs: [...outputs, ...dropped.outputs, ...handed.outputs],
+    context: { turnOpen: false, run: undefined, ...cancel, ...dropped.context },
+    outputs: [...outputs, ...dropped.outputs],
   };
-}
-
-/**
- * D44 on a lane whose vendor takes a queued instruction only as a turn of its own (Copilot's
- * server): the adapter keeps the queue, so every verb works on it, and hands the first waiting
- * `queue` item over as a start (D43) when a turn ends in its own time, one per turn: never while
- * paused, and not after an interrupt, where what waits stays queued for a later turn (a cancel
- * keeps the queue).
- */
-function handOverQueued(ctx: SessionContext, interrupted: boolean): Step {
-  const lane = ctx.lanes?.[0];
-  const item = ctx.queue.find((i) => i.delivery === 'queue');
-  if (lane === undefined || interrupted || ctx.paused === true || item === undefined) return { outputs: [] };
-  const queue = ctx.queue.filter((i) => i !== item);
-  const laned = toLane({ ...ctx, queue }, item, lane, 'queue');
-  // Until its receipt, the turn it opens takes nothing else from the queue: the order stays true.
-  const marked = (laned.context?.laned ?? []).map((i) => (i.id === item.id ? { ...i, fromQueue: true as const } : i));
-  return { context: { queue, ...laned.context, laned: marked }, outputs: laned.outputs };
 }
 
 /**

@@ -6,7 +6,7 @@ import { droppedInstructions, fitsMoment, takeFitting } from './queue.js';
 import { finishedWith } from './withdraw.js';
 import { echoTaken } from './lane-steps.js';
 import { ranAtAgent } from './attention.js';
-import { queueHeld } from './queue-verbs.js';
+import { queueHeld } from './queue-handover.js';
 import type { SessionOutput } from './session-output.js';
 import type { FailedInput, MomentInput, WrittenInput } from './hook-inputs.js';
 import type { SessionContext } from './session-context.js';

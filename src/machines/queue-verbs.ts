@@ -12,7 +12,7 @@ import { unlessAccepted, type Step } from './step.js';
 import { finishedWith, NAMED_REJECT } from './withdraw.js';
 import { honoured, laneFor, startWay, toLane } from './lane-steps.js';
 import type { NativeLanes, QueueVerbInput } from './command-inputs.js';
-import { handQueued } from './queue-handover.js';
+import { handOver } from './queue-handover.js';
 import type { FinishedHow, QueuedInstruction, SessionContext } from './session-context.js';
 import type { SessionOutput } from './session-output.js';
 
@@ -198,9 +198,9 @@ function hold(ctx: SessionContext, c: AepCommand, key: string, native?: NativeLa
   const paused = dataOf(c).paused;
   if (typeof paused !== 'boolean') return { kind: 'reject', key, rejection: QUEUE_REJECT.pausedInvalid };
   const held = accepted(ctx, key, c.id, { paused: paused ? true : undefined }, [changed(ctx, c, 'held', { paused })]);
-  // A resume with no turn running hands over what a lane taking queues between turns would have had.
-  if (paused || native?.keepsQueued !== true || ctx.turnOpen === true) return held;
-  const h = handQueued({ ...ctx, ...held.context });
+  // A resume with no turn running hands over what the turn's end would have (the lane's row).
+  if (paused || native?.handover === undefined || ctx.turnOpen === true) return held;
+  const h = handOver({ ...ctx, ...held.context }, native.handover);
   return { context: { ...held.context, ...h.context }, outputs: [...held.outputs, ...h.outputs] };
 }
 
@@ -224,10 +224,6 @@ export function queueVerb(ctx: SessionContext, input: QueueVerbInput, ended: boo
   if ('outputs' in d) return d;
   return unlessAccepted(ctx, d, c.id) ?? { outputs: [] };
 }
-
-/** D44: while paused, or while a cancel that clears the queue awaits its answer, only a steer leaves the queue. */
-export const queueHeld = (ctx: SessionContext): boolean =>
-  ctx.paused === true || ctx.cancel?.clear === true || ctx.laned?.some((i) => i.fromQueue === true) === true;
 
 /** D44: `control.cancel {clear: true}` took effect: everything waiting is withdrawn, each drop caused by the cancel. */
 export function clearQueue(ctx: SessionContext, cancel: string, by?: DecidedBy): Step {

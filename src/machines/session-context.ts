@@ -40,7 +40,7 @@ export interface LanedInstruction {
    * begun meanwhile and put it in as `delivery` instead (`raced`).
    */
   start?: 'asked' | 'started' | 'raced';
-  /** D44: handed over from the adapter's queue as a start (`startsQueued`): what waits stays until its receipt. */
+  /** D44: handed over from the adapter's queue (queue-handover.ts): what waits stays until its receipt. */
   fromQueue?: true;
   from?: string;
   /** D44: the text version it carries (absent: 1). */

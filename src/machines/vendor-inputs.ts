@@ -98,6 +98,15 @@ export interface LaneDeliveredInput {
   /** D50: taking it moved the running shell command to the background. */
   backgrounded?: { command: string };
 }
+/**
+ * D44: how the adapter's own queue goes to a lane whose vendor cannot change what it holds
+ * (machines/queue-handover.ts). `take`: the head only, one per turn end, or every waiting one at
+ * once; `as`: a turn of its own (D43 start) or the vendor's next-turn queue (the lane's `queue`).
+ */
+export interface QueueHandover {
+  take: 'one' | 'all';
+  as: 'start' | 'queue';
+}
 /** The lane saw a turn start or end (its own protocol, beside the hook moments). */
 export interface LaneTurnInput extends ToolsAtStop {
   type: 'lane.turn';
@@ -107,10 +116,8 @@ export interface LaneTurnInput extends ToolsAtStop {
   interrupted?: boolean;
   /** The lane runs what it took unread as a prompt of its own after the turn: its receipt still comes. */
   keepsUnread?: boolean;
-  /** D44: the lane takes a queue only between turns (opencode's server lane): its end hands what waits over. */
-  keepsQueued?: boolean;
-  /** D44: the lane takes a queued instruction only as a turn of its own: the first waiting one goes at this end. */
-  startsQueued?: boolean;
+  /** D44: the lane's hand-over row: a normal end hands what waits in the adapter's queue over as it says. */
+  handover?: QueueHandover;
   /** Steers (command ids) the lane could not take back at the turn's end: the vendor runs them next, receipt to come. */
   kept?: string[];
 }

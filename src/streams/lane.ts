@@ -8,6 +8,7 @@ import type { Observable } from 'rxjs';
 import type { AepCommand, Rejection } from '../protocol/index.js';
 import type { AttentionRequestSpec } from './surface.js';
 import type { ToolsAtStop } from '../machines/session-context.js';
+import type { QueueHandover } from '../machines/vendor-inputs.js';
 
 /** One instruction or input handed to a lane; the command id is the vendor's client message id (D30). */
 export interface LaneRequest {
@@ -97,16 +98,11 @@ export interface Lane {
    */
   readonly keepsUnread?: boolean;
   /**
-   * D44: it takes a `queue` only between turns: one sent while a turn runs waits in the session's
-   * own queue (every verb works on it) and is handed over when the turn ends normally; what waits
-   * stays across a stop and goes after a later turn ends.
+   * D44: the vendor cannot change what it holds, so what is queued while a turn runs waits in the
+   * session's own queue (every verb works on it) and goes over as this row says when a turn ends
+   * normally, or on a resume with no turn running; a stop keeps it for a later turn's end.
    */
-  readonly keepsQueued?: boolean;
-  /**
-   * D44: the vendor takes a queued instruction only as a turn of its own (the lane has no `queue`):
-   * the adapter keeps what waits, and hands the first over with `startTurn` as each turn ends.
-   */
-  readonly startsQueued?: boolean;
+  readonly handsQueue?: QueueHandover;
   /** What a person does so the lane reaches a session (`start it with \`aep-steer run codex\``). */
   readonly how: string;
   /**

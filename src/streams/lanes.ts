@@ -18,11 +18,12 @@ export function laneHostOptions(all: readonly Lane[]): LaneHostOptions | undefin
   const lanes = all.filter(steers);
   if (lanes.length === 0) return undefined;
   const deliveries = [...new Set(lanes.flatMap((l) => l.deliveries))];
+  const handover = lanes.find((l) => l.handsQueue !== undefined)?.handsQueue;
   return {
     native: {
       deliveries,
       hint: lanes.map((l) => l.how).join('; or '),
-      ...(lanes.some((l) => l.keepsQueued === true) ? { keepsQueued: true } : {}),
+      ...(handover === undefined ? {} : { handover }),
     },
     interrupts: lanes.some((l) => l.interrupt !== undefined),
     withdraws: lanes.filter((l) => l.withdraw !== undefined).map((l) => l.name),
@@ -228,8 +229,7 @@ export function fromLaneFacts(
                 open: false,
                 interrupted: f.interrupted,
                 ...(lane.keepsUnread === true ? { keepsUnread: true } : {}),
-                ...(lane.keepsQueued === true ? { keepsQueued: true } : {}),
-                ...(lane.startsQueued === true ? { startsQueued: true } : {}),
+                ...(lane.handsQueue === undefined ? {} : { handover: lane.handsQueue }),
                 ...(f.kept?.length ? { kept: f.kept } : {}),
                 ...(f.leftRunning?.length ? { leftRunning: f.leftRunning } : {}),
                 ...(f.killed?.length ? { killed: f.killed } : {}),

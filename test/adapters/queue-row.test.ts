@@ -6,10 +6,10 @@ import { vendorTables } from '../../src/adapters/registry.js';
 import { evidenceProblem } from '../support/mapping-fixture.js';
 
 const EXPECTED: Record<string, 'adapter' | readonly string[]> = {
-  'claude-code': ['stream-json'],
+  'claude-code': 'adapter',
   codex: 'adapter',
   cline: 'adapter',
-  'qwen-code': ['serve'],
+  'qwen-code': 'adapter',
   opencode: 'adapter',
 };
 

@@ -2,6 +2,7 @@
 // a real relay and Claude Code adapter: three waiting instructions moved with the up and down
 // buttons, the queue paused (the agent's moments carry nothing) and resumed (the next moment
 // carries all three in the new order), and Steer now on one while paused (a steer is not held).
+// Each moved item names who moved it (D46).
 // Every change shows only once the stream settled it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -70,6 +71,9 @@ for (const [width, height] of [
       await queueIs(page, [three, two, one]);
       const moved = stack.seen.filter((e) => e.type === 'x.claude-code.instruction.moved' && e.session === s.session);
       assert.is(moved.length, 3, 'each click is one settled move');
+      // D46: each item says who last moved it, from the settled event's decided_by.
+      const by = await page.textContent(`#detail [data-instruction="${one}"]`);
+      assert.match(by ?? '', /moved by \S+ \(console/, `who moved it: ${by}`);
 
       // Pause: the button flips only once the adapter's queue.held is on the stream.
       await page.click('#queue-hold');

@@ -2,135 +2,29 @@
 // runs `aep-steer run claude -p "…"`, which joins the Claude Code adapter's stream-json lane and
 // runs the CLI headless with its stream-json on the caller's stdout. The hooks and the lane speak
 // of one session (Claude's session_id). While the turn's slow tool runs, a `steer` reaches the
-// next model request of that turn on the CLI's receipt, a `queue` the first request of the next
-// turn only, a withdrawn one never the model, a cancel stops the turn, a steer with no turn
-// running is refused session-idle, and the audit of the adapter's log finds no violation.
+// next model request of that turn on the CLI's receipt, a `queue` (kept by the adapter while the
+// turn runs, D44) the first request of the next turn only, a withdrawn one never the model, a
+// cancel takes back an unread steer and stops the turn, a steer with no turn running is refused
+// session-idle, and the audit of the adapter's log finds no violation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
 import { streamJsonSocketPath } from '../../src/adapters/claude-code/stream-json/spec.js';
-import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
-import { processTable } from '../../src/adapters/tool-processes.js';
-import { e2eSuite, type VendorWorkspace } from '../support/e2e-stack.js';
-import { toolResultCount, type RecordedRequest } from '../support/mock-anthropic.js';
+import { uuidFor } from '../../src/adapters/claude-code/stream-json/stream.js';
+import type { AepCommand } from '../../src/protocol/index.js';
+import { e2eSuite } from '../support/e2e-stack.js';
+import { FOLDED, streamRuns, type StreamRun as Run } from '../support/claude-stream-runs.js';
 import { bodyHas } from '../support/vendor-e2e.js';
 
-type Line = Record<string, unknown>;
-const FOLDED = 'The user sent a new message while you were working:';
-
 const e2e = e2eSuite('claude-code');
+const { script, all, of, requestsOf, accepted, spawnRun, startRun, finish, gateLoopRuns } = streamRuns(e2e);
 
-/** One `aep-steer run claude -p` process, as an orchestrator runs it: stream-json lines on its stdout. */
-interface Run {
-  ws: VendorWorkspace;
-  gate: string;
-  tag: string;
-  child: ChildProcess;
-  lines: Line[];
-  stderr: () => string;
-  done: Promise<number | null>;
-  session: string;
-}
-
-/** The mock: a prompt carrying `[[GATE:path]]` asks for one Bash call that waits for that file. */
-function script(): void {
-  e2e.mock.setScript((body) => {
-    if (!(body.tools ?? []).some((t) => t.name === 'Bash')) return { content: [{ type: 'text', text: 'ok' }] };
-    const gate = /\[\[GATE:([^\]]+)\]\]/.exec(JSON.stringify(body.messages?.[0] ?? ''))?.[1];
-    if (gate === undefined || toolResultCount(body) > 0)
-      return { content: [{ type: 'text', text: `Answered after ${toolResultCount(body)} tool result(s).` }] };
-    const cmd = `while [ ! -f '${gate}' ]; do sleep 0.1; done; echo TOOL_RAN`;
-    return { content: [{ type: 'tool_use', name: 'Bash', input: { command: cmd, description: 'wait for the gate' } }] };
-  });
-}
-
-/**
- * Spawns `aep-steer run claude` with the prompt after `-p`, or (`onStdin`) written on its stdin,
- * which then ends; resolves once the run's `system/init` is on its stdout.
- */
-async function spawnRun(tag: string, onStdin = false): Promise<Run> {
-  const ws = await e2e.workspace();
-  const gate = join(ws.root, `${tag}.go`);
-  const prompt = `${tag}: run the slow command [[GATE:${gate}]]`;
-  const [node, ...argv] = e2e.aepRun(
-    '-p',
-    ...(onStdin ? [] : [prompt]),
-    '--model',
-    'claude-sonnet-4-5',
-    '--dangerously-skip-permissions',
-  );
-  const child = e2e.track(
-    spawn(node!, argv, { cwd: ws.project, env: e2e.runEnv(ws), stdio: ['pipe', 'pipe', 'pipe'] }),
-  );
-  const lines: Line[] = [];
-  let partial = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    partial += d.toString();
-    const parts = partial.split('\n');
-    partial = parts.pop() ?? '';
-    for (const p of parts) if (p.trim() !== '') lines.push(JSON.parse(p) as Line);
-  });
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  if (onStdin) child.stdin!.end(`${prompt}\n`);
-  const done = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const run: Run = { ws, gate, tag, child, lines, stderr: () => stderr, done, session: '' };
-  const init = await e2e.stack.waitFor(
-    `${tag}: the run's system/init`,
-    () => lines.find((l) => l.type === 'system' && l.subtype === 'init'),
-    60_000,
-  );
-  run.session = String(init.session_id);
-  return run;
-}
-
-/** Starts a run whose one turn's Bash call waits for its gate; resolves once that tool call is on stdout. */
-async function startRun(tag: string): Promise<Run> {
-  const run = await spawnRun(tag);
-  const { lines } = run;
-  await e2e.stack.waitFor(`${tag}: the slow tool call`, () =>
-    lines.find((l) => l.type === 'assistant' && JSON.stringify(l).includes('"tool_use"')),
-  );
-  await e2e.stack.waitFor(`${tag}: the lane reaches the session`, () =>
-    all(run, 'x.claude-code.session.described').find((e) =>
-      (e.data?.['lanes'] as string[] | undefined)?.includes('stream-json'),
-    ),
-  );
-  return run;
-}
-
-/** Ends the caller's input: the run ends once its turns are over, with the CLI's own exit code. */
-async function finish(run: Run, expected = 0): Promise<void> {
-  run.child.stdin!.end();
-  const code = await run.done;
-  assert.is(code, expected, run.stderr());
-}
-
-/**
- * The mock's command runs, however the Bash tool quotes it: a process names the gate, other than
- * the run itself (whose prompt names it as `[[GATE:…]]`).
- */
-const gateLoopRuns = (run: Run): boolean =>
-  (processTable() ?? []).some(
-    (p) => p.state !== 'Z' && p.argv.some((a) => a.includes(run.gate) && !a.includes('[[GATE:')),
-  );
-const all = (run: Run, type: string): AepEvent[] =>
-  e2e.stack.events.filter((e) => e.session === run.session && e.type === type);
-const of = (run: Run, type: string, cause?: string) => e2e.stack.find(run.session, type, cause);
-/** The run's main-thread model requests (side requests such as titles offer no tools). */
-const requestsOf = (run: Run): RecordedRequest[] =>
-  e2e.requests().filter((r) => r.raw.includes(`${run.tag}:`) && (r.body?.tools ?? []).some((t) => t.name === 'Bash'));
-
-const accepted = (run: Run, type: string, data: Record<string, unknown>): Promise<AepCommand> =>
-  e2e.stack.accepted(run.session, type, data);
-
-/** Sends an instruction while the run's tool waits; resolves once the CLI acknowledged its message (`queued`). */
-async function whileToolRuns(run: Run, text: string, delivery: 'steer' | 'queue'): Promise<AepCommand> {
-  const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery });
+/** Sends a steer while the run's tool waits; resolves once the CLI acknowledged its message (`queued`). */
+async function whileToolRuns(run: Run, text: string): Promise<AepCommand> {
+  const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'steer' });
   await e2e.stack.waitFor('the CLI took it', () =>
     run.lines.find((l) => l.type === 'command_lifecycle' && l.state === 'queued'),
   );
@@ -147,7 +41,7 @@ if (e2e.installed) {
     assert.is(statSync(join(e2e.stack.stateDir, 'claude-code')).mode & 0o777, 0o700, 'its directory is mode 700');
     assert.ok(of(run, 'session.started'), 'the hooks fired under the stream-json session id');
     const text = `STEER-LANE-${run.session.slice(0, 8)}`;
-    const cmd = await whileToolRuns(run, text, 'steer');
+    const cmd = await whileToolRuns(run, text);
     writeFileSync(run.gate, '');
     const d = await e2e.stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['steer', 'stream-json']);
@@ -177,10 +71,15 @@ if (e2e.installed) {
   test("queue while a slow tool runs: none of the running turn's requests, the first request of the next turn", async () => {
     const run = await startRun('s-queue');
     const text = `QUEUE-LANE-${run.session.slice(0, 8)}`;
-    const cmd = await whileToolRuns(run, text, 'queue');
+    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'queue' });
+    assert.not.ok(
+      run.lines.some((l) => l.command_uuid === uuidFor(cmd.id)),
+      'the adapter keeps it while the turn runs (D44)',
+    );
     writeFileSync(run.gate, '');
     const d = await e2e.stack.waitFor('delivered', () => of(run, 'x.claude-code.instruction.delivered', cmd.id));
-    assert.equal([d.data?.['delivery'], d.data?.['lane']], ['queue', 'stream-json']);
+    // Handed over at the turn's end as the next turn's start.
+    assert.equal([d.data?.['started'], d.data?.['lane']], [true, 'stream-json']);
     await finish(run);
     const results = run.lines.filter((l) => l.type === 'result');
     assert.is(results.length, 2, 'a turn of its own after the first');
@@ -196,17 +95,13 @@ if (e2e.installed) {
     assert.is(runs.length, 2, 'the hooks saw the next turn as a run of its own');
   });
 
-  test('a queue withdrawn before it is read never reaches the model (cancel_async_message)', async () => {
+  test('a queue withdrawn while it waits with the adapter never reaches the model', async () => {
     const run = await startRun('s-withdraw');
     const text = `WITHDRAWN-LANE-${run.session.slice(0, 8)}`;
-    const cmd = await whileToolRuns(run, text, 'queue');
+    const cmd = await accepted(run, 'x.claude-code.control.instruct', { text, delivery: 'queue' });
     const w = await accepted(run, 'x.claude-code.control.withdraw', { instruction: cmd.id });
     const dropped = await e2e.stack.waitFor('withdrawn', () => of(run, 'x.claude-code.instruction.dropped', w.id));
     assert.equal([dropped.subject, dropped.data?.['reason']], [cmd.id, 'withdrawn']);
-    assert.ok(
-      run.lines.some((l) => l.type === 'command_lifecycle' && l.state === 'cancelled'),
-      'the CLI cancelled the message it held',
-    );
     writeFileSync(run.gate, '');
     await finish(run);
     assert.is(run.lines.filter((l) => l.type === 'result').length, 1, 'no turn of its own');
@@ -231,8 +126,8 @@ if (e2e.installed) {
 
   test('cancel {scope: run} takes back what waits, stops the turn through interrupt; then a steer is refused session-idle', async () => {
     const run = await startRun('s-cancel');
-    const waiting = `QUEUED-BEFORE-CANCEL-${run.session.slice(0, 8)}`;
-    const queued = await whileToolRuns(run, waiting, 'queue');
+    const waiting = `UNREAD-BEFORE-CANCEL-${run.session.slice(0, 8)}`;
+    const queued = await whileToolRuns(run, waiting);
     const started = all(run, 'run.started').at(-1)!;
     await e2e.stack.waitFor('the Bash command runs', () => (gateLoopRuns(run) ? true : undefined));
     const cancel = await accepted(run, 'control.cancel', { scope: 'run' });
@@ -251,8 +146,8 @@ if (e2e.installed) {
       `the tool was stopped before its end: ${toolResults.join('\n')}`,
     );
     assert.is(requestsOf(run).length, 1, 'no request after the stopped tool');
-    // What waited for the next turn was taken back before the interrupt: it never runs.
-    const dropped = await e2e.stack.waitFor('the queued one dropped', () =>
+    // The steer not read yet was taken back before the interrupt: it never runs.
+    const dropped = await e2e.stack.waitFor('the unread steer dropped', () =>
       of(run, 'x.claude-code.instruction.dropped', queued.id),
     );
     assert.is(dropped.data?.['reason'], 'turn-ended');

@@ -4,7 +4,8 @@
 // queue paused and resumed. What waits stays with the adapter, where the verbs act, until a turn
 // ends; then the first goes over as the start of the next turn (D43), one per turn end, so the
 // turns after open with them in the new order and the edited text, and the replaced text never
-// reaches the model.
+// reaches the model. Paused while a turn ends and resumed with no turn running, the head goes over
+// at once.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
@@ -16,38 +17,42 @@ import { e2eSuite } from '../support/e2e-stack.js';
 
 const e2e = e2eSuite('copilot', { label: 'copilot queue verbs' });
 
+/** `aep-steer run copilot -p` in a trusted folder, its slow shell call allowed through the relay; resolves once it runs. */
+async function hostedRun(tag: string) {
+  const ws = await e2e.workspace();
+  // The session is the hooks' (the lane joins it): the folder is trusted for every run.
+  mkdirSync(join(ws.home, '.copilot'), { recursive: true });
+  writeFileSync(join(ws.home, '.copilot', 'config.json'), JSON.stringify({ trustedFolders: [ws.project] }));
+  const gate = join(ws.root, `${tag}.go`);
+  const from = e2e.stack.events.length;
+  const [node, ...argv] = e2e.aepRun('-p', `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
+  const child = e2e.track(
+    spawn(node!, argv, { cwd: ws.project, env: e2e.runEnv(ws), stdio: ['pipe', 'pipe', 'pipe'] }),
+  );
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.resume();
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const session = await e2e.stack.newSession(from).catch((e: Error) => {
+    throw new Error(`${e.message}\n${err}`);
+  });
+  const all = (type: string): AepEvent[] => e2e.stack.events.filter((e) => e.session === session && e.type === type);
+  const of = (type: string, cause?: string) => e2e.stack.find(session, type, cause);
+  const accepted = (type: string, data: Record<string, unknown>): Promise<AepCommand> =>
+    e2e.stack.accepted(session, type, data);
+  const settled = async (verb: string, data: Record<string, unknown>, change: string): Promise<AepEvent> => {
+    const cmd = await accepted(`x.copilot.control.${verb}`, data);
+    return e2e.stack.waitFor(change, () => of(`x.copilot.${change}`, cmd.id));
+  };
+  // The slow call asks permission on the server: answered allow through the relay.
+  const asked = await e2e.stack.waitFor('the slow call asks', () => all('attention.requested')[0]);
+  assert.is((await e2e.respond(session, asked.id, 'allow')).code, 0);
+  return { session, all, of, accepted, settled, gate, child, exited, stderr: () => err };
+}
+
 if (e2e.installed) {
   test('queue three, edit the second, move the third first, pause and resume: the turns after open with them in that order', async () => {
-    const ws = await e2e.workspace();
-    // The session is the hooks' (the lane joins it): the folder is trusted for every run.
-    mkdirSync(join(ws.home, '.copilot'), { recursive: true });
-    writeFileSync(join(ws.home, '.copilot', 'config.json'), JSON.stringify({ trustedFolders: [ws.project] }));
-    const gate = join(ws.root, 'first.go');
-    const from = e2e.stack.events.length;
-    const [node, ...argv] = e2e.aepRun('-p', `[[TURN]] [[WAITFILE:${gate}]] qv-first run the slow command`);
-    const child = e2e.track(
-      spawn(node!, argv, { cwd: ws.project, env: e2e.runEnv(ws), stdio: ['pipe', 'pipe', 'pipe'] }),
-    );
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.resume();
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    const session = await e2e.stack.newSession(from).catch((err: Error) => {
-      throw new Error(`${err.message}\n${stderr}`);
-    });
-    const all = (type: string): AepEvent[] => e2e.stack.events.filter((e) => e.session === session && e.type === type);
-    const of = (type: string, cause?: string) => e2e.stack.find(session, type, cause);
-    const accepted = (type: string, data: Record<string, unknown>): Promise<AepCommand> =>
-      e2e.stack.accepted(session, type, data);
-    const settled = async (verb: string, data: Record<string, unknown>, change: string): Promise<AepEvent> => {
-      const cmd = await accepted(`x.copilot.control.${verb}`, data);
-      return e2e.stack.waitFor(change, () => of(`x.copilot.${change}`, cmd.id));
-    };
-
-    // The slow call asks permission on the server: answered allow through the relay.
-    const asked = await e2e.stack.waitFor('the slow call asks', () => all('attention.requested')[0]);
-    assert.is((await e2e.respond(session, asked.id, 'allow')).code, 0);
-
+    const { session, of, settled, accepted, gate, child, exited, stderr } = await hostedRun('qv-first');
     const tag = session.slice(-8);
     const texts = ['ONE', 'TWO', 'THREE'].map((t) => `QV-${t}-${tag}`);
     const edited = `QV-TWO-EDITED-${tag}`;
@@ -96,7 +101,28 @@ if (e2e.installed) {
       [],
     );
     child.stdin.end();
-    assert.is(await exited, 0, stderr.slice(-2000));
+    assert.is(await exited, 0, stderr().slice(-2000));
+  });
+  test("paused while a turn ends, then resumed with no turn running: the head goes over at once as the next turn's start", async () => {
+    const { session, all, of, accepted, settled, gate, child, exited, stderr } = await hostedRun('qr-idle');
+    const text = `QR-IDLE-${session.slice(-8)}`;
+    const cmd = await accepted('x.copilot.control.instruct', { text, delivery: 'queue' });
+    await settled('hold', { paused: true }, 'queue.held');
+    writeFileSync(gate, '');
+    await e2e.stack.waitFor('the turn ended', () => all('run.finished')[0]);
+    assert.not.ok(of('x.copilot.instruction.delivered', cmd.id), 'paused: nothing at the turn end');
+    const resumed = await settled('hold', { paused: false }, 'queue.held');
+    const d = await e2e.stack.waitFor('delivered', () => of('x.copilot.instruction.delivered', cmd.id));
+    // The server may still be closing the turn the hooks saw end: then it takes the send as queued
+    // for right after it (`started: false`); either way it goes now, not at a later turn's end.
+    assert.is(d.data?.['lane'], 'server');
+    assert.ok(d.seq! > resumed.seq!, 'after the resume');
+    assert.is(all('run.finished').length, 1, 'no other turn ended before it went');
+    await e2e.stack.waitFor('the model read it', () =>
+      e2e.mock.modelRequests().some((r) => r.text.includes(text)) ? true : undefined,
+    );
+    child.stdin.end();
+    assert.is(await exited, 0, stderr().slice(-2000));
   });
 }
 

@@ -1,4 +1,4 @@
-// D44 on a lane that takes a queued instruction only as a turn of its own (`startsQueued`, the
+// D44 on a lane that takes a queued instruction only as a turn of its own (hand-over row `take: "one", as: "start"`, the
 // Copilot server lane), stepped through the session machine (pure): what waits stays in the
 // adapter's queue, and the first waiting one goes over as a start when a turn ends; nothing else
 // leaves the queue at the started turn's opening moment until its receipt; a pause or a cancel's
@@ -42,7 +42,7 @@ const turnEnd = (interrupted = false): SessionInput => ({
   at: 2000,
   open: false,
   interrupted,
-  startsQueued: true,
+  handover: { take: 'one', as: 'start' },
 });
 const twoWaiting = (): Snap =>
   run([

@@ -1,4 +1,4 @@
-// D44 on a lane that takes a `queue` only between turns (opencode's server lane, `keepsQueued`),
+// D44 on a lane that takes a `queue` only between turns (opencode's server lane, hand-over row `all` as `queue`),
 // stepped through the session machine (pure): a queue sent while the lane's turn runs waits in the
 // session's own queue, so edit keeps its place, move reorders and hold pauses it; a turn's normal
 // end hands what waits to the lane in order with the latest text, unless paused; a resume with no
@@ -12,7 +12,8 @@ import type { QueueVerb } from '../../src/machines/command-inputs.js';
 import { run, types, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
 
 const LANE = 'serve';
-const NATIVE = { deliveries: ['steer', 'queue'], hint: 'host the session on `opencode serve`', keepsQueued: true };
+const HANDOVER = { take: 'all', as: 'queue' } as const;
+const NATIVE = { deliveries: ['steer', 'queue'], hint: 'host the session on `opencode serve`', handover: HANDOVER };
 const sender = { agent: 'tester', host: 'test-host' };
 const instructCmd = (id: string, text: string) =>
   command(sender, SESSION, {
@@ -45,7 +46,7 @@ const ended = (interrupted = false): SessionInput => ({
   at: 2000,
   open: false,
   interrupted,
-  keepsQueued: true,
+  handover: HANDOVER,
 });
 const running = (): Snap => run([reach, opened]).snap;
 const handed = (outputs: readonly { type: string }[]) =>

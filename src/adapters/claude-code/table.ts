@@ -191,14 +191,15 @@ export const claudeCode: VendorTable = {
   // D30: a headless session run by `aep-steer run claude -p` is also reached through its stream-json
   // input; a person's `claude` keeps the hook lane only.
   lanes: [claudeStreamJson],
-  // D44: the hook lane's queue is the adapter's own; a headless run's `queue` goes at once into
-  // stream-json's `priority: "later"` messages, which only `cancel_async_message` can take back.
+  // D44: what waits is the adapter's on both lanes: stream-json's `priority: "later"` messages can be
+  // taken back (`cancel_async_message`) but not edited or reordered, so a headless run's `queue`
+  // sent during a turn stays here and all of it goes over at the turn's end as the next turn's start.
   queue: {
-    keeps: { vendor: ['stream-json'] },
+    keeps: 'adapter',
     calls:
-      'stream-json: cancel_async_message {message_uuid} removes a waiting message (withdraw uses it); no edit or reorder call, so an edit, move or promote of a message handed over answers already-delivered',
+      "stream-json: what waits goes over at a turn end as user messages that start the next turn (D43), all at once in the queue's order, none while paused or after a cancel; cancel_async_message takes back an unread steer; no edit or reorder call is used",
     evidence:
-      'e2e/claude-stream-lane#a queue withdrawn before it is read never reaches the model (cancel_async_message)',
+      'e2e/claude-stream-queue-verbs#queue three, edit the second, move the third first, pause: nothing at the turn end; resumed, the next turn carries them in the new order',
   },
   // D33: only the stream-json lane stops a turn (its `interrupt` control request); a person's
   // `claude` in a terminal is reached by hooks alone, which cannot.

@@ -3,7 +3,7 @@
 // the server lacks it), and permission requests to held requests answered on the server. The
 // receipt for each prompt is `session.next.prompted` naming its message id: the loop folded it
 // in. opencode 1.18.33 has no way to edit, reorder or take back a prompt it admitted, so the lane
-// takes a `queue` only between turns (`keepsQueued`): one sent while a turn runs waits in the
+// takes a `queue` only between turns (its hand-over row): one sent while a turn runs waits in the
 // session's own queue, where the D44 verbs work on it, and is handed over when the turn ends
 // (machines/queue-handover.ts); the lane posts what it is handed in order, one after another.
 import { type Observable, Subject, merge, map, mergeMap, type Subscription } from 'rxjs';
@@ -44,7 +44,7 @@ interface Batched {
 export class OpencodeLane implements SteeringLane {
   readonly name = 'serve';
   readonly deliveries = ['steer', 'queue'] as const;
-  readonly keepsQueued = true;
+  readonly handsQueue = { take: 'all', as: 'queue' } as const;
   readonly how =
     'host the session on `opencode serve` (or `aep-steer run opencode`) and start the adapter with `--serve URL`';
   readonly facts$: Observable<LaneFact>;

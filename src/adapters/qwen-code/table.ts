@@ -80,14 +80,15 @@ export const qwenCode: VendorTable = {
   // attaches to the daemon its options name.
   lanes: [qwenServe],
   options: qwenCodeOptions,
-  // D44: the hook lane's queue is the adapter's own; on a `qwen serve` session a `queue` goes at
-  // once to the daemon's pending prompts, which can be listed and removed but not edited or reordered.
+  // D44: what waits is the adapter's: the daemon's pending prompts can be listed and removed but not
+  // edited or reordered, so a `queue` sent during a turn stays here and the head goes over as the
+  // next prompt at each turn's end.
   queue: {
-    keeps: { vendor: ['serve'] },
+    keeps: 'adapter',
     calls:
-      'serve: GET/DELETE /session/:id/pending-prompts[/:promptId] (withdraw uses DELETE); no edit or reorder call, so an edit, move or promote of a prompt handed over answers already-delivered',
+      "serve: what waits goes over as POST /session/:id/prompt at a turn end, one per turn end in the queue's order, none while paused or after a cancel; DELETE /session/:id/pending-prompts/:promptId takes back one handed over; no edit or reorder call is used",
     evidence:
-      'e2e/qwen-serve-adapter#a queue withdrawn while it waits is dropped withdrawn and never reaches the model; the one behind it runs',
+      'e2e/qwen-serve-queue-verbs#queue three, edit the second, move the third first, pause: nothing at the turn end; resumed, the turns after open with them in the new order',
   },
   // D33: only a `qwen serve` daemon stops a turn (`POST /session/:id/cancel`); the TUI's hooks cannot.
   cancel: {

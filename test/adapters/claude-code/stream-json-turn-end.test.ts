@@ -4,6 +4,7 @@
 // says the turn ended: taken back, it is dropped `turn-ended` with the turn (true: it never runs);
 // not given back, the CLI runs it, so it is kept and its read delivers it. Then the same through
 // the session machine: a kept steer survives the turn's end and is delivered on its receipt.
+// D44: the queue handed over whole at a turn's end goes to the idle run as one message.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -124,6 +125,39 @@ test('the session machine: a kept steer outlives its turn and is delivered on it
   const d = got.outputs.find((o) => o.type === 'instruction.delivered');
   assert.ok(d?.type === 'instruction.delivered');
   assert.equal([d.cause, d.ref, d.lane], ['k1', uuidFor('k1'), 'stream-json']);
+});
+
+test('starts asked together after the turn ended go as one message; its read delivers each of them as the turn it began (D44)', async () => {
+  await joined(async ({ lane, facts, got, print }) => {
+    print({ type: 'result', subtype: 'success', session_id: 's1', terminal_reason: 'completed' });
+    await until(() => ends(facts).length === 1, 'the turn ended');
+    const asked = ['q3', 'q1', 'q2'].map((id) =>
+      lane.startTurn!({ session: 's1', commandId: id, text: `text of ${id}`, otherwise: 'queue' }),
+    );
+    const answers = await Promise.all(asked);
+    assert.equal(
+      answers.map((a) => (a.ok ? a.ref : a.reason)),
+      ['s1:2', 's1:2', 's1:2'],
+    );
+    await until(() => got.length === 1, 'one message written');
+    const m = got[0]!;
+    assert.equal(
+      [m.uuid, (m.message as { content?: string }).content],
+      [uuidFor('q3'), 'text of q3\n\ntext of q1\n\ntext of q2'],
+    );
+    print({ type: 'system', subtype: 'init', session_id: 's1' });
+    print({ type: 'user', uuid: uuidFor('q3'), isReplay: true });
+    await until(() => facts.filter((f) => f.kind === 'delivered').length === 3, 'three receipts');
+    const receipts = facts.filter((f): f is Extract<LaneFact, { kind: 'delivered' }> => f.kind === 'delivered');
+    assert.equal(
+      receipts.map((f) => [f.commandId, f.ref, f.started]),
+      [
+        ['q3', 's1:2', true],
+        ['q1', 's1:2', true],
+        ['q2', 's1:2', true],
+      ],
+    );
+  });
 });
 
 test.run();

@@ -181,21 +181,24 @@ test('the lane on its socket: reach, idle refusal, steer and its receipt, queue,
     });
     assert.equal(await withdrawn, { removed: true });
 
-    // What still waits is taken back before the interrupt (a still-queued message would run next).
-    assert.ok((await lane.queue!({ session: 's1', commandId: 'c3', text: 'WAITS' })).ok);
-    const stopped = lane.interrupt!('s1');
+    // A steer not read yet is taken back before the interrupt (a still-queued message would run
+    // next); a `later` one is the queue, which a cancel keeps (D44): it is left to run next.
+    assert.ok((await lane.queue!({ session: 's1', commandId: 'c5', text: 'KEPT' })).ok);
+    assert.ok((await lane.steer({ session: 's1', commandId: 'c3', text: 'WAITS' })).ok);
     await until(() => run.got.length === 5);
-    assert.equal(run.got[4]!.request, { subtype: 'cancel_async_message', message_uuid: uuidFor('c3') });
+    const stopped = lane.interrupt!('s1');
+    await until(() => run.got.length === 6);
+    assert.equal(run.got[5]!.request, { subtype: 'cancel_async_message', message_uuid: uuidFor('c3') });
     run.print({
       type: 'control_response',
-      response: { subtype: 'success', request_id: run.got[4]!.request_id, response: { cancelled: true } },
+      response: { subtype: 'success', request_id: run.got[5]!.request_id, response: { cancelled: true } },
     });
-    await until(() => run.got.length === 6);
-    assert.equal(run.got[5]!.request, { subtype: 'interrupt' });
+    await until(() => run.got.length === 7);
+    assert.equal(run.got[6]!.request, { subtype: 'interrupt' }, 'the queued one was not taken back');
     const ended = next(lane.facts$, 'turn.ended');
     run.print({
       type: 'control_response',
-      response: { subtype: 'success', request_id: run.got[5]!.request_id, response: { still_queued: [] } },
+      response: { subtype: 'success', request_id: run.got[6]!.request_id, response: { still_queued: [uuidFor('c5')] } },
     });
     assert.equal(await stopped, { ok: true });
     run.print({

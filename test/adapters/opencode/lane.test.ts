@@ -109,7 +109,7 @@ test('queues handed over together go as one prompt, their texts in order, delive
   const r = await rig();
   try {
     await until(() => r.lane.reaches(S), 'reached');
-    assert.ok(r.lane.keepsQueued, 'the core keeps what is queued during a turn (D44)');
+    assert.ok(r.lane.handsQueue?.take === 'all', 'the core keeps what is queued during a turn (D44)');
     // The core hands a turn's waiting queue over in one step: three calls at once.
     const answers = await Promise.all(
       ['c-q1', 'c-q2', 'c-q3'].map((commandId, i) => r.lane.queue({ session: S, commandId, text: `Q${i + 1}` })),

@@ -11,8 +11,11 @@ export interface Run {
   session?: string;
   turn?: string;
   turns: number;
-  /** Messages written and not yet read, by uuid: the command id and whether it waits for a later turn. */
-  unread: Map<string, { commandId: string; later: boolean; startsTurn?: string; startedIn?: string }>;
+  /**
+   * Messages written and not yet read, by uuid: the command id and whether it waits for a later
+   * turn; `also`: the other commands a message joining several carries (a queue handed over whole).
+   */
+  unread: Map<string, { commandId: string; later: boolean; startsTurn?: string; startedIn?: string; also?: string[] }>;
   answers: Map<string, (a: { ok: boolean; response: Line }) => void>;
   stopping?: boolean;
 }
@@ -71,11 +74,7 @@ function onLine(run: Run, l: Line, fact: (f: LaneFact) => void): void {
       run.unread.delete(e.uuid);
       // D43: a message that began a turn is received as that turn's prompt: its ref is the turn. One
       // sent to start a turn while the last one was still ending began one only if it is read in another.
-      fact({
-        kind: 'delivered',
-        session: run.session,
-        at,
-        commandId: m.commandId,
+      const receipt = {
         ...(m.startsTurn !== undefined
           ? { ref: m.startsTurn, started: true }
           : m.startedIn !== undefined
@@ -83,7 +82,9 @@ function onLine(run: Run, l: Line, fact: (f: LaneFact) => void): void {
               ? { ref: e.uuid, started: false }
               : { ref: run.turn ?? `${run.session}:${run.turns + 1}`, started: true }
             : { ref: e.uuid }),
-      });
+      };
+      for (const commandId of [m.commandId, ...(m.also ?? [])])
+        fact({ kind: 'delivered', session: run.session, at, commandId, ...receipt });
       return;
     }
     case 'cancelled':

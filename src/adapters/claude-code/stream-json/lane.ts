@@ -60,6 +60,37 @@ function startIn(run: Run | undefined, req: LaneRequest & { otherwise: 'steer' |
   return run.turn === undefined ? { ok: true, ref: turn } : { ok: true };
 }
 
+/** Starts asked for one session in one step of the core, gathered until the step's calls are in. */
+type Batch = { req: LaneRequest & { otherwise: 'steer' | 'queue' }; resolve: (o: LaneOutcome) => void }[];
+
+/**
+ * D44: starts asked together (a queue handed over whole at a turn's end) go to an idle run as one
+ * message, their texts joined as a moment's are (D8), so the turn they begin reads all of them in
+ * its first request: the CLI takes the first message written at once and would run the rest,
+ * joined, as a turn after it. Each command gets the one message's receipt.
+ */
+function startAll(run: Run | undefined, batch: Batch): void {
+  if (run === undefined || run.turn !== undefined || batch.length === 1) {
+    for (const b of batch) b.resolve(startIn(run, b.req));
+    return;
+  }
+  const [first, ...rest] = batch.map((b) => b.req);
+  const uuid = uuidFor(first!.commandId);
+  const turn = `${first!.session}:${run.turns + 1}`;
+  run.unread.set(uuid, {
+    commandId: first!.commandId,
+    later: false,
+    startsTurn: turn,
+    also: rest.map((r) => r.commandId),
+  });
+  const text = batch.map((b) => b.req.text).join('\n\n');
+  const o: LaneOutcome = writeLine(run, userLine(uuid, text, undefined))
+    ? { ok: true, ref: turn }
+    : { ok: false, reason: 'unreachable', detail: 'the run is gone' };
+  if (!o.ok) run.unread.delete(uuid);
+  for (const b of batch) b.resolve(o);
+}
+
 /**
  * A plain steer the turn ended without reading would begin the run's next turn, a turn nobody
  * asked for: it is taken back (`cancel_async_message`) and dropped `turn-ended` with the turn. One
@@ -87,6 +118,7 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
   let server: Server | undefined;
   let listening: Promise<void> | undefined;
   let nextRequest = 0;
+  const batches = new Map<string, Batch>();
   // Facts go out in the order the runs printed them, a turn's end once its unread steers are settled.
   let said = Promise.resolve();
   const fact = (f: LaneFact): void => {
@@ -136,6 +168,9 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
   return {
     name: 'stream-json',
     deliveries: ['steer', 'queue'],
+    // D44: the CLI cannot edit or reorder a `later` message, so what is queued during a turn stays
+    // the adapter's and goes over at the turn's end, all of it, as the next turn's start.
+    handsQueue: { take: 'all', as: 'start' },
     how: 'run it headless with `aep-steer run claude -p`',
     facts$: facts$.asObservable(),
     async open() {
@@ -145,13 +180,25 @@ export function streamJsonLane(opts: StreamJsonLaneOptions): SteeringLane {
     reaches: (session) => runOf(session) !== undefined,
     steer: async (req) => sendTo(runOf(req.session), req, false),
     queue: async (req) => sendTo(runOf(req.session), req, true),
-    startTurn: async (req) => startIn(runOf(req.session), req),
+    startTurn: (req) =>
+      new Promise<LaneOutcome>((resolve) => {
+        const batch = batches.get(req.session);
+        if (batch !== undefined) return void batch.push({ req, resolve });
+        batches.set(req.session, [{ req, resolve }]);
+        // The step's other calls are made in this turn of the event loop.
+        setImmediate(() => {
+          const all = batches.get(req.session) ?? [];
+          batches.delete(req.session);
+          startAll(runOf(req.session), all);
+        });
+      }),
     withdraw: (req) => withdraw(req.session, req.commandId),
     async interrupt(session) {
       const run = runOf(session);
       if (run === undefined || run.turn === undefined) return { ok: false, detail: 'no turn is running' };
-      // Observed: what still waits when the turn is interrupted runs next; it is taken back first.
-      for (const m of [...run.unread.values()]) await withdraw(session, m.commandId);
+      // Observed: what still waits when the turn is interrupted runs next. A steer is taken back
+      // first; a `later` one is the queue, which a cancel keeps (D44): it runs next, as it would.
+      for (const m of [...run.unread.values()]) if (!m.later) await withdraw(session, m.commandId);
       run.stopping = true;
       const a = await control(run, { subtype: 'interrupt' });
       if (!a.ok) run.stopping = false;

@@ -19,11 +19,11 @@ export interface CopilotLaneOptions {
 }
 
 // D44: `queue` stays with the adapter (the lane does not honour it), where every queue verb works;
-// the first waiting one goes over as a start each time a turn ends (`startsQueued`).
+// the first waiting one goes over as a start each time a turn ends (its hand-over row).
 export const COPILOT_SERVER_LANE = {
   name: 'server',
   deliveries: ['steer'],
-  startsQueued: true,
+  handsQueue: { take: 'one', as: 'start' },
   how: 'host it with `aep-steer run copilot`',
 } as const;
 

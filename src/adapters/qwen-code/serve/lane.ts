@@ -39,9 +39,9 @@ export class QwenServeLane implements SteeringLane {
   readonly name = 'serve';
   // D31 `queue` is the daemon's prompt queue, always (`queue()` says why); the hook lane has none.
   readonly deliveries = ['steer', 'queue'] as const;
-  // A mid-turn message the turn never injected runs as the next prompt (its id the message id):
-  // `pending_prompt_started` is then its receipt (observed on 0.24.4 at a turn's natural end too).
+  // An uninjected mid-turn message runs as the next prompt; `pending_prompt_started` is its receipt (0.24.4).
   readonly keepsUnread = true;
+  readonly handsQueue = { take: 'one', as: 'queue' } as const; // D44: pending prompts cannot be edited or moved
   readonly how = 'host the session on a `qwen serve` daemon and start the adapter with `--serve URL`';
   readonly facts$: Observable<LaneFact>;
   private readonly client: ServeClient;
