@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } fro
 import { join } from 'node:path';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { waitAndRead } from '../support/mcp-spawn.js';
 import { until } from '../support/until.js';
 
 const e2e = e2eSuite('copilot', {
@@ -56,17 +57,7 @@ if (e2e.installed) {
     const session = spawned.facts['session'] as string;
     assert.type(session, 'string');
     assert.match(spawned.text, /Next: call wait/);
-    const described = await e2e.stack.waitFor('the worker described with spawned_by', () =>
-      e2e.stack.events.find((e) => e.session === session && e.data?.['spawned_by'] !== undefined),
-    );
-    const by = described.data?.['spawned_by'] as { command?: string } | undefined;
-    assert.is(by?.command, spawned.facts['command']);
-
-    const waited = await mcp.call('wait', { session, for: ['turn-end'] });
-    assert.not.ok(waited.isError, waited.text);
-    assert.is(waited.facts['outcome'], 'turn-ended', waited.text);
-    const read = await mcp.call('read', { session });
-    assert.not.ok(read.isError, read.text);
+    const read = await waitAndRead(mcp, e2e.stack, spawned);
     // Copilot's agentStop hook names only a transcript path, so the stream carries the turn's end
     // but not its answer (not built yet, D50): read says which turn finished.
     assert.match(read.text, `Turn 1 of 1 in session ${session} finished`, read.text);

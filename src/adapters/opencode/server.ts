@@ -7,9 +7,8 @@
 // connection retries and comes back on its own.
 import { type Observable, Subject } from 'rxjs';
 import { SteeringError } from '../../protocol/errors.js';
-import { sseData } from '../qwen-code/serve/sse.js';
 import { opencodeClient, type OpencodeClient, type OpencodeClientOptions } from './client.js';
-import { followV1Steps } from './v1-stream.js';
+import { followV1Steps, readFrames } from './v1-stream.js';
 import {
   PROMPTED,
   SESSION_DELETED,
@@ -18,7 +17,6 @@ import {
   TURN_ENDED,
   TURN_STARTED,
   busyOf,
-  parseOpencodeEvent,
   runningOf,
   sessionsOf,
   str,
@@ -169,16 +167,7 @@ export class OpencodeServer {
       await this.discover();
       this.become({ kind: 'up' });
       this.retry = this.o.retryMs ?? 250;
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        const { frames, rest } = sseData(buffer + decoder.decode(chunk, { stream: true }));
-        buffer = rest;
-        for (const raw of frames) {
-          const e = parseOpencodeEvent(raw);
-          if (e !== undefined) this.take(e);
-        }
-      }
+      await readFrames(res.body, (e) => this.take(e));
       // 1.18.33 closes its event stream now and then while a TUI is attached (observed in
       // e2e/opencode-tui): it is opened again at once; a server that then does not answer is lost.
       if (this.closed) return;

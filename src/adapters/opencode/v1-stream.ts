@@ -9,6 +9,20 @@ import { sseData } from '../qwen-code/serve/sse.js';
 import type { OpencodeClient } from './client.js';
 import { parseOpencodeEvent, stepParentOf, type OpencodeEvent } from './frames.js';
 
+/** Reads an event stream's body to its end, passing on each frame that parses. */
+export async function readFrames(body: ReadableStream<Uint8Array>, on: (e: OpencodeEvent) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    const { frames, rest } = sseData(buffer + decoder.decode(chunk, { stream: true }));
+    buffer = rest;
+    for (const raw of frames) {
+      const e = parseOpencodeEvent(raw);
+      if (e !== undefined) on(e);
+    }
+  }
+}
+
 const RETRY_MS = 250;
 const MAX_RETRY_MS = 5000;
 
@@ -29,16 +43,9 @@ export function followV1Steps(client: OpencodeClient, signal: AbortSignal, onSte
         return again();
       }
       retry = RETRY_MS;
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        const { frames, rest } = sseData(buffer + decoder.decode(chunk, { stream: true }));
-        buffer = rest;
-        for (const raw of frames) {
-          const e = parseOpencodeEvent(raw);
-          if (e !== undefined && e.session !== undefined && stepParentOf(e) !== undefined) onStep(e);
-        }
-      }
+      await readFrames(res.body, (e) => {
+        if (e.session !== undefined && stepParentOf(e) !== undefined) onStep(e);
+      });
     } catch {
       // A stream cut short (or a server not answering) is read again after a while.
     }
