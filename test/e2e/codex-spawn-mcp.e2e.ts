@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
+import { waitAndRead } from '../support/mcp-spawn.js';
 import { alive, spawnedServers } from '../support/spawned-servers.js';
 import { scratchRepo } from '../support/scratch-repo.js';
 
@@ -46,18 +47,7 @@ if (e2e.installed) {
     assert.ok(worktree.startsWith(join(e2e.home.root, WORKTREE_DIR)), worktree);
     assert.ok(existsSync(worktree), 'the worktree is made');
     assert.match(spawned.text, /Next: call wait/);
-    // The spawned session is described with its spawner: the MCP server's sender and the spawn command.
-    const described = await e2e.stack.waitFor('the worker described with spawned_by', () =>
-      e2e.stack.events.find((e) => e.session === session && e.data?.['spawned_by'] !== undefined),
-    );
-    const by = described.data?.['spawned_by'] as { command?: string } | undefined;
-    assert.is(by?.command, spawned.facts['command']);
-
-    const waited = await mcp.call('wait', { session, for: ['turn-end'] });
-    assert.not.ok(waited.isError, waited.text);
-    assert.is(waited.facts['outcome'], 'turn-ended', waited.text);
-    const read = await mcp.call('read', { session });
-    assert.not.ok(read.isError, read.text);
+    const read = await waitAndRead(mcp, e2e.stack, spawned);
     assert.match(read.text, /MOCK_DONE/);
 
     assert.is(servers().length, 1, "the worker's own app-server runs");

@@ -3,8 +3,9 @@
 // opencode --instruct` starts (the relay, an `opencode serve` in this folder behind a mode-600
 // password file, the adapter following it) and runs the person's `opencode attach URL` TUI on
 // that server. A prompt typed in the TUI runs a slow tool; `aep-steer instruct --delivery steer`
-// sent meanwhile (the adapter follows the TUI's V1 turn by its busy status) is accepted and its
-// text reaches the model. `aep-steer down` then stops the adapter,
+// sent meanwhile (the adapter asks the server whether the session is busy, and steers the TUI's
+// V1 turn through V1 `prompt_async`) is delivered: its text is in the same turn's next request,
+// right after the tool's result. `aep-steer down` then stops the adapter,
 // the server and the relay.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -97,7 +98,7 @@ if (
     writeFileSync(join(ws.root, 'slow.go'), '');
   });
 
-  test('run opencode starts the server and the adapter and attaches the TUI; a steer sent while its turn runs reaches the model', async () => {
+  test('run opencode starts the server and the adapter and attaches the TUI; a steer sent while its turn runs is delivered in the same turn', async () => {
     tui = startTui('opencode-run', ws.project, env, [process.execPath, BIN, 'run', 'opencode']);
     const passwordFile = join(env.AEP_STATE_DIR!, 'opencode-serve.password');
     await until(
@@ -133,38 +134,25 @@ if (
     );
 
     const text = `STEER-INTO-THE-TUI-${session.slice(-8)}`;
-    // The adapter learns of a turn the TUI started through V1 from its poll of the server's status, so
-    // a steer sent before that poll is refused idle (nothing queued): it is sent again until one is accepted.
-    let exited = false;
-    const steer = () => {
-      exited = false;
-      const r = aep(['instruct', '--session', session, '--delivery', 'steer', ...relay(), text]);
-      void r.code.then(() => (exited = true));
-      return r;
-    };
-    let instruct = steer();
-    await until(
-      () => {
-        if (instruct.out().includes('accepted')) return true;
-        if (exited && instruct.out().includes('session-idle')) instruct = steer();
-        return false;
-      },
-      'the steer accepted',
-      30_000,
-    ).catch((e: Error) => {
+    // Sent at once: the adapter asks the server whether the session is busy rather than wait for its poll.
+    const instruct = aep(['instruct', '--session', session, '--delivery', 'steer', ...relay(), text]);
+    await until(() => instruct.out().includes('accepted'), 'the steer accepted', 30_000).catch((e: Error) => {
       throw new Error(`${e.message}\n${instruct.out()}`);
     });
     writeFileSync(gate, '');
+    const code = await instruct.code;
+    assert.is(code, 0, `instruct ends delivered: ${instruct.out()}`);
+    assert.match(instruct.out(), 'delivered');
     const carrying = () => mock.modelRequests().filter((r) => userTexts(r.body).some((t) => t.includes(text)));
     await until(() => carrying().length > 0, 'the steer in a model request', 30_000);
+    // The same turn's next request: the steer follows the slow tool's result, with no answer between.
+    const messages = chatMessagesOf(carrying()[0]!.body);
+    const at = messages.findIndex((m) => m.role === 'user' && chatTextOf(m).includes(text));
+    assert.is(messages[at - 1]?.role, 'tool', JSON.stringify(messages.map((m) => m.role)));
     assert.ok(
-      carrying().some((r) => JSON.stringify(r.body).includes('mock-model')),
-      'a request of the session the TUI opened on the mock model',
+      messages.some((m) => m.role === 'user' && chatTextOf(m).includes(tag)),
+      'in the conversation the TUI opened',
     );
-    // Not asserted (not built yet, D50): that it is the same turn's next request after the tool's
-    // result; the TUI's V1 turn sends no `prompted` receipt for a V2 steer, so `instruct` ends
-    // `dropped: turn-ended` although the model got it; the TUI does not draw the V2 prompt.
-    await instruct.code;
   });
 
   test('down stops the adapter, the server and the relay; no process of the server is left', async () => {

@@ -2,7 +2,7 @@
 // server gave (copilot-opencode-observed §2, and the e2e run against it): the global SSE stream
 // `GET /api/event` with `{id, type, durable, location, data}` frames, `GET /api/session`,
 // `GET /api/session/active`, the V2 prompt, interrupt and permission reply routes, the V1 abort,
-// and HTTP Basic auth (user `opencode`) when a password is set. The test drives the frames.
+// status and `prompt_async` routes (the TUI's V1 loop), and HTTP Basic auth (user `opencode`) when a password is set. The test drives the frames.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from './mock-openai.js';
@@ -19,8 +19,12 @@ export interface OpencodeStandin {
   /** Sessions listed, and those running (`/api/session/active`). */
   sessions: Set<string>;
   running: Set<string>;
+  /** Sessions V1's `/session/status` says are busy: a turn the TUI started in the V1 loop. */
+  busy: Set<string>;
   /** Sends one frame to every open event stream. */
   emit(type: string, session: string, data: Record<string, unknown>): void;
+  /** Sends one frame to every open V1 stream (`GET /event`, `{id, type, properties}`). */
+  emitV1(type: string, session: string, properties: Record<string, unknown>): void;
   /** How many event streams are open. */
   streams(): number;
   /** The interrupt route answers 404, as a server without it would. */
@@ -30,12 +34,14 @@ export interface OpencodeStandin {
 
 export async function startOpencodeStandin(o: { password?: string } = {}): Promise<OpencodeStandin> {
   const open = new Set<ServerResponse>();
+  const openV1 = new Set<ServerResponse>();
   let seq = 0;
   const s: OpencodeStandin = {
     url: '',
     calls: [],
     sessions: new Set(),
     running: new Set(),
+    busy: new Set(),
     noInterrupt: false,
     emit(type, session, data) {
       seq += 1;
@@ -48,9 +54,18 @@ export async function startOpencodeStandin(o: { password?: string } = {}): Promi
       };
       for (const res of open) res.write(`data: ${JSON.stringify(frame)}\n\n`);
     },
+    emitV1(type, session, properties) {
+      seq += 1;
+      const frame = {
+        id: `evt_${String(seq).padStart(8, '0')}`,
+        type,
+        properties: { sessionID: session, ...properties },
+      };
+      for (const res of openV1) res.write(`data: ${JSON.stringify(frame)}\n\n`);
+    },
     streams: () => open.size,
     close: async () => {
-      for (const res of open) res.end();
+      for (const res of [...open, ...openV1]) res.end();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
@@ -72,6 +87,13 @@ export async function startOpencodeStandin(o: { password?: string } = {}): Promi
       res.write(`data: ${JSON.stringify({ id: 'evt_0', type: 'server.connected', data: {} })}\n\n`);
       open.add(res);
       req.on('close', () => open.delete(res));
+      return;
+    }
+    if (req.method === 'GET' && path === '/event') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ id: 'evt_0', type: 'server.connected', properties: {} })}\n\n`);
+      openV1.add(res);
+      req.on('close', () => openV1.delete(res));
       return;
     }
     if (req.method === 'GET' && path === '/api/session')
@@ -97,6 +119,9 @@ export async function startOpencodeStandin(o: { password?: string } = {}): Promi
     if (req.method === 'POST' && m?.[2] === '/interrupt') return s.noInterrupt ? json(res, 404) : json(res, 204);
     if (req.method === 'POST' && /^\/permission\/[^/]+\/reply$/.test(m?.[2] ?? '')) return json(res, 204);
     if (req.method === 'POST' && /^\/session\/[^/]+\/abort$/.test(path)) return json(res, 200, true);
+    if (req.method === 'GET' && path === '/session/status')
+      return json(res, 200, Object.fromEntries([...s.busy].map((id) => [id, { type: 'busy' }])));
+    if (req.method === 'POST' && /^\/session\/[^/]+\/prompt_async$/.test(path)) return json(res, 204);
     json(res, 404, { _tag: 'NotFound' });
   };
   const server = createServer((req, res) => void handle(req, res));

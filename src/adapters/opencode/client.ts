@@ -28,6 +28,8 @@ export interface OpencodeClient {
   request(method: string, path: string, body?: unknown): Promise<OpencodeReply>;
   /** Opens `GET /api/event`, the server's one stream of every session's events. */
   events(signal: AbortSignal): Promise<Response>;
+  /** Opens `GET /event`, the V1 stream (v1-stream.ts reads the V1 loop's steps there). */
+  v1Events(signal: AbortSignal): Promise<Response>;
 }
 
 /** What a 401 means to the person running the adapter, and what to do about it. */
@@ -55,5 +57,6 @@ export function opencodeClient(o: OpencodeClientOptions): OpencodeClient {
     url: http.url,
     request: (method, path, body) => http.request(method, path, body),
     events: (signal) => http.stream('/api/event', {}, signal),
+    v1Events: (signal) => http.stream('/event', {}, signal),
   };
 }

@@ -30,7 +30,7 @@ export function parseOpencodeEvent(raw: string): OpencodeEvent | undefined {
   if (o === undefined || type === undefined) return undefined;
   // The V1 stream's shape (`properties`) is accepted too: a server that sends it is still read.
   const data = rec(o.data) ?? rec(o.properties) ?? {};
-  const session = str(data.sessionID) ?? str(rec(o.durable)?.aggregateID);
+  const session = str(data.sessionID) ?? str(rec(data.info)?.sessionID) ?? str(rec(o.durable)?.aggregateID);
   const directory = str(rec(o.location)?.directory) ?? str(rec(data.info)?.directory);
   return {
     type,
@@ -42,6 +42,20 @@ export function parseOpencodeEvent(raw: string): OpencodeEvent | undefined {
 
 /** A prompt the server folded into the loop (after `session.next.prompt.admitted`): the receipt. */
 export const PROMPTED = 'session.next.prompted';
+/**
+ * A V1 message saved (`{info: {id, sessionID, role, parentID?}}`). The V1 loop (a TUI's turn) saves
+ * each step's assistant message, naming as its parent the last user message the step's request
+ * carries, before it asks the model: for a prompt sent through V1, the receipt.
+ */
+export const MESSAGE_UPDATED = 'message.updated';
+
+/** The user message a V1 step answers (its assistant message's `parentID`); undefined for any other frame. */
+export function stepParentOf(e: OpencodeEvent): string | undefined {
+  if (e.type !== MESSAGE_UPDATED) return undefined;
+  const info = rec(e.data.info);
+  return info?.role === 'assistant' ? str(info.parentID) : undefined;
+}
+
 /** A step's end: after one, the server may be idle (it says so only on `GET /api/session/active`). */
 export const STEP_ENDS: ReadonlySet<string> = new Set([
   'session.next.step.ended',

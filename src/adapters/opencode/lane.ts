@@ -10,6 +10,7 @@ import { type Observable, Subject, merge, map, mergeMap, type Subscription } fro
 import type { LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn, SteeringLane } from '../../streams/lane.js';
 import { toolPermissionHold } from '../table.js';
 import {
+  MESSAGE_UPDATED,
   PERMISSION_ASKED,
   PERMISSION_REPLIED,
   PROMPTED,
@@ -17,6 +18,7 @@ import {
   TURN_ENDED,
   TURN_STARTED,
   rec,
+  stepParentOf,
   str,
   type OpencodeEvent,
 } from './frames.js';
@@ -80,7 +82,7 @@ export class OpencodeLane implements SteeringLane {
     if (done !== undefined) return done;
     if (!(await this.found(req.session)))
       return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
-    if (this.server.turnOf(req.session) === undefined)
+    if (!(await this.server.busyNow(req.session)))
       return { ok: false, reason: 'idle', detail: 'no turn runs in this opencode session; a steer never starts one' };
     return this.post([req], 'steer', false);
   }
@@ -130,7 +132,7 @@ export class OpencodeLane implements SteeringLane {
     if (done !== undefined) return done;
     if (!(await this.found(req.session)))
       return { ok: false, reason: 'unreachable', detail: this.unreachable(req.session) };
-    if (this.server.turnOf(req.session) !== undefined) {
+    if (await this.server.busyNow(req.session)) {
       const o = req.otherwise === 'steer' ? await this.steer(req) : await this.queue(req);
       return o.ok ? { ...o, became: req.otherwise } : o;
     }
@@ -210,9 +212,15 @@ export class OpencodeLane implements SteeringLane {
     return `the opencode server at ${this.server.client.url} hosts no session ${session}`;
   }
 
-  /** One prompt carrying these commands (one, or a queue handed over together), answered by their receipt. */
+  /**
+   * One prompt carrying these commands (one, or a queue handed over together), answered by their
+   * receipt. A steer into a turn the V1 loop runs (a TUI's prompt) goes through V1 `prompt_async`:
+   * a V2 prompt reaches that loop too, but no `prompted` receipt ever names it (observed on
+   * 1.18.33, e2e/opencode-tui), while the V1 loop's next step names a V1 prompt as its parent.
+   */
   private async post(reqs: LaneRequest[], delivery: 'steer' | 'queue', starting: boolean): Promise<LaneOutcome> {
     const session = reqs[0]!.session;
+    const v1 = delivery === 'steer' && !starting && this.server.v1Turn(session);
     const commandIds = reqs.map((r) => r.commandId);
     const ref = messageIdFor(commandIds[0]!, Date.now());
     // Known before the answer: a receipt that overtakes the answer still finds its commands.
@@ -222,13 +230,19 @@ export class OpencodeLane implements SteeringLane {
       this.sent.delete(ref);
       for (const id of commandIds) this.byCommand.delete(id);
     };
+    const text = reqs.map((q) => q.text).join('\n\n');
     try {
-      const r = await this.server.client.request('POST', `/api/session/${enc(session)}/prompt`, {
-        id: ref,
-        prompt: { text: reqs.map((q) => q.text).join('\n\n') },
-        delivery,
-      });
-      if (r.status === 200) return { ok: true, ref };
+      const r = v1
+        ? await this.server.client.request('POST', `/session/${enc(session)}/prompt_async`, {
+            messageID: ref,
+            parts: [{ type: 'text', text }],
+          })
+        : await this.server.client.request('POST', `/api/session/${enc(session)}/prompt`, {
+            id: ref,
+            prompt: { text },
+            delivery,
+          });
+      if (r.status === 200 || (v1 && r.status === 204)) return { ok: true, ref };
       forget();
       const message = str(rec(r.body)?.message) ?? '';
       const detail = `opencode answered the prompt with HTTP ${r.status}${message === '' ? '' : `: ${message}`}`;
@@ -275,6 +289,10 @@ export class OpencodeLane implements SteeringLane {
       case PROMPTED: {
         const ref = str(e.data.messageID);
         return ref === undefined ? [] : this.receipt(session, ref, this.server.turnOf(session) === ref);
+      }
+      case MESSAGE_UPDATED: {
+        const ref = stepParentOf(e);
+        return ref === undefined ? [] : this.receipt(session, ref, false);
       }
       case TURN_ENDED: {
         if (turnId === undefined) return [];

@@ -7,8 +7,8 @@
 // connection retries and comes back on its own.
 import { type Observable, Subject } from 'rxjs';
 import { SteeringError } from '../../protocol/errors.js';
-import { sseData } from '../qwen-code/serve/sse.js';
 import { opencodeClient, type OpencodeClient, type OpencodeClientOptions } from './client.js';
+import { followV1Steps, readFrames } from './v1-stream.js';
 import {
   PROMPTED,
   SESSION_DELETED,
@@ -17,7 +17,6 @@ import {
   TURN_ENDED,
   TURN_STARTED,
   busyOf,
-  parseOpencodeEvent,
   runningOf,
   sessionsOf,
   str,
@@ -42,6 +41,8 @@ interface Known {
   turn?: string;
   /** The turn is being stopped (an interrupt was sent, or a tool said it was interrupted). */
   stopping?: boolean;
+  /** The turn runs in the V1 loop (a TUI's prompt): seen busy on `/session/status`, with no V2 frame. */
+  v1?: boolean;
 }
 
 /** How many times a step's end asks whether the session went idle before the poll takes over. */
@@ -79,6 +80,10 @@ export class OpencodeServer {
     if (this.started || this.closed) return;
     this.started = true;
     void this.connect();
+    // A V1 step's frame may also come on the global stream: the lane takes only the first for each steer.
+    followV1Steps(this.client, this.ctl.signal, (e) => {
+      if (!this.closed && e.session !== undefined && this.sessions.has(e.session)) this.subject.next(e);
+    });
     this.poller = setInterval(() => void this.pollTurns(), this.o.pollMs ?? 500);
   }
 
@@ -93,6 +98,28 @@ export class OpencodeServer {
 
   turnOf(session: string): string | undefined {
     return this.sessions.get(session)?.turn;
+  }
+
+  /** Whether the running turn is the V1 loop's (a TUI's prompt), which takes a steer only through V1. */
+  v1Turn(session: string): boolean {
+    const s = this.sessions.get(session);
+    return s?.turn !== undefined && s.v1 === true;
+  }
+
+  /**
+   * Asks the server now whether a turn runs in a session the connection thinks idle: a TUI's V1
+   * turn shows only on the next poll, so a steer sent before it would be refused idle. A busy one
+   * is opened as the poll would open it; true when a turn is then known.
+   */
+  async busyNow(session: string): Promise<boolean> {
+    if (this.turnOf(session) !== undefined) return true;
+    const busy = await this.busyV1();
+    // Only V1's busy ones: a V2 turn opens on its own `prompted`, which names the prompt.
+    const v2 = busy?.has(session) === true ? await this.running(new Set()) : undefined;
+    const s = this.sessions.get(session);
+    if (s !== undefined && v2 !== undefined && !v2.has(session) && this.turnOf(session) === undefined && !this.closed)
+      this.open(session, s, `${session}#running`, true);
+    return this.turnOf(session) !== undefined;
   }
 
   /** The turn now running is being stopped: its end is an interrupted one. */
@@ -140,16 +167,7 @@ export class OpencodeServer {
       await this.discover();
       this.become({ kind: 'up' });
       this.retry = this.o.retryMs ?? 250;
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        const { frames, rest } = sseData(buffer + decoder.decode(chunk, { stream: true }));
-        buffer = rest;
-        for (const raw of frames) {
-          const e = parseOpencodeEvent(raw);
-          if (e !== undefined) this.take(e);
-        }
-      }
+      await readFrames(res.body, (e) => this.take(e));
       // 1.18.33 closes its event stream now and then while a TUI is attached (observed in
       // e2e/opencode-tui): it is opened again at once; a server that then does not answer is lost.
       if (this.closed) return;
@@ -184,11 +202,12 @@ export class OpencodeServer {
         `opencode server answered its session list with HTTP ${list.status}`,
       );
     for (const s of sessionsOf(list.body)) this.know(s.id, s.directory);
-    const running = await this.running();
-    for (const id of running ?? []) {
+    const busy = (await this.busyV1()) ?? new Set<string>();
+    const v2 = (await this.running(new Set())) ?? new Set<string>();
+    for (const id of new Set([...v2, ...busy])) {
       const s = this.sessions.get(id);
       // A turn already running when the connection opened: its prompt is unknown, so it is named by the session.
-      if (s !== undefined && s.turn === undefined) this.open(id, s, `${id}#running`);
+      if (s !== undefined && s.turn === undefined) this.open(id, s, `${id}#running`, !v2.has(id));
     }
   }
 
@@ -222,9 +241,11 @@ export class OpencodeServer {
     }
   }
 
-  private open(session: string, s: Known, turn: string): void {
+  private open(session: string, s: Known, turn: string, v1 = false): void {
     s.turn = turn;
     delete s.stopping;
+    if (v1) s.v1 = true;
+    else delete s.v1;
     this.subject.next({ type: TURN_STARTED, session, data: { turnId: turn }, ...this.dir(s) });
   }
 
@@ -234,6 +255,7 @@ export class OpencodeServer {
     const interrupted = s.stopping === true;
     delete s.turn;
     delete s.stopping;
+    delete s.v1;
     this.subject.next({ type: TURN_ENDED, session, data: { turnId: turn, interrupted }, ...this.dir(s) });
   }
 
@@ -269,7 +291,7 @@ export class OpencodeServer {
     // A turn the TUI started through V1 shows only as busy there (a V2 one opens on its prompt): named by its session.
     for (const id of busy) {
       const s = this.sessions.get(id);
-      if (s !== undefined && s.turn === undefined && !v2.has(id)) this.open(id, s, `${id}#running`);
+      if (s !== undefined && s.turn === undefined && !v2.has(id)) this.open(id, s, `${id}#running`, true);
     }
   }
 

@@ -31,14 +31,14 @@ interface Rig {
   close(): Promise<void>;
 }
 
-async function rig(o: { password?: string; file?: string } = {}): Promise<Rig> {
+async function rig(o: { password?: string; file?: string; pollMs?: number } = {}): Promise<Rig> {
   const standin = await startOpencodeStandin(o.password === undefined ? {} : { password: o.password });
   standin.sessions.add(S);
   const errors: SteeringError[] = [];
   const server = new OpencodeServer({
     url: standin.url,
     ...(o.file === undefined ? {} : { passwordFile: o.file }),
-    pollMs: 50,
+    pollMs: o.pollMs ?? 50,
     retryMs: 20,
     maxRetryMs: 100,
     onError: (e) => errors.push(e),
@@ -211,6 +211,67 @@ test('a permission request is a held request, answered on the server; its reply 
       { kind: 'approval.resolved' }
     >;
     assert.is(resolved.approved, false);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a steer into the TUI's V1 turn, sent before the poll saw it, asks the server, goes through prompt_async, and is delivered when the next step answers it", async () => {
+  // The poll is far off: only asking the server at the steer can find the turn.
+  const r = await rig({ pollMs: 60_000 });
+  try {
+    await until(() => r.lane.reaches(S), 'reached');
+    await until(() => r.standin.calls.some((c) => c.path === '/event'), 'the V1 stream open');
+    r.standin.busy.add(S);
+    const o = await r.lane.steer({ session: S, commandId: 'c-v1', text: 'INTO THE TUI' });
+    assert.ok(o.ok && o.ref?.startsWith('msg_'), JSON.stringify(o));
+    assert.is(r.server.turnOf(S), `${S}#running`);
+    assert.ok(
+      r.facts.some((f) => f.kind === 'turn.started'),
+      'the turn the server said runs is opened',
+    );
+    assert.is(prompts(r).length, 0, 'no V2 prompt: its receipt never comes in a V1 turn');
+    const v1 = r.standin.calls.filter((c) => c.path === `/session/${S}/prompt_async`);
+    assert.equal(
+      v1.map((c) => c.body),
+      [{ messageID: o.ok ? o.ref : '', parts: [{ type: 'text', text: 'INTO THE TUI' }] }],
+    );
+    // On the V1 stream (the global one closes on the V1 loop's frames): saved as a user message is
+    // admitted, not yet in a request; a step answering another message is not it either.
+    const ref = o.ok ? (o.ref ?? '') : '';
+    r.standin.emitV1('message.updated', S, { info: { id: ref, sessionID: S, role: 'user' } });
+    r.standin.emitV1('message.updated', S, {
+      info: { id: 'msg_a1', sessionID: S, role: 'assistant', parentID: 'msg_tui' },
+    });
+    r.standin.emitV1('message.updated', S, { info: { id: 'msg_a2', sessionID: S, role: 'assistant', parentID: ref } });
+    await until(() => r.facts.some((f) => f.kind === 'delivered'), 'the receipt');
+    // The same step's frame again (saved once more at its end), on the global stream: no second
+    // receipt. A frame sent after it shows it was read.
+    r.standin.emit('message.updated', S, { info: { id: 'msg_a2', sessionID: S, role: 'assistant', parentID: ref } });
+    r.standin.emit('permission.v2.asked', S, { id: 'per_after', action: 'bash', resources: [] });
+    await until(() => r.facts.some((f) => f.kind === 'approval'), 'the frame after it');
+    const d = r.facts.filter((f) => f.kind === 'delivered') as Extract<LaneFact, { kind: 'delivered' }>[];
+    assert.equal(
+      d.map((f) => [f.commandId, f.ref]),
+      [['c-v1', ref]],
+    );
+  } finally {
+    await r.close();
+  }
+});
+
+test('a steer on a session the server says is idle is refused idle, nothing sent', async () => {
+  const r = await rig({ pollMs: 60_000 });
+  try {
+    await until(() => r.lane.reaches(S), 'reached');
+    r.standin.busy.add('ses_other');
+    const o = await r.lane.steer({ session: S, commandId: 'c-idle2', text: 'x' });
+    assert.equal(o.ok ? o : o.reason, 'idle');
+    assert.ok(
+      r.standin.calls.some((c) => c.path === '/session/status'),
+      'the server was asked',
+    );
+    assert.is(r.standin.calls.filter((c) => c.method === 'POST').length, 0);
   } finally {
     await r.close();
   }

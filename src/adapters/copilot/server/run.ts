@@ -6,13 +6,11 @@
 // named; the lane's calls come back the same way (wire.ts). The caller's stdin holds the session
 // open for steering until it ends and no turn runs. A lost adapter leaves the session running
 // unsteered (fail open): a permission asked meanwhile is answered "user not available".
-import { spawn, type ChildProcess } from 'node:child_process';
-import type { Socket } from 'node:net';
-import { joinLane, readAll } from '../../run-socket.js';
+import { readAll } from '../../run-socket.js';
 import { SteeringError } from '../../../protocol/errors.js';
-import { copilotRpc, type CopilotRpc } from './rpc.js';
+import { hostCopilotSession } from './host.js';
 import { sessionProvider } from './provider.js';
-import { LANE_METHODS, wireReader, writeWire, type CopilotEvent } from './wire.js';
+import { hostedStreamNotice } from './stream-notice.js';
 
 export interface RunIo {
   in: NodeJS.ReadableStream;
@@ -32,49 +30,6 @@ export function runArgs(args: readonly string[]): { prompt?: string; providerFil
     else rest.push(a);
   }
   return { ...(prompt === undefined ? {} : { prompt }), ...(providerFile === undefined ? {} : { providerFile }), rest };
-}
-
-/** Creates the session on a connected server; its id. */
-async function createSession(rpc: CopilotRpc, env: NodeJS.ProcessEnv, cwd: string, file?: string): Promise<string> {
-  const { provider, model } = sessionProvider(env, file);
-  await rpc.call('connect', {});
-  const r = (await rpc.call('session.create', {
-    model,
-    provider,
-    clientName: 'aep-steer',
-    workingDirectory: cwd,
-    requestPermission: true,
-    envValueMode: 'direct',
-  })) as { sessionId?: unknown };
-  if (typeof r.sessionId !== 'string') throw new Error('session.create answered no sessionId');
-  return r.sessionId;
-}
-
-/** The server's exit code (0 once the run ended it), or 4 where it did not start. */
-function exitOf(child: ChildProcess, bin: string, io: RunIo, ended: () => boolean): Promise<number> {
-  return new Promise<number>((resolve) => {
-    child.on('error', (err) => {
-      io.err.write(`run: cannot start ${bin}: ${err.message} (set AEP_COPILOT_BIN)\n`);
-      resolve(4);
-    });
-    child.on('exit', (code, signal) => resolve(ended() ? 0 : (code ?? (signal === null ? 1 : 128))));
-  });
-}
-
-/** The lane's calls, made on the server for the run's own session, and only the lane's methods. */
-function relayCalls(lane: Socket, rpc: CopilotRpc, session: () => string | undefined): (chunk: Buffer) => void {
-  return wireReader((l) => {
-    if (l.type !== 'call') return;
-    const id = session();
-    if (!LANE_METHODS.has(l.method) || id === undefined) {
-      writeWire(lane, { type: 'answer', id: l.id, error: `${l.method} is not passed on by the run` });
-      return;
-    }
-    rpc.call(l.method, { ...l.params, sessionId: id }).then(
-      (result) => writeWire(lane, { type: 'answer', id: l.id, result }),
-      (err: unknown) => writeWire(lane, { type: 'answer', id: l.id, error: String((err as Error).message ?? err) }),
-    );
-  });
 }
 
 export async function runCopilot(
@@ -98,100 +53,60 @@ export async function runCopilot(
     io.err.write('run: no prompt: give `-p "…"` or write it on stdin\n');
     return 2;
   }
-  const lane = await joinLane(socketPath);
-  if (typeof lane === 'string') {
-    io.err.write(`run: cannot join the adapter's Copilot server lane at ${socketPath}: ${lane}\n`);
-    return 4;
-  }
-  const child = spawn(bin, ['--headless', '--stdio', '--no-auto-update', '--no-auto-login', ...args.rest], {
-    cwd,
-    env: { ...env, COPILOT_AUTO_UPDATE: 'false' },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let session: string | undefined;
-  let laneUp = true;
+  // Said before anything starts, so it is the first thing the person reads; the run goes on (fail open).
+  const notice = hostedStreamNotice(cwd, env);
+  if (notice !== undefined) io.err.write(`run: warning: ${notice}\n`);
   let idle = false;
   let callerDone = false;
-  let ending = false;
-  const endSession = (): void => {
-    if (ending) return;
-    ending = true;
-    lane.end();
-    child.stdin.end();
-    child.kill('SIGTERM');
-  };
-  const rpc = copilotRpc(
-    child.stdout,
-    child.stdin,
-    (method, params) => {
-      if (method !== 'session.event' || params.sessionId !== session) return;
-      const event = params.event as CopilotEvent;
+  const hosted = await hostCopilotSession({
+    bin,
+    args: args.rest,
+    socketPath,
+    cwd,
+    env,
+    ...(args.providerFile === undefined ? {} : { providerFile: args.providerFile }),
+    say: (line) => io.err.write(`run: ${line}\n`),
+    onEvent: (event) => {
       io.out.write(`${JSON.stringify(event)}\n`);
-      if (laneUp) writeWire(lane, { type: 'event', event });
       if (event.type === 'user.message') idle = false;
       if (event.type === 'session.idle') {
         idle = true;
         if (callerDone) void maybeEnd();
       }
-      if (event.type === 'permission.requested' && !laneUp) void unattended(event);
     },
-    async (method) => {
-      throw new Error(`${method} is not offered by this client`);
-    },
-  );
-  /** The adapter is gone: nobody can answer, as Copilot's own words say. */
-  const unattended = async (event: CopilotEvent): Promise<void> => {
-    const requestId = event.data?.requestId;
-    if (typeof requestId !== 'string' || event.data?.resolvedByHook === true) return;
-    await rpc
-      .call('session.permissions.handlePendingPermissionRequest', {
-        sessionId: session,
-        requestId,
-        result: { kind: 'user-not-available' },
-      })
-      .catch(() => undefined);
-  };
+  });
+  if (!('session' in hosted)) {
+    io.err.write(`run: ${hosted.detail}\n`);
+    return hosted.code;
+  }
+  const { session, rpc } = hosted;
   /** The caller is done: the session ends once no turn runs and nothing waits in its queue. */
   const maybeEnd = async (): Promise<void> => {
-    if (!idle || session === undefined || ending) return;
+    if (!idle || hosted.ending()) return;
     const r = (await rpc.call('session.queue.hasPending', { sessionId: session }).catch(() => ({}))) as {
       hasPending?: unknown;
     };
-    if (r.hasPending !== true && idle) endSession();
+    if (r.hasPending !== true && idle) hosted.end();
   };
-  lane.on('error', () => undefined);
-  lane.on('close', () => {
-    if (!laneUp || ending) return;
-    laneUp = false;
-    io.err.write('run: the adapter is gone: the session goes on without steering\n');
-  });
-  lane.on(
-    'data',
-    relayCalls(lane, rpc, () => session),
-  );
-  const exited = exitOf(child, bin, io, () => ending);
   try {
-    session = await createSession(rpc, env, cwd, args.providerFile);
-    writeWire(lane, { type: 'session', sessionId: session });
     await rpc.call('session.send', { sessionId: session, prompt });
   } catch (e) {
     io.err.write(`run: the Copilot server did not open a session: ${(e as Error).message}\n`);
-    endSession();
-    await exited;
+    hosted.end();
+    await hosted.exited;
     return 4;
   }
   void inputOver.then(() => {
     callerDone = true;
     void maybeEnd();
   });
-  const onSignal = (): void => endSession();
+  const onSignal = (): void => hosted.end();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await exited;
+  const code = await hosted.exited;
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  lane.destroy();
   (io.in as Partial<NodeJS.ReadStream>).destroy?.();
-  if (!ending) io.err.write(`run: the Copilot server exited (${code}) before the session ended\n`);
+  if (!hosted.ending()) io.err.write(`run: the Copilot server exited (${code}) before the session ended\n`);
   return code;
 }

@@ -12,6 +12,17 @@ export const copilotServer: OwnedLaneSpec = {
   command: 'copilot',
   make: async (_env, stateDir) =>
     (await import('./lane.js')).copilotServerLane({ socketPath: copilotSocketPath(stateDir) }),
+  // D45: each worker is a session hosted on a server of its own, joined to this lane.
+  spawn: async (env, _stateDir, open) =>
+    (await import('./spawn.js')).copilotLauncher({
+      bin: env.AEP_COPILOT_BIN || 'copilot',
+      env,
+      open: async () => {
+        const address = (await open())['address'];
+        if (typeof address !== 'string') throw new Error('the Copilot server lane named no socket');
+        return address;
+      },
+    }),
   run: async (env, opened, args, cwd, io) =>
     (await import('./run.js')).runCopilot(env.AEP_COPILOT_BIN || 'copilot', args, String(opened.address), cwd, env, io),
 };
