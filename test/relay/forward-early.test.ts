@@ -23,10 +23,35 @@ test.after(() => {
   removeFileRelayDirs();
 });
 
-test("while another connection holds the file's write lock: a command is forwarded, its answer waits for its commit and holds its session's later events behind it; the POST's 202 and a replay wait too", async () => {
+type Relay = Awaited<ReturnType<typeof fileRelay>>['relay'];
+
+/** A relay on a file with a second connection to that file (the fault), both closed after `body`. */
+async function onFile(body: (relay: Relay, other: ReturnType<typeof otherConnection>) => Promise<void>): Promise<void> {
   const { relay, path } = await fileRelay();
   const other = otherConnection(path);
   try {
+    await body(relay, other);
+  } finally {
+    other.close();
+    await relay.close();
+  }
+}
+
+/** A target claiming a fresh session and a sender subscribed to it, once its start went through. */
+async function targetAndSender(relay: Relay, prefix: string) {
+  const s = freshSession(prefix);
+  const em = emitterFor(s, 'test-agent');
+  const target = await WsPeer.target(relay.socketUrl, 'test-agent', [TYPE], TOKEN);
+  const sender = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
+  sender.send({ type: 'subscribe', id: 'w', filter: { session: s } });
+  await sender.next((f) => f.type === 'subscribed');
+  target.send(em.emit({ type: 'session.started' }));
+  await sender.next((f) => f.type === 'session.started');
+  return { s, em, target, sender };
+}
+
+test("while another connection holds the file's write lock: a command is forwarded, its answer waits for its commit and holds its session's later events behind it; the POST's 202 and a replay wait too", () =>
+  onFile(async (relay, other) => {
     const s = freshSession('locked');
     const elsewhere = freshSession('elsewhere');
     const em = emitterFor(s, 'test-agent');
@@ -100,25 +125,11 @@ test("while another connection holds the file's write lock: a command is forward
     assert.is(h[22]!.type, 'control.accepted');
     target.close();
     sub.close();
-  } finally {
-    other.close();
-    await relay.close();
-  }
-});
+  }));
 
-test("a command whose write fails after the forward: the sender hears store-unavailable, outcome unknown, before the target's answer; the same id sent again is stored once", async () => {
-  const { relay, path } = await fileRelay();
-  const other = otherConnection(path);
-  try {
-    const s = freshSession('unknown');
-    const em = emitterFor(s, 'test-agent');
-    const target = await WsPeer.target(relay.socketUrl, 'test-agent', [TYPE], TOKEN);
-    const sender = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
-    sender.send({ type: 'subscribe', id: 'w', filter: { session: s } });
-    await sender.next((f) => f.type === 'subscribed');
-    target.send(em.emit({ type: 'session.started' }));
-    await sender.next((f) => f.type === 'session.started');
-
+test("a command whose write fails after the forward: the sender hears store-unavailable, outcome unknown, before the target's answer; the same id sent again is stored once", () =>
+  onFile(async (relay, other) => {
+    const { s, em, target, sender } = await targetAndSender(relay, 'unknown');
     other.exec(
       `CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.raw LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`,
     );
@@ -147,23 +158,11 @@ test("a command whose write fails after the forward: the sender hears store-unav
     assert.is(h.filter((e) => e.id === cmd.id).length, 1, 'the resend is stored once');
     target.close();
     sender.close();
-  } finally {
-    other.close();
-    await relay.close();
-  }
-});
+  }));
 
-test('a command refused before the forward never reaches the target', async () => {
-  const { relay } = await fileRelay();
-  try {
-    const s = freshSession('refused');
-    const em = emitterFor(s, 'test-agent');
-    const target = await WsPeer.target(relay.socketUrl, 'test-agent', [TYPE], TOKEN);
-    const sender = await WsPeer.greet(relay.socketUrl, { role: 'consumer' }, TOKEN);
-    sender.send({ type: 'subscribe', id: 'w', filter: { session: s } });
-    await sender.next((f) => f.type === 'subscribed');
-    target.send(em.emit({ type: 'session.started' }));
-    await sender.next((f) => f.type === 'session.started');
+test('a command refused before the forward never reaches the target', () =>
+  onFile(async (relay) => {
+    const { s, target, sender } = await targetAndSender(relay, 'refused');
     const refused = command(cli, s, {
       type: 'x.other-vendor.control.instruct',
       capture: 'redacted',
@@ -181,9 +180,6 @@ test('a command refused before the forward never reaches the target', async () =
     );
     target.close();
     sender.close();
-  } finally {
-    await relay.close();
-  }
-});
+  }));
 
 test.run();
