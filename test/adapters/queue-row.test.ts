@@ -11,6 +11,9 @@ const EXPECTED: Record<string, 'adapter' | readonly string[]> = {
   cline: 'adapter',
   'qwen-code': 'adapter',
   opencode: 'adapter',
+  copilot: 'adapter',
+  hermes: 'adapter',
+  vscode: 'adapter',
 };
 
 for (const [token, keeps] of Object.entries(EXPECTED)) {

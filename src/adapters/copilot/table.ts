@@ -84,7 +84,7 @@ export const copilot: VendorTable = {
     calls:
       'server: a queued instruction goes over as `session.send` when a turn ends (a start, D43), one per turn end, none while paused or after a cancel; session.queue.updateText, moveItem, sendNow and setDrainPaused are not used',
     evidence:
-      'e2e/copilot-queue-verbs#three queued, the second edited, the third moved, paused and resumed: the turns after carry them in the new order with the edited text',
+      'e2e/copilot-queue-verbs#queue three, edit the second, move the third first, pause and resume: the turns after open with them in that order',
   },
   // D33: only the server stops a turn (`session.abort`); a person's `copilot` is reached by hooks alone.
   cancel: {

@@ -281,6 +281,13 @@ export const hermes: VendorTable = {
   unlistedReason: 'Hermes reads context only from the pre_llm_call reply (vendor-surfaces §5.3)',
   // The pre_tool_call gate is opt-in, scoped by a tool regex (default: every tool; vendor-surfaces §5.4).
   options: hermesOptions,
+  // D44: Hermes has no queue of its own to reach; its only way in is the pre_llm_call reply.
+  queue: {
+    keeps: 'adapter',
+    calls:
+      'none: Hermes takes context only in the pre_llm_call reply, so the adapter keeps what waits and edits, moves and promotes it itself until that moment carries it',
+    evidence: 'vendor-surfaces §5.3',
+  },
   moments: {
     // Observed only, but the start moment: a resumed session keeps its id and reopens.
     on_session_start: {

@@ -74,6 +74,13 @@ export const vscode: VendorTable = {
   unlistedReason: 'no context surface on this event (vendor-surfaces §4.3)',
   // The PreToolUse gate is opt-in, scoped by a tool regex (vendor-surfaces §4.4).
   options: vscodeOptions,
+  // D44: the agent's hooks are its only way in (additionalContext on five moments); no queue of its own is reachable.
+  queue: {
+    keeps: 'adapter',
+    calls:
+      'none: what waits rides additionalContext on the next eligible moment, so the adapter keeps it and edits, moves and promotes it itself until then',
+    evidence: 'vendor-surfaces §4.3',
+  },
   moments: {
     SessionStart: { role: 'context', starts: true, evidence: DR },
     UserPromptSubmit: { role: 'context', evidence: DR },
