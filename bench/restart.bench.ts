@@ -5,11 +5,16 @@
 //   then a fresh adapter is started on it and timed until its first hook reply. Baseline in the
 //   same run: a JSON.parse-only pass over every line of that same history. Flat start times
 //   with a growing baseline are the point: the start reads a snapshot and one segment.
+//   With AEP_BENCH_BEFORE_DIR, the 10k start is also paired with that checkout's build in this
+//   same process: each build starts on a history it wrote itself, the starts interleaved
+//   (`restart-10k-vs-before`).
 // - Claim frames per new session: frames a relay receives from an adapter while 200 new
 //   sessions start, against the events the adapter logged for them (1 per session here).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { Subject } from 'rxjs';
 import { command } from '../src/protocol/index.js';
 import { startRelay } from '../src/relay/server.js';
@@ -19,6 +24,8 @@ import { readEventLog } from '../src/streams/log.js';
 import { startAdapter } from '../src/streams/run.js';
 import { figure, QUICK, type BenchFigure } from './types.js';
 import { benchSurface } from './lib/surface.js';
+import { beforeCommit, beforeDir } from './lib/before.js';
+import { median } from './lib/stats.js';
 
 const SESSIONS = 200;
 const SECRET = 'bench-secret-0123456789';
@@ -43,10 +50,40 @@ const arrival = (body: Record<string, unknown>, n: number): HookArrival => ({
 });
 const turn = () => new Promise((r) => setImmediate(r));
 
+/** What a history and a start need from one build of the adapter. */
+interface Build {
+  startAdapter: typeof startAdapter;
+  command: typeof command;
+  subject: () => Subject<HookArrival>;
+}
+
+const thisBuild: Build = { startAdapter, command, subject: () => new Subject<HookArrival>() };
+
+/**
+ * The build of the checkout AEP_BENCH_BEFORE_DIR names (bench/run.ts made its dist/), with its
+ * own rxjs, so each side's streams are its own.
+ */
+async function beforeBuild(dir: string): Promise<Build> {
+  const load = async <T>(rel: string): Promise<T> => {
+    const file = join(dir, 'dist', rel);
+    try {
+      return (await import(pathToFileURL(file).href)) as T;
+    } catch (err) {
+      throw new Error(
+        `AEP_BENCH_BEFORE_DIR (${dir}): cannot load ${file} (${String(err)}); build it there (npm run build)`,
+      );
+    }
+  };
+  const run = await load<{ startAdapter: typeof startAdapter }>('streams/run.js');
+  const protocol = await load<{ command: typeof command }>('protocol/index.js');
+  const rx = createRequire(join(dir, 'package.json'))('rxjs') as { Subject: typeof Subject };
+  return { startAdapter: run.startAdapter, command: protocol.command, subject: () => new rx.Subject<HookArrival>() };
+}
+
 /** Writes a history of about `records` records through the real pipeline (no fsync: the bytes are the same). */
-async function writeHistory(logPath: string, records: number): Promise<number> {
-  const arrivals$ = new Subject<HookArrival>();
-  const a = await startAdapter({
+async function writeHistory(logPath: string, records: number, build: Build = thisBuild): Promise<number> {
+  const arrivals$ = build.subject();
+  const a = await build.startAdapter({
     surface,
     port: 0,
     secret: SECRET,
@@ -66,7 +103,7 @@ async function writeHistory(logPath: string, records: number): Promise<number> {
     const session = `s-${i % SESSIONS}`;
     if (i % 50 === 0)
       a.command(
-        command({ agent: 'bench-sender', host: 'bench' }, session, {
+        build.command({ agent: 'bench-sender', host: 'bench' }, session, {
           type: surface.steeringType,
           capture: 'redacted',
           data: { text: `instruction ${i}` },
@@ -105,9 +142,9 @@ function parseOnlyMs(files: string[]): { ms: number; lines: number } {
   return { ms: performance.now() - t0, lines };
 }
 
-async function startToAnswerMs(logPath: string): Promise<number> {
+async function startToAnswerMs(logPath: string, build: Build = thisBuild): Promise<number> {
   const t0 = performance.now();
-  const a = await startAdapter({
+  const a = await build.startAdapter({
     surface,
     port: 0,
     secret: SECRET,
@@ -124,6 +161,39 @@ async function startToAnswerMs(logPath: string): Promise<number> {
   const ms = performance.now() - t0;
   await a.close();
   return ms;
+}
+
+/**
+ * The 10k start of this build and of the checkout before, interleaved in this process (the order
+ * swapped each round), so both see the same machine: each on a history its own build wrote.
+ */
+async function versusBefore(dir: string): Promise<BenchFigure> {
+  const before = await beforeBuild(dir);
+  const rounds = QUICK ? 5 : 21;
+  const sides = [thisBuild, before].map((build) => {
+    const tmp = mkdtempSync(join(tmpdir(), 'aep-bench-restart-pair-'));
+    return { build, tmp, logPath: join(tmp, 'events.jsonl'), ms: [] as number[] };
+  });
+  try {
+    for (const s of sides) await writeHistory(s.logPath, 10_000, s.build);
+    for (let i = 0; i < rounds + 2; i += 1)
+      for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
+        const ms = await startToAnswerMs(s.logPath, s.build);
+        if (i >= 2) s.ms.push(ms); // two rounds of warm-up: both builds' modules loaded and compiled
+      }
+    const [mine, theirs] = sides as [(typeof sides)[0], (typeof sides)[0]];
+    return figure({
+      name: 'restart-10k-vs-before',
+      what: 'start to first hook answered on a 10k-record history, this build against the checkout before, interleaved in one process',
+      unit: 'ms',
+      value: median(mine.ms),
+      baseline: median(theirs.ms),
+      baselineWhat: `the same start by the build of the checkout AEP_BENCH_BEFORE_DIR names (${beforeCommit()}), on a history it wrote`,
+      ratios: mine.ms.map((v, i) => v / theirs.ms[i]!),
+    });
+  } finally {
+    for (const s of sides) rmSync(s.tmp, { recursive: true, force: true });
+  }
 }
 
 async function claimFrames(): Promise<{ frames: number; events: number }> {
@@ -190,6 +260,8 @@ export default async function run(): Promise<BenchFigure[]> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
+  const dir = beforeDir();
+  if (dir !== undefined) figures.push(await versusBefore(dir));
   const c = await claimFrames();
   figures.push(
     figure({
