@@ -6,11 +6,14 @@
 // reference relay when AEP_PEER_RELAY_DIR holds it (goal 2x), and always the bare broadcaster
 // (bench/servers/ws-broadcast.ts: the same sockets, POSTs and streams with nothing but the
 // forwarding; goal 0.8x, the floor the load itself allows), and this relay with `--memory`.
+// With AEP_BENCH_BEFORE_DIR, that checkout's relay server on its own file store runs interleaved
+// too (`relay-ingest-*-vs-before`: rate, and CPU per event over all its threads).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestPass, loadWhat, type IngestLoad, type IngestPass } from './lib/ingest-passes.js';
 import { tsNode } from './lib/proc.js';
+import { beforeCommit, beforeDir, startBefore } from './lib/before.js';
 import { interleave, median } from './lib/stats.js';
 import { peerRelayDir, peerRelayHint, startPeerRelay } from './servers/peer-relay.js';
 import { figure, QUICK, ROUNDS, type BenchFigure } from './types.js';
@@ -48,6 +51,9 @@ export default async function relayIngest(): Promise<BenchFigure[]> {
   const file = () => tsNode('servers/relay.ts', { store: join(dir, `relay-${n++}.db`), token: TOKEN });
   const memory = () => tsNode('servers/relay.ts', { store: ':memory:', token: TOKEN });
   const bare = () => tsNode('servers/ws-broadcast.ts', {});
+  const before = () =>
+    startBefore('relay.ts', { store: join(dir, `before-${n++}.db`), token: TOKEN }, ['socketUrl', 'url']);
+  const paired = beforeDir() !== undefined;
   const figures: BenchFigure[] = [];
   try {
     for (const path of PATHS) {
@@ -59,7 +65,8 @@ export default async function relayIngest(): Promise<BenchFigure[]> {
         file: pass(file),
         memory: pass(memory),
         ...(peer ? { peer: pass(() => startPeerRelay(peer, TOKEN)) } : {}),
-      } as Record<'bare' | 'file' | 'memory' | 'peer', () => Promise<IngestPass>>);
+        ...(paired ? { before: pass(before) } : {}),
+      } as Record<'bare' | 'file' | 'memory' | 'peer' | 'before', () => Promise<IngestPass>>);
       const what = `${path.what}, SQLite file store (node:sqlite, WAL); ${loadWhat(path.load)}`;
       const rate = (xs: IngestPass[]) => median(xs.map((x) => x.rate));
       const vs = (base: IngestPass[], k: 'rate' | 'main' | 'all' = 'rate') =>
@@ -98,6 +105,31 @@ export default async function relayIngest(): Promise<BenchFigure[]> {
           ratios: vs(runs.memory),
         }),
       );
+      if (paired)
+        figures.push(
+          figure({
+            name: `relay-ingest-${path.id}-vs-before`,
+            what: `${what}, against the relay of the checkout before`,
+            unit: 'events/s',
+            value: rate(runs.file),
+            baseline: rate(runs.before),
+            baselineWhat: `the same load through the relay of the checkout AEP_BENCH_BEFORE_DIR names (${beforeCommit()})`,
+            ratios: vs(runs.before),
+          }),
+          ...(runs.file.every((r) => Number.isFinite(r.all)) && runs.before.every((r) => Number.isFinite(r.all))
+            ? [
+                figure({
+                  name: `relay-ingest-${path.id}-cpu-vs-before`,
+                  what: `relay CPU per event, all threads, over the same load (${path.what}), against the checkout before`,
+                  unit: 'µs CPU',
+                  value: median(runs.file.map((r) => r.all)),
+                  baseline: median(runs.before.map((r) => r.all)),
+                  baselineWhat: `the relay of the checkout AEP_BENCH_BEFORE_DIR names (${beforeCommit()}), all its threads`,
+                  ratios: vs(runs.before, 'all'),
+                }),
+              ]
+            : []),
+        );
       if (runs.file.every((r) => Number.isFinite(r.main)))
         for (const k of ['main', 'all'] as const)
           figures.push(
