@@ -21,8 +21,8 @@ export interface StoreVerdict {
   breaks: ChainBreak[];
 }
 
-type Gone = { source: string; n: number; prev: string };
-type Row = { arrival: number; source: string; n: number | null; prev: string | null; raw: string };
+export type Gone = { source: string; n: number; prev: string };
+export type Row = { arrival: number; source: string; n: number | null; prev: string | null; raw: string };
 
 interface CheckpointData {
   key_id?: unknown;
@@ -30,11 +30,23 @@ interface CheckpointData {
   sig?: unknown;
 }
 
+/** What a verify reads of a store: from its file, or page by page from a relay (`GET /audit/rows`). */
+export interface StoreData {
+  rows: Row[];
+  gone: Gone[];
+  checkpoints: { k: number; raw: string }[];
+  /** Each source's head as the store keeps it. */
+  heads: Map<string, { n: number; head: string }>;
+}
+
 /** The signed heads of the store's checkpoints, per source; bad ones are listed apart. */
-function readCheckpoints(db: SqlDatabase, key: KeyObject | undefined, bad: StoreVerdict['badCheckpoints']) {
+function readCheckpoints(
+  list: StoreData['checkpoints'],
+  key: KeyObject | undefined,
+  bad: StoreVerdict['badCheckpoints'],
+) {
   const bySource = new Map<string, Checkpoint[]>();
-  const rows = db.prepare('SELECT k, raw FROM checkpoints ORDER BY k').all() as { k: number; raw: string }[];
-  for (const r of rows) {
+  for (const r of list) {
     let id = `checkpoint ${r.k}`;
     let data: CheckpointData;
     try {
@@ -58,7 +70,7 @@ function readCheckpoints(db: SqlDatabase, key: KeyObject | undefined, bad: Store
       bySource.set(h.source, list);
     }
   }
-  return { count: rows.length, bySource };
+  return bySource;
 }
 
 /** Opens a store file without creating one where none is. */
@@ -68,49 +80,69 @@ function openStore(path: string): SqlDatabase {
   return openDatabase(path);
 }
 
-/** Checks every chain and checkpoint of the SQLite store at `path`; `key`: the relay's public key. */
-export function verifyStore(path: string, key: KeyObject | undefined): StoreVerdict {
+/** Reads what a verify checks from the SQLite store at `path`. */
+function readStore(path: string): StoreData {
   const db = openStore(path);
   try {
     const rows = db.prepare('SELECT arrival, source, n, prev, raw FROM events ORDER BY arrival').all() as Row[];
     const gone = db.prepare('SELECT source, n, prev FROM chain_gone ORDER BY source, n').all() as Gone[];
-    const badCheckpoints: StoreVerdict['badCheckpoints'] = [];
-    const cps = readCheckpoints(db, key, badCheckpoints);
-    const chains = new Map<string, Link[]>();
-    let unlinked = 0;
-    for (const r of rows) {
-      if (r.n === null || r.prev === null) {
-        unlinked += 1;
-        continue;
-      }
-      const list = chains.get(r.source) ?? [];
-      list.push({ at: `row ${r.arrival}`, n: r.n, p: r.prev, h: rowHash(r.n, r.prev, r.raw) });
-      chains.set(r.source, list);
-    }
-    for (const g of gone) if (!chains.has(g.source)) chains.set(g.source, []);
-    const breaks: ChainBreak[] = [];
-    for (const [source, links] of chains) {
-      const withGone = mergeGone(
-        links,
-        gone.filter((g) => g.source === source),
-      );
-      // An evicted place with nothing after it left no hash to check a signed head against.
-      const unknown = new Set(withGone.filter((l) => l.h.startsWith('evicted')).map((l) => l.n));
-      const signed = [...(cps.bySource.get(source) ?? []), ...own(db, source)].filter((c) => !unknown.has(c.n));
-      breaks.push(...walkChain(source, withGone, { ...chainStart(withGone), checkpoints: signed }));
-    }
-    return {
-      path,
-      sources: chains.size,
-      rows: rows.length - unlinked,
-      unlinked,
-      checkpoints: cps.count,
-      badCheckpoints,
-      breaks,
-    };
+    const checkpoints = db.prepare('SELECT k, raw FROM checkpoints ORDER BY k').all() as StoreData['checkpoints'];
+    const heads = db.prepare('SELECT source, n, head FROM chain_heads').all() as {
+      source: string;
+      n: number;
+      head: string;
+    }[];
+    return { rows, gone, checkpoints, heads: new Map(heads.map((h) => [h.source, { n: h.n, head: h.head }])) };
   } finally {
     db.close();
   }
+}
+
+/** Checks every chain and checkpoint of the SQLite store at `path`; `key`: the relay's public key. */
+export function verifyStore(path: string, key: KeyObject | undefined): StoreVerdict {
+  return verifyStoreData(path, readStore(path), key);
+}
+
+/** Checks every chain and checkpoint of a store's data; `path` names where it was read. */
+export function verifyStoreData(path: string, data: StoreData, key: KeyObject | undefined): StoreVerdict {
+  const { rows, gone } = data;
+  const badCheckpoints: StoreVerdict['badCheckpoints'] = [];
+  const signedBySource = readCheckpoints(data.checkpoints, key, badCheckpoints);
+  const chains = new Map<string, Link[]>();
+  let unlinked = 0;
+  for (const r of rows) {
+    if (r.n === null || r.prev === null) {
+      unlinked += 1;
+      continue;
+    }
+    const list = chains.get(r.source) ?? [];
+    list.push({ at: `row ${r.arrival}`, n: r.n, p: r.prev, h: rowHash(r.n, r.prev, r.raw) });
+    chains.set(r.source, list);
+  }
+  for (const g of gone) if (!chains.has(g.source)) chains.set(g.source, []);
+  const breaks: ChainBreak[] = [];
+  for (const [source, links] of chains) {
+    const withGone = mergeGone(
+      links,
+      gone.filter((g) => g.source === source),
+    );
+    // An evicted place with nothing after it left no hash to check a signed head against.
+    const unknown = new Set(withGone.filter((l) => l.h.startsWith('evicted')).map((l) => l.n));
+    const own = data.heads.get(source);
+    // The head the store itself keeps: unsigned, but a deleted last row leaves it behind.
+    const kept: Checkpoint[] = own === undefined ? [] : [{ id: "the store's own head", ...own }];
+    const signed = [...(signedBySource.get(source) ?? []), ...kept].filter((c) => !unknown.has(c.n));
+    breaks.push(...walkChain(source, withGone, { ...chainStart(withGone), checkpoints: signed }));
+  }
+  return {
+    path,
+    sources: chains.size,
+    rows: rows.length - unlinked,
+    unlinked,
+    checkpoints: data.checkpoints.length,
+    badCheckpoints,
+    breaks,
+  };
 }
 
 /**
@@ -140,12 +172,4 @@ function mergeGone(links: readonly Link[], gone: readonly Gone[]): Link[] {
 function chainStart(links: readonly Link[]): { start: typeof FIRST } | { floor: number } {
   const first = links[0];
   return first?.at.startsWith('evicted') && first.n > 1 ? { floor: first.n - 1 } : { start: FIRST };
-}
-
-/** The head the store itself keeps for a source: unsigned, but a deleted last row leaves it behind. */
-function own(db: SqlDatabase, source: string): Checkpoint[] {
-  const h = db.prepare('SELECT n, head FROM chain_heads WHERE source = ?').get(source) as
-    | { n: number; head: string }
-    | undefined;
-  return h === undefined ? [] : [{ id: "the store's own head", n: h.n, head: h.head }];
 }

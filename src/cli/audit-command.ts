@@ -56,18 +56,25 @@ export function registerAudit(program: Command): void {
     .argument('[log...]', 'AEP JSONL files, read in the order given')
     .option('--json', 'print the result as JSON')
     .option(
-      '--verify <target>',
-      "check the hash chains of an adapter log or a relay's store file and its signed checkpoints (D47)",
+      '--verify [target]',
+      "check the hash chains of an adapter log or a relay's store file and its signed checkpoints (D47); with --relay and no file, a running relay's store",
     )
     .option('--key <file>', "with --verify: the relay's public (or private) key, PEM")
-    .option('--relay <url>', "with --verify: read the relay's public key from its discovery document")
+    .option(
+      '--relay <url>',
+      "with --verify: the relay's public key from its discovery document; with no file, also its rows (the token needs the audit right)",
+    )
+    .option(
+      '--token <token>',
+      'with --verify --relay: the relay token (AEP_TOKEN; default for a loopback relay: the local token)',
+    )
     .addHelpText(
       'after',
       '\nExit codes: 0 no violations, 1 violations found, 2 usage (unreadable file); --verify: 0 intact, 3 a record changed, removed, inserted or reordered, 4 a checkpoint fails its signature.',
     )
-    .action(async (logs: string[], opts: { json?: boolean; verify?: string } & VerifyOptions) => {
+    .action(async (logs: string[], opts: { json?: boolean; verify?: string | true } & VerifyOptions) => {
       const io = { out: process.stdout, err: process.stderr };
-      process.exitCode =
-        opts.verify !== undefined ? await runVerify(opts.verify, opts, io) : await runAudit(logs, opts, io);
+      const target = opts.verify === true ? undefined : opts.verify;
+      process.exitCode = opts.verify !== undefined ? await runVerify(target, opts, io) : await runAudit(logs, opts, io);
     });
 }

@@ -1,14 +1,16 @@
 // `aep-steer audit --verify TARGET`: checks the hash chains of an adapter log or a relay's SQLite
-// store, the store's signed checkpoints and the log's signed generation heads (D47). Exit 0
+// store (a file, or a running relay's through `--relay URL` alone), the store's signed checkpoints and the log's signed generation heads (D47). Exit 0
 // intact, 3 a record was changed, removed, inserted or reordered, 4 a checkpoint or head does not
 // verify with the relay's or the adapter's key (or a compacted head is unsigned), 2 usage.
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { verifyLog } from '../audit/verify-log.js';
-import { verifyStore, type StoreVerdict } from '../audit/verify-store.js';
+import { verifyStore, verifyStoreData, type StoreVerdict } from '../audit/verify-store.js';
+import { readRelayStore } from './audit-remote.js';
 import type { ChainBreak } from '../audit/chain-walk.js';
 import { publicKeyFrom } from '../protocol/chain.js';
 import { defaultSigningKeyPath } from '../relay/signing-key.js';
+import { tokenFor } from '../relay/local-token.js';
 import { adapterKeyPath } from '../protocol/key-file.js';
 
 export const VERIFY_EXIT = { intact: 0, usage: 2, broken: 3, badCheckpoint: 4 } as const;
@@ -36,7 +38,9 @@ async function relayKey(opts: VerifyOptions): Promise<KeyObject | string> {
   }
   if (opts.relay !== undefined) {
     try {
-      const doc = (await (await fetch(new URL('/.well-known/aep', opts.relay))).json()) as {
+      const token = tokenFor(opts.relay, opts.token ?? (opts.env ?? process.env).AEP_TOKEN, opts.env);
+      const auth = token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } };
+      const doc = (await (await fetch(new URL('/.well-known/aep', opts.relay), auth)).json()) as {
         audit?: { public_key?: string };
       };
       const key = doc.audit?.public_key === undefined ? undefined : publicKeyFrom(doc.audit.public_key);
@@ -64,6 +68,8 @@ function adapterKey(opts: VerifyOptions): KeyObject | string | undefined {
 export interface VerifyOptions {
   key?: string;
   relay?: string;
+  /** With `relay` and no target: the relay's token (else AEP_TOKEN or the local token). */
+  token?: string;
   json?: boolean;
   env?: NodeJS.ProcessEnv;
 }
@@ -71,11 +77,38 @@ export interface VerifyOptions {
 const line = (b: ChainBreak): string =>
   `  ${b.kind} at ${b.at} (record ${b.n} of ${b.chain}): ${b.detail}${b.contradicts ? `; contradicts ${b.contradicts}` : ''}`;
 
+/** A running relay's store, read through `GET /audit/rows` (the `audit` right). */
+async function verifyRelay(url: string, opts: VerifyOptions): Promise<StoreVerdict | string> {
+  const key = await relayKey(opts);
+  if (typeof key === 'string') return key;
+  try {
+    return verifyStoreData(
+      url,
+      await readRelayStore(url, opts.token ?? (opts.env ?? process.env).AEP_TOKEN, opts.env),
+      key,
+    );
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 export async function runVerify(
-  target: string,
+  target: string | undefined,
   opts: VerifyOptions,
   io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
 ): Promise<number> {
+  if (target === undefined) {
+    if (opts.relay === undefined) {
+      io.err.write('audit --verify: give an adapter log, a relay store file, or --relay URL for a running relay\n');
+      return VERIFY_EXIT.usage;
+    }
+    const v = await verifyRelay(opts.relay, opts);
+    if (typeof v === 'string') {
+      io.err.write(`audit --verify: ${v}\n`);
+      return VERIFY_EXIT.usage;
+    }
+    return report(opts.relay, v.breaks, v.badCheckpoints, storeSummary(v), v, opts, io);
+  }
   if (!existsSync(target)) {
     io.err.write(`audit --verify: cannot read ${target}; give an adapter log or a relay's store file\n`);
     return VERIFY_EXIT.usage;
@@ -92,7 +125,7 @@ export async function runVerify(
     }
     const v = verifyStore(target, key);
     ({ breaks, badCheckpoints: bad } = v);
-    summary = `${v.rows} rows in ${v.sources} chains, ${v.checkpoints} checkpoints`;
+    summary = storeSummary(v);
     verdict = v;
   } else {
     const key = adapterKey(opts);
@@ -111,6 +144,21 @@ export async function runVerify(
     summary = `${v.records} records in ${v.files.length} files${v.start.n > 0 ? `, from compacted head ${v.start.n}` : ''}${v.checked > 0 ? `, ${v.checked} signed heads` : ''}`;
     verdict = v;
   }
+  return report(target, breaks, bad, summary, verdict, opts, io);
+}
+
+const storeSummary = (v: StoreVerdict): string => `${v.rows} rows in ${v.sources} chains, ${v.checkpoints} checkpoints`;
+
+/** Prints the verdict and gives the exit code. */
+function report(
+  target: string,
+  breaks: ChainBreak[],
+  bad: StoreVerdict['badCheckpoints'],
+  summary: string,
+  verdict: unknown,
+  opts: VerifyOptions,
+  io: { out: NodeJS.WritableStream },
+): number {
   const code = breaks.length > 0 ? VERIFY_EXIT.broken : bad.length > 0 ? VERIFY_EXIT.badCheckpoint : VERIFY_EXIT.intact;
   if (opts.json) io.out.write(`${JSON.stringify(verdict)}\n`);
   else {

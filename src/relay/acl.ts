@@ -29,6 +29,8 @@ export interface Principal {
   withdraw?: string[];
   /** D45: may start sessions (`x.{vendor}.control.spawn`); off unless its tokens-file entry says `"spawn": true`. */
   spawn?: boolean;
+  /** D47: may read the store's rows whole for `audit --verify --relay` (every event at full capture). */
+  audit?: boolean;
   /**
    * True for a tokens-file identity: its commands must carry `agent` = `identity`, and its claims
    * are its own (D19). The shared token and a tokenless relay serve one user, so several of their
@@ -53,6 +55,8 @@ export interface TokenEntry {
   withdraw?: string[];
   /** D45: the spawn right, off by default. */
   spawn?: boolean;
+  /** D47: the right to read the store's rows for a remote verify, off by default. */
+  audit?: boolean;
 }
 
 export interface AccessPolicy {
@@ -82,6 +86,7 @@ const SHARED: Principal = Object.freeze({
   withdraw: ['*'],
   // The one user's own token: the adapter's `--spawn-root` is what turns spawning on.
   spawn: true,
+  audit: true,
   bound: false,
   authenticated: true,
 }) as Principal;
@@ -100,6 +105,7 @@ function principalOf(entry: TokenEntry): Principal {
   };
   if (entry.withdraw !== undefined && entry.withdraw.length > 0) p.withdraw = entry.withdraw;
   if (entry.spawn === true) p.spawn = true;
+  if (entry.audit === true) p.audit = true;
   const capture = entry.capture ?? (commands.length === 0 && emit.length === 0 ? 'metadata' : undefined);
   if (capture !== undefined) p.capture = capture;
   return p;
@@ -247,7 +253,7 @@ const isStringArray = (v: unknown): v is string[] =>
 
 /**
  * Parses the tokens file (D18):
- * `{"tokens":[{"token"|"sha256", "identity", "commands"?, "sessions"?, "emit"?, "capture"?, "withdraw"?: [glob], "spawn"?: bool}]}`.
+ * `{"tokens":[{"token"|"sha256", "identity", "commands"?, "sessions"?, "emit"?, "capture"?, "withdraw"?: [glob], "spawn"?: bool, "audit"?: bool}]}`.
  * A bad file is a CONFIG_INVALID error naming the entry, never a silently open relay.
  */
 export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry[] {
@@ -273,8 +279,9 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
       if (e[key] !== undefined && !isStringArray(e[key]))
         throw new SteeringError('CONFIG_INVALID', `${at}.${key} must be an array of non-empty strings`);
     }
-    if (e.spawn !== undefined && typeof e.spawn !== 'boolean')
-      throw new SteeringError('CONFIG_INVALID', `${at}.spawn must be true or false`);
+    for (const key of ['spawn', 'audit'] as const)
+      if (e[key] !== undefined && typeof e[key] !== 'boolean')
+        throw new SteeringError('CONFIG_INVALID', `${at}.${key} must be true or false`);
     if (e.capture !== undefined && !(CAPTURE_LEVELS as readonly unknown[]).includes(e.capture)) {
       throw new SteeringError('CONFIG_INVALID', `${at}.capture must be one of ${CAPTURE_LEVELS.join(', ')}`);
     }
@@ -287,6 +294,7 @@ export function parseTokensFile(text: string, where = 'tokens file'): TokenEntry
     if (e.emit !== undefined) out.emit = parseEmit(e.emit, `${at}.emit`);
     if (e.capture !== undefined) out.capture = e.capture as CaptureLevel;
     if (e.spawn === true) out.spawn = true;
+    if (e.audit === true) out.audit = true;
     return out;
   });
 }

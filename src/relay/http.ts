@@ -1,11 +1,12 @@
 // The relay's HTTP side (AEP-0003 §3; aep-wire §6): Host and Origin checks (D21), CORS,
 // `/healthz`, discovery, ingest (`POST /events`, JSON or NDJSON, decided whole) and the SSE
-// stream (sse.ts). The WebSocket upgrade on the same port is the server's (server.ts).
+// stream (sse.ts), and the rows a remote verify reads (audit-http.ts). The WebSocket upgrade on the same port is the server's (server.ts).
 import type { IncomingMessage, RequestListener } from 'node:http';
 import type { AepEvent } from '../protocol/envelope.js';
 import { HttpError } from '../protocol/errors.js';
 import { relayCheck } from '../protocol/validate.js';
 import { bearerToken, type AccessPolicy } from './acl.js';
+import { auditRows } from './audit-http.js';
 import type { Connections } from './connections.js';
 import { oneLine, SUPPORTED_VERSIONS, type RelayCore } from './core.js';
 import { CORS, json, type Res } from './http-reply.js';
@@ -154,6 +155,7 @@ async function route(cx: HttpContext, req: IncomingMessage, res: Res): Promise<v
   if (req.method === 'POST' && url.pathname === '/events') return ingest(cx, req, res, token);
   if (req.method === 'GET' && url.pathname === '/stream')
     return stream(cx.core, cx.conns, req, res, url, principal, token);
+  if (req.method === 'GET' && url.pathname === '/audit/rows') return auditRows(cx.store, url, principal, res);
   return json(res, 404, { error: 'not-found' });
 }
 

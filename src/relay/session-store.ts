@@ -1,6 +1,7 @@
 // What every relay store offers the one relay core: the seam between the core and its stores
 // (the SQLite store in store.ts, the JetStream store in nats/). The SQLite store answers at once;
 // a networked one answers with promises, and may add a fabric that joins several relay nodes.
+import type { AuditPage, AuditPart } from './audit-rows.js';
 import type { Position } from './positions.js';
 import type { StoreFaults } from './store-fault.js';
 import type { Fabric } from './types.js';
@@ -80,6 +81,8 @@ export interface SessionStore {
   onCheckpoint?(listener: (raw: string) => void): void;
   /** D47: signs the heads no checkpoint covers yet (an idle relay's last rows). */
   checkpointIdle?(): Maybe<boolean>;
+  /** D47: a page of the rows, places, checkpoints or heads a remote verify reads; undefined: a bad cursor. */
+  auditPage?(part: AuditPart, after: string | null): Maybe<AuditPage | undefined>;
 }
 
 export interface StoreHealth {

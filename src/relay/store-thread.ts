@@ -23,6 +23,7 @@ import {
   type StoreOptions,
 } from './store.js';
 import { startWorker } from './worker-start.js';
+import type { AuditPage, AuditPart } from './audit-rows.js';
 import { FILE_STORE_ADVICE, isStoreUnavailable, StoreUnavailableError, type StoreFaults } from './store-fault.js';
 
 /**
@@ -324,6 +325,10 @@ export class ThreadedStore implements SessionStore, StoreFaults {
 
   sessionIds(): Maybe<string[]> {
     return this.afterWrites(() => this.reader.sessionIds());
+  }
+
+  auditPage(part: AuditPart, after: string | null): Maybe<AuditPage | undefined> {
+    return this.afterWrites(() => this.reader.auditPage(part, after));
   }
 
   /** What is committed: a batch still with the writer is not counted yet. */

@@ -10,6 +10,7 @@ import { openDatabase, type OpenDatabase, type SqlDatabase, type SqlStatement, t
 import { startCheckpointer } from './worker-start.js';
 import { goneStatements, migrateChain, StoreChain } from './store-chain.js';
 import { fileStoreFault } from './store-fault.js';
+import { readAuditPage, type AuditPage, type AuditPart } from './audit-rows.js';
 import { before, interleaveByArrival, type Position } from './positions.js';
 import {
   DEFAULT_BUFFER,
@@ -463,6 +464,9 @@ export class RelayStore implements SessionStore {
 
   health(): StoreHealth {
     return { engine: 'sqlite', ok: this.isOpen };
+  }
+  auditPage(part: AuditPart, after: string | null): AuditPage | undefined {
+    return readAuditPage(this.db, part, after);
   }
 
   /** Resolves once both connections are closed, so the files are settled (a caller may remove them). */
