@@ -13,6 +13,8 @@ import { optionFor } from '../adapters/surface-from.js';
 import { SteeringError } from '../protocol/errors.js';
 import { RelayConsumer } from '../consumer/connection.js';
 import { isLoopbackUrl, localTokenPath, tokenFor, tokenHint } from '../relay/local-token.js';
+import { defaultSigningKeyPath } from '../relay/signing-key.js';
+import { adapterKeyPath } from '../protocol/key-file.js';
 import { installScript, onPath, pathLine, pinnedBinDir, pinnedCli } from './vendor-clis.js';
 
 export interface Check {
@@ -62,22 +64,27 @@ export async function relayChecks(url: string, given: string | undefined, env: N
   return [pass('relay', `${url} answers`), pass('token', `accepted: ${whose}`)];
 }
 
-/** D21: the state directory and the secrets in it are private. */
+/** D21: the state directory and the secrets in it are private; D47: so are the signing keys. */
 export function stateChecks(env: NodeJS.ProcessEnv): Check[] {
   const dir = stateDir(env);
   if (!existsSync(dir)) return [pass('state', `${dir} not created yet (the relay and install create it)`)];
-  const loose = [dir, secretPath(env), localTokenPath(env)].filter(
-    (p) => existsSync(p) && (statSync(p).mode & 0o077) !== 0,
-  );
-  if (loose.length > 0)
-    return [
-      fail(
-        'state',
-        `readable by others: ${loose.join(', ')}`,
-        `chmod 700 ${dir} && chmod 600 ${dir}/secret ${dir}/token`,
-      ),
+  const files = [secretPath(env), localTokenPath(env), adapterKeyPath(env), defaultSigningKeyPath(env)];
+  const loose = [dir, ...files].filter((p) => existsSync(p) && (statSync(p).mode & 0o077) !== 0);
+  if (loose.length > 0) {
+    const looseFiles = loose.filter((p) => p !== dir);
+    const fixes = [
+      ...(loose.includes(dir) ? [`chmod 700 ${dir}`] : []),
+      ...(looseFiles.length > 0 ? [`chmod 600 ${looseFiles.join(' ')}`] : []),
     ];
-  return [pass('state', `${dir} is private (700, secrets 600)`)];
+    return [fail('state', `readable by others: ${loose.join(', ')}`, fixes.join(' && '))];
+  }
+  const keys = [adapterKeyPath(env), defaultSigningKeyPath(env)].filter((p) => existsSync(p)).length;
+  return [
+    pass(
+      'state',
+      `${dir} is private (700, secrets 600${keys > 0 ? `, ${keys === 1 ? 'its signing key' : 'both signing keys'} 600` : ''})`,
+    ),
+  ];
 }
 
 function getJson(
