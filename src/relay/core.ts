@@ -11,7 +11,7 @@ import { ceilingFor, type AccessPolicy, type Principal } from './acl.js';
 import { AdmissionControl } from './admission.js';
 import { ClaimTable, DEFAULT_CLAIM_LEASE_MS } from './claims.js';
 import { FanOut } from './fan-out.js';
-import { GroupWrite } from './group-write.js';
+import { EARLY, GroupWrite } from './group-write.js';
 import type { Hub, Sink } from './hub.js';
 import { all, andThen } from './maybe.js';
 import { roster, type RosterOptions } from './roster.js';
@@ -157,23 +157,36 @@ export class RelayCore {
     }
     this.flushSoon();
     this.accept(batch);
+    // D41: on a local store the commands go to their targets now, written meanwhile; their
+    // answers wait in the fan-out until the write ends. Across nodes they follow the write.
+    const early = this.store.fabric === undefined ? this.forwardEarly(batch, targets) : [];
+    const release = (): void => {
+      for (const id of early) this.fanOut.written(id);
+    };
     const routeAll = (stored: number): IngestResult => {
-      const routed: string[] = [];
+      const routed: string[] = [...early];
       for (const [i, item] of batch.entries()) {
         const target = targets[i];
-        if (target === undefined) continue;
+        if (target === undefined || early.includes(item.event.id)) continue;
         target.sendText(item.line);
         this.counters.forwarded += 1;
         routed.push(item.event.id);
       }
+      release();
       return { ok: true, accepted: batch.length, stored, routed };
     };
-    // A write the store could not make now: the body is refused whole, nothing of it forwarded;
-    // resending it is safe (dedupe). Any other failure stays the caller's (an internal error).
+    // A write the store could not make now: the body is refused whole; resending it is safe
+    // (dedupe). Nothing of it was forwarded, unless a command went early (D41): then whether it
+    // took effect is unknown, and the refusal says so. Any other failure of a body that forwarded
+    // nothing stays the caller's (an internal error).
     const failed = (err: Error): IngestResult => {
-      if (!this.writes.unavailableWrite(err)) throw err;
+      if (!this.writes.unavailableWrite(err) && early.length === 0) throw err;
       this.report(err);
-      return this.unwritten(first, storeUnavailable(err.message));
+      // The answers go out after the refusal is on its way to the POST's sender.
+      setImmediate(release);
+      const refusal: Refusal = storeUnavailable(err.message);
+      if (early.length > 0) Object.assign(refusal, { outcome: 'unknown', detail: `${refusal.detail}: ${EARLY}` });
+      return this.unwritten(first, refusal);
     };
     let written: Maybe<number>;
     try {
@@ -182,6 +195,20 @@ export class RelayCore {
       return failed(err as Error);
     }
     return written instanceof Promise ? written.then(routeAll, failed) : routeAll(written);
+  }
+
+  /** D41: hands a POSTed body's routed commands to their (local) targets before the write; their ids. */
+  private forwardEarly(batch: readonly Incoming[], targets: readonly (Peer | undefined)[]): string[] {
+    const ids: string[] = [];
+    for (const [i, item] of batch.entries()) {
+      const target = targets[i];
+      if (target === undefined) continue;
+      target.sendText(item.line);
+      this.counters.forwarded += 1;
+      this.fanOut.forwardedUnwritten(item.event.id);
+      ids.push(item.event.id);
+    }
+    return ids;
   }
 
   private unwritten(first: AepEvent, refusal: Refusal): IngestResult {

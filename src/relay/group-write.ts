@@ -13,7 +13,7 @@ import type { Peer } from './types.js';
 const NOW = { now: true } as const;
 
 /** What a sender is told of a command handed on before a write that then failed (D41). */
-const EARLY =
+export const EARLY =
   'the command was handed to its target before the write failed, so whether it took effect is unknown; ' +
   'send it again with the same id, and its target answers with what it recorded';
 

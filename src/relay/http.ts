@@ -119,6 +119,7 @@ async function ingest(cx: HttpContext, req: IncomingMessage, res: Res, token: st
       detail: r.refusal.detail,
       line: r.line,
       ...(r.refusal.retry === false ? { retry: false } : {}),
+      ...(r.refusal.outcome === undefined ? {} : { outcome: r.refusal.outcome }),
     });
   }
   json(res, 202, { accepted: r.accepted, stored: r.stored, ...(r.routed.length > 0 ? { routed: r.routed } : {}) });

@@ -35,6 +35,8 @@ export interface Refusal {
   detail: string;
   /** False when sending the same event again cannot change the answer (the token lacks the right). */
   retry?: false;
+  /** D41: a command was handed to its target before its write failed: whether it took effect is unknown. */
+  outcome?: 'unknown';
 }
 
 export interface RosterEntry {

@@ -182,4 +182,56 @@ test('a command refused before the forward never reaches the target', () =>
     sender.close();
   }));
 
+test('a POSTed command goes to its target while the write lock is held; its answer and the 202 wait for the commit', () =>
+  onFile(async (relay, other) => {
+    const { s, em, target, sender } = await targetAndSender(relay, 'post-locked');
+    // Another session of the same target, whose event after the answer shows the answer was read.
+    const elsewhere = emitterFor(freshSession('post-elsewhere'), 'test-agent');
+    sender.send({ type: 'subscribe', id: 'o', filter: { session: elsewhere.session } });
+    await sender.next((f) => f.type === 'subscribed' && f.id === 'o');
+    const cmd = command(cli, s, { type: TYPE, capture: 'redacted', data: { text: 'posted' } });
+    other.exec('BEGIN IMMEDIATE');
+    let answered = false;
+    const posted = post(relay.url, `${JSON.stringify(cmd)}\n`, fileRelayAuth).then((r) => {
+      answered = true;
+      return r;
+    });
+    await target.next((f) => f.id === cmd.id);
+    target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
+    target.send(elsewhere.emit({ type: 'session.started' }));
+    await sender.next((f) => f.type === 'session.started' && f.session === elsewhere.session);
+    assert.not.ok(answered, 'the POST is answered only once its command is stored');
+    assert.not.ok(
+      sender.events().some((e) => e.type === 'control.accepted'),
+      'the answer waits for the command to be stored',
+    );
+    other.exec('COMMIT');
+    const r = await posted;
+    assert.is(r.status, 202);
+    assert.equal(r.body.routed, [cmd.id]);
+    await sender.next((f) => f.type === 'control.accepted' && f.cause === cmd.id);
+    target.close();
+    sender.close();
+  }));
+
+test('a POSTed command whose write fails after the forward: 503 store-unavailable, outcome unknown, then its answer', () =>
+  onFile(async (relay, other) => {
+    const { s, em, target, sender } = await targetAndSender(relay, 'post-unknown');
+    other.exec(
+      `CREATE TRIGGER refuse_post BEFORE INSERT ON events WHEN NEW.raw LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END`,
+    );
+    const cmd = command(cli, s, { type: TYPE, capture: 'redacted', data: { text: 'poison' } });
+    const posted = post(relay.url, `${JSON.stringify(cmd)}\n`, fileRelayAuth);
+    await target.next((f) => f.id === cmd.id);
+    const r = await posted;
+    assert.is(r.status, 503);
+    assert.is(r.body.code, 'store-unavailable');
+    assert.is(r.body.outcome, 'unknown');
+    assert.match(r.body.detail, 'same id');
+    target.send(em.emit({ type: 'control.accepted', cause: cmd.id }));
+    await sender.next((f) => f.type === 'control.accepted' && f.cause === cmd.id);
+    target.close();
+    sender.close();
+  }));
+
 test.run();
