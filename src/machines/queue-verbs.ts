@@ -12,7 +12,7 @@ import { unlessAccepted, type Step } from './step.js';
 import { finishedWith, NAMED_REJECT } from './withdraw.js';
 import { honoured, laneFor, startWay, toLane } from './lane-steps.js';
 import type { NativeLanes, QueueVerbInput } from './command-inputs.js';
-import { handOver } from './queue-handover.js';
+import { handOver, noTurnRunning } from './queue-handover.js';
 import type { FinishedHow, QueuedInstruction, SessionContext } from './session-context.js';
 import type { SessionOutput } from './session-output.js';
 
@@ -199,7 +199,7 @@ function hold(ctx: SessionContext, c: AepCommand, key: string, native?: NativeLa
   if (typeof paused !== 'boolean') return { kind: 'reject', key, rejection: QUEUE_REJECT.pausedInvalid };
   const held = accepted(ctx, key, c.id, { paused: paused ? true : undefined }, [changed(ctx, c, 'held', { paused })]);
   // A resume with no turn running hands over what the turn's end would have (the lane's row).
-  if (paused || native?.handover === undefined || ctx.turnOpen === true) return held;
+  if (paused || native?.handover === undefined || !noTurnRunning(ctx)) return held;
   const h = handOver({ ...ctx, ...held.context }, native.handover);
   return { context: { ...held.context, ...h.context }, outputs: [...held.outputs, ...h.outputs] };
 }
