@@ -40,6 +40,13 @@ const QUEUE_REJECT = {
     detail: "`before` names no other instruction waiting in this session's queue: `aep-steer queue` lists them",
   },
   pausedInvalid: { reason: 'invalid', rule: 'paused-invalid', detail: 'paused must be true or false' },
+  noQueue: {
+    reason: 'unsupported',
+    rule: 'no-queue',
+    detail:
+      'this agent keeps no queue to change: it takes instruct only with idle "start", to begin a turn in an idle session, ' +
+      'and send_input appends to the conversation at once (a running turn reads it at its next step); nothing was changed',
+  },
   noSteer: {
     reason: 'unsupported',
     rule: 'delivery-unsupported',
@@ -210,6 +217,7 @@ export function queueVerb(ctx: SessionContext, input: QueueVerbInput, ended: boo
   const key = commandKey(c);
   const decide = (): Step | GateDecision => {
     if (decisionOf(ctx.decisions, key) !== undefined) return { kind: 'duplicate', key };
+    if (input.startOnly === true) return { kind: 'reject', key, rejection: QUEUE_REJECT.noQueue };
     if (!input.gateOpen) return { kind: 'reject', key, rejection: QUEUE_REJECT.gateOff };
     const surface = surfaceRefusal(c);
     if (surface !== undefined) return { kind: 'reject', key, rejection: surface };
