@@ -25,7 +25,12 @@ const rowed = (row: QueueHandover, laneQueues: boolean) => ({
 });
 const cmd = (type: string, id: string, data: Record<string, unknown>) =>
   command(from, SESSION, { type: `x.${VENDOR}.control.${type}`, id, data, capture: 'redacted' });
-const instruct = (row: QueueHandover, laneQueues: boolean, id: string, data: Record<string, unknown>): SessionInput => ({
+const instruct = (
+  row: QueueHandover,
+  laneQueues: boolean,
+  id: string,
+  data: Record<string, unknown>,
+): SessionInput => ({
   type: 'command.instruct',
   at: 1000,
   gateOpen: true,
@@ -33,7 +38,12 @@ const instruct = (row: QueueHandover, laneQueues: boolean, id: string, data: Rec
   ...rowed(row, laneQueues),
   command: cmd('instruct', id, { text: `text of ${id}`, ...data }),
 });
-const verb = (row: QueueHandover, v: 'edit' | 'move' | 'hold', id: string, data: Record<string, unknown>): SessionInput => ({
+const verb = (
+  row: QueueHandover,
+  v: 'edit' | 'move' | 'hold',
+  id: string,
+  data: Record<string, unknown>,
+): SessionInput => ({
   type: 'command.queue',
   verb: v,
   at: 1100,
@@ -136,7 +146,11 @@ test('the head as a start: a resume while the vendor still closes the turn waits
   );
   // Once the lane saw the turn end, a resume hands over at once.
   const late = run(
-    [verb(row, 'hold', 'hold-3', { paused: true }), laneTurn(false, row), verb(row, 'hold', 'hold-4', { paused: false })],
+    [
+      verb(row, 'hold', 'hold-3', { paused: true }),
+      laneTurn(false, row),
+      verb(row, 'hold', 'hold-4', { paused: false }),
+    ],
     closing.snap,
   );
   assert.equal(handed(late.outputs), [['q1', 'start queue', 'text of q1']]);

@@ -121,8 +121,7 @@ export const openhands: VendorTable = {
   // reorders or removes an event; instruct only starts a turn, so nothing waits here either.
   queue: {
     keeps: 'none',
-    calls:
-      'none: POST /api/conversations/{id}/events appends to the history at once; the queue verbs answer no-queue',
+    calls: 'none: POST /api/conversations/{id}/events appends to the history at once; the queue verbs answer no-queue',
     evidence: 'openhands-agent-server §2.2',
   },
 };

@@ -26,10 +26,11 @@ test('the table says why OpenHands has no queue', () => {
 
 test('through the relay: every queue verb on an OpenHands session is refused no-queue, naming what works; nothing is written', async () => {
   const stack = await startOpenHandsStack({ control: true, flags: { instruct: true } });
+  // An idle conversation, known to the relay before the sender connects.
+  const id = stack.server.create({ message: 'hello' });
+  await stack.waitFor((e) => e.session === id && e.type === 'x.openhands.session.described');
   const consumer = await RelayConsumer.connect({ url: stack.relay.socketUrl, token: stack.token, agent: 'alice' });
   try {
-    const id = stack.server.create({ message: 'hello' });
-    await stack.waitFor((e) => e.session === id && e.type === 'state.snapshot');
     const events = stack.server.conversation(id)!.events.length;
     for (const [verb, data] of VERBS) {
       const o = await sendQueueVerb(consumer, { sender: 'alice' }, { session: id, verb, data, timeoutMs: 10_000 });
