@@ -70,10 +70,12 @@ export interface CancelRow {
  * promote mean the same everywhere: `adapter` keeps it in the session's own queue until a moment
  * takes it (every verb works until then); `vendor` names the native lanes whose own next-turn queue
  * takes a `queue` instruction at once (withdraw reaches it there; an edit, move or promote of it
- * answers `already-delivered`, as for any item handed to a vendor that cannot change it).
+ * answers `already-delivered`, as for any item handed to a vendor that cannot change it); `none`:
+ * nothing ever waits (the vendor takes instruct only to start a turn), so every verb is refused
+ * `no-queue` and `calls` says why.
  */
 interface QueueRow {
-  keeps: 'adapter' | { vendor: readonly string[] };
+  keeps: 'adapter' | 'none' | { vendor: readonly string[] };
   /** The vendor's own calls on its queue, where it has them, and which the adapter uses. */
   calls: string;
   evidence: string;

@@ -131,6 +131,7 @@ export function nextStep(code: string | undefined, voice: Voice, c: RefusalConte
       return 'idle must be refuse, wait or start';
     case 'start-unsupported':
     case 'start-only':
+    case 'no-queue':
       // The adapter's detail says which way in could start the session.
       return undefined;
     case 'text-empty':

@@ -78,6 +78,8 @@ export interface QueueVerbInput {
   deliveries?: readonly string[];
   native?: NativeLanes;
   starts?: LaneStarts;
+  /** D43, D44: the vendor takes instruct only to start a turn, so nothing ever waits for a verb to change. */
+  startOnly?: true;
 }
 export type QueueVerb = 'edit' | 'move' | 'promote' | 'hold';
 /** `x.{vendor}.control.send_input` (D28, D29): a session-actor input like instruct. */

@@ -6,9 +6,11 @@ import { unlessAccepted, type Step } from './step.js';
 import { decideInstruct } from './gate.js';
 import { pendingCount } from './queue.js';
 import { honoured, laneFor, laneHint, startWay, toLane } from './lane-steps.js';
+import { handOver } from './queue-handover.js';
 import type { SessionOutput } from './session-output.js';
 import type { InstructInput } from './command-inputs.js';
 import type { QueuedInstruction, SessionContext } from './session-context.js';
+import type { QueueHandover } from './vendor-inputs.js';
 
 /** D43: a vendor steered through send_input takes instruct only to start a turn. */
 const START_ONLY = (key: string): ReturnType<typeof decideInstruct> => ({
@@ -21,6 +23,16 @@ const START_ONLY = (key: string): ReturnType<typeof decideInstruct> => ({
       'this vendor takes instruct only with idle start, to begin a turn in an idle session: send other input, or input for a running turn, with send_input',
   },
 });
+
+/**
+ * D44: a lane whose row hands all of what waits over as one start (Claude Code stream-json) takes
+ * it along with a start into an idle session: what a cancel kept goes into that turn's first
+ * message through the lane, ahead of the start's text (queued first), never through a hook moment.
+ */
+function takenAlong(ctx: SessionContext, lane: string, row: QueueHandover | undefined): Step {
+  if (row?.take !== 'all' || row.as !== 'start' || ctx.lanes?.[0] !== lane) return { outputs: [] };
+  return handOver(ctx, row);
+}
 
 /** D2–D6: one decision per command; D4 ack as soon as the instruction is queued. */
 export function instruct(ctx: SessionContext, input: InstructInput, ended: boolean): Step {
@@ -54,8 +66,12 @@ export function instruct(ctx: SessionContext, input: InstructInput, ended: boole
   const decisions = withDecision(ctx.decisions, d.key, 'accepted');
   // D43: a start goes to the lane that can start a turn; if one began meanwhile it goes in as asked.
   if (d.idle === 'start' && start !== undefined && 'lane' in start) {
-    const laned = toLane(ctx, item, start.lane, d.delivery === 'queue' ? 'queue' : 'steer');
-    return { context: { decisions, ...laned.context }, outputs: [accepted, ...laned.outputs] };
+    const along = takenAlong(ctx, start.lane, input.native?.handover);
+    const laned = toLane({ ...ctx, ...along.context }, item, start.lane, d.delivery === 'queue' ? 'queue' : 'steer');
+    return {
+      context: { decisions, ...along.context, ...laned.context },
+      outputs: [accepted, ...along.outputs, ...laned.outputs],
+    };
   }
   // D30: a steer goes in through a native lane that reaches the session, never also through the
   // queue; one that waits for the next turn (D43 `wait`) waits in the hook lane's queue, and so

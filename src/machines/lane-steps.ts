@@ -243,9 +243,11 @@ export function laneReach(ctx: SessionContext, input: LaneReachInput): Step {
     lanes: [HOOK_LANE, ...lanes],
   };
   if (input.reaches) return { context: { lanes }, outputs: [changed] };
+  // A turn only a lane that went could have ended is not waited for (queue-handover.ts).
+  const gone = { lanes, ...(ctx.laneTurnOpen === true ? { laneTurnOpen: undefined } : {}) };
   const stranded = (ctx.laned ?? []).filter((i) => i.lane === input.lane);
   const dropped = stranded.length === 0 ? { outputs: [] } : dropLaned(ctx, stranded, 'delivery-unknown');
-  return { context: { lanes, ...dropped.context }, outputs: [changed, ...dropped.outputs] };
+  return { context: { ...gone, ...dropped.context }, outputs: [changed, ...dropped.outputs] };
 }
 
 /** After a restart: no lane reaches any session until it says so again; its unread steers are delivery-unknown. */
@@ -271,6 +273,7 @@ export function recoverLanes(ctx: SessionContext): Step {
   return {
     context: {
       lanes: [],
+      ...(ctx.laneTurnOpen === true ? { laneTurnOpen: undefined } : {}),
       ...(ctx.laned === undefined ? {} : dropped.context),
       ...(unanswered.length === 0 ? {} : { withdrawing: [], decisions }),
     },

@@ -17,6 +17,13 @@ import type { LaneTurnInput, QueueHandover } from './vendor-inputs.js';
 export const queueHeld = (ctx: SessionContext): boolean =>
   ctx.paused === true || ctx.cancel?.clear === true || ctx.laned?.some((i) => i.fromQueue === true) === true;
 
+/**
+ * D44: a resume finds no turn to wait for: none the hooks see running, and none the lane has not
+ * seen end (a turn the vendor is still closing takes what is sent as queued behind it, so the
+ * lane's own end of it hands over instead, as a start of the next turn).
+ */
+export const noTurnRunning = (ctx: SessionContext): boolean => ctx.turnOpen !== true && ctx.laneTurnOpen !== true;
+
 /** Hands what waits (`queue` items, first to last) to the lane reaching the session, as its row says. */
 export function handOver(ctx: SessionContext, row: QueueHandover): Step {
   const lane = ctx.lanes?.[0];
@@ -40,7 +47,12 @@ export function handOver(ctx: SessionContext, row: QueueHandover): Step {
 
 /** A lane's turn start or end; a normal end on a lane with a hand-over row hands what waits over. */
 export function laneTurnHanding(ctx: SessionContext, input: LaneTurnInput): Step {
-  const s = laneTurn(ctx, input);
+  const turn = laneTurn(ctx, input);
+  // Said only when it changes: a repeated start changes nothing.
+  const s =
+    input.open === (ctx.laneTurnOpen === true)
+      ? turn
+      : { ...turn, context: { ...turn.context, laneTurnOpen: input.open ? true : undefined } };
   if (input.open || input.handover === undefined || input.interrupted === true) return s;
   const h = handOver({ ...ctx, ...s.context }, input.handover);
   return { context: { ...s.context, ...h.context }, outputs: [...s.outputs, ...h.outputs] };

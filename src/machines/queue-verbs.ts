@@ -12,7 +12,7 @@ import { unlessAccepted, type Step } from './step.js';
 import { finishedWith, NAMED_REJECT } from './withdraw.js';
 import { honoured, laneFor, startWay, toLane } from './lane-steps.js';
 import type { NativeLanes, QueueVerbInput } from './command-inputs.js';
-import { handOver } from './queue-handover.js';
+import { handOver, noTurnRunning } from './queue-handover.js';
 import type { FinishedHow, QueuedInstruction, SessionContext } from './session-context.js';
 import type { SessionOutput } from './session-output.js';
 
@@ -40,6 +40,13 @@ const QUEUE_REJECT = {
     detail: "`before` names no other instruction waiting in this session's queue: `aep-steer queue` lists them",
   },
   pausedInvalid: { reason: 'invalid', rule: 'paused-invalid', detail: 'paused must be true or false' },
+  noQueue: {
+    reason: 'unsupported',
+    rule: 'no-queue',
+    detail:
+      'this agent keeps no queue to change: it takes instruct only with idle "start", to begin a turn in an idle session, ' +
+      'and send_input appends to the conversation at once (a running turn reads it at its next step); nothing was changed',
+  },
   noSteer: {
     reason: 'unsupported',
     rule: 'delivery-unsupported',
@@ -199,7 +206,7 @@ function hold(ctx: SessionContext, c: AepCommand, key: string, native?: NativeLa
   if (typeof paused !== 'boolean') return { kind: 'reject', key, rejection: QUEUE_REJECT.pausedInvalid };
   const held = accepted(ctx, key, c.id, { paused: paused ? true : undefined }, [changed(ctx, c, 'held', { paused })]);
   // A resume with no turn running hands over what the turn's end would have (the lane's row).
-  if (paused || native?.handover === undefined || ctx.turnOpen === true) return held;
+  if (paused || native?.handover === undefined || !noTurnRunning(ctx)) return held;
   const h = handOver({ ...ctx, ...held.context }, native.handover);
   return { context: { ...held.context, ...h.context }, outputs: [...held.outputs, ...h.outputs] };
 }
@@ -210,6 +217,7 @@ export function queueVerb(ctx: SessionContext, input: QueueVerbInput, ended: boo
   const key = commandKey(c);
   const decide = (): Step | GateDecision => {
     if (decisionOf(ctx.decisions, key) !== undefined) return { kind: 'duplicate', key };
+    if (input.startOnly === true) return { kind: 'reject', key, rejection: QUEUE_REJECT.noQueue };
     if (!input.gateOpen) return { kind: 'reject', key, rejection: QUEUE_REJECT.gateOff };
     const surface = surfaceRefusal(c);
     if (surface !== undefined) return { kind: 'reject', key, rejection: surface };

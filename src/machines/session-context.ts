@@ -203,6 +203,11 @@ export interface SessionContext {
   turnOpen: boolean;
   /** D44: the sender paused the queue: nothing but a steer is delivered from it until resumed. */
   paused?: boolean;
+  /**
+   * D44: a native lane saw a turn start and not yet its end. The hooks may say a turn closed before
+   * the vendor has closed it (Copilot's agentStop comes before its server's `session.idle`).
+   */
+  laneTurnOpen?: boolean;
   /** D30: the native lanes that reach this session now, as the lanes reported; absent: the hook lane only. */
   lanes?: string[];
   /** D31: steers handed to a native lane and not settled yet. */

@@ -25,6 +25,8 @@ type RuleId =
   /** D43: no way into the session can start a turn (the detail says which would). */
   | 'start-unsupported'
   | 'start-only'
+  /** D44: the vendor keeps no queue a verb could change (OpenHands: instruct only starts a turn). */
+  | 'no-queue'
   /** D31: the session's lanes cannot honour the delivery asked for (the detail names those it can). */
   | 'delivery-unsupported'
   /** D32: the withdrawn instruction was handed to the agent already. */

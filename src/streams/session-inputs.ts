@@ -189,6 +189,7 @@ export function commandInput(
       ...(surface.deliveries === undefined ? {} : { deliveries: surface.deliveries }),
       ...(gates.lanes === undefined ? {} : { native: gates.lanes.native }),
       ...(gates.starts === undefined ? {} : { starts: gates.starts }),
+      ...(surface.startType === undefined ? {} : { startOnly: true as const }),
     };
   return {
     type: 'command.instruct',

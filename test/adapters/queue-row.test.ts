@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { vendorTables } from '../../src/adapters/registry.js';
 import { evidenceProblem } from '../support/mapping-fixture.js';
 
-const EXPECTED: Record<string, 'adapter' | readonly string[]> = {
+const EXPECTED: Record<string, 'adapter' | 'none' | readonly string[]> = {
   'claude-code': 'adapter',
   codex: 'adapter',
   cline: 'adapter',
@@ -14,6 +14,7 @@ const EXPECTED: Record<string, 'adapter' | readonly string[]> = {
   copilot: 'adapter',
   hermes: 'adapter',
   vscode: 'adapter',
+  openhands: 'none',
 };
 
 for (const [token, keeps] of Object.entries(EXPECTED)) {
@@ -21,8 +22,8 @@ for (const [token, keeps] of Object.entries(EXPECTED)) {
     const table = vendorTables.get(token);
     assert.ok(table?.queue, `${token} has a queue row`);
     const row = table.queue;
-    assert.equal(row.keeps === 'adapter' ? 'adapter' : row.keeps.vendor, keeps);
-    if (row.keeps !== 'adapter') {
+    assert.equal(typeof row.keeps === 'string' ? row.keeps : row.keeps.vendor, keeps);
+    if (typeof row.keeps !== 'string') {
       const lanes = (table.lanes ?? []).map((l) => l.name);
       for (const lane of row.keeps.vendor) assert.ok(lanes.includes(lane), `${lane} is one of ${token}'s lanes`);
     }

@@ -6,7 +6,8 @@
 // the queue paused: the turn ends and the model sees none of them. Resumed with no turn running,
 // the next turn's first request carries them in the new order with the edited text. A queued one
 // promoted mid-turn lands in the same turn's next request; a cancel mid-turn stops the turn and
-// keeps the queue, which the next turn's first request still carries.
+// keeps the queue, which the start of the next turn takes along through the lane: that turn's first
+// request still carries it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
@@ -125,7 +126,7 @@ if (e2e.installed) {
     assert.not.ok(of(run, DELIVERED, cmd.id));
     assert.ok(unseen(run, cmd.id), 'still with the adapter');
     assert.is(requestsOf(run).length, 1, 'no request after the stopped tool');
-    // The next turn: one the sender starts; its opening moment carries what waits.
+    // The next turn: one the sender starts; the start takes what waits along, through the lane.
     const next = `sq-cancel: NEXT-TURN-${run.session.slice(0, 8)}`;
     const start = await accepted(run, `${V}.control.instruct`, { text: next, idle: 'start' });
     const d = await e2e.stack.waitFor('the kept one delivered', () => of(run, DELIVERED, cmd.id));
@@ -134,6 +135,11 @@ if (e2e.installed) {
     const first = requestsOf(run).find((r) => bodyHas(r.body, next));
     assert.ok(first, 'the next turn asked the model');
     assert.ok(bodyHas(first!.body, text), `the next turn's first request carries it (${JSON.stringify(d.data)})`);
+    assert.equal(
+      [d.data?.['lane'], d.data?.['moment']],
+      ['stream-json', undefined],
+      'the lane carried it, not the hook reply',
+    );
     await finish(run);
   });
 

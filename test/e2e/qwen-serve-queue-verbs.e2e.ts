@@ -1,11 +1,12 @@
 // D44 end to end on the real Qwen Code 0.24.4 `qwen serve` daemon (`--require-auth`) against the
 // loopback mock Chat Completions API, its session's hooks posted to this project's adapter, which
 // follows the daemon (`--serve URL`). The daemon cannot edit or reorder a pending prompt, so the
-// adapter keeps what is queued while a turn runs and hands the head over as the next prompt at
-// each turn's end (the lane's hand-over row): three queued while a slow tool runs, the second
-// edited in place, the third moved to the front, the queue paused: the turn ends and the model
-// sees none of them, nor does the daemon hold them. Resumed with no turn running, the turns after
-// open with them, one each, in the new order with the edited text. A queued one promoted mid-turn
+// adapter keeps what is queued while a turn runs and hands all of it over as one prompt at the
+// turn's end (the lane's hand-over row): three queued while a slow tool runs, the second edited in
+// place, the third moved to the front, the queue paused: the turn ends and the model sees none of
+// them, nor does the daemon hold them. Resumed with no turn running, one prompt opens the next
+// turn: its first request carries all three in the new order with the edited text, and each is
+// delivered with its own receipt. A queued one promoted mid-turn
 // lands in the same turn's next request; a cancel mid-turn keeps the queue, and the next turn's
 // end hands it over.
 import { test } from 'uvu';
@@ -58,7 +59,7 @@ if (e2e.installed) {
     );
   });
 
-  test('queue three, edit the second, move the third first, pause: nothing at the turn end; resumed, the turns after open with them in the new order', async () => {
+  test('queue three, edit the second, move the third first, pause: nothing at the turn end; resumed, one prompt opens the next turn with all three in the new order', async () => {
     const { release, finished } = await slowTurn('qv-three');
     const tag = session.slice(0, 8);
     const tags = ['ONE', 'TWO', 'THREE'].map((t) => `QV-${t}-${tag}`);
@@ -86,16 +87,18 @@ if (e2e.installed) {
     }
     assert.is(got[1]!.data?.['version'], 2, 'the edited text went');
     assert.ok(got[2]!.seq! < got[0]!.seq! && got[0]!.seq! < got[1]!.seq!, 'delivered in the moved order');
-    await finishedAfter(finished + 3);
-    const at = [tags[2]!, tags[0]!, editedTag].map(firstAt);
     assert.ok(
-      at[0]! >= 0 && at[0]! < at[1]! && at[1]! < at[2]!,
-      `each opens a later turn, in order (${at.join(', ')})`,
+      got.every((d) => d.data?.['ref'] === got[0]!.data?.['ref']),
+      `one prompt carried them (${got.map((d) => String(d.data?.['ref'])).join(', ')})`,
     );
-    for (const [i, t] of [tags[2]!, tags[0]!, editedTag].entries()) {
-      const msgs = chatMessagesOf(e2e.requests()[at[i]!]!.body);
-      assert.ok(chatTextOf(msgs.at(-1)!).includes(t), `its turn's first request ends with ${t}`);
-    }
+    await finishedAfter(finished + 1);
+    const order = [tags[2]!, tags[0]!, editedTag];
+    const at = order.map(firstAt);
+    assert.ok(at[0]! >= 0 && at.every((a) => a === at[0]), `one request carries all three (${at.join(', ')})`);
+    const text = chatTextOf(chatMessagesOf(e2e.requests()[at[0]!]!.body).at(-1)!);
+    const where = order.map((t) => text.indexOf(t));
+    assert.ok(where[0]! >= 0 && where[0]! < where[1]! && where[1]! < where[2]!, `in the new order: ${text}`);
+    assert.is(all('run.finished').length, finished + 2, 'one turn for the three');
     assert.is(firstAt(tags[1]!), -1, 'the replaced text never reaches the model');
     assert.ok(of(DELIVERED, one) && of(DELIVERED, three));
   });

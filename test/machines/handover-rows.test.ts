@@ -1,7 +1,7 @@
 // D44: one hand-over for every lane that cannot change what it holds, stepped through the session
 // machine (pure). The lane's row alone decides how much goes and as what: all at once as starts
-// (the Claude Code stream-json lane), the head as a next-turn queue (Qwen Code serve), the head as a
-// start (Copilot's server); a resume with no turn running hands over at once; a stopped turn hands
+// (the Claude Code stream-json lane), the head as a next-turn queue (a row no lane has now), the head
+// as a start (Copilot's server); a resume with no turn running hands over at once; a stopped turn hands
 // nothing and drops nothing a row keeps.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

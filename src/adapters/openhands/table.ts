@@ -116,4 +116,12 @@ export const openhands: VendorTable = {
   controls: CONTROLS,
   // D43: with the control gate on, instruct with idle start begins a turn (the append with run true).
   instructStarts: true,
+  // D44: no queue. The append (run false) is no queue the vendor keeps: a running loop reads it at
+  // its next step, an idle conversation keeps it as history for the next run, and no route edits,
+  // reorders or removes an event; instruct only starts a turn, so nothing waits here either.
+  queue: {
+    keeps: 'none',
+    calls: 'none: POST /api/conversations/{id}/events appends to the history at once; the queue verbs answer no-queue',
+    evidence: 'openhands-agent-server §2.2',
+  },
 };

@@ -81,14 +81,14 @@ export const qwenCode: VendorTable = {
   lanes: [qwenServe],
   options: qwenCodeOptions,
   // D44: what waits is the adapter's: the daemon's pending prompts can be listed and removed but not
-  // edited or reordered, so a `queue` sent during a turn stays here and the head goes over as the
-  // next prompt at each turn's end.
+  // edited or reordered, so a `queue` sent during a turn stays here and all of it goes over as one
+  // prompt at the turn's end.
   queue: {
     keeps: 'adapter',
     calls:
-      "serve: what waits goes over as POST /session/:id/prompt at a turn end, one per turn end in the queue's order, none while paused or after a cancel; DELETE /session/:id/pending-prompts/:promptId takes back one handed over; no edit or reorder call is used",
+      "serve: what waits goes over at a turn end as one POST /session/:id/prompt, the texts in the queue's order, each command delivered by that prompt's start; none while paused or after a cancel; DELETE /session/:id/pending-prompts/:promptId takes back a prompt handed over alone; no edit or reorder call is used",
     evidence:
-      'e2e/qwen-serve-queue-verbs#queue three, edit the second, move the third first, pause: nothing at the turn end; resumed, the turns after open with them in the new order',
+      'e2e/qwen-serve-queue-verbs#queue three, edit the second, move the third first, pause: nothing at the turn end; resumed, one prompt opens the next turn with all three in the new order',
   },
   // D33: only a `qwen serve` daemon stops a turn (`POST /session/:id/cancel`); the TUI's hooks cannot.
   cancel: {

@@ -3,7 +3,8 @@
 // while no turn runs is sent all the same (its prompt is the turn it starts), and that turn's
 // first frame is its receipt, whether it comes before or after the daemon's answer; a withdraw
 // sent before the answer waits for the prompt id; a queued prompt taken back ends no turn; and a
-// withdraw that crosses the prompt's start is answered by the stream's order (already read).
+// withdraw that crosses the prompt's start is answered by the stream's order (already read); and
+// the queues one step hands over (D44) go as one prompt whose start is each one's receipt.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -21,6 +22,8 @@ interface Daemon {
   frame(type: string, promptId: string, data?: Record<string, unknown>): void;
   /** Requests seen, as `METHOD path`. */
   seen: string[];
+  /** The bodies of the prompts posted, in order. */
+  prompts: unknown[];
   /** The next POST /prompt is answered when this resolves (default at once) with this prompt id. */
   nextPrompt: { id: string; answer?: Promise<void> };
   pending: { promptId: string; state: string }[];
@@ -35,6 +38,7 @@ async function daemon(): Promise<Daemon> {
   const d: Daemon = {
     url: '',
     seen: [],
+    prompts: [],
     nextPrompt: { id: 'p-1' },
     pending: [],
     frame(type, promptId, data = {}) {
@@ -55,7 +59,8 @@ async function daemon(): Promise<Daemon> {
   const server: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const path = decodeURIComponent(req.url ?? '');
     d.seen.push(`${req.method} ${path}`);
-    for await (const _ of req) void _;
+    let raw = '';
+    for await (const chunk of req) raw += String(chunk);
     if (path === '/capabilities') return json(res, 200, { workspaceCwd: WS });
     if (path === `/workspaces/${WS}/sessions/live-state`) return json(res, 200, { sessions: [{ sessionId: S }] });
     if (path === `/session/${S}/events`) {
@@ -66,6 +71,7 @@ async function daemon(): Promise<Daemon> {
     }
     if (path === `/session/${S}/turns/current`) return json(res, 200, { state: 'idle' });
     if (req.method === 'POST' && path === `/session/${S}/prompt`) {
+      d.prompts.push(JSON.parse(raw));
       const { id: promptId, answer } = d.nextPrompt;
       await answer;
       return json(res, 202, { promptId });
@@ -224,6 +230,33 @@ test('a queued prompt that already started is not removed (that would abort its 
   assert.not.ok(
     d.seen.some((s) => s.startsWith('DELETE')),
     'no DELETE sent',
+  );
+});
+
+test('D44: the queues one step hands over go as one prompt, in order; its start is the receipt of each', async () => {
+  const { d, lane, facts } = await attached();
+  assert.equal(lane.handsQueue, { take: 'all', as: 'queue' });
+  const texts = ['first: run the tests', 'second: fix what fails', 'third: write the changelog'];
+  const outs = texts.map((text, i) => lane.queue!({ session: S, commandId: `cmd-h${i + 1}`, text }));
+  assert.equal(await Promise.all(outs), [
+    { ok: true, ref: 'p-1' },
+    { ok: true, ref: 'p-1' },
+    { ok: true, ref: 'p-1' },
+  ]);
+  assert.equal(d.prompts, [{ prompt: [{ type: 'text', text: texts.join('\n\n') }] }], 'one prompt, the texts in order');
+  // One of them cannot be taken back alone: removing the prompt would drop the other two with it.
+  const alone = await lane.withdraw!({ session: S, commandId: 'cmd-h2' });
+  assert.ok('error' in alone && alone.error.includes('2 more'), JSON.stringify(alone));
+  assert.not.ok(
+    d.seen.some((x) => x.startsWith('DELETE')),
+    'nothing removed',
+  );
+  d.frame('pending_prompt_started', 'p-1', { text: texts.join('\n\n') });
+  await until(() => facts.filter((f) => f.kind === 'delivered').length === 3, 'three receipts');
+  assert.equal(kinds(facts), ['turn.started', 'delivered cmd-h1', 'delivered cmd-h2', 'delivered cmd-h3']);
+  assert.ok(
+    facts.every((f) => f.kind !== 'delivered' || f.ref === 'p-1'),
+    'each names the prompt that carried it',
   );
 });
 

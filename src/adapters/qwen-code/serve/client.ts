@@ -2,6 +2,7 @@
 // token read from a mode-600 file at each call (a fixed or rotated file takes effect without a
 // restart). Failures are SteeringErrors the lane reports: SOURCE_UNREACHABLE (no answer),
 // SOURCE_UNAUTHORIZED (HTTP 401, naming the token file), CONFIG_INVALID (the file itself).
+import { SteeringError } from '../../../protocol/errors.js';
 import { readTokenFile } from '../../../protocol/secret.js';
 import { serverHttp } from '../../server-http.js';
 import type { ServeReply } from './maps.js';
@@ -49,4 +50,27 @@ export function serveClient(o: ServeClientOptions): ServeClient {
         signal,
       ),
   };
+}
+
+/**
+ * The daemon's live sessions, and the workspace they are listed under (`known`: asked once already;
+ * otherwise read from `/capabilities`). Anything but the daemon's answers is SOURCE_UNREACHABLE.
+ */
+export async function liveSessions(
+  client: ServeClient,
+  known: string | undefined,
+): Promise<{ workspace: string; live: Set<string> }> {
+  let workspace = known;
+  if (workspace === undefined) {
+    const caps = await client.request('GET', '/capabilities');
+    const cwd = (caps.body as { workspaceCwd?: unknown } | undefined)?.workspaceCwd;
+    if (caps.status !== 200 || typeof cwd !== 'string')
+      throw new SteeringError('SOURCE_UNREACHABLE', `${client.url} is not a qwen serve daemon (/capabilities)`);
+    workspace = cwd;
+  }
+  const r = await client.request('GET', `/workspaces/${encodeURIComponent(workspace)}/sessions/live-state`);
+  if (r.status !== 200)
+    throw new SteeringError('SOURCE_UNREACHABLE', `qwen serve answered its session list with HTTP ${r.status}`);
+  const list = (r.body as { sessions?: { sessionId?: unknown }[] } | undefined)?.sessions ?? [];
+  return { workspace, live: new Set(list.flatMap((s) => (typeof s.sessionId === 'string' ? [s.sessionId] : []))) };
 }

@@ -7,7 +7,7 @@
 import { Observable, Subject, type Subscription } from 'rxjs';
 import { SteeringError } from '../../../protocol/errors.js';
 import type { LaneFact, LaneOutcome, LaneRequest, LaneWithdrawn, SteeringLane } from '../../../streams/lane.js';
-import { serveClient, type ServeClient } from './client.js';
+import { liveSessions, serveClient, type ServeClient } from './client.js';
 import {
   factsOf,
   optionsOf,
@@ -19,6 +19,7 @@ import {
   type SessionView,
 } from './maps.js';
 import { followSession } from './sse.js';
+import { gatherPerStep } from './gather.js';
 import {
   DELIVERED_KEPT,
   ENDED_KEPT,
@@ -41,14 +42,16 @@ export class QwenServeLane implements SteeringLane {
   readonly deliveries = ['steer', 'queue'] as const;
   // An uninjected mid-turn message runs as the next prompt; `pending_prompt_started` is its receipt (0.24.4).
   readonly keepsUnread = true;
-  readonly handsQueue = { take: 'one', as: 'queue' } as const; // D44: pending prompts cannot be edited or moved
+  // D44: pending prompts cannot be edited or moved; what waits goes over at a turn's end as one prompt.
+  readonly handsQueue = { take: 'all', as: 'queue' } as const;
   readonly how = 'host the session on a `qwen serve` daemon and start the adapter with `--serve URL`';
   readonly facts$: Observable<LaneFact>;
   private readonly client: ServeClient;
   private readonly subject = new Subject<LaneFact>();
   private readonly sessions = new Map<string, Followed>();
   private readonly held = new Map<string, Held>();
-  private readonly byRef = new Map<string, string>();
+  /** The commands each daemon reference carries: one, or a queue handed over as one prompt (D44). */
+  private readonly byRef = new Map<string, string[]>();
   private readonly delivered = new Map<string, string>();
   /** Queued prompts the daemon has not answered yet: a withdraw waits for the prompt id. */
   private readonly sending = new Map<string, Promise<LaneOutcome>>();
@@ -137,31 +140,28 @@ export class QwenServeLane implements SteeringLane {
         : { ok: false, reason: 'refused', detail: `instruction ${req.commandId} is already held with another text` };
     const inFlight = this.sending.get(req.commandId);
     if (inFlight !== undefined) return inFlight;
-    const sent = this.sendPrompt(req).finally(() => this.sending.delete(req.commandId));
+    const sent = this.gather(req.session, req).finally(() => this.sending.delete(req.commandId));
     this.sending.set(req.commandId, sent);
     return sent;
   }
 
-  private async sendPrompt(req: LaneRequest): Promise<LaneOutcome> {
-    const down = await this.unreached(req.session);
+  /** The queues one step hands over, as one prompt, their texts in order (gather.ts). */
+  private readonly gather = gatherPerStep((reqs: LaneRequest[]) => this.sendPrompt(reqs));
+
+  private async sendPrompt(reqs: LaneRequest[]): Promise<LaneOutcome> {
+    const session = reqs[0]!.session;
+    const down = await this.unreached(session);
     if (down !== undefined) return down;
-    const r = await this.call('POST', `/session/${enc(req.session)}/prompt`, {
-      prompt: [{ type: 'text', text: req.text }],
-    });
+    const text = reqs.map((q) => q.text).join('\n\n');
+    const r = await this.call('POST', `/session/${enc(session)}/prompt`, { prompt: [{ type: 'text', text }] });
     if ('reason' in r) return r;
     const out = queueOutcome(r);
     if (!out.ok) return out;
-    this.hold(req, 'queue', out.ref!);
+    for (const req of reqs) this.hold(req, 'queue', out.ref!);
     // The prompt may have started before its answer came back: its start was the receipt.
-    const s = this.sessions.get(req.session);
+    const s = this.sessions.get(session);
     if (s !== undefined && (s.turn === out.ref || s.ended.has(out.ref!)))
-      this.receipt({
-        kind: 'delivered',
-        session: req.session,
-        at: this.now(),
-        commandId: req.commandId,
-        ref: out.ref!,
-      });
+      this.receipt({ kind: 'delivered', session, at: this.now(), commandId: reqs[0]!.commandId, ref: out.ref! });
     return out;
   }
 
@@ -227,6 +227,9 @@ export class QwenServeLane implements SteeringLane {
     commandId: string,
     h: Held,
   ): Promise<{ removed: boolean } | { error: string }> {
+    const others = (this.byRef.get(h.ref)?.length ?? 1) - 1;
+    if (others > 0)
+      return { error: `it went to qwen serve with ${others} more as one prompt, which cannot be taken back in part` };
     const list = await this.call('GET', `/session/${enc(session)}/pending-prompts`);
     if ('reason' in list) return { error: list.detail };
     if (!queuedIn(list.body, h.ref)) return { removed: false };
@@ -331,14 +334,16 @@ export class QwenServeLane implements SteeringLane {
 
   private hold(req: LaneRequest, via: Held['via'], ref: string): void {
     this.held.set(req.commandId, { session: req.session, text: req.text, via, ref });
-    this.byRef.set(ref, req.commandId);
+    this.byRef.set(ref, [...(this.byRef.get(ref) ?? []).filter((c) => c !== req.commandId), req.commandId]);
   }
 
   private release(commandId: string): void {
     const h = this.held.get(commandId);
     if (h === undefined) return;
     this.held.delete(commandId);
-    this.byRef.delete(h.ref);
+    const rest = (this.byRef.get(h.ref) ?? []).filter((c) => c !== commandId);
+    if (rest.length === 0) this.byRef.delete(h.ref);
+    else this.byRef.set(h.ref, rest);
   }
 
   private async tick(): Promise<void> {
@@ -361,21 +366,9 @@ export class QwenServeLane implements SteeringLane {
 
   private async list(): Promise<void> {
     try {
-      if (this.workspace === undefined || this.health.kind !== 'up') {
-        const caps = await this.client.request('GET', '/capabilities');
-        const cwd = (caps.body as { workspaceCwd?: unknown } | undefined)?.workspaceCwd;
-        if (caps.status !== 200 || typeof cwd !== 'string')
-          throw new SteeringError(
-            'SOURCE_UNREACHABLE',
-            `${this.client.url} is not a qwen serve daemon (/capabilities)`,
-          );
-        this.workspace = cwd;
-      }
-      const r = await this.client.request('GET', `/workspaces/${enc(this.workspace)}/sessions/live-state`);
-      if (r.status !== 200)
-        throw new SteeringError('SOURCE_UNREACHABLE', `qwen serve answered its session list with HTTP ${r.status}`);
-      const list = (r.body as { sessions?: { sessionId?: unknown }[] } | undefined)?.sessions ?? [];
-      const live = new Set(list.flatMap((s) => (typeof s.sessionId === 'string' ? [s.sessionId] : [])));
+      const found = await liveSessions(this.client, this.health.kind === 'up' ? this.workspace : undefined);
+      const live = found.live;
+      this.workspace = found.workspace;
       if (this.closed) return;
       this.become({ kind: 'up' });
       for (const id of live) if (!this.sessions.has(id)) this.follow(id);
@@ -444,7 +437,14 @@ export class QwenServeLane implements SteeringLane {
     if (s.attached) this.subject.next({ kind: 'detached', session, at: this.now(), detail });
   }
 
+  /** The receipt of a prompt is each of its commands' own, in the order they were handed over. */
   private receipt(f: Extract<LaneFact, { kind: 'delivered' }>): void {
+    const all = this.byRef.get(f.ref);
+    for (const commandId of all?.includes(f.commandId) === true ? [...all] : [f.commandId])
+      this.receiptOf({ ...f, commandId });
+  }
+
+  private receiptOf(f: Extract<LaneFact, { kind: 'delivered' }>): void {
     if (this.delivered.has(f.commandId)) return;
     // A prompt the daemon queued first (`pending_prompt_added`) began no turn, unless all it
     // waited for was the turn ending when it was sent (the one that ran just before it).
@@ -475,7 +475,7 @@ export class QwenServeLane implements SteeringLane {
     const view: SessionView = {
       ...(s.turn === undefined ? {} : { turn: s.turn }),
       ended: s.ended,
-      commandOf: (ref) => this.byRef.get(ref),
+      commandOf: (ref) => this.byRef.get(ref)?.[0],
       optionsOf: (id) => s.options.get(id),
     };
     for (const f of factsOf(session, e, view, this.now())) {
