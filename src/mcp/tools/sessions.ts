@@ -22,6 +22,8 @@ function sessionRow(s: BoardSession): Record<string, unknown> {
     steering: steeringVerbs(s),
     // D43: instruct with idle "start" can start its turn while it waits for its person.
     startable: s.startable === true,
+    // D43: a turn runs now; "idle" state says only that nothing waits, so a start goes into it.
+    running: s.running === true,
     queue_length: s.relayQueued ?? s.queue.length,
     pending_requests: s.holds.length,
     last_activity: s.updatedAt,
