@@ -240,6 +240,12 @@ export class SteeringFold {
             ? 'queued'
             : 'idle';
     const v: SessionView = { session: s.session, state, queue, holds, events: s.events, updatedAt: s.updatedAt };
+    // D43: a turn runs from its run.started to its end; "idle" says only that nothing waits.
+    const lastRun = s.runs.reduce<(typeof s.runs)[number] | undefined>(
+      (a, r) => (a === undefined || order(r.sighting, a.sighting) >= 0 ? r : a),
+      undefined,
+    );
+    if (state !== 'ended' && lastRun?.kind === 'start') v.running = true;
     if (replay.paused) v.paused = true;
     if (replay.pausedBy !== undefined) v.pausedBy = replay.pausedBy;
     if (s.agent !== undefined) v.agent = s.agent;

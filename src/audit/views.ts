@@ -86,6 +86,8 @@ export interface SessionView {
     /** D46: who last edited, moved or promoted it. */
     changedBy?: QueueChangedBy;
   }[];
+  /** D43: a turn is running (run.started with no end after it); `state` idle says only that nothing waits. */
+  running?: boolean;
   /** D44: the sender paused the queue; D46: who paused it. */
   paused?: boolean;
   pausedBy?: DecidedBy;

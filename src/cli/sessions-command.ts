@@ -29,6 +29,9 @@ export const isShownByDefault = (r: SessionRow): boolean => r.state === 'live' |
 const shortPath = (path: string | undefined, max = 40): string =>
   path === undefined ? '-' : path.length <= max ? path : `…${path.slice(-(max - 1))}`;
 
+/** The START column: `yes` where a start would begin a turn, `busy` where one runs already. */
+const startColumn = (r: SessionRow): string => (r.startable !== true ? '-' : r.running === true ? 'busy' : 'yes');
+
 export interface RenderOptions {
   all?: boolean;
   hiddenEnded?: number;
@@ -73,8 +76,8 @@ export function renderRows(rows: SessionRow[], p: Paint, opts: RenderOptions = {
     r.title === undefined ? '-' : r.title.length > 40 ? `${r.title.slice(0, 39)}…` : r.title,
     r.instruct ? 'instruct' : 'off',
     r.lanes?.join(', ') || '-',
-    // D43: where `instruct --start` can wake the session.
-    r.startable === true ? 'yes' : '-',
+    // D43: where `instruct --start` can wake the session now; `busy` while a turn runs in it.
+    startColumn(r),
     r.accepts.join(', ') || '-',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));

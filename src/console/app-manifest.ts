@@ -1,6 +1,8 @@
 // What makes the console an installable home-screen page: a web app manifest and its icons
-// (PNG at 192 and 512 pixels, drawn here so the project ships no binary files). No service
-// worker: the page is live or it is nothing, and a cached copy would show a stale queue.
+// (PNG at 192 and 512 pixels, drawn here so the project ships no binary files). The secret-path
+// page registers no service worker: it is live or it is nothing, and a cached copy would show a
+// stale queue. The paired device's page (/device/, device-page.ts) registers one for push
+// notices only; it caches nothing either.
 import { crc32, deflateSync } from 'node:zlib';
 
 function chunk(type: string, data: Buffer): Buffer {

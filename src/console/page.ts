@@ -234,7 +234,8 @@ ${PAGE_SCRIPT_COMMON}  function clock(t) { return t ? t.slice(11, 23) : ''; }
     var sendBtn = el('button', { type: 'button', class: 'act', id: 'instruct-send' }, ['Send instruction']);
     if (!steerable) sendBtn.setAttribute('disabled', '');
     // D43: an idle session a lane can start gets "Start now": the text becomes its turn's prompt.
-    var startBtn = steerable && s.startable && s.state === 'idle'
+    // Not while a turn runs: "idle" says only that nothing waits.
+    var startBtn = steerable && s.startable && s.state === 'idle' && !s.running
       ? el('button', { type: 'button', class: 'act', id: 'instruct-start' }, ['Start now']) : null;
     var status = el('div', { class: 'status', id: 'instruct-status' }, []);
     var mine = (snap.instructions || []).filter(function (i) { return i.id === lastCommand[s.session]; })[0];

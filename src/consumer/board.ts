@@ -73,6 +73,7 @@ function fromRoster(session: string, live: RosterEntry[]): BoardSession {
     relayQueued: queued,
   };
   if (r.agent !== undefined) b.agent = r.agent;
+  if (r.running === true) b.running = true;
   const accepts = live.length === 1 ? acceptsOf(r) : undefined;
   if (accepts) b.accepts = accepts;
   return described(b, r);

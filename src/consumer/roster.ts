@@ -45,6 +45,8 @@ export interface SessionRow {
   lanes?: string[];
   /** D43: a turn can be started in it (`instruct --start`), as its adapter last said. */
   startable?: boolean;
+  /** D43: a turn runs in it now, so a start would go into that turn rather than begin one. */
+  running?: boolean;
   /** D44: its queue is paused: nothing but a steer is delivered until resumed. */
   paused?: boolean;
   /** D45: who spawned it: the spawner's identity, its spawn command, its own session. */
@@ -73,6 +75,7 @@ export function rowsFrom(roster: RosterEntry[]): SessionRow[] {
     if (typeof r.title === 'string') row.title = r.title;
     if (Array.isArray(r.lanes)) row.lanes = r.lanes.filter((l): l is string => typeof l === 'string');
     if (typeof r.startable === 'boolean') row.startable = r.startable;
+    if (r.running === true) row.running = true;
     if (r.paused === true) row.paused = true;
     if (r.spawned_by !== undefined) row.spawnedBy = r.spawned_by;
     const instruct = accepts.find((t) => /^x\.[a-z0-9_-]+\.control\.instruct$/.test(t));

@@ -58,6 +58,7 @@ function summarised(summaries: SessionSummaries, e: RosterEntry, now: number, ti
   e.state = summary.state;
   if (summary.lastEventAt !== undefined) e.last_event_at = summary.lastEventAt;
   e.queued = summary.queued;
+  if (summary.running === true) e.running = true;
   if (about.cwd !== undefined) e.cwd = about.cwd;
   if (titles && about.title !== undefined) e.title = about.title;
   if (about.lanes !== undefined) e.lanes = about.lanes;

@@ -12,6 +12,8 @@ export interface SessionSummary {
   lastEventAt?: string;
   /** Instructions acked `control.accepted` and neither delivered nor dropped yet. */
   queued: number;
+  /** D43: a turn runs (`run.started`, not yet ended): a live session may be idle only between turns. */
+  running?: true;
 }
 
 /** What the session's events say it is (D37). */
@@ -58,6 +60,7 @@ interface Cell extends SessionAbout {
   sent: Set<string>;
   /** Accepted instructs, until delivered or dropped. */
   pending: Set<string>;
+  running?: true;
 }
 
 const INSTRUCT = /^x\.[a-z0-9_-]+\.control\.instruct$/;
@@ -65,6 +68,7 @@ const CLOSED = /^x\.[a-z0-9_-]+\.session\.closed$/;
 const REOPENED = /^x\.[a-z0-9_-]+\.session\.reopened$/;
 const DESCRIBED = /^x\.[a-z0-9_-]+\.session\.described$/;
 const HELD = /^x\.[a-z0-9_-]+\.queue\.held$/;
+const RUN_ENDS = new Set(['run.finished', 'run.failed', 'run.cancelled']);
 
 /** Steps one cell with one event; redelivered events change nothing (every update is idempotent). */
 function apply(c: Cell, e: AepEvent): void {
@@ -87,6 +91,9 @@ function apply(c: Cell, e: AepEvent): void {
   else if (e.type === 'session.started' || (vendor && REOPENED.test(e.type))) c.ended = false;
   else if (vendor && DESCRIBED.test(e.type)) describe(c, e.data ?? {});
   else if (vendor && HELD.test(e.type)) c.paused = e.data?.['paused'] === true ? true : undefined;
+  else if (e.type === 'run.started') c.running = true;
+  else if (RUN_ENDS.has(e.type)) c.running = undefined;
+  if (c.ended) c.running = undefined;
 }
 
 /** The working directory as last described, the first title, the stale window as last declared. */
@@ -125,11 +132,19 @@ export class SessionSummaries {
     const c = this.cell(session);
     const s: SessionSummary = { state: c.ended ? 'ended' : 'live', queued: c.pending.size };
     if (c.lastEventAt !== undefined) s.lastEventAt = c.lastEventAt;
+    if (c.running === true) s.running = true;
     return s;
   }
 
   about(session: string): SessionAbout {
-    const { ended: _ended, lastEventAt: _last, sent: _sent, pending: _pending, ...about } = this.cell(session);
+    const {
+      ended: _ended,
+      lastEventAt: _last,
+      sent: _sent,
+      pending: _pending,
+      running: _running,
+      ...about
+    } = this.cell(session);
     // Only what the events said: no key stands for a field they never gave.
     return Object.fromEntries(Object.entries(about).filter(([, v]) => v !== undefined)) as SessionAbout;
   }

@@ -61,6 +61,8 @@ export interface RosterEntry {
   lanes?: string[];
   /** D43: an instruct with `idle: "start"` can start a turn in it (a lane that can reaches it). */
   startable?: boolean;
+  /** D43: a turn runs in it now (`run.started` with no end yet): a start would go into that turn. */
+  running?: true;
   /** D44: the sender paused the session's queue: nothing but a steer is delivered until resumed. */
   paused?: true;
   /** D45: who spawned the session (identity, spawn command, the spawner's own session). */

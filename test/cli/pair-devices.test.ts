@@ -62,6 +62,19 @@ test('pair prints the QR code and URL of a one-time code; the code pairs that de
   assert.equal(rest, [], 'one device, the one paired');
 });
 
+test('pair without --rights pairs a device with the answer right', async () => {
+  const r = aep(['pair', '--name', 'hall-phone']);
+  assert.is(r.status, 0, r.stderr);
+  const url = /https:\/\/laptop\.tail1234\.ts\.net\/pair\/[A-Za-z0-9_-]{24}/.exec(r.stdout)?.[0];
+  assert.ok(url, r.stdout);
+  assert.is((await exchange(konsole, url, 'hall-phone')).status, 303);
+  const row = aep(['devices'])
+    .stdout.split('\n')
+    .find((l) => l.startsWith('hall-phone '));
+  assert.ok(row, 'devices lists it');
+  assert.match(row, /^hall-phone\s+answer\s/);
+});
+
 test('with no console running, pair says so and mints no code; bad rights are refused first', () => {
   const none = aep(['pair'], { ...env, HOME: idle, AEP_STATE_DIR: idle });
   assert.is(none.status, 1);

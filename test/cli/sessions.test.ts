@@ -131,6 +131,22 @@ test('the lanes that reach a session are listed; a session whose adapter named n
   assert.not.match(text, /b\s.*hook/);
 });
 
+test('START says yes only where a start would begin a turn: busy while one runs, a dash where nothing can start (D43)', () => {
+  const rows = rowsFrom([
+    { session: 'idle-one', agent: 'codex', lanes: ['hook', 'app-server'], startable: true },
+    { session: 'busy-one', agent: 'codex', lanes: ['hook', 'app-server'], startable: true, running: true },
+    { session: 'tui-one', agent: 'claude-code', lanes: ['hook'], startable: false, running: true },
+  ]);
+  assert.equal(
+    rows.map((r) => r.running),
+    [undefined, true, true],
+  );
+  const [head, ...body] = renderRows(rows, plain).split('\n');
+  // Read the way an orchestrator's script reads it: the START column, between START and ACCEPTS.
+  const column = (row: string) => row.slice(head!.indexOf('START'), head!.indexOf('ACCEPTS')).trim();
+  assert.equal(body.map(column), ['yes', 'busy', '-']);
+});
+
 test('last activity reads as a short age', () => {
   const now = Date.parse('2026-12-01T12:00:00Z');
   assert.equal(

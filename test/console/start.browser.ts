@@ -2,7 +2,8 @@
 // phone's: an idle session its adapter describes startable offers it, one on the hook lane alone
 // does not; pressing it sends the instruction with `idle: "start"` through the console's own
 // action, and the page shows the outcome once the stream settles it (delivered, `started`, with
-// the turn's id). The page runs under its hash-based CSP throughout.
+// the turn's id). While a turn runs it is not offered: "idle" says only that nothing waits. The
+// page runs under its hash-based CSP throughout.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ test.before(async () => {
     ['cx-desk', ['hook', 'app-server'], true],
     ['cx-phone', ['hook', 'app-server'], true],
     ['cx-plain', ['hook'], false],
+    ['cx-busy', ['hook', 'app-server'], true],
   ] as const) {
     codex.claim(session);
     codex.link.send(
@@ -106,5 +108,24 @@ for (const [width, height, session] of [
     }
   });
 }
+
+test('Start now is hidden while a turn runs in a startable session (its state still idle) and back once the turn ends', async () => {
+  const { browser, page, errors } = await pageAt(1280, 900);
+  try {
+    await open(page, 'cx-busy');
+    await page.waitForSelector('#detail #instruct-start');
+    const emit = (type: string, data: Record<string, unknown>) =>
+      codex.link.send(codex.emitter('cx-busy').emit({ type, data }));
+    emit('run.started', { trigger: 'user' });
+    await page.waitForSelector('#detail #instruct-start', { state: 'detached' });
+    // Nothing waits: the session is idle all the same, and the send box is still there.
+    assert.ok(await page.isVisible('#detail #instruct-send'), 'the send box stays');
+    emit('run.finished', { duration_ms: 5 });
+    await page.waitForSelector('#detail #instruct-start');
+    assert.equal(errors, [], 'no script error or CSP violation on the page');
+  } finally {
+    await browser.close();
+  }
+});
 
 test.run();

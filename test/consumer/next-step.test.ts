@@ -85,6 +85,29 @@ test("a delivery the session cannot take shows the adapter's detail, with the wa
   }
 });
 
+test('a delivered start says whether it began the turn (with its id) or went into one begun meanwhile (D43)', () => {
+  const base = {
+    outcome: 'delivered',
+    command: 'c-1',
+    session: 's-1',
+    vendor: 'codex',
+    ack: 'e-ack',
+    delivered: 'e-del',
+    queuedMs: 12,
+  } as const;
+  const began = describeOutcome({ ...base, delivery: 'steer', started: true, ref: 'turn-7' }, p);
+  assert.match(began, "delivered after 12 ms (event e-del): it started the agent's turn turn-7");
+  // The delivery is not named twice: the start's sentence says what happened.
+  assert.not.match(began, '(steer)');
+  const raced = describeOutcome({ ...base, delivery: 'queue', started: false }, p);
+  assert.match(raced, 'a turn had begun meanwhile, so it went into that turn as queue instead of starting one');
+  assert.not.match(raced, 'started the agent');
+  // A plain delivery says neither.
+  const plain = describeOutcome({ ...base, delivery: 'steer' }, p);
+  assert.match(plain, 'delivered (steer) after 12 ms (event e-del)');
+  assert.not.match(plain, /turn/);
+});
+
 test('steering off, relay down and no route say what to do, each in its own voice', () => {
   const off: InstructOutcome = {
     outcome: 'refused',

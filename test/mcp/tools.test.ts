@@ -169,6 +169,30 @@ test('instruct idle start: sent as data.idle; a session no lane can start is ref
   assert.is(row?.['startable'], false);
 });
 
+/** Calls list_sessions until the session's row is as `ok` wants: the board follows the stream. Bounded. */
+async function rowWhen(session: string, ok: (row: Record<string, unknown>) => boolean, ms = 10_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await mcp.call('list_sessions', {});
+    const row = (r.facts['sessions'] as Record<string, unknown>[] | undefined)?.find((x) => x['session'] === session);
+    if (row !== undefined && ok(row)) return row;
+    if (Date.now() > end) assert.unreachable(`session ${session} never listed as expected: ${r.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+test('list_sessions says running while a turn runs, though its state is idle; not once the turn ended (D43)', async () => {
+  const s = await stack.openSession();
+  const during = await rowWhen(s.session, (row) => row['running'] === true);
+  // Nothing waits, so the state is idle: running is what says a start would go into a turn.
+  assert.is(during['state'], 'idle');
+  const ended = stack.waitFor((e) => e.session === s.session && e.type === 'run.finished');
+  await stack.postHook(s.closing[0]!);
+  await ended;
+  const after = await rowWhen(s.session, (row) => row['running'] === false);
+  assert.is(after['state'], 'idle');
+});
+
 test('instruct: still queued at wait_ms is a result, not an error; a retry with the key then sees the delivery', async () => {
   const s = await stack.openSession();
   const r = await mcp.call('instruct', {
@@ -360,6 +384,11 @@ test('tokens file: a watch-only token is refused by the relay with its code; a g
     assert.ok(r.isError, r.text);
     assert.is(r.facts['code'], 'unauthorized');
     assert.match(r.text, /^Refused \(unauthorized\): .+; nothing was sent: the token in use may not send that/);
+    assert.is(target.received.length, 0);
+    // D43: a start is no way round it: refused the same, nothing sent.
+    const start = await watcher.call('instruct', { session: 'w-1', text: 'wake up', idle: 'start', wait_ms: 3000 });
+    assert.ok(start.isError, start.text);
+    assert.is(start.facts['code'], 'unauthorized');
     assert.is(target.received.length, 0);
     // The granted token: the relay forwards it, and the command names the token's identity (D19).
     const ok = await lead.call('instruct', { session: 'w-1', text: 'hello', wait_ms: 300 });

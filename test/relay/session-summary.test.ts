@@ -71,6 +71,25 @@ test('a withdrawal settles the instruction it names as subject, though the withd
   assert.is(rebuilt.get(S).queued, 1, 'a relay restarted on its store agrees');
 });
 
+test('running: from a run start to its end, and never past the session end (D43: idle is between turns)', () => {
+  const s = new SessionSummaries(() => []);
+  const a = adapter();
+  s.observe(a.emit({ type: 'session.started' }));
+  assert.is(s.get(S).running, undefined);
+  s.observe(a.emit({ type: 'run.started', data: { trigger: 'user' } }));
+  assert.is(s.get(S).running, true);
+  assert.is(s.about(S).agent, 'codex');
+  assert.not.ok('running' in s.about(S), 'running is the summary, not what the adapter described');
+  s.observe(a.emit({ type: 'run.finished' }));
+  assert.is(s.get(S).running, undefined);
+  s.observe(a.emit({ type: 'run.started', data: { trigger: 'control' } }));
+  s.observe(a.emit({ type: 'run.failed', data: { reason: 'model-error' } }));
+  assert.is(s.get(S).running, undefined, 'a failed run ends the turn too');
+  s.observe(a.emit({ type: 'run.started', data: { trigger: 'user' } }));
+  s.observe(a.emit({ type: 'session.ended', data: { reason: 'normal' } }));
+  assert.equal(s.get(S), { state: 'ended', queued: 0, lastEventAt: s.get(S).lastEventAt });
+});
+
 test('after a restart the summary is rebuilt from what the store holds', () => {
   const raws = lifecycle().map((e) => JSON.stringify(e));
   const s = new SessionSummaries((session) => (session === S ? [...raws, 'not json'] : []));

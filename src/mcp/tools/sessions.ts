@@ -22,6 +22,8 @@ function sessionRow(s: BoardSession): Record<string, unknown> {
     steering: steeringVerbs(s),
     // D43: instruct with idle "start" can start its turn while it waits for its person.
     startable: s.startable === true,
+    // D43: a turn runs now; "idle" state says only that nothing waits, so a start goes into it.
+    running: s.running === true,
     queue_length: s.relayQueued ?? s.queue.length,
     pending_requests: s.holds.length,
     last_activity: s.updatedAt,
@@ -39,6 +41,7 @@ export const listSessions: RegisterTool = (server, { ctx, withConsumer }) => {
         'machine state (idle, queued, holding.permission, holding.elicitation, ended), whether an adapter is live for it, the steering verbs it ' +
         'declares (x.<vendor>.control.instruct → use instruct; x.<vendor>.control.send_input → use send_input; control.attention.respond → use respond; control.cancel → use cancel), ' +
         "how many instructions are queued, how many permission/form requests wait for an answer, the last activity time (the agent's own events only), " +
+        'startable (instruct with idle "start" can begin a turn in it) and running (a turn runs now, whatever the state says; a start then goes into that turn), ' +
         "stale: true when a live session's agent has been silent past its vendor's stale window (its terminal may be gone), its working directory (cwd) " +
         'and a title (the first line of its first prompt, when the relay token may see redacted text). ' +
         'Call it first to find the session id to steer. It lists what the relay has received: a session whose agent started a moment ago ' +
