@@ -3,6 +3,7 @@
 // as a person runs it: bin/aep-steer.js in a temp HOME and state dir.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFor, vendorAliases, vendorToken, vendorTokens } from '../../src/adapters/registry.js';
 import { freePort } from '../support/readme-blocks.js';

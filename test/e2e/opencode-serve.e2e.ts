@@ -90,7 +90,9 @@ if (oc.installed) {
     const { release, finished } = await slowTurn('o-withdraw');
     const text = `WITHDRAWN-OC-${oc.session.slice(-8)}`;
     const cmd = await accepted(instruct({ text, delivery: 'queue' }));
-    const w = await accepted(oc.stack.command(oc.session, 'x.opencode.control.withdraw', { instruction: cmd.id }, null));
+    const w = await accepted(
+      oc.stack.command(oc.session, 'x.opencode.control.withdraw', { instruction: cmd.id }, null),
+    );
     const dropped = await oc.stack.waitFor('dropped withdrawn', () => all(DROPPED).find((e) => e.subject === cmd.id));
     assert.equal([dropped.cause, dropped.data?.['reason']], [w.id, 'withdrawn']);
     release();

@@ -90,13 +90,13 @@ if (!vendorMissing(binary, 'qwen-serve-up', missing)) {
     const gate = join(ws.root, 'slow.go');
     const run = aep(
       [
-      'run',
-      'qwen-code',
-      '--port',
-      String(ports.hook),
-      '--approval-mode',
-      'yolo',
-      `[[TURN]] [[WAITFILE:${gate}]] q-up run the slow command`,
+        'run',
+        'qwen-code',
+        '--port',
+        String(ports.hook),
+        '--approval-mode',
+        'yolo',
+        `[[TURN]] [[WAITFILE:${gate}]] q-up run the slow command`,
       ],
       { stdin: 'pipe' },
     );

@@ -16,7 +16,7 @@ import { startVendorStack, vendorMissing, workspace, type VendorStack } from './
 export const OPENCODE_MISSING =
   'opencode 1.18.33 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh opencode)';
 
-export interface OpencodeServeSuite {
+interface OpencodeServeSuite {
   /** False when the pinned CLI is missing: its failure is registered and the suite has nothing to run. */
   readonly installed: boolean;
   readonly ws: ReturnType<typeof workspace>;

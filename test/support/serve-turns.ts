@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AepEvent } from '../../src/protocol/index.js';
 import type { VendorStack } from './vendor-e2e.js';
 
-export interface ServeTurnsOf {
+interface ServeTurnsOf {
   /** Where the gate files go. */
   root(): string;
   stack(): VendorStack;

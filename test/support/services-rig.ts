@@ -16,7 +16,7 @@ export const AEP_BIN = join(projectRoot, 'bin', 'aep-steer.js');
 /** What the environment of the machine running the tests must not lend the CLI. */
 const MACHINE_SETTINGS = ['AEP_PORT', 'AEP_HOOK_PORT', 'AEP_RELAY', 'AEP_TOKEN', 'AEP_INSTRUCT'];
 
-export interface CliRun {
+interface CliRun {
   status: number | null;
   stdout: string;
   stderr: string;
@@ -26,10 +26,7 @@ export interface CliRun {
 }
 
 /** Runs the CLI to its end; `until` instead ends it (SIGTERM) once its output holds that text. */
-export function runCli(
-  args: string[],
-  o: { env: NodeJS.ProcessEnv; cwd?: string; until?: string },
-): Promise<CliRun> {
+export function runCli(args: string[], o: { env: NodeJS.ProcessEnv; cwd?: string; until?: string }): Promise<CliRun> {
   return new Promise((resolve) => {
     const child: ChildProcess = spawn(process.execPath, [AEP_BIN, ...args], {
       env: o.env,
@@ -79,7 +76,7 @@ export function hold(port: number): Promise<Server> {
   });
 }
 
-export interface ServicesRig {
+interface ServicesRig {
   /** This test's temp folder (HOME is `home` in it, the state directory `state`). */
   readonly dir: string;
   /** The CLI's environment for this test; a test may change it before it runs the CLI. */
@@ -103,7 +100,7 @@ export interface ServicesRig {
   personsServer(argv: string[], env: NodeJS.ProcessEnv, port: number): Promise<{ pid: number; stop(): void }>;
 }
 
-export interface RigOptions {
+interface RigOptions {
   /** Run the CLI in `home/project` (as a person in their project folder); default the test's own cwd. */
   inProject?: boolean;
   /** More settings to drop from the machine's environment. */

@@ -9,7 +9,7 @@ import { auditCommandClean } from './audit-clean.js';
 import { AEP_BIN } from './services-rig.js';
 import type { Workspace } from './vendor-e2e.js';
 
-export interface Running {
+interface Running {
   child: ChildProcess;
   out(): string;
   err(): string;
@@ -18,14 +18,14 @@ export interface Running {
   code: Promise<number | null>;
 }
 
-export interface Ended {
+interface Ended {
   code: number | null;
   out: string;
   err: string;
   all: string;
 }
 
-export interface WorkspaceCli {
+interface WorkspaceCli {
   /** Starts a command; `stdin: 'pipe'` keeps its input open for the test to end. */
   aep(args: string[], o?: { stdin?: 'pipe' }): Running;
   /** Runs a command to its end. */
