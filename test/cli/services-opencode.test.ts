@@ -24,7 +24,7 @@ const STAND_IN = (reports: string) => `const { appendFileSync } = require('node:
 const { createServer } = require('node:http');
 const args = process.argv.slice(2);
 const password = process.env.OPENCODE_SERVER_PASSWORD;
-const report = (o) => appendFileSync(${'${JSON.stringify(reports)}'}, JSON.stringify({ pid: process.pid, argv: args, cwd: process.cwd(), password, ...o }) + '\\n');
+const report = (o) => appendFileSync(${JSON.stringify(reports)}, JSON.stringify({ pid: process.pid, argv: args, cwd: process.cwd(), password, ...o }) + '\\n');
 if (args[0] === 'attach') { report({ kind: 'attach' }); process.exit(7); }
 if (args[0] !== 'serve' || !password) process.exit(3);
 report({ kind: 'serve' });

@@ -23,7 +23,7 @@ if (args[0] !== 'serve' || !args.includes('--require-auth') || !token) process.e
 const port = Number(args[args.indexOf('--port') + 1]);
 // Its agent child, as the daemon starts one: down must end it too.
 const agent = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-appendFileSync(${'${JSON.stringify(reports)}'}, JSON.stringify({ pid: process.pid, agent: agent.pid, argv: args, cwd: process.cwd(), token }) + '\\n');
+appendFileSync(${JSON.stringify(reports)}, JSON.stringify({ pid: process.pid, agent: agent.pid, argv: args, cwd: process.cwd(), token }) + '\\n');
 createServer((req, res) => {
   if (req.headers.authorization !== 'Bearer ' + token) { res.writeHead(401); return res.end(); }
   const json = (o) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(o)); };

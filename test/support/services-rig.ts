@@ -150,7 +150,10 @@ export function servicesRig(prefix: string, o: RigOptions = {}): ServicesRig {
       try {
         await until(() => listening(port), 'the person server listens');
       } catch (err) {
-        stop();
+        // It may have exited already: what it said then is the failure to report.
+        try {
+          stop();
+        } catch {}
         throw err;
       }
       return { pid: own.pid!, stop };
