@@ -232,11 +232,11 @@ export class RelayStore implements SessionStore {
   admitAll(list: readonly Admission[]): boolean[] {
     // IMMEDIATE takes the write lock at BEGIN, where SQLite's busy timeout applies.
     this.begin();
-    return this.committed(() => this.admitBatch(list));
+    return this.commitWork(() => this.admitBatch(list));
   }
 
   /** Runs the work in the open transaction and commits it, or rolls it back. */
-  private committed<T>(work: () => T): T {
+  private commitWork<T>(work: () => T): T {
     try {
       const out = work();
       this.db.exec('COMMIT');
@@ -293,7 +293,7 @@ export class RelayStore implements SessionStore {
     if (!this.chain.pending) return false;
     if (wait) this.begin();
     else if (!this.tryBegin()) return false;
-    return this.committed(() => this.chain.flushIdle());
+    return this.commitWork(() => this.chain.flushIdle());
   }
 
   /** Takes the write lock; D38: a file another process holds locked past the busy timeout is refused for now. */
