@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { StatusRow } from '../../src/cli/services-status.js';
 import { freePort } from '../support/readme-blocks.js';
 import { AEP_BIN, hold, listening, servicesRig } from '../support/services-rig.js';
 import { alive } from '../support/spawned-servers.js';
@@ -22,19 +23,9 @@ const rig = servicesRig('aep-services-', {
 });
 const { cli, state } = rig;
 
-interface Row {
-  name: string;
-  pid: number;
-  port: number;
-  running: boolean;
-  relayLink: string;
-  uptimeS: number;
-  log: string;
-  lastError?: string;
-}
-async function status(): Promise<{ rows: Row[]; code: number | null }> {
+async function status(): Promise<{ rows: StatusRow[]; code: number | null }> {
   const r = await cli(['status', '--json']);
-  return { rows: JSON.parse(r.stdout) as Row[], code: r.status };
+  return { rows: JSON.parse(r.stdout) as StatusRow[], code: r.status };
 }
 
 const record = (name: string) => rig.record(name) as { pid: number; startTicks: string };
