@@ -6,17 +6,19 @@ import { refusedLine, toolList } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import type { CancelOutcome } from '../consumer/cancel.js';
 import { withConsumer } from '../consumer/connect.js';
-import { relayAction, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
+import { SEND_EXIT } from './usage.js';
+import { relayVerb, outcomePrinter, timeoutFlag, sessionVerb, sessionUnreachable } from './relay-options.js';
+import type { RelayFlags, SessionVerb, VerbIo } from './relay-options.js';
 
-export const CANCEL_EXIT = {
-  cancelled: 0,
-  usage: 2,
-  rejected: 3,
-  refused: 4,
-  timeout: 6,
-  unreachable: 7,
-  unauthorized: 8,
-} as const;
+export const CANCEL_EXIT = { cancelled: 0, ...SEND_EXIT } as const;
+
+const CANCEL_VERB: SessionVerb = {
+  name: 'cancel',
+  description: "stop the turn a session is running, where its agent's lane can (control.cancel, scope run)",
+  session: 'the session',
+  exits:
+    '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel: its adapter declares none, or it runs on the hook lane only, as a plain `codex` or `claude` in a terminal\ndoes), 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
+};
 
 /**
  * The exit code of an outcome. An adapter's `unsupported` (no lane that can stop the session's
@@ -58,10 +60,7 @@ interface CancelFlags extends RelayFlags {
   killTools?: boolean;
 }
 
-export async function runCancel(
-  f: CancelFlags,
-  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
-): Promise<number> {
+export async function runCancel(f: CancelFlags, io: VerbIo): Promise<number> {
   const timeoutMs = timeoutFlag('cancel', f.timeout, io.err);
   if (timeoutMs === undefined) return CANCEL_EXIT.usage;
   const { print } = outcomePrinter(f.json, io.out, describeCancel);
@@ -80,15 +79,12 @@ export async function runCancel(
       print(o);
       return cancelExit(o);
     },
-    unreachableExit(print, CANCEL_EXIT, (detail) => ({ outcome: 'unreachable' as const, session: f.session, detail })),
+    sessionUnreachable(print, CANCEL_EXIT, f.session),
   );
 }
 
 export function registerCancel(program: Command): void {
-  const cmd = program
-    .command('cancel')
-    .description("stop the turn a session is running, where its agent's lane can (control.cancel, scope run)")
-    .requiredOption('--session <id>', 'the session')
+  const cmd = sessionVerb(program, CANCEL_VERB)
     .option('--run <id>', "the run to stop; the session's running one when absent")
     .option('--timeout <ms>', 'give up waiting for the agent to report the turn stopped after this long', '30000')
     .option(
@@ -96,9 +92,5 @@ export function registerCancel(program: Command): void {
       'also end the tool processes (shell commands) the agent would leave running, where its lane can (the Codex app-server)',
     )
     .option('--json', 'print the outcome as one JSON object');
-  relayAction(
-    cmd,
-    '\nExit codes: 0 stopped, 2 usage, 3 rejected (no turn running, a cancel under way), 4 refused (the session takes no\ncancel: its adapter declares none, or it runs on the hook lane only, as a plain `codex` or `claude` in a terminal\ndoes), 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
-    (f: CancelFlags) => runCancel(f, { out: process.stdout, err: process.stderr }),
-  );
+  relayVerb(cmd, CANCEL_VERB.exits, runCancel);
 }

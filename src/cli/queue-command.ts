@@ -6,7 +6,8 @@ import type { Paint } from '../audit/paint.js';
 import type { QueueState } from '../consumer/queue.js';
 import { age } from './pending-command.js';
 import { asksChange, QUEUE_EXIT, runQueueChange, type QueueChangeFlags } from './queue-change.js';
-import { relayAction, runListing, timeoutFlag, type Listing } from './relay-options.js';
+import { relayVerb, runListing, timeoutFlag, sessionVerb } from './relay-options.js';
+import type { Listing, SessionVerb } from './relay-options.js';
 
 export { QUEUE_EXIT };
 
@@ -40,13 +41,17 @@ export async function runQueue(
   }));
 }
 
+const QUEUE_VERB: SessionVerb = {
+  name: 'queue',
+  description:
+    'list what waits in a session, in order (position, id, version, sender, delivery, age, text); or change it',
+  session: 'the session',
+  exits:
+    '\nExit codes: 0 listed or changed, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting, bad text\nor place), 4 refused, 5 already delivered, 6 timeout, 7 relay unreachable, 8 token refused.',
+};
+
 export function registerQueue(program: Command): void {
-  const cmd = program
-    .command('queue')
-    .description(
-      'list what waits in a session, in order (position, id, version, sender, delivery, age, text); or change it',
-    )
-    .requiredOption('--session <id>', 'the session')
+  const cmd = sessionVerb(program, QUEUE_VERB)
     .option('--edit <id>', 'replace the text of a waiting instruction, keeping its place (with --text)')
     .option('--text <text>', 'the new text for --edit')
     .option('--move <id>', 'move a waiting instruction (with --before <id> or --to front|back)')
@@ -61,9 +66,5 @@ export function registerQueue(program: Command): void {
     .option('--granted', "change another sender's instruction on this token's withdraw grant")
     .option('--timeout <ms>', 'give up waiting for the answer after this long', '30000')
     .option('--json', 'print one JSON object: the listing {outcome, session, paused, waiting: [...]}, or the outcome');
-  relayAction(
-    cmd,
-    '\nExit codes: 0 listed or changed, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting, bad text\nor place), 4 refused, 5 already delivered, 6 timeout, 7 relay unreachable, 8 token refused.',
-    (f: QueueChangeFlags) => runQueue(f, { out: process.stdout, err: process.stderr }),
-  );
+  relayVerb(cmd, QUEUE_VERB.exits, runQueue);
 }

@@ -53,6 +53,39 @@ export function relayAction<A extends unknown[]>(
     });
 }
 
+/** Where a verb writes: its outcome to `out` (painted on a terminal), its usage errors to `err`. */
+export type VerbIo = { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream };
+
+/** A verb on one session: its name, what it does, what its `--session <id>` names, and its exit codes' help. */
+export interface SessionVerb {
+  name: string;
+  description: string;
+  session: string;
+  exits: string;
+}
+
+export function sessionVerb(program: Command, v: SessionVerb): Command {
+  return program.command(v.name).description(v.description).requiredOption('--session <id>', v.session);
+}
+
+/** `unreachableExit` for a verb on one session: the outcome names the session. */
+export function sessionUnreachable(
+  print: (o: { outcome: 'unreachable'; session: string; detail: string }) => void,
+  exits: { unreachable: number; unauthorized: number },
+  session: string,
+): (detail: string, code?: string) => number {
+  return unreachableExit(print, exits, (detail) => ({ outcome: 'unreachable' as const, session, detail }));
+}
+
+/** `relayAction` for a verb run on its flags with the process's own streams. */
+export function relayVerb<F>(
+  cmd: Command,
+  exitHelp: string,
+  run: (f: F, io: { out: NodeJS.WriteStream; err: NodeJS.WriteStream }) => Promise<number>,
+): void {
+  relayAction(cmd, exitHelp, (f: F) => run(f, { out: process.stdout, err: process.stderr }));
+}
+
 export function parseMs(name: string, v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1)

@@ -6,7 +6,8 @@ import { getJson } from '../services/supervise.js';
 import { serveAnswers } from '../adapters/qwen-code/serve/daemon.js';
 import { say } from './services-base.js';
 
-interface Row {
+/** One service in `status --json`. */
+export interface StatusRow {
   name: string;
   pid: number;
   port: number;
@@ -23,7 +24,7 @@ function uptime(s: number): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
-async function rowOf(r: ServiceRecord): Promise<Row> {
+async function rowOf(r: ServiceRecord): Promise<StatusRow> {
   const running = isRunning(r);
   let link = '-';
   if (running && r.url !== undefined) {
@@ -42,7 +43,7 @@ async function rowOf(r: ServiceRecord): Promise<Row> {
     else if (r.name === 'relay') link = 'serving';
     else link = typeof h['relay'] === 'string' ? h['relay'] : 'unknown';
   }
-  const row: Row = {
+  const row: StatusRow = {
     name: r.name,
     pid: r.pid,
     port: r.port,

@@ -2,20 +2,16 @@
 // session id (and the worktree made for it), so a script can `wait` for its turn and `read` it.
 import type { Command } from 'commander';
 import type { SpawnOutcome } from '../consumer/spawn.js';
+import { SEND_EXIT } from './usage.js';
 import { outcomePrinter, relayAction, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
 import type { Paint } from '../audit/paint.js';
 
 /** One exit code per outcome, so a script can branch without parsing. */
-export const SPAWN_EXIT = {
-  spawned: 0,
-  usage: 2,
-  rejected: 3,
-  refused: 4,
-  timeout: 6,
-  unreachable: 7,
-  unauthorized: 8,
-  spawnOff: 9,
-} as const;
+export const SPAWN_EXIT = { spawned: 0, ...SEND_EXIT, spawnOff: 9 } as const;
+
+/** What `--help` says its exit codes mean. */
+const SPAWN_EXITS =
+  '\nExit codes: 0 spawned, 2 usage, 3 refused by the adapter (the code says why: cwd-outside-roots, spawn-cap, ...),\n4 refused by the relay, 6 timeout, 7 relay unreachable, 8 no spawn right or the token refused, 9 no adapter of the vendor spawns.';
 
 interface SpawnFlags extends RelayFlags {
   vendor: string;
@@ -99,9 +95,7 @@ export function registerSpawn(program: Command): void {
     .option('--home <session>', 'the home session to ask, where more than one adapter of the vendor spawns')
     .option('--timeout <ms>', 'give up waiting for the answer after this long', '90000')
     .option('--json', 'print the outcome as one JSON object');
-  relayAction(
-    cmd,
-    '\nExit codes: 0 spawned, 2 usage, 3 refused by the adapter (the code says why: cwd-outside-roots, spawn-cap, ...),\n4 refused by the relay, 6 timeout, 7 relay unreachable, 8 no spawn right or the token refused, 9 no adapter of the vendor spawns.',
-    (prompt: string, f: SpawnFlags) => runSpawn(prompt, f, { out: process.stdout, err: process.stderr }),
+  relayAction(cmd, SPAWN_EXITS, (prompt: string, f: SpawnFlags) =>
+    runSpawn(prompt, f, { out: process.stdout, err: process.stderr }),
   );
 }

@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { withConsumer } from '../consumer/connect.js';
 import { CLI_TURN_VOICE, readSentence, waitSentence } from '../consumer/turn-words.js';
 import type { ReadOutcome, WaitFor, WaitOutcome } from '../consumer/turns.js';
-import { outcomePrinter, relayAction, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
+import { outcomePrinter, relayVerb, timeoutFlag, sessionVerb, sessionUnreachable } from './relay-options.js';
+import type { RelayFlags, SessionVerb, VerbIo } from './relay-options.js';
 
 /** One exit code per outcome, so a script can branch without parsing. */
 export const WAIT_EXIT = {
@@ -18,6 +19,22 @@ export const WAIT_EXIT = {
   unauthorized: 8,
   ended: 9,
 } as const;
+
+const WAIT_VERB: SessionVerb = {
+  name: 'wait',
+  description: "wait until a session's turn ends, a request of it waits, or it ends (D45)",
+  session: 'the session to follow',
+  exits:
+    '\nExit codes: 0 the turn finished, 2 usage, 3 the turn was cancelled, 4 the turn failed, 5 a request waits,\n6 timeout (still running), 7 relay unreachable, 8 the relay refused the token, 9 the session ended.',
+};
+
+const READ_VERB: SessionVerb = {
+  name: 'read',
+  description: "print a turn's final answer, as far as this token's capture allows (D45)",
+  session: 'the session to read',
+  exits:
+    '\nExit codes: 0 read, 2 usage, 3 the turn still runs, 4 no such turn, 7 relay unreachable, 8 the relay refused the token.',
+};
 
 export const READ_EXIT = { read: 0, usage: 2, running: 3, noTurn: 4, unreachable: 7, unauthorized: 8 } as const;
 
@@ -34,10 +51,7 @@ interface WaitFlags extends RelayFlags {
 const waitExit = (o: WaitOutcome): number =>
   o.outcome === 'turn-ended' ? WAIT_EXIT[o.turn.ended ?? 'finished'] : WAIT_EXIT[o.outcome];
 
-export async function runWait(
-  f: WaitFlags,
-  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
-): Promise<number> {
+export async function runWait(f: WaitFlags, io: VerbIo): Promise<number> {
   const timeoutMs = timeoutFlag('wait', f.timeoutMs, io.err);
   if (timeoutMs === undefined) return WAIT_EXIT.usage;
   const wanted = (f.for ?? 'turn-end,request').split(',').map((s) => s.trim());
@@ -65,7 +79,7 @@ export async function runWait(
       print(o);
       return waitExit(o);
     },
-    unreachableExit(print, WAIT_EXIT, (detail) => ({ outcome: 'unreachable' as const, session: f.session, detail })),
+    sessionUnreachable(print, WAIT_EXIT, f.session),
   );
 }
 
@@ -75,10 +89,7 @@ interface ReadFlags extends RelayFlags {
   json?: boolean;
 }
 
-export async function runRead(
-  f: ReadFlags,
-  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
-): Promise<number> {
+export async function runRead(f: ReadFlags, io: VerbIo): Promise<number> {
   const turn = f.turn === 'last' ? 'last' : Number(f.turn);
   if (turn !== 'last' && (!Number.isInteger(turn) || turn < 1)) {
     io.err.write(`read: --turn takes "last" or a turn number from 1, not "${f.turn}"\n`);
@@ -95,36 +106,22 @@ export async function runRead(
       if (o.outcome === 'read' && o.turn.ended === undefined) return READ_EXIT.running;
       return o.outcome === 'read' ? READ_EXIT.read : READ_EXIT.unreachable;
     },
-    unreachableExit(print, READ_EXIT, (detail) => ({ outcome: 'unreachable' as const, session: f.session, detail })),
+    sessionUnreachable(print, READ_EXIT, f.session),
   );
 }
 
 export function registerWait(program: Command): void {
-  const wait = program
-    .command('wait')
-    .description("wait until a session's turn ends, a request of it waits, or it ends (D45)")
-    .requiredOption('--session <id>', 'the session to follow')
+  const wait = sessionVerb(program, WAIT_VERB)
     .option('--for <what>', `what ends the wait, comma-separated: ${FOR.join(', ')} (the end always does)`)
     .option('--after-turn <n>', 'count only a turn after this one (what an earlier wait printed)')
     .option('--timeout-ms <ms>', 'give up after this long and say it is still running', '600000')
     .option('--json', 'print the outcome as one JSON object');
-  relayAction(
-    wait,
-    '\nExit codes: 0 the turn finished, 2 usage, 3 the turn was cancelled, 4 the turn failed, 5 a request waits,\n6 timeout (still running), 7 relay unreachable, 8 the relay refused the token, 9 the session ended.',
-    (f: WaitFlags) => runWait(f, { out: process.stdout, err: process.stderr }),
-  );
+  relayVerb(wait, WAIT_VERB.exits, runWait);
 }
 
 export function registerRead(program: Command): void {
-  const read = program
-    .command('read')
-    .description("print a turn's final answer, as far as this token's capture allows (D45)")
-    .requiredOption('--session <id>', 'the session to read')
+  const read = sessionVerb(program, READ_VERB)
     .option('--turn <last|n>', 'the turn: the newest, or its number from 1', 'last')
     .option('--json', 'print the outcome as one JSON object');
-  relayAction(
-    read,
-    '\nExit codes: 0 read, 2 usage, 3 the turn still runs, 4 no such turn, 7 relay unreachable, 8 the relay refused the token.',
-    (f: ReadFlags) => runRead(f, { out: process.stdout, err: process.stderr }),
-  );
+  relayVerb(read, READ_VERB.exits, runRead);
 }

@@ -6,19 +6,20 @@ import { refusedLine } from '../consumer/explain.js';
 import { CLI_VOICE, refusalSentence } from '../consumer/next-step.js';
 import type { WithdrawOutcome } from '../consumer/withdraw.js';
 import { senderOf, withConsumer } from '../consumer/connect.js';
-import { relayAction, outcomePrinter, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
+import { SEND_EXIT } from './usage.js';
+import { relayVerb, outcomePrinter, timeoutFlag, unreachableExit, sessionVerb } from './relay-options.js';
+import type { RelayFlags, SessionVerb, VerbIo } from './relay-options.js';
 
 /** Exit codes of `withdraw`: the instruct table's, with 5 for one that reached the agent already. */
-export const WITHDRAW_EXIT = {
-  withdrawn: 0,
-  usage: 2,
-  rejected: 3,
-  refused: 4,
-  delivered: 5,
-  timeout: 6,
-  unreachable: 7,
-  unauthorized: 8,
-} as const;
+export const WITHDRAW_EXIT = { withdrawn: 0, ...SEND_EXIT, delivered: 5 } as const;
+
+const WITHDRAW_VERB: SessionVerb = {
+  name: 'withdraw',
+  description: "take back an instruction that still waits in a session's queue",
+  session: 'the session the instruction was sent to',
+  exits:
+    '\nExit codes: 0 withdrawn, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting), 4 refused,\n5 already delivered, 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
+};
 
 export function describeWithdraw(o: WithdrawOutcome, p: Paint): string {
   switch (o.outcome) {
@@ -45,10 +46,7 @@ interface WithdrawFlags extends RelayFlags {
   timeout: string;
 }
 
-export async function runWithdraw(
-  f: WithdrawFlags,
-  io: { out: NodeJS.WritableStream & { isTTY?: boolean }; err: NodeJS.WritableStream },
-): Promise<number> {
+export async function runWithdraw(f: WithdrawFlags, io: VerbIo): Promise<number> {
   const timeoutMs = timeoutFlag('withdraw', f.timeout, io.err);
   if (timeoutMs === undefined) return WITHDRAW_EXIT.usage;
   if ((f.instruction === undefined) === (f.last !== true)) {
@@ -100,10 +98,7 @@ export async function runWithdraw(
 }
 
 export function registerWithdraw(program: Command): void {
-  const cmd = program
-    .command('withdraw')
-    .description("take back an instruction that still waits in a session's queue")
-    .requiredOption('--session <id>', 'the session the instruction was sent to')
+  const cmd = sessionVerb(program, WITHDRAW_VERB)
     .option('--instruction <id>', "the instruction's command id (instruct prints it; `aep-steer queue` lists them)")
     .option('--last', 'your newest instruction still waiting in the session')
     .option('--vendor <token>', "vendor token of the verb x.<vendor>.control.withdraw (default: the claimant's agent)")
@@ -113,9 +108,5 @@ export function registerWithdraw(program: Command): void {
     )
     .option('--timeout <ms>', 'give up waiting for the answer after this long', '30000')
     .option('--json', 'print the outcome as one JSON object');
-  relayAction(
-    cmd,
-    '\nExit codes: 0 withdrawn, 2 usage, 3 rejected (not the sender, unknown id, no longer waiting), 4 refused,\n5 already delivered, 6 timeout, 7 relay unreachable, 8 the relay refused the token.',
-    (f: WithdrawFlags) => runWithdraw(f, { out: process.stdout, err: process.stderr }),
-  );
+  relayVerb(cmd, WITHDRAW_VERB.exits, runWithdraw);
 }

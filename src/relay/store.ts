@@ -233,8 +233,13 @@ export class RelayStore implements SessionStore {
   admitAll(list: readonly Admission[]): boolean[] {
     // IMMEDIATE takes the write lock at BEGIN, where SQLite's busy timeout applies.
     this.begin();
+    return this.commitWork(() => this.admitBatch(list));
+  }
+
+  /** Runs the work in the open transaction and commits it, or rolls it back. */
+  private commitWork<T>(work: () => T): T {
     try {
-      const out = this.admitBatch(list);
+      const out = work();
       this.db.exec('COMMIT');
       this.chain.committed();
       return out;
@@ -289,15 +294,7 @@ export class RelayStore implements SessionStore {
     if (!this.chain.pending) return false;
     if (wait) this.begin();
     else if (!this.tryBegin()) return false;
-    try {
-      const made = this.chain.flushIdle();
-      this.db.exec('COMMIT');
-      this.chain.committed();
-      return made;
-    } catch (err) {
-      this.rollback();
-      throw fileStoreFault(err) ?? err;
-    }
+    return this.commitWork(() => this.chain.flushIdle());
   }
 
   /** Takes the write lock; D38: a file another process holds locked past the busy timeout is refused for now. */

@@ -4,6 +4,7 @@
 // only calls the two doors it is given.
 import { from, map, timer, type Observable } from 'rxjs';
 import type { AepEvent } from '../protocol/index.js';
+import type { SessionInput } from '../machines/session-input.js';
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 import type { Journal } from './journal.js';
 import type { OpenHooks } from './open-hooks.js';
@@ -11,6 +12,9 @@ import { isLaneEffect, throughLanes } from './lanes.js';
 import type { Lane } from './lane.js';
 import { performSpawn } from './home.js';
 import type { Spawner } from './spawner.js';
+
+/** An input the session's actor takes next, as the stream's own arrivals are. */
+const inputFor = (session: string, input: SessionInput): SessionItem => ({ kind: 'input', session, input });
 
 /** What a settled step releases to the sinks: an event (live: not from the log), or an item fed back to the sessions. */
 export type Out = { kind: 'event'; e: AepEvent; live: boolean } | { kind: 'feedback'; item: SessionItem };
@@ -63,12 +67,8 @@ export function performer(c: PerformContext): Performer {
       arrival?.hold(effect.timeoutMs);
       c.start(
         timer(effect.timeoutMs).pipe(
-          map(
-            (): SessionItem => ({
-              kind: 'input',
-              session: effect.session,
-              input: { type: 'attention.timeout', at: Date.now(), requestId: effect.requestId },
-            }),
+          map(() =>
+            inputFor(effect.session, { type: 'attention.timeout', at: Date.now(), requestId: effect.requestId }),
           ),
         ),
       );
@@ -77,13 +77,7 @@ export function performer(c: PerformContext): Performer {
       if (arrival) {
         c.start(
           from(arrival.closed).pipe(
-            map(
-              (): SessionItem => ({
-                kind: 'input',
-                session: effect.session,
-                input: { type: 'hold.closed', at: Date.now(), hookId: effect.hookId },
-              }),
-            ),
+            map(() => inputFor(effect.session, { type: 'hold.closed', at: Date.now(), hookId: effect.hookId })),
           ),
         );
       }
@@ -100,11 +94,13 @@ export function performer(c: PerformContext): Performer {
         : arrival.neutral();
     if (session === undefined) return;
     void written.then((ok) =>
-      feedback({
-        kind: 'input',
-        session,
-        input: { type: ok && logged ? 'reply.written' : 'reply.failed', at: Date.now(), hookId: effect.hookId },
-      }),
+      feedback(
+        inputFor(session, {
+          type: ok && logged ? 'reply.written' : 'reply.failed',
+          at: Date.now(),
+          hookId: effect.hookId,
+        }),
+      ),
     );
   }
 

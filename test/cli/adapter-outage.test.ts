@@ -10,8 +10,10 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
+import { freePort } from '../support/readme-blocks.js';
+import { AEP_BIN } from '../support/services-rig.js';
+import { until } from '../support/until.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'aep-steer.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let dir = '';
@@ -28,29 +30,13 @@ const env = (): NodeJS.ProcessEnv => {
   return e;
 };
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 function run(args: string[]): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [AEP_BIN, ...args], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   child.stdout!.on('data', (c: Buffer) => (err += c.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return { child, stderr: () => err, exited };
-}
-
-async function until(probe: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > end) throw new Error(`never saw ${what}`);
-    await sleep(50);
-  }
 }
 
 const count = (text: string, re: RegExp) => text.split('\n').filter((l) => re.test(l)).length;
@@ -72,11 +58,11 @@ test('relay down for seconds: one outage line with its reason, one line when it 
   ]);
   let relay: RelayHandle | undefined;
   try {
-    await until(() => a.stderr().includes('hooks on http://127.0.0.1:'), 'the adapter start');
+    await until(() => a.stderr().includes('hooks on http://127.0.0.1:'), 'the adapter start', 15_000);
     // The link retries at least every second: four seconds are several failed attempts.
     await sleep(4000);
     relay = await startRelay({ port, storePath: ':memory:', token: 'outage-token' });
-    await until(() => a.stderr().includes('relay connected'), 'the relay back');
+    await until(() => a.stderr().includes('relay connected'), 'the relay back', 15_000);
     let text = a.stderr();
     assert.is(count(text, /relay unreachable/), 1, text);
     assert.match(text, `aep-steer adapter: relay unreachable: ${url}; retrying every second`);
@@ -90,7 +76,7 @@ test('relay down for seconds: one outage line with its reason, one line when it 
     relay = undefined;
     await sleep(4000);
     relay = await startRelay({ port, storePath: ':memory:', token: 'outage-token' });
-    await until(() => a.stderr().includes('relay reconnected'), 'the relay back again');
+    await until(() => a.stderr().includes('relay reconnected'), 'the relay back again', 15_000);
     text = a.stderr();
     assert.is(count(text, /relay lost/), 1, text);
     assert.match(text, `aep-steer adapter: relay lost: ${url}; reconnecting every second`);

@@ -18,7 +18,6 @@ import {
 } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -27,6 +26,8 @@ import { RUN_EXIT, runVendor } from '../../src/cli/run-command.js';
 import { adapterConfig, runAdapter } from '../../src/cli/adapter-command.js';
 import { codexSocketPath } from '../../src/adapters/codex/app-server/spec.js';
 import { socketAnswers } from '../../src/adapters/codex/app-server/serve.js';
+import { freePort } from '../support/readme-blocks.js';
+import { alive } from '../support/spawned-servers.js';
 import { textSink } from '../support/tui.js';
 import { until } from '../support/until.js';
 
@@ -40,15 +41,6 @@ const stateDir = (): string => {
 test.after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-const alive = (pid: number): boolean => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
 
 /** A Codex config whose model provider reads its key from MOCK_API_KEY (vendor-clis-observed §2.2). */
 function codexHomeWithEnvKey(dir: string): string {
@@ -141,12 +133,7 @@ test('no adapter answers on the port: says so and how to start it', async () => 
   const dir = stateDir();
   ensureSecret(undefined, { AEP_STATE_DIR: dir });
   // A port that was free a moment ago: nothing listens on it.
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
+  const port = await freePort();
   const err = textSink();
   const code = await runVendor('codex', [], { port: String(port) }, { err: err.stream }, { AEP_STATE_DIR: dir });
   assert.is(code, RUN_EXIT.noAdapter);

@@ -8,83 +8,23 @@
 // server with the password in its environment, reusing it the next time. `--serve URL` attaches.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { until } from '../support/until.js';
+import { freePort } from '../support/readme-blocks.js';
+import { listening, servicesRig } from '../support/services-rig.js';
+import { alive } from '../support/spawned-servers.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'aep-steer.js');
-
-let dir = '';
-let env: NodeJS.ProcessEnv = {};
-const state = () => join(dir, 'state');
-const project = () => join(dir, 'home', 'project');
-const reports = () => join(dir, 'reports.jsonl');
-
-function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: project(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = createConnection({ port, host: '127.0.0.1' });
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
-
-const reported = (): Record<string, any>[] =>
-  existsSync(reports())
-    ? readFileSync(reports(), 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-    : [];
-
-const record = (name: string) =>
-  JSON.parse(readFileSync(join(state(), 'run', `${name}.pid`), 'utf8')) as Record<string, any>;
+let relayPort = 0;
+let hookPort = 0;
+let servePort = 0;
+const ports = () => ['--relay-port', String(relayPort), '--hook-port', `opencode=${hookPort}`];
 
 /** A stand-in `opencode`: `serve` behind Basic auth with OPENCODE_SERVER_PASSWORD; `attach` reports and exits 7. */
-function standInOpencode(): string {
-  const bin = join(dir, 'bin', 'opencode');
-  mkdirSync(join(dir, 'bin'), { recursive: true });
-  writeFileSync(
-    bin,
-    `#!${process.execPath}
-const { appendFileSync } = require('node:fs');
+const STAND_IN = (reports: string) => `const { appendFileSync } = require('node:fs');
 const { createServer } = require('node:http');
 const args = process.argv.slice(2);
 const password = process.env.OPENCODE_SERVER_PASSWORD;
-const report = (o) => appendFileSync(${JSON.stringify(reports())}, JSON.stringify({ pid: process.pid, argv: args, cwd: process.cwd(), password, ...o }) + '\\n');
+const report = (o) => appendFileSync(${JSON.stringify(reports)}, JSON.stringify({ pid: process.pid, argv: args, cwd: process.cwd(), password, ...o }) + '\\n');
 if (args[0] === 'attach') { report({ kind: 'attach' }); process.exit(7); }
 if (args[0] !== 'serve' || !password) process.exit(3);
 report({ kind: 'serve' });
@@ -98,39 +38,24 @@ createServer((req, res) => {
   if (req.url === '/api/session/active') return json({ data: {} });
   res.writeHead(404); res.end();
 }).listen(port, '127.0.0.1');
-`,
-  );
-  chmodSync(bin, 0o755);
-  return bin;
-}
+`;
 
-let relayPort = 0;
-let hookPort = 0;
-let servePort = 0;
-const ports = () => ['--relay-port', String(relayPort), '--hook-port', `opencode=${hookPort}`];
-
-test.before.each(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'aep-opencode-up-'));
-  mkdirSync(project(), { recursive: true });
-  relayPort = await freePort();
-  hookPort = await freePort();
-  servePort = await freePort();
-  env = {
-    ...process.env,
-    HOME: join(dir, 'home'),
-    AEP_STATE_DIR: state(),
-    AEP_OPENCODE_BIN: standInOpencode(),
-    AEP_PORT: String(relayPort),
-    AEP_HOOK_PORT: String(hookPort),
-    AEP_OPENCODE_SERVE_PORT: String(servePort),
-  };
-  for (const k of ['AEP_RELAY', 'AEP_TOKEN', 'AEP_INSTRUCT', 'OPENCODE_SERVER_PASSWORD']) delete env[k];
+const rig = servicesRig('aep-opencode-up-', {
+  inProject: true,
+  unset: ['OPENCODE_SERVER_PASSWORD'],
+  async env(r) {
+    relayPort = await freePort();
+    hookPort = await freePort();
+    servePort = await freePort();
+    return {
+      AEP_OPENCODE_BIN: r.standIn('opencode', STAND_IN(r.reports())),
+      AEP_PORT: String(relayPort),
+      AEP_HOOK_PORT: String(hookPort),
+      AEP_OPENCODE_SERVE_PORT: String(servePort),
+    };
+  },
 });
-
-test.after.each(async () => {
-  await cli(['down']);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { cli, state, project, reported, record } = rig;
 
 test('up opencode starts `opencode serve` in this folder behind a mode-600 password file, the adapter follows it; down opencode ends it', async () => {
   const r = await cli(['up', 'opencode', '--instruct', ...ports()]);
@@ -192,16 +117,14 @@ test('run opencode starts what is missing and runs `opencode attach URL` with th
 });
 
 test("up opencode --serve URL follows the person's server and down leaves it running", async () => {
-  const passwordFile = join(dir, 'my.password');
+  const passwordFile = join(rig.dir, 'my.password');
   writeFileSync(passwordFile, 'the-persons-password\n', { mode: 0o600 });
-  const own: ChildProcess = spawn(env.AEP_OPENCODE_BIN!, ['serve', '--port', String(servePort)], {
-    env: { ...env, OPENCODE_SERVER_PASSWORD: 'the-persons-password' },
-    cwd: project(),
-    stdio: 'ignore',
-    detached: true,
-  });
+  const own = await rig.personsServer(
+    [rig.env.AEP_OPENCODE_BIN!, 'serve', '--port', String(servePort)],
+    { OPENCODE_SERVER_PASSWORD: 'the-persons-password' },
+    servePort,
+  );
   try {
-    await until(() => listening(servePort), 'the person server listens');
     const url = `http://127.0.0.1:${servePort}`;
     const r = await cli(['up', 'opencode', '--serve', url, '--serve-token-file', passwordFile, ...ports()]);
     assert.is(r.status, 0, r.stdout + r.stderr);
@@ -209,14 +132,14 @@ test("up opencode --serve URL follows the person's server and down leaves it run
     const adapterArgv = (record('adapter-opencode').argv as string[]).join(' ');
     assert.ok(adapterArgv.includes(`--serve ${url} --serve-password-file ${passwordFile}`), adapterArgv);
     await cli(['down']);
-    assert.ok(alive(own.pid!), "the person's server runs on");
+    assert.ok(alive(own.pid), "the person's server runs on");
   } finally {
-    process.kill(-own.pid!, 'SIGKILL');
+    own.stop();
   }
 });
 
 test('bad input: no opencode binary, or --serve for two vendors at once, says what to do and starts nothing', async () => {
-  env.AEP_OPENCODE_BIN = join(dir, 'nowhere', 'opencode');
+  rig.env.AEP_OPENCODE_BIN = join(rig.dir, 'nowhere', 'opencode');
   const r = await cli(['up', 'opencode', ...ports()]);
   assert.is(r.status, 1, r.stderr);
   assert.match(r.stderr, 'no opencode binary is on PATH: install opencode 1.18.33');

@@ -7,89 +7,14 @@
 // model key here, and of project hooks Qwen Code's folder trust would ignore.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'aep-steer.js');
-
-let dir = '';
-let env: NodeJS.ProcessEnv = {};
-const state = () => join(dir, 'state');
-const project = () => join(dir, 'home', 'project');
-const reports = () => join(dir, 'reports.jsonl');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: project(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = createConnection({ port, host: '127.0.0.1' });
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
-
-const hold = (port: number): Promise<Server> =>
-  new Promise((resolve) => {
-    const s = createServer();
-    s.listen(port, '127.0.0.1', () => resolve(s));
-  });
-
-/** What the stand-in daemon wrote down about itself: its argv, directory, token and its child's pid. */
-const reported = (): Record<string, unknown>[] =>
-  readFileSync(reports(), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-
-const record = (name: string) =>
-  JSON.parse(readFileSync(join(state(), 'run', `${name}.pid`), 'utf8')) as Record<string, unknown>;
+import { freePort } from '../support/readme-blocks.js';
+import { hold, listening, servicesRig } from '../support/services-rig.js';
+import { alive } from '../support/spawned-servers.js';
 
 /** A stand-in `qwen`: `serve --hostname H --port P --require-auth` answers /health only with QWEN_SERVER_TOKEN. */
-function standInQwen(): string {
-  const bin = join(dir, 'bin', 'qwen');
-  mkdirSync(join(dir, 'bin'), { recursive: true });
-  writeFileSync(
-    bin,
-    `#!${process.execPath}
-const { appendFileSync } = require('node:fs');
+const STAND_IN = (reports: string) => `const { appendFileSync } = require('node:fs');
 const { spawn } = require('node:child_process');
 const { createServer } = require('node:http');
 const args = process.argv.slice(2);
@@ -98,7 +23,7 @@ if (args[0] !== 'serve' || !args.includes('--require-auth') || !token) process.e
 const port = Number(args[args.indexOf('--port') + 1]);
 // Its agent child, as the daemon starts one: down must end it too.
 const agent = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-appendFileSync(${JSON.stringify(reports())}, JSON.stringify({ pid: process.pid, agent: agent.pid, argv: args, cwd: process.cwd(), token }) + '\\n');
+appendFileSync(${JSON.stringify(reports)}, JSON.stringify({ pid: process.pid, agent: agent.pid, argv: args, cwd: process.cwd(), token }) + '\\n');
 createServer((req, res) => {
   if (req.headers.authorization !== 'Bearer ' + token) { res.writeHead(401); return res.end(); }
   const json = (o) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(o)); };
@@ -107,11 +32,7 @@ createServer((req, res) => {
   if (req.url.endsWith('/sessions/live-state')) return json({ sessions: [] });
   res.writeHead(404); res.end();
 }).listen(port, '127.0.0.1');
-`,
-  );
-  chmodSync(bin, 0o755);
-  return bin;
-}
+`;
 
 let relayPort = 0;
 let hookPort = 0;
@@ -125,29 +46,17 @@ const ports = () => [
   String(servePort),
 ];
 
-test.before.each(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'aep-serve-up-'));
-  mkdirSync(project(), { recursive: true });
-  env = { ...process.env, HOME: join(dir, 'home'), AEP_STATE_DIR: state(), AEP_QWEN_BIN: standInQwen() };
-  for (const k of [
-    'AEP_PORT',
-    'AEP_HOOK_PORT',
-    'AEP_RELAY',
-    'AEP_TOKEN',
-    'AEP_INSTRUCT',
-    'OPENAI_API_KEY',
-    'CODEX_HOME',
-  ])
-    delete env[k];
-  relayPort = await freePort();
-  hookPort = await freePort();
-  servePort = await freePort();
+const rig = servicesRig('aep-serve-up-', {
+  inProject: true,
+  unset: ['OPENAI_API_KEY', 'CODEX_HOME'],
+  async env(r) {
+    relayPort = await freePort();
+    hookPort = await freePort();
+    servePort = await freePort();
+    return { AEP_QWEN_BIN: r.standIn('qwen', STAND_IN(r.reports())) };
+  },
 });
-
-test.after.each(async () => {
-  await cli(['down']);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { cli, state, project, reported, record } = rig;
 
 test('up qwen-code --serve starts the daemon in this folder with its token file, the adapter attaches; down qwen-code leaves no process of it', async () => {
   const r = await cli(['up', 'qwen-code', '--serve', '--instruct', ...ports()]);
@@ -191,16 +100,14 @@ test('up qwen-code --serve starts the daemon in this folder with its token file,
 });
 
 test('a daemon already answering on the port with the token is attached to, and down leaves it running', async () => {
-  const tokenFile = join(dir, 'my.token');
+  const tokenFile = join(rig.dir, 'my.token');
   writeFileSync(tokenFile, 'the-persons-token\n', { mode: 0o600 });
-  const own: ChildProcess = spawn(env.AEP_QWEN_BIN!, ['serve', '--port', String(servePort), '--require-auth'], {
-    env: { ...env, QWEN_SERVER_TOKEN: 'the-persons-token' },
-    cwd: project(),
-    stdio: 'ignore',
-    detached: true,
-  });
+  const own = await rig.personsServer(
+    [rig.env.AEP_QWEN_BIN!, 'serve', '--port', String(servePort), '--require-auth'],
+    { QWEN_SERVER_TOKEN: 'the-persons-token' },
+    servePort,
+  );
   try {
-    for (let i = 0; i < 200 && !(await listening(servePort)); i++) await new Promise((r) => setTimeout(r, 25));
     const r = await cli(['up', 'qwen-code', '--serve', '--serve-token-file', tokenFile, ...ports()]);
     assert.is(r.status, 0, r.stdout + r.stderr);
     assert.match(
@@ -209,9 +116,9 @@ test('a daemon already answering on the port with the token is attached to, and 
     );
     assert.ok((record('adapter-qwen-code').argv as string[]).includes('--serve'));
     await cli(['down']);
-    assert.ok(alive(own.pid!), "the person's daemon runs on");
+    assert.ok(alive(own.pid), "the person's daemon runs on");
   } finally {
-    process.kill(-own.pid!, 'SIGKILL');
+    own.stop();
   }
 });
 
@@ -223,13 +130,13 @@ test('--serve without qwen-code: says which vendor it is for, nothing starts', a
 });
 
 test('up warns, before anything starts, of a model key the CLIs would lack here and of hooks folder trust would ignore', async () => {
-  const codexHome = join(dir, 'home', '.codex');
+  const codexHome = join(rig.dir, 'home', '.codex');
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(
     join(codexHome, 'config.toml'),
     'model_provider = "mock"\n\n[model_providers.mock]\nname = "mock"\nenv_key = "MOCK_API_KEY"\nwire_api = "responses"\n',
   );
-  const qwenDir = join(dir, 'home', '.qwen');
+  const qwenDir = join(rig.dir, 'home', '.qwen');
   mkdirSync(qwenDir, { recursive: true });
   writeFileSync(
     join(qwenDir, 'settings.json'),
@@ -257,8 +164,8 @@ test('up warns, before anything starts, of a model key the CLIs would lack here 
 
     // With the key here and the folder trusted, nothing is said of either.
     writeFileSync(join(qwenDir, 'trustedFolders.json'), JSON.stringify({ [project()]: 'TRUST_FOLDER' }));
-    env.MOCK_API_KEY = 'set';
-    env.OPENAI_API_KEY = 'set';
+    rig.env.MOCK_API_KEY = 'set';
+    rig.env.OPENAI_API_KEY = 'set';
     const quiet = await cli([...args, ...hooks, '--serve-port', String(servePort)]);
     assert.is(quiet.status, 3, quiet.stderr);
     assert.not.match(quiet.stderr, 'warning');

@@ -4,116 +4,32 @@
 // killed service shows as not running; `down` leaves nothing listening; a taken port starts nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'aep-steer.js');
-
-let dir = '';
-let env: NodeJS.ProcessEnv = {};
-const state = () => join(dir, 'state');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  exitedAt: number;
-  closedAt: number;
-}
-
-/** Runs the CLI with piped stdio; `closedAt` is when every pipe reached EOF (no process holds one). */
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child: ChildProcess = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let exitedAt = 0;
-    let status: number | null = null;
-    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => {
-      exitedAt = Date.now();
-      status = code;
-    });
-    child.on('close', () => resolve({ status, stdout, stderr, exitedAt, closedAt: Date.now() }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = createConnection({ port, host: '127.0.0.1' });
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-}
-
-/** Alive and not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-interface Row {
-  name: string;
-  pid: number;
-  port: number;
-  running: boolean;
-  relayLink: string;
-  uptimeS: number;
-  log: string;
-  lastError?: string;
-}
-async function status(): Promise<{ rows: Row[]; code: number | null }> {
-  const r = await cli(['status', '--json']);
-  return { rows: JSON.parse(r.stdout) as Row[], code: r.status };
-}
-
-const record = (name: string) =>
-  JSON.parse(readFileSync(join(state(), 'run', `${name}.pid`), 'utf8')) as { pid: number; startTicks: string };
+import type { StatusRow } from '../../src/cli/services-status.js';
+import { freePort } from '../support/readme-blocks.js';
+import { AEP_BIN, hold, listening, servicesRig } from '../support/services-rig.js';
+import { alive } from '../support/spawned-servers.js';
 
 let relayPort = 0;
 let hookPort = 0;
+const rig = servicesRig('aep-services-', {
+  async env() {
+    relayPort = await freePort();
+    hookPort = await freePort();
+    return {};
+  },
+});
+const { cli, state } = rig;
+
+async function status(): Promise<{ rows: StatusRow[]; code: number | null }> {
+  const r = await cli(['status', '--json']);
+  return { rows: JSON.parse(r.stdout) as StatusRow[], code: r.status };
+}
+
+const record = (name: string) => rig.record(name) as { pid: number; startTicks: string };
 const upArgs = () => ['up', 'claude-code', '--relay-port', String(relayPort), '--hook-port', String(hookPort)];
-
-test.before.each(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'aep-services-'));
-  env = { ...process.env, HOME: join(dir, 'home'), AEP_STATE_DIR: state() };
-  for (const k of ['AEP_PORT', 'AEP_HOOK_PORT', 'AEP_RELAY', 'AEP_TOKEN', 'AEP_INSTRUCT']) delete env[k];
-  relayPort = await freePort();
-  hookPort = await freePort();
-});
-
-test.after.each(async () => {
-  await cli(['down']);
-  rmSync(dir, { recursive: true, force: true });
-});
 
 test("up starts the relay and the adapter detached, output in the logs, ready; nothing holds the caller's pipes after", async () => {
   const r = await cli(upArgs());
@@ -242,12 +158,6 @@ test('down never signals a process that is no longer the one up started (a reuse
   }
 });
 
-async function hold(port: number): Promise<Server> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(port, '127.0.0.1', r));
-  return s;
-}
-
 test('up with the hook port taken names the port, its holder and the flag, exits 3, starts nothing', async () => {
   const blocker = await hold(hookPort);
   try {
@@ -290,9 +200,9 @@ test('a service that does not become ready in time: up stops what it started in 
 
 /** A relay that refuses the adapter (a tokens file without the local token): the adapter never links up. */
 function refusingRelayEnv(): void {
-  const tokens = join(dir, 'tokens.json');
+  const tokens = join(rig.dir, 'tokens.json');
   writeFileSync(tokens, JSON.stringify({ tokens: [{ token: 'only-this-one', identity: 'someone' }] }), { mode: 0o600 });
-  env['AEP_TOKENS_FILE'] = tokens;
+  rig.env['AEP_TOKENS_FILE'] = tokens;
 }
 
 test("an adapter whose relay link never comes up: up prints its log's reason, stops the relay it started, exits 1", async () => {
@@ -311,7 +221,7 @@ test("an adapter whose relay link never comes up: up prints its log's reason, st
 
 test('up interrupted while it waits stops what that call started', async () => {
   refusingRelayEnv();
-  const child = spawn(process.execPath, [BIN, ...upArgs()], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [AEP_BIN, ...upArgs()], { env: rig.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));

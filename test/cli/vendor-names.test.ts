@@ -3,69 +3,17 @@
 // as a person runs it: bin/aep-steer.js in a temp HOME and state dir.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFor, vendorAliases, vendorToken, vendorTokens } from '../../src/adapters/registry.js';
+import { freePort } from '../support/readme-blocks.js';
+import { servicesRig } from '../support/services-rig.js';
 import { startTestStack } from './support.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'aep-steer.js');
-let dir = '';
-let env: NodeJS.ProcessEnv = {};
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI to its exit; `until` instead ends it (SIGTERM) once its output holds that text. */
-function cli(args: string[], until?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const seen = () => {
-      if (until !== undefined && `${stdout}${stderr}`.includes(until)) child.kill('SIGTERM');
-    };
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-      seen();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-      seen();
-    });
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-test.before.each(() => {
-  dir = mkdtempSync(join(tmpdir(), 'aep-vendor-names-'));
-  env = {
-    ...process.env,
-    HOME: join(dir, 'home'),
-    AEP_STATE_DIR: join(dir, 'state'),
-    CLAUDE_CONFIG_DIR: join(dir, 'claude'),
-    FORCE_COLOR: '0',
-  };
-  for (const k of ['AEP_PORT', 'AEP_HOOK_PORT', 'AEP_RELAY', 'AEP_TOKEN', 'AEP_INSTRUCT']) delete env[k];
+const rig = servicesRig('aep-vendor-names-', {
+  env: (r) => ({ CLAUDE_CONFIG_DIR: join(r.dir, 'claude'), FORCE_COLOR: '0' }),
 });
-
-test.after.each(async () => {
-  await cli(['down']);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { cli } = rig;
 
 test('the alias list: each CLI binary and each native-lane command names its own vendor', () => {
   assert.equal(Object.fromEntries(vendorAliases()), { claude: 'claude-code', qwen: 'qwen-code' });
@@ -81,7 +29,7 @@ test('the alias list: each CLI binary and each native-lane command names its own
 });
 
 test('install and uninstall take claude and name claude-code', async () => {
-  const project = join(dir, 'project');
+  const project = join(rig.dir, 'project');
   const i = await cli(['install', 'claude', '--project', project]);
   assert.is(i.status, 0, i.stderr);
   assert.match(i.stdout, `claude-code: wrote ${join(project, '.claude', 'settings.local.json')}`);
@@ -96,7 +44,7 @@ test('install and uninstall take claude and name claude-code', async () => {
 });
 
 test('install mcp takes the orchestrator by its CLI name', async () => {
-  const project = join(dir, 'project');
+  const project = join(rig.dir, 'project');
   const r = await cli(['install', 'mcp', 'claude', '--project', project, '--token', 'mcp-test-token']);
   assert.is(r.status, 0, r.stderr);
   assert.match(r.stdout, `mcp claude-code: wrote ${join(project, '.mcp.json')}`);

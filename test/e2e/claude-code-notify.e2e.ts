@@ -104,6 +104,10 @@ if (e2e.installed) {
       'one push for the request',
     );
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

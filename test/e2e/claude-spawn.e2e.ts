@@ -107,6 +107,10 @@ if (e2e.installed) {
     assert.equal(workerProcesses(session), [], 'no process of the worker is left');
     assert.ok(existsSync(r.worktree!), 'the worktree is kept');
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

@@ -217,6 +217,10 @@ if (e2e.installed) {
     assert.equal(statesOf(lines, FIRST), ['queued', 'started', 'cancelled']);
     assert.equal(statesOf(lines, SECOND), ['queued', 'started', 'completed']);
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

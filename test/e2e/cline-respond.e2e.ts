@@ -64,6 +64,10 @@ if (e2e.installed) {
       'only the answer given in Cline',
     );
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

@@ -106,6 +106,10 @@ if (e2e.installed) {
   test('the adapter reported no errors on the hook path', () => {
     assert.equal(e2e.stack.errors, []);
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

@@ -80,6 +80,10 @@ if (e2e.installed) {
     tui = undefined;
     await until(() => serverProcesses().length === 0, 'the app-server to end with the TUI', 20_000);
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

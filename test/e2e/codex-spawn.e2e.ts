@@ -84,6 +84,10 @@ if (e2e.installed) {
     assert.equal(pids.filter(alive), [], 'its app-server is gone');
     assert.ok(existsSync(r.worktree!), 'the worktree is kept');
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

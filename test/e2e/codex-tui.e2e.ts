@@ -41,6 +41,10 @@ if (e2e.installed) {
     await e2e.escDismisses(tui, requested);
     assert.not.ok(ran('ESCTUI'), 'the command never ran');
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

@@ -7,90 +7,45 @@
 // cancel with `clear` withdraws what waits, each drop caused by the cancel.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { auditFiles } from '../../src/audit/audit.js';
 import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
-import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
-import { opencodeBinary, startOpencodeServe, type OpencodeServe } from '../support/opencode-serve.js';
-import { chatMessagesOf, chatTextOf, startVendorStack, vendorMissing, workspace } from '../support/vendor-e2e.js';
-import type { VendorStack } from '../support/vendor-e2e.js';
+import { opencodeServeSuite } from '../support/opencode-serve-suite.js';
+import { chatMessagesOf, chatTextOf } from '../support/vendor-e2e.js';
 import { until } from '../support/until.js';
 
 const DELIVERED = 'x.opencode.instruction.delivered';
 const DROPPED = 'x.opencode.instruction.dropped';
 
-let mock: MockOpenAi;
-let server: OpencodeServe;
-let stack: VendorStack;
-let session: string;
-const ws = workspace('aep-opencode-qv-');
+const oc = opencodeServeSuite('aep-opencode-qv-', 'opencode queue verbs');
+const { of, all, slowTurn, finishedAfter } = oc;
 
-const of = (type: string, cause?: string): AepEvent | undefined => stack.find(session, type, cause);
-const all = (type: string): AepEvent[] => stack.events.filter((e) => e.session === session && e.type === type);
 /** Instruct's text is captured as the adapter's other tests send it; a verb or cancel carries none. */
 async function accepted(type: string, data: Record<string, unknown>): Promise<AepCommand> {
   const cmd = type.endsWith('.instruct')
-    ? stack.command(session, type, data)
-    : stack.command(session, type, data, null);
-  const settled = await stack.send(cmd);
+    ? oc.stack.command(oc.session, type, data)
+    : oc.stack.command(oc.session, type, data, null);
+  const settled = await oc.stack.send(cmd);
   assert.is(settled.outcome, 'accepted', JSON.stringify(settled));
   return cmd;
 }
 /** Sends a queue verb and waits for the adapter's event that settles it. */
 async function settled(verb: string, data: Record<string, unknown>, change: string): Promise<AepEvent> {
   const cmd = await accepted(`x.opencode.control.${verb}`, data);
-  return stack.waitFor(change, () => of(`x.opencode.${change}`, cmd.id));
+  return oc.stack.waitFor(change, () => of(`x.opencode.${change}`, cmd.id));
 }
 const userTexts = (body: unknown): string =>
   chatMessagesOf(body)
     .filter((m) => m.role === 'user')
     .map((m) => chatTextOf(m))
     .join('\n');
-const withText = (text: string) => mock.modelRequests().filter((r) => userTexts(r.body).includes(text));
-const finishedAfter = (n: number) => stack.waitFor('the turn finished', () => all('run.finished')[n]);
+const withText = (text: string) => oc.mock.modelRequests().filter((r) => userTexts(r.body).includes(text));
 
-/** A prompt from the person's client whose shell call waits for a file; resolves once the tool call is on the stream. */
-async function slowTurn(tag: string): Promise<{ release: () => void; finished: number }> {
-  const gate = join(ws.root, `${tag}.go`);
-  const tools = all('tool.requested').length;
-  const finished = all('run.finished').length;
-  await server.prompt(session, `[[TURN]] [[WAITFILE:${gate}]] ${tag} run the slow command`);
-  await stack.waitFor(`${tag}: the slow tool call`, () => all('tool.requested')[tools]);
-  return { release: () => writeFileSync(gate, ''), finished };
-}
-
-if (
-  !vendorMissing(
-    opencodeBinary(),
-    'opencode queue verbs',
-    'opencode 1.18.33 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh opencode)',
-  )
-) {
-  test.before(async () => {
-    mock = await startMockOpenAi();
-    server = await startOpencodeServe(ws, mock.baseUrl);
-    stack = await startVendorStack('opencode', {}, { serve: server.url, servePasswordFile: server.passwordFile });
-    stack.evidence.set('opencode serve output', () => server.output().slice(-4000));
-    session = await server.session();
-    await stack.waitFor('session.started', () => of('session.started'));
-    // The first turn on a fresh server also loads its provider.
-    await server.prompt(session, '[[TURN]] [[TOOLS:0]] qv-first say done');
-    await finishedAfter(0);
-    await stack.waitFor('the lane reaches the session', () =>
-      all('x.opencode.session.described').find((e) => (e.data?.['lanes'] as string[] | undefined)?.includes('serve')),
-    );
-  });
-  test.after(async () => {
-    await stack?.close();
-    await server?.kill();
-    await mock?.close();
-    rmSync(ws.root, { recursive: true, force: true });
-  });
+if (oc.installed) {
+  // The first turn on a fresh server also loads its provider.
+  test.before(() => oc.firstTurn('qv-first'));
 
   test('queue three, edit the second, move the third first, pause: the turn ends and nothing goes; resumed, the next turn has them in the new order', async () => {
     const { release, finished } = await slowTurn('qv-three');
-    const tag = session.slice(-8);
+    const tag = oc.session.slice(-8);
     const texts = ['ONE', 'TWO', 'THREE'].map((t) => `QV-${t}-${tag}`);
     const edited = `QV-TWO-EDITED-${tag}`;
     const cmds: AepCommand[] = [];
@@ -102,11 +57,11 @@ if (
     await settled('hold', { paused: true }, 'queue.held');
     release();
     await finishedAfter(finished);
-    const roster = (await stack.consumer.roster()).find((r) => r.session === session);
+    const roster = (await oc.stack.consumer.roster()).find((r) => r.session === oc.session);
     assert.ok(roster?.paused, `the roster shows the pause: ${JSON.stringify(roster)}`);
 
     const resumed = await settled('hold', { paused: false }, 'queue.held');
-    const got = await Promise.all(ids.map((id) => stack.waitFor(`${id} delivered`, () => of(DELIVERED, id))));
+    const got = await Promise.all(ids.map((id) => oc.stack.waitFor(`${id} delivered`, () => of(DELIVERED, id))));
     for (const d of got) {
       assert.ok(d.seq! > resumed.seq!, 'nothing was handed over before the resume');
       assert.is(d.data?.['delivery'], 'queue');
@@ -114,7 +69,7 @@ if (
     assert.is(got[1]!.data?.['version'], 2, 'the edited text went');
     await finishedAfter(finished + 1);
     // The receipt (`prompted`) is the server taking the prompt in; its model request follows.
-    const carrying = () => mock.modelRequests().find((r) => userTexts(r.body).includes(texts[2]!));
+    const carrying = () => oc.mock.modelRequests().find((r) => userTexts(r.body).includes(texts[2]!));
     await until(() => carrying() !== undefined, 'a model request carrying the first of them', 60_000);
     const first = carrying();
     assert.ok(first, 'a request carries the first of them');
@@ -129,28 +84,28 @@ if (
     assert.ok(of(DELIVERED, one) && of(DELIVERED, three));
 
     // A resend of one command id: re-acked, delivered once, once in the model's requests.
-    const again = await stack.send(cmds[0]!);
+    const again = await oc.stack.send(cmds[0]!);
     assert.is(again.outcome, 'accepted', JSON.stringify(again));
     const { release: r2, finished: f2 } = await slowTurn('qv-after-resend');
     r2();
     await finishedAfter(f2);
     assert.is(all(DELIVERED).filter((e) => e.cause === one).length, 1, 'delivered once');
-    const last = mock.modelRequests().at(-1)!;
+    const last = oc.mock.modelRequests().at(-1)!;
     assert.is(userTexts(last.body).split(texts[0]!).length - 1, 1, 'once in the conversation');
   });
 
   test("a queued one promoted while a slow tool runs is a V2 steer in the same turn's next request", async () => {
     const { release, finished } = await slowTurn('qv-promote');
-    const text = `QV-PROMOTED-${session.slice(-8)}`;
+    const text = `QV-PROMOTED-${oc.session.slice(-8)}`;
     const cmd = await accepted('x.opencode.control.instruct', { text, delivery: 'queue' });
     const p = await settled('promote', { instruction: cmd.id }, 'instruction.promoted');
     assert.is(p.data?.['lane'], 'serve');
     release();
-    const d = await stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
+    const d = await oc.stack.waitFor('delivered', () => of(DELIVERED, cmd.id));
     assert.equal([d.data?.['delivery'], d.data?.['lane']], ['steer', 'serve']);
     const end = await finishedAfter(finished);
     assert.ok(d.seq! < end.seq!, 'within the turn');
-    const reqs = mock.modelRequests().filter((r) => userTexts(r.body).includes('qv-promote'));
+    const reqs = oc.mock.modelRequests().filter((r) => userTexts(r.body).includes('qv-promote'));
     assert.ok(reqs.length >= 2, `a tool round (${reqs.length})`);
     assert.not.ok(userTexts(reqs[0]!.body).includes(text), 'not in the request that asked for the tool');
     assert.ok(userTexts(reqs[1]!.body).includes(text), "the same turn's next request carries it");
@@ -158,14 +113,14 @@ if (
 
   test('a cancel with clear stops the turn and withdraws what waits, each drop caused by the cancel; none reaches the model', async () => {
     const { release } = await slowTurn('qv-clear');
-    const gone = [`QV-CLEARED-A-${session.slice(-8)}`, `QV-CLEARED-B-${session.slice(-8)}`];
+    const gone = [`QV-CLEARED-A-${oc.session.slice(-8)}`, `QV-CLEARED-B-${oc.session.slice(-8)}`];
     const cleared: string[] = [];
     for (const t of gone)
       cleared.push((await accepted('x.opencode.control.instruct', { text: t, delivery: 'queue' })).id);
     const clear = await accepted('control.cancel', { scope: 'run', clear: true });
-    await stack.waitFor('run.cancelled', () => of('run.cancelled', clear.id));
+    await oc.stack.waitFor('run.cancelled', () => of('run.cancelled', clear.id));
     for (const id of cleared) {
-      const drop = await stack.waitFor(`${id} withdrawn`, () => all(DROPPED).find((e) => e.subject === id));
+      const drop = await oc.stack.waitFor(`${id} withdrawn`, () => all(DROPPED).find((e) => e.subject === id));
       assert.equal([drop.cause, drop.data?.['reason']], [clear.id, 'withdrawn']);
     }
     release();
@@ -176,8 +131,7 @@ if (
   });
 
   test('the audit of the adapter log is clean', async () => {
-    const r = await auditFiles([stack.logPath]);
-    assert.equal(r.violations, []);
+    await oc.auditClean();
   });
 }
 

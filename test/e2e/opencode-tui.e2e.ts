@@ -6,21 +6,21 @@
 // sent meanwhile (the adapter asks the server whether the session is busy, and steers the TUI's
 // V1 turn through V1 `prompt_async`) is delivered: its text is in the same turn's next request,
 // right after the tool's result. `aep-steer down` then stops the adapter,
-// the server and the relay.
+// the server and the relay, and `aep-steer audit` of the adapter's log is clean.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
 import { opencodeBinary, opencodeEnv, writeOpencodeConfig } from '../support/opencode-serve.js';
-import { projectRoot } from '../support/shared-dir.js';
+import { OPENCODE_MISSING } from '../support/opencode-serve-suite.js';
 import { freePort } from '../support/readme-blocks.js';
+import { AEP_BIN } from '../support/services-rig.js';
 import { startTui, tmuxMissing, type Tui } from '../support/tui.js';
 import { until } from '../support/until.js';
 import { chatMessagesOf, chatTextOf, vendorMissing, workspace, type Workspace } from '../support/vendor-e2e.js';
+import { workspaceCli } from '../support/workspace-cli.js';
 
-const BIN = join(projectRoot, 'bin', 'aep-steer.js');
 const binary = opencodeBinary();
 
 let mock: MockOpenAi;
@@ -28,44 +28,19 @@ let ws: Workspace;
 let env: NodeJS.ProcessEnv;
 let tui: Tui | undefined;
 const ports = { relay: 0, hook: 0, serve: 0 };
-
-/** A command as the person runs it in the project folder: its output as it comes, and its end. */
-function aep(args: string[]): { child: ChildProcess; out: () => string; code: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ws.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = new Promise<number | null>((r) => child.once('close', (c) => r(c)));
-  return { child, out: () => out, code };
-}
-async function done(args: string[]): Promise<{ code: number | null; out: string }> {
-  const r = aep(args);
-  return { code: await r.code, out: r.out() };
-}
+const { aep, done, inWorkspace, auditClean } = workspaceCli(
+  () => ws,
+  () => env,
+);
 const relay = () => ['--relay', `ws://127.0.0.1:${ports.relay}/socket`];
-
-/** Processes running in the workspace (the server runs in the project folder). */
-function inWorkspace(): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((pid) => {
-      try {
-        return readlinkSync(`/proc/${pid}/cwd`).startsWith(ws.root) ? [Number(pid)] : [];
-      } catch {
-        return [];
-      }
-    });
-}
 
 const userTexts = (body: unknown): string[] =>
   chatMessagesOf(body)
     .filter((m) => m.role === 'user')
     .map((m) => chatTextOf(m));
 
-const missing = 'opencode 1.18.33 is not installed in .vendor-clis (run scripts/install-vendor-cli.sh opencode)';
-
 if (
-  !vendorMissing(binary, 'opencode-tui', missing) &&
+  !vendorMissing(binary, 'opencode-tui', OPENCODE_MISSING) &&
   !vendorMissing(tmuxMissing() ? undefined : 'tmux', 'opencode-tui', 'tmux is not installed')
 ) {
   test.before(async () => {
@@ -99,10 +74,10 @@ if (
   });
 
   test('run opencode starts the server and the adapter and attaches the TUI; a steer sent while its turn runs is delivered in the same turn', async () => {
-    tui = startTui('opencode-run', ws.project, env, [process.execPath, BIN, 'run', 'opencode']);
+    tui = startTui('opencode-run', ws.project, env, [process.execPath, AEP_BIN, 'run', 'opencode']);
     const passwordFile = join(env.AEP_STATE_DIR!, 'opencode-serve.password');
     await until(
-      async () => (await done(['status', '--json'])).out.includes('"opencode-serve"'),
+      async () => (await done(['status', '--json'])).all.includes('"opencode-serve"'),
       'run to start the server',
       60_000,
     );
@@ -125,7 +100,7 @@ if (
     await until(
       async () => {
         const s = await done(['sessions', '--json', ...relay()]);
-        const rows = s.code === 0 ? (JSON.parse(s.out) as { session: string; lanes?: string[] }[]) : [];
+        const rows = s.code === 0 ? (JSON.parse(s.all) as { session: string; lanes?: string[] }[]) : [];
         session = rows.find((r) => r.lanes?.includes('serve') === true)?.session ?? '';
         return session !== '';
       },
@@ -136,13 +111,13 @@ if (
     const text = `STEER-INTO-THE-TUI-${session.slice(-8)}`;
     // Sent at once: the adapter asks the server whether the session is busy rather than wait for its poll.
     const instruct = aep(['instruct', '--session', session, '--delivery', 'steer', ...relay(), text]);
-    await until(() => instruct.out().includes('accepted'), 'the steer accepted', 30_000).catch((e: Error) => {
-      throw new Error(`${e.message}\n${instruct.out()}`);
+    await until(() => instruct.all().includes('accepted'), 'the steer accepted', 30_000).catch((e: Error) => {
+      throw new Error(`${e.message}\n${instruct.all()}`);
     });
     writeFileSync(gate, '');
     const code = await instruct.code;
-    assert.is(code, 0, `instruct ends delivered: ${instruct.out()}`);
-    assert.match(instruct.out(), 'delivered');
+    assert.is(code, 0, `instruct ends delivered: ${instruct.all()}`);
+    assert.match(instruct.all(), 'delivered');
     const carrying = () => mock.modelRequests().filter((r) => userTexts(r.body).some((t) => t.includes(text)));
     await until(() => carrying().length > 0, 'the steer in a model request', 30_000);
     // The same turn's next request: the steer follows the slow tool's result, with no answer between.
@@ -159,12 +134,16 @@ if (
     await tui?.end();
     tui = undefined;
     const down = await done(['down']);
-    assert.is(down.code, 0, down.out);
-    assert.match(down.out, 'opencode-serve: stopped');
-    assert.match(down.out, 'adapter-opencode: stopped');
+    assert.is(down.code, 0, down.all);
+    assert.match(down.all, 'opencode-serve: stopped');
+    assert.match(down.all, 'adapter-opencode: stopped');
     await until(() => inWorkspace().length === 0, 'no process left in the workspace', 60_000).catch((e: Error) => {
       throw new Error(`${e.message}: ${inWorkspace().join(', ')}`);
     });
+  });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await auditClean('opencode');
   });
 }
 

@@ -50,6 +50,10 @@ if (e2e.installed) {
     await e2e.escDismisses(tui, requested);
     assert.not.ok(ran('ESCQTUI'), 'the command never ran');
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

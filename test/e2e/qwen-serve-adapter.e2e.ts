@@ -11,7 +11,6 @@
 // (it reports the session's end, and a plain `qwen` run is steered through its hooks as before).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { auditFiles } from '../../src/audit/audit.js';
 import { renderText } from '../../src/audit/report.js';
 import type { AepCommand, AepEvent } from '../../src/protocol/index.js';
 import { qwenServeSuite } from '../support/qwen-serve-suite.js';
@@ -275,8 +274,7 @@ if (e2e.installed) {
   });
 
   test('the audit of the adapter log is clean and tells the serve lane from the hook lane', async () => {
-    const r = await auditFiles([e2e.stack.logPath]);
-    assert.equal(r.violations, []);
+    const r = await e2e.auditClean();
     const mine = r.instructions.filter((i) => i.session === session && i.status === 'delivered');
     const steer = mine.find((i) => i.delivery === 'steer');
     const moment = mine.find((i) => i.delivery === 'moment');

@@ -3,14 +3,13 @@
 // `aep-steer up qwen-code --serve --instruct` (the relay, a `qwen serve` daemon with its token
 // file, the adapter attached to it), `aep-steer run qwen-code` (a session from the terminal, no
 // web shell), `aep-steer instruct --delivery steer` while its tool runs (the text is in the turn's
-// next model request), and `aep-steer down`, after which no process of the daemon is left.
+// next model request), and `aep-steer down`, after which no process of the daemon is left and
+// `aep-steer audit` of the adapter's log is clean.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startMockOpenAi, type MockOpenAi } from '../support/mock-openai.js';
-import { projectRoot } from '../support/shared-dir.js';
 import { freePort } from '../support/readme-blocks.js';
 import { until } from '../support/until.js';
 import {
@@ -22,8 +21,8 @@ import {
   type Workspace,
   vendorMissing,
 } from '../support/vendor-e2e.js';
+import { workspaceCli } from '../support/workspace-cli.js';
 
-const BIN = join(projectRoot, 'bin', 'aep-steer.js');
 const INJECTED = '[User message received during tool execution]: ';
 const binary = vendorBinary('qwen-code');
 
@@ -31,42 +30,10 @@ let mock: MockOpenAi;
 let ws: Workspace;
 let env: NodeJS.ProcessEnv;
 const ports = { relay: 0, hook: 0, serve: 0 };
-
-/** A command as the person runs it in the project folder; its output as it comes, and its end. */
-function aep(args: string[]): {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-  code: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ws.project, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const code = new Promise<number | null>((r) => child.once('close', (c) => r(c)));
-  return { child, out: () => out, err: () => err, code };
-}
-async function done(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const r = aep(args);
-  r.child.stdin!.end();
-  const code = await r.code;
-  return { code, out: r.out(), err: r.err() };
-}
-
-/** Processes running in the workspace (the daemon and its agent children run in the project folder). */
-function inWorkspace(): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((pid) => {
-      try {
-        return readlinkSync(`/proc/${pid}/cwd`).startsWith(ws.root) ? [Number(pid)] : [];
-      } catch {
-        return [];
-      }
-    });
-}
-
+const { aep, done, inWorkspace, auditClean } = workspaceCli(
+  () => ws,
+  () => env,
+);
 const relay = () => ['--relay', `ws://127.0.0.1:${ports.relay}/socket`];
 
 const missing = 'Qwen Code 0.24.4 is not installed in .vendor-clis: run scripts/install-vendor-cli.sh qwen-code';
@@ -121,15 +88,18 @@ if (!vendorMissing(binary, 'qwen-serve-up', missing)) {
 
   test('run qwen-code opens a session from the terminal; a steer sent with instruct while its tool runs is in the next model request', async () => {
     const gate = join(ws.root, 'slow.go');
-    const run = aep([
-      'run',
-      'qwen-code',
-      '--port',
-      String(ports.hook),
-      '--approval-mode',
-      'yolo',
-      `[[TURN]] [[WAITFILE:${gate}]] q-up run the slow command`,
-    ]);
+    const run = aep(
+      [
+        'run',
+        'qwen-code',
+        '--port',
+        String(ports.hook),
+        '--approval-mode',
+        'yolo',
+        `[[TURN]] [[WAITFILE:${gate}]] q-up run the slow command`,
+      ],
+      { stdin: 'pipe' },
+    );
     try {
       await until(() => /session (\S+) on /.test(run.err()), 'run to open its session', 60_000);
       const session = /session (\S+) on /.exec(run.err())![1]!;
@@ -148,7 +118,6 @@ if (!vendorMissing(binary, 'qwen-serve-up', missing)) {
       );
       const text = `STEER-FROM-THE-CLI-${session.slice(0, 8)}`;
       const instruct = aep(['instruct', '--session', session, '--delivery', 'steer', ...relay(), text]);
-      instruct.child.stdin!.end();
       await until(() => instruct.out().includes('accepted'), 'the steer accepted', 30_000).catch((e: Error) => {
         throw new Error(`${e.message}\n${instruct.out()}${instruct.err()}`);
       });
@@ -180,6 +149,10 @@ if (!vendorMissing(binary, 'qwen-serve-up', missing)) {
     await until(() => inWorkspace().length === 0, 'no process left in the workspace', 20_000).catch((e: Error) => {
       throw new Error(`${e.message}: ${inWorkspace().join(', ')}`);
     });
+  });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await auditClean('qwen-code');
   });
 }
 

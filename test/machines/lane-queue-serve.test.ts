@@ -6,39 +6,17 @@
 // where no lane reaches the session; and the session-idle advice names only what the session takes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { command } from '../../src/protocol/index.js';
 import { steerIdle } from '../../src/machines/gate.js';
 import type { SessionInput } from '../../src/machines/session-input.js';
-import { run, types, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
+import { idle, laneSteps, opened, running, LANE } from '../support/lane-steps.js';
+import { run, types, VENDOR } from '../support/session-steps.js';
 
-const LANE = 'serve';
 const NATIVE = { deliveries: ['steer', 'queue'], hint: 'host the session on a `qwen serve` daemon' };
-const sender = { agent: 'tester', host: 'test-host' };
-const send = (id: string, delivery: string, native = NATIVE): SessionInput => ({
-  type: 'command.instruct',
-  at: 1000,
-  gateOpen: true,
-  deliveries: ['moment'],
-  native,
-  command: command(sender, SESSION, {
-    type: `x.${VENDOR}.control.instruct`,
-    id,
-    data: { text: `text of ${id}`, delivery },
-    capture: 'redacted',
-  }),
-});
-const reach: SessionInput = { type: 'lane.reach', at: 500, lane: LANE, reaches: true };
-const opened: SessionInput = { type: 'lane.turn', at: 600, open: true };
-const ended = (interrupted = false): SessionInput => ({
-  type: 'lane.turn',
-  at: 2000,
-  open: false,
-  interrupted,
-  keepsUnread: true,
-});
+const steps = laneSteps(NATIVE, { keepsUnread: true });
+const { ended } = steps;
+const send = (id: string, delivery: string, native = NATIVE) =>
+  steps.send(id, { text: `text of ${id}`, delivery }, native);
 const answered = (commandId: string): SessionInput => ({ type: 'lane.answered', at: 1100, commandId, ok: true });
-const idle = (): Snap => run([reach]).snap;
-const running = (): Snap => run([reach, opened]).snap;
 
 test('queue while the lane shows a turn running goes to the lane, outlives that turn, and is delivered `queue` on the receipt', () => {
   const taken = run([send('q1', 'queue'), answered('q1')], running());

@@ -6,49 +6,14 @@
 // a resend is re-acked and handed over once.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { command } from '../../src/protocol/index.js';
-import type { SessionInput } from '../../src/machines/session-input.js';
-import type { QueueVerb } from '../../src/machines/command-inputs.js';
-import { run, types, SESSION, VENDOR, type Snap } from '../support/session-steps.js';
+import { laneSteps, opened, reach, running, LANE } from '../support/lane-steps.js';
+import { run, types } from '../support/session-steps.js';
 
-const LANE = 'serve';
 const HANDOVER = { take: 'all', as: 'queue' } as const;
 const NATIVE = { deliveries: ['steer', 'queue'], hint: 'host the session on `opencode serve`', handover: HANDOVER };
-const sender = { agent: 'tester', host: 'test-host' };
-const instructCmd = (id: string, text: string) =>
-  command(sender, SESSION, {
-    type: `x.${VENDOR}.control.instruct`,
-    id,
-    data: { text, delivery: 'queue' },
-    capture: 'redacted',
-  });
-const send = (id: string, text = `text of ${id}`): SessionInput => ({
-  type: 'command.instruct',
-  at: 1000,
-  gateOpen: true,
-  deliveries: ['moment'],
-  native: NATIVE,
-  command: instructCmd(id, text),
-});
-const verb = (id: string, v: QueueVerb, data: Record<string, unknown>): SessionInput => ({
-  type: 'command.queue',
-  verb: v,
-  at: 1200,
-  gateOpen: true,
-  deliveries: ['moment'],
-  native: NATIVE,
-  command: command(sender, SESSION, { type: `x.${VENDOR}.control.${v}`, id, data, capture: 'redacted' }),
-});
-const reach: SessionInput = { type: 'lane.reach', at: 500, lane: LANE, reaches: true };
-const opened: SessionInput = { type: 'lane.turn', at: 600, open: true };
-const ended = (interrupted = false): SessionInput => ({
-  type: 'lane.turn',
-  at: 2000,
-  open: false,
-  interrupted,
-  handover: HANDOVER,
-});
-const running = (): Snap => run([reach, opened]).snap;
+const steps = laneSteps(NATIVE, { handover: HANDOVER });
+const { verb, ended } = steps;
+const send = (id: string, text = `text of ${id}`) => steps.send(id, { text, delivery: 'queue' });
 const handed = (outputs: readonly { type: string }[]) =>
   outputs
     .filter((o) => o.type === 'lane.steer')

@@ -8,10 +8,12 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { AuditResult } from '../../src/audit/audit.js';
 import type { AdapterFlags } from '../../src/cli/adapter-command.js';
 import { RESPOND_EXIT } from '../../src/cli/respond-command.js';
 import { SESSIONS_EXIT, runSessions } from '../../src/cli/sessions-command.js';
 import type { AepEvent } from '../../src/protocol/index.js';
+import { auditClean } from './audit-clean.js';
 import {
   VENDORS,
   type HookTarget,
@@ -170,6 +172,8 @@ export interface E2e<V extends Vendor> {
   defer(step: () => unknown): void;
   /** One after the adapter ended: what the adapter talks to (a vendor's daemon). */
   deferAfterAdapter(step: () => unknown): void;
+  /** `aep-steer audit` of the suite adapter's log: fails with the audit's report on any violation. */
+  auditClean(): Promise<AuditResult>;
 }
 
 /** uvu drops an error thrown in a `before` (every test then just counts as not run): it is printed. */
@@ -455,6 +459,10 @@ class Suite<V extends Vendor> implements E2e<V> {
 
   deferAfterAdapter(step: () => unknown): void {
     this.afterAdapter.push(step);
+  }
+
+  auditClean(): Promise<AuditResult> {
+    return auditClean(this.stack.logPath);
   }
 }
 
