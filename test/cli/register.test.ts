@@ -77,7 +77,7 @@ test('every command is there with its flags', () => {
     '--sender',
   ]);
   assert.equal(flagsOf(p, 'sessions'), ['--all', '--json', '--tree', '--relay', '--token', '--sender']);
-  assert.equal(flagsOf(p, 'audit'), ['--json', '--verify', '--key', '--relay']);
+  assert.equal(flagsOf(p, 'audit'), ['--json', '--verify', '--key', '--relay', '--token']);
   assert.equal(flagsOf(p, 'inspect'), ['--port', '--relay', '--token']);
   assert.equal(flagsOf(p, 'demo'), ['--port', '--relay-port', '--text', '--scripted', '--claude', '--keep']);
 });
