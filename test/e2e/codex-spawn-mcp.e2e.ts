@@ -3,7 +3,8 @@
 // `wait` for the worker's turn and `read` for its answer (the mock model's text). The spawn went
 // to the adapter's home session through the relay; its ack named the session, which the relay's
 // roster shows spawned by the MCP server's sender. Stopping the adapter ends the worker on the
-// stream and leaves no app-server of it running.
+// stream and leaves no app-server of it running; `stop` ends one worker before that, while the
+// adapter runs on.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
@@ -30,6 +31,25 @@ if (e2e.installed) {
   test.before(async () => {
     mcp = await startMcp(['--relay', e2e.stack.relayUrl, '--token', e2e.stack.relayToken, '--wait-ms', '240000']);
     e2e.defer(() => mcp.close());
+  });
+
+  test('stop through MCP ends one worker while the adapter runs: session.ended names who, no app-server left', async () => {
+    const repo = scratchRepo(join(e2e.home.root, 'scratch-stop'));
+    const spawned = await mcp.call('spawn', { vendor: 'codex', cwd: repo, prompt: '[[TURN]] w-stopmcp look around' });
+    assert.not.ok(spawned.isError, spawned.text);
+    const session = spawned.facts['session'] as string;
+    await waitAndRead(mcp, e2e.stack, spawned);
+    const pids = servers();
+    assert.is(pids.length, 1, "the worker's own app-server runs");
+    const stopped = await mcp.call('stop', { session, reason: 'done with it' });
+    assert.not.ok(stopped.isError, stopped.text);
+    assert.match(stopped.text, /Stopped session/);
+    const ended = await e2e.stack.waitFor('the worker ended on the stream', () =>
+      e2e.stack.events.find((e) => e.session === session && e.type === 'session.ended'),
+    );
+    assert.is(ended?.data?.['reason'], 'killed');
+    assert.is((ended?.data?.['stopped_by'] as { command?: string } | undefined)?.command, stopped.facts['command']);
+    assert.equal(pids.filter(alive), [], 'its app-server is gone');
   });
 
   test('spawn through MCP: the session id, wait for its turn, read its answer; the adapter stop ends it, nothing left', async () => {
