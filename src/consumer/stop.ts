@@ -24,8 +24,9 @@ export async function sendStop(
       type: () => 'control.cancel',
       hint: 'only a session an adapter spawned (D45) can be stopped, by its home; `aep-steer cancel` stops a turn',
       data: { scope: 'session', ...(req.reason === undefined ? {} : { reason: req.reason }), ...surfaceData(f) },
-      settles: /^session\.ended$/,
-      success: /^session\.ended$/,
+      // The stop's own end, or where the agent ended the session first its closing record (home.ts).
+      settles: /^(session\.ended|x\.[a-z0-9_-]+\.session\.closed)$/,
+      success: /^(session\.ended|x\.[a-z0-9_-]+\.session\.closed)$/,
       capture: req.reason === undefined ? 'metadata' : 'redacted',
     },
   );

@@ -369,7 +369,7 @@ export class ActorHost {
     // D45: a stop of a whole session is its home's to carry out (only a worker can be stopped).
     const home = item.session === this.opts.home?.session || (item.kind === 'command' && endsSession(item.command));
     if (home && this.opts.home !== undefined) {
-      const h = this.opts.home.step(item, this.source);
+      const h = this.opts.home.step(item, this.source, (s) => this.context(s)?.endedOnce === true);
       this.keepAcks(h.acks, undo);
       return h;
     }

@@ -50,6 +50,8 @@ interface StoppedBy {
 interface Live {
   source: StampSource;
   out: HomeStep;
+  /** Whether the session's own `session.ended` is on the stream already (its agent ended it): AEP allows one. */
+  ended(session: string): boolean;
 }
 
 export interface HomeStep {
@@ -114,11 +116,11 @@ export class HomeSession {
     return { kind: 'input', session: this.session, input: closed as unknown as SessionInput };
   }
 
-  step(item: SessionItem, source: StampSource): HomeStep {
+  step(item: SessionItem, source: StampSource, ended: (session: string) => boolean = () => false): HomeStep {
     const input = homeInput(item);
     const out: HomeStep = { events: [], records: [], effects: [], acks: [] };
     out.records.push({ k: 'in', s: this.session, i: input as unknown as SessionInput });
-    this.apply(input, { source, out });
+    this.apply(input, { source, out, ended });
     return out;
   }
 
@@ -159,6 +161,23 @@ export class HomeSession {
     this.stopping.set(target, { identity: typeof c.agent === 'string' ? c.agent : 'unknown', command: c.id });
     emit(target, { type: 'control.accepted', cause: c.id, data: { stopping: true } }, key);
     live?.out.effects.push({ kind: 'spawn', session: this.session, key, command: c, stop: target });
+  }
+
+  /**
+   * A worker's end on the stream, once: `session.ended`, or where its agent ended the session
+   * itself first (a daemon's shutdown fires SessionEnd) only a stop's record, as
+   * `x.{vendor}.session.closed` caused by the stop, so the stop still settles.
+   */
+  private endWorker(
+    s: string,
+    by: StoppedBy | undefined,
+    reason: 'normal' | 'killed',
+    live: Live | undefined,
+    emit: (session: string, f: EventFields) => void,
+  ): void {
+    const end = by === undefined ? { type: 'session.ended', data: { reason } } : stoppedEnd(by);
+    if (live?.ended(s) !== true) emit(s, end);
+    else if (by !== undefined) emit(s, { ...end, type: `x.${this.vendor}.session.closed` });
   }
 
   private apply(input: HomeInput, live: Live | undefined): void {
@@ -240,7 +259,7 @@ export class HomeSession {
         if (!this.workers.delete(input.session)) return;
         const by = this.stopping.get(input.session);
         this.stopping.delete(input.session);
-        emit(input.session, by === undefined ? { type: 'session.ended', data: { reason: 'normal' } } : stoppedEnd(by));
+        this.endWorker(input.session, by, 'normal', live, emit);
         return;
       }
       case 'home.closed':
@@ -254,10 +273,7 @@ export class HomeSession {
                 : 'the adapter stopped before the worker started; spawn again',
           });
         this.pending.clear();
-        for (const s of this.workers) {
-          const by = this.stopping.get(s);
-          emit(s, by === undefined ? { type: 'session.ended', data: { reason: 'killed' } } : stoppedEnd(by));
-        }
+        for (const s of this.workers) this.endWorker(s, this.stopping.get(s), 'killed', live, emit);
         this.workers.clear();
         this.stopping.clear();
         return;

@@ -3,7 +3,8 @@
 // a scratch repository. The worker is a session on a `qwen serve` daemon of its own, started in the
 // worktree (a daemon serves one folder) and followed on the adapter's serve lane; `wait` sees its
 // turn end and `read` gives the mock model's answer. Stopping the adapter ends the worker on the
-// stream and leaves no process in the worktree; the log passes `aep-steer audit`.
+// stream and leaves no process in the worktree; a second worker is ended before that by the `stop`
+// tool with none of its processes left; the log passes `aep-steer audit`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
@@ -46,13 +47,26 @@ if (e2e.installed) {
     assert.ok(worktree.startsWith(join(e2e.home.root, WORKTREE_DIR)), worktree);
     assert.ok(existsSync(worktree), 'the worktree is made');
     const read = await waitAndRead(mcp, e2e.stack, spawned);
-    assert.match(read.text, /MOCK_DONE/);
+    assert.match(read.text, /MOCK_DONE/, read.text);
     assert.ok(
       e2e.stack.events.some(
         (e) => e.session === session && (e.data?.['lanes'] as string[] | undefined)?.includes('serve'),
       ),
       'the adapter follows the worker on its serve lane',
     );
+
+    // A second worker, stopped through MCP while the adapter runs: its daemon goes, the first stays.
+    const other = await mcp.call('spawn', {
+      vendor: 'qwen-code',
+      cwd: repo,
+      prompt: '[[TURN]] w-qwenstop look around',
+    });
+    assert.not.ok(other.isError, other.text);
+    await waitAndRead(mcp, e2e.stack, other);
+    assert.ok(processesIn(repo).length > 0, "the second worker's daemon runs in the repository");
+    const stopped = await mcp.call('stop', { session: other.facts['session'] as string });
+    assert.not.ok(stopped.isError, stopped.text);
+    assert.equal(processesIn(repo), [], 'no process of the stopped worker is left');
 
     assert.ok(processesIn(worktree).length > 0, "the worker's daemon runs in its worktree");
     await e2e.stack.running.close();

@@ -144,7 +144,8 @@ export function qwenLauncher(o: QwenSpawnOptions): Launcher {
       rmSync(tokenFile, { force: true });
     };
     try {
-      const client = serveClient({ url: daemon.url, tokenFile });
+      // Opening a session starts the daemon's agent child: on a busy machine that takes a while.
+      const client = serveClient({ url: daemon.url, tokenFile, timeoutMs: o.startMs ?? 60_000 });
       const call = async (path: string, body: unknown, want: number[], what: string) => {
         const r = await client.request('POST', path, body);
         if (!want.includes(r.status)) throw new Error(`${what}: HTTP ${r.status} ${errorText(r.body)}`);
