@@ -8,7 +8,7 @@ import { steer } from './steer.js';
 import { deliveryTimeout, surfaceData, type Sender, type Unsettled } from './verb.js';
 
 export type StopOutcome =
-  /** The worker is gone: `ended` is its `session.ended`. */
+  /** The worker is gone: `ended` is the stop's record (its `session.ended`, or `x.{vendor}.session.closed`). */
   { outcome: 'stopped'; command: string; session: string; vendor: string; ack: string; ended: string } | Unsettled;
 
 export async function sendStop(

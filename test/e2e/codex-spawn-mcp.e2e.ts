@@ -44,11 +44,16 @@ if (e2e.installed) {
     const stopped = await mcp.call('stop', { session, reason: 'done with it' });
     assert.not.ok(stopped.isError, stopped.text);
     assert.match(stopped.text, /Stopped session/);
-    const ended = await e2e.stack.waitFor('the worker ended on the stream', () =>
+    // The stop's record: session.ended, or x.codex.session.closed where the agent ended it first.
+    const record = await e2e.stack.waitFor("the stop's record", () =>
+      e2e.stack.events.find((e) => e.id === stopped.facts['ended']),
+    );
+    assert.is(record.cause, stopped.facts['command']);
+    assert.is(record.data?.['reason'], 'killed');
+    assert.is((record.data?.['stopped_by'] as { command?: string } | undefined)?.command, stopped.facts['command']);
+    await e2e.stack.waitFor('the worker ended on the stream', () =>
       e2e.stack.events.find((e) => e.session === session && e.type === 'session.ended'),
     );
-    assert.is(ended?.data?.['reason'], 'killed');
-    assert.is((ended?.data?.['stopped_by'] as { command?: string } | undefined)?.command, stopped.facts['command']);
     assert.equal(pids.filter(alive), [], 'its app-server is gone');
   });
 
