@@ -9,10 +9,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { waitAndRead } from '../support/mcp-spawn.js';
+import { spawnInWorktree } from '../support/mcp-worktree.js';
 import { alive, spawnedServers } from '../support/spawned-servers.js';
 import { scratchRepo } from '../support/scratch-repo.js';
 
@@ -58,19 +58,12 @@ if (e2e.installed) {
   });
 
   test('spawn through MCP: the session id, wait for its turn, read its answer; the adapter stop ends it, nothing left', async () => {
-    const repo = scratchRepo(join(e2e.home.root, 'scratch'));
-    const spawned = await mcp.call('spawn', {
-      vendor: 'codex',
-      cwd: repo,
-      worktree: true,
-      prompt: '[[TURN]] w-spawnmcp look around the worktree',
-    });
-    assert.not.ok(spawned.isError, spawned.text);
-    const session = spawned.facts['session'] as string;
-    assert.type(session, 'string');
-    const worktree = spawned.facts['worktree'] as string;
-    assert.ok(worktree.startsWith(join(e2e.home.root, WORKTREE_DIR)), worktree);
-    assert.ok(existsSync(worktree), 'the worktree is made');
+    const { spawned, session, worktree } = await spawnInWorktree(
+      mcp,
+      e2e.home.root,
+      'codex',
+      '[[TURN]] w-spawnmcp look around the worktree',
+    );
     assert.match(spawned.text, /Next: call wait/);
     const read = await waitAndRead(mcp, e2e.stack, spawned);
     assert.match(read.text, /MOCK_DONE/);

@@ -8,14 +8,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { auditFiles } from '../../src/audit/audit.js';
-import { WORKTREE_DIR } from '../../src/streams/spawn-place.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { waitAndRead } from '../support/mcp-spawn.js';
+import { spawnInWorktree } from '../support/mcp-worktree.js';
 import { processesIn } from '../support/qwen-workers.js';
-import { scratchRepo } from '../support/scratch-repo.js';
 
 const e2e = e2eSuite('qwen-code', {
   label: 'qwen-spawn-mcp',
@@ -33,19 +31,12 @@ if (e2e.installed) {
   });
 
   test('spawn through MCP on a daemon of its own: wait for its turn, read its answer; the adapter stop leaves no process', async () => {
-    const repo = scratchRepo(join(e2e.home.root, 'scratch'));
-    const spawned = await mcp.call('spawn', {
-      vendor: 'qwen-code',
-      cwd: repo,
-      worktree: true,
-      prompt: '[[TURN]] w-qwenspawn look around the worktree',
-    });
-    assert.not.ok(spawned.isError, spawned.text);
-    const session = spawned.facts['session'] as string;
-    assert.type(session, 'string');
-    const worktree = spawned.facts['worktree'] as string;
-    assert.ok(worktree.startsWith(join(e2e.home.root, WORKTREE_DIR)), worktree);
-    assert.ok(existsSync(worktree), 'the worktree is made');
+    const { repo, spawned, session, worktree } = await spawnInWorktree(
+      mcp,
+      e2e.home.root,
+      'qwen-code',
+      '[[TURN]] w-qwenspawn look around the worktree',
+    );
     const read = await waitAndRead(mcp, e2e.stack, spawned);
     assert.match(read.text, /MOCK_DONE/, read.text);
     assert.ok(
