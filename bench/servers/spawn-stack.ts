@@ -41,7 +41,7 @@ const env: NodeJS.ProcessEnv = { ...codexEnv(ws), AEP_CODEX_BIN: bin, AEP_STATE_
 const relay = await startRelay({ port: 0, storePath: ':memory:', token: TOKEN });
 const cfg = adapterConfig(
   'codex',
-  { port: '0', relay: relay.url, token: TOKEN, spawnRoot: ws.root, log: join(ws.root, 'codex.jsonl') },
+  { port: '0', relay: relay.socketUrl, token: TOKEN, spawnRoot: ws.root, log: join(ws.root, 'codex.jsonl') },
   env,
 );
 const running = await runAdapter(cfg, () => undefined);
@@ -53,7 +53,7 @@ installCodex({
   attentionTimeoutMs: codex.attentionTimeoutMs,
   env: { CODEX_HOME: codexHome(ws), HOME: ws.home, AEP_CODEX_BIN: bin, AEP_STATE_DIR: env.AEP_STATE_DIR! },
 });
-const consumer = await RelayConsumer.connect({ url: relay.url, token: TOKEN, agent: 'bench-spawn' });
+const consumer = await RelayConsumer.connect({ url: relay.socketUrl, token: TOKEN, agent: 'bench-spawn' });
 
 /** When each model request was first seen (polled every 2 ms: far below the figures' seconds). */
 const seenAt: number[] = [];
