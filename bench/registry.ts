@@ -40,4 +40,5 @@ export const registry: BenchEntry[] = [
   { id: 'restart', file: 'restart.bench.ts', load: () => import('./restart.bench.js') },
   { id: 'idle', file: 'idle-sessions.bench.ts', load: () => import('./idle-sessions.bench.js') },
   { id: 'suite', file: 'test-suite.bench.ts', load: () => import('./test-suite.bench.js') },
+  { id: 'spawn', file: 'spawn.bench.ts', load: () => import('./spawn.bench.js') },
 ];

@@ -35,12 +35,21 @@ export interface OwnedLaneSpec extends LaneSpecBase {
    * (its answer lists the servers it joined as `servers`) and the client joins `address`.
    */
   serve?(env: NodeJS.ProcessEnv, opened: Record<string, unknown>, cwd: string): Promise<ServedLane>;
-  /**
-   * D45: how the adapter starts a worker on this lane (`x.{vendor}.control.spawn`), with the
-   * adapter's environment; `open` opens the lane (what `aep-steer run` asks of the adapter).
-   */
-  spawn?(env: NodeJS.ProcessEnv, stateDir: string, open: () => Promise<Record<string, unknown>>): Promise<Launcher>;
+  /** D45: how the adapter starts a worker on this lane. */
+  spawn?: SpawnOn;
 }
+
+/**
+ * D45: how the adapter starts a worker on a lane (`x.{vendor}.control.spawn`), with the adapter's
+ * environment; `open` opens the lane (what `aep-steer run` asks of the adapter), `lane` is the lane
+ * the adapter runs under the spec's name.
+ */
+type SpawnOn = (
+  env: NodeJS.ProcessEnv,
+  stateDir: string,
+  open: () => Promise<Record<string, unknown>>,
+  lane?: SteeringLane,
+) => Promise<Launcher>;
 
 /** A server `aep-steer run` started for its client: where it listens, and its end once the client exits. */
 export interface ServedLane {
@@ -65,6 +74,12 @@ export interface AttachedLaneSpec extends LaneSpecBase {
   joins: 'attached';
   /** Loaded on use: the hook path (the shim reads the vendor table) never loads the lane's modules. */
   attach(o: { url: string; tokenFile?: string; onError: (e: SteeringError) => void }): Promise<SteeringLane>;
+  /**
+   * D45: with `--spawn-root`, the lane the adapter runs under this name instead: the attached one
+   * (when a URL is given) and the daemons of the workers it spawns (`spawn`), followed together.
+   */
+  hosts?(attached: SteeringLane | undefined, onError: (e: SteeringError) => void): Promise<SteeringLane>;
+  spawn?: SpawnOn;
   /** `aep-steer run`: a session of its own on the daemon the adapter's lane attached (what `open` answered). */
   run?: LaneRun;
 }

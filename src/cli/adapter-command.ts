@@ -216,16 +216,19 @@ export async function runAdapter(
           url: cfg.relayUrl,
           agent: cfg.surface.token,
           accepts: [
-            ...acceptsFor(cfg.surface, cfg.instruct, sendInput, control), // D5, D28
-            // D33: a native lane that stops turns takes control.cancel under AEP_INSTRUCT.
-            ...(cfg.instruct && cfg.surface.cancels !== true && steering.some((l) => l.interrupt !== undefined)
-              ? ['control.cancel']
-              : []),
-            // A steering lane that raises approvals of its own (opencode's server) takes their answers.
-            ...(cfg.surface.holds !== true && steering.some((l) => l.answer !== undefined)
-              ? ['control.attention.respond']
-              : []),
-            ...(spawner ? [`x.${token}.control.spawn`] : []), // D45: to the home session
+            ...new Set([
+              ...acceptsFor(cfg.surface, cfg.instruct, sendInput, control), // D5, D28
+              // D33: a native lane that stops turns takes control.cancel under AEP_INSTRUCT.
+              ...(cfg.instruct && cfg.surface.cancels !== true && steering.some((l) => l.interrupt !== undefined)
+                ? ['control.cancel']
+                : []),
+              // A steering lane that raises approvals of its own (opencode's server) takes their answers.
+              ...(cfg.surface.holds !== true && steering.some((l) => l.answer !== undefined)
+                ? ['control.attention.respond']
+                : []),
+              ...(spawner ? [`x.${token}.control.spawn`] : []), // D45: to the home session
+              ...(spawner ? ['control.cancel'] : []), // D45: a worker's stop is a cancel of its whole session
+            ]),
           ],
           // D31; D30: what a native lane adds while it reaches a session is honoured too (a hook
           // lane that declares none takes `moment` only).
@@ -316,11 +319,14 @@ async function adapterLanes(cfg: AdapterConfig, source: BridgeSource | undefined
           ),
         );
   const l = cfg.lane;
-  const lane = await l?.spec.attach({
+  const attached = await l?.spec.attach({
     url: l.url,
     ...(l.tokenFile === undefined ? {} : { tokenFile: l.tokenFile }),
     onError: report,
   });
+  // D45: an adapter that spawns on an attached lane (qwen serve) follows its workers' daemons beside it.
+  const hosts = tableFor(cfg.surface.token)?.lanes?.find((s) => s.joins === 'attached' && s.hosts !== undefined);
+  const lane = cfg.spawn !== undefined && hosts?.joins === 'attached' ? await hosts.hosts!(attached, report) : attached;
   // A bridge whose lane steers turns (opencode's server, D50) adds a steering lane, not a user-plane channel.
   const own = source?.lane !== undefined && steers(source.lane) ? source.lane : undefined;
   const plane =

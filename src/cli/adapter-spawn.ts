@@ -5,9 +5,9 @@ import { delimiter } from 'node:path';
 import { SteeringError } from '../protocol/index.js';
 import { stateDir } from '../protocol/state-dir.js';
 import { tableFor } from '../adapters/registry.js';
-import type { OwnedLaneSpec } from '../adapters/lane-spec.js';
+import type { LaneSpec } from '../adapters/lane-spec.js';
 import { openLanes } from '../streams/lanes.js';
-import type { Lane } from '../streams/lane.js';
+import { steers, type Lane } from '../streams/lane.js';
 import { spawner, type Spawner } from '../streams/spawner.js';
 
 export interface SpawnConfig {
@@ -18,8 +18,7 @@ export interface SpawnConfig {
 /** Collects a repeatable flag's values (`--spawn-root A --spawn-root B`), joined by NUL, which no path holds. */
 export const collectRoots = (v: string, prev: string | undefined): string => (prev === undefined ? v : `${prev}\0${v}`);
 
-const spawnLane = (token: string): OwnedLaneSpec | undefined =>
-  tableFor(token)?.lanes?.find((l): l is OwnedLaneSpec => l.joins === 'owned' && l.spawn !== undefined);
+const spawnLane = (token: string): LaneSpec | undefined => tableFor(token)?.lanes?.find((l) => l.spawn !== undefined);
 
 /**
  * The spawn settings from the flags, else the environment (D16): `AEP_SPAWN_ROOT` holds the roots
@@ -66,6 +65,7 @@ export async function adapterSpawner(
   const spec = spawnLane(token);
   // What opening the adapter's lanes answered for this lane (Claude Code's stream-json names its socket).
   const open = async () => ((await openLanes(lanes))[spec!.name] ?? {}) as Record<string, unknown>;
-  const launch = await spec!.spawn!(env, stateDir(env), open);
+  const lane = lanes.filter(steers).find((l) => l.name === spec!.name);
+  const launch = await spec!.spawn!(env, stateDir(env), open, lane);
   return spawner({ roots: cfg.roots, max: cfg.max, launch });
 }

@@ -97,6 +97,11 @@ export const CATALOGUE: readonly Entry[] = [
     load: async () => (await import('./run-command.js')).registerRun,
   },
   {
+    name: 'stop',
+    summary: 'end a session an adapter spawned (its process stopped, a worktree kept)',
+    load: async () => (await import('./stop-command.js')).registerStop,
+  },
+  {
     name: 'cancel',
     summary: 'stop the turn a session is running, where its lane can (Cline, Codex on its app-server)',
     load: async () => (await import('./cancel-command.js')).registerCancel,

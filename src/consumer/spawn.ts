@@ -3,6 +3,7 @@
 // the worktree made for it), `control.rejected` says why not. A resend inside the wait is the same
 // command, which the adapter answers once.
 import { command as buildCommand } from '../protocol/build.js';
+import { SPAWN_PARENT_ATTR } from '../protocol/types.js';
 import type { RelayConsumer } from './connection.js';
 import { senderOf } from './connect.js';
 import type { Sender } from './verb.js';
@@ -16,6 +17,8 @@ export interface SpawnRequest {
   model?: string;
   /** The home session to send to, where more than one adapter of the vendor spawns. */
   home?: string;
+  /** The spawner's own session, which the relay verifies against what the sender claims (D45). */
+  parent?: string;
   timeoutMs: number;
 }
 
@@ -60,6 +63,7 @@ export async function sendSpawn(consumer: RelayConsumer, f: Sender, req: SpawnRe
   const cmd = buildCommand({ agent: senderOf(consumer, f) }, home, {
     type: `x.${req.vendor}.control.spawn`,
     capture: 'redacted', // the prompt is instruction-class text
+    ...(req.parent === undefined ? {} : { extensions: { [SPAWN_PARENT_ATTR]: req.parent } }),
     data: {
       prompt: req.prompt,
       cwd: req.cwd,

@@ -6,6 +6,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { Board } from '../consumer/board.js';
 import { followRelay, type Follower } from '../consumer/follow.js';
+import type { McpParent } from './mcp-parent.js';
 import { registerSteeringTools } from './tools.js';
 
 const MCP_SERVER_NAME = 'aep-steer';
@@ -20,6 +21,8 @@ export interface McpOptions {
   waitMs?: number;
   maxWaitMs?: number;
   log?: (line: string) => void;
+  /** D45: the orchestrator's own session, named as the parent of its spawns (mcp-parent.ts). */
+  parent?: McpParent;
 }
 
 const INSTRUCTIONS =
@@ -40,6 +43,7 @@ function createSteeringServer(opts: McpOptions, board: Board, follower: Follower
     relayUrl: opts.relay,
     waitMs: opts.waitMs ?? DEFAULT_WAIT_MS,
     maxWaitMs: opts.maxWaitMs ?? MAX_WAIT_MS,
+    ...(opts.parent === undefined ? {} : { parent: opts.parent }),
   });
   return server;
 }

@@ -6,6 +6,7 @@ import type { Board } from '../consumer/board.js';
 import type { RelayConsumer } from '../consumer/connection.js';
 import { MCP_VOICE } from '../consumer/next-step.js';
 import { FrameError } from '../protocol/errors.js';
+import type { McpParent } from './mcp-parent.js';
 import { refusal, result, type ToolResult } from './tool-result.js';
 
 export interface ToolContext {
@@ -17,6 +18,8 @@ export interface ToolContext {
   /** Default and cap of `wait_ms`. */
   waitMs: number;
   maxWaitMs: number;
+  /** D45: the orchestrator's own session, named as the parent of its spawns. */
+  parent?: McpParent;
 }
 
 /** The relay's refusal of a subscription beyond its per-connection limit: it passes. */

@@ -14,6 +14,7 @@ import { pendingRequests, respond } from './tools/requests.js';
 import { sessionEvents } from './tools/events.js';
 import { readTool, waitTool } from './tools/turns.js';
 import { spawnTool } from './tools/spawn.js';
+import { stopTool } from './tools/stop.js';
 
 const TOOLS: readonly RegisterTool[] = [
   listSessions,
@@ -28,6 +29,7 @@ const TOOLS: readonly RegisterTool[] = [
   spawnTool,
   waitTool,
   readTool,
+  stopTool,
 ];
 
 export function registerSteeringTools(server: McpServer, ctx: ToolContext): void {

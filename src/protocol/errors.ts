@@ -83,7 +83,11 @@ type RuleId =
   /** D45: a spawn whose prompt, cwd, worktree or model is not of the right kind. */
   | 'spawn-invalid'
   /** D45: a command other than a spawn sent to the adapter's home session. */
-  | 'home-spawn-only';
+  | 'home-spawn-only'
+  /** D45: a stop (`control.cancel {scope:"session"}`) of a session that is no running worker of this adapter. */
+  | 'end-not-spawned'
+  /** D45: a stop of a worker another stop is ending already. */
+  | 'end-under-way';
 
 export interface Rejection {
   reason: RejectReason;

@@ -20,6 +20,7 @@ import type { FaultAwareStore, Maybe, Replay } from './session-store.js';
 import { storeUnavailable } from './store-fault.js';
 import { SessionSummaries } from './session-summary.js';
 import { withSpawnParent } from './spawn-parent.js';
+import { mayEndSession } from './session-end.js';
 import type { SubscriptionSpec } from './subscription.js';
 import type { Incoming, Peer, Refusal, RosterEntry } from './types.js';
 
@@ -117,6 +118,8 @@ export class RelayCore {
 
   /** D45: a spawn carries the parent session the relay verified of its sender (spawn-parent.ts). */
   private stamp(sender: Principal, item: Incoming, origin?: Peer): Incoming | Refusal {
+    const ends = mayEndSession(sender, item.event, (s) => this.summaries.about(s).spawnedBy?.identity);
+    if (ends !== undefined) return ends;
     return withSpawnParent(sender, item, { own: origin?.claims, ownerOf: (s) => this.claims.ownerOf(s) });
   }
 

@@ -22,8 +22,10 @@ const isHome = (session: string): boolean => session.startsWith('aep-home-');
 
 function verified(sender: Principal, claims: SenderClaims, session: string): boolean {
   if (claims.own?.has(session) === true) return true;
-  // The one-user parties own every session alike: only their connection's own claims tell.
-  return sender.bound && claims.ownerOf(session) === sender.identity;
+  // A session claimed now under the sender's own identity: a tokens-file identity's own, or for
+  // the one-user token a session of that one user (its claimant holds the same token; the claim is
+  // the relay's record, the sender only says which of the user's sessions it runs in).
+  return claims.ownerOf(session) === sender.identity;
 }
 
 /** The parent the relay names, undefined for none, or why the sender's own value is refused. */

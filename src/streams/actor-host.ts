@@ -32,7 +32,7 @@ import { stamp, stampObservations, type ObservationSink, type StampSource, type 
 import type { Effect, SessionItem, StepResult } from './step-types.js';
 import { asEcho, asOpened, startable } from './lane-host.js'; // D30, D43: echoes, openers, lanes
 import { lanesOf } from '../machines/lane-steps.js';
-import type { HomeInput, HomeSession } from './home.js';
+import { endsSession, type HomeInput, type HomeSession } from './home.js';
 
 const DEFAULT_ATTENTION_TIMEOUT_MS = 55_000; // D14
 
@@ -366,8 +366,10 @@ export class ActorHost {
   }
 
   private stepUnsafe(item: SessionItem, undo: Undo): StepResult {
-    if (item.session === this.opts.home?.session) {
-      const h = this.opts.home.step(item, this.source);
+    // D45: a stop of a whole session is its home's to carry out (only a worker can be stopped).
+    const home = item.session === this.opts.home?.session || (item.kind === 'command' && endsSession(item.command));
+    if (home && this.opts.home !== undefined) {
+      const h = this.opts.home.step(item, this.source, (s) => this.context(s)?.endedOnce === true);
       this.keepAcks(h.acks, undo);
       return h;
     }

@@ -4,7 +4,7 @@
 // with the new session's id and describes that session with who spawned it. Replaying the log
 // rebuilds what is pending and what runs, so a restart answers or ends each of them once.
 import { hostname } from 'node:os';
-import { concat, from, map, mergeMap, of, type Observable } from 'rxjs';
+import { concat, EMPTY, from, map, mergeMap, of, type Observable } from 'rxjs';
 import { newId, type AepCommand, type AepEvent, type EventFields, type Rejection } from '../protocol/index.js';
 import { CODE_ATTR, isSpawnType, SPAWN_PARENT_ATTR } from '../protocol/types.js';
 import { commandKey } from '../machines/gate.js';
@@ -24,6 +24,8 @@ type SpawnAnswer = { ok: true; session: string; cwd: string; worktree?: string }
 export type HomeInput =
   | { type: 'home.opened'; at: number }
   | { type: 'command.spawn'; at: number; command: AepCommand }
+  /** A stop of one worker (`control.cancel {scope:"session"}` sent to it), taken by its home. */
+  | { type: 'command.end'; at: number; command: AepCommand }
   | { type: 'spawn.answered'; at: number; key: string; command: string; answer: SpawnAnswer; by: SpawnedBy }
   | { type: 'spawn.ended'; at: number; session: string }
   /**
@@ -36,6 +38,20 @@ interface SpawnedBy {
   identity: string;
   command: string;
   parent?: string;
+}
+
+/** Who stopped a worker: the relay-checked sender and the stop command. */
+interface StoppedBy {
+  identity: string;
+  command: string;
+}
+
+/** A live step's source and what it collects; absent on replay (nothing is emitted). */
+interface Live {
+  source: StampSource;
+  out: HomeStep;
+  /** Whether the session's own `session.ended` is on the stream already (its agent ended it): AEP allows one. */
+  ended(session: string): boolean;
 }
 
 export interface HomeStep {
@@ -51,8 +67,12 @@ export const homeOpened = (at: number): SessionInput => ({ type: 'home.opened', 
 
 const homeInput = (item: SessionItem): HomeInput =>
   item.kind === 'command'
-    ? { type: 'command.spawn', at: item.at, command: item.command }
+    ? { type: endsSession(item.command) ? 'command.end' : 'command.spawn', at: item.at, command: item.command }
     : ((item.kind === 'input' ? item.input : { type: 'home.opened', at: item.at }) as HomeInput);
+
+/** D45: `control.cancel {scope:"session"}`: the end of a whole session, which only its home can do (a worker's). */
+export const endsSession = (c: AepCommand): boolean =>
+  c.type === 'control.cancel' && (c.data as { scope?: unknown } | undefined)?.scope === 'session';
 
 /** What a spawn asks for, checked for shape (the spawner checks where and how many). */
 function spawnAsk(c: AepCommand): Rejection | undefined {
@@ -71,6 +91,8 @@ export class HomeSession {
   private readonly pending = new Map<string, AepCommand>();
   /** Workers on record that have not ended on the stream. */
   private readonly workers = new Set<string>();
+  /** Workers being stopped by a command, with who asked (said on their `session.ended`). */
+  private readonly stopping = new Map<string, StoppedBy>();
 
   constructor(
     readonly session: string,
@@ -94,15 +116,71 @@ export class HomeSession {
     return { kind: 'input', session: this.session, input: closed as unknown as SessionInput };
   }
 
-  step(item: SessionItem, source: StampSource): HomeStep {
+  step(item: SessionItem, source: StampSource, ended: (session: string) => boolean = () => false): HomeStep {
     const input = homeInput(item);
     const out: HomeStep = { events: [], records: [], effects: [], acks: [] };
     out.records.push({ k: 'in', s: this.session, i: input as unknown as SessionInput });
-    this.apply(input, { source, out });
+    this.apply(input, { source, out, ended });
     return out;
   }
 
-  private apply(input: HomeInput, live: { source: StampSource; out: HomeStep } | undefined): void {
+  /**
+   * A stop of one worker: acked at once on the worker's session (the stop is under way), then the
+   * spawner stops it, and its `session.ended` says who stopped it. Only a worker running now can
+   * be stopped; a second stop while one runs is told so.
+   */
+  private end(
+    c: AepCommand,
+    live: Live | undefined,
+    reject: (cause: string, key: string, r: Rejection, session?: string) => void,
+    emit: (session: string, f: EventFields, ack?: string) => void,
+  ): void {
+    const key = commandKey(c);
+    const target = c.session ?? '';
+    const acked = live?.source.ack(key);
+    if (acked !== undefined) {
+      live!.out.events.push(JSON.parse(acked) as AepEvent); // D4: the same bytes again
+      return;
+    }
+    const under = this.stopping.get(target);
+    if (under?.command === c.id) return; // its ack is out; the end follows
+    const no = (rule: Rejection['rule'], detail: string, reason: Rejection['reason'] = 'invalid'): void =>
+      reject(c.id, key, { reason, rule, detail }, target);
+    if (under !== undefined) {
+      no('end-under-way', `${target} is being stopped already (command ${under.command})`, 'busy');
+      return;
+    }
+    if (!this.workers.has(target)) {
+      no(
+        'end-not-spawned',
+        `${target} is not a session this adapter spawned and still runs, so it cannot be stopped here; \`aep-steer cancel\` stops a turn`,
+        'unsupported',
+      );
+      return;
+    }
+    this.stopping.set(target, { identity: typeof c.agent === 'string' ? c.agent : 'unknown', command: c.id });
+    emit(target, { type: 'control.accepted', cause: c.id, data: { stopping: true } }, key);
+    live?.out.effects.push({ kind: 'spawn', session: this.session, key, command: c, stop: target });
+  }
+
+  /**
+   * A worker's end on the stream, once: `session.ended`, or where its agent ended the session
+   * itself first (a daemon's shutdown fires SessionEnd) only a stop's record, as
+   * `x.{vendor}.session.closed` caused by the stop, so the stop still settles.
+   */
+  private endWorker(
+    s: string,
+    by: StoppedBy | undefined,
+    reason: 'normal' | 'killed',
+    live: Live | undefined,
+    emit: (session: string, f: EventFields) => void,
+  ): void {
+    const end = by === undefined ? { type: 'session.ended', data: { reason } } : stoppedEnd(by);
+    if (live?.ended(s) !== true) emit(s, end);
+    else if (by !== undefined) emit(s, { ...end, type: `x.${this.vendor}.session.closed` });
+  }
+
+  private apply(input: HomeInput, live: Live | undefined): void {
     const emit = (session: string, f: EventFields, ack?: string): void => {
       if (live === undefined) return;
       const e = live.source.emitter(session).emit({ ...f, at: input.at, id: newId(input.at) });
@@ -110,9 +188,9 @@ export class HomeSession {
       live.out.records.push(ack === undefined ? { k: 'ev', e } : { k: 'ev', e, ack });
       if (ack !== undefined) live.out.acks.push([ack, JSON.stringify(e)]);
     };
-    const reject = (cause: string, key: string, r: Rejection): void =>
+    const reject = (cause: string, key: string, r: Rejection, session = this.session): void =>
       emit(
-        this.session,
+        session,
         {
           type: 'control.rejected',
           cause,
@@ -174,10 +252,16 @@ export class HomeSession {
         });
         return;
       }
-      case 'spawn.ended':
-        if (!this.workers.delete(input.session)) return;
-        emit(input.session, { type: 'session.ended', data: { reason: 'normal' } });
+      case 'command.end':
+        this.end(input.command, live, reject, emit);
         return;
+      case 'spawn.ended': {
+        if (!this.workers.delete(input.session)) return;
+        const by = this.stopping.get(input.session);
+        this.stopping.delete(input.session);
+        this.endWorker(input.session, by, 'normal', live, emit);
+        return;
+      }
       case 'home.closed':
         for (const [key, c] of this.pending)
           reject(c.id, key, {
@@ -189,12 +273,20 @@ export class HomeSession {
                 : 'the adapter stopped before the worker started; spawn again',
           });
         this.pending.clear();
-        for (const s of this.workers) emit(s, { type: 'session.ended', data: { reason: 'killed' } });
+        for (const s of this.workers) this.endWorker(s, this.stopping.get(s), 'killed', live, emit);
         this.workers.clear();
+        this.stopping.clear();
         return;
     }
   }
 }
+
+/** A stopped worker's end: killed, caused by the stop, naming who stopped it. */
+const stoppedEnd = (by: StoppedBy): EventFields => ({
+  type: 'session.ended',
+  cause: by.command,
+  data: { reason: 'killed', stopped_by: by },
+});
 
 /**
  * Who a spawn names as its spawner: the relay-checked sender (the command's `agent`), the command,
@@ -217,6 +309,8 @@ export function performSpawn(spawner: Spawner, e: SpawnEffect): Observable<Sessi
     session: e.session,
     input: input as unknown as SessionInput,
   });
+  // A stop: the worker's end comes back through its spawn's `ended` (spawn.ended below).
+  if (e.stop !== undefined) return from(spawner.stop(e.stop)).pipe(mergeMap(() => EMPTY));
   const d = e.command.data as { prompt: string; cwd: string; worktree?: boolean | string; model?: string };
   const asked = spawner.spawn({
     prompt: d.prompt,

@@ -45,6 +45,8 @@ export interface Spawner {
   spawn(req: SpawnRequest): Promise<SpawnOutcome>;
   /** The sessions running now. */
   running(): string[];
+  /** Stops one worker and waits for it to be gone (nothing when it is not running). */
+  stop(session: string): Promise<void>;
   /** Stops every worker still running and waits for each to be gone. */
   stopAll(): Promise<void>;
 }
@@ -111,6 +113,10 @@ export function spawner(o: SpawnerOptions): Spawner {
   return {
     spawn,
     running: () => [...workers.keys()],
+    async stop(session) {
+      const w = workers.get(session);
+      if (w !== undefined) await w.stop().then(() => w.ended);
+    },
     async stopAll() {
       stopping = true;
       await Promise.all([...workers.values()].map((w) => w.stop().then(() => w.ended)));

@@ -39,6 +39,8 @@ export interface SpawnEffect {
   session: string;
   key: string;
   command: AepCommand;
+  /** A stop of this worker (the command is its `control.cancel {scope:"session"}`), not a spawn. */
+  stop?: string;
 }
 
 export interface StepResult {

@@ -45,7 +45,7 @@ test('a cap without a root, a bad cap and a vendor that cannot spawn: CONFIG_INV
     /AEP_MAX_SPAWNED\) must be an integer 1-64, got "lots"/,
   );
   assert.match(
-    fails({}, { AEP_SPAWN_ROOT: '/a' }, 'qwen-code').message,
+    fails({}, { AEP_SPAWN_ROOT: '/a' }, 'hermes').message,
     /cannot start sessions: drop --spawn-root \(and AEP_SPAWN_ROOT\)/,
   );
 });

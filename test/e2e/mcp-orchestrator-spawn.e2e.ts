@@ -4,12 +4,16 @@
 // turn and `read` for its answer. The orchestrator's mock model is scripted to make those three
 // calls in order (reading the session from the spawn's result), so what its model gets back is what
 // the tools answer. Both CLIs talk to one mock Anthropic API on loopback; the worker's requests are
-// told apart by its worktree. Stopping the adapter ends the worker and leaves no process of it.
+// told apart by its worktree. The orchestrator's hooks put its own session on the relay, and the
+// worker is spawned_by it (the MCP server names it, the relay verifies it) and listed under it by
+// `sessions --tree`. Stopping the adapter ends the worker and leaves no process of it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installMcp } from '../../src/mcp/install.js';
+import { runSessions, SESSIONS_EXIT } from '../../src/cli/sessions-command.js';
+import { textSink } from '../support/tui.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { claudeSpawnEnv, claudeWorkerProcesses } from '../support/spawned-servers.js';
 import { strings } from '../support/vendor-e2e.js';
@@ -47,7 +51,8 @@ const call = (name: string, input: Record<string, unknown>): Turn => ({
 if (e2e.installed) {
   test('an orchestrator claude -p spawns a worker, waits for its turn and reads its answer through aep-steer mcp', async () => {
     const repo = scratchRepo(e2e.home.project);
-    const lead = await e2e.workspace({ hooks: false });
+    // Its hooks put the orchestrator's own session on the relay, so its spawns can name it.
+    const lead = await e2e.workspace();
     const tokenFile = join(lead.root, 'orchestrator-token');
     writeFileSync(tokenFile, `${e2e.stack.relayToken}\n`, { mode: 0o600 });
     assert.ok(installMcp('claude-code', { project: lead.project, relay: e2e.stack.relayUrl, tokenFile }).changed);
@@ -93,8 +98,22 @@ if (e2e.installed) {
     const described = await e2e.stack.waitFor('spawned_by', () =>
       e2e.stack.events.find((e) => e.session === session && e.data?.['spawned_by'] !== undefined),
     );
-    const by = described.data?.['spawned_by'] as { command?: string } | undefined;
+    const by = described.data?.['spawned_by'] as { command?: string; parent?: string } | undefined;
     assert.is(by?.command, spawned!['command']);
+    // The MCP server named its orchestrator's session (CLAUDE_CODE_SESSION_ID), which the relay verified.
+    const leadSession = o.lines.find((l) => l['type'] === 'system')?.['session_id'];
+    assert.type(leadSession, 'string');
+    assert.is(by?.parent, leadSession, 'the worker is spawned_by the orchestrator session');
+    const out = textSink();
+    const code = await runSessions(
+      { relay: e2e.stack.relayUrl, token: e2e.stack.relayToken, sender: 'e2e-roster', tree: true, all: true },
+      { out: out.stream },
+    );
+    assert.is(code, SESSIONS_EXIT.ok, out.text());
+    const rows = out.text().split('\n');
+    const leadRow = rows.findIndex((r) => r.includes(leadSession as string));
+    const workerRow = rows.findIndex((r) => r.includes(`└ ${session}`));
+    assert.ok(leadRow >= 0 && workerRow > leadRow, `the worker listed under its orchestrator:\n${out.text()}`);
 
     assert.ok(claudeWorkerProcesses(session).length > 0, 'the worker runs until stopped');
     await e2e.stack.running.close();

@@ -51,6 +51,7 @@ test('tools/list: the steering tools, each described, with typed inputs', async 
     'send_input',
     'session_events',
     'spawn',
+    'stop',
     'wait',
     'withdraw',
   ]);

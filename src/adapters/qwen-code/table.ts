@@ -3,7 +3,7 @@
 // PermissionRequest held (D13, D14), SessionEnd the drop moment (D10), and the AEP-0002 Annex A
 // mapping (vendor-surfaces §3.2). Qwen escapes `<` and `>` in the context it forwards (§3.6).
 import { int, obj, str } from '../hook-input.js';
-import { namedMaps, observation as spec, sessionStartedBy, toolOf } from '../hook-maps.js';
+import { namedMaps, observation as spec, sessionStartedBy, toolOf, withAnswer } from '../hook-maps.js';
 import { qwenCodeInstaller } from './installer.js';
 import { qwenCodeOptions } from './options.js';
 import { qwenServe } from './serve/spec.js';
@@ -32,7 +32,8 @@ const maps: Record<string, MapRule> = {
   SessionEnd: () => [],
   // The empty-prompt refire after each tool batch continues the run; it starts none (vendor-clis-observed §3.4).
   UserPromptSubmit: (input) => (input.prompt === '' ? [] : [spec('run.started', { trigger: 'user' })]),
-  Stop: (input) => [spec('run.finished', { 'gen_ai.usage.input_tokens': int(input.input_tokens) })],
+  // D45: the turn's final answer (`last_assistant_message`, vendor-clis-observed §3.5) is what `read` shows.
+  Stop: (input) => [withAnswer(spec('run.finished', { 'gen_ai.usage.input_tokens': int(input.input_tokens) }), input)],
   StopFailure: (input) => [{ ...spec('run.failed', { reason: str(input.error) ?? 'error' }), severity: 'error' }],
   ...namedMaps,
   PostToolUseFailure: (input) => [

@@ -2,6 +2,7 @@
 // `--spawn-root`, and gets its session id with what to call next (wait, then read).
 import { z } from 'zod';
 import { sendSpawn, type SpawnOutcome } from '../../consumer/spawn.js';
+import { parentToName } from '../mcp-parent.js';
 import { result } from '../tool-result.js';
 import type { RegisterTool } from '../tool-kit.js';
 
@@ -12,7 +13,7 @@ function sentence(o: SpawnOutcome): string {
       return (
         `Spawned session ${o.session}${o.worktree ? ` in the git worktree ${o.worktree}` : ''}. ` +
         `Next: call wait with session "${o.session}" until its turn ends, then read with the same session for its answer; ` +
-        'instruct steers it meanwhile, cancel stops its turn.'
+        'instruct steers it meanwhile, cancel stops its turn, stop ends it.'
       );
     case 'rejected':
       return `The adapter refused the spawn (${o.code ?? o.reason}): ${o.detail ?? o.reason}. Nothing was started; fix what it names and call spawn again.`;
@@ -35,7 +36,7 @@ export const spawnTool: RegisterTool = (server, { ctx, withConsumer }) => {
         'cwd (an absolute directory under one of its spawn roots), optionally in a new git worktree of cwd. Answers the new ' +
         "session's id; then call wait (its turn's end) and read (its final answer).",
       inputSchema: z.object({
-        vendor: z.string().min(1).describe('The agent to start: codex or claude-code.'),
+        vendor: z.string().min(1).describe('The agent to start: codex, claude-code, copilot or qwen-code.'),
         cwd: z.string().min(1).describe('The absolute directory to run in (a git repository for worktree).'),
         prompt: z.string().min(1).describe("The worker's first prompt."),
         worktree: z
@@ -47,6 +48,7 @@ export const spawnTool: RegisterTool = (server, { ctx, withConsumer }) => {
     },
     async (a) =>
       withConsumer(async (c) => {
+        const parent = await parentToName(ctx.parent, c);
         const o = await sendSpawn(
           c,
           { sender: ctx.sender, surface: 'mcp' },
@@ -55,6 +57,7 @@ export const spawnTool: RegisterTool = (server, { ctx, withConsumer }) => {
             cwd: a.cwd,
             prompt: a.prompt,
             timeoutMs: 90_000,
+            ...(parent === undefined ? {} : { parent }),
             ...(a.worktree === undefined ? {} : { worktree: a.worktree }),
             ...(a.model === undefined ? {} : { model: a.model }),
           },

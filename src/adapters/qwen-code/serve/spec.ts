@@ -13,5 +13,14 @@ export const qwenServe: AttachedLaneSpec = {
     'e2e/qwen-serve-adapter#a queue withdrawn while it waits is dropped withdrawn and never reaches the model; the one behind it runs',
   ].join('; '),
   attach: async (o) => (await import('./lane.js')).qwenServeLane(o),
+  // D45: each worker runs a daemon of its own in its folder; this lane follows them all (spawn-lanes.ts).
+  hosts: async (attached, onError) => {
+    const { qwenServeLane } = await import('./lane.js');
+    const { QwenServeLanes } = await import('../spawn-lanes.js');
+    return new QwenServeLanes(attached, (url, tokenFile) =>
+      qwenServeLane({ url, ...(tokenFile === undefined ? {} : { tokenFile }), onError }),
+    );
+  },
+  spawn: async (env, stateDir, _open, lane) => (await import('../spawn.js')).qwenSpawnOn(env, stateDir, lane),
   run: async (env, opened, args, cwd, io) => (await import('./run.js')).runServeSession(env, opened, args, cwd, io),
 };
