@@ -93,6 +93,37 @@ function holdWritesOnA() {
 
 const index = (p: WsPeer, f: (x: Record<string, unknown>) => boolean) => p.frames.findIndex((x) => x.json && f(x.json));
 
+/**
+ * Once the watcher on B sees the start of another session the target sends now, B has taken
+ * every frame the target sent before it (one connection's frames are taken in order).
+ */
+async function tookAll(target: WsPeer, watcher: WsPeer): Promise<void> {
+  const started = emitterFor(freshSession('other'), 'test-agent').emit({ type: 'session.started' });
+  const id = `o${started.id}`;
+  watcher.send({ type: 'subscribe', id, filter: { session: started.session } });
+  await watcher.next((f) => f.type === 'subscribed' && f.id === id);
+  target.send(started);
+  await watcher.next((f) => f.id === started.id);
+}
+
+/**
+ * A command crossing while A's history write of it is held, its target's answer and an event
+ * after it sent, and B known to have taken both.
+ */
+async function answeredWhileWriting() {
+  const c = await crossing();
+  const writes = holdWritesOnA();
+  const cmd = instruct(c.s);
+  c.sender.send(cmd);
+  await c.target.next((f) => f.id === cmd.id);
+  const answer = c.em.emit({ type: 'control.accepted', cause: cmd.id });
+  const after = c.em.emit({ type: 'progress.status', data: { phase: 'after the answer' } });
+  c.target.send(answer);
+  c.target.send(after);
+  await tookAll(c.target, c.watcher);
+  return { ...c, writes, cmd, answer, after };
+}
+
 test('the command reaches B before its history write is confirmed, once, though both copies come', async () => {
   const { s, target, sender, close } = await crossing();
   const early = nc.subscribe(`${namespace}.early.>`);
@@ -133,24 +164,13 @@ test('the command reaches B before its history write is confirmed, once, though 
 });
 
 test("the answer waits on B for A's write: neither node's subscribers see it before", async () => {
-  const { s, em, target, sender, watcher, close } = await crossing();
-  const writes = holdWritesOnA();
-  const cmd = instruct(s);
-  sender.send(cmd);
-  await target.next((f) => f.id === cmd.id);
-  const answer = em.emit({ type: 'control.accepted', cause: cmd.id });
-  const after = em.emit({ type: 'progress.status', data: { phase: 'after the answer' } });
-  target.send(answer);
-  target.send(after);
-  // A second session of the same target goes on meanwhile: B took the frames sent before it.
-  const other = emitterFor(freshSession('other'), 'test-agent');
-  const started = other.emit({ type: 'session.started' });
-  watcher.send({ type: 'subscribe', id: 'o', filter: { session: started.session } });
-  await watcher.next((f) => f.type === 'subscribed' && f.id === 'o');
-  target.send(started);
-  await watcher.next((f) => f.id === started.id);
+  const { sender, watcher, close, writes, answer, after } = await answeredWhileWriting();
   for (const p of [sender, watcher])
-    assert.is(index(p, (f) => f.id === answer.id || f.id === after.id), -1, 'the answer went out before the write');
+    assert.is(
+      index(p, (f) => f.id === answer.id || f.id === after.id),
+      -1,
+      'the answer went out before the write',
+    );
   writes.restore();
   for (const p of [sender, watcher]) {
     await p.next((f) => f.id === after.id);
@@ -160,19 +180,7 @@ test("the answer waits on B for A's write: neither node's subscribers see it bef
 });
 
 test('a history write that fails after the forward: the sender hears unknown, then the answer', async () => {
-  const { s, em, target, sender, watcher, close } = await crossing();
-  const writes = holdWritesOnA();
-  const cmd = instruct(s);
-  sender.send(cmd);
-  await target.next((f) => f.id === cmd.id);
-  const answer = em.emit({ type: 'control.accepted', cause: cmd.id });
-  target.send(answer);
-  const other = emitterFor(freshSession('other'), 'test-agent');
-  const started = other.emit({ type: 'session.started' });
-  watcher.send({ type: 'subscribe', id: 'o', filter: { session: started.session } });
-  await watcher.next((f) => f.type === 'subscribed' && f.id === 'o');
-  target.send(started);
-  await watcher.next((f) => f.id === started.id);
+  const { sender, close, writes, cmd, answer } = await answeredWhileWriting();
   const w = writes.waiting.find((x) => x.list.some((y) => y.id === cmd.id))!;
   writes.waiting.splice(writes.waiting.indexOf(w), 1);
   w.fail(new StoreUnavailableError('the test failed this write'));
