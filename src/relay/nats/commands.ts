@@ -62,6 +62,9 @@ export interface CommandHost {
 
 export class ForwardedCommands {
   private readonly early: EarlyCopies;
+  private feed: Feed | undefined;
+  /** Stream copies missed in a row (early.ts): the first reopens the consumer, the second makes it anew. */
+  private misses = 0;
 
   constructor(
     private readonly engine: Engine,
@@ -71,7 +74,32 @@ export class ForwardedCommands {
     private readonly host: CommandHost,
     private readonly log: (line: string) => void,
   ) {
-    this.early = new EarlyCopies((id, pending) => this.host.held(id, pending));
+    this.early = new EarlyCopies(
+      (id, pending) => this.host.held(id, pending),
+      () => this.missed(),
+    );
+  }
+
+  /**
+   * A command's stream copy did not come although its early copy did: the consumer may hear its
+   * server yet get nothing (a durable the cluster stopped delivering from after losing a
+   * server). Reopened first; missed again, it is removed and made anew after the last command
+   * read (what comes twice is dropped by its forward id, or answered once by its target).
+   */
+  private missed(): void {
+    const feed = this.feed;
+    if (feed === undefined) return;
+    this.misses += 1;
+    if (this.misses < 2) {
+      feed.restart("a command's stream copy did not come");
+      return;
+    }
+    this.misses = 0;
+    this.log('relay: nats: the forwarded-commands consumer missed commands twice; making it anew');
+    void this.engine.quick.jsm.consumers
+      .delete(this.engine.names.commandsStream, this.durableName())
+      .catch(() => false)
+      .then(() => feed.restart('made anew'));
   }
 
   private durableName(): string {
@@ -99,7 +127,7 @@ export class ForwardedCommands {
         // A node that died leaves its consumer behind; the server removes it.
         inactive_threshold: nanos(Math.max(60_000, this.leaseMs * 6)),
       });
-    return new Feed(
+    this.feed = new Feed(
       {
         what: 'the forwarded-commands consumer',
         durable: true,
@@ -114,6 +142,7 @@ export class ForwardedCommands {
           return js.consumers.get(names.commandsStream, durable);
         },
         onMessage: (m: JsMsg) => {
+          this.misses = 0;
           const fwd = m.headers?.get(FWD);
           if (!fwd || this.early.arrived(fwd, 'stream')) this.take(m.headers, m.subject, m.string());
           m.ack();
@@ -121,6 +150,7 @@ export class ForwardedCommands {
       },
       this.log,
     );
+    return this.feed;
   }
 
   /** A copy of a command for a local claimant (its subject's fourth token is the session's); whether it went to it. */

@@ -4,7 +4,9 @@
 // forward's id). While only the early copy has come, the core holds the claimant's answers to it
 // (and what its session sends after them): the stream copy, or the sender's node saying its
 // writes ended without one, lets them go; so does HOLD_MS, past which the sender's node has
-// given up on both writes (it may have died meanwhile).
+// given up on both writes (it may have died meanwhile). A stream copy that did not come by then
+// is also this node's sign that its commands consumer may be stuck while it still hears its
+// server's heartbeats (a consumer the cluster no longer delivers from): `missing` says so.
 import { WRITE_DEADLINE_MS } from './faults.js';
 
 /** The history write and the stream write, each within its deadline, and a margin. */
@@ -21,6 +23,8 @@ export class EarlyCopies {
   constructor(
     /** `pending` true: answers to `commandId` wait; false: they go. */
     private readonly hold: (commandId: string, pending: boolean) => void,
+    /** A stream copy did not come within the hold, and no word that the writes ended. */
+    private readonly missing: () => void = () => {},
     private readonly holdMs = HOLD_MS,
   ) {}
 
@@ -38,7 +42,10 @@ export class EarlyCopies {
 
   /** The early copy went to its claimant: its answers wait for the writes. */
   handedOn(fwd: string, commandId: string): void {
-    const timer = setTimeout(() => this.ended(fwd), this.holdMs);
+    const timer = setTimeout(() => {
+      this.ended(fwd);
+      this.missing();
+    }, this.holdMs);
     timer.unref();
     this.holding.set(fwd, { id: commandId, timer });
     this.hold(commandId, true);
