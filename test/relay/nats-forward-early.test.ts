@@ -13,7 +13,8 @@ import { NatsStore } from '../../src/relay/nats/store.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
 import { StoreUnavailableError } from '../../src/relay/store-fault.js';
 import type { Admission } from '../../src/relay/session-store.js';
-import { emitterFor, freshSession, WsPeer } from '../support/relay-harness.js';
+import { emitterFor, freshSession, type WsPeer } from '../support/relay-harness.js';
+import { crossingSession } from '../support/nats-crossing.js';
 import { natsUrl } from '../support/relay-store.js';
 
 const TOKEN = 'early-secret';
@@ -46,24 +47,9 @@ const instruct = (session: string) =>
 
 /** A session claimed on B by a raw target, a sender on A and a watcher on B subscribed to it. */
 async function crossing() {
-  const s = freshSession('early');
-  const em = emitterFor(s, 'test-agent');
-  const target = await WsPeer.target(b.socketUrl, 'test-agent', [TYPE], TOKEN);
-  const sender = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
-  const watcher = await WsPeer.greet(b.socketUrl, { role: 'consumer' }, TOKEN);
-  for (const p of [sender, watcher]) {
-    p.send({ type: 'subscribe', id: 'w', filter: { session: s } });
-    await p.next((f) => f.type === 'subscribed');
-  }
-  target.send(em.emit({ type: 'session.started' }));
-  await sender.next((f) => f.type === 'session.started');
-  // The claim crossed to A through the claims bucket once A's roster lists it.
-  for (let i = 0; i < 100; i++) {
-    sender.send({ type: 'roster', id: `r${i}` });
-    const r = await sender.next((f) => f.type === 'roster' && f.id === `r${i}`);
-    if ((r.entries as { session: string }[]).some((e) => e.session === s)) break;
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  const o = { aSocket: a.socketUrl, bSocket: b.socketUrl, token: TOKEN, type: TYPE, prefix: 'early' };
+  const { s, em, target, sender, watchers } = await crossingSession(o, [b.socketUrl]);
+  const watcher = watchers[0]!;
   const close = () => {
     for (const p of [sender, watcher, target]) p.close();
   };

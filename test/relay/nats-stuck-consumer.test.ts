@@ -12,7 +12,7 @@ import { AckPolicy, DeliverPolicy, jetstreamManager, type JetStreamManager } fro
 import { command } from '../../src/protocol/build.js';
 import { NatsStore } from '../../src/relay/nats/store.js';
 import { startRelay, type RelayHandle } from '../../src/relay/server.js';
-import { emitterFor, freshSession, WsPeer } from '../support/relay-harness.js';
+import { crossingSession } from '../support/nats-crossing.js';
 import { natsUrl } from '../support/relay-store.js';
 
 const TOKEN = 'stuck-secret';
@@ -59,20 +59,8 @@ async function deafenB(durable: string): Promise<void> {
 }
 
 test("B's commands consumer delivers nothing yet answers heartbeats: the missed stream copies make it anew", async () => {
-  const s = freshSession('stuck');
-  const em = emitterFor(s, 'test-agent');
-  const target = await WsPeer.target(b.socketUrl, 'test-agent', [TYPE], TOKEN);
-  const sender = await WsPeer.greet(a.socketUrl, { role: 'consumer' }, TOKEN);
-  sender.send({ type: 'subscribe', id: 'w', filter: { session: s } });
-  await sender.next((f) => f.type === 'subscribed');
-  target.send(em.emit({ type: 'session.started' }));
-  await sender.next((f) => f.type === 'session.started');
-  for (let i = 0; i < 100; i++) {
-    sender.send({ type: 'roster', id: `r${i}` });
-    const r = await sender.next((f) => f.type === 'roster' && f.id === `r${i}`);
-    if ((r.entries as { session: string }[]).some((e) => e.session === s)) break;
-    await sleep(50);
-  }
+  const o = { aSocket: a.socketUrl, bSocket: b.socketUrl, token: TOKEN, type: TYPE, prefix: 'stuck' };
+  const { s, em, target, sender } = await crossingSession(o);
   const durable = `${namespace}_cmd_${storeB.node}`;
   await deafenB(durable);
   const round = async (): Promise<void> => {
