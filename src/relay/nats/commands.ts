@@ -76,7 +76,7 @@ export class ForwardedCommands {
   ) {
     this.early = new EarlyCopies(
       (id, pending) => this.host.held(id, pending),
-      () => this.missed(),
+      (since) => this.missed(since),
     );
   }
 
@@ -84,11 +84,14 @@ export class ForwardedCommands {
    * A command's stream copy did not come although its early copy did: the consumer may hear its
    * server yet get nothing (a durable the cluster stopped delivering from after losing a
    * server). Reopened first; missed again, it is removed and made anew after the last command
-   * read (what comes twice is dropped by its forward id, or answered once by its target).
+   * read (what comes twice is dropped by its forward id, or answered once by its target). Only
+   * a consumer read without a break since the early copy came counts: one reopened meanwhile
+   * (an election) may still bring the copy, and making it anew then would only slow it.
    */
-  private missed(): void {
+  private missed(since: number): void {
     const feed = this.feed;
-    if (feed === undefined) return;
+    const open = feed?.openSince();
+    if (feed === undefined || open === undefined || open > since) return;
     this.misses += 1;
     if (this.misses < 2) {
       feed.restart("a command's stream copy did not come");

@@ -23,8 +23,8 @@ export class EarlyCopies {
   constructor(
     /** `pending` true: answers to `commandId` wait; false: they go. */
     private readonly hold: (commandId: string, pending: boolean) => void,
-    /** A stream copy did not come within the hold, and no word that the writes ended. */
-    private readonly missing: () => void = () => {},
+    /** A stream copy did not come within the hold, and no word that the writes ended (`since`: its early copy). */
+    private readonly missing: (since: number) => void = () => {},
     private readonly holdMs = HOLD_MS,
   ) {}
 
@@ -42,9 +42,10 @@ export class EarlyCopies {
 
   /** The early copy went to its claimant: its answers wait for the writes. */
   handedOn(fwd: string, commandId: string): void {
+    const since = Date.now();
     const timer = setTimeout(() => {
       this.ended(fwd);
-      this.missing();
+      this.missing(since);
     }, this.holdMs);
     timer.unref();
     this.holding.set(fwd, { id: commandId, timer });

@@ -95,6 +95,8 @@ export class Feed {
   /** When the server last showed this feed was listening: a message, a heartbeat, a pull's end. */
   private heardAt = Date.now();
   private watchdog: NodeJS.Timeout | undefined;
+  /** When the consumer read now was opened. */
+  private openedAt = 0;
 
   constructor(
     private readonly spec: FeedSpec,
@@ -138,6 +140,11 @@ export class Feed {
    */
   heardUntil(): number {
     return this.heardAt;
+  }
+
+  /** Since when this feed has read one consumer without a break; undefined while it reopens. */
+  openSince(): number | undefined {
+    return this.lostAt === undefined && this.current !== undefined ? this.openedAt : undefined;
   }
 
   stop(): void {
@@ -206,6 +213,7 @@ export class Feed {
     this.stopCurrent = () => msgs.stop();
     this.current = consumer;
     this.heardAt = Date.now();
+    this.openedAt = this.heardAt;
     this.watch(gen);
     if (this.lostAt !== undefined) {
       this.deaf(false);
