@@ -10,6 +10,7 @@ import { isCommandType } from '../protocol/types.js';
 import { ceilingFor, type AccessPolicy, type Principal } from './acl.js';
 import { AdmissionControl } from './admission.js';
 import { ClaimTable, DEFAULT_CLAIM_LEASE_MS } from './claims.js';
+import { HeldAnswers } from './crossed.js';
 import { FanOut } from './fan-out.js';
 import { EARLY, GroupWrite } from './group-write.js';
 import type { Hub, Sink } from './hub.js';
@@ -56,6 +57,8 @@ export class RelayCore {
   private readonly writes: GroupWrite;
   private readonly fanOut: FanOut;
   private readonly summaries: SessionSummaries;
+  /** D41 across nodes: answers to commands other nodes handed here before writing them (crossed.ts). */
+  private readonly heldAnswers = new HeldAnswers<Peer>((batch, origin) => this.accept(batch, origin));
   /** D47: how a reader checks the store's chains (discovery's `audit`), when the relay signs them. */
   audit: Record<string, unknown> | undefined;
 
@@ -88,6 +91,7 @@ export class RelayCore {
       fanOut: (line, via) => this.fanOut.remote(line, via),
       peers: () => this.peers,
       claimLeaseMs,
+      held: (id, pending) => (pending ? this.heldAnswers.wait(id) : this.heldAnswers.go(id)),
     });
   }
 
@@ -108,7 +112,8 @@ export class RelayCore {
       this.counters.refused += 1;
       return refused;
     }
-    this.accept([incoming], origin);
+    const now = this.heldAnswers.now([incoming], origin);
+    if (now.length > 0) this.accept(now, origin);
     return undefined;
   }
 
@@ -272,29 +277,24 @@ export class RelayCore {
     const sent = stamped === cmd ? frame : stamped.line;
     this.counters.forwarded += 1;
     this.accept([stamped], origin);
-    const fabric = this.store.fabric;
-    if (fabric !== undefined) {
-      // D22-D24 across nodes: forwarded only once it is in history (D41's copy beside the
-      // stream write is not built), so an answer means it was kept.
-      this.writes.afterFlush(
-        () => forwardCommand(route.target, sent, origin, this.peers, fabric),
-        true,
-        cmd.event.session,
-      );
-      return {};
-    }
     // D41: handed to its target at once, written meanwhile (with its own session's pending
     // events ahead of it, the rest left for the group write); the target's answer waits for
     // the write, and a write that fails after the forward is told to the sender as `unknown`.
-    forwardCommand(route.target, sent, origin, this.peers, undefined);
+    // Across nodes the target's node gets a copy now and the stream copy once the write is
+    // confirmed, and holds the answer until then (nats/early.ts).
+    const fabric = this.store.fabric;
+    let early: { written(): void; ended(): void } | undefined;
+    if (fabric?.forwardEarly !== undefined) early = fabric.forwardEarly(route.target, sent, origin);
+    else forwardCommand(route.target, sent, origin, this.peers, fabric);
     const id = cmd.event.id;
     this.writes.forwarded(id);
     this.fanOut.forwardedUnwritten(id);
     this.writes.afterFlush(
-      () => {},
+      () => early?.written(),
       true,
       cmd.event.session,
       () => {
+        early?.ended();
         this.writes.settled(id);
         this.fanOut.written(id);
       },

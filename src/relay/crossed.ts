@@ -7,6 +7,8 @@
 // waits for the stored copies of the answers already sent early (`settled`), so what a sender
 // here was answered is in what it reads next, as on the answer's own node.
 import type { AepEvent } from '../protocol/envelope.js';
+import { isOutcomeType } from './routing.js';
+import type { Incoming } from './types.js';
 
 /** Sessions and early answers held at most; past it the oldest are forgotten (the stored path remains). */
 const CROSSED_CAP = 4096;
@@ -96,5 +98,59 @@ export class CrossedAnswers {
 
   get held(): { sessions: number; early: number } {
     return { sessions: this.at.size, early: this.early.size };
+  }
+}
+
+/**
+ * D41 across nodes, on the target's node: answers to a command another node handed here before
+ * its writes were confirmed (nats/early.ts) are taken in (shared with the other nodes, written,
+ * fanned out here) only once those writes ended, and what their session sends after them waits
+ * behind them, so no node sees the answer ahead of the command it answers, nor the session out of
+ * order. What waits for one command goes on, in arrival order, when `go` names it.
+ */
+export class HeldAnswers<P> {
+  /** Commands whose writes are under way, each counted once per forward handed here. */
+  private readonly pending = new Map<string, number>();
+  private readonly held = new Map<string, { item: Incoming; origin: P | undefined }[]>();
+
+  constructor(private readonly take: (batch: Incoming[], origin: P | undefined) => void) {}
+
+  wait(commandId: string): void {
+    this.pending.set(commandId, (this.pending.get(commandId) ?? 0) + 1);
+  }
+
+  /** What of `batch` is taken in now; the rest waits. */
+  now(batch: Incoming[], origin: P | undefined): Incoming[] {
+    if (this.pending.size === 0 && this.held.size === 0) return batch;
+    const out: Incoming[] = [];
+    for (const item of batch) {
+      const session = item.event.session;
+      const queue = session === undefined ? undefined : this.held.get(session);
+      if (queue !== undefined) queue.push({ item, origin });
+      else if (session !== undefined && this.waits(item.event)) this.held.set(session, [{ item, origin }]);
+      else out.push(item);
+    }
+    return out;
+  }
+
+  /** The writes of one forward of `commandId` ended: what no longer waits is taken in, in order. */
+  go(commandId: string): void {
+    const n = this.pending.get(commandId);
+    if (n === undefined) return;
+    if (n > 1) {
+      this.pending.set(commandId, n - 1);
+      return;
+    }
+    this.pending.delete(commandId);
+    for (const [session, queue] of [...this.held]) {
+      let i = 0;
+      while (i < queue.length && !this.waits(queue[i]!.item.event)) i += 1;
+      if (i === queue.length) this.held.delete(session);
+      for (const { item, origin } of queue.splice(0, i)) this.take([item], origin);
+    }
+  }
+
+  private waits(e: AepEvent): boolean {
+    return e.cause !== undefined && this.pending.has(e.cause) && isOutcomeType(e.type);
   }
 }

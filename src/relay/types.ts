@@ -99,6 +99,12 @@ export interface Fabric {
   unheard?(): string | undefined;
   /** Forwards a command frame to a remote claimant; if it left meanwhile, its node refuses it to `replyTo`. */
   forward(target: Peer, frame: string, replyTo?: Peer): void;
+  /**
+   * D41 across nodes: forwards a command before its history write is confirmed, the target's node
+   * holding its answers until then; `written` once it is, `ended` once the write ended either
+   * way. Undefined when the target is this node's (it got the frame at once).
+   */
+  forwardEarly?(target: Peer, frame: string, replyTo?: Peer): { written(): void; ended(): void } | undefined;
 }
 
 export interface FabricLocal {
@@ -111,4 +117,6 @@ export interface FabricLocal {
   peers(): Iterable<Peer>;
   /** How long a closed claimant's claim keeps other identities out (D19, discovery's `claims.lease_ms`). */
   claimLeaseMs: number;
+  /** D41 across nodes: answers to a command handed here early wait (`pending`) until its writes ended. */
+  held?(commandId: string, pending: boolean): void;
 }

@@ -14,8 +14,10 @@ import { sessionToken } from './subjects.js';
 /**
  * The claims feed hears this node's own renewals every third of the lease and, idle, the
  * server's heartbeat every second: silent longer than this, it may be missing others' claims.
+ * Three heartbeats: one late (a busy machine, a slow but healthy server) is no outage, two
+ * missed are the client library's own sign of a lost pull, and the feed reopens (deaf then).
  */
-const CLAIMS_SILENT_MS = 1500;
+export const CLAIMS_SILENT_MS = 3000;
 const MIN_RENEW_WAIT_MS = 250;
 
 /** A claim as the bucket holds it: what routing and the roster need of the claimant. */

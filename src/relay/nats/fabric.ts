@@ -7,7 +7,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { Principal } from '../acl.js';
 import type { Fabric, FabricLocal, Peer } from '../types.js';
 import { ClaimLeases, RemotePeer } from './claim-leases.js';
-import { ForwardedCommands, NODE } from './commands.js';
+import { ForwardedCommands, NODE, type EarlyForward } from './commands.js';
 import { untilReady, type Engine } from './engine.js';
 import type { Faults } from './faults.js';
 import type { Feed } from './feed.js';
@@ -56,6 +56,7 @@ export class NatsFabric implements Fabric {
         connIdOf: (peer) => this.connIds.get(peer),
         failed: (what) => this.failed(what),
         report: (err) => this.report(err),
+        held: (id, pending) => this.local?.held?.(id, pending),
       },
       log,
     );
@@ -154,6 +155,18 @@ export class NatsFabric implements Fabric {
       return;
     }
     this.commands.publish(target.record, frame, replyTo === undefined ? undefined : this.connId(replyTo));
+  }
+
+  /**
+   * D41: a command to another node's claimant goes there now (early.ts), ahead of its history
+   * write; a local claimant gets it at once. Undefined for a local claimant: nothing follows.
+   */
+  forwardEarly(target: Peer, frame: string, replyTo?: Peer): EarlyForward | undefined {
+    if (!(target instanceof RemotePeer)) {
+      target.sendText(frame);
+      return undefined;
+    }
+    return this.commands.forwardEarly(target.record, frame, replyTo === undefined ? undefined : this.connId(replyTo));
   }
 
   /** Claims held and other nodes seen, for `/healthz`. */

@@ -14,6 +14,19 @@ import type { Engine } from './engine.js';
 const FEED_EXPIRES_MS = 2000;
 const RETRY_FIRST_MS = 200;
 const RETRY_MAX_MS = 1000;
+/**
+ * A reopen is a few requests, each with its own timeout, but the client library adds its own
+ * waits (a consumer's info asked again while its leader is elected): past this the attempt is
+ * given up and another made, so no reopen can wait forever.
+ */
+export const OPEN_DEADLINE_MS = 5000;
+/**
+ * An open feed hears the server every idle heartbeat (half a pull's life) and at each pull's end.
+ * Silent for this long, it is reopened here, whatever the client library is doing: after a
+ * reconnect the library resumes a durable consumer itself, and until its own info request is
+ * answered it does not watch the heartbeats either.
+ */
+export const STUCK_MS = 2 * FEED_EXPIRES_MS;
 
 /** Where a reopened consumer starts: after a stream sequence, or at a time (RFC 3339). */
 export type FeedStart = { seq: number } | { time: string };
@@ -81,6 +94,9 @@ export class Feed {
   private current: Consumer | undefined;
   /** When the server last showed this feed was listening: a message, a heartbeat, a pull's end. */
   private heardAt = Date.now();
+  private watchdog: NodeJS.Timeout | undefined;
+  /** When the consumer read now was opened. */
+  private openedAt = 0;
 
   constructor(
     private readonly spec: FeedSpec,
@@ -126,13 +142,48 @@ export class Feed {
     return this.heardAt;
   }
 
+  /** Since when this feed has read one consumer without a break; undefined while it reopens. */
+  openSince(): number | undefined {
+    return this.lostAt === undefined && this.current !== undefined ? this.openedAt : undefined;
+  }
+
   stop(): void {
     this.stopped = true;
     this.generation += 1;
+    clearInterval(this.watchdog);
     this.stopCurrent();
   }
 
-  private async open(): Promise<void> {
+  /** One attempt to open, given up after OPEN_DEADLINE_MS (a late consumer is then stopped unread). */
+  private open(): Promise<void> {
+    const attempt = this.attempt();
+    const gen = this.generation;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (gen === this.generation) this.generation += 1;
+        reject(new Error(`timeout: no answer within ${OPEN_DEADLINE_MS / 1000} s while opening its consumer`));
+      }, OPEN_DEADLINE_MS);
+      timer.unref();
+    });
+    return Promise.race([attempt, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  /** Reopens a feed that went silent although the server answers every idle heartbeat. */
+  private watch(gen: number): void {
+    clearInterval(this.watchdog);
+    this.watchdog = setInterval(() => {
+      if (gen !== this.generation || this.stopped) return clearInterval(this.watchdog);
+      const silent = Date.now() - this.heardAt;
+      if (silent > STUCK_MS) {
+        clearInterval(this.watchdog);
+        this.restart(`silent for ${(silent / 1000).toFixed(1)} s`);
+      }
+    }, STUCK_MS / 4);
+    this.watchdog.unref();
+  }
+
+  private async attempt(): Promise<void> {
     const gen = ++this.generation;
     let from: FeedStart | undefined;
     this.skipUpToNs = 0;
@@ -147,7 +198,13 @@ export class Feed {
         );
       }
     }
+    if (gen !== this.generation) return;
     const consumer = await this.spec.open(from);
+    if (gen !== this.generation) {
+      // Given up meanwhile: a consumer made for nobody would only hold pulls.
+      if (!this.spec.durable) void consumer.delete().catch(() => {});
+      return;
+    }
     const msgs = await consumer.consume({ expires: FEED_EXPIRES_MS });
     if (gen !== this.generation) {
       msgs.stop();
@@ -156,6 +213,8 @@ export class Feed {
     this.stopCurrent = () => msgs.stop();
     this.current = consumer;
     this.heardAt = Date.now();
+    this.openedAt = this.heardAt;
+    this.watch(gen);
     if (this.lostAt !== undefined) {
       this.deaf(false);
       this.log(`relay: nats: ${this.spec.what} resumed after ${((Date.now() - this.lostAt) / 1000).toFixed(1)} s`);

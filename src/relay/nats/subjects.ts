@@ -36,6 +36,12 @@ export interface Names {
   allCopies: string;
   /** Refusals a node sends back to the sender's node (core NATS). */
   back(node: string): string;
+  /**
+   * D41 (core NATS): a command's copy sent to its target's node ahead of its stored one, as
+   * `<ns>.early.<node>.<token>`, and the word that its writes ended, as `<ns>.early.<node>.end`.
+   */
+  early(node: string, token: string): string;
+  earlyFor(node: string): string;
 }
 
 export function names(namespace = 'aep'): Names {
@@ -60,5 +66,7 @@ export function names(namespace = 'aep'): Names {
     copy: (t) => `${ns}.copy.${t}`,
     allCopies: `${ns}.copy.>`,
     back: (node) => `${ns}.back.${node}`,
+    early: (node, t) => `${ns}.early.${node}.${t}`,
+    earlyFor: (node) => `${ns}.early.${node}.>`,
   };
 }
