@@ -51,6 +51,10 @@ if (e2e.installed) {
     );
     assert.ok(existsSync(String(spawned.facts['worktree'])), 'the worktree is kept');
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

@@ -77,6 +77,10 @@ if (e2e.installed) {
     );
     assert.ok(existsSync(worktree), 'the worktree is kept');
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();

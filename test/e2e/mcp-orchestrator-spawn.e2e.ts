@@ -122,6 +122,10 @@ if (e2e.installed) {
       e2e.stack.events.find((e) => e.session === session && e.type === 'session.ended'),
     );
   });
+
+  test("the audit of the adapter's log is clean", async () => {
+    await e2e.auditClean();
+  });
 }
 
 test.run();
