@@ -139,14 +139,14 @@ export class OpencodeLane implements SteeringLane {
     return this.post([req], 'steer', true);
   }
 
-  async withdraw({ commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
-    const ref = this.byCommand.get(commandId);
-    if (ref !== undefined && this.sent.has(ref))
-      return {
-        error:
-          'opencode 1.18.33 admitted this prompt and has no way to take it back (no inbox route); it runs at the ' +
-          'next step or turn',
-      };
+  /**
+   * D32: a prompt the server admitted is the agent's: it runs at the loop's next step or turn.
+   * 1.18.33 has no route to take back a V2 prompt, and V1 `DELETE /session/:id/message/:id`
+   * refuses while the session is busy (409 `SessionBusyError`, the only time a steer waits there)
+   * and would delete a message the model already read once it is idle. So nothing is taken back:
+   * the core answers `already-delivered`, and the receipt still follows when the loop reads it.
+   */
+  async withdraw(_req: { session: string; commandId: string }): Promise<LaneWithdrawn> {
     return { removed: false };
   }
 

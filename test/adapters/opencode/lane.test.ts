@@ -129,8 +129,13 @@ test('queues handed over together go as one prompt, their texts in order, delive
     const later = await r.lane.queue({ session: S, commandId: 'c-q4', text: 'Q4' });
     assert.ok(later.ok && (later.ref ?? '') > id, 'a later one is a prompt of its own, after');
     assert.is(prompts(r).length, 2);
-    const refused = await r.lane.withdraw({ session: S, commandId: 'c-q1' });
-    assert.match(String((refused as { error?: string }).error), 'has no way to take it back');
+    // Admitted, not yet read: the server takes nothing back (no route; V1 DELETE refuses while busy).
+    assert.equal(
+      await r.lane.withdraw({ session: S, commandId: 'c-q1' }),
+      { removed: false },
+      'admitted: the agent has it',
+    );
+    assert.is(r.standin.calls.filter((c) => c.method === 'DELETE').length, 0, 'nothing deleted on the server');
     r.standin.running.add(S);
     r.standin.emit('session.next.prompted', S, { messageID: id, prompt: { text: 'Q1' } });
     await until(() => r.facts.filter((f) => f.kind === 'delivered').length === 3, 'the receipts');
