@@ -5,7 +5,7 @@
 // an observation-only moment of their own, answered already. The session's hooks after it wait
 // behind that read, so the observations come before anything the agent did next (its session's
 // end); other sessions' hooks go on.
-import { EMPTY, concat, from, mergeMap, of, type Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from 'rxjs';
 import { newId } from '../protocol/index.js';
 import type { SessionItem } from './step-types.js';
 import type { ObservationSpec } from './surface.js';
@@ -39,22 +39,39 @@ const followUp = (h: HookStep, observations: ObservationSpec[]): HookStep => {
   };
 };
 
+/** One subscription for the whole stream: a hook with nothing to wait for goes straight on (hot path). */
 export function laterObservations(): OperatorFunction<HookStep, HookStep> {
-  const pending = new Map<string, Promise<HookStep>>();
-  return mergeMap((h): Observable<HookStep> => {
-    const before = pending.get(h.session);
-    const { later, ...hook } = h.hook;
-    if (later === undefined && before === undefined) return of(h);
-    const now: HookStep = later === undefined ? h : { ...h, hook: { ...hook, observations: [] } };
-    const stepped = (before ?? Promise.resolve()).then(() => now);
-    const follow =
-      later === undefined ? undefined : stepped.then(async () => followUp(h, await read(later, h.hook.observations)));
-    const done = follow ?? stepped;
-    pending.set(h.session, done);
-    void done.then(() => {
-      if (pending.get(h.session) === done) pending.delete(h.session);
+  return (source) =>
+    new Observable<HookStep>((out) => {
+      const pending = new Map<string, Promise<void>>();
+      let closed = false;
+      const emit = (h: HookStep): void => {
+        if (!closed) out.next(h);
+      };
+      const sub = source.subscribe({
+        next(h) {
+          const before = pending.get(h.session);
+          const { later, ...hook } = h.hook;
+          if (later === undefined && before === undefined) return out.next(h);
+          const now: HookStep = later === undefined ? h : { ...h, hook: { ...hook, observations: [] } };
+          // Nothing of its session waits to be read: the hook is stepped at once.
+          if (before === undefined) out.next(now);
+          const stepped = before === undefined ? Promise.resolve() : before.then(() => emit(now));
+          const done =
+            later === undefined
+              ? stepped
+              : stepped.then(async () => emit(followUp(h, await read(later, h.hook.observations))));
+          pending.set(h.session, done);
+          void done.then(() => {
+            if (pending.get(h.session) === done) pending.delete(h.session);
+          });
+        },
+        error: (e: unknown) => out.error(e),
+        complete: () => void Promise.all(pending.values()).then(() => out.complete()),
+      });
+      return () => {
+        closed = true;
+        sub.unsubscribe();
+      };
     });
-    // Nothing of its session waits to be read: the hook is stepped at once.
-    return concat(before === undefined ? of(now) : from(stepped), follow === undefined ? EMPTY : from(follow));
-  });
 }

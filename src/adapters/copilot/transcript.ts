@@ -8,7 +8,7 @@
 // an answer is never taken from a file that may still end in the turn before. Each
 // read is bounded (only the file's last bytes, a regular file only: a FIFO would never answer), and
 // any trouble means no answer, never an error on the hook path (D15).
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { basename, dirname, isAbsolute } from 'node:path';
 
 /** How much of the file's end is read: a turn's last lines (its answer, turn end, the hook's own line). */
@@ -97,8 +97,11 @@ const transcriptOf = (path: unknown, session: string | undefined): path is strin
   session !== undefined &&
   basename(dirname(path)) === session;
 
-/** How long the answer is waited for, and how often the file is read meanwhile. */
-const ANSWER_WAIT = { limitMs: 2000, everyMs: 20 };
+/**
+ * How long the answer is waited for, and how often the file is read meanwhile. Usually tens of ms;
+ * a headless server on a busy machine was seen past 2 s. The session's next hooks wait this long at most.
+ */
+const ANSWER_WAIT = { limitMs: 5000, everyMs: 20 };
 
 /**
  * The final answer of the turn whose agentStop hook (`input`) named a transcript, read again until
@@ -116,8 +119,9 @@ export async function transcriptAnswer(
   const until = Date.now() + wait.limitMs;
   for (;;) {
     const tail = readTail(path);
-    if (tail === undefined) return undefined;
-    const scan = scanTail(tail.text, tail.whole, at);
+    // A file not there yet may come (a hosted session's first lines were seen late): read again.
+    if (tail === undefined && existsSync(path)) return undefined;
+    const scan = tail === undefined ? { settled: false } : scanTail(tail.text, tail.whole, at);
     if (scan.settled || Date.now() >= until) return scan.answer;
     await new Promise((r) => setTimeout(r, wait.everyMs));
   }
