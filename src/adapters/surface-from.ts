@@ -201,6 +201,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
           cause,
         });
       }
+      const later = table.later?.(id.event, input);
       const about = table.describe?.(input, id.event);
       if (cls.kind === 'held') cls = markRisk(cls, input, about?.cwd, opts.policy ?? DEFAULT_POLICY);
       const bounds = table.moments[id.event]?.bounds;
@@ -213,6 +214,7 @@ export function surfaceFrom(table: VendorTable, opts: SurfaceOptions = {}): Vend
         ...(main ? { bounds } : {}),
       };
       if (about !== undefined && (about.cwd !== undefined || about.prompt !== undefined)) hook.about = about;
+      if (later !== undefined) hook.later = later;
       return hook;
     },
     contextReply(hook, text, notice) {

@@ -370,6 +370,8 @@ export interface VendorTable {
   instructTtlMs?: number;
   /** A bridge vendor's server connection; hook vendors have none. */
   source?: SourceSpec;
+  /** D45: a hook's observations from what the vendor writes just after it (bounded; the reply never waits). */
+  later?: (event: string, input: HookInput) => (() => Promise<ObservationSpec[]>) | undefined;
   /** D37: the session's working directory and prompts as the hook input carries them; absent: none. */
   describe?: (input: HookInput, event: string) => SessionAbout;
   /** D37: the stale window; DEFAULT_STALE_AFTER_MS when absent. */

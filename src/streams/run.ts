@@ -27,6 +27,7 @@ import type { Outbox } from './outbox.js';
 import type { RelayLink } from './relay-link.js';
 import { steer } from './route.js';
 import { fromCommands, fromHookArrivals, type HookItem, type UnreadableHook } from './sources.js';
+import { laterObservations } from './later.js';
 import type { VendorSurface } from './surface.js';
 import { performer, type Out } from './perform.js';
 import { sessionTicks } from './ticks.js';
@@ -353,6 +354,7 @@ function hookSources(arrivals$: Observable<HookArrival>, surface: VendorSurface,
   const readable$ = hookItems$.pipe(
     filter((h: HookItem): h is Exclude<HookItem, UnreadableHook> => h.kind !== 'unreadable'),
     map(answerEarly),
+    laterObservations(),
   );
 
   /**

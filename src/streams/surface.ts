@@ -73,6 +73,8 @@ export interface ClassifiedHook {
   echo?: string;
   /** D27, D43: the moment's prompt is this start's text (its command id): the first moment of the turn it began. */
   opener?: string;
+  /** D45: its observations read from what the vendor writes just after the hook (bounded); they replace `observations`. */
+  later?: () => Promise<ObservationSpec[]>;
 }
 
 export interface SessionAbout {

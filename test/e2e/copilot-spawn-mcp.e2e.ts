@@ -1,13 +1,15 @@
 // D45 on the real GitHub Copilot CLI 1.0.102 against the loopback mock Chat Completions API (BYOK,
 // no GitHub login), as an orchestrator sees it: the Copilot adapter runs with `--spawn-root`, and
 // the official MCP client calls `aep-steer mcp`'s `spawn` in the suite's project (its hooks
-// installed, the folder trusted), then `wait` for the worker's turn and `read` for it. The worker is a session hosted on a headless server of its own
+// installed, the folder trusted), then `wait` for the worker's turn and `read` for its answer (the mock's text). The worker is a session hosted on a headless server of its own
 // (`session.create`), joined to the adapter's server lane; the spawn's answer names that session.
 // Stopping the adapter ends the worker's server: none is left running.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { auditFiles } from '../../src/audit/audit.js';
+import { renderText } from '../../src/audit/report.js';
 import { startMcp, type McpClient } from '../mcp/support.js';
 import { e2eSuite } from '../support/e2e-stack.js';
 import { waitAndRead } from '../support/mcp-spawn.js';
@@ -58,13 +60,18 @@ if (e2e.installed) {
     assert.type(session, 'string');
     assert.match(spawned.text, /Next: call wait/);
     const read = await waitAndRead(mcp, e2e.stack, spawned);
-    // Copilot's agentStop hook names only a transcript path, so the stream carries the turn's end
-    // but not its answer (not built yet, D50): read says which turn finished.
+    // The hosted session's agentStop hook names its transcript, where the adapter reads the answer.
     assert.match(read.text, `Turn 1 of 1 in session ${session} finished`, read.text);
+    assert.match(read.text, /final answer:\nMOCK_DONE \d+/, read.text);
     assert.ok(
       e2e.mock.modelRequests().some((r) => r.text.includes('w-copilot-spawn')),
       'the first prompt reached the model',
     );
+
+    // The audit of the adapter's log while the worker runs is clean. (Stopping the adapter ends the
+    // worker on the stream from the spawning side, which its own session machine does not follow.)
+    const audit = await auditFiles([e2e.stack.logPath]);
+    assert.equal(audit.violations, [], renderText(audit));
 
     // The `copilot` loader and the native binary it starts, both with the server's arguments.
     assert.ok(serversIn(e2e.home.project).length > 0, "the worker's own headless server runs");

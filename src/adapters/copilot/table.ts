@@ -5,7 +5,7 @@
 // copilot-opencode-observed §1; the rows cite it. Copilot's hook input names no event: the
 // installer's command adds `hook_event_name` (installer.ts).
 import { str } from '../hook-input.js';
-import { digest, observation as spec } from '../hook-maps.js';
+import { digest, observation as spec, withAnswer } from '../hook-maps.js';
 import { OPERATOR_DENIED, collapseEndReason, describeBy, mechanicalFallback, toolPermissionHold } from '../table.js';
 import { toolDetail } from '../tool-detail.js';
 import type { HeldSpec, HookInput, MapRule, VendorTable } from '../table.js';
@@ -13,6 +13,7 @@ import type { ClassifiedHook, HeldDecision } from '../../streams/surface.js';
 import { gateOptions } from '../gate-options.js';
 import { copilotInstaller } from './installer.js';
 import { copilotServer } from './server/spec.js';
+import { transcriptAnswer } from './transcript.js';
 
 const TOKEN = 'copilot';
 const OBS = 'copilot-opencode-observed §1';
@@ -27,6 +28,7 @@ const maps: Record<string, MapRule> = {
   // The end moment (D10): the runtime emits session.ended itself, after the drops.
   sessionEnd: () => [],
   userPromptSubmitted: () => [spec('run.started', { trigger: 'user' })],
+  // With its answer once the transcript has it (`later` below).
   agentStop: (input) => [spec('run.finished', { reason: str(input.stopReason) })],
   errorOccurred: () => [{ ...spec('run.failed', { reason: 'error' }), severity: 'error' }],
   preToolUse: (input) => [spec('tool.requested', { tool: tool(input), args_digest: argsDigest(input) })],
@@ -139,6 +141,15 @@ export const copilot: VendorTable = {
     },
   },
   maps,
+  // D45: the turn's final answer, from the transcript the agentStop hook names (transcript.ts).
+  later: (event, input) =>
+    event !== 'agentStop'
+      ? undefined
+      : async () => [
+          withAnswer(maps.agentStop!(input)[0]!, {
+            last_assistant_message: await transcriptAnswer(input),
+          }),
+        ],
   fallback: mechanicalFallback(TOKEN),
   installer: copilotInstaller,
   cli: { bin: 'copilot', install: 'npm install -g @github/copilot@1.0.102' },

@@ -36,6 +36,8 @@ interface Sent {
   commandIds: string[];
   /** D43: sent to start a turn; its receipt says whether it began one. */
   starting: boolean;
+  /** A steer into the V1 loop: it runs next even when the turn ends first, so that end keeps it. */
+  v1?: boolean;
 }
 
 interface Batched {
@@ -139,14 +141,14 @@ export class OpencodeLane implements SteeringLane {
     return this.post([req], 'steer', true);
   }
 
-  async withdraw({ commandId }: { session: string; commandId: string }): Promise<LaneWithdrawn> {
-    const ref = this.byCommand.get(commandId);
-    if (ref !== undefined && this.sent.has(ref))
-      return {
-        error:
-          'opencode 1.18.33 admitted this prompt and has no way to take it back (no inbox route); it runs at the ' +
-          'next step or turn',
-      };
+  /**
+   * D32: a prompt the server admitted is the agent's: it runs at the loop's next step or turn.
+   * 1.18.33 has no route to take back a V2 prompt, and V1 `DELETE /session/:id/message/:id`
+   * refuses while the session is busy (409 `SessionBusyError`, the only time a steer waits there)
+   * and would delete a message the model already read once it is idle. So nothing is taken back:
+   * the core answers `already-delivered`, and the receipt still follows when the loop reads it.
+   */
+  async withdraw(_req: { session: string; commandId: string }): Promise<LaneWithdrawn> {
     return { removed: false };
   }
 
@@ -224,7 +226,7 @@ export class OpencodeLane implements SteeringLane {
     const commandIds = reqs.map((r) => r.commandId);
     const ref = messageIdFor(commandIds[0]!, Date.now());
     // Known before the answer: a receipt that overtakes the answer still finds its commands.
-    this.sent.set(ref, { session, commandIds, starting });
+    this.sent.set(ref, { session, commandIds, starting, ...(v1 ? { v1 } : {}) });
     for (const id of commandIds) this.byCommand.set(id, ref);
     const forget = () => {
       this.sent.delete(ref);
@@ -255,6 +257,7 @@ export class OpencodeLane implements SteeringLane {
 
   // ---- facts ------------------------------------------------------------------------------------
 
+  /** `started`: the prompt began the turn; said when it was sent to start one, or began one anyway. */
   private receipt(session: string, ref: string, started: boolean): LaneFact[] {
     const s = this.sent.get(ref);
     if (s === undefined) return [];
@@ -271,7 +274,7 @@ export class OpencodeLane implements SteeringLane {
         at: Date.now(),
         commandId,
         ref,
-        ...(s.starting ? { started } : {}),
+        ...(s.starting || (s.v1 === true && started) ? { started } : {}),
       }),
     );
   }
@@ -291,14 +294,19 @@ export class OpencodeLane implements SteeringLane {
         return ref === undefined ? [] : this.receipt(session, ref, this.server.turnOf(session) === ref);
       }
       case MESSAGE_UPDATED: {
+        // The server opened a turn named by the message this step answers: it began that turn.
         const ref = stepParentOf(e);
-        return ref === undefined ? [] : this.receipt(session, ref, false);
+        return ref === undefined ? [] : this.receipt(session, ref, this.server.turnOf(session) === ref);
       }
       case TURN_ENDED: {
         if (turnId === undefined) return [];
         const interrupted = e.data.interrupted === true;
         const status = interrupted ? 'interrupted' : 'completed';
-        return [{ kind: 'turn.ended', session, at, turnId, status, interrupted }];
+        // A V1 steer not read yet is the V1 loop's next prompt: it runs, and its receipt comes later.
+        const kept = interrupted
+          ? []
+          : [...this.sent.values()].filter((x) => x.session === session && x.v1 === true).flatMap((x) => x.commandIds);
+        return [{ kind: 'turn.ended', session, at, turnId, status, interrupted, ...(kept.length ? { kept } : {}) }];
       }
       case PERMISSION_ASKED:
         return this.asked(session, e, at);

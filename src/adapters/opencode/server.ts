@@ -8,7 +8,7 @@
 import { type Observable, Subject } from 'rxjs';
 import { SteeringError } from '../../protocol/errors.js';
 import { opencodeClient, type OpencodeClient, type OpencodeClientOptions } from './client.js';
-import { followV1Steps, readFrames } from './v1-stream.js';
+import { V1Steps, followV1Steps, readFrames } from './v1-stream.js';
 import {
   PROMPTED,
   SESSION_DELETED,
@@ -19,6 +19,7 @@ import {
   busyOf,
   runningOf,
   sessionsOf,
+  stepParentOf,
   str,
   type OpencodeEvent,
 } from './frames.js';
@@ -58,6 +59,8 @@ export class OpencodeServer {
   private readonly subject = new Subject<OpencodeEvent>();
   private readonly lost = new Subject<string>();
   private readonly sessions = new Map<string, Known>();
+  /** The V1 loop's steps per session: which one began a turn. */
+  private readonly steps = new V1Steps();
   private health: ServerHealth = { kind: 'starting' };
   private readonly ctl = new AbortController();
   private timer: NodeJS.Timeout | undefined;
@@ -82,7 +85,10 @@ export class OpencodeServer {
     void this.connect();
     // A V1 step's frame may also come on the global stream: the lane takes only the first for each steer.
     followV1Steps(this.client, this.ctl.signal, (e) => {
-      if (!this.closed && e.session !== undefined && this.sessions.has(e.session)) this.subject.next(e);
+      const s = e.session === undefined ? undefined : this.sessions.get(e.session);
+      if (this.closed || s === undefined) return;
+      this.stepped(e.session!, s, e);
+      this.subject.next(e);
     });
     this.poller = setInterval(() => void this.pollTurns(), this.o.pollMs ?? 500);
   }
@@ -231,6 +237,7 @@ export class OpencodeServer {
       const opener = str(e.data.messageID);
       if (opener !== undefined) this.open(id, s, opener);
     }
+    if (stepParentOf(e) !== undefined) this.stepped(id, s, e);
     if (e.type === 'session.next.tool.failed' && /interrupt/i.test(JSON.stringify(e.data.error ?? '')))
       s.stopping = true;
     this.subject.next(enriched);
@@ -239,6 +246,19 @@ export class OpencodeServer {
       if (s.turn !== undefined) this.end(id, s);
       this.sessions.delete(id);
     }
+  }
+
+  /**
+   * A V1 step's frame (from either stream). A new step after the turn's final one means the V1
+   * loop took a message saved after that turn ended (a steer posted just as it ended) as a new
+   * turn's prompt, with no idle between: that turn ends, and one named by the message begins,
+   * before the frame is passed on (so its receipt says it began the turn).
+   */
+  private stepped(session: string, s: Known, e: OpencodeEvent): void {
+    const prompt = stepParentOf(e);
+    if (!this.steps.began(e) || prompt === undefined || s.turn === undefined || s.v1 !== true) return;
+    this.end(session, s);
+    this.open(session, s, prompt, true);
   }
 
   private open(session: string, s: Known, turn: string, v1 = false): void {

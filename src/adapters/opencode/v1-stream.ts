@@ -7,7 +7,7 @@
 // one only retries, quietly.
 import { sseData } from '../qwen-code/serve/sse.js';
 import type { OpencodeClient } from './client.js';
-import { parseOpencodeEvent, stepParentOf, type OpencodeEvent } from './frames.js';
+import { parseOpencodeEvent, rec, stepParentOf, str, type OpencodeEvent } from './frames.js';
 
 /** Reads an event stream's body to its end, passing on each frame that parses. */
 export async function readFrames(body: ReadableStream<Uint8Array>, on: (e: OpencodeEvent) => void): Promise<void> {
@@ -52,4 +52,38 @@ export function followV1Steps(client: OpencodeClient, signal: AbortSignal, onSte
     again();
   };
   void read();
+}
+
+/** Steps remembered per session: enough to know a late copy of a frame from a new step. */
+const KEPT_STEPS = 64;
+/** A step's `finish` that lets the V1 loop go on to another step in the same turn. */
+const GOES_ON: ReadonlySet<string> = new Set(['tool-calls', 'unknown']);
+
+/**
+ * The V1 steps of each session as their frames come (`message.updated`, an assistant message; the
+ * same step is saved more than once, its `finish` set at its end). The V1 loop takes a user message
+ * saved after its last step ended too: a steer posted just as the turn ended is then the prompt of
+ * a new turn, though no idle came between. So a step is known to begin a turn when the step before
+ * it in the session ended with a final `finish` (anything but `tool-calls`).
+ */
+export class V1Steps {
+  /** Per session, its steps by id in the order first seen (a few kept), each with its latest `finish`. */
+  private readonly steps = new Map<string, Map<string, string | undefined>>();
+
+  /** Records one frame; true when it is a new step that follows a step that ended its turn. */
+  began(e: OpencodeEvent): boolean {
+    const info = rec(e.data.info);
+    const id = str(info?.id);
+    if (e.session === undefined || id === undefined || stepParentOf(e) === undefined) return false;
+    const steps = this.steps.get(e.session) ?? new Map<string, string | undefined>();
+    this.steps.set(e.session, steps);
+    const isNew = !steps.has(id);
+    const before = isNew ? [...steps.values()].at(-1) : undefined;
+    const hadBefore = isNew && steps.size > 0;
+    // A frame repeated late (the global stream's copy) keeps the step's place and its finish.
+    const finish = str(info?.finish) ?? steps.get(id);
+    steps.set(id, finish);
+    if (steps.size > KEPT_STEPS) steps.delete(steps.keys().next().value!);
+    return hadBefore && before !== undefined && !GOES_ON.has(before);
+  }
 }

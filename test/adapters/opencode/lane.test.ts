@@ -129,8 +129,13 @@ test('queues handed over together go as one prompt, their texts in order, delive
     const later = await r.lane.queue({ session: S, commandId: 'c-q4', text: 'Q4' });
     assert.ok(later.ok && (later.ref ?? '') > id, 'a later one is a prompt of its own, after');
     assert.is(prompts(r).length, 2);
-    const refused = await r.lane.withdraw({ session: S, commandId: 'c-q1' });
-    assert.match(String((refused as { error?: string }).error), 'has no way to take it back');
+    // Admitted, not yet read: the server takes nothing back (no route; V1 DELETE refuses while busy).
+    assert.equal(
+      await r.lane.withdraw({ session: S, commandId: 'c-q1' }),
+      { removed: false },
+      'admitted: the agent has it',
+    );
+    assert.is(r.standin.calls.filter((c) => c.method === 'DELETE').length, 0, 'nothing deleted on the server');
     r.standin.running.add(S);
     r.standin.emit('session.next.prompted', S, { messageID: id, prompt: { text: 'Q1' } });
     await until(() => r.facts.filter((f) => f.kind === 'delivered').length === 3, 'the receipts');
@@ -255,6 +260,57 @@ test("a steer into the TUI's V1 turn, sent before the poll saw it, asks the serv
       d.map((f) => [f.commandId, f.ref]),
       [['c-v1', ref]],
     );
+  } finally {
+    await r.close();
+  }
+});
+
+test("a V1 steer the loop takes after its turn's final step began a new turn: the turn ends keeping it, it is delivered started", async () => {
+  const r = await rig({ pollMs: 60_000 });
+  try {
+    await until(() => r.lane.reaches(S), 'reached');
+    await until(() => r.standin.calls.some((c) => c.path === '/event'), 'the V1 stream open');
+    r.standin.busy.add(S);
+    const step = (id: string, parentID: string, finish?: string) =>
+      r.standin.emitV1('message.updated', S, {
+        info: { id, sessionID: S, role: 'assistant', parentID, ...(finish === undefined ? {} : { finish }) },
+      });
+    // Into a running turn: the step before asked for tools, so the one naming the steer goes on with it.
+    const into = await r.lane.steer({ session: S, commandId: 'c-into', text: 'MID TURN' });
+    step('msg_s1', 'msg_tui', 'tool-calls');
+    step('msg_s2', into.ok ? (into.ref ?? '') : '');
+    await until(() => r.facts.some((f) => f.kind === 'delivered' && f.commandId === 'c-into'), 'the first receipt');
+    // Just as the turn ends: its last step finished with the answer, and the loop then takes the steer.
+    const late = await r.lane.steer({ session: S, commandId: 'c-late', text: 'AS IT ENDS' });
+    step('msg_s2', 'msg_into', 'stop');
+    step('msg_s3', late.ok ? (late.ref ?? '') : '');
+    await until(() => r.facts.some((f) => f.kind === 'delivered' && f.commandId === 'c-late'), 'the second receipt');
+    const d = r.facts.filter((f) => f.kind === 'delivered') as Extract<LaneFact, { kind: 'delivered' }>[];
+    assert.equal(
+      d.map((f) => [f.commandId, f.started]),
+      [
+        ['c-into', undefined],
+        ['c-late', true],
+      ],
+    );
+    // The turn it was sent into ended first, keeping it (it runs next); the turn it began is named by it.
+    const lateRef = late.ok ? late.ref : '';
+    const turns = r.facts
+      .filter((f) => f.kind === 'turn.started' || f.kind === 'turn.ended' || f.kind === 'delivered')
+      .slice(-3)
+      .map((f) =>
+        f.kind === 'turn.ended'
+          ? ['ended', f.kept]
+          : f.kind === 'turn.started'
+            ? ['started', f.turnId]
+            : [f.kind, f.ref],
+      );
+    assert.equal(turns, [
+      ['ended', ['c-late']],
+      ['started', lateRef],
+      ['delivered', lateRef],
+    ]);
+    assert.is(r.server.turnOf(S), lateRef);
   } finally {
     await r.close();
   }
