@@ -58,6 +58,7 @@ interface CancelFlags extends RelayFlags {
   json?: boolean;
   timeout: string;
   killTools?: boolean;
+  clear?: boolean;
 }
 
 export async function runCancel(f: CancelFlags, io: VerbIo): Promise<number> {
@@ -74,6 +75,7 @@ export async function runCancel(f: CancelFlags, io: VerbIo): Promise<number> {
         timeoutMs,
         ...(f.run ? { run: f.run } : {}),
         ...(f.killTools === true ? { killTools: true } : {}),
+        ...(f.clear === true ? { clear: true } : {}),
       };
       const o = await sendCancel(consumer, f, req);
       print(o);
@@ -91,6 +93,7 @@ export function registerCancel(program: Command): void {
       '--kill-tools',
       'also end the tool processes (shell commands) the agent would leave running, where its lane can (the Codex app-server)',
     )
+    .option('--clear', "also withdraw everything waiting in the session's queue, each dropped withdrawn (D44)")
     .option('--json', 'print the outcome as one JSON object');
   relayVerb(cmd, CANCEL_VERB.exits, runCancel);
 }

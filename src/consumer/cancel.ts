@@ -40,7 +40,14 @@ const toolsSaid = (v: unknown): ToolProcessSaid[] | undefined => {
 export async function sendCancel(
   consumer: RelayConsumer,
   f: Sender,
-  req: { session: string; run?: string; timeoutMs: number; ackWindowMs?: number; killTools?: boolean },
+  req: {
+    session: string;
+    run?: string;
+    timeoutMs: number;
+    ackWindowMs?: number;
+    killTools?: boolean;
+    clear?: boolean;
+  },
 ): Promise<CancelOutcome> {
   const o = await steer(
     consumer,
@@ -55,7 +62,13 @@ export async function sendCancel(
       type: () => 'control.cancel',
       hint: 'only a session reached by a way in that can stop a running turn takes it (a native lane or hub, not hooks alone)',
       // D33 `kill_tools`: the lane also ends the tool processes the vendor would leave running.
-      data: { scope: 'run', ...(req.killTools === true ? { kill_tools: true } : {}), ...surfaceData(f) },
+      // D44 `clear`: what waits in the session's queue is withdrawn too, each with its own cause.
+      data: {
+        scope: 'run',
+        ...(req.killTools === true ? { kill_tools: true } : {}),
+        ...(req.clear === true ? { clear: true } : {}),
+        ...surfaceData(f),
+      },
       settles: /^run\.cancelled$/,
       success: /^run\.cancelled$/,
       capture: 'metadata',

@@ -81,6 +81,17 @@ test('a stop that leaves a shell command running says so, names it, and says how
   assert.not.match(killed.text(), 'left these running');
 });
 
+test('--clear asks the lane to withdraw what waits as well (D44): the command carries clear', async () => {
+  const out = sink();
+  const code = await runCancel(flags('hub-1', { run: 'run-clear', clear: true, json: true }), {
+    out: out.stream,
+    err: sink().stream,
+  });
+  assert.is(code, CANCEL_EXIT.cancelled, out.text());
+  const cmd = target.received.find((c) => c.id === JSON.parse(out.text()).command)!;
+  assert.equal(cmd.data, { scope: 'run', clear: true });
+});
+
 test('MCP and the console say a command left running in their own words', () => {
   const o = {
     outcome: 'cancelled' as const,

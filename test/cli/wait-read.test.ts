@@ -100,6 +100,19 @@ test('the turn finishes: wait returns it; read gives the final answer; the end e
   assert.is(none.code, READ_EXIT.noTurn);
 });
 
+test('a failed turn: wait says it failed, with its own exit code; read says how it ended', async () => {
+  const s = await stack.openSession();
+  const waiting = wait(s.session, { for: 'turn-end' });
+  const { session_id, transcript_path, cwd } = s.closing[0]!;
+  await stack.postHook({ session_id, transcript_path, cwd, hook_event_name: 'StopFailure', error: 'rate_limit' });
+  const w = await waiting;
+  assert.is(w.code, WAIT_EXIT.failed, JSON.stringify(w.o));
+  assert.equal([w.o.outcome, w.o.turn.ended], ['turn-ended', 'failed']);
+  const r = await read(s.session, { json: false });
+  assert.is(r.code, READ_EXIT.read);
+  assert.match(r.text, /failed/);
+});
+
 test('bad flags: a usage exit with the reason', async () => {
   const out = sink();
   assert.is(

@@ -36,6 +36,13 @@ test("list_sessions names control.cancel among a cancelling session's steering v
   assert.ok((row!['steering'] as string[]).includes('control.cancel'), r.text);
 });
 
+test('cancel with clear asks the lane to withdraw what waits as well (D44)', async () => {
+  const r = await mcp.call('cancel', { session: 'hub-9', run: 'run-4', clear: true });
+  assert.not.ok(r.isError, r.text);
+  const cmd = target.received.find((c) => c.id === r.facts['command_id'])!;
+  assert.equal(cmd.data, { scope: 'run', clear: true, surface: 'mcp' });
+});
+
 test('cancel stops the running turn: control.cancel {scope:"run"}, settled on run.cancelled', async () => {
   const r = await mcp.call('cancel', { session: 'hub-9', run: 'run-3' });
   assert.not.ok(r.isError, r.text);

@@ -16,7 +16,7 @@ export const cancel: RegisterTool = (server, { ctx, waitOf, withConsumer }) => {
         'Stops the turn an agent session is running now (control.cancel, scope run), where its lane can: a session whose list_sessions ' +
         'steering lists control.cancel (Cline with its hub control on). The result is held until the agent reports the turn stopped ' +
         '(run.cancelled), the adapter rejects it (e.g. no turn is running), the relay or roster refuses it (code unsupported for a session ' +
-        'that takes no cancel, no-route, unauthorized), or wait_ms runs out. Queued instructions stay queued; withdraw takes those back.',
+        'that takes no cancel, no-route, unauthorized), or wait_ms runs out. Queued instructions stay queued unless clear is true; withdraw takes one back.',
       inputSchema: z.object({
         session: z.string().min(1).describe('The session whose running turn to stop.'),
         run: z.string().min(1).optional().describe("The run to stop; the session's running one when absent."),
@@ -25,6 +25,12 @@ export const cancel: RegisterTool = (server, { ctx, waitOf, withConsumer }) => {
           .optional()
           .describe(
             'Also end the shell commands the agent would leave running when its turn stops, where its way in can (the Codex app-server).',
+          ),
+        clear: z
+          .boolean()
+          .optional()
+          .describe(
+            "Also withdraw everything waiting in the session's queue (each dropped withdrawn, with its own cause).",
           ),
         wait_ms: z
           .number()
@@ -45,6 +51,7 @@ export const cancel: RegisterTool = (server, { ctx, waitOf, withConsumer }) => {
             timeoutMs: waitOf(a.wait_ms ?? Math.min(ctx.waitMs, 30_000)),
             ...(a.run ? { run: a.run } : {}),
             ...(a.kill_tools === true ? { killTools: true } : {}),
+            ...(a.clear === true ? { clear: true } : {}),
           },
         );
         return tool(explainCancel(o, MCP_VOICE));
