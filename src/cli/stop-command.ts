@@ -4,17 +4,10 @@ import type { Command } from 'commander';
 import type { Paint } from '../audit/paint.js';
 import type { StopOutcome } from '../consumer/stop.js';
 import { outcomePrinter, relayAction, timeoutFlag, unreachableExit, type RelayFlags } from './relay-options.js';
+import { SEND_EXIT } from './usage.js';
 
 /** One exit code per outcome, so a script can branch without parsing. */
-export const STOP_EXIT = {
-  stopped: 0,
-  usage: 2,
-  rejected: 3,
-  refused: 4,
-  timeout: 6,
-  unreachable: 7,
-  unauthorized: 8,
-} as const;
+export const STOP_EXIT = { stopped: 0, ...SEND_EXIT } as const;
 
 interface StopFlags extends RelayFlags {
   session: string;
