@@ -39,11 +39,12 @@ if (e2e.installed) {
     );
     const read = await waitAndRead(mcp, e2e.stack, spawned);
     assert.match(read.text, /MOCK_DONE/, read.text);
-    assert.ok(
-      e2e.stack.events.some(
+    // The serve lane names the session once its poll of the worker's daemon has seen it, which
+    // may come after a short first turn has ended.
+    await e2e.stack.waitFor('the adapter follows the worker on its serve lane', () =>
+      e2e.stack.events.find(
         (e) => e.session === session && (e.data?.['lanes'] as string[] | undefined)?.includes('serve'),
       ),
-      'the adapter follows the worker on its serve lane',
     );
 
     // A second worker, stopped through MCP while the adapter runs: its daemon goes, the first stays.
